@@ -1,0 +1,113 @@
+/**
+ * The HTTP API under /v1: hono routes, bearer-token auth, zod validation of every body and query,
+ * and JSON errors ({error:{code,message,field}}) that never carry a stack trace.
+ */
+import { Hono, type Context } from "hono";
+import type { z } from "zod";
+import { describeIssues, firstField } from "../util/zod.ts";
+import type { ApiBackend } from "./backend.ts";
+import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
+import { openApiDocument } from "./openapi.ts";
+import { JobListQuery, JobSubmit, StepCreate } from "./schemas.ts";
+
+type Env = { Variables: { scope: "all" | number } };
+
+const MAX_BODY = 2 << 20;
+
+async function body<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  const length = Number(c.req.header("content-length") ?? 0);
+  if (length > MAX_BODY) throw new ApiError(413, "too_large", `request body is over ${MAX_BODY} bytes`);
+  let raw: unknown;
+  try {
+    raw = await c.req.json();
+  } catch {
+    throw badRequest("the body is not valid JSON; send Content-Type: application/json with a JSON object");
+  }
+  return validate(schema, raw);
+}
+
+function validate<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
+  const r = schema.safeParse(raw);
+  if (!r.success) throw badRequest(describeIssues(r.error), firstField(r.error));
+  return r.data;
+}
+
+function jobIdParam(c: Context): number {
+  const text = c.req.param("id") ?? "";
+  const id = Number(text);
+  if (!/^\d+$/.test(text) || !Number.isSafeInteger(id) || id < 1) throw badRequest(`job id "${text}" is not a positive integer`, "id");
+  return id;
+}
+
+export function createApi(backend: ApiBackend): Hono<Env> {
+  const app = new Hono<Env>();
+
+  app.onError((err, c) => {
+    if (err instanceof ApiError) return c.json(errorBody(err), err.status);
+    return c.json({ error: { code: "internal", message: err.message } }, 500);
+  });
+  app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}; see GET /v1/openapi.json` } }, 404));
+
+  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts() }));
+
+  app.use("/v1/*", async (c, next) => {
+    const header = c.req.header("authorization") ?? "";
+    const m = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!m) throw new ApiError(401, "unauthorized", "missing Authorization: Bearer <token>; the token is in the controller's state dir (file 'token') or EBB_TOKEN");
+    const scope = backend.authorize(m[1]!);
+    if (scope === undefined) throw new ApiError(401, "unauthorized", "the bearer token is not valid for this controller");
+    c.set("scope", scope);
+    await next();
+  });
+
+  const requireAll = (c: Context<Env>) => {
+    if (c.get("scope") !== "all") throw new ApiError(403, "forbidden", "a job token may only act on its own job");
+  };
+  const requireJob = (c: Context<Env>, id: number) => {
+    const scope = c.get("scope");
+    if (scope !== "all" && scope !== id) throw new ApiError(403, "forbidden", `this token is for job ${scope}, not job ${id}`);
+  };
+
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version)));
+
+  app.post("/v1/jobs", async (c) => {
+    requireAll(c);
+    const req = await body(c, JobSubmit);
+    return c.json(backend.submit(req), 201);
+  });
+
+  app.get("/v1/jobs", (c) => {
+    requireAll(c);
+    const q = validate(JobListQuery, c.req.query());
+    return c.json({ jobs: backend.listJobs({ states: q.state, limit: q.limit }) });
+  });
+
+  app.get("/v1/jobs/:id", (c) => {
+    const id = jobIdParam(c);
+    requireJob(c, id);
+    const job = backend.getJob(id);
+    if (!job) throw notFound(`job ${id}`);
+    return c.json(job);
+  });
+
+  app.delete("/v1/jobs/:id", (c) => {
+    const id = jobIdParam(c);
+    requireJob(c, id);
+    backend.cancel(id);
+    return c.json({ id, cancelled: true });
+  });
+
+  app.post("/v1/jobs/:id/steps", async (c) => {
+    const id = jobIdParam(c);
+    requireJob(c, id);
+    const req = await body(c, StepCreate);
+    return c.json(backend.createStep(id, req), 201);
+  });
+
+  app.get("/v1/nodes", (c) => {
+    requireAll(c);
+    return c.json({ nodes: backend.listNodes() });
+  });
+
+  return app;
+}

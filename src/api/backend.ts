@@ -1,0 +1,15 @@
+/** What the HTTP API needs from the controller; roles/controller implements it. */
+import type { JobDetail, JobState, JobSubmit, JobView, NodeView, StepCreate, StepGrant } from "./schemas.ts";
+
+export interface ApiBackend {
+  version: string;
+  submit(req: JobSubmit): { id: number };
+  listJobs(filter: { states?: JobState[]; limit: number }): JobView[];
+  getJob(id: number): JobDetail | undefined;
+  cancel(id: number): void;
+  createStep(jobId: number, req: StepCreate): StepGrant;
+  listNodes(): NodeView[];
+  counts(): { nodes: number; jobs: number };
+  /** The job a token may act on: "all" for the API token, a job id for a job token, undefined if invalid. */
+  authorize(token: string): "all" | number | undefined;
+}

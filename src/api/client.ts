@@ -1,0 +1,76 @@
+/** A typed client of the HTTP API, for the CLI and the launcher. */
+import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant } from "./schemas.ts";
+
+export class ApiClientError extends Error {
+  constructor(
+    message: string,
+    readonly status: number,
+    readonly code: string,
+    readonly field?: string,
+  ) {
+    super(message);
+  }
+}
+
+export class ApiClient {
+  constructor(
+    readonly url: string,
+    readonly token: string,
+  ) {}
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${this.url}${path}`, {
+        method,
+        headers: { Authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (e) {
+      throw new ApiClientError(
+        `cannot reach the controller at ${this.url} (${(e as Error).message}); is it running? Start a local cluster with 'ebb up', or point --controller / EBB_CONTROLLER at yours`,
+        0,
+        "unreachable",
+      );
+    }
+    const text = await res.text();
+    let json: unknown;
+    try {
+      json = text ? JSON.parse(text) : undefined;
+    } catch {
+      throw new ApiClientError(`the controller answered ${res.status} with a body that is not JSON`, res.status, "bad_response");
+    }
+    if (!res.ok) {
+      const err = (json as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
+      throw new ApiClientError(err?.message ?? `HTTP ${res.status}`, res.status, err?.code ?? "http_error", err?.field);
+    }
+    return json as T;
+  }
+
+  submit(req: JobSubmit): Promise<{ id: number }> {
+    return this.request("POST", "/v1/jobs", req);
+  }
+  jobs(query: { state?: string; limit?: number } = {}): Promise<{ jobs: JobView[] }> {
+    const qs = new URLSearchParams();
+    if (query.state) qs.set("state", query.state);
+    if (query.limit) qs.set("limit", String(query.limit));
+    const s = qs.toString();
+    return this.request("GET", `/v1/jobs${s ? `?${s}` : ""}`);
+  }
+  job(id: number): Promise<JobDetail> {
+    return this.request("GET", `/v1/jobs/${id}`);
+  }
+  cancel(id: number): Promise<{ id: number; cancelled: boolean }> {
+    return this.request("DELETE", `/v1/jobs/${id}`);
+  }
+  nodes(): Promise<{ nodes: NodeView[] }> {
+    return this.request("GET", "/v1/nodes");
+  }
+  createStep(id: number, req: StepCreate): Promise<StepGrant> {
+    return this.request("POST", `/v1/jobs/${id}/steps`, req);
+  }
+  /** The WebSocket URL of a controller endpoint (e.g. /v1/launcher). */
+  wsUrl(path: string): string {
+    return `${this.url.replace(/^http/, "ws")}${path}`;
+  }
+}

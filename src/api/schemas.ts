@@ -1,0 +1,146 @@
+/** Request and response bodies of the HTTP API. The OpenAPI document is generated from these. */
+import { z } from "zod";
+import { parseDuration } from "../util/time.ts";
+
+export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
+export const JobState = z.enum(JOB_STATES);
+export type JobState = z.infer<typeof JobState>;
+export const ACTIVE_STATES: readonly JobState[] = ["PENDING", "RUNNING", "ADAPTING"];
+export const isActive = (s: string) => (ACTIVE_STATES as readonly string[]).includes(s);
+
+const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and _");
+
+/** Seconds, or a Slurm-style duration string ("10", "5:00", "1-00:00:00"). */
+export const TimeLimit = z.union([
+  z.int().positive().max(365 * 86400),
+  z.string().transform((s, ctx) => {
+    const d = parseDuration(s);
+    if (typeof d === "number" && d > 0) return d;
+    ctx.addIssue({ code: "custom", message: typeof d === "number" ? "must be longer than 0 seconds" : d.error });
+    return z.NEVER;
+  }),
+]);
+
+export const JobSubmit = z
+  .strictObject({
+    name: z.string().min(1).max(200).optional(),
+    argv: z.array(z.string().max(65536)).min(1, "must name a program").max(4096).optional(),
+    script: z.string().min(1).max(1 << 20).optional(),
+    /** An allocation held by an `ebb run` launcher (no program of its own). */
+    interactive: z.boolean().optional(),
+    nodes: z.int().min(1).max(100_000).optional(),
+    tasks: z.int().min(1).max(1_000_000).optional(),
+    tasksPerNode: z.int().min(1).max(4096).optional(),
+    timeLimit: TimeLimit.optional(),
+    env: z.record(EnvName, z.string().max(131072)).optional(),
+    cwd: z.string().startsWith("/", "must be an absolute path").optional(),
+    output: z.string().min(1).max(4096).optional(),
+    elastic: z.boolean().optional(),
+    minNodes: z.int().min(1).max(100_000).optional(),
+    maxNodes: z.int().min(1).max(100_000).optional(),
+  })
+  .superRefine((b, ctx) => {
+    const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
+    if (programs !== 1)
+      ctx.addIssue({ code: "custom", path: ["argv"], message: "give exactly one of argv (a command), script (a batch script) or interactive: true" });
+    if (b.nodes !== undefined && b.tasks !== undefined && b.tasks < b.nodes)
+      ctx.addIssue({ code: "custom", path: ["tasks"], message: `${b.tasks} tasks cannot use ${b.nodes} nodes; ask for fewer nodes or more tasks` });
+    if (b.nodes !== undefined && b.tasks !== undefined && b.tasksPerNode !== undefined && b.tasks > b.nodes * b.tasksPerNode)
+      ctx.addIssue({ code: "custom", path: ["tasks"], message: `${b.tasks} tasks do not fit on ${b.nodes} nodes at ${b.tasksPerNode} per node` });
+    if (b.minNodes !== undefined && b.maxNodes !== undefined && b.minNodes > b.maxNodes)
+      ctx.addIssue({ code: "custom", path: ["minNodes"], message: `minNodes ${b.minNodes} is above maxNodes ${b.maxNodes}` });
+    if (!b.elastic && (b.minNodes !== undefined || b.maxNodes !== undefined) && b.nodes !== undefined)
+      ctx.addIssue({ code: "custom", path: ["nodes"], message: "give either nodes or a minNodes/maxNodes range, not both, for a job that is not elastic" });
+  });
+export type JobSubmit = z.infer<typeof JobSubmit>;
+
+export const JobListQuery = z.strictObject({
+  state: z
+    .string()
+    .transform((s) => s.split(",").map((x) => x.trim().toUpperCase()))
+    .pipe(z.array(JobState))
+    .optional(),
+  limit: z.coerce.number().int().min(1).max(100_000).default(1000),
+});
+
+export const StepCreate = z.strictObject({
+  argv: z.array(z.string()).min(1, "must name a program"),
+  nodes: z.int().min(1).optional(),
+  tasks: z.int().min(1).optional(),
+  tasksPerNode: z.int().min(1).optional(),
+});
+export type StepCreate = z.infer<typeof StepCreate>;
+
+const NodeRefView = z.object({ name: z.string(), addr: z.string() });
+
+export const StepGrant = z.object({
+  jobId: z.int(),
+  stepId: z.int(),
+  nodes: z.array(NodeRefView),
+  tasks: z.array(z.int()),
+  jobNodes: z.array(z.string()),
+  cred: z.object({ jobId: z.int(), stepId: z.int(), nodes: z.array(z.string()), expires: z.number(), sig: z.string() }),
+  jobEnv: z.record(z.string(), z.string()),
+});
+export type StepGrant = z.infer<typeof StepGrant>;
+
+export const JobView = z.object({
+  id: z.int(),
+  name: z.string(),
+  kind: z.enum(["batch", "command", "alloc"]),
+  state: JobState,
+  reason: z.string().nullable(),
+  nodes: z.int(),
+  minNodes: z.int(),
+  maxNodes: z.int(),
+  elastic: z.boolean(),
+  tasks: z.int().nullable(),
+  tasksPerNode: z.int().nullable(),
+  timeLimit: z.int(),
+  argv: z.array(z.string()).nullable(),
+  cwd: z.string(),
+  output: z.string().nullable(),
+  submitTime: z.string(),
+  startTime: z.string().nullable(),
+  endTime: z.string().nullable(),
+  exitCode: z.int().nullable(),
+  allocation: z.array(z.string()),
+});
+export type JobView = z.infer<typeof JobView>;
+
+export const JobEventView = z.object({ time: z.string(), kind: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()).nullable() });
+export const AllocationView = z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable() });
+export const StepView = z.object({
+  stepId: z.int(),
+  argv: z.array(z.string()),
+  tasks: z.int(),
+  nodes: z.array(z.string()),
+  state: z.string(),
+  startTime: z.string(),
+  endTime: z.string().nullable(),
+  exitCode: z.int().nullable(),
+});
+
+export const JobDetail = JobView.extend({
+  script: z.string().nullable(),
+  env: z.record(z.string(), z.string()),
+  events: z.array(JobEventView),
+  allocationHistory: z.array(AllocationView),
+  steps: z.array(StepView),
+});
+export type JobDetail = z.infer<typeof JobDetail>;
+
+export const NodeView = z.object({
+  name: z.string(),
+  state: z.enum(["IDLE", "ALLOCATED", "DOWN", "UNKNOWN"]),
+  cpus: z.int(),
+  memoryMb: z.int(),
+  addr: z.string(),
+  jobId: z.int().nullable(),
+  reason: z.string().nullable(),
+});
+export type NodeView = z.infer<typeof NodeView>;
+
+export const Health = z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int() });
+export const SubmitResult = z.object({ id: z.int() });
+export const ErrorResponse = z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) });

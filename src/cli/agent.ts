@@ -1,0 +1,53 @@
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { defineCommand } from "citty";
+import { startAgent } from "../roles/agent/index.ts";
+import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
+import { listenFlag, localCpus, localMemoryMb, shortHostname, untilSignal } from "./daemon.ts";
+
+export default defineCommand({
+  meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },
+  args: {
+    controller: { type: "string", description: "Controller URL, e.g. http://head:7700 (default $EBB_CONTROLLER)", valueHint: "URL" },
+    name: { type: "string", description: "Node name (default: the short hostname)", valueHint: "NAME" },
+    cpus: { type: "string", description: "CPUs to offer (default: all)", valueHint: "N" },
+    memory: { type: "string", description: "Memory to offer in MiB (default: all)", valueHint: "MIB" },
+    listen: { type: "string", description: "HOST:PORT for launchers and other agents (default: 127.0.0.1:0 for a local controller, else 0.0.0.0:0)", valueHint: "HOST:PORT" },
+    advertise: { type: "string", description: "HOST:PORT others should use to reach this agent (default: guessed)", valueHint: "HOST:PORT" },
+    "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
+    "state-dir": { type: "string", description: "Agent working files (default ~/.ebb/agents/NAME)", valueHint: "DIR" },
+  },
+  run: ({ args }) =>
+    guard("agent", async () => {
+      const controller = (args.controller ?? process.env.EBB_CONTROLLER ?? "").replace(/\/+$/, "");
+      if (!/^https?:\/\/[^/]+$/.test(controller)) throw new UsageError(`--controller ${controller || "(missing)"}: give the controller's URL, e.g. --controller http://head:7700`);
+      const name = args.name ?? shortHostname();
+      let key = process.env.EBB_CLUSTER_KEY;
+      const keyFile = args["key-file"] ?? join(defaultStateDir(), "cluster.key");
+      if (args["key-file"] || !key) {
+        try {
+          key = readFileSync(keyFile, "utf8").trim();
+        } catch {
+          throw new UsageError(`cannot read the cluster key from ${keyFile}; copy the controller's cluster.key there, or set EBB_CLUSTER_KEY`);
+        }
+      }
+      const local = /^https?:\/\/(127\.|localhost|\[::1\])/.test(controller);
+      if (args.advertise) listenFlag(args.advertise, "--advertise");
+      const agent = await startAgent({
+        controller,
+        clusterKey: key!,
+        name,
+        cpus: intFlag(args.cpus, "--cpus") ?? localCpus(),
+        memoryMb: intFlag(args.memory, "--memory", { min: 0 }) ?? localMemoryMb(),
+        listen: listenFlag(args.listen ?? (local ? "127.0.0.1:0" : "0.0.0.0:0")),
+        advertise: args.advertise,
+        stateDir: args["state-dir"] ?? join(defaultStateDir(), "agents", name),
+        onFatal: (message) => {
+          process.stderr.write(`ebb agent: ${message}\n`);
+          process.exit(1);
+        },
+      });
+      await untilSignal();
+      await agent.stop();
+    }),
+});

@@ -1,0 +1,92 @@
+/** What every client command shares: finding the controller and token, flag checks, output. */
+import { defineArgs } from "./args.ts";
+import { existsSync, readFileSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { ApiClient, ApiClientError } from "../api/client.ts";
+import { parseDuration } from "../util/time.ts";
+
+/** A user mistake: printed as one line, exit status 2. */
+export class UsageError extends Error {}
+
+export function defaultStateDir(): string {
+  return process.env.EBB_STATE_DIR || join(homedir(), ".ebb");
+}
+
+function readIfExists(path: string): string | undefined {
+  return existsSync(path) ? readFileSync(path, "utf8").trim() || undefined : undefined;
+}
+
+export const controllerArgs = defineArgs({
+  controller: { type: "string", description: "Controller URL (default: $EBB_CONTROLLER, else the one in the state dir, else http://127.0.0.1:7700)", valueHint: "URL" },
+  "state-dir": { type: "string", description: "Where the controller keeps its token (default: $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
+});
+
+export function client(args: { controller?: string; "state-dir"?: string }): ApiClient {
+  const stateDir = args["state-dir"] ?? defaultStateDir();
+  const url = (args.controller ?? process.env.EBB_CONTROLLER ?? readIfExists(join(stateDir, "controller.url")) ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
+  if (!/^https?:\/\//.test(url)) throw new UsageError(`--controller ${url}: expected a URL such as http://host:7700`);
+  const token = process.env.EBB_TOKEN ?? readIfExists(join(stateDir, "token"));
+  if (!token) throw new UsageError(`no API token: set EBB_TOKEN, or run where the controller's state dir (${stateDir}) is readable (--state-dir)`);
+  return new ApiClient(url, token);
+}
+
+export function intFlag(value: string | undefined, flag: string, opts: { min?: number; max?: number } = {}): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  const min = opts.min ?? 1;
+  if (!/^-?\d+$/.test(value.trim()) || !Number.isSafeInteger(n)) throw new UsageError(`${flag} ${value}: expected a whole number`);
+  if (n < min) throw new UsageError(`${flag} ${value}: must be at least ${min}`);
+  if (opts.max !== undefined && n > opts.max) throw new UsageError(`${flag} ${value}: must be at most ${opts.max}`);
+  return n;
+}
+
+export function durationFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const d = parseDuration(value);
+  if (typeof d !== "number") throw new UsageError(`${flag}: ${d.error}`);
+  if (d <= 0) throw new UsageError(`${flag} ${value}: must be longer than 0 seconds`);
+  return d;
+}
+
+export function jobIdArg(value: string | undefined): number {
+  const id = intFlag(value, "JOBID");
+  if (id === undefined) throw new UsageError("give a job id, e.g. `ebb show 12`");
+  return id;
+}
+
+/** The environment as a plain record (what jobs inherit, like sbatch --export=ALL). */
+export function currentEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) env[k] = v;
+  return env;
+}
+
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Fixed-width columns; the last column is not padded. */
+export function table(header: string[], rows: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
+  return [line(header), ...rows.map(line)].join("\n") + "\n";
+}
+
+/** Runs a command body, turning expected failures into one-line errors and exit codes. */
+export async function guard(cmd: string, body: () => Promise<number | void>): Promise<never> {
+  try {
+    const code = await body();
+    process.exit(code ?? 0);
+  } catch (e) {
+    if (e instanceof UsageError) {
+      process.stderr.write(`ebb ${cmd}: ${e.message}\n`);
+      process.exit(2);
+    }
+    if (e instanceof ApiClientError) {
+      process.stderr.write(`ebb ${cmd}: ${e.message}${e.field ? ` (field: ${e.field})` : ""}\n`);
+      process.exit(1);
+    }
+    throw e;
+  }
+}

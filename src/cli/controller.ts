@@ -1,0 +1,26 @@
+import { defineCommand } from "citty";
+import { startController } from "../roles/controller/index.ts";
+import { defaultStateDir, guard } from "./common.ts";
+import { controllerTuning, listenFlag, tuning, untilSignal } from "./daemon.ts";
+
+export default defineCommand({
+  meta: { name: "controller", description: "Run the controller: HTTP API, agent/launcher WebSockets, SQLite job store, scheduler" },
+  args: {
+    listen: { type: "string", description: "HOST:PORT to serve on (default 127.0.0.1:7700; 0.0.0.0:7700 for other hosts)", valueHint: "HOST:PORT" },
+    db: { type: "string", description: "SQLite database file (default STATE_DIR/ebb.db)", valueHint: "PATH" },
+    "state-dir": { type: "string", description: "Where the token, cluster key and database live (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
+    ...controllerTuning,
+  },
+  run: ({ args }) =>
+    guard("controller", async () => {
+      const ctl = await startController({
+        listen: listenFlag(args.listen ?? "127.0.0.1:7700"),
+        stateDir: args["state-dir"] ?? defaultStateDir(),
+        dbPath: args.db,
+        ...tuning(args),
+      });
+      process.stderr.write(`ebb controller: API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key\n`);
+      await untilSignal();
+      await ctl.stop();
+    }),
+});

@@ -1,0 +1,64 @@
+import { defineArgs } from "./args.ts";
+import { defineCommand, parseArgs } from "citty";
+import { PmiMode } from "../proto/step.ts";
+import { run } from "../roles/launcher/run.ts";
+import { splitAtCommand } from "./argv.ts";
+import { client, controllerArgs, currentEnv, durationFlag, guard, intFlag, UsageError } from "./common.ts";
+
+const args = defineArgs({
+  nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
+  ntasks: { type: "string", alias: ["n", "tasks"], description: "Number of ranks (default: one per node)", valueHint: "N" },
+  "tasks-per-node": { type: "string", description: "Ranks per node", valueHint: "K" },
+  time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
+  label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
+  "job-name": { type: "string", alias: "J", description: "Job name (default: the program's name)", valueHint: "NAME" },
+  mpi: { type: "string", description: "PMI wire to serve: both (default; the client's init picks), pmi1, pmi2 or none", valueHint: "both|pmi1|pmi2|none" },
+  fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
+  ...controllerArgs,
+});
+
+export default defineCommand({
+  meta: {
+    name: "run",
+    description: "Run a parallel program: ebb run [-N nodes] [-n tasks] [-l] [--] CMD ARGS...  Outside a job it asks for an allocation and waits for it; inside a batch job it runs a step there.",
+  },
+  args,
+  run: ({ rawArgs }) =>
+    guard("run", async () => {
+      const { options, command } = splitAtCommand(rawArgs, args);
+      const a = parseArgs<typeof args>(options, args);
+      if (command.length === 0) throw new UsageError("no program given; usage: ebb run [-N nodes] [-n tasks] [--] CMD ARGS...");
+      const mpi = PmiMode.safeParse(a.mpi ?? "both");
+      if (!mpi.success) throw new UsageError(`--mpi ${a.mpi}: expected both, pmi1, pmi2 or none`);
+      const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
+      const c = client(a);
+      const interactive = process.stderr.isTTY;
+      let transientShown = false;
+      return run({
+        client: c,
+        argv: command,
+        nodes: intFlag(a.nodes, "--nodes"),
+        tasks: intFlag(a.ntasks, "--ntasks"),
+        tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
+        timeLimit: durationFlag(a.time, "--time"),
+        name: a["job-name"],
+        label: a.label === true,
+        cwd: process.cwd(),
+        env: currentEnv(),
+        jobId: insideJob,
+        fanout: intFlag(a.fanout, "--fanout", { max: 1024 }) ?? 8,
+        pmi: mpi.data,
+        say: (text, opts) => {
+          if (opts?.transient) {
+            if (interactive) process.stderr.write(`\r\x1b[Kebb: ${text}`);
+            else if (!transientShown) process.stderr.write(`ebb: ${text}\n`);
+            transientShown = true;
+            return;
+          }
+          if (interactive && transientShown) process.stderr.write("\r\x1b[K");
+          transientShown = false;
+          process.stderr.write(`ebb: ${text}\n`);
+        },
+      });
+    }),
+});

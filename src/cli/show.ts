@@ -1,0 +1,48 @@
+import { defineCommand } from "citty";
+import { compressHostlist } from "../util/hostlist.ts";
+import { formatDuration } from "../util/time.ts";
+import { client, controllerArgs, guard, jobIdArg, printJson } from "./common.ts";
+import { elapsed } from "./queue.ts";
+
+export default defineCommand({
+  meta: { name: "show", description: "Show one job: its settings, allocation history, steps and events" },
+  args: {
+    jobid: { type: "positional", description: "Job id", required: true },
+    json: { type: "boolean", description: "Print the API's JSON" },
+    ...controllerArgs,
+  },
+  run: ({ args }) =>
+    guard("show", async () => {
+      const j = await client(args).job(jobIdArg(args.jobid));
+      if (args.json) return printJson(j);
+      const field = (k: string, v: unknown) => (v === null || v === undefined || v === "" ? "" : `${k.padEnd(12)} ${v}\n`);
+      let out = "";
+      out += field("JobId", j.id);
+      out += field("Name", j.name);
+      out += field("Kind", j.kind);
+      out += field("State", j.state + (j.reason ? ` (${j.reason})` : ""));
+      out += field("ExitCode", j.exitCode);
+      out += field("Nodes", j.minNodes === j.maxNodes ? j.nodes : `${j.nodes} (range ${j.minNodes}-${j.maxNodes}${j.elastic ? ", elastic" : ""})`);
+      out += field("Tasks", j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node"));
+      out += field("NodeList", j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
+      out += field("TimeLimit", formatDuration(j.timeLimit));
+      out += field("RunTime", elapsed(j));
+      out += field("Submitted", j.submitTime);
+      out += field("Started", j.startTime);
+      out += field("Ended", j.endTime);
+      out += field("WorkDir", j.cwd);
+      out += field("Output", j.output);
+      out += field("Command", j.argv?.join(" "));
+      if (j.allocationHistory.length > 0) {
+        out += "\nAllocation history:\n";
+        for (const a of j.allocationHistory) out += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
+      }
+      if (j.steps.length > 0) {
+        out += "\nSteps:\n";
+        for (const s of j.steps) out += `  ${j.id}.${s.stepId}  ${s.state.padEnd(10)} ${String(s.tasks).padStart(4)} tasks on ${compressHostlist(s.nodes)}  exit ${s.exitCode ?? "-"}  ${s.argv.join(" ")}\n`;
+      }
+      out += "\nEvents:\n";
+      for (const e of j.events) out += `  ${e.time}  ${e.kind.padEnd(10)} ${e.message}\n`;
+      process.stdout.write(out);
+    }),
+});

@@ -1,0 +1,60 @@
+import { join } from "node:path";
+import { defineCommand } from "citty";
+import { startAgent } from "../roles/agent/index.ts";
+import { startController } from "../roles/controller/index.ts";
+import { isCompiled } from "../util/self.ts";
+import { defaultStateDir, guard, intFlag } from "./common.ts";
+import { controllerTuning, listenFlag, localMemoryMb, tuning, untilSignal } from "./daemon.ts";
+
+export default defineCommand({
+  meta: { name: "up", description: "Start a whole local cluster in this process: a controller and N agents (node01..nodeNN) on loopback" },
+  args: {
+    nodes: { type: "string", description: "Number of agents (default 4)", valueHint: "N" },
+    "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2)", valueHint: "N" },
+    listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700)", valueHint: "HOST:PORT" },
+    "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
+    ...controllerTuning,
+  },
+  run: ({ args }) =>
+    guard("up", async () => {
+      const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
+      const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;
+      const stateDir = args["state-dir"] ?? defaultStateDir();
+      const ctl = await startController({ listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir, ...tuning(args) });
+      const width = Math.max(2, String(n).length);
+      const agents = await Promise.all(
+        Array.from({ length: n }, (_, i) => {
+          const name = `node${String(i + 1).padStart(width, "0")}`;
+          return startAgent({
+            controller: ctl.url,
+            clusterKey: ctl.clusterKey,
+            name,
+            cpus,
+            memoryMb: Math.floor(localMemoryMb() / n),
+            listen: { host: "127.0.0.1", port: 0 },
+            stateDir: join(stateDir, "agents", name),
+          });
+        }),
+      );
+      const ebb = isCompiled() ? "ebb" : "npx ebb";
+      process.stdout.write(
+        [
+          `ebb local cluster is up: ${n} nodes x ${cpus} cpus`,
+          `  API:    ${ctl.url}/v1   (OpenAPI: ${ctl.url}/v1/openapi.json)`,
+          `  token:  ${join(stateDir, "token")}   (clients read it from there, or from EBB_TOKEN)`,
+          "",
+          "Try, in another terminal:",
+          `  ${ebb} run -N 2 -l hostname`,
+          `  ${ebb} submit examples/hello.sh && ${ebb} queue --all`,
+          `  curl -s -H "Authorization: Bearer $(cat ${join(stateDir, "token")})" ${ctl.url}/v1/nodes`,
+          "",
+          "Ctrl-C stops the cluster.",
+          "",
+        ].join("\n"),
+      );
+      await untilSignal();
+      process.stderr.write("ebb up: stopping\n");
+      await Promise.all(agents.map((a) => a.stop()));
+      await ctl.stop();
+    }),
+});

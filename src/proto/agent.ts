@@ -1,0 +1,54 @@
+/** Agent <-> controller messages, over the agent's WebSocket to /v1/agent (Bearer: cluster key). */
+import { z } from "zod";
+import { Credential, JobId, NodeRef, Signal } from "./common.ts";
+
+export const JobKind = z.enum(["batch", "command", "alloc"]);
+export type JobKind = z.infer<typeof JobKind>;
+
+export const AgentHello = z.object({
+  t: z.literal("hello"),
+  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'"),
+  cpus: z.int().positive(),
+  memoryMb: z.int().nonnegative(),
+  addr: z.string().min(1),
+  version: z.string(),
+  /** Jobs that still have processes on this node (to re-attach after a controller restart). */
+  jobs: z.array(JobId),
+});
+
+/** What the first node of a batch or command job needs to run it. */
+export const JobStart = z.object({
+  id: JobId,
+  kind: z.enum(["batch", "command"]),
+  name: z.string(),
+  argv: z.array(z.string()).optional(),
+  script: z.string().optional(),
+  env: z.record(z.string(), z.string()),
+  cwd: z.string(),
+  output: z.string(),
+  nodes: z.array(NodeRef).min(1),
+  tasks: z.array(z.int().nonnegative()),
+  jobEnv: z.record(z.string(), z.string()),
+  /** Step 0's credential, for command jobs. */
+  cred: Credential.optional(),
+});
+export type JobStart = z.infer<typeof JobStart>;
+
+export const AgentToController = z.discriminatedUnion("t", [
+  AgentHello,
+  z.object({ t: z.literal("heartbeat"), jobs: z.array(JobId) }),
+  /** The job's batch script or command step ended on this (its first) node. Resent until acked. */
+  z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional() }),
+  /** After a job.kill: the job has no processes left on this node. */
+  z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
+]);
+export type AgentToController = z.infer<typeof AgentToController>;
+
+export const ControllerToAgent = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("welcome"), heartbeatMs: z.int().positive(), kill: z.array(JobId) }),
+  z.object({ t: z.literal("job.start"), job: JobStart }),
+  /** Signal every process of the job on this node; KILL also forgets the job. */
+  z.object({ t: z.literal("job.kill"), jobId: JobId, signal: Signal, reason: z.string().optional() }),
+  z.object({ t: z.literal("job.ack"), jobId: JobId }),
+]);
+export type ControllerToAgent = z.infer<typeof ControllerToAgent>;

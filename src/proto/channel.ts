@@ -1,0 +1,96 @@
+/**
+ * JSON messages over a WebSocket, one message per text frame. The client side can reconnect with
+ * backoff and queue what is sent while disconnected; every received frame is validated by a schema.
+ */
+import type { z } from "zod";
+import { describeIssues } from "../util/zod.ts";
+
+export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
+
+export function decode<S extends z.ZodType>(schema: S, text: string | Buffer): Decoded<z.infer<S>> {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
+  } catch {
+    return { ok: false, error: "message is not JSON" };
+  }
+  const parsed = schema.safeParse(raw);
+  return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: describeIssues(parsed.error) };
+}
+
+/** Anything messages can be sent on: a WebSocket of either side, or an in-process pair. */
+export interface Link<Out> {
+  send(msg: Out): void;
+  close(reason?: string): void;
+}
+
+export interface ChannelOptions<In> {
+  url: string;
+  token: string;
+  schema: z.ZodType<In>;
+  onMessage(msg: In): void;
+  onOpen?(): void;
+  onClose?(reason: string, code: number): void;
+  /** Reconnect after a close, with exponential backoff capped at maxDelayMs. */
+  reconnect?: { maxDelayMs: number };
+  /** Messages that fail validation. */
+  onInvalid?(error: string): void;
+}
+
+export class Channel<Out, In> implements Link<Out> {
+  private ws: WebSocket | undefined;
+  private queue: string[] = [];
+  private open = false;
+  private stopped = false;
+  private delay = 100;
+
+  constructor(private readonly opts: ChannelOptions<In>) {
+    this.connect();
+  }
+
+  get isOpen(): boolean {
+    return this.open;
+  }
+
+  send(msg: Out): void {
+    const text = JSON.stringify(msg);
+    if (this.open && this.ws) this.ws.send(text);
+    else this.queue.push(text);
+  }
+
+  close(): void {
+    this.stopped = true;
+    this.ws?.close();
+  }
+
+  private connect(): void {
+    const ws = new WebSocket(this.opts.url, { headers: { Authorization: `Bearer ${this.opts.token}` } } as unknown as string[]);
+    this.ws = ws;
+    ws.onopen = () => {
+      this.open = true;
+      this.delay = 100;
+      this.opts.onOpen?.();
+      const pending = this.queue;
+      this.queue = [];
+      for (const text of pending) ws.send(text);
+    };
+    ws.onmessage = (ev) => {
+      const d = decode(this.opts.schema, ev.data as string);
+      if (d.ok) this.opts.onMessage(d.value);
+      else this.opts.onInvalid?.(d.error);
+    };
+    ws.onclose = (ev) => {
+      const wasOpen = this.open;
+      this.open = false;
+      if (this.ws !== ws) return;
+      this.opts.onClose?.(ev.reason || (wasOpen ? "connection closed" : "connection refused"), ev.code);
+      if (this.stopped || !this.opts.reconnect) return;
+      const wait = this.delay;
+      this.delay = Math.min(this.delay * 2, this.opts.reconnect.maxDelayMs);
+      setTimeout(() => !this.stopped && this.connect(), wait);
+    };
+    ws.onerror = () => {
+      /* onclose follows and decides */
+    };
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Messages of the step tree overlay (launcher -> agents -> agents). Every message names its step
+ * ("JOB.STEP"); one connection may carry many steps. Down messages are broadcast to the whole
+ * subtree; "launched" and "fence.in" are reduced on the way up; the rest are forwarded as they are.
+ */
+import { z } from "zod";
+import { Credential, NodeRef, Signal, StepKey } from "./common.ts";
+
+export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);
+export type PmiMode = z.infer<typeof PmiMode>;
+
+export const StepSpec = z.object({
+  jobId: z.int().positive(),
+  stepId: z.int().nonnegative(),
+  argv: z.array(z.string()).min(1),
+  env: z.record(z.string(), z.string()),
+  cwd: z.string().min(1),
+  /** The step's nodes; a node's index here is its EBB_NODEID. */
+  nodes: z.array(NodeRef).min(1),
+  /** Ranks per node, in node order; ranks are numbered contiguously in that order. */
+  tasks: z.array(z.int().nonnegative()),
+  /** The job's whole allocation (EBB_JOB_NODELIST). */
+  jobNodes: z.array(z.string()),
+  fanout: z.int().min(1).max(1024),
+  pmi: PmiMode,
+  /** Values every rank's environment gets (controller URL, job token, ...). */
+  jobEnv: z.record(z.string(), z.string()),
+  /** Set for processes created by PMI spawn: the keys the parent pre-put into the children's KVS. */
+  spawn: z.object({ preput: z.record(z.string(), z.string()), parent: StepKey }).optional(),
+  /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
+  universeSize: z.int().positive().optional(),
+});
+export type StepSpec = z.infer<typeof StepSpec>;
+
+export const Kvs = z.record(z.string(), z.string());
+
+export const StepDown = z.discriminatedUnion("t", [
+  z.object({ t: z.literal("launch"), step: StepKey, cred: Credential, spec: StepSpec }),
+  z.object({ t: z.literal("signal"), step: StepKey, signal: Signal }),
+  /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
+  z.object({ t: z.literal("fence.out"), step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
+  /** Every rank has been accounted for: nodes forget the step. */
+  z.object({ t: z.literal("end"), step: StepKey }),
+]);
+export type StepDown = z.infer<typeof StepDown>;
+
+export const StepUp = z.discriminatedUnion("t", [
+  /** `count` nodes of the sender's subtree have started their ranks. */
+  z.object({ t: z.literal("launched"), step: StepKey, count: z.int().nonnegative() }),
+  z.object({ t: z.literal("io"), step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
+  z.object({ t: z.literal("exit"), step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+  /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
+  z.object({ t: z.literal("fence.in"), step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
+  /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */
+  z.object({
+    t: z.literal("error"),
+    step: StepKey,
+    node: z.string(),
+    rank: z.int().nonnegative().optional(),
+    kind: z.enum(["launch", "lost-node", "pmi", "abort"]),
+    message: z.string(),
+    code: z.int().optional(),
+  }),
+]);
+export type StepUp = z.infer<typeof StepUp>;

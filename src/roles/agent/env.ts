@@ -1,0 +1,39 @@
+/** Environments of the processes an agent starts. */
+import { delimiter } from "node:path";
+
+/** The agent's own environment without ebb's variables, as the base for every job process. */
+export function baseEnv(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("EBB_") && !k.startsWith("PMI_")) out[k] = v;
+  return out;
+}
+
+/** Put the directory holding the `ebb` command first on PATH, so jobs can call `ebb run`. */
+export function withEbbOnPath(env: Record<string, string>, binDir: string): Record<string, string> {
+  const path = env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+  return { ...env, PATH: path.split(delimiter).includes(binDir) ? path : `${binDir}${delimiter}${path}` };
+}
+
+export interface RankPlace {
+  stepId: number;
+  nodes: readonly string[];
+  nodeIndex: number;
+  localId: number;
+  rank: number;
+  size: number;
+}
+
+/** Slurm-like per-rank variables. */
+export function rankVars(p: RankPlace, controllerUrl: string): Record<string, string> {
+  return {
+    EBB_STEP_ID: String(p.stepId),
+    EBB_NODELIST: p.nodes.join(","),
+    EBB_NNODES: String(p.nodes.length),
+    EBB_NTASKS: String(p.size),
+    EBB_PROCID: String(p.rank),
+    EBB_LOCALID: String(p.localId),
+    EBB_NODEID: String(p.nodeIndex),
+    EBB_NODENAME: p.nodes[p.nodeIndex]!,
+    EBB_CONTROLLER: controllerUrl,
+  };
+}

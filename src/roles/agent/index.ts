@@ -1,0 +1,171 @@
+/**
+ * The node agent: registers its node with the controller and heartbeats; starts and kills job
+ * processes on the controller's orders; serves step trees for launchers and other agents.
+ */
+import { mkdirSync, writeFileSync, symlinkSync, rmSync, chmodSync } from "node:fs";
+import { join } from "node:path";
+import { networkInterfaces } from "node:os";
+import { AgentToController, ControllerToAgent } from "../../proto/agent.ts";
+import { Channel } from "../../proto/channel.ts";
+import { PeerPool } from "../../tbon/pool.ts";
+import { formatHostPort, type HostPort } from "../../util/addr.ts";
+import { logger } from "../../util/log.ts";
+import { ebbCommand, isCompiled } from "../../util/self.ts";
+import { VERSION } from "../../util/version.ts";
+import { baseEnv, withEbbOnPath } from "./env.ts";
+import { JobRunner } from "./jobs.ts";
+import { ProcessTable } from "./procs.ts";
+import { serveSteps } from "./server.ts";
+import { StepService } from "./steps.ts";
+
+const log = logger("agent");
+
+export interface AgentOptions {
+  controller: string;
+  clusterKey: string;
+  name: string;
+  cpus: number;
+  memoryMb: number;
+  listen: HostPort;
+  /** HOST:PORT others use to reach this agent, when the listen address is not it. */
+  advertise?: string;
+  stateDir: string;
+  fanout?: number;
+  /** Called if the controller refuses this agent for good (e.g. its name is taken). */
+  onFatal?(message: string): void;
+}
+
+export interface AgentHandle {
+  name: string;
+  addr: string;
+  stop(): Promise<void>;
+}
+
+/** Writes <stateDir>/bin/ebb so that job scripts can run `ebb run`; returns the directory. */
+function installEbbCommand(stateDir: string): string {
+  const bin = join(stateDir, "bin");
+  mkdirSync(bin, { recursive: true });
+  const path = join(bin, "ebb");
+  rmSync(path, { force: true });
+  if (isCompiled()) symlinkSync(process.execPath, path);
+  else {
+    writeFileSync(path, `#!/bin/sh\nexec ${ebbCommand().map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")} "$@"\n`);
+    chmodSync(path, 0o755);
+  }
+  return bin;
+}
+
+function advertisedAddr(listen: HostPort, port: number, controller: string): string {
+  if (listen.host !== "0.0.0.0" && listen.host !== "::") return formatHostPort({ host: listen.host, port });
+  const ctlHost = new URL(controller).hostname;
+  if (ctlHost === "127.0.0.1" || ctlHost === "localhost" || ctlHost === "[::1]") return `127.0.0.1:${port}`;
+  for (const addrs of Object.values(networkInterfaces())) {
+    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return `${a.address}:${port}`;
+  }
+  return `127.0.0.1:${port}`;
+}
+
+export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
+  mkdirSync(o.stateDir, { recursive: true });
+  const controllerUrl = o.controller.replace(/\/+$/, "");
+  const pendingExits = new Map<number, { exitCode: number; message?: string }>();
+  const killed = new Set<number>();
+  let channel: Channel<AgentToController, ControllerToAgent> | undefined;
+  const send = (msg: AgentToController) => {
+    if (channel?.isOpen) channel.send(msg);
+  };
+
+  const procs = new ProcessTable(join(o.stateDir, "process-groups.json"), (jobId) => {
+    if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
+  });
+  procs.reapLeftovers();
+  const binDir = installEbbCommand(o.stateDir);
+  const agentEnv = baseEnv();
+  const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir);
+  const pool = new PeerPool();
+  const steps = new StepService({ name: o.name, clusterKey: o.clusterKey, controllerUrl, procs, pool, processEnv: env });
+  const server = serveSteps(o.listen, steps);
+  const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
+  pool.addLocal(addr, steps);
+
+  const runner = new JobRunner({
+    name: o.name,
+    stateDir: o.stateDir,
+    procs,
+    pool,
+    fanout: o.fanout ?? 8,
+    processEnv: env,
+    controllerUrl,
+    exited: (jobId, exitCode, message) => {
+      pendingExits.set(jobId, { exitCode, message });
+      send({ t: "job.exit", jobId, exitCode, message });
+    },
+  });
+
+  const activeJobs = () => [...new Set([...procs.jobs(), ...pendingExits.keys()])];
+
+  const handle = (msg: ControllerToAgent) => {
+    switch (msg.t) {
+      case "welcome":
+        restartHeartbeat(msg.heartbeatMs);
+        for (const id of msg.kill) procs.signal(id, "SIGKILL");
+        for (const [jobId, e] of pendingExits) send({ t: "job.exit", jobId, ...e });
+        return;
+      case "job.start":
+        log.debug(`starting job ${msg.job.id}`, { kind: msg.job.kind });
+        runner.start(msg.job);
+        return;
+      case "job.kill":
+        runner.kill(msg.jobId, msg.reason ?? "job killed");
+        procs.signal(msg.jobId, msg.signal);
+        if (procs.has(msg.jobId)) killed.add(msg.jobId);
+        else send({ t: "job.cleaned", jobId: msg.jobId });
+        return;
+      case "job.ack":
+        pendingExits.delete(msg.jobId);
+        return;
+    }
+  };
+
+  let heartbeat: ReturnType<typeof setInterval> | undefined;
+  const restartHeartbeat = (ms: number) => {
+    if (heartbeat) clearInterval(heartbeat);
+    heartbeat = setInterval(() => send({ t: "heartbeat", jobs: activeJobs() }), ms);
+  };
+
+  let everConnected = false;
+  channel = new Channel<AgentToController, ControllerToAgent>({
+    url: `${controllerUrl.replace(/^http/, "ws")}/v1/agent`,
+    token: o.clusterKey,
+    schema: ControllerToAgent,
+    reconnect: { maxDelayMs: 2000 },
+    onOpen: () => {
+      everConnected = true;
+      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs() });
+    },
+    onMessage: handle,
+    onInvalid: (error) => log.warn("invalid message from the controller", { error }),
+    onClose: (reason, code) => {
+      if (code === 4409 || code === 4400) {
+        log.error(`the controller refused this agent: ${reason}`);
+        channel?.close();
+        o.onFatal?.(reason);
+        return;
+      }
+      if (everConnected) log.warn(`lost the controller (${reason}); reconnecting`);
+    },
+  });
+
+  log.info(`node ${o.name} serving steps on ${addr}`, { controller: controllerUrl, cpus: o.cpus });
+  return {
+    name: o.name,
+    addr,
+    async stop() {
+      if (heartbeat) clearInterval(heartbeat);
+      channel?.close();
+      procs.killAll();
+      pool.close();
+      server.stop(true);
+    },
+  };
+}

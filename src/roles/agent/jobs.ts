@@ -1,0 +1,102 @@
+/**
+ * Jobs whose first node is this one: a batch script run here with its output in a file, or a
+ * command launched as step 0 from here (this agent is that step's root, with no extra process).
+ */
+import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { join } from "node:path";
+import type { JobStart } from "../../proto/agent.ts";
+import type { PeerPool } from "../../tbon/pool.ts";
+import { logger } from "../../util/log.ts";
+import { fileSink } from "../launcher/output.ts";
+import { StepRoot } from "../launcher/step-root.ts";
+import type { ProcessTable } from "./procs.ts";
+import { signalNumber } from "./steps.ts";
+
+const log = logger("agent");
+
+export interface JobRunnerContext {
+  name: string;
+  stateDir: string;
+  procs: ProcessTable;
+  pool: PeerPool;
+  fanout: number;
+  processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+  controllerUrl: string;
+  /** Report the job's end to the controller. */
+  exited(jobId: number, exitCode: number, message?: string): void;
+}
+
+export class JobRunner {
+  private readonly roots = new Map<number, StepRoot>();
+
+  constructor(private readonly ctx: JobRunnerContext) {}
+
+  start(job: JobStart): void {
+    if (!existsSync(job.cwd)) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}`);
+    try {
+      if (job.kind === "batch") this.batch(job);
+      else this.command(job);
+    } catch (e) {
+      this.ctx.exited(job.id, 1, `could not start on ${this.ctx.name}: ${(e as Error).message}`);
+    }
+  }
+
+  /** A job is being killed: a command step rooted here stops too. */
+  kill(jobId: number, reason: string): void {
+    this.roots.get(jobId)?.cancel(reason, 143);
+  }
+
+  private batch(job: JobStart): void {
+    const dir = join(this.ctx.stateDir, "jobs", String(job.id));
+    mkdirSync(dir, { recursive: true });
+    const script = join(dir, "script");
+    writeFileSync(script, job.script ?? "");
+    chmodSync(script, 0o700);
+    const out = openSync(job.output, "w");
+    const argv = (job.script ?? "").startsWith("#!") ? [script] : ["/bin/sh", script];
+    const env = this.ctx.processEnv(job.env, job.jobEnv, {
+      EBB_NODELIST: job.nodes.map((n) => n.name).join(","),
+      EBB_NNODES: String(job.nodes.length),
+      EBB_NODENAME: this.ctx.name,
+      EBB_CONTROLLER: this.ctx.controllerUrl,
+    });
+    const child = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: ["ignore", out, out] });
+    closeSync(out);
+    child.once("error", (e) => this.ctx.exited(job.id, 1, `batch script could not start: ${e.message}`));
+    child.once("exit", (code, signal) => {
+      const exitCode = code ?? 128 + signalNumber(signal);
+      log.debug(`job ${job.id} batch script exited`, { exitCode });
+      this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : undefined);
+    });
+  }
+
+  private command(job: JobStart): void {
+    if (!job.cred || !job.argv) throw new Error("a command job needs argv and a step credential");
+    const sink = fileSink(job.output, { label: false });
+    const root = new StepRoot({
+      spec: {
+        jobId: job.id,
+        stepId: 0,
+        argv: job.argv,
+        env: job.env,
+        cwd: job.cwd,
+        nodes: job.nodes,
+        tasks: job.tasks,
+        jobNodes: job.nodes.map((n) => n.name),
+        fanout: this.ctx.fanout,
+        pmi: "both",
+        jobEnv: job.jobEnv,
+      },
+      cred: job.cred,
+      connect: (addr) => this.ctx.pool.get(addr),
+      sink,
+    });
+    this.roots.set(job.id, root);
+    void root.start().then((r) => {
+      this.roots.delete(job.id);
+      sink.flush();
+      sink.close();
+      this.ctx.exited(job.id, r.exitCode, r.failure);
+    });
+  }
+}

@@ -1,0 +1,250 @@
+/**
+ * The node-local end of the step tree. A launch arrives from the parent (a launcher or another
+ * agent); the node checks its credential, passes it on to its children, starts its own ranks and
+ * reports `launched` once its whole subtree has. Exits, output and errors go up as they happen.
+ *
+ *   parent --launch/signal/end--> StepNode --same--> children
+ *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
+ */
+import type { ChildProcess } from "node:child_process";
+import { existsSync } from "node:fs";
+import { verifyCredential } from "../../proto/credential.ts";
+import type { Credential } from "../../proto/common.ts";
+import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+import { firstRanks } from "../../sched/layout.ts";
+import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
+import { childrenOf } from "../../tbon/tree.ts";
+import { logger } from "../../util/log.ts";
+import { rankVars } from "./env.ts";
+import type { ProcessTable } from "./procs.ts";
+
+const log = logger("agent");
+
+export interface StepContext {
+  name: string;
+  clusterKey: string;
+  controllerUrl: string;
+  procs: ProcessTable;
+  pool: PeerPool;
+  /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
+  processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+}
+
+export class StepService implements StepEndpoint {
+  readonly steps = new Map<string, StepNode>();
+
+  constructor(readonly ctx: StepContext) {}
+
+  attach(up: Upstream): DownstreamHandle {
+    const launchedHere = new Set<string>();
+    return {
+      deliver: (msg) => {
+        if (msg.t === "launch") {
+          const node = this.launch(up, msg.cred, msg.spec);
+          if (node) launchedHere.add(node.key);
+          return;
+        }
+        const node = this.steps.get(msg.step);
+        if (node && node.upstream === up) node.down(msg);
+      },
+      closed: () => {
+        for (const key of launchedHere) this.steps.get(key)?.upstreamLost();
+        launchedHere.clear();
+      },
+    };
+  }
+
+  private launch(up: Upstream, cred: Credential, spec: StepSpec): StepNode | undefined {
+    const key = `${spec.jobId}.${spec.stepId}`;
+    const fail = (message: string) => {
+      log.warn(`refused launch of step ${key}: ${message}`);
+      up.send({ t: "error", step: key, node: this.ctx.name, kind: "launch", message });
+    };
+    const bad = verifyCredential(this.ctx.clusterKey, cred);
+    if (bad) return fail(bad), undefined;
+    const names = spec.nodes.map((n) => n.name);
+    if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.join(",") !== names.join(","))
+      return fail("the credential does not match the step"), undefined;
+    if (spec.tasks.length !== spec.nodes.length) return fail("tasks and nodes differ in length"), undefined;
+    const index = names.indexOf(this.ctx.name);
+    if (index < 0) return fail(`node ${this.ctx.name} is not in the step`), undefined;
+    if (this.steps.has(key)) return fail(`step ${key} is already running here`), undefined;
+    const node = new StepNode(this, key, spec, index, up);
+    this.steps.set(key, node);
+    node.start(cred);
+    return node;
+  }
+}
+
+interface Child {
+  index: number;
+  name: string;
+  conn: PeerConn;
+  unsubscribe: () => void;
+  launched?: number;
+}
+
+export class StepNode {
+  private readonly children: Child[] = [];
+  private readonly ranks = new Map<number, ChildProcess>();
+  private localLaunched = false;
+  private sentLaunched = false;
+  private killedWith: NodeJS.Signals | undefined;
+  private done = false;
+
+  constructor(
+    private readonly svc: StepService,
+    readonly key: string,
+    readonly spec: StepSpec,
+    readonly index: number,
+    readonly upstream: Upstream,
+  ) {}
+
+  private get ctx(): StepContext {
+    return this.svc.ctx;
+  }
+
+  start(cred: Credential): void {
+    const k = this.spec.fanout;
+    for (const c of childrenOf(this.index, this.spec.nodes.length, k)) {
+      const ref = this.spec.nodes[c]!;
+      const conn = this.ctx.pool.get(ref.addr);
+      const child: Child = { index: c, name: ref.name, conn, unsubscribe: () => {} };
+      child.unsubscribe = conn.subscribe(this.key, {
+        onUp: (m) => this.fromChild(child, m),
+        onLost: (reason) => this.childLost(child, reason),
+      });
+      this.children.push(child);
+      conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
+    }
+    this.startRanks();
+  }
+
+  private up(msg: StepUp): void {
+    if (!this.done) this.upstream.send(msg);
+  }
+
+  private startRanks(): void {
+    const spec = this.spec;
+    const count = spec.tasks[this.index]!;
+    const first = firstRanks(spec.tasks)[this.index]!;
+    const size = spec.tasks.reduce((a, b) => a + b, 0);
+    if (!existsSync(spec.cwd)) {
+      this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
+      for (let i = 0; i < count; i++) this.up({ t: "exit", step: this.key, rank: first + i, node: this.ctx.name, code: 1 });
+      this.localLaunched = true;
+      this.maybeLaunched();
+      return;
+    }
+    let pending = count;
+    const spawned = () => {
+      if (--pending === 0) {
+        this.localLaunched = true;
+        this.maybeLaunched();
+      }
+    };
+    if (count === 0) {
+      this.localLaunched = true;
+      this.maybeLaunched();
+    }
+    const names = spec.nodes.map((n) => n.name);
+    const base = this.ctx.processEnv(spec.env, spec.jobEnv);
+    for (let i = 0; i < count; i++) {
+      const rank = first + i;
+      const env = { ...base, ...rankVars({ stepId: spec.stepId, nodes: names, nodeIndex: this.index, localId: i, rank, size }, this.ctx.controllerUrl) };
+      const child = this.ctx.procs.spawn(spec.jobId, spec.argv, { cwd: spec.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      this.ranks.set(rank, child);
+      child.stdout!.setEncoding("utf8");
+      child.stderr!.setEncoding("utf8");
+      child.stdout!.on("data", (data: string) => this.up({ t: "io", step: this.key, rank, fd: 1, data }));
+      child.stderr!.on("data", (data: string) => this.up({ t: "io", step: this.key, rank, fd: 2, data }));
+      let reported = false;
+      child.once("spawn", () => {
+        spawned();
+        if (this.killedWith) this.ctx.procs.signalGroup(child.pid, this.killedWith);
+      });
+      child.once("error", (err: NodeJS.ErrnoException) => {
+        if (reported) return;
+        reported = true;
+        const what = err.code === "ENOENT" ? "No such file or directory" : err.code === "EACCES" ? "Permission denied" : err.message;
+        this.up({ t: "error", step: this.key, node: this.ctx.name, rank, kind: "launch", message: `${this.ctx.name}: rank ${rank}: ${spec.argv[0]}: ${what}`, code: err.code === "ENOENT" ? 127 : 126 });
+        this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: err.code === "ENOENT" ? 127 : 126 });
+        this.ranks.delete(rank);
+        spawned();
+      });
+      // "close" waits for the output pipes to drain, so an exit never overtakes the rank's last output.
+      child.once("close", (code, signal) => {
+        if (reported) return;
+        reported = true;
+        this.ranks.delete(rank);
+        this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
+      });
+    }
+  }
+
+  private maybeLaunched(): void {
+    if (this.sentLaunched || !this.localLaunched || this.children.some((c) => c.launched === undefined)) return;
+    this.sentLaunched = true;
+    this.up({ t: "launched", step: this.key, count: 1 + this.children.reduce((a, c) => a + (c.launched ?? 0), 0) });
+  }
+
+  private fromChild(child: Child, msg: StepUp): void {
+    if (msg.t === "launched") {
+      child.launched = msg.count;
+      this.maybeLaunched();
+      return;
+    }
+    this.up(msg);
+  }
+
+  private childLost(child: Child, reason: string): void {
+    if (this.done) return;
+    child.launched ??= 0;
+    this.up({ t: "error", step: this.key, node: child.name, kind: "lost-node", message: `lost node ${child.name}: ${reason}` });
+    this.maybeLaunched();
+  }
+
+  down(msg: StepDown): void {
+    for (const c of this.children) c.conn.send(msg);
+    switch (msg.t) {
+      case "signal":
+        this.signalRanks(msg.signal);
+        return;
+      case "end":
+        this.finish();
+        return;
+      case "fence.out":
+      case "launch":
+        return;
+    }
+  }
+
+  private signalRanks(signal: NodeJS.Signals): void {
+    if (signal === "SIGKILL" || signal === "SIGTERM" || signal === "SIGINT") this.killedWith = signal;
+    for (const child of this.ranks.values()) this.ctx.procs.signalGroup(child.pid, signal);
+  }
+
+  /** The parent is gone: nobody can collect this step any more, so it dies here and below. */
+  upstreamLost(): void {
+    if (this.done) return;
+    log.warn(`step ${this.key}: lost its parent; killing its ranks`);
+    for (const c of this.children) c.conn.send({ t: "signal", step: this.key, signal: "SIGKILL" });
+    this.signalRanks("SIGKILL");
+    for (const c of this.children) c.conn.send({ t: "end", step: this.key });
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    for (const c of this.children) c.unsubscribe();
+    if (this.ranks.size > 0) this.signalRanks("SIGKILL");
+    this.svc.steps.delete(this.key);
+  }
+}
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGABRT: 6, SIGKILL: 9, SIGSEGV: 11, SIGPIPE: 13, SIGALRM: 14, SIGTERM: 15, SIGBUS: 7, SIGFPE: 8, SIGILL: 4, SIGUSR1: 10, SIGUSR2: 12 };
+
+export function signalNumber(signal: string | null): number {
+  return (signal && SIGNALS[signal]) || 0;
+}

@@ -1,0 +1,120 @@
+/**
+ * The controller daemon: SQLite job store, HTTP API, agent and launcher WebSockets, scheduler.
+ *
+ *   clients --HTTP--> api/ --> Jobs --(SQLite first)--> state --> AgentHub --WS--> agents
+ *                                 ^                                   |
+ *                      SchedulerLoop (sched/ plans)        heartbeats, job exits
+ */
+import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { createApi } from "../../api/app.ts";
+import type { ApiBackend } from "../../api/backend.ts";
+import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
+import { openDb } from "../../store/db.ts";
+import { listJobs, getJob } from "../../store/jobs.ts";
+import { listNodes } from "../../store/nodes.ts";
+import { formatHostPort, type HostPort } from "../../util/addr.ts";
+import { logger } from "../../util/log.ts";
+import { VERSION } from "../../util/version.ts";
+import { AgentHub } from "./agents.ts";
+import { Jobs } from "./jobs.ts";
+import { ensureSecret } from "./keys.ts";
+import { LauncherHub } from "./launchers.ts";
+import { SchedulerLoop } from "./scheduler.ts";
+import { ClusterState } from "./state.ts";
+import { serve } from "./server.ts";
+import { jobDetail, jobViews, nodeView } from "./views.ts";
+
+const log = logger("controller");
+
+export interface ControllerOptions {
+  listen: HostPort;
+  stateDir: string;
+  dbPath?: string;
+  heartbeatMs?: number;
+  defaultTimeLimit?: number;
+  killWaitMs?: number;
+  orphanGraceMs?: number;
+}
+
+export interface ControllerHandle {
+  url: string;
+  token: string;
+  clusterKey: string;
+  stateDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startController(opts: ControllerOptions): Promise<ControllerHandle> {
+  const heartbeatMs = opts.heartbeatMs ?? 2000;
+  const token = ensureSecret(opts.stateDir, "token");
+  const clusterKey = ensureSecret(opts.stateDir, "cluster.key");
+  const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
+  const db = openDb(dbPath);
+  const state = new ClusterState();
+  const now = Date.now();
+  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
+
+  let scheduler: SchedulerLoop | undefined;
+  let agents: AgentHub | undefined;
+  const jobs = new Jobs(
+    db,
+    state,
+    {
+      clusterKey,
+      defaultTimeLimit: opts.defaultTimeLimit ?? 3600,
+      killWaitMs: opts.killWaitMs ?? 5000,
+      orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
+    },
+    { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() },
+  );
+  scheduler = new SchedulerLoop(state, jobs);
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request());
+  const launchers = new LauncherHub(state, jobs);
+  jobs.restore();
+
+  const backend: ApiBackend = {
+    version: VERSION,
+    submit: (req) => jobs.submit(req),
+    listJobs: (f) => jobViews(db, state, listJobs(db, { states: f.states, limit: f.limit })),
+    getJob: (id) => {
+      const row = getJob(db, id);
+      return row ? jobDetail(db, state, row) : undefined;
+    },
+    cancel: (id) => jobs.cancel(id),
+    createStep: (id, req) => jobs.createStep(id, req),
+    listNodes: () => [...state.nodes.values()].map(nodeView).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
+    authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
+  };
+
+  const server = serve({
+    listen: opts.listen,
+    api: createApi(backend),
+    authorizeAgent: (t) => safeEqual(t, clusterKey),
+    authorizeLauncher: backend.authorize,
+    agents,
+    launchers,
+  });
+  const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
+  writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
+
+  const ticker = setInterval(() => {
+    agents!.checkHeartbeats();
+    jobs.enforceTimeLimits();
+    scheduler!.request();
+  }, Math.min(1000, heartbeatMs));
+
+  log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
+  return {
+    url,
+    token,
+    clusterKey,
+    stateDir: opts.stateDir,
+    async stop() {
+      clearInterval(ticker);
+      server.stop(true);
+      db.$client.close();
+    },
+  };
+}

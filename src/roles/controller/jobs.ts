@@ -1,0 +1,314 @@
+/**
+ * The job lifecycle: submit, start, steps, finish, cancel, time limits, node failures.
+ * Every change is committed to SQLite first, then applied in memory, then acted on.
+ */
+import { basename, isAbsolute, join } from "node:path";
+import { homedir } from "node:os";
+import { badRequest, conflict, notFound } from "../../api/errors.ts";
+import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
+import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
+import type { ControllerToLauncher } from "../../proto/launcher.ts";
+import { jobToken, signCredential } from "../../proto/credential.ts";
+import { blockLayout, taskCount } from "../../sched/layout.ts";
+import type { Db } from "../../store/db.ts";
+import * as q from "../../store/jobs.ts";
+import { logger } from "../../util/log.ts";
+import { compressHostlist } from "../../util/hostlist.ts";
+import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
+
+const log = logger("controller");
+
+export interface JobsConfig {
+  clusterKey: string;
+  defaultTimeLimit: number;
+  killWaitMs: number;
+  /** How long an allocation may stay without its `ebb run` launcher before it is cancelled. */
+  orphanGraceMs: number;
+}
+
+export interface Effects {
+  toAgent(node: string, msg: ControllerToAgent): boolean;
+  schedule(): void;
+}
+
+const CRED_LIFETIME_MS = 10 * 60_000;
+
+export class Jobs {
+  constructor(
+    private readonly db: Db,
+    private readonly state: ClusterState,
+    private readonly config: JobsConfig,
+    private readonly effects: Effects,
+  ) {}
+
+  /** Load active jobs and their allocations after a (re)start. */
+  restore(): void {
+    const active = q.activeJobs(this.db, ["PENDING", "RUNNING", "ADAPTING"]);
+    const allocs = q.openAllocations(this.db);
+    for (const row of active) {
+      const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
+      this.state.jobs.set(row.id, { row, nodes, launchers: new Set() });
+      for (const n of nodes) {
+        const node = this.state.nodes.get(n);
+        if (node) node.jobId = row.id;
+      }
+      this.watchOrphan(this.state.jobs.get(row.id)!);
+    }
+    if (active.length > 0) log.info("restored active jobs", { count: active.length });
+  }
+
+  submit(req: JobSubmit, now = Date.now()): { id: number } {
+    const known = this.state.nodes.size;
+    const cpus = Math.max(1, Math.min(...[...this.state.nodes.values()].filter((n) => n.row.status === "UP").map((n) => n.row.cpus), Number.MAX_SAFE_INTEGER));
+    const fromTasks = req.tasks ? Math.ceil(req.tasks / (req.tasksPerNode ?? (cpus === Number.MAX_SAFE_INTEGER ? 1 : cpus))) : 1;
+    const nodes = req.nodes ?? req.maxNodes ?? req.minNodes ?? fromTasks;
+    const minNodes = req.minNodes ?? nodes;
+    const maxNodes = req.maxNodes ?? nodes;
+    if (nodes < minNodes || nodes > maxNodes) throw badRequest(`nodes ${nodes} is outside [minNodes ${minNodes}, maxNodes ${maxNodes}]`, "nodes");
+    if (known > 0 && minNodes > known)
+      throw badRequest(`${minNodes} nodes requested but the cluster has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
+    if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
+    const kind = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
+    const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
+    const cwd = req.cwd ?? homedir();
+    const row = this.db.transaction((tx) => {
+      const inserted = q.insertJob(tx, {
+        name,
+        kind,
+        state: "PENDING",
+        argv: req.argv ?? null,
+        script: req.script ?? null,
+        nodes,
+        minNodes,
+        maxNodes,
+        elastic: req.elastic ?? false,
+        tasks: req.tasks ?? null,
+        tasksPerNode: req.tasksPerNode ?? null,
+        timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
+        env: req.env ?? {},
+        cwd,
+        output: null,
+        submitTime: now,
+      });
+      const output = kind === "alloc" ? null : outputPath(req.output ?? "ebb-%j.out", inserted.id, name, cwd);
+      q.updateJob(tx, inserted.id, { output });
+      q.addEvent(tx, inserted.id, now, "submitted", `submitted: ${kind} job, ${describeSize(minNodes, maxNodes)}`);
+      return { ...inserted, output };
+    });
+    const job: JobRuntime = { row, nodes: [], launchers: new Set() };
+    this.state.jobs.set(row.id, job);
+    this.watchOrphan(job);
+    this.effects.schedule();
+    return { id: row.id };
+  }
+
+  /** Start a pending job on `nodes` (from a scheduling plan). */
+  start(job: JobRuntime, nodes: string[], reason: string, now = Date.now()): void {
+    const row = job.row;
+    this.db.transaction((tx) => {
+      q.updateJob(tx, row.id, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep: row.kind === "command" ? 1 : 0 });
+      q.openAllocation(tx, row.id, nodes, now);
+      q.addEvent(tx, row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
+      if (row.kind === "command") {
+        const tasks = taskCount(nodes.length, row.tasks, row.tasksPerNode);
+        q.insertStep(tx, { jobId: row.id, stepId: 0, argv: row.argv ?? [], tasks, nodes, state: "RUNNING", startTime: now });
+      }
+    });
+    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep: row.kind === "command" ? 1 : 0 });
+    job.nodes = nodes;
+    job.waitReason = undefined;
+    for (const n of nodes) this.state.nodes.get(n)!.jobId = row.id;
+
+    if (row.kind === "alloc") {
+      this.notifyLaunchers(job);
+      return;
+    }
+    const refs = nodes.map((name) => ({ name, addr: this.state.nodes.get(name)!.row.addr }));
+    const tasks = blockLayout(nodes.length, taskCount(nodes.length, row.tasks, row.tasksPerNode));
+    const start: JobStart = {
+      id: row.id,
+      kind: row.kind,
+      name: row.name,
+      argv: row.argv ?? undefined,
+      script: row.script ?? undefined,
+      env: row.env,
+      cwd: row.cwd,
+      output: row.output!,
+      nodes: refs,
+      tasks,
+      jobEnv: this.jobEnv(job),
+      cred: row.kind === "command" ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS }) : undefined,
+    };
+    if (!this.effects.toAgent(nodes[0]!, { t: "job.start", job: start })) {
+      this.finish(job, "NODE_FAIL", { reason: `could not reach node ${nodes[0]} to start the job` });
+    }
+  }
+
+  /** Environment every process of the job gets. */
+  jobEnv(job: JobRuntime): Record<string, string> {
+    return {
+      EBB_JOB_ID: String(job.row.id),
+      EBB_JOB_NAME: job.row.name,
+      EBB_JOB_NODELIST: job.nodes.join(","),
+      EBB_JOB_NUM_NODES: String(job.nodes.length),
+      EBB_SUBMIT_DIR: job.row.cwd,
+      EBB_TOKEN: jobToken(this.config.clusterKey, job.row.id),
+      ...(job.row.tasks ? { EBB_NTASKS: String(job.row.tasks) } : {}),
+    };
+  }
+
+  createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant {
+    const job = this.state.jobs.get(jobId);
+    if (!job) {
+      if (!q.getJob(this.db, jobId)) throw notFound(`job ${jobId}`);
+      throw conflict("job_finished", `job ${jobId} has ended; steps need a running job`);
+    }
+    if (job.row.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${job.row.state}; steps need a RUNNING job`);
+    const have = job.nodes.length;
+    const n = req.nodes ?? (req.tasks ? Math.min(have, req.tasks) : have);
+    if (n > have) throw badRequest(`the step asks for ${n} nodes but job ${jobId} has ${have}`, "nodes");
+    const tasks = taskCount(n, req.tasks, req.tasksPerNode);
+    if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
+    if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
+    const stepId = job.row.nextStep;
+    const nodes = job.nodes.slice(0, n);
+    this.db.transaction((tx) => {
+      q.updateJob(tx, jobId, { nextStep: stepId + 1 });
+      q.insertStep(tx, { jobId, stepId, argv: req.argv, tasks, nodes, state: "RUNNING", startTime: now });
+    });
+    job.row.nextStep = stepId + 1;
+    return {
+      jobId,
+      stepId,
+      nodes: nodes.map((name) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" })),
+      tasks: blockLayout(n, tasks),
+      jobNodes: job.nodes,
+      cred: signCredential(this.config.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS }),
+      jobEnv: this.jobEnv(job),
+    };
+  }
+
+  stepEnded(jobId: number, stepId: number, exitCode: number, now = Date.now()): void {
+    q.finishStep(this.db, jobId, stepId, { state: exitCode === 0 ? "COMPLETED" : "FAILED", endTime: now, exitCode });
+  }
+
+  cancel(id: number): void {
+    const job = this.state.jobs.get(id);
+    if (!job) {
+      const row = q.getJob(this.db, id);
+      if (!row) throw notFound(`job ${id}`);
+      throw conflict("job_finished", `job ${id} already ended (${row.state})`);
+    }
+    this.finish(job, "CANCELLED", { reason: "cancelled by user" });
+  }
+
+  /** The batch script or command of a job ended on its first node, or an `ebb run` released it. */
+  exited(id: number, exitCode: number, message?: string): void {
+    const job = this.state.jobs.get(id);
+    if (!job || job.row.state === "PENDING") return;
+    if (job.row.kind === "command") this.stepEnded(id, 0, exitCode);
+    this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
+  }
+
+  /** End an active job: record it, free its nodes, kill what is left of it. */
+  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful" }, now = Date.now()): void {
+    const row = job.row;
+    if (!isActive(row.state)) return;
+    const wasRunning = row.state !== "PENDING";
+    const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
+    this.db.transaction((tx) => {
+      q.updateJob(tx, row.id, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
+      q.closeAllocation(tx, row.id, now);
+      q.closeSteps(tx, row.id, state === "COMPLETED" ? "COMPLETED" : state, now);
+      q.addEvent(tx, row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
+    });
+    Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
+    this.state.jobs.delete(row.id);
+    if (job.orphanTimer) clearTimeout(job.orphanTimer);
+    const cleanup = opts.cleanup ?? "graceful";
+    for (const name of job.nodes) {
+      const node = this.state.nodes.get(name);
+      if (!node) continue;
+      if (node.jobId === row.id) node.jobId = undefined;
+      if (!wasRunning || node.row.status === "DOWN") continue;
+      if (cleanup === "graceful") node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
+      this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: cleanup === "now" ? "SIGKILL" : "SIGTERM", reason: message });
+    }
+    if (wasRunning && cleanup === "graceful") {
+      const nodes = [...job.nodes];
+      setTimeout(() => {
+        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message });
+      }, this.config.killWaitMs).unref();
+    }
+    this.notifyLaunchers(job);
+    log.info(`job ${row.id} ${message}`, { exitCode: opts.exitCode });
+    this.effects.schedule();
+  }
+
+  /** An agent says a killed job has no processes left on its node. */
+  cleaned(node: string, jobId: number): void {
+    const n = this.state.nodes.get(node);
+    if (n?.completing?.jobId === jobId) {
+      n.completing = undefined;
+      this.effects.schedule();
+    }
+  }
+
+  enforceTimeLimits(now = Date.now()): void {
+    for (const job of [...this.state.jobs.values()]) {
+      const { startTime, timeLimit } = job.row;
+      if (job.row.state === "PENDING" || startTime === null) continue;
+      if (now >= startTime + timeLimit * 1000) this.finish(job, "TIMEOUT", { reason: `time limit of ${timeLimit} s reached` }, now);
+    }
+  }
+
+  nodeFailed(name: string, reason: string): void {
+    const node = this.state.nodes.get(name);
+    if (!node || node.jobId === undefined) return;
+    const job = this.state.jobs.get(node.jobId);
+    if (job) this.finish(job, "NODE_FAIL", { reason: `node ${name} ${reason}` });
+  }
+
+  notifyLaunchers(job: JobRuntime): void {
+    const msg: ControllerToLauncher = { t: "job.state", jobId: job.row.id, state: job.row.state, reason: job.row.reason ?? job.waitReason, nodes: job.nodes };
+    for (const l of job.launchers) l.send(msg);
+  }
+
+  /** An allocation whose `ebb run` is gone (and does not come back) is cancelled. */
+  watchOrphan(job: JobRuntime): void {
+    if (job.row.kind !== "alloc" || job.launchers.size > 0 || job.orphanTimer) return;
+    job.orphanTimer = setTimeout(() => {
+      job.orphanTimer = undefined;
+      if (job.launchers.size === 0 && this.state.jobs.has(job.row.id)) this.finish(job, "CANCELLED", { reason: "its ebb run launcher went away" });
+    }, this.config.orphanGraceMs);
+    job.orphanTimer.unref?.();
+  }
+
+  addLauncher(jobId: number, session: LauncherSession): boolean {
+    const job = this.state.jobs.get(jobId);
+    if (!job) return false;
+    job.launchers.add(session);
+    if (job.orphanTimer) {
+      clearTimeout(job.orphanTimer);
+      job.orphanTimer = undefined;
+    }
+    return true;
+  }
+
+  removeLauncher(jobId: number, session: LauncherSession): void {
+    const job = this.state.jobs.get(jobId);
+    if (!job) return;
+    job.launchers.delete(session);
+    this.watchOrphan(job);
+  }
+}
+
+function describeSize(min: number, max: number): string {
+  return min === max ? `${min} node${min === 1 ? "" : "s"}` : `${min}-${max} nodes`;
+}
+
+/** Slurm-style output patterns: %j job id, %x job name, %% a percent sign; relative to cwd. */
+export function outputPath(pattern: string, id: number, name: string, cwd: string): string {
+  const p = pattern.replace(/%([jx%])/g, (_, c: string) => (c === "j" ? String(id) : c === "x" ? name : "%"));
+  return isAbsolute(p) ? p : join(cwd, p);
+}

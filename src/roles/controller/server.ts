@@ -1,0 +1,78 @@
+/** One Bun server: /v1/agent and /v1/launcher upgrade to WebSockets, everything else is the API. */
+import type { Server, ServerWebSocket } from "bun";
+import type { Hono } from "hono";
+import type { HostPort } from "../../util/addr.ts";
+import type { AgentHub } from "./agents.ts";
+import type { LauncherHub } from "./launchers.ts";
+import type { Session } from "./state.ts";
+
+type Conn = { kind: "agent" | "launcher"; scope: "all" | number; session?: Session<unknown> };
+
+export interface ServeOptions {
+  listen: HostPort;
+  api: Hono<any>;
+  authorizeAgent(token: string): boolean;
+  authorizeLauncher(token: string): "all" | number | undefined;
+  agents: AgentHub;
+  launchers: LauncherHub;
+}
+
+function bearer(req: Request): string {
+  return /^Bearer\s+(\S+)$/i.exec(req.headers.get("authorization") ?? "")?.[1] ?? "";
+}
+
+function unauthorized(message: string): Response {
+  return Response.json({ error: { code: "unauthorized", message } }, { status: 401 });
+}
+
+function session(ws: ServerWebSocket<Conn>): Session<unknown> {
+  const remote = ws.remoteAddress;
+  return {
+    remote,
+    send: (msg) => {
+      ws.send(JSON.stringify(msg));
+    },
+    close: (code, reason) => ws.close(code, reason),
+  };
+}
+
+export function serve(o: ServeOptions): Server<Conn> {
+  return Bun.serve<Conn>({
+    hostname: o.listen.host,
+    port: o.listen.port,
+    idleTimeout: 60,
+    fetch(req, server) {
+      const path = new URL(req.url).pathname;
+      if (path === "/v1/agent") {
+        if (!o.authorizeAgent(bearer(req))) return unauthorized("agents authenticate with the cluster key (file cluster.key in the controller's state dir)");
+        if (server.upgrade(req, { data: { kind: "agent", scope: "all" } })) return undefined;
+        return new Response("WebSocket upgrade required", { status: 426 });
+      }
+      if (path === "/v1/launcher") {
+        const scope = o.authorizeLauncher(bearer(req));
+        if (scope === undefined) return unauthorized("launchers authenticate with the API token or their job's token");
+        if (server.upgrade(req, { data: { kind: "launcher", scope } })) return undefined;
+        return new Response("WebSocket upgrade required", { status: 426 });
+      }
+      return o.api.fetch(req);
+    },
+    websocket: {
+      maxPayloadLength: 16 << 20,
+      idleTimeout: 120,
+      sendPings: true,
+      open(ws) {
+        ws.data.session = session(ws);
+      },
+      message(ws, text) {
+        const s = ws.data.session!;
+        if (ws.data.kind === "agent") o.agents.onMessage(s as never, text);
+        else o.launchers.onMessage(s as never, ws.data.scope, text);
+      },
+      close(ws) {
+        const s = ws.data.session!;
+        if (ws.data.kind === "agent") o.agents.onClose(s as never);
+        else o.launchers.onClose(s as never);
+      },
+    },
+  });
+}

@@ -1,0 +1,44 @@
+/** The controller's in-memory view of nodes and active jobs, mirrored from SQLite. */
+import type { ControllerToAgent } from "../../proto/agent.ts";
+import type { ControllerToLauncher } from "../../proto/launcher.ts";
+import type { JobRow } from "../../store/jobs.ts";
+import type { NodeRow } from "../../store/nodes.ts";
+
+export interface Session<Out> {
+  send(msg: Out): void;
+  close(code: number, reason: string): void;
+  readonly remote: string;
+}
+export type AgentSession = Session<ControllerToAgent>;
+export type LauncherSession = Session<ControllerToLauncher>;
+
+export interface NodeRuntime {
+  row: NodeRow;
+  /** The agent's live connection; nodes without one are not scheduled. */
+  session?: AgentSession;
+  lastSeen: number;
+  /** The active job holding the node. */
+  jobId?: number;
+  /** A job that ended on this node and whose processes are still being killed. */
+  completing?: { jobId: number; until: number };
+}
+
+export interface JobRuntime {
+  row: JobRow;
+  /** The current allocation, in rank order. */
+  nodes: string[];
+  launchers: Set<LauncherSession>;
+  /** Why a pending job waits (last scheduling pass). */
+  waitReason?: string;
+  orphanTimer?: ReturnType<typeof setTimeout>;
+}
+
+export class ClusterState {
+  readonly nodes = new Map<string, NodeRuntime>();
+  readonly jobs = new Map<number, JobRuntime>();
+
+  /** Nodes a scheduling pass may hand out or count on. */
+  isSchedulable(n: NodeRuntime, now: number): boolean {
+    return n.row.status === "UP" && n.session !== undefined && !(n.completing && n.completing.until > now);
+  }
+}

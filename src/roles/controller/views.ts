@@ -1,0 +1,92 @@
+/** API views built from store rows and the in-memory state. */
+import { inArray } from "drizzle-orm";
+import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
+import type { Db } from "../../store/db.ts";
+import { allocationsOf, jobEventsOf, stepsOf, type AllocationRow, type JobRow } from "../../store/jobs.ts";
+import { jobNodes } from "../../store/schema.ts";
+import type { ClusterState, NodeRuntime } from "./state.ts";
+
+const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
+
+/** The nodes a job holds now, or held when it ended. */
+function allocationAt(rows: readonly AllocationRow[], job: JobRow): string[] {
+  const held = rows.filter((r) => r.until === null || (job.endTime !== null && r.until === job.endTime));
+  return held.sort((a, b) => a.position - b.position).map((r) => r.node);
+}
+
+export function jobView(job: JobRow, allocation: string[], waitReason?: string): JobView {
+  return {
+    id: job.id,
+    name: job.name,
+    kind: job.kind,
+    state: job.state as JobView["state"],
+    reason: waitReason ?? job.reason,
+    nodes: job.nodes,
+    minNodes: job.minNodes,
+    maxNodes: job.maxNodes,
+    elastic: job.elastic,
+    tasks: job.tasks,
+    tasksPerNode: job.tasksPerNode,
+    timeLimit: job.timeLimit,
+    argv: job.argv ?? null,
+    cwd: job.cwd,
+    output: job.output,
+    submitTime: iso(job.submitTime)!,
+    startTime: iso(job.startTime),
+    endTime: iso(job.endTime),
+    exitCode: job.exitCode,
+    allocation,
+  };
+}
+
+export function jobViews(db: Db, state: ClusterState, rows: JobRow[]): JobView[] {
+  const finished = rows.filter((r) => !state.jobs.has(r.id)).map((r) => r.id);
+  const allocs = new Map<number, AllocationRow[]>();
+  if (finished.length > 0) {
+    for (const a of db.select().from(jobNodes).where(inArray(jobNodes.jobId, finished)).all()) {
+      const list = allocs.get(a.jobId) ?? [];
+      list.push(a);
+      allocs.set(a.jobId, list);
+    }
+  }
+  return rows.map((r) => {
+    const live = state.jobs.get(r.id);
+    return live ? jobView(live.row, live.nodes, live.waitReason) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r));
+  });
+}
+
+export function jobDetail(db: Db, state: ClusterState, row: JobRow): JobDetail {
+  const live = state.jobs.get(row.id);
+  const history = allocationsOf(db, row.id);
+  const base = live ? jobView(live.row, live.nodes, live.waitReason) : jobView(row, allocationAt(history, row));
+  return {
+    ...base,
+    script: row.script,
+    env: row.env,
+    events: jobEventsOf(db, row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
+    allocationHistory: history.map((a) => ({ node: a.node, position: a.position, since: iso(a.since)!, until: iso(a.until) })),
+    steps: stepsOf(db, row.id).map((s) => ({
+      stepId: s.stepId,
+      argv: s.argv,
+      tasks: s.tasks,
+      nodes: s.nodes,
+      state: s.state,
+      startTime: iso(s.startTime)!,
+      endTime: iso(s.endTime),
+      exitCode: s.exitCode,
+    })),
+  };
+}
+
+export function nodeView(n: NodeRuntime): NodeView {
+  const state = n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.jobId !== undefined ? "ALLOCATED" : "IDLE";
+  return {
+    name: n.row.name,
+    state,
+    cpus: n.row.cpus,
+    memoryMb: n.row.memoryMb,
+    addr: n.row.addr,
+    jobId: n.jobId ?? null,
+    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : null),
+  };
+}

@@ -1,0 +1,65 @@
+/** Where a step's output goes: the launcher's terminal (optionally labelled by rank) or a file. */
+import { closeSync, openSync, writeSync } from "node:fs";
+import type { StepSink } from "./step-root.ts";
+
+type Write = (fd: 1 | 2, text: string) => void;
+
+/** Prefixes every line with "RANK: ", holding back partial lines until they end. */
+class Labeller {
+  private readonly partial = new Map<string, string>();
+
+  constructor(private readonly write: Write) {}
+
+  io(rank: number, fd: 1 | 2, data: string): void {
+    const key = `${rank}:${fd}`;
+    const text = (this.partial.get(key) ?? "") + data;
+    const cut = text.lastIndexOf("\n");
+    if (cut < 0) {
+      this.partial.set(key, text);
+      return;
+    }
+    this.partial.set(key, text.slice(cut + 1));
+    const lines = text.slice(0, cut).split("\n");
+    this.write(fd, lines.map((l) => `${rank}: ${l}\n`).join(""));
+  }
+
+  flush(): void {
+    for (const [key, rest] of this.partial) {
+      if (!rest) continue;
+      const [rank, fd] = key.split(":");
+      this.write(Number(fd) as 1 | 2, `${rank}: ${rest}\n`);
+    }
+    this.partial.clear();
+  }
+}
+
+export interface FlushableSink extends StepSink {
+  flush(): void;
+}
+
+export function terminalSink(opts: { label: boolean; prog: string }): FlushableSink {
+  const write: Write = (fd, text) => {
+    (fd === 1 ? process.stdout : process.stderr).write(text);
+  };
+  const labeller = opts.label ? new Labeller(write) : undefined;
+  return {
+    io: (rank, fd, data) => (labeller ? labeller.io(rank, fd, data) : write(fd, data)),
+    notice: (text) => process.stderr.write(`${opts.prog}: error: ${text}\n`),
+    flush: () => labeller?.flush(),
+  };
+}
+
+/** Writes everything to a fresh file (a command job's output). */
+export function fileSink(path: string, opts: { label: boolean }): FlushableSink & { close(): void } {
+  const fd = openSync(path, "w");
+  const write: Write = (_fd, text) => {
+    writeSync(fd, text);
+  };
+  const labeller = opts.label ? new Labeller(write) : undefined;
+  return {
+    io: (rank, f, data) => (labeller ? labeller.io(rank, f, data) : write(f, data)),
+    notice: (text) => write(2, `ebb: error: ${text}\n`),
+    flush: () => labeller?.flush(),
+    close: () => closeSync(fd),
+  };
+}

@@ -1,0 +1,158 @@
+/**
+ * The root of one step's tree: sends the launch to the first level of agents, gathers output,
+ * exits and errors, and decides when the step is over and with which exit code. A rank that fails
+ * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
+ */
+import type { Credential } from "../../proto/common.ts";
+import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+import { firstRanks } from "../../sched/layout.ts";
+import type { PeerConn } from "../../tbon/pool.ts";
+import { ROOT, childrenOf } from "../../tbon/tree.ts";
+
+export interface StepSink {
+  io(rank: number, fd: 1 | 2, data: string): void;
+  /** A line about the step itself (failures), for the user. */
+  notice(text: string): void;
+}
+
+export interface RankExit {
+  rank: number;
+  node: string;
+  code: number;
+  signal?: string;
+}
+
+export interface StepResult {
+  exitCode: number;
+  exits: RankExit[];
+  /** The first thing that went wrong, if anything did. */
+  failure?: string;
+}
+
+export interface StepRootOptions {
+  spec: StepSpec;
+  cred: Credential;
+  connect(addr: string): PeerConn;
+  sink: StepSink;
+  onLaunched?(): void;
+  /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
+  killWaitMs?: number;
+}
+
+export class StepRoot {
+  readonly key: string;
+  private readonly size: number;
+  private readonly exits = new Map<number, RankExit>();
+  private readonly conns: PeerConn[] = [];
+  private readonly unsubscribe: Array<() => void> = [];
+  private launched = 0;
+  private failure: string | undefined;
+  /** The exit code the step ends with: that of its first failure. */
+  private failCode = 0;
+  private resolve!: (r: StepResult) => void;
+  private giveUp: ReturnType<typeof setTimeout> | undefined;
+  private over = false;
+  readonly result: Promise<StepResult>;
+
+  constructor(private readonly o: StepRootOptions) {
+    this.key = `${o.spec.jobId}.${o.spec.stepId}`;
+    this.size = o.spec.tasks.reduce((a, b) => a + b, 0);
+    this.result = new Promise((r) => (this.resolve = r));
+  }
+
+  start(): Promise<StepResult> {
+    const { spec } = this.o;
+    if (this.size === 0) this.end();
+    for (const c of childrenOf(ROOT, spec.nodes.length, spec.fanout)) {
+      const ref = spec.nodes[c]!;
+      const conn = this.o.connect(ref.addr);
+      this.conns.push(conn);
+      this.unsubscribe.push(
+        conn.subscribe(this.key, {
+          onUp: (m) => this.onUp(m),
+          onLost: (reason) => this.fail(`lost node ${ref.name}: ${reason}`, 1, ref.name),
+        }),
+      );
+      conn.send({ t: "launch", step: this.key, cred: this.o.cred, spec });
+    }
+    return this.result;
+  }
+
+  broadcast(msg: StepDown): void {
+    for (const c of this.conns) c.send(msg);
+  }
+
+  signal(signal: "SIGTERM" | "SIGKILL" | "SIGINT"): void {
+    this.broadcast({ t: "signal", step: this.key, signal });
+  }
+
+  /** Stop the step on request (Ctrl-C, cancel). */
+  cancel(reason: string, code = 130): void {
+    this.fail(reason, code);
+  }
+
+  private onUp(msg: StepUp): void {
+    switch (msg.t) {
+      case "launched":
+        this.launched += msg.count;
+        if (this.launched === this.o.spec.nodes.length) this.o.onLaunched?.();
+        return;
+      case "io":
+        this.o.sink.io(msg.rank, msg.fd, msg.data);
+        return;
+      case "exit": {
+        if (this.exits.has(msg.rank)) return;
+        this.exits.set(msg.rank, { rank: msg.rank, node: msg.node, code: msg.code, signal: msg.signal });
+        if (msg.code !== 0) {
+          this.fail(msg.signal ? `rank ${msg.rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${msg.rank} on ${msg.node} exited with code ${msg.code}`, msg.code);
+        }
+        if (this.exits.size === this.size) this.end();
+        return;
+      }
+      case "error":
+        this.fail(msg.message, msg.code ?? 1, msg.kind === "lost-node" ? msg.node : undefined);
+        return;
+      case "fence.in":
+        return;
+    }
+  }
+
+  /** The first failure kills every rank; ranks on a lost node are counted as killed. */
+  private fail(reason: string, code: number, lostNode?: string): void {
+    if (this.over) return;
+    if (lostNode) this.markLost(lostNode);
+    if (this.failure) return;
+    this.failure = reason;
+    this.failCode = code || 1;
+    this.o.sink.notice(reason);
+    this.signal("SIGKILL");
+    this.giveUp = setTimeout(() => this.end(), this.o.killWaitMs ?? 5000);
+    if (this.exits.size === this.size) this.end();
+  }
+
+  private markLost(name: string): void {
+    const { spec } = this.o;
+    const index = spec.nodes.findIndex((n) => n.name === name);
+    if (index < 0) return;
+    // The lost node's whole subtree can no longer report.
+    const lost = [index];
+    for (let i = 0; i < lost.length; i++) lost.push(...childrenOf(lost[i]!, spec.nodes.length, spec.fanout));
+    const first = firstRanks(spec.tasks);
+    for (const n of lost) {
+      for (let r = first[n]!; r < first[n]! + spec.tasks[n]!; r++) {
+        if (!this.exits.has(r)) this.exits.set(r, { rank: r, node: spec.nodes[n]!.name, code: 137, signal: "SIGKILL" });
+      }
+    }
+    if (this.exits.size === this.size) this.end();
+  }
+
+  private end(): void {
+    if (this.over) return;
+    this.over = true;
+    if (this.giveUp) clearTimeout(this.giveUp);
+    this.broadcast({ t: "end", step: this.key });
+    for (const u of this.unsubscribe) u();
+    const exits = [...this.exits.values()].sort((a, b) => a.rank - b.rank);
+    this.resolve({ exitCode: this.failCode, exits, failure: this.failure });
+  }
+}

@@ -1,0 +1,24 @@
+/** Opens the SQLite job store (WAL) and applies pending migrations. */
+import { Database } from "bun:sqlite";
+import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import * as schema from "./schema.ts";
+import { loadMigrations } from "./migrations.ts";
+
+export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
+
+export function openDb(path: string): Db {
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec("PRAGMA journal_mode = WAL");
+  // NORMAL in WAL mode is durable across process crashes; only an OS crash can lose the last commits.
+  sqlite.exec("PRAGMA synchronous = NORMAL");
+  sqlite.exec("PRAGMA busy_timeout = 5000");
+  sqlite.exec("PRAGMA foreign_keys = ON");
+  const db = drizzle({ client: sqlite, schema }) as Db;
+  const dialect = (db as unknown as { dialect: { migrate: (m: unknown, s: unknown, c: unknown) => void } }).dialect;
+  const session = (db as unknown as { session: unknown }).session;
+  dialect.migrate(loadMigrations(), session, { migrationsFolder: "migrations" });
+  return db;
+}

@@ -1,0 +1,21 @@
+/** Queries on the node registry. */
+import { asc, eq } from "drizzle-orm";
+import type { Tx } from "./jobs.ts";
+import { nodes } from "./schema.ts";
+
+export type NodeRow = typeof nodes.$inferSelect;
+
+export function upsertNode(db: Tx, row: NodeRow): void {
+  db.insert(nodes)
+    .values(row)
+    .onConflictDoUpdate({ target: nodes.name, set: { cpus: row.cpus, memoryMb: row.memoryMb, addr: row.addr, status: row.status, reason: row.reason, updatedAt: row.updatedAt } })
+    .run();
+}
+
+export function setNodeStatus(db: Tx, name: string, status: NodeRow["status"], reason: string | null, time: number): void {
+  db.update(nodes).set({ status, reason, updatedAt: time }).where(eq(nodes.name, name)).run();
+}
+
+export function listNodes(db: Tx): NodeRow[] {
+  return db.select().from(nodes).orderBy(asc(nodes.name)).all();
+}

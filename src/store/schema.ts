@@ -1,0 +1,90 @@
+/**
+ * The controller's durable state. Times are epoch milliseconds; JSON columns hold arrays/records.
+ * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
+ */
+import { sqliteTable, integer, text, index, primaryKey } from "drizzle-orm/sqlite-core";
+
+export const nodes = sqliteTable("nodes", {
+  name: text("name").primaryKey(),
+  cpus: integer("cpus").notNull(),
+  memoryMb: integer("memory_mb").notNull(),
+  addr: text("addr").notNull(),
+  /** UP or DOWN; a node that has not re-registered since a controller restart is still UP here. */
+  status: text("status", { enum: ["UP", "DOWN"] }).notNull(),
+  reason: text("reason"),
+  registeredAt: integer("registered_at").notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});
+
+export const jobs = sqliteTable(
+  "jobs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    /** batch: a script on the first node; command: argv launched as a step; alloc: held by an `ebb run` launcher. */
+    kind: text("kind", { enum: ["batch", "command", "alloc"] }).notNull(),
+    state: text("state").notNull(),
+    argv: text("argv", { mode: "json" }).$type<string[]>(),
+    script: text("script"),
+    nodes: integer("nodes").notNull(),
+    minNodes: integer("min_nodes").notNull(),
+    maxNodes: integer("max_nodes").notNull(),
+    elastic: integer("elastic", { mode: "boolean" }).notNull().default(false),
+    tasks: integer("tasks"),
+    tasksPerNode: integer("tasks_per_node"),
+    timeLimit: integer("time_limit").notNull(),
+    env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
+    cwd: text("cwd").notNull(),
+    output: text("output"),
+    submitTime: integer("submit_time").notNull(),
+    startTime: integer("start_time"),
+    endTime: integer("end_time"),
+    exitCode: integer("exit_code"),
+    reason: text("reason"),
+    nextStep: integer("next_step").notNull().default(0),
+  },
+  (t) => [index("jobs_state").on(t.state)],
+);
+
+/** Allocation history: one row per (job, node) holding; until is null while held. */
+export const jobNodes = sqliteTable(
+  "job_nodes",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: integer("job_id").notNull(),
+    node: text("node").notNull(),
+    position: integer("position").notNull(),
+    since: integer("since").notNull(),
+    until: integer("until"),
+  },
+  (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.until)],
+);
+
+export const jobEvents = sqliteTable(
+  "job_events",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: integer("job_id").notNull(),
+    time: integer("time").notNull(),
+    kind: text("kind").notNull(),
+    message: text("message").notNull(),
+    data: text("data", { mode: "json" }).$type<Record<string, unknown>>(),
+  },
+  (t) => [index("job_events_job").on(t.jobId)],
+);
+
+export const steps = sqliteTable(
+  "steps",
+  {
+    jobId: integer("job_id").notNull(),
+    stepId: integer("step_id").notNull(),
+    argv: text("argv", { mode: "json" }).$type<string[]>().notNull(),
+    tasks: integer("tasks").notNull(),
+    nodes: text("nodes", { mode: "json" }).$type<string[]>().notNull(),
+    state: text("state").notNull(),
+    startTime: integer("start_time").notNull(),
+    endTime: integer("end_time"),
+    exitCode: integer("exit_code"),
+  },
+  (t) => [primaryKey({ columns: [t.jobId, t.stepId] })],
+);

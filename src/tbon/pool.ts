@@ -1,0 +1,134 @@
+/**
+ * Connections along tree edges. A parent keeps one WebSocket per child agent and multiplexes every
+ * step over it; up-messages are routed to whoever subscribed to their step. When a connection drops,
+ * each step that used it hears `onLost` (the child and its subtree are gone for that step).
+ */
+import { Channel } from "../proto/channel.ts";
+import { StepUp, type StepDown } from "../proto/step.ts";
+
+export interface StepSubscriber {
+  onUp(msg: StepUp): void;
+  onLost(reason: string): void;
+}
+
+/** A tree edge as seen from the parent. */
+export interface PeerConn {
+  send(msg: StepDown): void;
+  subscribe(step: string, sub: StepSubscriber): () => void;
+}
+
+/** The child's end of an edge: where it sends up-messages. */
+export interface Upstream {
+  send(msg: StepUp): void;
+}
+
+/** What a child offers its parents: deliver down-messages and learn when the parent is gone. */
+export interface DownstreamHandle {
+  deliver(msg: StepDown): void;
+  closed(): void;
+}
+
+export interface StepEndpoint {
+  attach(up: Upstream): DownstreamHandle;
+}
+
+class Subscriptions {
+  private readonly subs = new Map<string, Set<StepSubscriber>>();
+
+  add(step: string, sub: StepSubscriber): () => void {
+    let set = this.subs.get(step);
+    if (!set) this.subs.set(step, (set = new Set()));
+    set.add(sub);
+    return () => {
+      set!.delete(sub);
+      if (set!.size === 0 && this.subs.get(step) === set) this.subs.delete(step);
+    };
+  }
+
+  route(msg: StepUp): void {
+    for (const s of this.subs.get(msg.step) ?? []) s.onUp(msg);
+  }
+
+  lost(reason: string): void {
+    const all = [...this.subs.values()].flatMap((s) => [...s]);
+    this.subs.clear();
+    for (const s of all) s.onLost(reason);
+  }
+}
+
+class WsPeer implements PeerConn {
+  private readonly subs = new Subscriptions();
+  private readonly channel: Channel<StepDown, StepUp>;
+
+  constructor(addr: string, onGone: () => void) {
+    this.channel = new Channel<StepDown, StepUp>({
+      url: `ws://${addr}/v1/step`,
+      token: "-",
+      schema: StepUp,
+      onMessage: (m) => this.subs.route(m),
+      onClose: (reason) => {
+        onGone();
+        this.subs.lost(`connection to ${addr} lost (${reason})`);
+      },
+    });
+  }
+
+  send(msg: StepDown): void {
+    this.channel.send(msg);
+  }
+
+  subscribe(step: string, sub: StepSubscriber): () => void {
+    return this.subs.add(step, sub);
+  }
+
+  close(): void {
+    this.channel.close();
+  }
+}
+
+/** An edge to an endpoint in this same process (an agent's own step service). */
+export class LocalPeer implements PeerConn {
+  private readonly subs = new Subscriptions();
+  private readonly handle: DownstreamHandle;
+
+  constructor(endpoint: StepEndpoint) {
+    this.handle = endpoint.attach({ send: (m) => queueMicrotask(() => this.subs.route(m)) });
+  }
+
+  send(msg: StepDown): void {
+    queueMicrotask(() => this.handle.deliver(msg));
+  }
+
+  subscribe(step: string, sub: StepSubscriber): () => void {
+    return this.subs.add(step, sub);
+  }
+}
+
+export class PeerPool {
+  private readonly peers = new Map<string, WsPeer>();
+  private readonly local = new Map<string, PeerConn>();
+
+  /** Route `addr` to an in-process endpoint instead of a socket. */
+  addLocal(addr: string, endpoint: StepEndpoint): void {
+    this.local.set(addr, new LocalPeer(endpoint));
+  }
+
+  get(addr: string): PeerConn {
+    const local = this.local.get(addr);
+    if (local) return local;
+    let peer = this.peers.get(addr);
+    if (!peer) {
+      const created: WsPeer = new WsPeer(addr, () => {
+        if (this.peers.get(addr) === created) this.peers.delete(addr);
+      });
+      peer = created;
+      this.peers.set(addr, peer);
+    }
+    return peer;
+  }
+
+  close(): void {
+    for (const p of this.peers.values()) p.close();
+    this.peers.clear();
+  }
+}
