@@ -8,18 +8,24 @@ export type JobState = z.infer<typeof JobState>;
 export const ACTIVE_STATES: readonly JobState[] = ["PENDING", "RUNNING", "ADAPTING"];
 export const isActive = (s: string) => (ACTIVE_STATES as readonly string[]).includes(s);
 
-const EnvName = z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "environment variable names are letters, digits and _");
+const Env = z.record(z.string(), z.string().max(131072)).superRefine((env, ctx) => {
+  for (const key of Object.keys(env))
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) ctx.addIssue({ code: "custom", path: [key], message: "environment variable names are letters, digits and _, not starting with a digit" });
+});
 
-/** Seconds, or a Slurm-style duration string ("10", "5:00", "1-00:00:00"). */
-export const TimeLimit = z.union([
-  z.int().positive().max(365 * 86400),
-  z.string().transform((s, ctx) => {
-    const d = parseDuration(s);
-    if (typeof d === "number" && d > 0) return d;
-    ctx.addIssue({ code: "custom", message: typeof d === "number" ? "must be longer than 0 seconds" : d.error });
+/** Seconds, or a Slurm-style duration string ("10" = 10 minutes, "5:00", "1-00:00:00"). */
+export const TimeLimit = z.union([z.number(), z.string()], { error: "must be seconds (a number) or a duration such as \"1:30:00\"" }).transform((v, ctx) => {
+  const seconds = typeof v === "number" ? v : parseDuration(v);
+  if (typeof seconds !== "number") {
+    ctx.addIssue({ code: "custom", message: seconds.error });
     return z.NEVER;
-  }),
-]);
+  }
+  if (!Number.isInteger(seconds) || seconds <= 0 || seconds > 365 * 86400) {
+    ctx.addIssue({ code: "custom", message: `${v} is not a whole number of seconds between 1 and one year` });
+    return z.NEVER;
+  }
+  return seconds;
+});
 
 export const JobSubmit = z
   .strictObject({
@@ -32,7 +38,7 @@ export const JobSubmit = z
     tasks: z.int().min(1).max(1_000_000).optional(),
     tasksPerNode: z.int().min(1).max(4096).optional(),
     timeLimit: TimeLimit.optional(),
-    env: z.record(EnvName, z.string().max(131072)).optional(),
+    env: Env.optional(),
     cwd: z.string().startsWith("/", "must be an absolute path").optional(),
     output: z.string().min(1).max(4096).optional(),
     elastic: z.boolean().optional(),

@@ -38,7 +38,7 @@ export const AgentToController = z.discriminatedUnion("t", [
   AgentHello,
   z.object({ t: z.literal("heartbeat"), jobs: z.array(JobId) }),
   /** The job's batch script or command step ended on this (its first) node. Resent until acked. */
-  z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional() }),
+  z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
   /** After a job.kill: the job has no processes left on this node. */
   z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
 ]);

@@ -6,7 +6,7 @@ export const LauncherToController = z.discriminatedUnion("t", [
   z.object({ t: z.literal("attach"), jobId: JobId }),
   z.object({ t: z.literal("step.end"), jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
   /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
-  z.object({ t: z.literal("release"), jobId: JobId, exitCode: z.int(), message: z.string().optional() }),
+  z.object({ t: z.literal("release"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
 ]);
 export type LauncherToController = z.infer<typeof LauncherToController>;
 

@@ -1,6 +1,8 @@
 /** Queries on the node registry. */
 import { asc, eq } from "drizzle-orm";
-import type { Tx } from "./jobs.ts";
+import type { Db } from "./db.ts";
+
+type Tx = Pick<Db, "insert" | "update" | "select">;
 import { nodes } from "./schema.ts";
 
 export type NodeRow = typeof nodes.$inferSelect;

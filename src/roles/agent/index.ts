@@ -68,7 +68,7 @@ function advertisedAddr(listen: HostPort, port: number, controller: string): str
 export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   mkdirSync(o.stateDir, { recursive: true });
   const controllerUrl = o.controller.replace(/\/+$/, "");
-  const pendingExits = new Map<number, { exitCode: number; message?: string }>();
+  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string }>();
   const killed = new Set<number>();
   let channel: Channel<AgentToController, ControllerToAgent> | undefined;
   const send = (msg: AgentToController) => {
@@ -96,9 +96,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     fanout: o.fanout ?? 8,
     processEnv: env,
     controllerUrl,
-    exited: (jobId, exitCode, message) => {
-      pendingExits.set(jobId, { exitCode, message });
-      send({ t: "job.exit", jobId, exitCode, message });
+    exited: (jobId, exitCode, message, lostNode) => {
+      pendingExits.set(jobId, { exitCode, message, lostNode });
+      send({ t: "job.exit", jobId, exitCode, message, lostNode });
     },
   });
 

@@ -23,7 +23,7 @@ export interface JobRunnerContext {
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
   controllerUrl: string;
   /** Report the job's end to the controller. */
-  exited(jobId: number, exitCode: number, message?: string): void;
+  exited(jobId: number, exitCode: number, message?: string, lostNode?: string): void;
 }
 
 export class JobRunner {
@@ -96,7 +96,7 @@ export class JobRunner {
       this.roots.delete(job.id);
       sink.flush();
       sink.close();
-      this.ctx.exited(job.id, r.exitCode, r.failure);
+      this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode);
     });
   }
 }

@@ -27,7 +27,6 @@ function startTimeOf(pid: number): string | undefined {
 export class ProcessTable {
   private readonly live = new Map<number, Set<ChildProcess>>();
   private readonly groups = new Map<number, GroupRecord>();
-  private saveQueued = false;
 
   constructor(
     private readonly stateFile: string,
@@ -43,6 +42,7 @@ export class ProcessTable {
     const pid = child.pid;
     if (pid !== undefined) {
       this.groups.set(pid, { jobId, start: startTimeOf(pid) ?? "" });
+      // Written now, not later: an agent killed a moment after a spawn must still know the group.
       this.save();
     }
     const done = () => {
@@ -122,15 +122,10 @@ export class ProcessTable {
   }
 
   private save(): void {
-    if (this.saveQueued) return;
-    this.saveQueued = true;
-    setTimeout(() => {
-      this.saveQueued = false;
-      try {
-        writeFileSync(this.stateFile, JSON.stringify(Object.fromEntries(this.groups)));
-      } catch (e) {
-        log.warn("could not record process groups", { error: e });
-      }
-    }, 50).unref();
+    try {
+      writeFileSync(this.stateFile, JSON.stringify(Object.fromEntries(this.groups)));
+    } catch (e) {
+      log.warn("could not record process groups", { error: e });
+    }
   }
 }

@@ -52,7 +52,7 @@ export class AgentHub {
       case "heartbeat":
         return;
       case "job.exit":
-        this.jobs.exited(msg.jobId, msg.exitCode, msg.message);
+        this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
         conn.send({ t: "job.ack", jobId: msg.jobId });
         return;
       case "job.cleaned":

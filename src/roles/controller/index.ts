@@ -11,7 +11,7 @@ import { createApi } from "../../api/app.ts";
 import type { ApiBackend } from "../../api/backend.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
 import { openDb } from "../../store/db.ts";
-import { listJobs, getJob } from "../../store/jobs.ts";
+import { JobStore } from "../../store/jobs.ts";
 import { listNodes } from "../../store/nodes.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
@@ -51,6 +51,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const clusterKey = ensureSecret(opts.stateDir, "cluster.key");
   const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
   const db = openDb(dbPath);
+  const store = new JobStore(db);
   const state = new ClusterState();
   const now = Date.now();
   for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
@@ -58,7 +59,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
   const jobs = new Jobs(
-    db,
+    store,
     state,
     {
       clusterKey,
@@ -76,10 +77,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const backend: ApiBackend = {
     version: VERSION,
     submit: (req) => jobs.submit(req),
-    listJobs: (f) => jobViews(db, state, listJobs(db, { states: f.states, limit: f.limit })),
+    listJobs: (f) => jobViews(store, state, store.listJobs({ states: f.states, limit: f.limit })),
     getJob: (id) => {
-      const row = getJob(db, id);
-      return row ? jobDetail(db, state, row) : undefined;
+      const row = store.getJob(id);
+      return row ? jobDetail(store, state, row) : undefined;
     },
     cancel: (id) => jobs.cancel(id),
     createStep: (id, req) => jobs.createStep(id, req),
@@ -102,7 +103,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const ticker = setInterval(() => {
     agents!.checkHeartbeats();
     jobs.enforceTimeLimits();
-    scheduler!.request();
+    scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
 
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });

@@ -10,10 +10,10 @@ import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { jobToken, signCredential } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
-import type { Db } from "../../store/db.ts";
-import * as q from "../../store/jobs.ts";
+import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
+import { refreshSchedView } from "./sched-view.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
@@ -35,7 +35,7 @@ const CRED_LIFETIME_MS = 10 * 60_000;
 
 export class Jobs {
   constructor(
-    private readonly db: Db,
+    private readonly store: JobStore,
     private readonly state: ClusterState,
     private readonly config: JobsConfig,
     private readonly effects: Effects,
@@ -43,11 +43,13 @@ export class Jobs {
 
   /** Load active jobs and their allocations after a (re)start. */
   restore(): void {
-    const active = q.activeJobs(this.db, ["PENDING", "RUNNING", "ADAPTING"]);
-    const allocs = q.openAllocations(this.db);
+    const active = this.store.activeJobs(["PENDING", "RUNNING", "ADAPTING"]);
+    const allocs = this.store.openAllocations();
     for (const row of active) {
       const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
-      this.state.jobs.set(row.id, { row, nodes, launchers: new Set() });
+      const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {} };
+      refreshSchedView(job);
+      this.state.jobs.set(row.id, job);
       for (const n of nodes) {
         const node = this.state.nodes.get(n);
         if (node) node.jobId = row.id;
@@ -71,31 +73,31 @@ export class Jobs {
     const kind = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
-    const row = this.db.transaction((tx) => {
-      const inserted = q.insertJob(tx, {
-        name,
-        kind,
-        state: "PENDING",
-        argv: req.argv ?? null,
-        script: req.script ?? null,
-        nodes,
-        minNodes,
-        maxNodes,
-        elastic: req.elastic ?? false,
-        tasks: req.tasks ?? null,
-        tasksPerNode: req.tasksPerNode ?? null,
-        timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
-        env: req.env ?? {},
-        cwd,
-        output: null,
-        submitTime: now,
-      });
-      const output = kind === "alloc" ? null : outputPath(req.output ?? "ebb-%j.out", inserted.id, name, cwd);
-      q.updateJob(tx, inserted.id, { output });
-      q.addEvent(tx, inserted.id, now, "submitted", `submitted: ${kind} job, ${describeSize(minNodes, maxNodes)}`);
-      return { ...inserted, output };
+    const values = {
+      name,
+      kind,
+      argv: req.argv ?? null,
+      script: req.script ?? null,
+      nodes,
+      minNodes,
+      maxNodes,
+      elastic: req.elastic ?? false,
+      tasks: req.tasks ?? null,
+      tasksPerNode: req.tasksPerNode ?? null,
+      timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
+      env: req.env ?? {},
+      cwd,
+      submitTime: now,
+    } as const;
+    const row: JobRow = this.store.tx(() => {
+      const id = this.store.insertJob(values);
+      const output = kind === "alloc" ? null : outputPath(req.output ?? "ebb-%j.out", id, name, cwd);
+      this.store.setOutput(id, output);
+      this.store.addEvent(id, now, "submitted", `submitted: ${kind} job, ${describeSize(minNodes, maxNodes)}`);
+      return { ...values, id, state: "PENDING", output, startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 };
     });
-    const job: JobRuntime = { row, nodes: [], launchers: new Set() };
+    const job: JobRuntime = { row, nodes: [], launchers: new Set(), sched: {} };
+    refreshSchedView(job);
     this.state.jobs.set(row.id, job);
     this.watchOrphan(job);
     this.effects.schedule();
@@ -105,18 +107,17 @@ export class Jobs {
   /** Start a pending job on `nodes` (from a scheduling plan). */
   start(job: JobRuntime, nodes: string[], reason: string, now = Date.now()): void {
     const row = job.row;
-    this.db.transaction((tx) => {
-      q.updateJob(tx, row.id, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep: row.kind === "command" ? 1 : 0 });
-      q.openAllocation(tx, row.id, nodes, now);
-      q.addEvent(tx, row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
-      if (row.kind === "command") {
-        const tasks = taskCount(nodes.length, row.tasks, row.tasksPerNode);
-        q.insertStep(tx, { jobId: row.id, stepId: 0, argv: row.argv ?? [], tasks, nodes, state: "RUNNING", startTime: now });
-      }
+    const nextStep = row.kind === "command" ? 1 : 0;
+    this.store.tx(() => {
+      this.store.markRunning(row.id, now, nodes.length, nextStep);
+      this.store.openAllocation(row.id, nodes, now);
+      this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
+      if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
     });
-    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep: row.kind === "command" ? 1 : 0 });
+    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep });
     job.nodes = nodes;
     job.waitReason = undefined;
+    refreshSchedView(job);
     for (const n of nodes) this.state.nodes.get(n)!.jobId = row.id;
 
     if (row.kind === "alloc") {
@@ -160,7 +161,7 @@ export class Jobs {
   createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant {
     const job = this.state.jobs.get(jobId);
     if (!job) {
-      if (!q.getJob(this.db, jobId)) throw notFound(`job ${jobId}`);
+      if (!this.store.getJob(jobId)) throw notFound(`job ${jobId}`);
       throw conflict("job_finished", `job ${jobId} has ended; steps need a running job`);
     }
     if (job.row.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${job.row.state}; steps need a RUNNING job`);
@@ -172,9 +173,9 @@ export class Jobs {
     if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
     const stepId = job.row.nextStep;
     const nodes = job.nodes.slice(0, n);
-    this.db.transaction((tx) => {
-      q.updateJob(tx, jobId, { nextStep: stepId + 1 });
-      q.insertStep(tx, { jobId, stepId, argv: req.argv, tasks, nodes, state: "RUNNING", startTime: now });
+    this.store.tx(() => {
+      this.store.setNextStep(jobId, stepId + 1);
+      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
     job.row.nextStep = stepId + 1;
     return {
@@ -189,24 +190,32 @@ export class Jobs {
   }
 
   stepEnded(jobId: number, stepId: number, exitCode: number, now = Date.now()): void {
-    q.finishStep(this.db, jobId, stepId, { state: exitCode === 0 ? "COMPLETED" : "FAILED", endTime: now, exitCode });
+    this.store.finishStep(jobId, stepId, exitCode === 0 ? "COMPLETED" : "FAILED", now, exitCode);
   }
 
   cancel(id: number): void {
     const job = this.state.jobs.get(id);
     if (!job) {
-      const row = q.getJob(this.db, id);
+      const row = this.store.getJob(id);
       if (!row) throw notFound(`job ${id}`);
       throw conflict("job_finished", `job ${id} already ended (${row.state})`);
     }
     this.finish(job, "CANCELLED", { reason: "cancelled by user" });
   }
 
-  /** The batch script or command of a job ended on its first node, or an `ebb run` released it. */
-  exited(id: number, exitCode: number, message?: string): void {
+  /**
+   * The batch script or command of a job ended on its first node, or an `ebb run` released it.
+   * A step that lost a node whose agent the controller has lost too ended because the node failed.
+   */
+  exited(id: number, exitCode: number, message?: string, lostNode?: string): void {
     const job = this.state.jobs.get(id);
     if (!job || job.row.state === "PENDING") return;
     if (job.row.kind === "command") this.stepEnded(id, 0, exitCode);
+    const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
+    if (node && (!node.session || node.row.status === "DOWN")) {
+      this.finish(job, "NODE_FAIL", { exitCode, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` });
+      return;
+    }
     this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
   }
 
@@ -216,11 +225,11 @@ export class Jobs {
     if (!isActive(row.state)) return;
     const wasRunning = row.state !== "PENDING";
     const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
-    this.db.transaction((tx) => {
-      q.updateJob(tx, row.id, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
-      q.closeAllocation(tx, row.id, now);
-      q.closeSteps(tx, row.id, state === "COMPLETED" ? "COMPLETED" : state, now);
-      q.addEvent(tx, row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
+    this.store.tx(() => {
+      this.store.markEnded(row.id, state, now, opts.exitCode ?? null, opts.reason ?? null);
+      this.store.closeAllocation(row.id, now);
+      this.store.closeSteps(row.id, state, now);
+      this.store.addEvent(row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
     });
     Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
     this.state.jobs.delete(row.id);

@@ -43,7 +43,7 @@ export class LauncherHub {
         return;
       case "release": {
         const job = this.state.jobs.get(msg.jobId);
-        if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message);
+        if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
         else if (job) log.warn("release of a job that is not an allocation", { jobId: msg.jobId });
         return;
       }

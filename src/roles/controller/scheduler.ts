@@ -1,6 +1,8 @@
 /**
- * Runs scheduling passes: coalesces requests into one pass per event-loop turn, builds the pure
- * scheduler's input from the in-memory state and carries out the plan it returns.
+ * Runs scheduling passes: coalesces requests into one pass per event-loop turn, hands the pure
+ * scheduler the jobs' cached views and carries out the plan it returns. A pass with no idle node
+ * cannot start anything, so it is skipped unless it is the periodic full pass (which refreshes
+ * why jobs wait).
  */
 import { planBatch } from "../../sched/batch.ts";
 import type { BatchInput } from "../../sched/types.ts";
@@ -8,7 +10,7 @@ import type { Jobs } from "./jobs.ts";
 import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
-  private pending = false;
+  private queued: { full: boolean } | undefined;
   passes = 0;
 
   constructor(
@@ -16,24 +18,25 @@ export class SchedulerLoop {
     private readonly jobs: Jobs,
   ) {}
 
-  request(): void {
-    if (this.pending) return;
-    this.pending = true;
+  request(opts: { full?: boolean } = {}): void {
+    if (this.queued) {
+      this.queued.full ||= opts.full === true;
+      return;
+    }
+    this.queued = { full: opts.full === true };
     setImmediate(() => {
-      this.pending = false;
-      this.pass();
+      const { full } = this.queued!;
+      this.queued = undefined;
+      if (full || this.state.hasIdleNode(Date.now())) this.pass();
     });
   }
 
   snapshot(now: number): BatchInput {
     const input: BatchInput = { now, nodes: [], running: [], pending: [] };
-    for (const n of this.state.nodes.values()) {
-      input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
-    }
+    for (const n of this.state.nodes.values()) input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
     for (const j of this.state.jobs.values()) {
-      const r = j.row;
-      if (r.state === "PENDING") input.pending.push({ id: r.id, minNodes: r.minNodes, maxNodes: r.elastic ? r.nodes : r.maxNodes, timeLimit: r.timeLimit, submitTime: r.submitTime });
-      else input.running.push({ id: r.id, nodes: j.nodes, expectedEnd: (r.startTime ?? now) + r.timeLimit * 1000 });
+      if (j.sched.pending) input.pending.push(j.sched.pending);
+      else if (j.sched.running) input.running.push(j.sched.running);
     }
     return input;
   }

@@ -1,6 +1,7 @@
 /** The controller's in-memory view of nodes and active jobs, mirrored from SQLite. */
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
+import type { PendingJob, RunningJob } from "../../sched/types.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
 
@@ -31,6 +32,8 @@ export interface JobRuntime {
   /** Why a pending job waits (last scheduling pass). */
   waitReason?: string;
   orphanTimer?: ReturnType<typeof setTimeout>;
+  /** The job as the scheduler sees it, kept current so passes do not rebuild it. */
+  sched: { pending?: PendingJob; running?: RunningJob };
 }
 
 export class ClusterState {
@@ -40,5 +43,10 @@ export class ClusterState {
   /** Nodes a scheduling pass may hand out or count on. */
   isSchedulable(n: NodeRuntime, now: number): boolean {
     return n.row.status === "UP" && n.session !== undefined && !(n.completing && n.completing.until > now);
+  }
+
+  hasIdleNode(now: number): boolean {
+    for (const n of this.nodes.values()) if (n.jobId === undefined && this.isSchedulable(n, now)) return true;
+    return false;
   }
 }

@@ -1,9 +1,6 @@
 /** API views built from store rows and the in-memory state. */
-import { inArray } from "drizzle-orm";
 import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
-import type { Db } from "../../store/db.ts";
-import { allocationsOf, jobEventsOf, stepsOf, type AllocationRow, type JobRow } from "../../store/jobs.ts";
-import { jobNodes } from "../../store/schema.ts";
+import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { ClusterState, NodeRuntime } from "./state.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
@@ -39,11 +36,11 @@ export function jobView(job: JobRow, allocation: string[], waitReason?: string):
   };
 }
 
-export function jobViews(db: Db, state: ClusterState, rows: JobRow[]): JobView[] {
+export function jobViews(store: JobStore, state: ClusterState, rows: JobRow[]): JobView[] {
   const finished = rows.filter((r) => !state.jobs.has(r.id)).map((r) => r.id);
   const allocs = new Map<number, AllocationRow[]>();
   if (finished.length > 0) {
-    for (const a of db.select().from(jobNodes).where(inArray(jobNodes.jobId, finished)).all()) {
+    for (const a of store.allocationsOf(finished)) {
       const list = allocs.get(a.jobId) ?? [];
       list.push(a);
       allocs.set(a.jobId, list);
@@ -55,17 +52,17 @@ export function jobViews(db: Db, state: ClusterState, rows: JobRow[]): JobView[]
   });
 }
 
-export function jobDetail(db: Db, state: ClusterState, row: JobRow): JobDetail {
+export function jobDetail(store: JobStore, state: ClusterState, row: JobRow): JobDetail {
   const live = state.jobs.get(row.id);
-  const history = allocationsOf(db, row.id);
+  const history = store.allocationsOf(row.id);
   const base = live ? jobView(live.row, live.nodes, live.waitReason) : jobView(row, allocationAt(history, row));
   return {
     ...base,
     script: row.script,
     env: row.env,
-    events: jobEventsOf(db, row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
+    events: store.eventsOf(row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
     allocationHistory: history.map((a) => ({ node: a.node, position: a.position, since: iso(a.since)!, until: iso(a.until) })),
-    steps: stepsOf(db, row.id).map((s) => ({
+    steps: store.stepsOf(row.id).map((s) => ({
       stepId: s.stepId,
       argv: s.argv,
       tasks: s.tasks,

@@ -143,7 +143,7 @@ export async function run(o: RunOptions): Promise<number> {
     // 3. Report and give back.
     channel.send({ t: "step.end", jobId, stepId: grant.stepId, exitCode: result.exitCode, message: result.failure });
     if (owned && latest && !TERMINAL.has(latest.state)) {
-      channel.send({ t: "release", jobId, exitCode: result.exitCode, message: result.failure });
+      channel.send({ t: "release", jobId, exitCode: result.exitCode, message: result.failure, lostNode: result.lostNode });
       const deadline = Date.now() + 3000;
       while (latest && !TERMINAL.has(latest.state) && Date.now() < deadline) await Promise.race([next(), Bun.sleep(200)]);
     } else {

@@ -27,6 +27,8 @@ export interface StepResult {
   exits: RankExit[];
   /** The first thing that went wrong, if anything did. */
   failure?: string;
+  /** A node the step lost contact with (its agent died or became unreachable). */
+  lostNode?: string;
 }
 
 export interface StepRootOptions {
@@ -47,6 +49,7 @@ export class StepRoot {
   private readonly unsubscribe: Array<() => void> = [];
   private launched = 0;
   private failure: string | undefined;
+  private lostNode: string | undefined;
   /** The exit code the step ends with: that of its first failure. */
   private failCode = 0;
   private resolve!: (r: StepResult) => void;
@@ -120,7 +123,10 @@ export class StepRoot {
   /** The first failure kills every rank; ranks on a lost node are counted as killed. */
   private fail(reason: string, code: number, lostNode?: string): void {
     if (this.over) return;
-    if (lostNode) this.markLost(lostNode);
+    if (lostNode) {
+      this.lostNode ??= lostNode;
+      this.markLost(lostNode);
+    }
     if (this.failure) return;
     this.failure = reason;
     this.failCode = code || 1;
@@ -153,6 +159,6 @@ export class StepRoot {
     this.broadcast({ t: "end", step: this.key });
     for (const u of this.unsubscribe) u();
     const exits = [...this.exits.values()].sort((a, b) => a.rank - b.rank);
-    this.resolve({ exitCode: this.failCode, exits, failure: this.failure });
+    this.resolve({ exitCode: this.failCode, exits, failure: this.failure, lostNode: this.lostNode });
   }
 }

@@ -1,0 +1,94 @@
+/** Node failure and controller restarts, with every daemon a separate process. */
+import { Database } from "bun:sqlite";
+import { afterEach, expect, test } from "bun:test";
+import { join } from "node:path";
+import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
+
+let c: TestCluster | undefined;
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+function dbRows(cluster: TestCluster): { id: number; state: string }[] {
+  const db = new Database(join(cluster.stateDir, "ebb.db"), { readonly: true });
+  try {
+    return db.query("select id, state from jobs order by id").all() as { id: number; state: string }[];
+  } finally {
+    db.close();
+  }
+}
+
+test("an agent killed with SIGKILL makes its node DOWN and its job NODE_FAIL; other nodes keep working", async () => {
+  c = await startCluster({ agents: 3, heartbeat: 0.5 });
+  const id = await c.submit({ argv: ["sh", "-c", "echo pid=$$ node=$EBB_NODENAME; exec sleep 300"], nodes: 2, tasks: 2 });
+  const job = await c.waitJob(id, ["RUNNING"]);
+  const ranks = await waitFor("both ranks", () => {
+    const lines = c!.read(job.output).split("\n").filter((l) => l.startsWith("pid="));
+    return lines.length === 2 ? lines.map((l) => ({ pid: Number(/pid=(\d+)/.exec(l)![1]), node: /node=(\S+)/.exec(l)![1]! })) : undefined;
+  });
+  const victim = job.allocation[1] as string;
+  c.agents.get(victim)!.kill("SIGKILL");
+  const failed = await c.waitJob(id, ["NODE_FAIL"], 15_000);
+  expect(failed.reason).toContain(`node ${victim}`);
+  // Three missed heartbeats later the node is DOWN.
+  const down = await waitFor("the node to go DOWN", async () => {
+    const n = (await c!.api("GET", "/v1/nodes")).json.nodes.find((x: any) => x.name === victim);
+    return n.state === "DOWN" ? n : undefined;
+  });
+  expect(down.reason).toContain("no heartbeat");
+  // The rank on the surviving node was killed.
+  const survivor = ranks.find((r) => r.node !== victim)!;
+  await waitFor("the rank on the surviving node to die", () => !pidAlive(survivor.pid));
+  // The two live nodes still run jobs.
+  const next = await c.submit({ argv: ["true"], nodes: 2 });
+  expect((await c.waitJob(next, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+  // The agent comes back under the same name: it kills what its previous life left running,
+  // and the node is UP again.
+  const orphan = ranks.find((r) => r.node === victim)!;
+  expect(pidAlive(orphan.pid)).toBe(true);
+  c.startAgent(victim);
+  await c.waitNodes(3, "IDLE");
+  await waitFor("the orphaned rank to be reaped", () => !pidAlive(orphan.pid));
+});
+
+test("restarting the controller loses no job: finished keep their records, pending stay queued, running ones carry on", async () => {
+  c = await startCluster({ agents: 2, heartbeat: 0.5 });
+  const done = await c.submit({ argv: ["true"] });
+  await c.waitJob(done, ["COMPLETED"]);
+  const running = await c.submit({ argv: ["sh", "-c", "sleep 2; echo finished"], nodes: 2, timeLimit: 60 });
+  await c.waitJob(running, ["RUNNING"]);
+  const pending = await c.submit({ argv: ["sh", "-c", "echo later"], nodes: 2 });
+  expect((await c.job(pending)).state).toBe("PENDING");
+  const before = dbRows(c);
+
+  c.controller.kill("SIGKILL");
+  await c.controller.exited;
+  expect(dbRows(c)).toEqual(before);
+  await c.startController();
+
+  // Every row is still there, in the state it had.
+  const listed = (await c.api("GET", "/v1/jobs")).json.jobs.map((j: any) => ({ id: j.id, state: j.state }));
+  expect(listed).toEqual(before);
+  // The agents re-register by themselves; the running job finishes normally and the pending one runs.
+  await c.waitNodes(2, "ALLOCATED");
+  expect((await c.waitJob(running, ["COMPLETED", "FAILED", "NODE_FAIL"])).state).toBe("COMPLETED");
+  expect(c.read(`ebb-${running}.out`)).toContain("finished");
+  expect((await c.waitJob(pending, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+  expect(c.read(`ebb-${pending}.out`)).toContain("later");
+  expect(dbRows(c).map((r) => r.state)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+});
+
+test("an `ebb run` allocation survives a controller restart", async () => {
+  c = await startCluster({ agents: 1, heartbeat: 0.5 });
+  const run = c.ebbSpawn(["run", "sh", "-c", "sleep 3; echo survived"]);
+  await waitFor("the allocation", async () => (await c!.api("GET", "/v1/jobs?state=RUNNING")).json.jobs.length === 1);
+  c.controller.kill("SIGTERM");
+  await c.controller.exited;
+  await c.startController();
+  const [out, code] = await Promise.all([new Response(run.stdout).text(), run.exited]);
+  expect(out.trim()).toBe("survived");
+  expect(code).toBe(0);
+  const jobs = (await c.api("GET", "/v1/jobs")).json.jobs;
+  expect(jobs.map((j: any) => j.state)).toEqual(["COMPLETED"]);
+});

@@ -1,0 +1,238 @@
+/** Jobs on a real cluster: a controller and 3 agents, each its own process, on loopback. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = await startCluster({ agents: 3 });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+const ENV_PROBE = 'echo "rank=$EBB_PROCID node=$EBB_NODENAME nodeid=$EBB_NODEID local=$EBB_LOCALID ntasks=$EBB_NTASKS nnodes=$EBB_NNODES job=$EBB_JOB_ID step=$EBB_STEP_ID list=$EBB_NODELIST ppid=$PPID"';
+
+function parseProbe(text: string) {
+  return text
+    .split("\n")
+    .filter((l) => l.startsWith("rank="))
+    .map((l) => Object.fromEntries(l.split(" ").map((kv) => kv.split("=") as [string, string])));
+}
+
+describe("authentication", () => {
+  test("every route but health needs the bearer token", async () => {
+    expect((await c.api("GET", "/v1/health", undefined, null)).status).toBe(200);
+    for (const [method, path] of [["GET", "/v1/jobs"], ["POST", "/v1/jobs"], ["GET", "/v1/jobs/1"], ["DELETE", "/v1/jobs/1"], ["GET", "/v1/nodes"], ["GET", "/v1/openapi.json"]] as const) {
+      const r = await c.api(method, path, method === "POST" ? { argv: ["true"] } : undefined, null);
+      expect(r.status).toBe(401);
+      expect(r.json.error.code).toBe("unauthorized");
+    }
+    expect((await c.api("GET", "/v1/jobs", undefined, "not-the-token")).status).toBe(401);
+  });
+});
+
+describe("a 2-node step started by `ebb run`", () => {
+  test("every rank runs once, on the node its rank maps to, started by that node's agent", async () => {
+    const r = await c.ebb(["run", "-N", "2", "-n", "4", "sh", "-c", ENV_PROBE]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const ranks = parseProbe(r.stdout).sort((a, b) => Number(a.rank) - Number(b.rank));
+    expect(ranks.map((x) => x.rank)).toEqual(["0", "1", "2", "3"]);
+    const list = ranks[0]!.list!.split(",");
+    expect(list).toHaveLength(2);
+    for (const x of ranks) {
+      const nodeid = Math.floor(Number(x.rank) / 2); // block layout: 2 ranks per node
+      expect(x.nodeid).toBe(String(nodeid));
+      expect(x.node).toBe(list[nodeid]);
+      expect(x.local).toBe(String(Number(x.rank) % 2));
+      expect(x.ntasks).toBe("4");
+      expect(x.nnodes).toBe("2");
+      expect(x.step).toBe("0");
+      // The rank's parent process is the agent of the node it claims to be on.
+      expect(Number(x.ppid)).toBe(c.agents.get(x.node!)!.pid);
+    }
+    const job = await c.job(Number(ranks[0]!.job));
+    expect(job.state).toBe("COMPLETED");
+    expect(job.kind).toBe("alloc");
+    expect(job.allocation).toEqual(list);
+  });
+
+  test("-l labels each line with its rank, and the exit status is the failing rank's", async () => {
+    const r = await c.ebb(["run", "-n", "2", "-l", "sh", "-c", 'echo hello; [ "$EBB_PROCID" = 1 ] && exit 3; exit 0']);
+    expect(r.code).toBe(3);
+    expect(r.stdout.split("\n").filter(Boolean).sort()).toEqual(["0: hello", "1: hello"]);
+    expect(r.stderr).toContain("rank 1");
+    expect(r.stderr).toContain("exited with code 3");
+  });
+
+  test("flags after the program name belong to the program", async () => {
+    const r = await c.ebb(["run", "sh", "-c", "echo $0 $1", "-l", "-N"]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.trim()).toBe("-l -N");
+  });
+
+  test("a program that does not exist fails with a clear message", async () => {
+    const r = await c.ebb(["run", "/no/such/program"]);
+    expect(r.code).toBe(127);
+    expect(r.stderr).toContain("No such file or directory");
+  });
+});
+
+describe("jobs submitted through the HTTP API", () => {
+  test("a command job runs its ranks over its nodes and writes their output to its file", async () => {
+    const id = await c.submit({ argv: ["sh", "-c", ENV_PROBE], nodes: 3, tasks: 3, output: "cmd-%j.out" });
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect(job.state).toBe("COMPLETED");
+    expect(job.exitCode).toBe(0);
+    expect(job.output).toBe(join(c.dir, `cmd-${id}.out`));
+    const ranks = parseProbe(c.read(job.output));
+    expect(ranks.map((r) => r.rank).sort()).toEqual(["0", "1", "2"]);
+    expect(new Set(ranks.map((r) => r.node)).size).toBe(3);
+    expect(job.steps).toHaveLength(1);
+    expect(job.steps[0].state).toBe("COMPLETED");
+    expect(job.events.map((e: any) => e.kind)).toEqual(["submitted", "started", "ended"]);
+  });
+
+  test("a failing command job is FAILED with its exit code", async () => {
+    const id = await c.submit({ argv: ["sh", "-c", "exit 7"] });
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect(job.state).toBe("FAILED");
+    expect(job.exitCode).toBe(7);
+  });
+
+  test("GET /v1/jobs filters by state and the OpenAPI document describes the routes", async () => {
+    const done = (await c.api("GET", "/v1/jobs?state=COMPLETED")).json.jobs;
+    expect(done.length).toBeGreaterThan(0);
+    expect(done.every((j: any) => j.state === "COMPLETED")).toBe(true);
+    const doc = (await c.api("GET", "/v1/openapi.json")).json;
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(["/v1/jobs", "/v1/jobs/{id}", "/v1/nodes", "/v1/health"]));
+    expect(doc.paths["/v1/jobs"].post.requestBody.content["application/json"].schema.properties.nodes).toBeDefined();
+  });
+});
+
+describe("batch scripts submitted with `ebb submit`", () => {
+  test("#EBB directives apply, the script runs on the first node, and `ebb run` inside it uses the allocation", async () => {
+    writeFileSync(
+      join(c.dir, "batch.sh"),
+      ["#!/bin/sh", "#EBB -N 2", "#EBB -t 2:00", "#EBB --job-name directive-name", `echo "script on $EBB_NODENAME of $EBB_NODELIST"`, "ebb run -l sh -c 'echo step rank $EBB_PROCID on $EBB_NODENAME'", "echo done"].join("\n"),
+    );
+    const r = await c.ebb(["submit", "--parsable", "batch.sh"]);
+    expect(r.code).toBe(0);
+    const id = Number(r.stdout.trim());
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect(job.state).toBe("COMPLETED");
+    expect(job.name).toBe("directive-name");
+    expect(job.timeLimit).toBe(120);
+    expect(job.allocation).toHaveLength(2);
+    const out = c.read(`ebb-${id}.out`);
+    expect(out).toContain(`script on ${job.allocation[0]} of ${job.allocation.join(",")}`);
+    expect(out).toContain(`0: step rank 0 on ${job.allocation[0]}`);
+    expect(out).toContain(`1: step rank 1 on ${job.allocation[1]}`);
+    expect(out.trim().endsWith("done")).toBe(true);
+    expect(job.steps.map((s: any) => s.state)).toEqual(["COMPLETED"]);
+  });
+
+  test("command-line flags override directives; -o names the output file", async () => {
+    writeFileSync(join(c.dir, "small.sh"), "#!/bin/sh\n#EBB -N 3\necho $EBB_NNODES\n");
+    const r = await c.ebb(["submit", "-N", "1", "-o", "small-%j.txt", "small.sh"]);
+    const id = Number(/Submitted batch job (\d+)/.exec(r.stdout)![1]);
+    await c.waitJob(id, ["COMPLETED"]);
+    expect(c.read(`small-${id}.txt`).trim()).toBe("1");
+  });
+
+  test("bad flags are refused with a message naming them", async () => {
+    const r = await c.ebb(["submit", "-N", "zero", "small.sh"]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain("--nodes zero");
+    const r2 = await c.ebb(["submit", "-N", "9", "small.sh"]);
+    expect(r2.code).toBe(1);
+    expect(r2.stderr).toContain("cluster has 3");
+  });
+});
+
+describe("ending jobs early", () => {
+  async function ranksOf(id: number, count: number): Promise<number[]> {
+    const job = await c.waitJob(id, ["RUNNING"]);
+    const text = await waitFor("the ranks to print their pids", () => {
+      const t = c.read(job.output);
+      return t.split("\n").filter((l) => l.startsWith("pid=")).length >= count ? t : undefined;
+    });
+    return text.split("\n").filter((l) => l.startsWith("pid=")).map((l) => Number(l.slice(4)));
+  }
+
+  test("cancel kills every rank on every node", async () => {
+    const id = await c.submit({ argv: ["sh", "-c", "echo pid=$$; exec sleep 300"], nodes: 2, tasks: 4 });
+    const pids = await ranksOf(id, 4);
+    expect(pids.every(pidAlive)).toBe(true);
+    expect((await c.api("DELETE", `/v1/jobs/${id}`)).status).toBe(200);
+    const job = await c.waitJob(id, ["CANCELLED"]);
+    expect(job.reason).toContain("cancelled");
+    await waitFor("the ranks to die", () => pids.every((p) => !pidAlive(p)));
+    const again = await c.api("DELETE", `/v1/jobs/${id}`);
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe("job_finished");
+  });
+
+  test("`ebb cancel` of a batch job kills the script and what it started", async () => {
+    writeFileSync(join(c.dir, "long.sh"), "#!/bin/sh\nsleep 300 &\necho pid=$!\necho pid=$$\nwait\n");
+    const r = await c.ebb(["submit", "--parsable", "long.sh"]);
+    const id = Number(r.stdout.trim());
+    const pids = await ranksOf(id, 2);
+    const cancel = await c.ebb(["cancel", String(id)]);
+    expect(cancel.code).toBe(0);
+    await c.waitJob(id, ["CANCELLED"]);
+    await waitFor("the script's processes to die", () => pids.every((p) => !pidAlive(p)));
+  });
+
+  test("a job that outlives its time limit ends TIMEOUT and its ranks die", async () => {
+    const id = await c.submit({ argv: ["sh", "-c", "echo pid=$$; exec sleep 300"], timeLimit: 2 });
+    const pids = await ranksOf(id, 1);
+    const job = await c.waitJob(id, ["TIMEOUT"], 15_000);
+    expect(job.reason).toContain("time limit");
+    await waitFor("the rank to die", () => pids.every((p) => !pidAlive(p)));
+  });
+
+  test("Ctrl-C on `ebb run` kills every rank and gives the allocation back", async () => {
+    const run = c.ebbSpawn(["run", "-N", "2", "-n", "2", "sh", "-c", "echo pid=$$; exec sleep 300"]);
+    const reader = run.stdout.getReader();
+    let text = "";
+    await waitFor("both ranks to start", async () => {
+      const { value } = await reader.read();
+      text += new TextDecoder().decode(value);
+      return text.split("\n").filter((l) => l.startsWith("pid=")).length >= 2;
+    });
+    const pids = text.split("\n").filter((l) => l.startsWith("pid=")).map((l) => Number(l.slice(4)));
+    run.kill("SIGINT");
+    const code = await run.exited;
+    expect(code).toBe(130);
+    await waitFor("the ranks to die", () => pids.every((p) => !pidAlive(p)));
+    const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,PENDING")).json.jobs;
+    expect(jobs).toEqual([]);
+  });
+});
+
+describe("listing commands", () => {
+  test("queue, show and nodes print tables and --json", async () => {
+    const id = await c.submit({ argv: ["sleep", "30"], nodes: 1, name: "sleeper" });
+    await c.waitJob(id, ["RUNNING"]);
+    const q = await c.ebb(["queue"]);
+    expect(q.stdout).toMatch(new RegExp(`^${id}\\s+sleeper\\s+RUNNING`, "m"));
+    const qj = JSON.parse((await c.ebb(["queue", "--json"])).stdout);
+    expect(qj.jobs.map((j: any) => j.id)).toContain(id);
+    const all = JSON.parse((await c.ebb(["queue", "--all", "--json"])).stdout);
+    expect(all.jobs.some((j: any) => j.state === "COMPLETED")).toBe(true);
+    const show = await c.ebb(["show", String(id)]);
+    expect(show.stdout).toContain("State        RUNNING");
+    expect(JSON.parse((await c.ebb(["show", String(id), "--json"])).stdout).events[1].kind).toBe("started");
+    const nodes = JSON.parse((await c.ebb(["nodes", "--json"])).stdout).nodes;
+    expect(nodes.map((n: any) => n.name)).toEqual(["node01", "node02", "node03"]);
+    expect(nodes.filter((n: any) => n.state === "ALLOCATED").map((n: any) => n.jobId)).toEqual([id]);
+    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+2/m);
+    await c.ebb(["cancel", String(id)]);
+    const missing = await c.ebb(["show", "99999"]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toContain("job 99999 does not exist");
+  });
+});

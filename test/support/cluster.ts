@@ -1,0 +1,186 @@
+/**
+ * Test clusters of real processes on loopback: one controller and N agents, each its own OS
+ * process running `bun src/main.ts`, in a fresh state directory. Helpers talk to it through the
+ * HTTP API and the `ebb` CLI, exactly as users do.
+ */
+import type { Subprocess } from "bun";
+import { mkdtempSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export const ROOT = new URL("../..", import.meta.url).pathname.replace(/\/$/, "");
+const MAIN = join(ROOT, "src/main.ts");
+const BUN = process.execPath;
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface ClusterOptions {
+  agents: number;
+  /** Heartbeat interval in seconds (a node goes DOWN after 3 missed). */
+  heartbeat?: number;
+  cpus?: number;
+  killWait?: number;
+}
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = s.port;
+  s.stop(true);
+  return port;
+}
+
+export async function waitFor<T>(what: string, probe: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const v = await probe();
+      if (v !== undefined && v !== false) return v;
+    } catch (e) {
+      last = e;
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
+}
+
+export function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return false;
+  }
+}
+
+export class TestCluster {
+  readonly dir: string;
+  readonly stateDir: string;
+  port = 0;
+  url = "";
+  token = "";
+  controller!: Subprocess;
+  readonly agents = new Map<string, Subprocess>();
+  private readonly logs: string[] = [];
+
+  constructor(readonly opts: ClusterOptions) {
+    this.dir = mkdtempSync(join(tmpdir(), "ebb-test-"));
+    this.stateDir = join(this.dir, "state");
+  }
+
+  /** Environment for CLI calls and job processes started by tests. */
+  get env(): Record<string, string> {
+    return { ...(process.env as Record<string, string>), EBB_STATE_DIR: this.stateDir, EBB_CONTROLLER: this.url, EBB_LOG: "warn" };
+  }
+
+  private spawn(args: string[], logName: string): Subprocess {
+    const proc = Bun.spawn([BUN, MAIN, ...args], {
+      cwd: this.dir,
+      env: { ...this.env, EBB_LOG: "info" },
+      stdout: Bun.file(join(this.dir, `${logName}.log`)),
+      stderr: Bun.file(join(this.dir, `${logName}.err`)),
+    });
+    this.logs.push(logName);
+    return proc;
+  }
+
+  async startController(): Promise<void> {
+    if (!this.port) this.port = await freePort();
+    rmSync(join(this.stateDir, "controller.url"), { force: true });
+    this.controller = this.spawn(
+      ["controller", "--listen", `127.0.0.1:${this.port}`, "--state-dir", this.stateDir, "--heartbeat", String(this.opts.heartbeat ?? 1), "--kill-wait", String(this.opts.killWait ?? 2)],
+      `controller-${Date.now()}`,
+    );
+    this.url = `http://127.0.0.1:${this.port}`;
+    await waitFor("the controller to listen", async () => (await fetch(`${this.url}/v1/health`)).ok);
+    this.token = readFileSync(join(this.stateDir, "token"), "utf8").trim();
+  }
+
+  startAgent(name: string): Subprocess {
+    const agent = this.spawn(
+      ["agent", "--controller", this.url, "--name", name, "--cpus", String(this.opts.cpus ?? 2), "--key-file", join(this.stateDir, "cluster.key"), "--state-dir", join(this.dir, "agents", name)],
+      `agent-${name}-${Date.now()}`,
+    );
+    this.agents.set(name, agent);
+    return agent;
+  }
+
+  async start(): Promise<this> {
+    await this.startController();
+    for (let i = 1; i <= this.opts.agents; i++) this.startAgent(`node${String(i).padStart(2, "0")}`);
+    await this.waitNodes(this.opts.agents, "IDLE");
+    return this;
+  }
+
+  async waitNodes(count: number, state: string): Promise<void> {
+    await waitFor(`${count} nodes ${state}`, async () => {
+      const { json } = await this.api("GET", "/v1/nodes");
+      return (json as { nodes: { state: string }[] }).nodes.filter((n) => n.state === state).length >= count;
+    });
+  }
+
+  async api(method: string, path: string, body?: unknown, token: string | null = this.token): Promise<{ status: number; json: any }> {
+    const res = await fetch(`${this.url}${path}`, {
+      method,
+      headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+      body: body === undefined ? undefined : typeof body === "string" ? body : JSON.stringify(body),
+    });
+    const text = await res.text();
+    return { status: res.status, json: text ? JSON.parse(text) : undefined };
+  }
+
+  async submit(body: Record<string, unknown>): Promise<number> {
+    const r = await this.api("POST", "/v1/jobs", { cwd: this.dir, ...body });
+    if (r.status !== 201) throw new Error(`submit failed: ${r.status} ${JSON.stringify(r.json)}`);
+    return r.json.id as number;
+  }
+
+  async job(id: number): Promise<any> {
+    return (await this.api("GET", `/v1/jobs/${id}`)).json;
+  }
+
+  async waitJob(id: number, states: string[], timeoutMs = 30_000): Promise<any> {
+    return waitFor(`job ${id} to reach ${states.join("/")}`, async () => {
+      const j = await this.job(id);
+      return states.includes(j.state) ? j : undefined;
+    }, timeoutMs);
+  }
+
+  /** Run the ebb CLI as its own process. */
+  async ebb(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
+    const proc = Bun.spawn([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: { ...this.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
+    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+    return { code, stdout, stderr };
+  }
+
+  /** Start the ebb CLI without waiting (for Ctrl-C tests). */
+  ebbSpawn(args: string[]): Subprocess<"ignore", "pipe", "pipe"> {
+    return Bun.spawn([BUN, MAIN, ...args], { cwd: this.dir, env: this.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  }
+
+  read(file: string): string {
+    const p = file.startsWith("/") ? file : join(this.dir, file);
+    return existsSync(p) ? readFileSync(p, "utf8") : "";
+  }
+
+  /** Everything the daemons logged, for failure messages. */
+  daemonLogs(): string {
+    return this.logs.map((l) => `--- ${l}\n${this.read(`${l}.err`)}`).join("\n");
+  }
+
+  async stop(): Promise<void> {
+    for (const a of this.agents.values()) a.kill("SIGTERM");
+    this.controller?.kill("SIGTERM");
+    await Promise.all([...this.agents.values()].map((a) => a.exited));
+    await this.controller?.exited;
+    if (!process.env.EBB_KEEP_TEST_DIRS) rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
+  return new TestCluster(opts).start();
+}

@@ -1,0 +1,136 @@
+/** Each bad field of a request gets a 400 whose error names it; nothing bad gets a 5xx. */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startController, type ControllerHandle } from "../../src/roles/controller/index.ts";
+
+let ctl: ControllerHandle;
+let dir: string;
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), "ebb-api-"));
+  process.env.EBB_LOG = "error";
+  ctl = await startController({ listen: { host: "127.0.0.1", port: 0 }, stateDir: dir });
+});
+afterAll(async () => {
+  await ctl.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function call(method: string, path: string, body?: unknown, raw?: string) {
+  const res = await fetch(`${ctl.url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${ctl.token}`, "Content-Type": "application/json" },
+    body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+  });
+  return { status: res.status, json: (await res.json()) as { error?: { code: string; message: string; field?: string }; id?: number } };
+}
+
+const ok = { argv: ["true"] };
+
+describe("POST /v1/jobs", () => {
+  const cases: Array<[string, Record<string, unknown>, string, RegExp]> = [
+    ["nodes zero", { ...ok, nodes: 0 }, "nodes", />=?\s*1|at least/i],
+    ["nodes not a number", { ...ok, nodes: "two" }, "nodes", /number/i],
+    ["nodes fractional", { ...ok, nodes: 1.5 }, "nodes", /int/i],
+    ["tasks negative", { ...ok, tasks: -1 }, "tasks", /.+/],
+    ["fewer tasks than nodes", { ...ok, nodes: 2, tasks: 1 }, "tasks", /cannot use 2 nodes/],
+    ["tasks beyond tasksPerNode", { ...ok, nodes: 1, tasks: 3, tasksPerNode: 2 }, "tasks", /do not fit/],
+    ["tasksPerNode zero", { ...ok, tasksPerNode: 0 }, "tasksPerNode", /.+/],
+    ["timeLimit text", { ...ok, timeLimit: "soon" }, "timeLimit", /not a duration/],
+    ["timeLimit zero", { ...ok, timeLimit: 0 }, "timeLimit", /.+/],
+    ["env name", { ...ok, env: { "BAD-NAME": "x" } }, "env", /letters, digits/],
+    ["env value", { ...ok, env: { GOOD: 3 } }, "env", /string/i],
+    ["cwd relative", { ...ok, cwd: "relative/dir" }, "cwd", /absolute/],
+    ["argv empty", { argv: [] }, "argv", /must name a program/],
+    ["argv not strings", { argv: [1, 2] }, "argv", /string/i],
+    ["no program", {}, "argv", /exactly one of argv/],
+    ["argv and script", { argv: ["true"], script: "#!/bin/sh" }, "argv", /exactly one of argv/],
+    ["unknown field", { ...ok, nodez: 2 }, "", /nodez/],
+    ["name empty", { ...ok, name: "" }, "name", /.+/],
+    ["min above max", { ...ok, elastic: true, minNodes: 3, maxNodes: 2 }, "minNodes", /above maxNodes/],
+    ["output not a string", { ...ok, output: 5 }, "output", /string/i],
+  ];
+  for (const [what, body, field, message] of cases) {
+    test(`${what} -> 400 naming ${field || "the field"}`, async () => {
+      const r = await call("POST", "/v1/jobs", body);
+      expect(r.status).toBe(400);
+      expect(r.json.error!.code).toBe("invalid_request");
+      if (field) {
+        expect(r.json.error!.field?.split(".")[0]).toBe(field);
+        expect(r.json.error!.message).toContain(`${field}`);
+      }
+      expect(r.json.error!.message).toMatch(message);
+    });
+  }
+
+  test("malformed JSON -> 400 that says so", async () => {
+    const r = await call("POST", "/v1/jobs", undefined, "{nodes: 2");
+    expect(r.status).toBe(400);
+    expect(r.json.error!.message).toContain("not valid JSON");
+  });
+
+  test("a JSON array or null body -> 400, never a 5xx", async () => {
+    for (const raw of ["[]", "null", '"x"', "12"]) expect((await call("POST", "/v1/jobs", undefined, raw)).status).toBe(400);
+  });
+
+  test("a valid job is accepted and the controller keeps serving after all the bad ones", async () => {
+    const r = await call("POST", "/v1/jobs", { ...ok, timeLimit: "1:30", env: { A: "1" }, cwd: "/tmp" });
+    expect(r.status).toBe(201);
+    expect(typeof r.json.id).toBe("number");
+    const job = await call("GET", `/v1/jobs/${r.json.id}`);
+    expect((job.json as any).timeLimit).toBe(90);
+    expect((job.json as any).state).toBe("PENDING");
+  });
+});
+
+describe("paths and queries", () => {
+  test("a job id that is not a number -> 400 naming id; a missing job -> 404", async () => {
+    const bad = await call("GET", "/v1/jobs/abc");
+    expect(bad.status).toBe(400);
+    expect(bad.json.error!.field).toBe("id");
+    const missing = await call("GET", "/v1/jobs/424242");
+    expect(missing.status).toBe(404);
+    expect(missing.json.error!.message).toContain("job 424242 does not exist");
+    expect((await call("DELETE", "/v1/jobs/424242")).status).toBe(404);
+  });
+
+  test("state filter with an unknown state -> 400 naming state; bad limit -> 400 naming limit", async () => {
+    const r = await call("GET", "/v1/jobs?state=RUNNING,BOGUS");
+    expect(r.status).toBe(400);
+    expect(r.json.error!.field).toBe("state.1");
+    const l = await call("GET", "/v1/jobs?limit=0");
+    expect(l.status).toBe(400);
+    expect(l.json.error!.field).toBe("limit");
+    const u = await call("GET", "/v1/jobs?colour=red");
+    expect(u.status).toBe(400);
+    expect(u.json.error!.message).toContain("colour");
+  });
+
+  test("steps of a job that is not running -> 409; bad step bodies -> 400", async () => {
+    const { json } = await call("POST", "/v1/jobs", ok);
+    const step = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: ["true"] });
+    expect(step.status).toBe(409);
+    expect(step.json.error!.code).toBe("job_not_running");
+    const bad = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: [] });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error!.field).toBe("argv");
+  });
+
+  test("unknown routes -> 404 JSON pointing at the OpenAPI document", async () => {
+    const r = await call("GET", "/v1/nope");
+    expect(r.status).toBe(404);
+    expect(r.json.error!.message).toContain("openapi.json");
+  });
+
+  test("a job token only reaches its own job", async () => {
+    const { jobToken } = await import("../../src/proto/credential.ts");
+    const token = jobToken(ctl.clusterKey, 1);
+    const own = await fetch(`${ctl.url}/v1/jobs/1`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(own.status).toBe(200);
+    const other = await fetch(`${ctl.url}/v1/jobs/2`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(other.status).toBe(403);
+    const list = await fetch(`${ctl.url}/v1/jobs`, { headers: { Authorization: `Bearer ${token}` } });
+    expect(list.status).toBe(403);
+  });
+});
