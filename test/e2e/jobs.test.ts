@@ -1,6 +1,6 @@
 /** Jobs on a real cluster: a controller and 3 agents, each its own process, on loopback. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
 
@@ -30,6 +30,10 @@ describe("authentication", () => {
       expect(r.json.error.code).toBe("unauthorized");
     }
     expect((await c.api("GET", "/v1/jobs", undefined, "not-the-token")).status).toBe(401);
+  });
+
+  test("the token and the cluster key are files only their owner can read", () => {
+    for (const f of ["token", "cluster.key"]) expect(statSync(join(c.stateDir, f)).mode & 0o777).toBe(0o600);
   });
 });
 
