@@ -101,7 +101,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const id = jobIdParam(c);
     requireJob(c, id);
     const req = await body(c, StepCreate);
-    return c.json(backend.createStep(id, req), 201);
+    return c.json(await backend.createStep(id, req), 201);
   });
 
   app.get("/v1/nodes", (c) => {

@@ -7,7 +7,7 @@ export interface ApiBackend {
   listJobs(filter: { states?: JobState[]; limit: number }): JobView[];
   getJob(id: number): JobDetail | undefined;
   cancel(id: number): void;
-  createStep(jobId: number, req: StepCreate): StepGrant;
+  createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
   counts(): { nodes: number; jobs: number };
   /** The job a token may act on: "all" for the API token, a job id for a job token, undefined if invalid. */

@@ -69,12 +69,20 @@ export const JobListQuery = z.strictObject({
   limit: z.coerce.number().int().min(1).max(100_000).default(1000),
 });
 
-export const StepCreate = z.strictObject({
-  argv: z.array(z.string()).min(1, "must name a program"),
-  nodes: z.int().min(1).optional(),
-  tasks: z.int().min(1).optional(),
-  tasksPerNode: z.int().min(1).optional(),
-});
+export const StepCreate = z
+  .strictObject({
+    argv: z.array(z.string()).min(1, "must name a program"),
+    nodes: z.int().min(1).optional(),
+    tasks: z.int().min(1).optional(),
+    tasksPerNode: z.int().min(1).optional(),
+    /** Run on nodes the job does not hold yet (PMI spawn): the allocation grows by them and shrinks back when the step ends. */
+    newNodes: z.boolean().optional(),
+    /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
+    wait: z.number().min(0).max(3600).optional(),
+  })
+  .superRefine((b, ctx) => {
+    if (b.newNodes && b.tasks === undefined) ctx.addIssue({ code: "custom", path: ["tasks"], message: "a step on new nodes needs a task count" });
+  });
 export type StepCreate = z.infer<typeof StepCreate>;
 
 const NodeRefView = z.object({ name: z.string(), addr: z.string() });

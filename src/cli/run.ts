@@ -13,6 +13,8 @@ const args = defineArgs({
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the program's name)", valueHint: "NAME" },
   mpi: { type: "string", description: "PMI wire to serve: both (default; the client's init picks), pmi1, pmi2 or none", valueHint: "both|pmi1|pmi2|none" },
+  "pmi-port": { type: "boolean", description: "Ranks reach PMI over TCP (PMI_PORT + PMI_ID) instead of an inherited socket (PMI_FD)" },
+  "spawn-wait": { type: "string", description: "Seconds an MPI spawn may wait for idle nodes before it fails (default 30)", valueHint: "SECONDS" },
   fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
   ...controllerArgs,
 });
@@ -48,6 +50,8 @@ export default defineCommand({
         jobId: insideJob,
         fanout: intFlag(a.fanout, "--fanout", { max: 1024 }) ?? 8,
         pmi: mpi.data,
+        pmiPort: a["pmi-port"] === true,
+        spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
         say: (text, opts) => {
           if (opts?.transient) {
             if (interactive) process.stderr.write(`\r\x1b[Kebb: ${text}`);

@@ -41,6 +41,8 @@ export const AgentToController = z.discriminatedUnion("t", [
   z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
   /** After a job.kill: the job has no processes left on this node. */
   z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
+  /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
+  z.object({ t: z.literal("names"), reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 ]);
 export type AgentToController = z.infer<typeof AgentToController>;
 
@@ -50,5 +52,6 @@ export const ControllerToAgent = z.discriminatedUnion("t", [
   /** Signal every process of the job on this node; KILL also forgets the job. */
   z.object({ t: z.literal("job.kill"), jobId: JobId, signal: Signal, reason: z.string().optional() }),
   z.object({ t: z.literal("job.ack"), jobId: JobId }),
+  z.object({ t: z.literal("names.result"), reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
 ]);
 export type ControllerToAgent = z.infer<typeof ControllerToAgent>;

@@ -9,10 +9,23 @@ import { Credential, NodeRef, Signal, StepKey } from "./common.ts";
 export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);
 export type PmiMode = z.infer<typeof PmiMode>;
 
+export const Kvs = z.record(z.string(), z.string());
+
+export const SpawnRequest = z.object({
+  commands: z.array(z.object({ execname: z.string().min(1), args: z.array(z.string()), maxprocs: z.int().positive(), info: z.record(z.string(), z.string()) })).min(1),
+  preput: Kvs,
+});
+export type SpawnRequest = z.infer<typeof SpawnRequest>;
+
+/** One program of an MPMD launch (PMI spawn_multiple): `count` consecutive ranks run `argv`. */
+export const App = z.object({ argv: z.array(z.string()).min(1), count: z.int().positive() });
+
 export const StepSpec = z.object({
   jobId: z.int().positive(),
   stepId: z.int().nonnegative(),
   argv: z.array(z.string()).min(1),
+  /** Several programs (appnum 0, 1, ...) instead of one argv for all ranks. */
+  apps: z.array(App).optional(),
   env: z.record(z.string(), z.string()),
   cwd: z.string().min(1),
   /** The step's nodes; a node's index here is its EBB_NODEID. */
@@ -23,6 +36,8 @@ export const StepSpec = z.object({
   jobNodes: z.array(z.string()),
   fanout: z.int().min(1).max(1024),
   pmi: PmiMode,
+  /** Ranks reach the PMI server over TCP (PMI_PORT + PMI_ID) instead of an inherited socketpair (PMI_FD). */
+  pmiPort: z.boolean().optional(),
   /** Values every rank's environment gets (controller URL, job token, ...). */
   jobEnv: z.record(z.string(), z.string()),
   /** Set for processes created by PMI spawn: the keys the parent pre-put into the children's KVS. */
@@ -32,8 +47,6 @@ export const StepSpec = z.object({
 });
 export type StepSpec = z.infer<typeof StepSpec>;
 
-export const Kvs = z.record(z.string(), z.string());
-
 export const StepDown = z.discriminatedUnion("t", [
   z.object({ t: z.literal("launch"), step: StepKey, cred: Credential, spec: StepSpec }),
   z.object({ t: z.literal("signal"), step: StepKey, signal: Signal }),
@@ -41,6 +54,17 @@ export const StepDown = z.discriminatedUnion("t", [
   z.object({ t: z.literal("fence.out"), step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
   /** Every rank has been accounted for: nodes forget the step. */
   z.object({ t: z.literal("end"), step: StepKey }),
+  /** The answer to a rank's spawn request, for the node that asked. */
+  z.object({
+    t: z.literal("spawn.result"),
+    step: StepKey,
+    node: z.string(),
+    reqId: z.int(),
+    rc: z.int(),
+    errcodes: z.array(z.int()).optional(),
+    jobId: z.string().optional(),
+    message: z.string().optional(),
+  }),
 ]);
 export type StepDown = z.infer<typeof StepDown>;
 
@@ -49,6 +73,8 @@ export const StepUp = z.discriminatedUnion("t", [
   z.object({ t: z.literal("launched"), step: StepKey, count: z.int().nonnegative() }),
   z.object({ t: z.literal("io"), step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
   z.object({ t: z.literal("exit"), step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+  /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
+  z.object({ t: z.literal("spawn"), step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
   /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
   z.object({ t: z.literal("fence.in"), step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
   /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */

@@ -56,6 +56,7 @@ function prepare(db: Db) {
       .where(eq(jobs.id, p("id")))
       .prepare(),
     setNextStep: db.update(jobs).set({ nextStep: hole("nextStep") }).where(eq(jobs.id, p("id"))).prepare(),
+    setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
     insertEvent: db.insert(jobEvents).values({ jobId: p("jobId"), time: p("time"), kind: p("kind"), message: p("message"), data: p("data") }).prepare(),
     insertAllocation: db.insert(jobNodes).values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time") }).prepare(),
     closeAllocation: db
@@ -120,6 +121,10 @@ export class JobStore {
 
   setNextStep(id: number, nextStep: number): void {
     this.q.setNextStep.run({ id, nextStep });
+  }
+
+  setNodes(id: number, nodes: number): void {
+    this.q.setNodes.run({ id, nodes });
   }
 
   addEvent(jobId: number, time: number, kind: string, message: string, data?: Record<string, unknown>): void {

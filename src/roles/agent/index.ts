@@ -83,7 +83,16 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const agentEnv = baseEnv();
   const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir);
   const pool = new PeerPool();
-  const steps = new StepService({ name: o.name, clusterKey: o.clusterKey, controllerUrl, procs, pool, processEnv: env });
+  const nameRequests = new Map<number, (r: { ok: boolean; port?: string }) => void>();
+  let nextNameRequest = 1;
+  const names = (jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string) =>
+    new Promise<{ ok: boolean; port?: string }>((resolve) => {
+      if (!channel?.isOpen) return resolve({ ok: false });
+      const reqId = nextNameRequest++;
+      nameRequests.set(reqId, resolve);
+      send({ t: "names", reqId, jobId, op, service, port });
+    });
+  const steps = new StepService({ name: o.name, clusterKey: o.clusterKey, controllerUrl, procs, pool, processEnv: env, names });
   const server = serveSteps(o.listen, steps);
   const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
   pool.addLocal(addr, steps);
@@ -124,6 +133,12 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       case "job.ack":
         pendingExits.delete(msg.jobId);
         return;
+      case "names.result": {
+        const done = nameRequests.get(msg.reqId);
+        nameRequests.delete(msg.reqId);
+        done?.({ ok: msg.ok, port: msg.port });
+        return;
+      }
     }
   };
 
@@ -146,6 +161,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     onMessage: handle,
     onInvalid: (error) => log.warn("invalid message from the controller", { error }),
     onClose: (reason, code) => {
+      for (const done of nameRequests.values()) done({ ok: false });
+      nameRequests.clear();
       if (code === 4409 || code === 4400) {
         log.error(`the controller refused this agent: ${reason}`);
         channel?.close();

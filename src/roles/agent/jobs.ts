@@ -7,8 +7,10 @@ import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerPool } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
+import { ApiClient } from "../../api/client.ts";
+import { ControllerLink } from "../launcher/controller-link.ts";
+import { Launch } from "../launcher/launch.ts";
 import { fileSink } from "../launcher/output.ts";
-import { StepRoot } from "../launcher/step-root.ts";
 import type { ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 
@@ -27,7 +29,7 @@ export interface JobRunnerContext {
 }
 
 export class JobRunner {
-  private readonly roots = new Map<number, StepRoot>();
+  private readonly launches = new Map<number, Launch>();
 
   constructor(private readonly ctx: JobRunnerContext) {}
 
@@ -43,7 +45,7 @@ export class JobRunner {
 
   /** A job is being killed: a command step rooted here stops too. */
   kill(jobId: number, reason: string): void {
-    this.roots.get(jobId)?.cancel(reason, 143);
+    this.launches.get(jobId)?.cancel(reason, 143);
   }
 
   private batch(job: JobStart): void {
@@ -73,29 +75,27 @@ export class JobRunner {
   private command(job: JobStart): void {
     if (!job.cred || !job.argv) throw new Error("a command job needs argv and a step credential");
     const sink = fileSink(job.output, { label: false });
-    const root = new StepRoot({
-      spec: {
-        jobId: job.id,
-        stepId: 0,
-        argv: job.argv,
-        env: job.env,
-        cwd: job.cwd,
-        nodes: job.nodes,
-        tasks: job.tasks,
-        jobNodes: job.nodes.map((n) => n.name),
-        fanout: this.ctx.fanout,
-        pmi: "both",
-        jobEnv: job.jobEnv,
-      },
-      cred: job.cred,
+    // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
+    const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? ""), job.id);
+    const launch = new Launch({
+      link,
+      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv },
+      argv: job.argv,
+      env: job.env,
+      cwd: job.cwd,
+      fanout: this.ctx.fanout,
+      pmi: "both",
       connect: (addr) => this.ctx.pool.get(addr),
       sink,
+      spawnWait: 30,
+      reportPrimary: false,
     });
-    this.roots.set(job.id, root);
-    void root.start().then((r) => {
-      this.roots.delete(job.id);
+    this.launches.set(job.id, launch);
+    void launch.run().then((r) => {
+      this.launches.delete(job.id);
       sink.flush();
       sink.close();
+      link.close();
       this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode);
     });
   }

@@ -17,6 +17,7 @@ import { childrenOf } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { rankVars } from "./env.ts";
 import type { ProcessTable } from "./procs.ts";
+import { argvOf, StepPmi } from "./step-pmi.ts";
 
 const log = logger("agent");
 
@@ -28,6 +29,8 @@ export interface StepContext {
   pool: PeerPool;
   /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+  /** The job's PMI name service, kept by the controller. */
+  names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
 }
 
 export class StepService implements StepEndpoint {
@@ -91,6 +94,7 @@ export class StepNode {
   private sentLaunched = false;
   private killedWith: NodeJS.Signals | undefined;
   private done = false;
+  private pmi: StepPmi | undefined;
 
   constructor(
     private readonly svc: StepService,
@@ -106,6 +110,19 @@ export class StepNode {
 
   start(cred: Credential): void {
     const k = this.spec.fanout;
+    const spec = this.spec;
+    if (spec.pmi !== "none") {
+      const first = firstRanks(spec.tasks)[this.index]!;
+      this.pmi = new StepPmi({
+        node: this.ctx.name,
+        key: this.key,
+        spec,
+        ranks: Array.from({ length: spec.tasks[this.index]! }, (_, i) => first + i),
+        children: childrenOf(this.index, spec.nodes.length, k),
+        up: (m) => this.up(m),
+        names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
+      });
+    }
     for (const c of childrenOf(this.index, this.spec.nodes.length, k)) {
       const ref = this.spec.nodes[c]!;
       const conn = this.ctx.pool.get(ref.addr);
@@ -117,15 +134,20 @@ export class StepNode {
       this.children.push(child);
       conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
     }
-    this.startRanks();
+    void this.startRanks();
   }
 
   private up(msg: StepUp): void {
     if (!this.done) this.upstream.send(msg);
   }
 
-  private startRanks(): void {
+  private async startRanks(): Promise<void> {
     const spec = this.spec;
+    try {
+      await this.pmi?.listen();
+    } catch (e) {
+      this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `${this.ctx.name}: cannot open a PMI port: ${(e as Error).message}` });
+    }
     const count = spec.tasks[this.index]!;
     const first = firstRanks(spec.tasks)[this.index]!;
     const size = spec.tasks.reduce((a, b) => a + b, 0);
@@ -151,9 +173,11 @@ export class StepNode {
     const base = this.ctx.processEnv(spec.env, spec.jobEnv);
     for (let i = 0; i < count; i++) {
       const rank = first + i;
-      const env = { ...base, ...rankVars({ stepId: spec.stepId, nodes: names, nodeIndex: this.index, localId: i, rank, size }, this.ctx.controllerUrl) };
-      const child = this.ctx.procs.spawn(spec.jobId, spec.argv, { cwd: spec.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+      const env = { ...base, ...rankVars({ stepId: spec.stepId, nodes: names, nodeIndex: this.index, localId: i, rank, size }, this.ctx.controllerUrl), ...this.pmi?.env(rank) };
+      const argv = argvOf(spec, rank);
+      const child = this.ctx.procs.spawn(spec.jobId, argv, { cwd: spec.cwd, env, stdio: ["ignore", "pipe", "pipe", this.pmi?.fd3 ?? "ignore"] });
       this.ranks.set(rank, child);
+      this.pmi?.attach(rank, child);
       child.stdout!.setEncoding("utf8");
       child.stderr!.setEncoding("utf8");
       child.stdout!.on("data", (data: string) => this.up({ t: "io", step: this.key, rank, fd: 1, data }));
@@ -167,7 +191,7 @@ export class StepNode {
         if (reported) return;
         reported = true;
         const what = err.code === "ENOENT" ? "No such file or directory" : err.code === "EACCES" ? "Permission denied" : err.message;
-        this.up({ t: "error", step: this.key, node: this.ctx.name, rank, kind: "launch", message: `${this.ctx.name}: rank ${rank}: ${spec.argv[0]}: ${what}`, code: err.code === "ENOENT" ? 127 : 126 });
+        this.up({ t: "error", step: this.key, node: this.ctx.name, rank, kind: "launch", message: `${this.ctx.name}: rank ${rank}: ${argv[0]}: ${what}`, code: err.code === "ENOENT" ? 127 : 126 });
         this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: err.code === "ENOENT" ? 127 : 126 });
         this.ranks.delete(rank);
         spawned();
@@ -177,6 +201,8 @@ export class StepNode {
         if (reported) return;
         reported = true;
         this.ranks.delete(rank);
+        if (code === 0 && this.pmi?.exitedUnfinalized(rank))
+          this.up({ t: "error", step: this.key, node: this.ctx.name, rank, kind: "pmi", message: `rank ${rank} on ${this.ctx.name} exited without finalizing PMI (MPI_Finalize not called?)` });
         this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
       });
     }
@@ -194,6 +220,10 @@ export class StepNode {
       this.maybeLaunched();
       return;
     }
+    if (msg.t === "fence.in") {
+      this.pmi?.fromChild(child.index, msg);
+      return;
+    }
     this.up(msg);
   }
 
@@ -201,6 +231,7 @@ export class StepNode {
     if (this.done) return;
     child.launched ??= 0;
     this.up({ t: "error", step: this.key, node: child.name, kind: "lost-node", message: `lost node ${child.name}: ${reason}` });
+    this.pmi?.childLost(child.index);
     this.maybeLaunched();
   }
 
@@ -214,13 +245,19 @@ export class StepNode {
         this.finish();
         return;
       case "fence.out":
+      case "spawn.result":
+        this.pmi?.down(msg);
+        return;
       case "launch":
         return;
     }
   }
 
   private signalRanks(signal: NodeJS.Signals): void {
-    if (signal === "SIGKILL" || signal === "SIGTERM" || signal === "SIGINT") this.killedWith = signal;
+    if (signal === "SIGKILL" || signal === "SIGTERM" || signal === "SIGINT") {
+      this.killedWith = signal;
+      this.pmi?.fail(`the step is being stopped (${signal})`);
+    }
     for (const child of this.ranks.values()) this.ctx.procs.signalGroup(child.pid, signal);
   }
 
@@ -239,6 +276,7 @@ export class StepNode {
     this.done = true;
     for (const c of this.children) c.unsubscribe();
     if (this.ranks.size > 0) this.signalRanks("SIGKILL");
+    void this.pmi?.close();
     this.svc.steps.delete(this.key);
   }
 }

@@ -58,6 +58,17 @@ export class AgentHub {
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;
+      case "names": {
+        const job = this.state.jobs.get(msg.jobId);
+        if (!job?.nodes.includes(name)) return conn.send({ t: "names.result", reqId: msg.reqId, ok: false });
+        const names = (job.names ??= new Map());
+        const reply = (ok: boolean, port?: string) => conn.send({ t: "names.result", reqId: msg.reqId, ok, port });
+        if (msg.op === "lookup") return names.has(msg.service) ? reply(true, names.get(msg.service)) : reply(false);
+        if (msg.op === "unpublish") return reply(names.delete(msg.service));
+        if (names.has(msg.service) || msg.port === undefined) return reply(false);
+        names.set(msg.service, msg.port);
+        return reply(true);
+      }
     }
   }
 

@@ -21,6 +21,7 @@ import { Jobs } from "./jobs.ts";
 import { ensureSecret } from "./keys.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
+import { SpawnQueue } from "./spawns.ts";
 import { ClusterState } from "./state.ts";
 import { serve } from "./server.ts";
 import { jobDetail, jobViews, nodeView } from "./views.ts";
@@ -58,6 +59,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
+  const spawns = new SpawnQueue(state, () => scheduler!.request());
   const jobs = new Jobs(
     store,
     state,
@@ -67,9 +69,13 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       killWaitMs: opts.killWaitMs ?? 5000,
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
     },
-    { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() },
+    {
+      toAgent: (node, msg) => agents!.send(node, msg),
+      schedule: () => scheduler!.request(),
+      requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
+    },
   );
-  scheduler = new SchedulerLoop(state, jobs);
+  scheduler = new SchedulerLoop(state, jobs, spawns);
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request());
   const launchers = new LauncherHub(state, jobs);
   jobs.restore();

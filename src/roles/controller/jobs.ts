@@ -14,6 +14,7 @@ import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { refreshSchedView } from "./sched-view.ts";
+import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
@@ -29,6 +30,8 @@ export interface JobsConfig {
 export interface Effects {
   toAgent(node: string, msg: ControllerToAgent): boolean;
   schedule(): void;
+  /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
+  requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
 }
 
 const CRED_LIFETIME_MS = 10 * 60_000;
@@ -47,7 +50,7 @@ export class Jobs {
     const allocs = this.store.openAllocations();
     for (const row of active) {
       const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
-      const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {} };
+      const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {}, spawnedSteps: new Map() };
       refreshSchedView(job);
       this.state.jobs.set(row.id, job);
       for (const n of nodes) {
@@ -96,7 +99,7 @@ export class Jobs {
       this.store.addEvent(id, now, "submitted", `submitted: ${kind} job, ${describeSize(minNodes, maxNodes)}`);
       return { ...values, id, state: "PENDING", output, startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 };
     });
-    const job: JobRuntime = { row, nodes: [], launchers: new Set(), sched: {} };
+    const job: JobRuntime = { row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() };
     refreshSchedView(job);
     this.state.jobs.set(row.id, job);
     this.watchOrphan(job);
@@ -158,13 +161,19 @@ export class Jobs {
     };
   }
 
-  createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant {
+  private runningJob(jobId: number): JobRuntime {
     const job = this.state.jobs.get(jobId);
     if (!job) {
       if (!this.store.getJob(jobId)) throw notFound(`job ${jobId}`);
       throw conflict("job_finished", `job ${jobId} has ended; steps need a running job`);
     }
-    if (job.row.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${job.row.state}; steps need a RUNNING job`);
+    if (job.row.state === "PENDING") throw conflict("job_not_running", `job ${jobId} is ${job.row.state}; steps need a RUNNING job`);
+    return job;
+  }
+
+  createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant | Promise<StepGrant> {
+    const job = this.runningJob(jobId);
+    if (req.newNodes) return this.createStepOnNewNodes(job, req);
     const have = job.nodes.length;
     const n = req.nodes ?? (req.tasks ? Math.min(have, req.tasks) : have);
     if (n > have) throw badRequest(`the step asks for ${n} nodes but job ${jobId} has ${have}`, "nodes");
@@ -178,19 +187,76 @@ export class Jobs {
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
     job.row.nextStep = stepId + 1;
+    return this.grant(job, stepId, nodes, blockLayout(n, tasks), now);
+  }
+
+  private grant(job: JobRuntime, stepId: number, nodes: string[], tasks: number[], now: number): StepGrant {
+    const jobId = job.row.id;
     return {
       jobId,
       stepId,
       nodes: nodes.map((name) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" })),
-      tasks: blockLayout(n, tasks),
+      tasks,
       jobNodes: job.nodes,
       cred: signCredential(this.config.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS }),
       jobEnv: this.jobEnv(job),
     };
   }
 
+  /** A step on nodes the job does not hold yet (PMI spawn): the allocation grows for its lifetime. */
+  private createStepOnNewNodes(job: JobRuntime, req: StepCreate): Promise<StepGrant> {
+    return this.effects.requestNodes(job.row.id, req.tasks!, (req.wait ?? 30) * 1000, (nodes) => this.growForStep(job, req, nodes));
+  }
+
+  private growForStep(job: JobRuntime, req: StepCreate, nodes: string[], now = Date.now()): StepGrant {
+    const tasks = req.tasks!;
+    const jobId = job.row.id;
+    const stepId = job.row.nextStep;
+    const layout = fillLayout(nodes.map((n) => this.state.nodes.get(n)!.row.cpus), tasks);
+    this.store.tx(() => {
+      this.store.setNextStep(jobId, stepId + 1);
+      this.store.openAllocation(jobId, nodes, now, job.nodes.length);
+      this.store.setNodes(jobId, job.nodes.length + nodes.length);
+      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
+      this.store.addEvent(jobId, now, "grown", `grew by ${compressHostlist(nodes)} for step ${stepId} (spawn of ${tasks} processes)`, { nodes, stepId });
+    });
+    job.row.nextStep = stepId + 1;
+    job.nodes = [...job.nodes, ...nodes];
+    job.row.nodes = job.nodes.length;
+    for (const n of nodes) this.state.nodes.get(n)!.jobId = jobId;
+    job.spawnedSteps.set(stepId, nodes);
+    refreshSchedView(job);
+    return this.grant(job, stepId, nodes, layout, now);
+  }
+
   stepEnded(jobId: number, stepId: number, exitCode: number, now = Date.now()): void {
     this.store.finishStep(jobId, stepId, exitCode === 0 ? "COMPLETED" : "FAILED", now, exitCode);
+    const job = this.state.jobs.get(jobId);
+    const spawned = job?.spawnedSteps.get(stepId);
+    if (job && spawned) {
+      job.spawnedSteps.delete(stepId);
+      this.release(job, spawned, `step ${stepId} (spawned) ended`, now);
+    }
+  }
+
+  /** Give nodes of a running job back: they are killed clean and become free. */
+  private release(job: JobRuntime, nodes: string[], why: string, now: number): void {
+    const jobId = job.row.id;
+    const keep = job.nodes.filter((n) => !nodes.includes(n));
+    this.store.tx(() => {
+      this.store.closeAllocation(jobId, now, nodes);
+      this.store.setNodes(jobId, keep.length);
+      this.store.addEvent(jobId, now, "shrunk", `released ${compressHostlist(nodes)}: ${why}`, { nodes });
+    });
+    job.nodes = keep;
+    job.row.nodes = keep.length;
+    for (const name of nodes) {
+      const node = this.state.nodes.get(name);
+      if (node?.jobId === jobId) node.jobId = undefined;
+      this.effects.toAgent(name, { t: "job.kill", jobId, signal: "SIGKILL", reason: why });
+    }
+    refreshSchedView(job);
+    this.effects.schedule();
   }
 
   cancel(id: number): void {

@@ -7,6 +7,7 @@
 import { planBatch } from "../../sched/batch.ts";
 import type { BatchInput } from "../../sched/types.ts";
 import type { Jobs } from "./jobs.ts";
+import type { SpawnQueue } from "./spawns.ts";
 import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
@@ -16,6 +17,7 @@ export class SchedulerLoop {
   constructor(
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
+    private readonly spawns: SpawnQueue,
   ) {}
 
   request(opts: { full?: boolean } = {}): void {
@@ -43,6 +45,8 @@ export class SchedulerLoop {
 
   pass(now = Date.now()): void {
     this.passes++;
+    // Running jobs asking for nodes (PMI spawn) come before the queue.
+    if (this.spawns.waiting > 0) this.spawns.serve(now);
     const plan = planBatch(this.snapshot(now));
     for (const s of plan.starts) {
       const job = this.state.jobs.get(s.jobId);

@@ -32,6 +32,10 @@ export interface JobRuntime {
   /** Why a pending job waits (last scheduling pass). */
   waitReason?: string;
   orphanTimer?: ReturnType<typeof setTimeout>;
+  /** PMI name service of the job's steps: service -> port. */
+  names?: Map<string, string>;
+  /** Steps started on nodes added for them (PMI spawn), with those nodes: released when the step ends. */
+  spawnedSteps: Map<number, string[]>;
   /** The job as the scheduler sees it, kept current so passes do not rebuild it. */
   sched: { pending?: PendingJob; running?: RunningJob };
 }

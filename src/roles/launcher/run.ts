@@ -1,16 +1,16 @@
 /**
  * `ebb run`: outside a job, ask for an allocation and wait for it; inside one, use it. Then run
- * the step through the agents, forward its output, and give back the allocation it made.
+ * the step (and whatever it spawns) through the agents, forward its output, report its end and
+ * give back the allocation it made.
  */
 import { basename } from "node:path";
 import { ApiClient, ApiClientError } from "../../api/client.ts";
-import { Channel } from "../../proto/channel.ts";
-import { ControllerToLauncher, type LauncherToController } from "../../proto/launcher.ts";
 import type { PmiMode } from "../../proto/step.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
+import { ControllerLink, TERMINAL_STATES } from "./controller-link.ts";
+import { Launch } from "./launch.ts";
 import { terminalSink } from "./output.ts";
-import { StepRoot } from "./step-root.ts";
 
 export interface RunOptions {
   client: ApiClient;
@@ -27,125 +27,92 @@ export interface RunOptions {
   jobId?: number;
   fanout: number;
   pmi: PmiMode;
+  pmiPort: boolean;
+  /** Seconds a PMI spawn may wait for idle nodes. */
+  spawnWait: number;
   /** Progress and errors for the user. */
   say(text: string, opts?: { transient?: boolean }): void;
 }
 
-type JobState = Extract<ControllerToLauncher, { t: "job.state" }>;
-
-const TERMINAL = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "GONE"]);
+/** Resolves on SIGINT/SIGTERM until disposed. */
+function interrupts(): { next: Promise<string>; dispose(): void } {
+  let fire!: (s: string) => void;
+  const next = new Promise<string>((r) => (fire = r));
+  const onInt = () => fire("SIGINT");
+  const onTerm = () => fire("SIGTERM");
+  process.on("SIGINT", onInt);
+  process.on("SIGTERM", onTerm);
+  return { next, dispose: () => (process.off("SIGINT", onInt), process.off("SIGTERM", onTerm)) };
+}
 
 export async function run(o: RunOptions): Promise<number> {
   const owned = o.jobId === undefined;
   const jobId =
     o.jobId ??
-    (
-      await o.client.submit({
-        interactive: true,
-        name: o.name ?? basename(o.argv[0]!),
-        nodes: o.nodes,
-        tasks: o.tasks,
-        tasksPerNode: o.tasksPerNode,
-        timeLimit: o.timeLimit,
-        cwd: o.cwd,
-        env: o.env,
-      })
-    ).id;
-
-  let latest: JobState | undefined;
-  let notify: (() => void) | undefined;
-  let onState: ((s: JobState) => void) | undefined;
-  const channel = new Channel<LauncherToController, ControllerToLauncher>({
-    url: o.client.wsUrl("/v1/launcher"),
-    token: o.client.token,
-    schema: ControllerToLauncher,
-    reconnect: { maxDelayMs: 1000 },
-    onOpen: () => channel.send({ t: "attach", jobId }),
-    onMessage: (m) => {
-      if (m.t === "error") return o.say(`controller: ${m.message}`);
-      if (m.jobId !== jobId) return;
-      latest = m;
-      onState?.(m);
-      notify?.();
-    },
-  });
-  const next = () => new Promise<void>((r) => (notify = r));
-
+    (await o.client.submit({ interactive: true, name: o.name ?? basename(o.argv[0]!), nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, timeLimit: o.timeLimit, cwd: o.cwd, env: o.env })).id;
+  const link = new ControllerLink(o.client, jobId, (m) => o.say(m));
+  const signals = interrupts();
   const cancelOwned = async () => {
     if (owned) await o.client.cancel(jobId).catch(() => {});
   };
-  let interrupted = false;
-  const onSigint = () => {
-    interrupted = true;
-    notify?.();
-  };
-  process.on("SIGINT", onSigint);
-  process.on("SIGTERM", onSigint);
   try {
-    // 1. Wait for the allocation.
+    // 1. Wait for the allocation, with a progress line.
     const waitStart = Date.now();
     let announced = false;
     const progress = setInterval(() => {
-      if (latest?.state !== "PENDING" && latest !== undefined) return;
-      const secs = Math.round((Date.now() - waitStart) / 1000);
-      o.say(`job ${jobId} queued and waiting for resources (${secs} s${latest?.reason ? `; ${latest.reason}` : ""})`, { transient: true });
+      if (link.latest !== undefined && link.latest.state !== "PENDING") return;
+      const reason = link.latest?.reason;
+      o.say(`job ${jobId} queued and waiting for resources (${Math.round((Date.now() - waitStart) / 1000)} s${reason ? `; ${reason}` : ""})`, { transient: true });
       announced = true;
     }, 1000);
-    while (!interrupted && (latest === undefined || latest.state === "PENDING")) await next();
+    let interrupted = false;
+    void signals.next.then(() => (interrupted = true));
+    while (!interrupted && (link.latest === undefined || link.latest.state === "PENDING")) await Promise.race([link.nextState(), signals.next]);
     clearInterval(progress);
     if (interrupted) {
       await cancelOwned();
       o.say(`job ${jobId} cancelled while waiting`);
       return 130;
     }
-    if (latest!.state !== "RUNNING" && latest!.state !== "ADAPTING") {
-      o.say(`job ${jobId} ${latest!.state.toLowerCase()}${latest!.reason ? `: ${latest!.reason}` : ""}`);
+    const state = link.latest!;
+    if (state.state !== "RUNNING" && state.state !== "ADAPTING") {
+      o.say(`job ${jobId} ${state.state.toLowerCase()}${state.reason ? `: ${state.reason}` : ""}`);
       return 1;
     }
-    if (announced) o.say(`job ${jobId} has been allocated ${compressHostlist(latest!.nodes)}`);
+    if (announced) o.say(`job ${jobId} has been allocated ${compressHostlist(state.nodes)}`);
 
-    // 2. Run the step.
-    const grant = await o.client.createStep(jobId, { argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode });
+    // 2. Run the step and what it spawns.
+    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode });
     const sink = terminalSink({ label: o.label, prog: "ebb" });
     const pool = new PeerPool();
-    const root = new StepRoot({
-      spec: {
-        jobId,
-        stepId: grant.stepId,
-        argv: o.argv,
-        env: o.env,
-        cwd: o.cwd,
-        nodes: grant.nodes,
-        tasks: grant.tasks,
-        jobNodes: grant.jobNodes,
-        fanout: o.fanout,
-        pmi: o.pmi,
-        jobEnv: grant.jobEnv,
-      },
-      cred: grant.cred,
+    const launch = new Launch({
+      link,
+      grant,
+      argv: o.argv,
+      env: o.env,
+      cwd: o.cwd,
+      fanout: o.fanout,
+      pmi: o.pmi,
+      pmiPort: o.pmiPort,
       connect: (addr) => pool.get(addr),
       sink,
+      spawnWait: o.spawnWait,
+      reportPrimary: true,
     });
-    onState = (s) => {
-      if (TERMINAL.has(s.state)) root.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
-    };
-    process.off("SIGINT", onSigint);
-    process.off("SIGTERM", onSigint);
-    const stop = () => root.cancel("interrupted; killing all ranks", 130);
-    process.on("SIGINT", stop);
-    process.on("SIGTERM", stop);
-    const result = await root.start();
-    process.off("SIGINT", stop);
-    process.off("SIGTERM", stop);
+    const offState = link.onState((s) => {
+      if (TERMINAL_STATES.has(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
+    });
+    void signals.next.then(() => launch.cancel("interrupted; killing all ranks", 130));
+    const result = await launch.run();
+    offState();
     sink.flush();
     pool.close();
 
-    // 3. Report and give back.
-    channel.send({ t: "step.end", jobId, stepId: grant.stepId, exitCode: result.exitCode, message: result.failure });
-    if (owned && latest && !TERMINAL.has(latest.state)) {
-      channel.send({ t: "release", jobId, exitCode: result.exitCode, message: result.failure, lostNode: result.lostNode });
+    // 3. Give back what this run asked for, and wait until the controller has it.
+    if (owned && !TERMINAL_STATES.has(link.latest?.state ?? "")) {
+      link.release(result.exitCode, result.failure, result.lostNode);
       const deadline = Date.now() + 3000;
-      while (latest && !TERMINAL.has(latest.state) && Date.now() < deadline) await Promise.race([next(), Bun.sleep(200)]);
+      while (!TERMINAL_STATES.has(link.latest?.state ?? "") && Date.now() < deadline) await Promise.race([link.nextState(), Bun.sleep(200)]);
     } else {
       await Bun.sleep(20);
     }
@@ -158,8 +125,7 @@ export async function run(o: RunOptions): Promise<number> {
     }
     throw e;
   } finally {
-    process.off("SIGINT", onSigint);
-    process.off("SIGTERM", onSigint);
-    channel.close();
+    signals.dispose();
+    link.close();
   }
 }

@@ -4,7 +4,7 @@
  * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
  */
 import type { Credential } from "../../proto/common.ts";
-import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
@@ -31,12 +31,21 @@ export interface StepResult {
   lostNode?: string;
 }
 
+export interface SpawnOutcome {
+  rc: number;
+  errcodes?: number[];
+  jobId?: string;
+  message?: string;
+}
+
 export interface StepRootOptions {
   spec: StepSpec;
   cred: Credential;
   connect(addr: string): PeerConn;
   sink: StepSink;
   onLaunched?(): void;
+  /** A rank asked for new processes on new nodes (PMI spawn); without this, spawn fails. */
+  onSpawn?(request: SpawnRequest, from: { rank: number; node: string }): Promise<SpawnOutcome>;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
 }
@@ -48,6 +57,9 @@ export class StepRoot {
   private readonly conns: PeerConn[] = [];
   private readonly unsubscribe: Array<() => void> = [];
   private launched = 0;
+  private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
+  /** Everything put in the step's KVS, over all fences. */
+  readonly kvs: Record<string, string> = {};
   private failure: string | undefined;
   private lostNode: string | undefined;
   /** The exit code the step ends with: that of its first failure. */
@@ -115,8 +127,24 @@ export class StepRoot {
       case "error":
         this.fail(msg.message, msg.code ?? 1, msg.kind === "lost-node" ? msg.node : undefined);
         return;
-      case "fence.in":
+      case "fence.in": {
+        let f = this.fences.get(msg.seq);
+        if (!f) this.fences.set(msg.seq, (f = { count: 0, kvs: {} }));
+        f.count += msg.count;
+        Object.assign(f.kvs, msg.kvs);
+        if (f.count >= this.size) {
+          this.fences.delete(msg.seq);
+          Object.assign(this.kvs, f.kvs);
+          this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: f.kvs });
+        }
         return;
+      }
+      case "spawn": {
+        const answer = (o: SpawnOutcome) => this.broadcast({ t: "spawn.result", step: this.key, node: msg.node, reqId: msg.reqId, ...o });
+        if (!this.o.onSpawn) return answer({ rc: -1, message: "spawn is not available for this step" });
+        this.o.onSpawn(msg.request, { rank: msg.rank, node: msg.node }).then(answer, (e: Error) => answer({ rc: -1, message: e.message }));
+        return;
+      }
     }
   }
 

@@ -1,0 +1,31 @@
+/**
+ * ebb/comm: message passing for Bun programs run by ebb.
+ *
+ *   const world = await initWorld(bootstrap);
+ *   await world.send(1, new Float64Array(n), 7);
+ *   const { data, source, tag } = await world.recv(ANY_SOURCE, 7);
+ *   const total = await world.allreduce(x, "sum");
+ */
+
+// ---- communicators and messages ----
+export { ANY_SOURCE, ANY_TAG, BaseComm, Comm, contextOf, Intercomm, MAX_TAG, RESERVED_CONTEXTS } from "./comm.ts";
+export type { CommInit, IntercommInit, Message, Widen } from "./comm.ts";
+export type { Json, Payload, TypedArray } from "./codec.ts";
+export { OPS } from "./reduce.ts";
+export type { Op, Reducible } from "./reduce.ts";
+
+// ---- wire-up and worlds ----
+export { cardKey, createWorld, currentTransport, finalize, initWorld, openTransport, parseCard } from "./world.ts";
+export type { Bootstrap, WorldOptions } from "./world.ts";
+export { Transport } from "./transport.ts";
+export type { Card, TransportOptions } from "./transport.ts";
+
+// ---- errors ----
+export { CommError, CommUsageError, InvalidCommError, PeerFailedError, TransportClosedError } from "./errors.ts";
+
+// ---- instrumentation: time inside comm calls, per iteration ----
+export { commCallsInFlight, commTime, resetCommTime } from "./timing.ts";
+
+// ---- elastic adaptation window (lead): initAdapt, probeAdapt, adaptBegin, adaptCommit ----
+// Build on createWorld (new membership, generation + 1, same transport), Intercomm with
+// ctx = contextOf(generation + 1, 1), and oldWorld.invalidate() at commit.

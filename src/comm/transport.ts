@@ -1,0 +1,648 @@
+/**
+ * Process-to-process byte transport: listeners, connections, framing, peer liveness.
+ *
+ * One Transport per process. It knows peers by their card id (a process identity), never by rank,
+ * so connections survive a change of membership. Connections are opened lazily, on the first send
+ * to a peer or the first receive that names it (so a peer we wait on is always one whose death we
+ * can see). A process sends to a peer on exactly one connection (the first it had, outgoing or
+ * incoming), which keeps per-peer order; if both sides connect at once there are two sockets and
+ * each side reads both.
+ *
+ * Liveness: a connection that closes without the peer's BYE marks the peer failed; the failure is
+ * gossiped (DEAD frames) to every connected peer and sent to each new connection, so a rank waiting
+ * on a live rank that waits on a dead one learns of it too. A clean exit (finalize, or process
+ * exit with code 0) sends BYE on every connection after the last data frame.
+ */
+import { mkdirSync, unlinkSync } from "node:fs";
+import { networkInterfaces, tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Socket, SocketHandler, SocketListener } from "bun";
+import { formatHostPort, parseHostPort } from "../util/addr.ts";
+import { FrameParser, FrameType, type Header, Kind, concat, encodePayload, frameChunks } from "./codec.ts";
+import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
+import type { KeepAlive } from "./matching.ts";
+
+/** A rank's business card, published through the PMI KVS. Keep it short (PMI-1 values ~600 B). */
+export interface Card {
+  /** Process identity, unique for the job's lifetime; connections are keyed by it. */
+  id: string;
+  node: string;
+  /** Unix socket path, used by peers on the same node. */
+  unix?: string;
+  /** "host:port", used by peers on other nodes. */
+  tcp?: string;
+}
+
+export interface TransportOptions {
+  /** This process's node name; peers with the same node connect over the Unix socket. */
+  node: string;
+  /** Directory for the Unix socket (its path must stay under 108 bytes). Default EBB_COMM_DIR, XDG_RUNTIME_DIR or the temp dir. */
+  runDir?: string;
+  /** Address advertised for TCP peers. Default EBB_COMM_HOST, else the first non-internal IPv4, else 127.0.0.1. */
+  host?: string;
+  /** Interface the TCP listener binds. Default "0.0.0.0". */
+  bindHost?: string;
+}
+
+/** What a communicator registers for its context id. */
+export interface Receiver {
+  deliver(h: Header, body: Uint8Array, from: string): void;
+  peerDown(peer: string, reason: string, exited: boolean): void;
+  transportClosed(): void;
+}
+
+type PeerState = "up" | "exited" | "failed";
+
+class Peer {
+  card: Card | undefined;
+  state: PeerState = "up";
+  reason = "";
+  out: Conn | undefined;
+  readonly conns = new Set<Conn>();
+  /** Connections ever made with it, either direction. */
+  opened = 0;
+  constructor(readonly id: string) {}
+  down(): PeerDown {
+    return new PeerDown(this.id, this.reason, this.state === "exited");
+  }
+}
+
+interface Pending {
+  buf: Uint8Array;
+  done?: () => void;
+  fail?: (e: Error) => void;
+}
+
+class Conn {
+  peer: Peer | undefined;
+  socket: Socket<Conn> | undefined;
+  readonly queue: Pending[] = [];
+  holding = false;
+  byeIn = false;
+  closed = false;
+  readonly parser: FrameParser;
+  constructor(
+    readonly tcp: boolean,
+    onFrame: (c: Conn, h: Header, body: Uint8Array) => void,
+  ) {
+    this.parser = new FrameParser((h, body) => onFrame(this, h, body));
+  }
+}
+
+interface Stats {
+  /** Outgoing connections opened (attempted) over the transport's life. */
+  connects: number;
+  /** Incoming connections accepted. */
+  accepts: number;
+  /** Connections currently open. */
+  open: number;
+}
+
+/** What send() returns when the frame went out at once: callers can skip their own chaining. */
+export const RESOLVED: Promise<void> = Promise.resolve();
+const WATCH_DELAY_MS = 25;
+const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
+const fromUtf8 = new TextDecoder();
+
+function controlFrame(type: number, body?: unknown): Uint8Array {
+  const payload = body === undefined ? { kind: Kind.VOID, parts: [], length: 0 } : encodePayload(body as never);
+  return frameChunks({ type, flags: 0, ctx: 0, src: 0, tag: 0, seq: 0 }, payload)[0]!;
+}
+
+function guessHost(): string {
+  for (const list of Object.values(networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return "127.0.0.1";
+}
+
+function newId(): string {
+  const rnd = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36);
+  return `${process.pid.toString(36)}.${rnd}`;
+}
+
+export class Transport implements KeepAlive {
+  readonly id: string;
+  readonly card: Card;
+  readonly cardText: string;
+  readonly node: string;
+  /** Next free context id for split/dup agreement (see comm.ts); process-wide on purpose. */
+  nextCtx = 0;
+
+  private readonly peers = new Map<string, Peer>();
+  private readonly conns = new Set<Conn>();
+  private readonly receivers = new Map<number, Receiver>();
+  private readonly orphans = new Map<number, { h: Header; body: Uint8Array; from: string }[]>();
+  private readonly retired = new Set<number>();
+  private readonly reserved = new Set<number>();
+  private readonly listeners: SocketListener<Conn | undefined>[] = [];
+  private readonly unixPath: string;
+  private readonly loop: FrameParser;
+  private readonly keeper: ReturnType<typeof setInterval>;
+  private readonly onExit = (code: number) => this.exitSync(code);
+  private holds = 0;
+  private readonly watched = new Set<Peer>();
+  private watchTimer: ReturnType<typeof setTimeout> | undefined;
+  private writing = 0;
+  private drainWaiters: (() => void)[] = [];
+  private closing = false;
+  private closedDone: Promise<void> | undefined;
+  private readonly counters = { connects: 0, accepts: 0 };
+
+  private constructor(opts: TransportOptions) {
+    this.id = newId();
+    this.node = opts.node;
+    const dir = opts.runDir ?? process.env.EBB_COMM_DIR ?? process.env.XDG_RUNTIME_DIR ?? tmpdir();
+    mkdirSync(dir, { recursive: true });
+    this.unixPath = join(dir, `ebbc-${this.id}.sock`);
+    if (Buffer.byteLength(this.unixPath) > 107) {
+      throw new CommError("COMM_SETUP", `ebb/comm: Unix socket path too long (${this.unixPath}); set EBB_COMM_DIR to a short directory`);
+    }
+    try {
+      unlinkSync(this.unixPath);
+    } catch {}
+    const unix = Bun.listen<Conn | undefined>({ unix: this.unixPath, socket: this.acceptHandlers(false), data: undefined });
+    const tcp = Bun.listen<Conn | undefined>({
+      hostname: opts.bindHost ?? "0.0.0.0",
+      port: 0,
+      socket: this.acceptHandlers(true),
+      data: undefined,
+    });
+    unix.unref();
+    tcp.unref();
+    this.listeners.push(unix, tcp);
+    const host = opts.host ?? process.env.EBB_COMM_HOST ?? guessHost();
+    this.card = { id: this.id, node: opts.node, unix: this.unixPath, tcp: formatHostPort({ host, port: tcp.port }) };
+    this.cardText = JSON.stringify(this.card);
+    this.loop = new FrameParser((h, body) => this.route(h, body, this.id));
+    this.keeper = setInterval(() => {}, 1 << 30);
+    this.keeper.unref();
+    process.on("exit", this.onExit);
+  }
+
+  /** Opens the listeners. The card is ready to publish as soon as this returns. */
+  static open(opts: TransportOptions): Transport {
+    return new Transport(opts);
+  }
+
+  // ---- keep the process alive while something waits on the network ----
+
+  hold(): void {
+    if (this.holds++ === 0) this.keeper.ref();
+  }
+
+  release(): void {
+    if (--this.holds === 0) this.keeper.unref();
+  }
+
+  // ---- routing to communicators ----
+
+  /** Claims a context id for a communicator being agreed on; false if it is taken here. */
+  reserve(ctx: number): boolean {
+    if (this.receivers.has(ctx) || this.reserved.has(ctx)) return false;
+    this.reserved.add(ctx);
+    return true;
+  }
+
+  unreserve(ctx: number): void {
+    this.reserved.delete(ctx);
+  }
+
+  register(ctx: number, r: Receiver): void {
+    if (this.receivers.has(ctx)) throw new Error(`context ${ctx} is already in use in this process`);
+    this.reserved.delete(ctx);
+    this.receivers.set(ctx, r);
+    this.retired.delete(ctx);
+    const early = this.orphans.get(ctx);
+    if (early) {
+      this.orphans.delete(ctx);
+      for (const f of early) r.deliver(f.h, f.body, f.from);
+    }
+  }
+
+  /** Stops routing `ctx`; late frames for it are dropped. */
+  retire(ctx: number): void {
+    this.receivers.delete(ctx);
+    this.orphans.delete(ctx);
+    this.retired.add(ctx);
+  }
+
+  private route(h: Header, body: Uint8Array, from: string): void {
+    const r = this.receivers.get(h.ctx);
+    if (r) return r.deliver(h, body, from);
+    if (this.retired.has(h.ctx)) return;
+    // A peer got ahead of us (split/dup or a new world not built here yet): keep it for later.
+    let q = this.orphans.get(h.ctx);
+    if (!q) this.orphans.set(h.ctx, (q = []));
+    q.push({ h, body, from });
+  }
+
+  // ---- peers ----
+
+  private peerOf(id: string, card?: Card): Peer {
+    let p = this.peers.get(id);
+    if (!p) this.peers.set(id, (p = new Peer(id)));
+    if (card && !p.card) p.card = card;
+    return p;
+  }
+
+  /** Why `card`'s process is unreachable, or undefined while it is up. */
+  down(id: string): PeerDown | undefined {
+    const p = this.peers.get(id);
+    return p && p.state !== "up" ? p.down() : undefined;
+  }
+
+  /**
+   * Makes sure a connection to `card` will exist so its death is noticed. The connect waits
+   * WATCH_DELAY_MS: the awaited peer usually connects first to send, and one socket is enough.
+   */
+  watch(card: Card): void {
+    if (card.id === this.id || this.closing) return;
+    const p = this.peerOf(card.id, card);
+    if (p.state !== "up" || p.conns.size > 0) return;
+    this.watched.add(p);
+    if (!this.watchTimer) {
+      this.watchTimer = setTimeout(() => {
+        this.watchTimer = undefined;
+        for (const q of this.watched) if (q.state === "up" && q.conns.size === 0 && !this.closing) this.connect(q);
+        this.watched.clear();
+      }, WATCH_DELAY_MS);
+      this.watchTimer.unref();
+    }
+  }
+
+  /**
+   * Declares a peer failed: pending and future traffic with it rejects, and every connected
+   * peer is told. Also the hook for failures learned elsewhere (the agent sees a rank die).
+   */
+  reportFailure(id: string, reason: string): void {
+    if (id === this.id) return;
+    this.fail(this.peerOf(id), reason);
+  }
+
+  private fail(p: Peer, reason: string): void {
+    if (p.state !== "up" || this.closing) return;
+    p.state = "failed";
+    p.reason = reason;
+    for (const c of [...p.conns]) this.drop(c, p.down());
+    p.conns.clear();
+    p.out = undefined;
+    for (const r of [...this.receivers.values()]) r.peerDown(p.id, reason, false);
+    const notice = controlFrame(FrameType.DEAD, { id: p.id, reason });
+    for (const q of this.peers.values()) {
+      const c = q.out ?? q.conns.values().next().value;
+      if (q.state === "up" && c) this.enqueue(c, [notice]);
+    }
+  }
+
+  private exited(p: Peer, reason = "it called finalize or exited"): void {
+    if (p.state !== "up") return;
+    p.state = "exited";
+    p.reason = reason;
+    for (const c of [...p.conns]) this.drop(c, p.down());
+    p.conns.clear();
+    p.out = undefined;
+    for (const r of [...this.receivers.values()]) r.peerDown(p.id, p.reason, true);
+  }
+
+  // ---- sending ----
+
+  /**
+   * Sends one frame's chunks to `to`. Resolves once every byte is handed to the kernel (the caller
+   * may then reuse its buffers); rejects with PeerDown if the peer is or goes down first.
+   */
+  send(to: Card, chunks: Uint8Array[]): Promise<void> {
+    if (this.closing) return Promise.reject(new TransportClosedError());
+    if (to.id === this.id) {
+      const copy = concat(chunks);
+      queueMicrotask(() => this.loop.push(copy));
+      return RESOLVED;
+    }
+    const p = this.peerOf(to.id, to);
+    if (p.state !== "up") return Promise.reject(p.down());
+    const c = p.out ?? this.connect(p);
+    const rest = this.tryWrite(c, chunks);
+    if (!rest) return RESOLVED;
+    return new Promise<void>((resolve, reject) => this.enqueue(c, rest, resolve, reject));
+  }
+
+  /** Writes what the socket takes now; returns the unwritten chunks, or undefined if all went. */
+  private tryWrite(c: Conn, chunks: Uint8Array[]): Uint8Array[] | undefined {
+    const s = c.socket;
+    if (!s || c.queue.length > 0) return chunks;
+    for (let i = 0; i < chunks.length; i++) {
+      const b = chunks[i]!;
+      const n = s.write(b);
+      if (n === b.length) continue;
+      const rest = chunks.slice(i + 1);
+      rest.unshift(n > 0 ? b.subarray(n) : b);
+      return rest;
+    }
+    return undefined;
+  }
+
+  private enqueue(c: Conn, chunks: Uint8Array[], done?: () => void, fail?: (e: Error) => void): void {
+    if (c.closed) {
+      fail?.(c.peer?.state !== "up" && c.peer ? c.peer.down() : new TransportClosedError());
+      return;
+    }
+    const rest = c.queue.length === 0 ? this.tryWrite(c, chunks) : chunks;
+    if (!rest) {
+      done?.();
+      return;
+    }
+    for (const buf of rest) c.queue.push({ buf });
+    const last = c.queue[c.queue.length - 1]!;
+    last.done = done;
+    last.fail = fail;
+    this.busy(c);
+  }
+
+  /** A connection with unwritten data keeps the process alive and close() waiting. */
+  private busy(c: Conn): void {
+    if (c.holding) return;
+    c.holding = true;
+    this.writing++;
+    this.hold();
+  }
+
+  private flush(c: Conn): void {
+    const s = c.socket;
+    if (!s) return;
+    const q = c.queue;
+    while (q.length > 0) {
+      const p = q[0]!;
+      const n = s.write(p.buf);
+      if (n < 0) return; // closed: the close handler fails what is left
+      if (n < p.buf.length) {
+        p.buf = p.buf.subarray(n);
+        this.busy(c);
+        return;
+      }
+      q.shift();
+      p.done?.();
+    }
+    this.idle(c);
+  }
+
+  private idle(c: Conn): void {
+    if (!c.holding) return;
+    c.holding = false;
+    this.release();
+    if (--this.writing === 0) for (const w of this.drainWaiters.splice(0)) w();
+  }
+
+  // ---- connections ----
+
+  private connect(p: Peer): Conn {
+    const card = p.card;
+    const sameNode = card !== undefined && card.node === this.node && card.unix !== undefined;
+    const c = new Conn(!sameNode, this.frameHandler);
+    this.attach(c, p);
+    if (!p.out) p.out = c;
+    this.counters.connects++;
+    const target = sameNode ? { unix: card.unix! } : parseHostPort(card?.tcp ?? "");
+    if (!card || "error" in target) {
+      const why = card ? `bad address in its card: ${card.tcp}` : "no card known for it";
+      queueMicrotask(() => this.fail(p, why));
+      return c;
+    }
+    this.dial(c, p, "unix" in target ? { unix: target.unix } : { hostname: target.host, port: target.port }, 0);
+    return c;
+  }
+
+  private dial(c: Conn, p: Peer, where: { unix: string } | { hostname: string; port: number }, attempt: number): void {
+    if (c.closed) return;
+    this.hold();
+    const socket = this.connectHandlers;
+    const connecting =
+      "unix" in where
+        ? Bun.connect<Conn>({ unix: where.unix, data: c, socket })
+        : Bun.connect<Conn>({ hostname: where.hostname, port: where.port, data: c, socket });
+    connecting.then(
+      () => this.release(),
+      (err: Error & { code?: string }) => {
+        this.release();
+        if (c.closed) return;
+        if (p.state !== "up" || this.closing) return this.drop(c, this.closing ? new TransportClosedError() : p.down());
+        if (err.code && RETRYABLE.has(err.code) && attempt < 5) {
+          this.hold();
+          setTimeout(() => {
+            this.release();
+            this.dial(c, p, where, attempt + 1);
+          }, 10 * 2 ** attempt);
+          return;
+        }
+        // A clean exit removes the socket file; a crash leaves it (ECONNREFUSED).
+        if (err.code === "ENOENT") this.exited(p, "it has exited (its socket is gone)");
+        else this.fail(p, `cannot connect (${err.code ?? err.message})`);
+      },
+    );
+  }
+
+  private readonly frameHandler = (c: Conn, h: Header, body: Uint8Array) => this.onFrame(c, h, body);
+
+  private attach(c: Conn, p: Peer): void {
+    c.peer = p;
+    p.opened++;
+    p.conns.add(c);
+    this.conns.add(c);
+  }
+
+  /** Our HELLO (with our card) then what we know of dead peers. */
+  private greeting(): Uint8Array[] {
+    const out = [controlFrame(FrameType.HELLO, this.card)];
+    for (const q of this.peers.values()) {
+      if (q.state === "failed") out.push(controlFrame(FrameType.DEAD, { id: q.id, reason: q.reason }));
+    }
+    return out;
+  }
+
+  private readonly connectHandlers: SocketHandler<Conn> = {
+    open: (s) => {
+      const c = s.data;
+      s.unref();
+      if (c.tcp) s.setNoDelay(true);
+      c.socket = s;
+      if (c.closed || this.closing) {
+        s.terminate();
+        return;
+      }
+      const hello = this.greeting();
+      c.queue.unshift(...hello.map((buf) => ({ buf })));
+      this.flush(c);
+    },
+    data: (s, d) => this.read(s.data, d),
+    drain: (s) => this.flush(s.data),
+    close: (s, err) => this.onClose(s.data, err),
+    error: (s, err) => this.onClose(s.data, err),
+  };
+
+  private acceptHandlers(tcp: boolean): SocketHandler<Conn | undefined> {
+    return {
+      open: (s) => {
+        s.unref();
+        if (tcp) s.setNoDelay(true);
+        const c = new Conn(tcp, this.frameHandler);
+        c.socket = s as Socket<Conn>;
+        s.data = c;
+        this.conns.add(c);
+        this.counters.accepts++;
+        if (this.closing) s.terminate();
+      },
+      data: (s, d) => s.data && this.read(s.data, d),
+      drain: (s) => s.data && this.flush(s.data),
+      close: (s, err) => s.data && this.onClose(s.data, err),
+      error: (s, err) => s.data && this.onClose(s.data, err),
+    };
+  }
+
+  private read(c: Conn, chunk: Uint8Array): void {
+    try {
+      c.parser.push(chunk);
+    } catch (e) {
+      const why = `protocol error: ${(e as Error).message}`;
+      if (c.peer) this.fail(c.peer, why);
+      else c.socket?.terminate();
+    }
+  }
+
+  private onFrame(c: Conn, h: Header, body: Uint8Array): void {
+    switch (h.type) {
+      case FrameType.DATA:
+        if (!c.peer) throw new Error("data before hello");
+        if (c.peer.state !== "failed") this.route(h, body, c.peer.id);
+        return;
+      case FrameType.HELLO: {
+        const card = JSON.parse(fromUtf8.decode(body)) as Card;
+        if (c.peer) throw new Error("second hello");
+        const p = this.peerOf(card.id, card);
+        this.attach(c, p);
+        if (p.state !== "up") {
+          c.socket?.terminate();
+          return;
+        }
+        if (!p.out) p.out = c;
+        const known = this.greeting().slice(1);
+        if (known.length > 0) this.enqueue(c, known);
+        return;
+      }
+      case FrameType.BYE: {
+        c.byeIn = true;
+        const p = c.peer;
+        if (p && [...p.conns].every((x) => x.byeIn)) this.exited(p);
+        return;
+      }
+      case FrameType.DEAD: {
+        const { id, reason } = JSON.parse(fromUtf8.decode(body)) as { id: string; reason: string };
+        if (id === this.id) return;
+        const via = c.peer ? ` (reported by ${c.peer.card?.node ?? "?"}/${c.peer.id})` : "";
+        this.fail(this.peerOf(id), reason.includes("(reported by") ? reason : reason + via);
+        return;
+      }
+      default:
+        throw new Error(`unknown frame type ${h.type}`);
+    }
+  }
+
+  private drop(c: Conn, why: Error): void {
+    if (!c.closed) {
+      c.closed = true;
+      c.socket?.terminate();
+    }
+    this.conns.delete(c);
+    for (const p of c.queue.splice(0)) p.fail?.(why);
+    this.idle(c);
+  }
+
+  private onClose(c: Conn, err?: Error): void {
+    if (c.closed) return;
+    c.closed = true;
+    this.conns.delete(c);
+    const p = c.peer;
+    const why = this.closing ? new TransportClosedError() : p ? (p.state === "up" ? undefined : p.down()) : undefined;
+    if (p) {
+      p.conns.delete(c);
+      if (p.out === c) p.out = undefined;
+      if (p.state === "up" && !this.closing) {
+        if (c.byeIn) {
+          if ([...p.conns].every((x) => x.byeIn)) this.exited(p);
+        } else {
+          this.fail(p, err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly");
+        }
+      }
+    }
+    const e = why ?? p?.down() ?? new TransportClosedError();
+    for (const q of c.queue.splice(0)) q.fail?.(e);
+    this.idle(c);
+  }
+
+  // ---- shutdown ----
+
+  /**
+   * Clean shutdown: lets queued frames go out, says BYE on every connection, closes the
+   * listeners and removes the socket file. Pending receives reject with TransportClosedError.
+   */
+  close(): Promise<void> {
+    this.closedDone ??= (async () => {
+      if (this.writing > 0) await new Promise<void>((r) => this.drainWaiters.push(r));
+      this.closing = true;
+      const bye = controlFrame(FrameType.BYE);
+      for (const c of [...this.conns]) {
+        if (c.socket && !c.closed && c.queue.length === 0) {
+          c.socket.write(bye);
+          c.socket.end();
+        } else c.socket?.terminate();
+      }
+      for (const l of this.listeners) l.stop(false);
+      this.unlinkSocket();
+      process.off("exit", this.onExit);
+      clearInterval(this.keeper);
+      clearTimeout(this.watchTimer);
+      for (const r of [...this.receivers.values()]) r.transportClosed();
+    })();
+    return this.closedDone;
+  }
+
+  get closed(): boolean {
+    return this.closing;
+  }
+
+  private unlinkSocket(): void {
+    try {
+      unlinkSync(this.unixPath);
+    } catch {}
+  }
+
+  /** Process exit without finalize: BYE if the exit is clean (code 0), so peers see an exit, not a crash. */
+  private exitSync(code: number): void {
+    if (this.closing) return;
+    this.closing = true;
+    if (code === 0) {
+      const bye = controlFrame(FrameType.BYE);
+      for (const c of this.conns) {
+        if (c.socket && !c.closed && c.queue.length === 0) {
+          c.socket.write(bye);
+          c.socket.flush();
+        }
+      }
+    }
+    this.unlinkSocket();
+  }
+
+  stats(): Stats {
+    return { ...this.counters, open: this.conns.size };
+  }
+
+  /** Debug view: peers this process has met, their state, open connections (how many TCP), connections ever made. */
+  peerStates(): { id: string; node: string | undefined; state: PeerState; conns: number; tcp: number; opened: number }[] {
+    return [...this.peers.values()].map((p) => ({
+      id: p.id,
+      node: p.card?.node,
+      state: p.state,
+      opened: p.opened,
+      conns: p.conns.size,
+      tcp: [...p.conns].filter((c) => c.tcp).length,
+    }));
+  }
+}

@@ -1,0 +1,311 @@
+import { Socket, connect as netConnect } from "node:net";
+import { z } from "zod";
+import type { SpawnRequest } from "./backend.ts";
+import { ByteQueue } from "./bytes.ts";
+import { PmiCodecError, PmiError } from "./errors.ts";
+import { V1_MAX_LINE } from "./limits.ts";
+import { formatMcmdSpawn } from "./mcmd.ts";
+import type { PmiMessage } from "./message.ts";
+import { describeIssues } from "../util/zod.ts";
+import { type Pair, formatV1, parseV1 } from "./v1.ts";
+
+/** A byte stream to the PMI server. */
+export interface PmiTransport {
+  write(data: string): void;
+  close(): void;
+  /** Called once, before the first write. */
+  listen(onData: (chunk: Uint8Array | string) => void, onClose: () => void): void;
+}
+
+const count = z.string().regex(/^\d+$/, "must be a non-negative integer").transform(Number);
+
+const PmiEnv = z.object({
+  PMI_FD: count.optional(),
+  PMI_PORT: z.string().regex(/^[^:]+:\d+$/, "must be host:port").optional(),
+  PMI_ID: count.optional(),
+  PMI_RANK: count.optional(),
+  PMI_SIZE: count.optional(),
+  PMI_SPAWNED: z.string().optional(),
+  PMI_DEBUG: z.string().optional(),
+});
+
+export interface PmiMaxes {
+  kvsnameMax: number;
+  keylenMax: number;
+  vallenMax: number;
+}
+
+/**
+ * PMI-1 client, the same exchange as MPICH's `simple_pmi.c`: a Bun rank talks to its agent over the
+ * inherited `PMI_FD` (or `PMI_PORT` + `PMI_ID`). Requests are lock-step; concurrent calls queue.
+ * Values may contain spaces (escaped on the wire) but not newlines.
+ */
+export class PmiClient {
+  private readonly input = new ByteQueue();
+  private readonly readers: Array<{ resolve: (line: string) => void; reject: (e: Error) => void }> = [];
+  private chain: Promise<unknown> = Promise.resolve();
+  private gone: PmiError | undefined;
+  rank: number;
+  size: number;
+  debug: boolean;
+  readonly spawned: boolean;
+  kvsname = "";
+  maxes: PmiMaxes = { kvsnameMax: 0, keylenMax: 0, vallenMax: 0 };
+
+  private constructor(
+    private readonly transport: PmiTransport,
+    ident: { rank: number; size: number; debug: boolean; spawned: boolean },
+  ) {
+    this.rank = ident.rank;
+    this.size = ident.size;
+    this.debug = ident.debug;
+    this.spawned = ident.spawned;
+    transport.listen(
+      (chunk) => this.onData(chunk),
+      () => this.onClose(),
+    );
+  }
+
+  /** Connect from the environment the agent set: `PMI_FD` first, else `PMI_PORT` (+ `PMI_ID`). */
+  static async connect(env: Record<string, string | undefined> = process.env): Promise<PmiClient> {
+    const parsed = PmiEnv.safeParse(env);
+    if (!parsed.success) throw new PmiError("bad_env", `PMI environment: ${describeIssues(parsed.error)}`);
+    const e = parsed.data;
+    const ident = {
+      rank: e.PMI_RANK ?? 0,
+      size: e.PMI_SIZE ?? 1,
+      spawned: e.PMI_SPAWNED !== undefined && e.PMI_SPAWNED !== "0",
+      debug: e.PMI_DEBUG !== undefined && e.PMI_DEBUG !== "0",
+    };
+    if (e.PMI_FD !== undefined) return PmiClient.over(socketTransport(fdSocket(e.PMI_FD)), ident);
+    if (e.PMI_PORT !== undefined) {
+      const colon = e.PMI_PORT.lastIndexOf(":");
+      const sock = await tcpSocket(e.PMI_PORT.slice(0, colon), Number(e.PMI_PORT.slice(colon + 1)));
+      return PmiClient.over(socketTransport(sock), { ...ident, pmiid: e.PMI_ID });
+    }
+    throw new PmiError("no_pmi", "neither PMI_FD nor PMI_PORT is set: not started by ebb");
+  }
+
+  /** Handshake over any transport (tests use an in-process one). `pmiid` selects the PMI_PORT `initack`. */
+  static async over(
+    transport: PmiTransport,
+    ident: { rank?: number; size?: number; spawned?: boolean; debug?: boolean; pmiid?: number },
+  ): Promise<PmiClient> {
+    const c = new PmiClient(transport, {
+      rank: ident.rank ?? 0,
+      size: ident.size ?? 1,
+      spawned: ident.spawned ?? false,
+      debug: ident.debug ?? false,
+    });
+    try {
+      if (ident.pmiid !== undefined) await c.initack(ident.pmiid);
+      const init = await c.request(formatV1("init", [["pmi_version", 1], ["pmi_subversion", 1]]), "response_to_init", false);
+      if (init.get("rc") !== "0")
+        throw new PmiError("init", `PMI server refused version 1.1 (it speaks ${init.get("pmi_version")}.${init.get("pmi_subversion")})`);
+      const m = await c.request("cmd=get_maxes\n", "maxes");
+      c.maxes = { kvsnameMax: m.int("kvsname_max") ?? 0, keylenMax: m.int("keylen_max") ?? 0, vallenMax: m.int("vallen_max") ?? 0 };
+      c.kvsname = (await c.request("cmd=get_my_kvsname\n", "my_kvsname")).get("kvsname") ?? "";
+      return c;
+    } catch (e) {
+      c.close();
+      throw e;
+    }
+  }
+
+  async appnum(): Promise<number> {
+    return (await this.request("cmd=get_appnum\n", "appnum")).int("appnum") ?? -1;
+  }
+
+  async universeSize(): Promise<number> {
+    return (await this.request("cmd=get_universe_size\n", "universe_size")).int("size") ?? -1;
+  }
+
+  async put(key: string, value: string): Promise<void> {
+    await this.request(this.line("put", [["kvsname", this.kvsname], ["key", key], ["value", value]]), "put_result");
+  }
+
+  /** The value as of the last fence, or undefined if the key is not there. */
+  async get(key: string): Promise<string | undefined> {
+    const r = await this.request(this.line("get", [["kvsname", this.kvsname], ["key", key]]), "get_result", false);
+    return r.get("rc") === "0" ? (r.get("value") ?? "") : undefined;
+  }
+
+  /** PMI_Barrier: every rank's puts become visible to every rank. */
+  async fence(): Promise<void> {
+    await this.request("cmd=barrier_in\n", "barrier_out");
+  }
+
+  /** false if the service is already published. */
+  async publish(service: string, port: string): Promise<boolean> {
+    const r = await this.request(this.line("publish_name", [["service", service], ["port", port]]), "publish_result", false);
+    return r.get("rc") === "0";
+  }
+
+  async lookup(service: string): Promise<string | undefined> {
+    const r = await this.request(this.line("lookup_name", [["service", service]]), "lookup_result", false);
+    return r.get("rc") === "0" ? r.get("port") : undefined;
+  }
+
+  async unpublish(service: string): Promise<boolean> {
+    const r = await this.request(this.line("unpublish_name", [["service", service]]), "unpublish_result", false);
+    return r.get("rc") === "0";
+  }
+
+  /** Start new processes; resolves with one error code per process (0 = started). */
+  async spawn(req: SpawnRequest): Promise<number[]> {
+    let text: string;
+    try {
+      text = formatMcmdSpawn(req);
+    } catch (e) {
+      throw new PmiError("bad_request", (e as Error).message);
+    }
+    for (const l of text.split("\n")) {
+      if (l.length + 1 > V1_MAX_LINE) throw new PmiError("bad_request", `spawn line longer than ${V1_MAX_LINE} bytes`);
+    }
+    const r = await this.request(text, "spawn_result");
+    const total = req.commands.reduce((n, c) => n + c.maxprocs, 0);
+    const codes = r.get("errcodes");
+    return codes === undefined ? new Array<number>(total).fill(0) : codes.split(",").map(Number);
+  }
+
+  /** Any other command (ebb's elastic extensions): `cmd=<cmd> k=v ...` answered by `cmd=<cmd>_result rc=0 ...`. */
+  async command(cmd: string, args: Record<string, string> = {}): Promise<Record<string, string>> {
+    const r = await this.request(this.line(cmd, Object.entries(args)), `${cmd}_result`);
+    const out = r.args();
+    delete out.rc;
+    return out;
+  }
+
+  /** Ask the agent to abort the whole job; no reply comes, the connection is closed. */
+  abort(code: number, message: string): void {
+    try {
+      this.transport.write(formatV1("abort", [["exitcode", code], ["message", message.replace(/\n/g, " ")]]));
+    } catch {
+      this.transport.write(formatV1("abort", [["exitcode", code]]));
+    }
+    this.close();
+  }
+
+  async finalize(): Promise<void> {
+    await this.request("cmd=finalize\n", "finalize_ack");
+    this.close();
+  }
+
+  close(): void {
+    this.gone ??= new PmiError("closed", "PMI connection closed");
+    for (const r of this.readers.splice(0)) r.reject(this.gone);
+    try {
+      this.transport.close();
+    } catch {
+      // already closed
+    }
+  }
+
+  private async initack(pmiid: number): Promise<void> {
+    const ack = await this.request(formatV1("initack", [["pmiid", pmiid]]), "initack", false);
+    if (ack.get("rc") !== undefined && ack.get("rc") !== "0") throw new PmiError("initack", `PMI server rejected pmiid ${pmiid}: ${ack.get("msg")}`);
+    for (const key of ["size", "rank", "debug"] as const) {
+      const set = parseV1(await this.nextLine());
+      const v = set.int(key);
+      if (set.cmd !== "set" || v === undefined) throw new PmiError("protocol", `expected cmd=set ${key}=, got ${set.raw}`);
+      if (key === "size") this.size = v;
+      else if (key === "rank") this.rank = v;
+      else this.debug = v !== 0;
+    }
+  }
+
+  private line(cmd: string, pairs: readonly Pair[]): string {
+    try {
+      return formatV1(cmd, pairs);
+    } catch (e) {
+      throw new PmiError("bad_request", e instanceof PmiCodecError ? e.message : String(e));
+    }
+  }
+
+  /** Send one request and read its reply; with `checkRc`, a nonzero rc throws. */
+  private request(line: string, expect: string, checkRc = true): Promise<PmiMessage> {
+    const run = async () => {
+      if (this.gone) throw this.gone;
+      this.transport.write(line);
+      const reply = await this.nextLine();
+      let m: PmiMessage;
+      try {
+        m = parseV1(reply);
+      } catch (e) {
+        throw new PmiError("protocol", `unparsable PMI reply ${JSON.stringify(reply)}: ${(e as Error).message}`);
+      }
+      if (m.cmd !== expect) throw new PmiError("protocol", `expected cmd=${expect}, got ${JSON.stringify(reply)}`);
+      const rc = m.get("rc");
+      if (checkRc && rc !== undefined && rc !== "0")
+        throw new PmiError("rc", `${line.split(/[ \n]/)[0]} failed: ${m.get("msg") ?? `rc=${rc}`}`, Number(rc));
+      return m;
+    };
+    const p = this.chain.then(run, run);
+    this.chain = p.catch(() => undefined);
+    return p;
+  }
+
+  private nextLine(): Promise<string> {
+    let line: string | undefined;
+    try {
+      line = this.input.takeLine(V1_MAX_LINE);
+    } catch (e) {
+      return Promise.reject(new PmiError("protocol", (e as Error).message));
+    }
+    if (line !== undefined) return Promise.resolve(line);
+    if (this.gone) return Promise.reject(this.gone);
+    return new Promise((resolve, reject) => this.readers.push({ resolve, reject }));
+  }
+
+  private onData(chunk: Uint8Array | string): void {
+    this.input.push(chunk);
+    while (this.readers.length > 0) {
+      let line: string | undefined;
+      try {
+        line = this.input.takeLine(V1_MAX_LINE);
+      } catch (e) {
+        this.gone = new PmiError("protocol", (e as Error).message);
+        for (const r of this.readers.splice(0)) r.reject(this.gone);
+        return;
+      }
+      if (line === undefined) return;
+      this.readers.shift()?.resolve(line);
+    }
+  }
+
+  private onClose(): void {
+    this.gone ??= new PmiError("disconnected", "the PMI server closed the connection");
+    for (const r of this.readers.splice(0)) r.reject(this.gone);
+  }
+}
+
+export function socketTransport(sock: Socket): PmiTransport {
+  return {
+    write: (data) => void sock.write(data),
+    close: () => void sock.destroy(),
+    listen(onData, onClose) {
+      sock.on("data", onData);
+      sock.on("close", onClose);
+      sock.on("error", onClose);
+    },
+  };
+}
+
+/** The inherited socketpair end. Bun 1.4 ignores `new Socket({ fd })` but honours `connect({ fd })`. */
+function fdSocket(fd: number): Socket {
+  if (typeof Bun === "undefined") return new Socket({ fd, readable: true, writable: true });
+  const sock = new Socket();
+  sock.connect({ fd } as unknown as { path: string });
+  return sock;
+}
+
+function tcpSocket(host: string, port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = netConnect({ host, port }, () => {
+      sock.off("error", reject);
+      sock.setNoDelay(true);
+      resolve(sock);
+    });
+    sock.once("error", reject);
+  });
+}

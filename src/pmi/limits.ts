@@ -1,0 +1,33 @@
+/** Wire limits shared by the server and the client. Sources: MPICH `pmi_util.h`, Hydra `pmi_common.h`, MPICH `simple2pmi.h`. */
+
+/** Longest PMI-1 line, newline included (`PMIU_MAXLINE`); MPICH's reader drops anything beyond. */
+export const V1_MAX_LINE = 1024;
+
+/** What `cmd=get_maxes` advertises (Hydra's values). */
+export const KVSNAME_MAX = 256;
+export const KEYLEN_MAX = 64;
+export const VALLEN_MAX = 1024;
+
+/**
+ * Longest value an MPICH PMI-1 client receives intact. `PMI_Init` shrinks its value limit to
+ * `1024 - kvsname_max - keylen_max - 30` (= 674 with the maxes above) and needs one byte for the
+ * terminating NUL, so a longer value arrives truncated.
+ */
+export const V1_MAX_VALUE = V1_MAX_LINE - KVSNAME_MAX - KEYLEN_MAX - 30 - 1;
+
+/** PMI-2 frame: 6 ASCII length characters, then the payload; MPICH caps the whole frame at 64 KiB. */
+export const V2_LENGTH_FIELD = 6;
+export const V2_MAX_FRAME = 64 * 1024;
+export const V2_MAX_PAYLOAD = V2_MAX_FRAME - V2_LENGTH_FIELD;
+/** `PMI2_MAX_VALLEN`: MPICH's PMI-2 parser rejects longer values. */
+export const V2_MAX_VALUE = 1024;
+
+/** A multi-line `mcmd=spawn` block may span many lines; cap the whole block. */
+export const MCMD_MAX_BYTES = 64 * 1024;
+export const MAX_SPAWN_COMMANDS = 1024;
+export const MAX_SPAWN_ITEMS = 4096;
+
+/** Requests a client may have outstanding before the server gives up on it. */
+export const MAX_IN_FLIGHT = 64;
+/** Bytes a lock-step (PMI-1) client may send ahead while a reply is pending. */
+export const MAX_BUFFERED = 2 * V2_MAX_FRAME;

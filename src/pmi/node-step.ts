@@ -1,0 +1,172 @@
+import type { PmiBackend, PmiRankInfo, SpawnRequest, SpawnResult } from "./backend.ts";
+
+/** What the agent supplies for one step on one node; everything node-local is handled by NodeStepPmi. */
+export interface NodeStepHooks {
+  /**
+   * The step-wide part of a fence, called once per fence when every local rank has entered:
+   * send this node's puts up the tree, resolve with the puts of ALL nodes for this fence
+   * (this node's included). A rejection fails every local rank's fence with its message.
+   */
+  exchange(puts: Record<string, string>, epoch: number): Promise<Record<string, string>>;
+  /** `PMI_process_mapping`, `universeSize`, ... */
+  jobAttr?(key: string): string | undefined;
+  publish?(service: string, port: string): Promise<boolean>;
+  lookup?(service: string): Promise<string | undefined>;
+  unpublish?(service: string): Promise<boolean>;
+  spawn?(rank: number, req: SpawnRequest): Promise<SpawnResult>;
+  abort?(rank: number, code: number, message: string): void;
+  finalize?(rank: number): void;
+  protocolError?(rank: number, message: string): void;
+  disconnected?(rank: number, finalized: boolean): void;
+  extension?(rank: number, cmd: string, args: Record<string, string>): Promise<Record<string, string>> | undefined;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
+
+const unsupported = (what: string) => Promise.reject(new Error(`${what} is not available in this step`));
+
+/**
+ * The node-local half of a step's PMI service (Hydra's proxy, Slurm's stepd): one KVS view shared
+ * by the local ranks, puts cached until the fence, one upward `exchange` per fence once all local
+ * ranks have entered it, node attributes with waiting readers. `backend(rank)` is what a
+ * PmiConnection needs.
+ */
+export class NodeStepPmi {
+  private readonly ranks = new Map<number, PmiRankInfo>();
+  private readonly kvs = new Map<string, string>();
+  private puts = new Map<string, string>();
+  private arrived = new Set<number>();
+  private waiting: Waiter[] = [];
+  private readonly nodeAttrs = new Map<string, string>();
+  private readonly attrWaiters = new Map<string, Array<{ resolve: (v: string) => void; reject: (e: Error) => void }>>();
+  private failure: Error | undefined;
+  private fences = 0;
+
+  constructor(
+    ranks: readonly PmiRankInfo[],
+    private readonly hooks: NodeStepHooks,
+    /** Spawned steps: keys readable before the first fence. */
+    private readonly preput: Readonly<Record<string, string>> = {},
+  ) {
+    for (const r of ranks) this.ranks.set(r.rank, r);
+  }
+
+  /** Fences completed so far. */
+  get epoch(): number {
+    return this.fences;
+  }
+
+  get localRanks(): number[] {
+    return [...this.ranks.keys()];
+  }
+
+  /** Elastic steps: a joining rank on this node. */
+  addRank(info: PmiRankInfo): void {
+    this.ranks.set(info.rank, info);
+  }
+
+  /** Elastic steps: a rank that left this node; a fence waiting only for it completes. */
+  removeRank(rank: number): void {
+    this.ranks.delete(rank);
+    this.arrived.delete(rank);
+    this.maybeExchange();
+  }
+
+  /** Update what a rank is told (size, universeSize after a resize). */
+  updateInfo(rank: number, patch: Partial<Omit<PmiRankInfo, "rank">>): void {
+    const cur = this.ranks.get(rank);
+    if (cur) this.ranks.set(rank, { ...cur, ...patch });
+  }
+
+  /** The step is failing: pending and future fences and node-attribute waits reject with `message`. */
+  fail(message: string): void {
+    this.failure ??= new Error(message);
+    for (const w of this.waiting.splice(0)) w.reject(this.failure);
+    for (const list of this.attrWaiters.values()) for (const w of list) w.reject(this.failure);
+    this.attrWaiters.clear();
+  }
+
+  backend(rank: number): PmiBackend {
+    const step = this;
+    const h = this.hooks;
+    if (!this.ranks.has(rank)) throw new RangeError(`rank ${rank} is not on this node`);
+    return {
+      get info(): PmiRankInfo {
+        const info = step.ranks.get(rank);
+        if (!info) throw new Error(`rank ${rank} has left this node`);
+        return info;
+      },
+      jobAttr: (key) => h.jobAttr?.(key),
+      put: (key, value) => void step.puts.set(key, value),
+      get: (key) => step.kvs.get(key) ?? (Object.hasOwn(step.preput, key) ? step.preput[key] : undefined),
+      fence: () => step.fence(rank),
+      nodeAttrPut: (key, value) => step.nodeAttrPut(key, value),
+      nodeAttrGet: (key, wait) => step.nodeAttrGet(key, wait),
+      publish: (service, port) => h.publish?.(service, port) ?? unsupported("the name service"),
+      lookup: (service) => h.lookup?.(service) ?? unsupported("the name service"),
+      unpublish: (service) => h.unpublish?.(service) ?? unsupported("the name service"),
+      spawn: (req) => h.spawn?.(rank, req) ?? unsupported("spawn"),
+      abort: (code, message) => h.abort?.(rank, code, message),
+      finalize: () => h.finalize?.(rank),
+      protocolError: (message) => h.protocolError?.(rank, message),
+      disconnected: (finalized) => h.disconnected?.(rank, finalized),
+      extension: h.extension ? (cmd, args) => h.extension?.(rank, cmd, args) : undefined,
+    };
+  }
+
+  private fence(rank: number): Promise<void> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.arrived.has(rank)) return Promise.reject(new Error(`rank ${rank} entered the same fence twice`));
+    this.arrived.add(rank);
+    const done = new Promise<void>((resolve, reject) => this.waiting.push({ resolve, reject }));
+    this.maybeExchange();
+    return done;
+  }
+
+  private maybeExchange(): void {
+    if (this.failure || this.waiting.length === 0) return;
+    for (const r of this.ranks.keys()) if (!this.arrived.has(r)) return;
+    const waiters = this.waiting.splice(0);
+    const puts = Object.fromEntries(this.puts);
+    this.puts = new Map();
+    this.arrived = new Set();
+    const epoch = ++this.fences;
+    let exchanged: Promise<Record<string, string>>;
+    try {
+      exchanged = this.hooks.exchange(puts, epoch);
+    } catch (e) {
+      exchanged = Promise.reject(e);
+    }
+    exchanged.then(
+      (all) => {
+        for (const [k, v] of Object.entries(all)) this.kvs.set(k, v);
+        for (const w of waiters) w.resolve();
+      },
+      (e: unknown) => {
+        const err = e instanceof Error ? e : new Error(String(e));
+        for (const w of waiters) w.reject(err);
+      },
+    );
+  }
+
+  private nodeAttrPut(key: string, value: string): void {
+    this.nodeAttrs.set(key, value);
+    const list = this.attrWaiters.get(key);
+    this.attrWaiters.delete(key);
+    for (const w of list ?? []) w.resolve(value);
+  }
+
+  private nodeAttrGet(key: string, wait: boolean): Promise<string | undefined> {
+    const v = this.nodeAttrs.get(key);
+    if (v !== undefined || !wait) return Promise.resolve(v);
+    if (this.failure) return Promise.reject(this.failure);
+    return new Promise((resolve, reject) => {
+      const list = this.attrWaiters.get(key) ?? [];
+      list.push({ resolve, reject });
+      this.attrWaiters.set(key, list);
+    });
+  }
+}

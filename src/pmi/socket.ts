@@ -1,0 +1,63 @@
+import { type Server, type Socket, createServer } from "node:net";
+import type { Duplex } from "node:stream";
+import type { PmiBackend } from "./backend.ts";
+import { PmiConnection, type PmiConnectionOptions, type PmiMode } from "./connection.ts";
+
+/**
+ * Wire a connected stream to a PmiConnection: the parent's end of a rank's socketpair
+ * (`child.stdio[3]` when spawned with `stdio: [..., "pipe"]`) or a socket accepted on PMI_PORT.
+ */
+export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): PmiConnection {
+  const conn = new PmiConnection(
+    {
+      write: (data) => void socket.write(data),
+      close: () => void socket.end(),
+    },
+    opts,
+  );
+  socket.on("data", (chunk: Uint8Array | string) => conn.feed(chunk));
+  socket.on("close", () => conn.closed());
+  socket.on("end", () => conn.closed());
+  socket.on("error", () => conn.closed());
+  return conn;
+}
+
+export interface PmiPortServer {
+  /** For `PMI_PORT=<host>:<port>`. */
+  readonly host: string;
+  readonly port: number;
+  close(): Promise<void>;
+}
+
+/** A TCP listener for PMI_PORT mode; ranks identify themselves with PMI_ID (`initack` / `fullinit`). */
+export async function listenPmiPort(opts: {
+  byId: (pmiid: number) => PmiBackend | undefined;
+  mode?: PmiMode;
+  host?: string;
+  port?: number;
+  onError?: (message: string) => void;
+}): Promise<PmiPortServer> {
+  const host = opts.host ?? "127.0.0.1";
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((sock) => {
+    sockets.add(sock);
+    sock.on("close", () => sockets.delete(sock));
+    sock.setNoDelay(true);
+    attachPmiSocket(sock, { mode: opts.mode, byId: opts.byId, onError: opts.onError });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, host, () => resolve());
+  });
+  const addr = server.address();
+  if (addr === null || typeof addr === "string") throw new Error("PMI_PORT listener has no TCP address");
+  return {
+    host,
+    port: addr.port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}

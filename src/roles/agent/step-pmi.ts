@@ -1,0 +1,208 @@
+/**
+ * A step's PMI service on one node: every local rank's connection (an inherited socketpair, or
+ * TCP with PMI_PORT), the node-local KVS and fence of `NodeStepPmi`, and this node's part of the
+ * step-wide fence: once its ranks and all its children have entered fence `seq`, one `fence.in`
+ * goes up with their puts; the merged KVS comes back down as `fence.out`.
+ */
+import type { ChildProcess } from "node:child_process";
+import type { Duplex } from "node:stream";
+import {
+  attachPmiSocket,
+  listenPmiPort,
+  NodeStepPmi,
+  processMapping,
+  type PmiConnection,
+  type PmiPortServer,
+  type PmiRankInfo,
+  type SpawnResult,
+} from "../../pmi/index.ts";
+import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+
+type Kvs = Record<string, string>;
+type NameOp = "publish" | "lookup" | "unpublish";
+
+export interface StepPmiContext {
+  node: string;
+  key: string;
+  spec: StepSpec;
+  /** Global ranks on this node. */
+  ranks: number[];
+  /** Tree children's indices (their fence contributions are awaited). */
+  children: number[];
+  up(msg: StepUp): void;
+  names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
+}
+
+interface Fence {
+  count: number;
+  kvs: Kvs;
+  local: boolean;
+  from: Set<number>;
+  sent: boolean;
+  resolve?: (kvs: Kvs) => void;
+  reject?: (e: Error) => void;
+}
+
+export class StepPmi {
+  private readonly node: NodeStepPmi;
+  private readonly fences = new Map<number, Fence>();
+  private readonly lost = new Set<number>();
+  private readonly conns = new Map<number, PmiConnection>();
+  private readonly spawns = new Map<number, (r: SpawnResult) => void>();
+  private readonly unfinalized = new Set<number>();
+  private nextReq = 1;
+  private port?: PmiPortServer;
+
+  constructor(private readonly c: StepPmiContext) {
+    const { spec } = c;
+    const size = spec.tasks.reduce((a, b) => a + b, 0);
+    const jobId = `${spec.jobId}.${spec.stepId}`;
+    const info = (rank: number): PmiRankInfo => ({
+      rank,
+      size,
+      appnum: appOf(spec, rank),
+      kvsname: `kvs_${spec.jobId}_${spec.stepId}`,
+      jobId,
+      universeSize: spec.universeSize ?? size,
+      spawned: spec.spawn !== undefined,
+      spawnerJobId: spec.spawn?.parent,
+      debug: false,
+    });
+    this.node = new NodeStepPmi(
+      c.ranks.map(info),
+      {
+        exchange: (puts, epoch) => this.exchange(puts, epoch),
+        jobAttr: (key) => (key === "PMI_process_mapping" ? processMapping(spec.tasks) : key === "universeSize" ? String(spec.universeSize ?? size) : undefined),
+        publish: async (service, port) => (await c.names("publish", service, port)).ok,
+        lookup: async (service) => (await c.names("lookup", service)).port,
+        unpublish: async (service) => (await c.names("unpublish", service)).ok,
+        spawn: (rank, request) =>
+          new Promise<SpawnResult>((resolve) => {
+            const reqId = this.nextReq++;
+            this.spawns.set(reqId, resolve);
+            c.up({ t: "spawn", step: c.key, node: c.node, rank, reqId, request });
+          }),
+        abort: (rank, code, message) =>
+          c.up({ t: "error", step: c.key, node: c.node, rank, kind: "abort", code, message: `rank ${rank} on ${c.node} called abort with code ${code}${message ? `: ${message}` : ""}` }),
+        protocolError: (rank, message) => c.up({ t: "error", step: c.key, node: c.node, rank, kind: "pmi", message }),
+        disconnected: (rank, finalized) => {
+          if (!finalized && this.conns.get(rank)?.version !== undefined) this.unfinalized.add(rank);
+        },
+      },
+      spec.spawn?.preput,
+    );
+  }
+
+  /** Opens the PMI_PORT listener when the step uses one; ranks start after this. */
+  async listen(): Promise<void> {
+    const { ranks, spec } = this.c;
+    if (spec.pmiPort) this.port = await listenPmiPort({ byId: (id) => (ranks.includes(id) ? this.node.backend(id) : undefined), mode: spec.pmi === "none" ? "both" : spec.pmi });
+  }
+
+  /** PMI_* variables of one rank; with PMI_FD the rank's fd 3 must be a socketpair (see `stdio`). */
+  env(rank: number): Record<string, string> {
+    const size = this.c.spec.tasks.reduce((a, b) => a + b, 0);
+    const where: Record<string, string> = this.port ? { PMI_PORT: `${this.port.host}:${this.port.port}`, PMI_ID: String(rank) } : { PMI_FD: "3" };
+    return { PMI_RANK: String(rank), PMI_SIZE: String(size), ...where, ...(this.c.spec.spawn ? { PMI_SPAWNED: "1" } : {}) };
+  }
+
+  /** The fourth stdio slot for a rank: a socketpair end for PMI_FD. */
+  get fd3(): "pipe" | "ignore" {
+    return this.port ? "ignore" : "pipe";
+  }
+
+  attach(rank: number, child: ChildProcess): void {
+    if (this.port) return;
+    const sock = child.stdio[3] as Duplex | null | undefined;
+    if (!sock) return;
+    const mode = this.c.spec.pmi === "none" ? "both" : this.c.spec.pmi;
+    this.conns.set(rank, attachPmiSocket(sock, { mode, backend: this.node.backend(rank) }));
+  }
+
+  /** A rank that exited 0 after closing an initialized PMI connection without finalize. */
+  exitedUnfinalized(rank: number): boolean {
+    return this.unfinalized.has(rank);
+  }
+
+  fromChild(index: number, msg: Extract<StepUp, { t: "fence.in" }>): void {
+    const f = this.fence(msg.seq);
+    if (f.from.has(index)) return;
+    f.from.add(index);
+    f.count += msg.count;
+    Object.assign(f.kvs, msg.kvs);
+    this.maybeUp(msg.seq);
+  }
+
+  childLost(index: number): void {
+    this.lost.add(index);
+    for (const seq of this.fences.keys()) this.maybeUp(seq);
+  }
+
+  down(msg: StepDown): void {
+    if (msg.t === "fence.out") {
+      const f = this.fence(msg.seq);
+      this.fences.delete(msg.seq);
+      if (msg.error) f.reject?.(new Error(msg.error));
+      else f.resolve?.(msg.kvs);
+    } else if (msg.t === "spawn.result" && msg.node === this.c.node) {
+      const done = this.spawns.get(msg.reqId);
+      this.spawns.delete(msg.reqId);
+      done?.({ rc: msg.rc, errcodes: msg.errcodes, jobId: msg.jobId, message: msg.message });
+    }
+  }
+
+  /** The step is failing: pending fences and waits answer with an error. */
+  fail(message: string): void {
+    this.node.fail(message);
+    for (const f of this.fences.values()) f.reject?.(new Error(message));
+    this.fences.clear();
+    for (const done of this.spawns.values()) done({ rc: -1, message });
+    this.spawns.clear();
+  }
+
+  async close(): Promise<void> {
+    await this.port?.close();
+  }
+
+  private exchange(puts: Kvs, epoch: number): Promise<Kvs> {
+    const f = this.fence(epoch);
+    f.local = true;
+    f.count += this.c.ranks.length;
+    Object.assign(f.kvs, puts);
+    const done = new Promise<Kvs>((resolve, reject) => {
+      f.resolve = resolve;
+      f.reject = reject;
+    });
+    this.maybeUp(epoch);
+    return done;
+  }
+
+  private fence(seq: number): Fence {
+    let f = this.fences.get(seq);
+    if (!f) this.fences.set(seq, (f = { count: 0, kvs: {}, local: this.c.ranks.length === 0, from: new Set(), sent: false }));
+    return f;
+  }
+
+  private maybeUp(seq: number): void {
+    const f = this.fences.get(seq);
+    if (!f || f.sent || !f.local) return;
+    if (this.c.children.some((i) => !f.from.has(i) && !this.lost.has(i))) return;
+    f.sent = true;
+    this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs: f.kvs });
+  }
+}
+
+/** The MPMD program index of a rank (0 without `apps`). */
+export function appOf(spec: StepSpec, rank: number): number {
+  if (!spec.apps) return 0;
+  let end = 0;
+  for (let i = 0; i < spec.apps.length; i++) {
+    end += spec.apps[i]!.count;
+    if (rank < end) return i;
+  }
+  return spec.apps.length - 1;
+}
+
+export function argvOf(spec: StepSpec, rank: number): string[] {
+  return spec.apps ? spec.apps[appOf(spec, rank)]!.argv : spec.argv;
+}

@@ -1,0 +1,108 @@
+/**
+ * One launch: a step and the steps its ranks spawn (PMI spawn) onto new nodes. Spawned steps get
+ * their own grant from the controller, their own KVS holding the parent's pre-put keys, and share
+ * the launch's output. The launch ends when every step has; the first failure stops them all.
+ */
+import type { StepGrant } from "../../api/schemas.ts";
+import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
+import type { PeerConn } from "../../tbon/pool.ts";
+import type { ControllerLink } from "./controller-link.ts";
+import { StepRoot, type SpawnOutcome, type StepResult, type StepSink } from "./step-root.ts";
+
+export interface LaunchOptions {
+  link: ControllerLink;
+  grant: StepGrant;
+  argv: string[];
+  env: Record<string, string>;
+  cwd: string;
+  fanout: number;
+  pmi: PmiMode;
+  pmiPort?: boolean;
+  connect(addr: string): PeerConn;
+  sink: StepSink;
+  /** Seconds a spawn may wait for idle nodes. */
+  spawnWait: number;
+  /** Report ended steps to the controller (spawned ones always are: their nodes go back). */
+  reportPrimary: boolean;
+}
+
+export class Launch {
+  private readonly roots = new Map<number, StepRoot>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private failure: { result: StepResult } | undefined;
+
+  constructor(private readonly o: LaunchOptions) {}
+
+  /** Runs to the end of every step; the primary step's result, or the first failure's. */
+  async run(): Promise<StepResult> {
+    const g = this.o.grant;
+    const primary = this.start(this.spec(g, { argv: this.o.argv }), g, this.o.reportPrimary);
+    const result = await primary;
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+    return this.failure?.result ?? result;
+  }
+
+  cancel(reason: string, code: number): void {
+    for (const r of this.roots.values()) r.cancel(reason, code);
+  }
+
+  private spec(g: StepGrant, extra: Partial<StepSpec> & { argv: string[] }): StepSpec {
+    return {
+      jobId: g.jobId,
+      stepId: g.stepId,
+      env: this.o.env,
+      cwd: this.o.cwd,
+      nodes: g.nodes,
+      tasks: g.tasks,
+      jobNodes: g.jobNodes,
+      fanout: this.o.fanout,
+      pmi: this.o.pmi,
+      pmiPort: this.o.pmiPort,
+      jobEnv: g.jobEnv,
+      ...extra,
+    };
+  }
+
+  private start(spec: StepSpec, g: StepGrant, report: boolean, onLaunched?: () => void): Promise<StepResult> {
+    const root = new StepRoot({
+      spec,
+      cred: g.cred,
+      connect: this.o.connect,
+      sink: this.o.sink,
+      onLaunched,
+      onSpawn: (req) => this.spawn(spec, req),
+    });
+    this.roots.set(g.stepId, root);
+    const done = root.start().then((r) => {
+      this.roots.delete(g.stepId);
+      if (report) this.o.link.stepEnded(g.stepId, r.exitCode, r.failure);
+      if (r.exitCode !== 0 && !this.failure) {
+        this.failure = { result: r };
+        this.cancel(`step ${g.jobId}.${g.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`, r.exitCode);
+      }
+      return r;
+    });
+    this.pending.add(done);
+    void done.finally(() => this.pending.delete(done));
+    return done;
+  }
+
+  /** MPI_Comm_spawn: new processes on nodes the job did not have; answered once they run. */
+  private async spawn(parent: StepSpec, req: SpawnRequest): Promise<SpawnOutcome> {
+    const tasks = req.commands.reduce((a, c) => a + c.maxprocs, 0);
+    const first = req.commands[0]!;
+    const g = await this.o.link.createStep({ argv: [first.execname, ...first.args], tasks, newNodes: true, wait: this.o.spawnWait });
+    const apps = req.commands.length > 1 ? req.commands.map((c) => ({ argv: [c.execname, ...c.args], count: c.maxprocs })) : undefined;
+    const spec = this.spec(g, { argv: [first.execname, ...first.args], apps, spawn: { preput: req.preput, parent: `${parent.jobId}.${parent.stepId}` } });
+    return new Promise<SpawnOutcome>((resolve) => {
+      let answered = false;
+      const done = this.start(spec, g, true, () => {
+        answered = true;
+        resolve({ rc: 0, errcodes: new Array<number>(tasks).fill(0), jobId: `${g.jobId}.${g.stepId}` });
+      });
+      void done.then((r) => {
+        if (!answered) resolve({ rc: -1, message: r.failure ?? "the spawned processes did not start" });
+      });
+    });
+  }
+}

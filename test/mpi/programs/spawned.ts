@@ -1,0 +1,16 @@
+// A spawned child: reports its PMI view, the pre-put keys, and where it runs.
+import { PmiClient } from "../../../src/pmi/client.ts";
+
+const c = await PmiClient.connect();
+const info = {
+  rank: c.rank,
+  size: c.size,
+  spawned: c.spawned,
+  env: process.env.PMI_SPAWNED,
+  node: process.env.EBB_NODENAME,
+  greeting: await c.get("greeting"),
+  port: await c.get("PARENT_ROOT_PORT_NAME"),
+};
+await c.fence();
+console.log(`child ${JSON.stringify(info)}`);
+await c.finalize();
