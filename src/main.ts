@@ -15,7 +15,8 @@ const main = defineCommand({
     show: () => import("./cli/show.ts").then((m) => m.default),
     cancel: () => import("./cli/cancel.ts").then((m) => m.default),
     nodes: () => import("./cli/nodes.ts").then((m) => m.default),
+    sim: () => import("./cli/sim.ts").then((m) => m.default),
   },
 });
 
-await runMain(main);
+void runMain(main);

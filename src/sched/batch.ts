@@ -3,75 +3,183 @@
  * Feitelson 2001). Jobs start in queue order while they fit; the first that does not fit gets a
  * reservation at the earliest time enough nodes are sure to be free (the shadow time); a later job
  * may then start only if it ends before the shadow time or uses nodes the reservation leaves over.
- * Pure: no clock, no I/O. Nodes are handed out in name order.
+ * Moldable jobs start at any size in [minNodes, maxNodes] (at most preferredNodes); the reservation
+ * asks for minNodes. Pure: no clock, no I/O.
+ *
+ * `planBatchCounts` works on node counts (the simulator and every policy use it); `planBatch` wraps
+ * it for the controller and hands out node names in name order.
  */
-import type { BatchInput, BatchPlan, PendingJob, Reservation, RunningJob, Start } from "./types.ts";
+import type { BatchInput, BatchPlan, ClusterNode, CountStart, PendingJob, Reservation, Start } from "./types.ts";
 
 export function queueOrder(a: PendingJob, b: PendingJob): number {
   return a.submitTime - b.submitTime || a.id - b.id;
 }
 
-export function planBatch(input: BatchInput): BatchPlan {
-  const free = input.nodes
-    .filter((n) => n.up && n.jobId === undefined)
-    .map((n) => n.name)
-    .sort(compareNames);
-  const upCount = input.nodes.filter((n) => n.up).length;
-  const queue = [...input.pending].sort(queueOrder);
-  const starts: Start[] = [];
+export interface Ending {
+  nodes: number;
+  /** When the nodes are free at the latest (epoch ms). */
+  expectedEnd: number;
+}
+
+export interface BatchCountsInput {
+  now: number;
+  upNodes: number;
+  freeNodes: number;
+  running: readonly Ending[];
+  pending: readonly PendingJob[];
+  /** `pending` is already in queue order. */
+  sorted?: boolean;
+  /** EASY backfilling behind the reservation (default); false: plain FCFS, stop at the first blocked job. */
+  backfill?: boolean;
+  /** The size a job starts at with `free` nodes free, before the range check (default: preferred, capped by free). */
+  startSize?: (job: PendingJob, free: number) => number;
+  /** Fill `waiting` with a reason for every job left pending (default true); false lets a pass stop early. */
+  reasons?: boolean;
+  /**
+   * A job started below its preferred size runs longer than its time limit says: scale the limit
+   * linearly (limit * preferred / size) when judging whether it ends before the reservation.
+   * Off by default: the controller's limits are hard bounds whatever the size.
+   */
+  scaleLimits?: boolean;
+}
+
+export interface BatchStart extends CountStart {
+  reason: "fcfs" | "backfill";
+}
+
+export interface BatchCountsPlan {
+  starts: BatchStart[];
+  reservation?: Reservation;
+  /** Nodes the reservation leaves over at its start (what long jobs may still backfill into). */
+  extra: number;
+  /** Free nodes left after the starts. */
+  free: number;
+  waiting: Map<number, string>;
+}
+
+export function preferredSize(job: PendingJob): number {
+  return Math.max(job.minNodes, Math.min(job.maxNodes, job.preferredNodes ?? job.maxNodes));
+}
+
+const defaultStartSize = (job: PendingJob, free: number): number => Math.min(preferredSize(job), free);
+
+export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
+  const queue = input.sorted ? input.pending : [...input.pending].sort(queueOrder);
+  const backfill = input.backfill ?? true;
+  const reasons = input.reasons ?? true;
+  const startSize = input.startSize ?? defaultStartSize;
+  const limitAt = (job: PendingJob, size: number): number =>
+    input.scaleLimits && size < preferredSize(job) ? (job.timeLimit * preferredSize(job)) / size : job.timeLimit;
+  const starts: BatchStart[] = [];
   const waiting = new Map<number, string>();
   let reservation: Reservation | undefined;
   let extra = 0;
+  let free = input.freeNodes;
   // Jobs started in this pass end by now + limit; they count toward the shadow time.
-  const running: RunningJob[] = [...input.running];
+  const started: Ending[] = [];
 
-  for (const job of queue) {
-    if (job.minNodes > upCount) {
-      waiting.set(job.id, `needs ${job.minNodes} nodes, ${upCount} are up`);
+  for (let i = 0; i < queue.length; i++) {
+    const job = queue[i]!;
+    if (job.minNodes > input.upNodes) {
+      if (reasons) waiting.set(job.id, `needs ${job.minNodes} nodes, ${input.upNodes} are up`);
       continue;
     }
     if (!reservation) {
-      const size = Math.min(job.maxNodes, free.length);
-      if (size >= job.minNodes) {
-        const nodes = free.splice(0, size);
-        starts.push({ jobId: job.id, nodes, reason: "fcfs" });
-        running.push({ id: job.id, nodes, expectedEnd: input.now + job.timeLimit * 1000 });
+      const size = Math.min(job.maxNodes, startSize(job, free));
+      if (size >= job.minNodes && size <= free) {
+        free -= size;
+        starts.push({ jobId: job.id, nodes: size, reason: "fcfs" });
+        started.push({ nodes: size, expectedEnd: input.now + limitAt(job, size) * 1000 });
         continue;
       }
-      const shadow = shadowTime(running, free.length, job.minNodes, input.now);
+      const shadow = shadowCounts(input.running, started, free, job.minNodes, input.now);
       reservation = { jobId: job.id, start: shadow.time, nodes: job.minNodes };
       extra = shadow.extra;
-      waiting.set(job.id, "resources: first in line, nodes reserved");
+      if (reasons) waiting.set(job.id, "resources: first in line, nodes reserved");
+      if (!backfill || (!reasons && free === 0)) {
+        if (reasons) for (let k = i + 1; k < queue.length; k++) waiting.set(queue[k]!.id, backfill ? "resources" : "priority: FCFS, an earlier job waits");
+        break;
+      }
       continue;
     }
     // EASY backfill behind the reservation.
-    if (job.minNodes > free.length) {
-      waiting.set(job.id, "resources");
+    if (job.minNodes > free) {
+      if (reasons) waiting.set(job.id, "resources");
       continue;
     }
-    const endsInTime = input.now + job.timeLimit * 1000 <= reservation.start;
-    const size = endsInTime ? Math.min(job.maxNodes, free.length) : Math.min(job.maxNodes, free.length, extra);
+    const want = Math.min(job.maxNodes, startSize(job, free), free);
+    const endsInTime = input.now + limitAt(job, want) * 1000 <= reservation.start;
+    const size = endsInTime ? want : Math.min(want, extra);
     if (size < job.minNodes) {
-      waiting.set(job.id, `priority: would delay job ${reservation.jobId}`);
+      if (reasons) waiting.set(job.id, `priority: would delay job ${reservation.jobId}`);
       continue;
     }
-    const nodes = free.splice(0, size);
+    free -= size;
     if (!endsInTime) extra -= size;
-    starts.push({ jobId: job.id, nodes, reason: "backfill" });
+    starts.push({ jobId: job.id, nodes: size, reason: "backfill" });
+    if (!reasons && free === 0) break;
   }
-  return { starts, reservation, waiting };
+  return { starts, reservation, extra, free, waiting };
+}
+
+export function planBatch(input: BatchInput): BatchPlan {
+  const freeNames = input.nodes
+    .filter((n) => n.up && n.jobId === undefined)
+    .map((n) => n.name)
+    .sort(compareNames);
+  const upNodes = input.nodes.filter((n) => n.up).length;
+  const plan = planBatchCounts({
+    now: input.now,
+    upNodes,
+    freeNodes: freeNames.length,
+    running: input.running.map((r) => ({ nodes: r.nodes.length, expectedEnd: r.expectedEnd })),
+    pending: input.pending,
+    startSize: (job, free) => Math.min(job.maxNodes, free),
+    reasons: input.reasons,
+  });
+  const starts: Start[] = plan.starts.map((s) => ({ jobId: s.jobId, nodes: freeNames.splice(0, s.nodes), reason: s.reason }));
+  return { starts, reservation: plan.reservation, waiting: plan.waiting };
+}
+
+/** Up and idle node counts of a node list (what a `PassInput` wants). */
+export function nodeCounts(nodes: readonly ClusterNode[]): { upNodes: number; idleNodes: number } {
+  let up = 0;
+  let idle = 0;
+  for (const n of nodes) {
+    if (!n.up) continue;
+    up++;
+    if (n.jobId === undefined) idle++;
+  }
+  return { upNodes: up, idleNodes: idle };
+}
+
+/** Node names for count-based starts, handed out in name order from the idle up nodes. */
+export function nameStarts(nodes: readonly ClusterNode[], starts: readonly CountStart[]): { jobId: number; nodes: string[]; reason: string }[] {
+  const free = nodes
+    .filter((n) => n.up && n.jobId === undefined)
+    .map((n) => n.name)
+    .sort(compareNames);
+  return starts.map((s) => {
+    if (s.nodes > free.length) throw new RangeError(`job ${s.jobId} starts on ${s.nodes} nodes, ${free.length} are idle`);
+    return { jobId: s.jobId, nodes: free.splice(0, s.nodes), reason: s.reason };
+  });
 }
 
 /**
  * The earliest time `need` nodes are free, given `free` idle nodes now and running jobs releasing
  * theirs at their expected ends; `extra` is how many nodes beyond `need` are free at that time.
  */
-export function shadowTime(running: readonly RunningJob[], free: number, need: number, now: number): { time: number; extra: number } {
+export function shadowTime(running: readonly { nodes: readonly unknown[] | number; expectedEnd: number }[], free: number, need: number, now: number): { time: number; extra: number } {
+  return shadowCounts(running.map((r) => ({ nodes: typeof r.nodes === "number" ? r.nodes : r.nodes.length, expectedEnd: r.expectedEnd })), [], free, need, now);
+}
+
+function shadowCounts(running: readonly Ending[], started: readonly Ending[], free: number, need: number, now: number): { time: number; extra: number } {
   if (free >= need) return { time: now, extra: free - need };
-  const byEnd = [...running].sort((a, b) => a.expectedEnd - b.expectedEnd);
+  const byEnd = started.length > 0 ? [...running, ...started] : [...running];
+  byEnd.sort((a, b) => a.expectedEnd - b.expectedEnd);
   let avail = free;
   for (const r of byEnd) {
-    avail += r.nodes.length;
+    avail += r.nodes;
     if (avail >= need) return { time: Math.max(now, r.expectedEnd), extra: avail - need };
   }
   return { time: Number.POSITIVE_INFINITY, extra: 0 };

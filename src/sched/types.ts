@@ -1,4 +1,10 @@
 /** Plain-data inputs and outputs of a scheduling pass. Times are epoch ms, limits are seconds. */
+import type { RuntimeModel } from "../model/amdahl.ts";
+import type { MtctSample } from "../model/spmd.ts";
+import type { AdminLimits, ErsConfig, JobOverrides } from "./config.ts";
+
+export type { MtctSample } from "../model/spmd.ts";
+export type { RuntimeModel } from "../model/amdahl.ts";
 
 export interface ClusterNode {
   name: string;
@@ -21,6 +27,12 @@ export interface PendingJob {
   maxNodes: number;
   timeLimit: number;
   submitTime: number;
+  /** The size the user asked for: a moldable start never exceeds it (default maxNodes). */
+  preferredNodes?: number;
+  /** Whether the job can be resized once it runs (malleable). */
+  elastic?: boolean;
+  /** apm-maxs: the job's declared runtime model (from test runs), if any. */
+  model?: RuntimeModel;
 }
 
 export interface BatchInput {
@@ -28,6 +40,8 @@ export interface BatchInput {
   nodes: ClusterNode[];
   running: RunningJob[];
   pending: PendingJob[];
+  /** Explain why every job left pending waits (default true); false lets a pass stop once no node is free. */
+  reasons?: boolean;
 }
 
 export interface Start {
@@ -41,6 +55,10 @@ export interface Reservation {
   /** When enough nodes will be free for the job at the latest. */
   start: number;
   nodes: number;
+  /** Why and from where (rule 1: the jobs that shrink for it). */
+  reason?: string;
+  /** Jobs that shrink to make room for it (elastic rule 1, shrink-to-admit). */
+  fromJobs?: number[];
 }
 
 export interface BatchPlan {
@@ -48,4 +66,102 @@ export interface BatchPlan {
   reservation?: Reservation;
   /** Why each job that stays pending waits. */
   waiting: Map<number, string>;
+}
+
+/** (size, iteration time) for each configuration a job ran in, oldest first (ReSHAPE's profile). */
+export interface ProfilePoint {
+  nodes: number;
+  iterTime: number;
+}
+
+/** A running job as every policy pass sees it: counts, not node names. */
+export interface JobState {
+  id: number;
+  /** Nodes held now. */
+  nodes: number;
+  minNodes: number;
+  maxNodes: number;
+  elastic: boolean;
+  submitTime: number;
+  startTime: number;
+  /** The user's bound in seconds at the start size. */
+  timeLimit: number;
+  /** When the job is expected to end (default startTime + timeLimit). */
+  expectedEnd?: number;
+  /** Seconds still needed at the current size, if the job reports progress. */
+  remaining?: number;
+  /** MTCT samples since the job's last adaptation (the model resets on each one). */
+  samples: readonly MtctSample[];
+  /** Resizing now: not to be touched until it commits. */
+  adapting: boolean;
+  /** The size an ongoing adaptation goes to (a shrink frees `nodes - resizingTo` when it commits). */
+  resizingTo?: number;
+  /** When its last adaptation committed. */
+  lastAdaptEnd?: number;
+  /** Mean measured seconds per adaptation of this job, if it adapted before. */
+  adaptCost?: number;
+  /** Per-job settings, clamped to the admin limits. */
+  overrides?: JobOverrides;
+  /** reshape: every configuration it ran in, with its iteration time. */
+  profile?: readonly ProfilePoint[];
+  /** Valid sizes (e.g. near-square process grids); any size in range when absent. */
+  sizes?: readonly number[];
+  /** apm-maxs: the runtime model fitted from its measurements. */
+  model?: RuntimeModel;
+  /** False while the job is between resize points (a resize would be deferred); default true. */
+  atResizePoint?: boolean;
+}
+
+export type ResizeRule =
+  | "shrink" // RRV: an MTCT above the upper threshold, mandatory halving
+  | "balance" // elastic backfilling rule 1: time balancing to admit waiting jobs
+  | "fill" // elastic backfilling rule 2: resource filling of idle nodes
+  | "expand" // reshape: grow while iteration time improves
+  | "revert" // reshape: the last expansion did not help
+  | "admit" // reshape, drms-rs: shrink to start the head of the queue
+  | "grow" // drms-rs: nothing waits, idle nodes go to running jobs
+  | "equi" // apm-equi: equipartition
+  | "maxs"; // apm-maxs: greedy on differential speedup
+
+export interface Resize {
+  jobId: number;
+  from: number;
+  to: number;
+  rule: ResizeRule;
+  /** For people: the numbers the decision was made on (MTCT, range, rule). */
+  reason: string;
+}
+
+/** Why a candidate was left alone (settling, unsteady MTCT, payoff too small, ...). */
+export interface Note {
+  jobId: number;
+  text: string;
+}
+
+export interface PassInput {
+  now: number;
+  /** Nodes that are up. */
+  upNodes: number;
+  /** Up nodes held by no job. */
+  idleNodes: number;
+  running: readonly JobState[];
+  pending: readonly PendingJob[];
+  /** Pending is already in queue order (submit time, id): skips a sort. */
+  sorted?: boolean;
+  config: ErsConfig;
+  /** Bounds on per-job overrides (`JobState.overrides`); none: overrides are refused. */
+  limits?: AdminLimits;
+}
+
+export interface CountStart {
+  jobId: number;
+  nodes: number;
+  reason: string;
+}
+
+export interface PassPlan {
+  starts: CountStart[];
+  resizes: Resize[];
+  reservations: Reservation[];
+  notes: Note[];
 }

@@ -11,7 +11,7 @@ import { ApiClient } from "../../api/client.ts";
 import { ControllerLink } from "../launcher/controller-link.ts";
 import { Launch } from "../launcher/launch.ts";
 import { fileSink } from "../launcher/output.ts";
-import type { ProcessTable } from "./procs.ts";
+import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 
 const log = logger("agent");
@@ -62,10 +62,13 @@ export class JobRunner {
       EBB_NODENAME: this.ctx.name,
       EBB_CONTROLLER: this.ctx.controllerUrl,
     });
-    const child = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: ["ignore", out, out] });
-    closeSync(out);
-    child.once("error", (e) => this.ctx.exited(job.id, 1, `batch script could not start: ${e.message}`));
-    child.once("exit", (code, signal) => {
+    let proc: Proc;
+    try {
+      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: [out, out] });
+    } finally {
+      closeSync(out);
+    }
+    void proc.exited.then(({ code, signal }) => {
       const exitCode = code ?? 128 + signalNumber(signal);
       log.debug(`job ${job.id} batch script exited`, { exitCode });
       this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : undefined);

@@ -1,9 +1,9 @@
 /**
- * Every process an agent starts, by job. Each runs in its own process group so that a signal
- * reaches the whole tree it forks. Group ids are written to a file so that an agent that was
- * killed can, when restarted, kill what its previous life left behind.
+ * Every process an agent starts, by job. Each runs in its own process group (session) so that a
+ * signal reaches the whole tree it forks. Group ids are written to a file so that an agent that
+ * was killed can, when restarted, kill what its previous life left behind.
  */
-import { spawn, type ChildProcess, type SpawnOptions } from "node:child_process";
+import type { Subprocess } from "bun";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 
@@ -24,8 +24,36 @@ function startTimeOf(pid: number): string | undefined {
   }
 }
 
+export type Stdio = "pipe" | "ignore" | number;
+
+export interface SpawnOptions {
+  cwd: string;
+  env: Record<string, string>;
+  /** stdout, stderr, and optionally fd 3 ("pipe" there is a socketpair). */
+  stdio: [Stdio, Stdio, Stdio?];
+}
+
+export interface Proc {
+  pid: number;
+  stdout: ReadableStream<Uint8Array> | null;
+  stderr: ReadableStream<Uint8Array> | null;
+  /** The agent's end of the socketpair the process has as fd 3. */
+  fd3: number | undefined;
+  exited: Promise<{ code: number | null; signal: string | null }>;
+}
+
+/** Why a program could not be started (its errno code, e.g. ENOENT). */
+export class SpawnError extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export class ProcessTable {
-  private readonly live = new Map<number, Set<ChildProcess>>();
+  private readonly live = new Map<number, Set<Subprocess>>();
   private readonly groups = new Map<number, GroupRecord>();
 
   constructor(
@@ -34,27 +62,43 @@ export class ProcessTable {
     private readonly onJobEmpty: (jobId: number) => void,
   ) {}
 
-  spawn(jobId: number, argv: readonly string[], opts: SpawnOptions): ChildProcess {
-    const child = spawn(argv[0]!, argv.slice(1), { ...opts, detached: true });
+  spawn(jobId: number, argv: readonly string[], opts: SpawnOptions): Proc {
+    const [out, err, fd3] = opts.stdio;
+    let proc: Subprocess;
+    try {
+      proc = Bun.spawn([...argv], {
+        cwd: opts.cwd,
+        env: opts.env,
+        stdio: fd3 === undefined ? ["ignore", out, err] : ["ignore", out, err, fd3],
+        detached: true,
+      }) as Subprocess;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? "EIO";
+      throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
+    }
     let set = this.live.get(jobId);
     if (!set) this.live.set(jobId, (set = new Set()));
-    set.add(child);
-    const pid = child.pid;
-    if (pid !== undefined) {
-      this.groups.set(pid, { jobId, start: startTimeOf(pid) ?? "" });
-      // Written now, not later: an agent killed a moment after a spawn must still know the group.
-      this.save();
-    }
-    const done = () => {
-      if (!set!.delete(child)) return;
-      if (set!.size === 0) {
+    set.add(proc);
+    this.groups.set(proc.pid, { jobId, start: startTimeOf(proc.pid) ?? "" });
+    // Written now, not later: an agent killed a moment after a spawn must still know the group.
+    this.save();
+    const exited = proc.exited.then(() => {
+      set!.delete(proc);
+      if (set!.size === 0 && this.live.get(jobId) === set) {
         this.live.delete(jobId);
         this.onJobEmpty(jobId);
       }
+      const signal = proc.signalCode;
+      return { code: signal ? null : proc.exitCode, signal: signal === null || signal === undefined ? null : String(signal) };
+    });
+    const stdio = (proc as unknown as { stdio: Array<number | null | undefined> }).stdio;
+    return {
+      pid: proc.pid,
+      stdout: out === "pipe" ? (proc.stdout as ReadableStream<Uint8Array>) : null,
+      stderr: err === "pipe" ? (proc.stderr as ReadableStream<Uint8Array>) : null,
+      fd3: fd3 === "pipe" && typeof stdio[3] === "number" ? stdio[3] : undefined,
+      exited,
     };
-    child.once("exit", done);
-    child.once("error", done);
-    return child;
   }
 
   /** Jobs with at least one live process. */
@@ -73,11 +117,7 @@ export class ProcessTable {
   signal(jobId: number, signal: NodeJS.Signals): void {
     for (const [pgid, rec] of this.groups) {
       if (rec.jobId !== jobId) continue;
-      try {
-        process.kill(-pgid, signal);
-      } catch {
-        /* already gone */
-      }
+      this.signalGroup(pgid, signal);
       if (signal === "SIGKILL") this.groups.delete(pgid);
     }
     if (signal === "SIGKILL") this.save();
@@ -128,4 +168,16 @@ export class ProcessTable {
       log.warn("could not record process groups", { error: e });
     }
   }
+}
+
+/** Reads a process's output stream to its end, as text, in order. */
+export async function pump(stream: ReadableStream<Uint8Array> | null, onText: (text: string) => void): Promise<void> {
+  if (!stream) return;
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) {
+    const text = decoder.decode(chunk, { stream: true });
+    if (text) onText(text);
+  }
+  const rest = decoder.decode();
+  if (rest) onText(rest);
 }

@@ -4,8 +4,7 @@
  * step-wide fence: once its ranks and all its children have entered fence `seq`, one `fence.in`
  * goes up with their puts; the merged KVS comes back down as `fence.out`.
  */
-import type { ChildProcess } from "node:child_process";
-import type { Duplex } from "node:stream";
+import { Socket } from "node:net";
 import {
   attachPmiSocket,
   listenPmiPort,
@@ -107,14 +106,15 @@ export class StepPmi {
   }
 
   /** The fourth stdio slot for a rank: a socketpair end for PMI_FD. */
-  get fd3(): "pipe" | "ignore" {
-    return this.port ? "ignore" : "pipe";
+  get fd3(): "pipe" | undefined {
+    return this.port ? undefined : "pipe";
   }
 
-  attach(rank: number, child: ChildProcess): void {
-    if (this.port) return;
-    const sock = child.stdio[3] as Duplex | null | undefined;
-    if (!sock) return;
+  /** Serve PMI on the agent's end of a rank's socketpair. */
+  attach(rank: number, fd: number): void {
+    const sock = new Socket();
+    // Bun ignores `new Socket({ fd })`; connect({ fd }) adopts the descriptor.
+    sock.connect({ fd } as unknown as { path: string });
     const mode = this.c.spec.pmi === "none" ? "both" : this.c.spec.pmi;
     this.conns.set(rank, attachPmiSocket(sock, { mode, backend: this.node.backend(rank) }));
   }

@@ -6,7 +6,6 @@
  *   parent --launch/signal/end--> StepNode --same--> children
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
-import type { ChildProcess } from "node:child_process";
 import { existsSync } from "node:fs";
 import { verifyCredential } from "../../proto/credential.ts";
 import type { Credential } from "../../proto/common.ts";
@@ -16,7 +15,7 @@ import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } fro
 import { childrenOf } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { rankVars } from "./env.ts";
-import type { ProcessTable } from "./procs.ts";
+import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi } from "./step-pmi.ts";
 
 const log = logger("agent");
@@ -89,7 +88,7 @@ interface Child {
 
 export class StepNode {
   private readonly children: Child[] = [];
-  private readonly ranks = new Map<number, ChildProcess>();
+  private readonly ranks = new Map<number, Proc>();
   private localLaunched = false;
   private sentLaunched = false;
   private killedWith: NodeJS.Signals | undefined;
@@ -158,54 +157,42 @@ export class StepNode {
       this.maybeLaunched();
       return;
     }
-    let pending = count;
-    const spawned = () => {
-      if (--pending === 0) {
-        this.localLaunched = true;
-        this.maybeLaunched();
-      }
-    };
-    if (count === 0) {
-      this.localLaunched = true;
-      this.maybeLaunched();
-    }
     const names = spec.nodes.map((n) => n.name);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv);
     for (let i = 0; i < count; i++) {
       const rank = first + i;
       const env = { ...base, ...rankVars({ stepId: spec.stepId, nodes: names, nodeIndex: this.index, localId: i, rank, size }, this.ctx.controllerUrl), ...this.pmi?.env(rank) };
-      const argv = argvOf(spec, rank);
-      const child = this.ctx.procs.spawn(spec.jobId, argv, { cwd: spec.cwd, env, stdio: ["ignore", "pipe", "pipe", this.pmi?.fd3 ?? "ignore"] });
-      this.ranks.set(rank, child);
-      this.pmi?.attach(rank, child);
-      child.stdout!.setEncoding("utf8");
-      child.stderr!.setEncoding("utf8");
-      child.stdout!.on("data", (data: string) => this.up({ t: "io", step: this.key, rank, fd: 1, data }));
-      child.stderr!.on("data", (data: string) => this.up({ t: "io", step: this.key, rank, fd: 2, data }));
-      let reported = false;
-      child.once("spawn", () => {
-        spawned();
-        if (this.killedWith) this.ctx.procs.signalGroup(child.pid, this.killedWith);
-      });
-      child.once("error", (err: NodeJS.ErrnoException) => {
-        if (reported) return;
-        reported = true;
-        const what = err.code === "ENOENT" ? "No such file or directory" : err.code === "EACCES" ? "Permission denied" : err.message;
-        this.up({ t: "error", step: this.key, node: this.ctx.name, rank, kind: "launch", message: `${this.ctx.name}: rank ${rank}: ${argv[0]}: ${what}`, code: err.code === "ENOENT" ? 127 : 126 });
-        this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: err.code === "ENOENT" ? 127 : 126 });
-        this.ranks.delete(rank);
-        spawned();
-      });
-      // "close" waits for the output pipes to drain, so an exit never overtakes the rank's last output.
-      child.once("close", (code, signal) => {
-        if (reported) return;
-        reported = true;
-        this.ranks.delete(rank);
-        if (code === 0 && this.pmi?.exitedUnfinalized(rank))
-          this.up({ t: "error", step: this.key, node: this.ctx.name, rank, kind: "pmi", message: `rank ${rank} on ${this.ctx.name} exited without finalizing PMI (MPI_Finalize not called?)` });
-        this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
-      });
+      this.startRank(rank, argvOf(spec, rank), env);
     }
+    this.localLaunched = true;
+    this.maybeLaunched();
+  }
+
+  private startRank(rank: number, argv: string[], env: Record<string, string>): void {
+    const node = this.ctx.name;
+    let proc: Proc;
+    try {
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: ["pipe", "pipe", this.pmi?.fd3] });
+    } catch (e) {
+      const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
+      this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });
+      this.up({ t: "exit", step: this.key, rank, node, code });
+      return;
+    }
+    this.ranks.set(rank, proc);
+    if (proc.fd3 !== undefined) this.pmi?.attach(rank, proc.fd3);
+    if (this.killedWith) this.ctx.procs.signalGroup(proc.pid, this.killedWith);
+    const output = Promise.all([
+      pump(proc.stdout, (data) => this.up({ t: "io", step: this.key, rank, fd: 1, data })),
+      pump(proc.stderr, (data) => this.up({ t: "io", step: this.key, rank, fd: 2, data })),
+    ]);
+    // The exit is reported after the rank's last output has been forwarded.
+    void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
+      this.ranks.delete(rank);
+      if (code === 0 && this.pmi?.exitedUnfinalized(rank))
+        this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${rank} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
+      this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
+    });
   }
 
   private maybeLaunched(): void {

@@ -29,12 +29,12 @@ export class SchedulerLoop {
     setImmediate(() => {
       const { full } = this.queued!;
       this.queued = undefined;
-      if (full || this.state.hasIdleNode(Date.now())) this.pass();
+      if (full || this.state.hasIdleNode(Date.now())) this.pass(Date.now(), full);
     });
   }
 
-  snapshot(now: number): BatchInput {
-    const input: BatchInput = { now, nodes: [], running: [], pending: [] };
+  snapshot(now: number, reasons = true): BatchInput {
+    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons };
     for (const n of this.state.nodes.values()) input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
     for (const j of this.state.jobs.values()) {
       if (j.sched.pending) input.pending.push(j.sched.pending);
@@ -43,11 +43,12 @@ export class SchedulerLoop {
     return input;
   }
 
-  pass(now = Date.now()): void {
+  /** One pass; `reasons` also refreshes why each pending job waits (the periodic pass does). */
+  pass(now = Date.now(), reasons = true): void {
     this.passes++;
     // Running jobs asking for nodes (PMI spawn) come before the queue.
     if (this.spawns.waiting > 0) this.spawns.serve(now);
-    const plan = planBatch(this.snapshot(now));
+    const plan = planBatch(this.snapshot(now, reasons));
     for (const s of plan.starts) {
       const job = this.state.jobs.get(s.jobId);
       if (job && job.row.state === "PENDING") this.jobs.start(job, s.nodes, s.reason, now);

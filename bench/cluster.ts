@@ -1,0 +1,88 @@
+/** A local cluster (`ebb up`) in its own process, for benchmarks; clients get its env. */
+import type { Subprocess } from "bun";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+
+export interface BenchCluster {
+  url: string;
+  token: string;
+  dir: string;
+  env: Record<string, string>;
+  /** argv prefix that runs the ebb CLI (the compiled binary when built, for realistic start-up). */
+  ebb: string[];
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const p = s.port;
+  s.stop(true);
+  return p;
+}
+
+/** Builds dist/ebb (a second or two) so that launch timings include a realistic CLI start. */
+export async function compiledEbb(): Promise<string[]> {
+  const out = new URL("../dist/ebb", import.meta.url).pathname;
+  const build = Bun.spawn([process.execPath, "build", "--compile", "--bytecode", "--minify", MAIN, "--outfile", out], { stdout: "ignore", stderr: "inherit" });
+  if ((await build.exited) !== 0) throw new Error("bun build --compile failed");
+  return [out];
+}
+
+/**
+ * `layout: "up"` runs `ebb up` (controller and agents in one process); `"processes"` runs the
+ * controller and each agent as its own process, as on a real cluster.
+ */
+export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes" } = {}): Promise<BenchCluster> {
+  const dir = mkdtempSync(join(tmpdir(), "ebb-bench-"));
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const stateDir = join(dir, "state");
+  const ebb = opts.ebb ?? [process.execPath, MAIN];
+  const spawn = (args: string[]) => Bun.spawn([...ebb, ...args], { env: { ...process.env, EBB_LOG: "warn" }, stdout: "ignore", stderr: "inherit" });
+  const cpus = String(opts.cpusPerNode ?? 2);
+  const procs: Subprocess[] = [];
+  if (opts.layout === "processes") {
+    procs.push(spawn(["controller", "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir]));
+    for (let i = 0; i < 200 && !(await Bun.file(join(stateDir, "cluster.key")).exists()); i++) await Bun.sleep(25);
+    for (let i = 1; i <= nodes; i++) {
+      const name = `node${String(i).padStart(2, "0")}`;
+      procs.push(spawn(["agent", "--controller", url, "--name", name, "--cpus", cpus, "--key-file", join(stateDir, "cluster.key"), "--state-dir", join(dir, "agents", name)]));
+    }
+  } else {
+    procs.push(spawn(["up", "--nodes", String(nodes), "--cpus-per-node", cpus, "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir]));
+  }
+  for (let i = 0; ; i++) {
+    try {
+      const h = (await (await fetch(`${url}/v1/health`)).json()) as { nodes: number };
+      if (h.nodes === nodes) break;
+    } catch {}
+    if (i > 400) throw new Error("the bench cluster did not come up");
+    await Bun.sleep(25);
+  }
+  const token = readFileSync(join(stateDir, "token"), "utf8").trim();
+  return {
+    url,
+    token,
+    dir,
+    env: { ...(process.env as Record<string, string>), EBB_CONTROLLER: url, EBB_TOKEN: token, EBB_STATE_DIR: stateDir, EBB_LOG: "warn" },
+    ebb,
+    async stop() {
+      for (const p of procs) p.kill("SIGTERM");
+      await Promise.all(procs.map((p) => p.exited));
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Wall time of a command in ms; throws with its stderr if it fails. */
+export async function timed(argv: string[], env: Record<string, string>): Promise<number> {
+  const t0 = performance.now();
+  const p = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe" });
+  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  const ms = performance.now() - t0;
+  if (code !== 0) throw new Error(`${argv.join(" ")} failed (${code}): ${err || out}`);
+  return ms;
+}

@@ -1,0 +1,73 @@
+/**
+ * MPI launch: wall time of `ebb run -N k -n N ./hello` against Hydra's `mpiexec -n N ./hello`
+ * in the same run (median of 10), and a PMI fence microbenchmark: MPI_Init + MPI_Barrier with N
+ * ranks over k agents, as the slowest rank measures it, against the same under Hydra.
+ */
+import { readFileSync } from "node:fs";
+import { compileMpi } from "../test/support/mpi.ts";
+import { compiledEbb, startBenchCluster, timed } from "./cluster.ts";
+import { median, type Bench, type Figure } from "./lib.ts";
+
+const INIT_BARRIER = `
+#include <mpi.h>
+#include <stdio.h>
+#include <time.h>
+int main(int argc, char **argv) {
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  MPI_Init(&argc, &argv);
+  MPI_Barrier(MPI_COMM_WORLD);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  double us = (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3, worst = 0;
+  MPI_Reduce(&us, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  if (rank == 0) printf("init_barrier_us=%.0f\\n", worst);
+  MPI_Finalize();
+  return 0;
+}`;
+
+async function initBarrier(argv: string[], env: Record<string, string>): Promise<number> {
+  const p = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe" });
+  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  const m = /init_barrier_us=(\d+)/.exec(out);
+  if (code !== 0 || !m) throw new Error(`${argv.join(" ")} failed (${code}): ${err || out}`);
+  return Number(m[1]) / 1000;
+}
+
+async function medianOf(times: number, f: () => Promise<number>): Promise<number> {
+  const xs: number[] = [];
+  for (let i = 0; i < times; i++) xs.push(await f());
+  return median(xs);
+}
+
+export default {
+  name: "mpi-launch",
+  description: "ebb run vs mpiexec (Hydra) for an MPICH hello; MPI_Init+MPI_Barrier over k agents",
+  async run({ quick }) {
+    const hello = await compileMpi("bench-hello", readFileSync(new URL("../test/mpi/programs/hello.c", import.meta.url), "utf8"));
+    const fence = await compileMpi("bench-init-barrier", INIT_BARRIER);
+    if (!hello || !fence || !Bun.which("mpiexec")) throw new Error("mpicc and mpiexec (MPICH) are needed for this benchmark");
+    const reps = quick ? 3 : 10;
+    const ebb = await compiledEbb();
+    const cluster = await startBenchCluster(8, { ebb });
+    const figures: Figure[] = [];
+    try {
+      const env = cluster.env;
+      await timed([...ebb, "run", "-n", "1", hello], env); // warm the page cache
+      for (const [n, k] of [[2, 1], [4, 2], [8, 4]] as const) {
+        const ours = await medianOf(reps, () => timed([...ebb, "run", "-N", String(k), "-n", String(n), hello], env));
+        const hydra = await medianOf(reps, () => timed(["mpiexec", "-n", String(n), hello], env));
+        figures.push({ name: `launch ${n} ranks on ${k} node(s), wall time`, value: ours, unit: "ms", baseline: { name: "mpiexec (Hydra), 1 host", value: hydra }, better: "lower", goal: "<= 1.0x Hydra", met: ours <= hydra });
+      }
+      const hydraFence = await medianOf(reps, () => initBarrier(["mpiexec", "-n", "8", fence], env));
+      for (const k of [1, 2, 4, 8]) {
+        const ours = await medianOf(reps, () => initBarrier([...ebb, "run", "-N", String(k), "-n", "8", fence], env));
+        figures.push({ name: `MPI_Init+MPI_Barrier, 8 ranks over ${k} agent(s)`, value: ours, unit: "ms", baseline: { name: "Hydra, 8 ranks, 1 host", value: hydraFence }, better: "lower" });
+      }
+    } finally {
+      await cluster.stop();
+    }
+    return figures;
+  },
+} satisfies Bench;

@@ -1,0 +1,165 @@
+import { readFileSync, writeFileSync } from "node:fs";
+import { defineCommand } from "citty";
+import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
+import { runPolicies } from "../sim/run.ts";
+import { parseSwf, traceJobs } from "../sim/swf.ts";
+import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
+import { formatDuration } from "../util/time.ts";
+import { defineArgs } from "./args.ts";
+import { guard, intFlag, printJson, table, UsageError } from "./common.ts";
+
+const args = defineArgs({
+  swf: { type: "string", description: "Workload trace in Standard Workload Format (required)", valueHint: "FILE" },
+  nodes: { type: "string", description: "Nodes in the simulated cluster (default: the trace's MaxNodes header, else MaxProcs / cores per node)", valueHint: "N" },
+  "cores-per-node": { type: "string", description: "Processors per node: a job with P processors asks for ceil(P/C) nodes (default 1)", valueHint: "C" },
+  malleable: { type: "string", description: "Fraction of jobs that are malleable, 0 to 1 (default 0.5)", valueHint: "F" },
+  seed: { type: "string", description: "Seed choosing the malleable jobs, their speedups and sample noise (default 1)", valueHint: "S" },
+  policy: { type: "string", description: `Policy to run; repeat or comma-separate for several: ${POLICIES.join(", ")} (default: all)`, valueHint: "P" },
+  limit: { type: "string", description: "Replay only the first N jobs of the trace", valueHint: "N" },
+  interval: { type: "string", description: `Seconds between elastic passes (default ${DEFAULT_CONFIG.interval})`, valueHint: "SEC" },
+  upper: { type: "string", description: `Upper MTCT threshold: above it a job is halved (default ${DEFAULT_CONFIG.upper})`, valueHint: "X" },
+  lower: { type: "string", description: `Lower MTCT threshold: below it a job may double (default ${DEFAULT_CONFIG.lower})`, valueHint: "X" },
+  settle: { type: "string", description: `Seconds after an adaptation before a job may adapt again (default ${DEFAULT_CONFIG.settle})`, valueHint: "SEC" },
+  payoff: { type: "boolean", default: true, description: "Grow a job only if the predicted gain exceeds its adaptation cost", negativeDescription: "Grow without the payoff rule" },
+  "resize-cost": { type: "string", description: `Seconds per resize: FIXED[,PERNODE] per node added or removed (default ${WORKLOAD_DEFAULTS.cost.fixed},${WORKLOAD_DEFAULTS.cost.perNode})`, valueHint: "F,P" },
+  efficiency: { type: "string", description: `Parallel efficiency of a malleable job at its requested size is drawn uniformly in LO,HI (default ${WORKLOAD_DEFAULTS.efficiency.join(",")})`, valueHint: "LO,HI" },
+  json: { type: "boolean", description: "Print the metrics as JSON" },
+  "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
+});
+
+function numFlag(value: string | undefined, flag: string, opts: { min?: number; max?: number; above?: number } = {}): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!/^[+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new UsageError(`${flag} ${value}: expected a number`);
+  if (opts.min !== undefined && n < opts.min) throw new UsageError(`${flag} ${value}: must be at least ${opts.min}`);
+  if (opts.above !== undefined && n <= opts.above) throw new UsageError(`${flag} ${value}: must be more than ${opts.above}`);
+  if (opts.max !== undefined && n > opts.max) throw new UsageError(`${flag} ${value}: must be at most ${opts.max}`);
+  return n;
+}
+
+function numPair(value: string | undefined, flag: string, min: number, max: number): [number, number] | undefined {
+  if (value === undefined) return undefined;
+  const parts = value.split(",");
+  if (parts.length > 2) throw new UsageError(`${flag} ${value}: expected one or two numbers separated by a comma`);
+  const a = numFlag(parts[0], flag, { min, max })!;
+  const b = parts[1] === undefined ? undefined : numFlag(parts[1], flag, { min, max });
+  if (a === undefined) throw new UsageError(`${flag} ${value}: expected a number`);
+  return [a, b ?? Number.NaN];
+}
+
+/** Every --policy occurrence (citty keeps only the last), comma lists split. */
+function policies(rawArgs: readonly string[]): PolicyName[] {
+  const out: PolicyName[] = [];
+  for (let i = 0; i < rawArgs.length; i++) {
+    const a = rawArgs[i]!;
+    let v: string | undefined;
+    if (a === "--policy") v = rawArgs[++i];
+    else if (a.startsWith("--policy=")) v = a.slice("--policy=".length);
+    else continue;
+    if (v === undefined || v === "") throw new UsageError(`--policy needs a value: ${POLICIES.join(", ")}`);
+    for (const p of v.split(",").map((s) => s.trim()).filter(Boolean)) {
+      if (!isPolicy(p)) throw new UsageError(`--policy ${p}: unknown policy; choose from ${POLICIES.join(", ")}`);
+      if (!out.includes(p)) out.push(p);
+    }
+  }
+  return out.length > 0 ? out : [...POLICIES];
+}
+
+const secs = (s: number) => formatDuration(s);
+
+export default defineCommand({
+  meta: { name: "sim", description: "Replay an SWF workload trace through the scheduling policies on a simulated cluster and compare them" },
+  args,
+  run: ({ args: a, rawArgs }) =>
+    guard("sim", async () => {
+      if (!a.swf) throw new UsageError("--swf FILE is required (a trace in Standard Workload Format)");
+      const pols = policies(rawArgs);
+      let text: string;
+      try {
+        text = readFileSync(a.swf, "utf8");
+      } catch (e) {
+        throw new UsageError(`--swf ${a.swf}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+      }
+      const trace = parseSwf(text);
+      for (const err of trace.errors.slice(0, 10)) process.stderr.write(`ebb sim: ${a.swf}:${err.line}: ${err.message}\n`);
+      if (trace.errors.length > 10) process.stderr.write(`ebb sim: ... and ${trace.errors.length - 10} more bad lines\n`);
+      const { jobs: all, skipped } = traceJobs(trace);
+      if (skipped.length > 0) process.stderr.write(`ebb sim: skipped ${skipped.length} job(s) without a run time or size (first: line ${skipped[0]!.line}, ${skipped[0]!.message})\n`);
+      const cores = intFlag(a["cores-per-node"], "--cores-per-node") ?? 1;
+      const fromHeader = Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : Number(trace.header.MaxProcs) > 0 ? Math.ceil(Number(trace.header.MaxProcs) / cores) : undefined;
+      const nodes = intFlag(a.nodes, "--nodes") ?? fromHeader;
+      if (!nodes) throw new UsageError(`--nodes is needed: ${a.swf} has no MaxNodes or MaxProcs header`);
+      const limit = intFlag(a.limit, "--limit");
+      const trace2 = limit ? all.slice(0, limit) : all;
+      if (trace2.length === 0) throw new UsageError(`${a.swf}: no usable jobs`);
+      const cost = numPair(a["resize-cost"], "--resize-cost", 0, 1e6);
+      const eff = numPair(a.efficiency, "--efficiency", 0.01, 1);
+      if (eff && !(eff[1] > eff[0])) throw new UsageError(`--efficiency ${a.efficiency}: give LO,HI with LO < HI`);
+      const config: Partial<ErsConfig> = {
+        interval: numFlag(a.interval, "--interval", { above: 0 }),
+        upper: numFlag(a.upper, "--upper", { above: 0 }),
+        lower: numFlag(a.lower, "--lower", { min: 0 }),
+        settle: numFlag(a.settle, "--settle", { min: 0 }),
+        payoff: a.payoff !== false,
+      };
+      for (const k of Object.keys(config) as (keyof ErsConfig)[]) if (config[k] === undefined) delete config[k];
+      if ((config.lower ?? DEFAULT_CONFIG.lower) >= (config.upper ?? DEFAULT_CONFIG.upper)) throw new UsageError(`--lower must be below --upper (${config.lower ?? DEFAULT_CONFIG.lower} >= ${config.upper ?? DEFAULT_CONFIG.upper})`);
+      const workload = {
+        nodes,
+        coresPerNode: cores,
+        malleable: numFlag(a.malleable, "--malleable", { min: 0, max: 1 }) ?? 0.5,
+        seed: intFlag(a.seed, "--seed", { min: 0 }) ?? 1,
+        cost: cost ? { fixed: cost[0], perNode: Number.isNaN(cost[1]) ? 0 : cost[1] } : undefined,
+        efficiency: eff as readonly [number, number] | undefined,
+      };
+      const tty = process.stderr.isTTY;
+      const report = runPolicies({
+        trace: trace2,
+        workload,
+        policies: pols,
+        config,
+        onProgress: (p, d) => {
+          if (tty) process.stderr.write(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
+          else if (d === 0) process.stderr.write(`ebb sim: running ${p}\n`);
+        },
+      });
+      if (tty) process.stderr.write("\r\x1b[K");
+      if (report.skipped.length > 0) process.stderr.write(`ebb sim: left out ${report.skipped.length} job(s) larger than the cluster (first: line ${report.skipped[0]!.line}, ${report.skipped[0]!.message})\n`);
+      if (a["jobs-csv"]) {
+        const rows = ["policy,job,submit,start,end,wait,turnaround,reference,nodes,min_nodes,max_nodes,malleable,start_nodes,peak_nodes,resizes"];
+        for (const r of report.results) {
+          for (const j of r.run.jobs) {
+            rows.push([r.policy, j.id, j.submit, r3(j.start), r3(j.end), r3(j.start - j.submit), r3(j.end - j.submit), r3(j.reference), j.nodes, j.minNodes, j.maxNodes, j.malleable ? 1 : 0, j.startNodes, j.peakNodes, j.resizes].join(","));
+          }
+        }
+        try {
+          writeFileSync(a["jobs-csv"], rows.join("\n") + "\n");
+        } catch (e) {
+          throw new UsageError(`--jobs-csv ${a["jobs-csv"]}: ${(e as Error).message}`);
+        }
+      }
+      if (a.json) {
+        return printJson({
+          trace: a.swf,
+          nodes,
+          jobs: trace2.length - report.skipped.length,
+          malleableJobs: report.malleableJobs,
+          seed: workload.seed,
+          badLines: trace.errors,
+          results: report.results.map((r) => ({ policy: r.policy, ...r.metrics, wallMs: Math.round(r.wallMs) })),
+        });
+      }
+      process.stdout.write(
+        `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes, seed ${workload.seed}\n`,
+      );
+      const rows = report.results.map((r) => {
+        const m = r.metrics;
+        return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`];
+      });
+      process.stdout.write(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+    }),
+});
+
+function r3(x: number): string {
+  return Number.isFinite(x) ? String(Math.round(x * 1000) / 1000) : "";
+}

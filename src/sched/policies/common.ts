@@ -1,0 +1,92 @@
+/** What the policies share: queue order, the batch pass on counts, running jobs as endings. */
+import { planBatchCounts, preferredSize, queueOrder, type BatchCountsPlan, type Ending } from "../batch.ts";
+import type { CountStart, JobState, PassInput, PendingJob } from "../types.ts";
+
+export function queue(input: PassInput): readonly PendingJob[] {
+  return input.sorted ? input.pending : [...input.pending].sort(queueOrder);
+}
+
+export function expectedEnd(job: JobState): number {
+  return job.expectedEnd ?? job.startTime + job.timeLimit * 1000;
+}
+
+/**
+ * Running jobs as the batch pass sees them. A shrink under way frees its nodes when it commits:
+ * counted as ending after the job's adaptation cost.
+ */
+export function endings(input: PassInput): Ending[] {
+  const out: Ending[] = [];
+  for (const j of input.running) {
+    if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
+      out.push({ nodes: j.nodes - j.resizingTo, expectedEnd: input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
+      out.push({ nodes: j.resizingTo, expectedEnd: expectedEnd(j) });
+    } else out.push({ nodes: j.nodes, expectedEnd: expectedEnd(j) });
+  }
+  return out;
+}
+
+/** A static policy runs every job rigid at the size the user asked for. */
+export function rigid(job: PendingJob): PendingJob {
+  const p = preferredSize(job);
+  return p === job.minNodes && p === job.maxNodes ? job : { ...job, minNodes: p, maxNodes: p };
+}
+
+export interface BatchOptions {
+  backfill?: boolean;
+  rigid?: boolean;
+  startSize?: (job: PendingJob, free: number) => number;
+  scaleLimits?: boolean;
+}
+
+export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOptions = {}): BatchCountsPlan {
+  return planBatchCounts({
+    now: input.now,
+    upNodes: input.upNodes,
+    freeNodes: input.idleNodes,
+    running: endings(input),
+    pending: opts.rigid ? q.map(rigid) : q,
+    sorted: true,
+    backfill: opts.backfill,
+    startSize: opts.startSize,
+    reasons: false,
+    scaleLimits: opts.scaleLimits,
+  });
+}
+
+export function countStarts(plan: BatchCountsPlan): CountStart[] {
+  return plan.starts.map((s) => ({ jobId: s.jobId, nodes: s.nodes, reason: s.reason }));
+}
+
+/** The first `k` jobs of the queue this pass does not start (that could ever fit). */
+export function firstWaiting(input: PassInput, q: readonly PendingJob[], starts: readonly { jobId: number }[], k: number): PendingJob[] {
+  const started = new Set(starts.map((s) => s.jobId));
+  const out: PendingJob[] = [];
+  for (const j of q) {
+    if (out.length >= k) break;
+    if (!started.has(j.id) && j.minNodes <= input.upNodes) out.push(j);
+  }
+  return out;
+}
+
+/** A shrink under way hands its nodes back when it commits. */
+export function incomingNodes(input: PassInput): number {
+  let n = 0;
+  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) n += j.nodes - j.resizingTo;
+  return n;
+}
+
+/** Not adapting and past its settle time: may be resized now. */
+export function movable(job: JobState, input: PassInput): boolean {
+  if (job.adapting || !job.elastic || job.atResizePoint === false) return false;
+  return job.lastAdaptEnd === undefined || input.now >= job.lastAdaptEnd + input.config.settle * 1000;
+}
+
+/** The next size above n a job may take: its next valid size, else n + ceil(n/2). */
+export function nextSize(job: JobState, n: number): number {
+  if (job.sizes && job.sizes.length > 0) {
+    let best = Number.POSITIVE_INFINITY;
+    for (const s of job.sizes) if (s > n && s < best) best = s;
+    return best;
+  }
+  return n + Math.ceil(n / 2);
+}

@@ -1,0 +1,30 @@
+/** The policies by name; `planPass` runs the one the config names. */
+import type { PolicyName } from "../config.ts";
+import type { PassInput, PassPlan } from "../types.ts";
+import { planApm } from "./apm.ts";
+import { planDrms } from "./drms.ts";
+import { planEbb } from "./ebb.ts";
+import { planReshape } from "./reshape.ts";
+import { planEasy, planFcfs } from "./static.ts";
+
+export interface Policy {
+  name: PolicyName;
+  description: string;
+  /** Wants a pass every interval, not only when jobs arrive, end or commit a resize. */
+  periodic: boolean;
+  plan(input: PassInput): PassPlan;
+}
+
+export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
+  fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, plan: planFcfs },
+  easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, plan: planEasy },
+  ebb: { name: "ebb", description: "moldable starts + EASY, then MTCT ranges, time balancing, resource filling, payoff rule", periodic: true, plan: planEbb },
+  reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, plan: planReshape },
+  "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, plan: (i) => planApm(i, "equi") },
+  "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, plan: (i) => planApm(i, "maxs") },
+  "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, plan: planDrms },
+};
+
+export function planPass(input: PassInput): PassPlan {
+  return POLICY_TABLE[input.config.policy].plan(input);
+}

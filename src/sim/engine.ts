@@ -1,0 +1,367 @@
+/**
+ * Discrete-event replay: jobs arrive, a policy pass runs after every instant at which something
+ * happened (and every interval for periodic policies), the plan is applied to a virtual cluster of
+ * node counts. Virtual clock in seconds; no real timers. The pass gets exactly the plain data the
+ * live controller would build (`PassInput`), so the same policy functions run in both.
+ *
+ * A resize costs `job.resizeCost(from, to)` seconds in which the job makes no progress; a grow
+ * takes its new nodes at once, a shrink releases its nodes when it commits. Jobs with outer
+ * iterations resize only between iterations.
+ */
+import type { MtctSample } from "../model/spmd.ts";
+import type { ErsConfig } from "../sched/config.ts";
+import { POLICY_TABLE } from "../sched/policies/index.ts";
+import type { JobState, PassInput, PassPlan, PendingJob, ProfilePoint } from "../sched/types.ts";
+import { EventQueue } from "./heap.ts";
+import type { SimJob } from "./job.ts";
+import { stream, type Rng } from "./random.ts";
+
+export interface SimOptions {
+  nodes: number;
+  config: ErsConfig;
+  /** Seeds the MTCT sample noise. */
+  seed?: number;
+  /** Relative noise on MTCT samples, e.g. 0.05 for +-5% (default 0.05). */
+  noise?: number;
+  /** Called now and then with the fraction of jobs finished. */
+  onProgress?: (done: number) => void;
+}
+
+export interface JobRecord {
+  id: number;
+  submit: number;
+  start: number;
+  end: number;
+  /** Run time at the size it asked for (the trace's run time). */
+  reference: number;
+  nodes: number;
+  minNodes: number;
+  maxNodes: number;
+  malleable: boolean;
+  startNodes: number;
+  peakNodes: number;
+  resizes: number;
+}
+
+export interface SimRun {
+  policy: string;
+  nodes: number;
+  jobs: JobRecord[];
+  /** Node-seconds held by jobs. */
+  busyArea: number;
+  passes: number;
+  events: number;
+  resizes: number;
+}
+
+const SAMPLE_CAP = 32;
+
+interface Run {
+  job: SimJob;
+  pend: PendingJob;
+  state: "future" | "pending" | "running" | "done";
+  n: number;
+  done: number;
+  since: number;
+  adapting: boolean;
+  adaptTo: number;
+  adaptEnd: number;
+  version: number;
+  start: number;
+  end: number;
+  startNodes: number;
+  peak: number;
+  samples: MtctSample[];
+  lastAdaptEnd?: number;
+  costSum: number;
+  costCount: number;
+  profile: ProfilePoint[];
+  profileOpen: boolean;
+  atPoint: boolean;
+  resizes: number;
+  estFactor: number;
+}
+
+export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
+  const policy = POLICY_TABLE[opts.config.policy];
+  const N = opts.nodes;
+  const noise = opts.noise ?? 0.05;
+  const rng: Rng = stream(opts.seed ?? 1, "mtct-noise");
+  const q = new EventQueue();
+  const runs = new Map<number, Run>();
+  // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
+  const ordered = [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id);
+  for (const job of ordered) {
+    if (job.nodes > N || job.minNodes > N) throw new RangeError(`job ${job.id} needs ${job.minNodes} nodes, the cluster has ${N}`);
+    if (runs.has(job.id)) throw new RangeError(`job ${job.id} appears twice`);
+    const ref = job.work.time(job.nodes);
+    runs.set(job.id, {
+      job,
+      pend: {
+        id: job.id,
+        minNodes: job.minNodes,
+        maxNodes: job.maxNodes,
+        preferredNodes: job.nodes,
+        timeLimit: job.estimate,
+        submitTime: job.submit * 1000,
+        elastic: job.malleable,
+        model: job.model,
+      },
+      state: "future",
+      n: 0,
+      done: 0,
+      since: 0,
+      adapting: false,
+      adaptTo: 0,
+      adaptEnd: 0,
+      version: 0,
+      start: Number.NaN,
+      end: Number.NaN,
+      startNodes: 0,
+      peak: 0,
+      samples: [],
+      costSum: 0,
+      costCount: 0,
+      profile: [],
+      profileOpen: true,
+      atPoint: false,
+      resizes: 0,
+      estFactor: ref > 0 ? job.estimate / ref : 1,
+    });
+    q.push({ time: job.submit, kind: "arrive", job: job.id, version: 0 });
+  }
+
+  let free = N;
+  let now = q.peek()?.time ?? 0;
+  let busyArea = 0;
+  let passes = 0;
+  let events = 0;
+  let resizes = 0;
+  let finished = 0;
+  let tickAt = Number.NaN;
+  let pending: Run[] = [];
+  const running = new Set<Run>();
+  const atPoint: Run[] = [];
+
+  const T = (r: Run, p: number) => r.job.work.time(p);
+  const advance = (r: Run, t: number) => {
+    if (r.state === "running" && !r.adapting) r.done = Math.min(1, r.done + (t - r.since) / T(r, r.n));
+    r.since = t;
+  };
+  const schedule = (r: Run, t: number) => {
+    r.version++;
+    const k = r.job.work.iterations;
+    const left = (1 - r.done) * T(r, r.n);
+    if (k) {
+      const next = Math.floor(r.done * k + 1e-7) + 1;
+      if (next < k) {
+        q.push({ time: t + (next / k - r.done) * T(r, r.n), kind: "point", job: r.job.id, version: r.version });
+        return;
+      }
+    }
+    q.push({ time: t + left, kind: "end", job: r.job.id, version: r.version });
+  };
+  const measure = (r: Run, t: number) => {
+    const k = r.job.work.iterations ?? 1;
+    const m = r.job.work.mtct(r.n);
+    const mtct = noise > 0 && Number.isFinite(m) ? m * (1 + noise * (2 * rng.next() - 1)) : m;
+    const iterTime = T(r, r.n) / k;
+    r.samples.push({ time: t * 1000, mtct, iterTime });
+    if (r.samples.length > SAMPLE_CAP) r.samples.shift();
+    const last = r.profile[r.profile.length - 1];
+    if (r.profileOpen || !last) {
+      r.profile.push({ nodes: r.n, iterTime });
+      r.profileOpen = false;
+    } else last.iterTime = iterTime;
+  };
+  const commit = (r: Run, t: number) => {
+    advance(r, t);
+    if (r.adaptTo < r.n) free += r.n - r.adaptTo;
+    r.n = r.adaptTo;
+    r.adapting = false;
+    r.lastAdaptEnd = t;
+    r.samples = [];
+    r.profileOpen = true;
+    schedule(r, t);
+  };
+  const fail = (msg: string): never => {
+    throw new Error(`policy ${policy.name} at t=${now.toFixed(3)} s: ${msg}`);
+  };
+
+  const view = (r: Run, nowMs: number): JobState => {
+    const size = r.adapting ? r.adaptTo : r.n;
+    const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
+    const remaining = (1 - r.done) * T(r, r.n) * r.estFactor;
+    return {
+      id: r.job.id,
+      nodes: r.n,
+      minNodes: r.job.minNodes,
+      maxNodes: r.job.maxNodes,
+      elastic: r.job.malleable,
+      submitTime: r.pend.submitTime,
+      startTime: r.start * 1000,
+      timeLimit: r.job.estimate,
+      expectedEnd: nowMs + (adaptLeft + (1 - r.done) * T(r, size) * r.estFactor) * 1000,
+      remaining,
+      samples: r.samples,
+      adapting: r.adapting,
+      resizingTo: r.adapting ? r.adaptTo : undefined,
+      lastAdaptEnd: r.lastAdaptEnd === undefined ? undefined : r.lastAdaptEnd * 1000,
+      adaptCost: r.costCount > 0 ? r.costSum / r.costCount : undefined,
+      profile: r.profile,
+      sizes: r.job.sizes,
+      model: r.job.model,
+      atResizePoint: r.job.work.iterations ? r.atPoint : true,
+    };
+  };
+
+  const apply = (plan: PassPlan): boolean => {
+    let changed = false;
+    let started = false;
+    for (const s of plan.starts) {
+      const r = runs.get(s.jobId) ?? fail(`start of unknown job ${s.jobId}`);
+      if (r.state !== "pending") fail(`start of job ${s.jobId}, which is ${r.state}`);
+      if (s.nodes < r.job.minNodes || s.nodes > r.job.maxNodes) fail(`job ${s.jobId} started on ${s.nodes} nodes, range ${r.job.minNodes}-${r.job.maxNodes}`);
+      if (s.nodes > free) fail(`job ${s.jobId} started on ${s.nodes} nodes, ${free} free`);
+      free -= s.nodes;
+      r.state = "running";
+      r.n = s.nodes;
+      r.start = now;
+      r.since = now;
+      r.startNodes = s.nodes;
+      r.peak = s.nodes;
+      running.add(r);
+      schedule(r, now);
+      started = changed = true;
+    }
+    if (started) pending = pending.filter((r) => r.state === "pending");
+    const seen = new Set<number>();
+    for (const z of plan.resizes) {
+      const r = runs.get(z.jobId) ?? fail(`resize of unknown job ${z.jobId}`);
+      if (seen.has(z.jobId)) fail(`two resizes of job ${z.jobId} in one plan`);
+      seen.add(z.jobId);
+      if (r.state !== "running" || r.adapting) fail(`resize of job ${z.jobId}, which is ${r.adapting ? "adapting" : r.state}`);
+      if (!r.job.malleable) fail(`resize of rigid job ${z.jobId}`);
+      if (r.job.work.iterations && !r.atPoint) fail(`resize of job ${z.jobId} between resize points`);
+      if (z.from !== r.n) fail(`resize of job ${z.jobId} from ${z.from}, it holds ${r.n}`);
+      if (z.to < r.job.minNodes || z.to > r.job.maxNodes) fail(`job ${z.jobId} resized to ${z.to}, range ${r.job.minNodes}-${r.job.maxNodes}`);
+      if (z.to === r.n) continue;
+      if (z.to > r.n) {
+        if (z.to - r.n > free) fail(`job ${z.jobId} grows by ${z.to - r.n}, ${free} free`);
+        free -= z.to - r.n;
+      }
+      advance(r, now);
+      const cost = Math.max(0, r.job.resizeCost(r.n, z.to));
+      r.resizes++;
+      resizes++;
+      r.costSum += cost;
+      r.costCount++;
+      r.peak = Math.max(r.peak, z.to);
+      r.adaptTo = z.to;
+      changed = true;
+      if (cost === 0) {
+        commit(r, now);
+        continue;
+      }
+      // Grows hold the new nodes from now; shrinks keep theirs until the commit.
+      if (z.to > r.n) r.n = z.to;
+      r.adapting = true;
+      r.adaptEnd = now + cost;
+      r.version++;
+      q.push({ time: now + cost, kind: "commit", job: r.job.id, version: r.version });
+    }
+    return changed;
+  };
+
+  const pass = () => {
+    const nowMs = now * 1000;
+    const input: PassInput = {
+      now: nowMs,
+      upNodes: N,
+      idleNodes: free,
+      running: [...running].map((r) => view(r, nowMs)),
+      pending: pending.map((r) => r.pend),
+      sorted: true,
+      config: opts.config,
+    };
+    passes++;
+    return apply(policy.plan(input));
+  };
+
+  const total = runs.size;
+  let nextReport = 0;
+  while (q.size > 0) {
+    const t = q.peek()!.time;
+    busyArea += (N - free) * (t - now);
+    now = t;
+    let tick = false;
+    while (q.size > 0 && q.peek()!.time === t) {
+      const ev = q.pop()!;
+      events++;
+      const r = runs.get(ev.job);
+      if (ev.kind === "tick") {
+        tick = true;
+        tickAt = Number.NaN;
+        continue;
+      }
+      if (!r) continue;
+      if (ev.kind === "arrive") {
+        r.state = "pending";
+        pending.push(r);
+        continue;
+      }
+      if (ev.version !== r.version) continue;
+      if (ev.kind === "end") {
+        advance(r, t);
+        r.done = 1;
+        r.state = "done";
+        r.end = t;
+        free += r.n;
+        running.delete(r);
+        finished++;
+      } else if (ev.kind === "commit") {
+        commit(r, t);
+      } else if (ev.kind === "point") {
+        advance(r, t);
+        const k = r.job.work.iterations!;
+        r.done = Math.round(r.done * k) / k;
+        measure(r, t);
+        r.atPoint = true;
+        atPoint.push(r);
+        schedule(r, t);
+      }
+    }
+    if (tick) {
+      for (const r of running) if (r.job.malleable && !r.adapting && !r.job.work.iterations) measure(r, t);
+    }
+    for (let k = 0; k < 8 && pass(); k++);
+    for (const r of atPoint) r.atPoint = false;
+    atPoint.length = 0;
+    if (policy.periodic && Number.isNaN(tickAt) && (running.size > 0 || pending.length > 0)) {
+      tickAt = now + opts.config.interval;
+      q.push({ time: tickAt, kind: "tick", job: -1, version: 0 });
+    }
+    if (opts.onProgress && finished >= nextReport) {
+      opts.onProgress(finished / total);
+      nextReport = finished + Math.max(1, Math.floor(total / 20));
+    }
+  }
+  const stuck = [...runs.values()].filter((r) => r.state !== "done");
+  if (stuck.length > 0) throw new Error(`policy ${policy.name}: ${stuck.length} job(s) never finished (first: job ${stuck[0]!.job.id}, ${stuck[0]!.state})`);
+
+  const records: JobRecord[] = [...runs.values()].map((r) => ({
+    id: r.job.id,
+    submit: r.job.submit,
+    start: r.start,
+    end: r.end,
+    reference: T(r, r.job.nodes),
+    nodes: r.job.nodes,
+    minNodes: r.job.minNodes,
+    maxNodes: r.job.maxNodes,
+    malleable: r.job.malleable,
+    startNodes: r.startNodes,
+    peakNodes: r.peak,
+    resizes: r.resizes,
+  }));
+  return { policy: policy.name, nodes: N, jobs: records, busyArea, passes, events, resizes };
+}

@@ -1,0 +1,76 @@
+/**
+ * From trace jobs to simulated ones. A fraction of the jobs, chosen by seed, is malleable:
+ * - speedup: Amdahl's law; the serial fraction is drawn per job so that the job's parallel
+ *   efficiency at the size it asked for is uniform in [effLo, effHi) (default [0.5, 1.0)), i.e.
+ *   users ask for sizes at which their code is still reasonably efficient: s = (1/E - 1) / (q - 1)
+ *   with q = max(size, 2) (a one-node job draws its efficiency on two nodes);
+ * - the trace's run time is its time at the size it asked for, so T1 = runtime / (s + (1-s)/size);
+ * - range [ceil(size / shrink), min(cluster, size * grow)], default shrink 4, grow 2;
+ * - a resize costs fixed + perNode * |nodes added or removed| seconds (default 5 + 0.2).
+ * Rigid jobs run at their trace size for their trace time. The malleable set for a larger fraction
+ * contains the set for a smaller one (same seed): one uniform draw per job, compared to the fraction.
+ */
+import type { TraceJob } from "./swf.ts";
+import { amdahlWork, type SimJob } from "./job.ts";
+import { stream } from "./random.ts";
+
+export interface WorkloadOptions {
+  /** Nodes in the cluster. */
+  nodes: number;
+  /** Processors per node: a job with P processors asks for ceil(P / coresPerNode) nodes. */
+  coresPerNode: number;
+  /** Fraction of jobs that are malleable, 0..1. */
+  malleable: number;
+  seed: number;
+  efficiency?: readonly [number, number];
+  shrink?: number;
+  grow?: number;
+  cost?: { fixed: number; perNode: number };
+}
+
+export const WORKLOAD_DEFAULTS = { efficiency: [0.5, 1.0] as const, shrink: 4, grow: 2, cost: { fixed: 5, perNode: 0.2 } };
+
+export interface Built {
+  jobs: SimJob[];
+  /** Trace jobs left out (too large for the cluster). */
+  skipped: { line: number; message: string }[];
+}
+
+export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions): Built {
+  const [effLo, effHi] = opts.efficiency ?? WORKLOAD_DEFAULTS.efficiency;
+  const shrink = opts.shrink ?? WORKLOAD_DEFAULTS.shrink;
+  const grow = opts.grow ?? WORKLOAD_DEFAULTS.grow;
+  const cost = opts.cost ?? WORKLOAD_DEFAULTS.cost;
+  const pick = stream(opts.seed, "malleable");
+  const eff = stream(opts.seed, "efficiency");
+  const jobs: SimJob[] = [];
+  const skipped: Built["skipped"] = [];
+  const resizeCost = (from: number, to: number) => cost.fixed + cost.perNode * Math.abs(to - from);
+  for (const t of trace) {
+    // Draw for every job so each job's draws do not depend on the others' sizes.
+    const u = pick.next();
+    const e = eff.uniform(effLo, effHi);
+    const size = Math.ceil(t.procs / opts.coresPerNode);
+    if (size > opts.nodes) {
+      skipped.push({ line: t.line, message: `job ${t.id}: needs ${size} nodes, the cluster has ${opts.nodes}` });
+      continue;
+    }
+    const malleable = u < opts.malleable;
+    const q = Math.max(size, 2);
+    const s = Math.min(1, Math.max(0, (1 / e - 1) / (q - 1)));
+    const t1 = t.runtime / (s + (1 - s) / size);
+    const job: SimJob = {
+      id: t.id,
+      submit: t.submit,
+      nodes: size,
+      minNodes: malleable ? Math.max(1, Math.ceil(size / shrink)) : size,
+      maxNodes: malleable ? Math.min(opts.nodes, size * grow) : size,
+      malleable,
+      estimate: t.estimate,
+      work: amdahlWork(t1, s),
+      resizeCost,
+    };
+    jobs.push(job);
+  }
+  return { jobs, skipped };
+}
