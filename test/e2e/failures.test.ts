@@ -82,7 +82,12 @@ test("restarting the controller loses no job: finished keep their records, pendi
 test("an `ebb run` allocation survives a controller restart", async () => {
   c = await startCluster({ agents: 1, heartbeat: 0.5 });
   const run = c.ebbSpawn(["run", "sh", "-c", "sleep 3; echo survived"]);
-  await waitFor("the allocation", async () => (await c!.api("GET", "/v1/jobs?state=RUNNING")).json.jobs.length === 1);
+  // Wait for the step itself, not just the allocation: the restart must hit a running program.
+  const [job] = await waitFor("the allocation", async () => {
+    const jobs = (await c!.api("GET", "/v1/jobs?state=RUNNING")).json.jobs;
+    return jobs.length === 1 ? jobs : undefined;
+  });
+  await waitFor("the step to run", async () => (await c!.job(job.id)).steps.length === 1);
   c.controller.kill("SIGTERM");
   await c.controller.exited;
   await c.startController();
