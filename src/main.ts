@@ -14,6 +14,7 @@ const main = defineCommand({
     queue: () => import("./cli/queue.ts").then((m) => m.default),
     show: () => import("./cli/show.ts").then((m) => m.default),
     cancel: () => import("./cli/cancel.ts").then((m) => m.default),
+    resize: () => import("./cli/resize.ts").then((m) => m.default),
     nodes: () => import("./cli/nodes.ts").then((m) => m.default),
     sim: () => import("./cli/sim.ts").then((m) => m.default),
   },

@@ -8,7 +8,7 @@ import { describeIssues, firstField } from "../util/zod.ts";
 import type { ApiBackend } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { JobListQuery, JobSubmit, StepCreate } from "./schemas.ts";
+import { JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
 
 type Env = { Variables: { scope: "all" | number } };
 
@@ -95,6 +95,13 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     requireJob(c, id);
     backend.cancel(id);
     return c.json({ id, cancelled: true });
+  });
+
+  app.post("/v1/jobs/:id/resize", async (c) => {
+    const id = jobIdParam(c);
+    requireJob(c, id);
+    const req = await body(c, ResizeRequest);
+    return c.json({ id, ...backend.resize(id, req.nodes) }, 202);
   });
 
   app.post("/v1/jobs/:id/steps", async (c) => {

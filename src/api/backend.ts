@@ -7,6 +7,8 @@ export interface ApiBackend {
   listJobs(filter: { states?: JobState[]; limit: number }): JobView[];
   getJob(id: number): JobDetail | undefined;
   cancel(id: number): void;
+  /** Start resizing a running elastic job to `nodes` nodes. */
+  resize(jobId: number, nodes: number): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
   counts(): { nodes: number; jobs: number };

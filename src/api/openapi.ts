@@ -1,6 +1,6 @@
 /** GET /v1/openapi.json: the API described from the same zod schemas that validate it. */
 import { z } from "zod";
-import { ErrorResponse, Health, JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant, SubmitResult } from "./schemas.ts";
+import { ErrorResponse, Health, JobDetail, JobSubmit, JobView, NodeView, ResizeRequest, StepCreate, StepGrant, SubmitResult } from "./schemas.ts";
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
 const json = (s: z.ZodType, description: string) => ({ description, content: { "application/json": { schema: schema(s) } } });
@@ -35,6 +35,14 @@ export function openApiDocument(version: string): unknown {
       "/v1/jobs/{id}": {
         get: { summary: "A job with its allocation, steps and events", parameters: [jobId], responses: { "200": json(JobDetail, "the job"), ...errors } },
         delete: { summary: "Cancel a job", parameters: [jobId], responses: { "200": json(z.object({ id: z.int(), cancelled: z.boolean() }), "cancelled"), ...errors, "409": json(ErrorResponse, "already finished") } },
+      },
+      "/v1/jobs/{id}/resize": {
+        post: {
+          summary: "Resize a running elastic job (the 6-step adaptation; the job is ADAPTING until it commits)",
+          parameters: [jobId],
+          requestBody: { required: true, ...json(ResizeRequest, "the new node count") },
+          responses: { "202": json(z.object({ id: z.int(), adaptationId: z.int() }), "adaptation started"), ...errors, "409": json(ErrorResponse, "not elastic, not running, already adapting, no idle nodes, or no elastic step") },
+        },
       },
       "/v1/jobs/{id}/steps": {
         post: { summary: "Create a step in a running job (used by ebb run)", parameters: [jobId], requestBody: { required: true, ...json(StepCreate, "the step") }, responses: { "201": json(StepGrant, "nodes and credential"), ...errors } },

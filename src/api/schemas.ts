@@ -44,6 +44,8 @@ export const JobSubmit = z
     elastic: z.boolean().optional(),
     minNodes: z.int().min(1).max(100_000).optional(),
     maxNodes: z.int().min(1).max(100_000).optional(),
+    /** Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60). */
+    sampleInterval: z.number().min(0.1).max(86_400).optional(),
   })
   .superRefine((b, ctx) => {
     const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
@@ -55,6 +57,10 @@ export const JobSubmit = z
       ctx.addIssue({ code: "custom", path: ["tasks"], message: `${b.tasks} tasks do not fit on ${b.nodes} nodes at ${b.tasksPerNode} per node` });
     if (b.minNodes !== undefined && b.maxNodes !== undefined && b.minNodes > b.maxNodes)
       ctx.addIssue({ code: "custom", path: ["minNodes"], message: `minNodes ${b.minNodes} is above maxNodes ${b.maxNodes}` });
+    if (b.elastic && b.minNodes === undefined && b.maxNodes === undefined)
+      ctx.addIssue({ code: "custom", path: ["elastic"], message: "an elastic job needs a range: minNodes and/or maxNodes" });
+    if (b.elastic && b.nodes !== undefined && ((b.minNodes !== undefined && b.nodes < b.minNodes) || (b.maxNodes !== undefined && b.nodes > b.maxNodes)))
+      ctx.addIssue({ code: "custom", path: ["nodes"], message: `nodes ${b.nodes} is outside [minNodes, maxNodes]` });
     if (!b.elastic && (b.minNodes !== undefined || b.maxNodes !== undefined) && b.nodes !== undefined)
       ctx.addIssue({ code: "custom", path: ["nodes"], message: "give either nodes or a minNodes/maxNodes range, not both, for a job that is not elastic" });
   });
@@ -95,8 +101,29 @@ export const StepGrant = z.object({
   jobNodes: z.array(z.string()),
   cred: z.object({ jobId: z.int(), stepId: z.int(), nodes: z.array(z.string()), expires: z.number(), sig: z.string() }),
   jobEnv: z.record(z.string(), z.string()),
+  /** Set when this step is the elastic job's resizable step. */
+  elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
 });
 export type StepGrant = z.infer<typeof StepGrant>;
+
+export const ResizeRequest = z.strictObject({ nodes: z.int().min(1).max(100_000) });
+
+export const AdaptationView = z.object({
+  id: z.int(),
+  state: z.enum(["ADAPTING", "COMMITTED", "FAILED"]),
+  fromNodes: z.int(),
+  toNodes: z.int(),
+  fromRanks: z.int(),
+  toRanks: z.int(),
+  added: z.array(z.string()),
+  removed: z.array(z.string()),
+  reason: z.string(),
+  message: z.string().nullable(),
+  requestedAt: z.string(),
+  endedAt: z.string().nullable(),
+  /** Epoch ms of each protocol step: requested, realloc, spawned, ready, notified, agreed, committed, released, ended. */
+  times: z.record(z.string(), z.number()),
+});
 
 export const JobView = z.object({
   id: z.int(),
@@ -119,6 +146,8 @@ export const JobView = z.object({
   endTime: z.string().nullable(),
   exitCode: z.int().nullable(),
   allocation: z.array(z.string()),
+  /** Elastic jobs: communication over computation time of the latest sampling window. */
+  mtct: z.number().nullable(),
 });
 export type JobView = z.infer<typeof JobView>;
 
@@ -141,6 +170,10 @@ export const JobDetail = JobView.extend({
   events: z.array(JobEventView),
   allocationHistory: z.array(AllocationView),
   steps: z.array(StepView),
+  adaptations: z.array(AdaptationView),
+  /** Elastic jobs: MTCT per sampling window, oldest first. */
+  samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
+  sampleInterval: z.number().nullable(),
 });
 export type JobDetail = z.infer<typeof JobDetail>;
 

@@ -49,6 +49,23 @@ export function durationFlag(value: string | undefined, flag: string): number | 
   return d;
 }
 
+/** --elastic --min-nodes A --max-nodes B --sample-interval S, shared by run and submit. */
+export const elasticArgs = defineArgs({
+  elastic: { type: "boolean", description: "The job can be grown and shrunk while it runs (its ranks use ebb/comm's adaptation window)" },
+  "min-nodes": { type: "string", description: "Fewest nodes: the job may start with as few, and is never shrunk below", valueHint: "N" },
+  "max-nodes": { type: "string", description: "Most nodes the job may grow to", valueHint: "N" },
+  "sample-interval": { type: "string", description: "Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60)", valueHint: "SECONDS" },
+});
+
+export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; "sample-interval"?: string }) {
+  const interval = a["sample-interval"];
+  const seconds = interval === undefined ? undefined : Number(interval);
+  if (seconds !== undefined && !(seconds >= 0.1 && seconds <= 86400)) throw new UsageError(`--sample-interval ${interval}: expected seconds between 0.1 and 86400`);
+  const minNodes = intFlag(a["min-nodes"], "--min-nodes");
+  const maxNodes = intFlag(a["max-nodes"], "--max-nodes");
+  return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds };
+}
+
 export function jobIdArg(value: string | undefined): number {
   const id = intFlag(value, "JOBID");
   if (id === undefined) throw new UsageError("give a job id, e.g. `ebb show 12`");

@@ -3,7 +3,7 @@ import { defineCommand, parseArgs } from "citty";
 import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
 import { splitAtCommand } from "./argv.ts";
-import { client, controllerArgs, currentEnv, durationFlag, guard, intFlag, UsageError } from "./common.ts";
+import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, intFlag, UsageError } from "./common.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
@@ -16,6 +16,7 @@ const args = defineArgs({
   "pmi-port": { type: "boolean", description: "Ranks reach PMI over TCP (PMI_PORT + PMI_ID) instead of an inherited socket (PMI_FD)" },
   "spawn-wait": { type: "string", description: "Seconds an MPI spawn may wait for idle nodes before it fails (default 30)", valueHint: "SECONDS" },
   fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
+  ...elasticArgs,
   ...controllerArgs,
 });
 
@@ -40,6 +41,7 @@ export default defineCommand({
         client: c,
         argv: command,
         nodes: intFlag(a.nodes, "--nodes"),
+        ...elasticFields(a),
         tasks: intFlag(a.ntasks, "--ntasks"),
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
         timeLimit: durationFlag(a.time, "--time"),

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
 import { defineCommand, parseArgs } from "citty";
 import { splitAtCommand } from "./argv.ts";
-import { client, controllerArgs, currentEnv, durationFlag, guard, intFlag, printJson, UsageError } from "./common.ts";
+import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, intFlag, printJson, UsageError } from "./common.ts";
 import { directiveArgs } from "./directives.ts";
 
 const jobArgs = defineArgs({
@@ -13,6 +13,7 @@ const jobArgs = defineArgs({
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   output: { type: "string", alias: "o", description: "Output file; %j is the job id, %x the name (default ebb-%j.out)", valueHint: "FILE" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the script's file name)", valueHint: "NAME" },
+  ...elasticArgs,
 });
 
 const args = defineArgs({
@@ -40,10 +41,12 @@ export default defineCommand({
       }
       const fromScript = parseArgs<typeof jobArgs>(directiveArgs(script), jobArgs);
       const pick = <K extends keyof typeof jobArgs>(k: K) => (cli[k] as string | undefined) ?? (fromScript[k] as string | undefined);
+      const flag = (k: "elastic") => cli[k] === true || fromScript[k] === true;
       const req = {
         script,
         name: pick("job-name") ?? basename(path),
         nodes: intFlag(pick("nodes"), "--nodes"),
+        ...elasticFields({ elastic: flag("elastic"), "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), "sample-interval": pick("sample-interval") }),
         tasks: intFlag(pick("ntasks"), "--ntasks"),
         tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
         timeLimit: durationFlag(pick("time"), "--time"),

@@ -26,6 +26,6 @@ export { CommError, CommUsageError, InvalidCommError, PeerFailedError, Transport
 // ---- instrumentation: time inside comm calls, per iteration ----
 export { commCallsInFlight, commTime, resetCommTime } from "./timing.ts";
 
-// ---- elastic adaptation window (lead): initAdapt, probeAdapt, adaptBegin, adaptCommit ----
-// Build on createWorld (new membership, generation + 1, same transport), Intercomm with
-// ctx = contextOf(generation + 1, 1), and oldWorld.invalidate() at commit.
+// ---- the elastic adaptation window: initAdapt, probeAdapt, adaptBegin, adaptCommit ----
+export { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, world } from "./adapt.ts";
+export type { AdaptStatus, Probe, ProbeStatus, Window } from "./adapt.ts";

@@ -75,6 +75,11 @@ export class NodeStepPmi {
     this.maybeExchange();
   }
 
+  /** Keys that appear in the local KVS without a fence (an adaptation's new business cards). */
+  merge(entries: Readonly<Record<string, string>>): void {
+    for (const [k, v] of Object.entries(entries)) this.kvs.set(k, v);
+  }
+
   /** Update what a rank is told (size, universeSize after a resize). */
   updateInfo(rank: number, patch: Partial<Omit<PmiRankInfo, "rank">>): void {
     const cur = this.ranks.get(rank);

@@ -31,6 +31,8 @@ export const JobStart = z.object({
   jobEnv: z.record(z.string(), z.string()),
   /** Step 0's credential, for command jobs. */
   cred: Credential.optional(),
+  /** Elastic command jobs: step 0 is resizable. */
+  elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
 });
 export type JobStart = z.infer<typeof JobStart>;
 
@@ -41,6 +43,8 @@ export const AgentToController = z.discriminatedUnion("t", [
   z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
   /** After a job.kill: the job has no processes left on this node. */
   z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
+  /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
+  z.object({ t: z.literal("perf"), jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   z.object({ t: z.literal("names"), reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 ]);

@@ -44,6 +44,26 @@ export const StepSpec = z.object({
   spawn: z.object({ preput: z.record(z.string(), z.string()), parent: StepKey }).optional(),
   /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
   universeSize: z.int().positive().optional(),
+  /** Keys every rank finds in its KVS before the first fence. */
+  preput: Kvs.optional(),
+  /** An elastic step: its ranks can adapt (ebb/comm's initAdapt and friends). */
+  elastic: z
+    .object({
+      status: z.enum(["new", "joining"]),
+      /** World generation the ranks start in (joining ranks: the world they join). */
+      generation: z.int().nonnegative(),
+      /** World rank of the step's first rank. */
+      rankBase: z.int().nonnegative(),
+      /** Ranks in that world (EBB_NTASKS, PMI_SIZE). */
+      worldSize: z.int().positive(),
+      /** The world's nodes (EBB_NODELIST), when it spans several steps. */
+      worldNodes: z.array(z.string()).optional(),
+      /** Seconds between timing samples. */
+      sampleInterval: z.number().positive(),
+      /** Joining ranks: the adaptation they join. */
+      window: z.object({ adaptId: z.int(), staying: z.int().nonnegative(), leaving: z.int().nonnegative(), joining: z.int().positive(), oldSize: z.int().positive() }).optional(),
+    })
+    .optional(),
 });
 export type StepSpec = z.infer<typeof StepSpec>;
 
@@ -54,6 +74,27 @@ export const StepDown = z.discriminatedUnion("t", [
   z.object({ t: z.literal("fence.out"), step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
   /** Every rank has been accounted for: nodes forget the step. */
   z.object({ t: z.literal("end"), step: StepKey }),
+  /** Adaptation, step 4 (see proto/adapt.ts): report the highest probe count of your ranks. */
+  z.object({ t: z.literal("adapt.count"), step: StepKey, adaptId: z.int(), round: z.int() }),
+  /** Every rank enters the window at probe call `target`; report ranks already past it. */
+  z.object({ t: z.literal("adapt.target"), step: StepKey, adaptId: z.int(), round: z.int(), target: z.int().positive() }),
+  /** A rank ran past the target: let the waiting ones go on; a later target follows. */
+  z.object({ t: z.literal("adapt.release"), step: StepKey, adaptId: z.int(), round: z.int() }),
+  /** Every rank waits at the target: enter the window. Carries the joining ranks' cards. */
+  z.object({
+    t: z.literal("adapt.go"),
+    step: StepKey,
+    adaptId: z.int(),
+    generation: z.int().nonnegative(),
+    staying: z.int().nonnegative(),
+    leaving: z.int().nonnegative(),
+    joining: z.int().nonnegative(),
+    oldSize: z.int().positive(),
+    worldNodes: z.array(z.string()),
+    cards: Kvs,
+  }),
+  /** Every rank committed: the new world is the world. */
+  z.object({ t: z.literal("adapt.done"), step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),
   /** The answer to a rank's spawn request, for the node that asked. */
   z.object({
     t: z.literal("spawn.result"),
@@ -73,6 +114,11 @@ export const StepUp = z.discriminatedUnion("t", [
   z.object({ t: z.literal("launched"), step: StepKey, count: z.int().nonnegative() }),
   z.object({ t: z.literal("io"), step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
   z.object({ t: z.literal("exit"), step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+  /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
+  z.object({ t: z.literal("adapt.counted"), step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
+  z.object({ t: z.literal("adapt.checked"), step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),
+  z.object({ t: z.literal("adapt.arrived"), step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative() }),
+  z.object({ t: z.literal("adapt.committed"), step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
   /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
   z.object({ t: z.literal("spawn"), step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
   /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */

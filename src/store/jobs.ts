@@ -41,6 +41,7 @@ function prepare(db: Db) {
         cwd: p("cwd"),
         output: p("output"),
         submitTime: p("submitTime"),
+        sampleInterval: p("sampleInterval"),
       })
       .returning({ id: jobs.id })
       .prepare(),
@@ -57,6 +58,7 @@ function prepare(db: Db) {
       .prepare(),
     setNextStep: db.update(jobs).set({ nextStep: hole("nextStep") }).where(eq(jobs.id, p("id"))).prepare(),
     setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
+    setState: db.update(jobs).set({ state: hole("state") }).where(eq(jobs.id, p("id"))).prepare(),
     insertEvent: db.insert(jobEvents).values({ jobId: p("jobId"), time: p("time"), kind: p("kind"), message: p("message"), data: p("data") }).prepare(),
     insertAllocation: db.insert(jobNodes).values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time") }).prepare(),
     closeAllocation: db
@@ -95,6 +97,7 @@ export class JobStore {
 
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
     const row = this.q.insertJob.get({
+      sampleInterval: null,
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,
@@ -125,6 +128,10 @@ export class JobStore {
 
   setNodes(id: number, nodes: number): void {
     this.q.setNodes.run({ id, nodes });
+  }
+
+  setState(id: number, state: string): void {
+    this.q.setState.run({ id, state });
   }
 
   addEvent(jobId: number, time: number, kind: string, message: string, data?: Record<string, unknown>): void {

@@ -2,7 +2,7 @@
  * The controller's durable state. Times are epoch milliseconds; JSON columns hold arrays/records.
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
-import { sqliteTable, integer, text, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 
 export const nodes = sqliteTable("nodes", {
   name: text("name").primaryKey(),
@@ -42,6 +42,8 @@ export const jobs = sqliteTable(
     exitCode: integer("exit_code"),
     reason: text("reason"),
     nextStep: integer("next_step").notNull().default(0),
+    /** Seconds between timing samples of an elastic job's ranks. */
+    sampleInterval: real("sample_interval"),
   },
   (t) => [index("jobs_state").on(t.state)],
 );
@@ -87,4 +89,46 @@ export const steps = sqliteTable(
     exitCode: integer("exit_code"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.stepId] })],
+);
+
+/** One resize of an elastic job: what changed, how it ended, and when each protocol step happened. */
+export const adaptations = sqliteTable(
+  "adaptations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: integer("job_id").notNull(),
+    stepId: integer("step_id"),
+    fromNodes: integer("from_nodes").notNull(),
+    toNodes: integer("to_nodes").notNull(),
+    fromRanks: integer("from_ranks").notNull(),
+    toRanks: integer("to_ranks").notNull(),
+    added: text("added", { mode: "json" }).$type<string[]>().notNull(),
+    removed: text("removed", { mode: "json" }).$type<string[]>().notNull(),
+    /** ADAPTING, COMMITTED or FAILED. */
+    state: text("state").notNull(),
+    /** Who asked and why (a user, or a scheduler rule with its numbers). */
+    reason: text("reason").notNull(),
+    message: text("message"),
+    requestedAt: integer("requested_at").notNull(),
+    endedAt: integer("ended_at"),
+    /** Epoch ms of each protocol step reached: realloc, spawned, ready, notified, agreed, committed, released. */
+    times: text("times", { mode: "json" }).$type<Record<string, number>>().notNull(),
+  },
+  (t) => [index("adaptations_job").on(t.jobId)],
+);
+
+/** Timing samples of elastic jobs: node-local sums of iteration and communication time. */
+export const perfSamples = sqliteTable(
+  "perf_samples",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: integer("job_id").notNull(),
+    time: integer("time").notNull(),
+    node: text("node").notNull(),
+    ranks: integer("ranks").notNull(),
+    iterations: integer("iterations").notNull(),
+    loopNs: real("loop_ns").notNull(),
+    commNs: real("comm_ns").notNull(),
+  },
+  (t) => [index("perf_samples_job").on(t.jobId, t.time)],
 );

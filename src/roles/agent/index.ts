@@ -2,7 +2,7 @@
  * The node agent: registers its node with the controller and heartbeats; starts and kills job
  * processes on the controller's orders; serves step trees for launchers and other agents.
  */
-import { mkdirSync, writeFileSync, symlinkSync, rmSync, chmodSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { networkInterfaces } from "node:os";
 import { AgentToController, ControllerToAgent } from "../../proto/agent.ts";
@@ -92,7 +92,17 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       nameRequests.set(reqId, resolve);
       send({ t: "names", reqId, jobId, op, service, port });
     });
-  const steps = new StepService({ name: o.name, clusterKey: o.clusterKey, controllerUrl, procs, pool, processEnv: env, names });
+  const steps = new StepService({
+    name: o.name,
+    clusterKey: o.clusterKey,
+    controllerUrl,
+    procs,
+    pool,
+    processEnv: env,
+    names,
+    perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
+    shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
+  });
   const server = serveSteps(o.listen, steps);
   const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
   pool.addLocal(addr, steps);

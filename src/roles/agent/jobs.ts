@@ -82,7 +82,7 @@ export class JobRunner {
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? ""), job.id);
     const launch = new Launch({
       link,
-      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv },
+      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic },
       argv: job.argv,
       env: job.env,
       cwd: job.cwd,

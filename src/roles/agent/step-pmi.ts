@@ -30,6 +30,8 @@ export interface StepPmiContext {
   children: number[];
   up(msg: StepUp): void;
   names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
+  /** ebb's own commands (adaptation, timing samples). */
+  extension?(rank: number, cmd: string, args: Record<string, string>): Promise<Record<string, string>> | undefined;
 }
 
 interface Fence {
@@ -54,7 +56,7 @@ export class StepPmi {
 
   constructor(private readonly c: StepPmiContext) {
     const { spec } = c;
-    const size = spec.tasks.reduce((a, b) => a + b, 0);
+    const size = spec.elastic?.worldSize ?? spec.tasks.reduce((a, b) => a + b, 0);
     const jobId = `${spec.jobId}.${spec.stepId}`;
     const info = (rank: number): PmiRankInfo => ({
       rank,
@@ -87,8 +89,9 @@ export class StepPmi {
         disconnected: (rank, finalized) => {
           if (!finalized && this.conns.get(rank)?.version !== undefined) this.unfinalized.add(rank);
         },
+        extension: c.extension,
       },
-      spec.spawn?.preput,
+      { ...spec.spawn?.preput, ...spec.preput },
     );
   }
 
@@ -100,7 +103,7 @@ export class StepPmi {
 
   /** PMI_* variables of one rank; with PMI_FD the rank's fd 3 must be a socketpair (see `stdio`). */
   env(rank: number): Record<string, string> {
-    const size = this.c.spec.tasks.reduce((a, b) => a + b, 0);
+    const size = this.c.spec.elastic?.worldSize ?? this.c.spec.tasks.reduce((a, b) => a + b, 0);
     const where: Record<string, string> = this.port ? { PMI_PORT: `${this.port.host}:${this.port.port}`, PMI_ID: String(rank) } : { PMI_FD: "3" };
     return { PMI_RANK: String(rank), PMI_SIZE: String(size), ...where, ...(this.c.spec.spawn ? { PMI_SPAWNED: "1" } : {}) };
   }
@@ -117,6 +120,16 @@ export class StepPmi {
     sock.connect({ fd } as unknown as { path: string });
     const mode = this.c.spec.pmi === "none" ? "both" : this.c.spec.pmi;
     this.conns.set(rank, attachPmiSocket(sock, { mode, backend: this.node.backend(rank) }));
+  }
+
+  /** KVS entries every local rank can read at once (no fence). */
+  merge(entries: Kvs): void {
+    this.node.merge(entries);
+  }
+
+  /** A rank left the step's world (elastic shrink); a pending fence no longer waits for it. */
+  removeRank(rank: number): void {
+    this.node.removeRank(rank);
   }
 
   /** A rank that exited 0 after closing an initialized PMI connection without finalize. */
@@ -195,6 +208,7 @@ export class StepPmi {
 /** The MPMD program index of a rank (0 without `apps`). */
 export function appOf(spec: StepSpec, rank: number): number {
   if (!spec.apps) return 0;
+  rank -= spec.elastic?.rankBase ?? 0;
   let end = 0;
   for (let i = 0; i < spec.apps.length; i++) {
     end += spec.apps[i]!.count;

@@ -17,6 +17,7 @@ import { logger } from "../../util/log.ts";
 import { rankVars } from "./env.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi } from "./step-pmi.ts";
+import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 
 const log = logger("agent");
 
@@ -30,6 +31,10 @@ export interface StepContext {
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
   /** The job's PMI name service, kept by the controller. */
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
+  /** Timing samples of an elastic job's ranks on this node. */
+  perf(jobId: number, sample: PerfSample): void;
+  /** Where probe slots live (node-shared memory). */
+  shmDir: string;
 }
 
 export class StepService implements StepEndpoint {
@@ -94,6 +99,9 @@ export class StepNode {
   private killedWith: NodeJS.Signals | undefined;
   private done = false;
   private pmi: StepPmi | undefined;
+  private adapt: StepAdapt | undefined;
+  /** World rank of the step's rank 0 (elastic steps that joined a running world start above 0). */
+  private readonly rankBase: number;
 
   constructor(
     private readonly svc: StepService,
@@ -101,7 +109,9 @@ export class StepNode {
     readonly spec: StepSpec,
     readonly index: number,
     readonly upstream: Upstream,
-  ) {}
+  ) {
+    this.rankBase = spec.elastic?.rankBase ?? 0;
+  }
 
   private get ctx(): StepContext {
     return this.svc.ctx;
@@ -110,16 +120,33 @@ export class StepNode {
   start(cred: Credential): void {
     const k = this.spec.fanout;
     const spec = this.spec;
-    if (spec.pmi !== "none") {
-      const first = firstRanks(spec.tasks)[this.index]!;
+    const first = this.rankBase + firstRanks(spec.tasks)[this.index]!;
+    const worldRanks = Array.from({ length: spec.tasks[this.index]! }, (_, i) => first + i);
+    const children = childrenOf(this.index, spec.nodes.length, k);
+    if (spec.elastic) {
+      this.adapt = new StepAdapt({
+        node: this.ctx.name,
+        key: this.key,
+        spec: spec as StepSpec & { elastic: NonNullable<StepSpec["elastic"]> },
+        ranks: worldRanks,
+        children,
+        up: (m) => this.up(m),
+        merge: (entries) => this.pmi?.merge(entries),
+        left: (rank) => this.pmi?.removeRank(rank),
+        perf: (sample) => this.ctx.perf(spec.jobId, sample),
+        shmDir: this.ctx.shmDir,
+      });
+    }
+    if (spec.pmi !== "none" || spec.elastic) {
       this.pmi = new StepPmi({
         node: this.ctx.name,
         key: this.key,
         spec,
-        ranks: Array.from({ length: spec.tasks[this.index]! }, (_, i) => first + i),
-        children: childrenOf(this.index, spec.nodes.length, k),
+        ranks: worldRanks,
+        children,
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
+        extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
       });
     }
     for (const c of childrenOf(this.index, this.spec.nodes.length, k)) {
@@ -157,12 +184,16 @@ export class StepNode {
       this.maybeLaunched();
       return;
     }
-    const names = spec.nodes.map((n) => n.name);
+    const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
+    const nodeIndex = names.indexOf(this.ctx.name);
+    const worldSize = spec.elastic?.worldSize ?? size;
     const base = this.ctx.processEnv(spec.env, spec.jobEnv);
     for (let i = 0; i < count; i++) {
       const rank = first + i;
-      const env = { ...base, ...rankVars({ stepId: spec.stepId, nodes: names, nodeIndex: this.index, localId: i, rank, size }, this.ctx.controllerUrl), ...this.pmi?.env(rank) };
-      this.startRank(rank, argvOf(spec, rank), env);
+      const world = this.rankBase + rank;
+      const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
+      const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world) };
+      this.startRank(rank, argvOf(spec, world), env);
     }
     this.localLaunched = true;
     this.maybeLaunched();
@@ -180,7 +211,8 @@ export class StepNode {
       return;
     }
     this.ranks.set(rank, proc);
-    if (proc.fd3 !== undefined) this.pmi?.attach(rank, proc.fd3);
+    const world = this.rankBase + rank;
+    if (proc.fd3 !== undefined) this.pmi?.attach(world, proc.fd3);
     if (this.killedWith) this.ctx.procs.signalGroup(proc.pid, this.killedWith);
     const output = Promise.all([
       pump(proc.stdout, (data) => this.up({ t: "io", step: this.key, rank, fd: 1, data })),
@@ -189,8 +221,9 @@ export class StepNode {
     // The exit is reported after the rank's last output has been forwarded.
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
       this.ranks.delete(rank);
-      if (code === 0 && this.pmi?.exitedUnfinalized(rank))
-        this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${rank} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
+      this.adapt?.rankExited(world);
+      if (code === 0 && this.pmi?.exitedUnfinalized(world))
+        this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${world} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
       this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
     });
   }
@@ -211,6 +244,7 @@ export class StepNode {
       this.pmi?.fromChild(child.index, msg);
       return;
     }
+    if (this.adapt?.fromChild(child.index, msg)) return;
     this.up(msg);
   }
 
@@ -219,6 +253,7 @@ export class StepNode {
     child.launched ??= 0;
     this.up({ t: "error", step: this.key, node: child.name, kind: "lost-node", message: `lost node ${child.name}: ${reason}` });
     this.pmi?.childLost(child.index);
+    this.adapt?.childLost(child.index);
     this.maybeLaunched();
   }
 
@@ -237,6 +272,9 @@ export class StepNode {
         return;
       case "launch":
         return;
+      default:
+        this.adapt?.down(msg);
+        return;
     }
   }
 
@@ -244,6 +282,7 @@ export class StepNode {
     if (signal === "SIGKILL" || signal === "SIGTERM" || signal === "SIGINT") {
       this.killedWith = signal;
       this.pmi?.fail(`the step is being stopped (${signal})`);
+      this.adapt?.fail(`the step is being stopped (${signal})`);
     }
     for (const child of this.ranks.values()) this.ctx.procs.signalGroup(child.pid, signal);
   }
@@ -264,6 +303,7 @@ export class StepNode {
     for (const c of this.children) c.unsubscribe();
     if (this.ranks.size > 0) this.signalRanks("SIGKILL");
     void this.pmi?.close();
+    this.adapt?.close();
     this.svc.steps.delete(this.key);
   }
 }

@@ -5,6 +5,7 @@ import { decode } from "../../proto/channel.ts";
 import type { Db } from "../../store/db.ts";
 import { setNodeStatus, upsertNode } from "../../store/nodes.ts";
 import { logger } from "../../util/log.ts";
+import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import type { AgentSession, ClusterState } from "./state.ts";
 
@@ -23,6 +24,7 @@ export class AgentHub {
     private readonly jobs: Jobs,
     private readonly heartbeatMs: number,
     private readonly schedule: () => void,
+    private readonly elastic: Elastic,
   ) {}
 
   send(node: string, msg: ControllerToAgent): boolean {
@@ -54,6 +56,9 @@ export class AgentHub {
       case "job.exit":
         this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
         conn.send({ t: "job.ack", jobId: msg.jobId });
+        return;
+      case "perf":
+        this.elastic.perf(msg.jobId, name, msg);
         return;
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);

@@ -22,6 +22,8 @@ import { ensureSecret } from "./keys.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
+import { Elastic } from "./elastic.ts";
+import { ElasticStore } from "../../store/elastic.ts";
 import { ClusterState } from "./state.ts";
 import { serve } from "./server.ts";
 import { jobDetail, jobViews, nodeView } from "./views.ts";
@@ -36,6 +38,8 @@ export interface ControllerOptions {
   defaultTimeLimit?: number;
   killWaitMs?: number;
   orphanGraceMs?: number;
+  /** Seconds between timing samples of elastic jobs' ranks (default 60). */
+  sampleInterval?: number;
 }
 
 export interface ControllerHandle {
@@ -53,12 +57,15 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
   const db = openDb(dbPath);
   const store = new JobStore(db);
+  const estore = new ElasticStore(db);
+  const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
   const now = Date.now();
   for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
+  let elastic: Elastic | undefined;
   const spawns = new SpawnQueue(state, () => scheduler!.request());
   const jobs = new Jobs(
     store,
@@ -68,26 +75,32 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       defaultTimeLimit: opts.defaultTimeLimit ?? 3600,
       killWaitMs: opts.killWaitMs ?? 5000,
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
+      sampleInterval,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
       schedule: () => scheduler!.request(),
+      ended: (job) => elastic!.jobEnded(job),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
     },
   );
   scheduler = new SchedulerLoop(state, jobs, spawns);
-  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request());
-  const launchers = new LauncherHub(state, jobs);
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() });
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
+  const launchers = new LauncherHub(state, jobs, elastic);
   jobs.restore();
+  elastic.restore();
+  const views = { store, state, elastic, sampleInterval };
 
   const backend: ApiBackend = {
     version: VERSION,
     submit: (req) => jobs.submit(req),
-    listJobs: (f) => jobViews(store, state, store.listJobs({ states: f.states, limit: f.limit })),
+    listJobs: (f) => jobViews(views, store.listJobs({ states: f.states, limit: f.limit })),
     getJob: (id) => {
       const row = store.getJob(id);
-      return row ? jobDetail(store, state, row) : undefined;
+      return row ? jobDetail(views, row) : undefined;
     },
+    resize: (id, nodes) => elastic!.resize(id, nodes),
     cancel: (id) => jobs.cancel(id),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map(nodeView).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),

@@ -6,6 +6,7 @@ import { basename, isAbsolute, join } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../api/errors.ts";
 import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
+
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { jobToken, signCredential } from "../../proto/credential.ts";
@@ -22,6 +23,8 @@ const log = logger("controller");
 export interface JobsConfig {
   clusterKey: string;
   defaultTimeLimit: number;
+  /** Seconds between timing samples of elastic jobs' ranks, unless a job sets its own. */
+  sampleInterval: number;
   killWaitMs: number;
   /** How long an allocation may stay without its `ebb run` launcher before it is cancelled. */
   orphanGraceMs: number;
@@ -30,6 +33,8 @@ export interface JobsConfig {
 export interface Effects {
   toAgent(node: string, msg: ControllerToAgent): boolean;
   schedule(): void;
+  /** A job has just ended (adaptations under way end with it). */
+  ended(job: JobRuntime): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
   requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
 }
@@ -91,6 +96,7 @@ export class Jobs {
       env: req.env ?? {},
       cwd,
       submitTime: now,
+      sampleInterval: req.sampleInterval ?? null,
     } as const;
     const row: JobRow = this.store.tx(() => {
       const id = this.store.insertJob(values);
@@ -142,6 +148,7 @@ export class Jobs {
       tasks,
       jobEnv: this.jobEnv(job),
       cred: row.kind === "command" ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS }) : undefined,
+      elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
     };
     if (!this.effects.toAgent(nodes[0]!, { t: "job.start", job: start })) {
       this.finish(job, "NODE_FAIL", { reason: `could not reach node ${nodes[0]} to start the job` });
@@ -161,21 +168,43 @@ export class Jobs {
     };
   }
 
-  private runningJob(jobId: number): JobRuntime {
+  /** An active job, or the API error for a missing or finished one. */
+  activeJob(jobId: number): JobRuntime {
     const job = this.state.jobs.get(jobId);
-    if (!job) {
-      if (!this.store.getJob(jobId)) throw notFound(`job ${jobId}`);
-      throw conflict("job_finished", `job ${jobId} has ended; steps need a running job`);
-    }
+    if (job) return job;
+    const row = this.store.getJob(jobId);
+    if (!row) throw notFound(`job ${jobId}`);
+    throw conflict("job_finished", `job ${jobId} already ended (${row.state})`);
+  }
+
+  private runningJob(jobId: number): JobRuntime {
+    const job = this.activeJob(jobId);
     if (job.row.state === "PENDING") throw conflict("job_not_running", `job ${jobId} is ${job.row.state}; steps need a RUNNING job`);
     return job;
+  }
+
+  elasticOf(job: JobRuntime): NonNullable<JobRuntime["elastic"]> {
+    return (job.elastic ??= {});
+  }
+
+  /** What a launcher needs to run the job's elastic step, if `stepId` is (or becomes) it. */
+  private elasticGrant(job: JobRuntime, stepId: number, tasks: number[]): StepGrant["elastic"] {
+    if (!job.row.elastic) return undefined;
+    const e = this.elasticOf(job);
+    if (e.stepId !== undefined && e.stepId !== stepId) return undefined;
+    e.stepId = stepId;
+    e.tasks = tasks;
+    e.samplesSince = Date.now();
+    return { minNodes: job.row.minNodes, maxNodes: job.row.maxNodes, sampleInterval: job.row.sampleInterval ?? this.config.sampleInterval };
   }
 
   createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant | Promise<StepGrant> {
     const job = this.runningJob(jobId);
     if (req.newNodes) return this.createStepOnNewNodes(job, req);
     const have = job.nodes.length;
-    const n = req.nodes ?? (req.tasks ? Math.min(have, req.tasks) : have);
+    // The elastic step of an elastic job runs on all of its nodes: that is what resizes change.
+    const wholeJob = job.row.elastic && job.elastic?.stepId === undefined;
+    const n = wholeJob ? have : req.nodes ?? (req.tasks ? Math.min(have, req.tasks) : have);
     if (n > have) throw badRequest(`the step asks for ${n} nodes but job ${jobId} has ${have}`, "nodes");
     const tasks = taskCount(n, req.tasks, req.tasksPerNode);
     if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
@@ -187,7 +216,8 @@ export class Jobs {
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
     job.row.nextStep = stepId + 1;
-    return this.grant(job, stepId, nodes, blockLayout(n, tasks), now);
+    const layout = blockLayout(n, tasks);
+    return { ...this.grant(job, stepId, nodes, layout, now), elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
   }
 
   private grant(job: JobRuntime, stepId: number, nodes: string[], tasks: number[], now: number): StepGrant {
@@ -299,6 +329,7 @@ export class Jobs {
     });
     Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
     this.state.jobs.delete(row.id);
+    this.effects.ended(job);
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
     const cleanup = opts.cleanup ?? "graceful";
     for (const name of job.nodes) {

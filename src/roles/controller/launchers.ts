@@ -2,6 +2,7 @@
 import { decode } from "../../proto/channel.ts";
 import { LauncherToController } from "../../proto/launcher.ts";
 import { logger } from "../../util/log.ts";
+import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import type { ClusterState, LauncherSession } from "./state.ts";
 
@@ -13,6 +14,7 @@ export class LauncherHub {
   constructor(
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
+    private readonly elastic: Elastic,
   ) {}
 
   onMessage(conn: LauncherSession, scope: "all" | number, text: string | Buffer): void {
@@ -35,9 +37,13 @@ export class LauncherHub {
           return;
         }
         this.attached.set(conn, msg.jobId);
+        if (msg.elastic && msg.stepId !== undefined) this.elastic.attach(msg.jobId, msg.stepId, conn);
         this.jobs.notifyLaunchers(this.state.jobs.get(msg.jobId)!);
         return;
       }
+      case "adapt.done":
+        this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
+        return;
       case "step.end":
         this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode);
         return;
@@ -53,6 +59,7 @@ export class LauncherHub {
   onClose(conn: LauncherSession): void {
     const jobId = this.attached.get(conn);
     this.attached.delete(conn);
+    this.elastic.detach(conn);
     if (jobId !== undefined) this.jobs.removeLauncher(jobId, conn);
   }
 }

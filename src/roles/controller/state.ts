@@ -32,12 +32,28 @@ export interface JobRuntime {
   /** Why a pending job waits (last scheduling pass). */
   waitReason?: string;
   orphanTimer?: ReturnType<typeof setTimeout>;
+  /** Elastic jobs: the resizable step, its layout, and the adaptation under way. */
+  elastic?: ElasticRuntime;
   /** PMI name service of the job's steps: service -> port. */
   names?: Map<string, string>;
   /** Steps started on nodes added for them (PMI spawn), with those nodes: released when the step ends. */
   spawnedSteps: Map<number, string[]>;
   /** The job as the scheduler sees it, kept current so passes do not rebuild it. */
   sched: { pending?: PendingJob; running?: RunningJob };
+}
+
+export interface ElasticRuntime {
+  /** The launcher that takes the job's resize orders. */
+  launcher?: LauncherSession;
+  stepId?: number;
+  /** Ranks per node of the elastic world, aligned with the job's nodes. */
+  tasks?: number[];
+  adapting?: { id: number; from: number; to: number; added: string[]; removed: string[]; requestedAt: number; times: Record<string, number> };
+  lastAdaptEnd?: number;
+  /** Measured time of the last adaptation (realloc to commit), ms. */
+  adaptCostMs?: number;
+  /** Timing samples count from here (reset at each adaptation). */
+  samplesSince?: number;
 }
 
 export class ClusterState {

@@ -1,6 +1,7 @@
 /** API views built from store rows and the in-memory state. */
 import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
 import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
+import type { Elastic } from "./elastic.ts";
 import type { ClusterState, NodeRuntime } from "./state.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
@@ -11,7 +12,20 @@ function allocationAt(rows: readonly AllocationRow[], job: JobRow): string[] {
   return held.sort((a, b) => a.position - b.position).map((r) => r.node);
 }
 
-export function jobView(job: JobRow, allocation: string[], waitReason?: string): JobView {
+/** What views need beyond job rows: elastic jobs' MTCT and adaptations, and the default sampling interval. */
+export interface ViewContext {
+  store: JobStore;
+  state: ClusterState;
+  elastic: Elastic;
+  sampleInterval: number;
+}
+
+function latestMtct(ctx: ViewContext, job: JobRow): number | null {
+  if (!job.elastic || !ctx.state.jobs.has(job.id)) return null;
+  return ctx.elastic.mtct(job.id, job.sampleInterval ?? ctx.sampleInterval).mtct;
+}
+
+export function jobView(job: JobRow, allocation: string[], waitReason?: string, mtct: number | null = null): JobView {
   return {
     id: job.id,
     name: job.name,
@@ -33,10 +47,12 @@ export function jobView(job: JobRow, allocation: string[], waitReason?: string):
     endTime: iso(job.endTime),
     exitCode: job.exitCode,
     allocation,
+    mtct,
   };
 }
 
-export function jobViews(store: JobStore, state: ClusterState, rows: JobRow[]): JobView[] {
+export function jobViews(ctx: ViewContext, rows: JobRow[]): JobView[] {
+  const { store, state } = ctx;
   const finished = rows.filter((r) => !state.jobs.has(r.id)).map((r) => r.id);
   const allocs = new Map<number, AllocationRow[]>();
   if (finished.length > 0) {
@@ -48,14 +64,16 @@ export function jobViews(store: JobStore, state: ClusterState, rows: JobRow[]): 
   }
   return rows.map((r) => {
     const live = state.jobs.get(r.id);
-    return live ? jobView(live.row, live.nodes, live.waitReason) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r));
+    return live ? jobView(live.row, live.nodes, live.waitReason, latestMtct(ctx, live.row)) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r));
   });
 }
 
-export function jobDetail(store: JobStore, state: ClusterState, row: JobRow): JobDetail {
+export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
+  const { store, state } = ctx;
   const live = state.jobs.get(row.id);
   const history = store.allocationsOf(row.id);
-  const base = live ? jobView(live.row, live.nodes, live.waitReason) : jobView(row, allocationAt(history, row));
+  const base = live ? jobView(live.row, live.nodes, live.waitReason, latestMtct(ctx, live.row)) : jobView(row, allocationAt(history, row));
+  const interval = row.sampleInterval ?? ctx.sampleInterval;
   return {
     ...base,
     script: row.script,
@@ -72,6 +90,25 @@ export function jobDetail(store: JobStore, state: ClusterState, row: JobRow): Jo
       endTime: iso(s.endTime),
       exitCode: s.exitCode,
     })),
+    adaptations: row.elastic
+      ? ctx.elastic.adaptations(row.id).map((a) => ({
+          id: a.id,
+          state: a.state as "ADAPTING" | "COMMITTED" | "FAILED",
+          fromNodes: a.fromNodes,
+          toNodes: a.toNodes,
+          fromRanks: a.fromRanks,
+          toRanks: a.toRanks,
+          added: a.added,
+          removed: a.removed,
+          reason: a.reason,
+          message: a.message,
+          requestedAt: iso(a.requestedAt)!,
+          endedAt: iso(a.endedAt),
+          times: a.times,
+        }))
+      : [],
+    samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
+    sampleInterval: row.elastic ? interval : null,
   };
 }
 

@@ -9,12 +9,16 @@ import { Channel } from "../../proto/channel.ts";
 import { ControllerToLauncher, type LauncherToController } from "../../proto/launcher.ts";
 
 export type JobStateMsg = Extract<ControllerToLauncher, { t: "job.state" }>;
+export type ReallocMsg = Extract<ControllerToLauncher, { t: "realloc" }>;
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "GONE"]);
 
 export class ControllerLink {
   private channel: Channel<LauncherToController, ControllerToLauncher> | undefined;
   private readonly listeners = new Set<(s: JobStateMsg) => void>();
+  private realloc: ((m: ReallocMsg) => void) | undefined;
+  /** The job's elastic step this launcher runs, announced at every (re)attach. */
+  private elasticStep: number | undefined;
   latest: JobStateMsg | undefined;
 
   constructor(
@@ -38,6 +42,18 @@ export class ControllerLink {
         resolve(s);
       });
     });
+  }
+
+  /** Take the job's resize orders for `stepId` (its elastic step). */
+  takeResizes(stepId: number, onRealloc: (m: ReallocMsg) => void): void {
+    this.elasticStep = stepId;
+    this.realloc = onRealloc;
+    if (this.channel) this.channel.send({ t: "attach", jobId: this.jobId, stepId, elastic: true });
+    else this.open();
+  }
+
+  adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string): void {
+    this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message });
   }
 
   createStep(req: StepCreate): Promise<StepGrant> {
@@ -68,10 +84,12 @@ export class ControllerLink {
       token: this.client.token,
       schema: ControllerToLauncher,
       reconnect: { maxDelayMs: 1000 },
-      onOpen: () => this.channel!.send({ t: "attach", jobId: this.jobId }),
+      onOpen: () =>
+        this.channel!.send(this.elasticStep === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: this.elasticStep, elastic: true }),
       onMessage: (m) => {
         if (m.t === "error") return this.onError(`controller: ${m.message}`);
         if (m.jobId !== this.jobId) return;
+        if (m.t === "realloc") return this.realloc?.(m);
         this.latest = m;
         for (const l of [...this.listeners]) l(m);
       },

@@ -6,6 +6,8 @@
 import type { StepGrant } from "../../api/schemas.ts";
 import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
+import type { Credential } from "../../proto/common.ts";
+import { Adapter } from "./adapter.ts";
 import type { ControllerLink } from "./controller-link.ts";
 import { StepRoot, type SpawnOutcome, type StepResult, type StepSink } from "./step-root.ts";
 
@@ -26,18 +28,34 @@ export interface LaunchOptions {
   reportPrimary: boolean;
 }
 
+/** What one started step gives: its root, when its ranks all run, and when it ends. */
+interface Started {
+  root: StepRoot;
+  launched: Promise<void>;
+  done: Promise<StepResult>;
+}
+
 export class Launch {
   private readonly roots = new Map<number, StepRoot>();
   private readonly pending = new Set<Promise<unknown>>();
   private failure: { result: StepResult } | undefined;
+  private adapter: Adapter | undefined;
 
   constructor(private readonly o: LaunchOptions) {}
 
   /** Runs to the end of every step; the primary step's result, or the first failure's. */
   async run(): Promise<StepResult> {
     const g = this.o.grant;
-    const primary = this.start(this.spec(g, { argv: this.o.argv }), g, this.o.reportPrimary);
-    const result = await primary;
+    const elastic = g.elastic
+      ? { status: "new" as const, generation: 0, rankBase: 0, worldSize: g.tasks.reduce((a, b) => a + b, 0), sampleInterval: g.elastic.sampleInterval }
+      : undefined;
+    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined });
+    const primary = this.start(spec, g.cred, this.o.reportPrimary);
+    if (elastic) {
+      this.adapter = new Adapter(this.o.link, { startJoining: (s, cred) => this.start(s, cred, true) }, { spec, root: primary.root });
+      this.o.link.takeResizes(g.stepId, (m) => this.adapter!.realloc(m));
+    }
+    const result = await primary.done;
     while (this.pending.size > 0) await Promise.all([...this.pending]);
     return this.failure?.result ?? result;
   }
@@ -63,28 +81,34 @@ export class Launch {
     };
   }
 
-  private start(spec: StepSpec, g: StepGrant, report: boolean, onLaunched?: () => void): Promise<StepResult> {
+  private start(spec: StepSpec, cred: Credential, report: boolean): Started {
+    let launchedNow!: () => void;
+    const launched = new Promise<void>((r) => (launchedNow = r));
     const root = new StepRoot({
       spec,
-      cred: g.cred,
+      cred,
       connect: this.o.connect,
       sink: this.o.sink,
-      onLaunched,
+      onLaunched: () => launchedNow(),
       onSpawn: (req) => this.spawn(spec, req),
+      onAdapt: (r) => this.adapter?.report(spec.stepId, r),
+      onExit: (e) => this.adapter?.exit(spec, e),
     });
-    this.roots.set(g.stepId, root);
+    this.roots.set(spec.stepId, root);
     const done = root.start().then((r) => {
-      this.roots.delete(g.stepId);
-      if (report) this.o.link.stepEnded(g.stepId, r.exitCode, r.failure);
+      this.roots.delete(spec.stepId);
+      if (report) this.o.link.stepEnded(spec.stepId, r.exitCode, r.failure);
       if (r.exitCode !== 0 && !this.failure) {
         this.failure = { result: r };
-        this.cancel(`step ${g.jobId}.${g.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`, r.exitCode);
+        const why = `step ${spec.jobId}.${spec.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`;
+        this.adapter?.fail(why);
+        this.cancel(why, r.exitCode);
       }
       return r;
     });
     this.pending.add(done);
     void done.finally(() => this.pending.delete(done));
-    return done;
+    return { root, launched, done };
   }
 
   /** MPI_Comm_spawn: new processes on nodes the job did not have; answered once they run. */
@@ -94,15 +118,10 @@ export class Launch {
     const g = await this.o.link.createStep({ argv: [first.execname, ...first.args], tasks, newNodes: true, wait: this.o.spawnWait });
     const apps = req.commands.length > 1 ? req.commands.map((c) => ({ argv: [c.execname, ...c.args], count: c.maxprocs })) : undefined;
     const spec = this.spec(g, { argv: [first.execname, ...first.args], apps, spawn: { preput: req.preput, parent: `${parent.jobId}.${parent.stepId}` } });
-    return new Promise<SpawnOutcome>((resolve) => {
-      let answered = false;
-      const done = this.start(spec, g, true, () => {
-        answered = true;
-        resolve({ rc: 0, errcodes: new Array<number>(tasks).fill(0), jobId: `${g.jobId}.${g.stepId}` });
-      });
-      void done.then((r) => {
-        if (!answered) resolve({ rc: -1, message: r.failure ?? "the spawned processes did not start" });
-      });
-    });
+    const started = this.start(spec, g.cred, true);
+    return Promise.race([
+      started.launched.then(() => ({ rc: 0, errcodes: new Array<number>(tasks).fill(0), jobId: `${g.jobId}.${g.stepId}` })),
+      started.done.then((r) => ({ rc: -1, message: r.failure ?? "the spawned processes did not start" })),
+    ]);
   }
 }

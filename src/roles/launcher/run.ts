@@ -16,6 +16,10 @@ export interface RunOptions {
   client: ApiClient;
   argv: string[];
   nodes?: number;
+  elastic?: boolean;
+  minNodes?: number;
+  maxNodes?: number;
+  sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
   timeLimit?: number;
@@ -49,7 +53,22 @@ export async function run(o: RunOptions): Promise<number> {
   const owned = o.jobId === undefined;
   const jobId =
     o.jobId ??
-    (await o.client.submit({ interactive: true, name: o.name ?? basename(o.argv[0]!), nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, timeLimit: o.timeLimit, cwd: o.cwd, env: o.env })).id;
+    (
+      await o.client.submit({
+        interactive: true,
+        name: o.name ?? basename(o.argv[0]!),
+        nodes: o.nodes,
+        elastic: o.elastic,
+        minNodes: o.minNodes,
+        maxNodes: o.maxNodes,
+        sampleInterval: o.sampleInterval,
+        tasks: o.tasks,
+        tasksPerNode: o.tasksPerNode,
+        timeLimit: o.timeLimit,
+        cwd: o.cwd,
+        env: o.env,
+      })
+    ).id;
   const link = new ControllerLink(o.client, jobId, (m) => o.say(m));
   const signals = interrupts();
   const cancelOwned = async () => {

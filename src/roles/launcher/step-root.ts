@@ -7,6 +7,7 @@ import type { Credential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
+import { TreeReduce } from "../../tbon/reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
 
 export interface StepSink {
@@ -31,6 +32,14 @@ export interface StepResult {
   lostNode?: string;
 }
 
+/** A reduction of the adaptation protocol, combined over the whole step. */
+export interface AdaptReport {
+  kind: "counted" | "checked" | "arrived" | "committed";
+  adaptId: number;
+  round: number;
+  value: number;
+}
+
 export interface SpawnOutcome {
   rc: number;
   errcodes?: number[];
@@ -44,6 +53,10 @@ export interface StepRootOptions {
   connect(addr: string): PeerConn;
   sink: StepSink;
   onLaunched?(): void;
+  /** A rank's exit, as it is reported. */
+  onExit?(exit: RankExit): void;
+  /** Adaptation reductions of this step (elastic steps). */
+  onAdapt?(report: AdaptReport): void;
   /** A rank asked for new processes on new nodes (PMI spawn); without this, spawn fails. */
   onSpawn?(request: SpawnRequest, from: { rank: number; node: string }): Promise<SpawnOutcome>;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
@@ -57,6 +70,8 @@ export class StepRoot {
   private readonly conns: PeerConn[] = [];
   private readonly unsubscribe: Array<() => void> = [];
   private launched = 0;
+  private readonly rankBase: number;
+  private readonly adaptReduce: { max: TreeReduce<number>; sum: TreeReduce<number> };
   private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
   /** Everything put in the step's KVS, over all fences. */
   readonly kvs: Record<string, string> = {};
@@ -72,7 +87,16 @@ export class StepRoot {
   constructor(private readonly o: StepRootOptions) {
     this.key = `${o.spec.jobId}.${o.spec.stepId}`;
     this.size = o.spec.tasks.reduce((a, b) => a + b, 0);
+    this.rankBase = o.spec.elastic?.rankBase ?? 0;
     this.result = new Promise((r) => (this.resolve = r));
+    // Counts and racers combine by max (racer is 0/1), arrivals and commits by sum. The root has
+    // no ranks of its own: its part of each reduction is neutral (0).
+    const children = childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout);
+    const report = (key: string, value: number) => {
+      const [kind, adaptId, round] = key.split(":") as [AdaptReport["kind"], string, string];
+      this.o.onAdapt?.({ kind, adaptId: Number(adaptId), round: Number(round), value });
+    };
+    this.adaptReduce = { max: new TreeReduce<number>(children, Math.max, report), sum: new TreeReduce<number>(children, (a, b) => a + b, report) };
   }
 
   start(): Promise<StepResult> {
@@ -84,7 +108,7 @@ export class StepRoot {
       this.conns.push(conn);
       this.unsubscribe.push(
         conn.subscribe(this.key, {
-          onUp: (m) => this.onUp(m),
+          onUp: (m) => this.onUp(m, c),
           onLost: (reason) => this.fail(`lost node ${ref.name}: ${reason}`, 1, ref.name),
         }),
       );
@@ -106,20 +130,30 @@ export class StepRoot {
     this.fail(reason, code);
   }
 
-  private onUp(msg: StepUp): void {
+  private adapt(kind: AdaptReport["kind"], adaptId: number, round: number, child: number, value: number): void {
+    const key = `${kind}:${adaptId}:${round}`;
+    const r = kind === "counted" || kind === "checked" ? this.adaptReduce.max : this.adaptReduce.sum;
+    r.local(key, 0);
+    r.child(key, child, value);
+  }
+
+  private onUp(msg: StepUp, child: number): void {
     switch (msg.t) {
       case "launched":
         this.launched += msg.count;
         if (this.launched === this.o.spec.nodes.length) this.o.onLaunched?.();
         return;
       case "io":
-        this.o.sink.io(msg.rank, msg.fd, msg.data);
+        this.o.sink.io(this.rankBase + msg.rank, msg.fd, msg.data);
         return;
       case "exit": {
         if (this.exits.has(msg.rank)) return;
-        this.exits.set(msg.rank, { rank: msg.rank, node: msg.node, code: msg.code, signal: msg.signal });
+        const exit = { rank: msg.rank, node: msg.node, code: msg.code, signal: msg.signal };
+        this.exits.set(msg.rank, exit);
+        this.o.onExit?.(exit);
+        const rank = this.rankBase + msg.rank;
         if (msg.code !== 0) {
-          this.fail(msg.signal ? `rank ${msg.rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${msg.rank} on ${msg.node} exited with code ${msg.code}`, msg.code);
+          this.fail(msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`, msg.code);
         }
         if (this.exits.size === this.size) this.end();
         return;
@@ -139,6 +173,14 @@ export class StepRoot {
         }
         return;
       }
+      case "adapt.counted":
+        return this.adapt("counted", msg.adaptId, msg.round, child, msg.max);
+      case "adapt.checked":
+        return this.adapt("checked", msg.adaptId, msg.round, child, msg.racer ? 1 : 0);
+      case "adapt.arrived":
+        return this.adapt("arrived", msg.adaptId, msg.round, child, msg.count);
+      case "adapt.committed":
+        return this.adapt("committed", msg.adaptId, 0, child, msg.count);
       case "spawn": {
         const answer = (o: SpawnOutcome) => this.broadcast({ t: "spawn.result", step: this.key, node: msg.node, reqId: msg.reqId, ...o });
         if (!this.o.onSpawn) return answer({ rc: -1, message: "spawn is not available for this step" });

@@ -1,0 +1,254 @@
+/**
+ * The adaptation window (dissertation ch. 6) for Bun programs run by ebb:
+ *
+ *   const { world, status } = await initAdapt();     // "new", or "joining" for ranks a grow started
+ *   if (status === "joining") await window();          // joining ranks go straight to the window
+ *   for (;;) {
+ *     if ((await probeAdapt()).pending) await window();
+ *     ...compute, communicate on world...
+ *   }
+ *   async function window() {
+ *     const { intercomm, newWorld, staying, leaving, joining } = await adaptBegin();
+ *     ...redistribute data (old world, intercomm to joining ranks, newWorld)...
+ *     await adaptCommit();                             // leaving ranks must exit after this
+ *     world = newWorld!;
+ *   }
+ *
+ * Every rank must see an adaptation at the same probe call, which means the same point of the
+ * program: in this structure a staying rank finishes the iteration in which it entered the window
+ * before its next probe, while a joining rank probes first. So at each commit the count restarts,
+ * one lower for joining ranks: probe call k is then preceded by k iterations on every rank.
+ *
+ * probeAdapt() with nothing pending stores its call count in this rank's probe slot (node-shared
+ * memory set up by the agent) and reads the target: no syscall, no message. It also measures each
+ * iteration (probe to probe) and the time inside comm calls, and reports sums to the agent once
+ * per sampling interval.
+ */
+import { hostname } from "node:os";
+import { PmiClient } from "../pmi/client.ts";
+import { CMD, ENV, SLOT, TARGET } from "../proto/adapt.ts";
+import { Comm, contextOf, Intercomm } from "./comm.ts";
+import { CommUsageError } from "./errors.ts";
+import { resetCommTime } from "./timing.ts";
+import { cardKey, createWorld, finalize, initWorld, openTransport, parseCard, type Bootstrap } from "./world.ts";
+import type { Card, Transport } from "./transport.ts";
+
+export type AdaptStatus = "new" | "joining";
+export type ProbeStatus = "staying" | "leaving" | "joining";
+
+export interface Probe {
+  pending: boolean;
+  status: ProbeStatus;
+}
+
+export interface Window {
+  /** Old group (staying and leaving ranks) on one side, joining ranks on the other. */
+  intercomm: Intercomm;
+  /** The world after the commit; null for leaving ranks. */
+  newWorld: Comm | null;
+  staying: number;
+  leaving: number;
+  joining: number;
+}
+
+interface State {
+  pmi: PmiClient;
+  transport: Transport;
+  world: Comm | null;
+  generation: number;
+  joining: boolean;
+  left: boolean;
+  shm: Int32Array | undefined;
+  slot: number;
+  count: number;
+  window: (Window & { generation: number; old: Comm | null }) | undefined;
+  lastProbe: number;
+  perf: { iterations: number; loopNs: number; commNs: number; lastSent: number; intervalNs: number };
+}
+
+const NOT_PENDING: Readonly<Probe> = Object.freeze({ pending: false, status: "staying" as const });
+const NOT_PENDING_NOW = Promise.resolve(NOT_PENDING);
+
+let st: State | undefined;
+
+function state(op: string): State {
+  if (!st) throw new CommUsageError(`${op}: call initAdapt() first`);
+  if (st.left) throw new CommUsageError(`${op}: this rank left the world at the last adaptation and must exit`);
+  return st;
+}
+
+function pmiBootstrap(pmi: PmiClient, node: string): Bootstrap {
+  return { rank: pmi.rank, size: pmi.size, node, put: (k, v) => pmi.put(k, v), get: (k) => pmi.get(k), fence: () => pmi.fence() };
+}
+
+function probeSlots(): { shm: Int32Array | undefined; slot: number } {
+  const path = process.env[ENV.shm];
+  if (!path) return { shm: undefined, slot: 0 };
+  const mem = Bun.mmap(path, { shared: true } as unknown as undefined);
+  return { shm: new Int32Array(mem.buffer, mem.byteOffset, mem.byteLength >> 2), slot: Number(process.env[ENV.slot] ?? 0) };
+}
+
+async function cardsOf(pmi: PmiClient, ranks: Iterable<number>, generation: number): Promise<Card[]> {
+  const out: Card[] = [];
+  for (const r of ranks) {
+    const text = await pmi.get(cardKey(r, generation));
+    if (text === undefined) throw new CommUsageError(`no business card for rank ${r} of world ${generation}`);
+    out.push(parseCard(text));
+  }
+  return out;
+}
+
+/**
+ * MPI_Init_adapt: wire up and say whether this process started with the job ("new") or was
+ * started by a grow ("joining"; its world is the new world, usable once the window commits).
+ */
+export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }> {
+  if (st) throw new CommUsageError("initAdapt() was already called");
+  const pmi = await PmiClient.connect();
+  const node = process.env.EBB_NODENAME ?? hostname();
+  const generation = Number(process.env[ENV.generation] ?? 0);
+  const joining = process.env[ENV.status] === "joining";
+  const { shm, slot } = probeSlots();
+  let world: Comm;
+  let transport: Transport;
+  if (!joining) {
+    world = await initWorld(pmiBootstrap(pmi, node), { generation });
+    transport = world.transport;
+  } else {
+    // The staying ranks' cards were pre-put in this step's KVS; the joining ranks meet in a fence.
+    transport = openTransport({ node });
+    await pmi.put(cardKey(pmi.rank, generation), transport.cardText);
+    await pmi.fence();
+    world = createWorld(transport, await cardsOf(pmi, Array.from({ length: pmi.size }, (_, r) => r), generation), { generation });
+  }
+  const interval = Number(process.env[ENV.sampleInterval] ?? 60);
+  st = {
+    pmi,
+    transport,
+    world,
+    generation,
+    joining,
+    left: false,
+    shm,
+    slot,
+    count: 0,
+    window: undefined,
+    lastProbe: 0,
+    perf: { iterations: 0, loopNs: 0, commNs: 0, lastSent: Bun.nanoseconds(), intervalNs: interval * 1e9 },
+  };
+  return { world, status: joining ? "joining" : "new" };
+}
+
+/**
+ * MPI_Probe_adapt: is an adaptation pending, and is this rank staying or leaving? Every rank of
+ * the job gets pending at the same call. Costs a few hundred nanoseconds when nothing is pending.
+ */
+export function probeAdapt(): Promise<Probe> {
+  const s = state("probeAdapt");
+  const now = Bun.nanoseconds();
+  const p = s.perf;
+  if (s.lastProbe !== 0) {
+    p.iterations++;
+    p.loopNs += now - s.lastProbe;
+  }
+  p.commNs += resetCommTime();
+  s.lastProbe = now;
+  if (now - p.lastSent >= p.intervalNs) sendSamples(s, now);
+  const c = ++s.count;
+  if (!s.shm) return NOT_PENDING_NOW;
+  Atomics.store(s.shm, SLOT(s.slot), c);
+  const target = Atomics.load(s.shm, TARGET);
+  if (target === 0 || c < target) return NOT_PENDING_NOW;
+  return slowProbe(s, c);
+}
+
+async function slowProbe(s: State, index: number): Promise<Probe> {
+  const r = await s.pmi.command(CMD.probe, { index: String(index) });
+  if (r.pending !== "1") return NOT_PENDING;
+  return { pending: true, status: r.status === "leaving" ? "leaving" : "staying" };
+}
+
+function sendSamples(s: State, now: number): void {
+  const p = s.perf;
+  const args = { iterations: String(p.iterations), loop_ns: String(Math.round(p.loopNs)), comm_ns: String(Math.round(p.commNs)) };
+  p.iterations = 0;
+  p.loopNs = 0;
+  p.commNs = 0;
+  p.lastSent = now;
+  s.pmi.command(CMD.perf, args).catch(() => {});
+}
+
+/**
+ * MPI_Comm_adapt_begin: open the window. Joining ranks wait here until the preexisting ranks have
+ * all entered it. Returns the intercommunicator between old group and joining ranks, the new world
+ * (null for leaving ranks) and the counts.
+ */
+export async function adaptBegin(): Promise<Window> {
+  const s = state("adaptBegin");
+  if (s.window) return s.window;
+  const r = await s.pmi.command(CMD.begin);
+  const n = (k: string) => Number(r[k]);
+  const generation = n("generation");
+  const [staying, leaving, joining] = [n("staying"), n("leaving"), n("joining")];
+  const oldSize = n("oldsize");
+  const oldGroup = s.joining ? await cardsOf(s.pmi, Array.from({ length: oldSize }, (_, i) => i), generation - 1) : s.world!.members;
+  const joiners = s.joining ? s.world!.members.slice(staying) : await cardsOf(s.pmi, Array.from({ length: joining }, (_, i) => staying + i), generation);
+  const ctx = contextOf(generation, 1);
+  let intercomm: Intercomm;
+  let newWorld: Comm | null;
+  let old: Comm | null = null;
+  if (s.joining) {
+    newWorld = s.world;
+    intercomm = new Intercomm(s.transport, { ctx, rank: joiners.findIndex((c) => c.id === s.transport.id), local: joiners, remote: oldGroup, name: "adapt-intercomm" });
+  } else {
+    old = s.world!;
+    newWorld = n("rank") < 0 ? null : createWorld(s.transport, [...old.members.slice(0, staying), ...joiners], { generation });
+    intercomm = new Intercomm(s.transport, { ctx, rank: old.rank, local: old.members, remote: joiners, name: "adapt-intercomm", parent: old });
+  }
+  s.window = { intercomm, newWorld, staying, leaving, joining, generation, old };
+  return s.window;
+}
+
+/**
+ * MPI_Comm_adapt_commit: returns once every rank of the old and the new world has committed. The
+ * new world becomes the world and everything derived from the old one is invalid. Leaving ranks
+ * are disconnected and must exit.
+ */
+export async function adaptCommit(): Promise<void> {
+  const s = state("adaptCommit");
+  const w = s.window;
+  if (!w) throw new CommUsageError("adaptCommit: no window is open; call adaptBegin() first");
+  await s.pmi.command(CMD.commit);
+  w.intercomm.invalidate("the adaptation window closed");
+  w.old?.invalidate("replaced by the world of the last adaptation");
+  s.window = undefined;
+  s.generation = w.generation;
+  // Probe calls are counted from the window on (see the header: joining ranks one lower).
+  s.count = s.joining ? -1 : 0;
+  s.joining = false;
+  if (s.shm) Atomics.store(s.shm, SLOT(s.slot), s.count);
+  if (!w.newWorld) {
+    s.left = true;
+    s.world = null;
+    await finalize();
+    await s.pmi.finalize();
+    return;
+  }
+  s.world = w.newWorld;
+}
+
+/** The current world (after initAdapt, and after each commit). */
+export function world(): Comm {
+  const w = state("world").world;
+  if (!w) throw new CommUsageError("world: no world");
+  return w;
+}
+
+/** Leave cleanly at the end of the program: last samples out, peers told, PMI finalized. */
+export async function finalizeAdapt(): Promise<void> {
+  if (!st || st.left) return;
+  sendSamples(st, Bun.nanoseconds());
+  await finalize();
+  await st.pmi.finalize();
+  st.left = true;
+}

@@ -1,0 +1,42 @@
+/**
+ * The contract between ebb/comm ranks and their agent for elastic execution.
+ *
+ * Probe slots: the agent creates one file per step and node under /dev/shm and passes it as
+ * EBB_ADAPT_SHM, with each rank's slot as EBB_ADAPT_SLOT. Int32 words:
+ *
+ *   [0]            target: the probe call at which every rank enters the window (0 = none)
+ *   [SLOT(i)]      rank i's count of probe calls started (written by the rank only)
+ *
+ * A rank's probeAdapt() stores count+1 in its slot and then reads the target: while the target is 0
+ * or beyond its count nothing is pending, with no syscall and no message. At the target it asks its
+ * agent (ebb-probe), which holds the answer until every rank of the job waits at that same call
+ * (or releases them all if one ran past it before it could see the target: then a later target is
+ * chosen, and all ranks meet there).
+ *
+ * Extension commands on the PMI connection (replies add rc=0):
+ *   ebb-probe index=C        -> pending=0|1 status=staying|leaving
+ *   ebb-begin                -> generation= staying= leaving= joining= rank= size= oldrank= oldsize=
+ *                               (cards of the new world are in the KVS under cardKey(rank, generation))
+ *   ebb-commit               -> (once every rank of old and new world has committed, the window closes)
+ *   ebb-perf iterations= loop_ns= comm_ns=
+ */
+export const ADAPT_SHM_BYTES = 64 + 64 * 256;
+export const TARGET = 0;
+/** Int32 index of local rank `i`'s probe counter (its own cache line). */
+export const SLOT = (i: number) => 16 + 16 * i;
+export const MAX_LOCAL_RANKS = 255;
+
+export const ENV = {
+  shm: "EBB_ADAPT_SHM",
+  slot: "EBB_ADAPT_SLOT",
+  status: "EBB_ADAPT_STATUS",
+  generation: "EBB_ADAPT_GENERATION",
+  sampleInterval: "EBB_SAMPLE_INTERVAL",
+} as const;
+
+export const CMD = {
+  probe: "ebb-probe",
+  begin: "ebb-begin",
+  commit: "ebb-commit",
+  perf: "ebb-perf",
+} as const;

@@ -1,0 +1,362 @@
+/**
+ * One node's part of an elastic step's adaptation window (dissertation §6.2.2, §9.3).
+ *
+ * Probe slots live in a /dev/shm file: each local rank counts its probe calls in its own slot;
+ * the agent writes the target call into word 0. The launcher drives rounds through the tree:
+ *   adapt.count   -> this node's highest count (max up the tree)
+ *   adapt.target  -> target stored, then: did a rank pass it before it could see it? (or up the tree)
+ *                    ranks reaching the target ask (ebb-probe) and wait here;
+ *                    once all local ranks wait, adapt.arrived (sum up the tree)
+ *   adapt.release -> a rank ran past: the waiting ones go on; a later target follows
+ *   adapt.go      -> waiting ranks enter the window (pending, staying or leaving); cards in the KVS
+ *   ebb-commit    -> held until every rank of both worlds has committed (adapt.committed, sum),
+ *   adapt.done    -> ... then released; leaving ranks leave the step.
+ * Joining ranks (a step started for the adaptation) skip probing: they wait in ebb-begin, and
+ * their arrival there (round 0) tells the launcher they are ready.
+ */
+import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import { ADAPT_SHM_BYTES, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET } from "../../proto/adapt.ts";
+import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+import { TreeReduce } from "../../tbon/reduce.ts";
+
+type Kvs = Record<string, string>;
+type Reply = Record<string, string>;
+type Down<T extends string> = Extract<StepDown, { t: T }>;
+
+export interface PerfSample {
+  ranks: number;
+  iterations: number;
+  loopNs: number;
+  commNs: number;
+}
+
+export interface StepAdaptContext {
+  node: string;
+  key: string;
+  spec: StepSpec & { elastic: NonNullable<StepSpec["elastic"]> };
+  /** World ranks on this node, in slot order. */
+  ranks: number[];
+  children: number[];
+  up(msg: StepUp): void;
+  /** Put keys in this node's KVS view (the new world's cards). */
+  merge(entries: Kvs): void;
+  /** A rank's process is gone (after a shrink, or at the end): PMI stops counting it. */
+  left(rank: number): void;
+  /** Node-local timing sums of the step's ranks, about once per sampling interval. */
+  perf(sample: PerfSample): void;
+  shmDir: string;
+}
+
+interface Window {
+  adaptId: number;
+  generation: number;
+  staying: number;
+  leaving: number;
+  joining: number;
+  oldSize: number;
+}
+
+export class StepAdapt {
+  private readonly shmPath: string;
+  private readonly shm: Int32Array;
+  private readonly slot = new Map<number, number>();
+  /** Ranks of this node in the current world. */
+  private readonly active = new Set<number>();
+  /** Ranks started for an adaptation, until it commits. */
+  private joining: boolean;
+  private generation: number;
+  private adaptId = 0;
+  private round = 0;
+  private target = 0;
+  private arrivedFor = "";
+  /** The open window (from adapt.go to adapt.done). */
+  private window: Window | undefined;
+  private readonly probing = new Map<number, { index: number; answer: (r: Reply) => void }>();
+  private readonly beginning = new Map<number, (r: Reply) => void>();
+  private readonly committing = new Map<number, (r: Reply) => void>();
+  private readonly reduce: {
+    max: TreeReduce<number>;
+    or: TreeReduce<boolean>;
+    sum: TreeReduce<number>;
+  };
+  private perfSum: PerfSample & { from: Set<number> } = { ranks: 0, iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
+  private perfTimer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly c: StepAdaptContext) {
+    const e = c.spec.elastic;
+    if (c.ranks.length > MAX_LOCAL_RANKS) throw new Error(`at most ${MAX_LOCAL_RANKS} ranks per node can be elastic`);
+    this.joining = e.status === "joining";
+    this.generation = e.generation;
+    c.ranks.forEach((r, i) => {
+      this.slot.set(r, i);
+      this.active.add(r);
+    });
+    mkdirSync(c.shmDir, { recursive: true });
+    this.shmPath = join(c.shmDir, `ebb-adapt-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
+    const fd = openSync(this.shmPath, "w+", 0o600);
+    ftruncateSync(fd, ADAPT_SHM_BYTES);
+    closeSync(fd);
+    const mem = Bun.mmap(this.shmPath, { shared: true } as unknown as undefined);
+    this.shm = new Int32Array(mem.buffer, mem.byteOffset, ADAPT_SHM_BYTES / 4);
+    if (e.window) this.adaptId = e.window.adaptId;
+    const key = (k: string) => k.split(":") as [string, string, string];
+    this.reduce = {
+      max: new TreeReduce<number>(c.children, Math.max, (k, max) => {
+        const [, id, round] = key(k);
+        c.up({ t: "adapt.counted", step: c.key, adaptId: Number(id), round: Number(round), max });
+      }),
+      or: new TreeReduce<boolean>(c.children, (a, b) => a || b, (k, racer) => {
+        const [, id, round] = key(k);
+        c.up({ t: "adapt.checked", step: c.key, adaptId: Number(id), round: Number(round), racer });
+      }),
+      sum: new TreeReduce<number>(c.children, (a, b) => a + b, (k, count) => {
+        const [kind, id, round] = key(k);
+        if (kind === "arrived") c.up({ t: "adapt.arrived", step: c.key, adaptId: Number(id), round: Number(round), count });
+        else c.up({ t: "adapt.committed", step: c.key, adaptId: Number(id), count });
+      }),
+    };
+  }
+
+  /** The adaptation variables of a rank's environment. */
+  env(rank: number): Record<string, string> {
+    return {
+      [ENV.shm]: this.shmPath,
+      [ENV.slot]: String(this.slot.get(rank)),
+      [ENV.status]: this.joining ? "joining" : "new",
+      [ENV.generation]: String(this.generation),
+      [ENV.sampleInterval]: String(this.c.spec.elastic.sampleInterval),
+    };
+  }
+
+  extension(rank: number, cmd: string, args: Record<string, string>): Promise<Reply> | undefined {
+    switch (cmd) {
+      case CMD.probe:
+        return this.probe(rank, Number(args.index));
+      case CMD.begin:
+        return this.begin(rank);
+      case CMD.commit:
+        return this.commit(rank);
+      case CMD.perf:
+        this.addPerf(rank, args);
+        return Promise.resolve({});
+      default:
+        return undefined;
+    }
+  }
+
+  down(msg: StepDown): void {
+    switch (msg.t) {
+      case "adapt.count":
+        return this.count(msg);
+      case "adapt.target":
+        return this.setTarget(msg);
+      case "adapt.release":
+        return this.release(msg);
+      case "adapt.go":
+        return this.go(msg);
+      case "adapt.done":
+        return this.done(msg);
+      default:
+        return;
+    }
+  }
+
+  fromChild(index: number, msg: StepUp): boolean {
+    switch (msg.t) {
+      case "adapt.counted":
+        this.reduce.max.child(`counted:${msg.adaptId}:${msg.round}`, index, msg.max);
+        return true;
+      case "adapt.checked":
+        this.reduce.or.child(`checked:${msg.adaptId}:${msg.round}`, index, msg.racer);
+        return true;
+      case "adapt.arrived":
+        this.reduce.sum.child(`arrived:${msg.adaptId}:${msg.round}`, index, msg.count);
+        return true;
+      case "adapt.committed":
+        this.reduce.sum.child(`committed:${msg.adaptId}:0`, index, msg.count);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  childLost(index: number): void {
+    for (const r of Object.values(this.reduce)) r.childLost(index);
+  }
+
+  /** A rank's process ended: it no longer takes part in anything. */
+  rankExited(rank: number): void {
+    // Its PMI identity goes now: a leaving rank finalizes PMI after its commit, before it exits.
+    this.c.left(rank);
+    if (!this.active.delete(rank)) return;
+    this.probing.delete(rank);
+    this.checkArrived();
+    this.checkCommitted();
+  }
+
+  /** The step is failing: every rank waiting here gets an error. */
+  fail(message: string): void {
+    for (const w of [...this.probing.values()]) w.answer({ rc: "-1", msg: message });
+    for (const a of [...this.beginning.values(), ...this.committing.values()]) a({ rc: "-1", msg: message });
+    this.probing.clear();
+    this.beginning.clear();
+    this.committing.clear();
+  }
+
+  close(): void {
+    if (this.perfTimer) clearTimeout(this.perfTimer);
+    rmSync(this.shmPath, { force: true });
+  }
+
+  // ---- rank requests ----
+
+  private probe(rank: number, index: number): Promise<Reply> {
+    if (!Number.isInteger(index) || index < 1) return Promise.resolve({ rc: "-1", msg: `bad probe index ${index}` });
+    // Not (yet) at the target: a stale read, or a rank between rounds. Nothing is pending for it.
+    if (this.target === 0 || index !== this.target || this.window) return Promise.resolve({ pending: "0", status: "staying" });
+    return new Promise<Reply>((answer) => {
+      this.probing.set(rank, { index, answer });
+      this.checkArrived();
+    });
+  }
+
+  private begin(rank: number): Promise<Reply> {
+    // Joining ranks wait here until the preexisting ones enter the window.
+    if (this.joining && !this.window)
+      return new Promise<Reply>((answer) => {
+        this.beginning.set(rank, answer);
+        this.checkArrived();
+      });
+    if (!this.window) return Promise.resolve({ rc: "-1", msg: "no adaptation window is open (probeAdapt did not say pending)" });
+    return Promise.resolve(this.windowReply(rank));
+  }
+
+  private commit(rank: number): Promise<Reply> {
+    if (!this.window) return Promise.resolve({ rc: "-1", msg: "no adaptation window is open" });
+    return new Promise<Reply>((answer) => {
+      this.committing.set(rank, answer);
+      this.checkCommitted();
+    });
+  }
+
+  private windowReply(rank: number): Reply {
+    const w = this.window!;
+    const newRank = this.joining ? rank : rank < w.staying ? rank : -1;
+    return {
+      generation: String(w.generation),
+      staying: String(w.staying),
+      leaving: String(w.leaving),
+      joining: String(w.joining),
+      rank: String(newRank),
+      size: String(w.staying + w.joining),
+      oldrank: String(this.joining ? -1 : rank),
+      oldsize: String(w.oldSize),
+    };
+  }
+
+  private addPerf(rank: number, args: Record<string, string>): void {
+    const s = this.perfSum;
+    s.iterations += Number(args.iterations) || 0;
+    s.loopNs += Number(args.loop_ns) || 0;
+    s.commNs += Number(args.comm_ns) || 0;
+    s.from.add(rank);
+    // Node-local reduction: one sample per interval once every local rank has reported.
+    if ([...this.active].every((r) => s.from.has(r))) return this.flushPerf();
+    this.perfTimer ??= setTimeout(() => this.flushPerf(), this.c.spec.elastic.sampleInterval * 500);
+  }
+
+  private flushPerf(): void {
+    if (this.perfTimer) clearTimeout(this.perfTimer);
+    this.perfTimer = undefined;
+    const s = this.perfSum;
+    if (s.from.size === 0) return;
+    this.c.perf({ ranks: s.from.size, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs });
+    this.perfSum = { ranks: 0, iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
+  }
+
+  // ---- protocol rounds ----
+
+  private enter(adaptId: number, round: number): void {
+    this.adaptId = adaptId;
+    this.round = round;
+  }
+
+  private count(msg: Down<"adapt.count">): void {
+    this.enter(msg.adaptId, msg.round);
+    let max = 0;
+    for (const r of this.active) max = Math.max(max, Atomics.load(this.shm, SLOT(this.slot.get(r)!)));
+    this.reduce.max.local(`counted:${msg.adaptId}:${msg.round}`, max);
+  }
+
+  private setTarget(msg: Down<"adapt.target">): void {
+    this.enter(msg.adaptId, msg.round);
+    this.target = msg.target;
+    // Store first, then read the counts: a rank that stored its count after this read will load
+    // the target after its store, so it sees the target. Any count at or past the target that is
+    // not a rank waiting at it may have gone by unseen.
+    Atomics.store(this.shm, TARGET, msg.target);
+    let racer = false;
+    for (const r of this.active) {
+      const count = Atomics.load(this.shm, SLOT(this.slot.get(r)!));
+      if (count >= msg.target && this.probing.get(r)?.index !== msg.target) racer = true;
+    }
+    this.reduce.or.local(`checked:${msg.adaptId}:${msg.round}`, racer);
+    this.checkArrived();
+  }
+
+  private release(msg: Down<"adapt.release">): void {
+    this.enter(msg.adaptId, msg.round);
+    this.target = 0;
+    Atomics.store(this.shm, TARGET, 0);
+    for (const w of this.probing.values()) w.answer({ pending: "0", status: "staying" });
+    this.probing.clear();
+  }
+
+  private go(msg: Down<"adapt.go">): void {
+    this.window = { adaptId: msg.adaptId, generation: msg.generation, staying: msg.staying, leaving: msg.leaving, joining: msg.joining, oldSize: msg.oldSize };
+    this.c.merge(msg.cards);
+    this.target = 0;
+    Atomics.store(this.shm, TARGET, 0);
+    for (const [rank, w] of this.probing) w.answer({ pending: "1", status: rank < msg.staying ? "staying" : "leaving" });
+    this.probing.clear();
+    for (const [rank, answer] of this.beginning) answer(this.windowReply(rank));
+    this.beginning.clear();
+    // A node whose ranks have all left has nothing to wait for.
+    this.checkCommitted();
+  }
+
+  private done(msg: Down<"adapt.done">): void {
+    const w = this.window;
+    for (const answer of this.committing.values()) answer({});
+    this.committing.clear();
+    if (w && !this.joining) for (const r of [...this.active]) if (r >= w.staying) this.active.delete(r);
+    this.generation = msg.generation;
+    this.window = undefined;
+    this.joining = false;
+    this.target = 0;
+    for (const r of Object.values(this.reduce)) r.clear();
+  }
+
+  /**
+   * All local ranks wait where the launcher wants them (joining ranks: in ebb-begin, round 0;
+   * preexisting ranks: at the round's target): tell it, once per round.
+   */
+  private checkArrived(): void {
+    const round = this.joining ? 0 : this.round;
+    const key = `arrived:${this.adaptId}:${round}`;
+    if (this.adaptId === 0 || this.arrivedFor === key) return;
+    const ready = this.joining
+      ? [...this.active].every((r) => this.beginning.has(r))
+      : this.target !== 0 && [...this.active].every((r) => this.probing.get(r)?.index === this.target);
+    if (!ready) return;
+    this.arrivedFor = key;
+    this.reduce.sum.local(key, this.active.size);
+  }
+
+  private checkCommitted(): void {
+    if (!this.window) return;
+    if (![...this.active].every((r) => this.committing.has(r))) return;
+    this.reduce.sum.local(`committed:${this.window.adaptId}:0`, this.active.size);
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * Resizing running elastic jobs (step 1 and step 6 of the adaptation protocol) and their timing
+ * samples. A resize is refused unless the job is elastic, RUNNING, has its elastic step's launcher
+ * attached, and the new size is in its range and (to grow) idle nodes exist. Then: SQLite first
+ * (ADAPTING, the adaptation record, the added nodes), then the realloc order to the launcher. The
+ * launcher's report commits it: leaving nodes are freed, the job is RUNNING again.
+ */
+import { badRequest, conflict } from "../../api/errors.ts";
+import type { ControllerToAgent } from "../../proto/agent.ts";
+import { signCredential } from "../../proto/credential.ts";
+import { compareNames } from "../../sched/batch.ts";
+import { remap } from "../../sched/remap.ts";
+import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
+import type { JobStore } from "../../store/jobs.ts";
+import { compressHostlist } from "../../util/hostlist.ts";
+import { logger } from "../../util/log.ts";
+import type { Jobs } from "./jobs.ts";
+import { refreshSchedView } from "./sched-view.ts";
+import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
+
+const log = logger("controller");
+
+export interface ElasticEffects {
+  toAgent(node: string, msg: ControllerToAgent): boolean;
+  schedule(): void;
+}
+
+export interface Mtct {
+  /** Communication over computation time of the job's ranks in the latest sampling window. */
+  mtct: number | null;
+  /** Per-window values, oldest first (what the elastic scheduler reads). */
+  samples: Array<{ time: number; mtct: number; iterations: number }>;
+}
+
+const CRED_LIFETIME_MS = 10 * 60_000;
+
+export class Elastic {
+  constructor(
+    private readonly store: JobStore,
+    private readonly estore: ElasticStore,
+    private readonly state: ClusterState,
+    private readonly jobs: Jobs,
+    private readonly clusterKey: string,
+    private readonly effects: ElasticEffects,
+  ) {}
+
+  /** After a restart: adaptations left open are continued by their launchers, which re-attach. */
+  restore(): void {
+    for (const a of this.estore.openAdaptations()) {
+      const job = this.state.jobs.get(a.jobId);
+      if (!job) {
+        this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: Date.now(), message: "the job ended", times: a.times });
+        continue;
+      }
+      const e = this.jobs.elasticOf(job);
+      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times };
+    }
+  }
+
+  /** The launcher running the job's elastic step takes its resize orders. */
+  attach(jobId: number, stepId: number, session: LauncherSession): void {
+    const job = this.state.jobs.get(jobId);
+    if (!job?.row.elastic) return;
+    const e = this.jobs.elasticOf(job);
+    e.launcher = session;
+    e.stepId ??= stepId;
+  }
+
+  detach(session: LauncherSession): void {
+    for (const job of this.state.jobs.values()) if (job.elastic?.launcher === session) job.elastic.launcher = undefined;
+  }
+
+  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now()): { adaptationId: number } {
+    const job = this.jobs.activeJob(jobId);
+    const r = job.row;
+    if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
+    const e = this.jobs.elasticOf(job);
+    if (r.state === "ADAPTING" && e.adapting)
+      throw conflict("job_adapting", `job ${jobId} is already adapting (${e.adapting.from} -> ${e.adapting.to} nodes); wait until it commits`);
+    if (r.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${r.state}; only a RUNNING job can be resized`);
+    if (nodes < r.minNodes || nodes > r.maxNodes) throw badRequest(`nodes ${nodes} is outside job ${jobId}'s range [${r.minNodes}, ${r.maxNodes}]`, "nodes");
+    const have = job.nodes.length;
+    if (nodes === have) throw conflict("no_change", `job ${jobId} already has ${have} nodes`);
+    if (!e.launcher || !e.tasks || e.stepId === undefined)
+      throw conflict("no_elastic_step", `job ${jobId} has no elastic step to resize yet: its ranks start with ebb run and call initAdapt()`);
+    const added = nodes > have ? this.idleNodes(nodes - have, jobId, now) : [];
+    const m = remap({ nodes: job.nodes, tasks: e.tasks }, nodes, added, e.tasks[0]);
+    const joinStep = m.joining > 0 ? r.nextStep : undefined;
+    const id = this.store.tx(() => {
+      this.store.setState(jobId, "ADAPTING");
+      const aid = this.estore.insertAdaptation({
+        jobId,
+        stepId: e.stepId ?? null,
+        fromNodes: have,
+        toNodes: nodes,
+        fromRanks: m.staying + m.leaving,
+        toRanks: m.staying + m.joining,
+        added,
+        removed: m.removed,
+        state: "ADAPTING",
+        reason,
+        requestedAt: now,
+        times: { requested: now },
+      });
+      if (joinStep !== undefined) {
+        this.store.openAllocation(jobId, added, now, have);
+        this.store.setNodes(jobId, nodes);
+        this.store.setNextStep(jobId, joinStep + 1);
+        this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
+      }
+      this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: 0, from: have, to: nodes, added, removed: m.removed });
+      return aid;
+    });
+    r.state = "ADAPTING";
+    e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now } };
+    if (joinStep !== undefined) {
+      r.nextStep = joinStep + 1;
+      job.nodes = [...job.nodes, ...added];
+      r.nodes = job.nodes.length;
+      for (const n of added) this.state.nodes.get(n)!.jobId = jobId;
+    }
+    refreshSchedView(job);
+    const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
+    e.launcher.send({
+      t: "realloc",
+      jobId,
+      adaptId: id,
+      nodes: m.after.nodes.map(ref),
+      added: added.map(ref),
+      removed: m.removed,
+      join:
+        joinStep === undefined
+          ? undefined
+          : { stepId: joinStep, tasks: m.after.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS }) },
+    });
+    this.jobs.notifyLaunchers(job);
+    log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { reason });
+    return { adaptationId: id };
+  }
+
+  /** Step 6: the launcher reports the adaptation's end. */
+  done(jobId: number, adaptId: number, ok: boolean, times: Record<string, number>, message: string | undefined, now = Date.now()): void {
+    const job = this.state.jobs.get(jobId);
+    const a = job?.elastic?.adapting;
+    if (!job || !a || a.id !== adaptId) return;
+    const e = job.elastic!;
+    const all: Record<string, number> = { ...a.times, ...times, ended: now };
+    if (ok) {
+      const keep = job.nodes.filter((n) => !a.removed.includes(n));
+      const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
+      this.store.tx(() => {
+        this.estore.endAdaptation(a.id, { state: "COMMITTED", endedAt: now, times: all });
+        if (a.removed.length > 0) {
+          this.store.closeAllocation(jobId, now, a.removed);
+          this.store.setNodes(jobId, keep.length);
+        }
+        this.store.setState(jobId, "RUNNING");
+        this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${a.removed.length ? `; released ${compressHostlist(a.removed)}` : ""}`, { adaptationId: a.id, times: all });
+      });
+      e.tasks = remap({ nodes: job.nodes.filter((n) => !a.added.includes(n)), tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
+      this.free(job, a.removed, "released by a shrink");
+      job.nodes = keep;
+      e.adaptCostMs = took;
+    } else {
+      this.store.tx(() => {
+        this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: all, message: message ?? null });
+        if (a.added.length > 0) {
+          this.store.closeAllocation(jobId, now, a.added);
+          this.store.setNodes(jobId, a.from);
+        }
+        this.store.setState(jobId, "RUNNING");
+        this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
+      });
+      this.free(job, a.added, "a failed grow");
+      job.nodes = job.nodes.filter((n) => !a.added.includes(n));
+    }
+    job.row.state = "RUNNING";
+    job.row.nodes = job.nodes.length;
+    e.adapting = undefined;
+    e.lastAdaptEnd = now;
+    e.samplesSince = now;
+    refreshSchedView(job);
+    this.jobs.notifyLaunchers(job);
+    this.effects.schedule();
+  }
+
+  /** The job ended while adapting: the adaptation ends with it. */
+  jobEnded(job: JobRuntime, now = Date.now()): void {
+    const a = job.elastic?.adapting;
+    if (!a) return;
+    this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: { ...a.times, ended: now }, message: `the job ended (${job.row.state})` });
+  }
+
+  perf(jobId: number, node: string, s: { ranks: number; iterations: number; loopNs: number; commNs: number }, now = Date.now()): void {
+    if (!this.state.jobs.get(jobId)?.row.elastic) return;
+    this.estore.insertPerf({ jobId, time: now, node, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs });
+  }
+
+  /**
+   * MTCT per sampling window (communication over computation time, summed over ranks), from
+   * `since` (default: the job's last adaptation, as the SPMD-phase model wants).
+   */
+  mtct(jobId: number, sampleInterval: number, since?: number, now = Date.now()): Mtct {
+    const windowMs = Math.max(1, sampleInterval * 1000);
+    const rows = this.estore.perfSince(jobId, since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0);
+    const buckets = new Map<number, PerfRow[]>();
+    for (const r of rows) {
+      const b = Math.floor(r.time / windowMs);
+      const list = buckets.get(b) ?? [];
+      list.push(r);
+      buckets.set(b, list);
+    }
+    const samples = [...buckets.entries()]
+      .sort((a, b) => a[0] - b[0])
+      .map(([b, list]) => {
+        const comm = list.reduce((a, r) => a + r.commNs, 0);
+        const loop = list.reduce((a, r) => a + r.loopNs, 0);
+        return { time: (b + 1) * windowMs, mtct: comm / Math.max(loop - comm, 1), iterations: list.reduce((a, r) => a + r.iterations, 0) };
+      });
+    const recent = samples.filter((s) => s.time >= now - 2 * windowMs);
+    return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples };
+  }
+
+  adaptations(jobId: number) {
+    return this.estore.adaptationsOf(jobId);
+  }
+
+  private idleNodes(count: number, jobId: number, now: number): string[] {
+    const idle = [...this.state.nodes.values()]
+      .filter((n) => n.jobId === undefined && this.state.isSchedulable(n, now))
+      .map((n) => n.row.name)
+      .sort(compareNames);
+    if (idle.length < count) throw conflict("no_idle_nodes", `growing job ${jobId} needs ${count} idle node${count === 1 ? "" : "s"}; ${idle.length} ${idle.length === 1 ? "is" : "are"} idle`);
+    return idle.slice(0, count);
+  }
+
+  private free(job: JobRuntime, nodes: readonly string[], why: string): void {
+    for (const name of nodes) {
+      const node = this.state.nodes.get(name);
+      if (node?.jobId === job.row.id) node.jobId = undefined;
+      this.effects.toAgent(name, { t: "job.kill", jobId: job.row.id, signal: "SIGKILL", reason: why });
+    }
+  }
+}

@@ -1,0 +1,267 @@
+/**
+ * The launcher's side of resizing a running elastic step (the 6 steps of ARCHITECTURE.md):
+ *
+ *   1 realloc from the controller     -> plan: staying, leaving, joining ranks (sched/remap)
+ *   2 grow: start the joining ranks   -> a new step on the added nodes, old world's cards pre-put
+ *   3 joining ranks wait in begin     -> their arrival (round 0) comes up their tree
+ *   4 tell the preexisting ranks      -> rounds of count / target / (release | arrived), then go
+ *   5 every rank commits              -> committed counts up every tree, then done down them
+ *   6 report to the controller        -> after leaving ranks have exited, with each step's time
+ *
+ * The world is a stack of steps: the one `ebb run` started, then one per grow. Ranks are numbered
+ * across them in order; a shrink removes the highest ranks, so whole nodes at the end.
+ */
+import { cardKey } from "../../comm/world.ts";
+import type { Credential, NodeRef } from "../../proto/common.ts";
+import type { StepDown, StepSpec } from "../../proto/step.ts";
+import { remap, type Placement } from "../../sched/remap.ts";
+import type { ControllerLink, ReallocMsg } from "./controller-link.ts";
+import { logger } from "../../util/log.ts";
+import type { AdaptReport, RankExit, StepRoot } from "./step-root.ts";
+
+const log = logger("launcher");
+
+export interface WorldStep {
+  spec: StepSpec;
+  root: StepRoot;
+}
+
+export interface AdapterHost {
+  /** Start a step of this launch (the joining ranks) and resolve once all its ranks run. */
+  startJoining(spec: StepSpec, cred: Credential): { root: StepRoot; launched: Promise<void> };
+}
+
+type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
+
+/** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
+const FIRST_MARGIN = 2;
+
+export class Adapter {
+  private generation = 0;
+  /** The world's nodes in rank order, each with its ranks and the step that runs them. */
+  private world: Array<{ node: string; tasks: number; step: WorldStep }>;
+  /** Business cards of the world's ranks, once known. */
+  private worldCards: string[] | undefined;
+  private readonly waiters = new Map<string, Waiter>();
+  private readonly exitWaiters = new Set<() => void>();
+  /** Processes that exited, as "step:rank in step" (world ranks are reused across worlds). */
+  private readonly exited = new Set<string>();
+  private busy: Promise<void> | undefined;
+  private failure: string | undefined;
+
+  constructor(
+    private readonly link: ControllerLink,
+    private readonly host: AdapterHost,
+    primary: WorldStep,
+  ) {
+    this.world = primary.spec.nodes.map((n, i) => ({ node: n.name, tasks: primary.spec.tasks[i]!, step: primary }));
+  }
+
+  /** Reductions from any step of the world. */
+  report(stepId: number, r: AdaptReport): void {
+    const w = this.waiters.get(`${r.kind}:${r.adaptId}:${r.round}`);
+    if (!w) return;
+    w.values.push(r.value);
+    if (w.values.length === w.need) w.resolve(w.values);
+    void stepId;
+  }
+
+  /** A rank of a step of the world exited. */
+  exit(stepSpec: StepSpec, e: RankExit): void {
+    this.exited.add(`${stepSpec.stepId}:${e.rank}`);
+    for (const f of [...this.exitWaiters]) f();
+  }
+
+  /** The process behind each world rank in [from, to), as "step:rank in step". */
+  private processes(from: number, to: number): string[] {
+    const out: string[] = [];
+    let rank = 0;
+    for (const w of this.world) {
+      for (let k = 0; k < w.tasks; k++, rank++) {
+        if (rank >= from && rank < to) out.push(`${w.step.spec.stepId}:${rank - (w.step.spec.elastic?.rankBase ?? 0)}`);
+      }
+    }
+    return out;
+  }
+
+  /** The launch failed: an adaptation in progress fails with it. */
+  fail(message: string): void {
+    this.failure ??= message;
+    for (const w of this.waiters.values()) w.resolve([]);
+    for (const f of [...this.exitWaiters]) f();
+  }
+
+  realloc(msg: ReallocMsg): void {
+    const run = () => this.adapt(msg).catch((e: Error) => this.link.adaptDone(msg.adaptId, false, {}, e.message));
+    this.busy = (this.busy ?? Promise.resolve()).then(run, run);
+  }
+
+  private placement(): Placement {
+    return { nodes: this.world.map((w) => w.node), tasks: this.world.map((w) => w.tasks) };
+  }
+
+  /** The steps that run the world's ranks. */
+  private steps(): WorldStep[] {
+    return [...new Set(this.world.map((w) => w.step))];
+  }
+
+  /** The world's business cards by rank (at first, what the ranks put in their KVS at initAdapt). */
+  private cards(size: number): string[] {
+    if (this.worldCards) return this.worldCards;
+    const out: string[] = [];
+    for (let r = 0; r < size; r++) {
+      const card = this.world[0]!.step.root.kvs[cardKey(r, 0)];
+      if (card === undefined) throw new Error(`rank ${r} has no business card: the step's ranks must call initAdapt() before they can be resized`);
+      out.push(card);
+    }
+    return out;
+  }
+
+  private async adapt(msg: ReallocMsg): Promise<void> {
+    const times: Record<string, number> = { realloc: Date.now() };
+    const before = this.placement();
+    const m = remap(before, msg.nodes.length, msg.added.map((n) => n.name), msg.join?.tasks[0]);
+    const oldSize = m.staying + m.leaving;
+    const next = this.generation + 1;
+    const cards = this.cards(oldSize);
+    const pre = this.steps();
+    const leavingProcesses = this.processes(m.staying, oldSize);
+    const worldNodes = m.after.nodes;
+    log.debug(`adaptation ${msg.adaptId}: ${before.nodes.length} -> ${msg.nodes.length} nodes`, { staying: m.staying, leaving: m.leaving, joining: m.joining, steps: pre.length });
+
+    // Steps 2-3: joining ranks on the added nodes, waiting in adaptBegin.
+    let joinStep: WorldStep | undefined;
+    const joiningCards: Record<string, string> = {};
+    if (m.joining > 0) {
+      if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
+      const preput: Record<string, string> = {};
+      cards.forEach((c, r) => {
+        preput[cardKey(r, this.generation)] = c;
+        if (r < m.staying) preput[cardKey(r, next)] = c;
+      });
+      const base = this.world[0]!.step.spec;
+      const spec: StepSpec = {
+        ...base,
+        stepId: msg.join.stepId,
+        nodes: msg.added as NodeRef[],
+        tasks: msg.join.tasks,
+        preput,
+        elastic: {
+          ...base.elastic!,
+          status: "joining",
+          generation: next,
+          rankBase: oldSize,
+          worldSize: m.staying + m.joining,
+          worldNodes,
+          window: { adaptId: msg.adaptId, staying: m.staying, leaving: m.leaving, joining: m.joining, oldSize },
+        },
+      };
+      const ready = this.wait("arrived", msg.adaptId, 0, 1);
+      const { root, launched } = this.host.startJoining(spec, msg.join.cred);
+      joinStep = { spec, root };
+      await launched;
+      times.spawned = Date.now();
+      const [arrived] = await ready;
+      if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
+      times.ready = Date.now();
+      for (let r = oldSize; r < oldSize + m.joining; r++) {
+        const card = root.kvs[cardKey(r, next)];
+        if (card === undefined) throw new Error(`joining rank ${r} put no business card`);
+        joiningCards[cardKey(r, next)] = card;
+      }
+    }
+
+    // Step 4: bring every preexisting rank to the same probe call.
+    times.notified = Date.now();
+    let margin = FIRST_MARGIN;
+    for (let round = 1; ; round++) {
+      const counted = this.wait("counted", msg.adaptId, round, pre.length);
+      this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
+      const target = Math.max(...(await counted)) + margin;
+      log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
+      this.check();
+      const checked = this.wait("checked", msg.adaptId, round, pre.length);
+      const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
+      this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
+      if (Math.max(...(await checked)) > 0) {
+        // A rank went past the target before it could see it: let everyone go on, aim further.
+        this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
+        this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
+        margin *= 2;
+        continue;
+      }
+      const total = (await arrived).reduce((a, b) => a + b, 0);
+      log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
+      this.check();
+      if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
+      break;
+    }
+    times.agreed = Date.now();
+
+    // Step 5: the window opens everywhere; it closes when every rank of both worlds committed.
+    const all = joinStep ? [...pre, joinStep] : pre;
+    const committed = this.wait("committed", msg.adaptId, 0, all.length);
+    this.broadcast(all, {
+      t: "adapt.go",
+      step: "",
+      adaptId: msg.adaptId,
+      generation: next,
+      staying: m.staying,
+      leaving: m.leaving,
+      joining: m.joining,
+      oldSize,
+      worldNodes,
+      cards: joiningCards,
+    });
+    const commits = (await committed).reduce((a, b) => a + b, 0);
+    log.debug(`adaptation ${msg.adaptId}: ${commits} ranks committed`);
+    this.check();
+    if (commits !== oldSize + m.joining) throw new Error(`only ${commits} of ${oldSize + m.joining} ranks committed`);
+    times.committed = Date.now();
+    this.broadcast(all, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: m.staying + m.joining });
+    this.generation = next;
+    this.worldCards = [...cards.slice(0, m.staying), ...Object.values(joiningCards)];
+    this.world = this.world.slice(0, m.after.nodes.length - m.added.length);
+    if (joinStep) msg.added.forEach((n, i) => this.world.push({ node: n.name, tasks: msg.join!.tasks[i]!, step: joinStep! }));
+
+    // Step 6: leaving ranks exit, then the controller may hand their nodes to others.
+    await this.until(() => leavingProcesses.every((p) => this.exited.has(p)));
+    this.check();
+    times.released = Date.now();
+    this.link.adaptDone(msg.adaptId, true, times);
+  }
+
+  private broadcast(steps: readonly WorldStep[], msg: StepDown): void {
+    for (const s of steps) s.root.broadcast({ ...msg, step: s.root.key } as StepDown);
+  }
+
+  private wait(kind: AdaptReport["kind"], adaptId: number, round: number, need: number): Promise<number[]> {
+    return new Promise((resolve) => {
+      const key = `${kind}:${adaptId}:${round}`;
+      this.waiters.set(key, {
+        need,
+        values: [],
+        resolve: (v) => {
+          this.waiters.delete(key);
+          resolve(v);
+        },
+      });
+    });
+  }
+
+  private until(done: () => boolean): Promise<void> {
+    if (done() || this.failure) return Promise.resolve();
+    return new Promise((resolve) => {
+      const f = () => {
+        if (!done() && !this.failure) return;
+        this.exitWaiters.delete(f);
+        resolve();
+      };
+      this.exitWaiters.add(f);
+    });
+  }
+
+  private check(): void {
+    if (this.failure) throw new Error(this.failure);
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * Rank mapping across an adaptation (dissertation §9.1.1-9.1.2). Ranks are laid out over the
+ * allocation's nodes in order, a block per node. Staying ranks keep their rank; leaving ranks are
+ * the highest (so a shrink gives back the last nodes of the allocation); joining ranks are appended
+ * on the added nodes. Node order is the allocation's order, never sorted by name, so any order of
+ * node identifiers maps correctly.
+ */
+import { processMapping } from "../pmi/mapping.ts";
+
+export interface Placement {
+  /** Nodes in rank order. */
+  nodes: string[];
+  /** Ranks per node, in the same order. */
+  tasks: number[];
+}
+
+export interface Remap {
+  before: Placement;
+  after: Placement;
+  /** Nodes that leave (a shrink) and nodes that are added (a grow). */
+  removed: string[];
+  added: string[];
+  staying: number;
+  leaving: number;
+  joining: number;
+  /** PMI_process_mapping of the preexisting, joining and resulting groups (§9.1.2's three vectors). */
+  vectors: { preexisting: string; joining: string; result: string };
+}
+
+/**
+ * Resize `before` to `count` nodes. Growing appends `added` (with `tasksPerNode` ranks each, by
+ * default what the first node had); shrinking drops the last nodes, so leaving ranks are the highest.
+ */
+export function remap(before: Placement, count: number, added: readonly string[] = [], tasksPerNode?: number): Remap {
+  const n = before.nodes.length;
+  if (count < 1) throw new RangeError("a job keeps at least one node");
+  const perNode = tasksPerNode ?? before.tasks[0] ?? 1;
+  if (count >= n) {
+    if (added.length !== count - n) throw new RangeError(`growing from ${n} to ${count} nodes needs ${count - n} added nodes, got ${added.length}`);
+    const dup = added.find((a) => before.nodes.includes(a));
+    if (dup) throw new RangeError(`node ${dup} is already in the allocation`);
+    const joinTasks = added.map(() => perNode);
+    const after = { nodes: [...before.nodes, ...added], tasks: [...before.tasks, ...joinTasks] };
+    const staying = sum(before.tasks);
+    const joining = sum(joinTasks);
+    return {
+      before,
+      after,
+      removed: [],
+      added: [...added],
+      staying,
+      leaving: 0,
+      joining,
+      vectors: { preexisting: mappingVector(before.tasks), joining: mappingVector(joinTasks), result: mappingVector(after.tasks) },
+    };
+  }
+  const after = { nodes: before.nodes.slice(0, count), tasks: before.tasks.slice(0, count) };
+  const staying = sum(after.tasks);
+  return {
+    before,
+    after,
+    removed: before.nodes.slice(count),
+    added: [],
+    staying,
+    leaving: sum(before.tasks) - staying,
+    joining: 0,
+    vectors: { preexisting: mappingVector(before.tasks), joining: "", result: mappingVector(after.tasks) },
+  };
+}
+
+/** Each rank's status in the window, by its rank in the old world. */
+export function statusOf(rank: number, m: Pick<Remap, "staying">): "staying" | "leaving" {
+  return rank < m.staying ? "staying" : "leaving";
+}
+
+/** The node (index in `nodes`) of every rank. */
+export function nodeOfRanks(p: Placement): number[] {
+  const out: number[] = [];
+  p.tasks.forEach((t, i) => {
+    for (let k = 0; k < t; k++) out.push(i);
+  });
+  return out;
+}
+
+/** `(vector,(node,count,procs),...)` for ranks in blocks over nodes in allocation order, whatever its length. */
+export function mappingVector(tasks: readonly number[]): string {
+  return processMapping(tasks, Number.POSITIVE_INFINITY);
+}
+
+const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);

@@ -1,0 +1,41 @@
+/** Adaptation records and timing samples of elastic jobs. */
+import { and, asc, eq, gte } from "drizzle-orm";
+import type { Db } from "./db.ts";
+import { adaptations, perfSamples } from "./schema.ts";
+
+export type AdaptationRow = typeof adaptations.$inferSelect;
+export type PerfRow = typeof perfSamples.$inferSelect;
+
+export class ElasticStore {
+  constructor(private readonly db: Db) {}
+
+  insertAdaptation(row: Omit<typeof adaptations.$inferInsert, "id">): number {
+    return this.db.insert(adaptations).values(row).returning({ id: adaptations.id }).get().id;
+  }
+
+  endAdaptation(id: number, patch: { state: "COMMITTED" | "FAILED"; endedAt: number; message?: string | null; times: Record<string, number>; stepId?: number | null }): void {
+    this.db.update(adaptations).set(patch).where(eq(adaptations.id, id)).run();
+  }
+
+  adaptationsOf(jobId: number): AdaptationRow[] {
+    return this.db.select().from(adaptations).where(eq(adaptations.jobId, jobId)).orderBy(asc(adaptations.id)).all();
+  }
+
+  /** Adaptations still open (after a controller restart they are failed: their launcher is gone or will re-report). */
+  openAdaptations(): AdaptationRow[] {
+    return this.db.select().from(adaptations).where(eq(adaptations.state, "ADAPTING")).all();
+  }
+
+  insertPerf(row: Omit<typeof perfSamples.$inferInsert, "id">): void {
+    this.db.insert(perfSamples).values(row).run();
+  }
+
+  perfSince(jobId: number, since: number): PerfRow[] {
+    return this.db
+      .select()
+      .from(perfSamples)
+      .where(and(eq(perfSamples.jobId, jobId), gte(perfSamples.time, since)))
+      .orderBy(asc(perfSamples.time))
+      .all();
+  }
+}

@@ -1,0 +1,35 @@
+// An elastic loop: every iteration probes, then allreduces. Prints each world it joins and ends in.
+// argv: iterations, sleep ms per iteration.
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm } from "../../../src/comm/index.ts";
+
+const iterations = Number(process.argv[2] ?? 100);
+const pause = Number(process.argv[3] ?? 5);
+let { world, status } = await initAdapt();
+let i = 0;
+
+/** The window: the old rank 0 tells joining ranks the iteration; leaving ranks exit after commit. */
+async function adapt(): Promise<void> {
+  const w = await adaptBegin();
+  if (status === "joining") i = (await w.intercomm.recv<number>(0, 1)).data;
+  else if (world.rank === 0) await Promise.all(Array.from({ length: w.joining }, (_, r) => w.intercomm.send(r, i, 1)));
+  await adaptCommit();
+  if (!w.newWorld) {
+    console.log(`left rank=${world.rank} at=${i}`);
+    await finalizeAdapt();
+    process.exit(0);
+  }
+  world = w.newWorld as Comm;
+  status = "new";
+  if (world.rank === 0) console.log(`world size=${world.size} at=${i} staying=${w.staying} leaving=${w.leaving} joining=${w.joining}`);
+}
+
+if (status === "joining") await adapt();
+while (i < iterations) {
+  if ((await probeAdapt()).pending) await adapt();
+  const sum = await world.allreduce(1, "sum");
+  if (sum !== world.size) throw new Error(`allreduce gave ${sum} on a world of ${world.size}`);
+  i++;
+  await Bun.sleep(pause);
+}
+if (world.rank === 0) console.log(`done size=${world.size} at=${i}`);
+await finalizeAdapt();
