@@ -179,7 +179,8 @@ export type JobDetail = z.infer<typeof JobDetail>;
 
 export const NodeView = z.object({
   name: z.string(),
-  state: z.enum(["IDLE", "ALLOCATED", "DOWN", "UNKNOWN"]),
+  /** COMPLETING: its last job ended and its processes are being killed; not scheduled until they are gone. */
+  state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"]),
   cpus: z.int(),
   memoryMb: z.int(),
   addr: z.string(),

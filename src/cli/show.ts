@@ -33,6 +33,9 @@ export default defineCommand({
       out += field("WorkDir", j.cwd);
       out += field("Output", j.output);
       out += field("Command", j.argv?.join(" "));
+      if (j.elastic) {
+        out += field("MTCT", j.mtct === null ? "(no timing samples yet)" : `${j.mtct.toFixed(4)}  (communication / computation, latest ${j.sampleInterval} s window)`);
+      }
       if (j.allocationHistory.length > 0) {
         out += "\nAllocation history:\n";
         for (const a of j.allocationHistory) out += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
@@ -40,6 +43,23 @@ export default defineCommand({
       if (j.steps.length > 0) {
         out += "\nSteps:\n";
         for (const s of j.steps) out += `  ${j.id}.${s.stepId}  ${s.state.padEnd(10)} ${String(s.tasks).padStart(4)} tasks on ${compressHostlist(s.nodes)}  exit ${s.exitCode ?? "-"}  ${s.argv.join(" ")}\n`;
+      }
+      if (j.adaptations.length > 0) {
+        out += "\nAdaptations:\n";
+        for (const a of j.adaptations) {
+          const t = a.times;
+          const took = t.committed !== undefined && t.realloc !== undefined ? `${t.committed - t.realloc} ms` : "-";
+          const steps = ["realloc", "spawned", "ready", "notified", "agreed", "committed", "released"]
+            .filter((k) => t[k] !== undefined)
+            .map((k) => `${k} +${t[k]! - t.requested!}`)
+            .join(" ");
+          out += `  ${a.id}  ${`${a.fromNodes} -> ${a.toNodes} nodes`.padEnd(16)} ${a.state.padEnd(10)} ${String(took).padStart(7)}  ${a.reason}${a.message ? `: ${a.message}` : ""}\n`;
+          if (steps) out += `      ms after the request: ${steps}\n`;
+        }
+      }
+      if (j.samples.length > 0) {
+        out += `\nTiming samples (MTCT per ${j.sampleInterval} s window, latest last):\n  `;
+        out += j.samples.slice(-10).map((s) => s.mtct.toFixed(4)).join("  ") + "\n";
       }
       out += "\nEvents:\n";
       for (const e of j.events) out += `  ${e.time}  ${e.kind.padEnd(10)} ${e.message}\n`;

@@ -61,6 +61,9 @@ class Peer {
   readonly conns = new Set<Conn>();
   /** Connections ever made with it, either direction. */
   opened = 0;
+  /** BYEs received, and how many its BYEs said it was closing (it has exited once all came). */
+  byes = 0;
+  byesExpected = 0;
   constructor(readonly id: string) {}
   down(): PeerDown {
     return new PeerDown(this.id, this.reason, this.state === "exited");
@@ -530,7 +533,13 @@ export class Transport implements KeepAlive {
       case FrameType.BYE: {
         c.byeIn = true;
         const p = c.peer;
-        if (p && [...p.conns].every((x) => x.byeIn)) this.exited(p);
+        if (!p) return;
+        // The peer says BYE on each of its connections and how many there are: it has exited only
+        // once all of them said so, since its last data may travel on one not yet attached here.
+        p.byes++;
+        const conns = body.length > 0 ? (JSON.parse(fromUtf8.decode(body)) as { conns?: number }).conns : undefined;
+        p.byesExpected = Math.max(p.byesExpected, conns ?? p.conns.size);
+        if (p.byes >= p.byesExpected) this.exited(p);
         return;
       }
       case FrameType.DEAD: {
@@ -566,7 +575,7 @@ export class Transport implements KeepAlive {
       if (p.out === c) p.out = undefined;
       if (p.state === "up" && !this.closing) {
         if (c.byeIn) {
-          if ([...p.conns].every((x) => x.byeIn)) this.exited(p);
+          if (p.byes >= p.byesExpected) this.exited(p);
         } else {
           this.fail(p, err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly");
         }
@@ -587,10 +596,9 @@ export class Transport implements KeepAlive {
     this.closedDone ??= (async () => {
       if (this.writing > 0) await new Promise<void>((r) => this.drainWaiters.push(r));
       this.closing = true;
-      const bye = controlFrame(FrameType.BYE);
       for (const c of [...this.conns]) {
         if (c.socket && !c.closed && c.queue.length === 0) {
-          c.socket.write(bye);
+          c.socket.write(this.bye(c));
           c.socket.end();
         } else c.socket?.terminate();
       }
@@ -608,6 +616,12 @@ export class Transport implements KeepAlive {
     return this.closing;
   }
 
+  /** BYE for one connection, with the number of connections its peer will get a BYE on. */
+  private bye(c: Conn): Uint8Array {
+    const conns = c.peer ? [...c.peer.conns].filter((x) => x.socket && !x.closed && x.queue.length === 0).length : 1;
+    return controlFrame(FrameType.BYE, { conns: Math.max(1, conns) });
+  }
+
   private unlinkSocket(): void {
     try {
       unlinkSync(this.unixPath);
@@ -619,10 +633,9 @@ export class Transport implements KeepAlive {
     if (this.closing) return;
     this.closing = true;
     if (code === 0) {
-      const bye = controlFrame(FrameType.BYE);
       for (const c of this.conns) {
         if (c.socket && !c.closed && c.queue.length === 0) {
-          c.socket.write(bye);
+          c.socket.write(this.bye(c));
           c.socket.flush();
         }
       }

@@ -103,7 +103,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     resize: (id, nodes) => elastic!.resize(id, nodes),
     cancel: (id) => jobs.cancel(id),
     createStep: (id, req) => jobs.createStep(id, req),
-    listNodes: () => [...state.nodes.values()].map(nodeView).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
   };

@@ -112,15 +112,16 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   };
 }
 
-export function nodeView(n: NodeRuntime): NodeView {
-  const state = n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.jobId !== undefined ? "ALLOCATED" : "IDLE";
+export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
+  const completing = n.completing !== undefined && n.completing.until > now;
+  const state = n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
   return {
     name: n.row.name,
     state,
     cpus: n.row.cpus,
     memoryMb: n.row.memoryMb,
     addr: n.row.addr,
-    jobId: n.jobId ?? null,
+    jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : null),
   };
 }

@@ -1,10 +1,9 @@
 /** Rank program: every collective with every op; reports raw results, the test checks them. */
-import { type Comm, OPS, finalize, initWorld } from "../../../src/comm/index.ts";
-import { testBootstrap } from "../../support/comm-kvs.ts";
+import { type Comm, OPS } from "../../../src/comm/index.ts";
+import { startWorld } from "../../support/comm-boot.ts";
 import { plain, report } from "../../support/comm-report.ts";
 
-const boot = await testBootstrap();
-const world: Comm = await initWorld(boot);
+const { world, done } = await startWorld();
 const r = world.rank;
 const n = world.size;
 const out: Record<string, unknown> = {};
@@ -84,5 +83,4 @@ const [s, b, , g] = await Promise.all([world.allreduce(r, "sum"), world.bcast(n 
 out["concurrent"] = { s, b, g };
 
 report({ rank: r, size: n, results: plain(out) as Record<string, unknown> });
-await finalize();
-boot.kvs.close();
+await done();

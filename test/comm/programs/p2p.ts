@@ -2,12 +2,11 @@
  * Rank program (n >= 3): tags, any-source, ordering, every dtype, JSON values, empty and 4 MiB
  * payloads, self-sends. Reports what arrived; the test checks it.
  */
-import { ANY_SOURCE, ANY_TAG, type Comm, type Payload, finalize, initWorld } from "../../../src/comm/index.ts";
-import { testBootstrap } from "../../support/comm-kvs.ts";
+import { ANY_SOURCE, ANY_TAG, type Comm, type Payload } from "../../../src/comm/index.ts";
+import { startWorld } from "../../support/comm-boot.ts";
 import { plain, report } from "../../support/comm-report.ts";
 
-const boot = await testBootstrap();
-const world: Comm = await initWorld(boot);
+const { world, done } = await startWorld();
 const r = world.rank;
 const n = world.size;
 const out: Record<string, unknown> = {};
@@ -100,5 +99,4 @@ await world.barrier();
 const peers = world.transport.peerStates();
 out["conns"] = { total: peers.reduce((a, p) => a + p.conns, 0), tcp: peers.reduce((a, p) => a + p.tcp, 0) };
 report({ rank: r, size: n, results: out });
-await finalize();
-boot.kvs.close();
+await done();

@@ -6,6 +6,7 @@ const iterations = Number(process.argv[2] ?? 100);
 const pause = Number(process.argv[3] ?? 5);
 let { world, status } = await initAdapt();
 let i = 0;
+console.log(`pid=${process.pid} rank=${world.rank} status=${status}`);
 
 /** The window: the old rank 0 tells joining ranks the iteration; leaving ranks exit after commit. */
 async function adapt(): Promise<void> {

@@ -1,0 +1,52 @@
+/**
+ * The probe race (dissertation §6.2.2, §9.3): ranks that never synchronize between probes, each
+ * sleeping a random time, must still all enter every adaptation window at the same probe call,
+ * whatever the drift, through 50 resizes in a row, without a deadlock.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = await startCluster({ agents: 4 });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+test("50 resizes of ranks out of step: every window is entered at one probe call by all", async () => {
+  const stop = join(c.dir, "stop-race");
+  const run = c.ebbSpawn(["run", "-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", process.execPath, join(import.meta.dir, "programs/race.ts"), stop, "3"]);
+  const id = await waitFor("the job to run", async () => {
+    const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING")).json.jobs;
+    const job = jobs.length > 0 ? await c.job(jobs[0].id) : undefined;
+    // Resizes need the ranks' business cards: wait until the step has run for a moment.
+    return job && job.steps.length === 1 && Date.now() - Date.parse(job.startTime) > 700 ? job.id : undefined;
+  });
+  const sizes = [3, 4, 2, 1, 4, 3, 1, 2];
+  for (let k = 0; k < 50; k++) {
+    const nodes = sizes[k % sizes.length]!;
+    const r = await c.api("POST", `/v1/jobs/${id}/resize`, { nodes });
+    expect(r.status).toBe(202);
+    const a = await waitFor(`resize ${k + 1} to ${nodes} nodes`, async () => {
+      const job = await c.job(id);
+      const found = job.adaptations.find((x: any) => x.id === r.json.adaptationId);
+      return found && found.state !== "ADAPTING" ? found : undefined;
+    });
+    expect(a.state).toBe("COMMITTED");
+  }
+  writeFileSync(stop, "");
+  const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  const windows = [...out.matchAll(/window (\d+) at=(\d+)\.\.(\d+) ranks=(\d+)->(\d+)/g)];
+  expect(windows).toHaveLength(50);
+  for (const [, n, lo, hi, from, to] of windows) {
+    expect({ window: Number(n), lo: Number(lo) }).toEqual({ window: Number(n), lo: Number(hi) });
+    expect(Number(to)).toBe(sizes[(Number(n) - 1) % sizes.length]!);
+    expect(Number(from)).toBe(Number(n) === 1 ? 2 : sizes[(Number(n) - 2) % sizes.length]!);
+  }
+  expect(out).toContain(`done windows=50 size=${sizes[49 % sizes.length]}`);
+});

@@ -1,0 +1,215 @@
+/**
+ * Resizing running elastic jobs end to end: 4 agents as separate processes, Bun programs using
+ * ebb/comm's adaptation window, resizes through the HTTP API and `ebb resize`.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pidAlive, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+
+const BUN = process.execPath;
+const ROOT = new URL("../..", import.meta.url).pathname;
+const JACOBI = join(ROOT, "examples/jacobi.ts");
+const COUNTER = join(import.meta.dir, "programs/counter.ts");
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = await startCluster({ agents: 4 });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** Start an elastic `ebb run` in the background; resolves once its program printed `ready`. */
+async function elastic(args: string[], ready: RegExp) {
+  const run = c.ebbSpawn(["run", ...args]);
+  const reader = run.stdout.getReader();
+  let out = "";
+  await waitFor(`the program to print ${ready}`, async () => {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`ebb run ended early: ${out}`);
+    out += new TextDecoder().decode(value);
+    return ready.test(out);
+  });
+  const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
+  const id = jobs[jobs.length - 1].id as number;
+  const rest = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
+  })();
+  return { id, run, output: () => out, finished: rest };
+}
+
+/** Each test starts with every node idle (a cancelled job's nodes stay COMPLETING for a moment). */
+beforeEach(async () => {
+  await c.waitNodes(4, "IDLE");
+});
+
+async function resize(id: number, nodes: number) {
+  const r = await c.api("POST", `/v1/jobs/${id}/resize`, { nodes });
+  if (r.status !== 202) throw new Error(`resize to ${nodes}: ${r.status} ${JSON.stringify(r.json)}`);
+  return waitFor(`adaptation ${r.json.adaptationId} to end`, async () => {
+    const job = await c.job(id);
+    const a = job.adaptations.find((x: any) => x.id === r.json.adaptationId);
+    return a && a.state !== "ADAPTING" ? a : undefined;
+  });
+}
+
+describe("the Jacobi example resized while it runs", () => {
+  test("2 -> 4 -> 3 -> 1 nodes: the final grid is bit for bit the fixed-size run's; history and processes match", async () => {
+    const iters = ["--iters", "1200"];
+    const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...iters]);
+    expect(fixed.code).toBe(0);
+    const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
+
+    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "3", "--every", "50"], /iteration 50 on 2 ranks/);
+    const sizes = [4, 3, 1];
+    for (const n of sizes) {
+      const a = await resize(job.id, n);
+      expect(a.state).toBe("COMMITTED");
+      expect(a.toNodes).toBe(n);
+      // Every step of the protocol happened, in order.
+      const t = a.times;
+      expect(t.requested).toBeLessThanOrEqual(t.realloc);
+      expect(t.realloc).toBeLessThanOrEqual(t.notified);
+      expect(t.notified).toBeLessThanOrEqual(t.agreed);
+      expect(t.agreed).toBeLessThanOrEqual(t.committed);
+      expect(t.committed).toBeLessThanOrEqual(t.released);
+      if (a.fromNodes < a.toNodes) expect(t.spawned).toBeLessThanOrEqual(t.ready);
+    }
+    const { out, err, code } = await job.finished;
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out)!;
+    expect(got[1]).toBe(want[1]!);
+    expect(got[2]).toBe(want[2]!);
+    expect(out).toContain("now 4 ranks (was 2)");
+    expect(out).toContain("now 3 ranks (was 4)");
+    expect(out).toContain("now 1 ranks (was 3)");
+
+    const detail = await c.job(job.id);
+    expect(detail.state).toBe("COMPLETED");
+    expect(detail.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.fromRanks, a.toRanks, a.state])).toEqual([
+      [2, 4, 2, 4, "COMMITTED"],
+      [4, 3, 4, 3, "COMMITTED"],
+      [3, 1, 3, 1, "COMMITTED"],
+    ]);
+    // The allocation history holds the nodes each size had: 2, then 2 more, then back to 1.
+    expect(new Set(detail.allocationHistory.map((h: any) => h.node)).size).toBe(4);
+    expect(detail.events.filter((e: any) => e.kind === "resized")).toHaveLength(3);
+    // Released nodes are free again, and no rank process is left over.
+    await c.waitNodes(4, "IDLE");
+    const left = Bun.spawnSync(["pgrep", "-f", `${JACOBI} ${iters.join(" ")} --sleep`]).stdout.toString().trim();
+    expect(left).toBe("");
+    const show = await c.ebb(["show", String(job.id)]);
+    expect(show.stdout).toContain("Adaptations:");
+    expect(show.stdout).toMatch(/2 -> 4 nodes\s+COMMITTED/);
+  });
+});
+
+describe("refused resizes", () => {
+  test("each refusal is a 4xx naming what is wrong", async () => {
+    const rigid = await c.submit({ argv: ["sleep", "30"], nodes: 1 });
+    await c.waitJob(rigid, ["RUNNING"]);
+    let r = await c.api("POST", `/v1/jobs/${rigid}/resize`, { nodes: 2 });
+    expect([r.status, r.json.error.code]).toEqual([409, "not_elastic"]);
+
+    const job = await elastic(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=0/);
+    r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect([r.status, r.json.error.field]).toEqual([400, "nodes"]);
+    expect(r.json.error.message).toContain("outside");
+    r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 1 });
+    expect([r.status, r.json.error.code]).toEqual([409, "no_change"]);
+    r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: "two" });
+    expect([r.status, r.json.error.field]).toEqual([400, "nodes"]);
+    r = await c.api("POST", `/v1/jobs/999999/resize`, { nodes: 2 });
+    expect(r.status).toBe(404);
+
+    // A resize while one is under way.
+    const first = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 });
+    expect(first.status).toBe(202);
+    r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 1 });
+    expect([r.status, r.json.error.code]).toEqual([409, "job_adapting"]);
+    await waitFor("the grow to commit", async () => (await c.job(job.id)).state === "RUNNING");
+
+    // Back to 1 node with the CLI; then fill the other nodes: no idle node is left to grow into.
+    const cli = await c.ebb(["resize", String(job.id), "--nodes", "1", "--wait"]);
+    expect(cli.code).toBe(0);
+    expect(cli.stdout).toMatch(/resized from 2 to 1 nodes in \d+ ms/);
+    const filler = await c.submit({ argv: ["sleep", "30"], nodes: 2 });
+    await c.waitJob(filler, ["RUNNING"]);
+    r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 });
+    expect([r.status, r.json.error.code]).toEqual([409, "no_idle_nodes"]);
+    expect(r.json.error.message).toContain("0 are idle");
+
+    for (const id of [rigid, filler, job.id]) await c.api("DELETE", `/v1/jobs/${id}`);
+    await c.waitNodes(4, "IDLE");
+
+    // An elastic job whose ranks never started an elastic step cannot be resized.
+    writeFileSync(join(c.dir, "idle.sh"), "#!/bin/sh\nsleep 30\n");
+    const idle = Number((await c.ebb(["submit", "--parsable", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "-N", "1", "idle.sh"])).stdout.trim());
+    await c.waitJob(idle, ["RUNNING"]);
+    r = await c.api("POST", `/v1/jobs/${idle}/resize`, { nodes: 2 });
+    expect([r.status, r.json.error.code]).toEqual([409, "no_elastic_step"]);
+    await c.api("DELETE", `/v1/jobs/${idle}`);
+    // A pending job cannot be resized either.
+    const hog = await c.submit({ argv: ["sleep", "30"], nodes: 4 });
+    await c.waitJob(hog, ["RUNNING"]);
+    const waiting = Number((await c.ebb(["submit", "--parsable", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "idle.sh"])).stdout.trim());
+    r = await c.api("POST", `/v1/jobs/${waiting}/resize`, { nodes: 2 });
+    expect([r.status, r.json.error.code]).toEqual([409, "job_not_running"]);
+    for (const id of [hog, waiting]) await c.api("DELETE", `/v1/jobs/${id}`);
+    await c.waitNodes(4, "IDLE");
+  });
+});
+
+describe("timing samples", () => {
+  test("ranks report loop and comm time; the job shows its MTCT per window", async () => {
+    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "0.5", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=1/);
+    const detail = await waitFor("two sampling windows", async () => {
+      const j = await c.job(job.id);
+      return j.samples.length >= 2 && j.mtct !== null ? j : undefined;
+    });
+    expect(detail.sampleInterval).toBe(0.5);
+    for (const s of detail.samples) {
+      expect(s.iterations).toBeGreaterThan(0);
+      expect(s.mtct).toBeGreaterThan(0);
+      // 5 ms of sleep per iteration against one small allreduce: communication is the small part.
+      expect(s.mtct).toBeLessThan(1);
+    }
+    const listed = (await c.api("GET", "/v1/jobs?state=RUNNING")).json.jobs.find((j: any) => j.id === job.id);
+    expect(listed.mtct).toBeGreaterThan(0);
+    expect((await c.ebb(["show", String(job.id)])).stdout).toMatch(/MTCT\s+0\.\d+/);
+    await c.api("DELETE", `/v1/jobs/${job.id}`);
+    await job.finished;
+  });
+});
+
+describe("a rank dying in the middle of a resize", () => {
+  test("the job fails cleanly, every rank is gone, the error names the rank, and the cluster carries on", async () => {
+    // 300 ms per iteration: the grow waits for the ranks to reach its target, so the kill lands inside it.
+    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "300"], /pid=\d+ rank=1/);
+    const pids = [...job.output().matchAll(/pid=(\d+) rank=(\d+)/g)].map((m) => ({ pid: Number(m[1]), rank: Number(m[2]) }));
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("the joining rank to start", () => /status=joining/.test(job.output()));
+    const joiner = Number(/pid=(\d+) rank=\d+ status=joining/.exec(job.output())![1]);
+    process.kill(pids.find((p) => p.rank === 1)!.pid, "SIGKILL");
+    const { err, code } = await job.finished;
+    expect(code).toBe(137);
+    expect(err).toContain("rank 1 on");
+    expect(err).toContain("killed by SIGKILL");
+    const detail = await c.job(job.id);
+    expect(detail.state).toBe("FAILED");
+    expect(detail.reason).toContain("rank 1");
+    expect(detail.adaptations.map((a: any) => a.state)).toEqual(["FAILED"]);
+    await waitFor("every rank, joining ones too, to be gone", () => [...pids.map((p) => p.pid), joiner].every((p) => !pidAlive(p)));
+    await c.waitNodes(4, "IDLE");
+    const after = await c.ebb(["run", "-N", "4", "hostname"]);
+    expect(after.code).toBe(0);
+  });
+});
