@@ -26,7 +26,7 @@
  */
 import { hostname } from "node:os";
 import { PmiClient } from "../pmi/client.ts";
-import { CMD, ENV, SLOT, TARGET } from "../proto/adapt.ts";
+import { CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommUsageError } from "./errors.ts";
 import { resetCommTime } from "./timing.ts";
@@ -59,7 +59,10 @@ interface State {
   joining: boolean;
   left: boolean;
   shm: Int32Array | undefined;
+  shmBytes: Uint8Array | undefined;
   slot: number;
+  /** The adaptation a pending probe announced. */
+  pendingAdapt: number;
   count: number;
   window: (Window & { generation: number; old: Comm | null }) | undefined;
   lastProbe: number;
@@ -81,11 +84,18 @@ function pmiBootstrap(pmi: PmiClient, node: string): Bootstrap {
   return { rank: pmi.rank, size: pmi.size, node, put: (k, v) => pmi.put(k, v), get: (k) => pmi.get(k), fence: () => pmi.fence() };
 }
 
-function probeSlots(): { shm: Int32Array | undefined; slot: number } {
+function probeSlots(): { shm: Int32Array | undefined; shmBytes: Uint8Array | undefined; slot: number } {
   const path = process.env[ENV.shm];
-  if (!path) return { shm: undefined, slot: 0 };
+  if (!path) return { shm: undefined, shmBytes: undefined, slot: 0 };
   const mem = Bun.mmap(path, { shared: true } as unknown as undefined);
-  return { shm: new Int32Array(mem.buffer, mem.byteOffset, mem.byteLength >> 2), slot: Number(process.env[ENV.slot] ?? 0) };
+  return { shm: new Int32Array(mem.buffer, mem.byteOffset, mem.byteLength >> 2), shmBytes: mem, slot: Number(process.env[ENV.slot] ?? 0) };
+}
+
+/** The window the agent published next to the probe slots, if it is the one the probe announced. */
+function publishedWindow(s: State): AdaptWindow | undefined {
+  if (!s.shm || !s.shmBytes || s.pendingAdapt === 0 || Atomics.load(s.shm, WINDOW_ID) !== s.pendingAdapt) return undefined;
+  const length = Atomics.load(s.shm, WINDOW_LENGTH);
+  return JSON.parse(new TextDecoder().decode(s.shmBytes.subarray(WINDOW, WINDOW + length))) as AdaptWindow;
 }
 
 async function cardsOf(pmi: PmiClient, ranks: Iterable<number>, generation: number): Promise<Card[]> {
@@ -108,7 +118,7 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
   const node = process.env.EBB_NODENAME ?? hostname();
   const generation = Number(process.env[ENV.generation] ?? 0);
   const joining = process.env[ENV.status] === "joining";
-  const { shm, slot } = probeSlots();
+  const { shm, shmBytes, slot } = probeSlots();
   let world: Comm;
   let transport: Transport;
   if (!joining) {
@@ -130,7 +140,9 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
     joining,
     left: false,
     shm,
+    shmBytes,
     slot,
+    pendingAdapt: 0,
     count: 0,
     window: undefined,
     lastProbe: 0,
@@ -165,6 +177,7 @@ export function probeAdapt(): Promise<Probe> {
 async function slowProbe(s: State, index: number): Promise<Probe> {
   const r = await s.pmi.command(CMD.probe, { index: String(index) });
   if (r.pending !== "1") return NOT_PENDING;
+  s.pendingAdapt = Number(r.adapt ?? 0);
   return { pending: true, status: r.status === "leaving" ? "leaving" : "staying" };
 }
 
@@ -186,13 +199,19 @@ function sendSamples(s: State, now: number): void {
 export async function adaptBegin(): Promise<Window> {
   const s = state("adaptBegin");
   if (s.window) return s.window;
-  const r = await s.pmi.command(CMD.begin);
-  const n = (k: string) => Number(r[k]);
+  // Preexisting ranks read the window the agent published with the probe slots; otherwise ask.
+  const published = s.joining ? undefined : publishedWindow(s);
+  const r = published ? undefined : await s.pmi.command(CMD.begin);
+  const n = (k: "generation" | "staying" | "leaving" | "joining" | "oldSize") => (published ? published[k] : Number(r![k === "oldSize" ? "oldsize" : k]));
   const generation = n("generation");
   const [staying, leaving, joining] = [n("staying"), n("leaving"), n("joining")];
-  const oldSize = n("oldsize");
+  const oldSize = n("oldSize");
   const oldGroup = s.joining ? await cardsOf(s.pmi, Array.from({ length: oldSize }, (_, i) => i), generation - 1) : s.world!.members;
-  const joiners = s.joining ? s.world!.members.slice(staying) : await cardsOf(s.pmi, Array.from({ length: joining }, (_, i) => staying + i), generation);
+  const joiners = s.joining
+    ? s.world!.members.slice(staying)
+    : published
+      ? published.cards.map(parseCard)
+      : await cardsOf(s.pmi, Array.from({ length: joining }, (_, i) => staying + i), generation);
   const ctx = contextOf(generation, 1);
   let intercomm: Intercomm;
   let newWorld: Comm | null;
@@ -202,7 +221,7 @@ export async function adaptBegin(): Promise<Window> {
     intercomm = new Intercomm(s.transport, { ctx, rank: joiners.findIndex((c) => c.id === s.transport.id), local: joiners, remote: oldGroup, name: "adapt-intercomm" });
   } else {
     old = s.world!;
-    newWorld = n("rank") < 0 ? null : createWorld(s.transport, [...old.members.slice(0, staying), ...joiners], { generation });
+    newWorld = old.rank >= staying ? null : createWorld(s.transport, [...old.members.slice(0, staying), ...joiners], { generation });
     intercomm = new Intercomm(s.transport, { ctx, rank: old.rank, local: old.members, remote: joiners, name: "adapt-intercomm", parent: old });
   }
   s.window = { intercomm, newWorld, staying, leaving, joining, generation, old };
@@ -222,6 +241,7 @@ export async function adaptCommit(): Promise<void> {
   w.intercomm.invalidate("the adaptation window closed");
   w.old?.invalidate("replaced by the world of the last adaptation");
   s.window = undefined;
+  s.pendingAdapt = 0;
   s.generation = w.generation;
   // Probe calls are counted from the window on (see the header: joining ranks one lower).
   s.count = s.joining ? -1 : 0;

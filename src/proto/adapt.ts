@@ -5,7 +5,11 @@
  * EBB_ADAPT_SHM, with each rank's slot as EBB_ADAPT_SLOT. Int32 words:
  *
  *   [0]            target: the probe call at which every rank enters the window (0 = none)
+ *   [1]            id of the adaptation whose window is published below (0 = none)
+ *   [2]            byte length of that window description (JSON, see AdaptWindow)
  *   [SLOT(i)]      rank i's count of probe calls started (written by the rank only)
+ *   bytes WINDOW.. the window: counts and the joining ranks' business cards, so that preexisting
+ *                  ranks open it (adaptBegin) without asking the agent anything
  *
  * A rank's probeAdapt() stores count+1 in its slot and then reads the target: while the target is 0
  * or beyond its count nothing is pending, with no syscall and no message. At the target it asks its
@@ -14,14 +18,30 @@
  * chosen, and all ranks meet there).
  *
  * Extension commands on the PMI connection (replies add rc=0):
- *   ebb-probe index=C        -> pending=0|1 status=staying|leaving
+ *   ebb-probe index=C        -> pending=0|1 status=staying|leaving adapt=<adaptation id>
  *   ebb-begin                -> generation= staying= leaving= joining= rank= size= oldrank= oldsize=
  *                               (cards of the new world are in the KVS under cardKey(rank, generation))
  *   ebb-commit               -> (once every rank of old and new world has committed, the window closes)
  *   ebb-perf iterations= loop_ns= comm_ns=
  */
-export const ADAPT_SHM_BYTES = 64 + 64 * 256;
 export const TARGET = 0;
+export const WINDOW_ID = 1;
+export const WINDOW_LENGTH = 2;
+/** Byte offset of the published window, after the 256 slots. */
+export const WINDOW = 64 + 64 * 256;
+export const ADAPT_SHM_BYTES = WINDOW + 512 * 1024;
+
+/** What the agent publishes when a window opens. */
+export interface AdaptWindow {
+  adaptId: number;
+  generation: number;
+  staying: number;
+  leaving: number;
+  joining: number;
+  oldSize: number;
+  /** Business cards of the joining ranks, in new-world rank order. */
+  cards: string[];
+}
 /** Int32 index of local rank `i`'s probe counter (its own cache line). */
 export const SLOT = (i: number) => 16 + 16 * i;
 export const MAX_LOCAL_RANKS = 255;

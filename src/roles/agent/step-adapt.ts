@@ -16,7 +16,8 @@
  */
 import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { ADAPT_SHM_BYTES, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET } from "../../proto/adapt.ts";
+import { cardKey } from "../../comm/world.ts";
+import { ADAPT_SHM_BYTES, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { TreeReduce } from "../../tbon/reduce.ts";
 
@@ -60,6 +61,7 @@ interface Window {
 export class StepAdapt {
   private readonly shmPath: string;
   private readonly shm: Int32Array;
+  private readonly shmBytes: Uint8Array;
   private readonly slot = new Map<number, number>();
   /** Ranks of this node in the current world. */
   private readonly active = new Set<number>();
@@ -99,6 +101,7 @@ export class StepAdapt {
     closeSync(fd);
     const mem = Bun.mmap(this.shmPath, { shared: true } as unknown as undefined);
     this.shm = new Int32Array(mem.buffer, mem.byteOffset, ADAPT_SHM_BYTES / 4);
+    this.shmBytes = mem;
     if (e.window) this.adaptId = e.window.adaptId;
     const key = (k: string) => k.split(":") as [string, string, string];
     this.reduce = {
@@ -316,14 +319,36 @@ export class StepAdapt {
   private go(msg: Down<"adapt.go">): void {
     this.window = { adaptId: msg.adaptId, generation: msg.generation, staying: msg.staying, leaving: msg.leaving, joining: msg.joining, oldSize: msg.oldSize };
     this.c.merge(msg.cards);
+    this.publish(msg);
     this.target = 0;
     Atomics.store(this.shm, TARGET, 0);
-    for (const [rank, w] of this.probing) w.answer({ pending: "1", status: rank < msg.staying ? "staying" : "leaving" });
+    for (const [rank, w] of this.probing) w.answer({ pending: "1", status: rank < msg.staying ? "staying" : "leaving", adapt: String(msg.adaptId) });
     this.probing.clear();
     for (const [rank, answer] of this.beginning) answer(this.windowReply(rank));
     this.beginning.clear();
     // A node whose ranks have all left has nothing to wait for.
     this.checkCommitted();
+  }
+
+  /** Write the window where the ranks' probe slots are, before any probe is answered. */
+  private publish(msg: Down<"adapt.go">): void {
+    const w: AdaptWindow = {
+      adaptId: msg.adaptId,
+      generation: msg.generation,
+      staying: msg.staying,
+      leaving: msg.leaving,
+      joining: msg.joining,
+      oldSize: msg.oldSize,
+      cards: Array.from({ length: msg.joining }, (_, i) => msg.cards[cardKey(msg.staying + i, msg.generation)] ?? ""),
+    };
+    const bytes = new TextEncoder().encode(JSON.stringify(w));
+    if (bytes.length > this.shmBytes.length - WINDOW) {
+      Atomics.store(this.shm, WINDOW_ID, 0); // too big: ranks ask over PMI instead
+      return;
+    }
+    this.shmBytes.set(bytes, WINDOW);
+    Atomics.store(this.shm, WINDOW_LENGTH, bytes.length);
+    Atomics.store(this.shm, WINDOW_ID, msg.adaptId);
   }
 
   private done(msg: Down<"adapt.done">): void {

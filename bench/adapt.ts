@@ -1,0 +1,84 @@
+/**
+ * Resizing a running elastic job, 1 rank per node: 2 -> 4 -> 8 -> 4 -> 2. For each resize, how
+ * long the preexisting ranks were blocked (probe that said pending + adaptBegin + adaptCommit, as
+ * rank 0 measures it) and decision to commit (the controller's request to the launcher's commit).
+ * Baseline, same run: what a rigid system pays instead, relaunching the program at the new size
+ * (start, wire up, first barrier).
+ */
+import { existsSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startBenchCluster } from "./cluster.ts";
+import { median, type Bench, type Figure } from "./lib.ts";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
+
+export default {
+  name: "adapt",
+  description: "blocked time and decision-to-commit per resize, 2->4->8->4->2 ranks",
+  async run() {
+    const cluster = await startBenchCluster(8, { cpusPerNode: 1 });
+    const api = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return (await r.json()) as any;
+    };
+    const stop = join(cluster.dir, "stop");
+    const ebb = (args: string[]) => Bun.spawn([process.execPath, MAIN, ...args], { env: cluster.env, stdout: "pipe", stderr: "inherit" });
+    try {
+      const relaunch: Record<number, number> = {};
+      for (const n of [2, 4, 8]) {
+        const times: number[] = [];
+        for (let k = 0; k < 3; k++) {
+          writeFileSync(stop, "");
+          const t0 = performance.now();
+          const p = ebb(["run", "-N", String(n), "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", process.execPath, PROGRAM, stop]);
+          await p.exited;
+          times.push(performance.now() - t0);
+        }
+        relaunch[n] = median(times);
+      }
+      Bun.spawnSync(["rm", "-f", stop]);
+      const run = ebb(["run", "-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", process.execPath, PROGRAM, stop]);
+      let out = "";
+      const reader = run.stdout.getReader();
+      const pump = (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          out += new TextDecoder().decode(value);
+        }
+      })();
+      while (!/ready rank=1/.test(out)) await Bun.sleep(20);
+      await Bun.sleep(300);
+      const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
+      const figures: Figure[] = [];
+      let from = 2;
+      for (const to of [4, 8, 4, 2]) {
+        const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: to });
+        let a: any;
+        for (;;) {
+          a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
+          if (a && a.state !== "ADAPTING") break;
+          await Bun.sleep(20);
+        }
+        if (a.state !== "COMMITTED") throw new Error(`resize ${from}->${to} failed: ${a.message}`);
+        const lines = [...out.matchAll(/blocked_ms=([\d.]+) from=(\d+) to=(\d+)/g)];
+        const blocked = Number(lines[lines.length - 1]![1]);
+        const base = { name: `relaunch at ${to} ranks`, value: relaunch[to]! };
+        figures.push(
+          { name: `${from} -> ${to}: preexisting ranks blocked`, value: blocked, unit: "ms", baseline: base, better: "lower", goal: "< 20 ms", met: blocked < 20 },
+          { name: `${from} -> ${to}: decision to commit`, value: a.times.committed - a.times.requested, unit: "ms", baseline: base, better: "lower", goal: "< 300 ms", met: a.times.committed - a.times.requested < 300 },
+        );
+        from = to;
+        await Bun.sleep(200);
+      }
+      writeFileSync(stop, "");
+      await run.exited;
+      await pump;
+      return figures;
+    } finally {
+      if (!existsSync(stop)) writeFileSync(stop, "");
+      await cluster.stop();
+    }
+  },
+} satisfies Bench;

@@ -1,0 +1,60 @@
+/**
+ * ebb/comm against MPICH: ping-pong latency and bandwidth between two ranks (8 B to 4 MiB) and
+ * allreduce (8 B, 1 MiB) over 4 ranks, the same pattern in Bun (bench/programs/pingpong.ts, run by
+ * ebb) and in C (pingpong.c under mpiexec), in the same run. ebb/comm ranks on one node talk over
+ * Unix sockets; MPICH uses shared memory there.
+ */
+import { readFileSync } from "node:fs";
+import { compileMpi } from "../test/support/mpi.ts";
+import { startBenchCluster } from "./cluster.ts";
+import type { Bench, Figure } from "./lib.ts";
+
+const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
+const PROGRAM = new URL("programs/pingpong.ts", import.meta.url).pathname;
+
+type Results = { pingpong: Map<number, number>; allreduce: Map<number, number> };
+
+function parse(out: string): Results {
+  const r: Results = { pingpong: new Map(), allreduce: new Map() };
+  for (const m of out.matchAll(/(pingpong|allreduce) bytes=(\d+) us=([\d.]+)/g)) r[m[1] as keyof Results].set(Number(m[2]), Number(m[3]));
+  return r;
+}
+
+async function output(argv: string[], env: Record<string, string>): Promise<string> {
+  const p = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe" });
+  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
+  if (code !== 0) throw new Error(`${argv.join(" ")} failed: ${err || out}`);
+  return out;
+}
+
+export default {
+  name: "comm",
+  description: "ebb/comm p2p latency/bandwidth and allreduce vs C over MPICH",
+  async run() {
+    const c = await compileMpi("bench-pingpong", readFileSync(new URL("programs/pingpong.c", import.meta.url), "utf8"));
+    if (!c || !Bun.which("mpiexec")) throw new Error("mpicc and mpiexec (MPICH) are needed for this benchmark");
+    const cluster = await startBenchCluster(2);
+    try {
+      const mpich = parse(await output(["mpiexec", "-n", "4", c], cluster.env));
+      const local = parse(await output([process.execPath, MAIN, "run", "-N", "1", "-n", "4", "--", process.execPath, PROGRAM], cluster.env));
+      const remote = parse(await output([process.execPath, MAIN, "run", "-N", "2", "-n", "2", "--", process.execPath, PROGRAM], cluster.env));
+      const figures: Figure[] = [];
+      const base = (v: number | undefined) => ({ name: "MPICH (C, mpiexec)", value: v ?? Number.NaN });
+      for (const [where, r] of [["one node (Unix socket)", local], ["two nodes (TCP)", remote]] as const) {
+        figures.push({ name: `p2p latency 8 B, ${where}`, value: r.pingpong.get(8)!, unit: "us", baseline: base(mpich.pingpong.get(8)), better: "lower" });
+        for (const n of [65536, 1048576, 4194304].filter((x) => r.pingpong.has(x) || x === 65536)) {
+          if (!r.pingpong.has(n)) continue;
+          const bw = (x: number | undefined) => (x ? n / x : Number.NaN); // bytes per us = MB/s
+          figures.push({ name: `p2p bandwidth ${n >= 1048576 ? `${n >> 20} MiB` : `${n >> 10} KiB`}, ${where}`, value: bw(r.pingpong.get(n)), unit: "MB/s", baseline: { name: "MPICH (C, mpiexec)", value: bw(mpich.pingpong.get(n)) }, better: "higher" });
+        }
+      }
+      for (const n of [8, 1048576]) {
+        figures.push({ name: `allreduce ${n === 8 ? "8 B" : "1 MiB"}, 4 ranks on one node`, value: local.allreduce.get(n)!, unit: "us", baseline: base(mpich.allreduce.get(n)), better: "lower" });
+      }
+      figures.push({ name: "allreduce 1 MiB, 2 ranks on two nodes", value: remote.allreduce.get(1048576)!, unit: "us", better: "lower" });
+      return figures;
+    } finally {
+      await cluster.stop();
+    }
+  },
+} satisfies Bench;

@@ -1,0 +1,32 @@
+// An elastic loop (allreduce each iteration) that reports, for each adaptation, how long rank 0 of
+// the old world was blocked: from the probe call that said pending through adaptBegin and adaptCommit.
+// It runs until the file named in argv[2] appears.
+import { existsSync } from "node:fs";
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm } from "../../src/comm/index.ts";
+
+const stop = process.argv[2] ?? "/nonexistent";
+let { world, status } = await initAdapt();
+console.log(`ready rank=${world.rank}`);
+
+async function adapt(t0: number): Promise<void> {
+  const w = await adaptBegin();
+  await adaptCommit();
+  const blocked = (Bun.nanoseconds() - t0) / 1e6;
+  if (status !== "joining" && world.rank === 0) console.log(`blocked_ms=${blocked.toFixed(3)} from=${w.staying + w.leaving} to=${w.staying + w.joining}`);
+  if (!w.newWorld) {
+    await finalizeAdapt();
+    process.exit(0);
+  }
+  world = w.newWorld as Comm;
+  status = "new";
+}
+
+if (status === "joining") await adapt(Bun.nanoseconds());
+while (!existsSync(stop)) {
+  const t0 = Bun.nanoseconds();
+  if ((await probeAdapt()).pending) await adapt(t0);
+  await world.allreduce(1, "sum");
+  await Bun.sleep(1);
+}
+await world.barrier();
+await finalizeAdapt();

@@ -1,0 +1,44 @@
+/* The same measures as pingpong.ts, in C over MPICH. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank, size;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  int sizes[] = {8, 64, 1024, 16384, 262144, 1048576, 4194304};
+  char *buf = malloc(4194304);
+  if (size >= 2 && rank < 2) {
+    int peer = 1 - rank;
+    for (int s = 0; s < 7; s++) {
+      int n = sizes[s], reps = n <= 16384 ? 1000 : n <= 262144 ? 100 : 20;
+      double start = 0;
+      for (int i = -10; i < reps; i++) {
+        if (i == 0) start = MPI_Wtime();
+        if (rank == 0) {
+          MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+          MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else {
+          MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+          MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        }
+        if (i == reps - 1 && rank == 0) printf("pingpong bytes=%d us=%.2f\n", n, (MPI_Wtime() - start) / reps / 2 * 1e6);
+      }
+    }
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  int asz[] = {8, 1048576};
+  for (int s = 0; s < 2; s++) {
+    int n = asz[s] / 8, reps = asz[s] <= 8 ? 1000 : 20;
+    double *x = malloc(asz[s]), *y = malloc(asz[s]);
+    for (int i = 0; i < n; i++) x[i] = rank;
+    for (int i = 0; i < 5; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < reps; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("allreduce bytes=%d us=%.2f\n", asz[s], (MPI_Wtime() - t0) / reps * 1e6);
+  }
+  MPI_Finalize();
+  return 0;
+}

@@ -1,0 +1,45 @@
+// Ping-pong between ranks 0 and 1 over 8 B .. 4 MiB, then allreduce of 8 B and 1 MiB on every rank.
+// Prints one line per measure: "pingpong bytes=N us=ONE_WAY" and "allreduce bytes=N us=TIME".
+import { finalizeAdapt, initAdapt } from "../../src/comm/index.ts";
+
+const { world } = await initAdapt();
+const sizes = [8, 64, 1024, 16384, 262144, 1048576, 4194304];
+const reps = (n: number) => (n <= 16384 ? 1000 : n <= 262144 ? 100 : 20);
+if (world.size >= 2 && world.rank < 2) {
+  const peer = 1 - world.rank;
+  for (const n of sizes) {
+    const buf = new Uint8Array(n);
+    const r = reps(n);
+    for (let warm = 0; warm < 10; warm++) {
+      if (world.rank === 0) {
+        await world.send(peer, buf);
+        await world.recv(peer);
+      } else {
+        await world.recv(peer);
+        await world.send(peer, buf);
+      }
+    }
+    const t0 = Bun.nanoseconds();
+    for (let i = 0; i < r; i++) {
+      if (world.rank === 0) {
+        await world.send(peer, buf);
+        await world.recv(peer);
+      } else {
+        await world.recv(peer);
+        await world.send(peer, buf);
+      }
+    }
+    if (world.rank === 0) console.log(`pingpong bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 2 / 1000).toFixed(2)}`);
+  }
+}
+await world.barrier();
+for (const n of [8, 1048576]) {
+  const x = new Float64Array(n / 8).fill(world.rank);
+  const r = n <= 8 ? 1000 : 20;
+  for (let i = 0; i < 5; i++) await world.allreduce(x, "sum");
+  await world.barrier();
+  const t0 = Bun.nanoseconds();
+  for (let i = 0; i < r; i++) await world.allreduce(x, "sum");
+  if (world.rank === 0) console.log(`allreduce bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 1000).toFixed(2)}`);
+}
+await finalizeAdapt();
