@@ -12,7 +12,7 @@
  * Flags: --rows N --cols M (interior size, default 256x256), --iters K (default 2000),
  * --sleep MS (extra time per iteration, to watch it adapt), --every K (print progress).
  */
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm, type Intercomm } from "ebb/comm";
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Intercomm } from "ebb/comm";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -128,12 +128,7 @@ async function adapt(): Promise<void> {
     }
   }
   await Promise.all(sends);
-  await adaptCommit();
-  if (!w.newWorld) {
-    await finalizeAdapt();
-    process.exit(0);
-  }
-  world = w.newWorld as Comm;
+  world = (await adaptCommit()) ?? process.exit(0); // null: this rank left
   status = "new";
   [first, last] = range;
   u = fresh;

@@ -2,7 +2,7 @@
 // the old world was blocked: from the probe call that said pending through adaptBegin and adaptCommit.
 // It runs until the file named in argv[2] appears.
 import { existsSync } from "node:fs";
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm } from "../../src/comm/index.ts";
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../src/comm/index.ts";
 
 const stop = process.argv[2] ?? "/nonexistent";
 let { world, status } = await initAdapt();
@@ -10,14 +10,10 @@ console.log(`ready rank=${world.rank}`);
 
 async function adapt(t0: number): Promise<void> {
   const w = await adaptBegin();
-  await adaptCommit();
+  const next = await adaptCommit();
   const blocked = (Bun.nanoseconds() - t0) / 1e6;
   if (status !== "joining" && world.rank === 0) console.log(`blocked_ms=${blocked.toFixed(3)} from=${w.staying + w.leaving} to=${w.staying + w.joining}`);
-  if (!w.newWorld) {
-    await finalizeAdapt();
-    process.exit(0);
-  }
-  world = w.newWorld as Comm;
+  world = next ?? process.exit(0);
   status = "new";
 }
 

@@ -7,28 +7,23 @@ const sizes = [8, 64, 1024, 16384, 262144, 1048576, 4194304];
 const reps = (n: number) => (n <= 16384 ? 1000 : n <= 262144 ? 100 : 20);
 if (world.size >= 2 && world.rank < 2) {
   const peer = 1 - world.rank;
+  const exchange = async (buf: Uint8Array, times: number) => {
+    for (let i = 0; i < times; i++) {
+      if (world.rank === 0) {
+        await world.send(peer, buf);
+        await world.recv(peer);
+      } else {
+        await world.recv(peer);
+        await world.send(peer, buf);
+      }
+    }
+  };
   for (const n of sizes) {
     const buf = new Uint8Array(n);
     const r = reps(n);
-    for (let warm = 0; warm < 10; warm++) {
-      if (world.rank === 0) {
-        await world.send(peer, buf);
-        await world.recv(peer);
-      } else {
-        await world.recv(peer);
-        await world.send(peer, buf);
-      }
-    }
+    await exchange(buf, 10);
     const t0 = Bun.nanoseconds();
-    for (let i = 0; i < r; i++) {
-      if (world.rank === 0) {
-        await world.send(peer, buf);
-        await world.recv(peer);
-      } else {
-        await world.recv(peer);
-        await world.send(peer, buf);
-      }
-    }
+    await exchange(buf, r);
     if (world.rank === 0) console.log(`pingpong bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 2 / 1000).toFixed(2)}`);
   }
 }

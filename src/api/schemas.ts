@@ -27,6 +27,23 @@ export const TimeLimit = z.union([z.number(), z.string()], { error: "must be sec
   return seconds;
 });
 
+/** An elastic job's own scheduler settings; the controller clamps them to its admin limits. */
+export const ElasticSettings = z.strictObject({
+  /** MTCT above which the job is halved. */
+  upper: z.number().positive().optional(),
+  /** MTCT below which the job may double. */
+  lower: z.number().nonnegative().optional(),
+  /** Seconds of samples the trend is taken over. */
+  window: z.number().positive().optional(),
+  /** Samples needed after an adaptation before the job is resized again. */
+  minSamples: z.int().min(1).optional(),
+  /** Seconds after an adaptation before the job may adapt again. */
+  settle: z.number().nonnegative().optional(),
+  /** Grow only when the predicted gain exceeds the adaptation cost. */
+  payoff: z.boolean().optional(),
+});
+export type ElasticSettings = z.infer<typeof ElasticSettings>;
+
 export const JobSubmit = z
   .strictObject({
     name: z.string().min(1).max(200).optional(),
@@ -46,6 +63,8 @@ export const JobSubmit = z
     maxNodes: z.int().min(1).max(100_000).optional(),
     /** Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60). */
     sampleInterval: z.number().min(0.1).max(86_400).optional(),
+    /** Elastic jobs: their own scheduler settings; the controller clamps them to its admin limits. */
+    elasticSettings: ElasticSettings.optional(),
   })
   .superRefine((b, ctx) => {
     const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
@@ -63,6 +82,11 @@ export const JobSubmit = z
       ctx.addIssue({ code: "custom", path: ["nodes"], message: `nodes ${b.nodes} is outside [minNodes, maxNodes]` });
     if (!b.elastic && (b.minNodes !== undefined || b.maxNodes !== undefined) && b.nodes !== undefined)
       ctx.addIssue({ code: "custom", path: ["nodes"], message: "give either nodes or a minNodes/maxNodes range, not both, for a job that is not elastic" });
+    if (!b.elastic && b.elasticSettings !== undefined)
+      ctx.addIssue({ code: "custom", path: ["elasticSettings"], message: "only elastic jobs have scheduler settings; add elastic: true" });
+    const s = b.elasticSettings;
+    if (s?.lower !== undefined && s.upper !== undefined && s.lower >= s.upper)
+      ctx.addIssue({ code: "custom", path: ["elasticSettings", "lower"], message: `lower ${s.lower} must be below upper ${s.upper}` });
   });
 export type JobSubmit = z.infer<typeof JobSubmit>;
 
@@ -174,6 +198,7 @@ export const JobDetail = JobView.extend({
   /** Elastic jobs: MTCT per sampling window, oldest first. */
   samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
   sampleInterval: z.number().nullable(),
+  elasticSettings: ElasticSettings.nullable(),
 });
 export type JobDetail = z.infer<typeof JobDetail>;
 

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, ApiClientError } from "../api/client.ts";
+import { ElasticSettings } from "../api/schemas.ts";
 import { parseDuration } from "../util/time.ts";
 
 /** A user mistake: printed as one line, exit status 2. */
@@ -55,15 +56,42 @@ export const elasticArgs = defineArgs({
   "min-nodes": { type: "string", description: "Fewest nodes: the job may start with as few, and is never shrunk below", valueHint: "N" },
   "max-nodes": { type: "string", description: "Most nodes the job may grow to", valueHint: "N" },
   "sample-interval": { type: "string", description: "Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60)", valueHint: "SECONDS" },
+  "elastic-settings": {
+    type: "string",
+    description: "Elastic jobs: the job's own scheduler settings, e.g. upper=0.2,lower=0.005,settle=30,payoff=no (keys: upper, lower, window, minSamples, settle, payoff); the controller clamps them to its limits",
+    valueHint: "K=V,...",
+  },
 });
 
-export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; "sample-interval"?: string }) {
+/** --elastic-settings upper=0.2,payoff=no: validated by the API's schema, so errors name the key. */
+export function parseElasticSettings(text: string | undefined): ElasticSettings | undefined {
+  if (text === undefined) return undefined;
+  const raw: Record<string, number | boolean> = {};
+  for (const part of text.split(",").filter((p) => p.trim() !== "")) {
+    const eq = part.indexOf("=");
+    if (eq < 0) throw new UsageError(`--elastic-settings: "${part}" is not KEY=VALUE (e.g. upper=0.2)`);
+    const key = part.slice(0, eq).trim();
+    const value = part.slice(eq + 1).trim();
+    if (key === "payoff") {
+      if (!/^(yes|no|true|false|on|off)$/.test(value)) throw new UsageError(`--elastic-settings: payoff=${value}: expected yes or no`);
+      raw[key] = /^(yes|true|on)$/.test(value);
+    } else raw[key] = value === "" ? Number.NaN : Number(value);
+  }
+  const r = ElasticSettings.safeParse(raw);
+  if (!r.success) {
+    const i = r.error.issues[0]!;
+    throw new UsageError(`--elastic-settings: ${i.path.join(".") || "settings"}: ${i.code === "unrecognized_keys" ? `unknown key ${i.keys.join(", ")} (keys: ${Object.keys(ElasticSettings.shape).join(", ")})` : i.message}`);
+  }
+  return r.data;
+}
+
+export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; "sample-interval"?: string; "elastic-settings"?: string }) {
   const interval = a["sample-interval"];
   const seconds = interval === undefined ? undefined : Number(interval);
   if (seconds !== undefined && !(seconds >= 0.1 && seconds <= 86400)) throw new UsageError(`--sample-interval ${interval}: expected seconds between 0.1 and 86400`);
   const minNodes = intFlag(a["min-nodes"], "--min-nodes");
   const maxNodes = intFlag(a["max-nodes"], "--max-nodes");
-  return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds };
+  return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds, elasticSettings: parseElasticSettings(a["elastic-settings"]) };
 }
 
 export function jobIdArg(value: string | undefined): number {

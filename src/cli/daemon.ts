@@ -2,6 +2,10 @@
 import { defineArgs } from "./args.ts";
 import { availableParallelism, hostname, totalmem } from "node:os";
 import { parseHostPort, type HostPort } from "../util/addr.ts";
+import { ZodError } from "zod";
+import { readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
+import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
+import { describeIssues } from "../util/zod.ts";
 import { durationFlag, intFlag, UsageError } from "./common.ts";
 
 export function listenFlag(value: string, flag = "--listen"): HostPort {
@@ -11,18 +15,66 @@ export function listenFlag(value: string, flag = "--listen"): HostPort {
 }
 
 export const controllerTuning = defineArgs({
+  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval}; flags override it", valueHint: "FILE" },
   heartbeat: { type: "string", description: "Agent heartbeat interval in seconds; 3 missed make a node DOWN (default 2)", valueHint: "SECONDS" },
   "default-time": { type: "string", description: "Time limit of jobs that give none (default 1:00:00)", valueHint: "TIME" },
   "kill-wait": { type: "string", description: "Seconds between SIGTERM and SIGKILL when a job is cancelled or times out (default 5)", valueHint: "SECONDS" },
+  policy: { type: "string", description: `Scheduling policy: ${POLICIES.join(", ")} (default ebb)`, valueHint: "POLICY" },
+  "ers-interval": { type: "string", description: "Seconds between elastic scheduling passes (default 60)", valueHint: "SECONDS" },
+  upper: { type: "string", description: "MTCT above which an elastic job is halved (default 0.1)", valueHint: "X" },
+  lower: { type: "string", description: "MTCT below which an elastic job may double (default 0.01)", valueHint: "X" },
+  settle: { type: "string", description: "Seconds after an adaptation before the job may adapt again (default 120)", valueHint: "SECONDS" },
+  "min-samples": { type: "string", description: "Timing samples a job needs since its last adaptation before the scheduler acts on it (default 3)", valueHint: "N" },
+  payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on; --no-payoff turns it off)" },
+  "sample-interval": { type: "string", description: "Seconds between elastic jobs' timing samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
 });
 
-export function tuning(a: { heartbeat?: string; "default-time"?: string; "kill-wait"?: string }) {
-  const hb = a.heartbeat === undefined ? undefined : Number(a.heartbeat);
-  if (hb !== undefined && !(hb >= 0.05 && hb <= 3600)) throw new UsageError(`--heartbeat ${a.heartbeat}: expected seconds between 0.05 and 3600`);
+type TuningArgs = { [K in keyof typeof controllerTuning]?: K extends "payoff" ? boolean : string };
+
+function numberFlag(value: string | undefined, flag: string, min = 0): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n < min) throw new UsageError(`${flag} ${value}: expected a number of at least ${min}`);
+  return n;
+}
+
+/** Controller options from the config file and the flags (flags win). */
+export function tuning(a: TuningArgs) {
+  let file: ControllerConfig = {};
+  if (a.config) {
+    try {
+      file = readControllerConfig(a.config);
+    } catch (e) {
+      throw new UsageError(`--config ${(e as Error).message}`);
+    }
+  }
+  const hb = numberFlag(a.heartbeat, "--heartbeat", 0.05) ?? file.heartbeat;
+  if (hb !== undefined && hb > 3600) throw new UsageError(`--heartbeat ${hb}: at most 3600 seconds`);
+  if (a.policy !== undefined && !isPolicy(a.policy)) throw new UsageError(`--policy ${a.policy}: expected one of ${POLICIES.join(", ")}`);
+  const scheduler: Partial<ErsConfig> = { ...file.scheduler };
+  const set = <K extends keyof ErsConfig>(k: K, v: ErsConfig[K] | undefined) => {
+    if (v !== undefined) scheduler[k] = v;
+  };
+  set("policy", a.policy as PolicyName | undefined);
+  set("interval", numberFlag(a["ers-interval"], "--ers-interval", 0.05));
+  set("upper", numberFlag(a.upper, "--upper"));
+  set("lower", numberFlag(a.lower, "--lower"));
+  set("settle", numberFlag(a.settle, "--settle"));
+  set("minSamples", intFlag(a["min-samples"], "--min-samples"));
+  set("payoff", a.payoff);
+  try {
+    resolveConfig(scheduler);
+  } catch (e) {
+    throw new UsageError(`scheduler settings: ${e instanceof ZodError ? describeIssues(e) : (e as Error).message}`);
+  }
+  const killWait = a["kill-wait"] === undefined ? file.killWait : intFlag(a["kill-wait"], "--kill-wait", { min: 0 });
   return {
     heartbeatMs: hb === undefined ? undefined : Math.round(hb * 1000),
-    defaultTimeLimit: durationFlag(a["default-time"], "--default-time"),
-    killWaitMs: a["kill-wait"] === undefined ? undefined : (intFlag(a["kill-wait"], "--kill-wait", { min: 0 }) ?? 5) * 1000,
+    defaultTimeLimit: durationFlag(a["default-time"], "--default-time") ?? file.defaultTime,
+    killWaitMs: killWait === undefined ? undefined : killWait * 1000,
+    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", 0.1) ?? file.sampleInterval,
+    scheduler,
+    limits: file.limits,
   };
 }
 

@@ -34,6 +34,7 @@ export default defineCommand({
       out += field("Output", j.output);
       out += field("Command", j.argv?.join(" "));
       if (j.elastic) {
+        if (j.elasticSettings) out += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
         out += field("MTCT", j.mtct === null ? "(no timing samples yet)" : `${j.mtct.toFixed(4)}  (communication / computation, latest ${j.sampleInterval} s window)`);
       }
       if (j.allocationHistory.length > 0) {

@@ -46,7 +46,7 @@ export default defineCommand({
         script,
         name: pick("job-name") ?? basename(path),
         nodes: intFlag(pick("nodes"), "--nodes"),
-        ...elasticFields({ elastic: flag("elastic"), "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), "sample-interval": pick("sample-interval") }),
+        ...elasticFields({ elastic: flag("elastic"), "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") }),
         tasks: intFlag(pick("ntasks"), "--ntasks"),
         tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
         timeLimit: durationFlag(pick("time"), "--time"),

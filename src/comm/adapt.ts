@@ -10,8 +10,7 @@
  *   async function window() {
  *     const { intercomm, newWorld, staying, leaving, joining } = await adaptBegin();
  *     ...redistribute data (old world, intercomm to joining ranks, newWorld)...
- *     await adaptCommit();                             // leaving ranks must exit after this
- *     world = newWorld!;
+ *     world = (await adaptCommit()) ?? process.exit(0);  // null: this rank left, and must exit
  *   }
  *
  * Every rank must see an adaptation at the same probe call, which means the same point of the
@@ -159,11 +158,14 @@ export function probeAdapt(): Promise<Probe> {
   const s = state("probeAdapt");
   const now = Bun.nanoseconds();
   const p = s.perf;
+  // Only whole iterations count: not the start-up before the first probe, nor the one that held a window.
+  const comm = resetCommTime();
   if (s.lastProbe !== 0) {
+    const loop = now - s.lastProbe;
     p.iterations++;
-    p.loopNs += now - s.lastProbe;
+    p.loopNs += loop;
+    p.commNs += Math.min(comm, loop);
   }
-  p.commNs += resetCommTime();
   s.lastProbe = now;
   if (now - p.lastSent >= p.intervalNs) sendSamples(s, now);
   const c = ++s.count;
@@ -230,10 +232,10 @@ export async function adaptBegin(): Promise<Window> {
 
 /**
  * MPI_Comm_adapt_commit: returns once every rank of the old and the new world has committed. The
- * new world becomes the world and everything derived from the old one is invalid. Leaving ranks
- * are disconnected and must exit.
+ * new world becomes the world (and is returned) and everything derived from the old one is
+ * invalid. Leaving ranks are disconnected and finalized, get null, and must exit.
  */
-export async function adaptCommit(): Promise<void> {
+export async function adaptCommit(): Promise<Comm | null> {
   const s = state("adaptCommit");
   const w = s.window;
   if (!w) throw new CommUsageError("adaptCommit: no window is open; call adaptBegin() first");
@@ -246,15 +248,18 @@ export async function adaptCommit(): Promise<void> {
   // Probe calls are counted from the window on (see the header: joining ranks one lower).
   s.count = s.joining ? -1 : 0;
   s.joining = false;
+  s.lastProbe = 0;
+  resetCommTime();
   if (s.shm) Atomics.store(s.shm, SLOT(s.slot), s.count);
   if (!w.newWorld) {
     s.left = true;
     s.world = null;
     await finalize();
     await s.pmi.finalize();
-    return;
+    return null;
   }
   s.world = w.newWorld;
+  return w.newWorld;
 }
 
 /** The current world (after initAdapt, and after each commit). */

@@ -136,6 +136,7 @@ export function planBatch(input: BatchInput): BatchPlan {
     pending: input.pending,
     startSize: (job, free) => Math.min(job.maxNodes, free),
     reasons: input.reasons,
+    backfill: input.backfill,
   });
   const starts: Start[] = plan.starts.map((s) => ({ jobId: s.jobId, nodes: freeNames.splice(0, s.nodes), reason: s.reason }));
   return { starts, reservation: plan.reservation, waiting: plan.waiting };

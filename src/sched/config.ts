@@ -46,20 +46,26 @@ export const DEFAULT_CONFIG: Readonly<ErsConfig> = Object.freeze({
   admitDepth: 16,
 });
 
-export const ersConfigSchema = z
-  .object({
-    policy: z.enum(POLICIES),
-    interval: z.number().positive(),
-    upper: z.number().positive(),
-    lower: z.number().nonnegative(),
-    window: z.number().positive(),
-    minSamples: z.number().int().min(1),
-    settle: z.number().nonnegative(),
-    payoff: z.boolean(),
-    defaultAdaptCost: z.number().nonnegative(),
-    admitDepth: z.number().int().min(0),
-  })
-  .refine((c) => c.lower < c.upper, { message: "lower threshold must be below the upper one", path: ["lower"] });
+/** Every scheduler setting, each checked on its own. */
+export const ersSettings = z.strictObject({
+  policy: z.enum(POLICIES),
+  interval: z.number().positive(),
+  upper: z.number().positive(),
+  lower: z.number().nonnegative(),
+  window: z.number().positive(),
+  minSamples: z.number().int().min(1),
+  settle: z.number().nonnegative(),
+  payoff: z.boolean(),
+  defaultAdaptCost: z.number().nonnegative(),
+  admitDepth: z.number().int().min(0),
+});
+
+const thresholdsInOrder = (c: { lower?: number; upper?: number }) => c.lower === undefined || c.upper === undefined || c.lower < c.upper;
+const thresholdsMessage = { message: "lower threshold must be below the upper one", path: ["lower"] };
+
+export const ersConfigSchema = ersSettings.refine(thresholdsInOrder, thresholdsMessage);
+/** Some of the settings (a config file's), the thresholds in order if both are given. */
+export const ersPartialSchema = ersSettings.partial().refine(thresholdsInOrder, thresholdsMessage);
 
 /** Defaults overlaid with `partial`, validated; throws a ZodError naming the bad field. */
 export function resolveConfig(partial: Partial<ErsConfig> = {}): ErsConfig {
@@ -94,6 +100,19 @@ export interface JobConfig {
   /** One line per override that was clamped or refused, for the job's events. */
   clamped: string[];
 }
+
+/**
+ * What jobs may pick unless the controller's config says otherwise (per key): a job's settings
+ * only decide when it is itself resized, within bounds that keep it from thrashing or hoarding.
+ */
+export const DEFAULT_LIMITS: Readonly<AdminLimits> = Object.freeze<AdminLimits>({
+  upper: [0.02, 1],
+  lower: [0, 0.05],
+  window: [10, 3600],
+  minSamples: [1, 100],
+  settle: [10, 86_400],
+  payoffOptional: true,
+});
 
 /** The config a job runs under: its overrides, clamped to the admin limits. */
 export function jobConfig(base: ErsConfig, overrides: JobOverrides | undefined, limits: AdminLimits = {}): JobConfig {

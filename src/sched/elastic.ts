@@ -83,6 +83,7 @@ export function planElastic(input: ElasticInput): ElasticPlan {
   const { now, config } = input;
   const notes: Note[] = [];
   const candidates: Candidate[] = [];
+  const clampNotes = new Set<Note>();
   let incoming = 0;
 
   // Steps 1-3: candidates, their model and range.
@@ -93,7 +94,11 @@ export function planElastic(input: ElasticInput): ElasticPlan {
     }
     if (!job.elastic || job.minNodes >= job.maxNodes || job.atResizePoint === false) continue;
     const { config: cfg, clamped } = jobConfig(config, job.overrides, input.limits);
-    for (const c of clamped) notes.push({ jobId: job.id, text: c });
+    for (const text of clamped) {
+      const n = { jobId: job.id, text };
+      clampNotes.add(n);
+      notes.push(n);
+    }
     if (job.lastAdaptEnd !== undefined && now < job.lastAdaptEnd + cfg.settle * 1000) {
       notes.push({ jobId: job.id, text: `settling: adapted ${fmtSec((now - job.lastAdaptEnd) / 1000)} ago, settle time ${cfg.settle} s` });
       continue;
@@ -315,11 +320,22 @@ export function planElastic(input: ElasticInput): ElasticPlan {
   }
 
   const resizes: Resize[] = [];
+  // Clamped settings are worth a note but do not say why a job keeps its size.
+  const noted = new Set(notes.filter((n) => !clampNotes.has(n)).map((n) => n.jobId));
   for (const c of candidates) {
     if (c.target !== c.job.nodes && c.rule) resizes.push({ jobId: c.job.id, from: c.job.nodes, to: c.target, rule: c.rule, reason: c.reason ?? "" });
+    else if (!noted.has(c.job.id)) notes.push({ jobId: c.job.id, text: keptBecause(c, fillable) });
   }
   const ranges = candidates.map((c) => ({ jobId: c.job.id, nodes: c.job.nodes, ...c.range }));
   return { resizes, reservations, ranges, notes };
+}
+
+/** Why a candidate keeps its size, for the job's events. */
+function keptBecause(c: Candidate, fillable: number): string {
+  if (c.range.kind === "shrink") return `kept at ${c.job.nodes}: ${c.range.why}, but already at its minimum`;
+  if (c.range.kind !== "grow") return `kept at ${c.job.nodes}: ${c.range.why}`;
+  if (c.range.hi <= c.job.nodes) return `kept at ${c.job.nodes}: ${c.range.why}, but already at its maximum`;
+  return `kept at ${c.job.nodes}: ${c.range.why}, but ${fillable === 0 ? "no idle node may be lent" : "the idle nodes went to jobs with more time left"}`;
 }
 
 export function fmtSec(s: number): string {

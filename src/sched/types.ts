@@ -42,6 +42,8 @@ export interface BatchInput {
   pending: PendingJob[];
   /** Explain why every job left pending waits (default true); false lets a pass stop once no node is free. */
   reasons?: boolean;
+  /** EASY backfilling (default); false: plain FCFS. */
+  backfill?: boolean;
 }
 
 export interface Start {

@@ -42,6 +42,7 @@ function prepare(db: Db) {
         output: p("output"),
         submitTime: p("submitTime"),
         sampleInterval: p("sampleInterval"),
+        elasticSettings: p("elasticSettings"),
       })
       .returning({ id: jobs.id })
       .prepare(),
@@ -98,6 +99,7 @@ export class JobStore {
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
     const row = this.q.insertJob.get({
       sampleInterval: null,
+      elasticSettings: null,
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,

@@ -3,6 +3,7 @@
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
+import type { JobOverrides } from "../sched/config.ts";
 
 export const nodes = sqliteTable("nodes", {
   name: text("name").primaryKey(),
@@ -44,6 +45,8 @@ export const jobs = sqliteTable(
     nextStep: integer("next_step").notNull().default(0),
     /** Seconds between timing samples of an elastic job's ranks. */
     sampleInterval: real("sample_interval"),
+    /** The job's own elastic-scheduler settings (thresholds, window, settle, payoff), within admin limits. */
+    elasticSettings: text("elastic_settings", { mode: "json" }).$type<JobOverrides>(),
   },
   (t) => [index("jobs_state").on(t.state)],
 );

@@ -170,14 +170,17 @@ describe("refused resizes", () => {
 describe("timing samples", () => {
   test("ranks report loop and comm time; the job shows its MTCT per window", async () => {
     const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "0.5", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=1/);
-    const detail = await waitFor("two sampling windows", async () => {
+    const detail = await waitFor("three sampling windows", async () => {
       const j = await c.job(job.id);
-      return j.samples.length >= 2 && j.mtct !== null ? j : undefined;
+      return j.samples.length >= 3 && j.mtct !== null ? j : undefined;
     });
     expect(detail.sampleInterval).toBe(0.5);
     for (const s of detail.samples) {
       expect(s.iterations).toBeGreaterThan(0);
       expect(s.mtct).toBeGreaterThan(0);
+    }
+    // After the first window (whose first allreduce waits for the slower rank to start):
+    for (const s of detail.samples.slice(1)) {
       // 5 ms of sleep per iteration against one small allreduce: communication is the small part.
       expect(s.mtct).toBeLessThan(1);
     }

@@ -24,6 +24,8 @@ export interface ClusterOptions {
   heartbeat?: number;
   cpus?: number;
   killWait?: number;
+  /** More `ebb controller` flags (scheduler settings). */
+  controllerArgs?: string[];
 }
 
 async function freePort(): Promise<number> {
@@ -92,7 +94,7 @@ export class TestCluster {
     if (!this.port) this.port = await freePort();
     rmSync(join(this.stateDir, "controller.url"), { force: true });
     this.controller = this.spawn(
-      ["controller", "--listen", `127.0.0.1:${this.port}`, "--state-dir", this.stateDir, "--heartbeat", String(this.opts.heartbeat ?? 1), "--kill-wait", String(this.opts.killWait ?? 2)],
+      ["controller", "--listen", `127.0.0.1:${this.port}`, "--state-dir", this.stateDir, "--heartbeat", String(this.opts.heartbeat ?? 1), "--kill-wait", String(this.opts.killWait ?? 2), ...(this.opts.controllerArgs ?? [])],
       `controller-${Date.now()}`,
     );
     this.url = `http://127.0.0.1:${this.port}`;

@@ -50,6 +50,10 @@ describe("POST /v1/jobs", () => {
     ["name empty", { ...ok, name: "" }, "name", /.+/],
     ["min above max", { ...ok, elastic: true, minNodes: 3, maxNodes: 2 }, "minNodes", /above maxNodes/],
     ["output not a string", { ...ok, output: 5 }, "output", /string/i],
+    ["elastic settings on a rigid job", { ...ok, elasticSettings: { upper: 0.2 } }, "elasticSettings", /add elastic: true/],
+    ["elastic setting not a number", { ...ok, elastic: true, maxNodes: 2, elasticSettings: { upper: "high" } }, "elasticSettings", /number/i],
+    ["unknown elastic setting", { ...ok, elastic: true, maxNodes: 2, elasticSettings: { uper: 0.2 } }, "elasticSettings", /uper/],
+    ["inverted thresholds", { ...ok, elastic: true, maxNodes: 2, elasticSettings: { upper: 0.01, lower: 0.1 } }, "elasticSettings", /lower 0.1 must be below upper 0.01/],
   ];
   for (const [what, body, field, message] of cases) {
     test(`${what} -> 400 naming ${field || "the field"}`, async () => {

@@ -72,6 +72,34 @@ describe("ERS candidates", () => {
   });
 });
 
+describe("why a candidate keeps its size", () => {
+  test("every candidate left alone gets one note saying why; a clamp note does not replace it", () => {
+    const p = plan({
+      running: [
+        job(1, 8, 0.05, 1000),
+        job(2, 8, 0.001, 1000),
+        job(3, 64, 0.001, 1000),
+        job(4, 8, 0.05, 1000, { overrides: { upper: 0.5 } }),
+        job(5, 2, 0.3, 1000, { minNodes: 2 }),
+      ],
+      limits: { upper: [0.02, 0.2] },
+    });
+    expect(p.resizes).toEqual([]);
+    const of = (id: number) => p.notes.filter((n) => n.jobId === id).map((n) => n.text);
+    expect(of(1)).toEqual(["kept at 8: MTCT avg 0.050 trend 0.050: within [0.01, 0.1], hold"]);
+    expect(of(2)).toEqual(["kept at 8: MTCT avg 0.0010 trend 0.0010: below lower 0.01, may double, but no idle node may be lent"]);
+    expect(of(3)).toEqual(["kept at 64: MTCT avg 0.0010 trend 0.0010: below lower 0.01, may double, but already at its maximum"]);
+    expect(of(5)).toEqual(["kept at 2: MTCT avg 0.30 trend 0.30: above upper 0.1, halve (mandatory), but already at its minimum"]);
+    expect(of(4)).toEqual(["upper 0.5 clamped to 0.2 (allowed 0.02-0.2)", "kept at 8: MTCT avg 0.050 trend 0.050: within [0.01, 0.2], hold"]);
+  });
+
+  test("a job that is resized gets no such note", () => {
+    const p = plan({ running: [job(1, 8, 0.001, 1000)], idleNodes: 8 });
+    expect(p.resizes).toHaveLength(1);
+    expect(p.notes).toEqual([]);
+  });
+});
+
 describe("rule 2: resource filling with the payoff rule", () => {
   test("idle nodes go to grow candidates, longest remaining first, up to double", () => {
     const p = plan({ idleNodes: 10, running: [job(1, 4, 0.001, 1000), job(2, 4, 0.001, 5000), job(3, 4, 0.05, 9000)] });

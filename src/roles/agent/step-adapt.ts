@@ -49,14 +49,8 @@ export interface StepAdaptContext {
   shmDir: string;
 }
 
-interface Window {
-  adaptId: number;
-  generation: number;
-  staying: number;
-  leaving: number;
-  joining: number;
-  oldSize: number;
-}
+/** The window as the agent keeps it: what it publishes, without the joining ranks' cards. */
+type Window = Omit<AdaptWindow, "cards">;
 
 export class StepAdapt {
   private readonly shmPath: string;

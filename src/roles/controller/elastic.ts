@@ -215,8 +215,12 @@ export class Elastic {
       .map(([b, list]) => {
         const comm = list.reduce((a, r) => a + r.commNs, 0);
         const loop = list.reduce((a, r) => a + r.loopNs, 0);
-        return { time: (b + 1) * windowMs, mtct: comm / Math.max(loop - comm, 1), iterations: list.reduce((a, r) => a + r.iterations, 0) };
-      });
+        const iterations = list.reduce((a, r) => a + r.iterations, 0);
+        // A window without a whole iteration (start-up, a long window) has no ratio to give; an
+        // all-communication one is capped at 1000.
+        return iterations === 0 || loop === 0 ? undefined : { time: (b + 1) * windowMs, mtct: comm / Math.max(loop - comm, loop / 1000), iterations };
+      })
+      .filter((s) => s !== undefined);
     const recent = samples.filter((s) => s.time >= now - 2 * windowMs);
     return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples };
   }

@@ -23,6 +23,8 @@ import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
 import { Elastic } from "./elastic.ts";
+import { ElasticScheduler } from "./ers.ts";
+import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { ElasticStore } from "../../store/elastic.ts";
 import { ClusterState } from "./state.ts";
 import { serve } from "./server.ts";
@@ -40,6 +42,10 @@ export interface ControllerOptions {
   orphanGraceMs?: number;
   /** Seconds between timing samples of elastic jobs' ranks (default 60). */
   sampleInterval?: number;
+  /** Elastic scheduling: policy, thresholds, interval, settle time... (defaults: sched/config.ts). */
+  scheduler?: Partial<ErsConfig>;
+  /** Bounds for jobs' own scheduler settings. */
+  limits?: AdminLimits;
 }
 
 export interface ControllerHandle {
@@ -84,13 +90,16 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
     },
   );
-  scheduler = new SchedulerLoop(state, jobs, spawns);
+  const ersConfig = resolveConfig(opts.scheduler);
+  scheduler = new SchedulerLoop(state, jobs, spawns, ersConfig.policy === "fcfs" ? { backfill: false } : {});
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
   const launchers = new LauncherHub(state, jobs, elastic);
   jobs.restore();
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
+  const ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  ers.start();
 
   const backend: ApiBackend = {
     version: VERSION,
@@ -116,6 +125,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     agents,
     launchers,
   });
+  log.info(`scheduling policy ${ersConfig.policy}`, ersConfig.policy === "fcfs" || ersConfig.policy === "easy" ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
 
@@ -133,6 +143,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     stateDir: opts.stateDir,
     async stop() {
       clearInterval(ticker);
+      ers.stop();
       server.stop(true);
       db.$client.close();
     },

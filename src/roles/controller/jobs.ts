@@ -97,6 +97,7 @@ export class Jobs {
       cwd,
       submitTime: now,
       sampleInterval: req.sampleInterval ?? null,
+      elasticSettings: req.elasticSettings ?? null,
     } as const;
     const row: JobRow = this.store.tx(() => {
       const id = this.store.insertJob(values);

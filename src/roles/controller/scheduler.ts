@@ -18,6 +18,7 @@ export class SchedulerLoop {
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly spawns: SpawnQueue,
+    private readonly opts: { backfill?: boolean } = {},
   ) {}
 
   request(opts: { full?: boolean } = {}): void {
@@ -34,7 +35,7 @@ export class SchedulerLoop {
   }
 
   snapshot(now: number, reasons = true): BatchInput {
-    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons };
+    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons, backfill: this.opts.backfill };
     for (const n of this.state.nodes.values()) input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
     for (const j of this.state.jobs.values()) {
       if (j.sched.pending) input.pending.push(j.sched.pending);

@@ -1,6 +1,6 @@
 // An elastic loop: every iteration probes, then allreduces. Prints each world it joins and ends in.
 // argv: iterations, sleep ms per iteration.
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm } from "../../../src/comm/index.ts";
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const iterations = Number(process.argv[2] ?? 100);
 const pause = Number(process.argv[3] ?? 5);
@@ -13,13 +13,12 @@ async function adapt(): Promise<void> {
   const w = await adaptBegin();
   if (status === "joining") i = (await w.intercomm.recv<number>(0, 1)).data;
   else if (world.rank === 0) await Promise.all(Array.from({ length: w.joining }, (_, r) => w.intercomm.send(r, i, 1)));
-  await adaptCommit();
-  if (!w.newWorld) {
+  const next = await adaptCommit();
+  if (!next) {
     console.log(`left rank=${world.rank} at=${i}`);
-    await finalizeAdapt();
     process.exit(0);
   }
-  world = w.newWorld as Comm;
+  world = next;
   status = "new";
   if (world.rank === 0) console.log(`world size=${world.size} at=${i} staying=${w.staying} leaving=${w.leaving} joining=${w.joining}`);
 }

@@ -3,7 +3,7 @@
 // (its iteration): rank 0 prints "window N at=<min>..<max>", which must be one number.
 // argv: a file whose appearance ends the run, max sleep ms.
 import { existsSync } from "node:fs";
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm } from "../../../src/comm/index.ts";
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const stopFile = process.argv[2] ?? "/nonexistent";
 const maxSleep = Number(process.argv[3] ?? 3);
@@ -25,12 +25,7 @@ async function adapt(): Promise<void> {
   } else {
     [i, windows] = (await w.intercomm.recv<[number, number]>(0, 3)).data;
   }
-  await adaptCommit();
-  if (!w.newWorld) {
-    await finalizeAdapt();
-    process.exit(0);
-  }
-  world = w.newWorld as Comm;
+  world = (await adaptCommit()) ?? process.exit(0); // null: this rank left
   status = "new";
   // The window counts as the iteration it was entered at; joining ranks start at the next one.
 }

@@ -1,0 +1,37 @@
+/**
+ * The controller's configuration file (`ebb controller --config FILE`, JSON): scheduler settings,
+ * the limits within which jobs may set their own, and daemon timings. Flags override it.
+ */
+import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
+import { describeIssues } from "../../util/zod.ts";
+
+const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
+
+export const ControllerConfig = z.strictObject({
+  scheduler: ersPartialSchema.optional(),
+  /** Bounds for what jobs may set for themselves (submit field `elasticSettings`), per key over sched/config DEFAULT_LIMITS; [x, x] pins a setting. */
+  limits: z
+    .strictObject({ upper: range, lower: range, window: range, minSamples: range, settle: range, payoffOptional: z.boolean() })
+    .partial()
+    .optional(),
+  heartbeat: z.number().min(0.05).max(3600).optional(),
+  defaultTime: z.int().positive().optional(),
+  killWait: z.number().nonnegative().optional(),
+  sampleInterval: z.number().min(0.1).max(86_400).optional(),
+});
+export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
+
+/** Reads and validates a config file; the error names the file and every bad field. */
+export function readControllerConfig(path: string): ControllerConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, "utf8"));
+  } catch (e) {
+    throw new Error(`${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : `not valid JSON (${(e as Error).message})`}`);
+  }
+  const r = ControllerConfig.safeParse(raw);
+  if (!r.success) throw new Error(`${path}: ${describeIssues(r.error)}`);
+  return r.data as ControllerConfig;
+}

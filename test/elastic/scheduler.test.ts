@@ -1,0 +1,142 @@
+/**
+ * The elastic scheduler in a live controller: real agents, real synthetic elastic programs whose
+ * communication share is known, scheduling passes every second. The scheduler must halve the
+ * communication-bound job, lend the nodes it frees to the computation-bound one (rule 2), take
+ * them back for a waiting job (rule 1), and leave a job alone when its own settings say so.
+ * Every decision is checked in the adaptation history and the job's events, with its reason.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+
+const BUN = process.execPath;
+const SYNTHETIC = join(new URL("../..", import.meta.url).pathname, "examples/synthetic.ts");
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = await startCluster({
+    agents: 6,
+    controllerArgs: ["--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"],
+  });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** A synthetic elastic job: `ratio` communication per unit of computation, forever (until cancelled). */
+function synthetic(nodes: number, ratio: number, work: number, extra: Record<string, unknown> = {}) {
+  return c.submit({
+    argv: [BUN, SYNTHETIC, "--work", String(work), "--phases", `${ratio}:1000000`],
+    nodes,
+    elastic: true,
+    minNodes: 1,
+    maxNodes: 6,
+    sampleInterval: 1,
+    timeLimit: 600,
+    ...extra,
+  });
+}
+
+const committed = (job: any) => job.adaptations.filter((a: any) => a.state === "COMMITTED");
+
+/** Waits for the job to hold `nodes` nodes; on a timeout the error carries what the scheduler said. */
+async function waitSize(id: number, nodes: number, timeoutMs = 60_000): Promise<any> {
+  try {
+    return await waitFor(
+      `job ${id} to run on ${nodes} nodes`,
+      async () => {
+        const j = await c.job(id);
+        return j.state === "RUNNING" && j.allocation.length === nodes ? j : undefined;
+      },
+      timeoutMs,
+    );
+  } catch (e) {
+    const j = await c.job(id);
+    const said = j.events.map((x: any) => `${x.time} ${x.kind}: ${x.message}`).join("\n");
+    throw new Error(`${(e as Error).message}\nstate ${j.state} on ${j.allocation.length}; samples ${j.samples.map((x: any) => x.mtct.toFixed(4)).join(" ")}\n${said}`);
+  }
+}
+
+describe("the elastic scheduler resizes running jobs by their measured efficiency", () => {
+  let high = 0;
+  let low = 0;
+
+  test("a communication-bound job is halved and its nodes go to a computation-bound job", async () => {
+    // The communication-bound job waits for more samples, so that the other one is a candidate
+    // while no node is idle yet.
+    high = await synthetic(3, 0.3, 600, { elasticSettings: { minSamples: 5 } });
+    // Two cores run all six nodes here, so a busy neighbour puts spikes into this job's samples:
+    // its own thresholds (within the default limits) keep the test about the rules.
+    low = await synthetic(3, 0, 3000, { elasticSettings: { lower: 0.05, upper: 0.5 } });
+    await c.waitJob(high, ["RUNNING"]);
+    await c.waitJob(low, ["RUNNING"]);
+
+    // 3 -> 1 (halving rounds down, and 1 is its minimum); then the 2 freed nodes fill the other job.
+    const h = await waitSize(high, 1);
+    const l = await waitSize(low, 5);
+    const shrink = committed(h);
+    expect(shrink).toHaveLength(1);
+    expect(shrink[0]).toMatchObject({ fromNodes: 3, toNodes: 1 });
+    expect(shrink[0].reason).toMatch(/^scheduler, shrink: MTCT avg 0\.\d+ trend 0\.\d+: above upper 0\.1, halve/);
+    const grow = committed(l);
+    expect(grow).toHaveLength(1);
+    expect(grow[0]).toMatchObject({ fromNodes: 3, toNodes: 5 });
+    expect(grow[0].added.sort()).toEqual([...shrink[0].removed].sort());
+    expect(grow[0].reason).toMatch(/^scheduler, fill: rule 2 \(resource filling\): 2 idle node\(s\); MTCT avg .*below lower 0\.05, may double: 3 -> 5 .*gain .* > cost/);
+
+    // The measurements the decisions came from are on record, and the reasons are in the events.
+    expect(h.samples.length).toBeGreaterThanOrEqual(2);
+    expect(l.samples.every((s: any) => s.mtct < 0.1)).toBe(true);
+    expect(h.events.some((e: any) => e.kind === "adapting" && /above upper/.test(e.message))).toBe(true);
+    // While every node was busy the growable job was told why it kept its size.
+    expect(l.events.some((e: any) => e.kind === "scheduler" && /kept at 3: .*below lower 0\.05, may double, but no idle node may be lent/.test(e.message))).toBe(true);
+    const nodes = (await c.api("GET", "/v1/nodes")).json.nodes;
+    expect(nodes.filter((n: any) => n.jobId === null)).toHaveLength(0);
+  }, 90_000);
+
+  test("a waiting job gets its nodes back from the job that grew (rule 1, time balancing)", async () => {
+    expect(high).toBeGreaterThan(0);
+    const rigid = await c.submit({ argv: ["sleep", "60"], nodes: 2 });
+    const started = await c.waitJob(rigid, ["RUNNING"], 60_000);
+    expect(started.allocation).toHaveLength(2);
+    const l = await waitSize(low, 3);
+    const last = committed(l).at(-1);
+    expect(last).toMatchObject({ fromNodes: 5, toNodes: 3 });
+    expect(last.reason).toContain(`rule 1 (time balancing): job ${rigid} waits for 2 more nodes`);
+    // The job at its minimum gave nothing.
+    expect((await c.job(high)).allocation).toHaveLength(1);
+    for (const id of [rigid, high, low]) await c.api("DELETE", `/v1/jobs/${id}`);
+    for (const id of [rigid, high, low]) await c.waitJob(id, ["CANCELLED"]);
+  }, 90_000);
+
+  test("a batch job's own settings (#EBB --elastic-settings) are clamped to the limits and followed", async () => {
+    // Whatever an earlier test left running goes first.
+    for (const j of (await c.api("GET", "/v1/jobs?state=PENDING,RUNNING,ADAPTING")).json.jobs) await c.api("DELETE", `/v1/jobs/${j.id}`);
+    await c.waitNodes(6, "IDLE");
+    // Communication-bound, but its owner tolerates more than the limits allow (upper at most 1):
+    // it must be kept at its size, and told about the clamp.
+    writeFileSync(
+      join(c.dir, "tolerant.sh"),
+      `#!/bin/sh\n#EBB --elastic --min-nodes 1 --max-nodes 6 --sample-interval 1\n#EBB --elastic-settings upper=2,settle=30\nebb run -- ${BUN} ${SYNTHETIC} --work 400 --phases 0.3:1000000\n`,
+    );
+    const submitted = await c.ebb(["submit", "--parsable", "-N", "2", "-t", "10:00", "tolerant.sh"]);
+    expect(submitted.stderr).toBe("");
+    const tolerant = Number(submitted.stdout.trim());
+    const j = await waitFor(
+      "the scheduler to explain why it keeps the job",
+      async () => {
+        const j = await c.job(tolerant);
+        return j.events.some((e: any) => /^upper 2 clamped to 1 \(allowed 0\.02-1\); kept at 2: MTCT avg 0\.\d+ trend 0\.\d+: within \[0\.01, 1\], hold$/.test(e.message)) ? j : undefined;
+      },
+      60_000,
+    );
+    expect(j.elasticSettings).toEqual({ upper: 2, settle: 30 });
+    expect(j.adaptations).toHaveLength(0);
+    expect(j.allocation).toHaveLength(2);
+    const shown = await c.ebb(["show", String(tolerant)]);
+    expect(shown.stdout).toContain("Settings     upper=2,settle=30");
+    await c.api("DELETE", `/v1/jobs/${tolerant}`);
+    await c.waitJob(tolerant, ["CANCELLED"]);
+  }, 90_000);
+});

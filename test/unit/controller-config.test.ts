@@ -1,0 +1,53 @@
+/** The controller's config file and scheduler flags: the README's example is valid, mistakes are named. */
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { tuning } from "../../src/cli/daemon.ts";
+import { readControllerConfig } from "../../src/roles/controller/config.ts";
+import { DEFAULT_LIMITS } from "../../src/sched/config.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ebb-config-"));
+function file(name: string, text: string): string {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+}
+
+describe("controller config file", () => {
+  test("the README's example parses, and the limits it shows are the defaults", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const json = /```json\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### The elastic scheduler")))![1]!;
+    const c = readControllerConfig(file("readme.json", json));
+    expect(c.scheduler?.policy).toBe("ebb");
+    expect(c.limits).toEqual({ ...DEFAULT_LIMITS } as typeof c.limits);
+    const t = tuning({ config: file("readme2.json", json) });
+    expect(t.scheduler.interval).toBe(30);
+    expect(t.heartbeatMs).toBe(2000);
+  });
+
+  const bad: Array<[string, string, RegExp]> = [
+    ["not JSON", "{scheduler:", /not valid JSON/],
+    ["a threshold that is not a number", `{"scheduler": {"upper": "high"}}`, /scheduler\.upper: .*number/i],
+    ["an unknown policy", `{"scheduler": {"policy": "sjf"}}`, /scheduler\.policy: /],
+    ["an unknown key", `{"schedular": {}}`, /schedular/],
+    ["a range upside down", `{"limits": {"upper": [1, 0.1]}}`, /limits\.upper: a range is \[low, high\]/],
+    ["an inverted pair of thresholds", `{"scheduler": {"upper": 0.01, "lower": 0.1}}`, /scheduler.lower: lower threshold must be below the upper one/],
+  ];
+  for (const [what, text, message] of bad) {
+    test(`${what}: a usage error naming the file and the field`, () => {
+      const p = file(`${what.replace(/\W+/g, "-")}.json`, text);
+      expect(() => tuning({ config: p })).toThrow(message);
+      expect(() => tuning({ config: p })).toThrow(p);
+    });
+  }
+
+  test("a missing file says so; flags override the file and are checked too", () => {
+    expect(() => tuning({ config: join(dir, "nope.json") })).toThrow(/nope\.json: no such file/);
+    const p = file("base.json", `{"scheduler": {"interval": 30, "upper": 0.2}}`);
+    expect(tuning({ config: p, "ers-interval": "5" }).scheduler).toEqual({ interval: 5, upper: 0.2 });
+    expect(() => tuning({ upper: "x" })).toThrow(/--upper x: expected a number/);
+    expect(() => tuning({ policy: "sjf" })).toThrow(/--policy sjf: expected one of fcfs, easy, ebb/);
+    expect(() => tuning({ lower: "0.5" })).toThrow(/scheduler settings: lower: lower threshold must be below the upper one/);
+  });
+});
