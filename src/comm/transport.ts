@@ -104,6 +104,10 @@ interface Stats {
 /** What send() returns when the frame went out at once: callers can skip their own chaining. */
 export const RESOLVED: Promise<void> = Promise.resolve();
 const WATCH_DELAY_MS = 25;
+/** How long close() waits for accepted connections to say who they are, so its BYEs count them. */
+const IDENTIFY_WAIT_MS = 500;
+/** A peer that said BYE but not on every connection it announced is taken as exited after this. */
+const BYE_GRACE_MS = 2000;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
@@ -150,6 +154,8 @@ export class Transport implements KeepAlive {
   private drainWaiters: (() => void)[] = [];
   private closing = false;
   private closedDone: Promise<void> | undefined;
+  /** Woken whenever an accepted connection is identified by its HELLO. */
+  private identifyWaiters: (() => void)[] = [];
   private readonly counters = { connects: 0, accepts: 0 };
 
   private constructor(opts: TransportOptions) {
@@ -526,6 +532,7 @@ export class Transport implements KeepAlive {
           return;
         }
         if (!p.out) p.out = c;
+        for (const w of this.identifyWaiters.splice(0)) w();
         const known = this.greeting().slice(1);
         if (known.length > 0) this.enqueue(c, known);
         return;
@@ -574,8 +581,11 @@ export class Transport implements KeepAlive {
       p.conns.delete(c);
       if (p.out === c) p.out = undefined;
       if (p.state === "up" && !this.closing) {
-        if (c.byeIn) {
+        if (c.byeIn || p.byes > 0) {
+          // A peer that is saying goodbye may close a connection it had not accepted yet without
+          // a BYE; it has exited once the BYEs it announced came (or after a grace period).
           if (p.byes >= p.byesExpected) this.exited(p);
+          else if (p.conns.size === 0) setTimeout(() => this.exited(p), BYE_GRACE_MS).unref();
         } else {
           this.fail(p, err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly");
         }
@@ -595,11 +605,14 @@ export class Transport implements KeepAlive {
   close(): Promise<void> {
     this.closedDone ??= (async () => {
       if (this.writing > 0) await new Promise<void>((r) => this.drainWaiters.push(r));
+      await this.identifyAccepted();
       this.closing = true;
+      const byes = this.byes();
       for (const c of [...this.conns]) {
-        if (c.socket && !c.closed && c.queue.length === 0) {
-          c.socket.write(this.bye(c));
-          c.socket.end();
+        const bye = byes.get(c);
+        if (bye) {
+          c.socket!.write(bye);
+          c.socket!.end();
         } else c.socket?.terminate();
       }
       for (const l of this.listeners) l.stop(false);
@@ -616,10 +629,32 @@ export class Transport implements KeepAlive {
     return this.closing;
   }
 
-  /** BYE for one connection, with the number of connections its peer will get a BYE on. */
-  private bye(c: Conn): Uint8Array {
-    const conns = c.peer ? [...c.peer.conns].filter((x) => x.socket && !x.closed && x.queue.length === 0).length : 1;
-    return controlFrame(FrameType.BYE, { conns: Math.max(1, conns) });
+  /**
+   * Waits (briefly) until every accepted connection has said whose it is. A BYE tells the peer on
+   * how many connections it will get one; a connection the peer opened that is not identified yet
+   * would be left out of that count, and the peer could take us for gone while our last data still
+   * travels on another connection.
+   */
+  private async identifyAccepted(): Promise<void> {
+    const deadline = Date.now() + IDENTIFY_WAIT_MS;
+    const pending = () => [...this.conns].some((c) => !c.peer && !c.closed);
+    while (pending() && Date.now() < deadline) {
+      await new Promise<void>((resolve) => {
+        this.identifyWaiters.push(resolve);
+        setTimeout(resolve, 20).unref();
+      });
+    }
+  }
+
+  /**
+   * The BYE of every connection that can still say one, each with the number of connections its
+   * peer will get a BYE on. Counted before any is sent: ending one connection may close it at once.
+   */
+  private byes(): Map<Conn, Uint8Array> {
+    const open = [...this.conns].filter((c) => c.socket && !c.closed && c.queue.length === 0);
+    const perPeer = new Map<Peer | undefined, number>();
+    for (const c of open) perPeer.set(c.peer, (perPeer.get(c.peer) ?? 0) + 1);
+    return new Map(open.map((c) => [c, controlFrame(FrameType.BYE, { conns: c.peer ? perPeer.get(c.peer)! : 1 })]));
   }
 
   private unlinkSocket(): void {
@@ -633,11 +668,9 @@ export class Transport implements KeepAlive {
     if (this.closing) return;
     this.closing = true;
     if (code === 0) {
-      for (const c of this.conns) {
-        if (c.socket && !c.closed && c.queue.length === 0) {
-          c.socket.write(this.bye(c));
-          c.socket.flush();
-        }
+      for (const [c, bye] of this.byes()) {
+        c.socket!.write(bye);
+        c.socket!.flush();
       }
     }
     this.unlinkSocket();

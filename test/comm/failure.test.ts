@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
-import { Job, type ProcResult } from "../support/comm-launcher.ts";
+import { expectClean, Job, launch, type ProcResult } from "../support/comm-launcher.ts";
 
 const PROGRAM = join(import.meta.dir, "programs/failure.ts");
 
@@ -77,3 +77,11 @@ test("a rank that ends without finalize: a clean exit is reported as an exit, a 
     expect((reportsOf(results, "rank0").recv as { code: string; rank: number; message: string })).toMatchObject({ code, rank: 1, message: expect.stringContaining("rank 1 of world(g0)") });
   }
 }, 60_000);
+
+test("finalize right after a barrier never makes a rank look gone to a slower one (8 ranks on 8 nodes, 10 times)", async () => {
+  for (let round = 0; round < 10; round++) {
+    const results = await launch({ program: join(import.meta.dir, "programs/finale.ts"), n: 8, nodes: 8, deadlineMs: 30_000 });
+    expectClean(results);
+    for (const r of results) expect({ name: r.name, reports: r.reports }).toEqual({ name: r.name, reports: [{ done: true }] });
+  }
+}, 120_000);
