@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { program } from "./programs.ts";
 
 const BUN = process.execPath;
@@ -99,5 +99,44 @@ describe("name service", () => {
     await c.waitJob(b, ["COMPLETED"]);
     expect(c.read(`ebb-${a}.out`)).toContain('lookup river -> "p1"');
     expect(c.read(`ebb-${b}.out`).trim()).toBe("lookup river -> null");
+  });
+});
+
+describe("spawn across a controller restart", () => {
+  test("nodes grown for a spawned step are still released when it ends after the controller restarted", async () => {
+    const own = await startCluster({ agents: 3, heartbeat: 0.5 });
+    try {
+      const parentHold = join(own.dir, "parent.go");
+      const childHold = join(own.dir, "children.go");
+      const run = own.ebbSpawn(["run", "-N", "1", "-n", "1", "--", BUN, program("spawner.ts"), program("spawned.ts"), parentHold, childHold]);
+      const grown = await waitFor("the job to grow for the spawned step", async () => {
+        const { json } = await own.api("GET", "/v1/jobs?limit=1");
+        const job = json.jobs[0] && (await own.job(json.jobs[0].id));
+        return job?.events.find((e: any) => e.kind === "grown") ? job : undefined;
+      });
+      expect(grown.allocation).toHaveLength(2);
+      const childNode = grown.allocation[1] as string;
+
+      own.controller.kill("SIGKILL");
+      await own.controller.exited;
+      await own.startController();
+      await own.waitNodes(2, "ALLOCATED");
+
+      writeFileSync(childHold, "");
+      const shrunk = await waitFor("the spawned step's node to be released", async () => {
+        const job = await own.job(grown.id);
+        return job.events.some((e: any) => e.kind === "shrunk") ? job : undefined;
+      });
+      expect(shrunk.state).toBe("RUNNING");
+      expect(shrunk.allocation).toEqual([grown.allocation[0]]);
+      const nodes = (await own.api("GET", "/v1/nodes")).json.nodes;
+      expect(nodes.find((n: any) => n.name === childNode).state).toBe("IDLE");
+
+      writeFileSync(parentHold, "");
+      expect(await run.exited).toBe(0);
+      expect((await own.waitJob(grown.id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    } finally {
+      await own.stop();
+    }
   });
 });

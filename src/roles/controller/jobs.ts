@@ -55,7 +55,7 @@ export class Jobs {
     const allocs = this.store.openAllocations();
     for (const row of active) {
       const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
-      const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {}, spawnedSteps: new Map() };
+      const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {}, spawnedSteps: this.spawnedStepsOf(row.id, nodes) };
       refreshSchedView(job);
       this.state.jobs.set(row.id, job);
       for (const n of nodes) {
@@ -65,6 +65,24 @@ export class Jobs {
       this.watchOrphan(this.state.jobs.get(row.id)!);
     }
     if (active.length > 0) log.info("restored active jobs", { count: active.length });
+  }
+
+  /**
+   * Steps still running on nodes the job grew by for them (PMI spawn), read back from the "grown"
+   * events, so that their nodes are still released when they end after a controller restart.
+   */
+  private spawnedStepsOf(jobId: number, held: readonly string[]): Map<number, string[]> {
+    const running = new Set(this.store.stepsOf(jobId).filter((s) => s.state === "RUNNING").map((s) => s.stepId));
+    const out = new Map<number, string[]>();
+    if (running.size === 0) return out;
+    for (const e of this.store.eventsOf(jobId)) {
+      const stepId = e.data?.stepId;
+      const nodes = e.data?.nodes;
+      if (e.kind !== "grown" || typeof stepId !== "number" || !running.has(stepId) || !Array.isArray(nodes)) continue;
+      const still = nodes.filter((n): n is string => typeof n === "string" && held.includes(n));
+      if (still.length > 0) out.set(stepId, still);
+    }
+    return out;
   }
 
   submit(req: JobSubmit, now = Date.now()): { id: number } {
