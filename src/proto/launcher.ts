@@ -3,8 +3,18 @@ import { z } from "zod";
 import { Credential, JobId, NodeRef } from "./common.ts";
 
 export const LauncherToController = z.discriminatedUnion("t", [
-  /** `elastic`: this launcher runs the job's elastic step and takes its resize orders. */
-  z.object({ t: z.literal("attach"), jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional() }),
+  /**
+   * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
+   * that step's world, ranks per node in rank order as of its last commit (what a restarted
+   * controller needs to go on resizing it).
+   */
+  z.object({
+    t: z.literal("attach"),
+    jobId: JobId,
+    stepId: z.int().nonnegative().optional(),
+    elastic: z.boolean().optional(),
+    tasks: z.array(z.int().positive()).optional(),
+  }),
   /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
   z.object({
     t: z.literal("adapt.done"),

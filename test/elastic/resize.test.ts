@@ -216,3 +216,32 @@ describe("a rank dying in the middle of a resize", () => {
     expect(after.code).toBe(0);
   });
 });
+
+describe("a controller restart", () => {
+  test("a running elastic job can still be grown and shrunk once its launcher re-attached", async () => {
+    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "20"], /pid=\d+ rank=1/);
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    // The launcher reconnects by itself; until it has, the job has no elastic step to resize.
+    const grow = await waitFor("the launcher to re-attach", async () => {
+      const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+      if (r.status === 409 && r.json.error.code === "no_elastic_step") return undefined;
+      return r;
+    });
+    expect(grow.status).toBe(202);
+    await waitFor("the grow to commit", async () => (await c.job(job.id)).adaptations.find((a: any) => a.id === grow.json.adaptationId && a.state === "COMMITTED"));
+    await waitFor("rank 0 to see the world of 3", () => /world size=3/.test(job.output()));
+    const shrunk = await resize(job.id, 1);
+    expect(shrunk.state).toBe("COMMITTED");
+    const detail = await c.job(job.id);
+    expect(detail.allocation).toHaveLength(1);
+    expect(detail.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.state])).toEqual([
+      [2, 3, "COMMITTED"],
+      [3, 1, "COMMITTED"],
+    ]);
+    await waitFor("rank 0 to see the world of 1", () => /world size=1/.test(job.output()));
+    await c.api("DELETE", `/v1/jobs/${job.id}`);
+    await job.finished;
+  });
+});

@@ -58,12 +58,19 @@ export class Elastic {
   }
 
   /** The launcher running the job's elastic step takes its resize orders. */
-  attach(jobId: number, stepId: number, session: LauncherSession): void {
+  attach(jobId: number, stepId: number, session: LauncherSession, tasks?: number[]): void {
     const job = this.state.jobs.get(jobId);
     if (!job?.row.elastic) return;
     const e = this.jobs.elasticOf(job);
     e.launcher = session;
     e.stepId ??= stepId;
+    // After a controller restart only the launcher knows the world's layout. A grow under way
+    // holds its added nodes already; the layout is the world before it.
+    if (e.tasks === undefined && tasks !== undefined && e.stepId === stepId) {
+      const before = job.nodes.filter((n) => !e.adapting?.added.includes(n)).length;
+      if (tasks.length === before) e.tasks = tasks;
+      else log.warn("launcher's layout does not match the job's nodes; resizes stay refused", { jobId, nodes: before, layout: tasks.length });
+    }
   }
 
   detach(session: LauncherSession): void {

@@ -37,7 +37,7 @@ export class LauncherHub {
           return;
         }
         this.attached.set(conn, msg.jobId);
-        if (msg.elastic && msg.stepId !== undefined) this.elastic.attach(msg.jobId, msg.stepId, conn);
+        if (msg.elastic && msg.stepId !== undefined) this.elastic.attach(msg.jobId, msg.stepId, conn, msg.tasks);
         this.jobs.notifyLaunchers(this.state.jobs.get(msg.jobId)!);
         return;
       }

@@ -96,7 +96,8 @@ export class Adapter {
     this.busy = (this.busy ?? Promise.resolve()).then(run, run);
   }
 
-  private placement(): Placement {
+  /** The world as of the last commit: its nodes in rank order and ranks per node. */
+  placement(): Placement {
     return { nodes: this.world.map((w) => w.node), tasks: this.world.map((w) => w.tasks) };
   }
 

@@ -17,8 +17,8 @@ export class ControllerLink {
   private channel: Channel<LauncherToController, ControllerToLauncher> | undefined;
   private readonly listeners = new Set<(s: JobStateMsg) => void>();
   private realloc: ((m: ReallocMsg) => void) | undefined;
-  /** The job's elastic step this launcher runs, announced at every (re)attach. */
-  private elasticStep: number | undefined;
+  /** The job's elastic step this launcher runs and its world's ranks per node, announced at every (re)attach. */
+  private elasticStep: { stepId: number; tasks: () => number[] } | undefined;
   latest: JobStateMsg | undefined;
 
   constructor(
@@ -44,12 +44,17 @@ export class ControllerLink {
     });
   }
 
-  /** Take the job's resize orders for `stepId` (its elastic step). */
-  takeResizes(stepId: number, onRealloc: (m: ReallocMsg) => void): void {
-    this.elasticStep = stepId;
+  /** Take the job's resize orders for `stepId` (its elastic step), whose world `tasks` describes. */
+  takeResizes(stepId: number, tasks: () => number[], onRealloc: (m: ReallocMsg) => void): void {
+    this.elasticStep = { stepId, tasks };
     this.realloc = onRealloc;
-    if (this.channel) this.channel.send({ t: "attach", jobId: this.jobId, stepId, elastic: true });
+    if (this.channel) this.channel.send(this.attachMessage());
     else this.open();
+  }
+
+  private attachMessage(): LauncherToController {
+    const e = this.elasticStep;
+    return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks() };
   }
 
   adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string): void {
@@ -84,8 +89,7 @@ export class ControllerLink {
       token: this.client.token,
       schema: ControllerToLauncher,
       reconnect: { maxDelayMs: 1000 },
-      onOpen: () =>
-        this.channel!.send(this.elasticStep === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: this.elasticStep, elastic: true }),
+      onOpen: () => this.channel!.send(this.attachMessage()),
       onMessage: (m) => {
         if (m.t === "error") return this.onError(`controller: ${m.message}`);
         if (m.jobId !== this.jobId) return;

@@ -53,7 +53,7 @@ export class Launch {
     const primary = this.start(spec, g.cred, this.o.reportPrimary);
     if (elastic) {
       this.adapter = new Adapter(this.o.link, { startJoining: (s, cred) => this.start(s, cred, true) }, { spec, root: primary.root });
-      this.o.link.takeResizes(g.stepId, (m) => this.adapter!.realloc(m));
+      this.o.link.takeResizes(g.stepId, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
     }
     const result = await primary.done;
     while (this.pending.size > 0) await Promise.all([...this.pending]);
