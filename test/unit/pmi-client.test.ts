@@ -166,5 +166,7 @@ describe("PmiClient", () => {
     const bad = await PmiClient.connect({ PMI_FD: "three" }).catch((e) => e);
     expect([bad.code, bad.message]).toEqual(["bad_env", "PMI environment: PMI_FD: must be a non-negative integer"]);
     expect((await PmiClient.connect({ PMI_PORT: "nohost" }).catch((e) => e)).code).toBe("bad_env");
+    const several = await PmiClient.connect({ PMI_RANK: "-1", PMI_SIZE: "4", PMI_PORT: "host:port" }).catch((e) => e);
+    expect(several.message).toBe("PMI environment: PMI_RANK: must be a non-negative integer; PMI_PORT: must be host:port");
   });
 });
