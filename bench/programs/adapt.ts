@@ -1,6 +1,6 @@
 // An elastic loop (allreduce each iteration) that reports, for each adaptation, how long rank 0 of
 // the old world was blocked: from the probe call that said pending through adaptBegin and adaptCommit.
-// It runs until the file named in argv[2] appears.
+// It runs until the file named in argv[2] appears (as rank 0 sees it).
 import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../src/comm/index.ts";
 
@@ -18,11 +18,12 @@ async function adapt(t0: number): Promise<void> {
 }
 
 if (status === "joining") await adapt(Bun.nanoseconds());
-while (!existsSync(stop)) {
+// Rank 0 alone looks for the stop file and the allreduce carries its answer: were every rank to
+// look, one could leave the loop an iteration before another and the two collectives would not match.
+for (;;) {
   const t0 = Bun.nanoseconds();
   if ((await probeAdapt()).pending) await adapt(t0);
-  await world.allreduce(1, "sum");
+  if ((await world.allreduce(world.rank === 0 && existsSync(stop) ? 1 : 0, "max")) === 1) break;
   await Bun.sleep(1);
 }
-await world.barrier();
 await finalizeAdapt();
