@@ -8,6 +8,7 @@ import { planPass } from "../src/sched/policies/index.ts";
 import type { JobState, PassInput, PendingJob } from "../src/sched/types.ts";
 import { mulberry32 } from "../src/sim/random.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
+import { gaussianBalance } from "../test/support/gaussian.ts";
 
 const NOW = 1_700_000_000_000;
 
@@ -65,34 +66,7 @@ function balanceJobs(n: number): { jobs: BalanceJob[]; idle: number } {
 
 /** Eq. 10.6 in augmented form, dense Gaussian elimination with partial pivoting (the dissertation's way). */
 function gaussianDense(jobs: readonly BalanceJob[], idle: number): number[] {
-  const n = jobs.length;
-  const a = Array.from({ length: n }, () => new Float64Array(n + 1));
-  let total = idle;
-  for (let i = 0; i < n - 1; i++) {
-    a[i]![i] = 1 / jobs[i]!.remaining;
-    a[i]![i + 1] = -1 / jobs[i + 1]!.remaining;
-  }
-  for (let j = 0; j < n; j++) {
-    a[n - 1]![j] = jobs[j]!.nodes;
-    total += jobs[j]!.nodes;
-  }
-  a[n - 1]![n] = total;
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(a[r]![c]!) > Math.abs(a[p]![c]!)) p = r;
-    [a[c], a[p]] = [a[p]!, a[c]!];
-    for (let r = c + 1; r < n; r++) {
-      const f = a[r]![c]! / a[c]![c]!;
-      for (let k = c; k <= n; k++) a[r]![k]! -= f * a[c]![k]!;
-    }
-  }
-  const x = new Float64Array(n);
-  for (let i = n - 1; i >= 0; i--) {
-    let s = a[i]![n]!;
-    for (let k = i + 1; k < n; k++) s -= a[i]![k]! * x[k]!;
-    x[i] = s / a[i]![i]!;
-  }
-  return jobs.map((j, i) => Math.floor(x[i]! * j.nodes));
+  return gaussianBalance(jobs, idle).map(Math.floor);
 }
 
 /** The same system eliminated without the zeros: bidiagonal rows, one dense row; O(n). */

@@ -3,19 +3,13 @@ import { PmiCodecError } from "../../src/pmi/errors.ts";
 import { parseMcmdSpawn } from "../../src/pmi/mcmd.ts";
 import { formatV1, parseV1 } from "../../src/pmi/v1.ts";
 import { parseV2 } from "../../src/pmi/v2.ts";
+import { mulberry32 } from "../../src/sim/random.ts";
 import { V1_INIT, V2_INIT, Wire, fakeBackend, frame } from "../support/pmi-wire.ts";
 
 /** Seeded fuzzing of the codecs and of PmiConnection with malformed and oversized input. */
 
 function prng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const { next } = mulberry32(seed);
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)] as T;
   return { next, int, pick };

@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { balanceBounded, balanceExact, timeBalance, type BalanceJob } from "../../src/sched/balance.ts";
+import { gaussianBalance as gaussian } from "../support/gaussian.ts";
 
 function lcg(seed: number) {
   let s = seed >>> 0;
@@ -7,37 +8,6 @@ function lcg(seed: number) {
     s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
     return s / 2 ** 32;
   };
-}
-
-/**
- * The dissertation's formulation (eq. 10.4-10.6), solved by dense Gaussian elimination:
- * rows i < n-1: x_i'/t_i - x_{i+1}'/t_{i+1} = 0; last row: sum n_i x_i' = sum n_i + idle.
- * Returns the scaled node counts x_i' * n_i.
- */
-function gaussian(jobs: readonly BalanceJob[], idle: number): number[] {
-  const n = jobs.length;
-  const a = Array.from({ length: n }, () => new Array<number>(n + 1).fill(0));
-  for (let i = 0; i < n - 1; i++) {
-    a[i]![i] = 1 / jobs[i]!.remaining;
-    a[i]![i + 1] = -1 / jobs[i + 1]!.remaining;
-  }
-  let total = idle;
-  for (let j = 0; j < n; j++) {
-    a[n - 1]![j] = jobs[j]!.nodes;
-    total += jobs[j]!.nodes;
-  }
-  a[n - 1]![n] = total;
-  for (let c = 0; c < n; c++) {
-    let p = c;
-    for (let r = c + 1; r < n; r++) if (Math.abs(a[r]![c]!) > Math.abs(a[p]![c]!)) p = r;
-    [a[c], a[p]] = [a[p]!, a[c]!];
-    for (let r = 0; r < n; r++) {
-      if (r === c) continue;
-      const f = a[r]![c]! / a[c]![c]!;
-      for (let k = c; k <= n; k++) a[r]![k]! -= f * a[c]![k]!;
-    }
-  }
-  return jobs.map((j, i) => (a[i]![n]! / a[i]![i]!) * j.nodes);
 }
 
 /** Bisection on u for sum clamp(w_i u, lo_i, hi_i) = total: an independent bounded solver. */
