@@ -13,6 +13,7 @@
 import { differentialSpeedup, type RuntimeModel } from "../../model/amdahl.ts";
 import type { CountStart, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { incomingNodes, movable, queue, rigid } from "./common.ts";
+import { Heap } from "../../util/heap.ts";
 
 interface Share {
   id: number;
@@ -115,49 +116,19 @@ export function maxSpeedup(jobs: readonly Share[], pool: number): number[] {
     return m ? differentialSpeedup(m, out[i]! + 1) : 1;
   };
   // Max-heap of (ds, -age, -id) over job indices that can still grow.
-  const heap: number[] = [];
   const key = jobs.map((_, i) => ds(i));
-  const better = (a: number, b: number) => key[a]! > key[b]! || (key[a] === key[b] && (jobs[a]!.age < jobs[b]!.age || (jobs[a]!.age === jobs[b]!.age && jobs[a]!.id < jobs[b]!.id)));
-  const push = (i: number) => {
-    heap.push(i);
-    let c = heap.length - 1;
-    while (c > 0) {
-      const p = (c - 1) >> 1;
-      if (!better(heap[c]!, heap[p]!)) break;
-      [heap[c], heap[p]] = [heap[p]!, heap[c]!];
-      c = p;
-    }
-  };
-  const pop = (): number => {
-    const top = heap[0]!;
-    const last = heap.pop()!;
-    if (heap.length > 0) {
-      heap[0] = last;
-      let c = 0;
-      for (;;) {
-        const l = 2 * c + 1;
-        const r = l + 1;
-        let m = c;
-        if (l < heap.length && better(heap[l]!, heap[m]!)) m = l;
-        if (r < heap.length && better(heap[r]!, heap[m]!)) m = r;
-        if (m === c) break;
-        [heap[c], heap[m]] = [heap[m]!, heap[c]!];
-        c = m;
-      }
-    }
-    return top;
-  };
+  const heap = new Heap<number>((a, b) => key[a]! > key[b]! || (key[a] === key[b] && (jobs[a]!.age < jobs[b]!.age || (jobs[a]!.age === jobs[b]!.age && jobs[a]!.id < jobs[b]!.id))));
   jobs.forEach((j, i) => {
-    if (out[i]! < j.max) push(i);
+    if (out[i]! < j.max) heap.push(i);
   });
-  while (left > 0 && heap.length > 0) {
-    const i = pop();
+  while (left > 0 && heap.size > 0) {
+    const i = heap.pop()!;
     if (key[i]! <= 0) break;
     out[i]!++;
     left--;
     if (out[i]! < jobs[i]!.max) {
       key[i] = ds(i);
-      push(i);
+      heap.push(i);
     }
   }
   return out;
