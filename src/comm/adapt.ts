@@ -208,7 +208,11 @@ export async function adaptBegin(): Promise<Window> {
   const generation = n("generation");
   const [staying, leaving, joining] = [n("staying"), n("leaving"), n("joining")];
   const oldSize = n("oldSize");
-  const oldGroup = s.joining ? await cardsOf(s.pmi, Array.from({ length: oldSize }, (_, i) => i), generation - 1) : s.world!.members;
+  // A joining rank knows the staying ranks already (their cards are the same in both worlds); it
+  // asks only for the leaving ones', each a PMI round trip that waits while its agent is busy.
+  const oldGroup = s.joining
+    ? [...s.world!.members.slice(0, staying), ...(await cardsOf(s.pmi, Array.from({ length: oldSize - staying }, (_, i) => staying + i), generation - 1))]
+    : s.world!.members;
   const joiners = s.joining
     ? s.world!.members.slice(staying)
     : published
