@@ -1,4 +1,3 @@
-import { Socket, connect as netConnect } from "node:net";
 import type { SpawnRequest } from "./backend.ts";
 import { ByteQueue } from "./bytes.ts";
 import { PmiCodecError, PmiError } from "./errors.ts";
@@ -99,11 +98,11 @@ export class PmiClient {
       spawned: e.PMI_SPAWNED !== undefined && e.PMI_SPAWNED !== "0",
       debug: e.PMI_DEBUG !== undefined && e.PMI_DEBUG !== "0",
     };
-    if (e.PMI_FD !== undefined) return PmiClient.over(socketTransport(fdSocket(e.PMI_FD)), ident);
+    if (e.PMI_FD !== undefined) return PmiClient.over(await streamTransport({ fd: e.PMI_FD }), ident);
     if (e.PMI_PORT !== undefined) {
       const colon = e.PMI_PORT.lastIndexOf(":");
-      const sock = await tcpSocket(e.PMI_PORT.slice(0, colon), Number(e.PMI_PORT.slice(colon + 1)));
-      return PmiClient.over(socketTransport(sock), { ...ident, pmiid: e.PMI_ID });
+      const transport = await streamTransport({ hostname: e.PMI_PORT.slice(0, colon), port: Number(e.PMI_PORT.slice(colon + 1)) });
+      return PmiClient.over(transport, { ...ident, pmiid: e.PMI_ID });
     }
     throw new PmiError("no_pmi", "neither PMI_FD nor PMI_PORT is set: not started by ebb");
   }
@@ -301,7 +300,80 @@ export class PmiClient {
   }
 }
 
-export function socketTransport(sock: Socket): PmiTransport {
+type StreamTarget = { fd: number } | { hostname: string; port: number };
+
+/**
+ * The PMI connection as a byte stream: the inherited socketpair end (`PMI_FD`) or TCP
+ * (`PMI_PORT`). Bun's own sockets, not node:net, whose import alone costs a rank ~16 ms of CPU at
+ * start-up; node:net only where Bun is absent.
+ */
+async function streamTransport(target: StreamTarget): Promise<PmiTransport> {
+  if (typeof Bun === "undefined") return nodeTransport(target);
+  const early: Uint8Array[] = [];
+  let onData: (chunk: Uint8Array) => void = (chunk) => void early.push(chunk.slice());
+  let onClose = () => {};
+  let ended = false;
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    onClose();
+  };
+  let backlog: Uint8Array | undefined;
+  const encoder = new TextEncoder();
+  const handlers: Bun.SocketHandler<undefined> = {
+    data: (_s, chunk) => onData(chunk),
+    drain: (sock) => {
+      if (!backlog) return;
+      const n = sock.write(backlog);
+      backlog = n < backlog.length ? backlog.subarray(Math.max(0, n)) : undefined;
+    },
+    end,
+    close: end,
+    error: end,
+  };
+  let sock: Bun.Socket<undefined>;
+  try {
+    // FdSocketOptions is declared in bun-types, but not among connect()'s overloads.
+    sock = await Bun.connect({ ...target, socket: handlers } as Bun.TCPSocketConnectOptions<undefined>);
+  } catch (err) {
+    throw new PmiError("disconnected", `cannot reach the PMI server: ${(err as Error).message}`);
+  }
+  if ("port" in target) sock.setNoDelay(true);
+  return {
+    write(data) {
+      const bytes = encoder.encode(data);
+      if (backlog) {
+        const joined = new Uint8Array(backlog.length + bytes.length);
+        joined.set(backlog);
+        joined.set(bytes, backlog.length);
+        backlog = joined;
+        return;
+      }
+      const n = sock.write(bytes);
+      if (n < bytes.length) backlog = bytes.subarray(Math.max(0, n));
+    },
+    close: () => void sock.end(),
+    listen(data, close) {
+      onData = data;
+      onClose = close;
+      for (const chunk of early.splice(0)) data(chunk);
+      if (ended) close();
+    },
+  };
+}
+
+async function nodeTransport(target: StreamTarget): Promise<PmiTransport> {
+  const net = await import("node:net");
+  const sock = await new Promise<import("node:net").Socket>((resolve, reject) => {
+    const s = "fd" in target ? new net.Socket({ fd: target.fd, readable: true, writable: true }) : net.connect({ host: target.hostname, port: target.port });
+    if ("fd" in target) return resolve(s);
+    s.once("error", reject);
+    s.once("connect", () => {
+      s.off("error", reject);
+      s.setNoDelay(true);
+      resolve(s);
+    });
+  });
   return {
     write: (data) => void sock.write(data),
     close: () => void sock.destroy(),
@@ -311,23 +383,4 @@ export function socketTransport(sock: Socket): PmiTransport {
       sock.on("error", onClose);
     },
   };
-}
-
-/** The inherited socketpair end. Bun 1.4 ignores `new Socket({ fd })` but honours `connect({ fd })`. */
-function fdSocket(fd: number): Socket {
-  if (typeof Bun === "undefined") return new Socket({ fd, readable: true, writable: true });
-  const sock = new Socket();
-  sock.connect({ fd } as unknown as { path: string });
-  return sock;
-}
-
-function tcpSocket(host: string, port: number): Promise<Socket> {
-  return new Promise((resolve, reject) => {
-    const sock = netConnect({ host, port }, () => {
-      sock.off("error", reject);
-      sock.setNoDelay(true);
-      resolve(sock);
-    });
-    sock.once("error", reject);
-  });
 }

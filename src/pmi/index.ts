@@ -1,5 +1,5 @@
 export type { PmiBackend, PmiRankInfo, SpawnCommand, SpawnRequest, SpawnResult } from "./backend.ts";
-export { PmiClient, type PmiMaxes, type PmiTransport, socketTransport } from "./client.ts";
+export { PmiClient, type PmiMaxes, type PmiTransport } from "./client.ts";
 export { PmiConnection, type PmiConnectionOptions, type PmiIo, type PmiMode } from "./connection.ts";
 export { PmiCodecError, PmiError } from "./errors.ts";
 export { KEYLEN_MAX, KVSNAME_MAX, V1_MAX_LINE, V1_MAX_VALUE, V2_MAX_FRAME, V2_MAX_VALUE, VALLEN_MAX } from "./limits.ts";
