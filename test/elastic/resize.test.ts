@@ -223,6 +223,8 @@ describe("a controller restart", () => {
     c.controller.kill("SIGKILL");
     await c.controller.exited;
     await c.startController();
+    // A grow needs idle nodes, and nodes count only once their agents have re-registered.
+    await c.waitNodes(2, "IDLE");
     // The launcher reconnects by itself; until it has, the job has no elastic step to resize.
     const grow = await waitFor("the launcher to re-attach", async () => {
       const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
