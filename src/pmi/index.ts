@@ -7,6 +7,6 @@ export { expandProcessMapping, processMapping, processMappingOfRanks } from "./m
 export { formatMcmdSpawn, parseMcmdSpawn } from "./mcmd.ts";
 export { PmiMessage } from "./message.ts";
 export { type NodeStepHooks, NodeStepPmi } from "./node-step.ts";
-export { type PmiPortServer, attachPmiSocket, listenPmiPort } from "./socket.ts";
+export { type PmiPortServer, attachPmiFd, attachPmiSocket, listenPmiPort } from "./socket.ts";
 export { formatV1, parseV1 } from "./v1.ts";
 export { decodeV2Length, formatV2, parseV2, parseV2Spawn } from "./v2.ts";

@@ -4,9 +4,8 @@
  * step-wide fence: once its ranks and all its children have entered fence `seq`, one `fence.in`
  * goes up with their puts; the merged KVS comes back down as `fence.out`.
  */
-import { Socket } from "node:net";
 import {
-  attachPmiSocket,
+  attachPmiFd,
   listenPmiPort,
   NodeStepPmi,
   processMapping,
@@ -115,11 +114,8 @@ export class StepPmi {
 
   /** Serve PMI on the agent's end of a rank's socketpair. */
   attach(rank: number, fd: number): void {
-    const sock = new Socket();
-    // Bun ignores `new Socket({ fd })`; connect({ fd }) adopts the descriptor.
-    sock.connect({ fd } as unknown as { path: string });
     const mode = this.c.spec.pmi === "none" ? "both" : this.c.spec.pmi;
-    this.conns.set(rank, attachPmiSocket(sock, { mode, backend: this.node.backend(rank) }));
+    this.conns.set(rank, attachPmiFd(fd, { mode, backend: this.node.backend(rank) }));
   }
 
   /** KVS entries every local rank can read at once (no fence). */
