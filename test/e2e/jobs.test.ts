@@ -104,6 +104,7 @@ describe("jobs submitted through the HTTP API", () => {
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
     expect(job.state).toBe("FAILED");
     expect(job.exitCode).toBe(7);
+    expect(job.steps.map((s: any) => [s.stepId, s.state, s.exitCode])).toEqual([[0, "FAILED", 7]]);
   });
 
   test("GET /v1/jobs filters by state and the OpenAPI document describes the routes", async () => {

@@ -325,23 +325,25 @@ export class Jobs {
   exited(id: number, exitCode: number, message?: string, lostNode?: string): void {
     const job = this.state.jobs.get(id);
     if (!job || job.row.state === "PENDING") return;
-    if (job.row.kind === "command") this.stepEnded(id, 0, exitCode);
+    // A command job's step 0 is the job: its end is recorded in the job's final transaction.
+    const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
     if (node && (!node.session || node.row.status === "DOWN")) {
-      this.finish(job, "NODE_FAIL", { exitCode, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` });
+      this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` });
       return;
     }
-    this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
+    this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. */
-  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful" }, now = Date.now()): void {
+  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful"; step0?: number }, now = Date.now()): void {
     const row = job.row;
     if (!isActive(row.state)) return;
     const wasRunning = row.state !== "PENDING";
     const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
     this.store.tx(() => {
       this.store.markEnded(row.id, state, now, opts.exitCode ?? null, opts.reason ?? null);
+      if (opts.step0 !== undefined) this.store.finishStep(row.id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
       this.store.closeAllocation(row.id, now);
       this.store.closeSteps(row.id, state, now);
       this.store.addEvent(row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
