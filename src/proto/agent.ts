@@ -39,7 +39,10 @@ export type JobStart = z.infer<typeof JobStart>;
 export const AgentToController = z.discriminatedUnion("t", [
   AgentHello,
   z.object({ t: z.literal("heartbeat"), jobs: z.array(JobId) }),
-  /** The job's batch script or command step ended on this (its first) node. Resent until acked. */
+  /**
+   * The job's batch script or command step ended on this (its first) node. Resent (on reconnect)
+   * until a job.ack, or a job.kill of the job, says the controller has it.
+   */
   z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
   /** After a job.kill: the job has no processes left on this node. */
   z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
@@ -53,7 +56,7 @@ export type AgentToController = z.infer<typeof AgentToController>;
 export const ControllerToAgent = z.discriminatedUnion("t", [
   z.object({ t: z.literal("welcome"), heartbeatMs: z.int().positive(), kill: z.array(JobId) }),
   z.object({ t: z.literal("job.start"), job: JobStart }),
-  /** Signal every process of the job on this node; KILL also forgets the job. */
+  /** Signal every process of the job on this node; KILL also forgets the job. Acknowledges a job.exit of it too. */
   z.object({ t: z.literal("job.kill"), jobId: JobId, signal: Signal, reason: z.string().optional() }),
   z.object({ t: z.literal("job.ack"), jobId: JobId }),
   z.object({ t: z.literal("names.result"), reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),

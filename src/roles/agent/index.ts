@@ -135,6 +135,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         runner.start(msg.job);
         return;
       case "job.kill":
+        // The controller has ended the job: that answers its exit report as a job.ack would.
+        pendingExits.delete(msg.jobId);
         runner.kill(msg.jobId, msg.reason ?? "job killed");
         procs.signal(msg.jobId, msg.signal);
         if (procs.has(msg.jobId)) killed.add(msg.jobId);

@@ -54,8 +54,8 @@ export class AgentHub {
       case "heartbeat":
         return;
       case "job.exit":
-        this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
-        conn.send({ t: "job.ack", jobId: msg.jobId });
+        // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
+        if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode).includes(name)) conn.send({ t: "job.ack", jobId: msg.jobId });
         return;
       case "perf":
         this.elastic.perf(msg.jobId, name, msg);

@@ -321,24 +321,24 @@ export class Jobs {
   /**
    * The batch script or command of a job ended on its first node, or an `ebb run` released it.
    * A step that lost a node whose agent the controller has lost too ended because the node failed.
+   * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
    */
-  exited(id: number, exitCode: number, message?: string, lostNode?: string): void {
+  exited(id: number, exitCode: number, message?: string, lostNode?: string): string[] {
     const job = this.state.jobs.get(id);
-    if (!job || job.row.state === "PENDING") return;
+    if (!job || job.row.state === "PENDING") return [];
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
     if (node && (!node.session || node.row.status === "DOWN")) {
-      this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` });
-      return;
+      return this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` });
     }
-    this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
+    return this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
   }
 
-  /** End an active job: record it, free its nodes, kill what is left of it. */
-  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful"; step0?: number }, now = Date.now()): void {
+  /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
+  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful"; step0?: number }, now = Date.now()): string[] {
     const row = job.row;
-    if (!isActive(row.state)) return;
+    if (!isActive(row.state)) return [];
     const wasRunning = row.state !== "PENDING";
     const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
     this.store.tx(() => {
@@ -353,13 +353,14 @@ export class Jobs {
     this.effects.ended(job);
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
     const cleanup = opts.cleanup ?? "graceful";
+    const killed: string[] = [];
     for (const name of job.nodes) {
       const node = this.state.nodes.get(name);
       if (!node) continue;
       if (node.jobId === row.id) node.jobId = undefined;
       if (!wasRunning || node.row.status === "DOWN") continue;
       if (cleanup === "graceful") node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
-      this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: cleanup === "now" ? "SIGKILL" : "SIGTERM", reason: message });
+      if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: cleanup === "now" ? "SIGKILL" : "SIGTERM", reason: message })) killed.push(name);
     }
     if (wasRunning && cleanup === "graceful") {
       const nodes = [...job.nodes];
@@ -370,6 +371,7 @@ export class Jobs {
     this.notifyLaunchers(job);
     log.info(`job ${row.id} ${message}`, { exitCode: opts.exitCode });
     this.effects.schedule();
+    return killed;
   }
 
   /** An agent says a killed job has no processes left on its node. */
