@@ -113,6 +113,8 @@ export class ProcessTable {
   /**
    * Signal every process group the job had on this node, including groups whose leader has exited
    * but whose members live on; SIGKILL also forgets them (the controller sends it when a job ends).
+   * The record file is not rewritten for that: a killed group left in it is skipped by
+   * reapLeftovers (its leader's start time no longer matches), and the next spawn rewrites it.
    */
   signal(jobId: number, signal: NodeJS.Signals): void {
     for (const [pgid, rec] of this.groups) {
@@ -120,7 +122,6 @@ export class ProcessTable {
       this.signalGroup(pgid, signal);
       if (signal === "SIGKILL") this.groups.delete(pgid);
     }
-    if (signal === "SIGKILL") this.save();
   }
 
   /** Signal one process group (a rank and whatever it forked). */
