@@ -1,6 +1,7 @@
 /** Request and response bodies of the HTTP API. The OpenAPI document is generated from these. */
 import { z } from "zod";
 import { parseDuration } from "../util/time.ts";
+import { ElasticSettings } from "./elastic-settings.ts";
 
 export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
 export const JobState = z.enum(JOB_STATES);
@@ -27,22 +28,7 @@ export const TimeLimit = z.union([z.number(), z.string()], { error: "must be sec
   return seconds;
 });
 
-/** An elastic job's own scheduler settings; the controller clamps them to its admin limits. */
-export const ElasticSettings = z.strictObject({
-  /** MTCT above which the job is halved. */
-  upper: z.number().positive().optional(),
-  /** MTCT below which the job may double. */
-  lower: z.number().nonnegative().optional(),
-  /** Seconds of samples the trend is taken over. */
-  window: z.number().positive().optional(),
-  /** Samples needed after an adaptation before the job is resized again. */
-  minSamples: z.int().min(1).optional(),
-  /** Seconds after an adaptation before the job may adapt again. */
-  settle: z.number().nonnegative().optional(),
-  /** Grow only when the predicted gain exceeds the adaptation cost. */
-  payoff: z.boolean().optional(),
-});
-export type ElasticSettings = z.infer<typeof ElasticSettings>;
+export { ElasticSettings };
 
 export const JobSubmit = z
   .strictObject({

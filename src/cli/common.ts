@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, ApiClientError } from "../api/client.ts";
-import { ElasticSettings } from "../api/schemas.ts";
+import { ElasticSettings } from "../api/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
 
 /** A user mistake: printed as one line, exit status 2. */

@@ -25,11 +25,11 @@
  */
 import { hostname } from "node:os";
 import { PmiClient } from "../pmi/client.ts";
-import { CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
+import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommUsageError } from "./errors.ts";
 import { resetCommTime } from "./timing.ts";
-import { cardKey, createWorld, finalize, initWorld, openTransport, parseCard, type Bootstrap } from "./world.ts";
+import { createWorld, finalize, initWorld, openTransport, parseCard, type Bootstrap } from "./world.ts";
 import type { Card, Transport } from "./transport.ts";
 
 export type AdaptStatus = "new" | "joining";

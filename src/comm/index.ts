@@ -15,7 +15,8 @@ export { OPS } from "./reduce.ts";
 export type { Op, Reducible } from "./reduce.ts";
 
 // ---- wire-up and worlds ----
-export { cardKey, createWorld, currentTransport, finalize, initWorld, openTransport, parseCard } from "./world.ts";
+export { cardKey } from "../proto/adapt.ts";
+export { createWorld, currentTransport, finalize, initWorld, openTransport, parseCard } from "./world.ts";
 export type { Bootstrap, WorldOptions } from "./world.ts";
 export { Transport } from "./transport.ts";
 export type { Card, TransportOptions } from "./transport.ts";

@@ -4,6 +4,7 @@
  * KVS: put card, fence, get cards); later worlds come from any membership the adaptation code
  * computes, on the same Transport, so connections between staying processes are reused.
  */
+import { cardKey } from "../proto/adapt.ts";
 import { Comm, contextOf, RESERVED_CONTEXTS } from "./comm.ts";
 import { CommError, CommUsageError } from "./errors.ts";
 import { type Card, Transport, type TransportOptions } from "./transport.ts";
@@ -26,11 +27,6 @@ export interface WorldOptions extends Partial<Omit<TransportOptions, "node">> {
 }
 
 let current: Transport | undefined;
-
-/** KVS key of a rank's card in a given world generation. Short: PMI-1 keys are limited too. */
-export function cardKey(rank: number, generation = 0): string {
-  return `ebbc.${generation}.${rank}`;
-}
 
 export function parseCard(text: string): Card {
   let c: unknown;

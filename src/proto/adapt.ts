@@ -60,3 +60,8 @@ export const CMD = {
   commit: "ebb-commit",
   perf: "ebb-perf",
 } as const;
+
+/** KVS key of a rank's business card in a given world generation. Short: PMI-1 keys are limited too. */
+export function cardKey(rank: number, generation = 0): string {
+  return `ebbc.${generation}.${rank}`;
+}

@@ -16,8 +16,7 @@
  */
 import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { cardKey } from "../../comm/world.ts";
-import { ADAPT_SHM_BYTES, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
+import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { TreeReduce } from "../../tbon/reduce.ts";
 

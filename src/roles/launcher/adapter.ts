@@ -11,7 +11,7 @@
  * The world is a stack of steps: the one `ebb run` started, then one per grow. Ranks are numbered
  * across them in order; a shrink removes the highest ranks, so whole nodes at the end.
  */
-import { cardKey } from "../../comm/world.ts";
+import { cardKey } from "../../proto/adapt.ts";
 import type { Credential, NodeRef } from "../../proto/common.ts";
 import type { StepDown, StepSpec } from "../../proto/step.ts";
 import { remap, type Placement } from "../../sched/remap.ts";
