@@ -1,5 +1,6 @@
 import type { SpawnRequest } from "./backend.ts";
 import { ByteQueue } from "./bytes.ts";
+import { SocketWriter, bunConnect, type StreamTarget } from "./bun-socket.ts";
 import { PmiCodecError, PmiError } from "./errors.ts";
 import { V1_MAX_LINE } from "./limits.ts";
 import { formatMcmdSpawn } from "./mcmd.ts";
@@ -300,12 +301,9 @@ export class PmiClient {
   }
 }
 
-type StreamTarget = { fd: number } | { hostname: string; port: number };
-
 /**
  * The PMI connection as a byte stream: the inherited socketpair end (`PMI_FD`) or TCP
- * (`PMI_PORT`). Bun's own sockets, not node:net, whose import alone costs a rank ~16 ms of CPU at
- * start-up; node:net only where Bun is absent.
+ * (`PMI_PORT`), on Bun's own sockets; node:net only where Bun is absent.
  */
 async function streamTransport(target: StreamTarget): Promise<PmiTransport> {
   if (typeof Bun === "undefined") return nodeTransport(target);
@@ -318,41 +316,18 @@ async function streamTransport(target: StreamTarget): Promise<PmiTransport> {
     ended = true;
     onClose();
   };
-  let backlog: Uint8Array | undefined;
-  const encoder = new TextEncoder();
-  const handlers: Bun.SocketHandler<undefined> = {
-    data: (_s, chunk) => onData(chunk),
-    drain: (sock) => {
-      if (!backlog) return;
-      const n = sock.write(backlog);
-      backlog = n < backlog.length ? backlog.subarray(Math.max(0, n)) : undefined;
-    },
-    end,
-    close: end,
-    error: end,
-  };
+  const out = new SocketWriter();
   let sock: Bun.Socket<undefined>;
   try {
-    // FdSocketOptions is declared in bun-types, but not among connect()'s overloads.
-    sock = await Bun.connect({ ...target, socket: handlers } as Bun.TCPSocketConnectOptions<undefined>);
+    sock = await bunConnect(target, { data: (_s, chunk) => onData(chunk), drain: () => out.flush(), end, close: end, error: end });
   } catch (err) {
     throw new PmiError("disconnected", `cannot reach the PMI server: ${(err as Error).message}`);
   }
   if ("port" in target) sock.setNoDelay(true);
+  out.attach(sock);
   return {
-    write(data) {
-      const bytes = encoder.encode(data);
-      if (backlog) {
-        const joined = new Uint8Array(backlog.length + bytes.length);
-        joined.set(backlog);
-        joined.set(bytes, backlog.length);
-        backlog = joined;
-        return;
-      }
-      const n = sock.write(bytes);
-      if (n < bytes.length) backlog = bytes.subarray(Math.max(0, n));
-    },
-    close: () => void sock.end(),
+    write: (data) => out.write(data),
+    close: () => out.end(),
     listen(data, close) {
       onData = data;
       onClose = close;

@@ -1,6 +1,7 @@
 import { type Server, type Socket, createServer } from "node:net";
 import type { Duplex } from "node:stream";
 import type { PmiBackend } from "./backend.ts";
+import { SocketWriter, bunConnect } from "./bun-socket.ts";
 import { PmiConnection, type PmiConnectionOptions, type PmiMode } from "./connection.ts";
 
 /**
@@ -23,51 +24,15 @@ export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): Pmi
 }
 
 /**
- * Serve PMI on the parent's end of a rank's socketpair, given as a descriptor (`child.stdio[3]`).
- * Bun's own socket adopts it: a node:net Socket per rank costs the agent several times more CPU
- * at every launch. Replies written before the adoption completes wait for it, as do replies the
- * kernel does not take at once (until drain).
+ * Serve PMI on the parent's end of a rank's socketpair, given as a descriptor (`child.stdio[3]`),
+ * through Bun's own socket. Replies written before it is adopted wait for it.
  */
 export function attachPmiFd(fd: number, opts: PmiConnectionOptions): PmiConnection {
-  const encoder = new TextEncoder();
-  let sock: Bun.Socket<undefined> | undefined;
-  let backlog: Uint8Array | undefined;
-  let ending = false;
-  const flush = () => {
-    if (!sock) return;
-    if (backlog) {
-      const n = sock.write(backlog);
-      backlog = n >= backlog.length ? undefined : backlog.subarray(Math.max(0, n));
-    }
-    if (!backlog && ending) sock.end();
-  };
-  const conn = new PmiConnection(
-    {
-      write(data) {
-        const bytes = encoder.encode(data);
-        if (backlog) {
-          const joined = new Uint8Array(backlog.length + bytes.length);
-          joined.set(backlog);
-          joined.set(bytes, backlog.length);
-          backlog = joined;
-        } else backlog = bytes;
-        flush();
-      },
-      close() {
-        ending = true;
-        flush();
-      },
-    },
-    opts,
-  );
+  const out = new SocketWriter();
+  const conn = new PmiConnection({ write: (data) => out.write(data), close: () => out.end() }, opts);
   const closed = () => conn.closed();
-  const handlers: Bun.SocketHandler<undefined> = { data: (_s, chunk) => conn.feed(chunk), drain: flush, end: closed, close: closed, error: closed };
-  // FdSocketOptions is declared in bun-types, but not among connect()'s overloads.
-  Bun.connect({ fd, socket: handlers } as unknown as Bun.TCPSocketConnectOptions<undefined>).then(
-    (s) => {
-      sock = s;
-      flush();
-    },
+  bunConnect({ fd }, { data: (_s, chunk) => conn.feed(chunk), drain: () => out.flush(), end: closed, close: closed, error: closed }).then(
+    (s) => out.attach(s),
     closed,
   );
   return conn;
