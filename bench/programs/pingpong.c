@@ -12,9 +12,10 @@ int main(int argc, char **argv) {
   if (size >= 2 && rank < 2) {
     int peer = 1 - rank;
     for (int s = 0; s < 7; s++) {
-      int n = sizes[s], reps = n <= 16384 ? 1000 : n <= 262144 ? 100 : 20;
+      /* Same counts as pingpong.ts: like OSU's osu_latency, many untimed rounds first for small sizes. */
+      int n = sizes[s], reps = n <= 16384 ? 10000 : n <= 262144 ? 100 : 20, warm = n <= 16384 ? 1000 : 10;
       double start = 0;
-      for (int i = -10; i < reps; i++) {
+      for (int i = -warm; i < reps; i++) {
         if (i == 0) start = MPI_Wtime();
         if (rank == 0) {
           MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
