@@ -5,13 +5,14 @@
  * plan asks for through the resize protocol. Every decision becomes an event with its reason;
  * notes (why a job was left alone) become events when their words change.
  *
- * Starting jobs stays with the event-driven batch pass (FCFS + EASY with moldable starts), which
- * runs whenever nodes free up, including those a shrink of rule 1 frees for a waiting job.
+ * Starting jobs stays with the event-driven batch pass, which runs whenever nodes free up
+ * (including those a shrink of rule 1 frees for a waiting job): FCFS + EASY with moldable starts
+ * for ebb, easy and fcfs; for the seeds' policies, the starts of the same pure pass (`starts`).
  */
 import { ApiError } from "../../api/errors.ts";
 import { planPass } from "../../sched/policies/index.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
-import type { JobState, PassPlan } from "../../sched/types.ts";
+import type { CountStart, JobState, PassInput, PassPlan } from "../../sched/types.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
@@ -43,23 +44,10 @@ export class ElasticScheduler {
     if (this.timer) clearInterval(this.timer);
   }
 
-  /** One elastic pass: plan with the pure scheduler, then act on the plan. */
+  /** One elastic pass: plan with the pure scheduler, then act on the plan's resizes. */
   tick(now = Date.now()): PassPlan {
     this.passes++;
-    let up = 0;
-    let idle = 0;
-    for (const n of this.state.nodes.values()) {
-      if (!this.state.isSchedulable(n, now)) continue;
-      up++;
-      if (n.jobId === undefined) idle++;
-    }
-    const running: JobState[] = [];
-    const pending = [];
-    for (const job of this.state.jobs.values()) {
-      if (job.sched.pending) pending.push({ ...job.sched.pending, elastic: job.row.elastic });
-      else if (job.row.startTime !== null) running.push(this.jobState(job, now));
-    }
-    const plan = planPass({ now, upNodes: up, idleNodes: idle, running, pending, config: this.config, limits: this.limits });
+    const plan = planPass(this.input(now));
     for (const r of plan.resizes) {
       try {
         this.elastic.resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now);
@@ -73,6 +61,28 @@ export class ElasticScheduler {
     for (const [jobId, texts] of byJob) this.note(jobId, texts.join("; "), now);
     for (const id of this.lastNote.keys()) if (!this.state.jobs.has(id)) this.lastNote.delete(id);
     return plan;
+  }
+
+  /** The jobs the policy would start now (for the seeds' policies, whose starts differ from EASY's). */
+  starts(now = Date.now()): CountStart[] {
+    return planPass(this.input(now)).starts;
+  }
+
+  private input(now: number): PassInput {
+    let up = 0;
+    let idle = 0;
+    for (const n of this.state.nodes.values()) {
+      if (!this.state.isSchedulable(n, now)) continue;
+      up++;
+      if (n.jobId === undefined) idle++;
+    }
+    const running: JobState[] = [];
+    const pending = [];
+    for (const job of this.state.jobs.values()) {
+      if (job.sched.pending) pending.push({ ...job.sched.pending, elastic: job.row.elastic });
+      else if (job.row.startTime !== null) running.push(this.jobState(job, now));
+    }
+    return { now, upNodes: up, idleNodes: idle, running, pending, config: this.config, limits: this.limits };
   }
 
   private jobState(job: JobRuntime, now: number): JobState {

@@ -91,14 +91,17 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     },
   );
   const ersConfig = resolveConfig(opts.scheduler);
-  scheduler = new SchedulerLoop(state, jobs, spawns, ersConfig.policy === "fcfs" ? { backfill: false } : {});
+  // The seeds' policies start jobs their own way (e.g. drms-rs at their minimum size).
+  const ownStarts = !["ebb", "easy", "fcfs"].includes(ersConfig.policy);
+  let ers: ElasticScheduler | undefined;
+  scheduler = new SchedulerLoop(state, jobs, spawns, { backfill: ersConfig.policy !== "fcfs", policyStarts: ownStarts ? (t) => ers!.starts(t) : undefined });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
   const launchers = new LauncherHub(state, jobs, elastic);
   jobs.restore();
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
-  const ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
   ers.start();
 
   const backend: ApiBackend = {

@@ -2,10 +2,11 @@
  * Runs scheduling passes: coalesces requests into one pass per event-loop turn, hands the pure
  * scheduler the jobs' cached views and carries out the plan it returns. A pass with no idle node
  * cannot start anything, so it is skipped unless it is the periodic full pass (which refreshes
- * why jobs wait).
+ * why jobs wait). Starts come from FCFS + EASY with moldable starts, or, for the seeds' policies,
+ * from the policy's own pass (`policyStarts`); why jobs wait is always FCFS + EASY's account.
  */
-import { planBatch } from "../../sched/batch.ts";
-import type { BatchInput } from "../../sched/types.ts";
+import { nameStarts, planBatch } from "../../sched/batch.ts";
+import type { BatchInput, CountStart } from "../../sched/types.ts";
 import type { Jobs } from "./jobs.ts";
 import type { SpawnQueue } from "./spawns.ts";
 import type { ClusterState } from "./state.ts";
@@ -18,7 +19,7 @@ export class SchedulerLoop {
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly spawns: SpawnQueue,
-    private readonly opts: { backfill?: boolean } = {},
+    private readonly opts: { backfill?: boolean; policyStarts?: (now: number) => CountStart[] } = {},
   ) {}
 
   request(opts: { full?: boolean } = {}): void {
@@ -49,14 +50,17 @@ export class SchedulerLoop {
     this.passes++;
     // Running jobs asking for nodes (PMI spawn) come before the queue.
     if (this.spawns.waiting > 0) this.spawns.serve(now);
-    const plan = planBatch(this.snapshot(now, reasons));
-    for (const s of plan.starts) {
+    const input = this.snapshot(now, reasons);
+    const policyStarts = this.opts.policyStarts;
+    const plan = policyStarts && !reasons ? undefined : planBatch(input);
+    const starts = policyStarts ? nameStarts(input.nodes, policyStarts(now)) : plan!.starts;
+    for (const s of starts) {
       const job = this.state.jobs.get(s.jobId);
       if (job && job.row.state === "PENDING") this.jobs.start(job, s.nodes, s.reason, now);
     }
-    for (const [id, why] of plan.waiting) {
+    for (const [id, why] of plan?.waiting ?? []) {
       const job = this.state.jobs.get(id);
-      if (job && job.waitReason !== why) {
+      if (job && job.row.state === "PENDING" && job.waitReason !== why) {
         job.waitReason = why;
         this.jobs.notifyLaunchers(job);
       }
