@@ -29,7 +29,7 @@ import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type
 import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommUsageError } from "./errors.ts";
 import { resetCommTime } from "./timing.ts";
-import { createWorld, finalize, initWorld, openTransport, parseCard, type Bootstrap } from "./world.ts";
+import { createWorld, finalize, initWorld, parseCard, type Bootstrap } from "./world.ts";
 import type { Card, Transport } from "./transport.ts";
 
 export type AdaptStatus = "new" | "joining";
@@ -54,7 +54,6 @@ interface State {
   pmi: PmiClient;
   transport: Transport;
   world: Comm | null;
-  generation: number;
   joining: boolean;
   left: boolean;
   shm: Int32Array | undefined;
@@ -63,7 +62,7 @@ interface State {
   /** The adaptation a pending probe announced. */
   pendingAdapt: number;
   count: number;
-  window: (Window & { generation: number; old: Comm | null }) | undefined;
+  window: (Window & { old: Comm | null }) | undefined;
   lastProbe: number;
   perf: { iterations: number; loopNs: number; commNs: number; lastSent: number; intervalNs: number };
 }
@@ -118,24 +117,15 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
   const generation = Number(process.env[ENV.generation] ?? 0);
   const joining = process.env[ENV.status] === "joining";
   const { shm, shmBytes, slot } = probeSlots();
-  let world: Comm;
-  let transport: Transport;
-  if (!joining) {
-    world = await initWorld(pmiBootstrap(pmi, node), { generation });
-    transport = world.transport;
-  } else {
-    // The staying ranks' cards were pre-put in this step's KVS; the joining ranks meet in a fence.
-    transport = openTransport({ node });
-    await pmi.put(cardKey(pmi.rank, generation), transport.cardText);
-    await pmi.fence();
-    world = createWorld(transport, await cardsOf(pmi, Array.from({ length: pmi.size }, (_, r) => r), generation), { generation });
-  }
+  // Joining ranks too: the staying ranks' cards were pre-put in their step's KVS, the joining
+  // ones meet in the fence.
+  const world = await initWorld(pmiBootstrap(pmi, node), { generation });
+  const transport = world.transport;
   const interval = Number(process.env[ENV.sampleInterval] ?? 60);
   st = {
     pmi,
     transport,
     world,
-    generation,
     joining,
     left: false,
     shm,
@@ -230,7 +220,7 @@ export async function adaptBegin(): Promise<Window> {
     newWorld = old.rank >= staying ? null : createWorld(s.transport, [...old.members.slice(0, staying), ...joiners], { generation });
     intercomm = new Intercomm(s.transport, { ctx, rank: old.rank, local: old.members, remote: joiners, name: "adapt-intercomm", parent: old });
   }
-  s.window = { intercomm, newWorld, staying, leaving, joining, generation, old };
+  s.window = { intercomm, newWorld, staying, leaving, joining, old };
   return s.window;
 }
 
@@ -248,7 +238,6 @@ export async function adaptCommit(): Promise<Comm | null> {
   w.old?.invalidate("replaced by the world of the last adaptation");
   s.window = undefined;
   s.pendingAdapt = 0;
-  s.generation = w.generation;
   // Probe calls are counted from the window on (see the header: joining ranks one lower).
   s.count = s.joining ? -1 : 0;
   s.joining = false;

@@ -61,7 +61,7 @@ export const StepSpec = z.object({
       /** Seconds between timing samples. */
       sampleInterval: z.number().positive(),
       /** Joining ranks: the adaptation they join. */
-      window: z.object({ adaptId: z.int(), staying: z.int().nonnegative(), leaving: z.int().nonnegative(), joining: z.int().positive(), oldSize: z.int().positive() }).optional(),
+      window: z.object({ adaptId: z.int() }).optional(),
     })
     .optional(),
 });
@@ -90,7 +90,6 @@ export const StepDown = z.discriminatedUnion("t", [
     leaving: z.int().nonnegative(),
     joining: z.int().nonnegative(),
     oldSize: z.int().positive(),
-    worldNodes: z.array(z.string()),
     cards: Kvs,
   }),
   /** Every rank committed: the new world is the world. */

@@ -60,7 +60,6 @@ export class StepAdapt {
   private readonly active = new Set<number>();
   /** Ranks started for an adaptation, until it commits. */
   private joining: boolean;
-  private generation: number;
   private adaptId = 0;
   private round = 0;
   private target = 0;
@@ -75,14 +74,13 @@ export class StepAdapt {
     or: TreeReduce<boolean>;
     sum: TreeReduce<number>;
   };
-  private perfSum: PerfSample & { from: Set<number> } = { ranks: 0, iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
+  private perfSum: Omit<PerfSample, "ranks"> & { from: Set<number> } = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
   private perfTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly c: StepAdaptContext) {
     const e = c.spec.elastic;
     if (c.ranks.length > MAX_LOCAL_RANKS) throw new Error(`at most ${MAX_LOCAL_RANKS} ranks per node can be elastic`);
     this.joining = e.status === "joining";
-    this.generation = e.generation;
     c.ranks.forEach((r, i) => {
       this.slot.set(r, i);
       this.active.add(r);
@@ -120,7 +118,7 @@ export class StepAdapt {
       [ENV.shm]: this.shmPath,
       [ENV.slot]: String(this.slot.get(rank)),
       [ENV.status]: this.joining ? "joining" : "new",
-      [ENV.generation]: String(this.generation),
+      [ENV.generation]: String(this.c.spec.elastic.generation),
       [ENV.sampleInterval]: String(this.c.spec.elastic.sampleInterval),
     };
   }
@@ -268,7 +266,7 @@ export class StepAdapt {
     const s = this.perfSum;
     if (s.from.size === 0) return;
     this.c.perf({ ranks: s.from.size, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs });
-    this.perfSum = { ranks: 0, iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
+    this.perfSum = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
   }
 
   // ---- protocol rounds ----
@@ -349,7 +347,6 @@ export class StepAdapt {
     for (const answer of this.committing.values()) answer({});
     this.committing.clear();
     if (w && !this.joining) for (const r of [...this.active]) if (r >= w.staying) this.active.delete(r);
-    this.generation = msg.generation;
     this.window = undefined;
     this.joining = false;
     this.target = 0;

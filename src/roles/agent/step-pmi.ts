@@ -55,7 +55,7 @@ export class StepPmi {
 
   constructor(private readonly c: StepPmiContext) {
     const { spec } = c;
-    const size = spec.elastic?.worldSize ?? spec.tasks.reduce((a, b) => a + b, 0);
+    const size = worldSizeOf(spec);
     const jobId = `${spec.jobId}.${spec.stepId}`;
     const info = (rank: number): PmiRankInfo => ({
       rank,
@@ -102,7 +102,7 @@ export class StepPmi {
 
   /** PMI_* variables of one rank; with PMI_FD the rank's fd 3 must be a socketpair (see `stdio`). */
   env(rank: number): Record<string, string> {
-    const size = this.c.spec.elastic?.worldSize ?? this.c.spec.tasks.reduce((a, b) => a + b, 0);
+    const size = worldSizeOf(this.c.spec);
     const where: Record<string, string> = this.port ? { PMI_PORT: `${this.port.host}:${this.port.port}`, PMI_ID: String(rank) } : { PMI_FD: "3" };
     return { PMI_RANK: String(rank), PMI_SIZE: String(size), ...where, ...(this.c.spec.spawn ? { PMI_SPAWNED: "1" } : {}) };
   }
@@ -199,6 +199,11 @@ export class StepPmi {
     f.sent = true;
     this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs: f.kvs });
   }
+}
+
+/** Ranks in the step's world: the elastic world's size, else the step's own. */
+export function worldSizeOf(spec: StepSpec): number {
+  return spec.elastic?.worldSize ?? spec.tasks.reduce((a, b) => a + b, 0);
 }
 
 /** The MPMD program index of a rank (0 without `apps`). */

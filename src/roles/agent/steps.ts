@@ -16,7 +16,7 @@ import { childrenOf } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { rankVars } from "./env.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
-import { argvOf, StepPmi } from "./step-pmi.ts";
+import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 
 const log = logger("agent");
@@ -149,7 +149,7 @@ export class StepNode {
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
       });
     }
-    for (const c of childrenOf(this.index, this.spec.nodes.length, k)) {
+    for (const c of children) {
       const ref = this.spec.nodes[c]!;
       const conn = this.ctx.pool.get(ref.addr);
       const child: Child = { index: c, name: ref.name, conn, unsubscribe: () => {} };
@@ -176,7 +176,6 @@ export class StepNode {
     }
     const count = spec.tasks[this.index]!;
     const first = firstRanks(spec.tasks)[this.index]!;
-    const size = spec.tasks.reduce((a, b) => a + b, 0);
     if (!existsSync(spec.cwd)) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
       for (let i = 0; i < count; i++) this.up({ t: "exit", step: this.key, rank: first + i, node: this.ctx.name, code: 1 });
@@ -186,7 +185,7 @@ export class StepNode {
     }
     const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
     const nodeIndex = names.indexOf(this.ctx.name);
-    const worldSize = spec.elastic?.worldSize ?? size;
+    const worldSize = worldSizeOf(spec);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv);
     for (let i = 0; i < count; i++) {
       const rank = first + i;

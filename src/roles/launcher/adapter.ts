@@ -58,12 +58,11 @@ export class Adapter {
   }
 
   /** Reductions from any step of the world. */
-  report(stepId: number, r: AdaptReport): void {
+  report(r: AdaptReport): void {
     const w = this.waiters.get(`${r.kind}:${r.adaptId}:${r.round}`);
     if (!w) return;
     w.values.push(r.value);
     if (w.values.length === w.need) w.resolve(w.values);
-    void stepId;
   }
 
   /** A rank of a step of the world exited. */
@@ -154,7 +153,7 @@ export class Adapter {
           rankBase: oldSize,
           worldSize: m.staying + m.joining,
           worldNodes,
-          window: { adaptId: msg.adaptId, staying: m.staying, leaving: m.leaving, joining: m.joining, oldSize },
+          window: { adaptId: msg.adaptId },
         },
       };
       const ready = this.wait("arrived", msg.adaptId, 0, 1);
@@ -211,7 +210,6 @@ export class Adapter {
       leaving: m.leaving,
       joining: m.joining,
       oldSize,
-      worldNodes,
       cards: joiningCards,
     });
     const commits = (await committed).reduce((a, b) => a + b, 0);

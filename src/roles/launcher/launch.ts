@@ -91,7 +91,7 @@ export class Launch {
       sink: this.o.sink,
       onLaunched: () => launchedNow(),
       onSpawn: (req) => this.spawn(spec, req),
-      onAdapt: (r) => this.adapter?.report(spec.stepId, r),
+      onAdapt: (r) => this.adapter?.report(r),
       onExit: (e) => this.adapter?.exit(spec, e),
     });
     this.roots.set(spec.stepId, root);

@@ -119,6 +119,8 @@ export class StepRoot {
 
   broadcast(msg: StepDown): void {
     for (const c of this.conns) c.send(msg);
+    // An adaptation's reductions are over once it is done (as on every agent).
+    if (msg.t === "adapt.done") for (const r of Object.values(this.adaptReduce)) r.clear();
   }
 
   signal(signal: "SIGTERM" | "SIGKILL" | "SIGINT"): void {
