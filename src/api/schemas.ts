@@ -28,8 +28,6 @@ export const TimeLimit = z.union([z.number(), z.string()], { error: "must be sec
   return seconds;
 });
 
-export { ElasticSettings };
-
 export const JobSubmit = z
   .strictObject({
     name: z.string().min(1).max(200).optional(),

@@ -73,10 +73,6 @@ export class Elastic {
     }
   }
 
-  detach(session: LauncherSession): void {
-    for (const job of this.state.jobs.values()) if (job.elastic?.launcher === session) job.elastic.launcher = undefined;
-  }
-
   resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now()): { adaptationId: number } {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;

@@ -12,7 +12,7 @@
 import { ApiError } from "../../api/errors.ts";
 import { planPass } from "../../sched/policies/index.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
-import type { CountStart, JobState, PassInput, PassPlan } from "../../sched/types.ts";
+import type { CountStart, JobState, PassInput } from "../../sched/types.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
@@ -23,7 +23,6 @@ const log = logger("controller");
 export class ElasticScheduler {
   private timer: ReturnType<typeof setInterval> | undefined;
   private readonly lastNote = new Map<number, string>();
-  passes = 0;
 
   constructor(
     private readonly state: ClusterState,
@@ -45,8 +44,7 @@ export class ElasticScheduler {
   }
 
   /** One elastic pass: plan with the pure scheduler, then act on the plan's resizes. */
-  tick(now = Date.now()): PassPlan {
-    this.passes++;
+  tick(now = Date.now()): void {
     const plan = planPass(this.input(now));
     for (const r of plan.resizes) {
       try {
@@ -60,7 +58,6 @@ export class ElasticScheduler {
     for (const n of plan.notes) byJob.set(n.jobId, [...(byJob.get(n.jobId) ?? []), n.text]);
     for (const [jobId, texts] of byJob) this.note(jobId, texts.join("; "), now);
     for (const id of this.lastNote.keys()) if (!this.state.jobs.has(id)) this.lastNote.delete(id);
-    return plan;
   }
 
   /** The jobs the policy would start now (for the seeds' policies, whose starts differ from EASY's). */
@@ -91,7 +88,8 @@ export class ElasticScheduler {
     // The first window after a start or an adaptation holds warm-up and connection set-up: skipped.
     const interval = r.sampleInterval ?? this.sampleInterval;
     const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
-    const samples = r.elastic ? this.elastic.mtct(r.id, interval, since, now).samples : [];
+    // Only ebb's elastic pass models MTCT: other policies get no samples, and no query per job.
+    const samples = r.elastic && this.config.policy === "ebb" ? this.elastic.mtct(r.id, interval, since, now).samples : [];
     return {
       id: r.id,
       nodes: job.nodes.length,

@@ -428,6 +428,7 @@ export class Jobs {
     const job = this.state.jobs.get(jobId);
     if (!job) return;
     job.launchers.delete(session);
+    if (job.elastic?.launcher === session) job.elastic.launcher = undefined;
     this.watchOrphan(job);
   }
 }

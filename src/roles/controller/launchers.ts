@@ -59,7 +59,6 @@ export class LauncherHub {
   onClose(conn: LauncherSession): void {
     const jobId = this.attached.get(conn);
     this.attached.delete(conn);
-    this.elastic.detach(conn);
     if (jobId !== undefined) this.jobs.removeLauncher(jobId, conn);
   }
 }
