@@ -101,6 +101,8 @@ describe("the Jacobi example resized while it runs", () => {
     // The allocation history holds the nodes each size had: 2, then 2 more, then back to 1.
     expect(new Set(detail.allocationHistory.map((h: any) => h.node)).size).toBe(4);
     expect(detail.events.filter((e: any) => e.kind === "resized")).toHaveLength(3);
+    // Each "adapting" event names its adaptation.
+    expect(detail.events.filter((e: any) => e.kind === "adapting").map((e: any) => e.data.adaptationId)).toEqual(detail.adaptations.map((a: any) => a.id));
     // Released nodes are free again, and no rank process is left over.
     await c.waitNodes(4, "IDLE");
     const left = Bun.spawnSync(["pgrep", "-f", `${JACOBI} ${iters.join(" ")} --sleep`]).stdout.toString().trim();

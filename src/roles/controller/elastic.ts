@@ -111,7 +111,7 @@ export class Elastic {
         this.store.setNextStep(jobId, joinStep + 1);
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }
-      this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: 0, from: have, to: nodes, added, removed: m.removed });
+      this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed: m.removed });
       return aid;
     });
     r.state = "ADAPTING";
