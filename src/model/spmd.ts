@@ -7,8 +7,6 @@
 export interface MtctSample {
   time: number;
   mtct: number;
-  /** Mean iteration time (s) of the loop when the sample was taken, if known. */
-  iterTime?: number;
 }
 
 export interface SpmdPhase {

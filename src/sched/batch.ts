@@ -63,13 +63,17 @@ export function preferredSize(job: PendingJob): number {
 
 const defaultStartSize = (job: PendingJob, free: number): number => Math.min(preferredSize(job), free);
 
+/** A moldable job's time limit at `size` nodes, taken to scale linearly from its preferred size. */
+export function scaledLimit(job: PendingJob, size: number): number {
+  return (job.timeLimit * preferredSize(job)) / size;
+}
+
 export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
   const queue = input.sorted ? input.pending : [...input.pending].sort(queueOrder);
   const backfill = input.backfill ?? true;
   const reasons = input.reasons ?? true;
   const startSize = input.startSize ?? defaultStartSize;
-  const limitAt = (job: PendingJob, size: number): number =>
-    input.scaleLimits && size < preferredSize(job) ? (job.timeLimit * preferredSize(job)) / size : job.timeLimit;
+  const limitAt = (job: PendingJob, size: number): number => (input.scaleLimits && size < preferredSize(job) ? scaledLimit(job, size) : job.timeLimit);
   const starts: BatchStart[] = [];
   const waiting = new Map<number, string>();
   let reservation: Reservation | undefined;
@@ -123,22 +127,18 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
 }
 
 export function planBatch(input: BatchInput): BatchPlan {
-  const freeNames = input.nodes
-    .filter((n) => n.up && n.jobId === undefined)
-    .map((n) => n.name)
-    .sort(compareNames);
-  const upNodes = input.nodes.filter((n) => n.up).length;
+  const { upNodes, idleNodes } = nodeCounts(input.nodes);
   const plan = planBatchCounts({
     now: input.now,
     upNodes,
-    freeNodes: freeNames.length,
+    freeNodes: idleNodes,
     running: input.running.map((r) => ({ nodes: r.nodes.length, expectedEnd: r.expectedEnd })),
     pending: input.pending,
     startSize: (job, free) => Math.min(job.maxNodes, free),
     reasons: input.reasons,
     backfill: input.backfill,
   });
-  const starts: Start[] = plan.starts.map((s) => ({ jobId: s.jobId, nodes: freeNames.splice(0, s.nodes), reason: s.reason }));
+  const starts: Start[] = nameStarts(input.nodes, plan.starts);
   return { starts, reservation: plan.reservation, waiting: plan.waiting };
 }
 
@@ -155,14 +155,14 @@ export function nodeCounts(nodes: readonly ClusterNode[]): { upNodes: number; id
 }
 
 /** Node names for count-based starts, handed out in name order from the idle up nodes. */
-export function nameStarts(nodes: readonly ClusterNode[], starts: readonly CountStart[]): { jobId: number; nodes: string[]; reason: string }[] {
+export function nameStarts<S extends CountStart>(nodes: readonly ClusterNode[], starts: readonly S[]): (Omit<S, "nodes"> & { nodes: string[] })[] {
   const free = nodes
     .filter((n) => n.up && n.jobId === undefined)
     .map((n) => n.name)
     .sort(compareNames);
   return starts.map((s) => {
     if (s.nodes > free.length) throw new RangeError(`job ${s.jobId} starts on ${s.nodes} nodes, ${free.length} are idle`);
-    return { jobId: s.jobId, nodes: free.splice(0, s.nodes), reason: s.reason };
+    return { ...s, nodes: free.splice(0, s.nodes) };
   });
 }
 

@@ -19,6 +19,7 @@ import { payoff } from "../model/payoff.ts";
 import { timeRatio } from "../model/scaling.ts";
 import { spmdPhase, type SpmdPhase } from "../model/spmd.ts";
 import { timeBalance } from "./balance.ts";
+import { scaledLimit } from "./batch.ts";
 import { jobConfig, type AdminLimits, type ErsConfig } from "./config.ts";
 import { resourceFill } from "./fill.ts";
 import { fmt, resourceRange, type RangeEntry } from "./rrv.ts";
@@ -253,9 +254,8 @@ export function planElastic(input: ElasticInput): ElasticPlan {
     for (const w of input.waiting) {
       if (w.id === res.jobId || w.minNodes > input.upNodes) continue;
       if (admittedB >= config.admitDepth || pool <= 0) break;
-      const pref = Math.max(w.minNodes, Math.min(w.maxNodes, w.preferredNodes ?? w.maxNodes));
       let ready = now + config.defaultAdaptCost * 1000;
-      const inTime = ready + ((w.timeLimit * pref) / w.minNodes) * 1000 <= res.start;
+      const inTime = ready + scaledLimit(w, w.minNodes) * 1000 <= res.start;
       if (!inTime && w.minNodes > extra) continue;
       const need = w.minNodes - Math.min(idleLeft, w.minNodes);
       if (need <= 0 || need > pool) continue;

@@ -166,7 +166,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     const m = r.job.work.mtct(r.n);
     const mtct = noise > 0 && Number.isFinite(m) ? m * (1 + noise * (2 * rng.next() - 1)) : m;
     const iterTime = T(r, r.n) / k;
-    r.samples.push({ time: t * 1000, mtct, iterTime });
+    r.samples.push({ time: t * 1000, mtct });
     if (r.samples.length > SAMPLE_CAP) r.samples.shift();
     const last = r.profile[r.profile.length - 1];
     if (r.profileOpen || !last) {

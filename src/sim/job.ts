@@ -3,7 +3,7 @@
  * `time(p)` is the whole job's run time on p nodes; `mtct(p)` is what its SPMD-phase samples would
  * read (MPI time / compute time of its main loop) on p nodes.
  */
-import { runtime, type RuntimeModel } from "../model/amdahl.ts";
+import type { RuntimeModel } from "../model/amdahl.ts";
 
 export interface Work {
   time(p: number): number;
@@ -68,16 +68,5 @@ export function tableWork(points: readonly (readonly [number, number])[], iterat
       return Math.max(0, 1 / e - 1);
     },
     iterations,
-  };
-}
-
-/** A runtime model as work (APM's a + b p + c / p). */
-export function modelWork(m: RuntimeModel): Work {
-  return {
-    time: (p) => runtime(m, p),
-    mtct: (p) => {
-      const e = runtime(m, 1) / (p * runtime(m, p));
-      return Math.max(0, 1 / e - 1);
-    },
   };
 }
