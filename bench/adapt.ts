@@ -5,12 +5,11 @@
  * Baseline, same run: what a rigid system pays instead, relaunching the program at the new size
  * (start, wire up, first barrier).
  */
-import { existsSync, writeFileSync } from "node:fs";
+import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
 
 export default {
@@ -23,7 +22,7 @@ export default {
       return (await r.json()) as any;
     };
     const stop = join(cluster.dir, "stop");
-    const ebb = (args: string[]) => Bun.spawn([process.execPath, MAIN, ...args], { env: cluster.env, stdout: "pipe", stderr: "inherit" });
+    const ebb = (args: string[]) => Bun.spawn([...cluster.ebb, ...args], { env: cluster.env, stdout: "pipe", stderr: "inherit" });
     try {
       const relaunch: Record<number, number> = {};
       for (const n of [2, 4, 8]) {
@@ -37,7 +36,7 @@ export default {
         }
         relaunch[n] = median(times);
       }
-      Bun.spawnSync(["rm", "-f", stop]);
+      rmSync(stop, { force: true });
       const run = ebb(["run", "-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", process.execPath, PROGRAM, stop]);
       let out = "";
       const reader = run.stdout.getReader();

@@ -77,12 +77,17 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
   };
 }
 
-/** Wall time of a command in ms; throws with its stderr if it fails. */
-export async function timed(argv: string[], env: Record<string, string>): Promise<number> {
+/** Runs a command to its end: its wall time in ms and its stdout; throws with its stderr if it fails. */
+export async function runCommand(argv: string[], env: Record<string, string>): Promise<{ ms: number; out: string }> {
   const t0 = performance.now();
   const p = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe" });
   const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
   const ms = performance.now() - t0;
   if (code !== 0) throw new Error(`${argv.join(" ")} failed (${code}): ${err || out}`);
-  return ms;
+  return { ms, out };
+}
+
+/** Wall time of a command in ms. */
+export async function timed(argv: string[], env: Record<string, string>): Promise<number> {
+  return (await runCommand(argv, env)).ms;
 }

@@ -6,10 +6,9 @@
  */
 import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
-import { startBenchCluster } from "./cluster.ts";
+import { runCommand, startBenchCluster } from "./cluster.ts";
 import type { Bench, Figure } from "./lib.ts";
 
-const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 const PROGRAM = new URL("programs/pingpong.ts", import.meta.url).pathname;
 
 type Results = { pingpong: Map<number, number>; allreduce: Map<number, number> };
@@ -20,12 +19,7 @@ function parse(out: string): Results {
   return r;
 }
 
-async function output(argv: string[], env: Record<string, string>): Promise<string> {
-  const p = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe" });
-  const [out, err, code] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text(), p.exited]);
-  if (code !== 0) throw new Error(`${argv.join(" ")} failed: ${err || out}`);
-  return out;
-}
+const output = async (argv: string[], env: Record<string, string>) => (await runCommand(argv, env)).out;
 
 export default {
   name: "comm",
@@ -36,16 +30,16 @@ export default {
     const cluster = await startBenchCluster(2);
     try {
       const mpich = parse(await output(["mpiexec", "-n", "4", c], cluster.env));
-      const local = parse(await output([process.execPath, MAIN, "run", "-N", "1", "-n", "4", "--", process.execPath, PROGRAM], cluster.env));
-      const remote = parse(await output([process.execPath, MAIN, "run", "-N", "2", "-n", "2", "--", process.execPath, PROGRAM], cluster.env));
+      const local = parse(await output([...cluster.ebb, "run", "-N", "1", "-n", "4", "--", process.execPath, PROGRAM], cluster.env));
+      const remote = parse(await output([...cluster.ebb, "run", "-N", "2", "-n", "2", "--", process.execPath, PROGRAM], cluster.env));
       const figures: Figure[] = [];
       const base = (v: number | undefined) => ({ name: "MPICH (C, mpiexec)", value: v ?? Number.NaN });
       for (const [where, r] of [["one node (Unix socket)", local], ["two nodes (TCP)", remote]] as const) {
         figures.push({ name: `p2p latency 8 B, ${where}`, value: r.pingpong.get(8)!, unit: "us", baseline: base(mpich.pingpong.get(8)), better: "lower" });
-        for (const n of [65536, 1048576, 4194304].filter((x) => r.pingpong.has(x) || x === 65536)) {
+        for (const n of [65536, 1048576, 4194304]) {
           if (!r.pingpong.has(n)) continue;
           const bw = (x: number | undefined) => (x ? n / x : Number.NaN); // bytes per us = MB/s
-          figures.push({ name: `p2p bandwidth ${n >= 1048576 ? `${n >> 20} MiB` : `${n >> 10} KiB`}, ${where}`, value: bw(r.pingpong.get(n)), unit: "MB/s", baseline: { name: "MPICH (C, mpiexec)", value: bw(mpich.pingpong.get(n)) }, better: "higher" });
+          figures.push({ name: `p2p bandwidth ${n >= 1048576 ? `${n >> 20} MiB` : `${n >> 10} KiB`}, ${where}`, value: bw(r.pingpong.get(n)), unit: "MB/s", baseline: base(bw(mpich.pingpong.get(n))), better: "higher" });
         }
       }
       for (const n of [8, 1048576]) {

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
-import { compiledEbb, startBenchCluster, timed } from "./cluster.ts";
+import { compiledEbb, runCommand, startBenchCluster, timed } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const INIT_BARRIER = `
@@ -28,10 +28,9 @@ int main(int argc, char **argv) {
 }`;
 
 async function initBarrier(argv: string[], env: Record<string, string>): Promise<number> {
-  const p = Bun.spawn(argv, { env, stdout: "pipe", stderr: "pipe" });
-  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  const { out } = await runCommand(argv, env);
   const m = /init_barrier_us=(\d+)/.exec(out);
-  if (code !== 0 || !m) throw new Error(`${argv.join(" ")} failed (${code}): ${err || out}`);
+  if (!m) throw new Error(`${argv.join(" ")} printed no init_barrier_us: ${out}`);
   return Number(m[1]) / 1000;
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { expectClean, launch } from "../support/comm-launcher.ts";
-import { expected } from "../support/comm-expected.ts";
+import { expectCollectives } from "../support/comm-expected.ts";
 
 const PROGRAM = join(import.meta.dir, "programs/collectives.ts");
 describe("collectives across processes", () => {
@@ -19,17 +19,7 @@ describe("collectives across processes", () => {
     test(`n=${n} on ${nodes} node(s)`, async () => {
       const results = await launch({ program: PROGRAM, n, nodes, deadlineMs: 60_000 });
       expectClean(results);
-      for (const [r, res] of results.entries()) {
-        const got = res.reports[0] as { rank: number; size: number; results: Record<string, unknown> };
-        expect(got.rank).toBe(r);
-        expect(got.size).toBe(n);
-        const want = expected(n, r);
-        for (const key of Object.keys(want)) {
-          expect({ key, value: got.results[key] }).toEqual({ key, value: want[key] });
-        }
-        // Nothing reported beyond what is checked.
-        expect(Object.keys(got.results).sort()).toEqual(Object.keys(want).filter((k) => want[k] !== undefined).sort());
-      }
+      for (const [r, res] of results.entries()) expectCollectives(res.reports[0] as { rank: number; size: number; results: Record<string, unknown> }, n, r);
     }, 90_000);
   }
 });

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
-import { expected } from "../support/comm-expected.ts";
+import { expectCollectives } from "../support/comm-expected.ts";
+import { parseReports } from "../support/comm-report.ts";
 import { expectP2p } from "../support/p2p-expected.ts";
 
 const PROGRAMS = join(import.meta.dir, "../comm/programs");
@@ -18,12 +19,7 @@ afterAll(async () => {
 });
 
 type Report = { rank: number; size: number; results: Record<string, unknown> };
-const reports = (stdout: string): Report[] =>
-  stdout
-    .split("\n")
-    .filter((l) => l.startsWith("@"))
-    .map((l) => JSON.parse(l.slice(1)) as Report)
-    .sort((a, b) => a.rank - b.rank);
+const reports = (stdout: string): Report[] => (parseReports(stdout) as Report[]).sort((a, b) => a.rank - b.rank);
 
 describe("collectives and point-to-point between ranks on different agents", () => {
   for (const [n, nodes] of [[1, 1], [2, 2], [4, 2], [8, 4]] as const) {
@@ -33,11 +29,7 @@ describe("collectives and point-to-point between ranks on different agents", () 
       expect(r.code).toBe(0);
       const got = reports(r.stdout);
       expect(got.map((g) => g.rank)).toEqual(Array.from({ length: n }, (_, i) => i));
-      for (const g of got) {
-        expect(g.size).toBe(n);
-        const want = expected(n, g.rank);
-        for (const key of Object.keys(want)) expect({ key, value: g.results[key] }).toEqual({ key, value: want[key] });
-      }
+      for (const g of got) expectCollectives(g, n, g.rank);
     });
   }
 

@@ -5,10 +5,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pidAlive, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { pidAlive, ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 const BUN = process.execPath;
-const ROOT = new URL("../..", import.meta.url).pathname;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 const COUNTER = join(import.meta.dir, "programs/counter.ts");
 

@@ -8,10 +8,10 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 const BUN = process.execPath;
-const SYNTHETIC = join(new URL("../..", import.meta.url).pathname, "examples/synthetic.ts");
+const SYNTHETIC = join(ROOT, "examples/synthetic.ts");
 
 let c: TestCluster;
 beforeAll(async () => {

@@ -1,3 +1,4 @@
+import { expect } from "bun:test";
 /** What the collectives test program must report on rank r of n, computed the plain way. */
 const range = (n: number) => Array.from({ length: n }, (_, i) => i);
 const product = (xs: number[]) => xs.reduce((a, b) => a * b, 1);
@@ -58,3 +59,11 @@ export function expected(n: number, r: number): Record<string, unknown> {
   return e;
 }
 
+/** Checks one rank's report of the collectives program against `expected`, and that it reports nothing more. */
+export function expectCollectives(got: { rank: number; size: number; results: Record<string, unknown> }, n: number, r: number): void {
+  expect(got.rank).toBe(r);
+  expect(got.size).toBe(n);
+  const want = expected(n, r);
+  for (const key of Object.keys(want)) expect({ key, value: got.results[key] }).toEqual({ key, value: want[key] });
+  expect(Object.keys(got.results).sort()).toEqual(Object.keys(want).filter((k) => want[k] !== undefined).sort());
+}

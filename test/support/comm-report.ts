@@ -5,6 +5,14 @@ export function report(x: Record<string, unknown>): void {
   process.stdout.write(`@${JSON.stringify(x)}\n`);
 }
 
+/** The reports in a program's output, in order. */
+export function parseReports(stdout: string): Record<string, unknown>[] {
+  return stdout
+    .split("\n")
+    .filter((l) => l.startsWith("@"))
+    .map((l) => JSON.parse(l.slice(1)) as Record<string, unknown>);
+}
+
 /** A typed array as JSON: its constructor name and its values (bigints as strings). */
 export interface Shown {
   t: string;

@@ -1,5 +1,5 @@
 /** Rank program: every collective with every op; reports raw results, the test checks them. */
-import { type Comm, OPS } from "../../../src/comm/index.ts";
+import { OPS } from "../../../src/comm/index.ts";
 import { startWorld } from "../../support/comm-boot.ts";
 import { plain, report } from "../../support/comm-report.ts";
 

@@ -4,15 +4,12 @@
  * finalize at once. A rank that finishes first must not look gone to one still receiving its last
  * barrier message.
  */
-import { finalize, initWorld } from "../../../src/comm/index.ts";
-import { testBootstrap } from "../../support/comm-kvs.ts";
+import { startWorld } from "../../support/comm-boot.ts";
 import { report } from "../../support/comm-report.ts";
 
-const boot = await testBootstrap();
-const world = await initWorld(boot);
+const { world, done } = await startWorld();
 const others = Array.from({ length: world.size }, (_, r) => r).filter((r) => r !== world.rank);
 await Promise.all([...others.map((r) => world.send(r, world.rank, 7)), ...others.map((r) => world.recv(r, 7))]);
 await world.barrier();
-await finalize();
-boot.kvs.close();
+await done();
 report({ done: true });

@@ -2,7 +2,7 @@
  * Rank program (n >= 3): tags, any-source, ordering, every dtype, JSON values, empty and 4 MiB
  * payloads, self-sends. Reports what arrived; the test checks it.
  */
-import { ANY_SOURCE, ANY_TAG, type Comm, type Payload } from "../../../src/comm/index.ts";
+import { ANY_SOURCE, ANY_TAG, type Payload } from "../../../src/comm/index.ts";
 import { startWorld } from "../../support/comm-boot.ts";
 import { plain, report } from "../../support/comm-report.ts";
 
