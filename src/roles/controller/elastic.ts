@@ -8,7 +8,6 @@
 import { badRequest, conflict } from "../../api/errors.ts";
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import { signCredential } from "../../proto/credential.ts";
-import { compareNames } from "../../sched/batch.ts";
 import { remap } from "../../sched/remap.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -233,10 +232,7 @@ export class Elastic {
   }
 
   private idleNodes(count: number, jobId: number, now: number): string[] {
-    const idle = [...this.state.nodes.values()]
-      .filter((n) => n.jobId === undefined && this.state.isSchedulable(n, now))
-      .map((n) => n.row.name)
-      .sort(compareNames);
+    const idle = this.state.idleNodes(now).map((n) => n.row.name);
     if (idle.length < count) throw conflict("no_idle_nodes", `growing job ${jobId} needs ${count} idle node${count === 1 ? "" : "s"}; ${idle.length} ${idle.length === 1 ? "is" : "are"} idle`);
     return idle.slice(0, count);
   }

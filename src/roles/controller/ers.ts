@@ -10,7 +10,7 @@
  * for ebb, easy and fcfs; for the seeds' policies, the starts of the same pure pass (`starts`).
  */
 import { ApiError } from "../../api/errors.ts";
-import { planPass } from "../../sched/policies/index.ts";
+import { planPass, POLICY_TABLE } from "../../sched/policies/index.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
 import type { CountStart, JobState, PassInput } from "../../sched/types.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -34,7 +34,7 @@ export class ElasticScheduler {
   ) {}
 
   start(): void {
-    if (this.config.policy === "fcfs" || this.config.policy === "easy") return;
+    if (!POLICY_TABLE[this.config.policy].resizes) return;
     this.timer = setInterval(() => this.tick(), this.config.interval * 1000);
     this.timer.unref?.();
   }
@@ -88,8 +88,8 @@ export class ElasticScheduler {
     // The first window after a start or an adaptation holds warm-up and connection set-up: skipped.
     const interval = r.sampleInterval ?? this.sampleInterval;
     const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
-    // Only ebb's elastic pass models MTCT: other policies get no samples, and no query per job.
-    const samples = r.elastic && this.config.policy === "ebb" ? this.elastic.mtct(r.id, interval, since, now).samples : [];
+    // Policies that do not model MTCT get no samples, and no query per job.
+    const samples = r.elastic && POLICY_TABLE[this.config.policy].mtct ? this.elastic.mtct(r.id, interval, since, now).samples : [];
     return {
       id: r.id,
       nodes: job.nodes.length,

@@ -23,6 +23,7 @@ import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
 import { Elastic } from "./elastic.ts";
+import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { ElasticScheduler } from "./ers.ts";
 import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { ElasticStore } from "../../store/elastic.ts";
@@ -92,9 +93,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   );
   const ersConfig = resolveConfig(opts.scheduler);
   // The seeds' policies start jobs their own way (e.g. drms-rs at their minimum size).
-  const ownStarts = !["ebb", "easy", "fcfs"].includes(ersConfig.policy);
+  const policy = POLICY_TABLE[ersConfig.policy];
   let ers: ElasticScheduler | undefined;
-  scheduler = new SchedulerLoop(state, jobs, spawns, { backfill: ersConfig.policy !== "fcfs", policyStarts: ownStarts ? (t) => ers!.starts(t) : undefined });
+  scheduler = new SchedulerLoop(state, jobs, spawns, { backfill: ersConfig.policy !== "fcfs", policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
   const launchers = new LauncherHub(state, jobs, elastic);
@@ -128,7 +129,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     agents,
     launchers,
   });
-  log.info(`scheduling policy ${ersConfig.policy}`, ersConfig.policy === "fcfs" || ersConfig.policy === "easy" ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
+  log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
 

@@ -4,8 +4,7 @@
  * cpus cover the tasks, so children are not oversubscribed.
  */
 import { ApiError } from "../../api/errors.ts";
-import { compareNames } from "../../sched/batch.ts";
-import type { ClusterState, NodeRuntime } from "./state.ts";
+import type { ClusterState } from "./state.ts";
 
 interface Waiter {
   jobId: number;
@@ -71,9 +70,7 @@ export class SpawnQueue {
   }
 
   private pick(tasks: number, now: number): string[] | undefined {
-    const idle: NodeRuntime[] = [];
-    for (const n of this.state.nodes.values()) if (n.jobId === undefined && this.state.isSchedulable(n, now)) idle.push(n);
-    idle.sort((a, b) => compareNames(a.row.name, b.row.name));
+    const idle = this.state.idleNodes(now);
     const out: string[] = [];
     let cpus = 0;
     for (const n of idle) {

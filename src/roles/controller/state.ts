@@ -1,6 +1,7 @@
 /** The controller's in-memory view of nodes and active jobs, mirrored from SQLite. */
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
+import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob, RunningJob } from "../../sched/types.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
@@ -65,8 +66,17 @@ export class ClusterState {
     return n.row.status === "UP" && n.session !== undefined && !(n.completing && n.completing.until > now);
   }
 
+  private isIdle(n: NodeRuntime, now: number): boolean {
+    return n.jobId === undefined && this.isSchedulable(n, now);
+  }
+
   hasIdleNode(now: number): boolean {
-    for (const n of this.nodes.values()) if (n.jobId === undefined && this.isSchedulable(n, now)) return true;
+    for (const n of this.nodes.values()) if (this.isIdle(n, now)) return true;
     return false;
+  }
+
+  /** Idle schedulable nodes in name order (node2 before node10). */
+  idleNodes(now: number): NodeRuntime[] {
+    return [...this.nodes.values()].filter((n) => this.isIdle(n, now)).sort((a, b) => compareNames(a.row.name, b.row.name));
   }
 }
