@@ -65,15 +65,15 @@ interface Candidate {
   reason?: string;
 }
 
+/** When a running job is expected to end (epoch ms): its own estimate, else start + time limit. */
+export function expectedEnd(job: JobState): number {
+  return job.expectedEnd ?? job.startTime + job.timeLimit * 1000;
+}
+
 /** Seconds a job still needs at its current size. */
 export function remainingTime(job: JobState, now: number): number {
   if (job.remaining !== undefined) return Math.max(0, job.remaining);
-  const end = job.expectedEnd ?? job.startTime + job.timeLimit * 1000;
-  return Math.max(0, (end - now) / 1000);
-}
-
-function endOf(job: JobState): number {
-  return job.expectedEnd ?? job.startTime + job.timeLimit * 1000;
+  return Math.max(0, (expectedEnd(job) - now) / 1000);
 }
 
 function adaptCost(job: JobState, config: ErsConfig): number {
@@ -204,7 +204,7 @@ export function planElastic(input: ElasticInput): ElasticPlan {
   if (res) {
     for (const c of candidates) {
       if (c.rule !== "shrink") continue;
-      if (endOf(c.job) > res.start) continue;
+      if (expectedEnd(c.job) > res.start) continue;
       if (endAt(c, c.target) <= res.start) continue;
       if (c.target <= extra) {
         extra -= c.target;
@@ -233,7 +233,7 @@ export function planElastic(input: ElasticInput): ElasticPlan {
     for (const c of candidates) {
       if (c.target <= c.range.lo) continue;
       let m = c.range.lo;
-      if (endOf(c.job) <= res.start) {
+      if (expectedEnd(c.job) <= res.start) {
         // Smallest size that still ends by the reservation (the end time falls as the size grows).
         let hi = c.target;
         if (endAt(c, hi) > res.start) continue;
