@@ -87,13 +87,16 @@ function prepare(db: Db) {
 /** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
 export class JobStore {
   private readonly q: ReturnType<typeof prepare>;
+  /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
+  private readonly runTx: (fn: () => unknown) => unknown;
 
   constructor(readonly db: Db) {
     this.q = prepare(db);
+    this.runTx = db.$client.transaction((fn: () => unknown) => fn());
   }
 
   tx<T>(fn: () => T): T {
-    return this.db.$client.transaction(fn)();
+    return this.runTx(fn) as T;
   }
 
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
