@@ -1,10 +1,10 @@
 /** What the policies share: queue order, the batch pass on counts, running jobs as endings. */
-import { planBatchCounts, preferredSize, queueOrder, type BatchCountsPlan, type Ending } from "../batch.ts";
+import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type Ending } from "../batch.ts";
 import { expectedEnd } from "../elastic.ts";
 import type { CountStart, JobState, PassInput, PendingJob } from "../types.ts";
 
 export function queue(input: PassInput): readonly PendingJob[] {
-  return input.sorted ? input.pending : [...input.pending].sort(queueOrder);
+  return inQueueOrder(input.pending, input.sorted);
 }
 
 /**
