@@ -42,6 +42,11 @@ export const StepSpec = z.object({
   jobEnv: z.record(z.string(), z.string()),
   /** Set for processes created by PMI spawn: the keys the parent pre-put into the children's KVS. */
   spawn: z.object({ preput: z.record(z.string(), z.string()), parent: StepKey }).optional(),
+  /**
+   * The ranks on `node` write stdout and stderr straight to `path`, opened for appending, instead
+   * of sending them up the tree: a command job's output file, on the node that writes it anyway.
+   */
+  outputFile: z.object({ node: z.string().min(1), path: z.string().min(1) }).optional(),
   /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
   universeSize: z.int().positive().optional(),
   /** Keys every rank finds in its KVS before the first fence. */

@@ -12,7 +12,7 @@ afterAll(async () => {
   await c?.stop();
 });
 
-const ENV_PROBE = 'echo "rank=$EBB_PROCID node=$EBB_NODENAME nodeid=$EBB_NODEID local=$EBB_LOCALID ntasks=$EBB_NTASKS nnodes=$EBB_NNODES job=$EBB_JOB_ID step=$EBB_STEP_ID list=$EBB_NODELIST ppid=$PPID"';
+const ENV_PROBE = 'echo "rank=$EBB_PROCID node=$EBB_NODENAME nodeid=$EBB_NODEID local=$EBB_LOCALID ntasks=$EBB_NTASKS nnodes=$EBB_NNODES job=$EBB_JOB_ID step=$EBB_STEP_ID list=$EBB_NODELIST ppid=$PPID out=$(readlink /proc/$$/fd/1)"';
 
 function parseProbe(text: string) {
   return text
@@ -94,6 +94,8 @@ describe("jobs submitted through the HTTP API", () => {
     const ranks = parseProbe(c.read(job.output));
     expect(ranks.map((r) => r.rank).sort()).toEqual(["0", "1", "2"]);
     expect(new Set(ranks.map((r) => r.node)).size).toBe(3);
+    // The first node's rank writes to the file itself; the others' output comes up the tree.
+    for (const r of ranks) expect(r.out).toEqual(r.rank === "0" ? job.output : expect.stringMatching(/^(pipe|socket):/));
     expect(job.steps).toHaveLength(1);
     expect(job.steps[0].state).toBe("COMPLETED");
     expect(job.events.map((e: any) => e.kind)).toEqual(["submitted", "started", "ended"]);

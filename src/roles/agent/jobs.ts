@@ -90,6 +90,7 @@ export class JobRunner {
       pmi: "both",
       connect: (addr) => this.ctx.pool.get(addr),
       sink,
+      outputFile: { node: this.ctx.name, path: job.output },
       spawnWait: 30,
       reportPrimary: false,
     });

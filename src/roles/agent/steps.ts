@@ -6,7 +6,7 @@
  *   parent --launch/signal/end--> StepNode --same--> children
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
-import { existsSync } from "node:fs";
+import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { verifyCredential } from "../../proto/credential.ts";
 import type { Credential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -187,22 +187,39 @@ export class StepNode {
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv);
-    for (let i = 0; i < count; i++) {
-      const rank = first + i;
-      const world = this.rankBase + rank;
-      const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-      const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world) };
-      this.startRank(rank, argvOf(spec, world), env);
+    const output = this.openOutputFile();
+    try {
+      for (let i = 0; i < count; i++) {
+        const rank = first + i;
+        const world = this.rankBase + rank;
+        const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world) };
+        this.startRank(rank, argvOf(spec, world), env, output ?? "pipe");
+      }
+    } finally {
+      if (output !== undefined) closeSync(output);
     }
     this.localLaunched = true;
     this.maybeLaunched();
   }
 
-  private startRank(rank: number, argv: string[], env: Record<string, string>): void {
+  /** The step's output file when this node writes it (ranks get it as stdout and stderr), else undefined: forward. */
+  private openOutputFile(): number | undefined {
+    const target = this.spec.outputFile;
+    if (target?.node !== this.ctx.name) return undefined;
+    try {
+      return openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+    } catch (e) {
+      log.warn(`step ${this.key}: cannot append to ${target.path}, forwarding output instead`, { error: e });
+      return undefined;
+    }
+  }
+
+  private startRank(rank: number, argv: string[], env: Record<string, string>, stdout: "pipe" | number): void {
     const node = this.ctx.name;
     let proc: Proc;
     try {
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: ["pipe", "pipe", this.pmi?.fd3] });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [stdout, stdout, this.pmi?.fd3] });
     } catch (e) {
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
       this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });

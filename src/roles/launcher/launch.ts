@@ -22,6 +22,8 @@ export interface LaunchOptions {
   pmiPort?: boolean;
   connect(addr: string): PeerConn;
   sink: StepSink;
+  /** Where the sink writes, when it is a file on one of the step's nodes (see StepSpec.outputFile). */
+  outputFile?: { node: string; path: string };
   /** Seconds a spawn may wait for idle nodes. */
   spawnWait: number;
   /** Report ended steps to the controller (spawned ones always are: their nodes go back). */
@@ -77,6 +79,7 @@ export class Launch {
       pmi: this.o.pmi,
       pmiPort: this.o.pmiPort,
       jobEnv: g.jobEnv,
+      outputFile: this.o.outputFile,
       ...extra,
     };
   }

@@ -1,5 +1,5 @@
 /** Where a step's output goes: the launcher's terminal (optionally labelled by rank) or a file. */
-import { closeSync, openSync, writeSync } from "node:fs";
+import { closeSync, constants, openSync, writeSync } from "node:fs";
 import type { StepSink } from "./step-root.ts";
 
 type Write = (fd: 1 | 2, text: string) => void;
@@ -49,9 +49,12 @@ export function terminalSink(opts: { label: boolean; prog: string }): FlushableS
   };
 }
 
-/** Writes everything to a fresh file (a command job's output). */
+/**
+ * Writes everything to a fresh file (a command job's output). Appending: the ranks on the sink's
+ * node write to the same file themselves (StepSpec.outputFile).
+ */
 export function fileSink(path: string, opts: { label: boolean }): FlushableSink & { close(): void } {
-  const fd = openSync(path, "w");
+  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644);
   const write: Write = (_fd, text) => {
     writeSync(fd, text);
   };
