@@ -3,6 +3,7 @@ import type { Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { freePort } from "../test/support/cluster.ts";
 
 const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 
@@ -14,13 +15,6 @@ export interface BenchCluster {
   /** argv prefix that runs the ebb CLI (the compiled binary when built, for realistic start-up). */
   ebb: string[];
   stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
-  const p = s.port;
-  s.stop(true);
-  return p;
 }
 
 /** Builds dist/ebb (a second or two) so that launch timings include a realistic CLI start. */

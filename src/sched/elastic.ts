@@ -210,9 +210,8 @@ export function planElastic(input: ElasticInput): ElasticPlan {
         extra -= c.target;
         continue;
       }
-      let m = c.target + 1;
-      while (m < c.job.nodes && endAt(c, m) > res.start) m++;
-      if (m < c.job.nodes) {
+      const m = smallestEndingBy((k) => endAt(c, k), c.target + 1, c.job.nodes - 1, res.start);
+      if (m !== undefined) {
         c.reason = `${c.reason}; only to ${m} so that job ${res.jobId}'s reservation is not delayed`;
         c.target = m;
       } else {
@@ -234,14 +233,9 @@ export function planElastic(input: ElasticInput): ElasticPlan {
       if (c.target <= c.range.lo) continue;
       let m = c.range.lo;
       if (expectedEnd(c.job) <= res.start) {
-        // Smallest size that still ends by the reservation (the end time falls as the size grows).
-        let hi = c.target;
-        if (endAt(c, hi) > res.start) continue;
-        while (m < hi) {
-          const mid = (m + hi) >> 1;
-          if (endAt(c, mid) <= res.start) hi = mid;
-          else m = mid + 1;
-        }
+        const inTime = smallestEndingBy((k) => endAt(c, k), c.range.lo, c.target, res.start);
+        if (inTime === undefined) continue;
+        m = inTime;
       }
       if (c.target - m > 0) {
         give.set(c.job.id, c.target - m);
@@ -328,6 +322,20 @@ export function planElastic(input: ElasticInput): ElasticPlan {
   }
   const ranges = candidates.map((c) => ({ jobId: c.job.id, nodes: c.job.nodes, ...c.range }));
   return { resizes, reservations, ranges, notes };
+}
+
+/**
+ * The smallest size in [lo, hi] at which a job ends by `deadline`, or undefined if none does.
+ * Bisection: a job's end time falls as its size grows (timeRatio).
+ */
+function smallestEndingBy(endAt: (size: number) => number, lo: number, hi: number, deadline: number): number | undefined {
+  if (lo > hi || endAt(hi) > deadline) return undefined;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (endAt(mid) <= deadline) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /** Why a candidate keeps its size, for the job's events. */

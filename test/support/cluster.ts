@@ -28,7 +28,8 @@ export interface ClusterOptions {
   controllerArgs?: string[];
 }
 
-async function freePort(): Promise<number> {
+/** A TCP port on loopback that nothing listens on right now. */
+export async function freePort(): Promise<number> {
   const s = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
   const port = s.port;
   s.stop(true);

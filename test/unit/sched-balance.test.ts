@@ -1,14 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { balanceBounded, balanceExact, timeBalance, type BalanceJob } from "../../src/sched/balance.ts";
+import { mulberry32 } from "../../src/sim/random.ts";
 import { gaussianBalance as gaussian } from "../support/gaussian.ts";
 
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return () => {
-    s = (Math.imul(s, 1664525) + 1013904223) >>> 0;
-    return s / 2 ** 32;
-  };
-}
 
 /** Bisection on u for sum clamp(w_i u, lo_i, hi_i) = total: an independent bounded solver. */
 function bisect(jobs: readonly BalanceJob[], total: number): number[] {
@@ -38,7 +32,7 @@ function randomJobs(rand: () => number, n: number, bounded: boolean): BalanceJob
 
 describe("time balancing", () => {
   test("the closed form equals Gaussian elimination of the dissertation's system, idle nodes included", () => {
-    const rand = lcg(7);
+    const rand = mulberry32(7).next;
     for (let round = 0; round < 200; round++) {
       const jobs = randomJobs(rand, 2 + Math.floor(rand() * 12), false);
       const idle = Math.floor(rand() * 20);
@@ -53,7 +47,7 @@ describe("time balancing", () => {
   });
 
   test("bounded balancing matches a bisection solver for random bounds", () => {
-    const rand = lcg(11);
+    const rand = mulberry32(11).next;
     for (let round = 0; round < 300; round++) {
       const jobs = randomJobs(rand, 1 + Math.floor(rand() * 15), true);
       const sumLo = jobs.reduce((a, j) => a + j.lo!, 0);
@@ -71,7 +65,7 @@ describe("time balancing", () => {
   });
 
   test("whole nodes: floors within the bounds, the remainder is what the floors left (< one per job)", () => {
-    const rand = lcg(3);
+    const rand = mulberry32(3).next;
     for (let round = 0; round < 300; round++) {
       const jobs = randomJobs(rand, 1 + Math.floor(rand() * 10), rand() < 0.5);
       const total = jobs.reduce((a, j) => a + (j.lo ?? 0), 0) + Math.floor(rand() * 60);

@@ -1,16 +1,15 @@
 import { describe, expect, test } from "bun:test";
 import { planBatchCounts, type Ending } from "../../src/sched/batch.ts";
 import type { PendingJob } from "../../src/sched/types.ts";
+import { mulberry32 } from "../../src/sim/random.ts";
 
 const NOW = 5_000_000;
 const job = (id: number, minNodes: number, maxNodes: number, limit: number, preferredNodes?: number): PendingJob => ({ id, minNodes, maxNodes, timeLimit: limit, submitTime: id, preferredNodes });
 
-function lcg(seed: number) {
-  let s = seed >>> 0;
-  return (n: number) => {
-    s = (Math.imul(s, 1103515245) + 12345) >>> 0;
-    return (s >>> 8) % n;
-  };
+/** Seeded integers in [0, n). */
+function ints(seed: number): (n: number) => number {
+  const g = mulberry32(seed);
+  return (n) => Math.floor(g.next() * n);
 }
 
 describe("moldable starts", () => {
@@ -28,7 +27,7 @@ describe("moldable starts", () => {
   });
 
   test("the chosen size is always within [min, max] and never more than free, for random queues", () => {
-    const r = lcg(5);
+    const r = ints(5);
     for (let round = 0; round < 300; round++) {
       const up = 4 + r(60);
       const free = r(up + 1);
@@ -61,7 +60,7 @@ describe("moldable starts", () => {
   });
 
   test("EASY never delays the reservation, moldable jobs and scaled limits included (random replay)", () => {
-    const r = lcg(99);
+    const r = ints(99);
     for (let round = 0; round < 400; round++) {
       const up = 2 + r(24);
       const running: Ending[] = [];

@@ -18,7 +18,7 @@ import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
-import { TreeReduce } from "../../tbon/reduce.ts";
+import { adaptMessage, adaptReportOf, AdaptReductions } from "../../tbon/adapt-reduce.ts";
 
 type Kvs = Record<string, string>;
 type Reply = Record<string, string>;
@@ -69,11 +69,7 @@ export class StepAdapt {
   private readonly probing = new Map<number, { index: number; answer: (r: Reply) => void }>();
   private readonly beginning = new Map<number, (r: Reply) => void>();
   private readonly committing = new Map<number, (r: Reply) => void>();
-  private readonly reduce: {
-    max: TreeReduce<number>;
-    or: TreeReduce<boolean>;
-    sum: TreeReduce<number>;
-  };
+  private readonly reduce: AdaptReductions;
   private perfSum: Omit<PerfSample, "ranks"> & { from: Set<number> } = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
   private perfTimer: ReturnType<typeof setTimeout> | undefined;
 
@@ -94,22 +90,7 @@ export class StepAdapt {
     this.shm = new Int32Array(mem.buffer, mem.byteOffset, ADAPT_SHM_BYTES / 4);
     this.shmBytes = mem;
     if (e.window) this.adaptId = e.window.adaptId;
-    const key = (k: string) => k.split(":") as [string, string, string];
-    this.reduce = {
-      max: new TreeReduce<number>(c.children, Math.max, (k, max) => {
-        const [, id, round] = key(k);
-        c.up({ t: "adapt.counted", step: c.key, adaptId: Number(id), round: Number(round), max });
-      }),
-      or: new TreeReduce<boolean>(c.children, (a, b) => a || b, (k, racer) => {
-        const [, id, round] = key(k);
-        c.up({ t: "adapt.checked", step: c.key, adaptId: Number(id), round: Number(round), racer });
-      }),
-      sum: new TreeReduce<number>(c.children, (a, b) => a + b, (k, count) => {
-        const [kind, id, round] = key(k);
-        if (kind === "arrived") c.up({ t: "adapt.arrived", step: c.key, adaptId: Number(id), round: Number(round), count });
-        else c.up({ t: "adapt.committed", step: c.key, adaptId: Number(id), count });
-      }),
-    };
+    this.reduce = new AdaptReductions(c.children, (r) => c.up(adaptMessage(c.key, r)));
   }
 
   /** The adaptation variables of a rank's environment. */
@@ -157,26 +138,13 @@ export class StepAdapt {
   }
 
   fromChild(index: number, msg: StepUp): boolean {
-    switch (msg.t) {
-      case "adapt.counted":
-        this.reduce.max.child(`counted:${msg.adaptId}:${msg.round}`, index, msg.max);
-        return true;
-      case "adapt.checked":
-        this.reduce.or.child(`checked:${msg.adaptId}:${msg.round}`, index, msg.racer);
-        return true;
-      case "adapt.arrived":
-        this.reduce.sum.child(`arrived:${msg.adaptId}:${msg.round}`, index, msg.count);
-        return true;
-      case "adapt.committed":
-        this.reduce.sum.child(`committed:${msg.adaptId}:0`, index, msg.count);
-        return true;
-      default:
-        return false;
-    }
+    const r = adaptReportOf(msg);
+    if (r) this.reduce.child(index, r);
+    return r !== undefined;
   }
 
   childLost(index: number): void {
-    for (const r of Object.values(this.reduce)) r.childLost(index);
+    this.reduce.childLost(index);
   }
 
   /** A rank's process ended: it no longer takes part in anything. */
@@ -280,7 +248,7 @@ export class StepAdapt {
     this.enter(msg.adaptId, msg.round);
     let max = 0;
     for (const r of this.active) max = Math.max(max, Atomics.load(this.shm, SLOT(this.slot.get(r)!)));
-    this.reduce.max.local(`counted:${msg.adaptId}:${msg.round}`, max);
+    this.reduce.local("counted", msg.adaptId, msg.round, max);
   }
 
   private setTarget(msg: Down<"adapt.target">): void {
@@ -295,7 +263,7 @@ export class StepAdapt {
       const count = Atomics.load(this.shm, SLOT(this.slot.get(r)!));
       if (count >= msg.target && this.probing.get(r)?.index !== msg.target) racer = true;
     }
-    this.reduce.or.local(`checked:${msg.adaptId}:${msg.round}`, racer);
+    this.reduce.local("checked", msg.adaptId, msg.round, racer ? 1 : 0);
     this.checkArrived();
   }
 
@@ -350,7 +318,7 @@ export class StepAdapt {
     this.window = undefined;
     this.joining = false;
     this.target = 0;
-    for (const r of Object.values(this.reduce)) r.clear();
+    this.reduce.clear();
   }
 
   /**
@@ -366,12 +334,12 @@ export class StepAdapt {
       : this.target !== 0 && [...this.active].every((r) => this.probing.get(r)?.index === this.target);
     if (!ready) return;
     this.arrivedFor = key;
-    this.reduce.sum.local(key, this.active.size);
+    this.reduce.local("arrived", this.adaptId, round, this.active.size);
   }
 
   private checkCommitted(): void {
     if (!this.window) return;
     if (![...this.active].every((r) => this.committing.has(r))) return;
-    this.reduce.sum.local(`committed:${this.window.adaptId}:0`, this.active.size);
+    this.reduce.local("committed", this.window.adaptId, 0, this.active.size);
   }
 }

@@ -17,7 +17,8 @@ import type { StepDown, StepSpec } from "../../proto/step.ts";
 import { remap, type Placement } from "../../sched/remap.ts";
 import type { ControllerLink, ReallocMsg } from "./controller-link.ts";
 import { logger } from "../../util/log.ts";
-import type { AdaptReport, RankExit, StepRoot } from "./step-root.ts";
+import type { AdaptReport } from "../../tbon/adapt-reduce.ts";
+import type { RankExit, StepRoot } from "./step-root.ts";
 
 const log = logger("launcher");
 

@@ -7,7 +7,7 @@ import type { Credential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
-import { TreeReduce } from "../../tbon/reduce.ts";
+import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
 
 export interface StepSink {
@@ -32,13 +32,6 @@ export interface StepResult {
   lostNode?: string;
 }
 
-/** A reduction of the adaptation protocol, combined over the whole step. */
-export interface AdaptReport {
-  kind: "counted" | "checked" | "arrived" | "committed";
-  adaptId: number;
-  round: number;
-  value: number;
-}
 
 export interface SpawnOutcome {
   rc: number;
@@ -71,7 +64,7 @@ export class StepRoot {
   private readonly unsubscribe: Array<() => void> = [];
   private launched = 0;
   private readonly rankBase: number;
-  private readonly adaptReduce: { max: TreeReduce<number>; sum: TreeReduce<number> };
+  private readonly adaptReduce: AdaptReductions;
   private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
   /** Everything put in the step's KVS, over all fences. */
   readonly kvs: Record<string, string> = {};
@@ -89,14 +82,7 @@ export class StepRoot {
     this.size = o.spec.tasks.reduce((a, b) => a + b, 0);
     this.rankBase = o.spec.elastic?.rankBase ?? 0;
     this.result = new Promise((r) => (this.resolve = r));
-    // Counts and racers combine by max (racer is 0/1), arrivals and commits by sum. The root has
-    // no ranks of its own: its part of each reduction is neutral (0).
-    const children = childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout);
-    const report = (key: string, value: number) => {
-      const [kind, adaptId, round] = key.split(":") as [AdaptReport["kind"], string, string];
-      this.o.onAdapt?.({ kind, adaptId: Number(adaptId), round: Number(round), value });
-    };
-    this.adaptReduce = { max: new TreeReduce<number>(children, Math.max, report), sum: new TreeReduce<number>(children, (a, b) => a + b, report) };
+    this.adaptReduce = new AdaptReductions(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), (r) => this.o.onAdapt?.(r));
   }
 
   start(): Promise<StepResult> {
@@ -120,7 +106,7 @@ export class StepRoot {
   broadcast(msg: StepDown): void {
     for (const c of this.conns) c.send(msg);
     // An adaptation's reductions are over once it is done (as on every agent).
-    if (msg.t === "adapt.done") for (const r of Object.values(this.adaptReduce)) r.clear();
+    if (msg.t === "adapt.done") this.adaptReduce.clear();
   }
 
   signal(signal: "SIGTERM" | "SIGKILL" | "SIGINT"): void {
@@ -132,11 +118,10 @@ export class StepRoot {
     this.fail(reason, code);
   }
 
-  private adapt(kind: AdaptReport["kind"], adaptId: number, round: number, child: number, value: number): void {
-    const key = `${kind}:${adaptId}:${round}`;
-    const r = kind === "counted" || kind === "checked" ? this.adaptReduce.max : this.adaptReduce.sum;
-    r.local(key, 0);
-    r.child(key, child, value);
+  /** The root has no ranks of its own: its part of each reduction is neutral (0). */
+  private adapt(child: number, r: AdaptReport): void {
+    this.adaptReduce.local(r.kind, r.adaptId, r.round, 0);
+    this.adaptReduce.child(child, r);
   }
 
   private onUp(msg: StepUp, child: number): void {
@@ -176,13 +161,10 @@ export class StepRoot {
         return;
       }
       case "adapt.counted":
-        return this.adapt("counted", msg.adaptId, msg.round, child, msg.max);
       case "adapt.checked":
-        return this.adapt("checked", msg.adaptId, msg.round, child, msg.racer ? 1 : 0);
       case "adapt.arrived":
-        return this.adapt("arrived", msg.adaptId, msg.round, child, msg.count);
       case "adapt.committed":
-        return this.adapt("committed", msg.adaptId, 0, child, msg.count);
+        return this.adapt(child, adaptReportOf(msg)!);
       case "spawn": {
         const answer = (o: SpawnOutcome) => this.broadcast({ t: "spawn.result", step: this.key, node: msg.node, reqId: msg.reqId, ...o });
         if (!this.o.onSpawn) return answer({ rc: -1, message: "spawn is not available for this step" });

@@ -2,14 +2,13 @@
 import type { PassInput, PassPlan } from "../types.ts";
 import { batch, countStarts, queue } from "./common.ts";
 
-/** First come, first served: nothing starts ahead of a blocked job. */
-export function planFcfs(input: PassInput): PassPlan {
-  const b = batch(input, queue(input), { rigid: true, backfill: false });
+function planRigid(input: PassInput, backfill: boolean): PassPlan {
+  const b = batch(input, queue(input), { rigid: true, backfill });
   return { starts: countStarts(b), resizes: [], reservations: b.reservation ? [b.reservation] : [], notes: [] };
 }
 
+/** First come, first served: nothing starts ahead of a blocked job. */
+export const planFcfs = (input: PassInput): PassPlan => planRigid(input, false);
+
 /** FCFS with EASY backfilling. */
-export function planEasy(input: PassInput): PassPlan {
-  const b = batch(input, queue(input), { rigid: true, backfill: true });
-  return { starts: countStarts(b), resizes: [], reservations: b.reservation ? [b.reservation] : [], notes: [] };
-}
+export const planEasy = (input: PassInput): PassPlan => planRigid(input, true);
