@@ -42,6 +42,17 @@ export function intFlag(value: string | undefined, flag: string, opts: { min?: n
   return n;
 }
 
+/** A decimal number flag: `above` is an exclusive lower bound, `min` and `max` inclusive ones. */
+export function numberFlag(value: string | undefined, flag: string, opts: { min?: number; max?: number; above?: number } = {}): number | undefined {
+  if (value === undefined || value === "") return undefined;
+  const n = Number(value);
+  if (!/^[+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new UsageError(`${flag} ${value}: expected a number`);
+  if (opts.min !== undefined && n < opts.min) throw new UsageError(`${flag} ${value}: must be at least ${opts.min}`);
+  if (opts.above !== undefined && n <= opts.above) throw new UsageError(`${flag} ${value}: must be more than ${opts.above}`);
+  if (opts.max !== undefined && n > opts.max) throw new UsageError(`${flag} ${value}: must be at most ${opts.max}`);
+  return n;
+}
+
 export function durationFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   const d = parseDuration(value);
@@ -86,9 +97,7 @@ export function parseElasticSettings(text: string | undefined): ElasticSettings 
 }
 
 export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; "sample-interval"?: string; "elastic-settings"?: string }) {
-  const interval = a["sample-interval"];
-  const seconds = interval === undefined ? undefined : Number(interval);
-  if (seconds !== undefined && !(seconds >= 0.1 && seconds <= 86400)) throw new UsageError(`--sample-interval ${interval}: expected seconds between 0.1 and 86400`);
+  const seconds = numberFlag(a["sample-interval"], "--sample-interval", { min: 0.1, max: 86400 });
   const minNodes = intFlag(a["min-nodes"], "--min-nodes");
   const maxNodes = intFlag(a["max-nodes"], "--max-nodes");
   return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds, elasticSettings: parseElasticSettings(a["elastic-settings"]) };

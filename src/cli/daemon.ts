@@ -6,7 +6,7 @@ import { ZodError } from "zod";
 import { readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
-import { durationFlag, intFlag, UsageError } from "./common.ts";
+import { durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
 
 export function listenFlag(value: string, flag = "--listen"): HostPort {
   const hp = parseHostPort(value);
@@ -31,13 +31,6 @@ export const controllerTuning = defineArgs({
 
 type TuningArgs = { [K in keyof typeof controllerTuning]?: K extends "payoff" ? boolean : string };
 
-function numberFlag(value: string | undefined, flag: string, min = 0): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isFinite(n) || n < min) throw new UsageError(`${flag} ${value}: expected a number of at least ${min}`);
-  return n;
-}
-
 /** Controller options from the config file and the flags (flags win). */
 export function tuning(a: TuningArgs) {
   let file: ControllerConfig = {};
@@ -48,7 +41,7 @@ export function tuning(a: TuningArgs) {
       throw new UsageError(`--config ${(e as Error).message}`);
     }
   }
-  const hb = numberFlag(a.heartbeat, "--heartbeat", 0.05) ?? file.heartbeat;
+  const hb = numberFlag(a.heartbeat, "--heartbeat", { min: 0.05 }) ?? file.heartbeat;
   if (hb !== undefined && hb > 3600) throw new UsageError(`--heartbeat ${hb}: at most 3600 seconds`);
   if (a.policy !== undefined && !isPolicy(a.policy)) throw new UsageError(`--policy ${a.policy}: expected one of ${POLICIES.join(", ")}`);
   const scheduler: Partial<ErsConfig> = { ...file.scheduler };
@@ -56,10 +49,10 @@ export function tuning(a: TuningArgs) {
     if (v !== undefined) scheduler[k] = v;
   };
   set("policy", a.policy as PolicyName | undefined);
-  set("interval", numberFlag(a["ers-interval"], "--ers-interval", 0.05));
-  set("upper", numberFlag(a.upper, "--upper"));
-  set("lower", numberFlag(a.lower, "--lower"));
-  set("settle", numberFlag(a.settle, "--settle"));
+  set("interval", numberFlag(a["ers-interval"], "--ers-interval", { min: 0.05 }));
+  set("upper", numberFlag(a.upper, "--upper", { min: 0 }));
+  set("lower", numberFlag(a.lower, "--lower", { min: 0 }));
+  set("settle", numberFlag(a.settle, "--settle", { min: 0 }));
   set("minSamples", intFlag(a["min-samples"], "--min-samples"));
   set("payoff", a.payoff);
   try {
@@ -72,7 +65,7 @@ export function tuning(a: TuningArgs) {
     heartbeatMs: hb === undefined ? undefined : Math.round(hb * 1000),
     defaultTimeLimit: durationFlag(a["default-time"], "--default-time") ?? file.defaultTime,
     killWaitMs: killWait === undefined ? undefined : killWait * 1000,
-    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", 0.1) ?? file.sampleInterval,
+    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", { min: 0.1 }) ?? file.sampleInterval,
     scheduler,
     limits: file.limits,
   };

@@ -6,7 +6,7 @@ import { parseSwf, traceJobs } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineArgs } from "./args.ts";
-import { guard, intFlag, printJson, table, UsageError } from "./common.ts";
+import { guard, intFlag, numberFlag, printJson, table, UsageError } from "./common.ts";
 
 const args = defineArgs({
   swf: { type: "string", description: "Workload trace in Standard Workload Format (required)", valueHint: "FILE" },
@@ -27,22 +27,12 @@ const args = defineArgs({
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
 });
 
-function numFlag(value: string | undefined, flag: string, opts: { min?: number; max?: number; above?: number } = {}): number | undefined {
-  if (value === undefined || value === "") return undefined;
-  const n = Number(value);
-  if (!/^[+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value.trim()) || !Number.isFinite(n)) throw new UsageError(`${flag} ${value}: expected a number`);
-  if (opts.min !== undefined && n < opts.min) throw new UsageError(`${flag} ${value}: must be at least ${opts.min}`);
-  if (opts.above !== undefined && n <= opts.above) throw new UsageError(`${flag} ${value}: must be more than ${opts.above}`);
-  if (opts.max !== undefined && n > opts.max) throw new UsageError(`${flag} ${value}: must be at most ${opts.max}`);
-  return n;
-}
-
 function numPair(value: string | undefined, flag: string, min: number, max: number): [number, number] | undefined {
   if (value === undefined) return undefined;
   const parts = value.split(",");
   if (parts.length > 2) throw new UsageError(`${flag} ${value}: expected one or two numbers separated by a comma`);
-  const a = numFlag(parts[0], flag, { min, max })!;
-  const b = parts[1] === undefined ? undefined : numFlag(parts[1], flag, { min, max });
+  const a = numberFlag(parts[0], flag, { min, max })!;
+  const b = parts[1] === undefined ? undefined : numberFlag(parts[1], flag, { min, max });
   if (a === undefined) throw new UsageError(`${flag} ${value}: expected a number`);
   return [a, b ?? Number.NaN];
 }
@@ -96,10 +86,10 @@ export default defineCommand({
       const eff = numPair(a.efficiency, "--efficiency", 0.01, 1);
       if (eff && !(eff[1] > eff[0])) throw new UsageError(`--efficiency ${a.efficiency}: give LO,HI with LO < HI`);
       const config: Partial<ErsConfig> = {
-        interval: numFlag(a.interval, "--interval", { above: 0 }),
-        upper: numFlag(a.upper, "--upper", { above: 0 }),
-        lower: numFlag(a.lower, "--lower", { min: 0 }),
-        settle: numFlag(a.settle, "--settle", { min: 0 }),
+        interval: numberFlag(a.interval, "--interval", { above: 0 }),
+        upper: numberFlag(a.upper, "--upper", { above: 0 }),
+        lower: numberFlag(a.lower, "--lower", { min: 0 }),
+        settle: numberFlag(a.settle, "--settle", { min: 0 }),
         payoff: a.payoff !== false,
       };
       for (const k of Object.keys(config) as (keyof ErsConfig)[]) if (config[k] === undefined) delete config[k];
@@ -107,7 +97,7 @@ export default defineCommand({
       const workload = {
         nodes,
         coresPerNode: cores,
-        malleable: numFlag(a.malleable, "--malleable", { min: 0, max: 1 }) ?? 0.5,
+        malleable: numberFlag(a.malleable, "--malleable", { min: 0, max: 1 }) ?? 0.5,
         seed: intFlag(a.seed, "--seed", { min: 0 }) ?? 1,
         cost: cost ? { fixed: cost[0], perNode: Number.isNaN(cost[1]) ? 0 : cost[1] } : undefined,
         efficiency: eff as readonly [number, number] | undefined,
