@@ -3,7 +3,7 @@ import type { Subprocess } from "bun";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort } from "../test/support/cluster.ts";
+import { freePort, ROOT } from "../test/support/cluster.ts";
 
 const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 
@@ -20,7 +20,7 @@ export interface BenchCluster {
 /** Builds dist/ebb (a second or two) so that launch timings include a realistic CLI start. */
 export async function compiledEbb(): Promise<string[]> {
   const out = new URL("../dist/ebb", import.meta.url).pathname;
-  const build = Bun.spawn([process.execPath, "build", "--compile", "--bytecode", "--minify", MAIN, "--outfile", out], { stdout: "ignore", stderr: "inherit" });
+  const build = Bun.spawn([process.execPath, "run", "build"], { cwd: ROOT, stdout: "ignore", stderr: "inherit" });
   if ((await build.exited) !== 0) throw new Error("bun build --compile failed");
   return [out];
 }

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { startController } from "../roles/controller/index.ts";
+import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
 import { controllerTuning, listenFlag, tuning, untilSignal } from "./daemon.ts";
 
@@ -19,6 +20,7 @@ export default defineCommand({
         dbPath: args.db,
         ...tuning(args),
       });
+      jitPolicy(NORMAL);
       process.stderr.write(`ebb controller: API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key\n`);
       await untilSignal();
       await ctl.stop();

@@ -4,6 +4,7 @@ import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } f
 import { runPolicies } from "../sim/run.ts";
 import { parseSwf, traceJobs } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
+import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineArgs } from "./args.ts";
 import { guard, intFlag, numberFlag, printJson, table, UsageError } from "./common.ts";
@@ -103,6 +104,7 @@ export default defineCommand({
         efficiency: eff as readonly [number, number] | undefined,
       };
       const tty = process.stderr.isTTY;
+      jitPolicy(NORMAL);
       const report = runPolicies({
         trace: trace2,
         workload,

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { defineCommand } from "citty";
 import { startAgent } from "../roles/agent/index.ts";
 import { startController } from "../roles/controller/index.ts";
+import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
 import { defaultStateDir, guard, intFlag } from "./common.ts";
 import { controllerTuning, listenFlag, localMemoryMb, tuning, untilSignal } from "./daemon.ts";
@@ -36,6 +37,7 @@ export default defineCommand({
           });
         }),
       );
+      jitPolicy(NORMAL);
       const ebb = isCompiled() ? "ebb" : "npx ebb";
       process.stdout.write(
         [
