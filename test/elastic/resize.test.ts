@@ -168,6 +168,24 @@ describe("refused resizes", () => {
   });
 });
 
+describe("a failed adaptation", () => {
+  test("a grow the ranks cannot take fails; the job keeps its node and the added one is free again", async () => {
+    // Ranks that never call initAdapt() have no business cards for a new world.
+    const job = await elastic(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "sh", "-c", "echo ready; exec sleep 60"], /ready/);
+    const a = await resize(job.id, 2);
+    expect(a.state).toBe("FAILED");
+    expect(a.message).toContain("initAdapt");
+    const after = await c.job(job.id);
+    expect([after.state, after.nodes]).toEqual(["RUNNING", 1]);
+    expect(after.events.map((e: any) => e.kind)).toContain("resize-failed");
+    await c.waitNodes(3, "IDLE");
+    // The node went back: a 3-node job starts beside the elastic one.
+    const other = await c.submit({ argv: ["true"], nodes: 3 });
+    expect((await c.waitJob(other, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    await c.api("DELETE", `/v1/jobs/${job.id}`);
+  });
+});
+
 describe("timing samples", () => {
   test("ranks report loop and comm time; the job shows its MTCT per window", async () => {
     const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "0.5", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=1/);

@@ -6,7 +6,6 @@
  * launcher's report commits it: leaving nodes are freed, the job is RUNNING again.
  */
 import { badRequest, conflict } from "../../api/errors.ts";
-import type { ControllerToAgent } from "../../proto/agent.ts";
 import { signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
@@ -20,7 +19,6 @@ import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 const log = logger("controller");
 
 export interface ElasticEffects {
-  toAgent(node: string, msg: ControllerToAgent): boolean;
   schedule(): void;
 }
 
@@ -147,35 +145,26 @@ export class Elastic {
     if (!job || !a || a.id !== adaptId) return;
     const e = job.elastic!;
     const all: Record<string, number> = { ...a.times, ...times, ended: now };
+    // A commit lets the nodes a shrink removed go; a failure, the nodes a grow added.
+    const dropped = ok ? a.removed : a.added;
+    const keep = job.nodes.filter((n) => !dropped.includes(n));
+    const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
+    this.store.tx(() => {
+      this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
+      if (dropped.length > 0) {
+        this.store.closeAllocation(jobId, now, dropped);
+        this.store.setNodes(jobId, keep.length);
+      }
+      this.store.setState(jobId, "RUNNING");
+      if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
+      else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
+    });
     if (ok) {
-      const keep = job.nodes.filter((n) => !a.removed.includes(n));
-      const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
-      this.store.tx(() => {
-        this.estore.endAdaptation(a.id, { state: "COMMITTED", endedAt: now, times: all });
-        if (a.removed.length > 0) {
-          this.store.closeAllocation(jobId, now, a.removed);
-          this.store.setNodes(jobId, keep.length);
-        }
-        this.store.setState(jobId, "RUNNING");
-        this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${a.removed.length ? `; released ${compressHostlist(a.removed)}` : ""}`, { adaptationId: a.id, times: all });
-      });
       e.tasks = remap({ nodes: job.nodes.filter((n) => !a.added.includes(n)), tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
-      this.free(job, a.removed, "released by a shrink");
-      job.nodes = keep;
       e.adaptCostMs = took;
-    } else {
-      this.store.tx(() => {
-        this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: all, message: message ?? null });
-        if (a.added.length > 0) {
-          this.store.closeAllocation(jobId, now, a.added);
-          this.store.setNodes(jobId, a.from);
-        }
-        this.store.setState(jobId, "RUNNING");
-        this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
-      });
-      this.free(job, a.added, "a failed grow");
-      job.nodes = job.nodes.filter((n) => !a.added.includes(n));
     }
+    this.jobs.freeNodes(job, dropped, ok ? "released by a shrink" : "a failed grow");
+    job.nodes = keep;
     job.row.state = "RUNNING";
     job.row.nodes = job.nodes.length;
     e.adapting = undefined;
@@ -237,11 +226,4 @@ export class Elastic {
     return idle.slice(0, count);
   }
 
-  private free(job: JobRuntime, nodes: readonly string[], why: string): void {
-    for (const name of nodes) {
-      const node = this.state.nodes.get(name);
-      if (node?.jobId === job.row.id) node.jobId = undefined;
-      this.effects.toAgent(name, { t: "job.kill", jobId: job.row.id, signal: "SIGKILL", reason: why });
-    }
-  }
 }

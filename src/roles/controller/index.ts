@@ -96,7 +96,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const policy = POLICY_TABLE[ersConfig.policy];
   let ers: ElasticScheduler | undefined;
   scheduler = new SchedulerLoop(state, jobs, spawns, { backfill: ersConfig.policy !== "fcfs", policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { toAgent: (node, msg) => agents!.send(node, msg), schedule: () => scheduler!.request() });
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request() });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
   const launchers = new LauncherHub(state, jobs, elastic);
   jobs.restore();

@@ -288,6 +288,15 @@ export class Jobs {
     }
   }
 
+  /** Nodes a running job no longer holds: whatever it left there is killed, and they are free. */
+  freeNodes(job: JobRuntime, nodes: readonly string[], why: string): void {
+    for (const name of nodes) {
+      const node = this.state.nodes.get(name);
+      if (node?.jobId === job.row.id) node.jobId = undefined;
+      this.effects.toAgent(name, { t: "job.kill", jobId: job.row.id, signal: "SIGKILL", reason: why });
+    }
+  }
+
   /** Give nodes of a running job back: they are killed clean and become free. */
   private release(job: JobRuntime, nodes: string[], why: string, now: number): void {
     const jobId = job.row.id;
@@ -299,11 +308,7 @@ export class Jobs {
     });
     job.nodes = keep;
     job.row.nodes = keep.length;
-    for (const name of nodes) {
-      const node = this.state.nodes.get(name);
-      if (node?.jobId === jobId) node.jobId = undefined;
-      this.effects.toAgent(name, { t: "job.kill", jobId, signal: "SIGKILL", reason: why });
-    }
+    this.freeNodes(job, nodes, why);
     refreshSchedView(job);
     this.effects.schedule();
   }
