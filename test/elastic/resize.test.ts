@@ -48,15 +48,6 @@ beforeEach(async () => {
   await c.waitNodes(4, "IDLE");
 });
 
-async function resize(id: number, nodes: number) {
-  const r = await c.api("POST", `/v1/jobs/${id}/resize`, { nodes });
-  if (r.status !== 202) throw new Error(`resize to ${nodes}: ${r.status} ${JSON.stringify(r.json)}`);
-  return waitFor(`adaptation ${r.json.adaptationId} to end`, async () => {
-    const job = await c.job(id);
-    const a = job.adaptations.find((x: any) => x.id === r.json.adaptationId);
-    return a && a.state !== "ADAPTING" ? a : undefined;
-  });
-}
 
 describe("the Jacobi example resized while it runs", () => {
   test("2 -> 4 -> 3 -> 1 nodes: the final grid is bit for bit the fixed-size run's; history and processes match", async () => {
@@ -68,7 +59,7 @@ describe("the Jacobi example resized while it runs", () => {
     const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "3", "--every", "50"], /iteration 50 on 2 ranks/);
     const sizes = [4, 3, 1];
     for (const n of sizes) {
-      const a = await resize(job.id, n);
+      const a = await c.resize(job.id, n);
       expect(a.state).toBe("COMMITTED");
       expect(a.toNodes).toBe(n);
       // Every step of the protocol happened, in order.
@@ -172,7 +163,7 @@ describe("a failed adaptation", () => {
   test("a grow the ranks cannot take fails; the job keeps its node and the added one is free again", async () => {
     // Ranks that never call initAdapt() have no business cards for a new world.
     const job = await elastic(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "sh", "-c", "echo ready; exec sleep 60"], /ready/);
-    const a = await resize(job.id, 2);
+    const a = await c.resize(job.id, 2);
     expect(a.state).toBe("FAILED");
     expect(a.message).toContain("initAdapt");
     const after = await c.job(job.id);
@@ -251,9 +242,9 @@ describe("a controller restart", () => {
       return r;
     });
     expect(grow.status).toBe(202);
-    await waitFor("the grow to commit", async () => (await c.job(job.id)).adaptations.find((a: any) => a.id === grow.json.adaptationId && a.state === "COMMITTED"));
+    expect((await c.adaptationEnd(job.id, grow.json.adaptationId)).state).toBe("COMMITTED");
     await waitFor("rank 0 to see the world of 3", () => /world size=3/.test(job.output()));
-    const shrunk = await resize(job.id, 1);
+    const shrunk = await c.resize(job.id, 1);
     expect(shrunk.state).toBe("COMMITTED");
     const detail = await c.job(job.id);
     expect(detail.allocation).toHaveLength(1);

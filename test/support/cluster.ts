@@ -153,6 +153,21 @@ export class TestCluster {
     }, timeoutMs);
   }
 
+  /** The adaptation once it has ended (COMMITTED or FAILED). */
+  async adaptationEnd(jobId: number, adaptationId: number): Promise<any> {
+    return waitFor(`adaptation ${adaptationId} of job ${jobId} to end`, async () => {
+      const a = (await this.job(jobId)).adaptations.find((x: any) => x.id === adaptationId);
+      return a && a.state !== "ADAPTING" ? a : undefined;
+    });
+  }
+
+  /** Resize a running elastic job through the API and wait for the adaptation to end. */
+  async resize(jobId: number, nodes: number): Promise<any> {
+    const r = await this.api("POST", `/v1/jobs/${jobId}/resize`, { nodes });
+    if (r.status !== 202) throw new Error(`resize of job ${jobId} to ${nodes} nodes: ${r.status} ${JSON.stringify(r.json)}`);
+    return this.adaptationEnd(jobId, r.json.adaptationId);
+  }
+
   /** Run the ebb CLI as its own process. */
   async ebb(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
     const proc = Bun.spawn([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: { ...this.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
