@@ -2,6 +2,8 @@
  * Benchmark reporting: every figure is printed with the baseline measured in the same run and
  * their ratio, so a result means something on whatever machine it ran on.
  */
+import { table } from "../src/util/table.ts";
+
 export interface Figure {
   /** What was measured, e.g. "launch 4 ranks on 2 nodes". */
   name: string;
@@ -43,10 +45,7 @@ export function formatFigures(bench: string, figures: Figure[]): string {
       f.goal ? `${f.goal}${f.met === undefined ? "" : f.met ? "  met" : "  NOT met"}` : "",
     ];
   });
-  const header = ["measure", "ebb", "baseline", "ratio", "goal"];
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
-  return [`## ${bench}`, line(header), ...rows.map(line), ""].join("\n");
+  return `## ${bench}\n${table(["measure", "ebb", "baseline", "ratio", "goal"], rows)}`;
 }
 
 export function median(xs: number[]): number {

@@ -5,6 +5,7 @@
  * at least 40% below easy's and its utilization at least 10 points above.
  */
 import { readFileSync } from "node:fs";
+import { table } from "../src/util/table.ts";
 import { POLICIES, type PolicyName } from "../src/sched/config.ts";
 import type { Metrics } from "../src/sim/metrics.ts";
 import { runPolicies, type PolicyResult } from "../src/sim/run.ts";
@@ -24,9 +25,7 @@ function tableFor(fraction: number, results: PolicyResult[]): string {
     const m = r.metrics;
     return [r.policy, hours(m.makespan), hours(m.meanWait), hours(m.p95Wait), hours(m.meanTurnaround), (m.meanTurnaround / easy.meanTurnaround).toFixed(2), m.meanBoundedSlowdown.toFixed(1), (m.utilization * 100).toFixed(1), ((m.utilization - easy.utilization) * 100).toFixed(1), (m.workUtilization * 100).toFixed(1), String(m.resizes), (r.wallMs / 1000).toFixed(1)];
   });
-  const w = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  const line = (r: string[]) => r.map((c, i) => c.padEnd(w[i]!)).join("  ").trimEnd();
-  return [`### ${Math.round(fraction * 100)}% malleable`, line(head), ...rows.map(line), ""].join("\n");
+  return `### ${Math.round(fraction * 100)}% malleable\n${table(head, rows)}`;
 }
 
 const bench: Bench = {

@@ -120,12 +120,7 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Fixed-width columns; the last column is not padded. */
-export function table(header: string[], rows: string[][]): string {
-  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? "").length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === cells.length - 1 ? c : c.padEnd(widths[i]!))).join("  ").trimEnd();
-  return [line(header), ...rows.map(line)].join("\n") + "\n";
-}
+export { table } from "../util/table.ts";
 
 /** Runs a command body, turning expected failures into one-line errors and exit codes. */
 export async function guard(cmd: string, body: () => Promise<number | void>): Promise<never> {
