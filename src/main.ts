@@ -1,7 +1,7 @@
 #!/usr/bin/env bun
 /** ebb: one executable, one role per subcommand. */
 import { defineCommand, runMain } from "citty";
-import { jitPolicy, RELUCTANT } from "./util/jit.ts";
+import { startupPolicy } from "./util/jit.ts";
 import { VERSION } from "./util/version.ts";
 
 const main = defineCommand({
@@ -21,5 +21,5 @@ const main = defineCommand({
   },
 });
 
-jitPolicy(RELUCTANT);
+startupPolicy();
 void runMain(main);

@@ -10,8 +10,22 @@
  * cores belong to its jobs. Processes that run the same paths all day in one VM (the controller,
  * `ebb up`, the simulator) switch to NORMAL once started: for them the optimized code pays off.
  */
+import { z } from "zod";
+
 export const RELUCTANT = 16;
 export const NORMAL = 1;
+
+/**
+ * How every command starts: RELUCTANT, and without zod's generated parsers. Zod compiles a parser
+ * per object schema (new Function) at its first parse; a client command never earns that back
+ * (`ebb run -n 2 ./hello` is ~5 ms faster without), and the daemons measured the same either way,
+ * since a parse costs a microsecond or two beside a job's millisecond. Must run before any schema
+ * is built: zod reads the setting when a schema is made.
+ */
+export function startupPolicy(): void {
+  jitPolicy(RELUCTANT);
+  z.config({ jitless: true });
+}
 
 export function jitPolicy(scale: number): void {
   // A tuning knob, not a requirement: a Bun without it runs at its normal policy.
