@@ -131,7 +131,7 @@ export class StepAdapt {
       case "adapt.go":
         return this.go(msg);
       case "adapt.done":
-        return this.done(msg);
+        return this.done();
       default:
         return;
     }
@@ -310,7 +310,7 @@ export class StepAdapt {
     Atomics.store(this.shm, WINDOW_ID, msg.adaptId);
   }
 
-  private done(msg: Down<"adapt.done">): void {
+  private done(): void {
     const w = this.window;
     for (const answer of this.committing.values()) answer({});
     this.committing.clear();

@@ -125,6 +125,8 @@ export class StepRoot {
   }
 
   private onUp(msg: StepUp, child: number): void {
+    const report = adaptReportOf(msg);
+    if (report) return this.adapt(child, report);
     switch (msg.t) {
       case "launched":
         this.launched += msg.count;
@@ -160,11 +162,6 @@ export class StepRoot {
         }
         return;
       }
-      case "adapt.counted":
-      case "adapt.checked":
-      case "adapt.arrived":
-      case "adapt.committed":
-        return this.adapt(child, adaptReportOf(msg)!);
       case "spawn": {
         const answer = (o: SpawnOutcome) => this.broadcast({ t: "spawn.result", step: this.key, node: msg.node, reqId: msg.reqId, ...o });
         if (!this.o.onSpawn) return answer({ rc: -1, message: "spawn is not available for this step" });
