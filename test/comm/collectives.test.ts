@@ -2,7 +2,7 @@
  * Every collective with every op across N real processes. Ranks spread over "nodes" so that
  * some pairs use the Unix socket and others TCP.
  */
-import { describe, expect, test } from "bun:test";
+import { describe, test } from "bun:test";
 import { join } from "node:path";
 import { expectClean, launch } from "../support/comm-launcher.ts";
 import { expectCollectives } from "../support/comm-expected.ts";

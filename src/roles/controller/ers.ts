@@ -66,20 +66,13 @@ export class ElasticScheduler {
   }
 
   private input(now: number): PassInput {
-    let up = 0;
-    let idle = 0;
-    for (const n of this.state.nodes.values()) {
-      if (!this.state.isSchedulable(n, now)) continue;
-      up++;
-      if (n.jobId === undefined) idle++;
-    }
     const running: JobState[] = [];
     const pending = [];
     for (const job of this.state.jobs.values()) {
       if (job.sched.pending) pending.push({ ...job.sched.pending, elastic: job.row.elastic });
       else if (job.row.startTime !== null) running.push(this.jobState(job, now));
     }
-    return { now, upNodes: up, idleNodes: idle, running, pending, config: this.config, limits: this.limits };
+    return { now, ...this.state.nodeCounts(now), running, pending, config: this.config, limits: this.limits };
   }
 
   private jobState(job: JobRuntime, now: number): JobState {

@@ -1,5 +1,4 @@
 /** How the pure scheduler sees a job: derived from its row and allocation. */
-import type { PendingJob, RunningJob } from "../../sched/types.ts";
 import type { JobRuntime } from "./state.ts";
 
 export function refreshSchedView(job: JobRuntime): void {

@@ -13,7 +13,6 @@ import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
   private queued: { full: boolean } | undefined;
-  passes = 0;
 
   constructor(
     private readonly state: ClusterState,
@@ -47,7 +46,6 @@ export class SchedulerLoop {
 
   /** One pass; `reasons` also refreshes why each pending job waits (the periodic pass does). */
   pass(now = Date.now(), reasons = true): void {
-    this.passes++;
     // Running jobs asking for nodes (PMI spawn) come before the queue.
     if (this.spawns.waiting > 0) this.spawns.serve(now);
     const input = this.snapshot(now, reasons);

@@ -75,6 +75,18 @@ export class ClusterState {
     return false;
   }
 
+  /** Schedulable nodes, and those of them no job holds (what the pure passes count with). */
+  nodeCounts(now: number): { upNodes: number; idleNodes: number } {
+    let upNodes = 0;
+    let idleNodes = 0;
+    for (const n of this.nodes.values()) {
+      if (!this.isSchedulable(n, now)) continue;
+      upNodes++;
+      if (n.jobId === undefined) idleNodes++;
+    }
+    return { upNodes, idleNodes };
+  }
+
   /** Idle schedulable nodes in name order (node2 before node10). */
   idleNodes(now: number): NodeRuntime[] {
     return [...this.nodes.values()].filter((n) => this.isIdle(n, now)).sort((a, b) => compareNames(a.row.name, b.row.name));
