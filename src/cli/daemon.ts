@@ -41,8 +41,8 @@ export function tuning(a: TuningArgs) {
       throw new UsageError(`--config ${(e as Error).message}`);
     }
   }
-  const hb = numberFlag(a.heartbeat, "--heartbeat", { min: 0.05 }) ?? file.heartbeat;
-  if (hb !== undefined && hb > 3600) throw new UsageError(`--heartbeat ${hb}: at most 3600 seconds`);
+  // The same bounds as the config file's (roles/controller/config.ts).
+  const hb = numberFlag(a.heartbeat, "--heartbeat", { min: 0.05, max: 3600 }) ?? file.heartbeat;
   if (a.policy !== undefined && !isPolicy(a.policy)) throw new UsageError(`--policy ${a.policy}: expected one of ${POLICIES.join(", ")}`);
   const scheduler: Partial<ErsConfig> = { ...file.scheduler };
   const set = <K extends keyof ErsConfig>(k: K, v: ErsConfig[K] | undefined) => {
@@ -65,7 +65,7 @@ export function tuning(a: TuningArgs) {
     heartbeatMs: hb === undefined ? undefined : Math.round(hb * 1000),
     defaultTimeLimit: durationFlag(a["default-time"], "--default-time") ?? file.defaultTime,
     killWaitMs: killWait === undefined ? undefined : killWait * 1000,
-    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", { min: 0.1 }) ?? file.sampleInterval,
+    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", { min: 0.1, max: 86_400 }) ?? file.sampleInterval,
     scheduler,
     limits: file.limits,
   };

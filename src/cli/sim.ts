@@ -32,7 +32,7 @@ function numPair(value: string | undefined, flag: string, min: number, max: numb
   if (value === undefined) return undefined;
   const parts = value.split(",");
   if (parts.length > 2) throw new UsageError(`${flag} ${value}: expected one or two numbers separated by a comma`);
-  const a = numberFlag(parts[0], flag, { min, max })!;
+  const a = numberFlag(parts[0], flag, { min, max });
   const b = parts[1] === undefined ? undefined : numberFlag(parts[1], flag, { min, max });
   if (a === undefined) throw new UsageError(`${flag} ${value}: expected a number`);
   return [a, b ?? Number.NaN];

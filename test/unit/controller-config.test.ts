@@ -49,5 +49,10 @@ describe("controller config file", () => {
     expect(() => tuning({ upper: "x" })).toThrow(/--upper x: expected a number/);
     expect(() => tuning({ policy: "sjf" })).toThrow(/--policy sjf: expected one of fcfs, easy, ebb/);
     expect(() => tuning({ lower: "0.5" })).toThrow(/scheduler settings: lower: lower threshold must be below the upper one/);
+    // Flags keep the file's bounds.
+    expect(() => tuning({ heartbeat: "4000" })).toThrow("--heartbeat 4000: must be at most 3600");
+    expect(() => tuning({ heartbeat: "0.01" })).toThrow("--heartbeat 0.01: must be at least 0.05");
+    expect(() => tuning({ "sample-interval": "100000" })).toThrow("--sample-interval 100000: must be at most 86400");
+    expect(tuning({ "sample-interval": "86400" }).sampleInterval).toBe(86400);
   });
 });
