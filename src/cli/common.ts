@@ -10,6 +10,9 @@ import { parseDuration } from "../util/time.ts";
 /** A user mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
 
+/** The command cannot go on, for a reason its message gives the user: one line, exit status 1. */
+export class CommandError extends Error {}
+
 export function defaultStateDir(): string {
   return process.env.EBB_STATE_DIR || join(homedir(), ".ebb");
 }
@@ -132,8 +135,8 @@ export async function guard(cmd: string, body: () => Promise<number | void>): Pr
       process.stderr.write(`ebb ${cmd}: ${e.message}\n`);
       process.exit(2);
     }
-    if (e instanceof ApiClientError) {
-      process.stderr.write(`ebb ${cmd}: ${e.message}${e.field ? ` (field: ${e.field})` : ""}\n`);
+    if (e instanceof ApiClientError || e instanceof CommandError) {
+      process.stderr.write(`ebb ${cmd}: ${e.message}${e instanceof ApiClientError && e.field ? ` (field: ${e.field})` : ""}\n`);
       process.exit(1);
     }
     throw e;

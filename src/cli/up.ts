@@ -1,10 +1,10 @@
 import { join } from "node:path";
 import { defineCommand } from "citty";
-import { startAgent } from "../roles/agent/index.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
-import { defaultStateDir, guard, intFlag } from "./common.ts";
+import { CommandError, defaultStateDir, guard, intFlag } from "./common.ts";
+import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, localMemoryMb, tuning, untilSignal } from "./daemon.ts";
 
 export default defineCommand({
@@ -23,10 +23,12 @@ export default defineCommand({
       const stateDir = args["state-dir"] ?? defaultStateDir();
       const ctl = await startController({ listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir, ...tuning(args) });
       const width = Math.max(2, String(n).length);
-      const agents = await Promise.all(
-        Array.from({ length: n }, (_, i) => {
+      const agents = new AgentThread();
+      await agents.call({
+        t: "start",
+        agents: Array.from({ length: n }, (_, i) => {
           const name = `node${String(i + 1).padStart(width, "0")}`;
-          return startAgent({
+          return {
             controller: ctl.url,
             clusterKey: ctl.clusterKey,
             name,
@@ -34,9 +36,9 @@ export default defineCommand({
             memoryMb: Math.floor(localMemoryMb() / n),
             listen: { host: "127.0.0.1", port: 0 },
             stateDir: join(stateDir, "agents", name),
-          });
+          };
         }),
-      );
+      });
       jitPolicy(NORMAL);
       const ebb = isCompiled() ? "ebb" : "npx ebb";
       process.stdout.write(
@@ -56,7 +58,26 @@ export default defineCommand({
       );
       await untilSignal();
       process.stderr.write("ebb up: stopping\n");
-      await Promise.all(agents.map((a) => a.stop()));
+      await agents.call({ t: "stop" });
+      agents.terminate();
       await ctl.stop();
     }),
 });
+
+/** The worker that runs the agents (up-agents.ts); one request at a time. */
+class AgentThread {
+  // A compiled binary finds its extra entrypoints by their path under src/; from source, by URL.
+  private readonly worker = new Worker(isCompiled() ? "./cli/up-agents.ts" : new URL("./up-agents.ts", import.meta.url).href);
+
+  call(request: ToAgentThread): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.worker.onmessage = ({ data }: MessageEvent<FromAgentThread>) => (data.t === "failed" ? reject(new CommandError(data.message)) : resolve());
+      this.worker.onerror = (e) => reject(new CommandError(`the agents' thread failed: ${e.message}`));
+      this.worker.postMessage(request);
+    });
+  }
+
+  terminate(): void {
+    this.worker.terminate();
+  }
+}

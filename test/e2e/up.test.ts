@@ -1,0 +1,82 @@
+/**
+ * `ebb up`: a controller and its agents in one process (the agents on a worker thread), run from
+ * source and as the compiled binary, which must carry that thread's entrypoint inside it.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, ROOT } from "../support/cluster.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ebb-up-"));
+const fromSource = [process.execPath, join(ROOT, "src/main.ts")];
+const compiled = [join(ROOT, "dist/ebb")];
+
+beforeAll(async () => {
+  const build = Bun.spawn([process.execPath, "run", "build"], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
+  if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
+}, 120_000);
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Reads a stream until `marker` has appeared; everything read so far. */
+async function readUntil(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.includes(marker)) return text;
+  }
+  throw new Error(`the stream ended before "${marker}": ${text}`);
+}
+
+describe.each([
+  ["from source", fromSource],
+  ["compiled", compiled],
+])("ebb up (%s)", (_, ebb) => {
+  test("prints where to reach it, runs jobs on its nodes, and stops on Ctrl-C", async () => {
+    const port = await freePort();
+    const state = join(dir, `state-${port}`);
+    // Started from / so that nothing is found relative to the working directory.
+    const up = Bun.spawn([...ebb, "up", "--nodes", "3", "--listen", `127.0.0.1:${port}`, "--state-dir", state], {
+      cwd: "/",
+      env: { ...process.env, EBB_LOG: "warn" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    try {
+      const banner = await readUntil(up.stdout, "Ctrl-C stops the cluster.");
+      expect(banner).toContain("local cluster is up: 3 nodes x 2 cpus");
+      expect(banner).toContain(`API:    http://127.0.0.1:${port}/v1`);
+      expect(banner).toContain(`token:  ${join(state, "token")}`);
+      expect(banner).toMatch(/ebb run -N 2 -l hostname\n.*ebb submit examples\/hello\.sh.*\n.*curl -s -H "Authorization: Bearer/);
+      expect(statSync(join(state, "token")).mode & 0o777).toBe(0o600);
+
+      const run = Bun.spawn([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME"], {
+        cwd: dir,
+        env: { ...process.env, EBB_CONTROLLER: `http://127.0.0.1:${port}`, EBB_STATE_DIR: state, EBB_LOG: "warn" },
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      const [code, out, err] = await Promise.all([run.exited, new Response(run.stdout).text(), new Response(run.stderr).text()]);
+      expect({ code, err }).toEqual({ code: 0, err: "" });
+      expect(out.trim().split("\n").sort()).toEqual(["0: node=node01", "1: node=node02", "2: node=node03"]);
+    } finally {
+      up.kill("SIGINT");
+    }
+    expect(await up.exited).toBe(0);
+    expect(await new Response(up.stderr).text()).toContain("ebb up: stopping");
+  }, 60_000);
+});
+
+test("an agent that cannot start stops `ebb up` with one line naming it", async () => {
+  const state = join(dir, "blocked");
+  mkdirSync(state, { recursive: true });
+  writeFileSync(join(state, "agents"), "a file where the agents' directories would go");
+  const up = Bun.spawn([...fromSource, "up", "--nodes", "2", "--listen", `127.0.0.1:${await freePort()}`, "--state-dir", state], {
+    env: { ...process.env, EBB_LOG: "warn" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  expect(await up.exited).toBe(1);
+  expect((await new Response(up.stderr).text()).trim()).toMatch(/^ebb up: agent node01: ENOTDIR: not a directory/);
+}, 30_000);
