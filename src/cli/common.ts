@@ -94,7 +94,7 @@ export function parseElasticSettings(text: string | undefined): ElasticSettings 
   const r = ElasticSettings.safeParse(raw);
   if (!r.success) {
     const i = r.error.issues[0]!;
-    throw new UsageError(`--elastic-settings: ${i.path.join(".") || "settings"}: ${i.code === "unrecognized_keys" ? `unknown key ${i.keys.join(", ")} (keys: ${Object.keys(ElasticSettings.shape).join(", ")})` : i.message}`);
+    throw new UsageError(`--elastic-settings: ${i.path.join(".") || "settings"}: ${i.code === "unrecognized_keys" ? `unknown key ${i.keys.join(", ")} (keys: ${Object.keys(ElasticSettings.unwrap().shape).join(", ")})` : i.message}`);
   }
   return r.data;
 }

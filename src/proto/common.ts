@@ -8,13 +8,15 @@ export const Signal = z.enum(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGUSR1
 export type Signal = z.infer<typeof Signal>;
 
 /** A step credential: the controller's HMAC over job, step, node list and expiry (see credential.ts). */
-export const Credential = z.object({
-  jobId: JobId,
-  stepId: z.int().nonnegative(),
-  nodes: z.array(z.string()),
-  expires: z.number(),
-  sig: z.string().regex(/^[0-9a-f]{64}$/),
-});
+export const Credential = z.lazy(() =>
+  z.object({
+    jobId: JobId,
+    stepId: z.int().nonnegative(),
+    nodes: z.array(z.string()),
+    expires: z.number(),
+    sig: z.string().regex(/^[0-9a-f]{64}$/),
+  }),
+);
 export type Credential = z.infer<typeof Credential>;
 
 export function stepKey(jobId: number, stepId: number): string {

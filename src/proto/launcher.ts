@@ -2,49 +2,53 @@
 import { z } from "zod";
 import { Credential, JobId, NodeRef } from "./common.ts";
 
-export const LauncherToController = z.discriminatedUnion("t", [
-  /**
-   * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
-   * that step's world, ranks per node in rank order as of its last commit (what a restarted
-   * controller needs to go on resizing it).
-   */
-  z.object({
-    t: z.literal("attach"),
-    jobId: JobId,
-    stepId: z.int().nonnegative().optional(),
-    elastic: z.boolean().optional(),
-    tasks: z.array(z.int().positive()).optional(),
-  }),
-  /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
-  z.object({
-    t: z.literal("adapt.done"),
-    jobId: JobId,
-    adaptId: z.int(),
-    ok: z.boolean(),
-    message: z.string().optional(),
-    times: z.record(z.string(), z.number()),
-  }),
-  z.object({ t: z.literal("step.end"), jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
-  /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
-  z.object({ t: z.literal("release"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
-]);
+export const LauncherToController = z.lazy(() =>
+  z.discriminatedUnion("t", [
+    /**
+     * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
+     * that step's world, ranks per node in rank order as of its last commit (what a restarted
+     * controller needs to go on resizing it).
+     */
+    z.object({
+      t: z.literal("attach"),
+      jobId: JobId,
+      stepId: z.int().nonnegative().optional(),
+      elastic: z.boolean().optional(),
+      tasks: z.array(z.int().positive()).optional(),
+    }),
+    /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
+    z.object({
+      t: z.literal("adapt.done"),
+      jobId: JobId,
+      adaptId: z.int(),
+      ok: z.boolean(),
+      message: z.string().optional(),
+      times: z.record(z.string(), z.number()),
+    }),
+    z.object({ t: z.literal("step.end"), jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
+    /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
+    z.object({ t: z.literal("release"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
+  ]),
+);
 export type LauncherToController = z.infer<typeof LauncherToController>;
 
-export const ControllerToLauncher = z.discriminatedUnion("t", [
-  z.object({ t: z.literal("job.state"), jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
-  z.object({ t: z.literal("error"), message: z.string() }),
-  /**
-   * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
-   * added (with a grant for the joining ranks' step) and the nodes that leave.
-   */
-  z.object({
-    t: z.literal("realloc"),
-    jobId: JobId,
-    adaptId: z.int(),
-    nodes: z.array(NodeRef),
-    added: z.array(NodeRef),
-    removed: z.array(z.string()),
-    join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: Credential }).optional(),
-  }),
-]);
+export const ControllerToLauncher = z.lazy(() =>
+  z.discriminatedUnion("t", [
+    z.object({ t: z.literal("job.state"), jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
+    z.object({ t: z.literal("error"), message: z.string() }),
+    /**
+     * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
+     * added (with a grant for the joining ranks' step) and the nodes that leave.
+     */
+    z.object({
+      t: z.literal("realloc"),
+      jobId: JobId,
+      adaptId: z.int(),
+      nodes: z.array(NodeRef),
+      added: z.array(NodeRef),
+      removed: z.array(z.string()),
+      join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: Credential }).optional(),
+    }),
+  ]),
+);
 export type ControllerToLauncher = z.infer<typeof ControllerToLauncher>;

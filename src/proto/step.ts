@@ -20,122 +20,128 @@ export type SpawnRequest = z.infer<typeof SpawnRequest>;
 /** One program of an MPMD launch (PMI spawn_multiple): `count` consecutive ranks run `argv`. */
 export const App = z.object({ argv: z.array(z.string()).min(1), count: z.int().positive() });
 
-export const StepSpec = z.object({
-  jobId: z.int().positive(),
-  stepId: z.int().nonnegative(),
-  argv: z.array(z.string()).min(1),
-  /** Several programs (appnum 0, 1, ...) instead of one argv for all ranks. */
-  apps: z.array(App).optional(),
-  env: z.record(z.string(), z.string()),
-  cwd: z.string().min(1),
-  /** The step's nodes; a node's index here is its EBB_NODEID. */
-  nodes: z.array(NodeRef).min(1),
-  /** Ranks per node, in node order; ranks are numbered contiguously in that order. */
-  tasks: z.array(z.int().nonnegative()),
-  /** The job's whole allocation (EBB_JOB_NODELIST). */
-  jobNodes: z.array(z.string()),
-  fanout: z.int().min(1).max(1024),
-  pmi: PmiMode,
-  /** Ranks reach the PMI server over TCP (PMI_PORT + PMI_ID) instead of an inherited socketpair (PMI_FD). */
-  pmiPort: z.boolean().optional(),
-  /** Values every rank's environment gets (controller URL, job token, ...). */
-  jobEnv: z.record(z.string(), z.string()),
-  /** Set for processes created by PMI spawn: the keys the parent pre-put into the children's KVS. */
-  spawn: z.object({ preput: z.record(z.string(), z.string()), parent: StepKey }).optional(),
-  /**
-   * The ranks on `node` write stdout and stderr straight to `path`, opened for appending, instead
-   * of sending them up the tree: a command job's output file, on the node that writes it anyway.
-   */
-  outputFile: z.object({ node: z.string().min(1), path: z.string().min(1) }).optional(),
-  /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
-  universeSize: z.int().positive().optional(),
-  /** Keys every rank finds in its KVS before the first fence. */
-  preput: Kvs.optional(),
-  /** An elastic step: its ranks can adapt (ebb/comm's initAdapt and friends). */
-  elastic: z
-    .object({
-      status: z.enum(["new", "joining"]),
-      /** World generation the ranks start in (joining ranks: the world they join). */
-      generation: z.int().nonnegative(),
-      /** World rank of the step's first rank. */
-      rankBase: z.int().nonnegative(),
-      /** Ranks in that world (EBB_NTASKS, PMI_SIZE). */
-      worldSize: z.int().positive(),
-      /** The world's nodes (EBB_NODELIST), when it spans several steps. */
-      worldNodes: z.array(z.string()).optional(),
-      /** Seconds between timing samples. */
-      sampleInterval: z.number().positive(),
-      /** Joining ranks: the adaptation they join. */
-      window: z.object({ adaptId: z.int() }).optional(),
-    })
-    .optional(),
-});
+export const StepSpec = z.lazy(() =>
+  z.object({
+    jobId: z.int().positive(),
+    stepId: z.int().nonnegative(),
+    argv: z.array(z.string()).min(1),
+    /** Several programs (appnum 0, 1, ...) instead of one argv for all ranks. */
+    apps: z.array(App).optional(),
+    env: z.record(z.string(), z.string()),
+    cwd: z.string().min(1),
+    /** The step's nodes; a node's index here is its EBB_NODEID. */
+    nodes: z.array(NodeRef).min(1),
+    /** Ranks per node, in node order; ranks are numbered contiguously in that order. */
+    tasks: z.array(z.int().nonnegative()),
+    /** The job's whole allocation (EBB_JOB_NODELIST). */
+    jobNodes: z.array(z.string()),
+    fanout: z.int().min(1).max(1024),
+    pmi: PmiMode,
+    /** Ranks reach the PMI server over TCP (PMI_PORT + PMI_ID) instead of an inherited socketpair (PMI_FD). */
+    pmiPort: z.boolean().optional(),
+    /** Values every rank's environment gets (controller URL, job token, ...). */
+    jobEnv: z.record(z.string(), z.string()),
+    /** Set for processes created by PMI spawn: the keys the parent pre-put into the children's KVS. */
+    spawn: z.object({ preput: z.record(z.string(), z.string()), parent: StepKey }).optional(),
+    /**
+     * The ranks on `node` write stdout and stderr straight to `path`, opened for appending, instead
+     * of sending them up the tree: a command job's output file, on the node that writes it anyway.
+     */
+    outputFile: z.object({ node: z.string().min(1), path: z.string().min(1) }).optional(),
+    /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
+    universeSize: z.int().positive().optional(),
+    /** Keys every rank finds in its KVS before the first fence. */
+    preput: Kvs.optional(),
+    /** An elastic step: its ranks can adapt (ebb/comm's initAdapt and friends). */
+    elastic: z
+      .object({
+        status: z.enum(["new", "joining"]),
+        /** World generation the ranks start in (joining ranks: the world they join). */
+        generation: z.int().nonnegative(),
+        /** World rank of the step's first rank. */
+        rankBase: z.int().nonnegative(),
+        /** Ranks in that world (EBB_NTASKS, PMI_SIZE). */
+        worldSize: z.int().positive(),
+        /** The world's nodes (EBB_NODELIST), when it spans several steps. */
+        worldNodes: z.array(z.string()).optional(),
+        /** Seconds between timing samples. */
+        sampleInterval: z.number().positive(),
+        /** Joining ranks: the adaptation they join. */
+        window: z.object({ adaptId: z.int() }).optional(),
+      })
+      .optional(),
+  }),
+);
 export type StepSpec = z.infer<typeof StepSpec>;
 
-export const StepDown = z.discriminatedUnion("t", [
-  z.object({ t: z.literal("launch"), step: StepKey, cred: Credential, spec: StepSpec }),
-  z.object({ t: z.literal("signal"), step: StepKey, signal: Signal }),
-  /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
-  z.object({ t: z.literal("fence.out"), step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
-  /** Every rank has been accounted for: nodes forget the step. */
-  z.object({ t: z.literal("end"), step: StepKey }),
-  /** Adaptation, step 4 (see proto/adapt.ts): report the highest probe count of your ranks. */
-  z.object({ t: z.literal("adapt.count"), step: StepKey, adaptId: z.int(), round: z.int() }),
-  /** Every rank enters the window at probe call `target`; report ranks already past it. */
-  z.object({ t: z.literal("adapt.target"), step: StepKey, adaptId: z.int(), round: z.int(), target: z.int().positive() }),
-  /** A rank ran past the target: let the waiting ones go on; a later target follows. */
-  z.object({ t: z.literal("adapt.release"), step: StepKey, adaptId: z.int(), round: z.int() }),
-  /** Every rank waits at the target: enter the window. Carries the joining ranks' cards. */
-  z.object({
-    t: z.literal("adapt.go"),
-    step: StepKey,
-    adaptId: z.int(),
-    generation: z.int().nonnegative(),
-    staying: z.int().nonnegative(),
-    leaving: z.int().nonnegative(),
-    joining: z.int().nonnegative(),
-    oldSize: z.int().positive(),
-    cards: Kvs,
-  }),
-  /** Every rank committed: the new world is the world. */
-  z.object({ t: z.literal("adapt.done"), step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),
-  /** The answer to a rank's spawn request, for the node that asked. */
-  z.object({
-    t: z.literal("spawn.result"),
-    step: StepKey,
-    node: z.string(),
-    reqId: z.int(),
-    rc: z.int(),
-    errcodes: z.array(z.int()).optional(),
-    jobId: z.string().optional(),
-    message: z.string().optional(),
-  }),
-]);
+export const StepDown = z.lazy(() =>
+  z.discriminatedUnion("t", [
+    z.object({ t: z.literal("launch"), step: StepKey, cred: Credential, spec: StepSpec }),
+    z.object({ t: z.literal("signal"), step: StepKey, signal: Signal }),
+    /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
+    z.object({ t: z.literal("fence.out"), step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
+    /** Every rank has been accounted for: nodes forget the step. */
+    z.object({ t: z.literal("end"), step: StepKey }),
+    /** Adaptation, step 4 (see proto/adapt.ts): report the highest probe count of your ranks. */
+    z.object({ t: z.literal("adapt.count"), step: StepKey, adaptId: z.int(), round: z.int() }),
+    /** Every rank enters the window at probe call `target`; report ranks already past it. */
+    z.object({ t: z.literal("adapt.target"), step: StepKey, adaptId: z.int(), round: z.int(), target: z.int().positive() }),
+    /** A rank ran past the target: let the waiting ones go on; a later target follows. */
+    z.object({ t: z.literal("adapt.release"), step: StepKey, adaptId: z.int(), round: z.int() }),
+    /** Every rank waits at the target: enter the window. Carries the joining ranks' cards. */
+    z.object({
+      t: z.literal("adapt.go"),
+      step: StepKey,
+      adaptId: z.int(),
+      generation: z.int().nonnegative(),
+      staying: z.int().nonnegative(),
+      leaving: z.int().nonnegative(),
+      joining: z.int().nonnegative(),
+      oldSize: z.int().positive(),
+      cards: Kvs,
+    }),
+    /** Every rank committed: the new world is the world. */
+    z.object({ t: z.literal("adapt.done"), step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),
+    /** The answer to a rank's spawn request, for the node that asked. */
+    z.object({
+      t: z.literal("spawn.result"),
+      step: StepKey,
+      node: z.string(),
+      reqId: z.int(),
+      rc: z.int(),
+      errcodes: z.array(z.int()).optional(),
+      jobId: z.string().optional(),
+      message: z.string().optional(),
+    }),
+  ]),
+);
 export type StepDown = z.infer<typeof StepDown>;
 
-export const StepUp = z.discriminatedUnion("t", [
-  /** `count` nodes of the sender's subtree have started their ranks. */
-  z.object({ t: z.literal("launched"), step: StepKey, count: z.int().nonnegative() }),
-  z.object({ t: z.literal("io"), step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
-  z.object({ t: z.literal("exit"), step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
-  /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
-  z.object({ t: z.literal("adapt.counted"), step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
-  z.object({ t: z.literal("adapt.checked"), step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),
-  z.object({ t: z.literal("adapt.arrived"), step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative() }),
-  z.object({ t: z.literal("adapt.committed"), step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
-  /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
-  z.object({ t: z.literal("spawn"), step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
-  /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
-  z.object({ t: z.literal("fence.in"), step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
-  /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */
-  z.object({
-    t: z.literal("error"),
-    step: StepKey,
-    node: z.string(),
-    rank: z.int().nonnegative().optional(),
-    kind: z.enum(["launch", "lost-node", "pmi", "abort"]),
-    message: z.string(),
-    code: z.int().optional(),
-  }),
-]);
+export const StepUp = z.lazy(() =>
+  z.discriminatedUnion("t", [
+    /** `count` nodes of the sender's subtree have started their ranks. */
+    z.object({ t: z.literal("launched"), step: StepKey, count: z.int().nonnegative() }),
+    z.object({ t: z.literal("io"), step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
+    z.object({ t: z.literal("exit"), step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+    /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
+    z.object({ t: z.literal("adapt.counted"), step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
+    z.object({ t: z.literal("adapt.checked"), step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),
+    z.object({ t: z.literal("adapt.arrived"), step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative() }),
+    z.object({ t: z.literal("adapt.committed"), step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
+    /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
+    z.object({ t: z.literal("spawn"), step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
+    /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
+    z.object({ t: z.literal("fence.in"), step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
+    /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */
+    z.object({
+      t: z.literal("error"),
+      step: StepKey,
+      node: z.string(),
+      rank: z.int().nonnegative().optional(),
+      kind: z.enum(["launch", "lost-node", "pmi", "abort"]),
+      message: z.string(),
+      code: z.int().optional(),
+    }),
+  ]),
+);
 export type StepUp = z.infer<typeof StepUp>;
