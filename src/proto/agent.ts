@@ -44,7 +44,7 @@ export const AgentToController = z.discriminatedUnion("t", [
    * until a job.ack, or a job.kill of the job, says the controller has it.
    */
   z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
-  /** After a job.kill: the job has no processes left on this node. */
+  /** After a job.kill with `confirm`: the job has no processes left on this node. */
   z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
   z.object({ t: z.literal("perf"), jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
@@ -56,8 +56,12 @@ export type AgentToController = z.infer<typeof AgentToController>;
 export const ControllerToAgent = z.discriminatedUnion("t", [
   z.object({ t: z.literal("welcome"), heartbeatMs: z.int().positive(), kill: z.array(JobId) }),
   z.object({ t: z.literal("job.start"), job: JobStart }),
-  /** Signal every process of the job on this node; KILL also forgets the job. Acknowledges a job.exit of it too. */
-  z.object({ t: z.literal("job.kill"), jobId: JobId, signal: Signal, reason: z.string().optional() }),
+  /**
+   * Signal every process of the job on this node; KILL also forgets the job. Acknowledges a job.exit
+   * of it too. `confirm`: the controller holds the node (COMPLETING) until a job.cleaned says the
+   * job has no process left here; without it, no job.cleaned is sent.
+   */
+  z.object({ t: z.literal("job.kill"), jobId: JobId, signal: Signal, reason: z.string().optional(), confirm: z.boolean().optional() }),
   z.object({ t: z.literal("job.ack"), jobId: JobId }),
   z.object({ t: z.literal("names.result"), reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
 ]);

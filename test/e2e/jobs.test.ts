@@ -182,6 +182,20 @@ describe("ending jobs early", () => {
     expect(again.json.error.code).toBe("job_finished");
   });
 
+  test("a cancelled batch job's node is COMPLETING until its last process is gone, then IDLE", async () => {
+    // The script outlives SIGTERM by a second. The agent reports the job clean once it has no
+    // process left, and the node is free then, well before the controller's fallback (kill wait +
+    // 5 s = 7 s).
+    const id = await c.submit({ script: '#!/bin/sh\ntrap "sleep 1; exit 0" TERM\necho pid=$$\nwhile :; do sleep 0.1; done\n', nodes: 1 });
+    const [pid] = await ranksOf(id, 1);
+    const nodeOf = async () => ((await c.api("GET", "/v1/nodes")).json.nodes as { name: string; state: string; jobId: number | null }[]).find((n) => n.jobId === id);
+    const node = (await nodeOf())!.name;
+    expect((await c.api("DELETE", `/v1/jobs/${id}`)).status).toBe(200);
+    expect(await nodeOf()).toMatchObject({ name: node, state: "COMPLETING" });
+    await waitFor("the node to be IDLE", async () => ((await c.api("GET", "/v1/nodes")).json.nodes as { name: string; state: string }[]).find((n) => n.name === node)?.state === "IDLE", 5000);
+    expect(pidAlive(pid!)).toBe(false);
+  });
+
   test("`ebb cancel` of a batch job kills the script and what it started", async () => {
     writeFileSync(join(c.dir, "long.sh"), "#!/bin/sh\nsleep 300 &\necho pid=$!\necho pid=$$\nwait\n");
     const r = await c.ebb(["submit", "--parsable", "long.sh"]);

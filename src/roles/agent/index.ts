@@ -139,6 +139,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         pendingExits.delete(msg.jobId);
         runner.kill(msg.jobId, msg.reason ?? "job killed");
         procs.signal(msg.jobId, msg.signal);
+        if (!msg.confirm) return;
         if (procs.has(msg.jobId)) killed.add(msg.jobId);
         else send({ t: "job.cleaned", jobId: msg.jobId });
         return;

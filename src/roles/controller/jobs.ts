@@ -364,13 +364,14 @@ export class Jobs {
       if (!node) continue;
       if (node.jobId === row.id) node.jobId = undefined;
       if (!wasRunning || node.row.status === "DOWN") continue;
-      if (cleanup === "graceful") node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
-      if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: cleanup === "now" ? "SIGKILL" : "SIGTERM", reason: message })) killed.push(name);
+      const graceful = cleanup === "graceful";
+      if (graceful) node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
+      if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
     if (wasRunning && cleanup === "graceful") {
       const nodes = [...job.nodes];
       setTimeout(() => {
-        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message });
+        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
     this.notifyLaunchers(job);
