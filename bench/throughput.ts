@@ -2,7 +2,7 @@
  * Job throughput: 1,000 one-rank `true` jobs submitted over HTTP to a local 4-node cluster (a
  * fresh one per trial). Reports jobs/s from first submit to last completion and submit latency
  * p50/p99. Baseline, same run: this process starting `true` 1,000 times in a row. Rates are the
- * median of 3 trials (1 with --quick): on a shared 2-core VM one trial moves by ±20%.
+ * median of 5 trials (1 with --quick): on a shared 2-core VM one trial moves by ±20%.
  */
 import { startBenchCluster } from "./cluster.ts";
 import { median, percentile, type Bench, type Figure } from "./lib.ts";
@@ -49,7 +49,7 @@ export default {
   description: "1,000 one-rank `true` jobs through the HTTP API on a local 4-node cluster",
   async run({ quick }) {
     const jobs = quick ? 200 : 1000;
-    const trials = quick ? 1 : 3;
+    const trials = quick ? 1 : 5;
     const bares: number[] = [];
     for (let t = 0; t < trials; t++) bares.push(await bareSpawnRate(jobs));
     const baseline = { name: "bare spawn of `true` in a loop", value: median(bares) };
