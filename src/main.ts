@@ -1,4 +1,4 @@
-#!/usr/bin/env bun
+#!/usr/bin/env -S bun --no-env-file
 /** ebb: one executable, one role per subcommand. */
 import { defineCommand, runMain } from "citty";
 import { startupPolicy } from "./util/jit.ts";

@@ -123,7 +123,17 @@ describe("batch scripts submitted with `ebb submit`", () => {
   test("#EBB directives apply, the script runs on the first node, and `ebb run` inside it uses the allocation", async () => {
     writeFileSync(
       join(c.dir, "batch.sh"),
-      ["#!/bin/sh", "#EBB -N 2", "#EBB -t 2:00", "#EBB --job-name directive-name", `echo "script on $EBB_NODENAME of $EBB_NODELIST"`, "ebb run -l sh -c 'echo step rank $EBB_PROCID on $EBB_NODENAME'", "echo done"].join("\n"),
+      [
+        "#!/bin/sh",
+        "#EBB -N 2",
+        "#EBB -t 2:00",
+        "#EBB --job-name directive-name",
+        `echo "script on $EBB_NODENAME of $EBB_NODELIST"`,
+        // A .env where `ebb run` starts is not the step's environment.
+        "mkdir -p with-dotenv && cd with-dotenv && echo EBB_SURPRISE=from-dotenv > .env",
+        "ebb run -l sh -c 'echo step rank $EBB_PROCID on $EBB_NODENAME$EBB_SURPRISE'",
+        "echo done",
+      ].join("\n"),
     );
     const r = await c.ebb(["submit", "--parsable", "batch.sh"]);
     expect(r.code).toBe(0);
@@ -135,8 +145,8 @@ describe("batch scripts submitted with `ebb submit`", () => {
     expect(job.allocation).toHaveLength(2);
     const out = c.read(`ebb-${id}.out`);
     expect(out).toContain(`script on ${job.allocation[0]} of ${job.allocation.join(",")}`);
-    expect(out).toContain(`0: step rank 0 on ${job.allocation[0]}`);
-    expect(out).toContain(`1: step rank 1 on ${job.allocation[1]}`);
+    expect(out.split("\n")).toContain(`0: step rank 0 on ${job.allocation[0]}`);
+    expect(out.split("\n")).toContain(`1: step rank 1 on ${job.allocation[1]}`);
     expect(out.trim().endsWith("done")).toBe(true);
     expect(job.steps.map((s: any) => s.state)).toEqual(["COMPLETED"]);
   });

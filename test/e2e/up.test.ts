@@ -3,13 +3,14 @@
  * source and as the compiled binary, which must carry that thread's entrypoint inside it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT } from "../support/cluster.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-"));
-const fromSource = [process.execPath, join(ROOT, "src/main.ts")];
+// As ebb starts itself from source (util/self.ts); the compiled binary reads no .env at all.
+const fromSource = [process.execPath, "--no-env-file", join(ROOT, "src/main.ts")];
 const compiled = [join(ROOT, "dist/ebb")];
 
 beforeAll(async () => {
@@ -51,8 +52,12 @@ describe.each([
       expect(banner).toMatch(/ebb run -N 2 -l hostname\n.*ebb submit examples\/hello\.sh.*\n.*curl -s -H "Authorization: Bearer/);
       expect(statSync(join(state, "token")).mode & 0o777).toBe(0o600);
 
-      const run = Bun.spawn([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME"], {
-        cwd: dir,
+      // A .env where `ebb run` is started is not ebb's configuration, nor the job's environment.
+      const work = join(dir, `work-${port}`);
+      mkdirSync(work);
+      writeFileSync(join(work, ".env"), "EBB_SURPRISE=from-dotenv\n");
+      const run = Bun.spawn([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME$EBB_SURPRISE"], {
+        cwd: work,
         env: { ...process.env, EBB_CONTROLLER: `http://127.0.0.1:${port}`, EBB_STATE_DIR: state, EBB_LOG: "warn" },
         stdout: "pipe",
         stderr: "pipe",
@@ -66,6 +71,17 @@ describe.each([
     expect(await up.exited).toBe(0);
     expect(await new Response(up.stderr).text()).toContain("ebb up: stopping");
   }, 60_000);
+});
+
+test("the compiled binary runs no bunfig.toml of its working directory", async () => {
+  const work = join(dir, "bunfig");
+  mkdirSync(work);
+  writeFileSync(join(work, "bunfig.toml"), 'preload = ["./preload.ts"]\n');
+  writeFileSync(join(work, "preload.ts"), 'require("node:fs").writeFileSync("preloaded", "yes");\n');
+  const p = Bun.spawn([...compiled, "--version"], { cwd: work, stdout: "pipe", stderr: "pipe" });
+  expect(await p.exited).toBe(0);
+  expect(await new Response(p.stdout).text()).toMatch(/^\d+\.\d+\.\d+\n$/);
+  expect(existsSync(join(work, "preloaded"))).toBe(false);
 });
 
 test("an agent that cannot start stops `ebb up` with one line naming it", async () => {
