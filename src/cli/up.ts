@@ -23,7 +23,10 @@ export default defineCommand({
       const stateDir = args["state-dir"] ?? defaultStateDir();
       const ctl = await startController({ listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir, ...tuning(args) });
       const width = Math.max(2, String(n).length);
-      const agents = new AgentThread();
+      const agents = new AgentThread((why) => {
+        process.stderr.write(`ebb up: ${why}\n`);
+        process.exit(1);
+      });
       await agents.call({
         t: "start",
         agents: Array.from({ length: n }, (_, i) => {
@@ -64,15 +67,34 @@ export default defineCommand({
     }),
 });
 
-/** The worker that runs the agents (up-agents.ts); one request at a time. */
+/**
+ * The worker that runs the agents (up-agents.ts); one request at a time. An error that escapes
+ * the agents between requests ends `ebb up`, as it did when they shared the controller's thread:
+ * a local cluster without its agents is no use.
+ */
 class AgentThread {
   // A compiled binary finds its extra entrypoints by their path under src/; from source, by URL.
   private readonly worker = new Worker(isCompiled() ? "./cli/up-agents.ts" : new URL("./up-agents.ts", import.meta.url).href);
+  private pending: { resolve(): void; reject(e: Error): void } | undefined;
+
+  constructor(onCrash: (message: string) => void) {
+    this.worker.onmessage = ({ data }: MessageEvent<FromAgentThread>) => {
+      const p = this.pending;
+      this.pending = undefined;
+      if (data.t === "failed") p?.reject(new CommandError(data.message));
+      else p?.resolve();
+    };
+    this.worker.onerror = (e) => {
+      const why = `the agents' thread failed: ${e.message.trim()}`;
+      if (this.pending) this.pending.reject(new CommandError(why));
+      else onCrash(why);
+      this.pending = undefined;
+    };
+  }
 
   call(request: ToAgentThread): Promise<void> {
     return new Promise((resolve, reject) => {
-      this.worker.onmessage = ({ data }: MessageEvent<FromAgentThread>) => (data.t === "failed" ? reject(new CommandError(data.message)) : resolve());
-      this.worker.onerror = (e) => reject(new CommandError(`the agents' thread failed: ${e.message}`));
+      this.pending = { resolve, reject };
       this.worker.postMessage(request);
     });
   }
