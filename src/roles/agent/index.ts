@@ -14,6 +14,7 @@ import { ebbCommand, isCompiled } from "../../util/self.ts";
 import { VERSION } from "../../util/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
+import { GroupLog } from "./group-log.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { StepService } from "./steps.ts";
@@ -75,7 +76,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (channel?.isOpen) channel.send(msg);
   };
 
-  const procs = new ProcessTable(join(o.stateDir, "process-groups.json"), (jobId) => {
+  const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
+  const procs = new ProcessTable(record, (jobId) => {
     if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
   });
   procs.reapLeftovers();

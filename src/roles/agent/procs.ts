@@ -1,20 +1,16 @@
 /**
  * Every process an agent starts, by job. Each runs in its own process group (session) so that a
- * signal reaches the whole tree it forks. Group ids are written to a file so that an agent that
- * was killed can, when restarted, kill what its previous life left behind.
+ * signal reaches the whole tree it forks. Group ids are recorded (group-log.ts) so that an agent
+ * that was killed can, when restarted, kill what its previous life left behind.
  */
 import type { Subprocess } from "bun";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
+import { GroupLog, type GroupRecord } from "./group-log.ts";
 
 const log = logger("agent");
 
-interface GroupRecord {
-  jobId: number;
-  /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
-  start: string;
-}
-
+/** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
 function startTimeOf(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -57,7 +53,7 @@ export class ProcessTable {
   private readonly groups = new Map<number, GroupRecord>();
 
   constructor(
-    private readonly stateFile: string,
+    private readonly record: GroupLog,
     /** A job's last process exited. */
     private readonly onJobEmpty: (jobId: number) => void,
   ) {}
@@ -79,9 +75,7 @@ export class ProcessTable {
     let set = this.live.get(jobId);
     if (!set) this.live.set(jobId, (set = new Set()));
     set.add(proc);
-    this.groups.set(proc.pid, { jobId, start: startTimeOf(proc.pid) ?? "" });
-    // Written now, not later: an agent killed a moment after a spawn must still know the group.
-    this.save();
+    this.remember(proc.pid, { jobId, start: startTimeOf(proc.pid) ?? "" });
     const exited = proc.exited.then(() => {
       set!.delete(proc);
       if (set!.size === 0 && this.live.get(jobId) === set) {
@@ -113,8 +107,8 @@ export class ProcessTable {
   /**
    * Signal every process group the job had on this node, including groups whose leader has exited
    * but whose members live on; SIGKILL also forgets them (the controller sends it when a job ends).
-   * The record file is not rewritten for that: a killed group left in it is skipped by
-   * reapLeftovers (its leader's start time no longer matches), and the next spawn rewrites it.
+   * The record keeps them until it is compacted: reapLeftovers skips a killed group, its leader's
+   * start time no longer matching.
    */
   signal(jobId: number, signal: NodeJS.Signals): void {
     for (const [pgid, rec] of this.groups) {
@@ -134,18 +128,17 @@ export class ProcessTable {
     }
   }
 
+  /** The agent stops: every group is killed, and the record closed. */
   killAll(): void {
     for (const jobId of new Set([...this.groups.values()].map((g) => g.jobId))) this.signal(jobId, "SIGKILL");
+    this.record.close();
   }
 
   /** Kill process groups a previous incarnation of this agent recorded and that still exist. */
   reapLeftovers(): number {
-    if (!existsSync(this.stateFile)) return 0;
     let reaped = 0;
     try {
-      const recorded = JSON.parse(readFileSync(this.stateFile, "utf8")) as Record<string, GroupRecord>;
-      for (const [pgidText, rec] of Object.entries(recorded)) {
-        const pgid = Number(pgidText);
+      for (const [pgid, rec] of this.record.read()) {
         if (!rec.start || startTimeOf(pgid) !== rec.start) continue;
         try {
           process.kill(-pgid, "SIGKILL");
@@ -155,16 +148,22 @@ export class ProcessTable {
         }
       }
     } catch (e) {
-      log.warn("could not read the process record of a previous run", { file: this.stateFile, error: e });
+      log.warn("could not read the process record of a previous run", { error: e });
     }
-    writeFileSync(this.stateFile, "{}");
+    this.record.rewrite(this.groups);
     if (reaped > 0) log.warn(`killed ${reaped} process groups left by a previous run of this agent`);
     return reaped;
   }
 
-  private save(): void {
+  /**
+   * Recorded now, not later: an agent killed a moment after a spawn must still know the group. The
+   * record is compacted to the live groups once it holds mostly forgotten ones.
+   */
+  private remember(pgid: number, rec: GroupRecord): void {
+    this.groups.set(pgid, rec);
     try {
-      writeFileSync(this.stateFile, JSON.stringify(Object.fromEntries(this.groups)));
+      if (this.record.length > 2 * this.groups.size + 256) this.record.rewrite(this.groups);
+      else this.record.append(pgid, rec);
     } catch (e) {
       log.warn("could not record process groups", { error: e });
     }
