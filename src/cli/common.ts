@@ -28,9 +28,10 @@ export const controllerArgs = defineArgs({
 
 export function client(args: { controller?: string; "state-dir"?: string }): ApiClient {
   const stateDir = args["state-dir"] ?? defaultStateDir();
-  const url = (args.controller ?? process.env.EBB_CONTROLLER ?? readIfExists(join(stateDir, "controller.url")) ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
+  // An empty variable counts as unset, as EBB_STATE_DIR's does.
+  const url = (args.controller ?? (process.env.EBB_CONTROLLER || readIfExists(join(stateDir, "controller.url"))) ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
   if (!/^https?:\/\//.test(url)) throw new UsageError(`--controller ${url}: expected a URL such as http://host:7700`);
-  const token = process.env.EBB_TOKEN ?? readIfExists(join(stateDir, "token"));
+  const token = process.env.EBB_TOKEN || readIfExists(join(stateDir, "token"));
   if (!token) throw new UsageError(`no API token: set EBB_TOKEN, or run where the controller's state dir (${stateDir}) is readable (--state-dir)`);
   return new ApiClient(url, token);
 }

@@ -1,6 +1,8 @@
 /** Node failure and controller restarts, with every daemon a separate process. */
 import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
 
@@ -10,8 +12,8 @@ afterEach(async () => {
   c = undefined;
 });
 
-function dbRows(cluster: TestCluster): { id: number; state: string }[] {
-  const db = new Database(join(cluster.stateDir, "ebb.db"), { readonly: true });
+function dbRows(cluster: TestCluster, path = join(cluster.stateDir, "ebb.db")): { id: number; state: string }[] {
+  const db = new Database(path, { readonly: true });
   try {
     return db.query("select id, state from jobs order by id").all() as { id: number; state: string }[];
   } finally {
@@ -77,6 +79,26 @@ test("restarting the controller loses no job: finished keep their records, pendi
   expect((await c.waitJob(pending, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
   expect(c.read(`ebb-${pending}.out`)).toContain("later");
   expect(dbRows(c).map((r) => r.state)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+});
+
+test("--db puts the job store where it says, and a restart reads it from there", async () => {
+  const elsewhere = mkdtempSync(join(tmpdir(), "ebb-db-"));
+  const path = join(elsewhere, "jobs.db");
+  try {
+    c = await startCluster({ agents: 1, controllerArgs: ["--db", path] });
+    const id = await c.submit({ argv: ["true"] });
+    await c.waitJob(id, ["COMPLETED"]);
+    expect(dbRows(c, path)).toEqual([{ id, state: "COMPLETED" }]);
+    expect(existsSync(join(c.stateDir, "ebb.db"))).toBe(false);
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    expect((await c.job(id)).state).toBe("COMPLETED");
+  } finally {
+    await c?.stop();
+    c = undefined;
+    rmSync(elsewhere, { recursive: true, force: true });
+  }
 });
 
 test("an `ebb run` allocation survives a controller restart", async () => {

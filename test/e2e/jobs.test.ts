@@ -1,6 +1,6 @@
 /** Jobs on a real cluster: a controller and 3 agents, each its own process, on loopback. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { statSync, writeFileSync } from "node:fs";
+import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
 
@@ -34,6 +34,25 @@ describe("authentication", () => {
 
   test("the token and the cluster key are files only their owner can read", () => {
     for (const f of ["token", "cluster.key"]) expect(statSync(join(c.stateDir, f)).mode & 0o777).toBe(0o600);
+  });
+
+  test("clients take the controller from --controller before EBB_CONTROLLER, the token from EBB_TOKEN before the state dir's file", async () => {
+    // A state dir with neither token nor controller URL in it, and an EBB_CONTROLLER nothing listens on.
+    const empty = join(c.dir, "empty-state");
+    mkdirSync(empty, { recursive: true });
+    const env = { EBB_STATE_DIR: empty, EBB_CONTROLLER: "http://127.0.0.1:9", EBB_TOKEN: c.token };
+    const ok = await c.ebb(["nodes", "--json", "--controller", c.url], { env });
+    expect(ok.code).toBe(0);
+    expect(JSON.parse(ok.stdout).nodes).toHaveLength(3);
+    // Empty variables count as unset: the state dir's files are used.
+    const fromFiles = await c.ebb(["nodes", "--json"], { env: { EBB_CONTROLLER: "", EBB_TOKEN: "" } });
+    expect(fromFiles.code).toBe(0);
+    const wrong = await c.ebb(["nodes", "--controller", c.url], { env: { ...env, EBB_TOKEN: "not-the-token" } });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toMatch(/^ebb nodes: .*token/i);
+    const none = await c.ebb(["nodes", "--controller", c.url], { env: { ...env, EBB_TOKEN: "" } });
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain(`ebb nodes: no API token: set EBB_TOKEN, or run where the controller's state dir (${empty}) is readable (--state-dir)`);
   });
 });
 
