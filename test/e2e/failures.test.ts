@@ -4,7 +4,7 @@ import { afterEach, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
+import { freePort, pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
 
 let c: TestCluster | undefined;
 afterEach(async () => {
@@ -79,6 +79,18 @@ test("restarting the controller loses no job: finished keep their records, pendi
   expect((await c.waitJob(pending, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
   expect(c.read(`ebb-${pending}.out`)).toContain("later");
   expect(dbRows(c).map((r) => r.state)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
+});
+
+test("an agent registers the name, CPUs, memory and address it is given, and runs jobs there", async () => {
+  c = await startCluster({ agents: 0 });
+  const port = await freePort();
+  c.startAgent("big", ["--cpus", "64", "--memory", "131072", "--listen", `127.0.0.1:${port}`]);
+  await c.waitNodes(1, "IDLE");
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  expect(node).toMatchObject({ name: "big", cpus: 64, memoryMb: 131072, addr: `127.0.0.1:${port}` });
+  const id = await c.submit({ argv: ["sh", "-c", "echo $EBB_NODENAME"] });
+  await c.waitJob(id, ["COMPLETED"]);
+  expect(c.read(`ebb-${id}.out`).trim()).toBe("big");
 });
 
 test("--db puts the job store where it says, and a restart reads it from there", async () => {

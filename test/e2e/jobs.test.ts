@@ -90,6 +90,19 @@ describe("a 2-node step started by `ebb run`", () => {
     expect(r.stderr).toContain("exited with code 3");
   });
 
+  test("--tasks-per-node, -t and -J shape the job it asks for", async () => {
+    const r = await c.ebb(["run", "-N", "2", "--tasks-per-node", "2", "-t", "1:30", "-J", "four-ranks", "-l", "sh", "-c", "echo $EBB_NODENAME $EBB_JOB_ID"]);
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trim().split("\n").sort();
+    expect(lines.map((l) => l.split(":")[0])).toEqual(["0", "1", "2", "3"]);
+    const nodeOf = lines.map((l) => l.split(" ")[1]);
+    expect(nodeOf[0]).toBe(nodeOf[1]);
+    expect(nodeOf[2]).toBe(nodeOf[3]);
+    expect(nodeOf[0]).not.toBe(nodeOf[2]);
+    const job = await c.job(Number(lines[0]!.split(" ")[2]));
+    expect({ name: job.name, timeLimit: job.timeLimit, allocation: job.allocation }).toEqual({ name: "four-ranks", timeLimit: 90, allocation: [nodeOf[0], nodeOf[2]] });
+  });
+
   test("flags after the program name belong to the program", async () => {
     const r = await c.ebb(["run", "sh", "-c", "echo $0 $1", "-l", "-N"]);
     expect(r.code).toBe(0);

@@ -103,9 +103,10 @@ export class TestCluster {
     this.token = readFileSync(join(this.stateDir, "token"), "utf8").trim();
   }
 
-  startAgent(name: string): Subprocess {
+  /** An agent as its own process; `flags` come after (and so override) the defaults. */
+  startAgent(name: string, flags: string[] = []): Subprocess {
     const agent = this.spawn(
-      ["agent", "--controller", this.url, "--name", name, "--cpus", String(this.opts.cpus ?? 2), "--key-file", join(this.stateDir, "cluster.key"), "--state-dir", join(this.dir, "agents", name)],
+      ["agent", "--controller", this.url, "--name", name, "--cpus", String(this.opts.cpus ?? 2), "--key-file", join(this.stateDir, "cluster.key"), "--state-dir", join(this.dir, "agents", name), ...flags],
       `agent-${name}-${Date.now()}`,
     );
     this.agents.set(name, agent);

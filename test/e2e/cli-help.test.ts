@@ -1,0 +1,41 @@
+/** `ebb --help` lists every subcommand, and each subcommand's --help shows its flags. */
+import { describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { ROOT } from "../support/cluster.ts";
+
+async function help(args: string[]): Promise<{ code: number; text: string }> {
+  const p = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), ...args, "--help"], { stdout: "pipe", stderr: "pipe" });
+  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  return { code, text: (out + err).replace(/\x1b\[[0-9;]*m/g, "") };
+}
+
+const FLAGS: Record<string, string[]> = {
+  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir"],
+  controller: ["--listen", "--db", "--state-dir", "--heartbeat", "--policy"],
+  agent: ["--controller", "--name", "--cpus", "--listen"],
+  run: ["--nodes", "--ntasks", "--tasks-per-node", "--time", "--label", "--mpi", "--controller"],
+  submit: ["--nodes", "--ntasks", "--time", "--output"],
+  queue: ["--all", "--json"],
+  show: ["--json"],
+  cancel: ["JOBID"],
+  resize: ["--nodes", "--wait"],
+  nodes: ["--json"],
+  sim: ["--policy"],
+};
+
+test("ebb --help lists every subcommand", async () => {
+  const { code, text } = await help([]);
+  expect(code).toBe(0);
+  for (const cmd of Object.keys(FLAGS)) expect(text).toMatch(new RegExp(`^\\s+${cmd}\\s+\\S`, "m"));
+});
+
+describe("each subcommand's --help", () => {
+  for (const [cmd, flags] of Object.entries(FLAGS)) {
+    test(cmd, async () => {
+      const { code, text } = await help([cmd]);
+      expect(code).toBe(0);
+      expect(text).toContain(`ebb ${cmd}`);
+      for (const f of flags) expect(text).toContain(f);
+    });
+  }
+});
