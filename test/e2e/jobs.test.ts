@@ -133,6 +133,16 @@ describe("jobs submitted through the HTTP API", () => {
     expect(job.events.map((e: any) => e.kind)).toEqual(["submitted", "started", "ended"]);
   });
 
+  test("name, env, cwd and tasksPerNode of a submission reach the ranks", async () => {
+    const cwd = join(c.dir, "api-cwd");
+    mkdirSync(cwd, { recursive: true });
+    const id = await c.submit({ argv: ["sh", "-c", 'echo "$EBB_PROCID $EBB_NODEID $GREETING $(pwd) $EBB_JOB_NAME"'], nodes: 2, tasksPerNode: 2, name: "api-env", env: { GREETING: "hello there" }, cwd });
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect({ state: job.state, name: job.name }).toEqual({ state: "COMPLETED", name: "api-env" });
+    // The output file is relative to the job's cwd.
+    expect(c.read(join(cwd, `ebb-${id}.out`)).trim().split("\n").sort()).toEqual([0, 1, 2, 3].map((r) => `${r} ${Math.floor(r / 2)} hello there ${cwd} api-env`));
+  });
+
   test("a failing command job is FAILED with its exit code", async () => {
     const id = await c.submit({ argv: ["sh", "-c", "exit 7"] });
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
