@@ -28,6 +28,15 @@ describe.skipIf(!hello)("a failing rank takes its step down on every node", () =
     await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
   });
 
+  test("MPI_Abort down a chain of agents (--fanout 1 over 4 nodes): the kill is relayed to every node", async () => {
+    const r = await c.ebb(["run", "-N", "4", "-n", "4", "--fanout", "1", abort!]);
+    expect(r.code).toBe(7);
+    expect(r.stderr).toContain("called abort with code 7");
+    const ranks = pids(r.stdout);
+    expect(ranks).toHaveLength(4);
+    await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
+  });
+
   test("a rank killed by a signal: the others are killed and ebb run names it", async () => {
     const run = c.ebbSpawn(["run", "-N", "2", "-n", "4", sleeper!]);
     const reader = run.stdout.getReader();

@@ -43,6 +43,18 @@ describe.skipIf(!hello)("hello + MPI_Allreduce", () => {
     });
   }
 
+  test("through a deeper tree (--fanout 2 over 4 nodes, --fanout 1: a chain): launch, fences and output relayed by agents", async () => {
+    for (const fanout of ["2", "1"]) {
+      const r = await c.ebb(["run", "-N", "4", "-n", "8", "--fanout", fanout, hello!]);
+      expect(r.stderr).toBe("");
+      expect(r.code).toBe(0);
+      const out = parse(r.stdout, "hello");
+      expect(out.map((o) => Number(o.rank)).sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+      expect(new Set(out.map((o) => o.node)).size).toBe(4);
+      expect(out.every((o) => o.sum === "28")).toBe(true);
+    }
+  });
+
   test("PMI_PORT + PMI_ID instead of an inherited socket", async () => {
     const r = await c.ebb(["run", "-N", "2", "-n", "4", "--pmi-port", hello!]);
     expect(r.code).toBe(0);
