@@ -103,6 +103,18 @@ describe("a 2-node step started by `ebb run`", () => {
     expect({ name: job.name, timeLimit: job.timeLimit, allocation: job.allocation }).toEqual({ name: "four-ranks", timeLimit: 90, allocation: [nodeOf[0], nodeOf[2]] });
   });
 
+  test("--mpi=none gives the ranks no PMI; by default each has its own PMI socket", async () => {
+    const probe = 'echo "$EBB_PROCID ${PMI_FD:-no-fd} ${PMI_RANK:-no-rank} ${PMI_SIZE:-no-size}"';
+    const none = await c.ebb(["run", "-n", "2", "--mpi=none", "sh", "-c", probe]);
+    expect(none.code).toBe(0);
+    expect(none.stdout.trim().split("\n").sort()).toEqual(["0 no-fd no-rank no-size", "1 no-fd no-rank no-size"]);
+    const both = await c.ebb(["run", "-n", "2", "sh", "-c", probe]);
+    expect(both.stdout.trim().split("\n").sort()).toEqual(["0 3 0 2", "1 3 1 2"]);
+    const bad = await c.ebb(["run", "--mpi=pmix", "true"]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain("--mpi pmix: expected both, pmi1, pmi2 or none");
+  });
+
   test("flags after the program name belong to the program", async () => {
     const r = await c.ebb(["run", "sh", "-c", "echo $0 $1", "-l", "-N"]);
     expect(r.code).toBe(0);
