@@ -81,6 +81,28 @@ test("restarting the controller loses no job: finished keep their records, pendi
   expect(dbRows(c).map((r) => r.state)).toEqual(["COMPLETED", "COMPLETED", "COMPLETED"]);
 });
 
+test("an agent that hangs (SIGSTOP, its connection open) is DOWN after 3 missed heartbeats; resumed, it is back and its stale rank is killed", async () => {
+  c = await startCluster({ agents: 2, heartbeat: 0.5 });
+  const id = await c.submit({ argv: ["sh", "-c", "echo pid=$$ node=$EBB_NODENAME; exec sleep 300"], nodes: 2, tasks: 2 });
+  await c.waitJob(id, ["RUNNING"]);
+  const ranks = await waitFor("both ranks to start", () => {
+    const found = [...c!.read(`ebb-${id}.out`).matchAll(/pid=(\d+) node=(\S+)/g)].map((m) => ({ pid: Number(m[1]), node: m[2]! }));
+    return found.length === 2 ? found : undefined;
+  });
+  const hung = ranks.find((r) => r.node === "node02")!;
+  c.agents.get("node02")!.kill("SIGSTOP");
+  const failed = await c.waitJob(id, ["NODE_FAIL"], 15_000);
+  expect(failed.reason).toContain("node02");
+  const down = (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === "node02");
+  expect(down.state).toBe("DOWN");
+  expect(down.reason).toMatch(/^no heartbeat for \d/);
+  // The rank on the hung node lives on until its agent runs again.
+  expect(pidAlive(hung.pid)).toBe(true);
+  c.agents.get("node02")!.kill("SIGCONT");
+  await c.waitNodes(2, "IDLE");
+  await waitFor("the stale rank to be killed", () => !pidAlive(hung.pid));
+});
+
 test("an agent registers the name, CPUs, memory and address it is given, and runs jobs there", async () => {
   c = await startCluster({ agents: 0 });
   const port = await freePort();
