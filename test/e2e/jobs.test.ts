@@ -279,6 +279,17 @@ describe("ending jobs early", () => {
     await waitFor("the rank to die", () => pids.every((p) => !pidAlive(p)));
   });
 
+  test("`ebb run -t` past its limit: the job is TIMEOUT, its ranks die, ebb run says so and exits 143", async () => {
+    const r = await c.ebb(["run", "-N", "2", "-t", "0:02", "-J", "overtime", "sh", "-c", "echo pid=$$; exec sleep 300"]);
+    expect(r.code).toBe(143);
+    expect(r.stderr).toMatch(/ebb: error: job (\d+) timeout: time limit of 2 s reached/);
+    const id = Number(/job (\d+) timeout/.exec(r.stderr)![1]);
+    expect((await c.job(id)).state).toBe("TIMEOUT");
+    const pids = [...r.stdout.matchAll(/pid=(\d+)/g)].map((m) => Number(m[1]));
+    expect(pids).toHaveLength(2);
+    await waitFor("the ranks to die", () => pids.every((p) => !pidAlive(p)));
+  });
+
   test("Ctrl-C on `ebb run` kills every rank and gives the allocation back", async () => {
     const run = c.ebbSpawn(["run", "-N", "2", "-n", "2", "sh", "-c", "echo pid=$$; exec sleep 300"]);
     const reader = run.stdout.getReader();
