@@ -6,7 +6,7 @@
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
-import { GroupLog, type GroupRecord } from "./group-log.ts";
+import type { GroupLog, GroupRecord } from "./group-log.ts";
 
 const log = logger("agent");
 
