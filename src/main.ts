@@ -1,5 +1,6 @@
 #!/usr/bin/env -S bun --no-env-file
 /** ebb: one executable, one role per subcommand. */
+import "./cli/plain.ts";
 import { defineCommand, runMain } from "citty";
 import { startupPolicy } from "./util/jit.ts";
 import { VERSION } from "./util/version.ts";
