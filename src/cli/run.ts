@@ -7,7 +7,7 @@ import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticF
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
-  ntasks: { type: "string", alias: ["n", "tasks"], description: "Number of ranks (default: one per node)", valueHint: "N" },
+  ntasks: { type: "string", alias: ["n"], description: "Number of ranks (default: one per node)", valueHint: "N" },
   "tasks-per-node": { type: "string", description: "Ranks per node", valueHint: "K" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },

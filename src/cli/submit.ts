@@ -8,7 +8,7 @@ import { directiveArgs } from "./directives.ts";
 
 const jobArgs = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes", valueHint: "N" },
-  ntasks: { type: "string", alias: ["n", "tasks"], description: "Number of tasks (EBB_NTASKS; steps default to it)", valueHint: "N" },
+  ntasks: { type: "string", alias: ["n"], description: "Number of tasks (EBB_NTASKS; steps default to it)", valueHint: "N" },
   "tasks-per-node": { type: "string", description: "Tasks per node", valueHint: "K" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   output: { type: "string", alias: "o", description: "Output file; %j is the job id, %x the name (default ebb-%j.out)", valueHint: "FILE" },
