@@ -2,7 +2,8 @@
  * Job throughput: 1,000 one-rank `true` jobs submitted over HTTP to a local 4-node cluster (a
  * fresh one per trial). Reports jobs/s from first submit to last completion and submit latency
  * p50/p99. Baseline, same run: this process starting `true` 1,000 times in a row. Rates are the
- * median of 5 trials (1 with --quick): on a shared 2-core VM one trial moves by ±20%.
+ * median of 5 trials (1 with --quick), taken in rounds that alternate the layouts and the
+ * baseline: on a shared 2-core VM one trial moves by ±20%.
  */
 import { startBenchCluster } from "./cluster.ts";
 import { median, percentile, type Bench, type Figure } from "./lib.ts";
@@ -50,18 +51,24 @@ export default {
   async run({ quick }) {
     const jobs = quick ? 200 : 1000;
     const trials = quick ? 1 : 5;
+    const layouts = ["processes", "up"] as const;
+    // Rounds of one bare-spawn run and one trial per layout, so that the VM's drift in speed
+    // (±20% within a minute here) falls on the baseline and on both layouts alike.
     const bares: number[] = [];
-    for (let t = 0; t < trials; t++) bares.push(await bareSpawnRate(jobs));
-    const baseline = { name: "bare spawn of `true` in a loop", value: median(bares) };
-    const figures: Figure[] = [];
-    for (const layout of ["processes", "up"] as const) {
-      const rates: number[] = [];
-      const latencies: number[] = [];
-      for (let t = 0; t < trials; t++) {
+    const runs = new Map(layouts.map((l) => [l, { rates: [] as number[], latencies: [] as number[] }]));
+    for (let t = 0; t < trials; t++) {
+      bares.push(await bareSpawnRate(jobs));
+      for (const layout of layouts) {
         const m = await measure(jobs, layout);
-        rates.push(m.rate);
-        latencies.push(...m.latencies);
+        runs.get(layout)!.rates.push(m.rate);
+        runs.get(layout)!.latencies.push(...m.latencies);
       }
+    }
+    const baseline = { name: "bare spawn of `true` in a loop", value: median(bares) };
+    process.stderr.write(`  bare spawn: ${bares.map((r) => r.toFixed(0)).join(", ")} /s\n`);
+    const figures: Figure[] = [];
+    for (const layout of layouts) {
+      const { rates, latencies } = runs.get(layout)!;
       const rate = median(rates);
       const where = layout === "up" ? "`ebb up` (one process)" : "controller + 4 agent processes";
       process.stderr.write(`  ${where}: ${rates.map((r) => r.toFixed(1)).join(", ")} jobs/s\n`);
