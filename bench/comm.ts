@@ -2,8 +2,7 @@
  * ebb/comm against MPICH: ping-pong latency and bandwidth between two ranks (8 B to 4 MiB) and
  * allreduce (8 B, 1 MiB) over 4 ranks, the same pattern in Bun (bench/programs/pingpong.ts, run by
  * ebb) and in C (pingpong.c under mpiexec), in the same run: ping-pong runs with 2 ranks, allreduce
- * with 4. ebb/comm ranks on one node talk over
- * Unix sockets; MPICH uses shared memory there.
+ * with 4. ebb/comm ranks on one node talk over Unix sockets; MPICH uses shared memory there.
  */
 import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";

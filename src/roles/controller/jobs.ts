@@ -357,18 +357,17 @@ export class Jobs {
     this.state.jobs.delete(row.id);
     this.effects.ended(job);
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
-    const cleanup = opts.cleanup ?? "graceful";
+    const graceful = (opts.cleanup ?? "graceful") === "graceful";
     const killed: string[] = [];
     for (const name of job.nodes) {
       const node = this.state.nodes.get(name);
       if (!node) continue;
       if (node.jobId === row.id) node.jobId = undefined;
       if (!wasRunning || node.row.status === "DOWN") continue;
-      const graceful = cleanup === "graceful";
       if (graceful) node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
       if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
-    if (wasRunning && cleanup === "graceful") {
+    if (wasRunning && graceful) {
       const nodes = [...job.nodes];
       setTimeout(() => {
         for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });

@@ -32,7 +32,6 @@ export interface StepResult {
   lostNode?: string;
 }
 
-
 export interface SpawnOutcome {
   rc: number;
   errcodes?: number[];
