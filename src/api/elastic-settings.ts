@@ -5,6 +5,12 @@
  */
 import { z } from "zod";
 
+/**
+ * Seconds between an elastic job's timing samples: the bounds of every input that sets it (the API,
+ * run and submit's flag, the controller's flag and config file).
+ */
+export const SAMPLE_INTERVAL = { min: 0.1, max: 86_400 } as const;
+
 /** An elastic job's own scheduler settings; the controller clamps them to its admin limits. */
 export const ElasticSettings = z.lazy(() =>
   z.strictObject({

@@ -1,7 +1,7 @@
 /** Request and response bodies of the HTTP API. The OpenAPI document is generated from these. */
 import { z } from "zod";
 import { parseDuration } from "../util/time.ts";
-import { ElasticSettings } from "./elastic-settings.ts";
+import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 
 export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
 export const JobState = z.enum(JOB_STATES);
@@ -46,7 +46,7 @@ export const JobSubmit = z
     minNodes: z.int().min(1).max(100_000).optional(),
     maxNodes: z.int().min(1).max(100_000).optional(),
     /** Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60). */
-    sampleInterval: z.number().min(0.1).max(86_400).optional(),
+    sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
     /** Elastic jobs: their own scheduler settings; the controller clamps them to its admin limits. */
     elasticSettings: ElasticSettings.optional(),
   })

@@ -4,7 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, ApiClientError } from "../api/client.ts";
-import { ElasticSettings } from "../api/elastic-settings.ts";
+import { ElasticSettings, SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
 
 /** A user mistake: printed as one line, exit status 2. */
@@ -101,7 +101,7 @@ export function parseElasticSettings(text: string | undefined): ElasticSettings 
 }
 
 export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; "sample-interval"?: string; "elastic-settings"?: string }) {
-  const seconds = numberFlag(a["sample-interval"], "--sample-interval", { min: 0.1, max: 86400 });
+  const seconds = numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL);
   const minNodes = intFlag(a["min-nodes"], "--min-nodes");
   const maxNodes = intFlag(a["max-nodes"], "--max-nodes");
   return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds, elasticSettings: parseElasticSettings(a["elastic-settings"]) };

@@ -3,7 +3,8 @@ import { defineArgs } from "./args.ts";
 import { availableParallelism, hostname, totalmem } from "node:os";
 import { parseHostPort, type HostPort } from "../util/addr.ts";
 import { ZodError } from "zod";
-import { readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
+import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
+import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
 import { durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
@@ -41,8 +42,7 @@ export function tuning(a: TuningArgs) {
       throw new UsageError(`--config ${(e as Error).message}`);
     }
   }
-  // The same bounds as the config file's (roles/controller/config.ts).
-  const hb = numberFlag(a.heartbeat, "--heartbeat", { min: 0.05, max: 3600 }) ?? file.heartbeat;
+  const hb = numberFlag(a.heartbeat, "--heartbeat", HEARTBEAT) ?? file.heartbeat;
   if (a.policy !== undefined && !isPolicy(a.policy)) throw new UsageError(`--policy ${a.policy}: expected one of ${POLICIES.join(", ")}`);
   const scheduler: Partial<ErsConfig> = { ...file.scheduler };
   const set = <K extends keyof ErsConfig>(k: K, v: ErsConfig[K] | undefined) => {
@@ -65,7 +65,7 @@ export function tuning(a: TuningArgs) {
     heartbeatMs: hb === undefined ? undefined : Math.round(hb * 1000),
     defaultTimeLimit: durationFlag(a["default-time"], "--default-time") ?? file.defaultTime,
     killWaitMs: killWait === undefined ? undefined : killWait * 1000,
-    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", { min: 0.1, max: 86_400 }) ?? file.sampleInterval,
+    sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL) ?? file.sampleInterval,
     scheduler,
     limits: file.limits,
   };

@@ -4,10 +4,14 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
+import { SAMPLE_INTERVAL } from "../../api/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
+
+/** Seconds between an agent's heartbeats: the bounds of the config file and the --heartbeat flag. */
+export const HEARTBEAT = { min: 0.05, max: 3600 } as const;
 
 export const ControllerConfig = z.strictObject({
   scheduler: ersPartialSchema.optional(),
@@ -16,10 +20,10 @@ export const ControllerConfig = z.strictObject({
     .strictObject({ upper: range, lower: range, window: range, minSamples: range, settle: range, payoffOptional: z.boolean() })
     .partial()
     .optional(),
-  heartbeat: z.number().min(0.05).max(3600).optional(),
+  heartbeat: z.number().min(HEARTBEAT.min).max(HEARTBEAT.max).optional(),
   defaultTime: z.int().positive().optional(),
   killWait: z.number().nonnegative().optional(),
-  sampleInterval: z.number().min(0.1).max(86_400).optional(),
+  sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 
