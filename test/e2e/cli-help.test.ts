@@ -1,13 +1,12 @@
 /** `ebb --help` lists every subcommand, and each subcommand's --help shows its flags. */
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ROOT } from "../support/cluster.ts";
+import { ROOT, runProcess } from "../support/cluster.ts";
 
 /** Help goes to a pipe here, so it must come without colour codes. */
 async function help(args: string[]): Promise<{ code: number; text: string }> {
-  const p = Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), ...args, "--help"], { stdout: "pipe", stderr: "pipe", env: { ...process.env, NO_COLOR: undefined } });
-  const [code, out, err] = await Promise.all([p.exited, new Response(p.stdout).text(), new Response(p.stderr).text()]);
-  return { code, text: out + err };
+  const r = await runProcess([process.execPath, join(ROOT, "src/main.ts"), ...args, "--help"], { env: { ...process.env, NO_COLOR: undefined } });
+  return { code: r.code, text: r.stdout + r.stderr };
 }
 
 const FLAGS: Record<string, string[]> = {

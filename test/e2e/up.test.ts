@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { freePort, ROOT } from "../support/cluster.ts";
+import { freePort, ROOT, runProcess } from "../support/cluster.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-"));
 // As ebb starts itself from source (util/self.ts); the compiled binary reads no .env at all.
@@ -56,15 +56,12 @@ describe.each([
       const work = join(dir, `work-${port}`);
       mkdirSync(work);
       writeFileSync(join(work, ".env"), "EBB_SURPRISE=from-dotenv\n");
-      const run = Bun.spawn([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME$EBB_SURPRISE"], {
+      const run = await runProcess([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME$EBB_SURPRISE"], {
         cwd: work,
         env: { ...process.env, EBB_CONTROLLER: `http://127.0.0.1:${port}`, EBB_STATE_DIR: state, EBB_LOG: "warn" },
-        stdout: "pipe",
-        stderr: "pipe",
       });
-      const [code, out, err] = await Promise.all([run.exited, new Response(run.stdout).text(), new Response(run.stderr).text()]);
-      expect({ code, err }).toEqual({ code: 0, err: "" });
-      expect(out.trim().split("\n").sort()).toEqual(["0: node=node01", "1: node=node02", "2: node=node03"]);
+      expect({ code: run.code, err: run.stderr }).toEqual({ code: 0, err: "" });
+      expect(run.stdout.trim().split("\n").sort()).toEqual(["0: node=node01", "1: node=node02", "2: node=node03"]);
     } finally {
       up.kill("SIGINT");
     }
@@ -78,9 +75,9 @@ test("the compiled binary runs no bunfig.toml of its working directory", async (
   mkdirSync(work);
   writeFileSync(join(work, "bunfig.toml"), 'preload = ["./preload.ts"]\n');
   writeFileSync(join(work, "preload.ts"), 'require("node:fs").writeFileSync("preloaded", "yes");\n');
-  const p = Bun.spawn([...compiled, "--version"], { cwd: work, stdout: "pipe", stderr: "pipe" });
-  expect(await p.exited).toBe(0);
-  expect(await new Response(p.stdout).text()).toMatch(/^\d+\.\d+\.\d+\n$/);
+  const r = await runProcess([...compiled, "--version"], { cwd: work });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/^\d+\.\d+\.\d+\n$/);
   expect(existsSync(join(work, "preloaded"))).toBe(false);
 });
 
@@ -88,11 +85,7 @@ test("an agent that cannot start stops `ebb up` with one line naming it", async 
   const state = join(dir, "blocked");
   mkdirSync(state, { recursive: true });
   writeFileSync(join(state, "agents"), "a file where the agents' directories would go");
-  const up = Bun.spawn([...fromSource, "up", "--nodes", "2", "--listen", `127.0.0.1:${await freePort()}`, "--state-dir", state], {
-    env: { ...process.env, EBB_LOG: "warn" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  expect(await up.exited).toBe(1);
-  expect((await new Response(up.stderr).text()).trim()).toMatch(/^ebb up: agent node01: ENOTDIR: not a directory/);
+  const up = await runProcess([...fromSource, "up", "--nodes", "2", "--listen", `127.0.0.1:${await freePort()}`, "--state-dir", state], { env: { ...process.env, EBB_LOG: "warn" } });
+  expect(up.code).toBe(1);
+  expect(up.stderr.trim()).toMatch(/^ebb up: agent node01: ENOTDIR: not a directory/);
 }, 30_000);

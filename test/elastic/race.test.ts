@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { outputOf, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 let c: TestCluster;
 beforeAll(async () => {
@@ -32,7 +32,7 @@ test("50 resizes of ranks out of step: every window is entered at one probe call
     expect([k, a.state]).toEqual([k, "COMMITTED"]);
   }
   writeFileSync(stop, "");
-  const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  const { stdout: out, stderr: err, code } = await outputOf(run);
   expect(err).toBe("");
   expect(code).toBe(0);
   const windows = [...out.matchAll(/window (\d+) at=(\d+)\.\.(\d+) ranks=(\d+)->(\d+)/g)];

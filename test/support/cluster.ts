@@ -18,6 +18,17 @@ export interface RunResult {
   stderr: string;
 }
 
+/** The exit code and whole output of a process started with stdout and stderr piped. */
+export async function outputOf(proc: Subprocess<"ignore" | "pipe" | "inherit", "pipe", "pipe">): Promise<RunResult> {
+  const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
+  return { code, stdout, stderr };
+}
+
+/** Runs a command to its end (the environment defaults to this process's). */
+export function runProcess(argv: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<RunResult> {
+  return outputOf(Bun.spawn(argv, { cwd: opts.cwd, env: opts.env, stdout: "pipe", stderr: "pipe" }));
+}
+
 export interface ClusterOptions {
   agents: number;
   /** Heartbeat interval in seconds (a node goes DOWN after 3 missed). */
@@ -170,10 +181,8 @@ export class TestCluster {
   }
 
   /** Run the ebb CLI as its own process. */
-  async ebb(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
-    const proc = Bun.spawn([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: { ...this.env, ...opts.env }, stdout: "pipe", stderr: "pipe" });
-    const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
-    return { code, stdout, stderr };
+  ebb(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
+    return runProcess([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: { ...this.env, ...opts.env } });
   }
 
   /** Start the ebb CLI without waiting (for Ctrl-C tests). */
