@@ -1,5 +1,5 @@
 /** A typed client of the HTTP API, for the CLI and the launcher. */
-import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView } from "./schemas.ts";
 
 export class ApiClientError extends Error {
   constructor(
@@ -10,6 +10,14 @@ export class ApiClientError extends Error {
   ) {
     super(message);
   }
+}
+
+export function unreachable(url: string, why: string): ApiClientError {
+  return new ApiClientError(
+    `cannot reach the controller at ${url} (${why}); is it running? Start a local cluster with 'ebb up', or point --controller / EBB_CONTROLLER at yours`,
+    0,
+    "unreachable",
+  );
 }
 
 export class ApiClient {
@@ -27,11 +35,7 @@ export class ApiClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (e) {
-      throw new ApiClientError(
-        `cannot reach the controller at ${this.url} (${(e as Error).message}); is it running? Start a local cluster with 'ebb up', or point --controller / EBB_CONTROLLER at yours`,
-        0,
-        "unreachable",
-      );
+      throw unreachable(this.url, (e as Error).message);
     }
     const text = await res.text();
     let json: unknown;
@@ -65,9 +69,6 @@ export class ApiClient {
   }
   nodes(): Promise<{ nodes: NodeView[] }> {
     return this.request("GET", "/v1/nodes");
-  }
-  createStep(id: number, req: StepCreate): Promise<StepGrant> {
-    return this.request("POST", `/v1/jobs/${id}/steps`, req);
   }
   /** The WebSocket URL of a controller endpoint (e.g. /v1/launcher). */
   wsUrl(path: string): string {

@@ -8,7 +8,7 @@ import { badRequest, conflict, notFound } from "../../api/errors.ts";
 import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
-import type { ControllerToLauncher } from "../../proto/launcher.ts";
+import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { jobToken, signCredential } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";

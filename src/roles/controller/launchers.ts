@@ -1,12 +1,23 @@
-/** `ebb run` connections: they follow their job's state and report steps and releases. */
+/** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
+import { ApiError } from "../../api/errors.ts";
+import { LauncherToController, type ControllerToLauncher } from "../../api/launcher.ts";
+import type { StepCreate } from "../../api/schemas.ts";
 import { decode } from "../../proto/channel.ts";
-import { LauncherToController } from "../../proto/launcher.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import type { ClusterState, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
+
+type ErrorMsg = Extract<ControllerToLauncher, { t: "error" }>;
+
+/** What the HTTP API would answer: an ApiError's code, message and field; anything else is ours. */
+function errorOf(e: unknown, req?: number): ErrorMsg {
+  if (e instanceof ApiError) return { t: "error", code: e.code, message: e.message, field: e.field, req };
+  log.error("launcher request failed", { error: String(e) });
+  return { t: "error", code: "internal", message: "internal error; see the controller's log", req };
+}
 
 export class LauncherHub {
   private readonly attached = new Map<LauncherSession, number>();
@@ -20,27 +31,34 @@ export class LauncherHub {
   onMessage(conn: LauncherSession, scope: "all" | number, text: string | Buffer): void {
     const d = decode(LauncherToController, text);
     if (!d.ok) {
-      conn.send({ t: "error", message: `invalid message: ${d.error}` });
+      conn.send({ t: "error", code: "invalid_request", message: `invalid message: ${d.error}` });
       return;
     }
     const msg = d.value;
+    if (msg.t === "submit") {
+      if (scope !== "all") return conn.send({ t: "error", code: "forbidden", message: "a job token may only act on its own job" });
+      let jobId: number;
+      try {
+        jobId = this.jobs.submit(msg.job).id;
+      } catch (e) {
+        return conn.send(errorOf(e));
+      }
+      conn.send({ t: "submitted", jobId });
+      this.follow(conn, jobId);
+      return;
+    }
     if (scope !== "all" && scope !== msg.jobId) {
-      conn.send({ t: "error", message: `this token is for job ${scope}, not job ${msg.jobId}` });
+      conn.send({ t: "error", code: "forbidden", message: `this token is for job ${scope}, not job ${msg.jobId}`, req: msg.t === "step.create" ? msg.req : undefined });
       return;
     }
     switch (msg.t) {
       case "attach": {
-        const prev = this.attached.get(conn);
-        if (prev !== undefined) this.jobs.removeLauncher(prev, conn);
-        if (!this.jobs.addLauncher(msg.jobId, conn)) {
-          conn.send({ t: "job.state", jobId: msg.jobId, state: "GONE", reason: "the job is not active", nodes: [] });
-          return;
-        }
-        this.attached.set(conn, msg.jobId);
+        if (!this.follow(conn, msg.jobId)) return;
         if (msg.elastic && msg.stepId !== undefined) this.elastic.attach(msg.jobId, msg.stepId, conn, msg.tasks);
-        this.jobs.notifyLaunchers(this.state.jobs.get(msg.jobId)!);
         return;
       }
+      case "step.create":
+        return this.createStep(conn, msg.jobId, msg.req, msg.step);
       case "adapt.done":
         this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
         return;
@@ -60,5 +78,31 @@ export class LauncherHub {
     const jobId = this.attached.get(conn);
     this.attached.delete(conn);
     if (jobId !== undefined) this.jobs.removeLauncher(jobId, conn);
+  }
+
+  /** This connection follows `jobId`'s state from now on (and no other job's); false if the job is gone. */
+  private follow(conn: LauncherSession, jobId: number): boolean {
+    const prev = this.attached.get(conn);
+    if (prev !== undefined) this.jobs.removeLauncher(prev, conn);
+    if (!this.jobs.addLauncher(jobId, conn)) {
+      conn.send({ t: "job.state", jobId, state: "GONE", reason: "the job is not active", nodes: [] });
+      return false;
+    }
+    this.attached.set(conn, jobId);
+    this.jobs.notifyLaunchers(this.state.jobs.get(jobId)!);
+    return true;
+  }
+
+  private createStep(conn: LauncherSession, jobId: number, req: number, step: StepCreate): void {
+    let grant;
+    try {
+      grant = this.jobs.createStep(jobId, step);
+    } catch (e) {
+      return conn.send(errorOf(e, req));
+    }
+    Promise.resolve(grant).then(
+      (g) => conn.send({ t: "step.grant", req, grant: g }),
+      (e: unknown) => conn.send(errorOf(e, req)),
+    );
   }
 }

@@ -1,6 +1,6 @@
 /** The controller's in-memory view of nodes and active jobs, mirrored from SQLite. */
 import type { ControllerToAgent } from "../../proto/agent.ts";
-import type { ControllerToLauncher } from "../../proto/launcher.ts";
+import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob, RunningJob } from "../../sched/types.ts";
 import type { JobRow } from "../../store/jobs.ts";

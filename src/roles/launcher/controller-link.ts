@@ -1,17 +1,25 @@
 /**
- * A launcher's ties to the controller for one job: HTTP for step grants, and the /v1/launcher
- * WebSocket (opened on first use, re-attached after reconnects) for the job's state and for step
- * and release reports.
+ * A launcher's tie to the controller for one job: the /v1/launcher WebSocket, which submits the job
+ * (or attaches to it; again after every reconnect), creates its steps, brings the job's state and
+ * resize orders, and takes step and release reports.
  */
-import type { ApiClient } from "../../api/client.ts";
-import type { StepCreate, StepGrant } from "../../api/schemas.ts";
+import { ApiClientError, unreachable, type ApiClient } from "../../api/client.ts";
+import { ControllerToLauncher, type LauncherToController } from "../../api/launcher.ts";
+import type { JobSubmit, StepCreate, StepGrant } from "../../api/schemas.ts";
 import { Channel } from "../../proto/channel.ts";
-import { ControllerToLauncher, type LauncherToController } from "../../proto/launcher.ts";
 
 export type JobStateMsg = Extract<ControllerToLauncher, { t: "job.state" }>;
 export type ReallocMsg = Extract<ControllerToLauncher, { t: "realloc" }>;
+type ErrorMsg = Extract<ControllerToLauncher, { t: "error" }>;
 
 export const TERMINAL_STATES: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "GONE"]);
+
+interface Pending<T> {
+  resolve(value: T): void;
+  reject(e: Error): void;
+}
+
+const failure = (m: ErrorMsg) => new ApiClientError(m.message, 400, m.code ?? "error", m.field);
 
 export class ControllerLink {
   private channel: Channel<LauncherToController, ControllerToLauncher> | undefined;
@@ -19,13 +27,38 @@ export class ControllerLink {
   private realloc: ((m: ReallocMsg) => void) | undefined;
   /** The job's elastic step this launcher runs and its world's ranks per node, announced at every (re)attach. */
   private elasticStep: { stepId: number; tasks: () => number[] } | undefined;
+  /** A submit sent and not yet answered. */
+  private submission: (Pending<number> & { job: JobSubmit; sent: boolean }) | undefined;
+  private readonly requests = new Map<number, Pending<StepGrant>>();
+  private nextRequest = 0;
   latest: JobStateMsg | undefined;
 
+  /** Follows job `jobId`, which exists already (a step inside a job); the connection opens on first use. */
   constructor(
     readonly client: ApiClient,
-    readonly jobId: number,
+    private id: number | undefined,
     private readonly onError: (message: string) => void = () => {},
   ) {}
+
+  /** Submits `job` on a new connection and follows it: resolves once the controller has made it. */
+  static submit(client: ApiClient, job: JobSubmit, onError?: (message: string) => void): Promise<ControllerLink> {
+    const link = new ControllerLink(client, undefined, onError);
+    return new Promise<number>((resolve, reject) => {
+      link.submission = { job, sent: false, resolve, reject };
+      link.open();
+    }).then(
+      () => link,
+      (e: Error) => {
+        link.close();
+        throw e;
+      },
+    );
+  }
+
+  get jobId(): number {
+    if (this.id === undefined) throw new Error("the job has not been submitted yet");
+    return this.id;
+  }
 
   /** Follow the job's state (opens the channel). */
   onState(listener: (s: JobStateMsg) => void): () => void {
@@ -61,8 +94,13 @@ export class ControllerLink {
     this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message });
   }
 
-  createStep(req: StepCreate): Promise<StepGrant> {
-    return this.client.createStep(this.jobId, req);
+  /** A new step of the job (POST /v1/jobs/{id}/steps), asked on this connection. */
+  createStep(step: StepCreate): Promise<StepGrant> {
+    const req = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      this.requests.set(req, { resolve, reject });
+      this.send({ t: "step.create", jobId: this.jobId, req, step });
+    });
   }
 
   stepEnded(stepId: number, exitCode: number, message?: string): void {
@@ -89,14 +127,57 @@ export class ControllerLink {
       token: this.client.token,
       schema: ControllerToLauncher,
       reconnect: { maxDelayMs: 1000 },
-      onOpen: () => this.channel!.send(this.attachMessage()),
-      onMessage: (m) => {
-        if (m.t === "error") return this.onError(`controller: ${m.message}`);
-        if (m.jobId !== this.jobId) return;
-        if (m.t === "realloc") return this.realloc?.(m);
+      onOpen: () => this.opened(),
+      onClose: (reason) => this.lost(reason),
+      onMessage: (m) => this.receive(m),
+    });
+  }
+
+  private opened(): void {
+    const s = this.submission;
+    if (!s) return this.channel!.send(this.attachMessage());
+    s.sent = true;
+    this.channel!.send({ t: "submit", job: s.job });
+  }
+
+  /** Requests in flight lose their answers with the connection. */
+  private lost(reason: string): void {
+    const s = this.submission;
+    this.submission = undefined;
+    // Submitting again after a drop could make the job twice.
+    if (s) s.reject(s.sent ? new ApiClientError("lost the controller while it took the job; see 'ebb queue' for whether it did", 0, "unreachable") : unreachable(this.client.url, reason));
+    const error = new ApiClientError(`lost the controller (${reason})`, 0, "unreachable");
+    for (const r of this.requests.values()) r.reject(error);
+    this.requests.clear();
+  }
+
+  private receive(m: ControllerToLauncher): void {
+    switch (m.t) {
+      case "submitted":
+        if (!this.submission) return;
+        this.id = m.jobId;
+        this.submission.resolve(m.jobId);
+        this.submission = undefined;
+        return;
+      case "step.grant":
+        this.requests.get(m.req)?.resolve(m.grant);
+        this.requests.delete(m.req);
+        return;
+      case "error": {
+        const pending = m.req !== undefined ? this.requests.get(m.req) : this.submission;
+        if (!pending) return this.onError(`controller: ${m.message}`);
+        if (m.req !== undefined) this.requests.delete(m.req);
+        else this.submission = undefined;
+        return pending.reject(failure(m));
+      }
+      case "realloc":
+        if (m.jobId === this.id) this.realloc?.(m);
+        return;
+      case "job.state":
+        if (m.jobId !== this.id) return;
         this.latest = m;
         for (const l of [...this.listeners]) l(m);
-      },
-    });
+        return;
+    }
   }
 }

@@ -51,25 +51,29 @@ function interrupts(): { next: Promise<string>; dispose(): void } {
 
 export async function run(o: RunOptions): Promise<number> {
   const owned = o.jobId === undefined;
-  const jobId =
-    o.jobId ??
-    (
-      await o.client.submit({
-        interactive: true,
-        name: o.name ?? basename(o.argv[0]!),
-        nodes: o.nodes,
-        elastic: o.elastic,
-        minNodes: o.minNodes,
-        maxNodes: o.maxNodes,
-        sampleInterval: o.sampleInterval,
-        tasks: o.tasks,
-        tasksPerNode: o.tasksPerNode,
-        timeLimit: o.timeLimit,
-        cwd: o.cwd,
-        env: o.env,
-      })
-    ).id;
-  const link = new ControllerLink(o.client, jobId, (m) => o.say(m));
+  const say = (m: string) => o.say(m);
+  const link =
+    o.jobId !== undefined
+      ? new ControllerLink(o.client, o.jobId, say)
+      : await ControllerLink.submit(
+          o.client,
+          {
+            interactive: true,
+            name: o.name ?? basename(o.argv[0]!),
+            nodes: o.nodes,
+            elastic: o.elastic,
+            minNodes: o.minNodes,
+            maxNodes: o.maxNodes,
+            sampleInterval: o.sampleInterval,
+            tasks: o.tasks,
+            tasksPerNode: o.tasksPerNode,
+            timeLimit: o.timeLimit,
+            cwd: o.cwd,
+            env: o.env,
+          },
+          say,
+        );
+  const jobId = link.jobId;
   const signals = interrupts();
   const cancelOwned = async () => {
     if (owned) await o.client.cancel(jobId).catch(() => {});

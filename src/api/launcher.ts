@@ -1,9 +1,19 @@
-/** Launcher (`ebb run`) <-> controller messages, over /v1/launcher (Bearer: API token or job token). */
+/**
+ * Launcher (`ebb run`) <-> controller messages, over the /v1/launcher WebSocket (Bearer: the API
+ * token or the job's token). It is the API's other door: `ebb run` submits, follows its job and
+ * creates its steps on this one connection, without an HTTP round trip.
+ */
 import { z } from "zod";
-import { Credential, JobId, NodeRef } from "./common.ts";
+import { Credential, JobId, NodeRef } from "../proto/common.ts";
+import { JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
+
+/** Numbers a launcher's request so that its answer (step.grant or error) can name it. */
+const RequestId = z.int().nonnegative();
 
 export const LauncherToController = z.lazy(() =>
   z.discriminatedUnion("t", [
+    /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. API token only. */
+    z.object({ t: z.literal("submit"), job: JobSubmit }),
     /**
      * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
      * that step's world, ranks per node in rank order as of its last commit (what a restarted
@@ -25,6 +35,8 @@ export const LauncherToController = z.lazy(() =>
       message: z.string().optional(),
       times: z.record(z.string(), z.number()),
     }),
+    /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
+    z.object({ t: z.literal("step.create"), jobId: JobId, req: RequestId, step: StepCreate }),
     z.object({ t: z.literal("step.end"), jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
     /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
     z.object({ t: z.literal("release"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
@@ -34,8 +46,12 @@ export type LauncherToController = z.infer<typeof LauncherToController>;
 
 export const ControllerToLauncher = z.lazy(() =>
   z.discriminatedUnion("t", [
+    /** The job a `submit` made; this connection now follows it (job.state comes next). */
+    z.object({ t: z.literal("submitted"), jobId: JobId }),
     z.object({ t: z.literal("job.state"), jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
-    z.object({ t: z.literal("error"), message: z.string() }),
+    z.object({ t: z.literal("step.grant"), req: RequestId, grant: StepGrant }),
+    /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
+    z.object({ t: z.literal("error"), message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
     /**
      * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
      * added (with a grant for the joining ranks' step) and the nodes that leave.
