@@ -5,66 +5,49 @@
  */
 import { z } from "zod";
 import { Credential, JobId, NodeRef } from "../proto/common.ts";
+import { tagged, type MessageOf } from "../proto/tagged.ts";
 import { JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
 
 /** Numbers a launcher's request so that its answer (step.grant or error) can name it. */
 const RequestId = z.int().nonnegative();
 
-export const LauncherToController = z.lazy(() =>
-  z.discriminatedUnion("t", [
-    /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. API token only. */
-    z.object({ t: z.literal("submit"), job: JobSubmit }),
-    /**
-     * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
-     * that step's world, ranks per node in rank order as of its last commit (what a restarted
-     * controller needs to go on resizing it).
-     */
-    z.object({
-      t: z.literal("attach"),
-      jobId: JobId,
-      stepId: z.int().nonnegative().optional(),
-      elastic: z.boolean().optional(),
-      tasks: z.array(z.int().positive()).optional(),
-    }),
-    /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
-    z.object({
-      t: z.literal("adapt.done"),
-      jobId: JobId,
-      adaptId: z.int(),
-      ok: z.boolean(),
-      message: z.string().optional(),
-      times: z.record(z.string(), z.number()),
-    }),
-    /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
-    z.object({ t: z.literal("step.create"), jobId: JobId, req: RequestId, step: StepCreate }),
-    z.object({ t: z.literal("step.end"), jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
-    /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
-    z.object({ t: z.literal("release"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
-  ]),
-);
-export type LauncherToController = z.infer<typeof LauncherToController>;
+export const LauncherToController = tagged({
+  /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. API token only. */
+  "submit": () => ({ job: JobSubmit }),
+  /**
+   * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
+   * that step's world, ranks per node in rank order as of its last commit (what a restarted
+   * controller needs to go on resizing it).
+   */
+  "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional() }),
+  /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
+  "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()) }),
+  /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
+  "step.create": () => ({ jobId: JobId, req: RequestId, step: StepCreate }),
+  "step.end": () => ({ jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
+  /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
+  "release": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
+});
+export type LauncherToController = MessageOf<typeof LauncherToController>;
 
-export const ControllerToLauncher = z.lazy(() =>
-  z.discriminatedUnion("t", [
-    /** The job a `submit` made; this connection now follows it (job.state comes next). */
-    z.object({ t: z.literal("submitted"), jobId: JobId }),
-    z.object({ t: z.literal("job.state"), jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
-    z.object({ t: z.literal("step.grant"), req: RequestId, grant: StepGrant }),
-    /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
-    z.object({ t: z.literal("error"), message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
-    /**
-     * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
-     * added (with a grant for the joining ranks' step) and the nodes that leave.
-     */
-    z.object({
-      t: z.literal("realloc"),
-      jobId: JobId,
-      adaptId: z.int(),
-      nodes: z.array(NodeRef),
-      added: z.array(NodeRef),
-      removed: z.array(z.string()),
-      join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: Credential }).optional(),
-    }),
-  ]),
-);
-export type ControllerToLauncher = z.infer<typeof ControllerToLauncher>;
+export const ControllerToLauncher = tagged({
+  /** The job a `submit` made; this connection now follows it (job.state comes next). */
+  "submitted": () => ({ jobId: JobId }),
+  "job.state": () => ({ jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
+  "step.grant": () => ({ req: RequestId, grant: StepGrant }),
+  /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
+  "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
+  /**
+   * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
+   * added (with a grant for the joining ranks' step) and the nodes that leave.
+   */
+  "realloc": () => ({
+    jobId: JobId,
+    adaptId: z.int(),
+    nodes: z.array(NodeRef),
+    added: z.array(NodeRef),
+    removed: z.array(z.string()),
+    join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: Credential }).optional(),
+  }),
+});
+export type ControllerToLauncher = MessageOf<typeof ControllerToLauncher>;

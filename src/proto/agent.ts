@@ -1,20 +1,10 @@
 /** Agent <-> controller messages, over the agent's WebSocket to /v1/agent (Bearer: cluster key). */
 import { z } from "zod";
 import { Credential, JobId, NodeRef, Signal } from "./common.ts";
+import { tagged, type MessageOf } from "./tagged.ts";
 
 export const JobKind = z.enum(["batch", "command", "alloc"]);
 export type JobKind = z.infer<typeof JobKind>;
-
-export const AgentHello = z.object({
-  t: z.literal("hello"),
-  name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'"),
-  cpus: z.int().positive(),
-  memoryMb: z.int().nonnegative(),
-  addr: z.string().min(1),
-  version: z.string(),
-  /** Jobs that still have processes on this node (to re-attach after a controller restart). */
-  jobs: z.array(JobId),
-});
 
 /** What the first node of a batch or command job needs to run it. */
 export const JobStart = z.object({
@@ -36,33 +26,41 @@ export const JobStart = z.object({
 });
 export type JobStart = z.infer<typeof JobStart>;
 
-export const AgentToController = z.discriminatedUnion("t", [
-  AgentHello,
-  z.object({ t: z.literal("heartbeat"), jobs: z.array(JobId) }),
+export const AgentToController = tagged({
+  "hello": () => ({
+    name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'"),
+    cpus: z.int().positive(),
+    memoryMb: z.int().nonnegative(),
+    addr: z.string().min(1),
+    version: z.string(),
+    /** Jobs that still have processes on this node (to re-attach after a controller restart). */
+    jobs: z.array(JobId),
+  }),
+  "heartbeat": () => ({ jobs: z.array(JobId) }),
   /**
    * The job's batch script or command step ended on this (its first) node. Resent (on reconnect)
    * until a job.ack, or a job.kill of the job, says the controller has it.
    */
-  z.object({ t: z.literal("job.exit"), jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
+  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
   /** After a job.kill with `confirm`: the job has no processes left on this node. */
-  z.object({ t: z.literal("job.cleaned"), jobId: JobId }),
+  "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
-  z.object({ t: z.literal("perf"), jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
+  "perf": () => ({ jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
-  z.object({ t: z.literal("names"), reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
-]);
-export type AgentToController = z.infer<typeof AgentToController>;
+  "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
+});
+export type AgentToController = MessageOf<typeof AgentToController>;
 
-export const ControllerToAgent = z.discriminatedUnion("t", [
-  z.object({ t: z.literal("welcome"), heartbeatMs: z.int().positive(), kill: z.array(JobId) }),
-  z.object({ t: z.literal("job.start"), job: JobStart }),
+export const ControllerToAgent = tagged({
+  "welcome": () => ({ heartbeatMs: z.int().positive(), kill: z.array(JobId) }),
+  "job.start": () => ({ job: JobStart }),
   /**
    * Signal every process of the job on this node; KILL also forgets the job. Acknowledges a job.exit
    * of it too. `confirm`: the controller holds the node (COMPLETING) until a job.cleaned says the
    * job has no process left here; without it, no job.cleaned is sent.
    */
-  z.object({ t: z.literal("job.kill"), jobId: JobId, signal: Signal, reason: z.string().optional(), confirm: z.boolean().optional() }),
-  z.object({ t: z.literal("job.ack"), jobId: JobId }),
-  z.object({ t: z.literal("names.result"), reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
-]);
-export type ControllerToAgent = z.infer<typeof ControllerToAgent>;
+  "job.kill": () => ({ jobId: JobId, signal: Signal, reason: z.string().optional(), confirm: z.boolean().optional() }),
+  "job.ack": () => ({ jobId: JobId }),
+  "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
+});
+export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;

@@ -2,12 +2,12 @@
  * JSON messages over a WebSocket, one message per text frame. The client side can reconnect with
  * backoff and queue what is sent while disconnected; every received frame is validated by a schema.
  */
-import type { z } from "zod";
 import { describeIssues } from "../util/zod.ts";
+import type { MessageSchema } from "./tagged.ts";
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
-export function decode<S extends z.ZodType>(schema: S, text: string | Buffer): Decoded<z.infer<S>> {
+export function decode<T>(schema: MessageSchema<T>, text: string | Buffer): Decoded<T> {
   let raw: unknown;
   try {
     raw = JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
@@ -27,7 +27,7 @@ export interface Link<Out> {
 export interface ChannelOptions<In> {
   url: string;
   token: string;
-  schema: z.ZodType<In>;
+  schema: MessageSchema<In>;
   onMessage(msg: In): void;
   onOpen?(): void;
   onClose?(reason: string, code: number): void;

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { Credential, NodeRef, Signal, StepKey } from "./common.ts";
+import { tagged, type MessageOf } from "./tagged.ts";
 
 export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);
 export type PmiMode = z.infer<typeof PmiMode>;
@@ -74,74 +75,67 @@ export const StepSpec = z.lazy(() =>
 );
 export type StepSpec = z.infer<typeof StepSpec>;
 
-export const StepDown = z.lazy(() =>
-  z.discriminatedUnion("t", [
-    z.object({ t: z.literal("launch"), step: StepKey, cred: Credential, spec: StepSpec }),
-    z.object({ t: z.literal("signal"), step: StepKey, signal: Signal }),
-    /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
-    z.object({ t: z.literal("fence.out"), step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
-    /** Every rank has been accounted for: nodes forget the step. */
-    z.object({ t: z.literal("end"), step: StepKey }),
-    /** Adaptation, step 4 (see proto/adapt.ts): report the highest probe count of your ranks. */
-    z.object({ t: z.literal("adapt.count"), step: StepKey, adaptId: z.int(), round: z.int() }),
-    /** Every rank enters the window at probe call `target`; report ranks already past it. */
-    z.object({ t: z.literal("adapt.target"), step: StepKey, adaptId: z.int(), round: z.int(), target: z.int().positive() }),
-    /** A rank ran past the target: let the waiting ones go on; a later target follows. */
-    z.object({ t: z.literal("adapt.release"), step: StepKey, adaptId: z.int(), round: z.int() }),
-    /** Every rank waits at the target: enter the window. Carries the joining ranks' cards. */
-    z.object({
-      t: z.literal("adapt.go"),
-      step: StepKey,
-      adaptId: z.int(),
-      generation: z.int().nonnegative(),
-      staying: z.int().nonnegative(),
-      leaving: z.int().nonnegative(),
-      joining: z.int().nonnegative(),
-      oldSize: z.int().positive(),
-      cards: Kvs,
-    }),
-    /** Every rank committed: the new world is the world. */
-    z.object({ t: z.literal("adapt.done"), step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),
-    /** The answer to a rank's spawn request, for the node that asked. */
-    z.object({
-      t: z.literal("spawn.result"),
-      step: StepKey,
-      node: z.string(),
-      reqId: z.int(),
-      rc: z.int(),
-      errcodes: z.array(z.int()).optional(),
-      jobId: z.string().optional(),
-      message: z.string().optional(),
-    }),
-  ]),
-);
-export type StepDown = z.infer<typeof StepDown>;
+export const StepDown = tagged({
+  "launch": () => ({ step: StepKey, cred: Credential, spec: StepSpec }),
+  "signal": () => ({ step: StepKey, signal: Signal }),
+  /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
+  "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
+  /** Every rank has been accounted for: nodes forget the step. */
+  "end": () => ({ step: StepKey }),
+  /** Adaptation, step 4 (see proto/adapt.ts): report the highest probe count of your ranks. */
+  "adapt.count": () => ({ step: StepKey, adaptId: z.int(), round: z.int() }),
+  /** Every rank enters the window at probe call `target`; report ranks already past it. */
+  "adapt.target": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), target: z.int().positive() }),
+  /** A rank ran past the target: let the waiting ones go on; a later target follows. */
+  "adapt.release": () => ({ step: StepKey, adaptId: z.int(), round: z.int() }),
+  /** Every rank waits at the target: enter the window. Carries the joining ranks' cards. */
+  "adapt.go": () => ({
+    step: StepKey,
+    adaptId: z.int(),
+    generation: z.int().nonnegative(),
+    staying: z.int().nonnegative(),
+    leaving: z.int().nonnegative(),
+    joining: z.int().nonnegative(),
+    oldSize: z.int().positive(),
+    cards: Kvs,
+  }),
+  /** Every rank committed: the new world is the world. */
+  "adapt.done": () => ({ step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),
+  /** The answer to a rank's spawn request, for the node that asked. */
+  "spawn.result": () => ({
+    step: StepKey,
+    node: z.string(),
+    reqId: z.int(),
+    rc: z.int(),
+    errcodes: z.array(z.int()).optional(),
+    jobId: z.string().optional(),
+    message: z.string().optional(),
+  }),
+});
+export type StepDown = MessageOf<typeof StepDown>;
 
-export const StepUp = z.lazy(() =>
-  z.discriminatedUnion("t", [
-    /** `count` nodes of the sender's subtree have started their ranks. */
-    z.object({ t: z.literal("launched"), step: StepKey, count: z.int().nonnegative() }),
-    z.object({ t: z.literal("io"), step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
-    z.object({ t: z.literal("exit"), step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
-    /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
-    z.object({ t: z.literal("adapt.counted"), step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
-    z.object({ t: z.literal("adapt.checked"), step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),
-    z.object({ t: z.literal("adapt.arrived"), step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative() }),
-    z.object({ t: z.literal("adapt.committed"), step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
-    /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
-    z.object({ t: z.literal("spawn"), step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
-    /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
-    z.object({ t: z.literal("fence.in"), step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
-    /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */
-    z.object({
-      t: z.literal("error"),
-      step: StepKey,
-      node: z.string(),
-      rank: z.int().nonnegative().optional(),
-      kind: z.enum(["launch", "lost-node", "pmi", "abort"]),
-      message: z.string(),
-      code: z.int().optional(),
-    }),
-  ]),
-);
-export type StepUp = z.infer<typeof StepUp>;
+export const StepUp = tagged({
+  /** `count` nodes of the sender's subtree have started their ranks. */
+  "launched": () => ({ step: StepKey, count: z.int().nonnegative() }),
+  "io": () => ({ step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
+  "exit": () => ({ step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+  /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
+  "adapt.counted": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
+  "adapt.checked": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),
+  "adapt.arrived": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative() }),
+  "adapt.committed": () => ({ step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
+  /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
+  "spawn": () => ({ step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
+  /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
+  "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
+  /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */
+  "error": () => ({
+    step: StepKey,
+    node: z.string(),
+    rank: z.int().nonnegative().optional(),
+    kind: z.enum(["launch", "lost-node", "pmi", "abort"]),
+    message: z.string(),
+    code: z.int().optional(),
+  }),
+});
+export type StepUp = MessageOf<typeof StepUp>;

@@ -1,6 +1,5 @@
 /** Agent connections: registration, heartbeats, job reports; nodes that go quiet go DOWN. */
-import type { z } from "zod";
-import { AgentHello, AgentToController, type ControllerToAgent } from "../../proto/agent.ts";
+import { AgentToController, type ControllerToAgent } from "../../proto/agent.ts";
 import { decode } from "../../proto/channel.ts";
 import type { Db } from "../../store/db.ts";
 import { setNodeStatus, upsertNode } from "../../store/nodes.ts";
@@ -88,7 +87,7 @@ export class AgentHub {
     }
   }
 
-  private hello(conn: AgentSession, msg: z.infer<typeof AgentHello>): void {
+  private hello(conn: AgentSession, msg: Extract<AgentToController, { t: "hello" }>): void {
     const now = Date.now();
     const existing = this.state.nodes.get(msg.name);
     if (existing?.session && existing.session !== conn && now - existing.lastSeen < this.heartbeatMs * 1.5) {
