@@ -1,5 +1,6 @@
 import { defineArgs } from "./args.ts";
 import { defineCommand, parseArgs } from "citty";
+import { isatty } from "node:tty";
 import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
 import { splitAtCommand } from "./argv.ts";
@@ -35,7 +36,7 @@ export default defineCommand({
       if (!mpi.success) throw new UsageError(`--mpi ${a.mpi}: expected both, pmi1, pmi2 or none`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
       const c = client(a);
-      const interactive = process.stderr.isTTY;
+      const interactive = isatty(2);
       let transientShown = false;
       return run({
         client: c,
