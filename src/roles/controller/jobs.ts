@@ -354,6 +354,8 @@ export class Jobs {
       this.store.addEvent(row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
     });
     Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
+    // The end is on disk: an `ebb run` waiting for it may go now, before the nodes are cleaned up.
+    this.notifyLaunchers(job);
     this.state.jobs.delete(row.id);
     this.effects.ended(job);
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
@@ -373,7 +375,6 @@ export class Jobs {
         for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
-    this.notifyLaunchers(job);
     log.info(`job ${row.id} ${message}`, { exitCode: opts.exitCode });
     this.effects.schedule();
     return killed;
