@@ -1,13 +1,14 @@
 /** Unmodified MPICH programs under ebb: 4 agents as separate processes, ranks launched through the tree. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { mpi, pmi2 } from "./programs.ts";
 
 const hello = await mpi("hello");
 const comms = await mpi("comms");
 const pmi2Client = await pmi2();
+const gated = await mpi("gated");
 
 let c: TestCluster;
 beforeAll(async () => {
@@ -90,6 +91,22 @@ describe.skipIf(!hello)("hello + MPI_Allreduce", () => {
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
     expect(job.state).toBe("COMPLETED");
     expect(parse(c.read(job.output), "hello")).toHaveLength(4);
+  });
+});
+
+describe.skipIf(!gated)("fences of a one-node step", () => {
+  test("end on the node: its ranks get through MPI_Init and MPI_Barrier while ebb run is stopped", async () => {
+    const dir = mkdtempSync(join(c.dir, "gated-"));
+    const run = c.ebbSpawn(["run", "-N", "1", "-n", "2", gated!], { cwd: dir });
+    try {
+      await waitFor("both ranks to start", () => existsSync(join(dir, "waiting.0")) && existsSync(join(dir, "waiting.1")));
+      run.kill("SIGSTOP");
+      writeFileSync(join(dir, "go"), "");
+      await waitFor("both ranks past MPI_Barrier", () => existsSync(join(dir, "done.0")) && existsSync(join(dir, "done.1")));
+    } finally {
+      run.kill("SIGCONT");
+    }
+    expect(await run.exited).toBe(0);
   });
 });
 

@@ -186,8 +186,8 @@ export class TestCluster {
   }
 
   /** Start the ebb CLI without waiting (for Ctrl-C tests). */
-  ebbSpawn(args: string[]): Subprocess<"ignore", "pipe", "pipe"> {
-    return Bun.spawn([BUN, MAIN, ...args], { cwd: this.dir, env: this.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  ebbSpawn(args: string[], opts: { cwd?: string } = {}): Subprocess<"ignore", "pipe", "pipe"> {
+    return Bun.spawn([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: this.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
   }
 
   read(file: string): string {

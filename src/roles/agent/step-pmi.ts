@@ -53,8 +53,12 @@ export class StepPmi {
   private nextReq = 1;
   private port?: PmiPortServer;
 
+  /** The step has one node and cannot grow (not elastic): its fences need no one else. */
+  private readonly alone: boolean;
+
   constructor(private readonly c: StepPmiContext) {
     const { spec } = c;
+    this.alone = spec.nodes.length === 1 && spec.elastic === undefined;
     const size = worldSizeOf(spec);
     const jobId = `${spec.jobId}.${spec.stepId}`;
     const info = (rank: number): PmiRankInfo => ({
@@ -196,6 +200,12 @@ export class StepPmi {
     const f = this.fences.get(seq);
     if (!f || f.sent || !f.local) return;
     if (this.c.children.some((i) => !f.from.has(i) && !this.lost.has(i))) return;
+    if (this.alone) {
+      // Every rank of the step is here: the fence is over without the round trip to the launcher.
+      this.fences.delete(seq);
+      f.resolve?.(f.kvs);
+      return;
+    }
     f.sent = true;
     this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs: f.kvs });
   }
