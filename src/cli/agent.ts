@@ -4,6 +4,7 @@ import { defineCommand } from "citty";
 import { startAgent } from "../roles/agent/index.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { listenFlag, localCpus, localMemoryMb, shortHostname, untilSignal } from "./daemon.ts";
+import { err } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },
@@ -43,7 +44,7 @@ export default defineCommand({
         advertise: args.advertise,
         stateDir: args["state-dir"] ?? join(defaultStateDir(), "agents", name),
         onFatal: (message) => {
-          process.stderr.write(`ebb agent: ${message}\n`);
+          err(`ebb agent: ${message}\n`);
           process.exit(1);
         },
       });

@@ -1,6 +1,7 @@
 import { defineCommand } from "citty";
 import { ApiClientError } from "../api/client.ts";
 import { client, controllerArgs, guard, jobIdArg } from "./common.ts";
+import { err } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "cancel", description: "Cancel jobs: pending ones leave the queue, running ones are killed on every node" },
@@ -19,7 +20,7 @@ export default defineCommand({
           await c.cancel(id);
         } catch (e) {
           if (!(e instanceof ApiClientError) || e.status === 0) throw e;
-          process.stderr.write(`ebb cancel: job ${id}: ${e.message}\n`);
+          err(`ebb cancel: job ${id}: ${e.message}\n`);
           failed++;
         }
       }

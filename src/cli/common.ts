@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { ApiClient, ApiClientError } from "../api/client.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
+import { err, out } from "../util/stdio.ts";
 
 /** A user mistake: printed as one line, exit status 2. */
 export class UsageError extends Error {}
@@ -121,7 +122,7 @@ export function currentEnv(): Record<string, string> {
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  out(`${JSON.stringify(value, null, 2)}\n`);
 }
 
 export { table } from "../util/table.ts";
@@ -133,11 +134,11 @@ export async function guard(cmd: string, body: () => Promise<number | void>): Pr
     process.exit(code ?? 0);
   } catch (e) {
     if (e instanceof UsageError) {
-      process.stderr.write(`ebb ${cmd}: ${e.message}\n`);
+      err(`ebb ${cmd}: ${e.message}\n`);
       process.exit(2);
     }
     if (e instanceof ApiClientError || e instanceof CommandError) {
-      process.stderr.write(`ebb ${cmd}: ${e.message}${e instanceof ApiClientError && e.field ? ` (field: ${e.field})` : ""}\n`);
+      err(`ebb ${cmd}: ${e.message}${e instanceof ApiClientError && e.field ? ` (field: ${e.field})` : ""}\n`);
       process.exit(1);
     }
     throw e;

@@ -3,6 +3,7 @@ import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
 import { controllerTuning, listenFlag, tuning, untilSignal } from "./daemon.ts";
+import { err } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "controller", description: "Run the controller: HTTP API, agent/launcher WebSockets, SQLite job store, scheduler" },
@@ -21,7 +22,7 @@ export default defineCommand({
         ...tuning(args),
       });
       jitPolicy(NORMAL);
-      process.stderr.write(`ebb controller: API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key\n`);
+      err(`ebb controller: API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key\n`);
       await untilSignal();
       await ctl.stop();
     }),

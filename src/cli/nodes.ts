@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { client, controllerArgs, guard, printJson, table } from "./common.ts";
+import { out } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "nodes", description: "List nodes with their state, size and job" },
@@ -9,6 +10,6 @@ export default defineCommand({
       const { nodes } = await client(args).nodes();
       if (args.json) return printJson({ nodes });
       const rows = nodes.map((n) => [n.name, n.state, String(n.cpus), `${Math.round(n.memoryMb / 1024)}G`, n.jobId === null ? "" : String(n.jobId), n.addr, n.reason ?? ""]);
-      process.stdout.write(table(["NODE", "STATE", "CPUS", "MEMORY", "JOB", "ADDRESS", "REASON"], rows));
+      out(table(["NODE", "STATE", "CPUS", "MEMORY", "JOB", "ADDRESS", "REASON"], rows));
     }),
 });

@@ -2,12 +2,11 @@
  * citty colours its help text unless NO_COLOR is "1", even when the text goes to a pipe or a file,
  * and reads the variable once, as it loads. Imported before citty: when stdout is not a terminal,
  * NO_COLOR is "1" while citty loads, and unset again right after (a microtask runs once every
- * module has loaded), so that no job ever inherits it. isatty rather than process.stdout.isTTY:
- * process.stdout is a stream whose machinery costs a command ~1 ms to load, and most never use it.
+ * module has loaded), so that no job ever inherits it.
  */
-import { isatty } from "node:tty";
+import { isTerminal } from "../util/stdio.ts";
 
-if (!isatty(1) && process.env.NO_COLOR === undefined) {
+if (!isTerminal(1) && process.env.NO_COLOR === undefined) {
   process.env.NO_COLOR = "1";
   queueMicrotask(() => delete process.env.NO_COLOR);
 }

@@ -3,6 +3,7 @@ import type { JobView } from "../api/schemas.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { client, controllerArgs, guard, intFlag, printJson, table } from "./common.ts";
+import { out } from "../util/stdio.ts";
 
 export function elapsed(j: JobView, now = Date.now()): string {
   if (!j.startTime) return "0:00";
@@ -33,6 +34,6 @@ export default defineCommand({
         j.minNodes === j.maxNodes ? String(j.nodes) : `${j.allocation.length || j.nodes} [${j.minNodes}-${j.maxNodes}]`,
         j.state === "PENDING" ? `(${j.reason ?? "queued"})` : j.allocation.length > 0 ? compressHostlist(j.allocation) : j.reason ? `(${j.reason})` : "",
       ]);
-      process.stdout.write(table(["JOBID", "NAME", "STATE", "TIME", "LIMIT", "NODES", "NODELIST(REASON)"], rows));
+      out(table(["JOBID", "NAME", "STATE", "TIME", "LIMIT", "NODES", "NODELIST(REASON)"], rows));
     }),
 });

@@ -1,5 +1,6 @@
 import { defineCommand } from "citty";
 import { client, controllerArgs, guard, intFlag, jobIdArg, printJson, UsageError } from "./common.ts";
+import { out } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: {
@@ -22,7 +23,7 @@ export default defineCommand({
       const r = await c.request<{ id: number; adaptationId: number }>("POST", `/v1/jobs/${id}/resize`, { nodes });
       if (!args.wait) {
         if (args.json) return printJson(r);
-        process.stdout.write(`job ${id}: adapting to ${nodes} nodes (adaptation ${r.adaptationId})\n`);
+        out(`job ${id}: adapting to ${nodes} nodes (adaptation ${r.adaptationId})\n`);
         return;
       }
       for (;;) {
@@ -31,7 +32,7 @@ export default defineCommand({
         if (a && a.state !== "ADAPTING") {
           if (args.json) return printJson(a);
           const took = a.times.committed !== undefined && a.times.realloc !== undefined ? ` in ${a.times.committed - a.times.realloc} ms` : "";
-          process.stdout.write(a.state === "COMMITTED" ? `job ${id}: resized from ${a.fromNodes} to ${a.toNodes} nodes${took}\n` : `job ${id}: resize failed: ${a.message}\n`);
+          out(a.state === "COMMITTED" ? `job ${id}: resized from ${a.fromNodes} to ${a.toNodes} nodes${took}\n` : `job ${id}: resize failed: ${a.message}\n`);
           return a.state === "COMMITTED" ? 0 : 1;
         }
         if (!["RUNNING", "ADAPTING"].includes(job.state)) throw new UsageError(`job ${id} ended (${job.state}) while adapting`);

@@ -1,10 +1,10 @@
 import { defineArgs } from "./args.ts";
 import { defineCommand, parseArgs } from "citty";
-import { isatty } from "node:tty";
 import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
 import { splitAtCommand } from "./argv.ts";
 import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, intFlag, UsageError } from "./common.ts";
+import { err, isTerminal } from "../util/stdio.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
@@ -36,7 +36,7 @@ export default defineCommand({
       if (!mpi.success) throw new UsageError(`--mpi ${a.mpi}: expected both, pmi1, pmi2 or none`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
       const c = client(a);
-      const interactive = isatty(2);
+      const interactive = isTerminal(2);
       let transientShown = false;
       return run({
         client: c,
@@ -57,14 +57,14 @@ export default defineCommand({
         spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
         say: (text, opts) => {
           if (opts?.transient) {
-            if (interactive) process.stderr.write(`\r\x1b[Kebb: ${text}`);
-            else if (!transientShown) process.stderr.write(`ebb: ${text}\n`);
+            if (interactive) err(`\r\x1b[Kebb: ${text}`);
+            else if (!transientShown) err(`ebb: ${text}\n`);
             transientShown = true;
             return;
           }
-          if (interactive && transientShown) process.stderr.write("\r\x1b[K");
+          if (interactive && transientShown) err("\r\x1b[K");
           transientShown = false;
-          process.stderr.write(`ebb: ${text}\n`);
+          err(`ebb: ${text}\n`);
         },
       });
     }),

@@ -3,6 +3,7 @@ import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { client, controllerArgs, guard, jobIdArg, printJson } from "./common.ts";
 import { elapsed } from "./queue.ts";
+import { out } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show one job: its settings, allocation history, steps and events" },
@@ -16,37 +17,37 @@ export default defineCommand({
       const j = await client(args).job(jobIdArg(args.jobid));
       if (args.json) return printJson(j);
       const field = (k: string, v: unknown) => (v === null || v === undefined || v === "" ? "" : `${k.padEnd(12)} ${v}\n`);
-      let out = "";
-      out += field("JobId", j.id);
-      out += field("Name", j.name);
-      out += field("Kind", j.kind);
-      out += field("State", j.state + (j.reason ? ` (${j.reason})` : ""));
-      out += field("ExitCode", j.exitCode);
-      out += field("Nodes", j.minNodes === j.maxNodes ? j.nodes : `${j.nodes} (range ${j.minNodes}-${j.maxNodes}${j.elastic ? ", elastic" : ""})`);
-      out += field("Tasks", j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node"));
-      out += field("NodeList", j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
-      out += field("TimeLimit", formatDuration(j.timeLimit));
-      out += field("RunTime", elapsed(j));
-      out += field("Submitted", j.submitTime);
-      out += field("Started", j.startTime);
-      out += field("Ended", j.endTime);
-      out += field("WorkDir", j.cwd);
-      out += field("Output", j.output);
-      out += field("Command", j.argv?.join(" "));
+      let text = "";
+      text += field("JobId", j.id);
+      text += field("Name", j.name);
+      text += field("Kind", j.kind);
+      text += field("State", j.state + (j.reason ? ` (${j.reason})` : ""));
+      text += field("ExitCode", j.exitCode);
+      text += field("Nodes", j.minNodes === j.maxNodes ? j.nodes : `${j.nodes} (range ${j.minNodes}-${j.maxNodes}${j.elastic ? ", elastic" : ""})`);
+      text += field("Tasks", j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node"));
+      text += field("NodeList", j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
+      text += field("TimeLimit", formatDuration(j.timeLimit));
+      text += field("RunTime", elapsed(j));
+      text += field("Submitted", j.submitTime);
+      text += field("Started", j.startTime);
+      text += field("Ended", j.endTime);
+      text += field("WorkDir", j.cwd);
+      text += field("Output", j.output);
+      text += field("Command", j.argv?.join(" "));
       if (j.elastic) {
-        if (j.elasticSettings) out += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
-        out += field("MTCT", j.mtct === null ? "(no timing samples yet)" : `${j.mtct.toFixed(4)}  (communication / computation, latest ${j.sampleInterval} s window)`);
+        if (j.elasticSettings) text += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
+        text += field("MTCT", j.mtct === null ? "(no timing samples yet)" : `${j.mtct.toFixed(4)}  (communication / computation, latest ${j.sampleInterval} s window)`);
       }
       if (j.allocationHistory.length > 0) {
-        out += "\nAllocation history:\n";
-        for (const a of j.allocationHistory) out += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
+        text += "\nAllocation history:\n";
+        for (const a of j.allocationHistory) text += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
       }
       if (j.steps.length > 0) {
-        out += "\nSteps:\n";
-        for (const s of j.steps) out += `  ${j.id}.${s.stepId}  ${s.state.padEnd(10)} ${String(s.tasks).padStart(4)} tasks on ${compressHostlist(s.nodes)}  exit ${s.exitCode ?? "-"}  ${s.argv.join(" ")}\n`;
+        text += "\nSteps:\n";
+        for (const s of j.steps) text += `  ${j.id}.${s.stepId}  ${s.state.padEnd(10)} ${String(s.tasks).padStart(4)} tasks on ${compressHostlist(s.nodes)}  exit ${s.exitCode ?? "-"}  ${s.argv.join(" ")}\n`;
       }
       if (j.adaptations.length > 0) {
-        out += "\nAdaptations:\n";
+        text += "\nAdaptations:\n";
         for (const a of j.adaptations) {
           const t = a.times;
           const took = t.committed !== undefined && t.realloc !== undefined ? `${t.committed - t.realloc} ms` : "-";
@@ -54,16 +55,16 @@ export default defineCommand({
             .filter((k) => t[k] !== undefined)
             .map((k) => `${k} +${t[k]! - t.requested!}`)
             .join(" ");
-          out += `  ${a.id}  ${`${a.fromNodes} -> ${a.toNodes} nodes`.padEnd(16)} ${a.state.padEnd(10)} ${String(took).padStart(7)}  ${a.reason}${a.message ? `: ${a.message}` : ""}\n`;
-          if (steps) out += `      ms after the request: ${steps}\n`;
+          text += `  ${a.id}  ${`${a.fromNodes} -> ${a.toNodes} nodes`.padEnd(16)} ${a.state.padEnd(10)} ${String(took).padStart(7)}  ${a.reason}${a.message ? `: ${a.message}` : ""}\n`;
+          if (steps) text += `      ms after the request: ${steps}\n`;
         }
       }
       if (j.samples.length > 0) {
-        out += `\nTiming samples (MTCT per ${j.sampleInterval} s window, latest last):\n  `;
-        out += j.samples.slice(-10).map((s) => s.mtct.toFixed(4)).join("  ") + "\n";
+        text += `\nTiming samples (MTCT per ${j.sampleInterval} s window, latest last):\n  `;
+        text += j.samples.slice(-10).map((s) => s.mtct.toFixed(4)).join("  ") + "\n";
       }
-      out += "\nEvents:\n";
-      for (const e of j.events) out += `  ${e.time}  ${e.kind.padEnd(10)} ${e.message}\n`;
-      process.stdout.write(out);
+      text += "\nEvents:\n";
+      for (const e of j.events) text += `  ${e.time}  ${e.kind.padEnd(10)} ${e.message}\n`;
+      out(text);
     }),
 });

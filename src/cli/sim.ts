@@ -8,6 +8,7 @@ import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineArgs } from "./args.ts";
 import { guard, intFlag, numberFlag, printJson, table, UsageError } from "./common.ts";
+import { err, isTerminal, out } from "../util/stdio.ts";
 
 const args = defineArgs({
   swf: { type: "string", description: "Workload trace in Standard Workload Format (required)", valueHint: "FILE" },
@@ -72,10 +73,10 @@ export default defineCommand({
         throw new UsageError(`--swf ${a.swf}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
       }
       const trace = parseSwf(text);
-      for (const err of trace.errors.slice(0, 10)) process.stderr.write(`ebb sim: ${a.swf}:${err.line}: ${err.message}\n`);
-      if (trace.errors.length > 10) process.stderr.write(`ebb sim: ... and ${trace.errors.length - 10} more bad lines\n`);
+      for (const bad of trace.errors.slice(0, 10)) err(`ebb sim: ${a.swf}:${bad.line}: ${bad.message}\n`);
+      if (trace.errors.length > 10) err(`ebb sim: ... and ${trace.errors.length - 10} more bad lines\n`);
       const { jobs: all, skipped } = traceJobs(trace);
-      if (skipped.length > 0) process.stderr.write(`ebb sim: skipped ${skipped.length} job(s) without a run time or size (first: line ${skipped[0]!.line}, ${skipped[0]!.message})\n`);
+      if (skipped.length > 0) err(`ebb sim: skipped ${skipped.length} job(s) without a run time or size (first: line ${skipped[0]!.line}, ${skipped[0]!.message})\n`);
       const cores = intFlag(a["cores-per-node"], "--cores-per-node") ?? 1;
       const fromHeader = Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : Number(trace.header.MaxProcs) > 0 ? Math.ceil(Number(trace.header.MaxProcs) / cores) : undefined;
       const nodes = intFlag(a.nodes, "--nodes") ?? fromHeader;
@@ -103,7 +104,7 @@ export default defineCommand({
         cost: cost ? { fixed: cost[0], perNode: Number.isNaN(cost[1]) ? 0 : cost[1] } : undefined,
         efficiency: eff as readonly [number, number] | undefined,
       };
-      const tty = process.stderr.isTTY;
+      const tty = isTerminal(2);
       jitPolicy(NORMAL);
       const report = runPolicies({
         trace: trace2,
@@ -111,12 +112,12 @@ export default defineCommand({
         policies: pols,
         config,
         onProgress: (p, d) => {
-          if (tty) process.stderr.write(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
-          else if (d === 0) process.stderr.write(`ebb sim: running ${p}\n`);
+          if (tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
+          else if (d === 0) err(`ebb sim: running ${p}\n`);
         },
       });
-      if (tty) process.stderr.write("\r\x1b[K");
-      if (report.skipped.length > 0) process.stderr.write(`ebb sim: left out ${report.skipped.length} job(s) larger than the cluster (first: line ${report.skipped[0]!.line}, ${report.skipped[0]!.message})\n`);
+      if (tty) err("\r\x1b[K");
+      if (report.skipped.length > 0) err(`ebb sim: left out ${report.skipped.length} job(s) larger than the cluster (first: line ${report.skipped[0]!.line}, ${report.skipped[0]!.message})\n`);
       if (a["jobs-csv"]) {
         const rows = ["policy,job,submit,start,end,wait,turnaround,reference,nodes,min_nodes,max_nodes,malleable,start_nodes,peak_nodes,resizes"];
         for (const r of report.results) {
@@ -141,14 +142,14 @@ export default defineCommand({
           results: report.results.map((r) => ({ policy: r.policy, ...r.metrics, wallMs: Math.round(r.wallMs) })),
         });
       }
-      process.stdout.write(
+      out(
         `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes, seed ${workload.seed}\n`,
       );
       const rows = report.results.map((r) => {
         const m = r.metrics;
         return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`];
       });
-      process.stdout.write(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+      out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
     }),
 });
 

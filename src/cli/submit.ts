@@ -5,6 +5,7 @@ import { defineCommand, parseArgs } from "citty";
 import { splitAtCommand } from "./argv.ts";
 import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, intFlag, printJson, UsageError } from "./common.ts";
 import { directiveArgs } from "./directives.ts";
+import { out } from "../util/stdio.ts";
 
 const jobArgs = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes", valueHint: "N" },
@@ -56,7 +57,7 @@ export default defineCommand({
       };
       const { id } = await client(cli).submit(req);
       if (cli.json) printJson({ id });
-      else if (cli.parsable) process.stdout.write(`${id}\n`);
-      else process.stdout.write(`Submitted batch job ${id}\n`);
+      else if (cli.parsable) out(`${id}\n`);
+      else out(`Submitted batch job ${id}\n`);
     }),
 });

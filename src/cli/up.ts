@@ -6,6 +6,7 @@ import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag } from "./common.ts";
 import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, localMemoryMb, tuning, untilSignal } from "./daemon.ts";
+import { err, out } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "up", description: "Start a whole local cluster in this process: a controller and N agents (node01..nodeNN) on loopback" },
@@ -24,7 +25,7 @@ export default defineCommand({
       const ctl = await startController({ listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir, ...tuning(args) });
       const width = Math.max(2, String(n).length);
       const agents = new AgentThread((why) => {
-        process.stderr.write(`ebb up: ${why}\n`);
+        err(`ebb up: ${why}\n`);
         process.exit(1);
       });
       await agents.call({
@@ -44,7 +45,7 @@ export default defineCommand({
       });
       jitPolicy(NORMAL);
       const ebb = isCompiled() ? "ebb" : "npx ebb";
-      process.stdout.write(
+      out(
         [
           `ebb local cluster is up: ${n} nodes x ${cpus} cpus`,
           `  API:    ${ctl.url}/v1   (OpenAPI: ${ctl.url}/v1/openapi.json)`,
@@ -60,7 +61,7 @@ export default defineCommand({
         ].join("\n"),
       );
       await untilSignal();
-      process.stderr.write("ebb up: stopping\n");
+      err("ebb up: stopping\n");
       await agents.call({ t: "stop" });
       agents.terminate();
       await ctl.stop();

@@ -1,4 +1,6 @@
 /** Leveled logging to stderr; EBB_LOG=debug|info|warn|error picks the threshold. */
+import { err } from "./stdio.ts";
+
 const LEVELS = { debug: 10, info: 20, warn: 30, error: 40, silent: 100 } as const;
 type Level = Exclude<keyof typeof LEVELS, "silent">;
 
@@ -28,7 +30,7 @@ function format(fields?: Record<string, unknown>): string {
 export function logger(component: string): Logger {
   const emit = (level: Level) => (msg: string, fields?: Record<string, unknown>) => {
     if (LEVELS[level] < threshold()) return;
-    process.stderr.write(`${new Date().toISOString()} ${component} ${level}: ${msg}${format(fields)}\n`);
+    err(`${new Date().toISOString()} ${component} ${level}: ${msg}${format(fields)}\n`);
   };
   return { debug: emit("debug"), info: emit("info"), warn: emit("warn"), error: emit("error") };
 }

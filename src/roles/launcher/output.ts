@@ -1,6 +1,7 @@
 /** Where a step's output goes: the launcher's terminal (optionally labelled by rank) or a file. */
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import type { StepSink } from "./step-root.ts";
+import { err, write } from "../../util/stdio.ts";
 
 type Write = (fd: 1 | 2, text: string) => void;
 
@@ -38,13 +39,10 @@ export interface FlushableSink extends StepSink {
 }
 
 export function terminalSink(opts: { label: boolean; prog: string }): FlushableSink {
-  const write: Write = (fd, text) => {
-    (fd === 1 ? process.stdout : process.stderr).write(text);
-  };
   const labeller = opts.label ? new Labeller(write) : undefined;
   return {
     io: (rank, fd, data) => (labeller ? labeller.io(rank, fd, data) : write(fd, data)),
-    notice: (text) => process.stderr.write(`${opts.prog}: error: ${text}\n`),
+    notice: (text) => err(`${opts.prog}: error: ${text}\n`),
     flush: () => labeller?.flush(),
   };
 }
@@ -55,13 +53,13 @@ export function terminalSink(opts: { label: boolean; prog: string }): FlushableS
  */
 export function fileSink(path: string, opts: { label: boolean }): FlushableSink & { close(): void } {
   const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644);
-  const write: Write = (_fd, text) => {
+  const append: Write = (_fd, text) => {
     writeSync(fd, text);
   };
-  const labeller = opts.label ? new Labeller(write) : undefined;
+  const labeller = opts.label ? new Labeller(append) : undefined;
   return {
-    io: (rank, f, data) => (labeller ? labeller.io(rank, f, data) : write(f, data)),
-    notice: (text) => write(2, `ebb: error: ${text}\n`),
+    io: (rank, f, data) => (labeller ? labeller.io(rank, f, data) : append(f, data)),
+    notice: (text) => append(2, `ebb: error: ${text}\n`),
     flush: () => labeller?.flush(),
     close: () => closeSync(fd),
   };
