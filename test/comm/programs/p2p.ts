@@ -95,8 +95,9 @@ selfBuf[1] = 99;
 await sent;
 out["self"] = plain((await world.recv(r, 77)).data);
 
-await world.barrier();
+// Counted before the barrier: past it, a faster peer may already have closed its connections.
 const peers = world.transport.peerStates();
 out["conns"] = { total: peers.reduce((a, p) => a + p.conns, 0), tcp: peers.reduce((a, p) => a + p.tcp, 0) };
+await world.barrier();
 report({ rank: r, size: n, results: out });
 await done();
