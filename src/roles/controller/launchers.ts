@@ -1,7 +1,7 @@
 /** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
 import { ApiError } from "../../api/errors.ts";
 import { LauncherToController, type ControllerToLauncher } from "../../api/launcher.ts";
-import type { StepCreate } from "../../api/schemas.ts";
+import type { StepCreate, StepGrant } from "../../api/schemas.ts";
 import { decode } from "../../proto/channel.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
@@ -93,15 +93,10 @@ export class LauncherHub {
     return true;
   }
 
+  /** Answered now, or once new nodes are found (a step on new nodes, for PMI spawn). */
   private createStep(conn: LauncherSession, jobId: number, req: number, step: StepCreate): void {
-    let grant;
-    try {
-      grant = this.jobs.createStep(jobId, step);
-    } catch (e) {
-      return conn.send(errorOf(e, req));
-    }
-    Promise.resolve(grant).then(
-      (g) => conn.send({ t: "step.grant", req, grant: g }),
+    new Promise<StepGrant>((resolve) => resolve(this.jobs.createStep(jobId, step))).then(
+      (grant) => conn.send({ t: "step.grant", req, grant }),
       (e: unknown) => conn.send(errorOf(e, req)),
     );
   }
