@@ -1,7 +1,7 @@
 #!/usr/bin/env -S bun --no-env-file
 /** ebb: one executable, one role per subcommand. */
-import "./cli/plain.ts";
 import { defineCommand, runMain } from "citty";
+import { showUsage } from "./cli/usage.ts";
 import { startupPolicy } from "./util/jit.ts";
 import { VERSION } from "./util/version.ts";
 
@@ -23,4 +23,4 @@ const main = defineCommand({
 });
 
 startupPolicy();
-void runMain(main);
+void runMain(main, { showUsage });

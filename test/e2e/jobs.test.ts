@@ -115,11 +115,6 @@ describe("a 2-node step started by `ebb run`", () => {
     expect(bad.stderr).toContain("--mpi pmix: expected both, pmi1, pmi2 or none");
   });
 
-  test("ranks do not inherit the NO_COLOR that keeps help plain in a pipe", async () => {
-    const r = await c.ebb(["run", "sh", "-c", "echo ${NO_COLOR-unset}"], { env: { NO_COLOR: undefined } as unknown as Record<string, string> });
-    expect(r.stdout.trim()).toBe("unset");
-  });
-
   test("flags after the program name belong to the program", async () => {
     const r = await c.ebb(["run", "sh", "-c", "echo $0 $1", "-l", "-N"]);
     expect(r.code).toBe(0);

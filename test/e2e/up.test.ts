@@ -70,6 +70,15 @@ describe.each([
   }, 60_000);
 });
 
+test("the compiled binary's --help, piped, has no colour codes", async () => {
+  for (const args of [["--help"], ["run", "--help"]]) {
+    const r = await runProcess([...compiled, ...args], { env: { ...process.env, NO_COLOR: undefined } });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain("USAGE");
+    expect(r.stdout).not.toContain("\x1b[");
+  }
+});
+
 test("the compiled binary runs no bunfig.toml of its working directory", async () => {
   const work = join(dir, "bunfig");
   mkdirSync(work);
