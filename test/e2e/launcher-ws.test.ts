@@ -4,7 +4,7 @@
  * that fail are answered without closing it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { freePort, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
+import { freePort, outputOf, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
 
 type Msg = Record<string, any>;
 
@@ -112,6 +112,42 @@ describe("/v1/launcher", () => {
     expect(grant).toMatchObject({ jobId: id, stepId: 1 });
     w.close();
     await c.api("DELETE", `/v1/jobs/${id}`);
+  });
+});
+
+describe("ebb run while the cluster is busy", () => {
+  const busy = async () => {
+    const id = await c.submit({ argv: ["sleep", "30"], nodes: 2 });
+    await c.waitJob(id, ["RUNNING"]);
+    return id;
+  };
+  const pendingRun = () => waitFor("the run's job to queue", async () => (await c.api("GET", "/v1/jobs?state=PENDING")).json.jobs[0]);
+
+  test("a run that must wait says so, runs once a node is free, and says where", async () => {
+    const blocker = await busy();
+    const run = c.ebbSpawn(["run", "-N", "1", "sh", "-c", "echo ran on $EBB_NODENAME"]);
+    const job = await pendingRun();
+    await waitFor("the progress line", async () => (await c.job(job.id)).state === "PENDING" && Date.now() - Date.parse(job.submitTime) > 1200);
+    await c.api("DELETE", `/v1/jobs/${blocker}`);
+    const r = await outputOf(run);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/^ran on node0[12]\n$/);
+    expect(r.stderr).toContain(`ebb: job ${job.id} queued and waiting for resources`);
+    expect(r.stderr).toMatch(new RegExp(`ebb: job ${job.id} has been allocated node0[12]`));
+    expect((await c.job(job.id)).state).toBe("COMPLETED");
+  });
+
+  test("Ctrl-C while it waits cancels its job", async () => {
+    const blocker = await busy();
+    const run = c.ebbSpawn(["run", "-N", "1", "true"]);
+    const job = await pendingRun();
+    run.kill("SIGINT");
+    // Right after the controller made the job, maybe before ebb run heard of it: still a clean cancel.
+    const r = await outputOf(run);
+    expect(r.code).toBe(130);
+    expect(r.stderr).toContain(`job ${job.id} cancelled while waiting`);
+    expect((await c.job(job.id)).state).toBe("CANCELLED");
+    await c.api("DELETE", `/v1/jobs/${blocker}`);
   });
 });
 

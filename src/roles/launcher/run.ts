@@ -52,6 +52,8 @@ function interrupts(): { next: Promise<string>; dispose(): void } {
 export async function run(o: RunOptions): Promise<number> {
   const owned = o.jobId === undefined;
   const say = (m: string) => o.say(m);
+  // Before submitting: a Ctrl-C from now on cancels the job, even one the controller is still making.
+  const signals = interrupts();
   const link =
     o.jobId !== undefined
       ? new ControllerLink(o.client, o.jobId, say)
@@ -72,9 +74,11 @@ export async function run(o: RunOptions): Promise<number> {
             env: o.env,
           },
           say,
-        );
+        ).catch((e: unknown) => {
+          signals.dispose();
+          throw e;
+        });
   const jobId = link.jobId;
-  const signals = interrupts();
   const cancelOwned = async () => {
     if (owned) await o.client.cancel(jobId).catch(() => {});
   };
