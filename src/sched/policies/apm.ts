@@ -96,7 +96,7 @@ export function equipartition(jobs: readonly { min: number; max: number; age: nu
   }
   const out = jobs.map((j) => Math.max(j.min, Math.min(j.max, lo)));
   let left = pool - out.reduce((a, b) => a + b, 0);
-  const order = jobs.map((j, i) => i).sort((a, b) => jobs[a]!.age - jobs[b]!.age || jobs[a]!.id - jobs[b]!.id);
+  const order = jobs.map((_, i) => i).sort((a, b) => jobs[a]!.age - jobs[b]!.age || jobs[a]!.id - jobs[b]!.id);
   for (const i of order) {
     if (left <= 0) break;
     if (out[i]! === lo && lo < jobs[i]!.max && lo >= jobs[i]!.min) {
