@@ -32,9 +32,11 @@ export function tagged<M extends Shapes>(shapes: M): TaggedUnion<Tagged<M>> {
       if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return refuse("expected an object", [], raw);
       const t = (raw as { t?: unknown }).t;
       if (typeof t !== "string" || !Object.hasOwn(shapes, t)) return refuse(`expected one of ${kinds.map((k) => `"${k}"`).join(", ")}`, ["t"], t);
+      // `t` is checked already: the kind's schema holds its other fields.
       let schema = built.get(t);
-      if (!schema) built.set(t, (schema = z.object({ t: z.literal(t), ...shapes[t]!() })));
-      return schema.safeParse(raw) as z.ZodSafeParseResult<Tagged<M>>;
+      if (!schema) built.set(t, (schema = z.object(shapes[t]!())));
+      const r = schema.safeParse(raw);
+      return (r.success ? { success: true, data: { t, ...(r.data as object) } } : r) as z.ZodSafeParseResult<Tagged<M>>;
     },
   };
 }
