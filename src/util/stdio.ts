@@ -9,10 +9,11 @@ import { fstatSync, writeSync } from "node:fs";
 
 type Fd = 1 | 2;
 const mode: Record<Fd, "direct" | "stream" | "closed"> = { 1: "direct", 2: "direct" };
+const stream = (fd: Fd) => (fd === 1 ? process.stdout : process.stderr);
 
 export function write(fd: Fd, text: string): void {
   if (mode[fd] === "closed") return;
-  if (mode[fd] === "stream") return void (fd === 1 ? process.stdout : process.stderr).write(text);
+  if (mode[fd] === "stream") return void stream(fd).write(text);
   const bytes = Buffer.from(text);
   let done = 0;
   try {
@@ -22,7 +23,7 @@ export function write(fd: Fd, text: string): void {
     if (code === "EPIPE") mode[fd] = "closed";
     else if (code === "EAGAIN") {
       mode[fd] = "stream";
-      (fd === 1 ? process.stdout : process.stderr).write(bytes.subarray(done));
+      stream(fd).write(bytes.subarray(done));
     } else throw e;
   }
 }

@@ -28,7 +28,7 @@ export class ControllerLink {
   /** The job's elastic step this launcher runs and its world's ranks per node, announced at every (re)attach. */
   private elasticStep: { stepId: number; tasks: () => number[] } | undefined;
   /** A submit sent and not yet answered. */
-  private submission: (Pending<number> & { job: JobSubmit; sent: boolean }) | undefined;
+  private submission: (Pending<void> & { job: JobSubmit; sent: boolean }) | undefined;
   private readonly requests = new Map<number, Pending<StepGrant>>();
   private nextRequest = 0;
   latest: JobStateMsg | undefined;
@@ -43,7 +43,7 @@ export class ControllerLink {
   /** Submits `job` on a new connection and follows it: resolves once the controller has made it. */
   static submit(client: ApiClient, job: JobSubmit, onError?: (message: string) => void): Promise<ControllerLink> {
     const link = new ControllerLink(client, undefined, onError);
-    return new Promise<number>((resolve, reject) => {
+    return new Promise<void>((resolve, reject) => {
       link.submission = { job, sent: false, resolve, reject };
       link.open();
     }).then(
@@ -156,7 +156,7 @@ export class ControllerLink {
       case "submitted":
         if (!this.submission) return;
         this.id = m.jobId;
-        this.submission.resolve(m.jobId);
+        this.submission.resolve();
         this.submission = undefined;
         return;
       case "step.grant":
