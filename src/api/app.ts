@@ -5,12 +5,13 @@
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { describeIssues, firstField } from "../util/zod.ts";
-import type { ApiBackend } from "./backend.ts";
+import type { ApiBackend, Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
-import { JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
+import { parseJobRef } from "./dependency.ts";
+import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
 
-type Env = { Variables: { scope: "all" | number } };
+type Env = { Variables: { scope: Scope } };
 
 const MAX_BODY = 2 << 20;
 
@@ -32,12 +33,23 @@ function validate<S extends z.ZodType>(schema: S, raw: unknown): z.infer<S> {
   return r.data;
 }
 
-function jobIdParam(c: Context): number {
-  const text = c.req.param("id") ?? "";
-  const id = Number(text);
-  if (!/^\d+$/.test(text) || !Number.isSafeInteger(id) || id < 1) throw badRequest(`job id "${text}" is not a positive integer`, "id");
-  return id;
+/** A job id in the path: "12", or "12_3" for task 3 of array 12. */
+function jobIdParam(c: Context, backend: ApiBackend): number {
+  return jobRef(c, backend).id;
 }
+
+/** The job a path names, and whether it names one array task (12_3) rather than a job or a whole array (12). */
+function jobRef(c: Context, backend: ApiBackend): { id: number; task: boolean } {
+  const text = c.req.param("id") ?? "";
+  const ref = parseJobRef(text);
+  if (!ref || !/^\d+(_\d+)?$/.test(text)) throw badRequest(`job id "${text}" is not a positive integer, or ARRAY_TASK such as 12_3`, "id");
+  if (ref.task === undefined) return { id: ref.job, task: false };
+  const id = backend.arrayTask(ref.job, ref.task);
+  if (id === undefined) throw notFound(`job ${text}`);
+  return { id, task: true };
+}
+
+const iso = (t: string | undefined) => (t === undefined ? undefined : Date.parse(t));
 
 export function createApi(backend: ApiBackend): Hono<Env> {
   const app = new Hono<Env>();
@@ -61,51 +73,63 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   const requireAll = (c: Context<Env>) => {
-    if (c.get("scope") !== "all") throw new ApiError(403, "forbidden", "a job token may only act on its own job");
+    if (c.get("scope") !== "all") throw new ApiError(403, "forbidden", "a job token may only act on its own job and the jobs it submitted");
   };
   const requireJob = (c: Context<Env>, id: number) => {
     const scope = c.get("scope");
-    if (scope !== "all" && scope !== id) throw new ApiError(403, "forbidden", `this token is for job ${scope}, not job ${id}`);
+    if (!backend.mayActOn(scope, id)) throw new ApiError(403, "forbidden", `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`);
   };
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version)));
 
   app.post("/v1/jobs", async (c) => {
-    requireAll(c);
     const req = await body(c, JobSubmit);
-    return c.json(backend.submit(req), 201);
+    return c.json(backend.submit(req, c.get("scope")), 201);
+  });
+
+  app.post("/v1/jobs/test", async (c) => {
+    const req = await body(c, JobSubmit);
+    return c.json(backend.testOnly(req, c.get("scope")));
   });
 
   app.get("/v1/jobs", (c) => {
-    requireAll(c);
     const q = validate(JobListQuery, c.req.query());
-    return c.json({ jobs: backend.listJobs({ states: q.state, limit: q.limit }) });
+    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array };
+    return c.json({ jobs: backend.listJobs(filter, c.get("scope")) });
   });
 
-  app.get("/v1/jobs/:id", (c) => {
-    const id = jobIdParam(c);
+  app.get("/v1/jobs/:id", async (c) => {
+    const id = jobIdParam(c, backend);
     requireJob(c, id);
-    const job = backend.getJob(id);
+    const q = validate(JobGetQuery, c.req.query());
+    const job = await backend.getJob(id, q.wait === undefined ? undefined : q.wait * 1000);
     if (!job) throw notFound(`job ${id}`);
     return c.json(job);
   });
 
   app.delete("/v1/jobs/:id", (c) => {
-    const id = jobIdParam(c);
+    const { id, task } = jobRef(c, backend);
     requireJob(c, id);
-    backend.cancel(id);
-    return c.json({ id, cancelled: true });
+    return c.json({ id, cancelled: true, jobs: backend.cancel(id, task) });
   });
 
+  for (const action of ["hold", "release"] as const) {
+    app.post(`/v1/jobs/:id/${action}`, (c) => {
+      const { id, task } = jobRef(c, backend);
+      requireJob(c, id);
+      return c.json({ id, jobs: backend[action](id, task) });
+    });
+  }
+
   app.post("/v1/jobs/:id/resize", async (c) => {
-    const id = jobIdParam(c);
+    const id = jobIdParam(c, backend);
     requireJob(c, id);
     const req = await body(c, ResizeRequest);
     return c.json({ id, ...backend.resize(id, req.nodes) }, 202);
   });
 
   app.post("/v1/jobs/:id/steps", async (c) => {
-    const id = jobIdParam(c);
+    const id = jobIdParam(c, backend);
     requireJob(c, id);
     const req = await body(c, StepCreate);
     return c.json(await backend.createStep(id, req), 201);

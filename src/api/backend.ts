@@ -1,17 +1,32 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobState, JobSubmit, JobView, NodeView, StepCreate, StepGrant } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant } from "./schemas.ts";
+import type { JobFilter } from "../store/jobs.ts";
+
+/** Who is calling: the API token ("all") or a job's token (its job id). */
+export type Scope = "all" | number;
 
 export interface ApiBackend {
   version: string;
-  submit(req: JobSubmit): { id: number };
-  listJobs(filter: { states?: JobState[]; limit: number }): JobView[];
-  getJob(id: number): JobDetail | undefined;
-  cancel(id: number): void;
+  /** A submission; a job token's is recorded as submitted by that job. */
+  submit(req: JobSubmit, scope: Scope): { id: number };
+  /** When and where the job would start now (sbatch --test-only), without submitting it. */
+  testOnly(req: JobSubmit, scope: Scope): { start: string | null; nodes: string[]; message: string };
+  listJobs(filter: Omit<JobFilter, "visibleTo">, scope: Scope): JobView[];
+  /** The job, once it has ended or `waitMs` have passed. */
+  getJob(id: number, waitMs?: number): JobDetail | undefined | Promise<JobDetail | undefined>;
+  /** The job id of task `task` of array `arrayJobId`. */
+  arrayTask(arrayJobId: number, task: number): number | undefined;
+  /** Cancel a job, or every active task of an array (unless `task`: the path named that one task). */
+  cancel(id: number, task?: boolean): number[];
+  hold(id: number, task?: boolean): number[];
+  release(id: number, task?: boolean): number[];
   /** Start resizing a running elastic job to `nodes` nodes. */
   resize(jobId: number, nodes: number): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
   counts(): { nodes: number; jobs: number };
   /** The job a token may act on: "all" for the API token, a job id for a job token, undefined if invalid. */
-  authorize(token: string): "all" | number | undefined;
+  authorize(token: string): Scope | undefined;
+  /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
+  mayActOn(scope: Scope, id: number): boolean;
 }

@@ -54,18 +54,27 @@ export class ApiClient {
   submit(req: JobSubmit): Promise<{ id: number }> {
     return this.request("POST", "/v1/jobs", req);
   }
-  jobs(query: { state?: string; limit?: number } = {}): Promise<{ jobs: JobView[] }> {
+  /** GET /v1/jobs with its filters: states, limit, since/until (ISO), name, user, array. */
+  jobs(query: { state?: string; limit?: number; since?: string; until?: string; name?: string; user?: string; array?: number } = {}): Promise<{ jobs: JobView[] }> {
     const qs = new URLSearchParams();
-    if (query.state) qs.set("state", query.state);
-    if (query.limit) qs.set("limit", String(query.limit));
+    for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") qs.set(k, String(v));
     const s = qs.toString();
     return this.request("GET", `/v1/jobs${s ? `?${s}` : ""}`);
   }
-  job(id: number): Promise<JobDetail> {
-    return this.request("GET", `/v1/jobs/${id}`);
+  /** A job, or task `task` of array `id`; with `wait`, once it has ended or after that many seconds. */
+  job(id: number | string, task?: number, wait?: number): Promise<JobDetail> {
+    return this.request("GET", `/v1/jobs/${id}${task === undefined ? "" : `_${task}`}${wait === undefined ? "" : `?wait=${wait}`}`);
   }
-  cancel(id: number): Promise<{ id: number; cancelled: boolean }> {
+  /** Cancel a job, an array (all its tasks) or one task (`12_3`). */
+  cancel(id: number | string): Promise<{ id: number; cancelled: boolean; jobs: number[] }> {
     return this.request("DELETE", `/v1/jobs/${id}`);
+  }
+  hold(id: number | string, release = false): Promise<{ id: number; jobs: number[] }> {
+    return this.request("POST", `/v1/jobs/${id}/${release ? "release" : "hold"}`);
+  }
+  /** When and where a job would start (sbatch --test-only). */
+  testOnly(req: JobSubmit): Promise<{ start: string | null; nodes: string[]; message: string }> {
+    return this.request("POST", "/v1/jobs/test", req);
   }
   nodes(): Promise<{ nodes: NodeView[] }> {
     return this.request("GET", "/v1/nodes");

@@ -12,7 +12,7 @@ import { JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
 const RequestId = z.int().nonnegative();
 
 export const LauncherToController = tagged({
-  /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. API token only. */
+  /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. A job's token submits as that job. */
   "submit": () => ({ job: JobSubmit }),
   /**
    * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
@@ -24,9 +24,10 @@ export const LauncherToController = tagged({
   "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()) }),
   /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
   "step.create": () => ({ jobId: JobId, req: RequestId, step: StepCreate }),
-  "step.end": () => ({ jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional() }),
-  /** An `ebb run` that created its own allocation gives it back with the step's exit code. */
-  "release": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
+  /** `interrupted`: ebb run was stopped by this signal (Ctrl-C), the step is CANCELLED. */
+  "step.end": () => ({ jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional(), interrupted: z.string().optional() }),
+  /** An `ebb run` that created its own allocation gives it back with the step's exit code; `interrupted`: the job is CANCELLED. */
+  "release": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), interrupted: z.string().optional() }),
 });
 export type LauncherToController = MessageOf<typeof LauncherToController>;
 

@@ -2,6 +2,10 @@
 import { z } from "zod";
 import { parseDuration } from "../util/time.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
+import { parseArraySpec } from "./array.ts";
+import { parseDependency } from "./dependency.ts";
+
+const NodeName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'");
 
 export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
 export const JobState = z.lazy(() => z.enum(JOB_STATES));
@@ -58,6 +62,20 @@ export const JobSubmit = z.lazy(() =>
       sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
       /** Elastic jobs: their own scheduler settings; the controller clamps them to its admin limits. */
       elasticSettings: ElasticSettings.optional(),
+      /** A job array (sbatch --array): "0-15", "1,3,5", "1-9:2", with "%N" to run at most N tasks at once. One job per task. */
+      array: z.string().min(1).max(4096).optional(),
+      /** sbatch --dependency: "afterok:12:13", "afternotok:12", "afterany:12", "after:12", "singleton", joined by "," (all) or "?" (any); "12_3" is one array task. */
+      dependency: z.string().min(1).max(4096).optional(),
+      /** Submitted held (JobHeldUser) until POST /v1/jobs/{id}/release. */
+      hold: z.boolean().optional(),
+      /** Not started before this time (ISO 8601 with a zone). */
+      begin: z.iso.datetime({ offset: true }).optional(),
+      /** Nodes the job must not use. */
+      exclude: z.array(NodeName).max(100_000).optional(),
+      /** Nodes the job must use, all of them (it gets at least as many nodes). */
+      nodelist: z.array(NodeName).min(1).max(100_000).optional(),
+      /** Where stderr goes (a pattern like output); default: with stdout. */
+      error: z.string().min(1).max(4096).optional(),
     })
     .superRefine((b, ctx) => {
       const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
@@ -77,6 +95,13 @@ export const JobSubmit = z.lazy(() =>
       const s = b.elasticSettings;
       if (s?.lower !== undefined && s.upper !== undefined && s.lower >= s.upper)
         ctx.addIssue({ code: "custom", path: ["elasticSettings", "lower"], message: `lower ${s.lower} must be below upper ${s.upper}` });
+      const array = b.array === undefined ? undefined : parseArraySpec(b.array);
+      if (array && "error" in array) ctx.addIssue({ code: "custom", path: ["array"], message: array.error });
+      if (array && b.interactive) ctx.addIssue({ code: "custom", path: ["array"], message: "an interactive allocation cannot be an array" });
+      const dep = b.dependency === undefined ? undefined : parseDependency(b.dependency);
+      if (dep && "error" in dep) ctx.addIssue({ code: "custom", path: ["dependency"], message: dep.error });
+      const both = b.nodelist?.filter((n) => b.exclude?.includes(n)) ?? [];
+      if (both.length > 0) ctx.addIssue({ code: "custom", path: ["exclude"], message: `${both.join(", ")} cannot be both required (nodelist) and excluded` });
     }),
 );
 export type JobSubmit = z.infer<typeof JobSubmit>;
@@ -89,6 +114,30 @@ export const JobListQuery = z.lazy(() =>
       .pipe(z.array(JobState))
       .optional(),
     limit: z.coerce.number().int().min(1).max(100_000).default(1000),
+    /** Jobs still active or ended at or after this time (ISO 8601). */
+    since: z.iso.datetime({ offset: true }).optional(),
+    /** Jobs submitted at or before this time (ISO 8601). */
+    until: z.iso.datetime({ offset: true }).optional(),
+    name: z.string().min(1).max(200).optional(),
+    user: z.string().min(1).max(200).optional(),
+    /** The tasks of this array. */
+    array: z.coerce.number().int().min(1).optional(),
+  }),
+);
+
+/** GET /v1/jobs/{id}?wait=S: answer once the job has ended, or after S seconds. */
+export const JobGetQuery = z.lazy(() => z.strictObject({ wait: z.coerce.number().min(0).max(50).optional() }));
+
+/** POST /v1/jobs/{id}/hold and /release: the jobs (an array's tasks) that changed. */
+export const HoldResult = z.lazy(() => z.object({ id: z.int(), jobs: z.array(z.int()) }));
+
+/** POST /v1/jobs/test: when and where the job would start, from the current queue (sbatch --test-only). */
+export const TestOnlyResult = z.lazy(() =>
+  z.object({
+    /** ISO time; null if it cannot start on this cluster, or waits on something other than nodes. */
+    start: z.string().nullable(),
+    nodes: z.array(z.string()),
+    message: z.string(),
   }),
 );
 
@@ -154,6 +203,10 @@ export const JobView = z.lazy(() =>
     name: z.string(),
     kind: z.enum(["batch", "command", "alloc"]),
     state: JobState,
+    /**
+     * Pending jobs: why they wait, in Slurm's words (Resources, Priority, Dependency, JobHeldUser,
+     * BeginTime, DependencyNeverSatisfied, JobArrayTaskLimit, ReqNodeNotAvail, None); ended jobs: why they ended.
+     */
     reason: z.string().nullable(),
     nodes: z.int(),
     minNodes: z.int(),
@@ -172,6 +225,23 @@ export const JobView = z.lazy(() =>
     allocation: z.array(z.string()),
     /** Elastic jobs: communication over computation time of the latest sampling window. */
     mtct: z.number().nullable(),
+    /** Pending jobs: the reason's longer account (which job, what time, which nodes). */
+    reasonDetail: z.string().nullable(),
+    /** Array tasks: the array's job id, the task's index, the array's limit of tasks running at once. */
+    arrayJobId: z.int().nullable(),
+    arrayTaskId: z.int().nullable(),
+    arrayLimit: z.int().nullable(),
+    held: z.boolean(),
+    dependency: z.string().nullable(),
+    beginTime: z.string().nullable(),
+    exclude: z.array(z.string()),
+    nodelist: z.array(z.string()),
+    error: z.string().nullable(),
+    /** Who submitted it, and the job that did, if one did. */
+    user: z.string().nullable(),
+    submittedBy: z.int().nullable(),
+    /** Elastic jobs: adaptations committed. */
+    resizes: z.int(),
   }),
 );
 export type JobView = z.infer<typeof JobView>;

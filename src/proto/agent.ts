@@ -16,6 +16,8 @@ export const JobStart = z.object({
   env: z.record(z.string(), z.string()),
   cwd: z.string(),
   output: z.string(),
+  /** Where stderr goes, when not with stdout. */
+  error: z.string().optional(),
   nodes: z.array(NodeRef).min(1),
   tasks: z.array(z.int().nonnegative()),
   jobEnv: z.record(z.string(), z.string()),

@@ -48,7 +48,7 @@ export const StepSpec = z.lazy(() =>
      * The ranks on `node` write stdout and stderr straight to `path`, opened for appending, instead
      * of sending them up the tree: a command job's output file, on the node that writes it anyway.
      */
-    outputFile: z.object({ node: z.string().min(1), path: z.string().min(1) }).optional(),
+    outputFile: z.object({ node: z.string().min(1), path: z.string().min(1), error: z.string().min(1).optional() }).optional(),
     /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
     universeSize: z.int().positive().optional(),
     /** Keys every rank finds in its KVS before the first fence. */

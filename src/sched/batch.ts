@@ -138,18 +138,51 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
 
 export function planBatch(input: BatchInput): BatchPlan {
   const { upNodes, idleNodes } = nodeCounts(input.nodes);
+  // Jobs bound to node names that the idle nodes cannot satisfy now wait outside the count pass.
+  const unfit = new Map<number, string>();
+  for (const job of input.pending) if (job.exclude || job.nodelist) {
+    const why = unfitNow(input.nodes, job);
+    if (why) unfit.set(job.id, why);
+  }
   const plan = planBatchCounts({
     now: input.now,
     upNodes,
     freeNodes: idleNodes,
     running: input.running.map((r) => ({ nodes: r.nodes.length, expectedEnd: r.expectedEnd })),
-    pending: input.pending,
+    pending: unfit.size > 0 ? input.pending.filter((j) => !unfit.has(j.id)) : input.pending,
     startSize: (job, free) => Math.min(job.maxNodes, free),
     reasons: input.reasons,
     backfill: input.backfill,
   });
-  const starts: Start[] = nameStarts(input.nodes, plan.starts);
+  const starts: Start[] = nameStarts(input.nodes, plan.starts, input.pending);
+  if (input.reasons ?? true) for (const [id, why] of unfit) plan.waiting.set(id, why);
   return { starts, reservation: plan.reservation, waiting: plan.waiting };
+}
+
+/** Why a job bound to node names cannot start on the idle nodes now, or undefined if it can. */
+function unfitNow(nodes: readonly ClusterNode[], job: PendingJob): string | undefined {
+  const byName = new Map(nodes.map((n) => [n.name, n]));
+  for (const name of job.nodelist ?? []) {
+    const n = byName.get(name);
+    if (!n || !n.up) return `ReqNodeNotAvail: ${name} is not up`;
+    if (n.jobId !== undefined) return `Resources: ${name} (from its nodelist) is busy`;
+  }
+  const excluded = new Set(job.exclude ?? []);
+  const usable = nodes.filter((n) => n.up && n.jobId === undefined && !excluded.has(n.name)).length;
+  return usable < job.minNodes ? `Resources: ${usable} idle nodes outside its excluded ones, it needs ${job.minNodes}` : undefined;
+}
+
+/** `count` of the free names for a job bound to node names: its nodelist first, never an excluded one. */
+function pickNames(free: readonly string[], count: number, job: PendingJob): string[] | undefined {
+  const want = job.nodelist ?? [];
+  if (want.some((n) => !free.includes(n))) return undefined;
+  const excluded = new Set(job.exclude ?? []);
+  const picked = [...want];
+  for (const n of free) {
+    if (picked.length >= count) break;
+    if (!excluded.has(n) && !want.includes(n)) picked.push(n);
+  }
+  return picked.length >= count ? picked : undefined;
 }
 
 /** Up and idle node counts of a node list (what a `PassInput` wants). */
@@ -164,16 +197,37 @@ export function nodeCounts(nodes: readonly ClusterNode[]): { upNodes: number; id
   return { upNodes: up, idleNodes: idle };
 }
 
-/** Node names for count-based starts, handed out in name order from the idle up nodes. */
-export function nameStarts<S extends CountStart>(nodes: readonly ClusterNode[], starts: readonly S[]): (Omit<S, "nodes"> & { nodes: string[] })[] {
+/**
+ * Node names for count-based starts, handed out in name order from the idle up nodes. Jobs bound
+ * to node names (`pending` says which) choose first; one whose names are not free is left out.
+ */
+export function nameStarts<S extends CountStart>(nodes: readonly ClusterNode[], starts: readonly S[], pending: readonly PendingJob[] = []): (Omit<S, "nodes"> & { nodes: string[] })[] {
   const free = nodes
     .filter((n) => n.up && n.jobId === undefined)
     .map((n) => n.name)
     .sort(compareNames);
-  return starts.map((s) => {
+  const bound = new Map<number, PendingJob>();
+  for (const j of pending) if (j.exclude || j.nodelist) bound.set(j.id, j);
+  const named = new Map<S, string[]>();
+  for (const s of starts) {
+    const job = bound.get(s.jobId);
+    if (!job) continue;
+    const picked = pickNames(free, s.nodes, job);
+    if (!picked) continue;
+    for (const n of picked) free.splice(free.indexOf(n), 1);
+    named.set(s, picked);
+  }
+  const out: (Omit<S, "nodes"> & { nodes: string[] })[] = [];
+  for (const s of starts) {
+    if (bound.has(s.jobId)) {
+      const picked = named.get(s);
+      if (picked) out.push({ ...s, nodes: picked });
+      continue;
+    }
     if (s.nodes > free.length) throw new RangeError(`job ${s.jobId} starts on ${s.nodes} nodes, ${free.length} are idle`);
-    return { ...s, nodes: free.splice(0, s.nodes) };
-  });
+    out.push({ ...s, nodes: free.splice(0, s.nodes) });
+  }
+  return out;
 }
 
 /**

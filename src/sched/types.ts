@@ -33,6 +33,10 @@ export interface PendingJob {
   elastic?: boolean;
   /** apm-maxs: the job's declared runtime model (from test runs), if any. */
   model?: RuntimeModel;
+  /** Node names the job may not run on (sbatch --exclude). */
+  exclude?: readonly string[];
+  /** Node names the job must run on, all of them (sbatch --nodelist). */
+  nodelist?: readonly string[];
 }
 
 export interface BatchInput {

@@ -8,6 +8,9 @@ import { loadMigrations } from "./migrations.ts";
 
 export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 
+/** The database was migrated by a newer ebb than this one: its schema is unknown here. */
+export class DatabaseTooNew extends Error {}
+
 export function openDb(path: string): Db {
   if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
   const sqlite = new Database(path, { create: true, strict: true });
@@ -17,8 +20,17 @@ export function openDb(path: string): Db {
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
   const db = drizzle({ client: sqlite, schema }) as Db;
+  const migrations = loadMigrations();
+  const applied = sqlite.query("select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'").get()
+    ? (sqlite.query("select max(created_at) as last from __drizzle_migrations").get() as { last: number | null }).last
+    : null;
+  const known = migrations.at(-1)!.folderMillis;
+  if (applied !== null && applied > known) {
+    sqlite.close();
+    throw new DatabaseTooNew(`${path} was last migrated by a newer ebb (schema of ${new Date(applied).toISOString()}, this ebb knows up to ${new Date(known).toISOString()}); run that ebb, or give this one another database with --db`);
+  }
   const dialect = (db as unknown as { dialect: { migrate: (m: unknown, s: unknown, c: unknown) => void } }).dialect;
   const session = (db as unknown as { session: unknown }).session;
-  dialect.migrate(loadMigrations(), session, { migrationsFolder: "migrations" });
+  dialect.migrate(migrations, session, { migrationsFolder: "migrations" });
   return db;
 }

@@ -3,15 +3,30 @@
  * through the system are drizzle prepared statements, compiled once per database: building and
  * preparing them anew on each call was a third of the controller's CPU time at 200 jobs/s.
  */
-import { and, asc, desc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { jobEvents, jobNodes, jobs, steps } from "./schema.ts";
+import { adaptations, jobEvents, jobNodes, jobs, perfSamples, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert;
 export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
 export type StepRow = typeof steps.$inferSelect;
+
+/** Which jobs a listing returns: all filters must hold; the newest `limit`, in id order. */
+export interface JobFilter {
+  states?: readonly string[];
+  name?: string;
+  user?: string;
+  arrayJobId?: number;
+  /** Submitted at or before (epoch ms). */
+  until?: number;
+  /** Not ended before (epoch ms): still active, or ended since. */
+  since?: number;
+  /** Only this job and the jobs it submitted (what a job's token may see). */
+  visibleTo?: number;
+  limit: number;
+}
 
 const p = sql.placeholder;
 /**
@@ -43,13 +58,24 @@ function prepare(db: Db) {
         submitTime: p("submitTime"),
         sampleInterval: p("sampleInterval"),
         elasticSettings: p("elasticSettings"),
+        arrayJobId: p("arrayJobId"),
+        arrayTaskId: p("arrayTaskId"),
+        arrayLimit: p("arrayLimit"),
+        held: p("held"),
+        dependency: p("dependency"),
+        beginTime: p("beginTime"),
+        exclude: p("exclude"),
+        nodelist: p("nodelist"),
+        error: p("error"),
+        user: p("user"),
+        submittedBy: p("submittedBy"),
       })
       .returning({ id: jobs.id })
       .prepare(),
     setOutput: db.update(jobs).set({ output: hole("output") }).where(eq(jobs.id, p("id"))).prepare(),
     markRunning: db
       .update(jobs)
-      .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep") })
+      .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep"), output: hole("output"), error: hole("error") })
       .where(eq(jobs.id, p("id")))
       .prepare(),
     markEnded: db
@@ -103,6 +129,17 @@ export class JobStore {
     const row = this.q.insertJob.get({
       sampleInterval: null,
       elasticSettings: null,
+      arrayJobId: null,
+      arrayTaskId: null,
+      arrayLimit: null,
+      held: false,
+      dependency: null,
+      beginTime: null,
+      exclude: null,
+      nodelist: null,
+      error: null,
+      user: null,
+      submittedBy: null,
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,
@@ -119,8 +156,62 @@ export class JobStore {
     this.q.setOutput.run({ id, output });
   }
 
-  markRunning(id: number, time: number, nodes: number, nextStep: number): void {
-    this.q.markRunning.run({ id, time, nodes, nextStep });
+  /** The job runs from `time` on `nodes` nodes; its output and error paths are final now. */
+  markRunning(id: number, time: number, nodes: number, nextStep: number, output: string | null, error: string | null): void {
+    this.q.markRunning.run({ id, time, nodes, nextStep, output, error });
+  }
+
+  setArrayJobId(id: number, arrayJobId: number): void {
+    this.db.update(jobs).set({ arrayJobId }).where(eq(jobs.id, id)).run();
+  }
+
+  /** How many tasks array `arrayJobId` has, and its lowest and highest task ids. */
+  arrayShape(arrayJobId: number): { count: number; min: number; max: number } {
+    return this.db
+      .select({ count: sql<number>`count(*)`, min: sql<number>`min(${jobs.arrayTaskId})`, max: sql<number>`max(${jobs.arrayTaskId})` })
+      .from(jobs)
+      .where(eq(jobs.arrayJobId, arrayJobId))
+      .get()!;
+  }
+
+  setHeld(id: number, held: boolean): void {
+    this.db.update(jobs).set({ held }).where(eq(jobs.id, id)).run();
+  }
+
+  /** The tasks of array `arrayJobId`, in task order. */
+  arrayTasks(arrayJobId: number): JobRow[] {
+    return this.db.select().from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all();
+  }
+
+  /** Jobs that ended before `before`, with everything recorded about them; returns how many. */
+  purgeEnded(before: number): number {
+    return this.tx(() => {
+      const ids = this.db.select({ id: jobs.id }).from(jobs).where(lt(jobs.endTime, before)).all().map((r) => r.id);
+      for (let i = 0; i < ids.length; i += 500) {
+        const chunk = ids.slice(i, i + 500);
+        this.db.delete(jobEvents).where(inArray(jobEvents.jobId, chunk)).run();
+        this.db.delete(jobNodes).where(inArray(jobNodes.jobId, chunk)).run();
+        this.db.delete(steps).where(inArray(steps.jobId, chunk)).run();
+        this.db.delete(adaptations).where(inArray(adaptations.jobId, chunk)).run();
+        this.db.delete(perfSamples).where(inArray(perfSamples.jobId, chunk)).run();
+        this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
+      }
+      return ids.length;
+    });
+  }
+
+  /** Committed adaptations per job, for those of `ids` that have any. */
+  resizeCounts(ids: readonly number[]): Map<number, number> {
+    const out = new Map<number, number>();
+    if (ids.length === 0) return out;
+    const rows = this.db
+      .select({ jobId: adaptations.jobId, n: sql<number>`count(*)` })
+      .from(adaptations)
+      .where(and(inArray(adaptations.jobId, [...ids]), eq(adaptations.state, "COMMITTED")))
+      .groupBy(adaptations.jobId)
+      .all();
+    for (const r of rows) out.set(r.jobId, r.n);
+    return out;
   }
 
   markEnded(id: number, state: string, time: number, exitCode: number | null, reason: string | null): void {
@@ -181,9 +272,18 @@ export class JobStore {
     return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
   }
 
-  listJobs(filter: { states?: readonly string[]; limit: number }): JobRow[] {
+  listJobs(filter: JobFilter): JobRow[] {
+    const where = [
+      filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
+      filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
+      filter.user !== undefined ? eq(jobs.user, filter.user) : undefined,
+      filter.arrayJobId !== undefined ? eq(jobs.arrayJobId, filter.arrayJobId) : undefined,
+      filter.until !== undefined ? lte(jobs.submitTime, filter.until) : undefined,
+      filter.since !== undefined ? or(isNull(jobs.endTime), gte(jobs.endTime, filter.since)) : undefined,
+      filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,
+    ].filter((w) => w !== undefined);
     const q = this.db.select().from(jobs);
-    const rows = (filter.states ? q.where(inArray(jobs.state, [...filter.states])) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();
+    const rows = (where.length > 0 ? q.where(and(...where)) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();
     return rows.reverse();
   }
 

@@ -4,6 +4,7 @@
  */
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 import type { JobOverrides } from "../sched/config.ts";
+import type { Dependency } from "../sched/eligibility.ts";
 
 export const nodes = sqliteTable("nodes", {
   name: text("name").primaryKey(),
@@ -47,8 +48,27 @@ export const jobs = sqliteTable(
     sampleInterval: real("sample_interval"),
     /** The job's own elastic-scheduler settings (thresholds, window, settle, payoff), within admin limits. */
     elasticSettings: text("elastic_settings", { mode: "json" }).$type<JobOverrides>(),
+    /** Array tasks: the array's job id (its first task's), the task's index, the array's `%N` limit. */
+    arrayJobId: integer("array_job_id"),
+    arrayTaskId: integer("array_task_id"),
+    arrayLimit: integer("array_limit"),
+    /** Held by a user: not scheduled until released. */
+    held: integer("held", { mode: "boolean" }).notNull().default(false),
+    /** The dependency as given (`text`) and with every job resolved to its id. */
+    dependency: text("dependency", { mode: "json" }).$type<Dependency & { text: string }>(),
+    /** Not started before this time (epoch ms). */
+    beginTime: integer("begin_time"),
+    /** Node names the job may not use / must use. */
+    exclude: text("exclude", { mode: "json" }).$type<string[]>(),
+    nodelist: text("nodelist", { mode: "json" }).$type<string[]>(),
+    /** Where stderr goes, if not with stdout (a pattern until the job starts, like output). */
+    error: text("error"),
+    /** Who submitted the job (the API token's owner, or the user of the job that submitted it). */
+    user: text("user"),
+    /** The job whose token submitted this one. */
+    submittedBy: integer("submitted_by"),
   },
-  (t) => [index("jobs_state").on(t.state)],
+  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime)],
 );
 
 /** Allocation history: one row per (job, node) holding; until is null while held. */

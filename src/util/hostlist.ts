@@ -46,3 +46,41 @@ export function compressHostlist(names: readonly string[]): string {
   }
   return [...out, ...plain].join(",");
 }
+
+/** The inverse: node[01-03,07],login -> node01,node02,node03,node07,login; an error text if malformed. */
+export function expandHostlist(text: string): string[] | { error: string } {
+  const out: string[] = [];
+  // Split on commas outside brackets.
+  const parts: string[] = [];
+  let depth = 0;
+  let cur = "";
+  for (const ch of text) {
+    if (ch === "[") depth++;
+    if (ch === "]") depth--;
+    if (depth < 0 || depth > 1) return { error: `"${text}" has unbalanced brackets` };
+    if (ch === "," && depth === 0) {
+      parts.push(cur);
+      cur = "";
+    } else cur += ch;
+  }
+  if (depth !== 0) return { error: `"${text}" has unbalanced brackets` };
+  parts.push(cur);
+  for (const part of parts.map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([^[\]]*)\[([^\]]+)\]([^[\]]*)$/.exec(part);
+    if (!m) {
+      if (/[[\]]/.test(part)) return { error: `"${part}" is not a host list such as node[01-04]` };
+      out.push(part);
+      continue;
+    }
+    for (const r of m[2]!.split(",")) {
+      const rm = /^(\d+)(?:-(\d+))?$/.exec(r.trim());
+      if (!rm) return { error: `"${r}" in "${part}" is not a number or a range such as 01-04` };
+      const width = rm[1]!.length;
+      const lo = Number(rm[1]);
+      const hi = rm[2] === undefined ? lo : Number(rm[2]);
+      if (hi < lo || hi - lo > 100_000) return { error: `"${r}" in "${part}" is not a range from low to high` };
+      for (let n = lo; n <= hi; n++) out.push(`${m[1]}${String(n).padStart(width, "0")}${m[3]}`);
+    }
+  }
+  return out;
+}

@@ -290,7 +290,7 @@ describe("ending jobs early", () => {
     await waitFor("the ranks to die", () => pids.every((p) => !pidAlive(p)));
   });
 
-  test("Ctrl-C on `ebb run` kills every rank and gives the allocation back", async () => {
+  test("Ctrl-C on `ebb run` kills every rank, gives the allocation back, and the job is CANCELLED", async () => {
     const run = c.ebbSpawn(["run", "-N", "2", "-n", "2", "sh", "-c", "echo pid=$$; exec sleep 300"]);
     const reader = run.stdout.getReader();
     let text = "";
@@ -306,6 +306,9 @@ describe("ending jobs early", () => {
     await waitFor("the ranks to die", () => pids.every((p) => !pidAlive(p)));
     const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,PENDING")).json.jobs;
     expect(jobs).toEqual([]);
+    const job = (await c.api("GET", "/v1/jobs?limit=1")).json.jobs[0];
+    expect({ state: job.state, reason: job.reason }).toEqual({ state: "CANCELLED", reason: "ebb run was interrupted (SIGINT)" });
+    expect((await c.job(job.id)).steps.map((s: any) => s.state)).toEqual(["CANCELLED"]);
   });
 });
 

@@ -97,14 +97,16 @@ describe("/v1/launcher", () => {
     w.close();
   });
 
-  test("a job's token creates steps of its job only, and cannot submit", async () => {
+  test("a job's token creates steps of its job only, and submits jobs recorded as that job's", async () => {
     const id = await c.submit({ argv: ["sh", "-c", "echo token=$EBB_TOKEN; exec sleep 60"], nodes: 1 });
     const job = await c.waitJob(id, ["RUNNING"]);
     const token = await waitFor("the job's token", () => /token=(\S+)/.exec(c.read(job.output))?.[1]);
     const w = new Wire(c, token);
     await w.opened;
     w.send({ t: "submit", job: { interactive: true, nodes: 1 } });
-    expect(await w.next("the refusal", (m) => m.t === "error")).toMatchObject({ code: "forbidden" });
+    const { jobId: child } = await w.next("the child job", (m) => m.t === "submitted");
+    expect((await c.job(child)).submittedBy).toBe(id);
+    await c.api("DELETE", `/v1/jobs/${child}`);
     w.send({ t: "step.create", jobId: id + 1000, req: 1, step: { argv: ["true"] } });
     expect(await w.next("the refusal of another job", (m) => m.t === "error" && m.req === 1)).toMatchObject({ code: "forbidden" });
     w.send({ t: "step.create", jobId: id, req: 2, step: { argv: ["true"] } });

@@ -54,6 +54,19 @@ describe("POST /v1/jobs", () => {
     ["elastic setting not a number", { ...ok, elastic: true, maxNodes: 2, elasticSettings: { upper: "high" } }, "elasticSettings", /number/i],
     ["unknown elastic setting", { ...ok, elastic: true, maxNodes: 2, elasticSettings: { uper: 0.2 } }, "elasticSettings", /uper/],
     ["inverted thresholds", { ...ok, elastic: true, maxNodes: 2, elasticSettings: { upper: 0.01, lower: 0.1 } }, "elasticSettings", /lower 0.1 must be below upper 0.01/],
+    ["array spec", { ...ok, array: "1-x" }, "array", /not a task id/],
+    ["array range backwards", { ...ok, array: "5-1" }, "array", /low to high/],
+    ["array too large", { ...ok, array: "0-20000" }, "array", /more than 10000 tasks/],
+    ["array limit zero", { ...ok, array: "1-3%0" }, "array", /at least 1/],
+    ["interactive array", { interactive: true, array: "1-3" }, "array", /interactive/],
+    ["dependency type", { ...ok, dependency: "afterwards:1" }, "dependency", /unknown dependency type/],
+    ["dependency without a job", { ...ok, dependency: "afterok" }, "dependency", /name the job/],
+    ["dependency on a job that does not exist", { ...ok, dependency: "afterok:424242" }, "dependency", /job 424242 does not exist/],
+    ["dependency mixing , and ?", { ...ok, dependency: "afterok:1,afterany:2?singleton" }, "dependency", /not both/],
+    ["begin not a time", { ...ok, begin: "tomorrow-ish" }, "begin", /.+/],
+    ["node in nodelist and exclude", { ...ok, nodelist: ["n1"], exclude: ["n1"] }, "exclude", /both required/],
+    ["nodelist bad name", { ...ok, nodelist: ["no spaces"] }, "nodelist", /letters, digits/],
+    ["hold not a boolean", { ...ok, hold: "yes" }, "hold", /bool/i],
   ];
   for (const [what, body, field, message] of cases) {
     test(`${what} -> 400 naming ${field || "the field"}`, async () => {
@@ -127,14 +140,24 @@ describe("paths and queries", () => {
     expect(r.json.error!.message).toContain("openapi.json");
   });
 
-  test("a job token only reaches its own job", async () => {
+  test("a job token reaches its own job and the jobs it submitted, no other", async () => {
     const { jobToken } = await import("../../src/proto/credential.ts");
     const token = jobToken(ctl.clusterKey, 1);
-    const own = await fetch(`${ctl.url}/v1/jobs/1`, { headers: { Authorization: `Bearer ${token}` } });
-    expect(own.status).toBe(200);
-    const other = await fetch(`${ctl.url}/v1/jobs/2`, { headers: { Authorization: `Bearer ${token}` } });
-    expect(other.status).toBe(403);
-    const list = await fetch(`${ctl.url}/v1/jobs`, { headers: { Authorization: `Bearer ${token}` } });
-    expect(list.status).toBe(403);
+    const as = (method: string, path: string, body?: unknown) =>
+      fetch(`${ctl.url}${path}`, { method, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    expect((await as("GET", "/v1/jobs/1")).status).toBe(200);
+    expect((await as("GET", "/v1/jobs/2")).status).toBe(403);
+    expect((await as("DELETE", "/v1/jobs/2")).status).toBe(403);
+    expect((await as("POST", "/v1/jobs/2/hold")).status).toBe(403);
+    const made = await as("POST", "/v1/jobs", { argv: ["true"], hold: true });
+    expect(made.status).toBe(201);
+    const child = ((await made.json()) as { id: number }).id;
+    const view = (await (await as("GET", `/v1/jobs/${child}`)).json()) as { submittedBy: number; reason: string };
+    expect(view).toMatchObject({ submittedBy: 1, reason: "JobHeldUser" });
+    expect((await as("POST", `/v1/jobs/${child}/release`)).status).toBe(200);
+    const listed = (await (await as("GET", "/v1/jobs")).json()) as { jobs: { id: number }[] };
+    expect(listed.jobs.map((j) => j.id).sort((a, b) => a - b)).toEqual([1, child]);
+    expect((await as("DELETE", `/v1/jobs/${child}`)).status).toBe(200);
+    expect((await as("GET", "/v1/nodes")).status).toBe(403);
   });
 });

@@ -55,6 +55,7 @@ export class JobRunner {
     writeFileSync(script, job.script ?? "");
     chmodSync(script, 0o700);
     const out = openSync(job.output, "w");
+    let errFd = out;
     const argv = (job.script ?? "").startsWith("#!") ? [script] : ["/bin/sh", script];
     const env = this.ctx.processEnv(job.env, job.jobEnv, {
       EBB_NODELIST: job.nodes.map((n) => n.name).join(","),
@@ -64,9 +65,11 @@ export class JobRunner {
     });
     let proc: Proc;
     try {
-      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: [out, out] });
+      if (job.error !== undefined) errFd = openSync(job.error, "w");
+      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: [out, errFd] });
     } finally {
       closeSync(out);
+      if (errFd !== out) closeSync(errFd);
     }
     void proc.exited.then(({ code, signal }) => {
       const exitCode = code ?? 128 + signalNumber(signal);
@@ -77,7 +80,7 @@ export class JobRunner {
 
   private command(job: JobStart): void {
     if (!job.cred || !job.argv) throw new Error("a command job needs argv and a step credential");
-    const sink = fileSink(job.output, { label: false });
+    const sink = fileSink(job.output, { label: false, error: job.error });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? ""), job.id);
     const launch = new Launch({
@@ -90,7 +93,7 @@ export class JobRunner {
       pmi: "both",
       connect: (addr) => this.ctx.pool.get(addr),
       sink,
-      outputFile: { node: this.ctx.name, path: job.output },
+      outputFile: { node: this.ctx.name, path: job.output, error: job.error },
       spawnWait: 30,
       reportPrimary: false,
     });

@@ -187,39 +187,42 @@ export class StepNode {
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv);
-    const output = this.openOutputFile();
+    const output = this.openOutputFiles();
     try {
       for (let i = 0; i < count; i++) {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world) };
-        this.startRank(rank, argvOf(spec, world), env, output ?? "pipe");
+        this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }
     } finally {
-      if (output !== undefined) closeSync(output);
+      if (output !== undefined) for (const fd of new Set([output.out, output.err])) closeSync(fd);
     }
     this.localLaunched = true;
     this.maybeLaunched();
   }
 
-  /** The step's output file when this node writes it (ranks get it as stdout and stderr), else undefined: forward. */
-  private openOutputFile(): number | undefined {
+  /** The step's output (and error) files when this node writes them (ranks get them as stdout and stderr), else undefined: forward. */
+  private openOutputFiles(): { out: number; err: number } | undefined {
     const target = this.spec.outputFile;
     if (target?.node !== this.ctx.name) return undefined;
+    let out: number | undefined;
     try {
-      return openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+      out = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+      return { out, err: target.error === undefined ? out : openSync(target.error, constants.O_WRONLY | constants.O_APPEND) };
     } catch (e) {
+      if (out !== undefined) closeSync(out);
       log.warn(`step ${this.key}: cannot append to ${target.path}, forwarding output instead`, { error: e });
       return undefined;
     }
   }
 
-  private startRank(rank: number, argv: string[], env: Record<string, string>, stdout: "pipe" | number): void {
+  private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }): void {
     const node = this.ctx.name;
     let proc: Proc;
     try {
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [stdout, stdout, this.pmi?.fd3] });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3] });
     } catch (e) {
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
       this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });

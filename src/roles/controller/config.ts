@@ -24,6 +24,8 @@ export const ControllerConfig = z.strictObject({
   defaultTime: z.int().positive().optional(),
   killWait: z.number().nonnegative().optional(),
   sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
+  /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
+  keepHistory: z.number().positive().optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

@@ -221,7 +221,9 @@ export class Elastic {
   }
 
   private idleNodes(count: number, jobId: number, now: number): string[] {
-    const idle = this.state.idleNodes(now).map((n) => n.row.name);
+    // A job never grows onto nodes it excluded (sbatch --exclude).
+    const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
+    const idle = this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n));
     if (idle.length < count) throw conflict("no_idle_nodes", `growing job ${jobId} needs ${count} idle node${count === 1 ? "" : "s"}; ${idle.length} ${idle.length === 1 ? "is" : "are"} idle`);
     return idle.slice(0, count);
   }

@@ -30,6 +30,11 @@ import { ElasticStore } from "../../store/elastic.ts";
 import { ClusterState } from "./state.ts";
 import { serve } from "./server.ts";
 import { jobDetail, jobViews, nodeView } from "./views.ts";
+import { Eligibility } from "./eligibility.ts";
+import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
+import { testOnly } from "./test-only.ts";
+import type { Scope } from "../../api/backend.ts";
+import { currentUser } from "../../util/user.ts";
 
 const log = logger("controller");
 
@@ -47,6 +52,8 @@ export interface ControllerOptions {
   scheduler?: Partial<ErsConfig>;
   /** Bounds for jobs' own scheduler settings. */
   limits?: AdminLimits;
+  /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
+  keepHistoryMs?: number;
 }
 
 export interface ControllerHandle {
@@ -73,6 +80,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
   let elastic: Elastic | undefined;
+  const eligibility = new Eligibility(state, store);
   const spawns = new SpawnQueue(state, () => scheduler!.request());
   const jobs = new Jobs(
     store,
@@ -88,6 +96,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       toAgent: (node, msg) => agents!.send(node, msg),
       schedule: () => scheduler!.request(),
       ended: (job) => elastic!.jobEnded(job),
+      watch: (job, at) => eligibility.watch(job, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
     },
   );
@@ -95,30 +104,44 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   // The seeds' policies start jobs their own way (e.g. drms-rs at their minimum size).
   const policy = POLICY_TABLE[ersConfig.policy];
   let ers: ElasticScheduler | undefined;
-  scheduler = new SchedulerLoop(state, jobs, spawns, { backfill: ersConfig.policy !== "fcfs", policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined });
+  scheduler = new SchedulerLoop(state, jobs, spawns, {
+    backfill: ersConfig.policy !== "fcfs",
+    policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined,
+    beforePass: (t) => eligibility.refresh(t),
+  });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request() });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
-  const launchers = new LauncherHub(state, jobs, elastic);
+  const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
   ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
   ers.start();
 
+  // The API token is its owner's, the user running the controller (who alone can read it); a job's
+  // token acts for the user of its job. Per-user tokens would map to their users here.
+  const owner = currentUser();
+  const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
   const backend: ApiBackend = {
     version: VERSION,
-    submit: (req) => jobs.submit(req),
-    listJobs: (f) => jobViews(views, store.listJobs({ states: f.states, limit: f.limit })),
-    getJob: (id) => {
+    submit: (req, scope) => jobs.submit(req, submitter(scope)),
+    testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
+    listJobs: (f, scope) => jobViews(views, store.listJobs({ ...f, visibleTo: scope === "all" ? undefined : scope })),
+    getJob: async (id, waitMs) => {
+      if (waitMs) await jobs.whenEnded(id, waitMs);
       const row = store.getJob(id);
       return row ? jobDetail(views, row) : undefined;
     },
+    arrayTask: (arrayJobId, task) => store.arrayTasks(arrayJobId).find((r) => r.arrayTaskId === task)?.id,
     resize: (id, nodes) => elastic!.resize(id, nodes),
-    cancel: (id) => jobs.cancel(id),
+    cancel: (id, task) => jobs.cancel(id, { task }),
+    hold: (id, task) => jobs.setHeld(id, true, { task }),
+    release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
+    mayActOn: (scope, id) => jobs.mayActOn(scope, id),
   };
 
   const server = serve({
@@ -138,6 +161,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
+  const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS);
 
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
   return {
@@ -147,6 +171,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     stateDir: opts.stateDir,
     async stop() {
       clearInterval(ticker);
+      if (purger) clearInterval(purger);
       ers.stop();
       server.stop(true);
       db.$client.close();

@@ -2,7 +2,7 @@
  * The job lifecycle: submit, start, steps, finish, cancel, time limits, node failures.
  * Every change is committed to SQLite first, then applied in memory, then acted on.
  */
-import { basename, isAbsolute, join } from "node:path";
+import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../api/errors.ts";
 import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
@@ -12,9 +12,13 @@ import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { jobToken, signCredential } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
+import { compressIndices, parseArraySpec, type ArraySpec } from "../../api/array.ts";
+import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
+import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { refreshSchedView } from "./sched-view.ts";
+import { expandPattern, patternVars } from "./patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
@@ -35,13 +39,29 @@ export interface Effects {
   schedule(): void;
   /** A job has just ended (adaptations under way end with it). */
   ended(job: JobRuntime): void;
+  /** A pending job's holds, dependencies, begin time or array limit (re)evaluated now. */
+  watch(job: JobRuntime, now: number): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
   requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
 }
 
 const CRED_LIFETIME_MS = 10 * 60_000;
 
+/** Who submits: the user it is recorded for, and the job whose token submitted it, if any. */
+export interface Submitter {
+  user: string | null;
+  job?: number;
+}
+
+export interface PreparedJob {
+  values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
+  /** Array task ids, for an array. */
+  indices?: number[];
+}
+
 export class Jobs {
+  private readonly waiters = new Map<number, Set<() => void>>();
+
   constructor(
     private readonly store: JobStore,
     private readonly state: ClusterState,
@@ -64,6 +84,12 @@ export class Jobs {
       }
       this.watchOrphan(this.state.jobs.get(row.id)!);
     }
+    const now = Date.now();
+    for (const job of this.state.jobs.values()) {
+      if (job.row.state !== "PENDING") continue;
+      this.effects.watch(job, now);
+      refreshSchedView(job);
+    }
     if (active.length > 0) log.info("restored active jobs", { count: active.length });
   }
 
@@ -85,21 +111,32 @@ export class Jobs {
     return out;
   }
 
-  submit(req: JobSubmit, now = Date.now()): { id: number } {
+  /** A submission checked against the cluster and turned into the job's row (without id and state). */
+  prepare(req: JobSubmit, by: Submitter, now = Date.now()): PreparedJob {
     const known = this.state.nodes.size;
     const cpus = Math.max(1, Math.min(...[...this.state.nodes.values()].filter((n) => n.row.status === "UP").map((n) => n.row.cpus), Number.MAX_SAFE_INTEGER));
     const fromTasks = req.tasks ? Math.ceil(req.tasks / (req.tasksPerNode ?? (cpus === Number.MAX_SAFE_INTEGER ? 1 : cpus))) : 1;
-    const nodes = req.nodes ?? req.maxNodes ?? req.minNodes ?? fromTasks;
-    const minNodes = req.minNodes ?? nodes;
-    const maxNodes = req.maxNodes ?? nodes;
+    const asked = req.nodes ?? req.maxNodes ?? req.minNodes ?? fromTasks;
+    // A nodelist longer than the size asked for makes the job that large, as in Slurm.
+    const nodes = Math.max(asked, req.nodelist?.length ?? 0);
+    const minNodes = Math.max(req.minNodes ?? nodes, req.nodelist?.length ?? 0);
+    const maxNodes = Math.max(req.maxNodes ?? nodes, minNodes);
     if (nodes < minNodes || nodes > maxNodes) throw badRequest(`nodes ${nodes} is outside [minNodes ${minNodes}, maxNodes ${maxNodes}]`, "nodes");
     if (known > 0 && minNodes > known)
       throw badRequest(`${minNodes} nodes requested but the cluster has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
-    const kind = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
+    if (known > 0) {
+      const missing = req.nodelist?.find((n) => !this.state.nodes.has(n));
+      if (missing) throw badRequest(`nodelist: node ${missing} does not exist; see GET /v1/nodes`, "nodelist");
+      const usable = [...this.state.nodes.keys()].filter((n) => !req.exclude?.includes(n)).length;
+      if (usable < minNodes) throw badRequest(`exclude: with ${req.exclude!.length} nodes excluded, ${usable} are left and the job needs ${minNodes}`, "exclude");
+    }
+    const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
-    const values = {
+    const array = req.array === undefined ? undefined : (parseArraySpec(req.array) as ArraySpec);
+    const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
+    const values: PreparedJob["values"] = {
       name,
       kind,
       argv: req.argv ?? null,
@@ -113,36 +150,86 @@ export class Jobs {
       timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
       env: req.env ?? {},
       cwd,
+      // A pattern until the job starts (%N is its first node).
+      output: kind === "alloc" ? null : (req.output ?? (array ? "ebb-%A_%a.out" : "ebb-%j.out")),
+      error: kind === "alloc" ? null : (req.error ?? null),
       submitTime: now,
       sampleInterval: req.sampleInterval ?? null,
       elasticSettings: req.elasticSettings ?? null,
-    } as const;
-    const row: JobRow = this.store.tx(() => {
-      const id = this.store.insertJob(values);
-      const output = kind === "alloc" ? null : outputPath(req.output ?? "ebb-%j.out", id, name, cwd);
-      this.store.setOutput(id, output);
-      this.store.addEvent(id, now, "submitted", `submitted: ${kind} job, ${describeSize(minNodes, maxNodes)}`);
-      return { ...values, id, state: "PENDING", output, startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 };
+      arrayLimit: array?.limit ?? null,
+      held: req.hold ?? false,
+      dependency,
+      beginTime: req.begin === undefined ? null : Date.parse(req.begin),
+      exclude: req.exclude ?? null,
+      nodelist: req.nodelist ?? null,
+      user: by.user,
+      submittedBy: by.job ?? null,
+    };
+    return { values, indices: array?.indices };
+  }
+
+  /** Every job a dependency names, by id: an array's id stands for all of its tasks. */
+  private resolveDependency(spec: DependencySpec): Dependency {
+    const terms = spec.terms.map((t) => {
+      if (t.type === "singleton") return t;
+      const jobs = t.jobs.flatMap((ref) => {
+        const row = this.store.getJob(ref.job);
+        if (ref.task !== undefined) {
+          const task = row ? this.store.arrayTasks(ref.job).find((r) => r.arrayTaskId === ref.task) : undefined;
+          if (!task) throw badRequest(`dependency: job ${ref.job}_${ref.task} does not exist`, "dependency");
+          return [task.id];
+        }
+        if (!row) throw badRequest(`dependency: job ${ref.job} does not exist`, "dependency");
+        return row.arrayJobId === row.id ? this.store.arrayTasks(row.id).map((r) => r.id) : [row.id];
+      });
+      return { type: t.type, jobs };
     });
-    const job: JobRuntime = { row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() };
-    refreshSchedView(job);
-    this.state.jobs.set(row.id, job);
-    this.watchOrphan(job);
+    return { any: spec.any, terms };
+  }
+
+  submit(req: JobSubmit, by: Submitter, now = Date.now()): { id: number } {
+    const { values, indices } = this.prepare(req, by, now);
+    const rows: JobRow[] = this.store.tx(() => {
+      const made: JobRow[] = [];
+      for (const task of indices ?? [undefined]) {
+        const arrayJobId = task === undefined ? null : (made[0]?.id ?? null);
+        const v = { ...values, arrayTaskId: task ?? null, arrayJobId };
+        const id = this.store.insertJob(v);
+        // The array's id is its first task's.
+        if (task !== undefined && arrayJobId === null) this.store.setArrayJobId(id, id);
+        made.push({ ...v, arrayJobId: task === undefined ? null : (arrayJobId ?? id), id, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 });
+      }
+      const first = made[0]!;
+      const what = indices ? `an array of ${indices.length} ${values.kind} jobs (${first.id}_[${compressIndices(indices)}]${values.arrayLimit ? `%${values.arrayLimit}` : ""})` : `${values.kind} job`;
+      const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
+      for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: ${what}, ${describeSize(values.minNodes, values.maxNodes)}${extra.length ? `; ${extra.join(", ")}` : ""}`);
+      return made;
+    });
+    for (const row of rows) {
+      const job: JobRuntime = { row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() };
+      this.state.jobs.set(row.id, job);
+      this.effects.watch(job, now);
+      refreshSchedView(job);
+      this.watchOrphan(job);
+    }
     this.effects.schedule();
-    return { id: row.id };
+    return { id: rows[0]!.id };
   }
 
   /** Start a pending job on `nodes` (from a scheduling plan). */
   start(job: JobRuntime, nodes: string[], reason: string, now = Date.now()): void {
     const row = job.row;
     const nextStep = row.kind === "command" ? 1 : 0;
+    const vars = patternVars(row, nodes[0]!);
+    const output = row.output === null ? null : expandPattern(row.output, vars, row.cwd);
+    const error = row.error === null ? null : expandPattern(row.error, vars, row.cwd);
     this.store.tx(() => {
-      this.store.markRunning(row.id, now, nodes.length, nextStep);
+      this.store.markRunning(row.id, now, nodes.length, nextStep, output, error);
       this.store.openAllocation(row.id, nodes, now);
       this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
       if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
     });
-    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep });
+    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep, output, error });
     job.nodes = nodes;
     job.waitReason = undefined;
     refreshSchedView(job);
@@ -163,6 +250,7 @@ export class Jobs {
       env: row.env,
       cwd: row.cwd,
       output: row.output!,
+      error: row.error ?? undefined,
       nodes: refs,
       tasks,
       jobEnv: this.jobEnv(job),
@@ -176,7 +264,9 @@ export class Jobs {
 
   /** Environment every process of the job gets. */
   jobEnv(job: JobRuntime): Record<string, string> {
+    const r = job.row;
     return {
+      ...(r.arrayJobId !== null ? this.arrayEnv(r) : {}),
       EBB_JOB_ID: String(job.row.id),
       EBB_JOB_NAME: job.row.name,
       EBB_JOB_NODELIST: job.nodes.join(","),
@@ -184,6 +274,18 @@ export class Jobs {
       EBB_SUBMIT_DIR: job.row.cwd,
       EBB_TOKEN: jobToken(this.config.clusterKey, job.row.id),
       ...(job.row.tasks ? { EBB_NTASKS: String(job.row.tasks) } : {}),
+    };
+  }
+
+  /** EBB_ARRAY_* of an array task, as Slurm's SLURM_ARRAY_*. */
+  private arrayEnv(r: JobRow): Record<string, string> {
+    const a = this.store.arrayShape(r.arrayJobId!);
+    return {
+      EBB_ARRAY_JOB_ID: String(r.arrayJobId),
+      EBB_ARRAY_TASK_ID: String(r.arrayTaskId),
+      EBB_ARRAY_TASK_COUNT: String(a.count),
+      EBB_ARRAY_TASK_MIN: String(a.min),
+      EBB_ARRAY_TASK_MAX: String(a.max),
     };
   }
 
@@ -278,8 +380,8 @@ export class Jobs {
     return this.grant(job, stepId, nodes, layout, now);
   }
 
-  stepEnded(jobId: number, stepId: number, exitCode: number, now = Date.now()): void {
-    this.store.finishStep(jobId, stepId, exitCode === 0 ? "COMPLETED" : "FAILED", now, exitCode);
+  stepEnded(jobId: number, stepId: number, exitCode: number, interrupted = false, now = Date.now()): void {
+    this.store.finishStep(jobId, stepId, interrupted ? "CANCELLED" : exitCode === 0 ? "COMPLETED" : "FAILED", now, exitCode);
     const job = this.state.jobs.get(jobId);
     const spawned = job?.spawnedSteps.get(stepId);
     if (job && spawned) {
@@ -313,14 +415,69 @@ export class Jobs {
     this.effects.schedule();
   }
 
-  cancel(id: number): void {
-    const job = this.state.jobs.get(id);
-    if (!job) {
-      const row = this.store.getJob(id);
-      if (!row) throw notFound(`job ${id}`);
-      throw conflict("job_finished", `job ${id} already ended (${row.state})`);
+  /** The jobs an id stands for: an array's id stands for all of its tasks, unless `task` says it names the one. */
+  private targets(id: number, task = false): JobRow[] {
+    const row = this.state.jobs.get(id)?.row ?? this.store.getJob(id);
+    if (!row) throw notFound(`job ${id}`);
+    return row.arrayJobId === id && !task ? this.store.arrayTasks(id) : [row];
+  }
+
+  /** Cancel a job, or every active task of an array; the ids cancelled. */
+  cancel(id: number, opts: { task?: boolean; reason?: string } = {}): number[] {
+    const targets = this.targets(id, opts.task);
+    const active = targets.flatMap((r) => this.state.jobs.get(r.id) ?? []);
+    if (active.length === 0) throw conflict("job_finished", `job ${id} already ended (${targets.at(-1)!.state})`);
+    for (const job of active) this.finish(job, "CANCELLED", { reason: opts.reason ?? "cancelled by user" });
+    return active.map((j) => j.row.id);
+  }
+
+  /** Hold (or release) a pending job, or every pending task of an array; the ids changed. */
+  setHeld(id: number, held: boolean, opts: { task?: boolean } = {}, now = Date.now()): number[] {
+    const pending = this.targets(id, opts.task).flatMap((r) => {
+      const job = this.state.jobs.get(r.id);
+      return job && job.row.state === "PENDING" ? [job] : [];
+    });
+    if (pending.length === 0) {
+      const row = this.targets(id, opts.task)[0]!;
+      throw conflict("job_not_pending", `job ${id} is ${row.state}; only pending jobs can be ${held ? "held" : "released"}`);
     }
-    this.finish(job, "CANCELLED", { reason: "cancelled by user" });
+    const changed = pending.filter((j) => j.row.held !== held);
+    this.store.tx(() => {
+      for (const j of changed) {
+        this.store.setHeld(j.row.id, held);
+        this.store.addEvent(j.row.id, now, held ? "held" : "released", held ? "held by user" : "released by user");
+      }
+    });
+    for (const j of changed) {
+      j.row.held = held;
+      this.effects.watch(j, now);
+      refreshSchedView(j);
+    }
+    this.effects.schedule();
+    return changed.map((j) => j.row.id);
+  }
+
+  /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
+  mayActOn(scope: "all" | number, id: number): boolean {
+    if (scope === "all" || scope === id) return true;
+    const row = this.state.jobs.get(id)?.row ?? this.store.getJob(id);
+    return row?.submittedBy === scope;
+  }
+
+  /** Resolves once job `id` is no longer active, or after `ms`. */
+  whenEnded(id: number, ms: number): Promise<void> {
+    if (!this.state.jobs.has(id) || ms <= 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters.get(id)?.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      let set = this.waiters.get(id);
+      if (!set) this.waiters.set(id, (set = new Set()));
+      set.add(done);
+    });
   }
 
   /**
@@ -358,6 +515,9 @@ export class Jobs {
     this.notifyLaunchers(job);
     this.state.jobs.delete(row.id);
     this.effects.ended(job);
+    const waiting = this.waiters.get(row.id);
+    this.waiters.delete(row.id);
+    for (const w of waiting ?? []) w();
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
     const graceful = (opts.cleanup ?? "graceful") === "graceful";
     const killed: string[] = [];
@@ -441,10 +601,4 @@ export class Jobs {
 
 function describeSize(min: number, max: number): string {
   return min === max ? `${min} node${min === 1 ? "" : "s"}` : `${min}-${max} nodes`;
-}
-
-/** Slurm-style output patterns: %j job id, %x job name, %% a percent sign; relative to cwd. */
-export function outputPath(pattern: string, id: number, name: string, cwd: string): string {
-  const p = pattern.replace(/%([jx%])/g, (_, c: string) => (c === "j" ? String(id) : c === "x" ? name : "%"));
-  return isAbsolute(p) ? p : join(cwd, p);
 }

@@ -5,7 +5,7 @@ import type { StepCreate, StepGrant } from "../../api/schemas.ts";
 import { decode } from "../../proto/channel.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
-import type { Jobs } from "./jobs.ts";
+import type { Jobs, Submitter } from "./jobs.ts";
 import type { ClusterState, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
@@ -26,6 +26,7 @@ export class LauncherHub {
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly elastic: Elastic,
+    private readonly submitter: (scope: "all" | number) => Submitter,
   ) {}
 
   onMessage(conn: LauncherSession, scope: "all" | number, text: string | Buffer): void {
@@ -36,10 +37,9 @@ export class LauncherHub {
     }
     const msg = d.value;
     if (msg.t === "submit") {
-      if (scope !== "all") return conn.send({ t: "error", code: "forbidden", message: "a job token may only act on its own job" });
       let jobId: number;
       try {
-        jobId = this.jobs.submit(msg.job).id;
+        jobId = this.jobs.submit(msg.job, this.submitter(scope)).id;
       } catch (e) {
         return conn.send(errorOf(e));
       }
@@ -47,7 +47,7 @@ export class LauncherHub {
       this.follow(conn, jobId);
       return;
     }
-    if (scope !== "all" && scope !== msg.jobId) {
+    if (!this.jobs.mayActOn(scope, msg.jobId)) {
       conn.send({ t: "error", code: "forbidden", message: `this token is for job ${scope}, not job ${msg.jobId}`, req: msg.t === "step.create" ? msg.req : undefined });
       return;
     }
@@ -63,11 +63,12 @@ export class LauncherHub {
         this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
         return;
       case "step.end":
-        this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode);
+        this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode, msg.interrupted !== undefined);
         return;
       case "release": {
         const job = this.state.jobs.get(msg.jobId);
-        if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
+        if (job && job.row.kind === "alloc" && msg.interrupted) this.jobs.finish(job, "CANCELLED", { exitCode: msg.exitCode, reason: `ebb run was interrupted (${msg.interrupted})`, cleanup: "now" });
+        else if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
         else if (job) log.warn("release of a job that is not an allocation", { jobId: msg.jobId });
         return;
       }

@@ -18,7 +18,7 @@ export class SchedulerLoop {
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly spawns: SpawnQueue,
-    private readonly opts: { backfill?: boolean; policyStarts?: (now: number) => CountStart[] } = {},
+    private readonly opts: { backfill?: boolean; policyStarts?: (now: number) => CountStart[]; beforePass?: (now: number) => void } = {},
   ) {}
 
   request(opts: { full?: boolean } = {}): void {
@@ -46,12 +46,14 @@ export class SchedulerLoop {
 
   /** One pass; `reasons` also refreshes why each pending job waits (the periodic pass does). */
   pass(now = Date.now(), reasons = true): void {
+    // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
+    this.opts.beforePass?.(now);
     // Running jobs asking for nodes (PMI spawn) come before the queue.
     if (this.spawns.waiting > 0) this.spawns.serve(now);
     const input = this.snapshot(now, reasons);
     const policyStarts = this.opts.policyStarts;
     const plan = policyStarts && !reasons ? undefined : planBatch(input);
-    const starts = policyStarts ? nameStarts(input.nodes, policyStarts(now)) : plan!.starts;
+    const starts = policyStarts ? nameStarts(input.nodes, policyStarts(now), input.pending) : plan!.starts;
     for (const s of starts) {
       const job = this.state.jobs.get(s.jobId);
       if (job && job.row.state === "PENDING") this.jobs.start(job, s.nodes, s.reason, now);

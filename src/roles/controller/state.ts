@@ -3,6 +3,7 @@ import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob, RunningJob } from "../../sched/types.ts";
+import type { Ineligible } from "../../sched/eligibility.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
 
@@ -32,6 +33,8 @@ export interface JobRuntime {
   launchers: Set<LauncherSession>;
   /** Why a pending job waits (last scheduling pass). */
   waitReason?: string;
+  /** Why a pending job may not be scheduled at all yet (held, dependency, begin time, array limit). */
+  blocked?: Ineligible;
   orphanTimer?: ReturnType<typeof setTimeout>;
   /** Elastic jobs: the resizable step, its layout, and the adaptation under way. */
   elastic?: ElasticRuntime;

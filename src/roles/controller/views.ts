@@ -2,7 +2,8 @@
 import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
 import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
-import type { ClusterState, NodeRuntime } from "./state.ts";
+import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
+import { expandPattern, patternVars } from "./patterns.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
 
@@ -25,13 +26,23 @@ function latestMtct(ctx: ViewContext, job: JobRow): number | null {
   return ctx.elastic.mtct(job.id, job.sampleInterval ?? ctx.sampleInterval).mtct;
 }
 
-export function jobView(job: JobRow, allocation: string[], waitReason?: string, mtct: number | null = null): JobView {
+/** Slurm's word for why a pending job waits, from the scheduler's account of it. */
+function pendingReason(why: string | undefined): string {
+  if (why === undefined) return "None";
+  const word = /^([A-Za-z]+)/.exec(why)?.[1]?.toLowerCase();
+  return word === "priority" ? "Priority" : word === "reqnodenotavail" ? "ReqNodeNotAvail" : "Resources";
+}
+
+export function jobView(job: JobRow, allocation: string[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
+  const pending = job.state === "PENDING";
+  const blocked = pending ? live?.blocked : undefined;
   return {
     id: job.id,
     name: job.name,
     kind: job.kind,
     state: job.state as JobView["state"],
-    reason: waitReason ?? job.reason,
+    reason: blocked ? blocked.reason : pending ? pendingReason(live?.waitReason) : (live?.waitReason ?? job.reason),
+    reasonDetail: blocked ? blocked.detail : pending ? (live?.waitReason ?? null) : null,
     nodes: job.nodes,
     minNodes: job.minNodes,
     maxNodes: job.maxNodes,
@@ -41,13 +52,26 @@ export function jobView(job: JobRow, allocation: string[], waitReason?: string, 
     timeLimit: job.timeLimit,
     argv: job.argv ?? null,
     cwd: job.cwd,
-    output: job.output,
+    // A pending job's files are still patterns: shown as far as they are known.
+    output: pending && job.output !== null ? expandPattern(job.output, patternVars(job), job.cwd) : job.output,
     submitTime: iso(job.submitTime)!,
     startTime: iso(job.startTime),
     endTime: iso(job.endTime),
     exitCode: job.exitCode,
     allocation,
     mtct,
+    arrayJobId: job.arrayJobId,
+    arrayTaskId: job.arrayTaskId,
+    arrayLimit: job.arrayLimit,
+    held: job.held,
+    dependency: job.dependency?.text ?? null,
+    beginTime: iso(job.beginTime),
+    exclude: job.exclude ?? [],
+    nodelist: job.nodelist ?? [],
+    error: pending && job.error !== null ? expandPattern(job.error, patternVars(job), job.cwd) : job.error,
+    user: job.user,
+    submittedBy: job.submittedBy,
+    resizes,
   };
 }
 
@@ -62,9 +86,10 @@ export function jobViews(ctx: ViewContext, rows: JobRow[]): JobView[] {
       allocs.set(a.jobId, list);
     }
   }
+  const resizes = store.resizeCounts(rows.filter((r) => r.elastic).map((r) => r.id));
   return rows.map((r) => {
     const live = state.jobs.get(r.id);
-    return live ? jobView(live.row, live.nodes, live.waitReason, latestMtct(ctx, live.row)) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r));
+    return live ? jobView(live.row, live.nodes, live, latestMtct(ctx, live.row), resizes.get(r.id)) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r), undefined, null, resizes.get(r.id));
   });
 }
 
@@ -72,7 +97,8 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   const { store, state } = ctx;
   const live = state.jobs.get(row.id);
   const history = store.allocationsOf(row.id);
-  const base = live ? jobView(live.row, live.nodes, live.waitReason, latestMtct(ctx, live.row)) : jobView(row, allocationAt(history, row));
+  const resizes = row.elastic ? (store.resizeCounts([row.id]).get(row.id) ?? 0) : 0;
+  const base = live ? jobView(live.row, live.nodes, live, latestMtct(ctx, live.row), resizes) : jobView(row, allocationAt(history, row), undefined, null, resizes);
   const interval = row.sampleInterval ?? ctx.sampleInterval;
   return {
     ...base,

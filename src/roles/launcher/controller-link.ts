@@ -103,12 +103,12 @@ export class ControllerLink {
     });
   }
 
-  stepEnded(stepId: number, exitCode: number, message?: string): void {
-    this.send({ t: "step.end", jobId: this.jobId, stepId, exitCode, message });
+  stepEnded(stepId: number, exitCode: number, message?: string, interrupted?: string): void {
+    this.send({ t: "step.end", jobId: this.jobId, stepId, exitCode, message, interrupted });
   }
 
-  release(exitCode: number, message?: string, lostNode?: string): void {
-    this.send({ t: "release", jobId: this.jobId, exitCode, message, lostNode });
+  release(exitCode: number, message?: string, lostNode?: string, interrupted?: string): void {
+    this.send({ t: "release", jobId: this.jobId, exitCode, message, lostNode, interrupted });
   }
 
   close(): void {

@@ -23,7 +23,7 @@ export interface LaunchOptions {
   connect(addr: string): PeerConn;
   sink: StepSink;
   /** Where the sink writes, when it is a file on one of the step's nodes (see StepSpec.outputFile). */
-  outputFile?: { node: string; path: string };
+  outputFile?: { node: string; path: string; error?: string };
   /** Seconds a spawn may wait for idle nodes. */
   spawnWait: number;
   /** Report ended steps to the controller (spawned ones always are: their nodes go back). */
@@ -42,6 +42,8 @@ export class Launch {
   private readonly pending = new Set<Promise<unknown>>();
   private failure: { result: StepResult } | undefined;
   private adapter: Adapter | undefined;
+  /** The signal that stopped ebb run, if one did: its steps end CANCELLED. */
+  interrupted: string | undefined;
 
   constructor(private readonly o: LaunchOptions) {}
 
@@ -64,6 +66,12 @@ export class Launch {
 
   cancel(reason: string, code: number): void {
     for (const r of this.roots.values()) r.cancel(reason, code);
+  }
+
+  /** ebb run got `signal` (Ctrl-C): every rank is killed, and the steps are recorded CANCELLED. */
+  interrupt(signal: string): void {
+    this.interrupted = signal;
+    this.cancel("interrupted; killing all ranks", 130);
   }
 
   private spec(g: StepGrant, extra: Partial<StepSpec> & { argv: string[] }): StepSpec {
@@ -100,7 +108,7 @@ export class Launch {
     this.roots.set(spec.stepId, root);
     const done = root.start().then((r) => {
       this.roots.delete(spec.stepId);
-      if (report) this.o.link.stepEnded(spec.stepId, r.exitCode, r.failure);
+      if (report) this.o.link.stepEnded(spec.stepId, r.exitCode, r.failure, this.interrupted);
       if (r.exitCode !== 0 && !this.failure) {
         this.failure = { result: r };
         const why = `step ${spec.jobId}.${spec.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`;

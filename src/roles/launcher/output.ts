@@ -51,16 +51,21 @@ export function terminalSink(opts: { label: boolean; prog: string }): FlushableS
  * Writes everything to a fresh file (a command job's output). Appending: the ranks on the sink's
  * node write to the same file themselves (StepSpec.outputFile).
  */
-export function fileSink(path: string, opts: { label: boolean }): FlushableSink & { close(): void } {
-  const fd = openSync(path, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644);
-  const append: Write = (_fd, text) => {
-    writeSync(fd, text);
+export function fileSink(path: string, opts: { label: boolean; error?: string }): FlushableSink & { close(): void } {
+  const open = (p: string) => openSync(p, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644);
+  const fd = open(path);
+  const errFd = opts.error === undefined ? fd : open(opts.error);
+  const append: Write = (f, text) => {
+    writeSync(f === 2 ? errFd : fd, text);
   };
   const labeller = opts.label ? new Labeller(append) : undefined;
   return {
     io: (rank, f, data) => (labeller ? labeller.io(rank, f, data) : append(f, data)),
     notice: (text) => append(2, `ebb: error: ${text}\n`),
     flush: () => labeller?.flush(),
-    close: () => closeSync(fd),
+    close: () => {
+      closeSync(fd);
+      if (errFd !== fd) closeSync(errFd);
+    },
   };
 }

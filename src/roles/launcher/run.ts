@@ -23,6 +23,8 @@ export interface RunOptions {
   tasks?: number;
   tasksPerNode?: number;
   timeLimit?: number;
+  exclude?: string[];
+  nodelist?: string[];
   name?: string;
   label: boolean;
   cwd: string;
@@ -70,6 +72,8 @@ export async function run(o: RunOptions): Promise<number> {
             tasks: o.tasks,
             tasksPerNode: o.tasksPerNode,
             timeLimit: o.timeLimit,
+            exclude: o.exclude,
+            nodelist: o.nodelist,
             cwd: o.cwd,
             env: o.env,
           },
@@ -129,7 +133,7 @@ export async function run(o: RunOptions): Promise<number> {
     const offState = link.onState((s) => {
       if (TERMINAL_STATES.has(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
     });
-    void signals.next.then(() => launch.cancel("interrupted; killing all ranks", 130));
+    void signals.next.then((signal) => launch.interrupt(signal));
     const result = await launch.run();
     offState();
     sink.flush();
@@ -137,7 +141,7 @@ export async function run(o: RunOptions): Promise<number> {
 
     // 3. Give back what this run asked for, and wait until the controller has it.
     if (owned && !TERMINAL_STATES.has(link.latest?.state ?? "")) {
-      link.release(result.exitCode, result.failure, result.lostNode);
+      link.release(result.exitCode, result.failure, result.lostNode, launch.interrupted);
       const deadline = Date.now() + 3000;
       while (!TERMINAL_STATES.has(link.latest?.state ?? "") && Date.now() < deadline) await Promise.race([link.nextState(), Bun.sleep(200)]);
     } else {

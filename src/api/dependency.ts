@@ -1,0 +1,54 @@
+/**
+ * Job dependencies as sbatch --dependency writes them: `afterok:12:13`, `afternotok:12`,
+ * `afterany:12`, `after:12`, `singleton`, joined by `,` (all must hold) or `?` (any may). A job is
+ * `12` (for an array: all of its tasks) or `12_3` (one task).
+ */
+import type { DependencyType } from "../sched/eligibility.ts";
+
+export interface JobRef {
+  job: number;
+  task?: number;
+}
+
+export interface DependencySpec {
+  any: boolean;
+  terms: ({ type: Exclude<DependencyType, "singleton">; jobs: JobRef[] } | { type: "singleton" })[];
+}
+
+const TYPES = ["after", "afterany", "afterok", "afternotok"] as const;
+
+export function parseJobRef(text: string): JobRef | undefined {
+  const m = /^(\d+)(?:_(\d+))?$/.exec(text.trim());
+  if (!m) return undefined;
+  const job = Number(m[1]);
+  if (!Number.isSafeInteger(job) || job < 1) return undefined;
+  return m[2] === undefined ? { job } : { job, task: Number(m[2]) };
+}
+
+export function parseDependency(text: string): DependencySpec | { error: string } {
+  const s = text.trim();
+  if (s === "") return { error: "an empty dependency; e.g. afterok:12" };
+  if (s.includes(",") && s.includes("?")) return { error: `"${text}": join conditions with "," (all) or "?" (any), not both` };
+  const any = s.includes("?");
+  const terms: DependencySpec["terms"] = [];
+  for (const part of s.split(any ? "?" : ",")) {
+    const [type, ...ids] = part.trim().split(":");
+    if (type === "singleton") {
+      if (ids.length > 0) return { error: `"${part}": singleton takes no job ids` };
+      terms.push({ type: "singleton" });
+      continue;
+    }
+    if (!(TYPES as readonly string[]).includes(type ?? "")) {
+      return { error: `"${part}": unknown dependency type "${type}"; use after, afterany, afterok, afternotok (each with :JOBID...) or singleton` };
+    }
+    if (ids.length === 0) return { error: `"${part}": name the job(s), e.g. ${type}:12` };
+    const jobs: JobRef[] = [];
+    for (const id of ids) {
+      const ref = parseJobRef(id);
+      if (!ref) return { error: `"${id}" in "${part}" is not a job id such as 12 or 12_3` };
+      jobs.push(ref);
+    }
+    terms.push({ type: type as (typeof TYPES)[number], jobs });
+  }
+  return { any, terms };
+}

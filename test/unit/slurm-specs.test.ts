@@ -1,0 +1,58 @@
+/** Array specs, dependencies, times and host lists as Slurm users write them. */
+import { describe, expect, test } from "bun:test";
+import { compressIndices, parseArraySpec } from "../../src/api/array.ts";
+import { parseDependency, parseJobRef } from "../../src/api/dependency.ts";
+import { compressHostlist, expandHostlist } from "../../src/util/hostlist.ts";
+import { parseWhen } from "../../src/util/when.ts";
+
+describe("array specs", () => {
+  test("ranges, lists, steps and a limit", () => {
+    expect(parseArraySpec("1-10%2")).toEqual({ indices: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], limit: 2 });
+    expect(parseArraySpec("1,3,5")).toEqual({ indices: [1, 3, 5], limit: undefined });
+    expect(parseArraySpec("1-9:2")).toEqual({ indices: [1, 3, 5, 7, 9], limit: undefined });
+    expect(parseArraySpec("7,0-2,2")).toEqual({ indices: [0, 1, 2, 7], limit: undefined });
+    for (const bad of ["", "a", "1-", "3-1", "1-9:0", "1%0", "1-20000", "1--2"]) expect(parseArraySpec(bad)).toHaveProperty("error");
+  });
+  test("compressed as squeue shows them", () => {
+    expect(compressIndices([1, 2, 3, 5, 7, 8])).toBe("1-3,5,7-8");
+    expect(compressIndices([4])).toBe("4");
+  });
+});
+
+describe("dependencies", () => {
+  test("types, several jobs, array tasks, all and any", () => {
+    expect(parseDependency("afterok:12:13_2")).toEqual({ any: false, terms: [{ type: "afterok", jobs: [{ job: 12 }, { job: 13, task: 2 }] }] });
+    expect(parseDependency("afternotok:1,singleton")).toEqual({ any: false, terms: [{ type: "afternotok", jobs: [{ job: 1 }] }, { type: "singleton" }] });
+    expect(parseDependency("after:1?afterany:2")).toMatchObject({ any: true });
+    for (const bad of ["", "afterok", "afterok:x", "before:1", "singleton:3", "afterok:1,after:2?after:3", "afterok:0"]) expect(parseDependency(bad)).toHaveProperty("error");
+    expect(parseJobRef("12_3")).toEqual({ job: 12, task: 3 });
+    expect(parseJobRef("x")).toBeUndefined();
+  });
+});
+
+describe("times", () => {
+  const now = new Date(2030, 0, 15, 10, 30, 0).getTime();
+  test("relative, clock, dates and names", () => {
+    expect(parseWhen("now", now)).toBe(now);
+    expect(parseWhen("now+60", now)).toBe(now + 60_000);
+    expect(parseWhen("now+2hours", now)).toBe(now + 7_200_000);
+    expect(parseWhen("now-1day", now)).toBe(now - 86_400_000);
+    expect(parseWhen("11:00", now)).toBe(new Date(2030, 0, 15, 11, 0).getTime());
+    expect(parseWhen("09:00", now, { future: true })).toBe(new Date(2030, 0, 16, 9, 0).getTime());
+    expect(parseWhen("09:00", now)).toBe(new Date(2030, 0, 15, 9, 0).getTime());
+    expect(parseWhen("2030-02-01T08:15", now)).toBe(new Date(2030, 1, 1, 8, 15).getTime());
+    expect(parseWhen("2030-02-01", now)).toBe(new Date(2030, 1, 1).getTime());
+    expect(parseWhen("midnight", now)).toBe(new Date(2030, 0, 15).getTime());
+    expect(parseWhen("tomorrow", now)).toBe(new Date(2030, 0, 16).getTime());
+    expect(parseWhen("2030-02-01T08:15:00Z", now)).toBe(Date.UTC(2030, 1, 1, 8, 15));
+    for (const bad of ["soon", "25:00", "now+3fortnights", "2030-13-01"]) expect(parseWhen(bad, now)).toHaveProperty("error");
+  });
+});
+
+describe("host lists", () => {
+  test("expand is the inverse of compress", () => {
+    expect(expandHostlist("node[01-03,07],login")).toEqual(["node01", "node02", "node03", "node07", "login"]);
+    expect(compressHostlist(expandHostlist("node[01-03,07]") as string[])).toBe("node[01-03,07]");
+    for (const bad of ["node[01-", "node[a-b]", "node[3-1]", "n[[1]]"]) expect(expandHostlist(bad)).toHaveProperty("error");
+  });
+});
