@@ -1,26 +1,50 @@
 #!/usr/bin/env -S bun --no-env-file
 /** ebb: one executable, one role per subcommand. */
-import { defineCommand, runMain } from "citty";
-import { showUsage } from "./cli/usage.ts";
 import { startupPolicy } from "./util/jit.ts";
 import { VERSION } from "./util/version.ts";
+import { COMMANDS, loadCommand } from "./cli/commands.ts";
+import { closest, renderMainUsage, runCommand } from "./cli/command.ts";
+import { err, out } from "./util/stdio.ts";
 
-const main = defineCommand({
-  meta: { name: "ebb", version: VERSION, description: "A resource manager for elastic parallel jobs" },
-  subCommands: {
-    up: () => import("./cli/up.ts").then((m) => m.default),
-    controller: () => import("./cli/controller.ts").then((m) => m.default),
-    agent: () => import("./cli/agent.ts").then((m) => m.default),
-    run: () => import("./cli/run.ts").then((m) => m.default),
-    submit: () => import("./cli/submit.ts").then((m) => m.default),
-    queue: () => import("./cli/queue.ts").then((m) => m.default),
-    show: () => import("./cli/show.ts").then((m) => m.default),
-    cancel: () => import("./cli/cancel.ts").then((m) => m.default),
-    resize: () => import("./cli/resize.ts").then((m) => m.default),
-    nodes: () => import("./cli/nodes.ts").then((m) => m.default),
-    sim: () => import("./cli/sim.ts").then((m) => m.default),
-  },
-});
+const DESCRIPTION = "A resource manager for elastic parallel jobs";
+
+function mainUsage(): string {
+  return renderMainUsage(
+    DESCRIPTION,
+    VERSION,
+    Object.entries(COMMANDS)
+      .filter(([, c]) => !c.hidden)
+      .map(([n, c]) => [n, c.summary]),
+  );
+}
+
+function usageError(message: string): never {
+  err(`ebb: ${message}\n`);
+  process.exit(2);
+}
+
+function commandName(word: string): string {
+  if (word in COMMANDS) return word;
+  const guess = closest(word, Object.keys(COMMANDS));
+  usageError(`unknown command ${JSON.stringify(word)}${guess ? `; did you mean ${guess}?` : ""} (ebb help lists the commands)`);
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [first, ...rest] = argv;
+  if (first === undefined) {
+    err(mainUsage());
+    usageError("no command given");
+  }
+  if (first === "--help" || first === "-h") return out(mainUsage());
+  if (first === "--version" || first === "-V") return out(`${VERSION}\n`);
+  if (first === "help") {
+    if (rest.length > 1) usageError(`help takes one command, not ${rest.join(" ")}`);
+    if (rest.length === 0) return out(mainUsage());
+    return runCommand(await loadCommand(commandName(rest[0]!)), ["--help"], VERSION);
+  }
+  if (first.startsWith("-")) usageError(`unknown flag ${first} (ebb takes --help or --version before a command; ebb help lists the commands)`);
+  await runCommand(await loadCommand(commandName(first)), rest, VERSION);
+}
 
 startupPolicy();
-void runMain(main, { showUsage });
+void main(process.argv.slice(2));

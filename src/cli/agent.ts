@@ -1,9 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { defineCommand } from "citty";
+import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
-import { listenFlag, localCpus, localMemoryMb, shortHostname, untilSignal } from "./daemon.ts";
+import { listenFlag, localCpus, localMemoryMb, shortHostname, starting, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
 
 export default defineCommand({
@@ -34,20 +34,22 @@ export default defineCommand({
       }
       const local = /^https?:\/\/(127\.|localhost|\[::1\])/.test(controller);
       if (args.advertise) listenFlag(args.advertise, "--advertise");
-      const agent = await startAgent({
+      const listen = listenFlag(args.listen ?? (local ? "127.0.0.1:0" : "0.0.0.0:0"));
+      const stateDir = args["state-dir"] ?? join(defaultStateDir(), "agents", name);
+      const agent = await starting({ listen, stateDir }, () => startAgent({
         controller,
         clusterKey: key!,
         name,
         cpus: intFlag(args.cpus, "--cpus") ?? localCpus(),
         memoryMb: intFlag(args.memory, "--memory", { min: 0 }) ?? localMemoryMb(),
-        listen: listenFlag(args.listen ?? (local ? "127.0.0.1:0" : "0.0.0.0:0")),
+        listen,
         advertise: args.advertise,
-        stateDir: args["state-dir"] ?? join(defaultStateDir(), "agents", name),
+        stateDir,
         onFatal: (message) => {
           err(`ebb agent: ${message}\n`);
           process.exit(1);
         },
-      });
+      }));
       await untilSignal();
       await agent.stop();
     }),

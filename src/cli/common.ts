@@ -1,18 +1,17 @@
 /** What every client command shares: finding the controller and token, flag checks, output. */
-import { defineArgs } from "./args.ts";
+import { defineArgs } from "./command.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, ApiClientError } from "../api/client.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
+import { expandHostlist } from "../util/hostlist.ts";
+import { parseWhen } from "../util/when.ts";
 import { err, out } from "../util/stdio.ts";
 
-/** A user mistake: printed as one line, exit status 2. */
-export class UsageError extends Error {}
-
-/** The command cannot go on, for a reason its message gives the user: one line, exit status 1. */
-export class CommandError extends Error {}
+import { CommandError, UsageError } from "./errors.ts";
+export { CommandError, UsageError };
 
 export function defaultStateDir(): string {
   return process.env.EBB_STATE_DIR || join(homedir(), ".ebb");
@@ -108,17 +107,59 @@ export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max
   return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds, elasticSettings: parseElasticSettings(a["elastic-settings"]) };
 }
 
+/** A job id as users write it: 12, or 12_3 for task 3 of array 12 (checked, passed on as text). */
+export function jobRefArg(value: string): string {
+  if (!/^\d+(_\d+)?$/.test(value) || Number(value.split("_")[0]) < 1) throw new UsageError(`"${value}" is not a job id such as 12, or an array task such as 12_3`);
+  return value;
+}
+
 export function jobIdArg(value: string | undefined): number {
   const id = intFlag(value, "JOBID");
   if (id === undefined) throw new UsageError("give a job id, e.g. `ebb show 12`");
   return id;
 }
 
-/** The environment as a plain record (what jobs inherit, like sbatch --export=ALL). */
+/** Variables that describe the job (or step, or rank) a command runs in: a job submitted from there does not inherit them. */
+const JOB_VARS = /^(EBB_(JOB_\w+|ARRAY_\w+|SUBMIT_DIR|TOKEN|NTASKS|NODELIST|NNODES|NODENAME|NODEID|PROCID|LOCALID|STEP_ID)|PMI_\w+)$/;
+
+/** The environment as a plain record (what jobs inherit, like sbatch --export=ALL), without the variables of a job it runs in. */
 export function currentEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !JOB_VARS.test(k)) env[k] = v;
   return env;
+}
+
+/** sbatch --export: ALL (the default), NONE, or VAR and VAR=value items, with ALL among them to add to everything. */
+export function exportEnv(spec: string | undefined): Record<string, string> {
+  if (spec === undefined || spec === "ALL") return currentEnv();
+  const items = spec.split(",").map((s) => s.trim()).filter(Boolean);
+  const env: Record<string, string> = items.includes("ALL") ? currentEnv() : {};
+  for (const item of items) {
+    if (item === "ALL" || item === "NONE") continue;
+    const eq = item.indexOf("=");
+    const name = eq < 0 ? item : item.slice(0, eq);
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new UsageError(`--export: "${item}" is not ALL, NONE, VAR or VAR=value`);
+    const value = eq < 0 ? process.env[name] : item.slice(eq + 1);
+    if (value !== undefined) env[name] = value;
+  }
+  return env;
+}
+
+/** node[01-03],node07 -> the names; undefined when not given. */
+export function hostlistFlag(value: string | undefined, flag: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  const names = expandHostlist(value);
+  if ("error" in names) throw new UsageError(`${flag}: ${names.error}`);
+  if (names.length === 0) throw new UsageError(`${flag}: no node names in "${value}"`);
+  return names;
+}
+
+/** A time as sbatch --begin and sacct --starttime take it, as an ISO string. */
+export function whenFlag(value: string | undefined, flag: string, opts: { future?: boolean } = {}): string | undefined {
+  if (value === undefined) return undefined;
+  const t = parseWhen(value, Date.now(), opts);
+  if (typeof t !== "number") throw new UsageError(`${flag}: ${t.error}`);
+  return new Date(t).toISOString();
 }
 
 export function printJson(value: unknown): void {

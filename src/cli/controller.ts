@@ -1,8 +1,8 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
-import { controllerTuning, listenFlag, tuning, untilSignal } from "./daemon.ts";
+import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
 
 export default defineCommand({
@@ -15,12 +15,9 @@ export default defineCommand({
   },
   run: ({ args }) =>
     guard("controller", async () => {
-      const ctl = await startController({
-        listen: listenFlag(args.listen ?? "127.0.0.1:7700"),
-        stateDir: args["state-dir"] ?? defaultStateDir(),
-        dbPath: args.db,
-        ...tuning(args),
-      });
+      const where = { listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir: args["state-dir"] ?? defaultStateDir(), db: args.db };
+      const opts = tuning(args);
+      const ctl = await starting(where, () => startController({ listen: where.listen, stateDir: where.stateDir, dbPath: args.db, ...opts }));
       jitPolicy(NORMAL);
       err(`ebb controller: API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key\n`);
       await untilSignal();

@@ -1,13 +1,44 @@
 /** Flags and helpers shared by the daemon commands (controller, agent, up). */
-import { defineArgs } from "./args.ts";
+import { defineArgs } from "./command.ts";
 import { availableParallelism, hostname, totalmem } from "node:os";
-import { parseHostPort, type HostPort } from "../util/addr.ts";
+import { join } from "node:path";
+import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
+import { DatabaseTooNew } from "../store/db.ts";
 import { ZodError } from "zod";
 import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
-import { durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
+import { CommandError, durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
+
+/**
+ * Runs a daemon's start-up; what commonly stops one (a port in use, a state dir it cannot write,
+ * a database that is not one, or is newer than this ebb) becomes one line saying what to do.
+ */
+export async function starting<T>(where: { listen: HostPort; stateDir: string; db?: string }, start: () => Promise<T>): Promise<T> {
+  try {
+    return await start();
+  } catch (e) {
+    const why = explainStartup(e, where);
+    if (why) throw new CommandError(why);
+    throw e;
+  }
+}
+
+function explainStartup(e: unknown, where: { listen: HostPort; stateDir: string; db?: string }): string | undefined {
+  if (e instanceof DatabaseTooNew) return e.message;
+  const err = e as NodeJS.ErrnoException;
+  const at = formatHostPort(where.listen);
+  const db = where.db ?? join(where.stateDir, "ebb.db");
+  if (err.code === "EADDRINUSE") return `${at} is in use (another ebb controller or ebb up?); stop that, or listen elsewhere with --listen HOST:PORT`;
+  if (err.code === "EADDRNOTAVAIL") return `${where.listen.host} is not an address of this machine; give --listen one of its addresses, or 0.0.0.0`;
+  if (err.code === "EACCES" && err.syscall === "listen") return `no permission to listen on ${at}; use a port above 1023`;
+  if (/file is not a database|SQLITE_NOTADB/i.test(String(err.message ?? "")) || err.code === "SQLITE_NOTADB") return `${db} is not an SQLite database; give --db another file (or move that one away)`;
+  if (err.code === "SQLITE_CANTOPEN" || err.code === "SQLITE_READONLY") return `cannot write the database ${db} (${err.code}); give --db or --state-dir a place you can write`;
+  if (["EACCES", "EPERM", "EROFS", "ENOTDIR", "EEXIST", "ENOSPC", "EISDIR"].includes(err.code ?? ""))
+    return `cannot write the state dir ${where.stateDir} (${err.code}${err.path ? ` at ${err.path}` : ""}); give --state-dir a directory you can write`;
+  return undefined;
+}
 
 export function listenFlag(value: string, flag = "--listen"): HostPort {
   const hp = parseHostPort(value);
@@ -26,9 +57,20 @@ export const controllerTuning = defineArgs({
   lower: { type: "string", description: "MTCT below which an elastic job may double (default 0.01)", valueHint: "X" },
   settle: { type: "string", description: "Seconds after an adaptation before the job may adapt again (default 120)", valueHint: "SECONDS" },
   "min-samples": { type: "string", description: "Timing samples a job needs since its last adaptation before the scheduler acts on it (default 3)", valueHint: "N" },
-  payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on; --no-payoff turns it off)" },
+  payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
   "sample-interval": { type: "string", description: "Seconds between elastic jobs' timing samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
+  "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
 });
+
+/** --keep-history: a number with a unit (s, m, h, d, w; a bare number is days), or forever. Milliseconds. */
+export function keepFlag(value: string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  if (value === "forever") return Number.POSITIVE_INFINITY;
+  const m = /^(\d+(?:\.\d+)?)\s*([smhdw]?)$/.exec(value.trim());
+  const unit = { s: 1, m: 60, h: 3600, d: 86400, w: 604800, "": 86400 }[m?.[2] ?? ""];
+  if (!m || unit === undefined || Number(m[1]) <= 0) throw new UsageError(`--keep-history ${value}: expected an age such as 30d, 12h, 90m, 3600s, or forever`);
+  return Number(m[1]) * unit * 1000;
+}
 
 type TuningArgs = { [K in keyof typeof controllerTuning]?: K extends "payoff" ? boolean : string };
 
@@ -68,6 +110,7 @@ export function tuning(a: TuningArgs) {
     sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL) ?? file.sampleInterval,
     scheduler,
     limits: file.limits,
+    keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
   };
 }
 

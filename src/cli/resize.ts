@@ -1,4 +1,4 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, jobIdArg, printJson, UsageError } from "./common.ts";
 import { out } from "../util/stdio.ts";
 

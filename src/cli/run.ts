@@ -1,15 +1,13 @@
-import { defineArgs } from "./args.ts";
-import { defineCommand, parseArgs } from "citty";
+import { defineArgs, defineCommand } from "./command.ts";
 import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
-import { splitAtCommand } from "./argv.ts";
-import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, intFlag, UsageError } from "./common.ts";
+import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
-  ntasks: { type: "string", alias: ["n"], description: "Number of ranks (default: one per node)", valueHint: "N" },
-  "tasks-per-node": { type: "string", description: "Ranks per node", valueHint: "K" },
+  ntasks: { type: "string", alias: "n", description: "Number of ranks (default: one per node)", valueHint: "N" },
+  "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Ranks per node", valueHint: "K" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the program's name)", valueHint: "NAME" },
@@ -17,6 +15,8 @@ const args = defineArgs({
   "pmi-port": { type: "boolean", description: "Ranks reach PMI over TCP (PMI_PORT + PMI_ID) instead of an inherited socket (PMI_FD)" },
   "spawn-wait": { type: "string", description: "Seconds an MPI spawn may wait for idle nodes before it fails (default 30)", valueHint: "SECONDS" },
   fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
+  exclude: { type: "string", alias: "x", description: "Outside a job: nodes the allocation must not use, e.g. node[01-02]", valueHint: "NODES" },
+  nodelist: { type: "string", alias: "w", description: "Outside a job: nodes the allocation must use", valueHint: "NODES" },
   ...elasticArgs,
   ...controllerArgs,
 });
@@ -26,11 +26,11 @@ export default defineCommand({
     name: "run",
     description: "Run a parallel program: ebb run [-N nodes] [-n tasks] [-l] [--] CMD ARGS...  Outside a job it asks for an allocation and waits for it; inside a batch job it runs a step there.",
   },
-  args,
-  run: ({ rawArgs }) =>
+  args: { ...args, command: { type: "positional", variadic: true, description: "The program and its arguments (flags after it are the program's)" } },
+  stopAtPositional: true,
+  run: ({ args: a }) =>
     guard("run", async () => {
-      const { options, command } = splitAtCommand(rawArgs, args);
-      const a = parseArgs<typeof args>(options, args);
+      const command = a._;
       if (command.length === 0) throw new UsageError("no program given; usage: ebb run [-N nodes] [-n tasks] [--] CMD ARGS...");
       const mpi = PmiMode.safeParse(a.mpi ?? "both");
       if (!mpi.success) throw new UsageError(`--mpi ${a.mpi}: expected both, pmi1, pmi2 or none`);
@@ -46,6 +46,8 @@ export default defineCommand({
         tasks: intFlag(a.ntasks, "--ntasks"),
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
         timeLimit: durationFlag(a.time, "--time"),
+        exclude: hostlistFlag(a.exclude, "--exclude"),
+        nodelist: hostlistFlag(a.nodelist, "--nodelist"),
         name: a["job-name"],
         label: a.label === true,
         cwd: process.cwd(),

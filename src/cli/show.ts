@@ -1,29 +1,38 @@
-import { defineCommand } from "citty";
+import { defineCommand } from "./command.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
-import { client, controllerArgs, guard, jobIdArg, printJson } from "./common.ts";
-import { elapsed } from "./queue.ts";
+import { client, controllerArgs, guard, jobRefArg, printJson } from "./common.ts";
+import { jobLabel } from "./jobid.ts";
+import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show one job: its settings, allocation history, steps and events" },
   args: {
-    jobid: { type: "positional", description: "Job id", required: true },
+    jobid: { type: "positional", description: "Job id, or an array task such as 12_3", required: true },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("show", async () => {
-      const j = await client(args).job(jobIdArg(args.jobid));
+      const j = await client(args).job(jobRefArg(args.jobid));
       if (args.json) return printJson(j);
       const field = (k: string, v: unknown) => (v === null || v === undefined || v === "" ? "" : `${k.padEnd(12)} ${v}\n`);
       let text = "";
       text += field("JobId", j.id);
+      if (j.arrayJobId !== null) text += field("ArrayTask", `${jobLabel(j)}${j.arrayLimit ? ` (at most ${j.arrayLimit} tasks at once)` : ""}`);
       text += field("Name", j.name);
+      text += field("User", j.user);
+      if (j.submittedBy !== null) text += field("SubmittedBy", `job ${j.submittedBy}`);
       text += field("Kind", j.kind);
-      text += field("State", j.state + (j.reason ? ` (${j.reason})` : ""));
+      text += field("State", j.state + (j.reason ? ` (${j.reason}${j.reasonDetail && j.reasonDetail !== j.reason ? `: ${j.reasonDetail}` : ""})` : ""));
       text += field("ExitCode", j.exitCode);
-      text += field("Nodes", j.minNodes === j.maxNodes ? j.nodes : `${j.nodes} (range ${j.minNodes}-${j.maxNodes}${j.elastic ? ", elastic" : ""})`);
+      text += field("Held", j.held ? "yes (ebb release to let it run)" : "");
+      text += field("Dependency", j.dependency);
+      text += field("Begin", j.beginTime);
+      text += field("Nodes", j.minNodes === j.maxNodes ? nodesColumn(j) : `${j.nodes} (range ${j.minNodes}-${j.maxNodes}${j.elastic ? ", elastic" : ""}${j.resizes ? `, ${j.resizes} resizes` : ""})`);
+      text += field("ReqNodes", j.nodelist.length > 0 ? compressHostlist(j.nodelist) : "");
+      text += field("ExcNodes", j.exclude.length > 0 ? compressHostlist(j.exclude) : "");
       text += field("Tasks", j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node"));
       text += field("NodeList", j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
       text += field("TimeLimit", formatDuration(j.timeLimit));
@@ -33,6 +42,7 @@ export default defineCommand({
       text += field("Ended", j.endTime);
       text += field("WorkDir", j.cwd);
       text += field("Output", j.output);
+      text += field("Error", j.error);
       text += field("Command", j.argv?.join(" "));
       if (j.elastic) {
         if (j.elasticSettings) text += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));

@@ -1,12 +1,12 @@
 import { readFileSync, writeFileSync } from "node:fs";
-import { defineCommand } from "citty";
+import { defineCommand } from "./command.ts";
 import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { runPolicies } from "../sim/run.ts";
 import { parseSwf, traceJobs } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { formatDuration } from "../util/time.ts";
-import { defineArgs } from "./args.ts";
+import { defineArgs } from "./command.ts";
 import { guard, intFlag, numberFlag, printJson, table, UsageError } from "./common.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
@@ -16,13 +16,13 @@ const args = defineArgs({
   "cores-per-node": { type: "string", description: "Processors per node: a job with P processors asks for ceil(P/C) nodes (default 1)", valueHint: "C" },
   malleable: { type: "string", description: "Fraction of jobs that are malleable, 0 to 1 (default 0.5)", valueHint: "F" },
   seed: { type: "string", description: "Seed choosing the malleable jobs, their speedups and sample noise (default 1)", valueHint: "S" },
-  policy: { type: "string", description: `Policy to run; repeat or comma-separate for several: ${POLICIES.join(", ")} (default: all)`, valueHint: "P" },
+  policy: { type: "string", repeat: true, description: `Policy to run; repeat or comma-separate for several: ${POLICIES.join(", ")} (default: all)`, valueHint: "P" },
   limit: { type: "string", description: "Replay only the first N jobs of the trace", valueHint: "N" },
   interval: { type: "string", description: `Seconds between elastic passes (default ${DEFAULT_CONFIG.interval})`, valueHint: "SEC" },
   upper: { type: "string", description: `Upper MTCT threshold: above it a job is halved (default ${DEFAULT_CONFIG.upper})`, valueHint: "X" },
   lower: { type: "string", description: `Lower MTCT threshold: below it a job may double (default ${DEFAULT_CONFIG.lower})`, valueHint: "X" },
   settle: { type: "string", description: `Seconds after an adaptation before a job may adapt again (default ${DEFAULT_CONFIG.settle})`, valueHint: "SEC" },
-  payoff: { type: "boolean", default: true, description: "Grow a job only if the predicted gain exceeds its adaptation cost", negativeDescription: "Grow without the payoff rule" },
+  payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost", negativeDescription: "Grow without the payoff rule" },
   "resize-cost": { type: "string", description: `Seconds per resize: FIXED[,PERNODE] per node added or removed (default ${WORKLOAD_DEFAULTS.cost.fixed},${WORKLOAD_DEFAULTS.cost.perNode})`, valueHint: "F,P" },
   efficiency: { type: "string", description: `Parallel efficiency of a malleable job at its requested size is drawn uniformly in LO,HI (default ${WORKLOAD_DEFAULTS.efficiency.join(",")})`, valueHint: "LO,HI" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
@@ -39,16 +39,10 @@ function numPair(value: string | undefined, flag: string, min: number, max: numb
   return [a, b ?? Number.NaN];
 }
 
-/** Every --policy occurrence (citty keeps only the last), comma lists split. */
-function policies(rawArgs: readonly string[]): PolicyName[] {
+/** Every --policy given, comma lists split; all of them when none is. */
+function policies(given: readonly string[]): PolicyName[] {
   const out: PolicyName[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const a = rawArgs[i]!;
-    let v: string | undefined;
-    if (a === "--policy") v = rawArgs[++i];
-    else if (a.startsWith("--policy=")) v = a.slice("--policy=".length);
-    else continue;
-    if (v === undefined || v === "") throw new UsageError(`--policy needs a value: ${POLICIES.join(", ")}`);
+  for (const v of given) {
     for (const p of v.split(",").map((s) => s.trim()).filter(Boolean)) {
       if (!isPolicy(p)) throw new UsageError(`--policy ${p}: unknown policy; choose from ${POLICIES.join(", ")}`);
       if (!out.includes(p)) out.push(p);
@@ -62,10 +56,10 @@ const secs = (s: number) => formatDuration(s);
 export default defineCommand({
   meta: { name: "sim", description: "Replay an SWF workload trace through the scheduling policies on a simulated cluster and compare them" },
   args,
-  run: ({ args: a, rawArgs }) =>
+  run: ({ args: a }) =>
     guard("sim", async () => {
       if (!a.swf) throw new UsageError("--swf FILE is required (a trace in Standard Workload Format)");
-      const pols = policies(rawArgs);
+      const pols = policies(a.policy);
       let text: string;
       try {
         text = readFileSync(a.swf, "utf8");

@@ -1,63 +1,135 @@
-import { defineArgs } from "./args.ts";
 import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { defineCommand, parseArgs } from "citty";
-import { splitAtCommand } from "./argv.ts";
-import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, intFlag, printJson, UsageError } from "./common.ts";
-import { directiveArgs } from "./directives.ts";
-import { out } from "../util/stdio.ts";
+import { parseArraySpec } from "../api/array.ts";
+import { parseDependency } from "../api/dependency.ts";
+import type { JobSubmit } from "../api/schemas.ts";
+import { defineArgs, defineCommand } from "./command.ts";
+import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { scriptFlags } from "./directives.ts";
+import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
+import { err, isTerminal, out } from "../util/stdio.ts";
 
-const jobArgs = defineArgs({
-  nodes: { type: "string", alias: "N", description: "Number of nodes", valueHint: "N" },
-  ntasks: { type: "string", alias: ["n"], description: "Number of tasks (EBB_NTASKS; steps default to it)", valueHint: "N" },
-  "tasks-per-node": { type: "string", description: "Tasks per node", valueHint: "K" },
+/** What describes the job: the command line's flags, and those of #EBB / #SBATCH lines. */
+export const jobArgs = defineArgs({
+  nodes: { type: "string", alias: "N", description: "Number of nodes, or a range MIN-MAX (the job starts at any size in it)", valueHint: "N" },
+  ntasks: { type: "string", alias: "n", description: "Number of tasks (EBB_NTASKS; steps default to it)", valueHint: "N" },
+  "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Tasks per node", valueHint: "K" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
-  output: { type: "string", alias: "o", description: "Output file; %j is the job id, %x the name (default ebb-%j.out)", valueHint: "FILE" },
+  output: { type: "string", alias: "o", description: "Output file: %j job id, %x name, %A array id, %a task id, %u user, %N first node, %% a % (default ebb-%j.out, arrays ebb-%A_%a.out)", valueHint: "FILE" },
+  error: { type: "string", alias: "e", description: "Error file, same patterns (default: with the output)", valueHint: "FILE" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the script's file name)", valueHint: "NAME" },
+  array: { type: "string", alias: "a", description: "A job array: 0-15, 1,3,5, 1-9:2; %N runs at most N tasks at once (EBB_ARRAY_TASK_ID...)", valueHint: "SPEC" },
+  dependency: { type: "string", alias: "d", description: "Start after other jobs: afterok:ID[:ID..], afternotok:ID, afterany:ID, after:ID, singleton; ',' all, '?' any", valueHint: "DEPS" },
+  hold: { type: "boolean", alias: "H", description: "Submit held: not started until `ebb release ID`" },
+  chdir: { type: "string", alias: "D", description: "Run the script in this directory (default: the current one); relative output files are relative to it", valueHint: "DIR" },
+  export: { type: "string", description: "Environment the job gets: ALL (default), NONE, or VAR[=value],... (add ALL to keep the rest)", valueHint: "ALL|NONE|VARS" },
+  exclude: { type: "string", alias: "x", description: "Nodes the job must not use, e.g. node[01-02],node07", valueHint: "NODES" },
+  nodelist: { type: "string", alias: "w", description: "Nodes the job must use, all of them (it gets at least as many)", valueHint: "NODES" },
+  begin: { type: "string", alias: "b", description: "Do not start before: now+10minutes, 16:00, 2030-01-31T08:00, tomorrow...", valueHint: "TIME" },
   ...elasticArgs,
 });
 
 const args = defineArgs({
   ...jobArgs,
+  wrap: { type: "string", description: "Submit this shell command as the script (#!/bin/sh)", valueHint: "COMMAND" },
+  wait: { type: "boolean", alias: "W", description: "Wait for the job (every task of an array) to end; exit with its exit code" },
+  "test-only": { type: "boolean", description: "Do not submit: say when and where the job would start now" },
   parsable: { type: "boolean", description: "Print only the job id" },
-  json: { type: "boolean", description: "Print {\"id\": N}" },
+  json: { type: "boolean", description: 'Print {"id": N}' },
   ...controllerArgs,
+  script: { type: "positional", description: "The batch script ('-' or none: read it from standard input)" },
 });
 
+/** The script's text and a name for the job; from a file, --wrap or standard input. */
+function readScript(path: string | undefined, wrap: string | undefined): { script: string; name: string; fromFile: boolean } {
+  if (wrap !== undefined) {
+    if (path !== undefined) throw new UsageError("give a script or --wrap, not both");
+    return { script: `#!/bin/sh\n${wrap}\n`, name: "wrap", fromFile: false };
+  }
+  if (path === undefined || path === "-") {
+    if (path === undefined && isTerminal(0)) throw new UsageError("no script given; usage: ebb submit [flags] script.sh (or --wrap CMD, or the script on standard input)");
+    const script = readFileSync(0, "utf8");
+    if (script.trim() === "") throw new UsageError("the script on standard input is empty");
+    return { script, name: "stdin", fromFile: false };
+  }
+  try {
+    return { script: readFileSync(path, "utf8"), name: basename(path), fromFile: true };
+  } catch (e) {
+    throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+}
+
+/** -N 4, or -N 2-4 (Slurm's range: the job starts at any size in it). */
+function nodeRange(value: string | undefined): { nodes?: number; minNodes?: number; maxNodes?: number } {
+  const m = value === undefined ? null : /^(\d+)-(\d+)$/.exec(value);
+  if (!m) return { nodes: intFlag(value, "--nodes") };
+  const [minNodes, maxNodes] = [intFlag(m[1], "--nodes")!, intFlag(m[2], "--nodes")!];
+  if (minNodes > maxNodes) throw new UsageError(`--nodes ${value}: the range goes from the fewest nodes to the most`);
+  return { minNodes, maxNodes };
+}
+
 export default defineCommand({
-  meta: { name: "submit", description: "Submit a batch script: ebb submit [-N ..] [-n ..] [-t ..] [-o FILE] script.sh. '#EBB <flags>' lines at the top of the script set flags too; the command line wins." },
-  args: { ...args, script: { type: "positional", description: "The batch script", required: false } },
-  run: ({ rawArgs }) =>
+  meta: {
+    name: "submit",
+    description:
+      "Submit a batch script: ebb submit [-N ..] [-n ..] [-t ..] [-o FILE] script.sh. '#EBB <flags>' lines at the top of the script set flags too (or, in a script without them, '#SBATCH' lines); the command line wins.",
+  },
+  args,
+  run: ({ args: cli }) =>
     guard("submit", async () => {
-      const { options, command } = splitAtCommand(rawArgs, args);
-      const cli = parseArgs<typeof args>(options, args);
-      const [path, ...extra] = command;
-      if (!path) throw new UsageError("no script given; usage: ebb submit [flags] script.sh");
-      if (extra.length > 0) throw new UsageError(`unexpected arguments after the script: ${extra.join(" ")}; put settings in #EBB lines or flags before the script`);
-      let script: string;
-      try {
-        script = readFileSync(path, "utf8");
-      } catch (e) {
-        throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+      const { script, name, fromFile } = readScript(cli.script, cli.wrap);
+      const source = fromFile ? cli.script! : name;
+      const fromScript = cli.wrap === undefined ? scriptFlags(script, jobArgs, source) : { flags: {}, ignored: [] };
+      if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
+      const a = { ...fromScript.flags } as Record<string, unknown>;
+      for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
+      const pick = (k: keyof typeof jobArgs) => a[k] as string | undefined;
+      const array = pick("array");
+      if (array !== undefined) {
+        const r = parseArraySpec(array);
+        if ("error" in r) throw new UsageError(`--array: ${r.error}`);
       }
-      const fromScript = parseArgs<typeof jobArgs>(directiveArgs(script), jobArgs);
-      const pick = <K extends keyof typeof jobArgs>(k: K) => (cli[k] as string | undefined) ?? (fromScript[k] as string | undefined);
-      const flag = (k: "elastic") => cli[k] === true || fromScript[k] === true;
-      const req = {
+      const dependency = pick("dependency");
+      if (dependency !== undefined) {
+        const r = parseDependency(dependency);
+        if ("error" in r) throw new UsageError(`--dependency: ${r.error}`);
+      }
+      const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
+      const range = nodeRange(pick("nodes"));
+      const req: JobSubmit = {
         script,
-        name: pick("job-name") ?? basename(path),
-        nodes: intFlag(pick("nodes"), "--nodes"),
-        ...elasticFields({ elastic: flag("elastic"), "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") }),
+        name: pick("job-name") ?? name,
+        ...range,
+        ...elastic,
+        minNodes: elastic.minNodes ?? range.minNodes,
+        maxNodes: elastic.maxNodes ?? range.maxNodes,
         tasks: intFlag(pick("ntasks"), "--ntasks"),
         tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
         timeLimit: durationFlag(pick("time"), "--time"),
-        output: pick("output") ? resolve(pick("output")!) : undefined,
-        cwd: process.cwd(),
-        env: currentEnv(),
+        output: pick("output"),
+        error: pick("error"),
+        cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
+        env: exportEnv(pick("export")),
+        array,
+        dependency,
+        hold: a.hold === true ? true : undefined,
+        begin: whenFlag(pick("begin"), "--begin", { future: true }),
+        exclude: hostlistFlag(pick("exclude"), "--exclude"),
+        nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
       };
-      const { id } = await client(cli).submit(req);
+      const c = client(cli);
+      if (cli["test-only"]) {
+        const t = await c.testOnly(req);
+        if (cli.json) return printJson(t);
+        out(`ebb submit: ${t.message} (test only, nothing submitted)\n`);
+        return t.start === null ? 1 : 0;
+      }
+      const { id } = await c.submit(req);
       if (cli.json) printJson({ id });
       else if (cli.parsable) out(`${id}\n`);
       else out(`Submitted batch job ${id}\n`);
+      if (!cli.wait) return;
+      const ended = await waitForJobs(c, array !== undefined ? await jobIds(c, String(id)) : [id]);
+      return Math.max(0, ...ended.map(exitStatus));
     }),
 });

@@ -1,11 +1,11 @@
 import { join } from "node:path";
-import { defineCommand } from "citty";
+import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag } from "./common.ts";
 import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
-import { controllerTuning, listenFlag, localMemoryMb, tuning, untilSignal } from "./daemon.ts";
+import { controllerTuning, listenFlag, localMemoryMb, starting, tuning, untilSignal } from "./daemon.ts";
 import { err, out } from "../util/stdio.ts";
 
 export default defineCommand({
@@ -22,7 +22,9 @@ export default defineCommand({
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;
       const stateDir = args["state-dir"] ?? defaultStateDir();
-      const ctl = await startController({ listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir, ...tuning(args) });
+      const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
+      const opts = tuning(args);
+      const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts }));
       const width = Math.max(2, String(n).length);
       const agents = new AgentThread((why) => {
         err(`ebb up: ${why}\n`);

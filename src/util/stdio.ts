@@ -35,7 +35,7 @@ export const err = (text: string): void => write(2, text);
  * Whether `fd` is a terminal: a character device other than /dev/null and its kin (major 1).
  * node:tty's isatty costs ~5 ms to load, for the same answer on Linux.
  */
-export function isTerminal(fd: Fd): boolean {
+export function isTerminal(fd: 0 | Fd): boolean {
   try {
     const s = fstatSync(fd);
     return s.isCharacterDevice() && ((s.rdev >> 8) & 0xfff) !== 1;

@@ -21,7 +21,57 @@ const FLAGS: Record<string, string[]> = {
   resize: ["--nodes", "--wait"],
   nodes: ["--json"],
   sim: ["--policy"],
+  hold: ["JOBID"],
+  release: ["JOBID"],
+  wait: ["JOBID", "--json"],
+  history: ["--since", "--until", "--state", "--name", "--user", "--json"],
+  completion: ["SHELL", "--list-jobs"],
 };
+
+const ebb = (args: string[]) => runProcess([process.execPath, join(ROOT, "src/main.ts"), ...args], { env: { ...process.env, NO_COLOR: undefined, EBB_CONTROLLER: "http://127.0.0.1:9" } });
+
+describe("strict command lines", () => {
+  for (const cmd of Object.keys(FLAGS)) {
+    test(`ebb ${cmd} --bogus: exit 2, one line naming the flag`, async () => {
+      const r = await ebb([cmd, "--bogus", ...(cmd === "run" ? ["true"] : [])]);
+      expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: `ebb ${cmd}: unknown flag --bogus (ebb ${cmd} --help lists the flags)\n`, stdout: "" });
+    });
+  }
+
+  test("a close flag gets a 'did you mean'; a missing value and extra arguments are errors too", async () => {
+    const cases: [string[], string][] = [
+      [["queue", "--al"], "ebb queue: unknown flag --al; did you mean --all? (ebb queue --help lists the flags)"],
+      [["submit", "--nodez", "2", "x.sh"], "ebb submit: unknown flag --nodez; did you mean --nodes? (ebb submit --help lists the flags)"],
+      [["submit", "-N"], "ebb submit: -N needs a value"],
+      [["run", "--time"], "ebb run: --time needs a value"],
+      [["show", "1", "2"], 'ebb show: unexpected argument "2" (ebb show --help says what it takes)'],
+      [["nodes", "extra"], 'ebb nodes: unexpected argument "extra" (ebb nodes --help says what it takes)'],
+      [["queue", "--json=yes"], "ebb queue: --json takes no value"],
+      [["sumbit", "x.sh"], 'ebb: unknown command "sumbit"; did you mean submit? (ebb help lists the commands)'],
+      [["--bogus"], "ebb: unknown flag --bogus (ebb takes --help or --version before a command; ebb help lists the commands)"],
+      [["help", "frobnicate"], 'ebb: unknown command "frobnicate" (ebb help lists the commands)'],
+    ];
+    for (const [args, line] of cases) {
+      const r = await ebb(args);
+      expect({ args, code: r.code, stderr: r.stderr }).toEqual({ args, code: 2, stderr: `${line}\n` });
+    }
+  });
+
+  test("ebb help, ebb help CMD and ebb --version work, without colour codes off a terminal", async () => {
+    const main = await ebb(["help"]);
+    expect(main.code).toBe(0);
+    expect(main.stdout).toContain("USAGE ebb");
+    const sub = await ebb(["help", "submit"]);
+    expect(sub.code).toBe(0);
+    expect(sub.stdout).toContain("USAGE ebb submit [OPTIONS] [SCRIPT]");
+    for (const r of [main, sub]) expect(r.stdout).not.toContain("\x1b[");
+    const version = await ebb(["--version"]);
+    expect(version).toMatchObject({ code: 0, stdout: expect.stringMatching(/^\d+\.\d+\.\d+\n$/) });
+    const none = await ebb([]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toContain("ebb: no command given");
+  });
+});
 
 test("ebb --help lists every subcommand", async () => {
   const { code, text } = await help([]);

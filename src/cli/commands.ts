@@ -1,0 +1,27 @@
+/** The subcommands: each loads its own module (one chunk each in the compiled binary) when run. */
+import type { ArgsDef, CommandDef } from "./command.ts";
+
+type Loader = () => Promise<{ default: CommandDef<any> }>;
+
+export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: boolean }> = {
+  up: { summary: "Start a whole local cluster in this process: a controller and N agents on loopback", load: () => import("./up.ts") },
+  controller: { summary: "Run the controller: HTTP API, agent/launcher WebSockets, SQLite job store, scheduler", load: () => import("./controller.ts") },
+  agent: { summary: "Run a node agent: registers the node, starts and kills job processes, serves step trees", load: () => import("./agent.ts") },
+  run: { summary: "Run a parallel program (like srun): outside a job it asks for an allocation", load: () => import("./run.ts") },
+  submit: { summary: "Submit a batch script (like sbatch); #EBB or #SBATCH lines set flags too", load: () => import("./submit.ts") },
+  queue: { summary: "List pending and running jobs (like squeue; --all: finished ones too)", load: () => import("./queue.ts") },
+  show: { summary: "Show one job: settings, allocation history, steps and events", load: () => import("./show.ts") },
+  cancel: { summary: "Cancel jobs, arrays or array tasks (like scancel)", load: () => import("./cancel.ts") },
+  hold: { summary: "Hold pending jobs: they are not started until released", load: () => import("./hold.ts") },
+  release: { summary: "Release held jobs", load: () => import("./release.ts") },
+  wait: { summary: "Wait for jobs to end; exits with the first failure's exit code", load: () => import("./wait.ts") },
+  history: { summary: "Finished and active jobs over a time window (like sacct)", load: () => import("./history.ts") },
+  resize: { summary: "Grow or shrink a running elastic job", load: () => import("./resize.ts") },
+  nodes: { summary: "List nodes with their state, size and job", load: () => import("./nodes.ts") },
+  sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
+  completion: { summary: "Print a shell completion script: ebb completion bash|zsh|fish", load: () => import("./completion.ts") },
+};
+
+export async function loadCommand(name: string): Promise<CommandDef<ArgsDef>> {
+  return (await COMMANDS[name]!.load()).default as CommandDef<ArgsDef>;
+}

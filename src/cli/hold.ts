@@ -1,0 +1,3 @@
+import { holdCommand } from "./holds.ts";
+
+export default holdCommand("hold");

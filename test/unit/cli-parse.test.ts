@@ -1,0 +1,114 @@
+/** The command-line parser is strict, and #EBB / #SBATCH lines are read with it. */
+import { describe, expect, test } from "bun:test";
+import { closest, defineArgs, parse, renderUsage } from "../../src/cli/command.ts";
+import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
+import { jobArgs } from "../../src/cli/submit.ts";
+
+const args = defineArgs({
+  nodes: { type: "string", alias: "N", description: "nodes", valueHint: "N" },
+  label: { type: "boolean", alias: "l", description: "label" },
+  hold: { type: "boolean", alias: "H", description: "hold" },
+  policy: { type: "string", repeat: true, description: "policy" },
+  payoff: { type: "boolean", description: "payoff", negativeDescription: "no payoff" },
+  "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "tpn" },
+  jobid: { type: "positional", description: "job" },
+});
+
+const fails = (raw: string[], message: RegExp | string, opts = {}) => expect(() => parse("x", args, raw, opts)).toThrow(message);
+
+describe("parse", () => {
+  test("long and short flags, with = or the next word, and clusters of short ones", () => {
+    expect(parse("x", args, ["--nodes", "2"]).nodes).toBe("2");
+    expect(parse("x", args, ["--nodes=2"]).nodes).toBe("2");
+    expect(parse("x", args, ["-N", "2"]).nodes).toBe("2");
+    expect(parse("x", args, ["-N2"]).nodes).toBe("2");
+    const c = parse("x", args, ["-lHN", "3", "12"]);
+    expect([c.label, c.hold, c.nodes, c.jobid]).toEqual([true, true, "3", "12"]);
+    expect(parse("x", args, ["--ntasks-per-node", "4"])["tasks-per-node"]).toBe("4");
+  });
+
+  test("an unknown flag is an error, with a 'did you mean' when one is close", () => {
+    fails(["--bogus"], "unknown flag --bogus (ebb x --help lists the flags)");
+    fails(["--node", "2"], "unknown flag --node; did you mean --nodes?");
+    fails(["--lable"], "did you mean --label?");
+    fails(["-nodes", "2"], "unknown flag -nodes; did you mean --nodes?");
+    fails(["-q"], "unknown flag -q");
+    fails(["--partition=debug"], "unknown flag --partition (ebb has one pool of nodes, no partitions)");
+  });
+
+  test("a flag without its value, or a value for a boolean, is an error", () => {
+    fails(["--nodes"], "--nodes needs a value");
+    fails(["-N"], "-N needs a value");
+    fails(["--nodes", "--label"], "--nodes needs a value");
+    fails(["--nodes="], "--nodes needs a value");
+    fails(["--label=yes"], "--label takes no value");
+    expect(parse("x", args, ["--nodes", "-1"]).nodes).toBe("-1");
+  });
+
+  test("extra arguments are an error", () => {
+    fails(["1", "2"], 'unexpected argument "2"');
+  });
+
+  test("--no-X only for flags that say so; repeated flags keep the last, or all", () => {
+    expect(parse("x", args, ["--no-payoff"]).payoff).toBe(false);
+    fails(["--no-label"], "unknown flag --no-label");
+    expect(parse("x", args, ["-N", "1", "-N", "2"]).nodes).toBe("2");
+    expect(parse("x", args, ["--policy", "a", "--policy=b"]).policy).toEqual(["a", "b"]);
+    expect(parse("x", args, []).policy).toEqual([]);
+  });
+
+  test("stopAtPositional: flags end at the program; -- ends them anywhere", () => {
+    const r = parse("run", args, ["-N", "2", "ls", "-l", "--bogus"], { stopAtPositional: true });
+    expect([r.nodes, r._]).toEqual(["2", ["ls", "-l", "--bogus"]]);
+    expect(() => parse("run", args, ["--partition", "debug", "hostname"], { stopAtPositional: true })).toThrow("unknown flag --partition");
+    expect(parse("x", args, ["--", "-l"])._).toEqual(["-l"]);
+  });
+
+  test("--help anywhere before the program asks for help", () => {
+    expect(parse("x", args, ["--bogus-later", "-h"].reverse()).help).toBe(true);
+    expect(parse("run", args, ["ls", "--help"], { stopAtPositional: true }).help).toBeUndefined();
+  });
+
+  test("closest", () => {
+    expect(closest("sumbit", ["submit", "queue"])).toBe("submit");
+    expect(closest("zzzzzz", ["submit", "queue"])).toBeUndefined();
+  });
+
+  test("help keeps citty's layout and has no colour codes off a terminal", () => {
+    const text = renderUsage({ meta: { name: "x", description: "Does x" }, args, run: () => {} }, "1.2.3");
+    expect(text).toStartWith("Does x (ebb x v1.2.3)\n\nUSAGE ebb x [OPTIONS] [JOBID]\n");
+    expect(text).toContain("  -N, --nodes=<N>");
+    expect(text).toContain("  --no-payoff");
+    expect(text).not.toContain("\x1b[");
+  });
+});
+
+describe("batch script directives", () => {
+  test("#EBB lines are strict and name their line", () => {
+    const script = "#!/bin/sh\n#EBB -N 2\n\n#EBB --bogus\necho hi\n";
+    expect(() => scriptFlags(script, jobArgs, "job.sh")).toThrow("job.sh line 4: #EBB --bogus: unknown flag --bogus");
+    expect(() => scriptFlags("#EBB -N\n", jobArgs, "j")).toThrow("j line 1: #EBB -N: -N needs a value");
+    expect(() => scriptFlags("#EBB -N 2 extra\n", jobArgs, "j")).toThrow('j line 1: #EBB -N 2 extra: unexpected argument "extra"');
+  });
+
+  test("later lines win, and reading stops at the first command", () => {
+    const r = scriptFlags("#!/bin/sh\n#EBB -N 2 -t 5\n#EBB --nodes=3 # a comment\necho\n#EBB --bogus\n", jobArgs, "j");
+    expect(r.flags).toMatchObject({ nodes: "3", time: "5" });
+    expect(r.kind).toBe("EBB");
+  });
+
+  test("#SBATCH lines count when there is no #EBB line; flags ebb does not have are listed", () => {
+    const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "srun hostname"].join("\n");
+    const r = scriptFlags(script, jobArgs, "s.sh");
+    expect(r.kind).toBe("SBATCH");
+    expect(r.flags).toMatchObject({ "job-name": "sl", nodes: "2", "tasks-per-node": "2" });
+    expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)", "--mem=4G (line 4: every ebb job has its nodes to itself, with all their memory)", "--exclusive (line 5: every ebb job has its nodes to itself already)"]);
+    const both = scriptFlags("#EBB -N 1\n#SBATCH -N 4\n", jobArgs, "b");
+    expect([both.kind, both.flags.nodes]).toEqual(["EBB", "1"]);
+  });
+
+  test("directives and shell words", () => {
+    expect(directives("#!/bin/sh\n#EBB -J 'a b'\n#SBATCH -N 1\n").ebb).toEqual([{ line: 2, words: ["-J", "a b"] }]);
+    expect(shellWords(`a "b c" 'd' e\\ f`)).toEqual(["a", "b c", "d", "e f"]);
+  });
+});
