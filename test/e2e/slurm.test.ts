@@ -265,7 +265,8 @@ describe("jobs that submit jobs, and history", () => {
     void failed;
     const ok = await c.ebb(["submit", "-W", "-J", "hist-ok", "--wrap", "true"]);
     const okId = idOf(ok.stdout);
-    const json = async (args: string[]) => JSON.parse((await c.ebb(["history", "--json", ...args])).stdout).jobs as any[];
+    // --since now-1day: these jobs, even when the test runs across midnight (the default is since midnight).
+    const json = async (args: string[]) => JSON.parse((await c.ebb(["history", "--json", "--since", "now-1day", ...args])).stdout).jobs as any[];
     const byName = await json(["--name", "hist-ok"]);
     expect(byName.map((j) => j.id)).toEqual([okId]);
     const failedOnes = await json(["--state", "FAILED"]);
@@ -277,7 +278,7 @@ describe("jobs that submit jobs, and history", () => {
     const user = byName[0].user as string;
     expect((await json(["--user", user, "--name", "hist-ok"])).length).toBe(1);
     expect(await json(["--user", "nobody-at-all"])).toEqual([]);
-    const table = await c.ebb(["history", "--name", "hist-fail"]);
+    const table = await c.ebb(["history", "--since", "now-1day", "--name", "hist-fail"]);
     expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+SUBMIT\s+START\s+END$/m);
     expect(table.stdout).toMatch(new RegExp(`^\\d+\\s+hist-fail\\s+${user}\\s+FAILED\\s+2\\s+\\S+\\s+1\\s+\\d{4}-`, "m"));
     const bad = await c.ebb(["history", "--state", "DONE"]);

@@ -22,11 +22,12 @@ export class Eligibility {
     private readonly store: JobStore,
   ) {}
 
-  /** Evaluate a pending job now, and again before every pass while it has conditions. */
-  watch(job: JobRuntime, now: number): void {
-    if (!hasConditions(job) && !job.blocked) return;
-    this.watched.add(job.row.id);
-    this.evaluate([job], now);
+  /** Evaluate pending jobs now (an array's tasks together), and again before every pass while they have conditions. */
+  watch(jobs: readonly JobRuntime[], now: number): void {
+    const some = jobs.filter((j) => hasConditions(j) || j.blocked);
+    if (some.length === 0) return;
+    for (const j of some) this.watched.add(j.row.id);
+    this.evaluate(some, now);
   }
 
   /** Re-evaluate every watched job; jobs that became eligible get their scheduler view back. */
@@ -71,7 +72,7 @@ export class Eligibility {
     job.blocked = why;
     refreshSchedView(job);
     // What people look for in `ebb show`: which job broke a dependency, when a hold came or went.
-    if (why && why.reason !== before?.reason && why.reason !== "JobHeldUser") this.store.addEvent(job.row.id, now, "waiting", `${why.reason}: ${why.detail}`);
+    if (why && why.reason !== before?.reason && why.reason !== "JobHeldUser" && why.reason !== "JobArrayTaskLimit") this.store.addEvent(job.row.id, now, "waiting", `${why.reason}: ${why.detail}`);
   }
 
   private facts(id: number): JobFacts | undefined {

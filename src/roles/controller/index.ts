@@ -96,7 +96,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       toAgent: (node, msg) => agents!.send(node, msg),
       schedule: () => scheduler!.request(),
       ended: (job) => elastic!.jobEnded(job),
-      watch: (job, at) => eligibility.watch(job, at),
+      watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
     },
   );

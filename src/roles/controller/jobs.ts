@@ -39,8 +39,8 @@ export interface Effects {
   schedule(): void;
   /** A job has just ended (adaptations under way end with it). */
   ended(job: JobRuntime): void;
-  /** A pending job's holds, dependencies, begin time or array limit (re)evaluated now. */
-  watch(job: JobRuntime, now: number): void;
+  /** Pending jobs' holds, dependencies, begin times or array limits (re)evaluated now. */
+  watch(jobs: readonly JobRuntime[], now: number): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
   requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
 }
@@ -84,12 +84,9 @@ export class Jobs {
       }
       this.watchOrphan(this.state.jobs.get(row.id)!);
     }
-    const now = Date.now();
-    for (const job of this.state.jobs.values()) {
-      if (job.row.state !== "PENDING") continue;
-      this.effects.watch(job, now);
-      refreshSchedView(job);
-    }
+    const pending = [...this.state.jobs.values()].filter((j) => j.row.state === "PENDING");
+    this.effects.watch(pending, Date.now());
+    for (const job of pending) refreshSchedView(job);
     if (active.length > 0) log.info("restored active jobs", { count: active.length });
   }
 
@@ -205,10 +202,10 @@ export class Jobs {
       for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: ${what}, ${describeSize(values.minNodes, values.maxNodes)}${extra.length ? `; ${extra.join(", ")}` : ""}`);
       return made;
     });
-    for (const row of rows) {
-      const job: JobRuntime = { row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() };
-      this.state.jobs.set(row.id, job);
-      this.effects.watch(job, now);
+    const made = rows.map((row): JobRuntime => ({ row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() }));
+    for (const job of made) this.state.jobs.set(job.row.id, job);
+    this.effects.watch(made, now);
+    for (const job of made) {
       refreshSchedView(job);
       this.watchOrphan(job);
     }
@@ -448,11 +445,9 @@ export class Jobs {
         this.store.addEvent(j.row.id, now, held ? "held" : "released", held ? "held by user" : "released by user");
       }
     });
-    for (const j of changed) {
-      j.row.held = held;
-      this.effects.watch(j, now);
-      refreshSchedView(j);
-    }
+    for (const j of changed) j.row.held = held;
+    this.effects.watch(changed, now);
+    for (const j of changed) refreshSchedView(j);
     this.effects.schedule();
     return changed.map((j) => j.row.id);
   }
