@@ -117,11 +117,10 @@ describe("dependencies", () => {
   }, 60_000);
 
   test("singleton: jobs of the same name run one after the other", async () => {
-    const script = 'echo "start $(date +%s%N)"; sleep 1; echo "end $(date +%s%N)"';
-    const first = await submit(["-J", "solo", "-d", "singleton", "--wrap", script]);
-    const second = await submit(["-J", "solo", "-d", "singleton", "--wrap", script]);
-    const other = await submit(["-J", "not-solo", "-d", "singleton", "--wrap", "true"]);
+    const first = await submit(["-J", "solo", "-d", "singleton", "--wrap", "sleep 3"]);
+    const second = await submit(["-J", "solo", "-d", "singleton", "--wrap", "true"]);
     expect((await c.job(second)).reason).toBe("Dependency");
+    const other = await submit(["-J", "not-solo", "-d", "singleton", "--wrap", "true"]);
     const [a, b] = [await c.waitJob(first, ["COMPLETED"]), await c.waitJob(second, ["COMPLETED"])];
     expect(Date.parse(b.startTime)).toBeGreaterThanOrEqual(Date.parse(a.endTime));
     expect((await c.waitJob(other, ["COMPLETED"])).state).toBe("COMPLETED");
