@@ -75,10 +75,14 @@ export default defineCommand({
       "Submit a batch script: ebb submit [-N ..] [-n ..] [-t ..] [-o FILE] script.sh. '#EBB <flags>' lines at the top of the script set flags too (or, in a script without them, '#SBATCH' lines); the command line wins.",
   },
   args,
+  // As sbatch: what follows the script is not ebb's (sbatch passes it to the script; ebb refuses it).
+  stopAtPositional: true,
   run: ({ args: cli }) =>
     guard("submit", async () => {
-      const { script, name, fromFile } = readScript(cli.script, cli.wrap);
-      const source = fromFile ? cli.script! : name;
+      const [path, ...extra] = cli._;
+      if (extra.length > 0) throw new UsageError(`unexpected arguments after the script: ${extra.join(" ")}; put flags before the script (or in #EBB lines)`);
+      const { script, name, fromFile } = readScript(path, cli.wrap);
+      const source = fromFile ? path! : name;
       const fromScript = cli.wrap === undefined ? scriptFlags(script, jobArgs, source) : { flags: {}, ignored: [] };
       if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
       const a = { ...fromScript.flags } as Record<string, unknown>;
