@@ -195,6 +195,8 @@ describe("where a job runs and what it gets", () => {
     expect((await c.waitJob(x, ["COMPLETED"])).allocation).toEqual(["node03"]);
     const two = await submit(["-N", "2", "--nodelist", "node03", "--exclude", "node02", "--wrap", "true"]);
     expect((await c.waitJob(two, ["COMPLETED"])).allocation.sort()).toEqual(["node01", "node03"]);
+    const run = await c.ebb(["run", "-N", "2", "-x", "node02", "-l", "sh", "-c", "echo $EBB_NODENAME"]);
+    expect({ code: run.code, out: run.stdout.split("\n").filter(Boolean).sort() }).toEqual({ code: 0, out: ["0: node01", "1: node03"] });
     const missing = await c.ebb(["submit", "-w", "node09", "--wrap", "true"]);
     expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 1, stderr: "ebb submit: nodelist: node node09 does not exist; see GET /v1/nodes (field: nodelist)\n" });
   });
