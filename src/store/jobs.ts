@@ -72,7 +72,6 @@ function prepare(db: Db) {
       })
       .returning({ id: jobs.id })
       .prepare(),
-    setOutput: db.update(jobs).set({ output: hole("output") }).where(eq(jobs.id, p("id"))).prepare(),
     markRunning: db
       .update(jobs)
       .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep"), output: hole("output"), error: hole("error") })
@@ -150,10 +149,6 @@ export class JobStore {
       output: values.output ?? null,
     });
     return row!.id;
-  }
-
-  setOutput(id: number, output: string | null): void {
-    this.q.setOutput.run({ id, output });
   }
 
   /** The job runs from `time` on `nodes` nodes; its output and error paths are final now. */
