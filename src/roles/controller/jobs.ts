@@ -46,6 +46,8 @@ export interface Effects {
 }
 
 const CRED_LIFETIME_MS = 10 * 60_000;
+/** What the tasks of one array may hold in all, scripts and environments counted per task. */
+const MAX_ARRAY_BYTES = 256 << 20;
 
 /** Who submits: the user it is recorded for, and the job whose token submitted it, if any. */
 export interface Submitter {
@@ -132,6 +134,10 @@ export class Jobs {
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
     const array = req.array === undefined ? undefined : (parseArraySpec(req.array) as ArraySpec);
+    // Every task is a row with its own copy of the script and environment: bound what one request may store.
+    const perTask = (req.script?.length ?? 0) + JSON.stringify(req.env ?? {}).length;
+    if (array && array.indices.length * perTask > MAX_ARRAY_BYTES)
+      throw badRequest(`array: ${array.indices.length} tasks of ${Math.ceil(perTask / 1024)} KiB of script and environment each are more than ${MAX_ARRAY_BYTES >> 20} MiB; use fewer tasks, or a smaller environment (--export)`, "array");
     const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
     const values: PreparedJob["values"] = {
       name,
