@@ -124,7 +124,7 @@ export class Jobs {
     if (known > 0 && minNodes > known)
       throw badRequest(`${minNodes} nodes requested but the cluster has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
-    if (known > 0) {
+    if (known > 0 && (req.nodelist || req.exclude)) {
       const missing = req.nodelist?.find((n) => !this.state.nodes.has(n));
       if (missing) throw badRequest(`nodelist: node ${missing} does not exist; see GET /v1/nodes`, "nodelist");
       const usable = [...this.state.nodes.keys()].filter((n) => !req.exclude?.includes(n)).length;
@@ -135,7 +135,7 @@ export class Jobs {
     const cwd = req.cwd ?? homedir();
     const array = req.array === undefined ? undefined : (parseArraySpec(req.array) as ArraySpec);
     // Every task is a row with its own copy of the script and environment: bound what one request may store.
-    const perTask = (req.script?.length ?? 0) + JSON.stringify(req.env ?? {}).length;
+    const perTask = array ? (req.script?.length ?? 0) + JSON.stringify(req.env ?? {}).length : 0;
     if (array && array.indices.length * perTask > MAX_ARRAY_BYTES)
       throw badRequest(`array: ${array.indices.length} tasks of ${Math.ceil(perTask / 1024)} KiB of script and environment each are more than ${MAX_ARRAY_BYTES >> 20} MiB; use fewer tasks, or a smaller environment (--export)`, "array");
     const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
