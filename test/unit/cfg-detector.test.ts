@@ -8,7 +8,7 @@ const VECTOR = [2, 0, 6, 3, 1, 6, 3, 1, 6, 3, 1, 9, 7, 9, 7, 3, 1, 6, 3, 1, 6, 3
 function run(d: Detector, ids: readonly number[]) {
   return ids.map((id, i) => {
     const r = d.step(id, OpType.P2p, i * 10, i * 10 + 1);
-    return { kind: KIND_NAMES[r & 15], structural: (r & STRUCTURAL) !== 0, head: d.currentHead };
+    return { kind: KIND_NAMES[r & 15] as string, structural: (r & STRUCTURAL) !== 0, head: d.currentHead };
   });
 }
 
