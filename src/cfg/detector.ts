@@ -146,6 +146,8 @@ export class Detector {
   private readonly succKind: Uint8Array;
   private readonly succVer: Int32Array;
   private readonly trail = new Int32Array(TRAIL);
+  /** Position of the newest step in `trail` (stepNo mod TRAIL, kept as an int). */
+  private tpos = TRAIL - 1;
   private nextSlot: Uint8Array;
   private version = 1;
   private stepNo = -1;
@@ -206,6 +208,19 @@ export class Detector {
     return this.cur < 0 ? -1 : this.site[this.cur]!;
   }
 
+  /** Whether samples or events wait to be drained. */
+  get hasOutput(): boolean {
+    return this.events.length !== 0 || this.samples.length !== 0;
+  }
+
+  /**
+   * Adds MPI time to the loop of the last step (for callers that time overlapping calls once,
+   * at their settlement, and step with tExit = tEntry).
+   */
+  addTime(dt: number): void {
+    if (this.cur >= 0 && dt > 0) this.tmt[this.cur]! += dt;
+  }
+
   /** Changes the sampling interval; the running timer is restarted from `now`. */
   setInterval(interval: number, now: number): void {
     if (!(interval >= 0)) throw new RangeError(`interval: ${interval} is not >= 0`);
@@ -256,7 +271,8 @@ export class Detector {
     if (h >= 0) this.tmt[h]! += t1 - t0;
     this.last[n] = t0;
     this.lastStep[n] = this.stepNo;
-    this.trail[this.stepNo % TRAIL] = n;
+    this.tpos = (this.tpos + 1) & (TRAIL - 1);
+    this.trail[this.tpos] = n;
     this.prev = n;
     this.cur = h;
   }
@@ -326,6 +342,8 @@ export class Detector {
     if (n === undefined) {
       if (this.size >= this.capacity) {
         this.skipped++;
+        this.tpos = (this.tpos + 1) & (TRAIL - 1);
+        this.trail[this.tpos] = -1;
         this.prev = -1;
         this.cur = -1;
         return Kind.Skipped;
@@ -399,10 +417,11 @@ export class Detector {
     this.flags[n]! |= HEAD;
     this.tailOf[n] = p;
     const from = this.lastStep[n]!;
-    const oldest = Math.max(from + 1, this.stepNo - TRAIL + 1);
-    for (let s = this.stepNo - 1; s >= oldest; s--) {
-      const x = this.trail[s % TRAIL]!;
-      if (x === n || this.headOf[x] !== ctx) continue;
+    // trail[tpos] is the previous step (this one is not in yet).
+    const count = Math.min(this.stepNo - 1 - from, TRAIL - 1);
+    for (let k = 0; k < count; k++) {
+      const x = this.trail[(this.tpos - k + TRAIL) & (TRAIL - 1)]!;
+      if (x < 0 || x === n || this.headOf[x] !== ctx) continue;
       if (ctx < 0 && (this.flags[x]! & BODY) !== 0) continue;
       this.headOf[x] = n;
       this.flags[x]! |= BODY;

@@ -50,16 +50,41 @@ function token(r: CfgNodeRow): string {
   return collapsible(r.type) ? "p2p" : `${OP_TYPE_NAMES[r.type as OpType] ?? "other"}@${r.site}`;
 }
 
+/** Least rotation of a sequence (Booth's algorithm, O(n)): the index it starts at. */
+function leastRotation(t: readonly string[]): number {
+  const n = t.length;
+  const f = new Int32Array(2 * n).fill(-1);
+  let k = 0;
+  for (let j = 1; j < 2 * n; j++) {
+    const sj = t[j % n]!;
+    let i = f[j - k - 1]!;
+    while (i !== -1 && sj !== t[(k + i + 1) % n]) {
+      if (sj < t[(k + i + 1) % n]!) k = j - i - 1;
+      i = f[i]!;
+    }
+    if (sj !== t[(k + i + 1) % n]) {
+      // i === -1
+      if (sj < t[k % n]!) k = j;
+      f[j - k] = -1;
+    } else f[j - k] = i + 1;
+  }
+  return k % n;
+}
+
+const signatures = new Map<string, string>();
+
 /** Collapses runs of "p2p" (circularly: a loop's end meets its start) and rotates to the least rotation. */
 export function signature(tokens: readonly string[]): string {
+  const raw = tokens.join(" ");
+  const known = signatures.get(raw);
+  if (known !== undefined) return known;
   let t = tokens.filter((x, i) => !(x === "p2p" && tokens[(i + tokens.length - 1) % tokens.length] === "p2p"));
   if (t.length === 0) t = ["p2p"];
-  let best = t.join(" ");
-  for (let i = 1; i < t.length; i++) {
-    const s = [...t.slice(i), ...t.slice(0, i)].join(" ");
-    if (s < best) best = s;
-  }
-  return best;
+  const k = leastRotation(t);
+  const sig = [...t.slice(k), ...t.slice(0, k)].join(" ");
+  if (signatures.size > 4096) signatures.clear();
+  signatures.set(raw, sig);
+  return sig;
 }
 
 export interface RankLoop {

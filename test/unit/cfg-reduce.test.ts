@@ -3,6 +3,7 @@ import { Detector } from "../../src/cfg/detector.ts";
 import { currentMtct, mergeCfg, observeCfg, variance } from "../../src/cfg/merge.ts";
 import { rankRange, reduceNode, signature, type RankCfg } from "../../src/cfg/node.ts";
 import { OpType } from "../../src/cfg/types.ts";
+import { mulberry32 } from "../../src/sim/random.ts";
 
 const P = OpType.P2p;
 const C = OpType.Collective;
@@ -53,6 +54,22 @@ describe("node-local reduction (§10.2.2, Fig. 10.3 -> 10.4)", () => {
     expect(signature(["p2p", "collective@1", "p2p"])).toBe("collective@1 p2p");
     expect(signature(["p2p", "p2p"])).toBe("p2p");
     expect(signature(["collective@2", "collective@1"])).toBe("collective@1 collective@2");
+  });
+
+  test("signatures: the least rotation equals a brute-force search (seeded random loops)", () => {
+    const r = mulberry32(7);
+    for (let c = 0; c < 2000; c++) {
+      const n = 1 + Math.floor(r.next() * 9);
+      const toks = Array.from({ length: n }, () => ["collective@1", "io@2", "p2p", "collective@3"][Math.floor(r.next() * 4)]!);
+      let t = toks.filter((x, i) => !(x === "p2p" && toks[(i + n - 1) % n] === "p2p"));
+      if (t.length === 0) t = ["p2p"];
+      let best = t.join(" ");
+      for (let i = 1; i < t.length; i++) {
+        const s = [...t.slice(i), ...t.slice(0, i)].join(" ");
+        if (s < best) best = s;
+      }
+      expect(signature(toks)).toBe(best);
+    }
   });
 
   test("rank ranges", () => {
