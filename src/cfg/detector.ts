@@ -95,8 +95,16 @@ export interface CfgNodeRow {
   reentrySource: number | null;
   created: number;
   last: number;
+  /**
+   * For a head: when its loop was detected and its visit count then. TMT counts from there, so
+   * the loop's time is `last - detected` over `visits - detectedVisits` iterations.
+   */
+  detected: number;
+  detectedVisits: number;
   /** For a head: the total MPI time of its loop (immediate members only). */
   tmt: number;
+  /** For a head: `tmt` as it was at its last visit (the MPI time from detection to `last`). */
+  tmtLast: number;
   /** For a body node: summed time from the head's visit to this node's, and how many times. */
   offset: number;
   offsetCount: number;
@@ -138,6 +146,9 @@ export class Detector {
   private readonly tmt: Float64Array;
   private readonly offset: Float64Array;
   private readonly offsetN: Float64Array;
+  private readonly tmtAtLast: Float64Array;
+  private readonly detT: Float64Array;
+  private readonly detV: Float64Array;
   private readonly sVisits: Float64Array;
   private readonly sTime: Float64Array;
   private readonly sTmt: Float64Array;
@@ -188,6 +199,9 @@ export class Detector {
     this.tmt = new Float64Array(cap);
     this.offset = new Float64Array(cap);
     this.offsetN = new Float64Array(cap);
+    this.tmtAtLast = new Float64Array(cap);
+    this.detT = new Float64Array(cap);
+    this.detV = new Float64Array(cap);
     this.sVisits = new Float64Array(cap);
     this.sTime = new Float64Array(cap);
     this.sTmt = new Float64Array(cap);
@@ -261,6 +275,7 @@ export class Detector {
       if (t0 >= this.nextSampleAt) this.sample(n, t0);
       if (this.eventBits !== 0 && t0 >= this.nextEventAt) this.flush(t0);
       this.iterStart[n] = this.stepNo;
+      this.tmtAtLast[n] = this.tmt[n]!;
     } else if (h >= 0) {
       if (kind === Kind.BodyReentry) this.iterStart[h] = this.stepNo;
       else if (this.lastStep[h] === this.iterStart[h]) {
@@ -426,7 +441,9 @@ export class Detector {
       this.headOf[x] = n;
       this.flags[x]! |= BODY;
     }
-    // The window of the loop's samples starts at its detection.
+    // The window of the loop's samples, and its TLT/TMT, start at its detection.
+    this.detT[n] = t;
+    this.detV[n] = this.visits[n]! + 1;
     this.sVisits[n] = this.visits[n]! + 1;
     this.sTime[n] = t;
     this.sTmt[n] = this.tmt[n]!;
@@ -467,7 +484,10 @@ export class Detector {
         reentrySource: siteOr(this.reSrc[i]!),
         created: this.created[i]!,
         last: this.last[i]!,
+        detected: this.detT[i]!,
+        detectedVisits: this.detV[i]!,
         tmt: this.tmt[i]!,
+        tmtLast: this.tmtAtLast[i]!,
         offset: this.offset[i]!,
         offsetCount: this.offsetN[i]!,
       });

@@ -30,7 +30,10 @@ export interface ReducedLoop {
   visitCounts: [number, number][];
   /** Mode of the ranks' head-visit counts. */
   visits: number;
-  /** Summed over ranks: head visits, wall time from first to last head visit, MPI time. */
+  /**
+   * Summed over ranks, from each rank's detection of the loop on: complete iterations, wall time
+   * (detection to the last head visit), MPI time (TMT).
+   */
   iterations: number;
   loopTime: number;
   mpiTime: number;
@@ -92,6 +95,8 @@ export interface RankLoop {
   head: number;
   rank: number;
   visits: number;
+  /** Complete iterations since detection (head visits after the detecting one). */
+  iterations: number;
   loopTime: number;
   mpiTime: number;
   last: number;
@@ -143,8 +148,9 @@ export function rankLoops(cfg: RankCfg): RankLoop[] {
       head: h,
       rank: cfg.rank,
       visits: head.rv + 1,
-      loopTime: head.last - head.created,
-      mpiTime: head.tmt,
+      iterations: Math.max(0, head.rv + 1 - head.detectedVisits),
+      loopTime: head.last - head.detected,
+      mpiTime: head.tmtLast,
       last: (cfg.origin ?? 0) + head.last / 1e6,
       reentries: ms.reduce((a, m) => a + m.re, 0),
       parentKey: parentHead === null ? null : (keys.get(parentHead) ?? null),
@@ -187,7 +193,7 @@ export function reduceNode(ranks: readonly RankCfg[]): NodeCfg {
         r.head = l.head;
       }
       e.counts.set(l.visits, (e.counts.get(l.visits) ?? 0) + 1);
-      r.iterations += l.visits;
+      r.iterations += l.iterations;
       r.loopTime += l.loopTime;
       r.mpiTime += l.mpiTime;
       r.reentries += l.reentries;

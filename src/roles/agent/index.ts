@@ -103,6 +103,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
+    cfg: (jobId, stepId, ntasks, cfg, final) => send({ t: "cfg", jobId, stepId, ntasks, cfg, final }),
     shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
   });
   const server = serveSteps(o.listen, steps);

@@ -18,6 +18,8 @@ import { rankVars } from "./env.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
+import { StepCfg } from "./step-cfg.ts";
+import type { NodeCfg } from "../../cfg/node.ts";
 
 const log = logger("agent");
 
@@ -33,6 +35,8 @@ export interface StepContext {
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
+  /** A step's CFG on this node (reduced over its local ranks). */
+  cfg(jobId: number, stepId: number, ntasks: number, cfg: NodeCfg, final: boolean): void;
   /** Where probe slots live (node-shared memory). */
   shmDir: string;
 }
@@ -100,6 +104,7 @@ export class StepNode {
   private done = false;
   private pmi: StepPmi | undefined;
   private adapt: StepAdapt | undefined;
+  private cfg: StepCfg | undefined;
   /** World rank of the step's rank 0 (elastic steps that joined a running world start above 0). */
   private readonly rankBase: number;
 
@@ -135,6 +140,18 @@ export class StepNode {
         left: (rank) => this.pmi?.removeRank(rank),
         perf: (sample) => this.ctx.perf(spec.jobId, sample),
         shmDir: this.ctx.shmDir,
+      });
+    }
+    if ((spec.pmi !== "none" || spec.elastic) && spec.cfg !== "off") {
+      const ntasks = worldSizeOf(spec);
+      this.cfg = new StepCfg({
+        node: this.ctx.name,
+        spec,
+        ranks: worldRanks,
+        ntasks,
+        shmDir: this.ctx.shmDir,
+        interval: spec.elastic?.sampleInterval ?? 60,
+        send: (cfg, final) => this.ctx.cfg(spec.jobId, spec.stepId, ntasks, cfg, final),
       });
     }
     if (spec.pmi !== "none" || spec.elastic) {
@@ -193,7 +210,7 @@ export class StepNode {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world) };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world) };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }
     } finally {
@@ -241,6 +258,7 @@ export class StepNode {
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
       this.ranks.delete(rank);
       this.adapt?.rankExited(world);
+      this.cfg?.rankEnded(world);
       if (code === 0 && this.pmi?.exitedUnfinalized(world))
         this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${world} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
       this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
@@ -323,6 +341,7 @@ export class StepNode {
     if (this.ranks.size > 0) this.signalRanks("SIGKILL");
     void this.pmi?.close();
     this.adapt?.close();
+    this.cfg?.close();
     this.svc.steps.delete(this.key);
   }
 }

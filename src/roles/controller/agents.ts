@@ -59,6 +59,10 @@ export class AgentHub {
       case "perf":
         this.elastic.perf(msg.jobId, name, msg);
         return;
+      case "cfg":
+        // Also after the job ended: a node's final report follows its ranks' exit.
+        this.elastic.cfgs.update(msg.jobId, name, msg);
+        return;
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;
