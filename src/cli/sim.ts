@@ -1,5 +1,6 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { defineCommand } from "./command.ts";
+import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { runPolicies } from "../sim/run.ts";
 import { parseSwf, traceJobs } from "../sim/swf.ts";
@@ -25,6 +26,7 @@ const args = defineArgs({
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost", negativeDescription: "Grow without the payoff rule" },
   "resize-cost": { type: "string", description: `Seconds per resize: FIXED[,PERNODE] per node added or removed (default ${WORKLOAD_DEFAULTS.cost.fixed},${WORKLOAD_DEFAULTS.cost.perNode})`, valueHint: "F,P" },
   efficiency: { type: "string", description: `Parallel efficiency of a malleable job at its requested size is drawn uniformly in LO,HI (default ${WORKLOAD_DEFAULTS.efficiency.join(",")})`, valueHint: "LO,HI" },
+  check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
 });
@@ -105,6 +107,7 @@ export default defineCommand({
         workload,
         policies: pols,
         config,
+        check: a.check === true,
         onProgress: (p, d) => {
           if (tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
           else if (d === 0) err(`ebb sim: running ${p}\n`);
@@ -125,16 +128,24 @@ export default defineCommand({
           throw new UsageError(`--jobs-csv ${a["jobs-csv"]}: ${(e as Error).message}`);
         }
       }
+      // --check: policies that claim EASY's promise and broke it fail the command.
+      const broke = a.check ? report.results.filter((r) => POLICY_TABLE[r.policy].easyPromise && r.run.violations.length > 0).map((r) => r.policy) : [];
       if (a.json) {
-        return printJson({
+        printJson({
           trace: a.swf,
           nodes,
           jobs: trace2.length - report.skipped.length,
           malleableJobs: report.malleableJobs,
           seed: workload.seed,
           badLines: trace.errors,
-          results: report.results.map((r) => ({ policy: r.policy, ...r.metrics, wallMs: Math.round(r.wallMs) })),
+          results: report.results.map((r) => ({
+            policy: r.policy,
+            ...r.metrics,
+            wallMs: Math.round(r.wallMs),
+            ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: r.run.heads, violations: r.run.violations } } : {}),
+          })),
         });
+        return broke.length > 0 ? 1 : 0;
       }
       out(
         `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes, seed ${workload.seed}\n`,
@@ -144,6 +155,16 @@ export default defineCommand({
         return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`];
       });
       out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+      if (a.check) {
+        for (const r of report.results) {
+          const claims = POLICY_TABLE[r.policy].easyPromise;
+          const v = r.run.violations;
+          out(`\ncheck ${r.policy}: ${v.length} of ${r.run.heads} first-in-line job(s) started after their reservation${claims ? "" : " (the policy does not claim EASY's promise)"}\n`);
+          if (v.length > 0) out(table(["JOB", "RESERVATION", "START", "LATE BY"], v.map((x) => [String(x.job), r3(x.reservation), r3(x.start), secs(x.start - x.reservation)])));
+        }
+        if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise\n`);
+      }
+      return broke.length > 0 ? 1 : 0;
     }),
 });
 

@@ -14,6 +14,8 @@ export interface SimRequest {
   policies: readonly PolicyName[];
   /** Scheduler settings shared by all policies (the policy name is set per run). */
   config?: Partial<ErsConfig>;
+  /** Hold every policy to EASY's promise (`SimRun.violations`). */
+  check?: boolean;
   onProgress?: (policy: PolicyName, done: number) => void;
 }
 
@@ -38,7 +40,7 @@ export function runPolicies(req: SimRequest): SimReport {
   for (const policy of req.policies) {
     const config = resolveConfig({ ...req.config, policy });
     const t0 = performance.now();
-    const run = simulate(built.jobs, { nodes: req.workload.nodes, config, seed: req.workload.seed, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
+    const run = simulate(built.jobs, { nodes: req.workload.nodes, config, seed: req.workload.seed, check: req.check, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
     results.push({ policy, metrics: metrics(run), run, wallMs: performance.now() - t0 });
   }
   return { results, skipped: built.skipped, malleableJobs: built.jobs.filter((j) => j.malleable).length };
