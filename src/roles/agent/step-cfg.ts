@@ -24,7 +24,7 @@ export interface StepCfgContext {
   shmDir: string;
   /** Seconds between reads (the job's sampling interval). */
   interval: number;
-  send(cfg: NodeCfg, final: boolean): void;
+  send(cfg: NodeCfg, final: boolean, monitor?: string): void;
 }
 
 export class StepCfg {
@@ -32,6 +32,7 @@ export class StepCfg {
   private readonly timer: ReturnType<typeof setInterval>;
   private readonly ended = new Set<number>();
   private sentFinal = false;
+  private reason: string | undefined;
 
   constructor(private readonly c: StepCfgContext) {
     this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
@@ -42,6 +43,12 @@ export class StepCfg {
 
   env(rank: number): Record<string, string> {
     return { EBB_CFG_FILE: join(this.dir, `rank-${rank}.json`), EBB_SAMPLE_INTERVAL: String(this.c.interval) };
+  }
+
+  /** The ranks run without monitoring (no library for an MPI program): say why, once. */
+  unmonitored(reason: string): void {
+    this.reason = reason;
+    this.c.send({ loops: [] }, false, reason);
   }
 
   /** A local rank's process ended; after the last one, the final report. */
@@ -77,7 +84,7 @@ export class StepCfg {
     const tables = this.read();
     if (final) this.sentFinal = true;
     if (tables.length === 0 && !final) return;
-    this.c.send(reduceNode(tables), final);
+    this.c.send(reduceNode(tables), final, this.reason);
   }
 
   close(): void {

@@ -7,6 +7,7 @@
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
 import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { verifyCredential } from "../../proto/credential.ts";
 import type { Credential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -19,6 +20,7 @@ import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
+import { linksMpi, type CfgLib } from "./cfg-lib.ts";
 import type { NodeCfg } from "../../cfg/node.ts";
 
 const log = logger("agent");
@@ -36,7 +38,9 @@ export interface StepContext {
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
   /** A step's CFG on this node (reduced over its local ranks). */
-  cfg(jobId: number, stepId: number, ntasks: number, cfg: NodeCfg, final: boolean): void;
+  cfg(jobId: number, stepId: number, ntasks: number, cfg: NodeCfg, final: boolean, monitor?: string): void;
+  /** The CFG library for MPI ranks on this node, or why there is none. */
+  cfgLibrary(): Promise<CfgLib>;
   /** Where probe slots live (node-shared memory). */
   shmDir: string;
 }
@@ -151,7 +155,7 @@ export class StepNode {
         ntasks,
         shmDir: this.ctx.shmDir,
         interval: spec.elastic?.sampleInterval ?? 60,
-        send: (cfg, final) => this.ctx.cfg(spec.jobId, spec.stepId, ntasks, cfg, final),
+        send: (cfg, final, monitor) => this.ctx.cfg(spec.jobId, spec.stepId, ntasks, cfg, final, monitor),
       });
     }
     if (spec.pmi !== "none" || spec.elastic) {
@@ -200,6 +204,17 @@ export class StepNode {
       this.maybeLaunched();
       return;
     }
+    // MPI executables get the CFG interposition library (compiled at first need), or run
+    // unmonitored with the reason reported.
+    let preload: Record<string, string> = {};
+    if (this.cfg) {
+      const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
+      if (linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe)) {
+        const lib = await this.ctx.cfgLibrary();
+        if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
+        else this.cfg.unmonitored(lib.reason);
+      }
+    }
     const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
@@ -210,7 +225,7 @@ export class StepNode {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world) };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }
     } finally {
