@@ -57,3 +57,29 @@ describe("CFG monitoring of an MPICH program (PMPI interposition)", () => {
     expect(offReps.map((x) => x.sum)).toEqual(reps.map((x) => x.sum));
   });
 });
+
+describe("CFG monitoring without mpicc on the nodes", () => {
+  let bare: TestCluster;
+  afterAll(async () => {
+    await bare?.stop();
+  });
+
+  test("the MPI step runs unmonitored and ebb show says why", async () => {
+    if (!phases) return;
+    // The agents' PATH has no mpicc (ranks are started by absolute path).
+    bare = await startCluster({ agents: 1, agentEnv: { PATH: "/nonexistent" } });
+    const r = await bare.ebb(["run", "-N", "1", "-n", "2", phases, "3", "3", "1", "1", "4096"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const reps = parseReports(r.stdout) as Report[];
+    expect(reps).toHaveLength(2);
+    const jobId = reps[0]!.job;
+    const j = await waitFor("the job's monitoring report", async () => {
+      const d = JSON.parse((await bare.ebb(["show", "--json", jobId])).stdout) as JobDetail;
+      return d.cfg ?? undefined;
+    }, 60_000);
+    expect(j.monitored).toBe(false);
+    expect(j.reason).toContain("mpicc not found");
+    expect((await bare.ebb(["show", jobId])).stdout).toContain("Communication loops: not monitored (mpicc not found");
+  });
+});

@@ -73,7 +73,8 @@ export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined) {
   if (!cfg) return monitor ? { monitored: false, reason: monitor, ntasks: 0, current: null, loops: [] } : null;
   const ms = 1e-6;
   return {
-    monitored: true,
+    // Unmonitored ranks report no loops, only the reason.
+    monitored: !(monitor !== undefined && cfg.loops.length === 0),
     reason: monitor ?? null,
     ntasks: cfg.ntasks,
     current: cfg.current,
