@@ -8,7 +8,54 @@ import { Detector } from "../src/cfg/detector.ts";
 import { mergeCfg } from "../src/cfg/merge.ts";
 import { reduceNode, type RankCfg } from "../src/cfg/node.ts";
 import { OpType } from "../src/cfg/types.ts";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { compileC } from "../test/support/mpi.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
+
+async function run(argv: string[], env: Record<string, string> = {}): Promise<string> {
+  const p = Bun.spawn(argv, { env: { ...(process.env as Record<string, string>), ...env }, stdout: "pipe", stderr: "pipe" });
+  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
+  if ((await p.exited) !== 0) throw new Error(`${argv.join(" ")} failed: ${err}`);
+  return out;
+}
+
+/** The C library's detector per call, and an OSU-style ping-pong with and without the library. */
+async function cFigures(quick: boolean): Promise<Figure[]> {
+  const figures: Figure[] = [];
+  const src = new URL("programs/", import.meta.url).pathname;
+  const det = await compileC("bench-cfg-detector", readFileSync(join(src, "cfg-detector.c"), "utf8").replace('"../../src/cfg/c/ebbcfg.c"', JSON.stringify(new URL("../src/cfg/c/ebbcfg.c", import.meta.url).pathname)), { flags: ["-O2", "-ldl"] });
+  if (!det) throw new Error("mpicc is needed for the C figures");
+  for (const size of [8, 32, 128, 1024]) {
+    const m = /step_ns=([\d.]+) empty_ns=([\d.]+)/.exec(await run([det, String(size), quick ? "2000000" : "20000000"]))!;
+    const v = Number(m[1]);
+    figures.push({ name: `C detector step, verification mode, CFG of ${size}`, value: v, unit: "ns", baseline: { name: "empty loop over the sites", value: Number(m[2]) }, better: "lower", goal: "<= 50 ns", met: v <= 50 });
+  }
+  const dir = mkdtempSync(join(tmpdir(), "ebb-bench-cfg-"));
+  try {
+    const lib = join(dir, "libebbcfg.so");
+    await run(["mpicc", "-O2", "-shared", "-fPIC", "-o", lib, new URL("../src/cfg/c/ebbcfg.c", import.meta.url).pathname, "-ldl"]);
+    const pp = await compileC("bench-cfg-pingpong", readFileSync(join(src, "cfg-pingpong.c"), "utf8"), { flags: ["-O2"] });
+    if (!pp || !Bun.which("mpiexec")) throw new Error("mpicc and mpiexec are needed for the ping-pong");
+    const parse = (out: string) => Object.fromEntries([...out.matchAll(/bytes=(\d+) us=([\d.]+)/g)].map((m) => [m[1]!, Number(m[2])]));
+    const plain: Record<string, number>[] = [];
+    const monitored: Record<string, number>[] = [];
+    // Interleaved, so both see the same machine; medians of the runs.
+    for (let i = 0; i < (quick ? 2 : 5); i++) {
+      plain.push(parse(await run(["mpiexec", "-n", "2", pp])));
+      monitored.push(parse(await run(["mpiexec", "-n", "2", "-genv", "LD_PRELOAD", lib, "-genv", "EBB_CFG_FILE", join(dir, "rank.json"), pp])));
+    }
+    for (const [bytes, goal] of [["16", 1.1], ["1048576", 1.02]] as const) {
+      const base = median(plain.map((p) => p[bytes]!));
+      const v = median(monitored.map((p) => p[bytes]!));
+      figures.push({ name: `MPICH ping-pong ${bytes === "16" ? "16 B" : "1 MiB"}, one-way, with the CFG library`, value: v, unit: "us", baseline: { name: "without", value: base }, better: "lower", goal: `<= ${goal}x`, met: v / base <= goal });
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return figures;
+}
 
 function sitesOf(size: number): Float64Array {
   // Site ids as the comm layer makes them: 32-bit hashes.
@@ -101,6 +148,7 @@ export default {
     figures.push({ name: "node-local reduction, 8 ranks x 1,024 entries", value: one, unit: "ms", better: "lower", goal: "< 1 ms", met: one < 1 });
     const m = median(merge);
     figures.push({ name: "distributed merge of 8 node CFGs (64 ranks)", value: m, unit: "ms", better: "lower", goal: "< 10 ms", met: m < 10 });
+    figures.push(...(await cFigures(quick)));
     return figures;
   },
 } satisfies Bench;
