@@ -79,7 +79,9 @@ export function planEbb(input: PassInput): PassPlan {
     let k = 0;
     let want = 0;
     while (k < group.length && want + preferredSize(group[k]!) - base <= surplus) want += preferredSize(group[k++]!);
-    for (; k >= 1; k--) {
+    // As many as one round serves, else the head alone.
+    for (const kk of k > 1 ? [k, 1] : [k]) {
+      k = kk;
       const need = group.slice(0, k).reduce((n, j) => n + preferredSize(j), 0) - base;
       if (need <= 0) break;
       const admit = planAdmit(input, group.slice(0, k), need, reservation, cands);
@@ -139,10 +141,12 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   // The stretch of taking one more node from a job: its remaining work at one node fewer, plus its
   // adaptation when it is the first node taken.
   const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give));
-  const key = (c: Cand) => stretchAt(c, c.delta + 1) - stretchAt(c, c.delta);
-  const heap = new Heap<Cand>((x, y) => key(x) < key(y) || (key(x) === key(y) && x.job.id < y.job.id));
+  const keys = new Map<Cand, number>();
+  const rekey = (c: Cand) => keys.set(c, stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
+  const heap = new Heap<Cand>((x, y) => keys.get(x)! < keys.get(y)! || (keys.get(x) === keys.get(y) && x.job.id < y.job.id));
   for (const c of pool) {
     c.delta = 0;
+    rekey(c);
     heap.push(c);
   }
   let left = need;
@@ -150,7 +154,10 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
     const c = heap.pop()!;
     c.delta++;
     left--;
-    if (c.job.nodes - c.delta > c.job.minNodes) heap.push(c);
+    if (c.job.nodes - c.delta > c.job.minNodes) {
+      rekey(c);
+      heap.push(c);
+    }
   }
   const chosen = pool.filter((c) => c.delta > 0);
   const given = new Map(chosen.map((c) => [c.job.id, c.delta]));
