@@ -8,6 +8,7 @@ import { describeIssues, firstField } from "../util/zod.ts";
 import type { ApiBackend, Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
 import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
 
@@ -59,6 +60,12 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.json({ error: { code: "internal", message: err.message } }, 500);
   });
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}; see GET /v1/openapi.json` } }, 404));
+
+  app.get("/metrics", (c) => {
+    const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (!backend.mayScrape(token)) throw new ApiError(401, "unauthorized", token === undefined ? "missing Authorization: Bearer <token>: the API token, or the controller's --metrics-token" : "the bearer token may not read the metrics");
+    return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
+  });
 
   app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts() }));
 

@@ -29,4 +29,8 @@ export interface ApiBackend {
   authorize(token: string): Scope | undefined;
   /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
   mayActOn(scope: Scope, id: number): boolean;
+  /** Whether a scraper with this bearer token (undefined: none) may read /metrics. */
+  mayScrape(token: string | undefined): boolean;
+  /** The Prometheus text exposition of the controller's metrics. */
+  metrics(): string;
 }

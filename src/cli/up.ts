@@ -32,6 +32,7 @@ export default defineCommand({
       });
       await agents.call({
         t: "start",
+        logFormat: args["log-format"] === "json" ? "json" : "text",
         agents: Array.from({ length: n }, (_, i) => {
           const name = `node${String(i + 1).padStart(width, "0")}`;
           return {
