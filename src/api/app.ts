@@ -10,7 +10,8 @@ import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
+import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
 
@@ -60,6 +61,8 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.json({ error: { code: "internal", message: err.message } }, 500);
   });
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}; see GET /v1/openapi.json` } }, 404));
+
+  dashboardPage(app);
 
   app.get("/metrics", (c) => {
     const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
@@ -145,6 +148,16 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.get("/v1/nodes", (c) => {
     requireAll(c);
     return c.json({ nodes: backend.listNodes() });
+  });
+
+  app.get("/v1/timeline", (c) => {
+    requireAll(c);
+    return c.json(backend.timeline(validate(TimelineQuery, c.req.query()).window));
+  });
+
+  app.get("/v1/stream", (c) => {
+    requireAll(c);
+    return timelineStream(c, backend, validate(TimelineQuery, c.req.query()).window);
   });
 
   return app;

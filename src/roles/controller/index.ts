@@ -36,6 +36,7 @@ import { testOnly } from "./test-only.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
+import { timeline, timelineMark } from "./timeline.ts";
 
 const log = logger("controller");
 
@@ -80,7 +81,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
   const metrics = new ControllerMetrics({ state, version: VERSION, mtct: (j) => elastic!.mtct(j.row.id, j.row.sampleInterval ?? sampleInterval).mtct });
-  store.onCommit = (ms) => metrics.commit.observe(ms / 1000);
+  let commits = 0;
+  store.onCommit = (ms) => {
+    commits++;
+    metrics.commit.observe(ms / 1000);
+  };
   const now = Date.now();
   for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
 
@@ -163,6 +168,8 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
     mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
     metrics: () => metrics.render(),
+    timeline: (windowSec) => timeline(views, windowSec * 1000),
+    timelineMark: () => timelineMark(views, commits),
   };
 
   const server = serve({
