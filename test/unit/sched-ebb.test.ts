@@ -84,36 +84,13 @@ describe("a job waits", () => {
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 2, from: 8, to: 6, rule: "admit" })]);
   });
 
-  test("while a job waits, idle nodes are not lent (backfilling will use them)", () => {
+  test("idle nodes the reservation counts on are not lent to a job that runs past it; the extra ones are", () => {
     // 16 nodes: rigid job 9 (8 nodes) ends at +1000 s; job 1 (4 nodes, at its minimum) runs 10 h;
-    // 4 idle. Job 5 needs 10: reserved at +1000 s; job 1 would gain from growing, but is not grown.
+    // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. Job 1 may take 2.
     const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
     const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 36_000, { minNodes: 4 })], [pend(5, 10)]));
-    expect(plan.resizes).toEqual([]);
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 6, rule: "grow" })]);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
-  });
-
-  test("no shrink that leaves jobs waiting: nodes would only move the head ahead of them", () => {
-    // As in the first admit case, but a second job (16 nodes) waits too: shrinking job 1 cannot start both.
-    const plan = planEbb(input(16, 0, [job(1, 16, 0.005, 36_000, { minNodes: 4 })], [pend(5, 4), pend(6, 16)]));
-    expect(plan.resizes).toEqual([]);
-  });
-
-  test("one round of shrinks starts every job that waits: the gain counts each of them", () => {
-    const plan = planEbb(input(16, 0, [job(1, 16, 0.005, 36_000, { minNodes: 4 })], [pend(5, 2), pend(6, 2)]));
-    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 16, to: 12, rule: "admit" })]);
-    expect(plan.resizes[0]!.reason).toMatch(/^job 5 \(and 1 behind it\) waits until its reservation in 36000 s: give 4 node\(s\)/);
-  });
-
-  test("a malleable head without a model is not started below its size; with one, when it ends sooner", () => {
-    // 8 nodes, 4 idle; job 1 (rigid) holds 4 for 10 h. Job 5 asks for 8 (min 2), 1 h limit.
-    const rigid = job(1, 4, undefined, 36_000, { elastic: false, minNodes: 4, maxNodes: 4 });
-    const head: PendingJob = { id: 5, minNodes: 2, maxNodes: 8, preferredNodes: 8, elastic: true, timeLimit: 3600, submitTime: 5 };
-    expect(planEbb(input(8, 4, [rigid], [head])).starts).toEqual([]);
-    const withModel = planEbb(input(8, 4, [rigid], [{ ...head, model: { a: 0, b: 0, c: 8 * 3600 } }]));
-    // At 4 nodes it takes 2 h and ends at +2 h, against +10 h + 1 h by waiting.
-    expect(withModel.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 4 })]);
-    expect(withModel.starts[0]!.reason).toMatch(/^moldable: 4 of 8 nodes now, predicted by its model to end 32400 s sooner/);
   });
 
   test("with no malleable job, the same plan as EASY", () => {

@@ -6,15 +6,12 @@
  *   exactly the nodes it lacks, taken where they cost least, and only if the time it would start
  *   earlier (its reservation − when the shrinks commit) exceeds the time the shrunk jobs are
  *   predicted to lose (their remaining work at the smaller size + the adaptation);
- * - admit only if the shrinks start every waiting job (while others still wait, the nodes only move
- *   the head ahead of them and the stretch delays them all);
- * - lend: while nothing waits, idle nodes go to running jobs, a node at a time where it saves most,
- *   and a job grows only if the time it saves pays for this adaptation and the one that may take
- *   the nodes back (a job that arrives later gets them back through admit). `planLend` never lends
- *   a node a reservation counts on past it (only the nodes it leaves over, or to jobs predicted to
- *   end before it), for callers that lend with a queue;
+ * - lend: idle nodes nothing can use go to running jobs, a node at a time where it saves most, and
+ *   a job grows only if the time it saves pays for this adaptation and the one that may take the
+ *   nodes back. With a job waiting, only nodes its reservation leaves over are lent, or nodes lent
+ *   to a job predicted to end before the reservation;
  * - moldable start: the first waiting job starts now below the size it asked for only if its
- *   declared model predicts it then ends sooner than by waiting for its reservation (no model: rigid).
+ *   declared model predicts it then ends sooner than by waiting for its reservation.
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized.
  * Nothing shrinks while nobody waits. Every resize carries its numbers in its reason.
  */
@@ -72,8 +69,9 @@ export function planEbb(input: PassInput): PassPlan {
       idle -= moldable.nodes;
       return { starts, resizes, reservations: [], notes };
     }
-    // The waiting jobs, in queue order, that one round of shrinks can serve (each would otherwise
-    // wait at least until the head's reservation, with no node free).
+    // The first waiting jobs that would all start now, in queue order, if the nodes were there: the
+    // head and as many followers as one round of shrinks can serve (each would otherwise wait at
+    // least until the head's reservation, with no node free).
     const group = firstWaiting(input, q, starts, Math.max(1, input.config.admitDepth));
     const base = idle + incomingNodes(input);
     let surplus = 0;
@@ -82,10 +80,7 @@ export function planEbb(input: PassInput): PassPlan {
     let want = 0;
     while (k < group.length && want + preferredSize(group[k]!) - base <= surplus) want += preferredSize(group[k++]!);
     // As many as one round serves, else the head alone.
-    // Only if the shrinks start every job that waits: while others still wait, nodes given to the
-    // head only move it ahead of them, and the shrunk jobs' stretch delays them all.
-    const waitingAll = q.length - starts.length;
-    for (const kk of k === waitingAll ? [k] : []) {
+    for (const kk of k > 1 ? [k, 1] : [k]) {
       k = kk;
       const need = group.slice(0, k).reduce((n, j) => n + preferredSize(j), 0) - base;
       if (need <= 0) break;
@@ -99,8 +94,7 @@ export function planEbb(input: PassInput): PassPlan {
     }
   }
   // Lend what nothing can use.
-  // Lend only while nothing waits: with a queue, idle nodes are what backfilling will use.
-  if (idle > 0 && !head) {
+  if (idle > 0) {
     const shrinking = new Set(resizes.map((r) => r.jobId));
     const free = reservation ? { any: Math.min(idle, Math.max(0, b.extra)), beforeOnly: idle - Math.min(idle, Math.max(0, b.extra)), until: reservation.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY };
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !shrinking.has(c.job.id) && c.job.nodes < c.job.maxNodes), free));
@@ -117,14 +111,12 @@ function moldableStart(input: PassInput, head: PendingJob, idle: number, res: Re
   const want = preferredSize(head);
   const k = Math.min(idle, want);
   if (!head.elastic || k < head.minNodes || k >= want || k <= 0) return undefined;
-  // Without a model its speed at k is unknown: it stays rigid.
-  if (!head.model) return undefined;
-  const ratio = runtime(head.model, k) / runtime(head.model, want);
+  const ratio = head.model ? runtime(head.model, k) / runtime(head.model, want) : want / k;
   if (!(ratio > 0) || !Number.isFinite(ratio)) return undefined;
   const endNow = input.now + head.timeLimit * Math.max(1, ratio) * 1000;
   const endWaiting = res.start + head.timeLimit * 1000;
   if (endNow >= endWaiting) return undefined;
-  return { jobId: head.id, nodes: k, reason: `moldable: ${k} of ${want} nodes now, predicted by its model to end ${sec((endWaiting - endNow) / 1000)} sooner than at ${want} from its reservation` };
+  return { jobId: head.id, nodes: k, reason: `moldable: ${k} of ${want} nodes now, predicted (${head.model ? "its model" : "at most linear slowdown"}) to end ${sec((endWaiting - endNow) / 1000)} sooner than at ${want} from its reservation` };
 }
 
 interface Admit {
