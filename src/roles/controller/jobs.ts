@@ -152,7 +152,8 @@ export class Jobs {
       tasks: req.tasks ?? null,
       tasksPerNode: req.tasksPerNode ?? null,
       timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
-      env: req.env ?? {},
+      // The job gets a token of its own: the submitter's is never stored with it.
+      env: withoutKeys(req.env ?? {}, ["EBB_TOKEN"]),
       cwd,
       // A pattern until the job starts (%N is its first node).
       output: kind === "alloc" ? null : (req.output ?? (array ? "ebb-%A_%a.out" : "ebb-%j.out")),
@@ -623,4 +624,8 @@ export class Jobs {
 
 function describeSize(min: number, max: number): string {
   return min === max ? `${min} node${min === 1 ? "" : "s"}` : `${min}-${max} nodes`;
+}
+
+function withoutKeys(env: Record<string, string>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !keys.includes(k)));
 }
