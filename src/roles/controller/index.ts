@@ -159,7 +159,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
 
   // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
   // eighth of a heartbeat after its third missed one.
-  const heartbeatTicker = setInterval(() => agents!.checkHeartbeats(), Math.max(20, Math.min(250, heartbeatMs / 8)));
+  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
