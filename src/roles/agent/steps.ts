@@ -42,8 +42,8 @@ export interface StepContext {
   usedCredentials: UsedCredentials;
 }
 
-/** How long a launch waits for the controller's word that the node belongs to its job. */
-const ALLOCATION_WAIT_MS = 3000;
+/** How long a launch waits for the controller's word that the node belongs to its job (the controller may be restarting). */
+const ALLOCATION_WAIT_MS = 10_000;
 
 export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
