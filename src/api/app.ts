@@ -9,8 +9,10 @@ import type { ApiBackend, Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
+import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
+import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
 
@@ -92,6 +94,14 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}; see GET /v1/openapi.json` } }, 404));
 
+  dashboardPage(app);
+
+  app.get("/metrics", (c) => {
+    const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (!backend.mayScrape(token)) throw new ApiError(401, "unauthorized", token === undefined ? "missing Authorization: Bearer <token>: the API token, or the controller's --metrics-token" : "the bearer token may not read the metrics");
+    return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
+  });
+
   app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts() }));
 
   app.use("/v1/*", async (c, next) => {
@@ -172,6 +182,16 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.get("/v1/nodes", (c) => {
     requireAll(c);
     return c.json({ nodes: backend.listNodes() });
+  });
+
+  app.get("/v1/timeline", (c) => {
+    requireAll(c);
+    return c.json(backend.timeline(validate(TimelineQuery, c.req.query()).window));
+  });
+
+  app.get("/v1/stream", (c) => {
+    requireAll(c);
+    return timelineStream(c, backend, validate(TimelineQuery, c.req.query()).window);
   });
 
   return app;

@@ -341,3 +341,30 @@ export type NodeView = z.infer<typeof NodeView>;
 export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int() }));
 export const SubmitResult = z.lazy(() => z.object({ id: z.int() }));
 export const ErrorResponse = z.lazy(() => z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) }));
+
+/** GET /v1/timeline: the allocation timeline of the last `window` seconds (the dashboard draws it). */
+export const TimelineQuery = z.lazy(() => z.strictObject({ window: z.coerce.number().int().min(60).max(7 * 86400).default(600) }));
+export const TimelineView = z.lazy(() =>
+  z.object({
+    now: z.string(),
+    since: z.string(),
+    nodes: z.array(NodeView.and(z.object({ heartbeatAge: z.number().nullable() }))),
+    /** Jobs that held nodes in the window, with each node's stretch of it. */
+    jobs: z.array(
+      z.object({
+        id: z.int(),
+        name: z.string(),
+        state: JobState,
+        elastic: z.boolean(),
+        user: z.string().nullable(),
+        startTime: z.string().nullable(),
+        endTime: z.string().nullable(),
+        nodes: z.int(),
+        allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
+        adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
+      }),
+    ),
+    pending: z.array(z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable() })),
+  }),
+);
+export type TimelineView = z.infer<typeof TimelineView>;

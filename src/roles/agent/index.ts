@@ -201,7 +201,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
   });
 
-  log.info(`node ${o.name} serving steps on ${addr}`, { controller: controllerUrl, cpus: o.cpus });
+  log.info(`node ${o.name} serving steps on ${addr}`, { node: o.name, controller: controllerUrl, cpus: o.cpus });
   return {
     name: o.name,
     addr,

@@ -39,6 +39,8 @@ export interface Effects {
   schedule(): void;
   /** A job has just ended (adaptations under way end with it). */
   ended(job: JobRuntime): void;
+  /** A job has just started (metrics count it). */
+  started?(job: JobRuntime): void;
   /** Pending jobs' holds, dependencies, begin times or array limits (re)evaluated now. */
   watch(jobs: readonly JobRuntime[], now: number): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
@@ -252,6 +254,7 @@ export class Jobs {
     job.waitReason = undefined;
     refreshSchedView(job);
     for (const n of nodes) this.state.nodes.get(n)!.jobId = row.id;
+    this.effects.started?.(job);
 
     if (row.kind === "alloc") {
       this.notifyLaunchers(job);
@@ -561,7 +564,7 @@ export class Jobs {
         for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
-    log.info(`job ${row.id} ${message}`, { exitCode: opts.exitCode });
+    log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
     this.effects.schedule();
     return killed;
   }
