@@ -47,6 +47,8 @@ export interface TransportOptions {
 /** What a communicator registers for its context id. */
 export interface Receiver {
   deliver(h: Header, body: Uint8Array, from: string): void;
+  /** A buffer of h.bodyLen bytes to read the frame's body into (then passed to deliver), if it has one. */
+  claim?(h: Header): Uint8Array | undefined;
   peerDown(peer: string, reason: string, exited: boolean): void;
   transportClosed(): void;
 }
@@ -87,8 +89,12 @@ class Conn {
   constructor(
     readonly tcp: boolean,
     onFrame: (c: Conn, h: Header, body: Uint8Array) => void,
+    claim: (c: Conn, h: Header) => Uint8Array | undefined,
   ) {
-    this.parser = new FrameParser((h, body) => onFrame(this, h, body));
+    this.parser = new FrameParser(
+      (h, body) => onFrame(this, h, body),
+      (h) => claim(this, h),
+    );
   }
 }
 
@@ -406,7 +412,7 @@ export class Transport implements KeepAlive {
   private connect(p: Peer): Conn {
     const card = p.card;
     const sameNode = card !== undefined && card.node === this.node && card.unix !== undefined;
-    const c = new Conn(!sameNode, this.frameHandler);
+    const c = new Conn(!sameNode, this.frameHandler, this.claimHandler);
     this.attach(c, p);
     if (!p.out) p.out = c;
     this.counters.connects++;
@@ -450,6 +456,8 @@ export class Transport implements KeepAlive {
   }
 
   private readonly frameHandler = (c: Conn, h: Header, body: Uint8Array) => this.onFrame(c, h, body);
+  private readonly claimHandler = (c: Conn, h: Header): Uint8Array | undefined =>
+    h.type === FrameType.DATA && c.peer?.state === "up" ? this.receivers.get(h.ctx)?.claim?.(h) : undefined;
 
   private attach(c: Conn, p: Peer): void {
     c.peer = p;
@@ -492,7 +500,7 @@ export class Transport implements KeepAlive {
       open: (s) => {
         s.unref();
         if (tcp) s.setNoDelay(true);
-        const c = new Conn(tcp, this.frameHandler);
+        const c = new Conn(tcp, this.frameHandler, this.claimHandler);
         c.socket = s as Socket<Conn>;
         s.data = c;
         this.conns.add(c);
