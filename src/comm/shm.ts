@@ -30,6 +30,8 @@ const W_TAIL = 16;
 const W_HEAD = 32;
 const W_READER_SLEEPS = 48;
 const W_WRITER_SLEEPS = 64;
+/** Large copies go in steps of this size, each published at once (pipelining within one message). */
+const STEP = 128 * 1024;
 
 export class Ring {
   private readonly ctl: Int32Array;
@@ -95,27 +97,34 @@ export class Ring {
     return this.size - ((this.pos - (Atomics.load(this.ctl, W_HEAD) >>> 0)) >>> 0);
   }
 
-  /** Copies as much of `src` as fits; returns the count. Call publish() after a batch of writes. */
+  /**
+   * Copies as much of `src` as fits and makes it visible, STEP bytes at a time so the consumer
+   * can copy out the first part while we copy in the next; returns the count.
+   */
   write(src: Uint8Array): number {
     const n = Math.min(src.length, this.free());
     if (n === 0) return 0;
-    const at = this.pos & this.mask;
-    const first = Math.min(n, this.size - at);
     if (n <= 32) {
       const d = this.data;
-      for (let i = 0; i < first; i++) d[at + i] = src[i]!;
-      for (let i = first; i < n; i++) d[i - first] = src[i]!;
+      const m = this.mask;
+      for (let i = 0; i < n; i++) d[(this.pos + i) & m] = src[i]!;
+      this.pos = (this.pos + n) >>> 0;
     } else {
-      this.data.set(first === src.length ? src : src.subarray(0, first), at);
-      if (n > first) this.data.set(src.subarray(first, n), 0);
+      for (let done = 0; done < n; ) {
+        const at = this.pos & this.mask;
+        const k = Math.min(n - done, this.size - at, STEP);
+        this.data.set(k === src.length ? src : src.subarray(done, done + k), at);
+        done += k;
+        this.pos = (this.pos + k) >>> 0;
+        if (done < n) Atomics.store(this.ctl, W_TAIL, this.pos | 0);
+      }
     }
-    this.pos = (this.pos + n) >>> 0;
+    Atomics.store(this.ctl, W_TAIL, this.pos | 0);
     return n;
   }
 
-  /** Makes written bytes visible; true if the consumer asked for a bell. */
+  /** After a batch of writes: true if the consumer asked for a bell. */
   publish(): boolean {
-    Atomics.store(this.ctl, W_TAIL, this.pos | 0);
     return Atomics.load(this.ctl, W_READER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_READER_SLEEPS, 0) === 1;
   }
 
@@ -133,20 +142,23 @@ export class Ring {
   }
 
   /**
-   * Hands what is waiting to `take` (one or two views into the ring, valid only during the call),
-   * then frees it. Returns [bytes read, whether the producer asked for a bell].
+   * Hands what is waiting to `take` (views into the ring, valid only during the call), freeing it
+   * STEP bytes at a time so the producer can refill while we copy out. Returns [bytes read,
+   * whether the producer asked for a bell].
    */
   read(take: (chunk: Uint8Array) => void): [number, boolean] {
-    const n = this.available();
-    if (n === 0) return [0, false];
-    const at = this.pos & this.mask;
-    const first = Math.min(n, this.size - at);
-    take(this.data.subarray(at, at + first));
-    if (n > first) take(this.data.subarray(0, n - first));
-    this.pos = (this.pos + n) >>> 0;
-    Atomics.store(this.ctl, W_HEAD, this.pos | 0);
+    let total = 0;
+    for (let n = this.available(); n > 0; n = this.available()) {
+      const at = this.pos & this.mask;
+      const k = Math.min(n, this.size - at, STEP);
+      take(this.data.subarray(at, at + k));
+      this.pos = (this.pos + k) >>> 0;
+      total += k;
+      Atomics.store(this.ctl, W_HEAD, this.pos | 0);
+    }
+    if (total === 0) return [0, false];
     const bell = Atomics.load(this.ctl, W_WRITER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_WRITER_SLEEPS, 0) === 1;
-    return [n, bell];
+    return [total, bell];
   }
 
   /** The consumer stops polling: flag it, then look again. True if data came meanwhile. */
