@@ -20,6 +20,8 @@ const FLAGS: Record<string, string[]> = {
   cancel: ["JOBID"],
   resize: ["--nodes", "--wait"],
   nodes: ["--json"],
+  drain: ["NODE", "--reason"],
+  resume: ["NODE"],
   sim: ["--policy"],
   hold: ["JOBID"],
   release: ["JOBID"],

@@ -19,6 +19,7 @@ import { VERSION } from "../../util/version.ts";
 import { AgentHub } from "./agents.ts";
 import { Jobs } from "./jobs.ts";
 import { ensureSecret } from "./keys.ts";
+import { lockStateDir } from "./lock.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
@@ -65,9 +66,19 @@ export interface ControllerHandle {
 }
 
 export async function startController(opts: ControllerOptions): Promise<ControllerHandle> {
-  const heartbeatMs = opts.heartbeatMs ?? 2000;
   const token = ensureSecret(opts.stateDir, "token");
   const clusterKey = ensureSecret(opts.stateDir, "cluster.key");
+  const release = lockStateDir(opts.stateDir, formatHostPort(opts.listen));
+  try {
+    return await startLocked(opts, token, clusterKey, release);
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+async function startLocked(opts: ControllerOptions, token: string, clusterKey: string, release: () => void): Promise<ControllerHandle> {
+  const heartbeatMs = opts.heartbeatMs ?? 2000;
   const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
   const db = openDb(dbPath);
   const store = new JobStore(db);
@@ -139,6 +150,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    drain: (name, reason) => agents!.setDrain(name, reason),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
@@ -175,6 +187,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       ers.stop();
       server.stop(true);
       db.$client.close();
+      release();
     },
   };
 }
