@@ -39,6 +39,8 @@ export const AgentToController = tagged({
     jobs: z.array(JobId),
     /** The agent's clock (ms since the epoch) when it sent this: credentials expire, so clocks must agree. */
     time: z.number().optional(),
+    /** `addr` was given (--advertise), not the agent's own listening address: the controller checks it. */
+    advertised: z.boolean().optional(),
   }),
   "heartbeat": () => ({ jobs: z.array(JobId) }),
   /**

@@ -173,7 +173,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     reconnect: { maxDelayMs: 2000 },
     onOpen: () => {
       log.info(`connected to the controller at ${controllerUrl}; registering as ${o.name} (${addr})`);
-      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now() });
+      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined });
     },
     onMessage: handle,
     onInvalid: (error) => log.warn("invalid message from the controller", { error }),

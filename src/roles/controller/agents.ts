@@ -13,6 +13,8 @@ const log = logger("controller");
 
 type Hello = Extract<AgentToController, { t: "hello" }>;
 
+const hostOf = (addr: string) => addr.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+
 /** A WebSocket close reason fits in 123 bytes. */
 const closeReason = (s: string) => (Buffer.byteLength(s) <= 123 ? s : `${Buffer.from(s).subarray(0, 120).toString("utf8").replace(/\uFFFD$/, "")}...`);
 
@@ -28,6 +30,7 @@ export class AgentHub {
     private readonly heartbeatMs: number,
     private readonly schedule: () => void,
     private readonly elastic: Elastic,
+    private readonly onNodeUp?: (name: string) => void,
   ) {}
 
   send(node: string, msg: ControllerToAgent): boolean {
@@ -100,7 +103,7 @@ export class AgentHub {
 
   /** Checks a hello (clock, advertised address), then registers the node or refuses it with the reason. */
   private async admit(conn: AgentSession, msg: Hello): Promise<void> {
-    const why = await this.refusal(msg);
+    const why = await this.refusal(msg, conn.remote);
     const queued = this.joining.get(conn);
     this.joining.delete(conn);
     if (!queued) return; // the connection closed meanwhile
@@ -113,13 +116,15 @@ export class AgentHub {
     for (const text of queued) this.onMessage(conn, text);
   }
 
-  private async refusal(msg: Hello): Promise<string | undefined> {
+  private async refusal(msg: Hello, peer: string): Promise<string | undefined> {
     if (msg.time !== undefined) {
       const skew = msg.time - Date.now();
       if (Math.abs(skew) > MAX_CLOCK_SKEW_MS)
         return `its clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? "ahead of" : "behind"} the controller's (limit ${MAX_CLOCK_SKEW_MS / 1000} s); sync the clocks (NTP)`;
     }
-    const down = await unreachable(msg.addr);
+    // The agent's own listening socket on the address it connected from needs no check.
+    const own = !msg.advertised && hostOf(msg.addr) === peer.replace(/^::ffff:/, "");
+    const down = own ? undefined : await unreachable(msg.addr);
     if (down) return `the controller cannot reach its address ${msg.addr} (${down}); fix --advertise/--listen or the firewall`;
     return undefined;
   }
@@ -154,6 +159,7 @@ export class AgentHub {
     }
     log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { addr: msg.addr, cpus: msg.cpus, from: conn.remote });
     this.schedule();
+    this.onNodeUp?.(msg.name);
     return true;
   }
 
