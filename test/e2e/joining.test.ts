@@ -67,7 +67,7 @@ describe("refused registrations", () => {
     const a = agent(["--controller", c.url, "--name", "fixed", "--key-file", join(c.stateDir, "cluster.key"), "--listen", `127.0.0.1:${port}`, "--advertise", `127.0.0.1:${port}`]);
     try {
       await waitFor("fixed to register", async () => (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === "fixed" && n.state === "IDLE"));
-      expect(a.stderr()).toContain(`registered with the controller at ${c.url} as fixed`);
+      await waitFor("the agent to say it registered", () => a.stderr().includes(`registered with the controller at ${c.url} as fixed`));
     } finally {
       a.proc.kill("SIGTERM");
       await a.proc.exited;
