@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from "node:fs";
 import { defineCommand } from "./command.ts";
+import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
-import { runPolicies } from "../sim/run.ts";
+import { runPolicies, runSeeds } from "../sim/run.ts";
 import { parseSwf, traceJobs } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
@@ -16,6 +17,8 @@ const args = defineArgs({
   "cores-per-node": { type: "string", description: "Processors per node: a job with P processors asks for ceil(P/C) nodes (default 1)", valueHint: "C" },
   malleable: { type: "string", description: "Fraction of jobs that are malleable, 0 to 1 (default 0.5)", valueHint: "F" },
   seed: { type: "string", description: "Seed choosing the malleable jobs, their speedups and sample noise (default 1)", valueHint: "S" },
+  seeds: { type: "string", description: "Run several seeds and report the mean of each metric: A-B or a comma list, e.g. 1-5 (instead of --seed)", valueHint: "LIST" },
+  "arrival-scale": { type: "string", description: "Multiply every submit time by X: below 1 arrivals come denser (higher load), above 1 sparser (default 1)", valueHint: "X" },
   policy: { type: "string", repeat: true, description: `Policy to run; repeat or comma-separate for several: ${POLICIES.join(", ")} (default: all)`, valueHint: "P" },
   limit: { type: "string", description: "Replay only the first N jobs of the trace", valueHint: "N" },
   interval: { type: "string", description: `Seconds between elastic passes (default ${DEFAULT_CONFIG.interval})`, valueHint: "SEC" },
@@ -25,6 +28,7 @@ const args = defineArgs({
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost", negativeDescription: "Grow without the payoff rule" },
   "resize-cost": { type: "string", description: `Seconds per resize: FIXED[,PERNODE] per node added or removed (default ${WORKLOAD_DEFAULTS.cost.fixed},${WORKLOAD_DEFAULTS.cost.perNode})`, valueHint: "F,P" },
   efficiency: { type: "string", description: `Parallel efficiency of a malleable job at its requested size is drawn uniformly in LO,HI (default ${WORKLOAD_DEFAULTS.efficiency.join(",")})`, valueHint: "LO,HI" },
+  check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
 });
@@ -52,6 +56,27 @@ function policies(given: readonly string[]): PolicyName[] {
 }
 
 const secs = (s: number) => formatDuration(s);
+
+/** --seeds: "A-B" (inclusive) or "a,b,c"; at most 1,000 seeds. */
+export function seedList(value: string): number[] {
+  const range = /^(\d+)-(\d+)$/.exec(value.trim());
+  let seeds: number[];
+  if (range) {
+    const [a, b] = [Number(range[1]), Number(range[2])];
+    if (b < a) throw new UsageError(`--seeds ${value}: the range ends before it starts`);
+    if (b - a >= 1000) throw new UsageError(`--seeds ${value}: at most 1000 seeds`);
+    seeds = Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  } else {
+    seeds = value.split(",").map((p) => {
+      const t = p.trim();
+      if (!/^\d+$/.test(t)) throw new UsageError(`--seeds ${value}: "${t}" is not a seed (a whole number >= 0); give A-B or a comma list`);
+      return Number(t);
+    });
+    if (seeds.length > 1000) throw new UsageError(`--seeds ${value}: at most 1000 seeds`);
+  }
+  if (new Set(seeds).size !== seeds.length) throw new UsageError(`--seeds ${value}: a seed appears twice`);
+  return seeds;
+}
 
 export default defineCommand({
   meta: { name: "sim", description: "Replay an SWF workload trace through the scheduling policies on a simulated cluster and compare them" },
@@ -95,16 +120,22 @@ export default defineCommand({
         coresPerNode: cores,
         malleable: numberFlag(a.malleable, "--malleable", { min: 0, max: 1 }) ?? 0.5,
         seed: intFlag(a.seed, "--seed", { min: 0 }) ?? 1,
+        arrivalScale: numberFlag(a["arrival-scale"], "--arrival-scale", { above: 0 }),
         cost: cost ? { fixed: cost[0], perNode: Number.isNaN(cost[1]) ? 0 : cost[1] } : undefined,
         efficiency: eff as readonly [number, number] | undefined,
       };
+      if (a.seeds !== undefined && a.seed !== undefined) throw new UsageError("--seed and --seeds exclude each other");
+      const seeds = a.seeds === undefined ? undefined : seedList(a.seeds);
+      if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
       const tty = isTerminal(2);
       jitPolicy(NORMAL);
+      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, tty });
       const report = runPolicies({
         trace: trace2,
         workload,
         policies: pols,
         config,
+        check: a.check === true,
         onProgress: (p, d) => {
           if (tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
           else if (d === 0) err(`ebb sim: running ${p}\n`);
@@ -125,16 +156,24 @@ export default defineCommand({
           throw new UsageError(`--jobs-csv ${a["jobs-csv"]}: ${(e as Error).message}`);
         }
       }
+      // --check: policies that claim EASY's promise and broke it fail the command.
+      const broke = a.check ? report.results.filter((r) => POLICY_TABLE[r.policy].easyPromise && r.run.violations.length > 0).map((r) => r.policy) : [];
       if (a.json) {
-        return printJson({
+        printJson({
           trace: a.swf,
           nodes,
           jobs: trace2.length - report.skipped.length,
           malleableJobs: report.malleableJobs,
           seed: workload.seed,
           badLines: trace.errors,
-          results: report.results.map((r) => ({ policy: r.policy, ...r.metrics, wallMs: Math.round(r.wallMs) })),
+          results: report.results.map((r) => ({
+            policy: r.policy,
+            ...r.metrics,
+            wallMs: Math.round(r.wallMs),
+            ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: r.run.heads, violations: r.run.violations } } : {}),
+          })),
         });
+        return broke.length > 0 ? 1 : 0;
       }
       out(
         `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes, seed ${workload.seed}\n`,
@@ -144,9 +183,80 @@ export default defineCommand({
         return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`];
       });
       out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+      if (a.check) {
+        for (const r of report.results) {
+          const claims = POLICY_TABLE[r.policy].easyPromise;
+          const v = r.run.violations;
+          out(`\ncheck ${r.policy}: ${v.length} of ${r.run.heads} first-in-line job(s) started after their reservation${claims ? "" : " (the policy does not claim EASY's promise)"}\n`);
+          if (v.length > 0) out(table(["JOB", "RESERVATION", "START", "LATE BY"], v.map((x) => [String(x.job), r3(x.reservation), r3(x.start), secs(x.start - x.reservation)])));
+        }
+        if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise\n`);
+      }
+      return broke.length > 0 ? 1 : 0;
     }),
 });
 
 function r3(x: number): string {
   return Number.isFinite(x) ? String(Math.round(x * 1000) / 1000) : "";
+}
+
+interface SeedsArgs {
+  trace: Parameters<typeof runSeeds>[0]["trace"];
+  workload: Parameters<typeof runSeeds>[0]["workload"];
+  pols: PolicyName[];
+  config: Partial<ErsConfig>;
+  seeds: number[];
+  nodes: number;
+  tty: boolean;
+}
+
+/** --seeds: one run per seed, the mean of each metric per policy; --check sums over the seeds. */
+function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s: SeedsArgs): number {
+  const report = runSeeds({
+    trace: s.trace,
+    workload: s.workload,
+    seeds: s.seeds,
+    policies: s.pols,
+    config: s.config,
+    check: a.check === true,
+    onProgress: (p, d) => {
+      if (s.tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
+    },
+  });
+  if (s.tty) err("\r\x1b[K");
+  const violations = (r: (typeof report.results)[number]) => r.perSeed.flatMap((x, i) => x.run.violations.map((v) => ({ seed: r.seeds[i]!, ...v })));
+  const heads = (r: (typeof report.results)[number]) => r.perSeed.reduce((n, x) => n + x.run.heads, 0);
+  const broke = a.check ? report.results.filter((r) => POLICY_TABLE[r.policy].easyPromise && violations(r).length > 0).map((r) => r.policy) : [];
+  if (a.json) {
+    printJson({
+      trace: a.swf,
+      nodes: s.nodes,
+      jobs: s.trace.length - report.skipped.length,
+      seeds: s.seeds,
+      arrivalScale: s.workload.arrivalScale ?? 1,
+      results: report.results.map((r) => ({
+        policy: r.policy,
+        mean: r.metrics,
+        perSeed: r.perSeed.map((x, i) => ({ seed: r.seeds[i], ...x.metrics })),
+        wallMs: Math.round(r.wallMs),
+        ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: heads(r), violations: violations(r) } } : {}),
+      })),
+    });
+    return broke.length > 0 ? 1 : 0;
+  }
+  out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes, means over seeds ${s.seeds.join(",")}\n`);
+  const rows = report.results.map((r) => {
+    const m = r.metrics;
+    return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), `${(r.wallMs / 1000).toFixed(1)} s`];
+  });
+  out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+  if (a.check) {
+    for (const r of report.results) {
+      const v = violations(r);
+      out(`\ncheck ${r.policy}: ${v.length} of ${heads(r)} first-in-line job(s) started after their reservation, over ${s.seeds.length} seeds${POLICY_TABLE[r.policy].easyPromise ? "" : " (the policy does not claim EASY's promise)"}\n`);
+      if (v.length > 0) out(table(["SEED", "JOB", "RESERVATION", "START", "LATE BY"], v.map((x) => [String(x.seed), String(x.job), r3(x.reservation), r3(x.start), secs(x.start - x.reservation)])));
+    }
+    if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise\n`);
+  }
+  return broke.length > 0 ? 1 : 0;
 }

@@ -243,9 +243,13 @@ function shadowCounts(running: readonly Ending[], started: readonly Ending[], fr
   const byEnd = started.length > 0 ? [...running, ...started] : [...running];
   byEnd.sort((a, b) => a.expectedEnd - b.expectedEnd);
   let avail = free;
-  for (const r of byEnd) {
-    avail += r.nodes;
-    if (avail >= need) return { time: Math.max(now, r.expectedEnd), extra: avail - need };
+  for (let i = 0; i < byEnd.length; i++) {
+    avail += byEnd[i]!.nodes;
+    if (avail < need) continue;
+    // Every job ending at the shadow time frees its nodes then: all of them count as extra.
+    const t = Math.max(now, byEnd[i]!.expectedEnd);
+    for (let k = i + 1; k < byEnd.length && Math.max(now, byEnd[k]!.expectedEnd) === t; k++) avail += byEnd[k]!.nodes;
+    return { time: t, extra: avail - need };
   }
   return { time: Number.POSITIVE_INFINITY, extra: 0 };
 }

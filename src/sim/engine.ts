@@ -10,6 +10,8 @@
  */
 import type { MtctSample } from "../model/spmd.ts";
 import type { ErsConfig } from "../sched/config.ts";
+import { shadowTime } from "../sched/batch.ts";
+import { endings } from "../sched/policies/common.ts";
 import { POLICY_TABLE } from "../sched/policies/index.ts";
 import type { JobState, PassInput, PassPlan, PendingJob, ProfilePoint } from "../sched/types.ts";
 import { EventQueue } from "./heap.ts";
@@ -23,6 +25,11 @@ export interface SimOptions {
   seed?: number;
   /** Relative noise on MTCT samples, e.g. 0.05 for +-5% (default 0.05). */
   noise?: number;
+  /**
+   * Hold the policy to EASY's promise: record the reservation each job gets when it becomes first
+   * in line, and report every job that starts later than that (`SimRun.violations`).
+   */
+  check?: boolean;
   /** Called now and then with the fraction of jobs finished. */
   onProgress?: (done: number) => void;
 }
@@ -43,6 +50,14 @@ export interface JobRecord {
   resizes: number;
 }
 
+/** A first-in-line job that started later than the reservation it got when it became first. */
+export interface Violation {
+  job: number;
+  /** Seconds from the trace's start. */
+  reservation: number;
+  start: number;
+}
+
 export interface SimRun {
   policy: string;
   nodes: number;
@@ -52,6 +67,9 @@ export interface SimRun {
   passes: number;
   events: number;
   resizes: number;
+  /** With `check`: every broken promise, and how many jobs were ever first in line. */
+  violations: Violation[];
+  heads: number;
 }
 
 const SAMPLE_CAP = 32;
@@ -142,6 +160,9 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   let pending: Run[] = [];
   const running = new Set<Run>();
   const atPoint: Run[] = [];
+  // --check: the reservation (s) each job got when it became first in line.
+  const promised = new Map<number, number>();
+  const violations: SimRun["violations"] = [];
 
   const T = (r: Run, p: number) => r.job.work.time(p);
   const advance = (r: Run, t: number) => {
@@ -191,7 +212,20 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const view = (r: Run, nowMs: number): JobState => {
     const size = r.adapting ? r.adaptTo : r.n;
     const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
-    const remaining = (1 - r.done) * T(r, r.n) * r.estFactor;
+    // Progress as of now (the stored `done` is only brought up to date at events of this job).
+    const done = r.adapting ? r.done : Math.min(1, r.done + (now - r.since) / T(r, r.n));
+    let remaining: number;
+    let expectedEnd: number;
+    if (r.resizes === 0) {
+      // Never resized: what a rigid scheduler knows, start + the requested time (scaled linearly
+      // when it started below the size it asked for), whatever the true run time.
+      const bound = r.startNodes < r.job.nodes ? (r.job.estimate * r.job.nodes) / r.startNodes : r.job.estimate;
+      expectedEnd = (r.start + bound) * 1000;
+      remaining = Math.max(0, expectedEnd - nowMs) / 1000;
+    } else {
+      remaining = (1 - done) * T(r, r.n) * r.estFactor;
+      expectedEnd = nowMs + (adaptLeft + (1 - done) * T(r, size) * r.estFactor) * 1000;
+    }
     return {
       id: r.job.id,
       nodes: r.n,
@@ -201,7 +235,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       submitTime: r.pend.submitTime,
       startTime: r.start * 1000,
       timeLimit: r.job.estimate,
-      expectedEnd: nowMs + (adaptLeft + (1 - r.done) * T(r, size) * r.estFactor) * 1000,
+      expectedEnd,
       remaining,
       samples: r.samples,
       adapting: r.adapting,
@@ -227,6 +261,8 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       r.state = "running";
       r.n = s.nodes;
       r.start = now;
+      const p = promised.get(r.job.id);
+      if (p !== undefined && now > p + 1e-6) violations.push({ job: r.job.id, reservation: p, start: now });
       r.since = now;
       r.startNodes = s.nodes;
       r.peak = s.nodes;
@@ -285,7 +321,24 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       config: opts.config,
     };
     passes++;
-    return apply(policy.plan(input));
+    const plan = policy.plan(input);
+    if (opts.check) promise(plan, input);
+    return apply(plan);
+  };
+
+  /** The first job left waiting by this plan: if it just became first, remember its reservation. */
+  const promise = (plan: PassPlan, input: PassInput) => {
+    const starting = new Set(plan.starts.map((s) => s.jobId));
+    const head = pending.find((r) => !starting.has(r.job.id));
+    if (!head || promised.has(head.job.id)) return;
+    let at = Number.POSITIVE_INFINITY;
+    for (const res of plan.reservations) if (res.jobId === head.job.id) at = Math.min(at, res.start / 1000);
+    if (!Number.isFinite(at)) {
+      // The policy gave it none: hold it to the shadow time the running jobs' estimates imply.
+      const left = plan.starts.reduce((n, s) => n - s.nodes, input.idleNodes);
+      at = shadowTime(endings(input), left, head.job.minNodes, input.now).time / 1000;
+    }
+    promised.set(head.job.id, at);
   };
 
   const total = runs.size;
@@ -363,5 +416,5 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     peakNodes: r.peak,
     resizes: r.resizes,
   }));
-  return { policy: policy.name, nodes: N, jobs: records, busyArea, passes, events, resizes };
+  return { policy: policy.name, nodes: N, jobs: records, busyArea, passes, events, resizes, violations, heads: promised.size };
 }

@@ -14,6 +14,8 @@ export interface SimRequest {
   policies: readonly PolicyName[];
   /** Scheduler settings shared by all policies (the policy name is set per run). */
   config?: Partial<ErsConfig>;
+  /** Hold every policy to EASY's promise (`SimRun.violations`). */
+  check?: boolean;
   onProgress?: (policy: PolicyName, done: number) => void;
 }
 
@@ -32,13 +34,41 @@ export interface SimReport {
   malleableJobs: number;
 }
 
+/** Metrics of several seeds, each field the mean over the seeds. */
+export interface SeedsResult {
+  policy: PolicyName;
+  seeds: number[];
+  /** Means over the seeds. */
+  metrics: Metrics;
+  /** Each seed's run, in `seeds` order. */
+  perSeed: PolicyResult[];
+  wallMs: number;
+}
+
+/** `runPolicies` once per seed (the workload drawn anew for each), then the mean of every metric. */
+export function runSeeds(req: Omit<SimRequest, "workload"> & { workload: Omit<WorkloadOptions, "seed">; seeds: readonly number[] }): { results: SeedsResult[]; skipped: SimReport["skipped"]; malleableJobs: number } {
+  if (req.seeds.length === 0) throw new RangeError("seeds: at least one");
+  const per = req.seeds.map((seed) => runPolicies({ ...req, workload: { ...req.workload, seed } }));
+  const results = req.policies.map((policy, i) => {
+    const runs = per.map((r) => r.results[i]!);
+    return { policy, seeds: [...req.seeds], metrics: meanMetrics(runs.map((r) => r.metrics)), perSeed: runs, wallMs: runs.reduce((a, r) => a + r.wallMs, 0) };
+  });
+  return { results, skipped: per[0]!.skipped, malleableJobs: per.reduce((a, r) => a + r.malleableJobs, 0) / per.length };
+}
+
+export function meanMetrics(ms: readonly Metrics[]): Metrics {
+  const out = { ...ms[0]! };
+  for (const k of Object.keys(out) as (keyof Metrics)[]) out[k] = ms.reduce((a, m) => a + m[k], 0) / ms.length;
+  return out;
+}
+
 export function runPolicies(req: SimRequest): SimReport {
   const built = buildWorkload(req.trace, req.workload);
   const results: PolicyResult[] = [];
   for (const policy of req.policies) {
     const config = resolveConfig({ ...req.config, policy });
     const t0 = performance.now();
-    const run = simulate(built.jobs, { nodes: req.workload.nodes, config, seed: req.workload.seed, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
+    const run = simulate(built.jobs, { nodes: req.workload.nodes, config, seed: req.workload.seed, check: req.check, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
     results.push({ policy, metrics: metrics(run), run, wallMs: performance.now() - t0 });
   }
   return { results, skipped: built.skipped, malleableJobs: built.jobs.filter((j) => j.malleable).length };

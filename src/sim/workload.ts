@@ -22,6 +22,8 @@ export interface WorkloadOptions {
   /** Fraction of jobs that are malleable, 0..1. */
   malleable: number;
   seed: number;
+  /** Every submit time is multiplied by this (default 1; below 1: denser arrivals, higher load). */
+  arrivalScale?: number;
   efficiency?: readonly [number, number];
   shrink?: number;
   grow?: number;
@@ -41,6 +43,8 @@ export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions)
   const shrink = opts.shrink ?? WORKLOAD_DEFAULTS.shrink;
   const grow = opts.grow ?? WORKLOAD_DEFAULTS.grow;
   const cost = opts.cost ?? WORKLOAD_DEFAULTS.cost;
+  const scale = opts.arrivalScale ?? 1;
+  if (!(scale > 0) || !Number.isFinite(scale)) throw new RangeError(`arrivalScale ${scale}: must be a positive number`);
   const pick = stream(opts.seed, "malleable");
   const eff = stream(opts.seed, "efficiency");
   const jobs: SimJob[] = [];
@@ -61,7 +65,7 @@ export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions)
     const t1 = t.runtime / (s + (1 - s) / size);
     const job: SimJob = {
       id: t.id,
-      submit: t.submit,
+      submit: t.submit * scale,
       nodes: size,
       minNodes: malleable ? Math.max(1, Math.ceil(size / shrink)) : size,
       maxNodes: malleable ? Math.min(opts.nodes, size * grow) : size,

@@ -18,17 +18,22 @@ export interface Policy {
   ownStarts: boolean;
   /** Reads the jobs' MTCT samples. */
   mtct: boolean;
+  /**
+   * Keeps EASY's promise: no start, backfill or resize makes the first waiting job start later
+   * than the reservation it got when it became first (what `ebb sim --check` holds it to).
+   */
+  easyPromise: boolean;
   plan(input: PassInput): PassPlan;
 }
 
 export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
-  fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, plan: planFcfs },
-  easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, plan: planEasy },
-  ebb: { name: "ebb", description: "moldable starts + EASY, then MTCT ranges, time balancing, resource filling, payoff rule", periodic: true, resizes: true, ownStarts: false, mtct: true, plan: planEbb },
-  reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, resizes: true, ownStarts: true, mtct: false, plan: planReshape },
-  "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, resizes: true, ownStarts: true, mtct: false, plan: (i) => planApm(i, "equi") },
-  "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, resizes: true, ownStarts: true, mtct: false, plan: (i) => planApm(i, "maxs") },
-  "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, resizes: true, ownStarts: true, mtct: false, plan: planDrms },
+  fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
+  easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
+  ebb: { name: "ebb", description: "moldable starts + EASY, then MTCT ranges, time balancing, resource filling, payoff rule", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planEbb },
+  reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planReshape },
+  "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "equi") },
+  "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
+  "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
 };
 
 export function planPass(input: PassInput): PassPlan {

@@ -1,0 +1,470 @@
+/**
+ * Process-local online loop detection over communication call sites (dissertation §10.2.1).
+ * Pure: no clock, no I/O. Each communication call is one `step(site, type, tEntry, tExit)`;
+ * nodes are call sites, edges observed successions. See README.md for the algorithm.
+ *
+ * The expected path (a known edge inside a known loop, "verification mode") touches only typed
+ * arrays: a 4-slot successor cache of the previous node, a version check, a handful of counter
+ * updates. No allocation, no Map lookup, independent of the CFG size.
+ */
+import { OpType } from "./types.ts";
+
+/** How a step was classified. */
+export const Kind = {
+  /** Not in any loop (yet). */
+  Outside: 0,
+  /** A node was revisited: a loop with this node as head was detected. */
+  LoopDetected: 1,
+  /** Inside the current loop along its body or back edge. */
+  InLoop: 2,
+  /** Left a loop for a node never seen before. */
+  UnexpectedExit: 3,
+  /** Entered a known loop at a body node, from outside it. */
+  BodyReentry: 4,
+  /** Entered a known loop at its head, from outside it. */
+  HeadReentry: 5,
+  /** The CFG is full: the site was not recorded. */
+  Skipped: 6,
+} as const;
+export type Kind = (typeof Kind)[keyof typeof Kind];
+
+export const KIND_NAMES = [
+  "outside",
+  "loop-detected",
+  "in-loop",
+  "unexpected-exit",
+  "body-reentry",
+  "head-reentry",
+  "skipped",
+] as const;
+
+/** Set in `step()`'s result when the step changed the CFG's structure. */
+export const STRUCTURAL = 16;
+
+/** Structural event kinds (bits of an event report). */
+export const EventBit = {
+  loopDetected: 1,
+  unexpectedExit: 2,
+  bodyReentry: 4,
+  headReentry: 8,
+  branch: 16,
+} as const;
+
+/** One structural-change report: everything that changed since the previous report. */
+export interface CfgEvent {
+  time: number;
+  /** Bit set of `EventBit`s that happened since the previous report. */
+  bits: number;
+  /** How many structural changes since the previous report. */
+  count: number;
+}
+
+/** One performance sample, taken at a loop-head visit after the sampling timer expired. */
+export interface CfgSample {
+  /** Site id of the loop head. */
+  head: number;
+  time: number;
+  /** Visits of the head so far (iterations + 1). */
+  visits: number;
+  /** First and latest visit of the head: TLT = (last - created) / visits. */
+  created: number;
+  last: number;
+  /** Total MPI time of calls whose immediate loop head is this head. */
+  tmt: number;
+  /** Since the previous sample of this head (or its detection): iterations, wall time, MPI time. */
+  windowIterations: number;
+  windowTime: number;
+  windowMpi: number;
+}
+
+/** One row of the CFG (Listing 10.2), in site ids. */
+export interface CfgNodeRow {
+  site: number;
+  type: OpType;
+  head: boolean;
+  body: boolean;
+  /** Re-entries (unexpected: new entry edges into this node's loop at this node). */
+  re: number;
+  /** Revisits (visits - 1). */
+  rv: number;
+  /** For a head: the source of its back edge. */
+  tail: number | null;
+  /** For a body node: its immediate loop head. */
+  headOf: number | null;
+  /** For a re-entered node: where the last re-entry came from. */
+  reentrySource: number | null;
+  created: number;
+  last: number;
+  /** For a head: the total MPI time of its loop (immediate members only). */
+  tmt: number;
+  /** For a body node: summed time from the head's visit to this node's, and how many times. */
+  offset: number;
+  offsetCount: number;
+}
+
+export interface DetectorOptions {
+  /** Most nodes kept; further sites are skipped (counted in `skipped`). Default 4096. */
+  capacity?: number;
+  /** Sampling interval, in the unit of the step times (default 60e9: 60 s in ns). */
+  interval?: number;
+  /** Time the sampling timer starts from (default 0). */
+  start?: number;
+}
+
+const HEAD = 1;
+const BODY = 2;
+const SLOTS = 4;
+const TRAIL = 8192;
+const MAX_DEPTH = 256;
+
+export class Detector {
+  readonly capacity: number;
+  private interval: number;
+  private readonly index = new Map<number, number>();
+  private readonly edges = new Set<number>();
+  private size = 0;
+  private readonly site: Float64Array;
+  private readonly type: Uint8Array;
+  private readonly flags: Uint8Array;
+  private readonly visits: Float64Array;
+  private readonly headOf: Int32Array;
+  private readonly tailOf: Int32Array;
+  private readonly re: Int32Array;
+  private readonly reSrc: Int32Array;
+  private readonly created: Float64Array;
+  private readonly last: Float64Array;
+  private readonly lastStep: Float64Array;
+  private readonly iterStart: Float64Array;
+  private readonly tmt: Float64Array;
+  private readonly offset: Float64Array;
+  private readonly offsetN: Float64Array;
+  private readonly sVisits: Float64Array;
+  private readonly sTime: Float64Array;
+  private readonly sTmt: Float64Array;
+  private readonly succSite: Float64Array;
+  private readonly succNode: Int32Array;
+  private readonly succKind: Uint8Array;
+  private readonly succVer: Int32Array;
+  private readonly trail = new Int32Array(TRAIL);
+  private nextSlot: Uint8Array;
+  private version = 1;
+  private stepNo = -1;
+  private prev = -1;
+  private cur = -1;
+  private nextSampleAt: number;
+  private nextEventAt: number;
+  private eventBits = 0;
+  private eventCount = 0;
+  /** Steps skipped because the CFG was full. */
+  skipped = 0;
+  /** Reported events and samples, oldest first; the caller drains them (`drain*`). */
+  private events: CfgEvent[] = [];
+  private samples: CfgSample[] = [];
+
+  constructor(opts: DetectorOptions = {}) {
+    const cap = opts.capacity ?? 4096;
+    if (!Number.isInteger(cap) || cap < 1 || cap > 1 << 20) throw new RangeError(`capacity: ${cap} is not an integer in 1..${1 << 20}`);
+    const interval = opts.interval ?? 60e9;
+    if (!(interval >= 0)) throw new RangeError(`interval: ${interval} is not >= 0`);
+    this.capacity = cap;
+    this.interval = interval;
+    const start = opts.start ?? 0;
+    this.nextSampleAt = start + interval;
+    this.nextEventAt = start;
+    this.site = new Float64Array(cap);
+    this.type = new Uint8Array(cap);
+    this.flags = new Uint8Array(cap);
+    this.visits = new Float64Array(cap);
+    this.headOf = new Int32Array(cap).fill(-1);
+    this.tailOf = new Int32Array(cap).fill(-1);
+    this.re = new Int32Array(cap);
+    this.reSrc = new Int32Array(cap).fill(-1);
+    this.created = new Float64Array(cap);
+    this.last = new Float64Array(cap);
+    this.lastStep = new Float64Array(cap);
+    this.iterStart = new Float64Array(cap);
+    this.tmt = new Float64Array(cap);
+    this.offset = new Float64Array(cap);
+    this.offsetN = new Float64Array(cap);
+    this.sVisits = new Float64Array(cap);
+    this.sTime = new Float64Array(cap);
+    this.sTmt = new Float64Array(cap);
+    this.succSite = new Float64Array(cap * SLOTS).fill(Number.NaN);
+    this.succNode = new Int32Array(cap * SLOTS).fill(-1);
+    this.succKind = new Uint8Array(cap * SLOTS);
+    this.succVer = new Int32Array(cap * SLOTS);
+    this.nextSlot = new Uint8Array(cap);
+  }
+
+  /** Number of nodes in the CFG. */
+  get nodes(): number {
+    return this.size;
+  }
+
+  /** Site id of the loop head the last step belongs to, or -1 outside loops. */
+  get currentHead(): number {
+    return this.cur < 0 ? -1 : this.site[this.cur]!;
+  }
+
+  /** Changes the sampling interval; the running timer is restarted from `now`. */
+  setInterval(interval: number, now: number): void {
+    if (!(interval >= 0)) throw new RangeError(`interval: ${interval} is not >= 0`);
+    this.interval = interval;
+    this.nextSampleAt = now + interval;
+  }
+
+  /**
+   * One communication call. Returns its `Kind`, with `STRUCTURAL` or-ed in when it changed the
+   * CFG's structure. Never throws on any input.
+   */
+  step(site: number, type: OpType, tEntry: number, tExit: number): number {
+    this.stepNo++;
+    const p = this.prev;
+    if (p >= 0) {
+      let s = p * SLOTS;
+      const end = s + SLOTS;
+      while (s < end && this.succSite[s] !== site) s++;
+      if (s < end && this.succVer[s] === this.version) {
+        const n = this.succNode[s]!;
+        const kind = this.succKind[s]!;
+        // A known edge into a body node is a back edge (a new inner loop) if the node was already
+        // visited since its loop's current pass began: that needs the slow path.
+        if (kind !== Kind.InLoop || (this.flags[n]! & HEAD) !== 0 || this.lastStep[n]! < this.iterStart[this.headOf[n]!]!) {
+          this.apply(n, kind, tEntry, tExit);
+          return kind;
+        }
+      }
+    }
+    return this.slow(site, type, tEntry, tExit);
+  }
+
+  private apply(n: number, kind: number, t0: number, t1: number): void {
+    this.visits[n]!++;
+    const isHead = (this.flags[n]! & HEAD) !== 0;
+    const h = isHead ? n : this.headOf[n]!;
+    if (isHead) {
+      if (t0 >= this.nextSampleAt) this.sample(n, t0);
+      if (this.eventBits !== 0 && t0 >= this.nextEventAt) this.flush(t0);
+      this.iterStart[n] = this.stepNo;
+    } else if (h >= 0) {
+      if (kind === Kind.BodyReentry) this.iterStart[h] = this.stepNo;
+      else if (this.lastStep[h] === this.iterStart[h]) {
+        this.offset[n]! += t0 - this.last[h]!;
+        this.offsetN[n]!++;
+      }
+    }
+    if (h >= 0) this.tmt[h]! += t1 - t0;
+    this.last[n] = t0;
+    this.lastStep[n] = this.stepNo;
+    this.trail[this.stepNo % TRAIL] = n;
+    this.prev = n;
+    this.cur = h;
+  }
+
+  private sample(h: number, t: number): void {
+    const iterations = this.visits[h]! - this.sVisits[h]!;
+    if (iterations <= 0) return;
+    this.samples.push({
+      head: this.site[h]!,
+      time: t,
+      visits: this.visits[h]!,
+      created: this.created[h]!,
+      last: t,
+      tmt: this.tmt[h]!,
+      windowIterations: iterations,
+      windowTime: t - this.sTime[h]!,
+      windowMpi: this.tmt[h]! - this.sTmt[h]!,
+    });
+    this.sVisits[h] = this.visits[h]!;
+    this.sTime[h] = t;
+    this.sTmt[h] = this.tmt[h]!;
+    this.nextSampleAt = t + this.interval;
+  }
+
+  private structural(bit: number, t: number): void {
+    this.version = (this.version + 1) | 0 || 1;
+    this.eventBits |= bit;
+    this.eventCount++;
+    if (t >= this.nextEventAt) this.flush(t);
+  }
+
+  private flush(t: number): void {
+    this.events.push({ time: t, bits: this.eventBits, count: this.eventCount });
+    this.eventBits = 0;
+    this.eventCount = 0;
+    this.nextEventAt = t + this.interval;
+  }
+
+  /** Is `x` inside the loop headed by `h` (itself, a body node, or in a loop nested in it)? */
+  private inLoop(x: number, h: number): boolean {
+    for (let d = 0; x >= 0 && d < MAX_DEPTH; d++) {
+      if (x === h) return true;
+      x = this.headOf[x]!;
+    }
+    return false;
+  }
+
+  private cache(p: number, site: number, n: number, kind: number): void {
+    let s = p * SLOTS;
+    const end = s + SLOTS;
+    while (s < end && this.succSite[s] !== site) s++;
+    if (s === end) {
+      s = p * SLOTS + this.nextSlot[p]!;
+      this.nextSlot[p] = (this.nextSlot[p]! + 1) % SLOTS;
+    }
+    this.succSite[s] = site;
+    this.succNode[s] = n;
+    this.succKind[s] = kind;
+    this.succVer[s] = this.version;
+  }
+
+  private slow(site: number, type: OpType, t0: number, t1: number): number {
+    const p = this.prev;
+    let n = this.index.get(site);
+    let kind: number;
+    let changed = 0;
+    if (n === undefined) {
+      if (this.size >= this.capacity) {
+        this.skipped++;
+        this.prev = -1;
+        this.cur = -1;
+        return Kind.Skipped;
+      }
+      n = this.size++;
+      this.index.set(site, n);
+      this.site[n] = site;
+      this.type[n] = type;
+      this.created[n] = t0;
+      this.lastStep[n] = -1;
+      if (p >= 0) this.edges.add(p * 1048576 + n);
+      const from = p < 0 ? -1 : (this.flags[p]! & HEAD) !== 0 ? p : this.headOf[p]!;
+      kind = from >= 0 ? Kind.UnexpectedExit : Kind.Outside;
+      if (from >= 0) changed = EventBit.unexpectedExit;
+    } else {
+      const key = p * 1048576 + n;
+      const known = p >= 0 && this.edges.has(key);
+      if (p >= 0 && !known) this.edges.add(key);
+      const f = this.flags[n]!;
+      if (p < 0) {
+        kind = f & HEAD ? Kind.HeadReentry : f & BODY ? Kind.BodyReentry : Kind.Outside;
+      } else if ((f & (HEAD | BODY)) === 0) {
+        this.detect(n, p, t0);
+        kind = Kind.LoopDetected;
+        changed = EventBit.loopDetected;
+      } else if (f & HEAD) {
+        if (this.tailOf[n] === p || this.inLoop(p, n)) {
+          kind = Kind.InLoop;
+          if (!known) changed = EventBit.branch;
+        } else {
+          kind = Kind.HeadReentry;
+          if (!known) {
+            this.re[n]!++;
+            this.reSrc[n] = p;
+            changed = EventBit.headReentry;
+          }
+        }
+      } else {
+        const h = this.headOf[n]!;
+        if (this.inLoop(p, h)) {
+          if (this.lastStep[n]! >= this.iterStart[h]!) {
+            this.detect(n, p, t0);
+            kind = Kind.LoopDetected;
+            changed = EventBit.loopDetected;
+          } else {
+            kind = Kind.InLoop;
+            if (!known) changed = EventBit.branch;
+          }
+        } else {
+          kind = Kind.BodyReentry;
+          if (!known) {
+            this.re[n]!++;
+            this.reSrc[n] = p;
+            changed = EventBit.bodyReentry;
+          }
+        }
+      }
+    }
+    if (changed !== 0) this.structural(changed, t0);
+    if (p >= 0 && kind !== Kind.LoopDetected && kind !== Kind.Outside && kind !== Kind.UnexpectedExit) this.cache(p, site, n, kind);
+    this.apply(n, kind, t0, t1);
+    return changed !== 0 ? kind | STRUCTURAL : kind;
+  }
+
+  /**
+   * `n` was revisited from `p` inside its own context: it becomes the head of a loop with tail
+   * `p`; the nodes visited since its previous visit that shared its context join the loop.
+   */
+  private detect(n: number, p: number, t: number): void {
+    const ctx = (this.flags[n]! & BODY) !== 0 ? this.headOf[n]! : -1;
+    this.flags[n]! |= HEAD;
+    this.tailOf[n] = p;
+    const from = this.lastStep[n]!;
+    const oldest = Math.max(from + 1, this.stepNo - TRAIL + 1);
+    for (let s = this.stepNo - 1; s >= oldest; s--) {
+      const x = this.trail[s % TRAIL]!;
+      if (x === n || this.headOf[x] !== ctx) continue;
+      if (ctx < 0 && (this.flags[x]! & BODY) !== 0) continue;
+      this.headOf[x] = n;
+      this.flags[x]! |= BODY;
+    }
+    // The window of the loop's samples starts at its detection.
+    this.sVisits[n] = this.visits[n]! + 1;
+    this.sTime[n] = t;
+    this.sTmt[n] = this.tmt[n]!;
+    this.iterStart[n] = this.stepNo;
+  }
+
+  /** Samples taken since the last call, oldest first. */
+  drainSamples(): CfgSample[] {
+    const s = this.samples;
+    if (s.length === 0) return s;
+    this.samples = [];
+    return s;
+  }
+
+  /** Structural-event reports since the last call (at most one per sampling interval). */
+  drainEvents(): CfgEvent[] {
+    const e = this.events;
+    if (e.length === 0) return e;
+    this.events = [];
+    return e;
+  }
+
+  /** The CFG as rows (Listing 10.2), in creation order. */
+  table(): CfgNodeRow[] {
+    const rows: CfgNodeRow[] = [];
+    const siteOr = (i: number) => (i < 0 ? null : this.site[i]!);
+    for (let i = 0; i < this.size; i++) {
+      const f = this.flags[i]!;
+      rows.push({
+        site: this.site[i]!,
+        type: this.type[i]! as OpType,
+        head: (f & HEAD) !== 0,
+        body: (f & BODY) !== 0,
+        re: this.re[i]!,
+        rv: this.visits[i]! - 1,
+        tail: f & HEAD ? siteOr(this.tailOf[i]!) : null,
+        headOf: f & BODY ? siteOr(this.headOf[i]!) : null,
+        reentrySource: siteOr(this.reSrc[i]!),
+        created: this.created[i]!,
+        last: this.last[i]!,
+        tmt: this.tmt[i]!,
+        offset: this.offset[i]!,
+        offsetCount: this.offsetN[i]!,
+      });
+    }
+    return rows;
+  }
+}
+
+/** Listing 10.2's text form of a table. */
+export function formatTable(rows: readonly CfgNodeRow[]): string {
+  const s = (v: number | null) => (v === null ? "" : String(v));
+  return rows
+    .map(
+      (r) =>
+        `id: ${r.site}; H: ${r.head ? 1 : 0}; B: ${r.body ? 1 : 0}; Re: ${r.re}; Rv: ${r.rv}; ` +
+        `tail: ${s(r.head ? r.tail : r.reentrySource)}; head: ${s(r.headOf)}`,
+    )
+    .join("\n");
+}

@@ -1,0 +1,114 @@
+import { describe, expect, test } from "bun:test";
+import { Detector } from "../../src/cfg/detector.ts";
+import { currentMtct, mergeCfg, observeCfg, variance } from "../../src/cfg/merge.ts";
+import { rankRange, reduceNode, signature, type RankCfg } from "../../src/cfg/node.ts";
+import { OpType } from "../../src/cfg/types.ts";
+
+const P = OpType.P2p;
+const C = OpType.Collective;
+
+/** Fig. 10.3: four ranks; 6 and 3 point-to-point, 1 a collective, all in loop 6…1; 2 and 0 outside;
+ *  only rank 0 runs the nested loop 9…7 (two collectives) and re-enters loop 6 at 3. */
+function fig103(): RankCfg[] {
+  const type = (id: number) => (id === 6 || id === 3 ? P : C);
+  const ranks: RankCfg[] = [];
+  for (let rank = 0; rank < 4; rank++) {
+    const d = new Detector({ interval: 0 });
+    const seq = rank === 0
+      ? [2, 0, 6, 3, 1, 6, 3, 1, 6, 3, 1, 9, 7, 9, 7, 3, 1, 6, 3, 1, 6, 3, 1, 9, 7, 9, 7]
+      : [2, 0, 6, 3, 1, 6, 3, 1, 6, 3, 1, 6, 3, 1, 6, 3, 1];
+    // Odd ranks receive first: their p2p calls come in the other order (the parity branch).
+    const ids = rank % 2 ? seq.map((x) => (x === 6 ? 3 : x === 3 ? 6 : x)) : seq;
+    ids.forEach((id, i) => d.step(id, type(id), i * 100, i * 100 + 10 * (type(id) === C ? 3 : 1)));
+    ranks.push({ rank, rows: d.table() });
+  }
+  return ranks;
+}
+
+describe("node-local reduction (§10.2.2, Fig. 10.3 -> 10.4)", () => {
+  test("four ranks share loop 6…1; only rank 0 has the nested loop 9…7", () => {
+    const node = reduceNode(fig103());
+    const summary = node.loops.map((l) => [l.key, rankRange(l.ranks), l.parent]);
+    expect(summary).toEqual([
+      ["collective@1 p2p", "0-3", null],
+      ["collective@7 collective@9", "0", "collective@1 p2p"],
+    ]);
+    const outer = node.loops[0]!;
+    // Nodes outside loops (2, 0) are gone; 6 and 3 are one p2p block.
+    expect(outer.key.includes("@2") || outer.key.includes("@0")).toBe(false);
+    // Revisits: rank 0 visits head 6 five times, ranks 1-3 five times -> mode 5.
+    expect(outer.visits).toBe(5);
+    expect(outer.visitCounts).toEqual([[5, 4]]);
+    expect(outer.iterations).toBe(20);
+    expect(outer.reentries).toBe(1);
+    // TLT and TMT are summed over ranks.
+    const one = reduceNode([fig103()[1]!]).loops[0]!;
+    expect(outer.loopTime).toBeGreaterThan(3 * one.loopTime);
+    expect(node.loops[1]!.ranks).toEqual([0]);
+  });
+
+  test("signatures: p2p runs collapse circularly, rotations match", () => {
+    expect(signature(["p2p", "p2p", "collective@1"])).toBe("collective@1 p2p");
+    expect(signature(["collective@1", "p2p", "p2p"])).toBe("collective@1 p2p");
+    expect(signature(["p2p", "collective@1", "p2p"])).toBe("collective@1 p2p");
+    expect(signature(["p2p", "p2p"])).toBe("p2p");
+    expect(signature(["collective@2", "collective@1"])).toBe("collective@1 collective@2");
+  });
+
+  test("rank ranges", () => {
+    expect(rankRange([0, 1, 2, 3, 5, 7, 8])).toBe("0-3,5,7-8");
+    expect(rankRange([])).toBe("");
+  });
+});
+
+describe("distributed merge (§10.2.3)", () => {
+  test("two nodes: rank sets united, times summed, distributed loop = present at every rank", () => {
+    const a = fig103();
+    const b = fig103().map((r) => ({ ...r, rank: r.rank + 4 }));
+    const merged = mergeCfg([reduceNode(a), reduceNode(b)]);
+    expect(merged.loops.map((l) => [l.key, rankRange(l.ranks)])).toEqual([
+      ["collective@1 p2p", "0-7"],
+      ["collective@7 collective@9", "0,4"],
+    ]);
+    const job = observeCfg(undefined, merged, 8);
+    expect(job.loops.map((l) => l.distributed)).toEqual([true, false]);
+    expect(job.current).toBe("collective@1 p2p");
+    // Associative: merging in another grouping gives the same.
+    const again = mergeCfg([mergeCfg([reduceNode(a)]), mergeCfg([reduceNode(b)])]);
+    expect(again).toEqual(merged);
+    expect(mergeCfg([reduceNode([...a, ...b])])).toEqual(merged);
+  });
+
+  test("per-loop series over observations: mean, variance, min, max, recent; MTCT of the current distributed loop", () => {
+    // One rank, loop of a compute part c and an MPI part m per iteration; phases change c.
+    const d = new Detector({ interval: 0 });
+    let t = 0;
+    const iterate = (n: number, c: number, m: number) => {
+      for (let i = 0; i < n; i++) {
+        d.step(1, C, t, t + m);
+        t += m + c;
+      }
+    };
+    iterate(10, 300, 100);
+    let job = observeCfg(undefined, reduceNode([{ rank: 0, rows: d.table() }]), 1);
+    iterate(10, 300, 100);
+    job = observeCfg(job, reduceNode([{ rank: 0, rows: d.table() }]), 1);
+    expect(currentMtct(job)).toBeCloseTo(100 / 300, 9);
+    iterate(10, 100, 100);
+    job = observeCfg(job, reduceNode([{ rank: 0, rows: d.table() }]), 1);
+    // The newest window, not the blend: head visit to head visit, so it spans the last old
+    // iteration (400) and nine new ones (200): MPI 1000, compute 2200 - 1000.
+    expect(currentMtct(job)).toBeCloseTo(1000 / 1200, 9);
+    const l = job.loops[0]!;
+    expect(l.iter.n).toBe(3);
+    expect(l.iter.min).toBeCloseTo(2200 / 10, 9);
+    expect(l.iter.max).toBeCloseTo(400, 9);
+    expect(l.iter.recent.length).toBe(3);
+    // The first point is the whole run so far (TMT from detection on, over every visit: 900 / 10).
+    expect(l.mpi.recent.map((x) => Math.round(x))).toEqual([90, 100, 100]);
+    expect(variance(l.mpi)).toBeCloseTo(((90 - 290 / 3) ** 2 + 2 * (100 - 290 / 3) ** 2) / 3, 9);
+    expect(variance(l.iter)).toBeGreaterThan(0);
+    // No distributed loop (1 of 2 ranks): no MTCT.
+    expect(currentMtct(observeCfg(undefined, reduceNode([{ rank: 0, rows: d.table() }]), 2))).toBeUndefined();
+  });
+});

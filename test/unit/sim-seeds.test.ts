@@ -1,0 +1,41 @@
+import { describe, expect, test } from "bun:test";
+import { meanMetrics, runPolicies, runSeeds } from "../../src/sim/run.ts";
+import { buildWorkload } from "../../src/sim/workload.ts";
+import { seedList } from "../../src/cli/sim.ts";
+
+const trace = Array.from({ length: 80 }, (_, i) => ({ id: i + 1, line: i + 1, submit: i * 50, runtime: 300 + ((i * 7919) % 2000), procs: 1 + ((i * 13) % 12), estimate: 600 + ((i * 7919) % 2000) }));
+
+describe("arrival scale", () => {
+  test("multiplies every submit time, nothing else", () => {
+    const a = buildWorkload(trace, { nodes: 16, coresPerNode: 1, malleable: 0.5, seed: 2 });
+    const b = buildWorkload(trace, { nodes: 16, coresPerNode: 1, malleable: 0.5, seed: 2, arrivalScale: 0.5 });
+    expect(b.jobs.map((j) => j.submit)).toEqual(a.jobs.map((j) => j.submit * 0.5));
+    expect(b.jobs.map((j) => [j.nodes, j.minNodes, j.maxNodes, j.malleable, j.estimate])).toEqual(a.jobs.map((j) => [j.nodes, j.minNodes, j.maxNodes, j.malleable, j.estimate]));
+  });
+  test("denser arrivals make EASY's jobs wait longer on this trace", () => {
+    const w = (arrivalScale: number) => runPolicies({ trace, workload: { nodes: 16, coresPerNode: 1, malleable: 0, seed: 1, arrivalScale }, policies: ["easy"] }).results[0]!.metrics.meanWait;
+    expect(w(0.3)).toBeGreaterThan(w(1));
+  });
+  test("zero or negative is refused", () => {
+    expect(() => buildWorkload(trace, { nodes: 16, coresPerNode: 1, malleable: 0, seed: 1, arrivalScale: 0 })).toThrow(/arrivalScale 0/);
+  });
+});
+
+describe("seeds", () => {
+  test("the metrics are the means of the seeds' runs", () => {
+    const r = runSeeds({ trace, workload: { nodes: 16, coresPerNode: 1, malleable: 0.5 }, seeds: [1, 2, 3], policies: ["easy", "drms-rs"] });
+    for (const [i, policy] of (["easy", "drms-rs"] as const).entries()) {
+      const each = [1, 2, 3].map((seed) => runPolicies({ trace, workload: { nodes: 16, coresPerNode: 1, malleable: 0.5, seed }, policies: [policy] }).results[0]!.metrics);
+      expect(r.results[i]!.policy).toBe(policy);
+      expect(r.results[i]!.metrics.meanTurnaround).toBeCloseTo((each[0]!.meanTurnaround + each[1]!.meanTurnaround + each[2]!.meanTurnaround) / 3, 6);
+      expect(r.results[i]!.metrics).toEqual(meanMetrics(each));
+    }
+  });
+  test("--seeds: a range or a list, each seed once", () => {
+    expect(seedList("1-5")).toEqual([1, 2, 3, 4, 5]);
+    expect(seedList("7,3")).toEqual([7, 3]);
+    expect(() => seedList("5-1")).toThrow(/ends before it starts/);
+    expect(() => seedList("1,x")).toThrow(/"x" is not a seed/);
+    expect(() => seedList("2,2")).toThrow(/appears twice/);
+  });
+});
