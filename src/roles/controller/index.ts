@@ -55,6 +55,8 @@ export interface ControllerOptions {
   limits?: AdminLimits;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
+  /** Called each time a node registers (ebb up waits for its hosts so). */
+  onNodeUp?(name: string): void;
 }
 
 export interface ControllerHandle {
@@ -121,7 +123,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
   });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request() });
-  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();
   elastic.restore();
