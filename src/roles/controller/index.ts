@@ -36,6 +36,8 @@ import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
+import { ControllerMetrics } from "./metrics.ts";
+import { timeline, timelineMark } from "./timeline.ts";
 
 const log = logger("controller");
 
@@ -57,6 +59,10 @@ export interface ControllerOptions {
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
   onNodeUp?(name: string): void;
+  /** A token that may read /metrics besides the API token. */
+  metricsToken?: string;
+  /** /metrics needs no token. */
+  metricsOpen?: boolean;
 }
 
 export interface ControllerHandle {
@@ -87,6 +93,12 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const estore = new ElasticStore(db);
   const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
+  const metrics = new ControllerMetrics({ state, version: VERSION, mtct: (j) => elastic!.mtct(j.row.id, j.row.sampleInterval ?? sampleInterval).mtct });
+  let commits = 0;
+  store.onCommit = (ms) => {
+    commits++;
+    metrics.commit.observe(ms / 1000);
+  };
   const now = Date.now();
   for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
 
@@ -108,7 +120,11 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     {
       toAgent: (node, msg) => agents!.send(node, msg),
       schedule: () => scheduler!.request(),
-      ended: (job) => elastic!.jobEnded(job),
+      ended: (job) => {
+        elastic!.jobEnded(job);
+        metrics.jobEnded(job);
+      },
+      started: () => metrics.jobStarted(),
       watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
     },
@@ -121,8 +137,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     backfill: ersConfig.policy !== "fcfs",
     policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined,
     beforePass: (t) => eligibility.refresh(t),
+    passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request() });
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();
@@ -137,7 +154,14 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
   const backend: ApiBackend = {
     version: VERSION,
-    submit: (req, scope) => jobs.submit(req, submitter(scope)),
+    submit: (req, scope) => {
+      const t0 = performance.now();
+      try {
+        return jobs.submit(req, submitter(scope));
+      } finally {
+        metrics.submit.observe((performance.now() - t0) / 1000);
+      }
+    },
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
     listJobs: (f, scope) => jobViews(views, store.listJobs({ ...f, visibleTo: scope === "all" ? undefined : scope })),
     getJob: async (id, waitMs) => {
@@ -156,6 +180,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
+    mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
+    metrics: () => metrics.render(),
+    timeline: (windowSec) => timeline(views, windowSec * 1000),
+    timelineMark: () => timelineMark(views, commits),
   };
 
   const server = serve({
@@ -170,8 +198,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
 
+  // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
+  // eighth of a heartbeat after its third missed one.
+  const heartbeatTicker = setInterval(() => agents!.checkHeartbeats(), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
-    agents!.checkHeartbeats();
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
@@ -185,6 +215,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     stateDir: opts.stateDir,
     async stop() {
       clearInterval(ticker);
+      clearInterval(heartbeatTicker);
       if (purger) clearInterval(purger);
       ers.stop();
       server.stop(true);
