@@ -5,6 +5,7 @@ import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { upOnHosts } from "./up-hosts.ts";
+import { upInSlurm } from "./up-slurm.ts";
 import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, localMemoryMb, starting, tuning, untilSignal } from "./daemon.ts";
 import { err, out } from "../util/stdio.ts";
@@ -21,6 +22,7 @@ export default defineCommand({
     "ssh-user": { type: "string", description: "User to log in as on hosts that do not name one", valueHint: "USER" },
     "remote-path": { type: "string", description: "Where the ebb binary goes on the hosts, copied when missing or different (default .ebb/bin/ebb, under the remote home)", valueHint: "PATH" },
     "require-all": { type: "boolean", description: "With --hosts: stop if any host fails to start (default: go on with the others)" },
+    slurm: { type: "boolean", description: "Inside a Slurm allocation (sbatch, salloc): the controller here, one agent per allocated node via srun; ends with the allocation (state dir default ~/.ebb/slurm-JOBID, listen 0.0.0.0:0)" },
     "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
     ...controllerTuning,
   },
@@ -28,6 +30,11 @@ export default defineCommand({
     guard("up", async () => {
       const stateDir = args["state-dir"] ?? defaultStateDir();
       const opts = tuning(args);
+      if (args.slurm) {
+        if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
+        const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
+        return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts });
+      }
       if (args.hosts !== undefined || args.hostfile !== undefined) {
         if (args.nodes !== undefined) throw new UsageError("--nodes is for a local cluster; with --hosts the hosts are the nodes");
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");

@@ -10,7 +10,7 @@ async function help(args: string[]): Promise<{ code: number; text: string }> {
 }
 
 const FLAGS: Record<string, string[]> = {
-  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir", "--hosts", "--hostfile", "--ssh-opts", "--ssh-user", "--remote-path", "--require-all"],
+  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir", "--hosts", "--hostfile", "--ssh-opts", "--ssh-user", "--remote-path", "--require-all", "--slurm"],
   controller: ["--listen", "--db", "--state-dir", "--heartbeat", "--policy"],
   agent: ["--controller", "--name", "--cpus", "--listen", "--advertise", "--tied-to-stdin"],
   run: ["--nodes", "--ntasks", "--tasks-per-node", "--time", "--label", "--mpi", "--controller"],

@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { parseHostfile, parseHostsFlag } from "../../src/roles/remote/hosts.ts";
 import { agentCommand, splitWords } from "../../src/roles/remote/ssh.ts";
+import { slurmAllocation, srunArgv } from "../../src/roles/remote/slurm.ts";
 
 describe("--hosts", () => {
   test("user@, :port and plain names; the node name is the host", () => {
@@ -52,4 +53,17 @@ test("the remote command carries no key: the agent reads it from stdin", () => {
   expect(cmd).toContain("IFS= read -r EBB_CLUSTER_KEY");
   expect(cmd).toContain("--tied-to-stdin");
   expect(cmd).not.toContain("--key-file");
+});
+
+describe("ebb up --slurm", () => {
+  test("the allocation from Slurm's environment, its node list in Slurm's syntax", () => {
+    expect(slurmAllocation({ SLURM_JOB_ID: "12", SLURM_JOB_NODELIST: "n[1-2],gpu01" })).toEqual({ jobId: "12", nodes: ["n1", "n2", "gpu01"] });
+    expect(slurmAllocation({})).toEqual({ error: "not inside a Slurm allocation (no SLURM_JOB_ID / SLURM_JOB_NODELIST): run it in an sbatch script or under salloc" });
+    expect(slurmAllocation({ SLURM_JOB_ID: "12", SLURM_JOB_NODELIST: "n[1-" })).toEqual({ error: 'SLURM_JOB_NODELIST: "n[1-" has unbalanced brackets' });
+  });
+  test("srun: one agent per node, overlapping the job's steps, the key not in its argv", () => {
+    const argv = srunArgv({ binary: ["/opt/ebb"], nodes: 3, controllerPort: 7700 });
+    expect(argv.slice(0, 5)).toEqual(["srun", "--nodes=3", "--ntasks-per-node=1", "--ntasks=3", "--overlap"]);
+    expect(argv.at(-1)).toBe(`exec '/opt/ebb' agent --controller "http://$SLURM_LAUNCH_NODE_IPADDR:7700" --name "$SLURMD_NODENAME" --tied-to-stdin`);
+  });
 });
