@@ -8,6 +8,7 @@ import { describeIssues, firstField } from "../util/zod.ts";
 import type { ApiBackend, Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
 import { DrainRequest, JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
@@ -145,7 +146,9 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const q = validate(JobGetQuery, c.req.query());
     const job = await backend.getJob(id, q.wait === undefined ? undefined : q.wait * 1000);
     if (!job) throw notFound(`job ${id}`);
-    return c.json(job);
+    // A job's token never sees the environment it was submitted with; the cluster's token sees it
+    // with the values of names that look secret masked.
+    return c.json({ ...job, env: c.get("scope") === "all" ? maskSecrets(job.env) : {} });
   });
 
   app.delete("/v1/jobs/:id", (c) => {

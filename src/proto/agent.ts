@@ -67,6 +67,11 @@ export const ControllerToAgent = tagged({
    */
   "job.kill": () => ({ jobId: JobId, signal: Signal, reason: z.string().optional(), confirm: z.boolean().optional() }),
   "job.ack": () => ({ jobId: JobId }),
+  /**
+   * The job this node is allocated to now (null: none). Step credentials are honoured only for it:
+   * a job's end (or the node leaving it) revokes its credentials here.
+   */
+  "alloc": () => ({ jobId: JobId.nullable() }),
   "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
 });
 export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;

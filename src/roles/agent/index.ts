@@ -16,6 +16,7 @@ import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
 import { Containment } from "./containment.ts";
+import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { StepService } from "./steps.ts";
@@ -100,7 +101,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       nameRequests.set(reqId, resolve);
       send({ t: "names", reqId, jobId, op, service, port });
     });
+  const allocation = new NodeAllocation();
   const steps = new StepService({
+    allocation,
+    usedCredentials: new UsedCredentials(),
     name: o.name,
     clusterKey: o.clusterKey,
     controllerUrl,
@@ -155,6 +159,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         return;
       case "job.ack":
         pendingExits.delete(msg.jobId);
+        return;
+      case "alloc":
+        allocation.set(msg.jobId);
         return;
       case "names.result": {
         const done = nameRequests.get(msg.reqId);

@@ -36,8 +36,27 @@ export class AgentHub {
   send(node: string, msg: ControllerToAgent): boolean {
     const session = this.state.nodes.get(node)?.session;
     if (!session) return false;
+    this.syncAllocation(node);
     session.send(msg);
     return true;
+  }
+
+  /** The job each agent was last told its node belongs to. */
+  private readonly told = new Map<AgentSession, number | null>();
+
+  /** Tell the node's agent the job it is allocated to, if that changed since it was last told. */
+  syncAllocation(node: string): void {
+    const n = this.state.nodes.get(node);
+    const session = n?.session;
+    if (!n || !session) return;
+    const jobId = n.jobId ?? null;
+    if (this.told.get(session) === jobId) return;
+    this.told.set(session, jobId);
+    session.send({ t: "alloc", jobId });
+  }
+
+  syncAllocations(): void {
+    for (const name of this.state.nodes.keys()) this.syncAllocation(name);
   }
 
   onMessage(conn: AgentSession, text: string | Buffer): void {
@@ -93,6 +112,7 @@ export class AgentHub {
     this.joining.delete(conn);
     const name = this.byConn.get(conn);
     this.byConn.delete(conn);
+    this.told.delete(conn);
     if (!name) return;
     const node = this.state.nodes.get(name);
     if (node?.session === conn) {

@@ -6,7 +6,7 @@
  *                      SchedulerLoop (sched/ plans)        heartbeats, job exits
  */
 import { join } from "node:path";
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
 import type { ApiBackend } from "../../api/backend.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
@@ -196,11 +196,12 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   });
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
-  writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
+  writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
+  chmodSync(join(opts.stateDir, "controller.url"), 0o600);
 
   // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
   // eighth of a heartbeat after its third missed one.
-  const heartbeatTicker = setInterval(() => agents!.checkHeartbeats(), Math.max(20, Math.min(250, heartbeatMs / 8)));
+  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
