@@ -11,7 +11,7 @@ import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { DrainRequest, JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
@@ -182,6 +182,23 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.get("/v1/nodes", (c) => {
     requireAll(c);
     return c.json({ nodes: backend.listNodes() });
+  });
+
+  app.post("/v1/nodes/:name/drain", async (c) => {
+    requireAll(c);
+    const name = c.req.param("name");
+    // The body is optional: none drains with a default reason.
+    const req = Number(c.req.header("content-length") ?? 0) === 0 ? {} : await body(c, DrainRequest);
+    const reason = req.reason ?? "drained by ebb drain";
+    if (!backend.drain(name, reason)) throw notFound(`node ${name}`);
+    return c.json({ node: name, drain: reason });
+  });
+
+  app.post("/v1/nodes/:name/resume", (c) => {
+    requireAll(c);
+    const name = c.req.param("name");
+    if (!backend.drain(name, null)) throw notFound(`node ${name}`);
+    return c.json({ node: name, drain: null });
   });
 
   app.get("/v1/timeline", (c) => {

@@ -1,6 +1,6 @@
 /** GET /v1/openapi.json: the API described from the same zod schemas that validate it. */
 import { z } from "zod";
-import { ErrorResponse, Health, HoldResult, JobDetail, JobSubmit, JobView, NodeView, ResizeRequest, StepCreate, StepGrant, SubmitResult, TestOnlyResult } from "./schemas.ts";
+import { DrainRequest, DrainResult, ErrorResponse, Health, HoldResult, JobDetail, JobSubmit, JobView, NodeView, ResizeRequest, StepCreate, StepGrant, SubmitResult, TestOnlyResult } from "./schemas.ts";
 
 const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
 const json = (s: z.ZodType, description: string) => ({ description, content: { "application/json": { schema: schema(s) } } });
@@ -10,6 +10,7 @@ const errors = {
   "403": json(ErrorResponse, "a job's token acting on a job that is neither its own nor one it submitted"),
   "404": json(ErrorResponse, "no such job"),
 };
+const nodeName = { name: "name", in: "path", required: true, description: "Node name", schema: { type: "string" } };
 const jobId = {
   name: "id",
   in: "path",
@@ -87,6 +88,17 @@ export function openApiDocument(version: string): unknown {
         post: { summary: "Create a step in a running job (used by ebb run)", parameters: [jobId], requestBody: { required: true, ...json(StepCreate, "the step") }, responses: { "201": json(StepGrant, "nodes and credential"), ...errors } },
       },
       "/v1/nodes": { get: { summary: "List nodes", responses: { "200": json(z.object({ nodes: z.array(NodeView) }), "nodes"), ...errors } } },
+      "/v1/nodes/{name}/drain": {
+        post: {
+          summary: "Drain a node: it takes no new work; the jobs on it run to their end",
+          parameters: [nodeName],
+          requestBody: { required: false, ...json(DrainRequest, "why (shown by ebb nodes)") },
+          responses: { "200": json(DrainResult, "the node, drained"), ...errors },
+        },
+      },
+      "/v1/nodes/{name}/resume": {
+        post: { summary: "Resume a drained node: it is scheduled again", parameters: [nodeName], responses: { "200": json(DrainResult, "the node, no longer drained"), ...errors } },
+      },
     },
   };
   return cached;

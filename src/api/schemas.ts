@@ -223,6 +223,9 @@ export const StepGrant = z.lazy(() =>
 );
 export type StepGrant = z.infer<typeof StepGrant>;
 
+export const DrainRequest = z.lazy(() => z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }));
+export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable() }));
+
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 
 export const AdaptationView = z.lazy(() =>
@@ -327,13 +330,18 @@ export type JobDetail = z.infer<typeof JobDetail>;
 export const NodeView = z.lazy(() =>
   z.object({
     name: z.string(),
-    /** COMPLETING: its last job ended and its processes are being killed; not scheduled until they are gone. */
-    state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"]),
+    /**
+     * COMPLETING: its last job ended and its processes are being killed; not scheduled until they are gone.
+     * DRAINING: drained (`ebb drain`) with a job still on it; DRAINED: drained and idle. Drained nodes take no new work.
+     */
+    state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DRAINING", "DRAINED", "DOWN", "UNKNOWN"]),
     cpus: z.int(),
     memoryMb: z.int(),
     addr: z.string(),
     jobId: z.int().nullable(),
     reason: z.string().nullable(),
+    /** Why the node is drained (it takes no new work until resumed); null when it is not. */
+    drain: z.string().nullable(),
   }),
 );
 export type NodeView = z.infer<typeof NodeView>;

@@ -19,6 +19,7 @@ import { VERSION } from "../../util/version.ts";
 import { AgentHub } from "./agents.ts";
 import { Jobs } from "./jobs.ts";
 import { ensureSecret } from "./keys.ts";
+import { lockStateDir } from "./lock.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
@@ -56,6 +57,8 @@ export interface ControllerOptions {
   limits?: AdminLimits;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
+  /** Called each time a node registers (ebb up waits for its hosts so). */
+  onNodeUp?(name: string): void;
   /** A token that may read /metrics besides the API token. */
   metricsToken?: string;
   /** /metrics needs no token. */
@@ -71,9 +74,19 @@ export interface ControllerHandle {
 }
 
 export async function startController(opts: ControllerOptions): Promise<ControllerHandle> {
-  const heartbeatMs = opts.heartbeatMs ?? 2000;
   const token = ensureSecret(opts.stateDir, "token");
   const clusterKey = ensureSecret(opts.stateDir, "cluster.key");
+  const release = lockStateDir(opts.stateDir, formatHostPort(opts.listen));
+  try {
+    return await startLocked(opts, token, clusterKey, release);
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+async function startLocked(opts: ControllerOptions, token: string, clusterKey: string, release: () => void): Promise<ControllerHandle> {
+  const heartbeatMs = opts.heartbeatMs ?? 2000;
   const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
   const db = openDb(dbPath);
   const store = new JobStore(db);
@@ -127,7 +140,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) });
-  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();
   elastic.restore();
@@ -163,6 +176,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    drain: (name, reason) => agents!.setDrain(name, reason),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
@@ -207,6 +221,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       ers.stop();
       server.stop(true);
       db.$client.close();
+      release();
     },
   };
 }
