@@ -30,3 +30,11 @@ export { commCallsInFlight, commTime, resetCommTime } from "./timing.ts";
 // ---- the elastic adaptation window: initAdapt, probeAdapt, adaptBegin, adaptCommit ----
 export { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, world } from "./adapt.ts";
 export type { AdaptStatus, Probe, ProbeStatus, Window } from "./adapt.ts";
+
+// ---- redistribution helpers: block and block-cyclic layouts, contention-free moves ----
+export { blockCyclic2dLayout, blockCyclicLayout, blockLayout, blockRange, cyclicLocal, localShape, numroc, squarestGrid } from "./layout.ts";
+export type { Grid2d, Layout } from "./layout.ts";
+export { applyPlan, planMove } from "./schedule.ts";
+export type { Message as MoveMessage, Plan } from "./schedule.ts";
+export { commMover, redistribute, REDISTRIBUTE_TAG, windowMover } from "./redistribute.ts";
+export type { Mover } from "./redistribute.ts";

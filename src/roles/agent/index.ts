@@ -15,6 +15,7 @@ import { VERSION } from "../../util/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
+import { Containment } from "./containment.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { StepService } from "./steps.ts";
@@ -77,9 +78,14 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   };
 
   const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
-  const procs = new ProcessTable(record, (jobId) => {
-    if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
-  });
+  const containment = new Containment(o.name, join(o.stateDir, "process-groups"));
+  const procs = new ProcessTable(
+    record,
+    (jobId) => {
+      if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
+    },
+    containment,
+  );
   procs.reapLeftovers();
   const binDir = installEbbCommand(o.stateDir);
   const agentEnv = baseEnv();
@@ -105,7 +111,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
     shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
   });
-  const server = serveSteps(o.listen, steps);
+  const server = serveSteps(o.listen, steps, o.clusterKey);
   const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
   pool.addLocal(addr, steps);
 

@@ -84,6 +84,9 @@ export class AgentHub {
     if (node?.session === conn) {
       node.session = undefined;
       log.info(`agent ${name} disconnected; DOWN unless it is back within ${(3 * this.heartbeatMs) / 1000} s`, { node: name });
+      // Not at the next tick but when its three heartbeats are up: a lost agent is DOWN on time.
+      const due = node.lastSeen + 3 * this.heartbeatMs + 1 - Date.now();
+      setTimeout(() => this.checkHeartbeats(), Math.max(0, due)).unref?.();
     }
   }
 

@@ -184,8 +184,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
 
+  // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
+  // eighth of a heartbeat after its third missed one.
+  const heartbeatTicker = setInterval(() => agents!.checkHeartbeats(), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
-    agents!.checkHeartbeats();
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
@@ -199,6 +201,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     stateDir: opts.stateDir,
     async stop() {
       clearInterval(ticker);
+      clearInterval(heartbeatTicker);
       if (purger) clearInterval(purger);
       ers.stop();
       server.stop(true);

@@ -1,0 +1,107 @@
+/**
+ * The EPOP driver (runEpop) through the real system: 4 agents as processes, an EPOP program whose
+ * elastic phase is resized 2 -> 4 -> 3 -> 1 nodes by the API; its final data equals a fixed-size
+ * run's bit for bit, joining ranks start at the phase and iteration the staying ranks were at, and
+ * an error in a phase fails the job with the phase and the rank named.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+
+const BUN = process.execPath;
+const PROGRAM = join(import.meta.dir, "programs/epop-sum.ts");
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = await startCluster({ agents: 4 });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+beforeEach(async () => {
+  await c.waitNodes(4, "IDLE");
+});
+
+/** Start `ebb run` in the background; resolves once its output matches `ready`. */
+async function background(args: string[], ready: RegExp) {
+  const run = c.ebbSpawn(["run", ...args]);
+  const reader = run.stdout.getReader();
+  let out = "";
+  await waitFor(`the program to print ${ready}`, async () => {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`ebb run ended early: ${out}`);
+    out += new TextDecoder().decode(value);
+    return ready.test(out);
+  }, 60_000);
+  const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
+  const id = jobs[jobs.length - 1].id as number;
+  const finished = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
+  })();
+  return { id, finished };
+}
+
+describe("runEpop under resizes", () => {
+  test("an elastic phase adapted 2 -> 4 -> 3 -> 1: final data equals a fixed-size run; joiners enter at the stayers' phase and iteration", async () => {
+    const stop = join(c.dir, "epop-stop");
+    const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, PROGRAM, "--stop-file", stop, "--sleep", "2"], /sweep 50 on 2/);
+    for (const n of [4, 3, 1]) {
+      const a = await c.resize(job.id, n);
+      expect([a.state, a.toNodes]).toEqual(["COMMITTED", n]);
+    }
+    writeFileSync(stop, "");
+    const { out, err, code } = await job.finished;
+    expect(err).toBe("");
+    expect(code).toBe(0);
+    const done = /done sweeps=(\d+) ranks=1 checksum=(\w+)/.exec(out)!;
+    expect(done).not.toBeNull();
+
+    // Every window opened in the sweep (pc 2); the grow 2 -> 4 started two ranks, which entered there.
+    const windows = [...out.matchAll(/window pc=(\d+) iteration=(\d+) (\d+)->(\d+)/g)].map((m) => m.slice(1).map(Number));
+    expect(windows.map((w) => [w[0], w[2], w[3]])).toEqual([[2, 2, 4], [2, 4, 3], [2, 3, 1]]);
+    const joined = [...out.matchAll(/joined rank=(\d+) pc=(\d+) iteration=(\d+)/g)].map((m) => m.slice(1).map(Number)).sort((a, b) => a[0]! - b[0]!);
+    expect(joined).toEqual([
+      [2, 2, windows[0]![1]!],
+      [3, 2, windows[0]![1]!],
+    ]);
+    // Windows come in iteration order.
+    expect(windows[0]![1]!).toBeLessThanOrEqual(windows[1]![1]!);
+    expect(windows[1]![1]!).toBeLessThanOrEqual(windows[2]![1]!);
+
+    const fixed = await c.ebb(["run", "-N", "1", "--", BUN, PROGRAM, "--iters", done[1]!]);
+    expect(fixed.stderr).toBe("");
+    expect(fixed.code).toBe(0);
+    expect(fixed.stdout).toContain(`done sweeps=${done[1]} ranks=1 checksum=${done[2]}`);
+    const detail = await c.job(job.id);
+    expect(detail.state).toBe("COMPLETED");
+    expect(detail.adaptations.map((a: any) => [a.fromRanks, a.toRanks, a.state])).toEqual([
+      [2, 4, "COMMITTED"],
+      [4, 3, "COMMITTED"],
+      [3, 1, "COMMITTED"],
+    ]);
+  }, 240_000);
+
+  test("a fixed run on 3 nodes gives the same bits as on 1", async () => {
+    const [one, three] = [await c.ebb(["run", "-N", "1", "--", BUN, PROGRAM, "--iters", "37"]), await c.ebb(["run", "-N", "3", "--", BUN, PROGRAM, "--iters", "37"])];
+    expect([one.code, three.code]).toEqual([0, 0]);
+    const sum = (s: string) => /checksum=(\w+)/.exec(s)?.[1];
+    expect(sum(three.stdout)).toBeDefined();
+    expect(sum(three.stdout)).toBe(sum(one.stdout));
+  }, 120_000);
+});
+
+describe("errors", () => {
+  test("an exception in a phase fails the job; stderr names the program, phase, counter, iteration and rank", async () => {
+    const r = await c.ebb(["run", "-N", "2", "--", BUN, PROGRAM, "--iters", "30", "--fail", "sweep:5:1"]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('epop: epop-sum: phase "sweep" (pc 2, exec, iteration 5) failed on rank 1: injected failure at sweep:5');
+    const jobs = (await c.api("GET", "/v1/jobs?state=FAILED")).json.jobs;
+    expect(jobs.length).toBeGreaterThan(0);
+  }, 120_000);
+});
