@@ -122,7 +122,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     if (!backend.mayActOn(scope, id)) throw new ApiError(403, "forbidden", `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`);
   };
 
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version)));
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));
 
   app.post("/v1/jobs", async (c) => {
     const req = await body(c, JobSubmit);
