@@ -21,7 +21,7 @@ async function sshFloor(hosts: SshHosts, n: number): Promise<number> {
 async function upTime(ebb: string[], hosts: SshHosts, n: number, remotePath: string, dir: string): Promise<number> {
   const names = Array.from({ length: n }, (_, i) => `h${i + 1}`).join(",");
   const t0 = performance.now();
-  const up = Bun.spawn([...ebb, "up", "--hosts", names, "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", "127.0.0.1:0", "--state-dir", join(dir, `state-${n}-${Date.now()}`)], {
+  const up = Bun.spawn([...ebb, "up", "--hosts", names, "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", "127.0.0.1:0", "--state-dir", join(dir, "state")], {
     env: { ...process.env, EBB_LOG: "warn" },
     stdout: "pipe",
     stderr: "pipe",

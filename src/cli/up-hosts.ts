@@ -2,7 +2,7 @@
  * `ebb up --hosts a,b,c` / `--hostfile FILE`: the controller here, one agent per host over ssh
  * (roles/remote), until Ctrl-C; then every agent, and its ranks, is stopped.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startController, type ControllerOptions } from "../roles/controller/index.ts";
 import { parseHostfile, parseHostsFlag, type HostSpec } from "../roles/remote/hosts.ts";
@@ -43,10 +43,26 @@ export function hostSpecs(a: HostsArgs): HostSpec[] {
   return specs;
 }
 
-async function sha256(path: string): Promise<string> {
+/** The binary's sha256, remembered in the state dir by path, size and mtime (hashing ~100 MB at every start costs). */
+async function sha256(path: string, stateDir: string): Promise<string> {
+  const st = statSync(path);
+  const key = `${path} ${st.size} ${st.mtimeMs}`;
+  const cache = join(stateDir, "binary.sha256");
+  try {
+    const [k, v] = readFileSync(cache, "utf8").split("\n");
+    if (k === key && /^[0-9a-f]{64}$/.test(v ?? "")) return v!;
+  } catch {
+    /* not cached yet */
+  }
   const h = new Bun.CryptoHasher("sha256");
   for await (const chunk of Bun.file(path).stream()) h.update(chunk);
-  return h.digest("hex");
+  const digest = h.digest("hex");
+  try {
+    writeFileSync(cache, `${key}\n${digest}\n`);
+  } catch {
+    /* a cache only */
+  }
+  return digest;
 }
 
 export async function upOnHosts(a: HostsArgs, o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions> }): Promise<void> {
@@ -55,7 +71,6 @@ export async function upOnHosts(a: HostsArgs, o: { listen: HostPort; stateDir: s
   if ("error" in opts) throw new UsageError(`--ssh-opts: ${opts.error}`);
   if (!isCompiled()) throw new CommandError("ebb up --hosts copies this ebb binary to the hosts, so it must run as the compiled binary: npm run build, then dist/ebb up --hosts ...");
   const signal = untilSignal();
-  const digest = sha256(process.execPath);
 
   const waiting = new Map<string, () => void>();
   const seen = new Set<string>();
@@ -74,7 +89,7 @@ export async function upOnHosts(a: HostsArgs, o: { listen: HostPort; stateDir: s
   const remote = new RemoteAgents({
     ssh: { opts, user: a["ssh-user"] },
     binary: process.execPath,
-    sha256: await digest,
+    sha256: await sha256(process.execPath, o.stateDir),
     remotePath: a["remote-path"] ?? ".ebb/bin/ebb",
     controllerPort: Number(new URL(ctl.url).port),
     controllerHost: wildcard ? undefined : o.listen.host,

@@ -162,6 +162,18 @@ describe("the OpenAPI document", () => {
       await call("GET", path, { token: jobToken(key, job.id), expect: 403 });
     }
     for (const path of ["/v1/timeline?window=5", "/v1/stream?window=x"]) await call("GET", path, { expect: 400 });
+    // Draining and resuming a node: the API token only.
+    await call("POST", "/v1/nodes/node02/drain", { body: { reason: "openapi" }, expect: 200 });
+    await call("POST", "/v1/nodes/node02/drain", { expect: 200 });
+    await call("POST", "/v1/nodes/node02/drain", { body: { reason: "" }, expect: 400 });
+    await call("POST", "/v1/nodes/node02/drain", { raw: big, expect: 413 });
+    await call("POST", "/v1/nodes/node99/drain", { expect: 404 });
+    await call("POST", "/v1/nodes/node99/resume", { expect: 404 });
+    for (const action of ["drain", "resume"]) {
+      await call("POST", `/v1/nodes/node02/${action}`, { token: null, expect: 401 });
+      await call("POST", `/v1/nodes/node02/${action}`, { token: jobToken(key, job.id), expect: 403 });
+    }
+    await call("POST", "/v1/nodes/node02/resume", { expect: 200 });
     await call("GET", "/v1/timeline?window=86400", { expect: 200 });
     await call("DELETE", `/v1/jobs/${job.id}`, { expect: 200 });
     await job.finished;
