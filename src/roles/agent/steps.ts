@@ -33,6 +33,8 @@ export interface StepContext {
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
+  /** An EPOP program's structure or progress. */
+  program(jobId: number, info: Record<string, string>): void;
   /** Where probe slots live (node-shared memory). */
   shmDir: string;
 }
@@ -134,6 +136,7 @@ export class StepNode {
         merge: (entries) => this.pmi?.merge(entries),
         left: (rank) => this.pmi?.removeRank(rank),
         perf: (sample) => this.ctx.perf(spec.jobId, sample),
+        program: (info) => this.ctx.program(spec.jobId, info),
         shmDir: this.ctx.shmDir,
       });
     }
