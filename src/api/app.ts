@@ -8,19 +8,47 @@ import { describeIssues, firstField } from "../util/zod.ts";
 import type { ApiBackend, Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate } from "./schemas.ts";
+import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
 
-const MAX_BODY = 2 << 20;
+export const MAX_BODY = 2 << 20;
+
+const tooLarge = () => new ApiError(413, "too_large", `request body is over ${MAX_BODY} bytes`);
+
+/**
+ * The body's text, counted while it is read: a body over MAX_BODY is refused as soon as it passes
+ * the limit, whether it says its length or comes chunked, so no request can make the controller
+ * hold more than MAX_BODY of it.
+ */
+async function readCapped(req: Request): Promise<string> {
+  const length = Number(req.headers.get("content-length") ?? 0);
+  if (length > MAX_BODY) throw tooLarge();
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const parts: Uint8Array[] = [];
+  let total = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > MAX_BODY) {
+      await reader.cancel().catch(() => {});
+      throw tooLarge();
+    }
+    parts.push(value);
+  }
+  return Buffer.concat(parts, total).toString("utf8");
+}
 
 async function body<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const length = Number(c.req.header("content-length") ?? 0);
-  if (length > MAX_BODY) throw new ApiError(413, "too_large", `request body is over ${MAX_BODY} bytes`);
+  const text = await readCapped(c.req.raw);
   let raw: unknown;
   try {
-    raw = await c.req.json();
+    raw = JSON.parse(text);
   } catch {
     throw badRequest("the body is not valid JSON; send Content-Type: application/json with a JSON object");
   }
@@ -55,10 +83,23 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   const app = new Hono<Env>();
 
   app.onError((err, c) => {
-    if (err instanceof ApiError) return c.json(errorBody(err), err.status);
+    if (err instanceof ApiError) {
+      const res = c.json(errorBody(err), err.status);
+      // A refused oversized body is not read to its end: close the connection rather than drain it.
+      if (err.status === 413) res.headers.set("Connection", "close");
+      return res;
+    }
     return c.json({ error: { code: "internal", message: err.message } }, 500);
   });
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}; see GET /v1/openapi.json` } }, 404));
+
+  dashboardPage(app);
+
+  app.get("/metrics", (c) => {
+    const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
+    if (!backend.mayScrape(token)) throw new ApiError(401, "unauthorized", token === undefined ? "missing Authorization: Bearer <token>: the API token, or the controller's --metrics-token" : "the bearer token may not read the metrics");
+    return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
+  });
 
   app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts() }));
 
@@ -138,6 +179,16 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.get("/v1/nodes", (c) => {
     requireAll(c);
     return c.json({ nodes: backend.listNodes() });
+  });
+
+  app.get("/v1/timeline", (c) => {
+    requireAll(c);
+    return c.json(backend.timeline(validate(TimelineQuery, c.req.query()).window));
+  });
+
+  app.get("/v1/stream", (c) => {
+    requireAll(c);
+    return timelineStream(c, backend, validate(TimelineQuery, c.req.query()).window);
   });
 
   return app;

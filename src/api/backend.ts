@@ -1,5 +1,5 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant, TimelineView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 
 /** Who is calling: the API token ("all") or a job's token (its job id). */
@@ -29,4 +29,12 @@ export interface ApiBackend {
   authorize(token: string): Scope | undefined;
   /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
   mayActOn(scope: Scope, id: number): boolean;
+  /** Whether a scraper with this bearer token (undefined: none) may read /metrics. */
+  mayScrape(token: string | undefined): boolean;
+  /** The Prometheus text exposition of the controller's metrics. */
+  metrics(): string;
+  /** The allocation timeline of the last `windowSec` seconds. */
+  timeline(windowSec: number): TimelineView;
+  /** Changes when the timeline may have changed (the live stream compares it). */
+  timelineMark(): string;
 }

@@ -27,6 +27,12 @@ export function openApiDocument(version: string): unknown {
     components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
     security: [{ bearer: [] }],
     paths: {
+      "/metrics": {
+        get: {
+          summary: "Prometheus metrics (text exposition format 0.0.4): the API token, the controller's --metrics-token, or none with --metrics-open",
+          responses: { "200": { description: "the metrics", content: { "text/plain; version=0.0.4": { schema: { type: "string" } } } }, "401": errors["401"] },
+        },
+      },
       "/v1/health": { get: { summary: "Liveness (no auth)", security: [], responses: { "200": json(Health, "controller is up") } } },
       "/v1/jobs": {
         post: { summary: "Submit a job", requestBody: { required: true, ...json(JobSubmit, "the job") }, responses: { "201": json(SubmitResult, "job id"), ...errors } },

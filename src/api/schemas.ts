@@ -5,6 +5,41 @@ import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 import { parseArraySpec } from "./array.ts";
 import { parseDependency } from "./dependency.ts";
 
+/** C0 control bytes and DEL, tab, newline and carriage return aside (they have uses in arguments and values). */
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+/** Every control byte: names and paths have no use for any. */
+const ANY_CONTROL = /[\x00-\x1f\x7f]/;
+const controlMessage = (s: string, re: RegExp) => {
+  const m = re.exec(s);
+  return m ? `contains control byte 0x${m[0].charCodeAt(0).toString(16).padStart(2, "0")} at offset ${m.index}` : undefined;
+};
+/** A string that may hold tabs and newlines but no NUL or other control byte (argv, environment values, scripts). */
+const Text = (max: number) => z.string().max(max).refine((s) => !CONTROL.test(s), { error: (i) => controlMessage(i.input as string, CONTROL) ?? "contains a control byte" });
+/** A name or path: no control byte at all. */
+const Plain = (max: number) => z.string().max(max).refine((s) => !ANY_CONTROL.test(s), { error: (i) => controlMessage(i.input as string, ANY_CONTROL) ?? "contains a control byte" });
+
+/** What one job's environment and argv may hold in all (Linux lets a program start with about 2 MiB of both). */
+export const MAX_ENV_BYTES = 1 << 20;
+export const MAX_ENV_VARS = 4096;
+export const MAX_ARGV_BYTES = 1 << 20;
+export const MAX_ARGS = 4096;
+export const MAX_NAME = 200;
+const bytesOf = (strings: Iterable<string>) => {
+  let n = 0;
+  for (const s of strings) n += Buffer.byteLength(s) + 1;
+  return n;
+};
+
+/** A program and its arguments: at most MAX_ARGS of them and MAX_ARGV_BYTES in all. */
+const Argv = z.lazy(() =>
+  z
+    .array(Text(65536))
+    .min(1, "must name a program")
+    .max(MAX_ARGS)
+    .refine((a) => a[0] !== "", "the program's name is empty")
+    .refine((a) => bytesOf(a) <= MAX_ARGV_BYTES, { error: (i) => `is ${bytesOf(i.input as string[])} bytes in all, over the ${MAX_ARGV_BYTES} a job may pass` }),
+);
+
 const NodeName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'");
 
 export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
@@ -14,9 +49,13 @@ export const ACTIVE_STATES: readonly JobState[] = ["PENDING", "RUNNING", "ADAPTI
 export const isActive = (s: string) => (ACTIVE_STATES as readonly string[]).includes(s);
 
 const Env = z.lazy(() =>
-  z.record(z.string(), z.string().max(131072)).superRefine((env, ctx) => {
-    for (const key of Object.keys(env))
+  z.record(z.string().max(4096), Text(131072)).superRefine((env, ctx) => {
+    const keys = Object.keys(env);
+    for (const key of keys)
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) ctx.addIssue({ code: "custom", path: [key], message: "environment variable names are letters, digits and _, not starting with a digit" });
+    if (keys.length > MAX_ENV_VARS) ctx.addIssue({ code: "custom", message: `has ${keys.length} variables, over the ${MAX_ENV_VARS} a job may have` });
+    const bytes = bytesOf(keys) + bytesOf(Object.values(env));
+    if (bytes > MAX_ENV_BYTES) ctx.addIssue({ code: "custom", message: `is ${bytes} bytes in all, over the ${MAX_ENV_BYTES} a job may have; pass fewer variables (--export)` });
   }),
 );
 
@@ -39,12 +78,13 @@ export const TimeLimit = z.lazy(() =>
 export const JobSubmit = z.lazy(() =>
   z
     .strictObject({
-      name: z.string().min(1).max(200).optional(),
-      argv: z.array(z.string().max(65536)).min(1, "must name a program").max(4096).optional(),
+      name: Plain(MAX_NAME).min(1).optional(),
+      argv: Argv.optional(),
       script: z
         .string()
         .min(1)
         .max(1 << 20)
+        .refine((s) => !s.includes("\0"), "contains a NUL byte")
         .optional(),
       /** An allocation held by an `ebb run` launcher (no program of its own). */
       interactive: z.boolean().optional(),
@@ -53,8 +93,8 @@ export const JobSubmit = z.lazy(() =>
       tasksPerNode: z.int().min(1).max(4096).optional(),
       timeLimit: TimeLimit.optional(),
       env: Env.optional(),
-      cwd: z.string().startsWith("/", "must be an absolute path").optional(),
-      output: z.string().min(1).max(4096).optional(),
+      cwd: Plain(4096).startsWith("/", "must be an absolute path").optional(),
+      output: Plain(4096).min(1).optional(),
       elastic: z.boolean().optional(),
       minNodes: z.int().min(1).max(100_000).optional(),
       maxNodes: z.int().min(1).max(100_000).optional(),
@@ -75,7 +115,9 @@ export const JobSubmit = z.lazy(() =>
       /** Nodes the job must use, all of them (it gets at least as many nodes). */
       nodelist: z.array(NodeName).min(1).max(100_000).optional(),
       /** Where stderr goes (a pattern like output); default: with stdout. */
-      error: z.string().min(1).max(4096).optional(),
+      error: Plain(4096).min(1).optional(),
+      /** More tasks than the nodes have CPUs (sbatch --overcommit). */
+      overcommit: z.boolean().optional(),
     })
     .superRefine((b, ctx) => {
       const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
@@ -118,7 +160,7 @@ export const JobListQuery = z.lazy(() =>
     since: z.iso.datetime({ offset: true }).optional(),
     /** Jobs submitted at or before this time (ISO 8601). */
     until: z.iso.datetime({ offset: true }).optional(),
-    name: z.string().min(1).max(200).optional(),
+    name: Plain(MAX_NAME).min(1).optional(),
     user: z.string().min(1).max(200).optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
@@ -144,10 +186,12 @@ export const TestOnlyResult = z.lazy(() =>
 export const StepCreate = z.lazy(() =>
   z
     .strictObject({
-      argv: z.array(z.string()).min(1, "must name a program"),
-      nodes: z.int().min(1).optional(),
-      tasks: z.int().min(1).optional(),
-      tasksPerNode: z.int().min(1).optional(),
+      argv: Argv,
+      nodes: z.int().min(1).max(100_000).optional(),
+      tasks: z.int().min(1).max(1_000_000).optional(),
+      tasksPerNode: z.int().min(1).max(4096).optional(),
+      /** More tasks than the step's nodes have CPUs (srun --overcommit). */
+      overcommit: z.boolean().optional(),
       /** Run on nodes the job does not hold yet (PMI spawn): the allocation grows by them and shrinks back when the step ends. */
       newNodes: z.boolean().optional(),
       /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
@@ -305,3 +349,30 @@ export type NodeView = z.infer<typeof NodeView>;
 export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int() }));
 export const SubmitResult = z.lazy(() => z.object({ id: z.int() }));
 export const ErrorResponse = z.lazy(() => z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) }));
+
+/** GET /v1/timeline: the allocation timeline of the last `window` seconds (the dashboard draws it). */
+export const TimelineQuery = z.lazy(() => z.strictObject({ window: z.coerce.number().int().min(60).max(7 * 86400).default(600) }));
+export const TimelineView = z.lazy(() =>
+  z.object({
+    now: z.string(),
+    since: z.string(),
+    nodes: z.array(NodeView.and(z.object({ heartbeatAge: z.number().nullable() }))),
+    /** Jobs that held nodes in the window, with each node's stretch of it. */
+    jobs: z.array(
+      z.object({
+        id: z.int(),
+        name: z.string(),
+        state: JobState,
+        elastic: z.boolean(),
+        user: z.string().nullable(),
+        startTime: z.string().nullable(),
+        endTime: z.string().nullable(),
+        nodes: z.int(),
+        allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
+        adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
+      }),
+    ),
+    pending: z.array(z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable() })),
+  }),
+);
+export type TimelineView = z.infer<typeof TimelineView>;

@@ -3,8 +3,9 @@ import { join } from "node:path";
 import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
-import { listenFlag, localCpus, localMemoryMb, shortHostname, starting, untilSignal } from "./daemon.ts";
+import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, shortHostname, starting, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
+import { currentLogFormat, logger } from "../util/log.ts";
 
 export default defineCommand({
   meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },
@@ -17,9 +18,11 @@ export default defineCommand({
     advertise: { type: "string", description: "HOST:PORT others should use to reach this agent (default: guessed)", valueHint: "HOST:PORT" },
     "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
     "state-dir": { type: "string", description: "Agent working files (default ~/.ebb/agents/NAME)", valueHint: "DIR" },
+    ...logArgs(),
   },
   run: ({ args }) =>
     guard("agent", async () => {
+      logFormatFlag(args["log-format"]);
       const controller = (args.controller ?? process.env.EBB_CONTROLLER ?? "").replace(/\/+$/, "");
       if (!/^https?:\/\/[^/]+$/.test(controller)) throw new UsageError(`--controller ${controller || "(missing)"}: give the controller's URL, e.g. --controller http://head:7700`);
       const name = args.name ?? shortHostname();
@@ -46,7 +49,8 @@ export default defineCommand({
         advertise: args.advertise,
         stateDir,
         onFatal: (message) => {
-          err(`ebb agent: ${message}\n`);
+          if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
+          else err(`ebb agent: ${message}\n`);
           process.exit(1);
         },
       }));

@@ -4,6 +4,7 @@ import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
+import { currentLogFormat, logger } from "../util/log.ts";
 
 export default defineCommand({
   meta: { name: "controller", description: "Run the controller: HTTP API, agent/launcher WebSockets, SQLite job store, scheduler" },
@@ -19,7 +20,9 @@ export default defineCommand({
       const opts = tuning(args);
       const ctl = await starting(where, () => startController({ listen: where.listen, stateDir: where.stateDir, dbPath: args.db, ...opts }));
       jitPolicy(NORMAL);
-      err(`ebb controller: API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key\n`);
+      const banner = `API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key`;
+      if (currentLogFormat() === "json") logger("controller").info(banner, { url: ctl.url, stateDir: ctl.stateDir });
+      else err(`ebb controller: ${banner}\n`);
       await untilSignal();
       await ctl.stop();
     }),

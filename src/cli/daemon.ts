@@ -9,6 +9,8 @@ import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
+import { LOG_FORMATS, setLogFormat, type LogFormat } from "../util/log.ts";
+import { readFileSync } from "node:fs";
 import { CommandError, durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
 
 /**
@@ -60,7 +62,39 @@ export const controllerTuning = defineArgs({
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
   "sample-interval": { type: "string", description: "Seconds between elastic jobs' timing samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
+  "metrics-token": { type: "string", description: "File holding a token that may read /metrics (as Prometheus' credentials_file); the API token may too", valueHint: "FILE" },
+  "metrics-open": { type: "boolean", description: "Serve /metrics without a token (to a scraper on a trusted network)" },
+  ...logArgs(),
 });
+
+/** --log-format, which every daemon takes. */
+export function logArgs() {
+  return defineArgs({
+    "log-format": { type: "string", description: "text (default), or json: one object a line with time, level, role, msg and the job/node fields", valueHint: "FORMAT" },
+  });
+}
+
+/** Applies --log-format to every logger of the process; the format, for agents in other threads. */
+export function logFormatFlag(value: string | undefined): LogFormat {
+  if (value === undefined) return "text";
+  if (!(LOG_FORMATS as readonly string[]).includes(value)) throw new UsageError(`--log-format ${value}: expected ${LOG_FORMATS.join(" or ")}`);
+  setLogFormat(value as LogFormat);
+  return value as LogFormat;
+}
+
+/** --metrics-token and --metrics-open: who may scrape /metrics. */
+function metricsAccess(a: { "metrics-token"?: string; "metrics-open"?: boolean }): { metricsToken?: string; metricsOpen?: boolean } {
+  if (a["metrics-open"] && a["metrics-token"]) throw new UsageError("--metrics-open and --metrics-token: give one (open needs no token)");
+  if (a["metrics-token"] === undefined) return { metricsOpen: a["metrics-open"] };
+  let token: string;
+  try {
+    token = readFileSync(a["metrics-token"], "utf8").trim();
+  } catch (e) {
+    throw new UsageError(`--metrics-token ${a["metrics-token"]}: cannot read it (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  if (token.length < 16) throw new UsageError(`--metrics-token ${a["metrics-token"]}: the token in it is shorter than 16 characters`);
+  return { metricsToken: token };
+}
 
 /** --keep-history: a number with a unit (s, m, h, d, w; a bare number is days), or forever. Milliseconds. */
 export function keepFlag(value: string | undefined): number | undefined {
@@ -72,7 +106,7 @@ export function keepFlag(value: string | undefined): number | undefined {
   return Number(m[1]) * unit * 1000;
 }
 
-type TuningArgs = { [K in keyof typeof controllerTuning]?: K extends "payoff" ? boolean : string };
+type TuningArgs = { [K in keyof typeof controllerTuning]?: K extends "payoff" | "metrics-open" ? boolean : string };
 
 /** Controller options from the config file and the flags (flags win). */
 export function tuning(a: TuningArgs) {
@@ -84,6 +118,7 @@ export function tuning(a: TuningArgs) {
       throw new UsageError(`--config ${(e as Error).message}`);
     }
   }
+  logFormatFlag(a["log-format"]);
   const hb = numberFlag(a.heartbeat, "--heartbeat", HEARTBEAT) ?? file.heartbeat;
   if (a.policy !== undefined && !isPolicy(a.policy)) throw new UsageError(`--policy ${a.policy}: expected one of ${POLICIES.join(", ")}`);
   const scheduler: Partial<ErsConfig> = { ...file.scheduler };
@@ -111,6 +146,7 @@ export function tuning(a: TuningArgs) {
     scheduler,
     limits: file.limits,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
+    ...metricsAccess(a),
   };
 }
 

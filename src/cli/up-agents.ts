@@ -8,8 +8,9 @@
  */
 import { startAgent, type AgentHandle, type AgentOptions } from "../roles/agent/index.ts";
 import { startupPolicy } from "../util/jit.ts";
+import { setLogFormat, type LogFormat } from "../util/log.ts";
 
-export type ToAgentThread = { t: "start"; agents: AgentOptions[] } | { t: "stop" };
+export type ToAgentThread = { t: "start"; agents: AgentOptions[]; logFormat?: LogFormat } | { t: "stop" };
 export type FromAgentThread = { t: "started" } | { t: "stopped" } | { t: "failed"; message: string };
 
 declare const self: Worker;
@@ -21,6 +22,7 @@ const reply = (m: FromAgentThread) => self.postMessage(m);
 self.onmessage = async ({ data: m }: MessageEvent<ToAgentThread>) => {
   try {
     if (m.t === "start") {
+      if (m.logFormat) setLogFormat(m.logFormat);
       agents = await Promise.all(m.agents.map((o) => startAgent(o).catch((e: Error) => Promise.reject(new Error(`agent ${o.name}: ${e.message}`)))));
       reply({ t: "started" });
     } else {

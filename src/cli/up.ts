@@ -32,6 +32,7 @@ export default defineCommand({
       });
       await agents.call({
         t: "start",
+        logFormat: args["log-format"] === "json" ? "json" : "text",
         agents: Array.from({ length: n }, (_, i) => {
           const name = `node${String(i + 1).padStart(width, "0")}`;
           return {
@@ -52,6 +53,7 @@ export default defineCommand({
           `ebb local cluster is up: ${n} nodes x ${cpus} cpus`,
           `  API:    ${ctl.url}/v1   (OpenAPI: ${ctl.url}/v1/openapi.json)`,
           `  token:  ${join(stateDir, "token")}   (clients read it from there, or from EBB_TOKEN)`,
+          `  dashboard: ${ctl.url}/   (sign in with the token; Prometheus metrics at ${ctl.url}/metrics)`,
           "",
           "Try, in another terminal:",
           `  ${ebb} run -N 2 -l hostname`,

@@ -1,3 +1,5 @@
+import { ChunkQueue } from "./bytes.ts";
+
 /**
  * A PMI byte stream on Bun's own sockets (a socketpair end adopted by descriptor, or TCP). Both
  * ends use them: node:net costs a rank ~16 ms of CPU just to import and the agent more per rank.
@@ -13,14 +15,22 @@ export function bunConnect(target: StreamTarget, socket: Bun.SocketHandler<undef
 
 /**
  * Text out to a socket that may not take it all at once, or may not be connected yet: what is
- * left waits for `flush()` (call it from the socket's drain handler and once it is connected).
- * `end()` closes the socket once everything is out.
+ * left waits, as a queue of chunks, for `flush()` (call it from the socket's drain handler and once
+ * it is connected); `backlog` says how much waits, for back-pressure. `end()` closes the socket
+ * once everything is out.
  */
 export class SocketWriter {
   private sock: Bun.Socket<undefined> | undefined;
-  private backlog: Uint8Array | undefined;
+  private readonly queue = new ChunkQueue();
   private ending = false;
   private readonly encoder = new TextEncoder();
+
+  /** `onDrain`: called when the backlog has gone out after a flush. */
+  constructor(private readonly onDrain?: () => void) {}
+
+  get backlog(): number {
+    return this.queue.length;
+  }
 
   attach(sock: Bun.Socket<undefined>): void {
     this.sock = sock;
@@ -28,13 +38,7 @@ export class SocketWriter {
   }
 
   write(text: string): void {
-    const bytes = this.encoder.encode(text);
-    if (this.backlog) {
-      const joined = new Uint8Array(this.backlog.length + bytes.length);
-      joined.set(this.backlog);
-      joined.set(bytes, this.backlog.length);
-      this.backlog = joined;
-    } else this.backlog = bytes;
+    this.queue.push(this.encoder.encode(text));
     this.flush();
   }
 
@@ -43,12 +47,23 @@ export class SocketWriter {
     this.flush();
   }
 
+  /** Drop what waits: the peer is being cut off. */
+  abort(): void {
+    this.queue.clear();
+    this.ending = true;
+    this.sock?.end();
+  }
+
   flush(): void {
     if (!this.sock) return;
-    if (this.backlog) {
-      const n = this.sock.write(this.backlog);
-      this.backlog = n >= this.backlog.length ? undefined : this.backlog.subarray(Math.max(0, n));
+    const had = this.queue.length;
+    for (let c = this.queue.first(); c !== undefined; c = this.queue.first()) {
+      const n = this.sock.write(c);
+      if (n <= 0) break;
+      this.queue.advance(n);
+      if (n < c.length) break;
     }
-    if (!this.backlog && this.ending) this.sock.end();
+    if (this.queue.length === 0 && this.ending) this.sock.end();
+    if (had > 0 && this.queue.length === 0) this.onDrain?.();
   }
 }

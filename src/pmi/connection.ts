@@ -1,7 +1,7 @@
 import type { PmiBackend } from "./backend.ts";
 import { ByteQueue, byteLength } from "./bytes.ts";
 import { PmiCodecError } from "./errors.ts";
-import { MAX_BUFFERED, MAX_IN_FLIGHT, MCMD_MAX_BYTES, V1_MAX_LINE, V2_LENGTH_FIELD } from "./limits.ts";
+import { MAX_BUFFERED, MAX_IN_FLIGHT, MAX_REPLY_BACKLOG, MCMD_MAX_BYTES, REPLY_HIGH_WATER, V1_MAX_LINE, V2_LENGTH_FIELD } from "./limits.ts";
 import { mcmdComplete } from "./mcmd.ts";
 import type { PmiMessage } from "./message.ts";
 import { type Outcome, type Result, errorText } from "./outcome.ts";
@@ -12,7 +12,10 @@ import { handleV2, v2Error } from "./v2-commands.ts";
 
 export interface PmiIo {
   write(data: string): void;
-  close(): void;
+  /** Close once the replies are out; `discard`: drop them and close now (a peer being cut off). */
+  close(discard?: boolean): void;
+  /** Bytes of replies written but not yet taken by the peer (back-pressure); 0 if unknown. */
+  backlog?(): number;
 }
 
 export type PmiMode = "both" | "pmi1" | "pmi2";
@@ -78,6 +81,15 @@ export class PmiConnection {
     this.pump();
   }
 
+  /** The replies waiting for the peer have gone out: requests held back may be served again. */
+  drained(): void {
+    if (this.open) this.pump();
+  }
+
+  private repliesWaiting(): number {
+    return this.io.backlog?.() ?? 0;
+  }
+
   /** The transport closed (EOF, error, process exit). */
   closed(): void {
     if (!this.open) return;
@@ -104,6 +116,8 @@ export class PmiConnection {
 
   /** Handle one request if one is complete; false when waiting for more input or a pending reply. */
   private step(): boolean {
+    // Back-pressure: a peer that does not read its replies gets no more until it does.
+    if (this.repliesWaiting() > REPLY_HIGH_WATER) return this.checkBacklog();
     if (this.wire === 1) {
       if (this.busy) return this.checkBacklog();
       const line = this.input.takeLine(V1_MAX_LINE);
@@ -122,9 +136,11 @@ export class PmiConnection {
   }
 
   private checkBacklog(): false {
-    if (this.input.length > MAX_BUFFERED)
-      throw new PmiCodecError(`client sent ${this.input.length} bytes without waiting for replies`);
-    return false;
+    if (this.input.length <= MAX_BUFFERED) return false;
+    const unread = this.repliesWaiting();
+    if (unread > REPLY_HIGH_WATER)
+      throw new PmiCodecError(`client does not read its replies: ${unread} bytes of replies unread and ${this.input.length} bytes of requests sent behind them`);
+    throw new PmiCodecError(`client sent ${this.input.length} bytes without waiting for replies`);
   }
 
   private onLine(line: string): void {
@@ -202,6 +218,8 @@ export class PmiConnection {
       } catch {
         return this.closed();
       }
+      const unread = this.repliesWaiting();
+      if (unread > MAX_REPLY_BACKLOG) return this.fail(`client does not read its replies: ${unread} bytes of replies unread`);
     }
     if (o.wire === 2) this.wire = 2;
     if (o.fail !== undefined) return this.fail(o.fail);
@@ -298,7 +316,7 @@ export class PmiConnection {
     const b = this.backend;
     const rank = this.rank;
     const message = `PMI protocol error from ${rank !== undefined ? `rank ${rank}` : "an unidentified PMI connection"}: ${detail}`;
-    this.shutdown();
+    this.shutdown(true);
     try {
       if (b) b.protocolError(message);
       else this.opts.onError?.(message);
@@ -307,12 +325,12 @@ export class PmiConnection {
     }
   }
 
-  private shutdown(): void {
+  private shutdown(discard = false): void {
     this.open = false;
     this.input.clear();
     this.mcmd = undefined;
     try {
-      this.io.close();
+      this.io.close(discard);
     } catch {
       // already gone
     }

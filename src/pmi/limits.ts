@@ -31,3 +31,11 @@ export const MAX_SPAWN_ITEMS = 4096;
 export const MAX_IN_FLIGHT = 64;
 /** Bytes a lock-step (PMI-1) client may send ahead while a reply is pending. */
 export const MAX_BUFFERED = 2 * V2_MAX_FRAME;
+
+/**
+ * Replies a rank has not read yet: above REPLY_HIGH_WATER its further requests wait unread (back-
+ * pressure; its requests then count against MAX_BUFFERED), above MAX_REPLY_BACKLOG it is cut off.
+ * A real client reads each reply before its next request, so it never comes near either.
+ */
+export const REPLY_HIGH_WATER = 64 * 1024;
+export const MAX_REPLY_BACKLOG = 1 << 20;

@@ -12,11 +12,13 @@ export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): Pmi
   const conn = new PmiConnection(
     {
       write: (data) => void socket.write(data),
-      close: () => void socket.end(),
+      close: (discard) => void (discard ? socket.destroy() : socket.end()),
+      backlog: () => socket.writableLength,
     },
     opts,
   );
   socket.on("data", (chunk: Uint8Array | string) => conn.feed(chunk));
+  socket.on("drain", () => conn.drained());
   socket.on("close", () => conn.closed());
   socket.on("end", () => conn.closed());
   socket.on("error", () => conn.closed());
@@ -28,8 +30,11 @@ export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): Pmi
  * through Bun's own socket. Replies written before it is adopted wait for it.
  */
 export function attachPmiFd(fd: number, opts: PmiConnectionOptions): PmiConnection {
-  const out = new SocketWriter();
-  const conn = new PmiConnection({ write: (data) => out.write(data), close: () => out.end() }, opts);
+  const out = new SocketWriter(() => conn.drained());
+  const conn: PmiConnection = new PmiConnection(
+    { write: (data) => out.write(data), close: (discard) => (discard ? out.abort() : out.end()), backlog: () => out.backlog },
+    opts,
+  );
   const closed = () => conn.closed();
   bunConnect({ fd }, { data: (_s, chunk) => conn.feed(chunk), drain: () => out.flush(), end: closed, close: closed, error: closed }).then(
     (s) => out.attach(s),

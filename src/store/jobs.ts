@@ -120,8 +120,17 @@ export class JobStore {
     this.runTx = db.$client.transaction((fn: () => unknown) => fn());
   }
 
+  /** Told how long each transaction took, commit included (ms); the controller's metrics set it. */
+  onCommit?: (ms: number) => void;
+
   tx<T>(fn: () => T): T {
-    return this.runTx(fn) as T;
+    if (!this.onCommit) return this.runTx(fn) as T;
+    const t0 = performance.now();
+    try {
+      return this.runTx(fn) as T;
+    } finally {
+      this.onCommit(performance.now() - t0);
+    }
   }
 
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {

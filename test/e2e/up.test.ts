@@ -3,7 +3,7 @@
  * source and as the compiled binary, which must carry that thread's entrypoint inside it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT, runProcess } from "../support/cluster.ts";
@@ -51,6 +51,14 @@ describe.each([
       expect(banner).toContain(`token:  ${join(state, "token")}`);
       expect(banner).toMatch(/ebb run -N 2 -l hostname\n.*ebb submit examples\/hello\.sh.*\n.*curl -s -H "Authorization: Bearer/);
       expect(statSync(join(state, "token")).mode & 0o777).toBe(0o600);
+      // The dashboard is in the binary: the page, its script and style inline, nothing from elsewhere.
+      const page = await fetch(`http://127.0.0.1:${port}/`);
+      expect(page.headers.get("content-type")).toStartWith("text/html");
+      const html = await page.text();
+      expect(html).toContain('<form id="login"');
+      expect(html).not.toMatch(/<(script|link)[^>]+(src|href)=/);
+      const token = readFileSync(join(state, "token"), "utf8").trim();
+      expect((await fetch(`http://127.0.0.1:${port}/metrics`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(200);
 
       // A .env where `ebb run` is started is not ebb's configuration, nor the job's environment.
       const work = join(dir, `work-${port}`);

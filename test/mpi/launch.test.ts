@@ -12,7 +12,7 @@ const gated = await mpi("gated");
 
 let c: TestCluster;
 beforeAll(async () => {
-  if (hello) c = await startCluster({ agents: 4 });
+  if (hello) c = await startCluster({ agents: 4, cpus: 4 });
 });
 afterAll(async () => {
   await c?.stop();

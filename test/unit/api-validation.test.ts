@@ -68,6 +68,19 @@ describe("POST /v1/jobs", () => {
     ["node in nodelist and exclude", { ...ok, nodelist: ["n1"], exclude: ["n1"] }, "exclude", /both required/],
     ["nodelist bad name", { ...ok, nodelist: ["no spaces"] }, "nodelist", /letters, digits/],
     ["hold not a boolean", { ...ok, hold: "yes" }, "hold", /bool/i],
+    ["NUL in argv", { argv: ["echo", "a\u0000b"] }, "argv", /control byte 0x00 at offset 1/],
+    ["escape in argv", { argv: ["echo", "\u001b[2J"] }, "argv", /control byte 0x1b/],
+    ["NUL in an environment value", { ...ok, env: { A: "x\u0000y" } }, "env", /control byte 0x00/],
+    ["NUL in cwd", { ...ok, cwd: "/tmp/\u0000x" }, "cwd", /control byte 0x00/],
+    ["newline in output", { ...ok, output: "out\nput" }, "output", /control byte 0x0a/],
+    ["NUL in error", { ...ok, error: "e\u0000" }, "error", /control byte 0x00/],
+    ["control byte in name", { ...ok, name: "a\u0007b" }, "name", /control byte 0x07/],
+    ["NUL in a script", { script: "#!/bin/sh\necho \u0000\n" }, "script", /NUL/],
+    ["name too long", { ...ok, name: "n".repeat(201) }, "name", /200/],
+    ["environment too large", { ...ok, env: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`V${i}`, "x".repeat(100_000)])) }, "env", /over the 1048576/],
+    ["too many environment variables", { ...ok, env: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`V${i}`, ""])) }, "env", /5000 variables/],
+    ["argv too large", { argv: ["echo", ...Array.from({ length: 20 }, () => "x".repeat(60_000))] }, "argv", /over the 1048576/],
+    ["argv with too many words", { argv: Array.from({ length: 5000 }, () => "x") }, "argv", /4096/],
   ];
   for (const [what, body, field, message] of cases) {
     test(`${what} -> 400 naming ${field || "the field"}`, async () => {
@@ -86,6 +99,11 @@ describe("POST /v1/jobs", () => {
     const r = await call("POST", "/v1/jobs", undefined, "{nodes: 2");
     expect(r.status).toBe(400);
     expect(r.json.error!.message).toContain("not valid JSON");
+  });
+
+  test("newlines and tabs in argv and environment values are fine", async () => {
+    const r = await call("POST", "/v1/jobs", { argv: ["sh", "-c", "echo a\n\techo b"], env: { A: "line1\nline2" }, hold: true });
+    expect(r.status).toBe(201);
   });
 
   test("a JSON array or null body -> 400, never a 5xx", async () => {
@@ -133,6 +151,9 @@ describe("paths and queries", () => {
     const bad = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: [] });
     expect(bad.status).toBe(400);
     expect(bad.json.error!.field).toBe("argv");
+    const nul = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: ["a\u0000"] });
+    expect(nul.status).toBe(400);
+    expect(nul.json.error!.field?.split(".")[0]).toBe("argv");
   });
 
   test("unknown routes -> 404 JSON pointing at the OpenAPI document", async () => {

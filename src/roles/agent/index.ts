@@ -15,6 +15,7 @@ import { VERSION } from "../../util/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
+import { Containment } from "./containment.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { StepService } from "./steps.ts";
@@ -77,9 +78,14 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   };
 
   const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
-  const procs = new ProcessTable(record, (jobId) => {
-    if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
-  });
+  const containment = new Containment(o.name, join(o.stateDir, "process-groups"));
+  const procs = new ProcessTable(
+    record,
+    (jobId) => {
+      if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
+    },
+    containment,
+  );
   procs.reapLeftovers();
   const binDir = installEbbCommand(o.stateDir);
   const agentEnv = baseEnv();
@@ -109,7 +115,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
     shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
   });
-  const server = serveSteps(o.listen, steps);
+  const server = serveSteps(o.listen, steps, o.clusterKey);
   const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
   pool.addLocal(addr, steps);
 
@@ -192,7 +198,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
   });
 
-  log.info(`node ${o.name} serving steps on ${addr}`, { controller: controllerUrl, cpus: o.cpus });
+  log.info(`node ${o.name} serving steps on ${addr}`, { node: o.name, controller: controllerUrl, cpus: o.cpus });
   return {
     name: o.name,
     addr,

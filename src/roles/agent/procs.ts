@@ -6,6 +6,7 @@
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
+import type { Containment } from "./containment.ts";
 import type { GroupLog, GroupRecord } from "./group-log.ts";
 
 const log = logger("agent");
@@ -56,13 +57,16 @@ export class ProcessTable {
     private readonly record: GroupLog,
     /** A job's last process exited. */
     private readonly onJobEmpty: (jobId: number) => void,
+    /** Cgroups and the sentinel, where the agent has them. */
+    private readonly containment?: Containment,
   ) {}
 
   spawn(jobId: number, argv: readonly string[], opts: SpawnOptions): Proc {
     const [out, err, fd3] = opts.stdio;
     let proc: Subprocess;
     try {
-      proc = Bun.spawn([...argv], {
+      const command = this.containment ? this.containment.wrap(jobId, argv, opts.cwd, opts.env.PATH) : [...argv];
+      proc = Bun.spawn(command, {
         cwd: opts.cwd,
         env: opts.env,
         stdio: fd3 === undefined ? ["ignore", out, err] : ["ignore", out, err, fd3],
@@ -80,6 +84,7 @@ export class ProcessTable {
       set!.delete(proc);
       if (set!.size === 0 && this.live.get(jobId) === set) {
         this.live.delete(jobId);
+        this.containment?.forgetJob(jobId);
         this.onJobEmpty(jobId);
       }
       const signal = proc.signalCode;
@@ -116,6 +121,7 @@ export class ProcessTable {
       this.signalGroup(pgid, signal);
       if (signal === "SIGKILL") this.groups.delete(pgid);
     }
+    if (signal === "SIGKILL") this.containment?.killJob(jobId);
   }
 
   /** Signal one process group (a rank and whatever it forked). */
@@ -132,6 +138,7 @@ export class ProcessTable {
   killAll(): void {
     for (const jobId of new Set([...this.groups.values()].map((g) => g.jobId))) this.signal(jobId, "SIGKILL");
     this.record.close();
+    this.containment?.stop();
   }
 
   /** Kill process groups a previous incarnation of this agent recorded and that still exist. */

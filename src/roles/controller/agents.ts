@@ -89,7 +89,10 @@ export class AgentHub {
     const node = this.state.nodes.get(name);
     if (node?.session === conn) {
       node.session = undefined;
-      log.info(`agent ${name} disconnected; DOWN unless it is back within ${(3 * this.heartbeatMs) / 1000} s`);
+      log.info(`agent ${name} disconnected; DOWN unless it is back within ${(3 * this.heartbeatMs) / 1000} s`, { node: name });
+      // Not at the next tick but when its three heartbeats are up: a lost agent is DOWN on time.
+      const due = node.lastSeen + 3 * this.heartbeatMs + 1 - Date.now();
+      setTimeout(() => this.checkHeartbeats(), Math.max(0, due)).unref?.();
     }
   }
 
@@ -120,7 +123,7 @@ export class AgentHub {
       if (job.row.kind !== "alloc" && job.nodes[0] === msg.name && job.row.state !== "PENDING" && !reported.has(job.row.id))
         this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.name} re-registered without the job's processes` });
     }
-    log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { addr: msg.addr, cpus: msg.cpus });
+    log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { node: msg.name, addr: msg.addr, cpus: msg.cpus });
     this.schedule();
   }
 
@@ -132,7 +135,7 @@ export class AgentHub {
       setNodeStatus(this.db, node.row.name, "DOWN", reason, now);
       node.row = { ...node.row, status: "DOWN", reason, updatedAt: now };
       node.completing = undefined;
-      log.warn(`node ${node.row.name} is DOWN: ${reason}`);
+      log.warn(`node ${node.row.name} is DOWN: ${reason}`, { node: node.row.name });
       this.jobs.nodeFailed(node.row.name, "stopped responding");
       node.session?.close(4408, "heartbeat timeout");
       node.session = undefined;

@@ -18,8 +18,19 @@ import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
 
+/** An adaptation that ended: its direction, outcome, and the times of its protocol steps (ms since the epoch). */
+export interface AdaptationEnd {
+  from: number;
+  to: number;
+  ok: boolean;
+  requestedAt: number;
+  times: Record<string, number>;
+}
+
 export interface ElasticEffects {
   schedule(): void;
+  /** An adaptation committed or failed (metrics count it). */
+  adapted?(a: AdaptationEnd): void;
 }
 
 export interface Mtct {
@@ -134,7 +145,7 @@ export class Elastic {
           : { stepId: joinStep, tasks: m.after.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS }) },
     });
     this.jobs.notifyLaunchers(job);
-    log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { reason });
+    log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { job: jobId, reason });
     return { adaptationId: id };
   }
 
@@ -159,6 +170,7 @@ export class Elastic {
       if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
       else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
     });
+    this.effects.adapted?.({ from: a.from, to: a.to, ok, requestedAt: a.requestedAt, times: all });
     if (ok) {
       e.tasks = remap({ nodes: job.nodes.filter((n) => !a.added.includes(n)), tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
       e.adaptCostMs = took;
@@ -180,6 +192,7 @@ export class Elastic {
     const a = job.elastic?.adapting;
     if (!a) return;
     this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: { ...a.times, ended: now }, message: `the job ended (${job.row.state})` });
+    this.effects.adapted?.({ from: a.from, to: a.to, ok: false, requestedAt: a.requestedAt, times: { ...a.times, ended: now } });
   }
 
   perf(jobId: number, node: string, s: { ranks: number; iterations: number; loopNs: number; commNs: number }, now = Date.now()): void {

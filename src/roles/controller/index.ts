@@ -35,6 +35,8 @@ import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
+import { ControllerMetrics } from "./metrics.ts";
+import { timeline, timelineMark } from "./timeline.ts";
 
 const log = logger("controller");
 
@@ -54,6 +56,10 @@ export interface ControllerOptions {
   limits?: AdminLimits;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
+  /** A token that may read /metrics besides the API token. */
+  metricsToken?: string;
+  /** /metrics needs no token. */
+  metricsOpen?: boolean;
 }
 
 export interface ControllerHandle {
@@ -74,6 +80,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const estore = new ElasticStore(db);
   const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
+  const metrics = new ControllerMetrics({ state, version: VERSION, mtct: (j) => elastic!.mtct(j.row.id, j.row.sampleInterval ?? sampleInterval).mtct });
+  let commits = 0;
+  store.onCommit = (ms) => {
+    commits++;
+    metrics.commit.observe(ms / 1000);
+  };
   const now = Date.now();
   for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
 
@@ -95,7 +107,11 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     {
       toAgent: (node, msg) => agents!.send(node, msg),
       schedule: () => scheduler!.request(),
-      ended: (job) => elastic!.jobEnded(job),
+      ended: (job) => {
+        elastic!.jobEnded(job);
+        metrics.jobEnded(job);
+      },
+      started: () => metrics.jobStarted(),
       watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
     },
@@ -108,8 +124,9 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     backfill: ersConfig.policy !== "fcfs",
     policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined,
     beforePass: (t) => eligibility.refresh(t),
+    passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request() });
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) });
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();
@@ -124,7 +141,14 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
   const backend: ApiBackend = {
     version: VERSION,
-    submit: (req, scope) => jobs.submit(req, submitter(scope)),
+    submit: (req, scope) => {
+      const t0 = performance.now();
+      try {
+        return jobs.submit(req, submitter(scope));
+      } finally {
+        metrics.submit.observe((performance.now() - t0) / 1000);
+      }
+    },
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
     listJobs: (f, scope) => jobViews(views, store.listJobs({ ...f, visibleTo: scope === "all" ? undefined : scope })),
     getJob: async (id, waitMs) => {
@@ -142,6 +166,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
+    mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
+    metrics: () => metrics.render(),
+    timeline: (windowSec) => timeline(views, windowSec * 1000),
+    timelineMark: () => timelineMark(views, commits),
   };
 
   const server = serve({
@@ -156,8 +184,10 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
 
+  // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
+  // eighth of a heartbeat after its third missed one.
+  const heartbeatTicker = setInterval(() => agents!.checkHeartbeats(), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
-    agents!.checkHeartbeats();
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
@@ -171,6 +201,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     stateDir: opts.stateDir,
     async stop() {
       clearInterval(ticker);
+      clearInterval(heartbeatTicker);
       if (purger) clearInterval(purger);
       ers.stop();
       server.stop(true);

@@ -39,6 +39,8 @@ export interface Effects {
   schedule(): void;
   /** A job has just ended (adaptations under way end with it). */
   ended(job: JobRuntime): void;
+  /** A job has just started (metrics count it). */
+  started?(job: JobRuntime): void;
   /** Pending jobs' holds, dependencies, begin times or array limits (re)evaluated now. */
   watch(jobs: readonly JobRuntime[], now: number): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
@@ -124,6 +126,7 @@ export class Jobs {
     if (known > 0 && minNodes > known)
       throw badRequest(`${minNodes} nodes requested but the cluster has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
+    if (known > 0 && !req.overcommit) this.checkCpus(req, maxNodes);
     if (known > 0 && (req.nodelist || req.exclude)) {
       const missing = req.nodelist?.find((n) => !this.state.nodes.has(n));
       if (missing) throw badRequest(`nodelist: node ${missing} does not exist; see GET /v1/nodes`, "nodelist");
@@ -169,6 +172,20 @@ export class Jobs {
       submittedBy: by.job ?? null,
     };
     return { values, indices: array?.indices };
+  }
+
+  /**
+   * Tasks against CPUs, without --overcommit: no more tasks per node than the largest node has CPUs,
+   * and no more tasks than the job's largest size offers on the nodes with the most.
+   */
+  private checkCpus(req: JobSubmit, maxNodes: number): void {
+    const cpus = [...this.state.nodes.values()].map((n) => n.row.cpus).sort((a, b) => b - a);
+    const most = cpus[0] ?? 0;
+    if (req.tasksPerNode !== undefined && req.tasksPerNode > most)
+      throw badRequest(`${req.tasksPerNode} tasks per node, but no node has more than ${most} CPUs; ask for fewer, or allow it with --overcommit (overcommit: true)`, "tasksPerNode");
+    const offered = cpus.slice(0, maxNodes).reduce((a, b) => a + b, 0);
+    if (req.tasks !== undefined && req.tasks > offered)
+      throw badRequest(`${req.tasks} tasks, but ${Math.min(maxNodes, cpus.length)} nodes offer at most ${offered} CPUs; ask for fewer tasks or more nodes, or allow it with --overcommit (overcommit: true)`, "tasks");
   }
 
   /** Every job a dependency names, by id: an array's id stands for all of its tasks. */
@@ -237,6 +254,7 @@ export class Jobs {
     job.waitReason = undefined;
     refreshSchedView(job);
     for (const n of nodes) this.state.nodes.get(n)!.jobId = row.id;
+    this.effects.started?.(job);
 
     if (row.kind === "alloc") {
       this.notifyLaunchers(job);
@@ -333,14 +351,20 @@ export class Jobs {
     const tasks = taskCount(n, req.tasks, req.tasksPerNode);
     if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
     if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
-    const stepId = job.row.nextStep;
     const nodes = job.nodes.slice(0, n);
+    const layout = blockLayout(n, tasks);
+    if (!req.overcommit)
+      for (const [i, node] of nodes.entries()) {
+        const cpus = this.state.nodes.get(node)?.row.cpus;
+        if (cpus !== undefined && layout[i]! > cpus)
+          throw badRequest(`${tasks} tasks on ${n} nodes put ${layout[i]} on ${node}, which has ${cpus} CPUs; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
+      }
+    const stepId = job.row.nextStep;
     this.store.tx(() => {
       this.store.setNextStep(jobId, stepId + 1);
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
     job.row.nextStep = stepId + 1;
-    const layout = blockLayout(n, tasks);
     return { ...this.grant(job, stepId, nodes, layout, now), elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
   }
 
@@ -536,7 +560,7 @@ export class Jobs {
         for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
-    log.info(`job ${row.id} ${message}`, { exitCode: opts.exitCode });
+    log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
     this.effects.schedule();
     return killed;
   }

@@ -18,7 +18,7 @@ export class SchedulerLoop {
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly spawns: SpawnQueue,
-    private readonly opts: { backfill?: boolean; policyStarts?: (now: number) => CountStart[]; beforePass?: (now: number) => void } = {},
+    private readonly opts: { backfill?: boolean; policyStarts?: (now: number) => CountStart[]; beforePass?: (now: number) => void; passTook?: (ms: number) => void } = {},
   ) {}
 
   request(opts: { full?: boolean } = {}): void {
@@ -46,6 +46,15 @@ export class SchedulerLoop {
 
   /** One pass; `reasons` also refreshes why each pending job waits (the periodic pass does). */
   pass(now = Date.now(), reasons = true): void {
+    const t0 = performance.now();
+    try {
+      this.passOnce(now, reasons);
+    } finally {
+      this.opts.passTook?.(performance.now() - t0);
+    }
+  }
+
+  private passOnce(now: number, reasons: boolean): void {
     // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
     this.opts.beforePass?.(now);
     // Running jobs asking for nodes (PMI spawn) come before the queue.

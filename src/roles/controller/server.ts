@@ -1,6 +1,7 @@
 /** One Bun server: /v1/agent and /v1/launcher upgrade to WebSockets, everything else is the API. */
 import type { Server, ServerWebSocket } from "bun";
 import type { Hono } from "hono";
+import { MAX_BODY } from "../../api/app.ts";
 import type { HostPort } from "../../util/addr.ts";
 import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
@@ -41,6 +42,8 @@ export function serve(o: ServeOptions): Server<Conn> {
     hostname: o.listen.host,
     port: o.listen.port,
     idleTimeout: 60,
+    // Bun's own ceiling; the API counts every body against its smaller limit while reading it.
+    maxRequestBodySize: 2 * MAX_BODY,
     fetch(req, server) {
       const path = new URL(req.url).pathname;
       if (path === "/v1/agent") {

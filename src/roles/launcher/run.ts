@@ -22,6 +22,8 @@ export interface RunOptions {
   sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
+  /** More ranks than the nodes have CPUs. */
+  overcommit?: boolean;
   timeLimit?: number;
   exclude?: string[];
   nodelist?: string[];
@@ -71,6 +73,7 @@ export async function run(o: RunOptions): Promise<number> {
             sampleInterval: o.sampleInterval,
             tasks: o.tasks,
             tasksPerNode: o.tasksPerNode,
+            overcommit: o.overcommit,
             timeLimit: o.timeLimit,
             exclude: o.exclude,
             nodelist: o.nodelist,
@@ -113,7 +116,7 @@ export async function run(o: RunOptions): Promise<number> {
     if (announced) o.say(`job ${jobId} has been allocated ${compressHostlist(state.nodes)}`);
 
     // 2. Run the step and what it spawns.
-    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode });
+    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit });
     const sink = terminalSink({ label: o.label, prog: "ebb" });
     const pool = new PeerPool();
     const launch = new Launch({

@@ -1,0 +1,169 @@
+/**
+ * Keeping a job's processes where the agent can kill them all, even after the agent itself dies.
+ *
+ * - Where the host offers a writable cgroup v2 hierarchy, every job gets a cgroup under the agent's
+ *   own (`ebb-agent-NAME-PID/job-N`); each process enters it before it execs its program, so
+ *   whatever it forks, `setsid` or not, stays inside, and `cgroup.kill` ends them all.
+ * - Everywhere, a sentinel: a small shell process that waits for EOF on a pipe only the agent holds.
+ *   When the agent dies (SIGKILL included) the pipe closes and the sentinel kills the agent's cgroup
+ *   and every process group of the agent's record whose leader is still the one recorded.
+ */
+import type { Subprocess } from "bun";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { logger } from "../../util/log.ts";
+
+const log = logger("agent");
+
+const SENTINEL = `
+cat >/dev/null
+if [ -n "$2" ] && [ -d "$2" ]; then
+  echo 1 >"$2/cgroup.kill" 2>/dev/null || for f in "$2"/*/cgroup.procs; do xargs -r kill -9 <"$f" 2>/dev/null; done
+fi
+if [ -f "$1" ]; then
+  while read -r pgid job start; do
+    s=$(sed 's/.*) //' "/proc/$pgid/stat" 2>/dev/null | cut -d' ' -f20)
+    if [ -n "$s" ] && [ "$s" = "$start" ]; then kill -KILL "-$pgid" 2>/dev/null; fi
+  done <"$1"
+fi
+if [ -n "$2" ]; then
+  for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+    for d in "$2"/*/; do rmdir "$d" 2>/dev/null; done
+    rmdir "$2" 2>/dev/null
+    [ -d "$2" ] || break
+    sleep 0.1
+  done
+fi
+`;
+
+/** The mount point of the cgroup v2 hierarchy and this process's cgroup in it, if there is one. */
+function cgroup2Root(): string | undefined {
+  try {
+    const mount = readFileSync("/proc/self/mountinfo", "utf8")
+      .split("\n")
+      .map((l) => l.split(" "))
+      .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
+    const own = /^0::(\S*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
+    if (!mount || own === undefined) return undefined;
+    return join(mount, own);
+  } catch {
+    return undefined;
+  }
+}
+
+export class Containment {
+  private readonly sentinel: Subprocess<"pipe", "ignore", "ignore"> | undefined;
+  /** The agent's cgroup (undefined where cgroup v2 cannot be used). */
+  readonly base: string | undefined;
+
+  constructor(name: string, recordPath: string) {
+    this.base = Containment.makeBase(name);
+    try {
+      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true });
+      this.sentinel.unref();
+    } catch (e) {
+      log.warn("could not start the sentinel that kills jobs if the agent dies", { error: e });
+    }
+    log.info(this.base ? `jobs run in cgroups under ${this.base}` : "no writable cgroup v2: jobs are tracked by process group");
+  }
+
+  private static makeBase(name: string): string | undefined {
+    const root = cgroup2Root();
+    if (!root) return undefined;
+    const base = join(root, `ebb-agent-${name.replace(/[^A-Za-z0-9._-]/g, "_")}-${process.pid}`);
+    try {
+      mkdirSync(base, { recursive: true });
+      if (!existsSync(join(base, "cgroup.procs"))) return undefined;
+      // Moving a process in needs write access to the cgroup.procs files: try with ourselves' parent's rules.
+      accessSync(join(base, "cgroup.procs"), constants.W_OK);
+      return base;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private jobDir(jobId: number): string | undefined {
+    if (!this.base) return undefined;
+    const dir = join(this.base, `job-${jobId}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /**
+   * The argv that starts `argv` inside the job's cgroup (the process moves itself in before it
+   * execs), or `argv` as is without cgroups. Throws an errno-coded error when the program cannot
+   * be run, as spawning it directly would.
+   */
+  wrap(jobId: number, argv: readonly string[], cwd: string, path: string | undefined): string[] {
+    const dir = this.jobDir(jobId);
+    if (!dir) return [...argv];
+    checkProgram(argv[0]!, cwd, path);
+    return ["/bin/sh", "-c", 'echo $$ >"$0" 2>/dev/null; exec "$@"', join(dir, "cgroup.procs"), ...argv];
+  }
+
+  /** Kill every process of the job's cgroup (those that left their process group included). */
+  killJob(jobId: number): void {
+    if (!this.base) return;
+    const dir = join(this.base, `job-${jobId}`);
+    if (!existsSync(dir)) return;
+    try {
+      writeFileSync(join(dir, "cgroup.kill"), "1");
+    } catch {
+      for (const pid of readPids(join(dir, "cgroup.procs")))
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* gone */
+        }
+    }
+  }
+
+  /** The job's cgroup once it is empty. */
+  forgetJob(jobId: number): void {
+    if (!this.base) return;
+    const dir = join(this.base, `job-${jobId}`);
+    if (readPids(join(dir, "cgroup.procs")).length > 0) return;
+    try {
+      rmdirSync(dir);
+    } catch {
+      /* not empty yet, or gone */
+    }
+  }
+
+  /** A clean stop: the sentinel does its work now (the agent has killed everything already) and removes the cgroups. */
+  stop(): void {
+    try {
+      void this.sentinel?.stdin.end();
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+function readPids(path: string): number[] {
+  try {
+    return readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+}
+
+function errnoError(code: string, message: string): Error {
+  return Object.assign(new Error(message), { code });
+}
+
+/** The checks exec would make: the program exists (on PATH, or relative to cwd) and may be run. */
+function checkProgram(program: string, cwd: string, path: string | undefined): void {
+  const file = program.includes("/") ? resolve(cwd, program) : Bun.which(program, { PATH: path ?? "", cwd });
+  if (!file || !existsSync(file)) throw errnoError("ENOENT", "No such file or directory");
+  try {
+    if (statSync(file).isDirectory()) throw errnoError("EACCES", "Permission denied");
+    accessSync(file, constants.X_OK);
+  } catch (e) {
+    throw (e as NodeJS.ErrnoException).code ? errnoError("EACCES", "Permission denied") : e;
+  }
+}

@@ -1,0 +1,96 @@
+/** Input limits with the controller as its own process: body sizes while reading, tasks against CPUs. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = await startCluster({ agents: 2, cpus: 2 });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** The controller's resident memory and its peak, in MiB, from /proc. */
+function rss(pid: number): { now: number; peak: number } {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(status)![1]);
+  return { now: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+}
+
+/** POST a body of `total` bytes as a chunked stream (no Content-Length); the status, or the error if the server hung up. */
+async function chunkedPost(total: number): Promise<number | string> {
+  const chunk = new Uint8Array(1 << 20).fill(0x20);
+  let sent = 0;
+  const stream = new ReadableStream<Uint8Array>({
+    pull(ctl) {
+      if (sent === 0) {
+        ctl.enqueue(new TextEncoder().encode('{"argv":["true"],"name":"'));
+        sent = 1;
+        return;
+      }
+      if (sent >= total) return ctl.close();
+      sent += chunk.length;
+      ctl.enqueue(chunk);
+    },
+  });
+  try {
+    const res = await fetch(`${c.url}/v1/jobs`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json", "Transfer-Encoding": "chunked" },
+      body: stream,
+      duplex: "half",
+    } as RequestInit);
+    await res.arrayBuffer().catch(() => {});
+    return res.status;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+test("chunked bodies are counted while read: 4 x 100 MB leave the controller's memory flat", async () => {
+  const pid = c.controller.pid;
+  const before = rss(pid);
+  const results = await Promise.all([0, 1, 2, 3].map(() => chunkedPost(100 << 20)));
+  for (const r of results) if (typeof r === "number") expect(r).toBe(413);
+  const after = rss(pid);
+  console.log(`controller RSS before ${before.now.toFixed(0)} MiB (peak ${before.peak.toFixed(0)}), after 4 x 100 MB chunked bodies ${after.now.toFixed(0)} MiB (peak ${after.peak.toFixed(0)}); results ${JSON.stringify(results)}`);
+  // Buffering even one of the bodies would add 100 MiB.
+  expect(after.peak - before.peak).toBeLessThan(64);
+  // And the controller still answers.
+  expect((await c.api("GET", "/v1/health")).status).toBe(200);
+});
+
+test("a body with a Content-Length over the limit is refused before it is read", async () => {
+  const r = await fetch(`${c.url}/v1/jobs`, {
+    method: "POST",
+    headers: { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ argv: ["true"], name: "x".repeat(3 << 20) }),
+  }).catch((e: Error) => e);
+  if (r instanceof Response) expect(r.status).toBe(413);
+});
+
+test("tasks are checked against the nodes' CPUs; --overcommit allows more", async () => {
+  const tooMany = await c.api("POST", "/v1/jobs", { argv: ["true"], nodes: 2, tasks: 5, cwd: c.dir });
+  expect(tooMany.status).toBe(400);
+  expect(tooMany.json.error.field).toBe("tasks");
+  expect(tooMany.json.error.message).toContain("at most 4 CPUs");
+  const perNode = await c.api("POST", "/v1/jobs", { argv: ["true"], tasksPerNode: 3, cwd: c.dir });
+  expect(perNode.status).toBe(400);
+  expect(perNode.json.error.field).toBe("tasksPerNode");
+  const cli = await c.ebb(["submit", "-N", "1", "-n", "3", "--wrap", "true"]);
+  expect(cli.code).not.toBe(0);
+  expect(cli.stderr).toContain("--overcommit");
+  const over = await c.ebb(["submit", "-N", "1", "-n", "3", "--overcommit", "--parsable", "--wrap", "ebb run -O -n 3 true"]);
+  expect(over.code).toBe(0);
+  const job = await c.waitJob(Number(over.stdout.trim()), ["COMPLETED", "FAILED"]);
+  expect(job.state).toBe("COMPLETED");
+  // A step inside a job is checked against the CPUs of its nodes.
+  const alloc = await c.submit({ interactive: true, nodes: 1 });
+  await c.waitJob(alloc, ["RUNNING"]);
+  const step = await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3 });
+  expect(step.status).toBe(400);
+  expect(step.json.error.message).toContain("which has 2 CPUs");
+  expect((await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, overcommit: true })).status).toBe(201);
+  await c.api("DELETE", `/v1/jobs/${alloc}`);
+});

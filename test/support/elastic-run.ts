@@ -1,0 +1,30 @@
+/** An elastic `ebb run` in the background, for tests that watch or resize it. */
+import { join } from "node:path";
+import { ROOT, waitFor, type TestCluster } from "./cluster.ts";
+
+/** test/elastic/programs/counter.ts: an elastic loop that prints each world it joins. */
+export const COUNTER = join(ROOT, "test/elastic/programs/counter.ts");
+
+/** Start `ebb run ARGS`; resolves once its output matches `ready`, with the job's id. */
+export async function elasticRun(c: TestCluster, args: string[], ready: RegExp) {
+  const run = c.ebbSpawn(["run", ...args]);
+  const reader = run.stdout.getReader();
+  let out = "";
+  await waitFor(`the program to print ${ready}`, async () => {
+    const { value, done } = await reader.read();
+    if (done) throw new Error(`ebb run ended early: ${out}`);
+    out += new TextDecoder().decode(value);
+    return ready.test(out);
+  });
+  const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
+  const id = jobs[jobs.length - 1].id as number;
+  const finished = (async () => {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      out += new TextDecoder().decode(value);
+    }
+    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
+  })();
+  return { id, run, output: () => out, finished };
+}
