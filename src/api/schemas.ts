@@ -323,6 +323,17 @@ export const JobDetail = z.lazy(() =>
     samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
     sampleInterval: z.number().nullable(),
     elasticSettings: ElasticSettings.nullable(),
+    /** EPOP programs (ebb/epop) while they run: the phases (init is pc 0), where the program is, and the time left by its current bounded phase's rate. */
+    program: z
+      .object({
+        name: z.string(),
+        phases: z.array(z.object({ pc: z.int(), name: z.string(), kind: z.enum(["init", "rigid", "elastic", "branch"]) })),
+        pc: z.int().nullable(),
+        iteration: z.int().nullable(),
+        bound: z.int().nullable(),
+        remainingSeconds: z.number().nullable(),
+      })
+      .nullable(),
   }),
 );
 export type JobDetail = z.infer<typeof JobDetail>;

@@ -52,6 +52,8 @@ export const AgentToController = tagged({
   "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
   "perf": () => ({ jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
+  /** An EPOP program's structure (JSON, once) or progress (program counter, iteration, bound). */
+  "program": () => ({ jobId: JobId, structure: z.string().max(65536).optional(), pc: z.int().nonnegative().optional(), iteration: z.int().nonnegative().optional(), bound: z.int().nonnegative().optional() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 });

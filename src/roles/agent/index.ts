@@ -113,6 +113,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
+    program: (jobId, info) => {
+      const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
+      send({ t: "program", jobId, structure: info.structure?.slice(0, 65536), pc: num("pc"), iteration: num("iteration"), bound: num("bound") });
+    },
     shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
   });
   const server = serveSteps(o.listen, steps, o.clusterKey);

@@ -34,6 +34,8 @@ export interface StepContext {
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
+  /** An EPOP program's structure or progress. */
+  program(jobId: number, info: Record<string, string>): void;
   /** Where probe slots live (node-shared memory). */
   shmDir: string;
   /** The job the controller last said this node belongs to. */
@@ -152,6 +154,7 @@ export class StepNode {
         merge: (entries) => this.pmi?.merge(entries),
         left: (rank) => this.pmi?.removeRank(rank),
         perf: (sample) => this.ctx.perf(spec.jobId, sample),
+        program: (info) => this.ctx.program(spec.jobId, info),
         shmDir: this.ctx.shmDir,
       });
     }

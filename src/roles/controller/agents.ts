@@ -6,6 +6,7 @@ import { setNodeDrain, setNodeStatus, upsertNode } from "../../store/nodes.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
+import { programReport } from "./program.ts";
 import type { AgentSession, ClusterState } from "./state.ts";
 import { unreachable } from "./reach.ts";
 
@@ -91,6 +92,11 @@ export class AgentHub {
       case "perf":
         this.elastic.perf(msg.jobId, name, msg);
         return;
+      case "program": {
+        const job = this.state.jobs.get(msg.jobId);
+        if (job?.nodes.includes(name) && job.row.state === "RUNNING") programReport(job, msg);
+        return;
+      }
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;

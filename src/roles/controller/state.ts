@@ -6,6 +6,7 @@ import type { PendingJob, RunningJob } from "../../sched/types.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
+import type { ProgramRuntime } from "./program.ts";
 
 export interface Session<Out> {
   send(msg: Out): void;
@@ -42,6 +43,8 @@ export interface JobRuntime {
   names?: Map<string, string>;
   /** Steps started on nodes added for them (PMI spawn), with those nodes: released when the step ends. */
   spawnedSteps: Map<number, string[]>;
+  /** What an EPOP program reported: structure, current phase, iteration (program.ts). */
+  program?: ProgramRuntime;
   /** The job as the scheduler sees it, kept current so passes do not rebuild it. */
   sched: { pending?: PendingJob; running?: RunningJob };
 }

@@ -4,6 +4,7 @@ import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
 import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
+import { remainingMs, type ProgramRuntime } from "./program.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
 
@@ -136,6 +137,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
+    program: programView(live?.program),
   };
 }
 
@@ -153,5 +155,19 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
+  };
+}
+
+/** An EPOP program's structure and progress, while its job runs. */
+function programView(p: ProgramRuntime | undefined): JobDetail["program"] {
+  if (!p?.structure) return null;
+  const left = remainingMs(p);
+  return {
+    name: p.structure.name,
+    phases: p.structure.phases,
+    pc: p.pc ?? null,
+    iteration: p.iteration ?? null,
+    bound: p.bound ?? null,
+    remainingSeconds: left === undefined ? null : Math.round(left / 100) / 10,
   };
 }
