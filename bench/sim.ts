@@ -1,104 +1,92 @@
 /**
- * bench sim: `ebb sim` on the reference trace (lublin_256.swf, 256 nodes, 10,000 jobs) with 0%,
- * 25%, 50% and 100% malleable jobs, every policy; prints the metrics tables, then figures with
- * each policy's ratio to `easy` on the same workload. Goal at 50% malleable: ebb's mean turnaround
- * at least 40% below easy's and its utilization at least 10 points above.
+ * bench sim: the issue's grid. On lublin_256.swf (256 nodes; arrival scales 1, 1.5, 3) and
+ * hpc2n_excerpt.swf (240 nodes; arrival scales 1, 0.7, 0.5), malleable fractions 0.25, 0.5, 1.0,
+ * seeds 1-5 (means), every policy with `--check`; each point's ratios to `easy` measured in the same
+ * run. Prints the grid and the worst ratio of each kind:
+ * - ebb mean turnaround / easy <= 1.0 at every point (<= 0.5 on Lublin, scale 1, 50%);
+ * - ebb mean turnaround / best seed policy (reshape, apm-equi, apm-maxs, drms-rs) <= 1.05;
+ * - ebb mean bounded slowdown / easy <= 1.0; no --check violation for ebb.
+ * Quick mode (`--quick`): the first 1,500 jobs of each trace, seed 1, fraction 0.5 only.
+ * EBB_SIM_JOBS=N and EBB_SIM_SEEDS=K shrink the full grid (prefix, seeds 1..K) when time is short.
  */
 import { readFileSync } from "node:fs";
 import { table } from "../src/util/table.ts";
-import { POLICIES, type PolicyName } from "../src/sched/config.ts";
-import type { Metrics } from "../src/sim/metrics.ts";
-import { runPolicies, type PolicyResult } from "../src/sim/run.ts";
+import type { PolicyName } from "../src/sched/config.ts";
+import { runSeeds } from "../src/sim/run.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
 import type { Bench, Figure } from "./lib.ts";
 
-const TRACE = new URL("../../shared/workloads/lublin_256.swf", import.meta.url);
+const SEEDS: PolicyName[] = ["reshape", "apm-equi", "apm-maxs", "drms-rs"];
+const POLICIES: PolicyName[] = ["easy", "ebb", ...SEEDS];
+const GRID = [
+  { file: "lublin_256.swf", nodes: 256, scales: [1, 1.5, 3] },
+  { file: "hpc2n_excerpt.swf", nodes: 240, scales: [1, 0.7, 0.5] },
+];
 
-function hours(s: number): string {
-  return (s / 3600).toFixed(2);
-}
-
-function tableFor(fraction: number, results: PolicyResult[]): string {
-  const easy = results.find((r) => r.policy === "easy")!.metrics;
-  const head = ["policy", "makespan h", "mean wait h", "p95 wait h", "mean TA h", "TA/easy", "mean bsld", "util %", "util-easy", "work util %", "resizes", "sim s"];
-  const rows = results.map((r) => {
-    const m = r.metrics;
-    return [r.policy, hours(m.makespan), hours(m.meanWait), hours(m.p95Wait), hours(m.meanTurnaround), (m.meanTurnaround / easy.meanTurnaround).toFixed(2), m.meanBoundedSlowdown.toFixed(1), (m.utilization * 100).toFixed(1), ((m.utilization - easy.utilization) * 100).toFixed(1), (m.workUtilization * 100).toFixed(1), String(m.resizes), (r.wallMs / 1000).toFixed(1)];
-  });
-  return `### ${Math.round(fraction * 100)}% malleable\n${table(head, rows)}`;
+interface Point {
+  trace: string;
+  scale: number;
+  fraction: number;
+  taEasy: number;
+  taBest: number;
+  bsldEasy: number;
+  violations: number;
+  best: string;
 }
 
 const bench: Bench = {
   name: "sim",
-  description: "ebb sim on lublin_256.swf, 0/25/50/100% malleable, every policy, ratios to easy",
+  description: "ebb against easy and the seed policies over the issue's grid (2 traces x 3 loads x 3 malleable fractions, seeds 1-5)",
   async run({ quick }) {
-    const trace = traceJobs(parseSwf(readFileSync(TRACE, "utf8"))).jobs;
-    const fractions = quick ? [0.5] : [0, 0.25, 0.5, 1];
-    const policies: PolicyName[] = quick ? ["easy", "ebb"] : ["easy", ...POLICIES.filter((p) => p !== "easy")];
-    const figures: Figure[] = [];
-    // Seed 1 at 50% malleable, easy and ebb: the fraction loop runs it, the five-seed mean reuses it.
-    let seed1: { easy: Metrics; ebb: Metrics } | undefined;
-    for (const fraction of fractions) {
-      const report = runPolicies({
-        trace,
-        workload: { nodes: 256, coresPerNode: 1, malleable: fraction, seed: 1 },
-        policies,
-        onProgress: (p, d) => {
-          if (d === 0) process.stderr.write(`  ${Math.round(fraction * 100)}% malleable: ${p}\n`);
-        },
-      });
-      process.stdout.write(tableFor(fraction, report.results) + "\n");
-      const easy = report.results.find((r) => r.policy === "easy")!;
-      if (fraction === 0.5) seed1 = { easy: easy.metrics, ebb: report.results.find((r) => r.policy === "ebb")!.metrics };
-      const pct = `${Math.round(fraction * 100)}%`;
-      for (const r of report.results) {
-        if (r.policy === "easy") continue;
-        const goalHere = r.policy === "ebb" && fraction === 0.5;
-        const ta = r.metrics.meanTurnaround / easy.metrics.meanTurnaround;
-        figures.push({
-          name: `${r.policy} @${pct}: mean turnaround`,
-          value: r.metrics.meanTurnaround / 3600,
-          unit: "h",
-          baseline: { name: "easy", value: easy.metrics.meanTurnaround / 3600 },
-          better: "lower",
-          ...(goalHere ? { goal: "<= 0.60x easy", met: ta <= 0.6 } : {}),
-        });
-        figures.push({
-          name: `${r.policy} @${pct}: utilization`,
-          value: r.metrics.utilization * 100,
-          unit: "%",
-          baseline: { name: "easy", value: easy.metrics.utilization * 100 },
-          better: "higher",
-          ...(goalHere ? { goal: ">= easy + 10 points", met: r.metrics.utilization - easy.metrics.utilization >= 0.1 } : {}),
-        });
-      }
-      for (const r of report.results) {
-        figures.push({ name: `${r.policy} @${pct}: simulator run time, whole trace`, value: r.wallMs / 1000, unit: "s", baseline: { name: "easy", value: easy.wallMs / 1000 }, better: "lower" });
-      }
-    }
-    // One seed is one draw of which jobs are malleable and how well they scale; the ratio moves
-    // by several points between draws. The goal's figure over five seeds:
-    if (!quick) {
-      let easyTa = 0;
-      let ebbTa = 0;
-      let easyUt = 0;
-      let ebbUt = 0;
-      const seeds = [1, 2, 3, 4, 5];
-      for (const seed of seeds) {
-        let pair = seed === 1 ? seed1 : undefined;
-        if (!pair) {
-          process.stderr.write(`  50% malleable, seed ${seed}: easy, ebb\n`);
-          const r = runPolicies({ trace, workload: { nodes: 256, coresPerNode: 1, malleable: 0.5, seed }, policies: ["easy", "ebb"] });
-          pair = { easy: r.results[0]!.metrics, ebb: r.results[1]!.metrics };
+    const envJobs = Number(process.env.EBB_SIM_JOBS) || undefined;
+    const envSeeds = Number(process.env.EBB_SIM_SEEDS) || undefined;
+    const prefix = quick ? 1500 : envJobs;
+    const seeds = quick ? [1] : Array.from({ length: envSeeds ?? 5 }, (_, i) => i + 1);
+    const fractions = quick ? [0.5] : [0.25, 0.5, 1];
+    const points: Point[] = [];
+    const rows: string[][] = [];
+    for (const g of GRID) {
+      const all = traceJobs(parseSwf(readFileSync(new URL(`../../shared/workloads/${g.file}`, import.meta.url), "utf8"))).jobs;
+      const trace = prefix ? all.slice(0, prefix) : all;
+      for (const scale of quick ? [g.scales[0]!] : g.scales) {
+        for (const fraction of fractions) {
+          process.stderr.write(`  ${g.file} x${scale} ${fraction * 100}% malleable, seeds ${seeds.join(",")}\n`);
+          const r = runSeeds({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: fraction, arrivalScale: scale }, seeds, policies: POLICIES, check: true });
+          const by = new Map(r.results.map((x) => [x.policy, x]));
+          const easy = by.get("easy")!.metrics;
+          const ebb = by.get("ebb")!;
+          const best = SEEDS.map((p) => by.get(p)!).reduce((a, b) => (b.metrics.meanTurnaround < a.metrics.meanTurnaround ? b : a));
+          const violations = ebb.perSeed.reduce((n, s) => n + s.run.violations.length, 0);
+          const p: Point = { trace: g.file, scale, fraction, taEasy: ebb.metrics.meanTurnaround / easy.meanTurnaround, taBest: ebb.metrics.meanTurnaround / best.metrics.meanTurnaround, bsldEasy: ebb.metrics.meanBoundedSlowdown / easy.meanBoundedSlowdown, violations, best: best.policy };
+          points.push(p);
+          rows.push([
+            g.file.replace(".swf", ""),
+            String(scale),
+            `${fraction * 100}%`,
+            ...POLICIES.map((q) => (by.get(q)!.metrics.meanTurnaround / easy.meanTurnaround).toFixed(2)),
+            p.taBest.toFixed(2),
+            p.bsldEasy.toFixed(2),
+            `${(easy.utilization * 100).toFixed(1)} / ${(ebb.metrics.utilization * 100).toFixed(1)}`,
+            String(violations),
+          ]);
         }
-        easyTa += pair.easy.meanTurnaround / seeds.length;
-        ebbTa += pair.ebb.meanTurnaround / seeds.length;
-        easyUt += pair.easy.utilization / seeds.length;
-        ebbUt += pair.ebb.utilization / seeds.length;
       }
-      figures.push({ name: "ebb @50%, mean of seeds 1-5: mean turnaround", value: ebbTa / 3600, unit: "h", baseline: { name: "easy", value: easyTa / 3600 }, better: "lower", goal: "<= 0.60x easy", met: ebbTa / easyTa <= 0.6 });
-      figures.push({ name: "ebb @50%, mean of seeds 1-5: utilization", value: ebbUt * 100, unit: "%", baseline: { name: "easy", value: easyUt * 100 }, better: "higher", goal: ">= easy + 10 points", met: ebbUt - easyUt >= 0.1 });
     }
+    process.stdout.write(`mean turnaround / easy (means over seeds ${seeds.join(",")}${prefix ? `, first ${prefix} jobs` : ""})\n`);
+    process.stdout.write(table(["trace", "scale", "malleable", ...POLICIES.map((q) => `${q} TA`), "ebb/best seed", "ebb bsld/easy", "util easy/ebb %", "ebb check"], rows) + "\n");
+    const worst = (f: (p: Point) => number) => points.reduce((a, b) => (f(b) > f(a) ? b : a));
+    const w1 = worst((p) => p.taEasy);
+    const w2 = worst((p) => p.taBest);
+    const w3 = worst((p) => p.bsldEasy);
+    const at = (p: Point) => `${p.trace} x${p.scale} ${p.fraction * 100}%`;
+    const figures: Figure[] = [
+      { name: `worst ebb mean turnaround / easy (${at(w1)})`, value: w1.taEasy, unit: "x", better: "lower", goal: "<= 1.0", met: w1.taEasy <= 1 },
+      { name: `worst ebb mean turnaround / best seed policy (${at(w2)}, ${w2.best})`, value: w2.taBest, unit: "x", better: "lower", goal: "<= 1.05", met: w2.taBest <= 1.05 },
+      { name: `worst ebb mean bounded slowdown / easy (${at(w3)})`, value: w3.bsldEasy, unit: "x", better: "lower", goal: "<= 1.0", met: w3.bsldEasy <= 1 },
+      { name: "ebb --check violations, whole grid", value: points.reduce((n, p) => n + p.violations, 0), unit: "", better: "lower", goal: "0", met: points.every((p) => p.violations === 0) },
+    ];
+    const l = points.find((p) => p.trace === "lublin_256.swf" && p.scale === 1 && p.fraction === 0.5);
+    if (l) figures.push({ name: "ebb mean turnaround / easy, lublin x1 50%", value: l.taEasy, unit: "x", better: "lower", goal: "<= 0.5", met: l.taEasy <= 0.5 });
     return figures;
   },
 };

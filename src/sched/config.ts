@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 
-export const POLICIES = ["fcfs", "easy", "ebb", "reshape", "apm-equi", "apm-maxs", "drms-rs"] as const;
+export const POLICIES = ["fcfs", "easy", "ebb", "ers", "reshape", "apm-equi", "apm-maxs", "drms-rs"] as const;
 export type PolicyName = (typeof POLICIES)[number];
 
 export function isPolicy(name: string): name is PolicyName {

@@ -106,6 +106,10 @@ export interface JobState {
   lastAdaptEnd?: number;
   /** Mean measured seconds per adaptation of this job, if it adapted before. */
   adaptCost?: number;
+  /** Seconds an adaptation by d nodes is known to cost: fixed + perNode * d (overrides adaptCost). */
+  adaptCostModel?: { fixed: number; perNode: number };
+  /** When the adaptation under way is expected to commit (epoch ms), if known. */
+  adaptEnd?: number;
   /** Per-job settings, clamped to the admin limits. */
   overrides?: JobOverrides;
   /** reshape: every configuration it ran in, with its iteration time. */

@@ -242,6 +242,8 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       resizingTo: r.adapting ? r.adaptTo : undefined,
       lastAdaptEnd: r.lastAdaptEnd === undefined ? undefined : r.lastAdaptEnd * 1000,
       adaptCost: r.costCount > 0 ? r.costSum / r.costCount : undefined,
+      adaptCostModel: r.job.costModel,
+      adaptEnd: r.adapting ? r.adaptEnd * 1000 : undefined,
       profile: r.profile,
       sizes: r.job.sizes,
       model: r.job.model,
@@ -334,9 +336,15 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     let at = Number.POSITIVE_INFINITY;
     for (const res of plan.reservations) if (res.jobId === head.job.id) at = Math.min(at, res.start / 1000);
     if (!Number.isFinite(at)) {
-      // The policy gave it none: hold it to the shadow time the running jobs' estimates imply.
+      // The policy gave it none: hold it to the shadow time for the size it asked for, by the
+      // running jobs' estimates and those of the jobs this plan starts (start + requested time).
       const left = plan.starts.reduce((n, s) => n - s.nodes, input.idleNodes);
-      at = shadowTime(endings(input), left, head.job.minNodes, input.now).time / 1000;
+      const ends = endings(input);
+      for (const s of plan.starts) {
+        const j = runs.get(s.jobId)?.job;
+        if (j) ends.push({ nodes: s.nodes, expectedEnd: input.now + ((j.estimate * Math.max(j.nodes, s.nodes)) / s.nodes) * 1000 });
+      }
+      at = shadowTime(ends, left, head.job.nodes, input.now).time / 1000;
     }
     promised.set(head.job.id, at);
   };

@@ -26,6 +26,8 @@ export interface SimJob {
   work: Work;
   /** Seconds one adaptation from -> to costs (no progress meanwhile). */
   resizeCost(from: number, to: number): number;
+  /** The same cost as plain data, as the scheduler may know it (fixed + perNode * nodes moved). */
+  costModel?: { fixed: number; perNode: number };
   /** Valid sizes (ReSHAPE's process grids), if restricted. */
   sizes?: number[];
   /** The runtime model the job declares (apm-maxs), if any. */

@@ -73,6 +73,7 @@ export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions)
       estimate: t.estimate,
       work: amdahlWork(t1, s),
       resizeCost,
+      costModel: cost,
     };
     jobs.push(job);
   }

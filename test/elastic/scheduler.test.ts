@@ -17,7 +17,7 @@ let c: TestCluster;
 beforeAll(async () => {
   c = await startCluster({
     agents: 8,
-    controllerArgs: ["--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"],
+    controllerArgs: ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"],
   });
 });
 afterAll(async () => {

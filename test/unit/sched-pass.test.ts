@@ -22,7 +22,7 @@ function elastic(id: number, nodes: number, mtct: number, extra: Partial<JobStat
   };
 }
 
-describe("a whole ebb pass, as the controller calls it", () => {
+describe("a whole ers pass (the dissertation's policy), as the controller calls it", () => {
   test("counts and names come from the node list; starts get names in name order", () => {
     const nodes: ClusterNode[] = [
       { name: "n10", up: true },
@@ -45,7 +45,7 @@ describe("a whole ebb pass, as the controller calls it", () => {
         { id: 2, minNodes: 1, maxNodes: 4, preferredNodes: 4, elastic: true, timeLimit: 600, submitTime: 2 },
         { id: 3, minNodes: 6, maxNodes: 6, timeLimit: 600, submitTime: 3 },
       ],
-      config: resolveConfig({ settle: 60 }),
+      config: resolveConfig({ policy: "ers", settle: 60 }),
     });
     expect(plan.starts).toEqual([{ jobId: 2, nodes: 2, reason: "fcfs" }]);
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 14, to: 8, rule: "balance" })]);
@@ -54,7 +54,7 @@ describe("a whole ebb pass, as the controller calls it", () => {
 
   test("per-job overrides are clamped to the admin limits and the clamp is noted", () => {
     const running = [elastic(1, 8, 0.3, { overrides: { upper: 0.9 } })];
-    const base = { now: NOW, upNodes: 8, idleNodes: 0, running, pending: [], config: resolveConfig() };
+    const base = { now: NOW, upNodes: 8, idleNodes: 0, running, pending: [], config: resolveConfig({ policy: "ers" }) };
     // Refused without a limit: the default upper (0.1) halves the job.
     const refused = planPass(base);
     expect(refused.resizes[0]).toMatchObject({ jobId: 1, to: 4, rule: "shrink" });

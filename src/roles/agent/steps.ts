@@ -7,7 +7,8 @@
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
 import { closeSync, constants, existsSync, openSync } from "node:fs";
-import { verifyCredential } from "../../proto/credential.ts";
+import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
+import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { Credential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
@@ -35,7 +36,14 @@ export interface StepContext {
   perf(jobId: number, sample: PerfSample): void;
   /** Where probe slots live (node-shared memory). */
   shmDir: string;
+  /** The job the controller last said this node belongs to. */
+  allocation: NodeAllocation;
+  /** Credentials already used for a launch here. */
+  usedCredentials: UsedCredentials;
 }
+
+/** How long a launch waits for the controller's word that the node belongs to its job (the controller may be restarting). */
+const ALLOCATION_WAIT_MS = 10_000;
 
 export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
@@ -47,8 +55,9 @@ export class StepService implements StepEndpoint {
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
-          const node = this.launch(up, msg.cred, msg.spec);
-          if (node) launchedHere.add(node.key);
+          void this.launch(up, msg.cred, msg.spec).then((node) => {
+            if (node) launchedHere.add(node.key);
+          });
           return;
         }
         const node = this.steps.get(msg.step);
@@ -61,7 +70,10 @@ export class StepService implements StepEndpoint {
     };
   }
 
-  private launch(up: Upstream, cred: Credential, spec: StepSpec): StepNode | undefined {
+  /** Keys of launches waiting for the allocation: a second launch of the same step is refused meanwhile. */
+  private readonly starting = new Set<string>();
+
+  private async launch(up: Upstream, cred: Credential, spec: StepSpec): Promise<StepNode | undefined> {
     const key = `${spec.jobId}.${spec.stepId}`;
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
@@ -75,7 +87,13 @@ export class StepService implements StepEndpoint {
     if (spec.tasks.length !== spec.nodes.length) return fail("tasks and nodes differ in length"), undefined;
     const index = names.indexOf(this.ctx.name);
     if (index < 0) return fail(`node ${this.ctx.name} is not in the step`), undefined;
-    if (this.steps.has(key)) return fail(`step ${key} is already running here`), undefined;
+    if (this.steps.has(key) || this.starting.has(key)) return fail(`step ${key} is already running here`), undefined;
+    const mismatch = credentialMismatch(cred, spec);
+    if (mismatch) return fail(mismatch), undefined;
+    if (!this.ctx.usedCredentials.use(cred.sig, cred.expires)) return fail(`the credential of step ${key} was used here already`), undefined;
+    this.starting.add(key);
+    const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS).finally(() => this.starting.delete(key));
+    if (!allocated) return fail(`node ${this.ctx.name} is not allocated to job ${spec.jobId}`), undefined;
     const node = new StepNode(this, key, spec, index, up);
     this.steps.set(key, node);
     node.start(cred);

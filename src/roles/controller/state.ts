@@ -66,7 +66,7 @@ export class ClusterState {
 
   /** Nodes a scheduling pass may hand out or count on. */
   isSchedulable(n: NodeRuntime, now: number): boolean {
-    return n.row.status === "UP" && n.session !== undefined && !(n.completing && n.completing.until > now);
+    return n.row.status === "UP" && n.row.drain === null && n.session !== undefined && !(n.completing && n.completing.until > now);
   }
 
   private isIdle(n: NodeRuntime, now: number): boolean {

@@ -141,7 +141,9 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
 
 export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
   const completing = n.completing !== undefined && n.completing.until > now;
-  const state = n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+  const busy = n.jobId !== undefined || completing;
+  const state =
+    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
   return {
     name: n.row.name,
     state,
@@ -149,6 +151,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     memoryMb: n.row.memoryMb,
     addr: n.row.addr,
     jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
-    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : null),
+    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
+    drain: n.row.drain,
   };
 }

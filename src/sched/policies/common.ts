@@ -15,7 +15,7 @@ export function endings(input: PassInput): Ending[] {
   const out: Ending[] = [];
   for (const j of input.running) {
     if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
-      out.push({ nodes: j.nodes - j.resizingTo, expectedEnd: input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
+      out.push({ nodes: j.nodes - j.resizingTo, expectedEnd: j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
       out.push({ nodes: j.resizingTo, expectedEnd: expectedEnd(j) });
     } else out.push({ nodes: j.nodes, expectedEnd: expectedEnd(j) });
   }

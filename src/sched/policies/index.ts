@@ -4,6 +4,7 @@ import type { PassInput, PassPlan } from "../types.ts";
 import { planApm } from "./apm.ts";
 import { planDrms } from "./drms.ts";
 import { planEbb } from "./ebb.ts";
+import { planErs } from "./ers.ts";
 import { planReshape } from "./reshape.ts";
 import { planEasy, planFcfs } from "./static.ts";
 
@@ -29,7 +30,8 @@ export interface Policy {
 export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
   fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
   easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
-  ebb: { name: "ebb", description: "moldable starts + EASY, then MTCT ranges, time balancing, resource filling, payoff rule", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planEbb },
+  ebb: { name: "ebb", description: "EASY starts; shrink only to start the first waiting job now when its gain exceeds the shrunk jobs' stretch; lend idle nodes to jobs whose gain pays for the adaptations", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
+  ers: { name: "ers", description: "the dissertation's ERS: moldable starts + EASY, then MTCT ranges (halve/double), time balancing (rule 1), resource filling (rule 2), payoff rule", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planErs },
   reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planReshape },
   "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "equi") },
   "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },

@@ -1,0 +1,73 @@
+/**
+ * What a running job's nodes are worth: its speed at another size, predicted from what it
+ * measured, with a declared model as the prior.
+ * - MTCT samples since its last adaptation (at least `minSamples`): Amdahl with the MPI time as the
+ *   serial part (`timeRatio`);
+ * - else its per-size iteration times (ReSHAPE's profile) at two sizes: T(p) = a + c/p through
+ *   the last two sizes it ran at;
+ * - else the runtime model it declared;
+ * - else nothing: the job is treated as rigid.
+ * Pure.
+ */
+import { runtime, type RuntimeModel } from "../model/amdahl.ts";
+import { timeRatio } from "../model/scaling.ts";
+import { spmdPhase } from "../model/spmd.ts";
+import type { ErsConfig } from "./config.ts";
+import { remainingTime } from "./elastic.ts";
+import type { JobState, ProfilePoint } from "./types.ts";
+
+export interface Speed {
+  /** T(m) / T(current size): how much longer (> 1) or shorter its remaining work takes at m nodes. */
+  ratio(m: number): number;
+  /** Where the prediction comes from, for people. */
+  source: string;
+}
+
+export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | undefined {
+  const n = job.nodes;
+  const phase = spmdPhase(job.samples, now, config.window);
+  if (phase && phase.count >= config.minSamples && Number.isFinite(phase.average)) {
+    const k = phase.average;
+    return { ratio: (m) => timeRatio(n, m, k), source: `MTCT ${k.toFixed(3)} at ${n} nodes (${phase.count} samples)` };
+  }
+  const fit = profileModel(job.profile ?? []);
+  if (fit) {
+    const at = runtime(fit, n);
+    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}` };
+  }
+  if (job.model) {
+    const model = job.model;
+    const at = runtime(model, n);
+    if (at > 0 && Number.isFinite(at)) return { ratio: (m) => Math.max(1e-9, runtime(model, m)) / at, source: "declared runtime model" };
+  }
+  return undefined;
+}
+
+/** T(p) = a + c/p through the newest point and the newest one at another size; undefined if it does not scale. */
+export function profileModel(profile: readonly ProfilePoint[]): (RuntimeModel & { sizes: string }) | undefined {
+  const last = profile[profile.length - 1];
+  if (!last) return undefined;
+  let other: ProfilePoint | undefined;
+  for (let i = profile.length - 2; i >= 0; i--) {
+    if (profile[i]!.nodes !== last.nodes) {
+      other = profile[i];
+      break;
+    }
+  }
+  if (!other || !(last.iterTime > 0) || !(other.iterTime > 0)) return undefined;
+  const c = (last.iterTime - other.iterTime) / (1 / last.nodes - 1 / other.nodes);
+  if (!(c > 0) || !Number.isFinite(c)) return undefined;
+  const a = Math.max(0, last.iterTime - c / last.nodes);
+  return { a, b: 0, c, sizes: `${other.nodes} and ${last.nodes} nodes` };
+}
+
+/** Seconds the job's remaining work takes at m nodes, by its speed. */
+export function remainingAt(job: JobState, now: number, speed: Speed, m: number): number {
+  return remainingTime(job, now) * (m === job.nodes ? 1 : speed.ratio(m));
+}
+
+/** Seconds an adaptation of this job by `moved` nodes is expected to cost: its cost model, else what it measured, else the default. */
+export function adaptationCost(job: JobState, config: ErsConfig, moved: number): number {
+  if (job.adaptCostModel) return job.adaptCostModel.fixed + job.adaptCostModel.perNode * Math.abs(moved);
+  return job.adaptCost ?? config.defaultAdaptCost;
+}

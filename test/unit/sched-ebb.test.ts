@@ -1,0 +1,120 @@
+/** The default policy `ebb` on plain data: shrink only to start waiting jobs when it pays, lend idle nodes, keep EASY's reservation. */
+import { describe, expect, test } from "bun:test";
+import { resolveConfig } from "../../src/sched/config.ts";
+import { planEbb } from "../../src/sched/policies/ebb.ts";
+import { planEasy } from "../../src/sched/policies/static.ts";
+import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
+import { profileModel, speedOf } from "../../src/sched/worth.ts";
+
+const NOW = 100_000_000;
+const config = resolveConfig({ policy: "ebb" });
+
+/** A running malleable job with three MTCT samples; `remaining` seconds of work left at its size. */
+function job(id: number, nodes: number, mtct: number | undefined, remaining: number, extra: Partial<JobState> = {}): JobState {
+  return {
+    id,
+    nodes,
+    minNodes: 1,
+    maxNodes: 16,
+    elastic: true,
+    submitTime: id,
+    startTime: NOW - 600_000,
+    timeLimit: 100_000,
+    expectedEnd: NOW + remaining * 1000,
+    remaining,
+    samples: mtct === undefined ? [] : [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct })),
+    adapting: false,
+    adaptCost: 10,
+    ...extra,
+  };
+}
+const pend = (id: number, nodes: number, timeLimit = 600): PendingJob => ({ id, minNodes: nodes, maxNodes: nodes, timeLimit, submitTime: 1000 + id });
+const input = (upNodes: number, idleNodes: number, running: JobState[], pending: PendingJob[] = []): PassInput => ({ now: NOW, upNodes, idleNodes, running, pending, config });
+
+describe("nothing waits", () => {
+  test("an inefficient job (MTCT 0.3) on a full cluster is not shrunk", () => {
+    expect(planEbb(input(8, 0, [job(1, 8, 0.3, 3600)])).resizes).toEqual([]);
+  });
+
+  test("an efficient job grows into the idle nodes; the reason carries the numbers", () => {
+    const plan = planEbb(input(16, 8, [job(1, 8, 0.005, 3600)]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 16, rule: "grow" })]);
+    // 8 -> 16 nodes at MTCT 0.005: T ratio (0.5 + 0.005) / 1.005 = 0.5025, remaining 3600 -> 1809 s.
+    expect(plan.resizes[0]!.reason).toMatch(/remaining 3600 s -> 1809 s at 16 nodes, predicted gain 1791 s > 2 adaptations of 10 s/);
+  });
+
+  test("a grow that does not pay for its adaptation and the one giving the nodes back is not made", () => {
+    expect(planEbb(input(16, 8, [job(1, 8, 0.005, 30)])).resizes).toEqual([]);
+  });
+
+  test("a job whose speed is unknown (no samples, no profile, no model) stays rigid", () => {
+    expect(planEbb(input(16, 8, [job(1, 8, undefined, 3600)])).resizes).toEqual([]);
+  });
+
+  test("idle nodes go where they save most: the efficient job gets more of them", () => {
+    const plan = planEbb(input(24, 8, [job(1, 8, 0.005, 3600), job(2, 8, 1, 3600)]));
+    const to = Object.fromEntries(plan.resizes.map((r) => [r.jobId, r.to - r.from]));
+    expect((to[1] ?? 0) + (to[2] ?? 0)).toBe(8);
+    expect(to[1]!).toBeGreaterThan(to[2] ?? 0);
+  });
+});
+
+describe("a job waits", () => {
+  test("running jobs give exactly the nodes it lacks when its gain exceeds their stretch", () => {
+    // 16 nodes, job 1 holds all of them for 10 h more. Job 5 (4 nodes) is reserved at +36,000 s.
+    // 16 -> 12 nodes: ratio (16/12 + 0.005) / 1.005 = 1.3317, stretch 0.3317 * 36000 + 10 adaptation
+    // ~ 11,950 s < gain 36,000 - 10 (adaptation, then it starts) = 35,990 s.
+    const plan = planEbb(input(16, 0, [job(1, 16, 0.005, 36_000, { minNodes: 4 })], [pend(5, 4)]));
+    expect(plan.starts).toEqual([]);
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 16, to: 12, rule: "admit" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/predicted gain 35990 s > stretch 1195\d s/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 10_000, fromJobs: [1] });
+  });
+
+  test("no shrink when the stretch exceeds the gain: it waits for its reservation, and the note says why", () => {
+    // Reserved at +600 s (job 1's estimate), but shrinking job 1 would cost it ~1,194 s of its 3,600.
+    const plan = planEbb(input(16, 0, [job(1, 16, 0.005, 3600, { minNodes: 4, expectedEnd: NOW + 600_000 })], [pend(5, 4)]));
+    expect(plan.resizes).toEqual([]);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 600_000 });
+    expect(plan.notes[0]!.text).toMatch(/^not admitted by shrinking: 4 node\(s\) from 1 job\(s\) would start it 590 s before its reservation, the shrunk jobs would lose 1\d\d\d s$/);
+  });
+
+  test("the nodes taken come from where they cost least (the inefficient job gives them)", () => {
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 36_000), job(2, 8, 2, 36_000)], [pend(5, 2)]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 2, from: 8, to: 6, rule: "admit" })]);
+  });
+
+  test("idle nodes the reservation counts on are not lent to a job that runs past it; the extra ones are", () => {
+    // 16 nodes: rigid job 9 (8 nodes) ends at +1000 s; job 1 (4 nodes, at its minimum) runs 10 h;
+    // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. Job 1 may take 2.
+    const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
+    const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 36_000, { minNodes: 4 })], [pend(5, 10)]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 6, rule: "grow" })]);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+
+  test("with no malleable job, the same plan as EASY", () => {
+    const rigid = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });
+    const i = input(16, 3, [rigid(1, 8, 500), rigid(2, 5, 900)], [pend(5, 10), pend(6, 3, 400), pend(7, 2, 5000), pend(8, 1, 100)]);
+    const e = planEasy(i);
+    const b = planEbb(i);
+    expect(b.starts).toEqual(e.starts);
+    expect(b.reservations).toEqual(e.reservations);
+    expect(b.resizes).toEqual([]);
+  });
+});
+
+describe("what a job's speed is known from", () => {
+  test("its MTCT samples, else the last two sizes of its profile, else its declared model", () => {
+    expect(speedOf(job(1, 8, 0.1, 100), NOW, config)!.ratio(16)).toBeCloseTo((0.5 + 0.1) / 1.1, 12);
+    // T(p) = 10 + 80/p: 20 s at 8 nodes, 15 s at 16.
+    const profiled = job(1, 16, undefined, 100, { profile: [{ nodes: 8, iterTime: 20 }, { nodes: 16, iterTime: 15 }] });
+    expect(profileModel(profiled.profile!)).toMatchObject({ a: 10, c: 80 });
+    expect(speedOf(profiled, NOW, config)!.ratio(8)).toBeCloseTo(20 / 15, 12);
+    const declared = job(1, 4, undefined, 100, { model: { a: 0, b: 0, c: 400 } });
+    expect(speedOf(declared, NOW, config)!.ratio(8)).toBeCloseTo(0.5, 12);
+    expect(speedOf(job(1, 4, undefined, 100), NOW, config)).toBeUndefined();
+    // A profile that got slower with more nodes gives no model.
+    expect(profileModel([{ nodes: 8, iterTime: 10 }, { nodes: 16, iterTime: 12 }])).toBeUndefined();
+  });
+});
