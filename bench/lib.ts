@@ -17,6 +17,8 @@ export interface Figure {
   goal?: string;
   /** Whether the goal was met, when it can be judged from the figures. */
   met?: boolean;
+  /** Resources used beside the figure, as text (e.g. CPU time per rank, ebb's and the baseline's). */
+  cpu?: string;
 }
 
 export interface Bench {
@@ -43,9 +45,11 @@ export function formatFigures(bench: string, figures: Figure[]): string {
       f.baseline ? `${fmt(f.baseline.value)} ${f.unit} (${f.baseline.name})` : "-",
       ratio === undefined ? "-" : `${ratio.toFixed(2)}x`,
       f.goal ? `${f.goal}${f.met === undefined ? "" : f.met ? "  met" : "  NOT met"}` : "",
+      ...(figures.some((g) => g.cpu) ? [f.cpu ?? ""] : []),
     ];
   });
-  return `## ${bench}\n${table(["measure", "ebb", "baseline", "ratio", "goal"], rows)}`;
+  const cpu = figures.some((g) => g.cpu) ? ["cpu per rank (ebb | baseline)"] : [];
+  return `## ${bench}\n${table(["measure", "ebb", "baseline", "ratio", "goal", ...cpu], rows)}`;
 }
 
 export function median(xs: number[]): number {

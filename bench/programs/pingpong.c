@@ -2,6 +2,13 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
+/* CPU time of this process (user + system), seconds. */
+static double cpu(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   int rank, size;
@@ -14,9 +21,12 @@ int main(int argc, char **argv) {
     for (int s = 0; s < 7; s++) {
       /* Same counts as pingpong.ts: like OSU's osu_latency, many untimed rounds first for small sizes. */
       int n = sizes[s], reps = n <= 16384 ? 10000 : n <= 262144 ? 100 : 20, warm = n <= 16384 ? 1000 : 10;
-      double start = 0;
+      double start = 0, c0 = 0;
       for (int i = -warm; i < reps; i++) {
-        if (i == 0) start = MPI_Wtime();
+        if (i == 0) {
+          start = MPI_Wtime();
+          c0 = cpu();
+        }
         if (rank == 0) {
           MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
           MPI_Recv(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -25,6 +35,7 @@ int main(int argc, char **argv) {
           MPI_Send(buf, n, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
         }
         if (i == reps - 1 && rank == 0) printf("pingpong bytes=%d us=%.2f\n", n, (MPI_Wtime() - start) / reps / 2 * 1e6);
+        if (i == reps - 1) printf("cpu pingpong bytes=%d rank=%d pct=%.0f\n", n, rank, (cpu() - c0) / (MPI_Wtime() - start) * 100);
       }
     }
   }
@@ -36,9 +47,10 @@ int main(int argc, char **argv) {
     for (int i = 0; i < n; i++) x[i] = rank;
     for (int i = 0; i < 5; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
-    double t0 = MPI_Wtime();
+    double t0 = MPI_Wtime(), c0 = cpu();
     for (int i = 0; i < reps; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("allreduce bytes=%d us=%.2f\n", asz[s], (MPI_Wtime() - t0) / reps * 1e6);
+    printf("cpu allreduce bytes=%d rank=%d pct=%.0f\n", asz[s], rank, (cpu() - c0) / (MPI_Wtime() - t0) * 100);
   }
   MPI_Finalize();
   return 0;

@@ -1,8 +1,15 @@
 // Ping-pong between ranks 0 and 1 over 8 B .. 4 MiB, then allreduce of 8 B and 1 MiB on every rank.
-// Prints one line per measure: "pingpong bytes=N us=ONE_WAY" and "allreduce bytes=N us=TIME".
+// Prints one line per measure: "pingpong bytes=N us=ONE_WAY" and "allreduce bytes=N us=TIME", and
+// every rank taking part prints "cpu MEASURE bytes=N rank=R pct=P": its CPU time (user + system)
+// over the measure's wall time, so a transport that polls to win latency shows it.
 import { finalizeAdapt, initAdapt } from "../../src/comm/index.ts";
 
 const { world } = await initAdapt();
+const cpuStart = () => ({ cpu: process.cpuUsage(), t: Bun.nanoseconds() });
+const cpuLine = (what: string, n: number, s: { cpu: NodeJS.CpuUsage; t: number }) => {
+  const c = process.cpuUsage(s.cpu);
+  console.log(`cpu ${what} bytes=${n} rank=${world.rank} pct=${(((c.user + c.system) * 1000) / (Bun.nanoseconds() - s.t) * 100).toFixed(0)}`);
+};
 const sizes = [8, 64, 1024, 16384, 262144, 1048576, 4194304];
 // Like OSU's osu_latency: many rounds, untimed ones first, for small sizes. A JIT runtime needs
 // about a thousand rounds before its code is compiled; pingpong.c runs the same counts.
@@ -25,9 +32,11 @@ if (world.size >= 2 && world.rank < 2) {
     const buf = new Uint8Array(n);
     const r = reps(n);
     await exchange(buf, warm(n));
+    const c0 = cpuStart();
     const t0 = Bun.nanoseconds();
     await exchange(buf, r);
     if (world.rank === 0) console.log(`pingpong bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 2 / 1000).toFixed(2)}`);
+    cpuLine("pingpong", n, c0);
   }
 }
 await world.barrier();
@@ -36,8 +45,10 @@ for (const n of [8, 1048576]) {
   const r = n <= 8 ? 1000 : 20;
   for (let i = 0; i < 5; i++) await world.allreduce(x, "sum");
   await world.barrier();
+  const c0 = cpuStart();
   const t0 = Bun.nanoseconds();
   for (let i = 0; i < r; i++) await world.allreduce(x, "sum");
   if (world.rank === 0) console.log(`allreduce bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 1000).toFixed(2)}`);
+  cpuLine("allreduce", n, c0);
 }
 await finalizeAdapt();

@@ -8,9 +8,10 @@ import { describeIssues, firstField } from "../util/zod.ts";
 import type { ApiBackend, Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
+import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { DrainRequest, JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
@@ -121,7 +122,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     if (!backend.mayActOn(scope, id)) throw new ApiError(403, "forbidden", `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`);
   };
 
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version)));
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));
 
   app.post("/v1/jobs", async (c) => {
     const req = await body(c, JobSubmit);
@@ -145,7 +146,9 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const q = validate(JobGetQuery, c.req.query());
     const job = await backend.getJob(id, q.wait === undefined ? undefined : q.wait * 1000);
     if (!job) throw notFound(`job ${id}`);
-    return c.json(job);
+    // A job's token never sees the environment it was submitted with; the cluster's token sees it
+    // with the values of names that look secret masked.
+    return c.json({ ...job, env: c.get("scope") === "all" ? maskSecrets(job.env) : {} });
   });
 
   app.delete("/v1/jobs/:id", (c) => {
@@ -179,6 +182,23 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.get("/v1/nodes", (c) => {
     requireAll(c);
     return c.json({ nodes: backend.listNodes() });
+  });
+
+  app.post("/v1/nodes/:name/drain", async (c) => {
+    requireAll(c);
+    const name = c.req.param("name");
+    // The body is optional: none drains with a default reason.
+    const req = Number(c.req.header("content-length") ?? 0) === 0 ? {} : await body(c, DrainRequest);
+    const reason = req.reason ?? "drained by ebb drain";
+    if (!backend.drain(name, reason)) throw notFound(`node ${name}`);
+    return c.json({ node: name, drain: reason });
+  });
+
+  app.post("/v1/nodes/:name/resume", (c) => {
+    requireAll(c);
+    const name = c.req.param("name");
+    if (!backend.drain(name, null)) throw notFound(`node ${name}`);
+    return c.json({ node: name, drain: null });
   });
 
   app.get("/v1/timeline", (c) => {

@@ -24,6 +24,8 @@ export interface ApiBackend {
   resize(jobId: number, nodes: number): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
+  /** Drain a node (reason set) or resume it (null); false when there is no such node. */
+  drain(name: string, reason: string | null): boolean;
   counts(): { nodes: number; jobs: number };
   /** The job a token may act on: "all" for the API token, a job id for a job token, undefined if invalid. */
   authorize(token: string): Scope | undefined;

@@ -76,6 +76,11 @@ export class ApiClient {
   testOnly(req: JobSubmit): Promise<{ start: string | null; nodes: string[]; message: string }> {
     return this.request("POST", "/v1/jobs/test", req);
   }
+  /** Drain a node (it takes no new work), or with `resume` make it schedulable again. */
+  drain(node: string, opts: { resume?: boolean; reason?: string } = {}): Promise<{ node: string; drain: string | null }> {
+    const path = `/v1/nodes/${encodeURIComponent(node)}/${opts.resume ? "resume" : "drain"}`;
+    return this.request("POST", path, opts.reason === undefined ? undefined : { reason: opts.reason });
+  }
   nodes(): Promise<{ nodes: NodeView[] }> {
     return this.request("GET", "/v1/nodes");
   }

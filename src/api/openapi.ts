@@ -1,16 +1,60 @@
-/** GET /v1/openapi.json: the API described from the same zod schemas that validate it. */
+/**
+ * GET /v1/openapi.json: generated from the routes the app really has (hono's route list) and the
+ * zod schemas that validate them. Each route's entry below gives what its handler does not say by
+ * itself: an operationId, a summary, its schemas and the error statuses it can answer. A route
+ * with no entry, or an entry with no route, stops the document from being built (the OpenAPI
+ * test fails), so the document cannot drift from the routes again.
+ */
 import { z } from "zod";
-import { ErrorResponse, Health, HoldResult, JobDetail, JobSubmit, JobView, NodeView, ResizeRequest, StepCreate, StepGrant, SubmitResult, TestOnlyResult } from "./schemas.ts";
+import { ControllerToLauncher, LauncherToController } from "./launcher.ts";
+import {
+  DrainRequest,
+  DrainResult,
+  ErrorResponse,
+  Health,
+  HoldResult,
+  JobDetail,
+  JobGetQuery,
+  JobListQuery,
+  JobSubmit,
+  JobView,
+  NodeView,
+  ResizeRequest,
+  StepCreate,
+  StepGrant,
+  SubmitResult,
+  TestOnlyResult,
+  TimelineQuery,
+  TimelineView,
+} from "./schemas.ts";
 
-const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" });
-const json = (s: z.ZodType, description: string) => ({ description, content: { "application/json": { schema: schema(s) } } });
-const errors = {
-  "400": json(ErrorResponse, "invalid request; error.field names the bad field"),
-  "401": json(ErrorResponse, "missing or invalid bearer token"),
-  "403": json(ErrorResponse, "a job's token acting on a job that is neither its own nor one it submitted"),
-  "404": json(ErrorResponse, "no such job"),
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426;
+
+interface Operation {
+  operationId: string;
+  summary: string;
+  /** No bearer token needed. */
+  open?: boolean;
+  query?: () => z.ZodType;
+  body?: () => z.ZodType;
+  /** The success answer: a JSON schema, or another media type with a plain schema. */
+  ok: { status: number; description: string; json?: () => z.ZodType; media?: string };
+  errors: ErrorStatus[];
+  /** What a status means for this route, where the general words are not enough. */
+  notes?: Partial<Record<ErrorStatus, string>>;
+}
+
+const ERROR_TEXT: Record<ErrorStatus, string> = {
+  400: "invalid request; error.field names the bad field",
+  401: "missing or invalid bearer token",
+  403: "a job's token acting beyond its own job and the jobs it submitted, or on what only the API token may see",
+  404: "no such job",
+  409: "the job's state does not allow it",
+  413: "the request body is over 2 MiB",
+  426: "not a WebSocket upgrade",
 };
-const jobId = {
+
+const JOB_ID_PARAM = {
   name: "id",
   in: "path",
   required: true,
@@ -18,76 +62,163 @@ const jobId = {
   description: "a job id, or ARRAY_TASK (12_3) for one task of an array; an array's own id stands for all of its tasks where an action can take several",
 };
 
-let cached: unknown;
+const ON_JOB: ErrorStatus[] = [400, 401, 403, 404];
+const WITH_BODY: ErrorStatus[] = [400, 401, 413];
 
-export function openApiDocument(version: string): unknown {
-  cached ??= {
-    openapi: "3.1.0",
-    info: { title: "ebb", version, description: "Resource manager for elastic parallel jobs" },
-    components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } } },
-    security: [{ bearer: [] }],
-    paths: {
-      "/metrics": {
-        get: {
-          summary: "Prometheus metrics (text exposition format 0.0.4): the API token, the controller's --metrics-token, or none with --metrics-open",
-          responses: { "200": { description: "the metrics", content: { "text/plain; version=0.0.4": { schema: { type: "string" } } } }, "401": errors["401"] },
-        },
-      },
-      "/v1/health": { get: { summary: "Liveness (no auth)", security: [], responses: { "200": json(Health, "controller is up") } } },
-      "/v1/jobs": {
-        post: { summary: "Submit a job", requestBody: { required: true, ...json(JobSubmit, "the job") }, responses: { "201": json(SubmitResult, "job id"), ...errors } },
-        get: {
-          summary: "List jobs",
-          parameters: [
-            { name: "state", in: "query", schema: { type: "string" }, description: "comma-separated states, e.g. PENDING,RUNNING" },
-            { name: "limit", in: "query", schema: { type: "integer", default: 1000 }, description: "at most this many, the newest" },
-            { name: "since", in: "query", schema: { type: "string", format: "date-time" }, description: "jobs still active, or ended at or after this time" },
-            { name: "until", in: "query", schema: { type: "string", format: "date-time" }, description: "jobs submitted at or before this time" },
-            { name: "name", in: "query", schema: { type: "string" }, description: "jobs of this name" },
-            { name: "user", in: "query", schema: { type: "string" }, description: "jobs this user submitted" },
-            { name: "array", in: "query", schema: { type: "integer" }, description: "the tasks of this array" },
-          ],
-          responses: { "200": json(z.object({ jobs: z.array(JobView) }), "jobs in id order"), ...errors },
-        },
-      },
-      "/v1/jobs/test": {
-        post: {
-          summary: "When and where a job would start if submitted now (sbatch --test-only); nothing is submitted",
-          requestBody: { required: true, ...json(JobSubmit, "the job") },
-          responses: { "200": json(TestOnlyResult, "the prediction"), ...errors },
-        },
-      },
-      "/v1/jobs/{id}": {
-        get: {
-          summary: "A job with its allocation, steps and events",
-          parameters: [jobId, { name: "wait", in: "query", schema: { type: "number", minimum: 0, maximum: 50 }, description: "answer once the job has ended, or after this many seconds" }],
-          responses: { "200": json(JobDetail, "the job"), ...errors },
-        },
-        delete: {
-          summary: "Cancel a job (an array's id: all of its active tasks)",
-          parameters: [jobId],
-          responses: { "200": json(z.object({ id: z.int(), cancelled: z.boolean(), jobs: z.array(z.int()) }), "cancelled; jobs: the ids cancelled"), ...errors, "409": json(ErrorResponse, "already finished") },
-        },
-      },
-      "/v1/jobs/{id}/hold": {
-        post: { summary: "Hold a pending job (an array's id: its pending tasks): JobHeldUser until released", parameters: [jobId], responses: { "200": json(HoldResult, "the jobs held"), ...errors, "409": json(ErrorResponse, "not pending") } },
-      },
-      "/v1/jobs/{id}/release": {
-        post: { summary: "Release a held job (an array's id: its pending tasks)", parameters: [jobId], responses: { "200": json(HoldResult, "the jobs released"), ...errors, "409": json(ErrorResponse, "not pending") } },
-      },
-      "/v1/jobs/{id}/resize": {
-        post: {
-          summary: "Resize a running elastic job (the 6-step adaptation; the job is ADAPTING until it commits)",
-          parameters: [jobId],
-          requestBody: { required: true, ...json(ResizeRequest, "the new node count") },
-          responses: { "202": json(z.object({ id: z.int(), adaptationId: z.int() }), "adaptation started"), ...errors, "409": json(ErrorResponse, "not elastic, not running, already adapting, no idle nodes, or no elastic step") },
-        },
-      },
-      "/v1/jobs/{id}/steps": {
-        post: { summary: "Create a step in a running job (used by ebb run)", parameters: [jobId], requestBody: { required: true, ...json(StepCreate, "the step") }, responses: { "201": json(StepGrant, "nodes and credential"), ...errors } },
-      },
-      "/v1/nodes": { get: { summary: "List nodes", responses: { "200": json(z.object({ nodes: z.array(NodeView) }), "nodes"), ...errors } } },
+/** Every route of createApi, by "METHOD /path" as hono has it. */
+const OPERATIONS: Record<string, Operation> = {
+  "GET /": { operationId: "getDashboard", summary: "The web dashboard (one HTML page; sign in with the API token)", open: true, ok: { status: 200, description: "the page", media: "text/html" }, errors: [] },
+  "GET /ui": { operationId: "redirectDashboard", summary: "Moved to /", open: true, ok: { status: 301, description: "see /" }, errors: [] },
+  "GET /metrics": {
+    operationId: "getMetrics",
+    summary: "Prometheus metrics (text exposition format 0.0.4): the API token, the controller's --metrics-token, or none with --metrics-open",
+    ok: { status: 200, description: "the metrics", media: "text/plain" },
+    errors: [401],
+  },
+  "GET /v1/health": { operationId: "getHealth", summary: "Liveness (no auth)", open: true, ok: { status: 200, description: "controller is up", json: () => Health }, errors: [] },
+  "GET /v1/openapi.json": { operationId: "getOpenApi", summary: "This document", ok: { status: 200, description: "OpenAPI 3.1", json: () => z.record(z.string(), z.unknown()) }, errors: [401] },
+  "POST /v1/jobs": { operationId: "submitJob", summary: "Submit a job", body: () => JobSubmit, ok: { status: 201, description: "job id", json: () => SubmitResult }, errors: WITH_BODY },
+  "POST /v1/jobs/test": {
+    operationId: "testJob",
+    summary: "When and where a job would start if submitted now (sbatch --test-only); nothing is submitted",
+    body: () => JobSubmit,
+    ok: { status: 200, description: "the prediction", json: () => TestOnlyResult },
+    errors: WITH_BODY,
+  },
+  "GET /v1/jobs": { operationId: "listJobs", summary: "List jobs (a job's token: its job and the jobs it submitted)", query: () => JobListQuery, ok: { status: 200, description: "jobs in id order", json: () => z.object({ jobs: z.array(JobView) }) }, errors: [400, 401] },
+  "GET /v1/jobs/:id": { operationId: "getJob", summary: "A job with its allocation, steps and events", query: () => JobGetQuery, ok: { status: 200, description: "the job", json: () => JobDetail }, errors: ON_JOB },
+  "DELETE /v1/jobs/:id": {
+    operationId: "cancelJob",
+    summary: "Cancel a job (an array's id: all of its active tasks)",
+    ok: { status: 200, description: "cancelled; jobs: the ids cancelled", json: () => z.object({ id: z.int(), cancelled: z.boolean(), jobs: z.array(z.int()) }) },
+    errors: [...ON_JOB, 409],
+    notes: { 409: "already finished" },
+  },
+  "POST /v1/jobs/:id/hold": { operationId: "holdJob", summary: "Hold a pending job (an array's id: its pending tasks): JobHeldUser until released", ok: { status: 200, description: "the jobs held", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
+  "POST /v1/jobs/:id/release": { operationId: "releaseJob", summary: "Release a held job (an array's id: its pending tasks)", ok: { status: 200, description: "the jobs released", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
+  "POST /v1/jobs/:id/resize": {
+    operationId: "resizeJob",
+    summary: "Resize a running elastic job (the 6-step adaptation; the job is ADAPTING until it commits)",
+    body: () => ResizeRequest,
+    ok: { status: 202, description: "adaptation started", json: () => z.object({ id: z.int(), adaptationId: z.int() }) },
+    errors: [...ON_JOB, 409, 413],
+    notes: { 409: "not elastic, not running, already adapting, no idle nodes, or no elastic step" },
+  },
+  "POST /v1/jobs/:id/steps": {
+    operationId: "createStep",
+    summary: "Create a step in a running job (used by ebb run)",
+    body: () => StepCreate,
+    ok: { status: 201, description: "nodes and credential", json: () => StepGrant },
+    errors: [...ON_JOB, 409, 413],
+    notes: { 409: "the job is not running, or ended while the step waited for nodes" },
+  },
+  "GET /v1/nodes": { operationId: "listNodes", summary: "List nodes (the API token only)", ok: { status: 200, description: "nodes", json: () => z.object({ nodes: z.array(NodeView) }) }, errors: [401, 403] },
+  "POST /v1/nodes/:name/drain": {
+    operationId: "drainNode",
+    summary: "Drain a node: it takes no new work; the jobs on it run to their end (the API token only)",
+    body: () => DrainRequest,
+    ok: { status: 200, description: "the node, drained", json: () => DrainResult },
+    errors: [400, 401, 403, 404, 413],
+    notes: { 404: "no such node" },
+  },
+  "POST /v1/nodes/:name/resume": {
+    operationId: "resumeNode",
+    summary: "Resume a drained node: it is scheduled again (the API token only)",
+    ok: { status: 200, description: "the node, no longer drained", json: () => DrainResult },
+    errors: [401, 403, 404],
+    notes: { 404: "no such node" },
+  },
+  "GET /v1/timeline": { operationId: "getTimeline", summary: "The allocation timeline of the last `window` seconds: who held which node when, adaptations, pending jobs (the API token only)", query: () => TimelineQuery, ok: { status: 200, description: "the timeline", json: () => TimelineView }, errors: [400, 401, 403] },
+  "GET /v1/stream": {
+    operationId: "streamTimeline",
+    summary: "The timeline as server-sent events (event: timeline, data: the GET /v1/timeline body) whenever the cluster changed, checked once a second (the API token only)",
+    query: () => TimelineQuery,
+    ok: { status: 200, description: "an event stream", media: "text/event-stream" },
+    errors: [400, 401, 403],
+  },
+};
+
+const schema = (s: z.ZodType) => z.toJSONSchema(s, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+const outSchema = (s: z.ZodType) => z.toJSONSchema(s, { io: "output", unrepresentable: "any" }) as Record<string, unknown>;
+const errorResponse = (description: string) => ({ description, content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } });
+
+function queryParameters(s: z.ZodType) {
+  const json = schema(s) as { properties?: Record<string, Record<string, unknown>>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, p]) => ({ name, in: "query", required: json.required?.includes(name) ?? false, schema: p, ...(typeof p.description === "string" ? { description: p.description } : {}) }));
+}
+
+function operation(op: Operation, pathParams: string[]) {
+  const responses: Record<string, unknown> = {
+    [String(op.ok.status)]: op.ok.json
+      ? { description: op.ok.description, content: { "application/json": { schema: outSchema(op.ok.json()) } } }
+      : op.ok.media
+        ? { description: op.ok.description, content: { [op.ok.media]: { schema: { type: "string" } } } }
+        : { description: op.ok.description },
+  };
+  for (const s of op.errors) responses[String(s)] = errorResponse(op.notes?.[s] ?? ERROR_TEXT[s]);
+  const parameters = [...pathParams.map((p) => (p === "id" ? JOB_ID_PARAM : { name: p, in: "path", required: true, schema: { type: "string" } })), ...(op.query ? queryParameters(op.query()) : [])];
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    ...(op.open ? { security: [] } : {}),
+    ...(parameters.length ? { parameters } : {}),
+    ...(op.body ? { requestBody: { required: true, content: { "application/json": { schema: schema(op.body()) } } } } : {}),
+    responses,
+  };
+}
+
+/** The /v1/launcher WebSocket, served beside the app (roles/controller/server.ts): described, not routed by hono. */
+function launcherSocket() {
+  return {
+    get: {
+      operationId: "launcherSocket",
+      summary: "WebSocket of `ebb run` (the launcher): submit, follow the job, create steps and take resize orders on one connection",
+      description: [
+        "Upgrade with `Authorization: Bearer` (the API token or a job's token). Messages are JSON objects with a kind in `t`.",
+        `Launcher to controller: ${LauncherToController.kinds.join(", ")}.`,
+        `Controller to launcher: ${ControllerToLauncher.kinds.join(", ")}.`,
+        "A request answered with an error carries the HTTP API's code, message and field.",
+      ].join(" "),
+      parameters: [
+        { name: "Upgrade", in: "header", required: true, schema: { type: "string", const: "websocket" } },
+        { name: "Connection", in: "header", required: true, schema: { type: "string" } },
+      ],
+      responses: { "101": { description: "switched to the WebSocket protocol" }, "401": errorResponse(ERROR_TEXT[401]), "426": { description: ERROR_TEXT[426], content: { "text/plain": { schema: { type: "string" } } } } },
+      "x-websocket": { subprotocol: null, messages: { fromClient: LauncherToController.kinds, fromServer: ControllerToLauncher.kinds } },
     },
   };
-  return cached;
+}
+
+let cached: { version: string; routes: string; doc: Record<string, unknown> } | undefined;
+
+/** The document for the routes the app has (`routes`: hono's `app.routes`), served at `server`. */
+export function openApiDocument(version: string, routes: readonly { method: string; path: string }[], server: string): unknown {
+  const keys = [...new Set(routes.filter((r) => r.method !== "ALL").map((r) => `${r.method} ${r.path}`))];
+  const routeKey = keys.join("\n");
+  if (cached?.version !== version || cached.routes !== routeKey) {
+    const missing = keys.filter((k) => !OPERATIONS[k]);
+    if (missing.length) throw new Error(`OpenAPI: no description of the route${missing.length > 1 ? "s" : ""} ${missing.join(", ")} (src/api/openapi.ts)`);
+    const stale = Object.keys(OPERATIONS).filter((k) => !keys.includes(k));
+    if (stale.length) throw new Error(`OpenAPI: described but not routed: ${stale.join(", ")} (src/api/openapi.ts)`);
+    const paths: Record<string, Record<string, unknown>> = {};
+    for (const key of keys) {
+      const [method, path] = key.split(" ") as [string, string];
+      const params = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
+      const oaPath = path.replace(/:(\w+)/g, "{$1}");
+      (paths[oaPath] ??= {})[method.toLowerCase()] = operation(OPERATIONS[key]!, params);
+    }
+    paths["/v1/launcher"] = launcherSocket();
+    cached = {
+      version,
+      routes: routeKey,
+      doc: {
+        openapi: "3.1.0",
+        info: { title: "ebb", version, description: "Resource manager for elastic parallel jobs", license: { name: "MIT", identifier: "MIT" } },
+        components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } }, schemas: { Error: outSchema(ErrorResponse) } },
+        security: [{ bearer: [] }],
+        paths,
+      },
+    };
+  }
+  return { ...cached.doc, servers: [{ url: server, description: "this controller" }] };
 }

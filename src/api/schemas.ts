@@ -192,6 +192,9 @@ export const StepCreate = z.lazy(() =>
       tasksPerNode: z.int().min(1).max(4096).optional(),
       /** More tasks than the step's nodes have CPUs (srun --overcommit). */
       overcommit: z.boolean().optional(),
+      /** The working directory the launcher will start the ranks in, and the sha256 of their environment: the step credential covers both. */
+      cwd: Plain(4096).startsWith("/", "must be an absolute path").optional(),
+      envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex").optional(),
       /** Run on nodes the job does not hold yet (PMI spawn): the allocation grows by them and shrinks back when the step ends. */
       newNodes: z.boolean().optional(),
       /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
@@ -212,13 +215,16 @@ export const StepGrant = z.lazy(() =>
     nodes: z.array(NodeRefView),
     tasks: z.array(z.int()),
     jobNodes: z.array(z.string()),
-    cred: z.object({ jobId: z.int(), stepId: z.int(), nodes: z.array(z.string()), expires: z.number(), sig: z.string() }),
+    cred: z.object({ jobId: z.int(), stepId: z.int(), nodes: z.array(z.string()), expires: z.number(), argv: z.string().optional(), env: z.string().optional(), cwd: z.string().optional(), sig: z.string() }),
     jobEnv: z.record(z.string(), z.string()),
     /** Set when this step is the elastic job's resizable step. */
     elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
   }),
 );
 export type StepGrant = z.infer<typeof StepGrant>;
+
+export const DrainRequest = z.lazy(() => z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }));
+export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable() }));
 
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 
@@ -355,6 +361,17 @@ export const JobDetail = z.lazy(() =>
     elasticSettings: ElasticSettings.nullable(),
     /** The job's CFG of communication loops; null when nothing was reported. */
     cfg: CfgView.nullable(),
+    /** EPOP programs (ebb/epop) while they run: the phases (init is pc 0), where the program is, and the time left by its current bounded phase's rate. */
+    program: z
+      .object({
+        name: z.string(),
+        phases: z.array(z.object({ pc: z.int(), name: z.string(), kind: z.enum(["init", "rigid", "elastic", "branch"]) })),
+        pc: z.int().nullable(),
+        iteration: z.int().nullable(),
+        bound: z.int().nullable(),
+        remainingSeconds: z.number().nullable(),
+      })
+      .nullable(),
   }),
 );
 export type JobDetail = z.infer<typeof JobDetail>;
@@ -362,13 +379,18 @@ export type JobDetail = z.infer<typeof JobDetail>;
 export const NodeView = z.lazy(() =>
   z.object({
     name: z.string(),
-    /** COMPLETING: its last job ended and its processes are being killed; not scheduled until they are gone. */
-    state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"]),
+    /**
+     * COMPLETING: its last job ended and its processes are being killed; not scheduled until they are gone.
+     * DRAINING: drained (`ebb drain`) with a job still on it; DRAINED: drained and idle. Drained nodes take no new work.
+     */
+    state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DRAINING", "DRAINED", "DOWN", "UNKNOWN"]),
     cpus: z.int(),
     memoryMb: z.int(),
     addr: z.string(),
     jobId: z.int().nullable(),
     reason: z.string().nullable(),
+    /** Why the node is drained (it takes no new work until resumed); null when it is not. */
+    drain: z.string().nullable(),
   }),
 );
 export type NodeView = z.infer<typeof NodeView>;

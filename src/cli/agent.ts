@@ -7,6 +7,19 @@ import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, shortHost
 import { err } from "../util/stdio.ts";
 import { currentLogFormat, logger } from "../util/log.ts";
 
+const log = logger("agent");
+
+/** Resolves when stdin reaches its end (or fails). */
+async function stdinClosed(): Promise<void> {
+  try {
+    for await (const _ of Bun.stdin.stream()) {
+      /* nothing is expected on stdin; it only has to stay open */
+    }
+  } catch {
+    /* a read error is a closed link too */
+  }
+}
+
 export default defineCommand({
   meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },
   args: {
@@ -18,6 +31,7 @@ export default defineCommand({
     advertise: { type: "string", description: "HOST:PORT others should use to reach this agent (default: guessed)", valueHint: "HOST:PORT" },
     "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
     "state-dir": { type: "string", description: "Agent working files (default ~/.ebb/agents/NAME)", valueHint: "DIR" },
+    "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },
   run: ({ args }) =>
@@ -54,7 +68,8 @@ export default defineCommand({
           process.exit(1);
         },
       }));
-      await untilSignal();
+      await (args["tied-to-stdin"] ? Promise.race([untilSignal(), stdinClosed().then(() => log.warn("stdin closed (ebb up ended, or its ssh link is gone); stopping"))]) : untilSignal());
       await agent.stop();
+      if (args["tied-to-stdin"]) process.exit(0);
     }),
 });

@@ -18,6 +18,8 @@ export interface StringFlag extends FlagBase {
   alias?: string | readonly string[];
   /** Every occurrence is kept, in order (default: the last one wins). */
   repeat?: boolean;
+  /** The value may start with a dash (options for another program: --ssh-opts "-F cfg"). */
+  dashValue?: boolean;
 }
 export interface BooleanFlag extends FlagBase {
   type: "boolean";
@@ -157,9 +159,9 @@ export function parse<A extends ArgsDef>(cmd: string, args: A, raw: readonly str
     if (def.type === "string" && def.repeat) ((values[name] ??= []) as string[]).push(value as string);
     else values[name] = value;
   };
-  const takeValue = (shown: string, i: number): string => {
+  const takeValue = (shown: string, i: number, dashValue?: boolean): string => {
     const next = raw[i + 1];
-    if (next === undefined || (next.startsWith("-") && !isValueLike(next))) throw new UsageError(`${shown} needs a value`);
+    if (next === undefined || (next.startsWith("-") && !isValueLike(next) && !dashValue)) throw new UsageError(`${shown} needs a value`);
     return next;
   };
   for (let i = 0; i < raw.length; i++) {
@@ -190,7 +192,7 @@ export function parse<A extends ArgsDef>(cmd: string, args: A, raw: readonly str
         if (eq >= 0) throw new UsageError(`--${name} takes no value`);
         set(main, def, !negated);
       } else {
-        const value = eq >= 0 ? a.slice(eq + 1) : takeValue(`--${name}`, i++);
+        const value = eq >= 0 ? a.slice(eq + 1) : takeValue(`--${name}`, i++, def.dashValue);
         if (value === "") throw new UsageError(`--${name} needs a value`);
         set(main, def, value);
       }

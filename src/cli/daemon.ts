@@ -4,6 +4,7 @@ import { availableParallelism, hostname, totalmem } from "node:os";
 import { join } from "node:path";
 import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
 import { DatabaseTooNew } from "../store/db.ts";
+import { StateDirHeld } from "../roles/controller/lock.ts";
 import { ZodError } from "zod";
 import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
@@ -28,7 +29,7 @@ export async function starting<T>(where: { listen: HostPort; stateDir: string; d
 }
 
 function explainStartup(e: unknown, where: { listen: HostPort; stateDir: string; db?: string }): string | undefined {
-  if (e instanceof DatabaseTooNew) return e.message;
+  if (e instanceof DatabaseTooNew || e instanceof StateDirHeld) return e.message;
   const err = e as NodeJS.ErrnoException;
   const at = formatHostPort(where.listen);
   const db = where.db ?? join(where.stateDir, "ebb.db");

@@ -6,6 +6,7 @@ import { jobLabel } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
 import { cfgSection } from "./cfg-table.ts";
+import type { JobDetail } from "../api/schemas.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show one job: its settings, allocation history, steps and events" },
@@ -70,6 +71,7 @@ export default defineCommand({
           if (steps) text += `      ms after the request: ${steps}\n`;
         }
       }
+      if (j.program) text += programText(j.program);
       if (j.samples.length > 0) {
         text += `\nTiming samples (MTCT per ${j.sampleInterval} s window, latest last):\n  `;
         text += j.samples.slice(-10).map((s) => s.mtct.toFixed(4)).join("  ") + "\n";
@@ -80,3 +82,22 @@ export default defineCommand({
       out(text);
     }),
 });
+
+/** The phase list of an EPOP program, `>` at the current phase, a bar for a bounded elastic phase. */
+export function programText(p: NonNullable<JobDetail["program"]>): string {
+  let text = `\nProgram ${p.name} (EPOP):\n`;
+  for (const ph of p.phases) {
+    const here = ph.pc === p.pc;
+    let line = `  ${here ? ">" : " "} ${String(ph.pc).padStart(2)}  ${ph.kind.padEnd(7)} ${ph.name}`;
+    if (here && p.iteration !== null) {
+      if (p.bound !== null && p.bound > 0) {
+        const frac = Math.min(1, p.iteration / p.bound);
+        const fill = Math.round(frac * 20);
+        line += `  [${"#".repeat(fill)}${".".repeat(20 - fill)}] ${p.iteration}/${p.bound}`;
+        if (p.remainingSeconds !== null) line += `  ~${p.remainingSeconds} s left`;
+      } else line += `  iteration ${p.iteration}`;
+    }
+    text += `${line}\n`;
+  }
+  return text;
+}

@@ -3,27 +3,48 @@ import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
-import { CommandError, defaultStateDir, guard, intFlag } from "./common.ts";
+import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
+import { upOnHosts } from "./up-hosts.ts";
+import { upInSlurm } from "./up-slurm.ts";
 import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, localMemoryMb, starting, tuning, untilSignal } from "./daemon.ts";
 import { err, out } from "../util/stdio.ts";
 
 export default defineCommand({
-  meta: { name: "up", description: "Start a whole local cluster in this process: a controller and N agents (node01..nodeNN) on loopback" },
+  meta: { name: "up", description: "Start a whole cluster: a controller here and N agents (node01..nodeNN) on loopback, or one agent per host over ssh (--hosts)" },
   args: {
-    nodes: { type: "string", description: "Number of agents (default 4)", valueHint: "N" },
-    "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2)", valueHint: "N" },
-    listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700)", valueHint: "HOST:PORT" },
+    nodes: { type: "string", description: "Number of local agents (default 4)", valueHint: "N" },
+    "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2 locally; all of each host's with --hosts)", valueHint: "N" },
+    listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
+    hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
+    hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
+    "ssh-opts": { type: "string", description: "More options for ssh, e.g. \"-F cfg -o ProxyJump=gw\" (ssh also reads ~/.ssh/config)", valueHint: "OPTS", dashValue: true },
+    "ssh-user": { type: "string", description: "User to log in as on hosts that do not name one", valueHint: "USER" },
+    "remote-path": { type: "string", description: "Where the ebb binary goes on the hosts, copied when missing or different (default .ebb/bin/ebb, under the remote home)", valueHint: "PATH" },
+    "require-all": { type: "boolean", description: "With --hosts: stop if any host fails to start (default: go on with the others)" },
+    slurm: { type: "boolean", description: "Inside a Slurm allocation (sbatch, salloc): the controller here, one agent per allocated node via srun; ends with the allocation (state dir default ~/.ebb/slurm-JOBID, listen 0.0.0.0:0)" },
     "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
     ...controllerTuning,
   },
   run: ({ args }) =>
     guard("up", async () => {
+      const stateDir = args["state-dir"] ?? defaultStateDir();
+      const opts = tuning(args);
+      if (args.slurm) {
+        if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
+        const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
+        return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts });
+      }
+      if (args.hosts !== undefined || args.hostfile !== undefined) {
+        if (args.nodes !== undefined) throw new UsageError("--nodes is for a local cluster; with --hosts the hosts are the nodes");
+        const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
+        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts });
+      }
+      for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all"] as const)
+        if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;
-      const stateDir = args["state-dir"] ?? defaultStateDir();
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
-      const opts = tuning(args);
       const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts }));
       const width = Math.max(2, String(n).length);
       const agents = new AgentThread((why) => {

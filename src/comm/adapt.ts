@@ -257,6 +257,15 @@ export async function adaptCommit(): Promise<Comm | null> {
   return w.newWorld;
 }
 
+/**
+ * Tells the resource manager about the program (EPOP's structure and progress): a PMI command the
+ * agent forwards to the controller; fire and forget. A no-op before initAdapt or after leaving.
+ */
+export function reportProgram(args: Record<string, string>): void {
+  if (!st || st.left) return;
+  st.pmi.command(CMD.program, args).catch(() => {});
+}
+
 /** The current world (after initAdapt, and after each commit). */
 export function world(): Comm {
   const w = state("world").world;

@@ -57,7 +57,8 @@ export const DTYPES: readonly TypedCtor[] = [
   BigUint64Array,
 ] as unknown as TypedCtor[];
 
-export const FrameType = { DATA: 1, HELLO: 2, BYE: 3, DEAD: 4 } as const;
+/** SHM: "read my frames from this ring from now on" ({path}); BELL: tag 0 "data in my ring", 1 "space in yours". */
+export const FrameType = { DATA: 1, HELLO: 2, BYE: 3, DEAD: 4, SHM: 5, BELL: 6 } as const;
 export const Kind = { VOID: 0, JSON: 1, LIST: 2, TYPED: 16 } as const;
 /** flags bit 0: collective traffic (matched separately from point-to-point). */
 export const FLAG_COLL = 1;
@@ -277,9 +278,13 @@ export function concat(parts: Uint8Array[], length?: number): Uint8Array {
   return out;
 }
 
+/** Bodies at least this big may be read straight into a waiting receive's buffer (see FrameParser). */
+export const CLAIM_BYTES = 4096;
+
 /**
  * Incremental frame reader: push socket chunks in, get (header, body) out. Bodies are fresh
- * buffers owned by the receiver.
+ * buffers owned by the receiver, or, for a body of CLAIM_BYTES or more, the buffer `claim`
+ * returns for its header (a waiting receive's own memory), so a large body is copied once.
  */
 export class FrameParser {
   private readonly hdr = new Uint8Array(HEADER_BYTES);
@@ -288,7 +293,15 @@ export class FrameParser {
   private body: Uint8Array = EMPTY;
   private bodyFill = 0;
 
-  constructor(private readonly onFrame: (h: Header, body: Uint8Array) => void) {}
+  constructor(
+    private readonly onFrame: (h: Header, body: Uint8Array) => void,
+    private readonly claim?: (h: Header) => Uint8Array | undefined,
+  ) {}
+
+  /** Whether a frame is partly read (its header or body incomplete). */
+  get midFrame(): boolean {
+    return this.cur !== undefined || this.hdrFill > 0;
+  }
 
   push(chunk: Uint8Array): void {
     let off = 0;
@@ -310,7 +323,8 @@ export class FrameParser {
           continue;
         }
         this.cur = h;
-        this.body = needsOwnBuffer(h.kind) ? owned(h.bodyLen) : new Uint8Array(h.bodyLen);
+        this.body =
+          (h.bodyLen >= CLAIM_BYTES && this.claim?.(h)) || (needsOwnBuffer(h.kind) ? owned(h.bodyLen) : new Uint8Array(h.bodyLen));
         this.bodyFill = 0;
       }
       const take = Math.min(this.cur.bodyLen - this.bodyFill, n - off);

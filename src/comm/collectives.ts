@@ -3,10 +3,15 @@
  * where messages of one collective call share a sequence number and `step` tells its rounds apart.
  *
  *   barrier    dissemination, ceil(log2 n) rounds
- *   bcast      binomial tree
+ *   bcast      binomial tree; typed arrays >= BCAST_LARGE_BYTES on > 2 ranks: binomial scatter of
+ *              n pieces, then a ring allgather (van de Geijn), so the root sends the data about
+ *              once instead of log2 n times. Only the root knows the size: its first message
+ *              (to each binomial child, as in the tree) says which algorithm it chose.
  *   reduce     binomial tree, lower ranks combined first
- *   allreduce  recursive doubling (non-powers of two fold the extra ranks in and out);
- *              ring reduce-scatter + allgather for typed arrays >= RING_BYTES on > 2 ranks
+ *   allreduce  recursive doubling (non-powers of two fold the extra ranks in and out), log2 n
+ *              rounds of the whole array: best for small data; typed arrays >= RING_BYTES (and at
+ *              least n elements) take the ring reduce-scatter + allgather, 2(n-1) rounds of 1/n
+ *              of the array each: every rank sends and combines ~2x the array, whatever n
  *   gather     binomial tree, subtrees forwarded as one bundle
  *   scatter    binomial tree, the reverse
  *   allgather  Bruck (any n, ceil(log2 n) rounds). Contributions may differ in size, so ranks
@@ -26,8 +31,17 @@ export interface Channel {
   recv(src: number, step: number): Promise<Payload | Bundle>;
 }
 
-/** Typed arrays at least this big take the ring allreduce (when n > 2). */
+/** Typed arrays at least this big take the ring allreduce. */
 export const RING_BYTES = 64 * 1024;
+/** Typed arrays at least this big are broadcast by scatter + allgather (when n > 2). */
+export const BCAST_LARGE_BYTES = 128 * 1024;
+
+/** Element ranges of n nearly equal pieces of `len` elements: piece i is [start(i), start(i+1)). */
+function pieces(len: number, n: number): (i: number) => number {
+  const base = Math.floor(len / n);
+  const extra = len % n;
+  return (i: number) => i * base + Math.min(i, extra);
+}
 
 function items(b: Payload | Bundle): Payload[] {
   if (!(b instanceof Bundle)) throw new Error("ebb/comm: collective protocol mismatch (expected a bundle)");
@@ -49,10 +63,16 @@ export async function barrier(ch: Channel): Promise<void> {
 export async function bcast(ch: Channel, data: Payload, root: number): Promise<Payload> {
   const n = ch.size;
   const vr = (ch.rank - root + n) % n;
+  if (vr === 0 && n > 2 && isTypedArray(data) && data.byteLength >= BCAST_LARGE_BYTES && data.length >= n) {
+    return scatterAllgather(ch, root, data.length, Array.from({ length: n }, (_, i) => i), data);
+  }
   let mask = 1;
   while (mask < n) {
     if (vr & mask) {
-      data = (await ch.recv((vr - mask + root) % n, 0)) as Payload;
+      const got = await ch.recv((vr - mask + root) % n, 0);
+      // The root chose scatter + allgather: this is the subtree's pieces, after their total length.
+      if (got instanceof Bundle) return scatterAllgather(ch, root, got.items[0] as number, got.items.slice(1) as TypedArray[], undefined, mask);
+      data = got as Payload;
       break;
     }
     mask <<= 1;
@@ -63,6 +83,49 @@ export async function bcast(ch: Channel, data: Payload, root: number): Promise<P
   }
   await Promise.all(sends);
   return data;
+}
+
+/**
+ * The large bcast. `mine` holds the pieces of virtual ranks vr.. (the root: all n, as whole-array
+ * subarrays); each rank forwards its children's pieces down the binomial tree, then n-1 ring
+ * rounds pass every piece around. `mask` is the bit at which this rank received (0 at the root).
+ */
+async function scatterAllgather(
+  ch: Channel,
+  root: number,
+  len: number,
+  mine: TypedArray[] | number[],
+  whole?: TypedArray,
+  mask = 0,
+): Promise<TypedArray> {
+  const n = ch.size;
+  const vr = (ch.rank - root + n) % n;
+  const start = pieces(len, n);
+  const parts: (TypedArray | undefined)[] = new Array(n);
+  if (whole) for (let i = 0; i < n; i++) parts[i] = whole.subarray(start(i), start(i + 1));
+  else (mine as TypedArray[]).forEach((p, j) => (parts[vr + j] = p));
+  let m = mask;
+  if (m === 0) {
+    m = 1;
+    while (m < n) m <<= 1;
+  }
+  const sends: Promise<void>[] = [];
+  for (m >>= 1; m > 0; m >>= 1) {
+    if (vr + m < n) sends.push(ch.send((vr + m + root) % n, new Bundle([len, ...parts.slice(vr + m, Math.min(vr + 2 * m, n))]), 0));
+  }
+  await Promise.all(sends);
+  const Ctor = parts[vr]!.constructor as new (n: number) => TypedArray;
+  const out = whole ?? new Ctor(len);
+  const right = (ch.rank + 1) % n;
+  const left = (ch.rank - 1 + n) % n;
+  for (let s = 0; s < n - 1; s++) {
+    const give = (vr - s + n) % n;
+    const take = (vr - s - 1 + n) % n;
+    const [, got] = await Promise.all([ch.send(right, parts[give], 1 + s), ch.recv(left, 1 + s)]);
+    parts[take] = got as TypedArray;
+  }
+  if (!whole) for (let i = 0; i < n; i++) out.set(parts[i] as never, start(i));
+  return out;
 }
 
 export async function reduce<T extends Reducible>(ch: Channel, data: T, op: Op, root: number): Promise<T | undefined> {
@@ -87,7 +150,7 @@ export async function reduce<T extends Reducible>(ch: Channel, data: T, op: Op, 
 export async function allreduce<T extends Reducible>(ch: Channel, data: T, op: Op): Promise<T> {
   const n = ch.size;
   if (n === 1) return copyOf(data);
-  if (isTypedArray(data) && n > 2 && data.byteLength >= RING_BYTES && data.length >= n) {
+  if (isTypedArray(data) && data.byteLength >= RING_BYTES && data.length >= n) {
     return (await ringAllreduce(ch, data, op)) as T;
   }
   return recursiveDoubling(ch, data, op);
@@ -131,9 +194,7 @@ async function recursiveDoubling<T extends Reducible>(ch: Channel, data: T, op: 
 async function ringAllreduce(ch: Channel, data: TypedArray, op: Op): Promise<TypedArray> {
   const { rank: r, size: n } = ch;
   const acc = data.slice();
-  const base = Math.floor(acc.length / n);
-  const extra = acc.length % n;
-  const start = (i: number) => i * base + Math.min(i, extra);
+  const start = pieces(acc.length, n);
   const chunk = (i: number) => acc.subarray(start(i), start(i + 1));
   const right = (r + 1) % n;
   const left = (r - 1 + n) % n;

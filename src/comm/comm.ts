@@ -22,13 +22,17 @@ import {
   FLAG_COLL,
   FrameType,
   type Header,
+  Kind,
   type Payload,
+  type TypedArray,
   decodePayload,
+  dtypeOf,
+  isTypedArray,
   encodePayload,
   frameChunks,
 } from "./codec.ts";
 import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportClosedError } from "./errors.ts";
-import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher } from "./matching.ts";
+import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
 import { type Op, type Reducible, checkOp, checkReducible } from "./reduce.ts";
 import { CallOp, cfgStep } from "./cfg.ts";
 import { enter, leave, timed } from "./timing.ts";
@@ -157,19 +161,25 @@ export abstract class BaseComm implements Receiver {
     return p.finally(leave);
   }
 
-  /** Receives the oldest message matching source (or ANY_SOURCE) and tag (or ANY_TAG). */
-  recv<T extends Payload = Payload>(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Message<T>> {
+  /**
+   * Receives the oldest message matching source (or ANY_SOURCE) and tag (or ANY_TAG). With `into`,
+   * a message that is a typed array of its type and length is received into it (and `data` is
+   * `into`; for a large message the bytes go from the transport straight into it); any other
+   * message arrives as a new value, as without `into`.
+   */
+  recv<T extends Payload = Payload>(source: number = ANY_SOURCE, tag: number = ANY_TAG, into?: TypedArray): Promise<Message<T>> {
     cfgStep(CallOp.recv, this.ctx, source, tag, enter());
     try {
       this.usable();
       if (source !== ANY_SOURCE) this.checkRank(source, "source");
       if (!Number.isInteger(tag) || tag < ANY_TAG || tag > MAX_TAG) throw new CommUsageError(`tag ${tag} must be ANY_TAG or 0..${MAX_TAG}`);
+      if (into !== undefined && !isTypedArray(into)) throw new CommUsageError("recv: `into` must be a typed array");
       const m = this.p2p.take(source, tag, 0);
       if (m) {
         leave();
-        return Promise.resolve(message<T>(m));
+        return Promise.resolve(message<T>(landIn(m, into)));
       }
-      return this.waitFor(this.p2p, source, tag, 0).then(
+      return this.waitFor(this.p2p, source, tag, 0, into).then(
         (x) => {
           leave();
           return message<T>(x);
@@ -186,7 +196,7 @@ export abstract class BaseComm implements Receiver {
   }
 
   /** Nothing queued: fail now if the awaited peer can no longer send, else watch it and wait. */
-  private waitFor(m: Matcher, source: number, tag: number, seq: number): Promise<Envelope> {
+  private waitFor(m: Matcher, source: number, tag: number, seq: number, into?: TypedArray): Promise<Envelope> {
     if (source === ANY_SOURCE) {
       if (this.failed) throw this.failed;
       if (!this.watchingAll) {
@@ -198,7 +208,7 @@ export abstract class BaseComm implements Receiver {
       if (d) throw d;
       this.transport.watch(this.peers[source]!);
     }
-    return m.post(source, tag, seq);
+    return m.post(source, tag, seq, into);
   }
 
   /** Throws synchronously on bad input; RESOLVED when the frame went out at once. */
@@ -226,7 +236,14 @@ export abstract class BaseComm implements Receiver {
 
   // ---- transport callbacks ----
 
+  /** A large point-to-point frame's header: a waiting receive with a buffer of its size takes the body directly. */
+  claim(h: Header): Uint8Array | undefined {
+    if ((h.flags & FLAG_COLL) !== 0 || h.kind < Kind.TYPED) return undefined;
+    return this.p2p.claim(h.src, h.tag, h.seq, h.bodyLen, (into) => dtypeOf(into) === h.kind - Kind.TYPED);
+  }
+
   deliver(h: Header, body: Uint8Array): void {
+    if ((h.flags & FLAG_COLL) === 0 && this.p2p.deliverClaimed(body, { src: h.src, tag: h.tag, seq: h.seq })) return;
     const env: Envelope = { src: h.src, tag: h.tag, seq: h.seq, data: decodePayload(h.kind, body) };
     ((h.flags & FLAG_COLL) !== 0 ? this.coll : this.p2p).deliver(env);
   }

@@ -30,7 +30,7 @@ export { commCallsInFlight, commTime, resetCommTime } from "./timing.ts";
 export { callSite } from "./cfg.ts";
 
 // ---- the elastic adaptation window: initAdapt, probeAdapt, adaptBegin, adaptCommit ----
-export { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, world } from "./adapt.ts";
+export { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, reportProgram, world } from "./adapt.ts";
 export type { AdaptStatus, Probe, ProbeStatus, Window } from "./adapt.ts";
 
 // ---- redistribution helpers: block and block-cyclic layouts, contention-free moves ----

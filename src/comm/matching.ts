@@ -6,7 +6,7 @@
  * Arrivals go to the oldest matching posted receive; receives take the oldest matching queued
  * message. Since a sender uses one connection per peer, this keeps order per (source, communicator).
  */
-import type { Bundle, Payload } from "./codec.ts";
+import { type Bundle, type Payload, type TypedArray, isTypedArray } from "./codec.ts";
 
 export const ANY_SOURCE = -1;
 export const ANY_TAG = -1;
@@ -22,6 +22,8 @@ interface Posted {
   src: number;
   tag: number;
   seq: number;
+  /** The caller's buffer for the message, used when the message is a typed array of its type and length. */
+  into?: TypedArray;
   resolve(m: Envelope): void;
   reject(e: Error): void;
 }
@@ -35,9 +37,19 @@ function matches(p: { src: number; tag: number; seq: number }, m: Envelope): boo
   return (p.src === ANY_SOURCE || p.src === m.src) && (p.tag === ANY_TAG || p.tag === m.tag) && p.seq === m.seq;
 }
 
+/** `m` with its data copied into `into` when it fits exactly (same type and length), else `m`. */
+export function landIn(m: Envelope, into: TypedArray | undefined): Envelope {
+  const d = m.data;
+  if (!into || d === into || !isTypedArray(d) || d.constructor !== into.constructor || d.length !== into.length) return m;
+  (into as Uint8Array).set(d as Uint8Array);
+  return { ...m, data: into };
+}
+
 export class Matcher {
   private readonly unexpected: Envelope[] = [];
   private readonly posted: Posted[] = [];
+  /** Receives whose message is being written straight into their buffer, keyed by that buffer's bytes. */
+  private readonly claimed = new Map<Uint8Array, Posted>();
 
   /** `keepAlive` is held while a receive waits, so a waiting process does not exit. */
   constructor(private readonly keepAlive?: KeepAlive) {}
@@ -48,7 +60,7 @@ export class Matcher {
       const p = posted[i]!;
       if (matches(p, m)) {
         posted.splice(i, 1);
-        p.resolve(m);
+        p.resolve(landIn(m, p.into));
         return;
       }
     }
@@ -65,8 +77,38 @@ export class Matcher {
     return undefined;
   }
 
+  /**
+   * At a frame's header: if the oldest receive it matches has a buffer of exactly the body's size,
+   * takes that receive and returns the buffer's bytes for the body to be read into (no copy later).
+   * The frame must then come to deliverClaimed(bytes, ...) or the receive be rejected.
+   */
+  claim(src: number, tag: number, seq: number, bodyLen: number, accepts: (into: TypedArray) => boolean): Uint8Array | undefined {
+    const posted = this.posted;
+    const m = { src, tag, seq, data: undefined };
+    for (let i = 0; i < posted.length; i++) {
+      const p = posted[i]!;
+      if (!matches(p, m)) continue;
+      if (!p.into || p.into.byteLength !== bodyLen || !accepts(p.into)) return undefined;
+      posted.splice(i, 1);
+      p.src = src; // its sender is known now: a failure of that sender rejects it
+      const bytes = new Uint8Array(p.into.buffer as ArrayBuffer, p.into.byteOffset, bodyLen);
+      this.claimed.set(bytes, p);
+      return bytes;
+    }
+    return undefined;
+  }
+
+  /** Delivers a frame read into a claimed buffer; false if `body` is not one. */
+  deliverClaimed(body: Uint8Array, m: Omit<Envelope, "data">): boolean {
+    const p = this.claimed.get(body);
+    if (!p) return false;
+    this.claimed.delete(body);
+    p.resolve({ ...m, data: p.into });
+    return true;
+  }
+
   /** Waits for the next matching arrival. Call `take` first: this does not look at the queue. */
-  post(src: number, tag: number, seq: number): Promise<Envelope> {
+  post(src: number, tag: number, seq: number, into?: TypedArray): Promise<Envelope> {
     return new Promise<Envelope>((resolve, reject) => {
       const ka = this.keepAlive;
       ka?.hold();
@@ -74,6 +116,7 @@ export class Matcher {
         src,
         tag,
         seq,
+        into,
         resolve: (m) => {
           ka?.release();
           resolve(m);
@@ -102,10 +145,16 @@ export class Matcher {
         p.reject(error(p.src));
       } else i++;
     }
+    for (const [k, p] of this.claimed) {
+      if (which(p.src, p.tag)) {
+        this.claimed.delete(k);
+        p.reject(error(p.src));
+      }
+    }
   }
 
   get pending(): number {
-    return this.posted.length;
+    return this.posted.length + this.claimed.size;
   }
 
   get queued(): number {

@@ -8,9 +8,9 @@
  * right there. An error in a block prints `epop: <program>: phase "X" (pc N, exec, iteration I)
  * failed on rank R: ...` on stderr and exits 1, which fails the job.
  */
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Comm } from "../comm/index.ts";
+import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, reportProgram, type Comm } from "../comm/index.ts";
 import { drive, EpopError, type Counters, type Env, type Progress } from "./driver.ts";
-import type { Program } from "./program.ts";
+import { structureOf, type Program } from "./program.ts";
 import { epopWindow, type EpopWindow } from "./window.ts";
 
 /** Tag of the counters message from old rank 0 to each joining rank. */
@@ -27,6 +27,19 @@ export interface RunOptions {
 export async function runEpop<D>(program: Program<D, Comm, EpopWindow>, opts: RunOptions = {}): Promise<D> {
   const args = opts.args ?? process.argv.slice(2);
   let { world, status } = await initAdapt();
+  // Rank 0 tells the resource manager the program's structure, then where it is: at each phase
+  // change at once, within a phase at most once a second (a PMI command the agent forwards).
+  if (world.rank === 0 && status === "new") reportProgram({ structure: JSON.stringify(structureOf(program)) });
+  let lastPc = -1;
+  let lastSent = 0;
+  const report = (p: Progress) => {
+    opts.onProgress?.(p);
+    const now = performance.now();
+    if (p.pc === lastPc && now - lastSent < 1000) return;
+    lastPc = p.pc;
+    lastSent = now;
+    reportProgram({ pc: String(p.pc), iteration: String(p.iteration), ...(p.bound === undefined ? {} : { bound: String(p.bound) }) });
+  };
   const env: Env<Comm, EpopWindow> = {
     joining: status === "joining",
     world: () => world,
@@ -49,7 +62,7 @@ export async function runEpop<D>(program: Program<D, Comm, EpopWindow>, opts: Ru
       status = "new";
       return counters;
     },
-    progress: opts.onProgress ? (p) => world.rank === 0 && opts.onProgress!(p) : undefined,
+    progress: (p) => world.rank === 0 && report(p),
   };
   let data: D | null;
   try {
@@ -60,6 +73,9 @@ export async function runEpop<D>(program: Program<D, Comm, EpopWindow>, opts: Ru
     process.exit(1);
   }
   if (data === null) process.exit(0);
+  // Like MPI_Finalize, the end is collective: a rank that is done must not exit while a slower
+  // one is still inside a collective that counts it (ebb/comm fails those on the peer's exit).
+  await world.barrier();
   await finalizeAdapt();
   return data;
 }

@@ -59,6 +59,8 @@ export const CMD = {
   begin: "ebb-begin",
   commit: "ebb-commit",
   perf: "ebb-perf",
+  /** EPOP programs: `structure=<json>` once, then `pc= iteration= [bound=]` as they progress. */
+  program: "ebb-program",
 } as const;
 
 /** KVS key of a rank's business card in a given world generation. Short: PMI-1 keys are limited too. */

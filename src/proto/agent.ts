@@ -38,6 +38,10 @@ export const AgentToController = tagged({
     version: z.string(),
     /** Jobs that still have processes on this node (to re-attach after a controller restart). */
     jobs: z.array(JobId),
+    /** The agent's clock (ms since the epoch) when it sent this: credentials expire, so clocks must agree. */
+    time: z.number().optional(),
+    /** `addr` was given (--advertise), not the agent's own listening address: the controller checks it. */
+    advertised: z.boolean().optional(),
   }),
   "heartbeat": () => ({ jobs: z.array(JobId) }),
   /**
@@ -62,6 +66,8 @@ export const AgentToController = tagged({
     cfg: NodeCfg,
     monitor: z.string().max(1000).optional(),
   }),
+  /** An EPOP program's structure (JSON, once) or progress (program counter, iteration, bound). */
+  "program": () => ({ jobId: JobId, structure: z.string().max(65536).optional(), pc: z.int().nonnegative().optional(), iteration: z.int().nonnegative().optional(), bound: z.int().nonnegative().optional() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 });
@@ -77,6 +83,29 @@ export const ControllerToAgent = tagged({
    */
   "job.kill": () => ({ jobId: JobId, signal: Signal, reason: z.string().optional(), confirm: z.boolean().optional() }),
   "job.ack": () => ({ jobId: JobId }),
+  /**
+   * The job this node is allocated to now (null: none). Step credentials are honoured only for it:
+   * a job's end (or the node leaving it) revokes its credentials here.
+   */
+  "alloc": () => ({ jobId: JobId.nullable() }),
   "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
 });
 export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;
+
+/**
+ * WebSocket close codes by which the controller refuses an agent for good: the agent prints the
+ * reason and exits (retrying could not help). Other closes are retried.
+ */
+export const REFUSED = {
+  /** Not the cluster key. */
+  badKey: 4401,
+  /** A message that does not validate, or anything before hello. */
+  badMessage: 4400,
+  /** The node name is in use by a live agent. */
+  nameTaken: 4409,
+  /** Registration refused: the clocks disagree, or the advertised address cannot be reached. */
+  refused: 4403,
+} as const;
+export const isRefusal = (code: number) => (Object.values(REFUSED) as number[]).includes(code);
+/** How far an agent's clock may be from the controller's. */
+export const MAX_CLOCK_SKEW_MS = 60_000;

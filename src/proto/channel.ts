@@ -30,7 +30,8 @@ export interface ChannelOptions<In> {
   schema: MessageSchema<In>;
   onMessage(msg: In): void;
   onOpen?(): void;
-  onClose?(reason: string, code: number): void;
+  /** After every close; `retryInMs` when the channel will try again (reconnect set and not closed). */
+  onClose?(reason: string, code: number, retryInMs?: number): void;
   /** Reconnect after a close, with exponential backoff capped at maxDelayMs. */
   reconnect?: { maxDelayMs: number };
   /** Messages that fail validation. */
@@ -43,6 +44,8 @@ export class Channel<Out, In> implements Link<Out> {
   private open = false;
   private stopped = false;
   private delay = 100;
+  /** Why the last connection attempt failed, as the WebSocket said it (e.g. ECONNREFUSED). */
+  private lastError: string | undefined;
 
   constructor(private readonly opts: ChannelOptions<In>) {
     this.connect();
@@ -83,14 +86,21 @@ export class Channel<Out, In> implements Link<Out> {
       const wasOpen = this.open;
       this.open = false;
       if (this.ws !== ws) return;
-      this.opts.onClose?.(ev.reason || (wasOpen ? "connection closed" : "connection refused"), ev.code);
-      if (this.stopped || !this.opts.reconnect) return;
+      const why = ev.reason || (wasOpen ? "connection closed" : (this.lastError ?? "connection refused"));
+      this.lastError = undefined;
+      const retry = !this.stopped && this.opts.reconnect !== undefined;
       const wait = this.delay;
+      this.opts.onClose?.(why, ev.code, retry ? wait : undefined);
+      if (this.stopped || !this.opts.reconnect) return;
       this.delay = Math.min(this.delay * 2, this.opts.reconnect.maxDelayMs);
       setTimeout(() => !this.stopped && this.connect(), wait);
     };
-    ws.onerror = () => {
-      /* onclose follows and decides */
+    ws.onerror = (ev) => {
+      // onclose follows and decides; keep what went wrong for it (Bun: a message and an errno code).
+      const e = ev as Event & { message?: string; error?: { code?: string } };
+      const text = (e.message ?? "").replace(/^WebSocket connection to '[^']*' failed: /, "");
+      const code = e.error?.code;
+      this.lastError = [text, code && !text.includes(code) ? code : ""].filter(Boolean).join(": ") || undefined;
     };
   }
 }

@@ -13,7 +13,12 @@ export const Credential = z.lazy(() =>
     jobId: JobId,
     stepId: z.int().nonnegative(),
     nodes: z.array(z.string()),
+    /** Epoch ms; a credential lives seconds. */
     expires: z.number(),
+    /** What the step may run, when the credential covers it: sha256 of argv, sha256 of the environment, the working directory. */
+    argv: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    env: z.string().regex(/^[0-9a-f]{64}$/).optional(),
+    cwd: z.string().optional(),
     sig: z.string().regex(/^[0-9a-f]{64}$/),
   }),
 );

@@ -1,7 +1,7 @@
 /** Opens the SQLite job store (WAL) and applies pending migrations. */
 import { Database } from "bun:sqlite";
 import { drizzle, type BunSQLiteDatabase } from "drizzle-orm/bun-sqlite";
-import { mkdirSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from "node:fs";
 import { dirname } from "node:path";
 import * as schema from "./schema.ts";
 import { loadMigrations } from "./migrations.ts";
@@ -12,9 +12,17 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 export class DatabaseTooNew extends Error {}
 
 export function openDb(path: string): Db {
-  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  const file = path !== ":memory:" && !path.startsWith("file:");
+  if (file) {
+    mkdirSync(dirname(path), { recursive: true });
+    // Every job's environment and script are in here: owner only, whatever the directory's mode.
+    // SQLite gives the WAL and shared-memory files the database file's mode.
+    closeSync(openSync(path, "a", 0o600));
+    chmodSync(path, 0o600);
+  }
   const sqlite = new Database(path, { create: true, strict: true });
   sqlite.exec("PRAGMA journal_mode = WAL");
+  if (file) for (const side of [`${path}-wal`, `${path}-shm`]) if (existsSync(side)) chmodSync(side, 0o600);
   // NORMAL in WAL mode is durable across process crashes; only an OS crash can lose the last commits.
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");

@@ -21,3 +21,8 @@ export function setNodeStatus(db: Tx, name: string, status: NodeRow["status"], r
 export function listNodes(db: Tx): NodeRow[] {
   return db.select().from(nodes).orderBy(asc(nodes.name)).all();
 }
+
+/** `reason` set: the node is drained (takes no new work); null: it is not. */
+export function setNodeDrain(db: Tx, name: string, reason: string | null, time: number): void {
+  db.update(nodes).set({ drain: reason, updatedAt: time }).where(eq(nodes.name, name)).run();
+}

@@ -14,6 +14,8 @@ export const nodes = sqliteTable("nodes", {
   /** UP or DOWN; a node that has not re-registered since a controller restart is still UP here. */
   status: text("status", { enum: ["UP", "DOWN"] }).notNull(),
   reason: text("reason"),
+  /** Why the node is drained (it takes no new work; `ebb drain`); null when it is not. */
+  drain: text("drain"),
   registeredAt: integer("registered_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });

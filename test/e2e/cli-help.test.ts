@@ -10,9 +10,9 @@ async function help(args: string[]): Promise<{ code: number; text: string }> {
 }
 
 const FLAGS: Record<string, string[]> = {
-  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir"],
+  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir", "--hosts", "--hostfile", "--ssh-opts", "--ssh-user", "--remote-path", "--require-all", "--slurm"],
   controller: ["--listen", "--db", "--state-dir", "--heartbeat", "--policy"],
-  agent: ["--controller", "--name", "--cpus", "--listen"],
+  agent: ["--controller", "--name", "--cpus", "--listen", "--advertise", "--tied-to-stdin"],
   run: ["--nodes", "--ntasks", "--tasks-per-node", "--time", "--label", "--mpi", "--controller"],
   submit: ["--nodes", "--ntasks", "--time", "--output"],
   queue: ["--all", "--json"],
@@ -20,6 +20,8 @@ const FLAGS: Record<string, string[]> = {
   cancel: ["JOBID"],
   resize: ["--nodes", "--wait"],
   nodes: ["--json"],
+  drain: ["NODE", "--reason"],
+  resume: ["NODE"],
   sim: ["--policy"],
   hold: ["JOBID"],
   release: ["JOBID"],

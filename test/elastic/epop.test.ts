@@ -96,6 +96,31 @@ describe("runEpop under resizes", () => {
   }, 120_000);
 });
 
+describe("structure and progress to the controller", () => {
+  test("ebb show lists the phases with a marker at the current one and a progress bar; the API has pc, iteration, bound and time left", async () => {
+    const JACOBI = join(import.meta.dir, "../../examples/epop/jacobi.ts");
+    const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, JACOBI, "--rows", "64", "--cols", "64", "--iters", "100000", "--sleep", "2", "--every", "100"], /iteration 100 on 2 ranks/);
+    const p = await waitFor("the program's progress in the job", async () => {
+      const j = await c.job(job.id);
+      return j.program?.iteration > 100 && j.program.remainingSeconds !== null ? j.program : undefined;
+    }, 60_000);
+    expect(p.name).toBe("jacobi");
+    expect(p.phases).toEqual([
+      { pc: 0, name: "init", kind: "init" },
+      { pc: 1, name: "relax", kind: "elastic" },
+      { pc: 2, name: "report", kind: "rigid" },
+    ]);
+    expect([p.pc, p.bound]).toEqual([1, 100000]);
+    expect(p.remainingSeconds).toBeGreaterThan(0);
+    const show = (await c.ebb(["show", String(job.id)])).stdout;
+    expect(show).toContain("Program jacobi (EPOP):");
+    expect(show).toMatch(/> +1 +elastic +relax +\[[#.]{20}\] \d+\/100000/);
+    expect(show).toMatch(/^ {5}2 +rigid +report$/m);
+    await c.api("DELETE", `/v1/jobs/${job.id}`);
+    await job.finished;
+  }, 180_000);
+});
+
 describe("errors", () => {
   test("an exception in a phase fails the job; stderr names the program, phase, counter, iteration and rank", async () => {
     const r = await c.ebb(["run", "-N", "2", "--", BUN, PROGRAM, "--iters", "30", "--fail", "sweep:5:1"]);

@@ -4,7 +4,7 @@
  * whatever the drift, through 50 resizes in a row, without a deadlock.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { outputOf, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
@@ -22,8 +22,8 @@ test("50 resizes of ranks out of step: every window is entered at one probe call
   const id = await waitFor("the job to run", async () => {
     const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING")).json.jobs;
     const job = jobs.length > 0 ? await c.job(jobs[0].id) : undefined;
-    // Resizes need the ranks' business cards: wait until the step has run for a moment.
-    return job && job.steps.length === 1 && Date.now() - Date.parse(job.startTime) > 700 ? job.id : undefined;
+    // Resizes need the ranks' business cards: wait until both ranks are past initAdapt().
+    return job && job.steps.length === 1 && existsSync(`${stop}.ready0`) && existsSync(`${stop}.ready1`) ? job.id : undefined;
   });
   const sizes = [3, 4, 2, 1, 4, 3, 1, 2];
   for (let k = 0; k < 50; k++) {

@@ -21,6 +21,8 @@ export interface LaunchOptions {
   args?: string[];
   /** Hard deadline for the whole job; anything still running then is SIGKILLed and marked. */
   deadlineMs?: number;
+  /** Extra environment for every process. */
+  env?: Record<string, string>;
 }
 
 export interface ProcResult {
@@ -72,6 +74,7 @@ export class Job {
         EBB_TEST_KVS: this.kvs.path,
         EBB_TEST_SIZE: String(this.opts.n),
         EBB_COMM_DIR: this.dir,
+        ...this.opts.env,
         ...env,
       },
       stdin: "ignore",

@@ -6,7 +6,7 @@ import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { networkInterfaces } from "node:os";
-import { AgentToController, ControllerToAgent } from "../../proto/agent.ts";
+import { AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
@@ -17,6 +17,7 @@ import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
 import { Containment } from "./containment.ts";
+import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { StepService } from "./steps.ts";
@@ -101,7 +102,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       nameRequests.set(reqId, resolve);
       send({ t: "names", reqId, jobId, op, service, port });
     });
+  const allocation = new NodeAllocation();
   const steps = new StepService({
+    allocation,
+    usedCredentials: new UsedCredentials(),
     name: o.name,
     clusterKey: o.clusterKey,
     controllerUrl,
@@ -112,6 +116,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
     cfg: (jobId, stepId, ntasks, cfg, final, monitor) => send({ t: "cfg", jobId, stepId, ntasks, cfg, final, ...(monitor ? { monitor } : {}) }),
     cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
+    program: (jobId, info) => {
+      const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
+      send({ t: "program", jobId, structure: info.structure?.slice(0, 65536), pc: num("pc"), iteration: num("iteration"), bound: num("bound") });
+    },
     shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
   });
   const server = serveSteps(o.listen, steps, o.clusterKey);
@@ -137,6 +145,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const handle = (msg: ControllerToAgent) => {
     switch (msg.t) {
       case "welcome":
+        if (!registered) log.info(`registered with the controller at ${controllerUrl} as ${o.name}`);
+        registered = true;
         restartHeartbeat(msg.heartbeatMs);
         for (const id of msg.kill) procs.signal(id, "SIGKILL");
         for (const [jobId, e] of pendingExits) send({ t: "job.exit", jobId, ...e });
@@ -157,6 +167,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       case "job.ack":
         pendingExits.delete(msg.jobId);
         return;
+      case "alloc":
+        allocation.set(msg.jobId);
+        return;
       case "names.result": {
         const done = nameRequests.get(msg.reqId);
         nameRequests.delete(msg.reqId);
@@ -172,28 +185,33 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     heartbeat = setInterval(() => send({ t: "heartbeat", jobs: activeJobs() }), ms);
   };
 
-  let everConnected = false;
+  let registered = false;
   channel = new Channel<AgentToController, ControllerToAgent>({
     url: `${controllerUrl.replace(/^http/, "ws")}/v1/agent`,
     token: o.clusterKey,
     schema: ControllerToAgent,
     reconnect: { maxDelayMs: 2000 },
     onOpen: () => {
-      everConnected = true;
-      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs() });
+      log.info(`connected to the controller at ${controllerUrl}; registering as ${o.name} (${addr})`);
+      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined });
     },
     onMessage: handle,
     onInvalid: (error) => log.warn("invalid message from the controller", { error }),
-    onClose: (reason, code) => {
+    onClose: (reason, code, retryInMs) => {
       for (const done of nameRequests.values()) done({ ok: false });
       nameRequests.clear();
-      if (code === 4409 || code === 4400) {
-        log.error(`the controller refused this agent: ${reason}`);
+      if (isRefusal(code)) {
+        const why = `the controller at ${controllerUrl} refused this agent: ${reason}`;
         channel?.close();
-        o.onFatal?.(reason);
+        if (o.onFatal) o.onFatal(why);
+        else log.error(why);
         return;
       }
-      if (everConnected) log.warn(`lost the controller (${reason}); reconnecting`);
+      if (retryInMs === undefined) return;
+      const again = `retrying in ${(retryInMs / 1000).toFixed(1)} s`;
+      if (registered) log.warn(`lost the controller at ${controllerUrl} (${reason}); ${again}`);
+      else log.warn(`cannot reach the controller at ${controllerUrl}: ${reason}; ${again}`);
+      registered = false;
     },
   });
 

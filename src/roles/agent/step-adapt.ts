@@ -45,6 +45,8 @@ export interface StepAdaptContext {
   left(rank: number): void;
   /** Node-local timing sums of the step's ranks, about once per sampling interval. */
   perf(sample: PerfSample): void;
+  /** What an EPOP program said about itself (rank 0 only sends it). */
+  program(info: Record<string, string>): void;
   shmDir: string;
 }
 
@@ -114,6 +116,9 @@ export class StepAdapt {
         return this.commit(rank);
       case CMD.perf:
         this.addPerf(rank, args);
+        return Promise.resolve({});
+      case CMD.program:
+        this.c.program(args);
         return Promise.resolve({});
       default:
         return undefined;

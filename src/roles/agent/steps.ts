@@ -8,7 +8,8 @@
  */
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { verifyCredential } from "../../proto/credential.ts";
+import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
+import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { Credential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
@@ -41,9 +42,18 @@ export interface StepContext {
   cfg(jobId: number, stepId: number, ntasks: number, cfg: NodeCfg, final: boolean, monitor?: string): void;
   /** The CFG library for MPI ranks on this node, or why there is none. */
   cfgLibrary(): Promise<CfgLib>;
+  /** An EPOP program's structure or progress. */
+  program(jobId: number, info: Record<string, string>): void;
   /** Where probe slots live (node-shared memory). */
   shmDir: string;
+  /** The job the controller last said this node belongs to. */
+  allocation: NodeAllocation;
+  /** Credentials already used for a launch here. */
+  usedCredentials: UsedCredentials;
 }
+
+/** How long a launch waits for the controller's word that the node belongs to its job (the controller may be restarting). */
+const ALLOCATION_WAIT_MS = 10_000;
 
 export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
@@ -55,8 +65,9 @@ export class StepService implements StepEndpoint {
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
-          const node = this.launch(up, msg.cred, msg.spec);
-          if (node) launchedHere.add(node.key);
+          void this.launch(up, msg.cred, msg.spec).then((node) => {
+            if (node) launchedHere.add(node.key);
+          });
           return;
         }
         const node = this.steps.get(msg.step);
@@ -69,7 +80,10 @@ export class StepService implements StepEndpoint {
     };
   }
 
-  private launch(up: Upstream, cred: Credential, spec: StepSpec): StepNode | undefined {
+  /** Keys of launches waiting for the allocation: a second launch of the same step is refused meanwhile. */
+  private readonly starting = new Set<string>();
+
+  private async launch(up: Upstream, cred: Credential, spec: StepSpec): Promise<StepNode | undefined> {
     const key = `${spec.jobId}.${spec.stepId}`;
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
@@ -83,7 +97,13 @@ export class StepService implements StepEndpoint {
     if (spec.tasks.length !== spec.nodes.length) return fail("tasks and nodes differ in length"), undefined;
     const index = names.indexOf(this.ctx.name);
     if (index < 0) return fail(`node ${this.ctx.name} is not in the step`), undefined;
-    if (this.steps.has(key)) return fail(`step ${key} is already running here`), undefined;
+    if (this.steps.has(key) || this.starting.has(key)) return fail(`step ${key} is already running here`), undefined;
+    const mismatch = credentialMismatch(cred, spec);
+    if (mismatch) return fail(mismatch), undefined;
+    if (!this.ctx.usedCredentials.use(cred.sig, cred.expires)) return fail(`the credential of step ${key} was used here already`), undefined;
+    this.starting.add(key);
+    const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS).finally(() => this.starting.delete(key));
+    if (!allocated) return fail(`node ${this.ctx.name} is not allocated to job ${spec.jobId}`), undefined;
     const node = new StepNode(this, key, spec, index, up);
     this.steps.set(key, node);
     node.start(cred);
@@ -143,6 +163,7 @@ export class StepNode {
         merge: (entries) => this.pmi?.merge(entries),
         left: (rank) => this.pmi?.removeRank(rank),
         perf: (sample) => this.ctx.perf(spec.jobId, sample),
+        program: (info) => this.ctx.program(spec.jobId, info),
         shmDir: this.ctx.shmDir,
       });
     }

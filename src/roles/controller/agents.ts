@@ -1,21 +1,28 @@
 /** Agent connections: registration, heartbeats, job reports; nodes that go quiet go DOWN. */
-import { AgentToController, type ControllerToAgent } from "../../proto/agent.ts";
+import { AgentToController, MAX_CLOCK_SKEW_MS, REFUSED, type ControllerToAgent } from "../../proto/agent.ts";
 import { decode } from "../../proto/channel.ts";
 import type { Db } from "../../store/db.ts";
-import { setNodeStatus, upsertNode } from "../../store/nodes.ts";
+import { setNodeDrain, setNodeStatus, upsertNode } from "../../store/nodes.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
+import { programReport } from "./program.ts";
 import type { AgentSession, ClusterState } from "./state.ts";
+import { unreachable } from "./reach.ts";
 
 const log = logger("controller");
 
-/** WebSocket close codes an agent acts on. */
-export const CLOSE_NAME_TAKEN = 4409;
-export const CLOSE_BAD_MESSAGE = 4400;
+type Hello = Extract<AgentToController, { t: "hello" }>;
+
+const hostOf = (addr: string) => addr.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
+
+/** A WebSocket close reason fits in 123 bytes. */
+const closeReason = (s: string) => (Buffer.byteLength(s) <= 123 ? s : `${Buffer.from(s).subarray(0, 120).toString("utf8").replace(/\uFFFD$/, "")}...`);
 
 export class AgentHub {
   private readonly byConn = new Map<AgentSession, string>();
+  /** Connections whose hello is being checked, with what they sent meanwhile. */
+  private readonly joining = new Map<AgentSession, (string | Buffer)[]>();
 
   constructor(
     private readonly db: Db,
@@ -24,28 +31,54 @@ export class AgentHub {
     private readonly heartbeatMs: number,
     private readonly schedule: () => void,
     private readonly elastic: Elastic,
+    private readonly onNodeUp?: (name: string) => void,
   ) {}
 
   send(node: string, msg: ControllerToAgent): boolean {
     const session = this.state.nodes.get(node)?.session;
     if (!session) return false;
+    this.syncAllocation(node);
     session.send(msg);
     return true;
   }
 
+  /** The job each agent was last told its node belongs to. */
+  private readonly told = new Map<AgentSession, number | null>();
+
+  /** Tell the node's agent the job it is allocated to, if that changed since it was last told. */
+  syncAllocation(node: string): void {
+    const n = this.state.nodes.get(node);
+    const session = n?.session;
+    if (!n || !session) return;
+    const jobId = n.jobId ?? null;
+    if (this.told.get(session) === jobId) return;
+    this.told.set(session, jobId);
+    session.send({ t: "alloc", jobId });
+  }
+
+  syncAllocations(): void {
+    for (const name of this.state.nodes.keys()) this.syncAllocation(name);
+  }
+
   onMessage(conn: AgentSession, text: string | Buffer): void {
+    const waiting = this.joining.get(conn);
+    if (waiting) return void waiting.push(text);
     const d = decode(AgentToController, text);
     if (!d.ok) {
-      log.warn("invalid message from agent", { remote: conn.remote, error: d.error });
-      conn.close(CLOSE_BAD_MESSAGE, `invalid message: ${d.error}`.slice(0, 120));
+      log.warn(`refused an agent from ${conn.remote}: invalid message`, { error: d.error });
+      conn.close(REFUSED.badMessage, closeReason(`invalid message: ${d.error}`));
       return;
     }
     const msg = d.value;
-    if (msg.t === "hello") return this.hello(conn, msg);
+    if (msg.t === "hello") {
+      this.joining.set(conn, []);
+      void this.admit(conn, msg);
+      return;
+    }
     const name = this.byConn.get(conn);
     const node = name ? this.state.nodes.get(name) : undefined;
     if (!name || !node || node.session !== conn) {
-      conn.close(CLOSE_BAD_MESSAGE, "send hello first");
+      conn.close(REFUSED.badMessage, "send hello first");
       return;
     }
     node.lastSeen = Date.now();
@@ -63,6 +96,11 @@ export class AgentHub {
         // Also after the job ended: a node's final report follows its ranks' exit.
         this.elastic.cfgs.update(msg.jobId, name, msg);
         return;
+      case "program": {
+        const job = this.state.jobs.get(msg.jobId);
+        if (job?.nodes.includes(name) && job.row.state === "RUNNING") programReport(job, msg);
+        return;
+      }
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;
@@ -81,8 +119,10 @@ export class AgentHub {
   }
 
   onClose(conn: AgentSession): void {
+    this.joining.delete(conn);
     const name = this.byConn.get(conn);
     this.byConn.delete(conn);
+    this.told.delete(conn);
     if (!name) return;
     const node = this.state.nodes.get(name);
     if (node?.session === conn) {
@@ -94,16 +134,45 @@ export class AgentHub {
     }
   }
 
-  private hello(conn: AgentSession, msg: Extract<AgentToController, { t: "hello" }>): void {
+  /** Checks a hello (clock, advertised address), then registers the node or refuses it with the reason. */
+  private async admit(conn: AgentSession, msg: Hello): Promise<void> {
+    const why = await this.refusal(msg, conn.remote);
+    const queued = this.joining.get(conn);
+    this.joining.delete(conn);
+    if (!queued) return; // the connection closed meanwhile
+    if (why) {
+      log.warn(`refused agent ${msg.name} from ${conn.remote}: ${why}`);
+      conn.close(REFUSED.refused, closeReason(why));
+      return;
+    }
+    if (!this.hello(conn, msg)) return;
+    for (const text of queued) this.onMessage(conn, text);
+  }
+
+  private async refusal(msg: Hello, peer: string): Promise<string | undefined> {
+    if (msg.time !== undefined) {
+      const skew = msg.time - Date.now();
+      if (Math.abs(skew) > MAX_CLOCK_SKEW_MS)
+        return `its clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? "ahead of" : "behind"} the controller's (limit ${MAX_CLOCK_SKEW_MS / 1000} s); sync the clocks (NTP)`;
+    }
+    // The agent's own listening socket on the address it connected from needs no check.
+    const own = !msg.advertised && hostOf(msg.addr) === peer.replace(/^::ffff:/, "");
+    const down = own ? undefined : await unreachable(msg.addr);
+    if (down) return `the controller cannot reach its address ${msg.addr} (${down}); fix --advertise/--listen or the firewall`;
+    return undefined;
+  }
+
+  private hello(conn: AgentSession, msg: Hello): boolean {
     const now = Date.now();
     const existing = this.state.nodes.get(msg.name);
     if (existing?.session && existing.session !== conn && now - existing.lastSeen < this.heartbeatMs * 1.5) {
-      conn.close(CLOSE_NAME_TAKEN, `node name ${msg.name} is already connected from ${existing.session.remote}; pick another --name`);
-      return;
+      log.warn(`refused agent ${msg.name} from ${conn.remote}: the name is in use by a live agent from ${existing.session.remote}`);
+      conn.close(REFUSED.nameTaken, closeReason(`node name ${msg.name} is already connected from ${existing.session.remote}; pick another --name`));
+      return false;
     }
-    existing?.session?.close(CLOSE_NAME_TAKEN, "replaced by a newer connection of the same node");
+    existing?.session?.close(REFUSED.nameTaken, "replaced by a newer connection of the same node");
     const wasDown = existing?.row.status === "DOWN";
-    const row = { name: msg.name, cpus: msg.cpus, memoryMb: msg.memoryMb, addr: msg.addr, status: "UP" as const, reason: null, registeredAt: existing?.row.registeredAt ?? now, updatedAt: now };
+    const row = { name: msg.name, cpus: msg.cpus, memoryMb: msg.memoryMb, addr: msg.addr, status: "UP" as const, reason: null, drain: existing?.row.drain ?? null, registeredAt: existing?.row.registeredAt ?? now, updatedAt: now };
     upsertNode(this.db, row);
     const node = existing ?? { row, lastSeen: now };
     node.row = row;
@@ -121,8 +190,22 @@ export class AgentHub {
       if (job.row.kind !== "alloc" && job.nodes[0] === msg.name && job.row.state !== "PENDING" && !reported.has(job.row.id))
         this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.name} re-registered without the job's processes` });
     }
-    log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { node: msg.name, addr: msg.addr, cpus: msg.cpus });
+    log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { node: msg.name, addr: msg.addr, cpus: msg.cpus, from: conn.remote });
     this.schedule();
+    this.onNodeUp?.(msg.name);
+    return true;
+  }
+
+  /** Drain a node (it takes no new work; its jobs run on), or with `reason` null resume it. False: no such node. */
+  setDrain(name: string, reason: string | null): boolean {
+    const node = this.state.nodes.get(name);
+    if (!node) return false;
+    const now = Date.now();
+    setNodeDrain(this.db, name, reason, now);
+    node.row = { ...node.row, drain: reason, updatedAt: now };
+    log.info(reason === null ? `node ${name} resumed` : `node ${name} drained: ${reason}`);
+    if (reason === null) this.schedule();
+    return true;
   }
 
   /** Nodes silent for 3 heartbeat intervals go DOWN and their jobs NODE_FAIL. */

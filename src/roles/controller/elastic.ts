@@ -6,7 +6,7 @@
  * launcher's report commits it: leaving nodes are freed, the job is RUNNING again.
  */
 import { badRequest, conflict } from "../../api/errors.ts";
-import { signCredential } from "../../proto/credential.ts";
+import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -41,7 +41,6 @@ export interface Mtct {
   samples: Array<{ time: number; mtct: number; iterations: number }>;
 }
 
-const CRED_LIFETIME_MS = 10 * 60_000;
 
 export class Elastic {
   /** Jobs' CFGs (every monitored job, elastic or not). */

@@ -6,7 +6,7 @@
  *                      SchedulerLoop (sched/ plans)        heartbeats, job exits
  */
 import { join } from "node:path";
-import { writeFileSync } from "node:fs";
+import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
 import type { ApiBackend } from "../../api/backend.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
@@ -19,6 +19,7 @@ import { VERSION } from "../../util/version.ts";
 import { AgentHub } from "./agents.ts";
 import { Jobs } from "./jobs.ts";
 import { ensureSecret } from "./keys.ts";
+import { lockStateDir } from "./lock.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
@@ -56,6 +57,8 @@ export interface ControllerOptions {
   limits?: AdminLimits;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
+  /** Called each time a node registers (ebb up waits for its hosts so). */
+  onNodeUp?(name: string): void;
   /** A token that may read /metrics besides the API token. */
   metricsToken?: string;
   /** /metrics needs no token. */
@@ -71,9 +74,19 @@ export interface ControllerHandle {
 }
 
 export async function startController(opts: ControllerOptions): Promise<ControllerHandle> {
-  const heartbeatMs = opts.heartbeatMs ?? 2000;
   const token = ensureSecret(opts.stateDir, "token");
   const clusterKey = ensureSecret(opts.stateDir, "cluster.key");
+  const release = lockStateDir(opts.stateDir, formatHostPort(opts.listen));
+  try {
+    return await startLocked(opts, token, clusterKey, release);
+  } catch (e) {
+    release();
+    throw e;
+  }
+}
+
+async function startLocked(opts: ControllerOptions, token: string, clusterKey: string, release: () => void): Promise<ControllerHandle> {
+  const heartbeatMs = opts.heartbeatMs ?? 2000;
   const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
   const db = openDb(dbPath);
   const store = new JobStore(db);
@@ -127,7 +140,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) });
-  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic);
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();
   elastic.restore();
@@ -163,6 +176,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
     release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    drain: (name, reason) => agents!.setDrain(name, reason),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
@@ -182,11 +196,12 @@ export async function startController(opts: ControllerOptions): Promise<Controll
   });
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
-  writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`);
+  writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
+  chmodSync(join(opts.stateDir, "controller.url"), 0o600);
 
   // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
   // eighth of a heartbeat after its third missed one.
-  const heartbeatTicker = setInterval(() => agents!.checkHeartbeats(), Math.max(20, Math.min(250, heartbeatMs / 8)));
+  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
@@ -206,6 +221,7 @@ export async function startController(opts: ControllerOptions): Promise<Controll
       ers.stop();
       server.stop(true);
       db.$client.close();
+      release();
     },
   };
 }

@@ -9,7 +9,7 @@ import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGran
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
-import { jobToken, signCredential } from "../../proto/credential.ts";
+import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, signCredential } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { compressIndices, parseArraySpec, type ArraySpec } from "../../api/array.ts";
@@ -47,7 +47,6 @@ export interface Effects {
   requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
 }
 
-const CRED_LIFETIME_MS = 10 * 60_000;
 /** What the tasks of one array may hold in all, scripts and environments counted per task. */
 const MAX_ARRAY_BYTES = 256 << 20;
 
@@ -154,7 +153,8 @@ export class Jobs {
       tasks: req.tasks ?? null,
       tasksPerNode: req.tasksPerNode ?? null,
       timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
-      env: req.env ?? {},
+      // The job gets a token of its own: the submitter's is never stored with it.
+      env: withoutKeys(req.env ?? {}, ["EBB_TOKEN"]),
       cwd,
       // A pattern until the job starts (%N is its first node).
       output: kind === "alloc" ? null : (req.output ?? (array ? "ebb-%A_%a.out" : "ebb-%j.out")),
@@ -275,7 +275,10 @@ export class Jobs {
       nodes: refs,
       tasks,
       jobEnv: this.jobEnv(job),
-      cred: row.kind === "command" ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS }) : undefined,
+      cred:
+        row.kind === "command"
+          ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, argv: argvDigest(row.argv!), env: envDigest(row.env), cwd: row.cwd })
+          : undefined,
       elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
     };
     if (!this.effects.toAgent(nodes[0]!, { t: "job.start", job: start })) {
@@ -365,10 +368,11 @@ export class Jobs {
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
     job.row.nextStep = stepId + 1;
-    return { ...this.grant(job, stepId, nodes, layout, now), elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
+    const covers = { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd };
+    return { ...this.grant(job, stepId, nodes, layout, now, covers), elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
   }
 
-  private grant(job: JobRuntime, stepId: number, nodes: string[], tasks: number[], now: number): StepGrant {
+  private grant(job: JobRuntime, stepId: number, nodes: string[], tasks: number[], now: number, covers: { argv?: string; env?: string; cwd?: string } = {}): StepGrant {
     const jobId = job.row.id;
     return {
       jobId,
@@ -376,7 +380,7 @@ export class Jobs {
       nodes: nodes.map((name) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" })),
       tasks,
       jobNodes: job.nodes,
-      cred: signCredential(this.config.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS }),
+      cred: signCredential(this.config.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, ...covers }),
       jobEnv: this.jobEnv(job),
     };
   }
@@ -626,4 +630,8 @@ export class Jobs {
 
 function describeSize(min: number, max: number): string {
   return min === max ? `${min} node${min === 1 ? "" : "s"}` : `${min}-${max} nodes`;
+}
+
+function withoutKeys(env: Record<string, string>, keys: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !keys.includes(k)));
 }

@@ -6,8 +6,13 @@ import type { HostPort } from "../../util/addr.ts";
 import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
+import { REFUSED } from "../../proto/agent.ts";
+import { logger } from "../../util/log.ts";
 
-type Conn = { kind: "agent" | "launcher"; scope: "all" | number; session?: Session<unknown> };
+const log = logger("controller");
+
+/** `refuse`: an agent whose key is wrong, told so over the socket (an HTTP 401 reaches it without its body). */
+type Conn = { kind: "agent" | "launcher"; scope: "all" | number; session?: Session<unknown>; refuse?: string };
 
 export interface ServeOptions {
   listen: HostPort;
@@ -47,8 +52,9 @@ export function serve(o: ServeOptions): Server<Conn> {
     fetch(req, server) {
       const path = new URL(req.url).pathname;
       if (path === "/v1/agent") {
-        if (!o.authorizeAgent(bearer(req))) return unauthorized("agents authenticate with the cluster key (file cluster.key in the controller's state dir)");
-        if (server.upgrade(req, { data: { kind: "agent", scope: "all" } })) return undefined;
+        const refuse = o.authorizeAgent(bearer(req)) ? undefined : "wrong cluster key: copy cluster.key from the controller's state dir to the agent";
+        if (server.upgrade(req, { data: { kind: "agent", scope: "all", refuse } })) return undefined;
+        if (refuse) return unauthorized("agents authenticate with the cluster key (file cluster.key in the controller's state dir)");
         return new Response("WebSocket upgrade required", { status: 426 });
       }
       if (path === "/v1/launcher") {
@@ -65,13 +71,19 @@ export function serve(o: ServeOptions): Server<Conn> {
       sendPings: true,
       open(ws) {
         ws.data.session = session(ws);
+        if (ws.data.refuse) {
+          log.warn(`refused an agent from ${ws.remoteAddress}: ${ws.data.refuse}`);
+          ws.close(REFUSED.badKey, ws.data.refuse);
+        }
       },
       message(ws, text) {
+        if (ws.data.refuse) return;
         const s = ws.data.session!;
         if (ws.data.kind === "agent") o.agents.onMessage(s as never, text);
         else o.launchers.onMessage(s as never, ws.data.scope, text);
       },
       close(ws) {
+        if (ws.data.refuse) return;
         const s = ws.data.session!;
         if (ws.data.kind === "agent") o.agents.onClose(s as never);
         else o.launchers.onClose(s as never);

@@ -6,6 +6,7 @@ import type { PendingJob, RunningJob } from "../../sched/types.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
+import type { ProgramRuntime } from "./program.ts";
 
 export interface Session<Out> {
   send(msg: Out): void;
@@ -42,6 +43,8 @@ export interface JobRuntime {
   names?: Map<string, string>;
   /** Steps started on nodes added for them (PMI spawn), with those nodes: released when the step ends. */
   spawnedSteps: Map<number, string[]>;
+  /** What an EPOP program reported: structure, current phase, iteration (program.ts). */
+  program?: ProgramRuntime;
   /** The job as the scheduler sees it, kept current so passes do not rebuild it. */
   sched: { pending?: PendingJob; running?: RunningJob };
 }
@@ -66,7 +69,7 @@ export class ClusterState {
 
   /** Nodes a scheduling pass may hand out or count on. */
   isSchedulable(n: NodeRuntime, now: number): boolean {
-    return n.row.status === "UP" && n.session !== undefined && !(n.completing && n.completing.until > now);
+    return n.row.status === "UP" && n.row.drain === null && n.session !== undefined && !(n.completing && n.completing.until > now);
   }
 
   private isIdle(n: NodeRuntime, now: number): boolean {

@@ -5,6 +5,7 @@ import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
 import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
+import { remainingMs, type ProgramRuntime } from "./program.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
 
@@ -138,12 +139,15 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
     cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id)),
+    program: programView(live?.program),
   };
 }
 
 export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
   const completing = n.completing !== undefined && n.completing.until > now;
-  const state = n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+  const busy = n.jobId !== undefined || completing;
+  const state =
+    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
   return {
     name: n.row.name,
     state,
@@ -151,6 +155,21 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     memoryMb: n.row.memoryMb,
     addr: n.row.addr,
     jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
-    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : null),
+    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
+    drain: n.row.drain,
+  };
+}
+
+/** An EPOP program's structure and progress, while its job runs. */
+function programView(p: ProgramRuntime | undefined): JobDetail["program"] {
+  if (!p?.structure) return null;
+  const left = remainingMs(p);
+  return {
+    name: p.structure.name,
+    phases: p.structure.phases,
+    pc: p.pc ?? null,
+    iteration: p.iteration ?? null,
+    bound: p.bound ?? null,
+    remainingSeconds: left === undefined ? null : Math.round(left / 100) / 10,
   };
 }

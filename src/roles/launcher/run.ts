@@ -3,6 +3,7 @@
  * the step (and whatever it spawns) through the agents, forward its output, report its end and
  * give back the allocation it made.
  */
+import { envDigest } from "../../proto/credential.ts";
 import { basename } from "node:path";
 import { ApiClient, ApiClientError } from "../../api/client.ts";
 import type { PmiMode } from "../../proto/step.ts";
@@ -118,7 +119,7 @@ export async function run(o: RunOptions): Promise<number> {
     if (announced) o.say(`job ${jobId} has been allocated ${compressHostlist(state.nodes)}`);
 
     // 2. Run the step and what it spawns.
-    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit });
+    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, cwd: o.cwd, envDigest: envDigest(o.env) });
     const sink = terminalSink({ label: o.label, prog: "ebb" });
     const pool = new PeerPool();
     const launch = new Launch({

@@ -10,8 +10,10 @@
  *   a job grows only if the time it saves pays for this adaptation and the one that may take the
  *   nodes back. With a job waiting, only nodes its reservation leaves over are lent, or nodes lent
  *   to a job predicted to end before the reservation;
- * - moldable start: the first waiting job starts now below the size it asked for only if its
- *   declared model predicts it then ends sooner than by waiting for its reservation.
+ * - moldable start: the first waiting job starts now below the size it asked for only if it is
+ *   then predicted to end sooner than by waiting for its reservation: by its declared model, else
+ *   (a malleable job, which may grow later) by the safe bound that its time grows at most linearly
+ *   as its nodes drop.
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized.
  * Nothing shrinks while nobody waits. Every resize carries its numbers in its reason.
  */

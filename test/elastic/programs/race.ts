@@ -1,13 +1,16 @@
 // Ranks out of step on purpose: each sleeps a random time between probes and never synchronizes
 // outside adaptation windows. In each window the ranks compare the probe call they entered it at
 // (its iteration): rank 0 prints "window N at=<min>..<max>", which must be one number.
-// argv: a file whose appearance ends the run, max sleep ms.
-import { existsSync } from "node:fs";
+// argv: a file whose appearance ends the run, max sleep ms. Each first rank writes <file>.ready<rank>
+// once initAdapt() has returned.
+import { existsSync, writeFileSync } from "node:fs";
 import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const stopFile = process.argv[2] ?? "/nonexistent";
 const maxSleep = Number(process.argv[3] ?? 3);
 let { world, status } = await initAdapt();
+// Resizable from here on (its business card is out): say so to the test.
+if (status !== "joining") writeFileSync(`${stopFile}.ready${world.rank}`, "");
 let i = 0;
 let windows = 0;
 let seed = (process.pid * 7919) >>> 0;

@@ -1,0 +1,3 @@
+import { drainCommand } from "./drains.ts";
+
+export default drainCommand("drain");

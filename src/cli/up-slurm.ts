@@ -1,0 +1,86 @@
+/**
+ * `ebb up --slurm`: inside a Slurm allocation, the controller here and one agent per allocated node
+ * through srun (roles/remote/slurm.ts), until Ctrl-C, SIGTERM, or the end of the allocation.
+ */
+import { join } from "node:path";
+import { startController, type ControllerOptions } from "../roles/controller/index.ts";
+import { slurmAllocation, srunArgv, type SrunProcess } from "../roles/remote/slurm.ts";
+import type { HostPort } from "../util/addr.ts";
+import { jitPolicy, NORMAL } from "../util/jit.ts";
+import { ebbCommand } from "../util/self.ts";
+import { err, out } from "../util/stdio.ts";
+import { CommandError, UsageError } from "./common.ts";
+import { starting, untilSignal } from "./daemon.ts";
+
+export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?: number; tuning: Partial<ControllerOptions> }): Promise<void> {
+  const alloc = slurmAllocation(process.env);
+  if ("error" in alloc) throw new UsageError(`--slurm: ${alloc.error}`);
+  const listen = o.listen ?? { host: "0.0.0.0", port: 0 };
+  const stateDir = o.stateDir ?? process.env.EBB_STATE_DIR ?? join(process.env.HOME ?? "/tmp", ".ebb", `slurm-${alloc.jobId}`);
+  const signal = untilSignal();
+  const pending = new Set(alloc.nodes);
+  let allUp!: () => void;
+  const registered = new Promise<void>((resolve) => (allUp = resolve));
+  const ctl = await starting({ listen, stateDir }, () =>
+    startController({
+      listen,
+      stateDir,
+      ...o.tuning,
+      onNodeUp: (name) => {
+        pending.delete(name);
+        if (pending.size === 0) allUp();
+      },
+    }),
+  );
+  const loopback = ["127.0.0.1", "::1", "localhost"].includes(listen.host);
+  const specific = !loopback && !["0.0.0.0", "::"].includes(listen.host);
+  const argv = srunArgv({
+    binary: ebbCommand(),
+    nodes: alloc.nodes.length,
+    controllerPort: Number(new URL(ctl.url).port),
+    controllerHost: loopback ? "127.0.0.1" : specific ? listen.host : undefined,
+    cpus: o.cpus,
+  });
+  err(`ebb up: starting ${alloc.nodes.length} agents with srun in Slurm job ${alloc.jobId}\n`);
+  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...process.env, EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn" } }) as SrunProcess;
+  // srun's and the agents' messages go on to this stderr.
+  void (async () => {
+    for await (const chunk of srun.stderr) process.stderr.write(chunk);
+  })().catch(() => {});
+  const stop = async () => {
+    try {
+      srun.stdin.end();
+    } catch {
+      /* closed */
+    }
+    const timer = setTimeout(() => srun.kill("SIGTERM"), 10_000);
+    await srun.exited;
+    clearTimeout(timer);
+    await ctl.stop();
+  };
+
+  const first = await Promise.race([registered.then(() => "up" as const), srun.exited.then((c) => ({ exited: c })), signal.then(() => "signal" as const)]);
+  if (first === "signal") {
+    err("ebb up: stopping\n");
+    return stop();
+  }
+  if (first !== "up") {
+    await ctl.stop();
+    throw new CommandError(`srun exited with status ${first.exited} before every agent registered (missing: ${[...pending].join(", ")})`);
+  }
+  jitPolicy(NORMAL);
+  out(
+    [
+      `ebb cluster is up in Slurm job ${alloc.jobId}: ${alloc.nodes.length} nodes (${alloc.nodes.join(", ")})`,
+      `  API:    ${ctl.url}/v1`,
+      `  state:  ${stateDir}   (export EBB_STATE_DIR=${stateDir} for ebb run, submit, queue...)`,
+      "",
+      "It ends with the allocation, or on Ctrl-C.",
+      "",
+    ].join("\n"),
+  );
+  const end = await Promise.race([signal.then(() => "signal" as const), srun.exited.then((c) => ({ exited: c }))]);
+  if (end !== "signal") err(`ebb up: srun ended (status ${end.exited}); stopping\n`);
+  else err("ebb up: stopping\n");
+  await stop();
+}

@@ -1,0 +1,72 @@
+/**
+ * One controller per state directory: `controller.lock` holds the pid and host of the controller
+ * that owns it, created with O_EXCL so that of two controllers starting at once only one wins. A
+ * lock whose process is gone (same host, pid not running) is stale and taken over.
+ */
+import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join } from "node:path";
+import { z } from "zod";
+
+const Holder = z.object({ pid: z.int(), host: z.string(), startedAt: z.string(), listen: z.string().optional() });
+type Holder = z.infer<typeof Holder>;
+
+/** A live controller holds the state directory. */
+export class StateDirHeld extends Error {}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+  try {
+    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
+  } catch {
+    return true;
+  }
+}
+
+function readHolder(path: string): Holder | undefined {
+  try {
+    const parsed = Holder.safeParse(JSON.parse(readFileSync(path, "utf8")));
+    return parsed.success ? parsed.data : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Takes the state dir's lock or throws StateDirHeld naming the holder; returns the release. */
+export function lockStateDir(stateDir: string, listen: string): () => void {
+  const path = join(stateDir, "controller.lock");
+  const me: Holder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), listen };
+  for (let attempt = 0; ; attempt++) {
+    try {
+      writeFileSync(path, `${JSON.stringify(me)}\n`, { flag: "wx", mode: 0o600 });
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 3) throw e;
+    }
+    const holder = readHolder(path);
+    // A lock being written right now reads as empty: the other controller is starting.
+    if (!holder) {
+      if (attempt < 3) {
+        Bun.sleepSync(50);
+        continue;
+      }
+      throw new StateDirHeld(`${path} exists but does not name its controller; if none is running on ${stateDir}, remove that file`);
+    }
+    const local = holder.host === me.host;
+    if (local && (!alive(holder.pid) || holder.pid === process.pid)) {
+      rmSync(path, { force: true }); // stale: its controller is gone
+      continue;
+    }
+    throw new StateDirHeld(
+      `the state dir ${stateDir} is in use by another controller (pid ${holder.pid} on ${holder.host}${holder.listen ? `, listening on ${holder.listen}` : ""}, since ${holder.startedAt}); ` +
+        (local ? "stop it first, or give --state-dir another directory" : `stop it first, or if it is gone remove ${path}`),
+    );
+  }
+  return () => {
+    if (readHolder(path)?.pid === process.pid && readHolder(path)?.host === me.host) rmSync(path, { force: true });
+  };
+}

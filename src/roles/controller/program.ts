@@ -1,0 +1,69 @@
+/**
+ * What EPOP programs tell the controller about themselves (src/epop/run.ts -> agent -> here): the
+ * phase structure once, then the current program counter, the iteration of an elastic phase and
+ * its bound. Kept with the running job (not stored: it is as old as the job's current run), shown
+ * by `ebb show`, and turned into a remaining-time estimate for the scheduler: the rate of the
+ * current bounded phase since it started, times the iterations left. The time limit still caps it.
+ */
+import { z } from "zod";
+import type { JobRuntime } from "./state.ts";
+
+export const ProgramStructure = z.object({
+  name: z.string().max(256),
+  phases: z.array(z.object({ pc: z.int().nonnegative(), name: z.string().max(256), kind: z.enum(["init", "rigid", "elastic", "branch"]) })).max(1024),
+});
+
+export interface ProgramRuntime {
+  structure?: z.infer<typeof ProgramStructure>;
+  pc?: number;
+  iteration?: number;
+  bound?: number;
+  /** When the current phase was first reported, and its iteration then (the rate's origin). */
+  phaseSince?: number;
+  phaseStartIteration?: number;
+  updated?: number;
+}
+
+export interface ProgramMessage {
+  structure?: string | undefined;
+  pc?: number | undefined;
+  iteration?: number | undefined;
+  bound?: number | undefined;
+}
+
+/** Applies a report; a structure that is not valid JSON of the right shape is ignored. */
+export function programReport(job: JobRuntime, msg: ProgramMessage, now = Date.now()): void {
+  const p = (job.program ??= {});
+  if (msg.structure !== undefined) {
+    try {
+      const s = ProgramStructure.safeParse(JSON.parse(msg.structure));
+      if (s.success) p.structure = s.data;
+    } catch {
+      // not JSON: ignored, like any malformed report from a rank
+    }
+  }
+  if (msg.pc !== undefined) {
+    if (msg.pc !== p.pc) {
+      p.phaseSince = now;
+      p.phaseStartIteration = msg.iteration ?? 0;
+    }
+    p.pc = msg.pc;
+    p.iteration = msg.iteration;
+    p.bound = msg.bound;
+    p.updated = now;
+  }
+  const running = job.sched.running;
+  const left = remainingMs(p, now);
+  if (running && left !== undefined) {
+    const limitEnd = (job.row.startTime ?? job.row.submitTime) + job.row.timeLimit * 1000;
+    running.expectedEnd = Math.min(limitEnd, now + left);
+  }
+}
+
+/** Time left by the current bounded phase's rate, if it has one (ignores later phases). */
+export function remainingMs(p: ProgramRuntime, now = Date.now()): number | undefined {
+  if (p.bound === undefined || p.iteration === undefined || p.phaseSince === undefined || p.phaseStartIteration === undefined) return undefined;
+  const done = p.iteration - p.phaseStartIteration;
+  if (done <= 0 || now <= p.phaseSince) return undefined;
+  return ((now - p.phaseSince) / done) * Math.max(0, p.bound - p.iteration);
+}

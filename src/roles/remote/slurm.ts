@@ -1,0 +1,49 @@
+/**
+ * `ebb up --slurm`: inside a Slurm allocation, one agent per allocated node started with
+ * `srun --ntasks-per-node=1 --overlap` (no ssh). The agents get the cluster key through srun's
+ * environment (never an argument), are named after their Slurm node, and call the controller back
+ * at the address of the node srun ran on (SLURM_LAUNCH_NODE_IPADDR). Slurm ends them, and the
+ * controller with its batch script or salloc shell, when the allocation ends.
+ */
+import type { Subprocess } from "bun";
+import { expandHostlist } from "../../util/hostlist.ts";
+
+export interface Allocation {
+  jobId: string;
+  nodes: string[];
+}
+
+/** The allocation this process runs in, from Slurm's environment; an error text outside one. */
+export function slurmAllocation(env: Record<string, string | undefined>): Allocation | { error: string } {
+  const jobId = env.SLURM_JOB_ID ?? env.SLURM_JOBID;
+  const list = env.SLURM_JOB_NODELIST ?? env.SLURM_NODELIST;
+  if (!jobId || !list) return { error: "not inside a Slurm allocation (no SLURM_JOB_ID / SLURM_JOB_NODELIST): run it in an sbatch script or under salloc" };
+  const nodes = expandHostlist(list);
+  if ("error" in nodes) return { error: `SLURM_JOB_NODELIST: ${nodes.error}` };
+  if (nodes.length === 0) return { error: "SLURM_JOB_NODELIST names no node" };
+  return { jobId, nodes };
+}
+
+/** srun's argv: one agent task per node of the allocation, sharing its CPUs with the job's other steps. */
+export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: number; controllerHost?: string; cpus?: number }): string[] {
+  const host = o.controllerHost ?? "$SLURM_LAUNCH_NODE_IPADDR";
+  const agent = [...o.binary.map((w) => `'${w.replace(/'/g, "'\\''")}'`), "agent", "--controller", `"http://${host}:${o.controllerPort}"`, "--name", '"$SLURMD_NODENAME"', "--tied-to-stdin", ...(o.cpus ? ["--cpus", String(o.cpus)] : [])];
+  return [
+    "srun",
+    `--nodes=${o.nodes}`,
+    "--ntasks-per-node=1",
+    `--ntasks=${o.nodes}`,
+    "--overlap",
+    // One agent failing (refused, say) must not take the others down.
+    "--kill-on-bad-exit=0",
+    "--job-name=ebb-agents",
+    // The agents' stdin: srun's, which ebb up holds open (closing it stops them).
+    "--input=all",
+    "--export=ALL",
+    "sh",
+    "-c",
+    `exec ${agent.join(" ")}`,
+  ];
+}
+
+export type SrunProcess = Subprocess<"pipe", "ignore", "pipe">;

@@ -1,0 +1,103 @@
+/**
+ * The ssh command lines and remote scripts of `ebb up --hosts`: the system's OpenSSH client (so
+ * ~/.ssh/config, agents and keys work as for the user's own ssh), POSIX sh on the far side. The
+ * cluster key goes on ssh's stdin, never in an argument: it would show in `ps` on both ends.
+ */
+import type { HostSpec } from "./hosts.ts";
+
+/** Splits --ssh-opts like a shell would: spaces separate words, quotes group them. */
+export function splitWords(text: string): string[] | { error: string } {
+  const words: string[] = [];
+  let cur: string | undefined;
+  let quote: string | undefined;
+  for (const ch of text) {
+    if (quote) {
+      if (ch === quote) quote = undefined;
+      else cur += ch;
+    } else if (ch === "'" || ch === '"') {
+      quote = ch;
+      cur ??= "";
+    } else if (/\s/.test(ch)) {
+      if (cur !== undefined) words.push(cur);
+      cur = undefined;
+    } else cur = (cur ?? "") + ch;
+  }
+  if (quote) return { error: `unbalanced ${quote} in "${text}"` };
+  if (cur !== undefined) words.push(cur);
+  return words;
+}
+
+/** A word quoted for a POSIX shell (and for fish, which reads '...'\''...' the same way). */
+export const shq = (s: string) => `'${s.replace(/'/g, "'\\''")}'`;
+
+export interface SshSettings {
+  /** Extra ssh options, e.g. ["-F", "cfg"] or ["-o", "ProxyJump=gw"]. */
+  opts: string[];
+  user?: string;
+}
+
+/** ssh's argv for one host and one remote command line (run by the remote user's shell). */
+export function sshArgv(h: HostSpec, s: SshSettings, remote: string): string[] {
+  const user = h.user ?? s.user;
+  return [
+    "ssh",
+    // Never a password prompt: a host that wants one fails with ssh's own message.
+    "-o", "BatchMode=yes",
+    // A dead link ends the session (and, on the far side, the agent reading its stdin).
+    "-o", "ServerAliveInterval=5",
+    "-o", "ServerAliveCountMax=3",
+    "-T",
+    ...(user ? ["-l", user] : []),
+    ...(h.port ? ["-p", String(h.port)] : []),
+    ...s.opts,
+    "--",
+    h.host,
+    remote,
+  ];
+}
+
+/** `sh -c SCRIPT`, so that the remote login shell (bash, zsh, fish...) only has to run sh. */
+const viaSh = (script: string) => `sh -c ${shq(script)}`;
+
+/** Makes a relative remote path relative to the remote home, in $p. */
+const remotePath = (path: string) => `p=${shq(path)}; case $p in /*) ;; *) p="$HOME/$p";; esac`;
+
+/** Exit status of the start script when the binary there is missing or differs: copy, then start again. */
+export const NEED_COPY = 86;
+
+export interface AgentScript {
+  remotePath: string;
+  sha256: string;
+  name: string;
+  /** The controller's port; its host is where the ssh connection came from ($SSH_CONNECTION), unless given. */
+  controllerPort: number;
+  controllerHost?: string;
+  cpus?: number;
+  logLevel: string;
+}
+
+/**
+ * Checks the binary's hash, reads the cluster key from stdin, and execs the agent: it listens on
+ * the address ssh reached the host at, reaches the controller at the address ssh came from, and
+ * stops when its stdin (the ssh session) closes.
+ */
+export function agentCommand(a: AgentScript): string {
+  const controllerHost = a.controllerHost ? shq(a.controllerHost) : '"$c"';
+  return viaSh(
+    [
+      remotePath(a.remotePath),
+      `h=$( (sha256sum "$p" || shasum -a 256 "$p") 2>/dev/null | cut -d" " -f1)`,
+      `[ "$h" = ${a.sha256} ] || exit ${NEED_COPY}`,
+      `set -- $SSH_CONNECTION; c=$1; s=$3`,
+      `case $c in *:*) c="[$c]";; esac; case $s in *:*) s="[$s]";; esac`,
+      `IFS= read -r EBB_CLUSTER_KEY || exit 87`,
+      `export EBB_CLUSTER_KEY EBB_LOG=${shq(a.logLevel)}`,
+      `exec "$p" agent --controller "http://${controllerHost}:${a.controllerPort}" --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}`,
+    ].join("\n"),
+  );
+}
+
+/** Receives the binary on stdin and puts it at the remote path atomically (a running one is not disturbed). */
+export function copyCommand(path: string): string {
+  return viaSh([remotePath(path), `mkdir -p "$(dirname "$p")" && cat > "$p.part.$$" && chmod 755 "$p.part.$$" && mv -f "$p.part.$$" "$p"`].join("\n"));
+}

@@ -1,0 +1,195 @@
+/**
+ * The OpenAPI document generated from the routes: valid for a real OpenAPI validator
+ * (@seriousme/openapi-schema-validator), and every answer of every route — successes and each
+ * error status — is one the document lists, with a body its schema accepts (ajv, JSON Schema 2020-12).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { Ajv2020 } from "ajv/dist/2020.js";
+import { jobToken } from "../../src/proto/credential.ts";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { COUNTER, elasticRun } from "../support/elastic-run.ts";
+
+let c: TestCluster;
+let doc: any;
+let resolved: any;
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+const seen = new Set<string>();
+
+beforeAll(async () => {
+  c = await startCluster({ agents: 2 });
+  doc = (await c.api("GET", "/v1/openapi.json")).json;
+  const v = new Validator();
+  const res = await v.validate(structuredClone(doc));
+  if (!res.valid) throw new Error(`the OpenAPI document is not valid: ${JSON.stringify(res.errors, null, 1).slice(0, 4000)}`);
+  resolved = v.resolveRefs();
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** The operation of a concrete path: /v1/jobs/12/hold -> /v1/jobs/{id}/hold. */
+function operationOf(method: string, path: string): { key: string; op: any } {
+  const bare = path.split("?")[0]!;
+  for (const [template, item] of Object.entries<any>(resolved.paths)) {
+    const re = new RegExp(`^${template.replace(/\{\w+\}/g, "[^/]+")}$`);
+    if (re.test(bare) && item[method.toLowerCase()]) return { key: `${method} ${template}`, op: item[method.toLowerCase()] };
+  }
+  throw new Error(`${method} ${bare} is not in the document`);
+}
+
+/** One live call, checked against the document: the status is listed and the body fits its schema. */
+async function call(method: string, path: string, opts: { body?: unknown; raw?: string; token?: string | null; expect: number }) {
+  const token = opts.token === undefined ? c.token : opts.token;
+  const res = await fetch(`${c.url}${path}`, {
+    method,
+    redirect: "manual",
+    headers: { ...(token ? { Authorization: `Bearer ${token}` } : {}), ...(opts.body !== undefined || opts.raw ? { "Content-Type": "application/json" } : {}) },
+    body: opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body)),
+  });
+  const { key, op } = operationOf(method, path);
+  const text = res.headers.get("content-type")?.startsWith("text/event-stream") ? "" : await res.text();
+  if (res.headers.get("content-type")?.startsWith("text/event-stream")) await res.body?.cancel();
+  expect({ key, status: res.status, text: res.status === opts.expect ? "" : text.slice(0, 300) }).toEqual({ key, status: opts.expect, text: "" });
+  const documented = op.responses[String(res.status)];
+  expect({ key, status: res.status, documented: documented !== undefined }).toEqual({ key, status: res.status, documented: true });
+  const type = res.headers.get("content-type") ?? "";
+  const content = documented.content ?? {};
+  if (type.startsWith("application/json")) {
+    const schema = content["application/json"]?.schema;
+    expect({ key, status: res.status, schema: schema !== undefined }).toEqual({ key, status: res.status, schema: true });
+    const validate = ajv.compile(schema);
+    const body = JSON.parse(text);
+    const ok = validate(body);
+    expect({ key, status: res.status, errors: ok ? null : validate.errors }).toEqual({ key, status: res.status, errors: null });
+  } else if (Object.keys(content).length > 0) {
+    expect(Object.keys(content).some((m) => type.startsWith(m))).toBe(true);
+  }
+  seen.add(`${key} ${res.status}`);
+  return text && type.startsWith("application/json") ? JSON.parse(text) : text;
+}
+
+describe("the OpenAPI document", () => {
+  test("is valid OpenAPI 3.1 with operationIds, servers, a license, errors in one schema and the launcher WebSocket", () => {
+    expect(doc.openapi).toBe("3.1.0");
+    expect(doc.servers).toEqual([{ url: c.url, description: "this controller" }]);
+    expect(doc.info.license).toEqual({ name: "MIT", identifier: "MIT" });
+    const ids: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths))
+      for (const [method, op] of Object.entries<any>(item)) {
+        expect({ path, method, id: typeof op.operationId }).toEqual({ path, method, id: "string" });
+        ids.push(op.operationId);
+        for (const [status, r] of Object.entries<any>(op.responses))
+          if (Number(status) >= 400 && r.content?.["application/json"]) expect(r.content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Error" });
+      }
+    expect(new Set(ids).size).toBe(ids.length);
+    const ws = doc.paths["/v1/launcher"].get;
+    expect(Object.keys(ws.responses)).toEqual(["101", "401", "426"]);
+    expect(ws["x-websocket"].messages.fromClient).toContain("step.create");
+    expect(ws["x-websocket"].messages.fromServer).toContain("realloc");
+  });
+
+  test("every route answers what the document says, for each status it lists", async () => {
+    const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+    // Pages and metrics.
+    expect(await call("GET", "/", { token: null, expect: 200 })).toContain("<form id=\"login\"");
+    await call("GET", "/ui", { token: null, expect: 301 });
+    await call("GET", "/metrics", { expect: 200 });
+    await call("GET", "/metrics", { token: null, expect: 401 });
+    await call("GET", "/v1/health", { token: null, expect: 200 });
+    await call("GET", "/v1/openapi.json", { expect: 200 });
+    await call("GET", "/v1/openapi.json", { token: null, expect: 401 });
+
+    // Submitting.
+    const big = JSON.stringify({ argv: ["true"], env: { X: "x".repeat(3 << 20) } });
+    for (const path of ["/v1/jobs", "/v1/jobs/test"]) {
+      await call("POST", path, { body: { argv: ["true"], nodes: 0 }, expect: 400 });
+      await call("POST", path, { body: { argv: ["true"] }, token: null, expect: 401 });
+      await call("POST", path, { raw: big, expect: 413 });
+    }
+    await call("POST", "/v1/jobs/test", { body: { argv: ["true"] }, expect: 200 });
+    const done = (await call("POST", "/v1/jobs", { body: { argv: ["true"], cwd: c.dir }, expect: 201 })).id as number;
+    await c.waitJob(done, ["COMPLETED"]);
+    const held = (await call("POST", "/v1/jobs", { body: { argv: ["true"], cwd: c.dir, hold: true }, expect: 201 })).id as number;
+    const sleeper = await c.submit({ argv: ["sleep", "600"] });
+    await c.waitJob(sleeper, ["RUNNING"]);
+    const other = jobToken(key, sleeper);
+
+    // Listing and reading.
+    await call("GET", "/v1/jobs?state=RUNNING,COMPLETED", { expect: 200 });
+    await call("GET", "/v1/jobs?state=SOMETIMES", { expect: 400 });
+    await call("GET", "/v1/jobs", { token: null, expect: 401 });
+    await call("GET", `/v1/jobs/${done}`, { expect: 200 });
+    await call("GET", `/v1/jobs/${done}?wait=0`, { expect: 200 });
+    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"]] as const) {
+      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"] } : undefined;
+      await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
+      await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
+      await call(method, `/v1/jobs/${done}${suffix}`, { body, token: null, expect: 401 });
+      await call(method, `/v1/jobs/${done}${suffix}`, { body, token: other, expect: 403 });
+    }
+
+    // Holding, releasing, cancelling.
+    await call("POST", `/v1/jobs/${held}/hold`, { expect: 200 });
+    await call("POST", `/v1/jobs/${done}/hold`, { expect: 409 });
+    await call("POST", `/v1/jobs/${done}/release`, { expect: 409 });
+    await call("DELETE", `/v1/jobs/${done}`, { expect: 409 });
+
+    // Steps: in a running job, not in a pending one; a bad or too big body.
+    await call("POST", `/v1/jobs/${sleeper}/steps`, { body: { argv: ["true"] }, expect: 201 });
+    await call("POST", `/v1/jobs/${sleeper}/steps`, { body: { argv: [] }, expect: 400 });
+    await call("POST", `/v1/jobs/${sleeper}/steps`, { raw: big, expect: 413 });
+    await call("POST", `/v1/jobs/${held}/steps`, { body: { argv: ["true"] }, expect: 409 });
+
+    // Resizing: not elastic (409), a bad or too big body, then a real elastic job grown.
+    await call("POST", `/v1/jobs/${sleeper}/resize`, { body: { nodes: 2 }, expect: 409 });
+    await call("POST", `/v1/jobs/${sleeper}/resize`, { body: { nodes: "two" }, expect: 400 });
+    await call("POST", `/v1/jobs/${sleeper}/resize`, { raw: big, expect: 413 });
+    await call("DELETE", `/v1/jobs/${sleeper}`, { expect: 200 });
+    await call("POST", `/v1/jobs/${held}/release`, { expect: 200 });
+    await c.waitJob(held, ["COMPLETED"]);
+    await c.waitNodes(2, "IDLE");
+    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", process.execPath, COUNTER, "1000000", "20"], /pid=\d+ rank=0/);
+    const grow = await call("POST", `/v1/jobs/${job.id}/resize`, { body: { nodes: 2 }, expect: 202 });
+    await c.adaptationEnd(job.id, grow.adaptationId);
+
+    // Nodes, the timeline and its stream: the API token only.
+    for (const path of ["/v1/nodes", "/v1/timeline", "/v1/stream"]) {
+      await call("GET", path, { expect: 200 });
+      await call("GET", path, { token: null, expect: 401 });
+      await call("GET", path, { token: jobToken(key, job.id), expect: 403 });
+    }
+    for (const path of ["/v1/timeline?window=5", "/v1/stream?window=x"]) await call("GET", path, { expect: 400 });
+    // Draining and resuming a node: the API token only.
+    await call("POST", "/v1/nodes/node02/drain", { body: { reason: "openapi" }, expect: 200 });
+    await call("POST", "/v1/nodes/node02/drain", { expect: 200 });
+    await call("POST", "/v1/nodes/node02/drain", { body: { reason: "" }, expect: 400 });
+    await call("POST", "/v1/nodes/node02/drain", { raw: big, expect: 413 });
+    await call("POST", "/v1/nodes/node99/drain", { expect: 404 });
+    await call("POST", "/v1/nodes/node99/resume", { expect: 404 });
+    for (const action of ["drain", "resume"]) {
+      await call("POST", `/v1/nodes/node02/${action}`, { token: null, expect: 401 });
+      await call("POST", `/v1/nodes/node02/${action}`, { token: jobToken(key, job.id), expect: 403 });
+    }
+    await call("POST", "/v1/nodes/node02/resume", { expect: 200 });
+    await call("GET", "/v1/timeline?window=86400", { expect: 200 });
+    await call("DELETE", `/v1/jobs/${job.id}`, { expect: 200 });
+    await job.finished;
+
+    // Every status the document lists for a route was answered live.
+    const listed: string[] = [];
+    for (const [path, item] of Object.entries<any>(doc.paths)) {
+      if (path === "/v1/launcher") continue;
+      for (const [method, op] of Object.entries<any>(item)) for (const status of Object.keys(op.responses)) listed.push(`${method.toUpperCase()} ${path} ${status}`);
+    }
+    expect(listed.filter((l) => !seen.has(l))).toEqual([]);
+  }, 180_000);
+
+  test("the launcher WebSocket answers 401 and 426 as described", async () => {
+    expect((await fetch(`${c.url}/v1/launcher`)).status).toBe(401);
+    const r = await fetch(`${c.url}/v1/launcher`, { headers: { Authorization: `Bearer ${c.token}` } });
+    expect(r.status).toBe(426);
+  });
+});

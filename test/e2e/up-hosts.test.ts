@@ -1,0 +1,156 @@
+/**
+ * `ebb up --hosts` against real OpenSSH servers on 127.0.0.2 and 127.0.0.3 (h1, h2; h3 at
+ * 127.0.0.4 has none): the binary is copied to --remote-path and not again when it is there,
+ * agents register under the hosts' names, an MPICH program runs across them, the cluster key is
+ * in no process's command line, a down host is named with ssh's error, --require-all makes that
+ * fatal, a dead ssh link stops its agent, and Ctrl-C leaves no process behind on any host.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
+import { SshHosts } from "../support/sshd.ts";
+import { mpi } from "../mpi/programs.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ebb-up-hosts-"));
+// The compiled binary (the one ebb up copies), built apart from dist/ so that no other test's build overwrites it meanwhile.
+const buildDir = mkdtempSync(join(tmpdir(), "ebb-up-hosts-build-"));
+const EBB = join(buildDir, "ebb");
+const remotePath = join(dir, "remote", "bin", "ebb");
+let hosts: SshHosts;
+const hello = await mpi("hello");
+
+beforeAll(async () => {
+  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.build as string).split(/\s+/);
+  const argv = script.map((w, i) => (i === 0 && w === "bun" ? process.execPath : w === "dist/ebb" ? EBB : w));
+  const build = Bun.spawn(argv, { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
+  if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
+  hosts = await new SshHosts(["127.0.0.2", "127.0.0.3", "127.0.0.4"]).start(["h1", "h2"]);
+}, 300_000);
+afterAll(async () => {
+  await hosts?.stop();
+  rmSync(dir, { recursive: true, force: true });
+  rmSync(buildDir, { recursive: true, force: true });
+});
+
+/** Every process's command line (but this test's own), NULs as spaces. */
+function commandLines(): { pid: number; ppid: number; cmd: string }[] {
+  const out: { pid: number; ppid: number; cmd: string }[] = [];
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (cmd) out.push({ pid: Number(e), ppid, cmd });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+/** The processes that belong to this test's remote side: agents run from remotePath, and sshd sessions. */
+const remoteLeftovers = () => commandLines().filter((p) => p.cmd.includes(dir) || [hosts.pid("h1"), hosts.pid("h2")].includes(p.ppid));
+
+class Up {
+  readonly proc: Subprocess<"ignore", "pipe", "pipe">;
+  stdout = "";
+  stderr = "";
+  readonly state: string;
+  readonly ended: Promise<number>;
+
+  constructor(args: string[]) {
+    this.state = join(dir, `state-${Math.random().toString(36).slice(2)}`);
+    this.proc = Bun.spawn([EBB, "up", "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", "127.0.0.1:0", "--state-dir", this.state, ...args], {
+      env: { ...process.env, EBB_LOG: "warn" },
+      stdin: "ignore",
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const drain = async (s: ReadableStream<Uint8Array>, into: "stdout" | "stderr") => {
+      const d = new TextDecoder();
+      for await (const chunk of s) this[into] += d.decode(chunk, { stream: true });
+    };
+    this.ended = Promise.all([drain(this.proc.stdout, "stdout"), drain(this.proc.stderr, "stderr")]).then(() => this.proc.exited);
+  }
+
+  until(text: string): Promise<true> {
+    return waitFor(`"${text}" from ebb up`, async () => {
+      if (this.proc.exitCode !== null) throw new Error(`ebb up exited ${this.proc.exitCode}: ${this.stdout}${this.stderr}`);
+      return this.stdout.includes(text) || this.stderr.includes(text) || undefined;
+    }, 180_000);
+  }
+
+  ebb(args: string[]) {
+    // `ebb run` ends its flags at the program: the state dir goes right after the command.
+    return runProcess([EBB, args[0]!, "--state-dir", this.state, ...args.slice(1)], { env: { ...process.env, EBB_CONTROLLER: "", EBB_LOG: "warn" } });
+  }
+}
+
+test("two hosts: copied, registered by name, an MPICH program across them, no key in any argv, and Ctrl-C leaves nothing", async () => {
+  const up = new Up(["--hosts", "h1,h2"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
+    expect(up.stderr).toContain(`ebb up: h1: copying ebb to ${remotePath}`);
+    expect(up.stderr).toContain(`ebb up: h2: copying ebb to ${remotePath}`);
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.state, n.addr.replace(/:\d+$/, "")]);
+    expect(nodes).toEqual([
+      ["h1", "IDLE", "127.0.0.2"],
+      ["h2", "IDLE", "127.0.0.3"],
+    ]);
+
+    const key = readFileSync(join(up.state, "cluster.key"), "utf8").trim();
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = run.stdout.trim().split("\n").sort();
+    expect(lines).toHaveLength(4);
+    expect(new Set(lines.map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
+    expect(lines.every((l) => l.includes("size=4 sum=6"))).toBe(true);
+
+    // A job that is running when Ctrl-C comes: its ranks must go too.
+    const sleeper = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "2", "sleep", "3171"], { env: { ...process.env, EBB_CONTROLLER: "" }, stdout: "ignore", stderr: "ignore" });
+    await waitFor("the sleeps to run on both hosts", () => commandLines().filter((p) => p.cmd === "sleep 3171").length === 2);
+    expect(commandLines().filter((p) => p.cmd.includes(key))).toEqual([]);
+    expect(remoteLeftovers().some((p) => p.cmd.includes(`${remotePath} agent`))).toBe(true);
+
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await sleeper.exited;
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0 && !commandLines().some((p) => p.cmd === "sleep 3171"));
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("a host whose sshd is down is named with ssh's error; the binary already there is not copied again; a dead ssh link stops its agent", async () => {
+  const up = new Up(["--hosts", "h1,h3"]);
+  try {
+    await up.until("ebb cluster is up: 1 of 2 hosts (h1); failed: h3");
+    expect(up.stderr).toContain(`ebb up: h3: FAILED: ssh: connect to host 127.0.0.4 port ${hosts.port}: Connection refused`);
+    expect(up.stderr).not.toContain("copying");
+    const agent = await waitFor("h1's agent", () => remoteLeftovers().find((p) => p.cmd.includes(`${remotePath} agent`)));
+    // Cut h1's link: kill the ssh client ebb up started for it.
+    const ssh = commandLines().find((p) => p.ppid === up.proc.pid && p.cmd.startsWith("ssh ") && p.cmd.includes(" h1 "));
+    expect(ssh).toBeDefined();
+    process.kill(ssh!.pid, "SIGKILL");
+    await waitFor("h1's agent to stop by itself", () => !commandLines().some((p) => p.pid === agent.pid));
+    await up.until("h1: the agent's ssh session ended");
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("--require-all: one failed host stops the rest and ebb up exits 1 naming it", async () => {
+  const up = new Up(["--hosts", "h1,h3", "--require-all"]);
+  const code = await up.ended;
+  expect(code).toBe(1);
+  expect(up.stderr).toContain(`ebb up: --require-all, and a host failed: h3 (ssh: connect to host 127.0.0.4 port ${hosts.port}: Connection refused)\n`);
+  await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  expect(existsSync(join(up.state, "controller.lock"))).toBe(false);
+}, 400_000);

@@ -1,0 +1,94 @@
+/**
+ * A real Slurm on loopback: munged with a generated key, slurmctld and two slurmd (nodes n1, n2,
+ * both on this host with ports of their own) from a generated slurm.conf, run as root. `env` is
+ * what salloc/sbatch/srun need to find it.
+ */
+import type { Subprocess } from "bun";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { freePort, waitFor } from "./cluster.ts";
+
+export class LocalSlurm {
+  readonly dir = mkdtempSync(join(tmpdir(), "ebb-slurm-"));
+  readonly conf = join(this.dir, "slurm.conf");
+  private readonly daemons: Subprocess[] = [];
+
+  constructor(readonly nodes = ["n1", "n2"]) {}
+
+  get env(): Record<string, string> {
+    return { ...(process.env as Record<string, string>), SLURM_CONF: this.conf };
+  }
+
+  async start(): Promise<this> {
+    for (const bin of ["/usr/sbin/munged", "/usr/sbin/slurmctld", "/usr/sbin/slurmd"])
+      if (!existsSync(bin)) throw new Error(`${bin} not found: install munge and slurm-wlm (.ci/run does)`);
+    const run = join(this.dir, "run");
+    mkdirSync(run);
+    mkdirSync(join(this.dir, "state"));
+    writeFileSync(join(this.dir, "munge.key"), randomBytes(1024), { mode: 0o600 });
+    const sock = join(run, "munge.sock");
+    this.daemons.push(
+      Bun.spawn(["/usr/sbin/munged", "-F", `--key-file=${join(this.dir, "munge.key")}`, `--socket=${sock}`, `--pid-file=${join(run, "munged.pid")}`, `--log-file=${join(this.dir, "munged.log")}`, `--seed-file=${join(run, "munge.seed")}`, "--force"], { stdout: "ignore", stderr: "ignore" }),
+    );
+    await waitFor("munged's socket", () => existsSync(sock));
+    const ports = [await freePort(), await freePort(), ...(await Promise.all(this.nodes.map(() => freePort())))];
+    writeFileSync(
+      this.conf,
+      [
+        "ClusterName=ebbtest",
+        "SlurmctldHost=localhost(127.0.0.1)",
+        `SlurmctldPort=${ports[0]}`,
+        `SlurmdPort=${ports[1]}`,
+        "SlurmUser=root",
+        "SlurmdUser=root",
+        "AuthType=auth/munge",
+        `AuthInfo=socket=${sock}`,
+        "CredType=cred/munge",
+        `StateSaveLocation=${join(this.dir, "state")}`,
+        `SlurmdSpoolDir=${join(this.dir, "spool-%n")}`,
+        `SlurmctldPidFile=${join(run, "slurmctld.pid")}`,
+        `SlurmdPidFile=${join(run, "slurmd-%n.pid")}`,
+        `SlurmctldLogFile=${join(this.dir, "slurmctld.log")}`,
+        `SlurmdLogFile=${join(this.dir, "slurmd-%n.log")}`,
+        "ProctrackType=proctrack/linuxproc",
+        "TaskPlugin=task/none",
+        "SelectType=select/linear",
+        "SchedulerType=sched/builtin",
+        "MpiDefault=none",
+        "ReturnToService=2",
+        "JobAcctGatherType=jobacct_gather/none",
+        "AccountingStorageType=accounting_storage/none",
+        "JobCompType=jobcomp/none",
+        "SwitchType=switch/none",
+        "PlugStackConfig=/dev/null",
+        // Several slurmd on this one host: each node has its own port.
+        ...this.nodes.map((n, i) => `NodeName=${n} NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[2 + i]} CPUs=2 State=UNKNOWN`),
+        `PartitionName=debug Nodes=${this.nodes.join(",")} Default=YES MaxTime=INFINITE State=UP`,
+        "",
+      ].join("\n"),
+    );
+    this.daemons.push(Bun.spawn(["/usr/sbin/slurmctld", "-D", "-c", "-i"], { env: this.env, stdout: "ignore", stderr: Bun.file(join(this.dir, "slurmctld.err")) }));
+    for (const n of this.nodes) this.daemons.push(Bun.spawn(["/usr/sbin/slurmd", "-D", "-N", n], { env: this.env, stdout: "ignore", stderr: Bun.file(join(this.dir, `slurmd-${n}.err`)) }));
+    await waitFor(
+      "every Slurm node idle",
+      () => {
+        const r = Bun.spawnSync(["sinfo", "-h", "-o", "%T %D"], { env: this.env });
+        return r.stdout.toString().trim() === `idle ${this.nodes.length}`;
+      },
+      120_000,
+    );
+    return this;
+  }
+
+  logs(): string {
+    return ["slurmctld.log", ...this.nodes.map((n) => `slurmd-${n}.log`)].map((f) => (existsSync(join(this.dir, f)) ? `--- ${f}\n${readFileSync(join(this.dir, f), "utf8").slice(-3000)}` : "")).join("\n");
+  }
+
+  async stop(): Promise<void> {
+    for (const d of this.daemons.reverse()) d.kill("SIGTERM");
+    await Promise.all(this.daemons.map((d) => d.exited));
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

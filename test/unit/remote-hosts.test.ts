@@ -1,0 +1,69 @@
+/** Host lists of `ebb up --hosts` / `--hostfile`, and --ssh-opts word splitting (pure). */
+import { describe, expect, test } from "bun:test";
+import { parseHostfile, parseHostsFlag } from "../../src/roles/remote/hosts.ts";
+import { agentCommand, splitWords } from "../../src/roles/remote/ssh.ts";
+import { slurmAllocation, srunArgv } from "../../src/roles/remote/slurm.ts";
+
+describe("--hosts", () => {
+  test("user@, :port and plain names; the node name is the host", () => {
+    expect(parseHostsFlag("a, me@b,c:2222,me@[fd00::1]:22")).toEqual([
+      { name: "a", host: "a", user: undefined, port: undefined, slots: undefined },
+      { name: "b", host: "b", user: "me", port: undefined, slots: undefined },
+      { name: "c", host: "c", user: undefined, port: 2222, slots: undefined },
+      { name: "fd00--1", host: "fd00::1", user: "me", port: 22, slots: undefined },
+    ]);
+  });
+  test.each([
+    ["", "no hosts given"],
+    ["a,a", "host a is given twice"],
+    ["a:99999", '"a:99999": port 99999 is not 1-65535'],
+    ["a b", '"a b" is not a host: give [user@]host[:port]'],
+    ["_x", '"_x": _x cannot be a node name (letters, digits, \'.\', \'_\', \'-\')'],
+  ])("%p is refused: %s", (text, error) => {
+    expect(parseHostsFlag(text)).toEqual({ error });
+  });
+});
+
+describe("--hostfile", () => {
+  test("one host a line, comments, slots=N", () => {
+    expect(parseHostfile("# lab\nn1 slots=4\n\n  n2   # spare\nroot@n3:2200 slots=1\n")).toEqual([
+      { name: "n1", host: "n1", user: undefined, port: undefined, slots: 4 },
+      { name: "n2", host: "n2", user: undefined, port: undefined, slots: undefined },
+      { name: "n3", host: "n3", user: "root", port: 2200, slots: 1 },
+    ]);
+  });
+  test("errors name the line", () => {
+    expect(parseHostfile("n1\nn2 cpus=3\n")).toEqual({ error: 'line 2: "cpus=3" is not slots=N (N >= 1)' });
+    expect(parseHostfile("n1\nn2 slots=0\n")).toEqual({ error: 'line 2: "slots=0" is not slots=N (N >= 1)' });
+    expect(parseHostfile("# nothing\n")).toEqual({ error: "no hosts given" });
+  });
+});
+
+describe("--ssh-opts", () => {
+  test("split like a shell: spaces separate, quotes group", () => {
+    expect(splitWords(`-F cfg -o "ProxyCommand=ssh gw -W %h:%p" -o 'User=x y'`)).toEqual(["-F", "cfg", "-o", "ProxyCommand=ssh gw -W %h:%p", "-o", "User=x y"]);
+    expect(splitWords("")).toEqual([]);
+    expect(splitWords(`-o "x`)).toEqual({ error: 'unbalanced " in "-o "x"' });
+  });
+});
+
+test("the remote command carries no key: the agent reads it from stdin", () => {
+  const cmd = agentCommand({ remotePath: ".ebb/bin/ebb", sha256: "ab".repeat(32), name: "n1", controllerPort: 7700, logLevel: "warn" });
+  expect(cmd).toStartWith("sh -c '");
+  expect(cmd).toContain("IFS= read -r EBB_CLUSTER_KEY");
+  expect(cmd).toContain("--tied-to-stdin");
+  expect(cmd).not.toContain("--key-file");
+});
+
+describe("ebb up --slurm", () => {
+  test("the allocation from Slurm's environment, its node list in Slurm's syntax", () => {
+    expect(slurmAllocation({ SLURM_JOB_ID: "12", SLURM_JOB_NODELIST: "n[1-2],gpu01" })).toEqual({ jobId: "12", nodes: ["n1", "n2", "gpu01"] });
+    expect(slurmAllocation({})).toEqual({ error: "not inside a Slurm allocation (no SLURM_JOB_ID / SLURM_JOB_NODELIST): run it in an sbatch script or under salloc" });
+    expect(slurmAllocation({ SLURM_JOB_ID: "12", SLURM_JOB_NODELIST: "n[1-" })).toEqual({ error: 'SLURM_JOB_NODELIST: "n[1-" has unbalanced brackets' });
+  });
+  test("srun: one agent per node, overlapping the job's steps, the key not in its argv", () => {
+    const argv = srunArgv({ binary: ["/opt/ebb"], nodes: 3, controllerPort: 7700 });
+    expect(argv.slice(0, 5)).toEqual(["srun", "--nodes=3", "--ntasks-per-node=1", "--ntasks=3", "--overlap"]);
+    expect(argv.at(-1)).toBe(`exec '/opt/ebb' agent --controller "http://$SLURM_LAUNCH_NODE_IPADDR:7700" --name "$SLURMD_NODENAME" --tied-to-stdin`);
+  });
+});
