@@ -311,6 +311,42 @@ export const StepView = z.lazy(() =>
   }),
 );
 
+const CfgStats = z.object({ mean: z.number(), stddev: z.number(), min: z.number(), max: z.number(), recent: z.array(z.number()) });
+
+/** A job's communication-loop CFG (dissertation §10.2), reduced over its ranks; times in ms. */
+export const CfgView = z.object({
+  /** False when the job's step ran unmonitored (`reason` says why). */
+  monitored: z.boolean(),
+  reason: z.string().nullable(),
+  ntasks: z.int(),
+  /** Key of the current distributed loop (the one the SPMD-phase model reads). */
+  current: z.string().nullable(),
+  loops: z.array(
+    z.object({
+      key: z.string(),
+      head: z.number(),
+      /** Key of the loop this one is nested in. */
+      parent: z.string().nullable(),
+      /** Ranks that run it, as a range list ("0-3,6"). */
+      ranks: z.string(),
+      rankCount: z.int(),
+      /** Runs at every rank of the job. */
+      distributed: z.boolean(),
+      /** Mode of the ranks' head visits. */
+      visits: z.int(),
+      /** Head visits summed over ranks. */
+      iterations: z.number(),
+      /** Mean iteration time and MPI time per iteration over the run. */
+      iterMs: z.number(),
+      mpiMs: z.number(),
+      /** MPI time over compute time in the newest window. */
+      mtct: z.number().nullable(),
+      iter: CfgStats,
+      mpi: CfgStats,
+    }),
+  ),
+});
+
 export const JobDetail = z.lazy(() =>
   JobView.unwrap().extend({
     script: z.string().nullable(),
@@ -323,6 +359,8 @@ export const JobDetail = z.lazy(() =>
     samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
     sampleInterval: z.number().nullable(),
     elasticSettings: ElasticSettings.nullable(),
+    /** The job's CFG of communication loops; null when nothing was reported. */
+    cfg: CfgView.nullable(),
     /** EPOP programs (ebb/epop) while they run: the phases (init is pc 0), where the program is, and the time left by its current bounded phase's rate. */
     program: z
       .object({

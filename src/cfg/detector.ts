@@ -95,8 +95,16 @@ export interface CfgNodeRow {
   reentrySource: number | null;
   created: number;
   last: number;
+  /**
+   * For a head: when its loop was detected and its visit count then. TMT counts from there, so
+   * the loop's time is `last - detected` over `visits - detectedVisits` iterations.
+   */
+  detected: number;
+  detectedVisits: number;
   /** For a head: the total MPI time of its loop (immediate members only). */
   tmt: number;
+  /** For a head: `tmt` as it was at its last visit (the MPI time from detection to `last`). */
+  tmtLast: number;
   /** For a body node: summed time from the head's visit to this node's, and how many times. */
   offset: number;
   offsetCount: number;
@@ -138,6 +146,9 @@ export class Detector {
   private readonly tmt: Float64Array;
   private readonly offset: Float64Array;
   private readonly offsetN: Float64Array;
+  private readonly tmtAtLast: Float64Array;
+  private readonly detT: Float64Array;
+  private readonly detV: Float64Array;
   private readonly sVisits: Float64Array;
   private readonly sTime: Float64Array;
   private readonly sTmt: Float64Array;
@@ -146,6 +157,8 @@ export class Detector {
   private readonly succKind: Uint8Array;
   private readonly succVer: Int32Array;
   private readonly trail = new Int32Array(TRAIL);
+  /** Position of the newest step in `trail` (stepNo mod TRAIL, kept as an int). */
+  private tpos = TRAIL - 1;
   private nextSlot: Uint8Array;
   private version = 1;
   private stepNo = -1;
@@ -186,6 +199,9 @@ export class Detector {
     this.tmt = new Float64Array(cap);
     this.offset = new Float64Array(cap);
     this.offsetN = new Float64Array(cap);
+    this.tmtAtLast = new Float64Array(cap);
+    this.detT = new Float64Array(cap);
+    this.detV = new Float64Array(cap);
     this.sVisits = new Float64Array(cap);
     this.sTime = new Float64Array(cap);
     this.sTmt = new Float64Array(cap);
@@ -204,6 +220,19 @@ export class Detector {
   /** Site id of the loop head the last step belongs to, or -1 outside loops. */
   get currentHead(): number {
     return this.cur < 0 ? -1 : this.site[this.cur]!;
+  }
+
+  /** Whether samples or events wait to be drained. */
+  get hasOutput(): boolean {
+    return this.events.length !== 0 || this.samples.length !== 0;
+  }
+
+  /**
+   * Adds MPI time to the loop of the last step (for callers that time overlapping calls once,
+   * at their settlement, and step with tExit = tEntry).
+   */
+  addTime(dt: number): void {
+    if (this.cur >= 0 && dt > 0) this.tmt[this.cur]! += dt;
   }
 
   /** Changes the sampling interval; the running timer is restarted from `now`. */
@@ -246,6 +275,7 @@ export class Detector {
       if (t0 >= this.nextSampleAt) this.sample(n, t0);
       if (this.eventBits !== 0 && t0 >= this.nextEventAt) this.flush(t0);
       this.iterStart[n] = this.stepNo;
+      this.tmtAtLast[n] = this.tmt[n]!;
     } else if (h >= 0) {
       if (kind === Kind.BodyReentry) this.iterStart[h] = this.stepNo;
       else if (this.lastStep[h] === this.iterStart[h]) {
@@ -256,7 +286,8 @@ export class Detector {
     if (h >= 0) this.tmt[h]! += t1 - t0;
     this.last[n] = t0;
     this.lastStep[n] = this.stepNo;
-    this.trail[this.stepNo % TRAIL] = n;
+    this.tpos = (this.tpos + 1) & (TRAIL - 1);
+    this.trail[this.tpos] = n;
     this.prev = n;
     this.cur = h;
   }
@@ -326,6 +357,8 @@ export class Detector {
     if (n === undefined) {
       if (this.size >= this.capacity) {
         this.skipped++;
+        this.tpos = (this.tpos + 1) & (TRAIL - 1);
+        this.trail[this.tpos] = -1;
         this.prev = -1;
         this.cur = -1;
         return Kind.Skipped;
@@ -399,15 +432,18 @@ export class Detector {
     this.flags[n]! |= HEAD;
     this.tailOf[n] = p;
     const from = this.lastStep[n]!;
-    const oldest = Math.max(from + 1, this.stepNo - TRAIL + 1);
-    for (let s = this.stepNo - 1; s >= oldest; s--) {
-      const x = this.trail[s % TRAIL]!;
-      if (x === n || this.headOf[x] !== ctx) continue;
+    // trail[tpos] is the previous step (this one is not in yet).
+    const count = Math.min(this.stepNo - 1 - from, TRAIL - 1);
+    for (let k = 0; k < count; k++) {
+      const x = this.trail[(this.tpos - k + TRAIL) & (TRAIL - 1)]!;
+      if (x < 0 || x === n || this.headOf[x] !== ctx) continue;
       if (ctx < 0 && (this.flags[x]! & BODY) !== 0) continue;
       this.headOf[x] = n;
       this.flags[x]! |= BODY;
     }
-    // The window of the loop's samples starts at its detection.
+    // The window of the loop's samples, and its TLT/TMT, start at its detection.
+    this.detT[n] = t;
+    this.detV[n] = this.visits[n]! + 1;
     this.sVisits[n] = this.visits[n]! + 1;
     this.sTime[n] = t;
     this.sTmt[n] = this.tmt[n]!;
@@ -448,7 +484,10 @@ export class Detector {
         reentrySource: siteOr(this.reSrc[i]!),
         created: this.created[i]!,
         last: this.last[i]!,
+        detected: this.detT[i]!,
+        detectedVisits: this.detV[i]!,
         tmt: this.tmt[i]!,
+        tmtLast: this.tmtAtLast[i]!,
         offset: this.offset[i]!,
         offsetCount: this.offsetN[i]!,
       });

@@ -30,7 +30,10 @@ export interface ReducedLoop {
   visitCounts: [number, number][];
   /** Mode of the ranks' head-visit counts. */
   visits: number;
-  /** Summed over ranks: head visits, wall time from first to last head visit, MPI time. */
+  /**
+   * Summed over ranks, from each rank's detection of the loop on: complete iterations, wall time
+   * (detection to the last head visit), MPI time (TMT).
+   */
   iterations: number;
   loopTime: number;
   mpiTime: number;
@@ -50,16 +53,41 @@ function token(r: CfgNodeRow): string {
   return collapsible(r.type) ? "p2p" : `${OP_TYPE_NAMES[r.type as OpType] ?? "other"}@${r.site}`;
 }
 
+/** Least rotation of a sequence (Booth's algorithm, O(n)): the index it starts at. */
+function leastRotation(t: readonly string[]): number {
+  const n = t.length;
+  const f = new Int32Array(2 * n).fill(-1);
+  let k = 0;
+  for (let j = 1; j < 2 * n; j++) {
+    const sj = t[j % n]!;
+    let i = f[j - k - 1]!;
+    while (i !== -1 && sj !== t[(k + i + 1) % n]) {
+      if (sj < t[(k + i + 1) % n]!) k = j - i - 1;
+      i = f[i]!;
+    }
+    if (sj !== t[(k + i + 1) % n]) {
+      // i === -1
+      if (sj < t[k % n]!) k = j;
+      f[j - k] = -1;
+    } else f[j - k] = i + 1;
+  }
+  return k % n;
+}
+
+const signatures = new Map<string, string>();
+
 /** Collapses runs of "p2p" (circularly: a loop's end meets its start) and rotates to the least rotation. */
 export function signature(tokens: readonly string[]): string {
+  const raw = tokens.join(" ");
+  const known = signatures.get(raw);
+  if (known !== undefined) return known;
   let t = tokens.filter((x, i) => !(x === "p2p" && tokens[(i + tokens.length - 1) % tokens.length] === "p2p"));
   if (t.length === 0) t = ["p2p"];
-  let best = t.join(" ");
-  for (let i = 1; i < t.length; i++) {
-    const s = [...t.slice(i), ...t.slice(0, i)].join(" ");
-    if (s < best) best = s;
-  }
-  return best;
+  const k = leastRotation(t);
+  const sig = [...t.slice(k), ...t.slice(0, k)].join(" ");
+  if (signatures.size > 4096) signatures.clear();
+  signatures.set(raw, sig);
+  return sig;
 }
 
 export interface RankLoop {
@@ -67,6 +95,8 @@ export interface RankLoop {
   head: number;
   rank: number;
   visits: number;
+  /** Complete iterations since detection (head visits after the detecting one). */
+  iterations: number;
   loopTime: number;
   mpiTime: number;
   last: number;
@@ -118,8 +148,9 @@ export function rankLoops(cfg: RankCfg): RankLoop[] {
       head: h,
       rank: cfg.rank,
       visits: head.rv + 1,
-      loopTime: head.last - head.created,
-      mpiTime: head.tmt,
+      iterations: Math.max(0, head.rv + 1 - head.detectedVisits),
+      loopTime: head.last - head.detected,
+      mpiTime: head.tmtLast,
       last: (cfg.origin ?? 0) + head.last / 1e6,
       reentries: ms.reduce((a, m) => a + m.re, 0),
       parentKey: parentHead === null ? null : (keys.get(parentHead) ?? null),
@@ -162,7 +193,7 @@ export function reduceNode(ranks: readonly RankCfg[]): NodeCfg {
         r.head = l.head;
       }
       e.counts.set(l.visits, (e.counts.get(l.visits) ?? 0) + 1);
-      r.iterations += l.visits;
+      r.iterations += l.iterations;
       r.loopTime += l.loopTime;
       r.mpiTime += l.mpiTime;
       r.reentries += l.reentries;

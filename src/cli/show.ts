@@ -5,6 +5,7 @@ import { client, controllerArgs, guard, jobRefArg, printJson } from "./common.ts
 import { jobLabel } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
+import { cfgSection } from "./cfg-table.ts";
 import type { JobDetail } from "../api/schemas.ts";
 
 export default defineCommand({
@@ -75,6 +76,7 @@ export default defineCommand({
         text += `\nTiming samples (MTCT per ${j.sampleInterval} s window, latest last):\n  `;
         text += j.samples.slice(-10).map((s) => s.mtct.toFixed(4)).join("  ") + "\n";
       }
+      text += cfgSection(j.cfg);
       text += "\nEvents:\n";
       for (const e of j.events) text += `  ${e.time}  ${e.kind.padEnd(10)} ${e.message}\n`;
       out(text);

@@ -28,6 +28,7 @@ import { PmiClient } from "../pmi/client.ts";
 import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommUsageError } from "./errors.ts";
+import { startCfg, writeCfg } from "./cfg.ts";
 import { resetCommTime } from "./timing.ts";
 import { createWorld, finalize, initWorld, parseCard, type Bootstrap } from "./world.ts";
 import type { Card, Transport } from "./transport.ts";
@@ -122,6 +123,7 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
   const world = await initWorld(pmiBootstrap(pmi, node), { generation });
   const transport = world.transport;
   const interval = Number(process.env[ENV.sampleInterval] ?? 60);
+  startCfg();
   st = {
     pmi,
     transport,
@@ -275,6 +277,7 @@ export function world(): Comm {
 export async function finalizeAdapt(): Promise<void> {
   if (!st || st.left) return;
   sendSamples(st, Bun.nanoseconds());
+  writeCfg();
   await finalize();
   await st.pmi.finalize();
   st.left = true;

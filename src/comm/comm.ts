@@ -34,6 +34,7 @@ import {
 import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportClosedError } from "./errors.ts";
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
 import { type Op, type Reducible, checkOp, checkReducible } from "./reduce.ts";
+import { CallOp, cfgStep } from "./cfg.ts";
 import { enter, leave, timed } from "./timing.ts";
 import { type Card, RESOLVED, type Receiver, type Transport } from "./transport.ts";
 
@@ -143,7 +144,7 @@ export abstract class BaseComm implements Receiver {
    * a typed array must not be modified before that.
    */
   send(dest: number, data: Payload, tag = 0): Promise<void> {
-    enter();
+    cfgStep(CallOp.send, this.ctx, dest, tag, enter());
     let p: Promise<void>;
     try {
       this.usable();
@@ -167,7 +168,7 @@ export abstract class BaseComm implements Receiver {
    * message arrives as a new value, as without `into`.
    */
   recv<T extends Payload = Payload>(source: number = ANY_SOURCE, tag: number = ANY_TAG, into?: TypedArray): Promise<Message<T>> {
-    enter();
+    cfgStep(CallOp.recv, this.ctx, source, tag, enter());
     try {
       this.usable();
       if (source !== ANY_SOURCE) this.checkRank(source, "source");
@@ -320,7 +321,8 @@ export class Comm extends BaseComm {
   }
 
   /** Runs one collective: usable, arguments valid, no member gone, next sequence number, timed as one call. */
-  private collective<T>(check: (() => void) | undefined, body: (ch: Channel) => Promise<T>): Promise<T> {
+  private collective<T>(op: number, root: number, check: (() => void) | undefined, body: (ch: Channel) => Promise<T>): Promise<T> {
+    cfgStep(op, this.ctx, root, -1, Bun.nanoseconds());
     return timed(async () => {
       this.usable();
       check?.();
@@ -351,12 +353,12 @@ export class Comm extends BaseComm {
   }
 
   barrier(): Promise<void> {
-    return this.collective(undefined, (ch) => coll.barrier(ch));
+    return this.collective(CallOp.barrier, -1, undefined, (ch) => coll.barrier(ch));
   }
 
   /** `root`'s `data` on every rank (other ranks' `data` is ignored). */
   bcast<T extends Payload>(data: T | undefined, root = 0): Promise<Widen<T>> {
-    return this.collective(
+    return this.collective(CallOp.bcast, root,
       () => this.checkRoot(root),
       (ch) => coll.bcast(ch, data, root) as Promise<Widen<T>>,
     );
@@ -364,7 +366,7 @@ export class Comm extends BaseComm {
 
   /** Element-wise reduction of every rank's `data` at `root`; undefined elsewhere. */
   reduce<T extends Reducible>(data: T, op: Op, root = 0): Promise<Widen<T> | undefined> {
-    return this.collective(
+    return this.collective(CallOp.reduce, root, 
       () => (checkOp(op), checkReducible(data), this.checkRoot(root)),
       (ch) => coll.reduce(ch, data, op, root) as Promise<Widen<T> | undefined>,
     );
@@ -372,7 +374,7 @@ export class Comm extends BaseComm {
 
   /** Element-wise reduction of every rank's `data`, on every rank (bit-identical everywhere). */
   allreduce<T extends Reducible>(data: T, op: Op): Promise<Widen<T>> {
-    return this.collective(
+    return this.collective(CallOp.allreduce, -1, 
       () => (checkOp(op), checkReducible(data)),
       (ch) => coll.allreduce(ch, data, op) as Promise<Widen<T>>,
     );
@@ -380,7 +382,7 @@ export class Comm extends BaseComm {
 
   /** Every rank's `data`, indexed by rank, at `root`; undefined elsewhere. */
   gather<T extends Payload>(data: T, root = 0): Promise<Widen<T>[] | undefined> {
-    return this.collective(
+    return this.collective(CallOp.gather, root, 
       () => this.checkRoot(root),
       (ch) => coll.gather(ch, data, root) as Promise<Widen<T>[] | undefined>,
     );
@@ -388,12 +390,12 @@ export class Comm extends BaseComm {
 
   /** Every rank's `data`, indexed by rank, on every rank. */
   allgather<T extends Payload>(data: T): Promise<Widen<T>[]> {
-    return this.collective(undefined, (ch) => coll.allgather(ch, data) as Promise<Widen<T>[]>);
+    return this.collective(CallOp.allgather, -1, undefined, (ch) => coll.allgather(ch, data) as Promise<Widen<T>[]>);
   }
 
   /** Rank i gets `data[i]` of `root` (other ranks pass undefined). */
   scatter<T extends Payload>(data: readonly T[] | undefined, root = 0): Promise<Widen<T>> {
-    return this.collective(
+    return this.collective(CallOp.scatter, root, 
       () => (this.checkRoot(root), this.rank === root && this.checkList(data, "scatter at the root")),
       (ch) => coll.scatter(ch, data, root) as Promise<Widen<T>>,
     );
@@ -401,7 +403,7 @@ export class Comm extends BaseComm {
 
   /** Rank i sends `data[j]` to rank j and gets back, at index j, what rank j sent it. */
   alltoall<T extends Payload>(data: readonly T[]): Promise<Widen<T>[]> {
-    return this.collective(
+    return this.collective(CallOp.alltoall, -1, 
       () => this.checkList(data, "alltoall"),
       (ch) => coll.alltoall(ch, data) as Promise<Widen<T>[]>,
     );
@@ -416,7 +418,7 @@ export class Comm extends BaseComm {
     const check = () => {
       if (!Number.isInteger(c) || !Number.isInteger(key)) throw new CommUsageError("split color and key must be integers");
     };
-    return this.collective(check, async (ch) => {
+    return this.collective(CallOp.split, -1, check, async (ch) => {
       const all = (await coll.allgather(ch, [c, key, this.transport.nextCtx])) as [number, number, number][];
       const ctx = await this.agree(Math.max(...all.map((a) => a[2])));
       if (c < 0) return null;
@@ -437,7 +439,7 @@ export class Comm extends BaseComm {
 
   /** Same members, same ranks, separate traffic. */
   dup(): Promise<Comm> {
-    return this.collective(undefined, async (ch) => {
+    return this.collective(CallOp.dup, -1, undefined, async (ch) => {
       const ctx = await this.agree(await coll.allreduce(ch, this.transport.nextCtx, "max"));
       return new Comm(this.transport, { ctx, rank: this.rank, members: this.members, name: `${this.name}/dup`, parent: this });
     });

@@ -26,6 +26,8 @@ export { CommError, CommUsageError, InvalidCommError, PeerFailedError, Transport
 
 // ---- instrumentation: time inside comm calls, per iteration ----
 export { commCallsInFlight, commTime, resetCommTime } from "./timing.ts";
+// ---- CFG monitoring: name the next call's site (otherwise derived from the call's arguments) ----
+export { callSite } from "./cfg.ts";
 
 // ---- the elastic adaptation window: initAdapt, probeAdapt, adaptBegin, adaptCommit ----
 export { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, reportProgram, world } from "./adapt.ts";

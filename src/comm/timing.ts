@@ -4,16 +4,25 @@
  * overlapping calls (Promise.all of sends, a collective that runs p2p inside) count once.
  * Process-wide: one counter, whatever the number of communicators.
  */
+import { cfgTime } from "./cfg.ts";
+
 let depth = 0;
 let since = 0;
 let total = 0;
 
-export function enter(): void {
-  if (depth++ === 0) since = Bun.nanoseconds();
+/** A public call begins; returns the time (ns) for its CFG step. */
+export function enter(): number {
+  const now = Bun.nanoseconds();
+  if (depth++ === 0) since = now;
+  return now;
 }
 
 export function leave(): void {
-  if (--depth === 0) total += Bun.nanoseconds() - since;
+  if (--depth === 0) {
+    const dt = Bun.nanoseconds() - since;
+    total += dt;
+    cfgTime(dt);
+  }
 }
 
 /** Runs `op` as one public comm call: counted from call to settlement. */

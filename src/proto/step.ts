@@ -53,6 +53,8 @@ export const StepSpec = z.lazy(() =>
     universeSize: z.int().positive().optional(),
     /** Keys every rank finds in its KVS before the first fence. */
     preput: Kvs.optional(),
+    /** CFG monitoring of the ranks' communication calls (default on; `ebb run --cfg=off`). */
+    cfg: z.enum(["on", "off"]).optional(),
     /** An elastic step: its ranks can adapt (ebb/comm's initAdapt and friends). */
     elastic: z
       .object({

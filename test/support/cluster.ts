@@ -37,6 +37,8 @@ export interface ClusterOptions {
   killWait?: number;
   /** More `ebb controller` flags (scheduler settings). */
   controllerArgs?: string[];
+  /** Environment overrides for the agents (e.g. a PATH without mpicc). */
+  agentEnv?: Record<string, string>;
 }
 
 /** A TCP port on loopback that nothing listens on right now. */
@@ -91,10 +93,10 @@ export class TestCluster {
     return { ...(process.env as Record<string, string>), EBB_STATE_DIR: this.stateDir, EBB_CONTROLLER: this.url, EBB_LOG: "warn" };
   }
 
-  private spawn(args: string[], logName: string): Subprocess {
+  private spawn(args: string[], logName: string, env: Record<string, string> = {}): Subprocess {
     const proc = Bun.spawn([BUN, MAIN, ...args], {
       cwd: this.dir,
-      env: { ...this.env, EBB_LOG: "info" },
+      env: { ...this.env, EBB_LOG: "info", ...env },
       stdout: Bun.file(join(this.dir, `${logName}.log`)),
       stderr: Bun.file(join(this.dir, `${logName}.err`)),
     });
@@ -119,6 +121,7 @@ export class TestCluster {
     const agent = this.spawn(
       ["agent", "--controller", this.url, "--name", name, "--cpus", String(this.opts.cpus ?? 2), "--key-file", join(this.stateDir, "cluster.key"), "--state-dir", join(this.dir, "agents", name), ...flags],
       `agent-${name}-${Date.now()}`,
+      this.opts.agentEnv,
     );
     this.agents.set(name, agent);
     return agent;

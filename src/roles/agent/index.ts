@@ -2,6 +2,7 @@
  * The node agent: registers its node with the controller and heartbeats; starts and kills job
  * processes on the controller's orders; serves step trees for launchers and other agents.
  */
+import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { networkInterfaces } from "node:os";
@@ -113,6 +114,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
+    cfg: (jobId, stepId, ntasks, cfg, final, monitor) => send({ t: "cfg", jobId, stepId, ntasks, cfg, final, ...(monitor ? { monitor } : {}) }),
+    cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
     program: (jobId, info) => {
       const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
       send({ t: "program", jobId, structure: info.structure?.slice(0, 65536), pc: num("pc"), iteration: num("iteration"), bound: num("bound") });

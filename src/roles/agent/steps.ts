@@ -7,6 +7,7 @@
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
 import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { isAbsolute, join } from "node:path";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { Credential } from "../../proto/common.ts";
@@ -19,6 +20,9 @@ import { rankVars } from "./env.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
+import { StepCfg } from "./step-cfg.ts";
+import { linksMpi, type CfgLib } from "./cfg-lib.ts";
+import type { NodeCfg } from "../../cfg/node.ts";
 
 const log = logger("agent");
 
@@ -34,6 +38,10 @@ export interface StepContext {
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
+  /** A step's CFG on this node (reduced over its local ranks). */
+  cfg(jobId: number, stepId: number, ntasks: number, cfg: NodeCfg, final: boolean, monitor?: string): void;
+  /** The CFG library for MPI ranks on this node, or why there is none. */
+  cfgLibrary(): Promise<CfgLib>;
   /** An EPOP program's structure or progress. */
   program(jobId: number, info: Record<string, string>): void;
   /** Where probe slots live (node-shared memory). */
@@ -120,6 +128,7 @@ export class StepNode {
   private done = false;
   private pmi: StepPmi | undefined;
   private adapt: StepAdapt | undefined;
+  private cfg: StepCfg | undefined;
   /** World rank of the step's rank 0 (elastic steps that joined a running world start above 0). */
   private readonly rankBase: number;
 
@@ -156,6 +165,18 @@ export class StepNode {
         perf: (sample) => this.ctx.perf(spec.jobId, sample),
         program: (info) => this.ctx.program(spec.jobId, info),
         shmDir: this.ctx.shmDir,
+      });
+    }
+    if ((spec.pmi !== "none" || spec.elastic) && spec.cfg !== "off") {
+      const ntasks = worldSizeOf(spec);
+      this.cfg = new StepCfg({
+        node: this.ctx.name,
+        spec,
+        ranks: worldRanks,
+        ntasks,
+        shmDir: this.ctx.shmDir,
+        interval: spec.elastic?.sampleInterval ?? 60,
+        send: (cfg, final, monitor) => this.ctx.cfg(spec.jobId, spec.stepId, ntasks, cfg, final, monitor),
       });
     }
     if (spec.pmi !== "none" || spec.elastic) {
@@ -204,6 +225,17 @@ export class StepNode {
       this.maybeLaunched();
       return;
     }
+    // MPI executables get the CFG interposition library (compiled at first need), or run
+    // unmonitored with the reason reported.
+    let preload: Record<string, string> = {};
+    if (this.cfg) {
+      const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
+      if (linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe)) {
+        const lib = await this.ctx.cfgLibrary();
+        if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
+        else this.cfg.unmonitored(lib.reason);
+      }
+    }
     const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
@@ -214,7 +246,7 @@ export class StepNode {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world) };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }
     } finally {
@@ -262,6 +294,7 @@ export class StepNode {
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
       this.ranks.delete(rank);
       this.adapt?.rankExited(world);
+      this.cfg?.rankEnded(world);
       if (code === 0 && this.pmi?.exitedUnfinalized(world))
         this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${world} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
       this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
@@ -344,6 +377,7 @@ export class StepNode {
     if (this.ranks.size > 0) this.signalRanks("SIGKILL");
     void this.pmi?.close();
     this.adapt?.close();
+    this.cfg?.close();
     this.svc.steps.delete(this.key);
   }
 }

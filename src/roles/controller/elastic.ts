@@ -12,6 +12,7 @@ import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { logger } from "../../util/log.ts";
+import { JobCfgs } from "./cfg.ts";
 import type { Jobs } from "./jobs.ts";
 import { refreshSchedView } from "./sched-view.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
@@ -42,6 +43,9 @@ export interface Mtct {
 
 
 export class Elastic {
+  /** Jobs' CFGs (every monitored job, elastic or not). */
+  readonly cfgs = new JobCfgs();
+
   constructor(
     private readonly store: JobStore,
     private readonly estore: ElasticStore,
@@ -205,6 +209,14 @@ export class Elastic {
    */
   mtct(jobId: number, sampleInterval: number, since?: number, now = Date.now()): Mtct {
     const windowMs = Math.max(1, sampleInterval * 1000);
+    // The current distributed loop's MTCT (CFG monitoring), when the job has one; else the
+    // probe-to-probe timing.
+    const from = since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0;
+    const cfg = this.cfgs.samples(jobId, from);
+    if (cfg.length > 0) {
+      const recent = cfg.filter((s) => s.time >= now - 2 * windowMs);
+      return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples: cfg };
+    }
     const rows = this.estore.perfSince(jobId, since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0);
     const buckets = new Map<number, PerfRow[]>();
     for (const r of rows) {

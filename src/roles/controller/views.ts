@@ -1,4 +1,5 @@
 /** API views built from store rows and the in-memory state. */
+import { cfgView } from "./cfg.ts";
 import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
 import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
@@ -137,6 +138,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
+    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id)),
     program: programView(live?.program),
   };
 }

@@ -20,6 +20,7 @@ export interface LaunchOptions {
   fanout: number;
   pmi: PmiMode;
   pmiPort?: boolean;
+  cfg?: "on" | "off";
   connect(addr: string): PeerConn;
   sink: StepSink;
   /** Where the sink writes, when it is a file on one of the step's nodes (see StepSpec.outputFile). */
@@ -86,6 +87,7 @@ export class Launch {
       fanout: this.o.fanout,
       pmi: this.o.pmi,
       pmiPort: this.o.pmiPort,
+      ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
       jobEnv: g.jobEnv,
       outputFile: this.o.outputFile,
       ...extra,

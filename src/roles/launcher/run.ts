@@ -37,6 +37,8 @@ export interface RunOptions {
   fanout: number;
   pmi: PmiMode;
   pmiPort: boolean;
+  /** CFG monitoring of the step's ranks (default on). */
+  cfg?: "on" | "off";
   /** Seconds a PMI spawn may wait for idle nodes. */
   spawnWait: number;
   /** Progress and errors for the user. */
@@ -129,6 +131,7 @@ export async function run(o: RunOptions): Promise<number> {
       fanout: o.fanout,
       pmi: o.pmi,
       pmiPort: o.pmiPort,
+      cfg: o.cfg,
       connect: (addr) => pool.get(addr),
       sink,
       spawnWait: o.spawnWait,

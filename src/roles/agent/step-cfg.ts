@@ -1,0 +1,95 @@
+/**
+ * One node's part of a step's CFG monitoring (dissertation §10.2.2). Each local rank writes its
+ * table to its own file in a per-step directory of node-shared memory (`EBB_CFG_FILE`, written
+ * then renamed by ebb/comm); the agent reads them about once per sampling interval and when the
+ * local ranks have all ended, reduces them (src/cfg/node.ts) and sends the node's CFG to the
+ * controller.
+ */
+import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { join } from "node:path";
+import type { NodeCfg } from "../../cfg/node.ts";
+import { reduceNode, type RankCfg } from "../../cfg/node.ts";
+import { RankCfgFile } from "../../proto/cfg.ts";
+import type { StepSpec } from "../../proto/step.ts";
+import { logger } from "../../util/log.ts";
+
+const log = logger("cfg");
+
+export interface StepCfgContext {
+  node: string;
+  spec: StepSpec;
+  /** World ranks on this node. */
+  ranks: number[];
+  ntasks: number;
+  shmDir: string;
+  /** Seconds between reads (the job's sampling interval). */
+  interval: number;
+  send(cfg: NodeCfg, final: boolean, monitor?: string): void;
+}
+
+export class StepCfg {
+  private readonly dir: string;
+  private readonly timer: ReturnType<typeof setInterval>;
+  private readonly ended = new Set<number>();
+  private sentFinal = false;
+  private reason: string | undefined;
+
+  constructor(private readonly c: StepCfgContext) {
+    this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
+    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    this.timer = setInterval(() => this.report(false), Math.max(1000, c.interval * 1000));
+    this.timer.unref?.();
+  }
+
+  env(rank: number): Record<string, string> {
+    return { EBB_CFG_FILE: join(this.dir, `rank-${rank}.json`), EBB_SAMPLE_INTERVAL: String(this.c.interval) };
+  }
+
+  /** The ranks run without monitoring (no library for an MPI program): say why, once. */
+  unmonitored(reason: string): void {
+    this.reason = reason;
+    this.c.send({ loops: [] }, false, reason);
+  }
+
+  /** A local rank's process ended; after the last one, the final report. */
+  rankEnded(rank: number): void {
+    this.ended.add(rank);
+    if (this.c.ranks.every((r) => this.ended.has(r))) this.report(true);
+  }
+
+  /** The tables of the local ranks that wrote one, validated. */
+  read(): RankCfg[] {
+    const out: RankCfg[] = [];
+    let names: string[];
+    try {
+      names = readdirSync(this.dir);
+    } catch {
+      return out;
+    }
+    for (const f of names) {
+      if (!/^rank-\d+\.json$/.test(f)) continue;
+      try {
+        const parsed = RankCfgFile.safeParse(JSON.parse(readFileSync(join(this.dir, f), "utf8")));
+        if (parsed.success) out.push(parsed.data as RankCfg);
+        else log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`);
+      } catch {
+        // Being replaced right now, or not JSON: the next read gets it.
+      }
+    }
+    return out;
+  }
+
+  private report(final: boolean): void {
+    if (this.sentFinal) return;
+    const tables = this.read();
+    if (final) this.sentFinal = true;
+    if (tables.length === 0 && !final) return;
+    this.c.send(reduceNode(tables), final, this.reason);
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+    this.report(true);
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * CFG monitoring of an unmodified MPICH program: the agent builds the interposition library with
+ * mpicc at first need and preloads it. `ebb run -N 2 -n 4` of a two-phase C program: both phases
+ * are distributed loops with MTCT within 20 % of the program's own measurement, and the output
+ * equals the unmonitored run's (--cfg=off).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import type { JobDetail } from "../../src/api/schemas.ts";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { parseReports } from "../support/comm-report.ts";
+import { compileMpi } from "../support/mpi.ts";
+
+let c: TestCluster;
+let phases: string | undefined;
+beforeAll(async () => {
+  phases = await compileMpi("cfg-phases", readFileSync(join(import.meta.dir, "programs/phases.c"), "utf8"));
+  c = await startCluster({ agents: 2 });
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+type Phase = { comm: number; compute: number };
+type Report = { rank: number; job: string; sum: number; phase: { A: Phase; B: Phase } };
+const ARGS = ["30", "30", "20", "10", String(1 << 18)];
+
+describe("CFG monitoring of an MPICH program (PMPI interposition)", () => {
+  test("two phases -> two distributed loops, MTCT within 20 % of the program's own; output unchanged", async () => {
+    if (!phases) return;
+    const on = await c.ebb(["run", "-N", "2", "-n", "4", phases, ...ARGS]);
+    expect(on.stderr).toBe("");
+    expect(on.code).toBe(0);
+    const reps = (parseReports(on.stdout) as Report[]).sort((a, b) => a.rank - b.rank);
+    expect(reps).toHaveLength(4);
+    const jobId = reps[0]!.job;
+    const detail = await waitFor("the job's CFG from both nodes", async () => {
+      const j = JSON.parse((await c.ebb(["show", "--json", jobId])).stdout) as JobDetail;
+      const loops = j.cfg?.loops.filter((l) => l.distributed) ?? [];
+      return loops.length >= 2 && loops.every((l) => l.rankCount === 4) ? j : undefined;
+    }, 60_000);
+    const dist = detail.cfg!.loops.filter((l) => l.distributed);
+    const a = dist.find((l) => l.key.includes("collective") && !l.key.includes("p2p"))!;
+    const b = dist.find((l) => l.key.includes("p2p"))!;
+    expect(a).toBeDefined();
+    expect(b).toBeDefined();
+    expect([a.ranks, b.ranks, a.visits, b.visits]).toEqual(["0-3", "0-3", 30, 30]);
+    const own = (k: "A" | "B") => reps.reduce((s, r) => s + r.phase[k].comm, 0) / reps.reduce((s, r) => s + r.phase[k].compute, 0);
+    const whole = (l: typeof a) => l.mpiMs / (l.iterMs - l.mpiMs);
+    expect(Math.abs(whole(a) / own("A") - 1)).toBeLessThan(0.2);
+    expect(Math.abs(whole(b) / own("B") - 1)).toBeLessThan(0.2);
+
+    const off = await c.ebb(["run", "-N", "2", "-n", "4", "--cfg=off", phases, ...ARGS]);
+    expect(off.code).toBe(0);
+    const offReps = (parseReports(off.stdout) as Report[]).sort((x, y) => x.rank - y.rank);
+    expect(offReps.map((x) => x.sum)).toEqual(reps.map((x) => x.sum));
+  });
+});
+
+describe("CFG monitoring without mpicc on the nodes", () => {
+  let bare: TestCluster;
+  afterAll(async () => {
+    await bare?.stop();
+  });
+
+  test("the MPI step runs unmonitored and ebb show says why", async () => {
+    if (!phases) return;
+    // The agents' PATH has no mpicc (ranks are started by absolute path).
+    bare = await startCluster({ agents: 1, agentEnv: { PATH: "/nonexistent" } });
+    const r = await bare.ebb(["run", "-N", "1", "-n", "2", phases, "3", "3", "1", "1", "4096"]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const reps = parseReports(r.stdout) as Report[];
+    expect(reps).toHaveLength(2);
+    const jobId = reps[0]!.job;
+    const j = await waitFor("the job's monitoring report", async () => {
+      const d = JSON.parse((await bare.ebb(["show", "--json", jobId])).stdout) as JobDetail;
+      return d.cfg ?? undefined;
+    }, 60_000);
+    expect(j.monitored).toBe(false);
+    expect(j.reason).toContain("mpicc not found");
+    expect((await bare.ebb(["show", jobId])).stdout).toContain("Communication loops: not monitored (mpicc not found");
+  });
+});
