@@ -45,7 +45,7 @@ export default {
     try {
       // Ping-pong with 2 ranks, allreduce with 4, on both sides. With 4 ranks on this 2-core machine
       // MPICH's two idle ranks poll, and its ping-pong latency swung between 1 µs and 4 ms.
-      const ebbRun = (nodes: number, ranks: number) => output([...cluster.ebb, "run", "-N", String(nodes), "-n", String(ranks), "--", process.execPath, PROGRAM], cluster.env).then(parse);
+      const ebbRun = (nodes: number, ranks: number) => output([...cluster.ebb, "run", "-N", String(nodes), "-n", String(ranks), ...(ranks > 2 * nodes ? ["--overcommit"] : []), "--", process.execPath, PROGRAM], cluster.env).then(parse);
       const mpich = parse(await output(["mpiexec", "-n", "2", c], cluster.env));
       const mpich4 = parse(await output(["mpiexec", "-n", "4", c], cluster.env));
       const local = await ebbRun(1, 2);
