@@ -10,6 +10,8 @@ interface Entry {
   stepId: number;
   ntasks: number;
   nodes: Map<string, NodeCfg>;
+  /** Reports received per node: a node's first report spans its ranks' start-up, no window. */
+  reports: Map<string, number>;
   cfg?: JobCfg;
   /** MTCT of the current distributed loop, one per new window of it. */
   samples: Array<{ time: number; mtct: number; iterations: number }>;
@@ -26,17 +28,23 @@ export class JobCfgs {
     let e = this.jobs.get(jobId);
     if (e && m.stepId < e.stepId) return;
     if (!e || m.stepId > e.stepId) {
-      e = { stepId: m.stepId, ntasks: m.ntasks, nodes: new Map(), samples: e?.samples ?? [] };
+      e = { stepId: m.stepId, ntasks: m.ntasks, nodes: new Map(), reports: new Map(), samples: e?.samples ?? [] };
       this.jobs.set(jobId, e);
     }
     if (m.monitor) e.monitor = m.monitor;
     e.nodes.set(node, m.cfg);
+    e.reports.set(node, (e.reports.get(node) ?? 0) + 1);
     const before = e.cfg;
     e.cfg = observeCfg(before, mergeCfg([...e.nodes.values()]), m.ntasks);
     const cur = e.cfg.loops.find((l) => l.key === e.cfg!.current);
     const prev = before?.loops.find((l) => l.key === cur?.key);
     const mtct = currentMtct(e.cfg);
-    if (cur && mtct !== undefined && cur.iter.n > (prev?.iter.n ?? 0)) {
+    // A sample is one window of the loop: the growth since this node's previous report, while every
+    // other node's part stays as it was. A node's first report is no such window: it holds the
+    // ranks' start-up (the first collective waits for the slowest rank to start) and would pass
+    // for communication.
+    const windowed = prev !== undefined && [...e.reports.values()].every((n) => n >= 2);
+    if (cur && mtct !== undefined && windowed && cur.iter.n > prev.iter.n) {
       e.samples.push({ time: now, mtct, iterations: cur.iterations - (prev?.iterations ?? 0) });
       if (e.samples.length > MAX_SAMPLES) e.samples.splice(0, e.samples.length - MAX_SAMPLES);
     }
