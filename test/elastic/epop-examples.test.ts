@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
+import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const EX = (name: string) => join(ROOT, "examples/epop", `${name}.ts`);
@@ -22,29 +23,6 @@ beforeEach(async () => {
   await c.waitNodes(4, "IDLE");
 });
 
-async function background(args: string[], ready: RegExp) {
-  const run = c.ebbSpawn(["run", ...args]);
-  const reader = run.stdout.getReader();
-  let out = "";
-  await waitFor(`the program to print ${ready}`, async () => {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`ebb run ended early: ${out} ${await new Response(run.stderr).text()}`);
-    out += new TextDecoder().decode(value);
-    return ready.test(out);
-  }, 60_000);
-  const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
-  const id = jobs[jobs.length - 1].id as number;
-  const finished = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += new TextDecoder().decode(value);
-    }
-    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
-  })();
-  return { id, finished };
-}
-
 describe("jacobi on EPOP", () => {
   test("the same checksum as the hand-written example, on 3 ranks and resized 2 -> 4 -> 1", async () => {
     const iters = ["--rows", "96", "--cols", "64", "--iters", "2000"];
@@ -55,7 +33,7 @@ describe("jacobi on EPOP", () => {
     expect(three.stderr).toBe("");
     expect(three.stdout).toContain(`ranks=3 ${want}`);
 
-    const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("jacobi"), ...iters, "--sleep", "5", "--every", "20"], /iteration 20 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("jacobi"), ...iters, "--sleep", "5", "--every", "20"], /iteration 20 on 2 ranks/);
     for (const n of [4, 1]) expect((await c.resize(job.id, n)).state).toBe("COMMITTED");
     const { out, err, code } = await job.finished;
     expect(err).toBe("");
@@ -74,7 +52,7 @@ describe("cannon", () => {
       expect(r.stderr).toBe("");
       expect(r.stdout).toContain("cannon: check ok");
     }
-    const job = await background(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("cannon"), "--n", "30", "--iters", "1000", "--sleep", "20"], /cannon: started/);
+    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("cannon"), "--n", "30", "--iters", "1000", "--sleep", "20"], /cannon: started/);
     for (const n of [4, 1]) expect((await c.resize(job.id, n)).state).toBe("COMMITTED");
     const { out, err, code } = await job.finished;
     expect(err).toBe("");
@@ -98,7 +76,7 @@ describe("gaussian elimination", () => {
       expect(r.stderr).toBe("");
       expect(r.stdout).toContain("ge: check ok");
     }
-    const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("ge"), "--n", "300", "--block", "2", "--sleep", "40"], /ge: started/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("ge"), "--n", "300", "--block", "2", "--sleep", "40"], /ge: started/);
     for (const n of [3, 1]) expect((await c.resize(job.id, n)).state).toBe("COMMITTED");
     const { out, err, code } = await job.finished;
     expect(err).toBe("");

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const PROGRAM = join(import.meta.dir, "programs/epop-sum.ts");
@@ -23,34 +24,10 @@ beforeEach(async () => {
   await c.waitNodes(4, "IDLE");
 });
 
-/** Start `ebb run` in the background; resolves once its output matches `ready`. */
-async function background(args: string[], ready: RegExp) {
-  const run = c.ebbSpawn(["run", ...args]);
-  const reader = run.stdout.getReader();
-  let out = "";
-  await waitFor(`the program to print ${ready}`, async () => {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`ebb run ended early: ${out}`);
-    out += new TextDecoder().decode(value);
-    return ready.test(out);
-  }, 60_000);
-  const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
-  const id = jobs[jobs.length - 1].id as number;
-  const finished = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += new TextDecoder().decode(value);
-    }
-    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
-  })();
-  return { id, finished };
-}
-
 describe("runEpop under resizes", () => {
   test("an elastic phase adapted 2 -> 4 -> 3 -> 1: final data equals a fixed-size run; joiners enter at the stayers' phase and iteration", async () => {
     const stop = join(c.dir, "epop-stop");
-    const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, PROGRAM, "--stop-file", stop, "--sleep", "2"], /sweep 50 on 2/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, PROGRAM, "--stop-file", stop, "--sleep", "2"], /sweep 50 on 2/);
     for (const n of [4, 3, 1]) {
       const a = await c.resize(job.id, n);
       expect([a.state, a.toNodes]).toEqual(["COMMITTED", n]);
@@ -99,7 +76,7 @@ describe("runEpop under resizes", () => {
 describe("structure and progress to the controller", () => {
   test("ebb show lists the phases with a marker at the current one and a progress bar; the API has pc, iteration, bound and time left", async () => {
     const JACOBI = join(import.meta.dir, "../../examples/epop/jacobi.ts");
-    const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, JACOBI, "--rows", "64", "--cols", "64", "--iters", "100000", "--sleep", "2", "--every", "100"], /iteration 100 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, JACOBI, "--rows", "64", "--cols", "64", "--iters", "100000", "--sleep", "2", "--every", "100"], /iteration 100 on 2 ranks/);
     const p = await waitFor("the program's progress in the job", async () => {
       const j = await c.job(job.id);
       return j.program?.iteration > 100 && j.program.remainingSeconds !== null ? j.program : undefined;

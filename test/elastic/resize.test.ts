@@ -6,6 +6,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive, ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
@@ -18,30 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await c?.stop();
 });
-
-/** Start an elastic `ebb run` in the background; resolves once its program printed `ready`. */
-async function elastic(args: string[], ready: RegExp) {
-  const run = c.ebbSpawn(["run", ...args]);
-  const reader = run.stdout.getReader();
-  let out = "";
-  await waitFor(`the program to print ${ready}`, async () => {
-    const { value, done } = await reader.read();
-    if (done) throw new Error(`ebb run ended early: ${out}`);
-    out += new TextDecoder().decode(value);
-    return ready.test(out);
-  });
-  const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
-  const id = jobs[jobs.length - 1].id as number;
-  const rest = (async () => {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      out += new TextDecoder().decode(value);
-    }
-    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
-  })();
-  return { id, run, output: () => out, finished: rest };
-}
 
 /** Each test starts with every node idle (a cancelled job's nodes stay COMPLETING for a moment). */
 beforeEach(async () => {
@@ -56,7 +33,7 @@ describe("the Jacobi example resized while it runs", () => {
     expect(fixed.code).toBe(0);
     const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
 
-    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "3", "--every", "50"], /iteration 50 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "3", "--every", "50"], /iteration 50 on 2 ranks/);
     const sizes = [4, 3, 1];
     for (const n of sizes) {
       const a = await c.resize(job.id, n);
@@ -110,7 +87,7 @@ describe("refused resizes", () => {
     let r = await c.api("POST", `/v1/jobs/${rigid}/resize`, { nodes: 2 });
     expect([r.status, r.json.error.code]).toEqual([409, "not_elastic"]);
 
-    const job = await elastic(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=0/);
+    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=0/);
     r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
     expect([r.status, r.json.error.field]).toEqual([400, "nodes"]);
     expect(r.json.error.message).toContain("outside");
@@ -162,7 +139,7 @@ describe("refused resizes", () => {
 describe("a failed adaptation", () => {
   test("a grow the ranks cannot take fails; the job keeps its node and the added one is free again", async () => {
     // Ranks that never call initAdapt() have no business cards for a new world.
-    const job = await elastic(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "sh", "-c", "echo ready; exec sleep 60"], /ready/);
+    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "sh", "-c", "echo ready; exec sleep 60"], /ready/);
     const a = await c.resize(job.id, 2);
     expect(a.state).toBe("FAILED");
     expect(a.message).toContain("initAdapt");
@@ -179,7 +156,7 @@ describe("a failed adaptation", () => {
 
 describe("timing samples", () => {
   test("ranks report loop and comm time; the job shows its MTCT per window", async () => {
-    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "0.5", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=1/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "0.5", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=1/);
     const detail = await waitFor("three sampling windows", async () => {
       const j = await c.job(job.id);
       return j.samples.length >= 3 && j.mtct !== null ? j : undefined;
@@ -205,7 +182,7 @@ describe("timing samples", () => {
 describe("a rank dying in the middle of a resize", () => {
   test("the job fails cleanly, every rank is gone, the error names the rank, and the cluster carries on", async () => {
     // 300 ms per iteration: the grow waits for the ranks to reach its target, so the kill lands inside it.
-    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "300"], /pid=\d+ rank=1/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "300"], /pid=\d+ rank=1/);
     const pids = [...job.output().matchAll(/pid=(\d+) rank=(\d+)/g)].map((m) => ({ pid: Number(m[1]), rank: Number(m[2]) }));
     const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
     expect(r.status).toBe(202);
@@ -229,7 +206,7 @@ describe("a rank dying in the middle of a resize", () => {
 
 describe("a controller restart", () => {
   test("a running elastic job can still be grown and shrunk once its launcher re-attached", async () => {
-    const job = await elastic(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "20"], /pid=\d+ rank=1/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "20"], /pid=\d+ rank=1/);
     c.controller.kill("SIGKILL");
     await c.controller.exited;
     await c.startController();

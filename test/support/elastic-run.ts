@@ -6,16 +6,16 @@ import { ROOT, waitFor, type TestCluster } from "./cluster.ts";
 export const COUNTER = join(ROOT, "test/elastic/programs/counter.ts");
 
 /** Start `ebb run ARGS`; resolves once its output matches `ready`, with the job's id. */
-export async function elasticRun(c: TestCluster, args: string[], ready: RegExp) {
+export async function elasticRun(c: TestCluster, args: string[], ready: RegExp, timeoutMs = 60_000) {
   const run = c.ebbSpawn(["run", ...args]);
   const reader = run.stdout.getReader();
   let out = "";
   await waitFor(`the program to print ${ready}`, async () => {
     const { value, done } = await reader.read();
-    if (done) throw new Error(`ebb run ended early: ${out}`);
+    if (done) throw new Error(`ebb run ended early: ${out} ${await new Response(run.stderr).text()}`);
     out += new TextDecoder().decode(value);
     return ready.test(out);
-  });
+  }, timeoutMs);
   const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).json.jobs;
   const id = jobs[jobs.length - 1].id as number;
   const finished = (async () => {
