@@ -9,21 +9,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PmiConnection } from "../../src/pmi/connection.ts";
 import { startController, type ControllerHandle } from "../../src/roles/controller/index.ts";
+import { mulberry32 } from "../../src/sim/random.ts";
 import { SingleNodeJob } from "../support/pmi-job.ts";
 
 const SEED = Number(process.env.EBB_FUZZ_SEED ?? 20261126);
 const CASES = 1000;
 
-/** mulberry32: a small seeded generator. */
+/** The simulator's seeded generator (mulberry32), with the draws a fuzzer needs. */
 function rng(seed: number) {
-  let a = seed >>> 0;
-  const next = () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const { next } = mulberry32(seed);
   const int = (n: number) => Math.floor(next() * n);
   const pick = <T>(xs: readonly T[]): T => xs[int(xs.length)]!;
   return { next, int, pick };
