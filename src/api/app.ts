@@ -45,8 +45,10 @@ async function readCapped(req: Request): Promise<string> {
   return Buffer.concat(parts, total).toString("utf8");
 }
 
-async function body<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+/** The request's JSON body, validated; with `optional`, no body at all reads as `{}`. */
+async function body<S extends z.ZodType>(c: Context, schema: S, optional = false): Promise<z.infer<S>> {
   const text = await readCapped(c.req.raw);
+  if (optional && text.trim() === "") return validate(schema, {});
   let raw: unknown;
   try {
     raw = JSON.parse(text);
@@ -187,8 +189,8 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.post("/v1/nodes/:name/drain", async (c) => {
     requireAll(c);
     const name = c.req.param("name");
-    // The body is optional: none drains with a default reason.
-    const req = Number(c.req.header("content-length") ?? 0) === 0 ? {} : await body(c, DrainRequest);
+    // The body is optional (sent chunked or not): none drains with a default reason.
+    const req = await body(c, DrainRequest, true);
     const reason = req.reason ?? "drained by ebb drain";
     if (!backend.drain(name, reason)) throw notFound(`node ${name}`);
     return c.json({ node: name, drain: reason });

@@ -37,6 +37,8 @@ interface Operation {
   open?: boolean;
   query?: () => z.ZodType;
   body?: () => z.ZodType;
+  /** The body may be left out. */
+  optionalBody?: boolean;
   /** The success answer: a JSON schema, or another media type with a plain schema. */
   ok: { status: number; description: string; json?: () => z.ZodType; media?: string };
   errors: ErrorStatus[];
@@ -117,6 +119,7 @@ const OPERATIONS: Record<string, Operation> = {
     operationId: "drainNode",
     summary: "Drain a node: it takes no new work; the jobs on it run to their end (the API token only)",
     body: () => DrainRequest,
+    optionalBody: true,
     ok: { status: 200, description: "the node, drained", json: () => DrainResult },
     errors: [400, 401, 403, 404, 413],
     notes: { 404: "no such node" },
@@ -162,7 +165,7 @@ function operation(op: Operation, pathParams: string[]) {
     summary: op.summary,
     ...(op.open ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),
-    ...(op.body ? { requestBody: { required: true, content: { "application/json": { schema: schema(op.body()) } } } } : {}),
+    ...(op.body ? { requestBody: { required: !op.optionalBody, content: { "application/json": { schema: schema(op.body()) } } } } : {}),
     responses,
   };
 }

@@ -183,6 +183,18 @@ describe("ebb drain / ebb resume", () => {
       ["node02", "IDLE", null],
     ]);
 
+    // Over the API the body is optional; a chunked one (no Content-Length) is read like any other.
+    expect((await c.api("POST", "/v1/nodes/node02/drain")).json).toEqual({ node: "node02", drain: "drained by ebb drain" });
+    const chunked = new ReadableStream({
+      start(ctl) {
+        ctl.enqueue(new TextEncoder().encode('{"reason":'));
+        ctl.enqueue(new TextEncoder().encode('"fan"}'));
+        ctl.close();
+      },
+    });
+    const res = await fetch(`${c.url}/v1/nodes/node02/drain`, { method: "POST", headers: { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" }, body: chunked });
+    expect({ status: res.status, json: await res.json() }).toEqual({ status: 200, json: { node: "node02", drain: "fan" } });
+
     const missing = await c.ebb(["drain", "node99"]);
     expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 1, stderr: "ebb drain: node99: node node99 does not exist\n" });
   });
