@@ -243,7 +243,6 @@ let all: Float64Array[] | undefined;
 for (;;) {
   try {
     while (iteration < ITERS) {
-      if (CHECKPOINT > 0 && (snaps.length === 0 || iteration - snaps[snaps.length - 1]!.iteration >= CHECKPOINT)) await checkpoint();
       const p = await probeAdapt();
       if (p.pending) {
         if (p.fault) {
@@ -252,6 +251,8 @@ for (;;) {
         }
         await adapt();
       }
+      // After the probe: every rank (joining ones too) is then at the same iteration.
+      if (CHECKPOINT > 0 && (snaps.length === 0 || iteration - snaps[snaps.length - 1]!.iteration >= CHECKPOINT)) await checkpoint();
       await exchange();
       relax();
       iteration++;

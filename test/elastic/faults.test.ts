@@ -11,7 +11,7 @@ import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
-const ITERS = ["--iters", "1500", "--checkpoint", "10"];
+const ITERS = ["--iters", "3000", "--checkpoint", "10"];
 
 let c: TestCluster;
 let want: RegExpExecArray;
@@ -51,6 +51,13 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
       const victim = detail.allocation[victimIndex] as string;
       tried.push(`allocation[${victimIndex}]`);
       await kill(victim);
+      if (victimIndex === 1) {
+        // Once the survivors go on, the job can grow back onto a healthy node (renumbered ranks and all).
+        await waitFor("the fault adaptation to commit", async () => (await c.job(job.id)).adaptations[0]?.state === "COMMITTED", 60_000);
+        const grown = await c.resize(job.id, 3);
+        expect(grown.state).toBe("COMMITTED");
+        expect(grown.added).not.toContain(victim);
+      }
 
       const { out, err, code } = await job.finished;
       const got = /checksum=(\w+) heat=(\S+)/.exec(out);
@@ -67,6 +74,7 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
       expect(fault.removed).toEqual([victim]);
       expect(end.events.some((e: any) => e.kind === "fault" && e.message.includes(`node ${victim} failed`))).toBe(true);
       expect(err).toContain(`lost node ${victim}`);
+      if (victimIndex === 1) expect(out).toContain("now 3 ranks (was 2)");
       survived.push(`allocation[${victimIndex}]`);
     }, 120_000);
   }
