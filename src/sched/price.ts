@@ -104,3 +104,16 @@ export function moldableWorth(now: number, waitStart: number, limit: number, rat
   const queueGain = lambda > 0 ? lambda * k * Math.min(Math.max(0, waitStart - now), limit * Math.max(1, ratio)) : 0;
   return { ownLoss, queueGain, ok: queueGain > ownLoss };
 }
+
+/**
+ * How many jobs a node-second saved now lets start earlier: the `waiting` jobs, and those expected
+ * to arrive before the backlog ahead of them clears (they queue behind it too). The backlog is
+ * `work` node-seconds (the running jobs' remaining work plus the waiting jobs' size × limit),
+ * spread over the machine; the arrival rate is read off the queue itself: the waiting jobs arrived
+ * over the time since the oldest of them was submitted (at least `minSpan` s). Nothing waits: 0.
+ */
+export function queueReach(now: number, upNodes: number, waiting: number, oldestSubmit: number, work: number, minSpan: number): number {
+  if (waiting <= 0 || upNodes <= 0) return 0;
+  const rate = waiting / Math.max(minSpan, now - oldestSubmit);
+  return waiting + rate * (work / upNodes);
+}

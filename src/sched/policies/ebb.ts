@@ -1,28 +1,37 @@
 /**
  * ebb's default policy: size jobs by what their nodes are worth now. EASY (FCFS, a reservation for
- * the first job that cannot start, backfilling that never delays it) decides every start; running
- * malleable jobs are resized only when the numbers say it pays:
- * - admit: the first waiting job could start now if running jobs gave up nodes. They shrink, by
- *   exactly the nodes it lacks, taken where they cost least, and only if the time it would start
- *   earlier (its reservation − when the shrinks commit) exceeds the time the shrunk jobs are
- *   predicted to lose (their remaining work at the smaller size + the adaptation);
- * - lend: idle nodes nothing can use go to running jobs, a node at a time where it saves most, and
- *   a job grows only if the time it saves pays for this adaptation and the one that may take the
- *   nodes back. With a job waiting, only nodes its reservation leaves over are lent, or nodes lent
- *   to a job predicted to end before the reservation;
- * - moldable start: the first waiting job starts now below the size it asked for only if it is
- *   then predicted to end sooner than by waiting for its reservation: by its declared model, else
- *   (a malleable job, which may grow later) by the safe bound that its time grows at most linearly
- *   as its nodes drop.
+ * the first job that cannot start, backfilling that never delays it) decides the starts at the
+ * sizes asked for; then, on what each job's nodes are worth:
+ * - node price (sched/price.ts): while jobs wait, a node-second a running job does not use lets
+ *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
+ *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
+ *   backlog clears (`queueReach`). Nothing waits: λ = 0;
+ * - moldable start: a malleable waiting job (the head, then the ones behind it) starts now on the
+ *   nodes free, below the size it asked for, if the queue's gain (λ × the node-seconds of its work
+ *   done on nodes that would idle until its reservation) exceeds its own loss (its predicted end
+ *   now, by its declared model or else the bound that time grows at most linearly as nodes drop,
+ *   against its end from the reservation). Behind the head only if the reservation holds;
+ * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
+ *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
+ *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
+ *   adaptation) and the shrinks (and those under way) commit well before the reservation;
+ * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
+ *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
+ *   queue gives nodes back; an efficient one keeps them), never past a reservation that counts on
+ *   its end unless the reservation's extra nodes cover what it keeps;
+ * - lend: idle nodes nothing can use go to running jobs, a node at a time where its price drops
+ *   most, a job keeping its grant only if the gain (its own time, less λ × the extra node-seconds)
+ *   pays for this adaptation and the one that may give the nodes back. With a job waiting, only
+ *   nodes its reservation leaves over are lent, or nodes lent to a job predicted to end before it.
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized.
- * Nothing shrinks while nobody waits. Every resize carries its numbers in its reason.
+ * Nothing shrinks while nobody waits. Every decision carries its numbers in its reason.
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
 import { preferredSize } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
-import { bestShrink, moldableWorth, nodePrice, price, remAt, type Priced } from "../price.ts";
+import { bestShrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
 
@@ -67,33 +76,38 @@ export function planEbb(input: PassInput): PassPlan {
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
   // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
   let extra = reservation ? Math.max(0, b.extra) : Number.POSITIVE_INFINITY;
-  let headStarted = false;
-  let startedIds = new Set(starts.map((s) => s.jobId));
+  const startedIds = new Set(starts.map((s) => s.jobId));
   let waiting = 0;
-  for (const j of q) if (!startedIds.has(j.id) && j.minNodes <= input.upNodes) waiting++;
+  let oldest = input.now;
+  let work = 0;
+  for (const j of q) {
+    if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
+    waiting++;
+    oldest = Math.min(oldest, j.submitTime);
+    work += preferredSize(j) * j.timeLimit;
+  }
+  for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
+  const reach = queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval);
+  let affected = reach;
   // Malleable jobs start below their size on the nodes left when the queue gains more than they lose, the head first.
   if (head && reservation && idle > 0) {
     for (const j of q) {
       if (idle <= 0) break;
       if (startedIds.has(j.id) || !j.elastic || j.minNodes > idle) continue;
       const isHead = j.id === head.id;
-      if (!isHead && X("nomoldbf")) break;
-      const st = moldable(input, j, idle, reservation, extra, X("nomoldq") ? 0 : nodePrice(waiting - 1, input.upNodes), isHead);
+      const st = moldable(input, j, idle, reservation, extra, nodePrice(affected - 1, input.upNodes), isHead);
       if (!st) continue;
       starts.push(st.start);
       idle -= st.start.nodes;
       waiting--;
-      if (isHead) {
-        headStarted = true;
-        reservations.length = 0;
-        break;
-      }
+      affected--;
+      // The next job in line gets its reservation in the next pass (at this instant): nothing else now.
+      if (isHead) return { starts, resizes, reservations: [], notes };
       extra -= st.fromExtra;
     }
-    startedIds = new Set(starts.map((s) => s.jobId));
   }
-  const lambda = X("noprice") ? 0 : nodePrice(waiting, input.upNodes);
-  if (head && reservation && !headStarted && !X("noadmit")) {
+  const lambda = waiting <= 0 ? 0 : nodePrice(affected, input.upNodes);
+  if (head && reservation) {
     // The first waiting jobs that would all start now, in queue order, if the nodes were there: the
     // head and as many followers as one round of shrinks can serve (each would otherwise wait at
     // least until the head's reservation, with no node free).
@@ -120,12 +134,12 @@ export function planEbb(input: PassInput): PassPlan {
     }
   }
   // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
-  const res = headStarted ? undefined : reservation;
+  const res = reservation;
   const budget = { extra };
   resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }));
   extra = budget.extra;
   // Lend what nothing can use.
-  if (idle > 0 && !(X("nolendq") && waiting > 0)) {
+  if (idle > 0) {
     const touched = new Set(resizes.map((r) => r.jobId));
     const any = Math.min(idle, extra);
     const free = res ? { any, beforeOnly: idle - any, until: res.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY };
@@ -133,8 +147,6 @@ export function planEbb(input: PassInput): PassPlan {
   }
   return { starts, resizes, reservations, notes };
 }
-
-const X = (flag: string) => (process.env.EBB_X ?? "").split(",").includes(flag);
 
 /**
  * Shrinks priced by the node price λ (sched/price.ts): a running job shrinks to the size where its
