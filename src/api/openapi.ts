@@ -24,6 +24,7 @@ import {
   StepGrant,
   SubmitResult,
   TestOnlyResult,
+  TimelineDelta,
   TimelineQuery,
   TimelineView,
 } from "./schemas.ts";
@@ -33,6 +34,9 @@ type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426;
 interface Operation {
   operationId: string;
   summary: string;
+  description?: string;
+  /** An event stream's events: name -> the JSON schema of its data (given as x-events). */
+  events?: Record<string, () => z.ZodType>;
   /** No bearer token needed. */
   open?: boolean;
   query?: () => z.ZodType;
@@ -134,7 +138,10 @@ const OPERATIONS: Record<string, Operation> = {
   "GET /v1/timeline": { operationId: "getTimeline", summary: "The allocation timeline of the last `window` seconds: who held which node when, adaptations, pending jobs (the API token only)", query: () => TimelineQuery, ok: { status: 200, description: "the timeline", json: () => TimelineView }, errors: [400, 401, 403] },
   "GET /v1/stream": {
     operationId: "streamTimeline",
-    summary: "The timeline as server-sent events (event: timeline, data: the GET /v1/timeline body) whenever the cluster changed, checked once a second (the API token only)",
+    summary: "The live timeline as server-sent events (the API token only)",
+    description:
+      "First `event: timeline` with the GET /v1/timeline body of the window; then, whenever the cluster changed (checked once a second), `event: delta` with what changed since the previous event (x-events.delta): jobs and pending entries that replace those of the same id, ids to remove, all nodes. Comment lines keep an idle stream open.",
+    events: { timeline: () => TimelineView, delta: () => TimelineDelta },
     query: () => TimelineQuery,
     ok: { status: 200, description: "an event stream", media: "text/event-stream" },
     errors: [400, 401, 403],
@@ -163,10 +170,12 @@ function operation(op: Operation, pathParams: string[]) {
   return {
     operationId: op.operationId,
     summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
     ...(op.open ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(op.body ? { requestBody: { required: !op.optionalBody, content: { "application/json": { schema: schema(op.body()) } } } } : {}),
     responses,
+    ...(op.events ? { "x-events": Object.fromEntries(Object.entries(op.events).map(([name, s]) => [name, outSchema(s())])) } : {}),
   };
 }
 

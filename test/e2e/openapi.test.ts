@@ -187,6 +187,41 @@ describe("the OpenAPI document", () => {
     expect(listed.filter((l) => !seen.has(l))).toEqual([]);
   }, 180_000);
 
+  test("the stream's events fit the schemas of x-events (the whole timeline, then a delta)", async () => {
+    const events = resolved.paths["/v1/stream"].get["x-events"];
+    expect(Object.keys(events)).toEqual(["timeline", "delta"]);
+    const res = await fetch(`${c.url}/v1/stream`, { headers: { Authorization: `Bearer ${c.token}` } });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    const next = async () => {
+      for (;;) {
+        const i = buf.indexOf("\n\n");
+        if (i >= 0) {
+          const chunk = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const event = /^event: (.*)$/m.exec(chunk)?.[1];
+          if (event) return { event, data: JSON.parse(chunk.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")) };
+          continue;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the stream ended");
+        buf += value;
+      }
+    };
+    const check = (e: { event: string; data: unknown }) => {
+      const validate = ajv.compile(events[e.event]);
+      expect({ event: e.event, errors: validate(e.data) ? null : validate.errors }).toEqual({ event: e.event, errors: null });
+    };
+    const first = await next();
+    expect(first.event).toBe("timeline");
+    check(first);
+    await c.submit({ argv: ["true"], output: "/dev/null" });
+    const delta = await next();
+    expect(delta.event).toBe("delta");
+    check(delta);
+    await reader.cancel();
+  });
+
   test("the launcher WebSocket answers 401 and 426 as described", async () => {
     expect((await fetch(`${c.url}/v1/launcher`)).status).toBe(401);
     const r = await fetch(`${c.url}/v1/launcher`, { headers: { Authorization: `Bearer ${c.token}` } });
