@@ -3,7 +3,8 @@
  * The dashboard in headless Chromium and Firefox (Debian's, driven by puppeteer-core; see
  * test/support/browsers.ts) against a cluster of real processes, the same scenario in each:
  * sign-in, the nodes, an elastic job's band widening and narrowing as the test resizes it
- * 2 → 4 → 2, the job and nodes pages, and a wrong token that shows the sign-in again.
+ * 2 → 4 → 2, then without a mouse: zoom by keys and by Tab + Enter/Space, Tab to the job's page,
+ * resize it to 3 and cancel it there; the nodes page, and a wrong token that shows the sign-in again.
  * Screenshots go to test-output/dashboard/<browser>/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -11,7 +12,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Browser, Page } from "puppeteer-core";
 import { launchBrowser, type BrowserName } from "../support/browsers.ts";
-import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
+import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { COUNTER, elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
@@ -48,6 +49,26 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
     const count = (selector: string) => page.$$eval(selector, (els) => els.length);
     const textOf = (selector: string) => page.$eval(selector, (e) => e.textContent ?? "");
     const visible = (selector: string) => page.$eval(selector, (e) => !(e as HTMLElement).hidden && (e as HTMLElement).offsetParent !== null);
+
+    /** What has the keyboard focus: tag, id, data-window, text. */
+    const focused = () =>
+      page.evaluate(() => {
+        const e = document.activeElement as HTMLElement | null;
+        return { tag: e?.tagName.toLowerCase() ?? "", id: e?.id ?? "", window: e?.dataset.window ?? "", text: (e?.textContent ?? "").trim(), job: e?.closest("li")?.dataset.job ?? "" };
+      });
+    /** Presses Tab until `want` has the focus; fails after `max` presses. */
+    async function tabTo(want: (f: Awaited<ReturnType<typeof focused>>) => boolean, max: number, back = false) {
+      const path: string[] = [];
+      for (let i = 0; i < max; i++) {
+        if (back) await page.keyboard.down("Shift");
+        await page.keyboard.press("Tab");
+        if (back) await page.keyboard.up("Shift");
+        const f = await focused();
+        path.push(`${f.tag}#${f.id}[${f.window}] ${f.text.slice(0, 20)}`);
+        if (want(f)) return f;
+      }
+      throw new Error(`Tab did not reach it in ${max} presses: ${path.join(" → ")}`);
+    }
 
     async function signIn(token: string) {
       await page.waitForSelector("#token", { visible: true, timeout: SHOWN });
@@ -113,28 +134,58 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       expect(await count(`#timeline rect.alloc[data-job="${job.id}"][data-open="0"]`)).toBe(2);
       await shot("timeline-2-again.png");
 
-      // Zoom: the three windows, by keyboard.
+      // From here on the keyboard only. Zoom by keys 1-3.
       await page.keyboard.press("2");
       await page.waitForSelector('button[data-window="3600"][aria-pressed="true"]', { timeout: SHOWN });
       await page.keyboard.press("1");
       await page.waitForSelector('button[data-window="600"][aria-pressed="true"]', { timeout: SHOWN });
       await waitBand(job.id, 2);
+      // A page reached by a key puts the focus on its heading; Tab goes on to the zoom buttons,
+      // which Enter and Space press, the focus staying on the button while the page is made again.
+      await page.keyboard.press("n");
+      await page.waitForSelector("#nodes", { timeout: SHOWN });
+      await page.keyboard.press("g");
+      await page.waitForSelector("#timeline", { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "h2", text: "Allocation timeline" });
+      await tabTo((f) => f.window === "600", 1);
+      await tabTo((f) => f.window === "3600", 1);
+      await page.keyboard.press("Enter");
+      await page.waitForSelector('#timeline[aria-label*="60 minutes"]', { timeout: SHOWN });
+      await page.waitForSelector('button[data-window="3600"][aria-pressed="true"]', { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "button", window: "3600" });
+      await tabTo((f) => f.window === "600", 1, true);
+      await page.keyboard.press(" ");
+      await page.waitForSelector('#timeline[aria-label*="10 minutes"]', { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "button", window: "600" });
+      await waitBand(job.id, 2);
 
-      // The job page, reached with the keyboard: allocation history, adaptations, events; cancel.
-      await page.focus(`#running li[data-job="${job.id}"] a`);
+      // Tab reaches the running job's link; Enter opens its page, the focus on its heading.
+      await tabTo((f) => f.tag === "a" && f.job === String(job.id), 8);
       await page.keyboard.press("Enter");
       await page.waitForSelector("#allocation-history", { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "h2", text: `Job ${job.id} · bun.exe` });
       expect(await count("#adaptations tbody tr")).toBe(2);
       expect(await textOf("#adaptations tbody")).toContain("2 → 4");
       expect(await count("#allocation-history tbody tr")).toBe(4);
       expect(await textOf("#events tbody")).toContain("resized from 4 to 2 nodes");
       await shot("job.png");
-      await page.focus("#cancel");
+      // Resize by keyboard: Tab past Cancel to the node count, type 3, Enter.
+      await tabTo((f) => f.id === "cancel", 1);
+      await tabTo((f) => f.id === "resize-nodes", 1);
+      await page.keyboard.press("End");
+      await page.keyboard.press("Backspace");
+      await page.keyboard.type("3");
+      await page.keyboard.press("Enter");
+      await waitText("#action-status", `Resizing job ${job.id} to 3 nodes`);
+      await waitFor("the job on 3 nodes", async () => (await c.job(job.id)).state === "RUNNING" && (await allocation()).length === 3, SHOWN);
+      // Cancel: Shift+Tab back to the button, Enter.
+      await tabTo((f) => f.id === "cancel", 1, true);
       await page.keyboard.press("Enter");
       await waitText("#action-status", "cancelled");
       await c.waitJob(job.id, ["CANCELLED"]);
       await job.finished;
       await waitText("#job-state", "CANCELLED");
+      expect(await count("#adaptations tbody tr")).toBe(3);
 
       // The nodes page.
       await page.keyboard.press("n");
