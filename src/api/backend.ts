@@ -50,6 +50,9 @@ export interface ApiBackend {
   metrics(): string;
   /** The allocation timeline of the last `windowSec` seconds. */
   timeline(windowSec: number): TimelineView;
-  /** Changes when the timeline may have changed (the live stream compares it). */
-  timelineMark(): string;
+  /**
+   * The live timeline: `send` gets the window's whole timeline (event "timeline") at once, then
+   * what changed (event "delta", a TimelineDelta), each as its JSON text; returns the unsubscribe.
+   */
+  watchTimeline(windowSec: number, send: (event: "timeline" | "delta", json: string) => void): () => void;
 }

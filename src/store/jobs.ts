@@ -278,6 +278,11 @@ export class JobStore {
     return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
   }
 
+  /** Jobs that ended at or after `since` (epoch ms), oldest id first: what changed lately among the ended. */
+  endedSince(since: number, limit: number): JobRow[] {
+    return this.db.select().from(jobs).where(gte(jobs.endTime, since)).orderBy(asc(jobs.id)).limit(limit).all();
+  }
+
   listJobs(filter: JobFilter): JobRow[] {
     const where = [
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,

@@ -39,7 +39,8 @@ import { testOnly } from "./test-only.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
-import { timeline, timelineMark } from "./timeline.ts";
+import { timeline } from "./timeline.ts";
+import { TimelineFeed } from "./timeline-feed.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
 const USER_TOKEN_PREFIX = "ebbu_";
@@ -149,6 +150,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   jobs.restore();
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
+  const feed = new TimelineFeed(views, () => commits);
   ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
   ers.start();
 
@@ -200,7 +202,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
     metrics: () => metrics.render(),
     timeline: (windowSec) => timeline(views, windowSec * 1000),
-    timelineMark: () => timelineMark(views, commits),
+    watchTimeline: (windowSec, send) => feed.subscribe(windowSec, send),
   };
 
   const server = serve({
@@ -234,6 +236,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     async stop() {
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
+      feed.stop();
       if (purger) clearInterval(purger);
       ers.stop();
       server.stop(true);
