@@ -396,6 +396,8 @@ export const NodeView = z.lazy(() =>
     reason: z.string().nullable(),
     /** Why the node is drained (it takes no new work until resumed); null when it is not. */
     drain: z.string().nullable(),
+    /** Whom jobs run as on the node: "job's user" (the agent runs as root), or "agent's user (NAME)"; null if unknown. */
+    runAs: z.string().nullable(),
   }),
 );
 export type NodeView = z.infer<typeof NodeView>;

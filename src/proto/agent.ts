@@ -44,6 +44,8 @@ export const AgentToController = tagged({
     time: z.number().optional(),
     /** `addr` was given (--advertise), not the agent's own listening address: the controller checks it. */
     advertised: z.boolean().optional(),
+    /** Whom jobs run as here: "job-user" (the agent is root), else the agent's own user name. */
+    runAs: z.string().optional(),
   }),
   "heartbeat": () => ({ jobs: z.array(JobId) }),
   /**

@@ -178,6 +178,7 @@ export class AgentHub {
     node.row = row;
     node.session = conn;
     node.lastSeen = now;
+    node.runAs = msg.runAs;
     this.state.nodes.set(msg.name, node);
     this.byConn.set(conn, msg.name);
 

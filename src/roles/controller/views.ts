@@ -157,6 +157,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
+    runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
   };
 }
 
