@@ -345,6 +345,21 @@ export const CfgView = z.object({
       mpi: CfgStats,
     }),
   ),
+  /**
+   * Rigid jobs after their end (like Slurm's seff): the communication share (MPI time / loop time)
+   * per loop and over the outermost loops, and the node count at which the SPMD model predicts the
+   * best efficiency for the time spent (the knee, where MPI time equals compute time; null: no MPI
+   * time, no limit). Null while running, for elastic jobs, and without timed iterations.
+   */
+  efficiency: z
+    .object({
+      nodes: z.int(),
+      commShare: z.number(),
+      mtct: z.number().nullable(),
+      bestNodes: z.int().nullable(),
+      loops: z.array(z.object({ key: z.string(), commShare: z.number(), mtct: z.number().nullable(), bestNodes: z.int().nullable() })),
+    })
+    .nullable(),
 });
 
 export const JobDetail = z.lazy(() =>

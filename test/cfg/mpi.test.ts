@@ -11,6 +11,7 @@ import type { JobDetail } from "../../src/api/schemas.ts";
 import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { parseReports } from "../support/comm-report.ts";
 import { compileMpi } from "../support/mpi.ts";
+import { kneeNodes } from "../../src/model/scaling.ts";
 
 let c: TestCluster;
 let phases: string | undefined;
@@ -50,6 +51,30 @@ describe("CFG monitoring of an MPICH program (PMPI interposition)", () => {
     const whole = (l: typeof a) => l.mpiMs / (l.iterMs - l.mpiMs);
     expect(Math.abs(whole(a) / own("A") - 1)).toBeLessThan(0.2);
     expect(Math.abs(whole(b) / own("B") - 1)).toBeLessThan(0.2);
+
+    // After the end, the seff-like line: communication share per loop, the model's best size.
+    const ended = await waitFor("the efficiency line after the job's end", async () => {
+      const j = JSON.parse((await c.ebb(["show", "--json", jobId])).stdout) as JobDetail;
+      return j.cfg?.efficiency ?? undefined;
+    }, 60_000);
+    expect(ended.nodes).toBe(2);
+    const share = (k: "A" | "B") => own(k) / (1 + own(k));
+    const effA = ended.loops.find((l) => l.key === a.key)!;
+    const effB = ended.loops.find((l) => l.key === b.key)!;
+    expect(Math.abs(effA.commShare / share("A") - 1)).toBeLessThan(0.2);
+    expect(Math.abs(effB.commShare / share("B") - 1)).toBeLessThan(0.2);
+    // Compute-heavy A has the smaller share and a best size at least B's (the absolute values
+    // depend on the machine: 4 busy-polling ranks on a loaded 2-core box wait in MPI); each best
+    // size is the knee of the loop's measured MTCT and near the knee of the program's own.
+    expect(effA.commShare).toBeLessThan(effB.commShare);
+    expect(effA.bestNodes!).toBeGreaterThanOrEqual(effB.bestNodes!);
+    for (const [e, k] of [[effA, "A"], [effB, "B"]] as const) {
+      expect(e.bestNodes).toBe(kneeNodes(2, e.mtct!));
+      expect(Math.abs(e.bestNodes! - kneeNodes(2, own(k)))).toBeLessThanOrEqual(Math.max(1, 0.25 * kneeNodes(2, own(k))));
+    }
+    const shown = (await c.ebb(["show", jobId])).stdout;
+    expect(shown).toMatch(/Efficiency: communication [\d.]+ % of loop time on 2 nodes; the model's best size \(efficiency per run time\): \d+ nodes?/);
+    expect(shown).toMatch(/per loop: L\d [\d.]+ % \(best \d+ nodes?\), L\d [\d.]+ % \(best \d+ nodes?\)/);
 
     const off = await c.ebb(["run", "-N", "2", "-n", "4", "--cfg=off", phases, ...ARGS]);
     expect(off.code).toBe(0);

@@ -5,6 +5,7 @@
  */
 import { currentMtct, mergeCfg, observeCfg, variance, type JobCfg, type Series } from "../../cfg/merge.ts";
 import { rankRange, type NodeCfg } from "../../cfg/node.ts";
+import { efficiency } from "../../model/efficiency.ts";
 
 interface Entry {
   stepId: number;
@@ -76,11 +77,26 @@ const stats = (s: Series, scale: number) => ({
   recent: s.recent.map((x) => x * scale),
 });
 
+/** What the efficiency line needs of the job: it is shown for rigid jobs that have ended. */
+export interface CfgJob {
+  ended: boolean;
+  elastic: boolean;
+  nodes: number;
+}
+
+/** The seff-like line of a rigid job after its end: communication share per loop, the model's best size. */
+function efficiencyView(cfg: JobCfg, job: CfgJob | undefined) {
+  if (!job || !job.ended || job.elastic || job.nodes <= 0) return null;
+  const e = efficiency(job.nodes, cfg.loops.filter((l) => l.iterations > 0));
+  return e ? { nodes: e.nodes, commShare: e.commShare, mtct: Number.isFinite(e.mtct) ? e.mtct : null, bestNodes: e.bestNodes, loops: e.loops.map((l) => ({ key: l.key, commShare: l.commShare, mtct: Number.isFinite(l.mtct) ? l.mtct : null, bestNodes: l.bestNodes })) } : null;
+}
+
 /** The API's form of a job's CFG (times in ms). */
-export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined) {
-  if (!cfg) return monitor ? { monitored: false, reason: monitor, ntasks: 0, current: null, loops: [] } : null;
+export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined, job?: CfgJob) {
+  if (!cfg) return monitor ? { monitored: false, reason: monitor, ntasks: 0, current: null, loops: [], efficiency: null } : null;
   const ms = 1e-6;
   return {
+    efficiency: efficiencyView(cfg, job),
     // Unmonitored ranks report no loops, only the reason.
     monitored: !(monitor !== undefined && cfg.loops.length === 0),
     reason: monitor ?? null,
