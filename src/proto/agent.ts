@@ -26,6 +26,8 @@ export const JobStart = z.object({
   cred: Credential.optional(),
   /** Elastic command jobs: step 0 is resizable. */
   elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
+  /** Seconds between the ranks' monitoring samples (every job, elastic or not). */
+  sampleInterval: z.number().positive().optional(),
 });
 export type JobStart = z.infer<typeof JobStart>;
 

@@ -55,6 +55,8 @@ export const StepSpec = z.lazy(() =>
     preput: Kvs.optional(),
     /** CFG monitoring of the ranks' communication calls (default on; `ebb run --cfg=off`). */
     cfg: z.enum(["on", "off"]).optional(),
+    /** Seconds between the ranks' monitoring samples and the agents' CFG reports (default 60). */
+    sampleInterval: z.number().positive().optional(),
     /** An elastic step: its ranks can adapt (ebb/comm's initAdapt and friends). */
     elastic: z
       .object({

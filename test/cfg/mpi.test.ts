@@ -83,6 +83,40 @@ describe("CFG monitoring of an MPICH program (PMPI interposition)", () => {
   });
 });
 
+describe("--sample-interval applies to rigid jobs too", () => {
+  test("a rigid MPI job with a 0.5 s interval reports its loops while it runs", async () => {
+    if (!phases) return;
+    // About 6 s of phase A then phase B; the default interval (60 s) would report only at the end.
+    const proc = c.ebbSpawn(["run", "-N", "2", "-n", "4", "--sample-interval", "0.5", phases, "300", "100", "20", "10", String(1 << 16)]);
+    let exited = false;
+    void proc.exited.then(() => (exited = true));
+    try {
+      const job = await waitFor("the running job", async () => (await c.api("GET", "/v1/jobs?state=RUNNING")).json.jobs[0], 60_000);
+      expect(job.elastic).toBe(false);
+      const seen = await waitFor("a CFG report of the running job", async () => {
+        const j = (await c.api("GET", `/v1/jobs/${job.id}`)).json as JobDetail;
+        const loop = j.cfg?.loops.find((l) => l.distributed && l.iterations > 0);
+        return loop ? { state: j.state, loop, exited } : undefined;
+      }, 60_000);
+      // Seen while the step still ran: not its final report.
+      expect(seen.exited).toBe(false);
+      expect(seen.state).toBe("RUNNING");
+      expect(seen.loop.rankCount).toBe(4);
+      expect(seen.loop.visits).toBeLessThan(300);
+      // ... and again later, with more iterations (a second window while running).
+      const later = await waitFor("a later CFG report", async () => {
+        const j = (await c.api("GET", `/v1/jobs/${job.id}`)).json as JobDetail;
+        const l = j.cfg?.loops.find((x) => x.key === seen.loop.key);
+        return l && l.iterations > seen.loop.iterations ? { l, exited } : undefined;
+      }, 60_000);
+      expect(later.l.iterations).toBeGreaterThan(seen.loop.iterations);
+      expect((await proc.exited)).toBe(0);
+    } finally {
+      if (!exited) proc.kill("SIGKILL");
+    }
+  });
+});
+
 describe("CFG monitoring without mpicc on the nodes", () => {
   let bare: TestCluster;
   afterAll(async () => {

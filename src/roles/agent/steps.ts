@@ -175,7 +175,7 @@ export class StepNode {
         ranks: worldRanks,
         ntasks,
         shmDir: this.ctx.shmDir,
-        interval: spec.elastic?.sampleInterval ?? 60,
+        interval: spec.sampleInterval ?? spec.elastic?.sampleInterval ?? 60,
         send: (cfg, final, monitor) => this.ctx.cfg(spec.jobId, spec.stepId, ntasks, cfg, final, monitor),
       });
     }

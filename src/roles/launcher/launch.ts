@@ -89,6 +89,7 @@ export class Launch {
       pmiPort: this.o.pmiPort,
       ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
       jobEnv: g.jobEnv,
+      ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,
       ...extra,
     };
