@@ -49,6 +49,20 @@ describe("node-local reduction (§10.2.2, Fig. 10.3 -> 10.4)", () => {
     expect(node.loops[1]!.ranks).toEqual([0]);
   });
 
+  test("site ids up to 2^53 (object + offset) and many colliding low bits reduce the same as small ids", () => {
+    const big = (id: number) => 2 ** 52 + id * 2 ** 32; // same low 32 bits for every site
+    const remap = (cfgs: RankCfg[]) =>
+      cfgs.map((c) => ({
+        ...c,
+        rows: c.rows.map((r) => ({ ...r, site: big(r.site), tail: r.tail === null ? null : big(r.tail), headOf: r.headOf === null ? null : big(r.headOf), reentrySource: r.reentrySource === null ? null : big(r.reentrySource) })),
+      }));
+    const small = reduceNode(fig103());
+    const large = reduceNode(remap(fig103()));
+    const shape = (n: typeof small, f: (k: string) => string) => n.loops.map((l) => [f(l.key), rankRange(l.ranks), l.parent === null ? null : f(l.parent), l.visits, l.iterations, l.reentries]);
+    const unmap = (k: string) => k.replace(/@(\d+)/g, (_, x) => `@${(Number(x) - 2 ** 52) / 2 ** 32}`);
+    expect(shape(large, unmap).sort()).toEqual(shape(small, (k) => k).sort());
+  });
+
   test("signatures: p2p runs collapse circularly, rotations match", () => {
     expect(signature(["p2p", "p2p", "collective@1"])).toBe("collective@1 p2p");
     expect(signature(["collective@1", "p2p", "p2p"])).toBe("collective@1 p2p");
