@@ -7,12 +7,23 @@ import { currentMtct, mergeCfg, observeCfg, variance, type JobCfg, type Series }
 import { rankRange, type NodeCfg } from "../../cfg/node.ts";
 import { efficiency } from "../../model/efficiency.ts";
 
-interface Entry {
+/** A step's CFG as its launcher sends it: merged over the step's launch tree. */
+export interface StepCfgReport {
   stepId: number;
   ntasks: number;
-  nodes: Map<string, NodeCfg>;
-  /** Reports received per node: a node's first report spans its ranks' start-up, no window. */
-  reports: Map<string, number>;
+  /** Part of the job's elastic world: merged with the job's other elastic steps (a grow's joining step). */
+  elastic: boolean;
+  final: boolean;
+  /** Fewest reports any node of the step has made. */
+  reports: number;
+  cfg: NodeCfg;
+  monitor?: string;
+}
+
+interface Entry {
+  /** The steps whose CFGs make up the job's: the newest rigid step, or every step of the elastic world. */
+  steps: Map<number, StepCfgReport>;
+  ntasks: number;
   cfg?: JobCfg;
   /** MTCT of the current distributed loop, one per new window of it. */
   samples: Array<{ time: number; mtct: number; iterations: number }>;
@@ -25,26 +36,30 @@ const MAX_SAMPLES = 1000;
 export class JobCfgs {
   private readonly jobs = new Map<number, Entry>();
 
-  update(jobId: number, node: string, m: { stepId: number; ntasks: number; cfg: NodeCfg; monitor?: string }, now = Date.now()): void {
+  update(jobId: number, m: StepCfgReport, now = Date.now()): void {
     let e = this.jobs.get(jobId);
-    if (e && m.stepId < e.stepId) return;
-    if (!e || m.stepId > e.stepId) {
-      e = { stepId: m.stepId, ntasks: m.ntasks, nodes: new Map(), reports: new Map(), samples: e?.samples ?? [] };
+    const newest = e ? Math.max(...e.steps.keys()) : -1;
+    if (e && !m.elastic && m.stepId < newest) return;
+    if (!e || (!m.elastic && m.stepId > newest) || (m.elastic && ![...e.steps.values()].every((s) => s.elastic))) {
+      // A new rigid step replaces the job's CFG (another program may run in it); an elastic world
+      // keeps every step that joined it.
+      e = { steps: new Map(), ntasks: m.ntasks, samples: e?.samples ?? [], monitor: undefined };
       this.jobs.set(jobId, e);
     }
     if (m.monitor) e.monitor = m.monitor;
-    e.nodes.set(node, m.cfg);
-    e.reports.set(node, (e.reports.get(node) ?? 0) + 1);
+    e.steps.set(m.stepId, m);
+    // The world's size is the newest step's (a joining step knows the grown world).
+    e.ntasks = e.steps.get(Math.max(...e.steps.keys()))!.ntasks;
     const before = e.cfg;
-    e.cfg = observeCfg(before, mergeCfg([...e.nodes.values()]), m.ntasks);
+    const parts = [...e.steps.values()].map((s) => s.cfg);
+    e.cfg = observeCfg(before, parts.length === 1 ? parts[0]! : mergeCfg(parts), e.ntasks);
     const cur = e.cfg.loops.find((l) => l.key === e.cfg!.current);
     const prev = before?.loops.find((l) => l.key === cur?.key);
     const mtct = currentMtct(e.cfg);
-    // A sample is one window of the loop: the growth since this node's previous report, while every
-    // other node's part stays as it was. A node's first report is no such window: it holds the
-    // ranks' start-up (the first collective waits for the slowest rank to start) and would pass
-    // for communication.
-    const windowed = prev !== undefined && [...e.reports.values()].every((n) => n >= 2);
+    // A sample is one window of the loop: the growth since the previous report. A node's first
+    // report is no such window: it holds the ranks' start-up (the first collective waits for the
+    // slowest rank to start) and would pass for communication.
+    const windowed = prev !== undefined && [...e.steps.values()].every((s) => s.reports >= 2);
     if (cur && mtct !== undefined && windowed && cur.iter.n > prev.iter.n) {
       e.samples.push({ time: now, mtct, iterations: cur.iterations - (prev?.iterations ?? 0) });
       if (e.samples.length > MAX_SAMPLES) e.samples.splice(0, e.samples.length - MAX_SAMPLES);

@@ -62,6 +62,9 @@ export class LauncherHub {
       case "adapt.done":
         this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
         return;
+      case "cfg":
+        this.elastic.cfgs.update(msg.jobId, msg);
+        return;
       case "step.end":
         this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode, msg.interrupted !== undefined);
         return;

@@ -107,6 +107,16 @@ export class Launch {
       onSpawn: (req) => this.spawn(spec, req),
       onAdapt: (r) => this.adapter?.report(r),
       onExit: (e) => this.adapter?.exit(spec, e),
+      onCfg: (r) =>
+        this.o.link.cfg({
+          stepId: spec.stepId,
+          ntasks: spec.elastic?.worldSize ?? spec.tasks.reduce((a, b) => a + b, 0),
+          elastic: spec.elastic !== undefined,
+          final: r.final,
+          reports: r.reports,
+          cfg: r.cfg,
+          ...(r.monitor !== undefined ? { monitor: r.monitor } : {}),
+        }),
     });
     this.roots.set(spec.stepId, root);
     const done = root.start().then((r) => {
