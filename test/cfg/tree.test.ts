@@ -5,6 +5,8 @@
  *   own: the job's CFG must show ranks 0-2 in one distributed loop.
  * - An elastic job grown from 1 to 2 nodes: the joining step's ranks and the first step's ranks
  *   are one world, and the job's CFG covers both (ranks 0-1, distributed), not only the newest step.
+ * - The CFG is kept in SQLite: after the controller is killed and restarted, `GET /v1/jobs/:id`
+ *   returns the same `cfg`.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { join } from "node:path";
@@ -58,5 +60,22 @@ describe("distributed CFG reduction over the launch tree", () => {
     // Rank 0 ran in the first step, rank 1 joined in the grow's step.
     expect(loop.ranks).toBe("0-1");
     expect(j.steps.length).toBeGreaterThanOrEqual(2);
+  });
+
+  test("the job's CFG survives a controller restart (SQLite)", async () => {
+    await c.waitNodes(3, "IDLE");
+    const r = await c.ebb(["run", "-N", "2", "-n", "2", "--", process.execPath, PROGRAM, "8", "8", "5", "2", "4096"]);
+    expect(r.code).toBe(0);
+    const jobId = (parseReports(r.stdout) as { job: string }[])[0]!.job;
+    const before = await waitFor("the final CFG", async () => {
+      const d = await detail(jobId);
+      return d.state === "COMPLETED" && (d.cfg?.loops.filter((l) => l.distributed && l.rankCount === 2).length ?? 0) >= 2 ? d.cfg : undefined;
+    }, 60_000);
+    expect(before!.efficiency).not.toBeNull();
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    const after = (await detail(jobId)).cfg;
+    expect(after).toEqual(before);
   });
 });

@@ -6,6 +6,11 @@
 import { currentMtct, mergeCfg, observeCfg, variance, type JobCfg, type Series } from "../../cfg/merge.ts";
 import { rankRange, type NodeCfg } from "../../cfg/node.ts";
 import { efficiency } from "../../model/efficiency.ts";
+import { NodeCfg as NodeCfgSchema, ReducedLoop as ReducedLoopSchema } from "../../proto/cfg.ts";
+import { z } from "zod";
+import { logger } from "../../util/log.ts";
+
+const log = logger("cfg");
 
 /** A step's CFG as its launcher sends it: merged over the step's launch tree. */
 export interface StepCfgReport {
@@ -33,8 +38,57 @@ interface Entry {
 
 const MAX_SAMPLES = 1000;
 
+/** Where the controller keeps jobs' CFG state (SQLite: store/cfg.ts), so it outlives a restart. */
+export interface CfgPersistence {
+  save(jobId: number, data: unknown): void;
+  all(): Array<{ jobId: number; data: unknown }>;
+}
+
+// JSON has no Infinity: a series' empty extremes and an infinite MTCT are stored as null.
+const num = z.number().nullable();
+const SeriesDoc = z.object({ n: z.int().nonnegative(), mean: z.number(), m2: z.number(), min: num, max: num, recent: z.array(z.number()) });
+const JobLoopDoc = ReducedLoopSchema.extend({ distributed: z.boolean(), iterTime: z.number(), mpiPerIter: z.number(), mtct: num, iter: SeriesDoc, mpi: SeriesDoc });
+/** The stored form of a job's entry. */
+const EntryDoc = z.object({
+  steps: z.array(
+    z.object({ stepId: z.int().nonnegative(), ntasks: z.int().positive(), elastic: z.boolean(), final: z.boolean(), reports: z.int().nonnegative(), cfg: NodeCfgSchema, monitor: z.string().optional() }),
+  ),
+  ntasks: z.int().nonnegative(),
+  cfg: z.object({ ntasks: z.int().nonnegative(), loops: z.array(JobLoopDoc), current: z.string().nullable() }).optional(),
+  samples: z.array(z.object({ time: z.number(), mtct: z.number(), iterations: z.number() })),
+  monitor: z.string().optional(),
+});
+
+const series = (s: z.infer<typeof SeriesDoc>): Series => ({ ...s, min: s.min ?? Number.POSITIVE_INFINITY, max: s.max ?? Number.NEGATIVE_INFINITY });
+
+function toDoc(e: Entry): z.input<typeof EntryDoc> {
+  return JSON.parse(JSON.stringify({ ...e, steps: [...e.steps.values()] }));
+}
+
+function fromDoc(d: z.infer<typeof EntryDoc>): Entry {
+  return {
+    steps: new Map(d.steps.map((s) => [s.stepId, s])),
+    ntasks: d.ntasks,
+    cfg: d.cfg && { ...d.cfg, loops: d.cfg.loops.map((l) => ({ ...l, mtct: l.mtct ?? Number.POSITIVE_INFINITY, iter: series(l.iter), mpi: series(l.mpi) })) },
+    samples: d.samples,
+    monitor: d.monitor,
+  };
+}
+
 export class JobCfgs {
   private readonly jobs = new Map<number, Entry>();
+
+  constructor(private readonly persist?: CfgPersistence) {}
+
+  /** After a controller restart: the stored state of every job; unreadable entries are skipped (and said). */
+  restore(): void {
+    if (!this.persist) return;
+    for (const { jobId, data } of this.persist.all()) {
+      const r = EntryDoc.safeParse(data);
+      if (r.success) this.jobs.set(jobId, fromDoc(r.data));
+      else log.warn(`stored CFG of job ${jobId} is unreadable: ${r.error.issues[0]?.path.join(".")}: ${r.error.issues[0]?.message}`);
+    }
+  }
 
   update(jobId: number, m: StepCfgReport, now = Date.now()): void {
     let e = this.jobs.get(jobId);
@@ -64,6 +118,7 @@ export class JobCfgs {
       e.samples.push({ time: now, mtct, iterations: cur.iterations - (prev?.iterations ?? 0) });
       if (e.samples.length > MAX_SAMPLES) e.samples.splice(0, e.samples.length - MAX_SAMPLES);
     }
+    this.persist?.save(jobId, toDoc(e));
   }
 
   get(jobId: number): JobCfg | undefined {
