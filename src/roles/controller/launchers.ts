@@ -65,6 +65,11 @@ export class LauncherHub {
       case "cfg":
         this.elastic.cfgs.update(msg.jobId, msg);
         return;
+      case "fault": {
+        const job = this.state.jobs.get(msg.jobId);
+        if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` });
+        return;
+      }
       case "step.end":
         this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode, msg.interrupted !== undefined);
         return;

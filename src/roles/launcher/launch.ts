@@ -117,6 +117,7 @@ export class Launch {
           cfg: r.cfg,
           ...(r.monitor !== undefined ? { monitor: r.monitor } : {}),
         }),
+      onNodeLost: spec.elastic ? (node, reason) => this.adapter?.nodeLost(node, reason) ?? false : undefined,
     });
     this.roots.set(spec.stepId, root);
     const done = root.start().then((r) => {
