@@ -158,6 +158,16 @@ export const perfSamples = sqliteTable(
   (t) => [index("perf_samples_job").on(t.jobId, t.time)],
 );
 
+/** Per-user API tokens (`ebb token create`): only a SHA-256 of each is kept. */
+export const userTokens = sqliteTable("user_tokens", {
+  /** Hex SHA-256 of the token. */
+  hash: text("hash").primaryKey(),
+  user: text("user").notNull(),
+  /** An admin's token acts on every job, like the cluster's API token. */
+  admin: integer("admin", { mode: "boolean" }).notNull().default(false),
+  createdAt: integer("created_at").notNull(),
+});
+
 /**
  * Jobs' CFG monitoring state (src/cfg, roles/controller/cfg.ts): the newest CFG of each step that
  * makes up the job's, the merged per-loop history and the MTCT samples, as one JSON document per
