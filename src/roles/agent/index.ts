@@ -120,7 +120,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
-    cfg: (jobId, stepId, ntasks, cfg, final, monitor) => send({ t: "cfg", jobId, stepId, ntasks, cfg, final, ...(monitor ? { monitor } : {}) }),
     cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
     program: (jobId, info) => {
       const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
