@@ -28,6 +28,8 @@ import {
   TimelineDelta,
   TimelineQuery,
   TimelineView,
+  TokenCreate,
+  TokenCreated,
 } from "./schemas.ts";
 
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426;
@@ -118,6 +120,13 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { status: 201, description: "nodes and credential", json: () => StepGrant },
     errors: [...ON_JOB, 409, 413],
     notes: { 409: "the job is not running, or ended while the step waited for nodes" },
+  },
+  "POST /v1/tokens": {
+    operationId: "createToken",
+    summary: "Issue a user's API token (the API token or an admin's only); the token is shown once, only its hash is kept",
+    body: () => TokenCreate,
+    ok: { status: 201, description: "the new token", json: () => TokenCreated },
+    errors: [400, 401, 403, 413],
   },
   "GET /v1/nodes": { operationId: "listNodes", summary: "List nodes (the API token only)", ok: { status: 200, description: "nodes", json: () => z.object({ nodes: z.array(NodeView) }) }, errors: [401, 403] },
   "POST /v1/nodes/:name/drain": {

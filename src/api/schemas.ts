@@ -226,6 +226,11 @@ export type StepGrant = z.infer<typeof StepGrant>;
 export const DrainRequest = z.lazy(() => z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }));
 export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable() }));
 
+/** A POSIX-ish user name: what useradd accepts (and what the agent runs jobs as). */
+const UserName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user name: lowercase letters, digits, _ and -, at most 32 characters, not starting with a digit or -");
+export const TokenCreate = z.lazy(() => z.strictObject({ user: UserName, admin: z.boolean().optional() }));
+export const TokenCreated = z.lazy(() => z.object({ user: z.string(), admin: z.boolean(), token: z.string() }));
+
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 
 export const AdaptationView = z.lazy(() =>

@@ -168,6 +168,12 @@ describe("the OpenAPI document", () => {
       await call("GET", path, { token: jobToken(key, job.id), expect: 403 });
     }
     for (const path of ["/v1/timeline?window=5", "/v1/stream?window=x"]) await call("GET", path, { expect: 400 });
+    // Users' tokens: the API token (or an admin's) only.
+    const issued = await call("POST", "/v1/tokens", { body: { user: "openapi" }, expect: 201 });
+    await call("POST", "/v1/tokens", { body: { user: "Not A Name" }, expect: 400 });
+    await call("POST", "/v1/tokens", { raw: big, expect: 413 });
+    await call("POST", "/v1/tokens", { body: { user: "x" }, token: null, expect: 401 });
+    await call("POST", "/v1/tokens", { body: { user: "x" }, token: issued.token, expect: 403 });
     // Draining and resuming a node: the API token only.
     await call("POST", "/v1/nodes/node02/drain", { body: { reason: "openapi" }, expect: 200 });
     await call("POST", "/v1/nodes/node02/drain", { expect: 200 });
