@@ -11,14 +11,18 @@ import { launchBrowser, openDashboard } from "./observers.ts";
 
 async function firstRenders(browser: Awaited<ReturnType<typeof launchBrowser>>, url: string, token: string, loads: number) {
   const ms: number[] = [];
+  const loaded: number[] = [];
+  const data: number[] = [];
   let drew = { jobs: 0, nodes: 0 };
   for (let i = 0; i < loads; i++) {
     const { page, first } = await openDashboard(browser, url, token);
     ms.push(first.ms);
+    loaded.push(first.loaded);
+    data.push(first.data);
     drew = first;
     await page.close();
   }
-  return { ms: median(ms), drew };
+  return { ms: median(ms), loaded: median(loaded), data: median(data), drew };
 }
 
 export default {
@@ -47,6 +51,8 @@ export default {
       const full = await firstRenders(browser, url, token, loads);
       if (full.drew.jobs < jobs || full.drew.nodes !== 64) throw new Error(`the timeline drew ${full.drew.jobs} jobs on ${full.drew.nodes} nodes`);
       process.stderr.write(`  first render: ${empty.ms.toFixed(0)} ms empty, ${full.ms.toFixed(0)} ms with ${full.drew.jobs} jobs\n`);
+      for (const [what, r] of [["empty", empty], [`${full.drew.jobs} jobs`, full]] as const)
+        process.stderr.write(`    ${what}: page loaded ${r.loaded.toFixed(0)} ms, timeline arrived ${r.data.toFixed(0)} ms, drawn ${r.ms.toFixed(0)} ms (medians)\n`);
       const figures: Figure[] = [
         {
           name: `first render, ${full.drew.jobs} finished jobs on 64 nodes${loads > 1 ? `, median of ${loads}` : ""}`,

@@ -9,7 +9,8 @@ export function launchBrowser(): Promise<Browser> {
 
 /**
  * Opens the dashboard signed in (the token put in the tab's sessionStorage before the page loads)
- * and resolves once its first timeline is drawn, with the time from navigation start (ms) and what it drew.
+ * and resolves once its first timeline is drawn, with the time from navigation start (ms), when the
+ * page was loaded and when the whole timeline had arrived (ms), and what it drew.
  */
 export async function openDashboard(browser: Browser, url: string, token: string) {
   const page = await browser.newPage();
@@ -18,7 +19,10 @@ export async function openDashboard(browser: Browser, url: string, token: string
   await page.goto(`${url}/`);
   const drawn = await page.waitForFunction(() => {
     const m = performance.getEntriesByName("ebb-first-timeline")[0] as PerformanceMark | undefined;
-    return m ? { ms: m.startTime, ...(m.detail as { jobs: number; nodes: number }) } : undefined;
+    // Where the time went: the page's own script ready, the whole timeline arrived and parsed.
+    const loaded = (performance.getEntriesByType("navigation")[0] as PerformanceNavigationTiming | undefined)?.domContentLoadedEventEnd ?? 0;
+    const data = performance.getEntriesByName("ebb-first-data")[0]?.startTime ?? 0;
+    return m ? { ms: m.startTime, loaded, data, ...(m.detail as { jobs: number; nodes: number }) } : undefined;
   }, { timeout: 120_000, polling: 50 });
   return { page, first: (await drawn.jsonValue())! };
 }

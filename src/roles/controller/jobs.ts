@@ -42,6 +42,8 @@ export interface Effects {
   ended(job: JobRuntime): void;
   /** A job has just started (metrics count it). */
   started?(job: JobRuntime): void;
+  /** A submission (through the API or a launcher's WebSocket) took `ms`, accepted or refused. */
+  submitted?(ms: number): void;
   /** Pending jobs' holds, dependencies, begin times or array limits (re)evaluated now. */
   watch(jobs: readonly JobRuntime[], now: number): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
@@ -209,6 +211,16 @@ export class Jobs {
   }
 
   submit(req: JobSubmit, by: Submitter, now = Date.now()): { id: number } {
+    if (!this.effects.submitted) return this.accept(req, by, now);
+    const t0 = performance.now();
+    try {
+      return this.accept(req, by, now);
+    } finally {
+      this.effects.submitted(performance.now() - t0);
+    }
+  }
+
+  private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
     const { values, indices } = this.prepare(req, by, now);
     const rows: JobRow[] = this.store.tx(() => {
       const made: JobRow[] = [];

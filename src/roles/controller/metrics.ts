@@ -24,7 +24,7 @@ export class ControllerMetrics {
   readonly started = new Counter("ebb_jobs_started_total", "Jobs started since the controller started");
   readonly ended = new Counter("ebb_jobs_ended_total", "Jobs ended since the controller started, by final state");
   readonly adaptations = new Counter("ebb_adaptations_total", "Adaptations ended since the controller started, by direction (grow, shrink) and outcome (committed, failed)");
-  readonly submit = new Histogram("ebb_submit_duration_seconds", "Time to accept a submission through the API (validation, SQLite, queueing)", FAST_BUCKETS).zero();
+  readonly submit = new Histogram("ebb_submit_duration_seconds", "Time to accept a submission, through the HTTP API or a launcher's WebSocket (checks, SQLite, queueing)", FAST_BUCKETS).zero();
   readonly pass = new Histogram("ebb_scheduling_pass_duration_seconds", "Duration of one batch scheduling pass", FAST_BUCKETS).zero();
   readonly adaptDuration = new Histogram("ebb_adaptation_duration_seconds", "Adaptations from the realloc order to the commit (or the failure), by direction", SLOW_BUCKETS);
   readonly blocked = new Histogram("ebb_adaptation_blocked_seconds", "Time the preexisting ranks of a committed adaptation were held: from their agreement on the iteration to the commit", SLOW_BUCKETS).zero();
