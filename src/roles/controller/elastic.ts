@@ -8,6 +8,8 @@
 import { badRequest, conflict } from "../../api/errors.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
+import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
+import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
@@ -64,7 +66,8 @@ export class Elastic {
         continue;
       }
       const e = this.jobs.elasticOf(job);
-      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times };
+      const limit = a.limitRatio === null ? undefined : { ratio: a.limitRatio, source: a.limitSource ?? "" };
+      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times, limit };
     }
   }
 
@@ -84,7 +87,11 @@ export class Elastic {
     }
   }
 
-  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now()): { adaptationId: number } {
+  /**
+   * `limit`: what the job's time limit left is multiplied by when the resize commits (the
+   * scheduler passes its prediction); by default the bound `limitRatio` gives without a model.
+   */
+  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio): { adaptationId: number } {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -100,6 +107,7 @@ export class Elastic {
     const added = nodes > have ? this.idleNodes(nodes - have, jobId, now) : [];
     const m = remap({ nodes: job.nodes, tasks: e.tasks }, nodes, added, e.tasks[0]);
     const joinStep = m.joining > 0 ? r.nextStep : undefined;
+    const lim = limit ?? limitRatio({ nodes: have }, nodes);
     const id = this.store.tx(() => {
       this.store.setState(jobId, "ADAPTING");
       const aid = this.estore.insertAdaptation({
@@ -115,6 +123,8 @@ export class Elastic {
         reason,
         requestedAt: now,
         times: { requested: now },
+        limitRatio: lim.ratio,
+        limitSource: lim.source,
       });
       if (joinStep !== undefined) {
         this.store.openAllocation(jobId, added, now, have);
@@ -126,7 +136,7 @@ export class Elastic {
       return aid;
     });
     r.state = "ADAPTING";
-    e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now } };
+    e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source } };
     if (joinStep !== undefined) {
       r.nextStep = joinStep + 1;
       job.nodes = [...job.nodes, ...added];
@@ -163,6 +173,7 @@ export class Elastic {
     const dropped = ok ? a.removed : a.added;
     const keep = job.nodes.filter((n) => !dropped.includes(n));
     const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
+    let limit: number | undefined;
     this.store.tx(() => {
       this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
       if (dropped.length > 0) {
@@ -170,6 +181,7 @@ export class Elastic {
         this.store.setNodes(jobId, keep.length);
       }
       this.store.setState(jobId, "RUNNING");
+      if (ok) limit = this.rescaleLimit(job, a, now);
       if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
       else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
     });
@@ -179,6 +191,7 @@ export class Elastic {
       e.adaptCostMs = took;
     }
     this.jobs.freeNodes(job, dropped, ok ? "released by a shrink" : "a failed grow");
+    if (limit !== undefined) job.row.timeLimit = limit;
     job.nodes = keep;
     job.row.state = "RUNNING";
     job.row.nodes = job.nodes.length;
@@ -188,6 +201,25 @@ export class Elastic {
     refreshSchedView(job);
     this.jobs.notifyLaunchers(job);
     this.effects.schedule();
+  }
+
+  /**
+   * The time limit follows the committed size (sched/limits.ts): what is left of it scaled by the
+   * ratio chosen when the resize was asked for, plus the adaptation's duration. In the caller's
+   * transaction; returns the new limit (seconds from the job's start).
+   */
+  private rescaleLimit(job: JobRuntime, a: NonNullable<NonNullable<JobRuntime["elastic"]>["adapting"]>, now: number): number {
+    const r = job.row;
+    const lim = a.limit ?? limitRatio({ nodes: a.from }, a.to);
+    const original = this.store.limitChangesOf(r.id)[0]?.fromLimit ?? r.timeLimit;
+    const adaptation = (now - a.requestedAt) / 1000;
+    const next = rescaleLimit({ startTime: r.startTime ?? now, limit: r.timeLimit, original, at: now, ratio: lim.ratio, grow: a.to > a.from, adaptation });
+    if (next === r.timeLimit) return next;
+    const left = Math.max(0, Math.round(r.timeLimit - (now - (r.startTime ?? now)) / 1000));
+    const why = `resized ${a.from} -> ${a.to} nodes: ${left} s left x ${lim.ratio.toFixed(3)} (${lim.source}) + ${adaptation.toFixed(1)} s adaptation${a.to > a.from ? `, not below the ${original} s asked for nor above ${r.timeLimit} s` : ""}`;
+    this.store.changeTimeLimit(r.id, now, r.timeLimit, next, why);
+    this.store.addEvent(r.id, now, "limit", `time limit ${formatDuration(r.timeLimit)} -> ${formatDuration(next)}: ${why}`, { from: r.timeLimit, to: next, ratio: lim.ratio });
+    return next;
   }
 
   /** The job ended while adapting: the adaptation ends with it. */

@@ -11,6 +11,7 @@
  */
 import { ApiError } from "../../api/errors.ts";
 import { planPass, POLICY_TABLE } from "../../sched/policies/index.ts";
+import { limitRatio } from "../../sched/limits.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
 import type { CountStart, JobState, PassInput } from "../../sched/types.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -45,10 +46,12 @@ export class ElasticScheduler {
 
   /** One elastic pass: plan with the pure scheduler, then act on the plan's resizes. */
   tick(now = Date.now()): void {
-    const plan = planPass(this.input(now));
+    const input = this.input(now);
+    const plan = planPass(input);
     for (const r of plan.resizes) {
       try {
-        this.elastic.resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now);
+        const job = input.running.find((j) => j.id === r.jobId);
+        this.elastic.resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now, job ? limitRatio(job, r.to) : undefined);
       } catch (e) {
         const why = e instanceof ApiError ? e.message : (e as Error).message;
         this.note(r.jobId, `wanted ${r.rule} ${r.from} -> ${r.to} nodes but could not: ${why}`, now);
