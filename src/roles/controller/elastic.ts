@@ -9,6 +9,7 @@ import { badRequest, conflict } from "../../api/errors.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
 import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
+import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -270,6 +271,22 @@ export class Elastic {
       .filter((s) => s !== undefined);
     const recent = samples.filter((s) => s.time >= now - 2 * windowMs);
     return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples };
+  }
+
+  /**
+   * What the job measured in each configuration it ran in (ReSHAPE's profile, APM's inputs), from
+   * its stored timing samples; the first `warmupMs` of each configuration are left out.
+   */
+  measured(jobId: number, warmupMs: number): MeasuredPoint[] {
+    const job = this.state.jobs.get(jobId);
+    if (!job?.row.elastic || job.row.startTime === null) return [];
+    const adaptations = this.estore.adaptationsOf(jobId);
+    const configs: Configuration[] = [{ since: job.row.startTime, nodes: adaptations[0]?.fromNodes ?? job.nodes.length }];
+    for (const a of adaptations) {
+      configs.push({ since: a.requestedAt, nodes: 0 });
+      if (a.endedAt !== null) configs.push({ since: a.endedAt, nodes: a.state === "COMMITTED" ? a.toNodes : a.fromNodes });
+    }
+    return measuredProfile(this.estore.perfSince(jobId, job.row.startTime), configs, warmupMs);
   }
 
   adaptations(jobId: number) {

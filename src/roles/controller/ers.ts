@@ -12,6 +12,7 @@
 import { ApiError } from "../../api/errors.ts";
 import { planPass, POLICY_TABLE } from "../../sched/policies/index.ts";
 import { limitRatio } from "../../sched/limits.ts";
+import { measuredModel } from "../../sched/profile.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
 import type { CountStart, JobState, PassInput } from "../../sched/types.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -86,6 +87,9 @@ export class ElasticScheduler {
     const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
     // Policies that do not model MTCT get no samples, and no query per job.
     const samples = r.elastic && POLICY_TABLE[this.config.policy].mtct ? this.elastic.mtct(r.id, interval, since, now).samples : [];
+    // What it measured at each size it ran at: ReSHAPE's profile, APM's runtime model, and the
+    // ratio a resize rescales its time limit by.
+    const measured = r.elastic ? this.elastic.measured(r.id, interval * 1000) : [];
     return {
       id: r.id,
       nodes: job.nodes.length,
@@ -102,6 +106,9 @@ export class ElasticScheduler {
       lastAdaptEnd: e?.lastAdaptEnd,
       adaptCost: e?.adaptCostMs === undefined ? undefined : e.adaptCostMs / 1000,
       overrides: r.elasticSettings ?? undefined,
+      profile: measured.length > 0 ? measured.map((p) => ({ nodes: p.nodes, iterTime: p.iterTime })) : undefined,
+      // APM's policies model a job only by what it measured (the others read MTCT and the profile).
+      model: this.config.policy.startsWith("apm-") ? measuredModel(measured) : undefined,
     };
   }
 
