@@ -14,7 +14,7 @@ const SYNTHETIC = join(ROOT, "examples/synthetic.ts");
 
 let c: TestCluster;
 beforeAll(async () => {
-  c = await startCluster({ agents: 8, controllerArgs: ["--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"] });
+  c = await startCluster({ agents: 8, heartbeat: 3, controllerArgs: ["--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"] });
 });
 afterAll(async () => {
   await c?.stop();
@@ -36,7 +36,15 @@ const history = (j: any) => j.events.map((x: any) => `${x.time} ${x.kind}: ${x.m
 
 async function until<T>(what: string, id: number, probe: (j: any) => T | undefined | false, timeoutMs = 120_000): Promise<T> {
   try {
-    return await waitFor(what, async () => probe(await c.job(id)), timeoutMs);
+    return await waitFor(
+      what,
+      async () => {
+        const j = await c.job(id);
+        if (!["PENDING", "RUNNING", "ADAPTING"].includes(j.state)) throw new Error(`job ${id} ended ${j.state}`);
+        return probe(j);
+      },
+      timeoutMs,
+    );
   } catch (e) {
     const j = await c.job(id);
     throw new Error(`${(e as Error).message}\nstate ${j.state} on ${j.allocation.length}; samples ${j.samples.map((x: any) => x.mtct.toFixed(3)).join(" ")}\n${history(j)}`);

@@ -13,7 +13,7 @@ const SYNTHETIC = join(ROOT, "examples/synthetic.ts");
 
 let c: TestCluster;
 beforeAll(async () => {
-  c = await startCluster({ agents: 4, controllerArgs: ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"] });
+  c = await startCluster({ agents: 4, heartbeat: 3, controllerArgs: ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"] });
 });
 afterAll(async () => {
   await c?.stop();
@@ -30,7 +30,7 @@ test("a job the scheduler shrinks is not killed at its original limit: the limit
     sampleInterval: 1,
     timeLimit: 30,
   });
-  const j = await c.waitJob(id, ["COMPLETED", "FAILED", "TIMEOUT", "CANCELLED"], 300_000).catch(async (e) => {
+  const j = await c.waitJob(id, ["COMPLETED", "FAILED", "TIMEOUT", "CANCELLED", "NODE_FAIL"], 300_000).catch(async (e) => {
     const j = await c.job(id);
     throw new Error(`${(e as Error).message}: ${j.state} on ${j.allocation.length} nodes\n${j.events.map((x: any) => `${x.time} ${x.kind}: ${x.message}`).join("\n")}`);
   });

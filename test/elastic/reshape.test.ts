@@ -13,7 +13,7 @@ const SYNTHETIC = join(ROOT, "examples/synthetic.ts");
 
 let c: TestCluster;
 beforeAll(async () => {
-  c = await startCluster({ agents: 4, controllerArgs: ["--policy", "reshape", "--ers-interval", "1", "--settle", "1", "--sample-interval", "1"] });
+  c = await startCluster({ agents: 4, heartbeat: 3, controllerArgs: ["--policy", "reshape", "--ers-interval", "1", "--settle", "1", "--sample-interval", "1"] });
 });
 afterAll(async () => {
   await c?.stop();
