@@ -63,6 +63,7 @@ export interface ElasticRuntime {
     removed: string[];
     requestedAt: number;
     times: Record<string, number>;
+    fault?: boolean;
     /** What the time limit left is multiplied by when it commits, and from what (sched/limits.ts). */
     limit?: { ratio: number; source: string };
   };
