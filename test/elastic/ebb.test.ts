@@ -73,7 +73,7 @@ describe("ebb live: nodes sized by what they are worth now", () => {
     expect(grows[0].fromNodes).toBe(4);
     for (const a of grows) {
       expect(a.toNodes).toBeGreaterThan(a.fromNodes);
-      expect(a.reason).toMatch(/^scheduler, grow: \d+ idle node\(s\) nothing else can use: remaining \d+ s -> \d+ s at \d nodes, predicted gain \d+ s > 2 adaptations of \d+ s \(grow, and give back\); MTCT 0\.\d+ at \d nodes \(\d+ samples\)$/);
+      expect(a.reason).toMatch(/^scheduler, grow: \d+ idle node\(s\) nothing else can use: remaining \d+ s -> \d+ s at \d nodes, predicted gain \d+ s > 2 adaptations of \d+ s \(grow, and give back\); (MTCT 0\.\d+ at \d nodes \(\d+ samples\)|iteration times at \d and \d nodes)$/);
     }
     const lent = grows.flatMap((a: any) => a.added);
     expect(lent).toHaveLength(4);
@@ -87,7 +87,7 @@ describe("ebb live: nodes sized by what they are worth now", () => {
     const back = e.adaptations.filter((a: any) => a.state === "COMMITTED" && a.toNodes < a.fromNodes);
     expect(back).toHaveLength(1);
     expect(back[0]).toMatchObject({ fromNodes: 8, toNodes: 6 });
-    expect(back[0].reason).toMatch(new RegExp(`^scheduler, admit: job ${rigid} waits until its reservation in \\d+ s: give 2 node\\(s\\) so it starts in about \\d+ s; predicted gain \\d+ s > stretch \\d+ s of all shrunk jobs \\(this one: \\+\\d+ s work, \\d+ s adaptation; MTCT 0\\.\\d+ at 8 nodes \\(\\d+ samples\\)\\)$`));
+    expect(back[0].reason).toMatch(new RegExp(`^scheduler, admit: job ${rigid} waits until its reservation in \\d+ s: give 2 node\\(s\\) so it starts in about \\d+ s; predicted gain \\d+ s > stretch \\d+ s of all shrunk jobs \\(this one: \\+\\d+ s work, \\d+ s adaptation; (MTCT 0\\.\\d+ at 8 nodes \\(\\d+ samples\\)|iteration times at \\d and 8 nodes)\\)$`));
     // The nodes given back are lent ones, and they are exactly the rigid job's.
     expect(back[0].removed.every((n: string) => lent.includes(n))).toBe(true);
     expect([...started.allocation].sort()).toEqual([...back[0].removed].sort());
