@@ -377,6 +377,8 @@ export const JobDetail = z.lazy(() =>
     allocationHistory: z.array(AllocationView),
     steps: z.array(StepView),
     adaptations: z.array(AdaptationView),
+    /** Every change of the time limit (seconds from the start): it follows the job's size. */
+    limitHistory: z.array(z.object({ time: z.string(), from: z.int(), to: z.int(), reason: z.string() })),
     /** Elastic jobs: MTCT per sampling window, oldest first. */
     samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
     sampleInterval: z.number().nullable(),

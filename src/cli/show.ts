@@ -71,6 +71,10 @@ export default defineCommand({
           if (steps) text += `      ms after the request: ${steps}\n`;
         }
       }
+      if (j.limitHistory.length > 0) {
+        text += "\nTime limit history:\n";
+        for (const c of j.limitHistory) text += `  ${c.time}  ${formatDuration(c.from)} -> ${formatDuration(c.to)}  ${c.reason}\n`;
+      }
       if (j.program) text += programText(j.program);
       if (j.samples.length > 0) {
         text += `\nTiming samples (MTCT per ${j.sampleInterval} s window, latest last):\n  `;

@@ -7,12 +7,19 @@
  * A resize costs `job.resizeCost(from, to)` seconds in which the job makes no progress; a grow
  * takes its new nodes at once, a shrink releases its nodes when it commits. Jobs with outer
  * iterations resize only between iterations.
+ *
+ * Time limits are enforced as the live controller enforces them: a job is killed at start + its
+ * limit (the trace's requested time), and the limit follows its size (`sched/limits.ts`): a start
+ * below the size asked for and every committed resize rescale what is left of it, plus the
+ * adaptation's duration. The plan is the live one too: `planPass` (the policy's plan without the
+ * shrinks a limit would then kill).
  */
 import type { MtctSample } from "../model/spmd.ts";
 import type { ErsConfig } from "../sched/config.ts";
 import { shadowTime } from "../sched/batch.ts";
 import { endings } from "../sched/policies/common.ts";
-import { POLICY_TABLE } from "../sched/policies/index.ts";
+import { planPass, POLICY_TABLE } from "../sched/policies/index.ts";
+import { limitRatio, rescaleLimit } from "../sched/limits.ts";
 import type { JobState, PassInput, PassPlan, PendingJob, ProfilePoint } from "../sched/types.ts";
 import { EventQueue } from "./heap.ts";
 import type { SimJob } from "./job.ts";
@@ -48,6 +55,10 @@ export interface JobRecord {
   startNodes: number;
   peakNodes: number;
   resizes: number;
+  /** Killed at its time limit (end = start + limit). */
+  killed: boolean;
+  /** Its limit when it ended (s from its start). */
+  limit: number;
 }
 
 /** A first-in-line job that started later than the reservation it got when it became first. */
@@ -67,6 +78,8 @@ export interface SimRun {
   passes: number;
   events: number;
   resizes: number;
+  /** Jobs killed at their time limit. */
+  killed: number;
   /** With `check`: every broken promise, and how many jobs were ever first in line. */
   violations: Violation[];
   heads: number;
@@ -98,6 +111,14 @@ interface Run {
   atPoint: boolean;
   resizes: number;
   estFactor: number;
+  /** Time limit (s from its start), rescaled at each resize. */
+  limit: number;
+  limitVersion: number;
+  killed: boolean;
+  /** The resize under way: its limit ratio (from what the job showed when it was asked) and when it was asked. */
+  limitRatio: number;
+  adaptAt: number;
+  adaptFrom: number;
 }
 
 export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
@@ -145,6 +166,12 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       atPoint: false,
       resizes: 0,
       estFactor: ref > 0 ? job.estimate / ref : 1,
+      limit: job.estimate,
+      limitVersion: 0,
+      killed: false,
+      limitRatio: 1,
+      adaptAt: 0,
+      adaptFrom: 0,
     });
     q.push({ time: job.submit, kind: "arrive", job: job.id, version: 0 });
   }
@@ -155,6 +182,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   let passes = 0;
   let events = 0;
   let resizes = 0;
+  let killed = 0;
   let finished = 0;
   let tickAt = Number.NaN;
   let pending: Run[] = [];
@@ -195,8 +223,19 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       r.profileOpen = false;
     } else last.iterTime = iterTime;
   };
+  /** (Re)arms the kill at start + limit. */
+  const armLimit = (r: Run) => {
+    r.limitVersion++;
+    q.push({ time: r.start + r.limit, kind: "limit", job: r.job.id, version: r.limitVersion });
+  };
+  /** The limit of a job started on `size` nodes: below the size it asked for, scaled as live. */
+  const startLimit = (j: SimJob, size: number): number =>
+    j.malleable && size < j.nodes ? rescaleLimit({ startTime: 0, limit: j.estimate, original: j.estimate, at: 0, ratio: limitRatio({ nodes: j.nodes, model: j.model }, size).ratio, grow: false }) : j.estimate;
   const commit = (r: Run, t: number) => {
     advance(r, t);
+    // The limit follows the new size, as the live controller rescales it when the adaptation commits.
+    r.limit = rescaleLimit({ startTime: r.start * 1000, limit: r.limit, original: r.job.estimate, at: t * 1000, ratio: r.limitRatio, grow: r.adaptTo > r.adaptFrom, adaptation: t - r.adaptAt });
+    armLimit(r);
     if (r.adaptTo < r.n) free += r.n - r.adaptTo;
     r.n = r.adaptTo;
     r.adapting = false;
@@ -217,14 +256,19 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     let remaining: number;
     let expectedEnd: number;
     if (r.resizes === 0) {
-      // Never resized: what a rigid scheduler knows, start + the requested time (scaled linearly
+      // Never resized: what a rigid scheduler knows, start + its limit (the requested time, scaled
       // when it started below the size it asked for), whatever the true run time.
-      const bound = r.startNodes < r.job.nodes ? (r.job.estimate * r.job.nodes) / r.startNodes : r.job.estimate;
-      expectedEnd = (r.start + bound) * 1000;
+      expectedEnd = (r.start + r.limit) * 1000;
       remaining = Math.max(0, expectedEnd - nowMs) / 1000;
     } else {
-      remaining = (1 - done) * T(r, r.n) * r.estFactor;
-      expectedEnd = nowMs + (adaptLeft + (1 - done) * T(r, size) * r.estFactor) * 1000;
+      // Resized: its progress at the trace's estimate ratio (at least 1, an estimate is an upper
+      // bound), and never past its limit, where it is killed.
+      const f = Math.max(1, r.estFactor);
+      // (An adaptation under way rescales the limit when it commits.)
+      const limit = r.adapting ? rescaleLimit({ startTime: r.start * 1000, limit: r.limit, original: r.job.estimate, at: r.adaptEnd * 1000, ratio: r.limitRatio, grow: r.adaptTo > r.adaptFrom, adaptation: r.adaptEnd - r.adaptAt }) : r.limit;
+      const limitEnd = (r.start + limit) * 1000;
+      remaining = Math.min((1 - done) * T(r, r.n) * f, Math.max(0, limitEnd - nowMs) / 1000);
+      expectedEnd = Math.min(limitEnd, nowMs + (adaptLeft + (1 - done) * T(r, size) * f) * 1000);
     }
     return {
       id: r.job.id,
@@ -234,7 +278,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       elastic: r.job.malleable,
       submitTime: r.pend.submitTime,
       startTime: r.start * 1000,
-      timeLimit: r.job.estimate,
+      timeLimit: r.limit,
       expectedEnd,
       remaining,
       samples: r.samples,
@@ -268,8 +312,10 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       r.since = now;
       r.startNodes = s.nodes;
       r.peak = s.nodes;
+      r.limit = startLimit(r.job, s.nodes);
       running.add(r);
       schedule(r, now);
+      armLimit(r);
       started = changed = true;
     }
     if (started) pending = pending.filter((r) => r.state === "pending");
@@ -288,6 +334,9 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
         if (z.to - r.n > free) fail(`job ${z.jobId} grows by ${z.to - r.n}, ${free} free`);
         free -= z.to - r.n;
       }
+      r.limitRatio = limitRatio({ nodes: r.n, profile: r.profile, model: r.job.model }, z.to).ratio;
+      r.adaptAt = now;
+      r.adaptFrom = r.n;
       advance(r, now);
       const cost = Math.max(0, r.job.resizeCost(r.n, z.to));
       r.resizes++;
@@ -323,7 +372,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       config: opts.config,
     };
     passes++;
-    const plan = policy.plan(input);
+    const plan = planPass(input);
     if (opts.check) promise(plan, input);
     return apply(plan);
   };
@@ -342,7 +391,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       const ends = endings(input);
       for (const s of plan.starts) {
         const j = runs.get(s.jobId)?.job;
-        if (j) ends.push({ nodes: s.nodes, expectedEnd: input.now + ((j.estimate * Math.max(j.nodes, s.nodes)) / s.nodes) * 1000 });
+        if (j) ends.push({ nodes: s.nodes, expectedEnd: input.now + startLimit(j, s.nodes) * 1000 });
       }
       at = shadowTime(ends, left, head.job.nodes, input.now).time / 1000;
     }
@@ -369,6 +418,24 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       if (ev.kind === "arrive") {
         r.state = "pending";
         pending.push(r);
+        continue;
+      }
+      if (ev.kind === "limit") {
+        if (ev.version !== r.limitVersion || r.state !== "running") continue;
+        advance(r, t);
+        // A job whose work is done at this very instant ends; any other is killed, as live.
+        if (!r.adapting && r.done >= 1 - 1e-9) r.done = 1;
+        else {
+          r.killed = true;
+          killed++;
+        }
+        r.state = "done";
+        r.end = t;
+        r.version++;
+        r.adapting = false;
+        free += r.n;
+        running.delete(r);
+        finished++;
         continue;
       }
       if (ev.version !== r.version) continue;
@@ -423,6 +490,8 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     startNodes: r.startNodes,
     peakNodes: r.peak,
     resizes: r.resizes,
+    killed: r.killed,
+    limit: r.limit,
   }));
-  return { policy: policy.name, nodes: N, jobs: records, busyArea, passes, events, resizes, violations, heads: promised.size };
+  return { policy: policy.name, nodes: N, jobs: records, busyArea, passes, events, resizes, killed, violations, heads: promised.size };
 }

@@ -94,7 +94,7 @@ export interface TraceJob {
   submit: number;
   runtime: number;
   procs: number;
-  /** Requested time, or the run time when the trace does not say. */
+  /** Requested time (binding: the simulator kills a job at its limit), or the run time when the trace does not say. */
   estimate: number;
 }
 
@@ -117,8 +117,9 @@ export function traceJobs(trace: SwfTrace): { jobs: TraceJob[]; skipped: SwfIssu
       continue;
     }
     seen.add(r.jobNumber);
-    // A job that ran longer than it asked for (or did not say) is bounded by what it used.
-    const estimate = r.requestedTime > 0 ? Math.max(r.requestedTime, r.runTime) : r.runTime;
+    // The requested time is the job's limit, as live: one that ran longer is killed at it. A trace
+    // that does not say bounds the job by what it used.
+    const estimate = r.requestedTime > 0 ? r.requestedTime : r.runTime;
     jobs.push({ id: r.jobNumber, line, submit: r.submitTime, runtime: r.runTime, procs, estimate });
   }
   jobs.sort((a, b) => a.submit - b.submit || a.id - b.id);

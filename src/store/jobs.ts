@@ -5,13 +5,18 @@
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
+<<<<<<< HEAD
 import { adaptations, jobEvents, jobNodes, jobs, perfSamples, steps, jobCfgs } from "./schema.ts";
+=======
+import { adaptations, jobEvents, jobNodes, jobs, limitChanges, perfSamples, steps } from "./schema.ts";
+>>>>>>> c935fa3
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert;
 export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
 export type StepRow = typeof steps.$inferSelect;
+export type LimitChangeRow = typeof limitChanges.$inferSelect;
 
 /** Which jobs a listing returns: all filters must hold; the newest `limit`, in id order. */
 export interface JobFilter {
@@ -200,7 +205,11 @@ export class JobStore {
         this.db.delete(steps).where(inArray(steps.jobId, chunk)).run();
         this.db.delete(adaptations).where(inArray(adaptations.jobId, chunk)).run();
         this.db.delete(perfSamples).where(inArray(perfSamples.jobId, chunk)).run();
+<<<<<<< HEAD
         this.db.delete(jobCfgs).where(inArray(jobCfgs.jobId, chunk)).run();
+=======
+        this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
+>>>>>>> c935fa3
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
       return ids.length;
@@ -235,6 +244,16 @@ export class JobStore {
 
   setState(id: number, state: string): void {
     this.q.setState.run({ id, state });
+  }
+
+  /** The job's time limit changes (seconds from its start), recorded with its reason. */
+  changeTimeLimit(jobId: number, time: number, fromLimit: number, toLimit: number, reason: string): void {
+    this.db.update(jobs).set({ timeLimit: toLimit }).where(eq(jobs.id, jobId)).run();
+    this.db.insert(limitChanges).values({ jobId, time, fromLimit, toLimit, reason }).run();
+  }
+
+  limitChangesOf(jobId: number): LimitChangeRow[] {
+    return this.db.select().from(limitChanges).where(eq(limitChanges.jobId, jobId)).orderBy(asc(limitChanges.id)).all();
   }
 
   addEvent(jobId: number, time: number, kind: string, message: string, data?: Record<string, unknown>): void {

@@ -138,8 +138,25 @@ export const adaptations = sqliteTable(
     endedAt: integer("ended_at"),
     /** Epoch ms of each protocol step reached: realloc, spawned, ready, notified, agreed, committed, released. */
     times: text("times", { mode: "json" }).$type<Record<string, number>>().notNull(),
+    /** What the job's time limit left is multiplied by when it commits (sched/limits.ts), and from what. */
+    limitRatio: real("limit_ratio"),
+    limitSource: text("limit_source"),
   },
   (t) => [index("adaptations_job").on(t.jobId)],
+);
+
+/** Every change of a job's time limit (seconds from its start): when, from, to, and why. */
+export const limitChanges = sqliteTable(
+  "limit_changes",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    jobId: integer("job_id").notNull(),
+    time: integer("time").notNull(),
+    fromLimit: integer("from_limit").notNull(),
+    toLimit: integer("to_limit").notNull(),
+    reason: text("reason").notNull(),
+  },
+  (t) => [index("limit_changes_job").on(t.jobId)],
 );
 
 /** Timing samples of elastic jobs: node-local sums of iteration and communication time. */

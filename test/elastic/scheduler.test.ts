@@ -17,6 +17,7 @@ let c: TestCluster;
 beforeAll(async () => {
   c = await startCluster({
     agents: 8,
+    heartbeat: 3,
     controllerArgs: ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"],
   });
 });

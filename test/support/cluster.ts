@@ -130,15 +130,17 @@ export class TestCluster {
   async start(): Promise<this> {
     await this.startController();
     for (let i = 1; i <= this.opts.agents; i++) this.startAgent(`node${String(i).padStart(2, "0")}`);
-    await this.waitNodes(this.opts.agents, "IDLE");
+    // Agents are processes of their own: on a loaded machine (two cores, several suites) eight of
+    // them take a while to start and register.
+    await this.waitNodes(this.opts.agents, "IDLE", 90_000);
     return this;
   }
 
-  async waitNodes(count: number, state: string): Promise<void> {
+  async waitNodes(count: number, state: string, timeoutMs = 20_000): Promise<void> {
     await waitFor(`${count} nodes ${state}`, async () => {
       const { json } = await this.api("GET", "/v1/nodes");
       return (json as { nodes: { state: string }[] }).nodes.filter((n) => n.state === state).length >= count;
-    });
+    }, timeoutMs);
   }
 
   async api(method: string, path: string, body?: unknown, token: string | null = this.token): Promise<{ status: number; json: any }> {

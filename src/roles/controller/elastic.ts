@@ -8,6 +8,9 @@
 import { badRequest, conflict } from "../../api/errors.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
+import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
+import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
+import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
@@ -68,9 +71,10 @@ export class Elastic {
         continue;
       }
       const e = this.jobs.elasticOf(job);
+      const limit = a.limitRatio === null ? undefined : { ratio: a.limitRatio, source: a.limitSource ?? "" };
       // A fault adaptation dropped its failed nodes from the job when it began.
       const fault = a.removed.some((n) => !job.nodes.includes(n));
-      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times, fault };
+      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times, fault, limit };
     }
   }
 
@@ -90,7 +94,11 @@ export class Elastic {
     }
   }
 
-  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now()): { adaptationId: number } {
+  /**
+   * `limit`: what the job's time limit left is multiplied by when the resize commits (the
+   * scheduler passes its prediction); by default the bound `limitRatio` gives without a model.
+   */
+  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio): { adaptationId: number } {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -106,6 +114,7 @@ export class Elastic {
     const added = nodes > have ? this.idleNodes(nodes - have, jobId, now) : [];
     const m = remap({ nodes: job.nodes, tasks: e.tasks }, nodes, added, e.tasks[0]);
     const joinStep = m.joining > 0 ? r.nextStep : undefined;
+    const lim = limit ?? limitRatio({ nodes: have }, nodes);
     const id = this.store.tx(() => {
       this.store.setState(jobId, "ADAPTING");
       const aid = this.estore.insertAdaptation({
@@ -121,6 +130,8 @@ export class Elastic {
         reason,
         requestedAt: now,
         times: { requested: now },
+        limitRatio: lim.ratio,
+        limitSource: lim.source,
       });
       if (joinStep !== undefined) {
         this.store.openAllocation(jobId, added, now, have);
@@ -132,7 +143,7 @@ export class Elastic {
       return aid;
     });
     r.state = "ADAPTING";
-    e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now } };
+    e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source } };
     if (joinStep !== undefined) {
       r.nextStep = joinStep + 1;
       job.nodes = [...job.nodes, ...added];
@@ -234,6 +245,7 @@ export class Elastic {
     const dropped = (ok ? a.removed : a.added).filter((n) => job.nodes.includes(n));
     const keep = job.nodes.filter((n) => !dropped.includes(n));
     const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
+    let limit: number | undefined;
     this.store.tx(() => {
       this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
       if (dropped.length > 0) {
@@ -241,6 +253,7 @@ export class Elastic {
         this.store.setNodes(jobId, keep.length);
       }
       this.store.setState(jobId, "RUNNING");
+      if (ok) limit = this.rescaleLimit(job, a, now);
       if (ok && a.fault) this.store.addEvent(jobId, now, "resized", `fault adaptation from ${a.from} to ${a.to} nodes committed in ${took} ms`, { adaptationId: a.id, times: all });
       else if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
       else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
@@ -251,6 +264,7 @@ export class Elastic {
       e.adaptCostMs = took;
     }
     this.jobs.freeNodes(job, dropped, ok ? "released by a shrink" : "a failed grow");
+    if (limit !== undefined) job.row.timeLimit = limit;
     job.nodes = keep;
     job.row.state = "RUNNING";
     job.row.nodes = job.nodes.length;
@@ -260,6 +274,25 @@ export class Elastic {
     refreshSchedView(job);
     this.jobs.notifyLaunchers(job);
     this.effects.schedule();
+  }
+
+  /**
+   * The time limit follows the committed size (sched/limits.ts): what is left of it scaled by the
+   * ratio chosen when the resize was asked for, plus the adaptation's duration. In the caller's
+   * transaction; returns the new limit (seconds from the job's start).
+   */
+  private rescaleLimit(job: JobRuntime, a: NonNullable<NonNullable<JobRuntime["elastic"]>["adapting"]>, now: number): number {
+    const r = job.row;
+    const lim = a.limit ?? limitRatio({ nodes: a.from }, a.to);
+    const original = this.store.limitChangesOf(r.id)[0]?.fromLimit ?? r.timeLimit;
+    const adaptation = (now - a.requestedAt) / 1000;
+    const next = rescaleLimit({ startTime: r.startTime ?? now, limit: r.timeLimit, original, at: now, ratio: lim.ratio, grow: a.to > a.from, adaptation });
+    if (next === r.timeLimit) return next;
+    const left = Math.max(0, Math.round(r.timeLimit - (now - (r.startTime ?? now)) / 1000));
+    const why = `resized ${a.from} -> ${a.to} nodes: ${left} s left x ${lim.ratio.toFixed(3)} (${lim.source}) + ${adaptation.toFixed(1)} s adaptation${a.to > a.from ? `, not below the ${original} s asked for nor above ${r.timeLimit} s` : ""}`;
+    this.store.changeTimeLimit(r.id, now, r.timeLimit, next, why);
+    this.store.addEvent(r.id, now, "limit", `time limit ${formatDuration(r.timeLimit)} -> ${formatDuration(next)}: ${why}`, { from: r.timeLimit, to: next, ratio: lim.ratio });
+    return next;
   }
 
   /** The job ended while adapting: the adaptation ends with it. */
@@ -310,6 +343,22 @@ export class Elastic {
       .filter((s) => s !== undefined);
     const recent = samples.filter((s) => s.time >= now - 2 * windowMs);
     return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples };
+  }
+
+  /**
+   * What the job measured in each configuration it ran in (ReSHAPE's profile, APM's inputs), from
+   * its stored timing samples; the first `warmupMs` of each configuration are left out.
+   */
+  measured(jobId: number, warmupMs: number): MeasuredPoint[] {
+    const job = this.state.jobs.get(jobId);
+    if (!job?.row.elastic || job.row.startTime === null) return [];
+    const adaptations = this.estore.adaptationsOf(jobId);
+    const configs: Configuration[] = [{ since: job.row.startTime, nodes: adaptations[0]?.fromNodes ?? job.nodes.length }];
+    for (const a of adaptations) {
+      configs.push({ since: a.requestedAt, nodes: 0 });
+      if (a.endedAt !== null) configs.push({ since: a.endedAt, nodes: a.state === "COMMITTED" ? a.toNodes : a.fromNodes });
+    }
+    return measuredProfile(this.estore.perfSince(jobId, job.row.startTime), configs, warmupMs);
   }
 
   adaptations(jobId: number) {

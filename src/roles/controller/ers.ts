@@ -1,18 +1,20 @@
 /**
- * The Elastic Runtime Scheduler in the live controller: every interval it hands the same pure
- * pass the simulator uses (sched/policies planPass) the cluster's counts, the queue and every
- * running job with its MTCT samples since its last adaptation, then carries out the resizes the
- * plan asks for through the resize protocol. Every decision becomes an event with its reason;
- * notes (why a job was left alone) become events when their words change.
+ * The elastic part of the controller's one scheduling loop (`SchedulerLoop` calls it every
+ * interval): it hands the same pure pass the simulator uses (sched/policies planPass) the
+ * cluster's counts, the queue and every running job with its MTCT samples since its last
+ * adaptation and what it measured at each size, then carries out the resizes the plan asks for
+ * through the resize protocol. Every decision becomes an event with its reason; notes (why a job
+ * was left alone) become events when their words change.
  *
- * Starting jobs stays with the event-driven batch pass, which runs whenever nodes free up
- * (including those a shrink of rule 1 frees for a waiting job): FCFS + EASY with moldable starts
- * for ebb, easy and fcfs; for the seeds' policies, the starts of the same pure pass (`starts`).
+ * Starting jobs: FCFS + EASY with moldable starts (the batch pass with node names) for ebb, easy
+ * and fcfs; for the seeds' policies, the starts of the same plan whose resizes are carried out.
  */
 import { ApiError } from "../../api/errors.ts";
 import { planPass, POLICY_TABLE } from "../../sched/policies/index.ts";
+import { limitRatio } from "../../sched/limits.ts";
+import { measuredModel } from "../../sched/profile.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
-import type { CountStart, JobState, PassInput } from "../../sched/types.ts";
+import type { JobState, PassInput, PassPlan } from "../../sched/types.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
@@ -21,7 +23,6 @@ import type { ClusterState, JobRuntime } from "./state.ts";
 const log = logger("controller");
 
 export class ElasticScheduler {
-  private timer: ReturnType<typeof setInterval> | undefined;
   private readonly lastNote = new Map<number, string>();
 
   constructor(
@@ -33,22 +34,18 @@ export class ElasticScheduler {
     private readonly sampleInterval: number,
   ) {}
 
-  start(): void {
-    if (!POLICY_TABLE[this.config.policy].resizes) return;
-    this.timer = setInterval(() => this.tick(), this.config.interval * 1000);
-    this.timer.unref?.();
+  /** One pass of the pure scheduler over the cluster as it is now. */
+  plan(now = Date.now()): { input: PassInput; plan: PassPlan } {
+    const input = this.input(now);
+    return { input, plan: planPass(input) };
   }
 
-  stop(): void {
-    if (this.timer) clearInterval(this.timer);
-  }
-
-  /** One elastic pass: plan with the pure scheduler, then act on the plan's resizes. */
-  tick(now = Date.now()): void {
-    const plan = planPass(this.input(now));
+  /** Carries out a plan's resizes (each re-checked by the resize protocol) and records its notes. */
+  carryOut({ input, plan }: { input: PassInput; plan: PassPlan }, now = Date.now()): void {
     for (const r of plan.resizes) {
       try {
-        this.elastic.resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now);
+        const job = input.running.find((j) => j.id === r.jobId);
+        this.elastic.resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now, job ? limitRatio(job, r.to) : undefined);
       } catch (e) {
         const why = e instanceof ApiError ? e.message : (e as Error).message;
         this.note(r.jobId, `wanted ${r.rule} ${r.from} -> ${r.to} nodes but could not: ${why}`, now);
@@ -60,9 +57,9 @@ export class ElasticScheduler {
     for (const id of this.lastNote.keys()) if (!this.state.jobs.has(id)) this.lastNote.delete(id);
   }
 
-  /** The jobs the policy would start now (for the seeds' policies, whose starts differ from EASY's). */
-  starts(now = Date.now()): CountStart[] {
-    return planPass(this.input(now)).starts;
+  /** One elastic pass: plan with the pure scheduler, then act on the plan's resizes. */
+  tick(now = Date.now()): void {
+    this.carryOut(this.plan(now), now);
   }
 
   private input(now: number): PassInput {
@@ -83,6 +80,9 @@ export class ElasticScheduler {
     const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
     // Policies that do not model MTCT get no samples, and no query per job.
     const samples = r.elastic && POLICY_TABLE[this.config.policy].mtct ? this.elastic.mtct(r.id, interval, since, now).samples : [];
+    // What it measured at each size it ran at: ReSHAPE's profile, APM's runtime model, and the
+    // ratio a resize rescales its time limit by.
+    const measured = r.elastic ? this.elastic.measured(r.id, interval * 1000) : [];
     return {
       id: r.id,
       nodes: job.nodes.length,
@@ -99,6 +99,9 @@ export class ElasticScheduler {
       lastAdaptEnd: e?.lastAdaptEnd,
       adaptCost: e?.adaptCostMs === undefined ? undefined : e.adaptCostMs / 1000,
       overrides: r.elasticSettings ?? undefined,
+      profile: measured.length > 0 ? measured.map((p) => ({ nodes: p.nodes, iterTime: p.iterTime })) : undefined,
+      // APM's policies model a job only by what it measured (the others read MTCT and the profile).
+      model: this.config.policy.startsWith("apm-") ? measuredModel(measured) : undefined,
     };
   }
 

@@ -142,7 +142,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   let ers: ElasticScheduler | undefined;
   scheduler = new SchedulerLoop(state, jobs, spawns, {
     backfill: ersConfig.policy !== "fcfs",
-    policyStarts: policy.ownStarts ? (t) => ers!.starts(t) : undefined,
+    elastic:
+      policy.ownStarts || policy.resizes
+        ? { ownStarts: policy.ownStarts, resizes: policy.resizes, intervalMs: ersConfig.interval * 1000, plan: (t) => ers!.plan(t), carryOut: (p, t) => ers!.carryOut(p, t) }
+        : undefined,
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
@@ -154,7 +157,6 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const views = { store, state, elastic, sampleInterval };
   const feed = new TimelineFeed(views, () => commits);
   ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
-  ers.start();
 
   // The API token is its owner's, the user running the controller (who alone can read it); a job's
   // token acts for the user of its job. Per-user tokens would map to their users here.
@@ -233,7 +235,6 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       clearInterval(heartbeatTicker);
       feed.stop();
       if (purger) clearInterval(purger);
-      ers.stop();
       server.stop(true);
       db.$client.close();
       release();

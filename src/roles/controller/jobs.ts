@@ -12,6 +12,8 @@ import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, signCredential } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
+import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
+import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { compressIndices, parseArraySpec, type ArraySpec } from "../../api/array.ts";
 import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
@@ -256,13 +258,21 @@ export class Jobs {
     const vars = patternVars(row, nodes[0]!);
     const output = row.output === null ? null : expandPattern(row.output, vars, row.cwd);
     const error = row.error === null ? null : expandPattern(row.error, vars, row.cwd);
+    // An elastic job started below the size it asked for gets a limit that follows its size.
+    const below = row.elastic && nodes.length < row.nodes;
+    const limit = below ? rescaleLimit({ startTime: now, limit: row.timeLimit, original: row.timeLimit, at: now, ratio: limitRatio({ nodes: row.nodes }, nodes.length).ratio, grow: false }) : row.timeLimit;
     this.store.tx(() => {
       this.store.markRunning(row.id, now, nodes.length, nextStep, output, error);
+      if (limit !== row.timeLimit) {
+        const why = `started on ${nodes.length} of the ${row.nodes} nodes asked for: ${limitRatio({ nodes: row.nodes }, nodes.length).source}`;
+        this.store.changeTimeLimit(row.id, now, row.timeLimit, limit, why);
+        this.store.addEvent(row.id, now, "limit", `time limit ${formatDuration(row.timeLimit)} -> ${formatDuration(limit)}: ${why}`, { from: row.timeLimit, to: limit });
+      }
       this.store.openAllocation(row.id, nodes, now);
       this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
       if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
     });
-    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep, output, error });
+    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep, output, error, timeLimit: limit });
     job.nodes = nodes;
     job.waitReason = undefined;
     refreshSchedView(job);

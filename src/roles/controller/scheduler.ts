@@ -1,24 +1,33 @@
 /**
- * Runs scheduling passes: coalesces requests into one pass per event-loop turn, hands the pure
- * scheduler the jobs' cached views and carries out the plan it returns. A pass with no idle node
- * cannot start anything, so it is skipped unless it is the periodic full pass (which refreshes
- * why jobs wait). Starts come from FCFS + EASY with moldable starts, or, for the seeds' policies,
- * from the policy's own pass (`policyStarts`); why jobs wait is always FCFS + EASY's account.
+ * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn,
+ * hands the pure scheduler the jobs' cached views and carries out the plan it returns. A pass with
+ * no idle node cannot start anything, so it is skipped unless it is the periodic full pass (which
+ * refreshes why jobs wait). Starts come from FCFS + EASY with moldable starts, or, for the seeds'
+ * policies, from the policy's own plan; why jobs wait is always FCFS + EASY's account. Every
+ * `elastic.intervalMs` a pass also carries out the policy's resizes (the plan's, for the seeds'
+ * policies the same plan their starts came from; else one made after this pass's starts).
  */
 import { nameStarts, planBatch } from "../../sched/batch.ts";
-import type { BatchInput, CountStart } from "../../sched/types.ts";
+import type { BatchInput, PassInput, PassPlan } from "../../sched/types.ts";
 import type { Jobs } from "./jobs.ts";
 import type { SpawnQueue } from "./spawns.ts";
 import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
   private queued: { full: boolean } | undefined;
+  private nextElastic = 0;
 
   constructor(
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly spawns: SpawnQueue,
-    private readonly opts: { backfill?: boolean; policyStarts?: (now: number) => CountStart[]; beforePass?: (now: number) => void; passTook?: (ms: number) => void } = {},
+    private readonly opts: {
+      backfill?: boolean;
+      /** The resizing policies' pass: `ownStarts` when its plan's starts replace FCFS + EASY's. */
+      elastic?: { ownStarts: boolean; resizes: boolean; intervalMs: number; plan(now: number): Planned; carryOut(p: Planned, now: number): void };
+      beforePass?: (now: number) => void;
+      passTook?: (ms: number) => void;
+    } = {},
   ) {}
 
   request(opts: { full?: boolean } = {}): void {
@@ -60,13 +69,17 @@ export class SchedulerLoop {
     // Running jobs asking for nodes (PMI spawn) come before the queue.
     if (this.spawns.waiting > 0) this.spawns.serve(now);
     const input = this.snapshot(now, reasons);
-    const policyStarts = this.opts.policyStarts;
-    const plan = policyStarts && !reasons ? undefined : planBatch(input);
-    const starts = policyStarts ? nameStarts(input.nodes, policyStarts(now), input.pending) : plan!.starts;
+    const el = this.opts.elastic;
+    const due = el !== undefined && el.resizes && now >= this.nextElastic;
+    if (due) this.nextElastic = now + el.intervalMs;
+    const own = el?.ownStarts ? el.plan(now) : undefined;
+    const plan = own && !reasons ? undefined : planBatch(input);
+    const starts = own ? nameStarts(input.nodes, own.plan.starts, input.pending) : plan!.starts;
     for (const s of starts) {
       const job = this.state.jobs.get(s.jobId);
       if (job && job.row.state === "PENDING") this.jobs.start(job, s.nodes, s.reason, now);
     }
+    if (due) el.carryOut(own ?? el.plan(now), now);
     for (const [id, why] of plan?.waiting ?? []) {
       const job = this.state.jobs.get(id);
       if (job && job.row.state === "PENDING" && job.waitReason !== why) {
@@ -75,4 +88,10 @@ export class SchedulerLoop {
       }
     }
   }
+}
+
+/** A plan with the input it was made from. */
+export interface Planned {
+  input: PassInput;
+  plan: PassPlan;
 }

@@ -57,7 +57,18 @@ export interface ElasticRuntime {
   stepId?: number;
   /** Ranks per node of the elastic world, aligned with the job's nodes. */
   tasks?: number[];
-  adapting?: { id: number; from: number; to: number; added: string[]; removed: string[]; requestedAt: number; times: Record<string, number>; fault?: boolean };
+  adapting?: {
+    id: number;
+    from: number;
+    to: number;
+    added: string[];
+    removed: string[];
+    requestedAt: number;
+    times: Record<string, number>;
+    fault?: boolean;
+    /** What the time limit left is multiplied by when it commits, and from what (sched/limits.ts). */
+    limit?: { ratio: number; source: string };
+  };
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
   adaptCostMs?: number;

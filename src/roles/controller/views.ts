@@ -135,6 +135,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
           times: a.times,
         }))
       : [],
+    limitHistory: store.limitChangesOf(row.id).map((c) => ({ time: iso(c.time)!, from: c.fromLimit, to: c.toLimit, reason: c.reason })),
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,

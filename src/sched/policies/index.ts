@@ -1,5 +1,6 @@
 /** The policies by name; `planPass` runs the one the config names. */
 import type { PolicyName } from "../config.ts";
+import { guardLimits } from "../limits.ts";
 import type { PassInput, PassPlan } from "../types.ts";
 import { planApm } from "./apm.ts";
 import { planDrms } from "./drms.ts";
@@ -38,6 +39,7 @@ export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
   "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
 };
 
+/** The configured policy's plan, without the shrinks a job's time limit would then kill (`limits.ts`). */
 export function planPass(input: PassInput): PassPlan {
-  return POLICY_TABLE[input.config.policy].plan(input);
+  return guardLimits(input, POLICY_TABLE[input.config.policy].plan(input));
 }
