@@ -162,7 +162,7 @@ export class Elastic {
       join:
         joinStep === undefined
           ? undefined
-          : { stepId: joinStep, tasks: m.after.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS }) },
+          : { stepId: joinStep, tasks: m.after.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS, ...e.covers }) },
     });
     this.jobs.notifyLaunchers(job);
     log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { job: jobId, reason });

@@ -302,13 +302,21 @@ export class Jobs {
       sampleInterval: row.sampleInterval ?? this.config.sampleInterval,
       cred:
         row.kind === "command"
-          ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, argv: argvDigest(row.argv!), env: envDigest(row.env), cwd: row.cwd })
+          ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, ...this.step0Covers(job) })
           : undefined,
       elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
     };
     if (!this.effects.toAgent(nodes[0]!, { t: "job.start", job: start })) {
       this.finish(job, "NODE_FAIL", { reason: `could not reach node ${nodes[0]} to start the job` });
     }
+  }
+
+  /** What step 0 of a command job is: its credential covers it, and an elastic one's joiners' too. */
+  private step0Covers(job: JobRuntime): { argv: string; env: string; cwd: string } {
+    const r = job.row;
+    const covers = { argv: argvDigest(r.argv!), env: envDigest(r.env), cwd: r.cwd };
+    if (r.elastic) this.elasticOf(job).covers = covers;
+    return covers;
   }
 
   /** Environment every process of the job gets. */
@@ -394,6 +402,7 @@ export class Jobs {
     });
     job.row.nextStep = stepId + 1;
     const covers = { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd };
+    if (wholeJob) this.elasticOf(job).covers = covers;
     return { ...this.grant(job, stepId, nodes, layout, now, covers), elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
   }
 
@@ -434,7 +443,9 @@ export class Jobs {
     for (const n of nodes) this.state.nodes.get(n)!.jobId = jobId;
     job.spawnedSteps.set(stepId, nodes);
     refreshSchedView(job);
-    return this.grant(job, stepId, nodes, layout, now);
+    // A spawn's processes run in the launch's environment and directory (its argv may be several
+    // programs, MPMD, so only env and cwd are covered).
+    return this.grant(job, stepId, nodes, layout, now, { env: req.envDigest, cwd: req.cwd });
   }
 
   stepEnded(jobId: number, stepId: number, exitCode: number, interrupted = false, now = Date.now()): void {

@@ -72,6 +72,8 @@ export interface ElasticRuntime {
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
   adaptCostMs?: number;
+  /** What the elastic step's credential covered (argv, env digest, cwd): joining steps' credentials cover the same. */
+  covers?: { argv?: string; env?: string; cwd?: string };
   /** Timing samples count from here (reset at each adaptation). */
   samplesSince?: number;
 }

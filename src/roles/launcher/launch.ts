@@ -7,6 +7,7 @@ import type { StepGrant } from "../../api/schemas.ts";
 import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import type { Credential } from "../../proto/common.ts";
+import { envDigest } from "../../proto/credential.ts";
 import { Adapter } from "./adapter.ts";
 import type { ControllerLink } from "./controller-link.ts";
 import { StepRoot, type SpawnOutcome, type StepResult, type StepSink } from "./step-root.ts";
@@ -140,7 +141,7 @@ export class Launch {
   private async spawn(parent: StepSpec, req: SpawnRequest): Promise<SpawnOutcome> {
     const tasks = req.commands.reduce((a, c) => a + c.maxprocs, 0);
     const first = req.commands[0]!;
-    const g = await this.o.link.createStep({ argv: [first.execname, ...first.args], tasks, newNodes: true, wait: this.o.spawnWait });
+    const g = await this.o.link.createStep({ argv: [first.execname, ...first.args], tasks, newNodes: true, wait: this.o.spawnWait, cwd: this.o.cwd, envDigest: envDigest(this.o.env) });
     const apps = req.commands.length > 1 ? req.commands.map((c) => ({ argv: [c.execname, ...c.args], count: c.maxprocs })) : undefined;
     const spec = this.spec(g, { argv: [first.execname, ...first.args], apps, spawn: { preput: req.preput, parent: `${parent.jobId}.${parent.stepId}` } });
     const started = this.start(spec, g.cred, true);
