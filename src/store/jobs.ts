@@ -5,11 +5,7 @@
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-<<<<<<< HEAD
-import { adaptations, jobEvents, jobNodes, jobs, perfSamples, steps, jobCfgs } from "./schema.ts";
-=======
-import { adaptations, jobEvents, jobNodes, jobs, limitChanges, perfSamples, steps } from "./schema.ts";
->>>>>>> c935fa3
+import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert;
@@ -205,11 +201,8 @@ export class JobStore {
         this.db.delete(steps).where(inArray(steps.jobId, chunk)).run();
         this.db.delete(adaptations).where(inArray(adaptations.jobId, chunk)).run();
         this.db.delete(perfSamples).where(inArray(perfSamples.jobId, chunk)).run();
-<<<<<<< HEAD
         this.db.delete(jobCfgs).where(inArray(jobCfgs.jobId, chunk)).run();
-=======
         this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
->>>>>>> c935fa3
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
       return ids.length;
