@@ -344,3 +344,9 @@ export class FrameParser {
     }
   }
 }
+
+/** A control frame (no communicator, no sequence) as one buffer. */
+export function controlFrame(type: number, body?: unknown, tag = 0): Uint8Array {
+  const payload = body === undefined ? { kind: Kind.VOID, parts: [], length: 0 } : encodePayload(body as never);
+  return frameChunks({ type, flags: 0, ctx: 0, src: 0, tag, seq: 0 }, payload)[0]!;
+}

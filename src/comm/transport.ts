@@ -13,15 +13,15 @@
  * on a live rank that waits on a dead one learns of it too. A clean exit (finalize, or process
  * exit with code 0) sends BYE on every connection after the last data frame.
  */
-import { existsSync, mkdirSync, unlinkSync } from "node:fs";
+import { mkdirSync, unlinkSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { formatHostPort, parseHostPort } from "../util/addr.ts";
-import { FrameParser, FrameType, type Header, Kind, concat, encodePayload, frameChunks } from "./codec.ts";
+import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
 import type { KeepAlive } from "./matching.ts";
-import { Ring } from "./shm.ts";
+import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
 
 /** A rank's business card, published through the PMI KVS. Keep it short (PMI-1 values ~600 B). */
 export interface Card {
@@ -67,31 +67,10 @@ class Peer {
   /** BYEs received, and how many its BYEs said it was closing (it has exited once all came). */
   byes = 0;
   byesExpected = 0;
-  /** Shared-memory ring we write to it through (same node), and what waits for space in it. */
-  shmOut: Ring | undefined;
-  readonly shmQueue: Pending[] = [];
-  shmHolding = false;
-  /** It mapped our ring and unlinked its name (BELL "mapped"): from then on we may exit freely. */
-  shmMapped = false;
-  /** No ring to it (not on our node, or making one failed): frames go on the socket. */
-  shmNo = false;
-  /** The ring it writes to us through, and the parser of its bytes. */
-  shmIn: Ring | undefined;
-  shmParser: FrameParser | undefined;
   constructor(readonly id: string) {}
-  /** Its process id (card ids start with it, base 36). */
-  get pid(): number {
-    return Number.parseInt(this.id, 36);
-  }
   down(): PeerDown {
     return new PeerDown(this.id, this.reason, this.state === "exited");
   }
-}
-
-interface Pending {
-  buf: Uint8Array;
-  done?: () => void;
-  fail?: (e: Error) => void;
 }
 
 class Conn {
@@ -131,34 +110,7 @@ const IDENTIFY_WAIT_MS = 500;
 /** A peer that said BYE but not on every connection it announced is taken as exited after this. */
 const BYE_GRACE_MS = 2000;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
-/** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
-const SHM_DIR = process.env.EBB_COMM_SHM_DIR ?? "/dev/shm";
-const SHM_ON = process.env.EBB_COMM_SHM !== "0" && existsSync(SHM_DIR);
-/** Bytes in each ring (a power of two). */
-const SHM_RING = Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21);
-/**
- * How long a rank polls its rings after the last progress before it sleeps (then a peer's bell, a
- * socket frame, wakes it): adaptive between SPIN_MIN_NS and SPIN_MAX_NS, doubled when polling
- * found what was awaited, halved when it gave up (a busy machine, a slow peer: polling only burns
- * the time slice the peer needs).
- */
-const SPIN_MAX_NS = Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000;
-const SPIN_MIN_NS = Math.min(2000, SPIN_MAX_NS);
-/** While polling, the event loop gets a turn at least this often (sockets, timers). */
-const YIELD_NS = 50_000;
-/** While a ring is in use, how often the peers' pids are checked (a backstop: a dead peer's socket closes too). */
-const PID_CHECK_MS = 500;
-const BELL_DATA = 0;
-const BELL_SPACE = 1;
-const BELL_MAPPED = 2;
 const fromUtf8 = new TextDecoder();
-
-function controlFrame(type: number, body?: unknown, tag = 0): Uint8Array {
-  const payload = body === undefined ? { kind: Kind.VOID, parts: [], length: 0 } : encodePayload(body as never);
-  return frameChunks({ type, flags: 0, ctx: 0, src: 0, tag, seq: 0 }, payload)[0]!;
-}
-
-const BELLS = [BELL_DATA, BELL_SPACE, BELL_MAPPED].map((tag) => controlFrame(FrameType.BELL, undefined, tag));
 
 function guessHost(): string {
   for (const list of Object.values(networkInterfaces())) {
@@ -196,20 +148,12 @@ export class Transport implements KeepAlive {
   private watchTimer: ReturnType<typeof setTimeout> | undefined;
   private writing = 0;
   private drainWaiters: (() => void)[] = [];
-  private mappedWaiters: (() => void)[] = [];
   private closing = false;
   private closedDone: Promise<void> | undefined;
   /** Woken whenever an accepted connection is identified by its HELLO. */
   private identifyWaiters: (() => void)[] = [];
   private readonly counters = { connects: 0, accepts: 0 };
-  /** Peers we share a ring with (either direction): what the polling loop looks at. */
-  private readonly ringPeers = new Set<Peer>();
-  private spinning = false;
-  private spinBudget = SPIN_MAX_NS;
-  private spinIdleSince = 0;
-  private lastYield = 0;
-  private pidTimer: ReturnType<typeof setInterval> | undefined;
-
+  private readonly rings: RingLinks;
   private constructor(opts: TransportOptions) {
     this.id = newId();
     this.node = opts.node;
@@ -236,6 +180,30 @@ export class Transport implements KeepAlive {
     this.card = { id: this.id, node: opts.node, unix: this.unixPath, tcp: formatHostPort({ host, port: tcp.port }) };
     this.cardText = JSON.stringify(this.card);
     this.loop = new FrameParser((h, body) => this.route(h, body, this.id));
+    this.rings = new RingLinks(
+      {
+        id: this.id,
+        control: (peer, frame) => {
+          const q = this.peers.get(peer);
+          const c = q?.out ?? q?.conns.values().next().value;
+          if (c) this.enqueue(c, [frame]);
+        },
+        fail: (peer, reason) => this.fail(this.peerOf(peer), reason),
+        deliver: (h, body, from) => this.route(h, body, from),
+        claim: (h) => this.receivers.get(h.ctx)?.claim?.(h),
+        state: (peer) => this.peers.get(peer)?.state ?? "failed",
+        waiting: () => this.holds > 0,
+        writeHeld: () => {
+          this.writing++;
+          this.hold();
+        },
+        writeReleased: () => {
+          this.release();
+          if (--this.writing === 0) for (const w of this.drainWaiters.splice(0)) w();
+        },
+      },
+      ringOptionsFromEnv(this.node),
+    );
     this.keeper = setInterval(() => {}, 1 << 30);
     this.keeper.unref();
     process.on("exit", this.onExit);
@@ -250,7 +218,7 @@ export class Transport implements KeepAlive {
 
   hold(): void {
     if (this.holds++ === 0) this.keeper.ref();
-    if (!this.spinning && this.ringPeers.size > 0) this.kick();
+    this.rings.kick();
   }
 
   release(): void {
@@ -346,7 +314,7 @@ export class Transport implements KeepAlive {
     if (p.state !== "up" || this.closing) return;
     p.state = "failed";
     p.reason = reason;
-    this.dropRings(p);
+    this.rings.drop(p.id, p.down());
     for (const c of [...p.conns]) this.drop(c, p.down());
     p.conns.clear();
     p.out = undefined;
@@ -362,7 +330,7 @@ export class Transport implements KeepAlive {
     if (p.state !== "up") return;
     p.state = "exited";
     p.reason = reason;
-    this.dropRings(p);
+    this.rings.drop(p.id, p.down());
     for (const c of [...p.conns]) this.drop(c, p.down());
     p.conns.clear();
     p.out = undefined;
@@ -385,232 +353,11 @@ export class Transport implements KeepAlive {
     const p = this.peerOf(to.id, to);
     if (p.state !== "up") return Promise.reject(p.down());
     const c = p.out ?? this.connect(p);
-    if (!p.shmNo) {
-      const ring = p.shmOut ?? this.offerRing(p, c);
-      if (ring) return this.ringSend(p, ring, chunks);
-    }
+    const viaRing = this.rings.send(p.id, p.card, chunks);
+    if (viaRing) return viaRing;
     const rest = this.tryWrite(c, chunks);
     if (!rest) return RESOLVED;
     return new Promise<void>((resolve, reject) => this.enqueue(c, rest, resolve, reject));
-  }
-
-  // ---- shared memory (shm.ts): rings between ranks on one node ----
-
-  /**
-   * Makes the ring we will write to `p` through, if it is on our node, and tells it (SHM frame on
-   * the connection every earlier frame took, so it reads the ring only after them).
-   */
-  private offerRing(p: Peer, c: Conn): Ring | undefined {
-    const card = p.card;
-    if (!SHM_ON || !card || card.node !== this.node || card.unix === undefined) {
-      p.shmNo = true;
-      return undefined;
-    }
-    let ring: Ring;
-    try {
-      ring = Ring.create(join(SHM_DIR, `ebbc-${this.id}-${p.id}`), SHM_RING);
-    } catch {
-      p.shmNo = true;
-      return undefined;
-    }
-    p.shmOut = ring;
-    this.addRingPeer(p);
-    this.enqueue(c, [controlFrame(FrameType.SHM, { path: ring.path })]);
-    return ring;
-  }
-
-  private addRingPeer(p: Peer): void {
-    this.ringPeers.add(p);
-    this.pidTimer ??= setInterval(() => this.checkPids(), PID_CHECK_MS);
-    this.pidTimer.unref();
-  }
-
-  /** The backstop for a peer that died without its socket telling us: its pid is gone. */
-  private checkPids(): void {
-    for (const p of this.ringPeers) {
-      try {
-        process.kill(p.pid, 0);
-      } catch (e) {
-        if ((e as { code?: string }).code === "ESRCH") {
-          this.pumpIn(p);
-          this.fail(p, `its process ${p.pid} is gone`);
-        }
-      }
-    }
-  }
-
-  private ringSend(p: Peer, ring: Ring, chunks: Uint8Array[]): Promise<void> {
-    if (p.shmQueue.length === 0) {
-      let rest: Uint8Array[] | undefined;
-      for (let i = 0; i < chunks.length; i++) {
-        const b = chunks[i]!;
-        const n = ring.write(b);
-        if (n < b.length) {
-          rest = chunks.slice(i + 1);
-          rest.unshift(b.subarray(n));
-          break;
-        }
-      }
-      if (ring.publish()) this.bell(p, BELL_DATA);
-      if (!rest) return RESOLVED;
-      chunks = rest;
-    }
-    return new Promise<void>((resolve, reject) => {
-      for (const buf of chunks) p.shmQueue.push({ buf });
-      const last = p.shmQueue[p.shmQueue.length - 1]!;
-      last.done = resolve;
-      last.fail = reject;
-      if (!p.shmHolding) {
-        p.shmHolding = true;
-        this.writing++;
-        this.hold();
-      }
-      this.kick();
-    });
-  }
-
-  /** Moves queued bytes into the ring as space allows; true if any moved. */
-  private pumpOut(p: Peer): boolean {
-    const ring = p.shmOut;
-    const q = p.shmQueue;
-    if (!ring || q.length === 0) return false;
-    let moved = 0;
-    while (q.length > 0) {
-      const e = q[0]!;
-      const n = ring.write(e.buf);
-      moved += n;
-      if (n < e.buf.length) {
-        e.buf = e.buf.subarray(n);
-        break;
-      }
-      q.shift();
-      e.done?.();
-    }
-    if (moved > 0 && ring.publish()) this.bell(p, BELL_DATA);
-    if (q.length === 0) this.ringIdle(p);
-    return moved > 0;
-  }
-
-  private ringIdle(p: Peer): void {
-    if (!p.shmHolding) return;
-    p.shmHolding = false;
-    this.release();
-    if (--this.writing === 0) for (const w of this.drainWaiters.splice(0)) w();
-  }
-
-  /** Reads what `p` wrote to its ring; true if anything came. */
-  private pumpIn(p: Peer): boolean {
-    const ring = p.shmIn;
-    if (!ring || !p.shmParser) return false;
-    const parser = p.shmParser;
-    let got: number;
-    let bell: boolean;
-    try {
-      [got, bell] = ring.read((chunk) => parser.push(chunk));
-    } catch (e) {
-      this.fail(p, `protocol error in its shared-memory ring: ${(e as Error).message}`);
-      return false;
-    }
-    if (bell) this.bell(p, BELL_SPACE);
-    return got > 0;
-  }
-
-  private bell(p: Peer, which: number): void {
-    const c = p.out ?? p.conns.values().next().value;
-    if (c) this.enqueue(c, [BELLS[which]!]);
-  }
-
-  private acceptRing(c: Conn, body: Uint8Array): void {
-    const p = c.peer;
-    if (!p) throw new Error("shared memory before hello");
-    if (p.state !== "up" || this.closing) return;
-    if (p.shmIn) throw new Error("a second shared-memory ring");
-    const { path } = JSON.parse(fromUtf8.decode(body)) as { path: string };
-    let ring: Ring;
-    try {
-      ring = Ring.open(path);
-    } catch (e) {
-      this.fail(p, `cannot map its shared-memory ring ${path} (${(e as Error).message})`);
-      return;
-    }
-    ring.unlink(); // both sides have it mapped: the name is no longer needed
-    this.bell(p, BELL_MAPPED); // its writer may now exit without losing what is in the ring
-    p.shmIn = ring;
-    p.shmParser = new FrameParser(
-      (h, b) => {
-        if (h.type !== FrameType.DATA) throw new Error(`frame type ${h.type} in a ring`);
-        if (p.state !== "failed") this.route(h, b, p.id);
-      },
-      (h) => (h.type === FrameType.DATA && p.state === "up" ? this.receivers.get(h.ctx)?.claim?.(h) : undefined),
-    );
-    this.addRingPeer(p);
-    this.pumpIn(p);
-    if (this.holds > 0) this.kick();
-  }
-
-  private dropRings(p: Peer): void {
-    if (!this.ringPeers.delete(p)) return;
-    const why = p.state === "up" ? new TransportClosedError() : p.down();
-    for (const e of p.shmQueue.splice(0)) e.fail?.(why);
-    this.ringIdle(p);
-    p.shmOut?.unlink();
-    p.shmOut = undefined;
-    p.shmIn = undefined;
-    p.shmParser = undefined;
-    this.ringsSettled();
-    if (this.ringPeers.size === 0) {
-      clearInterval(this.pidTimer);
-      this.pidTimer = undefined;
-    }
-  }
-
-  /**
-   * Polls the rings (data in, space out) while something waits: from microtasks, so a reply is
-   * seen a few microseconds after it is written, with the event loop getting a turn every
-   * YIELD_NS; after SPIN_NS without progress (or once nothing waits) it flags every ring as
-   * sleeping and the peers' bells (socket frames) wake it.
-   */
-  private kick(): void {
-    if (this.spinning || this.closing || this.ringPeers.size === 0) return;
-    this.spinning = true;
-    for (const p of this.ringPeers) p.shmIn?.readerWake();
-    this.spinIdleSince = this.lastYield = Bun.nanoseconds();
-    queueMicrotask(this.spin);
-  }
-
-  private readonly spin = (): void => {
-    if (this.closing) {
-      this.spinning = false;
-      return;
-    }
-    let progress = false;
-    for (const p of this.ringPeers) {
-      if (p.shmIn && this.pumpIn(p)) progress = true;
-      if (p.shmQueue.length > 0 && this.pumpOut(p)) progress = true;
-    }
-    const now = Bun.nanoseconds();
-    if (progress) {
-      this.spinBudget = Math.min(SPIN_MAX_NS, this.spinBudget * 2);
-      this.spinIdleSince = now;
-    } else if (this.holds === 0) return this.sleep();
-    else if (now - this.spinIdleSince > this.spinBudget) {
-      this.spinBudget = Math.max(SPIN_MIN_NS, this.spinBudget / 2);
-      return this.sleep();
-    }
-    if (now - this.lastYield > YIELD_NS) {
-      this.lastYield = now;
-      setImmediate(this.spin);
-    } else queueMicrotask(this.spin);
-  };
-
-  private sleep(): void {
-    this.spinning = false;
-    let again = false;
-    for (const p of this.ringPeers) {
-      if (p.shmIn?.readerSleep()) again = true;
-      if (p.shmQueue.length > 0 && p.shmOut?.writerSleep()) again = true;
-    }
-    if (again) this.kick();
   }
 
   /** Writes what the socket takes now; returns the unwritten chunks, or undefined if all went. */
@@ -818,24 +565,17 @@ export class Transport implements KeepAlive {
         return;
       }
       case FrameType.SHM:
-        this.acceptRing(c, body);
+        if (!c.peer) throw new Error("shared memory before hello");
+        this.rings.accept(c.peer.id, body);
         return;
-      case FrameType.BELL: {
-        const p = c.peer;
-        if (!p) return;
-        if (h.tag === BELL_MAPPED) {
-          p.shmMapped = true;
-          this.ringsSettled();
-        } else if (h.tag === BELL_DATA) this.pumpIn(p);
-        else this.pumpOut(p);
-        if (this.holds > 0) this.kick();
+      case FrameType.BELL:
+        if (c.peer) this.rings.bell(c.peer.id, h.tag);
         return;
-      }
       case FrameType.BYE: {
         c.byeIn = true;
         const p = c.peer;
         if (!p) return;
-        this.pumpIn(p); // what it wrote to its ring came before its BYE
+        this.rings.drain(p.id); // what it wrote to its ring came before its BYE
         // The peer says BYE on each of its connections and how many there are: it has exited only
         // once all of them said so, since its last data may travel on one not yet attached here.
         p.byes++;
@@ -882,7 +622,7 @@ export class Transport implements KeepAlive {
           if (p.byes >= p.byesExpected) this.exited(p);
           else if (p.conns.size === 0) setTimeout(() => this.exited(p), BYE_GRACE_MS).unref();
         } else {
-          this.pumpIn(p); // what it wrote to its ring before it died, as a socket's kernel buffer would deliver
+          this.rings.drain(p.id); // what it wrote to its ring before it died, as a socket's kernel buffer would deliver
           this.fail(p, err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly");
         }
       }
@@ -901,7 +641,7 @@ export class Transport implements KeepAlive {
   close(): Promise<void> {
     this.closedDone ??= (async () => {
       if (this.writing > 0) await new Promise<void>((r) => this.drainWaiters.push(r));
-      await this.ringsMapped();
+      await this.rings.mapped();
       await this.identifyAccepted();
       this.closing = true;
       const byes = this.byes();
@@ -914,7 +654,7 @@ export class Transport implements KeepAlive {
       }
       for (const l of this.listeners) l.stop(false);
       this.unlinkSocket();
-      for (const p of [...this.ringPeers]) this.dropRings(p);
+      this.rings.close(new TransportClosedError());
       process.off("exit", this.onExit);
       clearInterval(this.keeper);
       clearTimeout(this.watchTimer);
@@ -955,20 +695,6 @@ export class Transport implements KeepAlive {
     return new Map(open.map((c) => [c, controlFrame(FrameType.BYE, { conns: c.peer ? perPeer.get(c.peer)! : 1 })]));
   }
 
-  /**
-   * Waits until every live peer we made a ring for has mapped it. Its name is the only way in
-   * until then: unlinking it at close would lose what we wrote to it (the SHM frame may still be
-   * on its way). Like queued socket writes, this waits for the peer, not for a clock.
-   */
-  private async ringsMapped(): Promise<void> {
-    const unmapped = () => [...this.ringPeers].some((p) => p.shmOut && !p.shmMapped && p.state === "up");
-    while (unmapped()) await new Promise<void>((r) => this.mappedWaiters.push(r));
-  }
-
-  private ringsSettled(): void {
-    for (const w of this.mappedWaiters.splice(0)) w();
-  }
-
   private unlinkSocket(): void {
     try {
       unlinkSync(this.unixPath);
@@ -985,9 +711,7 @@ export class Transport implements KeepAlive {
         c.socket!.flush();
       }
     }
-    this.unlinkSocket();
-    // A ring whose peer has not mapped it yet keeps its name: the peer maps it when our SHM frame
-    // arrives, reads what we wrote, and unlinks it then (it is left behind only if that peer dies too).
+    this.unlinkSocket(); // rings keep their names: see RingLinks.close
   }
 
   stats(): Stats {

@@ -1,7 +1,9 @@
 /**
  * A new world from a changed membership, across real processes: 4 ranks, ranks 2 and 3 leave,
- * one process joins as rank 2 of the next generation. Staying ranks keep their rank and their
- * connection; the old world and everything derived from it are invalid afterwards.
+ * one process joins as rank 2 of the next generation. Each old rank sends the joiner a block
+ * larger than a shared-memory ring, so the leavers on its node stream theirs through rings as
+ * they go. Staying ranks keep their rank and their connection; the old world and everything
+ * derived from it are invalid afterwards.
  */
 import { expect, test } from "bun:test";
 import { join } from "node:path";
@@ -40,6 +42,7 @@ test("4 ranks -> ranks 0,1 stay, 2,3 leave, a joiner is appended; old communicat
   expect(by.joiner).toEqual({
     role: "join",
     redistributed: [0, 1, 2, 3].map((r) => [r, [r, r * 10]]),
+    whole: true,
     rank: 2,
     size: 3,
     sum: 6,

@@ -1,0 +1,390 @@
+/**
+ * Shared-memory links between the transport's peers on one node: for each peer, the ring we write
+ * to it through and the ring it writes to us through (shm.ts), the polling loop that moves bytes
+ * while something waits, and the bells that wake a side that stopped polling. The transport keeps
+ * the sockets, peer liveness and routing; it hands this module the frames it gets about rings
+ * (SHM, BELL) and asks it first whether a send goes through a ring. Protocol: src/comm/README.md.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
+import { Ring } from "./shm.ts";
+
+/** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
+export interface Pending {
+  buf: Uint8Array;
+  done?: () => void;
+  fail?: (e: Error) => void;
+}
+
+/** What the rings need from the transport, by peer id. */
+export interface RingHost {
+  readonly id: string;
+  /** A control frame for the peer, on its connection, after every frame already sent there. */
+  control(peer: string, frame: Uint8Array): void;
+  /** The peer is broken (its ring is unusable). */
+  fail(peer: string, reason: string): void;
+  /** A DATA frame the peer wrote to its ring. */
+  deliver(h: Header, body: Uint8Array, from: string): void;
+  /** A buffer to read that frame's body into, if its receiver has one. */
+  claim(h: Header, from: string): Uint8Array | undefined;
+  /** The peer's state as the transport knows it. */
+  state(peer: string): "up" | "exited" | "failed";
+  /** True while something waits on the network (a receive, a write): keep polling. */
+  waiting(): boolean;
+  /** A ring write waits for space / no longer does (the transport keeps close() and the process waiting). */
+  writeHeld(): void;
+  writeReleased(): void;
+}
+
+export interface RingOptions {
+  node: string;
+  /** Rings are made for our sends (the reader side always accepts them). */
+  enabled: boolean;
+  dir: string;
+  /** Bytes in each ring (a power of two). */
+  size: number;
+  /** Polling budget after the last progress, in ns (adapts between min and max). */
+  spinMinNs: number;
+  spinMaxNs: number;
+}
+
+/** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
+export function ringOptionsFromEnv(node: string): RingOptions {
+  const dir = process.env.EBB_COMM_SHM_DIR ?? "/dev/shm";
+  const spinMaxNs = Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000;
+  return {
+    node,
+    enabled: process.env.EBB_COMM_SHM !== "0" && existsSync(dir),
+    dir,
+    size: Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21),
+    spinMinNs: Math.min(2000, spinMaxNs),
+    spinMaxNs,
+  };
+}
+
+/** While polling, the event loop gets a turn at least this often (sockets, timers). */
+const YIELD_NS = 50_000;
+/** While a ring is in use, how often the peers' pids are checked (a backstop: a dead peer's socket closes too). */
+const PID_CHECK_MS = 500;
+
+/** BELL frame tags: data in my ring, space in yours, I mapped yours. */
+const Bell = { DATA: 0, SPACE: 1, MAPPED: 2 } as const;
+const BELLS = [Bell.DATA, Bell.SPACE, Bell.MAPPED].map((tag) => controlFrame(FrameType.BELL, undefined, tag));
+const fromUtf8 = new TextDecoder();
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** One peer's rings, both directions. */
+class RingPair {
+  /** The ring we write to it through, and what waits for space in it. */
+  out: Ring | undefined;
+  readonly queue: Pending[] = [];
+  holding = false;
+  /** It mapped our ring and unlinked its name (BELL "mapped"): from then on we may exit freely. */
+  mapped = false;
+  /** The ring it writes to us through, and the parser of its bytes. */
+  in: Ring | undefined;
+  parser: FrameParser | undefined;
+  constructor(readonly peer: string) {}
+  /** Its process id (card ids start with it, base 36). */
+  get pid(): number {
+    return Number.parseInt(this.peer, 36);
+  }
+}
+
+export class RingLinks {
+  /** Peers we share a ring with (either direction): what the polling loop looks at. */
+  private readonly pairs = new Map<string, RingPair>();
+  /** Peers that get no ring from us (not on our node, or making one failed). */
+  private readonly socketOnly = new Set<string>();
+  private spinning = false;
+  private spinBudget: number;
+  private spinIdleSince = 0;
+  private lastYield = 0;
+  private pidTimer: ReturnType<typeof setInterval> | undefined;
+  private mappedWaiters: (() => void)[] = [];
+  private closed = false;
+
+  constructor(
+    private readonly host: RingHost,
+    private readonly opts: RingOptions,
+  ) {
+    this.spinBudget = opts.spinMaxNs;
+  }
+
+  get active(): boolean {
+    return this.pairs.size > 0;
+  }
+
+  /**
+   * Sends one frame's chunks to the peer through our ring to it, making and announcing the ring on
+   * the first send if the peer is on our node; undefined if the frame must go on the socket.
+   */
+  send(peer: string, card: { node: string; unix?: string } | undefined, chunks: Uint8Array[]): Promise<void> | undefined {
+    if (this.socketOnly.has(peer)) return undefined;
+    const ring = this.pairs.get(peer)?.out ?? this.offer(peer, card);
+    if (!ring) return undefined;
+    return this.write(this.pairs.get(peer)!, ring, chunks);
+  }
+
+  /**
+   * Makes the ring we will write to the peer through, if it is on our node, and tells it (SHM
+   * frame on the connection every earlier frame took, so it reads the ring only after them).
+   */
+  private offer(peer: string, card: { node: string; unix?: string } | undefined): Ring | undefined {
+    if (!this.opts.enabled || !card || card.node !== this.opts.node || card.unix === undefined) {
+      this.socketOnly.add(peer);
+      return undefined;
+    }
+    let ring: Ring;
+    try {
+      ring = Ring.create(join(this.opts.dir, `ebbc-${this.host.id}-${peer}`), this.opts.size);
+    } catch {
+      this.socketOnly.add(peer);
+      return undefined;
+    }
+    this.pair(peer).out = ring;
+    this.host.control(peer, controlFrame(FrameType.SHM, { path: ring.path }));
+    return ring;
+  }
+
+  private pair(peer: string): RingPair {
+    let p = this.pairs.get(peer);
+    if (!p) {
+      this.pairs.set(peer, (p = new RingPair(peer)));
+      this.pidTimer ??= setInterval(() => this.checkPids(), PID_CHECK_MS);
+      this.pidTimer.unref();
+    }
+    return p;
+  }
+
+  /** The backstop for a peer that died without its socket telling us: its pid is gone. */
+  private checkPids(): void {
+    for (const p of this.pairs.values()) {
+      try {
+        process.kill(p.pid, 0);
+      } catch (e) {
+        if ((e as { code?: string }).code === "ESRCH") {
+          this.pumpIn(p);
+          this.host.fail(p.peer, `its process ${p.pid} is gone`);
+        }
+      }
+    }
+  }
+
+  private write(p: RingPair, ring: Ring, chunks: Uint8Array[]): Promise<void> {
+    if (p.queue.length === 0) {
+      let rest: Uint8Array[] | undefined;
+      for (let i = 0; i < chunks.length; i++) {
+        const b = chunks[i]!;
+        const n = ring.write(b);
+        if (n < b.length) {
+          rest = chunks.slice(i + 1);
+          rest.unshift(b.subarray(n));
+          break;
+        }
+      }
+      if (ring.publish()) this.ring(p.peer, Bell.DATA);
+      if (!rest) return RESOLVED;
+      chunks = rest;
+    }
+    return new Promise<void>((resolve, reject) => {
+      for (const buf of chunks) p.queue.push({ buf });
+      const last = p.queue[p.queue.length - 1]!;
+      last.done = resolve;
+      last.fail = reject;
+      if (!p.holding) {
+        p.holding = true;
+        this.host.writeHeld();
+      }
+      this.kick();
+    });
+  }
+
+  /** Moves queued bytes into the ring as space allows; true if any moved. */
+  private pumpOut(p: RingPair): boolean {
+    const ring = p.out;
+    const q = p.queue;
+    if (!ring || q.length === 0) return false;
+    let moved = 0;
+    while (q.length > 0) {
+      const e = q[0]!;
+      const n = ring.write(e.buf);
+      moved += n;
+      if (n < e.buf.length) {
+        e.buf = e.buf.subarray(n);
+        break;
+      }
+      q.shift();
+      e.done?.();
+    }
+    if (moved > 0 && ring.publish()) this.ring(p.peer, Bell.DATA);
+    if (q.length === 0) this.unhold(p);
+    return moved > 0;
+  }
+
+  private unhold(p: RingPair): void {
+    if (!p.holding) return;
+    p.holding = false;
+    this.host.writeReleased();
+  }
+
+  /** Reads what the peer wrote to its ring; true if anything came. */
+  private pumpIn(p: RingPair): boolean {
+    const ring = p.in;
+    const parser = p.parser;
+    if (!ring || !parser) return false;
+    let got: number;
+    let bell: boolean;
+    try {
+      [got, bell] = ring.read((chunk) => parser.push(chunk));
+    } catch (e) {
+      this.host.fail(p.peer, `protocol error in its shared-memory ring: ${(e as Error).message}`);
+      return false;
+    }
+    if (bell) this.ring(p.peer, Bell.SPACE);
+    return got > 0;
+  }
+
+  /** Reads what the peer wrote to its ring so far (before its BYE or its death counts). */
+  drain(peer: string): void {
+    const p = this.pairs.get(peer);
+    if (p) this.pumpIn(p);
+  }
+
+  private ring(peer: string, which: number): void {
+    this.host.control(peer, BELLS[which]!);
+  }
+
+  /** A BELL frame from the peer. */
+  bell(peer: string, which: number): void {
+    const p = this.pairs.get(peer);
+    if (!p) return;
+    if (which === Bell.MAPPED) {
+      p.mapped = true;
+      this.settled();
+    } else if (which === Bell.DATA) this.pumpIn(p);
+    else this.pumpOut(p);
+    if (this.host.waiting()) this.kick();
+  }
+
+  /** An SHM frame from the peer: map the ring it will write to us through. */
+  accept(peer: string, body: Uint8Array): void {
+    if (this.host.state(peer) !== "up" || this.closed) return;
+    const p = this.pair(peer);
+    if (p.in) throw new Error("a second shared-memory ring");
+    const { path } = JSON.parse(fromUtf8.decode(body)) as { path: string };
+    let ring: Ring;
+    try {
+      ring = Ring.open(path);
+    } catch (e) {
+      this.host.fail(peer, `cannot map its shared-memory ring ${path} (${(e as Error).message})`);
+      return;
+    }
+    ring.unlink(); // both sides have it mapped: the name is no longer needed
+    this.ring(peer, Bell.MAPPED); // its writer may now exit without losing what is in the ring
+    p.in = ring;
+    p.parser = new FrameParser(
+      (h, b) => {
+        if (h.type !== FrameType.DATA) throw new Error(`frame type ${h.type} in a ring`);
+        if (this.host.state(peer) !== "failed") this.host.deliver(h, b, peer);
+      },
+      (h) => (h.type === FrameType.DATA && this.host.state(peer) === "up" ? this.host.claim(h, peer) : undefined),
+    );
+    this.pumpIn(p);
+    if (this.host.waiting()) this.kick();
+  }
+
+  /** The peer is gone (or we close): what waits on its ring fails with `why`; a ring it never mapped is unlinked. */
+  drop(peer: string, why: Error): void {
+    const p = this.pairs.get(peer);
+    if (!p) return;
+    this.pairs.delete(peer);
+    for (const e of p.queue.splice(0)) e.fail?.(why);
+    this.unhold(p);
+    p.out?.unlink();
+    this.settled();
+    if (this.pairs.size === 0) {
+      clearInterval(this.pidTimer);
+      this.pidTimer = undefined;
+    }
+  }
+
+  /**
+   * Waits until every live peer we made a ring for has mapped it. Its name is the only way in
+   * until then: unlinking it at close would lose what we wrote to it (the SHM frame may still be
+   * on its way). Like queued socket writes, this waits for the peer, not for a clock.
+   */
+  async mapped(): Promise<void> {
+    const unmapped = () => [...this.pairs.values()].some((p) => p.out && !p.mapped && this.host.state(p.peer) === "up");
+    while (unmapped()) await new Promise<void>((r) => this.mappedWaiters.push(r));
+  }
+
+  private settled(): void {
+    for (const w of this.mappedWaiters.splice(0)) w();
+  }
+
+  /**
+   * Clean shutdown (after mapped()): every ring is dropped, polling stops. A process that exits
+   * without it leaves the names of rings not mapped yet: their readers map them when our SHM frames
+   * arrive, read what we wrote, and unlink them then (left behind only if the reader dies too; the
+   * next agent on the node sweeps them).
+   */
+  close(why: Error): void {
+    this.closed = true;
+    for (const peer of [...this.pairs.keys()]) this.drop(peer, why);
+  }
+
+  // ---- polling ----
+
+  /**
+   * Polls the rings (data in, space out) while something waits: from microtasks, so a reply is
+   * seen a few microseconds after it is written, with the event loop getting a turn every
+   * YIELD_NS; after the spin budget without progress (or once nothing waits) it flags every ring as
+   * sleeping and the peers' bells (socket frames) wake it. The budget doubles when polling found
+   * what was awaited and halves when it gave up (a busy machine, a slow peer: polling only burns
+   * the time slice the peer needs).
+   */
+  kick(): void {
+    if (this.spinning || this.closed || this.pairs.size === 0) return;
+    this.spinning = true;
+    for (const p of this.pairs.values()) p.in?.readerWake();
+    this.spinIdleSince = this.lastYield = Bun.nanoseconds();
+    queueMicrotask(this.spin);
+  }
+
+  private readonly spin = (): void => {
+    if (this.closed) {
+      this.spinning = false;
+      return;
+    }
+    let progress = false;
+    for (const p of this.pairs.values()) {
+      if (p.in && this.pumpIn(p)) progress = true;
+      if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
+    }
+    const now = Bun.nanoseconds();
+    if (progress) {
+      this.spinBudget = Math.min(this.opts.spinMaxNs, this.spinBudget * 2);
+      this.spinIdleSince = now;
+    } else if (!this.host.waiting()) return this.sleep();
+    else if (now - this.spinIdleSince > this.spinBudget) {
+      this.spinBudget = Math.max(this.opts.spinMinNs, this.spinBudget / 2);
+      return this.sleep();
+    }
+    if (now - this.lastYield > YIELD_NS) {
+      this.lastYield = now;
+      setImmediate(this.spin);
+    } else queueMicrotask(this.spin);
+  };
+
+  private sleep(): void {
+    this.spinning = false;
+    let again = false;
+    for (const p of this.pairs.values()) {
+      if (p.in?.readerSleep()) again = true;
+      if (p.queue.length > 0 && p.out?.writerSleep()) again = true;
+    }
+    if (again) this.kick();
+  }
+}
