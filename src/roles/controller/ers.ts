@@ -99,6 +99,7 @@ export class ElasticScheduler {
       lastAdaptEnd: e?.lastAdaptEnd,
       adaptCost: e?.adaptCostMs === undefined ? undefined : e.adaptCostMs / 1000,
       overrides: r.elasticSettings ?? undefined,
+      ...(r.sizes ? { sizes: r.sizes } : {}),
     };
   }
 

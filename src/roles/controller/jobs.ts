@@ -2,6 +2,7 @@
  * The job lifecycle: submit, start, steps, finish, cancel, time limits, node failures.
  * Every change is committed to SQLite first, then applied in memory, then acted on.
  */
+import { resolveSizes } from "../../sched/sizes.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../api/errors.ts";
@@ -132,6 +133,9 @@ export class Jobs {
       const usable = [...this.state.nodes.keys()].filter((n) => !req.exclude?.includes(n)).length;
       if (usable < minNodes) throw badRequest(`exclude: with ${req.exclude!.length} nodes excluded, ${usable} are left and the job needs ${minNodes}`, "exclude");
     }
+    const sizes = req.sizes === undefined ? null : resolveSizes(req.sizes, minNodes, maxNodes);
+    if (sizes && "error" in sizes) throw badRequest(`sizes: ${sizes.error}`, "sizes");
+    if (sizes && !sizes.includes(nodes)) throw badRequest(`sizes: the job asks for ${nodes} nodes, which is not one of its sizes (${sizes.join(",")})`, "sizes");
     const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
@@ -168,6 +172,7 @@ export class Jobs {
       beginTime: req.begin === undefined ? null : Date.parse(req.begin),
       exclude: req.exclude ?? null,
       nodelist: req.nodelist ?? null,
+      sizes,
       user: by.user,
       submittedBy: by.job ?? null,
     };

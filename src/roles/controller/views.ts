@@ -70,6 +70,7 @@ export function jobView(job: JobRow, allocation: string[], live?: JobRuntime, mt
     beginTime: iso(job.beginTime),
     exclude: job.exclude ?? [],
     nodelist: job.nodelist ?? [],
+    sizes: job.sizes ?? null,
     error: pending && job.error !== null ? expandPattern(job.error, patternVars(job), job.cwd) : job.error,
     user: job.user,
     submittedBy: job.submittedBy,

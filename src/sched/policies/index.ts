@@ -1,5 +1,6 @@
 /** The policies by name; `planPass` runs the one the config names. */
 import type { PolicyName } from "../config.ts";
+import { honouringSizes } from "../sizes.ts";
 import type { PassInput, PassPlan } from "../types.ts";
 import { planApm } from "./apm.ts";
 import { planDrms } from "./drms.ts";
@@ -27,7 +28,8 @@ export interface Policy {
   plan(input: PassInput): PassPlan;
 }
 
-export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
+/** The policies as written, before valid sizes are applied (tests compare against them). */
+export const UNSIZED_POLICIES: Readonly<Record<PolicyName, Policy>> = {
   fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
   easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
   ebb: { name: "ebb", description: "EASY starts; shrink only to start the first waiting job now when its gain exceeds the shrunk jobs' stretch; lend idle nodes to jobs whose gain pays for the adaptations", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
@@ -37,6 +39,11 @@ export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
   "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
   "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
 };
+
+/** Every policy honours the jobs' valid sizes through one wrapper (sizes.ts), not checks of its own. */
+export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = Object.fromEntries(
+  Object.entries(UNSIZED_POLICIES).map(([name, p]) => [name, { ...p, plan: honouringSizes(p.plan) }]),
+) as Record<PolicyName, Policy>;
 
 export function planPass(input: PassInput): PassPlan {
   return POLICY_TABLE[input.config.policy].plan(input);
