@@ -130,15 +130,16 @@ export class TestCluster {
   async start(): Promise<this> {
     await this.startController();
     for (let i = 1; i <= this.opts.agents; i++) this.startAgent(`node${String(i).padStart(2, "0")}`);
-    await this.waitNodes(this.opts.agents, "IDLE");
+    // Two shared cores start agents slowly: the wait grows with their number.
+    await this.waitNodes(this.opts.agents, "IDLE", Math.max(20_000, this.opts.agents * 6_000));
     return this;
   }
 
-  async waitNodes(count: number, state: string): Promise<void> {
+  async waitNodes(count: number, state: string, timeoutMs?: number): Promise<void> {
     await waitFor(`${count} nodes ${state}`, async () => {
       const { json } = await this.api("GET", "/v1/nodes");
       return (json as { nodes: { state: string }[] }).nodes.filter((n) => n.state === state).length >= count;
-    });
+    }, timeoutMs);
   }
 
   async api(method: string, path: string, body?: unknown, token: string | null = this.token): Promise<{ status: number; json: any }> {
@@ -213,5 +214,12 @@ export class TestCluster {
 }
 
 export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
-  return new TestCluster(opts).start();
+  const c = new TestCluster(opts);
+  try {
+    return await c.start();
+  } catch (e) {
+    // A cluster that did not come up is stopped: its processes would outlive the test otherwise.
+    await c.stop().catch(() => {});
+    throw e;
+  }
 }
