@@ -93,6 +93,8 @@ export class ElasticScheduler {
       submitTime: r.submitTime,
       startTime: r.startTime!,
       timeLimit: r.timeLimit,
+      // The batch pass's estimate: start + limit, or sooner when an EPOP program's progress says so.
+      expectedEnd: job.sched.running?.expectedEnd,
       samples: samples.map((s) => ({ time: s.time, mtct: s.mtct })),
       adapting: r.state === "ADAPTING",
       resizingTo: e?.adapting?.to,
