@@ -329,6 +329,8 @@ export const CfgView = z.object({
     z.object({
       key: z.string(),
       head: z.number(),
+      /** EPOP programs (the CFG's EPOP mode): the phase this loop is, by name; null otherwise. */
+      phase: z.string().nullable(),
       /** Key of the loop this one is nested in. */
       parent: z.string().nullable(),
       /** Ranks that run it, as a range list ("0-3,6"). */

@@ -5,6 +5,7 @@
  */
 import { currentMtct, mergeCfg, observeCfg, variance, type JobCfg, type Series } from "../../cfg/merge.ts";
 import { rankRange, type NodeCfg } from "../../cfg/node.ts";
+import { phaseOfSite } from "../../comm/cfg.ts";
 
 interface Entry {
   stepId: number;
@@ -76,8 +77,15 @@ const stats = (s: Series, scale: number) => ({
   recent: s.recent.map((x) => x * scale),
 });
 
+/** An EPOP phase's name for a loop whose head is that phase's site (comm/cfg.ts). */
+function phaseName(head: number, phases: readonly { pc: number; name: string }[]): string | null {
+  const pc = phaseOfSite(head);
+  if (pc === undefined) return null;
+  return phases.find((p) => p.pc === pc)?.name ?? `pc ${pc}`;
+}
+
 /** The API's form of a job's CFG (times in ms). */
-export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined) {
+export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined, phases: readonly { pc: number; name: string }[] = []) {
   if (!cfg) return monitor ? { monitored: false, reason: monitor, ntasks: 0, current: null, loops: [] } : null;
   const ms = 1e-6;
   return {
@@ -89,6 +97,7 @@ export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined) {
     loops: cfg.loops.map((l) => ({
       key: l.key,
       head: l.head,
+      phase: phaseName(l.head, phases),
       parent: l.parent,
       ranks: rankRange(l.ranks),
       rankCount: l.ranks.length,

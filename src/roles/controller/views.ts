@@ -139,7 +139,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
-    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id)),
+    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id), live?.program?.structure?.phases),
     program: programView(live?.program),
   };
 }
