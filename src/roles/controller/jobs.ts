@@ -3,6 +3,7 @@
  * Every change is committed to SQLite first, then applied in memory, then acted on.
  */
 import { resolveSizes } from "../../sched/sizes.ts";
+import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../api/errors.ts";
@@ -73,6 +74,11 @@ export class Jobs {
     private readonly effects: Effects,
   ) {}
 
+  /** Stores an EPOP program's state with the job (program.ts restores it after a restart). */
+  saveProgram(job: JobRuntime): void {
+    this.store.setProgram(job.row.id, job.program ? { ...job.program } : null);
+  }
+
   /** Load active jobs and their allocations after a (re)start. */
   restore(): void {
     const active = this.store.activeJobs(["PENDING", "RUNNING", "ADAPTING"]);
@@ -81,6 +87,7 @@ export class Jobs {
       const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
       const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {}, spawnedSteps: this.spawnedStepsOf(row.id, nodes) };
       refreshSchedView(job);
+      if (row.program) restoreProgram(job, row.program);
       this.state.jobs.set(row.id, job);
       for (const n of nodes) {
         const node = this.state.nodes.get(n);
@@ -173,6 +180,7 @@ export class Jobs {
       exclude: req.exclude ?? null,
       nodelist: req.nodelist ?? null,
       sizes,
+      program: null,
       user: by.user,
       submittedBy: by.job ?? null,
     };
