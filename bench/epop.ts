@@ -6,17 +6,23 @@
  * - moving 256 MiB (--quick: 32 MiB) of block rows 4 -> 8 -> 4 ranks directly between owners
  *   (redistribute, contention-free rounds) against the root funnel the dissertation's case
  *   studies used (everything to rank 0, then out); goal <= 0.5x.
- * Medians of interleaved repetitions. All ranks on one node (8 ranks on this machine's cores), so
- * the move figures are Unix-socket copies, not network transfers.
+ * - a Cannon adaptation 4 -> 9 -> 16 ranks (examples/epop/cannon.ts, --sizes square), one rank
+ *   per node on 16 agents on loopback (one `ebb up` process): the controller's request to the
+ *   commit, which covers spawning the joiners, the 2-D block redistribution of A, B and C
+ *   straight between owners and the commit; against a fresh start of the same Cannon at the new
+ *   size (start, set up its blocks, one iteration, end), what a rigid system pays instead.
+ * Medians of interleaved repetitions. The driver and move figures run all ranks on one node (8
+ * ranks on this machine's cores), so they are Unix-socket copies, not network transfers.
  */
 import { runCommand, startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const PROGRAM = new URL("programs/epop.ts", import.meta.url).pathname;
+const CANNON = new URL("../examples/epop/cannon.ts", import.meta.url).pathname;
 
 export default {
   name: "epop",
-  description: "EPOP driver overhead per iteration; redistribution 4->8->4 vs root funnel",
+  description: "EPOP driver overhead per iteration; redistribution 4->8->4 vs root funnel; Cannon adaptation 4->9->16 vs a fresh start",
   async run({ quick }) {
     const cluster = await startBenchCluster(1, { cpusPerNode: 8 });
     const run = async (ranks: number, args: string[]) => (await runCommand([...cluster.ebb, "run", "-N", "1", "-n", String(ranks), "--", process.execPath, PROGRAM, ...args], cluster.env)).out;
@@ -40,9 +46,67 @@ export default {
         { name: "time per elastic iteration (1 ms of work), 2 ranks, runEpop", value: d * 1000, unit: "us", baseline: { name: "hand-written probeAdapt loop", value: h * 1000 }, better: "lower", goal: "<= 1.05x", met: d / h <= 1.05 },
         { name: `move ${mib} MiB 4 -> 8 -> 4 ranks, direct (redistribute)`, value: direct, unit: "ms", baseline: { name: "root funnel (gather to rank 0, send out)", value: funnel }, better: "lower", goal: "<= 0.5x", met: direct / funnel <= 0.5 },
       ];
+      figures.push(...(await cannonAdaptation(quick)));
       return figures;
     } finally {
       await cluster.stop();
     }
   },
 } satisfies Bench;
+
+/** Cannon resized 4 -> 9 -> 16 on 16 one-CPU agents, against fresh starts at 9 and 16. */
+export async function cannonAdaptation(quick: boolean): Promise<Figure[]> {
+  // 16 agents in one `ebb up` process on two cores: a long heartbeat, or the ranks' start-up
+  // starves it into declaring the nodes down.
+  const cluster = await startBenchCluster(16, { cpusPerNode: 1, heartbeat: 10 });
+  const api = async (method: string, path: string, body?: unknown) => {
+    const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return (await r.json()) as any;
+  };
+  const n = quick ? 144 : 288;
+  const cannon = (nodes: number, extra: string[], iters: number) => [...cluster.ebb, "run", "-N", String(nodes), ...extra, "--", process.execPath, CANNON, "--n", String(n), "--iters", String(iters), "--check", "0"];
+  try {
+    const fresh: Record<number, number[]> = { 9: [], 16: [] };
+    const adapt: Record<number, number[]> = { 9: [], 16: [] };
+    for (let k = 0; k < (quick ? 1 : 3); k++) {
+      for (const to of [9, 16]) fresh[to]!.push((await runCommand(cannon(to, [], 1), cluster.env)).ms);
+      const run = Bun.spawn(cannon(4, ["--elastic", "--min-nodes", "1", "--max-nodes", "16", "--sizes", "square"], 1_000_000), { env: cluster.env, stdout: "pipe", stderr: "inherit" });
+      let out = "";
+      const reader = run.stdout.getReader();
+      const pump = (async () => {
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) return;
+          out += new TextDecoder().decode(value);
+        }
+      })();
+      for (let i = 0; !/cannon: started/.test(out); i++) {
+        if (i > 6000) throw new Error(`cannon did not start: ${out}`);
+        await Bun.sleep(20);
+      }
+      const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
+      for (const to of [9, 16]) {
+        const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: to });
+        let a: any;
+        for (let i = 0; ; i++) {
+          a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
+          if (a && a.state !== "ADAPTING") break;
+          if (i > 6000) throw new Error(`resize to ${to} did not end`);
+          await Bun.sleep(20);
+        }
+        if (a.state !== "COMMITTED") throw new Error(`resize to ${to} failed: ${a.message}`);
+        adapt[to]!.push(a.times.committed - a.times.requested);
+      }
+      await api("DELETE", `/v1/jobs/${job}`);
+      await run.exited;
+      await pump;
+    }
+    return [9, 16].map((to): Figure => {
+      const a = median(adapt[to]!);
+      const f = median(fresh[to]!);
+      return { name: `Cannon n=${n} adaptation ${to === 9 ? 4 : 9} -> ${to} ranks (1 per node, 16 agents), request to commit`, value: a, unit: "ms", baseline: { name: `fresh start of the same Cannon at ${to} ranks (start, blocks, 1 iteration, end)`, value: f }, better: "lower" };
+    });
+  } finally {
+    await cluster.stop();
+  }
+}

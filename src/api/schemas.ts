@@ -118,6 +118,8 @@ export const JobSubmit = z.lazy(() =>
       error: Plain(4096).min(1).optional(),
       /** More tasks than the nodes have CPUs (sbatch --overcommit). */
       overcommit: z.boolean().optional(),
+      /** The node counts the job can run at: a list (e.g. [1, 4, 9, 16]) or "square" (every square in its range); the scheduler only starts and resizes it at those. */
+      sizes: z.union([z.literal("square"), z.array(z.int().min(1).max(100_000)).min(1, "give at least one size").max(4096)]).optional(),
     })
     .superRefine((b, ctx) => {
       const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
@@ -293,6 +295,8 @@ export const JobView = z.lazy(() =>
     beginTime: z.string().nullable(),
     exclude: z.array(z.string()),
     nodelist: z.array(z.string()),
+    /** The node counts the job can run at (sorted); null: any in [minNodes, maxNodes]. */
+    sizes: z.array(z.int()).nullable(),
     error: z.string().nullable(),
     /** Who submitted it, and the job that did, if one did. */
     user: z.string().nullable(),
@@ -332,6 +336,8 @@ export const CfgView = z.object({
     z.object({
       key: z.string(),
       head: z.number(),
+      /** EPOP programs (the CFG's EPOP mode): the phase this loop is, by name; null otherwise. */
+      phase: z.string().nullable(),
       /** Key of the loop this one is nested in. */
       parent: z.string().nullable(),
       /** Ranks that run it, as a range list ("0-3,6"). */

@@ -1,4 +1,5 @@
 /** What every client command shares: finding the controller and token, flag checks, output. */
+import { parseSizesSpec } from "../sched/sizes.ts";
 import { defineArgs } from "./command.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
@@ -70,6 +71,7 @@ export const elasticArgs = defineArgs({
   elastic: { type: "boolean", description: "The job can be grown and shrunk while it runs (its ranks use ebb/comm's adaptation window)" },
   "min-nodes": { type: "string", description: "Fewest nodes: the job may start with as few, and is never shrunk below", valueHint: "N" },
   "max-nodes": { type: "string", description: "Most nodes the job may grow to", valueHint: "N" },
+  sizes: { type: "string", description: "The node counts the job can run at: a list such as 1,4,9,16, or square (every square in its range); the scheduler starts and resizes it only at those", valueHint: "N,..|square" },
   "sample-interval": { type: "string", description: "Seconds between the ranks' timing and CFG samples, for every monitored job, elastic or not (default: the controller's, 60)", valueHint: "SECONDS" },
   "elastic-settings": {
     type: "string",
@@ -100,11 +102,20 @@ export function parseElasticSettings(text: string | undefined): ElasticSettings 
   return r.data;
 }
 
-export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; "sample-interval"?: string; "elastic-settings"?: string }) {
+export function elasticFields(a: { elastic?: boolean; "min-nodes"?: string; "max-nodes"?: string; sizes?: string; "sample-interval"?: string; "elastic-settings"?: string }) {
   const seconds = numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL);
   const minNodes = intFlag(a["min-nodes"], "--min-nodes");
   const maxNodes = intFlag(a["max-nodes"], "--max-nodes");
-  return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sampleInterval: seconds, elasticSettings: parseElasticSettings(a["elastic-settings"]) };
+  return { elastic: a.elastic === true ? true : undefined, minNodes, maxNodes, sizes: sizesFlag(a.sizes), sampleInterval: seconds, elasticSettings: parseElasticSettings(a["elastic-settings"]) };
+}
+
+/** --sizes 1,4,9,16 or --sizes square (the controller checks them against the job's range). */
+export function sizesFlag(text: string | undefined): "square" | number[] | undefined {
+  if (text === undefined) return undefined;
+  const spec = parseSizesSpec(text);
+  if (spec === undefined) throw new UsageError(`--sizes ${text}: expected node counts such as 1,4,9,16, or square`);
+  if (spec !== "square" && spec.some((n) => n < 1)) throw new UsageError(`--sizes ${text}: a size is at least 1 node`);
+  return spec;
 }
 
 /** A job id as users write it: 12, or 12_3 for task 3 of array 12 (checked, passed on as text). */

@@ -33,6 +33,7 @@ export default defineCommand({
       text += field("Dependency", j.dependency);
       text += field("Begin", j.beginTime);
       text += field("Nodes", j.minNodes === j.maxNodes ? nodesColumn(j) : `${j.nodes} (range ${j.minNodes}-${j.maxNodes}${j.elastic ? ", elastic" : ""}${j.resizes ? `, ${j.resizes} resizes` : ""})`);
+      text += field("Sizes", j.sizes ? j.sizes.join(",") : "");
       text += field("ReqNodes", j.nodelist.length > 0 ? compressHostlist(j.nodelist) : "");
       text += field("ExcNodes", j.exclude.length > 0 ? compressHostlist(j.exclude) : "");
       text += field("Tasks", j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node"));

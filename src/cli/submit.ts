@@ -99,7 +99,7 @@ export default defineCommand({
         const r = parseDependency(dependency);
         if ("error" in r) throw new UsageError(`--dependency: ${r.error}`);
       }
-      const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
+      const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
       const range = nodeRange(pick("nodes"));
       const req: JobSubmit = {
         script,

@@ -8,6 +8,13 @@
  * call's site itself (`callSite(id)`, like the dissertation's MPI_T_set_call_site_identifier),
  * which tells apart two calls with equal arguments in different places.
  *
+ * EPOP mode (§10.2.4, the dissertation's MPI_T_enable_EPOP_mode): runEpop turns it on before
+ * initAdapt. The program's structure is known, so nothing is detected from call sites: comm calls
+ * add their time only, and the driver makes each iteration of a phase one step at the phase's own
+ * site (`epopSite(pc)`). Every phase that runs more than once is then a loop whose head is its
+ * site, with its iteration time (TLT) and MPI time (TMT) measured here as before; the node and job
+ * reductions and the scheduler's samples are unchanged.
+ *
  * Output: when the detector has something to report (a sample, a structural event — at most once
  * per sampling interval) and when the program finalizes, the rank's table is written as JSON to
  * `EBB_CFG_FILE` (set by the agent), write-then-rename; the agent reads and reduces it.
@@ -38,6 +45,7 @@ let file: string | undefined;
 let rank = 0;
 let named = -1;
 let flushScheduled = false;
+let epopMode = false;
 const origin = Date.now() - Bun.nanoseconds() / 1e6;
 
 function mix(h: number, v: number): number {
@@ -64,12 +72,43 @@ export function callSite(id: number): void {
 /** One public call, at its entry (ns, Bun.nanoseconds()). */
 export function cfgStep(op: number, ctx: number, peer: number, tag: number, now: number): void {
   const d = detector;
-  if (d === undefined) return;
+  if (d === undefined || epopMode) return;
   d.step(siteOf(op, ctx, peer, tag), op < COLL_FIRST ? OpType.P2p : OpType.Collective, now, now);
+  flushSoon(d);
+}
+
+function flushSoon(d: Detector): void {
   if (d.hasOutput && !flushScheduled) {
     flushScheduled = true;
     setTimeout(writeCfg, 0);
   }
+}
+
+/** EPOP mode: call sites are not steps, the driver's phases are (before initAdapt). */
+export function enableEpopMode(): void {
+  epopMode = true;
+}
+
+export function isEpopMode(): boolean {
+  return epopMode;
+}
+
+/** The site of an EPOP phase: apart from derived (32-bit) and named (2^32 + id) sites. */
+export function epopSite(pc: number): number {
+  return 2 ** 33 + pc;
+}
+
+/** The phase of an EPOP site, or undefined for any other site. */
+export function phaseOfSite(site: number): number | undefined {
+  return site >= 2 ** 33 && site < 2 ** 33 + 2 ** 20 ? site - 2 ** 33 : undefined;
+}
+
+/** EPOP mode: one iteration of phase `pc` begins (every rank, before each exec). */
+export function cfgPhase(pc: number, now = Bun.nanoseconds()): void {
+  const d = detector;
+  if (d === undefined || !epopMode) return;
+  d.step(epopSite(pc), OpType.Collective, now, now);
+  flushSoon(d);
 }
 
 /** MPI time of the outermost call that just settled (overlapping calls count once). */

@@ -37,6 +37,8 @@ export interface Env<W extends WorldLike, X> {
   window(at: Counters | null, block: (at: Counters, w: X) => Promise<void>): Promise<Counters | null>;
   /** Called on entering a phase and after each elastic iteration. */
   progress?(p: Progress): void;
+  /** Called on every rank before each exec of a rigid or elastic phase (the CFG's EPOP mode). */
+  iteration?(pc: number): void;
 }
 
 /** A failure inside a block, naming the phase, its program counter, the iteration and the rank. */
@@ -100,6 +102,7 @@ export async function drive<D, W extends WorldLike, X>(program: Program<D, W, X>
       case "rigid":
         env.progress?.({ pc, phase: ph.name, kind: ph.kind, iteration, bound: undefined });
         for (;;) {
+          env.iteration?.(pc);
           await guard(ph, pc, iteration, "exec", () => ph.exec(data, ctx(ph, pc, iteration)));
           iteration++;
           if (!ph.loop || !(await guard(ph, pc, iteration, "loop", () => ph.loop!(data, ctx(ph, pc, iteration))))) break;
@@ -114,6 +117,7 @@ export async function drive<D, W extends WorldLike, X>(program: Program<D, W, X>
             const at = await env.window({ pc, iteration }, adaptBlock);
             if (!at) return null;
           }
+          env.iteration?.(pc);
           await guard(ph, pc, iteration, "exec", () => ph.exec(data, ctx(ph, pc, iteration)));
           iteration++;
           env.progress?.({ pc, phase: ph.name, kind: ph.kind, iteration, bound: bound() });

@@ -9,6 +9,7 @@
  * failed on rank R: ...` on stderr and exits 1, which fails the job.
  */
 import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, reportProgram, type Comm } from "../comm/index.ts";
+import { cfgPhase, enableEpopMode } from "../comm/cfg.ts";
 import { drive, EpopError, type Counters, type Env, type Progress } from "./driver.ts";
 import { structureOf, type Program } from "./program.ts";
 import { epopWindow, type EpopWindow } from "./window.ts";
@@ -26,6 +27,8 @@ export interface RunOptions {
 /** Runs `program` on this rank; resolves to its final data (exits the process on a leaving rank or a failure). */
 export async function runEpop<D>(program: Program<D, Comm, EpopWindow>, opts: RunOptions = {}): Promise<D> {
   const args = opts.args ?? process.argv.slice(2);
+  // CFG monitoring in EPOP mode: the phases are the loops, nothing is detected from call sites.
+  enableEpopMode();
   let { world, status } = await initAdapt();
   // Rank 0 tells the resource manager the program's structure, then where it is: at each phase
   // change at once, within a phase at most once a second (a PMI command the agent forwards).
@@ -63,6 +66,7 @@ export async function runEpop<D>(program: Program<D, Comm, EpopWindow>, opts: Ru
       return counters;
     },
     progress: (p) => world.rank === 0 && report(p),
+    iteration: (pc) => cfgPhase(pc),
   };
   let data: D | null;
   try {

@@ -9,6 +9,7 @@
  * `planBatchCounts` works on node counts (the simulator and every policy use it); `planBatch` wraps
  * it for the controller and hands out node names in name order.
  */
+import { sizeAtMost, withinSizes } from "./sizes.ts";
 import type { BatchInput, BatchPlan, ClusterNode, CountStart, PendingJob, Reservation, Start } from "./types.ts";
 
 export function queueOrder(a: PendingJob, b: PendingJob): number {
@@ -82,7 +83,9 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
   const queue = inQueueOrder(input.pending, input.sorted);
   const backfill = input.backfill ?? true;
   const reasons = input.reasons ?? true;
-  const startSize = input.startSize ?? defaultStartSize;
+  const chosen = input.startSize ?? defaultStartSize;
+  // Valid sizes: a job's range narrows to them, and its start rounds down to one (sizes.ts).
+  const startSize = (job: PendingJob, free: number): number => sizeAtMost(job.sizes, Math.min(job.maxNodes, chosen(job, free), free)) ?? 0;
   const limitAt = (job: PendingJob, size: number): number => (input.scaleLimits && size < preferredSize(job) ? scaledLimit(job, size) : job.timeLimit);
   const starts: BatchStart[] = [];
   const waiting = new Map<number, string>();
@@ -93,7 +96,7 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
   const started: Ending[] = [];
 
   for (let i = 0; i < queue.length; i++) {
-    const job = queue[i]!;
+    const job = withinSizes(queue[i]!);
     if (job.minNodes > input.upNodes) {
       if (reasons) waiting.set(job.id, `needs ${job.minNodes} nodes, ${input.upNodes} are up`);
       continue;
@@ -123,7 +126,7 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
     }
     const want = Math.min(job.maxNodes, startSize(job, free), free);
     const endsInTime = input.now + limitAt(job, want) * 1000 <= reservation.start;
-    const size = endsInTime ? want : Math.min(want, extra);
+    const size = endsInTime ? want : (sizeAtMost(job.sizes, Math.min(want, extra)) ?? 0);
     if (size < job.minNodes) {
       if (reasons) waiting.set(job.id, `priority: would delay job ${reservation.jobId}`);
       continue;

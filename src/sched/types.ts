@@ -37,6 +37,8 @@ export interface PendingJob {
   exclude?: readonly string[];
   /** Node names the job must run on, all of them (sbatch --nodelist). */
   nodelist?: readonly string[];
+  /** Valid sizes (e.g. square process grids); any size in range when absent (see sizes.ts). */
+  sizes?: readonly number[];
 }
 
 export interface BatchInput {

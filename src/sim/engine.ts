@@ -20,6 +20,7 @@ import { shadowTime } from "../sched/batch.ts";
 import { endings } from "../sched/policies/common.ts";
 import { planPass, POLICY_TABLE } from "../sched/policies/index.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
+import { isValidSize } from "../sched/sizes.ts";
 import type { JobState, PassInput, PassPlan, PendingJob, ProfilePoint } from "../sched/types.ts";
 import { EventQueue } from "./heap.ts";
 import type { SimJob } from "./job.ts";
@@ -145,6 +146,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
         submitTime: job.submit * 1000,
         elastic: job.malleable,
         model: job.model,
+        ...(job.sizes ? { sizes: job.sizes } : {}),
       },
       state: "future",
       n: 0,
@@ -303,6 +305,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       if (r.state !== "pending") fail(`start of job ${s.jobId}, which is ${r.state}`);
       if (s.nodes < r.job.minNodes || s.nodes > r.job.maxNodes) fail(`job ${s.jobId} started on ${s.nodes} nodes, range ${r.job.minNodes}-${r.job.maxNodes}`);
       if (s.nodes > free) fail(`job ${s.jobId} started on ${s.nodes} nodes, ${free} free`);
+      if (!isValidSize(r.job.sizes, s.nodes)) fail(`job ${s.jobId} started on ${s.nodes} nodes, not one of its sizes ${r.job.sizes!.join(",")}`);
       free -= s.nodes;
       r.state = "running";
       r.n = s.nodes;
@@ -329,6 +332,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       if (r.job.work.iterations && !r.atPoint) fail(`resize of job ${z.jobId} between resize points`);
       if (z.from !== r.n) fail(`resize of job ${z.jobId} from ${z.from}, it holds ${r.n}`);
       if (z.to < r.job.minNodes || z.to > r.job.maxNodes) fail(`job ${z.jobId} resized to ${z.to}, range ${r.job.minNodes}-${r.job.maxNodes}`);
+      if (!isValidSize(r.job.sizes, z.to)) fail(`job ${z.jobId} resized to ${z.to}, not one of its sizes ${r.job.sizes!.join(",")}`);
       if (z.to === r.n) continue;
       if (z.to > r.n) {
         if (z.to - r.n > free) fail(`job ${z.jobId} grows by ${z.to - r.n}, ${free} free`);

@@ -69,6 +69,7 @@ function prepare(db: Db) {
         beginTime: p("beginTime"),
         exclude: p("exclude"),
         nodelist: p("nodelist"),
+        sizes: p("sizes"),
         error: p("error"),
         user: p("user"),
         submittedBy: p("submittedBy"),
@@ -86,6 +87,7 @@ function prepare(db: Db) {
       .where(eq(jobs.id, p("id")))
       .prepare(),
     setNextStep: db.update(jobs).set({ nextStep: hole("nextStep") }).where(eq(jobs.id, p("id"))).prepare(),
+    setProgram: db.update(jobs).set({ program: hole("program") }).where(eq(jobs.id, p("id"))).prepare(),
     setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
     setState: db.update(jobs).set({ state: hole("state") }).where(eq(jobs.id, p("id"))).prepare(),
     insertEvent: db.insert(jobEvents).values({ jobId: p("jobId"), time: p("time"), kind: p("kind"), message: p("message"), data: p("data") }).prepare(),
@@ -148,6 +150,7 @@ export class JobStore {
       beginTime: null,
       exclude: null,
       nodelist: null,
+      sizes: null,
       error: null,
       user: null,
       submittedBy: null,
@@ -229,6 +232,11 @@ export class JobStore {
 
   setNextStep(id: number, nextStep: number): void {
     this.q.setNextStep.run({ id, nextStep });
+  }
+
+  /** An EPOP program's last report (null: none). */
+  setProgram(id: number, program: Record<string, unknown> | null): void {
+    this.q.setProgram.run({ id, program });
   }
 
   setNodes(id: number, nodes: number): void {

@@ -63,6 +63,10 @@ export const jobs = sqliteTable(
     /** Node names the job may not use / must use. */
     exclude: text("exclude", { mode: "json" }).$type<string[]>(),
     nodelist: text("nodelist", { mode: "json" }).$type<string[]>(),
+    /** The node counts the job can run at (sorted; `--sizes square` resolved against its range); null: any. */
+    sizes: text("sizes", { mode: "json" }).$type<number[]>(),
+    /** What a running EPOP program last reported (structure, phase, iteration, bound, rate origin), so a controller restart keeps it. */
+    program: text("program", { mode: "json" }).$type<Record<string, unknown>>(),
     /** Where stderr goes, if not with stdout (a pattern until the job starts, like output). */
     error: text("error"),
     /** Who submitted the job (the API token's owner, or the user of the job that submitted it). */

@@ -74,7 +74,7 @@ describe("runEpop under resizes", () => {
 });
 
 describe("structure and progress to the controller", () => {
-  test("ebb show lists the phases with a marker at the current one and a progress bar; the API has pc, iteration, bound and time left", async () => {
+  test("ebb show lists the phases with a marker at the current one and a progress bar; the API has pc, iteration, bound and time left; a controller restart keeps them", async () => {
     const JACOBI = join(import.meta.dir, "../../examples/epop/jacobi.ts");
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, JACOBI, "--rows", "64", "--cols", "64", "--iters", "100000", "--sleep", "2", "--every", "100"], /iteration 100 on 2 ranks/);
     const p = await waitFor("the program's progress in the job", async () => {
@@ -93,6 +93,19 @@ describe("structure and progress to the controller", () => {
     expect(show).toContain("Program jacobi (EPOP):");
     expect(show).toMatch(/> +1 +elastic +relax +\[[#.]{20}\] \d+\/100000/);
     expect(show).toMatch(/^ {5}2 +rigid +report$/m);
+
+    // The progress is kept with the job: a restarted controller still has the structure (which
+    // the program sends only once, at its start) and the phase it was in.
+    const before = (await c.job(job.id)).program;
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    const after = (await c.job(job.id)).program;
+    expect(after?.name).toBe("jacobi");
+    expect(after.phases).toEqual(p.phases);
+    expect(after.pc).toBe(1);
+    expect(after.iteration).toBeGreaterThanOrEqual(before.iteration);
+    await waitFor("the job's time left after the restart", async () => (await c.job(job.id)).program?.remainingSeconds > 0, 60_000);
     await c.api("DELETE", `/v1/jobs/${job.id}`);
     await job.finished;
   }, 180_000);

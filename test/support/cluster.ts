@@ -130,13 +130,12 @@ export class TestCluster {
   async start(): Promise<this> {
     await this.startController();
     for (let i = 1; i <= this.opts.agents; i++) this.startAgent(`node${String(i).padStart(2, "0")}`);
-    // Agents are processes of their own: on a loaded machine (two cores, several suites) eight of
-    // them take a while to start and register.
-    await this.waitNodes(this.opts.agents, "IDLE", 90_000);
+    // Two shared cores start agents slowly: the wait grows with their number.
+    await this.waitNodes(this.opts.agents, "IDLE", Math.max(90_000, this.opts.agents * 6_000));
     return this;
   }
 
-  async waitNodes(count: number, state: string, timeoutMs = 20_000): Promise<void> {
+  async waitNodes(count: number, state: string, timeoutMs?: number): Promise<void> {
     await waitFor(`${count} nodes ${state}`, async () => {
       const { json } = await this.api("GET", "/v1/nodes");
       return (json as { nodes: { state: string }[] }).nodes.filter((n) => n.state === state).length >= count;
@@ -215,5 +214,12 @@ export class TestCluster {
 }
 
 export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
-  return new TestCluster(opts).start();
+  const c = new TestCluster(opts);
+  try {
+    return await c.start();
+  } catch (e) {
+    // A cluster that did not come up is stopped: its processes would outlive the test otherwise.
+    await c.stop().catch(() => {});
+    throw e;
+  }
 }

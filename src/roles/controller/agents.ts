@@ -94,7 +94,12 @@ export class AgentHub {
         return;
       case "program": {
         const job = this.state.jobs.get(msg.jobId);
-        if (job?.nodes.includes(name) && job.row.state === "RUNNING") programReport(job, msg);
+        if (job?.nodes.includes(name) && job.row.state === "RUNNING") {
+          programReport(job, msg);
+          // Kept in the job's row (rank 0 reports at most once a second): a controller restart
+          // still knows the structure and where the program is.
+          this.jobs.saveProgram(job);
+        }
         return;
       }
       case "job.cleaned":

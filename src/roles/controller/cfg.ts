@@ -5,6 +5,7 @@
  */
 import { currentMtct, mergeCfg, observeCfg, variance, type JobCfg, type Series } from "../../cfg/merge.ts";
 import { rankRange, type NodeCfg } from "../../cfg/node.ts";
+import { phaseOfSite } from "../../comm/cfg.ts";
 import { efficiency } from "../../model/efficiency.ts";
 import { NodeCfg as NodeCfgSchema, ReducedLoop as ReducedLoopSchema } from "../../proto/cfg.ts";
 import { z } from "zod";
@@ -161,8 +162,15 @@ function efficiencyView(cfg: JobCfg, job: CfgJob | undefined) {
   return e ? { nodes: e.nodes, commShare: e.commShare, mtct: Number.isFinite(e.mtct) ? e.mtct : null, bestNodes: e.bestNodes, loops: e.loops.map((l) => ({ key: l.key, commShare: l.commShare, mtct: Number.isFinite(l.mtct) ? l.mtct : null, bestNodes: l.bestNodes })) } : null;
 }
 
-/** The API's form of a job's CFG (times in ms). */
-export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined, job?: CfgJob) {
+/** An EPOP phase's name for a loop whose head is that phase's site (comm/cfg.ts). */
+function phaseName(head: number, phases: readonly { pc: number; name: string }[]): string | null {
+  const pc = phaseOfSite(head);
+  if (pc === undefined) return null;
+  return phases.find((p) => p.pc === pc)?.name ?? `pc ${pc}`;
+}
+
+/** The API's form of a job's CFG (times in ms); `phases` names the loops of an EPOP program. */
+export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined, job?: CfgJob, phases: readonly { pc: number; name: string }[] = []) {
   if (!cfg) return monitor ? { monitored: false, reason: monitor, ntasks: 0, current: null, loops: [], efficiency: null } : null;
   const ms = 1e-6;
   return {
@@ -175,6 +183,7 @@ export function cfgView(cfg: JobCfg | undefined, monitor: string | undefined, jo
     loops: cfg.loops.map((l) => ({
       key: l.key,
       head: l.head,
+      phase: phaseName(l.head, phases),
       parent: l.parent,
       ranks: rankRange(l.ranks),
       rankCount: l.ranks.length,

@@ -5,6 +5,7 @@
  * (ADAPTING, the adaptation record, the added nodes), then the realloc order to the launcher. The
  * launcher's report commits it: leaving nodes are freed, the job is RUNNING again.
  */
+import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../api/errors.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
@@ -107,6 +108,7 @@ export class Elastic {
       throw conflict("job_adapting", `job ${jobId} is already adapting (${e.adapting.from} -> ${e.adapting.to} nodes); wait until it commits`);
     if (r.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${r.state}; only a RUNNING job can be resized`);
     if (nodes < r.minNodes || nodes > r.maxNodes) throw badRequest(`nodes ${nodes} is outside job ${jobId}'s range [${r.minNodes}, ${r.maxNodes}]`, "nodes");
+    if (!isValidSize(r.sizes ?? undefined, nodes)) throw badRequest(`nodes ${nodes} is not one of job ${jobId}'s sizes (${r.sizes!.join(",")})`, "nodes");
     const have = job.nodes.length;
     if (nodes === have) throw conflict("no_change", `job ${jobId} already has ${have} nodes`);
     if (!e.launcher || !e.tasks || e.stepId === undefined)

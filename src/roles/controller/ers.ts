@@ -93,6 +93,8 @@ export class ElasticScheduler {
       submitTime: r.submitTime,
       startTime: r.startTime!,
       timeLimit: r.timeLimit,
+      // The batch pass's estimate: start + limit, or sooner when an EPOP program's progress says so.
+      expectedEnd: job.sched.running?.expectedEnd,
       samples: samples.map((s) => ({ time: s.time, mtct: s.mtct })),
       adapting: r.state === "ADAPTING",
       resizingTo: e?.adapting?.to,
@@ -102,6 +104,7 @@ export class ElasticScheduler {
       profile: measured.length > 0 ? measured.map((p) => ({ nodes: p.nodes, iterTime: p.iterTime })) : undefined,
       // APM's policies model a job only by what it measured (the others read MTCT and the profile).
       model: this.config.policy.startsWith("apm-") ? measuredModel(measured) : undefined,
+      ...(r.sizes ? { sizes: r.sizes } : {}),
     };
   }
 

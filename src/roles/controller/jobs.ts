@@ -2,6 +2,8 @@
  * The job lifecycle: submit, start, steps, finish, cancel, time limits, node failures.
  * Every change is committed to SQLite first, then applied in memory, then acted on.
  */
+import { resolveSizes } from "../../sched/sizes.ts";
+import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../api/errors.ts";
@@ -77,6 +79,11 @@ export class Jobs {
     private readonly effects: Effects,
   ) {}
 
+  /** Stores an EPOP program's state with the job (program.ts restores it after a restart). */
+  saveProgram(job: JobRuntime): void {
+    this.store.setProgram(job.row.id, job.program ? { ...job.program } : null);
+  }
+
   /** Load active jobs and their allocations after a (re)start. */
   restore(): void {
     const active = this.store.activeJobs(["PENDING", "RUNNING", "ADAPTING"]);
@@ -85,6 +92,7 @@ export class Jobs {
       const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
       const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {}, spawnedSteps: this.spawnedStepsOf(row.id, nodes) };
       refreshSchedView(job);
+      if (row.program) restoreProgram(job, row.program);
       this.state.jobs.set(row.id, job);
       for (const n of nodes) {
         const node = this.state.nodes.get(n);
@@ -137,6 +145,9 @@ export class Jobs {
       const usable = [...this.state.nodes.keys()].filter((n) => !req.exclude?.includes(n)).length;
       if (usable < minNodes) throw badRequest(`exclude: with ${req.exclude!.length} nodes excluded, ${usable} are left and the job needs ${minNodes}`, "exclude");
     }
+    const sizes = req.sizes === undefined ? null : resolveSizes(req.sizes, minNodes, maxNodes);
+    if (sizes && "error" in sizes) throw badRequest(`sizes: ${sizes.error}`, "sizes");
+    if (sizes && !sizes.includes(nodes)) throw badRequest(`sizes: the job asks for ${nodes} nodes, which is not one of its sizes (${sizes.join(",")})`, "sizes");
     const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
@@ -173,6 +184,8 @@ export class Jobs {
       beginTime: req.begin === undefined ? null : Date.parse(req.begin),
       exclude: req.exclude ?? null,
       nodelist: req.nodelist ?? null,
+      sizes,
+      program: null,
       user: by.user,
       submittedBy: by.job ?? null,
     };

@@ -31,6 +31,25 @@ export interface ProgramMessage {
   bound?: number | undefined;
 }
 
+/** What is stored with the job (jobs.program), so a controller restart keeps the progress. */
+const Stored = z.object({
+  structure: ProgramStructure.optional(),
+  pc: z.int().optional(),
+  iteration: z.number().optional(),
+  bound: z.number().optional(),
+  phaseSince: z.number().optional(),
+  phaseStartIteration: z.number().optional(),
+  updated: z.number().optional(),
+});
+
+/** A stored report back as the job's program state (anything malformed: none). */
+export function restoreProgram(job: JobRuntime, stored: unknown, now = Date.now()): void {
+  const s = Stored.safeParse(stored);
+  if (!s.success) return;
+  job.program = s.data;
+  programReport(job, {}, now);
+}
+
 /** Applies a report; a structure that is not valid JSON of the right shape is ignored. */
 export function programReport(job: JobRuntime, msg: ProgramMessage, now = Date.now()): void {
   const p = (job.program ??= {});

@@ -17,6 +17,7 @@ export function refreshSchedView(job: JobRuntime): void {
         submitTime: r.submitTime,
         ...(r.exclude ? { exclude: r.exclude } : {}),
         ...(r.nodelist ? { nodelist: r.nodelist } : {}),
+        ...(r.sizes ? { sizes: r.sizes } : {}),
       },
     };
   } else {

@@ -70,6 +70,7 @@ export function jobView(job: JobRow, allocation: string[], live?: JobRuntime, mt
     beginTime: iso(job.beginTime),
     exclude: job.exclude ?? [],
     nodelist: job.nodelist ?? [],
+    sizes: job.sizes ?? null,
     error: pending && job.error !== null ? expandPattern(job.error, patternVars(job), job.cwd) : job.error,
     user: job.user,
     submittedBy: job.submittedBy,
@@ -139,7 +140,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
-    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id), { ended: row.endTime !== null, elastic: row.elastic, nodes: row.nodes }),
+    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id), { ended: row.endTime !== null, elastic: row.elastic, nodes: row.nodes }, live?.program?.structure?.phases),
     program: programView(live?.program),
   };
 }

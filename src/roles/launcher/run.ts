@@ -20,6 +20,8 @@ export interface RunOptions {
   elastic?: boolean;
   minNodes?: number;
   maxNodes?: number;
+  /** The node counts the job can run at (`--sizes`). */
+  sizes?: "square" | number[];
   sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
@@ -73,6 +75,7 @@ export async function run(o: RunOptions): Promise<number> {
             elastic: o.elastic,
             minNodes: o.minNodes,
             maxNodes: o.maxNodes,
+            sizes: o.sizes,
             sampleInterval: o.sampleInterval,
             tasks: o.tasks,
             tasksPerNode: o.tasksPerNode,

@@ -1,6 +1,7 @@
 /** What the policies share: queue order, the batch pass on counts, running jobs as endings. */
 import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type Ending } from "../batch.ts";
 import { expectedEnd } from "../elastic.ts";
+import { sizeAtMost } from "../sizes.ts";
 import type { CountStart, JobState, PassInput, PendingJob } from "../types.ts";
 
 export function queue(input: PassInput): readonly PendingJob[] {
@@ -24,7 +25,7 @@ export function endings(input: PassInput): Ending[] {
 
 /** A static policy runs every job rigid at the size the user asked for. */
 export function rigid(job: PendingJob): PendingJob {
-  const p = preferredSize(job);
+  const p = sizeAtMost(job.sizes, preferredSize(job)) ?? preferredSize(job);
   return p === job.minNodes && p === job.maxNodes ? job : { ...job, minNodes: p, maxNodes: p };
 }
 

@@ -1,6 +1,7 @@
 /** The policies by name; `planPass` runs the one the config names. */
 import type { PolicyName } from "../config.ts";
 import { guardLimits } from "../limits.ts";
+import { honouringSizes } from "../sizes.ts";
 import type { PassInput, PassPlan } from "../types.ts";
 import { planApm } from "./apm.ts";
 import { planDrms } from "./drms.ts";
@@ -28,7 +29,8 @@ export interface Policy {
   plan(input: PassInput): PassPlan;
 }
 
-export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
+/** The policies as written, before valid sizes are applied (tests compare against them). */
+export const UNSIZED_POLICIES: Readonly<Record<PolicyName, Policy>> = {
   fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
   easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
   ebb: { name: "ebb", description: "EASY starts; a node-second priced by the jobs waiting: malleable jobs start below their size and inefficient ones shrink when the queue gains more than they lose; shrink to start the first waiting jobs when their gain exceeds the stretch; lend idle nodes when the gain pays for the adaptations", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
@@ -38,6 +40,11 @@ export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = {
   "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
   "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
 };
+
+/** Every policy honours the jobs' valid sizes through one wrapper (sizes.ts), not checks of its own. */
+export const POLICY_TABLE: Readonly<Record<PolicyName, Policy>> = Object.fromEntries(
+  Object.entries(UNSIZED_POLICIES).map(([name, p]) => [name, { ...p, plan: honouringSizes(p.plan) }]),
+) as Record<PolicyName, Policy>;
 
 /** The configured policy's plan, without the shrinks a job's time limit would then kill (`limits.ts`). */
 export function planPass(input: PassInput): PassPlan {

@@ -1,0 +1,2 @@
+ALTER TABLE `jobs` ADD `sizes` text;--> statement-breakpoint
+ALTER TABLE `jobs` ADD `program` text;
