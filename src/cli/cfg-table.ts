@@ -33,13 +33,13 @@ export function cfgSection(cfg: JobDetail["cfg"]): string {
         ms(l.iterMs),
         ms(l.mpiMs),
         l.mtct === null ? "-" : l.mtct.toFixed(3),
-        l.key.length > 60 ? `${l.key.slice(0, 57)}...` : l.key,
+        l.phase ? `phase ${l.phase}` : l.key.length > 60 ? `${l.key.slice(0, 57)}...` : l.key,
       ]);
       walk(l.key, depth + 1);
     }
   };
   walk(null, 0);
-  const text = table(["LOOP", "RANKS", "DISTRIBUTED", "ITERATIONS", "ITER_MS", "MPI_MS", "MTCT", "CALLS"], rows);
+  const text = table(["LOOP", "RANKS", "DISTRIBUTED", "ITERATIONS", "ITER_MS", "MPI_MS", "MTCT", "CALLS / PHASE"], rows);
   return `\nCommunication loops (${cfg.ntasks} ranks; * = current distributed loop; MTCT = MPI / compute time, newest window):\n${text
     .split("\n")
     .map((x) => (x ? `  ${x}` : x))

@@ -45,7 +45,7 @@ test("EPOP mode: one loop per phase, named by the phase, none from call sites", 
   }
 });
 
-test("while it runs, the API names each loop by its phase", async () => {
+test("while it runs, the API and ebb show name each loop by its phase", async () => {
   // An elastic step reports its structure and samples its CFG every second.
   const run = c.ebbSpawn(["run", "-N", "2", "-n", "4", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "1", "--", process.execPath, PROGRAM, "--a", "100000", "--b", "1"]);
   try {
@@ -57,6 +57,8 @@ test("while it runs, the API names each loop by its phase", async () => {
     }, 60_000);
     expect(loop.head).toBe(2 ** 33 + 1);
     const jobs = (await c.api("GET", "/v1/jobs?state=RUNNING")).json.jobs as { id: number }[];
+    const shown = await c.ebb(["show", String(jobs[0]!.id)]);
+    expect(shown.stdout).toMatch(/CALLS \/ PHASE[\s\S]*phase ring/);
     for (const j of jobs) await c.api("DELETE", `/v1/jobs/${j.id}`);
   } finally {
     run.kill();
