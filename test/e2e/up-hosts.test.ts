@@ -3,7 +3,8 @@
  * 127.0.0.4 has none): the binary is copied to --remote-path and not again when it is there,
  * agents register under the hosts' names, an MPICH program runs across them, the cluster key is
  * in no process's command line, a down host is named with ssh's error, --require-all makes that
- * fatal, a dead ssh link stops its agent, and Ctrl-C leaves no process behind on any host.
+ * fatal, a dead ssh link stops its agent, an elastic Jacobi run grows onto the second host and
+ * shrinks back with the fixed-size answer, and Ctrl-C leaves no process behind on any host.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
@@ -21,6 +22,7 @@ const EBB = join(buildDir, "ebb");
 const remotePath = join(dir, "remote", "bin", "ebb");
 let hosts: SshHosts;
 const hello = await mpi("hello");
+const JACOBI = join(ROOT, "examples/jacobi.ts");
 
 beforeAll(async () => {
   const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.build as string).split(/\s+/);
@@ -50,6 +52,21 @@ function commandLines(): { pid: number; ppid: number; cmd: string }[] {
     }
   }
   return out;
+}
+
+/** Which "host" a process runs on: the sshd (h1, h2) whose session it descends from. */
+function remoteHostOf(pid: number): string | undefined {
+  const sshds = new Map([hosts.pid("h1"), hosts.pid("h2")].map((p, i) => [p, `h${i + 1}`]));
+  for (let p = pid, depth = 0; p > 1 && depth < 64; depth++) {
+    if (sshds.has(p)) return sshds.get(p);
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      p = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
 }
 
 /** The processes that belong to this test's remote side: agents run from remotePath, and sshd sessions. */
@@ -120,6 +137,64 @@ test("two hosts: copied, registered by name, an MPICH program across them, no ke
     expect(await up.ended).toBe(0);
     await sleeper.exited;
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0 && !commandLines().some((p) => p.cmd === "sleep 3171"));
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("an elastic Jacobi run grows onto the other host and shrinks back; its answer is the fixed-size run's, bit for bit", async () => {
+  // The program is found at the same path on every host (as under Slurm or Flux: a shared file
+  // system, or the same checkout everywhere); ebb ships the client's working directory and
+  // environment with the job, not its files.
+  const up = new Up(["--hosts", "h1,h2"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
+    const iters = ["--iters", "600"];
+    const fixed = await up.ebb(["run", "-N", "1", "--", process.execPath, JACOBI, ...iters]);
+    expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
+    const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout);
+    expect(want).not.toBeNull();
+
+    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", process.execPath, JACOBI, ...iters, "--sleep", "5", "--every", "20"], {
+      cwd: ROOT,
+      env: { ...process.env, EBB_CONTROLLER: "", EBB_LOG: "warn" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let out = "";
+    const reading = (async () => {
+      const d = new TextDecoder();
+      for await (const chunk of run.stdout) out += d.decode(chunk, { stream: true });
+    })();
+    await waitFor("jacobi to run on 1 rank", () => {
+      if (run.exitCode !== null) throw new Error(`ebb run ended early (${run.exitCode}): ${out}`);
+      return out.includes("on 1 ranks") || undefined;
+    }, 120_000);
+    const jobs = JSON.parse((await up.ebb(["queue", "--json"])).stdout).jobs;
+    expect(jobs).toHaveLength(1);
+    const id = String(jobs[0].id);
+    const ranks = () => commandLines().filter((p) => p.cmd.startsWith(`${process.execPath} ${JACOBI} ${iters.join(" ")} --sleep`));
+    for (const n of [2, 1]) {
+      const r = await up.ebb(["resize", id, "--nodes", String(n), "--wait", "--json"]);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const a = JSON.parse(r.stdout);
+      expect([a.fromNodes, a.toNodes, a.state]).toEqual([3 - n, n, "COMMITTED"]);
+      if (n === 2) {
+        // One rank on each host: the joining one was started by the other host's agent.
+        expect(ranks().map((p) => remoteHostOf(p.pid)).sort()).toEqual(["h1", "h2"]);
+      }
+    }
+    expect(await run.exited).toBe(0);
+    await reading;
+    expect(out).toContain("now 2 ranks (was 1)");
+    expect(out).toContain("now 1 ranks (was 2)");
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    expect(got?.slice(1)).toEqual(want!.slice(1));
+    const detail = JSON.parse((await up.ebb(["show", id, "--json"])).stdout);
+    expect(new Set(detail.allocationHistory.map((h: any) => h.node))).toEqual(new Set(["h1", "h2"]));
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
