@@ -79,9 +79,9 @@ class Up {
   readonly state: string;
   readonly ended: Promise<number>;
 
-  constructor(args: string[]) {
+  constructor(args: string[], listen = "127.0.0.1:0") {
     this.state = join(dir, `state-${Math.random().toString(36).slice(2)}`);
-    this.proc = Bun.spawn([EBB, "up", "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", "127.0.0.1:0", "--state-dir", this.state, ...args], {
+    this.proc = Bun.spawn([EBB, "up", "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", listen, "--state-dir", this.state, ...args], {
       env: { ...process.env, EBB_LOG: "warn" },
       stdin: "ignore",
       stdout: "pipe",
@@ -216,6 +216,51 @@ test("a host whose sshd is down is named with ssh's error; the binary already th
     up.proc.kill("SIGINT");
     expect(await up.ended).toBe(0);
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("--controller-on-first: the controller runs on h1 over ssh, agents on h1 and h2 find it, clients here find it, and Ctrl-C stops it all", async () => {
+  const up = new Up(["--hosts", "h1,h2", "--controller-on-first", "--heartbeat", "1"], "0.0.0.0:0");
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2); the controller on h1");
+    // The URL names the address ssh reached h1 at; this state dir holds it, with the token and key.
+    const url = /API: +(http:\/\/127\.0\.0\.2:\d+)\/v1/.exec(up.stdout)?.[1];
+    expect(url).toBeDefined();
+    expect(readFileSync(join(up.state, "controller.url"), "utf8").trim()).toBe(url!);
+    expect(up.stdout).toContain(`clients here find it through ${join(up.state, "controller.url")}`);
+    // The controller is h1's (a child of its sshd session), not ebb up's, and holds its own state dir there.
+    const controllers = remoteLeftovers().filter((p) => p.cmd.startsWith(`${remotePath} controller`));
+    expect(controllers.map((p) => remoteHostOf(p.pid))).toEqual(["h1"]);
+    expect(controllers[0]!.cmd).toContain("--heartbeat 1");
+    expect(existsSync(join(`${remotePath}.d`, "controller", "controller.lock"))).toBe(true);
+    expect(readFileSync(join(`${remotePath}.d`, "controller", "token"), "utf8")).toBe(readFileSync(join(up.state, "token"), "utf8"));
+    const agents = remoteLeftovers().filter((p) => p.cmd.startsWith(`${remotePath} agent`));
+    expect(agents.map((p) => remoteHostOf(p.pid)).sort()).toEqual(["h1", "h2"]);
+    expect(agents.every((p) => p.cmd.includes(`--controller ${url}`))).toBe(true);
+
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.state]);
+    expect(nodes).toEqual([
+      ["h1", "IDLE"],
+      ["h2", "IDLE"],
+    ]);
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(new Set(run.stdout.trim().split("\n").map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
+    const key = readFileSync(join(up.state, "cluster.key"), "utf8").trim();
+    const token = readFileSync(join(up.state, "token"), "utf8").trim();
+    expect(commandLines().filter((p) => p.cmd.includes(key) || p.cmd.includes(token))).toEqual([]);
+    // A second ebb up on this state dir is refused while this one runs.
+    const second = await runProcess([EBB, "up", "--hosts", "h2", "--controller-on-first", "--ssh-opts", `-F ${hosts.config}`, "--state-dir", up.state], { env: { ...process.env, EBB_LOG: "warn" } });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`is in use by another controller (pid ${up.proc.pid}`);
+
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    expect(existsSync(join(`${remotePath}.d`, "controller", "controller.lock"))).toBe(false);
+    expect(existsSync(join(up.state, "controller.lock"))).toBe(false);
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
