@@ -149,13 +149,14 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
   const up = new Up(["--hosts", "h1,h2"]);
   try {
     await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
-    const iters = ["--iters", "600"];
+    // Long enough (>= 2000 x 15 ms) for both resizes to land while it runs, even on a loaded machine.
+    const iters = ["--iters", "2000"];
     const fixed = await up.ebb(["run", "-N", "1", "--", process.execPath, JACOBI, ...iters]);
     expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
     const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout);
     expect(want).not.toBeNull();
 
-    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", process.execPath, JACOBI, ...iters, "--sleep", "5", "--every", "20"], {
+    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", process.execPath, JACOBI, ...iters, "--sleep", "15", "--every", "20"], {
       cwd: ROOT,
       env: { ...process.env, EBB_CONTROLLER: "", EBB_LOG: "warn" },
       stdout: "pipe",
@@ -181,7 +182,7 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
       expect([a.fromNodes, a.toNodes, a.state]).toEqual([3 - n, n, "COMMITTED"]);
       if (n === 2) {
         // One rank on each host: the joining one was started by the other host's agent.
-        expect(ranks().map((p) => remoteHostOf(p.pid)).sort()).toEqual(["h1", "h2"]);
+        await waitFor("a rank on each host", () => ranks().map((p) => remoteHostOf(p.pid)).sort().join() === "h1,h2");
       }
     }
     expect(await run.exited).toBe(0);
