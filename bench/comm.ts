@@ -2,8 +2,8 @@
  * ebb/comm against MPICH: ping-pong latency and bandwidth between two ranks (8 B to 4 MiB) and
  * allreduce (8 B, 1 MiB) over 4 ranks, the same pattern in Bun (bench/programs/pingpong.ts, run by
  * ebb) and in C (pingpong.c under mpiexec), in the same run: ping-pong runs with 2 ranks, allreduce
- * with 4. ebb/comm ranks on one node talk through Unix sockets (shared-memory rings with
- * EBB_COMM_SHM=1), MPICH through its shared memory. Beside each figure: every rank's CPU time over the measure's wall
+ * with 4. ebb/comm ranks on one node talk through shared-memory rings (Unix sockets with
+ * EBB_COMM_SHM=0), MPICH through its shared memory. Beside each figure: every rank's CPU time over the measure's wall
  * time (100% = a core kept busy, as a polling MPICH rank does), ebb's then MPICH's.
  */
 import { readFileSync } from "node:fs";
@@ -55,7 +55,7 @@ export default {
       const base = (v: number | undefined) => ({ name: "MPICH (C, mpiexec)", value: v ?? Number.NaN });
       /** The issue's goals as ratios to MPICH (lower-is-better: at most; higher-is-better: at least). */
       const goal = (f: Figure, text: string, ok: (v: number, b: number) => boolean): Figure => ({ ...f, goal: text, met: ok(f.value, f.baseline?.value ?? Number.NaN) });
-      for (const [where, r] of [[`one node (${process.env.EBB_COMM_SHM === "1" ? "shared memory" : "Unix sockets"})`, local], ["two nodes (TCP)", remote]] as const) {
+      for (const [where, r] of [[`one node (${process.env.EBB_COMM_SHM === "0" ? "Unix sockets" : "shared memory"})`, local], ["two nodes (TCP)", remote]] as const) {
         const oneNode = r === local;
         const lat: Figure = { name: `p2p latency 8 B, ${where}`, value: r.pingpong.get(8)!, unit: "us", baseline: base(mpich.pingpong.get(8)), better: "lower", cpu: cpuOf("pingpong", 8, r, mpich) };
         figures.push(oneNode ? goal(lat, "<= 5x MPICH", (v, b) => v <= 5 * b) : lat);

@@ -9,10 +9,17 @@
  *   ebb run -N 2 --elastic --min-nodes 1 --max-nodes 4 bun examples/jacobi.ts --rows 512 --iters 5000
  *   ebb resize JOBID --nodes 4
  *
+ * Faults: every --checkpoint K iterations (default 10; 0 = never) each rank sends its rows to a
+ * buddy on another node and keeps its own; the last three such snapshots are kept in memory. When
+ * a node dies, the world is revoked, probeAdapt() reports the fault window and the lost ranks, and
+ * the survivors agree on the newest snapshot they all hold, take the lost rows from their buddies,
+ * redistribute over the new world and go on from that iteration: the answer is the same bits.
+ *
  * Flags: --rows N --cols M (interior size, default 256x256), --iters K (default 2000),
- * --sleep MS (extra time per iteration, to watch it adapt), --every K (print progress).
+ * --sleep MS (extra time per iteration, to watch it adapt), --every K (print progress),
+ * --checkpoint K (iterations between buddy copies).
  */
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt, type Intercomm } from "ebb/comm";
+import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt, type Comm, type Intercomm } from "ebb/comm";
 
 function flag(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -30,6 +37,7 @@ const COLS = flag("cols", 256);
 const ITERS = flag("iters", 2000);
 const SLEEP = flag("sleep", 0);
 const EVERY = flag("every", 0);
+const CHECKPOINT = flag("checkpoint", 10);
 const W = COLS + 2; // a row with its two boundary columns
 const HOT = 100;
 
@@ -50,6 +58,99 @@ let { world, status } = await initAdapt();
 let iteration = 0;
 let [first, last] = block(world.rank, world.size);
 let [u, next] = allocate(last - first);
+
+/** A snapshot of the world's rows at one iteration: this rank's, and copies of the ranks it is buddy of. */
+interface Snapshot {
+  iteration: number;
+  own: Float64Array;
+  copies: Map<number, Float64Array>;
+}
+let snaps: Snapshot[] = [];
+
+/** The rank that keeps `rank`'s copy: the next one, cyclically, on another node (if any). */
+function buddyOf(comm: Comm, rank: number): number {
+  const node = comm.members[rank]!.node;
+  for (let k = 1; k < comm.size; k++) {
+    const b = (rank + k) % comm.size;
+    if (comm.members[b]!.node !== node) return b;
+  }
+  return (rank + 1) % comm.size;
+}
+
+async function checkpoint(): Promise<void> {
+  const own = u.slice(W, (last - first + 1) * W);
+  const me = world.rank;
+  const buddy = buddyOf(world, me);
+  const send = buddy !== me ? world.send(buddy, own, 20) : Promise.resolve();
+  const copies = new Map<number, Float64Array>();
+  for (let r = 0; r < world.size; r++) {
+    if (r !== me && buddyOf(world, r) === me) copies.set(r, (await world.recv<Float64Array>(r, 20)).data);
+  }
+  await send;
+  snaps.push({ iteration, own, copies });
+  if (snaps.length > 3) snaps.shift();
+}
+
+function isFault(e: unknown): boolean {
+  return e instanceof CommError && (e.code === "PEER_FAILED" || e.code === "COMM_INVALID");
+}
+
+/**
+ * The fault window: survivors agree on the newest snapshot all of them hold, the holders of each
+ * old rank's rows (the rank itself, or its buddy if it died) send them to their new owners.
+ */
+async function recover(): Promise<void> {
+  const w = await adaptBegin();
+  const old = world;
+  const nw = w.newWorld!;
+  const oldSize = w.staying + w.lost.length;
+  const dead = new Set(w.lost);
+  const newSize = nw.size;
+  const newRankOf = (r: number) => r - w.lost.filter((l) => l < r).length;
+  const holderOf = (r: number) => (dead.has(r) ? buddyOf(old, r) : r);
+  for (const r of w.lost) if (dead.has(holderOf(r))) throw new Error(`jacobi: rank ${r} and its buddy ${holderOf(r)} were both lost; no copy is left`);
+  const newest = snaps.length > 0 ? snaps[snaps.length - 1]!.iteration : -1;
+  const at = (await nw.allreduce(newest, "min")) as number;
+  const snap = snaps.find((s) => s.iteration === at);
+  if (!snap) throw new Error(`jacobi: no snapshot of iteration ${at} here (have ${snaps.map((s) => s.iteration).join(",") || "none"})`);
+  const me = nw.rank;
+  const range = block(me, newSize);
+  const [fresh] = allocate(range[1] - range[0]);
+  const sends: Promise<void>[] = [];
+  for (let r = 0; r < oldSize; r++) {
+    if (holderOf(r) !== w.oldRank) continue;
+    const rows = r === w.oldRank ? snap.own : snap.copies.get(r);
+    if (!rows) throw new Error(`jacobi: no copy of rank ${r}'s rows at iteration ${at}`);
+    const [os, oe] = block(r, oldSize);
+    for (let q = 0; q < newSize; q++) {
+      const [ns, ne] = block(q, newSize);
+      const s = Math.max(os, ns);
+      const e = Math.min(oe, ne);
+      if (s >= e) continue;
+      const piece = rows.subarray((s - os) * W, (e - os) * W);
+      if (q === me) fresh.set(piece, (s - range[0] + 1) * W);
+      else sends.push(nw.send(q, piece.slice(), 100 + r));
+    }
+  }
+  for (let r = 0; r < oldSize; r++) {
+    const [os, oe] = block(r, oldSize);
+    const s = Math.max(os, range[0]);
+    const e = Math.min(oe, range[1]);
+    const from = newRankOf(holderOf(r));
+    if (s >= e || from === me) continue;
+    fresh.set((await nw.recv<Float64Array>(from, 100 + r)).data, (s - range[0] + 1) * W);
+  }
+  await Promise.all(sends);
+  world = (await adaptCommit())!;
+  status = "new";
+  [first, last] = range;
+  u = fresh;
+  next = new Float64Array(u.length);
+  snaps = [];
+  const lostAt = iteration;
+  iteration = at;
+  if (world.rank === 0) console.log(`jacobi: fault: lost rank${w.lost.length === 1 ? "" : "s"} ${w.lost.join(",")} at iteration ${lostAt}; restored iteration ${at} on ${world.size} ranks (was ${oldSize})`);
+}
 
 function neighbours(): { up: number | undefined; down: number | undefined } {
   return { up: world.rank > 0 ? world.rank - 1 : undefined, down: world.rank < world.size - 1 ? world.rank + 1 : undefined };
@@ -133,22 +234,42 @@ async function adapt(): Promise<void> {
   [first, last] = range;
   u = fresh;
   next = new Float64Array(u.length);
+  snaps = [];
   if (world.rank === 0) console.log(`jacobi: iteration ${iteration}: now ${world.size} ranks (was ${oldSize})`);
 }
 
 if (status === "joining") await adapt();
-while (iteration < ITERS) {
-  if ((await probeAdapt()).pending) await adapt();
-  await exchange();
-  relax();
-  iteration++;
-  if (EVERY > 0 && iteration % EVERY === 0 && world.rank === 0) console.log(`jacobi: iteration ${iteration} on ${world.size} ranks`);
-  if (SLEEP > 0) await Bun.sleep(SLEEP);
+let all: Float64Array[] | undefined;
+for (;;) {
+  try {
+    while (iteration < ITERS) {
+      const p = await probeAdapt();
+      if (p.pending) {
+        if (p.fault) {
+          await recover();
+          continue;
+        }
+        await adapt();
+      }
+      // After the probe: every rank (joining ones too) is then at the same iteration.
+      if (CHECKPOINT > 0 && (snaps.length === 0 || iteration - snaps[snaps.length - 1]!.iteration >= CHECKPOINT)) await checkpoint();
+      await exchange();
+      relax();
+      iteration++;
+      if (EVERY > 0 && iteration % EVERY === 0 && world.rank === 0) console.log(`jacobi: iteration ${iteration} on ${world.size} ranks`);
+      if (SLEEP > 0) await Bun.sleep(SLEEP);
+    }
+    // Gather the interior to rank 0 and fingerprint its exact bits (FNV-1a over the Float64 bytes).
+    all = (await world.gather(u.slice(W, (last - first + 1) * W), 0)) as Float64Array[] | undefined;
+    break;
+  } catch (e) {
+    // A rank died: wait for the fault window, restore, go on. Anything else is a bug.
+    if (CHECKPOINT === 0 || !isFault(e)) throw e;
+    const p = await probeAdapt();
+    if (!p.fault) throw e;
+    await recover();
+  }
 }
-
-// Gather the interior to rank 0 and fingerprint its exact bits (FNV-1a over the Float64 bytes).
-const mine = u.slice(W, (last - first + 1) * W);
-const all = await world.gather(mine, 0);
 if (world.rank === 0) {
   let h = 0x811c9dc5;
   let total = 0;

@@ -22,6 +22,11 @@ export const LauncherToController = tagged({
   "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional() }),
   /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
   "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()) }),
+  /**
+   * The elastic step lost contact with `node` (its agent died or is unreachable): the controller
+   * answers with a fault realloc (the survivors go on) or ends the job NODE_FAIL.
+   */
+  "fault": () => ({ jobId: JobId, node: z.string(), reason: z.string() }),
   /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
   "step.create": () => ({ jobId: JobId, req: RequestId, step: StepCreate }),
   /** `interrupted`: ebb run was stopped by this signal (Ctrl-C), the step is CANCELLED. */
@@ -40,7 +45,8 @@ export const ControllerToLauncher = tagged({
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**
    * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
-   * added (with a grant for the joining ranks' step) and the nodes that leave.
+   * added (with a grant for the joining ranks' step) and the nodes that leave. `fault`: the nodes
+   * in `removed` failed; their ranks are gone, the survivors open a fault window (no probe rounds).
    */
   "realloc": () => ({
     jobId: JobId,
@@ -49,6 +55,7 @@ export const ControllerToLauncher = tagged({
     added: z.array(NodeRef),
     removed: z.array(z.string()),
     join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: Credential }).optional(),
+    fault: z.object({ reason: z.string() }).optional(),
   }),
 });
 export type ControllerToLauncher = MessageOf<typeof ControllerToLauncher>;

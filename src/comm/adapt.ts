@@ -13,6 +13,14 @@
  *     world = (await adaptCommit()) ?? process.exit(0);  // null: this rank left, and must exit
  *   }
  *
+ * Faults (dissertation §6.1.2): when a member of the world dies (its node failed), the world is
+ * revoked on every rank that learns of it (directly, or from a peer's gossip): pending and later
+ * operations on it reject. The application catches that and calls probeAdapt(), which waits for
+ * the fault window: pending, with `fault` set and the lost ranks named. adaptBegin() then gives
+ * the survivors' new world (renumbered in order, as in a shrink; no joining ranks), the
+ * application restores what the lost ranks held (a buddy copy, a checkpoint), and adaptCommit()
+ * installs it. Ranks that did not notice the failure are told at their next probe.
+ *
  * Every rank must see an adaptation at the same probe call, which means the same point of the
  * program: in this structure a staying rank finishes the iteration in which it entered the window
  * before its next probe, while a joining rank probes first. So at each commit the count restarts,
@@ -27,7 +35,7 @@ import { hostname } from "node:os";
 import { PmiClient } from "../pmi/client.ts";
 import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
-import { CommUsageError } from "./errors.ts";
+import { CommUsageError, type PeerFailedError } from "./errors.ts";
 import { startCfg, writeCfg } from "./cfg.ts";
 import { resetCommTime } from "./timing.ts";
 import { createWorld, finalize, initWorld, parseCard, type Bootstrap } from "./world.ts";
@@ -39,6 +47,9 @@ export type ProbeStatus = "staying" | "leaving" | "joining";
 export interface Probe {
   pending: boolean;
   status: ProbeStatus;
+  /** A fault window: ranks of the world died; `lost` names them (old ranks). */
+  fault?: boolean;
+  lost?: number[];
 }
 
 export interface Window {
@@ -49,6 +60,10 @@ export interface Window {
   staying: number;
   leaving: number;
   joining: number;
+  /** Old ranks that died (a fault window; empty otherwise). Survivor r's new rank is r minus the lost ranks below it. */
+  lost: number[];
+  /** This rank's rank in the old world. */
+  oldRank: number;
 }
 
 interface State {
@@ -62,6 +77,8 @@ interface State {
   slot: number;
   /** The adaptation a pending probe announced. */
   pendingAdapt: number;
+  /** The member failure that revoked the world, until the fault window commits. */
+  faulted: PeerFailedError | undefined;
   count: number;
   window: (Window & { old: Comm | null }) | undefined;
   lastProbe: number;
@@ -134,12 +151,24 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
     shmBytes,
     slot,
     pendingAdapt: 0,
+    faulted: undefined,
     count: 0,
     window: undefined,
     lastProbe: 0,
     perf: { iterations: 0, loopNs: 0, commNs: 0, lastSent: Bun.nanoseconds(), intervalNs: interval * 1e9 },
   };
+  watchFaults(st, world);
   return { world, status: joining ? "joining" : "new" };
+}
+
+/** In an elastic step, a member's failure revokes the world: nothing on it waits for the dead. */
+function watchFaults(s: State, world: Comm): void {
+  if (!s.shm) return;
+  world.onMemberFailed = (e) => {
+    if (s.world !== world || s.faulted) return;
+    s.faulted = e;
+    world.invalidate(`revoked: ${e.message.replace(/^ebb\/comm: /, "")}; call probeAdapt() for the fault window`);
+  };
 }
 
 /**
@@ -161,6 +190,7 @@ export function probeAdapt(): Promise<Probe> {
   s.lastProbe = now;
   if (now - p.lastSent >= p.intervalNs) sendSamples(s, now);
   const c = ++s.count;
+  if (s.faulted) return slowProbe(s, Math.max(c, 1), true);
   if (!s.shm) return NOT_PENDING_NOW;
   Atomics.store(s.shm, SLOT(s.slot), c);
   const target = Atomics.load(s.shm, TARGET);
@@ -168,11 +198,17 @@ export function probeAdapt(): Promise<Probe> {
   return slowProbe(s, c);
 }
 
-async function slowProbe(s: State, index: number): Promise<Probe> {
-  const r = await s.pmi.command(CMD.probe, { index: String(index) });
+async function slowProbe(s: State, index: number, fault = false): Promise<Probe> {
+  const r = await s.pmi.command(CMD.probe, fault ? { index: String(index), fault: "1" } : { index: String(index) });
+  if (r.rc !== undefined && r.rc !== "0") throw new CommUsageError(`probeAdapt: ${r.msg ?? `the agent answered rc=${r.rc}`}`);
   if (r.pending !== "1") return NOT_PENDING;
   s.pendingAdapt = Number(r.adapt ?? 0);
+  if (r.fault === "1") return { pending: true, status: "staying", fault: true, lost: parseRanks(r.lost) };
   return { pending: true, status: r.status === "leaving" ? "leaving" : "staying" };
+}
+
+function parseRanks(text: string | undefined): number[] {
+  return text ? text.split(",").map(Number) : [];
 }
 
 function sendSamples(s: State, now: number): void {
@@ -200,6 +236,8 @@ export async function adaptBegin(): Promise<Window> {
   const generation = n("generation");
   const [staying, leaving, joining] = [n("staying"), n("leaving"), n("joining")];
   const oldSize = n("oldSize");
+  const lost = published ? (published.lost ?? []) : parseRanks(r!.lost);
+  if (lost.length > 0) return faultWindow(s, generation, lost, staying, oldSize);
   // A joining rank knows the staying ranks already (their cards are the same in both worlds); it
   // asks only for the leaving ones', each a PMI round trip that waits while its agent is busy.
   const oldGroup = s.joining
@@ -222,7 +260,20 @@ export async function adaptBegin(): Promise<Window> {
     newWorld = old.rank >= staying ? null : createWorld(s.transport, [...old.members.slice(0, staying), ...joiners], { generation });
     intercomm = new Intercomm(s.transport, { ctx, rank: old.rank, local: old.members, remote: joiners, name: "adapt-intercomm", parent: old });
   }
-  s.window = { intercomm, newWorld, staying, leaving, joining, old };
+  s.window = { intercomm, newWorld, staying, leaving, joining, old, lost: [], oldRank: s.joining ? -1 : old!.rank };
+  return s.window;
+}
+
+/** The fault window: the survivors' world, in old rank order; nobody joins, the dead are gone. */
+function faultWindow(s: State, generation: number, lost: number[], survivors: number, oldSize: number): Window {
+  const old = s.world!;
+  const dead = new Set(lost);
+  if (old.size !== oldSize) throw new CommUsageError(`fault window for a world of ${oldSize} ranks, but this rank's world has ${old.size}`);
+  const members = old.members.filter((_, r) => !dead.has(r));
+  if (members.length !== survivors) throw new CommUsageError(`fault window: ${members.length} survivors here, ${survivors} per the agent`);
+  const newWorld = createWorld(s.transport, members, { generation });
+  const intercomm = new Intercomm(s.transport, { ctx: contextOf(generation, 1), rank: old.rank, local: old.members, remote: [], name: "adapt-intercomm" });
+  s.window = { intercomm, newWorld, staying: survivors, leaving: 0, joining: 0, old, lost, oldRank: old.rank };
   return s.window;
 }
 
@@ -240,6 +291,7 @@ export async function adaptCommit(): Promise<Comm | null> {
   w.old?.invalidate("replaced by the world of the last adaptation");
   s.window = undefined;
   s.pendingAdapt = 0;
+  s.faulted = undefined;
   // Probe calls are counted from the window on (see the header: joining ranks one lower).
   s.count = s.joining ? -1 : 0;
   s.joining = false;
@@ -254,6 +306,7 @@ export async function adaptCommit(): Promise<Comm | null> {
     return null;
   }
   s.world = w.newWorld;
+  watchFaults(s, w.newWorld);
   return w.newWorld;
 }
 

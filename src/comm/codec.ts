@@ -57,7 +57,7 @@ export const DTYPES: readonly TypedCtor[] = [
   BigUint64Array,
 ] as unknown as TypedCtor[];
 
-/** SHM: "read my frames from this ring from now on" ({path}); BELL: tag 0 "data in my ring", 1 "space in yours". */
+/** SHM: "read my frames from this ring from now on" ({path}); BELL: tag 0 "data in my ring", 1 "space in yours", 2 "I mapped yours". */
 export const FrameType = { DATA: 1, HELLO: 2, BYE: 3, DEAD: 4, SHM: 5, BELL: 6 } as const;
 export const Kind = { VOID: 0, JSON: 1, LIST: 2, TYPED: 16 } as const;
 /** flags bit 0: collective traffic (matched separately from point-to-point). */

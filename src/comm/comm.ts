@@ -96,6 +96,8 @@ export abstract class BaseComm implements Receiver {
   private parent: BaseComm | undefined;
   private invalid: string | undefined;
   private watchingAll = false;
+  /** Called once per member that fails (not one that exits cleanly); the adaptation layer revokes the world on it. */
+  onMemberFailed: ((e: PeerFailedError) => void) | undefined;
 
   protected constructor(
     readonly transport: Transport,
@@ -258,6 +260,7 @@ export abstract class BaseComm implements Receiver {
     const err = new PeerFailedError(r, this.name, peer, reason, exited);
     this.gone.set(r, err);
     if (!exited) this.failed ??= err;
+    if (!exited) queueMicrotask(() => this.onMemberFailed?.(err));
     // A clean exit only fails receives that name it; a failure also fails ANY_SOURCE receives and
     // every pending collective (each one may depend on the dead rank, directly or not).
     this.p2p.rejectWhere((src) => src === r || (!exited && src === ANY_SOURCE), () => err);

@@ -71,6 +71,8 @@ class Peer {
   shmOut: Ring | undefined;
   readonly shmQueue: Pending[] = [];
   shmHolding = false;
+  /** It mapped our ring and unlinked its name (BELL "mapped"): from then on we may exit freely. */
+  shmMapped = false;
   /** No ring to it (not on our node, or making one failed): frames go on the socket. */
   shmNo = false;
   /** The ring it writes to us through, and the parser of its bytes. */
@@ -129,13 +131,9 @@ const IDENTIFY_WAIT_MS = 500;
 /** A peer that said BYE but not on every connection it announced is taken as exited after this. */
 const BYE_GRACE_MS = 2000;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
-/**
- * Shared memory between ranks on one node, opt-in with EBB_COMM_SHM=1 (for this process's sends):
- * an adaptation over rings hung 2 times in 6 in test/comm/adapt.test.ts under load, never over
- * sockets, and the cause is not found yet (see the README).
- */
+/** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
 const SHM_DIR = process.env.EBB_COMM_SHM_DIR ?? "/dev/shm";
-const SHM_ON = process.env.EBB_COMM_SHM === "1" && existsSync(SHM_DIR);
+const SHM_ON = process.env.EBB_COMM_SHM !== "0" && existsSync(SHM_DIR);
 /** Bytes in each ring (a power of two). */
 const SHM_RING = Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21);
 /**
@@ -152,6 +150,7 @@ const YIELD_NS = 50_000;
 const PID_CHECK_MS = 500;
 const BELL_DATA = 0;
 const BELL_SPACE = 1;
+const BELL_MAPPED = 2;
 const fromUtf8 = new TextDecoder();
 
 function controlFrame(type: number, body?: unknown, tag = 0): Uint8Array {
@@ -159,7 +158,7 @@ function controlFrame(type: number, body?: unknown, tag = 0): Uint8Array {
   return frameChunks({ type, flags: 0, ctx: 0, src: 0, tag, seq: 0 }, payload)[0]!;
 }
 
-const BELLS = [controlFrame(FrameType.BELL, undefined, BELL_DATA), controlFrame(FrameType.BELL, undefined, BELL_SPACE)];
+const BELLS = [BELL_DATA, BELL_SPACE, BELL_MAPPED].map((tag) => controlFrame(FrameType.BELL, undefined, tag));
 
 function guessHost(): string {
   for (const list of Object.values(networkInterfaces())) {
@@ -197,6 +196,7 @@ export class Transport implements KeepAlive {
   private watchTimer: ReturnType<typeof setTimeout> | undefined;
   private writing = 0;
   private drainWaiters: (() => void)[] = [];
+  private mappedWaiters: (() => void)[] = [];
   private closing = false;
   private closedDone: Promise<void> | undefined;
   /** Woken whenever an accepted connection is identified by its HELLO. */
@@ -534,6 +534,7 @@ export class Transport implements KeepAlive {
       return;
     }
     ring.unlink(); // both sides have it mapped: the name is no longer needed
+    this.bell(p, BELL_MAPPED); // its writer may now exit without losing what is in the ring
     p.shmIn = ring;
     p.shmParser = new FrameParser(
       (h, b) => {
@@ -556,6 +557,7 @@ export class Transport implements KeepAlive {
     p.shmOut = undefined;
     p.shmIn = undefined;
     p.shmParser = undefined;
+    this.ringsSettled();
     if (this.ringPeers.size === 0) {
       clearInterval(this.pidTimer);
       this.pidTimer = undefined;
@@ -821,7 +823,10 @@ export class Transport implements KeepAlive {
       case FrameType.BELL: {
         const p = c.peer;
         if (!p) return;
-        if (h.tag === BELL_DATA) this.pumpIn(p);
+        if (h.tag === BELL_MAPPED) {
+          p.shmMapped = true;
+          this.ringsSettled();
+        } else if (h.tag === BELL_DATA) this.pumpIn(p);
         else this.pumpOut(p);
         if (this.holds > 0) this.kick();
         return;
@@ -896,6 +901,7 @@ export class Transport implements KeepAlive {
   close(): Promise<void> {
     this.closedDone ??= (async () => {
       if (this.writing > 0) await new Promise<void>((r) => this.drainWaiters.push(r));
+      await this.ringsMapped();
       await this.identifyAccepted();
       this.closing = true;
       const byes = this.byes();
@@ -949,6 +955,20 @@ export class Transport implements KeepAlive {
     return new Map(open.map((c) => [c, controlFrame(FrameType.BYE, { conns: c.peer ? perPeer.get(c.peer)! : 1 })]));
   }
 
+  /**
+   * Waits until every live peer we made a ring for has mapped it. Its name is the only way in
+   * until then: unlinking it at close would lose what we wrote to it (the SHM frame may still be
+   * on its way). Like queued socket writes, this waits for the peer, not for a clock.
+   */
+  private async ringsMapped(): Promise<void> {
+    const unmapped = () => [...this.ringPeers].some((p) => p.shmOut && !p.shmMapped && p.state === "up");
+    while (unmapped()) await new Promise<void>((r) => this.mappedWaiters.push(r));
+  }
+
+  private ringsSettled(): void {
+    for (const w of this.mappedWaiters.splice(0)) w();
+  }
+
   private unlinkSocket(): void {
     try {
       unlinkSync(this.unixPath);
@@ -966,7 +986,8 @@ export class Transport implements KeepAlive {
       }
     }
     this.unlinkSocket();
-    for (const p of this.ringPeers) p.shmOut?.unlink();
+    // A ring whose peer has not mapped it yet keeps its name: the peer maps it when our SHM frame
+    // arrives, reads what we wrote, and unlinks it then (it is left behind only if that peer dies too).
   }
 
   stats(): Stats {

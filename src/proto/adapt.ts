@@ -19,7 +19,9 @@
  *
  * Extension commands on the PMI connection (replies add rc=0):
  *   ebb-probe index=C        -> pending=0|1 status=staying|leaving adapt=<adaptation id>
- *   ebb-begin                -> generation= staying= leaving= joining= rank= size= oldrank= oldsize=
+ *   ebb-probe index=C fault=1   (the rank's world lost a member) held until the fault window
+ *                            -> pending=1 status=staying adapt= fault=1 lost=<old ranks, comma-separated>
+ *   ebb-begin                -> generation= staying= leaving= joining= rank= size= oldrank= oldsize= [lost=]
  *                               (cards of the new world are in the KVS under cardKey(rank, generation))
  *   ebb-commit               -> (once every rank of old and new world has committed, the window closes)
  *   ebb-perf iterations= loop_ns= comm_ns=
@@ -41,6 +43,8 @@ export interface AdaptWindow {
   oldSize: number;
   /** Business cards of the joining ranks, in new-world rank order. */
   cards: string[];
+  /** A fault window: the old-world ranks that died (the survivors are renumbered in order). */
+  lost?: number[];
 }
 /** Int32 index of local rank `i`'s probe counter (its own cache line). */
 export const SLOT = (i: number) => 16 + 16 * i;

@@ -100,6 +100,8 @@ export const StepDown = tagged({
     joining: z.int().nonnegative(),
     oldSize: z.int().positive(),
     cards: Kvs,
+    /** A fault window: these old-world ranks are dead; the survivors are renumbered in order. */
+    lost: z.array(z.int().nonnegative()).optional(),
   }),
   /** Every rank committed: the new world is the world. */
   "adapt.done": () => ({ step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),

@@ -104,6 +104,68 @@ describe("a job waits", () => {
   });
 });
 
+describe("many jobs wait: a node-second has a price", () => {
+  const queueOf = (n: number, nodes: number) => Array.from({ length: n }, (_, i) => pend(10 + i, nodes));
+
+  const rigidRun = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });
+  const running = () => [rigidRun(9, 4, 100), job(1, 6, 2, 36_000, { minNodes: 2 }), job(2, 6, 0.001, 36_000, { minNodes: 2 })];
+
+  test("an inefficient job shrinks toward the size that uses fewest node-seconds; an efficient one keeps its nodes", () => {
+    // 16 nodes, all busy; 20 jobs of 4 nodes wait, the first reserved at +100 s (job 9's end).
+    // Job 1 at MTCT 2 (efficiency 1/3) saves node-seconds by shrinking; job 2 at MTCT 0.001 hardly does.
+    // Neither ends before the reservation, so it does not count on their nodes.
+    const plan = planEbb(input(16, 0, running(), queueOf(20, 4)));
+    expect(plan.starts).toEqual([]);
+    expect(plan.resizes.map((r) => r.jobId)).toEqual([1]);
+    expect(plan.resizes[0]!.to).toBeLessThan(6);
+    expect(plan.resizes[0]!.reason).toMatch(/^20 job\(s\) wait: a node-second is worth \d+\.\d{4} s of their summed turnaround; at \d+ nodes its work takes \d+ node-s fewer, the queue gains \d+ s > its stretch \d+ s/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 10, start: NOW + 100_000 });
+  });
+
+  test("a job whose end the reservation counts on does not shrink past it", () => {
+    // Same, but job 1 ends at +100 s with job 9 and the head needs all 10 of their nodes.
+    const plan = planEbb(input(16, 0, [rigidRun(9, 4, 100), job(1, 6, 2, 100, { minNodes: 2 }), job(2, 6, 0.001, 36_000, { minNodes: 2 })], queueOf(20, 10)));
+    expect(plan.resizes).toEqual([]);
+  });
+
+  test("the same jobs with nothing waiting are not shrunk", () => {
+    expect(planEbb(input(16, 0, running())).resizes).toEqual([]);
+  });
+});
+
+describe("moldable starts", () => {
+  const rigidRun = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });
+  const mall = (id: number, min: number, want: number, timeLimit: number): PendingJob => ({ id, minNodes: min, maxNodes: want, preferredNodes: want, timeLimit, submitTime: 1000 + id, elastic: true });
+
+  test("the head starts below its size when it then ends sooner than at its reservation", () => {
+    // 8 idle, its 16 free at +3600 s: at 8 nodes it ends by +1200 s (linear bound) < +4200 s.
+    const plan = planEbb(input(16, 8, [rigidRun(9, 8, 3600)], [mall(5, 2, 16, 600)]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 8 })]);
+    expect(plan.starts[0]!.reason).toMatch(/^moldable: 8 of 16 nodes now, predicted \(at most linear slowdown\) to end 3000 s sooner/);
+  });
+
+  test("when it would end later, it starts small only if the jobs behind it gain more", () => {
+    // Its 16 nodes are free at +300 s: at 8 now it ends at +1200 s instead of +900 s (300 s lost).
+    const alone = planEbb(input(16, 8, [rigidRun(9, 8, 300)], [mall(5, 2, 16, 600)]));
+    expect(alone.starts).toEqual([]);
+    // 40 jobs behind it: the 8 nodes would idle 300 s, worth far more to them than 300 s.
+    const busy = planEbb(input(16, 8, [rigidRun(9, 8, 300)], [mall(5, 2, 16, 600), ...Array.from({ length: 40 }, (_, i) => pend(20 + i, 16))]));
+    expect(busy.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 8 })]);
+    expect(busy.starts[0]!.reason).toMatch(/to end 300 s later than at 16 from its reservation; the queue gains \d+ s/);
+  });
+
+  test("a malleable job behind the head starts small only if the head's reservation holds", () => {
+    // Head (rigid, 16) reserved at +1000 s, when job 9 ends; 8 idle, no extra nodes then.
+    // Job 6 at 8 of 16 nodes: 600 s limit -> ends +1200 s, past the reservation: stays.
+    expect(planEbb(input(16, 8, [rigidRun(9, 8, 1000)], [pend(5, 16), mall(6, 2, 16, 600)])).starts).toEqual([]);
+    // 400 s limit -> ends by +800 s: starts, the reservation is kept.
+    const plan = planEbb(input(16, 8, [rigidRun(9, 8, 1000)], [pend(5, 16), mall(6, 2, 16, 400)]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 6, nodes: 8 })]);
+    expect(plan.starts[0]!.reason).toMatch(/ends before the reservation$/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+});
+
 describe("what a job's speed is known from", () => {
   test("its MTCT samples, else the last two sizes of its profile, else its declared model", () => {
     expect(speedOf(job(1, 8, 0.1, 100), NOW, config)!.ratio(16)).toBeCloseTo((0.5 + 0.1) / 1.1, 12);

@@ -20,6 +20,7 @@ import { Containment } from "./containment.ts";
 import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
+import { sweepStaleShm } from "./shm-sweep.ts";
 import { StepService } from "./steps.ts";
 
 const log = logger("agent");
@@ -102,6 +103,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       nameRequests.set(reqId, resolve);
       send({ t: "names", reqId, jobId, op, service, port });
     });
+  const shmDir = existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm");
+  const swept = sweepStaleShm(shmDir);
+  if (swept.length > 0) log.info(`removed ${swept.length} shared-memory file(s) of dead processes from ${shmDir}`);
   const allocation = new NodeAllocation();
   const steps = new StepService({
     allocation,
@@ -120,7 +124,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
       send({ t: "program", jobId, structure: info.structure?.slice(0, 65536), pc: num("pc"), iteration: num("iteration"), bound: num("bound") });
     },
-    shmDir: existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm"),
+    shmDir,
   });
   const server = serveSteps(o.listen, steps, o.clusterKey);
   const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);

@@ -13,6 +13,12 @@
  *   adapt.done    -> ... then released; leaving ranks leave the step.
  * Joining ranks (a step started for the adaptation) skip probing: they wait in ebb-begin, and
  * their arrival there (round 0) tells the launcher they are ready.
+ *
+ * Faults: a rank whose world lost a member probes with fault=1 and waits here until the launcher
+ * opens a fault window (adapt.go with `lost`). Then every probe is answered pending (the target
+ * word is set to 1, so ranks that saw nothing ask too); the survivors are renumbered in order.
+ * Ranks keep their PMI identity (the rank they started as); `worldRank` maps it to their rank
+ * in the current world.
  */
 import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -71,6 +77,10 @@ export class StepAdapt {
   private readonly probing = new Map<number, { index: number; answer: (r: Reply) => void }>();
   private readonly beginning = new Map<number, (r: Reply) => void>();
   private readonly committing = new Map<number, (r: Reply) => void>();
+  /** Ranks that saw their world fail, waiting for the fault window. */
+  private readonly faultWaiting = new Map<number, (r: Reply) => void>();
+  /** PMI identity -> rank in the current world (they differ after a fault renumbered the survivors). */
+  private readonly worldRank = new Map<number, number>();
   private readonly reduce: AdaptReductions;
   private perfSum: Omit<PerfSample, "ranks"> & { from: Set<number> } = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
   private perfTimer: ReturnType<typeof setTimeout> | undefined;
@@ -82,6 +92,7 @@ export class StepAdapt {
     c.ranks.forEach((r, i) => {
       this.slot.set(r, i);
       this.active.add(r);
+      this.worldRank.set(r, r);
     });
     mkdirSync(c.shmDir, { recursive: true });
     this.shmPath = join(c.shmDir, `ebb-adapt-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
@@ -109,7 +120,7 @@ export class StepAdapt {
   extension(rank: number, cmd: string, args: Record<string, string>): Promise<Reply> | undefined {
     switch (cmd) {
       case CMD.probe:
-        return this.probe(rank, Number(args.index));
+        return this.probe(rank, Number(args.index), args.fault === "1");
       case CMD.begin:
         return this.begin(rank);
       case CMD.commit:
@@ -165,7 +176,8 @@ export class StepAdapt {
   /** The step is failing: every rank waiting here gets an error. */
   fail(message: string): void {
     for (const w of [...this.probing.values()]) w.answer({ rc: "-1", msg: message });
-    for (const a of [...this.beginning.values(), ...this.committing.values()]) a({ rc: "-1", msg: message });
+    for (const a of [...this.beginning.values(), ...this.committing.values(), ...this.faultWaiting.values()]) a({ rc: "-1", msg: message });
+    this.faultWaiting.clear();
     this.probing.clear();
     this.beginning.clear();
     this.committing.clear();
@@ -178,7 +190,19 @@ export class StepAdapt {
 
   // ---- rank requests ----
 
-  private probe(rank: number, index: number): Promise<Reply> {
+  private wr(rank: number): number {
+    return this.worldRank.get(rank) ?? rank;
+  }
+
+  private faultReply(): Reply {
+    const w = this.window!;
+    return { pending: "1", status: "staying", adapt: String(w.adaptId), fault: "1", lost: w.lost!.join(",") };
+  }
+
+  private probe(rank: number, index: number, fault = false): Promise<Reply> {
+    if (this.window?.lost) return Promise.resolve(this.faultReply());
+    // This rank's world failed: it waits for the fault window (or the step's end).
+    if (fault) return new Promise<Reply>((answer) => this.faultWaiting.set(rank, answer));
     if (!Number.isInteger(index) || index < 1) return Promise.resolve({ rc: "-1", msg: `bad probe index ${index}` });
     // Not (yet) at the target: a stale read, or a rank between rounds. Nothing is pending for it.
     if (this.target === 0 || index !== this.target || this.window) return Promise.resolve({ pending: "0", status: "staying" });
@@ -209,6 +233,21 @@ export class StepAdapt {
 
   private windowReply(rank: number): Reply {
     const w = this.window!;
+    const old = this.wr(rank);
+    if (w.lost) {
+      return {
+        generation: String(w.generation),
+        staying: String(w.staying),
+        leaving: "0",
+        joining: "0",
+        rank: String(old - w.lost.filter((l) => l < old).length),
+        size: String(w.staying),
+        oldrank: String(old),
+        oldsize: String(w.oldSize),
+        lost: w.lost.join(","),
+      };
+    }
+    rank = old;
     const newRank = this.joining ? rank : rank < w.staying ? rank : -1;
     return {
       generation: String(w.generation),
@@ -281,12 +320,23 @@ export class StepAdapt {
   }
 
   private go(msg: Down<"adapt.go">): void {
-    this.window = { adaptId: msg.adaptId, generation: msg.generation, staying: msg.staying, leaving: msg.leaving, joining: msg.joining, oldSize: msg.oldSize };
+    this.window = { adaptId: msg.adaptId, generation: msg.generation, staying: msg.staying, leaving: msg.leaving, joining: msg.joining, oldSize: msg.oldSize, lost: msg.lost };
     this.c.merge(msg.cards);
     this.publish(msg);
+    if (msg.lost) {
+      // Every probe from now on asks (and is told pending), whatever its count.
+      this.target = 0;
+      Atomics.store(this.shm, TARGET, 1);
+      for (const [, w] of this.probing) w.answer(this.faultReply());
+      this.probing.clear();
+      for (const answer of this.faultWaiting.values()) answer(this.faultReply());
+      this.faultWaiting.clear();
+      this.checkCommitted();
+      return;
+    }
     this.target = 0;
     Atomics.store(this.shm, TARGET, 0);
-    for (const [rank, w] of this.probing) w.answer({ pending: "1", status: rank < msg.staying ? "staying" : "leaving", adapt: String(msg.adaptId) });
+    for (const [rank, w] of this.probing) w.answer({ pending: "1", status: this.wr(rank) < msg.staying ? "staying" : "leaving", adapt: String(msg.adaptId) });
     this.probing.clear();
     for (const [rank, answer] of this.beginning) answer(this.windowReply(rank));
     this.beginning.clear();
@@ -304,6 +354,7 @@ export class StepAdapt {
       joining: msg.joining,
       oldSize: msg.oldSize,
       cards: Array.from({ length: msg.joining }, (_, i) => msg.cards[cardKey(msg.staying + i, msg.generation)] ?? ""),
+      ...(msg.lost ? { lost: msg.lost } : {}),
     };
     const bytes = new TextEncoder().encode(JSON.stringify(w));
     if (bytes.length > this.shmBytes.length - WINDOW) {
@@ -317,9 +368,16 @@ export class StepAdapt {
 
   private done(): void {
     const w = this.window;
+    if (w?.lost) {
+      Atomics.store(this.shm, TARGET, 0);
+      for (const r of this.active) {
+        const old = this.wr(r);
+        this.worldRank.set(r, old - w.lost.filter((l) => l < old).length);
+      }
+    }
     for (const answer of this.committing.values()) answer({});
     this.committing.clear();
-    if (w && !this.joining) for (const r of [...this.active]) if (r >= w.staying) this.active.delete(r);
+    if (w && !w.lost && !this.joining) for (const r of [...this.active]) if (this.wr(r) >= w.staying) this.active.delete(r);
     this.window = undefined;
     this.joining = false;
     this.target = 0;

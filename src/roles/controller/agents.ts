@@ -217,7 +217,8 @@ export class AgentHub {
       node.row = { ...node.row, status: "DOWN", reason, updatedAt: now };
       node.completing = undefined;
       log.warn(`node ${node.row.name} is DOWN: ${reason}`, { node: node.row.name });
-      this.jobs.nodeFailed(node.row.name, "stopped responding");
+      // An elastic job whose survivors can go on adapts past the node; any other job fails with it.
+      if (node.jobId === undefined || !this.elastic.fault(node.jobId, node.row.name, "stopped responding")) this.jobs.nodeFailed(node.row.name, "stopped responding");
       node.session?.close(4408, "heartbeat timeout");
       node.session = undefined;
     }

@@ -64,7 +64,9 @@ export class Elastic {
         continue;
       }
       const e = this.jobs.elasticOf(job);
-      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times };
+      // A fault adaptation dropped its failed nodes from the job when it began.
+      const fault = a.removed.some((n) => !job.nodes.includes(n));
+      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times, fault };
     }
   }
 
@@ -152,6 +154,65 @@ export class Elastic {
     return { adaptationId: id };
   }
 
+  /**
+   * A node of a running elastic job failed (its agent is gone, it went DOWN, or the launcher lost
+   * it). If the job's elastic step can go on without it — the job is RUNNING (not adapting), its
+   * launcher is attached, the node is not the one running its batch script, and the survivors are
+   * within its range — the node leaves the job at once and the launcher gets a fault realloc: the
+   * survivors open a fault window (dissertation §6.1.2) and go on. Returns false when the job
+   * cannot go on (the caller ends it NODE_FAIL); true also when the node is no longer the job's.
+   */
+  fault(jobId: number, node: string, reason: string, now = Date.now()): boolean {
+    const job = this.state.jobs.get(jobId);
+    if (!job) return true;
+    if (!job.nodes.includes(node)) return true;
+    const r = job.row;
+    const e = job.elastic;
+    if (!r.elastic || !e || r.state !== "RUNNING" || e.adapting || !e.launcher || !e.tasks || e.stepId === undefined) return false;
+    if (r.kind !== "alloc" && job.nodes[0] === node) return false; // its batch script or command ran there
+    const index = job.nodes.indexOf(node);
+    if (e.tasks.length !== job.nodes.length) return false;
+    const survivors = job.nodes.filter((n) => n !== node);
+    if (survivors.length < r.minNodes) return false;
+    const have = job.nodes.length;
+    const tasks = e.tasks.filter((_, i) => i !== index);
+    const lostRanks = e.tasks[index]!;
+    const why = `node ${node} failed: ${reason}`;
+    const id = this.store.tx(() => {
+      this.store.setState(jobId, "ADAPTING");
+      const aid = this.estore.insertAdaptation({
+        jobId,
+        stepId: e.stepId ?? null,
+        fromNodes: have,
+        toNodes: survivors.length,
+        fromRanks: e.tasks!.reduce((a, b) => a + b, 0),
+        toRanks: tasks.reduce((a, b) => a + b, 0),
+        added: [],
+        removed: [node],
+        state: "ADAPTING",
+        reason: why,
+        requestedAt: now,
+        times: { requested: now },
+      });
+      this.store.closeAllocation(jobId, now, [node]);
+      this.store.setNodes(jobId, survivors.length);
+      this.store.addEvent(jobId, now, "fault", `${why}; ${lostRanks} rank${lostRanks === 1 ? "" : "s"} lost, the survivors go on with ${survivors.length} node${survivors.length === 1 ? "" : "s"}`, { adaptationId: aid, node, lostRanks });
+      return aid;
+    });
+    r.state = "ADAPTING";
+    e.adapting = { id, from: have, to: survivors.length, added: [], removed: [node], requestedAt: now, times: { requested: now }, fault: true };
+    e.tasks = tasks;
+    job.nodes = survivors;
+    r.nodes = survivors.length;
+    this.jobs.freeNodes(job, [node], why);
+    refreshSchedView(job);
+    const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
+    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: [node], fault: { reason: why } });
+    this.jobs.notifyLaunchers(job);
+    log.warn(`job ${jobId} lost node ${node}; fault adaptation ${have} -> ${survivors.length} nodes`, { job: jobId, node });
+    return true;
+  }
+
   /** Step 6: the launcher reports the adaptation's end. */
   done(jobId: number, adaptId: number, ok: boolean, times: Record<string, number>, message: string | undefined, now = Date.now()): void {
     const job = this.state.jobs.get(jobId);
@@ -159,8 +220,14 @@ export class Elastic {
     if (!job || !a || a.id !== adaptId) return;
     const e = job.elastic!;
     const all: Record<string, number> = { ...a.times, ...times, ended: now };
-    // A commit lets the nodes a shrink removed go; a failure, the nodes a grow added.
-    const dropped = ok ? a.removed : a.added;
+    // The survivors of a fault could not go on: the job ends as a node failure would have ended it.
+    if (a.fault && !ok) {
+      this.jobs.finish(job, "NODE_FAIL", { reason: `${a.removed.join(",")} failed and the survivors could not adapt: ${message ?? "unknown reason"}` }, now);
+      return;
+    }
+    // A commit lets the nodes a shrink removed go; a failure, the nodes a grow added. (A fault's
+    // failed nodes left the job when it began.)
+    const dropped = (ok ? a.removed : a.added).filter((n) => job.nodes.includes(n));
     const keep = job.nodes.filter((n) => !dropped.includes(n));
     const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
     this.store.tx(() => {
@@ -170,11 +237,12 @@ export class Elastic {
         this.store.setNodes(jobId, keep.length);
       }
       this.store.setState(jobId, "RUNNING");
-      if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
+      if (ok && a.fault) this.store.addEvent(jobId, now, "resized", `fault adaptation from ${a.from} to ${a.to} nodes committed in ${took} ms`, { adaptationId: a.id, times: all });
+      else if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
       else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
     });
     this.effects.adapted?.({ from: a.from, to: a.to, ok, requestedAt: a.requestedAt, times: all });
-    if (ok) {
+    if (ok && !a.fault) {
       e.tasks = remap({ nodes: job.nodes.filter((n) => !a.added.includes(n)), tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
       e.adaptCostMs = took;
     }

@@ -62,6 +62,11 @@ export class LauncherHub {
       case "adapt.done":
         this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
         return;
+      case "fault": {
+        const job = this.state.jobs.get(msg.jobId);
+        if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` });
+        return;
+      }
       case "step.end":
         this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode, msg.interrupted !== undefined);
         return;

@@ -55,7 +55,7 @@ export interface ElasticRuntime {
   stepId?: number;
   /** Ranks per node of the elastic world, aligned with the job's nodes. */
   tasks?: number[];
-  adapting?: { id: number; from: number; to: number; added: string[]; removed: string[]; requestedAt: number; times: Record<string, number> };
+  adapting?: { id: number; from: number; to: number; added: string[]; removed: string[]; requestedAt: number; times: Record<string, number>; fault?: boolean };
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
   adaptCostMs?: number;

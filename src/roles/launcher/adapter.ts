@@ -10,10 +10,17 @@
  *
  * The world is a stack of steps: the one `ebb run` started, then one per grow. Ranks are numbered
  * across them in order; a shrink removes the highest ranks, so whole nodes at the end.
+ *
+ * Faults (dissertation §6.1.2): when a node of the world is lost, the launcher tells the
+ * controller, which answers with a fault realloc (or ends the job). The survivors' ranks have
+ * noticed the failure themselves (their world is revoked) and wait in probeAdapt; there are no
+ * probe rounds: the window opens at once with the lost ranks named, the survivors are renumbered
+ * in order (as in a shrink, the lost ranks leave), and it commits as any window does.
  */
 import { cardKey } from "../../proto/adapt.ts";
 import type { Credential, NodeRef } from "../../proto/common.ts";
 import type { StepDown, StepSpec } from "../../proto/step.ts";
+import { firstRanks } from "../../sched/layout.ts";
 import { remap, type Placement } from "../../sched/remap.ts";
 import type { ControllerLink, ReallocMsg } from "./controller-link.ts";
 import { logger } from "../../util/log.ts";
@@ -39,8 +46,11 @@ const FIRST_MARGIN = 2;
 
 export class Adapter {
   private generation = 0;
-  /** The world's nodes in rank order, each with its ranks and the step that runs them. */
-  private world: Array<{ node: string; tasks: number; step: WorldStep }>;
+  /** The world's nodes in rank order, each with its ranks, the step that runs them and its first rank in that step. */
+  private world: Array<{ node: string; tasks: number; first: number; step: WorldStep }>;
+  /** Nodes lost and not yet adapted past. */
+  private readonly lost = new Set<string>();
+  private adapting = false;
   /** Business cards of the world's ranks, once known. */
   private worldCards: string[] | undefined;
   private readonly waiters = new Map<string, Waiter>();
@@ -55,7 +65,8 @@ export class Adapter {
     private readonly host: AdapterHost,
     primary: WorldStep,
   ) {
-    this.world = primary.spec.nodes.map((n, i) => ({ node: n.name, tasks: primary.spec.tasks[i]!, step: primary }));
+    const first = firstRanks(primary.spec.tasks);
+    this.world = primary.spec.nodes.map((n, i) => ({ node: n.name, tasks: primary.spec.tasks[i]!, first: first[i]!, step: primary }));
   }
 
   /** Reductions from any step of the world. */
@@ -78,7 +89,7 @@ export class Adapter {
     let rank = 0;
     for (const w of this.world) {
       for (let k = 0; k < w.tasks; k++, rank++) {
-        if (rank >= from && rank < to) out.push(`${w.step.spec.stepId}:${rank - (w.step.spec.elastic?.rankBase ?? 0)}`);
+        if (rank >= from && rank < to) out.push(`${w.step.spec.stepId}:${w.first + k}`);
       }
     }
     return out;
@@ -91,8 +102,28 @@ export class Adapter {
     for (const f of [...this.exitWaiters]) f();
   }
 
+  /**
+   * A node of the world was lost. True: the controller is told, and the step goes on (its ranks
+   * there count as gone); false: the step cannot go on without it (an adaptation is under way).
+   */
+  nodeLost(node: string, reason: string): boolean {
+    if (this.failure) return false;
+    // Already being adapted past, or it had left the world.
+    if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
+    if (this.adapting || this.lost.size > 0) return false;
+    this.lost.add(node);
+    this.link.fault(node, reason);
+    return true;
+  }
+
   realloc(msg: ReallocMsg): void {
-    const run = () => this.adapt(msg).catch((e: Error) => this.link.adaptDone(msg.adaptId, false, {}, e.message));
+    const adapt = msg.fault ? () => this.faultAdapt(msg) : () => this.adapt(msg);
+    const run = () => {
+      this.adapting = true;
+      return adapt()
+        .catch((e: Error) => this.link.adaptDone(msg.adaptId, false, {}, e.message))
+        .finally(() => (this.adapting = false));
+    };
     this.busy = (this.busy ?? Promise.resolve()).then(run, run);
   }
 
@@ -222,12 +253,55 @@ export class Adapter {
     this.generation = next;
     this.worldCards = [...cards.slice(0, m.staying), ...Object.values(joiningCards)];
     this.world = this.world.slice(0, m.after.nodes.length - m.added.length);
-    if (joinStep) msg.added.forEach((n, i) => this.world.push({ node: n.name, tasks: msg.join!.tasks[i]!, step: joinStep! }));
+    if (joinStep) {
+      const first = firstRanks(msg.join!.tasks);
+      msg.added.forEach((n, i) => this.world.push({ node: n.name, tasks: msg.join!.tasks[i]!, first: first[i]!, step: joinStep! }));
+    }
 
     // Step 6: leaving ranks exit, then the controller may hand their nodes to others.
     await this.until(() => leavingProcesses.every((p) => this.exited.has(p)));
     this.check();
     times.released = Date.now();
+    this.link.adaptDone(msg.adaptId, true, times);
+  }
+
+  /**
+   * A fault window: the ranks on the removed nodes are dead. No probe rounds (the survivors wait
+   * in probeAdapt, having seen their world fail): the window opens at once, naming the lost ranks;
+   * the survivors, renumbered in order, commit; the controller is told.
+   */
+  private async faultAdapt(msg: ReallocMsg): Promise<void> {
+    const times: Record<string, number> = { realloc: Date.now() };
+    const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
+    const cards = this.cards(oldSize);
+    const lostRanks: number[] = [];
+    let rank = 0;
+    for (const w of this.world) {
+      for (let k = 0; k < w.tasks; k++, rank++) if (msg.removed.includes(w.node)) lostRanks.push(rank);
+    }
+    const survivors = this.world.filter((w) => !msg.removed.includes(w.node));
+    // The controller may have seen the failure first (the node went DOWN): its ranks are gone either way.
+    for (const n of msg.removed) {
+      this.lost.add(n);
+      for (const w of this.world) if (w.node === n) w.step.root.dropNode(n);
+    }
+    const size = oldSize - lostRanks.length;
+    if (size === 0) throw new Error("no rank survived");
+    const steps = [...new Set(survivors.map((w) => w.step))];
+    const next = this.generation + 1;
+    log.info(`fault adaptation ${msg.adaptId}: lost ${msg.removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
+    times.notified = times.agreed = Date.now();
+    const committed = this.wait("committed", msg.adaptId, 0, steps.length);
+    this.broadcast(steps, { t: "adapt.go", step: "", adaptId: msg.adaptId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
+    const commits = (await committed).reduce((a, b) => a + b, 0);
+    this.check();
+    if (commits !== size) throw new Error(`only ${commits} of ${size} surviving ranks committed`);
+    times.committed = times.released = Date.now();
+    this.broadcast(steps, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size });
+    this.generation = next;
+    this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
+    this.world = survivors;
+    for (const n of msg.removed) this.lost.delete(n);
     this.link.adaptDone(msg.adaptId, true, times);
   }
 

@@ -94,6 +94,11 @@ export class ControllerLink {
     this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message });
   }
 
+  /** The elastic step lost `node`: the controller answers with a fault realloc or ends the job. */
+  fault(node: string, reason: string): void {
+    this.send({ t: "fault", jobId: this.jobId, node, reason });
+  }
+
   /** A new step of the job (POST /v1/jobs/{id}/steps), asked on this connection. */
   createStep(step: StepCreate): Promise<StepGrant> {
     const req = this.nextRequest++;

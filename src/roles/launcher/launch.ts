@@ -106,6 +106,7 @@ export class Launch {
       onSpawn: (req) => this.spawn(spec, req),
       onAdapt: (r) => this.adapter?.report(r),
       onExit: (e) => this.adapter?.exit(spec, e),
+      onNodeLost: spec.elastic ? (node, reason) => this.adapter?.nodeLost(node, reason) ?? false : undefined,
     });
     this.roots.set(spec.stepId, root);
     const done = root.start().then((r) => {

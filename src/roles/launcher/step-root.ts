@@ -51,6 +51,11 @@ export interface StepRootOptions {
   onAdapt?(report: AdaptReport): void;
   /** A rank asked for new processes on new nodes (PMI spawn); without this, spawn fails. */
   onSpawn?(request: SpawnRequest, from: { rank: number; node: string }): Promise<SpawnOutcome>;
+  /**
+   * A node of the step was lost (elastic steps): true if the step goes on without it (its ranks
+   * count as gone, nothing is killed), false to fail the step as any lost node does.
+   */
+  onNodeLost?(node: string, reason: string): boolean;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
 }
@@ -94,7 +99,7 @@ export class StepRoot {
       this.unsubscribe.push(
         conn.subscribe(this.key, {
           onUp: (m) => this.onUp(m, c),
-          onLost: (reason) => this.fail(`lost node ${ref.name}: ${reason}`, 1, ref.name),
+          onLost: (reason) => this.nodeLost(ref.name, reason),
         }),
       );
       conn.send({ t: "launch", step: this.key, cred: this.o.cred, spec });
@@ -147,7 +152,8 @@ export class StepRoot {
         return;
       }
       case "error":
-        this.fail(msg.message, msg.code ?? 1, msg.kind === "lost-node" ? msg.node : undefined);
+        if (msg.kind === "lost-node") return this.nodeLost(msg.node, msg.message, msg.code);
+        this.fail(msg.message, msg.code ?? 1);
         return;
       case "fence.in": {
         let f = this.fences.get(msg.seq);
@@ -168,6 +174,31 @@ export class StepRoot {
         return;
       }
     }
+  }
+
+  /**
+   * The controller took `name` out of the job (a fault adaptation): its ranks count as gone, and
+   * whatever it still reports about them (their kill) is not a failure of the step.
+   */
+  dropNode(name: string): void {
+    const index = this.o.spec.nodes.findIndex((n) => n.name === name);
+    if (index < 0 || this.over) return;
+    this.adaptReduce.childLost(index);
+    this.markLost(name);
+  }
+
+  /** A node is gone: an elastic step may go on without it (a fault adaptation); any other fails. */
+  private nodeLost(name: string, reason: string, code = 1): void {
+    if (this.over) return;
+    // Only a leaf of the tree: an inner node's loss cuts off healthy nodes below it.
+    const index = this.o.spec.nodes.findIndex((n) => n.name === name);
+    const leaf = index >= 0 && childrenOf(index, this.o.spec.nodes.length, this.o.spec.fanout).length === 0;
+    if (!this.failure && leaf && this.o.onNodeLost?.(name, reason)) {
+      this.o.sink.notice(`lost node ${name}: ${reason}; the step goes on without it`);
+      this.adaptReduce.childLost(index);
+      return this.markLost(name);
+    }
+    this.fail(reason.startsWith("lost node") ? reason : `lost node ${name}: ${reason}`, code, name);
   }
 
   /** The first failure kills every rank; ranks on a lost node are counted as killed. */
@@ -196,7 +227,10 @@ export class StepRoot {
     const first = firstRanks(spec.tasks);
     for (const n of lost) {
       for (let r = first[n]!; r < first[n]! + spec.tasks[n]!; r++) {
-        if (!this.exits.has(r)) this.exits.set(r, { rank: r, node: spec.nodes[n]!.name, code: 137, signal: "SIGKILL" });
+        if (this.exits.has(r)) continue;
+        const exit = { rank: r, node: spec.nodes[n]!.name, code: 137, signal: "SIGKILL" };
+        this.exits.set(r, exit);
+        this.o.onExit?.(exit);
       }
     }
     if (this.exits.size === this.size) this.end();

@@ -1,27 +1,37 @@
 /**
  * ebb's default policy: size jobs by what their nodes are worth now. EASY (FCFS, a reservation for
- * the first job that cannot start, backfilling that never delays it) decides every start; running
- * malleable jobs are resized only when the numbers say it pays:
- * - admit: the first waiting job could start now if running jobs gave up nodes. They shrink, by
- *   exactly the nodes it lacks, taken where they cost least, and only if the time it would start
- *   earlier (its reservation − when the shrinks commit) exceeds the time the shrunk jobs are
- *   predicted to lose (their remaining work at the smaller size + the adaptation);
- * - lend: idle nodes nothing can use go to running jobs, a node at a time where it saves most, and
- *   a job grows only if the time it saves pays for this adaptation and the one that may take the
- *   nodes back. With a job waiting, only nodes its reservation leaves over are lent, or nodes lent
- *   to a job predicted to end before the reservation;
- * - moldable start: the first waiting job starts now below the size it asked for only if it is
- *   then predicted to end sooner than by waiting for its reservation: by its declared model, else
- *   (a malleable job, which may grow later) by the safe bound that its time grows at most linearly
- *   as its nodes drop.
+ * the first job that cannot start, backfilling that never delays it) decides the starts at the
+ * sizes asked for; then, on what each job's nodes are worth:
+ * - node price (sched/price.ts): while jobs wait, a node-second a running job does not use lets
+ *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
+ *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
+ *   backlog clears (`queueReach`). Nothing waits: λ = 0;
+ * - moldable start: a malleable waiting job (the head, then the ones behind it) starts now on the
+ *   nodes free, below the size it asked for, if the queue's gain (λ × the node-seconds of its work
+ *   done on nodes that would idle until its reservation) exceeds its own loss (its predicted end
+ *   now, by its declared model or else the bound that time grows at most linearly as nodes drop,
+ *   against its end from the reservation). Behind the head only if the reservation holds;
+ * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
+ *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
+ *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
+ *   adaptation) and the shrinks (and those under way) commit well before the reservation;
+ * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
+ *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
+ *   queue gives nodes back; an efficient one keeps them), never past a reservation that counts on
+ *   its end unless the reservation's extra nodes cover what it keeps;
+ * - lend: idle nodes nothing can use go to running jobs, a node at a time where its price drops
+ *   most, a job keeping its grant only if the gain (its own time, less λ × the extra node-seconds)
+ *   pays for this adaptation and the one that may give the nodes back. With a job waiting, only
+ *   nodes its reservation leaves over are lent, or nodes lent to a job predicted to end before it.
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized.
- * Nothing shrinks while nobody waits. Every resize carries its numbers in its reason.
+ * Nothing shrinks while nobody waits. Every decision carries its numbers in its reason.
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
 import { preferredSize } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
+import { bestShrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
 
@@ -64,13 +74,40 @@ export function planEbb(input: PassInput): PassPlan {
   }
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
-  if (head && reservation) {
-    const moldable = moldableStart(input, head, idle, reservation);
-    if (moldable) {
-      starts.push(moldable);
-      idle -= moldable.nodes;
-      return { starts, resizes, reservations: [], notes };
+  // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
+  let extra = reservation ? Math.max(0, b.extra) : Number.POSITIVE_INFINITY;
+  const startedIds = new Set(starts.map((s) => s.jobId));
+  let waiting = 0;
+  let oldest = input.now;
+  let work = 0;
+  for (const j of q) {
+    if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
+    waiting++;
+    oldest = Math.min(oldest, j.submitTime);
+    work += preferredSize(j) * j.timeLimit;
+  }
+  for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
+  const reach = queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval);
+  let affected = reach;
+  // Malleable jobs start below their size on the nodes left when the queue gains more than they lose, the head first.
+  if (head && reservation && idle > 0) {
+    for (const j of q) {
+      if (idle <= 0) break;
+      if (startedIds.has(j.id) || !j.elastic || j.minNodes > idle) continue;
+      const isHead = j.id === head.id;
+      const st = moldable(input, j, idle, reservation, extra, nodePrice(affected - 1, input.upNodes), isHead);
+      if (!st) continue;
+      starts.push(st.start);
+      idle -= st.start.nodes;
+      waiting--;
+      affected--;
+      // The next job in line gets its reservation in the next pass (at this instant): nothing else now.
+      if (isHead) return { starts, resizes, reservations: [], notes };
+      extra -= st.fromExtra;
     }
+  }
+  const lambda = waiting <= 0 ? 0 : nodePrice(affected, input.upNodes);
+  if (head && reservation) {
     // The first waiting jobs that would all start now, in queue order, if the nodes were there: the
     // head and as many followers as one round of shrinks can serve (each would otherwise wait at
     // least until the head's reservation, with no node free).
@@ -91,34 +128,79 @@ export function planEbb(input: PassInput): PassPlan {
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
         reservations.splice(0, reservations.length, { ...reservation, start: admit.at, fromJobs: admit.resizes.map((r) => r.jobId), reason: `ebb: ${admit.resizes.length} running job(s) give ${need} node(s) for ${k} waiting job(s), predicted gain ${sec(admit.gain)} > stretch ${sec(admit.stretch)}` });
+        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined));
         return { starts, resizes, reservations, notes };
       }
     }
   }
+  // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
+  const res = reservation;
+  const budget = { extra };
+  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }));
+  extra = budget.extra;
   // Lend what nothing can use.
   if (idle > 0) {
-    const shrinking = new Set(resizes.map((r) => r.jobId));
-    const free = reservation ? { any: Math.min(idle, Math.max(0, b.extra)), beforeOnly: idle - Math.min(idle, Math.max(0, b.extra)), until: reservation.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY };
-    resizes.push(...planLend(input, cands.filter((c) => c.settled && !shrinking.has(c.job.id) && c.job.nodes < c.job.maxNodes), free));
+    const touched = new Set(resizes.map((r) => r.jobId));
+    const any = Math.min(idle, extra);
+    const free = res ? { any, beforeOnly: idle - any, until: res.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY };
+    resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
 }
 
 /**
- * The head starts now on the nodes free, below the size it asked for, if it is then predicted to
- * end sooner than by waiting for its reservation. Its speed: its declared model, else (a malleable
- * job, which may grow later) the bound that time grows at most linearly as nodes drop.
+ * Shrinks priced by the node price λ (sched/price.ts): a running job shrinks to the size where its
+ * own remaining time plus λ × its node-seconds is least, if that gains more than the adaptation.
+ * EASY's reservation holds: a job whose end the reservation counts on and that would then end
+ * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
-function moldableStart(input: PassInput, head: PendingJob, idle: number, res: Reservation): CountStart | undefined {
-  const want = preferredSize(head);
+function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined): Resize[] {
+  if (!(lambda > 0)) return [];
+  const out: Resize[] = [];
+  for (const c of cands) {
+    if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
+    const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost };
+    const s = bestShrink(p, c.job.minNodes, lambda);
+    if (!s) continue;
+    if (res) {
+      const endOld = input.now + c.rem * 1000;
+      const endNew = input.now + (remAt(p, s.to) * END_MARGIN + s.cost) * 1000;
+      if (endOld <= res.start && endNew > res.start) {
+        if (s.to > res.budget.extra) continue;
+        res.budget.extra -= s.to;
+      }
+    }
+    out.push({
+      jobId: c.job.id,
+      from: c.job.nodes,
+      to: s.to,
+      rule: "admit",
+      reason: `${waiting} job(s) wait: a node-second is worth ${lambda.toFixed(4)} s of their summed turnaround; at ${s.to} nodes its work takes ${Math.round(s.saved)} node-s fewer, the queue gains ${sec(lambda * s.saved)} > its stretch ${sec(s.stretch)} (net ${sec(s.gain)} > adaptation ${sec(s.cost)}); ${c.speed.source}`,
+    });
+  }
+  return out;
+}
+
+/**
+ * A malleable waiting job starts now on the `idle` nodes below the size it asked for if the queue's
+ * gain exceeds its own loss (`moldableWorth`: its time at k by its declared model, else the bound
+ * that time grows at most linearly as nodes drop; it could get its size no sooner than the
+ * reservation). Behind the head, EASY's reservation holds: it must be predicted to end before the
+ * reservation, or fit in the nodes the reservation leaves over (`extra`).
+ */
+function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean): { start: CountStart; fromExtra: number } | undefined {
+  const want = preferredSize(job);
   const k = Math.min(idle, want);
-  if (!head.elastic || k < head.minNodes || k >= want || k <= 0) return undefined;
-  const ratio = head.model ? runtime(head.model, k) / runtime(head.model, want) : want / k;
+  if (!job.elastic || k < job.minNodes || k <= 0) return undefined;
+  const ratio = k === want ? 1 : job.model ? runtime(job.model, k) / runtime(job.model, want) : want / k;
   if (!(ratio > 0) || !Number.isFinite(ratio)) return undefined;
-  const endNow = input.now + head.timeLimit * Math.max(1, ratio) * 1000;
-  const endWaiting = res.start + head.timeLimit * 1000;
-  if (endNow >= endWaiting) return undefined;
-  return { jobId: head.id, nodes: k, reason: `moldable: ${k} of ${want} nodes now, predicted (${head.model ? "its model" : "at most linear slowdown"}) to end ${sec((endWaiting - endNow) / 1000)} sooner than at ${want} from its reservation` };
+  const w = moldableWorth(input.now / 1000, res.start / 1000, job.timeLimit, ratio, k, lambda);
+  if (!w.ok) return undefined;
+  const endNow = input.now + job.timeLimit * Math.max(1, ratio) * 1000;
+  const inTime = isHead || endNow <= res.start;
+  if (!inTime && k > extra) return undefined;
+  const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
+  return { start: { jobId: job.id, nodes: k, reason: `moldable: ${why}` }, fromExtra: inTime ? 0 : k };
 }
 
 interface Admit {
@@ -169,11 +251,13 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
     stretch += stretchAt(c, given.get(c.job.id)!);
     commit = Math.max(commit, c.cost(given.get(c.job.id)!));
   }
-  const at = input.now + commit * 1000;
+  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
+  let at = input.now + commit * 1000;
+  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) at = Math.max(at, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
   const gain = (group.length * (res.start - at)) / 1000;
   // The head's reservation holds only if the shrinks commit before it: the cost is an estimate,
   // so it must fit COMMIT_SAFETY times over.
-  if (input.now + COMMIT_SAFETY * commit * 1000 > res.start) return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of about ${sec(commit)}` }] };
+  if (input.now + COMMIT_SAFETY * (at - input.now) > res.start) return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of about ${sec(commit)}` }] };
   for (const c of pool) c.delta = 0;
   if (!(gain > stretch)) {
     return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) from ${chosen.length} job(s) would start it ${sec(Math.max(0, gain))} before its reservation, the shrunk jobs would lose ${sec(stretch)}` }] };
@@ -197,14 +281,16 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
  * Idle nodes to running jobs, one node at a time to the job whose remaining time drops most by it;
  * a job keeps its grant only if the time saved pays for growing and for giving the nodes back.
  */
-function planLend(input: PassInput, cands: Cand[], free: { any: number; beforeOnly: number; until: number }): Resize[] {
+function planLend(input: PassInput, cands: Cand[], free: { any: number; beforeOnly: number; until: number }, lambda: number): Resize[] {
   let pool = cands;
+  const priced = (c: Cand): Priced => ({ n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost });
   for (let round = 0; round < 3 && pool.length > 0; round++) {
-    const grant = greedyLend(input, pool, free);
+    const grant = greedyLend(input, pool, free, lambda);
+    // F(n) − F(m) includes this adaptation once (and λ × the node-seconds); the second is giving the nodes back.
     const pays = (c: Cand) => {
       const m = c.job.nodes + (grant.get(c.job.id) ?? 0);
-      const saved = c.rem - remainingAt(c.job, input.now, c.speed, m);
-      return saved > 2 * c.cost(m - c.job.nodes);
+      const p = priced(c);
+      return price(p, p.n, lambda) - price(p, m, lambda) > c.cost(m - c.job.nodes);
     };
     const failing = pool.filter((c) => (grant.get(c.job.id) ?? 0) > 0 && !pays(c));
     if (failing.length > 0) {
@@ -223,7 +309,7 @@ function planLend(input: PassInput, cands: Cand[], free: { any: number; beforeOn
         from: c.job.nodes,
         to: m,
         rule: "grow",
-        reason: `${g} idle node(s) nothing else can use: remaining ${sec(c.rem)} -> ${sec(after)} at ${m} nodes, predicted gain ${sec(c.rem - after)} > 2 adaptations of ${sec(c.cost(g))} (grow, and give back)${Number.isFinite(free.until) ? `; a reservation at +${sec((free.until - input.now) / 1000)} is kept` : ""}; ${c.speed.source}`,
+        reason: `${g} idle node(s) nothing else can use: remaining ${sec(c.rem)} -> ${sec(after)} at ${m} nodes, predicted gain ${sec(c.rem - after)}${lambda > 0 ? ` − ${sec(lambda * (m * after + m * c.cost(g) - c.job.nodes * c.rem))} for the node-seconds at ${lambda.toFixed(4)} s each` : ""} > 2 adaptations of ${sec(c.cost(g))} (grow, and give back)${Number.isFinite(free.until) ? `; a reservation at +${sec((free.until - input.now) / 1000)} is kept` : ""}; ${c.speed.source}`,
       });
     }
     return out;
@@ -231,12 +317,14 @@ function planLend(input: PassInput, cands: Cand[], free: { any: number; beforeOn
   return [];
 }
 
-function greedyLend(input: PassInput, pool: readonly Cand[], free: { any: number; beforeOnly: number; until: number }): Map<number, number> {
+function greedyLend(input: PassInput, pool: readonly Cand[], free: { any: number; beforeOnly: number; until: number }, lambda: number): Map<number, number> {
   const grant = new Map<number, number>();
   const size = (c: Cand) => c.job.nodes + (grant.get(c.job.id) ?? 0);
   const gainOf = (c: Cand) => {
     const m = size(c);
-    return remainingAt(c.job, input.now, c.speed, m) - remainingAt(c.job, input.now, c.speed, m + 1);
+    const r0 = remainingAt(c.job, input.now, c.speed, m);
+    const r1 = remainingAt(c.job, input.now, c.speed, m + 1);
+    return r0 + lambda * m * r0 - (r1 + lambda * (m + 1) * r1);
   };
   const key = new Map<number, number>();
   for (const c of pool) key.set(c.job.id, gainOf(c));

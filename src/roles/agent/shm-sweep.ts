@@ -1,0 +1,47 @@
+/**
+ * Shared-memory files left by processes that died without cleaning up: an agent killed with
+ * SIGKILL leaves its steps' adaptation segments and CFG directories, a rank killed unmapped
+ * leaves its ring. Each name ends with (or, for rings, starts with) the pid of its owner; the
+ * agent removes, when it starts, those whose owners are all gone.
+ */
+import { readdirSync, rmSync } from "node:fs";
+import { join } from "node:path";
+
+/** Owner pids of an ebb name in the shm directory, or undefined if the name is not ours. */
+export function shmOwners(name: string): number[] | undefined {
+  const step = /^ebb-(?:adapt|cfg)-.+-(\d+)$/.exec(name);
+  if (step) return [Number(step[1])];
+  // ebbc-<writer id>-<reader id>; a card id is "<pid base 36>.<random>".
+  const ring = /^ebbc-([0-9a-z]+)\.[0-9a-z]+-([0-9a-z]+)\.[0-9a-z]+$/.exec(name);
+  if (ring) return [parseInt(ring[1]!, 36), parseInt(ring[2]!, 36)];
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as { code?: string }).code !== "ESRCH";
+  }
+}
+
+/** Removes what dead processes left in `dir`; returns the names removed. */
+export function sweepStaleShm(dir: string): string[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const name of names) {
+    const owners = shmOwners(name);
+    if (!owners || owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || alive(pid))) continue;
+    try {
+      rmSync(join(dir, name), { recursive: true, force: true });
+      removed.push(name);
+    } catch {}
+  }
+  return removed;
+}

@@ -1,0 +1,110 @@
+/**
+ * Fault adaptation (dissertation §6.1.2): an elastic job whose node dies goes on with the
+ * survivors when they are within its range; a rigid job, or one whose survivors are below its
+ * minimum, ends NODE_FAIL. Real processes: 4 agents, `ebb run` of examples/jacobi.ts, agents
+ * SIGKILLed mid-run.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { join } from "node:path";
+import { ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
+import { elasticRun } from "../support/elastic-run.ts";
+
+const BUN = process.execPath;
+const JACOBI = join(ROOT, "examples/jacobi.ts");
+const ITERS = ["--iters", "3000", "--checkpoint", "10"];
+
+let c: TestCluster;
+let want: RegExpExecArray;
+beforeAll(async () => {
+  c = await startCluster({ agents: 4, heartbeat: 1 });
+  const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...ITERS]);
+  expect(fixed.code).toBe(0);
+  want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** Every node IDLE again: a killed agent is restarted under its name. */
+beforeEach(async () => {
+  for (const [name, a] of c.agents) if (a.exitCode !== null || a.signalCode !== null) c.startAgent(name);
+  await c.waitNodes(4, "IDLE");
+});
+
+async function kill(node: string): Promise<void> {
+  const agent = c.agents.get(node)!;
+  agent.kill("SIGKILL");
+  await agent.exited;
+}
+
+describe("an elastic Jacobi run loses one of its 3 nodes", () => {
+  // The first, a middle and the last node of the allocation (ebb run's allocation: the launcher is
+  // not on a node, so any of them may go).
+  const tried: string[] = [];
+  const survived: string[] = [];
+  afterAll(() => console.log(`faults survived: ${survived.length} of ${tried.length} (${tried.join(", ")})`));
+
+  for (const victimIndex of [1, 2, 0]) {
+    test(`node ${victimIndex} of the allocation SIGKILLed mid-run: the job goes on with the survivors and gets the fixed-size answer`, async () => {
+      const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+      const detail = await c.job(job.id);
+      const victim = detail.allocation[victimIndex] as string;
+      tried.push(`allocation[${victimIndex}]`);
+      await kill(victim);
+      if (victimIndex === 1) {
+        // Once the survivors go on, the job can grow back onto a healthy node (renumbered ranks and all).
+        await waitFor("the fault adaptation to commit", async () => (await c.job(job.id)).adaptations[0]?.state === "COMMITTED", 60_000);
+        const grown = await c.resize(job.id, 3);
+        expect(grown.state).toBe("COMMITTED");
+        expect(grown.added).not.toContain(victim);
+      }
+
+      const { out, err, code } = await job.finished;
+      const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+      const end = await c.job(job.id);
+      const fault = end.adaptations[0];
+      if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+      expect(code).toBe(0);
+      expect(out).toMatch(/jacobi: fault: lost rank \d at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
+      expect(got?.[1]).toBe(want[1]!);
+      expect(got?.[2]).toBe(want[2]!);
+      expect(end.state).toBe("COMPLETED");
+      // The first adaptation is the fault's: 3 -> 2 nodes, committed, the dead node removed.
+      expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([3, 2, 3, 2, "COMMITTED"]);
+      expect(fault.removed).toEqual([victim]);
+      expect(end.events.some((e: any) => e.kind === "fault" && e.message.includes(`node ${victim} failed`))).toBe(true);
+      expect(err).toContain(`lost node ${victim}`);
+      if (victimIndex === 1) expect(out).toContain("now 3 ranks (was 2)");
+      survived.push(`allocation[${victimIndex}]`);
+    }, 120_000);
+  }
+});
+
+describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {
+  test("a rigid Jacobi run on 3 nodes", async () => {
+    const job = await elasticRun(c, ["-N", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+    const victim = (await c.job(job.id)).allocation[1] as string;
+    await kill(victim);
+    const { code } = await job.finished;
+    expect(code).not.toBe(0);
+    const end = await c.waitJob(job.id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"]);
+    expect(end.state).toBe("NODE_FAIL");
+    expect(end.reason).toContain(victim);
+    expect(end.adaptations ?? []).toEqual([]);
+  }, 120_000);
+
+  test("an elastic run whose 2 survivors are below its minimum of 3", async () => {
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "3", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+    const victim = (await c.job(job.id)).allocation[2] as string;
+    await kill(victim);
+    const { code } = await job.finished;
+    expect(code).not.toBe(0);
+    const end = await waitFor("the job to end", async () => {
+      const j = await c.job(job.id);
+      return ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"].includes(j.state) ? j : undefined;
+    });
+    expect(end.state).toBe("NODE_FAIL");
+    expect(end.reason).toContain(victim);
+    expect(end.adaptations).toEqual([]);
+  }, 120_000);
+});

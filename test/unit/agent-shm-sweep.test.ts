@@ -1,0 +1,33 @@
+import { expect, test } from "bun:test";
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { shmOwners, sweepStaleShm } from "../../src/roles/agent/shm-sweep.ts";
+
+test("owner pids are read from every kind of ebb shared-memory name, and only from those", () => {
+  expect(shmOwners("ebb-adapt-node01-3.0-19100")).toEqual([19100]);
+  expect(shmOwners("ebb-cfg-n-7.12-42")).toEqual([42]);
+  expect(shmOwners("ebbc-3ld.l3amx1-3lf.omigta")).toEqual([parseInt("3ld", 36), parseInt("3lf", 36)]);
+  for (const other of ["ebb-adapt-", "ebbc-x", "sem.foo", "ebb-other-1-2", "pulse-shm-1"]) expect(shmOwners(other)).toBeUndefined();
+});
+
+test("files of dead owners are removed; those of live owners and others are kept", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ebb-sweep-"));
+  const dead = Bun.spawnSync(["true"]).pid; // exited and reaped: its pid is gone
+  const live = process.pid;
+  const files = {
+    deadAdapt: `ebb-adapt-node01-3.0-${dead}`,
+    liveAdapt: `ebb-adapt-node01-3.0-${live}`,
+    deadRing: `ebbc-${dead.toString(36)}.abc-${dead.toString(36)}.def`,
+    halfRing: `ebbc-${dead.toString(36)}.abc-${live.toString(36)}.def`,
+    foreign: "something-else-1",
+  };
+  for (const f of Object.values(files)) writeFileSync(join(dir, f), "x");
+  const deadCfg = `ebb-cfg-node01-1.0-${dead}`;
+  mkdirSync(join(dir, deadCfg));
+  writeFileSync(join(dir, deadCfg, "rank-0"), "x");
+
+  expect(sweepStaleShm(dir).sort()).toEqual([files.deadAdapt, files.deadRing, deadCfg].sort());
+  for (const f of [files.liveAdapt, files.halfRing, files.foreign]) expect(existsSync(join(dir, f))).toBe(true);
+  for (const f of [files.deadAdapt, files.deadRing, deadCfg]) expect(existsSync(join(dir, f))).toBe(false);
+});
