@@ -143,6 +143,7 @@ export async function upOnHosts(
   let url: string;
   let stopController: () => Promise<void>;
   let stopWatching = () => {};
+  let hostsStarting: ReturnType<RemoteAgents["start"]> | undefined;
   if (o.controllerOnFirst) {
     // The controller on the first host, over ssh; its key and token are made here (and stay here
     // for the clients), and reach it on ssh's stdin.
@@ -152,7 +153,7 @@ export async function upOnHosts(
     const release = await starting({ listen: o.listen, stateDir: o.stateDir }, async () => lockStateDir(o.stateDir, `${hosts[0]!.name} (ebb up --controller-on-first)`));
     const wildcard = ["0.0.0.0", "::"].includes(o.listen.host);
     const sha = await sha256(process.execPath, o.stateDir);
-    remote = new RemoteAgents({ ...common, sha256: sha, clusterKey, controllerPort: 0, registered: () => Promise.reject(new Error("no controller yet")) });
+    remote = new RemoteAgents({ ...common, sha256: sha, clusterKey, controllerPort: new Promise<number>(() => {}), registered: () => Promise.reject(new Error("no controller yet")) });
     const started = await Promise.race([
       remote.startController(hosts[0]!, { listenHost: wildcard ? undefined : o.listen.host, port: o.listen.port, flags: o.controllerFlags ?? [], token }).catch((e: Error) => ({ error: e.message })),
       signal.then(() => "signal" as const),
@@ -172,10 +173,26 @@ export async function upOnHosts(
     remote.controllerAt(u.hostname, Number(u.port), watch.registered);
     stopController = async () => release();
   } else {
+    // The ssh sessions start while the controller does; each agent gets the controller's port on
+    // stdin once it listens (the key first: it is the state dir's, known before).
+    mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+    const clusterKey = ensureSecret(o.stateDir, "cluster.key");
     const waiting = new Map<string, () => void>();
     const seen = new Set<string>();
-    const [ctl, sha] = await Promise.all([
-      starting({ listen: o.listen, stateDir: o.stateDir }, () =>
+    let portKnown: (port: number) => void = () => {};
+    const wildcard = ["0.0.0.0", "::", "127.0.0.1", "::1", "localhost"].includes(o.listen.host);
+    remote = new RemoteAgents({
+      ...common,
+      sha256: await sha256(process.execPath, o.stateDir),
+      controllerPort: new Promise<number>((resolve) => (portKnown = resolve)),
+      controllerHost: wildcard ? undefined : o.listen.host,
+      clusterKey,
+      registered: (name) => (seen.has(name) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(name, resolve))),
+    });
+    hostsStarting = remote.start(hosts);
+    let ctl: Awaited<ReturnType<typeof startController>>;
+    try {
+      ctl = await starting({ listen: o.listen, stateDir: o.stateDir }, () =>
         startController({
           listen: o.listen,
           stateDir: o.stateDir,
@@ -185,18 +202,12 @@ export async function upOnHosts(
             waiting.get(name)?.();
           },
         }),
-      ),
-      sha256(process.execPath, o.stateDir),
-    ]);
-    const wildcard = ["0.0.0.0", "::", "127.0.0.1", "::1", "localhost"].includes(o.listen.host);
-    remote = new RemoteAgents({
-      ...common,
-      sha256: sha,
-      controllerPort: Number(new URL(ctl.url).port),
-      controllerHost: wildcard ? undefined : o.listen.host,
-      clusterKey: ctl.clusterKey,
-      registered: (name) => (seen.has(name) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(name, resolve))),
-    });
+      );
+    } catch (e) {
+      await remote.stop();
+      throw e;
+    }
+    portKnown(Number(new URL(ctl.url).port));
     url = ctl.url;
     stopController = () => ctl.stop();
   }
@@ -206,7 +217,7 @@ export async function upOnHosts(
     await stopController();
   };
 
-  const started = await Promise.race([remote.start(hosts), signal.then(() => "signal" as const)]);
+  const started = await Promise.race([hostsStarting ?? remote.start(hosts), signal.then(() => "signal" as const)]);
   if (started === "signal") {
     err("ebb up: stopping\n");
     await stopAll();

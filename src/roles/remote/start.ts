@@ -13,7 +13,8 @@ export interface RemoteOptions {
   binary: string;
   sha256: string;
   remotePath: string;
-  controllerPort: number;
+  /** The controller's port, sent to each agent once known (the sessions start while the controller does). */
+  controllerPort: Promise<number>;
   controllerHost?: string;
   clusterKey: string;
   /** CPUs for hosts without slots=N (default: all of each host's). */
@@ -101,7 +102,7 @@ export class RemoteAgents {
   /** Where the agents find the controller, once it runs on one of the hosts (--controller-on-first). */
   controllerAt(host: string, port: number, registered: (name: string) => Promise<void>): void {
     this.o.controllerHost = host;
-    this.o.controllerPort = port;
+    this.o.controllerPort = Promise.resolve(port);
     this.o.registered = registered;
   }
 
@@ -123,8 +124,8 @@ export class RemoteAgents {
 
   private async startHost(h: HostSpec): Promise<void> {
     this.o.progress(h.name, "connecting");
-    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerPort: this.o.controllerPort, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel });
-    await this.session(h, h.name, command, [this.o.clusterKey], () => this.o.registered(h.name));
+    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel });
+    await this.session(h, h.name, command, [this.o.clusterKey, this.o.controllerPort.then(String)], () => this.o.registered(h.name));
     this.o.progress(h.name, "up");
   }
 
@@ -149,7 +150,7 @@ export class RemoteAgents {
    * binary there is missing or differs, it is copied and the session started again. Resolves with
    * what `ready` resolves with, or throws with ssh's (or the remote side's) last words.
    */
-  private async session<R>(h: HostSpec, label: string, command: string, stdinLines: string[], ready: (s: Session) => Promise<R>): Promise<R> {
+  private async session<R>(h: HostSpec, label: string, command: string, stdinLines: (string | Promise<string>)[], ready: (s: Session) => Promise<R>): Promise<R> {
     for (let attempt = 0; ; attempt++) {
       const session = this.launch(h, label, command, stdinLines);
       let timer: Timer | undefined;
@@ -178,7 +179,7 @@ export class RemoteAgents {
   }
 
   /** An ssh session: the secrets go first on its stdin, which then stays open. */
-  private launch(h: HostSpec, label: string, command: string, stdinLines: string[]): Session {
+  private launch(h: HostSpec, label: string, command: string, stdinLines: (string | Promise<string>)[]): Session {
     const proc = Bun.spawn(sshArgv(h, this.o.ssh, command), { stdin: "pipe", stdout: "pipe", stderr: "pipe" }) as Piped;
     this.sessions.set(label, proc);
     // The remote side's own warnings and errors are passed on; ssh's errors end up in the failure.
@@ -186,8 +187,19 @@ export class RemoteAgents {
       if (/ (agent|controller) (warn|error): |^ebb (agent|controller): (?!API )/.test(line)) this.o.progress(label, line.replace(/^\S+Z /, ""));
     });
     const out = new Tail(proc.stdout);
-    proc.stdin.write(stdinLines.map((l) => `${l}\n`).join(""));
-    proc.stdin.flush();
+    // In order; a line still to come (the controller's port) is sent when known.
+    void (async () => {
+      for (const line of stdinLines) {
+        const text = await line;
+        if (proc.exitCode !== null) return;
+        try {
+          proc.stdin.write(`${text}\n`);
+          proc.stdin.flush();
+        } catch {
+          return; // the session ended meanwhile
+        }
+      }
+    })();
     return { proc, tail, out };
   }
 
