@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
@@ -262,6 +262,24 @@ test("--controller-on-first: the controller runs on h1 over ssh, agents on h1 an
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
     expect(existsSync(join(`${remotePath}.d`, "controller", "controller.lock"))).toBe(false);
     expect(existsSync(join(up.state, "controller.lock"))).toBe(false);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("a host file: user@host, host:port and slots=N reach ssh and the agent; --ssh-user applies where no user is given", async () => {
+  const file = join(dir, "hosts.txt");
+  writeFileSync(file, [`# two lab hosts and one refused`, `root@h1 slots=3`, `root@127.0.0.3:${hosts.port}   # by address and port`, `h2   # logs in as --ssh-user, whom sshd refuses`, ""].join("\n"));
+  const up = new Up(["--hostfile", file, "--ssh-user", "nosuchuser"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 3 hosts (h1, 127.0.0.3); failed: h2");
+    expect(up.stderr).toContain("ebb up: h2: FAILED: nosuchuser@127.0.0.3: Permission denied (publickey)");
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.cpus, n.addr.replace(/:\d+$/, "")]);
+    expect(nodes.find((n: any) => n[0] === "h1")).toEqual(["h1", 3, "127.0.0.2"]);
+    expect(nodes.find((n: any) => n[0] === "127.0.0.3")?.[2]).toBe("127.0.0.3");
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
