@@ -1,5 +1,5 @@
 /**
- * The dashboard's first render in headless Chromium (Debian's, via playwright-core): a 64-node
+ * The dashboard's first render in headless Chromium (Debian's, via puppeteer-core): a 64-node
  * cluster (`ebb up`) after 1,000 one-rank jobs have finished, all of them in the timeline's
  * 10-minute window. Time from navigation start to the first timeline drawn (the page's
  * performance mark), median of 3 page loads (1 with --quick). Baseline, same run: the same page

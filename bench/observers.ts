@@ -1,11 +1,10 @@
 /// <reference lib="dom" />
 /** What watches a cluster in the benchmarks: the dashboard open in headless Chromium, and a /metrics scraper. */
-import { chromium, type Browser } from "playwright-core";
-
-export const CHROMIUM = "/usr/bin/chromium";
+import type { Browser } from "puppeteer-core";
+import { launchBrowser as launch } from "../test/support/browsers.ts";
 
 export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true });
+  return launch("chromium");
 }
 
 /**
@@ -13,13 +12,14 @@ export function launchBrowser(): Promise<Browser> {
  * and resolves once its first timeline is drawn, with the time from navigation start (ms) and what it drew.
  */
 export async function openDashboard(browser: Browser, url: string, token: string) {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  await page.addInitScript((t) => sessionStorage.setItem("ebb-token", t), token);
+  const page = await browser.newPage();
+  await page.setViewport({ width: 1440, height: 900 });
+  await page.evaluateOnNewDocument((t) => sessionStorage.setItem("ebb-token", t), token);
   await page.goto(`${url}/`);
   const drawn = await page.waitForFunction(() => {
     const m = performance.getEntriesByName("ebb-first-timeline")[0] as PerformanceMark | undefined;
     return m ? { ms: m.startTime, ...(m.detail as { jobs: number; nodes: number }) } : undefined;
-  }, undefined, { timeout: 120_000, polling: 50 });
+  }, { timeout: 120_000, polling: 50 });
   return { page, first: (await drawn.jsonValue())! };
 }
 

@@ -5,13 +5,13 @@
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { describeIssues, firstField } from "../util/zod.ts";
-import type { ApiBackend, Scope } from "./backend.ts";
+import { isAdmin, type ApiBackend, type Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { DrainRequest, JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
@@ -117,11 +117,12 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   const requireAll = (c: Context<Env>) => {
-    if (c.get("scope") !== "all") throw new ApiError(403, "forbidden", "a job token may only act on its own job and the jobs it submitted");
+    if (!isAdmin(c.get("scope"))) throw new ApiError(403, "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
   };
   const requireJob = (c: Context<Env>, id: number) => {
     const scope = c.get("scope");
-    if (!backend.mayActOn(scope, id)) throw new ApiError(403, "forbidden", `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`);
+    if (!backend.mayActOn(scope, id))
+      throw new ApiError(403, "forbidden", typeof scope === "object" ? `job ${id} is not ${scope.user}'s; a user's token acts on that user's jobs only` : `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`);
   };
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));
@@ -150,7 +151,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     if (!job) throw notFound(`job ${id}`);
     // A job's token never sees the environment it was submitted with; the cluster's token sees it
     // with the values of names that look secret masked.
-    return c.json({ ...job, env: c.get("scope") === "all" ? maskSecrets(job.env) : {} });
+    return c.json({ ...job, env: typeof c.get("scope") === "number" ? {} : maskSecrets(job.env) });
   });
 
   app.delete("/v1/jobs/:id", (c) => {
@@ -179,6 +180,12 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     requireJob(c, id);
     const req = await body(c, StepCreate);
     return c.json(await backend.createStep(id, req), 201);
+  });
+
+  app.post("/v1/tokens", async (c) => {
+    requireAll(c);
+    const req = await body(c, TokenCreate);
+    return c.json({ user: req.user, admin: req.admin ?? false, token: backend.createToken(req.user, req.admin ?? false) }, 201);
   });
 
   app.get("/v1/nodes", (c) => {

@@ -2,8 +2,19 @@
 import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant, TimelineView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 
-/** Who is calling: the API token ("all") or a job's token (its job id). */
-export type Scope = "all" | number;
+/** A per-user token's caller (`ebb token create`): acts on that user's jobs, or on all as an admin. */
+export interface UserScope {
+  user: string;
+  admin: boolean;
+}
+
+/** Who is calling: the API token ("all"), a job's token (its job id), or a user's token. */
+export type Scope = "all" | number | UserScope;
+
+/** The cluster's API token and admins' tokens act on everything. */
+export function isAdmin(scope: Scope): boolean {
+  return scope === "all" || (typeof scope === "object" && scope.admin);
+}
 
 export interface ApiBackend {
   version: string;
@@ -11,7 +22,7 @@ export interface ApiBackend {
   submit(req: JobSubmit, scope: Scope): { id: number };
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
   testOnly(req: JobSubmit, scope: Scope): { start: string | null; nodes: string[]; message: string };
-  listJobs(filter: Omit<JobFilter, "visibleTo">, scope: Scope): JobView[];
+  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): JobView[];
   /** The job, once it has ended or `waitMs` have passed. */
   getJob(id: number, waitMs?: number): JobDetail | undefined | Promise<JobDetail | undefined>;
   /** The job id of task `task` of array `arrayJobId`. */
@@ -31,12 +42,17 @@ export interface ApiBackend {
   authorize(token: string): Scope | undefined;
   /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
   mayActOn(scope: Scope, id: number): boolean;
+  /** Issue a token for `user` (admins only); returns the token, shown once. */
+  createToken(user: string, admin: boolean): string;
   /** Whether a scraper with this bearer token (undefined: none) may read /metrics. */
   mayScrape(token: string | undefined): boolean;
   /** The Prometheus text exposition of the controller's metrics. */
   metrics(): string;
   /** The allocation timeline of the last `windowSec` seconds. */
   timeline(windowSec: number): TimelineView;
-  /** Changes when the timeline may have changed (the live stream compares it). */
-  timelineMark(): string;
+  /**
+   * The live timeline: `send` gets the window's whole timeline (event "timeline") at once, then
+   * what changed (event "delta", a TimelineDelta), each as its JSON text; returns the unsubscribe.
+   */
+  watchTimeline(windowSec: number, send: (event: "timeline" | "delta", json: string) => void): () => void;
 }

@@ -1,9 +1,9 @@
 /**
  * The dashboard: one HTML page (inline script and style, embedded in the binary: no CDN, no
  * separate server) at `/`, and what it reads besides the /v1 API: GET /v1/timeline, and
- * GET /v1/stream, the timeline as server-sent events whenever the cluster changed (checked once a
- * second, so a change shows within 2 s). The page sends the token in a header (fetch, not
- * EventSource), never in a URL. The drawing is SVG by hand: a timeline of nodes × time with
+ * GET /v1/stream, the timeline as server-sent events: the whole window first, then deltas
+ * whenever the cluster changed (checked once a second, so a change shows within 2 s). The page
+ * sends the token in a header (fetch, not EventSource), never in a URL. The drawing is SVG by hand: a timeline of nodes × time with
  * rectangles is a few dozen lines, less than wiring a charting library into the binary.
  */
 import type { Context, Hono } from "hono";
@@ -21,41 +21,46 @@ const PAGE_HEADERS = {
   "referrer-policy": "no-referrer",
 };
 
-/** Seconds between checks for changes; idle streams get a comment every KEEPALIVE checks. */
-const TICK_MS = 1000;
-const KEEPALIVE = 15;
+/** Idle streams get a comment this often (ms), so that proxies keep them open. */
+const KEEPALIVE_MS = 15_000;
 
 export function dashboardPage(app: Hono<any>): void {
   app.get("/", (c) => c.body(page, 200, PAGE_HEADERS));
   app.get("/ui", (c) => c.redirect("/", 301));
 }
 
-/** The live timeline: an event when the cluster's mark changed since the last one sent. */
+/**
+ * The live timeline: the window's whole timeline as one `timeline` event, then a `delta` event
+ * (the jobs that changed) whenever the cluster changed. The controller computes each delta once
+ * for all open streams.
+ */
 export function timelineStream(c: Context, backend: ApiBackend, windowSec: number): Response {
   const enc = new TextEncoder();
-  let timer: ReturnType<typeof setInterval> | undefined;
-  const stop = () => clearInterval(timer);
+  let unsubscribe: (() => void) | undefined;
+  let keepalive: ReturnType<typeof setInterval> | undefined;
+  let quiet = true;
+  const stop = () => {
+    clearInterval(keepalive);
+    unsubscribe?.();
+    unsubscribe = undefined;
+  };
   const body = new ReadableStream<Uint8Array>({
     start(ctrl) {
-      let last = "";
-      let idle = 0;
-      const tick = () => {
+      const write = (text: string) => {
         try {
-          const mark = backend.timelineMark();
-          if (mark !== last) {
-            last = mark;
-            idle = 0;
-            ctrl.enqueue(enc.encode(`event: timeline\ndata: ${JSON.stringify(backend.timeline(windowSec))}\n\n`));
-          } else if (++idle >= KEEPALIVE) {
-            idle = 0;
-            ctrl.enqueue(enc.encode(": keep-alive\n\n"));
-          }
+          ctrl.enqueue(enc.encode(text));
         } catch {
           stop();
         }
       };
-      tick();
-      timer = setInterval(tick, TICK_MS);
+      unsubscribe = backend.watchTimeline(windowSec, (event, json) => {
+        quiet = false;
+        write(`event: ${event}\ndata: ${json}\n\n`);
+      });
+      keepalive = setInterval(() => {
+        if (quiet) write(": keep-alive\n\n");
+        quiet = true;
+      }, KEEPALIVE_MS);
     },
     cancel: stop,
   });

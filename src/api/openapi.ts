@@ -6,6 +6,7 @@
  * test fails), so the document cannot drift from the routes again.
  */
 import { z } from "zod";
+import { AgentToController, ControllerToAgent, REFUSED } from "../proto/agent.ts";
 import { ControllerToLauncher, LauncherToController } from "./launcher.ts";
 import {
   DrainRequest,
@@ -24,8 +25,11 @@ import {
   StepGrant,
   SubmitResult,
   TestOnlyResult,
+  TimelineDelta,
   TimelineQuery,
   TimelineView,
+  TokenCreate,
+  TokenCreated,
 } from "./schemas.ts";
 
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426;
@@ -33,6 +37,9 @@ type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426;
 interface Operation {
   operationId: string;
   summary: string;
+  description?: string;
+  /** An event stream's events: name -> the JSON schema of its data (given as x-events). */
+  events?: Record<string, () => z.ZodType>;
   /** No bearer token needed. */
   open?: boolean;
   query?: () => z.ZodType;
@@ -114,6 +121,13 @@ const OPERATIONS: Record<string, Operation> = {
     errors: [...ON_JOB, 409, 413],
     notes: { 409: "the job is not running, or ended while the step waited for nodes" },
   },
+  "POST /v1/tokens": {
+    operationId: "createToken",
+    summary: "Issue a user's API token (the API token or an admin's only); the token is shown once, only its hash is kept",
+    body: () => TokenCreate,
+    ok: { status: 201, description: "the new token", json: () => TokenCreated },
+    errors: [400, 401, 403, 413],
+  },
   "GET /v1/nodes": { operationId: "listNodes", summary: "List nodes (the API token only)", ok: { status: 200, description: "nodes", json: () => z.object({ nodes: z.array(NodeView) }) }, errors: [401, 403] },
   "POST /v1/nodes/:name/drain": {
     operationId: "drainNode",
@@ -134,7 +148,10 @@ const OPERATIONS: Record<string, Operation> = {
   "GET /v1/timeline": { operationId: "getTimeline", summary: "The allocation timeline of the last `window` seconds: who held which node when, adaptations, pending jobs (the API token only)", query: () => TimelineQuery, ok: { status: 200, description: "the timeline", json: () => TimelineView }, errors: [400, 401, 403] },
   "GET /v1/stream": {
     operationId: "streamTimeline",
-    summary: "The timeline as server-sent events (event: timeline, data: the GET /v1/timeline body) whenever the cluster changed, checked once a second (the API token only)",
+    summary: "The live timeline as server-sent events (the API token only)",
+    description:
+      "First `event: timeline` with the GET /v1/timeline body of the window; then, whenever the cluster changed (checked once a second), `event: delta` with what changed since the previous event (x-events.delta): jobs and pending entries that replace those of the same id, ids to remove, all nodes. Comment lines keep an idle stream open.",
+    events: { timeline: () => TimelineView, delta: () => TimelineDelta },
     query: () => TimelineQuery,
     ok: { status: 200, description: "an event stream", media: "text/event-stream" },
     errors: [400, 401, 403],
@@ -163,10 +180,12 @@ function operation(op: Operation, pathParams: string[]) {
   return {
     operationId: op.operationId,
     summary: op.summary,
+    ...(op.description ? { description: op.description } : {}),
     ...(op.open ? { security: [] } : {}),
     ...(parameters.length ? { parameters } : {}),
     ...(op.body ? { requestBody: { required: !op.optionalBody, content: { "application/json": { schema: schema(op.body()) } } } } : {}),
     responses,
+    ...(op.events ? { "x-events": Object.fromEntries(Object.entries(op.events).map(([name, s]) => [name, outSchema(s())])) } : {}),
   };
 }
 
@@ -192,6 +211,38 @@ function launcherSocket() {
   };
 }
 
+/**
+ * The /v1/agent WebSocket (daemon-internal: each node's agent holds one), served beside the app
+ * like the launcher's. Described so that the document covers every route; its messages are
+ * proto/agent.ts's, and it authenticates with the cluster key, not the API token.
+ */
+function agentSocket() {
+  return {
+    get: {
+      operationId: "agentSocket",
+      summary: "WebSocket of a node's agent (daemon-internal): registration, heartbeats, job and step orders and their results on one connection",
+      description: [
+        "Upgrade with `Authorization: Bearer` and the cluster key (the file cluster.key in the controller's state directory), not the API token.",
+        "Messages are JSON objects with a kind in `t`; the agent's first one is `hello`.",
+        `Agent to controller: ${AgentToController.kinds.join(", ")}.`,
+        `Controller to agent: ${ControllerToAgent.kinds.join(", ")}.`,
+        `A refused agent's connection is closed with a code of x-websocket.refusals (${Object.entries(REFUSED).map(([k, v]) => `${v} ${k}`).join(", ")}): it exits instead of retrying.`,
+      ].join(" "),
+      security: [{ clusterKey: [] }],
+      parameters: [
+        { name: "Upgrade", in: "header", required: true, schema: { type: "string", const: "websocket" } },
+        { name: "Connection", in: "header", required: true, schema: { type: "string" } },
+      ],
+      responses: {
+        "101": { description: "switched to the WebSocket protocol (with a wrong key too: the connection is then closed with code 4401, which the agent reports)" },
+        "401": errorResponse("no upgrade asked, and not the cluster key"),
+        "426": { description: ERROR_TEXT[426], content: { "text/plain": { schema: { type: "string" } } } },
+      },
+      "x-websocket": { subprotocol: null, messages: { fromClient: AgentToController.kinds, fromServer: ControllerToAgent.kinds }, refusals: REFUSED },
+    },
+  };
+}
+
 let cached: { version: string; routes: string; doc: Record<string, unknown> } | undefined;
 
 /** The document for the routes the app has (`routes`: hono's `app.routes`), served at `server`. */
@@ -211,13 +262,14 @@ export function openApiDocument(version: string, routes: readonly { method: stri
       (paths[oaPath] ??= {})[method.toLowerCase()] = operation(OPERATIONS[key]!, params);
     }
     paths["/v1/launcher"] = launcherSocket();
+    paths["/v1/agent"] = agentSocket();
     cached = {
       version,
       routes: routeKey,
       doc: {
         openapi: "3.1.0",
         info: { title: "ebb", version, description: "Resource manager for elastic parallel jobs", license: { name: "MIT", identifier: "MIT" } },
-        components: { securitySchemes: { bearer: { type: "http", scheme: "bearer" } }, schemas: { Error: outSchema(ErrorResponse) } },
+        components: { securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "the API token, or a job's token" }, clusterKey: { type: "http", scheme: "bearer", description: "the cluster key (agents only)" } }, schemas: { Error: outSchema(ErrorResponse) } },
         security: [{ bearer: [] }],
         paths,
       },

@@ -226,6 +226,11 @@ export type StepGrant = z.infer<typeof StepGrant>;
 export const DrainRequest = z.lazy(() => z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }));
 export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable() }));
 
+/** A POSIX-ish user name: what useradd accepts (and what the agent runs jobs as). */
+const UserName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user name: lowercase letters, digits, _ and -, at most 32 characters, not starting with a digit or -");
+export const TokenCreate = z.lazy(() => z.strictObject({ user: UserName, admin: z.boolean().optional() }));
+export const TokenCreated = z.lazy(() => z.object({ user: z.string(), admin: z.boolean(), token: z.string() }));
+
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 
 export const AdaptationView = z.lazy(() =>
@@ -401,27 +406,45 @@ export const ErrorResponse = z.lazy(() => z.object({ error: z.object({ code: z.s
 
 /** GET /v1/timeline: the allocation timeline of the last `window` seconds (the dashboard draws it). */
 export const TimelineQuery = z.lazy(() => z.strictObject({ window: z.coerce.number().int().min(60).max(7 * 86400).default(600) }));
+const TimelineNode = z.lazy(() => NodeView.and(z.object({ heartbeatAge: z.number().nullable() })));
+/** A job that held nodes in the window, with each node's stretch of it. */
+const TimelineJob = z.lazy(() =>
+  z.object({
+    id: z.int(),
+    name: z.string(),
+    state: JobState,
+    elastic: z.boolean(),
+    user: z.string().nullable(),
+    startTime: z.string().nullable(),
+    endTime: z.string().nullable(),
+    nodes: z.int(),
+    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
+    adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
+  }),
+);
+const TimelinePending = z.lazy(() => z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable() }));
 export const TimelineView = z.lazy(() =>
   z.object({
     now: z.string(),
     since: z.string(),
-    nodes: z.array(NodeView.and(z.object({ heartbeatAge: z.number().nullable() }))),
-    /** Jobs that held nodes in the window, with each node's stretch of it. */
-    jobs: z.array(
-      z.object({
-        id: z.int(),
-        name: z.string(),
-        state: JobState,
-        elastic: z.boolean(),
-        user: z.string().nullable(),
-        startTime: z.string().nullable(),
-        endTime: z.string().nullable(),
-        nodes: z.int(),
-        allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
-        adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
-      }),
-    ),
-    pending: z.array(z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable() })),
+    nodes: z.array(TimelineNode),
+    jobs: z.array(TimelineJob),
+    pending: z.array(TimelinePending),
   }),
 );
 export type TimelineView = z.infer<typeof TimelineView>;
+/**
+ * GET /v1/stream's `delta` event: what changed since the stream's previous event. `jobs` and
+ * `pending` replace the entries of the same id (a job is in one of the two lists at a time);
+ * `removed` are ids to drop from both (a pending job that ended without running). The nodes come whole.
+ */
+export const TimelineDelta = z.lazy(() =>
+  z.object({
+    now: z.string(),
+    nodes: z.array(TimelineNode),
+    jobs: z.array(TimelineJob),
+    pending: z.array(TimelinePending),
+    removed: z.array(z.int()),
+  }),
+);
+export type TimelineDelta = z.infer<typeof TimelineDelta>;

@@ -20,6 +20,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   nodes: { summary: "List nodes with their state, size and job", load: () => import("./nodes.ts") },
   drain: { summary: "Drain nodes: they take no new work; jobs on them run to their end", load: () => import("./drain.ts") },
   resume: { summary: "Resume drained nodes: they are scheduled again", load: () => import("./resume.ts") },
+  token: { summary: "Issue a user's API token (admins only): ebb token create --user NAME [--admin]", load: () => import("./token.ts") },
   sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
   completion: { summary: "Print a shell completion script: ebb completion bash|zsh|fish", load: () => import("./completion.ts") },
 };

@@ -24,6 +24,8 @@ export const JobStart = z.object({
   jobEnv: z.record(z.string(), z.string()),
   /** Step 0's credential, for command jobs. */
   cred: Credential.optional(),
+  /** Whom the job runs as (agents running as root), the user who submitted it. */
+  user: z.string().optional(),
   /** Elastic command jobs: step 0 is resizable. */
   elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
 });
@@ -87,7 +89,7 @@ export const ControllerToAgent = tagged({
    * The job this node is allocated to now (null: none). Step credentials are honoured only for it:
    * a job's end (or the node leaving it) revokes its credentials here.
    */
-  "alloc": () => ({ jobId: JobId.nullable() }),
+  "alloc": () => ({ jobId: JobId.nullable(), user: z.string().nullable().optional() }),
   "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
 });
 export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;

@@ -25,6 +25,8 @@ export interface JobFilter {
   since?: number;
   /** Only this job and the jobs it submitted (what a job's token may see). */
   visibleTo?: number;
+  /** Only this user's jobs (what a user's token may see). */
+  owner?: string;
   limit: number;
 }
 
@@ -276,6 +278,11 @@ export class JobStore {
     return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
   }
 
+  /** Jobs that ended at or after `since` (epoch ms), oldest id first: what changed lately among the ended. */
+  endedSince(since: number, limit: number): JobRow[] {
+    return this.db.select().from(jobs).where(gte(jobs.endTime, since)).orderBy(asc(jobs.id)).limit(limit).all();
+  }
+
   listJobs(filter: JobFilter): JobRow[] {
     const where = [
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
@@ -285,6 +292,7 @@ export class JobStore {
       filter.until !== undefined ? lte(jobs.submitTime, filter.until) : undefined,
       filter.since !== undefined ? or(isNull(jobs.endTime), gte(jobs.endTime, filter.since)) : undefined,
       filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,
+      filter.owner !== undefined ? eq(jobs.user, filter.owner) : undefined,
     ].filter((w) => w !== undefined);
     const q = this.db.select().from(jobs);
     const rows = (where.length > 0 ? q.where(and(...where)) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();

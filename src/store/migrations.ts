@@ -11,6 +11,7 @@ import m0001 from "../../migrations/0001_elastic.sql" with { type: "text" };
 import m0002 from "../../migrations/0002_job_elastic_settings.sql" with { type: "text" };
 import m0003 from "../../migrations/0003_job_arrays_dependencies_holds.sql" with { type: "text" };
 import m0004 from "../../migrations/0004_node_drain.sql" with { type: "text" };
+import m0005 from "../../migrations/0005_user_tokens.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -18,6 +19,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0002_job_elastic_settings": m0002,
   "0003_job_arrays_dependencies_holds": m0003,
   "0004_node_drain": m0004,
+  "0005_user_tokens": m0005,
 };
 
 export function loadMigrations(): MigrationMeta[] {

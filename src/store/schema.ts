@@ -157,3 +157,13 @@ export const perfSamples = sqliteTable(
   },
   (t) => [index("perf_samples_job").on(t.jobId, t.time)],
 );
+
+/** Per-user API tokens (`ebb token create`): only a SHA-256 of each is kept. */
+export const userTokens = sqliteTable("user_tokens", {
+  /** Hex SHA-256 of the token. */
+  hash: text("hash").primaryKey(),
+  user: text("user").notNull(),
+  /** An admin's token acts on every job, like the cluster's API token. */
+  admin: integer("admin", { mode: "boolean" }).notNull().default(false),
+  createdAt: integer("created_at").notNull(),
+});

@@ -1,136 +1,207 @@
 /// <reference lib="dom" />
 /**
- * The dashboard in headless Chromium (Debian's, driven by playwright-core) against a cluster of
- * real processes: sign-in, the nodes, an elastic job's band widening and narrowing as the test
- * resizes it 2 → 4 → 2, the job and nodes pages, and a wrong token that shows the sign-in again.
- * Screenshots go to test-output/dashboard/.
+ * The dashboard in headless Chromium and Firefox (Debian's, driven by puppeteer-core; see
+ * test/support/browsers.ts) against a cluster of real processes, the same scenario in each:
+ * sign-in, the nodes, an elastic job's band widening and narrowing as the test resizes it
+ * 2 → 4 → 2, then without a mouse: zoom by keys and by Tab + Enter/Space, Tab to the job's page,
+ * resize it to 3 and cancel it there; the nodes page, and a wrong token that shows the sign-in again.
+ * Screenshots go to test-output/dashboard/<browser>/.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
+import type { Browser, Page } from "puppeteer-core";
+import { launchBrowser, type BrowserName } from "../support/browsers.ts";
+import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { COUNTER, elasticRun } from "../support/elastic-run.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const OUT = join(ROOT, "test-output", "dashboard");
 const BUN = process.execPath;
 /** Ceiling for the page to show what the cluster did (it should take under 2 s; this is load headroom). */
 const SHOWN = 30_000;
 
 let c: TestCluster;
-let browser: Browser;
-let page: Page;
 beforeAll(async () => {
-  mkdirSync(OUT, { recursive: true });
-  [c, browser] = await Promise.all([startCluster({ agents: 4 }), chromium.launch({ executablePath: CHROMIUM, headless: true })]);
-  page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  c = await startCluster({ agents: 4 });
 });
 afterAll(async () => {
-  await browser?.close();
   await c?.stop();
 });
 
-async function signIn(token: string) {
-  await page.locator("#token").fill(token);
-  await page.keyboard.press("Enter");
-}
+for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserName[]) {
+  describe(`the dashboard in ${name}`, () => {
+    const out = join(ROOT, "test-output", "dashboard", name);
+    let browser: Browser;
+    let page: Page;
+    beforeAll(async () => {
+      mkdirSync(out, { recursive: true });
+      browser = await launchBrowser(name);
+      page = await browser.newPage();
+      await page.setViewport({ width: 1280, height: 800 });
+    }, 200_000);
+    afterAll(async () => {
+      await browser?.close();
+    });
 
-/** The node rows the job's band covers now, read from the drawing. */
-function bandRows(job: number): Promise<string[]> {
-  return page.evaluate((id) => {
-    const rects = [...document.querySelectorAll(`#timeline rect.alloc[data-job="${id}"][data-open="1"]`)];
-    return [...new Set(rects.map((r) => r.getAttribute("data-node")!))].sort();
-  }, job);
-}
+    const shot = (file: string) => page.screenshot({ path: join(out, file), fullPage: true });
+    /** Waits until `selector` matches an element whose text contains `text` (any element when ""). */
+    const waitText = (selector: string, text = "") =>
+      page.waitForFunction((s, t) => [...document.querySelectorAll(s)].some((e) => (e.textContent ?? "").includes(t)), { timeout: SHOWN, polling: 100 }, selector, text);
+    const count = (selector: string) => page.$$eval(selector, (els) => els.length);
+    const textOf = (selector: string) => page.$eval(selector, (e) => e.textContent ?? "");
+    const visible = (selector: string) => page.$eval(selector, (e) => !(e as HTMLElement).hidden && (e as HTMLElement).offsetParent !== null);
 
-async function waitBand(job: number, rows: number) {
-  await page.waitForFunction(
-    ([id, n]) => new Set([...document.querySelectorAll(`#timeline rect.alloc[data-job="${id}"][data-open="1"]`)].map((r) => r.getAttribute("data-row"))).size === n,
-    [job, rows] as const,
-    { timeout: SHOWN },
-  );
-}
+    /** What has the keyboard focus: tag, id, data-window, text. */
+    const focused = () =>
+      page.evaluate(() => {
+        const e = document.activeElement as HTMLElement | null;
+        return { tag: e?.tagName.toLowerCase() ?? "", id: e?.id ?? "", window: e?.dataset.window ?? "", text: (e?.textContent ?? "").trim(), job: e?.closest("li")?.dataset.job ?? "" };
+      });
+    /** Presses Tab until `want` has the focus; fails after `max` presses. */
+    async function tabTo(want: (f: Awaited<ReturnType<typeof focused>>) => boolean, max: number, back = false) {
+      const path: string[] = [];
+      for (let i = 0; i < max; i++) {
+        if (back) await page.keyboard.down("Shift");
+        await page.keyboard.press("Tab");
+        if (back) await page.keyboard.up("Shift");
+        const f = await focused();
+        path.push(`${f.tag}#${f.id}[${f.window}] ${f.text.slice(0, 20)}`);
+        if (want(f)) return f;
+      }
+      throw new Error(`Tab did not reach it in ${max} presses: ${path.join(" → ")}`);
+    }
 
-describe("the dashboard", () => {
-  test("a wrong token shows the sign-in again, with why", async () => {
-    await page.goto(`${c.url}/`);
-    await page.locator("#login").waitFor({ state: "visible" });
-    await signIn("not-the-token");
-    await page.locator("#login-error").filter({ hasText: "refused" }).waitFor({ timeout: SHOWN });
-    expect(await page.locator("#login").isVisible()).toBe(true);
-    expect(await page.locator("#app").isVisible()).toBe(false);
-    expect(await page.evaluate(() => sessionStorage.getItem("ebb-token"))).toBeNull();
-    await page.screenshot({ path: join(OUT, "wrong-token.png") });
+    async function signIn(token: string) {
+      await page.waitForSelector("#token", { visible: true, timeout: SHOWN });
+      await page.$eval("#token", (e) => ((e as HTMLInputElement).value = ""));
+      await page.type("#token", token);
+      await page.keyboard.press("Enter");
+    }
+
+    /** The node rows the job's band covers now, read from the drawing. */
+    function bandRows(job: number): Promise<string[]> {
+      return page.evaluate((id) => {
+        const rects = [...document.querySelectorAll(`#timeline rect.alloc[data-job="${id}"][data-open="1"]`)];
+        return [...new Set(rects.map((r) => r.getAttribute("data-node")!))].sort();
+      }, job);
+    }
+
+    async function waitBand(job: number, rows: number) {
+      await page.waitForFunction(
+        (id, n) => new Set([...document.querySelectorAll(`#timeline rect.alloc[data-job="${id}"][data-open="1"]`)].map((r) => r.getAttribute("data-row"))).size === n,
+        { timeout: SHOWN, polling: 100 },
+        job,
+        rows,
+      );
+    }
+
+    test("a wrong token shows the sign-in again, with why", async () => {
+      await page.goto(`${c.url}/`);
+      await signIn("not-the-token");
+      await waitText("#login-error", "refused");
+      expect(await visible("#login")).toBe(true);
+      expect(await visible("#app")).toBe(false);
+      expect(await page.evaluate(() => sessionStorage.getItem("ebb-token"))).toBeNull();
+      await shot("wrong-token.png");
+    });
+
+    test("signed in: the nodes, and an elastic job's band over 2, then 4, then 2 node rows", async () => {
+      if (!page.url().startsWith(c.url)) await page.goto(`${c.url}/`);
+      await signIn(c.token);
+      await page.waitForSelector("#timeline", { timeout: SHOWN });
+      expect(await page.$$eval("#timeline .node-label", (els) => els.map((e) => e.textContent))).toEqual(["node01", "node02", "node03", "node04"]);
+      // The token is kept for the tab, never in a URL or in localStorage.
+      expect(page.url()).not.toContain(c.token);
+      expect(await page.evaluate(() => sessionStorage.getItem("ebb-token"))).toBe(c.token);
+      expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
+
+      const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, COUNTER, "1000000", "20"], /pid=\d+ rank=1/);
+      const allocation = async () => ((await c.job(job.id)).allocation as string[]).slice().sort();
+      await waitBand(job.id, 2);
+      expect(await bandRows(job.id)).toEqual(await allocation());
+      await shot("timeline-2-nodes.png");
+
+      expect((await c.resize(job.id, 4)).state).toBe("COMMITTED");
+      await waitBand(job.id, 4);
+      expect(await bandRows(job.id)).toEqual(await allocation());
+      expect(await count(`#timeline line.adapt[data-job="${job.id}"]`)).toBe(1);
+      await shot("timeline-4-nodes.png");
+
+      expect((await c.resize(job.id, 2)).state).toBe("COMMITTED");
+      await waitBand(job.id, 2);
+      expect(await bandRows(job.id)).toEqual(await allocation());
+      expect(await count(`#timeline line.adapt[data-job="${job.id}"]`)).toBe(2);
+      // The nodes the shrink released keep their past stretch of the band, closed at the commit.
+      expect(await count(`#timeline rect.alloc[data-job="${job.id}"][data-open="0"]`)).toBe(2);
+      await shot("timeline-2-again.png");
+
+      // From here on the keyboard only. Zoom by keys 1-3.
+      await page.keyboard.press("2");
+      await page.waitForSelector('button[data-window="3600"][aria-pressed="true"]', { timeout: SHOWN });
+      await page.keyboard.press("1");
+      await page.waitForSelector('button[data-window="600"][aria-pressed="true"]', { timeout: SHOWN });
+      await waitBand(job.id, 2);
+      // A page reached by a key puts the focus on its heading; Tab goes on to the zoom buttons,
+      // which Enter and Space press, the focus staying on the button while the page is made again.
+      await page.keyboard.press("n");
+      await page.waitForSelector("#nodes", { timeout: SHOWN });
+      await page.keyboard.press("g");
+      await page.waitForSelector("#timeline", { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "h2", text: "Allocation timeline" });
+      await tabTo((f) => f.window === "600", 1);
+      await tabTo((f) => f.window === "3600", 1);
+      await page.keyboard.press("Enter");
+      await page.waitForSelector('#timeline[aria-label*="60 minutes"]', { timeout: SHOWN });
+      await page.waitForSelector('button[data-window="3600"][aria-pressed="true"]', { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "button", window: "3600" });
+      await tabTo((f) => f.window === "600", 1, true);
+      await page.keyboard.press(" ");
+      await page.waitForSelector('#timeline[aria-label*="10 minutes"]', { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "button", window: "600" });
+      await waitBand(job.id, 2);
+
+      // Tab reaches the running job's link; Enter opens its page, the focus on its heading.
+      await tabTo((f) => f.tag === "a" && f.job === String(job.id), 8);
+      await page.keyboard.press("Enter");
+      await page.waitForSelector("#allocation-history", { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "h2", text: `Job ${job.id} · bun.exe` });
+      expect(await count("#adaptations tbody tr")).toBe(2);
+      expect(await textOf("#adaptations tbody")).toContain("2 → 4");
+      expect(await count("#allocation-history tbody tr")).toBe(4);
+      expect(await textOf("#events tbody")).toContain("resized from 4 to 2 nodes");
+      await shot("job.png");
+      // Resize by keyboard: Tab past Cancel to the node count, type 3, Enter.
+      await tabTo((f) => f.id === "cancel", 1);
+      await tabTo((f) => f.id === "resize-nodes", 1);
+      await page.keyboard.press("End");
+      await page.keyboard.press("Backspace");
+      await page.keyboard.type("3");
+      await page.keyboard.press("Enter");
+      await waitText("#action-status", `Resizing job ${job.id} to 3 nodes`);
+      await waitFor("the job on 3 nodes", async () => (await c.job(job.id)).state === "RUNNING" && (await allocation()).length === 3, SHOWN);
+      // Cancel: Shift+Tab back to the button, Enter.
+      await tabTo((f) => f.id === "cancel", 1, true);
+      await page.keyboard.press("Enter");
+      await waitText("#action-status", "cancelled");
+      await c.waitJob(job.id, ["CANCELLED"]);
+      await job.finished;
+      await waitText("#job-state", "CANCELLED");
+      expect(await count("#adaptations tbody tr")).toBe(3);
+
+      // The nodes page.
+      await page.keyboard.press("n");
+      await page.waitForSelector("#nodes tbody tr", { timeout: SHOWN });
+      expect(await count("#nodes tbody tr")).toBe(4);
+      expect(await count("#utilization polyline")).toBe(1);
+      await shot("nodes.png");
+    }, 180_000);
+
+    test("after a reload the tab is still signed in; a token that stops working shows the sign-in", async () => {
+      await page.goto(`${c.url}/`);
+      await page.waitForSelector("#timeline", { timeout: SHOWN });
+      await page.evaluate(() => sessionStorage.setItem("ebb-token", "stale-token"));
+      await page.reload();
+      await waitText("#login-error", "refused");
+      expect(await count("#timeline")).toBe(0);
+    });
   });
-
-  test("signed in: the nodes, and an elastic job's band over 2, then 4, then 2 node rows", async () => {
-    if (!page.url().startsWith(c.url)) await page.goto(`${c.url}/`);
-    await signIn(c.token);
-    await page.locator("#timeline").waitFor({ timeout: SHOWN });
-    expect(await page.locator("#timeline .node-label").allTextContents()).toEqual(["node01", "node02", "node03", "node04"]);
-    // The token is kept for the tab, never in a URL or in localStorage.
-    expect(page.url()).not.toContain(c.token);
-    expect(await page.evaluate(() => sessionStorage.getItem("ebb-token"))).toBe(c.token);
-    expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
-
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, COUNTER, "1000000", "20"], /pid=\d+ rank=1/);
-    const allocation = async () => ((await c.job(job.id)).allocation as string[]).slice().sort();
-    await waitBand(job.id, 2);
-    expect(await bandRows(job.id)).toEqual(await allocation());
-    await page.screenshot({ path: join(OUT, "timeline-2-nodes.png"), fullPage: true });
-
-    expect((await c.resize(job.id, 4)).state).toBe("COMMITTED");
-    await waitBand(job.id, 4);
-    expect(await bandRows(job.id)).toEqual(await allocation());
-    expect(await page.locator(`#timeline line.adapt[data-job="${job.id}"]`).count()).toBe(1);
-    await page.screenshot({ path: join(OUT, "timeline-4-nodes.png"), fullPage: true });
-
-    expect((await c.resize(job.id, 2)).state).toBe("COMMITTED");
-    await waitBand(job.id, 2);
-    expect(await bandRows(job.id)).toEqual(await allocation());
-    expect(await page.locator(`#timeline line.adapt[data-job="${job.id}"]`).count()).toBe(2);
-    // The nodes the shrink released keep their past stretch of the band, closed at the commit.
-    expect(await page.locator(`#timeline rect.alloc[data-job="${job.id}"][data-open="0"]`).count()).toBe(2);
-    await page.screenshot({ path: join(OUT, "timeline-2-again.png"), fullPage: true });
-
-    // Zoom: the three windows, by keyboard.
-    await page.keyboard.press("2");
-    await page.locator('button[data-window="3600"][aria-pressed="true"]').waitFor();
-    await page.keyboard.press("1");
-    await page.locator('button[data-window="600"][aria-pressed="true"]').waitFor();
-    await waitBand(job.id, 2);
-
-    // The job page, reached with the keyboard: allocation history, adaptations, events; cancel.
-    await page.locator(`#running li[data-job="${job.id}"] a`).focus();
-    await page.keyboard.press("Enter");
-    await page.locator("#allocation-history").waitFor({ timeout: SHOWN });
-    expect(await page.locator("#adaptations tbody tr").count()).toBe(2);
-    expect(await page.locator("#adaptations tbody").textContent()).toContain("2 → 4");
-    expect(await page.locator("#allocation-history tbody tr").count()).toBe(4);
-    expect(await page.locator("#events tbody").textContent()).toContain("resized from 4 to 2 nodes");
-    await page.screenshot({ path: join(OUT, "job.png"), fullPage: true });
-    await page.locator("#cancel").focus();
-    await page.keyboard.press("Enter");
-    await page.locator("#action-status").filter({ hasText: "cancelled" }).waitFor({ timeout: SHOWN });
-    await c.waitJob(job.id, ["CANCELLED"]);
-    await job.finished;
-    await page.locator("#job-state").filter({ hasText: "CANCELLED" }).waitFor({ timeout: SHOWN });
-
-    // The nodes page.
-    await page.keyboard.press("n");
-    await page.locator("#nodes tbody tr").first().waitFor({ timeout: SHOWN });
-    expect(await page.locator("#nodes tbody tr").count()).toBe(4);
-    expect(await page.locator("#utilization polyline").count()).toBe(1);
-    await page.screenshot({ path: join(OUT, "nodes.png"), fullPage: true });
-  }, 180_000);
-
-  test("after a reload the tab is still signed in; a token that stops working shows the sign-in", async () => {
-    await page.goto(`${c.url}/`);
-    await page.locator("#timeline").waitFor({ timeout: SHOWN });
-    await page.evaluate(() => sessionStorage.setItem("ebb-token", "stale-token"));
-    await page.reload();
-    await page.locator("#login-error").filter({ hasText: "refused" }).waitFor({ timeout: SHOWN });
-    expect(await page.locator("#timeline").count()).toBe(0);
-  });
-});
+}

@@ -72,7 +72,7 @@ async function call(method: string, path: string, opts: { body?: unknown; raw?: 
 }
 
 describe("the OpenAPI document", () => {
-  test("is valid OpenAPI 3.1 with operationIds, servers, a license, errors in one schema and the launcher WebSocket", () => {
+  test("is valid OpenAPI 3.1 with operationIds, servers, a license, errors in one schema and both WebSockets (launcher, agent)", () => {
     expect(doc.openapi).toBe("3.1.0");
     expect(doc.servers).toEqual([{ url: c.url, description: "this controller" }]);
     expect(doc.info.license).toEqual({ name: "MIT", identifier: "MIT" });
@@ -89,6 +89,12 @@ describe("the OpenAPI document", () => {
     expect(Object.keys(ws.responses)).toEqual(["101", "401", "426"]);
     expect(ws["x-websocket"].messages.fromClient).toContain("step.create");
     expect(ws["x-websocket"].messages.fromServer).toContain("realloc");
+    const agent = doc.paths["/v1/agent"].get;
+    expect(Object.keys(agent.responses)).toEqual(["101", "401", "426"]);
+    expect(agent.security).toEqual([{ clusterKey: [] }]);
+    expect(agent["x-websocket"].messages.fromClient).toContain("hello");
+    expect(agent["x-websocket"].messages.fromClient).toContain("heartbeat");
+    expect(agent["x-websocket"].messages.fromServer).toContain("job.start");
   });
 
   test("every route answers what the document says, for each status it lists", async () => {
@@ -162,6 +168,12 @@ describe("the OpenAPI document", () => {
       await call("GET", path, { token: jobToken(key, job.id), expect: 403 });
     }
     for (const path of ["/v1/timeline?window=5", "/v1/stream?window=x"]) await call("GET", path, { expect: 400 });
+    // Users' tokens: the API token (or an admin's) only.
+    const issued = await call("POST", "/v1/tokens", { body: { user: "openapi" }, expect: 201 });
+    await call("POST", "/v1/tokens", { body: { user: "Not A Name" }, expect: 400 });
+    await call("POST", "/v1/tokens", { raw: big, expect: 413 });
+    await call("POST", "/v1/tokens", { body: { user: "x" }, token: null, expect: 401 });
+    await call("POST", "/v1/tokens", { body: { user: "x" }, token: issued.token, expect: 403 });
     // Draining and resuming a node: the API token only.
     await call("POST", "/v1/nodes/node02/drain", { body: { reason: "openapi" }, expect: 200 });
     await call("POST", "/v1/nodes/node02/drain", { expect: 200 });
@@ -181,15 +193,79 @@ describe("the OpenAPI document", () => {
     // Every status the document lists for a route was answered live.
     const listed: string[] = [];
     for (const [path, item] of Object.entries<any>(doc.paths)) {
-      if (path === "/v1/launcher") continue;
+      if (path === "/v1/launcher" || path === "/v1/agent") continue; // the WebSockets: their own tests below
       for (const [method, op] of Object.entries<any>(item)) for (const status of Object.keys(op.responses)) listed.push(`${method.toUpperCase()} ${path} ${status}`);
     }
     expect(listed.filter((l) => !seen.has(l))).toEqual([]);
   }, 180_000);
 
+  test("the stream's events fit the schemas of x-events (the whole timeline, then a delta)", async () => {
+    const events = resolved.paths["/v1/stream"].get["x-events"];
+    expect(Object.keys(events)).toEqual(["timeline", "delta"]);
+    const res = await fetch(`${c.url}/v1/stream`, { headers: { Authorization: `Bearer ${c.token}` } });
+    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let buf = "";
+    const next = async () => {
+      for (;;) {
+        const i = buf.indexOf("\n\n");
+        if (i >= 0) {
+          const chunk = buf.slice(0, i);
+          buf = buf.slice(i + 2);
+          const event = /^event: (.*)$/m.exec(chunk)?.[1];
+          if (event) return { event, data: JSON.parse(chunk.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")) };
+          continue;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("the stream ended");
+        buf += value;
+      }
+    };
+    const check = (e: { event: string; data: unknown }) => {
+      const validate = ajv.compile(events[e.event]);
+      expect({ event: e.event, errors: validate(e.data) ? null : validate.errors }).toEqual({ event: e.event, errors: null });
+    };
+    const first = await next();
+    expect(first.event).toBe("timeline");
+    check(first);
+    await c.submit({ argv: ["true"], output: "/dev/null" });
+    const delta = await next();
+    expect(delta.event).toBe("delta");
+    check(delta);
+    await reader.cancel();
+  });
+
   test("the launcher WebSocket answers 401 and 426 as described", async () => {
     expect((await fetch(`${c.url}/v1/launcher`)).status).toBe(401);
     const r = await fetch(`${c.url}/v1/launcher`, { headers: { Authorization: `Bearer ${c.token}` } });
     expect(r.status).toBe(426);
+  });
+
+  test("the agent WebSocket answers 401, 426 and 101 as described; a wrong key is closed with its refusal code", async () => {
+    const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+    const agent = resolved.paths["/v1/agent"].get;
+    // Without an upgrade: 401 with the Error body for a wrong key (the API token is not the key), 426 with the key.
+    for (const [token, status] of [[c.token, 401], [undefined, 401], [key, 426]] as const) {
+      const r = await fetch(`${c.url}/v1/agent`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+      expect({ token: token === key ? "key" : String(token === c.token), status: r.status }).toEqual({ token: token === key ? "key" : String(token === c.token), status });
+      expect(agent.responses[String(r.status)]).toBeDefined();
+      if (r.status === 401) {
+        const validate = ajv.compile(agent.responses["401"].content["application/json"].schema);
+        expect(validate(await r.json())).toBe(true);
+      } else expect(await r.text()).toContain("WebSocket");
+    }
+    // Upgraded: the key opens it (101); the API token is refused with the documented code.
+    const connect = (token: string) =>
+      new Promise<{ opened: boolean; code: number }>((resolve) => {
+        const ws = new WebSocket(`${c.url.replace("http", "ws")}/v1/agent`, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
+        let opened = false;
+        ws.onopen = () => {
+          opened = true;
+          if (token === key) ws.close(1000);
+        };
+        ws.onclose = (e) => resolve({ opened, code: e.code });
+      });
+    expect(await connect(key)).toEqual({ opened: true, code: 1000 });
+    expect(await connect(c.token)).toEqual({ opened: true, code: agent["x-websocket"].refusals.badKey });
+    expect(agent["x-websocket"].refusals.badKey).toBe(4401);
   });
 });

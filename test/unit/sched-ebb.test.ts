@@ -93,9 +93,20 @@ describe("a job waits", () => {
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });
 
-  test("with no malleable job, the same plan as EASY", () => {
+  test("behind the first waiting job, the shortest is backfilled first", () => {
+    // 16 nodes: rigid job 9 (12 nodes) ends at +1000 s; 4 idle. Job 5 (16) is reserved at +1000 s.
+    // Jobs 6 (900 s) and 7 (300 s) both fit in the 4 nodes and end before it; job 7 goes first.
+    const rigid = job(9, 12, undefined, 1000, { elastic: false, minNodes: 12, maxNodes: 12 });
+    const i = input(16, 4, [rigid], [pend(5, 16), pend(6, 4, 900), pend(7, 4, 300)]);
+    expect(planEasy(i).starts.map((s) => s.jobId)).toEqual([6]);
+    const plan = planEbb(i);
+    expect(plan.starts.map((s) => s.jobId)).toEqual([7]);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+
+  test("with no malleable job and the backfill candidates already shortest first, the same plan as EASY", () => {
     const rigid = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });
-    const i = input(16, 3, [rigid(1, 8, 500), rigid(2, 5, 900)], [pend(5, 10), pend(6, 3, 400), pend(7, 2, 5000), pend(8, 1, 100)]);
+    const i = input(16, 3, [rigid(1, 8, 500), rigid(2, 5, 900)], [pend(5, 10), pend(6, 3, 100), pend(7, 2, 5000), pend(8, 1, 6000)]);
     const e = planEasy(i);
     const b = planEbb(i);
     expect(b.starts).toEqual(e.starts);

@@ -4,11 +4,18 @@
  */
 export class NodeAllocation {
   private current: number | null = null;
+  private currentUser: string | null = null;
   private readonly waiters = new Set<() => void>();
 
-  set(jobId: number | null): void {
+  set(jobId: number | null, user: string | null = null): void {
     this.current = jobId;
+    this.currentUser = user;
     for (const w of [...this.waiters]) w();
+  }
+
+  /** The user the node's job belongs to (its processes run as that user when the agent is root). */
+  userOf(jobId: number): string | null {
+    return this.current === jobId ? this.currentUser : null;
   }
 
   holds(jobId: number): boolean {

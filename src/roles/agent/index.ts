@@ -172,7 +172,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         pendingExits.delete(msg.jobId);
         return;
       case "alloc":
-        allocation.set(msg.jobId);
+        allocation.set(msg.jobId, msg.user ?? null);
         return;
       case "names.result": {
         const done = nameRequests.get(msg.reqId);

@@ -2,6 +2,7 @@
  * Jobs whose first node is this one: a batch script run here with its output in a file, or a
  * command launched as step 0 from here (this agent is that step's root, with no extra process).
  */
+import { asUser, giveTo, identityFor } from "./identity.ts";
 import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
@@ -49,14 +50,21 @@ export class JobRunner {
   }
 
   private batch(job: JobStart): void {
+    const runAs = identityFor(job.user);
     const dir = join(this.ctx.stateDir, "jobs", String(job.id));
     mkdirSync(dir, { recursive: true });
     const script = join(dir, "script");
     writeFileSync(script, job.script ?? "");
     chmodSync(script, 0o700);
-    const out = openSync(job.output, "w");
+    // Run as the job's user, the script is the user's and is reached through an inherited fd
+    // (fd 3, /dev/fd/3): the agent's state dir stays closed to it.
+    if (runAs) giveTo(runAs, script);
+    // Opened with the user's rights: `../` in the path reaches only what the user may write.
+    const out = asUser(runAs, () => openSync(job.output, "w"));
     let errFd = out;
-    const argv = (job.script ?? "").startsWith("#!") ? [script] : ["/bin/sh", script];
+    let scriptFd: number | undefined;
+    const path = runAs ? "/dev/fd/3" : script;
+    const argv = (job.script ?? "").startsWith("#!") ? [path] : ["/bin/sh", path];
     const env = this.ctx.processEnv(job.env, job.jobEnv, {
       EBB_NODELIST: job.nodes.map((n) => n.name).join(","),
       EBB_NNODES: String(job.nodes.length),
@@ -65,9 +73,11 @@ export class JobRunner {
     });
     let proc: Proc;
     try {
-      if (job.error !== undefined) errFd = openSync(job.error, "w");
-      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: [out, errFd] });
+      if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, "w"));
+      if (runAs) scriptFd = openSync(script, "r");
+      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs });
     } finally {
+      if (scriptFd !== undefined) closeSync(scriptFd);
       closeSync(out);
       if (errFd !== out) closeSync(errFd);
     }

@@ -3,6 +3,7 @@
  * signal reaches the whole tree it forks. Group ids are recorded (group-log.ts) so that an agent
  * that was killed can, when restarted, kill what its previous life left behind.
  */
+import { runAsArgv, type Identity } from "./identity.ts";
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
@@ -28,6 +29,8 @@ export interface SpawnOptions {
   env: Record<string, string>;
   /** stdout, stderr, and optionally fd 3 ("pipe" there is a socketpair). */
   stdio: [Stdio, Stdio, Stdio?];
+  /** Run as this user (the agent runs as root); cwd is then entered with the user's rights. */
+  runAs?: Identity;
 }
 
 export interface Proc {
@@ -65,10 +68,11 @@ export class ProcessTable {
     const [out, err, fd3] = opts.stdio;
     let proc: Subprocess;
     try {
-      const command = this.containment ? this.containment.wrap(jobId, argv, opts.cwd, opts.env.PATH) : [...argv];
+      const user = opts.runAs ? runAsArgv(opts.runAs, opts.cwd, argv) : argv;
+      const command = this.containment ? this.containment.wrap(jobId, user, opts.cwd, opts.env.PATH) : [...user];
       proc = Bun.spawn(command, {
-        cwd: opts.cwd,
-        env: opts.env,
+        cwd: opts.runAs ? "/" : opts.cwd,
+        env: opts.runAs ? { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user } : opts.env,
         stdio: fd3 === undefined ? ["ignore", out, err] : ["ignore", out, err, fd3],
         detached: true,
       }) as Subprocess;

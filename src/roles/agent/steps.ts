@@ -6,6 +6,7 @@
  *   parent --launch/signal/end--> StepNode --same--> children
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
+import { asUser, identityFor, type Identity } from "./identity.ts";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
@@ -262,8 +263,11 @@ export class StepNode {
     if (target?.node !== this.ctx.name) return undefined;
     let out: number | undefined;
     try {
-      out = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
-      return { out, err: target.error === undefined ? out : openSync(target.error, constants.O_WRONLY | constants.O_APPEND) };
+      // With the job's user's rights: its output reaches only what that user may write.
+      return asUser(this.runAs(), () => {
+        out = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
+        return { out, err: target.error === undefined ? out : openSync(target.error, constants.O_WRONLY | constants.O_APPEND) };
+      });
     } catch (e) {
       if (out !== undefined) closeSync(out);
       log.warn(`step ${this.key}: cannot append to ${target.path}, forwarding output instead`, { error: e });
@@ -271,11 +275,16 @@ export class StepNode {
     }
   }
 
+  /** Whom the step's ranks run as: the job's user when the agent is root, else undefined (the agent's user). */
+  private runAs(): Identity | undefined {
+    return identityFor(this.ctx.allocation.userOf(this.spec.jobId));
+  }
+
   private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }): void {
     const node = this.ctx.name;
     let proc: Proc;
     try {
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3] });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs() });
     } catch (e) {
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
       this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });

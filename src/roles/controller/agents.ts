@@ -53,7 +53,7 @@ export class AgentHub {
     const jobId = n.jobId ?? null;
     if (this.told.get(session) === jobId) return;
     this.told.set(session, jobId);
-    session.send({ t: "alloc", jobId });
+    session.send({ t: "alloc", jobId, user: jobId === null ? null : (this.state.jobs.get(jobId)?.row.user ?? null) });
   }
 
   syncAllocations(): void {

@@ -8,7 +8,9 @@
 import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
-import type { ApiBackend } from "../../api/backend.ts";
+import { isAdmin, type ApiBackend } from "../../api/backend.ts";
+import { randomBytes } from "node:crypto";
+import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
 import { openDb } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
@@ -37,8 +39,11 @@ import { testOnly } from "./test-only.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
-import { timeline, timelineMark } from "./timeline.ts";
+import { timeline } from "./timeline.ts";
+import { TimelineFeed } from "./timeline-feed.ts";
 
+/** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
+const USER_TOKEN_PREFIX = "ebbu_";
 const log = logger("controller");
 
 export interface ControllerOptions {
@@ -145,13 +150,14 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   jobs.restore();
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
+  const feed = new TimelineFeed(views, () => commits);
   ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
   ers.start();
 
   // The API token is its owner's, the user running the controller (who alone can read it); a job's
   // token acts for the user of its job. Per-user tokens would map to their users here.
   const owner = currentUser();
-  const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
+  const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : typeof scope === "object" ? { user: scope.user } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
   const backend: ApiBackend = {
     version: VERSION,
     submit: (req, scope) => {
@@ -163,7 +169,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       }
     },
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
-    listJobs: (f, scope) => jobViews(views, store.listJobs({ ...f, visibleTo: scope === "all" ? undefined : scope })),
+    listJobs: (f, scope) =>
+      jobViews(views, store.listJobs({ ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined })),
     getJob: async (id, waitMs) => {
       if (waitMs) await jobs.whenEnded(id, waitMs);
       const row = store.getJob(id);
@@ -178,12 +185,24 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
     drain: (name, reason) => agents!.setDrain(name, reason),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
-    authorize: (t) => (safeEqual(t, token) ? "all" : verifyJobToken(clusterKey, t)),
+    authorize: (t) => {
+      if (safeEqual(t, token)) return "all";
+      const job = verifyJobToken(clusterKey, t);
+      if (job !== undefined) return job;
+      const u = t.startsWith(USER_TOKEN_PREFIX) ? findUserToken(db, t) : undefined;
+      return u ? { user: u.user, admin: u.admin } : undefined;
+    },
+    createToken: (user, admin) => {
+      const t = USER_TOKEN_PREFIX + randomBytes(32).toString("base64url");
+      insertUserToken(db, t, user, admin);
+      log.info(`token issued for user ${user}${admin ? " (admin)" : ""}`);
+      return t;
+    },
     mayActOn: (scope, id) => jobs.mayActOn(scope, id),
     mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
     metrics: () => metrics.render(),
     timeline: (windowSec) => timeline(views, windowSec * 1000),
-    timelineMark: () => timelineMark(views, commits),
+    watchTimeline: (windowSec, send) => feed.subscribe(windowSec, send),
   };
 
   const server = serve({
@@ -217,6 +236,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     async stop() {
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
+      feed.stop();
       if (purger) clearInterval(purger);
       ers.stop();
       server.stop(true);

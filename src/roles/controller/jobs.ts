@@ -5,6 +5,7 @@
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../api/errors.ts";
+import { isAdmin, type Scope } from "../../api/backend.ts";
 import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
@@ -264,6 +265,7 @@ export class Jobs {
     const tasks = blockLayout(nodes.length, taskCount(nodes.length, row.tasks, row.tasksPerNode));
     const start: JobStart = {
       id: row.id,
+      user: row.user ?? undefined,
       kind: row.kind,
       name: row.name,
       argv: row.argv ?? undefined,
@@ -487,9 +489,10 @@ export class Jobs {
   }
 
   /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
-  mayActOn(scope: "all" | number, id: number): boolean {
-    if (scope === "all" || scope === id) return true;
+  mayActOn(scope: Scope, id: number): boolean {
+    if (isAdmin(scope) || scope === id) return true;
     const row = this.state.jobs.get(id)?.row ?? this.store.getJob(id);
+    if (typeof scope === "object") return row !== undefined && row.user === scope.user;
     return row?.submittedBy === scope;
   }
 

@@ -1,5 +1,6 @@
 /** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
 import { ApiError } from "../../api/errors.ts";
+import type { Scope } from "../../api/backend.ts";
 import { LauncherToController, type ControllerToLauncher } from "../../api/launcher.ts";
 import type { StepCreate, StepGrant } from "../../api/schemas.ts";
 import { decode } from "../../proto/channel.ts";
@@ -26,10 +27,10 @@ export class LauncherHub {
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
     private readonly elastic: Elastic,
-    private readonly submitter: (scope: "all" | number) => Submitter,
+    private readonly submitter: (scope: Scope) => Submitter,
   ) {}
 
-  onMessage(conn: LauncherSession, scope: "all" | number, text: string | Buffer): void {
+  onMessage(conn: LauncherSession, scope: Scope, text: string | Buffer): void {
     const d = decode(LauncherToController, text);
     if (!d.ok) {
       conn.send({ t: "error", code: "invalid_request", message: `invalid message: ${d.error}` });

@@ -3,6 +3,7 @@ import type { Server, ServerWebSocket } from "bun";
 import type { Hono } from "hono";
 import { MAX_BODY } from "../../api/app.ts";
 import type { HostPort } from "../../util/addr.ts";
+import type { Scope } from "../../api/backend.ts";
 import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
@@ -12,13 +13,13 @@ import { logger } from "../../util/log.ts";
 const log = logger("controller");
 
 /** `refuse`: an agent whose key is wrong, told so over the socket (an HTTP 401 reaches it without its body). */
-type Conn = { kind: "agent" | "launcher"; scope: "all" | number; session?: Session<unknown>; refuse?: string };
+type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknown>; refuse?: string };
 
 export interface ServeOptions {
   listen: HostPort;
   api: Hono<any>;
   authorizeAgent(token: string): boolean;
-  authorizeLauncher(token: string): "all" | number | undefined;
+  authorizeLauncher(token: string): Scope | undefined;
   agents: AgentHub;
   launchers: LauncherHub;
 }

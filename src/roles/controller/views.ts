@@ -29,7 +29,7 @@ function latestMtct(ctx: ViewContext, job: JobRow): number | null {
 }
 
 /** Slurm's word for why a pending job waits, from the scheduler's account of it. */
-function pendingReason(why: string | undefined): string {
+export function pendingReason(why: string | undefined): string {
   if (why === undefined) return "None";
   const word = /^([A-Za-z]+)/.exec(why)?.[1]?.toLowerCase();
   return word === "priority" ? "Priority" : word === "reqnodenotavail" ? "ReqNodeNotAvail" : "Resources";

@@ -1,7 +1,9 @@
 /**
  * ebb's default policy: size jobs by what their nodes are worth now. EASY (FCFS, a reservation for
  * the first job that cannot start, backfilling that never delays it) decides the starts at the
- * sizes asked for; then, on what each job's nodes are worth:
+ * sizes asked for, the jobs behind the first waiting one tried shortest first (by requested time:
+ * shortest-job backfilled first, which keeps the reservation and favours the jobs whose slowdown a
+ * wait hurts most); then, on what each job's nodes are worth:
  * - node price (sched/price.ts): while jobs wait, a node-second a running job does not use lets
  *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
  *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
@@ -56,8 +58,27 @@ interface Cand {
 const sec = (x: number) => `${Math.round(x)} s`;
 
 export function planEbb(input: PassInput): PassPlan {
-  const q = queue(input);
-  const b = batch(input, q, { rigid: true });
+  let q = queue(input);
+  let b = batch(input, q, { rigid: true });
+  if (b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
+    // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
+    // job backfilled first): its reservation is the same, and the shorter a job the more a wait
+    // weighs on its slowdown.
+    // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
+    const h = q.findIndex((j) => j.id === b.reservation!.jobId);
+    let room = b.free;
+    for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
+    const fit: PendingJob[] = [];
+    const rest: PendingJob[] = [];
+    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
+    if (h >= 0 && fit.length > 1) {
+      fit.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
+      const ahead = [...q.slice(0, h + 1), ...fit];
+      // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
+      b = batch(input, ahead, { rigid: true });
+      q = [...ahead, ...rest];
+    }
+  }
   const starts: CountStart[] = countStarts(b);
   const resizes: Resize[] = [];
   const notes: Note[] = [];

@@ -1,0 +1,158 @@
+/**
+ * The live timeline behind GET /v1/stream, shared by every open stream: once a second (while one
+ * is open) a cheap mark of the cluster is compared with the last; when it moved, ONE delta is
+ * computed — the jobs whose timeline entry changed since the previous tick — serialized once, and
+ * sent to every stream. A new stream gets the whole timeline of its window first (shared too
+ * between streams that open while the mark stays), then the deltas.
+ *
+ * A delta looks only at what can have changed: the active jobs (in memory) and the jobs that
+ * ended since the previous tick (SQLite, by the end-time index); each entry is compared with the
+ * one last sent, so a busy cluster with 1,000 finished jobs in the window costs what its few
+ * changing jobs cost, not what the window holds.
+ */
+import type { TimelineDelta } from "../../api/schemas.ts";
+import { allocationsByJob, MAX_JOBS, pendingEntry, timeline, timelineJob, timelineMark, timelineNodes } from "./timeline.ts";
+import type { ViewContext } from "./views.ts";
+
+const iso = (t: number) => new Date(t).toISOString();
+
+/** How often the mark is compared (ms): a change shows within 2 s. */
+export const FEED_TICK_MS = 1000;
+/** Ended jobs are looked for this far before the previous tick too (a job's end time is set before its commit). */
+const ENDED_MARGIN_MS = 2000;
+
+/** A whole timeline is reused this long at most, even if the mark stayed (a write the mark missed is seen then). */
+const SNAPSHOT_KEPT_MS = 30_000;
+
+export type FeedEvent = "timeline" | "delta";
+type Send = (event: FeedEvent, json: string) => void;
+
+interface Sent {
+  kind: "job" | "pending";
+  json: string;
+}
+
+export class TimelineFeed {
+  private readonly subs = new Set<Send>();
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private mark = "";
+  private lastTick = 0;
+  /** The entry last sent of every job that may still change (active, or ended lately). */
+  private sent = new Map<number, Sent>();
+  private snapshot: { mark: string; windowSec: number; at: number; json: string } | undefined;
+
+  constructor(
+    private readonly ctx: ViewContext,
+    private readonly commits: () => number,
+    private readonly tickMs = FEED_TICK_MS,
+  ) {}
+
+  /** Sends the window's timeline now, then the deltas; returns the unsubscribe. */
+  subscribe(windowSec: number, send: Send): () => void {
+    if (this.subs.size === 0) {
+      // Prime what was sent, so that the first delta holds only what changed from here on.
+      this.sent.clear();
+      this.lastTick = Date.now();
+      this.delta(this.lastTick);
+      this.mark = this.currentMark();
+      this.timer = setInterval(() => this.tick(), this.tickMs);
+    }
+    this.subs.add(send);
+    send("timeline", this.whole(windowSec));
+    return () => {
+      this.subs.delete(send);
+      if (this.subs.size === 0) {
+        clearInterval(this.timer);
+        this.timer = undefined;
+        this.sent.clear();
+      }
+    };
+  }
+
+  /** Ends every stream's deltas (the controller stops). */
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.subs.clear();
+    this.sent.clear();
+  }
+
+  get streams(): number {
+    return this.subs.size;
+  }
+
+  private currentMark(): string {
+    return timelineMark(this.ctx, this.commits());
+  }
+
+  /**
+   * The window's whole timeline. Its jobs and pending lists are kept while the mark stays, up to
+   * SNAPSHOT_KEPT_MS (a quiet cluster's reloads cost no SQLite reads); the clock and the nodes are
+   * always fresh. Jobs that
+   * ended before the window since are dropped by the page.
+   */
+  private whole(windowSec: number): string {
+    const mark = this.currentMark();
+    const now = Date.now();
+    if (this.snapshot?.mark !== mark || this.snapshot.windowSec !== windowSec || now - this.snapshot.at > SNAPSHOT_KEPT_MS) {
+      const t = timeline(this.ctx, windowSec * 1000, now);
+      this.snapshot = { mark, windowSec, at: now, json: `"jobs":${JSON.stringify(t.jobs)},"pending":${JSON.stringify(t.pending)}` };
+    }
+    return `{"now":"${iso(now)}","since":"${iso(now - windowSec * 1000)}","nodes":${JSON.stringify(timelineNodes(this.ctx, now))},${this.snapshot.json}}`;
+  }
+
+  private tick(): void {
+    try {
+      const mark = this.currentMark();
+      if (mark === this.mark) return;
+      const now = Date.now();
+      const json = JSON.stringify(this.delta(now));
+      this.mark = mark;
+      this.lastTick = now;
+      for (const send of [...this.subs]) send("delta", json);
+    } catch {
+      // The store is closing (the controller stops); the next tick tries again if it is not.
+    }
+  }
+
+  /** What changed since the entries last sent; records the new ones as sent. */
+  delta(now: number): TimelineDelta {
+    const { state, store } = this.ctx;
+    const d: TimelineDelta = { now: iso(now), nodes: timelineNodes(this.ctx, now), jobs: [], pending: [], removed: [] };
+    const seen = new Set<number>();
+    const changed = (id: number, kind: Sent["kind"], entry: object) => {
+      seen.add(id);
+      const json = JSON.stringify(entry);
+      const last = this.sent.get(id);
+      if (last?.json === json) return false;
+      this.sent.set(id, { kind, json });
+      return true;
+    };
+    const holding: number[] = [];
+    for (const j of state.jobs.values()) {
+      if (j.row.state === "PENDING") {
+        const p = pendingEntry(j.row, j);
+        if (changed(j.row.id, "pending", p)) d.pending.push(p);
+      } else if (j.row.startTime !== null) holding.push(j.row.id);
+    }
+    const ended = store.endedSince(this.lastTick - ENDED_MARGIN_MS, MAX_JOBS).filter((r) => !state.jobs.has(r.id));
+    const allocs = allocationsByJob(this.ctx, [...holding, ...ended.filter((r) => r.startTime !== null).map((r) => r.id)]);
+    for (const id of holding) {
+      const j = state.jobs.get(id)!;
+      const e = timelineJob(this.ctx, j.row, j, allocs.get(id) ?? []);
+      if (changed(id, "job", e)) d.jobs.push(e);
+    }
+    for (const r of ended) {
+      const list = allocs.get(r.id);
+      if (!list?.length) continue; // never ran: dropped below if it was listed as pending
+      const e = timelineJob(this.ctx, r, undefined, list);
+      if (changed(r.id, "job", e)) d.jobs.push(e);
+    }
+    for (const [id, last] of this.sent) {
+      if (seen.has(id)) continue;
+      this.sent.delete(id);
+      if (last.kind === "pending") d.removed.push(id);
+    }
+    return d;
+  }
+}

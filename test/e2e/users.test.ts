@@ -1,0 +1,111 @@
+/**
+ * Per-user tokens and jobs run as their users: two system users (made here with useradd; the
+ * suite runs as root, so the agents do), each with a token from `ebb token create`. Neither can
+ * read or cancel the other's jobs; a job's files belong to its user; an output path with `../`
+ * reaches only what the user may write.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+
+const USERS = ["ebbt_alice", "ebbt_bob"] as const;
+let c: TestCluster;
+let base: string;
+const tokens: Record<string, string> = {};
+const uid: Record<string, number> = {};
+
+function ensureUser(name: string): number {
+  const have = Bun.spawnSync(["id", "-u", name]);
+  if (have.exitCode !== 0) {
+    const made = Bun.spawnSync(["useradd", "--no-create-home", "--shell", "/bin/sh", name], { stderr: "pipe" });
+    if (made.exitCode !== 0) throw new Error(`useradd ${name}: ${made.stderr.toString()}`);
+  }
+  return Number(Bun.spawnSync(["id", "-u", name]).stdout.toString().trim());
+}
+
+beforeAll(async () => {
+  expect(process.getuid!()).toBe(0); // the agents must run as root for jobs to run as their users
+  for (const u of USERS) uid[u] = ensureUser(u);
+  base = mkdtempSync(join(tmpdir(), "ebb-users-"));
+  Bun.spawnSync(["chmod", "755", base]);
+  for (const u of USERS) {
+    mkdirSync(join(base, u), { mode: 0o700 });
+    chownSync(join(base, u), uid[u]!, uid[u]!);
+  }
+  c = await startCluster({ agents: 1 });
+  for (const u of USERS) {
+    const r = await c.ebb(["token", "create", "--user", u]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    tokens[u] = r.stdout.trim();
+    expect(tokens[u]).toMatch(/^ebbu_/);
+  }
+});
+afterAll(async () => {
+  await c?.stop();
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+async function submitAs(user: string, body: Record<string, unknown>): Promise<number> {
+  const r = await c.api("POST", "/v1/jobs", { cwd: join(base, user), ...body }, tokens[user]!);
+  if (r.status !== 201) throw new Error(`submit as ${user}: ${r.status} ${JSON.stringify(r.json)}`);
+  return r.json.id;
+}
+
+test("only an admin issues tokens; only the token's hash is stored", async () => {
+  const r = await c.api("POST", "/v1/tokens", { user: "ebbt_bob", admin: true }, tokens.ebbt_alice!);
+  expect(r.status).toBe(403);
+  const bad = await c.api("POST", "/v1/tokens", { user: "Not A User" });
+  expect(bad.status).toBe(400);
+  expect(JSON.stringify(bad.json)).toContain("user");
+  const db = readFileSync(join(c.stateDir, "ebb.db")).toString("latin1");
+  expect(db.includes(tokens.ebbt_alice!)).toBe(false);
+});
+
+test("a user's batch job runs as that user: its output and the files it writes are the user's", async () => {
+  const id = await submitAs("ebbt_alice", { script: "#!/bin/sh\nid -un\ntouch made-by-job\n", output: "out.txt" });
+  const end = await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"]);
+  if (end.state !== "COMPLETED") console.log(end.reason, c.read(join(base, "ebbt_alice", "out.txt")), c.daemonLogs().slice(-3000));
+  expect(end.state).toBe("COMPLETED");
+  expect(end.user).toBe("ebbt_alice");
+  const dir = join(base, "ebbt_alice");
+  expect(readFileSync(join(dir, "out.txt"), "utf8").trim()).toBe("ebbt_alice");
+  expect(statSync(join(dir, "out.txt")).uid).toBe(uid.ebbt_alice!);
+  expect(statSync(join(dir, "made-by-job")).uid).toBe(uid.ebbt_alice!);
+  // A command job's ranks too (a step: cwd entered and output opened as the user).
+  const cmd = await submitAs("ebbt_alice", { argv: ["sh", "-c", "id -un; id -u > uid.txt"], output: "cmd.txt" });
+  expect((await c.waitJob(cmd, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"])).state).toBe("COMPLETED");
+  expect(readFileSync(join(dir, "cmd.txt"), "utf8").trim()).toBe("ebbt_alice");
+  expect(readFileSync(join(dir, "uid.txt"), "utf8").trim()).toBe(String(uid.ebbt_alice));
+  expect(statSync(join(dir, "uid.txt")).uid).toBe(uid.ebbt_alice!);
+});
+
+test("an output path with ../ reaches only what the user may write", async () => {
+  const id = await submitAs("ebbt_alice", { script: "#!/bin/sh\necho stolen\n", output: "../ebbt_bob/stolen.txt" });
+  const end = await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"]);
+  expect(end.state).toBe("FAILED");
+  expect(end.reason).toContain("EACCES");
+  expect(existsSync(join(base, "ebbt_bob", "stolen.txt"))).toBe(false);
+});
+
+test("neither user can read, list or cancel the other's jobs; the cluster's token can", async () => {
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "300"] });
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], nodes: 1 });
+  for (const [me, other] of [["ebbt_alice", bobs], ["ebbt_bob", alices]] as const) {
+    const read = await c.api("GET", `/v1/jobs/${other}`, undefined, tokens[me]!);
+    expect(read.status).toBe(403);
+    expect(read.json.error.message).toContain(`not ${me}'s`);
+    expect((await c.api("DELETE", `/v1/jobs/${other}`, undefined, tokens[me]!)).status).toBe(403);
+    expect((await c.api("POST", `/v1/jobs/${other}/hold`, undefined, tokens[me]!)).status).toBe(403);
+    const listed = (await c.api("GET", "/v1/jobs?state=PENDING,RUNNING", undefined, tokens[me]!)).json.jobs.map((j: any) => j.id);
+    expect(listed).not.toContain(other);
+    expect((await c.api("GET", "/v1/nodes", undefined, tokens[me]!)).status).toBe(403);
+  }
+  // Each reads and cancels its own.
+  expect((await c.api("GET", `/v1/jobs/${bobs}`, undefined, tokens.ebbt_bob!)).status).toBe(200);
+  expect((await c.api("DELETE", `/v1/jobs/${bobs}`, undefined, tokens.ebbt_bob!)).status).toBe(200);
+  expect((await c.api("DELETE", `/v1/jobs/${alices}`)).status).toBe(200);
+  expect((await c.job(alices)).user).toBe("ebbt_alice");
+});
