@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { Credential, JobId, NodeRef } from "../proto/common.ts";
 import { tagged, type MessageOf } from "../proto/tagged.ts";
+import { NodeCfg } from "../proto/cfg.ts";
 import { JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
 
 /** Numbers a launcher's request so that its answer (step.grant or error) can name it. */
@@ -30,6 +31,17 @@ export const LauncherToController = tagged({
   /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
   "step.create": () => ({ jobId: JobId, req: RequestId, step: StepCreate }),
   /** `interrupted`: ebb run was stopped by this signal (Ctrl-C), the step is CANCELLED. */
+  /** The step's CFG, merged over its launch tree (§10.2.3); `elastic`: part of the job's elastic world (merged with its other steps). */
+  "cfg": () => ({
+    jobId: JobId,
+    stepId: z.int().nonnegative(),
+    ntasks: z.int().positive(),
+    elastic: z.boolean(),
+    final: z.boolean(),
+    reports: z.int().nonnegative(),
+    cfg: NodeCfg,
+    monitor: z.string().max(1000).optional(),
+  }),
   "step.end": () => ({ jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional(), interrupted: z.string().optional() }),
   /** An `ebb run` that created its own allocation gives it back with the step's exit code; `interrupted`: the job is CANCELLED. */
   "release": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), interrupted: z.string().optional() }),

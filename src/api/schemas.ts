@@ -98,7 +98,7 @@ export const JobSubmit = z.lazy(() =>
       elastic: z.boolean().optional(),
       minNodes: z.int().min(1).max(100_000).optional(),
       maxNodes: z.int().min(1).max(100_000).optional(),
-      /** Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60). */
+      /** Seconds between the ranks' timing and CFG samples, for every monitored job (default: the controller's, 60). */
       sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
       /** Elastic jobs: their own scheduler settings; the controller clamps them to its admin limits. */
       elasticSettings: ElasticSettings.optional(),
@@ -219,6 +219,8 @@ export const StepGrant = z.lazy(() =>
     jobEnv: z.record(z.string(), z.string()),
     /** Set when this step is the elastic job's resizable step. */
     elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
+    /** Seconds between the ranks' monitoring samples (the job's --sample-interval, else the controller's). */
+    sampleInterval: z.number().positive().optional(),
   }),
 );
 export type StepGrant = z.infer<typeof StepGrant>;
@@ -350,6 +352,21 @@ export const CfgView = z.object({
       mpi: CfgStats,
     }),
   ),
+  /**
+   * Rigid jobs after their end (like Slurm's seff): the communication share (MPI time / loop time)
+   * per loop and over the outermost loops, and the node count at which the SPMD model predicts the
+   * best efficiency for the time spent (the knee, where MPI time equals compute time; null: no MPI
+   * time, no limit). Null while running, for elastic jobs, and without timed iterations.
+   */
+  efficiency: z
+    .object({
+      nodes: z.int(),
+      commShare: z.number(),
+      mtct: z.number().nullable(),
+      bestNodes: z.int().nullable(),
+      loops: z.array(z.object({ key: z.string(), commShare: z.number(), mtct: z.number().nullable(), bestNodes: z.int().nullable() })),
+    })
+    .nullable(),
 });
 
 export const JobDetail = z.lazy(() =>
@@ -396,6 +413,8 @@ export const NodeView = z.lazy(() =>
     reason: z.string().nullable(),
     /** Why the node is drained (it takes no new work until resumed); null when it is not. */
     drain: z.string().nullable(),
+    /** Whom jobs run as on the node: "job's user" (the agent runs as root), or "agent's user (NAME)"; null if unknown. */
+    runAs: z.string().nullable(),
   }),
 );
 export type NodeView = z.infer<typeof NodeView>;

@@ -130,7 +130,8 @@ export function observeCfg(prev: JobCfg | undefined, merged: NodeCfg, ntasks: nu
     const mpiPerIter = l.iterations > 0 ? l.mpiTime / l.iterations : 0;
     return {
       ...l,
-      distributed: ntasks > 0 && l.ranks.length === ntasks && l.ranks.every((r) => r < ntasks),
+      // Every rank of the world runs it (ranks that left in a shrink may still be listed).
+      distributed: ntasks > 0 && l.ranks.filter((r) => r < ntasks).length === ntasks,
       iterTime,
       mpiPerIter,
       mtct: windowMtct ?? (p ? p.mtct : mtctOf(l.mpiTime, l.loopTime)),

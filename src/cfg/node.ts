@@ -104,56 +104,224 @@ export interface RankLoop {
   parentKey: string | null;
 }
 
-/** The loops of one rank's table, with their signatures and the head of the enclosing loop. */
-export function rankLoops(cfg: RankCfg): RankLoop[] {
-  const bySite = new Map<number, CfgNodeRow>();
-  for (const r of cfg.rows) bySite.set(r.site, r);
-  const members = new Map<number, CfgNodeRow[]>();
-  for (const r of cfg.rows) {
-    if (r.head) (members.get(r.site) ?? members.set(r.site, []).get(r.site)!).push(r);
-    if (r.body && r.headOf !== null && bySite.get(r.headOf)?.head) {
-      (members.get(r.headOf) ?? members.set(r.headOf, []).get(r.headOf)!).push(r);
+/**
+ * Signatures by the exact token sequence, without building it: a 2 x 32-bit hash of the members'
+ * (type, site) — p2p/one-sided as one token — finds the cached signature, and the stored members
+ * are compared on a hit, so a collision costs a rebuild, never a wrong key.
+ */
+interface SigEntry {
+  types: Uint8Array;
+  sites: Float64Array;
+  sig: string;
+}
+const byHash = new Map<number, SigEntry>();
+
+const M1 = 0x9e3779b1;
+const M2 = 0x85ebca77;
+function mix(h: number, x: number, m: number): number {
+  h = Math.imul(h ^ x, m);
+  return (h ^ (h >>> 15)) | 0;
+}
+
+function cachedSignature(rows: readonly CfgNodeRow[], members: Int32Array, from: number, to: number): string {
+  let h1 = 0x1234567 | 0;
+  let h2 = 0x7654321 | 0;
+  for (let k = from; k < to; k++) {
+    const r = rows[members[k]!]!;
+    if (collapsible(r.type)) {
+      h1 = mix(h1, 1, M1);
+      h2 = mix(h2, 1, M2);
+    } else {
+      const lo = r.site | 0;
+      const hi = ((r.site - (r.site >>> 0)) / 0x100000000) | 0;
+      h1 = mix(mix(mix(h1, 2 + r.type, M1), lo, M1), hi, M1);
+      h2 = mix(mix(mix(h2, 2 + r.type, M2), hi, M2), lo, M2);
     }
   }
-  const loopOfSite = (site: number): number | null => {
-    const r = bySite.get(site);
-    if (!r) return null;
-    return r.head ? r.site : r.headOf;
-  };
-  const keys = new Map<number, string>();
-  for (const [h, ms] of members) {
-    const pos = (r: CfgNodeRow) => (r.site === h ? -1 : r.offsetCount > 0 ? r.offset / r.offsetCount : Number.POSITIVE_INFINITY);
-    const ordered = [...ms].sort((a, b) => pos(a) - pos(b) || a.created - b.created);
-    keys.set(h, signature(ordered.map(token)));
+  const key = (h1 >>> 0) * 0x200000 + ((h2 >>> 0) & 0x1fffff);
+  const n = to - from;
+  const e = byHash.get(key);
+  if (e && e.types.length === n) {
+    let same = true;
+    for (let k = 0; k < n && same; k++) {
+      const r = rows[members[from + k]!]!;
+      const c = collapsible(r.type);
+      same = c ? collapsible(e.types[k]! as OpType) : e.types[k] === r.type && e.sites[k] === r.site;
+    }
+    if (same) return e.sig;
   }
-  const out: RankLoop[] = [];
-  for (const [h, ms] of members) {
-    const head = bySite.get(h)!;
-    let parentHead: number | null = head.body ? head.headOf : null;
-    if (parentHead === null) {
-      // Nested the dissertation's way: a member of this loop re-enters another loop's body.
-      const mine = new Set(ms.map((m) => m.site));
-      for (const r of cfg.rows) {
-        if (r.reentrySource !== null && mine.has(r.reentrySource)) {
-          const l = loopOfSite(r.site);
-          if (l !== null && l !== h) {
-            parentHead = l;
-            break;
-          }
-        }
+  const tokens: string[] = new Array(n);
+  const types = new Uint8Array(n);
+  const sites = new Float64Array(n);
+  for (let k = 0; k < n; k++) {
+    const r = rows[members[from + k]!]!;
+    tokens[k] = token(r);
+    types[k] = r.type;
+    sites[k] = r.site;
+  }
+  const sig = signature(tokens);
+  if (byHash.size > 4096) byHash.clear();
+  byHash.set(key, { types, sites, sig });
+  return sig;
+}
+
+/** Position of a member in its loop: the head first, then by mean offset from the head, then by creation. */
+function before(rows: readonly CfgNodeRow[], head: number, a: number, b: number): number {
+  const pos = (i: number) => {
+    if (i === head) return -1;
+    const r = rows[i]!;
+    return r.offsetCount > 0 ? r.offset / r.offsetCount : Number.POSITIVE_INFINITY;
+  };
+  return pos(a) - pos(b) || rows[a]!.created - rows[b]!.created;
+}
+
+/**
+ * The loops of one rank's table, with their signatures and the head of the enclosing loop.
+ * Linear in the table (no per-loop scans): one site -> row map, members grouped by a counting
+ * sort, an order check that is usually all the ordering needed, cached signatures.
+ */
+/**
+ * Site id -> row index: open addressing over typed arrays. Site ids are up to 53-bit integers
+ * (object + offset, hashes); a Map with such keys costs ~100 ns per insert, this ~10.
+ */
+class SiteIndex {
+  private keys = new Float64Array(0);
+  private vals = new Int32Array(0);
+  private mask = 0;
+
+  reset(n: number): void {
+    let cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    if (cap > this.keys.length) {
+      this.keys = new Float64Array(cap);
+      this.vals = new Int32Array(cap);
+    }
+    this.mask = cap - 1;
+    this.vals.fill(-1, 0, cap);
+  }
+
+  private slot(site: number): number {
+    const lo = site >>> 0; // site mod 2^32, without a floating-point modulo
+    const hi = ((site - lo) / 0x100000000) | 0;
+    const h = Math.imul(lo ^ Math.imul(hi, 0x85ebca77), 0x9e3779b1);
+    return (h ^ (h >>> 16)) & this.mask;
+  }
+
+  set(site: number, i: number): void {
+    let s = this.slot(site);
+    while (this.vals[s] !== -1 && this.keys[s] !== site) s = (s + 1) & this.mask;
+    this.keys[s] = site;
+    this.vals[s] = i;
+  }
+
+  /** The row of `site`, or -1. */
+  get(site: number): number {
+    let s = this.slot(site);
+    for (;;) {
+      const v = this.vals[s]!;
+      if (v === -1 || this.keys[s] === site) return v;
+      s = (s + 1) & this.mask;
+    }
+  }
+}
+
+/** Scratch space reused across calls (the agent reduces every sampling interval): no allocation per row. */
+const scratch = { index: new SiteIndex(), size: 0, parentOf: new Int32Array(0), count: new Int32Array(0), start: new Int32Array(0), fill: new Int32Array(0), members: new Int32Array(0), viaReentry: new Int32Array(0) };
+
+function scratchFor(n: number): typeof scratch {
+  if (scratch.size < n + 1) {
+    const size = Math.max(n + 1, scratch.size * 2, 64);
+    scratch.size = size;
+    scratch.parentOf = new Int32Array(size);
+    scratch.count = new Int32Array(size);
+    scratch.start = new Int32Array(size);
+    scratch.fill = new Int32Array(size);
+    scratch.members = new Int32Array(2 * size);
+    scratch.viaReentry = new Int32Array(size);
+  }
+  scratch.index.reset(n);
+  return scratch;
+}
+
+export function rankLoops(cfg: RankCfg): RankLoop[] {
+  const rows = cfg.rows;
+  const n = rows.length;
+  const { index, parentOf, count, start, fill, members, viaReentry } = scratchFor(n);
+  for (let i = 0; i < n; i++) index.set(rows[i]!.site, i);
+  // The loop a body row belongs to (its immediate head's row, when that is a head), else -1.
+  parentOf.fill(-1, 0, n);
+  count.fill(0, 0, n + 1);
+  let heads = 0;
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    if (r.head) {
+      count[i]!++;
+      heads++;
+    }
+    if (r.body && r.headOf !== null) {
+      const h = index.get(r.headOf);
+      if (h >= 0 && rows[h]!.head) {
+        parentOf[i] = h;
+        count[h]!++;
       }
     }
+  }
+  if (heads === 0) return [];
+  // Members of loop h: members[start[h] .. start[h+1]), in row order (a counting sort; a row is
+  // in at most two loops: its own as a head, its head's as a body node).
+  start[0] = 0;
+  for (let i = 0; i < n; i++) start[i + 1] = start[i]! + count[i]!;
+  fill.set(start.subarray(0, n));
+  for (let i = 0; i < n; i++) {
+    if (rows[i]!.head) members[fill[i]!++] = i;
+    const h = parentOf[i]!;
+    if (h >= 0) members[fill[h]!++] = i;
+  }
+  // Usually already in loop order (created in the order of the first pass); sort only if not.
+  const keys = new Map<number, string>();
+  for (let h = 0; h < n; h++) {
+    if (!rows[h]!.head) continue;
+    const from = start[h]!;
+    const to = start[h + 1]!;
+    let sorted = true;
+    for (let k = from + 1; k < to && sorted; k++) sorted = before(rows, h, members[k - 1]!, members[k]!) <= 0;
+    if (!sorted) members.subarray(from, to).sort((a, b) => before(rows, h, a, b));
+    keys.set(h, cachedSignature(rows, members, from, to));
+  }
+  // Nesting the dissertation's way: a member of loop L re-enters another loop's body. The first
+  // such row (in table order) names L's parent.
+  viaReentry.fill(-1, 0, n);
+  for (let i = 0; i < n; i++) {
+    const r = rows[i]!;
+    if (r.reentrySource === null) continue;
+    const src = index.get(r.reentrySource);
+    if (src < 0) continue;
+    const target = r.head ? i : r.headOf === null ? -1 : index.get(r.headOf);
+    if (target < 0) continue;
+    // The loops `src` is a member of: its own (if a head) and its head's.
+    if (rows[src]!.head && viaReentry[src] === -1 && target !== src) viaReentry[src] = target;
+    const p = parentOf[src]!;
+    if (p >= 0 && viaReentry[p] === -1 && target !== p) viaReentry[p] = target;
+  }
+  const origin = cfg.origin ?? 0;
+  const out: RankLoop[] = [];
+  for (let h = 0; h < n; h++) {
+    const head = rows[h]!;
+    if (!head.head) continue;
+    const parentHead = head.body ? (head.headOf === null ? -1 : index.get(head.headOf)) : viaReentry[h]!;
+    let reentries = 0;
+    for (let k = start[h]!; k < start[h + 1]!; k++) reentries += rows[members[k]!]!.re;
     out.push({
       key: keys.get(h)!,
-      head: h,
+      head: head.site,
       rank: cfg.rank,
       visits: head.rv + 1,
       iterations: Math.max(0, head.rv + 1 - head.detectedVisits),
       loopTime: head.last - head.detected,
       mpiTime: head.tmtLast,
-      last: (cfg.origin ?? 0) + head.last / 1e6,
-      reentries: ms.reduce((a, m) => a + m.re, 0),
-      parentKey: parentHead === null ? null : (keys.get(parentHead) ?? null),
+      last: origin + head.last / 1e6,
+      reentries,
+      parentKey: parentHead < 0 ? null : (keys.get(parentHead) ?? null),
     });
   }
   return out;

@@ -17,11 +17,13 @@ export function cfgSection(cfg: JobDetail["cfg"]): string {
     (byParent.get(p) ?? byParent.set(p, []).get(p)!).push(l);
   }
   const rows: string[][] = [];
+  const names = new Map<string, string>();
   const seen = new Set<string>();
   const walk = (parent: string | null, depth: number) => {
     for (const l of byParent.get(parent) ?? []) {
       if (seen.has(l.key)) continue;
       seen.add(l.key);
+      names.set(l.key, `L${rows.length + 1}`);
       const name = `${"  ".repeat(depth)}L${rows.length + 1}${l.key === cfg.current ? "*" : ""}`;
       rows.push([
         name,
@@ -41,5 +43,19 @@ export function cfgSection(cfg: JobDetail["cfg"]): string {
   return `\nCommunication loops (${cfg.ntasks} ranks; * = current distributed loop; MTCT = MPI / compute time, newest window):\n${text
     .split("\n")
     .map((x) => (x ? `  ${x}` : x))
-    .join("\n")}`;
+    .join("\n")}${efficiencyLine(cfg, names)}`;
+}
+
+const pct = (x: number) => `${(100 * x).toFixed(1)} %`;
+const best = (n: number | null) => (n === null ? "no limit (no MPI time)" : `${n} node${n === 1 ? "" : "s"}`);
+
+/** Rigid jobs after their end: communication share per loop and the model's best size (like seff). */
+function efficiencyLine(cfg: Cfg, names: Map<string, string>): string {
+  const e = cfg.efficiency;
+  if (!e) return "";
+  const per = e.loops.map((l) => `${names.get(l.key) ?? "?"} ${pct(l.commShare)} (best ${best(l.bestNodes)})`).join(", ");
+  return (
+    `\nEfficiency: communication ${pct(e.commShare)} of loop time on ${e.nodes} node${e.nodes === 1 ? "" : "s"}; ` +
+    `the model's best size (efficiency per run time): ${best(e.bestNodes)}\n  per loop: ${per}\n`
+  );
 }

@@ -70,7 +70,7 @@ export const elasticArgs = defineArgs({
   elastic: { type: "boolean", description: "The job can be grown and shrunk while it runs (its ranks use ebb/comm's adaptation window)" },
   "min-nodes": { type: "string", description: "Fewest nodes: the job may start with as few, and is never shrunk below", valueHint: "N" },
   "max-nodes": { type: "string", description: "Most nodes the job may grow to", valueHint: "N" },
-  "sample-interval": { type: "string", description: "Elastic jobs: seconds between the ranks' timing samples (default: the controller's, 60)", valueHint: "SECONDS" },
+  "sample-interval": { type: "string", description: "Seconds between the ranks' timing and CFG samples, for every monitored job, elastic or not (default: the controller's, 60)", valueHint: "SECONDS" },
   "elastic-settings": {
     type: "string",
     description: "Elastic jobs: the job's own scheduler settings, e.g. upper=0.2,lower=0.005,settle=30,payoff=no (keys: upper, lower, window, minSamples, settle, payoff); the controller clamps them to its limits",

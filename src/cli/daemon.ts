@@ -61,7 +61,7 @@ export const controllerTuning = defineArgs({
   settle: { type: "string", description: "Seconds after an adaptation before the job may adapt again (default 120)", valueHint: "SECONDS" },
   "min-samples": { type: "string", description: "Timing samples a job needs since its last adaptation before the scheduler acts on it (default 3)", valueHint: "N" },
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
-  "sample-interval": { type: "string", description: "Seconds between elastic jobs' timing samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
+  "sample-interval": { type: "string", description: "Seconds between jobs' timing and CFG samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
   "metrics-token": { type: "string", description: "File holding a token that may read /metrics (as Prometheus' credentials_file); the API token may too", valueHint: "FILE" },
   "metrics-open": { type: "boolean", description: "Serve /metrics without a token (to a scraper on a trusted network)" },

@@ -9,7 +9,7 @@ export default defineCommand({
     guard("nodes", async () => {
       const { nodes } = await client(args).nodes();
       if (args.json) return printJson({ nodes });
-      const rows = nodes.map((n) => [n.name, n.state, String(n.cpus), `${Math.round(n.memoryMb / 1024)}G`, n.jobId === null ? "" : String(n.jobId), n.addr, n.reason ?? ""]);
-      out(table(["NODE", "STATE", "CPUS", "MEMORY", "JOB", "ADDRESS", "REASON"], rows));
+      const rows = nodes.map((n) => [n.name, n.state, String(n.cpus), `${Math.round(n.memoryMb / 1024)}G`, n.jobId === null ? "" : String(n.jobId), n.addr, n.reason ?? "", n.runAs ?? ""]);
+      out(table(["NODE", "STATE", "CPUS", "MEMORY", "JOB", "ADDRESS", "REASON", "RUNS JOBS AS"], rows));
     }),
 });

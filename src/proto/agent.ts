@@ -1,6 +1,5 @@
 /** Agent <-> controller messages, over the agent's WebSocket to /v1/agent (Bearer: cluster key). */
 import { z } from "zod";
-import { NodeCfg } from "./cfg.ts";
 import { Credential, JobId, NodeRef, Signal } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 
@@ -28,6 +27,8 @@ export const JobStart = z.object({
   user: z.string().optional(),
   /** Elastic command jobs: step 0 is resizable. */
   elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
+  /** Seconds between the ranks' monitoring samples (every job, elastic or not). */
+  sampleInterval: z.number().positive().optional(),
 });
 export type JobStart = z.infer<typeof JobStart>;
 
@@ -44,6 +45,8 @@ export const AgentToController = tagged({
     time: z.number().optional(),
     /** `addr` was given (--advertise), not the agent's own listening address: the controller checks it. */
     advertised: z.boolean().optional(),
+    /** Whom jobs run as here: "job-user" (the agent is root), else the agent's own user name. */
+    runAs: z.string().optional(),
   }),
   "heartbeat": () => ({ jobs: z.array(JobId) }),
   /**
@@ -55,19 +58,6 @@ export const AgentToController = tagged({
   "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
   "perf": () => ({ jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
-  /**
-   * A step's CFG on this node, reduced over its local ranks (§10.2.2): about once per sampling
-   * interval while it runs, and once more (`final`) when its local ranks have all ended.
-   * `monitor` says why a step is not monitored, when it is not.
-   */
-  "cfg": () => ({
-    jobId: JobId,
-    stepId: z.int().nonnegative(),
-    ntasks: z.int().positive(),
-    final: z.boolean(),
-    cfg: NodeCfg,
-    monitor: z.string().max(1000).optional(),
-  }),
   /** An EPOP program's structure (JSON, once) or progress (program counter, iteration, bound). */
   "program": () => ({ jobId: JobId, structure: z.string().max(65536).optional(), pc: z.int().nonnegative().optional(), iteration: z.int().nonnegative().optional(), bound: z.int().nonnegative().optional() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */

@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { Credential, NodeRef, Signal, StepKey } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
+import { NodeCfg } from "./cfg.ts";
 
 export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);
 export type PmiMode = z.infer<typeof PmiMode>;
@@ -55,6 +56,8 @@ export const StepSpec = z.lazy(() =>
     preput: Kvs.optional(),
     /** CFG monitoring of the ranks' communication calls (default on; `ebb run --cfg=off`). */
     cfg: z.enum(["on", "off"]).optional(),
+    /** Seconds between the ranks' monitoring samples and the agents' CFG reports (default 60). */
+    sampleInterval: z.number().positive().optional(),
     /** An elastic step: its ranks can adapt (ebb/comm's initAdapt and friends). */
     elastic: z
       .object({
@@ -130,6 +133,12 @@ export const StepUp = tagged({
   "adapt.committed": () => ({ step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
   /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
   "spawn": () => ({ step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),
+  /**
+   * The subtree's CFG (dissertation §10.2.3): each agent merges its own node's reduced CFG with its
+   * children's and sends it up, at most once per sampling interval and at once when the whole
+   * subtree is final; `reports` is the fewest reports any node of the subtree has made.
+   */
+  "cfg": () => ({ step: StepKey, cfg: NodeCfg, final: z.boolean(), monitor: z.string().max(1000).optional(), reports: z.int().nonnegative() }),
   /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
   "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
   /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */

@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { adaptations, jobEvents, jobNodes, jobs, perfSamples, steps } from "./schema.ts";
+import { adaptations, jobEvents, jobNodes, jobs, perfSamples, steps, jobCfgs } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert;
@@ -200,6 +200,7 @@ export class JobStore {
         this.db.delete(steps).where(inArray(steps.jobId, chunk)).run();
         this.db.delete(adaptations).where(inArray(adaptations.jobId, chunk)).run();
         this.db.delete(perfSamples).where(inArray(perfSamples.jobId, chunk)).run();
+        this.db.delete(jobCfgs).where(inArray(jobCfgs.jobId, chunk)).run();
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
       return ids.length;

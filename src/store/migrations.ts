@@ -12,6 +12,7 @@ import m0002 from "../../migrations/0002_job_elastic_settings.sql" with { type: 
 import m0003 from "../../migrations/0003_job_arrays_dependencies_holds.sql" with { type: "text" };
 import m0004 from "../../migrations/0004_node_drain.sql" with { type: "text" };
 import m0005 from "../../migrations/0005_user_tokens.sql" with { type: "text" };
+import m0006 from "../../migrations/0006_job_cfgs.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -20,6 +21,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0003_job_arrays_dependencies_holds": m0003,
   "0004_node_drain": m0004,
   "0005_user_tokens": m0005,
+  "0006_job_cfgs": m0006,
 };
 
 export function loadMigrations(): MigrationMeta[] {

@@ -167,3 +167,14 @@ export const userTokens = sqliteTable("user_tokens", {
   admin: integer("admin", { mode: "boolean" }).notNull().default(false),
   createdAt: integer("created_at").notNull(),
 });
+
+/**
+ * Jobs' CFG monitoring state (src/cfg, roles/controller/cfg.ts): the newest CFG of each step that
+ * makes up the job's, the merged per-loop history and the MTCT samples, as one JSON document per
+ * job (validated by the controller when it reads it back after a restart).
+ */
+export const jobCfgs = sqliteTable("job_cfgs", {
+  jobId: integer("job_id").primaryKey(),
+  data: text("data", { mode: "json" }).$type<unknown>().notNull(),
+  updatedAt: integer("updated_at").notNull(),
+});

@@ -54,6 +54,13 @@ async function submitAs(user: string, body: Record<string, unknown>): Promise<nu
   return r.json.id;
 }
 
+test("ebb nodes says whom jobs run as: their users, since the agent runs as root", async () => {
+  const r = await c.ebb(["nodes"]);
+  expect(r.stdout).toMatch(/RUNS JOBS AS/);
+  expect(r.stdout).toMatch(/node01 .*job's user/);
+  expect((await c.api("GET", "/v1/nodes")).json.nodes[0].runAs).toBe("job's user");
+});
+
 test("only an admin issues tokens; only the token's hash is stored", async () => {
   const r = await c.api("POST", "/v1/tokens", { user: "ebbt_bob", admin: true }, tokens.ebbt_alice!);
   expect(r.status).toBe(403);

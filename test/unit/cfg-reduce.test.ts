@@ -3,6 +3,7 @@ import { Detector } from "../../src/cfg/detector.ts";
 import { currentMtct, mergeCfg, observeCfg, variance } from "../../src/cfg/merge.ts";
 import { rankRange, reduceNode, signature, type RankCfg } from "../../src/cfg/node.ts";
 import { OpType } from "../../src/cfg/types.ts";
+import { SubtreeCfg } from "../../src/cfg/subtree.ts";
 import { mulberry32 } from "../../src/sim/random.ts";
 
 const P = OpType.P2p;
@@ -47,6 +48,20 @@ describe("node-local reduction (§10.2.2, Fig. 10.3 -> 10.4)", () => {
     const one = reduceNode([fig103()[1]!]).loops[0]!;
     expect(outer.loopTime).toBeGreaterThan(3 * one.loopTime);
     expect(node.loops[1]!.ranks).toEqual([0]);
+  });
+
+  test("site ids up to 2^53 (object + offset) and many colliding low bits reduce the same as small ids", () => {
+    const big = (id: number) => 2 ** 52 + id * 2 ** 32; // same low 32 bits for every site
+    const remap = (cfgs: RankCfg[]) =>
+      cfgs.map((c) => ({
+        ...c,
+        rows: c.rows.map((r) => ({ ...r, site: big(r.site), tail: r.tail === null ? null : big(r.tail), headOf: r.headOf === null ? null : big(r.headOf), reentrySource: r.reentrySource === null ? null : big(r.reentrySource) })),
+      }));
+    const small = reduceNode(fig103());
+    const large = reduceNode(remap(fig103()));
+    const shape = (n: typeof small, f: (k: string) => string) => n.loops.map((l) => [f(l.key), rankRange(l.ranks), l.parent === null ? null : f(l.parent), l.visits, l.iterations, l.reentries]);
+    const unmap = (k: string) => k.replace(/@(\d+)/g, (_, x) => `@${(Number(x) - 2 ** 52) / 2 ** 32}`);
+    expect(shape(large, unmap).sort()).toEqual(shape(small, (k) => k).sort());
   });
 
   test("signatures: p2p runs collapse circularly, rotations match", () => {
@@ -128,5 +143,37 @@ describe("distributed merge (§10.2.3)", () => {
     expect(variance(l.iter)).toBeGreaterThan(0);
     // No distributed loop (1 of 2 ranks): no MTCT.
     expect(currentMtct(observeCfg(undefined, reduceNode([{ rank: 0, rows: d.table() }]), 2))).toBeUndefined();
+  });
+});
+
+describe("one level of the distributed reduction (SubtreeCfg)", () => {
+  const node = (ranks: number[]) => reduceNode(fig103().filter((r) => ranks.includes(r.rank)));
+  test("own CFG and children's subtrees merge; final only when all are final or lost; fewest reports", () => {
+    const t = new SubtreeCfg([1, 2]);
+    expect(t.merged()).toBeUndefined();
+    t.local(node([0]), false);
+    expect(t.merged()!.reports).toBe(0); // children silent so far
+    t.child(1, { cfg: node([1]), final: false, reports: 3 });
+    t.child(2, { cfg: node([2, 3]), final: true, reports: 2 });
+    t.child(7, { cfg: node([3]), final: true, reports: 9 }); // not a child: ignored
+    let m = t.merged()!;
+    expect(m.final).toBe(false);
+    expect(m.reports).toBe(1);
+    expect(m.cfg).toEqual(mergeCfg([node([0]), node([1]), node([2, 3])]));
+    expect(m.cfg.loops.map((l) => rankRange(l.ranks))).toEqual(["0-3", "0"]);
+    expect(t.dirty).toBe(false);
+    t.local(node([0]), true);
+    expect(t.complete).toBe(false);
+    t.childLost(1);
+    expect(t.complete).toBe(true);
+    m = t.merged()!;
+    expect(m.final).toBe(true);
+    // A lost child's last report stays in.
+    expect(m.cfg.loops[0]!.ranks).toEqual([0, 1, 2, 3]);
+    // The launcher's level has no ranks of its own.
+    const root = new SubtreeCfg([0], false);
+    root.child(0, m);
+    expect(root.complete).toBe(true);
+    expect(root.merged()!.cfg).toEqual(m.cfg);
   });
 });

@@ -2,6 +2,8 @@
  * The node agent: registers its node with the controller and heartbeats; starts and kills job
  * processes on the controller's orders; serves step trees for launchers and other agents.
  */
+import { userInfo } from "node:os";
+import { agentIsRoot } from "./identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -118,7 +120,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
-    cfg: (jobId, stepId, ntasks, cfg, final, monitor) => send({ t: "cfg", jobId, stepId, ntasks, cfg, final, ...(monitor ? { monitor } : {}) }),
     cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
     program: (jobId, info) => {
       const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
@@ -197,7 +198,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     reconnect: { maxDelayMs: 2000 },
     onOpen: () => {
       log.info(`connected to the controller at ${controllerUrl}; registering as ${o.name} (${addr})`);
-      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined });
+      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined, runAs: jobsRunAs() });
     },
     onMessage: handle,
     onInvalid: (error) => log.warn("invalid message from the controller", { error }),
@@ -231,4 +232,14 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       server.stop(true);
     },
   };
+}
+
+/** Whom this agent runs jobs as: their users when it is root, else itself. */
+function jobsRunAs(): string {
+  if (agentIsRoot()) return "job-user";
+  try {
+    return userInfo().username;
+  } catch {
+    return `uid ${process.getuid?.() ?? "?"}`;
+  }
 }

@@ -95,7 +95,7 @@ export class JobRunner {
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? ""), job.id);
     const launch = new Launch({
       link,
-      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic },
+      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic, sampleInterval: job.sampleInterval },
       argv: job.argv,
       env: job.env,
       cwd: job.cwd,

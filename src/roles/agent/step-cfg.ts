@@ -37,7 +37,7 @@ export class StepCfg {
   constructor(private readonly c: StepCfgContext) {
     this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    this.timer = setInterval(() => this.report(false), Math.max(1000, c.interval * 1000));
+    this.timer = setInterval(() => this.report(false), Math.max(100, c.interval * 1000));
     this.timer.unref?.();
   }
 

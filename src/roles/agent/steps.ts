@@ -23,7 +23,7 @@ import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
-import type { NodeCfg } from "../../cfg/node.ts";
+import { SubtreeCfg } from "../../cfg/subtree.ts";
 
 const log = logger("agent");
 
@@ -39,8 +39,6 @@ export interface StepContext {
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
-  /** A step's CFG on this node (reduced over its local ranks). */
-  cfg(jobId: number, stepId: number, ntasks: number, cfg: NodeCfg, final: boolean, monitor?: string): void;
   /** The CFG library for MPI ranks on this node, or why there is none. */
   cfgLibrary(): Promise<CfgLib>;
   /** An EPOP program's structure or progress. */
@@ -130,6 +128,10 @@ export class StepNode {
   private pmi: StepPmi | undefined;
   private adapt: StepAdapt | undefined;
   private cfg: StepCfg | undefined;
+  /** This node's CFG merged with its children's subtrees, sent up the step tree (§10.2.3). */
+  private cfgTree: SubtreeCfg | undefined;
+  private cfgSentAt = Number.NEGATIVE_INFINITY;
+  private cfgFinalSent = false;
   /** World rank of the step's rank 0 (elastic steps that joined a running world start above 0). */
   private readonly rankBase: number;
 
@@ -169,15 +171,18 @@ export class StepNode {
       });
     }
     if ((spec.pmi !== "none" || spec.elastic) && spec.cfg !== "off") {
-      const ntasks = worldSizeOf(spec);
+      this.cfgTree = new SubtreeCfg(children);
       this.cfg = new StepCfg({
         node: this.ctx.name,
         spec,
         ranks: worldRanks,
-        ntasks,
+        ntasks: worldSizeOf(spec),
         shmDir: this.ctx.shmDir,
-        interval: spec.elastic?.sampleInterval ?? 60,
-        send: (cfg, final, monitor) => this.ctx.cfg(spec.jobId, spec.stepId, ntasks, cfg, final, monitor),
+        interval: this.sampleInterval,
+        send: (cfg, final, monitor) => {
+          this.cfgTree!.local(cfg, final, monitor);
+          this.forwardCfg();
+        },
       });
     }
     if (spec.pmi !== "none" || spec.elastic) {
@@ -204,6 +209,27 @@ export class StepNode {
       conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
     }
     void this.startRanks();
+  }
+
+  private get sampleInterval(): number {
+    return this.spec.sampleInterval ?? this.spec.elastic?.sampleInterval ?? 60;
+  }
+
+  /**
+   * Sends the subtree's CFG up: at once when the whole subtree is final, else at most once per
+   * sampling interval (this node's own reports come once per interval, and bring the newest of
+   * its children's along).
+   */
+  private forwardCfg(): void {
+    const tree = this.cfgTree;
+    if (!tree || this.cfgFinalSent || !tree.dirty) return;
+    const now = Date.now();
+    if (!tree.complete && now - this.cfgSentAt < this.sampleInterval * 900) return;
+    const r = tree.merged();
+    if (!r) return;
+    this.cfgSentAt = now;
+    if (r.final) this.cfgFinalSent = true;
+    this.up({ t: "cfg", step: this.key, ...r });
   }
 
   private up(msg: StepUp): void {
@@ -326,6 +352,11 @@ export class StepNode {
       this.pmi?.fromChild(child.index, msg);
       return;
     }
+    if (msg.t === "cfg" && this.cfgTree) {
+      this.cfgTree.child(child.index, msg);
+      this.forwardCfg();
+      return;
+    }
     if (this.adapt?.fromChild(child.index, msg)) return;
     this.up(msg);
   }
@@ -336,6 +367,8 @@ export class StepNode {
     this.up({ t: "error", step: this.key, node: child.name, kind: "lost-node", message: `lost node ${child.name}: ${reason}` });
     this.pmi?.childLost(child.index);
     this.adapt?.childLost(child.index);
+    this.cfgTree?.childLost(child.index);
+    this.forwardCfg();
     this.maybeLaunched();
   }
 

@@ -92,10 +92,6 @@ export class AgentHub {
       case "perf":
         this.elastic.perf(msg.jobId, name, msg);
         return;
-      case "cfg":
-        // Also after the job ended: a node's final report follows its ranks' exit.
-        this.elastic.cfgs.update(msg.jobId, name, msg);
-        return;
       case "program": {
         const job = this.state.jobs.get(msg.jobId);
         if (job?.nodes.includes(name) && job.row.state === "RUNNING") programReport(job, msg);
@@ -178,6 +174,7 @@ export class AgentHub {
     node.row = row;
     node.session = conn;
     node.lastSeen = now;
+    node.runAs = msg.runAs;
     this.state.nodes.set(msg.name, node);
     this.byConn.set(conn, msg.name);
 

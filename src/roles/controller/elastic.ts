@@ -12,7 +12,7 @@ import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { logger } from "../../util/log.ts";
-import { JobCfgs } from "./cfg.ts";
+import { JobCfgs, type CfgPersistence } from "./cfg.ts";
 import type { Jobs } from "./jobs.ts";
 import { refreshSchedView } from "./sched-view.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
@@ -43,8 +43,8 @@ export interface Mtct {
 
 
 export class Elastic {
-  /** Jobs' CFGs (every monitored job, elastic or not). */
-  readonly cfgs = new JobCfgs();
+  /** Jobs' CFGs (every monitored job, elastic or not), kept in SQLite too. */
+  readonly cfgs: JobCfgs;
 
   constructor(
     private readonly store: JobStore,
@@ -53,10 +53,14 @@ export class Elastic {
     private readonly jobs: Jobs,
     private readonly clusterKey: string,
     private readonly effects: ElasticEffects,
-  ) {}
+    cfgStore?: CfgPersistence,
+  ) {
+    this.cfgs = new JobCfgs(cfgStore);
+  }
 
   /** After a restart: adaptations left open are continued by their launchers, which re-attach. */
   restore(): void {
+    this.cfgs.restore();
     for (const a of this.estore.openAdaptations()) {
       const job = this.state.jobs.get(a.jobId);
       if (!job) {

@@ -30,6 +30,7 @@ import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { ElasticScheduler } from "./ers.ts";
 import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { ElasticStore } from "../../store/elastic.ts";
+import { CfgStore } from "../../store/cfg.ts";
 import { ClusterState } from "./state.ts";
 import { serve } from "./server.ts";
 import { jobDetail, jobViews, nodeView } from "./views.ts";
@@ -144,7 +145,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) });
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) }, new CfgStore(db));
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   jobs.restore();

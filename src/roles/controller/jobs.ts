@@ -28,7 +28,7 @@ const log = logger("controller");
 export interface JobsConfig {
   clusterKey: string;
   defaultTimeLimit: number;
-  /** Seconds between timing samples of elastic jobs' ranks, unless a job sets its own. */
+  /** Seconds between the ranks' timing and CFG samples of every job, unless a job sets its own. */
   sampleInterval: number;
   killWaitMs: number;
   /** How long an allocation may stay without its `ebb run` launcher before it is cancelled. */
@@ -277,6 +277,7 @@ export class Jobs {
       nodes: refs,
       tasks,
       jobEnv: this.jobEnv(job),
+      sampleInterval: row.sampleInterval ?? this.config.sampleInterval,
       cred:
         row.kind === "command"
           ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, argv: argvDigest(row.argv!), env: envDigest(row.env), cwd: row.cwd })
@@ -384,6 +385,7 @@ export class Jobs {
       jobNodes: job.nodes,
       cred: signCredential(this.config.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, ...covers }),
       jobEnv: this.jobEnv(job),
+      sampleInterval: job.row.sampleInterval ?? this.config.sampleInterval,
     };
   }
 

@@ -63,6 +63,9 @@ export class LauncherHub {
       case "adapt.done":
         this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
         return;
+      case "cfg":
+        this.elastic.cfgs.update(msg.jobId, msg);
+        return;
       case "fault": {
         const job = this.state.jobs.get(msg.jobId);
         if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` });

@@ -25,6 +25,8 @@ export interface NodeRuntime {
   jobId?: number;
   /** A job that ended on this node and whose processes are still being killed. */
   completing?: { jobId: number; until: number };
+  /** Whom the agent runs jobs as (its hello): "job-user", or the agent's own user. */
+  runAs?: string;
 }
 
 export interface JobRuntime {

@@ -138,7 +138,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
-    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id)),
+    cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id), { ended: row.endTime !== null, elastic: row.elastic, nodes: row.nodes }),
     program: programView(live?.program),
   };
 }
@@ -157,6 +157,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
+    runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
   };
 }
 

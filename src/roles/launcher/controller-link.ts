@@ -108,6 +108,11 @@ export class ControllerLink {
     });
   }
 
+  /** A step's CFG, merged over its launch tree. */
+  cfg(report: Omit<Extract<LauncherToController, { t: "cfg" }>, "t" | "jobId">): void {
+    this.send({ t: "cfg", jobId: this.jobId, ...report });
+  }
+
   stepEnded(stepId: number, exitCode: number, message?: string, interrupted?: string): void {
     this.send({ t: "step.end", jobId: this.jobId, stepId, exitCode, message, interrupted });
   }

@@ -89,6 +89,7 @@ export class Launch {
       pmiPort: this.o.pmiPort,
       ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
       jobEnv: g.jobEnv,
+      ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,
       ...extra,
     };
@@ -106,6 +107,16 @@ export class Launch {
       onSpawn: (req) => this.spawn(spec, req),
       onAdapt: (r) => this.adapter?.report(r),
       onExit: (e) => this.adapter?.exit(spec, e),
+      onCfg: (r) =>
+        this.o.link.cfg({
+          stepId: spec.stepId,
+          ntasks: spec.elastic?.worldSize ?? spec.tasks.reduce((a, b) => a + b, 0),
+          elastic: spec.elastic !== undefined,
+          final: r.final,
+          reports: r.reports,
+          cfg: r.cfg,
+          ...(r.monitor !== undefined ? { monitor: r.monitor } : {}),
+        }),
       onNodeLost: spec.elastic ? (node, reason) => this.adapter?.nodeLost(node, reason) ?? false : undefined,
     });
     this.roots.set(spec.stepId, root);

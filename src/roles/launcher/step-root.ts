@@ -3,6 +3,7 @@
  * exits and errors, and decides when the step is over and with which exit code. A rank that fails
  * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
  */
+import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import type { Credential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
@@ -58,6 +59,8 @@ export interface StepRootOptions {
   onNodeLost?(node: string, reason: string): boolean;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
+  /** The step's CFG merged over the whole tree: at most once per sampling interval, and when final. */
+  onCfg?(report: SubtreeReport): void;
 }
 
 export class StepRoot {
@@ -69,6 +72,10 @@ export class StepRoot {
   private launched = 0;
   private readonly rankBase: number;
   private readonly adaptReduce: AdaptReductions;
+  /** The last level of the distributed CFG reduction: the root has no ranks of its own. */
+  private readonly cfgTree: SubtreeCfg;
+  private cfgSentAt = Number.NEGATIVE_INFINITY;
+  private cfgFinalSent = false;
   private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
   /** Everything put in the step's KVS, over all fences. */
   readonly kvs: Record<string, string> = {};
@@ -87,6 +94,7 @@ export class StepRoot {
     this.rankBase = o.spec.elastic?.rankBase ?? 0;
     this.result = new Promise((r) => (this.resolve = r));
     this.adaptReduce = new AdaptReductions(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), (r) => this.o.onAdapt?.(r));
+    this.cfgTree = new SubtreeCfg(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), false);
   }
 
   start(): Promise<StepResult> {
@@ -99,7 +107,11 @@ export class StepRoot {
       this.unsubscribe.push(
         conn.subscribe(this.key, {
           onUp: (m) => this.onUp(m, c),
-          onLost: (reason) => this.nodeLost(ref.name, reason),
+          onLost: (reason) => {
+            this.cfgTree.childLost(c);
+            this.forwardCfg();
+            this.nodeLost(ref.name, reason);
+          },
         }),
       );
       conn.send({ t: "launch", step: this.key, cred: this.o.cred, spec });
@@ -132,6 +144,10 @@ export class StepRoot {
     const report = adaptReportOf(msg);
     if (report) return this.adapt(child, report);
     switch (msg.t) {
+      case "cfg":
+        this.cfgTree.child(child, msg);
+        this.forwardCfg();
+        return;
       case "launched":
         this.launched += msg.count;
         if (this.launched === this.o.spec.nodes.length) this.o.onLaunched?.();
@@ -176,6 +192,19 @@ export class StepRoot {
     }
   }
 
+  /** As on every agent: at once when final, else at most once per sampling interval. */
+  private forwardCfg(): void {
+    const { spec } = this.o;
+    if (!this.o.onCfg || this.cfgFinalSent || !this.cfgTree.dirty) return;
+    const now = Date.now();
+    if (!this.cfgTree.complete && now - this.cfgSentAt < (spec.sampleInterval ?? spec.elastic?.sampleInterval ?? 60) * 900) return;
+    const r = this.cfgTree.merged();
+    if (!r) return;
+    this.cfgSentAt = now;
+    if (r.final) this.cfgFinalSent = true;
+    this.o.onCfg(r);
+  }
+
   /**
    * The controller took `name` out of the job (a fault adaptation): its ranks count as gone, and
    * whatever it still reports about them (their kill) is not a failure of the step.
@@ -184,6 +213,8 @@ export class StepRoot {
     const index = this.o.spec.nodes.findIndex((n) => n.name === name);
     if (index < 0 || this.over) return;
     this.adaptReduce.childLost(index);
+    this.cfgTree.childLost(index);
+    this.forwardCfg();
     this.markLost(name);
   }
 
