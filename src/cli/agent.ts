@@ -3,22 +3,11 @@ import { join } from "node:path";
 import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
-import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, shortHostname, starting, untilSignal } from "./daemon.ts";
+import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, shortHostname, starting, stdinClosed, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
 import { currentLogFormat, logger } from "../util/log.ts";
 
 const log = logger("agent");
-
-/** Resolves when stdin reaches its end (or fails). */
-async function stdinClosed(): Promise<void> {
-  try {
-    for await (const _ of Bun.stdin.stream()) {
-      /* nothing is expected on stdin; it only has to stay open */
-    }
-  } catch {
-    /* a read error is a closed link too */
-  }
-}
 
 export default defineCommand({
   meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },

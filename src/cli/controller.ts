@@ -2,7 +2,7 @@ import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
-import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
+import { controllerTuning, listenFlag, starting, stdinClosed, tuning, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
 import { currentLogFormat, logger } from "../util/log.ts";
 
@@ -12,6 +12,7 @@ export default defineCommand({
     listen: { type: "string", description: "HOST:PORT to serve on (default 127.0.0.1:7700; 0.0.0.0:7700 for other hosts)", valueHint: "HOST:PORT" },
     db: { type: "string", description: "SQLite database file (default STATE_DIR/ebb.db)", valueHint: "PATH" },
     "state-dir": { type: "string", description: "Where the token, cluster key and database live (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
+    "tied-to-stdin": { type: "boolean", description: "Stop when stdin closes (how ebb up --controller-on-first starts the controller over ssh: the end of ebb up, or a dead link, stops it)" },
     ...controllerTuning,
   },
   run: ({ args }) =>
@@ -23,7 +24,8 @@ export default defineCommand({
       const banner = `API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key`;
       if (currentLogFormat() === "json") logger("controller").info(banner, { url: ctl.url, stateDir: ctl.stateDir });
       else err(`ebb controller: ${banner}\n`);
-      await untilSignal();
+      await (args["tied-to-stdin"] ? Promise.race([untilSignal(), stdinClosed().then(() => logger("controller").warn("stdin closed (ebb up ended, or its ssh link is gone); stopping"))]) : untilSignal());
       await ctl.stop();
+      if (args["tied-to-stdin"]) process.exit(0);
     }),
 });

@@ -170,3 +170,14 @@ export function untilSignal(): Promise<string> {
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
 }
+
+/** Resolves when stdin ends (or fails): the end of the ssh session a daemon was started in (--tied-to-stdin). */
+export async function stdinClosed(): Promise<void> {
+  try {
+    for await (const _ of Bun.stdin.stream()) {
+      /* nothing is expected on stdin; it only has to stay open */
+    }
+  } catch {
+    /* a read error is a closed link too */
+  }
+}

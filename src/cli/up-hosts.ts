@@ -2,9 +2,11 @@
  * `ebb up --hosts a,b,c` / `--hostfile FILE`: the controller here, one agent per host over ssh
  * (roles/remote), until Ctrl-C; then every agent, and its ranks, is stopped.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { startController, type ControllerOptions } from "../roles/controller/index.ts";
+import { ensureSecret } from "../roles/controller/keys.ts";
+import { lockStateDir } from "../roles/controller/lock.ts";
 import { parseHostfile, parseHostsFlag, type HostSpec } from "../roles/remote/hosts.ts";
 import { splitWords } from "../roles/remote/ssh.ts";
 import { RemoteAgents } from "../roles/remote/start.ts";
@@ -65,52 +67,163 @@ async function sha256(path: string, stateDir: string): Promise<string> {
   return digest;
 }
 
-export async function upOnHosts(a: HostsArgs, o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions> }): Promise<void> {
+/** What a node in these states is not: registered with the controller. */
+const ABSENT = new Set(["DOWN", "UNKNOWN"]);
+
+/** Resolves, per name, once the controller at `url` lists that node as connected (polled: this controller is on another host). */
+function watchNodes(url: string, token: string): { registered(name: string): Promise<void>; stop(): void } {
+  const waiting = new Map<string, () => void>();
+  let stopped = false;
+  let timer: Timer | undefined;
+  const poll = async () => {
+    if (stopped) return;
+    try {
+      const r = await fetch(`${url}/v1/nodes`, { headers: { Authorization: `Bearer ${token}` } });
+      if (r.ok) {
+        const { nodes } = (await r.json()) as { nodes: { name: string; state: string }[] };
+        for (const n of nodes) if (!ABSENT.has(n.state)) waiting.get(n.name)?.();
+      }
+    } catch {
+      /* asked again in a moment */
+    }
+    if (!stopped && waiting.size > 0) timer = setTimeout(poll, 100);
+    else timer = undefined;
+  };
+  return {
+    registered: (name) =>
+      new Promise<void>((resolve) => {
+        waiting.set(name, () => {
+          waiting.delete(name);
+          resolve();
+        });
+        if (!timer) timer = setTimeout(poll, 0);
+      }),
+    stop: () => {
+      stopped = true;
+      clearTimeout(timer);
+    },
+  };
+}
+
+/** The controller flags of `ebb up` given on its command line, for a controller started elsewhere (--controller-on-first). */
+export function tuningFlags(args: Record<string, unknown>, names: string[]): string[] {
+  const flags: string[] = [];
+  for (const name of names) {
+    const v = args[name];
+    if (v === undefined) continue;
+    if (name === "config" || name === "metrics-token") throw new UsageError(`--${name} names a file here; with --controller-on-first the controller runs on the first host: give its settings as flags`);
+    if (typeof v === "boolean") flags.push(v ? `--${name}` : `--no-${name}`);
+    else flags.push(`--${name}`, String(v));
+  }
+  return flags;
+}
+
+export async function upOnHosts(
+  a: HostsArgs,
+  o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions>; controllerOnFirst?: boolean; controllerFlags?: string[] },
+): Promise<void> {
   const hosts = hostSpecs(a);
   const opts = splitWords(a["ssh-opts"] ?? "");
   if ("error" in opts) throw new UsageError(`--ssh-opts: ${opts.error}`);
   if (!isCompiled()) throw new CommandError("ebb up --hosts copies this ebb binary to the hosts, so it must run as the compiled binary: npm run build, then dist/ebb up --hosts ...");
   const signal = untilSignal();
-
-  const waiting = new Map<string, () => void>();
-  const seen = new Set<string>();
-  const ctl = await starting({ listen: o.listen, stateDir: o.stateDir }, () =>
-    startController({
-      listen: o.listen,
-      stateDir: o.stateDir,
-      ...o.tuning,
-      onNodeUp: (name) => {
-        seen.add(name);
-        waiting.get(name)?.();
-      },
-    }),
-  );
-  const wildcard = ["0.0.0.0", "::", "127.0.0.1", "::1", "localhost"].includes(o.listen.host);
-  const remote = new RemoteAgents({
+  const logLevel = process.env.EBB_LOG || "warn";
+  const progress = (host: string, line: string) => err(`ebb up: ${host}: ${line}\n`);
+  const common = {
     ssh: { opts, user: a["ssh-user"] },
     binary: process.execPath,
-    sha256: await sha256(process.execPath, o.stateDir),
     remotePath: a["remote-path"] ?? ".ebb/bin/ebb",
-    controllerPort: Number(new URL(ctl.url).port),
-    controllerHost: wildcard ? undefined : o.listen.host,
-    clusterKey: ctl.clusterKey,
     cpus: o.cpus,
-    logLevel: process.env.EBB_LOG || "warn",
+    logLevel,
     registerTimeoutMs: 120_000,
-    progress: (host, line) => err(`ebb up: ${host}: ${line}\n`),
-    registered: (name) => (seen.has(name) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(name, resolve))),
-  });
-  const stopAll = async () => {
-    await remote.stop();
-    await ctl.stop();
+    progress,
   };
 
-  const started = await Promise.race([remote.start(hosts), signal.then(() => "signal" as const)]);
+  let remote: RemoteAgents;
+  let url: string;
+  let stopController: () => Promise<void>;
+  let stopWatching = () => {};
+  let hostsStarting: ReturnType<RemoteAgents["start"]> | undefined;
+  if (o.controllerOnFirst) {
+    // The controller on the first host, over ssh; its key and token are made here (and stay here
+    // for the clients), and reach it on ssh's stdin.
+    mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+    const token = ensureSecret(o.stateDir, "token");
+    const clusterKey = ensureSecret(o.stateDir, "cluster.key");
+    const release = await starting({ listen: o.listen, stateDir: o.stateDir }, async () => lockStateDir(o.stateDir, `${hosts[0]!.name} (ebb up --controller-on-first)`));
+    const wildcard = ["0.0.0.0", "::"].includes(o.listen.host);
+    const sha = await sha256(process.execPath, o.stateDir);
+    remote = new RemoteAgents({ ...common, sha256: sha, clusterKey, controllerPort: new Promise<number>(() => {}), registered: () => Promise.reject(new Error("no controller yet")) });
+    const started = await Promise.race([
+      remote.startController(hosts[0]!, { listenHost: wildcard ? undefined : o.listen.host, port: o.listen.port, flags: o.controllerFlags ?? [], token }).catch((e: Error) => ({ error: e.message })),
+      signal.then(() => "signal" as const),
+    ]);
+    if (typeof started !== "string" || started === "signal") {
+      await remote.stop();
+      release();
+      if (started === "signal") return void err("ebb up: stopping\n");
+      throw new CommandError(`the controller did not start on ${hosts[0]!.name}: ${started.error}`);
+    }
+    url = started;
+    writeFileSync(join(o.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
+    chmodSync(join(o.stateDir, "controller.url"), 0o600);
+    const watch = watchNodes(url, token);
+    stopWatching = watch.stop;
+    const u = new URL(url);
+    remote.controllerAt(u.hostname, Number(u.port), watch.registered);
+    stopController = async () => release();
+  } else {
+    // The ssh sessions start while the controller does; each agent gets the controller's port on
+    // stdin once it listens (the key first: it is the state dir's, known before).
+    mkdirSync(o.stateDir, { recursive: true, mode: 0o700 });
+    const clusterKey = ensureSecret(o.stateDir, "cluster.key");
+    const waiting = new Map<string, () => void>();
+    const seen = new Set<string>();
+    let portKnown: (port: number) => void = () => {};
+    const wildcard = ["0.0.0.0", "::", "127.0.0.1", "::1", "localhost"].includes(o.listen.host);
+    remote = new RemoteAgents({
+      ...common,
+      sha256: await sha256(process.execPath, o.stateDir),
+      controllerPort: new Promise<number>((resolve) => (portKnown = resolve)),
+      controllerHost: wildcard ? undefined : o.listen.host,
+      clusterKey,
+      registered: (name) => (seen.has(name) ? Promise.resolve() : new Promise<void>((resolve) => waiting.set(name, resolve))),
+    });
+    hostsStarting = remote.start(hosts);
+    let ctl: Awaited<ReturnType<typeof startController>>;
+    try {
+      ctl = await starting({ listen: o.listen, stateDir: o.stateDir }, () =>
+        startController({
+          listen: o.listen,
+          stateDir: o.stateDir,
+          ...o.tuning,
+          onNodeUp: (name) => {
+            seen.add(name);
+            waiting.get(name)?.();
+          },
+        }),
+      );
+    } catch (e) {
+      await remote.stop();
+      throw e;
+    }
+    portKnown(Number(new URL(ctl.url).port));
+    url = ctl.url;
+    stopController = () => ctl.stop();
+  }
+  const stopAll = async () => {
+    stopWatching();
+    await remote.stop();
+    await stopController();
+  };
+
+  const started = await Promise.race([hostsStarting ?? remote.start(hosts), signal.then(() => "signal" as const)]);
   if (started === "signal") {
     err("ebb up: stopping\n");
     await stopAll();
     return;
   }
+  stopWatching();
   if (started.failed.length > 0 && (a["require-all"] || started.up.length === 0)) {
     await stopAll();
     const list = started.failed.map((f) => `${f.name} (${f.why})`).join("; ");
@@ -119,9 +232,10 @@ export async function upOnHosts(a: HostsArgs, o: { listen: HostPort; stateDir: s
   jitPolicy(NORMAL);
   out(
     [
-      `ebb cluster is up: ${started.up.length} of ${hosts.length} hosts (${started.up.join(", ")})${started.failed.length > 0 ? `; failed: ${started.failed.map((f) => f.name).join(", ")}` : ""}`,
-      `  API:    ${ctl.url}/v1`,
+      `ebb cluster is up: ${started.up.length} of ${hosts.length} hosts (${started.up.join(", ")})${started.failed.length > 0 ? `; failed: ${started.failed.map((f) => f.name).join(", ")}` : ""}${o.controllerOnFirst ? `; the controller on ${hosts[0]!.name}` : ""}`,
+      `  API:    ${url}/v1`,
       `  token:  ${join(o.stateDir, "token")}`,
+      ...(o.controllerOnFirst ? [`  clients here find it through ${join(o.stateDir, "controller.url")} (--state-dir ${o.stateDir}, or EBB_STATE_DIR)`] : []),
       "",
       "Ctrl-C stops the cluster: every agent, and every job process on the hosts.",
       "",

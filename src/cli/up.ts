@@ -4,7 +4,7 @@ import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
-import { upOnHosts } from "./up-hosts.ts";
+import { tuningFlags, upOnHosts } from "./up-hosts.ts";
 import { upInSlurm } from "./up-slurm.ts";
 import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, localMemoryMb, starting, tuning, untilSignal } from "./daemon.ts";
@@ -22,6 +22,7 @@ export default defineCommand({
     "ssh-user": { type: "string", description: "User to log in as on hosts that do not name one", valueHint: "USER" },
     "remote-path": { type: "string", description: "Where the ebb binary goes on the hosts, copied when missing or different (default .ebb/bin/ebb, under the remote home)", valueHint: "PATH" },
     "require-all": { type: "boolean", description: "With --hosts: stop if any host fails to start (default: go on with the others)" },
+    "controller-on-first": { type: "boolean", description: "With --hosts: run the controller on the first host (over ssh, --listen there) instead of here; its URL, token and key stay here in the state dir for the clients" },
     slurm: { type: "boolean", description: "Inside a Slurm allocation (sbatch, salloc): the controller here, one agent per allocated node via srun; ends with the allocation (state dir default ~/.ebb/slurm-JOBID, listen 0.0.0.0:0)" },
     "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
     ...controllerTuning,
@@ -29,18 +30,23 @@ export default defineCommand({
   run: ({ args }) =>
     guard("up", async () => {
       const stateDir = args["state-dir"] ?? defaultStateDir();
+      const onFirst = args["controller-on-first"] === true && !args.slurm && (args.hosts !== undefined || args.hostfile !== undefined);
+      // Settings for a controller on another host go as flags (a --config file here would not be there).
+      const controllerFlags = onFirst ? tuningFlags(args, Object.keys(controllerTuning).filter((k) => k !== "log-format")) : [];
       const opts = tuning(args);
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
+        for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
+          if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile, not --slurm (srun starts the agents)`);
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
         return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts });
       }
       if (args.hosts !== undefined || args.hostfile !== undefined) {
         if (args.nodes !== undefined) throw new UsageError("--nodes is for a local cluster; with --hosts the hosts are the nodes");
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
-        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts });
+        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts, controllerOnFirst: onFirst, controllerFlags });
       }
-      for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all"] as const)
+      for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;

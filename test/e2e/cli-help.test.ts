@@ -10,8 +10,8 @@ async function help(args: string[]): Promise<{ code: number; text: string }> {
 }
 
 const FLAGS: Record<string, string[]> = {
-  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir", "--hosts", "--hostfile", "--ssh-opts", "--ssh-user", "--remote-path", "--require-all", "--slurm"],
-  controller: ["--listen", "--db", "--state-dir", "--heartbeat", "--policy"],
+  up: ["--nodes", "--cpus-per-node", "--listen", "--state-dir", "--hosts", "--hostfile", "--ssh-opts", "--ssh-user", "--remote-path", "--require-all", "--controller-on-first", "--slurm"],
+  controller: ["--listen", "--db", "--state-dir", "--heartbeat", "--policy", "--tied-to-stdin"],
   agent: ["--controller", "--name", "--cpus", "--listen", "--advertise", "--tied-to-stdin"],
   run: ["--nodes", "--ntasks", "--tasks-per-node", "--time", "--label", "--mpi", "--controller"],
   submit: ["--nodes", "--ntasks", "--time", "--output"],
@@ -53,6 +53,9 @@ describe("strict command lines", () => {
       [["sumbit", "x.sh"], 'ebb: unknown command "sumbit"; did you mean submit? (ebb help lists the commands)'],
       [["--bogus"], "ebb: unknown flag --bogus (ebb takes --help or --version before a command; ebb help lists the commands)"],
       [["help", "frobnicate"], 'ebb: unknown command "frobnicate" (ebb help lists the commands)'],
+      [["up", "--controller-on-first"], "ebb up: --controller-on-first goes with --hosts or --hostfile"],
+      [["up", "--slurm", "--controller-on-first"], "ebb up: --controller-on-first goes with --hosts or --hostfile, not --slurm (srun starts the agents)"],
+      [["up", "--hosts", "a", "--controller-on-first", "--config", "c.json"], "ebb up: --config names a file here; with --controller-on-first the controller runs on the first host: give its settings as flags"],
     ];
     for (const [args, line] of cases) {
       const r = await ebb(args);

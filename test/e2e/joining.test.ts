@@ -62,15 +62,22 @@ describe("refused registrations", () => {
     expect((await c.api("GET", "/v1/nodes")).json.nodes.map((n: any) => n.name)).toEqual(["node01"]);
   });
 
-  test("an advertised address that is this agent's own: accepted", async () => {
-    const port = await freePort();
-    const a = agent(["--controller", c.url, "--name", "fixed", "--key-file", join(c.stateDir, "cluster.key"), "--listen", `127.0.0.1:${port}`, "--advertise", `127.0.0.1:${port}`]);
-    try {
-      await waitFor("fixed to register", async () => (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === "fixed" && n.state === "IDLE"));
-      await waitFor("the agent to say it registered", () => a.stderr().includes(`registered with the controller at ${c.url} as fixed`));
-    } finally {
-      a.proc.kill("SIGTERM");
-      await a.proc.exited;
+  test("a fixed --listen port (for firewalls), advertised as itself: accepted, and jobs run through that port", async () => {
+    for (const advertise of [true, false]) {
+      const port = await freePort();
+      const name = advertise ? "fixed" : "fixed2";
+      const a = agent(["--controller", c.url, "--name", name, "--key-file", join(c.stateDir, "cluster.key"), "--listen", `127.0.0.1:${port}`, ...(advertise ? ["--advertise", `127.0.0.1:${port}`] : [])]);
+      try {
+        const node = await waitFor(`${name} to register`, async () => (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === name && n.state === "IDLE"));
+        expect(node.addr).toBe(`127.0.0.1:${port}`);
+        await waitFor("the agent to say it registered", () => a.stderr().includes(`registered with the controller at ${c.url} as ${name}`));
+        // ebb run reaches the agent's step server at that port.
+        const r = await c.ebb(["run", "-w", name, "--", "sh", "-c", "echo on $EBB_NODENAME"]);
+        expect({ code: r.code, out: r.stdout, err: r.stderr }).toEqual({ code: 0, out: `on ${name}\n`, err: "" });
+      } finally {
+        a.proc.kill("SIGTERM");
+        await a.proc.exited;
+      }
     }
   });
 

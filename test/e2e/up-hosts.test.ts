@@ -3,11 +3,12 @@
  * 127.0.0.4 has none): the binary is copied to --remote-path and not again when it is there,
  * agents register under the hosts' names, an MPICH program runs across them, the cluster key is
  * in no process's command line, a down host is named with ssh's error, --require-all makes that
- * fatal, a dead ssh link stops its agent, and Ctrl-C leaves no process behind on any host.
+ * fatal, a dead ssh link stops its agent, an elastic Jacobi run grows onto the second host and
+ * shrinks back with the fixed-size answer, and Ctrl-C leaves no process behind on any host.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
@@ -21,6 +22,7 @@ const EBB = join(buildDir, "ebb");
 const remotePath = join(dir, "remote", "bin", "ebb");
 let hosts: SshHosts;
 const hello = await mpi("hello");
+const JACOBI = join(ROOT, "examples/jacobi.ts");
 
 beforeAll(async () => {
   const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.build as string).split(/\s+/);
@@ -52,6 +54,21 @@ function commandLines(): { pid: number; ppid: number; cmd: string }[] {
   return out;
 }
 
+/** Which "host" a process runs on: the sshd (h1, h2) whose session it descends from. */
+function remoteHostOf(pid: number): string | undefined {
+  const sshds = new Map([hosts.pid("h1"), hosts.pid("h2")].map((p, i) => [p, `h${i + 1}`]));
+  for (let p = pid, depth = 0; p > 1 && depth < 64; depth++) {
+    if (sshds.has(p)) return sshds.get(p);
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      p = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+    } catch {
+      return undefined;
+    }
+  }
+  return undefined;
+}
+
 /** The processes that belong to this test's remote side: agents run from remotePath, and sshd sessions. */
 const remoteLeftovers = () => commandLines().filter((p) => p.cmd.includes(dir) || [hosts.pid("h1"), hosts.pid("h2")].includes(p.ppid));
 
@@ -62,9 +79,9 @@ class Up {
   readonly state: string;
   readonly ended: Promise<number>;
 
-  constructor(args: string[]) {
+  constructor(args: string[], listen = "127.0.0.1:0") {
     this.state = join(dir, `state-${Math.random().toString(36).slice(2)}`);
-    this.proc = Bun.spawn([EBB, "up", "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", "127.0.0.1:0", "--state-dir", this.state, ...args], {
+    this.proc = Bun.spawn([EBB, "up", "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", listen, "--state-dir", this.state, ...args], {
       env: { ...process.env, EBB_LOG: "warn" },
       stdin: "ignore",
       stdout: "pipe",
@@ -125,6 +142,65 @@ test("two hosts: copied, registered by name, an MPICH program across them, no ke
   }
 }, 400_000);
 
+test("an elastic Jacobi run grows onto the other host and shrinks back; its answer is the fixed-size run's, bit for bit", async () => {
+  // The program is found at the same path on every host (as under Slurm or Flux: a shared file
+  // system, or the same checkout everywhere); ebb ships the client's working directory and
+  // environment with the job, not its files.
+  const up = new Up(["--hosts", "h1,h2"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
+    // Long enough (>= 2000 x 15 ms) for both resizes to land while it runs, even on a loaded machine.
+    const iters = ["--iters", "2000"];
+    const fixed = await up.ebb(["run", "-N", "1", "--", process.execPath, JACOBI, ...iters]);
+    expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
+    const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout);
+    expect(want).not.toBeNull();
+
+    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", process.execPath, JACOBI, ...iters, "--sleep", "15", "--every", "20"], {
+      cwd: ROOT,
+      env: { ...process.env, EBB_CONTROLLER: "", EBB_LOG: "warn" },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    let out = "";
+    const reading = (async () => {
+      const d = new TextDecoder();
+      for await (const chunk of run.stdout) out += d.decode(chunk, { stream: true });
+    })();
+    await waitFor("jacobi to run on 1 rank", () => {
+      if (run.exitCode !== null) throw new Error(`ebb run ended early (${run.exitCode}): ${out}`);
+      return out.includes("on 1 ranks") || undefined;
+    }, 120_000);
+    const jobs = JSON.parse((await up.ebb(["queue", "--json"])).stdout).jobs;
+    expect(jobs).toHaveLength(1);
+    const id = String(jobs[0].id);
+    const ranks = () => commandLines().filter((p) => p.cmd.startsWith(`${process.execPath} ${JACOBI} ${iters.join(" ")} --sleep`));
+    for (const n of [2, 1]) {
+      const r = await up.ebb(["resize", id, "--nodes", String(n), "--wait", "--json"]);
+      expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+      const a = JSON.parse(r.stdout);
+      expect([a.fromNodes, a.toNodes, a.state]).toEqual([3 - n, n, "COMMITTED"]);
+      if (n === 2) {
+        // One rank on each host: the joining one was started by the other host's agent.
+        await waitFor("a rank on each host", () => ranks().map((p) => remoteHostOf(p.pid)).sort().join() === "h1,h2");
+      }
+    }
+    expect(await run.exited).toBe(0);
+    await reading;
+    expect(out).toContain("now 2 ranks (was 1)");
+    expect(out).toContain("now 1 ranks (was 2)");
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    expect(got?.slice(1)).toEqual(want!.slice(1));
+    const detail = JSON.parse((await up.ebb(["show", id, "--json"])).stdout);
+    expect(new Set(detail.allocationHistory.map((h: any) => h.node))).toEqual(new Set(["h1", "h2"]));
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
 test("a host whose sshd is down is named with ssh's error; the binary already there is not copied again; a dead ssh link stops its agent", async () => {
   const up = new Up(["--hosts", "h1,h3"]);
   try {
@@ -138,6 +214,69 @@ test("a host whose sshd is down is named with ssh's error; the binary already th
     process.kill(ssh!.pid, "SIGKILL");
     await waitFor("h1's agent to stop by itself", () => !commandLines().some((p) => p.pid === agent.pid));
     await up.until("h1: the agent's ssh session ended");
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("--controller-on-first: the controller runs on h1 over ssh, agents on h1 and h2 find it, clients here find it, and Ctrl-C stops it all", async () => {
+  const up = new Up(["--hosts", "h1,h2", "--controller-on-first", "--heartbeat", "1"], "0.0.0.0:0");
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2); the controller on h1");
+    // The URL names the address ssh reached h1 at; this state dir holds it, with the token and key.
+    const url = /API: +(http:\/\/127\.0\.0\.2:\d+)\/v1/.exec(up.stdout)?.[1];
+    expect(url).toBeDefined();
+    expect(readFileSync(join(up.state, "controller.url"), "utf8").trim()).toBe(url!);
+    expect(up.stdout).toContain(`clients here find it through ${join(up.state, "controller.url")}`);
+    // The controller is h1's (a child of its sshd session), not ebb up's, and holds its own state dir there.
+    const controllers = remoteLeftovers().filter((p) => p.cmd.startsWith(`${remotePath} controller`));
+    expect(controllers.map((p) => remoteHostOf(p.pid))).toEqual(["h1"]);
+    expect(controllers[0]!.cmd).toContain("--heartbeat 1");
+    expect(existsSync(join(`${remotePath}.d`, "controller", "controller.lock"))).toBe(true);
+    expect(readFileSync(join(`${remotePath}.d`, "controller", "token"), "utf8")).toBe(readFileSync(join(up.state, "token"), "utf8"));
+    const agents = remoteLeftovers().filter((p) => p.cmd.startsWith(`${remotePath} agent`));
+    expect(agents.map((p) => remoteHostOf(p.pid)).sort()).toEqual(["h1", "h2"]);
+    expect(agents.every((p) => p.cmd.includes(`--controller ${url}`))).toBe(true);
+
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.state]);
+    expect(nodes).toEqual([
+      ["h1", "IDLE"],
+      ["h2", "IDLE"],
+    ]);
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(new Set(run.stdout.trim().split("\n").map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
+    const key = readFileSync(join(up.state, "cluster.key"), "utf8").trim();
+    const token = readFileSync(join(up.state, "token"), "utf8").trim();
+    expect(commandLines().filter((p) => p.cmd.includes(key) || p.cmd.includes(token))).toEqual([]);
+    // A second ebb up on this state dir is refused while this one runs.
+    const second = await runProcess([EBB, "up", "--hosts", "h2", "--controller-on-first", "--ssh-opts", `-F ${hosts.config}`, "--state-dir", up.state], { env: { ...process.env, EBB_LOG: "warn" } });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`is in use by another controller (pid ${up.proc.pid}`);
+
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    expect(existsSync(join(`${remotePath}.d`, "controller", "controller.lock"))).toBe(false);
+    expect(existsSync(join(up.state, "controller.lock"))).toBe(false);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("a host file: user@host, host:port and slots=N reach ssh and the agent; --ssh-user applies where no user is given", async () => {
+  const file = join(dir, "hosts.txt");
+  writeFileSync(file, [`# two lab hosts and one refused`, `root@h1 slots=3`, `root@127.0.0.3:${hosts.port}   # by address and port`, `h2   # logs in as --ssh-user, whom sshd refuses`, ""].join("\n"));
+  const up = new Up(["--hostfile", file, "--ssh-user", "nosuchuser"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 3 hosts (h1, 127.0.0.3); failed: h2");
+    expect(up.stderr).toContain("ebb up: h2: FAILED: nosuchuser@127.0.0.3: Permission denied (publickey)");
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.cpus, n.addr.replace(/:\d+$/, "")]);
+    expect(nodes.find((n: any) => n[0] === "h1")).toEqual(["h1", 3, "127.0.0.2"]);
+    expect(nodes.find((n: any) => n[0] === "127.0.0.3")?.[2]).toBe("127.0.0.3");
     up.proc.kill("SIGINT");
     expect(await up.ended).toBe(0);
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);

@@ -1,7 +1,10 @@
-/** Host lists of `ebb up --hosts` / `--hostfile`, and --ssh-opts word splitting (pure). */
+/** Host lists of `ebb up --hosts` / `--hostfile`, --ssh-opts word splitting, srun's argv, and the remote sh scripts (run by a local sh). */
 import { describe, expect, test } from "bun:test";
 import { parseHostfile, parseHostsFlag } from "../../src/roles/remote/hosts.ts";
-import { agentCommand, splitWords } from "../../src/roles/remote/ssh.ts";
+import { agentCommand, controllerCommand, NEED_COPY, SERVER_ADDR, splitWords } from "../../src/roles/remote/ssh.ts";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { slurmAllocation, srunArgv } from "../../src/roles/remote/slurm.ts";
 
 describe("--hosts", () => {
@@ -48,11 +51,71 @@ describe("--ssh-opts", () => {
 });
 
 test("the remote command carries no key: the agent reads it from stdin", () => {
-  const cmd = agentCommand({ remotePath: ".ebb/bin/ebb", sha256: "ab".repeat(32), name: "n1", controllerPort: 7700, logLevel: "warn" });
+  const cmd = agentCommand({ remotePath: ".ebb/bin/ebb", sha256: "ab".repeat(32), name: "n1", logLevel: "warn" });
   expect(cmd).toStartWith("sh -c '");
   expect(cmd).toContain("IFS= read -r EBB_CLUSTER_KEY");
   expect(cmd).toContain("--tied-to-stdin");
   expect(cmd).not.toContain("--key-file");
+});
+
+/** Runs a remote command line under sh as sshd would, with $p a stand-in binary that prints its argv and what it was given. */
+async function runRemote(make: (sha256: string) => string, stdin: string, keep?: string): Promise<{ code: number; out: string }> {
+  const dir = keep ?? mkdtempSync(join(tmpdir(), "ebb-remote-script-"));
+  try {
+    const bin = join(dir, "ebb");
+    if (!keep || !existsSync(bin)) writeFileSync(bin, '#!/bin/sh\nfor a in "$@"; do echo "arg: $a"; done\necho "key env: ${EBB_CLUSTER_KEY-none}"\n', { mode: 0o755 });
+    const sha = new Bun.CryptoHasher("sha256").update(readFileSync(bin)).digest("hex");
+    const cmd = make(sha).replace(/__BIN__/g, bin);
+    const p = Bun.spawn(["sh", "-c", cmd], { stdin: new TextEncoder().encode(stdin), stdout: "pipe", stderr: "inherit", env: { PATH: process.env.PATH!, HOME: dir, SSH_CONNECTION: "10.0.0.9 50000 10.0.0.1 22" } });
+    const out = await new Response(p.stdout).text();
+    return { code: await p.exited, out: out.replaceAll(dir, "DIR") };
+  } finally {
+    if (!keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe("the remote scripts, run by sh", () => {
+  test("the agent: the controller at the address ssh came from, or the one given (quoted once); the key from stdin into its environment", async () => {
+    const from = await runRemote((sha) => agentCommand({ remotePath: "__BIN__", sha256: sha, name: "n1", logLevel: "warn" }), "K3Y\n7700\n");
+    expect(from.code).toBe(0);
+    expect(from.out).toContain("arg: http://10.0.0.9:7700\n");
+    expect(from.out).toContain("arg: 10.0.0.1:0\n");
+    expect(from.out).toContain("key env: K3Y\n");
+    const given = await runRemote((sha) => agentCommand({ remotePath: "__BIN__", sha256: sha, name: "n1", controllerHost: "head.lab", logLevel: "warn" }), "K3Y\n7700\n");
+    expect(given.out).toContain("arg: http://head.lab:7700\n");
+    const stale = await runRemote(() => agentCommand({ remotePath: "__BIN__", sha256: "00".repeat(32), name: "n1", logLevel: "warn" }), "K3Y\n7700\n");
+    expect(stale).toEqual({ code: NEED_COPY, out: "" });
+    const noPort = await runRemote((sha) => agentCommand({ remotePath: "__BIN__", sha256: sha, name: "n1", logLevel: "warn" }), "K3Y\n");
+    expect(noPort.code).toBe(87);
+  });
+
+  test("a binary found good is not hashed again until it is replaced", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ebb-remote-stamp-"));
+    try {
+      let sha = "";
+      const cmd = (s: string) => agentCommand({ remotePath: "__BIN__", sha256: (sha = s), name: "n1", logLevel: "warn" });
+      expect((await runRemote(cmd, "K3Y\n7700\n", dir)).code).toBe(0);
+      const stamp = readFileSync(join(dir, "ebb.sha256"), "utf8");
+      expect(stamp).toStartWith(`${sha} `);
+      // The stamp is trusted: a binary with the same inode and no newer mtime is not hashed (a wrong stamp proves it).
+      writeFileSync(join(dir, "ebb.sha256"), stamp.replace(sha, "00".repeat(32)));
+      expect((await runRemote(() => agentCommand({ remotePath: "__BIN__", sha256: "00".repeat(32), name: "n1", logLevel: "warn" }), "K3Y\n7700\n", dir)).code).toBe(0);
+      // Replaced (a new file moved over it): hashed again, and found different.
+      writeFileSync(join(dir, "other"), "#!/bin/sh\necho other\n", { mode: 0o755 });
+      renameSync(join(dir, "other"), join(dir, "ebb"));
+      expect((await runRemote(() => agentCommand({ remotePath: "__BIN__", sha256: "00".repeat(32), name: "n1", logLevel: "warn" }), "K3Y\n7700\n", dir)).code).toBe(NEED_COPY);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test("the controller (--controller-on-first): key and token from stdin into its state dir, never an argument; the address ssh reached it at first", async () => {
+    const r = await runRemote((sha) => controllerCommand({ remotePath: "__BIN__", sha256: sha, port: 0, flags: ["--heartbeat", "1"], logLevel: "warn" }), "K3Y\nT0K\n");
+    expect(r.code).toBe(0);
+    expect(r.out).toBe(
+      [`${SERVER_ADDR} 10.0.0.1`, "arg: controller", "arg: --listen", "arg: 0.0.0.0:0", "arg: --state-dir", "arg: DIR/ebb.d/controller", "arg: --tied-to-stdin", "arg: --heartbeat", "arg: 1", "key env: none", ""].join("\n"),
+    );
+  });
 });
 
 describe("ebb up --slurm", () => {

@@ -69,30 +69,85 @@ export interface AgentScript {
   remotePath: string;
   sha256: string;
   name: string;
-  /** The controller's port; its host is where the ssh connection came from ($SSH_CONNECTION), unless given. */
-  controllerPort: number;
+  /** The controller's host, when not where the ssh connection came from ($SSH_CONNECTION). Its port comes on stdin, after the key. */
   controllerHost?: string;
   cpus?: number;
   logLevel: string;
 }
 
 /**
- * Checks the binary's hash, reads the cluster key from stdin, and execs the agent: it listens on
+ * Exits NEED_COPY unless the binary at $p has this sha256. Hashing ~100 MB at every start costs
+ * (0.3 s idle, seconds on a loaded host), so a match is remembered in $p.sha256 with the file's
+ * inode: a binary replaced since (a new inode, or a newer mtime than the stamp) is hashed again.
+ */
+const hashCheck = (sha256: string) => [
+  `i=$(ls -i "$p" 2>/dev/null)`,
+  `if [ "$(cat "$p.sha256" 2>/dev/null)" != "${sha256} $i" ] || [ "$p" -nt "$p.sha256" ]; then`,
+  `  h=$( (sha256sum "$p" || shasum -a 256 "$p") 2>/dev/null | cut -d" " -f1)`,
+  `  [ "$h" = ${sha256} ] || exit ${NEED_COPY}`,
+  `  { echo "$h $i" > "$p.sha256"; } 2>/dev/null`,
+  `fi`,
+];
+
+/** $c: where the ssh connection came from; $s: the address it reached this host at (IPv6 in brackets). */
+const sshAddresses = [`set -- $SSH_CONNECTION; c=$1; s=$3`, `case $c in *:*) c="[$c]";; esac; case $s in *:*) s="[$s]";; esac`];
+
+/** What the controller script prints on stdout before it starts the controller: the address ssh reached the host at. */
+export const SERVER_ADDR = "ebb-ssh-server-address";
+
+export interface ControllerScript {
+  remotePath: string;
+  sha256: string;
+  /** The controller's listen address there; undefined host: all addresses (its URL then names the one ssh reached). */
+  listenHost?: string;
+  port: number;
+  /** Controller flags passed on (tuning: --heartbeat 1 ...). */
+  flags: string[];
+  logLevel: string;
+}
+
+/**
+ * `ebb up --controller-on-first`: checks the binary's hash, reads the cluster key and the API
+ * token from stdin into the controller's state dir (`$p.d/controller`, mode 0600; never an
+ * argument), prints the address ssh reached the host at, and execs the controller, which stops
+ * when its stdin (the ssh session) closes.
+ */
+export function controllerCommand(a: ControllerScript): string {
+  const listen = a.listenHost ? `${shq(a.listenHost)}:${a.port}` : `0.0.0.0:${a.port}`;
+  return viaSh(
+    [
+      remotePath(a.remotePath),
+      ...hashCheck(a.sha256),
+      ...sshAddresses,
+      `d="$p.d/controller"`,
+      `umask 077; mkdir -p "$d" || exit 1`,
+      `IFS= read -r k || exit 87; IFS= read -r t || exit 87`,
+      `printf '%s\\n' "$k" > "$d/cluster.key" && printf '%s\\n' "$t" > "$d/token" || exit 1`,
+      `echo ${SERVER_ADDR} "$s"`,
+      `export EBB_LOG=${shq(a.logLevel)}`,
+      `exec "$p" controller --listen ${listen} --state-dir "$d" --tied-to-stdin${a.flags.map((f) => ` ${shq(f)}`).join("")}`,
+    ].join("\n"),
+  );
+}
+
+/**
+ * Checks the binary's hash, reads the cluster key and then the controller's port from stdin, and execs the agent: it listens on
  * the address ssh reached the host at, reaches the controller at the address ssh came from, and
  * stops when its stdin (the ssh session) closes.
  */
 export function agentCommand(a: AgentScript): string {
-  const controllerHost = a.controllerHost ? shq(a.controllerHost) : '"$c"';
+  const controllerUrl = a.controllerHost ? `${shq(`http://${a.controllerHost}:`)}"$port"` : `"http://$c:$port"`;
   return viaSh(
     [
       remotePath(a.remotePath),
-      `h=$( (sha256sum "$p" || shasum -a 256 "$p") 2>/dev/null | cut -d" " -f1)`,
-      `[ "$h" = ${a.sha256} ] || exit ${NEED_COPY}`,
-      `set -- $SSH_CONNECTION; c=$1; s=$3`,
-      `case $c in *:*) c="[$c]";; esac; case $s in *:*) s="[$s]";; esac`,
+      ...hashCheck(a.sha256),
+      ...sshAddresses,
       `IFS= read -r EBB_CLUSTER_KEY || exit 87`,
+      // The controller's port: ebb up starts this session while the controller is starting.
+      `IFS= read -r port || exit 87`,
+      `case $port in ''|*[!0-9]*) echo "ebb up sent no controller port" >&2; exit 87;; esac`,
       `export EBB_CLUSTER_KEY EBB_LOG=${shq(a.logLevel)}`,
-      `exec "$p" agent --controller "http://${controllerHost}:${a.controllerPort}" --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}`,
+      `exec "$p" agent --controller ${controllerUrl} --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}`,
     ].join("\n"),
   );
 }

@@ -5,7 +5,7 @@
  */
 import type { Subprocess } from "bun";
 import type { HostSpec } from "./hosts.ts";
-import { agentCommand, copyCommand, NEED_COPY, sshArgv, type SshSettings } from "./ssh.ts";
+import { agentCommand, controllerCommand, copyCommand, NEED_COPY, SERVER_ADDR, sshArgv, type SshSettings } from "./ssh.ts";
 
 export interface RemoteOptions {
   ssh: SshSettings;
@@ -13,7 +13,8 @@ export interface RemoteOptions {
   binary: string;
   sha256: string;
   remotePath: string;
-  controllerPort: number;
+  /** The controller's port, sent to each agent once known (the sessions start while the controller does). */
+  controllerPort: Promise<number>;
   controllerHost?: string;
   clusterKey: string;
   /** CPUs for hosts without slots=N (default: all of each host's). */
@@ -27,11 +28,20 @@ export interface RemoteOptions {
   registerTimeoutMs: number;
 }
 
-type Piped = Subprocess<"pipe", "ignore", "pipe">;
+type Piped = Subprocess<"pipe", "pipe", "pipe">;
+
+interface Session {
+  proc: Piped;
+  /** Its stderr. */
+  tail: Tail;
+  /** Its stdout. */
+  out: Tail;
+}
 
 /** The last lines a process wrote to stderr, passed on as they come (when `echo`). */
 class Tail {
   lines: string[] = [];
+  private waiters: (() => boolean)[] = [];
   /** Resolves when the stream has ended. */
   readonly done: Promise<void>;
   constructor(stream: ReadableStream<Uint8Array>, echo?: (line: string) => void) {
@@ -52,7 +62,28 @@ class Tail {
     this.lines.push(line);
     if (this.lines.length > 20) this.lines.shift();
     echo?.(line);
+    this.waiters = this.waiters.filter((w) => !w());
   }
+  /** Resolves with the first match of `re` in a line, when one comes (never if the stream ends first). */
+  find(re: RegExp): Promise<string> {
+    const hit = () => {
+      for (const l of this.lines) {
+        const m = re.exec(l);
+        if (m) return m[1] ?? m[0];
+      }
+      return undefined;
+    };
+    return new Promise((resolve) => {
+      const now = hit();
+      if (now !== undefined) return resolve(now);
+      this.waiters.push(() => {
+        const v = hit();
+        if (v !== undefined) resolve(v);
+        return v !== undefined;
+      });
+    });
+  }
+
   /** What went wrong, as the process said it: its last line. */
   last(): string {
     return this.lines.at(-1)?.trim() ?? "";
@@ -64,8 +95,16 @@ export class HostFailed extends Error {}
 export class RemoteAgents {
   private readonly sessions = new Map<string, Piped>();
   private stopping = false;
+  private readonly copies = new Map<string, Promise<void>>();
 
   constructor(private readonly o: RemoteOptions) {}
+
+  /** Where the agents find the controller, once it runs on one of the hosts (--controller-on-first). */
+  controllerAt(host: string, port: number, registered: (name: string) => Promise<void>): void {
+    this.o.controllerHost = host;
+    this.o.controllerPort = Promise.resolve(port);
+    this.o.registered = registered;
+  }
 
   /** Starts every host in parallel; the names of those that failed, with why. */
   async start(hosts: HostSpec[]): Promise<{ up: string[]; failed: { name: string; why: string }[] }> {
@@ -75,7 +114,7 @@ export class RemoteAgents {
           await this.startHost(h);
           return { name: h.name };
         } catch (e) {
-          this.o.progress(h.name, `FAILED: ${(e as Error).message}`);
+          if (!this.stopping) this.o.progress(h.name, `FAILED: ${(e as Error).message}`);
           return { name: h.name, why: (e as Error).message };
         }
       }),
@@ -85,25 +124,53 @@ export class RemoteAgents {
 
   private async startHost(h: HostSpec): Promise<void> {
     this.o.progress(h.name, "connecting");
+    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel });
+    await this.session(h, h.name, command, [this.o.clusterKey, this.o.controllerPort.then(String)], () => this.o.registered(h.name));
+    this.o.progress(h.name, "up");
+  }
+
+  /**
+   * The controller of `--controller-on-first`, on host `h`: the key and token go on its stdin,
+   * which then stays open. Resolves with its URL once it listens.
+   */
+  async startController(h: HostSpec, c: { listenHost?: string; port: number; flags: string[]; token: string }): Promise<string> {
+    const label = `${h.name} (controller)`;
+    this.o.progress(label, "connecting");
+    const command = controllerCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, listenHost: c.listenHost, port: c.port, flags: c.flags, logLevel: this.o.logLevel });
+    const url = await this.session(h, label, command, [this.o.clusterKey, c.token], async (s) => {
+      const [addr, port] = await Promise.all([s.out.find(new RegExp(`^${SERVER_ADDR} (\\S+)$`)), s.tail.find(/ebb controller: API https?:\/\/\S+:(\d+)\/v1/)]);
+      return `http://${c.listenHost && !["0.0.0.0", "::"].includes(c.listenHost) ? (c.listenHost.includes(":") ? `[${c.listenHost}]` : c.listenHost) : addr}:${port}`;
+    });
+    this.o.progress(label, `up at ${url}`);
+    return url;
+  }
+
+  /**
+   * One ssh session (agent or controller) that stays open for as long as the cluster runs: when the
+   * binary there is missing or differs, it is copied and the session started again. Resolves with
+   * what `ready` resolves with, or throws with ssh's (or the remote side's) last words.
+   */
+  private async session<R>(h: HostSpec, label: string, command: string, stdinLines: (string | Promise<string>)[], ready: (s: Session) => Promise<R>): Promise<R> {
     for (let attempt = 0; ; attempt++) {
-      const session = this.launch(h);
-      const timer = new Promise<"slow">((resolve) => setTimeout(() => resolve("slow"), this.o.registerTimeoutMs).unref());
-      const r = await Promise.race([session.proc.exited, this.o.registered(h.name).then(() => "registered" as const), timer]);
-      if (r === "registered") {
-        this.o.progress(h.name, "up");
+      const session = this.launch(h, label, command, stdinLines);
+      let timer: Timer | undefined;
+      const slow = new Promise<"slow">((resolve) => (timer = setTimeout(() => resolve("slow"), this.o.registerTimeoutMs)));
+      const r = await Promise.race([session.proc.exited, ready(session).then((v) => ({ v })), slow]);
+      clearTimeout(timer);
+      if (typeof r === "object") {
         void session.proc.exited.then(async (c) => {
           await session.tail.done;
-          if (!this.stopping) this.o.progress(h.name, `the agent's ssh session ended (status ${c})${session.tail.last() ? `: ${session.tail.last()}` : ""}`);
+          if (!this.stopping) this.o.progress(label, `the ${label === h.name ? "agent's" : "controller's"} ssh session ended (status ${c})${session.tail.last() ? `: ${session.tail.last()}` : ""}`);
         });
-        return;
+        return r.v;
       }
       if (r === "slow") {
         session.proc.kill("SIGTERM");
-        throw new HostFailed(`the agent did not register within ${this.o.registerTimeoutMs / 1000} s${session.tail.last() ? `: ${session.tail.last()}` : ""}`);
+        throw new HostFailed(`the ${label === h.name ? "agent did not register" : "controller did not start"} within ${this.o.registerTimeoutMs / 1000} s${session.tail.last() ? `: ${session.tail.last()}` : ""}`);
       }
       await session.tail.done;
       if (r === NEED_COPY && attempt === 0) {
-        this.o.progress(h.name, `copying ebb to ${this.o.remotePath}`);
+        this.o.progress(label, `copying ebb to ${this.o.remotePath}`);
         await this.copy(h);
         continue;
       }
@@ -111,21 +178,44 @@ export class RemoteAgents {
     }
   }
 
-  /** The agent's ssh session: the key goes first on its stdin, which then stays open. */
-  private launch(h: HostSpec): { proc: Piped; tail: Tail } {
-    const argv = sshArgv(h, this.o.ssh, agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerPort: this.o.controllerPort, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel }));
-    const proc = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe" }) as Piped;
-    this.sessions.set(h.name, proc);
-    // The agent's own warnings and errors are passed on; ssh's errors end up in the failure.
+  /** An ssh session: the secrets go first on its stdin, which then stays open. */
+  private launch(h: HostSpec, label: string, command: string, stdinLines: (string | Promise<string>)[]): Session {
+    const proc = Bun.spawn(sshArgv(h, this.o.ssh, command), { stdin: "pipe", stdout: "pipe", stderr: "pipe" }) as Piped;
+    this.sessions.set(label, proc);
+    // The remote side's own warnings and errors are passed on; ssh's errors end up in the failure.
     const tail = new Tail(proc.stderr, (line) => {
-      if (/ agent (warn|error): |^ebb agent: /.test(line)) this.o.progress(h.name, line.replace(/^\S+Z /, ""));
+      if (/ (agent|controller) (warn|error): |^ebb (agent|controller): (?!API )/.test(line)) this.o.progress(label, line.replace(/^\S+Z /, ""));
     });
-    proc.stdin.write(`${this.o.clusterKey}\n`);
-    proc.stdin.flush();
-    return { proc, tail };
+    const out = new Tail(proc.stdout);
+    // In order; a line still to come (the controller's port) is sent when known.
+    void (async () => {
+      for (const line of stdinLines) {
+        const text = await line;
+        if (proc.exitCode !== null) return;
+        try {
+          proc.stdin.write(`${text}\n`);
+          proc.stdin.flush();
+        } catch {
+          return; // the session ended meanwhile
+        }
+      }
+    })();
+    return { proc, tail, out };
   }
 
   private async copy(h: HostSpec): Promise<void> {
+    // Two sessions to one host (its controller, its agent) copy once.
+    const key = `${h.user ?? ""}@${h.host}:${h.port ?? ""}`;
+    let copying = this.copies.get(key);
+    if (!copying) this.copies.set(key, (copying = this.copyNow(h)));
+    try {
+      await copying;
+    } finally {
+      this.copies.delete(key);
+    }
+  }
+
+  private async copyNow(h: HostSpec): Promise<void> {
     const proc = Bun.spawn(sshArgv(h, this.o.ssh, copyCommand(this.o.remotePath)), { stdin: Bun.file(this.o.binary), stdout: "ignore", stderr: "pipe" });
     const tail = new Tail(proc.stderr);
     const code = await proc.exited;
@@ -133,11 +223,16 @@ export class RemoteAgents {
     if (code !== 0) throw new HostFailed(`copying ebb to ${this.o.remotePath}: ${tail.last() || `ssh exited with status ${code}`}`);
   }
 
-  /** Ends every agent: closing its ssh stdin stops it (and its ranks); ssh is killed if it lingers. */
+  /** Ends every agent: closing its ssh stdin stops it (and its ranks); ssh is killed if it lingers. Then the controller, if it is remote. */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
-    const all = [...this.sessions.values()];
-    for (const p of all) {
+    const all = [...this.sessions.entries()];
+    await this.end(all.filter(([label]) => !label.endsWith(" (controller)")).map(([, p]) => p), graceMs);
+    await this.end(all.filter(([label]) => label.endsWith(" (controller)")).map(([, p]) => p), graceMs);
+  }
+
+  private async end(procs: Piped[], graceMs: number): Promise<void> {
+    for (const p of procs) {
       try {
         p.stdin.end();
       } catch {
@@ -145,7 +240,7 @@ export class RemoteAgents {
       }
     }
     await Promise.all(
-      all.map(async (p) => {
+      procs.map(async (p) => {
         const timer = setTimeout(() => p.kill("SIGTERM"), graceMs);
         await p.exited;
         clearTimeout(timer);
