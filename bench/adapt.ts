@@ -7,7 +7,7 @@
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startBenchCluster } from "./cluster.ts";
+import { collectStdout, startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
@@ -38,16 +38,8 @@ export default {
       }
       rmSync(stop, { force: true });
       const run = ebb(["run", "-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", process.execPath, PROGRAM, stop]);
-      let out = "";
-      const reader = run.stdout.getReader();
-      const pump = (async () => {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          out += new TextDecoder().decode(value);
-        }
-      })();
-      while (!/ready rank=1/.test(out)) await Bun.sleep(20);
+      const stdout = collectStdout(run.stdout);
+      while (!/ready rank=1/.test(stdout.text())) await Bun.sleep(20);
       await Bun.sleep(300);
       const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
       const figures: Figure[] = [];
@@ -62,11 +54,11 @@ export default {
         }
         if (a.state !== "COMMITTED") throw new Error(`resize ${from}->${to} failed: ${a.message}`);
         // Rank 0 prints after its commit; the line may reach us after the controller saw the commit.
-        const reported = () => [...out.matchAll(/blocked_ms=([\d.]+) from=(\d+) to=(\d+)/g)];
+        const reported = () => [...stdout.text().matchAll(/blocked_ms=([\d.]+) from=(\d+) to=(\d+)/g)];
         const deadline = Date.now() + 10_000;
         while (reported().length <= figures.length / 2 && Date.now() < deadline) await Bun.sleep(10);
         const last = reported()[figures.length / 2];
-        if (!last || Number(last[2]) !== from || Number(last[3]) !== to) throw new Error(`rank 0 did not report the ${from} -> ${to} resize:\n${out}`);
+        if (!last || Number(last[2]) !== from || Number(last[3]) !== to) throw new Error(`rank 0 did not report the ${from} -> ${to} resize:\n${stdout.text()}`);
         const blocked = Number(last[1]);
         const base = { name: `relaunch at ${to} ranks`, value: relaunch[to]! };
         figures.push(
@@ -78,7 +70,7 @@ export default {
       }
       writeFileSync(stop, "");
       await run.exited;
-      await pump;
+      await stdout.done;
       return figures;
     } finally {
       if (!existsSync(stop)) writeFileSync(stop, "");

@@ -85,3 +85,13 @@ export async function runCommand(argv: string[], env: Record<string, string>): P
 export async function timed(argv: string[], env: Record<string, string>): Promise<number> {
   return (await runCommand(argv, env)).ms;
 }
+
+/** A running process's stdout as it grows (for waiting on a line), and when it has ended. */
+export function collectStdout(stdout: ReadableStream<Uint8Array>): { text: () => string; done: Promise<void> } {
+  let out = "";
+  const decoder = new TextDecoder();
+  const done = (async () => {
+    for await (const chunk of stdout) out += decoder.decode(chunk, { stream: true });
+  })();
+  return { text: () => out, done };
+}

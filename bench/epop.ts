@@ -14,7 +14,7 @@
  * Medians of interleaved repetitions. The driver and move figures run all ranks on one node (8
  * ranks on this machine's cores), so they are Unix-socket copies, not network transfers.
  */
-import { runCommand, startBenchCluster } from "./cluster.ts";
+import { collectStdout, runCommand, startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const PROGRAM = new URL("programs/epop.ts", import.meta.url).pathname;
@@ -71,17 +71,9 @@ export async function cannonAdaptation(quick: boolean): Promise<Figure[]> {
     for (let k = 0; k < (quick ? 1 : 3); k++) {
       for (const to of [9, 16]) fresh[to]!.push((await runCommand(cannon(to, [], 1), cluster.env)).ms);
       const run = Bun.spawn(cannon(4, ["--elastic", "--min-nodes", "1", "--max-nodes", "16", "--sizes", "square"], 1_000_000), { env: cluster.env, stdout: "pipe", stderr: "inherit" });
-      let out = "";
-      const reader = run.stdout.getReader();
-      const pump = (async () => {
-        for (;;) {
-          const { value, done } = await reader.read();
-          if (done) return;
-          out += new TextDecoder().decode(value);
-        }
-      })();
-      for (let i = 0; !/cannon: started/.test(out); i++) {
-        if (i > 6000) throw new Error(`cannon did not start: ${out}`);
+      const stdout = collectStdout(run.stdout);
+      for (let i = 0; !/cannon: started/.test(stdout.text()); i++) {
+        if (i > 6000) throw new Error(`cannon did not start: ${stdout.text()}`);
         await Bun.sleep(20);
       }
       const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
@@ -99,7 +91,7 @@ export async function cannonAdaptation(quick: boolean): Promise<Figure[]> {
       }
       await api("DELETE", `/v1/jobs/${job}`);
       await run.exited;
-      await pump;
+      await stdout.done;
     }
     return [9, 16].map((to): Figure => {
       const a = median(adapt[to]!);
