@@ -83,7 +83,10 @@ describe("a 2-node step started by `ebb run`", () => {
   });
 
   test("-l labels each line with its rank, and the exit status is the failing rank's", async () => {
-    const r = await c.ebb(["run", "-n", "2", "-l", "sh", "-c", 'echo hello; [ "$EBB_PROCID" = 1 ] && exit 3; exit 0']);
+    // Rank 1 fails only once rank 0 has printed: the first failure kills the other ranks.
+    const said = join(c.dir, "rank0-said-hello");
+    const script = `echo hello; if [ "$EBB_PROCID" = 1 ]; then while [ ! -e ${said} ]; do sleep 0.05; done; exit 3; fi; touch ${said}`;
+    const r = await c.ebb(["run", "-n", "2", "-l", "sh", "-c", script]);
     expect(r.code).toBe(3);
     expect(r.stdout.split("\n").filter(Boolean).sort()).toEqual(["0: hello", "1: hello"]);
     expect(r.stderr).toContain("rank 1");
