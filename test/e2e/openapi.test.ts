@@ -11,6 +11,7 @@ import { Ajv2020 } from "ajv/dist/2020.js";
 import { jobToken } from "../../src/proto/credential.ts";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
 import { COUNTER, elasticRun } from "../support/elastic-run.ts";
+import { sseEvents } from "../support/sse.ts";
 
 let c: TestCluster;
 let doc: any;
@@ -203,22 +204,10 @@ describe("the OpenAPI document", () => {
     const events = resolved.paths["/v1/stream"].get["x-events"];
     expect(Object.keys(events)).toEqual(["timeline", "delta"]);
     const res = await fetch(`${c.url}/v1/stream`, { headers: { Authorization: `Bearer ${c.token}` } });
-    const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-    let buf = "";
+    const stream = sseEvents(res.body!);
     const next = async () => {
-      for (;;) {
-        const i = buf.indexOf("\n\n");
-        if (i >= 0) {
-          const chunk = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const event = /^event: (.*)$/m.exec(chunk)?.[1];
-          if (event) return { event, data: JSON.parse(chunk.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")) };
-          continue;
-        }
-        const { value, done } = await reader.read();
-        if (done) throw new Error("the stream ended");
-        buf += value;
-      }
+      const e = await stream.next();
+      return { event: e.event, data: JSON.parse(e.data) as unknown };
     };
     const check = (e: { event: string; data: unknown }) => {
       const validate = ajv.compile(events[e.event]);
@@ -231,7 +220,7 @@ describe("the OpenAPI document", () => {
     const delta = await next();
     expect(delta.event).toBe("delta");
     check(delta);
-    await reader.cancel();
+    await stream.cancel();
   });
 
   test("the launcher WebSocket answers 401 and 426 as described", async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { TimelineDelta, TimelineView } from "../../src/api/schemas.ts";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { type SseEvent, sseEvents } from "../support/sse.ts";
 
 /** Ceiling for an event to come (a change shows within 2 s; this is load headroom). */
 const SHOWN = 30_000;
@@ -19,10 +20,6 @@ afterAll(async () => {
   await c?.stop();
 });
 
-interface Event {
-  event: string;
-  data: string;
-}
 
 /** An open stream: its events as they come, read in order. */
 async function openStream(window = 600) {
@@ -30,30 +27,17 @@ async function openStream(window = 600) {
   const res = await fetch(`${c.url}/v1/stream?window=${window}`, { headers: { Authorization: `Bearer ${c.token}` }, signal: ctl.signal });
   expect(res.status).toBe(200);
   expect(res.headers.get("content-type")).toStartWith("text/event-stream");
-  const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
-  let buf = "";
-  const all: Event[] = [];
+  const stream = sseEvents(res.body!);
+  const all: SseEvent[] = [];
   return {
     all,
     /** The next event (skipping keep-alive comments). */
-    async next(): Promise<Event> {
+    async next(): Promise<SseEvent> {
       const timer = setTimeout(() => ctl.abort(), SHOWN);
       try {
-        for (;;) {
-          const i = buf.indexOf("\n\n");
-          if (i >= 0) {
-            const chunk = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            const event = /^event: (.*)$/m.exec(chunk)?.[1];
-            if (!event) continue;
-            const data = chunk.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n");
-            all.push({ event, data });
-            return { event, data };
-          }
-          const { value, done } = await reader.read();
-          if (done) throw new Error("the stream ended");
-          buf += value;
-        }
+        const e = await stream.next();
+        all.push(e);
+        return e;
       } finally {
         clearTimeout(timer);
       }
