@@ -28,6 +28,8 @@ export interface SnapshotJob extends JobState {
 
 /** A running job asking for new nodes for `tasks` processes (PMI spawn). */
 export interface SpawnRequest {
+  /** The request's own id (the grant names it). */
+  id: number;
   jobId: number;
   tasks: number;
 }
@@ -72,6 +74,8 @@ export interface PlanResize {
 }
 
 export interface SpawnGrant {
+  /** The request it grants. */
+  id: number;
   jobId: number;
   tasks: number;
   nodes: string[];
@@ -109,7 +113,7 @@ export function makePlan(s: Snapshot): Plan {
     }
     if (cpus < req.tasks) break;
     for (const n of nodes) granted.set(n, req.jobId);
-    spawns.push({ jobId: req.jobId, tasks: req.tasks, nodes, reason: `spawn of ${req.tasks} processes: ${nodes.length} idle node${nodes.length === 1 ? "" : "s"} with ${cpus} cpus` });
+    spawns.push({ id: req.id, jobId: req.jobId, tasks: req.tasks, nodes, reason: `spawn of ${req.tasks} processes: ${nodes.length} idle node${nodes.length === 1 ? "" : "s"} with ${cpus} cpus` });
   }
   const nodes = granted.size === 0 ? s.nodes : s.nodes.map((n) => (granted.has(n.name) ? { ...n, jobId: granted.get(n.name) } : n));
   if (granted.size > 0) idle = idle.filter((n) => !granted.has(n.name));

@@ -48,14 +48,14 @@ const runningState = (nodes: string[], extra: Partial<PlanJobState> = {}): PlanJ
 describe("makePlan: one pure pass from a snapshot to a plan with node names", () => {
   test("spawn grants come first, by cpus, oldest first; starts get the next idle nodes in name order", () => {
     const nodes = [...cluster(6, { n1: 9 }, 2)].reverse();
-    const plan = makePlan(snap("easy", { nodes, running: [running(9, ["n1"])], spawns: [{ jobId: 9, tasks: 3 }], pending: [pending(1, 2), pending(2, 2)] }));
-    expect(plan.spawns).toEqual([{ jobId: 9, tasks: 3, nodes: ["n2", "n3"], reason: "spawn of 3 processes: 2 idle nodes with 4 cpus" }]);
+    const plan = makePlan(snap("easy", { nodes, running: [running(9, ["n1"])], spawns: [{ id: 1, jobId: 9, tasks: 3 }], pending: [pending(1, 2), pending(2, 2)] }));
+    expect(plan.spawns).toEqual([{ id: 1, jobId: 9, tasks: 3, nodes: ["n2", "n3"], reason: "spawn of 3 processes: 2 idle nodes with 4 cpus" }]);
     expect(plan.starts).toEqual([{ jobId: 1, nodes: ["n4", "n5"], reason: "fcfs" }]);
     expect(plan.policy).toBe("easy");
   });
 
   test("a spawn request that does not fit stops the later ones and leaves the nodes to the queue", () => {
-    const plan = makePlan(snap("easy", { running: [running(9, ["n1"])], nodes: cluster(4, { n1: 9 }), spawns: [{ jobId: 9, tasks: 5 }, { jobId: 9, tasks: 1 }], pending: [pending(1, 3)] }));
+    const plan = makePlan(snap("easy", { running: [running(9, ["n1"])], nodes: cluster(4, { n1: 9 }), spawns: [{ id: 1, jobId: 9, tasks: 5 }, { id: 2, jobId: 9, tasks: 1 }], pending: [pending(1, 3)] }));
     expect(plan.spawns).toEqual([]);
     expect(plan.starts).toEqual([{ jobId: 1, nodes: ["n2", "n3", "n4"], reason: "fcfs" }]);
   });
@@ -111,7 +111,7 @@ describe("checkPlan: every item against the state as it is now", () => {
   const grow = { jobId: 7, from: 2, to: 3, rule: "grow" as const, reason: "r", added: ["n3"], removed: [], remap: { staying: 2, leaving: 0, joining: 1, tasks: [1, 1, 1] }, limit: { ratio: 1, source: "s" } };
 
   test("a plan that still fits is accepted whole", () => {
-    const p = plan({ starts: [{ jobId: 1, nodes: ["n4"], reason: "fcfs" }], resizes: [grow], spawns: [{ jobId: 7, tasks: 1, nodes: ["n5"], reason: "x" }] });
+    const p = plan({ starts: [{ jobId: 1, nodes: ["n4"], reason: "fcfs" }], resizes: [grow], spawns: [{ id: 1, jobId: 7, tasks: 1, nodes: ["n5"], reason: "x" }] });
     const r = checkPlan(p, stateOf(cluster(5, { n1: 7, n2: 7 }), { 1: pendingState(1), 7: runningState(["n1", "n2"]) }));
     expect(r.rejected).toEqual([]);
     expect(r.accepted).toEqual(p);
@@ -136,11 +136,11 @@ describe("checkPlan: every item against the state as it is now", () => {
     const shrink = { ...grow, from: 2, to: 1, rule: "admit" as const, added: [], removed: ["n1"] };
     expect(one(plan({ resizes: [shrink] }), st(runningState(["n1", "n2"])))).toEqual(["admit 2 -> 1 nodes: a shrink gives back the last 1 nodes of the allocation (n2), the plan names n1"]);
     expect(one(plan({ starts: [{ jobId: 1, nodes: ["n3"], reason: "fcfs" }] }), stateOf(nodes, { 1: pendingState(1, 1, { state: "held" }) }))).toEqual(["start on 1 nodes: the job is held"]);
-    expect(one(plan({ spawns: [{ jobId: 7, tasks: 1, nodes: ["n3"], reason: "x" }] }), stateOf(nodes, {}))).toEqual(["spawn grant of n3: the job is gone"]);
+    expect(one(plan({ spawns: [{ id: 1, jobId: 7, tasks: 1, nodes: ["n3"], reason: "x" }] }), stateOf(nodes, {}))).toEqual(["spawn grant of n3: the job is gone"]);
   });
 
   test("two items that name the same node: the later one is rejected", () => {
-    const p = plan({ spawns: [{ jobId: 7, tasks: 1, nodes: ["n3"], reason: "x" }], resizes: [grow] });
+    const p = plan({ spawns: [{ id: 1, jobId: 7, tasks: 1, nodes: ["n3"], reason: "x" }], resizes: [grow] });
     const r = checkPlan(p, stateOf(cluster(4, { n1: 7, n2: 7 }), { 7: runningState(["n1", "n2"]) }));
     expect(r.accepted.spawns).toHaveLength(1);
     expect(r.rejected).toEqual([{ kind: "resize", jobId: 7, reason: "grow 2 -> 3 nodes: node n3 is taken by an earlier item of the plan" }]);
