@@ -2,7 +2,6 @@
  * The node agent: registers its node with the controller and heartbeats; starts and kills job
  * processes on the controller's orders; serves step trees for launchers and other agents.
  */
-import { userInfo } from "node:os";
 import { agentIsRoot } from "./identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -13,6 +12,7 @@ import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
+import { currentUser } from "../../util/user.ts";
 import { clientTls, type ServerTls } from "../../util/tls.ts";
 import { ebbCommand, isCompiled } from "../../util/self.ts";
 import { VERSION } from "../../util/version.ts";
@@ -265,9 +265,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
 /** Whom this agent runs jobs as: their users when it is root, else itself. */
 function jobsRunAs(): string {
   if (agentIsRoot()) return "job-user";
-  try {
-    return userInfo().username;
-  } catch {
-    return `uid ${process.getuid?.() ?? "?"}`;
-  }
+  // Not os.userInfo(): Bun's says "unknown" where USER is not set (a service, setpriv).
+  return currentUser();
 }
