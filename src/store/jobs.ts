@@ -54,6 +54,7 @@ function prepare(db: Db) {
         elastic: p("elastic"),
         tasks: p("tasks"),
         tasksPerNode: p("tasksPerNode"),
+        overcommit: p("overcommit"),
         timeLimit: p("timeLimit"),
         env: p("env"),
         cwd: p("cwd"),
@@ -161,6 +162,7 @@ export class JobStore {
       elastic: values.elastic ?? false,
       tasks: values.tasks ?? null,
       tasksPerNode: values.tasksPerNode ?? null,
+      overcommit: values.overcommit ?? false,
       output: values.output ?? null,
     });
     return row!.id;

@@ -36,6 +36,8 @@ export const jobs = sqliteTable(
     elastic: integer("elastic", { mode: "boolean" }).notNull().default(false),
     tasks: integer("tasks"),
     tasksPerNode: integer("tasks_per_node"),
+    /** More tasks than the nodes have CPUs is allowed (--overcommit): checked at submit and again on the nodes the job gets. */
+    overcommit: integer("overcommit", { mode: "boolean" }).notNull().default(false),
     timeLimit: integer("time_limit").notNull(),
     env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
     cwd: text("cwd").notNull(),

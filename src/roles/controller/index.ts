@@ -15,6 +15,7 @@ import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
 import { openDb } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
 import { listNodes } from "../../store/nodes.ts";
+import type { ServerTls } from "../../util/tls.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { VERSION } from "../../util/version.ts";
@@ -71,6 +72,8 @@ export interface ControllerOptions {
   metricsToken?: string;
   /** /metrics needs no token. */
   metricsOpen?: boolean;
+  /** Serve HTTPS/WSS only, with this certificate and key (PEM). */
+  tls?: ServerTls;
 }
 
 export interface ControllerHandle {
@@ -201,6 +204,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
 
   const server = serve({
     listen: opts.listen,
+    tls: opts.tls,
     api: createApi(backend),
     authorizeAgent: (t) => safeEqual(t, clusterKey),
     authorizeLauncher: backend.authorize,
@@ -208,7 +212,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     launchers,
   });
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
-  const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
+  const url = `${opts.tls ? "https" : "http"}://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
   chmodSync(join(opts.stateDir, "controller.url"), 0o600);
 
