@@ -3,7 +3,7 @@
  *
  *   clients --HTTP--> api/ --> Jobs --(SQLite first)--> state --> AgentHub --WS--> agents
  *                                 ^                                   |
- *                      SchedulerLoop (sched/ plans)        heartbeats, job exits
+ *          SchedulerLoop: makePlan (sched/) -> PlanApplier       heartbeats, job exits
  */
 import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
@@ -28,7 +28,9 @@ import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
 import { Elastic } from "./elastic.ts";
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
-import { ElasticScheduler } from "./ers.ts";
+import { PlanApplier } from "./plan-apply.ts";
+import { Snapshots } from "./snapshot.ts";
+import { PlanStore } from "../../store/plans.ts";
 import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { ElasticStore } from "../../store/elastic.ts";
 import { CfgStore } from "../../store/cfg.ts";
@@ -140,15 +142,11 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     },
   );
   const ersConfig = resolveConfig(opts.scheduler);
-  // The seeds' policies start jobs their own way (e.g. drms-rs at their minimum size).
   const policy = POLICY_TABLE[ersConfig.policy];
-  let ers: ElasticScheduler | undefined;
-  scheduler = new SchedulerLoop(state, jobs, spawns, {
-    backfill: ersConfig.policy !== "fcfs",
-    elastic:
-      policy.ownStarts || policy.resizes
-        ? { ownStarts: policy.ownStarts, resizes: policy.resizes, intervalMs: ersConfig.interval * 1000, plan: (t) => ers!.plan(t), carryOut: (p, t) => ers!.carryOut(p, t) }
-        : undefined,
+  // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
+  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  const applier = new PlanApplier(state, store, new PlanStore(db), jobs, () => elastic!, spawns);
+  scheduler = new SchedulerLoop(state, snapshots, applier, {
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
@@ -159,7 +157,6 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
   const feed = new TimelineFeed(views, () => commits);
-  ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
 
   // The API token is its owner's, the user running the controller (who alone can read it); a job's
   // token acts for the user of its job. Per-user tokens would map to their users here.
