@@ -115,6 +115,10 @@ describe("ebb up --tls", () => {
     const lines = r.stdout.trim().split("\n").sort();
     expect(lines).toHaveLength(4);
     for (const l of lines) expect(l).toMatch(/^hello rank=\d size=4 sum=6 node=node0[12]$/);
+    // Fan-out 1: the launcher reaches node01 only, and node01's agent reaches node02 (an agent-to-agent TLS link).
+    const tree = await cli(["run", "-N", "2", "-n", "4", "--fanout", "1", hello!]);
+    expect({ code: tree.code, err: tree.stderr }).toEqual({ code: 0, err: "" });
+    expect(tree.stdout.trim().split("\n").filter((l) => l.includes("size=4 sum=6"))).toHaveLength(4);
   }, 120_000);
 
   test("a batch job runs ebb run inside (its agent gives it EBB_CA), and a command job runs", async () => {
