@@ -174,3 +174,16 @@ describe("ebb up --tls", () => {
     expect(agentNoCert.stderr).toContain("give --tls-cert and --tls-key");
   }, 120_000);
 });
+
+test("a controller serving plain HTTP beyond loopback says that secrets cross the network unencrypted", async () => {
+  const port = await freePort();
+  const ctl = Bun.spawn([...ebb, "controller", "--listen", `0.0.0.0:${port}`, "--state-dir", join(dir, "plain-wide")], { cwd: dir, env: { ...process.env, EBB_LOG: "info" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  try {
+    // (Absent, the stream would never show it: the test then fails on its timeout.)
+    const text = await readUntil(ctl.stderr, "use TLS");
+    expect(text).toContain(`serving plain HTTP on 0.0.0.0:${port}: tokens, the cluster key and step credentials cross the network unencrypted; use TLS`);
+  } finally {
+    ctl.kill("SIGTERM");
+    await ctl.exited;
+  }
+}, 60_000);
