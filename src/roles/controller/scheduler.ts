@@ -8,8 +8,7 @@
  * idle node is skipped unless it is the periodic full pass (which also refreshes why jobs wait,
  * and is where a shrink to admit a waiting job is planned when nothing is idle).
  */
-import { makePlan } from "../../sched/plan.ts";
-import type { BatchInput } from "../../sched/types.ts";
+import { makePlan, type Snapshot } from "../../sched/plan.ts";
 import type { PlanApplier } from "./plan-apply.ts";
 import type { Snapshots } from "./snapshot.ts";
 import type { ClusterState } from "./state.ts";
@@ -41,15 +40,9 @@ export class SchedulerLoop {
     });
   }
 
-  /** Nodes, running jobs to their time limits and the queue, by name (what `--test-only` replays). */
-  batchInput(now: number): BatchInput {
-    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons: false, backfill: this.snapshots.config.policy !== "fcfs" };
-    for (const n of this.state.nodes.values()) input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
-    for (const j of this.state.jobs.values()) {
-      if (j.sched.pending) input.pending.push(j.sched.pending);
-      else if (j.sched.running) input.running.push(j.sched.running);
-    }
-    return input;
+  /** The cluster as a pass sees it now, without resizes (what `--test-only` replays). */
+  snapshot(now: number): Snapshot {
+    return this.snapshots.take(now, false, false);
   }
 
   /** One pass; `reasons` also refreshes why each pending job waits (the periodic pass does). */
