@@ -81,6 +81,31 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
   }
 });
 
+describe("two nodes lost at once", () => {
+  test("agents of 2 of 4 nodes SIGKILLed together: one fault adaptation 4 -> 2 names both, the right answer", async () => {
+    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 4 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    // Ranks 1 and 3: their buddies (2 and 0) survive, so Jacobi can restore both.
+    const victims = [alloc[1]!, alloc[3]!];
+    const agents = victims.map((v) => c.agents.get(v)!);
+    for (const a of agents) a.kill("SIGKILL");
+    await Promise.all(agents.map((a) => a.exited));
+    const { out, err, code } = await job.finished;
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+    expect(code).toBe(0);
+    expect(out).toMatch(/jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/);
+    expect(got?.[1]).toBe(want[1]!);
+    expect(got?.[2]).toBe(want[2]!);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    expect(end.adaptations.length).toBe(1);
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([4, 2, 4, 2, "COMMITTED"]);
+    expect([...fault.removed].sort()).toEqual([...victims].sort());
+  }, 120_000);
+});
+
 /** Pids of the Jacobi ranks the agent of `node` runs for this cluster. */
 function ranksOn(node: string): number[] {
   const out: number[] = [];
