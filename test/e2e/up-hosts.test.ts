@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
@@ -142,6 +143,48 @@ test("two hosts: copied, registered by name, an MPICH program across them, no ke
   }
 }, 400_000);
 
+test("--tls: a cluster CA here, a certificate per host over ssh's stdin; the controller, the agents' links and step ports speak TLS; an MPICH program runs across them", async () => {
+  const up = new Up(["--hosts", "h1,h2", "--tls"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
+    expect(up.stdout).toContain(`the cluster CA is ${join(up.state, "ca.pem")}`);
+    const url = readFileSync(join(up.state, "controller.url"), "utf8").trim();
+    expect(url).toStartWith("https://");
+    // One certificate per host, naming it and its role; its key reached the host in a 0600 file, never in an argument.
+    for (const h of ["h1", "h2"]) {
+      const cert = new X509Certificate(readFileSync(join(up.state, "tls", `agent-${h}.pem`)));
+      expect(cert.subjectAltName?.split(", ").sort()).toEqual(["DNS:ebb-agent", `DNS:${h}`]);
+      expect(cert.verify(new X509Certificate(readFileSync(join(up.state, "ca.pem"))).publicKey)).toBe(true);
+      const remoteKey = join(`${remotePath}.d`, h, "tls", "key.pem");
+      expect(statSync(remoteKey).mode & 0o777).toBe(0o600);
+      expect(readFileSync(remoteKey, "utf8")).toBe(readFileSync(join(up.state, "tls", `agent-${h}.key`), "utf8"));
+    }
+    expect(commandLines().filter((p) => p.cmd.includes("PRIVATE KEY") || p.cmd.includes("BEGIN CERTIFICATE"))).toEqual([]);
+
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes;
+    expect(nodes.map((n: any) => [n.name, n.state])).toEqual([
+      ["h1", "IDLE"],
+      ["h2", "IDLE"],
+    ]);
+    // Step ports answer only TLS.
+    for (const n of nodes) expect(await fetch(`http://${n.addr}/`).then(() => "answered", () => "failed")).toBe("failed");
+    expect(await fetch(`${url.replace(/^https:/, "http:")}/v1/health`).then(() => "answered", () => "failed")).toBe("failed");
+
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = run.stdout.trim().split("\n").sort();
+    expect(lines).toHaveLength(4);
+    expect(new Set(lines.map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
+    expect(lines.every((l) => l.includes("size=4 sum=6"))).toBe(true);
+
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
 test("an elastic Jacobi run grows onto the other host and shrinks back; its answer is the fixed-size run's, bit for bit", async () => {
   // The program is found at the same path on every host (as under Slurm or Flux: a shared file
   // system, or the same checkout everywhere); ebb ships the client's working directory and
@@ -193,6 +236,32 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
     expect(got?.slice(1)).toEqual(want!.slice(1));
     const detail = JSON.parse((await up.ebb(["show", id, "--json"])).stdout);
     expect(new Set(detail.allocationHistory.map((h: any) => h.node))).toEqual(new Set(["h1", "h2"]));
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("--controller-on-first --tls: the controller on h1 serves HTTPS with a certificate made here; agents and clients here verify it against the CA", async () => {
+  const up = new Up(["--hosts", "h1,h2", "--controller-on-first", "--tls", "--heartbeat", "1"], "0.0.0.0:0");
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2); the controller on h1");
+    const url = readFileSync(join(up.state, "controller.url"), "utf8").trim();
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.2:\d+$/);
+    // Its certificate and key reached h1 in 0600 files; the key is in no command line.
+    const there = join(`${remotePath}.d`, "controller", "tls");
+    expect(readFileSync(join(there, "cert.pem"), "utf8")).toBe(readFileSync(join(up.state, "tls", "controller-h1.pem"), "utf8"));
+    expect(statSync(join(there, "key.pem")).mode & 0o777).toBe(0o600);
+    expect(commandLines().filter((p) => p.cmd.includes("PRIVATE KEY"))).toEqual([]);
+    const ca = readFileSync(join(up.state, "ca.pem"), "utf8");
+    expect((await fetch(`${url}/v1/health`, { tls: { ca, checkServerIdentity: () => undefined } } as RequestInit)).status).toBe(200);
+    expect(await fetch(`${url.replace(/^https:/, "http:")}/v1/health`).then(() => "answered", () => "failed")).toBe("failed");
+
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(new Set(run.stdout.trim().split("\n").map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
     up.proc.kill("SIGINT");
     expect(await up.ended).toBe(0);
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);

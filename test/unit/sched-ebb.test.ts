@@ -139,6 +139,20 @@ describe("many jobs wait: a node-second has a price", () => {
     expect(plan.resizes).toEqual([]);
   });
 
+  test("the shrinks together free no more nodes than the waiting jobs lack, the most gain per node first", () => {
+    // Jobs of 2 and 1 nodes wait (3 nodes lacking), none idle; the head is reserved at +100 s (job 9's end)
+    // and not admitted (its 90 s are worth less than the stretch). Jobs 1 and 2 (MTCT 2) would each
+    // shrink 6 -> 4 by price; together they give only 3.
+    const run = () => [rigidRun(9, 4, 100), job(1, 6, 2, 36_000), job(2, 6, 2, 36_000)];
+    const plan = planEbb(input(16, 0, run(), [pend(10, 2), pend(11, 1)]));
+    expect(plan.resizes.map((r) => [r.jobId, r.from, r.to])).toEqual([
+      [1, 6, 4],
+      [2, 6, 5],
+    ]);
+    // With 8 nodes lacking, both shrink as far as their price says.
+    expect(planEbb(input(16, 0, run(), [pend(10, 2), pend(11, 6)])).resizes.map((r) => r.to)).toEqual([4, 4]);
+  });
+
   test("the same jobs with nothing waiting are not shrunk", () => {
     expect(planEbb(input(16, 0, running())).resizes).toEqual([]);
   });
@@ -174,6 +188,18 @@ describe("moldable starts", () => {
     expect(plan.starts).toEqual([expect.objectContaining({ jobId: 6, nodes: 8 })]);
     expect(plan.starts[0]!.reason).toMatch(/ends before the reservation$/);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+
+  test("behind the head, a malleable job that would run past the reservation starts on the nodes it leaves over", () => {
+    // Head (rigid, 12 of 16) reserved at +1900 s, 4 nodes left over then; 8 idle now; 10 jobs of 16 behind.
+    // Job 6 (1000 s at 16): on 8 nodes it ends at +2000 s, past the reservation, and 8 > 4: not there.
+    // On the 4 left over it ends by +4000 s (linear bound) instead of +2900 s, 1100 s later, but the
+    // queue gains λ × 4 nodes × 1900 s.
+    const queue = [pend(5, 12), mall(6, 2, 16, 1000), ...Array.from({ length: 10 }, (_, i) => pend(20 + i, 16))];
+    const plan = planEbb(input(16, 8, [rigidRun(9, 8, 1900)], queue));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 6, nodes: 4 })]);
+    expect(plan.starts[0]!.reason).toMatch(/^moldable: 4 of 16 nodes now, .* to end 1100 s later .*; in the nodes the reservation leaves over$/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_900_000 });
   });
 });
 
