@@ -41,6 +41,8 @@ export interface AdapterHost {
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
 
+/** How long a fault window waits for other nodes lost with the first before it opens. */
+const FAULT_SETTLE_MS = 250;
 /** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
 const FIRST_MARGIN = 2;
 
@@ -51,6 +53,8 @@ export class Adapter {
   /** Nodes lost and not yet adapted past. */
   private readonly lost = new Set<string>();
   private adapting = false;
+  /** A fault realloc came and its window is not open yet: more lost nodes join it. */
+  private settling = false;
   /** Business cards of the world's ranks, once known. */
   private worldCards: string[] | undefined;
   private readonly waiters = new Map<string, Waiter>();
@@ -113,7 +117,7 @@ export class Adapter {
     // Once a window is open (a resize's or a fault's) its members are fixed: the step fails. Before
     // that, a second node lost with the first (or before its realloc came) joins the same fault
     // adaptation: the controller extends it, and faultAdapt names every node lost so far.
-    if (this.adapting) return false;
+    if (this.adapting && !this.settling) return false;
     this.lost.add(node);
     this.link.fault(node, reason);
     return true;
@@ -275,6 +279,12 @@ export class Adapter {
    */
   private async faultAdapt(msg: ReallocMsg): Promise<void> {
     const times: Record<string, number> = { realloc: Date.now() };
+    // Nodes that die together are not seen at the same instant (each tree link closes when its
+    // agent is gone): losses in the next moment still join this window.
+    this.settling = true;
+    await Bun.sleep(FAULT_SETTLE_MS);
+    this.settling = false;
+    this.check();
     const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
     const cards = this.cards(oldSize);
     // The nodes of the realloc and any lost since (reported to the controller, which extended it).
