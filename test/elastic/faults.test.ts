@@ -183,6 +183,18 @@ describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {
     expect(end.adaptations ?? []).toEqual([]);
   }, 120_000);
 
+  test("an elastic command job that loses its first node (its step's root ran in that agent)", async () => {
+    const id = await c.submit({ argv: [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], nodes: 3, elastic: true, minNodes: 2, maxNodes: 3 });
+    const job = await c.waitJob(id, ["RUNNING"], 60_000);
+    await waitFor("iteration 100", () => c.read(job.output).includes("iteration 100 on 3 ranks"), 60_000);
+    const victim = job.allocation[0] as string;
+    await kill(victim);
+    const end = await c.waitJob(id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"], 60_000);
+    expect(end.state).toBe("NODE_FAIL");
+    expect(end.reason).toContain(victim);
+    expect(end.adaptations ?? []).toEqual([]);
+  }, 120_000);
+
   test("an elastic run whose 2 survivors are below its minimum of 3", async () => {
     const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "3", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
     const victim = (await c.job(job.id)).allocation[2] as string;
