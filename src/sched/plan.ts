@@ -50,6 +50,8 @@ export interface Snapshot {
   limits?: AdminLimits;
   /** Say why every pending job the plan does not start waits (the controller's periodic pass). */
   reasons?: boolean;
+  /** Resizes may be planned in this pass (default true; the controller plans them every `config.interval`). */
+  resizes?: boolean;
 }
 
 export interface PlanStart {
@@ -138,7 +140,7 @@ export function makePlan(s: Snapshot): Plan {
   const byId = new Map<number, SnapshotJob>();
   for (const j of s.running) byId.set(j.id, j);
   const resizes: PlanResize[] = [];
-  for (const r of pass.resizes) {
+  for (const r of s.resizes === false ? [] : pass.resizes) {
     if (r.to === r.from) continue;
     const job = byId.get(r.jobId);
     if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);

@@ -1,10 +1,11 @@
 /**
  * When and where a job would start if nothing else were submitted and every running job ran to its
- * time limit (sbatch --test-only): batch passes replayed at each expected end until it starts.
- * Pure; bounded by the number of jobs, since every step ends at least one of them.
+ * time limit (sbatch --test-only): the controller's own plans (`makePlan`, starts only, the
+ * configured policy) replayed at each expected end until it starts. Pure; bounded by the number of
+ * jobs, since every step ends at least one of them.
  */
-import { planBatch } from "./batch.ts";
-import type { BatchInput, RunningJob } from "./types.ts";
+import { expectedEnd } from "./elastic.ts";
+import { makePlan, type Snapshot, type SnapshotJob } from "./plan.ts";
 
 export interface Prediction {
   /** Epoch ms; undefined if it can never start on these nodes. */
@@ -12,29 +13,31 @@ export interface Prediction {
   nodes: string[];
 }
 
-export function predictStart(input: BatchInput, jobId: number, notBefore = input.now): Prediction {
-  let now = Math.max(input.now, notBefore);
-  let running: RunningJob[] = [...input.running];
-  let pending = [...input.pending];
-  const holder = new Map<string, number | undefined>(input.nodes.map((n) => [n.name, n.jobId]));
-  for (let round = 0; round <= input.running.length + input.pending.length + 1; round++) {
-    const nodes = input.nodes.map((n) => ({ name: n.name, up: n.up, jobId: holder.get(n.name) }));
-    const plan = planBatch({ ...input, now, nodes, running, pending, reasons: false });
+export function predictStart(snap: Snapshot, jobId: number, notBefore = snap.now): Prediction {
+  let now = Math.max(snap.now, notBefore);
+  let running: SnapshotJob[] = [...snap.running];
+  let pending = [...snap.pending];
+  const holder = new Map<string, number | undefined>(snap.nodes.map((n) => [n.name, n.jobId]));
+  for (let round = 0; round <= snap.running.length + snap.pending.length + 1; round++) {
+    const nodes = snap.nodes.map((n) => ({ ...n, jobId: holder.get(n.name) }));
+    const plan = makePlan({ ...snap, now, nodes, running, pending, spawns: [], reasons: false, resizes: false });
     const mine = plan.starts.find((s) => s.jobId === jobId);
     if (mine) return { start: now, nodes: mine.nodes };
     const byId = new Map(pending.map((j) => [j.id, j]));
     for (const s of plan.starts) {
+      const j = byId.get(s.jobId)!;
       for (const n of s.nodes) holder.set(n, s.jobId);
-      running.push({ id: s.jobId, nodes: s.nodes, expectedEnd: now + byId.get(s.jobId)!.timeLimit * 1000 });
+      // Started in the replay: rigid, running to its limit.
+      running.push({ id: j.id, nodes: s.nodes.length, nodeNames: s.nodes, minNodes: s.nodes.length, maxNodes: s.nodes.length, elastic: false, submitTime: j.submitTime, startTime: now, timeLimit: j.timeLimit, expectedEnd: now + j.timeLimit * 1000, samples: [], adapting: false });
     }
     const started = new Set(plan.starts.map((s) => s.jobId));
     pending = pending.filter((j) => !started.has(j.id));
     if (running.length === 0) return { nodes: [] };
     // Jump to the next end: those jobs' nodes are free then.
-    const next = Math.max(now, Math.min(...running.map((r) => r.expectedEnd)));
-    const ending = running.filter((r) => r.expectedEnd <= next);
-    running = running.filter((r) => r.expectedEnd > next);
-    for (const r of ending) for (const n of r.nodes) if (holder.get(n) === r.id) holder.set(n, undefined);
+    const next = Math.max(now, Math.min(...running.map(expectedEnd)));
+    const ending = running.filter((r) => expectedEnd(r) <= next);
+    running = running.filter((r) => expectedEnd(r) > next);
+    for (const r of ending) for (const n of r.nodeNames) if (holder.get(n) === r.id) holder.set(n, undefined);
     now = next;
   }
   return { nodes: [] };

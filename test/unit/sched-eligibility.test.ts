@@ -3,7 +3,9 @@ import { describe, expect, test } from "bun:test";
 import { nameStarts, planBatch } from "../../src/sched/batch.ts";
 import { dependencyStatus, ineligible, type JobFacts } from "../../src/sched/eligibility.ts";
 import { predictStart } from "../../src/sched/predict.ts";
-import type { BatchInput, ClusterNode, PendingJob } from "../../src/sched/types.ts";
+import type { ClusterNode, PendingJob } from "../../src/sched/types.ts";
+import type { Snapshot, SnapshotJob } from "../../src/sched/plan.ts";
+import { resolveConfig, type PolicyName } from "../../src/sched/config.ts";
 
 const facts = (m: Record<number, JobFacts>) => (id: number) => m[id];
 
@@ -81,7 +83,8 @@ describe("node-name constraints", () => {
 });
 
 describe("predictStart (--test-only)", () => {
-  const input = (extra: Partial<BatchInput> = {}): BatchInput => ({ now: 1000, nodes: nodes(2, { n1: 7, n2: 8 }), running: [{ id: 7, nodes: ["n1"], expectedEnd: 61_000 }, { id: 8, nodes: ["n2"], expectedEnd: 121_000 }], pending: [], ...extra });
+  const run = (id: number, names: string[], end: number): SnapshotJob => ({ id, nodes: names.length, nodeNames: names, minNodes: 1, maxNodes: 1, elastic: false, submitTime: 0, startTime: 0, timeLimit: end / 1000, expectedEnd: end, samples: [], adapting: false });
+  const input = (extra: Partial<Snapshot> = {}, policy: PolicyName = "easy"): Snapshot => ({ now: 1000, nodes: nodes(2, { n1: 7, n2: 8 }), running: [run(7, ["n1"], 61_000), run(8, ["n2"], 121_000)], pending: [], config: resolveConfig({ policy }), ...extra });
   test("now if it fits, else when enough running jobs have ended", () => {
     expect(predictStart({ ...input(), nodes: nodes(2), running: [], pending: [job(-1)] }, -1)).toEqual({ start: 1000, nodes: ["n1"] });
     expect(predictStart(input({ pending: [job(-1)] }), -1)).toEqual({ start: 61_000, nodes: ["n1"] });
@@ -91,5 +94,10 @@ describe("predictStart (--test-only)", () => {
     expect(predictStart(input({ pending: [job(1, { timeLimit: 100 }), job(-1, { submitTime: 5 })] }), -1)).toEqual({ start: 121_000, nodes: ["n2"] });
     expect(predictStart(input({ pending: [job(-1)] }), -1, 200_000).start).toBe(200_000);
     expect(predictStart(input({ pending: [job(-1, { minNodes: 3, maxNodes: 3 })] }), -1).start).toBeUndefined();
+  });
+  test("by the configured policy's plans: EASY backfills a short job, FCFS keeps it behind the first", () => {
+    const pending = [job(1, { minNodes: 2, maxNodes: 2, timeLimit: 100 }), job(-1, { submitTime: 5, timeLimit: 10 })];
+    expect(predictStart(input({ pending }), -1)).toEqual({ start: 61_000, nodes: ["n1"] });
+    expect(predictStart(input({ pending }, "fcfs"), -1)).toEqual({ start: 221_000, nodes: ["n1"] });
   });
 });

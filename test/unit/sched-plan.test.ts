@@ -84,6 +84,8 @@ describe("makePlan: one pure pass from a snapshot to a plan with node names", ()
     expect(r).toMatchObject({ jobId: 7, from: 2, to: 4, rule: "grow", added: ["n2", "n4"], removed: [] });
     expect(r.remap).toEqual({ staying: 4, leaving: 0, joining: 4, tasks: [2, 2, 2, 2] });
     expect(r.limit.ratio).toBe(1);
+    // A pass that may not resize (the controller plans resizes every interval) leaves the policy's resizes out.
+    expect(makePlan(snap("drms-rs", { nodes: cluster(4, { n1: 7, n3: 7 }), running: [job], resizes: false })).resizes).toEqual([]);
   });
 
   test("a shrink gives back the last nodes of the allocation, its highest ranks leave", () => {

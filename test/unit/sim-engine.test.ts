@@ -67,6 +67,19 @@ describe("simulator", () => {
     }
   });
 
+  test("every plan is re-checked as live (checkPlan): a resize of a rigid job is an error naming the policy and the reason", () => {
+    const orig = POLICY_TABLE.easy.plan;
+    let calls = 0;
+    // The first pass starts job 1 on 2 of the 4 nodes; the next one asks to grow it (it is rigid).
+    (POLICY_TABLE.easy as { plan: (i: unknown) => PassPlan }).plan = () =>
+      calls++ === 0 ? { starts: [{ jobId: 1, nodes: 2, reason: "x" }], resizes: [], reservations: [], notes: [] } : { starts: [], resizes: [{ jobId: 1, from: 2, to: 3, rule: "grow", reason: "y" }], reservations: [], notes: [] };
+    try {
+      expect(() => run([rigid(1, 0, 2, 10)], "easy")).toThrow(/policy easy .*job 1: grow 2 -> 3 nodes: the job cannot be resized now/);
+    } finally {
+      (POLICY_TABLE.easy as { plan: unknown }).plan = orig;
+    }
+  });
+
   test("jobs larger than the cluster are left out of the workload with a reason", () => {
     const w = buildWorkload([{ id: 1, line: 4, submit: 0, runtime: 10, procs: 64, estimate: 10 }], { nodes: 16, coresPerNode: 2, malleable: 0, seed: 1 });
     expect(w.jobs).toEqual([]);

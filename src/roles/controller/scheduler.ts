@@ -3,18 +3,19 @@
  * each pass takes a snapshot of the cluster, makes one plan with the pure scheduler
  * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
  * names) and hands it to the plan applier, which re-checks every item and carries out what still
- * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`. A pass with no
+ * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`. Resizes are
+ * planned in the first pass and then every `interval` seconds (`Snapshot.resizes`). A pass with no
  * idle node is skipped unless it is the periodic full pass (which also refreshes why jobs wait,
  * and is where a shrink to admit a waiting job is planned when nothing is idle).
  */
-import { makePlan } from "../../sched/plan.ts";
-import type { BatchInput } from "../../sched/types.ts";
+import { makePlan, type Snapshot } from "../../sched/plan.ts";
 import type { PlanApplier } from "./plan-apply.ts";
 import type { Snapshots } from "./snapshot.ts";
 import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
   private queued: { full: boolean } | undefined;
+  private nextResizes = 0;
 
   constructor(
     private readonly state: ClusterState,
@@ -39,15 +40,9 @@ export class SchedulerLoop {
     });
   }
 
-  /** Nodes, running jobs to their time limits and the queue, by name (what `--test-only` replays). */
-  batchInput(now: number): BatchInput {
-    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons: false, backfill: this.snapshots.config.policy !== "fcfs" };
-    for (const n of this.state.nodes.values()) input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
-    for (const j of this.state.jobs.values()) {
-      if (j.sched.pending) input.pending.push(j.sched.pending);
-      else if (j.sched.running) input.running.push(j.sched.running);
-    }
-    return input;
+  /** The cluster as a pass sees it now, without resizes (what `--test-only` replays). */
+  snapshot(now: number): Snapshot {
+    return this.snapshots.take(now, false, false);
   }
 
   /** One pass; `reasons` also refreshes why each pending job waits (the periodic pass does). */
@@ -56,7 +51,10 @@ export class SchedulerLoop {
     try {
       // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
       this.opts.beforePass?.(now);
-      this.applier.apply(makePlan(this.snapshots.take(now, reasons)), now);
+      // Resizes are planned every `interval` (the first pass plans them at once), starts in every pass.
+      const resizes = now >= this.nextResizes;
+      if (resizes) this.nextResizes = now + this.snapshots.config.interval * 1000;
+      this.applier.apply(makePlan(this.snapshots.take(now, reasons, resizes)), now);
     } finally {
       this.opts.passTook?.(performance.now() - t0);
     }

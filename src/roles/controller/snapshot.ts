@@ -37,7 +37,7 @@ export class Snapshots {
   ) {}
 
   /** The cluster as it is at `now`; `reasons`: the plan says why every job it leaves pending waits. */
-  take(now: number, reasons: boolean): Snapshot {
+  take(now: number, reasons: boolean, resizes: boolean): Snapshot {
     const nodes = [];
     for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId, cpus: n.row.cpus });
     const pending: PendingJob[] = [];
@@ -47,7 +47,7 @@ export class Snapshots {
       else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
-    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons };
+    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons, resizes };
   }
 
   private running(job: JobRuntime, now: number): SnapshotJob {

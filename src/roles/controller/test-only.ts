@@ -1,6 +1,7 @@
 /**
  * sbatch --test-only: when and where a job would start if it were submitted now, from the current
- * queue and running jobs (each taken to run to its time limit), without submitting it.
+ * queue and running jobs (each taken to run to its time limit) by the scheduler's own plans
+ * (sched/predict.ts), without submitting it.
  */
 import type { JobSubmit } from "../../api/schemas.ts";
 import { predictStart } from "../../sched/predict.ts";
@@ -12,18 +13,25 @@ export function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, b
   const { values, indices } = jobs.prepare(req, by, now);
   if (values.held) return { start: null, nodes: [], message: "the job would be held (JobHeldUser) until released" };
   if (values.dependency && values.dependency.terms.length > 0) return { start: null, nodes: [], message: `the job would wait for its dependency (${values.dependency.text}) first` };
-  const input = scheduler.batchInput(now);
+  // The plan the scheduler would make (its policy, starts only), replayed at each running job's limit.
+  const snap = scheduler.snapshot(now);
   const id = -1;
-  input.pending.push({
-    id,
-    minNodes: values.minNodes!,
-    maxNodes: values.elastic ? values.nodes : values.maxNodes!,
-    timeLimit: values.timeLimit,
-    submitTime: now,
-    ...(values.exclude ? { exclude: values.exclude } : {}),
-    ...(values.nodelist ? { nodelist: values.nodelist } : {}),
-  });
-  const p = predictStart(input, id, values.beginTime ?? now);
+  snap.pending = [
+    ...snap.pending,
+    {
+      id,
+      minNodes: values.minNodes!,
+      maxNodes: values.elastic ? values.nodes : values.maxNodes!,
+      timeLimit: values.timeLimit,
+      submitTime: now,
+      elastic: values.elastic,
+      ...(!values.elastic && values.minNodes! < values.maxNodes! ? { moldable: true } : {}),
+      ...(values.exclude ? { exclude: values.exclude } : {}),
+      ...(values.nodelist ? { nodelist: values.nodelist } : {}),
+      ...(values.sizes ? { sizes: values.sizes } : {}),
+    },
+  ];
+  const p = predictStart(snap, id, values.beginTime ?? now);
   const what = indices ? `its first task (of ${indices.length})` : "it";
   if (p.start === undefined) return { start: null, nodes: [], message: `${what} cannot start on the nodes that are up now` };
   const when = new Date(p.start).toISOString();
