@@ -17,6 +17,11 @@ export class ElasticStore {
     this.db.update(adaptations).set(patch).where(eq(adaptations.id, id)).run();
   }
 
+  /** A fault adaptation that loses one more node before its window opens. */
+  extendFault(id: number, patch: { toNodes: number; toRanks: number; removed: string[] }): void {
+    this.db.update(adaptations).set(patch).where(eq(adaptations.id, id)).run();
+  }
+
   adaptationsOf(jobId: number): AdaptationRow[] {
     return this.db.select().from(adaptations).where(eq(adaptations.jobId, jobId)).orderBy(asc(adaptations.id)).all();
   }

@@ -17,7 +17,7 @@ const ITERS = ["--iters", "3000", "--checkpoint", "10"];
 let c: TestCluster;
 let want: RegExpExecArray;
 beforeAll(async () => {
-  c = await startCluster({ agents: 4, heartbeat: 1 });
+  c = await startCluster({ agents: 5, heartbeat: 1 });
   const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...ITERS]);
   expect(fixed.code).toBe(0);
   want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
@@ -29,7 +29,7 @@ afterAll(async () => {
 /** Every node IDLE again: a killed agent is restarted under its name. */
 beforeEach(async () => {
   for (const [name, a] of c.agents) if (a.exitCode !== null || a.signalCode !== null) c.startAgent(name);
-  await c.waitNodes(4, "IDLE");
+  await c.waitNodes(5, "IDLE");
 });
 
 async function kill(node: string): Promise<void> {
@@ -81,6 +81,54 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
   }
 });
 
+describe("two nodes lost at once", () => {
+  test("agents of 2 of 4 nodes SIGKILLed together: one fault adaptation 4 -> 2 names both, the right answer", async () => {
+    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 4 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    // Ranks 1 and 3: their buddies (2 and 0) survive, so Jacobi can restore both.
+    const victims = [alloc[1]!, alloc[3]!];
+    const agents = victims.map((v) => c.agents.get(v)!);
+    for (const a of agents) a.kill("SIGKILL");
+    await Promise.all(agents.map((a) => a.exited));
+    const { out, err, code } = await job.finished;
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+    expect(code).toBe(0);
+    expect(out).toMatch(/jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/);
+    expect(got?.[1]).toBe(want[1]!);
+    expect(got?.[2]).toBe(want[2]!);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    expect(end.adaptations.length).toBe(1);
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([4, 2, 4, 2, "COMMITTED"]);
+    expect([...fault.removed].sort()).toEqual([...victims].sort());
+  }, 120_000);
+});
+
+describe("an inner node of the launch tree", () => {
+  test("fan-out 2, 5 nodes: the agent of allocation[1] (parent of allocation[4]) SIGKILLed: both leave in one fault adaptation 5 -> 3", async () => {
+    const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 5 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    // Tree: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. Ranks 1 and 4: buddies 2 and 0 survive.
+    await kill(alloc[1]!);
+    const { out, err, code } = await job.finished;
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+    expect(code).toBe(0);
+    expect(err).toContain(`without ${alloc[4]} below it in the launch tree`);
+    expect(out).toMatch(/jacobi: fault: lost ranks 1,4 at iteration \d+; restored iteration \d+ on 3 ranks \(was 5\)/);
+    expect(got?.[1]).toBe(want[1]!);
+    expect(got?.[2]).toBe(want[2]!);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    expect(end.adaptations.length).toBe(1);
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([5, 3, 5, 3, "COMMITTED"]);
+    expect([...fault.removed].sort()).toEqual([alloc[1]!, alloc[4]!].sort());
+  }, 120_000);
+});
+
 /** Pids of the Jacobi ranks the agent of `node` runs for this cluster. */
 function ranksOn(node: string): number[] {
   const out: number[] = [];
@@ -118,7 +166,7 @@ describe("the agent reports its ranks dead", () => {
     // Its agent lived through it: the node goes back to the pool, it never went DOWN.
     const agent = c.agents.get(victim)!;
     expect(agent.exitCode).toBeNull();
-    await c.waitNodes(4, "IDLE");
+    await c.waitNodes(5, "IDLE");
   }, 120_000);
 });
 
@@ -130,6 +178,18 @@ describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {
     const { code } = await job.finished;
     expect(code).not.toBe(0);
     const end = await c.waitJob(job.id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"]);
+    expect(end.state).toBe("NODE_FAIL");
+    expect(end.reason).toContain(victim);
+    expect(end.adaptations ?? []).toEqual([]);
+  }, 120_000);
+
+  test("an elastic command job that loses its first node (its step's root ran in that agent)", async () => {
+    const id = await c.submit({ argv: [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], nodes: 3, elastic: true, minNodes: 2, maxNodes: 3 });
+    const job = await c.waitJob(id, ["RUNNING"], 60_000);
+    await waitFor("iteration 100", () => c.read(job.output).includes("iteration 100 on 3 ranks"), 60_000);
+    const victim = job.allocation[0] as string;
+    await kill(victim);
+    const end = await c.waitJob(id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"], 60_000);
     expect(end.state).toBe("NODE_FAIL");
     expect(end.reason).toContain(victim);
     expect(end.adaptations ?? []).toEqual([]);

@@ -180,12 +180,15 @@ export class Elastic {
    * survivors open a fault window (dissertation §6.1.2) and go on. Returns false when the job
    * cannot go on (the caller ends it NODE_FAIL); true also when the node is no longer the job's.
    */
-  fault(jobId: number, node: string, reason: string, now = Date.now()): boolean {
+  fault(jobId: number, node: string, reason: string, now = Date.now(), fromLauncher = false): boolean {
     const job = this.state.jobs.get(jobId);
     if (!job) return true;
     if (!job.nodes.includes(node)) return true;
     const r = job.row;
     const e = job.elastic;
+    // Another node of the same failure, reported by the launcher before the window opened (it
+    // reports only then): the fault adaptation under way loses it too.
+    if (r.elastic && e?.adapting?.fault && r.state === "ADAPTING" && e.tasks && fromLauncher) return this.extendFault(job, node, reason, now);
     if (!r.elastic || !e || r.state !== "RUNNING" || e.adapting || !e.launcher || !e.tasks || e.stepId === undefined) return false;
     if (r.kind !== "alloc" && job.nodes[0] === node) return false; // its batch script or command ran there
     const index = job.nodes.indexOf(node);
@@ -228,6 +231,41 @@ export class Elastic {
     e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: [node], fault: { reason: why } });
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${jobId} lost node ${node}; fault adaptation ${have} -> ${survivors.length} nodes`, { job: jobId, node });
+    return true;
+  }
+
+  /**
+   * One more node of a fault adaptation that has not opened its window yet (two nodes lost at
+   * once): it leaves the job as the first did; the launcher's window names both nodes' ranks.
+   */
+  private extendFault(job: JobRuntime, node: string, reason: string, now: number): boolean {
+    const r = job.row;
+    const e = job.elastic!;
+    const a = e.adapting!;
+    if (r.kind !== "alloc" && job.nodes[0] === node) return false;
+    const index = job.nodes.indexOf(node);
+    if (e.tasks!.length !== job.nodes.length) return false;
+    const survivors = job.nodes.filter((n) => n !== node);
+    if (survivors.length < r.minNodes) return false;
+    const tasks = e.tasks!.filter((_, i) => i !== index);
+    const lostRanks = e.tasks![index]!;
+    const removed = [...a.removed, node];
+    const why = `node ${node} failed: ${reason}`;
+    this.store.tx(() => {
+      this.estore.extendFault(a.id, { toNodes: survivors.length, toRanks: tasks.reduce((x, y) => x + y, 0), removed });
+      this.store.closeAllocation(r.id, now, [node]);
+      this.store.setNodes(r.id, survivors.length);
+      this.store.addEvent(r.id, now, "fault", `${why}; ${lostRanks} more rank${lostRanks === 1 ? "" : "s"} lost in fault adaptation ${a.id}, the survivors go on with ${survivors.length} node${survivors.length === 1 ? "" : "s"}`, { adaptationId: a.id, node, lostRanks });
+    });
+    a.removed = removed;
+    a.to = survivors.length;
+    e.tasks = tasks;
+    job.nodes = survivors;
+    r.nodes = survivors.length;
+    this.jobs.freeNodes(job, [node], why);
+    refreshSchedView(job);
+    this.jobs.notifyLaunchers(job);
+    log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
     return true;
   }
 

@@ -68,7 +68,7 @@ export class LauncherHub {
         return;
       case "fault": {
         const job = this.state.jobs.get(msg.jobId);
-        if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` });
+        if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason, Date.now(), true)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` });
         return;
       }
       case "step.end":

@@ -41,6 +41,8 @@ export interface AdapterHost {
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
 
+/** How long a fault window waits for other nodes lost with the first before it opens. */
+const FAULT_SETTLE_MS = 250;
 /** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
 const FIRST_MARGIN = 2;
 
@@ -51,6 +53,8 @@ export class Adapter {
   /** Nodes lost and not yet adapted past. */
   private readonly lost = new Set<string>();
   private adapting = false;
+  /** A fault realloc came and its window is not open yet: more lost nodes join it. */
+  private settling = false;
   /** Business cards of the world's ranks, once known. */
   private worldCards: string[] | undefined;
   private readonly waiters = new Map<string, Waiter>();
@@ -110,7 +114,10 @@ export class Adapter {
     if (this.failure) return false;
     // Already being adapted past, or it had left the world.
     if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
-    if (this.adapting || this.lost.size > 0) return false;
+    // Once a window is open (a resize's or a fault's) its members are fixed: the step fails. Before
+    // that, a second node lost with the first (or before its realloc came) joins the same fault
+    // adaptation: the controller extends it, and faultAdapt names every node lost so far.
+    if (this.adapting && !this.settling) return false;
     this.lost.add(node);
     this.link.fault(node, reason);
     return true;
@@ -272,16 +279,24 @@ export class Adapter {
    */
   private async faultAdapt(msg: ReallocMsg): Promise<void> {
     const times: Record<string, number> = { realloc: Date.now() };
+    // Nodes that die together are not seen at the same instant (each tree link closes when its
+    // agent is gone): losses in the next moment still join this window.
+    this.settling = true;
+    await Bun.sleep(FAULT_SETTLE_MS);
+    this.settling = false;
+    this.check();
     const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
     const cards = this.cards(oldSize);
+    // The nodes of the realloc and any lost since (reported to the controller, which extended it).
+    const removed = [...new Set([...msg.removed, ...[...this.lost].filter((n) => this.world.some((w) => w.node === n))])];
     const lostRanks: number[] = [];
     let rank = 0;
     for (const w of this.world) {
-      for (let k = 0; k < w.tasks; k++, rank++) if (msg.removed.includes(w.node)) lostRanks.push(rank);
+      for (let k = 0; k < w.tasks; k++, rank++) if (removed.includes(w.node)) lostRanks.push(rank);
     }
-    const survivors = this.world.filter((w) => !msg.removed.includes(w.node));
+    const survivors = this.world.filter((w) => !removed.includes(w.node));
     // The controller may have seen the failure first (the node went DOWN): its ranks are gone either way.
-    for (const n of msg.removed) {
+    for (const n of removed) {
       this.lost.add(n);
       for (const w of this.world) if (w.node === n) w.step.root.dropNode(n);
     }
@@ -289,7 +304,7 @@ export class Adapter {
     if (size === 0) throw new Error("no rank survived");
     const steps = [...new Set(survivors.map((w) => w.step))];
     const next = this.generation + 1;
-    log.info(`fault adaptation ${msg.adaptId}: lost ${msg.removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
+    log.info(`fault adaptation ${msg.adaptId}: lost ${removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
     times.notified = times.agreed = Date.now();
     const committed = this.wait("committed", msg.adaptId, 0, steps.length);
     this.broadcast(steps, { t: "adapt.go", step: "", adaptId: msg.adaptId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
@@ -301,7 +316,7 @@ export class Adapter {
     this.generation = next;
     this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
     this.world = survivors;
-    for (const n of msg.removed) this.lost.delete(n);
+    for (const n of removed) this.lost.delete(n);
     this.link.adaptDone(msg.adaptId, true, times);
   }
 

@@ -223,11 +223,20 @@ export class StepRoot {
   /** A node is gone: an elastic step may go on without it (a fault adaptation); any other fails. */
   private nodeLost(name: string, reason: string, code = 1): void {
     if (this.over) return;
-    // Only a leaf of the tree: an inner node's loss cuts off healthy nodes below it.
-    const index = this.o.spec.nodes.findIndex((n) => n.name === name);
-    const leaf = index >= 0 && childrenOf(index, this.o.spec.nodes.length, this.o.spec.fanout).length === 0;
-    if (!this.failure && leaf && this.o.onNodeLost?.(name, reason)) {
-      this.o.sink.notice(`lost node ${name}: ${reason}; the step goes on without it`);
+    // An inner node's loss cuts off the nodes below it: their agents, losing their parent, kill
+    // their ranks (StepNode.upstreamLost), so they are lost with it, each reported as a fault.
+    const { spec } = this.o;
+    const index = spec.nodes.findIndex((n) => n.name === name);
+    const below: string[] = [];
+    for (let i = 0, level = index >= 0 ? [index] : []; i < level.length; i++) {
+      const kids = childrenOf(level[i]!, spec.nodes.length, spec.fanout);
+      level.push(...kids);
+      below.push(...kids.map((k) => spec.nodes[k]!.name));
+    }
+    const goesOn = () =>
+      this.o.onNodeLost?.(name, reason) === true && below.every((n) => this.o.onNodeLost?.(n, `cut off from the launch tree by the loss of ${name}`) === true);
+    if (!this.failure && index >= 0 && goesOn()) {
+      this.o.sink.notice(`lost node ${name}: ${reason}; the step goes on without it${below.length ? ` and without ${below.join(",")} below it in the launch tree` : ""}`);
       this.adaptReduce.childLost(index);
       return this.markLost(name);
     }
