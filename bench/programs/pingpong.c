@@ -20,7 +20,7 @@ int main(int argc, char **argv) {
     int peer = 1 - rank;
     for (int s = 0; s < 7; s++) {
       /* Same counts as pingpong.ts: like OSU's osu_latency, many untimed rounds first for small sizes. */
-      int n = sizes[s], reps = n <= 16384 ? 10000 : n <= 262144 ? 100 : 20, warm = n <= 16384 ? 1000 : 10;
+      int n = sizes[s], reps = n <= 16384 ? 20000 : n <= 262144 ? 200 : 40, warm = n <= 16384 ? 100000 : n <= 262144 ? 1000 : 40;
       double start = 0, c0 = 0;
       for (int i = -warm; i < reps; i++) {
         if (i == 0) {
@@ -42,10 +42,10 @@ int main(int argc, char **argv) {
   MPI_Barrier(MPI_COMM_WORLD);
   int asz[] = {8, 1048576};
   for (int s = 0; s < 2; s++) {
-    int n = asz[s] / 8, reps = asz[s] <= 8 ? 1000 : 20;
+    int n = asz[s] / 8, reps = asz[s] <= 8 ? 1000 : 40, warm = asz[s] <= 8 ? 100 : 20;
     double *x = malloc(asz[s]), *y = malloc(asz[s]);
     for (int i = 0; i < n; i++) x[i] = rank;
-    for (int i = 0; i < 5; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    for (int i = 0; i < warm; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
     double t0 = MPI_Wtime(), c0 = cpu();
     for (int i = 0; i < reps; i++) MPI_Allreduce(x, y, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);

@@ -105,6 +105,8 @@ class RingPair {
   }
 }
 
+export const STATS = { spins: 0, sleeps: 0, immediates: 0, progress: 0 };
+if (process.env.EBB_COMM_STATS) process.on("exit", () => console.log("ringstats", process.pid, JSON.stringify(STATS)));
 export class RingLinks {
   /** Peers we share a ring with (either direction): what the polling loop looks at. */
   private readonly pairs = new Map<string, RingPair>();
@@ -366,6 +368,7 @@ export class RingLinks {
   }
 
   private readonly spin = (): void => {
+    STATS.spins++;
     if (this.closed) {
       this.spinning = false;
       return;
@@ -380,16 +383,18 @@ export class RingLinks {
       return;
     }
     const now = Bun.nanoseconds();
-    if (progress) this.spinIdleSince = now;
+    if (progress) { this.spinIdleSince = now; STATS.progress++; }
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
     else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();
     if (now - this.lastYield > YIELD_NS) {
       this.lastYield = now;
+      STATS.immediates++;
       setImmediate(this.spin);
     } else queueMicrotask(this.spin);
   };
 
   private sleep(): void {
+    STATS.sleeps++;
     this.spinning = false;
     let again = false;
     for (const p of this.pairs.values()) {
