@@ -33,7 +33,7 @@ import { ElasticStore } from "../../store/elastic.ts";
 import { CfgStore } from "../../store/cfg.ts";
 import { ClusterState } from "./state.ts";
 import { serve } from "./server.ts";
-import { jobDetail, jobViews, nodeView } from "./views.ts";
+import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
@@ -179,7 +179,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
-    listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true })),
+    listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason) => agents!.setDrain(name, reason),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     authorize: (t) => {
