@@ -17,13 +17,15 @@ const reps = (n: number) => (n <= 16384 ? 10000 : n <= 262144 ? 100 : 20);
 const warm = (n: number) => (n <= 16384 ? 1000 : 10);
 if (world.size >= 2 && world.rank < 2) {
   const peer = 1 - world.rank;
+  // Received into a buffer of its own, as pingpong.c (and OSU's benchmarks) do.
   const exchange = async (buf: Uint8Array, times: number) => {
+    const into = new Uint8Array(buf.length);
     for (let i = 0; i < times; i++) {
       if (world.rank === 0) {
         await world.send(peer, buf);
-        await world.recv(peer);
+        await world.recv(peer, 0, into);
       } else {
-        await world.recv(peer);
+        await world.recv(peer, 0, into);
         await world.send(peer, buf);
       }
     }

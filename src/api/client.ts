@@ -1,5 +1,12 @@
 /** A typed client of the HTTP API, for the CLI and the launcher. */
 import type { JobDetail, JobSubmit, JobView, NodeView } from "./schemas.ts";
+import { clientTls, isCertificateError } from "../util/tls.ts";
+
+/** The cluster CA a client trusts: its PEM text and where it came from (for messages). */
+export interface TrustedCa {
+  pem: string;
+  path: string;
+}
 
 export class ApiClientError extends Error {
   constructor(
@@ -20,11 +27,35 @@ export function unreachable(url: string, why: string): ApiClientError {
   );
 }
 
+/** Why a connection failed, with what to do when TLS is the cause. */
+export function connectionFailure(url: string, reason: string, ca: TrustedCa | undefined): ApiClientError {
+  const why = reason.replace(/\s*For more information, pass `verbose: true`.*$/s, "");
+  if (url.startsWith("https:") && isCertificateError(why)) {
+    return new ApiClientError(
+      ca
+        ? `the controller at ${url} presented a certificate the cluster CA in ${ca.path} did not sign (${why}); use the ca.pem of that cluster's state dir (--ca FILE or EBB_CA)`
+        : `the controller at ${url} uses TLS and its certificate is not trusted (${why}); give the cluster's CA with --ca FILE or EBB_CA (ebb up --tls writes it to STATE_DIR/ca.pem)`,
+      0,
+      "untrusted",
+    );
+  }
+  if (url.startsWith("http:") && /ECONNRESET|closed unexpectedly|Connection ended/i.test(why))
+    return unreachable(url, `${why}; if the controller uses TLS (ebb up --tls), its URL starts with https://`);
+  return unreachable(url, why);
+}
+
 export class ApiClient {
   constructor(
     readonly url: string,
     readonly token: string,
+    /** With an https URL: the CA the controller's certificate must be signed by. */
+    readonly ca?: TrustedCa,
   ) {}
+
+  /** Bun's `tls` option for connections to the controller (fetch and WebSocket). */
+  get tls() {
+    return this.ca ? clientTls(this.ca.pem, "controller") : undefined;
+  }
 
   async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     let res: Response;
@@ -33,9 +64,11 @@ export class ApiClient {
         method,
         headers: { Authorization: `Bearer ${this.token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
         body: body === undefined ? undefined : JSON.stringify(body),
+        tls: this.tls,
       });
     } catch (e) {
-      throw unreachable(this.url, (e as Error).message);
+      const err = e as Error & { code?: string };
+      throw connectionFailure(this.url, err.code && !err.message.includes(err.code) ? `${err.code}: ${err.message}` : err.message, this.ca);
     }
     const text = await res.text();
     let json: unknown;

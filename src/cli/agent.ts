@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
-import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, shortHostname, starting, stdinClosed, untilSignal } from "./daemon.ts";
+import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, serverTlsFlags, shortHostname, starting, stdinClosed, tlsArgs, untilSignal } from "./daemon.ts";
+import { readPem } from "../util/tls.ts";
+import { existsSync } from "node:fs";
 import { err } from "../util/stdio.ts";
 import { currentLogFormat, logger } from "../util/log.ts";
 
@@ -20,6 +22,8 @@ export default defineCommand({
     advertise: { type: "string", description: "HOST:PORT others should use to reach this agent (default: guessed)", valueHint: "HOST:PORT" },
     "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
     "state-dir": { type: "string", description: "Agent working files (default ~/.ebb/agents/NAME)", valueHint: "DIR" },
+    ...tlsArgs,
+    ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ~/.ebb/ca.pem)", valueHint: "FILE" },
     "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },
@@ -38,6 +42,18 @@ export default defineCommand({
           throw new UsageError(`cannot read the cluster key from ${keyFile}; copy the controller's cluster.key there, or set EBB_CLUSTER_KEY`);
         }
       }
+      const tls = serverTlsFlags(args);
+      const caFile = args.ca ?? (process.env.EBB_CA || (existsSync(join(defaultStateDir(), "ca.pem")) ? join(defaultStateDir(), "ca.pem") : undefined));
+      let ca: string | undefined;
+      if (controller.startsWith("https:")) {
+        if (caFile === undefined) throw new UsageError(`the controller at ${controller} uses TLS: give the cluster's CA with --ca FILE or EBB_CA (ebb up --tls writes it to STATE_DIR/ca.pem)`);
+        if (!tls) throw new UsageError("the controller uses TLS, so launchers reach this agent's step port with TLS too: give --tls-cert and --tls-key (a certificate the cluster CA signed)");
+        try {
+          ca = readPem(caFile, args.ca !== undefined ? "--ca" : "EBB_CA", "CERTIFICATE");
+        } catch (e) {
+          throw new UsageError((e as Error).message);
+        }
+      } else if (tls || args.ca !== undefined) throw new UsageError(`--tls-cert/--tls-key/--ca go with an https:// controller; ${controller} is plain HTTP`);
       const local = /^https?:\/\/(127\.|localhost|\[::1\])/.test(controller);
       if (args.advertise) listenFlag(args.advertise, "--advertise");
       const listen = listenFlag(args.listen ?? (local ? "127.0.0.1:0" : "0.0.0.0:0"));
@@ -51,6 +67,8 @@ export default defineCommand({
         listen,
         advertise: args.advertise,
         stateDir,
+        tls,
+        ca,
         onFatal: (message) => {
           if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
           else err(`ebb agent: ${message}\n`);

@@ -4,7 +4,8 @@ import { defineArgs } from "./command.ts";
 import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { ApiClient, ApiClientError } from "../api/client.ts";
+import { ApiClient, ApiClientError, type TrustedCa } from "../api/client.ts";
+import { readPem } from "../util/tls.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
 import { expandHostlist } from "../util/hostlist.ts";
@@ -25,16 +26,34 @@ function readIfExists(path: string): string | undefined {
 export const controllerArgs = defineArgs({
   controller: { type: "string", description: "Controller URL (default: $EBB_CONTROLLER, else the one in the state dir, else http://127.0.0.1:7700)", valueHint: "URL" },
   "state-dir": { type: "string", description: "Where the controller keeps its token (default: $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
+  ca: { type: "string", description: "With an https:// controller: the cluster CA its certificate must be signed by (default: $EBB_CA, else ca.pem in the state dir)", valueHint: "FILE" },
 });
 
-export function client(args: { controller?: string; "state-dir"?: string }): ApiClient {
+/**
+ * The CA an https:// controller's certificate is checked against: --ca, else $EBB_CA, else the
+ * state dir's ca.pem (what ebb up --tls writes); none found is an error saying where to get it.
+ */
+export function trustedCa(url: string, args: { ca?: string; "state-dir"?: string }): TrustedCa | undefined {
+  if (!url.startsWith("https:")) return undefined;
+  const stateDir = args["state-dir"] ?? defaultStateDir();
+  const path = args.ca ?? (process.env.EBB_CA || (existsSync(join(stateDir, "ca.pem")) ? join(stateDir, "ca.pem") : undefined));
+  if (path === undefined)
+    throw new UsageError(`the controller at ${url} uses TLS and no cluster CA was found to check its certificate: give it with --ca FILE or EBB_CA (ebb up --tls writes it to STATE_DIR/ca.pem; looked in ${stateDir})`);
+  try {
+    return { pem: readPem(path, args.ca !== undefined ? "--ca" : process.env.EBB_CA ? "EBB_CA" : "the state dir's CA", "CERTIFICATE"), path };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+}
+
+export function client(args: { controller?: string; "state-dir"?: string; ca?: string }): ApiClient {
   const stateDir = args["state-dir"] ?? defaultStateDir();
   // An empty variable counts as unset, as EBB_STATE_DIR's does.
   const url = (args.controller ?? (process.env.EBB_CONTROLLER || readIfExists(join(stateDir, "controller.url"))) ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
   if (!/^https?:\/\//.test(url)) throw new UsageError(`--controller ${url}: expected a URL such as http://host:7700`);
   const token = process.env.EBB_TOKEN || readIfExists(join(stateDir, "token"));
   if (!token) throw new UsageError(`no API token: set EBB_TOKEN, or run where the controller's state dir (${stateDir}) is readable (--state-dir)`);
-  return new ApiClient(url, token);
+  return new ApiClient(url, token, trustedCa(url, args));
 }
 
 export function intFlag(value: string | undefined, flag: string, opts: { min?: number; max?: number } = {}): number | undefined {

@@ -2,7 +2,7 @@ import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
-import { controllerTuning, listenFlag, starting, stdinClosed, tuning, untilSignal } from "./daemon.ts";
+import { controllerTuning, listenFlag, serverTlsFlags, starting, stdinClosed, tlsArgs, tuning, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
 import { currentLogFormat, logger } from "../util/log.ts";
 
@@ -13,13 +13,15 @@ export default defineCommand({
     db: { type: "string", description: "SQLite database file (default STATE_DIR/ebb.db)", valueHint: "PATH" },
     "state-dir": { type: "string", description: "Where the token, cluster key and database live (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
     "tied-to-stdin": { type: "boolean", description: "Stop when stdin closes (how ebb up --controller-on-first starts the controller over ssh: the end of ebb up, or a dead link, stops it)" },
+    ...tlsArgs,
     ...controllerTuning,
   },
   run: ({ args }) =>
     guard("controller", async () => {
       const where = { listen: listenFlag(args.listen ?? "127.0.0.1:7700"), stateDir: args["state-dir"] ?? defaultStateDir(), db: args.db };
       const opts = tuning(args);
-      const ctl = await starting(where, () => startController({ listen: where.listen, stateDir: where.stateDir, dbPath: args.db, ...opts }));
+      const tls = serverTlsFlags(args);
+      const ctl = await starting(where, () => startController({ listen: where.listen, stateDir: where.stateDir, dbPath: args.db, ...opts, tls }));
       jitPolicy(NORMAL);
       const banner = `API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key`;
       if (currentLogFormat() === "json") logger("controller").info(banner, { url: ctl.url, stateDir: ctl.stateDir });

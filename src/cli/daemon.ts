@@ -12,6 +12,8 @@ import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } fr
 import { describeIssues } from "../util/zod.ts";
 import { LOG_FORMATS, setLogFormat, type LogFormat } from "../util/log.ts";
 import { readFileSync } from "node:fs";
+import { createPrivateKey, X509Certificate } from "node:crypto";
+import { readPem, type ServerTls } from "../util/tls.ts";
 import { CommandError, durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
 
 /**
@@ -179,5 +181,33 @@ export async function stdinClosed(): Promise<void> {
     }
   } catch {
     /* a read error is a closed link too */
+  }
+}
+
+/** --tls-cert / --tls-key of the controller and the agents. */
+export const tlsArgs = defineArgs({
+  "tls-cert": { type: "string", description: "Serve HTTPS/WSS only, with this certificate (PEM; the chain after it); with --tls-key", valueHint: "FILE" },
+  "tls-key": { type: "string", description: "The private key of --tls-cert (PEM)", valueHint: "FILE" },
+});
+
+/** The certificate and key of --tls-cert/--tls-key, checked to belong together; undefined without them. */
+export function serverTlsFlags(a: { "tls-cert"?: string; "tls-key"?: string }): ServerTls | undefined {
+  const certFile = a["tls-cert"];
+  const keyFile = a["tls-key"];
+  if (certFile === undefined && keyFile === undefined) return undefined;
+  if (certFile === undefined || keyFile === undefined) throw new UsageError(`${certFile === undefined ? "--tls-key" : "--tls-cert"} needs ${certFile === undefined ? "--tls-cert" : "--tls-key"} too`);
+  try {
+    const cert = readPem(certFile, "--tls-cert", "CERTIFICATE");
+    const key = readPem(keyFile, "--tls-key", "PRIVATE KEY");
+    let matches: boolean;
+    try {
+      matches = new X509Certificate(cert).checkPrivateKey(createPrivateKey(key));
+    } catch (e) {
+      throw new Error(`--tls-cert ${certFile} / --tls-key ${keyFile}: cannot be read as a certificate and its key (${(e as Error).message})`);
+    }
+    if (!matches) throw new Error(`--tls-key ${keyFile} is not the key of --tls-cert ${certFile}`);
+    return { cert, key };
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
 }

@@ -11,6 +11,10 @@ import { parseHostfile, parseHostsFlag, type HostSpec } from "../roles/remote/ho
 import { splitWords } from "../roles/remote/ssh.ts";
 import { RemoteAgents } from "../roles/remote/start.ts";
 import type { HostPort } from "../util/addr.ts";
+import { hostname, networkInterfaces } from "node:os";
+import { isIP } from "node:net";
+import { ClusterCa } from "../roles/certs.ts";
+import { clientTls, type ServerTls, type TlsRole } from "../util/tls.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
 import { err, out } from "../util/stdio.ts";
@@ -67,18 +71,40 @@ async function sha256(path: string, stateDir: string): Promise<string> {
   return digest;
 }
 
+function clusterCa(stateDir: string): ClusterCa {
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    return ClusterCa.ensure(stateDir);
+  } catch (e) {
+    throw new CommandError((e as Error).message);
+  }
+}
+
+function issue(ca: ClusterCa, file: string, role: TlsRole, names: string[]): ServerTls {
+  try {
+    return ca.issue(file, role, names);
+  } catch (e) {
+    throw new CommandError((e as Error).message);
+  }
+}
+
+/** This host's addresses: agents reach the controller at the one ssh came from. */
+function localAddresses(): string[] {
+  return Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((a) => a.address)).filter((a) => isIP(a) !== 0);
+}
+
 /** What a node in these states is not: registered with the controller. */
 const ABSENT = new Set(["DOWN", "UNKNOWN"]);
 
 /** Resolves, per name, once the controller at `url` lists that node as connected (polled: this controller is on another host). */
-function watchNodes(url: string, token: string): { registered(name: string): Promise<void>; stop(): void } {
+function watchNodes(url: string, token: string, tls: object | undefined): { registered(name: string): Promise<void>; stop(): void } {
   const waiting = new Map<string, () => void>();
   let stopped = false;
   let timer: Timer | undefined;
   const poll = async () => {
     if (stopped) return;
     try {
-      const r = await fetch(`${url}/v1/nodes`, { headers: { Authorization: `Bearer ${token}` } });
+      const r = await fetch(`${url}/v1/nodes`, { headers: { Authorization: `Bearer ${token}` }, tls } as RequestInit);
       if (r.ok) {
         const { nodes } = (await r.json()) as { nodes: { name: string; state: string }[] };
         for (const n of nodes) if (!ABSENT.has(n.state)) waiting.get(n.name)?.();
@@ -120,9 +146,10 @@ export function tuningFlags(args: Record<string, unknown>, names: string[]): str
 
 export async function upOnHosts(
   a: HostsArgs,
-  o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions>; controllerOnFirst?: boolean; controllerFlags?: string[] },
+  o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions>; controllerOnFirst?: boolean; controllerFlags?: string[]; tls?: boolean },
 ): Promise<void> {
   const hosts = hostSpecs(a);
+  const ca = o.tls ? clusterCa(o.stateDir) : undefined;
   const opts = splitWords(a["ssh-opts"] ?? "");
   if ("error" in opts) throw new UsageError(`--ssh-opts: ${opts.error}`);
   if (!isCompiled()) throw new CommandError("ebb up --hosts copies this ebb binary to the hosts, so it must run as the compiled binary: npm run build, then dist/ebb up --hosts ...");
@@ -137,6 +164,8 @@ export async function upOnHosts(
     logLevel,
     registerTimeoutMs: 120_000,
     progress,
+    // One certificate per host, naming it as ebb up reaches it (and its node name).
+    tls: ca && { ca: ca.pem, certificate: (h: HostSpec, role: "agent" | "controller") => issue(ca, `${role}-${h.name}`, role, [h.host, h.name]) },
   };
 
   let remote: RemoteAgents;
@@ -167,7 +196,7 @@ export async function upOnHosts(
     url = started;
     writeFileSync(join(o.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
     chmodSync(join(o.stateDir, "controller.url"), 0o600);
-    const watch = watchNodes(url, token);
+    const watch = watchNodes(url, token, ca && clientTls(ca.pem, "controller"));
     stopWatching = watch.stop;
     const u = new URL(url);
     remote.controllerAt(u.hostname, Number(u.port), watch.registered);
@@ -197,6 +226,7 @@ export async function upOnHosts(
           listen: o.listen,
           stateDir: o.stateDir,
           ...o.tuning,
+          tls: ca && issue(ca, "controller", "controller", [hostname(), ...localAddresses(), ...(wildcard ? [] : [o.listen.host])]),
           onNodeUp: (name) => {
             seen.add(name);
             waiting.get(name)?.();
@@ -235,6 +265,7 @@ export async function upOnHosts(
       `ebb cluster is up: ${started.up.length} of ${hosts.length} hosts (${started.up.join(", ")})${started.failed.length > 0 ? `; failed: ${started.failed.map((f) => f.name).join(", ")}` : ""}${o.controllerOnFirst ? `; the controller on ${hosts[0]!.name}` : ""}`,
       `  API:    ${url}/v1`,
       `  token:  ${join(o.stateDir, "token")}`,
+      ...(ca ? [`  TLS:    every link; the cluster CA is ${ca.caPath} (clients trust it from there, or from --ca / EBB_CA)`] : []),
       ...(o.controllerOnFirst ? [`  clients here find it through ${join(o.stateDir, "controller.url")} (--state-dir ${o.stateDir}, or EBB_STATE_DIR)`] : []),
       "",
       "Ctrl-C stops the cluster: every agent, and every job process on the hosts.",

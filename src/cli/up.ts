@@ -1,4 +1,7 @@
 import { join } from "node:path";
+import { mkdirSync } from "node:fs";
+import { hostname } from "node:os";
+import { ClusterCa } from "../roles/certs.ts";
 import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
@@ -25,6 +28,7 @@ export default defineCommand({
     "controller-on-first": { type: "boolean", description: "With --hosts: run the controller on the first host (over ssh, --listen there) instead of here; its URL, token and key stay here in the state dir for the clients" },
     slurm: { type: "boolean", description: "Inside a Slurm allocation (sbatch, salloc): the controller here, one agent per allocated node via srun; ends with the allocation (state dir default ~/.ebb/slurm-JOBID, listen 0.0.0.0:0)" },
     "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
+    tls: { type: "boolean", description: "Encrypt everything (API, agent and launcher links, step ports) with TLS: a cluster CA is made in the state dir (ca.pem, what clients trust) and certificates for the controller and each host (needs openssl)" },
     ...controllerTuning,
   },
   run: ({ args }) =>
@@ -39,19 +43,21 @@ export default defineCommand({
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
           if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile, not --slurm (srun starts the agents)`);
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
+        if (args.tls) throw new UsageError("--tls is not supported with --slurm yet; start the cluster with ebb up --hosts --tls, or ebb controller/agent with --tls-cert, --tls-key and --ca");
         return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts });
       }
       if (args.hosts !== undefined || args.hostfile !== undefined) {
         if (args.nodes !== undefined) throw new UsageError("--nodes is for a local cluster; with --hosts the hosts are the nodes");
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
-        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts, controllerOnFirst: onFirst, controllerFlags });
+        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts, controllerOnFirst: onFirst, controllerFlags, tls: args.tls === true });
       }
       for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
-      const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts }));
+      const tls = args.tls ? localCertificates(stateDir, listen.host) : undefined;
+      const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts, tls: tls?.controller }));
       const width = Math.max(2, String(n).length);
       const agents = new AgentThread((why) => {
         err(`ebb up: ${why}\n`);
@@ -70,6 +76,8 @@ export default defineCommand({
             memoryMb: Math.floor(localMemoryMb() / n),
             listen: { host: "127.0.0.1", port: 0 },
             stateDir: join(stateDir, "agents", name),
+            tls: tls?.agents,
+            ca: tls?.ca.pem,
           };
         }),
       });
@@ -80,12 +88,13 @@ export default defineCommand({
           `ebb local cluster is up: ${n} nodes x ${cpus} cpus`,
           `  API:    ${ctl.url}/v1   (OpenAPI: ${ctl.url}/v1/openapi.json)`,
           `  token:  ${join(stateDir, "token")}   (clients read it from there, or from EBB_TOKEN)`,
+          ...(tls ? [`  TLS:    every link; the cluster CA is ${tls.ca.caPath}   (clients trust it from there, or from --ca / EBB_CA)`] : []),
           `  dashboard: ${ctl.url}/   (sign in with the token; Prometheus metrics at ${ctl.url}/metrics)`,
           "",
           "Try, in another terminal:",
           `  ${ebb} run -N 2 -l hostname`,
           `  ${ebb} submit examples/hello.sh && ${ebb} queue --all`,
-          `  curl -s -H "Authorization: Bearer $(cat ${join(stateDir, "token")})" ${ctl.url}/v1/nodes`,
+          `  curl -s${tls ? ` --cacert ${tls.ca.caPath}` : ""} -H "Authorization: Bearer $(cat ${join(stateDir, "token")})" ${ctl.url}/v1/nodes`,
           "",
           "Ctrl-C stops the cluster.",
           "",
@@ -98,6 +107,19 @@ export default defineCommand({
       await ctl.stop();
     }),
 });
+
+/** The cluster CA and the certificates of a local cluster: the controller's, and one for its agents (all on this host). */
+function localCertificates(stateDir: string, listenHost: string) {
+  mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+  try {
+    const ca = ClusterCa.ensure(stateDir);
+    const here = ["localhost", "127.0.0.1", "::1", hostname()];
+    const wildcard = ["0.0.0.0", "::"].includes(listenHost);
+    return { ca, controller: ca.issue("controller", "controller", wildcard ? here : [listenHost, ...here]), agents: ca.issue("agents", "agent", here) };
+  } catch (e) {
+    throw new CommandError((e as Error).message);
+  }
+}
 
 /**
  * The worker that runs the agents (up-agents.ts); one request at a time. An error that escapes

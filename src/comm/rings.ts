@@ -9,6 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
 import { Ring } from "./shm.ts";
+import { dlopen } from "bun:ffi";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -44,25 +45,37 @@ export interface RingOptions {
   dir: string;
   /** Bytes in each ring (a power of two). */
   size: number;
-  /** Polling budget after the last progress, in ns (adapts between min and max). */
-  spinMinNs: number;
-  spinMaxNs: number;
+  /** How long polling goes on after the last progress while something waits, in ns. */
+  spinNs: number;
 }
 
 /** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
 export function ringOptionsFromEnv(node: string): RingOptions {
   const dir = process.env.EBB_COMM_SHM_DIR ?? "/dev/shm";
-  const spinMaxNs = Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000;
   return {
     node,
     enabled: process.env.EBB_COMM_SHM !== "0" && existsSync(dir),
     dir,
     size: Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21),
-    spinMinNs: Math.min(2000, spinMaxNs),
-    spinMaxNs,
+    spinNs: Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000,
   };
 }
 
+/**
+ * sched_yield(2), through bun:ffi: a polling rank that has waited YIELD_AFTER_NS gives its core to
+ * any other runnable process (its peer, on a machine with more ranks than cores) at each turn of
+ * the loop; on an idle core it returns at once. EBB_COMM_YIELD=0 turns it off.
+ */
+const schedYield = ((): (() => void) => {
+  if (process.env.EBB_COMM_YIELD === "0") return () => {};
+  try {
+    const libc = dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", { sched_yield: { args: [], returns: "i32" } });
+    return () => void libc.symbols.sched_yield();
+  } catch {
+    return () => {};
+  }
+})();
+const YIELD_AFTER_NS = 5_000;
 /** While polling, the event loop gets a turn at least this often (sockets, timers). */
 const YIELD_NS = 50_000;
 /** While a ring is in use, how often the peers' pids are checked (a backstop: a dead peer's socket closes too). */
@@ -98,7 +111,6 @@ export class RingLinks {
   /** Peers that get no ring from us (not on our node, or making one failed). */
   private readonly socketOnly = new Set<string>();
   private spinning = false;
-  private spinBudget: number;
   private spinIdleSince = 0;
   private lastYield = 0;
   private pidTimer: ReturnType<typeof setInterval> | undefined;
@@ -108,9 +120,7 @@ export class RingLinks {
   constructor(
     private readonly host: RingHost,
     private readonly opts: RingOptions,
-  ) {
-    this.spinBudget = opts.spinMaxNs;
-  }
+  ) {}
 
   get active(): boolean {
     return this.pairs.size > 0;
@@ -339,11 +349,13 @@ export class RingLinks {
 
   /**
    * Polls the rings (data in, space out) while something waits: from microtasks, so a reply is
-   * seen a few microseconds after it is written, with the event loop getting a turn every
-   * YIELD_NS; after the spin budget without progress (or once nothing waits) it flags every ring as
-   * sleeping and the peers' bells (socket frames) wake it. The budget doubles when polling found
-   * what was awaited and halves when it gave up (a busy machine, a slow peer: polling only burns
-   * the time slice the peer needs).
+   * seen a few hundred nanoseconds after it is written, with the event loop getting a turn every
+   * YIELD_NS. Once nothing waits it just stops: the rings keep their "polling" flags, so peers
+   * send no bells, and the next wait polls again before anything else (what came meanwhile waits
+   * in the ring, as it would in a socket's buffer). After spinNs without progress while something
+   * waits it flags every ring as sleeping, and the peers' bells (socket frames) wake it. The budget
+   * is fixed, not adaptive: a budget that shrank after give-ups turned every message of a
+   * ping-pong into a bell (its round trip then always exceeded the shrunken budget), 30 µs each.
    */
   kick(): void {
     if (this.spinning || this.closed || this.pairs.size === 0) return;
@@ -363,15 +375,14 @@ export class RingLinks {
       if (p.in && this.pumpIn(p)) progress = true;
       if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
     }
-    const now = Bun.nanoseconds();
-    if (progress) {
-      this.spinBudget = Math.min(this.opts.spinMaxNs, this.spinBudget * 2);
-      this.spinIdleSince = now;
-    } else if (!this.host.waiting()) return this.sleep();
-    else if (now - this.spinIdleSince > this.spinBudget) {
-      this.spinBudget = Math.max(this.opts.spinMinNs, this.spinBudget / 2);
-      return this.sleep();
+    if (!this.host.waiting()) {
+      this.spinning = false;
+      return;
     }
+    const now = Bun.nanoseconds();
+    if (progress) this.spinIdleSince = now;
+    else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
+    else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();
     if (now - this.lastYield > YIELD_NS) {
       this.lastYield = now;
       setImmediate(this.spin);

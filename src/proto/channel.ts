@@ -27,6 +27,8 @@ export interface Link<Out> {
 export interface ChannelOptions<In> {
   url: string;
   token: string;
+  /** For a wss:// URL: Bun's TLS options (the CA to trust, the identity check). */
+  tls?: object;
   schema: MessageSchema<In>;
   onMessage(msg: In): void;
   onOpen?(): void;
@@ -67,7 +69,7 @@ export class Channel<Out, In> implements Link<Out> {
   }
 
   private connect(): void {
-    const ws = new WebSocket(this.opts.url, { headers: { Authorization: `Bearer ${this.opts.token}` } } as unknown as string[]);
+    const ws = new WebSocket(this.opts.url, { headers: { Authorization: `Bearer ${this.opts.token}` }, tls: this.opts.tls } as unknown as string[]);
     this.ws = ws;
     ws.onopen = () => {
       this.open = true;

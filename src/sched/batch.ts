@@ -163,7 +163,7 @@ export function planBatch(input: BatchInput): BatchPlan {
 }
 
 /** Why a job bound to node names cannot start on the idle nodes now, or undefined if it can. */
-function unfitNow(nodes: readonly ClusterNode[], job: PendingJob): string | undefined {
+export function unfitNow(nodes: readonly ClusterNode[], job: PendingJob): string | undefined {
   const byName = new Map(nodes.map((n) => [n.name, n]));
   for (const name of job.nodelist ?? []) {
     const n = byName.get(name);

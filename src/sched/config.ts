@@ -13,7 +13,7 @@ export function isPolicy(name: string): name is PolicyName {
 
 export interface ErsConfig {
   policy: PolicyName;
-  /** Seconds between elastic passes (cluster-wide). */
+  /** Seconds between the periodic passes of a policy that resizes when nothing else happens (the simulator's ticks; live passes run at least every second). */
   interval: number;
   /** MTCT above this: halve the job (mandatory). */
   upper: number;

@@ -11,6 +11,8 @@ export interface ClusterNode {
   up: boolean;
   /** The job holding the node, if any. */
   jobId?: number;
+  /** Cpus, for spawn grants (default 1). */
+  cpus?: number;
 }
 
 export interface RunningJob {
@@ -31,6 +33,11 @@ export interface PendingJob {
   preferredNodes?: number;
   /** Whether the job can be resized once it runs (malleable). */
   elastic?: boolean;
+  /**
+   * The user asked for a range of nodes and takes any size in it (`--nodes MIN-MAX`): no policy
+   * holds it to one size; it starts on as many nodes of its range as are free (up to maxNodes).
+   */
+  moldable?: boolean;
   /** apm-maxs: the job's declared runtime model (from test runs), if any. */
   model?: RuntimeModel;
   /** Node names the job may not run on (sbatch --exclude). */

@@ -13,15 +13,20 @@
  * below the size asked for and every committed resize rescale what is left of it, plus the
  * adaptation's duration. The plan is the live one too: `planPass` (the policy's plan without the
  * shrinks a limit would then kill).
+ *
+ * One plan, carried out as live (sched/README.md, "One plan"): the virtual cluster has named nodes
+ * (n1..nN), every pass is `makePlan` on a snapshot built as the controller builds its own, and the
+ * plan is re-checked item by item with `checkPlan` before it is applied. The snapshot is exact, so
+ * a rejected item is a bug of the pass: an error naming the policy.
  */
 import type { MtctSample } from "../model/spmd.ts";
 import type { ErsConfig } from "../sched/config.ts";
 import { shadowTime } from "../sched/batch.ts";
 import { endings } from "../sched/policies/common.ts";
-import { planPass, POLICY_TABLE } from "../sched/policies/index.ts";
+import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
-import { isValidSize } from "../sched/sizes.ts";
-import type { JobState, PassInput, PassPlan, PendingJob, ProfilePoint } from "../sched/types.ts";
+import { checkPlan, makePlan, type Plan, type PlanJobState, type PlanState, type SnapshotJob } from "../sched/plan.ts";
+import type { ClusterNode, PassInput, PendingJob, ProfilePoint } from "../sched/types.ts";
 import { EventQueue } from "./heap.ts";
 import type { SimJob } from "./job.ts";
 import { stream, type Rng } from "./random.ts";
@@ -120,6 +125,9 @@ interface Run {
   limitRatio: number;
   adaptAt: number;
   adaptFrom: number;
+  /** Its nodes in rank order, and those a shrink under way gives back when it commits. */
+  names: string[];
+  removing: string[];
 }
 
 export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
@@ -174,11 +182,29 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       limitRatio: 1,
       adaptAt: 0,
       adaptFrom: 0,
+      names: [],
+      removing: [],
     });
     q.push({ time: job.submit, kind: "arrive", job: job.id, version: 0 });
   }
 
   let free = N;
+  // The virtual cluster's nodes, in name order; `free` counts those no job holds.
+  const nodes: ClusterNode[] = Array.from({ length: N }, (_, i) => ({ name: `n${i + 1}`, up: true }));
+  const nodeAt = (name: string): ClusterNode | undefined => nodes[Number(name.slice(1)) - 1];
+  const hold = (names: readonly string[], id: number | undefined) => {
+    for (const n of names) nodeAt(n)!.jobId = id;
+  };
+  const planState: PlanState = {
+    node: (name) => (name.startsWith("n") ? nodeAt(name) : undefined),
+    job: (id): PlanJobState | undefined => {
+      const r = runs.get(id);
+      if (!r) return undefined;
+      const state = r.state === "running" && r.adapting ? "adapting" : r.state;
+      const atResizePoint = r.job.work.iterations ? r.atPoint : true;
+      return { state, nodes: r.names, minNodes: r.job.minNodes, maxNodes: r.job.maxNodes, sizes: r.job.sizes, resizable: r.job.malleable, atResizePoint };
+    },
+  };
   let now = q.peek()?.time ?? 0;
   let busyArea = 0;
   let passes = 0;
@@ -238,7 +264,12 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     // The limit follows the new size, as the live controller rescales it when the adaptation commits.
     r.limit = rescaleLimit({ startTime: r.start * 1000, limit: r.limit, original: r.job.estimate, at: t * 1000, ratio: r.limitRatio, grow: r.adaptTo > r.adaptFrom, adaptation: t - r.adaptAt });
     armLimit(r);
-    if (r.adaptTo < r.n) free += r.n - r.adaptTo;
+    if (r.adaptTo < r.n) {
+      free += r.n - r.adaptTo;
+      hold(r.removing, undefined);
+      r.names = r.names.slice(0, r.adaptTo);
+      r.removing = [];
+    }
     r.n = r.adaptTo;
     r.adapting = false;
     r.lastAdaptEnd = t;
@@ -250,7 +281,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     throw new Error(`policy ${policy.name} at t=${now.toFixed(3)} s: ${msg}`);
   };
 
-  const view = (r: Run, nowMs: number): JobState => {
+  const view = (r: Run, nowMs: number): SnapshotJob => {
     const size = r.adapting ? r.adaptTo : r.n;
     const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
     // Progress as of now (the stored `done` is only brought up to date at events of this job).
@@ -275,6 +306,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     return {
       id: r.job.id,
       nodes: r.n,
+      nodeNames: r.names,
       minNodes: r.job.minNodes,
       maxNodes: r.job.maxNodes,
       elastic: r.job.malleable,
@@ -297,48 +329,39 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     };
   };
 
-  const apply = (plan: PassPlan): boolean => {
+  /** Carries out a plan `checkPlan` accepted: the same items the controller would carry out. */
+  const apply = (plan: Plan): boolean => {
     let changed = false;
     let started = false;
     for (const s of plan.starts) {
-      const r = runs.get(s.jobId) ?? fail(`start of unknown job ${s.jobId}`);
-      if (r.state !== "pending") fail(`start of job ${s.jobId}, which is ${r.state}`);
-      if (s.nodes < r.job.minNodes || s.nodes > r.job.maxNodes) fail(`job ${s.jobId} started on ${s.nodes} nodes, range ${r.job.minNodes}-${r.job.maxNodes}`);
-      if (s.nodes > free) fail(`job ${s.jobId} started on ${s.nodes} nodes, ${free} free`);
-      if (!isValidSize(r.job.sizes, s.nodes)) fail(`job ${s.jobId} started on ${s.nodes} nodes, not one of its sizes ${r.job.sizes!.join(",")}`);
-      free -= s.nodes;
+      const r = runs.get(s.jobId)!;
+      const size = s.nodes.length;
+      free -= size;
+      hold(s.nodes, r.job.id);
+      r.names = [...s.nodes];
       r.state = "running";
-      r.n = s.nodes;
+      r.n = size;
       r.start = now;
       const p = promised.get(r.job.id);
       if (p !== undefined && now > p + 1e-6) violations.push({ job: r.job.id, reservation: p, start: now });
       r.since = now;
-      r.startNodes = s.nodes;
-      r.peak = s.nodes;
-      r.limit = startLimit(r.job, s.nodes);
+      r.startNodes = size;
+      r.peak = size;
+      r.limit = startLimit(r.job, size);
       running.add(r);
       schedule(r, now);
       armLimit(r);
       started = changed = true;
     }
     if (started) pending = pending.filter((r) => r.state === "pending");
-    const seen = new Set<number>();
     for (const z of plan.resizes) {
-      const r = runs.get(z.jobId) ?? fail(`resize of unknown job ${z.jobId}`);
-      if (seen.has(z.jobId)) fail(`two resizes of job ${z.jobId} in one plan`);
-      seen.add(z.jobId);
-      if (r.state !== "running" || r.adapting) fail(`resize of job ${z.jobId}, which is ${r.adapting ? "adapting" : r.state}`);
-      if (!r.job.malleable) fail(`resize of rigid job ${z.jobId}`);
-      if (r.job.work.iterations && !r.atPoint) fail(`resize of job ${z.jobId} between resize points`);
-      if (z.from !== r.n) fail(`resize of job ${z.jobId} from ${z.from}, it holds ${r.n}`);
-      if (z.to < r.job.minNodes || z.to > r.job.maxNodes) fail(`job ${z.jobId} resized to ${z.to}, range ${r.job.minNodes}-${r.job.maxNodes}`);
-      if (!isValidSize(r.job.sizes, z.to)) fail(`job ${z.jobId} resized to ${z.to}, not one of its sizes ${r.job.sizes!.join(",")}`);
-      if (z.to === r.n) continue;
+      const r = runs.get(z.jobId)!;
       if (z.to > r.n) {
-        if (z.to - r.n > free) fail(`job ${z.jobId} grows by ${z.to - r.n}, ${free} free`);
         free -= z.to - r.n;
-      }
-      r.limitRatio = limitRatio({ nodes: r.n, profile: r.profile, model: r.job.model }, z.to).ratio;
+        hold(z.added, r.job.id);
+        r.names = [...r.names, ...z.added];
+      } else r.removing = z.removed;
+      r.limitRatio = z.limit.ratio;
       r.adaptAt = now;
       r.adaptFrom = r.n;
       advance(r, now);
@@ -366,23 +389,23 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
 
   const pass = () => {
     const nowMs = now * 1000;
-    const input: PassInput = {
-      now: nowMs,
-      upNodes: N,
-      idleNodes: free,
-      running: [...running].map((r) => view(r, nowMs)),
-      pending: pending.map((r) => r.pend),
-      sorted: true,
-      config: opts.config,
-    };
+    const idleBefore = free;
+    const running_ = [...running].map((r) => view(r, nowMs));
+    let plan: Plan;
+    try {
+      plan = makePlan({ now: nowMs, nodes, namesSorted: true, running: running_, pending: pending.map((r) => r.pend), sorted: true, config: opts.config });
+    } catch (e) {
+      return fail((e as Error).message);
+    }
     passes++;
-    const plan = planPass(input);
-    if (opts.check) promise(plan, input);
-    return apply(plan);
+    const { accepted, rejected } = checkPlan(plan, planState);
+    if (rejected.length > 0) fail(`job ${rejected[0]!.jobId}: ${rejected[0]!.reason}`);
+    if (opts.check) promise(accepted, { now: nowMs, upNodes: N, idleNodes: idleBefore, running: running_, pending: [], config: opts.config });
+    return apply(accepted);
   };
 
   /** The first job left waiting by this plan: if it just became first, remember its reservation. */
-  const promise = (plan: PassPlan, input: PassInput) => {
+  const promise = (plan: Plan, input: PassInput) => {
     const starting = new Set(plan.starts.map((s) => s.jobId));
     const head = pending.find((r) => !starting.has(r.job.id));
     if (!head || promised.has(head.job.id)) return;
@@ -391,11 +414,11 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     if (!Number.isFinite(at)) {
       // The policy gave it none: hold it to the shadow time for the size it asked for, by the
       // running jobs' estimates and those of the jobs this plan starts (start + requested time).
-      const left = plan.starts.reduce((n, s) => n - s.nodes, input.idleNodes);
+      const left = plan.starts.reduce((n, s) => n - s.nodes.length, input.idleNodes);
       const ends = endings(input);
       for (const s of plan.starts) {
         const j = runs.get(s.jobId)?.job;
-        if (j) ends.push({ nodes: s.nodes, expectedEnd: input.now + startLimit(j, s.nodes) * 1000 });
+        if (j) ends.push({ nodes: s.nodes.length, expectedEnd: input.now + startLimit(j, s.nodes.length) * 1000 });
       }
       at = shadowTime(ends, left, head.job.nodes, input.now).time / 1000;
     }
@@ -438,6 +461,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
         r.version++;
         r.adapting = false;
         free += r.n;
+        hold(r.names, undefined);
         running.delete(r);
         finished++;
         continue;
@@ -449,6 +473,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
         r.state = "done";
         r.end = t;
         free += r.n;
+        hold(r.names, undefined);
         running.delete(r);
         finished++;
       } else if (ev.kind === "commit") {

@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, steps } from "./schema.ts";
+import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, plans, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert;
@@ -54,6 +54,7 @@ function prepare(db: Db) {
         elastic: p("elastic"),
         tasks: p("tasks"),
         tasksPerNode: p("tasksPerNode"),
+        overcommit: p("overcommit"),
         timeLimit: p("timeLimit"),
         env: p("env"),
         cwd: p("cwd"),
@@ -169,6 +170,7 @@ export class JobStore {
       elastic: values.elastic ?? false,
       tasks: values.tasks ?? null,
       tasksPerNode: values.tasksPerNode ?? null,
+      overcommit: values.overcommit ?? false,
       output: values.output ?? null,
     });
     return row!.id;
@@ -216,6 +218,7 @@ export class JobStore {
         this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
+      this.db.delete(plans).where(lt(plans.time, before)).run();
       return ids.length;
     });
   }

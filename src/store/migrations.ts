@@ -15,6 +15,8 @@ import m0005 from "../../migrations/0005_user_tokens.sql" with { type: "text" };
 import m0006 from "../../migrations/0006_job_cfgs.sql" with { type: "text" };
 import m0007 from "../../migrations/0007_limit_changes.sql" with { type: "text" };
 import m0008 from "../../migrations/0008_job_sizes_program.sql" with { type: "text" };
+import m0009 from "../../migrations/0009_job_overcommit.sql" with { type: "text" };
+import m0010 from "../../migrations/0010_plans.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -26,6 +28,8 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0006_job_cfgs": m0006,
   "0007_limit_changes": m0007,
   "0008_job_sizes_program": m0008,
+  "0009_job_overcommit": m0009,
+  "0010_plans": m0010,
 };
 
 export function loadMigrations(): MigrationMeta[] {

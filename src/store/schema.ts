@@ -36,6 +36,8 @@ export const jobs = sqliteTable(
     elastic: integer("elastic", { mode: "boolean" }).notNull().default(false),
     tasks: integer("tasks"),
     tasksPerNode: integer("tasks_per_node"),
+    /** More tasks than the nodes have CPUs is allowed (--overcommit): checked at submit and again on the nodes the job gets. */
+    overcommit: integer("overcommit", { mode: "boolean" }).notNull().default(false),
     timeLimit: integer("time_limit").notNull(),
     env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
     cwd: text("cwd").notNull(),
@@ -161,6 +163,26 @@ export const limitChanges = sqliteTable(
     reason: text("reason").notNull(),
   },
   (t) => [index("limit_changes_job").on(t.jobId)],
+);
+
+/**
+ * Scheduling plans (sched/plan.ts), one row per pass that planned anything: what the applier
+ * accepted after its re-check (spawn grants, starts, resizes, with node names and reasons), the
+ * reservations, and the items it rejected with the reason. Written before the items are carried out.
+ */
+export const plans = sqliteTable(
+  "plans",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    time: integer("time").notNull(),
+    policy: text("policy").notNull(),
+    spawns: text("spawns", { mode: "json" }).$type<unknown[]>().notNull(),
+    starts: text("starts", { mode: "json" }).$type<unknown[]>().notNull(),
+    resizes: text("resizes", { mode: "json" }).$type<unknown[]>().notNull(),
+    reservations: text("reservations", { mode: "json" }).$type<unknown[]>().notNull(),
+    rejected: text("rejected", { mode: "json" }).$type<unknown[]>().notNull(),
+  },
+  (t) => [index("plans_time").on(t.time)],
 );
 
 /** Timing samples of elastic jobs: node-local sums of iteration and communication time. */

@@ -5,6 +5,7 @@
  */
 import { Channel } from "../proto/channel.ts";
 import { StepUp, type StepDown } from "../proto/step.ts";
+import { clientTls } from "../util/tls.ts";
 
 export interface StepSubscriber {
   onUp(msg: StepUp): void;
@@ -60,10 +61,11 @@ class WsPeer implements PeerConn {
   private readonly subs = new Subscriptions();
   private readonly channel: Channel<StepDown, StepUp>;
 
-  constructor(addr: string, onGone: () => void) {
+  constructor(addr: string, onGone: () => void, ca: string | undefined) {
     this.channel = new Channel<StepDown, StepUp>({
-      url: `ws://${addr}/v1/step`,
+      url: `${ca === undefined ? "ws" : "wss"}://${addr}/v1/step`,
       token: "-",
+      tls: ca === undefined ? undefined : clientTls(ca, "agent"),
       schema: StepUp,
       onMessage: (m) => this.subs.route(m),
       onClose: (reason) => {
@@ -105,6 +107,9 @@ export class LocalPeer implements PeerConn {
 }
 
 export class PeerPool {
+  /** `ca`: the cluster's CA (PEM): step ports are then TLS (wss://), their certificates signed by it. */
+  constructor(private readonly ca?: string) {}
+
   private readonly peers = new Map<string, WsPeer>();
   private readonly local = new Map<string, PeerConn>();
 
@@ -118,9 +123,13 @@ export class PeerPool {
     if (local) return local;
     let peer = this.peers.get(addr);
     if (!peer) {
-      const created: WsPeer = new WsPeer(addr, () => {
-        if (this.peers.get(addr) === created) this.peers.delete(addr);
-      });
+      const created: WsPeer = new WsPeer(
+        addr,
+        () => {
+          if (this.peers.get(addr) === created) this.peers.delete(addr);
+        },
+        this.ca,
+      );
       peer = created;
       this.peers.set(addr, peer);
     }

@@ -94,3 +94,29 @@ test("tasks are checked against the nodes' CPUs; --overcommit allows more", asyn
   expect((await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, overcommit: true })).status).toBe(201);
   await c.api("DELETE", `/v1/jobs/${alloc}`);
 });
+
+test("a command job's tasks are checked again on the nodes it got; --overcommit is kept with the job, across a controller restart", async () => {
+  // A larger node: 4 + 2 CPUs pass the check at submit (which knows only the largest nodes), but
+  // 6 tasks on 2 nodes put 3 on a 2-CPU node whichever pair the job gets.
+  c.startAgent("big", ["--cpus", "4"]);
+  await c.waitNodes(3, "IDLE");
+  const out = `${c.dir}/overfill.out`;
+  const id = await c.submit({ argv: ["true"], nodes: 2, tasks: 6, output: out });
+  const failed = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+  expect(failed.state).toBe("FAILED");
+  expect(failed.reason).toMatch(/^6 tasks on 2 nodes \(.*\) put 3 on node0[12], which has 2 CPUs; submit it with fewer tasks, or with --overcommit$/);
+  // Nothing ran, and the nodes are free again.
+  expect(failed.steps ?? []).toEqual([]);
+  await c.waitNodes(3, "IDLE");
+
+  // The same job with --overcommit, held while the controller restarts: what it was allowed is in the database.
+  const cmd = await c.submit({ argv: ["sh", "-c", "echo rank $EBB_PROCID"], nodes: 2, tasks: 6, overcommit: true, hold: true, output: out });
+  c.controller.kill("SIGKILL");
+  await c.controller.exited;
+  await c.startController();
+  await c.waitNodes(3, "IDLE");
+  expect((await c.api("POST", `/v1/jobs/${cmd}/release`)).status).toBe(200);
+  const ran = await c.waitJob(cmd, ["COMPLETED", "FAILED"]);
+  expect({ state: ran.state, reason: ran.reason }).toEqual({ state: "COMPLETED", reason: null });
+  expect(readFileSync(out, "utf8").trim().split("\n").length).toBe(6);
+}, 180_000);

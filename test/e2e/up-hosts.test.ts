@@ -8,7 +8,8 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { X509Certificate } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
@@ -137,6 +138,48 @@ test("two hosts: copied, registered by name, an MPICH program across them, no ke
     expect(await up.ended).toBe(0);
     await sleeper.exited;
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0 && !commandLines().some((p) => p.cmd === "sleep 3171"));
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
+test("--tls: a cluster CA here, a certificate per host over ssh's stdin; the controller, the agents' links and step ports speak TLS; an MPICH program runs across them", async () => {
+  const up = new Up(["--hosts", "h1,h2", "--tls"]);
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
+    expect(up.stdout).toContain(`the cluster CA is ${join(up.state, "ca.pem")}`);
+    const url = readFileSync(join(up.state, "controller.url"), "utf8").trim();
+    expect(url).toStartWith("https://");
+    // One certificate per host, naming it and its role; its key reached the host in a 0600 file, never in an argument.
+    for (const h of ["h1", "h2"]) {
+      const cert = new X509Certificate(readFileSync(join(up.state, "tls", `agent-${h}.pem`)));
+      expect(cert.subjectAltName?.split(", ").sort()).toEqual(["DNS:ebb-agent", `DNS:${h}`]);
+      expect(cert.verify(new X509Certificate(readFileSync(join(up.state, "ca.pem"))).publicKey)).toBe(true);
+      const remoteKey = join(`${remotePath}.d`, h, "tls", "key.pem");
+      expect(statSync(remoteKey).mode & 0o777).toBe(0o600);
+      expect(readFileSync(remoteKey, "utf8")).toBe(readFileSync(join(up.state, "tls", `agent-${h}.key`), "utf8"));
+    }
+    expect(commandLines().filter((p) => p.cmd.includes("PRIVATE KEY") || p.cmd.includes("BEGIN CERTIFICATE"))).toEqual([]);
+
+    const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes;
+    expect(nodes.map((n: any) => [n.name, n.state])).toEqual([
+      ["h1", "IDLE"],
+      ["h2", "IDLE"],
+    ]);
+    // Step ports answer only TLS.
+    for (const n of nodes) expect(await fetch(`http://${n.addr}/`).then(() => "answered", () => "failed")).toBe("failed");
+    expect(await fetch(`${url.replace(/^https:/, "http:")}/v1/health`).then(() => "answered", () => "failed")).toBe("failed");
+
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = run.stdout.trim().split("\n").sort();
+    expect(lines).toHaveLength(4);
+    expect(new Set(lines.map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
+    expect(lines.every((l) => l.includes("size=4 sum=6"))).toBe(true);
+
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }

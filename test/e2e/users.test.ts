@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 let c: TestCluster;
@@ -116,3 +116,36 @@ test("neither user can read, list or cancel the other's jobs; the cluster's toke
   expect((await c.api("DELETE", `/v1/jobs/${alices}`)).status).toBe(200);
   expect((await c.job(alices)).user).toBe("ebbt_alice");
 });
+
+// Last: its node would take other tests' jobs.
+test("an agent that is not root runs every job as its own user, and ebb nodes says so", async () => {
+  const user = USERS[0];
+  const gid = Number(Bun.spawnSync(["id", "-g", user]).stdout.toString().trim());
+  const home = join(base, "plain-agent");
+  mkdirSync(home, { mode: 0o700 });
+  chownSync(home, uid[user]!, gid);
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  // setpriv execs the agent: the pid is the agent's, and only this test's.
+  const agent = Bun.spawn(
+    ["setpriv", `--reuid=${uid[user]}`, `--regid=${gid}`, "--init-groups", "--", process.execPath, join(ROOT, "src/main.ts"), "agent", "--controller", c.url, "--name", "plain", "--cpus", "1", "--state-dir", join(home, "state")],
+    { cwd: home, env: { ...c.env, HOME: home, EBB_CLUSTER_KEY: key, EBB_LOG: "warn" }, stdout: "ignore", stderr: "pipe" },
+  );
+  try {
+    await waitFor("node plain to be IDLE", async () => (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === "plain")?.state === "IDLE", 90_000);
+    const r = await c.ebb(["nodes"]);
+    expect(r.stdout).toMatch(new RegExp(`\\nplain .*agent's user \\(${user}\\)`));
+    expect(r.stdout).toMatch(/\nnode01 .*job's user/);
+    const view = (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === "plain");
+    expect(view.runAs).toBe(`agent's user (${user})`);
+    // A job of the cluster's token (its user: root) runs there as the agent's user, files and all.
+    const out = join(home, "who.out");
+    const id = await c.submit({ argv: ["sh", "-c", "id -un; touch made"], nodes: 1, nodelist: ["plain"], cwd: home, output: out });
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"], 60_000)).state).toBe("COMPLETED");
+    expect(readFileSync(out, "utf8").trim()).toBe(user);
+    expect(statSync(join(home, "made")).uid).toBe(uid[user]!);
+    expect((await c.job(id)).user).toBe("root");
+  } finally {
+    agent.kill("SIGTERM");
+    await agent.exited;
+  }
+}, 180_000);

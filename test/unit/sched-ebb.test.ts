@@ -139,6 +139,20 @@ describe("many jobs wait: a node-second has a price", () => {
     expect(plan.resizes).toEqual([]);
   });
 
+  test("the shrinks together free no more nodes than the waiting jobs lack, the most gain per node first", () => {
+    // Jobs of 2 and 1 nodes wait (3 nodes lacking), none idle; the head is reserved at +100 s (job 9's end)
+    // and not admitted (its 90 s are worth less than the stretch). Jobs 1 and 2 (MTCT 2) would each
+    // shrink 6 -> 4 by price; together they give only 3.
+    const run = () => [rigidRun(9, 4, 100), job(1, 6, 2, 36_000), job(2, 6, 2, 36_000)];
+    const plan = planEbb(input(16, 0, run(), [pend(10, 2), pend(11, 1)]));
+    expect(plan.resizes.map((r) => [r.jobId, r.from, r.to])).toEqual([
+      [1, 6, 4],
+      [2, 6, 5],
+    ]);
+    // With 8 nodes lacking, both shrink as far as their price says.
+    expect(planEbb(input(16, 0, run(), [pend(10, 2), pend(11, 6)])).resizes.map((r) => r.to)).toEqual([4, 4]);
+  });
+
   test("the same jobs with nothing waiting are not shrunk", () => {
     expect(planEbb(input(16, 0, running())).resizes).toEqual([]);
   });

@@ -24,8 +24,9 @@ export interface RankPlace {
 }
 
 /** Slurm-like per-rank variables. */
-export function rankVars(p: RankPlace, controllerUrl: string): Record<string, string> {
+export function rankVars(p: RankPlace, controllerUrl: string, caFile?: string): Record<string, string> {
   return {
+    ...(caFile === undefined ? {} : { EBB_CA: caFile }),
     EBB_STEP_ID: String(p.stepId),
     EBB_NODELIST: p.nodes.join(","),
     EBB_NNODES: String(p.nodes.length),

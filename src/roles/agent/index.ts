@@ -2,7 +2,6 @@
  * The node agent: registers its node with the controller and heartbeats; starts and kills job
  * processes on the controller's orders; serves step trees for launchers and other agents.
  */
-import { userInfo } from "node:os";
 import { agentIsRoot } from "./identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
@@ -13,6 +12,8 @@ import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
+import { currentUser } from "../../util/user.ts";
+import { clientTls, type ServerTls } from "../../util/tls.ts";
 import { ebbCommand, isCompiled } from "../../util/self.ts";
 import { VERSION } from "../../util/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
@@ -37,6 +38,12 @@ export interface AgentOptions {
   /** HOST:PORT others use to reach this agent, when the listen address is not it. */
   advertise?: string;
   stateDir: string;
+  /**
+   * TLS (an https:// controller): the step port presents `tls`, and the controller's and other
+   * agents' certificates must be signed by the cluster CA `ca` (PEM).
+   */
+  tls?: ServerTls;
+  ca?: string;
   fanout?: number;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
@@ -46,6 +53,13 @@ export interface AgentHandle {
   name: string;
   addr: string;
   stop(): Promise<void>;
+}
+
+/** Writes a file anyone may read (a CA certificate is public); returns its path. */
+function writePublic(path: string, text: string): string {
+  writeFileSync(path, text, { mode: 0o644 });
+  chmodSync(path, 0o644);
+  return path;
 }
 
 /** Writes <stateDir>/bin/ebb so that job scripts can run `ebb run`; returns the directory. */
@@ -72,9 +86,18 @@ function advertisedAddr(listen: HostPort, port: number, controller: string): str
   return `127.0.0.1:${port}`;
 }
 
+/** A TLS cluster's settings are all or nothing: an https controller, a CA to trust, a certificate to serve steps with. */
+function checkTls(o: AgentOptions, controllerUrl: string): void {
+  const https = controllerUrl.startsWith("https:");
+  if (https && o.ca === undefined) throw new Error(`the controller at ${controllerUrl} uses TLS: give the cluster's CA (--ca FILE or EBB_CA; ebb up --tls writes it to STATE_DIR/ca.pem)`);
+  if (https && o.tls === undefined) throw new Error("the controller uses TLS, so launchers reach this agent's step port with TLS too: give --tls-cert and --tls-key (a certificate the cluster CA signed)");
+  if (!https && (o.tls !== undefined || o.ca !== undefined)) throw new Error(`--tls-cert/--tls-key/--ca go with an https:// controller; ${controllerUrl} is plain HTTP`);
+}
+
 export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   mkdirSync(o.stateDir, { recursive: true });
   const controllerUrl = o.controller.replace(/\/+$/, "");
+  checkTls(o, controllerUrl);
   const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string }>();
   const killed = new Set<number>();
   let channel: Channel<AgentToController, ControllerToAgent> | undefined;
@@ -93,9 +116,11 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   );
   procs.reapLeftovers();
   const binDir = installEbbCommand(o.stateDir);
+  // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
+  const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
   const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir);
-  const pool = new PeerPool();
+  const pool = new PeerPool(o.ca);
   const nameRequests = new Map<number, (r: { ok: boolean; port?: string }) => void>();
   let nextNameRequest = 1;
   const names = (jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string) =>
@@ -115,6 +140,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     name: o.name,
     clusterKey: o.clusterKey,
     controllerUrl,
+    controllerCa,
     procs,
     pool,
     processEnv: env,
@@ -127,7 +153,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
     shmDir,
   });
-  const server = serveSteps(o.listen, steps, o.clusterKey);
+  const server = serveSteps(o.listen, steps, o.clusterKey, o.tls);
   const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
   pool.addLocal(addr, steps);
 
@@ -139,6 +165,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     fanout: o.fanout ?? 8,
     processEnv: env,
     controllerUrl,
+    controllerCa,
     exited: (jobId, exitCode, message, lostNode) => {
       pendingExits.set(jobId, { exitCode, message, lostNode });
       send({ t: "job.exit", jobId, exitCode, message, lostNode });
@@ -194,6 +221,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   channel = new Channel<AgentToController, ControllerToAgent>({
     url: `${controllerUrl.replace(/^http/, "ws")}/v1/agent`,
     token: o.clusterKey,
+    tls: o.ca === undefined ? undefined : clientTls(o.ca, "controller"),
     schema: ControllerToAgent,
     reconnect: { maxDelayMs: 2000 },
     onOpen: () => {
@@ -237,9 +265,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
 /** Whom this agent runs jobs as: their users when it is root, else itself. */
 function jobsRunAs(): string {
   if (agentIsRoot()) return "job-user";
-  try {
-    return userInfo().username;
-  } catch {
-    return `uid ${process.getuid?.() ?? "?"}`;
-  }
+  // Not os.userInfo(): Bun's says "unknown" where USER is not set (a service, setpriv).
+  return currentUser();
 }

@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerPool } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
-import { ApiClient } from "../../api/client.ts";
+import { ApiClient, type TrustedCa } from "../../api/client.ts";
 import { ControllerLink } from "../launcher/controller-link.ts";
 import { Launch } from "../launcher/launch.ts";
 import { fileSink } from "../launcher/output.ts";
@@ -25,6 +25,8 @@ export interface JobRunnerContext {
   fanout: number;
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
   controllerUrl: string;
+  /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
+  controllerCa?: TrustedCa;
   /** Report the job's end to the controller. */
   exited(jobId: number, exitCode: number, message?: string, lostNode?: string): void;
 }
@@ -70,6 +72,7 @@ export class JobRunner {
       EBB_NNODES: String(job.nodes.length),
       EBB_NODENAME: this.ctx.name,
       EBB_CONTROLLER: this.ctx.controllerUrl,
+      ...(this.ctx.controllerCa ? { EBB_CA: this.ctx.controllerCa.path } : {}),
     });
     let proc: Proc;
     try {
@@ -92,7 +95,7 @@ export class JobRunner {
     if (!job.cred || !job.argv) throw new Error("a command job needs argv and a step credential");
     const sink = fileSink(job.output, { label: false, error: job.error });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
-    const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? ""), job.id);
+    const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
     const launch = new Launch({
       link,
       grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic, sampleInterval: job.sampleInterval },

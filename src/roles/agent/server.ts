@@ -12,6 +12,7 @@ import { StepDown } from "../../proto/step.ts";
 import type { DownstreamHandle, StepEndpoint } from "../../tbon/pool.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
+import type { ServerTls } from "../../util/tls.ts";
 
 const log = logger("agent");
 
@@ -20,7 +21,8 @@ export const MAX_UNAUTHENTICATED_PER_PEER = 16;
 
 type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string };
 
-export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string): Server<Conn> {
+/** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
+export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls): Server<Conn> {
   /** Connections not yet authenticated, by peer address, oldest first. */
   const pending = new Map<string, Set<ServerWebSocket<Conn>>>();
   let lastWarned = 0;
@@ -33,6 +35,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
   return Bun.serve<Conn>({
     hostname: listen.host,
     port: listen.port,
+    tls,
     // A connection that never sends its HTTP request is closed after this many seconds.
     idleTimeout: Math.ceil(AUTH_WINDOW_MS / 1000),
     fetch(req, server) {

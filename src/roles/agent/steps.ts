@@ -25,12 +25,16 @@ import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
 
+import type { TrustedCa } from "../../api/client.ts";
+
 const log = logger("agent");
 
 export interface StepContext {
   name: string;
   clusterKey: string;
   controllerUrl: string;
+  /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
+  controllerCa?: TrustedCa;
   procs: ProcessTable;
   pool: PeerPool;
   /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
@@ -273,7 +277,7 @@ export class StepNode {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }
     } finally {

@@ -99,7 +99,7 @@ export class Elastic {
    * `limit`: what the job's time limit left is multiplied by when the resize commits (the
    * scheduler passes its prediction); by default the bound `limitRatio` gives without a model.
    */
-  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio): { adaptationId: number } {
+  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio, planned?: readonly string[]): { adaptationId: number } {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -113,7 +113,8 @@ export class Elastic {
     if (nodes === have) throw conflict("no_change", `job ${jobId} already has ${have} nodes`);
     if (!e.launcher || !e.tasks || e.stepId === undefined)
       throw conflict("no_elastic_step", `job ${jobId} has no elastic step to resize yet: its ranks start with ebb run and call initAdapt()`);
-    const added = nodes > have ? this.idleNodes(nodes - have, jobId, now) : [];
+    // A plan names the nodes a grow takes (checked against the state as it is by `checkPlan`); an API resize takes the first idle ones.
+    const added = nodes <= have ? [] : planned ? this.plannedNodes(planned, nodes - have, jobId, now) : this.idleNodes(nodes - have, jobId, now);
     const m = remap({ nodes: job.nodes, tasks: e.tasks }, nodes, added, e.tasks[0]);
     const joinStep = m.joining > 0 ? r.nextStep : undefined;
     const lim = limit ?? limitRatio({ nodes: have }, nodes);
@@ -365,6 +366,14 @@ export class Elastic {
 
   adaptations(jobId: number) {
     return this.estore.adaptationsOf(jobId);
+  }
+
+  private plannedNodes(planned: readonly string[], count: number, jobId: number, now: number): string[] {
+    const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
+    const idle = new Set(this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n)));
+    const bad = planned.find((n) => !idle.has(n));
+    if (planned.length !== count || bad) throw conflict("no_idle_nodes", `growing job ${jobId} by ${count} nodes: ${bad ? `node ${bad} is not idle` : `the plan names ${planned.length}`}`);
+    return [...planned];
   }
 
   private idleNodes(count: number, jobId: number, now: number): string[] {

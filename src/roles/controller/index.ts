@@ -3,7 +3,7 @@
  *
  *   clients --HTTP--> api/ --> Jobs --(SQLite first)--> state --> AgentHub --WS--> agents
  *                                 ^                                   |
- *                      SchedulerLoop (sched/ plans)        heartbeats, job exits
+ *          SchedulerLoop: makePlan (sched/) -> PlanApplier       heartbeats, job exits
  */
 import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
@@ -15,6 +15,7 @@ import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
 import { openDb } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
 import { listNodes } from "../../store/nodes.ts";
+import type { ServerTls } from "../../util/tls.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { VERSION } from "../../util/version.ts";
@@ -27,7 +28,9 @@ import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
 import { Elastic } from "./elastic.ts";
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
-import { ElasticScheduler } from "./ers.ts";
+import { PlanApplier } from "./plan-apply.ts";
+import { Snapshots } from "./snapshot.ts";
+import { PlanStore } from "../../store/plans.ts";
 import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { ElasticStore } from "../../store/elastic.ts";
 import { CfgStore } from "../../store/cfg.ts";
@@ -69,6 +72,8 @@ export interface ControllerOptions {
   metricsToken?: string;
   /** /metrics needs no token. */
   metricsOpen?: boolean;
+  /** Serve HTTPS/WSS only, with this certificate and key (PEM). */
+  tls?: ServerTls;
 }
 
 export interface ControllerHandle {
@@ -137,15 +142,11 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     },
   );
   const ersConfig = resolveConfig(opts.scheduler);
-  // The seeds' policies start jobs their own way (e.g. drms-rs at their minimum size).
   const policy = POLICY_TABLE[ersConfig.policy];
-  let ers: ElasticScheduler | undefined;
-  scheduler = new SchedulerLoop(state, jobs, spawns, {
-    backfill: ersConfig.policy !== "fcfs",
-    elastic:
-      policy.ownStarts || policy.resizes
-        ? { ownStarts: policy.ownStarts, resizes: policy.resizes, intervalMs: ersConfig.interval * 1000, plan: (t) => ers!.plan(t), carryOut: (p, t) => ers!.carryOut(p, t) }
-        : undefined,
+  // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
+  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  const applier = new PlanApplier(state, store, new PlanStore(db), jobs, () => elastic!, spawns);
+  scheduler = new SchedulerLoop(state, snapshots, applier, {
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
@@ -156,7 +157,6 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   elastic.restore();
   const views = { store, state, elastic, sampleInterval };
   const feed = new TimelineFeed(views, () => commits);
-  ers = new ElasticScheduler(state, store, elastic, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
 
   // The API token is its owner's, the user running the controller (who alone can read it); a job's
   // token acts for the user of its job. Per-user tokens would map to their users here.
@@ -204,6 +204,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
 
   const server = serve({
     listen: opts.listen,
+    tls: opts.tls,
     api: createApi(backend),
     authorizeAgent: (t) => safeEqual(t, clusterKey),
     authorizeLauncher: backend.authorize,
@@ -211,7 +212,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     launchers,
   });
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
-  const url = `http://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
+  const url = `${opts.tls ? "https" : "http"}://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
   chmodSync(join(opts.stateDir, "controller.url"), 0o600);
 

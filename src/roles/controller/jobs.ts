@@ -168,6 +168,7 @@ export class Jobs {
       elastic: req.elastic ?? false,
       tasks: req.tasks ?? null,
       tasksPerNode: req.tasksPerNode ?? null,
+      overcommit: req.overcommit ?? false,
       timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
       // The job gets a token of its own: the submitter's is never stored with it.
       env: withoutKeys(req.env ?? {}, ["EBB_TOKEN"]),
@@ -264,9 +265,31 @@ export class Jobs {
     return { id: rows[0]!.id };
   }
 
+  /**
+   * Why step 0 of a command job does not fit the CPUs of the nodes it got (the check at submit
+   * could only use the cluster's largest nodes), unless it may overcommit.
+   */
+  private step0Overfills(row: JobRow, nodes: string[]): string | undefined {
+    if (row.kind !== "command" || row.overcommit) return undefined;
+    const tasks = taskCount(nodes.length, row.tasks, row.tasksPerNode);
+    const layout = blockLayout(nodes.length, tasks);
+    for (const [i, node] of nodes.entries()) {
+      const cpus = this.state.nodes.get(node)?.row.cpus;
+      if (cpus !== undefined && layout[i]! > cpus)
+        return `${tasks} tasks on ${nodes.length} node${nodes.length === 1 ? "" : "s"} (${compressHostlist(nodes)}) put ${layout[i]} on ${node}, which has ${cpus} CPUs; submit it with fewer tasks, or with --overcommit`;
+    }
+    return undefined;
+  }
+
   /** Start a pending job on `nodes` (from a scheduling plan). */
   start(job: JobRuntime, nodes: string[], reason: string, now = Date.now()): void {
     const row = job.row;
+    const overfills = this.step0Overfills(row, nodes);
+    if (overfills) {
+      // Ends it pending: nothing was started, the nodes stay free.
+      this.finish(job, "FAILED", { reason: overfills }, now);
+      return;
+    }
     const nextStep = row.kind === "command" ? 1 : 0;
     const vars = patternVars(row, nodes[0]!);
     const output = row.output === null ? null : expandPattern(row.output, vars, row.cwd);

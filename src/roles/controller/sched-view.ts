@@ -15,6 +15,9 @@ export function refreshSchedView(job: JobRuntime): void {
         maxNodes: r.elastic ? r.nodes : r.maxNodes,
         timeLimit: r.timeLimit,
         submitTime: r.submitTime,
+        elastic: r.elastic,
+        // --nodes MIN-MAX: any size in the range (an elastic job starts at the size it asked for, or as its policy decides).
+        ...(!r.elastic && r.minNodes < r.maxNodes ? { moldable: true } : {}),
         ...(r.exclude ? { exclude: r.exclude } : {}),
         ...(r.nodelist ? { nodelist: r.nodelist } : {}),
         ...(r.sizes ? { sizes: r.sizes } : {}),

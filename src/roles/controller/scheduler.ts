@@ -1,30 +1,26 @@
 /**
- * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn,
- * hands the pure scheduler the jobs' cached views and carries out the plan it returns. A pass with
- * no idle node cannot start anything, so it is skipped unless it is the periodic full pass (which
- * refreshes why jobs wait). Starts come from FCFS + EASY with moldable starts, or, for the seeds'
- * policies, from the policy's own plan; why jobs wait is always FCFS + EASY's account. Every
- * `elastic.intervalMs` a pass also carries out the policy's resizes (the plan's, for the seeds'
- * policies the same plan their starts came from; else one made after this pass's starts).
+ * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn;
+ * each pass takes a snapshot of the cluster, makes one plan with the pure scheduler
+ * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
+ * names) and hands it to the plan applier, which re-checks every item and carries out what still
+ * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`. A pass with no
+ * idle node is skipped unless it is the periodic full pass (which also refreshes why jobs wait,
+ * and is where a shrink to admit a waiting job is planned when nothing is idle).
  */
-import { nameStarts, planBatch } from "../../sched/batch.ts";
-import type { BatchInput, PassInput, PassPlan } from "../../sched/types.ts";
-import type { Jobs } from "./jobs.ts";
-import type { SpawnQueue } from "./spawns.ts";
+import { makePlan } from "../../sched/plan.ts";
+import type { BatchInput } from "../../sched/types.ts";
+import type { PlanApplier } from "./plan-apply.ts";
+import type { Snapshots } from "./snapshot.ts";
 import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
   private queued: { full: boolean } | undefined;
-  private nextElastic = 0;
 
   constructor(
     private readonly state: ClusterState,
-    private readonly jobs: Jobs,
-    private readonly spawns: SpawnQueue,
+    private readonly snapshots: Snapshots,
+    private readonly applier: PlanApplier,
     private readonly opts: {
-      backfill?: boolean;
-      /** The resizing policies' pass: `ownStarts` when its plan's starts replace FCFS + EASY's. */
-      elastic?: { ownStarts: boolean; resizes: boolean; intervalMs: number; plan(now: number): Planned; carryOut(p: Planned, now: number): void };
       beforePass?: (now: number) => void;
       passTook?: (ms: number) => void;
     } = {},
@@ -43,8 +39,9 @@ export class SchedulerLoop {
     });
   }
 
-  snapshot(now: number, reasons = true): BatchInput {
-    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons, backfill: this.opts.backfill };
+  /** Nodes, running jobs to their time limits and the queue, by name (what `--test-only` replays). */
+  batchInput(now: number): BatchInput {
+    const input: BatchInput = { now, nodes: [], running: [], pending: [], reasons: false, backfill: this.snapshots.config.policy !== "fcfs" };
     for (const n of this.state.nodes.values()) input.nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId });
     for (const j of this.state.jobs.values()) {
       if (j.sched.pending) input.pending.push(j.sched.pending);
@@ -57,41 +54,11 @@ export class SchedulerLoop {
   pass(now = Date.now(), reasons = true): void {
     const t0 = performance.now();
     try {
-      this.passOnce(now, reasons);
+      // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
+      this.opts.beforePass?.(now);
+      this.applier.apply(makePlan(this.snapshots.take(now, reasons)), now);
     } finally {
       this.opts.passTook?.(performance.now() - t0);
     }
   }
-
-  private passOnce(now: number, reasons: boolean): void {
-    // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
-    this.opts.beforePass?.(now);
-    // Running jobs asking for nodes (PMI spawn) come before the queue.
-    if (this.spawns.waiting > 0) this.spawns.serve(now);
-    const input = this.snapshot(now, reasons);
-    const el = this.opts.elastic;
-    const due = el !== undefined && el.resizes && now >= this.nextElastic;
-    if (due) this.nextElastic = now + el.intervalMs;
-    const own = el?.ownStarts ? el.plan(now) : undefined;
-    const plan = own && !reasons ? undefined : planBatch(input);
-    const starts = own ? nameStarts(input.nodes, own.plan.starts, input.pending) : plan!.starts;
-    for (const s of starts) {
-      const job = this.state.jobs.get(s.jobId);
-      if (job && job.row.state === "PENDING") this.jobs.start(job, s.nodes, s.reason, now);
-    }
-    if (due) el.carryOut(own ?? el.plan(now), now);
-    for (const [id, why] of plan?.waiting ?? []) {
-      const job = this.state.jobs.get(id);
-      if (job && job.row.state === "PENDING" && job.waitReason !== why) {
-        job.waitReason = why;
-        this.jobs.notifyLaunchers(job);
-      }
-    }
-  }
-}
-
-/** A plan with the input it was made from. */
-export interface Planned {
-  input: PassInput;
-  plan: PassPlan;
 }

@@ -9,6 +9,7 @@ import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
 import { REFUSED } from "../../proto/agent.ts";
 import { logger } from "../../util/log.ts";
+import type { ServerTls } from "../../util/tls.ts";
 
 const log = logger("controller");
 
@@ -17,6 +18,8 @@ type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknow
 
 export interface ServeOptions {
   listen: HostPort;
+  /** HTTPS and WSS only: the API, agents' and launchers' links. */
+  tls?: ServerTls;
   api: Hono<any>;
   authorizeAgent(token: string): boolean;
   authorizeLauncher(token: string): Scope | undefined;
@@ -47,6 +50,7 @@ export function serve(o: ServeOptions): Server<Conn> {
   return Bun.serve<Conn>({
     hostname: o.listen.host,
     port: o.listen.port,
+    tls: o.tls,
     idleTimeout: 60,
     // Bun's own ceiling; the API counts every body against its smaller limit while reading it.
     maxRequestBodySize: 2 * MAX_BODY,

@@ -1,12 +1,15 @@
 /**
- * Requests for new nodes from running jobs (PMI spawn): served from idle nodes before the queue
- * is scheduled, each waiting at most its own limit. Nodes are taken in name order until their
- * cpus cover the tasks, so children are not oversubscribed.
+ * Requests for new nodes from running jobs (PMI spawn), each waiting at most its own limit. They
+ * only wait here: the scheduling pass sees them (`requests`) and its plan grants nodes to them
+ * before the queue (sched/plan.ts: idle nodes in name order until their cpus cover the tasks);
+ * the plan's applier hands the granted nodes over (`grant`).
  */
 import { ApiError } from "../../api/errors.ts";
+import type { SpawnRequest } from "../../sched/plan.ts";
 import type { ClusterState } from "./state.ts";
 
 interface Waiter {
+  id: number;
   jobId: number;
   tasks: number;
   /** Takes the nodes, synchronously, before anything else can be scheduled on them. */
@@ -17,6 +20,7 @@ interface Waiter {
 
 export class SpawnQueue {
   private readonly waiters: Waiter[] = [];
+  private nextId = 1;
 
   constructor(
     private readonly state: ClusterState,
@@ -27,10 +31,11 @@ export class SpawnQueue {
     return this.waiters.length;
   }
 
-  /** Waits for idle nodes for `tasks` processes; `grant` runs the moment they are found. */
+  /** Waits for idle nodes for `tasks` processes; `grant` runs the moment a plan grants them. */
   request<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       const w: Waiter = {
+        id: this.nextId++,
         jobId,
         tasks,
         take: (nodes) => {
@@ -51,34 +56,27 @@ export class SpawnQueue {
     });
   }
 
-  /** Hand idle nodes to waiting requests, oldest first. Returns how many were served. */
-  serve(now: number): number {
-    let served = 0;
+  /** The requests still waiting, oldest first, for a snapshot; those whose job ended are refused. */
+  requests(): SpawnRequest[] {
+    const out: SpawnRequest[] = [];
     for (const w of [...this.waiters]) {
       if (!this.state.jobs.has(w.jobId)) {
         this.drop(w);
         w.reject(new ApiError(409, "job_finished", `job ${w.jobId} ended while waiting for nodes`));
         continue;
       }
-      const nodes = this.pick(w.tasks, now);
-      if (!nodes) break;
-      this.drop(w);
-      w.take(nodes);
-      served++;
+      out.push({ id: w.id, jobId: w.jobId, tasks: w.tasks });
     }
-    return served;
+    return out;
   }
 
-  private pick(tasks: number, now: number): string[] | undefined {
-    const idle = this.state.idleNodes(now);
-    const out: string[] = [];
-    let cpus = 0;
-    for (const n of idle) {
-      if (cpus >= tasks) break;
-      out.push(n.row.name);
-      cpus += n.row.cpus;
-    }
-    return cpus >= tasks ? out : undefined;
+  /** A plan granted `nodes` to request `id` (already re-checked): the request takes them. */
+  grant(id: number, nodes: string[]): boolean {
+    const w = this.waiters.find((x) => x.id === id);
+    if (!w) return false;
+    this.drop(w);
+    w.take(nodes);
+    return true;
   }
 
   private drop(w: Waiter): void {

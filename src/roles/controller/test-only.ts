@@ -12,7 +12,7 @@ export function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, b
   const { values, indices } = jobs.prepare(req, by, now);
   if (values.held) return { start: null, nodes: [], message: "the job would be held (JobHeldUser) until released" };
   if (values.dependency && values.dependency.terms.length > 0) return { start: null, nodes: [], message: `the job would wait for its dependency (${values.dependency.text}) first` };
-  const input = scheduler.snapshot(now, false);
+  const input = scheduler.batchInput(now);
   const id = -1;
   input.pending.push({
     id,

@@ -3,7 +3,7 @@
  * (or attaches to it; again after every reconnect), creates its steps, brings the job's state and
  * resize orders, and takes step and release reports.
  */
-import { ApiClientError, unreachable, type ApiClient } from "../../api/client.ts";
+import { ApiClientError, connectionFailure, type ApiClient } from "../../api/client.ts";
 import { ControllerToLauncher, type LauncherToController } from "../../api/launcher.ts";
 import type { JobSubmit, StepCreate, StepGrant } from "../../api/schemas.ts";
 import { Channel } from "../../proto/channel.ts";
@@ -135,6 +135,7 @@ export class ControllerLink {
     this.channel = new Channel<LauncherToController, ControllerToLauncher>({
       url: this.client.wsUrl("/v1/launcher"),
       token: this.client.token,
+      tls: this.client.tls,
       schema: ControllerToLauncher,
       reconnect: { maxDelayMs: 1000 },
       onOpen: () => this.opened(),
@@ -155,7 +156,7 @@ export class ControllerLink {
     const s = this.submission;
     this.submission = undefined;
     // Submitting again after a drop could make the job twice.
-    if (s) s.reject(s.sent ? new ApiClientError("lost the controller while it took the job; see 'ebb queue' for whether it did", 0, "unreachable") : unreachable(this.client.url, reason));
+    if (s) s.reject(s.sent ? new ApiClientError("lost the controller while it took the job; see 'ebb queue' for whether it did", 0, "unreachable") : connectionFailure(this.client.url, reason, this.client.ca));
     const error = new ApiClientError(`lost the controller (${reason})`, 0, "unreachable");
     for (const r of this.requests.values()) r.reject(error);
     this.requests.clear();

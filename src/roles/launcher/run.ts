@@ -124,7 +124,8 @@ export async function run(o: RunOptions): Promise<number> {
     // 2. Run the step and what it spawns.
     const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, cwd: o.cwd, envDigest: envDigest(o.env) });
     const sink = terminalSink({ label: o.label, prog: "ebb" });
-    const pool = new PeerPool();
+    // A TLS cluster's step ports are TLS too, their certificates signed by the same CA.
+    const pool = new PeerPool(o.client.ca?.pem);
     const launch = new Launch({
       link,
       grant,

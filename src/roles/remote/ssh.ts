@@ -73,7 +73,18 @@ export interface AgentScript {
   controllerHost?: string;
   cpus?: number;
   logLevel: string;
+  /** TLS: the CA, the host's certificate and its key follow on stdin (base64, a line each), and the controller is https. */
+  tls?: boolean;
 }
+
+/**
+ * Reads `names` from stdin, a base64 line each, into files of the same names in "$tls" (0600);
+ * PEM files are several lines, and secrets never go in an argument.
+ */
+const readTlsFiles = (names: string[]) => [
+  `umask 077; mkdir -p "$tls" || exit 1`,
+  ...names.map((n) => `IFS= read -r b || exit 87; printf '%s' "$b" | base64 -d > "$tls/${n}" || exit 1`),
+];
 
 /**
  * Exits NEED_COPY unless the binary at $p has this sha256. Hashing ~100 MB at every start costs
@@ -104,6 +115,8 @@ export interface ControllerScript {
   /** Controller flags passed on (tuning: --heartbeat 1 ...). */
   flags: string[];
   logLevel: string;
+  /** TLS: its certificate and key follow the token on stdin (base64, a line each). */
+  tls?: boolean;
 }
 
 /**
@@ -123,9 +136,10 @@ export function controllerCommand(a: ControllerScript): string {
       `umask 077; mkdir -p "$d" || exit 1`,
       `IFS= read -r k || exit 87; IFS= read -r t || exit 87`,
       `printf '%s\\n' "$k" > "$d/cluster.key" && printf '%s\\n' "$t" > "$d/token" || exit 1`,
+      ...(a.tls ? [`tls="$d/tls"`, ...readTlsFiles(["cert.pem", "key.pem"])] : []),
       `echo ${SERVER_ADDR} "$s"`,
       `export EBB_LOG=${shq(a.logLevel)}`,
-      `exec "$p" controller --listen ${listen} --state-dir "$d" --tied-to-stdin${a.flags.map((f) => ` ${shq(f)}`).join("")}`,
+      `exec "$p" controller --listen ${listen} --state-dir "$d" --tied-to-stdin${a.tls ? ` --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem"` : ""}${a.flags.map((f) => ` ${shq(f)}`).join("")}`,
     ].join("\n"),
   );
 }
@@ -136,7 +150,8 @@ export function controllerCommand(a: ControllerScript): string {
  * stops when its stdin (the ssh session) closes.
  */
 export function agentCommand(a: AgentScript): string {
-  const controllerUrl = a.controllerHost ? `${shq(`http://${a.controllerHost}:`)}"$port"` : `"http://$c:$port"`;
+  const scheme = a.tls ? "https" : "http";
+  const controllerUrl = a.controllerHost ? `${shq(`${scheme}://${a.controllerHost}:`)}"$port"` : `"${scheme}://$c:$port"`;
   return viaSh(
     [
       remotePath(a.remotePath),
@@ -146,8 +161,9 @@ export function agentCommand(a: AgentScript): string {
       // The controller's port: ebb up starts this session while the controller is starting.
       `IFS= read -r port || exit 87`,
       `case $port in ''|*[!0-9]*) echo "ebb up sent no controller port" >&2; exit 87;; esac`,
+      ...(a.tls ? [`tls="$p.d/${a.name}/tls"`, ...readTlsFiles(["ca.pem", "cert.pem", "key.pem"])] : []),
       `export EBB_CLUSTER_KEY EBB_LOG=${shq(a.logLevel)}`,
-      `exec "$p" agent --controller ${controllerUrl} --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}`,
+      `exec "$p" agent --controller ${controllerUrl} --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}${a.tls ? ` --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" --ca "$tls/ca.pem"` : ""}`,
     ].join("\n"),
   );
 }

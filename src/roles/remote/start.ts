@@ -5,6 +5,7 @@
  */
 import type { Subprocess } from "bun";
 import type { HostSpec } from "./hosts.ts";
+import type { ServerTls } from "../../util/tls.ts";
 import { agentCommand, controllerCommand, copyCommand, NEED_COPY, SERVER_ADDR, sshArgv, type SshSettings } from "./ssh.ts";
 
 export interface RemoteOptions {
@@ -26,7 +27,11 @@ export interface RemoteOptions {
   registered(name: string): Promise<void>;
   /** How long an agent may take to register once its ssh session is up. */
   registerTimeoutMs: number;
+  /** TLS: the cluster CA (PEM) and a certificate for each host (its agent) or for the controller there. */
+  tls?: { ca: string; certificate(h: HostSpec, role: "agent" | "controller"): ServerTls };
 }
+
+const b64 = (text: string) => Buffer.from(text).toString("base64");
 
 type Piped = Subprocess<"pipe", "pipe", "pipe">;
 
@@ -124,8 +129,11 @@ export class RemoteAgents {
 
   private async startHost(h: HostSpec): Promise<void> {
     this.o.progress(h.name, "connecting");
-    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel });
-    await this.session(h, h.name, command, [this.o.clusterKey, this.o.controllerPort.then(String)], () => this.o.registered(h.name));
+    const tls = this.o.tls;
+    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel, tls: tls !== undefined });
+    const cert = tls?.certificate(h, "agent");
+    const tlsLines = tls && cert ? [b64(tls.ca), b64(cert.cert), b64(cert.key)] : [];
+    await this.session(h, h.name, command, [this.o.clusterKey, this.o.controllerPort.then(String), ...tlsLines], () => this.o.registered(h.name));
     this.o.progress(h.name, "up");
   }
 
@@ -136,10 +144,11 @@ export class RemoteAgents {
   async startController(h: HostSpec, c: { listenHost?: string; port: number; flags: string[]; token: string }): Promise<string> {
     const label = `${h.name} (controller)`;
     this.o.progress(label, "connecting");
-    const command = controllerCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, listenHost: c.listenHost, port: c.port, flags: c.flags, logLevel: this.o.logLevel });
-    const url = await this.session(h, label, command, [this.o.clusterKey, c.token], async (s) => {
+    const tls = this.o.tls?.certificate(h, "controller");
+    const command = controllerCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, listenHost: c.listenHost, port: c.port, flags: c.flags, logLevel: this.o.logLevel, tls: tls !== undefined });
+    const url = await this.session(h, label, command, [this.o.clusterKey, c.token, ...(tls ? [b64(tls.cert), b64(tls.key)] : [])], async (s) => {
       const [addr, port] = await Promise.all([s.out.find(new RegExp(`^${SERVER_ADDR} (\\S+)$`)), s.tail.find(/ebb controller: API https?:\/\/\S+:(\d+)\/v1/)]);
-      return `http://${c.listenHost && !["0.0.0.0", "::"].includes(c.listenHost) ? (c.listenHost.includes(":") ? `[${c.listenHost}]` : c.listenHost) : addr}:${port}`;
+      return `${tls ? "https" : "http"}://${c.listenHost && !["0.0.0.0", "::"].includes(c.listenHost) ? (c.listenHost.includes(":") ? `[${c.listenHost}]` : c.listenHost) : addr}:${port}`;
     });
     this.o.progress(label, `up at ${url}`);
     return url;

@@ -23,8 +23,9 @@ export function endings(input: PassInput): Ending[] {
   return out;
 }
 
-/** A static policy runs every job rigid at the size the user asked for. */
+/** A static policy runs every job rigid at the size the user asked for (unless it asked for any size in a range). */
 export function rigid(job: PendingJob): PendingJob {
+  if (job.moldable) return job;
   const p = sizeAtMost(job.sizes, preferredSize(job)) ?? preferredSize(job);
   return p === job.minNodes && p === job.maxNodes ? job : { ...job, minNodes: p, maxNodes: p };
 }

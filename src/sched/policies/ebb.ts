@@ -20,7 +20,9 @@
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
  *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
  *   queue gives nodes back; an efficient one keeps them), never past a reservation that counts on
- *   its end unless the reservation's extra nodes cover what it keeps;
+ *   its end unless the reservation's extra nodes cover what it keeps; the shrinks that gain most
+ *   per node first, and together no more nodes than the waiting jobs lack (their sizes less the
+ *   nodes idle and those shrinks under way hand back);
  * - lend: idle nodes nothing can use go to running jobs, a node at a time where its price drops
  *   most, a job keeping its grant only if the gain (its own time, less λ × the extra node-seconds)
  *   pays for this adaptation and the one that may give the nodes back. With a job waiting, only
@@ -33,7 +35,7 @@ import { Heap } from "../../util/heap.ts";
 import { preferredSize } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
-import { bestShrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
+import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
 
@@ -99,11 +101,13 @@ export function planEbb(input: PassInput): PassPlan {
   let extra = reservation ? Math.max(0, b.extra) : Number.POSITIVE_INFINITY;
   const startedIds = new Set(starts.map((s) => s.jobId));
   let waiting = 0;
+  let wantNodes = 0;
   let oldest = input.now;
   let work = 0;
   for (const j of q) {
     if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
     waiting++;
+    wantNodes += preferredSize(j);
     oldest = Math.min(oldest, j.submitTime);
     work += preferredSize(j) * j.timeLimit;
   }
@@ -149,7 +153,7 @@ export function planEbb(input: PassInput): PassPlan {
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
         reservations.splice(0, reservations.length, { ...reservation, start: admit.at, fromJobs: admit.resizes.map((r) => r.jobId), reason: `ebb: ${admit.resizes.length} running job(s) give ${need} node(s) for ${k} waiting job(s), predicted gain ${sec(admit.gain)} > stretch ${sec(admit.stretch)}` });
-        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined));
+        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need));
         return { starts, resizes, reservations, notes };
       }
     }
@@ -157,7 +161,7 @@ export function planEbb(input: PassInput): PassPlan {
   // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
   const res = reservation;
   const budget = { extra };
-  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }));
+  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input)));
   extra = budget.extra;
   // Lend what nothing can use.
   if (idle > 0) {
@@ -172,17 +176,35 @@ export function planEbb(input: PassInput): PassPlan {
 /**
  * Shrinks priced by the node price λ (sched/price.ts): a running job shrinks to the size where its
  * own remaining time plus λ × its node-seconds is least, if that gains more than the adaptation.
- * EASY's reservation holds: a job whose end the reservation counts on and that would then end
+ * The most gain per node first, at most `cap` nodes in all (the last one shrinks less if that
+ * still pays). EASY's reservation holds: a job whose end the reservation counts on and that would then end
  * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
-function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined): Resize[] {
+function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number): Resize[] {
   if (!(lambda > 0)) return [];
   const out: Resize[] = [];
+  const options: { c: Cand; p: Priced; s: Shrink }[] = [];
   for (const c of cands) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
     const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost };
     const s = bestShrink(p, c.job.minNodes, lambda);
-    if (!s) continue;
+    if (s) options.push({ c, p, s });
+  }
+  // The shrinks that gain most per node first, and no more nodes than the waiting jobs lack: a node
+  // freed beyond what they could use would only idle, or be lent back at the cost of two adaptations.
+  options.sort((x, y) => y.s.gain / (y.c.job.nodes - y.s.to) - x.s.gain / (x.c.job.nodes - x.s.to) || x.c.job.id - y.c.job.id);
+  let left = cap;
+  for (const o of options) {
+    if (left <= 0) break;
+    const { c, p } = o;
+    let s = o.s;
+    if (c.job.nodes - s.to > left) {
+      const to = c.job.nodes - left;
+      const gain = price(p, p.n, lambda) - price(p, to, lambda);
+      const cost = c.cost(left);
+      if (!(gain > cost)) continue;
+      s = { to, gain, cost, stretch: remAt(p, to) - p.rem + cost, saved: p.n * p.rem - to * remAt(p, to) };
+    }
     if (res) {
       const endOld = input.now + c.rem * 1000;
       const endNew = input.now + (remAt(p, s.to) * END_MARGIN + s.cost) * 1000;
@@ -191,6 +213,7 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
         res.budget.extra -= s.to;
       }
     }
+    left -= c.job.nodes - s.to;
     out.push({
       jobId: c.job.id,
       from: c.job.nodes,
@@ -211,15 +234,21 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
  */
 function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean): { start: CountStart; fromExtra: number } | undefined {
   const want = preferredSize(job);
-  const k = Math.min(idle, want);
-  if (!job.elastic || k < job.minNodes || k <= 0) return undefined;
-  const ratio = k === want ? 1 : job.model ? runtime(job.model, k) / runtime(job.model, want) : want / k;
-  if (!(ratio > 0) || !Number.isFinite(ratio)) return undefined;
-  const w = moldableWorth(input.now / 1000, res.start / 1000, job.timeLimit, ratio, k, lambda);
-  if (!w.ok) return undefined;
-  const endNow = input.now + job.timeLimit * Math.max(1, ratio) * 1000;
-  const inTime = isHead || endNow <= res.start;
-  if (!inTime && k > extra) return undefined;
+  if (!job.elastic) return undefined;
+  const at = (k: number) => {
+    if (k < job.minNodes || k <= 0) return undefined;
+    const ratio = k === want ? 1 : job.model ? runtime(job.model, k) / runtime(job.model, want) : want / k;
+    if (!(ratio > 0) || !Number.isFinite(ratio)) return undefined;
+    const w = moldableWorth(input.now / 1000, res.start / 1000, job.timeLimit, ratio, k, lambda);
+    if (!w.ok) return undefined;
+    const endNow = input.now + job.timeLimit * Math.max(1, ratio) * 1000;
+    const inTime = isHead || endNow <= res.start;
+    if (!inTime && k > extra) return undefined;
+    return { k, w, inTime };
+  };
+  const got = at(Math.min(idle, want));
+  if (!got) return undefined;
+  const { k, w, inTime } = got;
   const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
   return { start: { jobId: job.id, nodes: k, reason: `moldable: ${why}` }, fromExtra: inTime ? 0 : k };
 }

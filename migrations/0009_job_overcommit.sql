@@ -1,0 +1,1 @@
+ALTER TABLE `jobs` ADD `overcommit` integer DEFAULT false NOT NULL;

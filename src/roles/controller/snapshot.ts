@@ -1,0 +1,105 @@
+/**
+ * What a scheduling pass sees (sched/plan.ts `Snapshot`), built from the controller's state: every
+ * node (schedulable or not, the job holding it, its cpus), the eligible pending jobs, every running
+ * job with its node names, its ranks per node, its MTCT samples since its last adaptation and
+ * what it measured at each size, and the spawn requests waiting. The simulator builds the same
+ * snapshot from its virtual cluster.
+ */
+import { POLICY_TABLE } from "../../sched/policies/index.ts";
+import { measuredModel } from "../../sched/profile.ts";
+import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
+import type { Snapshot, SnapshotJob } from "../../sched/plan.ts";
+import type { PendingJob } from "../../sched/types.ts";
+import type { MeasuredPoint } from "../../sched/profile.ts";
+import type { Elastic } from "./elastic.ts";
+import type { SpawnQueue } from "./spawns.ts";
+import type { ClusterState, JobRuntime } from "./state.ts";
+
+/** A job's timing samples and per-size measurements, as last read from SQLite. */
+interface Measured {
+  at: number;
+  key: string;
+  samples: { time: number; mtct: number }[];
+  points: MeasuredPoint[];
+}
+
+export class Snapshots {
+  /** Passes run at every event and every second; samples arrive once per sampling interval: read them at most twice per interval. */
+  private readonly measuredCache = new Map<number, Measured>();
+
+  constructor(
+    private readonly state: ClusterState,
+    private readonly elastic: () => Elastic,
+    private readonly spawns: SpawnQueue,
+    readonly config: ErsConfig,
+    private readonly limits: AdminLimits,
+    private readonly sampleInterval: number,
+  ) {}
+
+  /** The cluster as it is at `now`; `reasons`: the plan says why every job it leaves pending waits. */
+  take(now: number, reasons: boolean): Snapshot {
+    const nodes = [];
+    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId, cpus: n.row.cpus });
+    const pending: PendingJob[] = [];
+    const running: SnapshotJob[] = [];
+    for (const job of this.state.jobs.values()) {
+      if (job.sched.pending) pending.push(job.sched.pending);
+      else if (job.row.startTime !== null) running.push(this.running(job, now));
+    }
+    for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
+    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons };
+  }
+
+  private running(job: JobRuntime, now: number): SnapshotJob {
+    const r = job.row;
+    const e = job.elastic;
+    const { samples, points: measured } = this.measured(job, now);
+    return {
+      id: r.id,
+      nodes: job.nodes.length,
+      nodeNames: job.nodes,
+      ...(e?.tasks && e.tasks.length === job.nodes.length ? { tasks: e.tasks } : {}),
+      ...(r.exclude ? { exclude: r.exclude } : {}),
+      minNodes: r.minNodes,
+      maxNodes: r.maxNodes,
+      // Only a job whose elastic step is running with its launcher attached can be resized.
+      elastic: r.elastic && e?.launcher !== undefined && e.tasks !== undefined,
+      submitTime: r.submitTime,
+      startTime: r.startTime!,
+      timeLimit: r.timeLimit,
+      // The batch pass's estimate: start + limit, or sooner when an EPOP program's progress says so.
+      expectedEnd: job.sched.running?.expectedEnd,
+      samples,
+      adapting: r.state === "ADAPTING",
+      resizingTo: e?.adapting?.to,
+      lastAdaptEnd: e?.lastAdaptEnd,
+      adaptCost: e?.adaptCostMs === undefined ? undefined : e.adaptCostMs / 1000,
+      overrides: r.elasticSettings ?? undefined,
+      profile: measured.length > 0 ? measured.map((p) => ({ nodes: p.nodes, iterTime: p.iterTime })) : undefined,
+      // APM's policies model a job only by what it measured (the others read MTCT and the profile).
+      model: this.config.policy.startsWith("apm-") ? measuredModel(measured) : undefined,
+      ...(r.sizes ? { sizes: r.sizes } : {}),
+    };
+  }
+
+  private measured(job: JobRuntime, now: number): { samples: Measured["samples"]; points: MeasuredPoint[] } {
+    const r = job.row;
+    const e = job.elastic;
+    const policy = POLICY_TABLE[this.config.policy];
+    if (!r.elastic || !policy.resizes) return { samples: [], points: [] };
+    const interval = r.sampleInterval ?? this.sampleInterval;
+    const key = `${e?.samplesSince}/${e?.adapting?.id}/${e?.lastAdaptEnd}`;
+    const hit = this.measuredCache.get(r.id);
+    if (hit && hit.key === key && now - hit.at < (interval * 1000) / 2) return hit;
+    // The first window after a start or an adaptation holds warm-up and connection set-up: skipped.
+    const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
+    // Policies that do not model MTCT get no samples, and no query per job.
+    const samples = policy.mtct ? this.elastic().mtct(r.id, interval, since, now).samples.map((x) => ({ time: x.time, mtct: x.mtct })) : [];
+    // What it measured at each size it ran at: ReSHAPE's profile, APM's runtime model, and the
+    // ratio a resize rescales its time limit by.
+    const points = this.elastic().measured(r.id, interval * 1000);
+    const m = { at: now, key, samples, points };
+    this.measuredCache.set(r.id, m);
+    return m;
+  }
+}

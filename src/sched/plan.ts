@@ -1,0 +1,307 @@
+/**
+ * One scheduling pass, one plan, one re-check (README: "One plan"). `makePlan` turns a snapshot
+ * of the cluster (nodes by name, the queue, the running jobs with their models, the spawn
+ * requests, the clock) into a `Plan` whose items name their nodes; `checkPlan` holds each item
+ * against the state as it is when the plan is carried out and rejects, with a reason, what no
+ * longer fits (Nomad's plan applier, `nomad/plan_apply.go`). The live controller and the
+ * simulator both call these two; neither has another path that hands out nodes. Pure.
+ */
+import type { PolicyName } from "./config.ts";
+import { compareNames, planBatch, unfitNow } from "./batch.ts";
+import { expectedEnd } from "./elastic.ts";
+import { limitRatio, type LimitRatio } from "./limits.ts";
+import { planPass } from "./policies/index.ts";
+import { remap } from "./remap.ts";
+import { isValidSize } from "./sizes.ts";
+import type { ClusterNode, JobState, Note, PassInput, PendingJob, Reservation, ResizeRule } from "./types.ts";
+import type { AdminLimits, ErsConfig } from "./config.ts";
+
+/** A running job as a snapshot holds it: the policies' view plus where its ranks are. */
+export interface SnapshotJob extends JobState {
+  /** Its nodes in rank order (`nodes` is their count). */
+  nodeNames: readonly string[];
+  /** Ranks per node, aligned with `nodeNames` (default one per node). */
+  tasks?: readonly number[];
+  /** Nodes it may never grow onto (sbatch --exclude). */
+  exclude?: readonly string[];
+}
+
+/** A running job asking for new nodes for `tasks` processes (PMI spawn). */
+export interface SpawnRequest {
+  /** The request's own id (the grant names it). */
+  id: number;
+  jobId: number;
+  tasks: number;
+}
+
+export interface Snapshot {
+  now: number;
+  /** Every node: up (schedulable), the job holding it, its cpus (spawn grants fill them; default 1). */
+  nodes: readonly ClusterNode[];
+  /** `nodes` is already in name order (node2 before node10): skips a sort. */
+  namesSorted?: boolean;
+  pending: readonly PendingJob[];
+  /** `pending` is already in queue order. */
+  sorted?: boolean;
+  running: readonly SnapshotJob[];
+  /** Oldest first. */
+  spawns?: readonly SpawnRequest[];
+  config: ErsConfig;
+  limits?: AdminLimits;
+  /** Say why every pending job the plan does not start waits (the controller's periodic pass). */
+  reasons?: boolean;
+}
+
+export interface PlanStart {
+  jobId: number;
+  nodes: string[];
+  reason: string;
+}
+
+export interface PlanResize {
+  jobId: number;
+  from: number;
+  to: number;
+  rule: ResizeRule;
+  reason: string;
+  /** Nodes a grow takes (appended to the allocation) and nodes a shrink gives back (its last ones). */
+  added: string[];
+  removed: string[];
+  /** Ranks that stay, leave and join, and ranks per node afterwards (remap.ts). */
+  remap: { staying: number; leaving: number; joining: number; tasks: number[] };
+  /** What the rest of its time limit is multiplied by when the resize commits (limits.ts). */
+  limit: LimitRatio;
+}
+
+export interface SpawnGrant {
+  /** The request it grants. */
+  id: number;
+  jobId: number;
+  tasks: number;
+  nodes: string[];
+  reason: string;
+}
+
+export interface Plan {
+  now: number;
+  policy: PolicyName;
+  spawns: SpawnGrant[];
+  starts: PlanStart[];
+  resizes: PlanResize[];
+  reservations: Reservation[];
+  notes: Note[];
+  /** Why each pending job the plan does not start waits (only with `Snapshot.reasons`). */
+  waiting: [number, string][];
+}
+
+/** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */
+export function makePlan(s: Snapshot): Plan {
+  let idle = s.nodes.filter((n) => n.up && n.jobId === undefined);
+  if (!s.namesSorted) idle.sort((a, b) => compareNames(a.name, b.name));
+
+  // 1. Running jobs asking for nodes come before the queue, oldest first.
+  const spawns: SpawnGrant[] = [];
+  const granted = new Map<string, number>();
+  for (const req of s.spawns ?? []) {
+    const nodes: string[] = [];
+    let cpus = 0;
+    for (const n of idle) {
+      if (cpus >= req.tasks) break;
+      if (granted.has(n.name)) continue;
+      nodes.push(n.name);
+      cpus += n.cpus ?? 1;
+    }
+    if (cpus < req.tasks) break;
+    for (const n of nodes) granted.set(n, req.jobId);
+    spawns.push({ id: req.id, jobId: req.jobId, tasks: req.tasks, nodes, reason: `spawn of ${req.tasks} processes: ${nodes.length} idle node${nodes.length === 1 ? "" : "s"} with ${cpus} cpus` });
+  }
+  const nodes = granted.size === 0 ? s.nodes : s.nodes.map((n) => (granted.has(n.name) ? { ...n, jobId: granted.get(n.name) } : n));
+  if (granted.size > 0) idle = idle.filter((n) => !granted.has(n.name));
+
+  // 2. Jobs bound to node names the idle nodes cannot satisfy now wait outside the pass.
+  const unfit = new Map<number, string>();
+  for (const job of s.pending) if (job.exclude || job.nodelist) {
+    const why = unfitNow(nodes, job);
+    if (why) unfit.set(job.id, why);
+  }
+  const pending = unfit.size > 0 ? s.pending.filter((j) => !unfit.has(j.id)) : s.pending;
+
+  // 3. The policy, on counts.
+  let up = 0;
+  for (const n of s.nodes) if (n.up) up++;
+  const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: s.running, pending, sorted: s.sorted, config: s.config, limits: s.limits };
+  const pass = planPass(input);
+
+  // 4. Node names: starts (bound jobs choose first), then grows, from the idle nodes in name order.
+  const free = idle.map((n) => n.name);
+  const starts = nameStarts(free, pass.starts, pending);
+  const byId = new Map<number, SnapshotJob>();
+  for (const j of s.running) byId.set(j.id, j);
+  const resizes: PlanResize[] = [];
+  for (const r of pass.resizes) {
+    if (r.to === r.from) continue;
+    const job = byId.get(r.jobId);
+    if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);
+    const tasks = job.tasks ? [...job.tasks] : job.nodeNames.map(() => 1);
+    let added: string[] = [];
+    if (r.to > job.nodeNames.length) {
+      const want = r.to - job.nodeNames.length;
+      if (want > free.length) throw new RangeError(`job ${r.jobId} grows by ${want} nodes, ${free.length} are idle`);
+      const excluded = new Set(job.exclude ?? []);
+      added = free.filter((n) => !excluded.has(n)).slice(0, want);
+      if (added.length < want) throw new RangeError(`job ${r.jobId} grows by ${want} nodes, ${added.length} idle ones are not excluded by it`);
+      for (const n of added) free.splice(free.indexOf(n), 1);
+    }
+    const m = remap({ nodes: [...job.nodeNames], tasks }, r.to, added, tasks[0]);
+    resizes.push({ ...r, added, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: limitRatio(job, r.to) });
+  }
+
+  // 5. Why the others wait: FCFS + EASY's account.
+  const waiting: [number, string][] = [];
+  if (s.reasons) {
+    const started = new Set(starts.map((x) => x.jobId));
+    const running = s.running.map((j) => ({ id: j.id, nodes: [...j.nodeNames], expectedEnd: expectedEnd(j) }));
+    const why = planBatch({ now: s.now, nodes: [...nodes], running, pending: [...pending], reasons: true, backfill: s.config.policy !== "fcfs" }).waiting;
+    for (const [id, text] of unfit) why.set(id, text);
+    for (const [id, text] of why) if (!started.has(id)) waiting.push([id, text]);
+  }
+  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting };
+}
+
+/** Count starts named from `free` (in order; taken names are removed from it). Bound jobs choose first. */
+function nameStarts(free: string[], starts: readonly { jobId: number; nodes: number; reason: string }[], pending: readonly PendingJob[]): PlanStart[] {
+  const bound = new Map<number, PendingJob>();
+  for (const j of pending) if (j.exclude || j.nodelist) bound.set(j.id, j);
+  const named = new Map<number, string[]>();
+  for (const st of starts) {
+    const job = bound.get(st.jobId);
+    if (!job) continue;
+    const want = job.nodelist ?? [];
+    if (want.some((n) => !free.includes(n))) continue;
+    const excluded = new Set(job.exclude ?? []);
+    const picked = [...want];
+    for (const n of free) {
+      if (picked.length >= st.nodes) break;
+      if (!excluded.has(n) && !want.includes(n)) picked.push(n);
+    }
+    if (picked.length < st.nodes) continue;
+    for (const n of picked) free.splice(free.indexOf(n), 1);
+    named.set(st.jobId, picked);
+  }
+  const out: PlanStart[] = [];
+  for (const st of starts) {
+    if (bound.has(st.jobId)) {
+      const picked = named.get(st.jobId);
+      if (picked) out.push({ jobId: st.jobId, nodes: picked, reason: st.reason });
+      continue;
+    }
+    if (st.nodes > free.length) throw new RangeError(`job ${st.jobId} started on ${st.nodes} nodes, ${free.length} are idle`);
+    out.push({ jobId: st.jobId, nodes: free.splice(0, st.nodes), reason: st.reason });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The re-check.
+
+export interface PlanNodeState {
+  /** Schedulable now (live: UP, not drained, its agent connected, not completing a job). */
+  up: boolean;
+  jobId?: number;
+}
+
+export interface PlanJobState {
+  /** "pending" (eligible, not held), "running", "adapting", or anything else (held, ended...). */
+  state: string;
+  /** Its nodes in rank order. */
+  nodes: readonly string[];
+  minNodes: number;
+  maxNodes: number;
+  sizes?: readonly number[];
+  /** Can be resized now (live: elastic, its elastic step's launcher attached). */
+  resizable: boolean;
+  /** False while it is between resize points (default true). */
+  atResizePoint?: boolean;
+  exclude?: readonly string[];
+  nodelist?: readonly string[];
+}
+
+/** The state a plan is carried out against, as it is now. */
+export interface PlanState {
+  node(name: string): PlanNodeState | undefined;
+  job(id: number): PlanJobState | undefined;
+}
+
+export interface Rejection {
+  kind: "spawn" | "start" | "resize";
+  jobId: number;
+  reason: string;
+}
+
+/**
+ * Every item of `plan` against `state` and the nodes the items accepted before it claim: spawn
+ * grants, then starts, then resizes. What still fits is accepted, the rest rejected with a reason.
+ */
+export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejected: Rejection[] } {
+  const claimed = new Set<string>();
+  const rejected: Rejection[] = [];
+  const touched = new Set<number>();
+  const usable = (nodes: readonly string[], excluded?: readonly string[]): string | undefined => {
+    for (const name of nodes) {
+      const n = state.node(name);
+      if (!n) return `node ${name} does not exist`;
+      if (!n.up) return `node ${name} is not up`;
+      if (n.jobId !== undefined) return `node ${name} is held by job ${n.jobId}`;
+      if (claimed.has(name)) return `node ${name} is taken by an earlier item of the plan`;
+      if (excluded?.includes(name)) return `node ${name} is excluded by the job`;
+    }
+    if (new Set(nodes).size !== nodes.length) return "a node is named twice";
+    return undefined;
+  };
+  const claim = (nodes: readonly string[]) => {
+    for (const n of nodes) claimed.add(n);
+  };
+  const sizeWhy = (j: PlanJobState, n: number): string | undefined =>
+    n < j.minNodes || n > j.maxNodes ? `${n} nodes is outside its range ${j.minNodes}-${j.maxNodes}` : !isValidSize(j.sizes, n) ? `${n} nodes is not one of its sizes ${j.sizes!.join(",")}` : undefined;
+
+  const spawns = plan.spawns.filter((g) => {
+    const j = state.job(g.jobId);
+    const why = !j ? "the job is gone" : j.state !== "running" && j.state !== "adapting" ? `the job is ${j.state}` : g.nodes.length === 0 ? "no nodes" : usable(g.nodes);
+    if (why) rejected.push({ kind: "spawn", jobId: g.jobId, reason: `spawn grant of ${g.nodes.join(",")}: ${why}` });
+    else claim(g.nodes);
+    return !why;
+  });
+  const starts = plan.starts.filter((st) => {
+    const j = state.job(st.jobId);
+    let why = !j ? "the job is gone" : touched.has(st.jobId) ? "started twice in one plan" : j.state !== "pending" ? `the job is ${j.state}` : sizeWhy(j, st.nodes.length) ?? usable(st.nodes, j.exclude);
+    if (!why && j!.nodelist) {
+      const missing = j!.nodelist.find((n) => !st.nodes.includes(n));
+      if (missing) why = `node ${missing} of its nodelist is not among them`;
+    }
+    touched.add(st.jobId);
+    if (why) rejected.push({ kind: "start", jobId: st.jobId, reason: `start on ${st.nodes.length} nodes: ${why}` });
+    else claim(st.nodes);
+    return !why;
+  });
+  const resizes = plan.resizes.filter((r) => {
+    const j = state.job(r.jobId);
+    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.to > r.from ? usable(r.added, j.exclude) : undefined);
+    touched.add(r.jobId);
+    if (why) rejected.push({ kind: "resize", jobId: r.jobId, reason: `${r.rule} ${r.from} -> ${r.to} nodes: ${why}` });
+    else claim(r.added);
+    return !why;
+  });
+  return { accepted: { ...plan, spawns, starts, resizes }, rejected };
+}
+
+function resizeWhy(j: PlanJobState, r: PlanResize): string | undefined {
+  if (j.state !== "running") return `the job is ${j.state}`;
+  if (!j.resizable) return "the job cannot be resized now";
+  if (j.atResizePoint === false) return "the job is between resize points";
+  if (j.nodes.length !== r.from) return `it holds ${j.nodes.length} nodes, the plan says ${r.from}`;
+  if (r.to === r.from) return "no change";
+  if (r.to > r.from) return r.added.length === r.to - r.from && r.removed.length === 0 ? undefined : `a grow by ${r.to - r.from} names ${r.added.length} added nodes`;
+  const last = j.nodes.slice(r.to);
+  if (r.added.length > 0 || r.removed.length !== last.length || r.removed.some((n, i) => n !== last[i])) return `a shrink gives back the last ${r.from - r.to} nodes of the allocation (${last.join(",")}), the plan names ${r.removed.join(",")}`;
+  return undefined;
+}

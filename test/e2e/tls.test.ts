@@ -1,0 +1,172 @@
+/**
+ * `ebb up --tls`: a cluster CA in the state dir, HTTPS/WSS on the controller and TLS on every
+ * agent's step port. Real processes: the cluster runs an MPICH job and `ebb run` inside a batch
+ * job; a client without the CA (or with another cluster's) is refused saying what to do; plain
+ * HTTP to the controller's port and to a step port gets nowhere.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import type { Subprocess } from "bun";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { mpi } from "../mpi/programs.ts";
+import { freePort, ROOT, runProcess, waitFor } from "../support/cluster.ts";
+
+const ebb = [process.execPath, "--no-env-file", join(ROOT, "src/main.ts")];
+const dir = mkdtempSync(join(tmpdir(), "ebb-tls-"));
+const state = join(dir, "state");
+const hello = await mpi("hello");
+let up: Subprocess<"ignore", "pipe", "pipe">;
+let url = "";
+let token = "";
+let ca = "";
+let banner = "";
+
+/** Reads a stream until `marker` has appeared; everything read so far. */
+async function readUntil(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
+  let text = "";
+  const decoder = new TextDecoder();
+  for await (const chunk of stream) {
+    text += decoder.decode(chunk, { stream: true });
+    if (text.includes(marker)) return text;
+  }
+  throw new Error(`the stream ended before "${marker}": ${text}`);
+}
+
+/** The CLI as a user of this cluster runs it (finding URL, token and CA in the state dir). */
+const cli = (args: string[], env: Record<string, string> = {}) => runProcess([...ebb, ...args], { cwd: dir, env: { ...process.env, EBB_STATE_DIR: state, EBB_LOG: "warn", EBB_CONTROLLER: "", EBB_CA: "", EBB_TOKEN: "", ...env } });
+
+const api = async (method: string, path: string, body?: unknown) => {
+  const r = await fetch(`${url}${path}`, {
+    method,
+    headers: { Authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "Content-Type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    tls: { ca },
+  } as RequestInit);
+  return { status: r.status, json: (await r.json()) as any };
+};
+
+const waitJob = (id: number, states: string[]) =>
+  waitFor(`job ${id} to reach ${states.join("/")}`, async () => {
+    const j = (await api("GET", `/v1/jobs/${id}`)).json;
+    return states.includes(j.state) ? j : undefined;
+  }, 120_000);
+
+beforeAll(async () => {
+  const port = await freePort();
+  up = Bun.spawn([...ebb, "up", "--tls", "--nodes", "2", "--cpus-per-node", "2", "--listen", `127.0.0.1:${port}`, "--state-dir", state], {
+    cwd: dir,
+    env: { ...process.env, EBB_LOG: "warn" },
+    stdin: "ignore",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  banner = await readUntil(up.stdout, "Ctrl-C stops the cluster.");
+  url = readFileSync(join(state, "controller.url"), "utf8").trim();
+  token = readFileSync(join(state, "token"), "utf8").trim();
+  ca = readFileSync(join(state, "ca.pem"), "utf8");
+  await waitFor("2 nodes IDLE", async () => (await api("GET", "/v1/nodes")).json.nodes.filter((n: any) => n.state === "IDLE").length === 2, 120_000);
+}, 240_000);
+
+afterAll(async () => {
+  up?.kill("SIGINT");
+  await up?.exited;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe("ebb up --tls", () => {
+  test("makes a cluster CA and certificates in the state dir, and serves HTTPS only", async () => {
+    expect(url).toStartWith("https://127.0.0.1:");
+    expect(banner).toContain(`API:    ${url}/v1`);
+    expect(banner).toContain(`the cluster CA is ${join(state, "ca.pem")}`);
+    expect(ca).toContain("-----BEGIN CERTIFICATE-----");
+    // The CA's key and the certificates' keys are the state dir's secrets.
+    for (const f of ["ca.key", "controller.key", "agents.key"]) expect(statSync(join(state, "tls", f)).mode & 0o777).toBe(0o600);
+    expect(statSync(join(state, "tls")).mode & 0o777).toBe(0o700);
+
+    // Plain HTTP to the TLS port gets no answer, nor does an HTTPS client that trusts only the usual CAs.
+    const plain = url.replace(/^https:/, "http:");
+    expect(await fetch(`${plain}/v1/health`).then((r) => `answered ${r.status}`, (e: Error) => `failed: ${e.message}`)).toStartWith("failed");
+    expect(await fetch(`${url}/v1/health`).then((r) => `answered ${r.status}`, (e: Error & { code?: string }) => `failed: ${e.code}`)).toMatch(/^failed: .*(CERT|VERIFY|SELF_SIGNED)/);
+    expect((await api("GET", "/v1/health")).status).toBe(200);
+  });
+
+  test("agents' step ports speak TLS, with certificates the cluster CA signed", async () => {
+    const { nodes } = (await api("GET", "/v1/nodes")).json;
+    expect(nodes).toHaveLength(2);
+    for (const n of nodes) {
+      // A plain request to the step port is not answered; over TLS with the CA the agent answers (404: only /v1/step).
+      expect(await fetch(`http://${n.addr}/`).then((r) => `answered ${r.status}`, () => "failed")).toBe("failed");
+      const r = await fetch(`https://${n.addr}/`, { tls: { ca, checkServerIdentity: () => undefined } } as RequestInit);
+      expect(r.status).toBe(404);
+      // A plain WebSocket to it never opens.
+      const opened = await new Promise<boolean>((resolve) => {
+        const ws = new WebSocket(`ws://${n.addr}/v1/step`);
+        ws.onopen = () => (resolve(true), ws.close());
+        ws.onclose = () => resolve(false);
+      });
+      expect(opened).toBe(false);
+    }
+  });
+
+  test.skipIf(!hello)("runs an MPICH job (ebb run finds the CA in the state dir)", async () => {
+    const r = await cli(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: "" });
+    const lines = r.stdout.trim().split("\n").sort();
+    expect(lines).toHaveLength(4);
+    for (const l of lines) expect(l).toMatch(/^hello rank=\d size=4 sum=6 node=node0[12]$/);
+  }, 120_000);
+
+  test("a batch job runs ebb run inside (its agent gives it EBB_CA), and a command job runs", async () => {
+    const out = join(dir, "batch.out");
+    const submitted = await cli(["submit", "-N", "2", "-o", out, "--wrap", "echo ca=$EBB_CA; ebb run -N 2 -l sh -c 'echo step on $EBB_NODENAME'"]);
+    expect(submitted.code).toBe(0);
+    const id = Number(/(\d+)/.exec(submitted.stdout)![1]);
+    const j = await waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT"]);
+    const text = readFileSync(out, "utf8");
+    expect({ state: j.state, text }).toMatchObject({ state: "COMPLETED" });
+    expect(text).toMatch(/^ca=\/.*\/bin\/ca\.pem$/m);
+    expect(text.split("\n").filter((l) => l.includes("step on")).sort()).toEqual(["0: step on node01", "1: step on node02"]);
+
+    const cmdOut = join(dir, "cmd.out");
+    const { status, json } = await api("POST", "/v1/jobs", { argv: ["sh", "-c", "echo rank $EBB_PROCID"], nodes: 2, tasks: 2, cwd: dir, output: cmdOut });
+    expect(status).toBe(201);
+    expect((await waitJob(json.id, ["COMPLETED", "FAILED", "NODE_FAIL"])).state).toBe("COMPLETED");
+    expect(readFileSync(cmdOut, "utf8").trim().split("\n").sort()).toEqual(["rank 0", "rank 1"]);
+  }, 180_000);
+
+  test("a client without the cluster's CA is refused, saying what to do", async () => {
+    const empty = join(dir, "elsewhere");
+    mkdirSync(empty, { recursive: true });
+    const noCa = await cli(["nodes"], { EBB_STATE_DIR: empty, EBB_CONTROLLER: url, EBB_TOKEN: token });
+    expect(noCa.code).toBe(2);
+    expect(noCa.stderr).toContain(`the controller at ${url} uses TLS and no cluster CA was found`);
+    expect(noCa.stderr).toContain("--ca FILE or EBB_CA");
+
+    // Another cluster's CA (a second state dir's) does not verify this controller.
+    const other = join(dir, "other");
+    const made = await runProcess(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", `${other}.key`, "-out", `${other}.pem`, "-days", "1", "-subj", "/CN=other"]);
+    expect(made.code).toBe(0);
+    const wrong = await cli(["queue", "--ca", `${other}.pem`], { EBB_STATE_DIR: empty, EBB_CONTROLLER: url, EBB_TOKEN: token });
+    expect(wrong.code).toBe(1);
+    expect(wrong.stderr).toContain(`presented a certificate the cluster CA in ${other}.pem did not sign`);
+
+    // ebb run without the CA: refused before anything is submitted.
+    const run = await cli(["run", "-N", "1", "true"], { EBB_STATE_DIR: empty, EBB_CONTROLLER: url, EBB_TOKEN: token });
+    expect(run.code).toBe(2);
+    expect(run.stderr).toContain("uses TLS and no cluster CA was found");
+
+    // The plain URL of a TLS controller: the error says so.
+    const plain = await cli(["nodes"], { EBB_CONTROLLER: url.replace(/^https:/, "http:") });
+    expect(plain.code).toBe(1);
+    expect(plain.stderr).toContain("if the controller uses TLS (ebb up --tls), its URL starts with https://");
+
+    // An agent without the CA, or without a certificate for its step port, does not start.
+    const agentNoCa = await cli(["agent", "--controller", url, "--name", "stray"], { EBB_STATE_DIR: empty, EBB_CLUSTER_KEY: "k".repeat(64) });
+    expect(agentNoCa.code).toBe(2);
+    expect(agentNoCa.stderr).toContain("uses TLS: give the cluster's CA with --ca FILE or EBB_CA");
+    const agentNoCert = await cli(["agent", "--controller", url, "--name", "stray", "--ca", join(state, "ca.pem")], { EBB_STATE_DIR: empty, EBB_CLUSTER_KEY: "k".repeat(64) });
+    expect(agentNoCert.code).toBe(2);
+    expect(agentNoCert.stderr).toContain("give --tls-cert and --tls-key");
+  }, 120_000);
+});
