@@ -273,6 +273,8 @@ export const JobView = z.lazy(() =>
     elastic: z.boolean(),
     tasks: z.int().nullable(),
     tasksPerNode: z.int().nullable(),
+    /** Submitted with overcommit: more tasks than its nodes' CPUs are allowed. */
+    overcommit: z.boolean(),
     timeLimit: z.int(),
     argv: z.array(z.string()).nullable(),
     cwd: z.string(),

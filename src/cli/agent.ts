@@ -23,7 +23,7 @@ export default defineCommand({
     "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
     "state-dir": { type: "string", description: "Agent working files (default ~/.ebb/agents/NAME)", valueHint: "DIR" },
     ...tlsArgs,
-    ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ~/.ebb/ca.pem)", valueHint: "FILE" },
+    ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ca.pem in $EBB_STATE_DIR or ~/.ebb)", valueHint: "FILE" },
     "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },

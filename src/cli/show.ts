@@ -36,7 +36,7 @@ export default defineCommand({
       text += field("Sizes", j.sizes ? j.sizes.join(",") : "");
       text += field("ReqNodes", j.nodelist.length > 0 ? compressHostlist(j.nodelist) : "");
       text += field("ExcNodes", j.exclude.length > 0 ? compressHostlist(j.exclude) : "");
-      text += field("Tasks", j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node"));
+      text += field("Tasks", `${j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node")}${j.overcommit ? " (overcommit)" : ""}`);
       text += field("NodeList", j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
       text += field("TimeLimit", formatDuration(j.timeLimit));
       text += field("RunTime", elapsed(j));

@@ -4,7 +4,11 @@
  */
 import { join } from "node:path";
 import { startController, type ControllerOptions } from "../roles/controller/index.ts";
-import { slurmAllocation, srunArgv, type SrunProcess } from "../roles/remote/slurm.ts";
+import { slurmAllocation, srunArgv, TLS_VARS, type SrunProcess } from "../roles/remote/slurm.ts";
+import { ClusterCa } from "../roles/certs.ts";
+import { mkdirSync } from "node:fs";
+import { hostname, networkInterfaces } from "node:os";
+import { isIP } from "node:net";
 import type { HostPort } from "../util/addr.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { ebbCommand } from "../util/self.ts";
@@ -12,7 +16,7 @@ import { err, out } from "../util/stdio.ts";
 import { CommandError, UsageError } from "./common.ts";
 import { starting, untilSignal } from "./daemon.ts";
 
-export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?: number; tuning: Partial<ControllerOptions> }): Promise<void> {
+export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?: number; tuning: Partial<ControllerOptions>; tls?: boolean }): Promise<void> {
   const alloc = slurmAllocation(process.env);
   if ("error" in alloc) throw new UsageError(`--slurm: ${alloc.error}`);
   const listen = o.listen ?? { host: "0.0.0.0", port: 0 };
@@ -21,11 +25,14 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
   const pending = new Set(alloc.nodes);
   let allUp!: () => void;
   const registered = new Promise<void>((resolve) => (allUp = resolve));
+  // TLS: the controller's certificate, and one for every agent naming all the allocation's nodes.
+  const tls = o.tls ? slurmCertificates(stateDir, listen, alloc.nodes) : undefined;
   const ctl = await starting({ listen, stateDir }, () =>
     startController({
       listen,
       stateDir,
       ...o.tuning,
+      tls: tls?.controller,
       onNodeUp: (name) => {
         pending.delete(name);
         if (pending.size === 0) allUp();
@@ -40,9 +47,10 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
     controllerPort: Number(new URL(ctl.url).port),
     controllerHost: loopback ? "127.0.0.1" : specific ? listen.host : undefined,
     cpus: o.cpus,
+    tls: tls !== undefined,
   });
   err(`ebb up: starting ${alloc.nodes.length} agents with srun in Slurm job ${alloc.jobId}\n`);
-  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...process.env, EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn" } }) as SrunProcess;
+  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...process.env, EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn", ...(tls ? { [TLS_VARS.ca]: tls.ca.pem, [TLS_VARS.cert]: tls.agents.cert, [TLS_VARS.key]: tls.agents.key } : {}) } }) as SrunProcess;
   // srun's and the agents' messages go on to this stderr.
   void (async () => {
     for await (const chunk of srun.stderr) process.stderr.write(chunk);
@@ -73,6 +81,7 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
     [
       `ebb cluster is up in Slurm job ${alloc.jobId}: ${alloc.nodes.length} nodes (${alloc.nodes.join(", ")})`,
       `  API:    ${ctl.url}/v1`,
+      ...(tls ? [`  TLS:    every link; the cluster CA is ${tls.ca.caPath} (clients trust it from there, or from --ca / EBB_CA)`] : []),
       `  state:  ${stateDir}   (export EBB_STATE_DIR=${stateDir} for ebb run, submit, queue...)`,
       "",
       "It ends with the allocation, or on Ctrl-C.",
@@ -83,4 +92,16 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
   if (end !== "signal") err(`ebb up: srun ended (status ${end.exited}); stopping\n`);
   else err("ebb up: stopping\n");
   await stop();
+}
+
+function slurmCertificates(stateDir: string, listen: HostPort, nodes: string[]) {
+  try {
+    mkdirSync(stateDir, { recursive: true, mode: 0o700 });
+    const ca = ClusterCa.ensure(stateDir);
+    const here = Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((a) => a.address)).filter((a) => isIP(a) !== 0);
+    const wildcard = ["0.0.0.0", "::"].includes(listen.host);
+    return { ca, controller: ca.issue("controller", "controller", [hostname(), "localhost", ...here, ...(wildcard ? [] : [listen.host])]), agents: ca.issue("agents", "agent", nodes) };
+  } catch (e) {
+    throw new CommandError((e as Error).message);
+  }
 }

@@ -43,8 +43,7 @@ export default defineCommand({
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
           if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile, not --slurm (srun starts the agents)`);
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
-        if (args.tls) throw new UsageError("--tls is not supported with --slurm yet; start the cluster with ebb up --hosts --tls, or ebb controller/agent with --tls-cert, --tls-key and --ca");
-        return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts });
+        return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts, tls: args.tls === true });
       }
       if (args.hosts !== undefined || args.hostfile !== undefined) {
         if (args.nodes !== undefined) throw new UsageError("--nodes is for a local cluster; with --hosts the hosts are the nodes");

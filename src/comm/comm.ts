@@ -323,14 +323,17 @@ export class Comm extends BaseComm {
     this.size = init.members.length;
   }
 
-  /** Runs one collective: usable, arguments valid, no member gone, next sequence number, timed as one call. */
+  /**
+   * Runs one collective: usable, arguments valid, no member failed, next sequence number, timed as
+   * one call. A member that exited cleanly fails it only where it is needed and missing (a send to
+   * it, a receive from it with nothing queued): it may have given its part before it exited.
+   */
   private collective<T>(op: number, root: number, check: (() => void) | undefined, body: (ch: Channel) => Promise<T>): Promise<T> {
     cfgStep(op, this.ctx, root, -1, Bun.nanoseconds());
     return timed(async () => {
       this.usable();
       check?.();
-      const gone = this.gone.values().next().value;
-      if (gone) throw gone;
+      if (this.failed) throw this.failed;
       return body(this.channel());
     });
   }

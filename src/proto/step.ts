@@ -141,12 +141,15 @@ export const StepUp = tagged({
   "cfg": () => ({ step: StepKey, cfg: NodeCfg, final: z.boolean(), monitor: z.string().max(1000).optional(), reports: z.int().nonnegative() }),
   /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
   "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
-  /** Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort). */
+  /**
+   * Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort;
+   * `ranks-lost`: a rank of an elastic step was killed while its agent lives, the node's ranks are lost).
+   */
   "error": () => ({
     step: StepKey,
     node: z.string(),
     rank: z.int().nonnegative().optional(),
-    kind: z.enum(["launch", "lost-node", "pmi", "abort"]),
+    kind: z.enum(["launch", "lost-node", "ranks-lost", "pmi", "abort"]),
     message: z.string(),
     code: z.int().optional(),
   }),

@@ -85,3 +85,13 @@ test("finalize right after a barrier never makes a rank look gone to a slower on
     for (const r of results) expect({ name: r.name, reports: r.reports }).toEqual({ name: r.name, reports: [{ done: true }] });
   }
 }, 120_000);
+
+test("a rank that gave its part of a gather and a reduce and exited does not fail them at a root that comes late", async () => {
+  // Over TCP (two nodes), a Unix socket and a shared-memory ring (one node).
+  for (const [nodes, shm] of [[2, "1"], [1, "0"], [1, "1"]] as const) {
+    const results = await launch({ program: join(import.meta.dir, "programs/late-root.ts"), n: 2, nodes, deadlineMs: 30_000, env: { EBB_COMM_SHM: shm } });
+    expectClean(results);
+    expect(reportsOf(results, "rank0")).toEqual({ seen: true, parts: ["from 0", "from 1"], sum: 7, later: "PEER_EXITED" });
+    expect(reportsOf(results, "rank1")).toEqual({ gave: true });
+  }
+}, 60_000);

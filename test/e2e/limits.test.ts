@@ -117,6 +117,8 @@ test("a command job's tasks are checked again on the nodes it got; --overcommit 
   await c.waitNodes(3, "IDLE");
   expect((await c.api("POST", `/v1/jobs/${cmd}/release`)).status).toBe(200);
   const ran = await c.waitJob(cmd, ["COMPLETED", "FAILED"]);
-  expect({ state: ran.state, reason: ran.reason }).toEqual({ state: "COMPLETED", reason: null });
+  expect({ state: ran.state, reason: ran.reason, overcommit: ran.overcommit }).toEqual({ state: "COMPLETED", reason: null, overcommit: true });
+  expect(failed.overcommit).toBe(false);
+  expect((await c.ebb(["show", String(cmd)])).stdout).toMatch(/Tasks\s*:?\s*6 \(overcommit\)/);
   expect(readFileSync(out, "utf8").trim().split("\n").length).toBe(6);
 }, 180_000);

@@ -115,6 +115,10 @@ describe("ebb up --tls", () => {
     const lines = r.stdout.trim().split("\n").sort();
     expect(lines).toHaveLength(4);
     for (const l of lines) expect(l).toMatch(/^hello rank=\d size=4 sum=6 node=node0[12]$/);
+    // Fan-out 1: the launcher reaches node01 only, and node01's agent reaches node02 (an agent-to-agent TLS link).
+    const tree = await cli(["run", "-N", "2", "-n", "4", "--fanout", "1", hello!]);
+    expect({ code: tree.code, err: tree.stderr }).toEqual({ code: 0, err: "" });
+    expect(tree.stdout.trim().split("\n").filter((l) => l.includes("size=4 sum=6"))).toHaveLength(4);
   }, 120_000);
 
   test("a batch job runs ebb run inside (its agent gives it EBB_CA), and a command job runs", async () => {
@@ -170,3 +174,16 @@ describe("ebb up --tls", () => {
     expect(agentNoCert.stderr).toContain("give --tls-cert and --tls-key");
   }, 120_000);
 });
+
+test("a controller serving plain HTTP beyond loopback says that secrets cross the network unencrypted", async () => {
+  const port = await freePort();
+  const ctl = Bun.spawn([...ebb, "controller", "--listen", `0.0.0.0:${port}`, "--state-dir", join(dir, "plain-wide")], { cwd: dir, env: { ...process.env, EBB_LOG: "info" }, stdin: "ignore", stdout: "ignore", stderr: "pipe" });
+  try {
+    // (Absent, the stream would never show it: the test then fails on its timeout.)
+    const text = await readUntil(ctl.stderr, "use TLS");
+    expect(text).toContain(`serving plain HTTP on 0.0.0.0:${port}: tokens, the cluster key and step credentials cross the network unencrypted; use TLS`);
+  } finally {
+    ctl.kill("SIGTERM");
+    await ctl.exited;
+  }
+}, 60_000);

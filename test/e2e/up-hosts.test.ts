@@ -244,6 +244,32 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
   }
 }, 400_000);
 
+test("--controller-on-first --tls: the controller on h1 serves HTTPS with a certificate made here; agents and clients here verify it against the CA", async () => {
+  const up = new Up(["--hosts", "h1,h2", "--controller-on-first", "--tls", "--heartbeat", "1"], "0.0.0.0:0");
+  try {
+    await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2); the controller on h1");
+    const url = readFileSync(join(up.state, "controller.url"), "utf8").trim();
+    expect(url).toMatch(/^https:\/\/127\.0\.0\.2:\d+$/);
+    // Its certificate and key reached h1 in 0600 files; the key is in no command line.
+    const there = join(`${remotePath}.d`, "controller", "tls");
+    expect(readFileSync(join(there, "cert.pem"), "utf8")).toBe(readFileSync(join(up.state, "tls", "controller-h1.pem"), "utf8"));
+    expect(statSync(join(there, "key.pem")).mode & 0o777).toBe(0o600);
+    expect(commandLines().filter((p) => p.cmd.includes("PRIVATE KEY"))).toEqual([]);
+    const ca = readFileSync(join(up.state, "ca.pem"), "utf8");
+    expect((await fetch(`${url}/v1/health`, { tls: { ca, checkServerIdentity: () => undefined } } as RequestInit)).status).toBe(200);
+    expect(await fetch(`${url.replace(/^https:/, "http:")}/v1/health`).then(() => "answered", () => "failed")).toBe("failed");
+
+    const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
+    expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
+    expect(new Set(run.stdout.trim().split("\n").map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
+    up.proc.kill("SIGINT");
+    expect(await up.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  } finally {
+    if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
+  }
+}, 400_000);
+
 test("a host whose sshd is down is named with ssh's error; the binary already there is not copied again; a dead ssh link stops its agent", async () => {
   const up = new Up(["--hosts", "h1,h3"]);
   try {

@@ -40,14 +40,14 @@ function processesWith(text: string): string[] {
 }
 
 /** A job script: ebb up --slurm in the background, then ebb commands once it is up; it never stops ebb up itself. */
-function script(name: string, body: string): string {
+function script(name: string, body: string, upFlags = ""): string {
   const state = join(dir, `state-${name}`);
   const path = join(dir, `${name}.sh`);
   writeFileSync(
     path,
     `#!/bin/sh
 export EBB_STATE_DIR=${state} EBB_LOG=warn
-${EBB} up --slurm > ${dir}/${name}-up.out 2> ${dir}/${name}-up.err &
+${EBB} up --slurm${upFlags} > ${dir}/${name}-up.out 2> ${dir}/${name}-up.err &
 i=0
 until grep -q "ebb cluster is up" ${dir}/${name}-up.out 2>/dev/null; do
   i=$((i+1)); [ $i -gt 600 ] && { echo "ebb up did not come up"; cat ${dir}/${name}-up.err; exit 1; }
@@ -76,6 +76,22 @@ test("salloc -N 2: agents on n1 and n2 via srun, an MPICH program across them, a
   // The script left ebb up running: the end of the allocation ends it, its agents and its controller.
   await waitFor("nothing of ebb left", () => processesWith(join(dir, "state-salloc")).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
   expect(readFileSync(join(dir, "salloc-up.out"), "utf8")).toContain("ebb cluster is up in Slurm job");
+}, 300_000);
+
+test("salloc -N 2 with --tls: the agents get their certificate through srun's environment (not an argument); an MPICH program runs over TLS links", async () => {
+  const state = join(dir, "state-tls");
+  const path = script("tls", `cat ${state}/controller.url\n${EBB} run -N 2 -n 4 ${hello}\nls -l ${state}/agents/n1/tls\n`, " --tls");
+  const r = await runProcess(["salloc", "-N", "2", path], { env: slurm.env, cwd: dir });
+  expect({ code: r.code, err: r.stderr.includes("error") ? r.stderr : "" }).toEqual({ code: 0, err: "" });
+  expect(r.stdout).toMatch(/^https:\/\/\S+:\d+$/m);
+  const hellos = r.stdout.split("\n").filter((l) => l.startsWith("hello"));
+  expect(hellos).toHaveLength(4);
+  expect(new Set(hellos.map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["n1", "n2"]));
+  expect(hellos.every((l) => l.includes("size=4 sum=6"))).toBe(true);
+  // The agent's copies are its own (0600).
+  expect(r.stdout).toMatch(/^-rw------- .* key\.pem$/m);
+  expect(readFileSync(join(dir, "tls-up.out"), "utf8")).toContain(`the cluster CA is ${state}/ca.pem`);
+  await waitFor("nothing of ebb left", () => processesWith(state).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
 }, 300_000);
 
 test("sbatch -N 2: an elastic job grows from 1 node to 2 inside the allocation; nothing of ebb outlives the job", async () => {

@@ -5,6 +5,7 @@
  * SIGKILLed mid-run.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
@@ -78,6 +79,47 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
       survived.push(`allocation[${victimIndex}]`);
     }, 120_000);
   }
+});
+
+/** Pids of the Jacobi ranks the agent of `node` runs for this cluster. */
+function ranksOn(node: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(JACOBI)) continue;
+      const env = readFileSync(`/proc/${d}/environ`, "utf8").split("\0");
+      if (env.includes(`EBB_NODENAME=${node}`) && env.includes(`EBB_CONTROLLER=${c.url}`)) out.push(Number(d));
+    } catch {}
+  }
+  return out;
+}
+
+describe("the agent reports its ranks dead", () => {
+  test("the ranks of one of 3 nodes SIGKILLed while its agent lives: a fault adaptation, the node stays UP, the right answer", async () => {
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+    const victim = (await c.job(job.id)).allocation[1] as string;
+    const pids = ranksOn(victim);
+    expect(pids.length).toBe(1);
+    for (const pid of pids) process.kill(pid, "SIGKILL");
+    const { out, err, code } = await job.finished;
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+    expect(code).toBe(0);
+    expect(out).toMatch(/jacobi: fault: lost rank \d at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
+    expect(got?.[1]).toBe(want[1]!);
+    expect(got?.[2]).toBe(want[2]!);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([3, 2, 3, 2, "COMMITTED"]);
+    expect(fault.removed).toEqual([victim]);
+    expect(err).toContain(`the ranks of ${victim} are lost`);
+    // Its agent lived through it: the node goes back to the pool, it never went DOWN.
+    const agent = c.agents.get(victim)!;
+    expect(agent.exitCode).toBeNull();
+    await c.waitNodes(4, "IDLE");
+  }, 120_000);
 });
 
 describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {

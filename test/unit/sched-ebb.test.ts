@@ -189,6 +189,18 @@ describe("moldable starts", () => {
     expect(plan.starts[0]!.reason).toMatch(/ends before the reservation$/);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });
+
+  test("behind the head, a malleable job that would run past the reservation starts on the nodes it leaves over", () => {
+    // Head (rigid, 12 of 16) reserved at +1900 s, 4 nodes left over then; 8 idle now; 10 jobs of 16 behind.
+    // Job 6 (1000 s at 16): on 8 nodes it ends at +2000 s, past the reservation, and 8 > 4: not there.
+    // On the 4 left over it ends by +4000 s (linear bound) instead of +2900 s, 1100 s later, but the
+    // queue gains λ × 4 nodes × 1900 s.
+    const queue = [pend(5, 12), mall(6, 2, 16, 1000), ...Array.from({ length: 10 }, (_, i) => pend(20 + i, 16))];
+    const plan = planEbb(input(16, 8, [rigidRun(9, 8, 1900)], queue));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 6, nodes: 4 })]);
+    expect(plan.starts[0]!.reason).toMatch(/^moldable: 4 of 16 nodes now, .* to end 1100 s later .*; in the nodes the reservation leaves over$/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_900_000 });
+  });
 });
 
 describe("what a job's speed is known from", () => {

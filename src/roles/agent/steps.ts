@@ -336,6 +336,7 @@ export class StepNode {
       this.cfg?.rankEnded(world);
       if (code === 0 && this.pmi?.exitedUnfinalized(world))
         this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${world} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
+      if (signal && this.adapt && !this.killedWith && !this.done) this.ranksDied(world, signal);
       this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
     });
   }
@@ -395,6 +396,20 @@ export class StepNode {
         this.adapt?.down(msg);
         return;
     }
+  }
+
+  /**
+   * A rank of an elastic step was killed, not by this agent (the agent reports its ranks dead):
+   * this node's ranks leave the world together, as if the node had failed. The launcher is told
+   * before the exit (so the exit is not taken for a failure of the step) and the node's other
+   * ranks are killed, so that the survivors' fault window names exactly this node's ranks.
+   */
+  private ranksDied(world: number, signal: string): void {
+    const node = this.ctx.name;
+    const message = `rank ${world} on ${node} was killed by ${signal}; the ranks of ${node} are lost`;
+    log.warn(`step ${this.key}: ${message}`);
+    this.up({ t: "error", step: this.key, node, kind: "ranks-lost", message, code: 128 + signalNumber(signal) });
+    this.signalRanks("SIGKILL");
   }
 
   private signalRanks(signal: NodeJS.Signals): void {

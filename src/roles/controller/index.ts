@@ -229,6 +229,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS);
 
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
+  if (!opts.tls && !["127.0.0.1", "::1", "localhost"].includes(opts.listen.host))
+    log.warn(`serving plain HTTP on ${formatHostPort(opts.listen)}: tokens, the cluster key and step credentials cross the network unencrypted; use TLS (ebb up --tls, or --tls-cert/--tls-key)`);
   return {
     url,
     token,

@@ -51,6 +51,7 @@ export function jobView(job: JobRow, allocation: string[], live?: JobRuntime, mt
     elastic: job.elastic,
     tasks: job.tasks,
     tasksPerNode: job.tasksPerNode,
+    overcommit: job.overcommit,
     timeLimit: job.timeLimit,
     argv: job.argv ?? null,
     cwd: job.cwd,

@@ -169,6 +169,7 @@ export class StepRoot {
       }
       case "error":
         if (msg.kind === "lost-node") return this.nodeLost(msg.node, msg.message, msg.code);
+        if (msg.kind === "ranks-lost") return this.ranksLost(msg.node, msg.message, msg.code);
         this.fail(msg.message, msg.code ?? 1);
         return;
       case "fence.in": {
@@ -215,7 +216,8 @@ export class StepRoot {
     this.adaptReduce.childLost(index);
     this.cfgTree.childLost(index);
     this.forwardCfg();
-    this.markLost(name);
+    // Its own ranks: a lost node is a leaf (nodeLost), and a node whose ranks died still relays.
+    this.markLost(name, false);
   }
 
   /** A node is gone: an elastic step may go on without it (a fault adaptation); any other fails. */
@@ -230,6 +232,20 @@ export class StepRoot {
       return this.markLost(name);
     }
     this.fail(reason.startsWith("lost node") ? reason : `lost node ${name}: ${reason}`, code, name);
+  }
+
+  /**
+   * The agent of `name` reports its ranks of this (elastic) step dead while it lives: as a lost
+   * node for the step, but its agent still relays for the nodes below it, so only its own ranks
+   * are gone (any node of the tree qualifies, not only a leaf).
+   */
+  private ranksLost(name: string, reason: string, code = 137): void {
+    if (this.over) return;
+    if (!this.failure && this.o.onNodeLost?.(name, reason)) {
+      this.o.sink.notice(`${reason}; the step goes on without them`);
+      return this.markLost(name, false);
+    }
+    this.fail(reason, code);
   }
 
   /** The first failure kills every rank; ranks on a lost node are counted as killed. */
@@ -248,13 +264,13 @@ export class StepRoot {
     if (this.exits.size === this.size) this.end();
   }
 
-  private markLost(name: string): void {
+  /** `subtree`: the node's agent is gone, so its whole subtree can no longer report. */
+  private markLost(name: string, subtree = true): void {
     const { spec } = this.o;
     const index = spec.nodes.findIndex((n) => n.name === name);
     if (index < 0) return;
-    // The lost node's whole subtree can no longer report.
     const lost = [index];
-    for (let i = 0; i < lost.length; i++) lost.push(...childrenOf(lost[i]!, spec.nodes.length, spec.fanout));
+    for (let i = 0; subtree && i < lost.length; i++) lost.push(...childrenOf(lost[i]!, spec.nodes.length, spec.fanout));
     const first = firstRanks(spec.tasks);
     for (const n of lost) {
       for (let r = first[n]!; r < first[n]! + spec.tasks[n]!; r++) {

@@ -24,10 +24,29 @@ export function slurmAllocation(env: Record<string, string | undefined>): Alloca
   return { jobId, nodes };
 }
 
+/** The variables that carry the agents' TLS files (PEM) through srun's environment, like the cluster key. */
+export const TLS_VARS = { ca: "EBB_TLS_CA_PEM", cert: "EBB_TLS_CERT_PEM", key: "EBB_TLS_KEY_PEM" } as const;
+
+/**
+ * With TLS: each agent writes the PEMs of TLS_VARS to tls/ in its state dir (0600), drops the
+ * variables, and is given the files.
+ */
+const tlsFiles = [
+  `d="\${EBB_STATE_DIR:-$HOME/.ebb}/agents/$SLURMD_NODENAME/tls"`,
+  `umask 077; mkdir -p "$d" || exit 1`,
+  `printf '%s\\n' "$${TLS_VARS.ca}" > "$d/ca.pem" && printf '%s\\n' "$${TLS_VARS.cert}" > "$d/cert.pem" && printf '%s\\n' "$${TLS_VARS.key}" > "$d/key.pem" || exit 1`,
+  `unset ${Object.values(TLS_VARS).join(" ")}`,
+];
+
 /** srun's argv: one agent task per node of the allocation, sharing its CPUs with the job's other steps. */
-export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: number; controllerHost?: string; cpus?: number }): string[] {
+export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: number; controllerHost?: string; cpus?: number; tls?: boolean }): string[] {
   const host = o.controllerHost ?? "$SLURM_LAUNCH_NODE_IPADDR";
-  const agent = [...o.binary.map((w) => `'${w.replace(/'/g, "'\\''")}'`), "agent", "--controller", `"http://${host}:${o.controllerPort}"`, "--name", '"$SLURMD_NODENAME"', "--tied-to-stdin", ...(o.cpus ? ["--cpus", String(o.cpus)] : [])];
+  const agent = [
+    ...o.binary.map((w) => `'${w.replace(/'/g, "'\\''")}'`),
+    "agent", "--controller", `"${o.tls ? "https" : "http"}://${host}:${o.controllerPort}"`, "--name", '"$SLURMD_NODENAME"', "--tied-to-stdin",
+    ...(o.cpus ? ["--cpus", String(o.cpus)] : []),
+    ...(o.tls ? ["--tls-cert", '"$d/cert.pem"', "--tls-key", '"$d/key.pem"', "--ca", '"$d/ca.pem"'] : []),
+  ];
   return [
     "srun",
     `--nodes=${o.nodes}`,
@@ -42,7 +61,7 @@ export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: n
     "--export=ALL",
     "sh",
     "-c",
-    `exec ${agent.join(" ")}`,
+    [...(o.tls ? tlsFiles : []), `exec ${agent.join(" ")}`].join("\n"),
   ];
 }
 

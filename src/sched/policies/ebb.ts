@@ -12,7 +12,8 @@
  *   nodes free, below the size it asked for, if the queue's gain (λ × the node-seconds of its work
  *   done on nodes that would idle until its reservation) exceeds its own loss (its predicted end
  *   now, by its declared model or else the bound that time grows at most linearly as nodes drop,
- *   against its end from the reservation). Behind the head only if the reservation holds;
+ *   against its end from the reservation). Behind the head only if the reservation holds (on
+ *   the nodes it leaves over if the job would run past it);
  * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
  *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
  *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
@@ -230,7 +231,8 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
  * gain exceeds its own loss (`moldableWorth`: its time at k by its declared model, else the bound
  * that time grows at most linearly as nodes drop; it could get its size no sooner than the
  * reservation). Behind the head, EASY's reservation holds: it must be predicted to end before the
- * reservation, or fit in the nodes the reservation leaves over (`extra`).
+ * reservation, or fit in the nodes the reservation leaves over (`extra`): on fewer nodes, down to
+ * those, if that is what it takes (elastic backfilling at a reduced size).
  */
 function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean): { start: CountStart; fromExtra: number } | undefined {
   const want = preferredSize(job);
@@ -246,7 +248,8 @@ function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservat
     if (!inTime && k > extra) return undefined;
     return { k, w, inTime };
   };
-  const got = at(Math.min(idle, want));
+  // Behind the head, a job that would run past the reservation on the idle nodes may still fit in the nodes it leaves over.
+  const got = at(Math.min(idle, want)) ?? (extra < Math.min(idle, want) ? at(Math.min(extra, want)) : undefined);
   if (!got) return undefined;
   const { k, w, inTime } = got;
   const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
