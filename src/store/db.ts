@@ -11,6 +11,41 @@ export type Db = BunSQLiteDatabase<typeof schema> & { $client: Database };
 /** The database was migrated by a newer ebb than this one: its schema is unknown here. */
 export class DatabaseTooNew extends Error {}
 
+/** Who is told the duration (ms) of each write statement run outside a transaction (SQLite commits it alone). */
+const autocommitObservers = new WeakMap<Database, (ms: number) => void>();
+
+/** Tells `fn` how long each autocommitted write took, commit included (transactions: JobStore.onCommit). */
+export function onAutocommit(db: Db, fn: (ms: number) => void): void {
+  autocommitObservers.set(db.$client, fn);
+}
+
+/**
+ * Times the write statements SQLite runs outside a transaction: each is its own transaction and
+ * commit. Every statement drizzle makes goes through Database.prepare (prepared ones included,
+ * made once), so its write statements get their run/get/all/values timed when no transaction is open.
+ */
+function timeAutocommits(sqlite: Database): void {
+  const prepare = sqlite.prepare.bind(sqlite);
+  sqlite.prepare = ((query: string, ...rest: unknown[]) => {
+    const st = (prepare as (q: string, ...r: unknown[]) => ReturnType<Database["prepare"]>)(query, ...rest);
+    if (!/^\s*(insert|update|delete|replace)\b/i.test(query)) return st;
+    for (const m of ["run", "get", "all", "values"] as const) {
+      const call = (st[m] as (...a: unknown[]) => unknown).bind(st);
+      (st as unknown as Record<string, unknown>)[m] = (...args: unknown[]) => {
+        const fn = autocommitObservers.get(sqlite);
+        if (!fn || sqlite.inTransaction) return call(...args);
+        const t0 = performance.now();
+        try {
+          return call(...args);
+        } finally {
+          fn(performance.now() - t0);
+        }
+      };
+    }
+    return st;
+  }) as Database["prepare"];
+}
+
 export function openDb(path: string): Db {
   const file = path !== ":memory:" && !path.startsWith("file:");
   if (file) {
@@ -27,6 +62,7 @@ export function openDb(path: string): Db {
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
   sqlite.exec("PRAGMA foreign_keys = ON");
+  timeAutocommits(sqlite);
   const db = drizzle({ client: sqlite, schema }) as Db;
   const migrations = loadMigrations();
   const applied = sqlite.query("select name from sqlite_master where type = 'table' and name = '__drizzle_migrations'").get()

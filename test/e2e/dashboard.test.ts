@@ -77,17 +77,27 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       await page.keyboard.press("Enter");
     }
 
+    /** What the timeline's canvas painted last (its `drawing`: the bands per node row, the adaptation marks, the jobs). */
+    type Drawing = { bands: { job: number; node: string; row: number; open: boolean }[]; marks: { job: number; adaptation: number }[]; jobs: { id: number; state: string }[] };
+    const drawing = () =>
+      page.evaluate(() => {
+        const d = (document.getElementById("timeline-plot") as (HTMLCanvasElement & { drawing?: Drawing }) | null)?.drawing;
+        return d ? { bands: d.bands.map(({ job, node, row, open }) => ({ job, node, row, open })), marks: d.marks.map(({ job, adaptation }) => ({ job, adaptation })), jobs: d.jobs.map(({ id, state }) => ({ id, state })) } : null;
+      }) as Promise<Drawing | null>;
+
     /** The node rows the job's band covers now, read from the drawing. */
-    function bandRows(job: number): Promise<string[]> {
-      return page.evaluate((id) => {
-        const rects = [...document.querySelectorAll(`#timeline rect.alloc[data-job="${id}"][data-open="1"]`)];
-        return [...new Set(rects.map((r) => r.getAttribute("data-node")!))].sort();
-      }, job);
+    async function bandRows(job: number): Promise<string[]> {
+      return [...new Set((await drawing())!.bands.filter((b) => b.job === job && b.open).map((b) => b.node))].sort();
     }
+    const marks = async (job: number) => (await drawing())!.marks.filter((m) => m.job === job).length;
+    const closed = async (job: number) => (await drawing())!.bands.filter((b) => b.job === job && !b.open).length;
 
     async function waitBand(job: number, rows: number) {
       await page.waitForFunction(
-        (id, n) => new Set([...document.querySelectorAll(`#timeline rect.alloc[data-job="${id}"][data-open="1"]`)].map((r) => r.getAttribute("data-row"))).size === n,
+        (id, n) => {
+          const d = (document.getElementById("timeline-plot") as (HTMLCanvasElement & { drawing?: Drawing }) | null)?.drawing;
+          return new Set(d?.bands.filter((b) => b.job === id && b.open).map((b) => b.row)).size === n;
+        },
         { timeout: SHOWN, polling: 100 },
         job,
         rows,
@@ -123,15 +133,15 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       expect((await c.resize(job.id, 4)).state).toBe("COMMITTED");
       await waitBand(job.id, 4);
       expect(await bandRows(job.id)).toEqual(await allocation());
-      expect(await count(`#timeline line.adapt[data-job="${job.id}"]`)).toBe(1);
+      expect(await marks(job.id)).toBe(1);
       await shot("timeline-4-nodes.png");
 
       expect((await c.resize(job.id, 2)).state).toBe("COMMITTED");
       await waitBand(job.id, 2);
       expect(await bandRows(job.id)).toEqual(await allocation());
-      expect(await count(`#timeline line.adapt[data-job="${job.id}"]`)).toBe(2);
+      expect(await marks(job.id)).toBe(2);
       // The nodes the shrink released keep their past stretch of the band, closed at the commit.
-      expect(await count(`#timeline rect.alloc[data-job="${job.id}"][data-open="0"]`)).toBe(2);
+      expect(await closed(job.id)).toBe(2);
       await shot("timeline-2-again.png");
 
       // From here on the keyboard only. Zoom by keys 1-3.
@@ -193,6 +203,22 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       expect(await count("#nodes tbody tr")).toBe(4);
       expect(await count("#utilization polyline")).toBe(1);
       await shot("nodes.png");
+
+      // Finished jobs on the timeline by keyboard: Tab to the drawing, arrows choose a job (its
+      // tooltip shows, and says it ended), Enter opens its page.
+      await page.keyboard.press("g");
+      await page.waitForSelector("#timeline", { timeout: SHOWN });
+      await tabTo((f) => f.id === "timeline-plot", 5);
+      await page.waitForSelector("#timeline-tip:not([hidden])", { timeout: SHOWN });
+      const tipJob = () => page.$eval("#timeline-tip", (e) => (e as HTMLElement).dataset.job);
+      for (let i = 0; i < 10 && (await tipJob()) !== String(job.id); i++) await page.keyboard.press("ArrowLeft");
+      expect(await tipJob()).toBe(String(job.id));
+      await waitText("#timeline-tip", "CANCELLED");
+      expect(await textOf("#timeline-tip")).toContain("2 → 4 COMMITTED");
+      await shot("timeline-keyboard.png");
+      await page.keyboard.press("Enter");
+      await page.waitForSelector("#allocation-history", { timeout: SHOWN });
+      expect(await focused()).toMatchObject({ tag: "h2", text: `Job ${job.id} · bun.exe` });
     }, 180_000);
 
     test("after a reload the tab is still signed in; a token that stops working shows the sign-in", async () => {
@@ -205,3 +231,57 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
     });
   });
 }
+
+/*
+ * A burst of 1,000 short jobs with both browsers watching: the page draws deltas at most once a
+ * second, several deltas' changes together, and must still end with every job in its final state
+ * and nothing left in the running or pending lists.
+ */
+describe("a burst of 1,000 jobs", () => {
+  test("both browsers' timelines end with every job COMPLETED and none running or pending", async () => {
+    const browsers = await Promise.all((["chromium", "firefox"] as const).map((n) => launchBrowser(n)));
+    try {
+      const pages = await Promise.all(
+        browsers.map(async (b) => {
+          const p = await b.newPage();
+          await p.setViewport({ width: 1280, height: 800 });
+          await p.goto(`${c.url}/`);
+          await p.evaluate((t) => sessionStorage.setItem("ebb-token", t), c.token);
+          await p.reload();
+          await p.waitForSelector("#timeline-plot", { timeout: SHOWN });
+          return p;
+        }),
+      );
+      const ids: number[] = [];
+      let left = 1000;
+      await Promise.all(
+        Array.from({ length: 8 }, async () => {
+          while (left > 0) {
+            left--;
+            ids.push(await c.submit({ argv: ["true"], output: "/dev/null" }));
+          }
+        }),
+      );
+      await waitFor("the 1,000 jobs done", async () => (await c.api("GET", "/v1/health")).json.jobs === 0, 600_000);
+      for (const p of pages)
+        await p.waitForFunction(
+          (want) => {
+            const d = (document.getElementById("timeline-plot") as (HTMLCanvasElement & { drawing?: { jobs: { id: number; state: string }[]; bands: { job: number; open: boolean }[] } }) | null)?.drawing;
+            if (!d) return false;
+            const states = new Map(d.jobs.map((j) => [j.id, j.state]));
+            const closed = new Set(d.bands.filter((b) => !b.open).map((b) => b.job));
+            return want.every((id) => states.get(id) === "COMPLETED" && closed.has(id)) && !d.bands.some((b) => want.includes(b.job) && b.open);
+          },
+          { timeout: SHOWN, polling: 500 },
+          ids,
+        );
+      for (const p of pages) {
+        expect(await p.$eval("#h-running", (e) => e.textContent)).toBe("Running (0)");
+        expect(await p.$eval("#h-pending", (e) => e.textContent)).toBe("Pending (0)");
+      }
+      expect(new Set(ids).size).toBe(1000);
+    } finally {
+      await Promise.all(browsers.map((b) => b.close()));
+    }
+  }, 900_000);
+});

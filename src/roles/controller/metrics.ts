@@ -28,7 +28,7 @@ export class ControllerMetrics {
   readonly pass = new Histogram("ebb_scheduling_pass_duration_seconds", "Duration of one batch scheduling pass", FAST_BUCKETS).zero();
   readonly adaptDuration = new Histogram("ebb_adaptation_duration_seconds", "Adaptations from the realloc order to the commit (or the failure), by direction", SLOW_BUCKETS);
   readonly blocked = new Histogram("ebb_adaptation_blocked_seconds", "Time the preexisting ranks of a committed adaptation were held: from their agreement on the iteration to the commit", SLOW_BUCKETS).zero();
-  readonly commit = new Histogram("ebb_sqlite_commit_duration_seconds", "Duration of the controller's SQLite write transactions, commit included", FAST_BUCKETS).zero();
+  readonly commit = new Histogram("ebb_sqlite_commit_duration_seconds", "Duration of the controller's SQLite writes, commit included: each transaction, and each single statement run outside one (its own transaction)", FAST_BUCKETS).zero();
 
   constructor(private readonly src: MetricsSources) {
     this.started.zero({});

@@ -2,7 +2,7 @@
 import type { TimelineView } from "../../api/schemas.ts";
 import type { AllocationRow, JobRow } from "../../store/jobs.ts";
 import type { JobRuntime } from "./state.ts";
-import { nodeView, pendingReason, type ViewContext } from "./views.ts";
+import { byNodeName, nodeView, pendingReason, type ViewContext } from "./views.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
 
@@ -59,7 +59,7 @@ export function timelineJob(ctx: ViewContext, row: JobRow, live: JobRuntime | un
 export function timelineNodes(ctx: ViewContext, now: number): TimelineNode[] {
   return [...ctx.state.nodes.values()]
     .map((n) => ({ ...nodeView(n, now), heartbeatAge: n.session ? Math.max(0, now - n.lastSeen) / 1000 : null }))
-    .sort((a, b) => a.name.localeCompare(b.name, "en", { numeric: true }));
+    .sort((a, b) => byNodeName(a.name, b.name));
 }
 
 export function timeline(ctx: ViewContext, windowMs: number, now = Date.now()): TimelineView {

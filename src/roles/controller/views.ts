@@ -146,6 +146,9 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   };
 }
 
+/** Orders node names as people do (node2 before node10); one collator (localeCompare with options builds one per call). */
+export const byNodeName = new Intl.Collator("en", { numeric: true }).compare;
+
 export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
   const completing = n.completing !== undefined && n.completing.until > now;
   const busy = n.jobId !== undefined || completing;
