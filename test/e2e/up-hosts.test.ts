@@ -102,6 +102,13 @@ class Up {
     }, 180_000);
   }
 
+  /** Ctrl-C: ebb up exits 0 and leaves no process on the hosts. */
+  async interrupt(): Promise<void> {
+    this.proc.kill("SIGINT");
+    expect(await this.ended).toBe(0);
+    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+  }
+
   ebb(args: string[]) {
     // `ebb run` ends its flags at the program: the state dir goes right after the command.
     return runProcess([EBB, args[0]!, "--state-dir", this.state, ...args.slice(1)], { env: { ...process.env, EBB_CONTROLLER: "", EBB_LOG: "warn" } });
@@ -177,9 +184,7 @@ test("--tls: a cluster CA here, a certificate per host over ssh's stdin; the con
     expect(new Set(lines.map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
     expect(lines.every((l) => l.includes("size=4 sum=6"))).toBe(true);
 
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
-    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    await up.interrupt();
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
@@ -236,9 +241,7 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
     expect(got?.slice(1)).toEqual(want!.slice(1));
     const detail = JSON.parse((await up.ebb(["show", id, "--json"])).stdout);
     expect(new Set(detail.allocationHistory.map((h: any) => h.node))).toEqual(new Set(["h1", "h2"]));
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
-    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    await up.interrupt();
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
@@ -262,9 +265,7 @@ test("--controller-on-first --tls: the controller on h1 serves HTTPS with a cert
     const run = await up.ebb(["run", "-N", "2", "-n", "4", hello!]);
     expect({ code: run.code, stderr: run.stderr }).toEqual({ code: 0, stderr: "" });
     expect(new Set(run.stdout.trim().split("\n").map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["h1", "h2"]));
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
-    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    await up.interrupt();
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
@@ -283,9 +284,7 @@ test("a host whose sshd is down is named with ssh's error; the binary already th
     process.kill(ssh!.pid, "SIGKILL");
     await waitFor("h1's agent to stop by itself", () => !commandLines().some((p) => p.pid === agent.pid));
     await up.until("h1: the agent's ssh session ended");
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
-    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    await up.interrupt();
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }
@@ -326,9 +325,7 @@ test("--controller-on-first: the controller runs on h1 over ssh, agents on h1 an
     expect(second.code).toBe(1);
     expect(second.stderr).toContain(`is in use by another controller (pid ${up.proc.pid}`);
 
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
-    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    await up.interrupt();
     expect(existsSync(join(`${remotePath}.d`, "controller", "controller.lock"))).toBe(false);
     expect(existsSync(join(up.state, "controller.lock"))).toBe(false);
   } finally {
@@ -346,9 +343,7 @@ test("a host file: user@host, host:port and slots=N reach ssh and the agent; --s
     const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.cpus, n.addr.replace(/:\d+$/, "")]);
     expect(nodes.find((n: any) => n[0] === "h1")).toEqual(["h1", 3, "127.0.0.2"]);
     expect(nodes.find((n: any) => n[0] === "127.0.0.3")?.[2]).toBe("127.0.0.3");
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
-    await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
+    await up.interrupt();
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");
   }

@@ -38,6 +38,27 @@ async function kill(node: string): Promise<void> {
   await agent.exited;
 }
 
+/**
+ * The job survived one fault adaptation that removed `removed` (from -> to nodes, a rank per node):
+ * `ebb run` exits 0 with the fixed-size answer, Jacobi says what it restored, the job COMPLETED.
+ */
+async function expectRecovered(job: Awaited<ReturnType<typeof elasticRun>>, lost: RegExp, from: number, to: number, removed: string[]): Promise<string> {
+  const { out, err, code } = await job.finished;
+  const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+  if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+  expect(code).toBe(0);
+  expect(out).toMatch(lost);
+  expect(got?.[1]).toBe(want[1]!);
+  expect(got?.[2]).toBe(want[2]!);
+  const end = await c.job(job.id);
+  expect(end.state).toBe("COMPLETED");
+  expect(end.adaptations.length).toBe(1);
+  const fault = end.adaptations[0];
+  expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([from, to, from, to, "COMMITTED"]);
+  expect([...fault.removed].sort()).toEqual([...removed].sort());
+  return err;
+}
+
 describe("an elastic Jacobi run loses one of its 3 nodes", () => {
   // The first, a middle and the last node of the allocation (ebb run's allocation: the launcher is
   // not on a node, so any of them may go).
@@ -90,19 +111,7 @@ describe("two nodes lost at once", () => {
     const agents = victims.map((v) => c.agents.get(v)!);
     for (const a of agents) a.kill("SIGKILL");
     await Promise.all(agents.map((a) => a.exited));
-    const { out, err, code } = await job.finished;
-    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
-    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
-    expect(code).toBe(0);
-    expect(out).toMatch(/jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/);
-    expect(got?.[1]).toBe(want[1]!);
-    expect(got?.[2]).toBe(want[2]!);
-    const end = await c.job(job.id);
-    expect(end.state).toBe("COMPLETED");
-    expect(end.adaptations.length).toBe(1);
-    const fault = end.adaptations[0];
-    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([4, 2, 4, 2, "COMMITTED"]);
-    expect([...fault.removed].sort()).toEqual([...victims].sort());
+    await expectRecovered(job, /jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/, 4, 2, victims);
   }, 120_000);
 });
 
@@ -112,20 +121,8 @@ describe("an inner node of the launch tree", () => {
     const alloc = (await c.job(job.id)).allocation as string[];
     // Tree: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. Ranks 1 and 4: buddies 2 and 0 survive.
     await kill(alloc[1]!);
-    const { out, err, code } = await job.finished;
-    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
-    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
-    expect(code).toBe(0);
+    const err = await expectRecovered(job, /jacobi: fault: lost ranks 1,4 at iteration \d+; restored iteration \d+ on 3 ranks \(was 5\)/, 5, 3, [alloc[1]!, alloc[4]!]);
     expect(err).toContain(`without ${alloc[4]} below it in the launch tree`);
-    expect(out).toMatch(/jacobi: fault: lost ranks 1,4 at iteration \d+; restored iteration \d+ on 3 ranks \(was 5\)/);
-    expect(got?.[1]).toBe(want[1]!);
-    expect(got?.[2]).toBe(want[2]!);
-    const end = await c.job(job.id);
-    expect(end.state).toBe("COMPLETED");
-    expect(end.adaptations.length).toBe(1);
-    const fault = end.adaptations[0];
-    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([5, 3, 5, 3, "COMMITTED"]);
-    expect([...fault.removed].sort()).toEqual([alloc[1]!, alloc[4]!].sort());
   }, 120_000);
 });
 
