@@ -77,7 +77,7 @@ const schedYield = ((): (() => void) => {
 })();
 const YIELD_AFTER_NS = 5_000;
 /** While polling, the event loop gets a turn at least this often (sockets, timers). */
-const YIELD_NS = 50_000;
+const LOOP_TURN_NS = 50_000;
 /** While a ring is in use, how often the peers' pids are checked (a backstop: a dead peer's socket closes too). */
 const PID_CHECK_MS = 500;
 
@@ -105,8 +105,6 @@ class RingPair {
   }
 }
 
-export const STATS = { spins: 0, sleeps: 0, immediates: 0, progress: 0 };
-if (process.env.EBB_COMM_STATS) process.on("exit", () => console.log("ringstats", process.pid, JSON.stringify(STATS)));
 export class RingLinks {
   /** Peers we share a ring with (either direction): what the polling loop looks at. */
   private readonly pairs = new Map<string, RingPair>();
@@ -114,7 +112,7 @@ export class RingLinks {
   private readonly socketOnly = new Set<string>();
   private spinning = false;
   private spinIdleSince = 0;
-  private lastYield = 0;
+  private lastLoopTurn = 0;
   private pidTimer: ReturnType<typeof setInterval> | undefined;
   private mappedWaiters: (() => void)[] = [];
   private closed = false;
@@ -352,7 +350,7 @@ export class RingLinks {
   /**
    * Polls the rings (data in, space out) while something waits: from microtasks, so a reply is
    * seen a few hundred nanoseconds after it is written, with the event loop getting a turn every
-   * YIELD_NS. Once nothing waits it just stops: the rings keep their "polling" flags, so peers
+   * LOOP_TURN_NS. Once nothing waits it just stops: the rings keep their "polling" flags, so peers
    * send no bells, and the next wait polls again before anything else (what came meanwhile waits
    * in the ring, as it would in a socket's buffer). After spinNs without progress while something
    * waits it flags every ring as sleeping, and the peers' bells (socket frames) wake it. The budget
@@ -363,12 +361,11 @@ export class RingLinks {
     if (this.spinning || this.closed || this.pairs.size === 0) return;
     this.spinning = true;
     for (const p of this.pairs.values()) p.in?.readerWake();
-    this.spinIdleSince = this.lastYield = Bun.nanoseconds();
+    this.spinIdleSince = this.lastLoopTurn = Bun.nanoseconds();
     queueMicrotask(this.spin);
   }
 
   private readonly spin = (): void => {
-    STATS.spins++;
     if (this.closed) {
       this.spinning = false;
       return;
@@ -383,18 +380,16 @@ export class RingLinks {
       return;
     }
     const now = Bun.nanoseconds();
-    if (progress) { this.spinIdleSince = now; STATS.progress++; }
+    if (progress) this.spinIdleSince = now;
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
     else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();
-    if (now - this.lastYield > YIELD_NS) {
-      this.lastYield = now;
-      STATS.immediates++;
+    if (now - this.lastLoopTurn > LOOP_TURN_NS) {
+      this.lastLoopTurn = now;
       setImmediate(this.spin);
     } else queueMicrotask(this.spin);
   };
 
   private sleep(): void {
-    STATS.sleeps++;
     this.spinning = false;
     let again = false;
     for (const p of this.pairs.values()) {
