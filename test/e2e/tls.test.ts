@@ -11,6 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { mpi } from "../mpi/programs.ts";
 import { freePort, ROOT, runProcess, waitFor } from "../support/cluster.ts";
+import { readUntil } from "../support/read-until.ts";
 
 const ebb = [process.execPath, "--no-env-file", join(ROOT, "src/main.ts")];
 const dir = mkdtempSync(join(tmpdir(), "ebb-tls-"));
@@ -21,17 +22,6 @@ let url = "";
 let token = "";
 let ca = "";
 let banner = "";
-
-/** Reads a stream until `marker` has appeared; everything read so far. */
-async function readUntil(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
-  let text = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of stream) {
-    text += decoder.decode(chunk, { stream: true });
-    if (text.includes(marker)) return text;
-  }
-  throw new Error(`the stream ended before "${marker}": ${text}`);
-}
 
 /** The CLI as a user of this cluster runs it (finding URL, token and CA in the state dir). */
 const cli = (args: string[], env: Record<string, string> = {}) => runProcess([...ebb, ...args], { cwd: dir, env: { ...process.env, EBB_STATE_DIR: state, EBB_LOG: "warn", EBB_CONTROLLER: "", EBB_CA: "", EBB_TOKEN: "", ...env } });

@@ -7,6 +7,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT, runProcess } from "../support/cluster.ts";
+import { readUntil } from "../support/read-until.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-"));
 // As ebb starts itself from source (util/self.ts); the compiled binary reads no .env at all.
@@ -18,17 +19,6 @@ beforeAll(async () => {
   if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
 }, 120_000);
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-/** Reads a stream until `marker` has appeared; everything read so far. */
-async function readUntil(stream: ReadableStream<Uint8Array>, marker: string): Promise<string> {
-  let text = "";
-  const decoder = new TextDecoder();
-  for await (const chunk of stream) {
-    text += decoder.decode(chunk, { stream: true });
-    if (text.includes(marker)) return text;
-  }
-  throw new Error(`the stream ended before "${marker}": ${text}`);
-}
 
 describe.each([
   ["from source", fromSource],
