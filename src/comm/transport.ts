@@ -107,10 +107,7 @@ export const RESOLVED: Promise<void> = Promise.resolve();
 const WATCH_DELAY_MS = 25;
 /** How long close() waits for accepted connections to say who they are, so its BYEs count them. */
 const IDENTIFY_WAIT_MS = 500;
-/**
- * A peer that said BYE but not on every connection it announced, or whose socket file is gone, is
- * taken as exited after this.
- */
+/** A peer that said BYE but not on every connection it announced is taken as exited after this. */
 const BYE_GRACE_MS = 2000;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
@@ -470,10 +467,8 @@ export class Transport implements KeepAlive {
           }, 10 * 2 ** attempt);
           return;
         }
-        // A clean exit removes the socket file; a crash leaves it (ECONNREFUSED). Its last data
-        // may still wait in a connection it made to us that we have not accepted or read yet
-        // (this dial was only a watch): that connection's BYE ends it, else the grace period.
-        if (err.code === "ENOENT") setTimeout(() => this.exited(p, "it has exited (its socket is gone)"), BYE_GRACE_MS).unref();
+        // A clean exit removes the socket file; a crash leaves it (ECONNREFUSED).
+        if (err.code === "ENOENT") this.exited(p, "it has exited (its socket is gone)");
         else this.fail(p, `cannot connect (${err.code ?? err.message})`);
       },
     );
