@@ -320,6 +320,9 @@ export class StepAdapt {
   }
 
   private go(msg: Down<"adapt.go">): void {
+    // A fault while a resize's window is open (agreed, not committed): that window is void. Ranks
+    // waiting to commit are told so; they go to the fault window, in the world before the resize.
+    if (msg.lost && this.window && !this.window.lost) this.abortWindow(`the adaptation was aborted: ranks ${msg.lost.join(",")} failed`);
     this.window = { adaptId: msg.adaptId, generation: msg.generation, staying: msg.staying, leaving: msg.leaving, joining: msg.joining, oldSize: msg.oldSize, lost: msg.lost };
     this.c.merge(msg.cards);
     this.publish(msg);
@@ -342,6 +345,14 @@ export class StepAdapt {
     this.beginning.clear();
     // A node whose ranks have all left has nothing to wait for.
     this.checkCommitted();
+  }
+
+  private abortWindow(why: string): void {
+    for (const answer of this.committing.values()) answer({ aborted: "1", msg: why });
+    this.committing.clear();
+    for (const answer of this.beginning.values()) answer({ rc: "-1", msg: why });
+    this.beginning.clear();
+    this.window = undefined;
   }
 
   /** Write the window where the ranks' probe slots are, before any probe is answered. */

@@ -37,6 +37,16 @@ export interface WorldStep {
 export interface AdapterHost {
   /** Start a step of this launch (the joining ranks) and resolve once all its ranks run. */
   startJoining(spec: StepSpec, cred: Credential): { root: StepRoot; launched: Promise<void> };
+  /** Stop a joining step whose adaptation was aborted, without failing the launch. */
+  abandon(root: StepRoot, why: string): void;
+}
+
+/** A resize under way: aborted by a fault until its commit is agreed. */
+interface Resize {
+  adaptId: number;
+  committed: boolean;
+  aborted: string | undefined;
+  abort(why: string): void;
 }
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
@@ -48,6 +58,12 @@ const FIRST_MARGIN = 2;
 
 export class Adapter {
   private generation = 0;
+  /** The highest generation any window used (an aborted one's is not reused: its context ids may linger). */
+  private usedGeneration = 0;
+  /** The resize under way, if one is. */
+  private resize: Resize | undefined;
+  /** Nodes of the new world lost after a resize's commit was agreed: reported once the controller has its end. */
+  private deferredFaults: Array<{ node: string; reason: string }> = [];
   /** The world's nodes in rank order, each with its ranks, the step that runs them and its first rank in that step. */
   private world: Array<{ node: string; tasks: number; first: number; step: WorldStep }>;
   /** Nodes lost and not yet adapted past. */
@@ -114,6 +130,19 @@ export class Adapter {
     if (this.failure) return false;
     // Already being adapted past, or it had left the world.
     if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
+    // A resize under way: before its commit is agreed it is aborted (the fault realloc that follows
+    // works on the world before it); after, the fault is reported once the resize's end is.
+    const resize = this.resize;
+    if (resize && !resize.aborted) {
+      this.lost.add(node);
+      if (resize.committed) {
+        this.deferredFaults.push({ node, reason });
+        return true;
+      }
+      this.link.fault(node, reason);
+      resize.abort(`node ${node} was lost (${reason}); the resize is aborted`);
+      return true;
+    }
     // Once a window is open (a resize's or a fault's) its members are fixed: the step fails. Before
     // that, a second node lost with the first (or before its realloc came) joins the same fault
     // adaptation: the controller extends it, and faultAdapt names every node lost so far.
@@ -124,6 +153,12 @@ export class Adapter {
   }
 
   realloc(msg: ReallocMsg): void {
+    // The controller saw the fault first (the node went DOWN): a resize under way is aborted, as
+    // when this launcher loses the node itself.
+    if (msg.fault && this.resize && !this.resize.committed) {
+      for (const n of msg.removed) this.lost.add(n);
+      this.resize.abort(`${msg.fault.reason}; the resize is aborted`);
+    }
     const adapt = msg.fault ? () => this.faultAdapt(msg) : () => this.adapt(msg);
     const run = () => {
       this.adapting = true;
@@ -157,11 +192,46 @@ export class Adapter {
   }
 
   private async adapt(msg: ReallocMsg): Promise<void> {
+    let abortNow!: (why: string) => void;
+    const aborted = new Promise<string>((r) => (abortNow = r));
+    const resize: Resize = {
+      adaptId: msg.adaptId,
+      committed: false,
+      aborted: undefined,
+      abort: (why) => {
+        if (resize.committed || resize.aborted) return;
+        resize.aborted = why;
+        abortNow(why);
+        for (const w of [...this.waiters.values()]) w.resolve([]);
+      },
+    };
+    this.resize = resize;
+    const joining: { root?: StepRoot } = {};
+    try {
+      await this.resizeSteps(msg, resize, aborted, joining);
+    } catch (e) {
+      // Its joining ranks wait in adaptBegin, or still start: they go (the fault window is the old world's).
+      if (resize.aborted && joining.root) this.host.abandon(joining.root, resize.aborted);
+      throw e;
+    } finally {
+      this.resize = undefined;
+      const deferred = this.deferredFaults;
+      this.deferredFaults = [];
+      for (const f of deferred) this.link.fault(f.node, f.reason);
+    }
+  }
+
+  private async resizeSteps(msg: ReallocMsg, resize: Resize, aborted: Promise<string>, joining: { root?: StepRoot }): Promise<void> {
+    const check = () => {
+      this.check();
+      if (resize.aborted) throw new Error(resize.aborted);
+    };
     const times: Record<string, number> = { realloc: Date.now() };
     const before = this.placement();
     const m = remap(before, msg.nodes.length, msg.added.map((n) => n.name), msg.join?.tasks[0]);
     const oldSize = m.staying + m.leaving;
-    const next = this.generation + 1;
+    const next = Math.max(this.generation, this.usedGeneration) + 1;
+    this.usedGeneration = next;
     const cards = this.cards(oldSize);
     const pre = this.steps();
     const leavingProcesses = this.processes(m.staying, oldSize);
@@ -175,7 +245,7 @@ export class Adapter {
       if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
       const preput: Record<string, string> = {};
       cards.forEach((c, r) => {
-        preput[cardKey(r, this.generation)] = c;
+        preput[cardKey(r, next - 1)] = c;
         if (r < m.staying) preput[cardKey(r, next)] = c;
       });
       const base = this.world[0]!.step.spec;
@@ -197,10 +267,13 @@ export class Adapter {
       };
       const ready = this.wait("arrived", msg.adaptId, 0, 1);
       const { root, launched } = this.host.startJoining(spec, msg.join.cred);
+      joining.root = root;
       joinStep = { spec, root };
-      await launched;
+      await Promise.race([launched, aborted]);
+      check();
       times.spawned = Date.now();
       const [arrived] = await ready;
+      check();
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
       for (let r = oldSize; r < oldSize + m.joining; r++) {
@@ -218,11 +291,13 @@ export class Adapter {
       this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
       const target = Math.max(...(await counted)) + margin;
       log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
-      this.check();
+      check();
       const checked = this.wait("checked", msg.adaptId, round, pre.length);
       const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
       this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
-      if (Math.max(...(await checked)) > 0) {
+      const racers = await checked;
+      check();
+      if (Math.max(...racers) > 0) {
         // A rank went past the target before it could see it: let everyone go on, aim further.
         this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
         this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
@@ -231,7 +306,7 @@ export class Adapter {
       }
       const total = (await arrived).reduce((a, b) => a + b, 0);
       log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
-      this.check();
+      check();
       if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
       break;
     }
@@ -253,8 +328,10 @@ export class Adapter {
     });
     const commits = (await committed).reduce((a, b) => a + b, 0);
     log.debug(`adaptation ${msg.adaptId}: ${commits} ranks committed`);
-    this.check();
+    check();
     if (commits !== oldSize + m.joining) throw new Error(`only ${commits} of ${oldSize + m.joining} ranks committed`);
+    // Every rank committed: the new world stands; a fault from now on is the new world's.
+    resize.committed = true;
     times.committed = Date.now();
     this.broadcast(all, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: m.staying + m.joining });
     this.generation = next;
@@ -306,7 +383,8 @@ export class Adapter {
     const size = oldSize - lostRanks.length;
     if (size === 0) throw new Error("no rank survived");
     const steps = [...new Set(survivors.map((w) => w.step))];
-    const next = this.generation + 1;
+    const next = Math.max(this.generation, this.usedGeneration) + 1;
+    this.usedGeneration = next;
     log.info(`fault adaptation ${msg.adaptId}: lost ${removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
     times.notified = times.agreed = Date.now();
     const committed = this.wait("committed", msg.adaptId, 0, steps.length);
