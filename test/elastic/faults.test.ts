@@ -5,7 +5,7 @@
  * SIGKILLed mid-run.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
@@ -128,6 +128,49 @@ describe("an inner node of the launch tree", () => {
     // No rank is started in a fault adaptation: 4 ranks after it means rank 4's process lived.
     const end = await c.job(job.id);
     expect(end.events.filter((e: any) => e.kind === "fault").length).toBe(1);
+  }, 120_000);
+});
+
+describe("a fault during a resize (agreed, not committed)", () => {
+  /**
+   * Jacobi on 3 nodes is resized to `to`; its ranks hold in the window (agreed, not committed) until
+   * a file exists. The agent of allocation[victimIndex] is SIGKILLed there: the resize is aborted
+   * and one fault adaptation 3 -> 2 on the world before it follows, with the right answer.
+   */
+  async function faultInResize(to: number, victimIndex: number, lost: RegExp): Promise<void> {
+    const hold = join(c.dir, `hold-${to}-${victimIndex}-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    const victim = alloc[victimIndex]!;
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: to });
+    expect(r.status).toBe(202);
+    await waitFor("the ranks to hold in the resize window", () => /in the window \(3 -> \d ranks\)/.test(job.output()), 60_000);
+    await kill(victim);
+    writeFileSync(hold, "");
+    const { out, err, code } = await job.finished;
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+    expect(code).toBe(0);
+    expect(out).toMatch(lost);
+    expect(got?.[1]).toBe(want[1]!);
+    expect(got?.[2]).toBe(want[2]!);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    const [resize, fault] = end.adaptations;
+    expect([resize.fromNodes, resize.toNodes, resize.state]).toEqual([3, to, "FAILED"]);
+    expect(resize.message).toContain(`aborted: node ${victim} failed`);
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([3, 2, 3, 2, "COMMITTED"]);
+    expect(fault.removed).toEqual([victim]);
+    expect(end.adaptations.length).toBe(2);
+    expect(err).toContain("the resize is aborted");
+  }
+
+  test("a grow 3 -> 4 in its window: the agent of allocation[1] SIGKILLed -> the grow is aborted, fault adaptation 3 -> 2", async () => {
+    await faultInResize(4, 1, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
+  }, 120_000);
+
+  test("a shrink 3 -> 2 in its window: the agent of allocation[0] (staying) SIGKILLed -> the shrink is aborted, fault adaptation 3 -> 2", async () => {
+    await faultInResize(2, 0, /jacobi: fault: lost rank 0 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
   }, 120_000);
 });
 
