@@ -314,7 +314,7 @@ export async function adaptCommit(): Promise<Comm | null> {
   const r = await s.pmi.command(CMD.commit);
   if (r.aborted === "1") {
     // A node of the world failed before every rank committed: this window is void, the fault window follows.
-    const e = new InvalidCommError("adaptation window", r.msg ?? "aborted by a fault");
+    const e = new InvalidCommError("adaptation window", r.why ?? "aborted by a fault");
     revoke(s, e);
     s.window = undefined;
     throw e;

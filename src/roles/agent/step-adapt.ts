@@ -348,7 +348,7 @@ export class StepAdapt {
   }
 
   private abortWindow(why: string): void {
-    for (const answer of this.committing.values()) answer({ aborted: "1", msg: why });
+    for (const answer of this.committing.values()) answer({ aborted: "1", why });
     this.committing.clear();
     for (const answer of this.beginning.values()) answer({ rc: "-1", msg: why });
     this.beginning.clear();
