@@ -200,6 +200,7 @@ export class Adapter {
       aborted: undefined,
       abort: (why) => {
         if (resize.committed || resize.aborted) return;
+        log.warn(`adaptation ${msg.adaptId}: ${why}`);
         resize.aborted = why;
         abortNow(why);
         for (const w of [...this.waiters.values()]) w.resolve([]);
