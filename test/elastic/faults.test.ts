@@ -181,6 +181,22 @@ describe("a fault during a resize (agreed, not committed)", () => {
   }, 120_000);
 });
 
+describe("a node lost after the fault window opened", () => {
+  test("4 nodes: allocation[1] SIGKILLed, then allocation[3] while the survivors hold in the fault window: it is superseded, one fault adaptation 4 -> 2", async () => {
+    const hold = join(c.dir, `hold-fault-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 4 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    await kill(alloc[1]!);
+    // The window opened (past the 250 ms wait for nodes lost together): rank 0 is in it.
+    await waitFor("the survivors to hold in the fault window", () => /in the fault window \(lost 1\)/.test(job.output()), 60_000);
+    await kill(alloc[3]!);
+    writeFileSync(hold, "");
+    // Ranks 1 and 3: their buddies (2 and 0) survive.
+    const err = await expectRecovered(job, /jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/, 4, 2, [alloc[1]!, alloc[3]!]);
+    expect(err).toContain(`lost node ${alloc[3]}`);
+  }, 120_000);
+});
+
 /** Pids of the Jacobi ranks the agent of `node` runs for this cluster. */
 function ranksOn(node: string): number[] {
   const out: number[] = [];
@@ -220,6 +236,24 @@ describe("the agent reports its ranks dead", () => {
     expect(agent.exitCode).toBeNull();
     await c.waitNodes(5, "IDLE");
   }, 120_000);
+});
+
+describe("the agent reports its ranks dead on a node that is not the launcher's child", () => {
+  // Fan-out 2, 5 nodes: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. The report
+  // comes up through the parent agent, which must not wait for a commit of the node's ranks.
+  for (const victimIndex of [4, 1]) {
+    test(`the rank of allocation[${victimIndex}] (${victimIndex === 4 ? "a leaf below allocation[1]" : "an inner node, parent of allocation[4]"}) SIGKILLed: 5 -> 4, the right answer`, async () => {
+      const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 5 ranks/);
+      const victim = (await c.job(job.id)).allocation[victimIndex] as string;
+      const pids = ranksOn(victim);
+      expect(pids.length).toBe(1);
+      for (const pid of pids) process.kill(pid, "SIGKILL");
+      const err = await expectRecovered(job, new RegExp(`jacobi: fault: lost rank ${victimIndex} at iteration \\d+; restored iteration \\d+ on 4 ranks \\(was 5\\)`), 5, 4, [victim]);
+      expect(err).toContain(`the ranks of ${victim} are lost`);
+      expect(c.agents.get(victim)!.exitCode).toBeNull();
+      await c.waitNodes(5, "IDLE");
+    }, 120_000);
+  }
 });
 
 describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {
