@@ -101,6 +101,8 @@ interface Stats {
   accepts: number;
   /** Connections currently open. */
   open: number;
+  /** Body bytes read straight from TCP sockets into their buffers (direct.ts). */
+  direct: number;
 }
 
 /** What send() returns when the frame went out at once: callers can skip their own chaining. */
@@ -153,7 +155,7 @@ export class Transport implements KeepAlive {
   private closedDone: Promise<void> | undefined;
   /** Woken whenever an accepted connection is identified by its HELLO. */
   private identifyWaiters: (() => void)[] = [];
-  private readonly counters = { connects: 0, accepts: 0 };
+  private readonly counters = { connects: 0, accepts: 0, direct: 0 };
   private readonly rings: RingLinks;
   private constructor(opts: TransportOptions) {
     this.id = newId();
@@ -567,6 +569,7 @@ export class Transport implements KeepAlive {
       const n = direct!.recv(fd, at.body, at.fill, c.parser.bodyLeft);
       if (n > 0) {
         deadline = 0;
+        this.counters.direct += n;
         c.parser.filled(n);
         continue;
       }
