@@ -13,12 +13,13 @@
  * on a live rank that waits on a dead one learns of it too. A clean exit (finalize, or process
  * exit with code 0) sends BYE on every connection after the last data frame.
  */
-import { mkdirSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { formatHostPort, parseHostPort } from "../util/addr.ts";
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
+import { DIRECT_BYTES, DIRECT_WAIT_MS, direct, fdOf, TCP_SNDBUF } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
 import type { KeepAlive } from "./matching.ts";
 import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
@@ -67,6 +68,8 @@ class Peer {
   /** BYEs received, and how many its BYEs said it was closing (it has exited once all came). */
   byes = 0;
   byesExpected = 0;
+  /** Its Unix socket file is gone: it closed cleanly (a crash leaves the file), BYEs or not. */
+  gone = false;
   constructor(readonly id: string) {}
   down(): PeerDown {
     return new PeerDown(this.id, this.reason, this.state === "exited");
@@ -100,6 +103,8 @@ interface Stats {
   accepts: number;
   /** Connections currently open. */
   open: number;
+  /** Body bytes read straight from TCP sockets into their buffers (direct.ts). */
+  direct: number;
 }
 
 /** What send() returns when the frame went out at once: callers can skip their own chaining. */
@@ -109,6 +114,8 @@ const WATCH_DELAY_MS = 25;
 const IDENTIFY_WAIT_MS = 500;
 /** A peer that said BYE but not on every connection it announced is taken as exited after this. */
 const BYE_GRACE_MS = 2000;
+/** How long a dial that found a peer's socket gone lets the listener accept connections already made. */
+const ACCEPT_SETTLE_MS = 20;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
@@ -152,7 +159,7 @@ export class Transport implements KeepAlive {
   private closedDone: Promise<void> | undefined;
   /** Woken whenever an accepted connection is identified by its HELLO. */
   private identifyWaiters: (() => void)[] = [];
-  private readonly counters = { connects: 0, accepts: 0 };
+  private readonly counters = { connects: 0, accepts: 0, direct: 0 };
   private readonly rings: RingLinks;
   private constructor(opts: TransportOptions) {
     this.id = newId();
@@ -468,10 +475,34 @@ export class Transport implements KeepAlive {
           return;
         }
         // A clean exit removes the socket file; a crash leaves it (ECONNREFUSED).
-        if (err.code === "ENOENT") this.exited(p, "it has exited (its socket is gone)");
+        if (err.code === "ENOENT") void this.goneAway(p);
         else this.fail(p, `cannot connect (${err.code ?? err.message})`);
       },
     );
+  }
+
+  /**
+   * A dial found the peer's socket file gone, so it closed cleanly. Its last data may still wait in
+   * a connection it made to us that the listener has not accepted or identified yet (the dial was
+   * only a watch): decide once those are. A connection of its own then ends it, by its BYE or by
+   * closing (see onClose); without one it has exited now.
+   */
+  private async goneAway(p: Peer): Promise<void> {
+    p.gone = true;
+    this.hold();
+    try {
+      await new Promise((resolve) => setTimeout(resolve, ACCEPT_SETTLE_MS));
+      await this.identifyAccepted();
+    } finally {
+      this.release();
+    }
+    if (p.conns.size === 0) this.exited(p, "it has exited (its socket is gone)");
+  }
+
+  /** A peer on this node whose socket file is gone has closed cleanly (close() removes it first). */
+  private isGone(p: Peer): boolean {
+    if (!p.gone && p.card?.node === this.node && p.card.unix !== undefined && !existsSync(p.card.unix)) p.gone = true;
+    return p.gone;
   }
 
   private readonly frameHandler = (c: Conn, h: Header, body: Uint8Array) => this.onFrame(c, h, body);
@@ -498,7 +529,7 @@ export class Transport implements KeepAlive {
     open: (s) => {
       const c = s.data;
       s.unref();
-      if (c.tcp) s.setNoDelay(true);
+      if (c.tcp) this.tuneTcp(s);
       c.socket = s;
       if (c.closed || this.closing) {
         s.terminate();
@@ -518,7 +549,7 @@ export class Transport implements KeepAlive {
     return {
       open: (s) => {
         s.unref();
-        if (tcp) s.setNoDelay(true);
+        if (tcp) this.tuneTcp(s);
         const c = new Conn(tcp, this.frameHandler, this.claimHandler);
         c.socket = s as Socket<Conn>;
         s.data = c;
@@ -533,13 +564,50 @@ export class Transport implements KeepAlive {
     };
   }
 
+  private tuneTcp(s: Socket<Conn> | Socket<Conn | undefined>): void {
+    s.setNoDelay(true);
+    if (direct && TCP_SNDBUF > 0 && fdOf(s) >= 0) direct.sendBuffer(fdOf(s), TCP_SNDBUF);
+  }
+
   private read(c: Conn, chunk: Uint8Array): void {
     try {
       c.parser.push(chunk);
+      if (c.tcp && direct && c.parser.bodyLeft >= DIRECT_BYTES) this.readDirect(c);
     } catch (e) {
       const why = `protocol error: ${(e as Error).message}`;
       if (c.peer) this.fail(c.peer, why);
       else c.socket?.terminate();
+    }
+  }
+
+  /**
+   * The rest of a large body straight from the socket into the body's memory (direct.ts): no copy
+   * by Bun, none by the parser. Waits for more up to DIRECT_WAIT_MS at a time, writing meanwhile
+   * what waits to go out on any connection (two ranks sending each other large messages both get
+   * on); then hands the socket back to Bun, whose next read comes here again. An end of stream or
+   * an error is left for Bun's read to report, so a peer that dies mid-body fails as before.
+   */
+  private readDirect(c: Conn): void {
+    const fd = fdOf(c.socket!);
+    if (fd < 0) return;
+    let deadline = 0;
+    while (!c.closed) {
+      const at = c.parser.bodyBuffer;
+      if (!at) return;
+      const n = direct!.recv(fd, at.body, at.fill, c.parser.bodyLeft);
+      if (n > 0) {
+        deadline = 0;
+        this.counters.direct += n;
+        c.parser.filled(n);
+        continue;
+      }
+      if (n < 0) return;
+      const now = performance.now();
+      if (deadline === 0) deadline = now + DIRECT_WAIT_MS;
+      else if (now >= deadline) return;
+      const writers = [...this.conns].filter((w) => w.queue.length > 0 && w.socket && !w.closed && fdOf(w.socket) >= 0);
+      const ready = direct!.wait(fd, writers.map((w) => fdOf(w.socket!)), deadline - now);
+      for (const i of ready) this.flush(writers[i]!);
     }
   }
 
@@ -616,10 +684,13 @@ export class Transport implements KeepAlive {
       p.conns.delete(c);
       if (p.out === c) p.out = undefined;
       if (p.state === "up" && !this.closing) {
-        if (c.byeIn || p.byes > 0) {
+        if (c.byeIn || p.byes > 0 || this.isGone(p)) {
           // A peer that is saying goodbye may close a connection it had not accepted yet without
-          // a BYE; it has exited once the BYEs it announced came (or after a grace period).
-          if (p.byes >= p.byesExpected) this.exited(p);
+          // a BYE; it has exited once the BYEs it announced came, or its last connection closed
+          // after its socket file went (or after a grace period).
+          this.rings.drain(p.id);
+          if (p.byes > 0 && p.byes >= p.byesExpected) this.exited(p);
+          else if (p.conns.size === 0 && p.gone) this.exited(p, "it has exited (its socket is gone)");
           else if (p.conns.size === 0) setTimeout(() => this.exited(p), BYE_GRACE_MS).unref();
         } else {
           this.rings.drain(p.id); // what it wrote to its ring before it died, as a socket's kernel buffer would deliver
@@ -644,6 +715,7 @@ export class Transport implements KeepAlive {
       await this.rings.mapped();
       await this.identifyAccepted();
       this.closing = true;
+      this.unlinkSocket(); // first: a peer that sees a connection close can tell a clean exit from a crash
       const byes = this.byes();
       for (const c of [...this.conns]) {
         const bye = byes.get(c);
@@ -653,7 +725,6 @@ export class Transport implements KeepAlive {
         } else c.socket?.terminate();
       }
       for (const l of this.listeners) l.stop(false);
-      this.unlinkSocket();
       this.rings.close(new TransportClosedError());
       process.off("exit", this.onExit);
       clearInterval(this.keeper);
@@ -706,12 +777,12 @@ export class Transport implements KeepAlive {
     if (this.closing) return;
     this.closing = true;
     if (code === 0) {
+      this.unlinkSocket(); // rings keep their names: see RingLinks.close
       for (const [c, bye] of this.byes()) {
         c.socket!.write(bye);
         c.socket!.flush();
       }
     }
-    this.unlinkSocket(); // rings keep their names: see RingLinks.close
   }
 
   stats(): Stats {

@@ -8,7 +8,8 @@ test("owner pids are read from every kind of ebb shared-memory name, and only fr
   expect(shmOwners("ebb-adapt-node01-3.0-19100")).toEqual([19100]);
   expect(shmOwners("ebb-cfg-n-7.12-42")).toEqual([42]);
   expect(shmOwners("ebbc-3ld.l3amx1-3lf.omigta")).toEqual([parseInt("3ld", 36), parseInt("3lf", 36)]);
-  for (const other of ["ebb-adapt-", "ebbc-x", "sem.foo", "ebb-other-1-2", "pulse-shm-1"]) expect(shmOwners(other)).toBeUndefined();
+  expect(shmOwners("ebbc-3ld.l3amx1.sock")).toEqual([parseInt("3ld", 36)]);
+  for (const other of ["ebb-adapt-", "ebbc-x", "ebbc-x.sock", "sem.foo", "ebb-other-1-2", "pulse-shm-1"]) expect(shmOwners(other)).toBeUndefined();
 });
 
 test("files of dead owners are removed; those of live owners and others are kept", () => {
@@ -20,6 +21,8 @@ test("files of dead owners are removed; those of live owners and others are kept
     liveAdapt: `ebb-adapt-node01-3.0-${live}`,
     deadRing: `ebbc-${dead.toString(36)}.abc-${dead.toString(36)}.def`,
     halfRing: `ebbc-${dead.toString(36)}.abc-${live.toString(36)}.def`,
+    deadSocket: `ebbc-${dead.toString(36)}.abc.sock`,
+    liveSocket: `ebbc-${live.toString(36)}.abc.sock`,
     foreign: "something-else-1",
   };
   for (const f of Object.values(files)) writeFileSync(join(dir, f), "x");
@@ -27,7 +30,8 @@ test("files of dead owners are removed; those of live owners and others are kept
   mkdirSync(join(dir, deadCfg));
   writeFileSync(join(dir, deadCfg, "rank-0"), "x");
 
-  expect(sweepStaleShm(dir).sort()).toEqual([files.deadAdapt, files.deadRing, deadCfg].sort());
-  for (const f of [files.liveAdapt, files.halfRing, files.foreign]) expect(existsSync(join(dir, f))).toBe(true);
-  for (const f of [files.deadAdapt, files.deadRing, deadCfg]) expect(existsSync(join(dir, f))).toBe(false);
+  const gone = [files.deadAdapt, files.deadRing, files.deadSocket, deadCfg];
+  expect(sweepStaleShm(dir).sort()).toEqual(gone.sort());
+  for (const f of [files.liveAdapt, files.halfRing, files.liveSocket, files.foreign]) expect(existsSync(join(dir, f))).toBe(true);
+  for (const f of gone) expect(existsSync(join(dir, f))).toBe(false);
 });

@@ -6,7 +6,7 @@ import { agentIsRoot } from "./identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { networkInterfaces } from "node:os";
+import { networkInterfaces, tmpdir } from "node:os";
 import { AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
@@ -131,8 +131,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       send({ t: "names", reqId, jobId, op, service, port });
     });
   const shmDir = existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm");
-  const swept = sweepStaleShm(shmDir);
-  if (swept.length > 0) log.info(`removed ${swept.length} shared-memory file(s) of dead processes from ${shmDir}`);
+  for (const dir of new Set([shmDir, process.env.XDG_RUNTIME_DIR ?? tmpdir()])) {
+    const swept = sweepStaleShm(dir);
+    if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes from ${dir}`);
+  }
   const allocation = new NodeAllocation();
   const steps = new StepService({
     allocation,

@@ -1,7 +1,7 @@
 /**
  * Shared-memory files left by processes that died without cleaning up: an agent killed with
  * SIGKILL leaves its steps' adaptation segments and CFG directories, a rank killed unmapped
- * leaves its ring. Each name ends with (or, for rings, starts with) the pid of its owner; the
+ * leaves its ring, a rank that crashed or exited non-zero leaves its comm socket file. Each name ends with (or, for rings, starts with) the pid of its owner; the
  * agent removes, when it starts, those whose owners are all gone.
  */
 import { readdirSync, rmSync } from "node:fs";
@@ -14,6 +14,9 @@ export function shmOwners(name: string): number[] | undefined {
   // ebbc-<writer id>-<reader id>; a card id is "<pid base 36>.<random>".
   const ring = /^ebbc-([0-9a-z]+)\.[0-9a-z]+-([0-9a-z]+)\.[0-9a-z]+$/.exec(name);
   if (ring) return [parseInt(ring[1]!, 36), parseInt(ring[2]!, 36)];
+  // ebbc-<id>.sock: a rank's Unix socket, left by a crash or a non-zero exit (see src/comm/README.md).
+  const sock = /^ebbc-([0-9a-z]+)\.[0-9a-z]+\.sock$/.exec(name);
+  if (sock) return [parseInt(sock[1]!, 36)];
   return undefined;
 }
 
