@@ -99,8 +99,10 @@ export class Elastic {
   /**
    * `limit`: what the job's time limit left is multiplied by when the resize commits (the
    * scheduler passes its prediction); by default the bound `limitRatio` gives without a model.
+   * `within` runs inside the transaction that records the adaptation (the plan applier marks its
+   * item carried out there).
    */
-  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio, planned?: readonly string[]): { adaptationId: number } {
+  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio, planned?: readonly string[], within?: () => void): { adaptationId: number } {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -144,6 +146,7 @@ export class Elastic {
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }
       this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed: m.removed });
+      within?.();
       return aid;
     });
     r.state = "ADAPTING";
