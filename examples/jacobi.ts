@@ -18,7 +18,7 @@
  * Flags: --rows N --cols M (interior size, default 256x256), --iters K (default 2000),
  * --sleep MS (extra time per iteration, to watch it adapt), --every K (print progress),
  * --checkpoint K (iterations between buddy copies), --hold-window FILE (preexisting ranks wait in
- * each resize window until FILE exists: for tests of faults during a resize).
+ * each window, a resize's or a fault's, until FILE exists: for tests of faults during a window).
  */
 import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt, type Comm, type Intercomm } from "ebb/comm";
@@ -106,6 +106,10 @@ async function recover(): Promise<void> {
   const w = await adaptBegin();
   const old = world;
   const nw = w.newWorld!;
+  if (HOLD) {
+    if (old.rank === 0) console.log(`jacobi: iteration ${iteration}: in the fault window (lost ${w.lost.join(",")})`);
+    while (!existsSync(HOLD)) await Bun.sleep(20);
+  }
   const oldSize = w.staying + w.lost.length;
   const dead = new Set(w.lost);
   const newSize = nw.size;
@@ -253,7 +257,7 @@ for (;;) {
       const p = await probeAdapt();
       if (p.pending) {
         if (p.fault) {
-          await recover();
+          await recover(); // a fault in it is caught below, and the next fault window recovers
           continue;
         }
         await adapt();
@@ -270,11 +274,18 @@ for (;;) {
     all = (await world.gather(u.slice(W, (last - first + 1) * W), 0)) as Float64Array[] | undefined;
     break;
   } catch (e) {
-    // A rank died: wait for the fault window, restore, go on. Anything else is a bug.
+    // A rank died: wait for the fault window, restore, go on (again if another dies meanwhile). Anything else is a bug.
     if (CHECKPOINT === 0 || !isFault(e)) throw e;
-    const p = await probeAdapt();
-    if (!p.fault) throw e;
-    await recover();
+    for (;;) {
+      const p = await probeAdapt();
+      if (!p.fault) throw e;
+      try {
+        await recover();
+        break;
+      } catch (again) {
+        if (!isFault(again)) throw again;
+      }
+    }
   }
 }
 if (world.rank === 0) {

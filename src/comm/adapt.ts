@@ -77,6 +77,8 @@ interface State {
   slot: number;
   /** The adaptation a pending probe announced. */
   pendingAdapt: number;
+  /** A window this rank was in and that a fault voided: the agent must not offer it again. */
+  abortedWindow: number;
   /** The member failure that revoked the world (or aborted a window), until the fault window commits. */
   faulted: CommError | undefined;
   count: number;
@@ -151,6 +153,7 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
     shmBytes,
     slot,
     pendingAdapt: 0,
+    abortedWindow: 0,
     faulted: undefined,
     count: 0,
     window: undefined,
@@ -166,7 +169,9 @@ function watchFaults(s: State, world: Comm): void {
   if (!s.shm) return;
   world.onMemberFailed = (e) => {
     if (s.world !== world) return;
-    revoke(s, e);
+    // In a fault window the old world's dead are known (lost, or survivors whose failure the new
+    // world reports itself): a late notice of them must not void it.
+    revoke(s, e, !s.window?.lost.length);
   };
 }
 
@@ -175,15 +180,16 @@ function watchFaults(s: State, world: Comm): void {
  * window): the world and the window are revoked, so nothing waits for the dead or for ranks that
  * went to the fault window; the next probeAdapt() asks for the fault window.
  */
-function revoke(s: State, e: CommError): void {
-  if (s.faulted) return;
-  s.faulted = e;
+function revoke(s: State, e: CommError, voidWindow = true): void {
+  s.faulted ??= e;
   const why = `revoked: ${e.message.replace(/^ebb\/comm: /, "")}; call probeAdapt() for the fault window`;
   s.world?.invalidate(why);
   const w = s.window;
-  if (w && w.lost.length === 0) {
+  if (w && voidWindow) {
+    // The window is void (a resize's, or a fault window that lost another member): the next fault window replaces it.
     w.intercomm.invalidate(why);
     w.newWorld?.invalidate(why);
+    s.abortedWindow = s.pendingAdapt;
   }
 }
 
@@ -215,13 +221,13 @@ export function probeAdapt(): Promise<Probe> {
 }
 
 async function slowProbe(s: State, index: number, fault = false): Promise<Probe> {
-  const r = await s.pmi.command(CMD.probe, fault ? { index: String(index), fault: "1" } : { index: String(index) });
+  const r = await s.pmi.command(CMD.probe, fault ? { index: String(index), fault: "1", ...(s.abortedWindow ? { stale: String(s.abortedWindow) } : {}) } : { index: String(index) });
   if (r.rc !== undefined && r.rc !== "0") throw new CommUsageError(`probeAdapt: ${r.msg ?? `the agent answered rc=${r.rc}`}`);
   if (r.pending !== "1") return NOT_PENDING;
   s.pendingAdapt = Number(r.adapt ?? 0);
   if (r.fault === "1") {
-    // A resize window this rank was in is over: the fault window replaces it (its world is the one before it).
-    if (s.window && s.window.lost.length === 0) s.window = undefined;
+    // A window this rank was in is void: the fault window replaces it (its world is the one before it).
+    s.window = undefined;
     return { pending: true, status: "staying", fault: true, lost: parseRanks(r.lost) };
   }
   return { pending: true, status: r.status === "leaving" ? "leaving" : "staying" };
@@ -299,6 +305,8 @@ function faultWindow(s: State, generation: number, lost: number[], survivors: nu
   const newWorld = createWorld(s.transport, members, { generation });
   const intercomm = new Intercomm(s.transport, { ctx: contextOf(generation, 1), rank: old.rank, local: old.members, remote: [], name: "adapt-intercomm" });
   s.window = { intercomm, newWorld, staying: survivors, leaving: 0, joining: 0, old, lost, oldRank: old.rank };
+  // Another survivor failing before the commit voids this window: a fault window naming it follows.
+  newWorld.onMemberFailed = (e) => s.window?.newWorld === newWorld && revoke(s, e);
   return s.window;
 }
 
@@ -323,6 +331,7 @@ export async function adaptCommit(): Promise<Comm | null> {
   w.old?.invalidate("replaced by the world of the last adaptation");
   s.window = undefined;
   s.pendingAdapt = 0;
+  s.abortedWindow = 0;
   s.faulted = undefined;
   // Probe calls are counted from the window on (see the header: joining ranks one lower).
   s.count = s.joining ? -1 : 0;

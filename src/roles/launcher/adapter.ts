@@ -53,6 +53,8 @@ type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void }
 
 /** How long a fault window waits for other nodes lost with the first before it opens. */
 const FAULT_SETTLE_MS = 250;
+/** A fault window superseded by another failure is replaced by one with id adaptId + k * this (ids of windows, not of adaptations). */
+const WINDOW_ID_STRIDE = 1_000_000;
 /** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
 const FIRST_MARGIN = 2;
 
@@ -60,6 +62,8 @@ export class Adapter {
   private generation = 0;
   /** The highest generation any window used (an aborted one's is not reused: its context ids may linger). */
   private usedGeneration = 0;
+  /** The open fault window: another node lost now supersedes it. */
+  private faultWindow: { supersede(): void } | undefined;
   /** The resize under way, if one is. */
   private resize: Resize | undefined;
   /** Nodes of the new world lost after a resize's commit was agreed: reported once the controller has its end. */
@@ -146,6 +150,14 @@ export class Adapter {
     // Once a window is open (a resize's or a fault's) its members are fixed: the step fails. Before
     // that, a second node lost with the first (or before its realloc came) joins the same fault
     // adaptation: the controller extends it, and faultAdapt names every node lost so far.
+    // A fault window is open: it is superseded by one that names this node's ranks too (the
+    // controller adds the node to the same fault adaptation).
+    if (this.adapting && !this.settling && this.faultWindow) {
+      this.lost.add(node);
+      this.link.fault(node, reason);
+      this.faultWindow.supersede();
+      return true;
+    }
     if (this.adapting && !this.settling) return false;
     this.lost.add(node);
     this.link.fault(node, reason);
@@ -357,49 +369,64 @@ export class Adapter {
    */
   private async faultAdapt(msg: ReallocMsg): Promise<void> {
     const times: Record<string, number> = { realloc: Date.now() };
-    // Nodes that die together are not seen at the same instant (each tree link closes when its
-    // agent is gone): losses in the next moment still join this window.
-    this.settling = true;
-    await Bun.sleep(FAULT_SETTLE_MS);
-    // The children of a lost inner node are being re-attached to their step's root: they take part
-    // in the window (or, not adopted, are lost with it: they join it as more lost nodes).
-    await Promise.all(this.steps().map((s) => s.root.adoptionsSettled()));
-    this.settling = false;
-    this.check();
-    const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
-    const cards = this.cards(oldSize);
-    // The nodes of the realloc and any lost since (reported to the controller, which extended it).
-    const removed = [...new Set([...msg.removed, ...[...this.lost].filter((n) => this.world.some((w) => w.node === n))])];
-    const lostRanks: number[] = [];
-    let rank = 0;
-    for (const w of this.world) {
-      for (let k = 0; k < w.tasks; k++, rank++) if (removed.includes(w.node)) lostRanks.push(rank);
+    for (let attempt = 0; ; attempt++) {
+      // Nodes that die together are not seen at the same instant (each tree link closes when its
+      // agent is gone): losses in the next moment still join this window.
+      this.settling = true;
+      await Bun.sleep(FAULT_SETTLE_MS);
+      // The children of a lost inner node are being re-attached to their step's root: they take part
+      // in the window (or, not adopted, are lost with it: they join it as more lost nodes).
+      await Promise.all(this.steps().map((s) => s.root.adoptionsSettled()));
+      this.settling = false;
+      this.check();
+      const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
+      const cards = this.cards(oldSize);
+      // The nodes of the realloc and any lost since (reported to the controller, which extended it).
+      const removed = [...new Set([...msg.removed, ...[...this.lost].filter((n) => this.world.some((w) => w.node === n))])];
+      const lostRanks: number[] = [];
+      let rank = 0;
+      for (const w of this.world) {
+        for (let k = 0; k < w.tasks; k++, rank++) if (removed.includes(w.node)) lostRanks.push(rank);
+      }
+      const survivors = this.world.filter((w) => !removed.includes(w.node));
+      // The controller may have seen the failure first (the node went DOWN): its ranks are gone either way.
+      for (const n of removed) {
+        this.lost.add(n);
+        for (const w of this.world) if (w.node === n) w.step.root.dropNode(n);
+      }
+      const size = oldSize - lostRanks.length;
+      if (size === 0) throw new Error("no rank survived");
+      const steps = [...new Set(survivors.map((w) => w.step))];
+      const next = Math.max(this.generation, this.usedGeneration) + 1;
+      this.usedGeneration = next;
+      // A superseded window's id is not reused (agents and ranks key windows and reductions by it).
+      const windowId = msg.adaptId + attempt * WINDOW_ID_STRIDE;
+      log.info(`fault adaptation ${msg.adaptId}${attempt ? ` (window ${attempt + 1})` : ""}: lost ${removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
+      times.notified = times.agreed = Date.now();
+      let superseded = false;
+      const committed = this.wait("committed", windowId, 0, steps.length);
+      this.faultWindow = {
+        supersede: () => {
+          superseded = true;
+          this.waiters.get(`committed:${windowId}:0`)?.resolve([]);
+        },
+      };
+      this.broadcast(steps, { t: "adapt.go", step: "", adaptId: windowId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
+      const commits = (await committed).reduce((a, b) => a + b, 0);
+      this.faultWindow = undefined;
+      this.check();
+      // Another node was lost before every survivor committed: a window naming it too replaces this one.
+      if (superseded) continue;
+      if (commits !== size) throw new Error(`only ${commits} of ${size} surviving ranks committed`);
+      times.committed = times.released = Date.now();
+      this.broadcast(steps, { t: "adapt.done", step: "", adaptId: windowId, generation: next, size });
+      this.generation = next;
+      this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
+      this.world = survivors;
+      for (const n of removed) this.lost.delete(n);
+      this.link.adaptDone(msg.adaptId, true, times);
+      return;
     }
-    const survivors = this.world.filter((w) => !removed.includes(w.node));
-    // The controller may have seen the failure first (the node went DOWN): its ranks are gone either way.
-    for (const n of removed) {
-      this.lost.add(n);
-      for (const w of this.world) if (w.node === n) w.step.root.dropNode(n);
-    }
-    const size = oldSize - lostRanks.length;
-    if (size === 0) throw new Error("no rank survived");
-    const steps = [...new Set(survivors.map((w) => w.step))];
-    const next = Math.max(this.generation, this.usedGeneration) + 1;
-    this.usedGeneration = next;
-    log.info(`fault adaptation ${msg.adaptId}: lost ${removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
-    times.notified = times.agreed = Date.now();
-    const committed = this.wait("committed", msg.adaptId, 0, steps.length);
-    this.broadcast(steps, { t: "adapt.go", step: "", adaptId: msg.adaptId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
-    const commits = (await committed).reduce((a, b) => a + b, 0);
-    this.check();
-    if (commits !== size) throw new Error(`only ${commits} of ${size} surviving ranks committed`);
-    times.committed = times.released = Date.now();
-    this.broadcast(steps, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size });
-    this.generation = next;
-    this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
-    this.world = survivors;
-    for (const n of removed) this.lost.delete(n);
-    this.link.adaptDone(msg.adaptId, true, times);
   }
 
   private broadcast(steps: readonly WorldStep[], msg: StepDown): void {
