@@ -11,7 +11,7 @@ import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
-import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
 
 type Env = { Variables: { scope: Scope } };
@@ -180,6 +180,14 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     requireJob(c, id);
     const req = await body(c, StepCreate);
     return c.json(await backend.createStep(id, req), 201);
+  });
+
+  app.get("/v1/plans", (c) => {
+    const q = validate(PlanListQuery, c.req.query());
+    if (q.job !== undefined) requireJob(c, q.job);
+    const plans = backend.listPlans({ jobId: q.job, limit: q.limit }, c.get("scope"));
+    if (!plans) throw notFound(`job ${q.job}`);
+    return c.json({ plans });
   });
 
   app.post("/v1/tokens", async (c) => {

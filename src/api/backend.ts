@@ -1,5 +1,5 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobSubmit, JobView, NodeView, StepCreate, StepGrant, TimelineView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StepCreate, StepGrant, TimelineView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 
 /** A per-user token's caller (`ebb token create`): acts on that user's jobs, or on all as an admin. */
@@ -23,6 +23,11 @@ export interface ApiBackend {
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
   testOnly(req: JobSubmit, scope: Scope): { start: string | null; nodes: string[]; message: string };
   listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): JobView[];
+  /**
+   * The newest `limit` scheduling plans with the items `scope` may see (its own jobs' unless an
+   * admin), newest first; with `jobId`, only that job's items; undefined if that job does not exist.
+   */
+  listPlans(q: { jobId?: number; limit: number }, scope: Scope): PlanView[] | undefined;
   /** The job, once it has ended or `waitMs` have passed. */
   getJob(id: number, waitMs?: number): JobDetail | undefined | Promise<JobDetail | undefined>;
   /** The job id of task `task` of array `arrayJobId`. */

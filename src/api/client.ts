@@ -1,5 +1,5 @@
 /** A typed client of the HTTP API, for the CLI and the launcher. */
-import type { JobDetail, JobSubmit, JobView, NodeView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PlanView } from "./schemas.ts";
 import { clientTls, isCertificateError } from "../util/tls.ts";
 
 /** The cluster CA a client trusts: its PEM text and where it came from (for messages). */
@@ -93,6 +93,13 @@ export class ApiClient {
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") qs.set(k, String(v));
     const s = qs.toString();
     return this.request("GET", `/v1/jobs${s ? `?${s}` : ""}`);
+  }
+  /** GET /v1/plans: the newest `limit` scheduling plans (the caller's jobs' items), newest first; `job`: only its items. */
+  plans(query: { job?: number; limit?: number } = {}): Promise<{ plans: PlanView[] }> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, String(v));
+    const s = qs.toString();
+    return this.request("GET", `/v1/plans${s ? `?${s}` : ""}`);
   }
   /** A job, or task `task` of array `id`; with `wait`, once it has ended or after that many seconds. */
   job(id: number | string, task?: number, wait?: number): Promise<JobDetail> {

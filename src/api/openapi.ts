@@ -20,6 +20,8 @@ import {
   JobSubmit,
   JobView,
   NodeView,
+  PlanListQuery,
+  PlanView,
   ResizeRequest,
   StepCreate,
   StepGrant,
@@ -120,6 +122,16 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { status: 201, description: "nodes and credential", json: () => StepGrant },
     errors: [...ON_JOB, 409, 413],
     notes: { 409: "the job is not running, or ended while the step waited for nodes" },
+  },
+  "GET /v1/plans": {
+    operationId: "listPlans",
+    summary: "The scheduler's recent plans, newest first: each pass's spawn grants, starts and resizes with their nodes and reasons, what the controller's re-check accepted or rejected and why, and what became of each item; its reservations",
+    description:
+      "Items are shown only for the caller's jobs (a user's token: that user's jobs; a job's token: its job and the jobs it submitted; the API token and admins: all), and plans with none of them are left out.",
+    query: () => PlanListQuery,
+    ok: { status: 200, description: "plans, newest first", json: () => z.object({ plans: z.array(PlanView) }) },
+    errors: [400, 401, 403, 404],
+    notes: { 403: "`job` names a job the token may not read", 404: "`job` names no job" },
   },
   "POST /v1/tokens": {
     operationId: "createToken",

@@ -377,6 +377,61 @@ export const CfgView = z.object({
     .nullable(),
 });
 
+/**
+ * One item of a scheduling plan (sched/plan.ts): a spawn grant, a start or a resize of one job, why
+ * the scheduler planned it, and what became of it. Status: `accepted` (passed the controller's
+ * re-check, being carried out), `done` (carried out), `rejected` (the re-check refused it: the
+ * cluster changed since the snapshot), `failed` (carrying it out was refused), `abandoned` (the
+ * controller stopped before carrying it out); `outcome` says why for the last three.
+ */
+export const PlanItemView = z.lazy(() =>
+  z.object({
+    id: z.int(),
+    jobId: z.int(),
+    kind: z.enum(["spawn", "start", "resize"]),
+    status: z.enum(["accepted", "done", "rejected", "failed", "abandoned"]),
+    reason: z.string(),
+    outcome: z.string().nullable(),
+    /** Start and spawn: the nodes it takes, in rank order; a resize: none (see added/removed). */
+    nodes: z.array(z.string()),
+    /** Spawn: the new processes; null otherwise. */
+    tasks: z.int().nullable(),
+    /** Resize: from and to nodes, the policy's rule, the nodes taken and given back, what the rest of the time limit is multiplied by. */
+    from: z.int().nullable(),
+    to: z.int().nullable(),
+    rule: z.string().nullable(),
+    added: z.array(z.string()),
+    removed: z.array(z.string()),
+    limitRatio: z.number().nullable(),
+    limitSource: z.string().nullable(),
+  }),
+);
+export type PlanItemView = z.infer<typeof PlanItemView>;
+
+/** A plan item of one job, with its plan's id, time and policy (GET /v1/jobs/{id}). */
+export const JobPlanItem = z.lazy(() => PlanItemView.unwrap().extend({ planId: z.int(), time: z.string(), policy: z.string() }));
+export type JobPlanItem = z.infer<typeof JobPlanItem>;
+
+/** GET /v1/plans: one scheduling pass's plan, with the items the caller may see. */
+export const PlanView = z.lazy(() =>
+  z.object({
+    id: z.int(),
+    time: z.string(),
+    policy: z.string(),
+    /** When each reserved job will start at the latest (EASY's promise), and why. */
+    reservations: z.array(z.object({ jobId: z.int(), start: z.string(), nodes: z.int(), reason: z.string().nullable() })),
+    items: z.array(PlanItemView),
+  }),
+);
+export type PlanView = z.infer<typeof PlanView>;
+
+export const PlanListQuery = z.lazy(() =>
+  z.strictObject({
+    job: z.coerce.number().int().min(1).optional().describe("only plans with an item of this job, and only those items"),
+    limit: z.coerce.number().int().min(1).max(1000).default(20).describe("the newest this many plans (default 20)"),
+  }),
+);
+
 export const JobDetail = z.lazy(() =>
   JobView.unwrap().extend({
     script: z.string().nullable(),
@@ -387,6 +442,8 @@ export const JobDetail = z.lazy(() =>
     adaptations: z.array(AdaptationView),
     /** Every change of the time limit (seconds from the start): it follows the job's size. */
     limitHistory: z.array(z.object({ time: z.string(), from: z.int(), to: z.int(), reason: z.string() })),
+    /** The scheduler's plan items for this job (the newest 100, oldest first): what was planned, and what became of it. */
+    plans: z.array(JobPlanItem),
     /** Elastic jobs: MTCT per sampling window, oldest first. */
     samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
     sampleInterval: z.number().nullable(),

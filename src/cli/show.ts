@@ -6,10 +6,11 @@ import { jobLabel } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
 import { cfgSection } from "./cfg-table.ts";
+import { itemText } from "./plans.ts";
 import type { JobDetail } from "../api/schemas.ts";
 
 export default defineCommand({
-  meta: { name: "show", description: "Show one job: its settings, allocation history, steps and events" },
+  meta: { name: "show", description: "Show one job: its settings, allocation history, steps, the scheduler's plan items and events" },
   args: {
     jobid: { type: "positional", description: "Job id, or an array task such as 12_3", required: true },
     json: { type: "boolean", description: "Print the API's JSON" },
@@ -75,6 +76,10 @@ export default defineCommand({
       if (j.limitHistory.length > 0) {
         text += "\nTime limit history:\n";
         for (const c of j.limitHistory) text += `  ${c.time}  ${formatDuration(c.from)} -> ${formatDuration(c.to)}  ${c.reason}\n`;
+      }
+      if (j.plans.length > 0) {
+        text += "\nScheduler plans:\n";
+        for (const i of j.plans) text += `  ${i.time}  plan ${i.planId} (${i.policy})  ${itemText(i)}  ${i.status}: ${i.reason}${i.outcome ? ` [${i.outcome}]` : ""}\n`;
       }
       if (j.program) text += programText(j.program);
       if (j.samples.length > 0) {

@@ -234,11 +234,10 @@ export interface PlanState {
   job(id: number): PlanJobState | undefined;
 }
 
-export interface Rejection {
-  kind: "spawn" | "start" | "resize";
-  jobId: number;
-  reason: string;
-}
+export type Rejection =
+  | { kind: "spawn"; jobId: number; reason: string; item: SpawnGrant }
+  | { kind: "start"; jobId: number; reason: string; item: PlanStart }
+  | { kind: "resize"; jobId: number; reason: string; item: PlanResize };
 
 /**
  * Every item of `plan` against `state` and the nodes the items accepted before it claim: spawn
@@ -269,7 +268,7 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   const spawns = plan.spawns.filter((g) => {
     const j = state.job(g.jobId);
     const why = !j ? "the job is gone" : j.state !== "running" && j.state !== "adapting" ? `the job is ${j.state}` : g.nodes.length === 0 ? "no nodes" : usable(g.nodes);
-    if (why) rejected.push({ kind: "spawn", jobId: g.jobId, reason: `spawn grant of ${g.nodes.join(",")}: ${why}` });
+    if (why) rejected.push({ kind: "spawn", jobId: g.jobId, reason: `spawn grant of ${g.nodes.join(",")}: ${why}`, item: g });
     else claim(g.nodes);
     return !why;
   });
@@ -281,7 +280,7 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
       if (missing) why = `node ${missing} of its nodelist is not among them`;
     }
     touched.add(st.jobId);
-    if (why) rejected.push({ kind: "start", jobId: st.jobId, reason: `start on ${st.nodes.length} nodes: ${why}` });
+    if (why) rejected.push({ kind: "start", jobId: st.jobId, reason: `start on ${st.nodes.length} nodes: ${why}`, item: st });
     else claim(st.nodes);
     return !why;
   });
@@ -289,7 +288,7 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
     const j = state.job(r.jobId);
     const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.to > r.from ? usable(r.added, j.exclude) : undefined);
     touched.add(r.jobId);
-    if (why) rejected.push({ kind: "resize", jobId: r.jobId, reason: `${r.rule} ${r.from} -> ${r.to} nodes: ${why}` });
+    if (why) rejected.push({ kind: "resize", jobId: r.jobId, reason: `${r.rule} ${r.from} -> ${r.to} nodes: ${why}`, item: r });
     else claim(r.added);
     return !why;
   });

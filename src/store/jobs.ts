@@ -5,7 +5,7 @@
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, plans, steps } from "./schema.ts";
+import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 export type NewJob = typeof jobs.$inferInsert;
@@ -218,6 +218,7 @@ export class JobStore {
         this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
+      this.db.delete(planItems).where(inArray(planItems.planId, this.db.select({ id: plans.id }).from(plans).where(lt(plans.time, before)))).run();
       this.db.delete(plans).where(lt(plans.time, before)).run();
       return ids.length;
     });

@@ -17,6 +17,7 @@ import m0007 from "../../migrations/0007_limit_changes.sql" with { type: "text" 
 import m0008 from "../../migrations/0008_job_sizes_program.sql" with { type: "text" };
 import m0009 from "../../migrations/0009_job_overcommit.sql" with { type: "text" };
 import m0010 from "../../migrations/0010_plans.sql" with { type: "text" };
+import m0011 from "../../migrations/0011_plan_items.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -30,6 +31,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0008_job_sizes_program": m0008,
   "0009_job_overcommit": m0009,
   "0010_plans": m0010,
+  "0011_plan_items": m0011,
 };
 
 export function loadMigrations(): MigrationMeta[] {

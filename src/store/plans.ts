@@ -1,18 +1,94 @@
-/** Scheduling plans as committed by the controller's plan applier (one row per pass that planned anything). */
-import { asc, gte } from "drizzle-orm";
+/**
+ * Scheduling plans as the controller's plan applier commits them: one `plans` row per pass that
+ * planned anything, one `plan_items` row per spawn grant, start or resize, each with what became
+ * of it. Who may read which items is given as a job filter (the jobs table's user and submitter).
+ */
+import { and, desc, eq, inArray, or, type SQL } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { plans } from "./schema.ts";
+import { jobs, planItems, plans } from "./schema.ts";
 
 export type PlanRow = typeof plans.$inferSelect;
+export type PlanItemRow = typeof planItems.$inferSelect;
+export type PlanItemStatus = PlanItemRow["status"];
+export type NewPlanItem = Omit<typeof planItems.$inferInsert, "id" | "planId">;
+
+/** Whose items a reader sees: all, a job token's (its job and the jobs it submitted), or a user's. */
+export interface PlanReader {
+  visibleTo?: number;
+  owner?: string;
+}
+
+export interface PlanQuery extends PlanReader {
+  /** Only plans with an item of this job (and only those items). */
+  jobId?: number;
+  /** The newest this many plans. */
+  limit: number;
+}
 
 export class PlanStore {
   constructor(private readonly db: Db) {}
 
-  insert(row: Omit<typeof plans.$inferInsert, "id">): number {
-    return this.db.insert(plans).values(row).returning({ id: plans.id }).get().id;
+  /** The plan's row and its items (call inside a transaction); returns the items' ids in order. */
+  insert(row: Omit<typeof plans.$inferInsert, "id">, items: readonly NewPlanItem[]): { planId: number; itemIds: number[] } {
+    const planId = this.db.insert(plans).values(row).returning({ id: plans.id }).get().id;
+    const itemIds = items.length === 0 ? [] : this.db.insert(planItems).values(items.map((i) => ({ ...i, planId }))).returning({ id: planItems.id }).all().map((r) => r.id);
+    return { planId, itemIds };
   }
 
-  since(time: number): PlanRow[] {
-    return this.db.select().from(plans).where(gte(plans.time, time)).orderBy(asc(plans.id)).all();
+  /** What became of an item (`done` inside the transaction of the item's own state change). */
+  settle(itemId: number, status: Exclude<PlanItemStatus, "accepted">, outcome: string | null = null): void {
+    this.db.update(planItems).set({ status, outcome }).where(eq(planItems.id, itemId)).run();
+  }
+
+  /** Items still `accepted` when the controller starts were never carried out: `abandoned`. Returns how many. */
+  abandonUnsettled(outcome: string): number {
+    return this.db.update(planItems).set({ status: "abandoned", outcome }).where(eq(planItems.status, "accepted")).returning({ id: planItems.id }).all().length;
+  }
+
+  /** The newest plans a reader may see (each with the items it may see), newest first. */
+  list(q: PlanQuery): { plan: PlanRow; items: PlanItemRow[] }[] {
+    const where = this.visible(q);
+    const ids = this.db
+      .selectDistinct({ id: planItems.planId })
+      .from(planItems)
+      .leftJoin(jobs, eq(jobs.id, planItems.jobId))
+      .where(where)
+      .orderBy(desc(planItems.planId))
+      .limit(q.limit)
+      .all()
+      .map((r) => r.id);
+    if (ids.length === 0) return [];
+    const rows = this.db.select().from(plans).where(inArray(plans.id, ids)).orderBy(desc(plans.id)).all();
+    const items = this.db
+      .select({ item: planItems })
+      .from(planItems)
+      .leftJoin(jobs, eq(jobs.id, planItems.jobId))
+      .where(and(inArray(planItems.planId, ids), where))
+      .orderBy(planItems.id)
+      .all();
+    const byPlan = new Map<number, PlanItemRow[]>();
+    for (const { item } of items) byPlan.set(item.planId, [...(byPlan.get(item.planId) ?? []), item]);
+    return rows.map((plan) => ({ plan, items: byPlan.get(plan.id) ?? [] }));
+  }
+
+  /** A job's items, the newest `limit`, oldest first, with their plans' time and policy. */
+  ofJob(jobId: number, limit: number): { item: PlanItemRow; time: number; policy: string }[] {
+    return this.db
+      .select({ item: planItems, time: plans.time, policy: plans.policy })
+      .from(planItems)
+      .innerJoin(plans, eq(plans.id, planItems.planId))
+      .where(eq(planItems.jobId, jobId))
+      .orderBy(desc(planItems.id))
+      .limit(limit)
+      .all()
+      .reverse();
+  }
+
+  private visible(q: PlanQuery): SQL | undefined {
+    return and(
+      q.jobId !== undefined ? eq(planItems.jobId, q.jobId) : undefined,
+      q.visibleTo !== undefined ? or(eq(jobs.id, q.visibleTo), eq(jobs.submittedBy, q.visibleTo)) : undefined,
+      q.owner !== undefined ? eq(jobs.user, q.owner) : undefined,
+    );
   }
 }

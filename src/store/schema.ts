@@ -166,9 +166,9 @@ export const limitChanges = sqliteTable(
 );
 
 /**
- * Scheduling plans (sched/plan.ts), one row per pass that planned anything: what the applier
- * accepted after its re-check (spawn grants, starts, resizes, with node names and reasons), the
- * reservations, and the items it rejected with the reason. Written before the items are carried out.
+ * Scheduling plans (sched/plan.ts), one row per pass that planned anything: when, under which
+ * policy, and its reservations. Its items are in `plan_items`; the row and its items are written
+ * in one transaction before any item is carried out.
  */
 export const plans = sqliteTable(
   "plans",
@@ -176,13 +176,33 @@ export const plans = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     time: integer("time").notNull(),
     policy: text("policy").notNull(),
-    spawns: text("spawns", { mode: "json" }).$type<unknown[]>().notNull(),
-    starts: text("starts", { mode: "json" }).$type<unknown[]>().notNull(),
-    resizes: text("resizes", { mode: "json" }).$type<unknown[]>().notNull(),
     reservations: text("reservations", { mode: "json" }).$type<unknown[]>().notNull(),
-    rejected: text("rejected", { mode: "json" }).$type<unknown[]>().notNull(),
   },
   (t) => [index("plans_time").on(t.time)],
+);
+
+/**
+ * One item of a plan: a spawn grant, a start or a resize of one job, with its reason and what
+ * became of it. `accepted`: passed the applier's re-check, not carried out yet; `done`: carried
+ * out, set in the same transaction as the item's own state change (the job's start, the
+ * adaptation row, the spawned step); `rejected`: the re-check refused it; `failed`: carrying it out
+ * was refused; `abandoned`: the controller stopped between the plan's commit and the item (set when
+ * it starts again). `outcome` says why for the last three.
+ */
+export const planItems = sqliteTable(
+  "plan_items",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    planId: integer("plan_id").notNull(),
+    jobId: integer("job_id").notNull(),
+    kind: text("kind", { enum: ["spawn", "start", "resize"] }).notNull(),
+    status: text("status", { enum: ["accepted", "done", "rejected", "failed", "abandoned"] }).notNull(),
+    reason: text("reason").notNull(),
+    outcome: text("outcome"),
+    /** The item as planned: nodes (spawn, start), or from/to/rule/added/removed/remap/limit (resize). */
+    detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
+  },
+  (t) => [index("plan_items_plan").on(t.planId), index("plan_items_job").on(t.jobId), index("plan_items_status").on(t.status)],
 );
 
 /** Timing samples of elastic jobs: node-local sums of iteration and communication time. */

@@ -27,6 +27,7 @@ const FLAGS: Record<string, string[]> = {
   release: ["JOBID"],
   wait: ["JOBID", "--json"],
   history: ["--since", "--until", "--state", "--name", "--user", "--json"],
+  plans: ["--job", "--limit", "--json"],
   completion: ["SHELL", "--list-jobs"],
 };
 

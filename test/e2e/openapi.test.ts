@@ -130,6 +130,15 @@ describe("the OpenAPI document", () => {
     await call("GET", "/v1/jobs", { token: null, expect: 401 });
     await call("GET", `/v1/jobs/${done}`, { expect: 200 });
     await call("GET", `/v1/jobs/${done}?wait=0`, { expect: 200 });
+    // The scheduler's plans: the start of `done` is an item of one of them.
+    const plans = (await call("GET", `/v1/plans?job=${done}`, { expect: 200 })).plans;
+    expect(plans[0].items[0]).toMatchObject({ jobId: done, kind: "start", status: "done" });
+    await call("GET", "/v1/plans?limit=5", { expect: 200 });
+    await call("GET", `/v1/plans?job=${sleeper}`, { token: other, expect: 200 });
+    await call("GET", "/v1/plans?limit=0", { expect: 400 });
+    await call("GET", "/v1/plans", { token: null, expect: 401 });
+    await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 403 });
+    await call("GET", "/v1/plans?job=999999", { expect: 404 });
     for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"]] as const) {
       const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"] } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });

@@ -6,7 +6,6 @@
  * with its numbers.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { Database } from "bun:sqlite";
 import { join } from "node:path";
 import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
@@ -97,18 +96,22 @@ describe("ebb live: nodes sized by what they are worth now", () => {
     expect(Date.parse(started.startTime)).toBeLessThan(Date.parse(e.startTime) + 600_000);
     const waited = (Date.parse(started.startTime) - Date.parse(started.submitTime)) / 1000;
     console.log(`rigid job started ${waited.toFixed(1)} s after its submission (shrink asked ${((Date.parse(back[0].requestedAt) - Date.parse(started.submitTime)) / 1000).toFixed(1)} s after it, committed in ${((Date.parse(back[0].endedAt) - Date.parse(back[0].requestedAt)) / 1000).toFixed(1)} s)`);
-    // Every decision was one item of a plan committed to SQLite before it was carried out (sched/plan.ts):
-    // the grows with the nodes they took, the shrink with the nodes it gave back, the rigid job's start on them.
-    const db = new Database(join(c.stateDir, "ebb.db"), { readonly: true });
-    const plans = db.query("SELECT policy, starts, resizes, rejected FROM plans ORDER BY id").all() as { policy: string; starts: string; resizes: string; rejected: string }[];
-    db.close();
-    const items = plans.map((p) => ({ policy: p.policy, starts: JSON.parse(p.starts), resizes: JSON.parse(p.resizes) }));
-    expect(new Set(items.map((p) => p.policy))).toEqual(new Set(["ebb"]));
-    const planned = items.flatMap((p) => p.resizes).filter((r: any) => r.jobId === eff);
-    expect(planned.filter((r: any) => r.rule === "grow").flatMap((r: any) => r.added).sort()).toEqual([...lent].sort());
-    const admit = planned.find((r: any) => r.rule === "admit");
-    expect(admit).toMatchObject({ from: 8, to: 6, added: [], removed: back[0].removed, remap: { joining: 0 } });
-    expect([...(items.flatMap((p) => p.starts).find((s: any) => s.jobId === rigid)?.nodes ?? [])].sort()).toEqual([...started.allocation].sort());
+    // Every decision was one item of a plan committed to SQLite before it was carried out (sched/plan.ts),
+    // shown by GET /v1/plans: the grows with the nodes they took, the shrink with the nodes it gave
+    // back, the rigid job's start on them; each carried out (done).
+    const planned = async (job: number) => {
+      const plans = (await c.api("GET", `/v1/plans?job=${job}&limit=1000`)).json.plans as any[];
+      expect(new Set(plans.map((p) => p.policy))).toEqual(new Set(["ebb"]));
+      return plans.flatMap((p) => p.items).reverse();
+    };
+    const resizes = (await planned(eff)).filter((i: any) => i.kind === "resize");
+    expect(resizes.filter((r: any) => r.rule === "grow").flatMap((r: any) => r.added).sort()).toEqual([...lent].sort());
+    const admit = resizes.find((r: any) => r.rule === "admit");
+    expect(admit).toMatchObject({ status: "done", from: 8, to: 6, added: [], removed: back[0].removed });
+    expect(admit.reason).toBe(back[0].reason.replace(/^scheduler, admit: /, ""));
+    const start = (await planned(rigid)).find((i: any) => i.kind === "start");
+    expect(start).toMatchObject({ status: "done", outcome: null });
+    expect([...start.nodes].sort()).toEqual([...started.allocation].sort());
     const shown = await c.ebb(["show", String(eff)]);
     expect(shown.stdout).toContain("predicted gain");
     for (const id of [rigid, eff]) await c.api("DELETE", `/v1/jobs/${id}`);

@@ -122,7 +122,7 @@ describe("checkPlan: every item against the state as it is now", () => {
   test("a start whose node another job took since is rejected with the reason; the rest still goes", () => {
     const p = plan({ starts: [{ jobId: 1, nodes: ["n3", "n4"], reason: "fcfs" }, { jobId: 2, nodes: ["n5"], reason: "backfill" }] });
     const r = checkPlan(p, stateOf(cluster(5, { n4: 8 }), { 1: pendingState(2), 2: pendingState(1) }));
-    expect(r.rejected).toEqual([{ kind: "start", jobId: 1, reason: "start on 2 nodes: node n4 is held by job 8" }]);
+    expect(r.rejected).toEqual([{ kind: "start", jobId: 1, reason: "start on 2 nodes: node n4 is held by job 8", item: p.starts[0]! }]);
     expect(r.accepted.starts.map((s) => s.jobId)).toEqual([2]);
   });
 
@@ -145,7 +145,7 @@ describe("checkPlan: every item against the state as it is now", () => {
     const p = plan({ spawns: [{ id: 1, jobId: 7, tasks: 1, nodes: ["n3"], reason: "x" }], resizes: [grow] });
     const r = checkPlan(p, stateOf(cluster(4, { n1: 7, n2: 7 }), { 7: runningState(["n1", "n2"]) }));
     expect(r.accepted.spawns).toHaveLength(1);
-    expect(r.rejected).toEqual([{ kind: "resize", jobId: 7, reason: "grow 2 -> 3 nodes: node n3 is taken by an earlier item of the plan" }]);
+    expect(r.rejected).toEqual([{ kind: "resize", jobId: 7, reason: "grow 2 -> 3 nodes: node n3 is taken by an earlier item of the plan", item: grow }]);
   });
 
   test("a down node, an excluded node and a missing nodelist node are refused", () => {

@@ -9,6 +9,7 @@ import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../api/errors.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
+import type { Credential } from "../../proto/common.ts";
 import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -98,8 +99,10 @@ export class Elastic {
   /**
    * `limit`: what the job's time limit left is multiplied by when the resize commits (the
    * scheduler passes its prediction); by default the bound `limitRatio` gives without a model.
+   * `within` runs inside the transaction that records the adaptation (the plan applier marks its
+   * item carried out there).
    */
-  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio, planned?: readonly string[]): { adaptationId: number } {
+  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio, planned?: readonly string[], within?: () => void): { adaptationId: number } {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -143,6 +146,7 @@ export class Elastic {
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }
       this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed: m.removed });
+      within?.();
       return aid;
     });
     r.state = "ADAPTING";
@@ -267,6 +271,19 @@ export class Elastic {
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
     return true;
+  }
+
+  /**
+   * A credential that lets the launcher re-attach `nodes` of step `stepId` (the children of a lost
+   * inner node of its launch tree) as its own children: only for nodes the elastic job still holds.
+   */
+  adoptCredential(jobId: number, stepId: number, nodes: string[], now = Date.now()): Credential {
+    const job = this.jobs.activeJob(jobId);
+    if (!job.row.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic: only an elastic step's nodes are re-attached after a fault`);
+    if (stepId >= job.row.nextStep) throw badRequest(`job ${jobId} has no step ${stepId}`, "stepId");
+    const gone = nodes.find((n) => !job.nodes.includes(n));
+    if (gone !== undefined) throw conflict("not_allocated", `node ${gone} is not allocated to job ${jobId}`);
+    return signCredential(this.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, use: "adopt" });
   }
 
   /** Step 6: the launcher reports the adaptation's end. */

@@ -31,6 +31,7 @@ import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { PlanApplier } from "./plan-apply.ts";
 import { Snapshots } from "./snapshot.ts";
 import { PlanStore } from "../../store/plans.ts";
+import { planView } from "./plan-views.ts";
 import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { ElasticStore } from "../../store/elastic.ts";
 import { CfgStore } from "../../store/cfg.ts";
@@ -148,7 +149,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const policy = POLICY_TABLE[ersConfig.policy];
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
   const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
-  const applier = new PlanApplier(state, store, new PlanStore(db), jobs, () => elastic!, spawns);
+  const planStore = new PlanStore(db);
+  const applier = new PlanApplier(state, store, planStore, jobs, () => elastic!, spawns);
   scheduler = new SchedulerLoop(state, snapshots, applier, {
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
@@ -156,9 +158,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) }, new CfgStore(db));
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
+  applier.reconcile();
   jobs.restore();
   elastic.restore();
-  const views = { store, state, elastic, sampleInterval };
+  const views = { store, plans: planStore, state, elastic, sampleInterval };
   const feed = new TimelineFeed(views, () => commits);
 
   // The API token is its owner's, the user running the controller (who alone can read it); a job's
@@ -171,6 +174,11 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
     listJobs: (f, scope) =>
       jobViews(views, store.listJobs({ ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined })),
+    listPlans: (q, scope) => {
+      if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.getJob(q.jobId)) return undefined;
+      const reader = { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };
+      return planStore.list({ ...reader, ...q }).map(({ plan, items }) => planView(plan, items, (id) => jobs.mayActOn(scope, id)));
+    },
     getJob: async (id, waitMs) => {
       if (waitMs) await jobs.whenEnded(id, waitMs);
       const row = store.getJob(id);

@@ -281,8 +281,11 @@ export class Jobs {
     return undefined;
   }
 
-  /** Start a pending job on `nodes` (from a scheduling plan). */
-  start(job: JobRuntime, nodes: string[], reason: string, now = Date.now()): void {
+  /**
+   * Start a pending job on `nodes` (from a scheduling plan). `within` runs inside the start's
+   * transaction (the plan applier marks its item carried out there); not at all if it cannot start.
+   */
+  start(job: JobRuntime, nodes: string[], reason: string, now = Date.now(), within?: () => void): void {
     const row = job.row;
     const overfills = this.step0Overfills(row, nodes);
     if (overfills) {
@@ -307,6 +310,7 @@ export class Jobs {
       this.store.openAllocation(row.id, nodes, now);
       this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
       if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
+      within?.();
     });
     Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep, output, error, timeLimit: limit });
     job.nodes = nodes;

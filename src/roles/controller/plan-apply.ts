@@ -1,16 +1,21 @@
 /**
  * The controller's plan applier (sched/README.md, "One plan"; Nomad's `nomad/plan_apply.go` is
  * the model): every item of a plan is re-checked against the cluster as it is now (`checkPlan`),
- * the plan — what still fits, what was rejected and why — is committed to SQLite as one row, then
- * the accepted items are carried out in order: spawn grants (the waiting request takes its
- * nodes), starts (`Jobs.start`), resizes (`Elastic.resize` with the plan's added nodes and limit
- * ratio). A rejected item, a resize the protocol refuses, and the plan's notes become events of
- * their jobs when their words change. This is the only place the scheduler's decisions act.
+ * the plan — its reservations, and every item with its status: accepted, or rejected and why — is
+ * committed to SQLite in one transaction, then the accepted items are carried out in order: spawn
+ * grants (the waiting request takes its nodes), starts (`Jobs.start`), resizes (`Elastic.resize`
+ * with the plan's added nodes and limit ratio). Each item is marked `done` in the transaction of
+ * its own state change (the job's start, the adaptation, the spawned step), so a crash between the
+ * plan's commit and an item leaves the item `accepted`, never `done`; the next controller marks such
+ * items `abandoned` when it starts (`reconcile`) and plans again from the stored state. An item
+ * whose carrying out is refused is `failed` with the reason. A rejected item, a refused one, and
+ * the plan's notes become events of their jobs when their words change. This is the only place
+ * the scheduler's decisions act.
  */
 import { ApiError } from "../../api/errors.ts";
-import { checkPlan, type Plan, type PlanJobState, type PlanState } from "../../sched/plan.ts";
+import { checkPlan, type Plan, type PlanJobState, type PlanResize, type PlanStart, type PlanState, type SpawnGrant } from "../../sched/plan.ts";
 import type { JobStore } from "../../store/jobs.ts";
-import type { PlanStore } from "../../store/plans.ts";
+import type { NewPlanItem, PlanStore } from "../../store/plans.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
@@ -31,6 +36,12 @@ export class PlanApplier {
     private readonly spawns: SpawnQueue,
   ) {}
 
+  /** At start: items a stopped controller committed but never carried out are `abandoned`. */
+  reconcile(): void {
+    const n = this.store.tx(() => this.plans.abandonUnsettled("the controller stopped before carrying it out; later plans start from the stored state"));
+    if (n > 0) log.warn(`${n} plan item${n === 1 ? " was" : "s were"} committed but not carried out before the controller stopped: marked abandoned`);
+  }
+
   /** The cluster as `checkPlan` sees it at `now`. */
   current(now: number): PlanState {
     return {
@@ -47,16 +58,38 @@ export class PlanApplier {
 
   apply(plan: Plan, now = Date.now()): void {
     const { accepted: p, rejected } = checkPlan(plan, this.current(now));
-    if (p.spawns.length + p.starts.length + p.resizes.length + rejected.length > 0) {
-      this.plans.insert({ time: now, policy: plan.policy, spawns: p.spawns, starts: p.starts, resizes: p.resizes, reservations: p.reservations, rejected });
+    const items: NewPlanItem[] = [
+      ...p.spawns.map((g) => spawnItem(g, "accepted")),
+      ...p.starts.map((st) => startItem(st, "accepted")),
+      ...p.resizes.map((r) => resizeItem(r, "accepted")),
+      ...rejected.map((x) => ({ ...(x.kind === "spawn" ? spawnItem(x.item, "rejected") : x.kind === "start" ? startItem(x.item, "rejected") : resizeItem(x.item, "rejected")), outcome: x.reason })),
+    ];
+    const ids = items.length === 0 ? [] : this.store.tx(() => this.plans.insert({ time: now, policy: plan.policy, reservations: p.reservations }, items).itemIds);
+    let k = 0;
+    for (const g of p.spawns) {
+      const id = ids[k++]!;
+      this.store.tx(() => {
+        const taken = this.spawns.grant(g.id, g.nodes) && g.nodes.every((n) => this.state.nodes.get(n)?.jobId === g.jobId);
+        this.plans.settle(id, taken ? "done" : "failed", taken ? null : "the request was gone or could not take the nodes");
+      });
     }
-    for (const g of p.spawns) this.spawns.grant(g.id, g.nodes);
-    for (const s of p.starts) this.jobs.start(this.state.jobs.get(s.jobId)!, s.nodes, s.reason, now);
+    for (const st of p.starts) {
+      const id = ids[k++]!;
+      const job = this.state.jobs.get(st.jobId)!;
+      let done = false;
+      this.jobs.start(job, st.nodes, st.reason, now, () => {
+        this.plans.settle(id, "done");
+        done = true;
+      });
+      if (!done) this.store.tx(() => this.plans.settle(id, "failed", job.row.reason ?? `the job is ${job.row.state}`));
+    }
     for (const r of p.resizes) {
+      const id = ids[k++]!;
       try {
-        this.elastic().resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now, r.limit, r.added);
+        this.elastic().resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now, r.limit, r.added, () => this.plans.settle(id, "done"));
       } catch (e) {
         const why = e instanceof ApiError ? e.message : (e as Error).message;
+        this.store.tx(() => this.plans.settle(id, "failed", why));
         this.note(r.jobId, `wanted ${r.rule} ${r.from} -> ${r.to} nodes but could not: ${why}`, now);
       }
     }
@@ -98,4 +131,18 @@ function jobState(job: JobRuntime): PlanJobState {
     ...(r.exclude ? { exclude: r.exclude } : {}),
     ...(r.nodelist ? { nodelist: r.nodelist } : {}),
   };
+}
+
+type Status = "accepted" | "rejected";
+
+function spawnItem(g: SpawnGrant, status: Status): NewPlanItem {
+  return { jobId: g.jobId, kind: "spawn", status, reason: g.reason, detail: { request: g.id, tasks: g.tasks, nodes: g.nodes } };
+}
+
+function startItem(st: PlanStart, status: Status): NewPlanItem {
+  return { jobId: st.jobId, kind: "start", status, reason: st.reason, detail: { nodes: st.nodes } };
+}
+
+function resizeItem(r: PlanResize, status: Status): NewPlanItem {
+  return { jobId: r.jobId, kind: "resize", status, reason: r.reason, detail: { from: r.from, to: r.to, rule: r.rule, added: r.added, removed: r.removed, remap: r.remap, limit: r.limit } };
 }

@@ -1,4 +1,6 @@
 /** API views built from store rows and the in-memory state. */
+import type { PlanStore } from "../../store/plans.ts";
+import { jobPlanItem } from "./plan-views.ts";
 import { cfgView } from "./cfg.ts";
 import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
 import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
@@ -18,6 +20,7 @@ function allocationAt(rows: readonly AllocationRow[], job: JobRow): string[] {
 /** What views need beyond job rows: elastic jobs' MTCT and adaptations, and the default sampling interval. */
 export interface ViewContext {
   store: JobStore;
+  plans: PlanStore;
   state: ClusterState;
   elastic: Elastic;
   sampleInterval: number;
@@ -138,6 +141,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
         }))
       : [],
     limitHistory: store.limitChangesOf(row.id).map((c) => ({ time: iso(c.time)!, from: c.fromLimit, to: c.toLimit, reason: c.reason })),
+    plans: ctx.plans.ofJob(row.id, 100).map(jobPlanItem),
     samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
     sampleInterval: row.elastic ? interval : null,
     elasticSettings: row.elasticSettings ?? null,
