@@ -60,6 +60,8 @@ export default {
         const last = reported()[figures.length / 2];
         if (!last || Number(last[2]) !== from || Number(last[3]) !== to) throw new Error(`rank 0 did not report the ${from} -> ${to} resize:\n${stdout.text()}`);
         const blocked = Number(last[1]);
+        const steps = Object.entries(a.times as Record<string, number>).sort((x, y) => x[1] - y[1]);
+        console.error(`  ${from} -> ${to}: ${steps.map(([k, t]) => `${k} +${t - a.times.requested}`).join(", ")} ms`);
         const base = { name: `relaunch at ${to} ranks`, value: relaunch[to]! };
         figures.push(
           { name: `${from} -> ${to}: preexisting ranks blocked`, value: blocked, unit: "ms", baseline: base, better: "lower", goal: "< 20 ms", met: blocked < 20 },

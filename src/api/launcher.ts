@@ -28,6 +28,11 @@ export const LauncherToController = tagged({
    * answers with a fault realloc (the survivors go on) or ends the job NODE_FAIL.
    */
   "fault": () => ({ jobId: JobId, node: z.string(), reason: z.string() }),
+  /**
+   * The elastic step lost an inner node of its launch tree: a credential (use "adopt") that lets the
+   * launcher re-attach `nodes`, the lost node's children, as its own. Answered by adopt.grant or an error with the same `req`.
+   */
+  "adopt": () => ({ jobId: JobId, stepId: z.int().nonnegative(), req: RequestId, nodes: z.array(z.string().min(1)).min(1) }),
   /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
   "step.create": () => ({ jobId: JobId, req: RequestId, step: StepCreate }),
   /** `interrupted`: ebb run was stopped by this signal (Ctrl-C), the step is CANCELLED. */
@@ -53,6 +58,7 @@ export const ControllerToLauncher = tagged({
   "submitted": () => ({ jobId: JobId }),
   "job.state": () => ({ jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
   "step.grant": () => ({ req: RequestId, grant: StepGrant }),
+  "adopt.grant": () => ({ req: RequestId, cred: Credential }),
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**

@@ -30,15 +30,24 @@ export class SubtreeCfg {
   private readonly parts = new Map<number, Part>();
   private readonly lost = new Set<number>();
   private changed = false;
+  private readonly children: number[];
 
   /**
    * `children`: indices of the child subtrees; `hasOwn`: whether this level has ranks of its own
    * (agents do, the launcher does not).
    */
   constructor(
-    private readonly children: readonly number[],
+    children: readonly number[],
     private readonly hasOwn = true,
-  ) {}
+  ) {
+    this.children = [...children];
+  }
+
+  /** A node re-attached as a child (its parent was lost): its subtree's reports count from now on. */
+  adopt(index: number): void {
+    if (!this.children.includes(index)) this.children.push(index);
+    this.lost.delete(index);
+  }
 
   /** This node's newest reduced CFG. */
   local(cfg: NodeCfg, final: boolean, monitor?: string): void {

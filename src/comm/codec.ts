@@ -303,6 +303,32 @@ export class FrameParser {
     return this.cur !== undefined || this.hdrFill > 0;
   }
 
+  /** Bytes of the current frame's body still to come (0 between bodies). */
+  get bodyLeft(): number {
+    return this.cur ? this.cur.bodyLen - this.bodyFill : 0;
+  }
+
+  /**
+   * The current body and how much of it is filled, for a reader that writes the rest in place
+   * (direct.ts reads a TCP body straight from the socket); it then calls `filled(n)`.
+   */
+  get bodyBuffer(): { body: Uint8Array; fill: number } | undefined {
+    return this.cur ? { body: this.body, fill: this.bodyFill } : undefined;
+  }
+
+  /** `n` more body bytes were written in place; completes the frame when the body is full. */
+  filled(n: number): void {
+    const h = this.cur;
+    if (!h || n > h.bodyLen - this.bodyFill) throw new Error("body overfilled");
+    this.bodyFill += n;
+    if (this.bodyFill === h.bodyLen) {
+      const body = this.body;
+      this.cur = undefined;
+      this.body = EMPTY;
+      this.onFrame(h, body);
+    }
+  }
+
   push(chunk: Uint8Array): void {
     let off = 0;
     const n = chunk.length;

@@ -19,6 +19,7 @@ import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { formatHostPort, parseHostPort } from "../util/addr.ts";
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
+import { DIRECT_BYTES, DIRECT_WAIT_MS, direct, fdOf, TCP_SNDBUF } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
 import type { KeepAlive } from "./matching.ts";
 import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
@@ -102,6 +103,8 @@ interface Stats {
   accepts: number;
   /** Connections currently open. */
   open: number;
+  /** Body bytes read straight from TCP sockets into their buffers (direct.ts). */
+  direct: number;
 }
 
 /** What send() returns when the frame went out at once: callers can skip their own chaining. */
@@ -156,7 +159,7 @@ export class Transport implements KeepAlive {
   private closedDone: Promise<void> | undefined;
   /** Woken whenever an accepted connection is identified by its HELLO. */
   private identifyWaiters: (() => void)[] = [];
-  private readonly counters = { connects: 0, accepts: 0 };
+  private readonly counters = { connects: 0, accepts: 0, direct: 0 };
   private readonly rings: RingLinks;
   private constructor(opts: TransportOptions) {
     this.id = newId();
@@ -526,7 +529,7 @@ export class Transport implements KeepAlive {
     open: (s) => {
       const c = s.data;
       s.unref();
-      if (c.tcp) s.setNoDelay(true);
+      if (c.tcp) this.tuneTcp(s);
       c.socket = s;
       if (c.closed || this.closing) {
         s.terminate();
@@ -546,7 +549,7 @@ export class Transport implements KeepAlive {
     return {
       open: (s) => {
         s.unref();
-        if (tcp) s.setNoDelay(true);
+        if (tcp) this.tuneTcp(s);
         const c = new Conn(tcp, this.frameHandler, this.claimHandler);
         c.socket = s as Socket<Conn>;
         s.data = c;
@@ -561,13 +564,50 @@ export class Transport implements KeepAlive {
     };
   }
 
+  private tuneTcp(s: Socket<Conn> | Socket<Conn | undefined>): void {
+    s.setNoDelay(true);
+    if (direct && TCP_SNDBUF > 0 && fdOf(s) >= 0) direct.sendBuffer(fdOf(s), TCP_SNDBUF);
+  }
+
   private read(c: Conn, chunk: Uint8Array): void {
     try {
       c.parser.push(chunk);
+      if (c.tcp && direct && c.parser.bodyLeft >= DIRECT_BYTES) this.readDirect(c);
     } catch (e) {
       const why = `protocol error: ${(e as Error).message}`;
       if (c.peer) this.fail(c.peer, why);
       else c.socket?.terminate();
+    }
+  }
+
+  /**
+   * The rest of a large body straight from the socket into the body's memory (direct.ts): no copy
+   * by Bun, none by the parser. Waits for more up to DIRECT_WAIT_MS at a time, writing meanwhile
+   * what waits to go out on any connection (two ranks sending each other large messages both get
+   * on); then hands the socket back to Bun, whose next read comes here again. An end of stream or
+   * an error is left for Bun's read to report, so a peer that dies mid-body fails as before.
+   */
+  private readDirect(c: Conn): void {
+    const fd = fdOf(c.socket!);
+    if (fd < 0) return;
+    let deadline = 0;
+    while (!c.closed) {
+      const at = c.parser.bodyBuffer;
+      if (!at) return;
+      const n = direct!.recv(fd, at.body, at.fill, c.parser.bodyLeft);
+      if (n > 0) {
+        deadline = 0;
+        this.counters.direct += n;
+        c.parser.filled(n);
+        continue;
+      }
+      if (n < 0) return;
+      const now = performance.now();
+      if (deadline === 0) deadline = now + DIRECT_WAIT_MS;
+      else if (now >= deadline) return;
+      const writers = [...this.conns].filter((w) => w.queue.length > 0 && w.socket && !w.closed && fdOf(w.socket) >= 0);
+      const ready = direct!.wait(fd, writers.map((w) => fdOf(w.socket!)), deadline - now);
+      for (const i of ready) this.flush(writers[i]!);
     }
   }
 

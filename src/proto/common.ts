@@ -19,6 +19,8 @@ export const Credential = z.lazy(() =>
     argv: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     env: z.string().regex(/^[0-9a-f]{64}$/).optional(),
     cwd: z.string().optional(),
+    /** "adopt": re-attaches the listed nodes of a running step to a new parent (no launch); absent: a launch. */
+    use: z.literal("adopt").optional(),
     sig: z.string().regex(/^[0-9a-f]{64}$/),
   }),
 );

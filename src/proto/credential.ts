@@ -12,7 +12,7 @@ function hmac(key: string, text: string): string {
 
 function canonical(c: Omit<Credential, "sig">): string {
   const covers = c.argv !== undefined || c.env !== undefined || c.cwd !== undefined ? `|${JSON.stringify([c.argv ?? null, c.env ?? null, c.cwd ?? null])}` : "";
-  return `step|${c.jobId}.${c.stepId}|${c.nodes.join(",")}|${c.expires}${covers}`;
+  return `${c.use ?? "step"}|${c.jobId}.${c.stepId}|${c.nodes.join(",")}|${c.expires}${covers}`;
 }
 
 /** How long a step credential is valid: seconds, enough to carry a launch down the tree. */

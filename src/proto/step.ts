@@ -83,6 +83,8 @@ export type StepSpec = z.infer<typeof StepSpec>;
 export const StepDown = tagged({
   "launch": () => ({ step: StepKey, cred: Credential, spec: StepSpec }),
   "signal": () => ({ step: StepKey, signal: Signal }),
+  /** Re-attach: this connection becomes the step's upstream on the receiving node (its parent was lost); `cred` has use "adopt". */
+  "adopt": () => ({ step: StepKey, cred: Credential }),
   /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
   "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
   /** Every rank has been accounted for: nodes forget the step. */
@@ -124,6 +126,8 @@ export type StepDown = MessageOf<typeof StepDown>;
 export const StepUp = tagged({
   /** `count` nodes of the sender's subtree have started their ranks. */
   "launched": () => ({ step: StepKey, count: z.int().nonnegative() }),
+  /** The answer to `adopt`: `node` took this connection as its upstream; what it held while orphaned follows. */
+  "adopted": () => ({ step: StepKey, node: z.string() }),
   "io": () => ({ step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
   "exit": () => ({ step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
   /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
@@ -143,13 +147,14 @@ export const StepUp = tagged({
   "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
   /**
    * Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort;
-   * `ranks-lost`: a rank of an elastic step was killed while its agent lives, the node's ranks are lost).
+   * `ranks-lost`: a rank of an elastic step was killed while its agent lives, the node's ranks are lost;
+   * `adopt`: an adoption was refused).
    */
   "error": () => ({
     step: StepKey,
     node: z.string(),
     rank: z.int().nonnegative().optional(),
-    kind: z.enum(["launch", "lost-node", "ranks-lost", "pmi", "abort"]),
+    kind: z.enum(["launch", "lost-node", "ranks-lost", "pmi", "abort", "adopt"]),
     message: z.string(),
     code: z.int().optional(),
   }),

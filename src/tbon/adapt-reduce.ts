@@ -78,6 +78,12 @@ export class AdaptReductions {
     this.sum.childLost(index);
   }
 
+  /** A node re-attached as a child (see TreeReduce.adopt). */
+  adopt(index: number): void {
+    this.max.adopt(index);
+    this.sum.adopt(index);
+  }
+
   /** An adaptation is over: forget its reductions. */
   clear(): void {
     this.max.clear();

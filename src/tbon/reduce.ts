@@ -5,12 +5,21 @@
 export class TreeReduce<T> {
   private readonly pending = new Map<string, { local?: T; from: Map<number, T>; sent: boolean }>();
   private readonly lost = new Set<number>();
+  private readonly children: number[];
 
   constructor(
-    private readonly children: readonly number[],
+    children: readonly number[],
     private readonly combine: (a: T, b: T) => T,
     private readonly send: (key: string, value: T) => void,
-  ) {}
+  ) {
+    this.children = [...children];
+  }
+
+  /** A node re-attached below this one (its parent was lost): it is waited for from now on. */
+  adopt(index: number): void {
+    if (!this.children.includes(index)) this.children.push(index);
+    this.lost.delete(index);
+  }
 
   local(key: string, value: T): void {
     const e = this.entry(key);

@@ -77,3 +77,88 @@ test("a real credential: used once it runs; replayed, or after the job's end, wi
   expect(afterEnd.message).toContain(`is not allocated to job ${id}`);
   expect(c.read("pwned")).toBe("");
 });
+
+/** Ask the controller for an adoption credential over the launcher link (as ebb run does); its answer. */
+async function adoptGrant(jobId: number, stepId: number, nodes: string[], token = c.token): Promise<any> {
+  const ws = new WebSocket(`${c.url.replace(/^http/, "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
+  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
+  const reply = new Promise<any>((resolve) => {
+    ws.onmessage = (e) => {
+      const m = JSON.parse(String(e.data));
+      if (m.t === "adopt.grant" || m.t === "error") resolve(m);
+    };
+  });
+  ws.send(JSON.stringify({ t: "adopt", jobId, stepId, req: 7, nodes }));
+  const r = await reply;
+  ws.close();
+  return r;
+}
+
+/** Send `adopt` for a step to an agent's step port; the first message back. */
+async function adoptOn(addr: string, step: string, cred: unknown, keep?: (ws: WebSocket) => void): Promise<any> {
+  const ws = new WebSocket(`ws://${addr}/v1/step`);
+  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
+  const reply = new Promise<any>((resolve) => {
+    ws.onmessage = (e) => resolve(JSON.parse(String(e.data)));
+    ws.onclose = (e) => resolve({ t: "closed", reason: e.reason });
+  });
+  ws.send(JSON.stringify({ t: "adopt", step, cred }));
+  const r = await reply;
+  if (keep) keep(ws);
+  else ws.close();
+  return r;
+}
+
+test("re-attaching a running step (adopt) takes a controller-signed adoption credential for that step and node, once, while the job holds the node", async () => {
+  const nodes = (await c.api("GET", "/v1/nodes")).json.nodes as { name: string; addr: string }[];
+  const id = await c.submit({ interactive: true, nodes: 1, elastic: true, minNodes: 1, maxNodes: 2 });
+  const job = await c.waitJob(id, ["RUNNING"]);
+  const mine = nodes.find((n) => n.name === job.allocation[0])!;
+  const other = nodes.find((n) => n.name !== mine.name)!;
+  const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+  const argv = ["sleep", "60"];
+  const g = (await c.api("POST", `/v1/jobs/${id}/steps`, { argv, cwd: c.dir, envDigest: envDigest(env) })).json;
+  const step = `${id}.${g.stepId}`;
+  const spec = { jobId: id, stepId: g.stepId, argv, env, cwd: c.dir, nodes: [mine], tasks: [1], jobNodes: [mine.name], fanout: 8, pmi: "none", jobEnv: g.jobEnv };
+  let parent: WebSocket | undefined;
+  expect((await launchOn(mine.addr, g.cred, spec, (ws) => (parent = ws))).t).toBe("launched");
+
+  // The controller grants adoption only for nodes the job holds, and only to those who may act on the job.
+  expect((await adoptGrant(id, g.stepId, [other.name])).message).toContain(`node ${other.name} is not allocated to job ${id}`);
+  const otherJob = await c.submit({ interactive: true, nodes: 1 });
+  await c.waitJob(otherJob, ["RUNNING"]);
+  const otherToken = (await c.api("POST", `/v1/jobs/${otherJob}/steps`, { argv: ["true"], cwd: c.dir })).json.jobEnv.EBB_TOKEN;
+  const foreign = await adoptGrant(id, g.stepId, [mine.name], otherToken);
+  expect([foreign.t, foreign.code]).toEqual(["error", "forbidden"]);
+  const granted = await adoptGrant(id, g.stepId, [mine.name]);
+  expect(granted.t).toBe("adopt.grant");
+  const cred = granted.cred;
+  expect(cred.use).toBe("adopt");
+  expect(cred.expires - Date.now()).toBeLessThanOrEqual(30_000);
+
+  // A launch credential does not adopt, an adoption credential does not launch.
+  expect((await adoptOn(mine.addr, step, g.cred)).message).toContain("not an adoption credential");
+  expect((await launchOn(mine.addr, cred, spec)).message).toContain(`a credential for "adopt" cannot launch a step`);
+  // Altered (another node, another step, no use): the signature fails, the connection is closed.
+  for (const forged of [{ ...cred, nodes: [other.name] }, { ...cred, stepId: g.stepId + 1 }, { ...cred, use: undefined }]) {
+    const r = await adoptOn(mine.addr, step, forged);
+    expect(r.reason ?? r.message).toContain("bad step credential signature");
+  }
+  // On a node it does not name, or for another step: refused.
+  expect((await adoptOn(other.addr, step, cred)).message).toContain(`node ${other.name} is not in the credential`);
+  expect((await adoptOn(mine.addr, `${id}.${g.stepId + 1}`, cred)).message).toContain("does not match the step");
+  // The real one: this connection is the step's upstream now (closing it would end the step); used once.
+  let adopter: WebSocket | undefined;
+  expect(await adoptOn(mine.addr, step, cred, (ws) => (adopter = ws))).toEqual({ t: "adopted", step, node: mine.name });
+  expect((await adoptOn(mine.addr, step, cred)).message).toContain(`used on ${mine.name} already`);
+  // After the job's end: no credential is granted, and an unused one is refused.
+  const spare = (await adoptGrant(id, g.stepId, [mine.name])).cred;
+  await c.api("DELETE", `/v1/jobs/${id}`);
+  await c.api("DELETE", `/v1/jobs/${otherJob}`);
+  await c.waitJob(id, ["CANCELLED"]);
+  expect((await adoptGrant(id, g.stepId, [mine.name])).t).toBe("error");
+  const late = (await adoptOn(mine.addr, step, spare)).message;
+  expect(late === `${mine.name}: step ${step} is not running on ${mine.name}` || late === `${mine.name}: node ${mine.name} is not allocated to job ${id}`).toBe(true);
+  parent?.close();
+  adopter?.close();
+});

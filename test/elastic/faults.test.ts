@@ -116,13 +116,18 @@ describe("two nodes lost at once", () => {
 });
 
 describe("an inner node of the launch tree", () => {
-  test("fan-out 2, 5 nodes: the agent of allocation[1] (parent of allocation[4]) SIGKILLed: both leave in one fault adaptation 5 -> 3", async () => {
+  test("fan-out 2, 5 nodes: the agent of allocation[1] (parent of allocation[4]) SIGKILLed: the launcher adopts allocation[4], whose rank goes on: 5 -> 4", async () => {
     const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 5 ranks/);
     const alloc = (await c.job(job.id)).allocation as string[];
-    // Tree: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. Ranks 1 and 4: buddies 2 and 0 survive.
+    // Tree: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. Rank 1 is lost (its buddy 2
+    // survives); rank 4's process lives through it.
+    expect(ranksOn(alloc[4]!).length).toBe(1);
     await kill(alloc[1]!);
-    const err = await expectRecovered(job, /jacobi: fault: lost ranks 1,4 at iteration \d+; restored iteration \d+ on 3 ranks \(was 5\)/, 5, 3, [alloc[1]!, alloc[4]!]);
-    expect(err).toContain(`without ${alloc[4]} below it in the launch tree`);
+    const err = await expectRecovered(job, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 4 ranks \(was 5\)/, 5, 4, [alloc[1]!]);
+    expect(err).toContain(`adopting ${alloc[4]} below it in the launch tree`);
+    // No rank is started in a fault adaptation: 4 ranks after it means rank 4's process lived.
+    const end = await c.job(job.id);
+    expect(end.events.filter((e: any) => e.kind === "fault").length).toBe(1);
   }, 120_000);
 });
 

@@ -74,12 +74,12 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
           return;
         }
         if (!ws.data.authed) {
-          const why = d.value.t !== "launch" ? `a ${d.value.t} message before any launch` : verifyCredential(clusterKey, d.value.cred, Date.now(), { signatureOnly: true });
+          const why = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : verifyCredential(clusterKey, d.value.cred, Date.now(), { signatureOnly: true });
           if (why) {
             forget(ws);
             log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);
             // The launch still reaches the step service, which answers it with the reason.
-            if (d.value.t === "launch") ws.data.handle!.deliver(d.value);
+            if (d.value.t === "launch" || d.value.t === "adopt") ws.data.handle!.deliver(d.value);
             ws.close(4401, why.slice(0, 120));
             return;
           }

@@ -15,7 +15,7 @@ import type { Credential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
-import { childrenOf } from "../../tbon/tree.ts";
+import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { rankVars } from "./env.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
@@ -57,6 +57,8 @@ export interface StepContext {
 
 /** How long a launch waits for the controller's word that the node belongs to its job (the controller may be restarting). */
 const ALLOCATION_WAIT_MS = 10_000;
+/** How long an elastic step's node whose parent agent was lost waits for the launcher to adopt it. */
+const ADOPT_WAIT_MS = 10_000;
 
 export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
@@ -73,14 +75,30 @@ export class StepService implements StepEndpoint {
           });
           return;
         }
+        if (msg.t === "adopt") {
+          if (this.adopt(up, msg.step, msg.cred)) launchedHere.add(msg.step);
+          return;
+        }
         const node = this.steps.get(msg.step);
         if (node && node.upstream === up) node.down(msg);
       },
       closed: () => {
-        for (const key of launchedHere) this.steps.get(key)?.upstreamLost();
+        for (const key of launchedHere) this.steps.get(key)?.upstreamLost(up);
         launchedHere.clear();
       },
     };
+  }
+
+  /** A launcher re-attaches a step's node to itself (see adoptionRefusal): true if it did. */
+  private adopt(up: Upstream, step: string, cred: Credential): boolean {
+    const why = adoptionRefusal(this, step, cred);
+    if (why) {
+      log.warn(`refused adoption of step ${step}: ${why}`);
+      up.send({ t: "error", step, node: this.ctx.name, kind: "adopt", message: `${this.ctx.name}: ${why}` });
+      return false;
+    }
+    this.steps.get(step)!.adopt(up);
+    return true;
   }
 
   /** Keys of launches waiting for the allocation: a second launch of the same step is refused meanwhile. */
@@ -94,6 +112,7 @@ export class StepService implements StepEndpoint {
     };
     const bad = verifyCredential(this.ctx.clusterKey, cred);
     if (bad) return fail(bad), undefined;
+    if (cred.use !== undefined) return fail(`a credential for "${cred.use}" cannot launch a step`), undefined;
     const names = spec.nodes.map((n) => n.name);
     if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.join(",") !== names.join(","))
       return fail("the credential does not match the step"), undefined;
@@ -112,6 +131,25 @@ export class StepService implements StepEndpoint {
     node.start(cred);
     return node;
   }
+}
+
+/**
+ * Why a launcher may not re-attach this node's part of a running step to itself (its parent in the
+ * launch tree was lost), or undefined: checked as strictly as a launch — signed by the cluster key,
+ * unexpired, an adoption credential for exactly this step naming this node, used once here, the
+ * node still the job's as the controller last said.
+ */
+function adoptionRefusal(svc: StepService, step: string, cred: Credential): string | undefined {
+  const name = svc.ctx.name;
+  const bad = verifyCredential(svc.ctx.clusterKey, cred);
+  if (bad) return bad;
+  if (cred.use !== "adopt") return "not an adoption credential";
+  if (`${cred.jobId}.${cred.stepId}` !== step) return "the credential does not match the step";
+  if (!cred.nodes.includes(name)) return `node ${name} is not in the credential`;
+  if (!svc.steps.has(step)) return `step ${step} is not running on ${name}`;
+  if (!svc.ctx.allocation.holds(cred.jobId)) return `node ${name} is not allocated to job ${cred.jobId}`;
+  if (!svc.ctx.usedCredentials.use(cred.sig, cred.expires)) return `the credential was used on ${name} already`;
+  return undefined;
 }
 
 interface Child {
@@ -138,14 +176,21 @@ export class StepNode {
   private cfgFinalSent = false;
   /** World rank of the step's rank 0 (elastic steps that joined a running world start above 0). */
   private readonly rankBase: number;
+  /** Where up-messages go: the parent, or whoever adopted this node after the parent was lost. */
+  upstream: Upstream;
+  /** The parent is gone and an adoption is awaited: up-messages wait here. */
+  private orphan: { held: StepUp[]; timer: ReturnType<typeof setTimeout> } | undefined;
+  /** A launcher adopted this node: its parent is the launcher now. */
+  private adopted = false;
 
   constructor(
     private readonly svc: StepService,
     readonly key: string,
     readonly spec: StepSpec,
     readonly index: number,
-    readonly upstream: Upstream,
+    upstream: Upstream,
   ) {
+    this.upstream = upstream;
     this.rankBase = spec.elastic?.rankBase ?? 0;
   }
 
@@ -237,7 +282,9 @@ export class StepNode {
   }
 
   private up(msg: StepUp): void {
-    if (!this.done) this.upstream.send(msg);
+    if (this.done) return;
+    if (this.orphan) this.orphan.held.push(msg);
+    else this.upstream.send(msg);
   }
 
   private async startRanks(): Promise<void> {
@@ -421,9 +468,37 @@ export class StepNode {
     for (const child of this.ranks.values()) this.ctx.procs.signalGroup(child.pid, signal);
   }
 
-  /** The parent is gone: nobody can collect this step any more, so it dies here and below. */
-  upstreamLost(): void {
+  /**
+   * The link to the parent `from` is gone. An elastic step whose parent was an agent waits a while
+   * for the launcher to adopt it (its ranks are healthy; the parent's loss is a fault the others
+   * adapt to); otherwise, or if nobody does, nobody can collect this step any more, so it dies here
+   * and below.
+   */
+  upstreamLost(from: Upstream): void {
+    if (this.done || from !== this.upstream || this.orphan) return;
+    if (this.spec.elastic && !this.adopted && parentOf(this.index, this.spec.fanout) !== ROOT) {
+      log.warn(`step ${this.key}: lost its parent; waiting up to ${ADOPT_WAIT_MS / 1000} s for the launcher to adopt it`);
+      this.orphan = { held: [], timer: setTimeout(() => this.abandon(), ADOPT_WAIT_MS) };
+      return;
+    }
+    this.abandon();
+  }
+
+  /** A launcher took this node as its child (see StepService.adopt): what was held goes to it. */
+  adopt(up: Upstream): void {
+    const held = this.orphan?.held ?? [];
+    if (this.orphan) clearTimeout(this.orphan.timer);
+    this.orphan = undefined;
+    this.upstream = up;
+    this.adopted = true;
+    log.info(`step ${this.key}: adopted by the launcher; ${held.length} held messages forwarded`);
+    up.send({ t: "adopted", step: this.key, node: this.ctx.name });
+    for (const m of held) up.send(m);
+  }
+
+  private abandon(): void {
     if (this.done) return;
+    this.orphan = undefined;
     log.warn(`step ${this.key}: lost its parent; killing its ranks`);
     for (const c of this.children) c.conn.send({ t: "signal", step: this.key, signal: "SIGKILL" });
     this.signalRanks("SIGKILL");
@@ -434,6 +509,8 @@ export class StepNode {
   private finish(): void {
     if (this.done) return;
     this.done = true;
+    if (this.orphan) clearTimeout(this.orphan.timer);
+    this.orphan = undefined;
     for (const c of this.children) c.unsubscribe();
     if (this.ranks.size > 0) this.signalRanks("SIGKILL");
     void this.pmi?.close();

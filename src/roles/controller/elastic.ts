@@ -9,6 +9,7 @@ import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../api/errors.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
+import type { Credential } from "../../proto/common.ts";
 import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -270,6 +271,19 @@ export class Elastic {
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
     return true;
+  }
+
+  /**
+   * A credential that lets the launcher re-attach `nodes` of step `stepId` (the children of a lost
+   * inner node of its launch tree) as its own children: only for nodes the elastic job still holds.
+   */
+  adoptCredential(jobId: number, stepId: number, nodes: string[], now = Date.now()): Credential {
+    const job = this.jobs.activeJob(jobId);
+    if (!job.row.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic: only an elastic step's nodes are re-attached after a fault`);
+    if (stepId >= job.row.nextStep) throw badRequest(`job ${jobId} has no step ${stepId}`, "stepId");
+    const gone = nodes.find((n) => !job.nodes.includes(n));
+    if (gone !== undefined) throw conflict("not_allocated", `node ${gone} is not allocated to job ${jobId}`);
+    return signCredential(this.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, use: "adopt" });
   }
 
   /** Step 6: the launcher reports the adaptation's end. */

@@ -49,7 +49,7 @@ export class LauncherHub {
       return;
     }
     if (!this.jobs.mayActOn(scope, msg.jobId)) {
-      conn.send({ t: "error", code: "forbidden", message: `this token is for job ${scope}, not job ${msg.jobId}`, req: msg.t === "step.create" ? msg.req : undefined });
+      conn.send({ t: "error", code: "forbidden", message: `this token is for job ${scope}, not job ${msg.jobId}`, req: msg.t === "step.create" || msg.t === "adopt" ? msg.req : undefined });
       return;
     }
     switch (msg.t) {
@@ -60,6 +60,13 @@ export class LauncherHub {
       }
       case "step.create":
         return this.createStep(conn, msg.jobId, msg.req, msg.step);
+      case "adopt":
+        try {
+          conn.send({ t: "adopt.grant", req: msg.req, cred: this.elastic.adoptCredential(msg.jobId, msg.stepId, msg.nodes) });
+        } catch (e) {
+          conn.send(errorOf(e, msg.req));
+        }
+        return;
       case "adapt.done":
         this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
         return;

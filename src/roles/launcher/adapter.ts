@@ -283,6 +283,9 @@ export class Adapter {
     // agent is gone): losses in the next moment still join this window.
     this.settling = true;
     await Bun.sleep(FAULT_SETTLE_MS);
+    // The children of a lost inner node are being re-attached to their step's root: they take part
+    // in the window (or, not adopted, are lost with it: they join it as more lost nodes).
+    await Promise.all(this.steps().map((s) => s.root.adoptionsSettled()));
     this.settling = false;
     this.check();
     const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);

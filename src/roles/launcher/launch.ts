@@ -119,6 +119,7 @@ export class Launch {
           ...(r.monitor !== undefined ? { monitor: r.monitor } : {}),
         }),
       onNodeLost: spec.elastic ? (node, reason) => this.adapter?.nodeLost(node, reason) ?? false : undefined,
+      adoptCredential: spec.elastic ? (nodes) => this.o.link.adoptCredential(spec.stepId, nodes) : undefined,
     });
     this.roots.set(spec.stepId, root);
     const done = root.start().then((r) => {

@@ -11,6 +11,9 @@ import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
 
+/** How long the root waits for an orphan's answer to `adopt` (the orphan waits 10 s for it). */
+const ADOPT_ANSWER_MS = 5000;
+
 export interface StepSink {
   io(rank: number, fd: 1 | 2, data: string): void;
   /** A line about the step itself (failures), for the user. */
@@ -57,6 +60,12 @@ export interface StepRootOptions {
    * count as gone, nothing is killed), false to fail the step as any lost node does.
    */
   onNodeLost?(node: string, reason: string): boolean;
+  /**
+   * Elastic steps: a credential (use "adopt") to re-attach `nodes`, the children of a lost inner
+   * node of the launch tree, as the root's own children so that their healthy ranks go on. Without
+   * it, a lost inner node's whole subtree is lost with it.
+   */
+  adoptCredential?(nodes: string[]): Promise<Credential>;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
   /** The step's CFG merged over the whole tree: at most once per sampling interval, and when final. */
@@ -86,6 +95,8 @@ export class StepRoot {
   private resolve!: (r: StepResult) => void;
   private giveUp: ReturnType<typeof setTimeout> | undefined;
   private over = false;
+  /** Adoptions under way (children of a lost inner node being re-attached here). */
+  private readonly adopting = new Set<Promise<void>>();
   readonly result: Promise<StepResult>;
 
   constructor(private readonly o: StepRootOptions) {
@@ -223,10 +234,21 @@ export class StepRoot {
   /** A node is gone: an elastic step may go on without it (a fault adaptation); any other fails. */
   private nodeLost(name: string, reason: string, code = 1): void {
     if (this.over) return;
-    // An inner node's loss cuts off the nodes below it: their agents, losing their parent, kill
-    // their ranks (StepNode.upstreamLost), so they are lost with it, each reported as a fault.
     const { spec } = this.o;
     const index = spec.nodes.findIndex((n) => n.name === name);
+    const orphans = index >= 0 ? childrenOf(index, spec.nodes.length, spec.fanout) : [];
+    // An inner node's children lose their parent but not their ranks: the root adopts them (they
+    // wait for it), so only the lost node's own ranks are gone.
+    if (!this.failure && index >= 0 && orphans.length > 0 && this.o.adoptCredential && this.o.onNodeLost?.(name, reason) === true) {
+      const names = orphans.map((i) => spec.nodes[i]!.name);
+      this.o.sink.notice(`lost node ${name}: ${reason}; the step goes on without it, adopting ${names.join(",")} below it in the launch tree`);
+      this.adaptReduce.childLost(index);
+      this.markLost(name, false);
+      this.adopt(orphans);
+      return;
+    }
+    // Without adoption the nodes below are cut off: their agents, losing their parent, kill their
+    // ranks (StepNode.upstreamLost), so they are lost with it, each reported as a fault.
     const below: string[] = [];
     for (let i = 0, level = index >= 0 ? [index] : []; i < level.length; i++) {
       const kids = childrenOf(level[i]!, spec.nodes.length, spec.fanout);
@@ -241,6 +263,70 @@ export class StepRoot {
       return this.markLost(name);
     }
     this.fail(reason.startsWith("lost node") ? reason : `lost node ${name}: ${reason}`, code, name);
+  }
+
+  /** Resolves once no adoption is under way (a fault window waits for it: adopted nodes take part). */
+  async adoptionsSettled(): Promise<void> {
+    while (this.adopting.size > 0) await Promise.all([...this.adopting]);
+  }
+
+  /**
+   * Re-attach `orphans` (node indices, children of a lost node) as the root's children: a credential
+   * from the controller, then `adopt` on a connection to each; `adopted` makes it a child. One that
+   * cannot be adopted is lost with its subtree (its agent kills its ranks when it gives up waiting).
+   */
+  private adopt(orphans: number[]): void {
+    const { spec } = this.o;
+    const names = orphans.map((i) => spec.nodes[i]!.name);
+    const credential = this.o.adoptCredential!(names);
+    for (const i of orphans) {
+      const ref = spec.nodes[i]!;
+      const attempt = credential
+        .then((cred) => this.adoptOne(i, cred))
+        .catch((e: Error) => {
+          if (this.over) return;
+          this.o.sink.notice(`could not adopt ${ref.name}: ${e.message}`);
+          this.nodeLost(ref.name, `cut off from the launch tree and not adopted (${e.message})`);
+        });
+      this.adopting.add(attempt);
+      void attempt.finally(() => this.adopting.delete(attempt));
+    }
+  }
+
+  private adoptOne(index: number, cred: Credential): Promise<void> {
+    const ref = this.o.spec.nodes[index]!;
+    const conn = this.o.connect(ref.addr);
+    return new Promise<void>((resolve, reject) => {
+      let adopted = false;
+      const timer = setTimeout(() => reject(new Error(`no answer within ${ADOPT_ANSWER_MS / 1000} s`)), ADOPT_ANSWER_MS);
+      const unsubscribe = conn.subscribe(this.key, {
+        onUp: (m) => {
+          if (adopted) return this.onUp(m, index);
+          if (m.t === "adopted") {
+            adopted = true;
+            clearTimeout(timer);
+            this.conns.push(conn);
+            this.adaptReduce.adopt(index);
+            this.cfgTree.adopt(index);
+            return resolve();
+          }
+          if (m.t === "error" && m.kind === "adopt") {
+            clearTimeout(timer);
+            unsubscribe();
+            return reject(new Error(m.message));
+          }
+        },
+        onLost: (reason) => {
+          clearTimeout(timer);
+          if (!adopted) return reject(new Error(reason));
+          this.cfgTree.childLost(index);
+          this.forwardCfg();
+          this.nodeLost(ref.name, reason);
+        },
+      });
+      this.unsubscribe.push(unsubscribe);
+      conn.send({ t: "adopt", step: this.key, cred });
+    });
   }
 
   /**
