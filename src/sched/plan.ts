@@ -50,19 +50,11 @@ export interface Snapshot {
   limits?: AdminLimits;
   /** Say why every pending job the plan does not start waits (the controller's periodic pass). */
   reasons?: boolean;
-  /** False: plan no resizes at all (`--test-only` replays starts only). */
-  resizes?: boolean;
   /**
-   * The previous plan's `resizeMark` (the caller hands it on): resizes are planned only when what
-   * they depend on changed since, or `config.interval` seconds have passed (`resizesDue`).
+   * False: plan no resizes (`--test-only` replays starts only). Otherwise every pass plans them,
+   * live and simulated alike: there is no cadence of its own to keep (README: "One cadence").
    */
-  resizeMark?: ResizeMark;
-}
-
-/** When resizes were last planned, and a digest of the snapshot they were planned on (`resizeKey`). */
-export interface ResizeMark {
-  at: number;
-  key: number;
+  resizes?: boolean;
 }
 
 export interface PlanStart {
@@ -105,52 +97,6 @@ export interface Plan {
   notes: Note[];
   /** Why each pending job the plan does not start waits (only with `Snapshot.reasons`). */
   waiting: [number, string][];
-  /** Hand it to the next snapshot: when resizes were last planned, and on what. */
-  resizeMark?: ResizeMark;
-}
-
-/**
- * The one cadence of resizes, live and simulated: a pass plans them when the state they depend on
- * changed since they were last planned (`resizeKey`: a job arrived, started, ended, adapted or
- * measured something, a node came or went, a spawn waits) or `interval` seconds have passed since;
- * not in a pass that only the clock moved (the controller's 1 s housekeeping pass).
- */
-export function resizesDue(mark: ResizeMark | undefined, key: number, now: number, interval: number): boolean {
-  return mark === undefined || mark.key !== key || now >= mark.at + interval * 1000;
-}
-
-/**
- * A digest of what a pass's resizes depend on, the clock aside: the nodes up and idle, the queue,
- * the spawn requests, and each running job's size, state and measurements (FNV-1a over numbers).
- */
-export function resizeKey(s: Snapshot): number {
-  let h = 0x811c9dc5;
-  const mix = (x: number) => {
-    h = Math.imul(h ^ (x % 4294967296 | 0), 0x01000193);
-  };
-  let up = 0;
-  let idle = 0;
-  for (const n of s.nodes) if (n.up) {
-    up++;
-    if (n.jobId === undefined) idle++;
-  }
-  mix(up);
-  mix(idle);
-  mix(s.pending.length);
-  for (const j of s.pending) mix(j.id);
-  mix(s.spawns?.length ?? 0);
-  for (const r of s.spawns ?? []) mix(r.id);
-  mix(s.running.length);
-  for (const j of s.running) {
-    mix(j.id);
-    mix(j.nodes);
-    mix((j.elastic ? 1 : 0) + (j.adapting ? 2 : 0) + (j.atResizePoint === false ? 4 : 0));
-    mix(j.samples.length);
-    mix(j.samples.at(-1)?.time ?? 0);
-    mix(j.profile?.length ?? 0);
-    mix(j.lastAdaptEnd ?? 0);
-  }
-  return h >>> 0;
 }
 
 /** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */
@@ -190,13 +136,6 @@ export function makePlan(s: Snapshot): Plan {
   for (const n of s.nodes) if (n.up) up++;
   const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: s.running, pending, sorted: s.sorted, config: s.config, limits: s.limits };
   const pass = planPass(input);
-  let resizeMark = s.resizeMark;
-  let resizesNow = false;
-  if (s.resizes !== false) {
-    const key = resizeKey(s);
-    resizesNow = resizesDue(s.resizeMark, key, s.now, s.config.interval);
-    if (resizesNow) resizeMark = { at: s.now, key };
-  }
 
   // 4. Node names: starts (bound jobs choose first), then grows, from the idle nodes in name order.
   const free = idle.map((n) => n.name);
@@ -204,7 +143,7 @@ export function makePlan(s: Snapshot): Plan {
   const byId = new Map<number, SnapshotJob>();
   for (const j of s.running) byId.set(j.id, j);
   const resizes: PlanResize[] = [];
-  for (const r of resizesNow ? pass.resizes : []) {
+  for (const r of s.resizes === false ? [] : pass.resizes) {
     if (r.to === r.from) continue;
     const job = byId.get(r.jobId);
     if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);
@@ -231,7 +170,7 @@ export function makePlan(s: Snapshot): Plan {
     for (const [id, text] of unfit) why.set(id, text);
     for (const [id, text] of why) if (!started.has(id)) waiting.push([id, text]);
   }
-  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting, ...(resizeMark ? { resizeMark } : {}) };
+  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting };
 }
 
 /** Count starts named from `free` (in order; taken names are removed from it). Bound jobs choose first. */

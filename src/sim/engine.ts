@@ -25,7 +25,7 @@ import { shadowTime } from "../sched/batch.ts";
 import { endings } from "../sched/policies/common.ts";
 import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
-import { checkPlan, makePlan, type Plan, type PlanJobState, type PlanState, type ResizeMark, type SnapshotJob } from "../sched/plan.ts";
+import { checkPlan, makePlan, type Plan, type PlanJobState, type PlanState, type SnapshotJob } from "../sched/plan.ts";
 import type { ClusterNode, PassInput, PendingJob, ProfilePoint } from "../sched/types.ts";
 import { EventQueue } from "./heap.ts";
 import type { SimJob } from "./job.ts";
@@ -387,20 +387,17 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     return changed;
   };
 
-  // The cadence of resizes is makePlan's (`resizesDue`), as live: each plan's mark goes to the next snapshot.
-  let resizeMark: ResizeMark | undefined;
   const pass = () => {
     const nowMs = now * 1000;
     const idleBefore = free;
     const running_ = [...running].map((r) => view(r, nowMs));
     let plan: Plan;
     try {
-      plan = makePlan({ now: nowMs, nodes, namesSorted: true, running: running_, pending: pending.map((r) => r.pend), sorted: true, config: opts.config, resizeMark });
+      plan = makePlan({ now: nowMs, nodes, namesSorted: true, running: running_, pending: pending.map((r) => r.pend), sorted: true, config: opts.config });
     } catch (e) {
       return fail((e as Error).message);
     }
     passes++;
-    resizeMark = plan.resizeMark;
     const { accepted, rejected } = checkPlan(plan, planState);
     if (rejected.length > 0) fail(`job ${rejected[0]!.jobId}: ${rejected[0]!.reason}`);
     if (opts.check) promise(accepted, { now: nowMs, upNodes: N, idleNodes: idleBefore, running: running_, pending: [], config: opts.config });

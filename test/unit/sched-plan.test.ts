@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { resolveConfig, type PolicyName } from "../../src/sched/config.ts";
-import { checkPlan, makePlan, resizeKey, resizesDue, type Plan, type PlanJobState, type PlanState, type Snapshot, type SnapshotJob } from "../../src/sched/plan.ts";
+import { checkPlan, makePlan, type Plan, type PlanJobState, type PlanState, type Snapshot, type SnapshotJob } from "../../src/sched/plan.ts";
 import { POLICY_TABLE } from "../../src/sched/policies/index.ts";
 import type { ClusterNode, PassPlan, PendingJob } from "../../src/sched/types.ts";
 
@@ -88,39 +88,13 @@ describe("makePlan: one pure pass from a snapshot to a plan with node names", ()
     expect(makePlan(snap("drms-rs", { nodes: cluster(4, { n1: 7, n3: 7 }), running: [job], resizes: false })).resizes).toEqual([]);
   });
 
-  test("one cadence of resizes: planned when what they depend on changed since the last time, or after `interval`; not when only the clock moved", () => {
+  test("one cadence, live and simulated: every pass plans resizes; makePlan keeps no state between passes", () => {
     const job = running(7, ["n1", "n3"], { minNodes: 2, maxNodes: 4 });
     const base = snap("drms-rs", { nodes: cluster(4, { n1: 7, n3: 7 }), running: [job] });
-    const interval = base.config.interval * 1000;
-    const first = makePlan(base);
-    expect(first.resizes.map((r) => r.to)).toEqual([4]);
-    expect(first.resizeMark).toEqual({ at: NOW, key: resizeKey(base) });
-    // The same cluster a second later (the controller's housekeeping pass): no resize, the mark stays.
-    const later = makePlan({ ...base, now: NOW + 1000, resizeMark: first.resizeMark });
-    expect(later.resizes).toEqual([]);
-    expect(later.resizeMark).toEqual(first.resizeMark);
-    // ... until `interval` has passed since they were planned.
-    expect(makePlan({ ...base, now: NOW + interval - 1, resizeMark: first.resizeMark }).resizes).toEqual([]);
-    const due = makePlan({ ...base, now: NOW + interval, resizeMark: first.resizeMark });
-    expect(due.resizes.map((r) => r.to)).toEqual([4]);
-    expect(due.resizeMark).toEqual({ at: NOW + interval, key: resizeKey(base) });
-    // Anything a resize depends on changed: planned at once.
-    const changed: [string, Partial<Snapshot>][] = [
-      ["a job arrived", { pending: [pending(9, 8)] }],
-      ["a node came up", { nodes: [...cluster(4, { n1: 7, n3: 7 }), { name: "n5", up: true, cpus: 1 }] }],
-      ["a new sample", { running: [{ ...job, samples: [{ time: NOW, mtct: 0.01 }] }] }],
-      ["the job's launcher attached", { running: [{ ...job, elastic: false }] }],
-      ["it reached a resize point", { running: [{ ...job, atResizePoint: false }] }],
-      ["a spawn waits", { spawns: [{ id: 1, jobId: 7, tasks: 1 }] }],
-    ];
-    for (const [what, over] of changed) {
-      const s = { ...base, ...over, now: NOW + 1000, resizeMark: first.resizeMark };
-      expect({ what, key: resizeKey(s) === resizeKey(base) }).toEqual({ what, key: false });
-      expect({ what, mark: makePlan(s).resizeMark?.at }).toEqual({ what, mark: NOW + 1000 });
-    }
-    expect(resizesDue(undefined, 1, NOW, 60)).toBe(true);
-    expect(resizesDue({ at: NOW, key: 1 }, 1, NOW + 59_999, 60)).toBe(false);
-    expect(resizesDue({ at: NOW, key: 1 }, 2, NOW + 1, 60)).toBe(true);
+    // The same snapshot a second later (the controller's housekeeping pass) plans the same grow:
+    // only the state the caller carries the plan out on changes what the next pass plans.
+    for (const now of [NOW, NOW + 1000, NOW + base.config.interval * 1000 - 1]) expect(makePlan({ ...base, now }).resizes.map((r) => [r.jobId, r.to])).toEqual([[7, 4]]);
+    expect(makePlan({ ...base, resizes: true }).resizes).toEqual(makePlan(base).resizes);
   });
 
   test("a shrink gives back the last nodes of the allocation, its highest ranks leave", () => {

@@ -4,20 +4,17 @@
  * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
  * names) and hands it to the plan applier, which re-checks every item and carries out what still
  * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`, with the same
- * cadence of resizes: `makePlan` plans them when what they depend on changed since the last time
- * or `interval` seconds have passed (`resizesDue`); this loop only hands each plan's `resizeMark`
- * to the next snapshot. A pass with no idle node is skipped unless it is the periodic full pass
- * (which also refreshes why jobs wait, and is where a shrink to admit a waiting job is planned
- * when nothing is idle).
+ * rule for resizes: every pass plans them (sched/README.md, "One cadence"). A pass with no idle
+ * node is skipped unless it is the periodic full pass (which also refreshes why jobs wait, and is
+ * where a shrink to admit a waiting job is planned when nothing is idle).
  */
-import { makePlan, type ResizeMark, type Snapshot } from "../../sched/plan.ts";
+import { makePlan, type Snapshot } from "../../sched/plan.ts";
 import type { PlanApplier } from "./plan-apply.ts";
 import type { Snapshots } from "./snapshot.ts";
 import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
   private queued: { full: boolean } | undefined;
-  private resizeMark: ResizeMark | undefined;
 
   constructor(
     private readonly state: ClusterState,
@@ -53,9 +50,7 @@ export class SchedulerLoop {
     try {
       // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
       this.opts.beforePass?.(now);
-      const plan = makePlan(this.snapshots.take(now, reasons, this.resizeMark));
-      this.resizeMark = plan.resizeMark;
-      this.applier.apply(plan, now);
+      this.applier.apply(makePlan(this.snapshots.take(now, reasons)), now);
     } finally {
       this.opts.passTook?.(performance.now() - t0);
     }

@@ -8,7 +8,7 @@
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { measuredModel } from "../../sched/profile.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
-import type { ResizeMark, Snapshot, SnapshotJob } from "../../sched/plan.ts";
+import type { Snapshot, SnapshotJob } from "../../sched/plan.ts";
 import type { PendingJob } from "../../sched/types.ts";
 import type { MeasuredPoint } from "../../sched/profile.ts";
 import type { Elastic } from "./elastic.ts";
@@ -38,9 +38,9 @@ export class Snapshots {
 
   /**
    * The cluster as it is at `now`; `reasons`: the plan says why every job it leaves pending waits;
-   * `resizes`: the previous plan's mark (resizes when due, `resizesDue`), or false for none.
+   * `resizes`: false leaves them out (`--test-only`).
    */
-  take(now: number, reasons: boolean, resizes: ResizeMark | undefined | false): Snapshot {
+  take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
     for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId, cpus: n.row.cpus });
     const pending: PendingJob[] = [];
@@ -50,7 +50,7 @@ export class Snapshots {
       else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
-    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons, ...(resizes === false ? { resizes: false } : resizes ? { resizeMark: resizes } : {}) };
+    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons, resizes };
   }
 
   private running(job: JobRuntime, now: number): SnapshotJob {
