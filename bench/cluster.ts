@@ -1,6 +1,6 @@
 /** A local cluster (`ebb up`) in its own process, for benchmarks; clients get its env. */
 import type { Subprocess } from "bun";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT } from "../test/support/cluster.ts";
@@ -66,9 +66,34 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
     async stop() {
       for (const p of procs) p.kill("SIGTERM");
       await Promise.all(procs.map((p) => p.exited));
+      await settle(dir);
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Waits until no process names the cluster's directory any more: the agents' sentinels, which go on
+ * after their agent (reparented to init, so no CPU figure of ours counts them) to clean up its
+ * process groups and cgroups. Without this wait the next trial shared the machine with the last
+ * one's clean-up (with the old sentinel: ~3 forks per recorded process group, ~1,000 after 1,000
+ * jobs, 30 s at load 20) — the trial right after the bare-spawn run was ~2x faster than the others.
+ */
+export async function settle(dir: string, maxMs = 120_000): Promise<number> {
+  const t0 = performance.now();
+  const left = () => {
+    for (const d of readdirSync("/proc")) {
+      if (!/^\d+$/.test(d)) continue;
+      try {
+        if (readFileSync(`/proc/${d}/cmdline`, "utf8").includes(dir)) return true;
+      } catch {
+        // gone meanwhile
+      }
+    }
+    return false;
+  };
+  while (left() && performance.now() - t0 < maxMs) await Bun.sleep(50);
+  return performance.now() - t0;
 }
 
 /** Runs a command to its end: its wall time in ms and its stdout; throws with its stderr if it fails. */

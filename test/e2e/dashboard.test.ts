@@ -208,6 +208,31 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       // tooltip shows, and says it ended), Enter opens its page.
       await page.keyboard.press("g");
       await page.waitForSelector("#timeline", { timeout: SHOWN });
+      // The finished job is painted once into a layer that slides with the clock: its colour is
+      // at its bands' places in the canvas's pixels, and still after the clock moved on.
+      const painted = () =>
+        page.evaluate((id) => {
+          const canvas = document.getElementById("timeline-plot") as HTMLCanvasElement & { drawing: { at: number; bands: { job: number; x: number; y: number; w: number; h: number }[] } };
+          const probe = document.createElement("canvas").getContext("2d")!;
+          // @ts-expect-error the page's own colour of a job (a global of its script)
+          probe.fillStyle = color(id) as string;
+          probe.fillRect(0, 0, 1, 1);
+          const want = probe.getImageData(0, 0, 1, 1).data;
+          const dpr = window.devicePixelRatio || 1;
+          const g = canvas.getContext("2d")!;
+          const bands = canvas.drawing.bands.filter((b) => b.job === id && b.w >= 3);
+          const hits = bands.filter((b) => {
+            const px = g.getImageData(Math.floor((b.x + b.w / 2) * dpr), Math.floor((b.y + b.h / 2) * dpr), 1, 1).data;
+            return [0, 1, 2].every((i) => Math.abs(px[i]! - want[i]!) <= 3);
+          });
+          return { at: canvas.drawing.at, bands: bands.length, hits: hits.length };
+        }, job.id);
+      const before = await painted();
+      expect(before.bands).toBeGreaterThan(0);
+      expect(before.hits).toBeGreaterThan(0);
+      await page.waitForFunction((at) => (document.getElementById("timeline-plot") as unknown as { drawing: { at: number } }).drawing.at > at + 1000, { timeout: SHOWN, polling: 200 }, before.at);
+      const after = await painted();
+      expect(after.hits).toBeGreaterThan(0);
       await tabTo((f) => f.id === "timeline-plot", 5);
       await page.waitForSelector("#timeline-tip:not([hidden])", { timeout: SHOWN });
       const tipJob = () => page.$eval("#timeline-tip", (e) => (e as HTMLElement).dataset.job);

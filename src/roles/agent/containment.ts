@@ -7,6 +7,9 @@
  * - Everywhere, a sentinel: a small shell process that waits for EOF on a pipe only the agent holds.
  *   When the agent dies (SIGKILL included) the pipe closes and the sentinel kills the agent's cgroup
  *   and every process group of the agent's record whose leader is still the one recorded.
+ *   It reads each leader's start time with shell builtins (no process per record line): the
+ *   record holds up to ~256 groups that ended, and a `sed | cut` per line cost 3 forks each —
+ *   about 6 CPU seconds and 37 s per agent at load 28, after every stop.
  */
 import type { Subprocess } from "bun";
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
@@ -17,20 +20,27 @@ const log = logger("agent");
 
 const SENTINEL = `
 cat >/dev/null
-if [ -n "$2" ] && [ -d "$2" ]; then
-  echo 1 >"$2/cgroup.kill" 2>/dev/null || for f in "$2"/*/cgroup.procs; do xargs -r kill -9 <"$f" 2>/dev/null; done
+record=$1 base=$2
+if [ -n "$base" ] && [ -d "$base" ]; then
+  echo 1 >"$base/cgroup.kill" 2>/dev/null || for f in "$base"/*/cgroup.procs; do xargs -r kill -9 <"$f" 2>/dev/null; done
 fi
-if [ -f "$1" ]; then
+if [ -f "$record" ]; then
+  set -f
   while read -r pgid job start; do
-    s=$(sed 's/.*) //' "/proc/$pgid/stat" 2>/dev/null | cut -d' ' -f20)
-    if [ -n "$s" ] && [ "$s" = "$start" ]; then kill -KILL "-$pgid" 2>/dev/null; fi
-  done <"$1"
+    [ -r "/proc/$pgid/stat" ] || continue
+    read -r st <"/proc/$pgid/stat" 2>/dev/null || continue
+    set -- \${st##*) }
+    [ $# -ge 20 ] || continue
+    shift 19
+    [ "$1" = "$start" ] && kill -KILL "-$pgid" 2>/dev/null
+  done <"$record"
+  set +f
 fi
-if [ -n "$2" ]; then
+if [ -n "$base" ]; then
   for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    for d in "$2"/*/; do rmdir "$d" 2>/dev/null; done
-    rmdir "$2" 2>/dev/null
-    [ -d "$2" ] || break
+    for d in "$base"/*/; do rmdir "$d" 2>/dev/null; done
+    rmdir "$base" 2>/dev/null
+    [ -d "$base" ] || break
     sleep 0.1
   done
 fi
@@ -132,6 +142,11 @@ export class Containment {
     } catch {
       /* not empty yet, or gone */
     }
+  }
+
+  /** When the sentinel has done its work and ended (its exit code); undefined without one. */
+  get ended(): Promise<number> | undefined {
+    return this.sentinel?.exited;
   }
 
   /** A clean stop: the sentinel does its work now (the agent has killed everything already) and removes the cgroups. */

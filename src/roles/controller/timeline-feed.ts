@@ -12,6 +12,8 @@
  */
 import type { TimelineDelta } from "../../api/schemas.ts";
 import { allocationsByJob, MAX_JOBS, pendingEntry, timeline, timelineJob, timelineMark, timelineNodes } from "./timeline.ts";
+import type { JobRow } from "../../store/jobs.ts";
+import type { JobRuntime } from "./state.ts";
 import type { ViewContext } from "./views.ts";
 
 const iso = (t: number) => new Date(t).toISOString();
@@ -30,6 +32,8 @@ type Send = (event: FeedEvent, json: string) => void;
 interface Sent {
   kind: "job" | "pending";
   json: string;
+  /** What the entry was made from, cheaply (see `keyOf`): the same key, the same entry. */
+  key: string | undefined;
 }
 
 export class TimelineFeed {
@@ -120,33 +124,40 @@ export class TimelineFeed {
     const { state, store } = this.ctx;
     const d: TimelineDelta = { now: iso(now), nodes: timelineNodes(this.ctx, now), jobs: [], pending: [], removed: [] };
     const seen = new Set<number>();
-    const changed = (id: number, kind: Sent["kind"], entry: object) => {
+    // Unchanged since it was last sent: its key is the same (nothing is read or serialized for it).
+    const same = (id: number, key: string | undefined) => {
+      const yes = key !== undefined && this.sent.get(id)?.key === key;
+      if (yes) seen.add(id);
+      return yes;
+    };
+    const changed = (id: number, kind: Sent["kind"], entry: object, key: string | undefined) => {
       seen.add(id);
       const json = JSON.stringify(entry);
       const last = this.sent.get(id);
-      if (last?.json === json) return false;
-      this.sent.set(id, { kind, json });
-      return true;
+      this.sent.set(id, { kind, json, key });
+      return last?.json !== json;
     };
     const holding: number[] = [];
     for (const j of state.jobs.values()) {
       if (j.row.state === "PENDING") {
+        const key = pendingKey(j);
+        if (same(j.row.id, key)) continue;
         const p = pendingEntry(j.row, j);
-        if (changed(j.row.id, "pending", p)) d.pending.push(p);
-      } else if (j.row.startTime !== null) holding.push(j.row.id);
+        if (changed(j.row.id, "pending", p, key)) d.pending.push(p);
+      } else if (j.row.startTime !== null && !same(j.row.id, jobKey(j.row, j))) holding.push(j.row.id);
     }
-    const ended = store.endedSince(this.lastTick - ENDED_MARGIN_MS, MAX_JOBS).filter((r) => !state.jobs.has(r.id));
+    const ended = store.endedSince(this.lastTick - ENDED_MARGIN_MS, MAX_JOBS).filter((r) => !state.jobs.has(r.id) && !same(r.id, jobKey(r, undefined)));
     const allocs = allocationsByJob(this.ctx, [...holding, ...ended.filter((r) => r.startTime !== null).map((r) => r.id)]);
     for (const id of holding) {
       const j = state.jobs.get(id)!;
       const e = timelineJob(this.ctx, j.row, j, allocs.get(id) ?? []);
-      if (changed(id, "job", e)) d.jobs.push(e);
+      if (changed(id, "job", e, jobKey(j.row, j))) d.jobs.push(e);
     }
     for (const r of ended) {
       const list = allocs.get(r.id);
       if (!list?.length) continue; // never ran: dropped below if it was listed as pending
       const e = timelineJob(this.ctx, r, undefined, list);
-      if (changed(r.id, "job", e)) d.jobs.push(e);
+      if (changed(r.id, "job", e, jobKey(r, undefined))) d.jobs.push(e);
     }
     for (const [id, last] of this.sent) {
       if (seen.has(id)) continue;
@@ -155,4 +166,19 @@ export class TimelineFeed {
     }
     return d;
   }
+}
+
+/**
+ * What a job's timeline entry is made of, as a string, without reading SQLite: its row's fields
+ * that the entry shows and its current nodes (its allocation rows change only with them, or when
+ * it ends). Elastic jobs have none (their adaptations move on their own): they are made each time.
+ */
+function jobKey(row: JobRow, live: JobRuntime | undefined): string | undefined {
+  if (row.elastic) return undefined;
+  return `${row.state}|${row.name}|${row.user}|${row.startTime}|${row.endTime}|${row.nodes}|${live ? live.nodes.join(",") : "-"}`;
+}
+
+/** What a pending job's entry is made of: why it waits, and its fields shown. */
+function pendingKey(j: JobRuntime): string {
+  return `${j.row.name}|${j.row.nodes}|${j.row.submitTime}|${j.waitReason ?? ""}|${j.blocked ? `${j.blocked.reason}|${j.blocked.detail}` : "-"}`;
 }
