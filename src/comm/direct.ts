@@ -18,7 +18,7 @@ const POLLOUT = 0x4;
 const EAGAIN = 11;
 const EINTR = 4;
 const SOL_SOCKET = 1;
-const SO_SNDBUF = 7;
+const SO_RCVLOWAT = 18;
 
 export interface DirectReads {
   /**
@@ -27,12 +27,15 @@ export interface DirectReads {
    */
   recv(fd: number, into: Uint8Array, at: number, want: number): number;
   /**
-   * Blocks up to `ms` until `fd` is readable or one of `out` is writable; returns which of `out`
-   * are writable or broken (indexes into `out`).
+   * Blocks up to `ms` until `fd` is readable or one of `out` is writable: undefined if neither
+   * came in time, else which of `out` are writable or broken (indexes into `out`).
    */
-  wait(fd: number, out: readonly number[], ms: number): number[];
-  /** Asks the kernel for a send buffer of `bytes` (it may grant less, see net.core.wmem_max). */
-  sendBuffer(fd: number, bytes: number): void;
+  wait(fd: number, out: readonly number[], ms: number): number[] | undefined;
+  /**
+   * SO_RCVLOWAT: the socket counts as readable (for poll, and so for Bun's own epoll) only once
+   * `bytes` are queued, so the kernel wakes the reader once per that much, not once per segment.
+   */
+  lowWater(fd: number, bytes: number): void;
 }
 
 function open(): DirectReads | undefined {
@@ -70,14 +73,15 @@ function open(): DirectReads | undefined {
         fds[3 + 2 * i] = POLLOUT;
       }
       const ready = libc.poll(fds, n, Math.max(0, Math.ceil(ms)));
-      if (ready <= 0 || out.length === 0) return [];
+      if (ready === 0) return undefined;
+      if (ready < 0 || out.length === 0) return [];
       const writable: number[] = [];
       for (let i = 0; i < out.length; i++) if (fds[3 + 2 * i]! >>> 16) writable.push(i); // POLLOUT, or an error the write will see
       return writable;
     },
-    sendBuffer(fd, bytes) {
+    lowWater(fd, bytes) {
       opt[0] = bytes;
-      libc.setsockopt(fd, SOL_SOCKET, SO_SNDBUF, opt, 4);
+      libc.setsockopt(fd, SOL_SOCKET, SO_RCVLOWAT, opt, 4);
     },
   };
 }
@@ -95,5 +99,9 @@ export const direct: DirectReads | undefined = open();
 export const DIRECT_BYTES = Number(process.env.EBB_COMM_DIRECT_BYTES ?? 64 * 1024);
 /** How long a direct read waits for more of its body before handing the socket back to Bun, in ms. */
 export const DIRECT_WAIT_MS = Number(process.env.EBB_COMM_DIRECT_WAIT_US ?? 2000) / 1000;
-/** Send buffer asked for on TCP connections (0: the kernel's autotuning). */
-export const TCP_SNDBUF = Number(process.env.EBB_COMM_TCP_SNDBUF ?? 0);
+/**
+ * The low-water mark a direct read waits with (at most the body's rest): one wakeup per this many
+ * bytes instead of one per arriving segment, which on a loaded machine costs a run-queue wait each.
+ * Not the whole rest: a mark the receive window cannot reach would only be left by the timeout.
+ */
+export const DIRECT_LOWAT = Number(process.env.EBB_COMM_DIRECT_LOWAT ?? 1 << 20);

@@ -19,7 +19,7 @@ import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { formatHostPort, parseHostPort } from "../util/addr.ts";
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
-import { DIRECT_BYTES, DIRECT_WAIT_MS, direct, fdOf, TCP_SNDBUF } from "./direct.ts";
+import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, direct, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
 import type { KeepAlive } from "./matching.ts";
 import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
@@ -529,7 +529,7 @@ export class Transport implements KeepAlive {
     open: (s) => {
       const c = s.data;
       s.unref();
-      if (c.tcp) this.tuneTcp(s);
+      if (c.tcp) s.setNoDelay(true);
       c.socket = s;
       if (c.closed || this.closing) {
         s.terminate();
@@ -549,7 +549,7 @@ export class Transport implements KeepAlive {
     return {
       open: (s) => {
         s.unref();
-        if (tcp) this.tuneTcp(s);
+        if (tcp) s.setNoDelay(true);
         const c = new Conn(tcp, this.frameHandler, this.claimHandler);
         c.socket = s as Socket<Conn>;
         s.data = c;
@@ -562,11 +562,6 @@ export class Transport implements KeepAlive {
       close: (s, err) => s.data && this.onClose(s.data, err),
       error: (s, err) => s.data && this.onClose(s.data, err),
     };
-  }
-
-  private tuneTcp(s: Socket<Conn> | Socket<Conn | undefined>): void {
-    s.setNoDelay(true);
-    if (direct && TCP_SNDBUF > 0 && fdOf(s) >= 0) direct.sendBuffer(fdOf(s), TCP_SNDBUF);
   }
 
   private read(c: Conn, chunk: Uint8Array): void {
@@ -591,23 +586,32 @@ export class Transport implements KeepAlive {
     const fd = fdOf(c.socket!);
     if (fd < 0) return;
     let deadline = 0;
-    while (!c.closed) {
-      const at = c.parser.bodyBuffer;
-      if (!at) return;
-      const n = direct!.recv(fd, at.body, at.fill, c.parser.bodyLeft);
-      if (n > 0) {
-        deadline = 0;
-        this.counters.direct += n;
-        c.parser.filled(n);
-        continue;
+    let lowat = 1;
+    let useLowat = DIRECT_LOWAT > 1;
+    try {
+      while (!c.closed) {
+        const at = c.parser.bodyBuffer;
+        if (!at) return;
+        const n = direct!.recv(fd, at.body, at.fill, c.parser.bodyLeft);
+        if (n > 0) {
+          deadline = 0;
+          this.counters.direct += n;
+          c.parser.filled(n);
+          continue;
+        }
+        if (n < 0) return;
+        const now = performance.now();
+        if (deadline === 0) deadline = now + DIRECT_WAIT_MS;
+        else if (now >= deadline) return;
+        const mark = useLowat ? Math.min(c.parser.bodyLeft, DIRECT_LOWAT) : 1;
+        if (mark !== lowat) direct!.lowWater(fd, (lowat = mark));
+        const writers = [...this.conns].filter((w) => w.queue.length > 0 && w.socket && !w.closed && fdOf(w.socket) >= 0);
+        const ready = direct!.wait(fd, writers.map((w) => fdOf(w.socket!)), deadline - now);
+        if (ready === undefined) useLowat = false; // the mark was not reached in time: take what comes
+        else for (const i of ready) this.flush(writers[i]!);
       }
-      if (n < 0) return;
-      const now = performance.now();
-      if (deadline === 0) deadline = now + DIRECT_WAIT_MS;
-      else if (now >= deadline) return;
-      const writers = [...this.conns].filter((w) => w.queue.length > 0 && w.socket && !w.closed && fdOf(w.socket) >= 0);
-      const ready = direct!.wait(fd, writers.map((w) => fdOf(w.socket!)), deadline - now);
-      for (const i of ready) this.flush(writers[i]!);
+    } finally {
+      if (lowat !== 1) direct!.lowWater(fd, 1); // Bun's epoll must see every byte again
     }
   }
 

@@ -11,6 +11,7 @@ import { createApi } from "../../api/app.ts";
 import { isAdmin, type ApiBackend } from "../../api/backend.ts";
 import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
+import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
 import { onAutocommit, openDb } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
@@ -114,8 +115,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   // Single writes outside a transaction commit alone: timed too (not counted in `commits`, the
   // timeline's change mark, which heartbeats' writes would move every second).
   onAutocommit(db, (ms) => metrics.commit.observe(ms / 1000));
-  const now = Date.now();
-  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
+  // Agents retry their link with backoff: those of a restarted controller's nodes may be waiting.
+  const back = Date.now() + AGENT_RECONNECT_MAX_MS;
+  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: back });
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
