@@ -37,6 +37,8 @@ export interface ElasticEffects {
   schedule(): void;
   /** An adaptation committed or failed (metrics count it). */
   adapted?(a: AdaptationEnd): void;
+  /** Nodes just added to a job: their agents hear of it before the joining ranks' launch reaches them. */
+  allocated?(nodes: readonly string[]): void;
 }
 
 export interface Mtct {
@@ -156,6 +158,7 @@ export class Elastic {
       job.nodes = [...job.nodes, ...added];
       r.nodes = job.nodes.length;
       for (const n of added) this.state.nodes.get(n)!.jobId = jobId;
+      this.effects.allocated?.(added);
     }
     refreshSchedView(job);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });

@@ -142,6 +142,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
         metrics.jobEnded(job);
       },
       started: () => metrics.jobStarted(),
+      allocated: (nodes) => agents!.syncAllocations(nodes),
       submitted: (ms) => metrics.submit.observe(ms / 1000),
       watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
@@ -157,7 +158,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) }, new CfgStore(db));
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated: (nodes) => agents!.syncAllocations(nodes) }, new CfgStore(db));
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   applier.reconcile();
