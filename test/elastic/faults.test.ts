@@ -38,11 +38,8 @@ async function kill(node: string): Promise<void> {
   await agent.exited;
 }
 
-/**
- * The job survived one fault adaptation that removed `removed` (from -> to nodes, a rank per node):
- * `ebb run` exits 0 with the fixed-size answer, Jacobi says what it restored, the job COMPLETED.
- */
-async function expectRecovered(job: Awaited<ReturnType<typeof elasticRun>>, lost: RegExp, from: number, to: number, removed: string[]): Promise<string> {
+/** `ebb run` exited 0 with the fixed-size answer, its output says what was restored, and the job COMPLETED. */
+async function expectRightAnswer(job: Awaited<ReturnType<typeof elasticRun>>, lost: RegExp) {
   const { out, err, code } = await job.finished;
   const got = /checksum=(\w+) heat=(\S+)/.exec(out);
   if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
@@ -52,6 +49,15 @@ async function expectRecovered(job: Awaited<ReturnType<typeof elasticRun>>, lost
   expect(got?.[2]).toBe(want[2]!);
   const end = await c.job(job.id);
   expect(end.state).toBe("COMPLETED");
+  return { out, err, end };
+}
+
+/**
+ * The job survived one fault adaptation that removed `removed` (from -> to nodes, a rank per node):
+ * `ebb run` exits 0 with the fixed-size answer, Jacobi says what it restored, the job COMPLETED.
+ */
+async function expectRecovered(job: Awaited<ReturnType<typeof elasticRun>>, lost: RegExp, from: number, to: number, removed: string[]): Promise<string> {
+  const { err, end } = await expectRightAnswer(job, lost);
   expect(end.adaptations.length).toBe(1);
   const fault = end.adaptations[0];
   expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([from, to, from, to, "COMMITTED"]);
@@ -148,15 +154,7 @@ describe("a fault during a resize (agreed, not committed)", () => {
     if (inWindow) await waitFor("the ranks to hold in the resize window", () => /in the window \(3 -> \d ranks\)/.test(job.output()), 60_000);
     await kill(victim);
     writeFileSync(hold, "");
-    const { out, err, code } = await job.finished;
-    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
-    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
-    expect(code).toBe(0);
-    expect(out).toMatch(lost);
-    expect(got?.[1]).toBe(want[1]!);
-    expect(got?.[2]).toBe(want[2]!);
-    const end = await c.job(job.id);
-    expect(end.state).toBe("COMPLETED");
+    const { err, end } = await expectRightAnswer(job, lost);
     const [resize, fault] = end.adaptations;
     expect([resize.fromNodes, resize.toNodes, resize.state]).toEqual([3, to, "FAILED"]);
     expect(resize.message).toContain(`aborted: node ${victim} failed`);
