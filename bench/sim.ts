@@ -86,7 +86,8 @@ const bench: Bench = {
       { name: "ebb --check violations, whole grid", value: points.reduce((n, p) => n + p.violations, 0), unit: "", better: "lower", goal: "0", met: points.every((p) => p.violations === 0) },
     ];
     const l = points.find((p) => p.trace === "lublin_256.swf" && p.scale === 1 && p.fraction === 0.5);
-    if (l) figures.push({ name: "ebb mean turnaround / easy, lublin x1 50%", value: l.taEasy, unit: "x", better: "lower", goal: "<= 0.5", met: l.taEasy <= 0.5 });
+    // The issue sets this goal on the whole trace; on a prefix the figure is shown but not judged.
+    if (l) figures.push({ name: `ebb mean turnaround / easy, lublin x1 50%${prefix ? ` (first ${prefix} jobs)` : ""}`, value: l.taEasy, unit: "x", better: "lower", goal: prefix ? "<= 0.5 on the whole trace" : "<= 0.5", met: prefix ? undefined : l.taEasy <= 0.5 });
     return figures;
   },
 };
