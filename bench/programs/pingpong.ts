@@ -3,6 +3,7 @@
 // every rank taking part prints "cpu MEASURE bytes=N rank=R pct=P": its CPU time (user + system)
 // over the measure's wall time, so a transport that polls to win latency shows it.
 import { finalizeAdapt, initAdapt } from "../../src/comm/index.ts";
+import { exchange } from "./ping-pong-exchange.ts";
 
 const { world } = await initAdapt();
 const cpuStart = () => ({ cpu: process.cpuUsage(), t: Bun.nanoseconds() });
@@ -19,27 +20,15 @@ const sizes = [8, 64, 1024, 16384, 262144, 1048576, 4194304];
 const reps = (n: number) => (n <= 16384 ? 20000 : n <= 262144 ? 200 : 40);
 const warm = (n: number) => (n <= 16384 ? 100000 : n <= 262144 ? 1000 : 40);
 if (world.size >= 2 && world.rank < 2) {
-  const peer = 1 - world.rank;
-  // Received into a buffer of its own, as pingpong.c (and OSU's benchmarks) do.
-  const exchange = async (buf: Uint8Array, times: number) => {
-    const into = new Uint8Array(buf.length);
-    for (let i = 0; i < times; i++) {
-      if (world.rank === 0) {
-        await world.send(peer, buf);
-        await world.recv(peer, 0, into);
-      } else {
-        await world.recv(peer, 0, into);
-        await world.send(peer, buf);
-      }
-    }
-  };
   for (const n of sizes) {
+    // Received into a buffer of its own, as pingpong.c (and OSU's benchmarks) do.
     const buf = new Uint8Array(n);
+    const into = new Uint8Array(n);
     const r = reps(n);
-    await exchange(buf, warm(n));
+    await exchange(world, buf, into, warm(n));
     const c0 = cpuStart();
     const t0 = Bun.nanoseconds();
-    await exchange(buf, r);
+    await exchange(world, buf, into, r);
     if (world.rank === 0) console.log(`pingpong bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 2 / 1000).toFixed(2)}`);
     cpuLine("pingpong", n, c0);
   }

@@ -3,28 +3,17 @@
 // after 20 untimed rounds. Prints "pingpong bytes=N us=ONE_WAY" (rank 0) and, per rank,
 // "cpu pingpong bytes=N rank=R pct=P" (CPU time over wall time), as programs/tcp-pingpong.c does.
 import { startWorld } from "../../test/support/comm-boot.ts";
+import { exchange } from "./ping-pong-exchange.ts";
 
 const { world, done } = await startWorld();
-const peer = 1 - world.rank;
 for (const n of [65536, 1 << 20, 4 << 20]) {
   const buf = new Uint8Array(n);
   const into = new Uint8Array(n);
   const reps = n >= 1 << 20 ? 60 : 400;
-  const exchange = async (times: number) => {
-    for (let i = 0; i < times; i++) {
-      if (world.rank === 0) {
-        await world.send(peer, buf);
-        await world.recv(peer, 0, into);
-      } else {
-        await world.recv(peer, 0, into);
-        await world.send(peer, buf);
-      }
-    }
-  };
-  await exchange(20);
+  await exchange(world, buf, into, 20);
   const c0 = process.cpuUsage();
   const t0 = Bun.nanoseconds();
-  await exchange(reps);
+  await exchange(world, buf, into, reps);
   const ns = Bun.nanoseconds() - t0;
   const c = process.cpuUsage(c0);
   if (world.rank === 0) console.log(`pingpong bytes=${n} us=${(ns / reps / 2 / 1000).toFixed(2)}`);
