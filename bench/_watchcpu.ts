@@ -2,7 +2,7 @@
  * Profiling aid, not a benchmark (run.ts skips files starting with "_"): where the CPU goes while
  * a throughput trial runs watched or not. `bun bench/_watchcpu.ts JOBS MODES` with MODES a comma
  * list of plain (unwatched), dash (dashboard open), metrics (/metrics scraped every second),
- * watched (both). Prints jobs/s and CPU seconds per process kind (browser split by process type).
+ * watched (both), idle (the dashboard open on a cluster where nothing happens, for JOBS seconds). Prints jobs/s and CPU seconds per process kind (browser split by process type).
  * PROFILE=1: a CPU profile of the page (/tmp/ebb-watchcpu/prof-MODE.cpuprofile); TRACE=1: a
  * Chrome trace of it; CPROF=1: Bun CPU profiles of the controller and agents.
  */
@@ -27,7 +27,7 @@ for (const mode of modes) {
   const ebb = process.env.CPROF ? [process.execPath, "--cpu-prof", `--cpu-prof-dir=${OUT}/cprof-${mode}`, MAIN] : undefined;
   const cluster = await startBenchCluster(4, { layout: "processes", ebb });
   const { url, token, dir } = cluster;
-  const dash = mode === "dash" || mode === "watched" ? await openDashboard(browser, url, token) : undefined;
+  const dash = mode === "dash" || mode === "watched" || mode === "idle" ? await openDashboard(browser, url, token) : undefined;
   const scraper = mode === "metrics" || mode === "watched" ? scrapeMetrics(url, token) : undefined;
   if (dash && process.env.TRACE) await dash.page.tracing.start({ path: `${OUT}/trace-${mode}.json` });
   const cdp = dash && process.env.PROFILE ? await dash.page.createCDPSession() : undefined;
@@ -39,7 +39,9 @@ for (const mode of modes) {
   const t0 = Date.now();
   const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
   const body = JSON.stringify({ argv: ["true"], cwd: dir, output: "/dev/null" });
-  let next = 0;
+  let next = mode === "idle" ? jobs : 0;
+  // idle: the dashboard open on a cluster where nothing happens, for JOBS seconds.
+  if (mode === "idle") await Bun.sleep(jobs * 1000);
   await Promise.all(
     Array.from({ length: 8 }, async () => {
       while (next < jobs) {

@@ -35,7 +35,7 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
   const url = `http://127.0.0.1:${port}`;
   const stateDir = join(dir, "state");
   const ebb = opts.ebb ?? [process.execPath, MAIN];
-  const spawn = (args: string[]) => Bun.spawn([...ebb, ...args], { env: { ...process.env, EBB_LOG: "warn" }, stdout: "ignore", stderr: "inherit" });
+  const spawn = (args: string[]) => Bun.spawn([...ebb, ...args], { env: { ...process.env, EBB_LOG: process.env.EBB_BENCH_LOG ?? "warn" }, stdout: "ignore", stderr: "inherit" });
   const cpus = String(opts.cpusPerNode ?? 2);
   const procs: Subprocess[] = [];
   if (opts.layout === "processes") {

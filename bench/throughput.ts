@@ -26,7 +26,7 @@ async function bareSpawnRate(n: number): Promise<number> {
 
 type Browser = Awaited<ReturnType<typeof launchBrowser>>;
 
-async function measure(jobs: number, layout: "up" | "processes", watch?: Browser): Promise<{ rate: number; latencies: number[]; cpu: Record<string, number> }> {
+async function measure(jobs: number, layout: "up" | "processes", watch?: Browser): Promise<{ rate: number; latencies: number[]; cpu: Record<string, number>; seconds: number }> {
   const cluster = await startBenchCluster(4, { layout });
   const { url, token, dir } = cluster;
   const dashboard = watch ? await openDashboard(watch, url, token) : undefined;
@@ -55,7 +55,7 @@ async function measure(jobs: number, layout: "up" | "processes", watch?: Browser
       const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
       if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
       const last = Math.max(...res.jobs.map((j) => Date.parse(j.endTime!)));
-      return { rate: jobs / ((last - first) / 1000), latencies, cpu };
+      return { rate: jobs / ((last - first) / 1000), latencies, cpu, seconds: (last - first) / 1000 };
   } finally {
     await scraper?.stop();
     await dashboard?.page.close();
@@ -91,6 +91,8 @@ export default {
     // CPU seconds per trial by process kind, unwatched and watched (controller + agents layout).
     const cpuPlain: Record<string, number>[] = [];
     const cpuWatched: Record<string, number>[] = [];
+    // The same per second of trial: what a watcher costs goes with time more than with jobs.
+    const perSecond: Record<string, number>[] = [];
     const loads: number[] = [load()];
     const browser = await launchBrowser();
     try {
@@ -113,6 +115,7 @@ export default {
           const m = await measure(jobs, "processes", browser);
           watched.push(m.rate);
           cpuWatched.push(m.cpu);
+          perSecond.push(Object.fromEntries(Object.entries(m.cpu).map(([k, v]) => [k, v / m.seconds])));
         };
         for (const f of t % 2 === 0 ? [watch, plain] : [plain, watch]) await f();
         loads.push(load());
@@ -153,6 +156,7 @@ export default {
     const own = cpuMed(cpuPlain, "controller") + cpuMed(cpuPlain, "agents");
     const cost = kinds.map((k) => cpuMed(cpuWatched, k) - cpuMed(cpuPlain, k));
     process.stderr.write(`  CPU of watching per ${jobs} jobs (medians, watched − unwatched): ${kinds.map((k, i) => `${k} ${cost[i]! >= 0 ? "+" : ""}${cost[i]!.toFixed(2)} s`).join(", ")} = ${((cost.reduce((a, b) => a + b, 0) / own) * 100).toFixed(1)}% of the cluster's own ${own.toFixed(1)} s\n`);
+    process.stderr.write(`  browser's CPU while watching (median): ${(cpuMed(perSecond, "browser") * 1000).toFixed(0)} ms per second of trial\n`);
     process.stderr.write(`  load average (1 min) at the start and after each round: ${loads.map((l) => l.toFixed(1)).join(", ")}\n`);
     figures.push({
       name: `${jobs} jobs, controller + 4 agent processes, dashboard open and /metrics scraped every second${trials > 1 ? `, median of ${trials}` : ""}`,

@@ -17,8 +17,10 @@
  *
  * Flags: --rows N --cols M (interior size, default 256x256), --iters K (default 2000),
  * --sleep MS (extra time per iteration, to watch it adapt), --every K (print progress),
- * --checkpoint K (iterations between buddy copies).
+ * --checkpoint K (iterations between buddy copies), --hold-window FILE (preexisting ranks wait in
+ * each window, a resize's or a fault's, until FILE exists: for tests of faults during a window).
  */
+import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt, type Comm, type Intercomm } from "ebb/comm";
 
 function flag(name: string, fallback: number): number {
@@ -38,6 +40,7 @@ const ITERS = flag("iters", 2000);
 const SLEEP = flag("sleep", 0);
 const EVERY = flag("every", 0);
 const CHECKPOINT = flag("checkpoint", 10);
+const HOLD = process.argv.includes("--hold-window") ? process.argv[process.argv.indexOf("--hold-window") + 1] : undefined;
 const W = COLS + 2; // a row with its two boundary columns
 const HOT = 100;
 
@@ -103,6 +106,10 @@ async function recover(): Promise<void> {
   const w = await adaptBegin();
   const old = world;
   const nw = w.newWorld!;
+  if (HOLD) {
+    if (old.rank === 0) console.log(`jacobi: iteration ${iteration}: in the fault window (lost ${w.lost.join(",")})`);
+    while (!existsSync(HOLD)) await Bun.sleep(20);
+  }
   const oldSize = w.staying + w.lost.length;
   const dead = new Set(w.lost);
   const newSize = nw.size;
@@ -194,6 +201,10 @@ async function adapt(): Promise<void> {
   const inter: Intercomm = w.intercomm;
   const oldRank = joining ? -1 : world.rank;
   const newRank = joining ? w.staying + inter.rank : oldRank < w.staying ? oldRank : -1;
+  if (HOLD && !joining) {
+    if (oldRank === 0) console.log(`jacobi: iteration ${iteration}: in the window (${oldSize} -> ${newSize} ranks)`);
+    while (!existsSync(HOLD)) await Bun.sleep(20);
+  }
 
   if (joining) iteration = (await inter.recv<number>(0, 9)).data;
   else if (oldRank === 0) await Promise.all(Array.from({ length: w.joining }, (_, r) => inter.send(r, iteration, 9)));
@@ -246,7 +257,7 @@ for (;;) {
       const p = await probeAdapt();
       if (p.pending) {
         if (p.fault) {
-          await recover();
+          await recover(); // a fault in it is caught below, and the next fault window recovers
           continue;
         }
         await adapt();
@@ -263,11 +274,18 @@ for (;;) {
     all = (await world.gather(u.slice(W, (last - first + 1) * W), 0)) as Float64Array[] | undefined;
     break;
   } catch (e) {
-    // A rank died: wait for the fault window, restore, go on. Anything else is a bug.
+    // A rank died: wait for the fault window, restore, go on (again if another dies meanwhile). Anything else is a bug.
     if (CHECKPOINT === 0 || !isFault(e)) throw e;
-    const p = await probeAdapt();
-    if (!p.fault) throw e;
-    await recover();
+    for (;;) {
+      const p = await probeAdapt();
+      if (!p.fault) throw e;
+      try {
+        await recover();
+        break;
+      } catch (again) {
+        if (!isFault(again)) throw again;
+      }
+    }
   }
 }
 if (world.rank === 0) {

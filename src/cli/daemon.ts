@@ -57,7 +57,7 @@ export const controllerTuning = defineArgs({
   "default-time": { type: "string", description: "Time limit of jobs that give none (default 1:00:00)", valueHint: "TIME" },
   "kill-wait": { type: "string", description: "Seconds between SIGTERM and SIGKILL when a job is cancelled or times out (default 5)", valueHint: "SECONDS" },
   policy: { type: "string", description: `Scheduling policy: ${POLICIES.join(", ")} (default ebb)`, valueHint: "POLICY" },
-  "ers-interval": { type: "string", description: "Seconds between elastic scheduling passes (default 60)", valueHint: "SECONDS" },
+  "ers-interval": { type: "string", description: "Seconds: the period of the simulator's periodic passes, and the shortest span ebb reads the queue's arrival rate over; live, every pass (each event, and once a second) may resize (default 60)", valueHint: "SECONDS" },
   upper: { type: "string", description: "MTCT above which an elastic job is halved (default 0.1)", valueHint: "X" },
   lower: { type: "string", description: "MTCT below which an elastic job may double (default 0.01)", valueHint: "X" },
   settle: { type: "string", description: "Seconds after an adaptation before the job may adapt again (default 120)", valueHint: "SECONDS" },

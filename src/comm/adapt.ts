@@ -35,7 +35,7 @@ import { hostname } from "node:os";
 import { PmiClient } from "../pmi/client.ts";
 import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
-import { CommUsageError, type PeerFailedError } from "./errors.ts";
+import { CommError, CommUsageError, InvalidCommError } from "./errors.ts";
 import { startCfg, writeCfg } from "./cfg.ts";
 import { resetCommTime } from "./timing.ts";
 import { createWorld, finalize, initWorld, parseCard, type Bootstrap } from "./world.ts";
@@ -77,8 +77,10 @@ interface State {
   slot: number;
   /** The adaptation a pending probe announced. */
   pendingAdapt: number;
-  /** The member failure that revoked the world, until the fault window commits. */
-  faulted: PeerFailedError | undefined;
+  /** A window this rank was in and that a fault voided: the agent must not offer it again. */
+  abortedWindow: number;
+  /** The member failure that revoked the world (or aborted a window), until the fault window commits. */
+  faulted: CommError | undefined;
   count: number;
   window: (Window & { old: Comm | null }) | undefined;
   lastProbe: number;
@@ -151,6 +153,7 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
     shmBytes,
     slot,
     pendingAdapt: 0,
+    abortedWindow: 0,
     faulted: undefined,
     count: 0,
     window: undefined,
@@ -165,10 +168,29 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
 function watchFaults(s: State, world: Comm): void {
   if (!s.shm) return;
   world.onMemberFailed = (e) => {
-    if (s.world !== world || s.faulted) return;
-    s.faulted = e;
-    world.invalidate(`revoked: ${e.message.replace(/^ebb\/comm: /, "")}; call probeAdapt() for the fault window`);
+    if (s.world !== world) return;
+    // In a fault window the old world's dead are known (lost, or survivors whose failure the new
+    // world reports itself): a late notice of them must not void it.
+    revoke(s, e, !s.window?.lost.length);
   };
+}
+
+/**
+ * A member of the world, or of an open window's communicators, failed (or the agent aborted the
+ * window): the world and the window are revoked, so nothing waits for the dead or for ranks that
+ * went to the fault window; the next probeAdapt() asks for the fault window.
+ */
+function revoke(s: State, e: CommError, voidWindow = true): void {
+  s.faulted ??= e;
+  const why = `revoked: ${e.message.replace(/^ebb\/comm: /, "")}; call probeAdapt() for the fault window`;
+  s.world?.invalidate(why);
+  const w = s.window;
+  if (w && voidWindow) {
+    // The window is void (a resize's, or a fault window that lost another member): the next fault window replaces it.
+    w.intercomm.invalidate(why);
+    w.newWorld?.invalidate(why);
+    s.abortedWindow = s.pendingAdapt;
+  }
 }
 
 /**
@@ -199,11 +221,15 @@ export function probeAdapt(): Promise<Probe> {
 }
 
 async function slowProbe(s: State, index: number, fault = false): Promise<Probe> {
-  const r = await s.pmi.command(CMD.probe, fault ? { index: String(index), fault: "1" } : { index: String(index) });
+  const r = await s.pmi.command(CMD.probe, fault ? { index: String(index), fault: "1", ...(s.abortedWindow ? { stale: String(s.abortedWindow) } : {}) } : { index: String(index) });
   if (r.rc !== undefined && r.rc !== "0") throw new CommUsageError(`probeAdapt: ${r.msg ?? `the agent answered rc=${r.rc}`}`);
   if (r.pending !== "1") return NOT_PENDING;
   s.pendingAdapt = Number(r.adapt ?? 0);
-  if (r.fault === "1") return { pending: true, status: "staying", fault: true, lost: parseRanks(r.lost) };
+  if (r.fault === "1") {
+    // A window this rank was in is void: the fault window replaces it (its world is the one before it).
+    s.window = undefined;
+    return { pending: true, status: "staying", fault: true, lost: parseRanks(r.lost) };
+  }
   return { pending: true, status: r.status === "leaving" ? "leaving" : "staying" };
 }
 
@@ -261,6 +287,11 @@ export async function adaptBegin(): Promise<Window> {
     intercomm = new Intercomm(s.transport, { ctx, rank: old.rank, local: old.members, remote: joiners, name: "adapt-intercomm", parent: old });
   }
   s.window = { intercomm, newWorld, staying, leaving, joining, old, lost: [], oldRank: s.joining ? -1 : old!.rank };
+  // A member of the window failing (a joining rank's node, say) aborts it: the fault window follows.
+  if (s.shm && !s.joining) {
+    intercomm.onMemberFailed = (e) => s.window?.intercomm === intercomm && revoke(s, e);
+    if (newWorld) newWorld.onMemberFailed = (e) => s.window?.newWorld === newWorld && revoke(s, e);
+  }
   return s.window;
 }
 
@@ -274,6 +305,8 @@ function faultWindow(s: State, generation: number, lost: number[], survivors: nu
   const newWorld = createWorld(s.transport, members, { generation });
   const intercomm = new Intercomm(s.transport, { ctx: contextOf(generation, 1), rank: old.rank, local: old.members, remote: [], name: "adapt-intercomm" });
   s.window = { intercomm, newWorld, staying: survivors, leaving: 0, joining: 0, old, lost, oldRank: old.rank };
+  // Another survivor failing before the commit voids this window: a fault window naming it follows.
+  newWorld.onMemberFailed = (e) => s.window?.newWorld === newWorld && revoke(s, e);
   return s.window;
 }
 
@@ -286,11 +319,19 @@ export async function adaptCommit(): Promise<Comm | null> {
   const s = state("adaptCommit");
   const w = s.window;
   if (!w) throw new CommUsageError("adaptCommit: no window is open; call adaptBegin() first");
-  await s.pmi.command(CMD.commit);
+  const r = await s.pmi.command(CMD.commit);
+  if (r.aborted === "1") {
+    // A node of the world failed before every rank committed: this window is void, the fault window follows.
+    const e = new InvalidCommError("adaptation window", r.why ?? "aborted by a fault");
+    revoke(s, e);
+    s.window = undefined;
+    throw e;
+  }
   w.intercomm.invalidate("the adaptation window closed");
   w.old?.invalidate("replaced by the world of the last adaptation");
   s.window = undefined;
   s.pendingAdapt = 0;
+  s.abortedWindow = 0;
   s.faulted = undefined;
   // Probe calls are counted from the window on (see the header: joining ranks one lower).
   s.count = s.joining ? -1 : 0;

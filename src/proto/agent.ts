@@ -101,3 +101,9 @@ export const REFUSED = {
 export const isRefusal = (code: number) => (Object.values(REFUSED) as number[]).includes(code);
 /** How far an agent's clock may be from the controller's. */
 export const MAX_CLOCK_SKEW_MS = 60_000;
+
+/**
+ * The longest an agent waits between attempts to reach its controller. A controller that starts
+ * gives the nodes it knows this long, on top of their three heartbeats, to come back.
+ */
+export const AGENT_RECONNECT_MAX_MS = 2000;

@@ -50,7 +50,10 @@ export interface Snapshot {
   limits?: AdminLimits;
   /** Say why every pending job the plan does not start waits (the controller's periodic pass). */
   reasons?: boolean;
-  /** Resizes may be planned in this pass (default true; the controller plans them every `config.interval`). */
+  /**
+   * False: plan no resizes (`--test-only` replays starts only). Otherwise every pass plans them,
+   * live and simulated alike: there is no cadence of its own to keep (README: "One cadence").
+   */
   resizes?: boolean;
 }
 

@@ -124,6 +124,19 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       expect(await page.evaluate(() => sessionStorage.getItem("ebb-token"))).toBe(c.token);
       expect(await page.evaluate(() => Object.keys(localStorage).length)).toBe(0);
 
+      // Pending jobs beside the timeline, with why they wait: a queue of 12 held jobs shows its
+      // first 10, each with JobHeldUser, the count by reason and how many more.
+      const held: number[] = [];
+      for (let i = 0; i < 12; i++) held.push(await c.submit({ argv: ["true"], output: "/dev/null", hold: true }));
+      await waitText("#h-pending", "Pending (12)");
+      const items = await page.$$eval("#pending li", (els) => els.map((e) => ({ job: (e as HTMLElement).dataset.job, reason: e.querySelector(".reason")?.textContent })));
+      expect(items).toEqual(held.slice(0, 10).map((id) => ({ job: String(id), reason: "JobHeldUser" })));
+      expect(await textOf("#pending-reasons")).toBe("JobHeldUser 12");
+      expect(await textOf("#side p.more")).toBe("and 2 more");
+      for (const id of held) expect((await c.api("DELETE", `/v1/jobs/${id}`)).status).toBe(200);
+      await waitText("#h-pending", "Pending (0)");
+      expect(await visible("#pending-reasons")).toBe(false);
+
       const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, COUNTER, "1000000", "20"], /pid=\d+ rank=1/);
       const allocation = async () => ((await c.job(job.id)).allocation as string[]).slice().sort();
       await waitBand(job.id, 2);

@@ -107,6 +107,9 @@ test("a command job's tasks are checked again on the nodes it got; --overcommit 
   expect(failed.reason).toMatch(/^6 tasks on 2 nodes \(.*\) put 3 on node0[12], which has 2 CPUs; submit it with fewer tasks, or with --overcommit$/);
   // Nothing ran, and the nodes are free again.
   expect(failed.steps ?? []).toEqual([]);
+  // The scheduler's plan item for the start says it failed, and why.
+  expect(failed.plans).toEqual([expect.objectContaining({ kind: "start", status: "failed", outcome: failed.reason })]);
+  expect(failed.plans[0].nodes).toHaveLength(2);
   await c.waitNodes(3, "IDLE");
 
   // The same job with --overcommit, held while the controller restarts: what it was allowed is in the database.

@@ -58,8 +58,14 @@ test("finished jobs are purged from history after --keep-history", async () => {
     await c.waitJob(id, ["COMPLETED"]);
     const listed = JSON.parse((await c.ebb(["history", "--json"])).stdout).jobs.map((j: any) => j.id);
     expect(listed).toContain(id);
+    expect((await c.api("GET", "/v1/plans")).json.plans.flatMap((p: any) => p.items).map((i: any) => i.jobId)).toContain(id);
     await waitFor("the job to be purged", async () => (await c.api("GET", `/v1/jobs/${id}`)).status === 404, 15_000);
     expect(JSON.parse((await c.ebb(["history", "--json"])).stdout).jobs).toEqual([]);
+    // Its scheduling plans (the plan and its items) went with it.
+    expect((await c.api("GET", "/v1/plans")).json.plans).toEqual([]);
+    const db = new Database(join(c.stateDir, "ebb.db"), { readonly: true });
+    expect(db.query("SELECT (SELECT count(*) FROM plans) + (SELECT count(*) FROM plan_items) AS n").get()).toEqual({ n: 0 });
+    db.close();
     const bad = await c.ebb(["controller", "--keep-history", "soon"]);
     expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 2, stderr: "ebb controller: --keep-history soon: expected an age such as 30d, 12h, 90m, 3600s, or forever\n" });
   } finally {

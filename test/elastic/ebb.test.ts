@@ -114,6 +114,10 @@ describe("ebb live: nodes sized by what they are worth now", () => {
     expect([...start.nodes].sort()).toEqual([...started.allocation].sort());
     const shown = await c.ebb(["show", String(eff)]);
     expect(shown.stdout).toContain("predicted gain");
+    // ebb show lists the job's plan items: the grows with the nodes they took, the shrink with those it gave back.
+    expect(shown.stdout).toContain("Scheduler plans:");
+    expect(shown.stdout).toMatch(/\(ebb\)  grow \d -> \d \(\+node[^)]*\)  done: /);
+    expect(shown.stdout).toMatch(/\(ebb\)  admit 8 -> 6 \(-node[^)]*\)  done: /);
     for (const id of [rigid, eff]) await c.api("DELETE", `/v1/jobs/${id}`);
     for (const id of [rigid, eff]) await c.waitJob(id, ["CANCELLED"]);
   }, 300_000);

@@ -5,7 +5,7 @@
  * SIGKILLed mid-run.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
@@ -131,6 +131,72 @@ describe("an inner node of the launch tree", () => {
   }, 120_000);
 });
 
+describe("a fault during a resize (agreed, not committed)", () => {
+  /**
+   * Jacobi on 3 nodes is resized to `to`; its ranks hold in the window (agreed, not committed) until
+   * a file exists. The agent of allocation[victimIndex] is SIGKILLed there: the resize is aborted
+   * and one fault adaptation 3 -> 2 on the world before it follows, with the right answer.
+   */
+  async function faultInResize(to: number, victimIndex: number, lost: RegExp, inWindow = true): Promise<void> {
+    const hold = join(c.dir, `hold-${to}-${victimIndex}-${Date.now()}`);
+    if (!inWindow) writeFileSync(hold, "");
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    const victim = alloc[victimIndex]!;
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: to });
+    expect(r.status).toBe(202);
+    if (inWindow) await waitFor("the ranks to hold in the resize window", () => /in the window \(3 -> \d ranks\)/.test(job.output()), 60_000);
+    await kill(victim);
+    writeFileSync(hold, "");
+    const { out, err, code } = await job.finished;
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out);
+    if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
+    expect(code).toBe(0);
+    expect(out).toMatch(lost);
+    expect(got?.[1]).toBe(want[1]!);
+    expect(got?.[2]).toBe(want[2]!);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    const [resize, fault] = end.adaptations;
+    expect([resize.fromNodes, resize.toNodes, resize.state]).toEqual([3, to, "FAILED"]);
+    expect(resize.message).toContain(`aborted: node ${victim} failed`);
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state]).toEqual([3, 2, 3, 2, "COMMITTED"]);
+    expect(fault.removed).toEqual([victim]);
+    expect(end.adaptations.length).toBe(2);
+    expect(err).toContain("the resize is aborted");
+  }
+
+  test("a grow 3 -> 4 in its window: the agent of allocation[1] SIGKILLed -> the grow is aborted, fault adaptation 3 -> 2", async () => {
+    await faultInResize(4, 1, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
+  }, 120_000);
+
+  test("a grow 3 -> 4 whose joining ranks are starting: the agent of allocation[2] SIGKILLed -> the grow is aborted, fault adaptation 3 -> 2", async () => {
+    // Killed as soon as the resize is accepted: the joining step is still being started (or, on a
+    // fast machine, the window is open already; either way the grow has not committed).
+    await faultInResize(4, 2, /jacobi: fault: lost rank 2 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/, false);
+  }, 120_000);
+
+  test("a shrink 3 -> 2 in its window: the agent of allocation[0] (staying) SIGKILLed -> the shrink is aborted, fault adaptation 3 -> 2", async () => {
+    await faultInResize(2, 0, /jacobi: fault: lost rank 0 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
+  }, 120_000);
+});
+
+describe("a node lost after the fault window opened", () => {
+  test("4 nodes: allocation[1] SIGKILLed, then allocation[3] while the survivors hold in the fault window: it is superseded, one fault adaptation 4 -> 2", async () => {
+    const hold = join(c.dir, `hold-fault-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 4 ranks/);
+    const alloc = (await c.job(job.id)).allocation as string[];
+    await kill(alloc[1]!);
+    // The window opened (past the 250 ms wait for nodes lost together): rank 0 is in it.
+    await waitFor("the survivors to hold in the fault window", () => /in the fault window \(lost 1\)/.test(job.output()), 60_000);
+    await kill(alloc[3]!);
+    writeFileSync(hold, "");
+    // Ranks 1 and 3: their buddies (2 and 0) survive.
+    const err = await expectRecovered(job, /jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/, 4, 2, [alloc[1]!, alloc[3]!]);
+    expect(err).toContain(`lost node ${alloc[3]}`);
+  }, 120_000);
+});
+
 /** Pids of the Jacobi ranks the agent of `node` runs for this cluster. */
 function ranksOn(node: string): number[] {
   const out: number[] = [];
@@ -170,6 +236,24 @@ describe("the agent reports its ranks dead", () => {
     expect(agent.exitCode).toBeNull();
     await c.waitNodes(5, "IDLE");
   }, 120_000);
+});
+
+describe("the agent reports its ranks dead on a node that is not the launcher's child", () => {
+  // Fan-out 2, 5 nodes: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. The report
+  // comes up through the parent agent, which must not wait for a commit of the node's ranks.
+  for (const victimIndex of [4, 1]) {
+    test(`the rank of allocation[${victimIndex}] (${victimIndex === 4 ? "a leaf below allocation[1]" : "an inner node, parent of allocation[4]"}) SIGKILLed: 5 -> 4, the right answer`, async () => {
+      const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 5 ranks/);
+      const victim = (await c.job(job.id)).allocation[victimIndex] as string;
+      const pids = ranksOn(victim);
+      expect(pids.length).toBe(1);
+      for (const pid of pids) process.kill(pid, "SIGKILL");
+      const err = await expectRecovered(job, new RegExp(`jacobi: fault: lost rank ${victimIndex} at iteration \\d+; restored iteration \\d+ on 4 ranks \\(was 5\\)`), 5, 4, [victim]);
+      expect(err).toContain(`the ranks of ${victim} are lost`);
+      expect(c.agents.get(victim)!.exitCode).toBeNull();
+      await c.waitNodes(5, "IDLE");
+    }, 120_000);
+  }
 });
 
 describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {

@@ -180,7 +180,7 @@ describe("timing samples", () => {
 });
 
 describe("a rank dying in the middle of a resize", () => {
-  test("the job fails cleanly, every rank is gone, the error names the rank, and the cluster carries on", async () => {
+  test("the resize is aborted, its joining rank is gone, the survivor goes on in a fault adaptation, and the cluster carries on", async () => {
     // 300 ms per iteration: the grow waits for the ranks to reach its target, so the kill lands inside it.
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "300"], /pid=\d+ rank=1/);
     const pids = [...job.output().matchAll(/pid=(\d+) rank=(\d+)/g)].map((m) => ({ pid: Number(m[1]), rank: Number(m[2]) }));
@@ -188,16 +188,23 @@ describe("a rank dying in the middle of a resize", () => {
     expect(r.status).toBe(202);
     await waitFor("the joining rank to start", () => /status=joining/.test(job.output()));
     const joiner = Number(/pid=(\d+) rank=\d+ status=joining/.exec(job.output())![1]);
-    process.kill(pids.find((p) => p.rank === 1)!.pid, "SIGKILL");
-    const { err, code } = await job.finished;
-    expect(code).toBe(137);
-    expect(err).toContain("rank 1 on");
-    expect(err).toContain("killed by SIGKILL");
-    const detail = await c.job(job.id);
-    expect(detail.state).toBe("FAILED");
-    expect(detail.reason).toContain("rank 1");
-    expect(detail.adaptations.map((a: any) => a.state)).toEqual(["FAILED"]);
-    await waitFor("every rank, joining ones too, to be gone", () => [...pids.map((p) => p.pid), joiner].every((p) => !pidAlive(p)));
+    const victim = pids.find((p) => p.rank === 1)!.pid;
+    process.kill(victim, "SIGKILL");
+    // Its agent reports the ranks of its node dead: the grow is aborted and a fault adaptation 2 -> 1 follows.
+    const detail = await waitFor("the fault adaptation to commit", async () => {
+      const j = await c.job(job.id);
+      return j.adaptations[1]?.state === "COMMITTED" ? j : undefined;
+    }, 60_000);
+    expect(detail.state).toBe("RUNNING");
+    expect(detail.adaptations.map((a: any) => a.state)).toEqual(["FAILED", "COMMITTED"]);
+    expect(detail.adaptations[0].message).toContain("aborted");
+    expect([detail.adaptations[1].fromNodes, detail.adaptations[1].toNodes]).toEqual([2, 1]);
+    await waitFor("rank 0 to go on in a world of 1", () => /world size=1 at=\d+ staying=1 leaving=0 joining=0/.test(job.output()));
+    await waitFor("the killed rank and the joining one to be gone", () => [victim, joiner].every((p) => !pidAlive(p)));
+    expect(pidAlive(pids.find((p) => p.rank === 0)!.pid)).toBe(true);
+    await c.api("DELETE", `/v1/jobs/${job.id}`);
+    await job.finished;
+    await waitFor("every rank to be gone", () => pids.every((p) => !pidAlive(p.pid)));
     await c.waitNodes(4, "IDLE");
     const after = await c.ebb(["run", "-N", "4", "hostname"]);
     expect(after.code).toBe(0);

@@ -53,6 +53,11 @@ describe("spawn (mcmd=spawn) onto new nodes", () => {
       [0, "COMPLETED", 1],
       [1, "COMPLETED", 1],
     ]);
+    // Both the start and the spawn's grant were items of the scheduler's plans, carried out.
+    expect(job.plans.map((i: any) => [i.kind, i.status, i.nodes, i.tasks])).toEqual([
+      ["start", "done", [parent.node], null],
+      ["spawn", "done", [children[0].node], 2],
+    ]);
   });
 
   test("with no node free the spawn answers an error code when its wait runs out, and the job carries on", async () => {

@@ -36,6 +36,7 @@ describe("tagged unions", () => {
   test("the step tree's messages decode as before", () => {
     expect(decode(StepUp, JSON.stringify({ t: "exit", step: "3.0", rank: 1, node: "n1", code: 0 }))).toEqual({ ok: true, value: { t: "exit", step: "3.0", rank: 1, node: "n1", code: 0 } });
     expect(decode(StepUp, JSON.stringify({ t: "exit", step: "3", rank: 1, node: "n1", code: 0 }))).toEqual({ ok: false, error: "step: must be JOB.STEP" });
-    expect(decode(StepUp, JSON.stringify({ t: "exited" }))).toMatchObject({ ok: false, error: expect.stringContaining('t: expected one of "launched", "io", "exit"') });
+    const refused = decode(StepUp, JSON.stringify({ t: "exited" }));
+    expect(refused).toMatchObject({ ok: false, error: expect.stringMatching(/^t: expected one of "launched", .*"exit"/) });
   });
 });

@@ -84,8 +84,17 @@ describe("makePlan: one pure pass from a snapshot to a plan with node names", ()
     expect(r).toMatchObject({ jobId: 7, from: 2, to: 4, rule: "grow", added: ["n2", "n4"], removed: [] });
     expect(r.remap).toEqual({ staying: 4, leaving: 0, joining: 4, tasks: [2, 2, 2, 2] });
     expect(r.limit.ratio).toBe(1);
-    // A pass that may not resize (the controller plans resizes every interval) leaves the policy's resizes out.
+    // A pass that may not resize (--test-only replays starts only) leaves the policy's resizes out.
     expect(makePlan(snap("drms-rs", { nodes: cluster(4, { n1: 7, n3: 7 }), running: [job], resizes: false })).resizes).toEqual([]);
+  });
+
+  test("one cadence, live and simulated: every pass plans resizes; makePlan keeps no state between passes", () => {
+    const job = running(7, ["n1", "n3"], { minNodes: 2, maxNodes: 4 });
+    const base = snap("drms-rs", { nodes: cluster(4, { n1: 7, n3: 7 }), running: [job] });
+    // The same snapshot a second later (the controller's housekeeping pass) plans the same grow:
+    // only the state the caller carries the plan out on changes what the next pass plans.
+    for (const now of [NOW, NOW + 1000, NOW + base.config.interval * 1000 - 1]) expect(makePlan({ ...base, now }).resizes.map((r) => [r.jobId, r.to])).toEqual([[7, 4]]);
+    expect(makePlan({ ...base, resizes: true }).resizes).toEqual(makePlan(base).resizes);
   });
 
   test("a shrink gives back the last nodes of the allocation, its highest ranks leave", () => {

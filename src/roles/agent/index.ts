@@ -7,7 +7,7 @@ import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { networkInterfaces, tmpdir } from "node:os";
-import { AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
+import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { formatHostPort, type HostPort } from "../../util/addr.ts";
@@ -225,7 +225,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     token: o.clusterKey,
     tls: o.ca === undefined ? undefined : clientTls(o.ca, "controller"),
     schema: ControllerToAgent,
-    reconnect: { maxDelayMs: 2000 },
+    reconnect: { maxDelayMs: AGENT_RECONNECT_MAX_MS },
     onOpen: () => {
       log.info(`connected to the controller at ${controllerUrl}; registering as ${o.name} (${addr})`);
       channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined, runAs: jobsRunAs() });

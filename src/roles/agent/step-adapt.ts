@@ -120,7 +120,7 @@ export class StepAdapt {
   extension(rank: number, cmd: string, args: Record<string, string>): Promise<Reply> | undefined {
     switch (cmd) {
       case CMD.probe:
-        return this.probe(rank, Number(args.index), args.fault === "1");
+        return this.probe(rank, Number(args.index), args.fault === "1", args.stale);
       case CMD.begin:
         return this.begin(rank);
       case CMD.commit:
@@ -199,8 +199,9 @@ export class StepAdapt {
     return { pending: "1", status: "staying", adapt: String(w.adaptId), fault: "1", lost: w.lost!.join(",") };
   }
 
-  private probe(rank: number, index: number, fault = false): Promise<Reply> {
-    if (this.window?.lost) return Promise.resolve(this.faultReply());
+  private probe(rank: number, index: number, fault = false, stale?: string): Promise<Reply> {
+    // `stale`: a fault window this rank saw voided by another failure; it waits for the next one.
+    if (this.window?.lost && String(this.window.adaptId) !== stale) return Promise.resolve(this.faultReply());
     // This rank's world failed: it waits for the fault window (or the step's end).
     if (fault) return new Promise<Reply>((answer) => this.faultWaiting.set(rank, answer));
     if (!Number.isInteger(index) || index < 1) return Promise.resolve({ rc: "-1", msg: `bad probe index ${index}` });
@@ -320,6 +321,10 @@ export class StepAdapt {
   }
 
   private go(msg: Down<"adapt.go">): void {
+    // A fault while a resize's window is open (agreed, not committed): that window is void. Ranks
+    // waiting to commit are told so; they go to the fault window, in the world before the resize.
+    // Likewise a fault window that lost another node: this one, naming every lost rank, replaces it.
+    if (msg.lost && this.window) this.abortWindow(`the adaptation was aborted: ranks ${msg.lost.join(",")} failed`);
     this.window = { adaptId: msg.adaptId, generation: msg.generation, staying: msg.staying, leaving: msg.leaving, joining: msg.joining, oldSize: msg.oldSize, lost: msg.lost };
     this.c.merge(msg.cards);
     this.publish(msg);
@@ -342,6 +347,14 @@ export class StepAdapt {
     this.beginning.clear();
     // A node whose ranks have all left has nothing to wait for.
     this.checkCommitted();
+  }
+
+  private abortWindow(why: string): void {
+    for (const answer of this.committing.values()) answer({ aborted: "1", why });
+    this.committing.clear();
+    for (const answer of this.beginning.values()) answer({ rc: "-1", msg: why });
+    this.beginning.clear();
+    this.window = undefined;
   }
 
   /** Write the window where the ranks' probe slots are, before any probe is answered. */

@@ -56,8 +56,9 @@ export class AgentHub {
     session.send({ t: "alloc", jobId, user: jobId === null ? null : (this.state.jobs.get(jobId)?.row.user ?? null) });
   }
 
-  syncAllocations(): void {
-    for (const name of this.state.nodes.keys()) this.syncAllocation(name);
+  /** Every node's agent (or those of `nodes`) told its node's job, where that changed. */
+  syncAllocations(nodes: Iterable<string> = this.state.nodes.keys()): void {
+    for (const name of nodes) this.syncAllocation(name);
   }
 
   onMessage(conn: AgentSession, text: string | Buffer): void {

@@ -37,6 +37,8 @@ export interface ElasticEffects {
   schedule(): void;
   /** An adaptation committed or failed (metrics count it). */
   adapted?(a: AdaptationEnd): void;
+  /** Nodes just added to a job: their agents hear of it before the joining ranks' launch reaches them. */
+  allocated?(nodes: readonly string[]): void;
 }
 
 export interface Mtct {
@@ -156,6 +158,7 @@ export class Elastic {
       job.nodes = [...job.nodes, ...added];
       r.nodes = job.nodes.length;
       for (const n of added) this.state.nodes.get(n)!.jobId = jobId;
+      this.effects.allocated?.(added);
     }
     refreshSchedView(job);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
@@ -193,6 +196,15 @@ export class Elastic {
     // Another node of the same failure, reported by the launcher before the window opened (it
     // reports only then): the fault adaptation under way loses it too.
     if (r.elastic && e?.adapting?.fault && r.state === "ADAPTING" && e.tasks && fromLauncher) return this.extendFault(job, node, reason, now);
+    // A resize under way (grow or shrink, not committed) and a node of the world before it failed:
+    // the resize is aborted (a grow's added nodes go back), and the fault adaptation below starts
+    // from that world. The launcher aborts its side when it loses the node; a node that a grow added
+    // is not part of that world, so its loss is left to the grow (which then fails on its own).
+    if (r.elastic && e?.adapting && !e.adapting.fault && r.state === "ADAPTING" && e.launcher && e.tasks && !e.adapting.added.includes(node)) {
+      if (e.tasks.length !== job.nodes.length - e.adapting.added.length) return false;
+      if (job.nodes.length - e.adapting.added.length - 1 < r.minNodes) return false;
+      this.done(jobId, e.adapting.id, false, {}, `aborted: node ${node} failed (${reason})`, now);
+    }
     if (!r.elastic || !e || r.state !== "RUNNING" || e.adapting || !e.launcher || !e.tasks || e.stepId === undefined) return false;
     if (r.kind !== "alloc" && job.nodes[0] === node) return false; // its batch script or command ran there
     const index = job.nodes.indexOf(node);

@@ -11,6 +11,7 @@ import { createApi } from "../../api/app.ts";
 import { isAdmin, type ApiBackend } from "../../api/backend.ts";
 import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
+import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
 import { onAutocommit, openDb } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
@@ -114,8 +115,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   // Single writes outside a transaction commit alone: timed too (not counted in `commits`, the
   // timeline's change mark, which heartbeats' writes would move every second).
   onAutocommit(db, (ms) => metrics.commit.observe(ms / 1000));
-  const now = Date.now();
-  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: now });
+  // Agents retry their link with backoff: those of a restarted controller's nodes may be waiting.
+  const back = Date.now() + AGENT_RECONNECT_MAX_MS;
+  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: back });
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
@@ -140,6 +142,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
         metrics.jobEnded(job);
       },
       started: () => metrics.jobStarted(),
+      allocated: (nodes) => agents!.syncAllocations(nodes),
       submitted: (ms) => metrics.submit.observe(ms / 1000),
       watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
@@ -155,7 +158,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a) }, new CfgStore(db));
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated: (nodes) => agents!.syncAllocations(nodes) }, new CfgStore(db));
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   applier.reconcile();

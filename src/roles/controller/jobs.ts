@@ -46,6 +46,8 @@ export interface Effects {
   ended(job: JobRuntime): void;
   /** A job has just started (metrics count it). */
   started?(job: JobRuntime): void;
+  /** Nodes just given to a job: their agents hear of it now, since a launch there waits for that news. */
+  allocated?(nodes: readonly string[]): void;
   /** A submission (through the API or a launcher's WebSocket) took `ms`, accepted or refused. */
   submitted?(ms: number): void;
   /** Pending jobs' holds, dependencies, begin times or array limits (re)evaluated now. */
@@ -317,6 +319,7 @@ export class Jobs {
     job.waitReason = undefined;
     refreshSchedView(job);
     for (const n of nodes) this.state.nodes.get(n)!.jobId = row.id;
+    this.effects.allocated?.(nodes);
     this.effects.started?.(job);
 
     if (row.kind === "alloc") {
@@ -481,6 +484,7 @@ export class Jobs {
     job.nodes = [...job.nodes, ...nodes];
     job.row.nodes = job.nodes.length;
     for (const n of nodes) this.state.nodes.get(n)!.jobId = jobId;
+    this.effects.allocated?.(nodes);
     job.spawnedSteps.set(stepId, nodes);
     refreshSchedView(job);
     // A spawn's processes run in the launch's environment and directory (its argv may be several

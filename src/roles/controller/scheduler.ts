@@ -3,10 +3,10 @@
  * each pass takes a snapshot of the cluster, makes one plan with the pure scheduler
  * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
  * names) and hands it to the plan applier, which re-checks every item and carries out what still
- * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`. Resizes are
- * planned in the first pass and then every `interval` seconds (`Snapshot.resizes`). A pass with no
- * idle node is skipped unless it is the periodic full pass (which also refreshes why jobs wait,
- * and is where a shrink to admit a waiting job is planned when nothing is idle).
+ * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`, with the same
+ * rule for resizes: every pass plans them (sched/README.md, "One cadence"). A pass with no idle
+ * node is skipped unless it is the periodic full pass (which also refreshes why jobs wait, and is
+ * where a shrink to admit a waiting job is planned when nothing is idle).
  */
 import { makePlan, type Snapshot } from "../../sched/plan.ts";
 import type { PlanApplier } from "./plan-apply.ts";
@@ -15,7 +15,6 @@ import type { ClusterState } from "./state.ts";
 
 export class SchedulerLoop {
   private queued: { full: boolean } | undefined;
-  private nextResizes = 0;
 
   constructor(
     private readonly state: ClusterState,
@@ -51,10 +50,7 @@ export class SchedulerLoop {
     try {
       // Which pending jobs may be scheduled at all (holds, dependencies, begin times...) is settled first.
       this.opts.beforePass?.(now);
-      // Resizes are planned every `interval` (the first pass plans them at once), starts in every pass.
-      const resizes = now >= this.nextResizes;
-      if (resizes) this.nextResizes = now + this.snapshots.config.interval * 1000;
-      this.applier.apply(makePlan(this.snapshots.take(now, reasons, resizes)), now);
+      this.applier.apply(makePlan(this.snapshots.take(now, reasons)), now);
     } finally {
       this.opts.passTook?.(performance.now() - t0);
     }

@@ -36,8 +36,11 @@ export class Snapshots {
     private readonly sampleInterval: number,
   ) {}
 
-  /** The cluster as it is at `now`; `reasons`: the plan says why every job it leaves pending waits. */
-  take(now: number, reasons: boolean, resizes: boolean): Snapshot {
+  /**
+   * The cluster as it is at `now`; `reasons`: the plan says why every job it leaves pending waits;
+   * `resizes`: false leaves them out (`--test-only`).
+   */
+  take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
     for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId, cpus: n.row.cpus });
     const pending: PendingJob[] = [];

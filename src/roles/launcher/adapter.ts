@@ -37,17 +37,37 @@ export interface WorldStep {
 export interface AdapterHost {
   /** Start a step of this launch (the joining ranks) and resolve once all its ranks run. */
   startJoining(spec: StepSpec, cred: Credential): { root: StepRoot; launched: Promise<void> };
+  /** Stop a joining step whose adaptation was aborted, without failing the launch. */
+  abandon(root: StepRoot, why: string): void;
+}
+
+/** A resize under way: aborted by a fault until its commit is agreed. */
+interface Resize {
+  adaptId: number;
+  committed: boolean;
+  aborted: string | undefined;
+  abort(why: string): void;
 }
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
 
 /** How long a fault window waits for other nodes lost with the first before it opens. */
 const FAULT_SETTLE_MS = 250;
+/** A fault window superseded by another failure is replaced by one with id adaptId + k * this (ids of windows, not of adaptations). */
+const WINDOW_ID_STRIDE = 1_000_000;
 /** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
 const FIRST_MARGIN = 2;
 
 export class Adapter {
   private generation = 0;
+  /** The highest generation any window used (an aborted one's is not reused: its context ids may linger). */
+  private usedGeneration = 0;
+  /** The open fault window: another node lost now supersedes it. */
+  private faultWindow: { supersede(): void } | undefined;
+  /** The resize under way, if one is. */
+  private resize: Resize | undefined;
+  /** Nodes of the new world lost after a resize's commit was agreed: reported once the controller has its end. */
+  private deferredFaults: Array<{ node: string; reason: string }> = [];
   /** The world's nodes in rank order, each with its ranks, the step that runs them and its first rank in that step. */
   private world: Array<{ node: string; tasks: number; first: number; step: WorldStep }>;
   /** Nodes lost and not yet adapted past. */
@@ -114,9 +134,30 @@ export class Adapter {
     if (this.failure) return false;
     // Already being adapted past, or it had left the world.
     if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
+    // A resize under way: before its commit is agreed it is aborted (the fault realloc that follows
+    // works on the world before it); after, the fault is reported once the resize's end is.
+    const resize = this.resize;
+    if (resize && !resize.aborted) {
+      this.lost.add(node);
+      if (resize.committed) {
+        this.deferredFaults.push({ node, reason });
+        return true;
+      }
+      this.link.fault(node, reason);
+      resize.abort(`node ${node} was lost (${reason}); the resize is aborted`);
+      return true;
+    }
     // Once a window is open (a resize's or a fault's) its members are fixed: the step fails. Before
     // that, a second node lost with the first (or before its realloc came) joins the same fault
     // adaptation: the controller extends it, and faultAdapt names every node lost so far.
+    // A fault window is open: it is superseded by one that names this node's ranks too (the
+    // controller adds the node to the same fault adaptation).
+    if (this.adapting && !this.settling && this.faultWindow) {
+      this.lost.add(node);
+      this.link.fault(node, reason);
+      this.faultWindow.supersede();
+      return true;
+    }
     if (this.adapting && !this.settling) return false;
     this.lost.add(node);
     this.link.fault(node, reason);
@@ -124,6 +165,12 @@ export class Adapter {
   }
 
   realloc(msg: ReallocMsg): void {
+    // The controller saw the fault first (the node went DOWN): a resize under way is aborted, as
+    // when this launcher loses the node itself.
+    if (msg.fault && this.resize && !this.resize.committed) {
+      for (const n of msg.removed) this.lost.add(n);
+      this.resize.abort(`${msg.fault.reason}; the resize is aborted`);
+    }
     const adapt = msg.fault ? () => this.faultAdapt(msg) : () => this.adapt(msg);
     const run = () => {
       this.adapting = true;
@@ -157,11 +204,47 @@ export class Adapter {
   }
 
   private async adapt(msg: ReallocMsg): Promise<void> {
+    let abortNow!: (why: string) => void;
+    const aborted = new Promise<string>((r) => (abortNow = r));
+    const resize: Resize = {
+      adaptId: msg.adaptId,
+      committed: false,
+      aborted: undefined,
+      abort: (why) => {
+        if (resize.committed || resize.aborted) return;
+        log.warn(`adaptation ${msg.adaptId}: ${why}`);
+        resize.aborted = why;
+        abortNow(why);
+        for (const w of [...this.waiters.values()]) w.resolve([]);
+      },
+    };
+    this.resize = resize;
+    const joining: { root?: StepRoot } = {};
+    try {
+      await this.resizeSteps(msg, resize, aborted, joining);
+    } catch (e) {
+      // Its joining ranks wait in adaptBegin, or still start: they go (the fault window is the old world's).
+      if (resize.aborted && joining.root) this.host.abandon(joining.root, resize.aborted);
+      throw e;
+    } finally {
+      this.resize = undefined;
+      const deferred = this.deferredFaults;
+      this.deferredFaults = [];
+      for (const f of deferred) this.link.fault(f.node, f.reason);
+    }
+  }
+
+  private async resizeSteps(msg: ReallocMsg, resize: Resize, aborted: Promise<string>, joining: { root?: StepRoot }): Promise<void> {
+    const check = () => {
+      this.check();
+      if (resize.aborted) throw new Error(resize.aborted);
+    };
     const times: Record<string, number> = { realloc: Date.now() };
     const before = this.placement();
     const m = remap(before, msg.nodes.length, msg.added.map((n) => n.name), msg.join?.tasks[0]);
     const oldSize = m.staying + m.leaving;
-    const next = this.generation + 1;
+    const next = Math.max(this.generation, this.usedGeneration) + 1;
+    this.usedGeneration = next;
     const cards = this.cards(oldSize);
     const pre = this.steps();
     const leavingProcesses = this.processes(m.staying, oldSize);
@@ -175,7 +258,7 @@ export class Adapter {
       if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
       const preput: Record<string, string> = {};
       cards.forEach((c, r) => {
-        preput[cardKey(r, this.generation)] = c;
+        preput[cardKey(r, next - 1)] = c;
         if (r < m.staying) preput[cardKey(r, next)] = c;
       });
       const base = this.world[0]!.step.spec;
@@ -197,10 +280,13 @@ export class Adapter {
       };
       const ready = this.wait("arrived", msg.adaptId, 0, 1);
       const { root, launched } = this.host.startJoining(spec, msg.join.cred);
+      joining.root = root;
       joinStep = { spec, root };
-      await launched;
+      await Promise.race([launched, aborted]);
+      check();
       times.spawned = Date.now();
       const [arrived] = await ready;
+      check();
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
       for (let r = oldSize; r < oldSize + m.joining; r++) {
@@ -218,11 +304,13 @@ export class Adapter {
       this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
       const target = Math.max(...(await counted)) + margin;
       log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
-      this.check();
+      check();
       const checked = this.wait("checked", msg.adaptId, round, pre.length);
       const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
       this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
-      if (Math.max(...(await checked)) > 0) {
+      const racers = await checked;
+      check();
+      if (Math.max(...racers) > 0) {
         // A rank went past the target before it could see it: let everyone go on, aim further.
         this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
         this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
@@ -231,7 +319,7 @@ export class Adapter {
       }
       const total = (await arrived).reduce((a, b) => a + b, 0);
       log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
-      this.check();
+      check();
       if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
       break;
     }
@@ -253,8 +341,10 @@ export class Adapter {
     });
     const commits = (await committed).reduce((a, b) => a + b, 0);
     log.debug(`adaptation ${msg.adaptId}: ${commits} ranks committed`);
-    this.check();
+    check();
     if (commits !== oldSize + m.joining) throw new Error(`only ${commits} of ${oldSize + m.joining} ranks committed`);
+    // Every rank committed: the new world stands; a fault from now on is the new world's.
+    resize.committed = true;
     times.committed = Date.now();
     this.broadcast(all, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: m.staying + m.joining });
     this.generation = next;
@@ -279,48 +369,64 @@ export class Adapter {
    */
   private async faultAdapt(msg: ReallocMsg): Promise<void> {
     const times: Record<string, number> = { realloc: Date.now() };
-    // Nodes that die together are not seen at the same instant (each tree link closes when its
-    // agent is gone): losses in the next moment still join this window.
-    this.settling = true;
-    await Bun.sleep(FAULT_SETTLE_MS);
-    // The children of a lost inner node are being re-attached to their step's root: they take part
-    // in the window (or, not adopted, are lost with it: they join it as more lost nodes).
-    await Promise.all(this.steps().map((s) => s.root.adoptionsSettled()));
-    this.settling = false;
-    this.check();
-    const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
-    const cards = this.cards(oldSize);
-    // The nodes of the realloc and any lost since (reported to the controller, which extended it).
-    const removed = [...new Set([...msg.removed, ...[...this.lost].filter((n) => this.world.some((w) => w.node === n))])];
-    const lostRanks: number[] = [];
-    let rank = 0;
-    for (const w of this.world) {
-      for (let k = 0; k < w.tasks; k++, rank++) if (removed.includes(w.node)) lostRanks.push(rank);
+    for (let attempt = 0; ; attempt++) {
+      // Nodes that die together are not seen at the same instant (each tree link closes when its
+      // agent is gone): losses in the next moment still join this window.
+      this.settling = true;
+      await Bun.sleep(FAULT_SETTLE_MS);
+      // The children of a lost inner node are being re-attached to their step's root: they take part
+      // in the window (or, not adopted, are lost with it: they join it as more lost nodes).
+      await Promise.all(this.steps().map((s) => s.root.adoptionsSettled()));
+      this.settling = false;
+      this.check();
+      const oldSize = this.world.reduce((a, w) => a + w.tasks, 0);
+      const cards = this.cards(oldSize);
+      // The nodes of the realloc and any lost since (reported to the controller, which extended it).
+      const removed = [...new Set([...msg.removed, ...[...this.lost].filter((n) => this.world.some((w) => w.node === n))])];
+      const lostRanks: number[] = [];
+      let rank = 0;
+      for (const w of this.world) {
+        for (let k = 0; k < w.tasks; k++, rank++) if (removed.includes(w.node)) lostRanks.push(rank);
+      }
+      const survivors = this.world.filter((w) => !removed.includes(w.node));
+      // The controller may have seen the failure first (the node went DOWN): its ranks are gone either way.
+      for (const n of removed) {
+        this.lost.add(n);
+        for (const w of this.world) if (w.node === n) w.step.root.dropNode(n);
+      }
+      const size = oldSize - lostRanks.length;
+      if (size === 0) throw new Error("no rank survived");
+      const steps = [...new Set(survivors.map((w) => w.step))];
+      const next = Math.max(this.generation, this.usedGeneration) + 1;
+      this.usedGeneration = next;
+      // A superseded window's id is not reused (agents and ranks key windows and reductions by it).
+      const windowId = msg.adaptId + attempt * WINDOW_ID_STRIDE;
+      log.info(`fault adaptation ${msg.adaptId}${attempt ? ` (window ${attempt + 1})` : ""}: lost ${removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
+      times.notified = times.agreed = Date.now();
+      let superseded = false;
+      const committed = this.wait("committed", windowId, 0, steps.length);
+      this.faultWindow = {
+        supersede: () => {
+          superseded = true;
+          this.waiters.get(`committed:${windowId}:0`)?.resolve([]);
+        },
+      };
+      this.broadcast(steps, { t: "adapt.go", step: "", adaptId: windowId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
+      const commits = (await committed).reduce((a, b) => a + b, 0);
+      this.faultWindow = undefined;
+      this.check();
+      // Another node was lost before every survivor committed: a window naming it too replaces this one.
+      if (superseded) continue;
+      if (commits !== size) throw new Error(`only ${commits} of ${size} surviving ranks committed`);
+      times.committed = times.released = Date.now();
+      this.broadcast(steps, { t: "adapt.done", step: "", adaptId: windowId, generation: next, size });
+      this.generation = next;
+      this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
+      this.world = survivors;
+      for (const n of removed) this.lost.delete(n);
+      this.link.adaptDone(msg.adaptId, true, times);
+      return;
     }
-    const survivors = this.world.filter((w) => !removed.includes(w.node));
-    // The controller may have seen the failure first (the node went DOWN): its ranks are gone either way.
-    for (const n of removed) {
-      this.lost.add(n);
-      for (const w of this.world) if (w.node === n) w.step.root.dropNode(n);
-    }
-    const size = oldSize - lostRanks.length;
-    if (size === 0) throw new Error("no rank survived");
-    const steps = [...new Set(survivors.map((w) => w.step))];
-    const next = this.generation + 1;
-    log.info(`fault adaptation ${msg.adaptId}: lost ${removed.join(",")} (ranks ${lostRanks.join(",")}); ${size} of ${oldSize} ranks go on`);
-    times.notified = times.agreed = Date.now();
-    const committed = this.wait("committed", msg.adaptId, 0, steps.length);
-    this.broadcast(steps, { t: "adapt.go", step: "", adaptId: msg.adaptId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
-    const commits = (await committed).reduce((a, b) => a + b, 0);
-    this.check();
-    if (commits !== size) throw new Error(`only ${commits} of ${size} surviving ranks committed`);
-    times.committed = times.released = Date.now();
-    this.broadcast(steps, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size });
-    this.generation = next;
-    this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
-    this.world = survivors;
-    for (const n of removed) this.lost.delete(n);
-    this.link.adaptDone(msg.adaptId, true, times);
   }
 
   private broadcast(steps: readonly WorldStep[], msg: StepDown): void {

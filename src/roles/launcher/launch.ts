@@ -44,6 +44,8 @@ export class Launch {
   private readonly pending = new Set<Promise<unknown>>();
   private failure: { result: StepResult } | undefined;
   private adapter: Adapter | undefined;
+  /** Joining steps stopped because their adaptation was aborted: their end is not a failure. */
+  private readonly abandoned = new Set<StepRoot>();
   /** The signal that stopped ebb run, if one did: its steps end CANCELLED. */
   interrupted: string | undefined;
 
@@ -58,7 +60,17 @@ export class Launch {
     const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined });
     const primary = this.start(spec, g.cred, this.o.reportPrimary);
     if (elastic) {
-      this.adapter = new Adapter(this.o.link, { startJoining: (s, cred) => this.start(s, cred, true) }, { spec, root: primary.root });
+      this.adapter = new Adapter(
+        this.o.link,
+        {
+          startJoining: (s, cred) => this.start(s, cred, true),
+          abandon: (root, why) => {
+            this.abandoned.add(root);
+            root.cancel(`the adaptation these ranks joined was aborted: ${why}`, 143);
+          },
+        },
+        { spec, root: primary.root },
+      );
       this.o.link.takeResizes(g.stepId, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
     }
     const result = await primary.done;
@@ -125,7 +137,7 @@ export class Launch {
     const done = root.start().then((r) => {
       this.roots.delete(spec.stepId);
       if (report) this.o.link.stepEnded(spec.stepId, r.exitCode, r.failure, this.interrupted);
-      if (r.exitCode !== 0 && !this.failure) {
+      if (r.exitCode !== 0 && !this.failure && !this.abandoned.has(root)) {
         this.failure = { result: r };
         const why = `step ${spec.jobId}.${spec.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`;
         this.adapter?.fail(why);

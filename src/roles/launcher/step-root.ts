@@ -95,6 +95,8 @@ export class StepRoot {
   private resolve!: (r: StepResult) => void;
   private giveUp: ReturnType<typeof setTimeout> | undefined;
   private over = false;
+  /** Nodes whose agent reported their ranks dead: it lives, and still relays for the nodes below it. */
+  private readonly relaying = new Set<string>();
   /** Adoptions under way (children of a lost inner node being re-attached here). */
   private readonly adopting = new Set<Promise<void>>();
   readonly result: Promise<StepResult>;
@@ -224,9 +226,13 @@ export class StepRoot {
   dropNode(name: string): void {
     const index = this.o.spec.nodes.findIndex((n) => n.name === name);
     if (index < 0 || this.over) return;
-    this.adaptReduce.childLost(index);
-    this.cfgTree.childLost(index);
-    this.forwardCfg();
+    // A node whose ranks died but whose agent lives still reports (a commit of 0, and those of the
+    // nodes below it): its reductions are still waited for.
+    if (!this.relaying.has(name)) {
+      this.adaptReduce.childLost(index);
+      this.cfgTree.childLost(index);
+      this.forwardCfg();
+    }
     // Its own ranks: a lost node is a leaf (nodeLost), and a node whose ranks died still relays.
     this.markLost(name, false);
   }
@@ -337,6 +343,7 @@ export class StepRoot {
   private ranksLost(name: string, reason: string, code = 137): void {
     if (this.over) return;
     if (!this.failure && this.o.onNodeLost?.(name, reason)) {
+      this.relaying.add(name);
       this.o.sink.notice(`${reason}; the step goes on without them`);
       return this.markLost(name, false);
     }

@@ -1,6 +1,6 @@
 // An elastic loop: every iteration probes, then allreduces. Prints each world it joins and ends in.
-// argv: iterations, sleep ms per iteration.
-import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
+// argv: iterations, sleep ms per iteration. A member's failure: the fault window, then on with the survivors.
+import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const iterations = Number(process.argv[2] ?? 100);
 const pause = Number(process.argv[3] ?? 5);
@@ -24,10 +24,17 @@ async function adapt(): Promise<void> {
 }
 
 if (status === "joining") await adapt();
+const isFault = (e: unknown) => e instanceof CommError && (e.code === "PEER_FAILED" || e.code === "COMM_INVALID");
 while (i < iterations) {
-  if ((await probeAdapt()).pending) await adapt();
-  const sum = await world.allreduce(1, "sum");
-  if (sum !== world.size) throw new Error(`allreduce gave ${sum} on a world of ${world.size}`);
+  try {
+    if ((await probeAdapt()).pending) await adapt();
+    const sum = await world.allreduce(1, "sum");
+    if (sum !== world.size) throw new Error(`allreduce gave ${sum} on a world of ${world.size}`);
+  } catch (e) {
+    if (!isFault(e) || !(await probeAdapt()).fault) throw e;
+    await adapt();
+    continue;
+  }
   i++;
   await Bun.sleep(pause);
 }
