@@ -3,7 +3,8 @@
  *
  *   sizes   every size around the direct-read threshold (EBB_COMM_DIRECT_BYTES, after what Bun's
  *           first read of up to 512 KiB brought) and Bun's read size, up to 8 MiB + 1: receives
- *           posted first (into the caller's buffer, or not), then both ranks sending each other
+ *           posted first (into the caller's buffer — some of them a view inside a larger one — or
+ *           not), then both ranks sending each other
  *           everything at once before receiving anything (many outstanding both ways, unexpected,
  *           each side's writes must go on while the other reads a body). Every byte is checked;
  *           the report says how many body bytes the transport read directly.
@@ -44,15 +45,18 @@ if (scenario === "sizes") {
   ].sort((a, b) => a - b);
   const errors: string[] = [];
 
-  // 1: receives posted first, one message at a time each way; every other one into a buffer of ours.
+  // 1: receives posted first, one message at a time each way; every other one into a buffer of
+  // ours, half of those a view 8 bytes into a larger buffer whose edges must stay untouched.
   for (const [i, n] of sizes.entries()) {
-    const into = i % 2 === 0 ? new Uint8Array(n) : undefined;
+    const outer = i % 4 === 0 ? new Uint8Array(n + 16) : undefined;
+    const into = outer ? outer.subarray(8, 8 + n) : i % 2 === 0 ? new Uint8Array(n) : undefined;
     const got = world.recv(peer, i, into);
     await world.send(peer, fill(n, i + r), i);
     const m = await got;
     const e = bad(m.data, n, i + peer);
     if (e) errors.push(`posted ${n} B: ${e}`);
     if (into && m.data !== into) errors.push(`posted ${n} B: not received into the given buffer`);
+    if (outer && [...outer.subarray(0, 8), ...outer.subarray(8 + n)].some((x) => x !== 0)) errors.push(`posted ${n} B: wrote outside the given view`);
   }
   await world.barrier();
 
@@ -75,6 +79,11 @@ if (scenario === "sizes") {
     if (r === 1) await world.send(0, new Uint8Array(8 << 20), 1);
     else await world.recv(1, 1);
   }
+  // Rank 0 posts its receive and notes the direct count before the barrier: the victim's frame may
+  // arrive with the barrier's last message and be read (directly) before the barrier resolves here.
+  const into = r === 0 ? new Uint8Array(big) : undefined;
+  const got = r === 0 ? rejection(world.recv(1, 7, into)) : undefined;
+  const before = world.transport.stats().direct;
   await world.barrier();
   if (r === 1) {
     void world.send(0, new Uint8Array(big), 7).catch(() => {});
@@ -82,9 +91,6 @@ if (scenario === "sizes") {
     // No await from here on: the rest of the 64 MiB (beyond what the kernel took) never goes out.
     Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0);
   } else {
-    const into = new Uint8Array(big);
-    const got = rejection(world.recv(1, 7, into));
-    const before = world.transport.stats().direct;
     while (world.transport.stats().direct === before) await Bun.sleep(5);
     report({ midBody: world.transport.stats().direct });
     report({ recv: await got, after: await rejection(world.recv(1, 8)) });
