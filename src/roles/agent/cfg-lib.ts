@@ -4,7 +4,7 @@
  * (so a changed source or MPI rebuilds it), and added with LD_PRELOAD to ranks whose executable
  * links an MPI library. Without `mpicc` such steps run unmonitored, and the reason is reported.
  */
-import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import source from "../../cfg/c/ebbcfg.c" with { type: "text" };
 
@@ -46,18 +46,52 @@ export function cfgLibrary(stateDir: string, node: string): Promise<CfgLib> {
   return built;
 }
 
-/** Does the executable link an MPI library? (its dynamic section names libmpi*). */
+/** What `linksMpi` found per path, valid while the file's identity, size and time stay. */
+const scanned = new Map<string, { stamp: string; mpi: boolean }>();
+const SCAN_BYTES = 4 << 20;
+const CHUNK = 256 << 10;
+
+/**
+ * Whether `executable` is an ELF file naming libmpi in its first 4 MiB (its dynamic section lies
+ * there). Remembered per file: reading 4 MiB took ~25 ms per launch on a node, and a step's every
+ * agent asks about the same program.
+ */
 export function linksMpi(executable: string): boolean {
   const path = executable.includes("/") ? executable : Bun.which(executable);
   if (!path) return false;
+  let stamp: string;
+  try {
+    const st = statSync(path);
+    stamp = `${st.dev}:${st.ino}:${st.size}:${st.mtimeMs}`;
+  } catch {
+    return false;
+  }
+  const known = scanned.get(path);
+  if (known?.stamp === stamp) return known.mpi;
+  const mpi = scanForMpi(path);
+  if (scanned.size >= 256) scanned.clear();
+  scanned.set(path, { stamp, mpi });
+  return mpi;
+}
+
+function scanForMpi(path: string): boolean {
   let fd: number | undefined;
   try {
     fd = openSync(path, "r");
-    const buf = Buffer.alloc(4 << 20);
-    const n = readSync(fd, buf, 0, buf.length, 0);
-    const head = buf.subarray(0, n);
-    if (head[0] !== 0x7f || head.toString("latin1", 1, 4) !== "ELF") return false;
-    return head.indexOf("libmpi") >= 0;
+    const buf = Buffer.allocUnsafe(CHUNK + 16);
+    let at = 0;
+    let kept = 0; // the last bytes of the previous chunk, so a name across the boundary is found
+    for (;;) {
+      const n = readSync(fd, buf, kept, CHUNK, at);
+      if (at === 0 && (n < 4 || buf[0] !== 0x7f || buf.toString("latin1", 1, 4) !== "ELF")) return false;
+      if (n <= 0) return false;
+      const end = kept + n;
+      if (buf.subarray(0, end).indexOf("libmpi") >= 0) return true;
+      at += n;
+      if (at >= SCAN_BYTES) return false;
+      kept = Math.min(8, end);
+      buf.copyWithin(0, end - kept, end);
+    }
   } catch {
     return false;
   } finally {
