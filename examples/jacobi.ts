@@ -217,7 +217,9 @@ async function adapt(): Promise<void> {
       const e = Math.min(ne, last);
       if (s >= e || to === oldRank) continue;
       const rows = u.slice((s - first + 1) * W, (e - first + 1) * W);
-      sends.push(to < w.staying ? world.send(to, rows, 10) : inter.send(to - w.staying, rows, 10));
+      const sent = to < w.staying ? world.send(to, rows, 10) : inter.send(to - w.staying, rows, 10);
+      sent.catch(() => {}); // seen by the Promise.all below, unless a fault ends this window first
+      sends.push(sent);
     }
   }
   let fresh = u;
