@@ -688,16 +688,15 @@ export class Transport implements KeepAlive {
       p.conns.delete(c);
       if (p.out === c) p.out = undefined;
       if (p.state === "up" && !this.closing) {
+        this.rings.drain(p.id); // what it wrote to its ring came first, as a socket's kernel buffer would deliver it
         if (c.byeIn || p.byes > 0 || this.isGone(p)) {
           // A peer that is saying goodbye may close a connection it had not accepted yet without
           // a BYE; it has exited once the BYEs it announced came, or its last connection closed
           // after its socket file went (or after a grace period).
-          this.rings.drain(p.id);
           if (p.byes > 0 && p.byes >= p.byesExpected) this.exited(p);
           else if (p.conns.size === 0 && p.gone) this.exited(p, "it has exited (its socket is gone)");
           else if (p.conns.size === 0) setTimeout(() => this.exited(p), BYE_GRACE_MS).unref();
         } else {
-          this.rings.drain(p.id); // what it wrote to its ring before it died, as a socket's kernel buffer would deliver
           this.fail(p, err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly");
         }
       }

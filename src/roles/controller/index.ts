@@ -124,6 +124,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   let elastic: Elastic | undefined;
   const eligibility = new Eligibility(state, store);
   const spawns = new SpawnQueue(state, () => scheduler!.request());
+  // Nodes just given to a job: their agents hear of it now (a launch there waits for that news).
+  const allocated = (nodes: readonly string[]) => agents!.syncAllocations(nodes);
   const jobs = new Jobs(
     store,
     state,
@@ -142,7 +144,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
         metrics.jobEnded(job);
       },
       started: () => metrics.jobStarted(),
-      allocated: (nodes) => agents!.syncAllocations(nodes),
+      allocated,
       submitted: (ms) => metrics.submit.observe(ms / 1000),
       watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
@@ -158,7 +160,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated: (nodes) => agents!.syncAllocations(nodes) }, new CfgStore(db));
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, new CfgStore(db));
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
   applier.reconcile();
