@@ -2,7 +2,7 @@
  * The dashboard: one HTML page (inline script and style, embedded in the binary: no CDN, no
  * separate server) at `/`, and what it reads besides the /v1 API: GET /v1/timeline, and
  * GET /v1/stream, the timeline as server-sent events: the whole window first, then deltas
- * whenever the cluster changed (checked once a second, so a change shows within 2 s). The page
+ * whenever the cluster changed (at most one every 1.5 s, so a change shows within 2 s). The page
  * sends the token in a header (fetch, not EventSource), never in a URL. The timeline is drawn by
  * hand on a canvas (a timeline of nodes × time with rectangles is a few dozen lines, less than
  * wiring a charting library into the binary); it was SVG, one element per stretch, which cost

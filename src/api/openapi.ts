@@ -162,7 +162,7 @@ const OPERATIONS: Record<string, Operation> = {
     operationId: "streamTimeline",
     summary: "The live timeline as server-sent events (the API token only)",
     description:
-      "First `event: timeline` with the GET /v1/timeline body of the window; then, whenever the cluster changed (checked once a second), `event: delta` with what changed since the previous event (x-events.delta): jobs and pending entries that replace those of the same id, ids to remove, all nodes. Comment lines keep an idle stream open.",
+      "First `event: timeline` with the GET /v1/timeline body of the window; then, whenever the cluster changed (checked every 0.5 s, at most one delta every 1.5 s: a change is sent within 1.5 s), `event: delta` with what changed since the previous event (x-events.delta): jobs and pending entries that replace those of the same id, ids to remove, all nodes. Comment lines keep an idle stream open.",
     events: { timeline: () => TimelineView, delta: () => TimelineDelta },
     query: () => TimelineQuery,
     ok: { status: 200, description: "an event stream", media: "text/event-stream" },

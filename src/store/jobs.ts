@@ -114,7 +114,6 @@ function prepare(db: Db) {
       .where(sql`${jobNodes.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .orderBy(asc(jobNodes.id))
       .prepare(),
-    endedSince: db.select().from(jobs).where(gte(jobs.endTime, p("since"))).orderBy(asc(jobs.id)).limit(p("limit")).prepare(),
     closeSteps: db
       .update(steps)
       .set({ state: hole("state"), endTime: hole("time") })
@@ -309,11 +308,6 @@ export class JobStore {
 
   openAllocations(): AllocationRow[] {
     return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
-  }
-
-  /** Jobs that ended at or after `since` (epoch ms), oldest id first: what changed lately among the ended. */
-  endedSince(since: number, limit: number): JobRow[] {
-    return this.q.endedSince.all({ since, limit });
   }
 
   listJobs(filter: JobFilter): JobRow[] {

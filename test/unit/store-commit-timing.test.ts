@@ -35,7 +35,7 @@ test("single writes outside a transaction are timed one by one; a transaction on
 
   // Reads are not commits.
   store.allocationsOf([id]);
-  store.endedSince(0, 10);
+  store.getJob(id);
   expect(autocommits).toHaveLength(3);
   expect(transactions).toHaveLength(1);
 });

@@ -122,6 +122,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
   let elastic: Elastic | undefined;
+  // Made below (it reads the views); jobs restored before it end unseen by any stream.
+  let feed: TimelineFeed | undefined;
   const eligibility = new Eligibility(state, store);
   const spawns = new SpawnQueue(state, () => scheduler!.request());
   // Nodes just given to a job: their agents hear of it now (a launch there waits for that news).
@@ -142,6 +144,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       ended: (job) => {
         elastic!.jobEnded(job);
         metrics.jobEnded(job);
+        feed?.ended(job);
       },
       started: () => metrics.jobStarted(),
       allocated,
@@ -167,7 +170,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   jobs.restore();
   elastic.restore();
   const views = { store, plans: planStore, state, elastic, sampleInterval };
-  const feed = new TimelineFeed(views, () => commits);
+  feed = new TimelineFeed(views, () => commits);
 
   // The API token is its owner's, the user running the controller (who alone can read it); a job's
   // token acts for the user of its job. Per-user tokens would map to their users here.
@@ -215,7 +218,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
     metrics: () => metrics.render(),
     timeline: (windowSec) => timeline(views, windowSec * 1000),
-    watchTimeline: (windowSec, send) => feed.subscribe(windowSec, send),
+    watchTimeline: (windowSec, send) => feed!.subscribe(windowSec, send),
   };
 
   const server = serve({
@@ -252,7 +255,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     async stop() {
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
-      feed.stop();
+      feed!.stop();
       if (purger) clearInterval(purger);
       server.stop(true);
       db.$client.close();

@@ -1,27 +1,34 @@
 /**
- * The live timeline behind GET /v1/stream, shared by every open stream: once a second (while one
- * is open) a cheap mark of the cluster is compared with the last; when it moved, ONE delta is
- * computed — the jobs whose timeline entry changed since the previous tick — serialized once, and
- * sent to every stream. A new stream gets the whole timeline of its window first (shared too
- * between streams that open while the mark stays), then the deltas.
+ * The live timeline behind GET /v1/stream, shared by every open stream: while one is open, a
+ * cheap mark of the cluster is compared with the last every FEED_CHECK_MS; when it moved, ONE
+ * delta is computed — the jobs whose timeline entry changed since the previous one — serialized
+ * once, and sent to every stream. Deltas go at most every FEED_GAP_MS: a busy cluster's changes
+ * of that time travel in one message (the page draws one frame for them), and a change still
+ * shows within 2 s. A new stream gets the whole timeline of its window first (shared too between
+ * streams that open while the mark stays), then the deltas. With no stream open it does nothing.
  *
  * A delta looks only at what can have changed: the active jobs (in memory) and the jobs that
- * ended since the previous tick (SQLite, by the end-time index); each entry is compared with the
- * one last sent, so a busy cluster with 1,000 finished jobs in the window costs what its few
- * changing jobs cost, not what the window holds.
+ * ended since the previous delta (told by the controller as they end: their final rows are in
+ * memory, nothing is read back); each entry is compared with the one last sent, so a busy cluster
+ * with 1,000 finished jobs in the window costs what its few changing jobs cost, not what the
+ * window holds.
  */
 import type { TimelineDelta } from "../../api/schemas.ts";
-import { allocationsByJob, MAX_JOBS, pendingEntry, timeline, timelineJob, timelineMark, timelineNodes } from "./timeline.ts";
+import { allocationsByJob, pendingEntry, timeline, timelineJob, timelineMark, timelineNodes } from "./timeline.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { JobRuntime } from "./state.ts";
 import type { ViewContext } from "./views.ts";
 
 const iso = (t: number) => new Date(t).toISOString();
 
-/** How often the mark is compared (ms): a change shows within 2 s. */
-export const FEED_TICK_MS = 1000;
-/** Ended jobs are looked for this far before the previous tick too (a job's end time is set before its commit). */
-const ENDED_MARGIN_MS = 2000;
+/** How often the mark is compared (ms) while no delta is held back by FEED_GAP_MS. */
+export const FEED_CHECK_MS = 500;
+/**
+ * Deltas go at least this far apart (ms). A change waits at most this long (the checks fall on
+ * the last delta's grid), so it is drawn within 2 s; a page costs its browser a frame per delta,
+ * and a busy cluster changes at every check.
+ */
+export const FEED_GAP_MS = 1500;
 
 /** A whole timeline is reused this long at most, even if the mark stayed (a write the mark missed is seen then). */
 const SNAPSHOT_KEPT_MS = 30_000;
@@ -40,7 +47,10 @@ export class TimelineFeed {
   private readonly subs = new Set<Send>();
   private timer: ReturnType<typeof setInterval> | undefined;
   private mark = "";
-  private lastTick = 0;
+  /** When the last delta was made (ms). */
+  private lastDelta = 0;
+  /** Jobs ended since the last delta, as they ended (their final rows). */
+  private endedRows = new Map<number, JobRow>();
   /** The entry last sent of every job that may still change (active, or ended lately). */
   private sent = new Map<number, Sent>();
   private snapshot: { mark: string; windowSec: number; at: number; json: string } | undefined;
@@ -48,18 +58,25 @@ export class TimelineFeed {
   constructor(
     private readonly ctx: ViewContext,
     private readonly commits: () => number,
-    private readonly tickMs = FEED_TICK_MS,
+    private readonly checkMs = FEED_CHECK_MS,
+    private readonly gapMs = FEED_GAP_MS,
   ) {}
+
+  /** The controller ended a job (its row is final): the next delta sends it. Nothing is kept while no stream is open. */
+  ended(job: JobRuntime): void {
+    if (this.subs.size > 0) this.endedRows.set(job.row.id, job.row);
+  }
 
   /** Sends the window's timeline now, then the deltas; returns the unsubscribe. */
   subscribe(windowSec: number, send: Send): () => void {
     if (this.subs.size === 0) {
       // Prime what was sent, so that the first delta holds only what changed from here on.
       this.sent.clear();
-      this.lastTick = Date.now();
-      this.delta(this.lastTick);
+      this.endedRows.clear();
+      this.lastDelta = Date.now();
+      this.delta(this.lastDelta);
       this.mark = this.currentMark();
-      this.timer = setInterval(() => this.tick(), this.tickMs);
+      this.timer = setInterval(() => this.tick(), this.checkMs);
     }
     this.subs.add(send);
     send("timeline", this.whole(windowSec));
@@ -69,6 +86,7 @@ export class TimelineFeed {
         clearInterval(this.timer);
         this.timer = undefined;
         this.sent.clear();
+        this.endedRows.clear();
       }
     };
   }
@@ -79,6 +97,7 @@ export class TimelineFeed {
     this.timer = undefined;
     this.subs.clear();
     this.sent.clear();
+    this.endedRows.clear();
   }
 
   get streams(): number {
@@ -107,12 +126,14 @@ export class TimelineFeed {
 
   private tick(): void {
     try {
+      const now = Date.now();
+      // Within the gap since the last delta: wait (half a check of slack for a late timer).
+      if (now - this.lastDelta < this.gapMs - this.checkMs / 2) return;
       const mark = this.currentMark();
       if (mark === this.mark) return;
-      const now = Date.now();
       const json = JSON.stringify(this.delta(now));
       this.mark = mark;
-      this.lastTick = now;
+      this.lastDelta = now;
       for (const send of [...this.subs]) send("delta", json);
     } catch {
       // The store is closing (the controller stops); the next tick tries again if it is not.
@@ -121,7 +142,7 @@ export class TimelineFeed {
 
   /** What changed since the entries last sent; records the new ones as sent. */
   delta(now: number): TimelineDelta {
-    const { state, store } = this.ctx;
+    const { state } = this.ctx;
     const d: TimelineDelta = { now: iso(now), nodes: timelineNodes(this.ctx, now), jobs: [], pending: [], removed: [] };
     const seen = new Set<number>();
     // Unchanged since it was last sent: its key is the same (nothing is read or serialized for it).
@@ -146,7 +167,8 @@ export class TimelineFeed {
         if (changed(j.row.id, "pending", p, key)) d.pending.push(p);
       } else if (j.row.startTime !== null && !same(j.row.id, jobKey(j.row, j))) holding.push(j.row.id);
     }
-    const ended = store.endedSince(this.lastTick - ENDED_MARGIN_MS, MAX_JOBS).filter((r) => !state.jobs.has(r.id) && !same(r.id, jobKey(r, undefined)));
+    const ended = [...this.endedRows.values()].filter((r) => !state.jobs.has(r.id) && !same(r.id, jobKey(r, undefined)));
+    this.endedRows.clear();
     const allocs = allocationsByJob(this.ctx, [...holding, ...ended.filter((r) => r.startTime !== null).map((r) => r.id)]);
     for (const id of holding) {
       const j = state.jobs.get(id)!;
