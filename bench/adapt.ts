@@ -38,17 +38,17 @@ export default {
         relaunch[n] = median(times);
       }
       // What a grow cannot beat on this machine: its joining processes starting at once, each
-      // loading ebb/comm (all "nodes" share this machine's cores; on a real cluster they do not).
-      const starts: Record<number, number> = {};
-      for (const k of [2, 4]) {
+      // loading ebb/comm, while the job's ranks run (all "nodes" share this machine's two cores;
+      // on a real cluster each joining rank has a node of its own). Measured just before the grow.
+      const bareStarts = async (k: number): Promise<number> => {
         const times: number[] = [];
         for (let i = 0; i < 3; i++) {
           const t0 = performance.now();
           await Promise.all(Array.from({ length: k }, () => Bun.spawn([process.execPath, "-e", `await import(${JSON.stringify(COMM)})`], { stdout: "ignore" }).exited));
           times.push(performance.now() - t0);
         }
-        starts[k] = median(times);
-      }
+        return median(times);
+      };
       rmSync(stop, { force: true });
       const run = ebb(["run", "-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", process.execPath, PROGRAM, stop]);
       const stdout = collectStdout(run.stdout);
@@ -59,12 +59,17 @@ export default {
       let from = 2;
       let resizes = 0;
       for (const to of [4, 8, 4, 2]) {
+        const bare = to > from ? await bareStarts(to - from) : 0;
+        if (to > from) await Bun.sleep(200);
         const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: to });
         let a: any;
         for (;;) {
           a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
           if (a && a.state !== "ADAPTING") break;
-          await Bun.sleep(20);
+          // As often as `ebb resize --wait` asks: the figures are the controller's own timestamps,
+          // and asking every 20 ms cost the controller ~0.1 s of CPU per resize (building the job's
+          // detail, then JIT-compiling that path) on the cores the joining ranks start on.
+          await Bun.sleep(100);
         }
         if (a.state !== "COMMITTED") throw new Error(`resize ${from}->${to} failed: ${a.message}`);
         // Rank 0 prints after its commit; the line may reach us after the controller saw the commit.
@@ -81,7 +86,13 @@ export default {
           { name: `${from} -> ${to}: preexisting ranks blocked`, value: blocked, unit: "ms", baseline: base, better: "lower", goal: "< 20 ms", met: blocked < 20 },
           { name: `${from} -> ${to}: decision to commit`, value: a.times.committed - a.times.requested, unit: "ms", baseline: base, better: "lower", goal: "< 300 ms", met: a.times.committed - a.times.requested < 300 },
         );
-        if (to > from) figures.push({ name: `${from} -> ${to}: ${to - from} bare processes started at once (bun + ebb/comm import)`, value: starts[to - from]!, unit: "ms", baseline: { name: "decision to commit", value: a.times.committed - a.times.requested }, better: "lower" });
+        if (to > from) {
+          const decided = a.times.committed - a.times.requested;
+          figures.push(
+            { name: `${from} -> ${to}: ${to - from} bare processes started at once beside the ${from} ranks (bun + ebb/comm import)`, value: bare, unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },
+            { name: `${from} -> ${to}: ebb's part (decision to commit beyond that start)`, value: decided - bare, unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },
+          );
+        }
         from = to;
         await Bun.sleep(200);
       }

@@ -31,7 +31,6 @@
  * iteration (probe to probe) and the time inside comm calls, and reports sums to the agent once
  * per sampling interval.
  */
-import { hostname } from "node:os";
 import { PmiClient } from "../pmi/client.ts";
 import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
@@ -116,14 +115,15 @@ function publishedWindow(s: State): AdaptWindow | undefined {
   return JSON.parse(new TextDecoder().decode(s.shmBytes.subarray(WINDOW, WINDOW + length))) as AdaptWindow;
 }
 
+/** Asked all at once: one round trip between them when the client pipelines. */
 async function cardsOf(pmi: PmiClient, ranks: Iterable<number>, generation: number): Promise<Card[]> {
-  const out: Card[] = [];
-  for (const r of ranks) {
-    const text = await pmi.get(cardKey(r, generation));
-    if (text === undefined) throw new CommUsageError(`no business card for rank ${r} of world ${generation}`);
-    out.push(parseCard(text));
-  }
-  return out;
+  return Promise.all(
+    Array.from(ranks, async (r) => {
+      const text = await pmi.get(cardKey(r, generation));
+      if (text === undefined) throw new CommUsageError(`no business card for rank ${r} of world ${generation}`);
+      return parseCard(text);
+    }),
+  );
 }
 
 /**
@@ -133,7 +133,7 @@ async function cardsOf(pmi: PmiClient, ranks: Iterable<number>, generation: numb
 export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }> {
   if (st) throw new CommUsageError("initAdapt() was already called");
   const pmi = await PmiClient.connect();
-  const node = process.env.EBB_NODENAME ?? hostname();
+  const node = process.env.EBB_NODENAME ?? (require("node:os") as typeof import("node:os")).hostname();
   const generation = Number(process.env[ENV.generation] ?? 0);
   const joining = process.env[ENV.status] === "joining";
   const { shm, shmBytes, slot } = probeSlots();
@@ -265,7 +265,7 @@ export async function adaptBegin(): Promise<Window> {
   const lost = published ? (published.lost ?? []) : parseRanks(r!.lost);
   if (lost.length > 0) return faultWindow(s, generation, lost, staying, oldSize);
   // A joining rank knows the staying ranks already (their cards are the same in both worlds); it
-  // asks only for the leaving ones', each a PMI round trip that waits while its agent is busy.
+  // asks only for the leaving ones' (a round trip to its agent, which may be busy).
   const oldGroup = s.joining
     ? [...s.world!.members.slice(0, staying), ...(await cardsOf(s.pmi, Array.from({ length: oldSize - staying }, (_, i) => staying + i), generation - 1))]
     : s.world!.members;

@@ -10,7 +10,8 @@
  * this runs inside its data callback, Bun reads nothing of the socket meanwhile. Protocol and
  * rules: src/comm/README.md ("Large messages over TCP").
  */
-import { dlopen, ptr, read } from "bun:ffi";
+
+import { ffi } from "./ffi.ts";
 
 const MSG_DONTWAIT = 0x40;
 const POLLIN = 0x1;
@@ -42,7 +43,7 @@ function open(): DirectReads | undefined {
   if (process.platform !== "linux" || process.env.EBB_COMM_DIRECT === "0") return undefined;
   let libc;
   try {
-    libc = dlopen("libc.so.6", {
+    libc = ffi().dlopen("libc.so.6", {
       recv: { args: ["i32", "ptr", "u64", "i32"], returns: "i64" },
       poll: { args: ["ptr", "u64", "i32"], returns: "i32" },
       setsockopt: { args: ["i32", "i32", "i32", "ptr", "u32"], returns: "i32" },
@@ -51,6 +52,7 @@ function open(): DirectReads | undefined {
   } catch {
     return undefined;
   }
+  const { ptr, read } = ffi();
   const errnoAt = libc.__errno_location()!;
   let fds = new Int32Array(16);
   const opt = new Int32Array(1);
@@ -92,8 +94,11 @@ export function fdOf(socket: object): number {
   return typeof fd === "number" && fd >= 0 ? fd : -1;
 }
 
-/** The direct reads, or undefined where bun:ffi or libc is missing or EBB_COMM_DIRECT=0. */
-export const direct: DirectReads | undefined = open();
+let opened: { reads: DirectReads | undefined } | undefined;
+/** The direct reads (opened at the first large TCP body), or undefined where bun:ffi or libc is missing or EBB_COMM_DIRECT=0. */
+export function directReads(): DirectReads | undefined {
+  return (opened ??= { reads: open() }).reads;
+}
 
 /** A TCP body with at least this much still to come after a socket read is read directly. */
 export const DIRECT_BYTES = Number(process.env.EBB_COMM_DIRECT_BYTES ?? 64 * 1024);

@@ -9,7 +9,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
 import { Ring } from "./shm.ts";
-import { dlopen } from "bun:ffi";
+import { ffi } from "./ffi.ts";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -66,15 +66,17 @@ export function ringOptionsFromEnv(node: string): RingOptions {
  * any other runnable process (its peer, on a machine with more ranks than cores) at each turn of
  * the loop; on an idle core it returns at once. EBB_COMM_YIELD=0 turns it off.
  */
-const schedYield = ((): (() => void) => {
+let yielder: (() => void) | undefined;
+const schedYield = (): void => (yielder ??= openSchedYield())();
+function openSchedYield(): () => void {
   if (process.env.EBB_COMM_YIELD === "0") return () => {};
   try {
-    const libc = dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", { sched_yield: { args: [], returns: "i32" } });
+    const libc = ffi().dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", { sched_yield: { args: [], returns: "i32" } });
     return () => void libc.symbols.sched_yield();
   } catch {
     return () => {};
   }
-})();
+}
 const YIELD_AFTER_NS = 5_000;
 /** While polling, the event loop gets a turn at least this often (sockets, timers). */
 const LOOP_TURN_NS = 50_000;

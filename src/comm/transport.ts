@@ -14,12 +14,11 @@
  * exit with code 0) sends BYE on every connection after the last data frame.
  */
 import { existsSync, mkdirSync, unlinkSync } from "node:fs";
-import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { formatHostPort, parseHostPort } from "../util/addr.ts";
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
-import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, direct, fdOf } from "./direct.ts";
+import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, type DirectReads, directReads, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
 import type { KeepAlive } from "./matching.ts";
 import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
@@ -40,7 +39,7 @@ export interface TransportOptions {
   node: string;
   /** Directory for the Unix socket (its path must stay under 108 bytes). Default EBB_COMM_DIR, XDG_RUNTIME_DIR or the temp dir. */
   runDir?: string;
-  /** Address advertised for TCP peers. Default EBB_COMM_HOST, else the first non-internal IPv4, else 127.0.0.1. */
+  /** Address advertised for TCP peers. Default EBB_COMM_HOST, else EBB_NODE_HOST (the agent's address), else the first non-internal IPv4, else 127.0.0.1. */
   host?: string;
   /** Interface the TCP listener binds. Default "0.0.0.0". */
   bindHost?: string;
@@ -119,11 +118,19 @@ const ACCEPT_SETTLE_MS = 20;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
+// node:os is loaded only here: loading it costs several ms of a rank's start-up CPU, and a rank
+// started by ebb is told its node's address (EBB_NODE_HOST).
 function guessHost(): string {
+  const { networkInterfaces } = require("node:os") as typeof import("node:os");
   for (const list of Object.values(networkInterfaces())) {
     for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
   }
   return "127.0.0.1";
+}
+
+/** os.tmpdir() on POSIX, without loading node:os. */
+function tmpDir(): string {
+  return (process.env.TMPDIR || process.env.TMP || process.env.TEMP || "/tmp").replace(/(.)\/+$/, "$1");
 }
 
 function newId(): string {
@@ -164,7 +171,7 @@ export class Transport implements KeepAlive {
   private constructor(opts: TransportOptions) {
     this.id = newId();
     this.node = opts.node;
-    const dir = opts.runDir ?? process.env.EBB_COMM_DIR ?? process.env.XDG_RUNTIME_DIR ?? tmpdir();
+    const dir = opts.runDir ?? process.env.EBB_COMM_DIR ?? process.env.XDG_RUNTIME_DIR ?? tmpDir();
     mkdirSync(dir, { recursive: true });
     this.unixPath = join(dir, `ebbc-${this.id}.sock`);
     if (Buffer.byteLength(this.unixPath) > 107) {
@@ -183,7 +190,7 @@ export class Transport implements KeepAlive {
     unix.unref();
     tcp.unref();
     this.listeners.push(unix, tcp);
-    const host = opts.host ?? process.env.EBB_COMM_HOST ?? guessHost();
+    const host = opts.host ?? process.env.EBB_COMM_HOST ?? process.env.EBB_NODE_HOST ?? guessHost();
     this.card = { id: this.id, node: opts.node, unix: this.unixPath, tcp: formatHostPort({ host, port: tcp.port }) };
     this.cardText = JSON.stringify(this.card);
     this.loop = new FrameParser((h, body) => this.route(h, body, this.id));
@@ -567,7 +574,8 @@ export class Transport implements KeepAlive {
   private read(c: Conn, chunk: Uint8Array): void {
     try {
       c.parser.push(chunk);
-      if (c.tcp && direct && c.parser.bodyLeft >= DIRECT_BYTES) this.readDirect(c);
+      const direct = c.tcp && c.parser.bodyLeft >= DIRECT_BYTES ? directReads() : undefined;
+      if (direct) this.readDirect(c, direct);
     } catch (e) {
       const why = `protocol error: ${(e as Error).message}`;
       if (c.peer) this.fail(c.peer, why);
@@ -582,7 +590,7 @@ export class Transport implements KeepAlive {
    * on); then hands the socket back to Bun, whose next read comes here again. An end of stream or
    * an error is left for Bun's read to report, so a peer that dies mid-body fails as before.
    */
-  private readDirect(c: Conn): void {
+  private readDirect(c: Conn, direct: DirectReads): void {
     const fd = fdOf(c.socket!);
     if (fd < 0) return;
     let deadline = 0;
@@ -592,7 +600,7 @@ export class Transport implements KeepAlive {
       while (!c.closed) {
         const at = c.parser.bodyBuffer;
         if (!at) return;
-        const n = direct!.recv(fd, at.body, at.fill, c.parser.bodyLeft);
+        const n = direct.recv(fd, at.body, at.fill, c.parser.bodyLeft);
         if (n > 0) {
           deadline = 0;
           this.counters.direct += n;
@@ -604,14 +612,14 @@ export class Transport implements KeepAlive {
         if (deadline === 0) deadline = now + DIRECT_WAIT_MS;
         else if (now >= deadline) return;
         const mark = useLowat ? Math.min(c.parser.bodyLeft, DIRECT_LOWAT) : 1;
-        if (mark !== lowat) direct!.lowWater(fd, (lowat = mark));
+        if (mark !== lowat) direct.lowWater(fd, (lowat = mark));
         const writers = [...this.conns].filter((w) => w.queue.length > 0 && w.socket && !w.closed && fdOf(w.socket) >= 0);
-        const ready = direct!.wait(fd, writers.map((w) => fdOf(w.socket!)), deadline - now);
+        const ready = direct.wait(fd, writers.map((w) => fdOf(w.socket!)), deadline - now);
         if (ready === undefined) useLowat = false; // the mark was not reached in time: take what comes
         else for (const i of ready) this.flush(writers[i]!);
       }
     } finally {
-      if (lowat !== 1) direct!.lowWater(fd, 1); // Bun's epoll must see every byte again
+      if (lowat !== 1) direct.lowWater(fd, 1); // Bun's epoll must see every byte again
     }
   }
 

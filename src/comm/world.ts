@@ -9,7 +9,11 @@ import { Comm, contextOf, RESERVED_CONTEXTS } from "./comm.ts";
 import { CommError, CommUsageError } from "./errors.ts";
 import { type Card, Transport, type TransportOptions } from "./transport.ts";
 
-/** What ebb/comm needs from process management (PMI-1/2 through the agent, or a test stand-in). */
+/**
+ * What ebb/comm needs from process management (PMI-1/2 through the agent, or a test stand-in).
+ * Calls take effect in the order they are made: initWorld enters the fence without waiting for its
+ * put to be answered, and asks for every card at once.
+ */
 export interface Bootstrap {
   rank: number;
   size: number;
@@ -62,8 +66,7 @@ export async function initWorld(boot: Bootstrap, opts: WorldOptions = {}): Promi
   const generation = opts.generation ?? 0;
   const { generation: _g, transport: given, ...topts } = opts;
   const t = given ?? openTransport({ ...topts, node: boot.node });
-  await boot.put(cardKey(boot.rank, generation), t.cardText);
-  await boot.fence();
+  await Promise.all([boot.put(cardKey(boot.rank, generation), t.cardText), boot.fence()]);
   const texts = await Promise.all(
     Array.from({ length: boot.size }, (_, r) => (r === boot.rank ? t.cardText : boot.get(cardKey(r, generation)))),
   );

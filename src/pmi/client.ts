@@ -28,6 +28,7 @@ interface PmiEnv {
   PMI_SIZE?: number;
   PMI_SPAWNED?: string;
   PMI_DEBUG?: string;
+  EBB_PMI_PIPELINE?: string;
 }
 
 function parsePmiEnv(env: Record<string, string | undefined>): PmiEnv {
@@ -47,6 +48,7 @@ function parsePmiEnv(env: Record<string, string | undefined>): PmiEnv {
     PMI_PORT: env.PMI_PORT,
     PMI_SPAWNED: env.PMI_SPAWNED,
     PMI_DEBUG: env.PMI_DEBUG,
+    EBB_PMI_PIPELINE: env.EBB_PMI_PIPELINE,
   };
   if (out.PMI_PORT !== undefined && !/^[^:]+:\d+$/.test(out.PMI_PORT)) issues.push("PMI_PORT: must be host:port");
   if (issues.length > 0) throw new PmiError("bad_env", `PMI environment: ${issues.join("; ")}`);
@@ -61,7 +63,10 @@ export interface PmiMaxes {
 
 /**
  * PMI-1 client, the same exchange as MPICH's `simple_pmi.c`: a Bun rank talks to its agent over the
- * inherited `PMI_FD` (or `PMI_PORT` + `PMI_ID`). Requests are lock-step; concurrent calls queue.
+ * inherited `PMI_FD` (or `PMI_PORT` + `PMI_ID`). Requests are lock-step (concurrent calls queue),
+ * unless the server answers PMI-1 requests in order however many are sent ahead, as ebb's agent
+ * does and says with `EBB_PMI_PIPELINE=1`: then each request goes out at once and concurrent calls
+ * (the handshake, a world's card gets) cost one round trip between them, not one each.
  * Values may contain spaces (escaped on the wire) but not newlines.
  */
 export class PmiClient {
@@ -79,6 +84,7 @@ export class PmiClient {
   private constructor(
     private readonly transport: PmiTransport,
     ident: { rank: number; size: number; debug: boolean; spawned: boolean },
+      readonly pipelined: boolean,
   ) {
     this.rank = ident.rank;
     this.size = ident.size;
@@ -98,6 +104,7 @@ export class PmiClient {
       size: e.PMI_SIZE ?? 1,
       spawned: e.PMI_SPAWNED !== undefined && e.PMI_SPAWNED !== "0",
       debug: e.PMI_DEBUG !== undefined && e.PMI_DEBUG !== "0",
+      pipelined: e.EBB_PMI_PIPELINE === "1",
     };
     if (e.PMI_FD !== undefined) return PmiClient.over(await streamTransport({ fd: e.PMI_FD }), ident);
     if (e.PMI_PORT !== undefined) {
@@ -111,22 +118,32 @@ export class PmiClient {
   /** Handshake over any transport (tests use an in-process one). `pmiid` selects the PMI_PORT `initack`. */
   static async over(
     transport: PmiTransport,
-    ident: { rank?: number; size?: number; spawned?: boolean; debug?: boolean; pmiid?: number },
+    ident: { rank?: number; size?: number; spawned?: boolean; debug?: boolean; pmiid?: number; pipelined?: boolean },
   ): Promise<PmiClient> {
-    const c = new PmiClient(transport, {
-      rank: ident.rank ?? 0,
-      size: ident.size ?? 1,
-      spawned: ident.spawned ?? false,
-      debug: ident.debug ?? false,
-    });
+    const c = new PmiClient(
+      transport,
+      {
+        rank: ident.rank ?? 0,
+        size: ident.size ?? 1,
+        spawned: ident.spawned ?? false,
+        debug: ident.debug ?? false,
+      },
+      ident.pipelined ?? false,
+    );
     try {
-      if (ident.pmiid !== undefined) await c.initack(ident.pmiid);
-      const init = await c.request(formatV1("init", [["pmi_version", 1], ["pmi_subversion", 1]]), "response_to_init", false);
-      if (init.get("rc") !== "0")
-        throw new PmiError("init", `PMI server refused version 1.1 (it speaks ${init.get("pmi_version")}.${init.get("pmi_subversion")})`);
-      const m = await c.request("cmd=get_maxes\n", "maxes");
+      const initack = ident.pmiid === undefined ? undefined : c.initack(ident.pmiid);
+      if (!c.pipelined) await initack;
+      const init = c.request(formatV1("init", [["pmi_version", 1], ["pmi_subversion", 1]]), "response_to_init", false);
+      // Pipelined, the rest of the handshake goes out with init (a refusal fails them too: ignored here, init says why).
+      const ahead = c.pipelined ? [c.request("cmd=get_maxes\n", "maxes"), c.request("cmd=get_my_kvsname\n", "my_kvsname")] : [];
+      for (const p of ahead) p.catch(() => {});
+      await initack;
+      const i = await init;
+      if (i.get("rc") !== "0")
+        throw new PmiError("init", `PMI server refused version 1.1 (it speaks ${i.get("pmi_version")}.${i.get("pmi_subversion")})`);
+      const m = await (ahead[0] ?? c.request("cmd=get_maxes\n", "maxes"));
       c.maxes = { kvsnameMax: m.int("kvsname_max") ?? 0, keylenMax: m.int("keylen_max") ?? 0, vallenMax: m.int("vallen_max") ?? 0 };
-      c.kvsname = (await c.request("cmd=get_my_kvsname\n", "my_kvsname")).get("kvsname") ?? "";
+      c.kvsname = (await (ahead[1] ?? c.request("cmd=get_my_kvsname\n", "my_kvsname"))).get("kvsname") ?? "";
       return c;
     } catch (e) {
       c.close();
@@ -246,25 +263,34 @@ export class PmiClient {
 
   /** Send one request and read its reply; with `checkRc`, a nonzero rc throws. */
   private request(line: string, expect: string, checkRc = true): Promise<PmiMessage> {
+    if (this.pipelined) {
+      if (this.gone) return Promise.reject(this.gone);
+      this.transport.write(line);
+      // Replies come in request order, and each request takes its place among the readers now.
+      return this.nextLine().then((reply) => this.check(line, reply, expect, checkRc));
+    }
     const run = async () => {
       if (this.gone) throw this.gone;
       this.transport.write(line);
-      const reply = await this.nextLine();
-      let m: PmiMessage;
-      try {
-        m = parseV1(reply);
-      } catch (e) {
-        throw new PmiError("protocol", `unparsable PMI reply ${JSON.stringify(reply)}: ${(e as Error).message}`);
-      }
-      if (m.cmd !== expect) throw new PmiError("protocol", `expected cmd=${expect}, got ${JSON.stringify(reply)}`);
-      const rc = m.get("rc");
-      if (checkRc && rc !== undefined && rc !== "0")
-        throw new PmiError("rc", `${line.split(/[ \n]/)[0]} failed: ${m.get("msg") ?? `rc=${rc}`}`, Number(rc));
-      return m;
+      return this.check(line, await this.nextLine(), expect, checkRc);
     };
     const p = this.chain.then(run, run);
     this.chain = p.catch(() => undefined);
     return p;
+  }
+
+  private check(line: string, reply: string, expect: string, checkRc: boolean): PmiMessage {
+    let m: PmiMessage;
+    try {
+      m = parseV1(reply);
+    } catch (e) {
+      throw new PmiError("protocol", `unparsable PMI reply ${JSON.stringify(reply)}: ${(e as Error).message}`);
+    }
+    if (m.cmd !== expect) throw new PmiError("protocol", `expected cmd=${expect}, got ${JSON.stringify(reply)}`);
+    const rc = m.get("rc");
+    if (checkRc && rc !== undefined && rc !== "0")
+      throw new PmiError("rc", `${line.split(/[ \n]/)[0]} failed: ${m.get("msg") ?? `rc=${rc}`}`, Number(rc));
+    return m;
   }
 
   private nextLine(): Promise<string> {

@@ -231,6 +231,9 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
       if (n === 2) {
         // One rank on each host: the joining one was started by the other host's agent.
         await waitFor("a rank on each host", () => ranks().map((p) => remoteHostOf(p.pid)).sort().join() === "h1,h2");
+        // Each rank advertises to its peers the address its node's agent is reached at.
+        const nodeHost = (pid: number) => /(?:^|\0)EBB_NODE_HOST=([^\0]*)/.exec(readFileSync(`/proc/${pid}/environ`, "utf8"))?.[1];
+        expect(ranks().map((p) => [remoteHostOf(p.pid), nodeHost(p.pid)]).sort()).toEqual([["h1", "127.0.0.2"], ["h2", "127.0.0.3"]]);
       }
     }
     expect(await run.exited).toBe(0);

@@ -85,6 +85,37 @@ describe("PmiClient", () => {
     expect(await Promise.all(Array.from({ length: 20 }, (_, i) => c.get(`k${i}`)))).toEqual(Array.from({ length: 20 }, (_, i) => `v${i}`));
   });
 
+  test("pipelined (EBB_PMI_PIPELINE=1): requests go out before earlier ones are answered, replies still match their requests", async () => {
+    // Lines sent but not yet answered, at most, as the server sees them.
+    const ahead = (pipelined: boolean) => {
+      const { step } = job(1);
+      const inner = transportTo({ backend: step.backend(0) }).transport;
+      const seen = { out: 0, max: 0 };
+      const count = (d: Uint8Array | string) => (typeof d === "string" ? d : new TextDecoder().decode(d)).split("\n").length - 1;
+      const transport: PmiTransport = {
+        write: (d) => {
+          seen.out += count(d);
+          seen.max = Math.max(seen.max, seen.out);
+          inner.write(d);
+        },
+        close: () => inner.close(),
+        listen: (onData, onClose) => inner.listen((d) => ((seen.out -= count(d)), onData(d)), onClose),
+      };
+      return { seen, client: PmiClient.over(transport, { pipelined }) };
+    };
+    const p = ahead(true);
+    const c = await p.client;
+    expect([c.kvsname, c.maxes.vallenMax, p.seen.max]).toEqual(["kvs_11_0", 1024, 3]); // init, get_maxes, get_my_kvsname at once
+    await Promise.all([c.put("a", "1"), c.put("b", "2 two"), c.fence()]);
+    const got = await Promise.all([c.get("b"), c.get("missing"), c.put("PMI_x", "read-only").catch((e: PmiError) => e.code), c.get("a")]);
+    expect(got).toEqual(["2 two", undefined, "rc", "1"]);
+    expect(p.seen.max).toBe(4);
+    const l = ahead(false);
+    const lockstep = await l.client;
+    await Promise.all([lockstep.put("a", "1"), lockstep.fence(), lockstep.get("a")]);
+    expect(l.seen.max).toBe(1);
+  });
+
   test("name service", async () => {
     const { step } = job(2);
     const [a, b] = await Promise.all([0, 1].map((r) => PmiClient.over(transportTo({ backend: step.backend(r) }).transport, { rank: r })));

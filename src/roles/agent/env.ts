@@ -23,8 +23,8 @@ export interface RankPlace {
   size: number;
 }
 
-/** Slurm-like per-rank variables. */
-export function rankVars(p: RankPlace, controllerUrl: string, caFile?: string): Record<string, string> {
+/** Slurm-like per-rank variables; `nodeHost` is the address this node's agent is reached at. */
+export function rankVars(p: RankPlace, controllerUrl: string, nodeHost: string, caFile?: string): Record<string, string> {
   return {
     ...(caFile === undefined ? {} : { EBB_CA: caFile }),
     EBB_STEP_ID: String(p.stepId),
@@ -35,6 +35,7 @@ export function rankVars(p: RankPlace, controllerUrl: string, caFile?: string): 
     EBB_LOCALID: String(p.localId),
     EBB_NODEID: String(p.nodeIndex),
     EBB_NODENAME: p.nodes[p.nodeIndex]!,
+    EBB_NODE_HOST: nodeHost,
     EBB_CONTROLLER: controllerUrl,
   };
 }

@@ -10,7 +10,7 @@ import { networkInterfaces, tmpdir } from "node:os";
 import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
-import { formatHostPort, type HostPort } from "../../util/addr.ts";
+import { formatHostPort, parseHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { currentUser } from "../../util/user.ts";
 import { clientTls, type ServerTls } from "../../util/tls.ts";
@@ -76,6 +76,11 @@ function installEbbCommand(stateDir: string): string {
   return bin;
 }
 
+function hostOf(addr: string): string {
+  const hp = parseHostPort(addr);
+  return "error" in hp ? addr : hp.host;
+}
+
 function advertisedAddr(listen: HostPort, port: number, controller: string): string {
   if (listen.host !== "0.0.0.0" && listen.host !== "::") return formatHostPort({ host: listen.host, port });
   const ctlHost = new URL(controller).hostname;
@@ -136,12 +141,15 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes from ${dir}`);
   }
   const allocation = new NodeAllocation();
+  // The advertised address's host does not depend on the port, which is known only once the step server listens.
+  const nodeHost = hostOf(o.advertise ?? advertisedAddr(o.listen, 0, controllerUrl));
   const steps = new StepService({
     allocation,
     usedCredentials: new UsedCredentials(),
     name: o.name,
     clusterKey: o.clusterKey,
     controllerUrl,
+    nodeHost,
     controllerCa,
     procs,
     pool,

@@ -108,7 +108,8 @@ export class StepPmi {
   env(rank: number): Record<string, string> {
     const size = worldSizeOf(this.c.spec);
     const where: Record<string, string> = this.port ? { PMI_PORT: `${this.port.host}:${this.port.port}`, PMI_ID: String(rank) } : { PMI_FD: "3" };
-    return { PMI_RANK: String(rank), PMI_SIZE: String(size), ...where, ...(this.c.spec.spawn ? { PMI_SPAWNED: "1" } : {}) };
+    // EBB_PMI_PIPELINE: this server answers PMI-1 requests in order however many a rank sends ahead (ebb/comm's client then does).
+    return { PMI_RANK: String(rank), PMI_SIZE: String(size), EBB_PMI_PIPELINE: "1", ...where, ...(this.c.spec.spawn ? { PMI_SPAWNED: "1" } : {}) };
   }
 
   /** The fourth stdio slot for a rank: a socketpair end for PMI_FD. */

@@ -33,6 +33,8 @@ export interface StepContext {
   name: string;
   clusterKey: string;
   controllerUrl: string;
+  /** The address this agent is reached at (its advertised one): ranks advertise it to their peers (EBB_NODE_HOST). */
+  nodeHost: string;
   /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
   controllerCa?: TrustedCa;
   procs: ProcessTable;
@@ -324,7 +326,7 @@ export class StepNode {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }
     } finally {
