@@ -131,13 +131,13 @@ export class PmiClient {
       ident.pipelined ?? false,
     );
     try {
-      const initack = ident.pmiid === undefined ? undefined : c.initack(ident.pmiid);
-      if (!c.pipelined) await initack;
+      // initack's reply is four lines, read after it: nothing may be pipelined behind it.
+      if (ident.pmiid !== undefined) await c.initack(ident.pmiid);
       const init = c.request(formatV1("init", [["pmi_version", 1], ["pmi_subversion", 1]]), "response_to_init", false);
-      // Pipelined, the rest of the handshake goes out with init (a refusal fails them too: ignored here, init says why).
+      // Pipelined, the rest of the handshake goes out with init. When an earlier request fails, the
+      // later ones fail with it: the earlier one's error is the one thrown, theirs are dropped.
       const ahead = c.pipelined ? [c.request("cmd=get_maxes\n", "maxes"), c.request("cmd=get_my_kvsname\n", "my_kvsname")] : [];
-      for (const p of ahead) p.catch(() => {});
-      await initack;
+      for (const p of [init, ...ahead]) p.catch(() => {});
       const i = await init;
       if (i.get("rc") !== "0")
         throw new PmiError("init", `PMI server refused version 1.1 (it speaks ${i.get("pmi_version")}.${i.get("pmi_subversion")})`);

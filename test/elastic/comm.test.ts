@@ -33,6 +33,15 @@ describe("collectives and point-to-point between ranks on different agents", () 
     });
   }
 
+  test("every collective, 4 ranks on 2 agents, wired up over PMI_PORT (--pmi-port) with pipelined PMI requests", async () => {
+    const r = await c.ebb(["run", "-N", "2", "-n", "4", "--pmi-port", "--", process.execPath, join(PROGRAMS, "collectives.ts")]);
+    expect(r.stderr).toBe("");
+    expect(r.code).toBe(0);
+    const got = reports(r.stdout);
+    expect(got.map((g) => g.rank)).toEqual([0, 1, 2, 3]);
+    for (const g of got) expectCollectives(g, 4, g.rank);
+  });
+
   test("point-to-point with tags, any-source, every dtype and 4 MiB messages across 3 agents", async () => {
     const r = await c.ebb(["run", "-N", "3", "-n", "3", "--", process.execPath, join(PROGRAMS, "p2p.ts")]);
     expect(r.stderr).toBe("");

@@ -7,12 +7,12 @@ import { SingleNodeJob, launchRanks } from "../support/pmi-job.ts";
 const RANK = join(import.meta.dir, "fixtures", "pmi-rank.ts");
 
 describe("PmiClient in real Bun ranks", () => {
-  for (const via of ["fd", "port"] as const) {
-    test(`3 ranks over ${via === "fd" ? "PMI_FD" : "PMI_PORT + PMI_ID"}`, async () => {
+  for (const [via, pipelined] of [["fd", false], ["port", false], ["fd", true], ["port", true]] as const) {
+    test(`3 ranks over ${via === "fd" ? "PMI_FD" : "PMI_PORT + PMI_ID"}${pipelined ? ", pipelined (EBB_PMI_PIPELINE=1)" : ""}`, async () => {
       const job = new SingleNodeJob(3, {
         extension: (rank, cmd, args) => (cmd === "ebb-probe" ? Promise.resolve({ status: "none", seen: `${rank}@${args.iteration}` }) : undefined),
       });
-      const out = await launchRanks(process.execPath, job, { args: [RANK], via });
+      const out = await launchRanks(process.execPath, job, { args: [RANK], via, env: pipelined ? { EBB_PMI_PIPELINE: "1" } : {} });
       const cards = [0, 1, 2].map((r) => `rank ${r} at 10.0.0.${r}:7000`);
       for (const o of out) {
         expect({ code: o.code, stderr: o.stderr }).toEqual({ code: 0, stderr: "" });

@@ -190,6 +190,11 @@ describe("PmiClient", () => {
     expect([c.rank, c.size, c.debug]).toEqual([2, 3, false]);
     const refused = await PmiClient.over(transportTo({ byId: () => undefined }).transport, { pmiid: 7 }).catch((e) => e);
     expect([refused.code, refused.message]).toEqual(["initack", "PMI server rejected pmiid 7: no_rank_with_pmiid_7"]);
+    // Pipelined too: initack is answered before anything goes out behind it.
+    const piped = await PmiClient.over(transportTo({ byId: () => undefined }).transport, { pmiid: 7, pipelined: true }).catch((e) => e);
+    expect([piped.code, piped.message]).toEqual(["initack", "PMI server rejected pmiid 7: no_rank_with_pmiid_7"]);
+    const ok = await PmiClient.over(transportTo({ byId: (id) => backends[id] }).transport, { pmiid: 1, pipelined: true });
+    expect([ok.rank, ok.size, ok.kvsname === "" ? "none" : "some"]).toEqual([1, 3, "some"]);
   });
 
   test("connect() validates its environment", async () => {
