@@ -9,9 +9,10 @@
  * CPU profile of the page per round (/tmp/ebb-pagereplay-N.cpuprofile). Compare page variants
  * by replaying the same recording to each: the noise of a live cluster is gone.
  */
-import { readdirSync, readFileSync } from "node:fs";
-import { startBenchCluster } from "./cluster.ts";
+import { readFileSync } from "node:fs";
+import { runTrueJobs, startBenchCluster } from "./cluster.ts";
 import { launchBrowser, openDashboard } from "./observers.ts";
+import { processTable } from "./proc-cpu.ts";
 
 const [mode, file] = [process.argv[2], process.argv[3]];
 if ((mode !== "record" && mode !== "replay") || !file) throw new Error("usage: bun bench/_pagereplay.ts record FILE [JOBS] | replay FILE [GAP_MS] [ROUNDS]");
@@ -24,7 +25,7 @@ interface Recorded {
 if (mode === "record") {
   const jobs = Number(process.argv[4] ?? 1000);
   const cluster = await startBenchCluster(4, { layout: "processes" });
-  const { url, token, dir } = cluster;
+  const { url, token } = cluster;
   const res = await fetch(`${url}/v1/stream?window=600`, { headers: { Authorization: `Bearer ${token}` } });
   const events: Recorded[] = [];
   const t0 = Date.now();
@@ -45,19 +46,7 @@ if (mode === "record") {
     }
   })();
   await Bun.sleep(1000);
-  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
-  const body = JSON.stringify({ argv: ["true"], cwd: dir, output: "/dev/null" });
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (next < jobs) {
-        next++;
-        const r = await fetch(`${url}/v1/jobs`, { method: "POST", headers, body });
-        if (r.status !== 201) throw new Error(`submit: ${r.status}`);
-      }
-    }),
-  );
-  while (((await (await fetch(`${url}/v1/health`)).json()) as { jobs: number }).jobs > 0) await Bun.sleep(50);
+  await runTrueJobs(cluster, jobs);
   await Bun.sleep(2500);
   await Bun.write(file, JSON.stringify(events));
   console.log(`recorded ${events.length} events (${events.filter((e) => e.text.startsWith("event: delta")).length} deltas), ${events.reduce((a, e) => a + e.text.length, 0)} bytes`);
@@ -94,21 +83,10 @@ const server = Bun.serve({
   },
 });
 
-/** CPU seconds of every Chromium process, by process type. */
+/** CPU seconds of every Chromium process, keyed "pid type". */
 function browserCpu(): Map<string, number> {
   const out = new Map<string, number>();
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8");
-      if (!/chrom/.test(cmd)) continue;
-      const stat = readFileSync(`/proc/${d}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(`${d} ${/--type=([\w-]+)/.exec(cmd)?.[1] ?? "browser"}`, (Number(f[11]) + Number(f[12])) / 100);
-    } catch {
-      // gone meanwhile
-    }
-  }
+  for (const [pid, p] of processTable()) if (/chrom/.test(p.cmd)) out.set(`${pid} ${/--type=([\w-]+)/.exec(p.cmd)?.[1] ?? "browser"}`, p.cpu);
   return out;
 }
 

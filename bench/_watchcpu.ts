@@ -7,7 +7,7 @@
  * Chrome trace of it; CPROF=1: Bun CPU profiles of the controller and agents.
  */
 import { mkdirSync } from "node:fs";
-import { startBenchCluster } from "./cluster.ts";
+import { runTrueJobs, startBenchCluster } from "./cluster.ts";
 import { launchBrowser, openDashboard, scrapeMetrics } from "./observers.ts";
 import { byRole, cpuSince, cpuSnapshot } from "./proc-cpu.ts";
 
@@ -26,7 +26,7 @@ const browser = await launchBrowser();
 for (const mode of modes) {
   const ebb = process.env.CPROF ? [process.execPath, "--cpu-prof", `--cpu-prof-dir=${OUT}/cprof-${mode}`, MAIN] : undefined;
   const cluster = await startBenchCluster(4, { layout: "processes", ebb });
-  const { url, token, dir } = cluster;
+  const { url, token } = cluster;
   const dash = mode === "dash" || mode === "watched" || mode === "idle" ? await openDashboard(browser, url, token) : undefined;
   const scraper = mode === "metrics" || mode === "watched" ? scrapeMetrics(url, token) : undefined;
   if (dash && process.env.TRACE) await dash.page.tracing.start({ path: `${OUT}/trace-${mode}.json` });
@@ -37,21 +37,9 @@ for (const mode of modes) {
   }
   const cpu0 = cpuSnapshot(kind);
   const t0 = Date.now();
-  const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
-  const body = JSON.stringify({ argv: ["true"], cwd: dir, output: "/dev/null" });
-  let next = mode === "idle" ? jobs : 0;
   // idle: the dashboard open on a cluster where nothing happens, for JOBS seconds.
   if (mode === "idle") await Bun.sleep(jobs * 1000);
-  await Promise.all(
-    Array.from({ length: 8 }, async () => {
-      while (next < jobs) {
-        next++;
-        const res = await fetch(`${url}/v1/jobs`, { method: "POST", headers, body });
-        if (res.status !== 201) throw new Error(`submit: ${res.status}`);
-      }
-    }),
-  );
-  while (((await (await fetch(`${url}/v1/health`)).json()) as { jobs: number }).jobs > 0) await Bun.sleep(50);
+  else await runTrueJobs(cluster, jobs);
   const wall = (Date.now() - t0) / 1000;
   const cpu = cpuSince(cpu0, cpuSnapshot(kind));
   if (dash && process.env.TRACE) await dash.page.tracing.stop();

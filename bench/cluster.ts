@@ -120,3 +120,24 @@ export function collectStdout(stdout: ReadableStream<Uint8Array>): { text: () =>
   })();
   return { text: () => out, done };
 }
+
+/**
+ * Submits `jobs` one-rank `true` jobs over HTTP from 8 clients at once and returns when no job is
+ * active any more (polling the cheap health counter). Each submit's time goes to `latencies`.
+ */
+export async function runTrueJobs(c: Pick<BenchCluster, "url" | "token" | "dir">, jobs: number, latencies?: number[]): Promise<void> {
+  const headers = { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" };
+  const body = JSON.stringify({ argv: ["true"], cwd: c.dir, output: "/dev/null" });
+  let next = 0;
+  const submitter = async () => {
+    while (next < jobs) {
+      next++;
+      const t = performance.now();
+      const res = await fetch(`${c.url}/v1/jobs`, { method: "POST", headers, body });
+      latencies?.push(performance.now() - t);
+      if (res.status !== 201) throw new Error(`submit failed: ${res.status} ${await res.text()}`);
+    }
+  };
+  await Promise.all(Array.from({ length: 8 }, submitter));
+  while (((await (await fetch(`${c.url}/v1/health`)).json()) as { jobs: number }).jobs > 0) await Bun.sleep(50);
+}

@@ -7,13 +7,14 @@ import { readdirSync, readFileSync } from "node:fs";
 
 const TICKS_PER_S = 100; // USER_HZ on Linux
 
-interface Proc {
+export interface Proc {
   ppid: number;
   cmd: string;
   cpu: number;
 }
 
-function table(): Map<number, Proc> {
+/** Every process now: parent, command line, CPU seconds (its own and its waited-for children's). */
+export function processTable(): Map<number, Proc> {
   const out = new Map<number, Proc>();
   for (const d of readdirSync("/proc")) {
     if (!/^\d+$/.test(d)) continue;
@@ -38,7 +39,7 @@ export const byRole: Kind = (cmd) => (/ controller /.test(cmd) ? "controller" : 
 export type CpuSnapshot = Map<number, { kind: string; cpu: number }>;
 
 export function cpuSnapshot(kind: Kind = byRole): CpuSnapshot {
-  const all = table();
+  const all = processTable();
   const pids = [process.pid];
   for (let i = 0; i < pids.length; i++) for (const [pid, p] of all) if (p.ppid === pids[i]) pids.push(pid);
   const m: CpuSnapshot = new Map();

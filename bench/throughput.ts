@@ -13,7 +13,7 @@
  * unwatched take turns for the first place of a round (ABBA).
  */
 import { loadavg } from "node:os";
-import { startBenchCluster } from "./cluster.ts";
+import { runTrueJobs, startBenchCluster } from "./cluster.ts";
 import { median, percentile, type Bench, type Figure } from "./lib.ts";
 import { launchBrowser, openDashboard, scrapeMetrics } from "./observers.ts";
 import { cpuSince, cpuSnapshot } from "./proc-cpu.ts";
@@ -28,29 +28,17 @@ type Browser = Awaited<ReturnType<typeof launchBrowser>>;
 
 async function measure(jobs: number, layout: "up" | "processes", watch?: Browser): Promise<{ rate: number; latencies: number[]; cpu: Record<string, number>; seconds: number }> {
   const cluster = await startBenchCluster(4, { layout });
-  const { url, token, dir } = cluster;
+  const { url, token } = cluster;
   const dashboard = watch ? await openDashboard(watch, url, token) : undefined;
   const scraper = watch ? scrapeMetrics(url, token) : undefined;
   try {
-      const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
-      const body = JSON.stringify({ argv: ["true"], cwd: dir, output: "/dev/null" });
+      const headers = { Authorization: `Bearer ${token}` };
       const latencies: number[] = [];
       const cpu0 = cpuSnapshot();
       const first = Date.now();
-      let next = 0;
-      const submitter = async () => {
-        while (next < jobs) {
-          next++;
-          const t = performance.now();
-          const res = await fetch(`${url}/v1/jobs`, { method: "POST", headers, body });
-          latencies.push(performance.now() - t);
-          if (res.status !== 201) throw new Error(`submit failed: ${res.status} ${await res.text()}`);
-        }
-      };
-      await Promise.all(Array.from({ length: 8 }, submitter));
-      // Poll the cheap health counter until no job is active, then read the end times once.
-      while (((await (await fetch(`${url}/v1/health`)).json()) as { jobs: number }).jobs > 0) await Bun.sleep(50);
+      await runTrueJobs(cluster, jobs, latencies);
       const cpu = cpuSince(cpu0);
+      // The end times, read once the last job has ended.
       const res = (await (await fetch(`${url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
       const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
       if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
