@@ -10,9 +10,8 @@ import { lockStateDir } from "../roles/controller/lock.ts";
 import { parseHostfile, parseHostsFlag, type HostSpec } from "../roles/remote/hosts.ts";
 import { splitWords } from "../roles/remote/ssh.ts";
 import { RemoteAgents } from "../roles/remote/start.ts";
-import type { HostPort } from "../util/addr.ts";
-import { hostname, networkInterfaces } from "node:os";
-import { isIP } from "node:net";
+import { localAddresses, type HostPort } from "../util/addr.ts";
+import { hostname } from "node:os";
 import { ClusterCa } from "../roles/certs.ts";
 import { clientTls, type ServerTls, type TlsRole } from "../util/tls.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
@@ -88,10 +87,6 @@ function issue(ca: ClusterCa, file: string, role: TlsRole, names: string[]): Ser
   }
 }
 
-/** This host's addresses: agents reach the controller at the one ssh came from. */
-function localAddresses(): string[] {
-  return Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((a) => a.address)).filter((a) => isIP(a) !== 0);
-}
 
 /** What a node in these states is not: registered with the controller. */
 const ABSENT = new Set(["DOWN", "UNKNOWN"]);

@@ -7,9 +7,8 @@ import { startController, type ControllerOptions } from "../roles/controller/ind
 import { slurmAllocation, srunArgv, TLS_VARS, type SrunProcess } from "../roles/remote/slurm.ts";
 import { ClusterCa } from "../roles/certs.ts";
 import { mkdirSync } from "node:fs";
-import { hostname, networkInterfaces } from "node:os";
-import { isIP } from "node:net";
-import type { HostPort } from "../util/addr.ts";
+import { hostname } from "node:os";
+import { localAddresses, type HostPort } from "../util/addr.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { ebbCommand } from "../util/self.ts";
 import { err, out } from "../util/stdio.ts";
@@ -98,7 +97,7 @@ function slurmCertificates(stateDir: string, listen: HostPort, nodes: string[]) 
   try {
     mkdirSync(stateDir, { recursive: true, mode: 0o700 });
     const ca = ClusterCa.ensure(stateDir);
-    const here = Object.values(networkInterfaces()).flatMap((l) => (l ?? []).map((a) => a.address)).filter((a) => isIP(a) !== 0);
+    const here = localAddresses();
     const wildcard = ["0.0.0.0", "::"].includes(listen.host);
     return { ca, controller: ca.issue("controller", "controller", [hostname(), "localhost", ...here, ...(wildcard ? [] : [listen.host])]), agents: ca.issue("agents", "agent", nodes) };
   } catch (e) {

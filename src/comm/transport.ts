@@ -16,7 +16,7 @@
 import { existsSync, mkdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
-import { formatHostPort, parseHostPort } from "../util/addr.ts";
+import { firstExternalIPv4, formatHostPort, parseHostPort } from "../util/addr.ts";
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
 import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, type DirectReads, directReads, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
@@ -118,16 +118,6 @@ const ACCEPT_SETTLE_MS = 20;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
-// node:os is loaded only here: loading it costs several ms of a rank's start-up CPU, and a rank
-// started by ebb is told its node's address (EBB_NODE_HOST).
-function guessHost(): string {
-  const { networkInterfaces } = require("node:os") as typeof import("node:os");
-  for (const list of Object.values(networkInterfaces())) {
-    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
-  }
-  return "127.0.0.1";
-}
-
 /** os.tmpdir() on POSIX, without loading node:os. */
 function tmpDir(): string {
   return (process.env.TMPDIR || process.env.TMP || process.env.TEMP || "/tmp").replace(/(.)\/+$/, "$1");
@@ -190,7 +180,7 @@ export class Transport implements KeepAlive {
     unix.unref();
     tcp.unref();
     this.listeners.push(unix, tcp);
-    const host = opts.host ?? process.env.EBB_COMM_HOST ?? process.env.EBB_NODE_HOST ?? guessHost();
+    const host = opts.host ?? process.env.EBB_COMM_HOST ?? process.env.EBB_NODE_HOST ?? firstExternalIPv4();
     this.card = { id: this.id, node: opts.node, unix: this.unixPath, tcp: formatHostPort({ host, port: tcp.port }) };
     this.cardText = JSON.stringify(this.card);
     this.loop = new FrameParser((h, body) => this.route(h, body, this.id));

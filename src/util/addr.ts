@@ -15,3 +15,23 @@ export function parseHostPort(text: string): HostPort | { error: string } {
 export function formatHostPort(hp: HostPort): string {
   return hp.host.includes(":") ? `[${hp.host}]:${hp.port}` : `${hp.host}:${hp.port}`;
 }
+
+// node:os (and node:net) are loaded at the first call, not with this module: every ebb/comm rank
+// loads this module at start-up, and loading node:os costs several ms of its CPU.
+const os = () => require("node:os") as typeof import("node:os");
+
+/** This machine's first non-internal IPv4 address, else 127.0.0.1. */
+export function firstExternalIPv4(): string {
+  for (const list of Object.values(os().networkInterfaces())) {
+    for (const a of list ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return "127.0.0.1";
+}
+
+/** Every address of this machine's interfaces. */
+export function localAddresses(): string[] {
+  const { isIP } = require("node:net") as typeof import("node:net");
+  return Object.values(os().networkInterfaces())
+    .flatMap((l) => (l ?? []).map((a) => a.address))
+    .filter((a) => isIP(a) !== 0);
+}

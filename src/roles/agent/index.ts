@@ -6,11 +6,11 @@ import { agentIsRoot } from "./identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { networkInterfaces, tmpdir } from "node:os";
+import { tmpdir } from "node:os";
 import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
-import { formatHostPort, parseHostPort, type HostPort } from "../../util/addr.ts";
+import { firstExternalIPv4, formatHostPort, parseHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { currentUser } from "../../util/user.ts";
 import { clientTls, type ServerTls } from "../../util/tls.ts";
@@ -81,14 +81,12 @@ function hostOf(addr: string): string {
   return "error" in hp ? addr : hp.host;
 }
 
-function advertisedAddr(listen: HostPort, port: number, controller: string): string {
-  if (listen.host !== "0.0.0.0" && listen.host !== "::") return formatHostPort({ host: listen.host, port });
+/** The host others reach this agent at when --advertise does not say: the one it listens on, else guessed. */
+function advertisedHost(listen: HostPort, controller: string): string {
+  if (listen.host !== "0.0.0.0" && listen.host !== "::") return listen.host;
   const ctlHost = new URL(controller).hostname;
-  if (ctlHost === "127.0.0.1" || ctlHost === "localhost" || ctlHost === "[::1]") return `127.0.0.1:${port}`;
-  for (const addrs of Object.values(networkInterfaces())) {
-    for (const a of addrs ?? []) if (a.family === "IPv4" && !a.internal) return `${a.address}:${port}`;
-  }
-  return `127.0.0.1:${port}`;
+  if (ctlHost === "127.0.0.1" || ctlHost === "localhost" || ctlHost === "[::1]") return "127.0.0.1";
+  return firstExternalIPv4();
 }
 
 /** A TLS cluster's settings are all or nothing: an https controller, a CA to trust, a certificate to serve steps with. */
@@ -141,8 +139,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes from ${dir}`);
   }
   const allocation = new NodeAllocation();
-  // The advertised address's host does not depend on the port, which is known only once the step server listens.
-  const nodeHost = hostOf(o.advertise ?? advertisedAddr(o.listen, 0, controllerUrl));
+  const nodeHost = o.advertise ? hostOf(o.advertise) : advertisedHost(o.listen, controllerUrl);
   const steps = new StepService({
     allocation,
     usedCredentials: new UsedCredentials(),
@@ -164,7 +161,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     shmDir,
   });
   const server = serveSteps(o.listen, steps, o.clusterKey, o.tls);
-  const addr = o.advertise ?? advertisedAddr(o.listen, server.port!, controllerUrl);
+  const addr = o.advertise ?? formatHostPort({ host: nodeHost, port: server.port! });
   pool.addLocal(addr, steps);
 
   const runner = new JobRunner({
