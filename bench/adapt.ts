@@ -59,8 +59,8 @@ export default {
       let from = 2;
       let resizes = 0;
       for (const to of [4, 8, 4, 2]) {
-        const bare = to > from ? await bareStarts(to - from) : 0;
-        if (to > from) await Bun.sleep(200);
+        const bare = to > from ? await bareStarts(to - from) : undefined;
+        if (bare !== undefined) await Bun.sleep(200); // the bare processes' exits settle before the grow
         const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: to });
         let a: any;
         for (;;) {
@@ -82,12 +82,12 @@ export default {
         const steps = Object.entries(a.times as Record<string, number>).sort((x, y) => x[1] - y[1]);
         console.error(`  ${from} -> ${to}: ${steps.map(([k, t]) => `${k} +${t - a.times.requested}`).join(", ")} ms`);
         const base = { name: `relaunch at ${to} ranks`, value: relaunch[to]! };
+        const decided = a.times.committed - a.times.requested;
         figures.push(
           { name: `${from} -> ${to}: preexisting ranks blocked`, value: blocked, unit: "ms", baseline: base, better: "lower", goal: "< 20 ms", met: blocked < 20 },
-          { name: `${from} -> ${to}: decision to commit`, value: a.times.committed - a.times.requested, unit: "ms", baseline: base, better: "lower", goal: "< 300 ms", met: a.times.committed - a.times.requested < 300 },
+          { name: `${from} -> ${to}: decision to commit`, value: decided, unit: "ms", baseline: base, better: "lower", goal: "< 300 ms", met: decided < 300 },
         );
-        if (to > from) {
-          const decided = a.times.committed - a.times.requested;
+        if (bare !== undefined) {
           figures.push(
             { name: `${from} -> ${to}: ${to - from} bare processes started at once beside the ${from} ranks (bun + ebb/comm import)`, value: bare, unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },
             { name: `${from} -> ${to}: ebb's part (decision to commit beyond that start)`, value: decided - bare, unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },

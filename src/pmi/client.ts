@@ -84,7 +84,7 @@ export class PmiClient {
   private constructor(
     private readonly transport: PmiTransport,
     ident: { rank: number; size: number; debug: boolean; spawned: boolean },
-      readonly pipelined: boolean,
+    readonly pipelined: boolean,
   ) {
     this.rank = ident.rank;
     this.size = ident.size;
