@@ -471,21 +471,26 @@ export class Transport implements KeepAlive {
           }, 10 * 2 ** attempt);
           return;
         }
-        // A clean exit removes the socket file; a crash leaves it (ECONNREFUSED).
-        if (err.code === "ENOENT") void this.goneAway(p);
-        else this.fail(p, `cannot connect (${err.code ?? err.message})`);
+        // Nobody listens there. On this node a clean exit removes the socket file first, so a file
+        // still there (ECONNREFUSED) means a crash; across nodes a closed port is what a clean exit
+        // and a crash both leave, and the peer's own connection to us, if any, tells which.
+        const why = `cannot connect (${err.code ?? err.message})`;
+        if (err.code === "ENOENT") {
+          p.gone = true;
+          void this.nobodyThere(p, c, () => this.exited(p, "it has exited (its socket is gone)"));
+        } else if (err.code === "ECONNREFUSED" && c.tcp) void this.nobodyThere(p, c, () => this.fail(p, why));
+        else this.fail(p, why);
       },
     );
   }
 
   /**
-   * A dial found the peer's socket file gone, so it closed cleanly. Its last data may still wait in
-   * a connection it made to us that the listener has not accepted or identified yet (the dial was
-   * only a watch): decide once those are. A connection of its own then ends it, by its BYE or by
-   * closing (see onClose); without one it has exited now.
+   * A dial (`dial`, still counted among the peer's connections) found nobody listening. Its last
+   * data may still wait in a connection it made to us that the listener has not accepted or
+   * identified yet (the dial was only a watch): decide once those are. A connection of its own
+   * then ends it, by its BYE or by closing (see onClose); without one, `verdict` does.
    */
-  private async goneAway(p: Peer): Promise<void> {
-    p.gone = true;
+  private async nobodyThere(p: Peer, dial: Conn, verdict: () => void): Promise<void> {
     this.hold();
     try {
       await new Promise((resolve) => setTimeout(resolve, ACCEPT_SETTLE_MS));
@@ -493,7 +498,7 @@ export class Transport implements KeepAlive {
     } finally {
       this.release();
     }
-    if (p.conns.size === 0) this.exited(p, "it has exited (its socket is gone)");
+    if (p.state === "up" && ![...p.conns].some((c) => c !== dial)) verdict();
   }
 
   /** A peer on this node whose socket file is gone has closed cleanly (close() removes it first). */
