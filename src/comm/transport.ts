@@ -485,12 +485,13 @@ export class Transport implements KeepAlive {
   }
 
   /**
-   * A dial (`dial`, still counted among the peer's connections) found nobody listening. Its last
-   * data may still wait in a connection it made to us that the listener has not accepted or
-   * identified yet (the dial was only a watch): decide once those are. A connection of its own
-   * then ends it, by its BYE or by closing (see onClose); without one, `verdict` does.
+   * A connection to the peer (`lost`: a dial that found nobody listening, or one that closed
+   * without a BYE) says nothing certain: the peer may be closing. Its last data may still wait in
+   * a connection it made to us that the listener has not accepted or identified yet: decide once
+   * those are. A live connection of its own then ends it, by its BYE or by closing (see onClose);
+   * without one, `verdict` does.
    */
-  private async nobodyThere(p: Peer, dial: Conn, verdict: () => void): Promise<void> {
+  private async nobodyThere(p: Peer, lost: Conn, verdict: () => void): Promise<void> {
     this.hold();
     try {
       await new Promise((resolve) => setTimeout(resolve, ACCEPT_SETTLE_MS));
@@ -498,7 +499,7 @@ export class Transport implements KeepAlive {
     } finally {
       this.release();
     }
-    if (p.state === "up" && ![...p.conns].some((c) => c !== dial)) verdict();
+    if (p.state === "up" && ![...p.conns].some((c) => c !== lost && c.socket !== undefined && !c.closed)) verdict();
   }
 
   /** A peer on this node whose socket file is gone has closed cleanly (close() removes it first). */
@@ -700,7 +701,11 @@ export class Transport implements KeepAlive {
           else if (p.conns.size === 0 && p.gone) this.exited(p, "it has exited (its socket is gone)");
           else if (p.conns.size === 0) setTimeout(() => this.exited(p), BYE_GRACE_MS).unref();
         } else {
-          this.fail(p, err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly");
+          const why = err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly";
+          // Across nodes, a peer that closes its listener with our connection still in its backlog
+          // resets it without a BYE: its other connections (perhaps not yet read here) say which.
+          if (c.tcp) void this.nobodyThere(p, c, () => this.fail(p, why));
+          else this.fail(p, why);
         }
       }
     }
