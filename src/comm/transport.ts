@@ -472,13 +472,14 @@ export class Transport implements KeepAlive {
           return;
         }
         // Nobody listens there. On this node a clean exit removes the socket file first, so a file
-        // still there (ECONNREFUSED) means a crash; across nodes a closed port is what a clean exit
-        // and a crash both leave, and the peer's own connection to us, if any, tells which.
+        // still there (ECONNREFUSED) means a crash; across nodes a closed port (or a listener that
+        // closed with this connection in its backlog: ECONNRESET) is what a clean exit and a crash
+        // both leave, and the peer's own connection to us, if any, tells which.
         const why = `cannot connect (${err.code ?? err.message})`;
         if (err.code === "ENOENT") {
           p.gone = true;
           void this.nobodyThere(p, c, () => this.exited(p, "it has exited (its socket is gone)"));
-        } else if (err.code === "ECONNREFUSED" && c.tcp) void this.nobodyThere(p, c, () => this.fail(p, why));
+        } else if ((err.code === "ECONNREFUSED" || err.code === "ECONNRESET") && c.tcp) void this.nobodyThere(p, c, () => this.fail(p, why));
         else this.fail(p, why);
       },
     );
