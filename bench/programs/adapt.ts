@@ -1,7 +1,6 @@
 // An elastic loop (allreduce each iteration) that reports, for each adaptation, how long rank 0 of
 // the old world was blocked: from the probe call that said pending through adaptBegin and adaptCommit.
 // It runs until the file named in argv[2] appears (as rank 0 sees it).
-import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../src/comm/index.ts";
 
 const stop = process.argv[2] ?? "/nonexistent";
@@ -23,7 +22,7 @@ if (status === "joining") await adapt(Bun.nanoseconds());
 for (;;) {
   const t0 = Bun.nanoseconds();
   if ((await probeAdapt()).pending) await adapt(t0);
-  if ((await world.allreduce(world.rank === 0 && existsSync(stop) ? 1 : 0, "max")) === 1) break;
+  if ((await world.allreduce(world.rank === 0 && (await Bun.file(stop).exists()) ? 1 : 0, "max")) === 1) break;
   await Bun.sleep(1);
 }
 await finalizeAdapt();

@@ -19,7 +19,7 @@
  * per sampling interval) and when the program finalizes, the rank's table is written as JSON to
  * `EBB_CFG_FILE` (set by the agent), write-then-rename; the agent reads and reduces it.
  */
-import { renameSync, writeFileSync } from "node:fs";
+import { fs } from "./lazy.ts";
 import { Detector } from "../cfg/detector.ts";
 import { OpType } from "../cfg/types.ts";
 
@@ -135,8 +135,8 @@ export function writeCfg(): void {
   d.drainSamples();
   const body = JSON.stringify({ rank, origin, skipped: d.skipped, rows: d.table() });
   try {
-    writeFileSync(`${file}.tmp`, body);
-    renameSync(`${file}.tmp`, file);
+    fs().writeFileSync(`${file}.tmp`, body);
+    fs().renameSync(`${file}.tmp`, file);
   } catch {
     // The agent's directory is gone (the step is ending): nothing to report to.
   }

@@ -10,7 +10,7 @@
  * this runs inside its data callback, Bun reads nothing of the socket meanwhile. Protocol and
  * rules: src/comm/README.md ("Large messages over TCP").
  */
-import { ffi } from "./ffi.ts";
+import { ffi } from "./lazy.ts";
 
 const MSG_DONTWAIT = 0x40;
 const POLLIN = 0x1;

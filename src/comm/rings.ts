@@ -5,11 +5,9 @@
  * the sockets, peer liveness and routing; it hands this module the frames it gets about rings
  * (SHM, BELL) and asks it first whether a send goes through a ring. Protocol: src/comm/README.md.
  */
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
 import { Ring } from "./shm.ts";
-import { ffi } from "./ffi.ts";
+import { ffi, fs } from "./lazy.ts";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -51,10 +49,14 @@ export interface RingOptions {
 
 /** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
 export function ringOptionsFromEnv(node: string): RingOptions {
-  const dir = process.env.EBB_COMM_SHM_DIR ?? "/dev/shm";
+  const dir = (process.env.EBB_COMM_SHM_DIR ?? "/dev/shm").replace(/(.)\/+$/, "$1");
+  let enabled: boolean | undefined;
   return {
     node,
-    enabled: process.env.EBB_COMM_SHM !== "0" && existsSync(dir),
+    // Asked at the first message to a peer on this node: a rank that has none never loads node:fs.
+    get enabled() {
+      return (enabled ??= process.env.EBB_COMM_SHM !== "0" && fs().existsSync(dir));
+    },
     dir,
     size: Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21),
     spinNs: Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000,
@@ -150,7 +152,7 @@ export class RingLinks {
     }
     let ring: Ring;
     try {
-      ring = Ring.create(join(this.opts.dir, `ebbc-${this.host.id}-${peer}`), this.opts.size);
+      ring = Ring.create(`${this.opts.dir}/ebbc-${this.host.id}-${peer}`, this.opts.size);
     } catch {
       this.socketOnly.add(peer);
       return undefined;

@@ -19,7 +19,7 @@
  * consistent, full fences on x86-64 for the read-modify-write ones), which is what the
  * flag-then-recheck handshake needs.
  */
-import { closeSync, ftruncateSync, openSync, unlinkSync } from "node:fs";
+import { fs } from "./lazy.ts";
 
 const MAGIC = 0x45424253;
 const CONTROL = 4096;
@@ -55,6 +55,7 @@ export class Ring {
   /** Creates the segment file and maps it (the producer's side). */
   static create(path: string, size: number): Ring {
     if (!Number.isInteger(Math.log2(size)) || size < 4096 || size > 2 ** 30) throw new Error(`ring size ${size} must be a power of two, 4 KiB..1 GiB`);
+    const { openSync, ftruncateSync, closeSync } = fs();
     const fd = openSync(path, "wx", 0o600);
     try {
       ftruncateSync(fd, CONTROL + size);
@@ -86,7 +87,7 @@ export class Ring {
 
   unlink(): void {
     try {
-      unlinkSync(this.path);
+      fs().unlinkSync(this.path);
     } catch {}
   }
 

@@ -13,13 +13,12 @@
  * on a live rank that waits on a dead one learns of it too. A clean exit (finalize, or process
  * exit with code 0) sends BYE on every connection after the last data frame.
  */
-import { existsSync, mkdirSync, unlinkSync } from "node:fs";
-import { join } from "node:path";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { firstExternalIPv4, formatHostPort, parseHostPort } from "../util/addr.ts";
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
 import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, type DirectReads, directReads, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
+import { fs } from "./lazy.ts";
 import type { KeepAlive } from "./matching.ts";
 import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
 
@@ -123,6 +122,22 @@ function tmpDir(): string {
   return (process.env.TMPDIR || process.env.TMP || process.env.TEMP || "/tmp").replace(/(.)\/+$/, "$1");
 }
 
+/**
+ * Listens on `path`, a name no other process uses (it has a random part): the directory is made,
+ * and a file left there by a crashed namesake removed, only if listening fails.
+ */
+function listenUnix(path: string, dir: string, socket: SocketHandler<Conn | undefined>): SocketListener<Conn | undefined> {
+  try {
+    return Bun.listen<Conn | undefined>({ unix: path, socket, data: undefined });
+  } catch {
+    fs().mkdirSync(dir, { recursive: true });
+    try {
+      fs().unlinkSync(path);
+    } catch {}
+    return Bun.listen<Conn | undefined>({ unix: path, socket, data: undefined });
+  }
+}
+
 function newId(): string {
   const rnd = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36);
   return `${process.pid.toString(36)}.${rnd}`;
@@ -162,15 +177,11 @@ export class Transport implements KeepAlive {
     this.id = newId();
     this.node = opts.node;
     const dir = opts.runDir ?? process.env.EBB_COMM_DIR ?? process.env.XDG_RUNTIME_DIR ?? tmpDir();
-    mkdirSync(dir, { recursive: true });
-    this.unixPath = join(dir, `ebbc-${this.id}.sock`);
+    this.unixPath = `${dir.replace(/(.)\/+$/, "$1")}/ebbc-${this.id}.sock`;
     if (Buffer.byteLength(this.unixPath) > 107) {
       throw new CommError("COMM_SETUP", `ebb/comm: Unix socket path too long (${this.unixPath}); set EBB_COMM_DIR to a short directory`);
     }
-    try {
-      unlinkSync(this.unixPath);
-    } catch {}
-    const unix = Bun.listen<Conn | undefined>({ unix: this.unixPath, socket: this.acceptHandlers(false), data: undefined });
+    const unix = listenUnix(this.unixPath, dir, this.acceptHandlers(false));
     const tcp = Bun.listen<Conn | undefined>({
       hostname: opts.bindHost ?? "0.0.0.0",
       port: 0,
@@ -505,7 +516,7 @@ export class Transport implements KeepAlive {
 
   /** A peer on this node whose socket file is gone has closed cleanly (close() removes it first). */
   private isGone(p: Peer): boolean {
-    if (!p.gone && p.card?.node === this.node && p.card.unix !== undefined && !existsSync(p.card.unix)) p.gone = true;
+    if (!p.gone && p.card?.node === this.node && p.card.unix !== undefined && !fs().existsSync(p.card.unix)) p.gone = true;
     return p.gone;
   }
 
@@ -780,7 +791,7 @@ export class Transport implements KeepAlive {
 
   private unlinkSocket(): void {
     try {
-      unlinkSync(this.unixPath);
+      fs().unlinkSync(this.unixPath);
     } catch {}
   }
 
