@@ -716,8 +716,14 @@ export class Transport implements KeepAlive {
           const why = err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly";
           // Across nodes, a peer that closes its listener with our connection still in its backlog
           // resets it without a BYE: its other connections (perhaps not yet read here) say which.
-          if (c.tcp) void this.nobodyThere(p, c, () => this.fail(p, why));
-          else this.fail(p, why);
+          // What was queued on this one fails once that is decided, with the peer's fate.
+          if (c.tcp) {
+            const queued = c.queue.splice(0);
+            void this.nobodyThere(p, c, () => this.fail(p, why)).then(() => {
+              const e = p.state === "up" ? new PeerDown(p.id, why, false) : p.down();
+              for (const q of queued) q.fail?.(e);
+            });
+          } else this.fail(p, why);
         }
       }
     }
