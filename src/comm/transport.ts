@@ -80,6 +80,8 @@ class Conn {
   readonly queue: Pending[] = [];
   holding = false;
   byeIn = false;
+  /** The peer has sent something on it: it is a connection the peer's process accepted and uses. */
+  heard = false;
   closed = false;
   readonly parser: FrameParser;
   constructor(
@@ -580,6 +582,7 @@ export class Transport implements KeepAlive {
   }
 
   private read(c: Conn, chunk: Uint8Array): void {
+    c.heard = true;
     try {
       c.parser.push(chunk);
       const direct = c.tcp && c.parser.bodyLeft >= DIRECT_BYTES ? directReads() : undefined;
@@ -715,9 +718,10 @@ export class Transport implements KeepAlive {
         } else {
           const why = err ? `connection error (${(err as Error & { code?: string }).code ?? err.message})` : "connection closed unexpectedly";
           // Across nodes, a peer that closes its listener with our connection still in its backlog
-          // resets it without a BYE: its other connections (perhaps not yet read here) say which.
-          // What was queued on this one fails once that is decided, with the peer's fate.
-          if (c.tcp) {
+          // resets it without a BYE, having never sent anything on it: its other connections
+          // (perhaps not yet read here) say which. What was queued on this one fails once that is
+          // decided, with the peer's fate. A connection the peer used closing so is a failure now.
+          if (c.tcp && !c.heard) {
             const queued = c.queue.splice(0);
             void this.nobodyThere(p, c, () => this.fail(p, why)).then(() => {
               const e = p.state === "up" ? new PeerDown(p.id, why, false) : p.down();
