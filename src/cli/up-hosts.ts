@@ -87,7 +87,6 @@ function issue(ca: ClusterCa, file: string, role: TlsRole, names: string[]): Ser
   }
 }
 
-
 /** What a node in these states is not: registered with the controller. */
 const ABSENT = new Set(["DOWN", "UNKNOWN"]);
 

@@ -37,6 +37,7 @@ import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommError, CommUsageError, InvalidCommError } from "./errors.ts";
 import { startCfg, writeCfg } from "./cfg.ts";
 import { resetCommTime } from "./timing.ts";
+import { os } from "./lazy.ts";
 import { createWorld, finalize, initWorld, parseCard, type Bootstrap } from "./world.ts";
 import type { Card, Transport } from "./transport.ts";
 
@@ -133,7 +134,7 @@ async function cardsOf(pmi: PmiClient, ranks: Iterable<number>, generation: numb
 export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }> {
   if (st) throw new CommUsageError("initAdapt() was already called");
   const pmi = await PmiClient.connect();
-  const node = process.env.EBB_NODENAME ?? (require("node:os") as typeof import("node:os")).hostname();
+  const node = process.env.EBB_NODENAME ?? os().hostname();
   const generation = Number(process.env[ENV.generation] ?? 0);
   const joining = process.env[ENV.status] === "joining";
   const { shm, shmBytes, slot } = probeSlots();

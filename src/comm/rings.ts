@@ -7,7 +7,7 @@
  */
 import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
 import { Ring } from "./shm.ts";
-import { ffi, fs } from "./lazy.ts";
+import { ffi, fs, inDir } from "./lazy.ts";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -49,7 +49,7 @@ export interface RingOptions {
 
 /** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
 export function ringOptionsFromEnv(node: string): RingOptions {
-  const dir = (process.env.EBB_COMM_SHM_DIR ?? "/dev/shm").replace(/(.)\/+$/, "$1");
+  const dir = process.env.EBB_COMM_SHM_DIR ?? "/dev/shm";
   let enabled: boolean | undefined;
   return {
     node,
@@ -152,7 +152,7 @@ export class RingLinks {
     }
     let ring: Ring;
     try {
-      ring = Ring.create(`${this.opts.dir}/ebbc-${this.host.id}-${peer}`, this.opts.size);
+      ring = Ring.create(inDir(this.opts.dir, `ebbc-${this.host.id}-${peer}`), this.opts.size);
     } catch {
       this.socketOnly.add(peer);
       return undefined;

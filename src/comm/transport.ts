@@ -18,7 +18,7 @@ import { firstExternalIPv4, formatHostPort, parseHostPort } from "../util/addr.t
 import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
 import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, type DirectReads, directReads, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
-import { fs } from "./lazy.ts";
+import { fs, inDir } from "./lazy.ts";
 import type { KeepAlive } from "./matching.ts";
 import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
 
@@ -119,9 +119,9 @@ const ACCEPT_SETTLE_MS = 20;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
-/** os.tmpdir() on POSIX, without loading node:os. */
+/** os.tmpdir() on POSIX (up to a trailing slash), without loading node:os. */
 function tmpDir(): string {
-  return (process.env.TMPDIR || process.env.TMP || process.env.TEMP || "/tmp").replace(/(.)\/+$/, "$1");
+  return process.env.TMPDIR || process.env.TMP || process.env.TEMP || "/tmp";
 }
 
 /**
@@ -179,7 +179,7 @@ export class Transport implements KeepAlive {
     this.id = newId();
     this.node = opts.node;
     const dir = opts.runDir ?? process.env.EBB_COMM_DIR ?? process.env.XDG_RUNTIME_DIR ?? tmpDir();
-    this.unixPath = `${dir.replace(/(.)\/+$/, "$1")}/ebbc-${this.id}.sock`;
+    this.unixPath = inDir(dir, `ebbc-${this.id}.sock`);
     if (Buffer.byteLength(this.unixPath) > 107) {
       throw new CommError("COMM_SETUP", `ebb/comm: Unix socket path too long (${this.unixPath}); set EBB_COMM_DIR to a short directory`);
     }
