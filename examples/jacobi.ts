@@ -84,7 +84,7 @@ async function checkpoint(): Promise<void> {
   const own = u.slice(W, (last - first + 1) * W);
   const me = world.rank;
   const buddy = buddyOf(world, me);
-  const send = buddy !== me ? world.send(buddy, own, 20) : Promise.resolve();
+  const send = buddy !== me ? observed(world.send(buddy, own, 20)) : Promise.resolve();
   const copies = new Map<number, Float64Array>();
   for (let r = 0; r < world.size; r++) {
     if (r !== me && buddyOf(world, r) === me) copies.set(r, (await world.recv<Float64Array>(r, 20)).data);
@@ -92,6 +92,16 @@ async function checkpoint(): Promise<void> {
   await send;
   snaps.push({ iteration, own, copies });
   if (snaps.length > 3) snaps.shift();
+}
+
+/**
+ * A send whose receive partner failed first is left behind when that receive throws; its own
+ * rejection then comes later, and unobserved it would end this process at exit. Observed here,
+ * it is still awaited where no fault came first.
+ */
+function observed(sent: Promise<void>): Promise<void> {
+  sent.catch(() => {});
+  return sent;
 }
 
 function isFault(e: unknown): boolean {
@@ -136,7 +146,7 @@ async function recover(): Promise<void> {
       if (s >= e) continue;
       const piece = rows.subarray((s - os) * W, (e - os) * W);
       if (q === me) fresh.set(piece, (s - range[0] + 1) * W);
-      else sends.push(nw.send(q, piece.slice(), 100 + r));
+      else sends.push(observed(nw.send(q, piece.slice(), 100 + r)));
     }
   }
   for (let r = 0; r < oldSize; r++) {
@@ -168,8 +178,8 @@ async function exchange(): Promise<void> {
   const n = last - first;
   const { up, down } = neighbours();
   const sends: Promise<void>[] = [];
-  if (up !== undefined && n > 0) sends.push(world.send(up, u.slice(W, 2 * W), 1));
-  if (down !== undefined && n > 0) sends.push(world.send(down, u.slice(n * W, (n + 1) * W), 2));
+  if (up !== undefined && n > 0) sends.push(observed(world.send(up, u.slice(W, 2 * W), 1)));
+  if (down !== undefined && n > 0) sends.push(observed(world.send(down, u.slice(n * W, (n + 1) * W), 2)));
   if (up === undefined) u.fill(HOT, 1, W - 1);
   else u.set((await world.recv<Float64Array>(up, 2)).data, 0);
   if (down !== undefined) u.set((await world.recv<Float64Array>(down, 1)).data, (n + 1) * W);
@@ -217,9 +227,7 @@ async function adapt(): Promise<void> {
       const e = Math.min(ne, last);
       if (s >= e || to === oldRank) continue;
       const rows = u.slice((s - first + 1) * W, (e - first + 1) * W);
-      const sent = to < w.staying ? world.send(to, rows, 10) : inter.send(to - w.staying, rows, 10);
-      sent.catch(() => {}); // seen by the Promise.all below, unless a fault ends this window first
-      sends.push(sent);
+      sends.push(observed(to < w.staying ? world.send(to, rows, 10) : inter.send(to - w.staying, rows, 10)));
     }
   }
   let fresh = u;
