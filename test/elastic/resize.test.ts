@@ -183,7 +183,11 @@ describe("a rank dying in the middle of a resize", () => {
   test("the resize is aborted, its joining rank is gone, the survivor goes on in a fault adaptation, and the cluster carries on", async () => {
     // 300 ms per iteration: the grow waits for the ranks to reach its target, so the kill lands inside it.
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "300"], /pid=\d+ rank=1/);
-    const pids = [...job.output().matchAll(/pid=(\d+) rank=(\d+)/g)].map((m) => ({ pid: Number(m[1]), rank: Number(m[2]) }));
+    // The two ranks' lines come from two nodes, in either order.
+    const pids = await waitFor("both ranks' pids", () => {
+      const seen = [...job.output().matchAll(/pid=(\d+) rank=(\d+)/g)].map((m) => ({ pid: Number(m[1]), rank: Number(m[2]) }));
+      return [0, 1].every((r) => seen.some((p) => p.rank === r)) ? seen : undefined;
+    });
     const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
     expect(r.status).toBe(202);
     await waitFor("the joining rank to start", () => /status=joining/.test(job.output()));
