@@ -58,7 +58,7 @@ export default {
       await Bun.sleep(300);
       const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
       // The cycle runs `rounds` times in the same job; each figure is the median of its resize's rounds.
-      const samples = new Map<string, { blocked: number[]; decided: number[]; bare: number[] }>();
+      const samples = new Map<string, { from: number; to: number; blocked: number[]; decided: number[]; bare: number[] }>();
       let from = 2;
       let resizes = 0;
       for (let round = 0; round < rounds; round++) {
@@ -84,7 +84,7 @@ export default {
           if (!last || Number(last[2]) !== from || Number(last[3]) !== to) throw new Error(`rank 0 did not report the ${from} -> ${to} resize:\n${stdout.text()}`);
           const steps = Object.entries(a.times as Record<string, number>).sort((x, y) => x[1] - y[1]);
           console.error(`  ${from} -> ${to}: ${steps.map(([k, t]) => `${k} +${t - a.times.requested}`).join(", ")} ms`);
-          const s = samples.get(`${from} -> ${to}`) ?? { blocked: [], decided: [], bare: [] };
+          const s = samples.get(`${from} -> ${to}`) ?? { from, to, blocked: [], decided: [], bare: [] };
           samples.set(`${from} -> ${to}`, s);
           s.blocked.push(Number(last[1]));
           s.decided.push(a.times.committed - a.times.requested);
@@ -95,8 +95,7 @@ export default {
       }
       const figures: Figure[] = [];
       for (const [resize, s] of samples) {
-        const to = Number(resize.split(" -> ")[1]);
-        const base = { name: `relaunch at ${to} ranks`, value: relaunch[to]! };
+        const base = { name: `relaunch at ${s.to} ranks`, value: relaunch[s.to]! };
         const blocked = median(s.blocked);
         const decided = median(s.decided);
         figures.push(
@@ -105,9 +104,8 @@ export default {
         );
         if (s.bare.length > 0) {
           const bare = median(s.bare);
-          const k = to - Number(resize.split(" -> ")[0]);
           figures.push(
-            { name: `${resize}: ${k} bare processes started at once beside the running ranks (bun + ebb/comm import)`, value: bare, unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },
+            { name: `${resize}: ${s.to - s.from} bare processes started at once beside the running ranks (bun + ebb/comm import)`, value: bare, unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },
             { name: `${resize}: ebb's part (decision to commit beyond that start)`, value: median(s.decided.map((d, i) => d - s.bare[i]!)), unit: "ms", baseline: { name: "decision to commit", value: decided }, better: "lower" },
           );
         }
