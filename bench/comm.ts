@@ -17,30 +17,32 @@ import { type Bench, type Figure, median } from "./lib.ts";
 const PROGRAM = new URL("programs/pingpong.ts", import.meta.url).pathname;
 const TCP_FLOOR = new URL("programs/tcp-floor.ts", import.meta.url).pathname;
 
-/** Every round's figures of one side (ebb or MPICH, one layout): one value per round for each measure. */
-type Results = { pingpong: Map<number, number[]>; allreduce: Map<number, number[]>; cpu: Map<string, number[][]> };
+/** One run's figures: µs per size for each measure, and each rank's CPU share per measure and size. */
+type Results = { pingpong: Map<number, number>; allreduce: Map<number, number>; cpu: Map<string, number[]> };
 
-const empty = (): Results => ({ pingpong: new Map(), allreduce: new Map(), cpu: new Map() });
-
-/** Adds one run's output to `r`. */
-function parse(out: string, r: Results): Results {
-  const push = <K>(m: Map<K, number[]>, k: K, v: number) => m.set(k, [...(m.get(k) ?? []), v]);
-  for (const m of out.matchAll(/^(pingpong|allreduce) bytes=(\d+) us=([\d.]+)/gm)) push(r[m[1] as "pingpong" | "allreduce"], Number(m[2]), Number(m[3]));
+function parse(out: string): Results {
+  const r: Results = { pingpong: new Map(), allreduce: new Map(), cpu: new Map() };
+  for (const m of out.matchAll(/^(pingpong|allreduce) bytes=(\d+) us=([\d.]+)/gm)) r[m[1] as "pingpong" | "allreduce"].set(Number(m[2]), Number(m[3]));
   for (const m of out.matchAll(/^cpu (pingpong|allreduce) bytes=(\d+) rank=(\d+) pct=([\d.]+)/gm)) {
     const k = `${m[1]}:${m[2]}`;
-    const ranks = r.cpu.get(k) ?? [];
-    (ranks[Number(m[3])] ??= []).push(Number(m[4]));
-    r.cpu.set(k, ranks);
+    const list = r.cpu.get(k) ?? [];
+    list[Number(m[3])] = Number(m[4]);
+    r.cpu.set(k, list);
   }
   return r;
 }
 
-/** The median over the rounds. */
-const med = (m: Map<number, number[]>, n: number): number | undefined => (m.has(n) ? median(m.get(n)!) : undefined);
+/** A measure's median over the rounds of one side (undefined if the side never measured it). */
+function med(runs: Results[], what: "pingpong" | "allreduce", n: number): number | undefined {
+  return runs[0]?.[what].has(n) ? median(runs.map((r) => r[what].get(n) ?? Number.NaN)) : undefined;
+}
 
 /** "r0 12% r1 9% | 100% 100%": each rank's CPU share during the measure (median over the rounds), ebb's then MPICH's. */
-function cpuOf(what: string, n: number, ebb: Results, mpich: Results): string {
-  const show = (r: Results) => (r.cpu.get(`${what}:${n}`) ?? []).filter(Boolean).map((xs) => `${median(xs).toFixed(0)}%`).join(" ") || "?";
+function cpuOf(what: string, n: number, ebb: Results[], mpich: Results[]): string {
+  const show = (runs: Results[]) => {
+    const ranks = runs[0]?.cpu.get(`${what}:${n}`) ?? [];
+    return ranks.map((_, rank) => `${median(runs.map((r) => r.cpu.get(`${what}:${n}`)?.[rank] ?? Number.NaN)).toFixed(0)}%`).filter(Boolean).join(" ") || "?";
+  };
   return `${show(ebb)} | ${show(mpich)}`;
 }
 
@@ -61,14 +63,14 @@ export default {
       // Each side in every layout, in turn, `rounds` times (one with --quick): a figure is the
       // median of its rounds, so one round in which the machine (or MPICH's polling ranks) had a
       // lucky or a bad moment does not decide a ratio.
-      const [mpich, mpich4, local, local4, remote] = [empty(), empty(), empty(), empty(), empty()];
+      const mpich: Results[] = [], mpich4: Results[] = [], local: Results[] = [], local4: Results[] = [], remote: Results[] = [];
       const floors: number[] = [];
       for (let round = 0; round < rounds; round++) {
-        parse(await output(["mpiexec", "-n", "2", c], cluster.env), mpich);
-        parse(await ebbRun(1, 2), local);
-        parse(await output(["mpiexec", "-n", "4", c], cluster.env), mpich4);
-        parse(await ebbRun(1, 4), local4);
-        parse(await ebbRun(2, 2), remote);
+        mpich.push(parse(await output(["mpiexec", "-n", "2", c], cluster.env)));
+        local.push(parse(await ebbRun(1, 2)));
+        mpich4.push(parse(await output(["mpiexec", "-n", "4", c], cluster.env)));
+        local4.push(parse(await ebbRun(1, 4)));
+        remote.push(parse(await ebbRun(2, 2)));
         floors.push(Number(/tcp-floor bytes=\d+ MB\/s=(\d+)/.exec(await output([process.execPath, TCP_FLOOR], cluster.env))?.[1] ?? Number.NaN));
       }
       const figures: Figure[] = [];
@@ -77,12 +79,12 @@ export default {
       const goal = (f: Figure, text: string, ok: (v: number, b: number) => boolean): Figure => ({ ...f, goal: text, met: ok(f.value, f.baseline?.value ?? Number.NaN) });
       for (const [where, r] of [[`one node (${process.env.EBB_COMM_SHM === "0" ? "Unix sockets" : "shared memory"})`, local], ["two nodes (TCP)", remote]] as const) {
         const oneNode = r === local;
-        const lat: Figure = { name: `p2p latency 8 B, ${where}`, value: med(r.pingpong, 8)!, unit: "us", baseline: base(med(mpich.pingpong, 8)), better: "lower", cpu: cpuOf("pingpong", 8, r, mpich) };
+        const lat: Figure = { name: `p2p latency 8 B, ${where}`, value: med(r, "pingpong", 8)!, unit: "us", baseline: base(med(mpich, "pingpong", 8)), better: "lower", cpu: cpuOf("pingpong", 8, r, mpich) };
         figures.push(oneNode ? goal(lat, "<= 5x MPICH", (v, b) => v <= 5 * b) : lat);
         for (const n of [65536, 1048576, 4194304]) {
-          if (!r.pingpong.has(n)) continue;
+          if (med(r, "pingpong", n) === undefined) continue;
           const bw = (x: number | undefined) => (x ? n / x : Number.NaN); // bytes per us = MB/s
-          const f: Figure = { name: `p2p bandwidth ${n >= 1048576 ? `${n >> 20} MiB` : `${n >> 10} KiB`}, ${where}`, value: bw(med(r.pingpong, n)), unit: "MB/s", baseline: base(bw(med(mpich.pingpong, n))), better: "higher", cpu: cpuOf("pingpong", n, r, mpich) };
+          const f: Figure = { name: `p2p bandwidth ${n >= 1048576 ? `${n >> 20} MiB` : `${n >> 10} KiB`}, ${where}`, value: bw(med(r, "pingpong", n)), unit: "MB/s", baseline: base(bw(med(mpich, "pingpong", n))), better: "higher", cpu: cpuOf("pingpong", n, r, mpich) };
           if (n === 4194304) figures.push(oneNode ? goal(f, ">= 0.5x MPICH", (v, b) => v >= 0.5 * b) : goal(f, ">= 2000 MB/s", (v) => v >= 2000));
           else figures.push(f);
         }
@@ -92,10 +94,10 @@ export default {
       const tcp4 = figures.find((f) => f.name.startsWith("p2p bandwidth 4 MiB, two nodes"))!;
       figures.push({ name: "p2p bandwidth 4 MiB, two nodes (TCP) vs Bun sockets alone", value: tcp4.value, unit: "MB/s", baseline: { name: "Bun.listen/Bun.connect, 4 MiB writes", value: median(floors) }, better: "higher" });
       for (const n of [8, 1048576]) {
-        const f: Figure = { name: `allreduce ${n === 8 ? "8 B" : "1 MiB"}, 4 ranks on one node`, value: med(local4.allreduce, n)!, unit: "us", baseline: base(med(mpich4.allreduce, n)), better: "lower", cpu: cpuOf("allreduce", n, local4, mpich4) };
+        const f: Figure = { name: `allreduce ${n === 8 ? "8 B" : "1 MiB"}, 4 ranks on one node`, value: med(local4, "allreduce", n)!, unit: "us", baseline: base(med(mpich4, "allreduce", n)), better: "lower", cpu: cpuOf("allreduce", n, local4, mpich4) };
         figures.push(n === 8 ? goal(f, "<= 10x MPICH", (v, b) => v <= 10 * b) : goal(f, "<= 1.0x MPICH", (v, b) => v <= b));
       }
-      figures.push({ name: "allreduce 1 MiB, 2 ranks on two nodes", value: med(remote.allreduce, 1048576)!, unit: "us", better: "lower", cpu: cpuOf("allreduce", 1048576, remote, mpich) });
+      figures.push({ name: "allreduce 1 MiB, 2 ranks on two nodes", value: med(remote, "allreduce", 1048576)!, unit: "us", better: "lower", cpu: cpuOf("allreduce", 1048576, remote, mpich) });
       return figures;
     } finally {
       await cluster.stop();
