@@ -111,12 +111,14 @@ test("ranks die with their agent, those that setsid away too; the node is DOWN w
   c = await startCluster({ agents: 2, heartbeat: HEARTBEAT });
   const figures: string[] = [];
   for (let trial = 1; trial <= 5; trial++) {
-    const id = await c.submit({ argv: ["sh", "-c", "setsid sleep 300 & echo pid=$$ esc=$! node=$EBB_NODENAME; exec sleep 300"], nodes: 2, tasks: 2 });
+    const id = await c.submit({ argv: ["sh", "-c", "setsid sleep 300 & echo pid=$$ esc=$! node=$EBB_NODENAME cgroup=$(sed -n s/^0:://p /proc/self/cgroup); exec sleep 300"], nodes: 2, tasks: 2 });
     const job = await c.waitJob(id, ["RUNNING"]);
     const ranks = await waitFor("both ranks", () => {
       const lines = c!.read(job.output).split("\n").filter((l) => l.startsWith("pid="));
-      return lines.length === 2 ? lines.map((l) => ({ pid: Number(/pid=(\d+)/.exec(l)![1]), esc: Number(/esc=(\d+)/.exec(l)![1]), node: /node=(\S+)/.exec(l)![1]! })) : undefined;
+      return lines.length === 2 ? lines.map((l) => ({ pid: Number(/pid=(\d+)/.exec(l)![1]), esc: Number(/esc=(\d+)/.exec(l)![1]), node: /node=(\S+)/.exec(l)![1]!, cgroup: /cgroup=(\S*)/.exec(l)![1]! })) : undefined;
     });
+    // Each rank started in its job's cgroup (its agent's, one per job), not where the agent runs.
+    for (const r of ranks) expect(r.cgroup).toMatch(new RegExp(`/ebb-agent-${r.node}-\\d+/job-${id}$`));
     // The job's first node: the one whose agent leads its step.
     const victim = job.allocation[0] as string;
     const mine = ranks.find((r) => r.node === victim)!;

@@ -2,8 +2,9 @@
  * Keeping a job's processes where the agent can kill them all, even after the agent itself dies.
  *
  * - Where the host offers a writable cgroup v2 hierarchy, every job gets a cgroup under the agent's
- *   own (`ebb-agent-NAME-PID/job-N`); each process enters it before it execs its program, so
- *   whatever it forks, `setsid` or not, stays inside, and `cgroup.kill` ends them all.
+ *   own (`ebb-agent-NAME-PID/job-N`); each process starts in it (the kernel places it there before
+ *   it runs its program), so whatever it forks, `setsid` or not, stays inside, and `cgroup.kill`
+ *   ends them all.
  * - Everywhere, a sentinel: a small shell process that waits for EOF on a pipe only the agent holds.
  *   When the agent dies (SIGKILL included) the pipe closes and the sentinel kills the agent's cgroup
  *   and every process group of the agent's record whose leader is still the one recorded.
@@ -12,8 +13,8 @@
  *   about 6 CPU seconds and 37 s per agent at load 28, after every stop.
  */
 import type { Subprocess } from "bun";
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -92,7 +93,11 @@ export class Containment {
     }
   }
 
-  private jobDir(jobId: number): string | undefined {
+  /**
+   * The job's cgroup directory (made on first use), for Bun.spawn's `cgroup` option: the child is
+   * placed in it before it runs its program. Undefined without cgroups.
+   */
+  cgroupOf(jobId: number): string | undefined {
     if (!this.base) return undefined;
     const dir = join(this.base, `job-${jobId}`);
     try {
@@ -101,18 +106,6 @@ export class Containment {
     } catch {
       return undefined;
     }
-  }
-
-  /**
-   * The argv that starts `argv` inside the job's cgroup (the process moves itself in before it
-   * execs), or `argv` as is without cgroups. Throws an errno-coded error when the program cannot
-   * be run, as spawning it directly would.
-   */
-  wrap(jobId: number, argv: readonly string[], cwd: string, path: string | undefined): string[] {
-    const dir = this.jobDir(jobId);
-    if (!dir) return [...argv];
-    checkProgram(argv[0]!, cwd, path);
-    return ["/bin/sh", "-c", 'echo $$ >"$0" 2>/dev/null; exec "$@"', join(dir, "cgroup.procs"), ...argv];
   }
 
   /** Kill every process of the job's cgroup (those that left their process group included). */
@@ -164,21 +157,5 @@ function readPids(path: string): number[] {
     return readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
-  }
-}
-
-function errnoError(code: string, message: string): Error {
-  return Object.assign(new Error(message), { code });
-}
-
-/** The checks exec would make: the program exists (on PATH, or relative to cwd) and may be run. */
-function checkProgram(program: string, cwd: string, path: string | undefined): void {
-  const file = program.includes("/") ? resolve(cwd, program) : Bun.which(program, { PATH: path ?? "", cwd });
-  if (!file || !existsSync(file)) throw errnoError("ENOENT", "No such file or directory");
-  try {
-    if (statSync(file).isDirectory()) throw errnoError("EACCES", "Permission denied");
-    accessSync(file, constants.X_OK);
-  } catch (e) {
-    throw (e as NodeJS.ErrnoException).code ? errnoError("EACCES", "Permission denied") : e;
   }
 }

@@ -68,14 +68,14 @@ export class ProcessTable {
     const [out, err, fd3] = opts.stdio;
     let proc: Subprocess;
     try {
-      const user = opts.runAs ? runAsArgv(opts.runAs, opts.cwd, argv) : argv;
-      const command = this.containment ? this.containment.wrap(jobId, user, opts.cwd, opts.env.PATH) : [...user];
-      proc = Bun.spawn(command, {
+      const command = opts.runAs ? runAsArgv(opts.runAs, opts.cwd, argv) : [...argv];
+      const options: Bun.SpawnOptions.OptionsObject<"ignore", Stdio, Stdio> = {
         cwd: opts.runAs ? "/" : opts.cwd,
         env: opts.runAs ? { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user } : opts.env,
         stdio: fd3 === undefined ? ["ignore", out, err] : ["ignore", out, err, fd3],
         detached: true,
-      }) as Subprocess;
+      };
+      proc = this.start(command, options, this.containment?.cgroupOf(jobId));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
@@ -102,6 +102,23 @@ export class ProcessTable {
       fd3: fd3 === "pipe" && typeof stdio[3] === "number" ? stdio[3] : undefined,
       exited,
     };
+  }
+
+  /**
+   * Bun.spawn, in the job's cgroup where there is one. A cgroup the kernel refuses to place the
+   * process in (a host that changed its hierarchy under the agent) costs the job its cgroup, not
+   * its start: it then runs tracked by its process group, as on hosts without cgroups.
+   */
+  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore", Stdio, Stdio>, cgroup: string | undefined): Subprocess {
+    if (cgroup === undefined) return Bun.spawn(command, options) as Subprocess;
+    try {
+      return Bun.spawn(command, { ...options, cgroup }) as Subprocess;
+    } catch (e) {
+      // The program itself may be what cannot start: then this throws its own error.
+      const proc = Bun.spawn(command, options) as Subprocess;
+      log.warn(`cannot start a process in the cgroup ${cgroup}; it runs tracked by its process group only`, { error: e });
+      return proc;
+    }
   }
 
   /** Jobs with at least one live process. */
