@@ -125,41 +125,51 @@ const SLOTS = 4;
 const TRAIL = 8192;
 const MAX_DEPTH = 256;
 
+/** A copy of `a` with room for `n` entries, the new ones set to `fill`. */
+function grown<A extends Float64Array | Int32Array | Uint8Array>(a: A, n: number, fill = 0): A {
+  const b = new (a.constructor as new (n: number) => A)(n);
+  (b as Float64Array).set(a as Float64Array);
+  if (fill !== 0) (b as Float64Array).fill(fill, a.length);
+  return b;
+}
+
 export class Detector {
   readonly capacity: number;
   private interval: number;
   private readonly index = new Map<number, number>();
   private readonly edges = new Set<number>();
   private size = 0;
-  private readonly site: Float64Array;
-  private readonly type: Uint8Array;
-  private readonly flags: Uint8Array;
-  private readonly visits: Float64Array;
-  private readonly headOf: Int32Array;
-  private readonly tailOf: Int32Array;
-  private readonly re: Int32Array;
-  private readonly reSrc: Int32Array;
-  private readonly created: Float64Array;
-  private readonly last: Float64Array;
-  private readonly lastStep: Float64Array;
-  private readonly iterStart: Float64Array;
-  private readonly tmt: Float64Array;
-  private readonly offset: Float64Array;
-  private readonly offsetN: Float64Array;
-  private readonly tmtAtLast: Float64Array;
-  private readonly detT: Float64Array;
-  private readonly detV: Float64Array;
-  private readonly sVisits: Float64Array;
-  private readonly sTime: Float64Array;
-  private readonly sTmt: Float64Array;
-  private readonly succSite: Float64Array;
-  private readonly succNode: Int32Array;
-  private readonly succKind: Uint8Array;
-  private readonly succVer: Int32Array;
+  // Per node (succ*: SLOTS per node). They start small and grow with the CFG up to `capacity`:
+  // a rank whose program has a handful of call sites should not pay for 4096 nodes at start.
+  private site = new Float64Array(0);
+  private type = new Uint8Array(0);
+  private flags = new Uint8Array(0);
+  private visits = new Float64Array(0);
+  private headOf = new Int32Array(0);
+  private tailOf = new Int32Array(0);
+  private re = new Int32Array(0);
+  private reSrc = new Int32Array(0);
+  private created = new Float64Array(0);
+  private last = new Float64Array(0);
+  private lastStep = new Float64Array(0);
+  private iterStart = new Float64Array(0);
+  private tmt = new Float64Array(0);
+  private offset = new Float64Array(0);
+  private offsetN = new Float64Array(0);
+  private tmtAtLast = new Float64Array(0);
+  private detT = new Float64Array(0);
+  private detV = new Float64Array(0);
+  private sVisits = new Float64Array(0);
+  private sTime = new Float64Array(0);
+  private sTmt = new Float64Array(0);
+  private succSite = new Float64Array(0);
+  private succNode = new Int32Array(0);
+  private succKind = new Uint8Array(0);
+  private succVer = new Int32Array(0);
   private readonly trail = new Int32Array(TRAIL);
   /** Position of the newest step in `trail` (stepNo mod TRAIL, kept as an int). */
   private tpos = TRAIL - 1;
-  private nextSlot: Uint8Array;
+  private nextSlot = new Uint8Array(0);
   private version = 1;
   private stepNo = -1;
   private prev = -1;
@@ -184,32 +194,37 @@ export class Detector {
     const start = opts.start ?? 0;
     this.nextSampleAt = start + interval;
     this.nextEventAt = start;
-    this.site = new Float64Array(cap);
-    this.type = new Uint8Array(cap);
-    this.flags = new Uint8Array(cap);
-    this.visits = new Float64Array(cap);
-    this.headOf = new Int32Array(cap).fill(-1);
-    this.tailOf = new Int32Array(cap).fill(-1);
-    this.re = new Int32Array(cap);
-    this.reSrc = new Int32Array(cap).fill(-1);
-    this.created = new Float64Array(cap);
-    this.last = new Float64Array(cap);
-    this.lastStep = new Float64Array(cap);
-    this.iterStart = new Float64Array(cap);
-    this.tmt = new Float64Array(cap);
-    this.offset = new Float64Array(cap);
-    this.offsetN = new Float64Array(cap);
-    this.tmtAtLast = new Float64Array(cap);
-    this.detT = new Float64Array(cap);
-    this.detV = new Float64Array(cap);
-    this.sVisits = new Float64Array(cap);
-    this.sTime = new Float64Array(cap);
-    this.sTmt = new Float64Array(cap);
-    this.succSite = new Float64Array(cap * SLOTS).fill(Number.NaN);
-    this.succNode = new Int32Array(cap * SLOTS).fill(-1);
-    this.succKind = new Uint8Array(cap * SLOTS);
-    this.succVer = new Int32Array(cap * SLOTS);
-    this.nextSlot = new Uint8Array(cap);
+    this.room(Math.min(cap, 64));
+  }
+
+  /** Room for `n` nodes in every per-node array, keeping what they hold. */
+  private room(n: number): void {
+    this.site = grown(this.site, n);
+    this.type = grown(this.type, n);
+    this.flags = grown(this.flags, n);
+    this.visits = grown(this.visits, n);
+    this.headOf = grown(this.headOf, n, -1);
+    this.tailOf = grown(this.tailOf, n, -1);
+    this.re = grown(this.re, n);
+    this.reSrc = grown(this.reSrc, n, -1);
+    this.created = grown(this.created, n);
+    this.last = grown(this.last, n);
+    this.lastStep = grown(this.lastStep, n);
+    this.iterStart = grown(this.iterStart, n);
+    this.tmt = grown(this.tmt, n);
+    this.offset = grown(this.offset, n);
+    this.offsetN = grown(this.offsetN, n);
+    this.tmtAtLast = grown(this.tmtAtLast, n);
+    this.detT = grown(this.detT, n);
+    this.detV = grown(this.detV, n);
+    this.sVisits = grown(this.sVisits, n);
+    this.sTime = grown(this.sTime, n);
+    this.sTmt = grown(this.sTmt, n);
+    this.succSite = grown(this.succSite, n * SLOTS, Number.NaN);
+    this.succNode = grown(this.succNode, n * SLOTS, -1);
+    this.succKind = grown(this.succKind, n * SLOTS);
+    this.succVer = grown(this.succVer, n * SLOTS);
+    this.nextSlot = grown(this.nextSlot, n);
   }
 
   /** Number of nodes in the CFG. */
@@ -363,6 +378,7 @@ export class Detector {
         this.cur = -1;
         return Kind.Skipped;
       }
+      if (this.size === this.site.length) this.room(Math.min(this.capacity, this.size * 4));
       n = this.size++;
       this.index.set(site, n);
       this.site[n] = site;

@@ -127,6 +127,24 @@ describe("process-local detector: the dissertation's Listing 10.1/10.2", () => {
     expect(d.nodes).toBe(2);
   });
 
+  test("the CFG grows past its first arrays (64 nodes) and keeps every node's state", () => {
+    // One loop over 1,000 call sites, three times: the arrays grow 64 -> 256 -> 1024 on the first pass.
+    const d = new Detector({ interval: 0 });
+    const sites = Array.from({ length: 1000 }, (_, i) => 1 + i * 7);
+    const kinds = run(d, [...sites, ...sites, ...sites]).map((s) => s.kind);
+    expect(kinds.slice(0, 1000).every((k) => k === "outside")).toBe(true);
+    expect(kinds[1000]).toBe("loop-detected");
+    expect(kinds.slice(1001).every((k) => k === "in-loop")).toBe(true);
+    const rows = d.table();
+    expect(rows.length).toBe(1000);
+    expect(rows.find((r) => r.site === 1)).toMatchObject({ head: true, tail: sites.at(-1), rv: 2 });
+    for (const r of rows.filter((x) => x.site !== 1)) expect(r).toMatchObject({ body: true, headOf: 1, rv: 2 });
+    const full = new Detector({ capacity: 100 });
+    run(full, sites.slice(0, 150));
+    expect(full.nodes).toBe(100);
+    expect(full.skipped).toBe(50);
+  });
+
   test("bad options name the field", () => {
     expect(() => new Detector({ capacity: 0 })).toThrow(/capacity/);
     expect(() => new Detector({ interval: -1 })).toThrow(/interval/);
