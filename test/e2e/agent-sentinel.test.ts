@@ -5,7 +5,7 @@
  * is not a record.
  */
 import { afterAll, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Containment } from "../../src/roles/agent/containment.ts";
@@ -69,4 +69,43 @@ test("the sentinel kills the recorded groups whose leader is the one recorded, a
   expect(await mine.exited).toBe(9);
   expect(await later.exited).toBe(9);
   expect(alive(reused.pgid)).toBe(true);
+});
+
+/** The sentinel's pid (the process whose command line names its record), once it waits on its pipe (its `cat` runs). */
+async function sentinelOf(record: string): Promise<number> {
+  const procs = () =>
+    readdirSync("/proc")
+      .filter((e) => /^\d+$/.test(e))
+      .flatMap((e) => {
+        try {
+          const status = readFileSync(`/proc/${e}/status`, "utf8");
+          return [{ pid: Number(e), ppid: Number(/^PPid:\s+(\d+)/m.exec(status)![1]), argv: readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0") }];
+        } catch {
+          return [];
+        }
+      });
+  for (let i = 0; i < 200; i++) {
+    const all = procs();
+    const sentinel = all.find((p) => p.argv.includes("ebb-sentinel") && p.argv.includes(record));
+    if (sentinel && all.some((p) => p.ppid === sentinel.pid && p.argv[0] === "cat")) return sentinel.pid;
+    await Bun.sleep(25);
+  }
+  throw new Error(`no sentinel waiting for ${record}`);
+}
+
+test("HUP, INT and TERM to its whole group (as Slurm signals a step) do not stop the sentinel: it still cleans up after its agent", async () => {
+  const record = join(dir, "signalled");
+  const victim = group();
+  writeFileSync(record, `${victim.pgid} 401 ${victim.start}\n`);
+  const c = new Containment("sentinel-signals", record);
+  const pid = await sentinelOf(record);
+  for (const signal of ["SIGHUP", "SIGINT", "SIGTERM"] as const) process.kill(-pid, signal);
+  await Bun.sleep(300);
+  expect(alive(pid)).toBe(true);
+  expect(alive(victim.pgid)).toBe(true);
+  c.stop();
+  expect(await c.ended!).toBe(0);
+  expect(await victim.exited).toBe(9);
+  // Where the host has cgroup v2, the agent's cgroup went with it.
+  if (c.base) expect(existsSync(c.base)).toBe(false);
 });

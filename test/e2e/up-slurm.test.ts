@@ -10,14 +10,29 @@ import { join } from "node:path";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
 import { LocalSlurm } from "../support/slurm.ts";
 import { mpi } from "../mpi/programs.ts";
+import { cgroup2Root } from "../../src/roles/agent/containment.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-slurm-"));
 const EBB = `${process.execPath} --no-env-file ${join(ROOT, "src/main.ts")}`;
 let slurm: LocalSlurm;
 const hello = await mpi("hello");
 
+/** The cgroups of agents named n1 and n2 (where the host has cgroup v2; the agents run in this process's cgroup). */
+function agentCgroups(): string[] {
+  const root = cgroup2Root();
+  return root ? readdirSync(root).filter((n) => /^ebb-agent-n[12]-\d+$/.test(n)) : [];
+}
+let earlier = new Set<string>();
+
+/** Nothing of ebb outlives the allocation: no process, and no cgroup of its agents (their sentinels, signalled by Slurm with them, remove those). */
+async function nothingLeft(state: string): Promise<void> {
+  await waitFor("nothing of ebb left", () => processesWith(state).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
+  expect(agentCgroups().filter((n) => !earlier.has(n))).toEqual([]);
+}
+
 beforeAll(async () => {
   slurm = await new LocalSlurm().start();
+  earlier = new Set(agentCgroups());
 }, 180_000);
 afterAll(async () => {
   await slurm?.stop();
@@ -74,7 +89,7 @@ test("salloc -N 2: agents on n1 and n2 via srun, an MPICH program across them, a
   expect(new Set(hellos.map((l) => /node=(\S+)/.exec(l)?.[1]))).toEqual(new Set(["n1", "n2"]));
   expect(hellos.every((l) => l.includes("size=4 sum=6"))).toBe(true);
   // The script left ebb up running: the end of the allocation ends it, its agents and its controller.
-  await waitFor("nothing of ebb left", () => processesWith(join(dir, "state-salloc")).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
+  await nothingLeft(join(dir, "state-salloc"));
   expect(readFileSync(join(dir, "salloc-up.out"), "utf8")).toContain("ebb cluster is up in Slurm job");
 }, 300_000);
 
@@ -91,7 +106,7 @@ test("salloc -N 2 with --tls: the agents get their certificate through srun's en
   // The agent's copies are its own (0600).
   expect(r.stdout).toMatch(/^-rw------- .* key\.pem$/m);
   expect(readFileSync(join(dir, "tls-up.out"), "utf8")).toContain(`the cluster CA is ${state}/ca.pem`);
-  await waitFor("nothing of ebb left", () => processesWith(state).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
+  await nothingLeft(state);
 }, 300_000);
 
 test("sbatch -N 2: an elastic job grows from 1 node to 2 inside the allocation; nothing of ebb outlives the job", async () => {
@@ -118,6 +133,6 @@ kill $RUN
   expect(out).toContain("RESIZED");
   const shown = JSON.parse(readFileSync(join(dir, "elastic-show.json"), "utf8"));
   expect(shown.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.state])).toEqual([[1, 2, "COMMITTED"]]);
-  await waitFor("nothing of ebb left", () => processesWith(join(dir, "state-sbatch")).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
+  await nothingLeft(join(dir, "state-sbatch"));
   expect(existsSync(join(dir, "state-sbatch", "controller.lock"))).toBe(false);
 }, 360_000);

@@ -8,6 +8,9 @@
  * - Everywhere, a sentinel: a small shell process that waits for EOF on a pipe only the agent holds.
  *   When the agent dies (SIGKILL included) the pipe closes and the sentinel kills the agent's cgroup
  *   and every process group of the agent's record whose leader is still the one recorded.
+ *   It ignores HUP, INT and TERM: what signals a whole tree or step at once (Slurm ending the
+ *   allocation of `ebb up --slurm`, a terminal hanging up) reaches the agent and the sentinel
+ *   together, and a sentinel killed then left the agent's cgroups behind.
  *   It reads each leader's start time with shell builtins (no process per record line): the
  *   record holds up to ~256 groups that ended, and a `sed | cut` per line cost 3 forks each —
  *   about 6 CPU seconds and 37 s per agent at load 28, after every stop.
@@ -20,6 +23,7 @@ import { logger } from "../../util/log.ts";
 const log = logger("agent");
 
 const SENTINEL = `
+trap '' HUP INT TERM
 cat >/dev/null
 record=$1 base=$2
 if [ -n "$base" ] && [ -d "$base" ]; then
@@ -48,7 +52,7 @@ fi
 `;
 
 /** The mount point of the cgroup v2 hierarchy and this process's cgroup in it, if there is one. */
-function cgroup2Root(): string | undefined {
+export function cgroup2Root(): string | undefined {
   try {
     const mount = readFileSync("/proc/self/mountinfo", "utf8")
       .split("\n")
