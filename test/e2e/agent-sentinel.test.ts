@@ -109,3 +109,22 @@ test("HUP, INT and TERM to its whole group (as Slurm signals a step) do not stop
   // Where the host has cgroup v2, the agent's cgroup went with it.
   if (c.base) expect(existsSync(c.base)).toBe(false);
 });
+
+test("an agent whose PATH lacks the sentinel's tools still gets a sentinel that waits and cleans up", async () => {
+  const record = join(dir, "no-path");
+  const victim = group();
+  writeFileSync(record, `${victim.pgid} 501 ${victim.start}\n`);
+  // An agent process of its own, started with a PATH where no cat, rmdir or sleep is found.
+  const code = `
+    import { Containment } from ${JSON.stringify(new URL("../../src/roles/agent/containment.ts", import.meta.url).pathname)};
+    const c = new Containment("sentinel-no-path", ${JSON.stringify(record)});
+    const early = await Promise.race([c.ended.then((code) => "ended " + code), Bun.sleep(500).then(() => "waiting")]);
+    c.stop();
+    console.log(JSON.stringify({ early, code: await c.ended, base: c.base ?? null }));
+  `;
+  const p = Bun.spawn([process.execPath, "-e", code], { env: { PATH: "/nonexistent", EBB_LOG: "error" }, stdout: "pipe", stderr: "inherit" });
+  const out = JSON.parse((await new Response(p.stdout).text()).trim());
+  expect(out).toMatchObject({ early: "waiting", code: 0 });
+  expect(await victim.exited).toBe(9);
+  if (out.base) expect(existsSync(out.base)).toBe(false);
+});

@@ -66,16 +66,24 @@ export function cgroup2Root(): string | undefined {
   }
 }
 
+const SENTINEL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
 export class Containment {
   private readonly sentinel: Subprocess<"pipe", "ignore", "ignore"> | undefined;
+  private stopping = false;
   /** The agent's cgroup (undefined where cgroup v2 cannot be used). */
   readonly base: string | undefined;
 
   constructor(name: string, recordPath: string) {
     this.base = Containment.makeBase(name);
     try {
-      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true });
+      // Its own PATH: the agent's may lack the tools it runs (cat, xargs, rmdir, sleep), and a
+      // sentinel whose cat is not found ends at once and guards nothing.
+      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SENTINEL_PATH } });
       this.sentinel.unref();
+      void this.sentinel.exited.then((code) => {
+        if (!this.stopping) log.warn(`the sentinel ended (exit ${code}) while the agent runs: its jobs will not be killed if the agent dies`);
+      });
     } catch (e) {
       log.warn("could not start the sentinel that kills jobs if the agent dies", { error: e });
     }
@@ -148,6 +156,7 @@ export class Containment {
 
   /** A clean stop: the sentinel does its work now (the agent has killed everything already) and removes the cgroups. */
   stop(): void {
+    this.stopping = true;
     try {
       void this.sentinel?.stdin.end();
     } catch {
