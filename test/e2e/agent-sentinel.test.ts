@@ -2,7 +2,8 @@
  * The agent's sentinel (roles/agent/containment.ts): when the agent goes, it kills every process
  * group of the agent's record whose leader is still the one recorded (same start time), and no
  * other — through a record full of groups that ended long ago, a torn last line and a line that
- * is not a record.
+ * is not a record. Signals sent to its whole group (Slurm ending a step) and an agent PATH without
+ * its tools do not stop it before that work.
  */
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
