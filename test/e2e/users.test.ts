@@ -89,6 +89,16 @@ test("a user's batch job runs as that user: its output and the files it writes a
   expect(statSync(join(dir, "uid.txt")).uid).toBe(uid.ebbt_alice!);
 });
 
+test("a job whose PATH has no system tools still runs as its user (the agent finds setpriv in the system's PATH)", async () => {
+  const id = await submitAs("ebbt_bob", { argv: ["/bin/sh", "-c", "/usr/bin/id -un; echo PATH=$PATH"], env: { PATH: "/opt/ebbt-nothing" }, output: "bare-path.txt" });
+  const end = await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"]);
+  expect({ state: end.state, reason: end.reason }).toEqual({ state: "COMPLETED", reason: end.reason });
+  const [user, path] = readFileSync(join(base, "ebbt_bob", "bare-path.txt"), "utf8").trim().split("\n");
+  expect(user).toBe("ebbt_bob");
+  // The job kept its own PATH (after the agent's directory of the ebb command).
+  expect(path).toMatch(/^PATH=(\S+:)?\/opt\/ebbt-nothing$/);
+});
+
 test("an output path with ../ reaches only what the user may write", async () => {
   const id = await submitAs("ebbt_alice", { script: "#!/bin/sh\necho stolen\n", output: "../ebbt_bob/stolen.txt" });
   const end = await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"]);

@@ -19,6 +19,7 @@ import type { Subprocess } from "bun";
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
+import { SYSTEM_PATH } from "./system-path.ts";
 
 const log = logger("agent");
 
@@ -66,8 +67,6 @@ export function cgroup2Root(): string | undefined {
   }
 }
 
-const SENTINEL_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
 export class Containment {
   private readonly sentinel: Subprocess<"pipe", "ignore", "ignore"> | undefined;
   private stopping = false;
@@ -79,7 +78,7 @@ export class Containment {
     try {
       // Its own PATH: the agent's may lack the tools it runs (cat, xargs, rmdir, sleep), and a
       // sentinel whose cat is not found ends at once and guards nothing.
-      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SENTINEL_PATH } });
+      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SYSTEM_PATH } });
       this.sentinel.unref();
       void this.sentinel.exited.then((code) => {
         if (!this.stopping) log.warn(`the sentinel ended (exit ${code}) while the agent runs: its jobs will not be killed if the agent dies`);

@@ -5,6 +5,7 @@
  * only what the user may write. An agent not running as root runs everything as itself.
  */
 import { chownSync } from "node:fs";
+import { SYSTEM_PATH, systemTool } from "./system-path.ts";
 
 export interface Identity {
   user: string;
@@ -19,7 +20,7 @@ export const agentIsRoot = (): boolean => process.getuid?.() === 0;
 const cache = new Map<string, { id: Identity; at: number }>();
 
 function text(argv: string[]): string | undefined {
-  const p = Bun.spawnSync(argv, { stdout: "pipe", stderr: "ignore" });
+  const p = Bun.spawnSync(argv, { stdout: "pipe", stderr: "ignore", env: { PATH: SYSTEM_PATH } });
   return p.exitCode === 0 ? p.stdout.toString().trim() : undefined;
 }
 
@@ -45,7 +46,7 @@ export function identityFor(user: string | null | undefined): Identity | undefin
 /** argv that becomes `id` (all its groups) and then enters `cwd` with that user's rights before running `argv`. */
 export function runAsArgv(id: Identity, cwd: string, argv: readonly string[]): string[] {
   const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];
-  return ["setpriv", `--reuid=${id.uid}`, `--regid=${id.gid}`, ...groups, "--", "/bin/sh", "-c", 'cd -- "$0" || exit 126; exec "$@"', cwd, ...argv];
+  return [systemTool("setpriv"), `--reuid=${id.uid}`, `--regid=${id.gid}`, ...groups, "--", "/bin/sh", "-c", 'cd -- "$0" || exit 126; exec "$@"', cwd, ...argv];
 }
 
 /** Runs `fn` (opening files) with the user's effective ids and groups, then back to root's. */
