@@ -6,10 +6,11 @@
  * its tools do not stop it before that work.
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Containment } from "../../src/roles/agent/containment.ts";
+import { commandLines } from "../support/cluster.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-sentinel-"));
 const started: number[] = [];
@@ -74,21 +75,10 @@ test("the sentinel kills the recorded groups whose leader is the one recorded, a
 
 /** The sentinel's pid (the process whose command line names its record), once it waits on its pipe (its `cat` runs). */
 async function sentinelOf(record: string): Promise<number> {
-  const procs = () =>
-    readdirSync("/proc")
-      .filter((e) => /^\d+$/.test(e))
-      .flatMap((e) => {
-        try {
-          const status = readFileSync(`/proc/${e}/status`, "utf8");
-          return [{ pid: Number(e), ppid: Number(/^PPid:\s+(\d+)/m.exec(status)![1]), argv: readFileSync(`/proc/${e}/cmdline`, "utf8").split("\0") }];
-        } catch {
-          return [];
-        }
-      });
   for (let i = 0; i < 200; i++) {
-    const all = procs();
-    const sentinel = all.find((p) => p.argv.includes("ebb-sentinel") && p.argv.includes(record));
-    if (sentinel && all.some((p) => p.ppid === sentinel.pid && p.argv[0] === "cat")) return sentinel.pid;
+    const all = commandLines();
+    const sentinel = all.find((p) => p.cmd.includes(` ebb-sentinel ${record}`));
+    if (sentinel && all.some((p) => p.ppid === sentinel.pid && p.cmd === "cat")) return sentinel.pid;
     await Bun.sleep(25);
   }
   throw new Error(`no sentinel waiting for ${record}`);

@@ -8,11 +8,11 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { X509Certificate } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
+import { commandLines, ROOT, runProcess, waitFor } from "../support/cluster.ts";
 import { SshHosts } from "../support/sshd.ts";
 import { mpi } from "../mpi/programs.ts";
 
@@ -37,23 +37,6 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
   rmSync(buildDir, { recursive: true, force: true });
 });
-
-/** Every process's command line (but this test's own), NULs as spaces. */
-function commandLines(): { pid: number; ppid: number; cmd: string }[] {
-  const out: { pid: number; ppid: number; cmd: string }[] = [];
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8").replace(/\0/g, " ").trim();
-      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (cmd) out.push({ pid: Number(e), ppid, cmd });
-    } catch {
-      /* gone meanwhile */
-    }
-  }
-  return out;
-}
 
 /** Which "host" a process runs on: the sshd (h1, h2) whose session it descends from. */
 function remoteHostOf(pid: number): string | undefined {

@@ -7,7 +7,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
+import { commandLines, ROOT, runProcess, waitFor } from "../support/cluster.ts";
 import { LocalSlurm } from "../support/slurm.ts";
 import { mpi } from "../mpi/programs.ts";
 import { cgroup2Root } from "../../src/roles/agent/containment.ts";
@@ -26,7 +26,7 @@ let earlier = new Set<string>();
 
 /** Nothing of ebb outlives the allocation: no process, and no cgroup of its agents (their sentinels, signalled by Slurm with them, remove those). */
 async function nothingLeft(state: string): Promise<void> {
-  await waitFor("nothing of ebb left", () => processesWith(state).length === 0 && processesWith("--tied-to-stdin").length === 0, 60_000);
+  await waitFor("nothing of ebb left", () => !commandLines().some((p) => p.cmd.includes(state) || p.cmd.includes("--tied-to-stdin")), 60_000);
   expect(agentCgroups().filter((n) => !earlier.has(n))).toEqual([]);
 }
 
@@ -38,21 +38,6 @@ afterAll(async () => {
   await slurm?.stop();
   rmSync(dir, { recursive: true, force: true });
 });
-
-/** Processes whose command line mentions `text` (this test's own excepted). */
-function processesWith(text: string): string[] {
-  const out: string[] = [];
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
-    try {
-      const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8").replace(/\0/g, " ");
-      if (cmd.includes(text)) out.push(`${e}: ${cmd}`);
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
 
 /** A job script: ebb up --slurm in the background, then ebb commands once it is up; it never stops ebb up itself. */
 function script(name: string, body: string, upFlags = ""): string {

@@ -4,7 +4,7 @@
  * HTTP API and the `ebb` CLI, exactly as users do.
  */
 import type { Subprocess } from "bun";
-import { mkdtempSync, existsSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -62,6 +62,23 @@ export async function waitFor<T>(what: string, probe: () => T | undefined | fals
     await Bun.sleep(50);
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ""}`);
+}
+
+/** Every process's command line (but this test's own), NULs as spaces, with its parent's pid. */
+export function commandLines(): { pid: number; ppid: number; cmd: string }[] {
+  const out: { pid: number; ppid: number; cmd: string }[] = [];
+  for (const e of readdirSync("/proc")) {
+    if (!/^\d+$/.test(e) || Number(e) === process.pid) continue;
+    try {
+      const cmd = readFileSync(`/proc/${e}/cmdline`, "utf8").replace(/\0/g, " ").trim();
+      const stat = readFileSync(`/proc/${e}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (cmd) out.push({ pid: Number(e), ppid, cmd });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
 }
 
 export function pidAlive(pid: number): boolean {
