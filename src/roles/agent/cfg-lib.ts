@@ -4,7 +4,7 @@
  * (so a changed source or MPI rebuilds it), and added with LD_PRELOAD to ranks whose executable
  * links an MPI library. Without `mpicc` such steps run unmonitored, and the reason is reported.
  */
-import { existsSync, mkdirSync, openSync, readSync, closeSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import source from "../../cfg/c/ebbcfg.c" with { type: "text" };
 
@@ -77,7 +77,9 @@ export function linksMpi(executable: string): boolean {
 function scanForMpi(path: string): boolean {
   let fd: number | undefined;
   try {
-    fd = openSync(path, "r");
+    // Non-blocking and regular files only: a FIFO named as the program must not stall the agent.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
+    if (!fstatSync(fd).isFile()) return false;
     const buf = Buffer.allocUnsafe(CHUNK + 16);
     let at = 0;
     let kept = 0; // the last bytes of the previous chunk, so a name across the boundary is found

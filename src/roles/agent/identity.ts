@@ -1,8 +1,9 @@
 /**
  * Whom a job's processes run as. An agent running as root runs them as the job's user (uid, gid,
- * supplementary groups; through setpriv, after the cgroup is joined) and opens their output files
- * with that user's rights (effective ids switched around the open), so a path with `../` reaches
- * only what the user may write. An agent not running as root runs everything as itself.
+ * supplementary groups; through setpriv with a clean environment, after the cgroup is joined; the
+ * job's environment and directory are taken after the drop) and opens their files with that
+ * user's rights (effective ids switched around the open). An agent not running as root runs
+ * everything as itself. What a root agent does for a job, item by item: README.md.
  */
 import { chownSync } from "node:fs";
 import { SYSTEM_PATH, systemTool } from "./system-path.ts";
@@ -43,10 +44,52 @@ export function identityFor(user: string | null | undefined): Identity | undefin
   return lookupIdentity(user);
 }
 
-/** argv that becomes `id` (all its groups) and then enters `cwd` with that user's rights before running `argv`. */
-export function runAsArgv(id: Identity, cwd: string, argv: readonly string[]): string[] {
+/**
+ * Names the post-drop shell cannot take through `export` without failing or changing itself: not
+ * shell identifiers (exported bash functions, `BASH_FUNC_name%%`), or variables a POSIX shell or
+ * bash as sh keeps read-only or checks. They reach the program through `env` on its command line.
+ */
+const SHELL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const SHELL_OWNED = new Set(["UID", "EUID", "PPID", "GROUPS", "SHELLOPTS", "BASHOPTS", "BASH_VERSINFO", "BASHPID", "BASH_SUBSHELL", "OPTIND", "LINENO"]);
+
+/** `'text'` for sh: nothing inside single quotes is special but the quote itself. */
+const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
+
+/**
+ * After the drop, as the user: the job's environment from stdin, then its directory, then its
+ * program. The shell starts with a clean environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
+ */
+const AFTER_DROP = '. /dev/stdin || exit 126; exec </dev/null; cd -- "$0" || exit 126; exec "$@"';
+
+export interface RunAs {
+  argv: string[];
+  /** setpriv's own environment: nothing of the job's reaches a process that runs as root. */
+  env: Record<string, string>;
+  /** The job's environment as sh `export` lines, read after the drop (the process's stdin). */
+  stdin: Uint8Array;
+}
+
+/**
+ * How a root agent starts `argv` as `id` in `cwd` with the environment `env`: setpriv, run with a
+ * fixed environment, becomes the user (uid, gid, all their groups) and executes /bin/sh, which
+ * takes the job's environment, enters `cwd` with the user's rights, and executes the program. The
+ * dynamic loader of setpriv never sees LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, GCONV_PATH or
+ * GLIBC_TUNABLES of the job's; the program's loader sees them, as the user.
+ */
+export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>): RunAs {
   const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];
-  return [systemTool("setpriv"), `--reuid=${id.uid}`, `--regid=${id.gid}`, ...groups, "--", "/bin/sh", "-c", 'cd -- "$0" || exit 126; exec "$@"', cwd, ...argv];
+  const exports: string[] = [];
+  const others: string[] = [];
+  for (const [k, v] of Object.entries(env)) {
+    if (SHELL_IDENTIFIER.test(k) && !SHELL_OWNED.has(k)) exports.push(`export ${k}=${shQuote(v)}\n`);
+    else others.push(`${k}=${v}`);
+  }
+  const program = others.length > 0 ? [systemTool("env"), ...others, ...argv] : argv;
+  return {
+    argv: [systemTool("setpriv"), `--reuid=${id.uid}`, `--regid=${id.gid}`, ...groups, "--", "/bin/sh", "-c", AFTER_DROP, cwd, ...program],
+    env: { PATH: SYSTEM_PATH },
+    stdin: new TextEncoder().encode(exports.join("")),
+  };
 }
 
 /** Runs `fn` (opening files) with the user's effective ids and groups, then back to root's. */

@@ -4,7 +4,7 @@
  */
 import { agentIsRoot } from "./identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
-import { chmodSync, existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
@@ -14,7 +14,6 @@ import { firstExternalIPv4, formatHostPort, parseHostPort, type HostPort } from 
 import { logger } from "../../util/log.ts";
 import { currentUser } from "../../util/user.ts";
 import { clientTls, type ServerTls } from "../../util/tls.ts";
-import { ebbCommand, isCompiled } from "../../util/self.ts";
 import { VERSION } from "../../util/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
@@ -24,6 +23,7 @@ import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { sweepStaleShm } from "./shm-sweep.ts";
+import { installEbbCommand } from "./ebb-command.ts";
 import { StepService } from "./steps.ts";
 
 const log = logger("agent");
@@ -60,20 +60,6 @@ function writePublic(path: string, text: string): string {
   writeFileSync(path, text, { mode: 0o644 });
   chmodSync(path, 0o644);
   return path;
-}
-
-/** Writes <stateDir>/bin/ebb so that job scripts can run `ebb run`; returns the directory. */
-function installEbbCommand(stateDir: string): string {
-  const bin = join(stateDir, "bin");
-  mkdirSync(bin, { recursive: true });
-  const path = join(bin, "ebb");
-  rmSync(path, { force: true });
-  if (isCompiled()) symlinkSync(process.execPath, path);
-  else {
-    writeFileSync(path, `#!/bin/sh\nexec ${ebbCommand().map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")} "$@"\n`);
-    chmodSync(path, 0o755);
-  }
-  return bin;
 }
 
 function hostOf(addr: string): string {
@@ -118,11 +104,11 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     containment,
   );
   procs.reapLeftovers();
-  const binDir = installEbbCommand(o.stateDir);
+  const binDir = installEbbCommand(o.stateDir, o.name);
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
-  const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir, "ca.pem"), o.ca) };
+  const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir.dir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
-  const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir);
+  const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir.dir);
   const pool = new PeerPool(o.ca);
   const nameRequests = new Map<number, (r: { ok: boolean; port?: string }) => void>();
   let nextNameRequest = 1;
@@ -265,6 +251,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       procs.killAll();
       pool.close();
       server.stop(true);
+      binDir.remove();
     },
   };
 }

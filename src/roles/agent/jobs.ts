@@ -37,8 +37,9 @@ export class JobRunner {
   constructor(private readonly ctx: JobRunnerContext) {}
 
   start(job: JobStart): void {
-    if (!existsSync(job.cwd)) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}`);
     try {
+      // Looked at with the user's rights: whether a path exists in a directory closed to them is not theirs to learn.
+      if (!asUser(identityFor(job.user), () => existsSync(job.cwd))) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`);
       if (job.kind === "batch") this.batch(job);
       else this.command(job);
     } catch (e) {
@@ -93,7 +94,10 @@ export class JobRunner {
 
   private command(job: JobStart): void {
     if (!job.cred || !job.argv) throw new Error("a command job needs argv and a step credential");
-    const sink = fileSink(job.output, { label: false, error: job.error });
+    // Created with the user's rights, as the batch script's: the file is theirs, and a path
+    // (or a symlink planted on it) reaches only what they may write.
+    const runAs = identityFor(job.user);
+    const sink = fileSink(job.output, { label: false, error: job.error, openAs: (open) => asUser(runAs, open) });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
     const launch = new Launch({

@@ -3,7 +3,7 @@
  * signal reaches the whole tree it forks. Group ids are recorded (group-log.ts) so that an agent
  * that was killed can, when restarted, kill what its previous life left behind.
  */
-import { runAsArgv, type Identity } from "./identity.ts";
+import { runAs, type Identity } from "./identity.ts";
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
@@ -68,11 +68,12 @@ export class ProcessTable {
     const [out, err, fd3] = opts.stdio;
     let proc: Subprocess;
     try {
-      const command = opts.runAs ? runAsArgv(opts.runAs, opts.cwd, argv) : [...argv];
-      const options: Bun.SpawnOptions.OptionsObject<"ignore", Stdio, Stdio> = {
-        cwd: opts.runAs ? "/" : opts.cwd,
-        env: opts.runAs ? { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user } : opts.env,
-        stdio: fd3 === undefined ? ["ignore", out, err] : ["ignore", out, err, fd3],
+      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
+      const command = user?.argv ?? [...argv];
+      const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
+        cwd: user ? "/" : opts.cwd,
+        env: user?.env ?? opts.env,
+        stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
       proc = this.start(command, options, this.containment?.cgroupOf(jobId));
@@ -109,7 +110,7 @@ export class ProcessTable {
    * process in (a host that changed its hierarchy under the agent) costs the job its cgroup, not
    * its start: it then runs tracked by its process group, as on hosts without cgroups.
    */
-  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore", Stdio, Stdio>, cgroup: string | undefined): Subprocess {
+  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio>, cgroup: string | undefined): Subprocess {
     if (cgroup === undefined) return Bun.spawn(command, options) as Subprocess;
     try {
       return Bun.spawn(command, { ...options, cgroup }) as Subprocess;

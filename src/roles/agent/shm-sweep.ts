@@ -4,8 +4,12 @@
  * leaves its ring, a rank that crashed or exited non-zero leaves its comm socket file. Each name ends with (or, for rings, starts with) the pid of its owner; the
  * agent removes, when it starts, those whose owners are all gone.
  */
-import { readdirSync, rmSync } from "node:fs";
+import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { agentIsRoot, asUser } from "./identity.ts";
 import { join } from "node:path";
+
+/** A part of a step's shm names that nobody can guess ahead of the agent. */
+export const randomTag = (): string => crypto.getRandomValues(new Uint32Array(2)).reduce((a, n) => a + n.toString(36), "");
 
 /** Owner pids of an ebb name in the shm directory, or undefined if the name is not ours. */
 export function shmOwners(name: string): number[] | undefined {
@@ -42,7 +46,10 @@ export function sweepStaleShm(dir: string): string[] {
     const owners = shmOwners(name);
     if (!owners || owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || alive(pid))) continue;
     try {
-      rmSync(join(dir, name), { recursive: true, force: true });
+      // With its owner's rights: a user's directory cannot lead a root rm anywhere else.
+      const path = join(dir, name);
+      const st = lstatSync(path);
+      asUser(!agentIsRoot() || st.uid === 0 ? undefined : { user: String(st.uid), uid: st.uid, gid: st.gid, groups: [], home: "/" }, () => rmSync(path, { recursive: true, force: true }));
       removed.push(name);
     } catch {}
   }

@@ -22,6 +22,7 @@
  */
 import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
+import { randomTag } from "./shm-sweep.ts";
 import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { adaptMessage, adaptReportOf, AdaptReductions } from "../../tbon/adapt-reduce.ts";
@@ -54,6 +55,8 @@ export interface StepAdaptContext {
   /** What an EPOP program said about itself (rank 0 only sends it). */
   program(info: Record<string, string>): void;
   shmDir: string;
+  /** Runs `fn` with the job's user's rights (the agent runs as root), so the probe file is theirs. */
+  openAs<T>(fn: () => T): T;
 }
 
 /** The window as the agent keeps it: what it publishes, without the joining ranks' cards. */
@@ -95,11 +98,15 @@ export class StepAdapt {
       this.worldRank.set(r, r);
     });
     mkdirSync(c.shmDir, { recursive: true });
-    this.shmPath = join(c.shmDir, `ebb-adapt-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
-    const fd = openSync(this.shmPath, "w+", 0o600);
-    ftruncateSync(fd, ADAPT_SHM_BYTES);
-    closeSync(fd);
-    const mem = Bun.mmap(this.shmPath, { shared: true } as unknown as undefined);
+    // Made and mapped as the job's user, who maps it too: "wx" and a random part refuse a planted
+    // name, and whatever the path leads to is only what the user could map themselves.
+    this.shmPath = join(c.shmDir, `ebb-adapt-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`);
+    const mem = c.openAs(() => {
+      const fd = openSync(this.shmPath, "wx", 0o600);
+      ftruncateSync(fd, ADAPT_SHM_BYTES);
+      closeSync(fd);
+      return Bun.mmap(this.shmPath, { shared: true } as unknown as undefined);
+    });
     this.shm = new Int32Array(mem.buffer, mem.byteOffset, ADAPT_SHM_BYTES / 4);
     this.shmBytes = mem;
     if (e.window) this.adaptId = e.window.adaptId;
@@ -185,7 +192,7 @@ export class StepAdapt {
 
   close(): void {
     if (this.perfTimer) clearTimeout(this.perfTimer);
-    rmSync(this.shmPath, { force: true });
+    this.c.openAs(() => rmSync(this.shmPath, { force: true }));
   }
 
   // ---- rank requests ----

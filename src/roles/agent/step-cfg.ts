@@ -5,15 +5,39 @@
  * local ranks have all ended, reduces them (src/cfg/node.ts) and sends the node's CFG to the
  * controller.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, opendirSync, rmSync, type Dir } from "node:fs";
+import { readRegularFile } from "./user-files.ts";
 import { join } from "node:path";
 import type { NodeCfg } from "../../cfg/node.ts";
 import { reduceNode, type RankCfg } from "../../cfg/node.ts";
 import { RankCfgFile } from "../../proto/cfg.ts";
 import type { StepSpec } from "../../proto/step.ts";
 import { logger } from "../../util/log.ts";
+import { randomTag } from "./shm-sweep.ts";
 
 const log = logger("cfg");
+
+/** A rank's table is a few kB per call site; a file larger than this is not read. */
+const MAX_TABLE_BYTES = 8 << 20;
+/** Entries of the directory looked at per read: the ranks' files, and no more than this of whatever else a rank put there. */
+const MAX_ENTRIES = 4096;
+
+/** The rank files of a CFG directory, looking at no more than MAX_ENTRIES names. */
+function rankFiles(dir: string): string[] {
+  let d: Dir;
+  try {
+    d = opendirSync(dir);
+  } catch {
+    return [];
+  }
+  const names: string[] = [];
+  try {
+    for (let i = 0, e = d.readSync(); e && i < MAX_ENTRIES; i++, e = d.readSync()) if (/^rank-\d+\.json$/.test(e.name)) names.push(e.name);
+  } finally {
+    d.closeSync();
+  }
+  return names;
+}
 
 export interface StepCfgContext {
   node: string;
@@ -22,6 +46,8 @@ export interface StepCfgContext {
   ranks: number[];
   ntasks: number;
   shmDir: string;
+  /** Runs `fn` with the job's user's rights (the agent runs as root), so the directory is theirs. */
+  openAs<T>(fn: () => T): T;
   /** Seconds between reads (the job's sampling interval). */
   interval: number;
   send(cfg: NodeCfg, final: boolean, monitor?: string): void;
@@ -35,8 +61,10 @@ export class StepCfg {
   private reason: string | undefined;
 
   constructor(private readonly c: StepCfgContext) {
-    this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
-    mkdirSync(this.dir, { recursive: true, mode: 0o700 });
+    // The ranks write here as the job's user. Not recursive and with a random part: a name planted
+    // in the shared directory fails the mkdir instead of being used, and cannot be guessed ahead.
+    this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`);
+    c.openAs(() => mkdirSync(this.dir, { mode: 0o700 }));
     this.timer = setInterval(() => this.report(false), Math.max(100, c.interval * 1000));
     this.timer.unref?.();
   }
@@ -60,20 +88,17 @@ export class StepCfg {
   /** The tables of the local ranks that wrote one, validated. */
   read(): RankCfg[] {
     const out: RankCfg[] = [];
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return out;
-    }
-    for (const f of names) {
-      if (!/^rank-\d+\.json$/.test(f)) continue;
+    for (const f of this.c.openAs(() => rankFiles(this.dir))) {
       try {
-        const parsed = RankCfgFile.safeParse(JSON.parse(readFileSync(join(this.dir, f), "utf8")));
+        // The directory is the user's: read as them, a regular file only, and at most MAX_TABLE_BYTES.
+        const text = this.c.openAs(() => readRegularFile(join(this.dir, f), MAX_TABLE_BYTES));
+        if (text === undefined) continue;
+        const parsed = RankCfgFile.safeParse(JSON.parse(text));
         if (parsed.success) out.push(parsed.data as RankCfg);
         else log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`);
-      } catch {
-        // Being replaced right now, or not JSON: the next read gets it.
+      } catch (e) {
+        if ((e as { code?: string }).code === "EFBIG") log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${(e as Error).message}`);
+        // Else not written yet, being replaced right now, or not JSON: the next read gets it.
       }
     }
     return out;
@@ -90,6 +115,6 @@ export class StepCfg {
   close(): void {
     clearInterval(this.timer);
     this.report(true);
-    rmSync(this.dir, { recursive: true, force: true });
+    this.c.openAs(() => rmSync(this.dir, { recursive: true, force: true }));
   }
 }

@@ -219,6 +219,7 @@ export class StepNode {
         perf: (sample) => this.ctx.perf(spec.jobId, sample),
         program: (info) => this.ctx.program(spec.jobId, info),
         shmDir: this.ctx.shmDir,
+        openAs: (fn) => asUser(this.runAs(), fn),
       });
     }
     if ((spec.pmi !== "none" || spec.elastic) && spec.cfg !== "off") {
@@ -229,6 +230,7 @@ export class StepNode {
         ranks: worldRanks,
         ntasks: worldSizeOf(spec),
         shmDir: this.ctx.shmDir,
+        openAs: (fn) => asUser(this.runAs(), fn),
         interval: this.sampleInterval,
         send: (cfg, final, monitor) => {
           this.cfgTree!.local(cfg, final, monitor);
@@ -298,7 +300,7 @@ export class StepNode {
     }
     const count = spec.tasks[this.index]!;
     const first = firstRanks(spec.tasks)[this.index]!;
-    if (!existsSync(spec.cwd)) {
+    if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
       for (let i = 0; i < count; i++) this.up({ t: "exit", step: this.key, rank: first + i, node: this.ctx.name, code: 1 });
       this.localLaunched = true;
@@ -310,7 +312,8 @@ export class StepNode {
     let preload: Record<string, string> = {};
     if (this.cfg) {
       const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
-      if (linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe)) {
+      // Looked at with the user's rights: the program is theirs to name, not a way to probe root's files.
+      if (asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe))) {
         const lib = await this.ctx.cfgLibrary();
         if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
         else this.cfg.unmonitored(lib.reason);

@@ -49,10 +49,12 @@ export function terminalSink(opts: { label: boolean; prog: string }): FlushableS
 
 /**
  * Writes everything to a fresh file (a command job's output). Appending: the ranks on the sink's
- * node write to the same file themselves (StepSpec.outputFile).
+ * node write to the same file themselves (StepSpec.outputFile). `openAs` opens the files with the
+ * job's user's rights when an agent that runs as root hosts the sink.
  */
-export function fileSink(path: string, opts: { label: boolean; error?: string }): FlushableSink & { close(): void } {
-  const open = (p: string) => openSync(p, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644);
+export function fileSink(path: string, opts: { label: boolean; error?: string; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
+  const as = opts.openAs ?? ((open) => open());
+  const open = (p: string) => as(() => openSync(p, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644));
   const fd = open(path);
   const errFd = opts.error === undefined ? fd : open(opts.error);
   const append: Write = (f, text) => {
