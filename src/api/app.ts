@@ -6,7 +6,7 @@ import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { describeIssues, firstField } from "../util/zod.ts";
 import { isAdmin, type ApiBackend, type Scope } from "./backend.ts";
-import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
+import { badRequest, errorBody, notFound, notYourJob, Refusal, statusOf } from "./errors.ts";
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
@@ -18,7 +18,7 @@ type Env = { Variables: { scope: Scope } };
 
 export const MAX_BODY = 2 << 20;
 
-const tooLarge = () => new ApiError(413, "too_large", `request body is over ${MAX_BODY} bytes`);
+const tooLarge = () => new Refusal("too_large", "too_large", `request body is over ${MAX_BODY} bytes`);
 
 /**
  * The body's text, counted while it is read: a body over MAX_BODY is refused as soon as it passes
@@ -86,10 +86,10 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   const app = new Hono<Env>();
 
   app.onError((err, c) => {
-    if (err instanceof ApiError) {
-      const res = c.json(errorBody(err), err.status);
+    if (err instanceof Refusal) {
+      const res = c.json(errorBody(err), statusOf(err));
       // A refused oversized body is not read to its end: close the connection rather than drain it.
-      if (err.status === 413) res.headers.set("Connection", "close");
+      if (err.kind === "too_large") res.headers.set("Connection", "close");
       return res;
     }
     return c.json({ error: { code: "internal", message: err.message } }, 500);
@@ -100,7 +100,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.get("/metrics", (c) => {
     const token = /^Bearer\s+(\S+)$/i.exec(c.req.header("authorization") ?? "")?.[1];
-    if (!backend.mayScrape(token)) throw new ApiError(401, "unauthorized", token === undefined ? "missing Authorization: Bearer <token>: the API token, or the controller's --metrics-token" : "the bearer token may not read the metrics");
+    if (!backend.mayScrape(token)) throw new Refusal("unauthorized", "unauthorized", token === undefined ? "missing Authorization: Bearer <token>: the API token, or the controller's --metrics-token" : "the bearer token may not read the metrics");
     return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
   });
 
@@ -109,20 +109,19 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.use("/v1/*", async (c, next) => {
     const header = c.req.header("authorization") ?? "";
     const m = /^Bearer\s+(\S+)$/i.exec(header);
-    if (!m) throw new ApiError(401, "unauthorized", "missing Authorization: Bearer <token>; the token is in the controller's state dir (file 'token') or EBB_TOKEN");
+    if (!m) throw new Refusal("unauthorized", "unauthorized", "missing Authorization: Bearer <token>; the token is in the controller's state dir (file 'token') or EBB_TOKEN");
     const scope = backend.authorize(m[1]!);
-    if (scope === undefined) throw new ApiError(401, "unauthorized", "the bearer token is not valid for this controller");
+    if (scope === undefined) throw new Refusal("unauthorized", "unauthorized", "the bearer token is not valid for this controller");
     c.set("scope", scope);
     await next();
   });
 
   const requireAll = (c: Context<Env>) => {
-    if (!isAdmin(c.get("scope"))) throw new ApiError(403, "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
+    if (!isAdmin(c.get("scope"))) throw new Refusal("forbidden", "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
   };
   const requireJob = (c: Context<Env>, id: number) => {
     const scope = c.get("scope");
-    if (!backend.mayActOn(scope, id))
-      throw new ApiError(403, "forbidden", typeof scope === "object" ? `job ${id} is not ${scope.user}'s; a user's token acts on that user's jobs only` : `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`);
+    if (!backend.mayActOn(scope, id)) throw notYourJob(scope, id);
   };
 
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));

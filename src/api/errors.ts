@@ -1,25 +1,40 @@
-/** API errors: a status, a stable code, a message naming the field and what to do. */
+/**
+ * The one mapping from a domain refusal to HTTP: its status, and the JSON body every error has
+ * (`{error: {code, message, field?}}`). The launcher's WebSocket sends the same code, message and
+ * field (roles/controller/launchers.ts).
+ */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
+import { Refusal, type RefusalKind } from "../domain/refusal.ts";
+import type { Scope } from "./backend.ts";
 
-export class ApiError extends Error {
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
-    message: string,
-    readonly field?: string,
-  ) {
-    super(message);
-  }
-}
+export { badRequest, conflict, forbidden, notFound, Refusal } from "../domain/refusal.ts";
 
-export const badRequest = (message: string, field?: string) => new ApiError(400, "invalid_request", message, field);
-export const notFound = (what: string) => new ApiError(404, "not_found", `${what} does not exist`);
-export const conflict = (code: string, message: string) => new ApiError(409, code, message);
+const STATUS: Record<RefusalKind, ContentfulStatusCode> = {
+  invalid: 400,
+  unauthorized: 401,
+  forbidden: 403,
+  not_found: 404,
+  conflict: 409,
+  too_large: 413,
+  unavailable: 503,
+};
+
+export const statusOf = (r: Refusal): ContentfulStatusCode => STATUS[r.kind];
 
 export interface ErrorBody {
   error: { code: string; message: string; field?: string };
 }
 
-export function errorBody(e: ApiError): ErrorBody {
+export function errorBody(e: Refusal): ErrorBody {
   return { error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } };
+}
+
+/** Why `scope` may not act on job `id` (the caller found it may not). */
+export function notYourJob(scope: Scope, id: number): Refusal {
+  if (scope === "all") return new Refusal("forbidden", "forbidden", `job ${id} is not one this token may act on`);
+  return new Refusal(
+    "forbidden",
+    "forbidden",
+    typeof scope === "object" ? `job ${id} is not ${scope.user}'s; a user's token acts on that user's jobs only` : `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`,
+  );
 }

@@ -7,7 +7,7 @@ import { z } from "zod";
 import { Credential, JobId, NodeRef } from "../proto/common.ts";
 import { tagged, type MessageOf } from "../proto/tagged.ts";
 import { NodeCfg } from "../proto/cfg.ts";
-import { JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
+import { JobState, JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
 
 /** Numbers a launcher's request so that its answer (step.grant or error) can name it. */
 const RequestId = z.int().nonnegative();
@@ -56,7 +56,7 @@ export type LauncherToController = MessageOf<typeof LauncherToController>;
 export const ControllerToLauncher = tagged({
   /** The job a `submit` made; this connection now follows it (job.state comes next). */
   "submitted": () => ({ jobId: JobId }),
-  "job.state": () => ({ jobId: JobId, state: z.string(), reason: z.string().optional(), nodes: z.array(z.string()) }),
+  "job.state": () => ({ jobId: JobId, state: JobState, reason: z.string().optional(), nodes: z.array(z.string()) }),
   "step.grant": () => ({ req: RequestId, grant: StepGrant }),
   "adopt.grant": () => ({ req: RequestId, cred: Credential }),
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */

@@ -4,6 +4,7 @@ import { parseDuration } from "../util/time.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 import { parseArraySpec } from "./array.ts";
 import { parseDependency } from "./dependency.ts";
+import { JOB_KINDS, JOB_STATES } from "../domain/job.ts";
 
 /** C0 control bytes and DEL, tab, newline and carriage return aside (they have uses in arguments and values). */
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
@@ -42,11 +43,8 @@ const Argv = z.lazy(() =>
 
 const NodeName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'");
 
-export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
 export const JobState = z.lazy(() => z.enum(JOB_STATES));
-export type JobState = z.infer<typeof JobState>;
-export const ACTIVE_STATES: readonly JobState[] = ["PENDING", "RUNNING", "ADAPTING"];
-export const isActive = (s: string) => (ACTIVE_STATES as readonly string[]).includes(s);
+export const JobKind = z.lazy(() => z.enum(JOB_KINDS));
 
 const Env = z.lazy(() =>
   z.record(z.string().max(4096), Text(131072)).superRefine((env, ctx) => {
@@ -260,7 +258,7 @@ export const JobView = z.lazy(() =>
   z.object({
     id: z.int(),
     name: z.string(),
-    kind: z.enum(["batch", "command", "alloc"]),
+    kind: JobKind,
     state: JobState,
     /**
      * Pending jobs: why they wait, in Slurm's words (Resources, Priority, Dependency, JobHeldUser,

@@ -1,4 +1,4 @@
-import { JOB_STATES } from "../api/schemas.ts";
+import { JOB_STATES } from "../domain/job.ts";
 import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, printJson, table, UsageError, whenFlag } from "./common.ts";
 import { jobLabel, localTime } from "./jobid.ts";

@@ -1,5 +1,6 @@
 import { compressIndices } from "../api/array.ts";
 import type { JobView } from "../api/schemas.ts";
+import { FINAL_STATES } from "../domain/job.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineCommand } from "./command.ts";
@@ -49,7 +50,6 @@ export function queueRows(jobs: readonly JobView[]): { label: string; job: JobVi
   return rows;
 }
 
-const ENDED = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"];
 
 export default defineCommand({
   meta: { name: "queue", description: "List pending and running jobs (--all: finished ones too); an array's pending tasks share a line, 12_[3-10]" },
@@ -65,7 +65,7 @@ export default defineCommand({
       const state = args.state ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
       const { jobs } = await client(args).jobs({ state, limit: intFlag(args.limit, "--limit") });
       if (args.json) return printJson({ jobs });
-      const showExit = state === undefined || ENDED.some((s) => state.toUpperCase().includes(s));
+      const showExit = state === undefined || FINAL_STATES.some((s) => state.toUpperCase().includes(s));
       const rows = queueRows(jobs).map(({ label, job: j }) => [
         label,
         j.name.slice(0, 16),

@@ -3,8 +3,7 @@ import type { ApiClient } from "../api/client.ts";
 import type { JobView } from "../api/schemas.ts";
 import { parseJobRef } from "../api/dependency.ts";
 import { UsageError } from "./errors.ts";
-
-const ACTIVE = new Set(["PENDING", "RUNNING", "ADAPTING"]);
+import { isActive } from "../domain/job.ts";
 
 /** A job's exit status for a shell: 0 if it completed, else its exit code, or 1 if it has none. */
 export function exitStatus(j: Pick<JobView, "state" | "exitCode">): number {
@@ -27,7 +26,7 @@ export async function waitForJobs(c: ApiClient, ids: readonly number[]): Promise
   for (const id of ids) {
     for (;;) {
       const j = await c.job(id, undefined, 30);
-      if (!ACTIVE.has(j.state)) {
+      if (!isActive(j.state)) {
         out.push(j);
         break;
       }

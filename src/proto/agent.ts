@@ -3,8 +3,6 @@ import { z } from "zod";
 import { Credential, JobId, NodeRef, Signal } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 
-export const JobKind = z.enum(["batch", "command", "alloc"]);
-export type JobKind = z.infer<typeof JobKind>;
 
 /** What the first node of a batch or command job needs to run it. */
 export const JobStart = z.object({

@@ -3,6 +3,8 @@
  * jobs, unmet dependencies, a begin time still ahead, an array at its `%N` limit wait, each with
  * Slurm's reason. Pure: the caller passes what it knows about other jobs, and `now`.
  */
+import { isFinal } from "../domain/job.ts";
+
 export type DependencyType = "after" | "afterany" | "afterok" | "afternotok" | "singleton";
 
 /** A dependency with every job named by its id (array references expanded when it was submitted). */
@@ -26,11 +28,10 @@ export interface Ineligible {
 
 type Status = { state: "met" } | { state: "wait" | "never"; detail: string };
 
-const ENDED = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"]);
 
 function jobStatus(type: Exclude<DependencyType, "singleton">, id: number, f: JobFacts | undefined): Status {
   if (!f) return type === "after" || type === "afterany" ? { state: "met" } : { state: "never", detail: `job ${id} is not known (any more); ${type}:${id} can never be met` };
-  const ended = ENDED.has(f.state);
+  const ended = isFinal(f.state);
   switch (type) {
     case "after":
       return f.state !== "PENDING" ? { state: "met" } : { state: "wait", detail: `waits for job ${id} to start (after)` };

@@ -5,6 +5,7 @@
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
+import type { JobState } from "../domain/job.ts";
 import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
@@ -16,7 +17,7 @@ export type LimitChangeRow = typeof limitChanges.$inferSelect;
 
 /** Which jobs a listing returns: all filters must hold; the newest `limit`, in id order. */
 export interface JobFilter {
-  states?: readonly string[];
+  states?: readonly JobState[];
   name?: string;
   user?: string;
   arrayJobId?: number;
@@ -302,7 +303,7 @@ export class JobStore {
     this.q.closeSteps.run({ jobId, state, time });
   }
 
-  activeJobs(states: readonly string[]): JobRow[] {
+  activeJobs(states: readonly JobState[]): JobRow[] {
     return this.db.select().from(jobs).where(inArray(jobs.state, [...states])).orderBy(asc(jobs.id)).all();
   }
 

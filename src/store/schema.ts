@@ -3,6 +3,7 @@
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { JOB_KINDS, type JobState } from "../domain/job.ts";
 import type { JobOverrides } from "../sched/config.ts";
 import type { Dependency } from "../sched/eligibility.ts";
 
@@ -26,8 +27,8 @@ export const jobs = sqliteTable(
     id: integer("id").primaryKey({ autoIncrement: true }),
     name: text("name").notNull(),
     /** batch: a script on the first node; command: argv launched as a step; alloc: held by an `ebb run` launcher. */
-    kind: text("kind", { enum: ["batch", "command", "alloc"] }).notNull(),
-    state: text("state").notNull(),
+    kind: text("kind", { enum: JOB_KINDS }).notNull(),
+    state: text("state").$type<JobState>().notNull(),
     argv: text("argv", { mode: "json" }).$type<string[]>(),
     script: text("script"),
     nodes: integer("nodes").notNull(),

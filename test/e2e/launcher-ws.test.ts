@@ -108,10 +108,25 @@ describe("/v1/launcher", () => {
     expect((await c.job(child)).submittedBy).toBe(id);
     await c.api("DELETE", `/v1/jobs/${child}`);
     w.send({ t: "step.create", jobId: id + 1000, req: 1, step: { argv: ["true"] } });
-    expect(await w.next("the refusal of another job", (m) => m.t === "error" && m.req === 1)).toMatchObject({ code: "forbidden" });
+    expect(await w.next("the refusal of another job", (m) => m.t === "error" && m.req === 1)).toMatchObject({ code: "forbidden", message: `this token is for job ${id}, not job ${id + 1000} (a job's token acts on its job and the jobs it submitted)` });
     w.send({ t: "step.create", jobId: id, req: 2, step: { argv: ["true"] } });
     const { grant } = await w.next("the grant", (m) => m.t === "step.grant" && m.req === 2);
     expect(grant).toMatchObject({ jobId: id, stepId: 1 });
+    w.close();
+    await c.api("DELETE", `/v1/jobs/${id}`);
+  });
+
+  test("a user's token is refused another's job with the words the HTTP API uses", async () => {
+    const made = await c.api("POST", "/v1/tokens", { user: "ebbt_wire" });
+    expect(made.status).toBe(201);
+    const id = await c.submit({ interactive: true, nodes: 1 });
+    const w = new Wire(c, made.json.token);
+    await w.opened;
+    w.send({ t: "step.create", jobId: id, req: 7, step: { argv: ["true"] } });
+    const refused = await w.next("the refusal", (m) => m.t === "error" && m.req === 7);
+    const http = await c.api("POST", `/v1/jobs/${id}/hold`, undefined, made.json.token);
+    expect({ code: refused.code, message: refused.message }).toEqual({ code: "forbidden", message: `job ${id} is not ebbt_wire's; a user's token acts on that user's jobs only` });
+    expect(http.json.error.message).toBe(refused.message);
     w.close();
     await c.api("DELETE", `/v1/jobs/${id}`);
   });

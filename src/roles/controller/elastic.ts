@@ -6,7 +6,7 @@
  * launcher's report commits it: leaving nodes are freed, the job is RUNNING again.
  */
 import { isValidSize } from "../../sched/sizes.ts";
-import { badRequest, conflict } from "../../api/errors.ts";
+import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
 import type { Credential } from "../../proto/common.ts";

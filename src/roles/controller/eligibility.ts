@@ -6,7 +6,7 @@
  */
 import { dependencyStatus, ineligible, type Ineligible, type JobFacts } from "../../sched/eligibility.ts";
 import type { JobStore } from "../../store/jobs.ts";
-import { isActive } from "../../api/schemas.ts";
+import { isActive } from "../../domain/job.ts";
 import { refreshSchedView } from "./sched-view.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 

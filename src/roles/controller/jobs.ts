@@ -6,9 +6,10 @@ import { resolveSizes } from "../../sched/sizes.ts";
 import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
-import { badRequest, conflict, notFound } from "../../api/errors.ts";
+import { badRequest, conflict, notFound } from "../../domain/refusal.ts";
 import { isAdmin, type Scope } from "../../api/backend.ts";
-import { isActive, type JobState, type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
+import { type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
+import { mayBecome, type JobState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
@@ -527,9 +528,14 @@ export class Jobs {
     this.effects.schedule();
   }
 
+  /** A job's row, active or not; undefined if it never existed or was purged. */
+  row(id: number): JobRow | undefined {
+    return this.state.jobs.get(id)?.row ?? this.store.getJob(id);
+  }
+
   /** The jobs an id stands for: an array's id stands for all of its tasks, unless `task` says it names the one. */
   private targets(id: number, task = false): JobRow[] {
-    const row = this.state.jobs.get(id)?.row ?? this.store.getJob(id);
+    const row = this.row(id);
     if (!row) throw notFound(`job ${id}`);
     return row.arrayJobId === id && !task ? this.store.arrayTasks(id) : [row];
   }
@@ -611,7 +617,7 @@ export class Jobs {
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
   finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful"; step0?: number }, now = Date.now()): string[] {
     const row = job.row;
-    if (!isActive(row.state)) return [];
+    if (!mayBecome(row.state, state)) return [];
     const wasRunning = row.state !== "PENDING";
     const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
     this.store.tx(() => {

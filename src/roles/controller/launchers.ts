@@ -1,5 +1,5 @@
 /** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
-import { ApiError } from "../../api/errors.ts";
+import { notYourJob, Refusal } from "../../api/errors.ts";
 import type { Scope } from "../../api/backend.ts";
 import { LauncherToController, type ControllerToLauncher } from "../../api/launcher.ts";
 import type { StepCreate, StepGrant } from "../../api/schemas.ts";
@@ -13,9 +13,9 @@ const log = logger("controller");
 
 type ErrorMsg = Extract<ControllerToLauncher, { t: "error" }>;
 
-/** What the HTTP API would answer: an ApiError's code, message and field; anything else is ours. */
+/** What the HTTP API would answer: a refusal's code, message and field; anything else is ours. */
 function errorOf(e: unknown, req?: number): ErrorMsg {
-  if (e instanceof ApiError) return { t: "error", code: e.code, message: e.message, field: e.field, req };
+  if (e instanceof Refusal) return { t: "error", code: e.code, message: e.message, field: e.field, req };
   log.error("launcher request failed", { error: String(e) });
   return { t: "error", code: "internal", message: "internal error; see the controller's log", req };
 }
@@ -49,7 +49,7 @@ export class LauncherHub {
       return;
     }
     if (!this.jobs.mayActOn(scope, msg.jobId)) {
-      conn.send({ t: "error", code: "forbidden", message: `this token is for job ${scope}, not job ${msg.jobId}`, req: msg.t === "step.create" || msg.t === "adopt" ? msg.req : undefined });
+      conn.send(errorOf(notYourJob(scope, msg.jobId), msg.t === "step.create" || msg.t === "adopt" ? msg.req : undefined));
       return;
     }
     switch (msg.t) {
@@ -102,7 +102,9 @@ export class LauncherHub {
     const prev = this.attached.get(conn);
     if (prev !== undefined) this.jobs.removeLauncher(prev, conn);
     if (!this.jobs.addLauncher(jobId, conn)) {
-      conn.send({ t: "job.state", jobId, state: "GONE", reason: "the job is not active", nodes: [] });
+      // Ended (or purged from the history long ago): its final state, so the launcher stops.
+      const row = this.jobs.row(jobId);
+      conn.send({ t: "job.state", jobId, state: row?.state ?? "CANCELLED", reason: row ? (row.reason ?? `the job ended ${row.state}`) : "the job no longer exists", nodes: [] });
       return false;
     }
     this.attached.set(conn, jobId);

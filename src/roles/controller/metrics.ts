@@ -5,12 +5,12 @@
  * and MTCT, agents' heartbeat ages).
  */
 import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../api/metrics.ts";
+import { FINAL_STATES } from "../../domain/job.ts";
 import type { AdaptationEnd } from "./elastic.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 import { nodeView } from "./views.ts";
 
 const ACTIVE = ["PENDING", "RUNNING", "ADAPTING"] as const;
-const FINAL = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
 const NODE_STATES = ["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"] as const;
 
 export interface MetricsSources {
@@ -32,7 +32,7 @@ export class ControllerMetrics {
 
   constructor(private readonly src: MetricsSources) {
     this.started.zero({});
-    for (const s of FINAL) this.ended.zero({ state: s });
+    for (const s of FINAL_STATES) this.ended.zero({ state: s });
     for (const direction of ["grow", "shrink"]) {
       this.adaptDuration.zero({ direction });
       for (const outcome of ["committed", "failed"]) this.adaptations.zero({ direction, outcome });

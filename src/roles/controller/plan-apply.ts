@@ -12,7 +12,6 @@
  * the plan's notes become events of their jobs when their words change. This is the only place
  * the scheduler's decisions act.
  */
-import { ApiError } from "../../api/errors.ts";
 import { checkPlan, type Plan, type PlanJobState, type PlanResize, type PlanStart, type PlanState, type SpawnGrant } from "../../sched/plan.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import type { NewPlanItem, PlanStore } from "../../store/plans.ts";
@@ -88,7 +87,7 @@ export class PlanApplier {
       try {
         this.elastic().resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now, r.limit, r.added, () => this.plans.settle(id, "done"));
       } catch (e) {
-        const why = e instanceof ApiError ? e.message : (e as Error).message;
+        const why = (e as Error).message;
         this.store.tx(() => this.plans.settle(id, "failed", why));
         this.note(r.jobId, `wanted ${r.rule} ${r.from} -> ${r.to} nodes but could not: ${why}`, now);
       }

@@ -4,7 +4,7 @@
  * before the queue (sched/plan.ts: idle nodes in name order until their cpus cover the tasks);
  * the plan's applier hands the granted nodes over (`grant`).
  */
-import { ApiError } from "../../api/errors.ts";
+import { conflict } from "../../domain/refusal.ts";
 import type { SpawnRequest } from "../../sched/plan.ts";
 import type { ClusterState } from "./state.ts";
 
@@ -48,7 +48,7 @@ export class SpawnQueue {
         reject,
         timer: setTimeout(() => {
           this.drop(w);
-          reject(new ApiError(409, "no_idle_nodes", `no idle nodes for ${tasks} new processes within ${Math.round(waitMs / 1000)} s; the cluster is busy`));
+          reject(conflict("no_idle_nodes", `no idle nodes for ${tasks} new processes within ${Math.round(waitMs / 1000)} s; the cluster is busy`));
         }, waitMs),
       };
       this.waiters.push(w);
@@ -62,7 +62,7 @@ export class SpawnQueue {
     for (const w of [...this.waiters]) {
       if (!this.state.jobs.has(w.jobId)) {
         this.drop(w);
-        w.reject(new ApiError(409, "job_finished", `job ${w.jobId} ended while waiting for nodes`));
+        w.reject(conflict("job_finished", `job ${w.jobId} ended while waiting for nodes`));
         continue;
       }
       out.push({ id: w.id, jobId: w.jobId, tasks: w.tasks });

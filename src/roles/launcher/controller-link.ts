@@ -13,7 +13,6 @@ export type JobStateMsg = Extract<ControllerToLauncher, { t: "job.state" }>;
 export type ReallocMsg = Extract<ControllerToLauncher, { t: "realloc" }>;
 type ErrorMsg = Extract<ControllerToLauncher, { t: "error" }>;
 
-export const TERMINAL_STATES: ReadonlySet<string> = new Set(["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "GONE"]);
 
 interface Pending<T> {
   resolve(value: T): void;

@@ -9,7 +9,8 @@ import { ApiClient, ApiClientError } from "../../api/client.ts";
 import type { PmiMode } from "../../proto/step.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
-import { ControllerLink, TERMINAL_STATES } from "./controller-link.ts";
+import { ControllerLink } from "./controller-link.ts";
+import { isFinal } from "../../domain/job.ts";
 import { Launch } from "./launch.ts";
 import { terminalSink } from "./output.ts";
 
@@ -142,7 +143,7 @@ export async function run(o: RunOptions): Promise<number> {
       reportPrimary: true,
     });
     const offState = link.onState((s) => {
-      if (TERMINAL_STATES.has(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
+      if (isFinal(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
     });
     void signals.next.then((signal) => launch.interrupt(signal));
     const result = await launch.run();
@@ -151,10 +152,10 @@ export async function run(o: RunOptions): Promise<number> {
     pool.close();
 
     // 3. Give back what this run asked for, and wait until the controller has it.
-    if (owned && !TERMINAL_STATES.has(link.latest?.state ?? "")) {
+    if (owned && !isFinal(link.latest?.state ?? "")) {
       link.release(result.exitCode, result.failure, result.lostNode, launch.interrupted);
       const deadline = Date.now() + 3000;
-      while (!TERMINAL_STATES.has(link.latest?.state ?? "") && Date.now() < deadline) await Promise.race([link.nextState(), Bun.sleep(200)]);
+      while (!isFinal(link.latest?.state ?? "") && Date.now() < deadline) await Promise.race([link.nextState(), Bun.sleep(200)]);
     } else {
       await Bun.sleep(20);
     }
