@@ -7,6 +7,7 @@ import type { z } from "zod";
 import { describeIssues, firstField } from "../util/zod.ts";
 import { isAdmin, type ApiBackend, type Scope } from "./backend.ts";
 import { ApiError, badRequest, errorBody, notFound } from "./errors.ts";
+import { StoreUnavailable } from "../store/db.ts";
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
@@ -92,6 +93,8 @@ export function createApi(backend: ApiBackend): Hono<Env> {
       if (err.status === 413) res.headers.set("Connection", "close");
       return res;
     }
+    // The store takes no writes (a full or read-only disk): nothing was done; reads still work.
+    if (err instanceof StoreUnavailable) return c.json({ error: { code: "unavailable", message: err.message } }, 503);
     return c.json({ error: { code: "internal", message: err.message } }, 500);
   });
   app.notFound((c) => c.json({ error: { code: "not_found", message: `no route ${c.req.method} ${c.req.path}; see GET /v1/openapi.json` } }, 404));
@@ -104,7 +107,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
   });
 
-  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts() }));
+  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts(), store: backend.storage() }));
 
   app.use("/v1/*", async (c, next) => {
     const header = c.req.header("authorization") ?? "";
