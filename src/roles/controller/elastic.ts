@@ -375,7 +375,12 @@ export class Elastic {
   jobEnded(job: JobRuntime, now = Date.now()): void {
     const a = job.elastic?.adapting;
     if (!a) return;
-    this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: { ...a.times, ended: now }, message: `the job ended (${job.row.state})` });
+    try {
+      this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: { ...a.times, ended: now }, message: `the job ended (${job.row.state})` });
+    } catch (e) {
+      // The job's end is committed and is being carried out: the record stays open (the next start ends it).
+      if (!(e instanceof StoreUnavailable)) throw e;
+    }
     this.effects.adapted?.({ from: a.from, to: a.to, ok: false, requestedAt: a.requestedAt, times: { ...a.times, ended: now } });
   }
 

@@ -69,11 +69,9 @@ export class StoreHealth implements WriteGuard {
     return error;
   }
 
-  /** At start: degraded at once if the disk is full or the database cannot be written. */
+  /** At start: degraded at once if the database cannot take a write (the free-space margin is for resuming only). */
   check(): void {
-    const free = this.freeBytes();
-    if (free !== undefined && free < MIN_FREE_BYTES) this.failed("SQLITE_FULL", `${mib(free)} MiB free`);
-    else this.tryWrite();
+    this.tryWrite();
   }
 
   /**
