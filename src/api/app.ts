@@ -104,7 +104,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
   });
 
-  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts() }));
+  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts(), store: backend.storage() }));
 
   app.use("/v1/*", async (c, next) => {
     const header = c.req.header("authorization") ?? "";

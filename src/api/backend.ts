@@ -1,5 +1,5 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StepCreate, StepGrant, TimelineView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StepCreate, StepGrant, StoreStatus, TimelineView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 
 /** A per-user token's caller (`ebb token create`): acts on that user's jobs, or on all as an admin. */
@@ -43,6 +43,8 @@ export interface ApiBackend {
   /** Drain a node (reason set) or resume it (null); false when there is no such node. */
   drain(name: string, reason: string | null): boolean;
   counts(): { nodes: number; jobs: number };
+  /** Whether the store takes writes; if not, why, since when, and how many reports wait to be written. */
+  storage(): StoreStatus;
   /** The job a token may act on: "all" for the API token, a job id for a job token, undefined if invalid. */
   authorize(token: string): Scope | undefined;
   /** Whether `scope` may act on job `id`: its own job, or one it submitted. */

@@ -34,7 +34,7 @@ import {
   TokenCreated,
 } from "./schemas.ts";
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 503;
 
 interface Operation {
   operationId: string;
@@ -63,6 +63,7 @@ const ERROR_TEXT: Record<ErrorStatus, string> = {
   409: "the job's state does not allow it",
   413: "the request body is over 2 MiB",
   426: "not a WebSocket upgrade",
+  503: "code unavailable: the controller's database takes no writes now (its disk is full or read-only; the message says which and what to do); nothing was done, reads still work, and it resumes by itself (GET /v1/health: store)",
 };
 
 const JOB_ID_PARAM = {
@@ -271,7 +272,10 @@ export function openApiDocument(version: string, routes: readonly { method: stri
       const [method, path] = key.split(" ") as [string, string];
       const params = [...path.matchAll(/:(\w+)/g)].map((m) => m[1]!);
       const oaPath = path.replace(/:(\w+)/g, "{$1}");
-      (paths[oaPath] ??= {})[method.toLowerCase()] = operation(OPERATIONS[key]!, params);
+      const op = OPERATIONS[key]!;
+      // Every route that writes may meet a store that takes no writes.
+      const writes = method !== "GET" && op.operationId !== "testJob";
+      (paths[oaPath] ??= {})[method.toLowerCase()] = operation(writes ? { ...op, errors: [...op.errors, 503] } : op, params);
     }
     paths["/v1/launcher"] = launcherSocket();
     paths["/v1/agent"] = agentSocket();

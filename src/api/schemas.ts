@@ -484,7 +484,18 @@ export const NodeView = z.lazy(() =>
 );
 export type NodeView = z.infer<typeof NodeView>;
 
-export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int() }));
+/** Whether the controller's database takes writes (a full or read-only disk: not; writes answer 503 until it does). */
+export const StoreStatus = z.lazy(() =>
+  z.object({
+    writable: z.boolean(),
+    reason: z.string().optional().describe("why writes are refused, and what to do"),
+    since: z.string().optional().describe("when writes began to be refused (ISO 8601)"),
+    deferred: z.int().optional().describe("reports (jobs' ends...) kept in memory until they can be written"),
+  }),
+);
+export type StoreStatus = z.infer<typeof StoreStatus>;
+
+export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int(), store: StoreStatus }));
 export const SubmitResult = z.lazy(() => z.object({ id: z.int() }));
 export const ErrorResponse = z.lazy(() => z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) }));
 

@@ -4,7 +4,7 @@
  * preparing them anew on each call was a third of the controller's CPU time at 200 jobs/s.
  */
 import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
-import type { Db } from "./db.ts";
+import { guarded, type Db } from "./db.ts";
 import type { JobState } from "../domain/job.ts";
 import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
 
@@ -137,11 +137,12 @@ export class JobStore {
   /** Told how long each transaction took, commit included (ms); the controller's metrics set it. */
   onCommit?: (ms: number) => void;
 
+  /** Runs `fn` in one transaction; refused, or failed for want of storage, it throws StoreUnavailable (db.ts). */
   tx<T>(fn: () => T): T {
-    if (!this.onCommit) return this.runTx(fn) as T;
+    if (!this.onCommit) return guarded(this.db.$client, () => this.runTx(fn) as T);
     const t0 = performance.now();
     try {
-      return this.runTx(fn) as T;
+      return guarded(this.db.$client, () => this.runTx(fn) as T);
     } finally {
       this.onCommit(performance.now() - t0);
     }

@@ -204,7 +204,8 @@ describe("the OpenAPI document", () => {
     const listed: string[] = [];
     for (const [path, item] of Object.entries<any>(doc.paths)) {
       if (path === "/v1/launcher" || path === "/v1/agent") continue; // the WebSockets: their own tests below
-      for (const [method, op] of Object.entries<any>(item)) for (const status of Object.keys(op.responses)) listed.push(`${method.toUpperCase()} ${path} ${status}`);
+      // 503 (a store that takes no writes) needs a full disk: disk-full.test.ts answers it on every route.
+      for (const [method, op] of Object.entries<any>(item)) for (const status of Object.keys(op.responses)) if (status !== "503") listed.push(`${method.toUpperCase()} ${path} ${status}`);
     }
     expect(listed.filter((l) => !seen.has(l))).toEqual([]);
   }, 180_000);

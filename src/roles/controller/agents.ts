@@ -9,6 +9,7 @@ import type { Jobs } from "./jobs.ts";
 import { programReport } from "./program.ts";
 import type { AgentSession, ClusterState } from "./state.ts";
 import { unreachable } from "./reach.ts";
+import type { StoreHealth } from "./storage.ts";
 
 const log = logger("controller");
 
@@ -31,6 +32,7 @@ export class AgentHub {
     private readonly heartbeatMs: number,
     private readonly schedule: () => void,
     private readonly elastic: Elastic,
+    private readonly health: StoreHealth,
     private readonly onNodeUp?: (name: string) => void,
   ) {}
 
@@ -82,16 +84,20 @@ export class AgentHub {
       conn.close(REFUSED.badMessage, "send hello first");
       return;
     }
-    node.lastSeen = Date.now();
+    const now = Date.now();
+    node.lastSeen = now;
     switch (msg.t) {
       case "heartbeat":
         return;
       case "job.exit":
         // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
-        if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode).includes(name)) conn.send({ t: "job.ack", jobId: msg.jobId });
-        return;
+        // Kept for later while the store takes no writes, and not acknowledged: the agent re-sends it if we restart.
+        return this.health.orLater(`exit:${msg.jobId}`, () => {
+          if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now).includes(name)) this.state.nodes.get(name)?.session?.send({ t: "job.ack", jobId: msg.jobId });
+        });
       case "perf":
-        this.elastic.perf(msg.jobId, name, msg);
+        // Samples: those that come while the store takes no writes are not kept.
+        this.health.quietly(() => this.elastic.perf(msg.jobId, name, msg));
         return;
       case "program": {
         const job = this.state.jobs.get(msg.jobId);
@@ -99,7 +105,7 @@ export class AgentHub {
           programReport(job, msg);
           // Kept in the job's row (rank 0 reports at most once a second): a controller restart
           // still knows the structure and where the program is.
-          this.jobs.saveProgram(job);
+          this.health.orLater(`program:${job.row.id}`, () => this.jobs.saveProgram(job));
         }
         return;
       }
@@ -175,9 +181,10 @@ export class AgentHub {
     existing?.session?.close(REFUSED.nameTaken, "replaced by a newer connection of the same node");
     const wasDown = existing?.row.status === "DOWN";
     const row = { name: msg.name, cpus: msg.cpus, memoryMb: msg.memoryMb, addr: msg.addr, status: "UP" as const, reason: null, drain: existing?.row.drain ?? null, registeredAt: existing?.row.registeredAt ?? now, updatedAt: now };
-    upsertNode(this.db, row);
     const node = existing ?? { row, lastSeen: now };
     node.row = row;
+    // While the store takes no writes, the node runs on what memory knows; its row is written after.
+    this.health.orLater(`node:${msg.name}`, () => upsertNode(this.db, node.row));
     node.session = conn;
     node.lastSeen = now;
     node.runAs = msg.runAs;
@@ -191,7 +198,7 @@ export class AgentHub {
     const reported = new Set(msg.jobs);
     for (const job of [...this.state.jobs.values()]) {
       if (job.row.kind !== "alloc" && job.nodes[0] === msg.name && job.row.state !== "PENDING" && !reported.has(job.row.id))
-        this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.name} re-registered without the job's processes` });
+        this.health.orLater(`lost:${job.row.id}`, () => this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.name} re-registered without the job's processes` }));
     }
     log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { node: msg.name, addr: msg.addr, cpus: msg.cpus, from: conn.remote });
     this.schedule();
@@ -211,8 +218,12 @@ export class AgentHub {
     return true;
   }
 
-  /** Nodes silent for 3 heartbeat intervals go DOWN and their jobs NODE_FAIL. */
+  /** Nodes silent for 3 heartbeat intervals go DOWN and their jobs NODE_FAIL (not while the store takes no writes). */
   checkHeartbeats(now = Date.now()): void {
+    this.health.quietly(() => this.checkSilent(now));
+  }
+
+  private checkSilent(now: number): void {
     for (const node of this.state.nodes.values()) {
       if (node.row.status !== "UP" || now - node.lastSeen <= 3 * this.heartbeatMs) continue;
       const reason = `no heartbeat for ${((now - node.lastSeen) / 1000).toFixed(1)} s`;
@@ -221,7 +232,10 @@ export class AgentHub {
       node.completing = undefined;
       log.warn(`node ${node.row.name} is DOWN: ${reason}`, { node: node.row.name });
       // An elastic job whose survivors can go on adapts past the node; any other job fails with it.
-      if (node.jobId === undefined || !this.elastic.fault(node.jobId, node.row.name, "stopped responding")) this.jobs.nodeFailed(node.row.name, "stopped responding");
+      const jobId = node.jobId;
+      this.health.orLater(`down:${node.row.name}`, () => {
+        if (jobId === undefined || !this.elastic.fault(jobId, node.row.name, "stopped responding")) this.jobs.nodeFailed(node.row.name, "stopped responding");
+      });
       node.session?.close(4408, "heartbeat timeout");
       node.session = undefined;
     }

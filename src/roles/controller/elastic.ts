@@ -15,6 +15,7 @@ import { measuredProfile, type Configuration, type MeasuredPoint } from "../../s
 import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
 import type { JobStore } from "../../store/jobs.ts";
+import { StoreUnavailable } from "../../store/db.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { logger } from "../../util/log.ts";
 import { JobCfgs, type CfgPersistence } from "./cfg.ts";
@@ -71,7 +72,12 @@ export class Elastic {
     for (const a of this.estore.openAdaptations()) {
       const job = this.state.jobs.get(a.jobId);
       if (!job) {
-        this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: Date.now(), message: "the job ended", times: a.times });
+        try {
+          this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: Date.now(), message: "the job ended", times: a.times });
+        } catch (e) {
+          // The store takes no writes (a full disk): the next start ends it.
+          if (!(e instanceof StoreUnavailable)) throw e;
+        }
         continue;
       }
       const e = this.jobs.elasticOf(job);
@@ -369,7 +375,12 @@ export class Elastic {
   jobEnded(job: JobRuntime, now = Date.now()): void {
     const a = job.elastic?.adapting;
     if (!a) return;
-    this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: { ...a.times, ended: now }, message: `the job ended (${job.row.state})` });
+    try {
+      this.estore.endAdaptation(a.id, { state: "FAILED", endedAt: now, times: { ...a.times, ended: now }, message: `the job ended (${job.row.state})` });
+    } catch (e) {
+      // The job's end is committed and is being carried out: the record stays open (the next start ends it).
+      if (!(e instanceof StoreUnavailable)) throw e;
+    }
     this.effects.adapted?.({ from: a.from, to: a.to, ok: false, requestedAt: a.requestedAt, times: { ...a.times, ended: now } });
   }
 

@@ -13,7 +13,7 @@ import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
-import { onAutocommit, openDb } from "../../store/db.ts";
+import { guardWrites, onAutocommit, openDb, openedExclusive } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
 import { listNodes } from "../../store/nodes.ts";
 import type { ServerTls } from "../../util/tls.ts";
@@ -47,6 +47,7 @@ import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
 import { timeline } from "./timeline.ts";
 import { TimelineFeed } from "./timeline-feed.ts";
+import { StoreHealth } from "./storage.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
 const USER_TOKEN_PREFIX = "ebbu_";
@@ -102,11 +103,16 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const heartbeatMs = opts.heartbeatMs ?? 2000;
   const dbPath = opts.dbPath ?? join(opts.stateDir, "ebb.db");
   const db = openDb(dbPath);
+  if (openedExclusive(db)) log.warn(`opened ${dbPath} in exclusive locking mode (its disk is full): no other process can read it until the controller restarts`);
+  // Whether the database takes writes now: refused while it does not (a full or read-only disk).
+  const health = new StoreHealth(db, dbPath);
+  guardWrites(db, health);
+  health.check();
   const store = new JobStore(db);
   const estore = new ElasticStore(db);
   const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
-  const metrics = new ControllerMetrics({ state, version: VERSION, mtct: (j) => elastic!.mtct(j.row.id, j.row.sampleInterval ?? sampleInterval).mtct });
+  const metrics = new ControllerMetrics({ state, version: VERSION, mtct: (j) => elastic!.mtct(j.row.id, j.row.sampleInterval ?? sampleInterval).mtct, store: health });
   let commits = 0;
   store.onCommit = (ms) => {
     commits++;
@@ -158,15 +164,22 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
   const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
   const planStore = new PlanStore(db);
+  // A job's CFG state is saved at each report: the newest waits while the store takes no writes.
+  const cfgStore = new CfgStore(db);
+  const cfgRows = { all: () => cfgStore.all(), save: (jobId: number, data: unknown) => health.orLater(`cfg:${jobId}`, () => cfgStore.save(jobId, data)) };
   const applier = new PlanApplier(state, store, planStore, jobs, () => elastic!, spawns);
   scheduler = new SchedulerLoop(state, snapshots, applier, {
+    // A plan cannot be committed while the store takes no writes; one that failed half-way leaves
+    // items accepted but not carried out, which are abandoned as at a restart.
+    mayPass: () => health.writable,
+    unavailable: () => health.orLater("plans", () => applier.reconcile()),
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, new CfgStore(db));
-  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, opts.onNodeUp);
-  const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope));
-  applier.reconcile();
+  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.onNodeUp);
+  const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope), health);
+  health.orLater("plans", () => applier.reconcile());
   jobs.restore();
   elastic.restore();
   const views = { store, plans: planStore, state, elastic, sampleInterval };
@@ -201,6 +214,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason) => agents!.setDrain(name, reason),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
+    storage: () => {
+      const d = health.degraded;
+      return d ? { writable: false, reason: d.reason, since: new Date(d.since).toISOString(), deferred: health.deferred } : { writable: true };
+    },
     authorize: (t) => {
       if (safeEqual(t, token)) return "all";
       const job = verifyJobToken(clusterKey, t);
@@ -232,17 +249,23 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   });
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `${opts.tls ? "https" : "http"}://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
-  writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
-  chmodSync(join(opts.stateDir, "controller.url"), 0o600);
+  try {
+    writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
+    chmodSync(join(opts.stateDir, "controller.url"), 0o600);
+  } catch (e) {
+    // A full or read-only state dir: the controller serves what it can; clients are told its URL.
+    log.warn(`could not write ${join(opts.stateDir, "controller.url")} (${(e as Error).message}): clients need --controller ${url} (or EBB_CONTROLLER)`);
+  }
 
   // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
   // eighth of a heartbeat after its third missed one.
   const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), Math.max(20, Math.min(250, heartbeatMs / 8)));
   const ticker = setInterval(() => {
-    jobs.enforceTimeLimits();
+    // Not while the store takes no writes: a job that outlives its limit meanwhile ends after.
+    health.quietly(() => jobs.enforceTimeLimits());
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
-  const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS);
+  const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS, health.quietly.bind(health));
 
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
   if (!opts.tls && !["127.0.0.1", "::1", "localhost"].includes(opts.listen.host))
@@ -255,6 +278,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     async stop() {
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
+      health.stop();
       feed!.stop();
       if (purger) clearInterval(purger);
       server.stop(true);

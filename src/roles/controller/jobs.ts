@@ -18,6 +18,7 @@ import { blockLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
+import { StoreUnavailable } from "../../store/db.ts";
 import { compressIndices, parseArraySpec, type ArraySpec } from "../../api/array.ts";
 import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
@@ -602,16 +603,16 @@ export class Jobs {
    * A step that lost a node whose agent the controller has lost too ended because the node failed.
    * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
    */
-  exited(id: number, exitCode: number, message?: string, lostNode?: string): string[] {
+  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now()): string[] {
     const job = this.state.jobs.get(id);
     if (!job || job.row.state === "PENDING") return [];
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
     if (node && (!node.session || node.row.status === "DOWN")) {
-      return this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` });
+      return this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` }, now);
     }
-    return this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" });
+    return this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" }, now);
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
@@ -691,7 +692,14 @@ export class Jobs {
     if (job.row.kind !== "alloc" || job.launchers.size > 0 || job.orphanTimer) return;
     job.orphanTimer = setTimeout(() => {
       job.orphanTimer = undefined;
-      if (job.launchers.size === 0 && this.state.jobs.has(job.row.id)) this.finish(job, "CANCELLED", { reason: "its ebb run launcher went away" });
+      if (job.launchers.size > 0 || !this.state.jobs.has(job.row.id)) return;
+      try {
+        this.finish(job, "CANCELLED", { reason: "its ebb run launcher went away" });
+      } catch (e) {
+        // The store takes no writes now: the allocation waits one more grace period.
+        if (!(e instanceof StoreUnavailable)) throw e;
+        this.watchOrphan(job);
+      }
     }, this.config.orphanGraceMs);
     job.orphanTimer.unref?.();
   }

@@ -8,6 +8,7 @@ import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
 import type { ClusterState, LauncherSession } from "./state.ts";
+import type { StoreHealth } from "./storage.ts";
 
 const log = logger("controller");
 
@@ -28,6 +29,7 @@ export class LauncherHub {
     private readonly jobs: Jobs,
     private readonly elastic: Elastic,
     private readonly submitter: (scope: Scope) => Submitter,
+    private readonly health: StoreHealth,
   ) {}
 
   onMessage(conn: LauncherSession, scope: Scope, text: string | Buffer): void {
@@ -52,6 +54,7 @@ export class LauncherHub {
       conn.send(errorOf(notYourJob(scope, msg.jobId), msg.t === "step.create" || msg.t === "adopt" ? msg.req : undefined));
       return;
     }
+    const now = Date.now();
     switch (msg.t) {
       case "attach": {
         if (!this.follow(conn, msg.jobId)) return;
@@ -67,27 +70,26 @@ export class LauncherHub {
           conn.send(errorOf(e, msg.req));
         }
         return;
+      // What the launcher reports is recorded now, or kept until the store takes writes again.
       case "adapt.done":
-        this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message);
-        return;
+        return this.health.orLater(`adapt:${msg.jobId}:${msg.adaptId}`, () => this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message, now));
       case "cfg":
         this.elastic.cfgs.update(msg.jobId, msg);
         return;
-      case "fault": {
-        const job = this.state.jobs.get(msg.jobId);
-        if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason, Date.now(), true)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` });
-        return;
-      }
+      case "fault":
+        return this.health.orLater(`fault:${msg.jobId}:${msg.node}`, () => {
+          const job = this.state.jobs.get(msg.jobId);
+          if (job && !this.elastic.fault(msg.jobId, msg.node, msg.reason, now, true)) this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.node} failed: ${msg.reason}` }, now);
+        });
       case "step.end":
-        this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode, msg.interrupted !== undefined);
-        return;
-      case "release": {
-        const job = this.state.jobs.get(msg.jobId);
-        if (job && job.row.kind === "alloc" && msg.interrupted) this.jobs.finish(job, "CANCELLED", { exitCode: msg.exitCode, reason: `ebb run was interrupted (${msg.interrupted})`, cleanup: "now" });
-        else if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode);
-        else if (job) log.warn("release of a job that is not an allocation", { jobId: msg.jobId });
-        return;
-      }
+        return this.health.orLater(`step:${msg.jobId}:${msg.stepId}`, () => this.jobs.stepEnded(msg.jobId, msg.stepId, msg.exitCode, msg.interrupted !== undefined, now));
+      case "release":
+        return this.health.orLater(`release:${msg.jobId}`, () => {
+          const job = this.state.jobs.get(msg.jobId);
+          if (job && job.row.kind === "alloc" && msg.interrupted) this.jobs.finish(job, "CANCELLED", { exitCode: msg.exitCode, reason: `ebb run was interrupted (${msg.interrupted})`, cleanup: "now" }, now);
+          else if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now);
+          else if (job) log.warn("release of a job that is not an allocation", { jobId: msg.jobId });
+        });
     }
   }
 

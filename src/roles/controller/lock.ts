@@ -1,9 +1,11 @@
 /**
  * One controller per state directory: `controller.lock` holds the pid and host of the controller
  * that owns it, created with O_EXCL so that of two controllers starting at once only one wins. A
- * lock whose process is gone (same host, pid not running) is stale and taken over.
+ * lock whose process is gone (same host, pid not running) is stale and taken over. On a full disk
+ * the lock is still created, but empty: it is held all the same (another controller refuses it,
+ * saying it names no one), and removed at release.
  */
-import { readFileSync, rmSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
@@ -36,16 +38,35 @@ function readHolder(path: string): Holder | undefined {
   }
 }
 
+function sizeOf(path: string): number | undefined {
+  try {
+    return statSync(path).size;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Takes the state dir's lock or throws StateDirHeld naming the holder; returns the release. */
 export function lockStateDir(stateDir: string, listen: string): () => void {
   const path = join(stateDir, "controller.lock");
   const me: Holder = { pid: process.pid, host: hostname(), startedAt: new Date().toISOString(), listen };
+  let named = true;
   for (let attempt = 0; ; attempt++) {
+    let fd: number | undefined;
     try {
-      writeFileSync(path, `${JSON.stringify(me)}\n`, { flag: "wx", mode: 0o600 });
+      fd = openSync(path, "wx", 0o600);
+      writeSync(fd, `${JSON.stringify(me)}\n`);
       break;
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "EEXIST" || attempt > 3) throw e;
+      const code = (e as NodeJS.ErrnoException).code;
+      // Created, but no room for its contents: held, unnamed.
+      if (fd !== undefined && (code === "ENOSPC" || code === "EDQUOT")) {
+        named = false;
+        break;
+      }
+      if (code !== "EEXIST" || attempt > 3) throw e;
+    } finally {
+      if (fd !== undefined) closeSync(fd);
     }
     const holder = readHolder(path);
     // A lock being written right now reads as empty: the other controller is starting.
@@ -67,6 +88,7 @@ export function lockStateDir(stateDir: string, listen: string): () => void {
     );
   }
   return () => {
-    if (readHolder(path)?.pid === process.pid && readHolder(path)?.host === me.host) rmSync(path, { force: true });
+    const mine = named ? readHolder(path)?.pid === process.pid && readHolder(path)?.host === me.host : sizeOf(path) === 0;
+    if (mine) rmSync(path, { force: true });
   };
 }

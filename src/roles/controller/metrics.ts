@@ -2,7 +2,7 @@
  * The controller's Prometheus metrics: counters and histograms recorded as things happen (jobs
  * started and ended, submits, scheduling passes, adaptations, SQLite commits), and gauges read
  * from the cluster state at each scrape (jobs and nodes by state, the queue, elastic jobs' sizes
- * and MTCT, agents' heartbeat ages).
+ * and MTCT, agents' heartbeat ages, whether the database takes writes).
  */
 import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../api/metrics.ts";
 import { FINAL_STATES } from "../../domain/job.ts";
@@ -18,6 +18,8 @@ export interface MetricsSources {
   version: string;
   /** The latest MTCT of a running elastic job (null before its first samples). */
   mtct(job: JobRuntime): number | null;
+  /** Whether the database takes writes, and how many reports wait until it does. */
+  store: { readonly writable: boolean; readonly deferred: number };
 }
 
 export class ControllerMetrics {
@@ -102,6 +104,8 @@ export class ControllerMetrics {
       gauge("ebb_elastic_job_mtct", "Latest MTCT (communication over computation time) of each running elastic job", elasticMtct),
       this.commit.family(),
       gauge("ebb_agent_heartbeat_age_seconds", "Time since each connected agent was last heard from", heartbeat),
+      gauge("ebb_store_writable", "1 while the controller's database takes writes; 0 while its disk is full or read-only (writes answer 503, see GET /v1/health)", [{ value: this.src.store.writable ? 1 : 0 }]),
+      gauge("ebb_store_deferred_writes", "Reports (jobs' ends, node registrations...) kept in memory until the database takes writes again", [{ value: this.src.store.deferred }]),
     ]);
   }
 }

@@ -6,9 +6,11 @@
  * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`, with the same
  * rule for resizes: every pass plans them (sched/README.md, "One cadence"). A pass with no idle
  * node is skipped unless it is the periodic full pass (which also refreshes why jobs wait, and is
- * where a shrink to admit a waiting job is planned when nothing is idle).
+ * where a shrink to admit a waiting job is planned when nothing is idle). No pass runs while the
+ * store takes no writes (a full or read-only disk: storage.ts); one that meets it stops there.
  */
 import { makePlan, type Snapshot } from "../../sched/plan.ts";
+import { StoreUnavailable } from "../../store/db.ts";
 import type { PlanApplier } from "./plan-apply.ts";
 import type { Snapshots } from "./snapshot.ts";
 import type { ClusterState } from "./state.ts";
@@ -23,6 +25,10 @@ export class SchedulerLoop {
     private readonly opts: {
       beforePass?: (now: number) => void;
       passTook?: (ms: number) => void;
+      /** Whether a pass may run now (its plan can be committed). */
+      mayPass?: () => boolean;
+      /** A pass stopped half-way: the store refused a write. */
+      unavailable?: () => void;
     } = {},
   ) {}
 
@@ -35,7 +41,14 @@ export class SchedulerLoop {
     setImmediate(() => {
       const { full } = this.queued!;
       this.queued = undefined;
-      if (full || this.state.hasIdleNode(Date.now())) this.pass(Date.now(), full);
+      if (this.opts.mayPass?.() === false) return;
+      if (!full && !this.state.hasIdleNode(Date.now())) return;
+      try {
+        this.pass(Date.now(), full);
+      } catch (e) {
+        if (!(e instanceof StoreUnavailable)) throw e;
+        this.opts.unavailable?.();
+      }
     });
   }
 
