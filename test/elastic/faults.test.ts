@@ -1,7 +1,7 @@
 /**
  * Fault adaptation (dissertation §6.1.2): an elastic job whose node dies goes on with the
  * survivors when they are within its range; a rigid job, or one whose survivors are below its
- * minimum, ends NODE_FAIL. Real processes: 4 agents, `ebb run` of examples/jacobi.ts, agents
+ * minimum, ends NODE_FAIL. Real processes: 5 agents, `ebb run` (and elastic command jobs) of examples/jacobi.ts, agents
  * SIGKILLed mid-run.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
