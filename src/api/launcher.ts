@@ -48,7 +48,11 @@ export const LauncherToController = tagged({
     monitor: z.string().max(1000).optional(),
   }),
   "step.end": () => ({ jobId: JobId, stepId: z.int().nonnegative(), exitCode: z.int(), message: z.string().optional(), interrupted: z.string().optional() }),
-  /** An `ebb run` that created its own allocation gives it back with the step's exit code; `interrupted`: the job is CANCELLED. */
+  /**
+   * An `ebb run` that created its own allocation gives it back with the step's exit code
+   * (`interrupted`: the job is CANCELLED); the step root of an elastic command job on the
+   * controller's host reports the job's end with it.
+   */
   "release": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), interrupted: z.string().optional() }),
 });
 export type LauncherToController = MessageOf<typeof LauncherToController>;

@@ -23,6 +23,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   resume: { summary: "Resume drained nodes: they are scheduled again", load: () => import("./resume.ts") },
   token: { summary: "Issue a user's API token (admins only): ebb token create --user NAME [--admin]", load: () => import("./token.ts") },
   sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
+  "step-root": { summary: "The step root of an elastic command job (started by the controller)", load: () => import("./step-root.ts"), hidden: true },
   completion: { summary: "Print a shell completion script: ebb completion bash|zsh|fish", load: () => import("./completion.ts") },
 };
 

@@ -21,6 +21,7 @@ interface Spec {
 async function specs(): Promise<Spec[]> {
   const out: Spec[] = [];
   for (const [name, c] of Object.entries(COMMANDS)) {
+    if (c.hidden) continue;
     const def: CommandDef<ArgsDef> = await loadCommand(name);
     const flags = Object.entries(def.args).flatMap(([long, d]) =>
       d.type === "positional" ? [] : [{ long, short: d.alias === undefined ? [] : (typeof d.alias === "string" ? [d.alias] : [...d.alias]), value: d.type === "string", description: d.description }],

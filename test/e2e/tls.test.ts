@@ -129,6 +129,17 @@ describe("ebb up --tls", () => {
     expect(readFileSync(cmdOut, "utf8").trim().split("\n").sort()).toEqual(["rank 0", "rank 1"]);
   }, 180_000);
 
+  test("an elastic command job runs: its step root on the controller's host trusts the cluster CA (STATE_DIR/ca.pem)", async () => {
+    const out = join(dir, "elastic.out");
+    const counter = join(ROOT, "test/elastic/programs/counter.ts");
+    const { status, json } = await api("POST", "/v1/jobs", { argv: [process.execPath, counter, "20", "5"], nodes: 2, elastic: true, minNodes: 1, maxNodes: 2, cwd: dir, output: out });
+    expect(status).toBe(201);
+    const j = await waitJob(json.id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"]);
+    const text = readFileSync(out, "utf8");
+    expect({ state: j.state, text }).toMatchObject({ state: "COMPLETED" });
+    expect(text).toMatch(/pid=\d+ rank=1/);
+  }, 180_000);
+
   test("a client without the cluster's CA is refused, saying what to do", async () => {
     const empty = join(dir, "elsewhere");
     mkdirSync(empty, { recursive: true });

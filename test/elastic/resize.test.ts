@@ -244,4 +244,24 @@ describe("a controller restart", () => {
     await c.api("DELETE", `/v1/jobs/${job.id}`);
     await job.finished;
   });
+
+  test("an elastic command job's step root (on the controller's host) lives through it, re-attaches, and the job is grown and COMPLETED", async () => {
+    const id = await c.submit({ argv: [BUN, COUNTER, "400", "20"], nodes: 2, elastic: true, minNodes: 1, maxNodes: 3 });
+    const job = await c.waitJob(id, ["RUNNING"], 60_000);
+    await waitFor("both ranks", () => /pid=\d+ rank=1/.test(c.read(job.output)), 60_000);
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    await c.waitNodes(2, "IDLE");
+    const grow = await waitFor("the step root to re-attach", async () => {
+      const r = await c.api("POST", `/v1/jobs/${id}/resize`, { nodes: 3 });
+      if (r.status === 409 && r.json.error.code === "no_elastic_step") return undefined;
+      return r;
+    });
+    expect(grow.status).toBe(202);
+    expect((await c.adaptationEnd(id, grow.json.adaptationId)).state).toBe("COMMITTED");
+    const end = await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"], 60_000);
+    expect(end.state).toBe("COMPLETED");
+    expect(c.read(job.output)).toMatch(/world size=3/);
+  }, 120_000);
 });

@@ -19,7 +19,7 @@ import type { Subprocess } from "bun";
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
-import { SYSTEM_PATH } from "./system-path.ts";
+import { SYSTEM_PATH } from "../system-path.ts";
 
 const log = logger("agent");
 

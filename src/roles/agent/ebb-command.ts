@@ -7,7 +7,7 @@
 import { chmodSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { ebbCommand, isCompiled } from "../../util/self.ts";
-import { agentIsRoot } from "./identity.ts";
+import { agentIsRoot } from "../identity.ts";
 
 const RUN_DIR = "/run/ebb";
 

@@ -2,7 +2,7 @@
  * The node agent: registers its node with the controller and heartbeats; starts and kills job
  * processes on the controller's orders; serves step trees for launchers and other agents.
  */
-import { agentIsRoot } from "./identity.ts";
+import { agentIsRoot } from "../identity.ts";
 import { cfgLibrary } from "./cfg-lib.ts";
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

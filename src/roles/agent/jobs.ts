@@ -2,7 +2,7 @@
  * Jobs whose first node is this one: a batch script run here with its output in a file, or a
  * command launched as step 0 from here (this agent is that step's root, with no extra process).
  */
-import { asUser, giveTo, identityFor } from "./identity.ts";
+import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";

@@ -3,7 +3,7 @@
  * signal reaches the whole tree it forks. Group ids are recorded (group-log.ts) so that an agent
  * that was killed can, when restarted, kill what its previous life left behind.
  */
-import { runAs, type Identity } from "./identity.ts";
+import { runAs, type Identity } from "../identity.ts";
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";

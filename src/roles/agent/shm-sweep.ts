@@ -5,7 +5,7 @@
  * agent removes, when it starts, those whose owners are all gone.
  */
 import { lstatSync, readdirSync, rmSync } from "node:fs";
-import { agentIsRoot, asUser } from "./identity.ts";
+import { agentIsRoot, asUser } from "../identity.ts";
 import { join } from "node:path";
 
 /** A part of a step's shm names that nobody can guess ahead of the agent. */

@@ -6,7 +6,7 @@
  *   parent --launch/signal/end--> StepNode --same--> children
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
-import { asUser, identityFor, type Identity } from "./identity.ts";
+import { asUser, identityFor, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";

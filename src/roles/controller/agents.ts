@@ -197,7 +197,7 @@ export class AgentHub {
     // A batch or command job whose first node came back without it has lost its processes.
     const reported = new Set(msg.jobs);
     for (const job of [...this.state.jobs.values()]) {
-      if (job.row.kind !== "alloc" && job.nodes[0] === msg.name && job.row.state !== "PENDING" && !reported.has(job.row.id))
+      if (this.jobs.driverNode(job) === msg.name && job.row.state !== "PENDING" && !reported.has(job.row.id))
         this.health.orLater(`lost:${job.row.id}`, () => this.jobs.finish(job, "NODE_FAIL", { reason: `node ${msg.name} re-registered without the job's processes` }));
     }
     log.info(`node ${msg.name} ${existing ? (wasDown ? "is back UP" : "re-registered") : "registered"}`, { node: msg.name, addr: msg.addr, cpus: msg.cpus, from: conn.remote });

@@ -212,7 +212,7 @@ export class Elastic {
       this.done(jobId, e.adapting.id, false, {}, `aborted: node ${node} failed (${reason})`, now);
     }
     if (!r.elastic || !e || r.state !== "RUNNING" || e.adapting || !e.launcher || !e.tasks || e.stepId === undefined) return false;
-    if (r.kind !== "alloc" && job.nodes[0] === node) return false; // its batch script or command ran there
+    if (this.jobs.driverNode(job) === node) return false; // its batch script or command's step root ran there
     const index = job.nodes.indexOf(node);
     if (e.tasks.length !== job.nodes.length) return false;
     const survivors = job.nodes.filter((n) => n !== node);
@@ -264,7 +264,7 @@ export class Elastic {
     const r = job.row;
     const e = job.elastic!;
     const a = e.adapting!;
-    if (r.kind !== "alloc" && job.nodes[0] === node) return false;
+    if (this.jobs.driverNode(job) === node) return false;
     const index = job.nodes.indexOf(node);
     if (e.tasks!.length !== job.nodes.length) return false;
     const survivors = job.nodes.filter((n) => n !== node);

@@ -48,6 +48,7 @@ import { ControllerMetrics } from "./metrics.ts";
 import { timeline } from "./timeline.ts";
 import { TimelineFeed } from "./timeline-feed.ts";
 import { StoreHealth } from "./storage.ts";
+import { stepRootCa, StepRoots } from "./step-roots.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
 const USER_TOKEN_PREFIX = "ebbu_";
@@ -130,6 +131,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   let elastic: Elastic | undefined;
   // Made below (it reads the views); jobs restored before it end unseen by any stream.
   let feed: TimelineFeed | undefined;
+  // Elastic command jobs' step roots run on this host (step-roots.ts), once the server's URL is known.
+  const rootCa = stepRootCa(opts.stateDir, opts.tls !== undefined);
+  if (!rootCa) log.warn(`no cluster CA at ${join(opts.stateDir, "ca.pem")}: the step roots of elastic command jobs run in their first node's agent, so losing that node fails them`);
+  let stepRoots: StepRoots | undefined;
   const eligibility = new Eligibility(state, store);
   const spawns = new SpawnQueue(state, () => scheduler!.request());
   // Nodes just given to a job: their agents hear of it now (a launch there waits for that news).
@@ -157,6 +162,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       submitted: (ms) => metrics.submit.observe(ms / 1000),
       watch: (list, at) => eligibility.watch(list, at),
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
+      startStepRoot: rootCa ? (start) => (stepRoots ? stepRoots.start(start) : "the controller is still starting") : undefined,
     },
   );
   const ersConfig = resolveConfig(opts.scheduler);
@@ -249,6 +255,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   });
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `${opts.tls ? "https" : "http"}://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
+  stepRoots = rootCa && new StepRoots({ url, ...rootCa, fanout: 8, exited: (id, code, signal) => jobs.rootExited(id, code, signal) });
   try {
     writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
     chmodSync(join(opts.stateDir, "controller.url"), 0o600);

@@ -56,6 +56,11 @@ export interface Effects {
   watch(jobs: readonly JobRuntime[], now: number): void;
   /** Wait for idle nodes for `tasks` new processes of a running job; `grant` takes them. */
   requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
+  /**
+   * Start the step root of an elastic command job on the controller's host (step-roots.ts); an
+   * error message if it could not. Without it, such roots run in the first node's agent.
+   */
+  startStepRoot?(start: JobStart): string | undefined;
 }
 
 /** What the tasks of one array may hold in all, scripts and environments counted per task. */
@@ -351,9 +356,38 @@ export class Jobs {
           : undefined,
       elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
     };
+    if (this.hostsRoot(row)) {
+      const error = this.effects.startStepRoot!(start);
+      if (error) this.finish(job, "FAILED", { reason: error });
+      return;
+    }
     if (!this.effects.toAgent(nodes[0]!, { t: "job.start", job: start })) {
       this.finish(job, "NODE_FAIL", { reason: `could not reach node ${nodes[0]} to start the job` });
     }
+  }
+
+  /**
+   * Whether the job's step root runs on the controller's host (an elastic command job, when this
+   * controller hosts step roots) rather than in its first node's agent.
+   */
+  hostsRoot(row: JobRow): boolean {
+    return row.kind === "command" && !!row.elastic && this.effects.startStepRoot !== undefined;
+  }
+
+  /**
+   * The node whose loss ends the job whatever its kind (its batch script or its command's step
+   * root runs there), if there is one: the first node of a batch job, and of a command job whose
+   * root is not on the controller's host.
+   */
+  driverNode(job: JobRuntime): string | undefined {
+    return job.row.kind === "alloc" || this.hostsRoot(job.row) ? undefined : job.nodes[0];
+  }
+
+  /** A step root process on the controller's host ended: a job it did not report the end of ends with it. */
+  rootExited(jobId: number, code: number, signal: string | null): void {
+    const job = this.state.jobs.get(jobId);
+    if (!job || !this.hostsRoot(job.row) || job.row.state === "PENDING") return;
+    this.exited(jobId, code === 0 ? 1 : code, `its step root on the controller's host ${signal ? `was killed by ${signal}` : `exited with code ${code}`} before it reported the job's end (see the controller's log)`);
   }
 
   /** What step 0 of a command job is: its credential covers it, and an elastic one's joiners' too. */
@@ -687,16 +721,21 @@ export class Jobs {
     for (const l of job.launchers) l.send(msg);
   }
 
-  /** An allocation whose `ebb run` is gone (and does not come back) is cancelled. */
+  /**
+   * An allocation whose `ebb run` is gone (and does not come back) is cancelled; a command job
+   * whose step root on the controller's host is gone (it did not reconnect after a restart) fails.
+   */
   watchOrphan(job: JobRuntime): void {
-    if (job.row.kind !== "alloc" || job.launchers.size > 0 || job.orphanTimer) return;
+    const root = this.hostsRoot(job.row) && job.row.state !== "PENDING";
+    if ((job.row.kind !== "alloc" && !root) || job.launchers.size > 0 || job.orphanTimer) return;
     job.orphanTimer = setTimeout(() => {
       job.orphanTimer = undefined;
       if (job.launchers.size > 0 || !this.state.jobs.has(job.row.id)) return;
       try {
-        this.finish(job, "CANCELLED", { reason: "its ebb run launcher went away" });
+        if (root) this.finish(job, "FAILED", { reason: "its step root on the controller's host went away" });
+        else this.finish(job, "CANCELLED", { reason: "its ebb run launcher went away" });
       } catch (e) {
-        // The store takes no writes now: the allocation waits one more grace period.
+        // The store takes no writes now: the job waits one more grace period.
         if (!(e instanceof StoreUnavailable)) throw e;
         this.watchOrphan(job);
       }

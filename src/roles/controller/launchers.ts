@@ -87,8 +87,9 @@ export class LauncherHub {
         return this.health.orLater(`release:${msg.jobId}`, () => {
           const job = this.state.jobs.get(msg.jobId);
           if (job && job.row.kind === "alloc" && msg.interrupted) this.jobs.finish(job, "CANCELLED", { exitCode: msg.exitCode, reason: `ebb run was interrupted (${msg.interrupted})`, cleanup: "now" }, now);
-          else if (job && job.row.kind === "alloc") this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now);
-          else if (job) log.warn("release of a job that is not an allocation", { jobId: msg.jobId });
+          // An allocation's `ebb run`, or the step root of a command job on the controller's host.
+          else if (job && (job.row.kind === "alloc" || this.jobs.hostsRoot(job.row))) this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now);
+          else if (job) log.warn("release of a job whose end its first node reports", { jobId: msg.jobId });
         });
     }
   }

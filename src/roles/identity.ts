@@ -55,11 +55,27 @@ const SHELL_OWNED = new Set(["UID", "EUID", "PPID", "GROUPS", "SHELLOPTS", "BASH
 /** `'text'` for sh: nothing inside single quotes is special but the quote itself. */
 const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 
+/** After the drop, as the user: enter the directory with the user's rights, then run the program. */
+const ENTER = 'cd -- "$0" || exit 126; exec "$@"';
 /**
- * After the drop, as the user: the job's environment from stdin, then its directory, then its
- * program. The shell starts with a clean environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
+ * The same, taking the job's environment from stdin first. The shell starts with a clean
+ * environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
  */
-const AFTER_DROP = '. /dev/stdin || exit 126; exec </dev/null; cd -- "$0" || exit 126; exec "$@"';
+const TAKE_ENV_AND_ENTER = `. /dev/stdin || exit 126; exec </dev/null; ${ENTER}`;
+
+function setpriv(id: Identity, script: string, cwd: string, argv: readonly string[]): string[] {
+  const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];
+  return [systemTool("setpriv"), `--reuid=${id.uid}`, `--regid=${id.gid}`, ...groups, "--", "/bin/sh", "-c", script, cwd, ...argv];
+}
+
+/**
+ * argv that becomes `id` (all its groups), then enters `cwd` with that user's rights and runs
+ * `argv`. Only for a command whose environment the caller wrote itself, with nothing of the
+ * user's in it (setpriv runs as root with it); a job's environment goes through `runAs`.
+ */
+export function runAsArgv(id: Identity, cwd: string, argv: readonly string[]): string[] {
+  return setpriv(id, ENTER, cwd, argv);
+}
 
 export interface RunAs {
   argv: string[];
@@ -70,14 +86,13 @@ export interface RunAs {
 }
 
 /**
- * How a root agent starts `argv` as `id` in `cwd` with the environment `env`: setpriv, run with a
- * fixed environment, becomes the user (uid, gid, all their groups) and executes /bin/sh, which
- * takes the job's environment, enters `cwd` with the user's rights, and executes the program. The
- * dynamic loader of setpriv never sees LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, GCONV_PATH or
- * GLIBC_TUNABLES of the job's; the program's loader sees them, as the user.
+ * How a root agent starts `argv` as `id` in `cwd` with the job's environment `env`: setpriv, run
+ * with a fixed environment, becomes the user (uid, gid, all their groups) and executes /bin/sh,
+ * which takes the job's environment, enters `cwd` with the user's rights, and executes the
+ * program. The dynamic loader of setpriv never sees LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT,
+ * GCONV_PATH or GLIBC_TUNABLES of the job's; the program's loader sees them, as the user.
  */
 export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>): RunAs {
-  const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];
   const exports: string[] = [];
   const others: string[] = [];
   for (const [k, v] of Object.entries(env)) {
@@ -85,11 +100,7 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
     else others.push(`${k}=${v}`);
   }
   const program = others.length > 0 ? [systemTool("env"), ...others, ...argv] : argv;
-  return {
-    argv: [systemTool("setpriv"), `--reuid=${id.uid}`, `--regid=${id.gid}`, ...groups, "--", "/bin/sh", "-c", AFTER_DROP, cwd, ...program],
-    env: { PATH: SYSTEM_PATH },
-    stdin: new TextEncoder().encode(exports.join("")),
-  };
+  return { argv: setpriv(id, TAKE_ENV_AND_ENTER, cwd, program), env: { PATH: SYSTEM_PATH }, stdin: new TextEncoder().encode(exports.join("")) };
 }
 
 /** Runs `fn` (opening files) with the user's effective ids and groups, then back to root's. */
