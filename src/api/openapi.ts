@@ -218,7 +218,7 @@ function launcherSocket() {
         { name: "Upgrade", in: "header", required: true, schema: { type: "string", const: "websocket" } },
         { name: "Connection", in: "header", required: true, schema: { type: "string" } },
       ],
-      responses: { "101": { description: "switched to the WebSocket protocol" }, "401": errorResponse(ERROR_TEXT[401]), "426": { description: ERROR_TEXT[426], content: { "text/plain": { schema: { type: "string" } } } } },
+      responses: { "101": { description: "switched to the WebSocket protocol" }, "401": errorResponse(ERROR_TEXT[401]), "426": errorResponse(ERROR_TEXT[426]) },
       "x-websocket": { subprotocol: null, messages: { fromClient: LauncherToController.kinds, fromServer: ControllerToLauncher.kinds } },
     },
   };
@@ -249,7 +249,7 @@ function agentSocket() {
       responses: {
         "101": { description: "switched to the WebSocket protocol (with a wrong key too: the connection is then closed with code 4401, which the agent reports)" },
         "401": errorResponse("no upgrade asked, and not the cluster key"),
-        "426": { description: ERROR_TEXT[426], content: { "text/plain": { schema: { type: "string" } } } },
+        "426": errorResponse(ERROR_TEXT[426]),
       },
       "x-websocket": { subprotocol: null, messages: { fromClient: AgentToController.kinds, fromServer: ControllerToAgent.kinds }, refusals: REFUSED },
     },

@@ -237,20 +237,20 @@ describe("the OpenAPI document", () => {
     expect((await fetch(`${c.url}/v1/launcher`)).status).toBe(401);
     const r = await fetch(`${c.url}/v1/launcher`, { headers: { Authorization: `Bearer ${c.token}` } });
     expect(r.status).toBe(426);
+    expect((await r.json()).error.code).toBe("upgrade_required");
   });
 
   test("the agent WebSocket answers 401, 426 and 101 as described; a wrong key is closed with its refusal code", async () => {
     const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
     const agent = resolved.paths["/v1/agent"].get;
-    // Without an upgrade: 401 with the Error body for a wrong key (the API token is not the key), 426 with the key.
+    // Without an upgrade: 401 for a wrong key (the API token is not the key), 426 with the key; both with the Error body.
     for (const [token, status] of [[c.token, 401], [undefined, 401], [key, 426]] as const) {
       const r = await fetch(`${c.url}/v1/agent`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
       expect({ token: token === key ? "key" : String(token === c.token), status: r.status }).toEqual({ token: token === key ? "key" : String(token === c.token), status });
       expect(agent.responses[String(r.status)]).toBeDefined();
-      if (r.status === 401) {
-        const validate = ajv.compile(agent.responses["401"].content["application/json"].schema);
-        expect(validate(await r.json())).toBe(true);
-      } else expect(await r.text()).toContain("WebSocket");
+      const body = await r.json();
+      expect(ajv.compile(agent.responses[String(r.status)].content["application/json"].schema)(body)).toBe(true);
+      if (r.status === 426) expect(body.error.message).toContain("WebSocket");
     }
     // Upgraded: the key opens it (101); the API token is refused with the documented code.
     const connect = (token: string) =>

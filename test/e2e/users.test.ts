@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { jobToken } from "../../src/proto/credential.ts";
 import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
@@ -125,6 +126,20 @@ test("neither user can read, list or cancel the other's jobs; the cluster's toke
   expect((await c.api("DELETE", `/v1/jobs/${bobs}`, undefined, tokens.ebbt_bob!)).status).toBe(200);
   expect((await c.api("DELETE", `/v1/jobs/${alices}`)).status).toBe(200);
   expect((await c.job(alices)).user).toBe("ebbt_alice");
+});
+
+test("a job's token for no job the controller knows (one purged from the history) is refused, not taken for the controller's user", async () => {
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const ghost = jobToken(key, 9_999_999);
+  const submitted = await c.api("POST", "/v1/jobs", { argv: ["true"], hold: true, cwd: "/tmp" }, ghost);
+  expect({ status: submitted.status, code: submitted.json.error?.code }).toEqual({ status: 401, code: "unauthorized" });
+  expect((await c.api("GET", "/v1/jobs", undefined, ghost)).status).toBe(401);
+  // A known job's token still submits as its job's user.
+  const parent = await submitAs("ebbt_bob", { argv: ["true"], hold: true });
+  const child = await c.api("POST", "/v1/jobs", { argv: ["true"], hold: true, cwd: "/tmp" }, jobToken(key, parent));
+  expect(child.status).toBe(201);
+  expect((await c.job(child.json.id)).user).toBe("ebbt_bob");
+  for (const id of [parent, child.json.id]) expect((await c.api("DELETE", `/v1/jobs/${id}`)).status).toBe(200);
 });
 
 // Last: its node would take other tests' jobs.

@@ -226,8 +226,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     },
     authorize: (t) => {
       if (safeEqual(t, token)) return "all";
+      // A job's token stands for a job the controller knows: one of no job (purged from the
+      // history) has no user to act for, and would otherwise submit as the controller's.
       const job = verifyJobToken(clusterKey, t);
-      if (job !== undefined) return job;
+      if (job !== undefined) return state.jobs.has(job) || store.getJob(job) ? job : undefined;
       const u = t.startsWith(USER_TOKEN_PREFIX) ? findUserToken(db, t) : undefined;
       return u ? { user: u.user, admin: u.admin } : undefined;
     },

@@ -35,6 +35,10 @@ function unauthorized(message: string): Response {
   return Response.json({ error: { code: "unauthorized", message } }, { status: 401 });
 }
 
+function upgradeRequired(): Response {
+  return Response.json({ error: { code: "upgrade_required", message: "this is a WebSocket: send Upgrade: websocket with Connection: Upgrade and a Sec-WebSocket-Key" } }, { status: 426 });
+}
+
 function session(ws: ServerWebSocket<Conn>): Session<unknown> {
   const remote = ws.remoteAddress;
   return {
@@ -60,13 +64,13 @@ export function serve(o: ServeOptions): Server<Conn> {
         const refuse = o.authorizeAgent(bearer(req)) ? undefined : "wrong cluster key: copy cluster.key from the controller's state dir to the agent";
         if (server.upgrade(req, { data: { kind: "agent", scope: "all", refuse } })) return undefined;
         if (refuse) return unauthorized("agents authenticate with the cluster key (file cluster.key in the controller's state dir)");
-        return new Response("WebSocket upgrade required", { status: 426 });
+        return upgradeRequired();
       }
       if (path === "/v1/launcher") {
         const scope = o.authorizeLauncher(bearer(req));
         if (scope === undefined) return unauthorized("launchers authenticate with the API token or their job's token");
         if (server.upgrade(req, { data: { kind: "launcher", scope } })) return undefined;
-        return new Response("WebSocket upgrade required", { status: 426 });
+        return upgradeRequired();
       }
       return o.api.fetch(req);
     },
