@@ -13,6 +13,12 @@ import { JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
 const RequestId = z.int().nonnegative();
 
 export const LauncherToController = tagged({
+  /**
+   * The first message of every connection: the launcher's release and protocol version
+   * (proto/version.ts). Another protocol, or anything before a hello (an ebb run older than the
+   * check), is answered by an `error` with code "protocol_version" and the connection is closed.
+   */
+  "hello": () => ({ version: z.string().max(100), protocol: z.int().nonnegative() }),
   /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. A job's token submits as that job. */
   "submit": () => ({ job: JobSubmit }),
   /**
@@ -77,3 +83,6 @@ export const ControllerToLauncher = tagged({
   }),
 });
 export type ControllerToLauncher = MessageOf<typeof ControllerToLauncher>;
+
+/** The close code after a refused hello (as HTTP's 426 Upgrade Required); the `error` before it says why. */
+export const PROTOCOL_REFUSED = 4426;
