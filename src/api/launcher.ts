@@ -68,7 +68,7 @@ export const ControllerToLauncher = tagged({
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**
-   * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
+   * Resize the elastic step (step 1 of docs/adaptation.md §7.1): the new node list in rank order, the nodes
    * added (with a grant for the joining ranks' step) and the nodes that leave. `fault`: the nodes
    * in `removed` failed; their ranks are gone, the survivors open a fault window (no probe rounds).
    */

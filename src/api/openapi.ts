@@ -109,7 +109,7 @@ const OPERATIONS: Record<string, Operation> = {
   "POST /v1/jobs/:id/release": { operationId: "releaseJob", summary: "Release a held job (an array's id: its pending tasks)", ok: { status: 200, description: "the jobs released", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/resize": {
     operationId: "resizeJob",
-    summary: "Resize a running elastic job (the 6-step adaptation; the job is ADAPTING until it commits)",
+    summary: "Resize a running elastic job (the adaptation protocol of docs/adaptation.md; the job is ADAPTING until it commits)",
     body: () => ResizeRequest,
     ok: { status: 202, description: "adaptation started", json: () => z.object({ id: z.int(), adaptationId: z.int() }) },
     errors: [...ON_JOB, 409, 413],
