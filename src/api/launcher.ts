@@ -13,6 +13,12 @@ import { JobState, JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
 const RequestId = z.int().nonnegative();
 
 export const LauncherToController = tagged({
+  /**
+   * The first message of every connection: the launcher's release and protocol version
+   * (proto/version.ts). Another protocol, or anything before a hello (an ebb run older than the
+   * check), is answered by an `error` with code "protocol_version" and the connection is closed.
+   */
+  "hello": () => ({ version: z.string().max(100), protocol: z.int().nonnegative() }),
   /** Submit an interactive job (POST /v1/jobs's body) and follow it: answered by `submitted`. A job's token submits as that job. */
   "submit": () => ({ job: JobSubmit }),
   /**
@@ -66,7 +72,7 @@ export const ControllerToLauncher = tagged({
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**
-   * Resize the elastic step (step 1 of the protocol): the new node list in rank order, the nodes
+   * Resize the elastic step (step 1 of docs/adaptation.md §7.1): the new node list in rank order, the nodes
    * added (with a grant for the joining ranks' step) and the nodes that leave. `fault`: the nodes
    * in `removed` failed; their ranks are gone, the survivors open a fault window (no probe rounds).
    */
@@ -81,3 +87,6 @@ export const ControllerToLauncher = tagged({
   }),
 });
 export type ControllerToLauncher = MessageOf<typeof ControllerToLauncher>;
+
+/** The close code after a refused hello (as HTTP's 426 Upgrade Required); the `error` before it says why. */
+export const PROTOCOL_REFUSED = 4426;

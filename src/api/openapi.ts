@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { AgentToController, ControllerToAgent, REFUSED } from "../proto/agent.ts";
-import { ControllerToLauncher, LauncherToController } from "./launcher.ts";
+import { ControllerToLauncher, LauncherToController, PROTOCOL_REFUSED } from "./launcher.ts";
 import {
   DrainRequest,
   DrainResult,
@@ -110,7 +110,7 @@ const OPERATIONS: Record<string, Operation> = {
   "POST /v1/jobs/:id/release": { operationId: "releaseJob", summary: "Release a held job (an array's id: its pending tasks)", ok: { status: 200, description: "the jobs released", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/resize": {
     operationId: "resizeJob",
-    summary: "Resize a running elastic job (the 6-step adaptation; the job is ADAPTING until it commits)",
+    summary: "Resize a running elastic job (the adaptation protocol of docs/adaptation.md; the job is ADAPTING until it commits)",
     body: () => ResizeRequest,
     ok: { status: 202, description: "adaptation started", json: () => z.object({ id: z.int(), adaptationId: z.int() }) },
     errors: [...ON_JOB, 409, 413],
@@ -209,7 +209,7 @@ function launcherSocket() {
       operationId: "launcherSocket",
       summary: "WebSocket of `ebb run` (the launcher): submit, follow the job, create steps and take resize orders on one connection",
       description: [
-        "Upgrade with `Authorization: Bearer` (the API token or a job's token). Messages are JSON objects with a kind in `t`.",
+        `Upgrade with \`Authorization: Bearer\` (the API token or a job's token). Messages are JSON objects with a kind in \`t\`; the first one is \`hello\` with the launcher's protocol version (another version, or no hello, is answered by an error with code \`protocol_version\` and the connection is closed with code ${PROTOCOL_REFUSED}).`,
         `Launcher to controller: ${LauncherToController.kinds.join(", ")}.`,
         `Controller to launcher: ${ControllerToLauncher.kinds.join(", ")}.`,
         "A request answered with an error carries the HTTP API's code, message and field.",
@@ -236,7 +236,7 @@ function agentSocket() {
       summary: "WebSocket of a node's agent (daemon-internal): registration, heartbeats, job and step orders and their results on one connection",
       description: [
         "Upgrade with `Authorization: Bearer` and the cluster key (the file cluster.key in the controller's state directory), not the API token.",
-        "Messages are JSON objects with a kind in `t`; the agent's first one is `hello`.",
+        `Messages are JSON objects with a kind in \`t\`; the agent's first one is \`hello\`, with its protocol version (another one, or none, is refused with code ${REFUSED.refused}).`,
         `Agent to controller: ${AgentToController.kinds.join(", ")}.`,
         `Controller to agent: ${ControllerToAgent.kinds.join(", ")}.`,
         `A refused agent's connection is closed with a code of x-websocket.refusals (${Object.entries(REFUSED).map(([k, v]) => `${v} ${k}`).join(", ")}): it exits instead of retrying.`,

@@ -13,13 +13,10 @@
  *     world = (await adaptCommit()) ?? process.exit(0);  // null: this rank left, and must exit
  *   }
  *
- * Faults (dissertation §6.1.2): when a member of the world dies (its node failed), the world is
- * revoked on every rank that learns of it (directly, or from a peer's gossip): pending and later
- * operations on it reject. The application catches that and calls probeAdapt(), which waits for
- * the fault window: pending, with `fault` set and the lost ranks named. adaptBegin() then gives
- * the survivors' new world (renumbered in order, as in a shrink; no joining ranks), the
- * application restores what the lost ranks held (a buddy copy, a checkpoint), and adaptCommit()
- * installs it. Ranks that did not notice the failure are told at their next probe.
+ * Faults (dissertation §6.1.2): when a member of the world dies, the world is revoked on every
+ * rank that learns of it; the application catches the error and calls probeAdapt(), which waits
+ * for the fault window (pending, `fault` set, the lost ranks named); adaptBegin() gives the
+ * survivors' world. The rank's side of the protocol is specified in docs/adaptation.md (§5.3, §6.3, §7).
  *
  * Every rank must see an adaptation at the same probe call, which means the same point of the
  * program: in this structure a staying rank finishes the iteration in which it entered the window

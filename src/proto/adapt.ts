@@ -1,5 +1,6 @@
 /**
- * The contract between ebb/comm ranks and their agent for elastic execution.
+ * The contract between ebb/comm ranks and their agent for elastic execution; specified, with the
+ * rounds that use it, in docs/adaptation.md (§5.3, §7).
  *
  * Probe slots: the agent creates one file per step and node under /dev/shm and passes it as
  * EBB_ADAPT_SHM, with each rank's slot as EBB_ADAPT_SLOT. Int32 words:

@@ -36,7 +36,9 @@ export const AgentToController = tagged({
     cpus: z.int().positive(),
     memoryMb: z.int().nonnegative(),
     addr: z.string().min(1),
-    version: z.string(),
+    version: z.string().max(100),
+    /** proto/version.ts's PROTOCOL_VERSION; absent (an agent older than the check) counts as 0. A mismatch is refused. */
+    protocol: z.int().nonnegative().optional(),
     /** Jobs that still have processes on this node (to re-attach after a controller restart). */
     jobs: z.array(JobId),
     /** The agent's clock (ms since the epoch) when it sent this: credentials expire, so clocks must agree. */
@@ -93,7 +95,7 @@ export const REFUSED = {
   badMessage: 4400,
   /** The node name is in use by a live agent. */
   nameTaken: 4409,
-  /** Registration refused: the clocks disagree, or the advertised address cannot be reached. */
+  /** Registration refused: another protocol version, the clocks disagree, or the advertised address cannot be reached. */
   refused: 4403,
 } as const;
 export const isRefusal = (code: number) => (Object.values(REFUSED) as number[]).includes(code);

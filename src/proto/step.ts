@@ -89,7 +89,7 @@ export const StepDown = tagged({
   "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
   /** Every rank has been accounted for: nodes forget the step. */
   "end": () => ({ step: StepKey }),
-  /** Adaptation, step 4 (see proto/adapt.ts): report the highest probe count of your ranks. */
+  /** Adaptation, step 4 (docs/adaptation.md §7.3): report the highest probe count of your ranks. */
   "adapt.count": () => ({ step: StepKey, adaptId: z.int(), round: z.int() }),
   /** Every rank enters the window at probe call `target`; report ranks already past it. */
   "adapt.target": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), target: z.int().positive() }),

@@ -1,5 +1,5 @@
 /**
- * The adaptation protocol's reductions over the step tree (see proto/adapt.ts). For each
+ * The adaptation protocol's reductions over the step tree (docs/adaptation.md §5.2). For each
  * adaptation and round, probe counts and racers combine by max (a racer is 0 or 1), arrivals and
  * commits by sum. Agents and the step root keep the same reducers; each of the up-messages
  * adapt.counted / checked / arrived / committed carries one subtree's result.

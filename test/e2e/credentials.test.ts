@@ -1,6 +1,8 @@
 /** Step credentials: bound to job, step, nodes, argv, environment and cwd; single use per node; revoked when the job ends. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { envDigest } from "../../src/proto/credential.ts";
+import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
+import { VERSION } from "../../src/util/version.ts";
 import { startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
 
 let c: TestCluster;
@@ -88,6 +90,7 @@ async function adoptGrant(jobId: number, stepId: number, nodes: string[], token 
       if (m.t === "adopt.grant" || m.t === "error") resolve(m);
     };
   });
+  ws.send(JSON.stringify({ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION }));
   ws.send(JSON.stringify({ t: "adopt", jobId, stepId, req: 7, nodes }));
   const r = await reply;
   ws.close();

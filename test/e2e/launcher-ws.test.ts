@@ -4,6 +4,8 @@
  * that fail are answered without closing it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
+import { VERSION } from "../../src/util/version.ts";
 import { freePort, outputOf, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
 
 type Msg = Record<string, any>;
@@ -18,7 +20,11 @@ class Wire {
     this.ws = new WebSocket(`${c.url.replace("http", "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
     this.ws.onmessage = (ev) => this.got.push(JSON.parse(String(ev.data)));
     this.opened = new Promise((resolve, reject) => {
-      this.ws.onopen = () => resolve();
+      this.ws.onopen = () => {
+        // Every connection opens with the launcher's hello (docs/adaptation.md §10).
+        this.send({ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION });
+        resolve();
+      };
       this.ws.onerror = () => reject(new Error("the launcher socket did not open"));
     });
   }

@@ -15,6 +15,7 @@ import { logger } from "../../util/log.ts";
 import { currentUser } from "../../util/user.ts";
 import { clientTls, type ServerTls } from "../../util/tls.ts";
 import { VERSION } from "../../util/version.ts";
+import { PROTOCOL_VERSION } from "../../proto/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
@@ -219,7 +220,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     reconnect: { maxDelayMs: AGENT_RECONNECT_MAX_MS },
     onOpen: () => {
       log.info(`connected to the controller at ${controllerUrl}; registering as ${o.name} (${addr})`);
-      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined, runAs: jobsRunAs() });
+      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, protocol: PROTOCOL_VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined, runAs: jobsRunAs() });
     },
     onMessage: handle,
     onInvalid: (error) => log.warn("invalid message from the controller", { error }),

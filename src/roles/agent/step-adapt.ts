@@ -1,5 +1,6 @@
 /**
- * One node's part of an elastic step's adaptation window (dissertation §6.2.2, §9.3).
+ * One node's part of an elastic step's adaptation window (dissertation §6.2.2, §9.3); the protocol
+ * is specified in docs/adaptation.md (§5.2-5.3 messages, §6.2 states, §7 rounds).
  *
  * Probe slots live in a /dev/shm file: each local rank counts its probe calls in its own slot;
  * the agent writes the target call into word 0. The launcher drives rounds through the tree:

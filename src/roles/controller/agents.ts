@@ -1,6 +1,7 @@
 /** Agent connections: registration, heartbeats, job reports; nodes that go quiet go DOWN. */
 import { AgentToController, MAX_CLOCK_SKEW_MS, REFUSED, type ControllerToAgent } from "../../proto/agent.ts";
 import { decode } from "../../proto/channel.ts";
+import { protocolRefusal } from "../../proto/version.ts";
 import type { Db } from "../../store/db.ts";
 import { setNodeDrain, setNodeStatus, upsertNode } from "../../store/nodes.ts";
 import { logger } from "../../util/log.ts";
@@ -158,6 +159,8 @@ export class AgentHub {
   }
 
   private async refusal(msg: Hello, peer: string): Promise<string | undefined> {
+    const protocol = protocolRefusal("agent", msg.protocol, msg.version);
+    if (protocol) return protocol;
     if (msg.time !== undefined) {
       const skew = msg.time - Date.now();
       if (Math.abs(skew) > MAX_CLOCK_SKEW_MS)

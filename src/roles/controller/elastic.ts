@@ -3,7 +3,8 @@
  * samples. A resize is refused unless the job is elastic, RUNNING, has its elastic step's launcher
  * attached, and the new size is in its range and (to grow) idle nodes exist. Then: SQLite first
  * (ADAPTING, the adaptation record, the added nodes), then the realloc order to the launcher. The
- * launcher's report commits it: leaving nodes are freed, the job is RUNNING again.
+ * launcher's report commits it: leaving nodes are freed, the job is RUNNING again. The protocol:
+ * docs/adaptation.md.
  */
 import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../domain/refusal.ts";

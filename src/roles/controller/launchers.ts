@@ -1,9 +1,10 @@
 /** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
 import { notYourJob, Refusal } from "../../api/errors.ts";
 import type { Scope } from "../../api/backend.ts";
-import { LauncherToController, type ControllerToLauncher } from "../../api/launcher.ts";
+import { LauncherToController, PROTOCOL_REFUSED, type ControllerToLauncher } from "../../api/launcher.ts";
 import type { StepCreate, StepGrant } from "../../api/schemas.ts";
 import { decode } from "../../proto/channel.ts";
+import { protocolRefusal } from "../../proto/version.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
@@ -23,6 +24,8 @@ function errorOf(e: unknown, req?: number): ErrorMsg {
 
 export class LauncherHub {
   private readonly attached = new Map<LauncherSession, number>();
+  /** Connections whose hello named this protocol version. */
+  private readonly greeted = new WeakSet<LauncherSession>();
 
   constructor(
     private readonly state: ClusterState,
@@ -39,6 +42,14 @@ export class LauncherHub {
       return;
     }
     const msg = d.value;
+    if (msg.t === "hello" || !this.greeted.has(conn)) {
+      const why = msg.t === "hello" ? protocolRefusal("ebb run", msg.protocol, msg.version) : protocolRefusal("ebb run", undefined, undefined);
+      if (!why) return void this.greeted.add(conn);
+      log.warn(`refused a launcher from ${conn.remote}: ${why}`);
+      conn.send({ t: "error", code: "protocol_version", message: why });
+      conn.close(PROTOCOL_REFUSED, "protocol version");
+      return;
+    }
     if (msg.t === "submit") {
       let jobId: number;
       try {

@@ -1,5 +1,5 @@
 /**
- * The launcher's side of resizing a running elastic step (the 6 steps of ARCHITECTURE.md):
+ * The launcher's side of resizing a running elastic step (docs/adaptation.md §7 specifies the rounds):
  *
  *   1 realloc from the controller     -> plan: staying, leaving, joining ranks (sched/remap)
  *   2 grow: start the joining ranks   -> a new step on the added nodes, old world's cards pre-put
@@ -11,11 +11,8 @@
  * The world is a stack of steps: the one `ebb run` started, then one per grow. Ranks are numbered
  * across them in order; a shrink removes the highest ranks, so whole nodes at the end.
  *
- * Faults (dissertation §6.1.2): when a node of the world is lost, the launcher tells the
- * controller, which answers with a fault realloc (or ends the job). The survivors' ranks have
- * noticed the failure themselves (their world is revoked) and wait in probeAdapt; there are no
- * probe rounds: the window opens at once with the lost ranks named, the survivors are renumbered
- * in order (as in a shrink, the lost ranks leave), and it commits as any window does.
+ * Faults (dissertation §6.1.2; docs/adaptation.md §7.4-7.9): the controller answers this launcher's
+ * `fault` with a fault realloc; the window opens without probe rounds, naming the lost ranks.
  */
 import { cardKey } from "../../proto/adapt.ts";
 import type { Credential, NodeRef } from "../../proto/common.ts";

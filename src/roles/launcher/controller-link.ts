@@ -8,6 +8,8 @@ import { ControllerToLauncher, type LauncherToController } from "../../api/launc
 import type { JobSubmit, StepCreate, StepGrant } from "../../api/schemas.ts";
 import { Channel } from "../../proto/channel.ts";
 import type { Credential } from "../../proto/common.ts";
+import { PROTOCOL_VERSION } from "../../proto/version.ts";
+import { VERSION } from "../../util/version.ts";
 
 export type JobStateMsg = Extract<ControllerToLauncher, { t: "job.state" }>;
 export type ReallocMsg = Extract<ControllerToLauncher, { t: "realloc" }>;
@@ -32,6 +34,9 @@ export class ControllerLink {
   private readonly requests = new Map<number, Pending<StepGrant> | Pending<Credential>>();
   private nextRequest = 0;
   latest: JobStateMsg | undefined;
+  /** The controller refused this launcher's protocol version: every wait fails with this. */
+  private refusal: ApiClientError | undefined;
+  private readonly stateWaiters = new Set<(e: Error) => void>();
 
   /** Follows job `jobId`, which exists already (a step inside a job); the connection opens on first use. */
   constructor(
@@ -67,13 +72,20 @@ export class ControllerLink {
     return () => this.listeners.delete(listener);
   }
 
-  /** Resolves at the next state message. */
+  /** Resolves at the next state message; rejects if the controller refuses this launcher. */
   nextState(): Promise<JobStateMsg> {
-    return new Promise((resolve) => {
+    if (this.refusal) return Promise.reject(this.refusal);
+    return new Promise((resolve, reject) => {
+      const fail = (e: Error) => {
+        off();
+        reject(e);
+      };
       const off = this.onState((s) => {
         off();
+        this.stateWaiters.delete(fail);
         resolve(s);
       });
+      this.stateWaiters.add(fail);
     });
   }
 
@@ -101,6 +113,7 @@ export class ControllerLink {
 
   /** A new step of the job (POST /v1/jobs/{id}/steps), asked on this connection. */
   createStep(step: StepCreate): Promise<StepGrant> {
+    if (this.refusal) return Promise.reject(this.refusal);
     const req = this.nextRequest++;
     return new Promise((resolve, reject) => {
       this.requests.set(req, { resolve, reject });
@@ -110,6 +123,7 @@ export class ControllerLink {
 
   /** A credential to re-attach `nodes` of step `stepId` (children of a lost inner node of its launch tree). */
   adoptCredential(stepId: number, nodes: string[]): Promise<Credential> {
+    if (this.refusal) return Promise.reject(this.refusal);
     const req = this.nextRequest++;
     return new Promise((resolve, reject) => {
       this.requests.set(req, { resolve, reject });
@@ -154,10 +168,25 @@ export class ControllerLink {
   }
 
   private opened(): void {
+    // Pipelined with what follows: a refusal comes back as an error, before the connection closes.
+    this.channel!.send({ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION });
     const s = this.submission;
     if (!s) return this.channel!.send(this.attachMessage());
     s.sent = true;
     this.channel!.send({ t: "submit", job: s.job });
+  }
+
+  /** The controller speaks another protocol version: no retry, and everything waiting fails with its reason. */
+  private refused(e: ApiClientError): void {
+    this.refusal = e;
+    this.channel?.close();
+    const waiting = [...(this.submission ? [this.submission] : []), ...this.requests.values(), ...[...this.stateWaiters].map((reject) => ({ reject }))];
+    this.submission = undefined;
+    this.requests.clear();
+    this.stateWaiters.clear();
+    for (const w of waiting) w.reject(e);
+    // Nobody waits to print it (a refusal after a reconnect): say it here.
+    if (waiting.length === 0) this.onError(`controller: ${e.message}`);
   }
 
   /** Requests in flight lose their answers with the connection. */
@@ -188,6 +217,7 @@ export class ControllerLink {
         this.requests.delete(m.req);
         return;
       case "error": {
+        if (m.code === "protocol_version") return this.refused(failure(m));
         const pending = m.req !== undefined ? this.requests.get(m.req) : this.submission;
         if (!pending) return this.onError(`controller: ${m.message}`);
         if (m.req !== undefined) this.requests.delete(m.req);
