@@ -4,6 +4,7 @@ import { parseDuration } from "../util/time.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 import { parseArraySpec } from "./array.ts";
 import { parseDependency } from "./dependency.ts";
+import { StepCredential } from "../proto/common.ts";
 
 /** C0 control bytes and DEL, tab, newline and carriage return aside (they have uses in arguments and values). */
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
@@ -194,9 +195,9 @@ export const StepCreate = z.lazy(() =>
       tasksPerNode: z.int().min(1).max(4096).optional(),
       /** More tasks than the step's nodes have CPUs (srun --overcommit). */
       overcommit: z.boolean().optional(),
-      /** The working directory the launcher will start the ranks in, and the sha256 of their environment: the step credential covers both. */
-      cwd: Plain(4096).startsWith("/", "must be an absolute path").optional(),
-      envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex").optional(),
+      /** The working directory the launcher will start the ranks in, and the sha256 of their environment (proto/credential.ts envDigest): the step credential covers both. */
+      cwd: Plain(4096).startsWith("/", "must be an absolute path"),
+      envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex"),
       /** Run on nodes the job does not hold yet (PMI spawn): the allocation grows by them and shrinks back when the step ends. */
       newNodes: z.boolean().optional(),
       /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
@@ -217,7 +218,7 @@ export const StepGrant = z.lazy(() =>
     nodes: z.array(NodeRefView),
     tasks: z.array(z.int()),
     jobNodes: z.array(z.string()),
-    cred: z.object({ jobId: z.int(), stepId: z.int(), nodes: z.array(z.string()), expires: z.number(), argv: z.string().optional(), env: z.string().optional(), cwd: z.string().optional(), sig: z.string() }),
+    cred: StepCredential,
     jobEnv: z.record(z.string(), z.string()),
     /** Set when this step is the elastic job's resizable step. */
     elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
