@@ -167,6 +167,8 @@ export const JobListQuery = z.lazy(() =>
     user: z.string().min(1).max(200).optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
+    /** Only jobs with a smaller id: the `next` of the page before, to page through older jobs. */
+    before: z.coerce.number().int().min(1).optional(),
   }),
 );
 

@@ -56,14 +56,14 @@ export default defineCommand({
   args: {
     all: { type: "boolean", description: "Include finished jobs (with their exit codes)" },
     state: { type: "string", description: "Only these states, comma-separated (e.g. PENDING,RUNNING)", valueHint: "STATES" },
-    limit: { type: "string", description: "At most this many jobs, the newest (default 1000)", valueHint: "N" },
+    limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON (one entry per array task)" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("queue", async () => {
       const state = args.state ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
-      const { jobs } = await client(args).jobs({ state, limit: intFlag(args.limit, "--limit") });
+      const jobs = await client(args).allJobs({ state }, intFlag(args.limit, "--limit"));
       if (args.json) return printJson({ jobs });
       const showExit = state === undefined || ENDED.some((s) => state.toUpperCase().includes(s));
       const rows = queueRows(jobs).map(({ label, job: j }) => [

@@ -337,4 +337,33 @@ describe("listing commands", () => {
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("job 99999 does not exist");
   });
+
+  test("more than 1,000 jobs: the API pages them (next/before), and queue and history list every one", async () => {
+    const submitted = await c.api("POST", "/v1/jobs", { argv: ["true"], array: "1-1500", hold: true, name: "many", cwd: c.dir });
+    expect(submitted.status).toBe(201);
+    const arrayId = submitted.json.id as number;
+    try {
+      // Pages of 600, newest first, each in id order, until there is no `next`.
+      const seen: number[][] = [];
+      let before: number | undefined;
+      do {
+        const page = await c.api("GET", `/v1/jobs?array=${arrayId}&limit=600${before ? `&before=${before}` : ""}`);
+        expect(page.status).toBe(200);
+        expect(page.json.jobs.length).toBeLessThanOrEqual(600);
+        seen.push(page.json.jobs.map((j: any) => j.arrayTaskId));
+        before = page.json.next;
+      } while (before !== undefined);
+      expect(seen.map((p) => p.length)).toEqual([600, 600, 300]);
+      expect(seen.reverse().flat()).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
+
+      const queued = JSON.parse((await c.ebb(["queue", "--json"])).stdout).jobs.filter((j: any) => j.arrayJobId === arrayId);
+      expect(queued.map((j: any) => j.arrayTaskId)).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
+      expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${arrayId}_\\[1-1500\\]\\s+many\\s+PENDING`, "m"));
+      expect(JSON.parse((await c.ebb(["queue", "--json", "--limit", "1200"])).stdout).jobs).toHaveLength(1200);
+      const history = JSON.parse((await c.ebb(["history", "--json", "--name", "many"])).stdout).jobs;
+      expect(history).toHaveLength(1500);
+    } finally {
+      await c.api("DELETE", `/v1/jobs/${arrayId}`);
+    }
+  }, 120_000);
 });
