@@ -44,6 +44,22 @@ export function connectionFailure(url: string, reason: string, ca: TrustedCa | u
   return unreachable(url, why);
 }
 
+/**
+ * The controller's HTTP server refused a request line or headers as too large (Bun's limit is
+ * 16 KiB), before any route saw it: say which part of the URL was long, and what to do.
+ */
+function tooLarge(method: string, path: string, status: number): ApiClientError {
+  const url = new URL(path, "http://x");
+  const longest = [...url.searchParams].sort(([, a], [, b]) => b.length - a.length)[0];
+  const what = longest && longest[1].length > 1024 ? `its query parameter ${longest[0]} is ${longest[1].length} characters long` : `its URL is ${path.length} characters long`;
+  return new ApiClientError(
+    `the controller refused ${method} ${url.pathname} as too large (HTTP ${status}: the request line and headers may take 16 KiB; ${what}); narrow the filter, or give fewer or shorter values`,
+    status,
+    "request_too_large",
+    longest?.[0],
+  );
+}
+
 /** The filters of GET /v1/jobs. */
 export type JobQuery = { state?: string; since?: string; until?: string; name?: string; user?: string; array?: number };
 
@@ -83,6 +99,7 @@ export class ApiClient {
     } catch {
       throw new ApiClientError(`the controller answered ${res.status} with a body that is not JSON`, res.status, "bad_response");
     }
+    if (res.status === 431 || res.status === 414) throw tooLarge(method, path, res.status);
     if (!res.ok) {
       const err = (json as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
       throw new ApiClientError(err?.message ?? `HTTP ${res.status}`, res.status, err?.code ?? "http_error", err?.field);

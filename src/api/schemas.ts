@@ -25,6 +25,8 @@ export const MAX_ENV_VARS = 4096;
 export const MAX_ARGV_BYTES = 1 << 20;
 export const MAX_ARGS = 4096;
 export const MAX_NAME = 200;
+/** The longest user name a job listing filters by. */
+export const MAX_USER = 200;
 const bytesOf = (strings: Iterable<string>) => {
   let n = 0;
   for (const s of strings) n += Buffer.byteLength(s) + 1;
@@ -164,7 +166,7 @@ export const JobListQuery = z.lazy(() =>
     /** Jobs submitted at or before this time (ISO 8601). */
     until: z.iso.datetime({ offset: true }).optional(),
     name: Plain(MAX_NAME).min(1).optional(),
-    user: z.string().min(1).max(200).optional(),
+    user: z.string().min(1).max(MAX_USER).optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
     /** Only jobs with a smaller id: the `next` of the page before, to page through older jobs. */

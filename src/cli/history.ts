@@ -1,6 +1,6 @@
-import { JOB_STATES } from "../api/schemas.ts";
+import { MAX_NAME, MAX_USER } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, table, UsageError, whenFlag } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, whenFlag } from "./common.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
@@ -23,11 +23,14 @@ export default defineCommand({
   },
   run: ({ args }) =>
     guard("history", async () => {
-      const states = args.state?.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
-      const bad = states?.find((s) => !(JOB_STATES as readonly string[]).includes(s));
-      if (bad) throw new UsageError(`--state ${bad}: expected some of ${JOB_STATES.join(", ")}`);
       const jobs = await client(args).allJobs(
-        { since: whenFlag(args.since ?? "midnight", "--since"), until: whenFlag(args.until, "--until"), state: states?.join(","), name: args.name, user: args.user },
+        {
+          since: whenFlag(args.since ?? "midnight", "--since"),
+          until: whenFlag(args.until, "--until"),
+          state: statesFlag(args.state),
+          name: textFlag(args.name, "--name", MAX_NAME, "job names"),
+          user: textFlag(args.user, "--user", MAX_USER, "user names"),
+        },
         intFlag(args.limit, "--limit"),
       );
       if (args.json) return printJson({ jobs });

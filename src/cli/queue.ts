@@ -3,7 +3,7 @@ import type { JobView } from "../api/schemas.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, table } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table } from "./common.ts";
 import { jobLabel } from "./jobid.ts";
 import { out } from "../util/stdio.ts";
 
@@ -62,7 +62,7 @@ export default defineCommand({
   },
   run: ({ args }) =>
     guard("queue", async () => {
-      const state = args.state ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
+      const state = statesFlag(args.state) ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
       const jobs = await client(args).allJobs({ state }, intFlag(args.limit, "--limit"));
       if (args.json) return printJson({ jobs });
       const showExit = state === undefined || ENDED.some((s) => state.toUpperCase().includes(s));

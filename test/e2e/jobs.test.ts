@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
+import { ApiClient } from "../../src/api/client.ts";
 
 let c: TestCluster;
 beforeAll(async () => {
@@ -366,4 +367,21 @@ describe("listing commands", () => {
       await c.api("DELETE", `/v1/jobs/${arrayId}`);
     }
   }, 120_000);
+
+  test("an oversized listing query: the CLI never sends one, and the client says what was too large and what to do", async () => {
+    // Filters longer than the API takes are refused before any request; repeated states are sent once.
+    const name = await c.ebb(["history", "--name", "n".repeat(20_000)]);
+    expect({ code: name.code, stderr: name.stderr }).toEqual({ code: 2, stderr: "ebb history: --name: 20000 characters; job names have at most 200\n" });
+    const user = await c.ebb(["history", "--user", "u".repeat(20_000)]);
+    expect(user.stderr).toBe("ebb history: --user: 20000 characters; user names have at most 200\n");
+    for (const cmd of ["history", "queue"]) {
+      const states = await c.ebb([cmd, "--json", "--state", Array(3000).fill("FAILED,COMPLETED").join(",")]);
+      expect({ code: states.code, stderr: states.stderr }).toEqual({ code: 0, stderr: "" });
+    }
+    // A request line over the controller's limit (a client of the API that does not bound its filters): not a bare "HTTP 431".
+    const refused = await new ApiClient(c.url, c.token).jobs({ user: "u".repeat(20_000) }).then(() => undefined, (e: Error & { status: number; field?: string }) => e);
+    expect(refused?.status).toBe(431);
+    expect(refused?.field).toBe("user");
+    expect(refused?.message).toBe("the controller refused GET /v1/jobs as too large (HTTP 431: the request line and headers may take 16 KiB; its query parameter user is 20000 characters long); narrow the filter, or give fewer or shorter values");
+  });
 });
