@@ -67,6 +67,11 @@ export class StepService implements StepEndpoint {
 
   constructor(readonly ctx: StepContext) {}
 
+  /** The agent stops: every step here ends (its ranks killed, its PMI server, adaptation segment and CFG directory gone). */
+  closeAll(): void {
+    for (const node of [...this.steps.values()]) node.close();
+  }
+
   attach(up: Upstream): DownstreamHandle {
     const launchedHere = new Set<string>();
     return {
@@ -503,6 +508,11 @@ export class StepNode {
     for (const c of this.children) c.conn.send({ t: "signal", step: this.key, signal: "SIGKILL" });
     this.signalRanks("SIGKILL");
     for (const c of this.children) c.conn.send({ t: "end", step: this.key });
+    this.finish();
+  }
+
+  /** The agent stops: the step ends here. */
+  close(): void {
     this.finish();
   }
 
