@@ -138,8 +138,11 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.get("/v1/jobs", (c) => {
     const q = validate(JobListQuery, c.req.query());
-    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array };
-    return c.json({ jobs: backend.listJobs(filter, c.get("scope")) });
+    const filter = { states: q.state, limit: q.limit + 1, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array, before: q.before };
+    // The newest `limit` jobs, in id order; one more tells whether older ones remain (`next`: pass it as `before`).
+    const page = backend.listJobs(filter, c.get("scope"));
+    const jobs = page.length > q.limit ? page.slice(1) : page;
+    return c.json({ jobs, ...(jobs.length < page.length ? { next: jobs[0]!.id } : {}) });
   });
 
   app.get("/v1/jobs/:id", async (c) => {

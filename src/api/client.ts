@@ -44,6 +44,28 @@ export function connectionFailure(url: string, reason: string, ca: TrustedCa | u
   return unreachable(url, why);
 }
 
+/**
+ * The controller's HTTP server refused a request line or headers as too large (Bun's limit is
+ * 16 KiB), before any route saw it: say which part of the URL was long, and what to do.
+ */
+function tooLarge(method: string, path: string, status: number): ApiClientError {
+  const url = new URL(path, "http://x");
+  const longest = [...url.searchParams].sort(([, a], [, b]) => b.length - a.length)[0];
+  const what = longest && longest[1].length > 1024 ? `its query parameter ${longest[0]} is ${longest[1].length} characters long` : `its URL is ${path.length} characters long`;
+  return new ApiClientError(
+    `the controller refused ${method} ${url.pathname} as too large (HTTP ${status}: the request line and headers may take 16 KiB; ${what}); narrow the filter, or give fewer or shorter values`,
+    status,
+    "request_too_large",
+    longest?.[0],
+  );
+}
+
+/** The filters of GET /v1/jobs. */
+export type JobQuery = { state?: string; since?: string; until?: string; name?: string; user?: string; array?: number };
+
+/** Jobs per GET /v1/jobs page when a client lists them all (the API's default page). */
+export const JOB_PAGE = 1000;
+
 export class ApiClient {
   constructor(
     readonly url: string,
@@ -77,6 +99,7 @@ export class ApiClient {
     } catch {
       throw new ApiClientError(`the controller answered ${res.status} with a body that is not JSON`, res.status, "bad_response");
     }
+    if (res.status === 431 || res.status === 414) throw tooLarge(method, path, res.status);
     if (!res.ok) {
       const err = (json as { error?: { code?: string; message?: string; field?: string } } | undefined)?.error;
       throw new ApiClientError(err?.message ?? `HTTP ${res.status}`, res.status, err?.code ?? "http_error", err?.field);
@@ -87,12 +110,25 @@ export class ApiClient {
   submit(req: JobSubmit): Promise<{ id: number }> {
     return this.request("POST", "/v1/jobs", req);
   }
-  /** GET /v1/jobs with its filters: states, limit, since/until (ISO), name, user, array. */
-  jobs(query: { state?: string; limit?: number; since?: string; until?: string; name?: string; user?: string; array?: number } = {}): Promise<{ jobs: JobView[] }> {
+  /** GET /v1/jobs with its filters: states, limit, since/until (ISO), name, user, array, before (a page's `next`). */
+  jobs(query: JobQuery & { limit?: number; before?: number } = {}): Promise<{ jobs: JobView[]; next?: number }> {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") qs.set(k, String(v));
     const s = qs.toString();
     return this.request("GET", `/v1/jobs${s ? `?${s}` : ""}`);
+  }
+  /** Every job GET /v1/jobs lists for `query` (at most the newest `max`), a page of JOB_PAGE at a time; in id order. */
+  async allJobs(query: JobQuery = {}, max = Infinity): Promise<JobView[]> {
+    const pages: JobView[][] = [];
+    let got = 0;
+    let before: number | undefined;
+    do {
+      const page = await this.jobs({ ...query, limit: Math.min(JOB_PAGE, max - got), before });
+      pages.push(page.jobs);
+      got += page.jobs.length;
+      before = page.next;
+    } while (before !== undefined && got < max);
+    return pages.reverse().flat();
   }
   /** GET /v1/plans: the newest `limit` scheduling plans (the caller's jobs' items), newest first; `job`: only its items. */
   plans(query: { job?: number; limit?: number } = {}): Promise<{ plans: PlanView[] }> {

@@ -1,6 +1,7 @@
 /**
  * The dashboard: one HTML page (inline script and style, embedded in the binary: no CDN, no
- * separate server) at `/`, and what it reads besides the /v1 API: GET /v1/timeline, and
+ * separate server) at `/`, whose Content-Security-Policy lets only that script run (by its
+ * sha256; no 'unsafe-inline' for scripts, so an injected script or event attribute does not), and what it reads besides the /v1 API: GET /v1/timeline, and
  * GET /v1/stream, the timeline as server-sent events: the whole window first, then deltas
  * whenever the cluster changed (at most one every 1.5 s, so a change shows within 2 s). The page
  * sends the token in a header (fetch, not EventSource), never in a URL. The timeline is drawn by
@@ -9,6 +10,7 @@
  * the watching browser more CPU than the cluster could spare (bench/throughput, watched). The
  * small charts (utilization, MTCT) stay SVG.
  */
+import { createHash } from "node:crypto";
 import type { Context, Hono } from "hono";
 import html from "./dashboard/index.html" with { type: "text" };
 import type { ApiBackend } from "./backend.ts";
@@ -16,10 +18,13 @@ import type { ApiBackend } from "./backend.ts";
 // bun-types gives every .html import its full-stack bundle type; with type "text" it is the file's text.
 const page = html as unknown as string;
 
+/** The page's own scripts, each allowed by its hash (CSP Level 2 hash-source). */
+const scriptHashes = [...page.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash("sha256").update(m[1]!).digest("base64")}'`);
+
 const PAGE_HEADERS = {
   "content-type": "text/html; charset=utf-8",
   "cache-control": "no-cache",
-  "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "content-security-policy": `default-src 'none'; script-src ${scriptHashes.join(" ")}; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
   "x-content-type-options": "nosniff",
   "referrer-policy": "no-referrer",
 };

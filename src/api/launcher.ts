@@ -4,7 +4,7 @@
  * creates its steps on this one connection, without an HTTP round trip.
  */
 import { z } from "zod";
-import { Credential, JobId, NodeRef } from "../proto/common.ts";
+import { AdoptCredential, JobId, NodeRef, StepCredential } from "../proto/common.ts";
 import { tagged, type MessageOf } from "../proto/tagged.ts";
 import { NodeCfg } from "../proto/cfg.ts";
 import { JobState, JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
@@ -68,7 +68,7 @@ export const ControllerToLauncher = tagged({
   "submitted": () => ({ jobId: JobId }),
   "job.state": () => ({ jobId: JobId, state: JobState, reason: z.string().optional(), nodes: z.array(z.string()) }),
   "step.grant": () => ({ req: RequestId, grant: StepGrant }),
-  "adopt.grant": () => ({ req: RequestId, cred: Credential }),
+  "adopt.grant": () => ({ req: RequestId, cred: AdoptCredential }),
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**
@@ -82,7 +82,7 @@ export const ControllerToLauncher = tagged({
     nodes: z.array(NodeRef),
     added: z.array(NodeRef),
     removed: z.array(z.string()),
-    join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: Credential }).optional(),
+    join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: StepCredential }).optional(),
     fault: z.object({ reason: z.string() }).optional(),
   }),
 });

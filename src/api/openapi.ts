@@ -97,7 +97,7 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { status: 200, description: "the prediction", json: () => TestOnlyResult },
     errors: WITH_BODY,
   },
-  "GET /v1/jobs": { operationId: "listJobs", summary: "List jobs (a job's token: its job and the jobs it submitted)", query: () => JobListQuery, ok: { status: 200, description: "jobs in id order", json: () => z.object({ jobs: z.array(JobView) }) }, errors: [400, 401] },
+  "GET /v1/jobs": { operationId: "listJobs", summary: "List jobs (a job's token: its job and the jobs it submitted)", query: () => JobListQuery, ok: { status: 200, description: "the newest `limit` jobs, in id order; `next` when older ones remain: pass it as `before` for the next page", json: () => z.object({ jobs: z.array(JobView), next: z.int().optional() }) }, errors: [400, 401] },
   "GET /v1/jobs/:id": { operationId: "getJob", summary: "A job with its allocation, steps and events", query: () => JobGetQuery, ok: { status: 200, description: "the job", json: () => JobDetail }, errors: ON_JOB },
   "DELETE /v1/jobs/:id": {
     operationId: "cancelJob",

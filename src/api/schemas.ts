@@ -5,6 +5,7 @@ import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 import { parseArraySpec } from "./array.ts";
 import { parseDependency } from "./dependency.ts";
 import { JOB_KINDS, JOB_STATES } from "../domain/job.ts";
+import { StepCredential } from "../proto/common.ts";
 
 /** C0 control bytes and DEL, tab, newline and carriage return aside (they have uses in arguments and values). */
 const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
@@ -25,6 +26,8 @@ export const MAX_ENV_VARS = 4096;
 export const MAX_ARGV_BYTES = 1 << 20;
 export const MAX_ARGS = 4096;
 export const MAX_NAME = 200;
+/** The longest user name a job listing filters by. */
+export const MAX_USER = 200;
 const bytesOf = (strings: Iterable<string>) => {
   let n = 0;
   for (const s of strings) n += Buffer.byteLength(s) + 1;
@@ -161,9 +164,11 @@ export const JobListQuery = z.lazy(() =>
     /** Jobs submitted at or before this time (ISO 8601). */
     until: z.iso.datetime({ offset: true }).optional(),
     name: Plain(MAX_NAME).min(1).optional(),
-    user: z.string().min(1).max(200).optional(),
+    user: z.string().min(1).max(MAX_USER).optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
+    /** Only jobs with a smaller id: the `next` of the page before, to page through older jobs. */
+    before: z.coerce.number().int().min(1).optional(),
   }),
 );
 
@@ -192,9 +197,9 @@ export const StepCreate = z.lazy(() =>
       tasksPerNode: z.int().min(1).max(4096).optional(),
       /** More tasks than the step's nodes have CPUs (srun --overcommit). */
       overcommit: z.boolean().optional(),
-      /** The working directory the launcher will start the ranks in, and the sha256 of their environment: the step credential covers both. */
-      cwd: Plain(4096).startsWith("/", "must be an absolute path").optional(),
-      envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex").optional(),
+      /** The working directory the launcher will start the ranks in, and the sha256 of their environment (proto/credential.ts envDigest): the step credential covers both. */
+      cwd: Plain(4096).startsWith("/", "must be an absolute path"),
+      envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex"),
       /** Run on nodes the job does not hold yet (PMI spawn): the allocation grows by them and shrinks back when the step ends. */
       newNodes: z.boolean().optional(),
       /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
@@ -215,7 +220,7 @@ export const StepGrant = z.lazy(() =>
     nodes: z.array(NodeRefView),
     tasks: z.array(z.int()),
     jobNodes: z.array(z.string()),
-    cred: z.object({ jobId: z.int(), stepId: z.int(), nodes: z.array(z.string()), expires: z.number(), argv: z.string().optional(), env: z.string().optional(), cwd: z.string().optional(), sig: z.string() }),
+    cred: StepCredential,
     jobEnv: z.record(z.string(), z.string()),
     /** Set when this step is the elastic job's resizable step. */
     elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),

@@ -5,6 +5,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { ApiClient, ApiClientError, type TrustedCa } from "../api/client.ts";
+import { JOB_STATES } from "../domain/job.ts";
 import { readPem } from "../util/tls.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
@@ -54,6 +55,21 @@ export function client(args: { controller?: string; "state-dir"?: string; ca?: s
   const token = process.env.EBB_TOKEN || readIfExists(join(stateDir, "token"));
   if (!token) throw new UsageError(`no API token: set EBB_TOKEN, or run where the controller's state dir (${stateDir}) is readable (--state-dir)`);
   return new ApiClient(url, token, trustedCa(url, args));
+}
+
+/** --state S,...: job states, checked, without repeats (so that a query stays short); undefined when not given. */
+export function statesFlag(value: string | undefined, flag = "--state"): string | undefined {
+  if (value === undefined) return undefined;
+  const states = [...new Set(value.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean))];
+  const bad = states.find((s) => !(JOB_STATES as readonly string[]).includes(s));
+  if (bad !== undefined) throw new UsageError(`${flag} ${bad.length > 40 ? `${bad.slice(0, 40)}...` : bad}: expected some of ${JOB_STATES.join(", ")}`);
+  return states.length > 0 ? states.join(",") : undefined;
+}
+
+/** A text flag of at most `max` characters (what the API takes), or a usage error saying so. */
+export function textFlag(value: string | undefined, flag: string, max: number, what: string): string | undefined {
+  if (value !== undefined && value.length > max) throw new UsageError(`${flag}: ${value.length} characters; ${what} have at most ${max}`);
+  return value;
 }
 
 export function intFlag(value: string | undefined, flag: string, opts: { min?: number; max?: number } = {}): number | undefined {

@@ -1,6 +1,7 @@
 import { JOB_STATES } from "../domain/job.ts";
+import { MAX_NAME, MAX_USER } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, table, UsageError, whenFlag } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, whenFlag } from "./common.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
@@ -17,23 +18,22 @@ export default defineCommand({
     state: { type: "string", alias: "s", description: "Only these states, comma-separated (e.g. FAILED,TIMEOUT)", valueHint: "STATES" },
     name: { type: "string", description: "Only jobs of this name", valueHint: "NAME" },
     user: { type: "string", alias: "u", description: "Only jobs this user submitted", valueHint: "USER" },
-    limit: { type: "string", description: "At most this many jobs, the newest (default 1000)", valueHint: "N" },
+    limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("history", async () => {
-      const states = args.state?.split(",").map((s) => s.trim().toUpperCase()).filter(Boolean);
-      const bad = states?.find((s) => !(JOB_STATES as readonly string[]).includes(s));
-      if (bad) throw new UsageError(`--state ${bad}: expected some of ${JOB_STATES.join(", ")}`);
-      const { jobs } = await client(args).jobs({
-        since: whenFlag(args.since ?? "midnight", "--since"),
-        until: whenFlag(args.until, "--until"),
-        state: states?.join(","),
-        name: args.name,
-        user: args.user,
-        limit: intFlag(args.limit, "--limit"),
-      });
+      const jobs = await client(args).allJobs(
+        {
+          since: whenFlag(args.since ?? "midnight", "--since"),
+          until: whenFlag(args.until, "--until"),
+          state: statesFlag(args.state),
+          name: textFlag(args.name, "--name", MAX_NAME, "job names"),
+          user: textFlag(args.user, "--user", MAX_USER, "user names"),
+        },
+        intFlag(args.limit, "--limit"),
+      );
       if (args.json) return printJson({ jobs });
       const rows = jobs.map((j) => [jobLabel(j), j.name.slice(0, 16), j.user ?? "", j.state, j.exitCode === null ? "" : String(j.exitCode), elapsed(j), nodesColumn(j), localTime(j.submitTime), localTime(j.startTime), localTime(j.endTime)]);
       out(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "SUBMIT", "START", "END"], rows));

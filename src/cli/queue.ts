@@ -4,7 +4,7 @@ import { FINAL_STATES } from "../domain/job.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, table } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table } from "./common.ts";
 import { jobLabel } from "./jobid.ts";
 import { out } from "../util/stdio.ts";
 
@@ -56,14 +56,14 @@ export default defineCommand({
   args: {
     all: { type: "boolean", description: "Include finished jobs (with their exit codes)" },
     state: { type: "string", description: "Only these states, comma-separated (e.g. PENDING,RUNNING)", valueHint: "STATES" },
-    limit: { type: "string", description: "At most this many jobs, the newest (default 1000)", valueHint: "N" },
+    limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON (one entry per array task)" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("queue", async () => {
-      const state = args.state ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
-      const { jobs } = await client(args).jobs({ state, limit: intFlag(args.limit, "--limit") });
+      const state = statesFlag(args.state) ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
+      const jobs = await client(args).allJobs({ state }, intFlag(args.limit, "--limit"));
       if (args.json) return printJson({ jobs });
       const showExit = state === undefined || FINAL_STATES.some((s) => state.toUpperCase().includes(s));
       const rows = queueRows(jobs).map(({ label, job: j }) => [

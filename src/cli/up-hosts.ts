@@ -220,7 +220,7 @@ export async function upOnHosts(
           listen: o.listen,
           stateDir: o.stateDir,
           ...o.tuning,
-          tls: ca && issue(ca, "controller", "controller", [hostname(), ...localAddresses(), ...(wildcard ? [] : [o.listen.host])]),
+          tls: ca && { ...issue(ca, "controller", "controller", [hostname(), ...localAddresses(), ...(wildcard ? [] : [o.listen.host])]), ca: ca.pem },
           onNodeUp: (name) => {
             seen.add(name);
             waiting.get(name)?.();

@@ -31,7 +31,7 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
       listen,
       stateDir,
       ...o.tuning,
-      tls: tls?.controller,
+      tls: tls && { ...tls.controller, ca: tls.ca.pem },
       onNodeUp: (name) => {
         pending.delete(name);
         if (pending.size === 0) allUp();

@@ -56,7 +56,7 @@ export default defineCommand({
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
       const tls = args.tls ? localCertificates(stateDir, listen.host) : undefined;
-      const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts, tls: tls?.controller }));
+      const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts, tls: tls && { ...tls.controller, ca: tls.ca.pem } }));
       const width = Math.max(2, String(n).length);
       const agents = new AgentThread((why) => {
         err(`ebb up: ${why}\n`);

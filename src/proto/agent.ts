@@ -1,6 +1,6 @@
 /** Agent <-> controller messages, over the agent's WebSocket to /v1/agent (Bearer: cluster key). */
 import { z } from "zod";
-import { Credential, JobId, NodeRef, Signal } from "./common.ts";
+import { JobId, NodeRef, Signal, StepCredential } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 
 
@@ -20,7 +20,7 @@ export const JobStart = z.object({
   tasks: z.array(z.int().nonnegative()),
   jobEnv: z.record(z.string(), z.string()),
   /** Step 0's credential, for command jobs. */
-  cred: Credential.optional(),
+  cred: StepCredential.optional(),
   /** Whom the job runs as (agents running as root), the user who submitted it. */
   user: z.string().optional(),
   /** Elastic command jobs: step 0 is resizable. */

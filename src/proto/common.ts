@@ -7,24 +7,27 @@ export type NodeRef = z.infer<typeof NodeRef>;
 export const Signal = z.enum(["SIGTERM", "SIGKILL", "SIGINT", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGCONT", "SIGSTOP"]);
 export type Signal = z.infer<typeof Signal>;
 
-/** A step credential: the controller's HMAC over job, step, node list and expiry (see credential.ts). */
-export const Credential = z.lazy(() =>
-  z.object({
-    jobId: JobId,
-    stepId: z.int().nonnegative(),
-    nodes: z.array(z.string()),
-    /** Epoch ms; a credential lives seconds. */
-    expires: z.number(),
-    /** What the step may run, when the credential covers it: sha256 of argv, sha256 of the environment, the working directory. */
-    argv: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    env: z.string().regex(/^[0-9a-f]{64}$/).optional(),
-    cwd: z.string().optional(),
-    /** "adopt": re-attaches the listed nodes of a running step to a new parent (no launch); absent: a launch. */
-    use: z.literal("adopt").optional(),
-    sig: z.string().regex(/^[0-9a-f]{64}$/),
-  }),
+const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex");
+
+/** What every credential names: job, step, nodes and expiry (epoch ms; a credential lives seconds). */
+const credentialBase = () => ({ jobId: JobId, stepId: z.int().nonnegative(), nodes: z.array(z.string()), expires: z.number(), sig: Sha256 });
+
+/**
+ * A step credential: the controller's HMAC over job, step, nodes, expiry and everything the agents
+ * act on (see credential.ts): sha256 of the argv (absent for a spawn, whose argv may be several
+ * programs), of the environment, of the job environment, the working directory, and sha256 of the
+ * output file a node writes itself (absent: none).
+ */
+export const StepCredential = z.lazy(() =>
+  z.object({ ...credentialBase(), argv: Sha256.optional(), env: Sha256, jobEnv: Sha256, cwd: z.string().min(1), output: Sha256.optional() }),
 );
-export type Credential = z.infer<typeof Credential>;
+export type StepCredential = z.infer<typeof StepCredential>;
+
+/** An adoption credential: re-attaches the listed nodes of a running step to a new parent (no launch). */
+export const AdoptCredential = z.lazy(() => z.object({ ...credentialBase(), use: z.literal("adopt") }));
+export type AdoptCredential = z.infer<typeof AdoptCredential>;
+
+export type Credential = StepCredential | AdoptCredential;
 
 export function stepKey(jobId: number, stepId: number): string {
   return `${jobId}.${stepId}`;

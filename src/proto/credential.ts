@@ -4,16 +4,22 @@
  * a job token lets processes of one job create steps in that job through the API.
  */
 import { createHash, createHmac, timingSafeEqual } from "node:crypto";
-import type { Credential } from "./common.ts";
+import type { AdoptCredential, Credential, StepCredential } from "./common.ts";
 
 function hmac(key: string, text: string): string {
   return createHmac("sha256", key).update(text).digest("hex");
 }
 
-function canonical(c: Omit<Credential, "sig">): string {
-  const covers = c.argv !== undefined || c.env !== undefined || c.cwd !== undefined ? `|${JSON.stringify([c.argv ?? null, c.env ?? null, c.cwd ?? null])}` : "";
-  return `${c.use ?? "step"}|${c.jobId}.${c.stepId}|${c.nodes.join(",")}|${c.expires}${covers}`;
+type Unsigned<C> = C extends unknown ? Omit<C, "sig"> : never;
+
+function canonical(c: Unsigned<Credential>): string {
+  const head = `${c.jobId}.${c.stepId}|${c.nodes.join(",")}|${c.expires}`;
+  if ("use" in c) return `adopt|${head}`;
+  return `step|${head}|${JSON.stringify([c.argv ?? null, c.env, c.jobEnv, c.cwd, c.output ?? null])}`;
 }
+
+/** What a step credential covers besides job, step, nodes and expiry. */
+export type StepCovers = Pick<StepCredential, "argv" | "env" | "jobEnv" | "cwd" | "output">;
 
 /** How long a step credential is valid: seconds, enough to carry a launch down the tree. */
 export const CRED_LIFETIME_MS = 30_000;
@@ -26,16 +32,34 @@ export const argvDigest = (argv: readonly string[]): string => sha256(JSON.strin
 /** The digest a credential carries for an environment (order does not matter). */
 export const envDigest = (env: Record<string, string>): string => sha256(JSON.stringify(Object.entries(env).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
 
-/** Why a step does not match what its credential covers (undefined: it does). */
-export function credentialMismatch(c: Credential, step: { argv: readonly string[]; apps?: unknown[]; env: Record<string, string>; cwd: string }): string | undefined {
-  if (c.argv !== undefined && (step.apps !== undefined || argvDigest(step.argv) !== c.argv)) return "the step's argv is not the one its credential was issued for";
-  if (c.env !== undefined && envDigest(step.env) !== c.env) return "the step's environment is not the one its credential was issued for";
-  if (c.cwd !== undefined && step.cwd !== c.cwd) return "the step's working directory is not the one its credential was issued for";
+/** A file a node of the step writes its ranks' output to (StepSpec.outputFile). */
+interface OutputFile {
+  node: string;
+  path: string;
+  error?: string;
+}
+
+/** The digest a credential carries for a step's output file (undefined: the step has none). */
+export const outputDigest = (o: OutputFile | undefined): string | undefined => (o === undefined ? undefined : sha256(JSON.stringify([o.node, o.path, o.error ?? null])));
+
+/** Why a step does not match what its credential covers (undefined: it does), naming the credential's field. */
+export function credentialMismatch(
+  c: StepCredential,
+  step: { argv: readonly string[]; apps?: unknown[]; env: Record<string, string>; jobEnv: Record<string, string>; cwd: string; outputFile?: OutputFile },
+): string | undefined {
+  const differs = (what: string, field: keyof StepCovers) => `the step's ${what} is not the one its credential was issued for (credential field ${field})`;
+  if (c.argv !== undefined && (step.apps !== undefined || argvDigest(step.argv) !== c.argv)) return differs("argv", "argv");
+  if (envDigest(step.env) !== c.env) return differs("environment", "env");
+  if (envDigest(step.jobEnv) !== c.jobEnv) return differs("job environment", "jobEnv");
+  if (step.cwd !== c.cwd) return differs("working directory", "cwd");
+  if (outputDigest(step.outputFile) !== c.output) return differs("output file", "output");
   return undefined;
 }
 
-export function signCredential(key: string, c: Omit<Credential, "sig">): Credential {
-  return { ...c, sig: hmac(key, canonical(c)) };
+export function signCredential(key: string, c: Omit<StepCredential, "sig">): StepCredential;
+export function signCredential(key: string, c: Omit<AdoptCredential, "sig">): AdoptCredential;
+export function signCredential(key: string, c: Unsigned<Credential>): Credential {
+  return { ...c, sig: hmac(key, canonical(c)) } as Credential;
 }
 
 /** Why a credential is not valid (undefined: it is); `signatureOnly`: only whether the cluster key signed it. */

@@ -4,7 +4,7 @@
  * subtree; "launched" and "fence.in" are reduced on the way up; the rest are forwarded as they are.
  */
 import { z } from "zod";
-import { Credential, NodeRef, Signal, StepKey } from "./common.ts";
+import { AdoptCredential, NodeRef, Signal, StepCredential, StepKey } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 import { NodeCfg } from "./cfg.ts";
 
@@ -81,10 +81,10 @@ export const StepSpec = z.lazy(() =>
 export type StepSpec = z.infer<typeof StepSpec>;
 
 export const StepDown = tagged({
-  "launch": () => ({ step: StepKey, cred: Credential, spec: StepSpec }),
+  "launch": () => ({ step: StepKey, cred: StepCredential, spec: StepSpec }),
   "signal": () => ({ step: StepKey, signal: Signal }),
   /** Re-attach: this connection becomes the step's upstream on the receiving node (its parent was lost); `cred` has use "adopt". */
-  "adopt": () => ({ step: StepKey, cred: Credential }),
+  "adopt": () => ({ step: StepKey, cred: AdoptCredential }),
   /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
   "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
   /** Every rank has been accounted for: nodes forget the step. */

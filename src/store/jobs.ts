@@ -29,6 +29,8 @@ export interface JobFilter {
   visibleTo?: number;
   /** Only this user's jobs (what a user's token may see). */
   owner?: string;
+  /** Only jobs with a smaller id (the page after one that ended there). */
+  before?: number;
   limit: number;
 }
 
@@ -322,6 +324,7 @@ export class JobStore {
       filter.since !== undefined ? or(isNull(jobs.endTime), gte(jobs.endTime, filter.since)) : undefined,
       filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,
       filter.owner !== undefined ? eq(jobs.user, filter.owner) : undefined,
+      filter.before !== undefined ? lt(jobs.id, filter.before) : undefined,
     ].filter((w) => w !== undefined);
     const q = this.db.select().from(jobs);
     const rows = (where.length > 0 ? q.where(and(...where)) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();

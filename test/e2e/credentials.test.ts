@@ -54,10 +54,19 @@ test("a real credential: used once it runs; replayed, or after the job's end, wi
     jobEnv: g.jobEnv,
     ...over,
   });
-  // Changed argv, environment or cwd on the right node, while the job runs: refused.
-  expect((await launchOn(mine.addr, g.cred, spec(mine, { argv: ["sh", "-c", "touch pwned"] }))).message).toContain("argv is not the one");
-  expect((await launchOn(mine.addr, g.cred, spec(mine, { env: { ...env, LD_PRELOAD: "/tmp/x.so" } }))).message).toContain("environment is not the one");
-  expect((await launchOn(mine.addr, g.cred, spec(mine, { cwd: "/" }))).message).toContain("working directory is not the one");
+  // Changed argv, environment, job environment, cwd or output file on the right node, while the job runs: refused, naming the credential's field.
+  const refusal = async (over: Record<string, unknown>) => (await launchOn(mine.addr, g.cred, spec(mine, over))).message;
+  expect(await refusal({ argv: ["sh", "-c", "touch pwned"] })).toContain("argv is not the one its credential was issued for (credential field argv)");
+  expect(await refusal({ env: { ...env, LD_PRELOAD: "/tmp/x.so" } })).toContain("environment is not the one its credential was issued for (credential field env)");
+  expect(await refusal({ jobEnv: { ...g.jobEnv, LD_PRELOAD: "/tmp/x.so" } })).toContain("job environment is not the one its credential was issued for (credential field jobEnv)");
+  expect(await refusal({ cwd: "/" })).toContain("working directory is not the one its credential was issued for (credential field cwd)");
+  expect(await refusal({ outputFile: { node: mine.name, path: `${c.dir}/pwned` } })).toContain("output file is not the one its credential was issued for (credential field output)");
+  // A credential that does not cover the environment or the working directory is no credential.
+  expect(g.cred).toMatchObject({ env: envDigest(env), jobEnv: envDigest(g.jobEnv), cwd: c.dir });
+  for (const field of ["env", "jobEnv", "cwd"]) {
+    const r = await launchOn(mine.addr, { ...g.cred, [field]: undefined }, spec(mine));
+    expect(r.reason ?? r.message).toContain(`invalid message: cred.${field}`);
+  }
   // The real launch runs.
   let parent: WebSocket | undefined;
   const ok = await launchOn(mine.addr, g.cred, spec(mine), (ws) => (parent = ws));
@@ -130,7 +139,7 @@ test("re-attaching a running step (adopt) takes a controller-signed adoption cre
   expect((await adoptGrant(id, g.stepId, [other.name])).message).toContain(`node ${other.name} is not allocated to job ${id}`);
   const otherJob = await c.submit({ interactive: true, nodes: 1 });
   await c.waitJob(otherJob, ["RUNNING"]);
-  const otherToken = (await c.api("POST", `/v1/jobs/${otherJob}/steps`, { argv: ["true"], cwd: c.dir })).json.jobEnv.EBB_TOKEN;
+  const otherToken = (await c.api("POST", `/v1/jobs/${otherJob}/steps`, { argv: ["true"], cwd: c.dir, envDigest: envDigest({}) })).json.jobEnv.EBB_TOKEN;
   const foreign = await adoptGrant(id, g.stepId, [mine.name], otherToken);
   expect([foreign.t, foreign.code]).toEqual(["error", "forbidden"]);
   const granted = await adoptGrant(id, g.stepId, [mine.name]);
@@ -139,11 +148,18 @@ test("re-attaching a running step (adopt) takes a controller-signed adoption cre
   expect(cred.use).toBe("adopt");
   expect(cred.expires - Date.now()).toBeLessThanOrEqual(30_000);
 
-  // A launch credential does not adopt, an adoption credential does not launch.
-  expect((await adoptOn(mine.addr, step, g.cred)).message).toContain("not an adoption credential");
-  expect((await launchOn(mine.addr, cred, spec)).message).toContain(`a credential for "adopt" cannot launch a step`);
-  // Altered (another node, another step, no use): the signature fails, the connection is closed.
-  for (const forged of [{ ...cred, nodes: [other.name] }, { ...cred, stepId: g.stepId + 1 }, { ...cred, use: undefined }]) {
+  // A launch credential does not adopt, an adoption credential does not launch: neither has the other's fields.
+  const asAdoption = await adoptOn(mine.addr, step, g.cred);
+  expect(asAdoption.reason ?? asAdoption.message).toContain("invalid message: cred.use");
+  const asLaunch = await launchOn(mine.addr, cred, spec);
+  expect(asLaunch.reason ?? asLaunch.message).toContain("invalid message: cred.env");
+  // Nor does either with the other's fields added: the signature fails, the connection is closed.
+  const launchAsAdoption = await adoptOn(mine.addr, step, { ...g.cred, use: "adopt" });
+  expect(launchAsAdoption.reason ?? launchAsAdoption.message).toContain("bad step credential signature");
+  const adoptionAsLaunch = await launchOn(mine.addr, { ...cred, env: g.cred.env, jobEnv: g.cred.jobEnv, cwd: g.cred.cwd }, spec);
+  expect(adoptionAsLaunch.reason ?? adoptionAsLaunch.message).toContain("bad step credential signature");
+  // Altered (another node, another step): the signature fails, the connection is closed.
+  for (const forged of [{ ...cred, nodes: [other.name] }, { ...cred, stepId: g.stepId + 1 }]) {
     const r = await adoptOn(mine.addr, step, forged);
     expect(r.reason ?? r.message).toContain("bad step credential signature");
   }

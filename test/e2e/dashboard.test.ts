@@ -114,6 +114,31 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       await shot("wrong-token.png");
     });
 
+    test("its Content-Security-Policy runs the page's own script only: an injected inline script or event attribute does not run", async () => {
+      const csp = (await fetch(`${c.url}/`)).headers.get("content-security-policy") ?? "";
+      expect(/(?:^|;\s*)script-src ([^;]*)/.exec(csp)?.[1]).toMatch(/^'sha256-[A-Za-z0-9+/]+=*'$/);
+      expect(csp).not.toMatch(/script-src[^;]*'unsafe-inline'/);
+      await page.goto(`${c.url}/`);
+      await page.waitForSelector("#token", { visible: true, timeout: SHOWN });
+      await page.evaluate(() => {
+        const w = window as unknown as { violations: string[] };
+        w.violations = [];
+        document.addEventListener("securitypolicyviolation", (e) => w.violations.push(e.violatedDirective));
+        const s = document.createElement("script");
+        s.textContent = "window.injected = 'inline script'";
+        document.body.append(s);
+        const b = document.createElement("button");
+        b.setAttribute("onclick", "window.injected = 'event attribute'");
+        document.body.append(b);
+        b.click();
+      });
+      // Both were refused (the browser reports each), and neither ran.
+      await page.waitForFunction(() => (window as unknown as { violations: string[] }).violations.length >= 2, { timeout: SHOWN, polling: 100 });
+      const seen = await page.evaluate(() => ({ injected: (window as unknown as { injected?: string }).injected ?? null, violations: (window as unknown as { violations: string[] }).violations }));
+      expect(seen.injected).toBeNull();
+      for (const v of seen.violations) expect(v).toStartWith("script-src");
+    });
+
     test("signed in: the nodes, and an elastic job's band over 2, then 4, then 2 node rows", async () => {
       if (!page.url().startsWith(c.url)) await page.goto(`${c.url}/`);
       await signIn(c.token);

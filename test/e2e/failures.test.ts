@@ -1,7 +1,7 @@
 /** Node failure and controller restarts, with every daemon a separate process. */
 import { Database } from "bun:sqlite";
 import { afterEach, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
@@ -151,4 +151,26 @@ test("an `ebb run` allocation survives a controller restart", async () => {
   expect(code).toBe(0);
   const jobs = (await c.api("GET", "/v1/jobs")).json.jobs;
   expect(jobs.map((j: any) => j.state)).toEqual(["COMPLETED"]);
+});
+
+test("an agent stopped cleanly in the middle of a command job's or an `ebb run` step removes the step's shared-memory files", async () => {
+  c = await startCluster({ agents: 2, heartbeat: 0.5 });
+  // A command job's step root runs inside its first node's agent; an `ebb run` step's in the launcher.
+  const command = await c.submit({ argv: ["sleep", "60"], nodes: 1, cwd: c.dir });
+  const first = (await c.waitJob(command, ["RUNNING"])).allocation[0] as string;
+  const run = c.ebbSpawn(["run", "sleep", "60"]);
+  try {
+    for (const node of [first, first === "node01" ? "node02" : "node01"]) {
+      const agent = c.agents.get(node)!;
+      const mine = () => readdirSync("/dev/shm").filter((n) => n.startsWith("ebb-") && n.endsWith(`-${agent.pid}`));
+      const cfgDir = await waitFor(`the CFG directory of ${node}'s step`, () => mine().find((n) => new RegExp(`^ebb-cfg-${node}-\\d+\\.0-\\d+$`).test(n)));
+      agent.kill("SIGTERM");
+      await agent.exited;
+      expect(existsSync(join("/dev/shm", cfgDir))).toBe(false);
+      expect(mine()).toEqual([]);
+    }
+  } finally {
+    run.kill("SIGKILL");
+    await run.exited;
+  }
 });

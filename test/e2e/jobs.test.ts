@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive, startCluster, TestCluster, waitFor } from "../support/cluster.ts";
+import { ApiClient } from "../../src/api/client.ts";
 
 let c: TestCluster;
 beforeAll(async () => {
@@ -336,5 +337,51 @@ describe("listing commands", () => {
     const missing = await c.ebb(["show", "99999"]);
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("job 99999 does not exist");
+  });
+
+  test("more than 1,000 jobs: the API pages them (next/before), and queue and history list every one", async () => {
+    const submitted = await c.api("POST", "/v1/jobs", { argv: ["true"], array: "1-1500", hold: true, name: "many", cwd: c.dir });
+    expect(submitted.status).toBe(201);
+    const arrayId = submitted.json.id as number;
+    try {
+      // Pages of 600, newest first, each in id order, until there is no `next`.
+      const seen: number[][] = [];
+      let before: number | undefined;
+      do {
+        const page = await c.api("GET", `/v1/jobs?array=${arrayId}&limit=600${before ? `&before=${before}` : ""}`);
+        expect(page.status).toBe(200);
+        expect(page.json.jobs.length).toBeLessThanOrEqual(600);
+        seen.push(page.json.jobs.map((j: any) => j.arrayTaskId));
+        before = page.json.next;
+      } while (before !== undefined);
+      expect(seen.map((p) => p.length)).toEqual([600, 600, 300]);
+      expect(seen.reverse().flat()).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
+
+      const queued = JSON.parse((await c.ebb(["queue", "--json"])).stdout).jobs.filter((j: any) => j.arrayJobId === arrayId);
+      expect(queued.map((j: any) => j.arrayTaskId)).toEqual(Array.from({ length: 1500 }, (_, i) => i + 1));
+      expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${arrayId}_\\[1-1500\\]\\s+many\\s+PENDING`, "m"));
+      expect(JSON.parse((await c.ebb(["queue", "--json", "--limit", "1200"])).stdout).jobs).toHaveLength(1200);
+      const history = JSON.parse((await c.ebb(["history", "--json", "--name", "many"])).stdout).jobs;
+      expect(history).toHaveLength(1500);
+    } finally {
+      await c.api("DELETE", `/v1/jobs/${arrayId}`);
+    }
+  }, 120_000);
+
+  test("an oversized listing query: the CLI never sends one, and the client says what was too large and what to do", async () => {
+    // Filters longer than the API takes are refused before any request; repeated states are sent once.
+    const name = await c.ebb(["history", "--name", "n".repeat(20_000)]);
+    expect({ code: name.code, stderr: name.stderr }).toEqual({ code: 2, stderr: "ebb history: --name: 20000 characters; job names have at most 200\n" });
+    const user = await c.ebb(["history", "--user", "u".repeat(20_000)]);
+    expect(user.stderr).toBe("ebb history: --user: 20000 characters; user names have at most 200\n");
+    for (const cmd of ["history", "queue"]) {
+      const states = await c.ebb([cmd, "--json", "--state", Array(3000).fill("FAILED,COMPLETED").join(",")]);
+      expect({ code: states.code, stderr: states.stderr }).toEqual({ code: 0, stderr: "" });
+    }
+    // A request line over the controller's limit (a client of the API that does not bound its filters): not a bare "HTTP 431".
+    const refused = await new ApiClient(c.url, c.token).jobs({ user: "u".repeat(20_000) }).then(() => undefined, (e: Error & { status: number; field?: string }) => e);
+    expect(refused?.status).toBe(431);
+    expect(refused?.field).toBe("user");
+    expect(refused?.message).toBe("the controller refused GET /v1/jobs as too large (HTTP 431: the request line and headers may take 16 KiB; its query parameter user is 20000 characters long); narrow the filter, or give fewer or shorter values");
   });
 });

@@ -56,6 +56,9 @@ afterAll(async () => {
 });
 
 describe("/v1/launcher", () => {
+  /** What a step request must say for its credential: the ranks' working directory and the digest of their environment. */
+  const covers = { cwd: "/", envDigest: "0".repeat(64) };
+
   test("one connection submits a job, follows it to RUNNING, gets a step grant and gives the job back", async () => {
     const w = new Wire(c, c.token);
     await w.opened;
@@ -64,7 +67,7 @@ describe("/v1/launcher", () => {
     const running = await w.next("RUNNING", (m) => m.t === "job.state" && m.state === "RUNNING");
     expect(running.jobId).toBe(jobId);
     expect(running.nodes).toHaveLength(2);
-    w.send({ t: "step.create", jobId, req: 7, step: { argv: ["true"], tasks: 4 } });
+    w.send({ t: "step.create", jobId, req: 7, step: { argv: ["true"], tasks: 4, ...covers } });
     const { grant } = await w.next("the grant", (m) => m.t === "step.grant" && m.req === 7);
     expect(grant.jobId).toBe(jobId);
     expect(grant.nodes.map((n: Msg) => n.name)).toEqual(running.nodes);
@@ -93,7 +96,7 @@ describe("/v1/launcher", () => {
     w.send({ t: "submit", job: { interactive: true, nodes: 1, cwd: c.dir } });
     const { jobId } = await w.next("submitted", (m) => m.t === "submitted");
     await w.next("RUNNING", (m) => m.t === "job.state" && m.state === "RUNNING");
-    w.send({ t: "step.create", jobId, req: 3, step: { argv: ["true"], nodes: 2 } });
+    w.send({ t: "step.create", jobId, req: 3, step: { argv: ["true"], nodes: 2, ...covers } });
     const refused = await w.next("the step refusal", (m) => m.t === "error" && m.req === 3);
     expect(refused).toMatchObject({ field: "nodes" });
     expect(refused.message).toContain("asks for 2 nodes but job");
@@ -113,9 +116,9 @@ describe("/v1/launcher", () => {
     const { jobId: child } = await w.next("the child job", (m) => m.t === "submitted");
     expect((await c.job(child)).submittedBy).toBe(id);
     await c.api("DELETE", `/v1/jobs/${child}`);
-    w.send({ t: "step.create", jobId: id + 1000, req: 1, step: { argv: ["true"] } });
+    w.send({ t: "step.create", jobId: id + 1000, req: 1, step: { argv: ["true"], ...covers } });
     expect(await w.next("the refusal of another job", (m) => m.t === "error" && m.req === 1)).toMatchObject({ code: "forbidden", message: `this token is for job ${id}, not job ${id + 1000} (a job's token acts on its job and the jobs it submitted)` });
-    w.send({ t: "step.create", jobId: id, req: 2, step: { argv: ["true"] } });
+    w.send({ t: "step.create", jobId: id, req: 2, step: { argv: ["true"], ...covers } });
     const { grant } = await w.next("the grant", (m) => m.t === "step.grant" && m.req === 2);
     expect(grant).toMatchObject({ jobId: id, stepId: 1 });
     w.close();
@@ -128,7 +131,7 @@ describe("/v1/launcher", () => {
     const id = await c.submit({ interactive: true, nodes: 1 });
     const w = new Wire(c, made.json.token);
     await w.opened;
-    w.send({ t: "step.create", jobId: id, req: 7, step: { argv: ["true"] } });
+    w.send({ t: "step.create", jobId: id, req: 7, step: { argv: ["true"], ...covers } });
     const refused = await w.next("the refusal", (m) => m.t === "error" && m.req === 7);
     const http = await c.api("POST", `/v1/jobs/${id}/hold`, undefined, made.json.token);
     expect({ code: refused.code, message: refused.message }).toEqual({ code: "forbidden", message: `job ${id} is not ebbt_wire's; a user's token acts on that user's jobs only` });

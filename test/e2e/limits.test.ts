@@ -88,10 +88,10 @@ test("tasks are checked against the nodes' CPUs; --overcommit allows more", asyn
   // A step inside a job is checked against the CPUs of its nodes.
   const alloc = await c.submit({ interactive: true, nodes: 1 });
   await c.waitJob(alloc, ["RUNNING"]);
-  const step = await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3 });
+  const step = await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, cwd: c.dir, envDigest: "0".repeat(64) });
   expect(step.status).toBe(400);
   expect(step.json.error.message).toContain("which has 2 CPUs");
-  expect((await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, overcommit: true })).status).toBe(201);
+  expect((await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, overcommit: true, cwd: c.dir, envDigest: "0".repeat(64) })).status).toBe(201);
   await c.api("DELETE", `/v1/jobs/${alloc}`);
 });
 

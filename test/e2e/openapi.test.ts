@@ -140,7 +140,7 @@ describe("the OpenAPI document", () => {
     await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 403 });
     await call("GET", "/v1/plans?job=999999", { expect: 404 });
     for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"]] as const) {
-      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"] } : undefined;
+      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
       await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
       await call(method, `/v1/jobs/${done}${suffix}`, { body, token: null, expect: 401 });
@@ -154,10 +154,11 @@ describe("the OpenAPI document", () => {
     await call("DELETE", `/v1/jobs/${done}`, { expect: 409 });
 
     // Steps: in a running job, not in a pending one; a bad or too big body.
-    await call("POST", `/v1/jobs/${sleeper}/steps`, { body: { argv: ["true"] }, expect: 201 });
+    const step = { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) };
+    await call("POST", `/v1/jobs/${sleeper}/steps`, { body: step, expect: 201 });
     await call("POST", `/v1/jobs/${sleeper}/steps`, { body: { argv: [] }, expect: 400 });
     await call("POST", `/v1/jobs/${sleeper}/steps`, { raw: big, expect: 413 });
-    await call("POST", `/v1/jobs/${held}/steps`, { body: { argv: ["true"] }, expect: 409 });
+    await call("POST", `/v1/jobs/${held}/steps`, { body: step, expect: 409 });
 
     // Resizing: not elastic (409), a bad or too big body, then a real elastic job grown.
     await call("POST", `/v1/jobs/${sleeper}/resize`, { body: { nodes: 2 }, expect: 409 });

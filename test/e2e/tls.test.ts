@@ -119,7 +119,7 @@ describe("ebb up --tls", () => {
     const j = await waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL", "TIMEOUT"]);
     const text = readFileSync(out, "utf8");
     expect({ state: j.state, text }).toMatchObject({ state: "COMPLETED" });
-    expect(text).toMatch(/^ca=\/.*\/bin\/ca\.pem$/m);
+    expect(text).toMatch(/^ca=\/.*\/ca\.pem$/m);
     expect(text.split("\n").filter((l) => l.includes("step on")).sort()).toEqual(["0: step on node01", "1: step on node02"]);
 
     const cmdOut = join(dir, "cmd.out");
@@ -173,6 +173,32 @@ describe("ebb up --tls", () => {
     const agentNoCert = await cli(["agent", "--controller", url, "--name", "stray", "--ca", join(state, "ca.pem")], { EBB_STATE_DIR: empty, EBB_CLUSTER_KEY: "k".repeat(64) });
     expect(agentNoCert.code).toBe(2);
     expect(agentNoCert.stderr).toContain("give --tls-cert and --tls-key");
+  }, 120_000);
+
+  test("the controller refuses an agent whose step port presents a certificate the cluster CA did not sign, or one naming another host", async () => {
+    const key = readFileSync(join(state, "cluster.key"), "utf8").trim();
+    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1"];
+    // Another CA's certificate, naming everything ebb's own do.
+    const foreign = join(dir, "foreign");
+    expect((await runProcess(["openssl", "req", "-x509", ...ec, "-keyout", `${foreign}.key`, "-out", `${foreign}.pem`, "-subj", "/CN=foreign", "-addext", "subjectAltName=DNS:ebb-agent,IP:127.0.0.1,DNS:localhost"])).code).toBe(0);
+    // The cluster CA's, but for another host and not for an agent.
+    const elsewhere = join(dir, "elsewhere-cert");
+    const signed = await runProcess(["openssl", "req", "-x509", "-CA", join(state, "ca.pem"), "-CAkey", join(state, "tls", "ca.key"), ...ec, "-keyout", `${elsewhere}.key`, "-out", `${elsewhere}.pem`, "-subj", "/CN=elsewhere", "-addext", "subjectAltName=DNS:elsewhere.example", "-addext", "basicConstraints=critical,CA:FALSE"]);
+    expect(signed.code).toBe(0);
+    const agent = (name: string, cert: string) =>
+      cli(["agent", "--controller", url, "--name", name, "--listen", "127.0.0.1:0", "--ca", join(state, "ca.pem"), "--tls-cert", `${cert}.pem`, "--tls-key", `${cert}.key`], { EBB_STATE_DIR: join(dir, name), EBB_CLUSTER_KEY: key });
+    const [a, b] = await Promise.all([agent("impostor", foreign), agent("misnamed", elsewhere)]);
+    expect(a.code).not.toBe(0);
+    expect(a.stderr).toMatch(/refused this agent: its step port 127\.0\.0\.1:\d+ has a certificate the cluster CA did not sign; use one the CA issued for agents/);
+    expect(b.code).not.toBe(0);
+    expect(b.stderr).toMatch(/refused this agent: its step port 127\.0\.0\.1:\d+ has a certificate for neither ebb-agent nor that host; use one the CA issued for agents/);
+    const { nodes } = (await api("GET", "/v1/nodes")).json;
+    expect(nodes.map((n: any) => n.name).sort()).toEqual(["node01", "node02"]);
+
+    // So a controller serving TLS needs the cluster CA to check agents against.
+    const ctl = await cli(["controller", "--listen", "127.0.0.1:0", "--state-dir", join(dir, "ctl-no-ca"), "--tls-cert", join(state, "tls", "controller.pem"), "--tls-key", join(state, "tls", "controller.key")]);
+    expect(ctl.code).toBe(2);
+    expect(ctl.stderr).toContain("the controller checks the agents' certificates against the cluster CA: give it with --ca FILE or EBB_CA");
   }, 120_000);
 });
 

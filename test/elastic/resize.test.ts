@@ -80,6 +80,18 @@ describe("the Jacobi example resized while it runs", () => {
   });
 });
 
+describe("an elastic command job", () => {
+  test("grows: its joining ranks' credential covers the same environments, directory and output file as its first step's", async () => {
+    const id = await c.submit({ argv: [BUN, JACOBI, "--iters", "400", "--sleep", "3", "--every", "50"], nodes: 1, elastic: true, minNodes: 1, maxNodes: 2 });
+    const job = await c.waitJob(id, ["RUNNING"], 60_000);
+    await waitFor("iteration 50", () => c.read(job.output).includes("iteration 50 on 1 ranks"), 60_000);
+    const a = await c.resize(id, 2);
+    expect({ state: a.state, message: a.message }).toEqual({ state: "COMMITTED", message: null });
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL"], 120_000)).state).toBe("COMPLETED");
+    expect(c.read(job.output)).toContain("now 2 ranks (was 1)");
+  }, 180_000);
+});
+
 describe("refused resizes", () => {
   test("each refusal is a 4xx naming what is wrong", async () => {
     const rigid = await c.submit({ argv: ["sleep", "30"], nodes: 1 });

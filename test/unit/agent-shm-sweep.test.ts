@@ -35,3 +35,17 @@ test("files of dead owners are removed; those of live owners and others are kept
   for (const f of [files.liveAdapt, files.halfRing, files.liveSocket, files.foreign]) expect(existsSync(join(dir, f))).toBe(true);
   for (const f of gone) expect(existsSync(join(dir, f))).toBe(false);
 });
+
+test("at its start an agent also removes its own node's step files that carry its own pid: an earlier life's, the pid reused", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ebb-sweep-"));
+  const me = process.pid;
+  const parent = process.ppid; // alive, and not this agent
+  const earlier = [`ebb-cfg-node-1-7.0-${me}`, `ebb-adapt-node-1-7.0-${me}`];
+  const kept = [`ebb-cfg-node-1-x-7.0-${me}`, `ebb-cfg-node-2-7.0-${me}`, `ebb-cfg-node-1-7.0-${parent}`, `ebbc-${me.toString(36)}.abc.sock`];
+  for (const n of [...earlier, ...kept]) mkdirSync(join(dir, n));
+  expect(sweepStaleShm(dir, { node: "node-1", pid: me }).sort()).toEqual(earlier.sort());
+  for (const n of kept) expect(existsSync(join(dir, n))).toBe(true);
+  // Without saying who it is, the sweep keeps them all (their owner pid is alive).
+  mkdirSync(join(dir, earlier[0]!));
+  expect(sweepStaleShm(dir)).toEqual([]);
+});

@@ -145,7 +145,7 @@ describe("paths and queries", () => {
 
   test("steps of a job that is not running -> 409; bad step bodies -> 400", async () => {
     const { json } = await call("POST", "/v1/jobs", ok);
-    const step = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: ["true"] });
+    const step = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) });
     expect(step.status).toBe(409);
     expect(step.json.error!.code).toBe("job_not_running");
     const bad = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: [] });
@@ -154,6 +154,12 @@ describe("paths and queries", () => {
     const nul = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: ["a\u0000"] });
     expect(nul.status).toBe(400);
     expect(nul.json.error!.field?.split(".")[0]).toBe("argv");
+    // The step credential covers the ranks' environment and working directory: both are required.
+    for (const [field, body] of [["envDigest", { argv: ["true"], cwd: "/" }], ["cwd", { argv: ["true"], envDigest: "0".repeat(64) }]] as const) {
+      const missing = await call("POST", `/v1/jobs/${json.id}/steps`, body);
+      expect(missing.status).toBe(400);
+      expect(missing.json.error!.field).toBe(field);
+    }
   });
 
   test("unknown routes -> 404 JSON pointing at the OpenAPI document", async () => {

@@ -122,8 +122,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     });
   const shmDir = existsSync("/dev/shm") ? "/dev/shm" : join(o.stateDir, "shm");
   for (const dir of new Set([shmDir, process.env.XDG_RUNTIME_DIR ?? tmpdir()])) {
-    const swept = sweepStaleShm(dir);
-    if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes from ${dir}`);
+    const swept = sweepStaleShm(dir, { node: o.name, pid: process.pid });
+    if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes or of this agent's earlier life from ${dir}`);
   }
   const allocation = new NodeAllocation();
   const nodeHost = o.advertise ? hostOf(o.advertise) : advertisedHost(o.listen, controllerUrl);
@@ -248,6 +248,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     addr,
     async stop() {
       if (heartbeat) clearInterval(heartbeat);
+      // Its steps end first (their ranks killed, their shared-memory files removed), while the controller still hears their last reports.
+      steps.closeAll();
       channel?.close();
       procs.killAll();
       pool.close();

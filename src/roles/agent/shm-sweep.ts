@@ -2,7 +2,9 @@
  * Shared-memory files left by processes that died without cleaning up: an agent killed with
  * SIGKILL leaves its steps' adaptation segments and CFG directories, a rank killed unmapped
  * leaves its ring, a rank that crashed or exited non-zero leaves its comm socket file. Each name ends with (or, for rings, starts with) the pid of its owner; the
- * agent removes, when it starts, those whose owners are all gone.
+ * agent removes, when it starts, those whose owners are all gone, and its own node's step files
+ * that carry its own pid: an earlier life's, whose pid a restart may get again (a container's
+ * agent is often pid 1), since a starting agent has no step yet.
  */
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { agentIsRoot, asUser } from "../identity.ts";
@@ -33,8 +35,14 @@ function alive(pid: number): boolean {
   }
 }
 
-/** Removes what dead processes left in `dir`; returns the names removed. */
-export function sweepStaleShm(dir: string): string[] {
+/** Whether `name` is a step file (adaptation segment, CFG directory) of node `node` owned by pid `pid`. */
+function stepFileOf(name: string, self: { node: string; pid: number }): boolean {
+  const m = /^ebb-(?:adapt|cfg)-(.+)-\d+\.\d+-(\d+)$/.exec(name);
+  return m !== null && m[1] === self.node && Number(m[2]) === self.pid;
+}
+
+/** Removes what dead processes left in `dir`, and what an earlier life of agent `self` left there; returns the names removed. */
+export function sweepStaleShm(dir: string, self?: { node: string; pid: number }): string[] {
   let names: string[];
   try {
     names = readdirSync(dir);
@@ -44,7 +52,8 @@ export function sweepStaleShm(dir: string): string[] {
   const removed: string[] = [];
   for (const name of names) {
     const owners = shmOwners(name);
-    if (!owners || owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || alive(pid))) continue;
+    if (!owners) continue;
+    if (!(self && stepFileOf(name, self)) && owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || alive(pid))) continue;
     try {
       // With its owner's rights: a user's directory cannot lead a root rm anywhere else.
       const path = join(dir, name);

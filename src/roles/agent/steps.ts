@@ -11,7 +11,7 @@ import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
-import type { Credential } from "../../proto/common.ts";
+import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
@@ -67,6 +67,11 @@ export class StepService implements StepEndpoint {
 
   constructor(readonly ctx: StepContext) {}
 
+  /** The agent stops: every step here ends (its ranks killed, its PMI server, adaptation segment and CFG directory gone). */
+  closeAll(): void {
+    for (const node of [...this.steps.values()]) node.close();
+  }
+
   attach(up: Upstream): DownstreamHandle {
     const launchedHere = new Set<string>();
     return {
@@ -92,7 +97,7 @@ export class StepService implements StepEndpoint {
   }
 
   /** A launcher re-attaches a step's node to itself (see adoptionRefusal): true if it did. */
-  private adopt(up: Upstream, step: string, cred: Credential): boolean {
+  private adopt(up: Upstream, step: string, cred: AdoptCredential): boolean {
     const why = adoptionRefusal(this, step, cred);
     if (why) {
       log.warn(`refused adoption of step ${step}: ${why}`);
@@ -106,7 +111,7 @@ export class StepService implements StepEndpoint {
   /** Keys of launches waiting for the allocation: a second launch of the same step is refused meanwhile. */
   private readonly starting = new Set<string>();
 
-  private async launch(up: Upstream, cred: Credential, spec: StepSpec): Promise<StepNode | undefined> {
+  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec): Promise<StepNode | undefined> {
     const key = `${spec.jobId}.${spec.stepId}`;
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
@@ -114,7 +119,6 @@ export class StepService implements StepEndpoint {
     };
     const bad = verifyCredential(this.ctx.clusterKey, cred);
     if (bad) return fail(bad), undefined;
-    if (cred.use !== undefined) return fail(`a credential for "${cred.use}" cannot launch a step`), undefined;
     const names = spec.nodes.map((n) => n.name);
     if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.join(",") !== names.join(","))
       return fail("the credential does not match the step"), undefined;
@@ -141,11 +145,10 @@ export class StepService implements StepEndpoint {
  * unexpired, an adoption credential for exactly this step naming this node, used once here, the
  * node still the job's as the controller last said.
  */
-function adoptionRefusal(svc: StepService, step: string, cred: Credential): string | undefined {
+function adoptionRefusal(svc: StepService, step: string, cred: AdoptCredential): string | undefined {
   const name = svc.ctx.name;
   const bad = verifyCredential(svc.ctx.clusterKey, cred);
   if (bad) return bad;
-  if (cred.use !== "adopt") return "not an adoption credential";
   if (`${cred.jobId}.${cred.stepId}` !== step) return "the credential does not match the step";
   if (!cred.nodes.includes(name)) return `node ${name} is not in the credential`;
   if (!svc.steps.has(step)) return `step ${step} is not running on ${name}`;
@@ -200,7 +203,7 @@ export class StepNode {
     return this.svc.ctx;
   }
 
-  start(cred: Credential): void {
+  start(cred: StepCredential): void {
     const k = this.spec.fanout;
     const spec = this.spec;
     const first = this.rankBase + firstRanks(spec.tasks)[this.index]!;
@@ -508,6 +511,11 @@ export class StepNode {
     for (const c of this.children) c.conn.send({ t: "signal", step: this.key, signal: "SIGKILL" });
     this.signalRanks("SIGKILL");
     for (const c of this.children) c.conn.send({ t: "end", step: this.key });
+    this.finish();
+  }
+
+  /** The agent stops: the step ends here. */
+  close(): void {
     this.finish();
   }
 

@@ -34,6 +34,8 @@ export class AgentHub {
     private readonly schedule: () => void,
     private readonly elastic: Elastic,
     private readonly health: StoreHealth,
+    /** In a TLS cluster, the cluster CA: an agent's step port must present a certificate it signed. */
+    private readonly agentCa: string | undefined,
     private readonly onNodeUp?: (name: string) => void,
   ) {}
 
@@ -166,11 +168,11 @@ export class AgentHub {
       if (Math.abs(skew) > MAX_CLOCK_SKEW_MS)
         return `its clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? "ahead of" : "behind"} the controller's (limit ${MAX_CLOCK_SKEW_MS / 1000} s); sync the clocks (NTP)`;
     }
-    // The agent's own listening socket on the address it connected from needs no check.
+    // The agent's own listening socket on the address it connected from needs no reachability
+    // check; in a TLS cluster its certificate is checked all the same.
     const own = !msg.advertised && hostOf(msg.addr) === peer.replace(/^::ffff:/, "");
-    const down = own ? undefined : await unreachable(msg.addr);
-    if (down) return `the controller cannot reach its address ${msg.addr} (${down}); fix --advertise/--listen or the firewall`;
-    return undefined;
+    const down = own && this.agentCa === undefined ? undefined : await unreachable(msg.addr, this.agentCa);
+    return down;
   }
 
   private hello(conn: AgentSession, msg: Hello): boolean {

@@ -10,7 +10,7 @@ import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
-import type { Credential } from "../../proto/common.ts";
+import type { AdoptCredential } from "../../proto/common.ts";
 import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -123,7 +123,7 @@ export class Elastic {
     if (!isValidSize(r.sizes ?? undefined, nodes)) throw badRequest(`nodes ${nodes} is not one of job ${jobId}'s sizes (${r.sizes!.join(",")})`, "nodes");
     const have = job.nodes.length;
     if (nodes === have) throw conflict("no_change", `job ${jobId} already has ${have} nodes`);
-    if (!e.launcher || !e.tasks || e.stepId === undefined)
+    if (!e.launcher || !e.tasks || e.stepId === undefined || !e.covers)
       throw conflict("no_elastic_step", `job ${jobId} has no elastic step to resize yet: its ranks start with ebb run and call initAdapt()`);
     // A plan names the nodes a grow takes (checked against the state as it is by `checkPlan`); an API resize takes the first idle ones.
     const added = nodes <= have ? [] : planned ? this.plannedNodes(planned, nodes - have, jobId, now) : this.idleNodes(nodes - have, jobId, now);
@@ -296,7 +296,7 @@ export class Elastic {
    * A credential that lets the launcher re-attach `nodes` of step `stepId` (the children of a lost
    * inner node of its launch tree) as its own children: only for nodes the elastic job still holds.
    */
-  adoptCredential(jobId: number, stepId: number, nodes: string[], now = Date.now()): Credential {
+  adoptCredential(jobId: number, stepId: number, nodes: string[], now = Date.now()): AdoptCredential {
     const job = this.jobs.activeJob(jobId);
     if (!job.row.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic: only an elastic step's nodes are re-attached after a fault`);
     if (stepId >= job.row.nextStep) throw badRequest(`job ${jobId} has no step ${stepId}`, "stepId");

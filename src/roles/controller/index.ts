@@ -76,8 +76,8 @@ export interface ControllerOptions {
   metricsToken?: string;
   /** /metrics needs no token. */
   metricsOpen?: boolean;
-  /** Serve HTTPS/WSS only, with this certificate and key (PEM). */
-  tls?: ServerTls;
+  /** Serve HTTPS/WSS only, with this certificate and key (PEM); agents' step ports must present a certificate `ca` (the cluster CA, PEM) signed. */
+  tls?: ServerTls & { ca: string };
 }
 
 export interface ControllerHandle {
@@ -183,7 +183,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
   elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
-  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.onNodeUp);
+  agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.tls?.ca, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope), health);
   health.orLater("plans", () => applier.reconcile());
   jobs.restore();
@@ -248,7 +248,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
 
   const server = serve({
     listen: opts.listen,
-    tls: opts.tls,
+    tls: opts.tls && { cert: opts.tls.cert, key: opts.tls.key },
     api: createApi(backend),
     authorizeAgent: (t) => safeEqual(t, clusterKey),
     authorizeLauncher: backend.authorize,

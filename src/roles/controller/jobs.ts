@@ -13,7 +13,7 @@ import { mayBecome, type JobState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
-import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, signCredential } from "../../proto/credential.ts";
+import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, outputDigest, signCredential, type StepCovers } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -335,6 +335,7 @@ export class Jobs {
     }
     const refs = nodes.map((name) => ({ name, addr: this.state.nodes.get(name)!.row.addr }));
     const tasks = blockLayout(nodes.length, taskCount(nodes.length, row.tasks, row.tasksPerNode));
+    const jobEnv = this.jobEnv(job);
     const start: JobStart = {
       id: row.id,
       user: row.user ?? undefined,
@@ -348,11 +349,11 @@ export class Jobs {
       error: row.error ?? undefined,
       nodes: refs,
       tasks,
-      jobEnv: this.jobEnv(job),
+      jobEnv,
       sampleInterval: row.sampleInterval ?? this.config.sampleInterval,
       cred:
         row.kind === "command"
-          ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, ...this.step0Covers(job) })
+          ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, ...this.step0Covers(job, jobEnv) })
           : undefined,
       elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
     };
@@ -390,10 +391,15 @@ export class Jobs {
     this.exited(jobId, code === 0 ? 1 : code, `its step root on the controller's host ${signal ? `was killed by ${signal}` : `exited with code ${code}`} before it reported the job's end (see the controller's log)`);
   }
 
-  /** What step 0 of a command job is: its credential covers it, and an elastic one's joiners' too. */
-  private step0Covers(job: JobRuntime): { argv: string; env: string; cwd: string } {
+  /**
+   * What step 0 of a command job is: its credential covers it, and an elastic one's joiners' too.
+   * A root in the first node's agent has that node write the output file itself (roles/agent/jobs.ts),
+   * so the file is covered too; a root on the controller's host writes it there, and no node does.
+   */
+  private step0Covers(job: JobRuntime, jobEnv: Record<string, string>): StepCovers {
     const r = job.row;
-    const covers = { argv: argvDigest(r.argv!), env: envDigest(r.env), cwd: r.cwd };
+    const output = this.hostsRoot(r) ? undefined : outputDigest({ node: job.nodes[0]!, path: r.output!, error: r.error ?? undefined });
+    const covers = { argv: argvDigest(r.argv!), env: envDigest(r.env), jobEnv: envDigest(jobEnv), cwd: r.cwd, output };
     if (r.elastic) this.elasticOf(job).covers = covers;
     return covers;
   }
@@ -480,23 +486,27 @@ export class Jobs {
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
     job.row.nextStep = stepId + 1;
-    const covers = { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd };
-    if (wholeJob) this.elasticOf(job).covers = covers;
-    return { ...this.grant(job, stepId, nodes, layout, now, covers), elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
+    const grant = this.grant(job, stepId, nodes, layout, now, { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd });
+    if (wholeJob) this.elasticOf(job).covers = grant.covers;
+    return { ...grant.grant, elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
   }
 
-  private grant(job: JobRuntime, stepId: number, nodes: string[], tasks: number[], now: number, covers: { argv?: string; env?: string; cwd?: string } = {}): StepGrant {
+  /** A step's grant, whose credential covers `partial` and the job environment the grant carries; and what it covers. */
+  private grant(job: JobRuntime, stepId: number, nodes: string[], tasks: number[], now: number, partial: Omit<StepCovers, "jobEnv">): { grant: StepGrant; covers: StepCovers } {
     const jobId = job.row.id;
-    return {
+    const jobEnv = this.jobEnv(job);
+    const covers = { ...partial, jobEnv: envDigest(jobEnv) };
+    const grant: StepGrant = {
       jobId,
       stepId,
       nodes: nodes.map((name) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" })),
       tasks,
       jobNodes: job.nodes,
       cred: signCredential(this.config.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, ...covers }),
-      jobEnv: this.jobEnv(job),
+      jobEnv,
       sampleInterval: job.row.sampleInterval ?? this.config.sampleInterval,
     };
+    return { grant, covers };
   }
 
   /** A step on nodes the job does not hold yet (PMI spawn): the allocation grows for its lifetime. */
@@ -525,7 +535,7 @@ export class Jobs {
     refreshSchedView(job);
     // A spawn's processes run in the launch's environment and directory (its argv may be several
     // programs, MPMD, so only env and cwd are covered).
-    return this.grant(job, stepId, nodes, layout, now, { env: req.envDigest, cwd: req.cwd });
+    return this.grant(job, stepId, nodes, layout, now, { env: req.envDigest, cwd: req.cwd }).grant;
   }
 
   stepEnded(jobId: number, stepId: number, exitCode: number, interrupted = false, now = Date.now()): void {

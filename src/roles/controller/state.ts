@@ -1,4 +1,5 @@
 /** The controller's in-memory view of nodes and active jobs, mirrored from SQLite. */
+import type { StepCovers } from "../../proto/credential.ts";
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { compareNames } from "../../sched/batch.ts";
@@ -72,8 +73,8 @@ export interface ElasticRuntime {
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
   adaptCostMs?: number;
-  /** What the elastic step's credential covered (argv, env digest, cwd): joining steps' credentials cover the same. */
-  covers?: { argv?: string; env?: string; cwd?: string };
+  /** What the elastic step's credential covered (argv, environments, cwd, output): joining steps' credentials cover the same. */
+  covers?: StepCovers;
   /** Timing samples count from here (reset at each adaptation). */
   samplesSince?: number;
 }

@@ -15,7 +15,7 @@
  * `fault` with a fault realloc; the window opens without probe rounds, naming the lost ranks.
  */
 import { cardKey } from "../../proto/adapt.ts";
-import type { Credential, NodeRef } from "../../proto/common.ts";
+import type { NodeRef, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import { remap, type Placement } from "../../sched/remap.ts";
@@ -33,7 +33,7 @@ export interface WorldStep {
 
 export interface AdapterHost {
   /** Start a step of this launch (the joining ranks) and resolve once all its ranks run. */
-  startJoining(spec: StepSpec, cred: Credential): { root: StepRoot; launched: Promise<void> };
+  startJoining(spec: StepSpec, cred: StepCredential): { root: StepRoot; launched: Promise<void> };
   /** Stop a joining step whose adaptation was aborted, without failing the launch. */
   abandon(root: StepRoot, why: string): void;
 }

@@ -7,7 +7,7 @@ import { ApiClientError, connectionFailure, type ApiClient } from "../../api/cli
 import { ControllerToLauncher, type LauncherToController } from "../../api/launcher.ts";
 import type { JobSubmit, StepCreate, StepGrant } from "../../api/schemas.ts";
 import { Channel } from "../../proto/channel.ts";
-import type { Credential } from "../../proto/common.ts";
+import type { AdoptCredential } from "../../proto/common.ts";
 import { PROTOCOL_VERSION } from "../../proto/version.ts";
 import { VERSION } from "../../util/version.ts";
 
@@ -31,7 +31,7 @@ export class ControllerLink {
   private elasticStep: { stepId: number; tasks: () => number[] } | undefined;
   /** A submit sent and not yet answered. */
   private submission: (Pending<void> & { job: JobSubmit; sent: boolean }) | undefined;
-  private readonly requests = new Map<number, Pending<StepGrant> | Pending<Credential>>();
+  private readonly requests = new Map<number, Pending<StepGrant> | Pending<AdoptCredential>>();
   private nextRequest = 0;
   latest: JobStateMsg | undefined;
   /** The controller refused this launcher's protocol version: every wait fails with this. */
@@ -122,7 +122,7 @@ export class ControllerLink {
   }
 
   /** A credential to re-attach `nodes` of step `stepId` (children of a lost inner node of its launch tree). */
-  adoptCredential(stepId: number, nodes: string[]): Promise<Credential> {
+  adoptCredential(stepId: number, nodes: string[]): Promise<AdoptCredential> {
     if (this.refusal) return Promise.reject(this.refusal);
     const req = this.nextRequest++;
     return new Promise((resolve, reject) => {
@@ -213,7 +213,7 @@ export class ControllerLink {
         this.requests.delete(m.req);
         return;
       case "adopt.grant":
-        (this.requests.get(m.req) as Pending<Credential> | undefined)?.resolve(m.cred);
+        (this.requests.get(m.req) as Pending<AdoptCredential> | undefined)?.resolve(m.cred);
         this.requests.delete(m.req);
         return;
       case "error": {

@@ -6,7 +6,7 @@
 import type { StepGrant } from "../../api/schemas.ts";
 import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
-import type { Credential } from "../../proto/common.ts";
+import type { StepCredential } from "../../proto/common.ts";
 import { envDigest } from "../../proto/credential.ts";
 import { Adapter } from "./adapter.ts";
 import type { ControllerLink } from "./controller-link.ts";
@@ -108,7 +108,7 @@ export class Launch {
     };
   }
 
-  private start(spec: StepSpec, cred: Credential, report: boolean): Started {
+  private start(spec: StepSpec, cred: StepCredential, report: boolean): Started {
     let launchedNow!: () => void;
     const launched = new Promise<void>((r) => (launchedNow = r));
     const root = new StepRoot({
@@ -156,7 +156,8 @@ export class Launch {
     const first = req.commands[0]!;
     const g = await this.o.link.createStep({ argv: [first.execname, ...first.args], tasks, newNodes: true, wait: this.o.spawnWait, cwd: this.o.cwd, envDigest: envDigest(this.o.env) });
     const apps = req.commands.length > 1 ? req.commands.map((c) => ({ argv: [c.execname, ...c.args], count: c.maxprocs })) : undefined;
-    const spec = this.spec(g, { argv: [first.execname, ...first.args], apps, spawn: { preput: req.preput, parent: `${parent.jobId}.${parent.stepId}` } });
+    // No output file: the spawned ranks run on other nodes than the one writing it, and their credential does not cover it.
+    const spec = this.spec(g, { argv: [first.execname, ...first.args], apps, spawn: { preput: req.preput, parent: `${parent.jobId}.${parent.stepId}` }, outputFile: undefined });
     const started = this.start(spec, g.cred, true);
     return Promise.race([
       started.launched.then(() => ({ rc: 0, errcodes: new Array<number>(tasks).fill(0), jobId: `${g.jobId}.${g.stepId}` })),

@@ -4,7 +4,7 @@
  * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
  */
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
-import type { Credential } from "../../proto/common.ts";
+import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
@@ -45,7 +45,7 @@ export interface SpawnOutcome {
 
 export interface StepRootOptions {
   spec: StepSpec;
-  cred: Credential;
+  cred: StepCredential;
   connect(addr: string): PeerConn;
   sink: StepSink;
   onLaunched?(): void;
@@ -65,7 +65,7 @@ export interface StepRootOptions {
    * node of the launch tree, as the root's own children so that their healthy ranks go on. Without
    * it, a lost inner node's whole subtree is lost with it.
    */
-  adoptCredential?(nodes: string[]): Promise<Credential>;
+  adoptCredential?(nodes: string[]): Promise<AdoptCredential>;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
   /** The step's CFG merged over the whole tree: at most once per sampling interval, and when final. */
@@ -299,7 +299,7 @@ export class StepRoot {
     }
   }
 
-  private adoptOne(index: number, cred: Credential): Promise<void> {
+  private adoptOne(index: number, cred: AdoptCredential): Promise<void> {
     const ref = this.o.spec.nodes[index]!;
     const conn = this.o.connect(ref.addr);
     return new Promise<void>((resolve, reject) => {

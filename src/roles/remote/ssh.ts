@@ -115,7 +115,7 @@ export interface ControllerScript {
   /** Controller flags passed on (tuning: --heartbeat 1 ...). */
   flags: string[];
   logLevel: string;
-  /** TLS: its certificate and key follow the token on stdin (base64, a line each). */
+  /** TLS: the cluster CA, its certificate and its key follow the token on stdin (base64, a line each). */
   tls?: boolean;
 }
 
@@ -136,10 +136,10 @@ export function controllerCommand(a: ControllerScript): string {
       `umask 077; mkdir -p "$d" || exit 1`,
       `IFS= read -r k || exit 87; IFS= read -r t || exit 87`,
       `printf '%s\\n' "$k" > "$d/cluster.key" && printf '%s\\n' "$t" > "$d/token" || exit 1`,
-      ...(a.tls ? [`tls="$d/tls"`, ...readTlsFiles(["cert.pem", "key.pem"])] : []),
+      ...(a.tls ? [`tls="$d/tls"`, ...readTlsFiles(["ca.pem", "cert.pem", "key.pem"])] : []),
       `echo ${SERVER_ADDR} "$s"`,
       `export EBB_LOG=${shq(a.logLevel)}`,
-      `exec "$p" controller --listen ${listen} --state-dir "$d" --tied-to-stdin${a.tls ? ` --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem"` : ""}${a.flags.map((f) => ` ${shq(f)}`).join("")}`,
+      `exec "$p" controller --listen ${listen} --state-dir "$d" --tied-to-stdin${a.tls ? ` --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" --ca "$tls/ca.pem"` : ""}${a.flags.map((f) => ` ${shq(f)}`).join("")}`,
     ].join("\n"),
   );
 }

@@ -146,7 +146,7 @@ export class RemoteAgents {
     this.o.progress(label, "connecting");
     const tls = this.o.tls?.certificate(h, "controller");
     const command = controllerCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, listenHost: c.listenHost, port: c.port, flags: c.flags, logLevel: this.o.logLevel, tls: tls !== undefined });
-    const url = await this.session(h, label, command, [this.o.clusterKey, c.token, ...(tls ? [b64(tls.cert), b64(tls.key)] : [])], async (s) => {
+    const url = await this.session(h, label, command, [this.o.clusterKey, c.token, ...(tls && this.o.tls ? [b64(this.o.tls.ca), b64(tls.cert), b64(tls.key)] : [])], async (s) => {
       const [addr, port] = await Promise.all([s.out.find(new RegExp(`^${SERVER_ADDR} (\\S+)$`)), s.tail.find(/ebb controller: API https?:\/\/\S+:(\d+)\/v1/)]);
       return `${tls ? "https" : "http"}://${c.listenHost && !["0.0.0.0", "::"].includes(c.listenHost) ? (c.listenHost.includes(":") ? `[${c.listenHost}]` : c.listenHost) : addr}:${port}`;
     });
