@@ -3,12 +3,20 @@
  * through the system are drizzle prepared statements, compiled once per database: building and
  * preparing them anew on each call was a third of the controller's CPU time at 200 jobs/s.
  */
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gte, inArray, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
-import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
+import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
+/** A job as listings read it: without its script and environment (a listing shows neither). */
+export type JobListRow = Omit<JobRow, "script" | "env">;
 export type NewJob = typeof jobs.$inferInsert;
+export type ArrayRow = typeof jobArrays.$inferSelect;
+/** What every task of an array shares: stored once, in its job_arrays row. */
+export const SHARED_BY_TASKS = ["argv", "script", "env", "exclude", "nodelist", "sizes", "dependency", "elasticSettings"] as const;
+type Shared = Pick<JobRow, (typeof SHARED_BY_TASKS)[number]>;
+const NOT_SHARED: Shared = { argv: null, script: null, env: {}, exclude: null, nodelist: null, sizes: null, dependency: null, elasticSettings: null };
+const { script: _script, env: _env, ...listColumns } = getTableColumns(jobs);
 export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
 export type StepRow = typeof steps.$inferSelect;
@@ -180,17 +188,67 @@ export class JobStore {
     this.q.markRunning.run({ id, time, nodes, nextStep, output, error });
   }
 
-  setArrayJobId(id: number, arrayJobId: number): void {
-    this.db.update(jobs).set({ arrayJobId }).where(eq(jobs.id, id)).run();
+  /**
+   * The tasks of a new array, in one go: the first task's row gives the array its id, the array's
+   * row holds what they share, each task's row only what is its own. Returns the tasks' ids.
+   */
+  insertArray(values: Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null }, indices: readonly number[], spec: string): number[] {
+    const own = { ...values, ...NOT_SHARED };
+    const first = this.insertJob({ ...own, arrayTaskId: indices[0]! });
+    this.db.update(jobs).set({ arrayJobId: first }).where(eq(jobs.id, first)).run();
+    const shared = Object.fromEntries(SHARED_BY_TASKS.map((k) => [k, values[k] ?? null])) as Shared;
+    this.db.insert(jobArrays).values({ id: first, spec, tasks: indices.length, firstTask: indices[0]!, lastTask: indices.at(-1)!, ...shared, env: values.env }).run();
+    const ids = [first];
+    for (const task of indices.slice(1)) ids.push(this.insertJob({ ...own, arrayJobId: first, arrayTaskId: task }));
+    return ids;
+  }
+
+  /** An array's own row (undefined for one submitted before arrays had one). */
+  arrayOf(arrayJobId: number): ArrayRow | undefined {
+    return this.db.select().from(jobArrays).where(eq(jobArrays.id, arrayJobId)).get();
   }
 
   /** How many tasks array `arrayJobId` has, and its lowest and highest task ids. */
   arrayShape(arrayJobId: number): { count: number; min: number; max: number } {
+    const a = this.arrayOf(arrayJobId);
+    if (a) return { count: a.tasks, min: a.firstTask, max: a.lastTask };
     return this.db
       .select({ count: sql<number>`count(*)`, min: sql<number>`min(${jobs.arrayTaskId})`, max: sql<number>`max(${jobs.arrayTaskId})` })
       .from(jobs)
       .where(eq(jobs.arrayJobId, arrayJobId))
       .get()!;
+  }
+
+  /** The array job `id` is a task of: null if none, undefined if there is no job `id`. */
+  arrayIdOf(id: number): number | null | undefined {
+    return this.db.select({ arrayJobId: jobs.arrayJobId }).from(jobs).where(eq(jobs.id, id)).get()?.arrayJobId;
+  }
+
+  /** The ids of array `arrayJobId`'s tasks, in task order. */
+  arrayTaskIds(arrayJobId: number): number[] {
+    return this.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all().map((r) => r.id);
+  }
+
+  /** The job id of task `task` of array `arrayJobId`. */
+  arrayTaskId(arrayJobId: number, task: number): number | undefined {
+    return this.db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.arrayJobId, arrayJobId), eq(jobs.arrayTaskId, task))).get()?.id;
+  }
+
+  /**
+   * Array tasks' rows given what their array shares (each array read once, its values shared by
+   * reference among its tasks); other rows as they are.
+   */
+  private withShared<R extends JobListRow>(rows: R[], keys: readonly (keyof Shared)[] = SHARED_BY_TASKS): R[] {
+    const arrayIds = [...new Set(rows.flatMap((r) => (r.arrayJobId === null ? [] : [r.arrayJobId])))];
+    if (arrayIds.length === 0) return rows;
+    const arrays = new Map<number, ArrayRow>();
+    for (let i = 0; i < arrayIds.length; i += 500)
+      for (const a of this.db.select().from(jobArrays).where(inArray(jobArrays.id, arrayIds.slice(i, i + 500))).all()) arrays.set(a.id, a);
+    for (const r of rows) {
+      const a = r.arrayJobId === null ? undefined : arrays.get(r.arrayJobId);
+      if (a) for (const k of keys) (r as Record<string, unknown>)[k] = a[k];
+    }
+    return rows;
   }
 
   setHeld(id: number, held: boolean): void {
@@ -199,7 +257,7 @@ export class JobStore {
 
   /** The tasks of array `arrayJobId`, in task order. */
   arrayTasks(arrayJobId: number): JobRow[] {
-    return this.db.select().from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all();
+    return this.withShared(this.db.select().from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all());
   }
 
   /** Jobs that ended before `before`, with everything recorded about them; returns how many. */
@@ -217,6 +275,8 @@ export class JobStore {
         this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
+      // An array's shared row goes with its last task.
+      this.db.delete(jobArrays).where(notExists(this.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.arrayJobId, jobArrays.id)))).run();
       this.db.delete(planItems).where(inArray(planItems.planId, this.db.select({ id: plans.id }).from(plans).where(lt(plans.time, before)))).run();
       this.db.delete(plans).where(lt(plans.time, before)).run();
       return ids.length;
@@ -303,14 +363,14 @@ export class JobStore {
   }
 
   activeJobs(states: readonly string[]): JobRow[] {
-    return this.db.select().from(jobs).where(inArray(jobs.state, [...states])).orderBy(asc(jobs.id)).all();
+    return this.withShared(this.db.select().from(jobs).where(inArray(jobs.state, [...states])).orderBy(asc(jobs.id)).all());
   }
 
   openAllocations(): AllocationRow[] {
     return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
   }
 
-  listJobs(filter: JobFilter): JobRow[] {
+  listJobs(filter: JobFilter): JobListRow[] {
     const where = [
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
@@ -321,13 +381,14 @@ export class JobStore {
       filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,
       filter.owner !== undefined ? eq(jobs.user, filter.owner) : undefined,
     ].filter((w) => w !== undefined);
-    const q = this.db.select().from(jobs);
+    const q = this.db.select(listColumns).from(jobs);
     const rows = (where.length > 0 ? q.where(and(...where)) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();
-    return rows.reverse();
+    return this.withShared(rows.reverse(), SHARED_BY_TASKS.filter((k) => k !== "script" && k !== "env"));
   }
 
   getJob(id: number): JobRow | undefined {
-    return this.db.select().from(jobs).where(eq(jobs.id, id)).get();
+    const row = this.db.select().from(jobs).where(eq(jobs.id, id)).get();
+    return row && this.withShared([row])[0];
   }
 
   eventsOf(id: number): JobEventRow[] {

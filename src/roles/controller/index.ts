@@ -42,6 +42,7 @@ import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
+import { DEFAULT_ARRAY_TASKS } from "../../api/array.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
@@ -66,6 +67,8 @@ export interface ControllerOptions {
   scheduler?: Partial<ErsConfig>;
   /** Bounds for jobs' own scheduler settings. */
   limits?: AdminLimits;
+  /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
+  maxArrayTasks?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -137,6 +140,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       killWaitMs: opts.killWaitMs ?? 5000,
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
+      maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
@@ -192,7 +196,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       const row = store.getJob(id);
       return row ? jobDetail(views, row) : undefined;
     },
-    arrayTask: (arrayJobId, task) => store.arrayTasks(arrayJobId).find((r) => r.arrayTaskId === task)?.id,
+    arrayTask: (arrayJobId, task) => store.arrayTaskId(arrayJobId, task),
     resize: (id, nodes) => elastic!.resize(id, nodes),
     cancel: (id, task) => jobs.cancel(id, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),

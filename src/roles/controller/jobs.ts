@@ -17,7 +17,7 @@ import { blockLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
-import { compressIndices, parseArraySpec, type ArraySpec } from "../../api/array.ts";
+import { compressIndices, parseArraySpec } from "../../api/array.ts";
 import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
@@ -37,6 +37,8 @@ export interface JobsConfig {
   killWaitMs: number;
   /** How long an allocation may stay without its `ebb run` launcher before it is cancelled. */
   orphanGraceMs: number;
+  /** The most tasks one array may have (--max-array-tasks). */
+  maxArrayTasks: number;
 }
 
 export interface Effects {
@@ -56,8 +58,8 @@ export interface Effects {
   requestNodes<T>(jobId: number, tasks: number, waitMs: number, grant: (nodes: string[]) => T): Promise<T>;
 }
 
-/** What the tasks of one array may hold in all, scripts and environments counted per task. */
-const MAX_ARRAY_BYTES = 256 << 20;
+/** The most jobs one dependency may name, an array's tasks each counted (eligibility checks them all on every pass). */
+export const MAX_DEPENDENCY_JOBS = 10_000;
 
 /** Who submits: the user it is recorded for, and the job whose token submitted it, if any. */
 export interface Submitter {
@@ -153,11 +155,10 @@ export class Jobs {
     const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
-    const array = req.array === undefined ? undefined : (parseArraySpec(req.array) as ArraySpec);
-    // Every task is a row with its own copy of the script and environment: bound what one request may store.
-    const perTask = array ? (req.script?.length ?? 0) + JSON.stringify(req.env ?? {}).length : 0;
-    if (array && array.indices.length * perTask > MAX_ARRAY_BYTES)
-      throw badRequest(`array: ${array.indices.length} tasks of ${Math.ceil(perTask / 1024)} KiB of script and environment each are more than ${MAX_ARRAY_BYTES >> 20} MiB; use fewer tasks, or a smaller environment (--export)`, "array");
+    const array = req.array === undefined ? undefined : parseArraySpec(req.array, this.config.maxArrayTasks);
+    // Each task is a row and a job to schedule: one request makes at most maxArrayTasks of them.
+    if (array && "error" in array)
+      throw badRequest(`array: ${array.error}, the most this controller takes in one array (its --max-array-tasks, ${this.config.maxArrayTasks}); submit it as several arrays`, "array");
     const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
     const values: PreparedJob["values"] = {
       name,
@@ -211,18 +212,21 @@ export class Jobs {
 
   /** Every job a dependency names, by id: an array's id stands for all of its tasks. */
   private resolveDependency(spec: DependencySpec): Dependency {
+    let count = 0;
     const terms = spec.terms.map((t) => {
       if (t.type === "singleton") return t;
       const jobs = t.jobs.flatMap((ref) => {
-        const row = this.store.getJob(ref.job);
+        const arrayJobId = this.state.jobs.get(ref.job)?.row.arrayJobId ?? this.store.arrayIdOf(ref.job);
         if (ref.task !== undefined) {
-          const task = row ? this.store.arrayTasks(ref.job).find((r) => r.arrayTaskId === ref.task) : undefined;
-          if (!task) throw badRequest(`dependency: job ${ref.job}_${ref.task} does not exist`, "dependency");
-          return [task.id];
+          const task = arrayJobId === undefined ? undefined : this.store.arrayTaskId(ref.job, ref.task);
+          if (task === undefined) throw badRequest(`dependency: job ${ref.job}_${ref.task} does not exist`, "dependency");
+          return [task];
         }
-        if (!row) throw badRequest(`dependency: job ${ref.job} does not exist`, "dependency");
-        return row.arrayJobId === row.id ? this.store.arrayTasks(row.id).map((r) => r.id) : [row.id];
+        if (arrayJobId === undefined) throw badRequest(`dependency: job ${ref.job} does not exist`, "dependency");
+        return arrayJobId === ref.job ? this.store.arrayTaskIds(ref.job) : [ref.job];
       });
+      count += jobs.length;
+      if (count > MAX_DEPENDENCY_JOBS) throw badRequest(`dependency: names more than ${MAX_DEPENDENCY_JOBS} jobs (an array counts each of its tasks); depend on fewer jobs, or on a job that waits for the others`, "dependency");
       return { type: t.type, jobs };
     });
     return { any: spec.any, terms };
@@ -241,19 +245,17 @@ export class Jobs {
   private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
     const { values, indices } = this.prepare(req, by, now);
     const rows: JobRow[] = this.store.tx(() => {
-      const made: JobRow[] = [];
-      for (const task of indices ?? [undefined]) {
-        const arrayJobId = task === undefined ? null : (made[0]?.id ?? null);
-        const v = { ...values, arrayTaskId: task ?? null, arrayJobId };
-        const id = this.store.insertJob(v);
-        // The array's id is its first task's.
-        if (task !== undefined && arrayJobId === null) this.store.setArrayJobId(id, id);
-        made.push({ ...v, arrayJobId: task === undefined ? null : (arrayJobId ?? id), id, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 });
-      }
-      const first = made[0]!;
-      const what = indices ? `an array of ${indices.length} ${values.kind} jobs (${first.id}_[${compressIndices(indices)}]${values.arrayLimit ? `%${values.arrayLimit}` : ""})` : `${values.kind} job`;
+      const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
+      const ids = indices ? this.store.insertArray(values, indices, spec!) : [this.store.insertJob(values)];
+      const arrayJobId = indices ? ids[0]! : null;
+      // In memory every task's row shares the array's values (by reference, as the store keeps them once).
+      const made = ids.map((id, i): JobRow => ({ ...values, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 }));
+      const size = describeSize(values.minNodes, values.maxNodes);
       const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
-      for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: ${what}, ${describeSize(values.minNodes, values.maxNodes)}${extra.length ? `; ${extra.join(", ")}` : ""}`);
+      const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
+      if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
+      // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
+      else for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: task ${arrayJobId}_${r.arrayTaskId} of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`);
       return made;
     });
     const made = rows.map((row): JobRuntime => ({ row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() }));
