@@ -134,7 +134,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.post("/v1/jobs/test", async (c) => {
     const req = await body(c, JobSubmit);
-    return c.json(backend.testOnly(req, c.get("scope")));
+    return c.json(await backend.testOnly(req, c.get("scope")));
   });
 
   app.get("/v1/jobs", (c) => {

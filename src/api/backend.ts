@@ -21,7 +21,7 @@ export interface ApiBackend {
   /** A submission; a job token's is recorded as submitted by that job. */
   submit(req: JobSubmit, scope: Scope): { id: number };
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
-  testOnly(req: JobSubmit, scope: Scope): { start: string | null; nodes: string[]; message: string };
+  testOnly(req: JobSubmit, scope: Scope): Promise<{ start: string | null; nodes: string[]; message: string }>;
   listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): JobView[];
   /**
    * The newest `limit` scheduling plans with the items `scope` may see (its own jobs' unless an

@@ -239,9 +239,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   writeFileSync(join(opts.stateDir, "controller.url"), `${url}\n`, { mode: 0o600 });
   chmodSync(join(opts.stateDir, "controller.url"), 0o600);
 
-  // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
-  // eighth of a heartbeat after its third missed one.
-  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), Math.max(20, Math.min(250, heartbeatMs / 8)));
+  // Heartbeats are checked more often than the other housekeeping (AgentHub.checkEveryMs).
+  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), agents.checkEveryMs);
   const ticker = setInterval(() => {
     jobs.enforceTimeLimits();
     scheduler!.request({ full: true });
