@@ -13,6 +13,7 @@ import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
+import { jsonPages } from "./json-stream.ts";
 
 type Env = { Variables: { scope: Scope } };
 
@@ -140,7 +141,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   app.get("/v1/jobs", (c) => {
     const q = validate(JobListQuery, c.req.query());
     const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array };
-    return c.json({ jobs: backend.listJobs(filter, c.get("scope")) });
+    return jsonPages(c, "jobs", backend.listJobs(filter, c.get("scope")));
   });
 
   app.get("/v1/jobs/:id", async (c) => {

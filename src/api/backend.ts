@@ -22,7 +22,8 @@ export interface ApiBackend {
   submit(req: JobSubmit, scope: Scope): { id: number };
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
   testOnly(req: JobSubmit, scope: Scope): Promise<{ start: string | null; nodes: string[]; message: string }>;
-  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): JobView[];
+  /** The jobs, oldest first, a page at a time (the route streams them). */
+  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): AsyncIterable<JobView[]>;
   /**
    * The newest `limit` scheduling plans with the items `scope` may see (its own jobs' unless an
    * admin), newest first; with `jobId`, only that job's items; undefined if that job does not exist.

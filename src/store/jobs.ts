@@ -3,7 +3,7 @@
  * through the system are drizzle prepared statements, compiled once per database: building and
  * preparing them anew on each call was a third of the controller's CPU time at 200 jobs/s.
  */
-import { and, asc, desc, eq, getTableColumns, gte, inArray, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
 import type { Db } from "./db.ts";
 import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
 
@@ -371,6 +371,29 @@ export class JobStore {
   }
 
   listJobs(filter: JobFilter): JobListRow[] {
+    return [...this.jobPages(filter, filter.limit)].flat();
+  }
+
+  /**
+   * The jobs `listJobs` returns, oldest first, a page at a time, each page one query by id range
+   * (the caller may let other work run between pages; jobs submitted meanwhile are not added).
+   */
+  *jobPages(filter: JobFilter, pageSize = 500): Generator<JobListRow[]> {
+    const where = this.filterOf(filter);
+    const nth = (n: number) => this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
+    const newest = nth(0);
+    if (newest === undefined) return;
+    // Just before the oldest of the newest `limit`, or before all if there are fewer.
+    let after = (nth(filter.limit - 1) ?? 0) - 1;
+    for (;;) {
+      const rows = this.db.select(listColumns).from(jobs).where(and(where, gt(jobs.id, after), lte(jobs.id, newest))).orderBy(asc(jobs.id)).limit(pageSize).all();
+      if (rows.length > 0) yield this.withShared(rows, SHARED_BY_TASKS.filter((k) => k !== "script" && k !== "env"));
+      if (rows.length < pageSize) return;
+      after = rows.at(-1)!.id;
+    }
+  }
+
+  private filterOf(filter: JobFilter) {
     const where = [
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
@@ -381,9 +404,7 @@ export class JobStore {
       filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,
       filter.owner !== undefined ? eq(jobs.user, filter.owner) : undefined,
     ].filter((w) => w !== undefined);
-    const q = this.db.select(listColumns).from(jobs);
-    const rows = (where.length > 0 ? q.where(and(...where)) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();
-    return this.withShared(rows.reverse(), SHARED_BY_TASKS.filter((k) => k !== "script" && k !== "env"));
+    return where.length > 0 ? and(...where) : undefined;
   }
 
   getJob(id: number): JobRow | undefined {

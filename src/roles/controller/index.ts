@@ -42,6 +42,7 @@ import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
+import { pageByPage } from "./turns.ts";
 import { DEFAULT_ARRAY_TASKS } from "../../api/array.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
@@ -185,7 +186,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     submit: (req, scope) => jobs.submit(req, submitter(scope)),
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
     listJobs: (f, scope) =>
-      jobViews(views, store.listJobs({ ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined })),
+      pageByPage(store.jobPages({ ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined }), (rows) => jobViews(views, rows)),
     listPlans: (q, scope) => {
       if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.getJob(q.jobId)) return undefined;
       const reader = { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };

@@ -67,6 +67,16 @@ export interface Submitter {
   job?: number;
 }
 
+/** How a job ends: its exit code, why, how its processes are cleaned up, step 0's exit code. */
+export interface EndOptions {
+  exitCode?: number;
+  reason?: string;
+  cleanup?: "now" | "graceful";
+  step0?: number;
+}
+
+const endMessage = (state: JobState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
+
 export interface PreparedJob {
   values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
   /** Array task ids, for an array. */
@@ -541,7 +551,7 @@ export class Jobs {
     const targets = this.targets(id, opts.task);
     const active = targets.flatMap((r) => this.state.jobs.get(r.id) ?? []);
     if (active.length === 0) throw conflict("job_finished", `job ${id} already ended (${targets.at(-1)!.state})`);
-    for (const job of active) this.finish(job, "CANCELLED", { reason: opts.reason ?? "cancelled by user" });
+    this.finishAll(active, "CANCELLED", { reason: opts.reason ?? "cancelled by user" });
     return active.map((j) => j.row.id);
   }
 
@@ -611,18 +621,35 @@ export class Jobs {
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
-  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful"; step0?: number }, now = Date.now()): string[] {
-    const row = job.row;
-    if (!isActive(row.state)) return [];
-    const wasRunning = row.state !== "PENDING";
-    const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
+  finish(job: JobRuntime, state: JobState, opts: EndOptions, now = Date.now()): string[] {
+    if (!isActive(job.row.state)) return [];
+    this.store.tx(() => this.recordEnd(job, state, opts, now));
+    return this.applyEnd(job, state, opts, now);
+  }
+
+  /** `finish` for many jobs at once (an array cancelled): their ends in one transaction. */
+  finishAll(jobs: readonly JobRuntime[], state: JobState, opts: EndOptions, now = Date.now()): void {
+    const active = jobs.filter((j) => isActive(j.row.state));
     this.store.tx(() => {
-      this.store.markEnded(row.id, state, now, opts.exitCode ?? null, opts.reason ?? null);
-      if (opts.step0 !== undefined) this.store.finishStep(row.id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
-      this.store.closeAllocation(row.id, now);
-      this.store.closeSteps(row.id, state, now);
-      this.store.addEvent(row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
+      for (const job of active) this.recordEnd(job, state, opts, now);
     });
+    for (const job of active) this.applyEnd(job, state, opts, now);
+  }
+
+  private recordEnd(job: JobRuntime, state: JobState, opts: EndOptions, now: number): void {
+    const id = job.row.id;
+    this.store.markEnded(id, state, now, opts.exitCode ?? null, opts.reason ?? null);
+    if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
+    this.store.closeAllocation(id, now);
+    this.store.closeSteps(id, state, now);
+    this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
+  }
+
+  /** A job's end, recorded: memory, waiters, and its nodes' clean-up. Returns the nodes sent a job.kill. */
+  private applyEnd(job: JobRuntime, state: JobState, opts: EndOptions, now: number): string[] {
+    const row = job.row;
+    const wasRunning = row.state !== "PENDING";
+    const message = endMessage(state, opts);
     Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
     // The end is on disk: an `ebb run` waiting for it may go now, before the nodes are cleaned up.
     this.notifyLaunchers(job);

@@ -10,11 +10,10 @@ import { replay, type Prediction } from "../../sched/predict.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
 import type { SchedulerLoop } from "./scheduler.ts";
+import { nextTurn } from "./turns.ts";
 
 /** How many expected job ends a `--test-only` replay looks past before it gives up. */
 export const MAX_PREDICT_STEPS = 200;
-
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, by: Submitter, now = Date.now()): Promise<{ start: string | null; nodes: string[]; message: string }> {
   const { values, indices } = jobs.prepare(req, by, now);
