@@ -241,9 +241,10 @@ export class JobStore {
   private withShared<R extends JobListRow>(rows: R[], keys: readonly (keyof Shared)[] = SHARED_BY_TASKS): R[] {
     const arrayIds = [...new Set(rows.flatMap((r) => (r.arrayJobId === null ? [] : [r.arrayJobId])))];
     if (arrayIds.length === 0) return rows;
-    const arrays = new Map<number, ArrayRow>();
+    const arrays = new Map<number, Partial<ArrayRow>>();
+    const columns = { id: jobArrays.id, ...Object.fromEntries(keys.map((k) => [k, jobArrays[k]])) };
     for (let i = 0; i < arrayIds.length; i += 500)
-      for (const a of this.db.select().from(jobArrays).where(inArray(jobArrays.id, arrayIds.slice(i, i + 500))).all()) arrays.set(a.id, a);
+      for (const a of this.db.select(columns).from(jobArrays).where(inArray(jobArrays.id, arrayIds.slice(i, i + 500))).all()) arrays.set(a.id as number, a as Partial<ArrayRow>);
     for (const r of rows) {
       const a = r.arrayJobId === null ? undefined : arrays.get(r.arrayJobId);
       if (a) for (const k of keys) (r as Record<string, unknown>)[k] = a[k];
@@ -378,7 +379,7 @@ export class JobStore {
    * The jobs `listJobs` returns, oldest first, a page at a time, each page one query by id range
    * (the caller may let other work run between pages; jobs submitted meanwhile are not added).
    */
-  *jobPages(filter: JobFilter, pageSize = 500): Generator<JobListRow[]> {
+  *jobPages(filter: JobFilter, pageSize = 200): Generator<JobListRow[]> {
     const where = this.filterOf(filter);
     const nth = (n: number) => this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
     const newest = nth(0);
