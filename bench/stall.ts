@@ -9,8 +9,12 @@
  * ~9,000 tasks, --test-only behind the growing queue (up to 5,000 pending), the longest listings
  * (jobs, plans, a week's timeline), a task's detail, hold and release and cancel of whole arrays,
  * /metrics. Reports the worst stall against the baseline, which request it fell in, and how many
- * jobs failed (the sleeping jobs must still be RUNNING, their nodes up).
+ * jobs failed (the sleeping jobs must still be RUNNING, their nodes up). On a shared machine a
+ * late answer may only mean the controller waited for a core: each answer also carries the
+ * controller's CPU time meanwhile, and the second figure counts only that (at most the latency).
  */
+import { loadavg } from "node:os";
+import { readdirSync, readFileSync } from "node:fs";
 import { startBenchCluster } from "./cluster.ts";
 import type { Bench, Figure } from "./lib.ts";
 
@@ -23,8 +27,8 @@ interface Span {
 }
 
 /** Runs `work` while the probe asks; returns each answer's latency, with what was under way when it was sent. */
-async function probed(url: string, work: (spans: Span[]) => Promise<void>): Promise<{ worst: number; during: string; answers: number; spans: Span[] }> {
-  const probe = Bun.spawn([process.execPath, PROBE, url], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
+async function probed(url: string, pid: number, work: (spans: Span[]) => Promise<void>): Promise<{ worst: number; during: string; busy: number; busyDuring: string; answers: number; spans: Span[] }> {
+  const probe = Bun.spawn([process.execPath, PROBE, url, String(pid)], { stdin: "pipe", stdout: "pipe", stderr: "inherit" });
   await Bun.sleep(300);
   const spans: Span[] = [];
   try {
@@ -37,16 +41,33 @@ async function probed(url: string, work: (spans: Span[]) => Promise<void>): Prom
   await probe.exited;
   let worst = 0;
   let during = "nothing";
+  let busy = 0;
+  let busyDuring = "nothing";
   let answers = 0;
+  // The request under way while a probe waited.
+  const under = (sent: number, ms: number) => spans.find((s) => s.from <= sent + ms && s.to >= sent)?.what ?? "between requests";
   for (const line of out.trim().split("\n")) {
-    const [sent, ms] = line.split(" ").map(Number) as [number, number];
+    const [sent, ms, cpu] = line.split(" ").map(Number) as [number, number, number];
     answers++;
-    if (ms <= worst) continue;
-    worst = ms;
-    // The request under way while this probe waited.
-    during = spans.find((s) => s.from <= sent + ms && s.to >= sent)?.what ?? "between requests";
+    if (ms > worst) [worst, during] = [ms, under(sent, ms)];
+    const spent = Math.min(ms, cpu);
+    if (spent > busy) [busy, busyDuring] = [spent, under(sent, ms)];
   }
-  return { worst, during, answers, spans };
+  return { worst, during, busy, busyDuring, answers, spans };
+}
+
+/** The controller process of the bench cluster in `dir`. */
+function controllerPid(dir: string): number {
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
+      if (cmd.includes("controller") && cmd.some((a) => a.startsWith(dir))) return Number(d);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  throw new Error(`no controller process for ${dir}`);
 }
 
 export default {
@@ -56,6 +77,7 @@ export default {
     const rounds = quick ? 1 : 5;
     const cluster = await startBenchCluster(2, { layout: "processes" });
     const { url, token, dir } = cluster;
+    const pid = controllerPid(dir);
     const headers = { Authorization: `Bearer ${token}`, "Content-Type": "application/json" };
     const call = async (spans: Span[], what: string, method: string, path: string, body?: unknown, want = [200, 201, 202]): Promise<any> => {
       const text = body === undefined ? undefined : JSON.stringify(body);
@@ -75,7 +97,7 @@ export default {
         await Bun.sleep(50);
       }
 
-      const baseline = await probed(url, async (spans) => {
+      const baseline = await probed(url, pid, async (spans) => {
         for (let i = 0; i < 40 * rounds; i++) {
           const id = (await call(spans, "small submit", "POST", "/v1/jobs", { argv: ["true"], cwd: dir, output: "/dev/null", hold: true })).id;
           await call(spans, "small listing", "GET", "/v1/jobs?limit=20");
@@ -88,7 +110,7 @@ export default {
       const script = `#!/bin/sh\n# ${"s".repeat((1 << 20) - 100)}\ntrue\n`;
       const env = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`BIG_${i}`, "e".repeat(130_000)]));
       const arrays: number[] = [];
-      const fuzz = await probed(url, async (spans) => {
+      const fuzz = await probed(url, pid, async (spans) => {
         for (let r = 0; r < rounds; r++) {
           arrays.push((await call(spans, "largest array (1,001 tasks, 2 MB body)", "POST", "/v1/jobs", { script, env, array: "0-1000", cwd: dir, output: "/dev/null" })).id);
           arrays.push((await call(spans, "largest array, argv", "POST", "/v1/jobs", { argv: ["true", "a".repeat(60_000)], env, array: "0-1000", cwd: dir, output: "/dev/null" })).id);
@@ -116,8 +138,9 @@ export default {
         for (const s of spans) by.set(s.what, Math.max(by.get(s.what) ?? 0, s.to - s.from));
         return [...by].sort((a, b) => b[1] - a[1]).slice(0, 4).map(([w, ms]) => `${w} ${ms} ms`).join(", ");
       };
-      process.stderr.write(`  baseline: worst ${baseline.worst.toFixed(0)} ms over ${baseline.answers} probes (during ${baseline.during})\n`);
-      process.stderr.write(`  largest requests: worst ${fuzz.worst.toFixed(0)} ms over ${fuzz.answers} probes, during ${fuzz.during}; slowest answers: ${slowest(fuzz.spans)}\n`);
+      process.stderr.write(`  baseline: worst ${baseline.worst.toFixed(0)} ms over ${baseline.answers} probes (during ${baseline.during}); worst with the controller busy ${baseline.busy.toFixed(0)} ms (during ${baseline.busyDuring})\n`);
+      process.stderr.write(`  largest requests: worst ${fuzz.worst.toFixed(0)} ms over ${fuzz.answers} probes, during ${fuzz.during}; worst with the controller busy ${fuzz.busy.toFixed(0)} ms (during ${fuzz.busyDuring}); slowest answers: ${slowest(fuzz.spans)}\n`);
+      process.stderr.write(`  load average (1 min): ${loadavg()[0]!.toFixed(1)}\n`);
       process.stderr.write(`  sleeping jobs still running: ${stillRunning} of ${sleepers.length}; nodes: ${nodes.map((n) => n.state).join(", ")}; jobs failed: ${failed}\n`);
       const lost = failed + (sleepers.length - stillRunning);
       return [
@@ -129,6 +152,15 @@ export default {
           better: "lower",
           goal: "<= 100 ms",
           met: fuzz.worst <= 100,
+        },
+        {
+          name: `the same, counting only the controller's own CPU time meanwhile (worst during: ${fuzz.busyDuring})`,
+          value: fuzz.busy,
+          unit: "ms",
+          baseline: { name: "ordinary requests", value: baseline.busy },
+          better: "lower",
+          goal: "<= 100 ms",
+          met: fuzz.busy <= 100,
         },
         { name: "jobs failed, running jobs lost", value: lost, unit: "jobs", better: "lower", goal: "0", met: lost === 0 },
       ] satisfies Figure[];

@@ -219,6 +219,11 @@ export class JobStore {
       .get()!;
   }
 
+  /** A job's state and exit code (what a dependency on it looks at), without the rest of its row. */
+  outcomeOf(id: number): { state: string; exitCode: number | null } | undefined {
+    return this.db.select({ state: jobs.state, exitCode: jobs.exitCode }).from(jobs).where(eq(jobs.id, id)).get();
+  }
+
   /** The array job `id` is a task of: null if none, undefined if there is no job `id`. */
   arrayIdOf(id: number): number | null | undefined {
     return this.db.select({ arrayJobId: jobs.arrayJobId }).from(jobs).where(eq(jobs.id, id)).get()?.arrayJobId;

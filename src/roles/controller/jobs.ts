@@ -640,8 +640,11 @@ export class Jobs {
     const id = job.row.id;
     this.store.markEnded(id, state, now, opts.exitCode ?? null, opts.reason ?? null);
     if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
-    this.store.closeAllocation(id, now);
-    this.store.closeSteps(id, state, now);
+    // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
+    if (job.row.state !== "PENDING") {
+      this.store.closeAllocation(id, now);
+      this.store.closeSteps(id, state, now);
+    }
     this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
   }
 
