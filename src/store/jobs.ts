@@ -257,8 +257,13 @@ export class JobStore {
     return rows;
   }
 
-  setHeld(id: number, held: boolean): void {
-    this.db.update(jobs).set({ held }).where(eq(jobs.id, id)).run();
+  /** Holds or releases jobs `ids` (an array's tasks: one statement for all of them). */
+  setHeld(ids: readonly number[], held: boolean): void {
+    this.db
+      .update(jobs)
+      .set({ held })
+      .where(sql`${jobs.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
+      .run();
   }
 
   /** The tasks of array `arrayJobId`, in task order. */

@@ -567,8 +567,11 @@ export class Jobs {
     }
     const changed = pending.filter((j) => j.row.held !== held);
     this.store.tx(() => {
+      this.store.setHeld(
+        changed.map((j) => j.row.id),
+        held,
+      );
       for (const j of changed) {
-        this.store.setHeld(j.row.id, held);
         this.store.addEvent(j.row.id, now, held ? "held" : "released", held ? "held by user" : "released by user");
       }
     });
