@@ -13,6 +13,7 @@ import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
 import { parseJobRef } from "./dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
+import { jsonPages } from "./json-stream.ts";
 
 type Env = { Variables: { scope: Scope } };
 
@@ -133,16 +134,15 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.post("/v1/jobs/test", async (c) => {
     const req = await body(c, JobSubmit);
-    return c.json(backend.testOnly(req, c.get("scope")));
+    return c.json(await backend.testOnly(req, c.get("scope")));
   });
 
   app.get("/v1/jobs", (c) => {
     const q = validate(JobListQuery, c.req.query());
-    const filter = { states: q.state, limit: q.limit + 1, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array, before: q.before };
-    // The newest `limit` jobs, in id order; one more tells whether older ones remain (`next`: pass it as `before`).
-    const page = backend.listJobs(filter, c.get("scope"));
-    const jobs = page.length > q.limit ? page.slice(1) : page;
-    return c.json({ jobs, ...(jobs.length < page.length ? { next: jobs[0]!.id } : {}) });
+    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array, before: q.before };
+    // The newest `limit` jobs, in id order, streamed; `next` when older ones remain (pass it as `before`).
+    const { pages, next } = backend.listJobs(filter, c.get("scope"));
+    return jsonPages(c, "jobs", pages, next === undefined ? {} : { next });
   });
 
   app.get("/v1/jobs/:id", async (c) => {

@@ -2,7 +2,10 @@
  * Job array specifications, as sbatch --array takes them: `0-15`, `1,3,5`, `1-9:2` (a step),
  * any mix of those, and `%N` at the end: at most N tasks run at once.
  */
+/** The most tasks any array may have; a controller's --max-array-tasks (default DEFAULT_ARRAY_TASKS) may allow fewer. */
 export const MAX_ARRAY_TASKS = 10_000;
+/** Slurm's default MaxArraySize. */
+export const DEFAULT_ARRAY_TASKS = 1001;
 export const MAX_ARRAY_INDEX = 4_000_000;
 
 export interface ArraySpec {
@@ -12,7 +15,7 @@ export interface ArraySpec {
   limit?: number;
 }
 
-export function parseArraySpec(text: string): ArraySpec | { error: string } {
+export function parseArraySpec(text: string, maxTasks = MAX_ARRAY_TASKS): ArraySpec | { error: string } {
   const m = /^([^%]+)(?:%(\d+))?$/.exec(text.trim());
   if (!m) return { error: `"${text}" is not an array spec such as 1-10, 1,3,5, 1-9:2 or 1-10%2` };
   const limit = m[2] === undefined ? undefined : Number(m[2]);
@@ -29,7 +32,7 @@ export function parseArraySpec(text: string): ArraySpec | { error: string } {
     if (hi > MAX_ARRAY_INDEX) return { error: `"${part}": task ids go up to ${MAX_ARRAY_INDEX}` };
     for (let i = lo; i <= hi; i += step) {
       set.add(i);
-      if (set.size > MAX_ARRAY_TASKS) return { error: `"${text}" makes more than ${MAX_ARRAY_TASKS} tasks` };
+      if (set.size > maxTasks) return { error: `"${text}" makes more than ${maxTasks} tasks` };
     }
   }
   return { indices: [...set].sort((a, b) => a - b), limit };

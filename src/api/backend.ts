@@ -21,8 +21,9 @@ export interface ApiBackend {
   /** A submission; a job token's is recorded as submitted by that job. */
   submit(req: JobSubmit, scope: Scope): { id: number };
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
-  testOnly(req: JobSubmit, scope: Scope): { start: string | null; nodes: string[]; message: string };
-  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): JobView[];
+  testOnly(req: JobSubmit, scope: Scope): Promise<{ start: string | null; nodes: string[]; message: string }>;
+  /** The jobs, oldest first, a page at a time (the route streams them), and `next` when older ones remain. */
+  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): { pages: AsyncIterable<JobView[]>; next?: number };
   /**
    * The newest `limit` scheduling plans with the items `scope` may see (its own jobs' unless an
    * admin), newest first; with `jobId`, only that job's items; undefined if that job does not exist.

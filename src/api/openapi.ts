@@ -94,10 +94,10 @@ const OPERATIONS: Record<string, Operation> = {
     operationId: "testJob",
     summary: "When and where a job would start if submitted now (sbatch --test-only); nothing is submitted",
     body: () => JobSubmit,
-    ok: { status: 200, description: "the prediction", json: () => TestOnlyResult },
+    ok: { status: 200, description: "the prediction (at most 200 job ends ahead; past them start is null and the message says so)", json: () => TestOnlyResult },
     errors: WITH_BODY,
   },
-  "GET /v1/jobs": { operationId: "listJobs", summary: "List jobs (a job's token: its job and the jobs it submitted)", query: () => JobListQuery, ok: { status: 200, description: "the newest `limit` jobs, in id order; `next` when older ones remain: pass it as `before` for the next page", json: () => z.object({ jobs: z.array(JobView), next: z.int().optional() }) }, errors: [400, 401] },
+  "GET /v1/jobs": { operationId: "listJobs", summary: "List jobs (a job's token: its job and the jobs it submitted)", query: () => JobListQuery, ok: { status: 200, description: "the newest `limit` jobs, in id order, streamed as read; `next` when older ones remain: pass it as `before` for the next page", json: () => z.object({ jobs: z.array(JobView), next: z.int().optional() }) }, errors: [400, 401] },
   "GET /v1/jobs/:id": { operationId: "getJob", summary: "A job with its allocation, steps and events", query: () => JobGetQuery, ok: { status: 200, description: "the job", json: () => JobDetail }, errors: ON_JOB },
   "DELETE /v1/jobs/:id": {
     operationId: "cancelJob",

@@ -7,6 +7,7 @@ import { DatabaseTooNew } from "../store/db.ts";
 import { StateDirHeld } from "../roles/controller/lock.ts";
 import { ZodError } from "zod";
 import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
+import { DEFAULT_ARRAY_TASKS, MAX_ARRAY_TASKS } from "../api/array.ts";
 import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
@@ -64,6 +65,7 @@ export const controllerTuning = defineArgs({
   "min-samples": { type: "string", description: "Timing samples a job needs since its last adaptation before the scheduler acts on it (default 3)", valueHint: "N" },
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
   "sample-interval": { type: "string", description: "Seconds between jobs' timing and CFG samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
+  "max-array-tasks": { type: "string", description: `The most tasks one job array may have (default ${DEFAULT_ARRAY_TASKS}, Slurm's MaxArraySize; at most ${MAX_ARRAY_TASKS})`, valueHint: "N" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
   "metrics-token": { type: "string", description: "File holding a token that may read /metrics (as Prometheus' credentials_file); the API token may too", valueHint: "FILE" },
   "metrics-open": { type: "boolean", description: "Serve /metrics without a token (to a scraper on a trusted network)" },
@@ -148,6 +150,7 @@ export function tuning(a: TuningArgs) {
     sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL) ?? file.sampleInterval,
     scheduler,
     limits: file.limits,
+    maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
     ...metricsAccess(a),
   };

@@ -2,7 +2,8 @@
  * When and where a job would start if nothing else were submitted and every running job ran to its
  * time limit (sbatch --test-only): the controller's own plans (`makePlan`, starts only, the
  * configured policy) replayed at each expected end until it starts. Pure; bounded by the number of
- * jobs, since every step ends at least one of them.
+ * jobs, since every step ends at least one of them. `replay` takes one step (one makePlan) at a
+ * time, so that a caller can stop after a number of them and let other work run between them.
  */
 import { expectedEnd } from "./elastic.ts";
 import { makePlan, type Snapshot, type SnapshotJob } from "./plan.ts";
@@ -14,6 +15,15 @@ export interface Prediction {
 }
 
 export function predictStart(snap: Snapshot, jobId: number, notBefore = snap.now): Prediction {
+  const steps = replay(snap, jobId, notBefore);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/** The replay: yields after each step (one plan, then the jump to the next end) that did not start the job. */
+export function* replay(snap: Snapshot, jobId: number, notBefore = snap.now): Generator<void, Prediction> {
   let now = Math.max(snap.now, notBefore);
   let running: SnapshotJob[] = [...snap.running];
   let pending = [...snap.pending];
@@ -39,6 +49,7 @@ export function predictStart(snap: Snapshot, jobId: number, notBefore = snap.now
     running = running.filter((r) => expectedEnd(r) > next);
     for (const r of ending) for (const n of r.nodeNames) if (holder.get(n) === r.id) holder.set(n, undefined);
     now = next;
+    yield;
   }
   return { nodes: [] };
 }

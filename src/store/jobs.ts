@@ -3,13 +3,21 @@
  * through the system are drizzle prepared statements, compiled once per database: building and
  * preparing them anew on each call was a third of the controller's CPU time at 200 jobs/s.
  */
-import { and, asc, desc, eq, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
 import { guarded, type Db } from "./db.ts";
 import type { JobState } from "../domain/job.ts";
-import { adaptations, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
+import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
+/** A job as listings read it: without its script and environment (a listing shows neither). */
+export type JobListRow = Omit<JobRow, "script" | "env">;
 export type NewJob = typeof jobs.$inferInsert;
+export type ArrayRow = typeof jobArrays.$inferSelect;
+/** What every task of an array shares: stored once, in its job_arrays row. */
+export const SHARED_BY_TASKS = ["argv", "script", "env", "exclude", "nodelist", "sizes", "dependency", "elasticSettings"] as const;
+type Shared = Pick<JobRow, (typeof SHARED_BY_TASKS)[number]>;
+const NOT_SHARED: Shared = { argv: null, script: null, env: {}, exclude: null, nodelist: null, sizes: null, dependency: null, elasticSettings: null };
+const { script: _script, env: _env, ...listColumns } = getTableColumns(jobs);
 export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
 export type StepRow = typeof steps.$inferSelect;
@@ -184,12 +192,30 @@ export class JobStore {
     this.q.markRunning.run({ id, time, nodes, nextStep, output, error });
   }
 
-  setArrayJobId(id: number, arrayJobId: number): void {
-    this.db.update(jobs).set({ arrayJobId }).where(eq(jobs.id, id)).run();
+  /**
+   * The tasks of a new array, in one go: the first task's row gives the array its id, the array's
+   * row holds what they share, each task's row only what is its own. Returns the tasks' ids.
+   */
+  insertArray(values: Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null }, indices: readonly number[], spec: string): number[] {
+    const own = { ...values, ...NOT_SHARED };
+    const first = this.insertJob({ ...own, arrayTaskId: indices[0]! });
+    this.db.update(jobs).set({ arrayJobId: first }).where(eq(jobs.id, first)).run();
+    const shared = Object.fromEntries(SHARED_BY_TASKS.map((k) => [k, values[k] ?? null])) as Shared;
+    this.db.insert(jobArrays).values({ id: first, spec, tasks: indices.length, firstTask: indices[0]!, lastTask: indices.at(-1)!, ...shared, env: values.env }).run();
+    const ids = [first];
+    for (const task of indices.slice(1)) ids.push(this.insertJob({ ...own, arrayJobId: first, arrayTaskId: task }));
+    return ids;
+  }
+
+  /** An array's own row (undefined for one submitted before arrays had one). */
+  arrayOf(arrayJobId: number): ArrayRow | undefined {
+    return this.db.select().from(jobArrays).where(eq(jobArrays.id, arrayJobId)).get();
   }
 
   /** How many tasks array `arrayJobId` has, and its lowest and highest task ids. */
   arrayShape(arrayJobId: number): { count: number; min: number; max: number } {
+    const a = this.arrayOf(arrayJobId);
+    if (a) return { count: a.tasks, min: a.firstTask, max: a.lastTask };
     return this.db
       .select({ count: sql<number>`count(*)`, min: sql<number>`min(${jobs.arrayTaskId})`, max: sql<number>`max(${jobs.arrayTaskId})` })
       .from(jobs)
@@ -197,13 +223,56 @@ export class JobStore {
       .get()!;
   }
 
-  setHeld(id: number, held: boolean): void {
-    this.db.update(jobs).set({ held }).where(eq(jobs.id, id)).run();
+  /** A job's state and exit code (what a dependency on it looks at), without the rest of its row. */
+  outcomeOf(id: number): { state: string; exitCode: number | null } | undefined {
+    return this.db.select({ state: jobs.state, exitCode: jobs.exitCode }).from(jobs).where(eq(jobs.id, id)).get();
+  }
+
+  /** The array job `id` is a task of: null if none, undefined if there is no job `id`. */
+  arrayIdOf(id: number): number | null | undefined {
+    return this.db.select({ arrayJobId: jobs.arrayJobId }).from(jobs).where(eq(jobs.id, id)).get()?.arrayJobId;
+  }
+
+  /** The ids of array `arrayJobId`'s tasks, in task order. */
+  arrayTaskIds(arrayJobId: number): number[] {
+    return this.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all().map((r) => r.id);
+  }
+
+  /** The job id of task `task` of array `arrayJobId`. */
+  arrayTaskId(arrayJobId: number, task: number): number | undefined {
+    return this.db.select({ id: jobs.id }).from(jobs).where(and(eq(jobs.arrayJobId, arrayJobId), eq(jobs.arrayTaskId, task))).get()?.id;
+  }
+
+  /**
+   * Array tasks' rows given what their array shares (each array read once, its values shared by
+   * reference among its tasks); other rows as they are.
+   */
+  private withShared<R extends JobListRow>(rows: R[], keys: readonly (keyof Shared)[] = SHARED_BY_TASKS): R[] {
+    const arrayIds = [...new Set(rows.flatMap((r) => (r.arrayJobId === null ? [] : [r.arrayJobId])))];
+    if (arrayIds.length === 0) return rows;
+    const arrays = new Map<number, Partial<ArrayRow>>();
+    const columns = { id: jobArrays.id, ...Object.fromEntries(keys.map((k) => [k, jobArrays[k]])) };
+    for (let i = 0; i < arrayIds.length; i += 500)
+      for (const a of this.db.select(columns).from(jobArrays).where(inArray(jobArrays.id, arrayIds.slice(i, i + 500))).all()) arrays.set(a.id as number, a as Partial<ArrayRow>);
+    for (const r of rows) {
+      const a = r.arrayJobId === null ? undefined : arrays.get(r.arrayJobId);
+      if (a) for (const k of keys) (r as Record<string, unknown>)[k] = a[k];
+    }
+    return rows;
+  }
+
+  /** Holds or releases jobs `ids` (an array's tasks: one statement for all of them). */
+  setHeld(ids: readonly number[], held: boolean): void {
+    this.db
+      .update(jobs)
+      .set({ held })
+      .where(sql`${jobs.id} IN (SELECT value FROM json_each(${JSON.stringify(ids)}))`)
+      .run();
   }
 
   /** The tasks of array `arrayJobId`, in task order. */
   arrayTasks(arrayJobId: number): JobRow[] {
-    return this.db.select().from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all();
+    return this.withShared(this.db.select().from(jobs).where(eq(jobs.arrayJobId, arrayJobId)).orderBy(asc(jobs.arrayTaskId)).all());
   }
 
   /** Jobs that ended before `before`, with everything recorded about them; returns how many. */
@@ -221,6 +290,8 @@ export class JobStore {
         this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
+      // An array's shared row goes with its last task.
+      this.db.delete(jobArrays).where(notExists(this.db.select({ id: jobs.id }).from(jobs).where(eq(jobs.arrayJobId, jobArrays.id)))).run();
       this.db.delete(planItems).where(inArray(planItems.planId, this.db.select({ id: plans.id }).from(plans).where(lt(plans.time, before)))).run();
       this.db.delete(plans).where(lt(plans.time, before)).run();
       return ids.length;
@@ -307,14 +378,44 @@ export class JobStore {
   }
 
   activeJobs(states: readonly JobState[]): JobRow[] {
-    return this.db.select().from(jobs).where(inArray(jobs.state, [...states])).orderBy(asc(jobs.id)).all();
+    return this.withShared(this.db.select().from(jobs).where(inArray(jobs.state, [...states])).orderBy(asc(jobs.id)).all());
   }
 
   openAllocations(): AllocationRow[] {
     return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
   }
 
-  listJobs(filter: JobFilter): JobRow[] {
+  listJobs(filter: JobFilter): JobListRow[] {
+    return [...this.jobPages(filter, filter.limit)].flat();
+  }
+
+  /** When jobs older than the newest `limit` match the filter: the `before` that lists them (the oldest of those `limit`). */
+  nextBefore(filter: JobFilter): number | undefined {
+    const where = this.filterOf(filter);
+    const nth = (n: number) => this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
+    return nth(filter.limit) === undefined ? undefined : nth(filter.limit - 1);
+  }
+
+  /**
+   * The jobs `listJobs` returns, oldest first, a page at a time, each page one query by id range
+   * (the caller may let other work run between pages; jobs submitted meanwhile are not added).
+   */
+  *jobPages(filter: JobFilter, pageSize = 200): Generator<JobListRow[]> {
+    const where = this.filterOf(filter);
+    const nth = (n: number) => this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
+    const newest = nth(0);
+    if (newest === undefined) return;
+    // Just before the oldest of the newest `limit`, or before all if there are fewer.
+    let after = (nth(filter.limit - 1) ?? 0) - 1;
+    for (;;) {
+      const rows = this.db.select(listColumns).from(jobs).where(and(where, gt(jobs.id, after), lte(jobs.id, newest))).orderBy(asc(jobs.id)).limit(pageSize).all();
+      if (rows.length > 0) yield this.withShared(rows, SHARED_BY_TASKS.filter((k) => k !== "script" && k !== "env"));
+      if (rows.length < pageSize) return;
+      after = rows.at(-1)!.id;
+    }
+  }
+
+  private filterOf(filter: JobFilter) {
     const where = [
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
@@ -326,13 +427,12 @@ export class JobStore {
       filter.owner !== undefined ? eq(jobs.user, filter.owner) : undefined,
       filter.before !== undefined ? lt(jobs.id, filter.before) : undefined,
     ].filter((w) => w !== undefined);
-    const q = this.db.select().from(jobs);
-    const rows = (where.length > 0 ? q.where(and(...where)) : q).orderBy(desc(jobs.id)).limit(filter.limit).all();
-    return rows.reverse();
+    return where.length > 0 ? and(...where) : undefined;
   }
 
   getJob(id: number): JobRow | undefined {
-    return this.db.select().from(jobs).where(eq(jobs.id, id)).get();
+    const row = this.db.select().from(jobs).where(eq(jobs.id, id)).get();
+    return row && this.withShared([row])[0];
   }
 
   eventsOf(id: number): JobEventRow[] {

@@ -18,6 +18,7 @@ import m0008 from "../../migrations/0008_job_sizes_program.sql" with { type: "te
 import m0009 from "../../migrations/0009_job_overcommit.sql" with { type: "text" };
 import m0010 from "../../migrations/0010_plans.sql" with { type: "text" };
 import m0011 from "../../migrations/0011_plan_items.sql" with { type: "text" };
+import m0012 from "../../migrations/0012_job_arrays_shared.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -32,6 +33,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0009_job_overcommit": m0009,
   "0010_plans": m0010,
   "0011_plan_items": m0011,
+  "0012_job_arrays_shared": m0012,
 };
 
 export function loadMigrations(): MigrationMeta[] {

@@ -67,7 +67,11 @@ export class PlanStore {
       .orderBy(planItems.id)
       .all();
     const byPlan = new Map<number, PlanItemRow[]>();
-    for (const { item } of items) byPlan.set(item.planId, [...(byPlan.get(item.planId) ?? []), item]);
+    for (const { item } of items) {
+      const list = byPlan.get(item.planId);
+      if (list) list.push(item);
+      else byPlan.set(item.planId, [item]);
+    }
     return rows.map((plan) => ({ plan, items: byPlan.get(plan.id) ?? [] }));
   }
 

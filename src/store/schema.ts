@@ -80,6 +80,29 @@ export const jobs = sqliteTable(
   (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime)],
 );
 
+/**
+ * One row per job array (its id is the array's, its first task's): what all of its tasks share,
+ * stored once. Its tasks' rows leave argv, script, env, exclude, nodelist, sizes, dependency and
+ * elasticSettings empty; JobStore reads them from here (an array submitted before this table
+ * has no row, and its tasks keep their own copies).
+ */
+export const jobArrays = sqliteTable("job_arrays", {
+  id: integer("id").primaryKey(),
+  /** The task ids, compressed as squeue shows them ("1-3,7"), with "%N" if at most N run at once. */
+  spec: text("spec").notNull(),
+  tasks: integer("tasks").notNull(),
+  firstTask: integer("first_task").notNull(),
+  lastTask: integer("last_task").notNull(),
+  argv: text("argv", { mode: "json" }).$type<string[]>(),
+  script: text("script"),
+  env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
+  exclude: text("exclude", { mode: "json" }).$type<string[]>(),
+  nodelist: text("nodelist", { mode: "json" }).$type<string[]>(),
+  sizes: text("sizes", { mode: "json" }).$type<number[]>(),
+  dependency: text("dependency", { mode: "json" }).$type<Dependency & { text: string }>(),
+  elasticSettings: text("elastic_settings", { mode: "json" }).$type<JobOverrides>(),
+});
+
 /** Allocation history: one row per (job, node) holding; until is null while held. */
 export const jobNodes = sqliteTable(
   "job_nodes",

@@ -20,7 +20,7 @@ test("single writes outside a transaction are timed one by one; a transaction on
   store.addEvent(id, Date.now(), "submitted", "by the test");
   expect(autocommits).toHaveLength(2);
   // A statement built on the spot (not prepared beforehand).
-  store.setHeld(id, true);
+  store.setHeld([id], true);
   expect(autocommits).toHaveLength(3);
   expect(autocommits.every((ms) => ms >= 0)).toBe(true);
 
@@ -28,7 +28,7 @@ test("single writes outside a transaction are timed one by one; a transaction on
   store.tx(() => {
     store.addEvent(id, Date.now(), "a", "");
     store.addEvent(id, Date.now(), "b", "");
-    store.setHeld(id, false);
+    store.setHeld([id], false);
   });
   expect(transactions).toHaveLength(1);
   expect(autocommits).toHaveLength(3);

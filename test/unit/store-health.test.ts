@@ -52,8 +52,8 @@ test("a database that stops taking writes: refused with the reason, reads go on,
 
   // From now on every write is refused before it is tried, a transaction too; reads work.
   db.$client.exec("PRAGMA query_only = 0");
-  expect(() => store.tx(() => store.setHeld(id, true))).toThrow(StoreUnavailable);
-  expect(() => store.setHeld(id, true)).toThrow(StoreUnavailable);
+  expect(() => store.tx(() => store.setHeld([id], true))).toThrow(StoreUnavailable);
+  expect(() => store.setHeld([id], true)).toThrow(StoreUnavailable);
   expect(store.getJob(id)!.held).toBe(false);
   db.$client.exec("PRAGMA query_only = 1");
 
@@ -76,7 +76,7 @@ test("a database that stops taking writes: refused with the reason, reads go on,
   expect(health.writable).toBe(true);
   expect(health.deferred).toBe(0);
   expect(store.eventsOf(id).map((e) => e.kind)).toEqual(["second", "third"]);
-  store.setHeld(id, true);
+  store.setHeld([id], true);
   expect(store.getJob(id)!.held).toBe(true);
   health.quietly(() => (decided = true));
   expect(decided).toBe(true);

@@ -26,6 +26,11 @@ export class AgentHub {
   /** Connections whose hello is being checked, with what they sent meanwhile. */
   private readonly joining = new Map<AgentSession, (string | Buffer)[]>();
 
+  /** How often heartbeats are judged: a node is DOWN at most an eighth of a heartbeat after its third missed one. */
+  readonly checkEveryMs: number;
+  /** When heartbeats were last judged. */
+  private lastCheck = Date.now();
+
   constructor(
     private readonly db: Db,
     private readonly state: ClusterState,
@@ -37,7 +42,9 @@ export class AgentHub {
     /** In a TLS cluster, the cluster CA: an agent's step port must present a certificate it signed. */
     private readonly agentCa: string | undefined,
     private readonly onNodeUp?: (name: string) => void,
-  ) {}
+  ) {
+    this.checkEveryMs = Math.max(20, Math.min(250, heartbeatMs / 8));
+  }
 
   send(node: string, msg: ControllerToAgent): boolean {
     const session = this.state.nodes.get(node)?.session;
@@ -223,8 +230,21 @@ export class AgentHub {
     return true;
   }
 
-  /** Nodes silent for 3 heartbeat intervals go DOWN and their jobs NODE_FAIL (not while the store takes no writes). */
+  /**
+   * Nodes silent for 3 heartbeat intervals go DOWN and their jobs NODE_FAIL (not while the store
+   * takes no writes). Silence is counted in the controller's own running time: if the last check
+   * was longer ago than the checks' interval, the controller's loop was blocked meanwhile (the
+   * heartbeats that came are still unread in their sockets, and timers run before those are read),
+   * so every node's lastSeen moves on by that much before any is judged. A node that really went
+   * quiet during a stall is DOWN that much later.
+   */
   checkHeartbeats(now = Date.now()): void {
+    const stalled = now - this.lastCheck - this.checkEveryMs;
+    this.lastCheck = now;
+    if (stalled > 0) {
+      if (stalled > this.heartbeatMs) log.warn(`the controller did not run for ${(stalled / 1000).toFixed(1)} s; heartbeats are counted from when it could read them`);
+      for (const node of this.state.nodes.values()) node.lastSeen = Math.max(node.lastSeen, Math.min(now, node.lastSeen + stalled));
+    }
     this.health.quietly(() => this.checkSilent(now));
   }
 

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { SAMPLE_INTERVAL } from "../../api/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
+import { MAX_ARRAY_TASKS } from "../../api/array.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 
@@ -24,6 +25,8 @@ export const ControllerConfig = z.strictObject({
   defaultTime: z.int().positive().optional(),
   killWait: z.number().nonnegative().optional(),
   sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
+  /** The most tasks one job array may have (default 1001). */
+  maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
   keepHistory: z.number().positive().optional(),
 });

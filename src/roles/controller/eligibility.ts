@@ -80,7 +80,7 @@ export class Eligibility {
     if (live) return { state: live.row.state, exitCode: live.row.exitCode };
     let f = this.ended.get(id);
     if (!f) {
-      const row = this.store.getJob(id);
+      const row = this.store.outcomeOf(id);
       if (!row) return undefined;
       f = { state: row.state, exitCode: row.exitCode };
       if (!isActive(row.state)) this.ended.set(id, f);

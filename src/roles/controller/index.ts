@@ -42,6 +42,8 @@ import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
+import { pageByPage } from "./turns.ts";
+import { DEFAULT_ARRAY_TASKS } from "../../api/array.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
@@ -68,6 +70,8 @@ export interface ControllerOptions {
   scheduler?: Partial<ErsConfig>;
   /** Bounds for jobs' own scheduler settings. */
   limits?: AdminLimits;
+  /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
+  maxArrayTasks?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -148,6 +152,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       killWaitMs: opts.killWaitMs ?? 5000,
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
+      maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
@@ -199,8 +204,10 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     version: VERSION,
     submit: (req, scope) => jobs.submit(req, submitter(scope)),
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
-    listJobs: (f, scope) =>
-      jobViews(views, store.listJobs({ ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined })),
+    listJobs: (f, scope) => {
+      const filter = { ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };
+      return { pages: pageByPage(store.jobPages(filter), (rows) => jobViews(views, rows)), next: store.nextBefore(filter) };
+    },
     listPlans: (q, scope) => {
       if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.getJob(q.jobId)) return undefined;
       const reader = { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };
@@ -211,7 +218,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       const row = store.getJob(id);
       return row ? jobDetail(views, row) : undefined;
     },
-    arrayTask: (arrayJobId, task) => store.arrayTasks(arrayJobId).find((r) => r.arrayTaskId === task)?.id,
+    arrayTask: (arrayJobId, task) => store.arrayTaskId(arrayJobId, task),
     resize: (id, nodes) => elastic!.resize(id, nodes),
     cancel: (id, task) => jobs.cancel(id, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),
@@ -266,9 +273,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     log.warn(`could not write ${join(opts.stateDir, "controller.url")} (${(e as Error).message}): clients need --controller ${url} (or EBB_CONTROLLER)`);
   }
 
-  // Heartbeats are checked more often than the other housekeeping: a node is DOWN at most an
-  // eighth of a heartbeat after its third missed one.
-  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), Math.max(20, Math.min(250, heartbeatMs / 8)));
+  // Heartbeats are checked more often than the other housekeeping (AgentHub.checkEveryMs).
+  const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), agents.checkEveryMs);
   const ticker = setInterval(() => {
     // Not while the store takes no writes: a job that outlives its limit meanwhile ends after.
     health.quietly(() => jobs.enforceTimeLimits());

@@ -19,7 +19,7 @@ import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { StoreUnavailable } from "../../store/db.ts";
-import { compressIndices, parseArraySpec, type ArraySpec } from "../../api/array.ts";
+import { compressIndices, parseArraySpec } from "../../api/array.ts";
 import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
@@ -39,6 +39,8 @@ export interface JobsConfig {
   killWaitMs: number;
   /** How long an allocation may stay without its `ebb run` launcher before it is cancelled. */
   orphanGraceMs: number;
+  /** The most tasks one array may have (--max-array-tasks). */
+  maxArrayTasks: number;
 }
 
 export interface Effects {
@@ -63,14 +65,24 @@ export interface Effects {
   startStepRoot?(start: JobStart): string | undefined;
 }
 
-/** What the tasks of one array may hold in all, scripts and environments counted per task. */
-const MAX_ARRAY_BYTES = 256 << 20;
+/** The most jobs one dependency may name, an array's tasks each counted (eligibility checks them all on every pass). */
+export const MAX_DEPENDENCY_JOBS = 10_000;
 
 /** Who submits: the user it is recorded for, and the job whose token submitted it, if any. */
 export interface Submitter {
   user: string | null;
   job?: number;
 }
+
+/** How a job ends: its exit code, why, how its processes are cleaned up, step 0's exit code. */
+export interface EndOptions {
+  exitCode?: number;
+  reason?: string;
+  cleanup?: "now" | "graceful";
+  step0?: number;
+}
+
+const endMessage = (state: JobState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
 
 export interface PreparedJob {
   values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
@@ -160,11 +172,10 @@ export class Jobs {
     const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
-    const array = req.array === undefined ? undefined : (parseArraySpec(req.array) as ArraySpec);
-    // Every task is a row with its own copy of the script and environment: bound what one request may store.
-    const perTask = array ? (req.script?.length ?? 0) + JSON.stringify(req.env ?? {}).length : 0;
-    if (array && array.indices.length * perTask > MAX_ARRAY_BYTES)
-      throw badRequest(`array: ${array.indices.length} tasks of ${Math.ceil(perTask / 1024)} KiB of script and environment each are more than ${MAX_ARRAY_BYTES >> 20} MiB; use fewer tasks, or a smaller environment (--export)`, "array");
+    const array = req.array === undefined ? undefined : parseArraySpec(req.array, this.config.maxArrayTasks);
+    // Each task is a row and a job to schedule: one request makes at most maxArrayTasks of them.
+    if (array && "error" in array)
+      throw badRequest(`array: ${array.error}, the most this controller takes in one array (its --max-array-tasks, ${this.config.maxArrayTasks}); submit it as several arrays`, "array");
     const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
     const values: PreparedJob["values"] = {
       name,
@@ -218,18 +229,21 @@ export class Jobs {
 
   /** Every job a dependency names, by id: an array's id stands for all of its tasks. */
   private resolveDependency(spec: DependencySpec): Dependency {
+    let count = 0;
     const terms = spec.terms.map((t) => {
       if (t.type === "singleton") return t;
       const jobs = t.jobs.flatMap((ref) => {
-        const row = this.store.getJob(ref.job);
+        const arrayJobId = this.state.jobs.get(ref.job)?.row.arrayJobId ?? this.store.arrayIdOf(ref.job);
         if (ref.task !== undefined) {
-          const task = row ? this.store.arrayTasks(ref.job).find((r) => r.arrayTaskId === ref.task) : undefined;
-          if (!task) throw badRequest(`dependency: job ${ref.job}_${ref.task} does not exist`, "dependency");
-          return [task.id];
+          const task = arrayJobId === undefined ? undefined : this.store.arrayTaskId(ref.job, ref.task);
+          if (task === undefined) throw badRequest(`dependency: job ${ref.job}_${ref.task} does not exist`, "dependency");
+          return [task];
         }
-        if (!row) throw badRequest(`dependency: job ${ref.job} does not exist`, "dependency");
-        return row.arrayJobId === row.id ? this.store.arrayTasks(row.id).map((r) => r.id) : [row.id];
+        if (arrayJobId === undefined) throw badRequest(`dependency: job ${ref.job} does not exist`, "dependency");
+        return arrayJobId === ref.job ? this.store.arrayTaskIds(ref.job) : [ref.job];
       });
+      count += jobs.length;
+      if (count > MAX_DEPENDENCY_JOBS) throw badRequest(`dependency: names more than ${MAX_DEPENDENCY_JOBS} jobs (an array counts each of its tasks); depend on fewer jobs, or on a job that waits for the others`, "dependency");
       return { type: t.type, jobs };
     });
     return { any: spec.any, terms };
@@ -248,19 +262,17 @@ export class Jobs {
   private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
     const { values, indices } = this.prepare(req, by, now);
     const rows: JobRow[] = this.store.tx(() => {
-      const made: JobRow[] = [];
-      for (const task of indices ?? [undefined]) {
-        const arrayJobId = task === undefined ? null : (made[0]?.id ?? null);
-        const v = { ...values, arrayTaskId: task ?? null, arrayJobId };
-        const id = this.store.insertJob(v);
-        // The array's id is its first task's.
-        if (task !== undefined && arrayJobId === null) this.store.setArrayJobId(id, id);
-        made.push({ ...v, arrayJobId: task === undefined ? null : (arrayJobId ?? id), id, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 });
-      }
-      const first = made[0]!;
-      const what = indices ? `an array of ${indices.length} ${values.kind} jobs (${first.id}_[${compressIndices(indices)}]${values.arrayLimit ? `%${values.arrayLimit}` : ""})` : `${values.kind} job`;
+      const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
+      const ids = indices ? this.store.insertArray(values, indices, spec!) : [this.store.insertJob(values)];
+      const arrayJobId = indices ? ids[0]! : null;
+      // In memory every task's row shares the array's values (by reference, as the store keeps them once).
+      const made = ids.map((id, i): JobRow => ({ ...values, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 }));
+      const size = describeSize(values.minNodes, values.maxNodes);
       const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
-      for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: ${what}, ${describeSize(values.minNodes, values.maxNodes)}${extra.length ? `; ${extra.join(", ")}` : ""}`);
+      const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
+      if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
+      // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
+      else for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: task ${arrayJobId}_${r.arrayTaskId} of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`);
       return made;
     });
     const made = rows.map((row): JobRuntime => ({ row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() }));
@@ -590,7 +602,7 @@ export class Jobs {
     const targets = this.targets(id, opts.task);
     const active = targets.flatMap((r) => this.state.jobs.get(r.id) ?? []);
     if (active.length === 0) throw conflict("job_finished", `job ${id} already ended (${targets.at(-1)!.state})`);
-    for (const job of active) this.finish(job, "CANCELLED", { reason: opts.reason ?? "cancelled by user" });
+    this.finishAll(active, "CANCELLED", { reason: opts.reason ?? "cancelled by user" });
     return active.map((j) => j.row.id);
   }
 
@@ -606,8 +618,11 @@ export class Jobs {
     }
     const changed = pending.filter((j) => j.row.held !== held);
     this.store.tx(() => {
+      this.store.setHeld(
+        changed.map((j) => j.row.id),
+        held,
+      );
       for (const j of changed) {
-        this.store.setHeld(j.row.id, held);
         this.store.addEvent(j.row.id, now, held ? "held" : "released", held ? "held by user" : "released by user");
       }
     });
@@ -660,18 +675,38 @@ export class Jobs {
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
-  finish(job: JobRuntime, state: JobState, opts: { exitCode?: number; reason?: string; cleanup?: "now" | "graceful"; step0?: number }, now = Date.now()): string[] {
-    const row = job.row;
-    if (!mayBecome(row.state, state)) return [];
-    const wasRunning = row.state !== "PENDING";
-    const message = `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
+  finish(job: JobRuntime, state: JobState, opts: EndOptions, now = Date.now()): string[] {
+    if (!mayBecome(job.row.state, state)) return [];
+    this.store.tx(() => this.recordEnd(job, state, opts, now));
+    return this.applyEnd(job, state, opts, now);
+  }
+
+  /** `finish` for many jobs at once (an array cancelled): their ends in one transaction. */
+  finishAll(jobs: readonly JobRuntime[], state: JobState, opts: EndOptions, now = Date.now()): void {
+    const active = jobs.filter((j) => mayBecome(j.row.state, state));
     this.store.tx(() => {
-      this.store.markEnded(row.id, state, now, opts.exitCode ?? null, opts.reason ?? null);
-      if (opts.step0 !== undefined) this.store.finishStep(row.id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
-      this.store.closeAllocation(row.id, now);
-      this.store.closeSteps(row.id, state, now);
-      this.store.addEvent(row.id, now, "ended", message, { state, exitCode: opts.exitCode ?? null });
+      for (const job of active) this.recordEnd(job, state, opts, now);
     });
+    for (const job of active) this.applyEnd(job, state, opts, now);
+  }
+
+  private recordEnd(job: JobRuntime, state: JobState, opts: EndOptions, now: number): void {
+    const id = job.row.id;
+    this.store.markEnded(id, state, now, opts.exitCode ?? null, opts.reason ?? null);
+    if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
+    // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
+    if (job.row.state !== "PENDING") {
+      this.store.closeAllocation(id, now);
+      this.store.closeSteps(id, state, now);
+    }
+    this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
+  }
+
+  /** A job's end, recorded: memory, waiters, and its nodes' clean-up. Returns the nodes sent a job.kill. */
+  private applyEnd(job: JobRuntime, state: JobState, opts: EndOptions, now: number): string[] {
+    const row = job.row;
+    const wasRunning = row.state !== "PENDING";
+    const message = endMessage(state, opts);
     Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
     // The end is on disk: an `ebb run` waiting for it may go now, before the nodes are cleaned up.
     this.notifyLaunchers(job);

@@ -1,9 +1,9 @@
 /** Slurm's output file patterns, expanded when a job starts (%N is its first node). */
 import { isAbsolute, join } from "node:path";
-import type { JobRow } from "../../store/jobs.ts";
+import type { JobListRow } from "../../store/jobs.ts";
 
 /** What the patterns stand for: %j job id, %x name, %A array id, %a task id, %u user, %N first node (if known). */
-export function patternVars(row: JobRow, firstNode?: string): Record<string, string> {
+export function patternVars(row: JobListRow, firstNode?: string): Record<string, string> {
   return { j: String(row.id), x: row.name, A: String(row.arrayJobId ?? row.id), a: String(row.arrayTaskId ?? 0), u: row.user ?? "", ...(firstNode ? { N: firstNode } : {}) };
 }
 

@@ -1,15 +1,21 @@
 /**
  * sbatch --test-only: when and where a job would start if it were submitted now, from the current
  * queue and running jobs (each taken to run to its time limit) by the scheduler's own plans
- * (sched/predict.ts), without submitting it.
+ * (sched/predict.ts), without submitting it. The replay runs one plan at a time with the event
+ * loop's other work between them, and stops after MAX_PREDICT_STEPS job ends: with a long queue a
+ * replay to the end would hold the controller for as long as it takes (17 s at 10,000 jobs).
  */
 import type { JobSubmit } from "../../api/schemas.ts";
-import { predictStart } from "../../sched/predict.ts";
+import { replay, type Prediction } from "../../sched/predict.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
 import type { SchedulerLoop } from "./scheduler.ts";
+import { nextTurn } from "./turns.ts";
 
-export function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, by: Submitter, now = Date.now()): { start: string | null; nodes: string[]; message: string } {
+/** How many expected job ends a `--test-only` replay looks past before it gives up. */
+export const MAX_PREDICT_STEPS = 200;
+
+export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, by: Submitter, now = Date.now()): Promise<{ start: string | null; nodes: string[]; message: string }> {
   const { values, indices } = jobs.prepare(req, by, now);
   if (values.held) return { start: null, nodes: [], message: "the job would be held (JobHeldUser) until released" };
   if (values.dependency && values.dependency.terms.length > 0) return { start: null, nodes: [], message: `the job would wait for its dependency (${values.dependency.text}) first` };
@@ -31,8 +37,16 @@ export function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, b
       ...(values.sizes ? { sizes: values.sizes } : {}),
     },
   ];
-  const p = predictStart(snap, id, values.beginTime ?? now);
   const what = indices ? `its first task (of ${indices.length})` : "it";
+  const steps = replay(snap, id, values.beginTime ?? now);
+  let p: Prediction | undefined;
+  for (let n = 0; p === undefined; n++) {
+    const r = steps.next();
+    if (r.done) p = r.value;
+    else if (n + 1 >= MAX_PREDICT_STEPS)
+      return { start: null, nodes: [], message: `${what} would not start within the next ${MAX_PREDICT_STEPS} job ends (${snap.pending.length - 1} jobs are pending, ${snap.running.length} running); ebb predicts no further than that` };
+    else await nextTurn();
+  }
   if (p.start === undefined) return { start: null, nodes: [], message: `${what} cannot start on the nodes that are up now` };
   const when = new Date(p.start).toISOString();
   return { start: when, nodes: p.nodes, message: `${what} would start ${p.start <= now ? "now" : `at ${when}`} on ${compressHostlist(p.nodes)}` };

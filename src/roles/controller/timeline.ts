@@ -1,6 +1,6 @@
 /** The allocation timeline (GET /v1/timeline): which job held which node when, over a window. */
 import type { TimelineView } from "../../api/schemas.ts";
-import type { AllocationRow, JobRow } from "../../store/jobs.ts";
+import type { AllocationRow, JobListRow } from "../../store/jobs.ts";
 import type { JobRuntime } from "./state.ts";
 import { byNodeName, nodeView, pendingReason, type ViewContext } from "./views.ts";
 
@@ -26,7 +26,7 @@ export function allocationsByJob(ctx: ViewContext, ids: number[]): Map<number, A
 }
 
 /** A pending job as the timeline lists it: why it waits. */
-export function pendingEntry(row: JobRow, live: JobRuntime | undefined): TimelinePending {
+export function pendingEntry(row: JobListRow, live: JobRuntime | undefined): TimelinePending {
   const blocked = live?.blocked;
   return {
     id: row.id,
@@ -39,7 +39,7 @@ export function pendingEntry(row: JobRow, live: JobRuntime | undefined): Timelin
 }
 
 /** A job that held nodes: each node's stretch (those ended before `since` left out), its adaptations. */
-export function timelineJob(ctx: ViewContext, row: JobRow, live: JobRuntime | undefined, allocs: readonly AllocationRow[], since = 0): TimelineJob {
+export function timelineJob(ctx: ViewContext, row: JobListRow, live: JobRuntime | undefined, allocs: readonly AllocationRow[], since = 0): TimelineJob {
   return {
     id: row.id,
     name: row.name,

@@ -3,7 +3,7 @@ import type { PlanStore } from "../../store/plans.ts";
 import { jobPlanItem } from "./plan-views.ts";
 import { cfgView } from "./cfg.ts";
 import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
-import type { AllocationRow, JobRow, JobStore } from "../../store/jobs.ts";
+import type { AllocationRow, JobListRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
 import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
@@ -12,7 +12,7 @@ import { remainingMs, type ProgramRuntime } from "./program.ts";
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
 
 /** The nodes a job holds now, or held when it ended. */
-function allocationAt(rows: readonly AllocationRow[], job: JobRow): string[] {
+function allocationAt(rows: readonly AllocationRow[], job: JobListRow): string[] {
   const held = rows.filter((r) => r.until === null || (job.endTime !== null && r.until === job.endTime));
   return held.sort((a, b) => a.position - b.position).map((r) => r.node);
 }
@@ -26,7 +26,7 @@ export interface ViewContext {
   sampleInterval: number;
 }
 
-function latestMtct(ctx: ViewContext, job: JobRow): number | null {
+function latestMtct(ctx: ViewContext, job: JobListRow): number | null {
   if (!job.elastic || !ctx.state.jobs.has(job.id)) return null;
   return ctx.elastic.mtct(job.id, job.sampleInterval ?? ctx.sampleInterval).mtct;
 }
@@ -38,7 +38,7 @@ export function pendingReason(why: string | undefined): string {
   return word === "priority" ? "Priority" : word === "reqnodenotavail" ? "ReqNodeNotAvail" : "Resources";
 }
 
-export function jobView(job: JobRow, allocation: string[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
+export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
   const pending = job.state === "PENDING";
   const blocked = pending ? live?.blocked : undefined;
   return {
@@ -82,7 +82,7 @@ export function jobView(job: JobRow, allocation: string[], live?: JobRuntime, mt
   };
 }
 
-export function jobViews(ctx: ViewContext, rows: JobRow[]): JobView[] {
+export function jobViews(ctx: ViewContext, rows: JobListRow[]): JobView[] {
   const { store, state } = ctx;
   const finished = rows.filter((r) => !state.jobs.has(r.id)).map((r) => r.id);
   const allocs = new Map<number, AllocationRow[]>();

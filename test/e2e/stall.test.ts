@@ -1,0 +1,112 @@
+/**
+ * No request can stall the controller, and a stall never fails jobs (issue 28): the largest array
+ * a controller takes is stored once and leaves a running job and its nodes alone; an array over
+ * the cap is refused naming it; `--test-only` behind a long queue answers with the limit of its
+ * replay; a controller whose process was stopped for longer than three heartbeats judges its
+ * agents by when it could read them again, so its nodes stay up and its jobs run on.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { statSync } from "node:fs";
+import { join } from "node:path";
+import { startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
+
+/** 7 values of 130,000 bytes: about the most environment a job may have (1 MiB). */
+const bigEnv = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`BIG_${i}`, "x".repeat(130_000)]));
+
+const nodesState = async (c: TestCluster) => ((await c.api("GET", "/v1/nodes")).json.nodes as { name: string; state: string; reason: string | null }[]).map((n) => [n.name, n.state, n.reason]);
+
+describe("on a 2-node cluster with the default limits", () => {
+  let c: TestCluster;
+  let alice: string;
+  beforeAll(async () => {
+    c = await startCluster({ agents: 2 });
+    alice = (await c.api("POST", "/v1/tokens", { user: "alice" })).json.token;
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  test("an array over the cap is refused with a 400 naming it (--max-array-tasks, 1001), and nothing is submitted", async () => {
+    const before = (await c.api("GET", "/v1/jobs")).json.jobs.length;
+    for (const array of ["1-1002", "1-3999999:400"]) {
+      const r = await c.api("POST", "/v1/jobs", { argv: ["true"], array, hold: true }, alice);
+      expect(r.status).toBe(400);
+      expect(r.json.error).toEqual({
+        code: "invalid_request",
+        field: "array",
+        message: `array: "${array}" makes more than 1001 tasks, the most this controller takes in one array (its --max-array-tasks, 1001); submit it as several arrays`,
+      });
+    }
+    expect((await c.api("GET", "/v1/jobs")).json.jobs.length).toBe(before);
+  });
+
+  test("the largest array with the largest environment, beside a running job: stored once; the job completes, the nodes stay up", async () => {
+    const running = await c.submit({ argv: ["sleep", "4"], nodes: 2 });
+    await c.waitJob(running, ["RUNNING"]);
+    const r = await c.api("POST", "/v1/jobs", { argv: ["printenv", "BIG_0"], array: "0-1000", env: bigEnv, cwd: c.dir });
+    expect(r.status).toBe(201);
+    const array = r.json.id as number;
+    // 1001 copies of the environment would be 900 MB; the array keeps one.
+    const db = join(c.stateDir, "ebb.db");
+    const bytes = statSync(db).size + statSync(`${db}-wal`, { throwIfNoEntry: false })!.size;
+    expect(bytes).toBeLessThan(32 << 20);
+    expect((await c.waitJob(running, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"])).state).toBe("COMPLETED");
+    expect(await nodesState(c)).not.toContainEqual(expect.arrayContaining(["DOWN"]));
+    // Each task runs with the array's environment and its own index.
+    const first = await c.waitJob(array, ["COMPLETED", "FAILED"]);
+    expect(first.state).toBe("COMPLETED");
+    expect(c.read(`ebb-${array}_0.out`)).toBe(`${"x".repeat(130_000)}\n`);
+    expect((await c.job(array + 1000)).env).toEqual(bigEnv);
+    expect((await c.job(array + 1000)).arrayTaskId).toBe(1000);
+    const cancelled = await c.api("DELETE", `/v1/jobs/${array}`);
+    expect(cancelled.status).toBe(200);
+    const left = (await c.api("GET", `/v1/jobs?array=${array}&limit=2000`)).json.jobs as { id: number; state: string }[];
+    expect(left.map((j) => j.id)).toEqual(Array.from({ length: 1001 }, (_, i) => array + i));
+    expect(left.filter((j) => !["COMPLETED", "CANCELLED"].includes(j.state))).toEqual([]);
+  }, 120_000);
+
+  test("--test-only behind 2,000 pending jobs answers with where its replay stopped, and submits nothing", async () => {
+    const running = await c.submit({ argv: ["sleep", "60"], nodes: 2 });
+    await c.waitJob(running, ["RUNNING"]);
+    const arrays = [await c.submit({ argv: ["true"], array: "1-1000" }), await c.submit({ argv: ["true"], array: "1-1000" })];
+    const before = (await c.api("GET", "/v1/jobs?limit=100000")).json.jobs.length;
+    const r = await c.api("POST", "/v1/jobs/test", { argv: ["true"], nodes: 2 });
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ start: null, nodes: [], message: "it would not start within the next 200 job ends (2000 jobs are pending, 1 running); ebb predicts no further than that" });
+    // A listing longer than a page comes whole and in id order.
+    const all = (await c.api("GET", "/v1/jobs?limit=100000")).json.jobs as { id: number }[];
+    expect(all.length).toBe(before);
+    expect(all.map((j) => j.id)).toEqual([...all.map((j) => j.id)].sort((a, b) => a - b));
+    expect((await c.api("GET", "/v1/jobs?limit=3")).json.jobs.map((j: { id: number }) => j.id)).toEqual(all.slice(-3).map((j) => j.id));
+    for (const a of arrays) expect((await c.api("DELETE", `/v1/jobs/${a}`)).status).toBe(200);
+    expect((await c.api("DELETE", `/v1/jobs/${running}`)).status).toBe(200);
+  }, 120_000);
+});
+
+describe("a controller that could not run for a while", () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startCluster({ agents: 2, heartbeat: 0.5 });
+  });
+  afterAll(async () => {
+    c?.controller.kill("SIGCONT");
+    await c?.stop();
+  });
+
+  test("stopped (SIGSTOP) for 4 s, 8 heartbeats: its agents are judged from when it runs again, so the nodes stay up and the job completes", async () => {
+    const job = await c.submit({ argv: ["sleep", "6"], nodes: 2 });
+    await c.waitJob(job, ["RUNNING"]);
+    c.controller.kill("SIGSTOP");
+    await Bun.sleep(4000);
+    c.controller.kill("SIGCONT");
+    // Answers again: the first check after the stop has run by now.
+    await waitFor("the controller to answer", async () => (await c.api("GET", "/v1/health")).status === 200);
+    expect((await c.job(job)).state).toBe("RUNNING");
+    expect((await c.waitJob(job, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"])).state).toBe("COMPLETED");
+    expect(await nodesState(c)).toEqual([
+      ["node01", "IDLE", null],
+      ["node02", "IDLE", null],
+    ]);
+    expect(c.daemonLogs()).toMatch(/the controller did not run for \d+\.\d s; heartbeats are counted from when it could read them/);
+  }, 60_000);
+});
