@@ -15,6 +15,9 @@ import {
   type SpawnResult,
 } from "../../pmi/index.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+import { logger } from "../../util/log.ts";
+
+const log = logger("agent");
 
 type Kvs = Record<string, string>;
 type NameOp = "publish" | "lookup" | "unpublish";
@@ -52,6 +55,8 @@ export class StepPmi {
   private readonly unfinalized = new Set<number>();
   private nextReq = 1;
   private port?: PmiPortServer;
+  /** A cap on the step's KVS was hit and logged (once per step; each rank still gets its error reply). */
+  private capLogged = false;
 
   /** The step has one node and cannot grow (not elastic): its fences need no one else. */
   private readonly alone: boolean;
@@ -93,6 +98,11 @@ export class StepPmi {
           if (!finalized && this.conns.get(rank)?.version !== undefined) this.unfinalized.add(rank);
         },
         extension: c.extension,
+        refused: (rank, message) => {
+          if (this.capLogged) return;
+          this.capLogged = true;
+          log.warn(`step ${c.key}: ${rank === undefined ? "a fence" : `rank ${rank}`} refused: ${message}`);
+        },
       },
       { ...spec.spawn?.preput, ...spec.preput },
     );
@@ -174,7 +184,12 @@ export class StepPmi {
     this.spawns.clear();
   }
 
+  /** The step ended: its KVS is dropped and its ranks' connections closed, whatever still holds them. */
   async close(): Promise<void> {
+    this.fail("the step has ended");
+    this.node.close();
+    for (const conn of this.conns.values()) conn.close();
+    this.conns.clear();
     await this.port?.close();
   }
 
