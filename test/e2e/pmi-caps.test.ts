@@ -1,0 +1,53 @@
+/**
+ * A step's PMI key-value space is capped, and dropped when the step ends: real ranks on a real
+ * agent fill it over PMI-1 (`cmd=put`, to the byte cap) and PMI-2 (`kvs-put`, to the key cap),
+ * one step after the other in one job.
+ */
+import { afterEach, expect, test } from "bun:test";
+import { join } from "node:path";
+import { KVS_MAX_BYTES, KVS_MAX_KEYS } from "../../src/pmi/limits.ts";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+
+let c: TestCluster | undefined;
+afterEach(async () => {
+  await c?.stop();
+  c = undefined;
+});
+
+const FILLER = join(import.meta.dir, "../pmi/fixtures/kvs-filler.ts");
+
+test("ranks putting past the caps get an error naming the cap; the agent logs it once a step, serves the next steps, and a new step starts empty", async () => {
+  c = await startCluster({ agents: 1, cpus: 2 });
+  const filler = (wire: string, name: string, other: string, bytes: number) => `ebb run -n 1 ${process.execPath} ${FILLER} ${wire} ${name} ${other} ${bytes} > ${name}.out 2> ${name}.err; echo "${name} $?" >> results`;
+  const script = ["#!/bin/sh", filler("v1", "a", "none", 900), filler("v1", "b", "a", 900), filler("v2", "c", "b", 1), "ebb run -n 1 echo still-serving > d.out", ""].join("\n");
+  const id = await c.submit({ script, nodes: 1, timeLimit: 300 });
+  const done = await c.waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"], 240_000);
+  const out = (name: string) => JSON.parse(c!.read(`${name}.out`) || "null");
+  if (done.state !== "COMPLETED") console.log(["results", "a.err", "b.err", "c.err", `ebb-${id}.out`].map((f) => `--- ${f}\n${c!.read(f)}`).join("\n"), c.daemonLogs().slice(-4000));
+  expect({ state: done.state, results: c.read("results") }).toEqual({ state: "COMPLETED", results: "a 0\nb 0\nc 0\n" });
+
+  // PMI-1, 900-byte values: refused at the byte cap with rc != 0 and the cap named, the later puts
+  // too; the fence still completes and what was accepted is there.
+  const [a, b, cc] = [out("a"), out("b"), out("c")];
+  const bytesRefusal = `PMI_KVS_full:_a_step_holds_at_most_${KVS_MAX_BYTES}_bytes_of_keys_and_values_(ebb's_per-step_cap_KVS_MAX_BYTES)`;
+  expect(a).toEqual({ mark: 0, accepted: expect.any(Number), refused: { rc: -1, msg: bytesRefusal }, later: [-1, -1, -1], fence: 0, own: true, other: false, last: true });
+  expect(a.accepted).toBeGreaterThan(KVS_MAX_BYTES / 1000);
+  // The next step does not see the first one's keys, and may fill the same space again.
+  expect(b).toEqual({ ...a, other: false });
+  // PMI-2, 1-byte values: refused at the key cap (the mark is one of its keys).
+  expect(cc).toEqual({
+    mark: 0,
+    accepted: KVS_MAX_KEYS - 1,
+    refused: { rc: -1, msg: `PMI KVS full: a step holds at most ${KVS_MAX_KEYS} keys (ebb's per-step cap KVS_MAX_KEYS)` },
+    later: [-1, -1, -1],
+    fence: 0,
+    own: true,
+    other: false,
+    last: true,
+  });
+  // The agent served a plain step after them, and logged one refusal per step, not one per put.
+  expect(c.read("d.out")).toBe("still-serving\n");
+  const logged = c.daemonLogs().split("\n").filter((l) => l.includes("refused: PMI KVS full"));
+  expect(logged.length).toBe(3);
+  expect((await c.api("GET", "/v1/nodes")).json.nodes[0].state).not.toBe("DOWN");
+}, 300_000);
