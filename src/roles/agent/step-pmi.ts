@@ -19,6 +19,13 @@ import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
 
+/**
+ * A step that held at least this much KVS collects the garbage when it ends (a full collection,
+ * measured 7-60 ms after a 16 MiB KVS): its memory goes back before the next step's fills the heap
+ * (bench pmi-memory: RSS right after 20 such steps 1.5x a fresh agent's instead of 2.4x).
+ */
+const GC_AFTER_KVS_BYTES = 4 << 20;
+
 type Kvs = Record<string, string>;
 type NameOp = "publish" | "lookup" | "unpublish";
 
@@ -187,7 +194,9 @@ export class StepPmi {
   /** The step ended: its KVS is dropped and its ranks' connections closed, whatever still holds them. */
   async close(): Promise<void> {
     this.fail("the step has ended");
+    const held = this.node.size().bytes;
     this.node.close();
+    if (held >= GC_AFTER_KVS_BYTES) Bun.gc(true);
     for (const conn of this.conns.values()) conn.close();
     this.conns.clear();
     await this.port?.close();
