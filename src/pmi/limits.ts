@@ -51,3 +51,6 @@ export const MAX_REPLY_BACKLOG = 1 << 20;
  */
 export const KVS_MAX_KEYS = 65_536;
 export const KVS_MAX_BYTES = 16 << 20;
+
+/** Services a job may have published at once (PMI `publish_name` / `name-publish`); the controller holds them until the job ends. */
+export const NAMES_MAX = 1024;

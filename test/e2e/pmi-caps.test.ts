@@ -1,11 +1,12 @@
 /**
  * A step's PMI key-value space is capped, and dropped when the step ends: real ranks on a real
  * agent fill it over PMI-1 (`cmd=put`, to the byte cap) and PMI-2 (`kvs-put`, to the key cap),
- * one step after the other in one job.
+ * one step after the other in one job. The job's PMI name service, kept by the controller, is
+ * capped too.
  */
 import { afterEach, expect, test } from "bun:test";
 import { join } from "node:path";
-import { KVS_MAX_BYTES, KVS_MAX_KEYS } from "../../src/pmi/limits.ts";
+import { KVS_MAX_BYTES, KVS_MAX_KEYS, NAMES_MAX } from "../../src/pmi/limits.ts";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
 
 let c: TestCluster | undefined;
@@ -51,3 +52,17 @@ test("ranks putting past the caps get an error naming the cap; the agent logs it
   expect(logged.length).toBe(3);
   expect((await c.api("GET", "/v1/nodes")).json.nodes[0].state).not.toBe("DOWN");
 }, 300_000);
+
+test("a rank publishing names past the job's cap gets an error naming it; unpublishing makes room again", async () => {
+  c = await startCluster({ agents: 1, cpus: 2 });
+  const id = await c.submit({ script: `#!/bin/sh\nebb run -n 1 ${process.execPath} ${FILLER} names svc > names.out 2> names.err\n`, nodes: 1, timeLimit: 120 });
+  const done = await c.waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"], 100_000);
+  if (done.state !== "COMPLETED") console.log(c.read("names.err"), c.read(`ebb-${id}.out`), c.daemonLogs().slice(-3000));
+  expect(done.state).toBe("COMPLETED");
+  expect(JSON.parse(c.read("names.out"))).toEqual({
+    accepted: NAMES_MAX,
+    refused: { rc: -1, msg: `job_${id}_has_${NAMES_MAX}_services_published,_the_most_a_job_may_(ebb's_cap_NAMES_MAX):_unpublish_one_first` },
+    unpublished: "0",
+    again: "0",
+  });
+}, 120_000);

@@ -38,7 +38,8 @@ export interface StepPmiContext {
   /** Tree children's indices (their fence contributions are awaited). */
   children: number[];
   up(msg: StepUp): void;
-  names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
+  /** `error`: the controller refused the request (a cap); the rank gets it as its error reply. */
+  names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
   /** ebb's own commands (adaptation, timing samples). */
   extension?(rank: number, cmd: string, args: Record<string, string>): Promise<Record<string, string>> | undefined;
 }
@@ -89,7 +90,11 @@ export class StepPmi {
       {
         exchange: (puts, epoch) => this.exchange(puts, epoch),
         jobAttr: (key) => (key === "PMI_process_mapping" ? processMapping(spec.tasks) : key === "universeSize" ? String(spec.universeSize ?? size) : undefined),
-        publish: async (service, port) => (await c.names("publish", service, port)).ok,
+        publish: async (service, port) => {
+          const r = await c.names("publish", service, port);
+          if (r.error) throw new Error(r.error);
+          return r.ok;
+        },
         lookup: async (service) => (await c.names("lookup", service)).port,
         unpublish: async (service) => (await c.names("unpublish", service)).ok,
         spawn: (rank, request) =>
