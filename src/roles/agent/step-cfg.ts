@@ -5,7 +5,7 @@
  * local ranks have all ended, reduces them (src/cfg/node.ts) and sends the node's CFG to the
  * controller.
  */
-import { mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { closeSync, constants, fstatSync, mkdirSync, openSync, readSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeCfg } from "../../cfg/node.ts";
 import { reduceNode, type RankCfg } from "../../cfg/node.ts";
@@ -14,6 +14,9 @@ import type { StepSpec } from "../../proto/step.ts";
 import { logger } from "../../util/log.ts";
 
 const log = logger("cfg");
+
+/** The largest rank table read (a real one is some KiB: a row per MPI call site); a larger file is skipped and said once. */
+export const CFG_FILE_MAX_BYTES = 16 << 20;
 
 export interface StepCfgContext {
   node: string;
@@ -33,6 +36,8 @@ export class StepCfg {
   private readonly ended = new Set<number>();
   private sentFinal = false;
   private reason: string | undefined;
+  /** Ranks whose table was skipped and said so (once each). */
+  private readonly skipped = new Set<number>();
 
   constructor(private readonly c: StepCfgContext) {
     this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}-${process.pid}`);
@@ -60,16 +65,12 @@ export class StepCfg {
   /** The tables of the local ranks that wrote one, validated. */
   read(): RankCfg[] {
     const out: RankCfg[] = [];
-    let names: string[];
-    try {
-      names = readdirSync(this.dir);
-    } catch {
-      return out;
-    }
-    for (const f of names) {
-      if (!/^rank-\d+\.json$/.test(f)) continue;
+    for (const rank of this.c.ranks) {
+      const f = `rank-${rank}.json`;
+      const text = this.readTable(rank, join(this.dir, f));
+      if (text === undefined) continue;
       try {
-        const parsed = RankCfgFile.safeParse(JSON.parse(readFileSync(join(this.dir, f), "utf8")));
+        const parsed = RankCfgFile.safeParse(JSON.parse(text));
         if (parsed.success) out.push(parsed.data as RankCfg);
         else log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`);
       } catch {
@@ -77,6 +78,36 @@ export class StepCfg {
       }
     }
     return out;
+  }
+
+  /** A rank's table if it is a regular file of at most CFG_FILE_MAX_BYTES (not a link, a FIFO or a device a rank put there). */
+  private readTable(rank: number, path: string): string | undefined {
+    let fd: number;
+    try {
+      fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    } catch {
+      return undefined; // not written yet, or a link
+    }
+    try {
+      const st = fstatSync(fd);
+      if (st.isFile() && st.size <= CFG_FILE_MAX_BYTES) {
+        // Exactly the size seen: a file still growing is not read past it.
+        const buf = Buffer.allocUnsafe(st.size);
+        let n = 0;
+        for (let r = 1; n < st.size && r > 0; n += r) r = readSync(fd, buf, n, st.size - n, n);
+        return buf.toString("utf8", 0, n);
+      }
+      if (!this.skipped.has(rank)) {
+        this.skipped.add(rank);
+        const what = st.isFile() ? `${st.size} bytes, more than the ${CFG_FILE_MAX_BYTES} read (CFG_FILE_MAX_BYTES)` : "not a regular file";
+        log.warn(`cfg: rank ${rank} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: its table ${path} is ${what}; skipped`);
+      }
+      return undefined;
+    } catch {
+      return undefined;
+    } finally {
+      closeSync(fd);
+    }
   }
 
   private report(final: boolean): void {
