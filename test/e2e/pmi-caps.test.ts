@@ -16,6 +16,7 @@ afterEach(async () => {
 });
 
 const FILLER = join(import.meta.dir, "../pmi/fixtures/kvs-filler.ts");
+const bytesRefusal = `PMI_KVS_full:_a_step_holds_at_most_${KVS_MAX_BYTES}_bytes_of_keys_and_values_(ebb's_per-step_cap_KVS_MAX_BYTES)`;
 
 test("ranks putting past the caps get an error naming the cap; the agent logs it once a step, serves the next steps, and a new step starts empty", async () => {
   c = await startCluster({ agents: 1, cpus: 2 });
@@ -30,8 +31,7 @@ test("ranks putting past the caps get an error naming the cap; the agent logs it
   // PMI-1, 900-byte values: refused at the byte cap with rc != 0 and the cap named, the later puts
   // too; the fence still completes and what was accepted is there.
   const [a, b, cc] = [out("a"), out("b"), out("c")];
-  const bytesRefusal = `PMI_KVS_full:_a_step_holds_at_most_${KVS_MAX_BYTES}_bytes_of_keys_and_values_(ebb's_per-step_cap_KVS_MAX_BYTES)`;
-  expect(a).toEqual({ mark: 0, accepted: expect.any(Number), refused: { rc: -1, msg: bytesRefusal }, later: [-1, -1, -1], fence: 0, own: true, other: false, last: true });
+  expect(a).toEqual({ mark: 0, accepted: expect.any(Number), refused: { rc: -1, msg: bytesRefusal }, later: [-1, -1, -1], fence: 0, fenceMsg: "", own: true, other: false, last: true });
   expect(a.accepted).toBeGreaterThan(KVS_MAX_BYTES / 1000);
   // The next step does not see the first one's keys, and may fill the same space again.
   expect(b).toEqual({ ...a, other: false });
@@ -42,6 +42,7 @@ test("ranks putting past the caps get an error naming the cap; the agent logs it
     refused: { rc: -1, msg: `PMI KVS full: a step holds at most ${KVS_MAX_KEYS} keys (ebb's per-step cap KVS_MAX_KEYS)` },
     later: [-1, -1, -1],
     fence: 0,
+    fenceMsg: "",
     own: true,
     other: false,
     last: true,
@@ -65,4 +66,19 @@ test("a rank publishing names past the job's cap gets an error naming it; unpubl
     unpublished: "0",
     again: "0",
   });
+}, 120_000);
+
+test("two nodes each within the cap but over it together: the fence fails on both, naming the cap, and keeps nothing", async () => {
+  c = await startCluster({ agents: 2, cpus: 1 });
+  const id = await c.submit({ script: `#!/bin/sh\nebb run -N 2 -n 2 ${process.execPath} ${FILLER} v1 m%r none 900 > two.out 2> two.err; echo "two $?" >> results\n`, nodes: 2, timeLimit: 120 });
+  const done = await c.waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"], 100_000);
+  if (done.state !== "COMPLETED") console.log(c.read("two.err"), c.read(`ebb-${id}.out`), c.daemonLogs().slice(-3000));
+  expect({ state: done.state, results: c.read("results") }).toEqual({ state: "COMPLETED", results: "two 0\n" });
+  const ranks = c.read("two.out").trim().split("\n").map((l) => JSON.parse(l));
+  expect(ranks).toHaveLength(2);
+  for (const r of ranks) {
+    // Each node refused its own rank at the cap; the merged fence would have held twice that.
+    expect(r.refused.msg).toContain("KVS_MAX_BYTES");
+    expect({ fence: r.fence, fenceMsg: r.fenceMsg, own: r.own, last: r.last }).toEqual({ fence: -1, fenceMsg: bytesRefusal, own: false, last: false });
+  }
 }, 120_000);
