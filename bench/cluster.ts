@@ -29,13 +29,13 @@ export async function compiledEbb(): Promise<string[]> {
  * `layout: "up"` runs `ebb up` (controller and agents in one process); `"processes"` runs the
  * controller and each agent as its own process, as on a real cluster.
  */
-export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes"; heartbeat?: number } = {}): Promise<BenchCluster> {
+export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes"; heartbeat?: number; log?: string } = {}): Promise<BenchCluster> {
   const dir = mkdtempSync(join(tmpdir(), "ebb-bench-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const stateDir = join(dir, "state");
   const ebb = opts.ebb ?? [process.execPath, MAIN];
-  const spawn = (args: string[]) => Bun.spawn([...ebb, ...args], { env: { ...process.env, EBB_LOG: process.env.EBB_BENCH_LOG ?? "warn" }, stdout: "ignore", stderr: "inherit" });
+  const spawn = (args: string[]) => Bun.spawn([...ebb, ...args], { env: { ...process.env, EBB_LOG: process.env.EBB_BENCH_LOG ?? opts.log ?? "warn" }, stdout: "ignore", stderr: "inherit" });
   const cpus = String(opts.cpusPerNode ?? 2);
   const procs: Subprocess[] = [];
   if (opts.layout === "processes") {

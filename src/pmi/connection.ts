@@ -90,6 +90,11 @@ export class PmiConnection {
     return this.io.backlog?.() ?? 0;
   }
 
+  /** The server is done with this rank (its step ended): what is buffered is dropped and the transport closed. */
+  close(): void {
+    if (this.open) this.shutdown(true);
+  }
+
   /** The transport closed (EOF, error, process exit). */
   closed(): void {
     if (!this.open) return;

@@ -39,3 +39,18 @@ export const MAX_BUFFERED = 2 * V2_MAX_FRAME;
  */
 export const REPLY_HIGH_WATER = 64 * 1024;
 export const MAX_REPLY_BACKLOG = 1 << 20;
+
+/**
+ * A step's key-value space, as every agent of the step holds it (all nodes' puts, after the fences,
+ * plus this node's pending puts and node attributes): at most KVS_MAX_KEYS keys and KVS_MAX_BYTES
+ * bytes of keys and values (UTF-8). A put past either is refused with an error reply naming the
+ * cap; a fence whose merged result would pass it fails. Hydra and Slurm bound only a key's and a
+ * value's length (64 and 1024) and let a step's count grow with the node's memory; Cray's PMI caps
+ * the count (PMI_MAX_KVS_ENTRIES). MPICH puts about one business card (under 1 KiB) per rank, so
+ * these hold a step of tens of thousands of ranks.
+ */
+export const KVS_MAX_KEYS = 65_536;
+export const KVS_MAX_BYTES = 16 << 20;
+
+/** Services a job may have published at once (PMI `publish_name` / `name-publish`); the controller holds them until the job ends. */
+export const NAMES_MAX = 1024;

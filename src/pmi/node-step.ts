@@ -1,4 +1,5 @@
 import type { PmiBackend, PmiRankInfo, SpawnRequest, SpawnResult } from "./backend.ts";
+import { CountedKvs, type KvsSize, kvsCapExceeded } from "./kvs.ts";
 
 /** What the agent supplies for one step on one node; everything node-local is handled by NodeStepPmi. */
 export interface NodeStepHooks {
@@ -18,6 +19,12 @@ export interface NodeStepHooks {
   finalize?(rank: number): void;
   protocolError?(rank: number, message: string): void;
   disconnected?(rank: number, finalized: boolean): void;
+  /**
+   * A put, a node attribute or a fence's result was refused: it would take the step's key-value
+   * space past a cap (KVS_MAX_KEYS, KVS_MAX_BYTES), named in `message`. `rank` is the rank whose
+   * put it was, undefined for a fence or a merge. The rank gets the message as its error reply.
+   */
+  refused?(rank: number | undefined, message: string): void;
   extension?(rank: number, cmd: string, args: Record<string, string>): Promise<Record<string, string>> | undefined;
 }
 
@@ -36,11 +43,13 @@ const unsupported = (what: string) => Promise.reject(new Error(`${what} is not a
  */
 export class NodeStepPmi {
   private readonly ranks = new Map<number, PmiRankInfo>();
-  private readonly kvs = new Map<string, string>();
-  private puts = new Map<string, string>();
+  /** The step's KVS as of the last fence; with the pending puts and node attributes, it is what the caps count. */
+  private readonly kvs = new CountedKvs();
+  private readonly puts = new CountedKvs();
   private arrived = new Set<number>();
   private waiting: Waiter[] = [];
-  private readonly nodeAttrs = new Map<string, string>();
+  private readonly nodeAttrs = new CountedKvs();
+  private readonly preput = new CountedKvs();
   private readonly attrWaiters = new Map<string, Array<{ resolve: (v: string) => void; reject: (e: Error) => void }>>();
   private failure: Error | undefined;
   private fences = 0;
@@ -49,9 +58,12 @@ export class NodeStepPmi {
     ranks: readonly PmiRankInfo[],
     private readonly hooks: NodeStepHooks,
     /** Spawned steps: keys readable before the first fence. */
-    private readonly preput: Readonly<Record<string, string>> = {},
+    preput: Readonly<Record<string, string>> = {},
   ) {
     for (const r of ranks) this.ranks.set(r.rank, r);
+    for (const [k, v] of Object.entries(preput)) this.preput.set(k, v);
+    const why = kvsCapExceeded(this.size());
+    if (why) this.failure = new Error(`the preput keys: ${why}`);
   }
 
   /** Fences completed so far. */
@@ -75,9 +87,29 @@ export class NodeStepPmi {
     this.maybeExchange();
   }
 
-  /** Keys that appear in the local KVS without a fence (an adaptation's new business cards). */
+  /** Keys that appear in the local KVS without a fence (an adaptation's new business cards); past a cap, the step's PMI fails instead. */
   merge(entries: Readonly<Record<string, string>>): void {
+    const why = kvsCapExceeded(this.kvs.sizeWithAll(entries, this.size()));
+    if (why) {
+      this.hooks.refused?.(undefined, why);
+      return this.fail(why);
+    }
     for (const [k, v] of Object.entries(entries)) this.kvs.set(k, v);
+  }
+
+  /** Keys and bytes the step holds on this node: the KVS, the pending puts, the node attributes, the preput keys. */
+  size(): KvsSize {
+    const stores = [this.kvs, this.puts, this.nodeAttrs, this.preput];
+    return { keys: stores.reduce((n, s) => n + s.keys, 0), bytes: stores.reduce((n, s) => n + s.bytes, 0) };
+  }
+
+  /** The step has ended: its keys and values are dropped (whatever still holds a connection holds no KVS), and every later request fails. */
+  close(): void {
+    this.fail("the step has ended");
+    this.kvs.clear();
+    this.puts.clear();
+    this.nodeAttrs.clear();
+    this.preput.clear();
   }
 
   /** Update what a rank is told (size, universeSize after a resize). */
@@ -105,10 +137,10 @@ export class NodeStepPmi {
         return info;
       },
       jobAttr: (key) => h.jobAttr?.(key),
-      put: (key, value) => void step.puts.set(key, value),
-      get: (key) => step.kvs.get(key) ?? (Object.hasOwn(step.preput, key) ? step.preput[key] : undefined),
+      put: (key, value) => step.put(rank, key, value),
+      get: (key) => step.kvs.get(key) ?? step.preput.get(key),
       fence: () => step.fence(rank),
-      nodeAttrPut: (key, value) => step.nodeAttrPut(key, value),
+      nodeAttrPut: (key, value) => step.nodeAttrPut(rank, key, value),
       nodeAttrGet: (key, wait) => step.nodeAttrGet(key, wait),
       publish: (service, port) => h.publish?.(service, port) ?? unsupported("the name service"),
       lookup: (service) => h.lookup?.(service) ?? unsupported("the name service"),
@@ -120,6 +152,20 @@ export class NodeStepPmi {
       disconnected: (finalized) => h.disconnected?.(rank, finalized),
       extension: h.extension ? (cmd, args) => h.extension?.(rank, cmd, args) : undefined,
     };
+  }
+
+  /** Throws, with the cap in its message, a put that would take the step past a cap. */
+  private admit(rank: number, store: CountedKvs, key: string, value: string): void {
+    if (this.failure) throw this.failure;
+    const why = kvsCapExceeded(store.sizeWith(key, value, this.size()));
+    if (!why) return;
+    this.hooks.refused?.(rank, why);
+    throw new Error(why);
+  }
+
+  private put(rank: number, key: string, value: string): void {
+    this.admit(rank, this.puts, key, value);
+    this.puts.set(key, value);
   }
 
   private fence(rank: number): Promise<void> {
@@ -135,8 +181,8 @@ export class NodeStepPmi {
     if (this.failure || this.waiting.length === 0) return;
     for (const r of this.ranks.keys()) if (!this.arrived.has(r)) return;
     const waiters = this.waiting.splice(0);
-    const puts = Object.fromEntries(this.puts);
-    this.puts = new Map();
+    const puts = this.puts.toRecord();
+    this.puts.clear();
     this.arrived = new Set();
     const epoch = ++this.fences;
     let exchanged: Promise<Record<string, string>>;
@@ -147,6 +193,12 @@ export class NodeStepPmi {
     }
     exchanged.then(
       (all) => {
+        const why = this.failure?.message ?? kvsCapExceeded(this.kvs.sizeWithAll(all, this.size()));
+        if (why) {
+          if (!this.failure) this.hooks.refused?.(undefined, why);
+          for (const w of waiters) w.reject(new Error(why));
+          return;
+        }
         for (const [k, v] of Object.entries(all)) this.kvs.set(k, v);
         for (const w of waiters) w.resolve();
       },
@@ -157,7 +209,8 @@ export class NodeStepPmi {
     );
   }
 
-  private nodeAttrPut(key: string, value: string): void {
+  private nodeAttrPut(rank: number, key: string, value: string): void {
+    this.admit(rank, this.nodeAttrs, key, value);
     this.nodeAttrs.set(key, value);
     const list = this.attrWaiters.get(key);
     this.attrWaiters.delete(key);

@@ -24,19 +24,9 @@ export function parseV1(line: string): PmiMessage {
     const key = line.slice(keyStart, i);
     let value: string | undefined;
     if (line[i] === "=") {
-      i++;
-      let v = "";
-      while (i < line.length && line[i] !== " ") {
-        const c = line[i] as string;
-        if (c === "\\" && i + 1 < line.length) {
-          v += line[i + 1];
-          i += 2;
-        } else {
-          v += c;
-          i++;
-        }
-      }
-      value = v;
+      const end = valueEndV1(line, ++i);
+      value = unescapeV1(line.slice(i, end));
+      i = end;
     }
     if (cmd === undefined) {
       if (value === undefined || !CMD_NAME.test(value)) throw new PmiCodecError(`invalid command name in ${preview(line)}`);
@@ -49,9 +39,20 @@ export function parseV1(line: string): PmiMessage {
   return new PmiMessage(cmd, pairs, line);
 }
 
+/** Where a value starting at `from` ends: the next space not escaped by a backslash. */
+function valueEndV1(line: string, from: number): number {
+  for (let i = from; ; ) {
+    const space = line.indexOf(" ", i);
+    const slash = line.indexOf("\\", i);
+    if (slash < 0 || space < 0 || space < slash) return space < 0 ? line.length : space;
+    i = slash + 2;
+  }
+}
+
 export const escapeV1 = (v: string): string => v.replace(/[\\ ]/g, (c) => `\\${c}`);
 
-export const unescapeV1 = (v: string): string => v.replace(/\\(.)/g, "$1");
+/** One flat string per value: sliced, never built a character at a time (each `+=` of a character is a string object of its own). */
+export const unescapeV1 = (v: string): string => (v.includes("\\") ? v.replace(/\\(.)/g, "$1") : v);
 
 /** Error text for `msg=`: Hydra and Slurm put underscores where spaces would be. */
 export const v1Msg = (text: string): string => text.replace(/\s+/g, "_").slice(0, 200) || "error";

@@ -36,17 +36,10 @@ export function parseV2(payload: string): PmiMessage {
     if (key === "") throw new PmiCodecError(`empty key at offset ${keyStart}`, cmd);
     let value: string | undefined;
     if (payload[i] === "=") {
-      i++;
-      let v = "";
-      while (i < payload.length) {
-        if (payload[i] === ";") {
-          if (payload[i + 1] !== ";") break;
-          i++;
-        }
-        v += payload[i];
-        i++;
-      }
-      value = v;
+      const end = valueEndV2(payload, ++i);
+      value = payload.slice(i, end);
+      if (value.includes(";;")) value = value.replaceAll(";;", ";");
+      i = end;
     }
     i++; // the ';'
     if (cmd === undefined) {
@@ -58,6 +51,16 @@ export function parseV2(payload: string): PmiMessage {
   }
   if (cmd === undefined) throw new PmiCodecError("missing cmd=");
   return new PmiMessage(cmd, pairs, payload);
+}
+
+/** Where a value starting at `from` ends: the next `;` that is not doubled (`;;` is a `;` inside the value). */
+function valueEndV2(payload: string, from: number): number {
+  for (let i = from; ; ) {
+    const semi = payload.indexOf(";", i);
+    if (semi < 0) return payload.length;
+    if (payload[semi + 1] !== ";") return semi;
+    i = semi + 2;
+  }
 }
 
 export type Pair = readonly [string, string | number];

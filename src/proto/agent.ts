@@ -80,7 +80,7 @@ export const ControllerToAgent = tagged({
    * a job's end (or the node leaving it) revokes its credentials here.
    */
   "alloc": () => ({ jobId: JobId.nullable(), user: z.string().nullable().optional() }),
-  "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional() }),
+  "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional(), error: z.string().max(500).optional() }),
 });
 export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;
 

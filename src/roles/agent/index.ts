@@ -111,10 +111,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const agentEnv = baseEnv();
   const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir.dir);
   const pool = new PeerPool(o.ca);
-  const nameRequests = new Map<number, (r: { ok: boolean; port?: string }) => void>();
+  const nameRequests = new Map<number, (r: { ok: boolean; port?: string; error?: string }) => void>();
   let nextNameRequest = 1;
   const names = (jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string) =>
-    new Promise<{ ok: boolean; port?: string }>((resolve) => {
+    new Promise<{ ok: boolean; port?: string; error?: string }>((resolve) => {
       if (!channel?.isOpen) return resolve({ ok: false });
       const reqId = nextNameRequest++;
       nameRequests.set(reqId, resolve);
@@ -199,7 +199,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       case "names.result": {
         const done = nameRequests.get(msg.reqId);
         nameRequests.delete(msg.reqId);
-        done?.({ ok: msg.ok, port: msg.port });
+        done?.({ ok: msg.ok, port: msg.port, error: msg.error });
         return;
       }
     }

@@ -5,7 +5,7 @@
  * local ranks have all ended, reduces them (src/cfg/node.ts) and sends the node's CFG to the
  * controller.
  */
-import { mkdirSync, opendirSync, rmSync, type Dir } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { readRegularFile } from "./user-files.ts";
 import { join } from "node:path";
 import type { NodeCfg } from "../../cfg/node.ts";
@@ -17,27 +17,8 @@ import { randomTag } from "./shm-sweep.ts";
 
 const log = logger("cfg");
 
-/** A rank's table is a few kB per call site; a file larger than this is not read. */
-const MAX_TABLE_BYTES = 8 << 20;
-/** Entries of the directory looked at per read: the ranks' files, and no more than this of whatever else a rank put there. */
-const MAX_ENTRIES = 4096;
-
-/** The rank files of a CFG directory, looking at no more than MAX_ENTRIES names. */
-function rankFiles(dir: string): string[] {
-  let d: Dir;
-  try {
-    d = opendirSync(dir);
-  } catch {
-    return [];
-  }
-  const names: string[] = [];
-  try {
-    for (let i = 0, e = d.readSync(); e && i < MAX_ENTRIES; i++, e = d.readSync()) if (/^rank-\d+\.json$/.test(e.name)) names.push(e.name);
-  } finally {
-    d.closeSync();
-  }
-  return names;
-}
+/** The largest rank table read (a real one is some KiB: a row per MPI call site); a larger file is skipped and said once. */
+export const CFG_FILE_MAX_BYTES = 16 << 20;
 
 export interface StepCfgContext {
   node: string;
@@ -59,6 +40,8 @@ export class StepCfg {
   private readonly ended = new Set<number>();
   private sentFinal = false;
   private reason: string | undefined;
+  /** Ranks whose table was skipped and said so (once each). */
+  private readonly skipped = new Set<number>();
 
   constructor(private readonly c: StepCfgContext) {
     // The ranks write here as the job's user. Not recursive and with a random part: a name planted
@@ -88,20 +71,35 @@ export class StepCfg {
   /** The tables of the local ranks that wrote one, validated. */
   read(): RankCfg[] {
     const out: RankCfg[] = [];
-    for (const f of this.c.openAs(() => rankFiles(this.dir))) {
+    for (const rank of this.c.ranks) {
+      const f = `rank-${rank}.json`;
+      const text = this.readTable(rank, join(this.dir, f));
+      if (text === undefined) continue;
       try {
-        // The directory is the user's: read as them, a regular file only, and at most MAX_TABLE_BYTES.
-        const text = this.c.openAs(() => readRegularFile(join(this.dir, f), MAX_TABLE_BYTES));
-        if (text === undefined) continue;
         const parsed = RankCfgFile.safeParse(JSON.parse(text));
         if (parsed.success) out.push(parsed.data as RankCfg);
         else log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`);
-      } catch (e) {
-        if ((e as { code?: string }).code === "EFBIG") log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${(e as Error).message}`);
-        // Else not written yet, being replaced right now, or not JSON: the next read gets it.
+      } catch {
+        // Being replaced right now, or not JSON: the next read gets it.
       }
     }
     return out;
+  }
+
+  /**
+   * A rank's table, read as the job's user (the directory is theirs) if it is a regular file of at
+   * most CFG_FILE_MAX_BYTES: not a link, a FIFO or a device a rank put there (said once per rank).
+   */
+  private readTable(rank: number, path: string): string | undefined {
+    try {
+      return this.c.openAs(() => readRegularFile(path, CFG_FILE_MAX_BYTES, "CFG_FILE_MAX_BYTES"));
+    } catch (e) {
+      if (!this.skipped.has(rank)) {
+        this.skipped.add(rank);
+        log.warn(`cfg: rank ${rank} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: its table ${(e as Error).message}; skipped`);
+      }
+      return undefined;
+    }
   }
 
   private report(final: boolean): void {

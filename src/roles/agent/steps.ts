@@ -42,7 +42,8 @@ export interface StepContext {
   /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
   /** The job's PMI name service, kept by the controller. */
-  names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string }>;
+  /** `error`: the controller refused the request (a cap), saying why. */
+  names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
   /** The CFG library for MPI ranks on this node, or why there is none. */

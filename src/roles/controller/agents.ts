@@ -2,6 +2,7 @@
 import { AgentToController, MAX_CLOCK_SKEW_MS, REFUSED, type ControllerToAgent } from "../../proto/agent.ts";
 import { decode } from "../../proto/channel.ts";
 import { protocolRefusal } from "../../proto/version.ts";
+import { NAMES_MAX } from "../../pmi/limits.ts";
 import type { Db } from "../../store/db.ts";
 import { setNodeDrain, setNodeStatus, upsertNode } from "../../store/nodes.ts";
 import { logger } from "../../util/log.ts";
@@ -130,6 +131,8 @@ export class AgentHub {
         if (msg.op === "lookup") return names.has(msg.service) ? reply(true, names.get(msg.service)) : reply(false);
         if (msg.op === "unpublish") return reply(names.delete(msg.service));
         if (names.has(msg.service) || msg.port === undefined) return reply(false);
+        if (names.size >= NAMES_MAX)
+          return conn.send({ t: "names.result", reqId: msg.reqId, ok: false, error: `job ${msg.jobId} has ${NAMES_MAX} services published, the most a job may (ebb's cap NAMES_MAX): unpublish one first` });
         names.set(msg.service, msg.port);
         return reply(true);
       }

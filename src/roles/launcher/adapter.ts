@@ -193,7 +193,7 @@ export class Adapter {
     if (this.worldCards) return this.worldCards;
     const out: string[] = [];
     for (let r = 0; r < size; r++) {
-      const card = this.world[0]!.step.root.kvs[cardKey(r, 0)];
+      const card = this.world[0]!.step.root.kvs.get(cardKey(r, 0));
       if (card === undefined) throw new Error(`rank ${r} has no business card: the step's ranks must call initAdapt() before they can be resized`);
       out.push(card);
     }
@@ -287,7 +287,7 @@ export class Adapter {
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
       for (let r = oldSize; r < oldSize + m.joining; r++) {
-        const card = root.kvs[cardKey(r, next)];
+        const card = root.kvs.get(cardKey(r, next));
         if (card === undefined) throw new Error(`joining rank ${r} put no business card`);
         joiningCards[cardKey(r, next)] = card;
       }

@@ -6,6 +6,7 @@
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
+import { CountedKvs, kvsCapExceeded } from "../../pmi/index.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
@@ -86,8 +87,8 @@ export class StepRoot {
   private cfgSentAt = Number.NEGATIVE_INFINITY;
   private cfgFinalSent = false;
   private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
-  /** Everything put in the step's KVS, over all fences. */
-  readonly kvs: Record<string, string> = {};
+  /** Everything put in the step's KVS, over all fences; a fence that would take it past a cap fails instead (every agent holds it). */
+  readonly kvs = new CountedKvs();
   private failure: string | undefined;
   private lostNode: string | undefined;
   /** The exit code the step ends with: that of its first failure. */
@@ -192,7 +193,9 @@ export class StepRoot {
         Object.assign(f.kvs, msg.kvs);
         if (f.count >= this.size) {
           this.fences.delete(msg.seq);
-          Object.assign(this.kvs, f.kvs);
+          const error = kvsCapExceeded(this.kvs.sizeWithAll(f.kvs));
+          if (error) return this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: {}, error });
+          for (const [k, v] of Object.entries(f.kvs)) this.kvs.set(k, v);
           this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: f.kvs });
         }
         return;

@@ -1,0 +1,84 @@
+import { KVS_MAX_BYTES, KVS_MAX_KEYS } from "./limits.ts";
+
+const encoder = new TextEncoder();
+const scratch = new Uint8Array(4096);
+
+/** UTF-8 bytes of a string, without allocating for the short strings PMI carries. */
+export function utf8Bytes(s: string): number {
+  if (s.length * 3 <= scratch.length) return encoder.encodeInto(s, scratch).written;
+  return encoder.encode(s).length;
+}
+
+/** Bytes a key and its value count for against KVS_MAX_BYTES. */
+export const entryBytes = (key: string, value: string): number => utf8Bytes(key) + utf8Bytes(value);
+
+/** A size of a step's key-value space: keys, and bytes of keys and values. */
+export interface KvsSize {
+  keys: number;
+  bytes: number;
+}
+
+/** Why a key-value space of this size is over the per-step caps, or undefined. The text names the cap, for the rank's error reply and the agent's log. */
+export function kvsCapExceeded(size: KvsSize): string | undefined {
+  if (size.keys > KVS_MAX_KEYS) return `PMI KVS full: a step holds at most ${KVS_MAX_KEYS} keys (ebb's per-step cap KVS_MAX_KEYS)`;
+  if (size.bytes > KVS_MAX_BYTES) return `PMI KVS full: a step holds at most ${KVS_MAX_BYTES} bytes of keys and values (ebb's per-step cap KVS_MAX_BYTES)`;
+  return undefined;
+}
+
+/** A map of PMI keys to values that counts its keys and bytes, so that they can be capped. */
+export class CountedKvs implements KvsSize {
+  private readonly map = new Map<string, string>();
+  private total = 0;
+
+  get keys(): number {
+    return this.map.size;
+  }
+
+  get bytes(): number {
+    return this.total;
+  }
+
+  get(key: string): string | undefined {
+    return this.map.get(key);
+  }
+
+  has(key: string): boolean {
+    return this.map.has(key);
+  }
+
+  /** The size after `set(key, value)`, without setting it. */
+  sizeWith(key: string, value: string, base: KvsSize = this): KvsSize {
+    const old = this.map.get(key);
+    if (old === undefined) return { keys: base.keys + 1, bytes: base.bytes + entryBytes(key, value) };
+    return { keys: base.keys, bytes: base.bytes + utf8Bytes(value) - utf8Bytes(old) };
+  }
+
+  set(key: string, value: string): void {
+    const old = this.map.get(key);
+    this.total += old === undefined ? entryBytes(key, value) : utf8Bytes(value) - utf8Bytes(old);
+    this.map.set(key, value);
+  }
+
+  /** The size after setting every entry of `entries`, without setting them. */
+  sizeWithAll(entries: Readonly<Record<string, string>>, base: KvsSize = this): KvsSize {
+    let { keys, bytes } = base;
+    for (const [k, v] of Object.entries(entries)) {
+      const old = this.map.get(k);
+      if (old === undefined) {
+        keys++;
+        bytes += entryBytes(k, v);
+      } else bytes += utf8Bytes(v) - utf8Bytes(old);
+    }
+    return { keys, bytes };
+  }
+
+  /** The entries as a plain object (own properties, even for a key like `__proto__`). */
+  toRecord(): Record<string, string> {
+    return Object.fromEntries(this.map);
+  }
+
+  clear(): void {
+    this.map.clear();
+    this.total = 0;
+  }
+}
