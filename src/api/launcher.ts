@@ -26,7 +26,7 @@ export const LauncherToController = tagged({
    * that step's world, ranks per node in rank order as of its last commit (what a restarted
    * controller needs to go on resizing it).
    */
-  "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional() }),
+  "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional(), cred: StepCredential.optional() }),
   /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
   "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()) }),
   /**

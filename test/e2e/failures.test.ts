@@ -163,7 +163,7 @@ test("an agent stopped cleanly in the middle of a command job's or an `ebb run` 
     for (const node of [first, first === "node01" ? "node02" : "node01"]) {
       const agent = c.agents.get(node)!;
       const mine = () => readdirSync("/dev/shm").filter((n) => n.startsWith("ebb-") && n.endsWith(`-${agent.pid}`));
-      const cfgDir = await waitFor(`the CFG directory of ${node}'s step`, () => mine().find((n) => new RegExp(`^ebb-cfg-${node}-\\d+\\.0-\\d+$`).test(n)));
+      const cfgDir = await waitFor(`the CFG directory of ${node}'s step`, () => mine().find((n) => new RegExp(`^ebb-cfg-${node}-\\d+\\.0\\.[0-9a-z]+-\\d+$`).test(n)));
       agent.kill("SIGTERM");
       await agent.exited;
       expect(existsSync(join("/dev/shm", cfgDir))).toBe(false);

@@ -40,7 +40,7 @@ test("at its start an agent also removes its own node's step files that carry it
   const dir = mkdtempSync(join(tmpdir(), "ebb-sweep-"));
   const me = process.pid;
   const parent = process.ppid; // alive, and not this agent
-  const earlier = [`ebb-cfg-node-1-7.0-${me}`, `ebb-adapt-node-1-7.0-${me}`];
+  const earlier = [`ebb-cfg-node-1-7.0.k3x9q-${me}`, `ebb-adapt-node-1-7.0.a0b1-${me}`, `ebb-cfg-node-1-7.0-${me}`];
   const kept = [`ebb-cfg-node-1-x-7.0-${me}`, `ebb-cfg-node-2-7.0-${me}`, `ebb-cfg-node-1-7.0-${parent}`, `ebbc-${me.toString(36)}.abc.sock`];
   for (const n of [...earlier, ...kept]) mkdirSync(join(dir, n));
   expect(sweepStaleShm(dir, { node: "node-1", pid: me }).sort()).toEqual(earlier.sort());

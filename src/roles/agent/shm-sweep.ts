@@ -37,7 +37,8 @@ function alive(pid: number): boolean {
 
 /** Whether `name` is a step file (adaptation segment, CFG directory) of node `node` owned by pid `pid`. */
 function stepFileOf(name: string, self: { node: string; pid: number }): boolean {
-  const m = /^ebb-(?:adapt|cfg)-(.+)-\d+\.\d+-(\d+)$/.exec(name);
+  // ebb-<kind>-<node>-<job>.<step>.<random>-<pid> (names made before the random part have none).
+  const m = /^ebb-(?:adapt|cfg)-(.+)-\d+\.\d+(?:\.[0-9a-z]+)?-(\d+)$/.exec(name);
   return m !== null && m[1] === self.node && Number(m[2]) === self.pid;
 }
 

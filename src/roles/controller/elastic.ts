@@ -8,9 +8,9 @@
  */
 import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../domain/refusal.ts";
-import { CRED_LIFETIME_MS, signCredential } from "../../proto/credential.ts";
+import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
 import { remap } from "../../sched/remap.ts";
-import type { AdoptCredential } from "../../proto/common.ts";
+import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -90,12 +90,16 @@ export class Elastic {
   }
 
   /** The launcher running the job's elastic step takes its resize orders. */
-  attach(jobId: number, stepId: number, session: LauncherSession, tasks?: number[]): void {
+  attach(jobId: number, stepId: number, session: LauncherSession, tasks?: number[], cred?: StepCredential): void {
     const job = this.state.jobs.get(jobId);
     if (!job?.row.elastic) return;
     const e = this.jobs.elasticOf(job);
     e.launcher = session;
     e.stepId ??= stepId;
+    // After a restart, what joining ranks' credentials must cover comes from the elastic step's own
+    // credential: this controller's key signed it (its age does not matter here), for this step.
+    if (e.covers === undefined && cred && cred.jobId === jobId && cred.stepId === e.stepId && verifyCredential(this.clusterKey, cred, Date.now(), { signatureOnly: true }) === undefined)
+      e.covers = { argv: cred.argv, env: cred.env, jobEnv: cred.jobEnv, cwd: cred.cwd, output: cred.output };
     // After a controller restart only the launcher knows the world's layout. A grow under way
     // holds its added nodes already; the layout is the world before it.
     if (e.tasks === undefined && tasks !== undefined && e.stepId === stepId) {

@@ -7,7 +7,7 @@ import { ApiClientError, connectionFailure, type ApiClient } from "../../api/cli
 import { ControllerToLauncher, type LauncherToController } from "../../api/launcher.ts";
 import type { JobSubmit, StepCreate, StepGrant } from "../../api/schemas.ts";
 import { Channel } from "../../proto/channel.ts";
-import type { AdoptCredential } from "../../proto/common.ts";
+import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import { PROTOCOL_VERSION } from "../../proto/version.ts";
 import { VERSION } from "../../util/version.ts";
 
@@ -28,7 +28,7 @@ export class ControllerLink {
   private readonly listeners = new Set<(s: JobStateMsg) => void>();
   private realloc: ((m: ReallocMsg) => void) | undefined;
   /** The job's elastic step this launcher runs and its world's ranks per node, announced at every (re)attach. */
-  private elasticStep: { stepId: number; tasks: () => number[] } | undefined;
+  private elasticStep: { stepId: number; cred: StepCredential; tasks: () => number[] } | undefined;
   /** A submit sent and not yet answered. */
   private submission: (Pending<void> & { job: JobSubmit; sent: boolean }) | undefined;
   private readonly requests = new Map<number, Pending<StepGrant> | Pending<AdoptCredential>>();
@@ -89,9 +89,12 @@ export class ControllerLink {
     });
   }
 
-  /** Take the job's resize orders for `stepId` (its elastic step), whose world `tasks` describes. */
-  takeResizes(stepId: number, tasks: () => number[], onRealloc: (m: ReallocMsg) => void): void {
-    this.elasticStep = { stepId, tasks };
+  /**
+   * Take the job's resize orders for `stepId` (its elastic step), whose world `tasks` describes;
+   * `cred` is the step's credential, which tells a restarted controller what joining ranks' credentials cover.
+   */
+  takeResizes(stepId: number, cred: StepCredential, tasks: () => number[], onRealloc: (m: ReallocMsg) => void): void {
+    this.elasticStep = { stepId, cred, tasks };
     this.realloc = onRealloc;
     if (this.channel) this.channel.send(this.attachMessage());
     else this.open();
@@ -99,7 +102,7 @@ export class ControllerLink {
 
   private attachMessage(): LauncherToController {
     const e = this.elasticStep;
-    return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks() };
+    return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks(), cred: e.cred };
   }
 
   adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string): void {

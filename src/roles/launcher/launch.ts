@@ -71,7 +71,7 @@ export class Launch {
         },
         { spec, root: primary.root },
       );
-      this.o.link.takeResizes(g.stepId, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
+      this.o.link.takeResizes(g.stepId, g.cred, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
     }
     const result = await primary.done;
     while (this.pending.size > 0) await Promise.all([...this.pending]);
