@@ -134,13 +134,29 @@ function prepare(db: Db) {
 }
 
 /** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
+/** Statements on all the tasks of an array at once, in SQL (drizzle has no INSERT ... SELECT over json_each). */
+function prepareTaskCopies(db: Db) {
+  const names = Object.values(getTableColumns(jobs)).map((c) => c.name);
+  const copied = names.filter((n) => n !== "id" && n !== "array_task_id");
+  const cols = copied.map((n) => `"${n}"`).join(", ");
+  return {
+    /** Copies task row `?2` once per task id of the JSON list `?1`. */
+    copyTasks: db.$client.prepare(`INSERT INTO jobs (${cols}, "array_task_id") SELECT ${copied.map((n) => `j."${n}"`).join(", ")}, t.value FROM jobs j, json_each(?1) t WHERE j.id = ?2 ORDER BY t.key`),
+    taskIds: db.$client.prepare<{ id: number }, [number]>(`SELECT id FROM jobs WHERE array_job_id = ?1 ORDER BY id`),
+    /** An event for every task of array `?1` but its first: message `?4` + "ARRAY_TASK" + `?5` (when `?5` is not null). */
+    taskEvents: db.$client.prepare(
+      `INSERT INTO job_events (job_id, time, kind, message) SELECT id, ?2, ?3, CASE WHEN ?5 IS NULL THEN ?4 ELSE ?4 || array_job_id || '_' || array_task_id || ?5 END FROM jobs WHERE array_job_id = ?1 AND id != ?1 ORDER BY id`,
+    ),
+  };
+}
+
 export class JobStore {
-  private readonly q: ReturnType<typeof prepare>;
+  private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies>;
   /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
   private readonly runTx: (fn: () => unknown) => unknown;
 
   constructor(readonly db: Db) {
-    this.q = prepare(db);
+    this.q = { ...prepare(db), ...prepareTaskCopies(db) };
     this.runTx = db.$client.transaction((fn: () => unknown) => fn());
   }
 
@@ -202,9 +218,16 @@ export class JobStore {
     this.db.update(jobs).set({ arrayJobId: first }).where(eq(jobs.id, first)).run();
     const shared = Object.fromEntries(SHARED_BY_TASKS.map((k) => [k, values[k] ?? null])) as Shared;
     this.db.insert(jobArrays).values({ id: first, spec, tasks: indices.length, firstTask: indices[0]!, lastTask: indices.at(-1)!, ...shared, env: values.env }).run();
-    const ids = [first];
-    for (const task of indices.slice(1)) ids.push(this.insertJob({ ...own, arrayJobId: first, arrayTaskId: task }));
-    return ids;
+    // The other tasks are the first one's row with their own task id: one statement for all of
+    // them (a statement per task cost ~15 us each through drizzle, 15 ms for 1,001 tasks).
+    if (indices.length > 1) this.q.copyTasks.run(JSON.stringify(indices.slice(1)), first);
+    return this.q.taskIds.all(first).map((r) => r.id);
+  }
+
+  /** The same event for every task of an array but the first, in one statement; `message` may hold {task}. */
+  addTaskEvents(arrayJobId: number, time: number, kind: string, message: string): void {
+    const at = message.indexOf("{task}");
+    this.q.taskEvents.run(arrayJobId, time, kind, at < 0 ? message : message.slice(0, at), at < 0 ? null : message.slice(at + "{task}".length));
   }
 
   /** An array's own row (undefined for one submitted before arrays had one). */

@@ -81,3 +81,16 @@ test("the array's row is purged with its last task", () => {
   expect(store.purgeEnded(10_000)).toBe(1);
   expect(store.arrayOf(1)).toBeUndefined();
 });
+
+test("an array's tasks are copied in task order, and each task but the first gets the event naming it", () => {
+  const store = new JobStore(openDb(":memory:"));
+  const tasks = [3, 1000, 7, 9];
+  const ids = store.tx(() => store.insertArray(values, tasks, "3,7,9,1000"));
+  expect(ids.map((id) => store.getJob(id)!.arrayTaskId)).toEqual(tasks);
+  expect(ids.map((id) => store.getJob(id)!.arrayJobId)).toEqual(ids.map(() => ids[0]));
+  store.addTaskEvents(ids[0]!, 5, "submitted", "submitted: task {task} of an array of 4 batch jobs, {task} stays");
+  expect(store.eventsOf(ids[0]!)).toEqual([]);
+  expect(ids.slice(1).map((id) => store.eventsOf(id).map((e) => `${e.time} ${e.kind} ${e.message}`))).toEqual(
+    tasks.slice(1).map((t) => [`5 submitted submitted: task ${ids[0]}_${t} of an array of 4 batch jobs, {task} stays`]),
+  );
+});

@@ -271,8 +271,12 @@ export class Jobs {
       const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
       const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
       if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
-      // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
-      else for (const r of made) this.store.addEvent(r.id, now, "submitted", `submitted: task ${arrayJobId}_${r.arrayTaskId} of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`);
+      else {
+        // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
+        const rest = ` of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`;
+        this.store.addEvent(ids[0]!, now, "submitted", `submitted: task ${arrayJobId}_${indices[0]}${rest}`);
+        this.store.addTaskEvents(arrayJobId!, now, "submitted", `submitted: task {task}${rest}`);
+      }
       return made;
     });
     const made = rows.map((row): JobRuntime => ({ row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() }));
