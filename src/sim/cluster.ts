@@ -3,11 +3,12 @@
  * them, those waiting (in queue order) and those running. It is also the state `checkPlan`
  * re-checks a plan against (`PlanState`), as the controller's state is live.
  */
-import type { PlanJobState, PlanState } from "../sched/plan.ts";
+import type { ErsConfig } from "../sched/config.ts";
+import type { PlanJobState, PlanState, Snapshot } from "../sched/plan.ts";
 import type { ClusterNode } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { newJobRun, type JobRun } from "./job-run.ts";
-import { planJobState } from "./view.ts";
+import { planJobState, runningView } from "./view.ts";
 
 export class SimCluster implements PlanState {
   /** In name order. */
@@ -47,6 +48,12 @@ export class SimCluster implements PlanState {
   job(id: number): PlanJobState | undefined {
     const r = this.jobs.get(id);
     return r && planJobState(r);
+  }
+
+  /** A pass's input at `now` (s): as the controller builds it live (`roles/controller/snapshot.ts`). */
+  snapshot(now: number, config: ErsConfig): Snapshot {
+    const running = [...this.running].map((r) => runningView(r, now));
+    return { now: now * 1000, nodes: this.nodes, namesSorted: true, running, pending: this.pending.map((r) => r.pend), sorted: true, config };
   }
 
   take(names: readonly string[], jobId: number): void {

@@ -38,7 +38,6 @@ import { mtctNoise } from "./job-run.ts";
 import type { Replay } from "./replay.ts";
 import { jobRecord, Tally, type SimRun } from "./tally.ts";
 import { Timeline } from "./timeline.ts";
-import { runningView } from "./view.ts";
 
 export type { JobRecord, SimRun, Violation } from "./tally.ts";
 
@@ -103,21 +102,20 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
 /** One pass: the snapshot, the policy's plan, its re-check, and the accepted items applied. Whether it changed anything. */
 function pass(x: Replay, policy: Policy, config: ErsConfig): boolean {
   const { cluster, now } = x;
-  const nowMs = now * 1000;
   const idleBefore = cluster.free;
-  const running = [...cluster.running].map((r) => runningView(r, now));
+  const snap = cluster.snapshot(now, config);
   const fail = (msg: string): never => {
     throw new Error(`policy ${policy.name} at t=${now.toFixed(3)} s: ${msg}`);
   };
   let plan: Plan;
   try {
-    plan = makePlan({ now: nowMs, nodes: cluster.nodes, namesSorted: true, running, pending: cluster.pending.map((r) => r.pend), sorted: true, config });
+    plan = makePlan(snap);
   } catch (e) {
     return fail((e as Error).message);
   }
   x.tally.passes++;
   const { accepted, rejected } = checkPlan(plan, cluster);
   if (rejected.length > 0) fail(`job ${rejected[0]!.jobId}: ${rejected[0]!.reason}`);
-  x.check?.record(accepted, { now: nowMs, upNodes: cluster.size, idleNodes: idleBefore, running, pending: [], config }, cluster);
+  x.check?.record(accepted, { now: snap.now, upNodes: cluster.size, idleNodes: idleBefore, running: snap.running, pending: [], config }, cluster);
   return applyPlan(accepted, x);
 }

@@ -5,6 +5,7 @@
  */
 import type { MtctSample } from "../model/spmd.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
+import { pendingView } from "../sched/pending.ts";
 import type { PendingJob, ProfilePoint } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { stream } from "./random.ts";
@@ -14,7 +15,7 @@ const SAMPLE_CAP = 32;
 
 export interface JobRun {
   job: SimJob;
-  /** How the queue sees it while it waits. */
+  /** How the queue sees it while it waits (`sched/pending.ts`, as live). */
   pend: PendingJob;
   state: "future" | "pending" | "running" | "done";
   /** Nodes held now (during a grow: the new size; during a shrink: the old one). */
@@ -61,17 +62,7 @@ export function newJobRun(job: SimJob): JobRun {
   const ref = job.work.time(job.nodes);
   return {
     job,
-    pend: {
-      id: job.id,
-      minNodes: job.minNodes,
-      maxNodes: job.maxNodes,
-      preferredNodes: job.nodes,
-      timeLimit: job.estimate,
-      submitTime: job.submit * 1000,
-      elastic: job.malleable,
-      model: job.model,
-      ...(job.sizes ? { sizes: job.sizes } : {}),
-    },
+    pend: pendingView({ id: job.id, nodes: job.nodes, minNodes: job.minNodes, maxNodes: job.maxNodes, elastic: job.malleable, timeLimit: job.estimate, submitTime: job.submit * 1000, sizes: job.sizes, model: job.model }),
     state: "future",
     n: 0,
     done: 0,
