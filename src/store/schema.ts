@@ -3,8 +3,7 @@
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
-import type { JobOverrides } from "../sched/config.ts";
-import type { Dependency } from "../sched/eligibility.ts";
+import type { Dependency, JobOverrides } from "../domain/job-options.ts";
 
 export const nodes = sqliteTable("nodes", {
   name: text("name").primaryKey(),
