@@ -33,19 +33,21 @@ export interface JobRequest {
 }
 
 export function pendingView(job: JobRequest): PendingJob {
+  // Every view has the same keys (undefined when absent): the policies read thousands of them per
+  // pass, and objects of one shape keep those reads fast.
   return {
     id: job.id,
     minNodes: job.minNodes,
     maxNodes: job.maxNodes,
-    ...(job.nodes < job.maxNodes ? { preferredNodes: job.nodes } : {}),
+    preferredNodes: job.nodes < job.maxNodes ? job.nodes : undefined,
     timeLimit: job.timeLimit,
     submitTime: job.submitTime,
     elastic: job.elastic,
     // --nodes MIN-MAX without --elastic: any size in the range, fixed once it starts.
-    ...(!job.elastic && job.minNodes < job.maxNodes ? { moldable: true } : {}),
-    ...(job.exclude ? { exclude: job.exclude } : {}),
-    ...(job.nodelist ? { nodelist: job.nodelist } : {}),
-    ...(job.sizes ? { sizes: job.sizes } : {}),
-    ...(job.model ? { model: job.model } : {}),
+    moldable: !job.elastic && job.minNodes < job.maxNodes ? true : undefined,
+    exclude: job.exclude ?? undefined,
+    nodelist: job.nodelist ?? undefined,
+    sizes: job.sizes ?? undefined,
+    model: job.model,
   };
 }
