@@ -153,7 +153,6 @@ export function planBatch(input: BatchInput): BatchPlan {
     freeNodes: idleNodes,
     running: input.running.map((r) => ({ nodes: r.nodes.length, expectedEnd: r.expectedEnd })),
     pending: unfit.size > 0 ? input.pending.filter((j) => !unfit.has(j.id)) : input.pending,
-    startSize: (job, free) => Math.min(job.maxNodes, free),
     reasons: input.reasons,
     backfill: input.backfill,
   });

@@ -3,6 +3,7 @@
  * them. Defaults are the dissertation's (§10.3.2: thresholds 0.1 / 0.01) and the issue's (60 s).
  */
 import { z } from "zod";
+import type { JobOverrides } from "../domain/job-options.ts";
 
 export const POLICIES = ["fcfs", "easy", "ebb", "ers", "reshape", "apm-equi", "apm-maxs", "drms-rs"] as const;
 export type PolicyName = (typeof POLICIES)[number];
@@ -72,15 +73,8 @@ export function resolveConfig(partial: Partial<ErsConfig> = {}): ErsConfig {
   return ersConfigSchema.parse({ ...DEFAULT_CONFIG, ...partial });
 }
 
-/** What a job may set for itself. The interval stays cluster-wide (one timer). */
-export interface JobOverrides {
-  upper?: number;
-  lower?: number;
-  window?: number;
-  minSamples?: number;
-  settle?: number;
-  payoff?: boolean;
-}
+/** What a job may set for itself: defined in domain/, where the store reads it too. */
+export type { JobOverrides };
 
 type Range = readonly [number, number];
 

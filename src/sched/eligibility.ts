@@ -4,14 +4,10 @@
  * Slurm's reason. Pure: the caller passes what it knows about other jobs, and `now`.
  */
 import { isFinal } from "../domain/job.ts";
+import type { Dependency, DependencyType } from "../domain/job-options.ts";
 
-export type DependencyType = "after" | "afterany" | "afterok" | "afternotok" | "singleton";
-
-/** A dependency with every job named by its id (array references expanded when it was submitted). */
-export interface Dependency {
-  any: boolean;
-  terms: ({ type: Exclude<DependencyType, "singleton">; jobs: number[] } | { type: "singleton" })[];
-}
+/** A job's dependency: defined in domain/, where the store reads it too. */
+export type { Dependency, DependencyType };
 
 export interface JobFacts {
   state: string;

@@ -5,7 +5,6 @@
  * on the added nodes. Node order is the allocation's order, never sorted by name, so any order of
  * node identifiers maps correctly.
  */
-import { processMapping } from "../pmi/mapping.ts";
 
 export interface Placement {
   /** Nodes in rank order. */
@@ -23,8 +22,6 @@ export interface Remap {
   staying: number;
   leaving: number;
   joining: number;
-  /** PMI_process_mapping of the preexisting, joining and resulting groups (§9.1.2's three vectors). */
-  vectors: { preexisting: string; joining: string; result: string };
 }
 
 /**
@@ -51,7 +48,6 @@ export function remap(before: Placement, count: number, added: readonly string[]
       staying,
       leaving: 0,
       joining,
-      vectors: { preexisting: mappingVector(before.tasks), joining: mappingVector(joinTasks), result: mappingVector(after.tasks) },
     };
   }
   const after = { nodes: before.nodes.slice(0, count), tasks: before.tasks.slice(0, count) };
@@ -64,7 +60,6 @@ export function remap(before: Placement, count: number, added: readonly string[]
     staying,
     leaving: sum(before.tasks) - staying,
     joining: 0,
-    vectors: { preexisting: mappingVector(before.tasks), joining: "", result: mappingVector(after.tasks) },
   };
 }
 
@@ -80,11 +75,6 @@ export function nodeOfRanks(p: Placement): number[] {
     for (let k = 0; k < t; k++) out.push(i);
   });
   return out;
-}
-
-/** `(vector,(node,count,procs),...)` for ranks in blocks over nodes in allocation order, whatever its length. */
-export function mappingVector(tasks: readonly number[]): string {
-  return processMapping(tasks, Number.POSITIVE_INFINITY);
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);

@@ -24,12 +24,15 @@ export interface RunningJob {
 
 export interface PendingJob {
   id: number;
-  /** Nodes wanted; a moldable job may start anywhere in [minNodes, maxNodes]. */
+  /**
+   * Its whole range (an elastic job's too, as when it runs): a moldable job may start anywhere in
+   * [minNodes, maxNodes]. Built by `pending.ts` `pendingView`, live and simulated alike.
+   */
   minNodes: number;
   maxNodes: number;
   timeLimit: number;
   submitTime: number;
-  /** The size the user asked for: a moldable start never exceeds it (default maxNodes). */
+  /** The size the user asked for: a start by the batch pass never exceeds it (default maxNodes). */
   preferredNodes?: number;
   /** Whether the job can be resized once it runs (malleable). */
   elastic?: boolean;

@@ -4,8 +4,7 @@
  */
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 import { JOB_KINDS, type JobState } from "../domain/job.ts";
-import type { JobOverrides } from "../sched/config.ts";
-import type { Dependency } from "../sched/eligibility.ts";
+import type { Dependency, JobOverrides } from "../domain/job-options.ts";
 
 export const nodes = sqliteTable("nodes", {
   name: text("name").primaryKey(),

@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { mappingVector, nodeOfRanks, remap, statusOf } from "../../src/sched/remap.ts";
-import { expandProcessMapping } from "../../src/pmi/mapping.ts";
+import { nodeOfRanks, remap, statusOf } from "../../src/sched/remap.ts";
 
 const place = (nodes: string[], per = 1) => ({ nodes, tasks: nodes.map(() => per) });
 
@@ -34,20 +33,5 @@ describe("rank mapping", () => {
     expect(() => remap(place(["a"]), 0)).toThrow("at least one node");
     expect(() => remap(place(["a"]), 3, ["b"])).toThrow("needs 2 added nodes");
     expect(() => remap(place(["a", "b"]), 3, ["a"])).toThrow("already in the allocation");
-  });
-});
-
-describe("process-mapping vectors", () => {
-  test("the three vectors of a grow and a shrink", () => {
-    expect(remap(place(["a", "b"], 4), 3, ["c"]).vectors).toEqual({ preexisting: "(vector,(0,2,4))", joining: "(vector,(0,1,4))", result: "(vector,(0,3,4))" });
-    expect(remap({ nodes: ["a", "b", "c"], tasks: [8, 8, 4] }, 2).vectors).toEqual({ preexisting: "(vector,(0,2,8),(2,1,4))", joining: "", result: "(vector,(0,2,8))" });
-  });
-
-  test("vectors place every rank where the layout does (checked with MPICH's own expansion rule)", () => {
-    for (const tasks of [[1], [2, 2, 2], [8, 8, 4], [3, 1, 1, 2], [1, 2, 3, 4]]) {
-      const v = mappingVector(tasks);
-      const size = tasks.reduce((a, b) => a + b, 0);
-      expect(expandProcessMapping(v, size)).toEqual(nodeOfRanks({ nodes: tasks.map(String), tasks }));
-    }
   });
 });

@@ -87,7 +87,7 @@ test("an array's tasks are copied in task order, and each task but the first get
   const tasks = [3, 1000, 7, 9];
   const ids = store.tx(() => store.insertArray(values, tasks, "3,7,9,1000"));
   expect(ids.map((id) => store.getJob(id)!.arrayTaskId)).toEqual(tasks);
-  expect(ids.map((id) => store.getJob(id)!.arrayJobId)).toEqual(ids.map(() => ids[0]));
+  expect(ids.map((id) => store.getJob(id)!.arrayJobId)).toEqual(ids.map(() => ids[0]!));
   store.addTaskEvents(ids[0]!, 5, "submitted", "submitted: task {task} of an array of 4 batch jobs, {task} stays");
   expect(store.eventsOf(ids[0]!)).toEqual([]);
   expect(ids.slice(1).map((id) => store.eventsOf(id).map((e) => `${e.time} ${e.kind} ${e.message}`))).toEqual(

@@ -9,9 +9,7 @@ import type { JobStart } from "../../proto/agent.ts";
 import type { PeerPool } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
 import { ApiClient, type TrustedCa } from "../../api/client.ts";
-import { ControllerLink } from "../launcher/controller-link.ts";
-import { Launch } from "../launcher/launch.ts";
-import { fileSink } from "../launcher/output.ts";
+import { ControllerLink, fileSink, Launch } from "../launcher/index.ts";
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 

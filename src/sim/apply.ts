@@ -1,0 +1,93 @@
+/**
+ * Carries out a plan `checkPlan` accepted on the virtual cluster, item by item as the controller
+ * carries it out: starts (the job takes the plan's nodes, its limit scaled to its start size),
+ * then resizes. A resize costs `job.resizeCost(from, to)` seconds in which the job makes no
+ * progress; a grow takes its new nodes at once, a shrink gives back the nodes the plan names when
+ * it commits, and the commit rescales the job's limit (`sched/limits.ts`).
+ */
+import type { Plan, PlanResize, PlanStart } from "../sched/plan.ts";
+import { advance, limitAfterResize, startLimit, type JobRun } from "./job-run.ts";
+import type { Replay } from "./replay.ts";
+
+/** Whether the plan changed anything. */
+export function applyPlan(plan: Plan, x: Replay): boolean {
+  let changed = false;
+  let started = false;
+  for (const s of plan.starts) {
+    start(s, x);
+    started = changed = true;
+  }
+  if (started) x.cluster.pending = x.cluster.pending.filter((r) => r.state === "pending");
+  for (const z of plan.resizes) {
+    beginResize(z, x);
+    changed = true;
+  }
+  return changed;
+}
+
+function start(s: PlanStart, x: Replay): void {
+  const now = x.now;
+  const r = x.cluster.jobs.get(s.jobId)!;
+  const size = s.nodes.length;
+  x.cluster.take(s.nodes, r.job.id);
+  r.names = [...s.nodes];
+  r.state = "running";
+  r.n = size;
+  r.start = now;
+  x.check?.started(r.job.id, now);
+  r.since = now;
+  r.startNodes = size;
+  r.peak = size;
+  r.limit = startLimit(r.job, size);
+  x.cluster.running.add(r);
+  x.timeline.nextStep(r, now);
+  x.timeline.armLimit(r);
+}
+
+function beginResize(z: PlanResize, x: Replay): void {
+  const now = x.now;
+  const r = x.cluster.jobs.get(z.jobId)!;
+  if (z.to > r.n) {
+    x.cluster.take(z.added, r.job.id);
+    r.names = [...r.names, ...z.added];
+  } else r.removing = z.removed;
+  r.limitRatio = z.limit.ratio;
+  r.adaptAt = now;
+  r.adaptFrom = r.n;
+  advance(r, now);
+  const cost = Math.max(0, r.job.resizeCost(r.n, z.to));
+  r.resizes++;
+  x.tally.resizes++;
+  r.costSum += cost;
+  r.costCount++;
+  r.peak = Math.max(r.peak, z.to);
+  r.adaptTo = z.to;
+  if (cost === 0) {
+    commitResize(r, now, x);
+    return;
+  }
+  // Grows hold the new nodes from now; shrinks keep theirs until the commit.
+  if (z.to > r.n) r.n = z.to;
+  r.adapting = true;
+  r.adaptEnd = now + cost;
+  x.timeline.commitAt(r, now + cost);
+}
+
+/** The resize under way commits at t: a shrink gives its nodes back, the limit follows the new size. */
+export function commitResize(r: JobRun, t: number, x: Replay): void {
+  advance(r, t);
+  // The limit follows the new size, as the live controller rescales it when the adaptation commits.
+  r.limit = limitAfterResize(r, t);
+  x.timeline.armLimit(r);
+  if (r.adaptTo < r.n) {
+    x.cluster.release(r.removing);
+    r.names = r.names.slice(0, r.adaptTo);
+    r.removing = [];
+  }
+  r.n = r.adaptTo;
+  r.adapting = false;
+  r.lastAdaptEnd = t;
+  r.samples = [];
+  r.profileOpen = true;
+  x.timeline.nextStep(r, t);
+}

@@ -1,0 +1,53 @@
+/**
+ * `--check`: EASY's promise. The reservation each job gets when it first becomes the first waiting
+ * job (the plan's reservation for it; else the shadow time of the running jobs' estimates and of
+ * the jobs the plan starts), and every such job that starts later than that.
+ */
+import { shadowTime } from "../sched/batch.ts";
+import type { Plan } from "../sched/plan.ts";
+import { endings } from "../sched/policies/common.ts";
+import type { PassInput } from "../sched/types.ts";
+import type { SimCluster } from "./cluster.ts";
+import { startLimit } from "./job-run.ts";
+import type { Violation } from "./tally.ts";
+
+export class PromiseCheck {
+  /** The reservation (s) each job got when it became first in line. */
+  private readonly promised = new Map<number, number>();
+  readonly violations: Violation[] = [];
+
+  /** How many jobs were ever first in line. */
+  get heads(): number {
+    return this.promised.size;
+  }
+
+  /**
+   * The first job `plan` leaves waiting (before the plan is applied): if it just became first,
+   * remember its reservation.
+   */
+  record(plan: Plan, input: PassInput, cluster: SimCluster): void {
+    const starting = new Set(plan.starts.map((s) => s.jobId));
+    const head = cluster.pending.find((r) => !starting.has(r.job.id));
+    if (!head || this.promised.has(head.job.id)) return;
+    let at = Number.POSITIVE_INFINITY;
+    for (const res of plan.reservations) if (res.jobId === head.job.id) at = Math.min(at, res.start / 1000);
+    if (!Number.isFinite(at)) {
+      // The policy gave it none: hold it to the shadow time for the size it asked for, by the
+      // running jobs' estimates and those of the jobs this plan starts (start + requested time).
+      const left = plan.starts.reduce((n, s) => n - s.nodes.length, input.idleNodes);
+      const ends = endings(input);
+      for (const s of plan.starts) {
+        const j = cluster.jobs.get(s.jobId)?.job;
+        if (j) ends.push({ nodes: s.nodes.length, expectedEnd: input.now + startLimit(j, s.nodes.length) * 1000 });
+      }
+      at = shadowTime(ends, left, head.job.nodes, input.now).time / 1000;
+    }
+    this.promised.set(head.job.id, at);
+  }
+
+  /** A job starts at `now` (s): later than it was promised is a violation. */
+  started(jobId: number, now: number): void {
+    const p = this.promised.get(jobId);
+    if (p !== undefined && now > p + 1e-6) this.violations.push({ job: jobId, reservation: p, start: now });
+  }
+}

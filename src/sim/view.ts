@@ -1,0 +1,61 @@
+/**
+ * How the scheduler sees a simulated job: a running job of the pass's snapshot (`SnapshotJob`, as
+ * the controller builds it from its own state) and a job as `checkPlan` re-checks it.
+ */
+import type { PlanJobState, SnapshotJob } from "../sched/plan.ts";
+import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "./job-run.ts";
+
+/** A running job at `now` (s). */
+export function runningView(r: JobRun, now: number): SnapshotJob {
+  const nowMs = now * 1000;
+  const size = r.adapting ? r.adaptTo : r.n;
+  const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
+  const done = doneAt(r, now);
+  let remaining: number;
+  let expectedEnd: number;
+  if (r.resizes === 0) {
+    // Never resized: what a rigid scheduler knows, start + its limit (the requested time, scaled
+    // when it started below the size it asked for), whatever the true run time.
+    expectedEnd = (r.start + r.limit) * 1000;
+    remaining = Math.max(0, expectedEnd - nowMs) / 1000;
+  } else {
+    // Resized: its progress at the trace's estimate ratio (at least 1, an estimate is an upper
+    // bound), and never past its limit, where it is killed.
+    const f = Math.max(1, r.estFactor);
+    // (An adaptation under way rescales the limit when it commits.)
+    const limit = r.adapting ? limitAfterResize(r, r.adaptEnd) : r.limit;
+    const limitEnd = (r.start + limit) * 1000;
+    remaining = Math.min((1 - done) * workTime(r, r.n) * f, Math.max(0, limitEnd - nowMs) / 1000);
+    expectedEnd = Math.min(limitEnd, nowMs + (adaptLeft + (1 - done) * workTime(r, size) * f) * 1000);
+  }
+  return {
+    id: r.job.id,
+    nodes: r.n,
+    nodeNames: r.names,
+    minNodes: r.job.minNodes,
+    maxNodes: r.job.maxNodes,
+    elastic: r.job.malleable,
+    submitTime: r.pend.submitTime,
+    startTime: r.start * 1000,
+    timeLimit: r.limit,
+    expectedEnd,
+    remaining,
+    samples: r.samples,
+    adapting: r.adapting,
+    resizingTo: r.adapting ? r.adaptTo : undefined,
+    lastAdaptEnd: r.lastAdaptEnd === undefined ? undefined : r.lastAdaptEnd * 1000,
+    adaptCost: r.costCount > 0 ? r.costSum / r.costCount : undefined,
+    adaptCostModel: r.job.costModel,
+    adaptEnd: r.adapting ? r.adaptEnd * 1000 : undefined,
+    profile: r.profile,
+    sizes: r.job.sizes,
+    model: r.job.model,
+    atResizePoint: atResizePoint(r),
+  };
+}
+
+/** A job as the plan's re-check sees it. */
+export function planJobState(r: JobRun): PlanJobState {
+  const state = r.state === "running" && r.adapting ? "adapting" : r.state;
+  return { state, nodes: r.names, minNodes: r.job.minNodes, maxNodes: r.job.maxNodes, sizes: r.job.sizes, resizable: r.job.malleable, atResizePoint: atResizePoint(r) };
+}
