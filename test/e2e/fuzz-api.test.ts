@@ -23,6 +23,7 @@ import { MAX_BODY } from "../../src/api/app.ts";
 import { jobToken } from "../../src/proto/credential.ts";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
 import { deepJson, generate, hostileJson, NASTY, PRINTABLE, randomString, randomValue, rng, type Hint, type JsonSchema, type Rng } from "../support/hostile.ts";
+import { ensureUser } from "../support/users.ts";
 
 const SEED = Number(process.env.EBB_FUZZ_SEED ?? 20261126);
 const CASES = 1000;
@@ -60,13 +61,6 @@ const sides = {} as Record<User, Side>;
 const ROOT_PROBE = `/root/.ebb-fuzz-probe-${process.pid}`;
 let passwd: string;
 
-function ensureUser(name: string): number {
-  if (Bun.spawnSync(["id", "-u", name]).exitCode !== 0) {
-    const made = Bun.spawnSync(["useradd", "--no-create-home", "--shell", "/bin/sh", name], { stderr: "pipe" });
-    if (made.exitCode !== 0) throw new Error(`useradd ${name}: ${made.stderr.toString()}`);
-  }
-  return Number(Bun.spawnSync(["id", "-u", name]).stdout.toString().trim());
-}
 
 async function submit(token: string, body: Record<string, unknown>): Promise<number> {
   const r = await c.api("POST", "/v1/jobs", { argv: ["true"], output: "/dev/null", ...body }, token);

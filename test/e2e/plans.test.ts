@@ -11,17 +11,13 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { jobToken } from "../../src/proto/credential.ts";
 import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { ensureUser } from "../support/users.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 let c: TestCluster;
 const tokens: Record<string, string> = {};
 const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
 
-function ensureUser(name: string): void {
-  if (Bun.spawnSync(["id", "-u", name]).exitCode === 0) return;
-  const made = Bun.spawnSync(["useradd", "--no-create-home", "--shell", "/bin/sh", name], { stderr: "pipe" });
-  if (made.exitCode !== 0) throw new Error(`useradd ${name}: ${made.stderr.toString()}`);
-}
 
 beforeAll(async () => {
   expect(process.getuid!()).toBe(0); // the agents run jobs as their users

@@ -12,6 +12,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { ensureUser } from "../support/users.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
@@ -25,13 +26,6 @@ let evilLib: string;
 const tokens: Record<string, string> = {};
 const uid: Record<string, number> = {};
 
-function ensureUser(name: string): number {
-  if (Bun.spawnSync(["id", "-u", name]).exitCode !== 0) {
-    const made = Bun.spawnSync(["useradd", "--no-create-home", "--shell", "/bin/sh", name], { stderr: "pipe" });
-    if (made.exitCode !== 0) throw new Error(`useradd ${name}: ${made.stderr.toString()}`);
-  }
-  return Number(Bun.spawnSync(["id", "-u", name]).stdout.toString().trim());
-}
 
 /** A library whose constructor (and whose audit hook, as LD_AUDIT) writes the ids it runs with. */
 const EVIL = `

@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jobToken } from "../../src/proto/credential.ts";
 import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { ensureUser } from "../support/users.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 let c: TestCluster;
@@ -17,14 +18,6 @@ let base: string;
 const tokens: Record<string, string> = {};
 const uid: Record<string, number> = {};
 
-function ensureUser(name: string): number {
-  const have = Bun.spawnSync(["id", "-u", name]);
-  if (have.exitCode !== 0) {
-    const made = Bun.spawnSync(["useradd", "--no-create-home", "--shell", "/bin/sh", name], { stderr: "pipe" });
-    if (made.exitCode !== 0) throw new Error(`useradd ${name}: ${made.stderr.toString()}`);
-  }
-  return Number(Bun.spawnSync(["id", "-u", name]).stdout.toString().trim());
-}
 
 beforeAll(async () => {
   expect(process.getuid!()).toBe(0); // the agents must run as root for jobs to run as their users

@@ -8,17 +8,10 @@ import { chmodSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync }
 import { join } from "node:path";
 import { ebbCommand, isCompiled } from "../../util/self.ts";
 import { agentIsRoot } from "../identity.ts";
+import { pidAlive } from "../../util/pid.ts";
 
 const RUN_DIR = "/run/ebb";
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code !== "ESRCH";
-  }
-}
 
 /** Directories of agents that are gone (their names end with the agent's pid). */
 function sweep(): void {
@@ -30,7 +23,7 @@ function sweep(): void {
   }
   for (const name of names) {
     const pid = Number(/^agent-.+-(\d+)$/.exec(name)?.[1]);
-    if (pid > 0 && pid !== process.pid && !alive(pid)) rmSync(join(RUN_DIR, name), { recursive: true, force: true });
+    if (pid > 0 && pid !== process.pid && !pidAlive(pid)) rmSync(join(RUN_DIR, name), { recursive: true, force: true });
   }
 }
 

@@ -9,6 +9,7 @@
 import { lstatSync, readdirSync, rmSync } from "node:fs";
 import { agentIsRoot, asUser } from "../identity.ts";
 import { join } from "node:path";
+import { pidAlive } from "../../util/pid.ts";
 
 /** A part of a step's shm names that nobody can guess ahead of the agent. */
 export const randomTag = (): string => crypto.getRandomValues(new Uint32Array(2)).reduce((a, n) => a + n.toString(36), "");
@@ -26,14 +27,6 @@ export function shmOwners(name: string): number[] | undefined {
   return undefined;
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as { code?: string }).code !== "ESRCH";
-  }
-}
 
 /** Whether `name` is a step file (adaptation segment, CFG directory) of node `node` owned by pid `pid`. */
 function stepFileOf(name: string, self: { node: string; pid: number }): boolean {
@@ -54,7 +47,7 @@ export function sweepStaleShm(dir: string, self?: { node: string; pid: number })
   for (const name of names) {
     const owners = shmOwners(name);
     if (!owners) continue;
-    if (!(self && stepFileOf(name, self)) && owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || alive(pid))) continue;
+    if (!(self && stepFileOf(name, self)) && owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || pidAlive(pid))) continue;
     try {
       // With its owner's rights: a user's directory cannot lead a root rm anywhere else.
       const path = join(dir, name);

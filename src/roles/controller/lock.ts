@@ -9,6 +9,7 @@ import { closeSync, openSync, readFileSync, rmSync, statSync, writeSync } from "
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
+import { pidAlive } from "../../util/pid.ts";
 
 const Holder = z.object({ pid: z.int(), host: z.string(), startedAt: z.string(), listen: z.string().optional() });
 type Holder = z.infer<typeof Holder>;
@@ -16,18 +17,6 @@ type Holder = z.infer<typeof Holder>;
 /** A live controller holds the state directory. */
 export class StateDirHeld extends Error {}
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-  try {
-    return !readFileSync(`/proc/${pid}/stat`, "utf8").includes(") Z ");
-  } catch {
-    return true;
-  }
-}
 
 function readHolder(path: string): Holder | undefined {
   try {
@@ -78,7 +67,7 @@ export function lockStateDir(stateDir: string, listen: string): () => void {
       throw new StateDirHeld(`${path} exists but does not name its controller; if none is running on ${stateDir}, remove that file`);
     }
     const local = holder.host === me.host;
-    if (local && (!alive(holder.pid) || holder.pid === process.pid)) {
+    if (local && (!pidAlive(holder.pid) || holder.pid === process.pid)) {
       rmSync(path, { force: true }); // stale: its controller is gone
       continue;
     }
