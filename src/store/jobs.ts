@@ -356,9 +356,13 @@ export class JobStore {
     this.q.setState.run({ id, state });
   }
 
-  /** The job's time limit changes (seconds from its start), recorded with its reason. */
-  changeTimeLimit(jobId: number, time: number, fromLimit: number, toLimit: number, reason: string): void {
-    this.db.update(jobs).set({ timeLimit: toLimit }).where(eq(jobs.id, jobId)).run();
+  /** The job's time limit (seconds from its start). */
+  setTimeLimit(id: number, timeLimit: number): void {
+    this.db.update(jobs).set({ timeLimit }).where(eq(jobs.id, id)).run();
+  }
+
+  /** The record of a change of the job's time limit, with its reason. */
+  recordLimitChange(jobId: number, time: number, fromLimit: number, toLimit: number, reason: string): void {
     this.db.insert(limitChanges).values({ jobId, time, fromLimit, toLimit, reason }).run();
   }
 

@@ -1,13 +1,16 @@
 /**
  * A waiting job looks the same to the scheduler live and simulated: the controller's view of a
- * pending job (roles/controller/sched-view.ts, from its row) and the simulator's snapshot
+ * pending job (roles/controller/snapshot.ts, from the row the ledger holds) and the simulator's snapshot
  * (sim/cluster.ts, from its trace job) both come from `sched/pending.ts` `pendingView`. Before,
  * the controller capped an elastic job's range at the size it asked for and the simulator did
  * not, so `apm-*` started it smaller live than simulated.
  */
 import { describe, expect, test } from "bun:test";
-import { refreshSchedView } from "../../src/roles/controller/sched-view.ts";
-import type { JobRuntime } from "../../src/roles/controller/state.ts";
+import { reduce } from "../../src/roles/controller/ledger.ts";
+import { Snapshots } from "../../src/roles/controller/snapshot.ts";
+import { SpawnQueue } from "../../src/roles/controller/spawns.ts";
+import { ClusterState } from "../../src/roles/controller/state.ts";
+import { DEFAULT_LIMITS } from "../../src/sched/config.ts";
 import { POLICIES, resolveConfig, type PolicyName } from "../../src/sched/config.ts";
 import { pendingView } from "../../src/sched/pending.ts";
 import { makePlan, type Snapshot } from "../../src/sched/plan.ts";
@@ -60,13 +63,12 @@ function row(a: Asked): JobRow {
 
 /** The live view: the controller's scheduler view of each job, as `Snapshots.take` collects them. */
 function liveSnapshot(policy: PolicyName): Snapshot {
-  const pending = ASKED.map((a) => {
-    const job: JobRuntime = { row: row(a), nodes: [], launchers: new Set(), spawnedSteps: new Map(), sched: {} };
-    refreshSchedView(job);
-    return job.sched.pending!;
-  });
+  const state = new ClusterState();
+  reduce(state, { t: "submitted", rows: ASKED.map(row) });
+  const config = resolveConfig({ policy });
+  const { pending } = new Snapshots(state, () => undefined as never, new SpawnQueue(state, () => {}), config, DEFAULT_LIMITS, 60).take(10_000, false);
   const nodes = Array.from({ length: NODES }, (_, i) => ({ name: `n${i + 1}`, up: true }));
-  return { now: 10_000, nodes, pending, running: [], config: resolveConfig({ policy }) };
+  return { now: 10_000, nodes, pending, running: [], config };
 }
 
 /** The simulated view: the same jobs arrive in a virtual cluster, its snapshot as a pass takes it. */

@@ -21,7 +21,7 @@ import { compressHostlist } from "../../util/hostlist.ts";
 import { logger } from "../../util/log.ts";
 import { JobCfgs, type CfgPersistence } from "./cfg.ts";
 import type { Jobs } from "./jobs.ts";
-import { refreshSchedView } from "./sched-view.ts";
+import type { Ledger } from "./ledger.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
@@ -60,6 +60,7 @@ export class Elastic {
     private readonly estore: ElasticStore,
     private readonly state: ClusterState,
     private readonly jobs: Jobs,
+    private readonly ledger: Ledger,
     private readonly clusterKey: string,
     private readonly effects: ElasticEffects,
     cfgStore?: CfgPersistence,
@@ -134,8 +135,8 @@ export class Elastic {
     const m = remap({ nodes: job.nodes, tasks: e.tasks }, nodes, added, e.tasks[0]);
     const joinStep = m.joining > 0 ? r.nextStep : undefined;
     const lim = limit ?? limitRatio({ nodes: have }, nodes);
-    const id = this.store.tx(() => {
-      this.store.setState(jobId, "ADAPTING");
+    const id = this.ledger.commit((tx) => {
+      tx.state(job, "ADAPTING");
       const aid = this.estore.insertAdaptation({
         jobId,
         stepId: e.stepId ?? null,
@@ -153,25 +154,16 @@ export class Elastic {
         limitSource: lim.source,
       });
       if (joinStep !== undefined) {
-        this.store.openAllocation(jobId, added, now, have);
-        this.store.setNodes(jobId, nodes);
-        this.store.setNextStep(jobId, joinStep + 1);
+        tx.allocated(job, added, now);
+        tx.steps(job, joinStep + 1);
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }
       this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed: m.removed });
       within?.();
       return aid;
     });
-    r.state = "ADAPTING";
     e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source } };
-    if (joinStep !== undefined) {
-      r.nextStep = joinStep + 1;
-      job.nodes = [...job.nodes, ...added];
-      r.nodes = job.nodes.length;
-      for (const n of added) this.state.nodes.get(n)!.jobId = jobId;
-      this.effects.allocated?.(added);
-    }
-    refreshSchedView(job);
+    if (joinStep !== undefined) this.effects.allocated?.(added);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher.send({
       t: "realloc",
@@ -226,8 +218,8 @@ export class Elastic {
     const tasks = e.tasks.filter((_, i) => i !== index);
     const lostRanks = e.tasks[index]!;
     const why = `node ${node} failed: ${reason}`;
-    const id = this.store.tx(() => {
-      this.store.setState(jobId, "ADAPTING");
+    const id = this.ledger.commit((tx) => {
+      tx.state(job, "ADAPTING");
       const aid = this.estore.insertAdaptation({
         jobId,
         stepId: e.stepId ?? null,
@@ -242,18 +234,13 @@ export class Elastic {
         requestedAt: now,
         times: { requested: now },
       });
-      this.store.closeAllocation(jobId, now, [node]);
-      this.store.setNodes(jobId, survivors.length);
+      tx.released(job, [node], now);
       this.store.addEvent(jobId, now, "fault", `${why}; ${lostRanks} rank${lostRanks === 1 ? "" : "s"} lost, the survivors go on with ${survivors.length} node${survivors.length === 1 ? "" : "s"}`, { adaptationId: aid, node, lostRanks });
       return aid;
     });
-    r.state = "ADAPTING";
     e.adapting = { id, from: have, to: survivors.length, added: [], removed: [node], requestedAt: now, times: { requested: now }, fault: true };
     e.tasks = tasks;
-    job.nodes = survivors;
-    r.nodes = survivors.length;
-    this.jobs.freeNodes(job, [node], why);
-    refreshSchedView(job);
+    this.jobs.killOn(job, [node], why);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: [node], fault: { reason: why } });
     this.jobs.notifyLaunchers(job);
@@ -278,19 +265,15 @@ export class Elastic {
     const lostRanks = e.tasks![index]!;
     const removed = [...a.removed, node];
     const why = `node ${node} failed: ${reason}`;
-    this.store.tx(() => {
+    this.ledger.commit((tx) => {
       this.estore.extendFault(a.id, { toNodes: survivors.length, toRanks: tasks.reduce((x, y) => x + y, 0), removed });
-      this.store.closeAllocation(r.id, now, [node]);
-      this.store.setNodes(r.id, survivors.length);
+      tx.released(job, [node], now);
       this.store.addEvent(r.id, now, "fault", `${why}; ${lostRanks} more rank${lostRanks === 1 ? "" : "s"} lost in fault adaptation ${a.id}, the survivors go on with ${survivors.length} node${survivors.length === 1 ? "" : "s"}`, { adaptationId: a.id, node, lostRanks });
     });
     a.removed = removed;
     a.to = survivors.length;
     e.tasks = tasks;
-    job.nodes = survivors;
-    r.nodes = survivors.length;
-    this.jobs.freeNodes(job, [node], why);
-    refreshSchedView(job);
+    this.jobs.killOn(job, [node], why);
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
     return true;
@@ -324,35 +307,28 @@ export class Elastic {
     // A commit lets the nodes a shrink removed go; a failure, the nodes a grow added. (A fault's
     // failed nodes left the job when it began.)
     const dropped = (ok ? a.removed : a.added).filter((n) => job.nodes.includes(n));
-    const keep = job.nodes.filter((n) => !dropped.includes(n));
     const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
-    let limit: number | undefined;
-    this.store.tx(() => {
+    // The world before the adaptation, for its ranks per node after it (taken before the commit changes the job's nodes).
+    const before = job.nodes.filter((n) => !a.added.includes(n));
+    this.ledger.commit((tx) => {
       this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
-      if (dropped.length > 0) {
-        this.store.closeAllocation(jobId, now, dropped);
-        this.store.setNodes(jobId, keep.length);
-      }
-      this.store.setState(jobId, "RUNNING");
-      if (ok) limit = this.rescaleLimit(job, a, now);
+      if (dropped.length > 0) tx.released(job, dropped, now);
+      tx.state(job, "RUNNING");
+      const limit = ok ? this.rescaleLimit(job, a, now) : undefined;
+      if (limit !== undefined && limit !== job.row.timeLimit) tx.limit(job, limit);
       if (ok && a.fault) this.store.addEvent(jobId, now, "resized", `fault adaptation from ${a.from} to ${a.to} nodes committed in ${took} ms`, { adaptationId: a.id, times: all });
       else if (ok) this.store.addEvent(jobId, now, "resized", `resized from ${a.from} to ${a.to} nodes, committed in ${took} ms${dropped.length ? `; released ${compressHostlist(dropped)}` : ""}`, { adaptationId: a.id, times: all });
       else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
     });
     this.effects.adapted?.({ from: a.from, to: a.to, ok, requestedAt: a.requestedAt, times: all });
     if (ok && !a.fault) {
-      e.tasks = remap({ nodes: job.nodes.filter((n) => !a.added.includes(n)), tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
+      e.tasks = remap({ nodes: before, tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
       e.adaptCostMs = took;
     }
-    this.jobs.freeNodes(job, dropped, ok ? "released by a shrink" : "a failed grow");
-    if (limit !== undefined) job.row.timeLimit = limit;
-    job.nodes = keep;
-    job.row.state = "RUNNING";
-    job.row.nodes = job.nodes.length;
+    this.jobs.killOn(job, dropped, ok ? "released by a shrink" : "a failed grow");
     e.adapting = undefined;
     e.lastAdaptEnd = now;
     e.samplesSince = now;
-    refreshSchedView(job);
     this.jobs.notifyLaunchers(job);
     this.effects.schedule();
   }
@@ -371,7 +347,7 @@ export class Elastic {
     if (next === r.timeLimit) return next;
     const left = Math.max(0, Math.round(r.timeLimit - (now - (r.startTime ?? now)) / 1000));
     const why = `resized ${a.from} -> ${a.to} nodes: ${left} s left x ${lim.ratio.toFixed(3)} (${lim.source}) + ${adaptation.toFixed(1)} s adaptation${a.to > a.from ? `, not below the ${original} s asked for nor above ${r.timeLimit} s` : ""}`;
-    this.store.changeTimeLimit(r.id, now, r.timeLimit, next, why);
+    this.store.recordLimitChange(r.id, now, r.timeLimit, next, why);
     this.store.addEvent(r.id, now, "limit", `time limit ${formatDuration(r.timeLimit)} -> ${formatDuration(next)}: ${why}`, { from: r.timeLimit, to: next, ratio: lim.ratio });
     return next;
   }

@@ -7,7 +7,6 @@
 import { dependencyStatus, ineligible, type Ineligible, type JobFacts } from "../../sched/eligibility.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import { isActive } from "../../domain/job.ts";
-import { refreshSchedView } from "./sched-view.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 
 const hasConditions = (job: JobRuntime) => job.row.held || job.row.dependency !== null || job.row.beginTime !== null || job.row.arrayLimit !== null;
@@ -70,7 +69,6 @@ export class Eligibility {
     const before = job.blocked;
     if (before?.reason === why?.reason && before?.detail === why?.detail) return;
     job.blocked = why;
-    refreshSchedView(job);
     // What people look for in `ebb show`: which job broke a dependency, when a hold came or went.
     if (why && why.reason !== before?.reason && why.reason !== "JobHeldUser" && why.reason !== "JobArrayTaskLimit") this.store.addEvent(job.row.id, now, "waiting", `${why.reason}: ${why.detail}`);
   }

@@ -37,6 +37,7 @@ import { DEFAULT_LIMITS, resolveConfig, type AdminLimits, type ErsConfig } from 
 import { ElasticStore } from "../../store/elastic.ts";
 import { CfgStore } from "../../store/cfg.ts";
 import { ClusterState } from "./state.ts";
+import { Ledger } from "./ledger.ts";
 import { serve } from "./server.ts";
 import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
@@ -143,6 +144,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const spawns = new SpawnQueue(state, () => scheduler!.request());
   // Nodes just given to a job: their agents hear of it now (a launch there waits for that news).
   const allocated = (nodes: readonly string[]) => agents!.syncAllocations(nodes);
+  // The one writer of jobs' rows and allocations, in SQLite and in memory.
+  const ledger = new Ledger(store, state);
   const jobs = new Jobs(
     store,
     state,
@@ -169,6 +172,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       requestNodes: (jobId, tasks, waitMs, grant) => spawns.request(jobId, tasks, waitMs, grant),
       startStepRoot: rootCa ? (start) => (stepRoots ? stepRoots.start(start) : "the controller is still starting") : undefined,
     },
+    ledger,
   );
   const ersConfig = resolveConfig(opts.scheduler);
   const policy = POLICY_TABLE[ersConfig.policy];
@@ -187,7 +191,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
+  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.tls?.ca, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope), health);
   health.orLater("plans", () => applier.reconcile());

@@ -9,7 +9,7 @@ import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../domain/refusal.ts";
 import { isAdmin, type Scope } from "../../api/backend.ts";
 import { type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
-import { mayBecome, type JobState } from "../../domain/job.ts";
+import { mayBecome, type FinalState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
@@ -24,7 +24,7 @@ import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
-import { refreshSchedView } from "./sched-view.ts";
+import type { Ledger } from "./ledger.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
@@ -82,7 +82,7 @@ export interface EndOptions {
   step0?: number;
 }
 
-const endMessage = (state: JobState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
+const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
 
 export interface PreparedJob {
   values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
@@ -98,6 +98,7 @@ export class Jobs {
     private readonly state: ClusterState,
     private readonly config: JobsConfig,
     private readonly effects: Effects,
+    private readonly ledger: Ledger,
   ) {}
 
   /** Stores an EPOP program's state with the job (program.ts restores it after a restart). */
@@ -107,23 +108,16 @@ export class Jobs {
 
   /** Load active jobs and their allocations after a (re)start. */
   restore(): void {
-    const active = this.store.activeJobs(["PENDING", "RUNNING", "ADAPTING"]);
-    const allocs = this.store.openAllocations();
-    for (const row of active) {
-      const nodes = allocs.filter((a) => a.jobId === row.id).map((a) => a.node);
-      const job: JobRuntime = { row, nodes, launchers: new Set(), sched: {}, spawnedSteps: this.spawnedStepsOf(row.id, nodes) };
-      refreshSchedView(job);
-      if (row.program) restoreProgram(job, row.program);
-      this.state.jobs.set(row.id, job);
-      for (const n of nodes) {
-        const node = this.state.nodes.get(n);
-        if (node) node.jobId = row.id;
-      }
-      this.watchOrphan(this.state.jobs.get(row.id)!);
+    const active = this.ledger.restore();
+    for (const job of active) {
+      job.spawnedSteps = this.spawnedStepsOf(job.row.id, job.nodes);
+      if (job.row.program) restoreProgram(job, job.row.program);
+      this.watchOrphan(job);
     }
-    const pending = [...this.state.jobs.values()].filter((j) => j.row.state === "PENDING");
-    this.effects.watch(pending, Date.now());
-    for (const job of pending) refreshSchedView(job);
+    this.effects.watch(
+      active.filter((j) => j.row.state === "PENDING"),
+      Date.now(),
+    );
     if (active.length > 0) log.info("restored active jobs", { count: active.length });
   }
 
@@ -261,12 +255,11 @@ export class Jobs {
 
   private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
     const { values, indices } = this.prepare(req, by, now);
-    const rows: JobRow[] = this.store.tx(() => {
+    const rows: JobRow[] = this.ledger.commit((tx) => {
       const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
-      const ids = indices ? this.store.insertArray(values, indices, spec!) : [this.store.insertJob(values)];
-      const arrayJobId = indices ? ids[0]! : null;
-      // In memory every task's row shares the array's values (by reference, as the store keeps them once).
-      const made = ids.map((id, i): JobRow => ({ ...values, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 }));
+      const made = tx.submitted(values, indices, spec);
+      const ids = made.map((r) => r.id);
+      const arrayJobId = made[0]!.arrayJobId;
       const size = describeSize(values.minNodes, values.maxNodes);
       const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
       const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
@@ -279,13 +272,9 @@ export class Jobs {
       }
       return made;
     });
-    const made = rows.map((row): JobRuntime => ({ row, nodes: [], launchers: new Set(), sched: {}, spawnedSteps: new Map() }));
-    for (const job of made) this.state.jobs.set(job.row.id, job);
+    const made = rows.map((row) => this.state.jobs.get(row.id)!);
     this.effects.watch(made, now);
-    for (const job of made) {
-      refreshSchedView(job);
-      this.watchOrphan(job);
-    }
+    for (const job of made) this.watchOrphan(job);
     this.effects.schedule();
     return { id: rows[0]!.id };
   }
@@ -325,23 +314,17 @@ export class Jobs {
     // An elastic job started below the size it asked for gets a limit that follows its size.
     const below = row.elastic && nodes.length < row.nodes;
     const limit = below ? rescaleLimit({ startTime: now, limit: row.timeLimit, original: row.timeLimit, at: now, ratio: limitRatio({ nodes: row.nodes }, nodes.length).ratio, grow: false }) : row.timeLimit;
-    this.store.tx(() => {
-      this.store.markRunning(row.id, now, nodes.length, nextStep, output, error);
+    this.ledger.commit((tx) => {
       if (limit !== row.timeLimit) {
         const why = `started on ${nodes.length} of the ${row.nodes} nodes asked for: ${limitRatio({ nodes: row.nodes }, nodes.length).source}`;
-        this.store.changeTimeLimit(row.id, now, row.timeLimit, limit, why);
+        this.store.recordLimitChange(row.id, now, row.timeLimit, limit, why);
         this.store.addEvent(row.id, now, "limit", `time limit ${formatDuration(row.timeLimit)} -> ${formatDuration(limit)}: ${why}`, { from: row.timeLimit, to: limit });
       }
-      this.store.openAllocation(row.id, nodes, now);
+      tx.started(job, nodes, now, { nextStep, output, error, timeLimit: limit });
       this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
       if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
       within?.();
     });
-    Object.assign(row, { state: "RUNNING", startTime: now, reason: null, nodes: nodes.length, nextStep, output, error, timeLimit: limit });
-    job.nodes = nodes;
-    job.waitReason = undefined;
-    refreshSchedView(job);
-    for (const n of nodes) this.state.nodes.get(n)!.jobId = row.id;
     this.effects.allocated?.(nodes);
     this.effects.started?.(job);
 
@@ -497,11 +480,10 @@ export class Jobs {
           throw badRequest(`${tasks} tasks on ${n} nodes put ${layout[i]} on ${node}, which has ${cpus} CPUs; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
       }
     const stepId = job.row.nextStep;
-    this.store.tx(() => {
-      this.store.setNextStep(jobId, stepId + 1);
+    this.ledger.commit((tx) => {
+      tx.steps(job, stepId + 1);
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
     });
-    job.row.nextStep = stepId + 1;
     const grant = this.grant(job, stepId, nodes, layout, now, { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd });
     if (wholeJob) this.elasticOf(job).covers = grant.covers;
     return { ...grant.grant, elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
@@ -535,20 +517,14 @@ export class Jobs {
     const jobId = job.row.id;
     const stepId = job.row.nextStep;
     const layout = fillLayout(nodes.map((n) => this.state.nodes.get(n)!.row.cpus), tasks);
-    this.store.tx(() => {
-      this.store.setNextStep(jobId, stepId + 1);
-      this.store.openAllocation(jobId, nodes, now, job.nodes.length);
-      this.store.setNodes(jobId, job.nodes.length + nodes.length);
+    this.ledger.commit((tx) => {
+      tx.steps(job, stepId + 1);
+      tx.allocated(job, nodes, now);
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
       this.store.addEvent(jobId, now, "grown", `grew by ${compressHostlist(nodes)} for step ${stepId} (spawn of ${tasks} processes)`, { nodes, stepId });
     });
-    job.row.nextStep = stepId + 1;
-    job.nodes = [...job.nodes, ...nodes];
-    job.row.nodes = job.nodes.length;
-    for (const n of nodes) this.state.nodes.get(n)!.jobId = jobId;
     this.effects.allocated?.(nodes);
     job.spawnedSteps.set(stepId, nodes);
-    refreshSchedView(job);
     // A spawn's processes run in the launch's environment and directory (its argv may be several
     // programs, MPMD, so only env and cwd are covered).
     return this.grant(job, stepId, nodes, layout, now, { env: req.envDigest, cwd: req.cwd }).grant;
@@ -564,28 +540,18 @@ export class Jobs {
     }
   }
 
-  /** Nodes a running job no longer holds: whatever it left there is killed, and they are free. */
-  freeNodes(job: JobRuntime, nodes: readonly string[], why: string): void {
-    for (const name of nodes) {
-      const node = this.state.nodes.get(name);
-      if (node?.jobId === job.row.id) node.jobId = undefined;
-      this.effects.toAgent(name, { t: "job.kill", jobId: job.row.id, signal: "SIGKILL", reason: why });
-    }
+  /** Nodes a running job no longer holds (the ledger released them): whatever it left there is killed. */
+  killOn(job: JobRuntime, nodes: readonly string[], why: string): void {
+    for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: job.row.id, signal: "SIGKILL", reason: why });
   }
 
   /** Give nodes of a running job back: they are killed clean and become free. */
   private release(job: JobRuntime, nodes: string[], why: string, now: number): void {
-    const jobId = job.row.id;
-    const keep = job.nodes.filter((n) => !nodes.includes(n));
-    this.store.tx(() => {
-      this.store.closeAllocation(jobId, now, nodes);
-      this.store.setNodes(jobId, keep.length);
-      this.store.addEvent(jobId, now, "shrunk", `released ${compressHostlist(nodes)}: ${why}`, { nodes });
+    this.ledger.commit((tx) => {
+      tx.released(job, nodes, now);
+      this.store.addEvent(job.row.id, now, "shrunk", `released ${compressHostlist(nodes)}: ${why}`, { nodes });
     });
-    job.nodes = keep;
-    job.row.nodes = keep.length;
-    this.freeNodes(job, nodes, why);
-    refreshSchedView(job);
+    this.killOn(job, nodes, why);
     this.effects.schedule();
   }
 
@@ -621,18 +587,11 @@ export class Jobs {
       throw conflict("job_not_pending", `job ${id} is ${row.state}; only pending jobs can be ${held ? "held" : "released"}`);
     }
     const changed = pending.filter((j) => j.row.held !== held);
-    this.store.tx(() => {
-      this.store.setHeld(
-        changed.map((j) => j.row.id),
-        held,
-      );
-      for (const j of changed) {
-        this.store.addEvent(j.row.id, now, held ? "held" : "released", held ? "held by user" : "released by user");
-      }
+    this.ledger.commit((tx) => {
+      tx.held(changed, held);
+      for (const j of changed) this.store.addEvent(j.row.id, now, held ? "held" : "released", held ? "held by user" : "released by user");
     });
-    for (const j of changed) j.row.held = held;
     this.effects.watch(changed, now);
-    for (const j of changed) refreshSchedView(j);
     this.effects.schedule();
     return changed.map((j) => j.row.id);
   }
@@ -679,42 +638,36 @@ export class Jobs {
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
-  finish(job: JobRuntime, state: JobState, opts: EndOptions, now = Date.now()): string[] {
-    if (!mayBecome(job.row.state, state)) return [];
-    this.store.tx(() => this.recordEnd(job, state, opts, now));
-    return this.applyEnd(job, state, opts, now);
+  finish(job: JobRuntime, state: FinalState, opts: EndOptions, now = Date.now()): string[] {
+    return this.end([job], state, opts, now)[0] ?? [];
   }
 
   /** `finish` for many jobs at once (an array cancelled): their ends in one transaction. */
-  finishAll(jobs: readonly JobRuntime[], state: JobState, opts: EndOptions, now = Date.now()): void {
-    const active = jobs.filter((j) => mayBecome(j.row.state, state));
-    this.store.tx(() => {
-      for (const job of active) this.recordEnd(job, state, opts, now);
+  finishAll(jobs: readonly JobRuntime[], state: FinalState, opts: EndOptions, now = Date.now()): void {
+    this.end(jobs, state, opts, now);
+  }
+
+  /** The ends of `jobs` (those that may end so) in one transaction, then each one's clean-up; the nodes each sent a job.kill. */
+  private end(jobs: readonly JobRuntime[], state: FinalState, opts: EndOptions, now: number): string[][] {
+    const ending = jobs.filter((j) => mayBecome(j.row.state, state)).map((job) => ({ job, wasRunning: job.row.state !== "PENDING", nodes: [...job.nodes] }));
+    if (ending.length === 0) return [];
+    this.ledger.commit((tx) => {
+      for (const { job } of ending) {
+        const id = job.row.id;
+        tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null);
+        if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
+        this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
+      }
     });
-    for (const job of active) this.applyEnd(job, state, opts, now);
+    return ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, state, opts, now));
   }
 
-  private recordEnd(job: JobRuntime, state: JobState, opts: EndOptions, now: number): void {
-    const id = job.row.id;
-    this.store.markEnded(id, state, now, opts.exitCode ?? null, opts.reason ?? null);
-    if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
-    // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
-    if (job.row.state !== "PENDING") {
-      this.store.closeAllocation(id, now);
-      this.store.closeSteps(id, state, now);
-    }
-    this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
-  }
-
-  /** A job's end, recorded: memory, waiters, and its nodes' clean-up. Returns the nodes sent a job.kill. */
-  private applyEnd(job: JobRuntime, state: JobState, opts: EndOptions, now: number): string[] {
+  /** A job's end, committed: launchers, waiters, and its nodes' clean-up. Returns the nodes sent a job.kill. */
+  private afterEnd(job: JobRuntime, wasRunning: boolean, nodes: readonly string[], state: FinalState, opts: EndOptions, now: number): string[] {
     const row = job.row;
-    const wasRunning = row.state !== "PENDING";
     const message = endMessage(state, opts);
-    Object.assign(row, { state, endTime: now, exitCode: opts.exitCode ?? null, reason: opts.reason ?? null });
     // The end is on disk: an `ebb run` waiting for it may go now, before the nodes are cleaned up.
     this.notifyLaunchers(job);
-    this.state.jobs.delete(row.id);
     this.effects.ended(job);
     const waiting = this.waiters.get(row.id);
     this.waiters.delete(row.id);
@@ -722,16 +675,14 @@ export class Jobs {
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
     const graceful = (opts.cleanup ?? "graceful") === "graceful";
     const killed: string[] = [];
-    for (const name of job.nodes) {
+    for (const name of nodes) {
       const node = this.state.nodes.get(name);
       if (!node) continue;
-      if (node.jobId === row.id) node.jobId = undefined;
       if (!wasRunning || node.row.status === "DOWN") continue;
       if (graceful) node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
       if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
     if (wasRunning && graceful) {
-      const nodes = [...job.nodes];
       setTimeout(() => {
         for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();

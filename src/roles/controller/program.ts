@@ -71,12 +71,13 @@ export function programReport(job: JobRuntime, msg: ProgramMessage, now = Date.n
     p.bound = msg.bound;
     p.updated = now;
   }
-  const running = job.sched.running;
-  const left = remainingMs(p, now);
-  if (running && left !== undefined) {
-    const limitEnd = (job.row.startTime ?? job.row.submitTime) + job.row.timeLimit * 1000;
-    running.expectedEnd = Math.min(limitEnd, now + left);
-  }
+}
+
+/** When the job is expected to end: its limit, or sooner when its EPOP program's progress says so. */
+export function expectedEnd(job: JobRuntime, now: number): number {
+  const limitEnd = (job.row.startTime ?? job.row.submitTime) + job.row.timeLimit * 1000;
+  const left = job.program && remainingMs(job.program, now);
+  return left === undefined ? limitEnd : Math.min(limitEnd, now + left);
 }
 
 /** Time left by the current bounded phase's rate, if it has one (ignores later phases). */

@@ -14,6 +14,8 @@ import type { MeasuredPoint } from "../../sched/profile.ts";
 import type { Elastic } from "./elastic.ts";
 import type { SpawnQueue } from "./spawns.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
+import { pendingView } from "../../sched/pending.ts";
+import { expectedEnd } from "./program.ts";
 
 /** A job's timing samples and per-size measurements, as last read from SQLite. */
 interface Measured {
@@ -46,8 +48,10 @@ export class Snapshots {
     const pending: PendingJob[] = [];
     const running: SnapshotJob[] = [];
     for (const job of this.state.jobs.values()) {
-      if (job.sched.pending) pending.push(job.sched.pending);
-      else if (job.row.startTime !== null) running.push(this.running(job, now));
+      // A blocked pending job (held, a dependency, a begin time, an array limit) is not seen.
+      if (job.row.state === "PENDING") {
+        if (!job.blocked) pending.push((job.request ??= pendingView(job.row)));
+      } else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
     return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons, resizes };
@@ -71,7 +75,7 @@ export class Snapshots {
       startTime: r.startTime!,
       timeLimit: r.timeLimit,
       // The batch pass's estimate: start + limit, or sooner when an EPOP program's progress says so.
-      expectedEnd: job.sched.running?.expectedEnd,
+      expectedEnd: expectedEnd(job, now),
       samples,
       adapting: r.state === "ADAPTING",
       resizingTo: e?.adapting?.to,

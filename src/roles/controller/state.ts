@@ -3,7 +3,7 @@ import type { StepCovers } from "../../proto/credential.ts";
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { compareNames } from "../../sched/batch.ts";
-import type { PendingJob, RunningJob } from "../../sched/types.ts";
+import type { PendingJob } from "../../sched/types.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
@@ -48,8 +48,8 @@ export interface JobRuntime {
   spawnedSteps: Map<number, string[]>;
   /** What an EPOP program reported: structure, current phase, iteration (program.ts). */
   program?: ProgramRuntime;
-  /** The job as the scheduler sees it, kept current so passes do not rebuild it. */
-  sched: { pending?: PendingJob; running?: RunningJob };
+  /** How the scheduler sees the job while it waits: what it asked for, which does not change (sched/pending.ts). */
+  request?: PendingJob;
 }
 
 export interface ElasticRuntime {

@@ -1,0 +1,204 @@
+/**
+ * The one writer of the controller's job state and allocations (ARCHITECTURE.md: "one owner").
+ *
+ * A change is a transaction of typed events. `commit(fn)` runs `fn` in one SQLite transaction;
+ * each event `fn` records through the `LedgerTx` it gets writes its rows there, and the caller
+ * writes what goes with it (the job's event log, steps, adaptation records) in the same
+ * transaction. Once it has committed, and only then, `reduce` applies the events to memory, in
+ * order: jobs' rows, node ⇔ job ownership, allocations. Nothing else changes them.
+ *
+ * A restarted controller rebuilds memory with the same reducer (`restore`): the active jobs are
+ * `submitted` again as the store holds them, and their open allocations `allocated` in order.
+ */
+import type { FinalState } from "../../domain/job.ts";
+import type { JobRow, JobStore, NewJob } from "../../store/jobs.ts";
+import type { ClusterState, JobRuntime } from "./state.ts";
+
+export type LedgerEvent =
+  | { t: "submitted"; rows: readonly JobRow[] }
+  | { t: "held"; jobIds: readonly number[]; held: boolean }
+  | { t: "started"; jobId: number; nodes: readonly string[]; at: number; nextStep: number; output: string | null; error: string | null; timeLimit: number }
+  | { t: "allocated"; jobId: number; nodes: readonly string[] }
+  | { t: "released"; jobId: number; nodes: readonly string[] }
+  | { t: "state"; jobId: number; state: "RUNNING" | "ADAPTING" }
+  | { t: "limit"; jobId: number; timeLimit: number }
+  | { t: "steps"; jobId: number; nextStep: number }
+  | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null };
+
+type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null };
+
+/** What a transaction records: each method writes its rows now and its event is reduced after the commit. */
+export interface LedgerTx {
+  /** New jobs (one, or the tasks of an array): their rows, with the ids the store gave them. */
+  submitted(values: Submission, indices?: readonly number[], spec?: string): JobRow[];
+  held(jobs: readonly JobRuntime[], held: boolean): void;
+  started(job: JobRuntime, nodes: readonly string[], at: number, f: { nextStep: number; output: string | null; error: string | null; timeLimit: number }): void;
+  /** Nodes added to a running job's allocation, after the ones it holds. */
+  allocated(job: JobRuntime, nodes: readonly string[], at: number): void;
+  /** Nodes a running job gives back. */
+  released(job: JobRuntime, nodes: readonly string[], at: number): void;
+  state(job: JobRuntime, state: "RUNNING" | "ADAPTING"): void;
+  /** The job's time limit from now on (the store's record of the change, with its reason, is the caller's). */
+  limit(job: JobRuntime, timeLimit: number): void;
+  steps(job: JobRuntime, nextStep: number): void;
+  ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null): void;
+}
+
+const newRuntime = (row: JobRow): JobRuntime => ({ row, nodes: [], launchers: new Set(), spawnedSteps: new Map() });
+
+/** Applies one committed event to memory: the only code that changes jobs' rows, allocations and node ownership. */
+export function reduce(state: ClusterState, e: LedgerEvent): void {
+  if (e.t === "submitted") {
+    for (const row of e.rows) state.jobs.set(row.id, newRuntime(row));
+    return;
+  }
+  if (e.t === "held") {
+    for (const id of e.jobIds) {
+      const job = state.jobs.get(id);
+      if (job) job.row.held = e.held;
+    }
+    return;
+  }
+  const job = state.jobs.get(e.jobId);
+  if (!job) return;
+  const row = job.row;
+  const own = (nodes: readonly string[]) => {
+    for (const n of nodes) {
+      const node = state.nodes.get(n);
+      if (node) node.jobId = row.id;
+    }
+  };
+  const disown = (nodes: readonly string[]) => {
+    for (const n of nodes) {
+      const node = state.nodes.get(n);
+      if (node?.jobId === row.id) node.jobId = undefined;
+    }
+  };
+  switch (e.t) {
+    case "started":
+      Object.assign(row, { state: "RUNNING", startTime: e.at, reason: null, nodes: e.nodes.length, nextStep: e.nextStep, output: e.output, error: e.error, timeLimit: e.timeLimit });
+      job.nodes = [...e.nodes];
+      job.waitReason = undefined;
+      own(e.nodes);
+      return;
+    case "allocated":
+      job.nodes = [...job.nodes, ...e.nodes];
+      row.nodes = job.nodes.length;
+      own(e.nodes);
+      return;
+    case "released":
+      job.nodes = job.nodes.filter((n) => !e.nodes.includes(n));
+      row.nodes = job.nodes.length;
+      disown(e.nodes);
+      return;
+    case "state":
+      row.state = e.state;
+      return;
+    case "limit":
+      row.timeLimit = e.timeLimit;
+      return;
+    case "steps":
+      row.nextStep = e.nextStep;
+      return;
+    case "ended":
+      Object.assign(row, { state: e.state, endTime: e.at, exitCode: e.exitCode, reason: e.reason });
+      disown(job.nodes);
+      state.jobs.delete(row.id);
+      return;
+  }
+}
+
+export class Ledger {
+  constructor(
+    private readonly store: JobStore,
+    private readonly state: ClusterState,
+  ) {}
+
+  /** Runs `fn` in one transaction; its events reach memory once it has committed (none if it throws). */
+  commit<T>(fn: (tx: LedgerTx) => T): T {
+    const events: LedgerEvent[] = [];
+    const result = this.store.tx(() => fn(this.recorder(events)));
+    for (const e of events) reduce(this.state, e);
+    return result;
+  }
+
+  /** Memory after a (re)start, from what the store holds: the same reducer as every change. */
+  restore(): JobRuntime[] {
+    const rows = this.store.activeJobs(["PENDING", "RUNNING", "ADAPTING"]);
+    reduce(this.state, { t: "submitted", rows });
+    for (const a of this.store.openAllocations()) reduce(this.state, { t: "allocated", jobId: a.jobId, nodes: [a.node] });
+    return rows.map((r) => this.state.jobs.get(r.id)!);
+  }
+
+  private recorder(events: LedgerEvent[]): LedgerTx {
+    const s = this.store;
+    return {
+      submitted: (values, indices, spec) => {
+        const ids = indices ? s.insertArray(values, indices, spec ?? "") : [s.insertJob(values)];
+        const arrayJobId = indices ? ids[0]! : null;
+        // Every task's row shares the array's values (by reference, as the store keeps them once).
+        const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 }));
+        events.push({ t: "submitted", rows });
+        return rows;
+      },
+      held: (jobs, held) => {
+        const jobIds = jobs.map((j) => j.row.id);
+        s.setHeld(jobIds, held);
+        events.push({ t: "held", jobIds, held });
+      },
+      started: (job, nodes, at, f) => {
+        s.markRunning(job.row.id, at, nodes.length, f.nextStep, f.output, f.error);
+        if (f.timeLimit !== job.row.timeLimit) s.setTimeLimit(job.row.id, f.timeLimit);
+        s.openAllocation(job.row.id, nodes, at);
+        events.push({ t: "started", jobId: job.row.id, nodes: [...nodes], at, ...f });
+      },
+      allocated: (job, nodes, at) => {
+        s.openAllocation(job.row.id, nodes, at, this.sizeAfter(job, events));
+        s.setNodes(job.row.id, this.sizeAfter(job, events) + nodes.length);
+        events.push({ t: "allocated", jobId: job.row.id, nodes: [...nodes] });
+      },
+      released: (job, nodes, at) => {
+        s.closeAllocation(job.row.id, at, nodes);
+        s.setNodes(job.row.id, this.sizeAfter(job, events) - nodes.filter((n) => this.holdsAfter(job, events).includes(n)).length);
+        events.push({ t: "released", jobId: job.row.id, nodes: [...nodes] });
+      },
+      state: (job, state) => {
+        s.setState(job.row.id, state);
+        events.push({ t: "state", jobId: job.row.id, state });
+      },
+      limit: (job, timeLimit) => {
+        s.setTimeLimit(job.row.id, timeLimit);
+        events.push({ t: "limit", jobId: job.row.id, timeLimit });
+      },
+      steps: (job, nextStep) => {
+        s.setNextStep(job.row.id, nextStep);
+        events.push({ t: "steps", jobId: job.row.id, nextStep });
+      },
+      ended: (job, state, at, exitCode, reason) => {
+        s.markEnded(job.row.id, state, at, exitCode, reason);
+        // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
+        if (job.row.state !== "PENDING") {
+          s.closeAllocation(job.row.id, at);
+          s.closeSteps(job.row.id, state, at);
+        }
+        events.push({ t: "ended", jobId: job.row.id, state, at, exitCode, reason });
+      },
+    };
+  }
+
+  /** The nodes `job` holds once the events recorded so far in this transaction apply. */
+  private holdsAfter(job: JobRuntime, events: readonly LedgerEvent[]): string[] {
+    let nodes = [...job.nodes];
+    for (const e of events) {
+      if (e.t === "submitted" || e.t === "held" || e.jobId !== job.row.id) continue;
+      if (e.t === "started") nodes = [...e.nodes];
+      else if (e.t === "allocated") nodes = [...nodes, ...e.nodes];
+      else if (e.t === "released") nodes = nodes.filter((n) => !e.nodes.includes(n));
+    }
+    return nodes;
+  }
+
+  private sizeAfter(job: JobRuntime, events: readonly LedgerEvent[]): number {
+    return this.holdsAfter(job, events).length;
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The ledger, the one writer of jobs' rows and allocations: a seeded random run of 1,000 jobs
+ * through every kind of change (submissions and arrays, holds, starts, grows, shrinks, adaptations,
+ * limits, steps, ends), and after every transaction — every point a SIGKILL could leave the store
+ * at — the memory a restarted controller rebuilds from the store (`restore`, the same reducer)
+ * equals the memory the changes built, node by node and job by job. No job is lost or doubled.
+ */
+import { expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import { Ledger } from "../../src/roles/controller/ledger.ts";
+import { ClusterState, type JobRuntime } from "../../src/roles/controller/state.ts";
+import { openDb } from "../../src/store/db.ts";
+import { JobStore } from "../../src/store/jobs.ts";
+import type { NodeRow } from "../../src/store/nodes.ts";
+import { mulberry32 } from "../../src/sim/random.ts";
+import { FINAL_STATES } from "../../src/domain/job.ts";
+
+const NODES = 24;
+
+function cluster(): ClusterState {
+  const state = new ClusterState();
+  for (let i = 1; i <= NODES; i++) {
+    const name = `n${String(i).padStart(2, "0")}`;
+    state.nodes.set(name, { row: { name, addr: `127.0.0.1:${7000 + i}`, cpus: 4, memoryMb: 1024, status: "UP", drain: null, drainReason: null, registeredAt: 0, updatedAt: 0 } as unknown as NodeRow, lastSeen: 0 });
+  }
+  return state;
+}
+
+/** What a restart must get back: every active job's row and allocation, and who owns each node. */
+function memory(state: ClusterState) {
+  const jobs = [...state.jobs.values()].sort((a, b) => a.row.id - b.row.id).map((j) => ({ row: { ...j.row }, nodes: [...j.nodes] }));
+  const owners = [...state.nodes.values()].map((n) => [n.row.name, n.jobId ?? null]);
+  return { jobs, owners };
+}
+
+const submission = (now: number, nodes: number) => ({
+  name: "j",
+  kind: "command" as const,
+  argv: ["true"],
+  script: null,
+  nodes,
+  minNodes: 1,
+  maxNodes: nodes + 2,
+  elastic: true,
+  tasks: null,
+  tasksPerNode: null,
+  overcommit: false,
+  timeLimit: 600,
+  env: { A: "1" },
+  cwd: "/tmp",
+  output: "out-%j",
+  error: null,
+  submitTime: now,
+  sampleInterval: null,
+  elasticSettings: null,
+  arrayLimit: null,
+  held: false,
+  dependency: null,
+  beginTime: null,
+  exclude: null,
+  nodelist: null,
+  sizes: null,
+  program: null,
+  user: "u",
+  submittedBy: null,
+});
+
+test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the store equals the memory the changes built", () => {
+  const path = `/tmp/ebb-ledger-${process.pid}.db`;
+  const db = openDb(path);
+  const store = new JobStore(db);
+  const state = cluster();
+  const ledger = new Ledger(store, state);
+  const { next } = mulberry32(20261129);
+  const int = (n: number) => Math.floor(next() * n);
+  let now = 1_000_000;
+  let submitted = 0;
+  let ended = 0;
+  const idle = () => [...state.nodes.values()].filter((n) => n.jobId === undefined).map((n) => n.row.name);
+  const active = (pred: (j: JobRuntime) => boolean) => [...state.jobs.values()].filter(pred);
+  let checks = 0;
+  while (submitted < 1000 || state.jobs.size > 0) {
+    now += 1 + int(1000);
+    const r = next();
+    const pending = active((j) => j.row.state === "PENDING");
+    const running = active((j) => j.row.state === "RUNNING");
+    const adapting = active((j) => j.row.state === "ADAPTING");
+    const pick = <T>(xs: T[]) => xs[int(xs.length)]!;
+    if (submitted < 1000 && r < 0.25) {
+      const tasks = next() < 0.2 ? 1 + int(20) : 0;
+      const values = submission(now, 1 + int(3));
+      ledger.commit((tx) => (tasks ? tx.submitted({ ...values, arrayLimit: null }, Array.from({ length: tasks }, (_, i) => i * 2), `0-${2 * (tasks - 1)}:2`) : tx.submitted(values)));
+      submitted += tasks || 1;
+    } else if (pending.length > 0 && r < 0.45) {
+      const job = pick(pending);
+      const free = idle();
+      if (free.length >= job.row.nodes) ledger.commit((tx) => tx.started(job, free.slice(0, job.row.nodes), now, { nextStep: 1, output: `out-${job.row.id}`, error: null, timeLimit: 300 + int(600) }));
+      else if (next() < 0.5) ledger.commit((tx) => tx.held([job], !job.row.held));
+    } else if (running.length > 0 && r < 0.6) {
+      const job = pick(running);
+      const free = idle();
+      if (next() < 0.5 && free.length > 0) {
+        // A grow: ADAPTING with the added nodes, then committed or failed (the added nodes go back).
+        const added = free.slice(0, 1 + int(Math.min(2, free.length)));
+        ledger.commit((tx) => {
+          tx.state(job, "ADAPTING");
+          tx.allocated(job, added, now);
+          tx.steps(job, job.row.nextStep + 1);
+        });
+        if (next() < 0.3)
+          ledger.commit((tx) => {
+            tx.released(job, added, now);
+            tx.state(job, "RUNNING");
+          });
+      } else if (job.nodes.length > 1) {
+        // A fault: one node leaves at once, the job adapts.
+        ledger.commit((tx) => {
+          tx.state(job, "ADAPTING");
+          tx.released(job, [pick(job.nodes)], now);
+        });
+      } else ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
+    } else if (adapting.length > 0 && r < 0.75) {
+      const job = pick(adapting);
+      ledger.commit((tx) => {
+        if (job.nodes.length > 1 && next() < 0.5) tx.released(job, job.nodes.slice(-1), now);
+        tx.state(job, "RUNNING");
+        tx.limit(job, job.row.timeLimit + int(120));
+      });
+    } else if (state.jobs.size > 0 && (r >= 0.75 || submitted >= 1000)) {
+      const job = pick([...state.jobs.values()]);
+      const final = job.row.state === "PENDING" ? "CANCELLED" : FINAL_STATES[int(FINAL_STATES.length)]!;
+      ledger.commit((tx) => tx.ended(job, final, now, final === "COMPLETED" ? 0 : 1, final === "COMPLETED" ? null : "reason"));
+      ended++;
+    } else continue;
+    // A restart here: a fresh controller's memory from the same store.
+    const again = cluster();
+    new Ledger(new JobStore(db), again).restore();
+    expect(memory(again)).toEqual(memory(state));
+    checks++;
+  }
+  expect(submitted).toBeGreaterThanOrEqual(1000);
+  expect(checks).toBeGreaterThan(1500);
+  // Every job once: ended ones are final in the store, none active, none twice.
+  const rows = store.db.$client.query("select id, state from jobs").all() as { id: number; state: string }[];
+  expect(new Set(rows.map((x) => x.id)).size).toBe(rows.length);
+  expect(rows.length).toBe(submitted);
+  expect(rows.filter((x) => !(FINAL_STATES as readonly string[]).includes(x.state))).toEqual([]);
+  expect(ended).toBeGreaterThan(0);
+  // A node is owned by an active job only.
+  expect([...state.nodes.values()].filter((n) => n.jobId !== undefined)).toEqual([]);
+  db.$client.close();
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+}, 120_000);
+
+test("a transaction that throws changes neither the store nor memory", () => {
+  const db = openDb(":memory:");
+  const store = new JobStore(db);
+  const state = cluster();
+  const ledger = new Ledger(store, state);
+  const [row] = ledger.commit((tx) => tx.submitted(submission(1, 2)));
+  const job = state.jobs.get(row!.id)!;
+  expect(() =>
+    ledger.commit((tx) => {
+      tx.started(job, ["n01", "n02"], 5, { nextStep: 1, output: "o", error: null, timeLimit: 60 });
+      throw new Error("the agent could not be reached");
+    }),
+  ).toThrow("the agent could not be reached");
+  expect({ state: job.row.state, nodes: job.nodes, owner: state.nodes.get("n01")!.jobId }).toEqual({ state: "PENDING", nodes: [], owner: undefined });
+  expect(store.getJob(row!.id)!.state).toBe("PENDING");
+  expect(store.openAllocations()).toEqual([]);
+});
