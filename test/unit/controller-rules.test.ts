@@ -1,0 +1,99 @@
+/**
+ * The controller's rules, without processes (test/support/controller-harness.ts): starts, ends,
+ * grows, shrinks and faults change jobs and nodes only through the ledger, tell the agents and the
+ * launcher what they must, and a controller restarted on the same database gets the same memory.
+ */
+import { expect, test } from "bun:test";
+import { rmSync } from "node:fs";
+import type { ControllerToLauncher } from "../../src/api/launcher.ts";
+import { openDb } from "../../src/store/db.ts";
+import { ControllerHarness } from "../support/controller-harness.ts";
+
+type Realloc = Extract<ControllerToLauncher, { t: "realloc" }>;
+
+test("a pass starts what fits: RUNNING, the nodes owned, the job's start sent to its first node; an end frees them for the next", () => {
+  const h = new ControllerHarness(3);
+  const a = h.submit({ nodes: 2 });
+  const b = h.submit({ nodes: 2 });
+  h.pass();
+  expect({ a: h.job(a)!.row.state, b: h.job(b)!.row.state }).toEqual({ a: "RUNNING", b: "PENDING" });
+  expect(h.owners()).toEqual({ n1: a, n2: a, n3: null });
+  expect(h.toAgents.filter((m) => m.msg.t === "job.start").map((m) => m.node)).toEqual(["n1"]);
+  expect(h.store.openAllocations().map((r) => [r.jobId, r.node])).toEqual([
+    [a, "n1"],
+    [a, "n2"],
+  ]);
+
+  h.jobs.exited(a, 0);
+  expect(h.job(a)).toBeUndefined();
+  expect(h.store.getJob(a)!.state).toBe("COMPLETED");
+  expect(h.owners()).toEqual({ n1: null, n2: null, n3: null });
+  expect(h.toAgents.filter((m) => m.msg.t === "job.kill").map((m) => m.node)).toEqual(["n1", "n2"]);
+  h.pass();
+  expect(h.job(b)!.row.state).toBe("RUNNING");
+  expect(h.job(b)!.nodes).toHaveLength(2);
+});
+
+/** An elastic command job started on 2 of 4 nodes, its launcher attached with one rank per node. */
+function elasticJob(h: ControllerHarness) {
+  const id = h.submit({ nodes: 2, elastic: true, minNodes: 1, maxNodes: 4 });
+  h.pass();
+  const launcher = h.launcher();
+  h.elastic.attach(id, 0, launcher, [1, 1]);
+  return { id, launcher };
+}
+
+test("a grow holds the added nodes while it adapts and keeps them when it commits; a shrink lets its nodes go when it commits", () => {
+  const h = new ControllerHarness(4);
+  const { id, launcher } = elasticJob(h);
+  const { adaptationId } = h.elastic.resize(id, 4);
+  const realloc = launcher.got.find((m): m is Realloc => m.t === "realloc")!;
+  expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes, added: realloc.added.map((n) => n.name) }).toEqual({ state: "ADAPTING", nodes: ["n1", "n2", "n3", "n4"], added: ["n3", "n4"] });
+  expect(Object.values(h.owners())).toEqual([id, id, id, id]);
+  h.elastic.done(id, adaptationId, true, { committed: Date.now() }, undefined);
+  expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes.length }).toEqual({ state: "RUNNING", nodes: 4 });
+
+  launcher.got.length = 0;
+  const shrink = h.elastic.resize(id, 1).adaptationId;
+  expect(launcher.got.find((m): m is Realloc => m.t === "realloc")!.removed).toEqual(["n2", "n3", "n4"]);
+  // Until the ranks commit, the leaving nodes are still the job's.
+  expect(Object.values(h.owners())).toEqual([id, id, id, id]);
+  h.elastic.done(id, shrink, true, { committed: Date.now() }, undefined);
+  expect({ nodes: h.job(id)!.nodes, owners: h.owners(), row: h.store.getJob(id)!.nodes }).toEqual({ nodes: ["n1"], owners: { n1: id, n2: null, n3: null, n4: null }, row: 1 });
+  expect(h.toAgents.filter((m) => m.msg.t === "job.kill").map((m) => m.node)).toEqual(["n2", "n3", "n4"]);
+});
+
+test("a failed grow gives its added nodes back; a node lost leaves the job at once, and a failed fault adaptation ends it NODE_FAIL", () => {
+  const h = new ControllerHarness(4);
+  const { id } = elasticJob(h);
+  const grow = h.elastic.resize(id, 3).adaptationId;
+  h.elastic.done(id, grow, false, {}, "the ranks could not take it");
+  expect({ state: h.job(id)!.row.state, owners: h.owners() }).toEqual({ state: "RUNNING", owners: { n1: id, n2: id, n3: null, n4: null } });
+
+  expect(h.elastic.fault(id, "n2", "its agent is gone")).toBe(true);
+  expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes, owners: h.owners() }).toEqual({ state: "ADAPTING", nodes: ["n1"], owners: { n1: id, n2: null, n3: null, n4: null } });
+  const fault = h.job(id)!.elastic!.adapting!.id;
+  h.elastic.done(id, fault, false, {}, "the survivors could not adapt");
+  expect(h.job(id)).toBeUndefined();
+  expect(h.store.getJob(id)!.state).toBe("NODE_FAIL");
+  expect(h.owners()).toEqual({ n1: null, n2: null, n3: null, n4: null });
+  expect(h.store.openAllocations()).toEqual([]);
+});
+
+test("a controller restarted on the same database gets back the memory it had: jobs, allocations, node owners", () => {
+  const path = `/tmp/ebb-harness-${process.pid}.db`;
+  const h = new ControllerHarness(4, {}, openDb(path));
+  const { id } = elasticJob(h);
+  h.elastic.resize(id, 3);
+  const waiting = h.submit({ nodes: 4 });
+  h.submit({ nodes: 1, hold: true });
+  const memory = (x: ControllerHarness) => ({ jobs: [...x.state.jobs.values()].map((j) => ({ row: j.row, nodes: j.nodes })), owners: x.owners() });
+  const before = memory(h);
+  const again = new ControllerHarness(4, {}, openDb(path));
+  again.jobs.restore();
+  expect(memory(again)).toEqual(before);
+  expect(again.job(waiting)!.row.state).toBe("PENDING");
+  h.db.$client.close();
+  again.db.$client.close();
+  for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+});
