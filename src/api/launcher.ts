@@ -28,7 +28,7 @@ export const LauncherToController = tagged({
    */
   "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional(), cred: StepCredential.optional() }),
   /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
-  "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()) }),
+  "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()), tasks: z.array(z.int().positive()).optional() }),
   /**
    * The elastic step lost contact with `node` (its agent died or is unreachable): the controller
    * answers with a fault realloc (the survivors go on) or ends the job NODE_FAIL.
@@ -82,6 +82,8 @@ export const ControllerToLauncher = tagged({
     nodes: z.array(NodeRef),
     added: z.array(NodeRef),
     removed: z.array(z.string()),
+    /** A resize's rank remap, made once by the scheduler's plan (sched/plan.ts); none for a fault. */
+    remap: z.object({ staying: z.int().nonnegative(), leaving: z.int().nonnegative(), joining: z.int().nonnegative(), tasks: z.array(z.int().positive()) }).optional(),
     join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: StepCredential }).optional(),
     fault: z.object({ reason: z.string() }).optional(),
   }),

@@ -63,6 +63,15 @@ export interface PlanStart {
   reason: string;
 }
 
+/** A resize's rank mapping as the plan made it: it travels with the adaptation (realloc, adapt.done). */
+export interface RankRemap {
+  staying: number;
+  leaving: number;
+  joining: number;
+  /** Ranks per node of the world after it, in the allocation's order. */
+  tasks: number[];
+}
+
 export interface PlanResize {
   jobId: number;
   from: number;
@@ -73,7 +82,7 @@ export interface PlanResize {
   added: string[];
   removed: string[];
   /** Ranks that stay, leave and join, and ranks per node afterwards (remap.ts). */
-  remap: { staying: number; leaving: number; joining: number; tasks: number[] };
+  remap: RankRemap;
   /** What the rest of its time limit is multiplied by when the resize commits (limits.ts). */
   limit: LimitRatio;
 }
@@ -97,6 +106,38 @@ export interface Plan {
   notes: Note[];
   /** Why each pending job the plan does not start waits (only with `Snapshot.reasons`). */
   waiting: [number, string][];
+}
+
+/**
+ * A resize with its node names (a grow takes the first idle nodes it does not exclude, taken out of
+ * `free`), the rank remap (remap.ts: computed here once, carried to the launcher and back) and the
+ * time limit's ratio; or why it cannot be.
+ */
+function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | "remap" | "limit">, free: string[]): PlanResize | string {
+  const tasks = job.tasks ? [...job.tasks] : job.nodeNames.map(() => 1);
+  let added: string[] = [];
+  if (r.to > job.nodeNames.length) {
+    const want = r.to - job.nodeNames.length;
+    const excluded = new Set(job.exclude ?? []);
+    added = free.filter((n) => !excluded.has(n)).slice(0, want);
+    if (added.length < want) return `growing job ${r.jobId} needs ${want} idle node${want === 1 ? "" : "s"}; ${added.length} ${added.length === 1 ? "is" : "are"} idle${excluded.size > 0 ? " and not excluded by it" : ""}`;
+    for (const n of added) free.splice(free.indexOf(n), 1);
+  }
+  const m = remap({ nodes: [...job.nodeNames], tasks }, r.to, added, tasks[0]);
+  return { ...r, added, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: limitRatio(job, r.to) };
+}
+
+/**
+ * A resize a user asked for (the API's), planned as a pass plans its own: against the snapshot's
+ * idle nodes, with its remap and limit ratio; or why it cannot be. The caller has checked that the
+ * job may be resized to `to` (elastic, running, in its range).
+ */
+export function requestedResize(s: Snapshot, jobId: number, to: number, reason: string): PlanResize | string {
+  const job = s.running.find((j) => j.id === jobId);
+  if (!job) return `job ${jobId} is not running`;
+  const free = s.nodes.filter((n) => n.up && n.jobId === undefined).map((n) => n.name);
+  if (!s.namesSorted) free.sort(compareNames);
+  return nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
 }
 
 /** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */
@@ -147,18 +188,9 @@ export function makePlan(s: Snapshot): Plan {
     if (r.to === r.from) continue;
     const job = byId.get(r.jobId);
     if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);
-    const tasks = job.tasks ? [...job.tasks] : job.nodeNames.map(() => 1);
-    let added: string[] = [];
-    if (r.to > job.nodeNames.length) {
-      const want = r.to - job.nodeNames.length;
-      if (want > free.length) throw new RangeError(`job ${r.jobId} grows by ${want} nodes, ${free.length} are idle`);
-      const excluded = new Set(job.exclude ?? []);
-      added = free.filter((n) => !excluded.has(n)).slice(0, want);
-      if (added.length < want) throw new RangeError(`job ${r.jobId} grows by ${want} nodes, ${added.length} idle ones are not excluded by it`);
-      for (const n of added) free.splice(free.indexOf(n), 1);
-    }
-    const m = remap({ nodes: [...job.nodeNames], tasks }, r.to, added, tasks[0]);
-    resizes.push({ ...r, added, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: limitRatio(job, r.to) });
+    const planned = nameResize(job, r, free);
+    if (typeof planned === "string") throw new RangeError(planned);
+    resizes.push(planned);
   }
 
   // 5. Why the others wait: FCFS + EASY's account.

@@ -143,7 +143,8 @@ export type ResizeRule =
   | "admit" // reshape, drms-rs: shrink to start the head of the queue
   | "grow" // drms-rs: nothing waits, idle nodes go to running jobs
   | "equi" // apm-equi: equipartition
-  | "maxs"; // apm-maxs: greedy on differential speedup
+  | "maxs" // apm-maxs: greedy on differential speedup
+  | "requested"; // a user's resize (POST /v1/jobs/:id/resize), planned as a pass plans its own
 
 export interface Resize {
   jobId: number;

@@ -30,6 +30,7 @@ export class ControllerHarness {
   readonly jobs: Jobs;
   readonly elastic: Elastic;
   readonly scheduler: SchedulerLoop;
+  readonly applier: PlanApplier;
   /** Every message to an agent, in order. */
   readonly toAgents: { node: string; msg: ControllerToAgent }[] = [];
   readonly by: Submitter = { user: "alice" };
@@ -60,7 +61,8 @@ export class ControllerHarness {
     );
     this.elastic = new Elastic(this.store, new ElasticStore(db), this.state, this.jobs, this.ledger, "k".repeat(64), { schedule: () => {} });
     const snapshots = new Snapshots(this.state, () => this.elastic, spawns, config, DEFAULT_LIMITS, 60);
-    const applier = new PlanApplier(this.state, this.store, new PlanStore(db), this.jobs, () => this.elastic, spawns);
+    this.applier = new PlanApplier(this.state, this.store, new PlanStore(db), this.jobs, () => this.elastic, spawns, snapshots);
+    const applier = this.applier;
     this.scheduler = new SchedulerLoop(this.state, snapshots, applier, { beforePass: (t) => eligibility.refresh(t) });
   }
 

@@ -46,7 +46,7 @@ function elasticJob(h: ControllerHarness) {
 test("a grow holds the added nodes while it adapts and keeps them when it commits; a shrink lets its nodes go when it commits", () => {
   const h = new ControllerHarness(4);
   const { id, launcher } = elasticJob(h);
-  const { adaptationId } = h.elastic.resize(id, 4);
+  const { adaptationId } = h.applier.resizeNow(id, 4);
   const realloc = launcher.got.find((m): m is Realloc => m.t === "realloc")!;
   expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes, added: realloc.added.map((n) => n.name) }).toEqual({ state: "ADAPTING", nodes: ["n1", "n2", "n3", "n4"], added: ["n3", "n4"] });
   expect(Object.values(h.owners())).toEqual([id, id, id, id]);
@@ -54,7 +54,7 @@ test("a grow holds the added nodes while it adapts and keeps them when it commit
   expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes.length }).toEqual({ state: "RUNNING", nodes: 4 });
 
   launcher.got.length = 0;
-  const shrink = h.elastic.resize(id, 1).adaptationId;
+  const shrink = h.applier.resizeNow(id, 1).adaptationId;
   expect(launcher.got.find((m): m is Realloc => m.t === "realloc")!.removed).toEqual(["n2", "n3", "n4"]);
   // Until the ranks commit, the leaving nodes are still the job's.
   expect(Object.values(h.owners())).toEqual([id, id, id, id]);
@@ -66,7 +66,7 @@ test("a grow holds the added nodes while it adapts and keeps them when it commit
 test("a failed grow gives its added nodes back; a node lost leaves the job at once, and a failed fault adaptation ends it NODE_FAIL", () => {
   const h = new ControllerHarness(4);
   const { id } = elasticJob(h);
-  const grow = h.elastic.resize(id, 3).adaptationId;
+  const grow = h.applier.resizeNow(id, 3).adaptationId;
   h.elastic.done(id, grow, false, {}, "the ranks could not take it");
   expect({ state: h.job(id)!.row.state, owners: h.owners() }).toEqual({ state: "RUNNING", owners: { n1: id, n2: id, n3: null, n4: null } });
 
@@ -84,7 +84,7 @@ test("a controller restarted on the same database gets back the memory it had: j
   const path = `/tmp/ebb-harness-${process.pid}.db`;
   const h = new ControllerHarness(4, {}, openDb(path));
   const { id } = elasticJob(h);
-  h.elastic.resize(id, 3);
+  h.applier.resizeNow(id, 3);
   const waiting = h.submit({ nodes: 4 });
   h.submit({ nodes: 1, hold: true });
   const memory = (x: ControllerHarness) => ({ jobs: [...x.state.jobs.values()].map((j) => ({ row: j.row, nodes: j.nodes })), owners: x.owners() });
@@ -96,4 +96,21 @@ test("a controller restarted on the same database gets back the memory it had: j
   h.db.$client.close();
   again.db.$client.close();
   for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
+});
+
+test("a user's resize is planned like a pass's and recorded as a plan; its remap goes to the launcher as made and the commit's world comes back", () => {
+  const h = new ControllerHarness(4);
+  const { id, launcher } = elasticJob(h);
+  const { adaptationId } = h.applier.resizeNow(id, 3);
+  const realloc = launcher.got.find((m): m is Realloc => m.t === "realloc")!;
+  expect(realloc.remap).toEqual({ staying: 2, leaving: 0, joining: 1, tasks: [1, 1, 1] });
+  const item = h.store.db.$client.query("select kind, status, detail from plan_items where kind = 'resize'").all() as { kind: string; status: string; detail: string }[];
+  expect(item.map((i) => [i.kind, i.status, JSON.parse(i.detail).rule, JSON.parse(i.detail).remap])).toEqual([["resize", "done", "requested", realloc.remap]]);
+  // The launcher's world after the commit is what the controller keeps (here, as a launcher could say it).
+  h.elastic.done(id, adaptationId, true, { committed: Date.now() }, undefined, Date.now(), [1, 1, 2]);
+  expect(h.job(id)!.elastic!.tasks).toEqual([1, 1, 2]);
+  // Without idle nodes, a grow is refused with the planner's words.
+  h.submit({ nodes: 1 });
+  h.pass();
+  expect(() => h.applier.resizeNow(id, 4)).toThrow("growing job 1 needs 1 idle node; 0 are idle");
 });

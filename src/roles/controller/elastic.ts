@@ -9,7 +9,7 @@
 import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
-import { remap } from "../../sched/remap.ts";
+import type { PlanResize } from "../../sched/plan.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
@@ -110,13 +110,8 @@ export class Elastic {
     }
   }
 
-  /**
-   * `limit`: what the job's time limit left is multiplied by when the resize commits (the
-   * scheduler passes its prediction); by default the bound `limitRatio` gives without a model.
-   * `within` runs inside the transaction that records the adaptation (the plan applier marks its
-   * item carried out there).
-   */
-  resize(jobId: number, nodes: number, reason = "requested by user", now = Date.now(), limit?: LimitRatio, planned?: readonly string[], within?: () => void): { adaptationId: number } {
+  /** Refuses (throws) a resize of job `jobId` to `nodes` that cannot be made now, whatever nodes are idle. */
+  checkResize(jobId: number, nodes: number): void {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -126,15 +121,30 @@ export class Elastic {
     if (r.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${r.state}; only a RUNNING job can be resized`);
     if (nodes < r.minNodes || nodes > r.maxNodes) throw badRequest(`nodes ${nodes} is outside job ${jobId}'s range [${r.minNodes}, ${r.maxNodes}]`, "nodes");
     if (!isValidSize(r.sizes ?? undefined, nodes)) throw badRequest(`nodes ${nodes} is not one of job ${jobId}'s sizes (${r.sizes!.join(",")})`, "nodes");
-    const have = job.nodes.length;
-    if (nodes === have) throw conflict("no_change", `job ${jobId} already has ${have} nodes`);
+    if (nodes === job.nodes.length) throw conflict("no_change", `job ${jobId} already has ${job.nodes.length} nodes`);
     if (!e.launcher || !e.tasks || e.stepId === undefined || !e.covers)
       throw conflict("no_elastic_step", `job ${jobId} has no elastic step to resize yet: its ranks start with ebb run and call initAdapt()`);
-    // A plan names the nodes a grow takes (checked against the state as it is by `checkPlan`); an API resize takes the first idle ones.
-    const added = nodes <= have ? [] : planned ? this.plannedNodes(planned, nodes - have, jobId, now) : this.idleNodes(nodes - have, jobId, now);
-    const m = remap({ nodes: job.nodes, tasks: e.tasks }, nodes, added, e.tasks[0]);
+  }
+
+  /**
+   * Step 1: a planned resize (sched/plan.ts: a pass's, or a user's through `requestedResize`) is
+   * recorded and ordered. Its nodes are checked against the cluster as it is; its rank remap, made
+   * by the plan, goes to the launcher as it is and comes back with the commit. `within` runs inside
+   * the transaction that records the adaptation (the plan applier marks its item carried out there).
+   */
+  resize(p: PlanResize, reason: string, now = Date.now(), within?: () => void): { adaptationId: number } {
+    const { jobId, to: nodes, added, remap: m } = p;
+    this.checkResize(jobId, nodes);
+    const job = this.jobs.activeJob(jobId);
+    const r = job.row;
+    const e = this.jobs.elasticOf(job);
+    const have = job.nodes.length;
+    if (p.from !== have || m.tasks.length !== nodes) throw conflict("plan_stale", `job ${jobId} has ${have} nodes, not the ${p.from} its resize was planned for`);
+    if (added.length > 0) this.checkIdle(added, jobId, now);
+    const removed = p.removed;
+    const after = nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
+    const lim = p.limit;
     const joinStep = m.joining > 0 ? r.nextStep : undefined;
-    const lim = limit ?? limitRatio({ nodes: have }, nodes);
     const id = this.ledger.commit((tx) => {
       tx.state(job, "ADAPTING");
       const aid = this.estore.insertAdaptation({
@@ -145,7 +155,7 @@ export class Elastic {
         fromRanks: m.staying + m.leaving,
         toRanks: m.staying + m.joining,
         added,
-        removed: m.removed,
+        removed,
         state: "ADAPTING",
         reason,
         requestedAt: now,
@@ -158,24 +168,25 @@ export class Elastic {
         tx.steps(job, joinStep + 1);
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }
-      this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed: m.removed });
+      this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed });
       within?.();
       return aid;
     });
-    e.adapting = { id, from: have, to: nodes, added, removed: m.removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source } };
+    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m };
     if (joinStep !== undefined) this.effects.allocated?.(added);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
-    e.launcher.send({
+    e.launcher!.send({
       t: "realloc",
       jobId,
       adaptId: id,
-      nodes: m.after.nodes.map(ref),
+      nodes: after.map(ref),
       added: added.map(ref),
-      removed: m.removed,
+      removed,
+      remap: m,
       join:
         joinStep === undefined
           ? undefined
-          : { stepId: joinStep, tasks: m.after.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS, ...e.covers }) },
+          : { stepId: joinStep, tasks: m.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS, ...e.covers! }) },
     });
     this.jobs.notifyLaunchers(job);
     log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { job: jobId, reason });
@@ -292,8 +303,11 @@ export class Elastic {
     return signCredential(this.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, use: "adopt" });
   }
 
-  /** Step 6: the launcher reports the adaptation's end. */
-  done(jobId: number, adaptId: number, ok: boolean, times: Record<string, number>, message: string | undefined, now = Date.now()): void {
+  /**
+   * Step 6: the launcher reports the adaptation's end; with a commit, the world's ranks per node
+   * (`tasks`, the plan's remap it was sent: kept here too, for a launcher that does not say).
+   */
+  done(jobId: number, adaptId: number, ok: boolean, times: Record<string, number>, message: string | undefined, now = Date.now(), tasks?: number[]): void {
     const job = this.state.jobs.get(jobId);
     const a = job?.elastic?.adapting;
     if (!job || !a || a.id !== adaptId) return;
@@ -308,8 +322,6 @@ export class Elastic {
     // failed nodes left the job when it began.)
     const dropped = (ok ? a.removed : a.added).filter((n) => job.nodes.includes(n));
     const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
-    // The world before the adaptation, for its ranks per node after it (taken before the commit changes the job's nodes).
-    const before = job.nodes.filter((n) => !a.added.includes(n));
     this.ledger.commit((tx) => {
       this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
       if (dropped.length > 0) tx.released(job, dropped, now);
@@ -322,7 +334,8 @@ export class Elastic {
     });
     this.effects.adapted?.({ from: a.from, to: a.to, ok, requestedAt: a.requestedAt, times: all });
     if (ok && !a.fault) {
-      e.tasks = remap({ nodes: before, tasks: e.tasks! }, a.to, a.added, e.tasks![0]).after.tasks;
+      // Unknown (a launcher that does not say, after a controller restart lost the plan's): resizes wait for its next attach.
+      e.tasks = tasks ?? a.remap?.tasks;
       e.adaptCostMs = took;
     }
     this.jobs.killOn(job, dropped, ok ? "released by a shrink" : "a failed grow");
@@ -427,20 +440,12 @@ export class Elastic {
     return this.estore.adaptationsOf(jobId);
   }
 
-  private plannedNodes(planned: readonly string[], count: number, jobId: number, now: number): string[] {
+  /** The nodes a grow was planned to take are idle now and not excluded by the job (sbatch --exclude). */
+  private checkIdle(planned: readonly string[], jobId: number, now: number): void {
     const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
     const idle = new Set(this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n)));
     const bad = planned.find((n) => !idle.has(n));
-    if (planned.length !== count || bad) throw conflict("no_idle_nodes", `growing job ${jobId} by ${count} nodes: ${bad ? `node ${bad} is not idle` : `the plan names ${planned.length}`}`);
-    return [...planned];
-  }
-
-  private idleNodes(count: number, jobId: number, now: number): string[] {
-    // A job never grows onto nodes it excluded (sbatch --exclude).
-    const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
-    const idle = this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n));
-    if (idle.length < count) throw conflict("no_idle_nodes", `growing job ${jobId} needs ${count} idle node${count === 1 ? "" : "s"}; ${idle.length} ${idle.length === 1 ? "is" : "are"} idle`);
-    return idle.slice(0, count);
+    if (bad) throw conflict("no_idle_nodes", `growing job ${jobId} by ${planned.length} nodes: node ${bad} is not idle`);
   }
 
 }

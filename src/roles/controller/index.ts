@@ -182,7 +182,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   // A job's CFG state is saved at each report: the newest waits while the store takes no writes.
   const cfgStore = new CfgStore(db);
   const cfgRows = { all: () => cfgStore.all(), save: (jobId: number, data: unknown) => health.orLater(`cfg:${jobId}`, () => cfgStore.save(jobId, data)) };
-  const applier = new PlanApplier(state, store, planStore, jobs, () => elastic!, spawns);
+  const applier = new PlanApplier(state, store, planStore, jobs, () => elastic!, spawns, snapshots);
   scheduler = new SchedulerLoop(state, snapshots, applier, {
     // A plan cannot be committed while the store takes no writes; one that failed half-way leaves
     // items accepted but not carried out, which are abandoned as at a restart.
@@ -223,7 +223,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       return row ? jobDetail(views, row) : undefined;
     },
     arrayTask: (arrayJobId, task) => store.arrayTaskId(arrayJobId, task),
-    resize: (id, nodes) => elastic!.resize(id, nodes),
+    resize: (id, nodes) => applier.resizeNow(id, nodes),
     cancel: (id, task) => jobs.cancel(id, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),

@@ -83,7 +83,7 @@ export class LauncherHub {
         return;
       // What the launcher reports is recorded now, or kept until the store takes writes again.
       case "adapt.done":
-        return this.health.orLater(`adapt:${msg.jobId}:${msg.adaptId}`, () => this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message, now));
+        return this.health.orLater(`adapt:${msg.jobId}:${msg.adaptId}`, () => this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message, now, msg.tasks));
       case "cfg":
         this.elastic.cfgs.update(msg.jobId, msg);
         return;

@@ -12,12 +12,14 @@
  * the plan's notes become events of their jobs when their words change. This is the only place
  * the scheduler's decisions act.
  */
-import { checkPlan, type Plan, type PlanJobState, type PlanResize, type PlanStart, type PlanState, type SpawnGrant } from "../../sched/plan.ts";
+import { conflict } from "../../domain/refusal.ts";
+import { checkPlan, requestedResize, type Plan, type PlanJobState, type PlanResize, type PlanStart, type PlanState, type SpawnGrant } from "../../sched/plan.ts";
 import type { JobStore } from "../../store/jobs.ts";
 import type { NewPlanItem, PlanStore } from "../../store/plans.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
+import type { Snapshots } from "./snapshot.ts";
 import type { SpawnQueue } from "./spawns.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 
@@ -33,7 +35,26 @@ export class PlanApplier {
     private readonly jobs: Jobs,
     private readonly elastic: () => Elastic,
     private readonly spawns: SpawnQueue,
+    private readonly snapshots: Snapshots,
   ) {}
+
+  /**
+   * A user's resize (POST /v1/jobs/:id/resize): planned by the pure planner against the cluster as
+   * it is now (sched/plan.ts requestedResize: the same node choice and remap as a pass's), recorded
+   * as a plan of one item and carried out at once. What refuses it is thrown to the caller.
+   */
+  resizeNow(jobId: number, to: number, now = Date.now()): { adaptationId: number } {
+    this.elastic().checkResize(jobId, to);
+    const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, "requested by user");
+    if (typeof planned === "string") throw conflict("no_idle_nodes", planned);
+    const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
+    try {
+      return this.elastic().resize(planned, planned.reason, now, () => this.plans.settle(id!, "done"));
+    } catch (e) {
+      this.store.tx(() => this.plans.settle(id!, "failed", (e as Error).message));
+      throw e;
+    }
+  }
 
   /** At start: items a stopped controller committed but never carried out are `abandoned`. */
   reconcile(): void {
@@ -85,7 +106,7 @@ export class PlanApplier {
     for (const r of p.resizes) {
       const id = ids[k++]!;
       try {
-        this.elastic().resize(r.jobId, r.to, `scheduler, ${r.rule}: ${r.reason}`, now, r.limit, r.added, () => this.plans.settle(id, "done"));
+        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"));
       } catch (e) {
         const why = (e as Error).message;
         this.store.tx(() => this.plans.settle(id, "failed", why));

@@ -4,6 +4,7 @@ import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
 import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob } from "../../sched/types.ts";
+import type { RankRemap } from "../../sched/plan.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import type { NodeRow } from "../../store/nodes.ts";
@@ -69,6 +70,8 @@ export interface ElasticRuntime {
     fault?: boolean;
     /** What the time limit left is multiplied by when it commits, and from what (sched/limits.ts). */
     limit?: { ratio: number; source: string };
+    /** The plan's rank remap (a resize's; not a fault's): the ranks per node after it commits. */
+    remap?: RankRemap;
   };
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */

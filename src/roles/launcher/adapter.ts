@@ -1,7 +1,7 @@
 /**
  * The launcher's side of resizing a running elastic step (docs/adaptation.md §7 specifies the rounds):
  *
- *   1 realloc from the controller     -> plan: staying, leaving, joining ranks (sched/remap)
+ *   1 realloc from the controller     -> the plan's remap: staying, leaving, joining ranks
  *   2 grow: start the joining ranks   -> a new step on the added nodes, old world's cards pre-put
  *   3 joining ranks wait in begin     -> their arrival (round 0) comes up their tree
  *   4 tell the preexisting ranks      -> rounds of count / target / (release | arrived), then go
@@ -18,7 +18,7 @@ import { cardKey } from "../../proto/adapt.ts";
 import type { NodeRef, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
-import { remap, type Placement } from "../../sched/remap.ts";
+import type { Placement } from "../../sched/remap.ts";
 import type { ControllerLink, ReallocMsg } from "./controller-link.ts";
 import { logger } from "../../util/log.ts";
 import type { AdaptReport } from "../../tbon/adapt-reduce.ts";
@@ -238,8 +238,12 @@ export class Adapter {
     };
     const times: Record<string, number> = { realloc: Date.now() };
     const before = this.placement();
-    const m = remap(before, msg.nodes.length, msg.added.map((n) => n.name), msg.join?.tasks[0]);
+    // The remap the controller's plan made (sched/plan.ts), as it is: nothing recomputes it here.
+    if (!msg.remap) throw new Error("the resize order carries no rank remap (a controller older than this launcher?)");
+    const m = { ...msg.remap, after: { nodes: msg.nodes.map((n) => n.name), tasks: msg.remap.tasks } };
     const oldSize = m.staying + m.leaving;
+    const have = before.tasks.reduce((a, b) => a + b, 0);
+    if (oldSize !== have || m.after.tasks.length !== m.after.nodes.length) throw new Error(`the resize order's remap (${oldSize} ranks before, ${m.after.tasks.length} nodes' ranks after) does not fit this world (${have} ranks)`);
     const next = Math.max(this.generation, this.usedGeneration) + 1;
     this.usedGeneration = next;
     const cards = this.cards(oldSize);
@@ -346,7 +350,7 @@ export class Adapter {
     this.broadcast(all, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: m.staying + m.joining });
     this.generation = next;
     this.worldCards = [...cards.slice(0, m.staying), ...Object.values(joiningCards)];
-    this.world = this.world.slice(0, m.after.nodes.length - m.added.length);
+    this.world = this.world.slice(0, m.after.nodes.length - msg.added.length);
     if (joinStep) {
       const first = firstRanks(msg.join!.tasks);
       msg.added.forEach((n, i) => this.world.push({ node: n.name, tasks: msg.join!.tasks[i]!, first: first[i]!, step: joinStep! }));
@@ -356,7 +360,7 @@ export class Adapter {
     await this.until(() => leavingProcesses.every((p) => this.exited.has(p)));
     this.check();
     times.released = Date.now();
-    this.link.adaptDone(msg.adaptId, true, times);
+    this.link.adaptDone(msg.adaptId, true, times, undefined, this.placement().tasks);
   }
 
   /**
@@ -421,7 +425,7 @@ export class Adapter {
       this.worldCards = cards.filter((_, r) => !lostRanks.includes(r));
       this.world = survivors;
       for (const n of removed) this.lost.delete(n);
-      this.link.adaptDone(msg.adaptId, true, times);
+      this.link.adaptDone(msg.adaptId, true, times, undefined, this.placement().tasks);
       return;
     }
   }

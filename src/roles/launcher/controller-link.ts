@@ -105,8 +105,9 @@ export class ControllerLink {
     return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks(), cred: e.cred };
   }
 
-  adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string): void {
-    this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message });
+  /** An adaptation ended; a commit says the world's ranks per node after it. */
+  adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string, tasks?: number[]): void {
+    this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message, tasks });
   }
 
   /** The elastic step lost `node`: the controller answers with a fault realloc or ends the job. */
