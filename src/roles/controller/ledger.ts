@@ -10,7 +10,7 @@
  * A restarted controller rebuilds memory with the same reducer (`restore`): the active jobs are
  * `submitted` again as the store holds them, and their open allocations `allocated` in order.
  */
-import type { FinalState } from "../../domain/job.ts";
+import { ACTIVE_STATES, type FinalState } from "../../domain/job.ts";
 import type { JobRow, JobStore, NewJob } from "../../store/jobs.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 
@@ -124,7 +124,7 @@ export class Ledger {
 
   /** Memory after a (re)start, from what the store holds: the same reducer as every change. */
   restore(): JobRuntime[] {
-    const rows = this.store.activeJobs(["PENDING", "RUNNING", "ADAPTING"]);
+    const rows = this.store.activeJobs(ACTIVE_STATES);
     reduce(this.state, { t: "submitted", rows });
     for (const a of this.store.openAllocations()) reduce(this.state, { t: "allocated", jobId: a.jobId, nodes: [a.node] });
     return rows.map((r) => this.state.jobs.get(r.id)!);

@@ -5,12 +5,11 @@
  * and MTCT, agents' heartbeat ages, whether the database takes writes).
  */
 import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../api/metrics.ts";
-import { FINAL_STATES } from "../../domain/job.ts";
+import { ACTIVE_STATES, FINAL_STATES } from "../../domain/job.ts";
 import type { AdaptationEnd } from "./elastic.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 import { nodeView } from "./views.ts";
 
-const ACTIVE = ["PENDING", "RUNNING", "ADAPTING"] as const;
 const NODE_STATES = ["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"] as const;
 
 export interface MetricsSources {
@@ -62,7 +61,7 @@ export class ControllerMetrics {
   /** The whole exposition, the gauges read now. */
   render(now = Date.now()): string {
     const { state } = this.src;
-    const byState = new Map<string, number>(ACTIVE.map((s) => [s, 0]));
+    const byState = new Map<string, number>(ACTIVE_STATES.map((s) => [s, 0]));
     let oldest: number | undefined;
     const elasticNodes: Family["samples"] = [];
     const elasticMtct: Family["samples"] = [];
