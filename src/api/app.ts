@@ -10,7 +10,7 @@ import { badRequest, errorBody, notFound, notYourJob, Refusal, statusOf } from "
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
-import { parseJobRef } from "./dependency.ts";
+import { parseJobRef } from "../domain/dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
 import { jsonPages } from "./json-stream.ts";

@@ -16,6 +16,17 @@ export function isAdmin(scope: Scope): boolean {
   return scope === "all" || (typeof scope === "object" && scope.admin);
 }
 
+/**
+ * Whether `scope` may act on job `id`, whose row (its user, and the job that submitted it) is
+ * `row` (undefined: no such job): an admin on any; a user's token on that user's jobs; a job's
+ * token on its job and the jobs it submitted.
+ */
+export function scopeMayActOn(scope: Scope, id: number, row: { user: string | null; submittedBy: number | null } | undefined): boolean {
+  if (isAdmin(scope) || scope === id) return true;
+  if (typeof scope === "object") return row !== undefined && row.user === scope.user;
+  return row?.submittedBy === scope;
+}
+
 export interface ApiBackend {
   version: string;
   /** A submission; a job token's is recorded as submitted by that job. */

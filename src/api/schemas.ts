@@ -2,8 +2,8 @@
 import { z } from "zod";
 import { parseDuration } from "../util/time.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
-import { parseArraySpec } from "./array.ts";
-import { parseDependency } from "./dependency.ts";
+import { parseArraySpec } from "../domain/array.ts";
+import { parseDependency } from "../domain/dependency.ts";
 import { JOB_KINDS, JOB_STATES } from "../domain/job.ts";
 import { StepCredential } from "../proto/common.ts";
 

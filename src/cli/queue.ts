@@ -1,4 +1,4 @@
-import { compressIndices } from "../api/array.ts";
+import { compressIndices } from "../domain/array.ts";
 import type { JobView } from "../api/schemas.ts";
 import { FINAL_STATES } from "../domain/job.ts";
 import { compressHostlist } from "../util/hostlist.ts";

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { basename, resolve } from "node:path";
-import { parseArraySpec } from "../api/array.ts";
-import { parseDependency } from "../api/dependency.ts";
+import { parseArraySpec } from "../domain/array.ts";
+import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, printJson, UsageError, whenFlag } from "./common.ts";

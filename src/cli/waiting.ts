@@ -1,7 +1,7 @@
 /** Waiting for jobs to end (ebb wait, ebb submit --wait): one long poll per job at a time. */
 import type { ApiClient } from "../api/client.ts";
 import type { JobView } from "../api/schemas.ts";
-import { parseJobRef } from "../api/dependency.ts";
+import { parseJobRef } from "../domain/dependency.ts";
 import { UsageError } from "./errors.ts";
 import { isActive } from "../domain/job.ts";
 

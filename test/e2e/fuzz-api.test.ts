@@ -18,7 +18,7 @@ import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { MAX_ARRAY_TASKS } from "../../src/api/array.ts";
+import { MAX_ARRAY_TASKS } from "../../src/domain/array.ts";
 import { MAX_BODY } from "../../src/api/app.ts";
 import { jobToken } from "../../src/proto/credential.ts";
 import { startCluster, type TestCluster } from "../support/cluster.ts";

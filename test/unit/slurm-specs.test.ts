@@ -1,7 +1,7 @@
 /** Array specs, dependencies, times and host lists as Slurm users write them. */
 import { describe, expect, test } from "bun:test";
-import { compressIndices, parseArraySpec } from "../../src/api/array.ts";
-import { parseDependency, parseJobRef } from "../../src/api/dependency.ts";
+import { compressIndices, parseArraySpec } from "../../src/domain/array.ts";
+import { parseDependency, parseJobRef } from "../../src/domain/dependency.ts";
 import { compressHostlist, expandHostlist } from "../../src/util/hostlist.ts";
 import { parseWhen } from "../../src/util/when.ts";
 

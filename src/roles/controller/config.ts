@@ -7,7 +7,7 @@ import { z } from "zod";
 import { SAMPLE_INTERVAL } from "../../api/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
-import { MAX_ARRAY_TASKS } from "../../api/array.ts";
+import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 

@@ -8,7 +8,7 @@
 import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
-import { isAdmin, type ApiBackend } from "../../api/backend.ts";
+import { isAdmin, scopeMayActOn, type ApiBackend } from "../../api/backend.ts";
 import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
@@ -44,7 +44,7 @@ import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
 import { pageByPage } from "./turns.ts";
-import { DEFAULT_ARRAY_TASKS } from "../../api/array.ts";
+import { DEFAULT_ARRAY_TASKS } from "../../domain/array.ts";
 import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
@@ -215,7 +215,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     listPlans: (q, scope) => {
       if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.getJob(q.jobId)) return undefined;
       const reader = { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };
-      return planStore.list({ ...reader, ...q }).map(({ plan, items }) => planView(plan, items, (id) => jobs.mayActOn(scope, id)));
+      return planStore.list({ ...reader, ...q }).map(({ plan, items }) => planView(plan, items, (id) => scopeMayActOn(scope, id, jobs.row(id))));
     },
     getJob: async (id, waitMs) => {
       if (waitMs) await jobs.whenEnded(id, waitMs);
@@ -250,7 +250,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       log.info(`token issued for user ${user}${admin ? " (admin)" : ""}`);
       return t;
     },
-    mayActOn: (scope, id) => jobs.mayActOn(scope, id),
+    mayActOn: (scope, id) => scopeMayActOn(scope, id, jobs.row(id)),
     mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
     metrics: () => metrics.render(),
     timeline: (windowSec) => timeline(views, windowSec * 1000),

@@ -7,7 +7,6 @@ import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../domain/refusal.ts";
-import { isAdmin, type Scope } from "../../api/backend.ts";
 import { type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
 import { mayBecome, type FinalState } from "../../domain/job.ts";
 
@@ -19,8 +18,8 @@ import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { StoreUnavailable } from "../../store/db.ts";
-import { compressIndices, parseArraySpec } from "../../api/array.ts";
-import { parseDependency, type DependencySpec } from "../../api/dependency.ts";
+import { compressIndices, parseArraySpec } from "../../domain/array.ts";
+import { parseDependency, type DependencySpec } from "../../domain/dependency.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
@@ -594,14 +593,6 @@ export class Jobs {
     this.effects.watch(changed, now);
     this.effects.schedule();
     return changed.map((j) => j.row.id);
-  }
-
-  /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
-  mayActOn(scope: Scope, id: number): boolean {
-    if (isAdmin(scope) || scope === id) return true;
-    const row = this.state.jobs.get(id)?.row ?? this.store.getJob(id);
-    if (typeof scope === "object") return row !== undefined && row.user === scope.user;
-    return row?.submittedBy === scope;
   }
 
   /** Resolves once job `id` is no longer active, or after `ms`. */

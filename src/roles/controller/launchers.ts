@@ -1,6 +1,6 @@
 /** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
 import { notYourJob, Refusal } from "../../api/errors.ts";
-import type { Scope } from "../../api/backend.ts";
+import { scopeMayActOn, type Scope } from "../../api/backend.ts";
 import { LauncherToController, PROTOCOL_REFUSED, type ControllerToLauncher } from "../../api/launcher.ts";
 import type { StepCreate, StepGrant } from "../../api/schemas.ts";
 import { decode } from "../../proto/channel.ts";
@@ -61,7 +61,7 @@ export class LauncherHub {
       this.follow(conn, jobId);
       return;
     }
-    if (!this.jobs.mayActOn(scope, msg.jobId)) {
+    if (!scopeMayActOn(scope, msg.jobId, this.jobs.row(msg.jobId))) {
       conn.send(errorOf(notYourJob(scope, msg.jobId), msg.t === "step.create" || msg.t === "adopt" ? msg.req : undefined));
       return;
     }

@@ -3,7 +3,7 @@
  * `afterany:12`, `after:12`, `singleton`, joined by `,` (all must hold) or `?` (any may). A job is
  * `12` (for an array: all of its tasks) or `12_3` (one task).
  */
-import type { DependencyType } from "../sched/eligibility.ts";
+import type { DependencyType } from "./job-options.ts";
 
 export interface JobRef {
   job: number;
