@@ -46,6 +46,15 @@ export interface LedgerTx {
 
 const newRuntime = (row: JobRow): JobRuntime => ({ row, nodes: [], launchers: new Set(), spawnedSteps: new Map() });
 
+type AllocationEvent = Extract<LedgerEvent, { t: "started" | "allocated" | "released" }>;
+
+/** A job's nodes, in rank order, after an event that changes its allocation. */
+function allocationAfter(nodes: readonly string[], e: AllocationEvent): string[] {
+  if (e.t === "started") return [...e.nodes];
+  if (e.t === "allocated") return [...nodes, ...e.nodes];
+  return nodes.filter((n) => !e.nodes.includes(n));
+}
+
 /** Applies one committed event to memory: the only code that changes jobs' rows, allocations and node ownership. */
 export function reduce(state: ClusterState, e: LedgerEvent): void {
   if (e.t === "submitted") {
@@ -76,18 +85,19 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
   };
   switch (e.t) {
     case "started":
-      Object.assign(row, { state: "RUNNING", startTime: e.at, reason: null, nodes: e.nodes.length, nextStep: e.nextStep, output: e.output, error: e.error, timeLimit: e.timeLimit });
-      job.nodes = [...e.nodes];
+      Object.assign(row, { state: "RUNNING", startTime: e.at, reason: null, nextStep: e.nextStep, output: e.output, error: e.error, timeLimit: e.timeLimit });
       job.waitReason = undefined;
+      job.nodes = allocationAfter(job.nodes, e);
+      row.nodes = job.nodes.length;
       own(e.nodes);
       return;
     case "allocated":
-      job.nodes = [...job.nodes, ...e.nodes];
+      job.nodes = allocationAfter(job.nodes, e);
       row.nodes = job.nodes.length;
       own(e.nodes);
       return;
     case "released":
-      job.nodes = job.nodes.filter((n) => !e.nodes.includes(n));
+      job.nodes = allocationAfter(job.nodes, e);
       row.nodes = job.nodes.length;
       disown(e.nodes);
       return;
@@ -153,14 +163,17 @@ export class Ledger {
         events.push({ t: "started", jobId: job.row.id, nodes: [...nodes], at, ...f });
       },
       allocated: (job, nodes, at) => {
-        s.openAllocation(job.row.id, nodes, at, this.sizeAfter(job, events));
-        s.setNodes(job.row.id, this.sizeAfter(job, events) + nodes.length);
-        events.push({ t: "allocated", jobId: job.row.id, nodes: [...nodes] });
+        const e: AllocationEvent = { t: "allocated", jobId: job.row.id, nodes: [...nodes] };
+        const held = this.holdsAfter(job, events);
+        s.openAllocation(job.row.id, nodes, at, held.length);
+        s.setNodes(job.row.id, allocationAfter(held, e).length);
+        events.push(e);
       },
       released: (job, nodes, at) => {
+        const e: AllocationEvent = { t: "released", jobId: job.row.id, nodes: [...nodes] };
         s.closeAllocation(job.row.id, at, nodes);
-        s.setNodes(job.row.id, this.sizeAfter(job, events) - nodes.filter((n) => this.holdsAfter(job, events).includes(n)).length);
-        events.push({ t: "released", jobId: job.row.id, nodes: [...nodes] });
+        s.setNodes(job.row.id, allocationAfter(this.holdsAfter(job, events), e).length);
+        events.push(e);
       },
       state: (job, state) => {
         s.setState(job.row.id, state);
@@ -188,17 +201,8 @@ export class Ledger {
 
   /** The nodes `job` holds once the events recorded so far in this transaction apply. */
   private holdsAfter(job: JobRuntime, events: readonly LedgerEvent[]): string[] {
-    let nodes = [...job.nodes];
-    for (const e of events) {
-      if (e.t === "submitted" || e.t === "held" || e.jobId !== job.row.id) continue;
-      if (e.t === "started") nodes = [...e.nodes];
-      else if (e.t === "allocated") nodes = [...nodes, ...e.nodes];
-      else if (e.t === "released") nodes = nodes.filter((n) => !e.nodes.includes(n));
-    }
-    return nodes;
-  }
-
-  private sizeAfter(job: JobRuntime, events: readonly LedgerEvent[]): number {
-    return this.holdsAfter(job, events).length;
+    let nodes: readonly string[] = job.nodes;
+    for (const e of events) if ((e.t === "started" || e.t === "allocated" || e.t === "released") && e.jobId === job.row.id) nodes = allocationAfter(nodes, e);
+    return [...nodes];
   }
 }
