@@ -15,9 +15,9 @@ export class DatabaseTooNew extends Error {}
 /**
  * A write the database cannot take now: its disk is full, it is read-only, or the disk failed
  * (SQLITE_FULL, SQLITE_READONLY*, SQLITE_IOERR*), or it is refused while the store is known to be
- * so. Nothing of the write was kept. The message says why and what to do (the guard words it).
+ * so. Nothing of the write was kept. A refusal like any other (the API's 503); the message says why
+ * and what to do (the guard words it).
  */
-/** The store takes no writes: a refusal like any other (the API's 503), with the SQLite code that failed. */
 export class StoreUnavailable extends Refusal {
   constructor(
     /** SQLITE_FULL, SQLITE_READONLY... */

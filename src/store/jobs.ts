@@ -133,7 +133,6 @@ function prepare(db: Db) {
   };
 }
 
-/** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
 /** Statements on all the tasks of an array at once, in SQL (drizzle has no INSERT ... SELECT over json_each). */
 function prepareTaskCopies(db: Db) {
   const names = Object.values(getTableColumns(jobs)).map((c) => c.name);
@@ -143,13 +142,14 @@ function prepareTaskCopies(db: Db) {
     /** Copies task row `?2` once per task id of the JSON list `?1`. */
     copyTasks: db.$client.prepare(`INSERT INTO jobs (${cols}, "array_task_id") SELECT ${copied.map((n) => `j."${n}"`).join(", ")}, t.value FROM jobs j, json_each(?1) t WHERE j.id = ?2 ORDER BY t.key`),
     taskIds: db.$client.prepare<{ id: number }, [number]>(`SELECT id FROM jobs WHERE array_job_id = ?1 ORDER BY id`),
-    /** An event for every task of array `?1` but its first: message `?4` + "ARRAY_TASK" + `?5` (when `?5` is not null). */
+    /** An event for every task of array `?1` but its first: message `?4`, or `?4` + "ARRAYID_TASKID" + `?5` when `?5` is not null. */
     taskEvents: db.$client.prepare(
       `INSERT INTO job_events (job_id, time, kind, message) SELECT id, ?2, ?3, CASE WHEN ?5 IS NULL THEN ?4 ELSE ?4 || array_job_id || '_' || array_task_id || ?5 END FROM jobs WHERE array_job_id = ?1 AND id != ?1 ORDER BY id`,
     ),
   };
 }
 
+/** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
 export class JobStore {
   private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies>;
   /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
@@ -419,8 +419,12 @@ export class JobStore {
   /** When jobs older than the newest `limit` match the filter: the `before` that lists them (the oldest of those `limit`). */
   nextBefore(filter: JobFilter): number | undefined {
     const where = this.filterOf(filter);
-    const nth = (n: number) => this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
-    return nth(filter.limit) === undefined ? undefined : nth(filter.limit - 1);
+    return this.nthNewest(where, filter.limit) === undefined ? undefined : this.nthNewest(where, filter.limit - 1);
+  }
+
+  /** The id of the `n`th newest job (0: the newest) among those `where` selects. */
+  private nthNewest(where: ReturnType<JobStore["filterOf"]>, n: number): number | undefined {
+    return this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
   }
 
   /**
@@ -429,11 +433,10 @@ export class JobStore {
    */
   *jobPages(filter: JobFilter, pageSize = 200): Generator<JobListRow[]> {
     const where = this.filterOf(filter);
-    const nth = (n: number) => this.db.select({ id: jobs.id }).from(jobs).where(where).orderBy(desc(jobs.id)).limit(1).offset(n).get()?.id;
-    const newest = nth(0);
+    const newest = this.nthNewest(where, 0);
     if (newest === undefined) return;
     // Just before the oldest of the newest `limit`, or before all if there are fewer.
-    let after = (nth(filter.limit - 1) ?? 0) - 1;
+    let after = (this.nthNewest(where, filter.limit - 1) ?? 0) - 1;
     for (;;) {
       const rows = this.db.select(listColumns).from(jobs).where(and(where, gt(jobs.id, after), lte(jobs.id, newest))).orderBy(asc(jobs.id)).limit(pageSize).all();
       if (rows.length > 0) yield this.withShared(rows, SHARED_BY_TASKS.filter((k) => k !== "script" && k !== "env"));
