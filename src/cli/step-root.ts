@@ -3,6 +3,7 @@ import { defineCommand } from "./command.ts";
 import { guard, UsageError } from "./common.ts";
 import { MAX_STEP_ROOT_START_BYTES, StepRootStart } from "../proto/step-root.ts";
 import { runCommandRoot } from "../roles/launcher/command-root.ts";
+import { isCommandStart } from "../roles/launcher/launch.ts";
 
 /** stdin, up to `max` bytes. */
 async function readStdin(max: number): Promise<string> {
@@ -33,7 +34,8 @@ export default defineCommand({
       }
       const start = StepRootStart.safeParse(json);
       if (!start.success) throw new UsageError(`invalid start on stdin: ${start.error.issues.map((i) => `${i.path.join(".") || "(root)"}: ${i.message}`).join("; ")}`);
-      if (start.data.job.kind !== "command" || !start.data.job.argv || !start.data.job.cred) throw new UsageError("invalid start on stdin: job: a command job with argv and a step credential");
-      return runCommandRoot(start.data);
+      const job = start.data.job;
+      if (!isCommandStart(job)) throw new UsageError("invalid start on stdin: job: a command job with argv and a step credential");
+      return runCommandRoot({ ...start.data, job });
     }),
 });

@@ -9,7 +9,7 @@ import type { JobStart } from "../../proto/agent.ts";
 import type { PeerPool } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
 import { ApiClient, type TrustedCa } from "../../api/client.ts";
-import { ControllerLink, fileSink, Launch } from "../launcher/index.ts";
+import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } from "../launcher/index.ts";
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 
@@ -91,27 +91,14 @@ export class JobRunner {
   }
 
   private command(job: JobStart): void {
-    if (!job.cred || !job.argv) throw new Error("a command job needs argv and a step credential");
+    if (!isCommandStart(job)) throw new Error("a command job needs argv and a step credential");
     // Created with the user's rights, as the batch script's: the file is theirs, and a path
     // (or a symlink planted on it) reaches only what they may write.
     const runAs = identityFor(job.user);
     const sink = fileSink(job.output, { label: false, error: job.error, openAs: (open) => asUser(runAs, open) });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
-    const launch = new Launch({
-      link,
-      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic, sampleInterval: job.sampleInterval },
-      argv: job.argv,
-      env: job.env,
-      cwd: job.cwd,
-      fanout: this.ctx.fanout,
-      pmi: "both",
-      connect: (addr) => this.ctx.pool.get(addr),
-      sink,
-      outputFile: { node: this.ctx.name, path: job.output, error: job.error },
-      spawnWait: 30,
-      reportPrimary: false,
-    });
+    const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.pool.get(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
     this.launches.set(job.id, launch);
     void launch.run().then((r) => {
       this.launches.delete(job.id);

@@ -11,7 +11,7 @@ import { PeerPool } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
 import { ControllerLink } from "./controller-link.ts";
 import { isFinal } from "../../domain/job.ts";
-import { Launch } from "./launch.ts";
+import { commandLaunch, type CommandStart } from "./launch.ts";
 import { fileSink } from "./output.ts";
 
 const log = logger("launcher");
@@ -21,7 +21,7 @@ const REPORT_FOR_MS = 60_000;
 const REPORT_EVERY_MS = 5_000;
 
 /** Runs step 0 of the job to its end and reports it; returns its exit code. */
-export async function runCommandRoot(s: StepRootStart): Promise<number> {
+export async function runCommandRoot(s: StepRootStart & { job: CommandStart }): Promise<number> {
   const job = s.job;
   const ca = s.ca === undefined ? undefined : { pem: s.ca, path: "the controller's cluster CA" };
   const link = new ControllerLink(new ApiClient(s.controller, job.jobEnv.EBB_TOKEN ?? "", ca), job.id, (m) => log.warn(m, { job: job.id }));
@@ -31,19 +31,7 @@ export async function runCommandRoot(s: StepRootStart): Promise<number> {
   try {
     const sink = fileSink(job.output, { label: false, error: job.error });
     const pool = new PeerPool(s.ca);
-    const launch = new Launch({
-      link,
-      grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred!, jobEnv: job.jobEnv, elastic: job.elastic, sampleInterval: job.sampleInterval },
-      argv: job.argv!,
-      env: job.env,
-      cwd: job.cwd,
-      fanout: s.fanout,
-      pmi: "both",
-      connect: (addr) => pool.get(addr),
-      sink,
-      spawnWait: 30,
-      reportPrimary: false,
-    });
+    const launch = commandLaunch(job, { link, fanout: s.fanout, connect: (addr) => pool.get(addr), sink });
     // Cancelled, timed out or failed by the controller: the ranks are being killed; stop waiting for them.
     const offState = link.onState((st) => {
       if (isFinal(st.state)) launch.cancel(`job ${job.id} ${st.state.toLowerCase()}${st.reason ? `: ${st.reason}` : ""}`, 143);

@@ -5,6 +5,6 @@
  * Other roles import the launcher through this file only (test/unit/layers.test.ts).
  */
 export { ControllerLink } from "./controller-link.ts";
-export { Launch } from "./launch.ts";
+export { commandLaunch, isCommandStart, Launch } from "./launch.ts";
 export { fileSink } from "./output.ts";
 export { StepRoot } from "./step-root.ts";

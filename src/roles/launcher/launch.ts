@@ -7,6 +7,7 @@ import type { StepGrant } from "../../api/schemas.ts";
 import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import type { StepCredential } from "../../proto/common.ts";
+import type { JobStart } from "../../proto/agent.ts";
 import { envDigest } from "../../proto/credential.ts";
 import { Adapter } from "./adapter.ts";
 import type { ControllerLink } from "./controller-link.ts";
@@ -30,6 +31,29 @@ export interface LaunchOptions {
   spawnWait: number;
   /** Report ended steps to the controller (spawned ones always are: their nodes go back). */
   reportPrimary: boolean;
+}
+
+/** A command job's start: what its step 0 is launched from. */
+export type CommandStart = JobStart & { argv: string[]; cred: StepCredential };
+
+/** Whether `job` can be launched as a command job's step 0: it has its argv and its step credential. */
+export const isCommandStart = (job: JobStart): job is CommandStart => job.kind === "command" && job.argv !== undefined && job.cred !== undefined;
+
+/**
+ * The launch of a command job's step 0 from its start (the controller's JobStart), wherever its
+ * root runs: in its first node's agent, or on the controller's host.
+ */
+export function commandLaunch(job: CommandStart, o: Pick<LaunchOptions, "link" | "fanout" | "connect" | "sink" | "outputFile">): Launch {
+  return new Launch({
+    ...o,
+    grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic, sampleInterval: job.sampleInterval },
+    argv: job.argv,
+    env: job.env,
+    cwd: job.cwd,
+    pmi: "both",
+    spawnWait: 30,
+    reportPrimary: false,
+  });
 }
 
 /** What one started step gives: its root, when its ranks all run, and when it ends. */
