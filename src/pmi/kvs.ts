@@ -46,16 +46,20 @@ export class CountedKvs implements KvsSize {
     return this.map.has(key);
   }
 
+  /** What `set(key, value)` adds: a key (0 or 1) and bytes (fewer than none when a value shrinks). */
+  private growth(key: string, value: string): KvsSize {
+    const old = this.map.get(key);
+    return old === undefined ? { keys: 1, bytes: entryBytes(key, value) } : { keys: 0, bytes: utf8Bytes(value) - utf8Bytes(old) };
+  }
+
   /** The size after `set(key, value)`, without setting it. */
   sizeWith(key: string, value: string, base: KvsSize = this): KvsSize {
-    const old = this.map.get(key);
-    if (old === undefined) return { keys: base.keys + 1, bytes: base.bytes + entryBytes(key, value) };
-    return { keys: base.keys, bytes: base.bytes + utf8Bytes(value) - utf8Bytes(old) };
+    const g = this.growth(key, value);
+    return { keys: base.keys + g.keys, bytes: base.bytes + g.bytes };
   }
 
   set(key: string, value: string): void {
-    const old = this.map.get(key);
-    this.total += old === undefined ? entryBytes(key, value) : utf8Bytes(value) - utf8Bytes(old);
+    this.total += this.growth(key, value).bytes;
     this.map.set(key, value);
   }
 
@@ -63,11 +67,9 @@ export class CountedKvs implements KvsSize {
   sizeWithAll(entries: Readonly<Record<string, string>>, base: KvsSize = this): KvsSize {
     let { keys, bytes } = base;
     for (const [k, v] of Object.entries(entries)) {
-      const old = this.map.get(k);
-      if (old === undefined) {
-        keys++;
-        bytes += entryBytes(k, v);
-      } else bytes += utf8Bytes(v) - utf8Bytes(old);
+      const g = this.growth(k, v);
+      keys += g.keys;
+      bytes += g.bytes;
     }
     return { keys, bytes };
   }
