@@ -1,4 +1,3 @@
-import { JOB_STATES } from "../domain/job.ts";
 import { MAX_NAME, MAX_USER } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, whenFlag } from "./common.ts";

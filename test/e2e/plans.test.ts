@@ -33,11 +33,7 @@ afterAll(async () => {
   await c?.stop();
 });
 
-async function submitAs(token: string, body: Record<string, unknown>): Promise<number> {
-  const r = await c.api("POST", "/v1/jobs", { cwd: "/tmp", output: "/dev/null", argv: ["true"], ...body }, token);
-  if (r.status !== 201) throw new Error(`submit: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json.id;
-}
+const submitAs = (token: string, body: Record<string, unknown>) => c.submit({ cwd: "/tmp", output: "/dev/null", argv: ["true"], ...body }, token);
 
 const plansOf = async (query = "", token: string = c.token) => {
   const r = await c.api("GET", `/v1/plans${query}`, undefined, token);

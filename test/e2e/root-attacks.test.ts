@@ -82,11 +82,7 @@ afterAll(async () => {
   if (base) rmSync(base, { recursive: true, force: true });
 });
 
-async function submitAs(user: string, body: Record<string, unknown>): Promise<number> {
-  const r = await c.api("POST", "/v1/jobs", { cwd: join(base, user), ...body }, tokens[user]!);
-  if (r.status !== 201) throw new Error(`submit as ${user}: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json.id;
-}
+const submitAs = (user: string, body: Record<string, unknown>) => c.submit({ cwd: join(base, user), ...body }, tokens[user]!);
 
 async function endOf(id: number): Promise<{ state: string; reason: string | null }> {
   const end = await c.waitJob(id, ENDED, 60_000);

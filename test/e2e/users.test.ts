@@ -42,11 +42,7 @@ afterAll(async () => {
   if (base) rmSync(base, { recursive: true, force: true });
 });
 
-async function submitAs(user: string, body: Record<string, unknown>): Promise<number> {
-  const r = await c.api("POST", "/v1/jobs", { cwd: join(base, user), ...body }, tokens[user]!);
-  if (r.status !== 201) throw new Error(`submit as ${user}: ${r.status} ${JSON.stringify(r.json)}`);
-  return r.json.id;
-}
+const submitAs = (user: string, body: Record<string, unknown>) => c.submit({ cwd: join(base, user), ...body }, tokens[user]!);
 
 test("ebb nodes says whom jobs run as: their users, since the agent runs as root", async () => {
   const r = await c.ebb(["nodes"]);

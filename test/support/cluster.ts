@@ -169,8 +169,9 @@ export class TestCluster {
     return { status: res.status, json: text ? JSON.parse(text) : undefined };
   }
 
-  async submit(body: Record<string, unknown>): Promise<number> {
-    const r = await this.api("POST", "/v1/jobs", { cwd: this.dir, ...body });
+  /** Submits a job (with the cluster's token, or `token`) and returns its id; anything but 201 throws. */
+  async submit(body: Record<string, unknown>, token = this.token): Promise<number> {
+    const r = await this.api("POST", "/v1/jobs", { cwd: this.dir, ...body }, token);
     if (r.status !== 201) throw new Error(`submit failed: ${r.status} ${JSON.stringify(r.json)}`);
     return r.json.id as number;
   }

@@ -12,7 +12,7 @@ import { SpawnQueue } from "../../src/roles/controller/spawns.ts";
 import { ClusterState } from "../../src/roles/controller/state.ts";
 import { DEFAULT_LIMITS } from "../../src/sched/config.ts";
 import { POLICIES, resolveConfig, type PolicyName } from "../../src/sched/config.ts";
-import { pendingView } from "../../src/sched/pending.ts";
+import { pendingView, type JobRequest } from "../../src/sched/pending.ts";
 import { makePlan, type Snapshot } from "../../src/sched/plan.ts";
 import { SimCluster } from "../../src/sim/cluster.ts";
 import { handleEvent } from "../../src/sim/events.ts";
@@ -23,17 +23,8 @@ import type { JobRow } from "../../src/store/jobs.ts";
 
 const NODES = 16;
 
-/** What a job asked for: the fields a controller row and a simulator job both have. */
-interface Asked {
-  id: number;
-  nodes: number;
-  minNodes: number;
-  maxNodes: number;
-  elastic: boolean;
-  timeLimit: number;
-  submitTime: number;
-  sizes?: number[];
-}
+/** What a job asked for: the fields a controller row and a simulator job both have (pending.ts). */
+type Asked = Omit<JobRequest, "exclude" | "nodelist" | "sizes"> & { sizes?: number[] };
 
 const ASKED: Asked[] = [
   // elastic, its range above the size it asked for

@@ -181,8 +181,7 @@ export class AgentHub {
     // The agent's own listening socket on the address it connected from needs no reachability
     // check; in a TLS cluster its certificate is checked all the same.
     const own = !msg.advertised && hostOf(msg.addr) === peer.replace(/^::ffff:/, "");
-    const down = own && this.agentCa === undefined ? undefined : await unreachable(msg.addr, this.agentCa);
-    return down;
+    return own && this.agentCa === undefined ? undefined : await unreachable(msg.addr, this.agentCa);
   }
 
   private hello(conn: AgentSession, msg: Hello): boolean {

@@ -11,7 +11,7 @@ import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
 import type { PlanResize } from "../../sched/plan.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
-import { limitRatio, rescaleLimit, type LimitRatio } from "../../sched/limits.ts";
+import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
