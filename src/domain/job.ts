@@ -1,12 +1,13 @@
 /** A job's states and kinds, and which state may follow which: the one list every layer uses. */
 
-export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const;
+export const JOB_STATES = ["PENDING", "RUNNING", "ADAPTING", "COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"] as const;
 export type JobState = (typeof JOB_STATES)[number];
 
 /** States of a job that still holds (or waits for) nodes. */
 export const ACTIVE_STATES = ["PENDING", "RUNNING", "ADAPTING"] as const satisfies readonly JobState[];
 /** States a job ends in; none of them is ever left. */
-export const FINAL_STATES = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"] as const satisfies readonly JobState[];
+/** OUT_OF_MEMORY: a process of the job went over its memory (the cgroup's OOM killer ended it). */
+export const FINAL_STATES = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"] as const satisfies readonly JobState[];
 export type FinalState = (typeof FINAL_STATES)[number];
 
 export const isActive = (s: string): boolean => (ACTIVE_STATES as readonly string[]).includes(s);
@@ -33,6 +34,7 @@ const NEXT: Record<JobState, readonly JobState[]> = {
   CANCELLED: [],
   TIMEOUT: [],
   NODE_FAIL: [],
+  OUT_OF_MEMORY: [],
 };
 
 export const mayBecome = (from: JobState, to: JobState): boolean => NEXT[from].includes(to);

@@ -3,6 +3,14 @@ import { z } from "zod";
 import { JobId, NodeRef, Signal, StepCredential } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 
+/** A job's share of one node (domain/resources.ts NodeShare without the node's name). */
+export const Share = z.object({
+  cores: z.array(z.int().nonnegative()).max(65536),
+  memMiB: z.int().nonnegative(),
+  gpus: z.array(z.int().nonnegative()).max(1024),
+});
+export type Share = z.infer<typeof Share>;
+
 
 /** What the first node of a batch or command job needs to run it. */
 export const JobStart = z.object({
@@ -47,6 +55,10 @@ export const AgentToController = tagged({
     advertised: z.boolean().optional(),
     /** Whom jobs run as here: "job-user" (the agent is root), else the agent's own user name. */
     runAs: z.string().optional(),
+    /** GPUs by index, each with its type or null (detected or `--gres`); absent: none. */
+    gpus: z.array(z.string().max(32).nullable()).max(1024).optional(),
+    /** Node features (`--features`), for jobs' `--constraint`. */
+    features: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/)).max(64).optional(),
   }),
   "heartbeat": () => ({ jobs: z.array(JobId) }),
   /**
@@ -61,6 +73,12 @@ export const AgentToController = tagged({
   /** An EPOP program's structure (JSON, once) or progress (program counter, iteration, bound). */
   "program": () => ({ jobId: JobId, structure: z.string().max(65536).optional(), pc: z.int().nonnegative().optional(), iteration: z.int().nonnegative().optional(), bound: z.int().nonnegative().optional() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
+  /**
+   * What a job used on this node, read from its cgroup when its processes are gone (sent once, before
+   * its job.cleaned or after its job.exit): CPU seconds, peak memory, and how many processes the
+   * kernel's OOM killer ended (> 0: the job went over its memory).
+   */
+  "job.usage": () => ({ jobId: JobId, cpuSec: z.number().nonnegative(), peakMemMiB: z.number().nonnegative(), oomKills: z.int().nonnegative() }),
   "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 });
 export type AgentToController = MessageOf<typeof AgentToController>;
@@ -80,6 +98,11 @@ export const ControllerToAgent = tagged({
    * a job's end (or the node leaving it) revokes its credentials here.
    */
   "alloc": () => ({ jobId: JobId.nullable(), user: z.string().nullable().optional() }),
+  /**
+   * Every job this node is allocated to now, with its share (replaces `alloc` when nodes are shared).
+   * Step credentials are honoured only for these jobs; the agent confines each job to its share.
+   */
+  "shares": () => ({ jobs: z.array(z.object({ jobId: JobId, user: z.string().nullable(), share: Share })).max(4096) }),
   "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional(), error: z.string().max(500).optional() }),
 });
 export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;
