@@ -12,6 +12,7 @@ import { forestParents } from "../../src/cfg/nest.ts";
 import { rankLoops, reduceNode, type NodeCfg, type RankCfg } from "../../src/cfg/node.ts";
 import { OpType } from "../../src/cfg/types.ts";
 import { efficiency } from "../../src/model/efficiency.ts";
+import { JobCfgs } from "../../src/roles/controller/cfg.ts";
 import { mulberry32, type Rng } from "../../src/sim/random.ts";
 
 /** A program: calls at fixed sites (a call's site is where it is written, as a return address). */
@@ -268,4 +269,18 @@ describe("nesting is a forest at every level (seeded random call traces)", () =>
       expectJob(observeCfg(undefined, mergeCfg([node, reduceNode(tables.map((t) => ({ ...t, rank: t.rank + 4 })))]), 8));
     }
   });
+});
+
+test("a job's CFG stored by an older build with two loops each other's parent is read back as a forest", () => {
+  const series = { n: 1, mean: 1, m2: 0, min: 1, max: 1, recent: [1] };
+  const loop = (key: string, parent: string) => ({
+    key, head: 1, ranks: [0], visitCounts: [[5, 1]], visits: 5, iterations: 4, loopTime: 10, mpiTime: 2, last: 1, parent, reentries: 0,
+    distributed: true, iterTime: 2.5, mpiPerIter: 0.5, mtct: 0.25, iter: series, mpi: series,
+  });
+  const doc = { steps: [], ntasks: 1, samples: [], cfg: { ntasks: 1, current: "a", loops: [loop("a", "b"), loop("b", "a")] } };
+  const cfgs = new JobCfgs({ save: () => {}, all: () => [{ jobId: 7, data: doc }] });
+  cfgs.restore();
+  const loops = cfgs.get(7)!.loops;
+  expectForest(loops);
+  expect(loops.map((l) => [l.key, l.parent])).toEqual([["a", null], ["b", "a"]]);
 });
