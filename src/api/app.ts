@@ -106,6 +106,8 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts(), store: backend.storage() }));
+  // Public, like the health route: Swagger UI and client generators fetch it by its URL alone.
+  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));
 
   app.use("/v1/*", async (c, next) => {
     const header = c.req.header("authorization") ?? "";
@@ -124,8 +126,6 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const scope = c.get("scope");
     if (!backend.mayActOn(scope, id)) throw notYourJob(scope, id);
   };
-
-  app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));
 
   app.post("/v1/jobs", async (c) => {
     const req = await body(c, JobSubmit);

@@ -88,7 +88,7 @@ const OPERATIONS: Record<string, Operation> = {
     errors: [401],
   },
   "GET /v1/health": { operationId: "getHealth", summary: "Liveness (no auth)", open: true, ok: { status: 200, description: "controller is up", json: () => Health }, errors: [] },
-  "GET /v1/openapi.json": { operationId: "getOpenApi", summary: "This document", ok: { status: 200, description: "OpenAPI 3.1", json: () => z.record(z.string(), z.unknown()) }, errors: [401] },
+  "GET /v1/openapi.json": { operationId: "getOpenApi", summary: "This document (no auth)", open: true, ok: { status: 200, description: "OpenAPI 3.1", json: () => z.record(z.string(), z.unknown()) }, errors: [] },
   "POST /v1/jobs": { operationId: "submitJob", summary: "Submit a job", body: () => JobSubmit, ok: { status: 201, description: "job id", json: () => SubmitResult }, errors: WITH_BODY },
   "POST /v1/jobs/test": {
     operationId: "testJob",

@@ -287,7 +287,7 @@ export const JobView = z.lazy(() =>
     endTime: z.string().nullable(),
     exitCode: z.int().nullable(),
     allocation: z.array(z.string()),
-    /** Elastic jobs: communication over computation time of the latest sampling window. */
+    /** Running jobs: communication over computation time of the latest sampling window (null before the first, or when none came in the last two windows). */
     mtct: z.number().nullable(),
     /** Pending jobs: the reason's longer account (which job, what time, which nodes). */
     reasonDetail: z.string().nullable(),
@@ -447,8 +447,12 @@ export const JobDetail = z.lazy(() =>
     limitHistory: z.array(z.object({ time: z.string(), from: z.int(), to: z.int(), reason: z.string() })),
     /** The scheduler's plan items for this job (the newest 100, oldest first): what was planned, and what became of it. */
     plans: z.array(JobPlanItem),
-    /** Elastic jobs: MTCT per sampling window, oldest first. */
+    /**
+     * MTCT per sampling window, oldest first: of the job's current distributed loop (CFG
+     * monitoring, any job), else of an elastic job's probe-to-probe timing. What the scheduler reads.
+     */
     samples: z.array(z.object({ time: z.string(), mtct: z.number(), iterations: z.int() })),
+    /** Seconds per sampling window (the job's --sample-interval, else the controller's). */
     sampleInterval: z.number().nullable(),
     elasticSettings: ElasticSettings.nullable(),
     /** The job's CFG of communication loops; null when nothing was reported. */

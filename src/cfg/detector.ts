@@ -69,7 +69,7 @@ export interface CfgSample {
   /** First and latest visit of the head: TLT = (last - created) / visits. */
   created: number;
   last: number;
-  /** Total MPI time of calls whose immediate loop head is this head. */
+  /** MPI time of the process from the head's detection to this visit (nested loops included). */
   tmt: number;
   /** Since the previous sample of this head (or its detection): iterations, wall time, MPI time. */
   windowIterations: number;
@@ -101,7 +101,10 @@ export interface CfgNodeRow {
    */
   detected: number;
   detectedVisits: number;
-  /** For a head: the total MPI time of its loop (immediate members only). */
+  /**
+   * For a head: the MPI time since its detection, inclusive — every call in the loop's span, its
+   * nested loops' included, as TLT includes their time (README: "Inclusive MPI time").
+   */
   tmt: number;
   /** For a head: `tmt` as it was at its last visit (the MPI time from detection to `last`). */
   tmtLast: number;
@@ -153,7 +156,8 @@ export class Detector {
   private last = new Float64Array(0);
   private lastStep = new Float64Array(0);
   private iterStart = new Float64Array(0);
-  private tmt = new Float64Array(0);
+  /** Per head: the process's MPI time total at its detection. */
+  private mpiAtDetect = new Float64Array(0);
   private offset = new Float64Array(0);
   private offsetN = new Float64Array(0);
   private tmtAtLast = new Float64Array(0);
@@ -161,7 +165,8 @@ export class Detector {
   private detV = new Float64Array(0);
   private sVisits = new Float64Array(0);
   private sTime = new Float64Array(0);
-  private sTmt = new Float64Array(0);
+  /** Per head: the process's MPI time total at its previous sample. */
+  private sMpi = new Float64Array(0);
   private succSite = new Float64Array(0);
   private succNode = new Int32Array(0);
   private succKind = new Uint8Array(0);
@@ -174,6 +179,8 @@ export class Detector {
   private stepNo = -1;
   private prev = -1;
   private cur = -1;
+  /** The process's MPI time so far: each loop's TMT is its growth over the loop's span. */
+  private mpi = 0;
   private nextSampleAt: number;
   private nextEventAt: number;
   private eventBits = 0;
@@ -211,7 +218,7 @@ export class Detector {
     this.last = grown(this.last, n);
     this.lastStep = grown(this.lastStep, n);
     this.iterStart = grown(this.iterStart, n);
-    this.tmt = grown(this.tmt, n);
+    this.mpiAtDetect = grown(this.mpiAtDetect, n);
     this.offset = grown(this.offset, n);
     this.offsetN = grown(this.offsetN, n);
     this.tmtAtLast = grown(this.tmtAtLast, n);
@@ -219,7 +226,7 @@ export class Detector {
     this.detV = grown(this.detV, n);
     this.sVisits = grown(this.sVisits, n);
     this.sTime = grown(this.sTime, n);
-    this.sTmt = grown(this.sTmt, n);
+    this.sMpi = grown(this.sMpi, n);
     this.succSite = grown(this.succSite, n * SLOTS, Number.NaN);
     this.succNode = grown(this.succNode, n * SLOTS, -1);
     this.succKind = grown(this.succKind, n * SLOTS);
@@ -243,11 +250,11 @@ export class Detector {
   }
 
   /**
-   * Adds MPI time to the loop of the last step (for callers that time overlapping calls once,
-   * at their settlement, and step with tExit = tEntry).
+   * Adds MPI time (for callers that time overlapping calls once, at their settlement, and step
+   * with tExit = tEntry).
    */
   addTime(dt: number): void {
-    if (this.cur >= 0 && dt > 0) this.tmt[this.cur]! += dt;
+    if (dt > 0) this.mpi += dt;
   }
 
   /** Changes the sampling interval; the running timer is restarted from `now`. */
@@ -290,7 +297,7 @@ export class Detector {
       if (t0 >= this.nextSampleAt) this.sample(n, t0);
       if (this.eventBits !== 0 && t0 >= this.nextEventAt) this.flush(t0);
       this.iterStart[n] = this.stepNo;
-      this.tmtAtLast[n] = this.tmt[n]!;
+      this.tmtAtLast[n] = this.mpi - this.mpiAtDetect[n]!;
     } else if (h >= 0) {
       if (kind === Kind.BodyReentry) this.iterStart[h] = this.stepNo;
       else if (this.lastStep[h] === this.iterStart[h]) {
@@ -298,7 +305,7 @@ export class Detector {
         this.offsetN[n]!++;
       }
     }
-    if (h >= 0) this.tmt[h]! += t1 - t0;
+    if (t1 > t0) this.mpi += t1 - t0;
     this.last[n] = t0;
     this.lastStep[n] = this.stepNo;
     this.tpos = (this.tpos + 1) & (TRAIL - 1);
@@ -316,14 +323,14 @@ export class Detector {
       visits: this.visits[h]!,
       created: this.created[h]!,
       last: t,
-      tmt: this.tmt[h]!,
+      tmt: this.mpi - this.mpiAtDetect[h]!,
       windowIterations: iterations,
       windowTime: t - this.sTime[h]!,
-      windowMpi: this.tmt[h]! - this.sTmt[h]!,
+      windowMpi: this.mpi - this.sMpi[h]!,
     });
     this.sVisits[h] = this.visits[h]!;
     this.sTime[h] = t;
-    this.sTmt[h] = this.tmt[h]!;
+    this.sMpi[h] = this.mpi;
     this.nextSampleAt = t + this.interval;
   }
 
@@ -372,6 +379,7 @@ export class Detector {
     if (n === undefined) {
       if (this.size >= this.capacity) {
         this.skipped++;
+        if (t1 > t0) this.mpi += t1 - t0;
         this.tpos = (this.tpos + 1) & (TRAIL - 1);
         this.trail[this.tpos] = -1;
         this.prev = -1;
@@ -462,7 +470,8 @@ export class Detector {
     this.detV[n] = this.visits[n]! + 1;
     this.sVisits[n] = this.visits[n]! + 1;
     this.sTime[n] = t;
-    this.sTmt[n] = this.tmt[n]!;
+    this.sMpi[n] = this.mpi;
+    this.mpiAtDetect[n] = this.mpi;
     this.iterStart[n] = this.stepNo;
   }
 
@@ -502,7 +511,7 @@ export class Detector {
         last: this.last[i]!,
         detected: this.detT[i]!,
         detectedVisits: this.detV[i]!,
-        tmt: this.tmt[i]!,
+        tmt: f & HEAD ? this.mpi - this.mpiAtDetect[i]! : 0,
         tmtLast: this.tmtAtLast[i]!,
         offset: this.offset[i]!,
         offsetCount: this.offsetN[i]!,

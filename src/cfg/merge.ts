@@ -4,8 +4,9 @@
  * associative and commutative, so every level of the launch tree applies the same function.
  * Over time, per loop: mean, variance, min, max and a recent vector of the iteration time and
  * the MPI time per iteration. A loop present at every rank is a *distributed loop*; the
- * SPMD-phase model reads the current one (the distributed loop whose head ran last).
+ * SPMD-phase model reads the current one (the outermost distributed loop whose head ran last).
  */
+import { ancestors, forest, forestParents } from "./nest.ts";
 import { addCounts, mode, type NodeCfg, type ReducedLoop } from "./node.ts";
 
 /** Combines node (or subtree) CFGs into one. */
@@ -26,9 +27,12 @@ export function mergeCfg(parts: readonly NodeCfg[]): NodeCfg {
       const r = e.loop;
       for (const k of l.ranks) e.ranks.add(k);
       const low = l.ranks.length > 0 ? Math.min(...l.ranks) : Number.POSITIVE_INFINITY;
-      if (low < e.lowest) {
+      // The lowest rank's view names the head and the parent: each rank's nesting is a forest,
+      // and a parent is a loop of the same rank, so parents taken this way make no cycle.
+      if (low < e.lowest || (low === e.lowest && before(l.parent, r.parent))) {
         e.lowest = low;
         r.head = l.head;
+        r.parent = l.parent;
       }
       addCounts(e.counts, l.visitCounts);
       r.iterations += l.iterations;
@@ -36,7 +40,6 @@ export function mergeCfg(parts: readonly NodeCfg[]): NodeCfg {
       r.mpiTime += l.mpiTime;
       r.reentries += l.reentries;
       if (l.last > r.last) r.last = l.last;
-      if (r.parent === null && l.parent !== null) r.parent = l.parent;
     }
   }
   const loops = [...byKey.values()].map(({ loop, counts, ranks }) => {
@@ -46,7 +49,12 @@ export function mergeCfg(parts: readonly NodeCfg[]): NodeCfg {
     return loop;
   });
   loops.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return { loops };
+  return { loops: forest(loops) };
+}
+
+/** Order of two reports' parents when their lowest ranks tie (one rank in two steps): any fixed order. */
+function before(a: string | null, b: string | null): boolean {
+  return a !== b && (b === null || (a !== null && a < b));
 }
 
 /** Running statistics of one quantity: Welford mean/variance, extremes, the newest values. */
@@ -95,7 +103,7 @@ export interface JobCfg {
   /** Number of ranks of the job when observed. */
   ntasks: number;
   loops: JobLoop[];
-  /** Key of the current distributed loop (the one whose head ran last), if any. */
+  /** Key of the current distributed loop (the outermost one whose head ran last), if any. */
   current: string | null;
 }
 
@@ -139,9 +147,22 @@ export function observeCfg(prev: JobCfg | undefined, merged: NodeCfg, ntasks: nu
       mpi,
     };
   });
+  return { ntasks, loops, current: outermostActive(loops) };
+}
+
+/**
+ * The SPMD phase the job is in: among the distributed loops not nested in another distributed
+ * loop, the one whose head ran last. A time-step loop is current while its halo loops run.
+ */
+function outermostActive(loops: readonly JobLoop[]): string | null {
+  const parent = forestParents(loops);
+  const distributed = new Set(loops.filter((l) => l.distributed).map((l) => l.key));
   let current: JobLoop | undefined;
-  for (const l of loops) if (l.distributed && (!current || l.last > current.last || (l.last === current.last && l.iterations > current.iterations))) current = l;
-  return { ntasks, loops, current: current?.key ?? null };
+  for (const l of loops) {
+    if (!l.distributed || ancestors(parent, l.key).some((a) => distributed.has(a))) continue;
+    if (!current || l.last > current.last || (l.last === current.last && l.iterations > current.iterations)) current = l;
+  }
+  return current?.key ?? null;
 }
 
 /** The MTCT the SPMD-phase model uses: the current distributed loop's, if there is one. */

@@ -8,6 +8,7 @@
  *      and MPI time are summed, the visit count is the mode.
  */
 import type { CfgNodeRow } from "./detector.ts";
+import { KeyForest, forest } from "./nest.ts";
 import { OP_TYPE_NAMES, collapsible, type OpType } from "./types.ts";
 
 /** One rank's table, as the detector (or the C library's shared-memory block) gives it. */
@@ -39,7 +40,10 @@ export interface ReducedLoop {
   mpiTime: number;
   /** Latest head visit over the ranks, epoch ms (which loop is current). */
   last: number;
-  /** Key of the loop this one is nested in, if any (by head chain or by a re-entry from it). */
+  /**
+   * Key of the loop this one is nested in, if any (by head chain or by a re-entry from it), as the
+   * lowest rank that runs it sees it. The loops' parents form a forest (`nest.ts`).
+   */
   parent: string | null;
   /** Unexpected re-entries into the loop, summed over ranks. */
   reentries: number;
@@ -288,8 +292,11 @@ export function rankLoops(cfg: RankCfg): RankLoop[] {
     if (!sorted) members.subarray(from, to).sort((a, b) => before(rows, h, a, b));
     keys.set(h, cachedSignature(rows, members, from, to));
   }
-  // Nesting the dissertation's way: a member of loop L re-enters another loop's body. The first
-  // such row (in table order) names L's parent.
+  // Nesting, as a forest over this rank's loop keys (two loops of one rank may share a key).
+  // First by the head chain: a loop whose head is a body node of another is nested in it. Then,
+  // for loops that have no parent that way, the dissertation's reading of Fig. 10.2: a member of
+  // loop L re-enters another loop's body, so L ran inside that loop's iteration. The first such
+  // row (in table order) names L's candidate; a candidate that would make a cycle is refused.
   viaReentry.fill(-1, 0, n);
   for (let i = 0; i < n; i++) {
     const r = rows[i]!;
@@ -297,18 +304,25 @@ export function rankLoops(cfg: RankCfg): RankLoop[] {
     const src = index.get(r.reentrySource);
     if (src < 0) continue;
     const target = r.head ? i : r.headOf === null ? -1 : index.get(r.headOf);
-    if (target < 0) continue;
+    if (target < 0 || !rows[target]!.head) continue;
     // The loops `src` is a member of: its own (if a head) and its head's.
     if (rows[src]!.head && viaReentry[src] === -1 && target !== src) viaReentry[src] = target;
     const p = parentOf[src]!;
     if (p >= 0 && viaReentry[p] === -1 && target !== p) viaReentry[p] = target;
   }
+  const nesting = new KeyForest();
+  for (let h = 0; h < n; h++) {
+    const head = rows[h]!;
+    if (!head.head || !head.body || head.headOf === null) continue;
+    const p = index.get(head.headOf);
+    if (p >= 0 && rows[p]!.head) nesting.propose(keys.get(h)!, keys.get(p)!);
+  }
+  for (let h = 0; h < n; h++) if (rows[h]!.head && viaReentry[h]! >= 0) nesting.propose(keys.get(h)!, keys.get(viaReentry[h]!)!);
   const origin = cfg.origin ?? 0;
   const out: RankLoop[] = [];
   for (let h = 0; h < n; h++) {
     const head = rows[h]!;
     if (!head.head) continue;
-    const parentHead = head.body ? (head.headOf === null ? -1 : index.get(head.headOf)) : viaReentry[h]!;
     let reentries = 0;
     for (let k = start[h]!; k < start[h + 1]!; k++) reentries += rows[members[k]!]!.re;
     out.push({
@@ -321,7 +335,7 @@ export function rankLoops(cfg: RankCfg): RankLoop[] {
       mpiTime: head.tmtLast,
       last: origin + head.last / 1e6,
       reentries,
-      parentKey: parentHead < 0 ? null : (keys.get(parentHead) ?? null),
+      parentKey: nesting.parentOf(keys.get(h)!),
     });
   }
   return out;
@@ -359,6 +373,7 @@ export function reduceNode(ranks: readonly RankCfg[]): NodeCfg {
       if (l.rank < e.lowest) {
         e.lowest = l.rank;
         r.head = l.head;
+        r.parent = parent;
       }
       e.counts.set(l.visits, (e.counts.get(l.visits) ?? 0) + 1);
       r.iterations += l.iterations;
@@ -366,7 +381,6 @@ export function reduceNode(ranks: readonly RankCfg[]): NodeCfg {
       r.mpiTime += l.mpiTime;
       r.reentries += l.reentries;
       if (l.last > r.last) r.last = l.last;
-      if (r.parent === null && parent !== null && parent !== l.key) r.parent = parent;
     }
   }
   const loops = [...byKey.values()].map(({ loop, counts }) => {
@@ -376,7 +390,7 @@ export function reduceNode(ranks: readonly RankCfg[]): NodeCfg {
     return loop;
   });
   loops.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
-  return { loops };
+  return { loops: forest(loops) };
 }
 
 /** "0-3,5,7-8" */

@@ -1,5 +1,6 @@
 /** `ebb show`'s CFG section: the job's communication loops as a table (nesting by indentation). */
 import type { JobDetail } from "../api/schemas.ts";
+import { forestParents } from "../cfg/nest.ts";
 import { table } from "../util/table.ts";
 
 type Cfg = NonNullable<JobDetail["cfg"]>;
@@ -11,9 +12,9 @@ export function cfgSection(cfg: JobDetail["cfg"]): string {
   if (!cfg.monitored) return `\nCommunication loops: not monitored (${cfg.reason ?? "no reason given"})\n`;
   if (cfg.loops.length === 0) return "\nCommunication loops: none detected\n";
   const byParent = new Map<string | null, Cfg["loops"]>();
-  const keys = new Set(cfg.loops.map((l) => l.key));
+  const parent = forestParents(cfg.loops);
   for (const l of cfg.loops) {
-    const p = l.parent !== null && keys.has(l.parent) ? l.parent : null;
+    const p = parent.get(l.key) ?? null;
     (byParent.get(p) ?? byParent.set(p, []).get(p)!).push(l);
   }
   const rows: string[][] = [];

@@ -48,10 +48,8 @@ export default defineCommand({
       text += field("Output", j.output);
       text += field("Error", j.error);
       text += field("Command", j.argv?.join(" "));
-      if (j.elastic) {
-        if (j.elasticSettings) text += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
-        text += field("MTCT", j.mtct === null ? "(no timing samples yet)" : `${j.mtct.toFixed(4)}  (communication / computation, latest ${j.sampleInterval} s window)`);
-      }
+      if (j.elastic && j.elasticSettings) text += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
+      if (j.elastic || j.samples.length > 0) text += field("MTCT", mtctText(j));
       if (j.allocationHistory.length > 0) {
         text += "\nAllocation history:\n";
         for (const a of j.allocationHistory) text += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
@@ -92,6 +90,15 @@ export default defineCommand({
       out(text);
     }),
 });
+
+/** The MTCT line, from the same samples the "Timing samples" list shows. */
+export function mtctText(j: Pick<JobDetail, "mtct" | "samples" | "sampleInterval" | "endTime">): string {
+  const latest = j.samples.at(-1);
+  if (latest === undefined) return j.endTime === null ? "(no timing samples yet)" : "(no timing samples)";
+  const what = "communication / computation";
+  if (j.mtct !== null) return `${j.mtct.toFixed(4)}  (${what}, latest ${j.sampleInterval} s window)`;
+  return `${latest.mtct.toFixed(4)}  (${what}, the last sample, at ${latest.time}${j.endTime === null ? "; none since" : ""})`;
+}
 
 /** The phase list of an EPOP program, `>` at the current phase, a bar for a bounded elastic phase. */
 export function programText(p: NonNullable<JobDetail["program"]>): string {

@@ -4,6 +4,7 @@
  * SPMD model predicts the best efficiency for the time spent (`kneeNodes`); the same for the job,
  * over its outermost loops weighted by the time spent in them.
  */
+import { forestParents } from "../cfg/nest.ts";
 import { kneeNodes } from "./scaling.ts";
 
 export interface LoopTimes {
@@ -47,8 +48,8 @@ function of(nodes: number, loopTime: number, mpiTime: number): { commShare: numb
 export function efficiency(nodes: number, loops: readonly LoopTimes[]): Efficiency | undefined {
   const timed = loops.filter((l) => l.loopTime > 0);
   if (timed.length === 0) return undefined;
-  const keys = new Set(timed.map((l) => l.key));
-  const outer = timed.filter((l) => l.parent === null || !keys.has(l.parent) || l.parent === l.key);
+  const parent = forestParents(timed);
+  const outer = timed.filter((l) => parent.get(l.key) === null);
   const loopTime = outer.reduce((a, l) => a + l.loopTime, 0);
   const mpiTime = outer.reduce((a, l) => a + Math.min(Math.max(0, l.mpiTime), l.loopTime), 0);
   return { nodes, ...of(nodes, loopTime, mpiTime), loops: timed.map((l) => ({ key: l.key, ...of(nodes, l.loopTime, l.mpiTime) })) };

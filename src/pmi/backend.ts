@@ -9,7 +9,10 @@ export interface PmiRankInfo {
   kvsname: string;
   /** PMI-2 `job-getid`. */
   jobId: string;
-  /** `get_universe_size`; -1 means unlimited. The elastic maximum belongs here. */
+  /**
+   * `get_universe_size`: the most ranks the job may grow to (an elastic job's maximum). -1: not
+   * known — PMI-2's `universeSize` is then not found, and MPICH leaves MPI_UNIVERSE_SIZE unset.
+   */
   universeSize: number;
   /** Created by spawn: PMI-2 then reports `spawner-jobid`; the agent also sets `PMI_SPAWNED=1`. */
   spawned: boolean;

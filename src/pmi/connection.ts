@@ -227,7 +227,8 @@ export class PmiConnection {
       if (unread > MAX_REPLY_BACKLOG) return this.fail(`client does not read its replies: ${unread} bytes of replies unread`);
     }
     if (o.wire === 2) this.wire = 2;
-    if (o.fail !== undefined) return this.fail(o.fail);
+    // A failure that has its answer (a refused init) lets the answer out before closing.
+    if (o.fail !== undefined) return this.fail(o.fail, o.reply === undefined);
     if (o.close) this.shutdown();
   }
 
@@ -253,9 +254,12 @@ export class PmiConnection {
     }
     const [v, sv]: [number, number] = mode === "pmi2" ? [2, 0] : [1, 1];
     const asked = `${m.get("pmi_version") ?? "?"}.${m.get("pmi_subversion") ?? "?"}`;
-    return {
-      reply: formatV1("response_to_init", [["pmi_version", v], ["pmi_subversion", sv], ["rc", -1], ["msg", `unsupported_PMI_version_${asked}`]]),
-    };
+    const reply = formatV1("response_to_init", [["pmi_version", v], ["pmi_subversion", sv], ["rc", -1], ["msg", `unsupported_PMI_version_${asked}`]]);
+    // A client of the version this step does not serve: say so to the user, not only to the client
+    // (MPICH's answer to the refusal is an abort with a code that names nothing).
+    const other = version === 1 && mode === "pmi2" ? 1 : version === 2 && mode === "pmi1" ? 2 : undefined;
+    if (other !== undefined) return { reply, fail: `this MPI speaks PMI-${other}; use --mpi pmi${other} or both` };
+    return { reply };
   }
 
   /** PMI_PORT handshake: Hydra's 4-line reply. */
@@ -316,12 +320,12 @@ export class PmiConnection {
     return b;
   }
 
-  private fail(detail: string): void {
+  private fail(detail: string, discard = true): void {
     if (!this.open) return;
     const b = this.backend;
     const rank = this.rank;
     const message = `PMI protocol error from ${rank !== undefined ? `rank ${rank}` : "an unidentified PMI connection"}: ${detail}`;
-    this.shutdown(true);
+    this.shutdown(discard);
     try {
       if (b) b.protocolError(message);
       else this.opts.onError?.(message);

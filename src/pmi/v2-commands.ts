@@ -70,7 +70,7 @@ function dispatch(m: PmiMessage, b: PmiBackend): Result {
     }
     case "info-getjobattr": {
       const key = need(m, "key");
-      const value = b.jobAttr(key) ?? (key === "universeSize" ? String(info.universeSize) : undefined);
+      const value = b.jobAttr(key) ?? (key === "universeSize" && info.universeSize >= 0 ? String(info.universeSize) : undefined);
       return v2Reply(m, found(value));
     }
     case "info-putnodeattr": {

@@ -50,7 +50,11 @@ export const StepSpec = z.lazy(() =>
      * of sending them up the tree: a command job's output file, on the node that writes it anyway.
      */
     outputFile: z.object({ node: z.string().min(1), path: z.string().min(1), error: z.string().min(1).optional() }).optional(),
-    /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
+    /**
+     * Universe size reported to PMI clients (MPI_UNIVERSE_SIZE): what an elastic job may grow to,
+     * its maximum nodes' slots. Absent for rigid jobs, which no resize can grow: the attribute is
+     * then unset, as under Hydra when nothing tells it the slots.
+     */
     universeSize: z.int().positive().optional(),
     /** Keys every rank finds in its KVS before the first fence. */
     preput: Kvs.optional(),

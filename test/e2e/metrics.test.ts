@@ -17,8 +17,10 @@ const tokenFile = join(scratch, "metrics.token");
 writeFileSync(tokenFile, `${METRICS_TOKEN}\n`, { mode: 0o600 });
 
 let c: TestCluster;
+let startedAround = 0;
 beforeAll(async () => {
   c = new TestCluster({ agents: 0, controllerArgs: ["--metrics-token", tokenFile, "--log-format", "json"] });
+  startedAround = Date.now() / 1000;
   await c.startController();
   for (const n of ["node01", "node02", "node03"]) c.startAgent(n, ["--log-format", "json"]);
   await c.waitNodes(3, "IDLE");
@@ -49,6 +51,32 @@ describe("/metrics", () => {
     expect(m.get("ebb_nodes")?.type).toBe("GAUGE");
     expect(value(m, "ebb_nodes", { state: "IDLE" })).toBe(3);
     expect(value(m, "ebb_jobs_started_total")).toBe(0);
+  });
+
+  test("the process families: CPU time, resident memory, file descriptors, start time, event-loop lag", async () => {
+    const pid = c.controller.pid;
+    const first = await metrics();
+    const m = await metrics();
+    for (const [name, type] of [
+      ["process_cpu_seconds_total", "COUNTER"],
+      ["process_resident_memory_bytes", "GAUGE"],
+      ["process_open_fds", "GAUGE"],
+      ["process_max_fds", "GAUGE"],
+      ["process_start_time_seconds", "GAUGE"],
+      ["ebb_event_loop_lag_seconds", "GAUGE"],
+    ] as const)
+      expect([name, m.get(name)?.type]).toEqual([name, type]);
+    expect(value(m, "process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(value(m, "process_cpu_seconds_total")).toBeGreaterThanOrEqual(value(first, "process_cpu_seconds_total"));
+    // What the kernel says of the controller's process.
+    const rssKiB = Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]);
+    expect(value(m, "process_resident_memory_bytes")).toBeGreaterThan((rssKiB * 1024) / 2);
+    expect(value(m, "process_resident_memory_bytes")).toBeLessThan(rssKiB * 1024 * 2);
+    expect(Math.abs(value(m, "process_open_fds") - readdirSync(`/proc/${pid}/fd`).length)).toBeLessThanOrEqual(5);
+    expect(value(m, "process_max_fds")).toBe(Number(/^Max open files\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/limits`, "utf8"))![1]));
+    expect(value(m, "process_start_time_seconds")).toBeGreaterThan(startedAround - 1);
+    expect(value(m, "process_start_time_seconds")).toBeLessThan(Date.now() / 1000);
+    expect(value(m, "ebb_event_loop_lag_seconds")).toBeGreaterThanOrEqual(0);
   });
 
   test("after a known sequence of jobs, every family says what happened", async () => {

@@ -9,6 +9,7 @@ const hello = await mpi("hello");
 const comms = await mpi("comms");
 const pmi2Client = await pmi2();
 const gated = await mpi("gated");
+const universe = await mpi("universe");
 
 let c: TestCluster;
 beforeAll(async () => {
@@ -66,6 +67,12 @@ describe.skipIf(!hello)("hello + MPI_Allreduce", () => {
     const r = await c.ebb(["run", "-N", "2", "-n", "2", "--mpi=pmi1", hello!]);
     expect(r.code).toBe(0);
     expect(parse(r.stdout, "hello")).toHaveLength(2);
+  });
+
+  test("--mpi=pmi2 with MPICH 4.0 (a PMI-1 client): the step fails saying what to use", async () => {
+    const r = await c.ebb(["run", "-N", "1", "-n", "1", "--mpi=pmi2", hello!]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("this MPI speaks PMI-1; use --mpi pmi1 or both");
   });
 
   test("MPICH's PMI version switch (MPIR_CVAR_PMI_VERSION=2): hello + allreduce", async () => {
@@ -134,5 +141,23 @@ describe.skipIf(!pmi2Client)("the PMI-2 wire with a real PMI-2 client (Slurm's l
       expect(o.map).toBe("(vector,(0,2,2))");
       expect(o.leader).toBe(o.node);
     }
+  });
+});
+
+describe.skipIf(!universe)("MPI_UNIVERSE_SIZE", () => {
+  test("a rigid job cannot grow: unset, as under Hydra with no slot count", async () => {
+    const r = await c.ebb(["run", "-N", "2", "-n", "4", universe!]);
+    expect(r.code).toBe(0);
+    const out = parse(r.stdout, "universe");
+    expect(out).toHaveLength(4);
+    for (const o of out) expect(o).toMatchObject({ size: "4", set: "0" });
+  });
+
+  test("an elastic job: what it may grow to, its maximum nodes' slots", async () => {
+    const r = await c.ebb(["run", "-N", "2", "--tasks-per-node", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", universe!]);
+    expect(r.code).toBe(0);
+    const out = parse(r.stdout, "universe");
+    expect(out).toHaveLength(4);
+    for (const o of out) expect(o).toMatchObject({ size: "4", set: "1", universe: "6" });
   });
 });

@@ -127,10 +127,16 @@ describe("PMI-1 replies", () => {
     expect(await w.ask("cmd=init pmi_version=3 pmi_subversion=0\n")).toBe(
       "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1 msg=unsupported_PMI_version_3.0\n",
     );
-    const only2 = new Wire({ backend: fakeBackend(), mode: "pmi2" });
+    // A client of the version the step does not serve: the refusal, then the user is told what to do.
+    const b2 = fakeBackend();
+    const only2 = new Wire({ backend: b2, mode: "pmi2" });
     expect(await only2.ask(V1_INIT)).toBe("cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=-1 msg=unsupported_PMI_version_1.1\n");
-    const only1 = new Wire({ backend: fakeBackend(), mode: "pmi1" });
+    expect(b2.calls.protocolErrors).toEqual(["PMI protocol error from rank 3: this MPI speaks PMI-1; use --mpi pmi1 or both"]);
+    expect(only2.closedByServer).toBe(true);
+    const b1 = fakeBackend();
+    const only1 = new Wire({ backend: b1, mode: "pmi1" });
     expect(await only1.ask(V2_INIT)).toBe("cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1 msg=unsupported_PMI_version_2.0\n");
+    expect(b1.calls.protocolErrors).toEqual(["PMI protocol error from rank 3: this MPI speaks PMI-2; use --mpi pmi2 or both"]);
   });
 
   test("several requests in one chunk, and one request split over many chunks", async () => {
@@ -209,6 +215,10 @@ describe("PMI-2 replies", () => {
       frame("cmd=info-getjobattr-response;found=TRUE;value=(vector,(0,2,4));rc=0;"),
     );
     expect(await w.ask(frame("cmd=info-getjobattr;key=universeSize;"))).toBe(frame("cmd=info-getjobattr-response;found=TRUE;value=16;rc=0;"));
+    // A job that cannot grow has no universe size: not found (PMI-2), -1 (PMI-1); MPICH leaves the attribute unset.
+    const rigid = await v2(fakeBackend({ universeSize: -1 }));
+    expect(await rigid.ask(frame("cmd=info-getjobattr;key=universeSize;"))).toBe(frame("cmd=info-getjobattr-response;found=FALSE;rc=0;"));
+    expect(await (await v1(fakeBackend({ universeSize: -1 }))).ask("cmd=get_universe_size\n")).toBe("cmd=universe_size size=-1\n");
     expect(await w.ask(frame("cmd=info-getjobattr;key=PMI_hwloc_xmlfile;"))).toBe(frame("cmd=info-getjobattr-response;found=FALSE;rc=0;"));
     expect(await w.ask(frame("cmd=info-putnodeattr;key=shm;value=seg0;"))).toBe(frame("cmd=info-putnodeattr-response;rc=0;"));
     expect(await w.ask(frame("cmd=info-getnodeattr;key=shm;wait=FALSE;"))).toBe(frame("cmd=info-getnodeattr-response;found=TRUE;value=seg0;rc=0;"));

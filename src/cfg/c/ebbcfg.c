@@ -35,6 +35,8 @@ static struct {
   int on, size, prev, cur, tpos, version, dirty;
   uint64_t skipped;
   double step, next_sample, next_event, interval;
+  /* the process's MPI time so far: a loop's TMT is its growth over the loop's span */
+  double mpi;
   double origin_ms;
   const char *file;
   int rank;
@@ -47,7 +49,7 @@ static struct {
   uint8_t type[CAP], flags[CAP], next_slot[CAP];
   int head_of[CAP], tail_of[CAP], re[CAP], re_src[CAP];
   double visits[CAP], created[CAP], last[CAP], last_step[CAP], iter_start[CAP];
-  double tmt[CAP], tmt_last[CAP], det_t[CAP], det_v[CAP], offset[CAP], offset_n[CAP], s_visits[CAP];
+  double mpi_at_det[CAP], tmt_last[CAP], det_t[CAP], det_v[CAP], offset[CAP], offset_n[CAP], s_visits[CAP];
   /* successor cache */
   uintptr_t succ_raw[CAP * SLOTS];
   int succ_node[CAP * SLOTS], succ_ver[CAP * SLOTS];
@@ -129,7 +131,7 @@ static void apply(int n, int kind, double t0, double t1) {
       D.dirty = 0;
     }
     D.iter_start[n] = D.step;
-    D.tmt_last[n] = D.tmt[n];
+    D.tmt_last[n] = D.mpi - D.mpi_at_det[n];
   } else if (h >= 0) {
     if (kind == K_BODYRE) D.iter_start[h] = D.step;
     else if (D.last_step[h] == D.iter_start[h]) {
@@ -137,7 +139,7 @@ static void apply(int n, int kind, double t0, double t1) {
       D.offset_n[n] += 1;
     }
   }
-  if (h >= 0) D.tmt[h] += t1 - t0;
+  if (t1 > t0) D.mpi += t1 - t0;
   D.last[n] = t0;
   D.last_step[n] = D.step;
   D.tpos = (D.tpos + 1) & (TRAIL - 1);
@@ -161,6 +163,7 @@ static void detect(int n, int p, double t) {
     D.flags[x] |= BODY;
   }
   D.det_t[n] = t;
+  D.mpi_at_det[n] = D.mpi;
   D.det_v[n] = D.visits[n] + 1;
   D.s_visits[n] = D.visits[n] + 1;
   D.iter_start[n] = D.step;
@@ -189,6 +192,7 @@ static void slow(uintptr_t ra, int type, double t0, double t1) {
   if (n < 0) {
     if (D.size >= CAP) {
       D.skipped++;
+      if (t1 > t0) D.mpi += t1 - t0;
       D.tpos = (D.tpos + 1) & (TRAIL - 1);
       D.trail[D.tpos] = -1;
       D.prev = -1;
@@ -286,7 +290,7 @@ static void write_table(void) {
     fputc(',', f);
     json_site(f, "reentrySource", D.re_src[i]);
     fprintf(f, ",\"created\":%.0f,\"last\":%.0f,\"detected\":%.0f,\"detectedVisits\":%.0f,\"tmt\":%.0f,\"tmtLast\":%.0f,\"offset\":%.0f,\"offsetCount\":%.0f}",
-            D.created[i], D.last[i], D.det_t[i], D.det_v[i], D.tmt[i], D.tmt_last[i], D.offset[i], D.offset_n[i]);
+            D.created[i], D.last[i], D.det_t[i], D.det_v[i], hd ? D.mpi - D.mpi_at_det[i] : 0.0, D.tmt_last[i], D.offset[i], D.offset_n[i]);
   }
   fputs("]}", f);
   if (fclose(f) == 0) rename(tmp, D.file);

@@ -80,7 +80,7 @@ export class StepPmi {
       appnum: appOf(spec, rank),
       kvsname: `kvs_${spec.jobId}_${spec.stepId}`,
       jobId,
-      universeSize: spec.universeSize ?? size,
+      universeSize: spec.universeSize ?? -1,
       spawned: spec.spawn !== undefined,
       spawnerJobId: spec.spawn?.parent,
       debug: false,
@@ -89,7 +89,7 @@ export class StepPmi {
       c.ranks.map(info),
       {
         exchange: (puts, epoch) => this.exchange(puts, epoch),
-        jobAttr: (key) => (key === "PMI_process_mapping" ? processMapping(spec.tasks) : key === "universeSize" ? String(spec.universeSize ?? size) : undefined),
+        jobAttr: (key) => (key === "PMI_process_mapping" ? processMapping(spec.tasks) : key === "universeSize" && spec.universeSize !== undefined ? String(spec.universeSize) : undefined),
         publish: async (service, port) => {
           const r = await c.names("publish", service, port);
           if (r.error) throw new Error(r.error);

@@ -4,6 +4,7 @@
  * (what the SPMD-phase model reads, ahead of the probe-to-probe timing). Kept in memory.
  */
 import { currentMtct, mergeCfg, observeCfg, variance, type JobCfg, type Series } from "../../cfg/merge.ts";
+import { forest } from "../../cfg/nest.ts";
 import { rankRange, type NodeCfg } from "../../cfg/node.ts";
 import { phaseOfSite } from "../../comm/cfg.ts";
 import { efficiency } from "../../model/efficiency.ts";
@@ -70,7 +71,8 @@ function fromDoc(d: z.infer<typeof EntryDoc>): Entry {
   return {
     steps: new Map(d.steps.map((s) => [s.stepId, s])),
     ntasks: d.ntasks,
-    cfg: d.cfg && { ...d.cfg, loops: d.cfg.loops.map((l) => ({ ...l, mtct: l.mtct ?? Number.POSITIVE_INFINITY, iter: series(l.iter), mpi: series(l.mpi) })) },
+    // forest(): a document stored by a build whose nesting could loop is read as a forest.
+    cfg: d.cfg && { ...d.cfg, loops: forest(d.cfg.loops.map((l) => ({ ...l, mtct: l.mtct ?? Number.POSITIVE_INFINITY, iter: series(l.iter), mpi: series(l.mpi) }))) },
     samples: d.samples,
     monitor: d.monitor,
   };

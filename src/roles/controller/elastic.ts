@@ -385,18 +385,20 @@ export class Elastic {
 
   /**
    * MTCT per sampling window (communication over computation time, summed over ranks), from
-   * `since` (default: the job's last adaptation, as the SPMD-phase model wants).
+   * `since` (default: the job's last adaptation, as the SPMD-phase model wants): what the
+   * scheduler reads, the API's `samples` and `mtct` (the newest, if from the last two windows).
    */
   mtct(jobId: number, sampleInterval: number, since?: number, now = Date.now()): Mtct {
     const windowMs = Math.max(1, sampleInterval * 1000);
-    // The current distributed loop's MTCT (CFG monitoring), when the job has one; else the
-    // probe-to-probe timing.
+    // The current distributed loop's MTCT (CFG monitoring, any job), when the job has one; else
+    // the probe-to-probe timing (elastic jobs only).
     const from = since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0;
     const cfg = this.cfgs.samples(jobId, from);
     if (cfg.length > 0) {
       const recent = cfg.filter((s) => s.time >= now - 2 * windowMs);
       return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples: cfg };
     }
+    if (this.state.jobs.get(jobId)?.row.elastic === false) return { mtct: null, samples: [] };
     const rows = this.estore.perfSince(jobId, since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0);
     const buckets = new Map<number, PerfRow[]>();
     for (const r of rows) {

@@ -119,6 +119,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
   const metrics = new ControllerMetrics({ state, version: VERSION, mtct: (j) => elastic!.mtct(j.row.id, j.row.sampleInterval ?? sampleInterval).mtct, store: health });
+  metrics.process.start();
   let commits = 0;
   store.onCommit = (ms) => {
     commits++;
@@ -297,6 +298,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     async stop() {
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
+      metrics.process.stop();
       health.stop();
       feed!.stop();
       if (purger) clearInterval(purger);

@@ -2,12 +2,14 @@
  * The controller's Prometheus metrics: counters and histograms recorded as things happen (jobs
  * started and ended, submits, scheduling passes, adaptations, SQLite commits), and gauges read
  * from the cluster state at each scrape (jobs and nodes by state, the queue, elastic jobs' sizes
- * and MTCT, agents' heartbeat ages, whether the database takes writes).
+ * and MTCT, agents' heartbeat ages, whether the database takes writes), and the process's own
+ * (CPU, memory, file descriptors, event-loop lag).
  */
 import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../api/metrics.ts";
 import { ACTIVE_STATES, FINAL_STATES } from "../../domain/job.ts";
 import type { AdaptationEnd } from "./elastic.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
+import { ProcessMetrics } from "./process-metrics.ts";
 import { nodeView } from "./views.ts";
 
 const NODE_STATES = ["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"] as const;
@@ -29,6 +31,8 @@ export class ControllerMetrics {
   readonly pass = new Histogram("ebb_scheduling_pass_duration_seconds", "Duration of one batch scheduling pass", FAST_BUCKETS).zero();
   readonly adaptDuration = new Histogram("ebb_adaptation_duration_seconds", "Adaptations from the realloc order to the commit (or the failure), by direction", SLOW_BUCKETS);
   readonly blocked = new Histogram("ebb_adaptation_blocked_seconds", "Time the preexisting ranks of a committed adaptation were held: from their agreement on the iteration to the commit", SLOW_BUCKETS).zero();
+  /** CPU, memory, file descriptors, start time, event-loop lag: its timer runs from `start()` to `stop()`. */
+  readonly process = new ProcessMetrics();
   readonly commit = new Histogram("ebb_sqlite_commit_duration_seconds", "Duration of the controller's SQLite writes, commit included: each transaction, and each single statement run outside one (its own transaction)", FAST_BUCKETS).zero();
 
   constructor(private readonly src: MetricsSources) {
@@ -105,6 +109,7 @@ export class ControllerMetrics {
       gauge("ebb_agent_heartbeat_age_seconds", "Time since each connected agent was last heard from", heartbeat),
       gauge("ebb_store_writable", "1 while the controller's database takes writes; 0 while its disk is full or read-only (writes answer 503, see GET /v1/health)", [{ value: this.src.store.writable ? 1 : 0 }]),
       gauge("ebb_store_deferred_writes", "Reports (jobs' ends, node registrations...) kept in memory until the database takes writes again", [{ value: this.src.store.deferred }]),
+      ...this.process.families(),
     ]);
   }
 }

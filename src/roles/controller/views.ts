@@ -17,7 +17,7 @@ function allocationAt(rows: readonly AllocationRow[], job: JobListRow): string[]
   return held.sort((a, b) => a.position - b.position).map((r) => r.node);
 }
 
-/** What views need beyond job rows: elastic jobs' MTCT and adaptations, and the default sampling interval. */
+/** What views need beyond job rows: jobs' MTCT, elastic jobs' adaptations, and the default sampling interval. */
 export interface ViewContext {
   store: JobStore;
   plans: PlanStore;
@@ -26,8 +26,9 @@ export interface ViewContext {
   sampleInterval: number;
 }
 
+/** A running job's MTCT now: the newest of the samples `jobDetail` lists, if it is recent. */
 function latestMtct(ctx: ViewContext, job: JobListRow): number | null {
-  if (!job.elastic || !ctx.state.jobs.has(job.id)) return null;
+  if (!ctx.state.jobs.has(job.id)) return null;
   return ctx.elastic.mtct(job.id, job.sampleInterval ?? ctx.sampleInterval).mtct;
 }
 
@@ -142,8 +143,8 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
       : [],
     limitHistory: store.limitChangesOf(row.id).map((c) => ({ time: iso(c.time)!, from: c.fromLimit, to: c.toLimit, reason: c.reason })),
     plans: ctx.plans.ofJob(row.id, 100).map(jobPlanItem),
-    samples: row.elastic ? ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })) : [],
-    sampleInterval: row.elastic ? interval : null,
+    samples: ctx.elastic.mtct(row.id, interval, 0).samples.map((s) => ({ time: iso(s.time)!, mtct: s.mtct, iterations: s.iterations })),
+    sampleInterval: interval,
     elasticSettings: row.elasticSettings ?? null,
     cfg: cfgView(ctx.elastic.cfgs.get(row.id), ctx.elastic.cfgs.monitor(row.id), { ended: row.endTime !== null, elastic: row.elastic, nodes: row.nodes }, live?.program?.structure?.phases),
     program: programView(live?.program),
