@@ -6,7 +6,7 @@ import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
 import { DatabaseTooNew } from "../store/db.ts";
 import { StateDirHeld } from "../roles/controller/lock.ts";
 import { ZodError } from "zod";
-import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
+import { SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { DEFAULT_ARRAY_TASKS, MAX_ARRAY_TASKS } from "../domain/array.ts";
 import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";

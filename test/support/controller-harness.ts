@@ -4,7 +4,7 @@
  * database, with agent and launcher sessions that record what they are sent. A test drives it by
  * submitting, passing, and answering as agents and launchers would.
  */
-import type { ControllerToLauncher } from "../../src/api/launcher.ts";
+import type { ControllerToLauncher } from "../../src/proto/launcher.ts";
 import type { ControllerToAgent } from "../../src/proto/agent.ts";
 import { Elastic } from "../../src/roles/controller/elastic.ts";
 import { Eligibility } from "../../src/roles/controller/eligibility.ts";

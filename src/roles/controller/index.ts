@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
-import { isAdmin, scopeMayActOn, type ApiBackend } from "../../api/backend.ts";
+import type { ApiBackend } from "../../api/backend.ts";
+import { isAdmin, scopeMayActOn, type Scope } from "../../domain/scope.ts";
 import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
@@ -45,7 +46,6 @@ import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
 import { pageByPage } from "./turns.ts";
 import { DEFAULT_ARRAY_TASKS } from "../../domain/array.ts";
-import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
 import { timeline } from "./timeline.ts";

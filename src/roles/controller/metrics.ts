@@ -4,7 +4,7 @@
  * from the cluster state at each scrape (jobs and nodes by state, the queue, elastic jobs' sizes
  * and MTCT, agents' heartbeat ages, whether the database takes writes).
  */
-import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../api/metrics.ts";
+import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../util/prometheus.ts";
 import { ACTIVE_STATES, FINAL_STATES } from "../../domain/job.ts";
 import type { AdaptationEnd } from "./elastic.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";

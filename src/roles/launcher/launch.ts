@@ -3,7 +3,7 @@
  * their own grant from the controller, their own KVS holding the parent's pre-put keys, and share
  * the launch's output. The launch ends when every step has; the first failure stops them all.
  */
-import type { StepGrant } from "../../api/schemas.ts";
+import type { StepGrant } from "../../proto/requests.ts";
 import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import type { StepCredential } from "../../proto/common.ts";

@@ -4,10 +4,10 @@
  * creates its steps on this one connection, without an HTTP round trip.
  */
 import { z } from "zod";
-import { AdoptCredential, JobId, NodeRef, StepCredential } from "../proto/common.ts";
-import { tagged, type MessageOf } from "../proto/tagged.ts";
-import { NodeCfg } from "../proto/cfg.ts";
-import { JobState, JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
+import { AdoptCredential, JobId, NodeRef, StepCredential } from "./common.ts";
+import { tagged, type MessageOf } from "./tagged.ts";
+import { NodeCfg } from "./cfg.ts";
+import { JobState, JobSubmit, StepCreate, StepGrant } from "./requests.ts";
 
 /** Numbers a launcher's request so that its answer (step.grant or error) can name it. */
 const RequestId = z.int().nonnegative();
