@@ -51,6 +51,7 @@ import { ControllerMetrics } from "./metrics.ts";
 import { timeline } from "./timeline.ts";
 import { TimelineFeed } from "./timeline-feed.ts";
 import { StoreHealth } from "./storage.ts";
+import { dumpLedgerMemory } from "./memory.ts";
 import { stepRootCa, StepRoots } from "./step-roots.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
@@ -286,6 +287,18 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   }, Math.min(1000, heartbeatMs));
   const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS, health.quietly.bind(health));
 
+  // SIGUSR2: what the ledger holds, to STATE_DIR/memory.json (memory.ts).
+  const memoryFile = join(opts.stateDir, "memory.json");
+  const dumpMemory = () => {
+    try {
+      dumpLedgerMemory(state, memoryFile);
+      log.info(`the ledger's memory is in ${memoryFile}`, { jobs: state.jobs.size });
+    } catch (e) {
+      log.warn(`could not write ${memoryFile}: ${(e as Error).message}`);
+    }
+  };
+  process.on("SIGUSR2", dumpMemory);
+
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
   if (!opts.tls && !["127.0.0.1", "::1", "localhost"].includes(opts.listen.host))
     log.warn(`serving plain HTTP on ${formatHostPort(opts.listen)}: tokens, the cluster key and step credentials cross the network unencrypted; use TLS (ebb up --tls, or --tls-cert/--tls-key)`);
@@ -297,6 +310,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     async stop() {
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
+      process.off("SIGUSR2", dumpMemory);
       health.stop();
       feed!.stop();
       if (purger) clearInterval(purger);
