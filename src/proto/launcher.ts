@@ -84,6 +84,8 @@ export const ControllerToLauncher = tagged({
     removed: z.array(z.string()),
     /** A resize's rank remap, made once by the scheduler's plan (sched/plan.ts); none for a fault. */
     remap: z.object({ staying: z.int().nonnegative(), leaving: z.int().nonnegative(), joining: z.int().nonnegative(), tasks: z.array(z.int().positive()) }).optional(),
+    /** When (ms since the epoch) the adaptation must have committed: every wait of the launcher's ends then, failing it. */
+    deadline: z.number(),
     join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: StepCredential }).optional(),
     fault: z.object({ reason: z.string() }).optional(),
   }),

@@ -59,7 +59,7 @@ export class ControllerHarness {
       },
       this.ledger,
     );
-    this.elastic = new Elastic(this.store, new ElasticStore(db), this.state, this.jobs, this.ledger, "k".repeat(64), { schedule: () => {} });
+    this.elastic = new Elastic(this.store, new ElasticStore(db), this.state, this.jobs, this.ledger, "k".repeat(64), 600_000, { schedule: () => {} });
     const snapshots = new Snapshots(this.state, () => this.elastic, spawns, config, DEFAULT_LIMITS, 60);
     this.applier = new PlanApplier(this.state, this.store, new PlanStore(db), this.jobs, () => this.elastic, spawns, snapshots);
     const applier = this.applier;

@@ -28,7 +28,7 @@ import { lockStateDir } from "./lock.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
-import { Elastic } from "./elastic.ts";
+import { DEFAULT_ADAPT_TIMEOUT_MS, Elastic } from "./elastic.ts";
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { PlanApplier } from "./plan-apply.ts";
 import { Snapshots } from "./snapshot.ts";
@@ -72,6 +72,8 @@ export interface ControllerOptions {
   scheduler?: Partial<ErsConfig>;
   /** Bounds for jobs' own scheduler settings. */
   limits?: AdminLimits;
+  /** How long an adaptation may take before it fails (default 600 s): docs/adaptation.md §9. */
+  adaptTimeoutMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
@@ -192,7 +194,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
+  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, opts.adaptTimeoutMs ?? DEFAULT_ADAPT_TIMEOUT_MS, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.tls?.ca, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope), health);
   health.orLater("plans", () => applier.reconcile());
@@ -282,7 +284,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), agents.checkEveryMs);
   const ticker = setInterval(() => {
     // Not while the store takes no writes: a job that outlives its limit meanwhile ends after.
-    health.quietly(() => jobs.enforceTimeLimits());
+    health.quietly(() => (jobs.enforceTimeLimits(), elastic!.enforceAdaptTimeouts()));
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
   const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS, health.quietly.bind(health));

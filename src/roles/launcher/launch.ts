@@ -162,8 +162,10 @@ export class Launch {
       this.roots.delete(spec.stepId);
       if (report) this.o.link.stepEnded(spec.stepId, r.exitCode, r.failure, this.interrupted);
       if (r.exitCode !== 0 && !this.failure && !this.abandoned.has(root)) {
-        this.failure = { result: r };
         const why = `step ${spec.jobId}.${spec.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`;
+        // A grow's joining step that fails before the commit fails that resize only.
+        if (this.adapter?.joiningFailed(root, why)) return r;
+        this.failure = { result: r };
         this.adapter?.fail(why);
         this.cancel(why, r.exitCode);
       }
