@@ -38,12 +38,19 @@ function sorted(v: unknown): unknown {
 function canonicalRow(row: object): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const k of Object.keys(row).sort()) {
-    const v = sorted((row as Record<string, unknown>)[k]);
-    const json = JSON.stringify(v);
-    out[k] = json !== undefined && json.length > LONG_VALUE ? `sha256:${createHash("sha256").update(json).digest("hex")}` : v;
+    const v = (row as Record<string, unknown>)[k];
+    if (v === null || typeof v !== "object") {
+      out[k] = typeof v === "string" && v.length > LONG_VALUE ? digest(v) : v;
+      continue;
+    }
+    const s = sorted(v);
+    const json = JSON.stringify(s);
+    out[k] = json.length > LONG_VALUE ? digest(json) : s;
   }
   return out;
 }
+
+const digest = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
 
 export function ledgerMemory(state: ClusterState): LedgerMemory {
   const jobs = [...state.jobs.values()].sort((a, b) => a.row.id - b.row.id).map((j) => ({ id: j.row.id, row: canonicalRow(j.row), nodes: [...j.nodes] }));
