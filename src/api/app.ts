@@ -5,11 +5,12 @@
 import { Hono, type Context } from "hono";
 import type { z } from "zod";
 import { describeIssues, firstField } from "../util/zod.ts";
-import { isAdmin, type ApiBackend, type Scope } from "./backend.ts";
-import { badRequest, errorBody, notFound, notYourJob, Refusal, statusOf } from "./errors.ts";
+import type { ApiBackend } from "./backend.ts";
+import { badRequest, errorBody, notFound, Refusal, statusOf } from "./errors.ts";
+import { isAdmin, notYourJob, type Scope } from "../domain/scope.ts";
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
-import { CONTENT_TYPE as METRICS_TYPE } from "./metrics.ts";
+import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";

@@ -1,31 +1,7 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
 import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StepCreate, StepGrant, StoreStatus, TimelineView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
-
-/** A per-user token's caller (`ebb token create`): acts on that user's jobs, or on all as an admin. */
-export interface UserScope {
-  user: string;
-  admin: boolean;
-}
-
-/** Who is calling: the API token ("all"), a job's token (its job id), or a user's token. */
-export type Scope = "all" | number | UserScope;
-
-/** The cluster's API token and admins' tokens act on everything. */
-export function isAdmin(scope: Scope): boolean {
-  return scope === "all" || (typeof scope === "object" && scope.admin);
-}
-
-/**
- * Whether `scope` may act on job `id`, whose row (its user, and the job that submitted it) is
- * `row` (undefined: no such job): an admin on any; a user's token on that user's jobs; a job's
- * token on its job and the jobs it submitted.
- */
-export function scopeMayActOn(scope: Scope, id: number, row: { user: string | null; submittedBy: number | null } | undefined): boolean {
-  if (isAdmin(scope) || scope === id) return true;
-  if (typeof scope === "object") return row !== undefined && row.user === scope.user;
-  return row?.submittedBy === scope;
-}
+import type { Scope } from "../domain/scope.ts";
 
 export interface ApiBackend {
   version: string;

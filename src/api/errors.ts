@@ -5,7 +5,6 @@
  */
 import type { ContentfulStatusCode } from "hono/utils/http-status";
 import { Refusal, type RefusalKind } from "../domain/refusal.ts";
-import type { Scope } from "./backend.ts";
 
 export { badRequest, conflict, forbidden, notFound, Refusal } from "../domain/refusal.ts";
 
@@ -27,14 +26,4 @@ export interface ErrorBody {
 
 export function errorBody(e: Refusal): ErrorBody {
   return { error: { code: e.code, message: e.message, ...(e.field ? { field: e.field } : {}) } };
-}
-
-/** Why `scope` may not act on job `id` (the caller found it may not). */
-export function notYourJob(scope: Scope, id: number): Refusal {
-  if (scope === "all") return new Refusal("forbidden", "forbidden", `job ${id} is not one this token may act on`);
-  return new Refusal(
-    "forbidden",
-    "forbidden",
-    typeof scope === "object" ? `job ${id} is not ${scope.user}'s; a user's token acts on that user's jobs only` : `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`,
-  );
 }

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { AgentToController, ControllerToAgent, REFUSED } from "../proto/agent.ts";
-import { ControllerToLauncher, LauncherToController, PROTOCOL_REFUSED } from "./launcher.ts";
+import { ControllerToLauncher, LauncherToController, PROTOCOL_REFUSED } from "../proto/launcher.ts";
 import {
   DrainRequest,
   DrainResult,

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { ApiClient, ApiClientError, type TrustedCa } from "../api/client.ts";
 import { JOB_STATES } from "../domain/job.ts";
 import { readPem } from "../util/tls.ts";
-import { ElasticSettings, SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
+import { ElasticSettings, SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
 import { expandHostlist } from "../util/hostlist.ts";
 import { parseWhen } from "../util/when.ts";

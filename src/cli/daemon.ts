@@ -6,9 +6,9 @@ import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
 import { DatabaseTooNew } from "../store/db.ts";
 import { StateDirHeld } from "../roles/controller/lock.ts";
 import { ZodError } from "zod";
-import { SAMPLE_INTERVAL } from "../api/elastic-settings.ts";
+import { SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { DEFAULT_ARRAY_TASKS, MAX_ARRAY_TASKS } from "../domain/array.ts";
-import { HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
+import { ADAPT_TIMEOUT, HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
 import { LOG_FORMATS, setLogFormat, type LogFormat } from "../util/log.ts";
@@ -53,7 +53,7 @@ export function listenFlag(value: string, flag = "--listen"): HostPort {
 }
 
 export const controllerTuning = defineArgs({
-  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval}; flags override it", valueHint: "FILE" },
+  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout}; flags override it", valueHint: "FILE" },
   heartbeat: { type: "string", description: "Agent heartbeat interval in seconds; 3 missed make a node DOWN (default 2)", valueHint: "SECONDS" },
   "default-time": { type: "string", description: "Time limit of jobs that give none (default 1:00:00)", valueHint: "TIME" },
   "kill-wait": { type: "string", description: "Seconds between SIGTERM and SIGKILL when a job is cancelled or times out (default 5)", valueHint: "SECONDS" },
@@ -65,6 +65,7 @@ export const controllerTuning = defineArgs({
   "min-samples": { type: "string", description: "Timing samples a job needs since its last adaptation before the scheduler acts on it (default 3)", valueHint: "N" },
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
   "sample-interval": { type: "string", description: "Seconds between jobs' timing and CFG samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
+  "adapt-timeout": { type: "string", description: "Seconds an adaptation (resize or fault) may take: the launcher fails one that has not committed by then, each of its rounds included; the controller fails it 10 s later if the launcher did not report (default 600)", valueHint: "SECONDS" },
   "max-array-tasks": { type: "string", description: `The most tasks one job array may have (default ${DEFAULT_ARRAY_TASKS}, Slurm's MaxArraySize; at most ${MAX_ARRAY_TASKS})`, valueHint: "N" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
   "metrics-token": { type: "string", description: "File holding a token that may read /metrics (as Prometheus' credentials_file); the API token may too", valueHint: "FILE" },
@@ -142,12 +143,14 @@ export function tuning(a: TuningArgs) {
   } catch (e) {
     throw new UsageError(`scheduler settings: ${e instanceof ZodError ? describeIssues(e) : (e as Error).message}`);
   }
+  const adaptTimeout = numberFlag(a["adapt-timeout"], "--adapt-timeout", ADAPT_TIMEOUT) ?? file.adaptTimeout;
   const killWait = a["kill-wait"] === undefined ? file.killWait : intFlag(a["kill-wait"], "--kill-wait", { min: 0 });
   return {
     heartbeatMs: hb === undefined ? undefined : Math.round(hb * 1000),
     defaultTimeLimit: durationFlag(a["default-time"], "--default-time") ?? file.defaultTime,
     killWaitMs: killWait === undefined ? undefined : killWait * 1000,
     sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL) ?? file.sampleInterval,
+    adaptTimeoutMs: adaptTimeout === undefined ? undefined : adaptTimeout * 1000,
     scheduler,
     limits: file.limits,
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,

@@ -29,7 +29,8 @@
  * per sampling interval.
  */
 import { PmiClient } from "../pmi/client.ts";
-import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
+import { cardKey, CMD, ENV, PROTOCOL_VERSION, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
+import { VERSION } from "../util/version.ts";
 import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommError, CommUsageError, InvalidCommError } from "./errors.ts";
 import { startCfg, writeCfg } from "./cfg.ts";
@@ -130,6 +131,8 @@ async function cardsOf(pmi: PmiClient, ranks: Iterable<number>, generation: numb
  */
 export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }> {
   if (st) throw new CommUsageError("initAdapt() was already called");
+  const refused = protocolRefusal(process.env);
+  if (refused) throw new CommUsageError(refused);
   const pmi = await PmiClient.connect();
   const node = process.env.EBB_NODENAME ?? os().hostname();
   const generation = Number(process.env[ENV.generation] ?? 0);
@@ -160,6 +163,18 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
   };
   watchFaults(st, world);
   return { world, status: joining ? "joining" : "new" };
+}
+
+/**
+ * Why this rank may not take part in its elastic step: its agent speaks another protocol version
+ * than this ebb/comm (docs/adaptation.md §10.4); undefined outside an elastic step or when they agree.
+ */
+export function protocolRefusal(env: Record<string, string | undefined>): string | undefined {
+  if (!env[ENV.shm]) return undefined;
+  const theirs = Number(env[ENV.protocol] ?? 0);
+  if (theirs === PROTOCOL_VERSION) return undefined;
+  const which = theirs > PROTOCOL_VERSION ? "build the program with the agent's newer ebb/comm" : "upgrade the node's ebb, or build the program with the ebb/comm of its release";
+  return `the agent speaks adaptation protocol ${theirs}, this program's ebb/comm (ebb ${VERSION}) protocol ${PROTOCOL_VERSION}: ${which}`;
 }
 
 /** In an elastic step, a member's failure revokes the world: nothing on it waits for the dead. */

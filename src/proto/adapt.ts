@@ -27,6 +27,11 @@
  *   ebb-commit               -> (once every rank of old and new world has committed, the window closes)
  *   ebb-perf iterations= loop_ns= comm_ns=
  */
+import { PROTOCOL_VERSION } from "./version.ts";
+
+/** The protocol version the agent passes its ranks (ENV.protocol); initAdapt() refuses another (docs/adaptation.md §10.4). */
+export { PROTOCOL_VERSION };
+
 export const TARGET = 0;
 export const WINDOW_ID = 1;
 export const WINDOW_LENGTH = 2;
@@ -56,6 +61,8 @@ export const ENV = {
   slot: "EBB_ADAPT_SLOT",
   status: "EBB_ADAPT_STATUS",
   generation: "EBB_ADAPT_GENERATION",
+  /** The agent's PROTOCOL_VERSION; absent (an agent older than the check) counts as 0. */
+  protocol: "EBB_ADAPT_PROTOCOL",
   sampleInterval: "EBB_SAMPLE_INTERVAL",
 } as const;
 

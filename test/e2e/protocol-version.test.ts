@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { REFUSED } from "../../src/proto/agent.ts";
-import { PROTOCOL_REFUSED } from "../../src/api/launcher.ts";
+import { PROTOCOL_REFUSED } from "../../src/proto/launcher.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
 import { VERSION } from "../../src/util/version.ts";
 import { join } from "node:path";

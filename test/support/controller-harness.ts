@@ -4,7 +4,7 @@
  * database, with agent and launcher sessions that record what they are sent. A test drives it by
  * submitting, passing, and answering as agents and launchers would.
  */
-import type { ControllerToLauncher } from "../../src/api/launcher.ts";
+import type { ControllerToLauncher } from "../../src/proto/launcher.ts";
 import type { ControllerToAgent } from "../../src/proto/agent.ts";
 import { Elastic } from "../../src/roles/controller/elastic.ts";
 import { Eligibility } from "../../src/roles/controller/eligibility.ts";
@@ -59,7 +59,7 @@ export class ControllerHarness {
       },
       this.ledger,
     );
-    this.elastic = new Elastic(this.store, new ElasticStore(db), this.state, this.jobs, this.ledger, "k".repeat(64), { schedule: () => {} });
+    this.elastic = new Elastic(this.store, new ElasticStore(db), this.state, this.jobs, this.ledger, "k".repeat(64), 600_000, { schedule: () => {} });
     const snapshots = new Snapshots(this.state, () => this.elastic, spawns, config, DEFAULT_LIMITS, 60);
     this.applier = new PlanApplier(this.state, this.store, new PlanStore(db), this.jobs, () => this.elastic, spawns, snapshots);
     const applier = this.applier;

@@ -8,6 +8,7 @@
 import { expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import { Ledger } from "../../src/roles/controller/ledger.ts";
+import { ledgerMemory } from "../../src/roles/controller/memory.ts";
 import { ClusterState, type JobRuntime } from "../../src/roles/controller/state.ts";
 import { openDb } from "../../src/store/db.ts";
 import { JobStore } from "../../src/store/jobs.ts";
@@ -24,13 +25,6 @@ function cluster(): ClusterState {
     state.nodes.set(name, { row: { name, addr: `127.0.0.1:${7000 + i}`, cpus: 4, memoryMb: 1024, status: "UP", drain: null, drainReason: null, registeredAt: 0, updatedAt: 0 } as unknown as NodeRow, lastSeen: 0 });
   }
   return state;
-}
-
-/** What a restart must get back: every active job's row and allocation, and who owns each node. */
-function memory(state: ClusterState) {
-  const jobs = [...state.jobs.values()].sort((a, b) => a.row.id - b.row.id).map((j) => ({ row: { ...j.row }, nodes: [...j.nodes] }));
-  const owners = [...state.nodes.values()].map((n) => [n.row.name, n.jobId ?? null]);
-  return { jobs, owners };
 }
 
 const submission = (now: number, nodes: number) => ({
@@ -135,7 +129,8 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
     // A restart here: a fresh controller's memory from the same store.
     const again = cluster();
     new Ledger(new JobStore(db), again).restore();
-    expect(memory(again)).toEqual(memory(state));
+    // What a restart must get back: every active job's row and allocation, and who owns each node (the controller's SIGUSR2 dump).
+    expect(ledgerMemory(again)).toEqual(ledgerMemory(state));
     checks++;
   }
   expect(submitted).toBeGreaterThanOrEqual(1000);

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { rmSync } from "node:fs";
-import type { ControllerToLauncher } from "../../src/api/launcher.ts";
+import type { ControllerToLauncher } from "../../src/proto/launcher.ts";
 import { openDb } from "../../src/store/db.ts";
 import { ControllerHarness } from "../support/controller-harness.ts";
 

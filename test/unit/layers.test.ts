@@ -3,6 +3,7 @@
  * "Layers": imports point down only; each folder's README says what it must not import). The
  * table below is each folder's allowed imports, with the words they come from; an import outside
  * it, a folder without a rule, or a pure folder reaching for `node:` fails with the file and line.
+ * Some areas open a layer to a few files only (`edge`): the controller's HTTP edge alone uses `api/`.
  */
 import { describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
@@ -14,17 +15,28 @@ const SRC = join(import.meta.dir, "../../src");
 const BELOW_ROLES = ["api", "sched", "model", "cfg", "pmi", "comm", "epop", "tbon", "proto", "store", "domain", "util"];
 
 /**
- * Each area (a folder under src/, each role under roles/ on its own) and what it may import: whole
- * areas, or single files named by their path under src/. Its own area is always allowed.
+ * The controller's HTTP edge: the files that build the API (its backend, the server) and the API's
+ * response bodies (views). The rest of roles/controller/ speaks in domain/ and proto/ terms.
  */
-const RULES: Record<string, { may: readonly string[]; words: string }> = {
+const CONTROLLER_EDGE = ["index.ts", "server.ts", "views.ts", "plan-views.ts", "timeline.ts", "timeline-feed.ts"].map((f) => `roles/controller/${f}`);
+
+/**
+ * Each area (a folder under src/, each role under roles/ on its own) and what it may import: whole
+ * areas, or single files named by their path under src/. Its own area is always allowed. `edge`:
+ * files of the area that may import more (`may`) than the rest of it.
+ */
+const RULES: Record<string, { may: readonly string[]; words: string; edge?: { files: readonly string[]; may: readonly string[]; words: string } }> = {
   "main.ts": { may: ["cli", "util"], words: "ARCHITECTURE: one executable, `ebb`, plays every role, chosen by subcommand (cli/)" },
   cli: {
     may: ["roles", "roles/agent", "roles/controller", "roles/launcher", "roles/remote", "sim", ...BELOW_ROLES],
     words: "ARCHITECTURE: cli/ is the top layer (imports point down only); cli/README: Nothing imports `cli/`",
   },
   roles: { may: BELOW_ROLES, words: "roles/README: Imports: everything below (`api/`, `sched/`, `tbon/`, `proto/`, `store/`, `util/`)" },
-  "roles/controller": { may: ["roles", ...BELOW_ROLES], words: "roles/README: Imports: everything below. Roles never import each other's internals" },
+  "roles/controller": {
+    may: ["roles", ...BELOW_ROLES.filter((a) => a !== "api")],
+    words: "roles/README: Imports: everything below but `api/`, which only the controller's HTTP edge uses. Roles never import each other's internals",
+    edge: { files: CONTROLLER_EDGE, may: ["api"], words: "roles/README: the HTTP edge (index.ts builds the API's backend, server.ts, the views) is the controller's only user of `api/`" },
+  },
   "roles/launcher": { may: ["roles", ...BELOW_ROLES], words: "roles/README: Imports: everything below. Roles never import each other's internals" },
   "roles/remote": { may: ["roles", ...BELOW_ROLES], words: "roles/README: Imports: everything below. Roles never import each other's internals" },
   "roles/agent": {
@@ -92,7 +104,9 @@ function breaks(imp: Import): string | undefined {
   if (target.startsWith("..")) return undefined; // outside src/ (migrations, package.json)
   const to = areaOf(target);
   if (to === from || rule.may.includes(to) || rule.may.includes(target)) return undefined;
-  return `${imp.file}:${imp.line} imports ${target}: ${from}/ may import ${rule.may.join(", ") || "nothing of ebb's"} (${rule.words})`;
+  if (rule.edge?.files.includes(imp.file) && rule.edge.may.includes(to)) return undefined;
+  const edge = rule.edge?.may.includes(to) ? `; only ${rule.edge.files.join(", ")} may import ${to}/ (${rule.edge.words})` : "";
+  return `${imp.file}:${imp.line} imports ${target}: ${from}/ may import ${rule.may.join(", ") || "nothing of ebb's"} (${rule.words})${edge}`;
 }
 
 function sourceFiles(dir: string): string[] {
@@ -117,6 +131,7 @@ describe("layer rules", () => {
       ...importsOf("sched/x.ts", 'import { readFileSync } from "node:fs";'),
       ...importsOf("util/x.ts", 'const m = await import("../sched/plan.ts");'),
       ...importsOf("newfolder/x.ts", 'import "../util/log.ts";'),
+      ...importsOf("roles/controller/jobs.ts", 'import type { JobSubmit } from "../../api/schemas.ts";'),
     ];
     expect(bad.map(breaks)).toEqual([
       "store/schema.ts:1 imports sched/config.ts: store/ may import domain, util (store/README: Must not import anything above it)",
@@ -125,12 +140,15 @@ describe("layer rules", () => {
       expect.stringContaining("sched/x.ts:1 imports node:fs: sched/ is pure"),
       "util/x.ts:1 imports sched/plan.ts: util/ may import nothing of ebb's (util/README: Imports nothing from the rest of `src/`)",
       expect.stringContaining("newfolder/x.ts: no layer rule for newfolder/"),
+      expect.stringContaining("roles/controller/jobs.ts:1 imports api/schemas.ts: roles/controller/ may import roles, sched,"),
     ]);
+    expect(breaks(importsOf("roles/controller/jobs.ts", 'import { x } from "../../api/app.ts";')[0]!)).toContain("only roles/controller/index.ts, roles/controller/server.ts");
     const fine = [
       ...importsOf("roles/agent/jobs.ts", 'import { Launch } from "../launcher/index.ts";'),
       ...importsOf("comm/adapt.ts", 'import { PmiClient } from "../pmi/client.ts";'),
       ...importsOf("sched/x.ts", '/**\n * import { x } from "../roles/controller/index.ts";\n */\nimport type { A } from "./types.ts";'),
+      ...importsOf("roles/controller/views.ts", 'import type { JobView } from "../../api/schemas.ts";'),
     ];
-    expect(fine.map(breaks)).toEqual([undefined, undefined, undefined]);
+    expect(fine.map(breaks)).toEqual([undefined, undefined, undefined, undefined]);
   });
 });

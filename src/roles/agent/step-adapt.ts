@@ -24,7 +24,7 @@
 import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomTag } from "./shm-sweep.ts";
-import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
+import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, PROTOCOL_VERSION, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { adaptMessage, adaptReportOf, AdaptReductions } from "../../tbon/adapt-reduce.ts";
 
@@ -121,6 +121,7 @@ export class StepAdapt {
       [ENV.slot]: String(this.slot.get(rank)),
       [ENV.status]: this.joining ? "joining" : "new",
       [ENV.generation]: String(this.c.spec.elastic.generation),
+      [ENV.protocol]: String(PROTOCOL_VERSION),
       [ENV.sampleInterval]: String(this.c.spec.elastic.sampleInterval),
     };
   }

@@ -4,12 +4,15 @@
  */
 import { readFileSync } from "node:fs";
 import { z } from "zod";
-import { SAMPLE_INTERVAL } from "../../api/elastic-settings.ts";
+import { SAMPLE_INTERVAL } from "../../proto/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
+
+/** Seconds an adaptation may take: the bounds of the config file and the --adapt-timeout flag. */
+export const ADAPT_TIMEOUT = { min: 1, max: 7 * 86_400 } as const;
 
 /** Seconds between an agent's heartbeats: the bounds of the config file and the --heartbeat flag. */
 export const HEARTBEAT = { min: 0.05, max: 3600 } as const;
@@ -25,6 +28,8 @@ export const ControllerConfig = z.strictObject({
   defaultTime: z.int().positive().optional(),
   killWait: z.number().nonnegative().optional(),
   sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
+  /** Seconds an adaptation may take before it fails (default 600). */
+  adaptTimeout: z.number().min(ADAPT_TIMEOUT.min).max(ADAPT_TIMEOUT.max).optional(),
   /** The most tasks one job array may have (default 1001). */
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */

@@ -26,6 +26,14 @@ import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
 const log = logger("controller");
 
+/** How long an adaptation may take unless the controller is told otherwise (--adapt-timeout). */
+export const DEFAULT_ADAPT_TIMEOUT_MS = 600_000;
+/**
+ * How long after an adaptation's deadline the controller waits for its launcher's report before it
+ * fails it itself: the launcher fails it at the deadline and says so (docs/adaptation.md §9).
+ */
+export const ADAPT_REPORT_GRACE_MS = 10_000;
+
 /** An adaptation that ended: its direction, outcome, and the times of its protocol steps (ms since the epoch). */
 export interface AdaptationEnd {
   from: number;
@@ -62,6 +70,8 @@ export class Elastic {
     private readonly jobs: Jobs,
     private readonly ledger: Ledger,
     private readonly clusterKey: string,
+    /** How long an adaptation may take: the launcher fails one that has not committed by then. */
+    private readonly adaptTimeoutMs: number,
     private readonly effects: ElasticEffects,
     cfgStore?: CfgPersistence,
   ) {
@@ -183,6 +193,7 @@ export class Elastic {
       added: added.map(ref),
       removed,
       remap: m,
+      deadline: now + this.adaptTimeoutMs,
       join:
         joinStep === undefined
           ? undefined
@@ -207,9 +218,9 @@ export class Elastic {
     if (!job.nodes.includes(node)) return true;
     const r = job.row;
     const e = job.elastic;
-    // Another node of the same failure, reported by the launcher before the window opened (it
-    // reports only then): the fault adaptation under way loses it too.
-    if (r.elastic && e?.adapting?.fault && r.state === "ADAPTING" && e.tasks && fromLauncher) return this.extendFault(job, node, reason, now);
+    // Another node lost while a fault adaptation is open, reported by the launcher or gone DOWN:
+    // the fault adaptation under way loses it too.
+    if (r.elastic && e?.adapting?.fault && r.state === "ADAPTING" && e.tasks) return this.extendFault(job, node, reason, now, !fromLauncher);
     // A resize under way (grow or shrink, not committed) and a node of the world before it failed:
     // the resize is aborted (a grow's added nodes go back), and the fault adaptation below starts
     // from that world. The launcher aborts its side when it loses the node; a node that a grow added
@@ -253,17 +264,19 @@ export class Elastic {
     e.tasks = tasks;
     this.jobs.killOn(job, [node], why);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
-    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: [node], fault: { reason: why } });
+    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: [node], deadline: now + this.adaptTimeoutMs, fault: { reason: why } });
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${jobId} lost node ${node}; fault adaptation ${have} -> ${survivors.length} nodes`, { job: jobId, node });
     return true;
   }
 
   /**
-   * One more node of a fault adaptation that has not opened its window yet (two nodes lost at
-   * once): it leaves the job as the first did; the launcher's window names both nodes' ranks.
+   * One more node of an open fault adaptation (two nodes lost at once, or one more while the window
+   * is open): it leaves the job as the first did; the launcher's window names both nodes' ranks.
+   * `tell`: the launcher did not report it (the node went DOWN): the fault realloc is sent again,
+   * naming every node removed so far (docs/adaptation.md §7.6).
    */
-  private extendFault(job: JobRuntime, node: string, reason: string, now: number): boolean {
+  private extendFault(job: JobRuntime, node: string, reason: string, now: number, tell: boolean): boolean {
     const r = job.row;
     const e = job.elastic!;
     const a = e.adapting!;
@@ -285,6 +298,10 @@ export class Elastic {
     a.to = survivors.length;
     e.tasks = tasks;
     this.jobs.killOn(job, [node], why);
+    if (tell && e.launcher) {
+      const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
+      e.launcher.send({ t: "realloc", jobId: r.id, adaptId: a.id, nodes: survivors.map(ref), added: [], removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason: why } });
+    }
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
     return true;
@@ -363,6 +380,22 @@ export class Elastic {
     this.store.recordLimitChange(r.id, now, r.timeLimit, next, why);
     this.store.addEvent(r.id, now, "limit", `time limit ${formatDuration(r.timeLimit)} -> ${formatDuration(next)}: ${why}`, { from: r.timeLimit, to: next, ratio: lim.ratio });
     return next;
+  }
+
+  /**
+   * Adaptations whose launcher has not reported their end by their deadline and the grace after it
+   * (a launcher that hangs, or is stopped, or never came back after a restart) fail here, as the
+   * launcher's failure report would fail them: a resize leaves the job RUNNING at its old size, a
+   * fault adaptation ends the job NODE_FAIL. A report that comes after is ignored.
+   */
+  enforceAdaptTimeouts(now = Date.now()): void {
+    for (const job of [...this.state.jobs.values()]) {
+      const a = job.elastic?.adapting;
+      if (!a || now <= a.requestedAt + this.adaptTimeoutMs + ADAPT_REPORT_GRACE_MS) continue;
+      const message = `its launcher did not report its end within ${(this.adaptTimeoutMs + ADAPT_REPORT_GRACE_MS) / 1000} s (ebb controller --adapt-timeout ${this.adaptTimeoutMs / 1000}, and ${ADAPT_REPORT_GRACE_MS / 1000} s for the report)`;
+      log.warn(`job ${job.row.id}: adaptation ${a.id} failed: ${message}`, { job: job.row.id });
+      this.done(job.row.id, a.id, false, {}, message, now);
+    }
   }
 
   /** The job ended while adapting: the adaptation ends with it. */

@@ -8,7 +8,8 @@
 import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
-import { isAdmin, scopeMayActOn, type ApiBackend } from "../../api/backend.ts";
+import type { ApiBackend } from "../../api/backend.ts";
+import { isAdmin, scopeMayActOn, type Scope } from "../../domain/scope.ts";
 import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
@@ -27,7 +28,7 @@ import { lockStateDir } from "./lock.ts";
 import { LauncherHub } from "./launchers.ts";
 import { SchedulerLoop } from "./scheduler.ts";
 import { SpawnQueue } from "./spawns.ts";
-import { Elastic } from "./elastic.ts";
+import { DEFAULT_ADAPT_TIMEOUT_MS, Elastic } from "./elastic.ts";
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { PlanApplier } from "./plan-apply.ts";
 import { Snapshots } from "./snapshot.ts";
@@ -45,12 +46,12 @@ import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
 import { pageByPage } from "./turns.ts";
 import { DEFAULT_ARRAY_TASKS } from "../../domain/array.ts";
-import type { Scope } from "../../api/backend.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
 import { timeline } from "./timeline.ts";
 import { TimelineFeed } from "./timeline-feed.ts";
 import { StoreHealth } from "./storage.ts";
+import { dumpLedgerMemory } from "./memory.ts";
 import { stepRootCa, StepRoots } from "./step-roots.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
@@ -71,6 +72,8 @@ export interface ControllerOptions {
   scheduler?: Partial<ErsConfig>;
   /** Bounds for jobs' own scheduler settings. */
   limits?: AdminLimits;
+  /** How long an adaptation may take before it fails (default 600 s): docs/adaptation.md §9. */
+  adaptTimeoutMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
@@ -192,7 +195,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
+  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, opts.adaptTimeoutMs ?? DEFAULT_ADAPT_TIMEOUT_MS, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.tls?.ca, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope), health);
   health.orLater("plans", () => applier.reconcile());
@@ -282,10 +285,22 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const heartbeatTicker = setInterval(() => (agents!.checkHeartbeats(), agents!.syncAllocations()), agents.checkEveryMs);
   const ticker = setInterval(() => {
     // Not while the store takes no writes: a job that outlives its limit meanwhile ends after.
-    health.quietly(() => jobs.enforceTimeLimits());
+    health.quietly(() => (jobs.enforceTimeLimits(), elastic!.enforceAdaptTimeouts()));
     scheduler!.request({ full: true });
   }, Math.min(1000, heartbeatMs));
   const purger = purgeHistory(store, opts.keepHistoryMs ?? DEFAULT_KEEP_HISTORY_MS, health.quietly.bind(health));
+
+  // SIGUSR2: what the ledger holds, to STATE_DIR/memory.json (memory.ts).
+  const memoryFile = join(opts.stateDir, "memory.json");
+  const dumpMemory = () => {
+    try {
+      dumpLedgerMemory(state, memoryFile);
+      log.info(`the ledger's memory is in ${memoryFile}`, { jobs: state.jobs.size });
+    } catch (e) {
+      log.warn(`could not write ${memoryFile}: ${(e as Error).message}`);
+    }
+  };
+  process.on("SIGUSR2", dumpMemory);
 
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
   if (!opts.tls && !["127.0.0.1", "::1", "localhost"].includes(opts.listen.host))
@@ -299,6 +314,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
       metrics.process.stop();
+      process.off("SIGUSR2", dumpMemory);
       health.stop();
       feed!.stop();
       if (purger) clearInterval(purger);

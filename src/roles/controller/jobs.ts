@@ -7,11 +7,11 @@ import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound } from "../../domain/refusal.ts";
-import { type JobSubmit, type StepCreate, type StepGrant } from "../../api/schemas.ts";
+import type { JobSubmit, StepCreate, StepGrant } from "../../proto/requests.ts";
 import { mayBecome, type FinalState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
-import type { ControllerToLauncher } from "../../api/launcher.ts";
+import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, outputDigest, signCredential, type StepCovers } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";

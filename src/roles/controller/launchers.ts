@@ -1,8 +1,8 @@
 /** `ebb run` connections: they submit and follow their job, create its steps, report steps and releases. */
-import { notYourJob, Refusal } from "../../api/errors.ts";
-import { scopeMayActOn, type Scope } from "../../api/backend.ts";
-import { LauncherToController, PROTOCOL_REFUSED, type ControllerToLauncher } from "../../api/launcher.ts";
-import type { StepCreate, StepGrant } from "../../api/schemas.ts";
+import { Refusal } from "../../domain/refusal.ts";
+import { notYourJob, scopeMayActOn, type Scope } from "../../domain/scope.ts";
+import { LauncherToController, PROTOCOL_REFUSED, type ControllerToLauncher } from "../../proto/launcher.ts";
+import type { StepCreate, StepGrant } from "../../proto/requests.ts";
 import { decode } from "../../proto/channel.ts";
 import { protocolRefusal } from "../../proto/version.ts";
 import { logger } from "../../util/log.ts";

@@ -5,7 +5,7 @@
  * and MTCT, agents' heartbeat ages, whether the database takes writes), and the process's own
  * (CPU, memory, file descriptors, event-loop lag).
  */
-import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../api/metrics.ts";
+import { Counter, exposition, FAST_BUCKETS, Histogram, SLOW_BUCKETS, type Family } from "../../util/prometheus.ts";
 import { ACTIVE_STATES, FINAL_STATES } from "../../domain/job.ts";
 import type { AdaptationEnd } from "./elastic.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";

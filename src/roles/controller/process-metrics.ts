@@ -4,7 +4,7 @@
  * and how late the event loop runs, from a timer that measures its own lateness.
  */
 import { readdirSync, readFileSync } from "node:fs";
-import type { Family } from "../../api/metrics.ts";
+import type { Family } from "../../util/prometheus.ts";
 
 /** The lag timer's period, and how many periods the gauge's maximum spans. */
 const TICK_MS = 500;

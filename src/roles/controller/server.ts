@@ -3,7 +3,7 @@ import type { Server, ServerWebSocket } from "bun";
 import type { Hono } from "hono";
 import { MAX_BODY } from "../../api/app.ts";
 import type { HostPort } from "../../util/addr.ts";
-import type { Scope } from "../../api/backend.ts";
+import type { Scope } from "../../domain/scope.ts";
 import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";

@@ -1,7 +1,7 @@
 /** The controller's in-memory view of nodes and active jobs, mirrored from SQLite. */
 import type { StepCovers } from "../../proto/credential.ts";
 import type { ControllerToAgent } from "../../proto/agent.ts";
-import type { ControllerToLauncher } from "../../api/launcher.ts";
+import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob } from "../../sched/types.ts";
 import type { RankRemap } from "../../sched/plan.ts";

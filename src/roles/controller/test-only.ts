@@ -5,7 +5,7 @@
  * loop's other work between them, and stops after MAX_PREDICT_STEPS job ends: with a long queue a
  * replay to the end would hold the controller for as long as it takes (17 s at 10,000 jobs).
  */
-import type { JobSubmit } from "../../api/schemas.ts";
+import type { JobSubmit } from "../../proto/requests.ts";
 import { replay, type Prediction } from "../../sched/predict.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import type { Jobs, Submitter } from "./jobs.ts";

@@ -38,12 +38,16 @@ export interface AdapterHost {
   abandon(root: StepRoot, why: string): void;
 }
 
-/** A resize under way: aborted by a fault until its commit is agreed. */
+/** A resize under way: aborted by a fault, or by its joining step's failure, until its commit is agreed. */
 interface Resize {
   adaptId: number;
   committed: boolean;
   aborted: string | undefined;
-  abort(why: string): void;
+  /** Aborted by a fault: the fault window that follows takes the ranks held at a target. */
+  faulted?: boolean;
+  abort(why: string, fault?: boolean): void;
+  /** A grow's joining step, until the commit makes it part of the world. */
+  joining?: StepRoot;
 }
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
@@ -54,6 +58,24 @@ const FAULT_SETTLE_MS = 250;
 const WINDOW_ID_STRIDE = 1_000_000;
 /** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
 const FIRST_MARGIN = 2;
+
+/**
+ * `p`, or a rejection at `deadline` (ms since the epoch, the realloc's): every wait of an
+ * adaptation is bounded by it (docs/adaptation.md §9).
+ */
+function within<T>(p: Promise<T>, deadline: number, what: string): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} by the adaptation's deadline (ebb controller --adapt-timeout)`)), Math.max(0, deadline - Date.now()));
+  });
+  return Promise.race([p, late]).finally(() => clearTimeout(timer));
+}
+
+/** An order that comes after its deadline (this launcher was stopped, or cut off) fails before it touches a rank. */
+function lateOrder(msg: ReallocMsg): void {
+  const late = Date.now() - msg.deadline;
+  if (late >= 0) throw new Error(`the order came ${(late / 1000).toFixed(1)} s after the adaptation's deadline (ebb controller --adapt-timeout)`);
+}
 
 export class Adapter {
   private generation = 0;
@@ -80,6 +102,8 @@ export class Adapter {
   private readonly exited = new Set<string>();
   private busy: Promise<void> | undefined;
   private failure: string | undefined;
+  /** Fault adaptations ordered and not ended: a realloc naming one again extends it. */
+  private readonly faults = new Set<number>();
 
   constructor(
     private readonly link: ControllerLink,
@@ -141,7 +165,7 @@ export class Adapter {
         return true;
       }
       this.link.fault(node, reason);
-      resize.abort(`node ${node} was lost (${reason}); the resize is aborted`);
+      resize.abort(`node ${node} was lost (${reason}); the resize is aborted`, true);
       return true;
     }
     // Once a window is open (a resize's or a fault's) its members are fixed: the step fails. Before
@@ -162,18 +186,33 @@ export class Adapter {
   }
 
   realloc(msg: ReallocMsg): void {
+    // The controller extends a fault adaptation it ordered (a node went DOWN meanwhile, this
+    // launcher saw nothing): its window names that node's ranks too, as if the launcher had lost it.
+    if (msg.fault && this.faults.has(msg.adaptId)) {
+      for (const n of msg.removed) {
+        if (this.lost.has(n) || !this.world.some((w) => w.node === n)) continue;
+        log.warn(`fault adaptation ${msg.adaptId}: the controller lost node ${n} too (${msg.fault.reason})`);
+        this.lost.add(n);
+        this.faultWindow?.supersede();
+      }
+      return;
+    }
+    if (msg.fault) this.faults.add(msg.adaptId);
     // The controller saw the fault first (the node went DOWN): a resize under way is aborted, as
     // when this launcher loses the node itself.
     if (msg.fault && this.resize && !this.resize.committed) {
       for (const n of msg.removed) this.lost.add(n);
-      this.resize.abort(`${msg.fault.reason}; the resize is aborted`);
+      this.resize.abort(`${msg.fault.reason}; the resize is aborted`, true);
     }
     const adapt = msg.fault ? () => this.faultAdapt(msg) : () => this.adapt(msg);
     const run = () => {
       this.adapting = true;
       return adapt()
         .catch((e: Error) => this.link.adaptDone(msg.adaptId, false, {}, e.message))
-        .finally(() => (this.adapting = false));
+        .finally(() => {
+          this.adapting = false;
+          this.faults.delete(msg.adaptId);
+        });
     };
     this.busy = (this.busy ?? Promise.resolve()).then(run, run);
   }
@@ -207,21 +246,23 @@ export class Adapter {
       adaptId: msg.adaptId,
       committed: false,
       aborted: undefined,
-      abort: (why) => {
+      abort: (why, fault) => {
         if (resize.committed || resize.aborted) return;
         log.warn(`adaptation ${msg.adaptId}: ${why}`);
         resize.aborted = why;
+        resize.faulted = fault;
         abortNow(why);
         for (const w of [...this.waiters.values()]) w.resolve([]);
       },
     };
     this.resize = resize;
-    const joining: { root?: StepRoot } = {};
     try {
-      await this.resizeSteps(msg, resize, aborted, joining);
+      await this.resizeSteps(msg, resize, aborted);
     } catch (e) {
-      // Its joining ranks wait in adaptBegin, or still start: they go (the fault window is the old world's).
-      if (resize.aborted && joining.root) this.host.abandon(joining.root, resize.aborted);
+      // A failed grow fails only the adaptation: its joining ranks, waiting in adaptBegin or still
+      // starting, go; the preexisting ranks go on in the old world (or the fault window's).
+      if (resize.joining && !resize.committed) this.host.abandon(resize.joining, resize.aborted ?? (e as Error).message);
+      for (const key of [...this.waiters.keys()]) if (key.includes(`:${msg.adaptId}:`)) this.waiters.delete(key);
       throw e;
     } finally {
       this.resize = undefined;
@@ -231,12 +272,24 @@ export class Adapter {
     }
   }
 
-  private async resizeSteps(msg: ReallocMsg, resize: Resize, aborted: Promise<string>, joining: { root?: StepRoot }): Promise<void> {
+  /**
+   * A step of this launch failed. True when it was the joining step of the resize under way (not
+   * committed): the resize fails, not the launch.
+   */
+  joiningFailed(root: StepRoot, why: string): boolean {
+    const resize = this.resize;
+    if (!resize || resize.joining !== root || resize.committed) return false;
+    resize.abort(`the joining ranks' step failed: ${why}`);
+    return true;
+  }
+
+  private async resizeSteps(msg: ReallocMsg, resize: Resize, aborted: Promise<string>): Promise<void> {
     const check = () => {
       this.check();
       if (resize.aborted) throw new Error(resize.aborted);
     };
     const times: Record<string, number> = { realloc: Date.now() };
+    lateOrder(msg);
     const before = this.placement();
     // The remap the controller's plan made (sched/plan.ts), as it is: nothing recomputes it here.
     if (!msg.remap) throw new Error("the resize order carries no rank remap (a controller older than this launcher?)");
@@ -281,12 +334,12 @@ export class Adapter {
       };
       const ready = this.wait("arrived", msg.adaptId, 0, 1);
       const { root, launched } = this.host.startJoining(spec, msg.join.cred);
-      joining.root = root;
+      resize.joining = root;
       joinStep = { spec, root };
-      await Promise.race([launched, aborted]);
+      await within(Promise.race([launched, aborted]), msg.deadline, `the ${m.joining} joining ranks did not all start`);
       check();
       times.spawned = Date.now();
-      const [arrived] = await ready;
+      const [arrived] = await within(ready, msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`);
       check();
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
@@ -303,25 +356,33 @@ export class Adapter {
     for (let round = 1; ; round++) {
       const counted = this.wait("counted", msg.adaptId, round, pre.length);
       this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
-      const target = Math.max(...(await counted)) + margin;
+      const target = Math.max(...(await within(counted, msg.deadline, `probe round ${round}: not every node reported its ranks' probe count`))) + margin;
       log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
       check();
       const checked = this.wait("checked", msg.adaptId, round, pre.length);
       const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
       this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
-      const racers = await checked;
-      check();
-      if (Math.max(...racers) > 0) {
-        // A rank went past the target before it could see it: let everyone go on, aim further.
-        this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
-        this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
-        margin *= 2;
-        continue;
+      // From here ranks may be held at the target: a round that fails lets them go on (adapt.release),
+      // unless a fault aborted it (its window answers them).
+      const release = () => this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
+      try {
+        const racers = await within(checked, msg.deadline, `probe round ${round}: not every node checked its ranks against probe call ${target}`);
+        check();
+        if (Math.max(...racers) > 0) {
+          // A rank went past the target before it could see it: let everyone go on, aim further.
+          this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
+          release();
+          margin *= 2;
+          continue;
+        }
+        const total = (await within(arrived, msg.deadline, `probe round ${round}: not every rank reached probe call ${target}`)).reduce((a, b) => a + b, 0);
+        log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
+        check();
+        if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
+      } catch (e) {
+        if (!resize.faulted) release();
+        throw e;
       }
-      const total = (await arrived).reduce((a, b) => a + b, 0);
-      log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
-      check();
-      if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
       break;
     }
     times.agreed = Date.now();
@@ -340,7 +401,7 @@ export class Adapter {
       oldSize,
       cards: joiningCards,
     });
-    const commits = (await committed).reduce((a, b) => a + b, 0);
+    const commits = (await within(committed, msg.deadline, `not every rank committed`)).reduce((a, b) => a + b, 0);
     log.debug(`adaptation ${msg.adaptId}: ${commits} ranks committed`);
     check();
     if (commits !== oldSize + m.joining) throw new Error(`only ${commits} of ${oldSize + m.joining} ranks committed`);
@@ -356,8 +417,9 @@ export class Adapter {
       msg.added.forEach((n, i) => this.world.push({ node: n.name, tasks: msg.join!.tasks[i]!, first: first[i]!, step: joinStep! }));
     }
 
-    // Step 6: leaving ranks exit, then the controller may hand their nodes to others.
-    await this.until(() => leavingProcesses.every((p) => this.exited.has(p)));
+    // Step 6: leaving ranks exit, then the controller may hand their nodes to others. The commit
+    // stands: at the deadline it is reported all the same, and the controller kills what is left.
+    await within(this.until(() => leavingProcesses.every((p) => this.exited.has(p))), msg.deadline, "the leaving ranks did not all exit").catch((e: Error) => log.warn(`adaptation ${msg.adaptId}: ${e.message}`));
     this.check();
     times.released = Date.now();
     this.link.adaptDone(msg.adaptId, true, times, undefined, this.placement().tasks);
@@ -370,6 +432,7 @@ export class Adapter {
    */
   private async faultAdapt(msg: ReallocMsg): Promise<void> {
     const times: Record<string, number> = { realloc: Date.now() };
+    lateOrder(msg);
     for (let attempt = 0; ; attempt++) {
       // Nodes that die together are not seen at the same instant (each tree link closes when its
       // agent is gone): losses in the next moment still join this window.
@@ -413,8 +476,7 @@ export class Adapter {
         },
       };
       this.broadcast(steps, { t: "adapt.go", step: "", adaptId: windowId, generation: next, staying: size, leaving: 0, joining: 0, oldSize, cards: {}, lost: lostRanks });
-      const commits = (await committed).reduce((a, b) => a + b, 0);
-      this.faultWindow = undefined;
+      const commits = (await within(committed, msg.deadline, `fault window: not every surviving rank committed`).finally(() => (this.faultWindow = undefined))).reduce((a, b) => a + b, 0);
       this.check();
       // Another node was lost before every survivor committed: a window naming it too replaces this one.
       if (superseded) continue;

@@ -4,8 +4,8 @@
  * resize orders, and takes step and release reports.
  */
 import { ApiClientError, connectionFailure, type ApiClient } from "../../api/client.ts";
-import { ControllerToLauncher, type LauncherToController } from "../../api/launcher.ts";
-import type { JobSubmit, StepCreate, StepGrant } from "../../api/schemas.ts";
+import { ControllerToLauncher, type LauncherToController } from "../../proto/launcher.ts";
+import type { JobSubmit, StepCreate, StepGrant } from "../../proto/requests.ts";
 import { Channel } from "../../proto/channel.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import { PROTOCOL_VERSION } from "../../proto/version.ts";

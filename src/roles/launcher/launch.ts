@@ -3,7 +3,7 @@
  * their own grant from the controller, their own KVS holding the parent's pre-put keys, and share
  * the launch's output. The launch ends when every step has; the first failure stops them all.
  */
-import type { StepGrant } from "../../api/schemas.ts";
+import type { StepGrant } from "../../proto/requests.ts";
 import type { PmiMode, SpawnRequest, StepSpec } from "../../proto/step.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import type { StepCredential } from "../../proto/common.ts";
@@ -162,8 +162,10 @@ export class Launch {
       this.roots.delete(spec.stepId);
       if (report) this.o.link.stepEnded(spec.stepId, r.exitCode, r.failure, this.interrupted);
       if (r.exitCode !== 0 && !this.failure && !this.abandoned.has(root)) {
-        this.failure = { result: r };
         const why = `step ${spec.jobId}.${spec.stepId} failed: ${r.failure ?? `exit code ${r.exitCode}`}`;
+        // A grow's joining step that fails before the commit fails that resize only.
+        if (this.adapter?.joiningFailed(root, why)) return r;
+        this.failure = { result: r };
         this.adapter?.fail(why);
         this.cancel(why, r.exitCode);
       }

@@ -1,5 +1,6 @@
 // An elastic loop: every iteration probes, then allreduces. Prints each world it joins and ends in.
-// argv: iterations, sleep ms per iteration. A member's failure: the fault window, then on with the survivors.
+// argv: iterations, sleep ms per iteration, and "fail-joining" to have ranks a grow starts exit 3
+// at once (a joining step that fails). A member's failure: the fault window, then on with the survivors.
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const iterations = Number(process.argv[2] ?? 100);
@@ -23,6 +24,7 @@ async function adapt(): Promise<void> {
   if (world.rank === 0) console.log(`world size=${world.size} at=${i} staying=${w.staying} leaving=${w.leaving} joining=${w.joining}`);
 }
 
+if (status === "joining" && process.argv[4] === "fail-joining") process.exit(3);
 if (status === "joining") await adapt();
 const isFault = (e: unknown) => e instanceof CommError && (e.code === "PEER_FAILED" || e.code === "COMM_INVALID");
 while (i < iterations) {
@@ -32,7 +34,15 @@ while (i < iterations) {
     if (sum !== world.size) throw new Error(`allreduce gave ${sum} on a world of ${world.size}`);
   } catch (e) {
     if (!isFault(e) || !(await probeAdapt()).fault) throw e;
-    await adapt();
+    // The fault window; one that a further failure supersedes is followed by another.
+    for (;;) {
+      try {
+        await adapt();
+        break;
+      } catch (e2) {
+        if (!isFault(e2) || !(await probeAdapt()).fault) throw e2;
+      }
+    }
     continue;
   }
   i++;

@@ -1,5 +1,5 @@
 /**
- * GET /metrics: the Prometheus text exposition format (version 0.0.4), written here rather than
+ * The Prometheus text exposition format (GET /metrics) (version 0.0.4), written here rather than
  * with prom-client. Most of ebb's metrics are read from the controller's state at scrape time
  * (gauges with one sample per job or node); the few that are recorded as they happen are counters
  * and histograms with fixed buckets. Both fit in one small writer with no registry, no default

@@ -4,10 +4,10 @@
  * creates its steps on this one connection, without an HTTP round trip.
  */
 import { z } from "zod";
-import { AdoptCredential, JobId, NodeRef, StepCredential } from "../proto/common.ts";
-import { tagged, type MessageOf } from "../proto/tagged.ts";
-import { NodeCfg } from "../proto/cfg.ts";
-import { JobState, JobSubmit, StepCreate, StepGrant } from "./schemas.ts";
+import { AdoptCredential, JobId, NodeRef, StepCredential } from "./common.ts";
+import { tagged, type MessageOf } from "./tagged.ts";
+import { NodeCfg } from "./cfg.ts";
+import { JobState, JobSubmit, StepCreate, StepGrant } from "./requests.ts";
 
 /** Numbers a launcher's request so that its answer (step.grant or error) can name it. */
 const RequestId = z.int().nonnegative();
@@ -84,6 +84,8 @@ export const ControllerToLauncher = tagged({
     removed: z.array(z.string()),
     /** A resize's rank remap, made once by the scheduler's plan (sched/plan.ts); none for a fault. */
     remap: z.object({ staying: z.int().nonnegative(), leaving: z.int().nonnegative(), joining: z.int().nonnegative(), tasks: z.array(z.int().positive()) }).optional(),
+    /** When (ms since the epoch) the adaptation must have committed: every wait of the launcher's ends then, failing it. */
+    deadline: z.number(),
     join: z.object({ stepId: z.int().nonnegative(), tasks: z.array(z.int().positive()), cred: StepCredential }).optional(),
     fault: z.object({ reason: z.string() }).optional(),
   }),

@@ -1,0 +1,199 @@
+/**
+ * The request bodies both of the controller's doors carry — the HTTP API (api/schemas.ts re-exports
+ * them) and the launcher's WebSocket (launcher.ts) —: a job's submission, a step's creation, and
+ * the step's grant; with the field rules they are made of (text without control bytes, argv and
+ * environment sizes, time limits). One schema per message, built at its first parse.
+ */
+import { z } from "zod";
+import { parseDuration } from "../util/time.ts";
+import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
+import { parseArraySpec } from "../domain/array.ts";
+import { parseDependency } from "../domain/dependency.ts";
+import { JOB_KINDS, JOB_STATES } from "../domain/job.ts";
+import { StepCredential } from "./common.ts";
+
+/** C0 control bytes and DEL, tab, newline and carriage return aside (they have uses in arguments and values). */
+const CONTROL = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
+/** Every control byte: names and paths have no use for any. */
+const ANY_CONTROL = /[\x00-\x1f\x7f]/;
+const controlMessage = (s: string, re: RegExp) => {
+  const m = re.exec(s);
+  return m ? `contains control byte 0x${m[0].charCodeAt(0).toString(16).padStart(2, "0")} at offset ${m.index}` : undefined;
+};
+/** A string that may hold tabs and newlines but no NUL or other control byte (argv, environment values, scripts). */
+const Text = (max: number) => z.string().max(max).refine((s) => !CONTROL.test(s), { error: (i) => controlMessage(i.input as string, CONTROL) ?? "contains a control byte" });
+/** A name or path: no control byte at all. */
+export const Plain = (max: number) => z.string().max(max).refine((s) => !ANY_CONTROL.test(s), { error: (i) => controlMessage(i.input as string, ANY_CONTROL) ?? "contains a control byte" });
+
+/** What one job's environment and argv may hold in all (Linux lets a program start with about 2 MiB of both). */
+export const MAX_ENV_BYTES = 1 << 20;
+export const MAX_ENV_VARS = 4096;
+export const MAX_ARGV_BYTES = 1 << 20;
+export const MAX_ARGS = 4096;
+export const MAX_NAME = 200;
+/** The longest user name a job listing filters by. */
+export const MAX_USER = 200;
+const bytesOf = (strings: Iterable<string>) => {
+  let n = 0;
+  for (const s of strings) n += Buffer.byteLength(s) + 1;
+  return n;
+};
+
+/** A program and its arguments: at most MAX_ARGS of them and MAX_ARGV_BYTES in all. */
+const Argv = z.lazy(() =>
+  z
+    .array(Text(65536))
+    .min(1, "must name a program")
+    .max(MAX_ARGS)
+    .refine((a) => a[0] !== "", "the program's name is empty")
+    .refine((a) => bytesOf(a) <= MAX_ARGV_BYTES, { error: (i) => `is ${bytesOf(i.input as string[])} bytes in all, over the ${MAX_ARGV_BYTES} a job may pass` }),
+);
+
+const NodeName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'");
+
+export const JobState = z.lazy(() => z.enum(JOB_STATES));
+export const JobKind = z.lazy(() => z.enum(JOB_KINDS));
+
+const Env = z.lazy(() =>
+  z.record(z.string().max(4096), Text(131072)).superRefine((env, ctx) => {
+    const keys = Object.keys(env);
+    for (const key of keys)
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) ctx.addIssue({ code: "custom", path: [key], message: "environment variable names are letters, digits and _, not starting with a digit" });
+    if (keys.length > MAX_ENV_VARS) ctx.addIssue({ code: "custom", message: `has ${keys.length} variables, over the ${MAX_ENV_VARS} a job may have` });
+    const bytes = bytesOf(keys) + bytesOf(Object.values(env));
+    if (bytes > MAX_ENV_BYTES) ctx.addIssue({ code: "custom", message: `is ${bytes} bytes in all, over the ${MAX_ENV_BYTES} a job may have; pass fewer variables (--export)` });
+  }),
+);
+
+/** Seconds, or a Slurm-style duration string ("10" = 10 minutes, "5:00", "1-00:00:00"). */
+export const TimeLimit = z.lazy(() =>
+  z.union([z.number(), z.string()], { error: 'must be seconds (a number) or a duration such as "1:30:00"' }).transform((v, ctx) => {
+    const seconds = typeof v === "number" ? v : parseDuration(v);
+    if (typeof seconds !== "number") {
+      ctx.addIssue({ code: "custom", message: seconds.error });
+      return z.NEVER;
+    }
+    if (!Number.isInteger(seconds) || seconds <= 0 || seconds > 365 * 86400) {
+      ctx.addIssue({ code: "custom", message: `${v} is not a whole number of seconds between 1 and one year` });
+      return z.NEVER;
+    }
+    return seconds;
+  }),
+);
+
+export const JobSubmit = z.lazy(() =>
+  z
+    .strictObject({
+      name: Plain(MAX_NAME).min(1).optional(),
+      argv: Argv.optional(),
+      script: z
+        .string()
+        .min(1)
+        .max(1 << 20)
+        .refine((s) => !s.includes("\0"), "contains a NUL byte")
+        .optional(),
+      /** An allocation held by an `ebb run` launcher (no program of its own). */
+      interactive: z.boolean().optional(),
+      nodes: z.int().min(1).max(100_000).optional(),
+      tasks: z.int().min(1).max(1_000_000).optional(),
+      tasksPerNode: z.int().min(1).max(4096).optional(),
+      timeLimit: TimeLimit.optional(),
+      env: Env.optional(),
+      cwd: Plain(4096).startsWith("/", "must be an absolute path").optional(),
+      output: Plain(4096).min(1).optional(),
+      elastic: z.boolean().optional(),
+      minNodes: z.int().min(1).max(100_000).optional(),
+      maxNodes: z.int().min(1).max(100_000).optional(),
+      /** Seconds between the ranks' timing and CFG samples, for every monitored job (default: the controller's, 60). */
+      sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
+      /** Elastic jobs: their own scheduler settings; the controller clamps them to its admin limits. */
+      elasticSettings: ElasticSettings.optional(),
+      /** A job array (sbatch --array): "0-15", "1,3,5", "1-9:2", with "%N" to run at most N tasks at once. One job per task. */
+      array: z.string().min(1).max(4096).optional(),
+      /** sbatch --dependency: "afterok:12:13", "afternotok:12", "afterany:12", "after:12", "singleton", joined by "," (all) or "?" (any); "12_3" is one array task. */
+      dependency: z.string().min(1).max(4096).optional(),
+      /** Submitted held (JobHeldUser) until POST /v1/jobs/{id}/release. */
+      hold: z.boolean().optional(),
+      /** Not started before this time (ISO 8601 with a zone). */
+      begin: z.iso.datetime({ offset: true }).optional(),
+      /** Nodes the job must not use. */
+      exclude: z.array(NodeName).max(100_000).optional(),
+      /** Nodes the job must use, all of them (it gets at least as many nodes). */
+      nodelist: z.array(NodeName).min(1).max(100_000).optional(),
+      /** Where stderr goes (a pattern like output); default: with stdout. */
+      error: Plain(4096).min(1).optional(),
+      /** More tasks than the nodes have CPUs (sbatch --overcommit). */
+      overcommit: z.boolean().optional(),
+      /** The node counts the job can run at: a list (e.g. [1, 4, 9, 16]) or "square" (every square in its range); the scheduler only starts and resizes it at those. */
+      sizes: z.union([z.literal("square"), z.array(z.int().min(1).max(100_000)).min(1, "give at least one size").max(4096)]).optional(),
+    })
+    .superRefine((b, ctx) => {
+      const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
+      if (programs !== 1) ctx.addIssue({ code: "custom", path: ["argv"], message: "give exactly one of argv (a command), script (a batch script) or interactive: true" });
+      if (b.nodes !== undefined && b.tasks !== undefined && b.tasks < b.nodes)
+        ctx.addIssue({ code: "custom", path: ["tasks"], message: `${b.tasks} tasks cannot use ${b.nodes} nodes; ask for fewer nodes or more tasks` });
+      if (b.nodes !== undefined && b.tasks !== undefined && b.tasksPerNode !== undefined && b.tasks > b.nodes * b.tasksPerNode)
+        ctx.addIssue({ code: "custom", path: ["tasks"], message: `${b.tasks} tasks do not fit on ${b.nodes} nodes at ${b.tasksPerNode} per node` });
+      if (b.minNodes !== undefined && b.maxNodes !== undefined && b.minNodes > b.maxNodes)
+        ctx.addIssue({ code: "custom", path: ["minNodes"], message: `minNodes ${b.minNodes} is above maxNodes ${b.maxNodes}` });
+      if (b.elastic && b.minNodes === undefined && b.maxNodes === undefined) ctx.addIssue({ code: "custom", path: ["elastic"], message: "an elastic job needs a range: minNodes and/or maxNodes" });
+      if (b.elastic && b.nodes !== undefined && ((b.minNodes !== undefined && b.nodes < b.minNodes) || (b.maxNodes !== undefined && b.nodes > b.maxNodes)))
+        ctx.addIssue({ code: "custom", path: ["nodes"], message: `nodes ${b.nodes} is outside [minNodes, maxNodes]` });
+      if (!b.elastic && (b.minNodes !== undefined || b.maxNodes !== undefined) && b.nodes !== undefined)
+        ctx.addIssue({ code: "custom", path: ["nodes"], message: "give either nodes or a minNodes/maxNodes range, not both, for a job that is not elastic" });
+      if (!b.elastic && b.elasticSettings !== undefined) ctx.addIssue({ code: "custom", path: ["elasticSettings"], message: "only elastic jobs have scheduler settings; add elastic: true" });
+      const s = b.elasticSettings;
+      if (s?.lower !== undefined && s.upper !== undefined && s.lower >= s.upper)
+        ctx.addIssue({ code: "custom", path: ["elasticSettings", "lower"], message: `lower ${s.lower} must be below upper ${s.upper}` });
+      const array = b.array === undefined ? undefined : parseArraySpec(b.array);
+      if (array && "error" in array) ctx.addIssue({ code: "custom", path: ["array"], message: array.error });
+      if (array && b.interactive) ctx.addIssue({ code: "custom", path: ["array"], message: "an interactive allocation cannot be an array" });
+      const dep = b.dependency === undefined ? undefined : parseDependency(b.dependency);
+      if (dep && "error" in dep) ctx.addIssue({ code: "custom", path: ["dependency"], message: dep.error });
+      const both = b.nodelist?.filter((n) => b.exclude?.includes(n)) ?? [];
+      if (both.length > 0) ctx.addIssue({ code: "custom", path: ["exclude"], message: `${both.join(", ")} cannot be both required (nodelist) and excluded` });
+    }),
+);
+export type JobSubmit = z.infer<typeof JobSubmit>;
+
+export const StepCreate = z.lazy(() =>
+  z
+    .strictObject({
+      argv: Argv,
+      nodes: z.int().min(1).max(100_000).optional(),
+      tasks: z.int().min(1).max(1_000_000).optional(),
+      tasksPerNode: z.int().min(1).max(4096).optional(),
+      /** More tasks than the step's nodes have CPUs (srun --overcommit). */
+      overcommit: z.boolean().optional(),
+      /** The working directory the launcher will start the ranks in, and the sha256 of their environment (proto/credential.ts envDigest): the step credential covers both. */
+      cwd: Plain(4096).startsWith("/", "must be an absolute path"),
+      envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex"),
+      /** Run on nodes the job does not hold yet (PMI spawn): the allocation grows by them and shrinks back when the step ends. */
+      newNodes: z.boolean().optional(),
+      /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
+      wait: z.number().min(0).max(3600).optional(),
+    })
+    .superRefine((b, ctx) => {
+      if (b.newNodes && b.tasks === undefined) ctx.addIssue({ code: "custom", path: ["tasks"], message: "a step on new nodes needs a task count" });
+    }),
+);
+export type StepCreate = z.infer<typeof StepCreate>;
+
+const NodeRefView = z.lazy(() => z.object({ name: z.string(), addr: z.string() }));
+
+export const StepGrant = z.lazy(() =>
+  z.object({
+    jobId: z.int(),
+    stepId: z.int(),
+    nodes: z.array(NodeRefView),
+    tasks: z.array(z.int()),
+    jobNodes: z.array(z.string()),
+    cred: StepCredential,
+    jobEnv: z.record(z.string(), z.string()),
+    /** Set when this step is the elastic job's resizable step. */
+    elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
+    /** Seconds between the ranks' monitoring samples (the job's --sample-interval, else the controller's). */
+    sampleInterval: z.number().positive().optional(),
+  }),
+);
+export type StepGrant = z.infer<typeof StepGrant>;
