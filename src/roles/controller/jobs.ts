@@ -102,7 +102,8 @@ export class Jobs {
 
   /** Stores an EPOP program's state with the job (program.ts restores it after a restart). */
   saveProgram(job: JobRuntime): void {
-    this.store.setProgram(job.row.id, job.program ? { ...job.program } : null);
+    const program = job.program ? { ...job.program } : null;
+    this.ledger.commit((tx) => tx.program(job, program));
   }
 
   /** Load active jobs and their allocations after a (re)start. */

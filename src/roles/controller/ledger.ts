@@ -23,6 +23,7 @@ export type LedgerEvent =
   | { t: "state"; jobId: number; state: "RUNNING" | "ADAPTING" }
   | { t: "limit"; jobId: number; timeLimit: number }
   | { t: "steps"; jobId: number; nextStep: number }
+  | { t: "program"; jobId: number; program: Record<string, unknown> | null }
   | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null };
 
 type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null };
@@ -41,6 +42,8 @@ export interface LedgerTx {
   /** The job's time limit from now on (the store's record of the change, with its reason, is the caller's). */
   limit(job: JobRuntime, timeLimit: number): void;
   steps(job: JobRuntime, nextStep: number): void;
+  /** An EPOP program's last report (null: none), kept so a restarted controller knows where it was. */
+  program(job: JobRuntime, program: Record<string, unknown> | null): void;
   ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null): void;
 }
 
@@ -109,6 +112,9 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       return;
     case "steps":
       row.nextStep = e.nextStep;
+      return;
+    case "program":
+      row.program = e.program;
       return;
     case "ended":
       Object.assign(row, { state: e.state, endTime: e.at, exitCode: e.exitCode, reason: e.reason });
@@ -186,6 +192,10 @@ export class Ledger {
       steps: (job, nextStep) => {
         s.setNextStep(job.row.id, nextStep);
         events.push({ t: "steps", jobId: job.row.id, nextStep });
+      },
+      program: (job, program) => {
+        s.setProgram(job.row.id, program);
+        events.push({ t: "program", jobId: job.row.id, program });
       },
       ended: (job, state, at, exitCode, reason) => {
         s.markEnded(job.row.id, state, at, exitCode, reason);
