@@ -14,6 +14,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commandLines, ROOT, runProcess, waitFor } from "../support/cluster.ts";
 import { SshHosts } from "../support/sshd.ts";
+import { buildEbb } from "../../scripts/build.ts";
 import { mpi } from "../mpi/programs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-hosts-"));
@@ -26,10 +27,7 @@ const hello = await mpi("hello");
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 
 beforeAll(async () => {
-  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.build as string).split(/\s+/);
-  const argv = script.map((w, i) => (i === 0 && w === "bun" ? process.execPath : w === "dist/ebb" ? EBB : w));
-  const build = Bun.spawn(argv, { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
-  if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
+  await buildEbb(EBB);
   hosts = await new SshHosts(["127.0.0.2", "127.0.0.3", "127.0.0.4"]).start(["h1", "h2"]);
 }, 300_000);
 afterAll(async () => {
