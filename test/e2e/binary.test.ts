@@ -9,7 +9,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildEbb } from "../../scripts/build.ts";
@@ -30,6 +30,8 @@ beforeAll(async () => {
   // The premise: nothing on this PATH runs a bun of its own.
   expect(Bun.which("bun", { PATH })).toBeNull();
   await buildEbb(EBB);
+  // The build leaves the executable only (its source map is inside it): no .map files beside it.
+  expect(readdirSync(node)).toEqual(["ebb"]);
   mkdirSync(join(app, "epop"), { recursive: true });
   cpSync(join(ROOT, "examples/jacobi.ts"), join(app, "jacobi.ts"));
   for (const f of ["cannon.ts", "args.ts"]) cpSync(join(ROOT, "examples/epop", f), join(app, "epop", f));
@@ -73,7 +75,7 @@ test("ebb exec: ebb/comm and ebb/epop are the binary's, the program's own node_m
   expect(JSON.parse(asBun.stdout)).toEqual(want);
 });
 
-test("ebb exec: a missing program is named; a program's uncaught error ends it with status 1 and its message", async () => {
+test("ebb exec: a missing program is named; a program's uncaught error ends it with status 1, its message and source lines", async () => {
   const missing = await ebb(["exec", "nosuch.ts"]);
   expect({ code: missing.code, stderr: missing.stderr }).toEqual({ code: 1, stderr: "ebb exec: nosuch.ts: no such file\n" });
   writeFileSync(join(app, "throws.ts"), 'throw new Error("the program failed on purpose");\n');
@@ -81,6 +83,12 @@ test("ebb exec: a missing program is named; a program's uncaught error ends it w
   expect(thrown.code).toBe(1);
   expect(thrown.stderr).toContain("error: the program failed on purpose");
   expect(thrown.stderr).toContain(join(app, "throws.ts"));
+  // An error inside ebb/comm names its source line: the source map is in the binary.
+  writeFileSync(join(app, "misuse.ts"), 'import { blockLayout } from "ebb/comm";\nblockLayout(-1, 2);\n');
+  const misuse = await ebb(["exec", "misuse.ts"]);
+  expect(misuse.code).toBe(1);
+  expect(misuse.stderr).toContain("rows: must be an integer >= 0, got -1");
+  expect(misuse.stderr).toMatch(/at \S+ \(src\/comm\/layout\.ts:\d+:\d+\)/);
 });
 
 test("bun in a step, on a node without one: the agent's fallback, the binary's runtime (bun's own commands too)", async () => {
