@@ -44,7 +44,7 @@ export default defineCommand({
   },
   args: {
     bun: { type: "boolean", description: "Take bun's command line: `[run] FILE ARGS` runs FILE as above, anything else runs this binary as the bun CLI (the `bun` command of nodes that have none)" },
-    command: { type: "positional", variadic: true, description: "The program file and its arguments (flags after it are the program's)" },
+    program: { type: "positional", variadic: true, description: "The program file and its arguments (flags after it are the program's)" },
   },
   stopAtPositional: true,
   run: async ({ args: a }) => {

@@ -244,7 +244,7 @@ export class RemoteAgents {
     this.copying.add(proc);
     const tail = new Tail(proc.stderr);
     let sent = 0;
-    const timer = setInterval(() => this.o.progress(label, `copying: ${mib(sent)} of ${mib(size)} (${Math.floor((100 * sent) / size)} %)`), PROGRESS_MS);
+    const timer = setInterval(() => this.o.progress(label, `copying: ${mib(sent)} of ${mib(size)} (${Math.floor((100 * sent) / size)}%)`), PROGRESS_MS);
     try {
       for await (const chunk of file.stream()) {
         if (proc.exitCode !== null || this.stopping) break;
