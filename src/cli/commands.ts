@@ -22,6 +22,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   drain: { summary: "Drain nodes: they take no new work; jobs on them run to their end", load: () => import("./drain.ts") },
   resume: { summary: "Resume drained nodes: they are scheduled again", load: () => import("./resume.ts") },
   token: { summary: "Issue a user's API token (admins only): ebb token create --user NAME [--admin]", load: () => import("./token.ts") },
+  exec: { summary: "Run a TypeScript or JavaScript program with ebb/comm and ebb/epop from this ebb (no bun needed)", load: () => import("./exec.ts") },
   sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
   "step-root": { summary: "The step root of an elastic command job (started by the controller)", load: () => import("./step-root.ts"), hidden: true },
   completion: { summary: "Print a shell completion script: ebb completion bash|zsh|fish", load: () => import("./completion.ts") },

@@ -399,6 +399,16 @@ export class JobStore {
     this.q.finishStep.run({ jobId, stepId, state, time, exitCode });
   }
 
+  /** An elastic step's layout after a committed adaptation: its ranks, over the job's nodes now. */
+  setStepLayout(jobId: number, stepId: number, tasks: number, nodes: string[]): void {
+    this.db.update(steps).set({ tasks, nodes }).where(and(eq(steps.jobId, jobId), eq(steps.stepId, stepId))).run();
+  }
+
+  /** The command of one step (undefined: no such step). */
+  stepArgv(jobId: number, stepId: number): string[] | undefined {
+    return this.db.select({ argv: steps.argv }).from(steps).where(and(eq(steps.jobId, jobId), eq(steps.stepId, stepId))).get()?.argv;
+  }
+
   /** Steps still marked RUNNING of a job that ended: they ended with it. */
   closeSteps(jobId: number, state: string, time: number): void {
     this.q.closeSteps.run({ jobId, state, time });

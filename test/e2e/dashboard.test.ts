@@ -34,7 +34,8 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
     let page: Page;
     beforeAll(async () => {
       mkdirSync(out, { recursive: true });
-      browser = await launchBrowser(name);
+      // A browser far from UTC: the page's times must still be the CLI's (ISO 8601, UTC).
+      browser = await launchBrowser(name, { TZ: "America/New_York" });
       page = await browser.newPage();
       await page.setViewport({ width: 1280, height: 800 });
     }, 200_000);
@@ -192,6 +193,14 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       // which Enter and Space press, the focus staying on the button while the page is made again.
       await page.keyboard.press("n");
       await page.waitForSelector("#nodes", { timeout: SHOWN });
+      // The utilization chart, while the job holds 2 of the 4 nodes: 2 up to its right edge (now),
+      // over a time axis in UTC minutes of the last 10.
+      const chart = await page.$eval("#utilization", (e) => ({ label: e.getAttribute("aria-label"), ticks: [...e.querySelectorAll("text.tick")].map((t) => t.textContent), texts: [...e.querySelectorAll("text")].map((t) => t.textContent) }));
+      expect(chart.label).toContain("Allocated nodes over the last 10 minutes: 2 of 4 now");
+      const minutes = new Set(Array.from({ length: 12 }, (_, i) => new Date(Date.now() - (i - 1) * 60_000).toISOString().slice(11, 16)));
+      expect(chart.ticks.length).toBeGreaterThanOrEqual(8);
+      for (const tick of chart.ticks) expect(minutes).toContain(tick!);
+      expect(chart.texts).toContain("UTC");
       await page.keyboard.press("g");
       await page.waitForSelector("#timeline", { timeout: SHOWN });
       expect(await focused()).toMatchObject({ tag: "h2", text: "Allocation timeline" });
@@ -216,6 +225,17 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       expect(await textOf("#adaptations tbody")).toContain("2 → 4");
       expect(await count("#allocation-history tbody tr")).toBe(4);
       expect(await textOf("#events tbody")).toContain("resized from 4 to 2 nodes");
+      // The steps as they are: the elastic step 0 over the job's 2 nodes now, and the grow's step
+      // (its joining ranks) with the same command.
+      const cells = (selector: string) => page.$$eval(selector, (rows) => rows.map((r) => [...r.querySelectorAll("td")].map((td) => td.textContent ?? "")));
+      const steps = await cells("#steps tbody tr");
+      const command = [BUN, COUNTER, "1000000", "20"].join(" ");
+      expect(steps.map((s) => s[1])).toEqual(steps.map(() => command));
+      expect([steps[0]![0], steps[0]![2], steps[0]![3]!.split(",").sort()]).toEqual(["0", "2", await allocation()]);
+      // Times as the CLI prints them: the API's ISO 8601 (UTC), not the browser's locale and zone.
+      const events = await cells("#events tbody tr");
+      for (const [time] of events) expect(time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(events[0]![0]).toBe((await c.job(job.id)).events[0].time);
       await shot("job.png");
       // Resize by keyboard: Tab past Cancel to the node count, type 3, Enter.
       await tabTo((f) => f.id === "cancel", 1);
@@ -226,6 +246,7 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       await page.keyboard.press("Enter");
       await waitText("#action-status", `Resizing job ${job.id} to 3 nodes`);
       await waitFor("the job on 3 nodes", async () => (await c.job(job.id)).state === "RUNNING" && (await allocation()).length === 3, SHOWN);
+      const three = await allocation();
       // Cancel: Shift+Tab back to the button, Enter.
       await tabTo((f) => f.id === "cancel", 1, true);
       await page.keyboard.press("Enter");
@@ -233,6 +254,9 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       await c.waitJob(job.id, ["CANCELLED"]);
       await job.finished;
       await waitText("#job-state", "CANCELLED");
+      // Step 0 as it last was: 3 ranks over the 3 nodes of the last resize.
+      const last = (await cells("#steps tbody tr"))[0]!;
+      expect([last[2], last[3]!.split(",").sort()]).toEqual(["3", three]);
       expect(await count("#adaptations tbody tr")).toBe(3);
 
       // The nodes page.

@@ -3,17 +3,19 @@
  * 127.0.0.4 has none): the binary is copied to --remote-path and not again when it is there,
  * agents register under the hosts' names, an MPICH program runs across them, the cluster key is
  * in no process's command line, a down host is named with ssh's error, --require-all makes that
- * fatal, a dead ssh link stops its agent, an elastic Jacobi run grows onto the second host and
- * shrinks back with the fixed-size answer, and Ctrl-C leaves no process behind on any host.
+ * fatal, a dead ssh link stops its agent, an elastic Jacobi run (`bun jacobi.ts` with no bun on
+ * any PATH: the copied binary's runtime) grows onto the second host and shrinks back with the
+ * fixed-size answer, and Ctrl-C says "stopping", nothing alarming, and leaves no process behind.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { X509Certificate } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commandLines, ROOT, runProcess, waitFor } from "../support/cluster.ts";
 import { SshHosts } from "../support/sshd.ts";
+import { buildEbb } from "../../scripts/build.ts";
 import { mpi } from "../mpi/programs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-hosts-"));
@@ -26,10 +28,7 @@ const hello = await mpi("hello");
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 
 beforeAll(async () => {
-  const script = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")).scripts.build as string).split(/\s+/);
-  const argv = script.map((w, i) => (i === 0 && w === "bun" ? process.execPath : w === "dist/ebb" ? EBB : w));
-  const build = Bun.spawn(argv, { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
-  if ((await build.exited) !== 0) throw new Error(`bun run build failed: ${await new Response(build.stderr).text()}`);
+  await buildEbb(EBB);
   hosts = await new SshHosts(["127.0.0.2", "127.0.0.3", "127.0.0.4"]).start(["h1", "h2"]);
 }, 300_000);
 afterAll(async () => {
@@ -65,11 +64,13 @@ class Up {
 
   constructor(args: string[], listen = "127.0.0.1:0") {
     this.state = join(dir, `state-${Math.random().toString(36).slice(2)}`);
+    // In a process group of its own, so that interrupt() is a terminal's Ctrl-C: SIGINT to the whole group.
     this.proc = Bun.spawn([EBB, "up", "--ssh-opts", `-F ${hosts.config}`, "--remote-path", remotePath, "--listen", listen, "--state-dir", this.state, ...args], {
       env: { ...process.env, EBB_LOG: "warn" },
       stdin: "ignore",
       stdout: "pipe",
       stderr: "pipe",
+      detached: true,
     });
     const drain = async (s: ReadableStream<Uint8Array>, into: "stdout" | "stderr") => {
       const d = new TextDecoder();
@@ -85,10 +86,19 @@ class Up {
     }, 180_000);
   }
 
-  /** Ctrl-C: ebb up exits 0 and leaves no process on the hosts. */
-  async interrupt(): Promise<void> {
-    this.proc.kill("SIGINT");
+  /** Ctrl-C at a terminal (SIGINT to ebb up's process group): it says it stops, and nothing alarming; exits 0. */
+  async ctrlC(): Promise<void> {
+    const before = this.stderr.length;
+    process.kill(-this.proc.pid, "SIGINT");
     expect(await this.ended).toBe(0);
+    const after = this.stderr.slice(before);
+    expect(after).toContain("ebb up: stopping\n");
+    expect(after).not.toContain("ssh session ended");
+  }
+
+  /** Ctrl-C, and no process is left on the hosts. */
+  async interrupt(): Promise<void> {
+    await this.ctrlC();
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0);
   }
 
@@ -102,8 +112,12 @@ test("two hosts: copied, registered by name, an MPICH program across them, no ke
   const up = new Up(["--hosts", "h1,h2"]);
   try {
     await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
-    expect(up.stderr).toContain(`ebb up: h1: copying ebb to ${remotePath}`);
-    expect(up.stderr).toContain(`ebb up: h2: copying ebb to ${remotePath}`);
+    // Each host's copy says the binary's size, and how long it took.
+    const size = `${(statSync(EBB).size / 2 ** 20).toFixed(1)} MiB`;
+    for (const h of ["h1", "h2"]) {
+      expect(up.stderr).toContain(`ebb up: ${h}: copying ebb (${size}) to ${remotePath}\n`);
+      expect(up.stderr).toMatch(new RegExp(`ebb up: ${h}: copied ${size} in \\d+\\.\\d s \\(\\d+\\.\\d MiB/s\\)\n`));
+    }
     const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.state, n.addr.replace(/:\d+$/, "")]);
     expect(nodes).toEqual([
       ["h1", "IDLE", "127.0.0.2"],
@@ -124,8 +138,7 @@ test("two hosts: copied, registered by name, an MPICH program across them, no ke
     expect(commandLines().filter((p) => p.cmd.includes(key))).toEqual([]);
     expect(remoteLeftovers().some((p) => p.cmd.includes(`${remotePath} agent`))).toBe(true);
 
-    up.proc.kill("SIGINT");
-    expect(await up.ended).toBe(0);
+    await up.ctrlC();
     await sleeper.exited;
     await waitFor("no process left on the hosts", () => remoteLeftovers().length === 0 && !commandLines().some((p) => p.cmd === "sleep 3171"));
   } finally {
@@ -173,23 +186,29 @@ test("--tls: a cluster CA here, a certificate per host over ssh's stdin; the con
   }
 }, 400_000);
 
-test("an elastic Jacobi run grows onto the other host and shrinks back; its answer is the fixed-size run's, bit for bit", async () => {
+test("an elastic Jacobi run with `bun jacobi.ts` and no bun anywhere grows onto the other host and shrinks back; its answer is the fixed-size run's, bit for bit", async () => {
   // The program is found at the same path on every host (as under Slurm or Flux: a shared file
-  // system, or the same checkout everywhere); ebb ships the client's working directory and
-  // environment with the job, not its files.
+  // system, or the same directory everywhere); ebb ships the client's working directory and
+  // environment with the job, not its files. A copy outside the checkout, run with a PATH that has
+  // no bun: each host's `bun` is the copied binary's runtime, ebb/comm the one inside it.
+  const app = join(dir, "app");
+  mkdirSync(app, { recursive: true });
+  cpSync(JACOBI, join(app, "jacobi.ts"));
+  const bare = { PATH: "/usr/bin:/bin", HOME: dir, EBB_LOG: "warn" };
+  expect(Bun.which("bun", { PATH: bare.PATH })).toBeNull();
   const up = new Up(["--hosts", "h1,h2"]);
   try {
     await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
     // Long enough (>= 2000 x 15 ms) for both resizes to land while it runs, even on a loaded machine.
     const iters = ["--iters", "2000"];
-    const fixed = await up.ebb(["run", "-N", "1", "--", process.execPath, JACOBI, ...iters]);
+    const fixed = await runProcess([EBB, "run", "--state-dir", up.state, "-N", "1", "--", "bun", "jacobi.ts", ...iters], { cwd: app, env: bare });
     expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
     const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout);
     expect(want).not.toBeNull();
 
-    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", process.execPath, JACOBI, ...iters, "--sleep", "15", "--every", "20"], {
-      cwd: ROOT,
-      env: { ...process.env, EBB_CONTROLLER: "", EBB_LOG: "warn" },
+    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "bun", "jacobi.ts", ...iters, "--sleep", "15", "--every", "20"], {
+      cwd: app,
+      env: bare,
       stdout: "pipe",
       stderr: "pipe",
     });
@@ -205,7 +224,8 @@ test("an elastic Jacobi run grows onto the other host and shrinks back; its answ
     const jobs = JSON.parse((await up.ebb(["queue", "--json"])).stdout).jobs;
     expect(jobs).toHaveLength(1);
     const id = String(jobs[0].id);
-    const ranks = () => commandLines().filter((p) => p.cmd.startsWith(`${process.execPath} ${JACOBI} ${iters.join(" ")} --sleep`));
+    // Each rank is the binary ebb up copied there, running as the agent's fallback bun.
+    const ranks = () => commandLines().filter((p) => p.cmd.startsWith(`${remotePath} exec --bun -- jacobi.ts ${iters.join(" ")} --sleep`));
     for (const n of [2, 1]) {
       const r = await up.ebb(["resize", id, "--nodes", String(n), "--wait", "--json"]);
       expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });

@@ -85,8 +85,8 @@ test("a job whose PATH has no system tools still runs as its user (the agent fin
   expect({ state: end.state, reason: end.reason }).toEqual({ state: "COMPLETED", reason: end.reason });
   const [user, path] = readFileSync(join(base, "ebbt_bob", "bare-path.txt"), "utf8").trim().split("\n");
   expect(user).toBe("ebbt_bob");
-  // The job kept its own PATH (after the agent's directory of the ebb command).
-  expect(path).toMatch(/^PATH=(\S+:)?\/opt\/ebbt-nothing$/);
+  // The job kept its own PATH (after the agent's directory of the ebb command, before its fallback bun's).
+  expect(path).toMatch(/^PATH=\S+:\/opt\/ebbt-nothing:\S+\/fallback$/);
 });
 
 test("an output path with ../ reaches only what the user may write", async () => {

@@ -1,8 +1,10 @@
 /**
  * The `ebb` command that job processes find first on their PATH, so that a batch script can run
- * `ebb run`. It must be reachable by the job's user: an agent running as root keeps it under
- * /run/ebb (0755 directories), not in its state dir, which is root's alone; other agents keep it
- * in their state dir, whose owner runs every job.
+ * `ebb run`; and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
+ * installed: it is `ebb exec --bun`, this ebb's own runtime with ebb/comm and ebb/epop inside
+ * (a bun on the job's PATH comes first and wins). Both must be reachable by the job's user: an
+ * agent running as root keeps them under /run/ebb (0755 directories), not in its state dir, which
+ * is root's alone; other agents keep them in their state dir, whose owner runs every job.
  */
 import { chmodSync, mkdirSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -27,8 +29,20 @@ function sweep(): void {
   }
 }
 
-/** Writes the command; `remove` takes its directory away when the agent stops. */
-export function installEbbCommand(stateDir: string, node: string): { dir: string; remove(): void } {
+const quoted = (argv: string[]) => argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+
+/** A new file each time (never rewritten in place: a shell may be reading the old one). */
+function script(path: string, text: string): void {
+  rmSync(path, { force: true });
+  writeFileSync(path, text);
+  chmodSync(path, 0o755);
+}
+
+/**
+ * Writes the commands: `dir` (ebb) goes first on job processes' PATH, `fallback` (bun) last;
+ * `remove` takes them away when the agent stops.
+ */
+export function installEbbCommand(stateDir: string, node: string): { dir: string; fallback: string; remove(): void } {
   let dir = join(stateDir, "bin");
   if (agentIsRoot()) {
     sweep();
@@ -38,11 +52,13 @@ export function installEbbCommand(stateDir: string, node: string): { dir: string
     chmodSync(dir, 0o755);
   } else mkdirSync(dir, { recursive: true });
   const path = join(dir, "ebb");
-  rmSync(path, { force: true });
-  if (isCompiled()) symlinkSync(process.execPath, path);
-  else {
-    writeFileSync(path, `#!/bin/sh\nexec ${ebbCommand().map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ")} "$@"\n`);
-    chmodSync(path, 0o755);
-  }
-  return { dir, remove: () => agentIsRoot() && rmSync(dir, { recursive: true, force: true }) };
+  if (isCompiled()) {
+    rmSync(path, { force: true });
+    symlinkSync(process.execPath, path);
+  } else script(path, `#!/bin/sh\nexec ${quoted(ebbCommand())} "$@"\n`);
+  const fallback = join(dir, "fallback");
+  mkdirSync(fallback, { recursive: true, mode: 0o755 });
+  chmodSync(fallback, 0o755);
+  script(join(fallback, "bun"), `#!/bin/sh\n# No bun on this node's PATH: ebb's own runtime, with ebb/comm and ebb/epop.\nexec ${quoted([...ebbCommand(), "exec", "--bun", "--"])} "$@"\n`);
+  return { dir, fallback, remove: () => agentIsRoot() && rmSync(dir, { recursive: true, force: true }) };
 }

@@ -8,10 +8,13 @@ export function baseEnv(): Record<string, string> {
   return out;
 }
 
-/** Put the directory holding the `ebb` command first on PATH, so jobs can call `ebb run`. */
-export function withEbbOnPath(env: Record<string, string>, binDir: string): Record<string, string> {
-  const path = env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
-  return { ...env, PATH: path.split(delimiter).includes(binDir) ? path : `${binDir}${delimiter}${path}` };
+/**
+ * Put the directory holding the `ebb` command first on PATH, so jobs can call `ebb run`, and the
+ * one holding the fallback `bun` last, so that only a node without bun runs it.
+ */
+export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; fallback: string }): Record<string, string> {
+  const parts = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((p) => p !== dirs.dir && p !== dirs.fallback);
+  return { ...env, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
 }
 
 export interface RankPlace {

@@ -109,7 +109,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
   const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir.dir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
-  const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir.dir);
+  const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir);
   const pool = new PeerPool(o.ca);
   const nameRequests = new Map<number, (r: { ok: boolean; port?: string; error?: string }) => void>();
   let nextNameRequest = 1;

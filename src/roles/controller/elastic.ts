@@ -176,7 +176,8 @@ export class Elastic {
       if (joinStep !== undefined) {
         tx.allocated(job, added, now);
         tx.steps(job, joinStep + 1);
-        this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
+        // The joining ranks run the elastic step's command (an `ebb run` job's row has none).
+        this.store.insertStep(jobId, joinStep, (e.stepId !== undefined ? this.store.stepArgv(jobId, e.stepId) : undefined) ?? r.argv ?? [], m.joining, added, now);
       }
       this.store.addEvent(jobId, now, "adapting", `adapting from ${have} to ${nodes} nodes (${reason})`, { adaptationId: aid, from: have, to: nodes, added, removed });
       within?.();
@@ -342,6 +343,9 @@ export class Elastic {
     this.ledger.commit((tx) => {
       this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
       if (dropped.length > 0) tx.released(job, dropped, now);
+      // The elastic step is the world as committed: its ranks over the nodes the job keeps.
+      const layout = tasks ?? a.remap?.tasks;
+      if (ok && e.stepId !== undefined && layout) this.store.setStepLayout(jobId, e.stepId, layout.reduce((sum, n) => sum + n, 0), job.nodes.filter((n) => !dropped.includes(n)));
       tx.state(job, "RUNNING");
       const limit = ok ? this.rescaleLimit(job, a, now) : undefined;
       if (limit !== undefined && limit !== job.row.timeLimit) tx.limit(job, limit);

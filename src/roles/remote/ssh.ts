@@ -168,7 +168,17 @@ export function agentCommand(a: AgentScript): string {
   );
 }
 
-/** Receives the binary on stdin and puts it at the remote path atomically (a running one is not disturbed). */
-export function copyCommand(path: string): string {
-  return viaSh([remotePath(path), `mkdir -p "$(dirname "$p")" && cat > "$p.part.$$" && chmod 755 "$p.part.$$" && mv -f "$p.part.$$" "$p"`].join("\n"));
+/**
+ * Receives the binary on stdin and puts it at the remote path atomically (a running one is not
+ * disturbed), only if all `size` bytes came: a copy cut short (Ctrl-C, a dead link) leaves nothing.
+ */
+export function copyCommand(path: string, size: number): string {
+  return viaSh(
+    [
+      remotePath(path),
+      `t="$p.part.$$"; mkdir -p "$(dirname "$p")" && cat > "$t" || { rm -f "$t"; exit 1; }`,
+      `n=$(wc -c < "$t"); if [ "$n" -ne ${size} ]; then rm -f "$t"; echo "received $n of ${size} bytes" >&2; exit 1; fi`,
+      `chmod 755 "$t" && mv -f "$t" "$p"`,
+    ].join("\n"),
+  );
 }

@@ -32,6 +32,10 @@ export interface RemoteOptions {
 }
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
+const mib = (bytes: number) => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+
+/** How often a copy in progress says how far it got. */
+const PROGRESS_MS = 5_000;
 
 type Piped = Subprocess<"pipe", "pipe", "pipe">;
 
@@ -101,6 +105,8 @@ export class RemoteAgents {
   private readonly sessions = new Map<string, Piped>();
   private stopping = false;
   private readonly copies = new Map<string, Promise<void>>();
+  /** The ssh processes copying the binary (ended by stop()). */
+  private readonly copying = new Set<Subprocess>();
 
   constructor(private readonly o: RemoteOptions) {}
 
@@ -179,8 +185,7 @@ export class RemoteAgents {
       }
       await session.tail.done;
       if (r === NEED_COPY && attempt === 0) {
-        this.o.progress(label, `copying ebb to ${this.o.remotePath}`);
-        await this.copy(h);
+        await this.copy(h, label);
         continue;
       }
       throw new HostFailed(session.tail.last() || `ssh exited with status ${r}`);
@@ -189,7 +194,9 @@ export class RemoteAgents {
 
   /** An ssh session: the secrets go first on its stdin, which then stays open. */
   private launch(h: HostSpec, label: string, command: string, stdinLines: (string | Promise<string>)[]): Session {
-    const proc = Bun.spawn(sshArgv(h, this.o.ssh, command), { stdin: "pipe", stdout: "pipe", stderr: "pipe" }) as Piped;
+    // In a process group of its own: a Ctrl-C at the terminal reaches ebb up, which ends the
+    // sessions in order, and not ssh itself (which would die with status 255 before "stopping").
+    const proc = Bun.spawn(sshArgv(h, this.o.ssh, command), { stdin: "pipe", stdout: "pipe", stderr: "pipe", detached: true }) as Piped;
     this.sessions.set(label, proc);
     // The remote side's own warnings and errors are passed on; ssh's errors end up in the failure.
     const tail = new Tail(proc.stderr, (line) => {
@@ -212,11 +219,11 @@ export class RemoteAgents {
     return { proc, tail, out };
   }
 
-  private async copy(h: HostSpec): Promise<void> {
+  private async copy(h: HostSpec, label: string): Promise<void> {
     // Two sessions to one host (its controller, its agent) copy once.
     const key = `${h.user ?? ""}@${h.host}:${h.port ?? ""}`;
     let copying = this.copies.get(key);
-    if (!copying) this.copies.set(key, (copying = this.copyNow(h)));
+    if (!copying) this.copies.set(key, (copying = this.copyNow(h, label)));
     try {
       await copying;
     } finally {
@@ -224,17 +231,46 @@ export class RemoteAgents {
     }
   }
 
-  private async copyNow(h: HostSpec): Promise<void> {
-    const proc = Bun.spawn(sshArgv(h, this.o.ssh, copyCommand(this.o.remotePath)), { stdin: Bun.file(this.o.binary), stdout: "ignore", stderr: "pipe" });
+  /**
+   * Streams the binary into ssh's stdin (written as the pipe takes it), saying its size first,
+   * then every PROGRESS_MS how much of it went, and at the end how long it took.
+   */
+  private async copyNow(h: HostSpec, label: string): Promise<void> {
+    const file = Bun.file(this.o.binary);
+    const size = file.size;
+    this.o.progress(label, `copying ebb (${mib(size)}) to ${this.o.remotePath}`);
+    const started = performance.now();
+    const proc = Bun.spawn(sshArgv(h, this.o.ssh, copyCommand(this.o.remotePath, size)), { stdin: "pipe", stdout: "ignore", stderr: "pipe", detached: true });
+    this.copying.add(proc);
     const tail = new Tail(proc.stderr);
+    let sent = 0;
+    const timer = setInterval(() => this.o.progress(label, `copying: ${mib(sent)} of ${mib(size)} (${Math.floor((100 * sent) / size)}%)`), PROGRESS_MS);
+    try {
+      for await (const chunk of file.stream()) {
+        if (proc.exitCode !== null || this.stopping) break;
+        proc.stdin.write(chunk);
+        await proc.stdin.flush();
+        sent += chunk.length;
+      }
+      await proc.stdin.end();
+    } catch {
+      /* the session ended: its status and last words say why */
+    } finally {
+      clearInterval(timer);
+    }
     const code = await proc.exited;
+    this.copying.delete(proc);
     await tail.done;
-    if (code !== 0) throw new HostFailed(`copying ebb to ${this.o.remotePath}: ${tail.last() || `ssh exited with status ${code}`}`);
+    if (this.stopping) throw new HostFailed("stopped while copying ebb");
+    if (code !== 0 || sent < size) throw new HostFailed(`copying ebb to ${this.o.remotePath}: ${tail.last() || `ssh exited with status ${code}`}`);
+    const seconds = (performance.now() - started) / 1000;
+    this.o.progress(label, `copied ${mib(size)} in ${seconds.toFixed(1)} s (${mib(size / Math.max(seconds, 0.001))}/s)`);
   }
 
   /** Ends every agent: closing its ssh stdin stops it (and its ranks); ssh is killed if it lingers. Then the controller, if it is remote. */
   async stop(graceMs = 10_000): Promise<void> {
     this.stopping = true;
+    for (const p of this.copying) p.kill("SIGTERM");
     const all = [...this.sessions.entries()];
     await this.end(all.filter(([label]) => !label.endsWith(" (controller)")).map(([, p]) => p), graceMs);
     await this.end(all.filter(([label]) => label.endsWith(" (controller)")).map(([, p]) => p), graceMs);
