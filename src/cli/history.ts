@@ -12,8 +12,8 @@ export default defineCommand({
       "Jobs that were active in a time window, finished ones included, like sacct: by default since midnight. Finished jobs are kept for the controller's --keep-history (30 days by default).",
   },
   args: {
-    since: { type: "string", alias: "S", description: "Jobs active at or after: now-2hours, 08:00, 2030-01-31[T08:00], today, midnight (default: midnight)", valueHint: "TIME" },
-    until: { type: "string", alias: "E", description: "Jobs submitted at or before (default: now)", valueHint: "TIME" },
+    since: { type: "string", alias: "S", description: 'Jobs active at or after: "2 hours ago", now-2h, 08:00, 2030-01-31[T08:00], yesterday, today, midnight, ISO 8601 (default: midnight)', valueHint: "TIME" },
+    until: { type: "string", alias: "E", description: "Jobs submitted at or before, in the same forms (default: now)", valueHint: "TIME" },
     state: { type: "string", alias: "s", description: "Only these states, comma-separated (e.g. FAILED,TIMEOUT)", valueHint: "STATES" },
     name: { type: "string", description: "Only jobs of this name", valueHint: "NAME" },
     user: { type: "string", alias: "u", description: "Only jobs this user submitted", valueHint: "USER" },
