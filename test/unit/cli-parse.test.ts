@@ -1,6 +1,6 @@
 /** The command-line parser is strict, and #EBB / #SBATCH lines are read with it. */
 import { describe, expect, test } from "bun:test";
-import { closest, defineArgs, parse, renderUsage } from "../../src/cli/command.ts";
+import { closest, defineArgs, parse, renderUsage, wrap } from "../../src/cli/command.ts";
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
 import { jobArgs } from "../../src/cli/submit.ts";
 
@@ -80,6 +80,15 @@ describe("parse", () => {
     expect(text).toContain("  -N, --nodes=<N>");
     expect(text).toContain("  --no-payoff");
     expect(text).not.toContain("\x1b[");
+  });
+
+  test("help wraps to the width: at spaces, a long word after | or , else where it must; descriptions under their column", () => {
+    expect(wrap("aa bb cc dd", 5)).toEqual(["aa bb", "cc dd"]);
+    expect(wrap("run|submit|queue|show", 12)).toEqual(["run|submit|", "queue|show"]);
+    expect(wrap("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
+    expect(wrap("\x1b[36mabc\x1b[39m de", 6)).toEqual(["\x1b[36mabc\x1b[39m de"]);
+    const text = renderUsage({ meta: { name: "x", description: "Does x" }, args, run: () => {} }, "1.2.3", 50);
+    for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(50);
   });
 });
 
