@@ -22,6 +22,13 @@ export const JobListQuery = z.lazy(() =>
     user: z.string().min(1).max(MAX_USER).optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
+    /** Only these jobs, comma-separated (an array's id: all of its tasks), as squeue -j. */
+    id: z
+      .string()
+      .regex(/^[1-9]\d{0,15}(,[1-9]\d{0,15})*$/, "job ids, comma-separated, e.g. 12,14")
+      .transform((s) => [...new Set(s.split(",").map(Number))])
+      .pipe(z.array(z.int()).max(MAX_LIST_IDS, `at most ${MAX_LIST_IDS} job ids`))
+      .optional(),
     /** Only jobs with a smaller id: the `next` of the page before, to page through older jobs. */
     before: z.coerce.number().int().min(1).optional(),
   }),
@@ -34,6 +41,57 @@ export const JobGetQuery = z.lazy(() => z.strictObject({ wait: z.coerce.number()
 export const HoldResult = z.lazy(() => z.object({ id: z.int(), jobs: z.array(z.int()) }));
 
 /** POST /v1/jobs/test: when and where the job would start, from the current queue (sbatch --test-only). */
+/** The most job ids one listing may name (GET /v1/jobs?id=). */
+export const MAX_LIST_IDS = 1000;
+
+/**
+ * GET /v1/starts (squeue --start): when each pending job is expected to start, from one replay of
+ * the scheduler's plans with every running job taken to run to its limit. A job not listed has no
+ * estimate (held, waiting for a dependency or begin time, too big for the nodes up, or beyond the
+ * replay's horizon).
+ */
+export const StartsView = z.lazy(() =>
+  z.object({
+    /** When the estimate was made (one serves every caller for a few seconds). */
+    time: z.string(),
+    jobs: z.array(z.object({ id: z.int(), start: z.string(), nodes: z.array(z.string()) })),
+    /** Whether the replay reached every pending job's start; false: it stopped at its horizon (`message` says where). */
+    complete: z.boolean(),
+    message: z.string().nullable(),
+  }),
+);
+export type StartsView = z.infer<typeof StartsView>;
+
+/** GET /v1/usage: what each user used over a window (ebb usage, like sreport). */
+export const UsageQuery = z.lazy(() =>
+  z
+    .strictObject({
+      /** The window (ISO 8601): since is required; until defaults to now. */
+      since: z.iso.datetime({ offset: true }),
+      until: z.iso.datetime({ offset: true }).optional(),
+      /** Only this user. */
+      user: z.string().min(1).max(MAX_USER).optional(),
+    })
+    .refine((q) => q.until === undefined || Date.parse(q.until) > Date.parse(q.since), { path: ["until"], message: "until must be after since" }),
+);
+const Usage = z.object({
+  /** Jobs that held nodes in the window. */
+  jobs: z.int(),
+  /** Node-seconds and core-seconds (a node's CPUs times its seconds) held in the window. */
+  nodeSeconds: z.number(),
+  coreSeconds: z.number(),
+});
+export const UsageView = z.lazy(() =>
+  z.object({
+    since: z.string(),
+    until: z.string(),
+    /** Per user, the most core-seconds first ("" for jobs of no user). */
+    users: z.array(Usage.extend({ user: z.string() })),
+    total: Usage,
+  }),
+);
+export type UsageView = z.infer<typeof UsageView>;
+
 export const TestOnlyResult = z.lazy(() =>
   z.object({
     /** ISO time; null if it cannot start on this cluster, or waits on something other than nodes. */
@@ -95,6 +153,12 @@ export const JobView = z.lazy(() =>
     argv: z.array(z.string()).nullable(),
     cwd: z.string(),
     output: z.string().nullable(),
+    /**
+     * Another user's job, shown without its private part: argv, output and error are null, cwd is
+     * "", an ended job's reason is null (it may name its files); in the detail also script, env,
+     * events, steps' argv, adaptations' messages, cfg and program.
+     */
+    private: z.boolean(),
     submitTime: z.string(),
     startTime: z.string().nullable(),
     endTime: z.string().nullable(),

@@ -44,6 +44,7 @@ export default defineCommand({
       text += field("Submitted", j.submitTime);
       text += field("Started", j.startTime);
       text += field("Ended", j.endTime);
+      text += field("Private", j.private ? `${j.user ?? "another user"}'s job: its command, directory, files, environment and events are theirs to see` : "");
       text += field("WorkDir", j.cwd);
       text += field("Output", j.output);
       text += field("Error", j.error);

@@ -29,6 +29,8 @@ export interface JobFilter {
   name?: string;
   user?: string;
   arrayJobId?: number;
+  /** Only these jobs, and the tasks of those that are arrays (squeue -j). */
+  ids?: readonly number[];
   /** Submitted at or before (epoch ms). */
   until?: number;
   /** Not ended before (epoch ms): still active, or ended since. */
@@ -461,6 +463,7 @@ export class JobStore {
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
       filter.user !== undefined ? eq(jobs.user, filter.user) : undefined,
       filter.arrayJobId !== undefined ? eq(jobs.arrayJobId, filter.arrayJobId) : undefined,
+      filter.ids !== undefined ? or(inArray(jobs.id, [...filter.ids]), inArray(jobs.arrayJobId, [...filter.ids])) : undefined,
       filter.until !== undefined ? lte(jobs.submitTime, filter.until) : undefined,
       filter.since !== undefined ? or(isNull(jobs.endTime), gte(jobs.endTime, filter.since)) : undefined,
       filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,

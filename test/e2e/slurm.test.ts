@@ -66,14 +66,14 @@ describe("job arrays", () => {
     writeFileSync(join(c.dir, "array.sh"), '#!/bin/sh\necho "array=$EBB_ARRAY_JOB_ID task=$EBB_ARRAY_TASK_ID count=$EBB_ARRAY_TASK_COUNT min=$EBB_ARRAY_TASK_MIN max=$EBB_ARRAY_TASK_MAX job=$EBB_JOB_ID"\nsleep 1\n');
     const id = await submit(["--array=1-6%2", "array.sh"]);
     const q = await c.ebb(["queue"]);
-    expect(q.stdout).toMatch(new RegExp(`^${id}_\\[\\d-6%2\\]\\s+array\\.sh\\s+PENDING.*\\(JobArrayTaskLimit\\)$`, "m"));
+    expect(q.stdout).toMatch(new RegExp(`^${id}_\\[\\d-6%2\\]\\s+array\\.sh\\s+\\S+\\s+PENDING.*\\(JobArrayTaskLimit\\)$`, "m"));
     expect((await c.ebb(["wait", String(id)])).code).toBe(0);
     const tasks = (await c.api("GET", `/v1/jobs?array=${id}`)).json.jobs;
     expect(tasks.map((t: any) => [t.arrayJobId, t.arrayTaskId, t.state])).toEqual([1, 2, 3, 4, 5, 6].map((t) => [id, t, "COMPLETED"]));
     expect(peakOverlap(tasks)).toBe(2);
     for (const t of tasks) expect(c.read(`ebb-${id}_${t.arrayTaskId}.out`)).toBe(`array=${id} task=${t.arrayTaskId} count=6 min=1 max=6 job=${t.id}\n`);
     const all = await c.ebb(["queue", "--all"]);
-    expect(all.stdout).toMatch(new RegExp(`^${id}_3\\s+array\\.sh\\s+COMPLETED.*\\s0\\s+node0\\d$`, "m"));
+    expect(all.stdout).toMatch(new RegExp(`^${id}_3\\s+array\\.sh\\s+\\S+\\s+COMPLETED.*\\s0\\s+node0\\d$`, "m"));
   }, 60_000);
 
   test("`ebb cancel ID_N` cancels one task, `ebb cancel ID` the rest of the array", async () => {
@@ -131,7 +131,7 @@ describe("holds, begin times and waiting", () => {
   test("--hold, ebb hold and ebb release; a begin time holds a job back until then", async () => {
     const held = await submit(["--hold", "--wrap", "echo released"]);
     expect((await c.job(held)).reason).toBe("JobHeldUser");
-    expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${held}\\s+wrap\\s+PENDING.*\\(JobHeldUser\\)$`, "m"));
+    expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${held}\\s+wrap\\s+\\S+\\s+PENDING.*\\(JobHeldUser\\)$`, "m"));
     expect((await c.ebb(["release", String(held)])).code).toBe(0);
     expect((await c.waitJob(held, ["COMPLETED"])).state).toBe("COMPLETED");
     const late = await submit(["--begin", "now+2", "--wrap", "true"]);
@@ -294,7 +294,7 @@ test("the OpenAPI document has the new routes and fields", async () => {
   for (const f of ["array", "dependency", "hold", "begin", "exclude", "nodelist", "error"]) expect(submit[f]).toBeDefined();
   const view = doc.paths["/v1/jobs"].get.responses["200"].content["application/json"].schema.properties.jobs.items.properties;
   for (const f of ["arrayJobId", "arrayTaskId", "arrayLimit", "held", "dependency", "beginTime", "reasonDetail", "user", "submittedBy", "resizes", "error"]) expect(view[f]).toBeDefined();
-  expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["state", "limit", "since", "until", "name", "user", "array", "before"]);
+  expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["state", "limit", "since", "until", "name", "user", "array", "id", "before"]);
 });
 
 describe("shell completion", () => {

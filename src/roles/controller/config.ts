@@ -8,6 +8,7 @@ import { SAMPLE_INTERVAL } from "../../proto/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
+import { PRIVATE_DATA } from "../../domain/scope.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 
@@ -34,6 +35,8 @@ export const ControllerConfig = z.strictObject({
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
   keepHistory: z.number().positive().optional(),
+  /** What other users may not see, as Slurm's PrivateData (default: none; a job's command, files, environment and output are always its user's). */
+  privateData: z.array(z.enum(PRIVATE_DATA)).max(PRIVATE_DATA.length).optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

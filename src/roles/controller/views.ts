@@ -59,6 +59,7 @@ export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime
     timeLimit: job.timeLimit,
     argv: job.argv ?? null,
     cwd: job.cwd,
+    private: false,
     // A pending job's files are still patterns: shown as far as they are known.
     output: pending && job.output !== null ? expandPattern(job.output, patternVars(job), job.cwd) : job.output,
     submitTime: iso(job.submitTime)!,
