@@ -53,7 +53,7 @@ export function listenFlag(value: string, flag = "--listen"): HostPort {
 }
 
 export const controllerTuning = defineArgs({
-  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout, privateData: [jobs, nodes, usage]}; flags override it", valueHint: "FILE" },
+  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout, privateData: [jobs, nodes, usage], userResizeScalesLimit}; flags override it", valueHint: "FILE" },
   heartbeat: { type: "string", description: "Agent heartbeat interval in seconds; 3 missed make a node DOWN (default 2)", valueHint: "SECONDS" },
   "default-time": { type: "string", description: "Time limit of jobs that give none (default 1:00:00)", valueHint: "TIME" },
   "kill-wait": { type: "string", description: "Seconds between SIGTERM and SIGKILL when a job is cancelled or times out (default 5)", valueHint: "SECONDS" },
@@ -156,6 +156,7 @@ export function tuning(a: TuningArgs) {
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
     privateData: file.privateData,
+    userResizeScalesLimit: file.userResizeScalesLimit,
     ...metricsAccess(a),
   };
 }

@@ -9,7 +9,7 @@
 import type { PolicyName } from "./config.ts";
 import { compareNames, planBatch, unfitNow } from "./batch.ts";
 import { expectedEnd } from "./elastic.ts";
-import { limitRatio, type LimitRatio } from "./limits.ts";
+import { keptLimit, limitRatio, type LimitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
 import { remap } from "./remap.ts";
 import { isValidSize } from "./sizes.ts";
@@ -129,15 +129,17 @@ function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | 
 
 /**
  * A resize a user asked for (the API's), planned as a pass plans its own: against the snapshot's
- * idle nodes, with its remap and limit ratio; or why it cannot be. The caller has checked that the
- * job may be resized to `to` (elastic, running, in its range).
+ * idle nodes, with its remap and limit ratio (with `keepLimit`, one that does not raise the limit:
+ * limits.ts keptLimit); or why it cannot be. The caller has checked that the job may be resized
+ * to `to` (elastic, running, in its range).
  */
-export function requestedResize(s: Snapshot, jobId: number, to: number, reason: string): PlanResize | string {
+export function requestedResize(s: Snapshot, jobId: number, to: number, reason: string, keepLimit = false): PlanResize | string {
   const job = s.running.find((j) => j.id === jobId);
   if (!job) return `job ${jobId} is not running`;
   const free = s.nodes.filter((n) => n.up && n.jobId === undefined).map((n) => n.name);
   if (!s.namesSorted) free.sort(compareNames);
-  return nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
+  const planned = nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
+  return keepLimit && typeof planned !== "string" ? { ...planned, limit: keptLimit(job, to) } : planned;
 }
 
 /** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */

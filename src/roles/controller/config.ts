@@ -37,6 +37,8 @@ export const ControllerConfig = z.strictObject({
   keepHistory: z.number().positive().optional(),
   /** What other users may not see, as Slurm's PrivateData (default: none; a job's command, files, environment and output are always its user's). */
   privateData: z.array(z.enum(PRIVATE_DATA)).max(PRIVATE_DATA.length).optional(),
+  /** A user's own shrink rescales the job's time limit as the scheduler's do (default false: it never raises it). */
+  userResizeScalesLimit: z.boolean().optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

@@ -11,7 +11,7 @@ import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
 import type { PlanResize } from "../../sched/plan.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
-import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
+import { KEPT_LIMIT, limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
@@ -377,7 +377,7 @@ export class Elastic {
     const lim = a.limit ?? limitRatio({ nodes: a.from }, a.to);
     const original = this.store.limitChangesOf(r.id)[0]?.fromLimit ?? r.timeLimit;
     const adaptation = (now - a.requestedAt) / 1000;
-    const next = rescaleLimit({ startTime: r.startTime ?? now, limit: r.timeLimit, original, at: now, ratio: lim.ratio, grow: a.to > a.from, adaptation });
+    const next = rescaleLimit({ startTime: r.startTime ?? now, limit: r.timeLimit, original, at: now, ratio: lim.ratio, grow: a.to > a.from, adaptation, rise: lim.source !== KEPT_LIMIT });
     if (next === r.timeLimit) return next;
     const left = Math.max(0, Math.round(r.timeLimit - (now - (r.startTime ?? now)) / 1000));
     const why = `resized ${a.from} -> ${a.to} nodes: ${left} s left x ${lim.ratio.toFixed(3)} (${lim.source}) + ${adaptation.toFixed(1)} s adaptation${a.to > a.from ? `, not below the ${original} s asked for nor above ${r.timeLimit} s` : ""}`;

@@ -90,6 +90,8 @@ export interface ControllerOptions {
   metricsOpen?: boolean;
   /** What other users may not see (Slurm's PrivateData): "jobs", "nodes", "usage"; default none (a job's private part is always private). */
   privateData?: readonly PrivateDataKind[];
+  /** A user's own resize rescales its time limit as the scheduler's do (default: it never raises it). */
+  userResizeScalesLimit?: boolean;
   /** Serve HTTPS/WSS only, with this certificate and key (PEM); agents' step ports must present a certificate `ca` (the cluster CA, PEM) signed. */
   tls?: ServerTls & { ca: string };
 }
@@ -216,6 +218,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : typeof scope === "object" ? { user: scope.user } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
   const privateData = new Set(opts.privateData ?? []);
   const starts = new ExpectedStarts(scheduler);
+  // Who asked for a resize, in its reason.
+  const requester = (scope: Scope) => (scope === "all" ? "the cluster's token" : typeof scope === "object" ? `${scope.admin ? "admin" : "user"} ${scope.user}` : `job ${scope}'s token`);
   // Whose jobs a listing holds: every job, unless jobs are private (then a user's, or a job token's own and submitted ones).
   const reader = (scope: Scope) =>
     privateData.has("jobs") ? { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined } : {};
@@ -256,7 +260,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       return row ? jobDetail(views, row) : undefined;
     },
     arrayTask: (arrayJobId, task) => store.arrayTaskId(arrayJobId, task),
-    resize: (id, nodes) => applier.resizeNow(id, nodes),
+    resize: (id, nodes, scope) => applier.resizeNow(id, nodes, { by: requester(scope), keepLimit: !isAdmin(scope) && opts.userResizeScalesLimit !== true }),
     cancel: (id, task) => jobs.cancel(id, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),

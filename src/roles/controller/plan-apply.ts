@@ -41,11 +41,12 @@ export class PlanApplier {
   /**
    * A user's resize (POST /v1/jobs/:id/resize): planned by the pure planner against the cluster as
    * it is now (sched/plan.ts requestedResize: the same node choice and remap as a pass's), recorded
-   * as a plan of one item and carried out at once. What refuses it is thrown to the caller.
+   * as a plan of one item and carried out at once. `by` says who asked (in its reason); with
+   * `keepLimit` it does not raise the job's time limit. What refuses it is thrown to the caller.
    */
-  resizeNow(jobId: number, to: number, now = Date.now()): { adaptationId: number } {
+  resizeNow(jobId: number, to: number, opts: { by?: string; keepLimit?: boolean } = {}, now = Date.now()): { adaptationId: number } {
     this.elastic().checkResize(jobId, to);
-    const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, "requested by user");
+    const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, `requested by ${opts.by ?? "user"}`, opts.keepLimit);
     if (typeof planned === "string") throw conflict("no_idle_nodes", planned);
     const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
     try {
