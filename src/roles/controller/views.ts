@@ -154,17 +154,19 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
 export const byNodeName = new Intl.Collator("en", { numeric: true }).compare;
 
 export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
-  const completing = n.completing !== undefined && n.completing.until > now;
-  const busy = n.jobId !== undefined || completing;
+  const completingJob = [...n.completing].find(([, until]) => until > now)?.[0];
+  const completing = completingJob !== undefined;
+  const holder: number | undefined = n.shares.keys().next().value;
+  const busy = holder !== undefined || completing;
   const state =
-    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : holder !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
   return {
     name: n.row.name,
     state,
     cpus: n.row.cpus,
     memoryMb: n.row.memoryMb,
     addr: n.row.addr,
-    jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
+    jobId: holder ?? completingJob ?? null,
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
