@@ -192,6 +192,8 @@ export const JobSubmit = z.lazy(() =>
     }),
 );
 export type JobSubmit = z.infer<typeof JobSubmit>;
+/** What a job asks of each node beyond its size and tasks (domain/request.ts makes its request of them). */
+export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
 
 export const JobListQuery = z.lazy(() =>
   z.strictObject({
