@@ -3,11 +3,13 @@ import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
 import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
+import { resourceArgs, resourceFields } from "./resources.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
   ntasks: { type: "string", alias: "n", description: "Number of ranks (default: one per node)", valueHint: "N" },
   "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Ranks per node", valueHint: "K" },
+  ...resourceArgs,
   overcommit: { type: "boolean", alias: "O", description: "Allow more ranks than the nodes have CPUs" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
@@ -38,6 +40,9 @@ export default defineCommand({
       if (!mpi.success) throw new UsageError(`--mpi ${a.mpi}: expected both, pmi1, pmi2 or none`);
       if (a.cfg !== undefined && a.cfg !== "on" && a.cfg !== "off") throw new UsageError(`--cfg ${a.cfg}: expected on or off`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
+      const resources = resourceFields(a);
+      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined);
+      if (insideJob !== undefined && given.length > 0) err(`ebb run: warning: ${given.map((k) => `--${k}`).join(", ")} shape a new allocation; this step runs in job ${insideJob}'s, and they are left out\n`);
       const c = client(a);
       const interactive = isTerminal(2);
       let transientShown = false;
@@ -48,6 +53,7 @@ export default defineCommand({
         ...elasticFields(a),
         tasks: intFlag(a.ntasks, "--ntasks"),
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
+        resources,
         overcommit: a.overcommit === true ? true : undefined,
         timeLimit: durationFlag(a.time, "--time"),
         exclude: hostlistFlag(a.exclude, "--exclude"),

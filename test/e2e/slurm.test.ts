@@ -50,11 +50,11 @@ describe("strict command lines on a cluster", () => {
   test("a Slurm script's #SBATCH lines are read, and the flags ebb does not have are listed once", async () => {
     writeFileSync(
       join(c.dir, "slurm.sh"),
-      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mem 4G", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
+      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mail-user me@example.org", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
     );
     const r = await c.ebb(["submit", "slurm.sh"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mem 4G (line 5: every ebb job has its nodes to itself, with all their memory)\n");
+    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mail-user me@example.org (line 5: ebb sends no mail)\n");
     const job = await c.waitJob(idOf(r.stdout), ["COMPLETED", "FAILED"]);
     expect({ state: job.state, name: job.name, nodes: job.allocation.length }).toEqual({ state: "COMPLETED", name: "from-sbatch", nodes: 2 });
     expect(c.read(`sbatch-${job.id}.out`)).toBe("nodes=2\n");

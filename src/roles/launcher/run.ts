@@ -6,6 +6,7 @@
 import { envDigest } from "../../proto/credential.ts";
 import { basename } from "node:path";
 import { ApiClient, ApiClientError } from "../../api/client.ts";
+import type { JobResources } from "../../api/schemas.ts";
 import type { PmiMode } from "../../proto/step.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
@@ -26,6 +27,8 @@ export interface RunOptions {
   sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
+  /** Cores, memory, GPUs, features, whole nodes: of the allocation it asks for (not of a step inside a job). */
+  resources?: JobResources;
   /** More ranks than the nodes have CPUs. */
   overcommit?: boolean;
   timeLimit?: number;
@@ -80,6 +83,7 @@ export async function run(o: RunOptions): Promise<number> {
             sampleInterval: o.sampleInterval,
             tasks: o.tasks,
             tasksPerNode: o.tasksPerNode,
+            ...o.resources,
             overcommit: o.overcommit,
             timeLimit: o.timeLimit,
             exclude: o.exclude,
