@@ -15,6 +15,8 @@ import { LOG_FORMATS, setLogFormat, type LogFormat } from "../util/log.ts";
 import { readFileSync } from "node:fs";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readPem, type ServerTls } from "../util/tls.ts";
+import { parseMemory } from "../domain/resources.ts";
+import { MAX_MEM_MIB } from "../api/schemas.ts";
 import { CommandError, durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
 
 /**
@@ -67,6 +69,7 @@ export const controllerTuning = defineArgs({
   "sample-interval": { type: "string", description: "Seconds between jobs' timing and CFG samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
   "max-array-tasks": { type: "string", description: `The most tasks one job array may have (default ${DEFAULT_ARRAY_TASKS}, Slurm's MaxArraySize; at most ${MAX_ARRAY_TASKS})`, valueHint: "N" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
+  "def-mem-per-cpu": { type: "string", description: "Memory per core of jobs that ask for none: MiB, or a size such as 2G (default: each node's memory divided by its cores)", valueHint: "SIZE" },
   "metrics-token": { type: "string", description: "File holding a token that may read /metrics (as Prometheus' credentials_file); the API token may too", valueHint: "FILE" },
   "metrics-open": { type: "boolean", description: "Serve /metrics without a token (to a scraper on a trusted network)" },
   ...logArgs(),
@@ -99,6 +102,15 @@ function metricsAccess(a: { "metrics-token"?: string; "metrics-open"?: boolean }
   }
   if (token.length < 16) throw new UsageError(`--metrics-token ${a["metrics-token"]}: the token in it is shorter than 16 characters`);
   return { metricsToken: token };
+}
+
+/** A memory size flag (MiB, or with a K, M, G or T suffix), in MiB. */
+function memoryFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const mib = parseMemory(value);
+  if (typeof mib !== "number") throw new UsageError(`${flag} ${value}: ${mib.error}`);
+  if (mib < 1 || mib > MAX_MEM_MIB) throw new UsageError(`${flag} ${value}: expected 1 MiB to ${MAX_MEM_MIB} MiB (1 PiB)`);
+  return mib;
 }
 
 /** --keep-history: a number with a unit (s, m, h, d, w; a bare number is days), or forever. Milliseconds. */
@@ -152,6 +164,7 @@ export function tuning(a: TuningArgs) {
     limits: file.limits,
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
+    defMemPerCpu: memoryFlag(a["def-mem-per-cpu"], "--def-mem-per-cpu") ?? file.defMemPerCpu,
     ...metricsAccess(a),
   };
 }

@@ -413,6 +413,15 @@ export class JobStore {
     this.db.update(jobs).set({ usage }).where(eq(jobs.id, id)).run();
   }
 
+  /** A job that ended FAILED is OUT_OF_MEMORY (its OOM kill was reported after its exit). */
+  markOutOfMemory(id: number, reason: string): void {
+    this.db
+      .update(jobs)
+      .set({ state: "OUT_OF_MEMORY", reason })
+      .where(and(eq(jobs.id, id), eq(jobs.state, "FAILED")))
+      .run();
+  }
+
   /** Ends the job's hold on `nodes` (all of its nodes if omitted). */
   closeAllocation(jobId: number, time: number, nodes?: readonly string[]): void {
     if (!nodes) {

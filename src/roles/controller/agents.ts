@@ -123,6 +123,9 @@ export class AgentHub {
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;
+      case "job.usage":
+        // Kept for later while the store takes no writes: it may end the job (an OOM kill).
+        return this.health.orLater(`usage:${msg.jobId}:${name}`, () => this.jobs.usage(name, msg, now));
       case "names": {
         const job = this.state.jobs.get(msg.jobId);
         if (!job?.nodes.includes(name)) return conn.send({ t: "names.result", reqId: msg.reqId, ok: false });

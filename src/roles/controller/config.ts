@@ -8,6 +8,7 @@ import { SAMPLE_INTERVAL } from "../../api/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
+import { Memory } from "../../api/schemas.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 
@@ -29,6 +30,8 @@ export const ControllerConfig = z.strictObject({
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
   keepHistory: z.number().positive().optional(),
+  /** Memory per core of jobs that ask for none: MiB, or a size such as "2G" (default: each node's memory / cores). */
+  defMemPerCpu: Memory.optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

@@ -23,6 +23,7 @@ import { JobCfgs, type CfgPersistence } from "./cfg.ts";
 import type { Jobs } from "./jobs.ts";
 import type { Ledger } from "./ledger.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
+import type { NodeShare } from "../../domain/resources.ts";
 
 const log = logger("controller");
 
@@ -140,7 +141,8 @@ export class Elastic {
     const e = this.jobs.elasticOf(job);
     const have = job.nodes.length;
     if (p.from !== have || m.tasks.length !== nodes) throw conflict("plan_stale", `job ${jobId} has ${have} nodes, not the ${p.from} its resize was planned for`);
-    if (added.length > 0) this.checkIdle(added, jobId, now);
+    const shares = p.shares ?? added.map((n) => this.state.wholeShare(n));
+    if (added.length > 0) this.checkFree(shares, jobId, now);
     const removed = p.removed;
     const after = nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
     const lim = p.limit;
@@ -164,7 +166,7 @@ export class Elastic {
         limitSource: lim.source,
       });
       if (joinStep !== undefined) {
-        tx.allocated(job, added.map((n) => this.state.wholeShare(n)), now);
+        tx.allocated(job, shares, now);
         tx.steps(job, joinStep + 1);
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }
@@ -441,11 +443,13 @@ export class Elastic {
   }
 
   /** The nodes a grow was planned to take are idle now and not excluded by the job (sbatch --exclude). */
-  private checkIdle(planned: readonly string[], jobId: number, now: number): void {
+  /** A grow's shares must be free now (a whole node: idle), on nodes the job does not exclude. */
+  private checkFree(shares: readonly NodeShare[], jobId: number, now: number): void {
     const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
-    const idle = new Set(this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n)));
-    const bad = planned.find((n) => !idle.has(n));
-    if (bad) throw conflict("no_idle_nodes", `growing job ${jobId} by ${planned.length} nodes: node ${bad} is not idle`);
+    for (const s of shares) {
+      const why = excluded.includes(s.node) ? `node ${s.node} is excluded by the job` : this.state.whyNotFree(s, jobId, now);
+      if (why) throw conflict("no_idle_nodes", `growing job ${jobId} by ${shares.length} nodes: ${why}`);
+    }
   }
 
 }

@@ -73,6 +73,8 @@ export interface ControllerOptions {
   limits?: AdminLimits;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
+  /** MiB of memory per core for jobs that ask for none (Slurm's DefMemPerCPU); default: each node's memory / cores. */
+  defMemPerCpu?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -156,6 +158,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
+      defMemPerCpu: opts.defMemPerCpu,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
@@ -177,7 +180,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const ersConfig = resolveConfig(opts.scheduler);
   const policy = POLICY_TABLE[ersConfig.policy];
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
-  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval, opts.defMemPerCpu);
   const planStore = new PlanStore(db);
   // A job's CFG state is saved at each report: the newest waits while the store takes no writes.
   const cfgStore = new CfgStore(db);

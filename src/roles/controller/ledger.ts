@@ -27,7 +27,8 @@ export type LedgerEvent =
   | { t: "limit"; jobId: number; timeLimit: number }
   | { t: "steps"; jobId: number; nextStep: number }
   | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null }
-  | { t: "usage"; jobId: number; usage: JobUsage };
+  | { t: "usage"; jobId: number; usage: JobUsage }
+  | { t: "outOfMemory"; jobId: number; reason: string };
 
 type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId" | "usage"> & { output?: string | null };
 
@@ -49,6 +50,11 @@ export interface LedgerTx {
   ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null): void;
   /** What a job (active or ended) used, as recorded from now on (the caller has summed the reports). */
   usage(jobId: number, usage: JobUsage): void;
+  /**
+   * A job that ended FAILED went over its memory: the report of the OOM kill came after its exit
+   * (its first node's script died of it). It is OUT_OF_MEMORY, with the reason; nothing else changes.
+   */
+  outOfMemory(jobId: number, reason: string): void;
 }
 
 const newRuntime = (row: JobRow): JobRuntime => ({ row, nodes: [], shares: [], launchers: new Set(), spawnedSteps: new Map() });
@@ -106,6 +112,9 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       return;
     case "usage":
       row.usage = e.usage;
+      return;
+    case "outOfMemory":
+      // Only ended jobs, which memory does not hold.
       return;
     case "state":
       row.state = e.state;
@@ -205,6 +214,10 @@ export class Ledger {
       usage: (jobId, usage) => {
         s.setUsage(jobId, usage);
         events.push({ t: "usage", jobId, usage });
+      },
+      outOfMemory: (jobId, reason) => {
+        s.markOutOfMemory(jobId, reason);
+        events.push({ t: "outOfMemory", jobId, reason });
       },
     };
   }

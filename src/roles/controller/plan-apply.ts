@@ -67,7 +67,7 @@ export class PlanApplier {
     return {
       node: (name) => {
         const n = this.state.nodes.get(name);
-        return n && { up: this.state.isSchedulable(n, now), jobId: n.shares.keys().next().value };
+        return n && { up: this.state.isSchedulable(n, now), jobId: n.shares.keys().next().value, resources: this.state.resources(n), shares: n.shares.values() };
       },
       job: (id) => {
         const job = this.state.jobs.get(id);
@@ -97,7 +97,9 @@ export class PlanApplier {
       const id = ids[k++]!;
       const job = this.state.jobs.get(st.jobId)!;
       let done = false;
-      this.jobs.start(job, st.nodes.map((n) => this.state.wholeShare(n)), st.reason, now, () => {
+      // A start without shares (whole-node mode) takes its nodes whole.
+      const shares = st.shares ?? st.nodes.map((n) => this.state.wholeShare(n));
+      this.jobs.start(job, { shares, tasks: st.tasks }, st.reason, now, () => {
         this.plans.settle(id, "done");
         done = true;
       });
@@ -150,6 +152,7 @@ function jobState(job: JobRuntime): PlanJobState {
     resizable: r.elastic && e?.launcher !== undefined && e.tasks !== undefined && e.stepId !== undefined,
     ...(r.exclude ? { exclude: r.exclude } : {}),
     ...(r.nodelist ? { nodelist: r.nodelist } : {}),
+    ...(r.resources ? { resources: r.resources } : {}),
   };
 }
 

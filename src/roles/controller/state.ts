@@ -2,7 +2,6 @@
 import type { StepCovers } from "../../proto/credential.ts";
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../api/launcher.ts";
-import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob } from "../../sched/types.ts";
 import type { RankRemap } from "../../sched/plan.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
@@ -122,8 +121,22 @@ export class ClusterState {
     return { node: name, cores: Array.from({ length: row.cpus }, (_, i) => i), memMiB: row.memoryMb, gpus: row.gpus.map((_, i) => i) };
   }
 
-  private isFree(n: NodeRuntime, now: number): boolean {
-    return this.isIdle(n) && this.isSchedulable(n, now);
+  /**
+   * Why `share` cannot be given to job `jobId` now (its node not schedulable, already the job's, or
+   * a core, a GPU or the memory held by another job), or undefined if it can.
+   */
+  whyNotFree(share: NodeShare, jobId: number, now: number): string | undefined {
+    const n = this.nodes.get(share.node);
+    if (!n || !this.isSchedulable(n, now)) return `node ${share.node} is not up`;
+    if (n.shares.has(jobId)) return `job ${jobId} holds node ${share.node} already`;
+    let mem = n.row.memoryMb;
+    for (const [id, held] of n.shares) {
+      mem -= held.memMiB;
+      if (held.cores.some((c) => share.cores.includes(c)) || held.gpus.some((g) => share.gpus.includes(g))) return `node ${share.node}: job ${id} holds some of those cores or GPUs`;
+    }
+    if (share.memMiB > mem) return `node ${share.node} has ${mem} MiB of memory free, not ${share.memMiB}`;
+    if (share.cores.some((c) => c >= n.row.cpus) || share.gpus.some((g) => g >= n.row.gpus.length)) return `node ${share.node} has no such core or GPU`;
+    return undefined;
   }
 
   /** Cores of the node no job holds. */
@@ -149,10 +162,5 @@ export class ClusterState {
       if (this.isIdle(n)) idleNodes++;
     }
     return { upNodes, idleNodes };
-  }
-
-  /** Idle schedulable nodes in name order (node2 before node10). */
-  idleNodes(now: number): NodeRuntime[] {
-    return [...this.nodes.values()].filter((n) => this.isFree(n, now)).sort((a, b) => compareNames(a.row.name, b.row.name));
   }
 }
