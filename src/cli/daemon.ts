@@ -1,6 +1,6 @@
 /** Flags and helpers shared by the daemon commands (controller, agent, up). */
 import { defineArgs } from "./command.ts";
-import { availableParallelism, hostname, totalmem } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
 import { DatabaseTooNew } from "../store/db.ts";
@@ -154,14 +154,6 @@ export function tuning(a: TuningArgs) {
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
     ...metricsAccess(a),
   };
-}
-
-export function localCpus(): number {
-  return availableParallelism();
-}
-
-export function localMemoryMb(): number {
-  return Math.floor(totalmem() / (1 << 20));
 }
 
 export function shortHostname(): string {
