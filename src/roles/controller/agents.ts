@@ -58,7 +58,11 @@ export class AgentHub {
   /** The job each agent was last told its node belongs to. */
   private readonly told = new Map<AgentSession, number | null>();
 
-  /** Tell the node's agent the job it is allocated to, if that changed since it was last told. */
+  /**
+   * Tell the node's agent the job it is allocated to, if that changed since it was last told: a
+   * `shares` message with the whole node as the job's share (all cores, memory and GPUs).
+   * TODO(i30 C1): every job on the node with its own share (NodeRuntime.shares).
+   */
   syncAllocation(node: string): void {
     const n = this.state.nodes.get(node);
     const session = n?.session;
@@ -66,7 +70,9 @@ export class AgentHub {
     const jobId = n.jobId ?? null;
     if (this.told.get(session) === jobId) return;
     this.told.set(session, jobId);
-    session.send({ t: "alloc", jobId, user: jobId === null ? null : (this.state.jobs.get(jobId)?.row.user ?? null) });
+    const upTo = (k: number) => Array.from({ length: k }, (_, i) => i);
+    const whole = { cores: upTo(n.row.cpus), memMiB: n.row.memoryMb, gpus: upTo(n.gpus?.length ?? 0) };
+    session.send({ t: "shares", jobs: jobId === null ? [] : [{ jobId, user: this.state.jobs.get(jobId)?.row.user ?? null, share: whole }] });
   }
 
   /** Every node's agent (or those of `nodes`) told its node's job, where that changed. */
@@ -123,6 +129,10 @@ export class AgentHub {
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;
+      case "job.usage":
+        // TODO(i30 C1): keep cpuSec and peakMemMiB on the job (JobRow.usage), over all its nodes.
+        if (msg.oomKills === 0) return;
+        return this.health.orLater(`oom:${msg.jobId}`, () => this.outOfMemory(msg.jobId, name));
       case "names": {
         const job = this.state.jobs.get(msg.jobId);
         if (!job?.nodes.includes(name)) return conn.send({ t: "names.result", reqId: msg.reqId, ok: false });
@@ -137,6 +147,15 @@ export class AgentHub {
         return reply(true);
       }
     }
+  }
+
+  /** A process of the job went over its memory on `node` and the kernel killed it: the job ends OUT_OF_MEMORY (unless it has ended already). */
+  private outOfMemory(jobId: number, node: string): void {
+    const job = this.state.jobs.get(jobId);
+    if (!job || job.row.state === "PENDING") return;
+    // TODO(i30 C1): the job's share of the node, not the node's memory.
+    const mib = this.state.nodes.get(node)?.row.memoryMb;
+    this.jobs.finish(job, "OUT_OF_MEMORY", { reason: `a process went over the job's memory (${mib} MiB on ${node}) and was killed` });
   }
 
   onClose(conn: AgentSession): void {
@@ -202,6 +221,7 @@ export class AgentHub {
     node.session = conn;
     node.lastSeen = now;
     node.runAs = msg.runAs;
+    node.gpus = msg.gpus ?? [];
     this.state.nodes.set(msg.name, node);
     this.byConn.set(conn, msg.name);
 

@@ -29,6 +29,8 @@ export interface NodeRuntime {
   completing?: { jobId: number; until: number };
   /** Whom the agent runs jobs as (its hello): "job-user", or the agent's own user. */
   runAs?: string;
+  /** The node's GPUs (its hello), by index with their type. TODO(i30 C1): a NodeRow column. */
+  gpus?: readonly (string | null)[];
 }
 
 export interface JobRuntime {
