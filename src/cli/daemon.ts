@@ -1,6 +1,6 @@
 /** Flags and helpers shared by the daemon commands (controller, agent, up). */
 import { defineArgs } from "./command.ts";
-import { availableParallelism, hostname, totalmem } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
 import { DatabaseTooNew } from "../store/db.ts";
@@ -167,14 +167,6 @@ export function tuning(a: TuningArgs) {
     defMemPerCpu: memoryFlag(a["def-mem-per-cpu"], "--def-mem-per-cpu") ?? file.defMemPerCpu,
     ...metricsAccess(a),
   };
-}
-
-export function localCpus(): number {
-  return availableParallelism();
-}
-
-export function localMemoryMb(): number {
-  return Math.floor(totalmem() / (1 << 20));
 }
 
 export function shortHostname(): string {

@@ -50,6 +50,11 @@ export const StepSpec = z.lazy(() =>
      * of sending them up the tree: a command job's output file, on the node that writes it anyway.
      */
     outputFile: z.object({ node: z.string().min(1), path: z.string().min(1), error: z.string().min(1).optional() }).optional(),
+    /**
+     * How this node's ranks are bound to the job's cores here (srun's --cpu-bind): "cores" (the
+     * default), each local rank to its own slice of them; "none", every rank to all of them.
+     */
+    cpuBind: z.enum(["none", "cores"]).optional(),
     /** Universe size reported to PMI clients (the job's maximum size for elastic jobs). */
     universeSize: z.int().positive().optional(),
     /** Keys every rank finds in its KVS before the first fence. */

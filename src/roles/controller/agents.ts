@@ -55,18 +55,24 @@ export class AgentHub {
     return true;
   }
 
-  /** The job each agent was last told its node belongs to. */
-  private readonly told = new Map<AgentSession, number | null>();
+  /** The jobs each agent was last told its node holds (their ids, in the node's order). */
+  private readonly told = new Map<AgentSession, string>();
 
-  /** Tell the node's agent the job it is allocated to, if that changed since it was last told. */
+  /**
+   * Tell the node's agent every job it holds now, each with its user and its share of the node
+   * (`shares`), if that set changed since it was last told. A job's share of a node does not
+   * change while it holds it, so the set of job ids says when to tell.
+   */
   syncAllocation(node: string): void {
     const n = this.state.nodes.get(node);
     const session = n?.session;
     if (!n || !session) return;
-    const jobId: number | null = n.shares.keys().next().value ?? null;
-    if (this.told.get(session) === jobId) return;
-    this.told.set(session, jobId);
-    session.send({ t: "alloc", jobId, user: jobId === null ? null : (this.state.jobs.get(jobId)?.row.user ?? null) });
+    let key = "";
+    for (const id of n.shares.keys()) key += `${id},`;
+    if (this.told.get(session) === key) return;
+    this.told.set(session, key);
+    const jobs = [...n.shares].map(([jobId, s]) => ({ jobId, user: this.state.jobs.get(jobId)?.row.user ?? null, share: { cores: [...s.cores], memMiB: s.memMiB, gpus: [...s.gpus] } }));
+    session.send({ t: "shares", jobs });
   }
 
   /** Every node's agent (or those of `nodes`) told its node's job, where that changed. */

@@ -45,6 +45,8 @@ export interface RunOptions {
   pmiPort: boolean;
   /** CFG monitoring of the step's ranks (default on). */
   cfg?: "on" | "off";
+  /** How ranks are bound to their job's cores (`--cpu-bind`; default cores). */
+  cpuBind?: "none" | "cores";
   /** Seconds a PMI spawn may wait for idle nodes. */
   spawnWait: number;
   /** Progress and errors for the user. */
@@ -141,6 +143,7 @@ export async function run(o: RunOptions): Promise<number> {
       pmi: o.pmi,
       pmiPort: o.pmiPort,
       cfg: o.cfg,
+      cpuBind: o.cpuBind,
       connect: (addr) => pool.get(addr),
       sink,
       spawnWait: o.spawnWait,
