@@ -404,9 +404,21 @@ export class JobStore {
     shares.forEach((sh, i) => this.q.insertAllocation.run({ jobId, node: sh.node, position: firstPosition + i, time, cores: compressIndices(sh.cores), memMib: sh.memMiB, gpus: sh.gpus.join(",") }));
   }
 
-  /** What the job used, as recorded so far (null: nothing reported yet). */
-  usageOf(id: number): JobUsage | null {
-    return this.db.select({ usage: jobs.usage }).from(jobs).where(eq(jobs.id, id)).get()?.usage ?? null;
+  /**
+   * What the job used on `node` so far (its agent's latest report, kept on the job's latest row
+   * there), and so in all: CPU seconds summed over its rows, the most memory of one. Undefined if
+   * the job never held the node.
+   */
+  recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
+    const latest = this.db.select({ id: sql<number | null>`max(${jobNodes.id})` }).from(jobNodes).where(and(eq(jobNodes.jobId, jobId), eq(jobNodes.node, node))).get()?.id;
+    if (latest == null) return undefined;
+    this.db.update(jobNodes).set({ cpuSec, peakMemMib: peakMemMiB }).where(eq(jobNodes.id, latest)).run();
+    const t = this.db
+      .select({ cpuSec: sql<number>`coalesce(sum(${jobNodes.cpuSec}), 0)`, peakMemMiB: sql<number>`coalesce(max(${jobNodes.peakMemMib}), 0)` })
+      .from(jobNodes)
+      .where(eq(jobNodes.jobId, jobId))
+      .get()!;
+    return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
   }
 
   setUsage(id: number, usage: JobUsage): void {

@@ -111,7 +111,7 @@ export const jobArrays = sqliteTable("job_arrays", {
   elasticSettings: text("elastic_settings", { mode: "json" }).$type<JobOverrides>(),
 });
 
-/** What a job used, summed over the agents' `job.usage` reports. */
+/** What a job used: CPU seconds over all its nodes, the most memory it used on one (the agents' `job.usage` reports). */
 export interface JobUsage {
   cpuSec: number;
   peakMemMiB: number;
@@ -119,8 +119,8 @@ export interface JobUsage {
 
 /**
  * Allocation history: one row per (job, node) holding, with the job's share of the node (its
- * cores as "0-3,8", memory, GPU indices as "0,1"); until is null while held. Rows from before
- * shares (cores null) held the whole node.
+ * cores as "0-3,8", memory, GPU indices as "0,1") and what it used there; until is null while
+ * held. Rows from before shares (cores null) held the whole node.
  */
 export const jobNodes = sqliteTable(
   "job_nodes",
@@ -134,6 +134,9 @@ export const jobNodes = sqliteTable(
     cores: text("cores"),
     memMib: integer("mem_mib"),
     gpus: text("gpus"),
+    /** What the job used there, as the node's agent last reported it (its cgroup's totals so far). */
+    cpuSec: real("cpu_sec"),
+    peakMemMib: real("peak_mem_mib"),
   },
   (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.until)],
 );

@@ -35,7 +35,7 @@ test("a request no node could ever hold is refused at submit, naming the field a
   expect(h.store.getJob(h.submit({}))!.resources).toEqual({ tasks: 1, cpusPerTask: 1, exclusive: false });
 });
 
-test("what agents report a job used is summed on the job, ended or not; an OOM kill ends a running job OUT_OF_MEMORY with the reason", () => {
+test("what agents report a job used is summed over its nodes, ended or not (a node's latest report counts); an OOM kill ends a running job OUT_OF_MEMORY with the reason", () => {
   const h = new ControllerHarness(2);
   const a = h.submit({ nodes: 2, exclusive: true });
   h.pass();
@@ -50,9 +50,13 @@ test("what agents report a job used is summed on the job, ended or not; an OOM k
     usage: { cpuSec: 3.5, peakMemMiB: 700 },
   });
   expect(h.job(a)).toBeUndefined();
-  // A late report of the same job's other node still counts.
-  h.jobs.usage("n2", { jobId: a, cpuSec: 0.5, peakMemMiB: 20, oomKills: 0 });
+  // A node's later report (its totals so far) replaces its earlier one, after the job's end too.
+  h.jobs.usage("n2", { jobId: a, cpuSec: 2, peakMemMiB: 120, oomKills: 0 });
   expect(h.store.getJob(a)!.usage).toEqual({ cpuSec: 4, peakMemMiB: 700 });
+  expect(h.store.allocationsOf(a).map((r) => [r.node, r.cpuSec, r.peakMemMib])).toEqual([
+    ["n1", 2, 700],
+    ["n2", 2, 120],
+  ]);
 });
 
 test("an OOM kill reported after the job's exit turns FAILED into OUT_OF_MEMORY; a job that completed stays COMPLETED", () => {

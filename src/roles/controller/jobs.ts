@@ -739,27 +739,30 @@ export class Jobs {
   }
 
   /**
-   * What a job used on `node`, from its cgroup there once its processes were gone: added to the
-   * job's usage (CPU seconds summed, peak memory the most on one node). An OOM kill ends an active
-   * job OUT_OF_MEMORY; a job that has ended FAILED meanwhile (its script died of it) is recorded so.
+   * What a job used on `node`, from its cgroup there each time its processes there were all gone
+   * (the totals so far: the latest report of a node replaces the one before). The job's usage is
+   * CPU seconds summed over its nodes and the most memory of one. An OOM kill ends an active job
+   * OUT_OF_MEMORY; a job that has ended FAILED meanwhile (its script died of it) is recorded so.
    */
   usage(node: string, r: { jobId: number; cpuSec: number; peakMemMiB: number; oomKills: number }, now = Date.now()): void {
     const job = this.state.jobs.get(r.jobId);
     if (job?.row.state === "PENDING") return;
     const row = job?.row ?? this.store.getJob(r.jobId);
     if (!row) return;
-    const before = row.usage;
-    const usage = { cpuSec: (before?.cpuSec ?? 0) + r.cpuSec, peakMemMiB: Math.max(before?.peakMemMiB ?? 0, r.peakMemMiB) };
     const mem = this.memoryOn(r.jobId, node);
     const oom = r.oomKills > 0 ? `a process went over the job's memory (${mem === undefined ? "" : `${mem} MiB `}on ${node}) and was killed` : undefined;
     const relabel = oom !== undefined && !job && row.state === "FAILED";
-    this.ledger.commit((tx) => {
+    const recorded = this.ledger.commit((tx) => {
+      const usage = this.store.recordNodeUsage(r.jobId, node, r.cpuSec, r.peakMemMiB);
+      if (!usage) return false;
       tx.usage(r.jobId, usage);
       if (relabel) {
         tx.outOfMemory(r.jobId, oom);
         this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${row.reason ?? `exit code ${row.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: row.exitCode });
       }
+      return true;
     });
+    if (!recorded) return;
     if (relabel) log.info(`job ${r.jobId} out_of_memory: ${oom}`, { job: r.jobId });
     if (oom && job) this.finish(job, "OUT_OF_MEMORY", { reason: oom }, now);
   }
