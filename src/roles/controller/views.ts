@@ -2,7 +2,9 @@
 import type { PlanStore } from "../../store/plans.ts";
 import { jobPlanItem } from "./plan-views.ts";
 import { cfgView } from "./cfg.ts";
-import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
+import type { JobDetail, JobView, NodeView, ShareView } from "../../api/schemas.ts";
+import { compressIndices } from "../../domain/array.ts";
+import type { NodeShare } from "../../domain/resources.ts";
 import type { AllocationRow, JobListRow, JobRow, JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
 import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
@@ -38,7 +40,30 @@ export function pendingReason(why: string | undefined): string {
   return word === "priority" ? "Priority" : word === "reqnodenotavail" ? "ReqNodeNotAvail" : "Resources";
 }
 
-export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
+/** A share as the API shows it: cores as a range list ("0-3,8") and their count. */
+export function shareView(s: NodeShare): ShareView {
+  const cores = [...s.cores].sort((a, b) => a - b);
+  return { node: s.node, cores: compressIndices(cores), cpus: cores.length, memMiB: s.memMiB, gpus: [...s.gpus] };
+}
+
+/*
+ * Until the controller keeps shares (issue 30: NodeRuntime.shares, JobRuntime.shares, the job_nodes
+ * columns), a job holds its nodes whole: these make that share from the node's row.
+ */
+function wholeNode(n: NodeRuntime): NodeShare {
+  return { node: n.row.name, cores: Array.from({ length: n.row.cpus }, (_, i) => i), memMiB: n.row.memoryMb, gpus: [] };
+}
+function nodeShares(n: NodeRuntime): [number, NodeShare][] {
+  return n.jobId === undefined ? [] : [[n.jobId, wholeNode(n)]];
+}
+function liveShares(state: ClusterState, live: JobRuntime): NodeShare[] {
+  return live.nodes.flatMap((name) => {
+    const n = state.nodes.get(name);
+    return n ? [wholeNode(n)] : [];
+  });
+}
+
+export function jobView(job: JobListRow, allocation: string[], shares: readonly NodeShare[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
   const pending = job.state === "PENDING";
   const blocked = pending ? live?.blocked : undefined;
   return {
@@ -79,6 +104,9 @@ export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime
     user: job.user,
     submittedBy: job.submittedBy,
     resizes,
+    resources: null,
+    shares: shares.map(shareView),
+    usage: null,
   };
 }
 
@@ -96,7 +124,9 @@ export function jobViews(ctx: ViewContext, rows: JobListRow[]): JobView[] {
   const resizes = store.resizeCounts(rows.filter((r) => r.elastic).map((r) => r.id));
   return rows.map((r) => {
     const live = state.jobs.get(r.id);
-    return live ? jobView(live.row, live.nodes, live, latestMtct(ctx, live.row), resizes.get(r.id)) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r), undefined, null, resizes.get(r.id));
+    return live
+      ? jobView(live.row, live.nodes, liveShares(state, live), live, latestMtct(ctx, live.row), resizes.get(r.id))
+      : jobView(r, allocationAt(allocs.get(r.id) ?? [], r), [], undefined, null, resizes.get(r.id));
   });
 }
 
@@ -105,7 +135,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   const live = state.jobs.get(row.id);
   const history = store.allocationsOf(row.id);
   const resizes = row.elastic ? (store.resizeCounts([row.id]).get(row.id) ?? 0) : 0;
-  const base = live ? jobView(live.row, live.nodes, live, latestMtct(ctx, live.row), resizes) : jobView(row, allocationAt(history, row), undefined, null, resizes);
+  const base = live ? jobView(live.row, live.nodes, liveShares(state, live), live, latestMtct(ctx, live.row), resizes) : jobView(row, allocationAt(history, row), [], undefined, null, resizes);
   const interval = row.sampleInterval ?? ctx.sampleInterval;
   return {
     ...base,
@@ -155,16 +185,27 @@ export const byNodeName = new Intl.Collator("en", { numeric: true }).compare;
 
 export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
   const completing = n.completing !== undefined && n.completing.until > now;
-  const busy = n.jobId !== undefined || completing;
+  const shares = nodeShares(n);
+  const held = shares.length > 0;
+  const busy = held || completing;
   const state =
-    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : held ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+  const gpuTypes: (string | null)[] = [];
+  const usedGpus = shares.flatMap(([, s]) => s.gpus).sort((a, b) => a - b);
+  const usedCpus = shares.reduce((k, [, s]) => k + s.cores.length, 0);
+  const usedMem = shares.reduce((k, [, s]) => k + s.memMiB, 0);
   return {
     name: n.row.name,
     state,
     cpus: n.row.cpus,
     memoryMb: n.row.memoryMb,
+    gpus: gpuTypes,
+    features: [],
+    allocated: { cpus: usedCpus, memMiB: usedMem, gpus: usedGpus },
+    free: { cpus: Math.max(0, n.row.cpus - usedCpus), memMiB: Math.max(0, n.row.memoryMb - usedMem), gpus: gpuTypes.map((_, i) => i).filter((i) => !usedGpus.includes(i)) },
     addr: n.row.addr,
-    jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
+    jobs: shares.map(([id]) => id),
+    jobId: shares[0]?.[0] ?? (completing ? n.completing!.jobId : null),
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
