@@ -6,6 +6,7 @@
  * longer fits (Nomad's plan applier, `nomad/plan_apply.go`). The live controller and the
  * simulator both call these two; neither has another path that hands out nodes. Pure.
  */
+import type { NodeResources, NodeShare, ResourceRequest } from "../domain/resources.ts";
 import type { PolicyName } from "./config.ts";
 import { compareNames, planBatch, unfitNow } from "./batch.ts";
 import { expectedEnd } from "./elastic.ts";
@@ -24,6 +25,10 @@ export interface SnapshotJob extends JobState {
   tasks?: readonly number[];
   /** Nodes it may never grow onto (sbatch --exclude). */
   exclude?: readonly string[];
+  /** What it holds on each node, aligned with `nodeNames` (resource mode). Absent: its nodes whole. */
+  shares?: readonly NodeShare[];
+  /** Its request (resource mode): a grow of a job with a per-node shape takes that shape on each new node. */
+  resources?: ResourceRequest;
 }
 
 /** A running job asking for new nodes for `tasks` processes (PMI spawn). */
@@ -46,6 +51,8 @@ export interface Snapshot {
   running: readonly SnapshotJob[];
   /** Oldest first. */
   spawns?: readonly SpawnRequest[];
+  /** Memory per core for a request that names none (MiB; `--def-mem-per-cpu`); else each node's memory / cores. */
+  defMemPerCpu?: number;
   config: ErsConfig;
   limits?: AdminLimits;
   /** Say why every pending job the plan does not start waits (the controller's periodic pass). */
@@ -61,6 +68,10 @@ export interface PlanStart {
   jobId: number;
   nodes: string[];
   reason: string;
+  /** Resource mode: its share of each node, aligned with `nodes`. */
+  shares?: NodeShare[];
+  /** Resource mode: its tasks on each node, aligned with `nodes`. */
+  tasks?: number[];
 }
 
 /** A resize's rank mapping as the plan made it: it travels with the adaptation (realloc, adapt.done). */
@@ -81,6 +92,8 @@ export interface PlanResize {
   /** Nodes a grow takes (appended to the allocation) and nodes a shrink gives back (its last ones). */
   added: string[];
   removed: string[];
+  /** Resource mode: a grow's share of each added node, aligned with `added`. */
+  shares?: NodeShare[];
   /** Ranks that stay, leave and join, and ranks per node afterwards (remap.ts). */
   remap: RankRemap;
   /** What the rest of its time limit is multiplied by when the resize commits (limits.ts). */
@@ -94,6 +107,8 @@ export interface SpawnGrant {
   tasks: number;
   nodes: string[];
   reason: string;
+  /** Resource mode: the granted nodes whole, aligned with `nodes`. */
+  shares?: NodeShare[];
 }
 
 export interface Plan {
@@ -244,7 +259,11 @@ function nameStarts(free: string[], starts: readonly { jobId: number; nodes: num
 export interface PlanNodeState {
   /** Schedulable now (live: UP, not drained, its agent connected, not completing a job). */
   up: boolean;
+  /** Whole-node mode: the job holding it. */
   jobId?: number;
+  /** Resource mode: its cores, memory and GPUs, and the shares the jobs on it hold now. */
+  resources?: NodeResources;
+  shares?: Iterable<NodeShare>;
 }
 
 export interface PlanJobState {
@@ -261,6 +280,8 @@ export interface PlanJobState {
   atResizePoint?: boolean;
   exclude?: readonly string[];
   nodelist?: readonly string[];
+  /** Its request (resource mode): a job that names no node count may start on any number of nodes. */
+  resources?: ResourceRequest;
 }
 
 /** The state a plan is carried out against, as it is now. */

@@ -1,4 +1,5 @@
 /** Plain-data inputs and outputs of a scheduling pass. Times are epoch ms, limits are seconds. */
+import type { NodeResources, NodeShare, ResourceRequest } from "../domain/resources.ts";
 import type { RuntimeModel } from "../model/amdahl.ts";
 import type { MtctSample } from "../model/spmd.ts";
 import type { AdminLimits, ErsConfig, JobOverrides } from "./config.ts";
@@ -13,6 +14,12 @@ export interface ClusterNode {
   jobId?: number;
   /** Cpus, for spawn grants (default 1). */
   cpus?: number;
+  /**
+   * Its cores, memory and GPUs. When the up nodes report them the pass places resource requests
+   * on them (sched/pool.ts) and a node is held by the shares of the running jobs on it, not by
+   * `jobId`; absent on every node: whole-node mode, as before.
+   */
+  resources?: NodeResources;
 }
 
 export interface RunningJob {
@@ -49,6 +56,11 @@ export interface PendingJob {
   nodelist?: readonly string[];
   /** Valid sizes (e.g. square process grids); any size in range when absent (see sizes.ts). */
   sizes?: readonly number[];
+  /**
+   * What it asks of each node (tasks, cores, memory, GPUs; Slurm's cons_tres request), when the
+   * nodes report resources. Absent: whole nodes, `minNodes`..`maxNodes` of them, as before.
+   */
+  resources?: ResourceRequest;
 }
 
 export interface BatchInput {
@@ -77,6 +89,8 @@ export interface Reservation {
   reason?: string;
   /** Jobs that shrink to make room for it (elastic rule 1, shrink-to-admit). */
   fromJobs?: number[];
+  /** Where it would start at `start` (resource mode): its share of each node. */
+  shares?: NodeShare[];
 }
 
 export interface BatchPlan {

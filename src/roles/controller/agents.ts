@@ -9,7 +9,7 @@ import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import { programReport } from "./program.ts";
-import type { AgentSession, ClusterState } from "./state.ts";
+import { ClusterState, type AgentSession } from "./state.ts";
 import { unreachable } from "./reach.ts";
 import type { StoreHealth } from "./storage.ts";
 
@@ -63,7 +63,7 @@ export class AgentHub {
     const n = this.state.nodes.get(node);
     const session = n?.session;
     if (!n || !session) return;
-    const jobId = n.jobId ?? null;
+    const jobId: number | null = n.shares.keys().next().value ?? null;
     if (this.told.get(session) === jobId) return;
     this.told.set(session, jobId);
     session.send({ t: "alloc", jobId, user: jobId === null ? null : (this.state.jobs.get(jobId)?.row.user ?? null) });
@@ -194,8 +194,20 @@ export class AgentHub {
     }
     existing?.session?.close(REFUSED.nameTaken, "replaced by a newer connection of the same node");
     const wasDown = existing?.row.status === "DOWN";
-    const row = { name: msg.name, cpus: msg.cpus, memoryMb: msg.memoryMb, addr: msg.addr, status: "UP" as const, reason: null, drain: existing?.row.drain ?? null, registeredAt: existing?.row.registeredAt ?? now, updatedAt: now };
-    const node = existing ?? { row, lastSeen: now };
+    const row = {
+      name: msg.name,
+      cpus: msg.cpus,
+      memoryMb: msg.memoryMb,
+      gpus: msg.gpus ?? [],
+      features: msg.features ?? [],
+      addr: msg.addr,
+      status: "UP" as const,
+      reason: null,
+      drain: existing?.row.drain ?? null,
+      registeredAt: existing?.row.registeredAt ?? now,
+      updatedAt: now,
+    };
+    const node = existing ?? ClusterState.node(row, now);
     node.row = row;
     // While the store takes no writes, the node runs on what memory knows; its row is written after.
     this.health.orLater(`node:${msg.name}`, () => upsertNode(this.db, node.row));
@@ -256,12 +268,12 @@ export class AgentHub {
       const reason = `no heartbeat for ${((now - node.lastSeen) / 1000).toFixed(1)} s`;
       setNodeStatus(this.db, node.row.name, "DOWN", reason, now);
       node.row = { ...node.row, status: "DOWN", reason, updatedAt: now };
-      node.completing = undefined;
+      node.completing.clear();
       log.warn(`node ${node.row.name} is DOWN: ${reason}`, { node: node.row.name });
       // An elastic job whose survivors can go on adapts past the node; any other job fails with it.
-      const jobId = node.jobId;
+      const jobIds = [...node.shares.keys()];
       this.health.orLater(`down:${node.row.name}`, () => {
-        if (jobId === undefined || !this.elastic.fault(jobId, node.row.name, "stopped responding")) this.jobs.nodeFailed(node.row.name, "stopped responding");
+        for (const id of jobIds) if (!this.elastic.fault(id, node.row.name, "stopped responding")) this.jobs.nodeFailed(id, node.row.name, "stopped responding");
       });
       node.session?.close(4408, "heartbeat timeout");
       node.session = undefined;

@@ -164,7 +164,7 @@ export class Elastic {
         limitSource: lim.source,
       });
       if (joinStep !== undefined) {
-        tx.allocated(job, added, now);
+        tx.allocated(job, added.map((n) => this.state.wholeShare(n)), now);
         tx.steps(job, joinStep + 1);
         this.store.insertStep(jobId, joinStep, r.argv ?? [], m.joining, added, now);
       }

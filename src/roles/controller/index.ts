@@ -129,7 +129,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   onAutocommit(db, (ms) => metrics.commit.observe(ms / 1000));
   // Agents retry their link with backoff: those of a restarted controller's nodes may be waiting.
   const back = Date.now() + AGENT_RECONNECT_MAX_MS;
-  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: back });
+  for (const row of listNodes(db)) state.nodes.set(row.name, ClusterState.node(row, back));
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;

@@ -27,6 +27,7 @@ import type { Ledger } from "./ledger.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
+import type { NodeShare } from "../../domain/resources.ts";
 
 const log = logger("controller");
 
@@ -84,7 +85,7 @@ export interface EndOptions {
 const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
 
 export interface PreparedJob {
-  values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
+  values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId" | "usage">;
   /** Array task ids, for an array. */
   indices?: number[];
 }
@@ -202,6 +203,7 @@ export class Jobs {
       program: null,
       user: by.user,
       submittedBy: by.job ?? null,
+      resources: null,
     };
     return { values, indices: array?.indices };
   }
@@ -295,11 +297,13 @@ export class Jobs {
   }
 
   /**
-   * Start a pending job on `nodes` (from a scheduling plan). `within` runs inside the start's
-   * transaction (the plan applier marks its item carried out there); not at all if it cannot start.
+   * Start a pending job on its shares of nodes (from a scheduling plan), in rank order. `within`
+   * runs inside the start's transaction (the plan applier marks its item carried out there); not
+   * at all if it cannot start.
    */
-  start(job: JobRuntime, nodes: string[], reason: string, now = Date.now(), within?: () => void): void {
+  start(job: JobRuntime, shares: readonly NodeShare[], reason: string, now = Date.now(), within?: () => void): void {
     const row = job.row;
+    const nodes = shares.map((s) => s.node);
     const overfills = this.step0Overfills(row, nodes);
     if (overfills) {
       // Ends it pending: nothing was started, the nodes stay free.
@@ -319,7 +323,7 @@ export class Jobs {
         this.store.recordLimitChange(row.id, now, row.timeLimit, limit, why);
         this.store.addEvent(row.id, now, "limit", `time limit ${formatDuration(row.timeLimit)} -> ${formatDuration(limit)}: ${why}`, { from: row.timeLimit, to: limit });
       }
-      tx.started(job, nodes, now, { nextStep, output, error, timeLimit: limit });
+      tx.started(job, shares, now, { nextStep, output, error, timeLimit: limit });
       this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
       if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
       within?.();
@@ -518,7 +522,7 @@ export class Jobs {
     const layout = fillLayout(nodes.map((n) => this.state.nodes.get(n)!.row.cpus), tasks);
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
-      tx.allocated(job, nodes, now);
+      tx.allocated(job, nodes.map((n) => this.state.wholeShare(n)), now);
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
       this.store.addEvent(jobId, now, "grown", `grew by ${compressHostlist(nodes)} for step ${stepId} (spawn of ${tasks} processes)`, { nodes, stepId });
     });
@@ -670,7 +674,7 @@ export class Jobs {
       const node = this.state.nodes.get(name);
       if (!node) continue;
       if (!wasRunning || node.row.status === "DOWN") continue;
-      if (graceful) node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
+      if (graceful) node.completing.set(row.id, now + this.config.killWaitMs + 5000);
       if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
     if (wasRunning && graceful) {
@@ -686,10 +690,7 @@ export class Jobs {
   /** An agent says a killed job has no processes left on its node. */
   cleaned(node: string, jobId: number): void {
     const n = this.state.nodes.get(node);
-    if (n?.completing?.jobId === jobId) {
-      n.completing = undefined;
-      this.effects.schedule();
-    }
+    if (n?.completing.delete(jobId)) this.effects.schedule();
   }
 
   enforceTimeLimits(now = Date.now()): void {
@@ -700,11 +701,10 @@ export class Jobs {
     }
   }
 
-  nodeFailed(name: string, reason: string): void {
-    const node = this.state.nodes.get(name);
-    if (!node || node.jobId === undefined) return;
-    const job = this.state.jobs.get(node.jobId);
-    if (job) this.finish(job, "NODE_FAIL", { reason: `node ${name} ${reason}` });
+  /** Job `jobId` lost node `name`. */
+  nodeFailed(jobId: number, name: string, reason: string): void {
+    const job = this.state.jobs.get(jobId);
+    if (job?.nodes.includes(name)) this.finish(job, "NODE_FAIL", { reason: `node ${name} ${reason}` });
   }
 
   notifyLaunchers(job: JobRuntime): void {

@@ -67,7 +67,7 @@ export class PlanApplier {
     return {
       node: (name) => {
         const n = this.state.nodes.get(name);
-        return n && { up: this.state.isSchedulable(n, now), jobId: n.jobId };
+        return n && { up: this.state.isSchedulable(n, now), jobId: n.shares.keys().next().value };
       },
       job: (id) => {
         const job = this.state.jobs.get(id);
@@ -89,7 +89,7 @@ export class PlanApplier {
     for (const g of p.spawns) {
       const id = ids[k++]!;
       this.store.tx(() => {
-        const taken = this.spawns.grant(g.id, g.nodes) && g.nodes.every((n) => this.state.nodes.get(n)?.jobId === g.jobId);
+        const taken = this.spawns.grant(g.id, g.nodes) && g.nodes.every((n) => this.state.nodes.get(n)?.shares.has(g.jobId));
         this.plans.settle(id, taken ? "done" : "failed", taken ? null : "the request was gone or could not take the nodes");
       });
     }
@@ -97,7 +97,7 @@ export class PlanApplier {
       const id = ids[k++]!;
       const job = this.state.jobs.get(st.jobId)!;
       let done = false;
-      this.jobs.start(job, st.nodes, st.reason, now, () => {
+      this.jobs.start(job, st.nodes.map((n) => this.state.wholeShare(n)), st.reason, now, () => {
         this.plans.settle(id, "done");
         done = true;
       });

@@ -44,7 +44,7 @@ export class Snapshots {
    */
   take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
-    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId, cpus: n.row.cpus });
+    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.shares.keys().next().value, cpus: n.row.cpus });
     const pending: PendingJob[] = [];
     const running: SnapshotJob[] = [];
     for (const job of this.state.jobs.values()) {
