@@ -386,7 +386,10 @@ export const JobView = z.lazy(() =>
 export type JobView = z.infer<typeof JobView>;
 
 export const JobEventView = z.lazy(() => z.object({ time: z.string(), kind: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()).nullable() }));
-export const AllocationView = z.lazy(() => z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable() }));
+/** One stretch of a job on a node, with its share of the node (null on rows from before shares: the whole node). */
+export const AllocationView = z.lazy(() =>
+  z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable(), cores: z.string().nullable(), memMiB: z.int().nullable(), gpus: z.array(z.int()).nullable() }),
+);
 export const StepView = z.lazy(() =>
   z.object({
     stepId: z.int(),

@@ -8,7 +8,7 @@ import { out } from "../util/stdio.ts";
 import { cfgSection } from "./cfg-table.ts";
 import { itemText } from "./plans.ts";
 import type { JobDetail } from "../api/schemas.ts";
-import { requestText, shareText, usageText } from "./resource-text.ts";
+import { mib, requestText, shareText, usageText } from "./resource-text.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show one job: its settings, allocation history, steps, the scheduler's plan items and events" },
@@ -61,7 +61,7 @@ export default defineCommand({
       }
       if (j.allocationHistory.length > 0) {
         text += "\nAllocation history:\n";
-        for (const a of j.allocationHistory) text += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
+        for (const a of j.allocationHistory) text += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}${a.cores === null ? "" : `  cores ${a.cores}  mem ${mib(a.memMiB ?? 0)}${a.gpus?.length ? `  gpus ${a.gpus.join(",")}` : ""}`}\n`;
       }
       if (j.steps.length > 0) {
         text += "\nSteps:\n";

@@ -124,7 +124,10 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     script: row.script,
     env: row.env,
     events: store.eventsOf(row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
-    allocationHistory: history.map((a) => ({ node: a.node, position: a.position, since: iso(a.since)!, until: iso(a.until) })),
+    allocationHistory: history.map((a) => {
+      const share = shareOf(a);
+      return { node: a.node, position: a.position, since: iso(a.since)!, until: iso(a.until), cores: a.cores, memMiB: share?.memMiB ?? null, gpus: share ? [...share.gpus] : null };
+    }),
     steps: store.stepsOf(row.id).map((s) => ({
       stepId: s.stepId,
       argv: s.argv,
