@@ -603,7 +603,8 @@ const TimelineJob = z.lazy(() =>
     startTime: z.string().nullable(),
     endTime: z.string().nullable(),
     nodes: z.int(),
-    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
+    /** Each stretch on a node, with the cores it held there (null: the whole node, a row from before shares). */
+    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable(), cpus: z.int().nullable() })),
     adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
   }),
 );
