@@ -4,6 +4,8 @@ import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, t
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
+import { formatDuration } from "../util/time.ts";
+import { mib, resourcesColumn } from "./resource-text.ts";
 
 export default defineCommand({
   meta: {
@@ -34,7 +36,21 @@ export default defineCommand({
         intFlag(args.limit, "--limit"),
       );
       if (args.json) return printJson({ jobs });
-      const rows = jobs.map((j) => [jobLabel(j), j.name.slice(0, 16), j.user ?? "", j.state, j.exitCode === null ? "" : String(j.exitCode), elapsed(j), nodesColumn(j), localTime(j.submitTime), localTime(j.startTime), localTime(j.endTime)]);
-      out(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "SUBMIT", "START", "END"], rows));
+      const rows = jobs.map((j) => [
+        jobLabel(j),
+        j.name.slice(0, 16),
+        j.user ?? "",
+        j.state,
+        j.exitCode === null ? "" : String(j.exitCode),
+        elapsed(j),
+        nodesColumn(j),
+        resourcesColumn(j),
+        j.usage ? formatDuration(j.usage.cpuSec) : "",
+        j.usage ? mib(j.usage.peakMemMiB) : "",
+        localTime(j.submitTime),
+        localTime(j.startTime),
+        localTime(j.endTime),
+      ]);
+      out(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "SUBMIT", "START", "END"], rows));
     }),
 });

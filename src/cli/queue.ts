@@ -7,6 +7,7 @@ import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table } from "./common.ts";
 import { jobLabel } from "./jobid.ts";
 import { out } from "../util/stdio.ts";
+import { resourcesColumn } from "./resource-text.ts";
 
 export function elapsed(j: JobView, now = Date.now()): string {
   if (!j.startTime) return "0:00";
@@ -73,9 +74,10 @@ export default defineCommand({
         elapsed(j),
         formatDuration(j.timeLimit),
         nodesColumn(j),
+        resourcesColumn(j),
         ...(showExit ? [j.exitCode === null ? "" : String(j.exitCode)] : []),
         j.state === "PENDING" ? `(${j.reason ?? "None"})` : j.allocation.length > 0 ? compressHostlist(j.allocation) : j.reason ? `(${j.reason})` : "",
       ]);
-      out(table(["JOBID", "NAME", "STATE", "TIME", "LIMIT", "NODES", ...(showExit ? ["EXIT"] : []), "NODELIST(REASON)"], rows));
+      out(table(["JOBID", "NAME", "STATE", "TIME", "LIMIT", "NODES", "CPUS/MEM/GPUS", ...(showExit ? ["EXIT"] : []), "NODELIST(REASON)"], rows));
     }),
 });
