@@ -80,12 +80,19 @@ export class Pool {
   private readonly byName: Map<string, PoolNode>;
   /** Nodes with no share on them. */
   idle: number;
+  /** Free cores and GPUs on all nodes together. */
+  freeCores = 0;
+  freeGpus = 0;
 
   private constructor(nodes: PoolNode[], readonly defMemPerCpu: number | undefined) {
     this.nodes = nodes;
     this.byName = new Map(nodes.map((n) => [n.name, n]));
     this.idle = 0;
-    for (const n of nodes) if (n.holders === 0) this.idle++;
+    for (const n of nodes) {
+      if (n.holders === 0) this.idle++;
+      this.freeCores += n.freeCores;
+      this.freeGpus += n.freeGpus;
+    }
   }
 
   /**
@@ -140,12 +147,14 @@ export class Pool {
         if (n.cores[i] !== 1) continue;
         n.cores[i] = 0;
         n.freeCores--;
+        this.freeCores--;
         if (b && b.cores[i] === 1) b.freeCores--;
       }
       for (const i of s.gpus) {
         if (n.gpus[i] !== 1) continue;
         n.gpus[i] = 0;
         n.freeGpus--;
+        this.freeGpus--;
         if (b && b.gpus[i] === 1) b.freeGpus--;
       }
       n.memMiB -= s.memMiB;
@@ -163,12 +172,14 @@ export class Pool {
         if (n.cores[i] !== 0) continue;
         n.cores[i] = 1;
         n.freeCores++;
+        this.freeCores++;
         if (n.budget?.cores[i] === 1) n.budget.freeCores++;
       }
       for (const i of s.gpus) {
         if (n.gpus[i] !== 0) continue;
         n.gpus[i] = 1;
         n.freeGpus++;
+        this.freeGpus++;
         if (n.budget?.gpus[i] === 1) n.budget.freeGpus++;
       }
       n.memMiB += s.memMiB;

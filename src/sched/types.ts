@@ -2,6 +2,7 @@
 import type { NodeResources, NodeShare, ResourceRequest } from "../domain/resources.ts";
 import type { RuntimeModel } from "../model/amdahl.ts";
 import type { MtctSample } from "../model/spmd.ts";
+import type { BatchCountsPlan } from "./batch.ts";
 import type { AdminLimits, ErsConfig, JobOverrides } from "./config.ts";
 
 export type { MtctSample } from "../model/spmd.ts";
@@ -188,6 +189,30 @@ export interface PassInput {
   config: ErsConfig;
   /** Bounds on per-job overrides (`JobState.overrides`); none: overrides are refused. */
   limits?: AdminLimits;
+  /**
+   * Resource mode: the batch pass on the nodes' cores, memory and GPUs, which the policies' batch
+   * (`policies/common.ts` `batch`) runs instead of the count pass. Its counts are what the policies
+   * see: `idleNodes` and the plan's `free` are nodes no job holds anything on.
+   */
+  vectors?: VectorBatch;
+}
+
+/** How a policy runs the batch pass (FCFS + EASY). */
+export interface BatchOptions {
+  /** EASY backfilling (default); false: FCFS. */
+  backfill?: boolean;
+  /** Every job at the size it asked for (`policies/common.ts` `rigid`). */
+  rigid?: boolean;
+  startSize?: (job: PendingJob, free: number) => number;
+  scaleLimits?: boolean;
+  /** Behind the reservation, the shortest jobs (by time limit) first. */
+  shortestFirst?: boolean;
+}
+
+export interface VectorBatch {
+  batch(input: PassInput, pending: readonly PendingJob[], opts: BatchOptions): BatchCountsPlan;
+  /** Nodes a running elastic job could grow onto now, one more node of its shape each (whole idle nodes for a job of whole nodes). */
+  growable(jobId: number): number;
 }
 
 export interface CountStart {

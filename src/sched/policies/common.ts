@@ -2,7 +2,9 @@
 import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type Ending } from "../batch.ts";
 import { expectedEnd } from "../elastic.ts";
 import { sizeAtMost } from "../sizes.ts";
-import type { CountStart, JobState, PassInput, PendingJob } from "../types.ts";
+import type { BatchOptions, CountStart, JobState, PassInput, PendingJob } from "../types.ts";
+
+export type { BatchOptions } from "../types.ts";
 
 export function queue(input: PassInput): readonly PendingJob[] {
   return inQueueOrder(input.pending, input.sorted);
@@ -30,20 +32,16 @@ export function rigid(job: PendingJob): PendingJob {
   return p === job.minNodes && p === job.maxNodes ? job : { ...job, minNodes: p, maxNodes: p };
 }
 
-export interface BatchOptions {
-  backfill?: boolean;
-  rigid?: boolean;
-  startSize?: (job: PendingJob, free: number) => number;
-  scaleLimits?: boolean;
-}
-
+/** The batch pass: on node counts, or on the nodes' resources in resource mode (`input.vectors`). */
 export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOptions = {}): BatchCountsPlan {
+  const pending = opts.rigid ? q.map(rigid) : q;
+  if (input.vectors) return input.vectors.batch(input, pending, opts);
   return planBatchCounts({
     now: input.now,
     upNodes: input.upNodes,
     freeNodes: input.idleNodes,
     running: endings(input),
-    pending: opts.rigid ? q.map(rigid) : q,
+    pending,
     sorted: true,
     backfill: opts.backfill,
     startSize: opts.startSize,

@@ -62,8 +62,9 @@ const sec = (x: number) => `${Math.round(x)} s`;
 
 export function planEbb(input: PassInput): PassPlan {
   let q = queue(input);
-  let b = batch(input, q, { rigid: true });
-  if (b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
+  // Resource mode: the pass on the nodes' resources tries them shortest first itself.
+  let b = batch(input, q, { rigid: true, shortestFirst: true });
+  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
     // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
     // job backfilled first): its reservation is the same, and the shorter a job the more a wait
     // weighs on its slowdown.
