@@ -55,7 +55,7 @@ export class Snapshots {
     for (const job of this.state.jobs.values()) {
       // A blocked pending job (held, a dependency, a begin time, an array limit) is not seen.
       if (job.row.state === "PENDING") {
-        if (!job.blocked) pending.push((job.request ??= { ...pendingView(job.row), resources: job.row.resources ?? undefined }));
+        if (!job.blocked) pending.push((job.request ??= pendingView(job.row)));
       } else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
