@@ -67,7 +67,7 @@ export class PlanApplier {
     return {
       node: (name) => {
         const n = this.state.nodes.get(name);
-        return n && { up: this.state.isSchedulable(n, now), jobId: n.shares.keys().next().value, resources: this.state.resources(n), shares: n.shares };
+        return n && { up: this.state.isSchedulable(n, now), resources: this.state.resources(n), shares: n.shares };
       },
       job: (id) => {
         const job = this.state.jobs.get(id);

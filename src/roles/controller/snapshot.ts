@@ -46,10 +46,8 @@ export class Snapshots {
    */
   take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
-    for (const n of this.state.nodes.values()) {
-      // jobId: one job on it, for what counts nodes whole (a node partly held is not idle).
-      nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.shares.keys().next().value, cpus: n.row.cpus, resources: this.state.resources(n) });
-    }
+    // Nodes report resources: the pass plans in resource mode, a node held by the running jobs' shares.
+    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n) });
     const pending: PendingJob[] = [];
     const running: SnapshotJob[] = [];
     for (const job of this.state.jobs.values()) {
