@@ -5,7 +5,9 @@
  * - eight one-core jobs on 2 nodes of 8 cores run at once, each on a core of its own;
  * - 32 one-GPU jobs on 4 nodes of 8 GPUs (`--gres gpu:8`) run at once, each seeing its own GPU;
  * - two one-core jobs on a 2-core node: each rank's Cpus_allowed_list is its job's core;
- * - a job over its --mem ends OUT_OF_MEMORY while its neighbour on the same node completes.
+ * - a job over its --mem ends OUT_OF_MEMORY while its neighbour on the same node completes;
+ * - an elastic job with a per-node shape grows onto a node that runs a one-core job;
+ * - EASY's reservation for an exclusive job holds against shared one-core jobs.
  *
  * Jobs meet at a barrier: each writes a file and waits (bounded) for the test's go file, so that
  * "all at once" is what the controller says while every one of them is still there.
@@ -14,6 +16,7 @@ import { afterEach, expect, test } from "bun:test";
 import { existsSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { COUNTER, elasticRun } from "../support/elastic-run.ts";
 
 let c: TestCluster | undefined;
 afterEach(async () => {
@@ -129,4 +132,60 @@ test("a job over its --mem ends OUT_OF_MEMORY with the reason while its neighbou
   expect((await c.job(neighbour)).state).toBe("RUNNING");
   expect(existsSync(join(dir, "go"))).toBe(false);
   await release(c, dir, [neighbour]);
+}, 240_000);
+
+test("an elastic job with a per-node shape grows onto a node that already runs a one-core job", async () => {
+  c = await startCluster({ agents: 2, cpus: 2 });
+  const dir = join(c.dir, "grow");
+  await Bun.$`mkdir -p ${dir}/ready`;
+  const small = await c.submit({ script: barrier(dir), nodelist: ["node02"], output: "small.out" });
+  await c.waitJob(small, ["RUNNING"]);
+  // One rank of one core per node; it starts on node01 (its nodelist), node02 holds the small job.
+  const job = await elasticRun(c, ["-N", "1", "-w", "node01", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--ntasks-per-node", "1", "-c", "1", "--", process.execPath, COUNTER, "400", "50"], /rank=0 status=new/);
+  const a = await c.resize(job.id, 2);
+  expect({ state: a.state, message: a.message, added: a.added }).toEqual({ state: "COMMITTED", message: null, added: ["node02"] });
+  const [grown, neighbour] = [await c.job(job.id), await c.job(small)];
+  expect(grown.shares.map((s: any) => [s.node, s.cpus])).toEqual([
+    ["node01", 1],
+    ["node02", 1],
+  ]);
+  expect(neighbour.state).toBe("RUNNING");
+  expect(new Set([...coresOf(grown), ...coresOf(neighbour)]).size).toBe(3);
+  const { out, code } = await job.finished;
+  expect(code).toBe(0);
+  expect(out).toContain("world size=2");
+  await release(c, dir, [small]);
+}, 240_000);
+
+test("EASY's reservation holds with shared and exclusive jobs: backfill starts only what ends before it", async () => {
+  c = await startCluster({ agents: 2, cpus: 2, controllerArgs: ["--policy", "easy"] });
+  const dir = join(c.dir, "easy");
+  await Bun.$`mkdir -p ${dir}/ready`;
+  // A one-core job holds a core of node01 for up to a minute.
+  const first = await c.submit({ script: barrier(dir), nodelist: ["node01"], timeLimit: 60, output: "first.out" });
+  await c.waitJob(first, ["RUNNING"]);
+  // The head of the queue wants both nodes whole: it waits for the first job's end, its reservation.
+  const head = await c.submit({ script: "#!/bin/sh\ntrue\n", nodes: 2, exclusive: true, timeLimit: 60, output: "head.out" });
+  // A one-core job of 10 minutes would hold a core past the reservation: it must not start.
+  const long = await c.submit({ script: "#!/bin/sh\ntrue\n", timeLimit: 600, output: "long.out" });
+  // A one-core job of 10 seconds ends before the reservation: it backfills.
+  const short = await c.submit({ script: "#!/bin/sh\ntrue\n", timeLimit: 10, output: "short.out" });
+  expect((await c.waitJob(short, ["COMPLETED", "FAILED"], 60_000)).state).toBe("COMPLETED");
+  // Passes have run since (one a second, and at each end): the long job still waits behind the head.
+  const since = Date.now();
+  await waitFor("a scheduling pass after the short job", async () => (await c!.job(long)).reasonDetail !== null && Date.now() - since > 2000 ? true : undefined, 30_000);
+  const [h, l] = [await c.job(head), await c.job(long)];
+  expect({ head: h.state, long: l.state }).toEqual({ head: "PENDING", long: "PENDING" });
+  expect(h.reason).toBe("Resources");
+  expect(l.reason).toBe("Priority");
+  // The first job ends: the head takes both nodes whole, then the long job runs.
+  await Bun.write(join(dir, "go"), "");
+  const started = await c.waitJob(head, ["RUNNING", "COMPLETED"], 60_000);
+  expect(started.shares.map((s: any) => [s.node, s.cores])).toEqual([
+    ["node01", "0-1"],
+    ["node02", "0-1"],
+  ]);
+  expect((await c.waitJob(long, ["COMPLETED", "FAILED"], 60_000)).state).toBe("COMPLETED");
+  expect(Date.parse((await c.job(long)).startTime)).toBeGreaterThanOrEqual(Date.parse(started.startTime));
+  expect((await c.waitJob(first, ["COMPLETED"], 60_000)).state).toBe("COMPLETED");
 }, 240_000);
