@@ -85,12 +85,12 @@ test("tasks are checked against the nodes' CPUs; --overcommit allows more", asyn
   expect(over.code).toBe(0);
   const job = await c.waitJob(Number(over.stdout.trim()), ["COMPLETED", "FAILED"]);
   expect(job.state).toBe("COMPLETED");
-  // A step inside a job is checked against the CPUs of its nodes.
+  // A step inside a job is checked against the job's cores on its nodes (one, here).
   const alloc = await c.submit({ interactive: true, nodes: 1 });
   await c.waitJob(alloc, ["RUNNING"]);
   const step = await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, cwd: c.dir, envDigest: "0".repeat(64) });
   expect(step.status).toBe(400);
-  expect(step.json.error.message).toContain("which has 2 CPUs");
+  expect(step.json.error.message).toContain("put 3 on node01, where the job holds 1 core");
   expect((await c.api("POST", `/v1/jobs/${alloc}/steps`, { argv: ["true"], tasks: 3, overcommit: true, cwd: c.dir, envDigest: "0".repeat(64) })).status).toBe(201);
   await c.api("DELETE", `/v1/jobs/${alloc}`);
 });

@@ -355,8 +355,10 @@ export class Jobs {
     const row = job.row;
     const shares = placed.shares;
     const nodes = shares.map((s) => s.node);
-    // Tasks per node: where the placement put them, else spread over the shares.
-    const layout = placed.tasks ? [...placed.tasks] : this.layoutOn(row, shares, taskCount(nodes.length, row.tasks, row.tasksPerNode));
+    // Tasks per node: where the placement put them, else (whole-node mode, or an overcommitted job
+    // placed as one task per node) spread over the shares.
+    const count = taskCount(nodes.length, row.tasks, row.tasksPerNode);
+    const layout = placed.tasks && placed.tasks.reduce((a, b) => a + b, 0) === count ? [...placed.tasks] : this.layoutOn(row, shares, count);
     const overfills = this.step0Overfills(row, shares, layout);
     if (overfills) {
       // Ends it pending: nothing was started, the nodes stay free.
