@@ -4,8 +4,8 @@
  * wants root or the other user's files: the loader's variables (LD_PRELOAD, LD_LIBRARY_PATH,
  * LD_AUDIT, LD_DEBUG_OUTPUT, GCONV_PATH), a shell's start-up files (BASH_ENV, ENV), output and
  * error paths into root-only directories, a symlink planted at the output path, a working
- * directory the user cannot enter, the node-shared files of a step, and the job's own cgroup files. The list of what the
- * agent does as root, and why each is safe, is src/roles/agent/README.md.
+ * directory the user cannot enter, the node-shared files of a step, and the job's own cgroup
+ * files. The list of what the agent does as root, and why each is safe, is src/roles/agent/README.md.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
