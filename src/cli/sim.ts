@@ -181,7 +181,7 @@ export default defineCommand({
         return broke.length > 0 ? 1 : 0;
       }
       out(
-        `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes, seed ${workload.seed}\n`,
+        `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes${workload.shared ? ` of ${cores} cores (shared)` : ""}, seed ${workload.seed}\n`,
       );
       const rows = report.results.map((r) => {
         const m = r.metrics;
@@ -251,7 +251,7 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
     });
     return broke.length > 0 ? 1 : 0;
   }
-  out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes, means over seeds ${s.seeds.join(",")}\n`);
+  out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes${s.workload.shared ? ` of ${s.workload.coresPerNode} cores (shared)` : ""}, means over seeds ${s.seeds.join(",")}\n`);
   const rows = report.results.map((r) => {
     const m = r.metrics;
     return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), `${(r.wallMs / 1000).toFixed(1)} s`];

@@ -4,7 +4,10 @@
  * configured policy) replayed at each expected end until it starts. Pure; bounded by the number of
  * jobs, since every step ends at least one of them. `replay` takes one step (one makePlan) at a
  * time, so that a caller can stop after a number of them and let other work run between them.
+ * In resource mode the prediction says what it would hold on each node (its shares), and the jobs
+ * the replay starts hold theirs until their limits.
  */
+import type { NodeShare } from "../domain/resources.ts";
 import { expectedEnd } from "./elastic.ts";
 import { makePlan, type Snapshot, type SnapshotJob } from "./plan.ts";
 
@@ -12,6 +15,8 @@ export interface Prediction {
   /** Epoch ms; undefined if it can never start on these nodes. */
   start?: number;
   nodes: string[];
+  /** Resource mode: its share of each node. */
+  shares?: NodeShare[];
 }
 
 export function predictStart(snap: Snapshot, jobId: number, notBefore = snap.now): Prediction {
@@ -32,13 +37,13 @@ export function* replay(snap: Snapshot, jobId: number, notBefore = snap.now): Ge
     const nodes = snap.nodes.map((n) => ({ ...n, jobId: holder.get(n.name) }));
     const plan = makePlan({ ...snap, now, nodes, running, pending, spawns: [], reasons: false, resizes: false });
     const mine = plan.starts.find((s) => s.jobId === jobId);
-    if (mine) return { start: now, nodes: mine.nodes };
+    if (mine) return { start: now, nodes: mine.nodes, ...(mine.shares ? { shares: mine.shares } : {}) };
     const byId = new Map(pending.map((j) => [j.id, j]));
     for (const s of plan.starts) {
       const j = byId.get(s.jobId)!;
       for (const n of s.nodes) holder.set(n, s.jobId);
       // Started in the replay: rigid, running to its limit.
-      running.push({ id: j.id, nodes: s.nodes.length, nodeNames: s.nodes, minNodes: s.nodes.length, maxNodes: s.nodes.length, elastic: false, submitTime: j.submitTime, startTime: now, timeLimit: j.timeLimit, expectedEnd: now + j.timeLimit * 1000, samples: [], adapting: false });
+      running.push({ id: j.id, nodes: s.nodes.length, nodeNames: s.nodes, minNodes: s.nodes.length, maxNodes: s.nodes.length, elastic: false, submitTime: j.submitTime, startTime: now, timeLimit: j.timeLimit, expectedEnd: now + j.timeLimit * 1000, samples: [], adapting: false, ...(s.shares ? { shares: s.shares } : {}) });
     }
     const started = new Set(plan.starts.map((s) => s.jobId));
     pending = pending.filter((j) => !started.has(j.id));

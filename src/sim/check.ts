@@ -44,7 +44,9 @@ export class PromiseCheck {
         if (j) ends.push({ shares, end: snap.now + startLimit(j, s.nodes.length) * 1000 });
       }
       // The shrinks and grows of the plan are left out: a grow's nodes come back no later than the job's end.
-      at = (shadowOf(pool, ends, head.pend, demandOf(head.pend), snap.now)?.time ?? Number.POSITIVE_INFINITY) / 1000;
+      // For the size it asked for, as on whole nodes.
+      const asked = { ...head.pend, minNodes: head.job.nodes, maxNodes: head.job.nodes };
+      at = (shadowOf(pool, ends, asked, demandOf(asked), snap.now)?.time ?? Number.POSITIVE_INFINITY) / 1000;
     } else if (!Number.isFinite(at)) {
       const input = { now: snap.now, upNodes: cluster.size, idleNodes, running: snap.running, pending: [], config: snap.config };
       // The policy gave it none: hold it to the shadow time for the size it asked for, by the

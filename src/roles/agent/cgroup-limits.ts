@@ -156,7 +156,8 @@ export class CgroupLimits {
     const how = CONTROLLERS.map((c) => (this.v2.includes(c) ? `${c} (cgroup v2)` : this.v1.has(c) ? `${c} (cgroup v1)` : undefined)).filter(Boolean);
     const missing = CONTROLLERS.filter((c) => !this.v2.includes(c) && !this.v1.has(c));
     if (missing.length === 0) return `jobs are confined to their cores and memory: ${how.join(", ")}`;
-    return `jobs are not confined by ${missing.join(" and ")}: ${how.length ? `only ${how.join(", ")}; ` : ""}no cgroup v2 controller the agent may enable${process.getuid?.() === 0 ? " and no writable cgroup v1 hierarchy" : " (and cgroup v1 needs root)"} for it`;
+    const v1 = process.getuid?.() === 0 ? "nor a cgroup v1 hierarchy it may write" : "and only a root agent uses cgroup v1";
+    return `jobs run without ${missing.join(" or ")} limits${how.length ? ` (confined by ${how.join(", ")} only)` : ""}: no cgroup v2 ${missing.join(" or ")} controller the agent may enable below its cgroup, ${v1}`;
   }
 
   /** The v1 bases, which the sentinel removes with the agent. */
