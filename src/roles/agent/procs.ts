@@ -18,7 +18,10 @@ const log = logger("agent");
  * executes `argv`: the process is in the job's v1 cgroups before any program of the job runs.
  * Root's shell with a fixed script and the agent's own paths; `argv` is passed on unread, as setpriv does.
  */
-const JOIN = 'while [ "$1" != -- ]; do { echo $$ >"$1"; } 2>/dev/null; shift; done; shift; exec "$@"';
+const JOIN =
+  'while [ "$1" != -- ]; do { echo $$ >"$1"; } 2>/dev/null; shift; done; shift; ' +
+  // A program that is not there gets the message a direct spawn gives (the shell's own says "not found").
+  'case $1 in */*) [ -e "$1" ];; *) command -v -- "$1" >/dev/null;; esac || { echo "$1: No such file or directory" >&2; exit 127; }; exec "$@"';
 export const joinArgv = (files: readonly string[], argv: string[]): string[] => (files.length === 0 ? argv : ["/bin/sh", "-c", JOIN, "ebb-join", ...files, "--", ...argv]);
 
 /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
