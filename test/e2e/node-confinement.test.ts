@@ -3,8 +3,7 @@
  * memory and GPUs declared on the agents (`--cpus --memory --gres`) reach the controller and the
  * jobs' environment; ranks are bound to their slice of the job's cores and cannot leave the job's
  * cpuset; a job over its memory is killed by the kernel and ends OUT_OF_MEMORY with the reason,
- * while a job on another node goes on. Until the controller gives several jobs one node (issue 30,
- * helper C1), every job's share is its whole node: the last test, two jobs on one node, waits for that.
+ * while a job on another node goes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
@@ -37,7 +36,9 @@ test("declared cores and memory are the node's in ebb nodes; declared GPUs are t
     ["node02", 1, expect.any(Number)],
   ]);
   const show = 'echo "$CUDA_VISIBLE_DEVICES/$ROCR_VISIBLE_DEVICES/$HIP_VISIBLE_DEVICES/$EBB_GPUS"';
-  expect(await run(["-w", "node01", "sh", "-c", show])).toEqual(["0,1,2/0,1,2/0,1,2/0,1,2"]);
+  expect(await run(["-w", "node01", "--gpus", "3", "sh", "-c", show])).toEqual(["0,1,2/0,1,2/0,1,2/0,1,2"]);
+  // A job that asks for no GPU sees none ("-1" ends the vendors' lists).
+  expect(await run(["-w", "node01", "sh", "-c", show])).toEqual(["-1/-1/-1/"]);
   // A node without GPUs: EBB_GPUS empty, the vendors' variables left alone.
   expect(await run(["-w", "node02", "sh", "-c", 'echo "${CUDA_VISIBLE_DEVICES-unset}/$EBB_GPUS/"'])).toEqual(["unset//"]);
 });
@@ -56,7 +57,7 @@ test("a job cannot leave its cores: its cgroup's cpuset refuses another CPU", as
 
 test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a job on another node finishes", async () => {
   // 400 MiB through tail's buffer on a node of 200 MiB; bounded, should confinement fail.
-  const hog = await c.submit({ script: "#!/bin/sh\nhead -c 400M /dev/zero | tail >/dev/null\necho after $?\n", nodelist: ["node01"], output: "hog.out" });
+  const hog = await c.submit({ script: "#!/bin/sh\nhead -c 400M /dev/zero | tail >/dev/null\necho after $?\n", nodelist: ["node01"], exclusive: true, output: "hog.out" });
   const other = await c.submit({ script: "#!/bin/sh\nsleep 1\necho done\n", nodelist: ["node02"], output: "other.out" });
   const end = await c.waitJob(hog, ["COMPLETED", "FAILED", "OUT_OF_MEMORY", "CANCELLED"], 60_000);
   expect({ state: end.state, reason: end.reason }).toEqual({ state: "OUT_OF_MEMORY", reason: "a process went over the job's memory (200 MiB on node01) and was killed" });
@@ -64,14 +65,4 @@ test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a 
   expect(c.read("other.out")).toBe("done\n");
 });
 
-// Needs the controller to place two jobs on one node (shares with --mem; issue 30 helper C1) and
-// submit's --mem (helper C2): then this runs as it is.
-test.todo("a job over its --mem is killed alone: a neighbour on the same node finishes", async () => {
-  const hog = await c.submit({ script: "#!/bin/sh\nhead -c 300M /dev/zero | tail >/dev/null\n", nodelist: ["node01"], mem: "100M", output: "hog2.out" });
-  const neighbour = await c.submit({ script: "#!/bin/sh\nsleep 2\necho done\n", nodelist: ["node01"], mem: "50M", output: "neighbour.out" });
-  await c.waitJob(neighbour, ["RUNNING", "COMPLETED"]);
-  const end = await c.waitJob(hog, ["COMPLETED", "FAILED", "OUT_OF_MEMORY", "CANCELLED"], 60_000);
-  expect({ state: end.state, reason: end.reason }).toEqual({ state: "OUT_OF_MEMORY", reason: "a process went over the job's memory (100 MiB on node01) and was killed" });
-  expect((await c.waitJob(neighbour, ["COMPLETED", "FAILED", "OUT_OF_MEMORY", "CANCELLED"], 60_000)).state).toBe("COMPLETED");
-  expect(c.read("neighbour.out")).toBe("done\n");
-});
+// A job over its --mem beside a neighbour on the same node: test/e2e/resources.test.ts.
