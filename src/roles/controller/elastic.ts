@@ -23,7 +23,6 @@ import { JobCfgs, type CfgPersistence } from "./cfg.ts";
 import type { Jobs } from "./jobs.ts";
 import type { Ledger } from "./ledger.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
-import type { NodeShare } from "../../domain/resources.ts";
 
 const log = logger("controller");
 
@@ -141,8 +140,8 @@ export class Elastic {
     const e = this.jobs.elasticOf(job);
     const have = job.nodes.length;
     if (p.from !== have || m.tasks.length !== nodes) throw conflict("plan_stale", `job ${jobId} has ${have} nodes, not the ${p.from} its resize was planned for`);
+    // The plan's re-check (checkPlan) has found its added shares free; a grow without shares takes whole nodes.
     const shares = p.shares ?? added.map((n) => this.state.wholeShare(n));
-    if (added.length > 0) this.checkFree(shares, jobId, now);
     const removed = p.removed;
     const after = nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
     const lim = p.limit;
@@ -443,13 +442,5 @@ export class Elastic {
   }
 
   /** The nodes a grow was planned to take are idle now and not excluded by the job (sbatch --exclude). */
-  /** A grow's shares must be free now (a whole node: idle), on nodes the job does not exclude. */
-  private checkFree(shares: readonly NodeShare[], jobId: number, now: number): void {
-    const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
-    for (const s of shares) {
-      const why = excluded.includes(s.node) ? `node ${s.node} is excluded by the job` : this.state.whyNotFree(s, jobId, now);
-      if (why) throw conflict("no_idle_nodes", `growing job ${jobId} by ${shares.length} nodes: ${why}`);
-    }
-  }
 
 }

@@ -40,13 +40,17 @@ export class PlanApplier {
 
   /**
    * A user's resize (POST /v1/jobs/:id/resize): planned by the pure planner against the cluster as
-   * it is now (sched/plan.ts requestedResize: the same node choice and remap as a pass's), recorded
-   * as a plan of one item and carried out at once. What refuses it is thrown to the caller.
+   * it is now (sched/plan.ts requestedResize: the same node choice and remap as a pass's), re-checked
+   * as a pass's items are, recorded as a plan of one item and carried out at once. What refuses it
+   * is thrown to the caller.
    */
   resizeNow(jobId: number, to: number, now = Date.now()): { adaptationId: number } {
     this.elastic().checkResize(jobId, to);
     const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, "requested by user");
     if (typeof planned === "string") throw conflict("no_idle_nodes", planned);
+    const plan: Plan = { now, policy: this.snapshots.config.policy, spawns: [], starts: [], resizes: [planned], reservations: [], notes: [], waiting: [] };
+    const refused = checkPlan(plan, this.current(now)).rejected[0];
+    if (refused) throw conflict("no_idle_nodes", refused.reason);
     const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
     try {
       return this.elastic().resize(planned, planned.reason, now, () => this.plans.settle(id!, "done"));

@@ -121,24 +121,6 @@ export class ClusterState {
     return { node: name, cores: Array.from({ length: row.cpus }, (_, i) => i), memMiB: row.memoryMb, gpus: row.gpus.map((_, i) => i) };
   }
 
-  /**
-   * Why `share` cannot be given to job `jobId` now (its node not schedulable, already the job's, or
-   * a core, a GPU or the memory held by another job), or undefined if it can.
-   */
-  whyNotFree(share: NodeShare, jobId: number, now: number): string | undefined {
-    const n = this.nodes.get(share.node);
-    if (!n || !this.isSchedulable(n, now)) return `node ${share.node} is not up`;
-    if (n.shares.has(jobId)) return `job ${jobId} holds node ${share.node} already`;
-    let mem = n.row.memoryMb;
-    for (const [id, held] of n.shares) {
-      mem -= held.memMiB;
-      if (held.cores.some((c) => share.cores.includes(c)) || held.gpus.some((g) => share.gpus.includes(g))) return `node ${share.node}: job ${id} holds some of those cores or GPUs`;
-    }
-    if (share.memMiB > mem) return `node ${share.node} has ${mem} MiB of memory free, not ${share.memMiB}`;
-    if (share.cores.some((c) => c >= n.row.cpus) || share.gpus.some((g) => g >= n.row.gpus.length)) return `node ${share.node} has no such core or GPU`;
-    return undefined;
-  }
-
   /** Cores of the node no job holds. */
   freeCores(n: NodeRuntime): number {
     let held = 0;
