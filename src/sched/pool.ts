@@ -19,6 +19,13 @@
  * start may still use there (the node's free resources at that time less the reservation's
  * share). `place(..., { past: true })` keeps within it; other placements take the reserved cores
  * and GPUs first, so the budget lasts.
+ *
+ * Speed: a pass asks about thousands of jobs but only a few kinds of task (cores, memory and GPUs
+ * per task or node, type, features: a `Profile`). For each kind asked about, the pool keeps every
+ * node's capacity in tasks, their sum and how many nodes hold each number of tasks, and brings
+ * them up to date on the nodes a `take`, `give` or `reserve` touches. Whether a job fits is then
+ * a lookup (packed tasks fit when the capacities add up to them; a node count when enough nodes
+ * hold the tasks per node), and a placement reads capacities instead of computing them.
  */
 import { amountFor, defaultMemPerCpu, hasFeatures, type Amount, type NodeFree, type NodeResources, type NodeShare, type ResourceRequest } from "../domain/resources.ts";
 
@@ -75,19 +82,60 @@ export function resourcesOf(node: { cpus?: number; resources?: NodeResources }):
   return node.resources ?? { cores: Math.max(1, node.cpus ?? 1), memMiB: 0, gpus: [], features: [] };
 }
 
+/** Every node's capacity in tasks of one kind of task (see the file comment). */
+export interface Profile {
+  readonly key: string;
+  readonly req: ResourceRequest;
+  readonly nodesInJob: number;
+  readonly past: boolean;
+  /** Tasks each node can take now, by node index. */
+  readonly caps: Int32Array;
+  /** Their sum. */
+  sum: number;
+  /** How many nodes can take exactly i tasks (the last entry: that many or more). */
+  readonly hist: Int32Array;
+}
+
+/** Per request object, its profile's keys (now, past a reservation): built once, so that a lookup hashes a string it has hashed before. */
+const profileKeys = new WeakMap<ResourceRequest, [string, string]>();
+
+/** What a placement's capacity depends on: the request less its task and node counts. */
+function profileKey(req: ResourceRequest, nodesInJob: number, past: boolean): string {
+  let k = profileKeys.get(req);
+  if (k === undefined) {
+    const base = `${req.exclusive ? "x" : "s"}${req.cpusPerTask}m${req.memPerNodeMiB ?? ""}/${req.memPerCpuMiB ?? ""}g${req.gpus ?? ""}/${req.gpusPerNode ?? ""}/${req.gpusPerTask ?? ""}/${req.gpuType ?? ""}f${req.constraint?.join("&") ?? ""}`;
+    profileKeys.set(req, (k = [base, `${base}p`]));
+  }
+  // GPUs for the whole job: a node's part depends on how many nodes the job has.
+  if (req.gpus !== undefined) return `${k[0]}n${nodesInJob}${past ? "p" : ""}`;
+  return k[past ? 1 : 0];
+}
+
 export class Pool {
   readonly nodes: PoolNode[];
   private readonly byName: Map<string, PoolNode>;
+  private readonly byKey = new Map<string, Profile>();
+  private readonly profiles: Profile[] = [];
+  /** Tasks a node can hold at most (the largest node's cores): the histograms' length. */
+  private readonly maxCap: number;
   /** Nodes with no share on them. */
   idle: number;
   /** Free cores and GPUs on all nodes together. */
   freeCores = 0;
   freeGpus = 0;
 
-  private constructor(nodes: PoolNode[], readonly defMemPerCpu: number | undefined) {
+  private constructor(nodes: PoolNode[], readonly defMemPerCpu: number | undefined, profiles?: readonly Profile[]) {
     this.nodes = nodes;
     this.byName = new Map(nodes.map((n) => [n.name, n]));
     this.idle = 0;
+    let maxCap = 1;
+    for (const n of nodes) maxCap = Math.max(maxCap, n.total.cores);
+    this.maxCap = maxCap;
+    for (const p of profiles ?? []) {
+      const copy = { ...p, caps: p.caps.slice(), hist: p.hist.slice() };
+      this.profiles.push(copy);
+      this.byKey.set(p.key, copy);
+    }
     for (const n of nodes) {
       if (n.holders === 0) this.idle++;
       this.freeCores += n.freeCores;
@@ -113,7 +161,7 @@ export class Pool {
 
   clone(): Pool {
     const nodes = this.nodes.map((n) => ({ ...n, cores: n.cores.slice(), gpus: n.gpus.slice(), budget: n.budget && { ...n.budget, cores: n.budget.cores.slice(), gpus: n.budget.gpus.slice() } }));
-    return new Pool(nodes, this.defMemPerCpu);
+    return new Pool(nodes, this.defMemPerCpu, this.profiles);
   }
 
   node(name: string): PoolNode | undefined {
@@ -160,6 +208,7 @@ export class Pool {
       n.memMiB -= s.memMiB;
       if (b && past) b.memMiB -= s.memMiB;
       if (n.holders++ === 0) this.idle--;
+      this.touch(n);
     }
   }
 
@@ -184,6 +233,7 @@ export class Pool {
       }
       n.memMiB += s.memMiB;
       if (n.holders > 0 && --n.holders === 0) this.idle++;
+      this.touch(n);
     }
   }
 
@@ -202,6 +252,45 @@ export class Pool {
       const gpus = f.gpus.slice();
       for (const i of s.gpus) gpus[i] = 0;
       n.budget = { cores, freeCores: countBoth(n.cores, cores), memMiB: f.memMiB - s.memMiB, gpus, freeGpus: countBoth(n.gpus, gpus) };
+      this.touch(n);
+    }
+  }
+
+  /** The capacities of every node for a kind of task, kept up to date from now on. */
+  profile(req: ResourceRequest, nodesInJob: number, past: boolean): Profile {
+    const key = profileKey(req, nodesInJob, past);
+    let p = this.byKey.get(key);
+    if (!p) {
+      p = { key, req, nodesInJob, past, caps: new Int32Array(this.nodes.length), sum: 0, hist: new Int32Array(this.maxCap + 1) };
+      for (const n of this.nodes) {
+        const c = this.capacity(n, req, nodesInJob, past);
+        p.caps[n.index] = c;
+        p.sum += c;
+        p.hist[Math.min(c, this.maxCap)]!++;
+      }
+      this.byKey.set(key, p);
+      this.profiles.push(p);
+    }
+    return p;
+  }
+
+  /** Nodes that can take at least `tasks` tasks of the profile now. */
+  atLeast(p: Profile, tasks: number): number {
+    let k = 0;
+    for (let i = Math.max(0, Math.min(tasks, this.maxCap + 1)); i <= this.maxCap; i++) k += p.hist[i]!;
+    return tasks > this.maxCap ? 0 : k;
+  }
+
+  /** A node's free state changed: its capacity in every profile follows. */
+  private touch(n: PoolNode): void {
+    for (const p of this.profiles) {
+      const c = this.capacity(n, p.req, p.nodesInJob, p.past);
+      const old = p.caps[n.index]!;
+      if (c === old) continue;
+      p.caps[n.index] = c;
+      p.sum += c - old;
+      p.hist[Math.min(old, this.maxCap)]!--;
+      p.hist[Math.min(c, this.maxCap)]!++;
     }
   }
 
@@ -243,7 +332,7 @@ export class Pool {
    */
   place(req: ResourceRequest, opts: PlaceOptions = {}): Placement | undefined {
     const count = opts.nodes ?? req.nodes;
-    const candidates = opts.exclude || opts.nodelist ? this.nodes.filter((n) => !opts.exclude?.has(n.name)) : this.nodes;
+    const candidates = opts.exclude ? this.nodes.filter((n) => !opts.exclude!.has(n.name)) : this.nodes;
     if (opts.nodelist) for (const name of opts.nodelist) if (!this.byName.has(name) || opts.exclude?.has(name)) return undefined;
     if (count !== undefined) {
       if (count < 1 || (opts.nodelist && opts.nodelist.length > count)) return undefined;
@@ -258,23 +347,29 @@ export class Pool {
     return this.placePacked(req, candidates, Math.max(1, req.tasks ?? 1), opts);
   }
 
-  /** How many nodes of `candidates` could each take `perNode` tasks of `req` now. */
+  /** How many nodes (not in `exclude`) could each take `perNode` tasks of `req` now. */
   countFitting(req: ResourceRequest, perNode: number, nodesInJob: number, past = false, exclude?: ReadonlySet<string>): number {
-    let k = 0;
-    for (const n of this.nodes) if (!exclude?.has(n.name) && this.capacity(n, req, nodesInJob, past) >= perNode) k++;
+    const p = this.profile(req, nodesInJob, past);
+    let k = this.atLeast(p, Math.max(1, perNode));
+    if (exclude) for (const name of exclude) {
+      const n = this.byName.get(name);
+      if (n && p.caps[n.index]! >= Math.max(1, perNode)) k--;
+    }
     return k;
   }
 
   /** `many` nodes with `hi` tasks and `count - many` with `lo`; the nodelist's nodes first. */
   private placeFixed(req: ResourceRequest, candidates: readonly PoolNode[], count: number, hi: number, many: number, lo: number, opts: PlaceOptions): Placement | undefined {
     const past = opts.past ?? false;
+    const caps = this.profile(req, count, past).caps;
+    if (opts.nodelist === undefined && !opts.exclude && (this.atLeast(this.profile(req, count, past), lo) < count || this.atLeast(this.profile(req, count, past), hi) < many)) return undefined;
     const chosen: { n: PoolNode; tasks: number }[] = [];
     const used = new Set<PoolNode>();
     let needHi = many;
     let needLo = count - many;
     for (const name of opts.nodelist ?? []) {
       const n = this.byName.get(name)!;
-      const cap = this.capacity(n, req, count, past);
+      const cap = caps[n.index]!;
       if (needHi > 0 && cap >= hi) {
         needHi--;
         chosen.push({ n, tasks: hi });
@@ -284,23 +379,13 @@ export class Pool {
       } else return undefined;
       used.add(n);
     }
-    const fits: { n: PoolNode; cap: number; score: number }[] = [];
-    for (const n of candidates) {
-      if (used.has(n)) continue;
-      const cap = this.capacity(n, req, count, past);
-      if (cap >= lo && cap > 0) fits.push({ n, cap, score: 0 });
-    }
-    if (fits.length < needHi + needLo) return undefined;
     const pick = (tasks: number, k: number): boolean => {
       if (k === 0) return true;
-      const a = (n: PoolNode) => amountFor(req, tasks, n.total, count, this.defMemPerCpu);
-      const ok = fits.filter((f) => !used.has(f.n) && f.cap >= tasks);
-      if (ok.length < k) return false;
-      for (const f of ok) f.score = this.leftover(f.n, req, a(f.n), past);
-      ok.sort(byScore);
-      for (let i = 0; i < k; i++) {
-        used.add(ok[i]!.n);
-        chosen.push({ n: ok[i]!.n, tasks });
+      const best = this.bestFit(req, caps, candidates, tasks, k, count, past, used);
+      if (!best) return false;
+      for (const n of best) {
+        used.add(n);
+        chosen.push({ n, tasks });
       }
       return true;
     };
@@ -316,49 +401,60 @@ export class Pool {
     const tries = req.gpus !== undefined ? Math.min(candidates.length, tasks) : 1;
     for (let k = 1; k <= tries; k++) {
       const nodesInJob = req.gpus !== undefined ? k : 1;
+      const prof = this.profile(req, nodesInJob, past);
+      const caps = prof.caps;
+      // Packed tasks fit exactly when the capacities add up to them.
+      if (!opts.nodelist && !opts.exclude && req.gpus === undefined && prof.sum < tasks) return undefined;
       const chosen: { n: PoolNode; tasks: number }[] = [];
       let left = tasks;
       const must = new Set<PoolNode>();
       for (const name of opts.nodelist ?? []) {
         const n = this.byName.get(name)!;
-        const cap = Math.min(left, this.capacity(n, req, nodesInJob, past));
+        const cap = Math.min(left, caps[n.index]!);
         if (cap <= 0) return undefined;
         chosen.push({ n, tasks: cap });
         must.add(n);
         left -= cap;
       }
-      const fits: { n: PoolNode; cap: number; score: number }[] = [];
-      let total = 0;
-      for (const n of candidates) {
-        if (must.has(n)) continue;
-        const cap = this.capacity(n, req, nodesInJob, past);
-        if (cap > 0) {
-          fits.push({ n, cap, score: 0 });
-          total += cap;
-        }
-      }
-      if (left > 0 && total < left) {
-        if (req.gpus === undefined) return undefined;
-        continue;
+      // One node holds the rest: the best fit among those that do.
+      const one = left > 0 ? this.bestFit(req, caps, candidates, left, 1, nodesInJob, past, must) : undefined;
+      if (one) {
+        chosen.push({ n: one[0]!, tasks: left });
+        left = 0;
       }
       if (left > 0) {
-        // The largest first while the rest does not fit on one node; the rest where it fits best.
-        fits.sort((x, y) => y.cap - x.cap || x.n.index - y.n.index);
-        let i = 0;
-        while (left > 0 && fits[i]!.cap < left) {
-          chosen.push({ n: fits[i]!.n, tasks: fits[i]!.cap });
-          left -= fits[i]!.cap;
-          i++;
+        // The largest first (by capacity, then name order) while the rest does not fit on one node; the rest where it fits best.
+        const byCap: PoolNode[][] = Array.from({ length: this.maxCap + 1 }, () => []);
+        let total = 0;
+        for (const n of candidates) {
+          const cap = caps[n.index]!;
+          if (cap > 0 && !must.has(n)) {
+            byCap[cap]!.push(n);
+            total += cap;
+          }
+        }
+        if (total < left) {
+          if (req.gpus === undefined) return undefined;
+          continue;
+        }
+        const taken = new Set<PoolNode>(must);
+        let top = -1;
+        for (let c = this.maxCap; c > 0 && left > 0; c--) {
+          for (const n of byCap[c]!) {
+            if (c >= left) {
+              top = c;
+              break;
+            }
+            chosen.push({ n, tasks: c });
+            taken.add(n);
+            left -= c;
+          }
+          if (top >= 0) break;
         }
         if (left > 0) {
-          let best: { n: PoolNode; score: number } | undefined;
-          for (let j = i; j < fits.length; j++) {
-            const f = fits[j]!;
-            if (f.cap < left) break;
-            const score = this.leftover(f.n, req, amountFor(req, left, f.n.total, nodesInJob, this.defMemPerCpu), past);
-            if (!best || score < best.score || (score === best.score && f.n.index < best.n.index)) best = { n: f.n, score };
-          }
-          chosen.push({ n: best!.n, tasks: left });
+          const rest = this.bestFit(req, caps, candidates, left, 1, nodesInJob, past, taken);
+          if (!rest) return undefined;
+          chosen.push({ n: rest[0]!, tasks: left });
         }
       }
       if (req.gpus !== undefined && chosen.length !== k) continue;
@@ -366,6 +462,52 @@ export class Pool {
       return this.shares(req, chosen, nodesInJob, past);
     }
     return undefined;
+  }
+
+  /**
+   * The `k` nodes of `candidates` (not in `skip`) that best fit `tasks` tasks each: the least
+   * capacity that holds them first, then the least left over (`leftover`), then name order. Undefined
+   * if fewer than `k` hold them. Only the nodes at the last capacity taken are scored; nodes in the
+   * same state score the same and are scored once.
+   */
+  private bestFit(req: ResourceRequest, caps: Int32Array, candidates: readonly PoolNode[], tasks: number, k: number, nodesInJob: number, past: boolean, skip: ReadonlySet<PoolNode>): PoolNode[] | undefined {
+    const counts = new Int32Array(this.maxCap + 2);
+    let ok = 0;
+    const skipping = skip.size > 0;
+    for (const n of candidates) {
+      const c = caps[n.index]!;
+      if (c >= tasks && !(skipping && skip.has(n))) {
+        counts[Math.min(c, this.maxCap)]!++;
+        ok++;
+      }
+    }
+    if (ok < k) return undefined;
+    // The capacity at which the k-th tightest node is.
+    let edge = tasks;
+    let below = 0;
+    while (below + counts[edge]! < k) below += counts[edge++]!;
+    const out: PoolNode[] = [];
+    const bucket: { n: PoolNode; score: number }[] = [];
+    const scored = new Map<NodeResources, Map<number, number>>();
+    for (const n of candidates) {
+      const c = Math.min(caps[n.index]!, this.maxCap);
+      if (c < tasks || c > edge || (skipping && skip.has(n))) continue;
+      if (c < edge) {
+        out.push(n);
+        continue;
+      }
+      // Same total, same free state: same score.
+      let byState = scored.get(n.total);
+      if (!byState) scored.set(n.total, (byState = new Map()));
+      const b = past ? n.budget : undefined;
+      const state = req.exclusive ? 0 : ((b ? b.freeCores : n.freeCores) * 4096 + (b ? b.freeGpus : n.freeGpus)) * 2 ** 32 + Math.max(0, b ? Math.min(b.memMiB, n.memMiB) : n.memMiB);
+      let score = byState.get(state);
+      if (score === undefined) byState.set(state, (score = this.leftover(n, req, amountFor(req, tasks, n.total, nodesInJob, this.defMemPerCpu), past)));
+      bucket.push({ n, score });
+    }
+    if (bucket.length > k - out.length) bucket.sort(byScore);
+    for (let i = 0; out.length < k; i++) out.push(bucket[i]!.n);
+    return out;
   }
 
   /** What the node keeps free after `a`: the sum of the fractions of its cores, GPUs and memory. */
