@@ -182,6 +182,17 @@ describe("resource mode: elastic jobs resize by nodes of their shape", () => {
     expect(r.remap.tasks).toEqual([1, 4]);
   });
 
+  test("ebb lends a job with a per-node shape the nodes others hold part of; a job of whole nodes only idle ones", () => {
+    // Every node runs a one-core job: none is idle. Job 1 (4 tasks of a core per node) is efficient and has an hour left.
+    const samples = [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct: 0.005 }));
+    const shaped = { ...elastic(1, [share("n1", range(1, 4), 4000)], req({ tasksPerNode: 4, memPerNodeMiB: 4000 })), samples, remaining: 3600, expectedEnd: NOW + 3_600_000, adaptCost: 10, timeLimit: 100_000 };
+    const ones = [2, 3, 4].map((id, i) => running(id, [share(`n${i + 1}`, [0], 1000)], 3600)).concat([running(5, [share("n4", [0], 1000)], 3600)]);
+    const plan = makePlan(snap("ebb", { nodes: nodes(4), running: [shaped, ...ones.slice(1)] }));
+    expect(plan.resizes.map((r) => [r.jobId, r.rule, r.added, r.shares?.map((x) => x.cores)])).toEqual([[1, "grow", ["n2", "n3", "n4"], [range(1, 4), range(1, 4), range(1, 4)]]]);
+    const whole = { ...shaped, resources: undefined, shares: [share("n1", range(1, 7), 7000)] };
+    expect(makePlan(snap("ebb", { nodes: nodes(4), running: [whole, ...ones.slice(1)] })).resizes).toEqual([]);
+  });
+
   test("a job of whole nodes grows only onto idle nodes", () => {
     const s = snap("ebb", { nodes: nodes(3), running: [elastic(1, [share("n1", range(0, 7), 8000)]), running(2, [share("n2", [0])], 3600)] });
     const r = requestedResize(s, 1, 2, "user");
