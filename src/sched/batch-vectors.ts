@@ -13,7 +13,7 @@
  */
 import type { NodeShare, ResourceRequest } from "../domain/resources.ts";
 import { preferredSize, scaledLimit } from "./batch.ts";
-import { Pool, WHOLE, type Placement, type Profile } from "./pool.ts";
+import { Pool, WHOLE, type Placement, type PlaceOptions, type Profile } from "./pool.ts";
 import { sizeAtMost, withinSizes } from "./sizes.ts";
 import type { ClusterNode, PendingJob, Reservation } from "./types.ts";
 
@@ -112,16 +112,20 @@ export function fits(pool: Pool, job: PendingJob, d: Demand, past: boolean): boo
   return pool.atLeast(p, Math.max(1, d.perNode)) >= job.minNodes;
 }
 
-/** Where `job` goes now (within the reservations' budgets when `past`), or undefined. */
-export function placeJob(pool: Pool, job: PendingJob, d: Demand, past: boolean, startSize: (job: PendingJob, free: number) => number = defaultStartSize): Placement | undefined {
+/**
+ * Where `job` goes now, or undefined: within the reservation's budget when `past`; when `sparing`
+ * (it ends before the reservation), on what the budget does not need first.
+ */
+export function placeJob(pool: Pool, job: PendingJob, d: Demand, past: boolean, startSize: (job: PendingJob, free: number) => number = defaultStartSize, sparing = false): Placement | undefined {
   if (fits(pool, job, d, past) === false) return undefined;
-  if (!d.counted) return pool.place(d.req, { past, exclude: d.exclude, nodelist: d.nodelist });
+  const place = (o: PlaceOptions) => (sparing ? pool.placeSparing(d.req, o) : pool.place(d.req, o));
+  if (!d.counted) return place({ past, exclude: d.exclude, nodelist: d.nodelist });
   const fitting = pool.countFitting(d.req, d.perNode, job.minNodes, past, d.exclude);
   if (fitting < job.minNodes) return undefined;
   const k = sizeAtMost(job.sizes, Math.min(job.maxNodes, startSize(job, fitting), fitting)) ?? 0;
   if (k < job.minNodes) return undefined;
   const opts = { past, exclude: d.exclude, nodelist: d.nodelist };
-  return pool.place(d.req, { ...opts, nodes: k }) ?? (k > job.minNodes ? pool.place(d.req, { ...opts, nodes: job.minNodes }) : undefined);
+  return place({ ...opts, nodes: k }) ?? (k > job.minNodes ? place({ ...opts, nodes: job.minNodes }) : undefined);
 }
 
 /**
@@ -173,8 +177,10 @@ export function shadowOf(pool: Pool, endings: readonly Ending[], job: PendingJob
     for (; i < byEnd.length && byEnd[i]!.end === t; i++) then.give(byEnd[i]!.shares);
     // Cheap first: enough free cores in all, and the capacities say it fits, before a placement is tried.
     if (then.freeCores < cores || fits(then, job, d, false) === false) continue;
-    const placement = placeJob(then, min, d, false);
-    if (placement) return { time: Math.max(now, t), placement, then };
+    if (!placeJob(then, min, d, false)) continue;
+    // It fits: on what the running jobs release by then first, leaving what is free now to backfill.
+    const placement = (d.exact ? then.placeAhead(d.req, pool, d.counted ? { nodes: job.minNodes } : {}) : undefined) ?? placeJob(then, min, d, false)!;
+    return { time: Math.max(now, t), placement, then };
   }
   return undefined;
 }
@@ -258,7 +264,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
     const sized = input.scaleLimits && d.counted && job.minNodes < job.maxNodes ? placeJob(pool, job, d, false, chosen) : undefined;
     const inTime = now + (sized ? limitAt(job, sized.nodes.length) : job.timeLimit) * 1000 <= res.start;
     if (inTime) {
-      const p = sized ?? placeJob(pool, job, d, false, chosen);
+      const p = sized ?? placeJob(pool, job, d, false, chosen, true);
       if (!p) {
         noFitNow.add(d.key);
         if (reasons) waiting.set(job.id, "resources");

@@ -120,6 +120,8 @@ export class Pool {
   private readonly maxCap: number;
   /** Nodes with no share on them. */
   idle: number;
+  /** Nodes with a reservation's budget. */
+  private budgeted: PoolNode[] = [];
   /** Free cores and GPUs on all nodes together. */
   freeCores = 0;
   freeGpus = 0;
@@ -161,7 +163,9 @@ export class Pool {
 
   clone(): Pool {
     const nodes = this.nodes.map((n) => ({ ...n, cores: n.cores.slice(), gpus: n.gpus.slice(), budget: n.budget && { ...n.budget, cores: n.budget.cores.slice(), gpus: n.budget.gpus.slice() } }));
-    return new Pool(nodes, this.defMemPerCpu, this.profiles);
+    const pool = new Pool(nodes, this.defMemPerCpu, this.profiles);
+    for (const n of this.budgeted) pool.budgeted.push(pool.nodes[n.index]!);
+    return pool;
   }
 
   node(name: string): PoolNode | undefined {
@@ -251,6 +255,7 @@ export class Pool {
       for (const i of s.cores) cores[i] = 0;
       const gpus = f.gpus.slice();
       for (const i of s.gpus) gpus[i] = 0;
+      if (!n.budget) this.budgeted.push(n);
       n.budget = { cores, freeCores: countBoth(n.cores, cores), memMiB: f.memMiB - s.memMiB, gpus, freeGpus: countBoth(n.gpus, gpus) };
       this.touch(n);
     }
@@ -510,6 +515,108 @@ export class Pool {
     return out;
   }
 
+  /**
+   * Where a reservation goes, this pool being the nodes at its start and `now` as they are now: the
+   * cores, memory and GPUs released by then first, what is free now only for the rest, so that
+   * as much as possible of what is free now stays in the reservation's budget for jobs that run
+   * past it (a promise of capacity: the job is placed afresh, best fit, when it starts).
+   */
+  placeAhead(req: ResourceRequest, now: Pool, opts: { nodes?: number } = {}): Placement | undefined {
+    const released = (n: PoolNode): Spare => {
+      const m = now.byName.get(n.name);
+      if (!m || (req.exclusive && m.holders > 0)) return { cores: n.cores, memMiB: n.memMiB, gpus: n.gpus };
+      if (req.exclusive) return { cores: NONE, memMiB: 0, gpus: NONE };
+      return { cores: n.cores.map((c, i) => (c === 1 && m.cores[i] !== 1 ? 1 : 0)), memMiB: n.memMiB - m.memMiB, gpus: n.gpus.map((g, i) => (g === 1 && m.gpus[i] !== 1 ? 1 : 0)) };
+    };
+    return this.placePreferring(req, { nodes: opts.nodes }, this.nodes, released) ?? this.place(req, opts);
+  }
+
+  /**
+   * Where a job that ends before the reservation's start goes: on what the reservation's budget
+   * does not need first (the cores and GPUs its share takes then, the memory beyond the budget), so
+   * that the budget is left to the jobs that run past it. As `place` without a reservation.
+   */
+  placeSparing(req: ResourceRequest, opts: PlaceOptions = {}): Placement | undefined {
+    if (this.budgeted.length === 0 || opts.nodelist || opts.past || req.exclusive) return this.place(req, opts);
+    const spare = (n: PoolNode): Spare => {
+      const b = n.budget!;
+      return { cores: n.cores.map((c, i) => (c === 1 && b.cores[i] !== 1 ? 1 : 0)), memMiB: Math.max(0, n.memMiB - b.memMiB), gpus: n.gpus.map((g, i) => (g === 1 && b.gpus[i] !== 1 ? 1 : 0)) };
+    };
+    return this.placePreferring(req, opts, this.budgeted, spare) ?? this.place(req, opts);
+  }
+
+  /**
+   * `req` on the `preferred` part (`prefer`) of the nodes `among` first, the rest as `place` puts it
+   * on the other nodes: a node count, the nodes whose preferred part holds a node's tasks first;
+   * packed tasks, the preferred parts first (most first). The cores and GPUs taken are the
+   * preferred ones first. Undefined when no preferred part holds a task, or for a shape it leaves
+   * to `place` (GPUs per job, an uneven spread, named nodes), or when it does not fit.
+   */
+  private placePreferring(req: ResourceRequest, opts: PlaceOptions, among: readonly PoolNode[], prefer: (n: PoolNode) => Spare): Placement | undefined {
+    const count = opts.nodes ?? req.nodes;
+    if (req.gpus !== undefined || opts.nodelist || (count !== undefined && req.tasksPerNode === undefined && req.tasks !== undefined && req.tasks % count !== 0)) return undefined;
+    const caps = this.profile(req, count ?? 1, false).caps;
+    const per = count !== undefined ? (req.tasksPerNode ?? Math.max(1, (req.tasks ?? count) / count)) : 1;
+    const parts: { n: PoolNode; spare: Spare; tasks: number }[] = [];
+    for (const n of among) {
+      if (caps[n.index]! < per || opts.exclude?.has(n.name)) continue;
+      const spare = prefer(n);
+      if (spare.cores === NONE) continue;
+      const view: PoolNode = { ...n, cores: spare.cores, freeCores: count1(spare.cores), memMiB: spare.memMiB, gpus: spare.gpus, freeGpus: count1(spare.gpus), budget: undefined };
+      const tasks = Math.min(caps[n.index]!, this.capacity(view, req, count ?? 1, false));
+      if (tasks >= per) parts.push({ n, spare, tasks });
+    }
+    if (parts.length === 0) return undefined;
+    const on = new Map<PoolNode, number>();
+    let rest: Placement | undefined;
+    if (count !== undefined) {
+      parts.sort((x, y) => caps[x.n.index]! - caps[y.n.index]! || x.n.index - y.n.index);
+      for (const p of parts.slice(0, count)) on.set(p.n, per);
+      if (on.size < count) {
+        rest = this.place(req, { nodes: count - on.size, exclude: new Set([...(opts.exclude ?? []), ...[...on.keys()].map((n) => n.name)]) });
+        if (!rest) return undefined;
+      }
+    } else {
+      let left = Math.max(1, req.tasks ?? 1);
+      parts.sort((x, y) => y.tasks - x.tasks || x.n.index - y.n.index);
+      for (const p of parts) {
+        if (left <= 0) break;
+        const t = Math.min(p.tasks, left);
+        on.set(p.n, t);
+        left -= t;
+      }
+      if (left > 0) {
+        // The rest packed on other nodes (best fit), else on what the chosen ones have left.
+        rest = this.place({ ...req, tasks: left }, { exclude: new Set([...(opts.exclude ?? []), ...[...on.keys()].map((n) => n.name)]) });
+        if (!rest) {
+          for (const n of this.nodes) {
+            if (left <= 0) break;
+            const t = Math.min(caps[n.index]! - (on.get(n) ?? 0), left);
+            if (t <= 0 || opts.exclude?.has(n.name)) continue;
+            on.set(n, (on.get(n) ?? 0) + t);
+            left -= t;
+          }
+          if (left > 0) return undefined;
+        }
+      }
+    }
+    const chosen = [...on].map(([n, tasks]) => ({ n, tasks }));
+    for (let i = 0; rest && i < rest.nodes.length; i++) chosen.push({ n: this.byName.get(rest.nodes[i]!)!, tasks: rest.tasks[i]! });
+    chosen.sort((x, y) => x.n.index - y.n.index);
+    const out = this.shares(req, chosen, count ?? 1, false);
+    if (req.exclusive) return out;
+    // Which cores and GPUs: the preferred ones first.
+    const spares = new Map(parts.map((p) => [p.n.name, p.spare]));
+    for (const sh of out.shares) {
+      const p = spares.get(sh.node);
+      if (!p) continue;
+      const n = this.byName.get(sh.node)!;
+      (sh as { cores: readonly number[] }).cores = preferring(n.cores, p.cores, sh.cores.length);
+      (sh as { gpus: readonly number[] }).gpus = preferring(n.gpus, p.gpus, sh.gpus.length, (i) => req.gpuType === undefined || n.total.gpus[i] === req.gpuType);
+    }
+    return out;
+  }
+
   /** What the node keeps free after `a`: the sum of the fractions of its cores, GPUs and memory. */
   private leftover(n: PoolNode, req: ResourceRequest, a: Amount, past: boolean): number {
     if (req.exclusive) return (n.total.cores - a.cores) / n.total.cores + (n.total.gpus.length > 0 ? (n.total.gpus.length - a.gpus) / n.total.gpus.length : 0) + (n.total.memMiB > 0 ? (n.total.memMiB - a.memMiB) / n.total.memMiB : 0);
@@ -567,6 +674,29 @@ function pickFree(free: Uint8Array, budget: Uint8Array | undefined, count: numbe
   for (let i = 0; i < free.length && out.length < count; i++) if (free[i] === 1 && (!budget || budget[i] === 1)) out.push(i);
   if (!past) out.sort((a, b) => a - b);
   return out;
+}
+
+/** A part of a node's free resources a placement prefers. */
+interface Spare {
+  cores: Uint8Array;
+  memMiB: number;
+  gpus: Uint8Array;
+}
+
+const NONE = new Uint8Array(0);
+
+/** `count` free indices, those in `preferred` first, ascending. */
+function preferring(free: Uint8Array, preferred: Uint8Array, count: number, ok: (i: number) => boolean = () => true): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < free.length && out.length < count; i++) if (free[i] === 1 && preferred[i] === 1 && ok(i)) out.push(i);
+  for (let i = 0; i < free.length && out.length < count; i++) if (free[i] === 1 && preferred[i] !== 1 && ok(i)) out.push(i);
+  return out.sort((a, b) => a - b);
+}
+
+function count1(bits: Uint8Array): number {
+  let k = 0;
+  for (let i = 0; i < bits.length; i++) if (bits[i] === 1) k++;
+  return k;
 }
 
 function indices(bits: Uint8Array): number[] {
