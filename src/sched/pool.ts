@@ -11,14 +11,16 @@
  * - tasks only (`-n 12`): on as few nodes as hold them, the largest free first and the rest on
  *   the node it fits best;
  * - exclusive (`--exclusive`, a job without a request): idle nodes, taken whole.
- * Best fit: among the nodes that hold a part, the one left with the least (the sum of the free
- * fractions of cores, GPUs and memory it keeps) comes first, ties in name order; a job without
- * GPUs so keeps off GPU nodes, and small jobs fill partly used nodes before idle ones.
+ * Best fit: among the nodes that hold a part, those whose capacity (in the job's tasks) is the
+ * least that holds it first, then the one left with the least (the sum of the free fractions of
+ * cores, GPUs and memory it keeps), then name order; small jobs so fill partly used nodes before
+ * idle ones, and a job without GPUs keeps off GPU nodes.
  *
  * A reservation's nodes carry a budget (`reserve`): what a job running past the reservation's
  * start may still use there (the node's free resources at that time less the reservation's
- * share). `place(..., { past: true })` keeps within it; other placements take the reserved cores
- * and GPUs first, so the budget lasts.
+ * share). `place(..., { past: true })` keeps within it. `placeAhead` puts the reservation itself on
+ * what the running jobs release by its start first, `placeSparing` a job that ends before it on
+ * the reserved nodes' spare part first: both leave the budget as large as it can be.
  *
  * Speed: a pass asks about thousands of jobs but only a few kinds of task (cores, memory and GPUs
  * per task or node, type, features: a `Profile`). For each kind asked about, the pool keeps every
@@ -366,8 +368,10 @@ export class Pool {
   /** `many` nodes with `hi` tasks and `count - many` with `lo`; the nodelist's nodes first. */
   private placeFixed(req: ResourceRequest, candidates: readonly PoolNode[], count: number, hi: number, many: number, lo: number, opts: PlaceOptions): Placement | undefined {
     const past = opts.past ?? false;
-    const caps = this.profile(req, count, past).caps;
-    if (opts.nodelist === undefined && !opts.exclude && (this.atLeast(this.profile(req, count, past), lo) < count || this.atLeast(this.profile(req, count, past), hi) < many)) return undefined;
+    const prof = this.profile(req, count, past);
+    const caps = prof.caps;
+    // Enough nodes hold the tasks: exact unless nodes are named.
+    if (!opts.nodelist && !opts.exclude && (this.atLeast(prof, lo) < count || this.atLeast(prof, hi) < many)) return undefined;
     const chosen: { n: PoolNode; tasks: number }[] = [];
     const used = new Set<PoolNode>();
     let needHi = many;

@@ -16,7 +16,7 @@
  * 4. why the others wait: the resource batch's reasons.
  */
 import { type NodeShare, type ResourceRequest } from "../domain/resources.ts";
-import { compareNames } from "./batch.ts";
+import { compareNames, type BatchCountsPlan } from "./batch.ts";
 import { demandOf, NeverFits, placeJob, planBatchVectors, type Demand, type Ending, type VectorBatchPlan } from "./batch-vectors.ts";
 import { expectedEnd } from "./elastic.ts";
 import { limitRatio } from "./limits.ts";
@@ -24,7 +24,6 @@ import { planPass } from "./policies/index.ts";
 import type { Plan, PlanResize, PlanStart, RankRemap, Snapshot, SnapshotJob, SpawnGrant } from "./plan.ts";
 import { Pool, WHOLE, type Placement } from "./pool.ts";
 import { remap } from "./remap.ts";
-import type { BatchCountsPlan } from "./batch.ts";
 import type { BatchOptions, ClusterNode, Note, PassInput, PendingJob, Resize, VectorBatch } from "./types.ts";
 
 /** Whether the snapshot's nodes report resources. */
