@@ -4,7 +4,7 @@ import { JobKind, JobState, MAX_NAME, MAX_USER, Plain } from "../proto/requests.
 import { ElasticSettings } from "../proto/elastic-settings.ts";
 
 /** The bodies the launcher's WebSocket carries too are defined once, in proto/. */
-export { JobKind, JobState, JobSubmit, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
+export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
 
 export const JobListQuery = z.lazy(() =>
   z.strictObject({
@@ -130,6 +130,29 @@ export const AdaptationView = z.lazy(() =>
   }),
 );
 
+/** A job's request of cores, memory and GPUs (domain/resources.ts ResourceRequest; memory in MiB). */
+export const RequestView = z.lazy(() =>
+  z.object({
+    tasks: z.int().optional(),
+    nodes: z.int().optional(),
+    tasksPerNode: z.int().optional(),
+    cpusPerTask: z.int(),
+    memPerNodeMiB: z.int().optional(),
+    memPerCpuMiB: z.int().optional(),
+    gpus: z.int().optional(),
+    gpusPerNode: z.int().optional(),
+    gpusPerTask: z.int().optional(),
+    gpuType: z.string().optional(),
+    constraint: z.array(z.string()).optional(),
+    exclusive: z.boolean(),
+  }),
+);
+/** What a job holds on one node: its cores (the node's core indices, "0-3,8") and how many, its memory, its GPU indices. */
+export const ShareView = z.lazy(() => z.object({ node: z.string(), cores: z.string(), cpus: z.int(), memMiB: z.int(), gpus: z.array(z.int()) }));
+export type ShareView = z.infer<typeof ShareView>;
+/** What a job used, from its cgroups once its processes were gone: CPU seconds summed over its nodes, the largest peak memory of one node. */
+export const JobUsageView = z.lazy(() => z.object({ cpuSec: z.number(), peakMemMiB: z.number() }));
+
 export const JobView = z.lazy(() =>
   z.object({
     id: z.int(),
@@ -185,12 +208,21 @@ export const JobView = z.lazy(() =>
     submittedBy: z.int().nullable(),
     /** Elastic jobs: adaptations committed. */
     resizes: z.int(),
+    /** What it asked of cores, memory and GPUs; null: whole nodes (jobs from before ebb shared nodes). */
+    resources: RequestView.nullable(),
+    /** What it holds on each node (in the allocation's order), or held when it ended; empty while pending. */
+    shares: z.array(ShareView),
+    /** CPU time and peak memory, once it ended on all of its nodes; null until then. */
+    usage: JobUsageView.nullable(),
   }),
 );
 export type JobView = z.infer<typeof JobView>;
 
 export const JobEventView = z.lazy(() => z.object({ time: z.string(), kind: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()).nullable() }));
-export const AllocationView = z.lazy(() => z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable() }));
+/** One stretch of a job on a node, with its share of the node (null on rows from before shares: the whole node). */
+export const AllocationView = z.lazy(() =>
+  z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable(), cores: z.string().nullable(), memMiB: z.int().nullable(), gpus: z.array(z.int()).nullable() }),
+);
 export const StepView = z.lazy(() =>
   z.object({
     stepId: z.int(),
@@ -359,7 +391,16 @@ export const NodeView = z.lazy(() =>
     state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DRAINING", "DRAINED", "DOWN", "UNKNOWN"]),
     cpus: z.int(),
     memoryMb: z.int(),
+    /** One entry per GPU index: its type, or null when untyped. */
+    gpus: z.array(z.string().nullable()),
+    features: z.array(z.string()),
+    /** What the node's jobs hold in all, and what is left: core and memory counts, GPU indices. */
+    allocated: z.object({ cpus: z.int(), memMiB: z.int(), gpus: z.array(z.int()) }),
+    free: z.object({ cpus: z.int(), memMiB: z.int(), gpus: z.array(z.int()) }),
     addr: z.string(),
+    /** The jobs on the node (a node is shared), in the order they came. */
+    jobs: z.array(z.int()),
+    /** The first of them, or the job whose processes are being killed (COMPLETING); null when idle. */
     jobId: z.int().nullable(),
     reason: z.string().nullable(),
     /** Why the node is drained (it takes no new work until resumed); null when it is not. */
@@ -399,7 +440,8 @@ const TimelineJob = z.lazy(() =>
     startTime: z.string().nullable(),
     endTime: z.string().nullable(),
     nodes: z.int(),
-    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
+    /** Each stretch on a node, with the cores it held there (null: the whole node, a row from before shares). */
+    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable(), cpus: z.int().nullable() })),
     adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
   }),
 );

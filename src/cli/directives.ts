@@ -29,7 +29,7 @@ export function directives(script: string): { ebb: Directive[]; sbatch: Directiv
 }
 
 /** Slurm flags without a value, so that an ignored one does not take the next word with it. */
-const SLURM_BOOLEANS = new Set(["exclusive", "requeue", "no-requeue", "overcommit", "O", "oversubscribe", "s", "contiguous", "parsable", "quiet", "Q", "verbose", "v", "spread-job", "use-min-nodes", "ignore-pbs", "no-kill", "k", "reboot", "get-user-env"]);
+const SLURM_BOOLEANS = new Set(["requeue", "no-requeue", "overcommit", "O", "oversubscribe", "s", "contiguous", "parsable", "quiet", "Q", "verbose", "v", "spread-job", "use-min-nodes", "ignore-pbs", "no-kill", "k", "reboot", "get-user-env"]);
 
 /**
  * The flags a script's directives set (later lines win over earlier ones), and for #SBATCH the

@@ -6,6 +6,8 @@ import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
 import { formatFlag, headed, idsFlag, jobsOf, usersFlag } from "./listing.ts";
 import { FIELD_NAMES, renderFormat } from "./job-format.ts";
+import { formatDuration } from "../util/time.ts";
+import { mib, resourcesColumn } from "./resource-text.ts";
 
 export default defineCommand({
   meta: {
@@ -45,7 +47,21 @@ export default defineCommand({
       const now = Date.now();
       if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader));
       if (args.json) return printJson({ jobs });
-      const rows = jobs.map((j) => [jobLabel(j), j.name.slice(0, 16), j.user ?? "", j.state, j.exitCode === null ? "" : String(j.exitCode), elapsed(j), nodesColumn(j), localTime(j.submitTime), localTime(j.startTime), localTime(j.endTime)]);
-      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "SUBMIT", "START", "END"], rows), !args.noheader));
+      const rows = jobs.map((j) => [
+        jobLabel(j),
+        j.name.slice(0, 16),
+        j.user ?? "",
+        j.state,
+        j.exitCode === null ? "" : String(j.exitCode),
+        elapsed(j),
+        nodesColumn(j),
+        resourcesColumn(j),
+        j.usage ? formatDuration(j.usage.cpuSec) : "",
+        j.usage ? mib(j.usage.peakMemMiB) : "",
+        localTime(j.submitTime),
+        localTime(j.startTime),
+        localTime(j.endTime),
+      ]);
+      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "SUBMIT", "START", "END"], rows), !args.noheader));
     }),
 });

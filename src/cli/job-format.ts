@@ -4,6 +4,7 @@
  * is kept), or a list of field names as squeue's `-O` and sacct's `--format` take them,
  * `"JobID,User,State%12"` (a width after `%` or `:`), printed as a table. Pure: jobs in, text out.
  */
+import { mib, resourcesColumn } from "./resource-text.ts";
 import type { JobView } from "../api/schemas.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
@@ -60,6 +61,11 @@ export const FIELDS: readonly Field[] = [
   { code: "x", name: "ExcNodes", header: "EXC_NODES", value: (j) => compressHostlist(j.exclude) },
   { code: "o", name: "Command", header: "COMMAND", value: (j) => (j.private ? "(private)" : (j.argv?.join(" ") ?? "(batch script)")) },
   { code: "Z", name: "WorkDir", sacct: "WorkDir", header: "WORK_DIR", value: (j) => (j.private ? "(private)" : j.cwd) },
+  { code: "C", name: "NumCPUs", sacct: "AllocCPUS", header: "CPUS", value: (j) => String(j.shares.reduce((k, s) => k + s.cpus, 0) || "") },
+  { code: "m", name: "MinMemory", sacct: "ReqMem", header: "MIN_MEMORY", value: (j) => (j.shares.length > 0 ? mib(Math.max(...j.shares.map((s) => s.memMiB))) : "") },
+  { code: "b", name: "TresPerNode", sacct: "AllocTRES", header: "TRES", value: (j) => resourcesColumn(j) },
+  { code: "", name: "", sacct: "TotalCPU", header: "TOTAL_CPU", value: (j) => (j.usage ? formatDuration(j.usage.cpuSec) : "") },
+  { code: "", name: "", sacct: "MaxRSS", header: "MAX_RSS", value: (j) => (j.usage ? mib(j.usage.peakMemMiB) : "") },
 ];
 
 const byCode = new Map(FIELDS.filter((f) => f.code).map((f) => [f.code, f]));

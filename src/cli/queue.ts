@@ -10,6 +10,7 @@ import { FORMAT_HELP, parseFormat, renderFormat, type Format } from "./job-forma
 import type { StartsView } from "../api/schemas.ts";
 import { jobLabel } from "./jobid.ts";
 import { err, out } from "../util/stdio.ts";
+import { resourcesColumn } from "./resource-text.ts";
 
 export function elapsed(j: JobView, now = Date.now()): string {
   if (!j.startTime) return "0:00";
@@ -98,10 +99,11 @@ export default defineCommand({
         elapsed(j),
         formatDuration(j.timeLimit),
         nodesColumn(j),
+        resourcesColumn(j),
         ...(showExit ? [j.exitCode === null ? "" : String(j.exitCode)] : []),
         j.state === "PENDING" ? `(${j.reason ?? "None"})` : j.allocation.length > 0 ? compressHostlist(j.allocation) : j.reason ? `(${j.reason})` : "",
       ]);
-      out(headed(table(["JOBID", "NAME", "USER", "STATE", "TIME", "LIMIT", "NODES", ...(showExit ? ["EXIT"] : []), "NODELIST(REASON)"], rows), !args.noheader));
+      out(headed(table(["JOBID", "NAME", "USER", "STATE", "TIME", "LIMIT", "NODES", "CPUS/MEM/GPUS", ...(showExit ? ["EXIT"] : []), "NODELIST(REASON)"], rows), !args.noheader));
     }),
 });
 

@@ -6,6 +6,7 @@ import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, printJson, UsageError, whenFlag } from "./common.ts";
 import { scriptFlags } from "./directives.ts";
+import { resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
@@ -14,6 +15,7 @@ export const jobArgs = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes, or a range MIN-MAX (the job starts at any size in it)", valueHint: "N" },
   ntasks: { type: "string", alias: "n", description: "Number of tasks (EBB_NTASKS; steps default to it)", valueHint: "N" },
   "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Tasks per node", valueHint: "K" },
+  ...resourceArgs,
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
   output: { type: "string", alias: "o", description: "Output file: %j job id, %x name, %A array id, %a task id, %u user, %N first node, %% a % (default ebb-%j.out, arrays ebb-%A_%a.out)", valueHint: "FILE" },
@@ -69,6 +71,46 @@ function nodeRange(value: string | undefined): { nodes?: number; minNodes?: numb
   return { minNodes, maxNodes };
 }
 
+/** The submission the flags (command line and directives merged) describe, each flag checked. */
+export function jobSubmit(a: Record<string, unknown>, script: string, name: string): JobSubmit {
+  const pick = (k: keyof typeof jobArgs) => a[k] as string | undefined;
+  const array = pick("array");
+  if (array !== undefined) {
+    const r = parseArraySpec(array);
+    if ("error" in r) throw new UsageError(`--array: ${r.error}`);
+  }
+  const dependency = pick("dependency");
+  if (dependency !== undefined) {
+    const r = parseDependency(dependency);
+    if ("error" in r) throw new UsageError(`--dependency: ${r.error}`);
+  }
+  const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
+  const range = nodeRange(pick("nodes"));
+  return {
+    script,
+    name: pick("job-name") ?? name,
+    ...range,
+    ...elastic,
+    minNodes: elastic.minNodes ?? range.minNodes,
+    maxNodes: elastic.maxNodes ?? range.maxNodes,
+    tasks: intFlag(pick("ntasks"), "--ntasks"),
+    tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
+    ...resourceFields(a as ResourceFlags),
+    overcommit: a.overcommit === true ? true : undefined,
+    timeLimit: durationFlag(pick("time"), "--time"),
+    output: pick("output"),
+    error: pick("error"),
+    cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
+    env: exportEnv(pick("export")),
+    array,
+    dependency,
+    hold: a.hold === true ? true : undefined,
+    begin: whenFlag(pick("begin"), "--begin", { future: true }),
+    exclude: hostlistFlag(pick("exclude"), "--exclude"),
+    nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
+  };
+}
+
 export default defineCommand({
   meta: {
     name: "submit",
@@ -88,41 +130,8 @@ export default defineCommand({
       if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
       const a = { ...fromScript.flags } as Record<string, unknown>;
       for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
-      const pick = (k: keyof typeof jobArgs) => a[k] as string | undefined;
-      const array = pick("array");
-      if (array !== undefined) {
-        const r = parseArraySpec(array);
-        if ("error" in r) throw new UsageError(`--array: ${r.error}`);
-      }
-      const dependency = pick("dependency");
-      if (dependency !== undefined) {
-        const r = parseDependency(dependency);
-        if ("error" in r) throw new UsageError(`--dependency: ${r.error}`);
-      }
-      const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
-      const range = nodeRange(pick("nodes"));
-      const req: JobSubmit = {
-        script,
-        name: pick("job-name") ?? name,
-        ...range,
-        ...elastic,
-        minNodes: elastic.minNodes ?? range.minNodes,
-        maxNodes: elastic.maxNodes ?? range.maxNodes,
-        tasks: intFlag(pick("ntasks"), "--ntasks"),
-        tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
-        overcommit: a.overcommit === true ? true : undefined,
-        timeLimit: durationFlag(pick("time"), "--time"),
-        output: pick("output"),
-        error: pick("error"),
-        cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
-        env: exportEnv(pick("export")),
-        array,
-        dependency,
-        hold: a.hold === true ? true : undefined,
-        begin: whenFlag(pick("begin"), "--begin", { future: true }),
-        exclude: hostlistFlag(pick("exclude"), "--exclude"),
-        nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
-      };
+      const req = jobSubmit(a, script, name);
+      const array = req.array;
       const c = client(cli);
       if (cli["test-only"]) {
         const t = await c.testOnly(req);

@@ -51,6 +51,11 @@ export const StepSpec = z.lazy(() =>
      */
     outputFile: z.object({ node: z.string().min(1), path: z.string().min(1), error: z.string().min(1).optional() }).optional(),
     /**
+     * How this node's ranks are bound to the job's cores here (srun's --cpu-bind): "cores" (the
+     * default), each local rank to its own slice of them; "none", every rank to all of them.
+     */
+    cpuBind: z.enum(["none", "cores"]).optional(),
+    /**
      * Universe size reported to PMI clients (MPI_UNIVERSE_SIZE): what an elastic job may grow to,
      * its maximum nodes' slots. Absent for rigid jobs, which no resize can grow: the attribute is
      * then unset, as under Hydra when nothing tells it the slots.

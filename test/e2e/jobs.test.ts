@@ -328,11 +328,20 @@ describe("listing commands", () => {
     expect(all.jobs.some((j: any) => j.state === "COMPLETED")).toBe(true);
     const show = await c.ebb(["show", String(id)]);
     expect(show.stdout).toContain("State        RUNNING");
-    expect(JSON.parse((await c.ebb(["show", String(id), "--json"])).stdout).events[1].kind).toBe("started");
+    // What it holds on its node: which cores, how much memory.
+    expect(show.stdout).toMatch(/^Resources    \S/m);
+    expect(show.stdout).toMatch(/^Allocation:\n  node0\d\s+cores [\d,-]+ \(\d+\)  mem \d/m);
+    const shown = JSON.parse((await c.ebb(["show", String(id), "--json"])).stdout);
+    expect(shown.events[1].kind).toBe("started");
+    expect(shown.shares.map((s: any) => s.node)).toEqual(shown.allocation);
     const nodes = JSON.parse((await c.ebb(["nodes", "--json"])).stdout).nodes;
     expect(nodes.map((n: any) => n.name)).toEqual(["node01", "node02", "node03"]);
     expect(nodes.filter((n: any) => n.state === "ALLOCATED").map((n: any) => n.jobId)).toEqual([id]);
-    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+2/m);
+    const held = nodes.find((n: any) => n.jobId === id);
+    expect({ jobs: held.jobs, cpus: held.allocated.cpus + held.free.cpus }).toEqual({ jobs: [id], cpus: held.cpus });
+    expect(held.allocated.cpus).toBeGreaterThan(0);
+    // Cores allocated/free/total: node01's 2 cores.
+    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+\d+\/\d+\/2\s/m);
     await c.ebb(["cancel", String(id)]);
     const missing = await c.ebb(["show", "99999"]);
     expect(missing.code).toBe(1);

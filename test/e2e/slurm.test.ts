@@ -50,11 +50,11 @@ describe("strict command lines on a cluster", () => {
   test("a Slurm script's #SBATCH lines are read, and the flags ebb does not have are listed once", async () => {
     writeFileSync(
       join(c.dir, "slurm.sh"),
-      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mem 4G", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
+      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mail-user me@example.org", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
     );
     const r = await c.ebb(["submit", "slurm.sh"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mem 4G (line 5: every ebb job has its nodes to itself, with all their memory)\n");
+    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mail-user me@example.org (line 5: ebb sends no mail)\n");
     const job = await c.waitJob(idOf(r.stdout), ["COMPLETED", "FAILED"]);
     expect({ state: job.state, name: job.name, nodes: job.allocation.length }).toEqual({ state: "COMPLETED", name: "from-sbatch", nodes: 2 });
     expect(c.read(`sbatch-${job.id}.out`)).toBe("nodes=2\n");
@@ -147,9 +147,9 @@ describe("holds, begin times and waiting", () => {
   }, 30_000);
 
   test("pending jobs say why they wait in Slurm's words: Resources, Priority", async () => {
-    const busy = await submit(["-N", "2", "-t", "10:00", "--wrap", "sleep 60"]);
+    const busy = await submit(["-N", "2", "--exclusive", "-t", "10:00", "--wrap", "sleep 60"]);
     await c.waitJob(busy, ["RUNNING"]);
-    const big = await submit(["-N", "3", "--wrap", "true"]);
+    const big = await submit(["-N", "3", "--exclusive", "--wrap", "true"]);
     const long = await submit(["-N", "1", "-t", "20:00", "--wrap", "true"]);
     const reasons = await waitFor("both reasons", async () => {
       const [a, b] = await Promise.all([c.job(big), c.job(long)]);
@@ -220,8 +220,10 @@ describe("where a job runs and what it gets", () => {
   test("--test-only says when and where a job would start, and submits nothing", async () => {
     const before = (await c.api("GET", "/v1/jobs")).json.jobs.length;
     const now = await c.ebb(["submit", "--test-only", "-N", "3", "--wrap", "true"]);
-    expect({ code: now.code, stdout: now.stdout }).toEqual({ code: 0, stdout: "ebb submit: it would start now on node[01-03] (test only, nothing submitted)\n" });
-    const busy = await submit(["-N", "3", "-t", "10:00", "--wrap", "sleep 60"]);
+    // Where: each node with the cores and memory the job would hold there.
+    expect(now.code).toBe(0);
+    expect(now.stdout).toMatch(/^ebb submit: it would start now on node01 \(core \d, \d+ MiB\), node02 \(core \d, \d+ MiB\), node03 \(core \d, \d+ MiB\) \(test only, nothing submitted\)\n$/);
+    const busy = await submit(["-N", "3", "--exclusive", "-t", "10:00", "--wrap", "sleep 60"]);
     await c.waitJob(busy, ["RUNNING"]);
     const later = await c.ebb(["submit", "--test-only", "--json", "-w", "node02", "--wrap", "true"]);
     const t = JSON.parse(later.stdout);
@@ -280,8 +282,8 @@ describe("jobs that submit jobs, and history", () => {
     expect((await json(["--user", user, "--name", "hist-ok"])).length).toBe(1);
     expect(await json(["--user", "nobody-at-all"])).toEqual([]);
     const table = await c.ebb(["history", "--since", "now-1day", "--name", "hist-fail"]);
-    expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+SUBMIT\s+START\s+END$/m);
-    expect(table.stdout).toMatch(new RegExp(`^\\d+\\s+hist-fail\\s+${user}\\s+FAILED\\s+2\\s+\\S+\\s+1\\s+\\d{4}-`, "m"));
+    expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+CPUS\/MEM\/GPUS\s+CPUTIME\s+MAXMEM\s+SUBMIT\s+START\s+END$/m);
+    expect(table.stdout).toMatch(new RegExp(`^\\d+\\s+hist-fail\\s+${user}\\s+FAILED\\s+2\\s+\\S+\\s+1\\s+1c \\S+\\s+\\S+\\s+\\S+\\s+\\d{4}-`, "m"));
     const bad = await c.ebb(["history", "--state", "DONE"]);
     expect({ code: bad.code, stderr: bad.stderr }).toMatchObject({ code: 2, stderr: expect.stringContaining("ebb history: --state DONE: expected some of") });
   }, 30_000);

@@ -80,6 +80,17 @@ describe("POST /v1/jobs", () => {
     ["environment too large", { ...ok, env: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`V${i}`, "x".repeat(100_000)])) }, "env", /over the 1048576/],
     ["too many environment variables", { ...ok, env: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`V${i}`, ""])) }, "env", /5000 variables/],
     ["argv too large", { argv: ["echo", ...Array.from({ length: 20 }, () => "x".repeat(60_000))] }, "argv", /over the 1048576/],
+    ["cpusPerTask zero", { ...ok, cpusPerTask: 0 }, "cpusPerTask", /.+/],
+    ["mem not a size", { ...ok, mem: "lots" }, "mem", /not a memory size/],
+    ["mem zero", { ...ok, mem: "0" }, "mem", /whole node \(exclusive\)/],
+    ["mem fractional MiB", { ...ok, mem: 1.5 }, "mem", /whole number of MiB/],
+    ["mem and memPerCpu", { ...ok, mem: "4G", memPerCpu: 1024 }, "memPerCpu", /not both/],
+    ["two GPU counts", { ...ok, gpus: 2, gpusPerNode: 1 }, "gpusPerNode", /not gpus and gpusPerNode/],
+    ["gpuType without a count", { ...ok, gpuType: "a100" }, "gpuType", /needs a count/],
+    ["gpuType with a colon", { ...ok, gpuType: "a100:2", gpus: 1 }, "gpuType", /GPU type/],
+    ["GPUs per job on an elastic job", { ...ok, elastic: true, maxNodes: 2, gpus: 2 }, "gpus", /per node \(gpusPerNode\)/],
+    ["constraint with an operator", { ...ok, constraint: ["a|b"] }, "constraint", /feature/],
+    ["exclusive not a boolean", { ...ok, exclusive: "yes" }, "exclusive", /bool/i],
     ["argv with too many words", { argv: Array.from({ length: 5000 }, () => "x") }, "argv", /4096/],
   ];
   for (const [what, body, field, message] of cases) {

@@ -2,7 +2,9 @@
 import { describe, expect, test } from "bun:test";
 import { closest, defineArgs, parse, renderUsage, wrap } from "../../src/cli/command.ts";
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
-import { jobArgs } from "../../src/cli/submit.ts";
+import { jobArgs, jobSubmit } from "../../src/cli/submit.ts";
+import { resourceFields } from "../../src/cli/resources.ts";
+import { requestFrom } from "../../src/domain/request.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "nodes", valueHint: "N" },
@@ -107,13 +109,45 @@ describe("batch script directives", () => {
   });
 
   test("#SBATCH lines count when there is no #EBB line; flags ebb does not have are listed", () => {
-    const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "srun hostname"].join("\n");
+    const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "#SBATCH --mail-type=END", "srun hostname"].join("\n");
     const r = scriptFlags(script, jobArgs, "s.sh");
     expect(r.kind).toBe("SBATCH");
-    expect(r.flags).toMatchObject({ "job-name": "sl", nodes: "2", "tasks-per-node": "2" });
-    expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)", "--mem=4G (line 4: every ebb job has its nodes to itself, with all their memory)", "--exclusive (line 5: every ebb job has its nodes to itself already)"]);
+    expect(r.flags).toMatchObject({ "job-name": "sl", nodes: "2", "tasks-per-node": "2", mem: "4G", exclusive: true });
+    expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)", "--mail-type=END (line 7: ebb sends no mail)"]);
     const both = scriptFlags("#EBB -N 1\n#SBATCH -N 4\n", jobArgs, "b");
     expect([both.kind, both.flags.nodes]).toEqual(["EBB", "1"]);
+  });
+
+  test("a real sbatch script's cores, memory and GPUs become its request", () => {
+    const script = ["#!/bin/bash", "#SBATCH --nodes=1 --ntasks=1 --cpus-per-task=20 --mem=300G --gres=gpu:2", "#SBATCH --time=12:00:00", "python train.py"].join("\n");
+    const r = scriptFlags(script, jobArgs, "train.sh");
+    expect(r.ignored).toEqual([]);
+    const submit = jobSubmit(r.flags, script, "train.sh");
+    expect(submit).toMatchObject({ nodes: 1, tasks: 1, cpusPerTask: 20, mem: 300 * 1024, gpusPerNode: 2, timeLimit: 12 * 3600 });
+    expect(requestFrom(submit)).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 20, memPerNodeMiB: 307200, gpusPerNode: 2, exclusive: false });
+    const ebb = scriptFlags("#EBB -n 4 -c 2 --mem-per-cpu 512M --gpus-per-task a100:1 -C ib&avx512 --exclusive\n", jobArgs, "e");
+    expect(requestFrom(jobSubmit(ebb.flags, "", "e"))).toEqual({ tasks: 4, cpusPerTask: 2, memPerCpuMiB: 512, gpusPerTask: 1, gpuType: "a100", constraint: ["ib", "avx512"], exclusive: true });
+  });
+
+  test("resource flags: sizes, GPU types, features, and clear errors naming the flag", () => {
+    expect(resourceFields({ mem: "1.5G", gpus: "v100:8" })).toMatchObject({ mem: 1536, gpus: 8, gpuType: "v100" });
+    expect(resourceFields({ gres: "gpu:a100:4" })).toMatchObject({ gpusPerNode: 4, gpuType: "a100" });
+    expect(resourceFields({ gres: "gpu" })).toMatchObject({ gpusPerNode: 1 });
+    expect(resourceFields({ "mem-per-cpu": "2048" })).toMatchObject({ memPerCpu: 2048 });
+    const bad: [Record<string, string>, string][] = [
+      [{ mem: "lots" }, '--mem lots: "lots" is not a memory size'],
+      [{ mem: "0" }, "--mem 0: 0 is not a whole number of MiB between 1 and 1073741824 (1 PiB); for all of a node's memory ask for the whole node (exclusive)"],
+      [{ mem: "4G", "mem-per-cpu": "1G" }, "give --mem (per node) or --mem-per-cpu, not both"],
+      [{ gres: "gpu:2", "gpus-per-node": "2" }, "give --gres gpu:N or --gpus-per-node N, not both"],
+      [{ gpus: "2", "gpus-per-task": "1" }, "give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not --gpus and --gpus-per-task"],
+      [{ gres: "mps:100" }, '--gres: "mps" is not a resource ebb knows; only gpu is'],
+      [{ gpus: "two" }, "--gpus two: expected a whole number"],
+      [{ "gpus-per-node": "a:b:2" }, "--gpus-per-node a:b:2: expected a count, or TYPE:COUNT"],
+      [{ constraint: "ib|eth" }, "--constraint ib|eth: ebb takes features that must all be present"],
+      [{ "cpus-per-task": "0" }, "--cpus-per-task 0: must be at least 1"],
+    ];
+    for (const [flags, message] of bad) expect(() => resourceFields(flags)).toThrow(message);
+    expect(() => parse("submit", jobArgs, ["--gres=gpu:2", "-c", "4", "--exclusive"])).not.toThrow();
   });
 
   test("directives and shell words", () => {

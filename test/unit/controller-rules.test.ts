@@ -13,8 +13,8 @@ type Realloc = Extract<ControllerToLauncher, { t: "realloc" }>;
 
 test("a pass starts what fits: RUNNING, the nodes owned, the job's start sent to its first node; an end frees them for the next", () => {
   const h = new ControllerHarness(3);
-  const a = h.submit({ nodes: 2 });
-  const b = h.submit({ nodes: 2 });
+  const a = h.submit({ nodes: 2, exclusive: true });
+  const b = h.submit({ nodes: 2, exclusive: true });
   h.pass();
   expect({ a: h.job(a)!.row.state, b: h.job(b)!.row.state }).toEqual({ a: "RUNNING", b: "PENDING" });
   expect(h.owners()).toEqual({ n1: a, n2: a, n3: null });
@@ -112,5 +112,5 @@ test("a user's resize is planned like a pass's and recorded as a plan; its remap
   // Without idle nodes, a grow is refused with the planner's words.
   h.submit({ nodes: 1 });
   h.pass();
-  expect(() => h.applier.resizeNow(id, 4)).toThrow("growing job 1 needs 1 idle node; 0 are idle");
+  expect(() => h.applier.resizeNow(id, 4)).toThrow("growing job 1 needs 1 more node of its shape (whole nodes); fewer are free");
 });

@@ -22,6 +22,8 @@ export interface JobRunnerContext {
   pool: PeerPool;
   fanout: number;
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+  /** The job's CPUs on this node (the machine's ids) and the variables that show it its GPUs. */
+  placement(jobId: number): { cpus: number[]; vars: Record<string, string> };
   controllerUrl: string;
   /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
   controllerCa?: TrustedCa;
@@ -66,7 +68,8 @@ export class JobRunner {
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
     const argv = (job.script ?? "").startsWith("#!") ? [path] : ["/bin/sh", path];
-    const env = this.ctx.processEnv(job.env, job.jobEnv, {
+    const place = this.ctx.placement(job.id);
+    const env = this.ctx.processEnv(job.env, job.jobEnv, place.vars, {
       EBB_NODELIST: job.nodes.map((n) => n.name).join(","),
       EBB_NNODES: String(job.nodes.length),
       EBB_NODENAME: this.ctx.name,
@@ -77,7 +80,7 @@ export class JobRunner {
     try {
       if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, "w"));
       if (runAs) scriptFd = openSync(script, "r");
-      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs });
+      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
     } finally {
       if (scriptFd !== undefined) closeSync(scriptFd);
       closeSync(out);

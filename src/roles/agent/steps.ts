@@ -18,6 +18,7 @@ import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } fro
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { rankVars } from "./env.ts";
+import { rankSlices } from "./affinity.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
@@ -41,6 +42,8 @@ export interface StepContext {
   pool: PeerPool;
   /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+  /** The job's CPUs on this node (the machine's ids) and the variables that show it its GPUs. */
+  placement(jobId: number): { cpus: number[]; vars: Record<string, string> };
   /** The job's PMI name service, kept by the controller. */
   /** `error`: the controller refused the request (a cap), saying why. */
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
@@ -326,7 +329,9 @@ export class StepNode {
     const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
-    const base = this.ctx.processEnv(spec.env, spec.jobEnv);
+    const job = this.ctx.placement(spec.jobId);
+    const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
+    const slices = (spec.cpuBind ?? "cores") === "cores" ? rankSlices(job.cpus, count) : undefined;
     const output = this.openOutputFiles();
     try {
       for (let i = 0; i < count; i++) {
@@ -334,7 +339,7 @@ export class StepNode {
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
-        this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
+        this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
     } finally {
       if (output !== undefined) for (const fd of new Set([output.out, output.err])) closeSync(fd);
@@ -366,11 +371,12 @@ export class StepNode {
     return identityFor(this.ctx.allocation.userOf(this.spec.jobId));
   }
 
-  private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }): void {
+  /** Starts one rank, bound to `cpus`. */
+  private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }, cpus: number[]): void {
     const node = this.ctx.name;
     let proc: Proc;
     try {
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs() });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs(), cpus });
     } catch (e) {
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
       this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });

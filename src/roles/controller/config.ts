@@ -9,6 +9,7 @@ import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/
 import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
 import { PRIVATE_DATA } from "../../domain/scope.ts";
+import { Memory } from "../../proto/requests.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 
@@ -39,6 +40,8 @@ export const ControllerConfig = z.strictObject({
   privateData: z.array(z.enum(PRIVATE_DATA)).max(PRIVATE_DATA.length).optional(),
   /** A user's own shrink rescales the job's time limit as the scheduler's do (default false: it never raises it). */
   userResizeScalesLimit: z.boolean().optional(),
+  /** Memory per core of jobs that ask for none: MiB, or a size such as "2G" (default: each node's memory / cores). */
+  defMemPerCpu: Memory.optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

@@ -150,7 +150,8 @@ export class Elastic {
     const e = this.jobs.elasticOf(job);
     const have = job.nodes.length;
     if (p.from !== have || m.tasks.length !== nodes) throw conflict("plan_stale", `job ${jobId} has ${have} nodes, not the ${p.from} its resize was planned for`);
-    if (added.length > 0) this.checkIdle(added, jobId, now);
+    // The plan's re-check (checkPlan) has found its added shares free; a grow without shares takes whole nodes.
+    const shares = p.shares ?? added.map((n) => this.state.wholeShare(n));
     const removed = p.removed;
     const after = nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
     const lim = p.limit;
@@ -174,7 +175,7 @@ export class Elastic {
         limitSource: lim.source,
       });
       if (joinStep !== undefined) {
-        tx.allocated(job, added, now);
+        tx.allocated(job, shares, now);
         tx.steps(job, joinStep + 1);
         // The joining ranks run the elastic step's command (an `ebb run` job's row has none).
         this.store.insertStep(jobId, joinStep, (e.stepId !== undefined ? this.store.stepArgv(jobId, e.stepId) : undefined) ?? r.argv ?? [], m.joining, added, now);
@@ -480,11 +481,5 @@ export class Elastic {
   }
 
   /** The nodes a grow was planned to take are idle now and not excluded by the job (sbatch --exclude). */
-  private checkIdle(planned: readonly string[], jobId: number, now: number): void {
-    const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
-    const idle = new Set(this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n)));
-    const bad = planned.find((n) => !idle.has(n));
-    if (bad) throw conflict("no_idle_nodes", `growing job ${jobId} by ${planned.length} nodes: node ${bad} is not idle`);
-  }
 
 }

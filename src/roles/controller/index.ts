@@ -80,6 +80,8 @@ export interface ControllerOptions {
   adaptTimeoutMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
+  /** MiB of memory per core for jobs that ask for none (Slurm's DefMemPerCPU); default: each node's memory / cores. */
+  defMemPerCpu?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -141,7 +143,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   onAutocommit(db, (ms) => metrics.commit.observe(ms / 1000));
   // Agents retry their link with backoff: those of a restarted controller's nodes may be waiting.
   const back = Date.now() + AGENT_RECONNECT_MAX_MS;
-  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: back });
+  for (const row of listNodes(db)) state.nodes.set(row.name, ClusterState.node(row, back));
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
@@ -168,6 +170,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
+      defMemPerCpu: opts.defMemPerCpu,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
@@ -189,7 +192,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const ersConfig = resolveConfig(opts.scheduler);
   const policy = POLICY_TABLE[ersConfig.policy];
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
-  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval, opts.defMemPerCpu);
   const planStore = new PlanStore(db);
   // A job's CFG state is saved at each report: the newest waits while the store takes no writes.
   const cfgStore = new CfgStore(db);
