@@ -153,10 +153,13 @@ function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | 
 export function requestedResize(s: Snapshot, jobId: number, to: number, reason: string, keepLimit = false): PlanResize | string {
   const job = s.running.find((j) => j.id === jobId);
   if (!job) return `job ${jobId} is not running`;
-  if (resourceMode(s.nodes)) return resizeOn(Pool.of(s.namesSorted ? s.nodes : [...s.nodes].sort((a, b) => compareNames(a.name, b.name)), s.running, s.defMemPerCpu), job, { jobId, to, rule: "requested", reason });
-  const free = s.nodes.filter((n) => n.up && n.jobId === undefined).map((n) => n.name);
-  if (!s.namesSorted) free.sort(compareNames);
-  const planned = nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
+  let planned: PlanResize | string;
+  if (resourceMode(s.nodes)) planned = resizeOn(Pool.of(s.namesSorted ? s.nodes : [...s.nodes].sort((a, b) => compareNames(a.name, b.name)), s.running, s.defMemPerCpu), job, { jobId, to, rule: "requested", reason });
+  else {
+    const free = s.nodes.filter((n) => n.up && n.jobId === undefined).map((n) => n.name);
+    if (!s.namesSorted) free.sort(compareNames);
+    planned = nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
+  }
   return keepLimit && typeof planned !== "string" ? { ...planned, limit: keptLimit(job, to) } : planned;
 }
 

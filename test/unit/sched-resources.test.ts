@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { NodeResources, NodeShare, ResourceRequest } from "../../src/domain/resources.ts";
 import { demandOf, placeJob } from "../../src/sched/batch-vectors.ts";
 import { resolveConfig, type PolicyName } from "../../src/sched/config.ts";
+import { KEPT_LIMIT } from "../../src/sched/limits.ts";
 import { checkPlan, makePlan, requestedResize, type PlanJobState, type PlanNodeState, type PlanState, type Snapshot, type SnapshotJob } from "../../src/sched/plan.ts";
 import { Pool } from "../../src/sched/pool.ts";
 import { predictStart } from "../../src/sched/predict.ts";
@@ -212,6 +213,14 @@ describe("resource mode: elastic jobs resize by nodes of their shape", () => {
     expect(plan.resizes.map((r) => [r.jobId, r.rule, r.added, r.shares?.map((x) => x.cores)])).toEqual([[1, "grow", ["n2", "n3", "n4"], [range(1, 4), range(1, 4), range(1, 4)]]]);
     const whole = { ...shaped, resources: undefined, shares: [share("n1", range(1, 7), 7000)] };
     expect(makePlan(snap("ebb", { nodes: nodes(4), running: [whole, ...ones.slice(1)] })).resizes).toEqual([]);
+  });
+
+  test("a user's own shrink keeps the limit in resource mode too (keepLimit)", () => {
+    const s = snap("ebb", { nodes: nodes(3), running: [elastic(1, [share("n1", range(0, 7), 8000), share("n2", range(0, 7), 8000)])] });
+    const kept = requestedResize(s, 1, 1, "user", true);
+    expect(typeof kept === "object" && kept.limit).toEqual({ ratio: 1, source: KEPT_LIMIT });
+    const scaled = requestedResize(s, 1, 1, "cluster");
+    expect(typeof scaled === "object" && scaled.limit.ratio).toBeGreaterThan(1);
   });
 
   test("a job of whole nodes grows only onto idle nodes", () => {
