@@ -164,7 +164,9 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
     const again = cluster();
     new Ledger(new JobStore(db), again).restore();
     // What a restart must get back: every active job's row and allocation, and who owns each node (the controller's SIGUSR2 dump).
-    expect(ledgerMemory(again)).toEqual(ledgerMemory(state));
+    // Compared as text (the dump's canonical form); a deep toEqual per transaction cost most of the test's time. The diff only on a mismatch.
+    const [before, after] = [ledgerMemory(state), ledgerMemory(again)];
+    if (JSON.stringify(after) !== JSON.stringify(before)) expect(after).toEqual(before);
     checks++;
   }
   expect(submitted).toBeGreaterThanOrEqual(1000);
@@ -180,7 +182,7 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
   expect([...state.nodes.values()].filter((n) => n.shares.size > 0)).toEqual([]);
   db.$client.close();
   for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
-}, 120_000);
+}, 300_000);
 
 test("a transaction that throws changes neither the store nor memory", () => {
   const db = openDb(":memory:");
