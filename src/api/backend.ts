@@ -1,5 +1,6 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StepCreate, StepGrant, StoreStatus, TimelineView } from "./schemas.ts";
+import type { z } from "zod";
+import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, StepCreate, StepGrant, StoreStatus, TimelineView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 
 /** A per-user token's caller (`ebb token create`): acts on that user's jobs, or on all as an admin. */
@@ -52,6 +53,12 @@ export interface ApiBackend {
   resize(jobId: number, nodes: number): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
+  /** The partitions (none: the controller has none), with their nodes' states and jobs. */
+  listPartitions(): PartitionView[];
+  /** Every eligible waiting job's priority and factors, in queue order, and how priorities are made. */
+  priorities(): { settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] };
+  /** Every user's shares, usage and fair-share factor. */
+  shares(): { settings: z.infer<typeof PrioritySettings>; users: ShareRowView[] };
   /** Drain a node (reason set) or resume it (null); false when there is no such node. */
   drain(name: string, reason: string | null): boolean;
   counts(): { nodes: number; jobs: number };

@@ -57,8 +57,10 @@ export class UsageBook {
     const a = this.account(user, to);
     const secs = (to - from) / 1000;
     a.raw += rate * secs;
-    // The interval's usage as of `to`: the integral of rate * 2^(-(to - s)/h) over it.
-    a.decayed += this.halfLife > 0 ? ((rate * this.halfLife) / Math.LN2) * (1 - 2 ** (-secs / this.halfLife)) : rate * secs;
+    // The interval's usage as of `to`: the integral of rate * 2^(-(to - s)/h) over it; decayed on
+    // to the account's time if that is later (charges may come in any order).
+    const atTo = this.halfLife > 0 ? ((rate * this.halfLife) / Math.LN2) * (1 - 2 ** (-secs / this.halfLife)) : rate * secs;
+    a.decayed += this.decay({ decayed: atTo, raw: 0, at: to }, a.at);
   }
 
   /** The user's decayed usage at `now`. */

@@ -4,7 +4,8 @@
  * error status — is one the document lists, with a body its schema accepts (ajv, JSON Schema 2020-12).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -20,7 +21,10 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 const seen = new Set<string>();
 
 beforeAll(async () => {
-  c = await startCluster({ agents: 2 });
+  // Partitions, so that a submission can be refused for one (403) and for MaxSubmitJobs (409).
+  const config = join(mkdtempSync(join(tmpdir(), "ebb-openapi-")), "controller.json");
+  writeFileSync(config, JSON.stringify({ partitions: [{ name: "all", nodes: "ALL", default: true }, { name: "closed", nodes: "ALL", allowUsers: ["ebbt_nobody"] }, { name: "full", nodes: "ALL", limits: { maxSubmitJobs: 0 } }] }));
+  c = await startCluster({ agents: 2, controllerArgs: ["--config", config] });
   doc = (await c.api("GET", "/v1/openapi.json")).json;
   const v = new Validator();
   const res = await v.validate(structuredClone(doc));
@@ -117,6 +121,14 @@ describe("the OpenAPI document", () => {
       await call("POST", path, { raw: big, expect: 413 });
     }
     await call("POST", "/v1/jobs/test", { body: { argv: ["true"] }, expect: 200 });
+    for (const path of ["/v1/jobs", "/v1/jobs/test"]) {
+      await call("POST", path, { body: { argv: ["true"], partition: "closed" }, expect: 403 });
+      await call("POST", path, { body: { argv: ["true"], partition: "full" }, expect: 409 });
+    }
+    for (const path of ["/v1/partitions", "/v1/priority", "/v1/shares"]) {
+      await call("GET", path, { expect: 200 });
+      await call("GET", path, { token: null, expect: 401 });
+    }
     const done = (await call("POST", "/v1/jobs", { body: { argv: ["true"], cwd: c.dir }, expect: 201 })).id as number;
     await c.waitJob(done, ["COMPLETED"]);
     const held = (await call("POST", "/v1/jobs", { body: { argv: ["true"], cwd: c.dir, hold: true }, expect: 201 })).id as number;
