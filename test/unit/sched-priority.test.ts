@@ -36,6 +36,16 @@ describe("usage decays with its half-life", () => {
     expect(flat.usage("a", ms(100 * H))).toBe(2 * H);
   });
 
+  test("charges in any order give the same usage (a restart replays the history by node, not by time)", () => {
+    const inOrder = new UsageBook(H);
+    inOrder.charge("a", 1, 0, ms(H));
+    inOrder.charge("a", 3, ms(2 * H), ms(3 * H));
+    const reversed = new UsageBook(H);
+    reversed.charge("a", 3, ms(2 * H), ms(3 * H));
+    reversed.charge("a", 1, 0, ms(H));
+    expect(reversed.usage("a", ms(4 * H))).toBeCloseTo(inOrder.usage("a", ms(4 * H)), 9);
+  });
+
   test("a job's rate: its shares weighted by cores, memory and GPUs, or its nodes whole", () => {
     const w = { cpu: 1, memGiB: 0.25, gpu: 2 };
     expect(shareRate({ cores: [0, 1], memMiB: 4096, gpus: [0] }, w)).toBe(2 + 1 + 2);
