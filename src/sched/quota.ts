@@ -62,18 +62,34 @@ export function holdBack(pending: readonly QuotaJob[], running: readonly Omit<Qu
     add(users, r.user, r);
     if (r.partition !== undefined) add(inPart, `${r.partition}\0${r.user}`, r);
   }
+  // A user (in a partition) at MaxJobs holds back every later job of theirs for the same reason:
+  // one object for all of them (a 10,000-task array is walked in every pass).
+  const full = new Map<string, HeldBack>();
   for (const j of pending) {
     const p = j.partition === undefined ? undefined : partitions.get(j.partition);
+    const inKey = p && `${p.name}\0${j.user}`;
+    const atMax = full.get(j.user) ?? (inKey ? full.get(inKey) : undefined);
+    if (atMax) {
+      out.set(j.id, atMax);
+      continue;
+    }
     let why: HeldBack | undefined;
     if (p?.maxNodes !== undefined && j.minNodes > p.maxNodes) why = { reason: "PartitionNodeLimit", detail: `it needs ${j.minNodes} nodes, partition ${p.name} allows ${p.maxNodes} per job` };
     else if (p?.maxTime !== undefined && j.timeLimit > p.maxTime) why = { reason: "PartitionTimeLimit", detail: `its time limit ${j.timeLimit} s is above partition ${p.name}'s ${p.maxTime} s` };
-    else why = over(users.get(j.user), j, limits, `user ${j.user}`) ?? (p ? over(inPart.get(`${p.name}\0${j.user}`), j, p.limits, `user ${j.user} in partition ${p.name}`) : undefined);
+    else {
+      why = over(users.get(j.user), j, limits, `user ${j.user}`);
+      if (why?.reason === "QOSMaxJobsPerUserLimit") full.set(j.user, why);
+      if (!why && p && inKey) {
+        why = over(inPart.get(inKey), j, p.limits, `user ${j.user} in partition ${p.name}`);
+        if (why?.reason === "QOSMaxJobsPerUserLimit") full.set(inKey, why);
+      }
+    }
     if (why) {
       out.set(j.id, why);
       continue;
     }
     add(users, j.user, j);
-    if (p) add(inPart, `${p.name}\0${j.user}`, j);
+    if (inKey) add(inPart, inKey, j);
   }
   return out;
 }

@@ -160,7 +160,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const ledger = new Ledger(store, state);
   // Partitions, limits and the queue's order (fair share charges what jobs hold to their users).
   const priority = opts.priority ?? resolvePriority();
-  const queue = new QueuePolicy({ priority, partitions: new Partitions(opts.partitions), userLimits: opts.userLimits ?? {} }, state, (job, at) => store.addEvent(job.row.id, at, "waiting", `${job.limited!.reason}: ${job.limited!.detail}`));
+  const queue = new QueuePolicy({ priority, partitions: new Partitions(opts.partitions), userLimits: opts.userLimits ?? {} }, state);
   const jobs = new Jobs(
     store,
     state,

@@ -39,17 +39,15 @@ export class QueuePolicy {
   readonly usage: UsageBook;
   /** Until when (epoch ms) each running job has been charged. */
   private readonly charged = new Map<number, number>();
-  /** Each restricted partition's nodes outside it (what its jobs exclude), for the node names below. */
+  /** Each restricted partition's nodes outside it (what its jobs exclude), for `nodeCount` nodes. */
   private outside = new Map<string, readonly string[]>();
-  private outsideKey = "";
+  private nodeCount = -1;
   /** A pending job's view with its partition's excluded nodes, as long as the nodes do not change. */
   private readonly views = new WeakMap<JobRuntime, { outside: readonly string[]; view: PendingJob }>();
 
   constructor(
     readonly cfg: QueueConfig,
     private readonly state: ClusterState,
-    /** A waiting job a limit newly holds back (its `limited` says why). */
-    private readonly onLimited?: (job: JobRuntime, now: number) => void,
   ) {
     this.usage = new UsageBook(cfg.priority.halfLife);
   }
@@ -104,9 +102,9 @@ export class QueuePolicy {
   /** Node names outside partition `p` (undefined: it has every node). */
   private outsideOf(p: Partition | undefined): readonly string[] | undefined {
     if (!p?.nodes) return undefined;
-    const key = `${this.state.nodes.size}:${[...this.state.nodes.keys()].join(",")}`;
-    if (key !== this.outsideKey) {
-      this.outsideKey = key;
+    // Nodes join the registry and never leave it: its size says whether the names changed.
+    if (this.state.nodes.size !== this.nodeCount) {
+      this.nodeCount = this.state.nodes.size;
       this.outside = new Map();
     }
     let out = this.outside.get(p.name);
@@ -149,6 +147,7 @@ export class QueuePolicy {
       return ordered;
     }
     // Limits apply in queue order: the first in line take what the limits leave.
+    this.largest.clear();
     const byId = new Map(pending.map((j) => [j.row.id, j]));
     const held = holdBack(
       ordered.map((v) => this.quotaJob(byId.get(v.id)!)),
@@ -156,12 +155,8 @@ export class QueuePolicy {
       this.cfg.userLimits,
       this.cfg.partitions.byName,
     );
-    for (const job of pending) {
-      const why = held.get(job.row.id);
-      const was = job.limited;
-      job.limited = why;
-      if (why && why.reason !== was?.reason) this.onLimited?.(job, now);
-    }
+    // Shown as the job's reason (no event: an array's thousands of tasks would each get one).
+    for (const job of pending) job.limited = held.get(job.row.id);
     return held.size > 0 ? ordered.filter((v) => !held.has(v.id)) : ordered;
   }
 
@@ -178,11 +173,13 @@ export class QueuePolicy {
   }
 
   private factorsOf(views: readonly PendingJob[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
-    const cores = this.totalCores();
+    this.largest.clear();
+    // The size factor weighs nothing by default: then no job's size is worked out.
+    const cores = this.cfg.priority.weights.jobSize > 0 ? this.totalCores() : 0;
     const jobs = views.map((v) => {
       const row = this.state.jobs.get(v.id)?.row;
       const p = row && this.partitionOf(row);
-      return { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
+      return { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
     });
     return prioritize(jobs, this.usage, this.cfg.priority, now);
   }
@@ -193,9 +190,14 @@ export class QueuePolicy {
     return Math.max(1, cores);
   }
 
-  /** The most cores and GPUs one node of the partition has (what a whole node of it counts as). */
+  /** The most cores and GPUs one node of the partition has (what a whole node of it counts as); by partition, for one call. */
+  private readonly largest = new Map<string, { cores: number; gpus: number }>();
   private largestNode(p: Partition | undefined): { cores: number; gpus: number } {
+    const key = p?.name ?? "";
+    const known = this.largest.get(key);
+    if (known) return known;
     const most = { cores: 1, gpus: 0 };
+    this.largest.set(key, most);
     for (const n of this.state.nodes.values()) {
       if (p && !inPartition(p, n.row.name)) continue;
       most.cores = Math.max(most.cores, n.row.cpus);
@@ -254,6 +256,7 @@ export class QueuePolicy {
 
   /** The priority a job submitted now would have, and its tier (sbatch --test-only). */
   priorityOf(row: Pick<JobRow, "user" | "partition" | "resources" | "minNodes" | "submitTime">, now: number): { priority?: number; tier?: number } {
+    this.largest.clear();
     const p = this.partitionOf(row);
     const size = this.asked(row).cpus / this.totalCores();
     const f = prioritize([{ id: -1, user: userOf(row), submitTime: row.submitTime, size, tier: p?.tier ?? 0 }], this.usage, this.cfg.priority, now).factors[0]!;
