@@ -13,9 +13,9 @@
  */
 import type { NodeShare, ResourceRequest } from "../domain/resources.ts";
 import { preferredSize, scaledLimit } from "./batch.ts";
-import { Pool, WHOLE, type Placement } from "./pool.ts";
+import { Pool, WHOLE, type Placement, type PlaceOptions, type Profile } from "./pool.ts";
 import { sizeAtMost, withinSizes } from "./sizes.ts";
-import type { PendingJob, Reservation } from "./types.ts";
+import type { ClusterNode, PendingJob, Reservation } from "./types.ts";
 
 /** Shares a running job gives back at `end` (epoch ms). */
 export interface Ending {
@@ -27,8 +27,8 @@ export interface VectorBatchInput {
   now: number;
   /** Free now; the pass takes its starts from it and sets the reservation's budget on it. */
   pool: Pool;
-  /** The up nodes empty: what a job that never fits is told against. */
-  empty: () => Pool;
+  /** Whether a job could never start on the up nodes, even all empty (`NeverFits`). */
+  never: (job: PendingJob, d: Demand) => boolean;
   endings: readonly Ending[];
   /** In queue order. */
   pending: readonly PendingJob[];
@@ -61,40 +61,105 @@ export interface Demand {
   counted: boolean;
   /** Tasks a node must hold to count toward a counted shape. */
   perNode: number;
+  /** Whether the pool's capacities answer "does it fit" exactly (no node names, no GPUs per job, tasks spread evenly). */
+  exact: boolean;
   exclude?: ReadonlySet<string>;
   nodelist?: readonly string[];
   /** Equal for jobs that fit or not alike. */
   key: string;
+  /** Its profiles in the last pool asked (a pass asks about each job in its own pool, often twice). */
+  at?: { pool: Pool; now?: Profile; past?: Profile };
+  /** Whether it never fits, as the last `NeverFits` asked answered. */
+  never?: { by: NeverFits; value: boolean };
 }
 
 const reqKeys = new WeakMap<ResourceRequest, string>();
+const demands = new WeakMap<PendingJob, Demand>();
 
+/** How `job` is placed (kept per job object: the controller and the simulator reuse them from pass to pass). */
 export function demandOf(job: PendingJob): Demand {
+  let d = demands.get(job);
+  if (d) return d;
   const req = job.resources ?? WHOLE;
   const counted = !job.resources || req.nodes !== undefined || job.elastic === true || job.moldable === true || (req.exclusive && req.tasks === undefined);
   const perNode = req.tasksPerNode ?? (req.tasks !== undefined && counted ? Math.ceil(req.tasks / Math.max(1, job.minNodes)) : 1);
+  const even = !counted || req.tasksPerNode !== undefined || req.tasks === undefined || (job.minNodes === job.maxNodes && req.tasks % Math.max(1, job.minNodes) === 0);
   let rk = reqKeys.get(req);
   if (rk === undefined) {
-    rk = [req.exclusive ? "x" : "s", req.tasks, req.nodes, req.tasksPerNode, req.cpusPerTask, req.memPerNodeMiB, req.memPerCpuMiB, req.gpus, req.gpusPerNode, req.gpusPerTask, req.gpuType, req.constraint?.join("&")].join(",");
+    rk = `${req.exclusive ? "x" : "s"}${req.tasks},${req.nodes},${req.tasksPerNode},${req.cpusPerTask},${req.memPerNodeMiB},${req.memPerCpuMiB},${req.gpus},${req.gpusPerNode},${req.gpusPerTask},${req.gpuType},${req.constraint?.join("&")}`;
     reqKeys.set(req, rk);
   }
   let key = counted ? `${rk}|${job.minNodes}` : rk;
   if (job.exclude) key += `|-${job.exclude.join(",")}`;
   if (job.nodelist) key += `|+${job.nodelist.join(",")}`;
-  return { req, counted, perNode, exclude: job.exclude && new Set(job.exclude), nodelist: job.nodelist, key };
+  d = { req, counted, perNode, exact: even && !job.exclude && !job.nodelist && req.gpus === undefined, exclude: job.exclude && new Set(job.exclude), nodelist: job.nodelist, key };
+  demands.set(job, d);
+  return d;
 }
 
 const defaultStartSize = (job: PendingJob, free: number): number => Math.min(preferredSize(job), free);
 
-/** Where `job` goes now (within the reservations' budgets when `past`), or undefined. */
-export function placeJob(pool: Pool, job: PendingJob, d: Demand, past: boolean, startSize: (job: PendingJob, free: number) => number = defaultStartSize): Placement | undefined {
-  if (!d.counted) return pool.place(d.req, { past, exclude: d.exclude, nodelist: d.nodelist });
-  const fitting = d.req === WHOLE && !d.exclude && !past ? pool.idle : pool.countFitting(d.req, d.perNode, job.minNodes, past, d.exclude);
+/** Whether `job` fits now at its smallest size, from the pool's capacities alone; undefined when only a placement can tell. */
+export function fits(pool: Pool, job: PendingJob, d: Demand, past: boolean): boolean | undefined {
+  if (!d.exact) return undefined;
+  if (!d.at) d.at = { pool };
+  else if (d.at.pool !== pool) {
+    d.at.pool = pool;
+    d.at.now = d.at.past = undefined;
+  }
+  const p = past ? (d.at.past ??= pool.profile(d.req, job.minNodes, true)) : (d.at.now ??= pool.profile(d.req, job.minNodes, false));
+  if (!d.counted) return p.sum >= (d.req.tasks ?? 1);
+  return pool.atLeast(p, Math.max(1, d.perNode)) >= job.minNodes;
+}
+
+/**
+ * Where `job` goes now, or undefined: within the reservation's budget when `past`; when `sparing`
+ * (it ends before the reservation), on what the budget does not need first.
+ */
+export function placeJob(pool: Pool, job: PendingJob, d: Demand, past: boolean, startSize: (job: PendingJob, free: number) => number = defaultStartSize, sparing = false): Placement | undefined {
+  if (fits(pool, job, d, past) === false) return undefined;
+  const place = (o: PlaceOptions) => (sparing ? pool.placeSparing(d.req, o) : pool.place(d.req, o));
+  if (!d.counted) return place({ past, exclude: d.exclude, nodelist: d.nodelist });
+  const fitting = pool.countFitting(d.req, d.perNode, job.minNodes, past, d.exclude);
   if (fitting < job.minNodes) return undefined;
   const k = sizeAtMost(job.sizes, Math.min(job.maxNodes, startSize(job, fitting), fitting)) ?? 0;
   if (k < job.minNodes) return undefined;
   const opts = { past, exclude: d.exclude, nodelist: d.nodelist };
-  return pool.place(d.req, { ...opts, nodes: k }) ?? (k > job.minNodes ? pool.place(d.req, { ...opts, nodes: job.minNodes }) : undefined);
+  return place({ ...opts, nodes: k }) ?? (k > job.minNodes ? place({ ...opts, nodes: job.minNodes }) : undefined);
+}
+
+/**
+ * Whether a job could never start on the up nodes, even with nothing running: answered on the up
+ * nodes empty and remembered per kind of request for as long as the up nodes stay the same (the
+ * last set asked about is kept from pass to pass).
+ */
+export class NeverFits {
+  private static last?: NeverFits;
+  private readonly memo = new Map<string, boolean>();
+  private readonly empty: Pool;
+
+  private constructor(
+    private readonly signature: string,
+    nodes: readonly ClusterNode[],
+    defMemPerCpu: number | undefined,
+  ) {
+    this.empty = Pool.of(nodes, [], defMemPerCpu);
+  }
+
+  static of(nodes: readonly ClusterNode[], defMemPerCpu: number | undefined): NeverFits {
+    let sig = `${defMemPerCpu}`;
+    for (const n of nodes) if (n.up) sig += n.resources ? `|${n.name}:${n.resources.cores}:${n.resources.memMiB}:${n.resources.gpus.join(",")}:${n.resources.features.join(",")}` : `|${n.name}:${n.cpus}`;
+    if (NeverFits.last?.signature !== sig) NeverFits.last = new NeverFits(sig, nodes, defMemPerCpu);
+    return NeverFits.last;
+  }
+
+  never(job: PendingJob, d: Demand): boolean {
+    if (d.never?.by === this) return d.never.value;
+    let v = this.memo.get(d.key);
+    if (v === undefined) this.memo.set(d.key, (v = !(fits(this.empty, job, d, false) ?? placeJob(this.empty, job, d, false) !== undefined)));
+    d.never = { by: this, value: v };
+    return v;
+  }
 }
 
 /**
@@ -110,10 +175,12 @@ export function shadowOf(pool: Pool, endings: readonly Ending[], job: PendingJob
   for (let i = 0; i < byEnd.length; ) {
     const t = byEnd[i]!.end;
     for (; i < byEnd.length && byEnd[i]!.end === t; i++) then.give(byEnd[i]!.shares);
-    // Cheap first: enough free cores and idle nodes in all before a placement is tried.
-    if (then.freeCores < cores || (d.req.exclusive && then.idle < (d.counted ? job.minNodes : 1))) continue;
-    const placement = placeJob(then, min, d, false);
-    if (placement) return { time: Math.max(now, t), placement, then };
+    // Cheap first: enough free cores in all, and the capacities say it fits, before a placement is tried.
+    if (then.freeCores < cores || fits(then, job, d, false) === false) continue;
+    if (!placeJob(then, min, d, false)) continue;
+    // It fits: on what the running jobs release by then first, leaving what is free now to backfill.
+    const placement = (d.exact ? then.placeAhead(d.req, pool, d.counted ? { nodes: job.minNodes } : {}) : undefined) ?? placeJob(then, min, d, false)!;
+    return { time: Math.max(now, t), placement, then };
   }
   return undefined;
 }
@@ -127,12 +194,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
   const starts: VectorStart[] = [];
   const waiting = new Map<number, string>();
   const started: Ending[] = [];
-  const never = new Map<string, boolean>();
-  const neverFits = (job: PendingJob, d: Demand): boolean => {
-    let v = never.get(d.key);
-    if (v === undefined) never.set(d.key, (v = placeJob(input.empty(), job, d, false) === undefined));
-    return v;
-  };
+  const neverFits = input.never;
   let reservation: Reservation | undefined;
   const queue = input.pending.map(withinSizes);
   let i = 0;
@@ -165,28 +227,49 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
     if (reasons) for (const job of rest) waiting.set(job.id, "priority: FCFS, an earlier job waits");
     return { starts, reservation, waiting };
   }
-  if (input.shortestFirst) rest = [...rest].sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
   const res = reservation;
+  const delays = `priority: would delay job ${res.jobId}`;
+  // Free space only shrinks from here on: a shape that did not fit does not fit later in the pass.
   const noFitNow = new Set<string>();
   const noFitPast = new Set<string>();
+  const fitsNow = (job: PendingJob, d: Demand): boolean => {
+    const exact = fits(pool, job, d, false);
+    if (exact !== undefined) return exact;
+    if (noFitNow.has(d.key)) return false;
+    const f = placeJob(pool, job, d, false, chosen) !== undefined;
+    if (!f) noFitNow.add(d.key);
+    return f;
+  };
+  const wait = (job: PendingJob, d: Demand) => {
+    if (reasons) waiting.set(job.id, neverFits(job, d) ? "resources: no up node set can ever hold it" : "resources");
+  };
+  if (input.shortestFirst) {
+    // Only the jobs that fit now can start, and fewer fit as jobs start: only those are put in order.
+    const could: PendingJob[] = [];
+    for (const job of rest) {
+      const d = demandOf(job);
+      if (fitsNow(job, d)) could.push(job);
+      else wait(job, d);
+    }
+    rest = could.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
+  }
   for (const job of rest) {
     if (!reasons && pool.freeCores === 0) break;
     const d = demandOf(job);
-    if (noFitNow.has(d.key)) {
-      if (reasons) waiting.set(job.id, "resources");
+    if (!fitsNow(job, d)) {
+      wait(job, d);
       continue;
     }
-    if (neverFits(job, d)) {
-      if (reasons) waiting.set(job.id, "resources: no up node set can ever hold it");
-      continue;
-    }
-    const p = placeJob(pool, job, d, false, chosen);
-    if (!p) {
-      noFitNow.add(d.key);
-      if (reasons) waiting.set(job.id, "resources");
-      continue;
-    }
-    if (now + limitAt(job, p.nodes.length) * 1000 <= res.start) {
+    // A size that depends on what is free (a node range with scaled limits) is found first; any other job's end is known.
+    const sized = input.scaleLimits && d.counted && job.minNodes < job.maxNodes ? placeJob(pool, job, d, false, chosen) : undefined;
+    const inTime = now + (sized ? limitAt(job, sized.nodes.length) : job.timeLimit) * 1000 <= res.start;
+    if (inTime) {
+      const p = sized ?? placeJob(pool, job, d, false, chosen, true);
+      if (!p) {
+        noFitNow.add(d.key);
+        if (reasons) waiting.set(job.id, "resources");
+        continue;
+      }
       pool.take(p.shares);
       starts.push({ jobId: job.id, reason: "backfill", ...p });
       continue;
@@ -195,7 +278,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
     const q = noFitPast.has(d.key) ? undefined : placeJob(pool, job, d, true, chosen);
     if (!q) {
       noFitPast.add(d.key);
-      if (reasons) waiting.set(job.id, `priority: would delay job ${res.jobId}`);
+      if (reasons) waiting.set(job.id, delays);
       continue;
     }
     pool.take(q.shares, true);

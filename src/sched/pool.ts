@@ -11,14 +11,23 @@
  * - tasks only (`-n 12`): on as few nodes as hold them, the largest free first and the rest on
  *   the node it fits best;
  * - exclusive (`--exclusive`, a job without a request): idle nodes, taken whole.
- * Best fit: among the nodes that hold a part, the one left with the least (the sum of the free
- * fractions of cores, GPUs and memory it keeps) comes first, ties in name order; a job without
- * GPUs so keeps off GPU nodes, and small jobs fill partly used nodes before idle ones.
+ * Best fit: among the nodes that hold a part, those whose capacity (in the job's tasks) is the
+ * least that holds it first, then the one left with the least (the sum of the free fractions of
+ * cores, GPUs and memory it keeps), then name order; small jobs so fill partly used nodes before
+ * idle ones, and a job without GPUs keeps off GPU nodes.
  *
  * A reservation's nodes carry a budget (`reserve`): what a job running past the reservation's
  * start may still use there (the node's free resources at that time less the reservation's
- * share). `place(..., { past: true })` keeps within it; other placements take the reserved cores
- * and GPUs first, so the budget lasts.
+ * share). `place(..., { past: true })` keeps within it. `placeAhead` puts the reservation itself on
+ * what the running jobs release by its start first, `placeSparing` a job that ends before it on
+ * the reserved nodes' spare part first: both leave the budget as large as it can be.
+ *
+ * Speed: a pass asks about thousands of jobs but only a few kinds of task (cores, memory and GPUs
+ * per task or node, type, features: a `Profile`). For each kind asked about, the pool keeps every
+ * node's capacity in tasks, their sum and how many nodes hold each number of tasks, and brings
+ * them up to date on the nodes a `take`, `give` or `reserve` touches. Whether a job fits is then
+ * a lookup (packed tasks fit when the capacities add up to them; a node count when enough nodes
+ * hold the tasks per node), and a placement reads capacities instead of computing them.
  */
 import { amountFor, defaultMemPerCpu, hasFeatures, type Amount, type NodeFree, type NodeResources, type NodeShare, type ResourceRequest } from "../domain/resources.ts";
 
@@ -75,19 +84,62 @@ export function resourcesOf(node: { cpus?: number; resources?: NodeResources }):
   return node.resources ?? { cores: Math.max(1, node.cpus ?? 1), memMiB: 0, gpus: [], features: [] };
 }
 
+/** Every node's capacity in tasks of one kind of task (see the file comment). */
+export interface Profile {
+  readonly key: string;
+  readonly req: ResourceRequest;
+  readonly nodesInJob: number;
+  readonly past: boolean;
+  /** Tasks each node can take now, by node index. */
+  readonly caps: Int32Array;
+  /** Their sum. */
+  sum: number;
+  /** How many nodes can take exactly i tasks (the last entry: that many or more). */
+  readonly hist: Int32Array;
+}
+
+/** Per request object, its profile's keys (now, past a reservation): built once, so that a lookup hashes a string it has hashed before. */
+const profileKeys = new WeakMap<ResourceRequest, [string, string]>();
+
+/** What a placement's capacity depends on: the request less its task and node counts. */
+function profileKey(req: ResourceRequest, nodesInJob: number, past: boolean): string {
+  let k = profileKeys.get(req);
+  if (k === undefined) {
+    const base = `${req.exclusive ? "x" : "s"}${req.cpusPerTask}m${req.memPerNodeMiB ?? ""}/${req.memPerCpuMiB ?? ""}g${req.gpus ?? ""}/${req.gpusPerNode ?? ""}/${req.gpusPerTask ?? ""}/${req.gpuType ?? ""}f${req.constraint?.join("&") ?? ""}`;
+    profileKeys.set(req, (k = [base, `${base}p`]));
+  }
+  // GPUs for the whole job: a node's part depends on how many nodes the job has.
+  if (req.gpus !== undefined) return `${k[0]}n${nodesInJob}${past ? "p" : ""}`;
+  return k[past ? 1 : 0];
+}
+
 export class Pool {
   readonly nodes: PoolNode[];
   private readonly byName: Map<string, PoolNode>;
+  private readonly byKey = new Map<string, Profile>();
+  private readonly profiles: Profile[] = [];
+  /** Tasks a node can hold at most (the largest node's cores): the histograms' length. */
+  private readonly maxCap: number;
   /** Nodes with no share on them. */
   idle: number;
+  /** Nodes with a reservation's budget. */
+  private budgeted: PoolNode[] = [];
   /** Free cores and GPUs on all nodes together. */
   freeCores = 0;
   freeGpus = 0;
 
-  private constructor(nodes: PoolNode[], readonly defMemPerCpu: number | undefined) {
+  private constructor(nodes: PoolNode[], readonly defMemPerCpu: number | undefined, profiles?: readonly Profile[]) {
     this.nodes = nodes;
     this.byName = new Map(nodes.map((n) => [n.name, n]));
     this.idle = 0;
+    let maxCap = 1;
+    for (const n of nodes) maxCap = Math.max(maxCap, n.total.cores);
+    this.maxCap = maxCap;
+    for (const p of profiles ?? []) {
+      const copy = { ...p, caps: p.caps.slice(), hist: p.hist.slice() };
+      this.profiles.push(copy);
+      this.byKey.set(p.key, copy);
+    }
     for (const n of nodes) {
       if (n.holders === 0) this.idle++;
       this.freeCores += n.freeCores;
@@ -113,7 +165,9 @@ export class Pool {
 
   clone(): Pool {
     const nodes = this.nodes.map((n) => ({ ...n, cores: n.cores.slice(), gpus: n.gpus.slice(), budget: n.budget && { ...n.budget, cores: n.budget.cores.slice(), gpus: n.budget.gpus.slice() } }));
-    return new Pool(nodes, this.defMemPerCpu);
+    const pool = new Pool(nodes, this.defMemPerCpu, this.profiles);
+    for (const n of this.budgeted) pool.budgeted.push(pool.nodes[n.index]!);
+    return pool;
   }
 
   node(name: string): PoolNode | undefined {
@@ -160,6 +214,7 @@ export class Pool {
       n.memMiB -= s.memMiB;
       if (b && past) b.memMiB -= s.memMiB;
       if (n.holders++ === 0) this.idle--;
+      this.touch(n);
     }
   }
 
@@ -184,6 +239,7 @@ export class Pool {
       }
       n.memMiB += s.memMiB;
       if (n.holders > 0 && --n.holders === 0) this.idle++;
+      this.touch(n);
     }
   }
 
@@ -201,7 +257,47 @@ export class Pool {
       for (const i of s.cores) cores[i] = 0;
       const gpus = f.gpus.slice();
       for (const i of s.gpus) gpus[i] = 0;
+      if (!n.budget) this.budgeted.push(n);
       n.budget = { cores, freeCores: countBoth(n.cores, cores), memMiB: f.memMiB - s.memMiB, gpus, freeGpus: countBoth(n.gpus, gpus) };
+      this.touch(n);
+    }
+  }
+
+  /** The capacities of every node for a kind of task, kept up to date from now on. */
+  profile(req: ResourceRequest, nodesInJob: number, past: boolean): Profile {
+    const key = profileKey(req, nodesInJob, past);
+    let p = this.byKey.get(key);
+    if (!p) {
+      p = { key, req, nodesInJob, past, caps: new Int32Array(this.nodes.length), sum: 0, hist: new Int32Array(this.maxCap + 1) };
+      for (const n of this.nodes) {
+        const c = this.capacity(n, req, nodesInJob, past);
+        p.caps[n.index] = c;
+        p.sum += c;
+        p.hist[Math.min(c, this.maxCap)]!++;
+      }
+      this.byKey.set(key, p);
+      this.profiles.push(p);
+    }
+    return p;
+  }
+
+  /** Nodes that can take at least `tasks` tasks of the profile now. */
+  atLeast(p: Profile, tasks: number): number {
+    let k = 0;
+    for (let i = Math.max(0, Math.min(tasks, this.maxCap + 1)); i <= this.maxCap; i++) k += p.hist[i]!;
+    return tasks > this.maxCap ? 0 : k;
+  }
+
+  /** A node's free state changed: its capacity in every profile follows. */
+  private touch(n: PoolNode): void {
+    for (const p of this.profiles) {
+      const c = this.capacity(n, p.req, p.nodesInJob, p.past);
+      const old = p.caps[n.index]!;
+      if (c === old) continue;
+      p.caps[n.index] = c;
+      p.sum += c - old;
+      p.hist[Math.min(old, this.maxCap)]!--;
+      p.hist[Math.min(c, this.maxCap)]!++;
     }
   }
 
@@ -243,7 +339,7 @@ export class Pool {
    */
   place(req: ResourceRequest, opts: PlaceOptions = {}): Placement | undefined {
     const count = opts.nodes ?? req.nodes;
-    const candidates = opts.exclude || opts.nodelist ? this.nodes.filter((n) => !opts.exclude?.has(n.name)) : this.nodes;
+    const candidates = opts.exclude ? this.nodes.filter((n) => !opts.exclude!.has(n.name)) : this.nodes;
     if (opts.nodelist) for (const name of opts.nodelist) if (!this.byName.has(name) || opts.exclude?.has(name)) return undefined;
     if (count !== undefined) {
       if (count < 1 || (opts.nodelist && opts.nodelist.length > count)) return undefined;
@@ -258,23 +354,31 @@ export class Pool {
     return this.placePacked(req, candidates, Math.max(1, req.tasks ?? 1), opts);
   }
 
-  /** How many nodes of `candidates` could each take `perNode` tasks of `req` now. */
+  /** How many nodes (not in `exclude`) could each take `perNode` tasks of `req` now. */
   countFitting(req: ResourceRequest, perNode: number, nodesInJob: number, past = false, exclude?: ReadonlySet<string>): number {
-    let k = 0;
-    for (const n of this.nodes) if (!exclude?.has(n.name) && this.capacity(n, req, nodesInJob, past) >= perNode) k++;
+    const p = this.profile(req, nodesInJob, past);
+    let k = this.atLeast(p, Math.max(1, perNode));
+    if (exclude) for (const name of exclude) {
+      const n = this.byName.get(name);
+      if (n && p.caps[n.index]! >= Math.max(1, perNode)) k--;
+    }
     return k;
   }
 
   /** `many` nodes with `hi` tasks and `count - many` with `lo`; the nodelist's nodes first. */
   private placeFixed(req: ResourceRequest, candidates: readonly PoolNode[], count: number, hi: number, many: number, lo: number, opts: PlaceOptions): Placement | undefined {
     const past = opts.past ?? false;
+    const prof = this.profile(req, count, past);
+    const caps = prof.caps;
+    // Enough nodes hold the tasks: exact unless nodes are named.
+    if (!opts.nodelist && !opts.exclude && (this.atLeast(prof, lo) < count || this.atLeast(prof, hi) < many)) return undefined;
     const chosen: { n: PoolNode; tasks: number }[] = [];
     const used = new Set<PoolNode>();
     let needHi = many;
     let needLo = count - many;
     for (const name of opts.nodelist ?? []) {
       const n = this.byName.get(name)!;
-      const cap = this.capacity(n, req, count, past);
+      const cap = caps[n.index]!;
       if (needHi > 0 && cap >= hi) {
         needHi--;
         chosen.push({ n, tasks: hi });
@@ -284,23 +388,13 @@ export class Pool {
       } else return undefined;
       used.add(n);
     }
-    const fits: { n: PoolNode; cap: number; score: number }[] = [];
-    for (const n of candidates) {
-      if (used.has(n)) continue;
-      const cap = this.capacity(n, req, count, past);
-      if (cap >= lo && cap > 0) fits.push({ n, cap, score: 0 });
-    }
-    if (fits.length < needHi + needLo) return undefined;
     const pick = (tasks: number, k: number): boolean => {
       if (k === 0) return true;
-      const a = (n: PoolNode) => amountFor(req, tasks, n.total, count, this.defMemPerCpu);
-      const ok = fits.filter((f) => !used.has(f.n) && f.cap >= tasks);
-      if (ok.length < k) return false;
-      for (const f of ok) f.score = this.leftover(f.n, req, a(f.n), past);
-      ok.sort(byScore);
-      for (let i = 0; i < k; i++) {
-        used.add(ok[i]!.n);
-        chosen.push({ n: ok[i]!.n, tasks });
+      const best = this.bestFit(req, caps, candidates, tasks, k, count, past, used);
+      if (!best) return false;
+      for (const n of best) {
+        used.add(n);
+        chosen.push({ n, tasks });
       }
       return true;
     };
@@ -316,49 +410,60 @@ export class Pool {
     const tries = req.gpus !== undefined ? Math.min(candidates.length, tasks) : 1;
     for (let k = 1; k <= tries; k++) {
       const nodesInJob = req.gpus !== undefined ? k : 1;
+      const prof = this.profile(req, nodesInJob, past);
+      const caps = prof.caps;
+      // Packed tasks fit exactly when the capacities add up to them.
+      if (!opts.nodelist && !opts.exclude && req.gpus === undefined && prof.sum < tasks) return undefined;
       const chosen: { n: PoolNode; tasks: number }[] = [];
       let left = tasks;
       const must = new Set<PoolNode>();
       for (const name of opts.nodelist ?? []) {
         const n = this.byName.get(name)!;
-        const cap = Math.min(left, this.capacity(n, req, nodesInJob, past));
+        const cap = Math.min(left, caps[n.index]!);
         if (cap <= 0) return undefined;
         chosen.push({ n, tasks: cap });
         must.add(n);
         left -= cap;
       }
-      const fits: { n: PoolNode; cap: number; score: number }[] = [];
-      let total = 0;
-      for (const n of candidates) {
-        if (must.has(n)) continue;
-        const cap = this.capacity(n, req, nodesInJob, past);
-        if (cap > 0) {
-          fits.push({ n, cap, score: 0 });
-          total += cap;
-        }
-      }
-      if (left > 0 && total < left) {
-        if (req.gpus === undefined) return undefined;
-        continue;
+      // One node holds the rest: the best fit among those that do.
+      const one = left > 0 ? this.bestFit(req, caps, candidates, left, 1, nodesInJob, past, must) : undefined;
+      if (one) {
+        chosen.push({ n: one[0]!, tasks: left });
+        left = 0;
       }
       if (left > 0) {
-        // The largest first while the rest does not fit on one node; the rest where it fits best.
-        fits.sort((x, y) => y.cap - x.cap || x.n.index - y.n.index);
-        let i = 0;
-        while (left > 0 && fits[i]!.cap < left) {
-          chosen.push({ n: fits[i]!.n, tasks: fits[i]!.cap });
-          left -= fits[i]!.cap;
-          i++;
+        // The largest first (by capacity, then name order) while the rest does not fit on one node; the rest where it fits best.
+        const byCap: PoolNode[][] = Array.from({ length: this.maxCap + 1 }, () => []);
+        let total = 0;
+        for (const n of candidates) {
+          const cap = caps[n.index]!;
+          if (cap > 0 && !must.has(n)) {
+            byCap[cap]!.push(n);
+            total += cap;
+          }
+        }
+        if (total < left) {
+          if (req.gpus === undefined) return undefined;
+          continue;
+        }
+        const taken = new Set<PoolNode>(must);
+        let top = -1;
+        for (let c = this.maxCap; c > 0 && left > 0; c--) {
+          for (const n of byCap[c]!) {
+            if (c >= left) {
+              top = c;
+              break;
+            }
+            chosen.push({ n, tasks: c });
+            taken.add(n);
+            left -= c;
+          }
+          if (top >= 0) break;
         }
         if (left > 0) {
-          let best: { n: PoolNode; score: number } | undefined;
-          for (let j = i; j < fits.length; j++) {
-            const f = fits[j]!;
-            if (f.cap < left) break;
-            const score = this.leftover(f.n, req, amountFor(req, left, f.n.total, nodesInJob, this.defMemPerCpu), past);
-            if (!best || score < best.score || (score === best.score && f.n.index < best.n.index)) best = { n: f.n, score };
-          }
-          chosen.push({ n: best!.n, tasks: left });
+          const rest = this.bestFit(req, caps, candidates, left, 1, nodesInJob, past, taken);
+          if (!rest) return undefined;
+          chosen.push({ n: rest[0]!, tasks: left });
         }
       }
       if (req.gpus !== undefined && chosen.length !== k) continue;
@@ -366,6 +471,154 @@ export class Pool {
       return this.shares(req, chosen, nodesInJob, past);
     }
     return undefined;
+  }
+
+  /**
+   * The `k` nodes of `candidates` (not in `skip`) that best fit `tasks` tasks each: the least
+   * capacity that holds them first, then the least left over (`leftover`), then name order. Undefined
+   * if fewer than `k` hold them. Only the nodes at the last capacity taken are scored; nodes in the
+   * same state score the same and are scored once.
+   */
+  private bestFit(req: ResourceRequest, caps: Int32Array, candidates: readonly PoolNode[], tasks: number, k: number, nodesInJob: number, past: boolean, skip: ReadonlySet<PoolNode>): PoolNode[] | undefined {
+    const counts = new Int32Array(this.maxCap + 2);
+    let ok = 0;
+    const skipping = skip.size > 0;
+    for (const n of candidates) {
+      const c = caps[n.index]!;
+      if (c >= tasks && !(skipping && skip.has(n))) {
+        counts[Math.min(c, this.maxCap)]!++;
+        ok++;
+      }
+    }
+    if (ok < k) return undefined;
+    // The capacity at which the k-th tightest node is.
+    let edge = tasks;
+    let below = 0;
+    while (below + counts[edge]! < k) below += counts[edge++]!;
+    const out: PoolNode[] = [];
+    const bucket: { n: PoolNode; score: number }[] = [];
+    const scored = new Map<NodeResources, Map<number, number>>();
+    for (const n of candidates) {
+      const c = Math.min(caps[n.index]!, this.maxCap);
+      if (c < tasks || c > edge || (skipping && skip.has(n))) continue;
+      if (c < edge) {
+        out.push(n);
+        continue;
+      }
+      // Same total, same free state: same score.
+      let byState = scored.get(n.total);
+      if (!byState) scored.set(n.total, (byState = new Map()));
+      const b = past ? n.budget : undefined;
+      const state = req.exclusive ? 0 : ((b ? b.freeCores : n.freeCores) * 4096 + (b ? b.freeGpus : n.freeGpus)) * 2 ** 32 + Math.max(0, b ? Math.min(b.memMiB, n.memMiB) : n.memMiB);
+      let score = byState.get(state);
+      if (score === undefined) byState.set(state, (score = this.leftover(n, req, amountFor(req, tasks, n.total, nodesInJob, this.defMemPerCpu), past)));
+      bucket.push({ n, score });
+    }
+    if (bucket.length > k - out.length) bucket.sort(byScore);
+    for (let i = 0; out.length < k; i++) out.push(bucket[i]!.n);
+    return out;
+  }
+
+  /**
+   * Where a reservation goes, this pool being the nodes at its start and `now` as they are now: the
+   * cores, memory and GPUs released by then first, what is free now only for the rest, so that
+   * as much as possible of what is free now stays in the reservation's budget for jobs that run
+   * past it (a promise of capacity: the job is placed afresh, best fit, when it starts).
+   */
+  placeAhead(req: ResourceRequest, now: Pool, opts: { nodes?: number } = {}): Placement | undefined {
+    const released = (n: PoolNode): Spare => {
+      const m = now.byName.get(n.name);
+      if (!m || (req.exclusive && m.holders > 0)) return { cores: n.cores, memMiB: n.memMiB, gpus: n.gpus };
+      if (req.exclusive) return { cores: NONE, memMiB: 0, gpus: NONE };
+      return { cores: n.cores.map((c, i) => (c === 1 && m.cores[i] !== 1 ? 1 : 0)), memMiB: n.memMiB - m.memMiB, gpus: n.gpus.map((g, i) => (g === 1 && m.gpus[i] !== 1 ? 1 : 0)) };
+    };
+    return this.placePreferring(req, { nodes: opts.nodes }, this.nodes, released) ?? this.place(req, opts);
+  }
+
+  /**
+   * Where a job that ends before the reservation's start goes: on what the reservation's budget
+   * does not need first (the cores and GPUs its share takes then, the memory beyond the budget), so
+   * that the budget is left to the jobs that run past it. As `place` without a reservation.
+   */
+  placeSparing(req: ResourceRequest, opts: PlaceOptions = {}): Placement | undefined {
+    if (this.budgeted.length === 0 || opts.nodelist || opts.past || req.exclusive) return this.place(req, opts);
+    const spare = (n: PoolNode): Spare => {
+      const b = n.budget!;
+      return { cores: n.cores.map((c, i) => (c === 1 && b.cores[i] !== 1 ? 1 : 0)), memMiB: Math.max(0, n.memMiB - b.memMiB), gpus: n.gpus.map((g, i) => (g === 1 && b.gpus[i] !== 1 ? 1 : 0)) };
+    };
+    return this.placePreferring(req, opts, this.budgeted, spare) ?? this.place(req, opts);
+  }
+
+  /**
+   * `req` on the `preferred` part (`prefer`) of the nodes `among` first, the rest as `place` puts it
+   * on the other nodes: a node count, the nodes whose preferred part holds a node's tasks first;
+   * packed tasks, the preferred parts first (most first). The cores and GPUs taken are the
+   * preferred ones first. Undefined when no preferred part holds a task, or for a shape it leaves
+   * to `place` (GPUs per job, an uneven spread, named nodes), or when it does not fit.
+   */
+  private placePreferring(req: ResourceRequest, opts: PlaceOptions, among: readonly PoolNode[], prefer: (n: PoolNode) => Spare): Placement | undefined {
+    const count = opts.nodes ?? req.nodes;
+    if (req.gpus !== undefined || opts.nodelist || (count !== undefined && req.tasksPerNode === undefined && req.tasks !== undefined && req.tasks % count !== 0)) return undefined;
+    const caps = this.profile(req, count ?? 1, false).caps;
+    const per = count !== undefined ? (req.tasksPerNode ?? Math.max(1, (req.tasks ?? count) / count)) : 1;
+    const parts: { n: PoolNode; spare: Spare; tasks: number }[] = [];
+    for (const n of among) {
+      if (caps[n.index]! < per || opts.exclude?.has(n.name)) continue;
+      const spare = prefer(n);
+      if (spare.cores === NONE) continue;
+      const view: PoolNode = { ...n, cores: spare.cores, freeCores: count1(spare.cores), memMiB: spare.memMiB, gpus: spare.gpus, freeGpus: count1(spare.gpus), budget: undefined };
+      const tasks = Math.min(caps[n.index]!, this.capacity(view, req, count ?? 1, false));
+      if (tasks >= per) parts.push({ n, spare, tasks });
+    }
+    if (parts.length === 0) return undefined;
+    const on = new Map<PoolNode, number>();
+    let rest: Placement | undefined;
+    if (count !== undefined) {
+      parts.sort((x, y) => caps[x.n.index]! - caps[y.n.index]! || x.n.index - y.n.index);
+      for (const p of parts.slice(0, count)) on.set(p.n, per);
+      if (on.size < count) {
+        rest = this.place(req, { nodes: count - on.size, exclude: new Set([...(opts.exclude ?? []), ...[...on.keys()].map((n) => n.name)]) });
+        if (!rest) return undefined;
+      }
+    } else {
+      let left = Math.max(1, req.tasks ?? 1);
+      parts.sort((x, y) => y.tasks - x.tasks || x.n.index - y.n.index);
+      for (const p of parts) {
+        if (left <= 0) break;
+        const t = Math.min(p.tasks, left);
+        on.set(p.n, t);
+        left -= t;
+      }
+      if (left > 0) {
+        // The rest packed on other nodes (best fit), else on what the chosen ones have left.
+        rest = this.place({ ...req, tasks: left }, { exclude: new Set([...(opts.exclude ?? []), ...[...on.keys()].map((n) => n.name)]) });
+        if (!rest) {
+          for (const n of this.nodes) {
+            if (left <= 0) break;
+            const t = Math.min(caps[n.index]! - (on.get(n) ?? 0), left);
+            if (t <= 0 || opts.exclude?.has(n.name)) continue;
+            on.set(n, (on.get(n) ?? 0) + t);
+            left -= t;
+          }
+          if (left > 0) return undefined;
+        }
+      }
+    }
+    const chosen = [...on].map(([n, tasks]) => ({ n, tasks }));
+    for (let i = 0; rest && i < rest.nodes.length; i++) chosen.push({ n: this.byName.get(rest.nodes[i]!)!, tasks: rest.tasks[i]! });
+    chosen.sort((x, y) => x.n.index - y.n.index);
+    const out = this.shares(req, chosen, count ?? 1, false);
+    if (req.exclusive) return out;
+    // Which cores and GPUs: the preferred ones first.
+    const spares = new Map(parts.map((p) => [p.n.name, p.spare]));
+    for (const sh of out.shares) {
+      const p = spares.get(sh.node);
+      if (!p) continue;
+      const n = this.byName.get(sh.node)!;
+      (sh as { cores: readonly number[] }).cores = preferring(n.cores, p.cores, sh.cores.length);
+      (sh as { gpus: readonly number[] }).gpus = preferring(n.gpus, p.gpus, sh.gpus.length, (i) => req.gpuType === undefined || n.total.gpus[i] === req.gpuType);
+    }
+    return out;
   }
 
   /** What the node keeps free after `a`: the sum of the fractions of its cores, GPUs and memory. */
@@ -425,6 +678,29 @@ function pickFree(free: Uint8Array, budget: Uint8Array | undefined, count: numbe
   for (let i = 0; i < free.length && out.length < count; i++) if (free[i] === 1 && (!budget || budget[i] === 1)) out.push(i);
   if (!past) out.sort((a, b) => a - b);
   return out;
+}
+
+/** A part of a node's free resources a placement prefers. */
+interface Spare {
+  cores: Uint8Array;
+  memMiB: number;
+  gpus: Uint8Array;
+}
+
+const NONE = new Uint8Array(0);
+
+/** `count` free indices, those in `preferred` first, ascending. */
+function preferring(free: Uint8Array, preferred: Uint8Array, count: number, ok: (i: number) => boolean = () => true): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < free.length && out.length < count; i++) if (free[i] === 1 && preferred[i] === 1 && ok(i)) out.push(i);
+  for (let i = 0; i < free.length && out.length < count; i++) if (free[i] === 1 && preferred[i] !== 1 && ok(i)) out.push(i);
+  return out.sort((a, b) => a - b);
+}
+
+function count1(bits: Uint8Array): number {
+  let k = 0;
+  for (let i = 0; i < bits.length; i++) if (bits[i] === 1) k++;
+  return k;
 }
 
 function indices(bits: Uint8Array): number[] {

@@ -16,15 +16,14 @@
  * 4. why the others wait: the resource batch's reasons.
  */
 import { type NodeShare, type ResourceRequest } from "../domain/resources.ts";
-import { compareNames } from "./batch.ts";
-import { demandOf, placeJob, planBatchVectors, type Demand, type Ending, type VectorBatchPlan } from "./batch-vectors.ts";
+import { compareNames, type BatchCountsPlan } from "./batch.ts";
+import { demandOf, NeverFits, placeJob, planBatchVectors, type Demand, type Ending, type VectorBatchPlan } from "./batch-vectors.ts";
 import { expectedEnd } from "./elastic.ts";
 import { limitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
 import type { Plan, PlanResize, PlanStart, RankRemap, Snapshot, SnapshotJob, SpawnGrant } from "./plan.ts";
 import { Pool, WHOLE, type Placement } from "./pool.ts";
 import { remap } from "./remap.ts";
-import type { BatchCountsPlan } from "./batch.ts";
 import type { BatchOptions, ClusterNode, Note, PassInput, PendingJob, Resize, VectorBatch } from "./types.ts";
 
 /** Whether the snapshot's nodes report resources. */
@@ -49,24 +48,18 @@ export function endingsOf(s: Pick<Snapshot, "now" | "running" | "config">, pool:
 /** The batch pass on resources for the policies (`PassInput.vectors`); it keeps the last run for naming. */
 export class ResourcePass implements VectorBatch {
   last?: { plan: VectorBatchPlan; pool: Pool };
-  private emptyPool?: Pool;
 
   constructor(
     readonly base: Pool,
-    private readonly nodes: readonly ClusterNode[],
+    readonly never: NeverFits,
     private readonly endings: readonly Ending[],
     private readonly reasons: boolean,
     private readonly running: ReadonlyMap<number, SnapshotJob>,
   ) {}
 
-  /** The up nodes with nothing on them. */
-  empty(): Pool {
-    return (this.emptyPool ??= Pool.of(this.nodes, [], this.base.defMemPerCpu));
-  }
-
   run(now: number, pending: readonly PendingJob[], opts: BatchOptions, reasons: boolean): { plan: VectorBatchPlan; pool: Pool } {
     const pool = this.base.clone();
-    const plan = planBatchVectors({ now, pool, empty: () => this.empty(), endings: this.endings, pending, backfill: opts.backfill, shortestFirst: opts.shortestFirst, startSize: opts.startSize, scaleLimits: opts.scaleLimits, reasons });
+    const plan = planBatchVectors({ now, pool, never: (job, d) => this.never.never(job, d), endings: this.endings, pending, backfill: opts.backfill, shortestFirst: opts.shortestFirst, startSize: opts.startSize, scaleLimits: opts.scaleLimits, reasons });
     return { plan, pool };
   }
 
@@ -94,7 +87,12 @@ export function growShape(job: { resources?: ResourceRequest }): ResourceRequest
   return { exclusive: false, cpusPerTask: r.cpusPerTask, tasksPerNode: r.tasksPerNode ?? 1, memPerNodeMiB: r.memPerNodeMiB, memPerCpuMiB: r.memPerCpuMiB, gpusPerNode: r.gpusPerNode ?? (r.gpusPerTask !== undefined ? r.gpusPerTask * (r.tasksPerNode ?? 1) : undefined), gpuType: r.gpuType, constraint: r.constraint };
 }
 
-/** How the policies see a waiting job: packed tasks as the nodes of the largest kind they need; a job no up nodes could hold as one larger than the cluster. */
+const countViews = new WeakMap<PendingJob, PendingJob>();
+
+/**
+ * How the policies see a waiting job: packed tasks as the nodes of the largest kind they need; a
+ * job no up nodes could hold as one larger than the cluster. Kept per job object (see `rigid`).
+ */
 function countView(job: PendingJob, d: Demand, never: boolean, largest: { cores: number; gpus: number }, up: number): PendingJob {
   let n: number;
   if (never) n = up + 1;
@@ -105,7 +103,10 @@ function countView(job: PendingJob, d: Demand, never: boolean, largest: { cores:
     const gpus = r.gpus ?? (r.gpusPerTask ?? 0) * tasks;
     n = Math.max(1, Math.ceil((tasks * r.cpusPerTask) / Math.max(1, largest.cores)), gpus > 0 && largest.gpus > 0 ? Math.ceil(gpus / largest.gpus) : 1);
   }
-  return n === job.minNodes && n === job.maxNodes && job.preferredNodes === undefined ? job : { ...job, minNodes: n, maxNodes: n, preferredNodes: undefined };
+  if (n === job.minNodes && n === job.maxNodes && job.preferredNodes === undefined) return job;
+  let v = countViews.get(job);
+  if (!v || v.minNodes !== n) countViews.set(job, (v = { ...job, minNodes: n, maxNodes: n, preferredNodes: undefined }));
+  return v;
 }
 
 export function makeResourcePlan(s: Snapshot): Plan {
@@ -132,21 +133,16 @@ export function makeResourcePlan(s: Snapshot): Plan {
 
   // 2. The policy on counts, its batch on resources.
   const running = new Map(s.running.map((j) => [j.id, j]));
-  const ctx = new ResourcePass(base, nodes, endingsOf(s, base), s.reasons === true, running);
+  const ctx = new ResourcePass(base, NeverFits.of(nodes, s.defMemPerCpu), endingsOf(s, base), s.reasons === true, running);
   const largest = { cores: 1, gpus: 0 };
   for (const n of base.nodes) {
     largest.cores = Math.max(largest.cores, n.total.cores);
     largest.gpus = Math.max(largest.gpus, n.total.gpus.length);
   }
   const up = base.nodes.length;
-  const never = new Map<string, boolean>();
-  const demands = new Map<number, Demand>();
   const pending = s.pending.map((job) => {
     const d = demandOf(job);
-    demands.set(job.id, d);
-    let nv = never.get(d.key);
-    if (nv === undefined) never.set(d.key, (nv = placeJob(ctx.empty(), job, d, false) === undefined));
-    return countView(job, d, nv, largest, up);
+    return countView(job, d, ctx.never.never(job, d), largest, up);
   });
   const input: PassInput = { now: s.now, upNodes: up, idleNodes: base.idle, running: s.running, pending, sorted: s.sorted, config: s.config, limits: s.limits, vectors: ctx };
   const pass = planPass(input);
@@ -157,7 +153,7 @@ export function makeResourcePlan(s: Snapshot): Plan {
   const placed = new Map((last?.plan.starts ?? []).map((v) => [v.jobId, v]));
   const kept = new Set(pass.starts.map((st) => st.jobId));
   for (const v of placed.values()) if (!kept.has(v.jobId)) after.give(v.shares);
-  const byId = new Map(s.pending.map((j) => [j.id, j]));
+  let byId: Map<number, PendingJob> | undefined;
   const head = last?.plan.reservation?.jobId;
   const starts: PlanStart[] = [];
   for (const st of pass.starts) {
@@ -167,9 +163,10 @@ export function makeResourcePlan(s: Snapshot): Plan {
       continue;
     }
     if (v) after.give(v.shares);
+    byId ??= new Map(s.pending.map((j) => [j.id, j]));
     const job = byId.get(st.jobId);
     if (!job) throw new RangeError(`job ${st.jobId} started, it is not pending`);
-    const d = demands.get(job.id)!;
+    const d = demandOf(job);
     const sized = d.counted ? { ...job, minNodes: st.nodes, maxNodes: st.nodes, preferredNodes: st.nodes, sizes: undefined } : job;
     // Within the reservation's budget where it fits there (the head itself owns the reservation).
     const past = job.id !== head ? placeJob(after, sized, d, true) : undefined;

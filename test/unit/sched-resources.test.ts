@@ -93,6 +93,27 @@ describe("resource mode: EASY's reservation with shared and exclusive jobs", () 
     expect(plan.waiting).toContainEqual([3, "resources"]);
   });
 
+  test("a job that ends before the reservation takes what the reservation needs anyway, leaving the rest to one that runs past it", () => {
+    // 4-core nodes. n1: job 10 holds cores 0-1 until +100 s; n2: job 11 cores 0-1, n3: job 12 cores
+    // 0-2, both until +1000 s. Job 1 (6 cores) reserves n1 whole and n2's cores 2-3 at +100 s: one
+    // core (n3's) is left over. Job 2 (1 core, 50 s) fits n3 best but takes a reserved core of n1;
+    // job 3 (1 core, long) then holds n3's core past the reservation.
+    const ns = nodes(3, cpu(4));
+    const run = [running(10, [share("n1", [0, 1])], 100), running(11, [share("n2", [0, 1])], 1000), running(12, [share("n3", [0, 1, 2])], 1000)];
+    const plan = makePlan(snap("easy", { nodes: ns, running: run, pending: [pending(1, req({ tasks: 6 })), pending(2, req({ tasks: 1 }), 50), pending(3, req({ tasks: 1 }), 5000)] }));
+    expect(plan.reservations[0]!.shares).toEqual([share("n1", range(0, 3)), share("n2", [2, 3])]);
+    expect(plan.starts.map((s) => [s.jobId, s.nodes])).toEqual([[2, ["n1"]], [3, ["n3"]]]);
+  });
+
+  test("a reservation takes what the running jobs release by then before what is free now", () => {
+    // n1: job 10 holds cores 4-7 of 8 until +100 s; n2 is busy until +1000 s. Job 1 (6 cores)
+    // reserves n1's cores 4-7 (released then) and two of the four free now; the other two stay
+    // free past the reservation for job 2.
+    const plan = makePlan(snap("easy", { running: [running(10, [share("n1", range(4, 7))], 100), running(11, [share("n2", range(0, 7))], 1000)], pending: [pending(1, req({ tasks: 6 })), pending(2, req({ tasks: 2 }), 5000)] }));
+    expect(plan.reservations[0]!.shares).toEqual([share("n1", [0, 1, 4, 5, 6, 7])]);
+    expect(plan.starts.map((s) => [s.jobId, s.shares![0]!.cores])).toEqual([[2, [2, 3]]]);
+  });
+
   test("an exclusive job waits for an idle node; a shared one fits beside others", () => {
     const plan = makePlan(snap("easy", { nodes: nodes(3), running: [running(10, [share("n1", [0])], 100)], pending: [pending(1, req({ exclusive: true, nodes: 2 }), 50_000, { minNodes: 2, maxNodes: 2 }), pending(2, undefined, 50_000), pending(3, req({ tasks: 4 }), 50_000)] }));
     // Job 1 takes n2 and n3 whole; job 2 (whole nodes) waits for n1 at +100 s; job 3 would delay it there.
@@ -180,6 +201,17 @@ describe("resource mode: elastic jobs resize by nodes of their shape", () => {
     expect(r.added).toEqual(["n2"]);
     expect(r.shares).toEqual([share("n2", range(1, 4), 4000)]);
     expect(r.remap.tasks).toEqual([1, 4]);
+  });
+
+  test("ebb lends a job with a per-node shape the nodes others hold part of; a job of whole nodes only idle ones", () => {
+    // Every node runs a one-core job: none is idle. Job 1 (4 tasks of a core per node) is efficient and has an hour left.
+    const samples = [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct: 0.005 }));
+    const shaped = { ...elastic(1, [share("n1", range(1, 4), 4000)], req({ tasksPerNode: 4, memPerNodeMiB: 4000 })), samples, remaining: 3600, expectedEnd: NOW + 3_600_000, adaptCost: 10, timeLimit: 100_000 };
+    const ones = [2, 3, 4].map((id, i) => running(id, [share(`n${i + 1}`, [0], 1000)], 3600)).concat([running(5, [share("n4", [0], 1000)], 3600)]);
+    const plan = makePlan(snap("ebb", { nodes: nodes(4), running: [shaped, ...ones.slice(1)] }));
+    expect(plan.resizes.map((r) => [r.jobId, r.rule, r.added, r.shares?.map((x) => x.cores)])).toEqual([[1, "grow", ["n2", "n3", "n4"], [range(1, 4), range(1, 4), range(1, 4)]]]);
+    const whole = { ...shaped, resources: undefined, shares: [share("n1", range(1, 7), 7000)] };
+    expect(makePlan(snap("ebb", { nodes: nodes(4), running: [whole, ...ones.slice(1)] })).resizes).toEqual([]);
   });
 
   test("a job of whole nodes grows only onto idle nodes", () => {

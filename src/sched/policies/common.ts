@@ -25,11 +25,20 @@ export function endings(input: PassInput): Ending[] {
   return out;
 }
 
-/** A static policy runs every job rigid at the size the user asked for (unless it asked for any size in a range). */
+const rigidViews = new WeakMap<PendingJob, PendingJob>();
+
+/**
+ * A static policy runs every job rigid at the size the user asked for (unless it asked for any size
+ * in a range). The view is kept per job object, so that what a pass works out per job (resource
+ * mode: how it is placed) is not worked out again in the next pass.
+ */
 export function rigid(job: PendingJob): PendingJob {
   if (job.moldable) return job;
   const p = sizeAtMost(job.sizes, preferredSize(job)) ?? preferredSize(job);
-  return p === job.minNodes && p === job.maxNodes ? job : { ...job, minNodes: p, maxNodes: p };
+  if (p === job.minNodes && p === job.maxNodes) return job;
+  let v = rigidViews.get(job);
+  if (!v) rigidViews.set(job, (v = { ...job, minNodes: p, maxNodes: p }));
+  return v;
 }
 
 /** The batch pass: on node counts, or on the nodes' resources in resource mode (`input.vectors`). */
