@@ -41,6 +41,22 @@ export interface FairShareRow {
   meanTurnaroundFair: number;
   violationsFair: number;
   violationsSubmit: number;
+  /** Other users whose own mean wait fell / rose under fair share, and the heaviest other user's part of the work. */
+  faster: number;
+  slower: number;
+  heaviestOther: { user: string; share: number; waitSubmit: number; waitFair: number };
+}
+
+/** Each user's mean wait. */
+function waitsByUser(jobs: readonly JobRecord[]): Map<string, number> {
+  const sum = new Map<string, [number, number]>();
+  for (const j of jobs) {
+    const e = sum.get(j.user ?? "") ?? [0, 0];
+    e[0] += j.start - j.submit;
+    e[1]++;
+    sum.set(j.user ?? "", e);
+  }
+  return new Map([...sum].map(([u, [w, n]]) => [u, w / n]));
 }
 
 const meanWait = (jobs: readonly JobRecord[], keep: (j: JobRecord) => boolean): number => {
@@ -61,10 +77,13 @@ export function fairShareRuns(prefix?: number): FairShareRow[] {
     const { jobs, heavy } = withHeavyUser(prefix ? all.slice(0, prefix) : all, HEAVY_SHARE);
     let total = 0;
     let heavyWork = 0;
+    const work = new Map<number, number>();
     for (const j of jobs) {
       total += j.procs * j.runtime;
       if (j.user === heavy) heavyWork += j.procs * j.runtime;
+      else work.set(j.user!, (work.get(j.user!) ?? 0) + j.procs * j.runtime);
     }
+    const [heaviest, heaviestWork] = [...work].reduce((a, b) => (b[1] > a[1] ? b : a));
     const req = { trace: jobs, workload: { nodes: t.nodes, coresPerNode: 1, malleable: 0.5, seed: 1 }, policies: POLICIES, check: true };
     process.stderr.write(`  ${t.file}: submit order, then fair share\n`);
     const submit = runPolicies(req);
@@ -73,7 +92,15 @@ export function fairShareRuns(prefix?: number): FairShareRow[] {
     for (let i = 0; i < POLICIES.length; i++) {
       const s = submit.results[i]!;
       const f = fair.results[i]!;
+      const ws = waitsByUser(s.run.jobs);
+      const wf = waitsByUser(f.run.jobs);
+      let faster = 0;
+      let slower = 0;
+      for (const [u, w] of ws) if (u !== String(heavy)) (wf.get(u)! < w ? faster++ : wf.get(u)! > w ? slower++ : 0);
       rows.push({
+        faster,
+        slower,
+        heaviestOther: { user: String(heaviest), share: heaviestWork / total, waitSubmit: ws.get(String(heaviest))!, waitFair: wf.get(String(heaviest))! },
         trace: t.file.replace(".swf", ""),
         policy: POLICIES[i]!,
         heavyShare: heavyWork / total,
@@ -96,8 +123,20 @@ export function fairShareFigures(rows: readonly FairShareRow[], note = ""): Figu
   process.stdout.write(`fair share vs submit order, one heavy user with ${(HEAVY_SHARE * 100).toFixed(0)} % of the work (50 % malleable, seed 1${note})\n`);
   process.stdout.write(
     table(
-      ["trace", "policy", "heavy work", "others' wait submit", "others' wait fair", "others fair/submit", "heavy wait submit", "heavy wait fair", "check submit/fair"],
-      rows.map((r) => [r.trace, r.policy, `${(r.heavyShare * 100).toFixed(1)} %`, h(r.otherWaitSubmit), h(r.otherWaitFair), (r.otherWaitFair / r.otherWaitSubmit).toFixed(2), h(r.heavyWaitSubmit), h(r.heavyWaitFair), `${r.violationsSubmit} / ${r.violationsFair}`]),
+      ["trace", "policy", "heavy work", "others' wait submit", "others' wait fair", "others fair/submit", "heavy wait submit", "heavy wait fair", "others faster/slower", "heaviest other: work, wait submit -> fair", "check submit/fair"],
+      rows.map((r) => [
+        r.trace,
+        r.policy,
+        `${(r.heavyShare * 100).toFixed(1)} %`,
+        h(r.otherWaitSubmit),
+        h(r.otherWaitFair),
+        (r.otherWaitFair / r.otherWaitSubmit).toFixed(2),
+        h(r.heavyWaitSubmit),
+        h(r.heavyWaitFair),
+        `${r.faster}/${r.slower}`,
+        `user ${r.heaviestOther.user}: ${(r.heaviestOther.share * 100).toFixed(1)} %, ${h(r.heaviestOther.waitSubmit)} -> ${h(r.heaviestOther.waitFair)}`,
+        `${r.violationsSubmit} / ${r.violationsFair}`,
+      ]),
     ) + "\n",
   );
   const worst = rows.reduce((a, b) => (b.otherWaitFair / b.otherWaitSubmit > a.otherWaitFair / a.otherWaitSubmit ? b : a));
