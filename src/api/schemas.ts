@@ -700,7 +700,9 @@ const TimelineJob = z.lazy(() =>
     adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
   }),
 );
-const TimelinePending = z.lazy(() => z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable() }));
+const TimelinePending = z.lazy(() =>
+  z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable(), partition: z.string().nullable().describe("its partition; null: the controller has none") }),
+);
 export const TimelineView = z.lazy(() =>
   z.object({
     now: z.string(),

@@ -140,6 +140,9 @@ test("a partition's jobs run on its nodes only: the second waits for node02 whil
     return j.state === "PENDING" && j.reason !== "None" ? j : undefined;
   });
   expect(waiting.reason).toBe("Resources");
+  // The dashboard's pending list says where it waits.
+  const pending = (await c.api("GET", "/v1/timeline")).json.pending.find((p: { id: number }) => p.id === second);
+  expect(pending).toMatchObject({ partition: "second", reason: "Resources" });
   expect((await c.api("GET", "/v1/nodes")).json.nodes.find((n: { name: string }) => n.name === "node01").state).toBe("IDLE");
   // Over the partition's time limit: it waits with Slurm's reason (PartitionTimeLimit).
   const long = await submitAs("ebbt_bob", { argv: ["sleep", "1"], partition: "second", timeLimit: 3600 });

@@ -35,6 +35,7 @@ export function pendingEntry(row: JobListRow, live: JobRuntime | undefined): Tim
     submitTime: iso(row.submitTime)!,
     reason: blocked ? blocked.reason : pendingReason(live?.waitReason),
     reasonDetail: blocked ? blocked.detail : (live?.waitReason ?? null),
+    partition: row.partition,
   };
 }
 
