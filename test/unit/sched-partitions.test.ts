@@ -2,6 +2,8 @@
 import { describe, expect, test } from "bun:test";
 import { defaultTimeOf, inPartition, Partitions, partitionsSchema } from "../../src/sched/partitions.ts";
 import { holdBack, submitLimit, type QuotaJob } from "../../src/sched/quota.ts";
+import { resolveConfig } from "../../src/sched/config.ts";
+import { makePlan, type Snapshot, type SnapshotJob } from "../../src/sched/plan.ts";
 
 const parts = new Partitions([
   { name: "cpu", nodes: "n[1-4]" },
@@ -89,4 +91,20 @@ describe("per-user limits", () => {
     expect(submitLimit({ all: 2, inPartition: 0 }, 1, { maxSubmitJobs: 2 }, undefined, "a")).toBe("user a has 2 job(s) pending or running, this one would pass the limit of 2 (MaxSubmitJobs); wait for some to end, or submit fewer");
     expect(submitLimit({ all: 5, inPartition: 1 }, 3, {}, gpu, "a")).toContain("in partition gpu, these 3 would pass the limit of 3");
   });
+});
+
+describe("a running job's partition in a pass", () => {
+  const running = (exclude?: string[]): SnapshotJob => ({ id: 1, nodes: 1, nodeNames: ["n1"], minNodes: 1, maxNodes: 1, elastic: false, submitTime: 0, startTime: 0, timeLimit: 100, expectedEnd: 100_000, samples: [], adapting: false, ...(exclude ? { exclude } : {}) });
+  for (const mode of ["whole nodes", "resources"] as const) {
+    test(`${mode}: a spawn grant never gives a node the job excludes (those outside its partition)`, () => {
+      const resources = mode === "resources" ? { cores: 1, memMiB: 1024, gpus: [], features: [] } : undefined;
+      const nodes = ["n1", "n2", "n3"].map((name) => ({ name, up: true, ...(resources ? { resources } : {}), ...(name === "n1" && !resources ? { jobId: 1 } : {}) }));
+      const snap = (exclude?: string[]): Snapshot => {
+        const r = running(exclude);
+        return { now: 0, nodes, pending: [], running: [resources ? { ...r, shares: [{ node: "n1", cores: [0], memMiB: 1024, gpus: [] }] } : r], spawns: [{ id: 7, jobId: 1, tasks: 1 }], config: resolveConfig({ policy: "easy" }) };
+      };
+      expect(makePlan(snap()).spawns.map((g) => g.nodes)).toEqual([["n2"]]);
+      expect(makePlan(snap(["n2"])).spawns.map((g) => g.nodes)).toEqual([["n3"]]);
+    });
+  }
 });
