@@ -8,12 +8,15 @@
  * - ebb mean bounded slowdown / easy <= 1.0; no --check violation for ebb.
  * Quick mode (`--quick`): the first 1,500 jobs of each trace, seed 1, fraction 0.5 only.
  * EBB_SIM_JOBS=N and EBB_SIM_SEEDS=K shrink the full grid (prefix, seeds 1..K) when time is short.
+ * Then bench fairshare's comparison (fairshare.ts): one heavy user with 30 % of the work, the other
+ * users' mean wait under fair share / submit order (<= 0.5), --check under fair share, ebb/easy.
  */
 import { readFileSync } from "node:fs";
 import { table } from "../src/util/table.ts";
 import type { PolicyName } from "../src/sched/config.ts";
 import { runSeeds } from "../src/sim/run.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
+import { fairShareFigures, fairShareRuns } from "./fairshare.ts";
 import type { Bench, Figure } from "./lib.ts";
 
 const SEEDS: PolicyName[] = ["reshape", "apm-equi", "apm-maxs", "drms-rs"];
@@ -88,6 +91,7 @@ const bench: Bench = {
     const l = points.find((p) => p.trace === "lublin_256.swf" && p.scale === 1 && p.fraction === 0.5);
     // The issue sets this goal on the whole trace; on a prefix the figure is shown but not judged.
     if (l) figures.push({ name: `ebb mean turnaround / easy, lublin x1 50%${prefix ? ` (first ${prefix} jobs)` : ""}`, value: l.taEasy, unit: "x", better: "lower", goal: prefix ? "<= 0.5 on the whole trace" : "<= 0.5", met: prefix ? undefined : l.taEasy <= 0.5 });
+    figures.push(...fairShareFigures(fairShareRuns(prefix), prefix ? `, first ${prefix} jobs` : ""));
     return figures;
   },
 };

@@ -222,6 +222,11 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.json({ user: req.user, admin: req.admin ?? false, token: backend.createToken(req.user, req.admin ?? false) }, 201);
   });
 
+  // Like Slurm's sinfo, sprio and sshare: every token may read them.
+  app.get("/v1/partitions", (c) => c.json({ partitions: backend.listPartitions() }));
+  app.get("/v1/priority", (c) => c.json(backend.priorities()));
+  app.get("/v1/shares", (c) => c.json(backend.shares()));
+
   app.get("/v1/nodes", (c) => {
     if (backend.privateData.has("nodes")) requireAll(c);
     return c.json({ nodes: backend.listNodes() });

@@ -1,5 +1,6 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
+import type { z } from "zod";
+import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 import type { PrivateData, Scope } from "../domain/scope.ts";
 
@@ -40,6 +41,12 @@ export interface ApiBackend {
   resize(jobId: number, nodes: number, scope: Scope): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
+  /** The partitions (none: the controller has none), with their nodes' states and jobs. */
+  listPartitions(): PartitionView[];
+  /** Every eligible waiting job's priority and factors, in queue order, and how priorities are made. */
+  priorities(): { settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] };
+  /** Every user's shares, usage and fair-share factor. */
+  shares(): { settings: z.infer<typeof PrioritySettings>; users: ShareRowView[] };
   /** Drain a node (reason set) or resume it (null); false when there is no such node. */
   drain(name: string, reason: string | null): boolean;
   counts(): { nodes: number; jobs: number };

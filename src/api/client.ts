@@ -1,5 +1,6 @@
 /** A typed client of the HTTP API, for the CLI and the launcher. */
-import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StartsView, UsageView } from "./schemas.ts";
+import type { z } from "zod";
+import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, StartsView, UsageView } from "./schemas.ts";
 import { clientTls, isCertificateError } from "../util/tls.ts";
 
 /** The cluster CA a client trusts: its PEM text and where it came from (for messages). */
@@ -169,6 +170,17 @@ export class ApiClient {
   }
   nodes(): Promise<{ nodes: NodeView[] }> {
     return this.request("GET", "/v1/nodes");
+  }
+  partitions(): Promise<{ partitions: PartitionView[] }> {
+    return this.request("GET", "/v1/partitions");
+  }
+  /** Every eligible waiting job's priority and factors, in queue order. */
+  priorities(): Promise<{ settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] }> {
+    return this.request("GET", "/v1/priority");
+  }
+  /** Every user's shares, usage and fair-share factor. */
+  shares(): Promise<{ settings: z.infer<typeof PrioritySettings>; users: ShareRowView[] }> {
+    return this.request("GET", "/v1/shares");
   }
   /** The WebSocket URL of a controller endpoint (e.g. /v1/launcher). */
   wsUrl(path: string): string {

@@ -161,7 +161,9 @@ export const JobView = z.lazy(() =>
     state: JobState,
     /**
      * Pending jobs: why they wait, in Slurm's words (Resources, Priority, Dependency, JobHeldUser,
-     * BeginTime, DependencyNeverSatisfied, JobArrayTaskLimit, ReqNodeNotAvail, None); ended jobs: why they ended.
+     * BeginTime, DependencyNeverSatisfied, JobArrayTaskLimit, ReqNodeNotAvail, QOSMaxJobsPerUserLimit,
+     * QOSMaxCpuPerUserLimit, QOSMaxGRESPerUser, QOSMaxNodePerUserLimit, PartitionNodeLimit,
+     * PartitionTimeLimit, None); ended jobs: why they ended.
      */
     reason: z.string().nullable(),
     nodes: z.int(),
@@ -214,6 +216,8 @@ export const JobView = z.lazy(() =>
     shares: z.array(ShareView),
     /** CPU time and peak memory, once it ended on all of its nodes; null until then. */
     usage: JobUsageView.nullable(),
+    /** The partition it runs in; null: the controller has no partitions. */
+    partition: z.string().nullable(),
   }),
 );
 export type JobView = z.infer<typeof JobView>;
@@ -411,6 +415,92 @@ export const NodeView = z.lazy(() =>
 );
 export type NodeView = z.infer<typeof NodeView>;
 
+/** Per-user limits (Slurm's MaxJobs, MaxSubmitJobs, MaxTRESPerUser): absent fields are no limit. */
+export const UserLimitsView = z.lazy(() =>
+  z.object({ maxJobs: z.int().optional(), maxSubmitJobs: z.int().optional(), maxCpus: z.int().optional(), maxGpus: z.int().optional(), maxNodes: z.int().optional() }),
+);
+
+/** A partition (sinfo's summary): its nodes and their states, its bounds, who may use it, its jobs. */
+export const PartitionView = z.lazy(() =>
+  z.object({
+    name: z.string(),
+    /** Where a job that names no partition goes. */
+    default: z.boolean(),
+    /** Its nodes as configured: a hostlist, or "ALL". */
+    nodeList: z.string(),
+    /** Its nodes the controller knows, by name. */
+    nodes: z.array(z.string()),
+    /** Of them: allocated (a job holds part or all), idle (schedulable, empty), other (down, drained, not connected), total. */
+    nodeStates: z.object({ allocated: z.int(), idle: z.int(), other: z.int(), total: z.int() }),
+    /** Cores the same way: held by jobs, free on schedulable nodes, on other nodes, total. */
+    cpus: z.object({ allocated: z.int(), idle: z.int(), other: z.int(), total: z.int() }),
+    /** Seconds; null: the controller's default / no maximum. */
+    defaultTime: z.int().nullable(),
+    maxTime: z.int().nullable(),
+    maxNodes: z.int().nullable(),
+    /** Who may submit to it; null: everyone. */
+    allowUsers: z.array(z.string()).nullable(),
+    allowGroups: z.array(z.string()).nullable(),
+    /** Priority tier: its waiting jobs go before those of lower tiers. */
+    tier: z.int(),
+    /** Each user's limits within it. */
+    limits: UserLimitsView,
+    jobs: z.object({ running: z.int(), pending: z.int() }),
+  }),
+);
+export type PartitionView = z.infer<typeof PartitionView>;
+
+/** A waiting job's priority and its factors, each weighted (sprio). */
+export const PriorityView = z.lazy(() =>
+  z.object({
+    jobId: z.int(),
+    user: z.string(),
+    partition: z.string().nullable(),
+    /** Its partition's priority tier: a higher tier goes first whatever the priority. */
+    tier: z.int(),
+    /** The sum of the weighted factors below. */
+    priority: z.number(),
+    age: z.number(),
+    fairshare: z.number(),
+    jobSize: z.number(),
+  }),
+);
+export type PriorityView = z.infer<typeof PriorityView>;
+
+/** How priorities are made: the factors' weights and the queue's order. */
+export const PrioritySettings = z.lazy(() =>
+  z.object({
+    /** multifactor: by priority; submit: in submit order (tiers first either way). */
+    type: z.enum(["multifactor", "submit"]),
+    weights: z.object({ fairshare: z.number(), age: z.number(), jobSize: z.number() }),
+    /** Seconds of waiting at which the age factor is whole. */
+    maxAge: z.number(),
+    /** Seconds in which usage loses half its weight (0: never). */
+    halfLife: z.number(),
+    favorSmall: z.boolean(),
+    /** Billing units per second of one core, one GiB of memory, one GPU. */
+    tresWeights: z.object({ cpu: z.number(), memGiB: z.number(), gpu: z.number() }),
+  }),
+);
+
+/** One user's fair share (sshare). */
+export const ShareRowView = z.lazy(() =>
+  z.object({
+    user: z.string(),
+    /** Shares given in the config (default 1), and their part of all the users' shares. */
+    rawShares: z.number(),
+    normShares: z.number(),
+    /** Billing-unit seconds used (cores, memory, GPUs weighted), never decayed; and decayed to now. */
+    rawUsage: z.number(),
+    decayedUsage: z.number(),
+    /** Its part of all decayed usage. */
+    effectiveUsage: z.number(),
+    /** 2^(-effectiveUsage / normShares): 1 unused, 0.5 at its share, towards 0 above it. */
+    fairShare: z.number(),
+  }),
+);
+export type ShareRowView = z.infer<typeof ShareRowView>;
+
 /** Whether the controller's database takes writes (a full or read-only disk: not; writes answer 503 until it does). */
 export const StoreStatus = z.lazy(() =>
   z.object({
@@ -445,7 +535,9 @@ const TimelineJob = z.lazy(() =>
     adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
   }),
 );
-const TimelinePending = z.lazy(() => z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable() }));
+const TimelinePending = z.lazy(() =>
+  z.object({ id: z.int(), name: z.string(), nodes: z.int(), submitTime: z.string(), reason: z.string().nullable(), reasonDetail: z.string().nullable(), partition: z.string().nullable().describe("its partition; null: the controller has none") }),
+);
 export const TimelineView = z.lazy(() =>
   z.object({
     now: z.string(),

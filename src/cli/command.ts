@@ -111,8 +111,6 @@ export function closest(word: string, names: Iterable<string>): string | undefin
 
 /** Slurm flags that ebb has no use for, with why: said when someone reaches for them. */
 export const SLURM_ONLY: Record<string, string> = {
-  partition: "ebb has one pool of nodes, no partitions",
-  p: "ebb has one pool of nodes, no partitions",
   account: "ebb keeps no accounts",
   A: "ebb keeps no accounts",
   qos: "ebb has no QOS",

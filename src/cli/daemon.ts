@@ -9,6 +9,7 @@ import { ZodError } from "zod";
 import { SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { DEFAULT_ARRAY_TASKS, MAX_ARRAY_TASKS } from "../domain/array.ts";
 import { ADAPT_TIMEOUT, HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
+import { resolvePriority } from "../sched/priority.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
 import { LOG_FORMATS, setLogFormat, type LogFormat } from "../util/log.ts";
@@ -170,6 +171,9 @@ export function tuning(a: TuningArgs) {
     privateData: file.privateData,
     userResizeScalesLimit: file.userResizeScalesLimit,
     defMemPerCpu: memoryFlag(a["def-mem-per-cpu"], "--def-mem-per-cpu") ?? file.defMemPerCpu,
+    priority: resolvePriority(file.priority),
+    partitions: file.partitions,
+    userLimits: file.userLimits,
     ...metricsAccess(a),
   };
 }

@@ -22,6 +22,7 @@ const args = defineArgs({
   fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
   exclude: { type: "string", alias: "x", description: "Outside a job: nodes the allocation must not use, e.g. node[01-02]", valueHint: "NODES" },
   nodelist: { type: "string", alias: "w", description: "Outside a job: nodes the allocation must use", valueHint: "NODES" },
+  partition: { type: "string", alias: "p", description: "Outside a job: the partition of the allocation (default: the default one; ebb partitions lists them)", valueHint: "NAME" },
   ...elasticArgs,
   ...controllerArgs,
 });
@@ -60,6 +61,7 @@ export default defineCommand({
         timeLimit: durationFlag(a.time, "--time"),
         exclude: hostlistFlag(a.exclude, "--exclude"),
         nodelist: hostlistFlag(a.nodelist, "--nodelist"),
+        partition: a.partition,
         name: a["job-name"],
         label: a.label === true,
         cwd: process.cwd(),

@@ -2,6 +2,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { defineCommand } from "./command.ts";
 import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
+import { DEFAULT_PRIORITY, resolvePriority, type PriorityConfig } from "../sched/priority.ts";
 import { runPolicies, runSeeds } from "../sim/run.ts";
 import { parseSwf, traceJobs } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
@@ -29,6 +30,8 @@ const args = defineArgs({
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost", negativeDescription: "Grow without the payoff rule" },
   "resize-cost": { type: "string", description: `Seconds per resize: FIXED[,PERNODE] per node added or removed (default ${WORKLOAD_DEFAULTS.cost.fixed},${WORKLOAD_DEFAULTS.cost.perNode})`, valueHint: "F,P" },
   efficiency: { type: "string", description: `Parallel efficiency of a malleable job at its requested size is drawn uniformly in LO,HI (default ${WORKLOAD_DEFAULTS.efficiency.join(",")})`, valueHint: "LO,HI" },
+  priority: { type: "string", description: "Queue order: submit (default), or fairshare: multifactor priority, fair share by the trace's user ids (SWF field 12) plus age, weights as the controller's defaults", valueHint: "ORDER" },
+  "half-life": { type: "string", description: `With --priority fairshare: seconds in which a user's usage loses half its weight (default ${DEFAULT_PRIORITY.halfLife})`, valueHint: "SEC" },
   check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
@@ -129,18 +132,20 @@ export default defineCommand({
         cost: cost ? { fixed: cost[0], perNode: Number.isNaN(cost[1]) ? 0 : cost[1] } : undefined,
         efficiency: eff as readonly [number, number] | undefined,
       };
+      const priority = priorityFlags(a.priority, a["half-life"]);
       if (a.seeds !== undefined && a.seed !== undefined) throw new UsageError("--seed and --seeds exclude each other");
       const seeds = a.seeds === undefined ? undefined : seedList(a.seeds);
       if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
       const tty = isTerminal(2);
       jitPolicy(NORMAL);
-      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, tty });
+      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, tty, priority });
       const report = runPolicies({
         trace: trace2,
         workload,
         policies: pols,
         config,
         check: a.check === true,
+        priority,
         onProgress: (p, d) => {
           if (tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
           else if (d === 0) err(`ebb sim: running ${p}\n`);
@@ -202,6 +207,14 @@ export default defineCommand({
     }),
 });
 
+/** --priority and --half-life: the multifactor config, or undefined for submit order. */
+function priorityFlags(order: string | undefined, halfLife: string | undefined): PriorityConfig | undefined {
+  if (order !== undefined && order !== "submit" && order !== "fairshare") throw new UsageError(`--priority ${order}: choose submit or fairshare`);
+  if (halfLife !== undefined && order !== "fairshare") throw new UsageError("--half-life goes with --priority fairshare");
+  if (order !== "fairshare") return undefined;
+  return resolvePriority({ halfLife: numberFlag(halfLife, "--half-life", { min: 0 }) });
+}
+
 function r3(x: number): string {
   return Number.isFinite(x) ? String(Math.round(x * 1000) / 1000) : "";
 }
@@ -214,6 +227,7 @@ interface SeedsArgs {
   seeds: number[];
   nodes: number;
   tty: boolean;
+  priority?: PriorityConfig;
 }
 
 /** --seeds: one run per seed, the mean of each metric per policy; --check sums over the seeds. */
@@ -225,6 +239,7 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
     policies: s.pols,
     config: s.config,
     check: a.check === true,
+    priority: s.priority,
     onProgress: (p, d) => {
       if (s.tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
     },

@@ -28,6 +28,7 @@ export const jobArgs = defineArgs({
   export: { type: "string", description: "Environment the job gets: ALL (default), NONE, or VAR[=value],... (add ALL to keep the rest)", valueHint: "ALL|NONE|VARS" },
   exclude: { type: "string", alias: "x", description: "Nodes the job must not use, e.g. node[01-02],node07", valueHint: "NODES" },
   nodelist: { type: "string", alias: "w", description: "Nodes the job must use, all of them (it gets at least as many)", valueHint: "NODES" },
+  partition: { type: "string", alias: "p", description: "The partition to run in, on its nodes only (default: the default one; ebb partitions lists them)", valueHint: "NAME" },
   begin: { type: "string", alias: "b", description: "Do not start before: now+10minutes, 16:00, 2030-01-31T08:00, tomorrow...", valueHint: "TIME" },
   ...elasticArgs,
 });
@@ -108,6 +109,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     begin: whenFlag(pick("begin"), "--begin", { future: true }),
     exclude: hostlistFlag(pick("exclude"), "--exclude"),
     nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
+    partition: pick("partition"),
   };
 }
 

@@ -160,6 +160,8 @@ export const JobSubmit = z.lazy(() =>
       error: Plain(4096).min(1).optional(),
       /** More tasks than the nodes have CPUs (sbatch --overcommit). */
       overcommit: z.boolean().optional(),
+      /** The partition to run in (its nodes only); default: the controller's default partition. GET /v1/partitions lists them. */
+      partition: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "a partition name is letters, digits, '_', '.' or '-' (at most 64)").optional(),
       /** The node counts the job can run at: a list (e.g. [1, 4, 9, 16]) or "square" (every square in its range); the scheduler only starts and resizes it at those. */
       sizes: z.union([z.literal("square"), z.array(z.int().min(1).max(100_000)).min(1, "give at least one size").max(4096)]).optional(),
     })

@@ -1,5 +1,5 @@
 /**
- * One batch scheduling pass: FCFS by submit time with EASY backfilling (Lifka 1995; Mu'alem &
+ * One batch scheduling pass: FCFS in queue order (priority, else submit time) with EASY backfilling (Lifka 1995; Mu'alem &
  * Feitelson 2001). Jobs start in queue order while they fit; the first that does not fit gets a
  * reservation at the earliest time enough nodes are sure to be free (the shadow time); a later job
  * may then start only if it ends before the shadow time or uses nodes the reservation leaves over.
@@ -12,8 +12,9 @@
 import { sizeAtMost, withinSizes } from "./sizes.ts";
 import type { BatchInput, BatchPlan, ClusterNode, CountStart, PendingJob, Reservation, Start } from "./types.ts";
 
+/** Queue order: a higher partition tier, then a higher priority, then earlier submitted, then the lower id (absent tier and priority: 0). */
 export function queueOrder(a: PendingJob, b: PendingJob): number {
-  return a.submitTime - b.submitTime || a.id - b.id;
+  return (b.tier ?? 0) - (a.tier ?? 0) || (b.priority ?? 0) - (a.priority ?? 0) || a.submitTime - b.submitTime || a.id - b.id;
 }
 
 /**

@@ -53,5 +53,8 @@ export function pendingView(job: JobRequest): PendingJob {
     sizes: job.sizes ?? undefined,
     model: job.model,
     resources: job.resources ?? undefined,
+    // Set by the snapshot's priority pass (priority.ts) when priorities are on.
+    priority: undefined,
+    tier: undefined,
   };
 }

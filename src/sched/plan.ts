@@ -14,7 +14,7 @@ import { keptLimit, limitRatio, type LimitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
 import { Pool } from "./pool.ts";
 import { remap } from "./remap.ts";
-import { makeResourcePlan, resizeOn, resourceMode } from "./resource-plan.ts";
+import { excludedBy, makeResourcePlan, resizeOn, resourceMode } from "./resource-plan.ts";
 import { isValidSize } from "./sizes.ts";
 import type { ClusterNode, JobState, Note, PassInput, PendingJob, Reservation, ResizeRule } from "./types.ts";
 import type { AdminLimits, ErsConfig } from "./config.ts";
@@ -175,9 +175,11 @@ export function makePlan(s: Snapshot): Plan {
   for (const req of s.spawns ?? []) {
     const nodes: string[] = [];
     let cpus = 0;
+    // Never a node the job excludes (its own --exclude, the nodes outside its partition).
+    const excluded = excludedBy(s, req.jobId);
     for (const n of idle) {
       if (cpus >= req.tasks) break;
-      if (granted.has(n.name)) continue;
+      if (granted.has(n.name) || excluded?.has(n.name)) continue;
       nodes.push(n.name);
       cpus += n.cpus ?? 1;
     }

@@ -26,6 +26,12 @@ import { Pool, WHOLE, type Placement } from "./pool.ts";
 import { remap } from "./remap.ts";
 import type { BatchOptions, ClusterNode, Note, PassInput, PendingJob, Resize, VectorBatch } from "./types.ts";
 
+/** The nodes running job `jobId` may not be given (undefined: none). */
+export function excludedBy(s: Pick<Snapshot, "running">, jobId: number): ReadonlySet<string> | undefined {
+  const ex = s.running.find((j) => j.id === jobId)?.exclude;
+  return ex && ex.length > 0 ? new Set(ex) : undefined;
+}
+
 /** Whether the snapshot's nodes report resources. */
 export function resourceMode(nodes: readonly ClusterNode[]): boolean {
   for (const n of nodes) if (n.resources) return true;
@@ -119,9 +125,10 @@ export function makeResourcePlan(s: Snapshot): Plan {
   for (const req of s.spawns ?? []) {
     const picked: Placement = { nodes: [], shares: [], tasks: [] };
     let cores = 0;
+    const excluded = excludedBy(s, req.jobId);
     for (const n of base.nodes) {
       if (cores >= req.tasks) break;
-      if (n.holders > 0) continue;
+      if (n.holders > 0 || excluded?.has(n.name)) continue;
       picked.nodes.push(n.name);
       picked.shares.push(...base.wholeShares([n.name]));
       cores += n.total.cores;

@@ -62,6 +62,13 @@ export interface PendingJob {
    * nodes report resources. Absent: whole nodes, `minNodes`..`maxNodes` of them, as before.
    */
   resources?: ResourceRequest;
+  /**
+   * Its priority (priority.ts): a higher one goes first. Absent on every job: submit order, as
+   * before priorities.
+   */
+  priority?: number;
+  /** Its partition's priority tier: a higher tier goes first whatever the priority (absent: 0). */
+  tier?: number;
 }
 
 export interface BatchInput {

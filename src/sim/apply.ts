@@ -40,6 +40,7 @@ function start(s: PlanStart, x: Replay): void {
   r.startNodes = size;
   r.peak = size;
   r.limit = startLimit(r.job, size);
+  x.cluster.priority?.started(r, now);
   x.cluster.running.add(r);
   x.timeline.nextStep(r, now);
   x.timeline.armLimit(r);
@@ -48,6 +49,7 @@ function start(s: PlanStart, x: Replay): void {
 function beginResize(z: PlanResize, x: Replay): void {
   const now = x.now;
   const r = x.cluster.jobs.get(z.jobId)!;
+  x.cluster.priority?.chargeTo(r, now);
   if (z.to > r.n) {
     x.cluster.take(z.added, r.job.id, z.shares);
     r.names = [...r.names, ...z.added];
@@ -78,6 +80,7 @@ function beginResize(z: PlanResize, x: Replay): void {
 /** The resize under way commits at t: a shrink gives its nodes back, the limit follows the new size. */
 export function commitResize(r: JobRun, t: number, x: Replay): void {
   advance(r, t);
+  x.cluster.priority?.chargeTo(r, t);
   // The limit follows the new size, as the live controller rescales it when the adaptation commits.
   r.limit = limitAfterResize(r, t);
   x.timeline.armLimit(r);

@@ -1,8 +1,9 @@
 /**
- * `--check`: EASY's promise. The reservation each job gets when it first becomes the first waiting
- * job (the plan's reservation for it; else the shadow time of the running jobs' estimates and of
- * the jobs the plan starts — on shared nodes, when its request fits once their shares are back),
- * and every such job that starts later than that.
+ * `--check`: EASY's promise. The reservation each job gets when it becomes the first waiting job
+ * (again, when a job of higher priority went before it: priority order) — the plan's reservation
+ * for it; else the shadow time of the running jobs' estimates and of the jobs the plan starts (on
+ * shared nodes, when its request fits once their shares are back) — and every such job that
+ * starts later than that.
  */
 import { demandOf, shadowOf } from "../sched/batch-vectors.ts";
 import { shadowTime } from "../sched/batch.ts";
@@ -19,9 +20,13 @@ export class PromiseCheck {
   private readonly promised = new Map<number, number>();
   readonly violations: Violation[] = [];
 
-  /** How many jobs were ever first in line. */
+  /** The job first in line after the last pass. */
+  private head?: number;
+  private firsts = 0;
+
+  /** How many times a job became first in line (once per job in submit order). */
   get heads(): number {
-    return this.promised.size;
+    return this.firsts;
   }
 
   /**
@@ -30,8 +35,16 @@ export class PromiseCheck {
    */
   record(plan: Plan, snap: Snapshot, idleNodes: number, cluster: SimCluster): void {
     const starting = new Set(plan.starts.map((s) => s.jobId));
-    const head = cluster.pending.find((r) => !starting.has(r.job.id));
+    // The snapshot's queue order: submit order, or priority order with `--priority`. A first job
+    // that a job of higher priority now goes before (waiting or starting) lost its place and its
+    // reservation with it, as in Slurm: it is promised anew when it is first again. In submit
+    // order nothing ever goes before a first job.
+    if (this.head !== undefined && snap.pending[0]?.id !== this.head) this.promised.delete(this.head);
+    const first = snap.pending.find((p) => !starting.has(p.id));
+    const head = first && cluster.jobs.get(first.id);
+    this.head = head?.job.id;
     if (!head || this.promised.has(head.job.id)) return;
+    this.firsts++;
     let at = Number.POSITIVE_INFINITY;
     for (const res of plan.reservations) if (res.jobId === head.job.id) at = Math.min(at, res.start / 1000);
     if (!Number.isFinite(at) && cluster.resources) {

@@ -13,6 +13,7 @@ import type { PlanJobState, PlanState, Snapshot } from "../sched/plan.ts";
 import type { ClusterNode } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { newJobRun, type JobRun } from "./job-run.ts";
+import type { SimPriority } from "./priority.ts";
 import { planJobState, runningView } from "./view.ts";
 
 /** A node of the virtual cluster; on shared nodes, the share of each job on it. */
@@ -32,11 +33,13 @@ export class SimCluster implements PlanState {
   /** Shares that over-allocated a node (with `verify`). */
   readonly overAllocated: string[] = [];
   readonly jobs = new Map<number, JobRun>();
-  /** Waiting, in (submit, id) order, which the policies rely on. */
+  /** Waiting, in (submit, id) order; the snapshot gives them to the policies in priority order (`priority`). */
   pending: JobRun[] = [];
   readonly running = new Set<JobRun>();
   /** Jobs at a resize point this instant (cleared after the instant's passes). */
   readonly atPoint: JobRun[] = [];
+  /** `--priority fairshare`: the queue in priority order; absent: submit order. */
+  priority?: SimPriority;
 
   constructor(
     readonly size: number,
@@ -75,7 +78,8 @@ export class SimCluster implements PlanState {
   /** A pass's input at `now` (s): as the controller builds it live (`roles/controller/snapshot.ts`). */
   snapshot(now: number, config: ErsConfig): Snapshot {
     const running = [...this.running].map((r) => runningView(r, now));
-    return { now: now * 1000, nodes: this.nodes, namesSorted: true, running, pending: this.pending.map((r) => r.pend), sorted: true, config };
+    const pending = this.priority ? this.priority.order(this.pending, now) : this.pending.map((r) => r.pend);
+    return { now: now * 1000, nodes: this.nodes, namesSorted: true, running, pending, sorted: true, config };
   }
 
   /** `jobId` takes `names` whole, or its `shares` of them on shared nodes. */

@@ -27,6 +27,7 @@
  * loop: take an instant's events, run the passes, arm the tick.
  */
 import type { ErsConfig } from "../sched/config.ts";
+import type { PriorityConfig } from "../sched/priority.ts";
 import { POLICY_TABLE, type Policy } from "../sched/policies/index.ts";
 import { checkPlan, makePlan, type Plan } from "../sched/plan.ts";
 import { applyPlan } from "./apply.ts";
@@ -35,6 +36,7 @@ import { SimCluster } from "./cluster.ts";
 import { handleEvent, sampleOnTick } from "./events.ts";
 import type { SimJob } from "./job.ts";
 import { mtctNoise } from "./job-run.ts";
+import { SimPriority } from "./priority.ts";
 import type { Replay } from "./replay.ts";
 import { jobRecord, Tally, type SimRun } from "./tally.ts";
 import { Timeline } from "./timeline.ts";
@@ -56,6 +58,8 @@ export interface SimOptions {
    * nodes, also every share that over-allocates a node (`SimRun.overAllocated`).
    */
   check?: boolean;
+  /** Multifactor priority (fair share by the jobs' users); absent: submit order. */
+  priority?: PriorityConfig;
   /** Called now and then with the fraction of jobs finished. */
   onProgress?: (done: number) => void;
 }
@@ -66,6 +70,7 @@ const PASSES_PER_INSTANT = 8;
 export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const policy = POLICY_TABLE[opts.config.policy];
   const cluster = new SimCluster(opts.nodes, opts.coresPerNode, opts.check === true);
+  if (opts.priority?.type === "multifactor") cluster.priority = new SimPriority(opts.priority, cluster.resources, cluster.capacity);
   const timeline = new Timeline();
   // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
   for (const job of [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id)) timeline.arrival(cluster.add(job).job);

@@ -37,6 +37,8 @@ export interface SimJob {
   request?: ResourceRequest;
   /** Shared nodes: the cores it asks for (its processors; whole nodes' cores for a job of whole nodes). */
   cores?: number;
+  /** Whose job it is (the trace's user id; fair share charges its usage to them). */
+  user?: string;
 }
 
 /**

@@ -3,6 +3,7 @@
  * workload (same seed) for every policy. Used by the CLI and by bench/sim.ts.
  */
 import { resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
+import type { PriorityConfig } from "../sched/priority.ts";
 import { simulate, type SimRun } from "./engine.ts";
 import { metrics, type Metrics } from "./metrics.ts";
 import type { TraceJob } from "./swf.ts";
@@ -16,6 +17,8 @@ export interface SimRequest {
   config?: Partial<ErsConfig>;
   /** Hold every policy to EASY's promise (`SimRun.violations`). */
   check?: boolean;
+  /** Multifactor priority (fair share by the trace's users); absent: submit order. */
+  priority?: PriorityConfig;
   onProgress?: (policy: PolicyName, done: number) => void;
 }
 
@@ -68,7 +71,7 @@ export function runPolicies(req: SimRequest): SimReport {
   for (const policy of req.policies) {
     const config = resolveConfig({ ...req.config, policy });
     const t0 = performance.now();
-    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
+    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, priority: req.priority, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
     results.push({ policy, metrics: metrics(run), run, wallMs: performance.now() - t0 });
   }
   return { results, skipped: built.skipped, malleableJobs: built.jobs.filter((j) => j.malleable).length };

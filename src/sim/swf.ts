@@ -96,6 +96,8 @@ export interface TraceJob {
   procs: number;
   /** Requested time (binding: the simulator kills a job at its limit), or the run time when the trace does not say. */
   estimate: number;
+  /** Field 12, the user id; -1 when the trace does not say (lublin_256's model has no users). */
+  user?: number;
 }
 
 export function traceJobs(trace: SwfTrace): { jobs: TraceJob[]; skipped: SwfIssue[] } {
@@ -120,7 +122,7 @@ export function traceJobs(trace: SwfTrace): { jobs: TraceJob[]; skipped: SwfIssu
     // The requested time is the job's limit, as live: one that ran longer is killed at it. A trace
     // that does not say bounds the job by what it used.
     const estimate = r.requestedTime > 0 ? r.requestedTime : r.runTime;
-    jobs.push({ id: r.jobNumber, line, submit: r.submitTime, runtime: r.runTime, procs, estimate });
+    jobs.push({ id: r.jobNumber, line, submit: r.submitTime, runtime: r.runTime, procs, estimate, user: r.userId });
   }
   jobs.sort((a, b) => a.submit - b.submit || a.id - b.id);
   return { jobs, skipped };

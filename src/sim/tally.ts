@@ -24,6 +24,8 @@ export interface JobRecord {
   limit: number;
   /** Shared nodes: the cores it asked for. */
   cores?: number;
+  /** Whose job it was (the trace's user id). */
+  user?: string;
 }
 
 /** A first-in-line job that started later than the reservation it got when it became first. */
@@ -80,5 +82,6 @@ export function jobRecord(r: JobRun): JobRecord {
     killed: r.killed,
     limit: r.limit,
     ...(r.job.cores !== undefined ? { cores: r.job.cores } : {}),
+    ...(r.job.user !== undefined ? { user: r.job.user } : {}),
   };
 }

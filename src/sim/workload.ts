@@ -82,6 +82,7 @@ export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions)
       work: shared ? fixedWork(t.runtime) : amdahlWork(t1, s),
       resizeCost,
       costModel: cost,
+      user: String(t.user ?? -1),
       ...(shared ? { request: { tasks: t.procs, cpusPerTask: 1, exclusive: false } } : {}),
       ...(opts.shared ? { cores: shared ? t.procs : size * opts.coresPerNode } : {}),
     };

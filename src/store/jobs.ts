@@ -108,6 +108,7 @@ function prepare(db: Db) {
         user: p("user"),
         submittedBy: p("submittedBy"),
         resources: p("resources"),
+        partition: p("partition"),
       })
       .returning({ id: jobs.id })
       .prepare(),
@@ -217,6 +218,7 @@ export class JobStore {
       user: null,
       submittedBy: null,
       resources: null,
+      partition: null,
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,
@@ -542,6 +544,19 @@ export class JobStore {
   allocationsOf(ids: number | readonly number[]): AllocationRow[] {
     // Prepared once (the live timeline asks each second): building a query per call cost more than running it.
     return this.q.allocationsOfIds.all({ ids: JSON.stringify(typeof ids === "number" ? [ids] : ids) });
+  }
+
+  /**
+   * Every node a job held since `since` (epoch ms) or holds now, with the job's user: what fair
+   * share charges (roles/controller/usage.ts rebuilds each user's decayed usage from it at a start).
+   */
+  usageSince(since: number): (Pick<AllocationRow, "node" | "since" | "until" | "cores" | "memMib" | "gpus"> & { user: string | null })[] {
+    return this.db
+      .select({ user: jobs.user, node: jobNodes.node, since: jobNodes.since, until: jobNodes.until, cores: jobNodes.cores, memMib: jobNodes.memMib, gpus: jobNodes.gpus })
+      .from(jobNodes)
+      .innerJoin(jobs, eq(jobs.id, jobNodes.jobId))
+      .where(or(isNull(jobNodes.until), gt(jobNodes.until, since)))
+      .all();
   }
 
   stepsOf(id: number): StepRow[] {

@@ -84,6 +84,8 @@ export const jobs = sqliteTable(
     resources: text("resources", { mode: "json" }).$type<ResourceRequest>(),
     /** What it used, from its cgroups once its processes were gone: CPU seconds (all nodes), peak memory (the most on one node). */
     usage: text("usage", { mode: "json" }).$type<JobUsage>(),
+    /** The partition it runs in (its nodes only; null: no partitions configured when it was submitted). */
+    partition: text("partition"),
   },
   (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime)],
 );

@@ -21,9 +21,10 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 const seen = new Set<string>();
 
 beforeAll(async () => {
-  // Nodes and usage private (Slurm's PrivateData), so that their routes answer the 403 they list too.
+  // Nodes and usage private (Slurm's PrivateData), so that their routes answer the 403 they list too;
+  // partitions, so that a submission can be refused for one (403) and for MaxSubmitJobs (409).
   const config = join(mkdtempSync(join(tmpdir(), "ebb-openapi-")), "controller.json");
-  writeFileSync(config, JSON.stringify({ privateData: ["nodes", "usage"] }));
+  writeFileSync(config, JSON.stringify({ privateData: ["nodes", "usage"], partitions: [{ name: "all", nodes: "ALL", default: true }, { name: "closed", nodes: "ALL", allowUsers: ["ebbt_nobody"] }, { name: "full", nodes: "ALL", limits: { maxSubmitJobs: 0 } }] }));
   c = await startCluster({ agents: 2, controllerArgs: ["--config", config] });
   doc = (await c.api("GET", "/v1/openapi.json")).json;
   const v = new Validator();
@@ -123,6 +124,14 @@ describe("the OpenAPI document", () => {
       await call("POST", path, { raw: big, expect: 413 });
     }
     await call("POST", "/v1/jobs/test", { body: { argv: ["true"] }, expect: 200 });
+    for (const path of ["/v1/jobs", "/v1/jobs/test"]) {
+      await call("POST", path, { body: { argv: ["true"], partition: "closed" }, expect: 403 });
+      await call("POST", path, { body: { argv: ["true"], partition: "full" }, expect: 409 });
+    }
+    for (const path of ["/v1/partitions", "/v1/priority", "/v1/shares"]) {
+      await call("GET", path, { expect: 200 });
+      await call("GET", path, { token: null, expect: 401 });
+    }
     const done = (await call("POST", "/v1/jobs", { body: { argv: ["true"], cwd: c.dir }, expect: 201 })).id as number;
     await c.waitJob(done, ["COMPLETED"]);
     const held = (await call("POST", "/v1/jobs", { body: { argv: ["true"], cwd: c.dir, hold: true }, expect: 201 })).id as number;

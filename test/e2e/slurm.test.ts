@@ -34,10 +34,22 @@ function peakOverlap(jobs: { startTime: string; endTime: string }[]): number {
 }
 
 describe("strict command lines on a cluster", () => {
-  test("`ebb run --partition debug hostname` runs nothing: exit 2 naming the flag", async () => {
+  test("`ebb run --account lab hostname` runs nothing: exit 2 naming the flag", async () => {
+    const before = (await c.api("GET", "/v1/jobs")).json.jobs.length;
+    const r = await c.ebb(["run", "--account", "lab", "hostname"]);
+    expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: "ebb run: unknown flag --account (ebb keeps no accounts)\n", stdout: "" });
+    expect((await c.api("GET", "/v1/jobs")).json.jobs.length).toBe(before);
+  });
+
+  test("a partition on a controller without partitions is refused, from the command line and from #SBATCH, and nothing runs", async () => {
     const before = (await c.api("GET", "/v1/jobs")).json.jobs.length;
     const r = await c.ebb(["run", "--partition", "debug", "hostname"]);
-    expect({ code: r.code, stderr: r.stderr, stdout: r.stdout }).toEqual({ code: 2, stderr: "ebb run: unknown flag --partition (ebb has one pool of nodes, no partitions)\n", stdout: "" });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain("partition debug does not exist: this controller has no partitions");
+    writeFileSync(join(c.dir, "part.sh"), "#!/bin/sh\n#SBATCH --partition=debug\necho never\n");
+    const s = await c.ebb(["submit", "part.sh"]);
+    expect(s.code).not.toBe(0);
+    expect(s.stderr).toContain("partition debug does not exist");
     expect((await c.api("GET", "/v1/jobs")).json.jobs.length).toBe(before);
   });
 
@@ -50,11 +62,11 @@ describe("strict command lines on a cluster", () => {
   test("a Slurm script's #SBATCH lines are read, and the flags ebb does not have are listed once", async () => {
     writeFileSync(
       join(c.dir, "slurm.sh"),
-      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mail-user me@example.org", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
+      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --account=lab", "#SBATCH --mail-user me@example.org", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
     );
     const r = await c.ebb(["submit", "slurm.sh"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mail-user me@example.org (line 5: ebb sends no mail)\n");
+    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=lab (line 4: ebb keeps no accounts), --mail-user me@example.org (line 5: ebb sends no mail)\n");
     const job = await c.waitJob(idOf(r.stdout), ["COMPLETED", "FAILED"]);
     expect({ state: job.state, name: job.name, nodes: job.allocation.length }).toEqual({ state: "COMPLETED", name: "from-sbatch", nodes: 2 });
     expect(c.read(`sbatch-${job.id}.out`)).toBe("nodes=2\n");

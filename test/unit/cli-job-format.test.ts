@@ -13,7 +13,7 @@ function job(id: number, over: Partial<JobView> = {}): JobView {
     id, name: `job${id}`, kind: "batch", state: "RUNNING", reason: null, nodes: 2, minNodes: 2, maxNodes: 2, elastic: false, tasks: null, tasksPerNode: null, overcommit: false,
     timeLimit: 3600, argv: ["./solver", "in.dat"], cwd: "/home/alice/run", output: null, private: false, submitTime: iso(600_000), startTime: iso(300_000), endTime: null, exitCode: null,
     allocation: ["node01", "node02"], mtct: null, reasonDetail: null, arrayJobId: null, arrayTaskId: null, arrayLimit: null, held: false, dependency: null, beginTime: null,
-    exclude: [], nodelist: [], sizes: null, error: null, user: "alice", submittedBy: null, resizes: 0, resources: null, shares: [], usage: null, ...over,
+    exclude: [], nodelist: [], sizes: null, error: null, user: "alice", submittedBy: null, resizes: 0, resources: null, shares: [], usage: null, partition: null, ...over,
   };
 }
 const parsed = (text: string) => parseFormat(text) as Format;

@@ -35,7 +35,7 @@ describe("parse", () => {
     fails(["--lable"], "did you mean --label?");
     fails(["-nodes", "2"], "unknown flag -nodes; did you mean --nodes?");
     fails(["-q"], "unknown flag -q");
-    fails(["--partition=debug"], "unknown flag --partition (ebb has one pool of nodes, no partitions)");
+    fails(["--account=lab"], "unknown flag --account (ebb keeps no accounts)");
   });
 
   test("a flag without its value, or a value for a boolean, is an error", () => {
@@ -62,7 +62,7 @@ describe("parse", () => {
   test("stopAtPositional: flags end at the program; -- ends them anywhere", () => {
     const r = parse("run", args, ["-N", "2", "ls", "-l", "--bogus"], { stopAtPositional: true });
     expect([r.nodes, r._]).toEqual(["2", ["ls", "-l", "--bogus"]]);
-    expect(() => parse("run", args, ["--partition", "debug", "hostname"], { stopAtPositional: true })).toThrow("unknown flag --partition");
+    expect(() => parse("run", args, ["--account", "lab", "hostname"], { stopAtPositional: true })).toThrow("unknown flag --account");
     expect(parse("x", args, ["--", "-l"])._).toEqual(["-l"]);
   });
 
@@ -112,8 +112,8 @@ describe("batch script directives", () => {
     const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "#SBATCH --mail-type=END", "srun hostname"].join("\n");
     const r = scriptFlags(script, jobArgs, "s.sh");
     expect(r.kind).toBe("SBATCH");
-    expect(r.flags).toMatchObject({ "job-name": "sl", nodes: "2", "tasks-per-node": "2", mem: "4G", exclusive: true });
-    expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)", "--mail-type=END (line 7: ebb sends no mail)"]);
+    expect(r.flags).toMatchObject({ "job-name": "sl", partition: "debug", nodes: "2", "tasks-per-node": "2", mem: "4G", exclusive: true });
+    expect(r.ignored).toEqual(["--mail-type=END (line 7: ebb sends no mail)"]);
     const both = scriptFlags("#EBB -N 1\n#SBATCH -N 4\n", jobArgs, "b");
     expect([both.kind, both.flags.nodes]).toEqual(["EBB", "1"]);
   });

@@ -29,7 +29,22 @@ describe("controller config file", () => {
     expect({ privateData: set.privateData, userResizeScalesLimit: set.userResizeScalesLimit }).toEqual({ privateData: ["jobs", "usage"], userResizeScalesLimit: true });
   });
 
+  test("the README's partitions, limits and priority example parses; the flags' options carry it", () => {
+    const readme = readFileSync(new URL("../../README.md", import.meta.url), "utf8");
+    const json = /```json\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf("### Partitions, priorities and limits")))![1]!;
+    const t = tuning({ config: file("readme-partitions.json", json) });
+    expect(t.partitions?.map((p) => p.name)).toEqual(["main", "gpu", "debug"]);
+    expect(t.userLimits).toEqual({ maxJobs: 20, maxSubmitJobs: 500, maxCpus: 256 });
+    expect(t.priority.shares).toEqual({ alice: 2 });
+    expect(t.priority.type).toBe("multifactor");
+    expect(tuning({}).priority.weights).toEqual({ fairshare: 10000, age: 1000, jobSize: 0 });
+  });
+
   const bad: Array<[string, string, RegExp]> = [
+    ["a partition's bad hostlist", `{"partitions": [{"name": "a", "nodes": "n[1-"}]}`, /partitions\.0\.nodes: /],
+    ["two default partitions", `{"partitions": [{"name": "a", "nodes": "ALL", "default": true}, {"name": "b", "nodes": "ALL", "default": true}]}`, /more than one partition is the default/],
+    ["a negative limit", `{"userLimits": {"maxJobs": -1}}`, /userLimits\.maxJobs/],
+    ["an unknown priority type", `{"priority": {"type": "fifo"}}`, /priority\.type/],
     ["not JSON", "{scheduler:", /not valid JSON/],
     ["a threshold that is not a number", `{"scheduler": {"upper": "high"}}`, /scheduler\.upper: .*number/i],
     ["an unknown policy", `{"scheduler": {"policy": "sjf"}}`, /scheduler\.policy: /],

@@ -10,6 +10,8 @@ import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
 import { PRIVATE_DATA } from "../../domain/scope.ts";
 import { Memory } from "../../proto/requests.ts";
+import { partitionsSchema, userLimitsSchema } from "../../sched/partitions.ts";
+import { priorityConfigSchema } from "../../sched/priority.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 
@@ -42,6 +44,12 @@ export const ControllerConfig = z.strictObject({
   userResizeScalesLimit: z.boolean().optional(),
   /** Memory per core of jobs that ask for none: MiB, or a size such as "2G" (default: each node's memory / cores). */
   defMemPerCpu: Memory.optional(),
+  /** Queue order: multifactor priority (fair share, age, job size; weights, half-life, shares per user), or submit order. */
+  priority: priorityConfigSchema.optional(),
+  /** Named sets of nodes, each with its time limits, node limit, allowed users/groups, tier and per-user limits. */
+  partitions: partitionsSchema.optional(),
+  /** Each user's limits on the whole cluster: maxJobs, maxSubmitJobs, maxCpus, maxGpus, maxNodes. */
+  userLimits: userLimitsSchema.optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

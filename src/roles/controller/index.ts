@@ -57,6 +57,10 @@ import { TimelineFeed } from "./timeline-feed.ts";
 import { StoreHealth } from "./storage.ts";
 import { dumpLedgerMemory } from "./memory.ts";
 import { stepRootCa, StepRoots } from "./step-roots.ts";
+import { QueuePolicy } from "./queue.ts";
+import { partitionViews } from "./partition-views.ts";
+import { Partitions, type PartitionConfig, type UserLimits } from "../../sched/partitions.ts";
+import { resolvePriority, type PriorityConfig } from "../../sched/priority.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
 const USER_TOKEN_PREFIX = "ebbu_";
@@ -82,6 +86,12 @@ export interface ControllerOptions {
   maxArrayTasks?: number;
   /** MiB of memory per core for jobs that ask for none (Slurm's DefMemPerCPU); default: each node's memory / cores. */
   defMemPerCpu?: number;
+  /** Queue order: multifactor priority with fair share (default), or submit order; weights, half-life, shares. */
+  priority?: PriorityConfig;
+  /** Named sets of nodes with their own limits (none: one pool of nodes). */
+  partitions?: PartitionConfig[];
+  /** Each user's limits on the whole cluster (running jobs, cores, GPUs, nodes, jobs submitted). */
+  userLimits?: UserLimits;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -160,6 +170,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const allocated = (nodes: readonly string[]) => agents!.syncAllocations(nodes);
   // The one writer of jobs' rows and allocations, in SQLite and in memory.
   const ledger = new Ledger(store, state);
+  // Partitions, limits and the queue's order (fair share charges what jobs hold to their users).
+  const priority = opts.priority ?? resolvePriority();
+  const queue = new QueuePolicy({ priority, partitions: new Partitions(opts.partitions), userLimits: opts.userLimits ?? {} }, state);
   const jobs = new Jobs(
     store,
     state,
@@ -171,11 +184,13 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
       defMemPerCpu: opts.defMemPerCpu,
+      queue,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
       schedule: () => scheduler!.request(),
       ended: (job) => {
+        queue.ended(job, Date.now());
         elastic!.jobEnded(job);
         metrics.jobEnded(job);
         feed?.ended(job);
@@ -192,7 +207,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const ersConfig = resolveConfig(opts.scheduler);
   const policy = POLICY_TABLE[ersConfig.policy];
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
-  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval, opts.defMemPerCpu);
+  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval, opts.defMemPerCpu, queue);
   const planStore = new PlanStore(db);
   // A job's CFG state is saved at each report: the newest waits while the store takes no writes.
   const cfgStore = new CfgStore(db);
@@ -212,6 +227,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   health.orLater("plans", () => applier.reconcile());
   jobs.restore();
   elastic.restore();
+  queue.restore(store, Date.now());
   const views = { store, plans: planStore, state, elastic, sampleInterval };
   feed = new TimelineFeed(views, () => commits);
 
@@ -230,7 +246,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     version: VERSION,
     privateData,
     submit: (req, scope) => jobs.submit(req, submitter(scope)),
-    testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
+    testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope), queue),
     listJobs: (f, scope) => {
       const filter = { ...f, ...reader(scope) };
       // A view carries its job's user and submitter: whose it is needs no lookup.
@@ -270,6 +286,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason) => agents!.setDrain(name, reason),
+    listPartitions: () => partitionViews(queue.partitions.list, state),
+    priorities: () => ({ settings: prioritySettings(priority), jobs: queue.priorities(Date.now()) }),
+    shares: () => ({ settings: prioritySettings(priority), users: queue.shares(Date.now()).map(({ factor, ...r }) => ({ ...r, fairShare: factor })) }),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     storage: () => {
       const d = health.degraded;
@@ -307,6 +326,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     agents,
     launchers,
   });
+  log.info(`queue order: ${priority.type === "multifactor" ? `multifactor priority (fair share ${priority.weights.fairshare}, age ${priority.weights.age}, job size ${priority.weights.jobSize}; half-life ${priority.halfLife} s)` : "submit order"}${queue.partitions.configured ? `; partitions ${queue.partitions.list.map((p) => (p.isDefault ? `${p.name}*` : p.name)).join(", ")}` : ""}`);
   log.info(`scheduling policy ${ersConfig.policy}`, !policy.resizes ? undefined : { interval: ersConfig.interval, upper: ersConfig.upper, lower: ersConfig.lower, settle: ersConfig.settle, payoff: ersConfig.payoff });
   const url = `${opts.tls ? "https" : "http"}://${formatHostPort({ host: opts.listen.host === "0.0.0.0" ? "127.0.0.1" : opts.listen.host, port: server.port! })}`;
   stepRoots = rootCa && new StepRoots({ url, ...rootCa, fanout: 8, exited: (id, code, signal) => jobs.rootExited(id, code, signal) });
@@ -360,4 +380,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       release();
     },
   };
+}
+
+/** How priorities are made, as the API shows it. */
+function prioritySettings(p: PriorityConfig) {
+  return { type: p.type, weights: { ...p.weights }, maxAge: p.maxAge, halfLife: p.halfLife, favorSmall: p.favorSmall, tresWeights: { ...p.tresWeights } };
 }

@@ -6,7 +6,7 @@ import { resolveSizes } from "../../sched/sizes.ts";
 import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
-import { badRequest, conflict, notFound } from "../../domain/refusal.ts";
+import { badRequest, conflict, notFound, Refusal } from "../../domain/refusal.ts";
 import type { JobSubmit, StepCreate, StepGrant } from "../../proto/requests.ts";
 import { mayBecome, type FinalState } from "../../domain/job.ts";
 
@@ -26,7 +26,10 @@ import { compressHostlist } from "../../util/hostlist.ts";
 import type { Ledger } from "./ledger.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
 import { fillLayout } from "./spawns.ts";
-import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
+import type { ClusterState, JobRuntime, LauncherSession, NodeRuntime } from "./state.ts";
+import type { QueuePolicy } from "./queue.ts";
+import { defaultTimeOf, inPartition, type Partition } from "../../sched/partitions.ts";
+import { groupsOf } from "../../util/user.ts";
 import { neverFits, type NodeShare, type ResourceRequest } from "../../domain/resources.ts";
 import { requestFrom } from "../../domain/request.ts";
 
@@ -44,6 +47,8 @@ export interface JobsConfig {
   maxArrayTasks: number;
   /** MiB per core of a request that names no memory (--def-mem-per-cpu); else each node's memory / cores. */
   defMemPerCpu?: number;
+  /** Partitions, limits and priorities (absent: none, one pool of nodes). */
+  queue?: QueuePolicy;
 }
 
 export interface Effects {
@@ -145,7 +150,11 @@ export class Jobs {
 
   /** A submission checked against the cluster and turned into the job's row (without id and state). */
   prepare(req: JobSubmit, by: Submitter, now = Date.now()): PreparedJob {
-    const known = this.state.nodes.size;
+    const partition = this.partitionFor(req, by);
+    // A partition's nodes are the job's whole cluster (those registered so far).
+    const inPart = (name: string) => !partition || inPartition(partition, name);
+    const partNodes = [...this.state.nodes.values()].filter((n) => inPart(n.row.name));
+    const known = partNodes.length;
     const cpus = Math.max(1, Math.min(...[...this.state.nodes.values()].filter((n) => n.row.status === "UP").map((n) => n.row.cpus), Number.MAX_SAFE_INTEGER));
     const fromTasks = req.tasks ? Math.ceil(req.tasks / (req.tasksPerNode ?? (cpus === Number.MAX_SAFE_INTEGER ? 1 : cpus))) : 1;
     const asked = req.nodes ?? req.maxNodes ?? req.minNodes ?? fromTasks;
@@ -155,17 +164,19 @@ export class Jobs {
     const maxNodes = Math.max(req.maxNodes ?? nodes, minNodes);
     if (nodes < minNodes || nodes > maxNodes) throw badRequest(`nodes ${nodes} is outside [minNodes ${minNodes}, maxNodes ${maxNodes}]`, "nodes");
     if (known > 0 && minNodes > known)
-      throw badRequest(`${minNodes} nodes requested but the cluster has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
+      throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
     if (known > 0 && !req.overcommit) this.checkCpus(req, maxNodes);
     if (known > 0 && (req.nodelist || req.exclude)) {
       const missing = req.nodelist?.find((n) => !this.state.nodes.has(n));
       if (missing) throw badRequest(`nodelist: node ${missing} does not exist; see GET /v1/nodes`, "nodelist");
-      const usable = [...this.state.nodes.keys()].filter((n) => !req.exclude?.includes(n)).length;
+      const elsewhere = req.nodelist?.find((n) => !inPart(n));
+      if (elsewhere) throw badRequest(`nodelist: node ${elsewhere} is not in partition ${partition!.name}; see ebb partitions`, "nodelist");
+      const usable = partNodes.filter((n) => !req.exclude?.includes(n.row.name)).length;
       if (usable < minNodes) throw badRequest(`exclude: with ${req.exclude!.length} nodes excluded, ${usable} are left and the job needs ${minNodes}`, "exclude");
     }
     const resources = requestFrom(req);
-    this.checkFits(req, resources);
+    this.checkFits(req, resources, partNodes, partition?.name);
     const sizes = req.sizes === undefined ? null : resolveSizes(req.sizes, minNodes, maxNodes);
     if (sizes && "error" in sizes) throw badRequest(`sizes: ${sizes.error}`, "sizes");
     if (sizes && !sizes.includes(nodes)) throw badRequest(`sizes: the job asks for ${nodes} nodes, which is not one of its sizes (${sizes.join(",")})`, "sizes");
@@ -176,6 +187,8 @@ export class Jobs {
     // Each task is a row and a job to schedule: one request makes at most maxArrayTasks of them.
     if (array && "error" in array)
       throw badRequest(`array: ${array.error}, the most this controller takes in one array (its --max-array-tasks, ${this.config.maxArrayTasks}); submit it as several arrays`, "array");
+    const limit = this.config.queue?.submitLimit(by.user, partition, array?.indices.length ?? 1);
+    if (limit) throw conflict("max_submit_jobs", limit);
     const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
     const values: PreparedJob["values"] = {
       name,
@@ -189,7 +202,7 @@ export class Jobs {
       tasks: req.tasks ?? null,
       tasksPerNode: req.tasksPerNode ?? null,
       overcommit: req.overcommit ?? false,
-      timeLimit: req.timeLimit ?? this.config.defaultTimeLimit,
+      timeLimit: req.timeLimit ?? defaultTimeOf(partition, this.config.defaultTimeLimit),
       // The job gets a token of its own: the submitter's is never stored with it.
       env: withoutKeys(req.env ?? {}, ["EBB_TOKEN"]),
       cwd,
@@ -210,6 +223,7 @@ export class Jobs {
       user: by.user,
       submittedBy: by.job ?? null,
       resources,
+      partition: partition?.name ?? null,
     };
     return { values, indices: array?.indices };
   }
@@ -232,8 +246,8 @@ export class Jobs {
    * A request no node could ever hold (cores, memory or GPUs per node, features) is refused, as
    * Slurm refuses it, with what no node has and the field that asks for it.
    */
-  private checkFits(req: JobSubmit, resources: ResourceRequest): void {
-    const nodes = [...this.state.nodes.values()].map((n) => ({ name: n.row.name, total: this.state.resources(n) }));
+  private checkFits(req: JobSubmit, resources: ResourceRequest, among: readonly NodeRuntime[], partition?: string): void {
+    const nodes = among.map((n) => ({ name: n.row.name, total: this.state.resources(n) }));
     const why = neverFits(resources, nodes, this.config.defMemPerCpu);
     if (why === null) return;
     const first = <K extends keyof JobSubmit>(...keys: K[]) => keys.find((k) => req[k] !== undefined);
@@ -246,7 +260,19 @@ export class Jobs {
           : why.includes("memory")
             ? first("mem", "memPerCpu", "cpusPerTask") ?? "mem"
             : first("gpusPerNode", "gpusPerTask", "gpus", "gpuType") ?? "gpus";
-    throw badRequest(`${field}: ${why}, so the job could never run; see what the nodes have with ebb nodes (GET /v1/nodes)`, field);
+    throw badRequest(`${field}: ${why}${partition ? ` in partition ${partition}` : ""}, so the job could never run; see what the nodes have with ebb nodes (GET /v1/nodes)`, field);
+  }
+
+  /** The partition the job goes to (absent: none are configured), or a refusal naming the field. */
+  private partitionFor(req: JobSubmit, by: Submitter): Partition | undefined {
+    const partitions = this.config.queue?.partitions;
+    if (!partitions?.configured) {
+      if (req.partition !== undefined) throw badRequest(`partition ${req.partition} does not exist: this controller has no partitions (leave --partition out, or an admin defines them: partitions in the controller's config file)`, "partition");
+      return undefined;
+    }
+    const r = partitions.resolve(req.partition, by.user, () => (by.user ? groupsOf(by.user) : []));
+    if (r.error) throw r.error.includes("may not use") ? new Refusal("forbidden", "partition_not_allowed", r.error, "partition") : badRequest(r.error, "partition");
+    return r.partition;
   }
 
   /** Every job a dependency names, by id: an array's id stands for all of its tasks. */

@@ -168,7 +168,7 @@ export class Ledger {
         const ids = indices ? s.insertArray(values, indices, spec ?? "") : [s.insertJob(values)];
         const arrayJobId = indices ? ids[0]! : null;
         // Every task's row shares the array's values (by reference, as the store keeps them once).
-        const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0, resources: values.resources ?? null, usage: null }));
+        const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0, resources: values.resources ?? null, usage: null, partition: values.partition ?? null }));
         events.push({ t: "submitted", rows });
         return rows;
       },

@@ -147,7 +147,8 @@ export class PlanApplier {
 function jobState(job: JobRuntime): PlanJobState {
   const r = job.row;
   const e = job.elastic;
-  const state = r.state === "PENDING" ? (job.blocked ? `held back (${job.blocked.reason})` : "pending") : r.state.toLowerCase();
+  const held = job.blocked ?? job.limited;
+  const state = r.state === "PENDING" ? (held ? `held back (${held.reason})` : "pending") : r.state.toLowerCase();
   return {
     state,
     nodes: job.nodes,

@@ -14,6 +14,7 @@ import type { MeasuredPoint } from "../../sched/profile.ts";
 import type { Elastic } from "./elastic.ts";
 import type { SpawnQueue } from "./spawns.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
+import type { QueuePolicy } from "./queue.ts";
 import { pendingView } from "../../sched/pending.ts";
 import { expectedEnd } from "./program.ts";
 
@@ -38,6 +39,8 @@ export class Snapshots {
     private readonly sampleInterval: number,
     /** MiB per core of a request that names no memory (`--def-mem-per-cpu`); else each node's memory / cores. */
     private readonly defMemPerCpu?: number,
+    /** Partitions, limits and priority order (absent: submit order on every node). */
+    private readonly queue?: QueuePolicy,
   ) {}
 
   /**
@@ -48,22 +51,26 @@ export class Snapshots {
     const nodes = [];
     // Nodes report resources: the pass plans in resource mode, a node held by the running jobs' shares.
     for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n) });
-    const pending: PendingJob[] = [];
+    const waiting: JobRuntime[] = [];
     const running: SnapshotJob[] = [];
     for (const job of this.state.jobs.values()) {
       // A blocked pending job (held, a dependency, a begin time, an array limit) is not seen.
       if (job.row.state === "PENDING") {
-        if (!job.blocked) pending.push((job.request ??= pendingView(job.row)));
+        if (!job.blocked) waiting.push(job);
       } else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
+    // In queue order (partition tier, priority), on their partitions' nodes, without the jobs a limit holds back.
+    const pending: PendingJob[] = this.queue ? this.queue.arrange(waiting, now) : waiting.map((job) => (job.request ??= pendingView(job.row)));
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
-    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
+    return { now, nodes, pending, sorted: this.queue !== undefined, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
   }
 
   private running(job: JobRuntime, now: number): SnapshotJob {
     const r = job.row;
     const e = job.elastic;
     const { samples, points: measured } = this.measured(job, now);
+    // Its partition's nodes only: a grow never leaves them.
+    const exclude = this.queue ? this.queue.excludeOf(job) : r.exclude;
     return {
       id: r.id,
       nodes: job.nodes.length,
@@ -71,7 +78,7 @@ export class Snapshots {
       shares: job.shares,
       resources: r.resources ?? undefined,
       ...(e?.tasks && e.tasks.length === job.nodes.length ? { tasks: e.tasks } : {}),
-      ...(r.exclude ? { exclude: r.exclude } : {}),
+      ...(exclude ? { exclude } : {}),
       minNodes: r.minNodes,
       maxNodes: r.maxNodes,
       // Only a job whose elastic step is running with its launcher attached can be resized.

@@ -5,6 +5,7 @@ import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import type { PendingJob } from "../../sched/types.ts";
 import type { RankRemap } from "../../sched/plan.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
+import type { HeldBack } from "../../sched/quota.ts";
 import type { JobRow } from "../../store/jobs.ts";
 import { nodeResources, type NodeRow } from "../../store/nodes.ts";
 import type { NodeResources, NodeShare } from "../../domain/resources.ts";
@@ -42,6 +43,8 @@ export interface JobRuntime {
   waitReason?: string;
   /** Why a pending job may not be scheduled at all yet (held, dependency, begin time, array limit). */
   blocked?: Ineligible;
+  /** Why a pending job is left out of the pass by a limit (its user's, its partition's), as of the last pass (snapshot.ts). */
+  limited?: HeldBack;
   orphanTimer?: ReturnType<typeof setTimeout>;
   /** Elastic jobs: the resizable step, its layout, and the adaptation under way. */
   elastic?: ElasticRuntime;

@@ -13,17 +13,22 @@ import type { NodeShare } from "../../domain/resources.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
 import type { SchedulerLoop } from "./scheduler.ts";
 import { nextTurn } from "./turns.ts";
+import type { QueuePolicy } from "./queue.ts";
 
 /** How many expected job ends a `--test-only` replay looks past before it gives up. */
 export const MAX_PREDICT_STEPS = 200;
 
-export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, by: Submitter, now = Date.now()): Promise<{ start: string | null; nodes: string[]; message: string }> {
+export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSubmit, by: Submitter, queue?: QueuePolicy, now = Date.now()): Promise<{ start: string | null; nodes: string[]; message: string }> {
   const { values, indices } = jobs.prepare(req, by, now);
   if (values.held) return { start: null, nodes: [], message: "the job would be held (JobHeldUser) until released" };
   if (values.dependency && values.dependency.terms.length > 0) return { start: null, nodes: [], message: `the job would wait for its dependency (${values.dependency.text}) first` };
   // The plan the scheduler would make (its policy, starts only), replayed at each running job's limit.
   const snap = scheduler.snapshot(now);
   const id = -1;
+  // In its partition, at the priority it would have now (the queue is sorted again with it).
+  const outside = queue?.outsideNodes(values.partition) ?? [];
+  const exclude = outside.length > 0 ? [...new Set([...(values.exclude ?? []), ...outside])] : values.exclude;
+  snap.sorted = false;
   snap.pending = [
     ...snap.pending,
     {
@@ -34,10 +39,11 @@ export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSub
       submitTime: now,
       elastic: values.elastic,
       ...(!values.elastic && values.minNodes! < values.maxNodes! ? { moldable: true } : {}),
-      ...(values.exclude ? { exclude: values.exclude } : {}),
+      ...(exclude ? { exclude } : {}),
       ...(values.nodelist ? { nodelist: values.nodelist } : {}),
       ...(values.sizes ? { sizes: values.sizes } : {}),
       ...(values.resources ? { resources: values.resources } : {}),
+      ...queue?.priorityOf({ ...values, submitTime: now }, now),
     },
   ];
   const what = indices ? `its first task (of ${indices.length})` : "it";

@@ -27,7 +27,7 @@ export function allocationsByJob(ctx: ViewContext, ids: number[]): Map<number, A
 
 /** A pending job as the timeline lists it: why it waits. */
 export function pendingEntry(row: JobListRow, live: JobRuntime | undefined): TimelinePending {
-  const blocked = live?.blocked;
+  const blocked = live?.blocked ?? live?.limited;
   return {
     id: row.id,
     name: row.name,
@@ -35,6 +35,7 @@ export function pendingEntry(row: JobListRow, live: JobRuntime | undefined): Tim
     submitTime: iso(row.submitTime)!,
     reason: blocked ? blocked.reason : pendingReason(live?.waitReason),
     reasonDetail: blocked ? blocked.detail : (live?.waitReason ?? null),
+    partition: row.partition,
   };
 }
 
@@ -88,6 +89,6 @@ export function timeline(ctx: ViewContext, windowMs: number, now = Date.now()): 
 export function timelineMark(ctx: ViewContext, commits: number, now = Date.now()): string {
   let s = String(commits);
   for (const n of ctx.state.nodes.values()) s += `|${nodeView(n, now).state}`;
-  for (const j of ctx.state.jobs.values()) if (j.row.state === "PENDING") s += `|${j.row.id}:${j.waitReason ?? ""}:${j.blocked?.reason ?? ""}`;
+  for (const j of ctx.state.jobs.values()) if (j.row.state === "PENDING") s += `|${j.row.id}:${j.waitReason ?? ""}:${j.blocked?.reason ?? j.limited?.reason ?? ""}`;
   return s;
 }

@@ -50,7 +50,7 @@ export function shareView(s: NodeShare): ShareView {
 /** A job with what it holds (or held at its end) on each node, in rank order. */
 export function jobView(job: JobListRow, shares: readonly NodeShare[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
   const pending = job.state === "PENDING";
-  const blocked = pending ? live?.blocked : undefined;
+  const blocked = pending ? (live?.blocked ?? live?.limited) : undefined;
   return {
     id: job.id,
     name: job.name,
@@ -93,6 +93,7 @@ export function jobView(job: JobListRow, shares: readonly NodeShare[], live?: Jo
     resources: job.resources && { ...job.resources, constraint: job.resources.constraint && [...job.resources.constraint] },
     shares: shares.map(shareView),
     usage: job.usage,
+    partition: job.partition,
   };
 }
 

@@ -34,6 +34,8 @@ export interface RunOptions {
   timeLimit?: number;
   exclude?: string[];
   nodelist?: string[];
+  /** The partition the allocation is made in (default: the controller's default). */
+  partition?: string;
   name?: string;
   label: boolean;
   cwd: string;
@@ -90,6 +92,7 @@ export async function run(o: RunOptions): Promise<number> {
             timeLimit: o.timeLimit,
             exclude: o.exclude,
             nodelist: o.nodelist,
+            partition: o.partition,
             cwd: o.cwd,
             env: o.env,
           },
