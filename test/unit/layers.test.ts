@@ -18,7 +18,7 @@ const BELOW_ROLES = ["api", "sched", "model", "cfg", "pmi", "comm", "epop", "tbo
  * The controller's HTTP edge: the files that build the API (its backend, the server) and the API's
  * response bodies (views). The rest of roles/controller/ speaks in domain/ and proto/ terms.
  */
-const CONTROLLER_EDGE = ["index.ts", "server.ts", "views.ts", "plan-views.ts", "timeline.ts", "timeline-feed.ts"].map((f) => `roles/controller/${f}`);
+const CONTROLLER_EDGE = ["index.ts", "server.ts", "views.ts", "plan-views.ts", "timeline.ts", "timeline-feed.ts", "partition-views.ts"].map((f) => `roles/controller/${f}`);
 
 /**
  * Each area (a folder under src/, each role under roles/ on its own) and what it may import: whole
