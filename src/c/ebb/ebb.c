@@ -1064,7 +1064,11 @@ int ebb_finalize(void) {
     unlink(path);
     snprintf(path, sizeof path, "%s/%s", E.root, E.last_periodic);
     remove_dir(path);
-    rmdir(E.root);
+  }
+  /* The job's directory, and the default one's parent, go when they are empty. */
+  if (E.rank == 0 && rmdir(E.root) == 0 && !env("EBB_CKPT_DIR")) {
+    char *slash = strrchr(E.root, '/');
+    if (slash && !strncmp(slash, "/job-", 5)) *slash = 0, rmdir(E.root);
   }
   for (int i = 0; i < E.nrestored; i++) {
     free((void *)E.restored[i].name);

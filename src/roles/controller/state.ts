@@ -72,6 +72,10 @@ export interface ElasticRuntime {
     limit?: { ratio: number; source: string };
     /** The plan's rank remap (a resize's; not a fault's): the ranks per node after it commits. */
     remap?: RankRemap;
+    /** A grow's step for its joining ranks (a checkpoint-restart world restarts in it instead). */
+    joinStep?: number;
+    /** Checkpoint-restart: the step the world restarts in; the elastic step once it commits. */
+    restartStep?: number;
   };
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
