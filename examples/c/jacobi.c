@@ -12,7 +12,7 @@
  * Flags: --n N, --iters K, --every E (print "iteration I on P ranks" every E iterations),
  * --sleep-ms S (per iteration, to watch it), --checkpoint-every C (periodic checkpoints, for
  * restarts after a node is lost), --stall-at I --stall-ms S (once, at iteration I, compute S ms
- * without reaching a safe point), --fail-on-resume (exit 1 when resumed: tests a restart that fails).
+ * without reaching a safe point).
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -61,11 +61,10 @@ static void sleep_ms(long ms) {
 int main(int argc, char **argv) {
   long long n = 256, iters = 1000, every = 0, stall_at = -1;
   long sleep = 0, stall_ms = 0;
-  int ckpt = 0, fail_on_resume = 0;
+  int ckpt = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-    if (!strcmp(a, "--fail-on-resume")) fail_on_resume = 1;
-    else if (!v) {
+    if (!v) {
       fprintf(stderr, "jacobi: %s needs a value\n", a);
       return 2;
     } else if (!strcmp(a, "--n")) n = atoll(v), i++;
@@ -76,7 +75,7 @@ int main(int argc, char **argv) {
     else if (!strcmp(a, "--stall-at")) stall_at = atoll(v), i++;
     else if (!strcmp(a, "--stall-ms")) stall_ms = atol(v), i++;
     else {
-      fprintf(stderr, "jacobi: unknown flag %s (--n --iters --every --sleep-ms --checkpoint-every --stall-at --stall-ms --fail-on-resume)\n", a);
+      fprintf(stderr, "jacobi: unknown flag %s (--n --iters --every --sleep-ms --checkpoint-every --stall-at --stall-ms)\n", a);
       return 2;
     }
   }
@@ -96,10 +95,6 @@ int main(int argc, char **argv) {
   state_t st = {n, iters, 0};
   double *u, *v = malloc(sizeof(double) * (size_t)(rows * n));
   if (info.resumed) {
-    if (fail_on_resume) {
-      if (rank == 0) fprintf(stderr, "jacobi: --fail-on-resume: failing on purpose\n");
-      return 1;
-    }
     ebb_array a;
     if (ebb_restored("u", &a) != EBB_OK) die("ebb_restored");
     u = a.data;

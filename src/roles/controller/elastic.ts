@@ -391,6 +391,7 @@ export class Elastic {
     });
     this.effects.adapted?.({ from: a.from, to: a.to, ok, requestedAt: a.requestedAt, times: all });
     e.stepId = elasticStep;
+    if (ok && a.restartStep !== undefined) this.cfgs.restarted(jobId, a.restartStep);
     if (ok && !a.fault) {
       // Unknown (a launcher that does not say, after a controller restart lost the plan's): resizes wait for its next attach.
       e.tasks = tasks ?? a.remap?.tasks;
