@@ -453,8 +453,17 @@ export class Elastic {
     this.effects.adapted?.({ from: a.from, to: a.to, ok: false, requestedAt: a.requestedAt, times: { ...a.times, ended: now } });
   }
 
-  perf(jobId: number, node: string, s: { ranks: number; iterations: number; loopNs: number; commNs: number }, now = Date.now()): void {
-    if (!this.state.jobs.get(jobId)?.row.elastic) return;
+  perf(jobId: number, node: string, s: { ranks: number; iterations: number; loopNs: number; commNs: number; stateBytes?: number }, now = Date.now()): void {
+    const job = this.state.jobs.get(jobId);
+    if (!job?.row.elastic) return;
+    if (s.stateBytes !== undefined) {
+      const e = this.jobs.elasticOf(job);
+      // The first registration comes once the program has started: how long a start takes it.
+      e.checkpoint ??= { nodeBytes: new Map(), coldStartMs: Math.max(0, now - (job.row.startTime ?? now)) };
+      e.checkpoint.nodeBytes.set(node, s.stateBytes);
+    }
+    // A registration alone is no timing sample.
+    if (s.iterations === 0 && s.loopNs === 0) return;
     this.estore.insertPerf({ jobId, time: now, node, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs });
   }
 

@@ -80,6 +80,8 @@ export interface ElasticRuntime {
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
   adaptCostMs?: number;
+  /** A checkpoint-restart job (libebb): the state its ranks registered per node, and how long its start took (the cost estimate before a resize is measured). */
+  checkpoint?: { nodeBytes: Map<string, number>; coldStartMs: number };
   /** What the elastic step's credential covered (argv, environments, cwd, output): joining steps' credentials cover the same. */
   covers?: StepCovers;
   /** Timing samples count from here (reset at each adaptation). */
