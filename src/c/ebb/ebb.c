@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #ifndef EBB_PROTOCOL
@@ -84,6 +85,20 @@ static struct {
   size_t rstate_bytes;
   char error[512];
 } E = {.pmi_fd = -1};
+
+/* ---- timing (EBB_TIMING=1: rank 0 prints how long each part of a checkpoint took, to stderr) ---- */
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static void timing(const char *what, double since) {
+  static int on = -1;
+  if (on < 0) on = getenv("EBB_TIMING") != NULL;
+  if (on && E.rank == 0) fprintf(stderr, "ebb: %s %.1f ms\n", what, (seconds() - since) * 1000);
+}
 
 /* ---- errors ---- */
 
@@ -331,28 +346,52 @@ static void walk(const lay_t *A, int r, const lay_t *B, piece_fn f, void *ctx) {
 
 /* ---- files ---- */
 
-static int write_file(const char *path, const void *data, size_t bytes) {
+/* Writes the pieces one after the other to `path`, through a temporary name renamed into place. */
+static int write_parts(const char *path, const void *const *pieces, const size_t *lens, int n) {
   char tmp[PATH_MAX + 16];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   if (fd < 0) return fail(EBB_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
-  const char *p = data;
-  for (size_t at = 0; at < bytes;) {
-    ssize_t w = write(fd, p + at, bytes - at);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      int e = errno;
-      close(fd);
-      unlink(tmp);
-      return fail(EBB_ERR_IO, "cannot write %s: %s", tmp, w == 0 ? "no space" : strerror(e));
+  for (int k = 0; k < n; k++) {
+    const char *p = pieces[k];
+    for (size_t at = 0; at < lens[k];) {
+      ssize_t w = write(fd, p + at, lens[k] - at);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) {
+        int e = errno;
+        close(fd);
+        unlink(tmp);
+        return fail(EBB_ERR_IO, "cannot write %s: %s", tmp, w == 0 ? "no space" : strerror(e));
+      }
+      at += (size_t)w;
     }
-    at += (size_t)w;
   }
   if (close(fd) != 0 || rename(tmp, path) != 0) {
     int e = errno;
     unlink(tmp);
     return fail(EBB_ERR_IO, "cannot write %s: %s", path, strerror(e));
   }
+  return EBB_OK;
+}
+
+static int write_file(const char *path, const void *data, size_t bytes) {
+  const void *pieces[1] = {data};
+  return write_parts(path, pieces, &bytes, 1);
+}
+
+/* The file at `path` mapped read-only (no copy: a /dev/shm part's pages are mapped as they are); it must be `want` bytes. */
+static int map_file(const char *path, void **data, long long want) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return fail(EBB_ERR_IO, "cannot open %s: %s", path, strerror(errno));
+  struct stat st;
+  if (fstat(fd, &st) != 0 || st.st_size != want) {
+    close(fd);
+    return fail(EBB_ERR_IO, "%s is %lld bytes, the manifest says %lld", path, (long long)st.st_size, want);
+  }
+  void *p = mmap(NULL, want > 0 ? (size_t)want : 1, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+  close(fd);
+  if (p == MAP_FAILED) return fail(EBB_ERR_IO, "cannot map %s: %s", path, strerror(errno));
+  *data = p;
   return EBB_OK;
 }
 
@@ -554,6 +593,7 @@ static int agree(int rc) {
  * checkpoint that failed is left.
  */
 static int write_checkpoint(const char *tag, int stay) {
+  double t0 = seconds();
   if (E.narrays == 0 && !E.state) return fail(EBB_ERR_STATE, "nothing is registered: call ebb_register() before the safe point");
   int rc = agree(registrations_agree());
   if (rc != EBB_OK) return rc;
@@ -565,19 +605,17 @@ static int write_checkpoint(const char *tag, int stay) {
   snprintf(me.node, sizeof me.node, "%s", E.node);
   if (me.where == WHERE_SHM) snprintf(me.path, sizeof me.path, "%s/ebb-ckpt-%s-%s-%d", E.shm, E.job, tag, E.rank);
   else snprintf(me.path, sizeof me.path, "%s/part-%d", dir, E.rank);
-  char *buf = malloc(me.bytes > 0 ? (size_t)me.bytes : 1);
-  rc = buf ? EBB_OK : fail(EBB_ERR_IO, "out of memory for a %lld-byte part", me.bytes);
-  if (rc == EBB_OK) {
-    size_t at = 0;
-    for (int a = 0; a < E.narrays; a++) {
-      lay_t L = lay_of(&E.arrays[a], E.size);
-      size_t b = (size_t)lay_count(&L, E.rank) * E.arrays[a].elem;
-      if (b) memcpy(buf + at, E.arrays[a].data, b);
-      at += b;
-    }
-    rc = write_file(me.path, buf, (size_t)me.bytes);
+  const void **pieces = malloc(sizeof(void *) * (size_t)(E.narrays + 1));
+  size_t *lens = malloc(sizeof(size_t) * (size_t)(E.narrays + 1));
+  rc = pieces && lens ? EBB_OK : fail(EBB_ERR_IO, "out of memory");
+  for (int a = 0; a < E.narrays && rc == EBB_OK; a++) {
+    lay_t L = lay_of(&E.arrays[a], E.size);
+    pieces[a] = E.arrays[a].data;
+    lens[a] = (size_t)lay_count(&L, E.rank) * E.arrays[a].elem;
   }
-  free(buf);
+  if (rc == EBB_OK) rc = write_parts(me.path, pieces, lens, E.narrays);
+  free(pieces), free(lens);
+  timing("write: part written", t0);
   part_t *parts = E.rank == 0 ? calloc((size_t)E.size, sizeof(part_t)) : NULL;
   MPI_Gather(&me, (int)sizeof me, MPI_BYTE, parts, (int)sizeof me, MPI_BYTE, 0, MPI_COMM_WORLD);
   rc = agree(rc);
@@ -589,6 +627,7 @@ static int write_checkpoint(const char *tag, int stay) {
   }
   free(parts);
   rc = agree(rc);
+  timing("write: manifest written", t0);
   if (rc != EBB_OK) {
     unlink(me.path);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -599,35 +638,78 @@ static int write_checkpoint(const char *tag, int stay) {
 
 /* ---- reading a checkpoint back ---- */
 
+/* Runs of elements a piece of a part moves in: consecutive pieces contiguous on both sides are one run. */
 typedef struct {
-  char *buf;
-  size_t elem;
-  long long *cursor; /* per destination (pack) or per loader (unpack), in bytes */
-  int me;
-  const char *src;
-  char *dst;
-} move_t;
+  int r;
+  long long from, to, len;
+} run_t;
 
-static void count_piece(void *c, int q, long long from, long long to, long long len) {
-  (void)from, (void)to;
-  move_t *m = c;
-  m->cursor[q] += len * (long long)m->elem;
+typedef struct {
+  run_t *v;
+  size_t n, cap;
+} runs_t;
+
+static int runs_add(runs_t *rs, int r, long long from, long long to, long long len) {
+  if (rs->n) {
+    run_t *l = &rs->v[rs->n - 1];
+    if (l->r == r && l->from + l->len == from && l->to + l->len == to) {
+      l->len += len;
+      return 0;
+    }
+  }
+  if (rs->n == rs->cap) {
+    size_t cap = rs->cap ? rs->cap * 2 : 16;
+    run_t *more = realloc(rs->v, cap * sizeof(run_t));
+    if (!more) return -1;
+    rs->v = more;
+    rs->cap = cap;
+  }
+  rs->v[rs->n++] = (run_t){r, from, to, len};
+  return 0;
 }
 
-static void pack_piece(void *c, int q, long long from, long long to, long long len) {
-  (void)to;
-  move_t *m = c;
-  memcpy(m->buf + m->cursor[q], m->src + from * (long long)m->elem, (size_t)(len * (long long)m->elem));
-  m->cursor[q] += len * (long long)m->elem;
+typedef struct {
+  runs_t *per; /* by destination (a sender's), or the one list of pieces for `only` (a receiver's) */
+  int only, r, oom;
+} collect_t;
+
+static void collect_piece(void *c, int q, long long from, long long to, long long len) {
+  collect_t *k = c;
+  if (k->only >= 0 && q != k->only) return;
+  k->oom |= runs_add(k->only >= 0 ? k->per : &k->per[q], k->r, from, to, len);
 }
 
-/* Receiver side: the pieces for me, in the order their loader packed them (cursor[0] walks its block). */
-static void unpack_piece(void *c, int q, long long from, long long to, long long len) {
-  (void)from;
-  move_t *m = c;
-  if (q != m->me) return;
-  memcpy(m->dst + to * (long long)m->elem, m->buf + m->cursor[0], (size_t)(len * (long long)m->elem));
-  m->cursor[0] += len * (long long)m->elem;
+/* At most this many runs between two ranks go as they are; more are packed into one message. */
+#define DIRECT_RUNS 8
+/* The largest message posted: bigger runs go in pieces (MPI counts are ints). */
+#define MAX_MESSAGE (1LL << 30)
+
+typedef struct {
+  MPI_Request *v;
+  int n, cap;
+} reqs_t;
+
+static int post(reqs_t *q, char *buf, long long bytes, int peer, int tag, int send) {
+  for (long long at = 0; at < bytes; at += MAX_MESSAGE) {
+    int n = (int)(bytes - at < MAX_MESSAGE ? bytes - at : MAX_MESSAGE);
+    if (q->n == q->cap) {
+      int cap = q->cap ? q->cap * 2 : 64;
+      MPI_Request *more = realloc(q->v, sizeof(MPI_Request) * (size_t)cap);
+      if (!more) return EBB_ERR_MPI;
+      q->v = more;
+      q->cap = cap;
+    }
+    int rc = send ? MPI_Isend(buf + at, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q->v[q->n]) : MPI_Irecv(buf + at, n, MPI_BYTE, peer, tag, MPI_COMM_WORLD, &q->v[q->n]);
+    if (rc != MPI_SUCCESS) return EBB_ERR_MPI;
+    q->n++;
+  }
+  return EBB_OK;
+}
+
+static long long runs_bytes(const runs_t *rs, size_t elem) {
+  long long b = 0;
+  for (size_t i = 0; i < rs->n; i++) b += rs->v[i].len * (long long)elem;
+  return b;
 }
 
 /* Which new rank loads old part r: a rank on the part's node (shm), else r mod size. */
@@ -653,12 +735,14 @@ static void assign_loaders(const manifest_t *m, const char (*nodes)[64], int *lo
 }
 
 static int restore(const char *dir, int cleanup) {
+  double t0 = seconds();
   manifest_t m;
   int rc = agree(read_manifest(dir, &m));
   if (rc != EBB_OK) return rc;
   char(*nodes)[64] = calloc((size_t)E.size, 64);
   int *loader = malloc(sizeof(int) * (size_t)m.size);
   void **loaded = calloc((size_t)m.size, sizeof(void *));
+  long long *sizes = calloc((size_t)m.size, sizeof(long long));
   MPI_Allgather(E.node, 64, MPI_CHAR, nodes, 64, MPI_CHAR, MPI_COMM_WORLD);
   assign_loaders(&m, (const char(*)[64])nodes, loader);
   rc = EBB_OK;
@@ -666,78 +750,96 @@ static int restore(const char *dir, int cleanup) {
     if (loader[r] != E.rank) continue;
     long long want = part_bytes(m.arrays, m.narrays, m.size, r);
     if (want != m.parts[r].bytes) rc = fail(EBB_ERR_IO, "part %d: the manifest says %lld bytes, its arrays %lld", r, m.parts[r].bytes, want);
-    size_t got;
-    if (rc == EBB_OK) rc = read_file(m.parts[r].path, &loaded[r], &got, want);
+    if (rc == EBB_OK) rc = map_file(m.parts[r].path, &loaded[r], want);
+    sizes[r] = want;
   }
   rc = agree(rc);
+  timing("read: parts loaded", t0);
   E.restored = rc == EBB_OK ? calloc((size_t)(m.narrays > 0 ? m.narrays : 1), sizeof(ebb_array)) : NULL;
   long long *offset = calloc((size_t)m.size, sizeof(long long)); /* where the current array starts in each part */
-  int *scount = calloc((size_t)E.size, sizeof(int)), *sdisp = calloc((size_t)E.size, sizeof(int));
-  int *rcount = calloc((size_t)E.size, sizeof(int)), *rdisp = calloc((size_t)E.size, sizeof(int));
-  long long *cur = calloc((size_t)E.size, sizeof(long long));
+  runs_t *out = calloc((size_t)E.size, sizeof(runs_t)), *in = calloc((size_t)E.size, sizeof(runs_t));
+  char **packed = calloc((size_t)E.size, sizeof(char *)), **unpack = calloc((size_t)E.size, sizeof(char *));
+  reqs_t reqs = {0};
   for (int a = 0; a < m.narrays && rc == EBB_OK; a++) {
     reg_t *old = &m.arrays[a];
+    size_t elem = old->elem;
     lay_t A = lay_of(old, m.size);
     reg_t now = *old;
     if (now.layout == EBB_BLOCK_CYCLIC_2D) ebb_grid(E.size, &now.pr, &now.pc);
     lay_t B = lay_of(&now, E.size);
     long long mine = lay_count(&B, E.rank);
-    char *dst = malloc(mine > 0 ? (size_t)(mine * (long long)old->elem) : 1);
-    move_t mv = {.elem = old->elem, .cursor = cur, .me = E.rank, .dst = dst};
-    /* What I send to each rank: the pieces of the parts I loaded; what I get: computed the same way. */
-    memset(cur, 0, sizeof(long long) * (size_t)E.size);
-    for (int r = 0; r < m.size; r++)
-      if (loader[r] == E.rank) walk(&A, r, &B, count_piece, &mv);
-    long long total = 0, fits = 1;
-    for (int q = 0; q < E.size; q++) {
-      fits &= cur[q] <= INT_MAX && total <= INT_MAX;
-      scount[q] = (int)cur[q];
-      sdisp[q] = (int)total;
-      total += cur[q];
+    char *dst = malloc(mine > 0 ? (size_t)(mine * (long long)elem) : 1);
+    /* The runs I send (the parts I loaded, by destination) and those I receive (by loader), computed alike on both sides. */
+    int oom = dst == NULL;
+    for (int q = 0; q < E.size; q++) out[q].n = in[q].n = 0;
+    for (int r = 0; r < m.size; r++) {
+      collect_t k = {loader[r] == E.rank ? out : &in[loader[r]], loader[r] == E.rank ? -1 : E.rank, r, 0};
+      walk(&A, r, &B, collect_piece, &k);
+      oom |= k.oom;
     }
-    mv.buf = malloc(total > 0 ? (size_t)total : 1);
-    for (int q = 0; q < E.size; q++) cur[q] = sdisp[q];
-    for (int r = 0; r < m.size; r++)
-      if (loader[r] == E.rank) {
-        mv.src = (const char *)loaded[r] + offset[r];
-        walk(&A, r, &B, pack_piece, &mv);
-      }
-    /* From each loader: the bytes of its parts' pieces that come to me. */
-    long long rtotal = 0;
-    for (int l = 0; l < E.size; l++) {
-      long long from = 0;
-      memset(cur, 0, sizeof(long long) * (size_t)E.size);
-      for (int r = 0; r < m.size; r++)
-        if (loader[r] == l) walk(&A, r, &B, count_piece, &mv);
-      from = cur[E.rank];
-      fits &= from <= INT_MAX && rtotal <= INT_MAX;
-      rcount[l] = (int)from;
-      rdisp[l] = (int)rtotal;
-      rtotal += from;
-    }
-    int ok = fits ? EBB_OK : fail(EBB_ERR_ARG, "array %s: more than 2 GiB would move between two ranks", old->name);
-    rc = agree(ok);
-    char *recv = malloc(rtotal > 0 ? (size_t)rtotal : 1);
-    if (rc == EBB_OK && MPI_Alltoallv(mv.buf, scount, sdisp, MPI_BYTE, recv, rcount, rdisp, MPI_BYTE, MPI_COMM_WORLD) != MPI_SUCCESS) rc = EBB_ERR_MPI;
-    free(mv.buf);
-    mv.buf = recv;
-    for (int l = 0; l < E.size && rc == EBB_OK; l++) {
-      cur[0] = rdisp[l];
-      for (int r = 0; r < m.size; r++)
-        if (loader[r] == l) walk(&A, r, &B, unpack_piece, &mv);
-    }
-    free(recv);
-    for (int r = 0; r < m.size; r++) offset[r] += lay_count(&A, r) * (long long)old->elem;
+    rc = agree(oom ? fail(EBB_ERR_IO, "out of memory redistributing %s", old->name) : EBB_OK);
     if (rc != EBB_OK) {
       free(dst);
       break;
     }
-    ebb_array *out = &E.restored[E.nrestored++];
+    /* Receives first, then sends: few runs straight into place, many packed into one message. */
+    reqs.n = 0;
+    for (int l = 0; l < E.size && rc == EBB_OK; l++) {
+      if (l == E.rank || in[l].n == 0) continue;
+      if (in[l].n <= DIRECT_RUNS) {
+        for (size_t i = 0; i < in[l].n && rc == EBB_OK; i++) rc = post(&reqs, dst + in[l].v[i].to * (long long)elem, in[l].v[i].len * (long long)elem, l, a, 0);
+      } else {
+        long long b = runs_bytes(&in[l], elem);
+        unpack[l] = malloc(b > 0 ? (size_t)b : 1);
+        rc = unpack[l] ? post(&reqs, unpack[l], b, l, a, 0) : EBB_ERR_MPI;
+      }
+    }
+    for (int q = 0; q < E.size && rc == EBB_OK; q++) {
+      runs_t *rs = &out[q];
+      if (rs->n == 0) continue;
+      if (q == E.rank) {
+        for (size_t i = 0; i < rs->n; i++) memcpy(dst + rs->v[i].to * (long long)elem, (char *)loaded[rs->v[i].r] + offset[rs->v[i].r] + rs->v[i].from * (long long)elem, (size_t)(rs->v[i].len * (long long)elem));
+      } else if (rs->n <= DIRECT_RUNS) {
+        for (size_t i = 0; i < rs->n && rc == EBB_OK; i++) rc = post(&reqs, (char *)loaded[rs->v[i].r] + offset[rs->v[i].r] + rs->v[i].from * (long long)elem, rs->v[i].len * (long long)elem, q, a, 1);
+      } else {
+        long long b = runs_bytes(rs, elem), at = 0;
+        packed[q] = malloc(b > 0 ? (size_t)b : 1);
+        if (!packed[q]) rc = EBB_ERR_MPI;
+        for (size_t i = 0; i < rs->n && rc == EBB_OK; i++) {
+          long long n = rs->v[i].len * (long long)elem;
+          memcpy(packed[q] + at, (char *)loaded[rs->v[i].r] + offset[rs->v[i].r] + rs->v[i].from * (long long)elem, (size_t)n);
+          at += n;
+        }
+        if (rc == EBB_OK) rc = post(&reqs, packed[q], b, q, a, 1);
+      }
+    }
+    if (rc == EBB_OK && reqs.n > 0 && MPI_Waitall(reqs.n, reqs.v, MPI_STATUSES_IGNORE) != MPI_SUCCESS) rc = EBB_ERR_MPI;
+    for (int l = 0; l < E.size; l++) {
+      if (unpack[l] && rc == EBB_OK) {
+        long long at = 0;
+        for (size_t i = 0; i < in[l].n; i++) {
+          long long n = in[l].v[i].len * (long long)elem;
+          memcpy(dst + in[l].v[i].to * (long long)elem, unpack[l] + at, (size_t)n);
+          at += n;
+        }
+      }
+      free(unpack[l]), free(packed[l]);
+      unpack[l] = packed[l] = NULL;
+    }
+    rc = agree(rc == EBB_OK ? EBB_OK : fail(rc, "moving %s to its new owners failed (MPI)", old->name));
+    timing("read: moved", t0);
+    for (int r = 0; r < m.size; r++) offset[r] += lay_count(&A, r) * (long long)elem;
+    if (rc != EBB_OK) {
+      free(dst);
+      break;
+    }
+    ebb_array *o = &E.restored[E.nrestored++];
     char *name = malloc(strlen(old->name) + 1);
     strcpy(name, old->name);
-    *out = (ebb_array){name, dst, old->elem, now.layout, now.rows, now.cols, now.mb, now.nb, now.pr, now.pc};
+    *o = (ebb_array){name, dst, elem, now.layout, now.rows, now.cols, now.mb, now.nb, now.pr, now.pc};
   }
-  free(offset), free(scount), free(sdisp), free(rcount), free(rdisp), free(cur);
+  for (int q = 0; q < E.size; q++) free(out[q].v), free(in[q].v);
+  free(offset), free(out), free(in), free(packed), free(unpack), free(reqs.v);
   /* The replicated state: rank 0 reads it, everyone gets it. */
   if (rc == EBB_OK && m.state_bytes > 0) {
     int st = EBB_OK;
@@ -754,7 +856,9 @@ static int restore(const char *dir, int cleanup) {
       E.rstate_bytes = m.state_bytes;
     }
   }
-  for (int r = 0; r < m.size; r++) free(loaded[r]);
+  for (int r = 0; r < m.size; r++)
+    if (loaded[r]) munmap(loaded[r], sizes[r] > 0 ? (size_t)sizes[r] : 1);
+  free(sizes);
   /* A resize's checkpoint is spent once every rank has its data; a periodic one stays the latest. */
   if (rc == EBB_OK && cleanup) {
     MPI_Barrier(MPI_COMM_WORLD);
@@ -763,6 +867,7 @@ static int restore(const char *dir, int cleanup) {
     MPI_Barrier(MPI_COMM_WORLD);
     if (E.rank == 0) remove_dir(dir);
   }
+  timing("read: done", t0);
   int old_size = m.size;
   free(nodes), free(loader), free(loaded);
   manifest_free(&m);
@@ -808,17 +913,18 @@ static int attach_agent(void) {
   int rc = pmi_call("cmd=get_my_kvsname\n", reply, sizeof reply);
   if (rc != EBB_OK) return rc;
   if (!pmi_get(reply, "kvsname", E.kvs, sizeof E.kvs)) return fail(EBB_ERR_AGENT, "no kvsname in the agent's answer");
-  /* The launcher pre-puts where checkpoints go; rank 0 tells it that this world restarts to resize. */
+  /* The launcher pre-puts where checkpoints go; rank 0 tells it that this world restarts to resize
+     (a restarted world's launcher knows: it started it). */
   char dir[PATH_MAX];
   if (kvs_get("ebbcr.dir", dir, sizeof dir) == EBB_OK) {
     snprintf(E.root, sizeof E.root, "%s", dir);
     absolute(E.root, sizeof E.root);
   }
-  if (E.rank == 0 && (rc = kvs_put("ebbcr", "1")) != EBB_OK) return rc;
-  if ((rc = kvs_fence()) != EBB_OK) return rc;
   E.elastic = 1;
   E.joining = env("EBB_ADAPT_STATUS") && !strcmp(env("EBB_ADAPT_STATUS"), "joining");
-  return EBB_OK;
+  if (E.joining) return EBB_OK;
+  if (E.rank == 0 && (rc = kvs_put("ebbcr", "1")) != EBB_OK) return rc;
+  return kvs_fence();
 }
 
 /* Joining ranks of a restart: every rank has read its data (ebb-begin, held until all have), then the window closes (ebb-commit). */

@@ -123,6 +123,14 @@ export class Adapter {
   private restarting: ((r: StepResult | Promise<StepResult>) => void) | undefined;
   /** The checkpoint-restart world stopped after a node was lost (its step is being killed). */
   private stopped: StepRoot | undefined;
+  /** Steps this launcher restarted a checkpoint-restart world in (their ranks put no flag: restart.ts). */
+  private readonly restartRoots = new WeakSet<StepRoot>();
+
+  /** Whether the world is a checkpoint-restart world: its ranks said so, or it restarted as one. */
+  private restarts(): boolean {
+    const root = this.world[0]!.step.root;
+    return this.restartRoots.has(root) || isCheckpointRestart(root);
+  }
 
   constructor(
     private readonly link: ControllerLink,
@@ -197,7 +205,7 @@ export class Adapter {
     if (this.resize?.restarting && this.resize.joining && !this.resize.committed) return false;
     // Already being adapted past, or it had left the world.
     if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
-    if (isCheckpointRestart(this.world[0]!.step.root)) return this.restartLost(node, reason);
+    if (this.restarts()) return this.restartLost(node, reason);
     // A resize under way: before its commit is agreed it is aborted (the fault realloc that follows
     // works on the world before it); after, the fault is reported once the resize's end is.
     const resize = this.resize;
@@ -247,7 +255,7 @@ export class Adapter {
       for (const n of msg.removed) this.lost.add(n);
       this.resize.abort(`${msg.fault.reason}; the resize is aborted`, true);
     }
-    const restarts = isCheckpointRestart(this.world[0]!.step.root);
+    const restarts = this.restarts();
     const adapt = msg.fault ? () => (restarts ? this.restartAfterFault(msg) : this.faultAdapt(msg)) : () => this.adapt(msg);
     const run = () => {
       this.adapting = true;
@@ -307,7 +315,7 @@ export class Adapter {
     const { resize, aborted } = this.newResize(msg.adaptId);
     this.resize = resize;
     try {
-      if (isCheckpointRestart(this.world[0]!.step.root)) await this.restartResize(msg, resize, aborted);
+      if (this.restarts()) await this.restartResize(msg, resize, aborted);
       else await this.resizeSteps(msg, resize, aborted);
     } catch (e) {
       // A failed grow fails only the adaptation: its joining ranks, waiting in adaptBegin or still
@@ -531,9 +539,12 @@ export class Adapter {
     this.beginRestart();
     this.broadcast([step], { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: oldSize });
     this.generation = next;
+    // The new step's grant is asked for while the old ranks end.
+    const grant = this.link.restartGrant(msg.adaptId);
+    grant.catch(() => {});
     await within(step.root.result, msg.deadline, "the old ranks did not all end after writing the checkpoint");
     times.exited = Date.now();
-    await this.restartIn(msg, resize, aborted, join(this.host.checkpointDir, CR.tag(msg.adaptId)), times, shmNodes);
+    await this.restartIn(msg, resize, aborted, join(this.host.checkpointDir, CR.tag(msg.adaptId)), times, shmNodes, grant);
   }
 
   /**
@@ -542,14 +553,14 @@ export class Adapter {
    * adaptId + WINDOW_ID_STRIDE), a window opens and closes over them, and it is the world. A
    * failure ends the launch (the old world is gone), saying where the checkpoint is kept.
    */
-  private async restartIn(msg: ReallocMsg, resize: Resize, aborted: Promise<string>, from: string, times: Record<string, number>, shmNodes: readonly string[]): Promise<void> {
+  private async restartIn(msg: ReallocMsg, resize: Resize, aborted: Promise<string>, from: string, times: Record<string, number>, shmNodes: readonly string[], grant = this.link.restartGrant(msg.adaptId)): Promise<void> {
     const check = () => {
       this.check();
       if (resize.aborted) throw new Error(resize.aborted);
     };
     let size = 0;
     try {
-      const g = await within(this.link.restartGrant(msg.adaptId), msg.deadline, "the controller did not grant the step to restart in");
+      const g = await within(grant, msg.deadline, "the controller did not grant the step to restart in");
       check();
       size = g.tasks.reduce((a, b) => a + b, 0);
       const windowId = msg.adaptId + WINDOW_ID_STRIDE;
@@ -558,6 +569,7 @@ export class Adapter {
       const spec = restartSpec(this.world[0]!.step.spec, g, { dir: this.host.checkpointDir, from, generation: next, windowId });
       const ready = this.wait("arrived", windowId, 0, 1);
       const started = this.host.startJoining(spec, g.cred);
+      this.restartRoots.add(started.root);
       const step: WorldStep = { spec, root: started.root };
       resize.joining = started.root;
       await within(Promise.race([started.launched, aborted]), msg.deadline, `the ${size} restarted ranks did not all start`);
