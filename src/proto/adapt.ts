@@ -25,7 +25,7 @@
  *   ebb-begin                -> generation= staying= leaving= joining= rank= size= oldrank= oldsize= [lost=]
  *                               (cards of the new world are in the KVS under cardKey(rank, generation))
  *   ebb-commit               -> (once every rank of old and new world has committed, the window closes)
- *   ebb-perf iterations= loop_ns= comm_ns=
+ *   ebb-perf iterations= loop_ns= comm_ns= [state_bytes=]   (libebb: the bytes the rank registered)
  */
 import { PROTOCOL_VERSION } from "./version.ts";
 

@@ -955,6 +955,14 @@ int ebb_init(int *argc, char ***argv, ebb_info *info) {
   int rc = env("EBB_ADAPT_SHM") ? attach_agent() : EBB_OK;
   rc = agree(rc);
   if (rc != EBB_OK) return rc;
+  /* The job's newest periodic checkpoint so far (taken before a resize, say) goes after the next one. */
+  if (E.rank == 0) {
+    char path[PATH_MAX + 16], tag[64];
+    snprintf(path, sizeof path, "%s/latest", E.root);
+    FILE *f = fopen(path, "r");
+    if (f && fgets(tag, sizeof tag, f) && tag[0] == 'p') snprintf(E.last_periodic, sizeof E.last_periodic, "%.*s", (int)strcspn(tag, "\n"), tag);
+    if (f) fclose(f);
+  }
   /* Where to resume from: the launcher's restart, or a checkpoint named by hand (EBB_RESUME). */
   char from[PATH_MAX] = "";
   int cleanup = 0;

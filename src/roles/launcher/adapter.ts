@@ -285,7 +285,7 @@ export class Adapter {
     const out: string[] = [];
     for (let r = 0; r < size; r++) {
       const card = this.world[0]!.step.root.kvs.get(cardKey(r, 0));
-      if (card === undefined) throw new Error(`rank ${r} has no business card: the step's ranks must call initAdapt() before they can be resized`);
+      if (card === undefined) throw new Error(`rank ${r} has no business card: the step's ranks must call initAdapt() (ebb/comm) or ebb_init() (libebb) before they can be resized`);
       out.push(card);
     }
     return out;
