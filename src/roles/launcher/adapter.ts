@@ -260,7 +260,11 @@ export class Adapter {
     const run = () => {
       this.adapting = true;
       return adapt()
-        .catch((e: Error) => this.link.adaptDone(msg.adaptId, false, {}, e.message))
+        .catch((e: Error) => {
+          // A checkpoint-restart world that ended for this adaptation cannot go on: the launch ends with it.
+          this.endRestart({ exitCode: 1, exits: [], failure: e.message });
+          this.link.adaptDone(msg.adaptId, false, {}, e.message);
+        })
         .finally(() => {
           this.adapting = false;
           this.faults.delete(msg.adaptId);
