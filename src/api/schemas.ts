@@ -125,7 +125,7 @@ export const AdaptationView = z.lazy(() =>
     message: z.string().nullable(),
     requestedAt: z.string(),
     endedAt: z.string().nullable(),
-    /** Epoch ms of each protocol step: requested, realloc, spawned, ready, notified, agreed, committed, released, ended. */
+    /** Epoch ms of each protocol step: requested, realloc, spawned, ready, notified, agreed, committed, released, ended; a checkpoint-restart's also written, exited. */
     times: z.record(z.string(), z.number()),
   }),
 );

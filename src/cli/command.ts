@@ -56,6 +56,8 @@ export interface CommandDef<A extends ArgsDef = ArgsDef> {
   args: A;
   /** Flags end at the first positional: it and what follows are a program and its arguments (ebb run). */
   stopAtPositional?: boolean;
+  /** Every argument is the program's (ebb mpicc): only a lone --help or -h is ebb's. */
+  passThrough?: boolean;
   run(ctx: { args: Parsed<A>; raw: string[] }): Promise<unknown> | unknown;
 }
 
@@ -361,7 +363,7 @@ export function renderMainUsage(description: string, version: string, commands: 
 export async function runCommand(def: CommandDef<ArgsDef>, raw: string[], version: string): Promise<void> {
   let args: Parsed<ArgsDef> & { help?: true };
   try {
-    args = parse(def.meta.name, def.args, raw, { stopAtPositional: def.stopAtPositional });
+    args = def.passThrough && !(raw.length === 1 && (raw[0] === "--help" || raw[0] === "-h")) ? ({ _: [...raw] } as unknown as Parsed<ArgsDef>) : parse(def.meta.name, def.args, raw, { stopAtPositional: def.stopAtPositional });
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     err(`ebb ${def.meta.name}: ${e.message}\n`);

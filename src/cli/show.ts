@@ -71,12 +71,17 @@ export default defineCommand({
         for (const a of j.adaptations) {
           const t = a.times;
           const took = t.committed !== undefined && t.realloc !== undefined ? `${t.committed - t.realloc} ms` : "-";
-          const steps = ["realloc", "spawned", "ready", "notified", "agreed", "committed", "released"]
+          const steps = ["realloc", "spawned", "ready", "notified", "agreed", "written", "exited", "committed", "released"]
             .filter((k) => t[k] !== undefined)
             .map((k) => `${k} +${t[k]! - t.requested!}`)
             .join(" ");
           text += `  ${a.id}  ${`${a.fromNodes} -> ${a.toNodes} nodes`.padEnd(16)} ${a.state.padEnd(10)} ${String(took).padStart(7)}  ${a.reason}${a.message ? `: ${a.message}` : ""}\n`;
           if (steps) text += `      ms after the request: ${steps}\n`;
+          // A checkpoint-restart's phases (docs/adaptation.md §12): a resize writes, every restart starts the new step and reads.
+          if (t.exited !== undefined && t.spawned !== undefined && t.ready !== undefined) {
+            const write = t.written !== undefined && t.agreed !== undefined ? `write ${t.written - t.agreed} ms, ` : "";
+            text += `      checkpoint-restart: ${write}restart ${t.spawned - (t.written ?? t.exited)} ms, read ${t.ready - t.spawned} ms\n`;
+          }
         }
       }
       if (j.limitHistory.length > 0) {

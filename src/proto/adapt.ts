@@ -25,7 +25,7 @@
  *   ebb-begin                -> generation= staying= leaving= joining= rank= size= oldrank= oldsize= [lost=]
  *                               (cards of the new world are in the KVS under cardKey(rank, generation))
  *   ebb-commit               -> (once every rank of old and new world has committed, the window closes)
- *   ebb-perf iterations= loop_ns= comm_ns=
+ *   ebb-perf iterations= loop_ns= comm_ns= [state_bytes=]   (libebb: the bytes the rank registered)
  */
 import { PROTOCOL_VERSION } from "./version.ts";
 
@@ -73,6 +73,28 @@ export const CMD = {
   perf: "ebb-perf",
   /** EPOP programs: `structure=<json>` once, then `pc= iteration= [bound=]` as they progress. */
   program: "ebb-program",
+} as const;
+
+/**
+ * Checkpoint-restart worlds (libebb, src/c/ebb; docs/adaptation.md §12): KVS keys between the
+ * launcher and the ranks, and the exit status of a rank that wrote its part for a restart.
+ */
+export const CR = {
+  /** Put by rank 0 at ebb_init: this world resizes by checkpoint and restart. */
+  flag: "ebbcr",
+  /** Pre-put by the launcher: the job's checkpoint directory. */
+  dir: "ebbcr.dir",
+  /** Pre-put by the launcher in a restarted step: the checkpoint its ranks resume from. */
+  resume: "ebbcr.resume",
+  /** The window's KVS entry: `stay=S`, the old ranks whose node stays (they write to /dev/shm). */
+  plan: (adaptId: number) => `ebbcr.a${adaptId}`,
+  /** Put by rank 0 once the checkpoint is written: `ok`, or why it could not be. */
+  written: (adaptId: number) => `ebbcr.w${adaptId}`,
+  /** The checkpoint of a resize, under the checkpoint directory. */
+  tag: (adaptId: number) => `a${adaptId}`,
+  /** Names the newest complete periodic checkpoint, under the checkpoint directory. */
+  latest: "latest",
+  exitStatus: 75,
 } as const;
 
 /** KVS key of a rank's business card in a given world generation. Short: PMI-1 keys are limited too. */

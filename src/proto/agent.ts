@@ -69,7 +69,8 @@ export const AgentToController = tagged({
   /** After a job.kill with `confirm`: the job has no processes left on this node. */
   "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
-  "perf": () => ({ jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
+  /** `stateBytes`: what the node's checkpoint-restart ranks registered (libebb), their sum as of now. */
+  "perf": () => ({ jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative(), stateBytes: z.number().nonnegative().optional() }),
   /** An EPOP program's structure (JSON, once) or progress (program counter, iteration, bound). */
   "program": () => ({ jobId: JobId, structure: z.string().max(65536).optional(), pc: z.int().nonnegative().optional(), iteration: z.int().nonnegative().optional(), bound: z.int().nonnegative().optional() }),
   /**

@@ -39,6 +39,12 @@ export const LauncherToController = tagged({
    * launcher re-attach `nodes`, the lost node's children, as its own. Answered by adopt.grant or an error with the same `req`.
    */
   "adopt": () => ({ jobId: JobId, stepId: z.int().nonnegative(), req: RequestId, nodes: z.array(z.string().min(1)).min(1) }),
+  /**
+   * A checkpoint-restart adaptation (docs/adaptation.md §12): the old ranks wrote their parts and
+   * ended; a step over the adaptation's new world to restart them in. Answered by restart.grant
+   * or an error with the same `req`.
+   */
+  "restart": () => ({ jobId: JobId, adaptId: z.int(), req: RequestId }),
   /** POST /v1/jobs/{id}/steps on this connection: answered by step.grant or an error with the same `req`. */
   "step.create": () => ({ jobId: JobId, req: RequestId, step: StepCreate }),
   /** `interrupted`: ebb run was stopped by this signal (Ctrl-C), the step is CANCELLED. */
@@ -69,6 +75,8 @@ export const ControllerToLauncher = tagged({
   "job.state": () => ({ jobId: JobId, state: JobState, reason: z.string().optional(), nodes: z.array(z.string()) }),
   "step.grant": () => ({ req: RequestId, grant: StepGrant }),
   "adopt.grant": () => ({ req: RequestId, cred: AdoptCredential }),
+  /** The step a checkpoint-restart adaptation restarts its world in: its nodes in rank order, ranks per node, credential. */
+  "restart.grant": () => ({ req: RequestId, stepId: z.int().nonnegative(), nodes: z.array(NodeRef), tasks: z.array(z.int().positive()), cred: StepCredential }),
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**

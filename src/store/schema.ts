@@ -192,7 +192,7 @@ export const adaptations = sqliteTable(
     message: text("message"),
     requestedAt: integer("requested_at").notNull(),
     endedAt: integer("ended_at"),
-    /** Epoch ms of each protocol step reached: realloc, spawned, ready, notified, agreed, committed, released. */
+    /** Epoch ms of each protocol step reached: realloc, spawned, ready, notified, agreed, committed, released (checkpoint-restart: written, exited too). */
     times: text("times", { mode: "json" }).$type<Record<string, number>>().notNull(),
     /** What the job's time limit left is multiplied by when it commits (sched/limits.ts), and from what. */
     limitRatio: real("limit_ratio"),

@@ -7,3 +7,13 @@ declare module "*.c" {
   const text: string;
   export default text;
 }
+
+declare module "*.h" {
+  const text: string;
+  export default text;
+}
+
+declare module "*.f90" {
+  const text: string;
+  export default text;
+}

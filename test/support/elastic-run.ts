@@ -10,9 +10,12 @@ export async function elasticRun(c: TestCluster, args: string[], ready: RegExp, 
   const run = c.ebbSpawn(["run", ...args]);
   const reader = run.stdout.getReader();
   let out = "";
+  // Said once: the next attempt would find stderr read already.
+  let early: Error | undefined;
   await waitFor(`the program to print ${ready}`, async () => {
+    if (early) throw early;
     const { value, done } = await reader.read();
-    if (done) throw new Error(`ebb run ended early: ${out} ${await new Response(run.stderr).text()}`);
+    if (done) throw (early = new Error(`ebb run ended early: ${out} ${await new Response(run.stderr).text()}`));
     out += new TextDecoder().decode(value);
     return ready.test(out);
   }, timeoutMs);

@@ -12,7 +12,7 @@ import { dirname, join, normalize, relative } from "node:path";
 const SRC = join(import.meta.dir, "../../src");
 
 /** The layers below `roles/` that a role may use ("everything below"). */
-const BELOW_ROLES = ["api", "sched", "model", "cfg", "pmi", "comm", "epop", "tbon", "proto", "store", "domain", "util"];
+const BELOW_ROLES = ["api", "sched", "model", "cfg", "pmi", "comm", "epop", "tbon", "proto", "store", "domain", "util", "c"];
 
 /**
  * The controller's HTTP edge: the files that build the API (its backend, the server) and the API's
@@ -59,6 +59,7 @@ const RULES: Record<string, { may: readonly string[]; words: string; edge?: { fi
   sim: { may: ["sched", "model", "domain", "util"], words: "sim/README: Must not import from `roles/`, `api/`, `store/`; may import `sched/` and `model/`" },
   domain: { may: [], words: "domain/README: Imports nothing of ebb's" },
   util: { may: [], words: "util/README: Imports nothing from the rest of `src/`" },
+  c: { may: [], words: "c/README: C sources only (libebb), which roles/ compile; nothing here imports anything" },
 };
 
 /** Folders whose README forbids I/O: no `node:` or `bun:` modules. */

@@ -4,40 +4,28 @@
  * (so a changed source or MPI rebuilds it), and added with LD_PRELOAD to ranks whose executable
  * links an MPI library. Without `mpicc` such steps run unmonitored, and the reason is reported.
  */
-import { closeSync, constants, existsSync, fstatSync, mkdirSync, openSync, readSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import source from "../../cfg/c/ebbcfg.c" with { type: "text" };
+import { cachedDir, compile, compilerIdentity } from "../c-build.ts";
 
 export type CfgLib = { path: string } | { reason: string };
 
 let built: Promise<CfgLib> | undefined;
 
-async function output(argv: string[]): Promise<{ code: number; text: string }> {
-  const p = Bun.spawn(argv, { stdout: "pipe", stderr: "pipe" });
-  const [out, err] = await Promise.all([new Response(p.stdout).text(), new Response(p.stderr).text()]);
-  return { code: await p.exited, text: (out + err).trim() };
-}
-
 async function build(stateDir: string, node: string): Promise<CfgLib> {
   const mpicc = Bun.which("mpicc");
   if (!mpicc) return { reason: `mpicc not found on ${node} (PATH=${process.env.PATH ?? ""}); MPI steps run unmonitored` };
-  const show = await output([mpicc, "-show"]);
-  const hash = Bun.hash(`${source}\0${show.text}`).toString(16);
-  const dir = join(stateDir, "cfg");
-  const path = join(dir, `libebbcfg-${hash}.so`);
-  if (existsSync(path)) return { path };
-  mkdirSync(dir, { recursive: true });
-  const src = join(dir, `ebbcfg-${hash}-${process.pid}.c`);
-  const tmp = `${path}.${process.pid}.tmp`;
-  writeFileSync(src, source);
-  const cc = await output([mpicc, "-O2", "-shared", "-fPIC", "-o", tmp, src, "-ldl"]);
-  rmSync(src, { force: true });
-  if (cc.code !== 0) {
-    rmSync(tmp, { force: true });
-    return { reason: `mpicc could not build the CFG library on ${node}: ${cc.text.slice(0, 500)}` };
+  const show = await compilerIdentity(mpicc);
+  try {
+    const dir = await cachedDir(join(stateDir, "cfg"), "libebbcfg", `${source}\0${show}`, async (tmp) => {
+      writeFileSync(join(tmp, "ebbcfg.c"), source);
+      await compile([mpicc, "-O2", "-shared", "-fPIC", "-o", "libebbcfg.so", "ebbcfg.c", "-ldl"], tmp);
+    });
+    return { path: join(dir, "libebbcfg.so") };
+  } catch (e) {
+    return { reason: `mpicc could not build the CFG library on ${node}: ${(e as Error).message.slice(0, 500)}` };
   }
-  renameSync(tmp, path);
-  return { path };
 }
 
 /** The library's path on this node, or why there is none (built once per agent). */

@@ -169,7 +169,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     placement,
     names,
-    perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
+    perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs, ...(s.stateBytes !== undefined ? { stateBytes: s.stateBytes } : {}) }),
     cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
     program: (jobId, info) => {
       const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));

@@ -37,6 +37,8 @@ export interface PerfSample {
   iterations: number;
   loopNs: number;
   commNs: number;
+  /** Checkpoint-restart ranks: the bytes they registered, summed over the node's ranks (each rank's latest). */
+  stateBytes?: number;
 }
 
 export interface StepAdaptContext {
@@ -86,7 +88,10 @@ export class StepAdapt {
   /** PMI identity -> rank in the current world (they differ after a fault renumbered the survivors). */
   private readonly worldRank = new Map<number, number>();
   private readonly reduce: AdaptReductions;
-  private perfSum: Omit<PerfSample, "ranks"> & { from: Set<number> } = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
+  private perfSum: Omit<PerfSample, "ranks" | "stateBytes"> & { from: Set<number> } = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
+  /** Each rank's latest registered state (a level, not a rate: kept, not summed over samples). */
+  private readonly stateBytes = new Map<number, number>();
+  private stateChanged = false;
   private perfTimer: ReturnType<typeof setTimeout> | undefined;
 
   constructor(private readonly c: StepAdaptContext) {
@@ -277,6 +282,11 @@ export class StepAdapt {
     s.loopNs += Number(args.loop_ns) || 0;
     s.commNs += Number(args.comm_ns) || 0;
     s.from.add(rank);
+    const bytes = Number(args.state_bytes);
+    if (args.state_bytes !== undefined && Number.isFinite(bytes) && bytes >= 0 && this.stateBytes.get(rank) !== bytes) {
+      this.stateBytes.set(rank, bytes);
+      this.stateChanged = true;
+    }
     // Node-local reduction: one sample per interval once every local rank has reported.
     if ([...this.active].every((r) => s.from.has(r))) return this.flushPerf();
     this.perfTimer ??= setTimeout(() => this.flushPerf(), this.c.spec.elastic.sampleInterval * 500);
@@ -287,7 +297,9 @@ export class StepAdapt {
     this.perfTimer = undefined;
     const s = this.perfSum;
     if (s.from.size === 0) return;
-    this.c.perf({ ranks: s.from.size, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs });
+    const state = this.stateChanged ? { stateBytes: [...this.stateBytes.values()].reduce((a, b) => a + b, 0) } : {};
+    this.stateChanged = false;
+    this.c.perf({ ranks: s.from.size, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs, ...state });
     this.perfSum = { iterations: 0, loopNs: 0, commNs: 0, from: new Set() };
   }
 

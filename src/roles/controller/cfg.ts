@@ -140,6 +140,18 @@ export class JobCfgs {
   forget(jobId: number): void {
     this.jobs.delete(jobId);
   }
+
+  /**
+   * A checkpoint-restart world restarted in step `stepId`: its processes are new, so its CFG starts
+   * over from that step's reports (the samples taken so far stay).
+   */
+  restarted(jobId: number, stepId: number): void {
+    const e = this.jobs.get(jobId);
+    if (!e) return;
+    for (const id of [...e.steps.keys()]) if (id < stepId) e.steps.delete(id);
+    e.cfg = undefined;
+    this.persist?.save(jobId, toDoc(e));
+  }
 }
 
 const stats = (s: Series, scale: number) => ({

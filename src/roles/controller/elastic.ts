@@ -10,7 +10,7 @@ import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
 import type { PlanResize } from "../../sched/plan.ts";
-import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
+import type { AdoptCredential, NodeRef, StepCredential } from "../../proto/common.ts";
 import { KEPT_LIMIT, limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -184,7 +184,7 @@ export class Elastic {
       within?.();
       return aid;
     });
-    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m };
+    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep };
     if (joinStep !== undefined) this.effects.allocated?.(added);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher!.send({
@@ -323,6 +323,40 @@ export class Elastic {
   }
 
   /**
+   * A checkpoint-restart adaptation's new step (docs/adaptation.md §12): the old world's ranks wrote
+   * their parts and ended; the world restarts on the adaptation's new nodes (a fault's survivors)
+   * with its new layout. A grow's joining step is that step, over every node; otherwise a new one.
+   * Its credential covers what the elastic step's covered. The step is the elastic step once the
+   * adaptation commits.
+   */
+  restartGrant(jobId: number, adaptId: number, now = Date.now()): { stepId: number; nodes: NodeRef[]; tasks: number[]; cred: StepCredential } {
+    const job = this.jobs.activeJob(jobId);
+    const e = this.jobs.elasticOf(job);
+    const a = e.adapting;
+    if (!job.row.elastic || !a || a.id !== adaptId) throw conflict("not_adapting", `job ${jobId} has no open adaptation ${adaptId} to restart in`);
+    if (!e.covers) throw conflict("no_elastic_step", `job ${jobId}: its elastic step's credential is not known yet (the launcher re-attaches)`);
+    const nodes = job.nodes.filter((n) => !a.removed.includes(n));
+    const tasks = a.fault ? e.tasks : a.remap?.tasks;
+    if (!tasks || tasks.length !== nodes.length) throw conflict("layout_unknown", `job ${jobId}: the new world's layout is not known (${tasks?.length ?? 0} entries for ${nodes.length} nodes)`);
+    const total = tasks.reduce((x, y) => x + y, 0);
+    const stepId = a.restartStep ?? a.joinStep ?? job.row.nextStep;
+    if (a.restartStep === undefined) {
+      const argv = (e.stepId !== undefined ? this.store.stepArgv(jobId, e.stepId) : undefined) ?? job.row.argv ?? [];
+      this.ledger.commit((tx) => {
+        if (stepId === a.joinStep) this.store.setStepLayout(jobId, stepId, total, nodes);
+        else {
+          tx.steps(job, stepId + 1);
+          this.store.insertStep(jobId, stepId, argv, total, nodes, now);
+        }
+        this.store.addEvent(jobId, now, "restarting", `adaptation ${a.id}: the checkpoint is written; restarting ${total} ranks on ${compressHostlist(nodes)} as step ${stepId}`, { adaptationId: a.id, stepId });
+      });
+      a.restartStep = stepId;
+    }
+    const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
+    return { stepId, nodes: nodes.map(ref), tasks, cred: signCredential(this.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, ...e.covers }) };
+  }
+
+  /**
    * Step 6: the launcher reports the adaptation's end; with a commit, the world's ranks per node
    * (`tasks`, the plan's remap it was sent: kept here too, for a launcher that does not say).
    */
@@ -341,12 +375,14 @@ export class Elastic {
     // failed nodes left the job when it began.)
     const dropped = (ok ? a.removed : a.added).filter((n) => job.nodes.includes(n));
     const took = (all.committed ?? now) - (all.realloc ?? a.requestedAt);
+    const elasticStep = ok && a.restartStep !== undefined ? a.restartStep : e.stepId;
     this.ledger.commit((tx) => {
       this.estore.endAdaptation(a.id, ok ? { state: "COMMITTED", endedAt: now, times: all } : { state: "FAILED", endedAt: now, times: all, message: message ?? null });
       if (dropped.length > 0) tx.released(job, dropped, now);
-      // The elastic step is the world as committed: its ranks over the nodes the job keeps.
+      // The elastic step is the world as committed: its ranks over the nodes the job keeps (a
+      // checkpoint-restart world's is the step it restarted in).
       const layout = tasks ?? a.remap?.tasks;
-      if (ok && e.stepId !== undefined && layout) this.store.setStepLayout(jobId, e.stepId, layout.reduce((sum, n) => sum + n, 0), job.nodes.filter((n) => !dropped.includes(n)));
+      if (ok && elasticStep !== undefined && layout) this.store.setStepLayout(jobId, elasticStep, layout.reduce((sum, n) => sum + n, 0), job.nodes.filter((n) => !dropped.includes(n)));
       tx.state(job, "RUNNING");
       const limit = ok ? this.rescaleLimit(job, a, now) : undefined;
       if (limit !== undefined && limit !== job.row.timeLimit) tx.limit(job, limit);
@@ -355,6 +391,8 @@ export class Elastic {
       else this.store.addEvent(jobId, now, "resize-failed", `resize from ${a.from} to ${a.to} nodes failed: ${message ?? "unknown reason"}`, { adaptationId: a.id });
     });
     this.effects.adapted?.({ from: a.from, to: a.to, ok, requestedAt: a.requestedAt, times: all });
+    e.stepId = elasticStep;
+    if (ok && a.restartStep !== undefined) this.cfgs.restarted(jobId, a.restartStep);
     if (ok && !a.fault) {
       // Unknown (a launcher that does not say, after a controller restart lost the plan's): resizes wait for its next attach.
       e.tasks = tasks ?? a.remap?.tasks;
@@ -416,8 +454,17 @@ export class Elastic {
     this.effects.adapted?.({ from: a.from, to: a.to, ok: false, requestedAt: a.requestedAt, times: { ...a.times, ended: now } });
   }
 
-  perf(jobId: number, node: string, s: { ranks: number; iterations: number; loopNs: number; commNs: number }, now = Date.now()): void {
-    if (!this.state.jobs.get(jobId)?.row.elastic) return;
+  perf(jobId: number, node: string, s: { ranks: number; iterations: number; loopNs: number; commNs: number; stateBytes?: number }, now = Date.now()): void {
+    const job = this.state.jobs.get(jobId);
+    if (!job?.row.elastic) return;
+    if (s.stateBytes !== undefined) {
+      const e = this.jobs.elasticOf(job);
+      // The first registration comes once the program has started: how long a start takes it.
+      e.checkpoint ??= { nodeBytes: new Map(), coldStartMs: Math.max(0, now - (job.row.startTime ?? now)) };
+      e.checkpoint.nodeBytes.set(node, s.stateBytes);
+    }
+    // A registration alone is no timing sample.
+    if (s.iterations === 0 && s.loopNs === 0) return;
     this.estore.insertPerf({ jobId, time: now, node, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs });
   }
 

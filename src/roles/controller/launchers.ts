@@ -62,7 +62,7 @@ export class LauncherHub {
       return;
     }
     if (!scopeMayActOn(scope, msg.jobId, this.jobs.row(msg.jobId))) {
-      conn.send(errorOf(notYourJob(scope, msg.jobId), msg.t === "step.create" || msg.t === "adopt" ? msg.req : undefined));
+      conn.send(errorOf(notYourJob(scope, msg.jobId), msg.t === "step.create" || msg.t === "adopt" || msg.t === "restart" ? msg.req : undefined));
       return;
     }
     const now = Date.now();
@@ -74,6 +74,14 @@ export class LauncherHub {
       }
       case "step.create":
         return this.createStep(conn, msg.jobId, msg.req, msg.step);
+      case "restart":
+        try {
+          const g = this.elastic.restartGrant(msg.jobId, msg.adaptId, now);
+          conn.send({ t: "restart.grant", req: msg.req, ...g });
+        } catch (e) {
+          conn.send(errorOf(e, msg.req));
+        }
+        return;
       case "adopt":
         try {
           conn.send({ t: "adopt.grant", req: msg.req, cred: this.elastic.adoptCredential(msg.jobId, msg.stepId, msg.nodes) });

@@ -5,6 +5,7 @@
  * per node, its MTCT samples since its last adaptation and what it measured at each size, and the
  * spawn requests waiting. The simulator builds the same snapshot from its virtual cluster.
  */
+import { restartCost } from "../../sched/restart-cost.ts";
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { measuredModel } from "../../sched/profile.ts";
 import type { AdminLimits, ErsConfig } from "../../sched/config.ts";
@@ -92,7 +93,8 @@ export class Snapshots {
       adapting: r.state === "ADAPTING",
       resizingTo: e?.adapting?.to,
       lastAdaptEnd: e?.lastAdaptEnd,
-      adaptCost: e?.adaptCostMs === undefined ? undefined : e.adaptCostMs / 1000,
+      // Measured, else (a checkpoint-restart job) estimated from its start and its state.
+      adaptCost: e?.adaptCostMs !== undefined ? e.adaptCostMs / 1000 : e?.checkpoint ? restartCost({ coldStart: e.checkpoint.coldStartMs / 1000, nodeBytes: Math.max(0, ...e.checkpoint.nodeBytes.values()) }) : undefined,
       overrides: r.elasticSettings ?? undefined,
       profile: measured.length > 0 ? measured.map((p) => ({ nodes: p.nodes, iterTime: p.iterTime })) : undefined,
       // APM's policies model a job only by what it measured (the others read MTCT and the profile).

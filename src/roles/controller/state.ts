@@ -77,10 +77,16 @@ export interface ElasticRuntime {
     limit?: { ratio: number; source: string };
     /** The plan's rank remap (a resize's; not a fault's): the ranks per node after it commits. */
     remap?: RankRemap;
+    /** A grow's step for its joining ranks (a checkpoint-restart world restarts in it instead). */
+    joinStep?: number;
+    /** Checkpoint-restart: the step the world restarts in; the elastic step once it commits. */
+    restartStep?: number;
   };
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */
   adaptCostMs?: number;
+  /** A checkpoint-restart job (libebb): the state its ranks registered per node, and how long its start took (the cost estimate before a resize is measured). */
+  checkpoint?: { nodeBytes: Map<string, number>; coldStartMs: number };
   /** What the elastic step's credential covered (argv, environments, cwd, output): joining steps' credentials cover the same. */
   covers?: StepCovers;
   /** Timing samples count from here (reset at each adaptation). */

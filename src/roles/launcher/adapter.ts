@@ -13,8 +13,14 @@
  *
  * Faults (dissertation §6.1.2; docs/adaptation.md §7.4-7.9): the controller answers this launcher's
  * `fault` with a fault realloc; the window opens without probe rounds, naming the lost ranks.
+ *
+ * Checkpoint-restart worlds (libebb programs; docs/adaptation.md §12, helpers in restart.ts) resize
+ * by the same rounds up to the window; there every rank writes its part and commits, the old step
+ * ends, and the world restarts in a new step on the new nodes, which reads the checkpoint back. A
+ * node lost ends the world at once; it restarts on the survivors from its last periodic checkpoint.
  */
-import { cardKey } from "../../proto/adapt.ts";
+import { cardKey, CR } from "../../proto/adapt.ts";
+import { join } from "node:path";
 import type { NodeRef, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
@@ -22,7 +28,8 @@ import type { Placement } from "../../sched/remap.ts";
 import type { ControllerLink, ReallocMsg } from "./controller-link.ts";
 import { logger } from "../../util/log.ts";
 import type { AdaptReport } from "../../tbon/adapt-reduce.ts";
-import type { RankExit, StepRoot } from "./step-root.ts";
+import type { RankExit, StepResult, StepRoot } from "./step-root.ts";
+import { isCheckpointRestart, latestCheckpoint, restartFailure, restartSpec } from "./restart.ts";
 
 const log = logger("launcher");
 
@@ -32,10 +39,14 @@ export interface WorldStep {
 }
 
 export interface AdapterHost {
-  /** Start a step of this launch (the joining ranks) and resolve once all its ranks run. */
-  startJoining(spec: StepSpec, cred: StepCredential): { root: StepRoot; launched: Promise<void> };
-  /** Stop a joining step whose adaptation was aborted, without failing the launch. */
+  /** Start a step of this launch (the joining ranks, or a restarted world) and resolve once all its ranks run. */
+  startJoining(spec: StepSpec, cred: StepCredential): { root: StepRoot; launched: Promise<void>; done: Promise<StepResult> };
+  /** Stop a step whose adaptation was aborted (or a checkpoint-restart world a node of which was lost), without failing the launch. */
   abandon(root: StepRoot, why: string): void;
+  /** A line about the launch for the user. */
+  notice(text: string): void;
+  /** Where the job's checkpoints live (restart.ts checkpointDir). */
+  checkpointDir: string;
 }
 
 /** A resize under way: aborted by a fault, or by its joining step's failure, until its commit is agreed. */
@@ -46,8 +57,10 @@ interface Resize {
   /** Aborted by a fault: the fault window that follows takes the ranks held at a target. */
   faulted?: boolean;
   abort(why: string, fault?: boolean): void;
-  /** A grow's joining step, until the commit makes it part of the world. */
+  /** A grow's joining step (a restarted world's step), until the commit makes it part of the world. */
   joining?: StepRoot;
+  /** Checkpoint-restart: the old world ended; the adaptation can only go on in the restarted step. */
+  restarting?: boolean;
 }
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
@@ -104,6 +117,20 @@ export class Adapter {
   private failure: string | undefined;
   /** Fault adaptations ordered and not ended: a realloc naming one again extends it. */
   private readonly faults = new Set<number>();
+  /** Checkpoint-restart: the steps the world goes on in, in order, each once its predecessor ended on purpose. */
+  private readonly successors: Array<Promise<StepResult>> = [];
+  /** Resolves the newest of `successors`: the restarted step's end, or the restart's failure. */
+  private restarting: ((r: StepResult | Promise<StepResult>) => void) | undefined;
+  /** The checkpoint-restart world stopped after a node was lost (its step is being killed). */
+  private stopped: StepRoot | undefined;
+  /** Steps this launcher restarted a checkpoint-restart world in (their ranks put no flag: restart.ts). */
+  private readonly restartRoots = new WeakSet<StepRoot>();
+
+  /** Whether the world is a checkpoint-restart world: its ranks said so, or it restarted as one. */
+  private restarts(): boolean {
+    const root = this.world[0]!.step.root;
+    return this.restartRoots.has(root) || isCheckpointRestart(root);
+  }
 
   constructor(
     private readonly link: ControllerLink,
@@ -140,8 +167,29 @@ export class Adapter {
     return out;
   }
 
+  /**
+   * The step the world went on in after the step the launch awaited ended on purpose (a
+   * checkpoint-restart): its end, or the restart's failure; undefined when the world did not restart.
+   */
+  nextStep(): Promise<StepResult> | undefined {
+    return this.successors.shift();
+  }
+
+  /** The world's step is ending for a restart: the launch waits for the step it restarts in. */
+  private beginRestart(): void {
+    if (this.restarting) return;
+    this.successors.push(new Promise<StepResult>((resolve) => (this.restarting = resolve)));
+  }
+
+  private endRestart(r: StepResult | Promise<StepResult>): void {
+    const resolve = this.restarting;
+    this.restarting = undefined;
+    resolve?.(r);
+  }
+
   /** The launch failed: an adaptation in progress fails with it. */
   fail(message: string): void {
+    this.endRestart({ exitCode: 1, exits: [], failure: message });
     this.failure ??= message;
     for (const w of this.waiters.values()) w.resolve([]);
     for (const f of [...this.exitWaiters]) f();
@@ -153,8 +201,11 @@ export class Adapter {
    */
   nodeLost(node: string, reason: string): boolean {
     if (this.failure) return false;
+    // A checkpoint-restart world restarting: a node of the step it restarts in fails the restart.
+    if (this.resize?.restarting && this.resize.joining && !this.resize.committed) return false;
     // Already being adapted past, or it had left the world.
     if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
+    if (this.restarts()) return this.restartLost(node, reason);
     // A resize under way: before its commit is agreed it is aborted (the fault realloc that follows
     // works on the world before it); after, the fault is reported once the resize's end is.
     const resize = this.resize;
@@ -204,11 +255,16 @@ export class Adapter {
       for (const n of msg.removed) this.lost.add(n);
       this.resize.abort(`${msg.fault.reason}; the resize is aborted`, true);
     }
-    const adapt = msg.fault ? () => this.faultAdapt(msg) : () => this.adapt(msg);
+    const restarts = this.restarts();
+    const adapt = msg.fault ? () => (restarts ? this.restartAfterFault(msg) : this.faultAdapt(msg)) : () => this.adapt(msg);
     const run = () => {
       this.adapting = true;
       return adapt()
-        .catch((e: Error) => this.link.adaptDone(msg.adaptId, false, {}, e.message))
+        .catch((e: Error) => {
+          // A checkpoint-restart world that ended for this adaptation cannot go on: the launch ends with it.
+          this.endRestart({ exitCode: 1, exits: [], failure: e.message });
+          this.link.adaptDone(msg.adaptId, false, {}, e.message);
+        })
         .finally(() => {
           this.adapting = false;
           this.faults.delete(msg.adaptId);
@@ -233,31 +289,38 @@ export class Adapter {
     const out: string[] = [];
     for (let r = 0; r < size; r++) {
       const card = this.world[0]!.step.root.kvs.get(cardKey(r, 0));
-      if (card === undefined) throw new Error(`rank ${r} has no business card: the step's ranks must call initAdapt() before they can be resized`);
+      if (card === undefined) throw new Error(`rank ${r} has no business card: the step's ranks must call initAdapt() (ebb/comm) or ebb_init() (libebb) before they can be resized`);
       out.push(card);
     }
     return out;
   }
 
-  private async adapt(msg: ReallocMsg): Promise<void> {
+  /** A resize (or a restart) under way, and a promise that settles when it is aborted. */
+  private newResize(adaptId: number): { resize: Resize; aborted: Promise<string> } {
     let abortNow!: (why: string) => void;
     const aborted = new Promise<string>((r) => (abortNow = r));
     const resize: Resize = {
-      adaptId: msg.adaptId,
+      adaptId,
       committed: false,
       aborted: undefined,
       abort: (why, fault) => {
         if (resize.committed || resize.aborted) return;
-        log.warn(`adaptation ${msg.adaptId}: ${why}`);
+        log.warn(`adaptation ${adaptId}: ${why}`);
         resize.aborted = why;
         resize.faulted = fault;
         abortNow(why);
         for (const w of [...this.waiters.values()]) w.resolve([]);
       },
     };
+    return { resize, aborted };
+  }
+
+  private async adapt(msg: ReallocMsg): Promise<void> {
+    const { resize, aborted } = this.newResize(msg.adaptId);
     this.resize = resize;
     try {
-      await this.resizeSteps(msg, resize, aborted);
+      if (this.restarts()) await this.restartResize(msg, resize, aborted);
+      else await this.resizeSteps(msg, resize, aborted);
     } catch (e) {
       // A failed grow fails only the adaptation: its joining ranks, waiting in adaptBegin or still
       // starting, go; the preexisting ranks go on in the old world (or the fault window's).
@@ -352,39 +415,7 @@ export class Adapter {
 
     // Step 4: bring every preexisting rank to the same probe call.
     times.notified = Date.now();
-    let margin = FIRST_MARGIN;
-    for (let round = 1; ; round++) {
-      const counted = this.wait("counted", msg.adaptId, round, pre.length);
-      this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
-      const target = Math.max(...(await within(counted, msg.deadline, `probe round ${round}: not every node reported its ranks' probe count`))) + margin;
-      log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
-      check();
-      const checked = this.wait("checked", msg.adaptId, round, pre.length);
-      const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
-      this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
-      // From here ranks may be held at the target: a round that fails lets them go on (adapt.release),
-      // unless a fault aborted it (its window answers them).
-      const release = () => this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
-      try {
-        const racers = await within(checked, msg.deadline, `probe round ${round}: not every node checked its ranks against probe call ${target}`);
-        check();
-        if (Math.max(...racers) > 0) {
-          // A rank went past the target before it could see it: let everyone go on, aim further.
-          this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
-          release();
-          margin *= 2;
-          continue;
-        }
-        const total = (await within(arrived, msg.deadline, `probe round ${round}: not every rank reached probe call ${target}`)).reduce((a, b) => a + b, 0);
-        log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
-        check();
-        if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
-      } catch (e) {
-        if (!resize.faulted) release();
-        throw e;
-      }
-      break;
-    }
+    await this.agree(msg, pre, resize, check, oldSize);
     times.agreed = Date.now();
 
     // Step 5: the window opens everywhere; it closes when every rank of both worlds committed.
@@ -423,6 +454,210 @@ export class Adapter {
     this.check();
     times.released = Date.now();
     this.link.adaptDone(msg.adaptId, true, times, undefined, this.placement().tasks);
+  }
+
+  /**
+   * Step 4: rounds of count / target / (release | arrived) over the preexisting steps until every
+   * rank waits at the same probe call (docs/adaptation.md §7.3); throws when a round fails.
+   */
+  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number): Promise<void> {
+    let margin = FIRST_MARGIN;
+    for (let round = 1; ; round++) {
+      const counted = this.wait("counted", msg.adaptId, round, pre.length);
+      this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
+      const target = Math.max(...(await within(counted, msg.deadline, `probe round ${round}: not every node reported its ranks' probe count`))) + margin;
+      log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
+      check();
+      const checked = this.wait("checked", msg.adaptId, round, pre.length);
+      const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
+      this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
+      // From here ranks may be held at the target: a round that fails lets them go on (adapt.release),
+      // unless a fault aborted it (its window answers them).
+      const release = () => this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
+      try {
+        const racers = await within(checked, msg.deadline, `probe round ${round}: not every node checked its ranks against probe call ${target}`);
+        check();
+        if (Math.max(...racers) > 0) {
+          // A rank went past the target before it could see it: let everyone go on, aim further.
+          this.waiters.delete(`arrived:${msg.adaptId}:${round}`);
+          release();
+          margin *= 2;
+          continue;
+        }
+        const total = (await within(arrived, msg.deadline, `probe round ${round}: not every rank reached probe call ${target}`)).reduce((a, b) => a + b, 0);
+        log.debug(`adaptation ${msg.adaptId} round ${round}: ${total} of ${oldSize} ranks at the target`);
+        check();
+        if (total !== oldSize) throw new Error(`only ${total} of ${oldSize} ranks reached probe call ${target}`);
+      } catch (e) {
+        if (!resize.faulted) release();
+        throw e;
+      }
+      break;
+    }
+  }
+
+  /**
+   * A checkpoint-restart world's resize (docs/adaptation.md §12): the probe rounds, then a window
+   * in which every rank stays (they all end anyway) and the plan rides as a KVS entry; each rank
+   * writes its part, rank 0 says how it went (KVS, one fence) and they commit. On "ok" the window
+   * closes, the old ranks exit with CR.exitStatus, and the world restarts on the new nodes.
+   * Otherwise the window closes and the ranks go on at their size: the resize fails only itself.
+   */
+  private async restartResize(msg: ReallocMsg, resize: Resize, aborted: Promise<string>): Promise<void> {
+    const check = () => {
+      this.check();
+      if (resize.aborted) throw new Error(resize.aborted);
+    };
+    const times: Record<string, number> = { realloc: Date.now() };
+    lateOrder(msg);
+    if (!msg.remap) throw new Error("the resize order carries no rank remap (a controller older than this launcher?)");
+    const m = msg.remap;
+    const oldSize = m.staying + m.leaving;
+    const have = this.placement().tasks.reduce((a, b) => a + b, 0);
+    if (oldSize !== have) throw new Error(`the resize order's remap (${oldSize} ranks before) does not fit this world (${have} ranks)`);
+    const step = this.world[0]!.step;
+    if (this.world.some((w) => w.step !== step)) throw new Error("a checkpoint-restart world runs in one step");
+    // The nodes whose ranks keep their node write to its /dev/shm: the first ones, holding the staying ranks.
+    const shmNodes = this.world.filter((w) => w.first + w.tasks <= m.staying).map((w) => w.node);
+    const next = Math.max(this.generation, this.usedGeneration) + 1;
+    this.usedGeneration = next;
+    times.notified = Date.now();
+    await this.agree(msg, [step], resize, check, oldSize);
+    times.agreed = Date.now();
+
+    const committed = this.wait("committed", msg.adaptId, 0, 1);
+    this.broadcast([step], { t: "adapt.go", step: "", adaptId: msg.adaptId, generation: next, staying: oldSize, leaving: 0, joining: 0, oldSize, cards: { [CR.plan(msg.adaptId)]: `stay=${m.staying}` } });
+    const commits = (await within(committed, msg.deadline, "not every rank wrote its part of the checkpoint")).reduce((a, b) => a + b, 0);
+    check();
+    if (commits !== oldSize) throw new Error(`only ${commits} of ${oldSize} ranks wrote their part of the checkpoint`);
+    times.written = Date.now();
+    const written = step.root.kvs.get(CR.written(msg.adaptId));
+    if (written !== "ok") {
+      this.broadcast([step], { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: oldSize });
+      this.generation = next;
+      throw new Error(`writing the checkpoint failed, the job goes on at ${oldSize} ranks: ${written ?? "no rank said how it went"}`);
+    }
+    // From here the old world ends: its ranks exit once the window closes; the launch waits for the restarted step.
+    resize.restarting = true;
+    step.root.expectExit(CR.exitStatus);
+    this.beginRestart();
+    this.broadcast([step], { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: oldSize });
+    this.generation = next;
+    // The new step's grant is asked for while the old ranks end.
+    const grant = this.link.restartGrant(msg.adaptId);
+    grant.catch(() => {});
+    await within(step.root.result, msg.deadline, "the old ranks did not all end after writing the checkpoint");
+    times.exited = Date.now();
+    await this.restartIn(msg, resize, aborted, join(this.host.checkpointDir, CR.tag(msg.adaptId)), times, shmNodes, grant);
+  }
+
+  /**
+   * The world restarts from checkpoint `from` in the step the controller grants (the adaptation's
+   * new nodes): its ranks read the checkpoint and wait in ebb-begin (round 0 of window
+   * adaptId + WINDOW_ID_STRIDE), a window opens and closes over them, and it is the world. A
+   * failure ends the launch (the old world is gone), saying where the checkpoint is kept.
+   */
+  private async restartIn(msg: ReallocMsg, resize: Resize, aborted: Promise<string>, from: string, times: Record<string, number>, shmNodes: readonly string[], grant = this.link.restartGrant(msg.adaptId)): Promise<void> {
+    const check = () => {
+      this.check();
+      if (resize.aborted) throw new Error(resize.aborted);
+    };
+    let size = 0;
+    try {
+      const g = await within(grant, msg.deadline, "the controller did not grant the step to restart in");
+      check();
+      size = g.tasks.reduce((a, b) => a + b, 0);
+      const windowId = msg.adaptId + WINDOW_ID_STRIDE;
+      const next = Math.max(this.generation, this.usedGeneration) + 1;
+      this.usedGeneration = next;
+      const spec = restartSpec(this.world[0]!.step.spec, g, { dir: this.host.checkpointDir, from, generation: next, windowId });
+      const ready = this.wait("arrived", windowId, 0, 1);
+      const started = this.host.startJoining(spec, g.cred);
+      this.restartRoots.add(started.root);
+      const step: WorldStep = { spec, root: started.root };
+      resize.joining = started.root;
+      await within(Promise.race([started.launched, aborted]), msg.deadline, `the ${size} restarted ranks did not all start`);
+      check();
+      times.spawned = Date.now();
+      const [arrived] = await within(ready, msg.deadline, `the ${size} restarted ranks did not all read the checkpoint`);
+      check();
+      if (arrived !== size) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${size} restarted ranks read the checkpoint`);
+      times.ready = Date.now();
+      const committed = this.wait("committed", windowId, 0, 1);
+      this.broadcast([step], { t: "adapt.go", step: "", adaptId: windowId, generation: next, staying: 0, leaving: 0, joining: size, oldSize: size, cards: {} });
+      const commits = (await within(committed, msg.deadline, "not every restarted rank committed")).reduce((a, b) => a + b, 0);
+      check();
+      if (commits !== size) throw new Error(`only ${commits} of ${size} restarted ranks committed`);
+      resize.committed = true;
+      times.committed = times.released = Date.now();
+      this.broadcast([step], { t: "adapt.done", step: "", adaptId: windowId, generation: next, size });
+      this.generation = next;
+      this.worldCards = undefined;
+      const first = firstRanks(g.tasks);
+      this.world = g.nodes.map((n, i) => ({ node: n.name, tasks: g.tasks[i]!, first: first[i]!, step }));
+      this.stopped = undefined;
+      this.endRestart(started.done);
+      this.link.adaptDone(msg.adaptId, true, times, undefined, g.tasks);
+      this.link.elasticStepIs(g.stepId, g.cred);
+    } catch (e) {
+      const why = restartFailure(resize.aborted ?? (e as Error).message, size || this.placement().tasks.reduce((a, b) => a + b, 0), from, shmNodes);
+      if (resize.joining && !resize.committed) this.host.abandon(resize.joining, why);
+      this.host.notice(why);
+      this.endRestart({ exitCode: 1, exits: [], failure: why });
+      throw new Error(why);
+    }
+  }
+
+  /**
+   * A node of a checkpoint-restart world was lost: the world cannot go on (MPI ranks of a broken
+   * world), so it ends now, and the controller's fault realloc restarts it on the survivors from
+   * the last periodic checkpoint. A node lost while a restart is under way fails the restart.
+   */
+  private restartLost(node: string, reason: string): boolean {
+    if (this.resize?.restarting) return false;
+    this.lost.add(node);
+    this.link.fault(node, reason);
+    this.resize?.abort(`node ${node} was lost (${reason}); the resize is aborted`, true);
+    this.stopWorld(`lost node ${node} (${reason}): the job restarts from its last checkpoint`);
+    return true;
+  }
+
+  /** Kills the checkpoint-restart world's step without failing the launch: a restart follows. */
+  private stopWorld(why: string): void {
+    const root = this.world[0]!.step.root;
+    if (this.stopped === root) return;
+    this.stopped = root;
+    this.beginRestart();
+    this.host.abandon(root, why);
+  }
+
+  /**
+   * The fault realloc of a checkpoint-restart world: once its step has ended, it restarts on the
+   * survivors from the newest periodic checkpoint; without one the fault adaptation fails (the
+   * job ends NODE_FAIL).
+   */
+  private async restartAfterFault(msg: ReallocMsg): Promise<void> {
+    const times: Record<string, number> = { realloc: Date.now() };
+    lateOrder(msg);
+    for (const n of msg.removed) this.lost.add(n);
+    this.stopWorld(`${msg.fault?.reason ?? "a node failed"}: the job restarts from its last checkpoint`);
+    const { resize, aborted } = this.newResize(msg.adaptId);
+    this.resize = resize;
+    try {
+      resize.restarting = true;
+      await within(this.world[0]!.step.root.result, msg.deadline, "the ranks of the failed world did not all end");
+      times.exited = times.notified = times.agreed = Date.now();
+      const latest = latestCheckpoint(this.host.checkpointDir);
+      if ("reason" in latest) {
+        const why = `nothing to restart from: ${latest.reason}`;
+        this.endRestart({ exitCode: 1, exits: [], failure: why });
+        throw new Error(why);
+      }
+      await this.restartIn(msg, resize, aborted, latest.path, times, []);
+      for (const n of msg.removed) this.lost.delete(n);
+    } finally {
+      this.resize = undefined;
+    }
   }
 
   /**

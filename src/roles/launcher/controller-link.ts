@@ -13,6 +13,8 @@ import { VERSION } from "../../util/version.ts";
 
 export type JobStateMsg = Extract<ControllerToLauncher, { t: "job.state" }>;
 export type ReallocMsg = Extract<ControllerToLauncher, { t: "realloc" }>;
+/** The step a checkpoint-restart adaptation restarts the world in (docs/adaptation.md §12). */
+export type RestartGrant = Omit<Extract<ControllerToLauncher, { t: "restart.grant" }>, "t" | "req">;
 type ErrorMsg = Extract<ControllerToLauncher, { t: "error" }>;
 
 
@@ -31,7 +33,7 @@ export class ControllerLink {
   private elasticStep: { stepId: number; cred: StepCredential; tasks: () => number[] } | undefined;
   /** A submit sent and not yet answered. */
   private submission: (Pending<void> & { job: JobSubmit; sent: boolean }) | undefined;
-  private readonly requests = new Map<number, Pending<StepGrant> | Pending<AdoptCredential>>();
+  private readonly requests = new Map<number, Pending<StepGrant> | Pending<AdoptCredential> | Pending<RestartGrant>>();
   private nextRequest = 0;
   latest: JobStateMsg | undefined;
   /** The controller refused this launcher's protocol version: every wait fails with this. */
@@ -100,6 +102,13 @@ export class ControllerLink {
     else this.open();
   }
 
+  /** The elastic step is another one now (a checkpoint-restart world restarted in it): attach again with it. */
+  elasticStepIs(stepId: number, cred: StepCredential): void {
+    if (!this.elasticStep) return;
+    this.elasticStep = { ...this.elasticStep, stepId, cred };
+    if (this.channel) this.channel.send(this.attachMessage());
+  }
+
   private attachMessage(): LauncherToController {
     const e = this.elasticStep;
     return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks(), cred: e.cred };
@@ -122,6 +131,16 @@ export class ControllerLink {
     return new Promise((resolve, reject) => {
       this.requests.set(req, { resolve, reject });
       this.send({ t: "step.create", jobId: this.jobId, req, step });
+    });
+  }
+
+  /** The step to restart a checkpoint-restart world in, once its old ranks wrote their parts (adaptation `adaptId`). */
+  restartGrant(adaptId: number): Promise<RestartGrant> {
+    if (this.refusal) return Promise.reject(this.refusal);
+    const req = this.nextRequest++;
+    return new Promise((resolve, reject) => {
+      this.requests.set(req, { resolve, reject });
+      this.send({ t: "restart", jobId: this.jobId, adaptId, req });
     });
   }
 
@@ -216,6 +235,12 @@ export class ControllerLink {
         (this.requests.get(m.req) as Pending<StepGrant> | undefined)?.resolve(m.grant);
         this.requests.delete(m.req);
         return;
+      case "restart.grant": {
+        const { t: _t, req: _req, ...grant } = m;
+        (this.requests.get(m.req) as Pending<RestartGrant> | undefined)?.resolve(grant);
+        this.requests.delete(m.req);
+        return;
+      }
       case "adopt.grant":
         (this.requests.get(m.req) as Pending<AdoptCredential> | undefined)?.resolve(m.cred);
         this.requests.delete(m.req);

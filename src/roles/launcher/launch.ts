@@ -10,6 +10,8 @@ import type { StepCredential } from "../../proto/common.ts";
 import type { JobStart } from "../../proto/agent.ts";
 import { envDigest } from "../../proto/credential.ts";
 import { Adapter } from "./adapter.ts";
+import { checkpointDir } from "./restart.ts";
+import { CR } from "../../proto/adapt.ts";
 import type { ControllerLink } from "./controller-link.ts";
 import { StepRoot, type SpawnOutcome, type StepResult, type StepSink } from "./step-root.ts";
 
@@ -83,7 +85,9 @@ export class Launch {
     const elastic = g.elastic
       ? { status: "new" as const, generation: 0, rankBase: 0, worldSize: g.tasks.reduce((a, b) => a + b, 0), sampleInterval: g.elastic.sampleInterval }
       : undefined;
-    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined });
+    // Checkpoint-restart ranks (libebb) find where their checkpoints go in their KVS.
+    const dir = checkpointDir(this.o.env, this.o.cwd, g.jobId);
+    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}) });
     const primary = this.start(spec, g.cred, this.o.reportPrimary);
     if (elastic) {
       this.adapter = new Adapter(
@@ -94,17 +98,23 @@ export class Launch {
             this.abandoned.add(root);
             root.cancel(`the adaptation these ranks joined was aborted: ${why}`, 143);
           },
+          notice: (text) => this.o.sink.notice(text),
+          checkpointDir: dir,
         },
         { spec, root: primary.root },
       );
       this.o.link.takeResizes(g.stepId, g.cred, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
     }
-    const result = await primary.done;
+    let result = await primary.done;
+    // A checkpoint-restart world ended its step on purpose: it goes on in the step it restarted in.
+    for (let next = this.adapter?.nextStep(); next; next = this.adapter?.nextStep()) result = await next;
     while (this.pending.size > 0) await Promise.all([...this.pending]);
     return this.failure?.result ?? result;
   }
 
   cancel(reason: string, code: number): void {
+    // A restart under way ends with the launch.
+    this.adapter?.fail(reason);
     for (const r of this.roots.values()) r.cancel(reason, code);
   }
 

@@ -96,6 +96,8 @@ export class StepRoot {
   private resolve!: (r: StepResult) => void;
   private giveUp: ReturnType<typeof setTimeout> | undefined;
   private over = false;
+  /** An exit code that ends a rank cleanly: a checkpoint-restart world's ranks exit so once their part is written. */
+  private cleanExit: number | undefined;
   /** Nodes whose agent reported their ranks dead: it lives, and still relays for the nodes below it. */
   private readonly relaying = new Set<string>();
   /** Adoptions under way (children of a lost inner node being re-attached here). */
@@ -143,6 +145,11 @@ export class StepRoot {
     this.broadcast({ t: "signal", step: this.key, signal });
   }
 
+  /** From now on a rank that exits with `code` ends cleanly (its checkpoint-restart adaptation expects it). */
+  expectExit(code: number): void {
+    this.cleanExit = code;
+  }
+
   /** Stop the step on request (Ctrl-C, cancel). */
   cancel(reason: string, code = 130): void {
     this.fail(reason, code);
@@ -175,7 +182,7 @@ export class StepRoot {
         this.exits.set(msg.rank, exit);
         this.o.onExit?.(exit);
         const rank = this.rankBase + msg.rank;
-        if (msg.code !== 0) {
+        if (msg.code !== 0 && !(msg.code === this.cleanExit && !msg.signal)) {
           this.fail(msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`, msg.code);
         }
         if (this.exits.size === this.size) this.end();

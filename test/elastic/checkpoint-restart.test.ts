@@ -1,0 +1,230 @@
+/**
+ * Malleable MPICH programs by checkpoint and restart (libebb, docs/adaptation.md §12): the C Jacobi
+ * and the SUMMA matrix product of examples/c, built with `ebb mpicc`, run elastic on loopback
+ * clusters of real agents. Each must print the checksum of its fixed-size run under `mpiexec -n 2`
+ * after any resizes: user-initiated and scheduler-initiated, grow and shrink, a node lost between
+ * periodic checkpoints; a restart that fails ends the job saying why and keeps the checkpoint; a
+ * resize while the program never reaches a safe point times out and the job goes on.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { commandLines, ROOT, runProcess, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { elasticRun } from "../support/elastic-run.ts";
+
+const MAIN = join(ROOT, "src/main.ts");
+const work = mkdtempSync(join(tmpdir(), "ebb-cr-"));
+const env = { ...(process.env as Record<string, string>), EBB_CACHE_DIR: join(work, "cache") };
+
+/** `ebb mpicc -O2 -o BIN examples/c/NAME.c`; undefined (skipped) without mpicc unless CI=true. */
+async function build(name: string): Promise<string | undefined> {
+  if (!Bun.which("mpicc")) {
+    if (process.env.CI === "true") throw new Error("mpicc not found (required because CI=true)");
+    return undefined;
+  }
+  const bin = join(work, name);
+  const r = await runProcess([process.execPath, MAIN, "mpicc", "-O2", "-o", bin, join(ROOT, `examples/c/${name}.c`)], { env });
+  if (r.code !== 0) throw new Error(`ebb mpicc ${name}: ${r.stdout}${r.stderr}`);
+  return bin;
+}
+
+const jacobi = await build("jacobi");
+const summa = await build("summa");
+
+const checksumOf = (out: string) => /^checksum ([0-9a-f]{16})$/m.exec(out)?.[1];
+
+/** The fixed-size run's checksum: mpiexec -n 2, no ebb. */
+async function fixed(argv: string[]): Promise<string> {
+  const r = await runProcess(["mpiexec", "-n", "2", ...argv], { env });
+  expect(r.code).toBe(0);
+  return checksumOf(r.stdout)!;
+}
+
+/** /dev/shm parts and checkpoint directories a job left. */
+function leftovers(c: TestCluster, jobId: number): string[] {
+  const shm = readdirSync("/dev/shm").filter((f) => f.startsWith(`ebb-ckpt-${jobId}-`));
+  const dir = join(c.dir, ".ebb-ckpt", `job-${jobId}`);
+  return [...shm, ...(existsSync(dir) ? [dir] : [])];
+}
+
+const JACOBI = ["--n", "160", "--iters", "700", "--every", "50"];
+const SUMMA = ["--n", "192", "--mb", "16", "--every", "1"];
+
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the scheduler resizes nothing: fcfs)", () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startCluster({ agents: 4, heartbeat: 1, controllerArgs: ["--policy", "fcfs", "--adapt-timeout", "12"] });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  test("ebb run -N 2 --elastic --min-nodes 1 --max-nodes 4 ./jacobi, ebb resize to 4 then 1: the checksum of mpiexec -n 2, three steps, nothing left behind", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const grow = await c.ebb(["resize", String(job.id), "--nodes", "4", "--wait"]);
+    expect(grow.stderr).toBe("");
+    expect(grow.code).toBe(0);
+    await waitFor("the world of 4", () => /iteration \d+ on 4 ranks/.test(job.output()), 60_000);
+    const shrink = await c.ebb(["resize", String(job.id), "--nodes", "1", "--wait"]);
+    expect(shrink.code).toBe(0);
+    const { out, err, code } = await job.finished;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-5000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 4 ranks \(was 2\)/);
+    expect(out).toMatch(/resumed iteration \d+ on 1 ranks \(was 4\)/);
+    expect(checksumOf(out)).toBe(want);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    expect(end.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.fromRanks, a.toRanks, a.state])).toEqual([
+      [2, 4, 2, 4, "COMMITTED"],
+      [4, 1, 4, 1, "COMMITTED"],
+    ]);
+    // One adaptation each, its phases timed in order: agreed, every part written, the old ranks gone, the new ones started, read.
+    for (const a of end.adaptations) {
+      const t = a.times;
+      expect([t.agreed <= t.written, t.written <= t.exited, t.exited <= t.spawned, t.spawned <= t.ready, t.ready <= t.committed]).toEqual([true, true, true, true, true]);
+    }
+    // The old steps ended on purpose (COMPLETED), each world in a step of its own over its nodes.
+    expect(end.steps.map((s: any) => [s.state, s.tasks, s.nodes.length])).toEqual([
+      ["COMPLETED", 2, 2],
+      ["COMPLETED", 4, 4],
+      ["COMPLETED", 1, 1],
+    ]);
+    const show = await c.ebb(["show", String(job.id)]);
+    expect(show.stdout).toMatch(/checkpoint-restart: write \d+ ms, restart \d+ ms, read \d+ ms/);
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test.skipIf(!summa)("SUMMA on a 2-D block-cyclic layout: 2 -> 3 -> 4 -> 1 ranks (grids 1x2, 1x3, 2x2, 1x1), the fixed-size checksum", async () => {
+    const want = await fixed([summa!, ...SUMMA]);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", summa!, ...SUMMA, "--sleep-ms", "250"], /panel 1 on 2 ranks/);
+    for (const n of [3, 4, 1]) {
+      const a = await c.resize(job.id, n);
+      expect(a.state).toBe("COMMITTED");
+    }
+    const { out, err, code } = await job.finished;
+    if (code !== 0) console.log(out, err);
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed panel \d+ on 3 ranks \(1x3 grid, was 2 ranks\)/);
+    expect(out).toMatch(/resumed panel \d+ on 4 ranks \(2x2 grid, was 3 ranks\)/);
+    expect(out).toMatch(/resumed panel \d+ on 1 ranks \(1x1 grid, was 4 ranks\)/);
+    expect(checksumOf(out)).toBe(want);
+  }, 180_000);
+
+  test("a restart that fails: the job ends FAILED saying why and where the checkpoint is, and the checkpoint resumes by hand to the right answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // The program cannot start at the new size: its restarted ranks (EBB_ADAPT_STATUS=joining) fail before ebb_init.
+    const failing = ["sh", "-c", '[ "$EBB_ADAPT_STATUS" = joining ] && { echo "jacobi cannot start here" >&2; exit 3; }; exec "$0" "$@"'];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", ...failing, jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    const { err, code } = await job.finished;
+    expect(code).not.toBe(0);
+    const from = /resume it with EBB_RESUME=(\S+)/.exec(err)?.[1];
+    expect(err).toContain("the restart at 3 ranks failed");
+    expect(from).toBe(join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`));
+    const end = await c.job(job.id);
+    expect(end.state).toBe("FAILED");
+    expect(end.reason).toContain("the restart at 3 ranks failed");
+    const a = end.adaptations[0];
+    expect([a.state, a.message]).toEqual(["FAILED", expect.stringContaining(`EBB_RESUME=${from}`)]);
+    // The 2 ranks' checkpoint is intact (the staying node's part in /dev/shm, the other's in the directory): it resumes at any size.
+    expect(leftovers(c, job.id).length).toBeGreaterThan(0);
+    const again = await runProcess(["mpiexec", "-n", "3", jacobi!, ...JACOBI], { env: { ...env, EBB_RESUME: from! } });
+    expect(again.stdout).toMatch(/resumed iteration \d+ on 3 ranks \(was 2\)/);
+    expect(checksumOf(again.stdout)).toBe(want);
+    for (const f of leftovers(c, job.id)) rmSync(f.startsWith("/") ? f : join("/dev/shm", f), { recursive: true, force: true });
+  }, 180_000);
+
+  test("a resize while the program never reaches a safe point times out (--adapt-timeout) and the job goes on to the right answer at its size", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--stall-at", "100", "--stall-ms", "20000", "--sleep-ms", "5"], /iteration 100 on 2 ranks/);
+    const a = await c.resize(job.id, 4);
+    expect(a.state).toBe("FAILED");
+    expect(a.message).toMatch(/probe round 1: .* by the adaptation's deadline \(ebb controller --adapt-timeout\)/);
+    expect((await c.job(job.id)).allocation.length).toBe(2);
+    const { out, code } = await job.finished;
+    expect(code).toBe(0);
+    expect(out).not.toContain("resumed");
+    expect(checksumOf(out)).toBe(want);
+    expect((await c.job(job.id)).state).toBe("COMPLETED");
+  }, 180_000);
+
+  /** A node's crash: its agent first (the launcher sees its link drop), then the ranks it ran. */
+  async function crash(node: string): Promise<void> {
+    const agent = c.agents.get(node)!;
+    const ranks = commandLines().filter((p) => p.ppid === agent.pid);
+    agent.kill("SIGKILL");
+    await agent.exited;
+    for (const p of ranks) process.kill(p.pid, "SIGKILL");
+  }
+
+  test("a node lost between periodic checkpoints: the job restarts on the survivors from the last one and gets the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", jacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 3 ranks/);
+    const victim = (await c.job(job.id)).allocation[2] as string;
+    await crash(victim);
+    const { out, err, code } = await job.finished;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration (\d+) on 2 ranks \(was 3\)/);
+    expect(Number(/resumed iteration (\d+)/.exec(out)![1]) % 60).toBe(59);
+    expect(checksumOf(out)).toBe(want);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.removed, fault.state]).toEqual([3, 2, [victim], "COMMITTED"]);
+    expect(err).toContain(`lost node ${victim}`);
+    expect(leftovers(c, job.id)).toEqual([]);
+    c.startAgent(victim);
+    await c.waitNodes(4, "IDLE");
+  }, 180_000);
+
+  test("a node lost and no periodic checkpoint: the job ends NODE_FAIL saying it had nothing to restart from", async () => {
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 3 ranks/);
+    const victim = (await c.job(job.id)).allocation[1] as string;
+    await crash(victim);
+    const { code } = await job.finished;
+    expect(code).not.toBe(0);
+    const end = await c.waitJob(job.id, ["NODE_FAIL"]);
+    expect(end.reason).toContain("nothing to restart from: the job took no periodic checkpoint");
+    c.startAgent(victim);
+    await c.waitNodes(4, "IDLE");
+  }, 180_000);
+});
+
+describe.skipIf(!jacobi)("resized by the scheduler", () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startCluster({ agents: 4, heartbeat: 1, controllerArgs: ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1"] });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  test("the scheduler halves the job while its communication share is high (2 ranks sharing 2 cores) and doubles it when low (1 rank): the fixed-size answer", async () => {
+    const args = ["--n", "160", "--iters", "1800", "--every", "100", "--sleep-ms", "20"];
+    const want = await fixed([jacobi!, ...args]);
+    const id = await c.submit({ argv: [jacobi!, ...args], nodes: 2, elastic: true, minNodes: 1, maxNodes: 2, sampleInterval: 1, timeLimit: 600 });
+    const both = (j: any) => {
+      const sizes = j.adaptations.filter((a: any) => a.state === "COMMITTED").map((a: any) => a.toNodes - a.fromNodes);
+      return sizes.includes(-1) && sizes.includes(1);
+    };
+    await waitFor("the scheduler to shrink and grow the job", async () => both(await c.job(id)), 120_000).catch(async (e) => {
+      const j = await c.job(id);
+      console.log(JSON.stringify(j.samples), j.events.map((x: any) => `${x.kind}: ${x.message}`).join("\n"));
+      throw e;
+    });
+    const end = await c.waitJob(id, ["COMPLETED", "FAILED"], 120_000);
+    expect(end.state).toBe("COMPLETED");
+    expect(end.adaptations.every((a: any) => a.reason.startsWith("scheduler"))).toBe(true);
+    const out = c.read(end.output);
+    expect(out).toMatch(/resumed iteration \d+ on 1 ranks \(was 2\)/);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 1\)/);
+    expect(checksumOf(out)).toBe(want);
+  }, 240_000);
+});
