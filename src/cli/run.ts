@@ -3,6 +3,7 @@ import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
 import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
+import { hostname } from "node:os";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
@@ -55,7 +56,8 @@ export default defineCommand({
         name: a["job-name"],
         label: a.label === true,
         cwd: process.cwd(),
-        env: currentEnv(),
+        // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.
+        env: insideJob === undefined ? { ...currentEnv(), SLURM_SUBMIT_HOST: hostname() } : currentEnv(),
         jobId: insideJob,
         fanout: intFlag(a.fanout, "--fanout", { max: 1024 }) ?? 8,
         pmi: mpi.data,

@@ -19,6 +19,7 @@ import m0009 from "../../migrations/0009_job_overcommit.sql" with { type: "text"
 import m0010 from "../../migrations/0010_plans.sql" with { type: "text" };
 import m0011 from "../../migrations/0011_plan_items.sql" with { type: "text" };
 import m0012 from "../../migrations/0012_job_arrays_shared.sql" with { type: "text" };
+import m0013 from "../../migrations/0013_slurm_options.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -34,6 +35,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0010_plans": m0010,
   "0011_plan_items": m0011,
   "0012_job_arrays_shared": m0012,
+  "0013_slurm_options": m0013,
 };
 
 export function loadMigrations(): MigrationMeta[] {

@@ -128,6 +128,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const allocation = new NodeAllocation();
   const nodeHost = o.advertise ? hostOf(o.advertise) : advertisedHost(o.listen, controllerUrl);
   const steps = new StepService({
+    cpus: o.cpus,
     allocation,
     usedCredentials: new UsedCredentials(),
     name: o.name,
@@ -153,6 +154,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
 
   const runner = new JobRunner({
     name: o.name,
+    cpus: o.cpus,
     stateDir: o.stateDir,
     procs,
     pool,

@@ -12,11 +12,14 @@ import { ApiClient, type TrustedCa } from "../../api/client.ts";
 import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } from "../launcher/index.ts";
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
+import { slurmBatchVars } from "../slurm-env.ts";
 
 const log = logger("agent");
 
 export interface JobRunnerContext {
   name: string;
+  /** This node's CPUs (SLURM_CPUS_ON_NODE). */
+  cpus: number;
   stateDir: string;
   procs: ProcessTable;
   pool: PeerPool;
@@ -72,6 +75,7 @@ export class JobRunner {
       EBB_NODENAME: this.ctx.name,
       EBB_CONTROLLER: this.ctx.controllerUrl,
       ...(this.ctx.controllerCa ? { EBB_CA: this.ctx.controllerCa.path } : {}),
+      ...slurmBatchVars(this.ctx.name, this.ctx.cpus),
     });
     let proc: Proc;
     try {

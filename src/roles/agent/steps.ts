@@ -31,6 +31,8 @@ const log = logger("agent");
 
 export interface StepContext {
   name: string;
+  /** This node's CPUs (SLURM_CPUS_ON_NODE). */
+  cpus: number;
   clusterKey: string;
   controllerUrl: string;
   /** The address this agent is reached at (its advertised one): ranks advertise it to their peers (EBB_NODE_HOST). */
@@ -332,7 +334,7 @@ export class StepNode {
       for (let i = 0; i < count; i++) {
         const rank = first + i;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: this.ctx.cpus };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }

@@ -34,6 +34,8 @@ export const ControllerConfig = z.strictObject({
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
   keepHistory: z.number().positive().optional(),
+  /** The cluster's name, as jobs read it in SLURM_CLUSTER_NAME (default "ebb"). */
+  clusterName: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, "a cluster name is 1 to 40 letters, digits, '_' and '-'").optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

@@ -53,6 +53,7 @@ import { TimelineFeed } from "./timeline-feed.ts";
 import { StoreHealth } from "./storage.ts";
 import { dumpLedgerMemory } from "./memory.ts";
 import { stepRootCa, StepRoots } from "./step-roots.ts";
+import { DEFAULT_CLUSTER_NAME } from "../slurm-env.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
 const USER_TOKEN_PREFIX = "ebbu_";
@@ -76,6 +77,8 @@ export interface ControllerOptions {
   adaptTimeoutMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
+  /** SLURM_CLUSTER_NAME of every job (default "ebb"). */
+  clusterName?: string;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -160,6 +163,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
+      clusterName: opts.clusterName ?? DEFAULT_CLUSTER_NAME,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),

@@ -20,9 +20,11 @@ import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { StoreUnavailable } from "../../store/db.ts";
 import { compressIndices, parseArraySpec } from "../../domain/array.ts";
 import { parseDependency, type DependencySpec } from "../../domain/dependency.ts";
+import { parseSignalSpec, type JobSignal } from "../../domain/job-options.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
+import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
 import type { Ledger } from "./ledger.ts";
 import { expandPattern, patternVars } from "./patterns.ts";
 import { fillLayout } from "./spawns.ts";
@@ -40,6 +42,8 @@ export interface JobsConfig {
   orphanGraceMs: number;
   /** The most tasks one array may have (--max-array-tasks). */
   maxArrayTasks: number;
+  /** SLURM_CLUSTER_NAME of every job (the config file's clusterName). */
+  clusterName: string;
 }
 
 export interface Effects {
@@ -85,8 +89,9 @@ const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase
 
 export interface PreparedJob {
   values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
-  /** Array task ids, for an array. */
+  /** Array task ids, for an array, and its spec's step (SLURM_ARRAY_TASK_STEP). */
   indices?: number[];
+  step?: number;
 }
 
 export class Jobs {
@@ -203,8 +208,12 @@ export class Jobs {
       program: null,
       user: by.user,
       submittedBy: by.job ?? null,
+      signal: req.signal === undefined ? null : (parseSignalSpec(req.signal) as JobSignal),
+      requeue: req.requeue ?? false,
+      restarts: 0,
+      appendOutput: req.openMode === "append",
     };
-    return { values, indices: array?.indices };
+    return { values, indices: array?.indices, step: array?.step };
   }
 
   /**
@@ -254,10 +263,10 @@ export class Jobs {
   }
 
   private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
-    const { values, indices } = this.prepare(req, by, now);
+    const { values, indices, step } = this.prepare(req, by, now);
     const rows: JobRow[] = this.ledger.commit((tx) => {
       const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
-      const made = tx.submitted(values, indices, spec);
+      const made = tx.submitted(values, indices, spec, step);
       const ids = made.map((r) => r.id);
       const arrayJobId = made[0]!.arrayJobId;
       const size = describeSize(values.minNodes, values.maxNodes);
@@ -403,30 +412,40 @@ export class Jobs {
     return covers;
   }
 
-  /** Environment every process of the job gets. */
+  /** Environment every process of the job gets: ebb's variables and Slurm's names for them (../slurm-env.ts). */
   jobEnv(job: JobRuntime): Record<string, string> {
     const r = job.row;
+    const array = r.arrayJobId !== null ? { jobId: r.arrayJobId, taskId: r.arrayTaskId!, ...this.store.arrayShape(r.arrayJobId) } : undefined;
     return {
-      ...(r.arrayJobId !== null ? this.arrayEnv(r) : {}),
-      EBB_JOB_ID: String(job.row.id),
-      EBB_JOB_NAME: job.row.name,
+      ...(array
+        ? {
+            EBB_ARRAY_JOB_ID: String(array.jobId),
+            EBB_ARRAY_TASK_ID: String(array.taskId),
+            EBB_ARRAY_TASK_COUNT: String(array.count),
+            EBB_ARRAY_TASK_MIN: String(array.min),
+            EBB_ARRAY_TASK_MAX: String(array.max),
+          }
+        : {}),
+      EBB_JOB_ID: String(r.id),
+      EBB_JOB_NAME: r.name,
       EBB_JOB_NODELIST: job.nodes.join(","),
       EBB_JOB_NUM_NODES: String(job.nodes.length),
-      EBB_SUBMIT_DIR: job.row.cwd,
-      EBB_TOKEN: jobToken(this.config.clusterKey, job.row.id),
-      ...(job.row.tasks ? { EBB_NTASKS: String(job.row.tasks) } : {}),
-    };
-  }
-
-  /** EBB_ARRAY_* of an array task, as Slurm's SLURM_ARRAY_*. */
-  private arrayEnv(r: JobRow): Record<string, string> {
-    const a = this.store.arrayShape(r.arrayJobId!);
-    return {
-      EBB_ARRAY_JOB_ID: String(r.arrayJobId),
-      EBB_ARRAY_TASK_ID: String(r.arrayTaskId),
-      EBB_ARRAY_TASK_COUNT: String(a.count),
-      EBB_ARRAY_TASK_MIN: String(a.min),
-      EBB_ARRAY_TASK_MAX: String(a.max),
+      EBB_SUBMIT_DIR: r.cwd,
+      EBB_TOKEN: jobToken(this.config.clusterKey, r.id),
+      ...(r.tasks ? { EBB_NTASKS: String(r.tasks) } : {}),
+      ...slurmJobVars({
+        id: r.id,
+        name: r.name,
+        nodes: job.nodes,
+        tasks: blockLayout(job.nodes.length, taskCount(job.nodes.length, r.tasks, r.tasksPerNode)),
+        tasksGiven: !!(r.tasks || r.tasksPerNode),
+        tasksPerNode: r.tasksPerNode,
+        cpus: job.nodes.map((n) => this.state.nodes.get(n)?.row.cpus ?? 1),
+        submitDir: r.cwd,
+        cluster: this.config.clusterName,
+        partition: DEFAULT_PARTITION,
+        array,
+      }),
     };
   }
 

@@ -31,7 +31,7 @@ type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "array
 /** What a transaction records: each method writes its rows now and its event is reduced after the commit. */
 export interface LedgerTx {
   /** New jobs (one, or the tasks of an array): their rows, with the ids the store gave them. */
-  submitted(values: Submission, indices?: readonly number[], spec?: string): JobRow[];
+  submitted(values: Submission, indices?: readonly number[], spec?: string, step?: number): JobRow[];
   held(jobs: readonly JobRuntime[], held: boolean): void;
   started(job: JobRuntime, nodes: readonly string[], at: number, f: { nextStep: number; output: string | null; error: string | null; timeLimit: number }): void;
   /** Nodes added to a running job's allocation, after the ones it holds. */
@@ -149,8 +149,8 @@ export class Ledger {
   private recorder(events: LedgerEvent[]): LedgerTx {
     const s = this.store;
     return {
-      submitted: (values, indices, spec) => {
-        const ids = indices ? s.insertArray(values, indices, spec ?? "") : [s.insertJob(values)];
+      submitted: (values, indices, spec, step) => {
+        const ids = indices ? s.insertArray(values, indices, spec ?? "", step) : [s.insertJob(values)];
         const arrayJobId = indices ? ids[0]! : null;
         // Every task's row shares the array's values (by reference, as the store keeps them once).
         const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 }));

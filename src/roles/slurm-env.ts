@@ -1,0 +1,135 @@
+/**
+ * Slurm's names for what ebb tells a job's processes, set beside ebb's own EBB_* variables, so that
+ * an sbatch script or a program written for Slurm reads the values it expects: the job's (the
+ * controller puts them in every process's job environment), a step's and a rank's (the agent, as
+ * it starts each rank), and a batch shell's (the agent, as it starts the script). The values have
+ * Slurm's forms: node lists compressed (`n[1-3]`), counts per node run-length coded (`2(x3),1`).
+ */
+import { compressHostlist } from "../util/hostlist.ts";
+
+/** The name SLURM_JOB_PARTITION gives every job, until ebb has partitions. */
+export const DEFAULT_PARTITION = "default";
+/** SLURM_CLUSTER_NAME unless the controller's config names the cluster (`clusterName`). */
+export const DEFAULT_CLUSTER_NAME = "ebb";
+
+/**
+ * The variables ebb sets for a job, a step or a rank: a process hands its environment on (to a
+ * job it submits, a step it runs) without them, so they never outlive the job or step they describe.
+ */
+export const SLURM_JOB_VARS =
+  /^SLURM_(JOB_\w+|JOBID|ARRAY_\w+|NODELIST|NNODES|NTASKS|NPROCS|NTASKS_PER_NODE|TASKS_PER_NODE|SUBMIT_DIR|CLUSTER_NAME|STEP_\w+|STEPID|PROCID|LOCALID|NODEID|GTIDS|CPUS_ON_NODE|RESTART_COUNT)$|^SLURMD_NODENAME$/;
+
+/** 2,2,2,1 -> "2(x3),1": a count per node as Slurm writes it. */
+export function perNode(counts: readonly number[]): string {
+  const out: string[] = [];
+  for (let i = 0; i < counts.length; ) {
+    let j = i;
+    while (j + 1 < counts.length && counts[j + 1] === counts[i]) j++;
+    out.push(j === i ? String(counts[i]) : `${counts[i]}(x${j - i + 1})`);
+    i = j + 1;
+  }
+  return out.join(",");
+}
+
+export interface SlurmJob {
+  id: number;
+  name: string;
+  /** The job's nodes, in rank order. */
+  nodes: readonly string[];
+  /** The job's tasks on each of its nodes. */
+  tasks: readonly number[];
+  /** The job asked for a task count (-n) or a count per node (--ntasks-per-node): Slurm sets SLURM_NTASKS only then. */
+  tasksGiven: boolean;
+  tasksPerNode?: number | null;
+  /** CPUs the job holds on each of its nodes. */
+  cpus: readonly number[];
+  submitDir: string;
+  cluster: string;
+  partition: string;
+  /** Times the job was requeued (SLURM_RESTART_COUNT, set once it has been). */
+  restarts?: number;
+  array?: { jobId: number; taskId: number; count: number; min: number; max: number; step: number };
+}
+
+/** The job's variables, the same in every process of the job. */
+export function slurmJobVars(j: SlurmJob): Record<string, string> {
+  const id = String(j.id);
+  const nodes = compressHostlist(j.nodes);
+  const total = j.tasks.reduce((a, b) => a + b, 0);
+  return {
+    SLURM_JOB_ID: id,
+    SLURM_JOBID: id,
+    SLURM_JOB_NAME: j.name,
+    SLURM_JOB_NODELIST: nodes,
+    SLURM_NODELIST: nodes,
+    SLURM_JOB_NUM_NODES: String(j.nodes.length),
+    SLURM_NNODES: String(j.nodes.length),
+    SLURM_JOB_CPUS_PER_NODE: perNode(j.cpus),
+    SLURM_TASKS_PER_NODE: perNode(j.tasks),
+    ...(j.tasksGiven ? { SLURM_NTASKS: String(total), SLURM_NPROCS: String(total) } : {}),
+    ...(j.tasksPerNode ? { SLURM_NTASKS_PER_NODE: String(j.tasksPerNode) } : {}),
+    SLURM_SUBMIT_DIR: j.submitDir,
+    SLURM_JOB_PARTITION: j.partition,
+    SLURM_CLUSTER_NAME: j.cluster,
+    ...(j.restarts ? { SLURM_RESTART_COUNT: String(j.restarts) } : {}),
+    ...(j.array
+      ? {
+          SLURM_ARRAY_JOB_ID: String(j.array.jobId),
+          SLURM_ARRAY_TASK_ID: String(j.array.taskId),
+          SLURM_ARRAY_TASK_COUNT: String(j.array.count),
+          SLURM_ARRAY_TASK_MIN: String(j.array.min),
+          SLURM_ARRAY_TASK_MAX: String(j.array.max),
+          SLURM_ARRAY_TASK_STEP: String(j.array.step),
+        }
+      : {}),
+  };
+}
+
+/** Where the batch shell runs: rank 0 of no step, on the job's first node. */
+export function slurmBatchVars(node: string, cpusOnNode: number): Record<string, string> {
+  return { SLURMD_NODENAME: node, SLURM_CPUS_ON_NODE: String(cpusOnNode), SLURM_PROCID: "0", SLURM_LOCALID: "0", SLURM_NODEID: "0", SLURM_GTIDS: "0" };
+}
+
+export interface SlurmRank {
+  stepId: number;
+  /** The step's nodes, and its tasks on each. */
+  nodes: readonly string[];
+  tasks: readonly number[];
+  nodeIndex: number;
+  localId: number;
+  rank: number;
+  /** The step's tasks in all. */
+  size: number;
+  cpusOnNode: number;
+}
+
+/**
+ * A step's variables, as one of its ranks sees them. SLURM_NNODES, SLURM_NTASKS and
+ * SLURM_TASKS_PER_NODE are the step's (as srun sets them); SLURM_NODELIST stays the job's.
+ */
+export function slurmRankVars(r: SlurmRank): Record<string, string> {
+  const firstHere = r.rank - r.localId;
+  const here = r.tasks[r.nodeIndex] ?? r.localId + 1;
+  const step = String(r.stepId);
+  const size = String(r.size);
+  const nodes = String(r.nodes.length);
+  const perNodeText = perNode(r.tasks);
+  return {
+    SLURM_STEP_ID: step,
+    SLURM_STEPID: step,
+    SLURM_STEP_NODELIST: compressHostlist(r.nodes),
+    SLURM_STEP_NUM_NODES: nodes,
+    SLURM_STEP_NUM_TASKS: size,
+    SLURM_STEP_TASKS_PER_NODE: perNodeText,
+    SLURM_NNODES: nodes,
+    SLURM_NTASKS: size,
+    SLURM_NPROCS: size,
+    SLURM_TASKS_PER_NODE: perNodeText,
+    SLURM_PROCID: String(r.rank),
+    SLURM_LOCALID: String(r.localId),
+    SLURM_NODEID: String(r.nodeIndex),
+    SLURM_GTIDS: Array.from({ length: here }, (_, i) => firstHere + i).join(","),
+    SLURMD_NODENAME: r.nodes[r.nodeIndex]!,
+    SLURM_CPUS_ON_NODE: String(r.cpusOnNode),
+  };
+}
