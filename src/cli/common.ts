@@ -184,6 +184,12 @@ export function exportEnv(spec: string | undefined): Record<string, string> {
   return { ...exported(spec), SLURM_SUBMIT_HOST: hostname() };
 }
 
+/** --export of a step inside a job: as exportEnv, but a step keeps its job's SLURM_SUBMIT_HOST (srun's). */
+export function stepEnv(spec: string | undefined): Record<string, string> {
+  const host = process.env.SLURM_SUBMIT_HOST;
+  return { ...exported(spec), ...(host !== undefined ? { SLURM_SUBMIT_HOST: host } : {}) };
+}
+
 function exported(spec: string | undefined): Record<string, string> {
   if (spec === undefined || spec === "ALL") return currentEnv();
   const items = spec.split(",").map((s) => s.trim()).filter(Boolean);
@@ -197,6 +203,12 @@ function exported(spec: string | undefined): Record<string, string> {
     if (value !== undefined) env[name] = value;
   }
   return env;
+}
+
+/** --open-mode: truncate or append, checked. */
+export function openModeFlag(value: string | undefined, flag: string): "truncate" | "append" | undefined {
+  if (value === undefined || value === "truncate" || value === "append") return value;
+  throw new UsageError(`${flag} ${value}: expected truncate or append`);
 }
 
 /** node[01-03],node07 -> the names; undefined when not given. */

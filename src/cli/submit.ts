@@ -4,7 +4,8 @@ import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
-import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
@@ -27,6 +28,11 @@ export const jobArgs = defineArgs({
   exclude: { type: "string", alias: "x", description: "Nodes the job must not use, e.g. node[01-02],node07", valueHint: "NODES" },
   nodelist: { type: "string", alias: "w", description: "Nodes the job must use, all of them (it gets at least as many)", valueHint: "NODES" },
   begin: { type: "string", alias: "b", description: "Do not start before: now+10minutes, 16:00, 2030-01-31T08:00, tomorrow...", valueHint: "TIME" },
+  signal: { type: "string", description: "Send SIG (USR1, SIGUSR1, 10) SECONDS (default 60) before the time limit: to the job's steps, or with B: to the batch shell only", valueHint: "[B:]SIG[@SECONDS]" },
+  requeue: { type: "boolean", description: "If a node of the job fails, put it back in the queue: it starts again (SLURM_RESTART_COUNT counts)", negativeDescription: "A job whose node fails ends NODE_FAIL (the default)" },
+  "open-mode": { type: "string", description: "The output and error files are truncated when the job starts (default) or appended to", valueHint: "truncate|append" },
+  "mail-type": { type: "string", description: "Accepted for Slurm scripts; ebb sends no mail, and says so", valueHint: "TYPES" },
+  "mail-user": { type: "string", description: "Accepted for Slurm scripts; ebb sends no mail, and says so", valueHint: "ADDRESS" },
   ...elasticArgs,
 });
 
@@ -58,6 +64,14 @@ function readScript(path: string | undefined, wrap: string | undefined): { scrip
   } catch (e) {
     throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
   }
+}
+
+/** --signal [B:]SIG[@SECONDS], checked; passed on as given. */
+function signalFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const r = parseSignalSpec(value);
+  if ("error" in r) throw new UsageError(`--signal: ${r.error}`);
+  return value;
 }
 
 /** -N 4, or -N 2-4 (Slurm's range: the job starts at any size in it). */
@@ -122,7 +136,12 @@ export default defineCommand({
         begin: whenFlag(pick("begin"), "--begin", { future: true }),
         exclude: hostlistFlag(pick("exclude"), "--exclude"),
         nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
+        signal: signalFlag(pick("signal")),
+        requeue: typeof a.requeue === "boolean" ? a.requeue : undefined,
+        openMode: openModeFlag(pick("open-mode"), "--open-mode"),
       };
+      if (pick("mail-type") !== undefined || pick("mail-user") !== undefined)
+        err(`ebb submit: warning: ebb sends no mail; ${["mail-type", "mail-user"].flatMap((k) => (pick(k as keyof typeof jobArgs) !== undefined ? [`--${k}=${pick(k as keyof typeof jobArgs)}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
       const c = client(cli);
       if (cli["test-only"]) {
         const t = await c.testOnly(req);

@@ -101,6 +101,8 @@ export interface SlurmRank {
   /** The step's tasks in all. */
   size: number;
   cpusOnNode: number;
+  /** The step's own name (srun -J), which its ranks see as SLURM_JOB_NAME. */
+  stepName?: string;
 }
 
 /**
@@ -131,5 +133,6 @@ export function slurmRankVars(r: SlurmRank): Record<string, string> {
     SLURM_GTIDS: Array.from({ length: here }, (_, i) => firstHere + i).join(","),
     SLURMD_NODENAME: r.nodes[r.nodeIndex]!,
     SLURM_CPUS_ON_NODE: String(r.cpusOnNode),
+    ...(r.stepName !== undefined ? { SLURM_JOB_NAME: r.stepName } : {}),
   };
 }

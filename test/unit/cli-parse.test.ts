@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { closest, defineArgs, parse, renderUsage } from "../../src/cli/command.ts";
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
+import { SBATCH_LONG_FLAGS, SBATCH_ONLY } from "../../src/cli/slurm-flags.ts";
 import { jobArgs } from "../../src/cli/submit.ts";
 
 const args = defineArgs({
@@ -105,6 +106,38 @@ describe("batch script directives", () => {
     expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)", "--mem=4G (line 4: every ebb job has its nodes to itself, with all their memory)", "--exclusive (line 5: every ebb job has its nodes to itself already)"]);
     const both = scriptFlags("#EBB -N 1\n#SBATCH -N 4\n", jobArgs, "b");
     expect([both.kind, both.flags.nodes]).toEqual(["EBB", "1"]);
+  });
+
+  test("#SBATCH lines are read as sbatch's getopt reads them: a long flag cut to a prefix only it has", () => {
+    // sbatch 22.05 took `--tasks=1` for --tasks-per-node=1 (SLURM_NTASKS_PER_NODE=1), and refused --ntasks-per=2.
+    expect(scriptFlags("#SBATCH --tasks=1\n#SBATCH --job=x --chd /tmp\n", jobArgs, "s").flags).toMatchObject({ "tasks-per-node": "1", "job-name": "x", chdir: "/tmp" });
+    expect(() => scriptFlags("#SBATCH --ntasks-per=2\n", jobArgs, "s")).toThrow("s line 1: #SBATCH --ntasks-per=2: --ntasks-per is ambiguous: it may be --ntasks-per-core, --ntasks-per-gpu, --ntasks-per-node, --ntasks-per-socket");
+    expect(scriptFlags("#SBATCH --mem=4G --no-requeue\n", jobArgs, "s")).toMatchObject({ flags: { requeue: false }, ignored: ["--mem=4G (line 1: every ebb job has its nodes to itself, with all their memory)"] });
+  });
+
+  test("#SBATCH flags that would change the job and that ebb does not have are refused with the reason; unknown ones too", () => {
+    const refused = (line: string) => {
+      try {
+        scriptFlags(`#!/bin/bash\n#SBATCH ${line}\necho\n`, jobArgs, "s.sh");
+        return "accepted";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(refused("--deadline=now+1hour")).toBe("s.sh line 2: #SBATCH --deadline=now+1hour: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time");
+    expect(refused("-m cyclic")).toBe("s.sh line 2: #SBATCH -m cyclic: -m cyclic: ebb places ranks in blocks (the first node's ranks first); only block is possible");
+    expect(refused("--distribution=block")).toBe("accepted");
+    expect(refused("--no-kill")).toContain("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)");
+    expect(refused("--kill-on-invalid-dep=no")).toBe("accepted");
+    expect(refused("--frobnicate=3")).toBe("s.sh line 2: #SBATCH --frobnicate=3: unknown flag --frobnicate: neither sbatch nor ebb has it");
+  });
+
+  test("every flag of sbatch 22.05 is ebb's, or has its fate and reason", () => {
+    const ebbNames = new Set(Object.entries(jobArgs).flatMap(([n, d]) => [n, ...("alias" in d && d.alias !== undefined ? [d.alias].flat() : [])]));
+    const submitOnly = new Set(["wrap", "wait", "test-only", "parsable", "help"]);
+    const missing = SBATCH_LONG_FLAGS.filter((f) => !ebbNames.has(f) && !(f.startsWith("no-") && ebbNames.has(f.slice(3))) && !SBATCH_ONLY[f] && !submitOnly.has(f));
+    expect(missing).toEqual([]);
+    for (const [name, e] of Object.entries(SBATCH_ONLY)) expect([name, [e.same, e.ignore, e.refuse].filter((w) => w !== undefined).length]).toEqual([name, 1]);
   });
 
   test("directives and shell words", () => {

@@ -31,6 +31,7 @@ export interface RankPlace {
   rank: number;
   size: number;
   cpusOnNode: number;
+  stepName?: string;
 }
 
 /** A rank's variables, ebb's and Slurm's; `nodeHost` is the address this node's agent is reached at. */

@@ -334,7 +334,7 @@ export class StepNode {
       for (let i = 0; i < count; i++) {
         const rank = first + i;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: this.ctx.cpus };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: this.ctx.cpus, stepName: spec.name };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }

@@ -26,7 +26,7 @@ import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
 import type { Ledger } from "./ledger.ts";
-import { expandPattern, patternVars } from "./patterns.ts";
+import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 

@@ -48,13 +48,14 @@ export function terminalSink(opts: { label: boolean; prog: string }): FlushableS
 }
 
 /**
- * Writes everything to a fresh file (a command job's output). Appending: the ranks on the sink's
+ * Writes everything to a file, truncated first unless `append` (a command job's output, or a
+ * step's of `ebb run -o`). Appending: the ranks on the sink's
  * node write to the same file themselves (StepSpec.outputFile). `openAs` opens the files with the
  * job's user's rights when an agent that runs as root hosts the sink.
  */
-export function fileSink(path: string, opts: { label: boolean; error?: string; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
+export function fileSink(path: string, opts: { label: boolean; error?: string; append?: boolean; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
   const as = opts.openAs ?? ((open) => open());
-  const open = (p: string) => as(() => openSync(p, constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | constants.O_APPEND, 0o644));
+  const open = (p: string) => as(() => openSync(p, constants.O_WRONLY | constants.O_CREAT | (opts.append ? 0 : constants.O_TRUNC) | constants.O_APPEND, 0o644));
   const fd = open(path);
   const errFd = opts.error === undefined ? fd : open(opts.error);
   const append: Write = (f, text) => {
