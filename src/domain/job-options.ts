@@ -31,6 +31,8 @@ export interface JobSignal {
 
 /** Signals a job may ask for, by number as `kill -l` numbers them on Linux. */
 const SIGNALS: Record<string, number> = { HUP: 1, INT: 2, QUIT: 3, ABRT: 6, KILL: 9, USR1: 10, USR2: 12, ALRM: 14, TERM: 15, CONT: 18, STOP: 19, TSTP: 20, URG: 23, XCPU: 24, XFSZ: 25, VTALRM: 26, PROF: 27, WINCH: 28, POLL: 29, PWR: 30 };
+/** Their names as the wire and process.kill take them. */
+export const JOB_SIGNALS = Object.keys(SIGNALS).map((n) => `SIG${n}`) as [string, ...string[]];
 /** The most seconds before the limit (Slurm's is 0xffff). */
 const MAX_SIGNAL_TIME = 65535;
 

@@ -159,7 +159,9 @@ export const JobSubmit = z.lazy(() =>
       if (dep && "error" in dep) ctx.addIssue({ code: "custom", path: ["dependency"], message: dep.error });
       const signal = b.signal === undefined ? undefined : parseSignalSpec(b.signal);
       if (signal && "error" in signal) ctx.addIssue({ code: "custom", path: ["signal"], message: signal.error });
-      if (signal && b.interactive && !("error" in signal) && signal.batchOnly) ctx.addIssue({ code: "custom", path: ["signal"], message: "B: signals the batch shell, and an interactive allocation has none" });
+      if (signal && !("error" in signal) && signal.batchOnly && b.script === undefined)
+        ctx.addIssue({ code: "custom", path: ["signal"], message: "B: signals the batch shell, and only a batch job (script) has one; without B: the signal goes to the job's processes" });
+      if (b.requeue && b.script === undefined) ctx.addIssue({ code: "custom", path: ["requeue"], message: "only batch jobs (script) go back to the queue; a command or an allocation ends NODE_FAIL" });
       const both = b.nodelist?.filter((n) => b.exclude?.includes(n)) ?? [];
       if (both.length > 0) ctx.addIssue({ code: "custom", path: ["exclude"], message: `${both.join(", ")} cannot be both required (nodelist) and excluded` });
     }),

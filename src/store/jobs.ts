@@ -339,6 +339,11 @@ export class JobStore {
     this.q.markEnded.run({ id, state, time, exitCode, reason });
   }
 
+  /** A running job back in the queue (--requeue): pending, not started, restarted once more. */
+  markRequeued(id: number): void {
+    this.db.update(jobs).set({ state: "PENDING", startTime: null, reason: null, restarts: sql`${jobs.restarts} + 1` }).where(eq(jobs.id, id)).run();
+  }
+
   setNextStep(id: number, nextStep: number): void {
     this.q.setNextStep.run({ id, nextStep });
   }

@@ -88,7 +88,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   mkdirSync(o.stateDir, { recursive: true });
   const controllerUrl = o.controller.replace(/\/+$/, "");
   checkTls(o, controllerUrl);
-  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string }>();
+  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number }>();
   const killed = new Set<number>();
   let channel: Channel<AgentToController, ControllerToAgent> | undefined;
   const send = (msg: AgentToController) => {
@@ -162,9 +162,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     processEnv: env,
     controllerUrl,
     controllerCa,
-    exited: (jobId, exitCode, message, lostNode) => {
-      pendingExits.set(jobId, { exitCode, message, lostNode });
-      send({ t: "job.exit", jobId, exitCode, message, lostNode });
+    exited: (jobId, exitCode, message, lostNode, run) => {
+      pendingExits.set(jobId, { exitCode, message, lostNode, run });
+      send({ t: "job.exit", jobId, exitCode, message, lostNode, run });
     },
   });
 
@@ -194,6 +194,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         return;
       case "job.ack":
         pendingExits.delete(msg.jobId);
+        return;
+      case "job.signal":
+        runner.signal(msg.jobId, msg.signal as NodeJS.Signals, msg.batchOnly);
         return;
       case "alloc":
         allocation.set(msg.jobId, msg.user ?? null);

@@ -316,7 +316,8 @@ export class Jobs {
       this.finish(job, "FAILED", { reason: overfills }, now);
       return;
     }
-    const nextStep = row.kind === "command" ? 1 : 0;
+    // A requeued job's steps go on from the numbers its earlier runs used.
+    const nextStep = Math.max(row.nextStep, row.kind === "command" ? 1 : 0);
     const vars = patternVars(row, nodes[0]!);
     const output = row.output === null ? null : expandPattern(row.output, vars, row.cwd);
     const error = row.error === null ? null : expandPattern(row.error, vars, row.cwd);
@@ -364,6 +365,8 @@ export class Jobs {
           ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, ...this.step0Covers(job, jobEnv) })
           : undefined,
       elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
+      append: row.appendOutput || undefined,
+      run: row.restarts,
     };
     if (this.hostsRoot(row)) {
       const error = this.effects.startStepRoot!(start);
@@ -444,6 +447,7 @@ export class Jobs {
         submitDir: r.cwd,
         cluster: this.config.clusterName,
         partition: DEFAULT_PARTITION,
+        restarts: r.restarts,
         array,
       }),
     };
@@ -636,9 +640,10 @@ export class Jobs {
    * A step that lost a node whose agent the controller has lost too ended because the node failed.
    * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
    */
-  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now()): string[] {
+  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now(), run?: number): string[] {
     const job = this.state.jobs.get(id);
-    if (!job || job.row.state === "PENDING") return [];
+    // A run that --requeue ended (its job started again since) ends nothing.
+    if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return [];
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
@@ -658,8 +663,13 @@ export class Jobs {
     this.end(jobs, state, opts, now);
   }
 
-  /** The ends of `jobs` (those that may end so) in one transaction, then each one's clean-up; the nodes each sent a job.kill. */
+  /**
+   * The ends of `jobs` (those that may end so) in one transaction, then each one's clean-up; the
+   * nodes each sent a job.kill. A running batch job submitted with --requeue that would end
+   * NODE_FAIL goes back to the queue instead.
+   */
   private end(jobs: readonly JobRuntime[], state: FinalState, opts: EndOptions, now: number): string[][] {
+    if (state === "NODE_FAIL" && jobs.some((j) => this.requeues(j))) return jobs.map((j) => (this.requeues(j) ? this.requeue(j, opts.reason ?? "its node failed", now) : this.end([j], state, opts, now)[0] ?? []));
     const ending = jobs.filter((j) => mayBecome(j.row.state, state)).map((job) => ({ job, wasRunning: job.row.state !== "PENDING", nodes: [...job.nodes] }));
     if (ending.length === 0) return [];
     this.ledger.commit((tx) => {
@@ -684,21 +694,51 @@ export class Jobs {
     this.waiters.delete(row.id);
     for (const w of waiting ?? []) w();
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
-    const graceful = (opts.cleanup ?? "graceful") === "graceful";
+    const killed = wasRunning ? this.killRun(job.row.id, nodes, message, (opts.cleanup ?? "graceful") === "graceful", now) : [];
+    log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
+    this.effects.schedule();
+    return killed;
+  }
+
+  /** Kills what is left of a job's run on `nodes` (those up): now, or gracefully (TERM, then KILL after the kill wait, the nodes COMPLETING meanwhile). */
+  private killRun(jobId: number, nodes: readonly string[], message: string, graceful: boolean, now: number): string[] {
     const killed: string[] = [];
     for (const name of nodes) {
       const node = this.state.nodes.get(name);
-      if (!node) continue;
-      if (!wasRunning || node.row.status === "DOWN") continue;
-      if (graceful) node.completing = { jobId: row.id, until: now + this.config.killWaitMs + 5000 };
-      if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
+      if (!node || node.row.status === "DOWN") continue;
+      if (graceful) node.completing = { jobId, until: now + this.config.killWaitMs + 5000 };
+      if (this.effects.toAgent(name, { t: "job.kill", jobId, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
-    if (wasRunning && graceful) {
+    if (graceful) {
       setTimeout(() => {
-        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
+        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
-    log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
+    return killed;
+  }
+
+  /** Whether `job` goes back to the queue rather than end NODE_FAIL: a running batch job submitted with --requeue. */
+  private requeues(job: JobRuntime): boolean {
+    return job.row.requeue && job.row.kind === "batch" && job.row.state !== "PENDING";
+  }
+
+  /**
+   * sbatch --requeue: the job's node failed, so what is left of this run is killed and the job
+   * waits in the queue to start again from its beginning (SLURM_RESTART_COUNT one more). Returns
+   * the nodes sent a job.kill.
+   */
+  private requeue(job: JobRuntime, reason: string, now: number): string[] {
+    const nodes = [...job.nodes];
+    const message = `requeued: ${reason}; it starts again from its beginning (--requeue)`;
+    this.ledger.commit((tx) => {
+      tx.requeued(job, now);
+      this.store.addEvent(job.row.id, now, "requeued", message);
+    });
+    this.notifyLaunchers(job);
+    this.effects.ended(job);
+    const killed = this.killRun(job.row.id, nodes, message, true, now);
+    log.info(`job ${job.row.id} ${message}`, { job: job.row.id });
+    this.effects.watch([job], now);
     this.effects.schedule();
     return killed;
   }
@@ -712,12 +752,22 @@ export class Jobs {
     }
   }
 
+  /** Jobs past their time limit end TIMEOUT; those with a --signal get it when its time before the limit comes. */
   enforceTimeLimits(now = Date.now()): void {
     for (const job of [...this.state.jobs.values()]) {
-      const { startTime, timeLimit } = job.row;
+      const { startTime, timeLimit, signal } = job.row;
       if (job.row.state === "PENDING" || startTime === null) continue;
       if (now >= startTime + timeLimit * 1000) this.finish(job, "TIMEOUT", { reason: `time limit of ${timeLimit} s reached` }, now);
+      else if (signal && !job.signalled && now >= startTime + (timeLimit - signal.seconds) * 1000) this.sendSignal(job, signal, now);
     }
+  }
+
+  /** sbatch --signal: to the batch shell (on the first node), or to the processes of the job's steps (on every node). */
+  private sendSignal(job: JobRuntime, s: JobSignal, now: number): void {
+    job.signalled = true;
+    const nodes = s.batchOnly ? job.nodes.slice(0, 1) : job.nodes;
+    for (const node of nodes) this.effects.toAgent(node, { t: "job.signal", jobId: job.row.id, signal: s.signal, batchOnly: s.batchOnly });
+    this.store.addEvent(job.row.id, now, "signal", `${s.signal} sent to ${s.batchOnly ? "the batch shell" : "its steps"}, ${s.seconds} s before the time limit (--signal)`);
   }
 
   nodeFailed(name: string, reason: string): void {

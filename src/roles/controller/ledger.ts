@@ -24,7 +24,8 @@ export type LedgerEvent =
   | { t: "limit"; jobId: number; timeLimit: number }
   | { t: "steps"; jobId: number; nextStep: number }
   | { t: "program"; jobId: number; program: Record<string, unknown> | null }
-  | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null };
+  | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null }
+  | { t: "requeued"; jobId: number };
 
 type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null };
 
@@ -45,6 +46,8 @@ export interface LedgerTx {
   /** An EPOP program's last report (null: none), kept so a restarted controller knows where it was. */
   program(job: JobRuntime, program: Record<string, unknown> | null): void;
   ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null): void;
+  /** A running job back in the queue (--requeue after a node failed): its nodes and steps are let go, it waits to start again. */
+  requeued(job: JobRuntime, at: number): void;
 }
 
 const newRuntime = (row: JobRow): JobRuntime => ({ row, nodes: [], launchers: new Set(), spawnedSteps: new Map() });
@@ -120,6 +123,11 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       Object.assign(row, { state: e.state, endTime: e.at, exitCode: e.exitCode, reason: e.reason });
       disown(job.nodes);
       state.jobs.delete(row.id);
+      return;
+    case "requeued":
+      Object.assign(row, { state: "PENDING", startTime: null, reason: null, restarts: row.restarts + 1 });
+      disown(job.nodes);
+      Object.assign(job, { nodes: [], elastic: undefined, program: undefined, signalled: undefined, spawnedSteps: new Map() });
       return;
   }
 }
@@ -205,6 +213,12 @@ export class Ledger {
           s.closeSteps(job.row.id, state, at);
         }
         events.push({ t: "ended", jobId: job.row.id, state, at, exitCode, reason });
+      },
+      requeued: (job, at) => {
+        s.markRequeued(job.row.id);
+        s.closeAllocation(job.row.id, at);
+        s.closeSteps(job.row.id, "NODE_FAIL", at);
+        events.push({ t: "requeued", jobId: job.row.id });
       },
     };
   }
