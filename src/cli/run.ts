@@ -12,6 +12,7 @@ const args = defineArgs({
   overcommit: { type: "boolean", alias: "O", description: "Allow more ranks than the nodes have CPUs" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
+  unbuffered: { type: "boolean", alias: "u", description: "Write each rank's output as it comes (default: a whole line at a time, so ranks' lines never mix)" },
   output: { type: "string", alias: "o", description: "The ranks' output in this file, not on the terminal: %j job id, %s step id, %J job.step, %x job name, %u user, %A/%a array ids, %% a %", valueHint: "FILE" },
   error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns; default: with the output)", valueHint: "FILE" },
   "open-mode": { type: "string", description: "The output files are truncated first (default) or appended to", valueHint: "truncate|append" },
@@ -68,6 +69,7 @@ export default defineCommand({
         cwd: a.chdir === undefined ? process.cwd() : resolve(a.chdir),
         output: a.output === undefined ? undefined : { path: a.output, error: a.error, append: openMode === "append" },
         keepGoing: a["kill-on-bad-exit"] === false,
+        unbuffered: a.unbuffered === true,
         // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.
         env: insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export),
         jobId: insideJob,

@@ -164,8 +164,6 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   ...COMMON,
   exclusive: same("a step runs at once, on the first nodes of its job it needs"),
   overlap: same("ebb's steps share their job's nodes already"),
-  unbuffered: same("ebb forwards output as it comes"),
-  u: same("ebb forwards output as it comes"),
   quiet: same("ebb run says little already"),
   Q: same("ebb run says little already"),
   verbose: same("ebb run says little, whatever it is asked"),

@@ -21,6 +21,7 @@ const args = defineArgs({
   "ntasks-per-node": { type: "string", alias: "tasks-per-node", description: "Tasks per node (default: the job's, SLURM_NTASKS_PER_NODE)", valueHint: "K" },
   "cpus-per-task": { type: "string", alias: "c", description: "CPUs per task: the ranks' SLURM_CPUS_PER_TASK (default: the job's)", valueHint: "N" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
+  unbuffered: { type: "boolean", alias: "u", description: "Each rank's output as it comes (default: a line at a time)" },
   "job-name": { type: "string", alias: "J", description: "The step's name: its ranks' SLURM_JOB_NAME", valueHint: "NAME" },
   output: { type: "string", alias: "o", description: "The ranks' output in this file: %j job, %s step, %J job.step, %x job name, %u user, %A/%a array ids", valueHint: "FILE" },
   error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns)", valueHint: "FILE" },
@@ -82,6 +83,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : [])];
   if (exports.length > 1 || a.export !== undefined) flag("export", exports.join(","));
   if (a.label) flag("label");
+  if (a.unbuffered) flag("unbuffered");
   if (a.overcommit) flag("overcommit");
   if (a["job-name"] !== undefined) flag("job-name", a["job-name"]);
   if (a.output !== undefined) flag("output", a.output);

@@ -126,7 +126,8 @@ export default defineCommand({
         tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
         overcommit: a.overcommit === true ? true : undefined,
         timeLimit: durationFlag(pick("time"), "--time"),
-        output: pick("output"),
+        // A Slurm script's output goes where sbatch puts it (slurm-%j.out), an ebb script's to ebb-%j.out.
+        output: pick("output") ?? (fromScript.kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
         error: pick("error"),
         cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
         env: exportEnv(pick("export")),

@@ -7,8 +7,8 @@
  */
 import { compressHostlist } from "../util/hostlist.ts";
 
-/** The name SLURM_JOB_PARTITION gives every job, until ebb has partitions. */
-export const DEFAULT_PARTITION = "default";
+/** The name SLURM_JOB_PARTITION gives every job, until ebb has partitions: all the nodes ("default" is a word Slurm keeps for itself). */
+export const DEFAULT_PARTITION = "all";
 /** SLURM_CLUSTER_NAME unless the controller's config names the cluster (`clusterName`). */
 export const DEFAULT_CLUSTER_NAME = "ebb";
 
@@ -65,7 +65,8 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
     SLURM_JOB_NUM_NODES: String(j.nodes.length),
     SLURM_NNODES: String(j.nodes.length),
     SLURM_JOB_CPUS_PER_NODE: perNode(j.cpus),
-    SLURM_TASKS_PER_NODE: perNode(j.tasks),
+    // Without a task count, Slurm counts a task per CPU here (the batch shell's, not its steps').
+    SLURM_TASKS_PER_NODE: perNode(j.tasksGiven ? j.tasks : j.cpus),
     ...(j.tasksGiven ? { SLURM_NTASKS: String(total), SLURM_NPROCS: String(total) } : {}),
     ...(j.tasksPerNode ? { SLURM_NTASKS_PER_NODE: String(j.tasksPerNode) } : {}),
     SLURM_SUBMIT_DIR: j.submitDir,
@@ -85,9 +86,18 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
   };
 }
 
+/** Whom the job's processes run as on a node. */
+export interface SlurmOwner {
+  user: string;
+  uid: number;
+  gid: number;
+}
+
+const ownerVars = (o: SlurmOwner) => ({ SLURM_JOB_USER: o.user, SLURM_JOB_UID: String(o.uid), SLURM_JOB_GID: String(o.gid) });
+
 /** Where the batch shell runs: rank 0 of no step, on the job's first node. */
-export function slurmBatchVars(node: string, cpusOnNode: number): Record<string, string> {
-  return { SLURMD_NODENAME: node, SLURM_CPUS_ON_NODE: String(cpusOnNode), SLURM_PROCID: "0", SLURM_LOCALID: "0", SLURM_NODEID: "0", SLURM_GTIDS: "0" };
+export function slurmBatchVars(node: string, cpusOnNode: number, owner: SlurmOwner): Record<string, string> {
+  return { SLURMD_NODENAME: node, SLURM_CPUS_ON_NODE: String(cpusOnNode), SLURM_PROCID: "0", SLURM_LOCALID: "0", SLURM_NODEID: "0", SLURM_GTIDS: "0", ...ownerVars(owner) };
 }
 
 export interface SlurmRank {
@@ -103,6 +113,7 @@ export interface SlurmRank {
   cpusOnNode: number;
   /** The step's own name (srun -J), which its ranks see as SLURM_JOB_NAME. */
   stepName?: string;
+  owner: SlurmOwner;
 }
 
 /**
@@ -134,5 +145,6 @@ export function slurmRankVars(r: SlurmRank): Record<string, string> {
     SLURMD_NODENAME: r.nodes[r.nodeIndex]!,
     SLURM_CPUS_ON_NODE: String(r.cpusOnNode),
     ...(r.stepName !== undefined ? { SLURM_JOB_NAME: r.stepName } : {}),
+    ...ownerVars(r.owner),
   };
 }

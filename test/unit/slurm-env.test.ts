@@ -14,6 +14,7 @@ describe("Slurm's forms", () => {
 });
 
 describe("the variables of a job, a batch shell and a rank", () => {
+  const root = { user: "root", uid: 0, gid: 0 };
   const job = { id: 1, name: "envprobe", nodes: ["n2", "n1"], tasks: [2, 2], tasksGiven: true, tasksPerNode: 2, cpus: [2, 2], submitDir: "/tmp/i31s", cluster: "ebbtest", partition: "debug" };
 
   test("a 2-node job with --ntasks-per-node=2, as sbatch -N 2 --ntasks-per-node=2 -J envprobe set them", () => {
@@ -34,17 +35,17 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_JOB_PARTITION: "debug",
       SLURM_CLUSTER_NAME: "ebbtest",
     });
-    expect(slurmBatchVars("n1", 2)).toEqual({ SLURMD_NODENAME: "n1", SLURM_CPUS_ON_NODE: "2", SLURM_PROCID: "0", SLURM_LOCALID: "0", SLURM_NODEID: "0", SLURM_GTIDS: "0" });
+    expect(slurmBatchVars("n1", 2, root)).toEqual({ SLURMD_NODENAME: "n1", SLURM_CPUS_ON_NODE: "2", SLURM_PROCID: "0", SLURM_LOCALID: "0", SLURM_NODEID: "0", SLURM_GTIDS: "0", SLURM_JOB_USER: "root", SLURM_JOB_UID: "0", SLURM_JOB_GID: "0" });
   });
 
-  test("without -n or --ntasks-per-node there is no SLURM_NTASKS; an array task has SLURM_ARRAY_*", () => {
+  test("without -n or --ntasks-per-node there is no SLURM_NTASKS, and SLURM_TASKS_PER_NODE counts CPUs; an array task has SLURM_ARRAY_*", () => {
     const vars = slurmJobVars({ ...job, nodes: ["n2"], tasks: [1], tasksGiven: false, tasksPerNode: null, cpus: [2], id: 4, array: { jobId: 2, taskId: 3, count: 3, min: 1, max: 5, step: 2 } });
     expect(Object.keys(vars).filter((k) => /NTASKS|NPROCS/.test(k))).toEqual([]);
-    expect(vars).toMatchObject({ SLURM_JOB_ID: "4", SLURM_TASKS_PER_NODE: "1", SLURM_ARRAY_JOB_ID: "2", SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "3", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "5", SLURM_ARRAY_TASK_STEP: "2" });
+    expect(vars).toMatchObject({ SLURM_JOB_ID: "4", SLURM_TASKS_PER_NODE: "2", SLURM_ARRAY_JOB_ID: "2", SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "3", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "5", SLURM_ARRAY_TASK_STEP: "2" });
   });
 
   test("rank 3 of `srun -l` in that job, and the one rank of `srun -n 1` (step 1)", () => {
-    expect(slurmRankVars({ stepId: 0, nodes: ["n1", "n2"], tasks: [2, 2], nodeIndex: 1, localId: 1, rank: 3, size: 4, cpusOnNode: 2 })).toEqual({
+    expect(slurmRankVars({ stepId: 0, nodes: ["n1", "n2"], tasks: [2, 2], nodeIndex: 1, localId: 1, rank: 3, size: 4, cpusOnNode: 2, owner: root })).toEqual({
       SLURM_STEP_ID: "0",
       SLURM_STEPID: "0",
       SLURM_STEP_NODELIST: "n[1-2]",
@@ -61,8 +62,11 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_GTIDS: "2,3",
       SLURMD_NODENAME: "n2",
       SLURM_CPUS_ON_NODE: "2",
+      SLURM_JOB_USER: "root",
+      SLURM_JOB_UID: "0",
+      SLURM_JOB_GID: "0",
     });
-    expect(slurmRankVars({ stepId: 1, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2 })).toMatchObject({
+    expect(slurmRankVars({ stepId: 1, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, owner: root })).toMatchObject({
       SLURM_STEP_ID: "1",
       SLURM_STEP_NODELIST: "n1",
       SLURM_NNODES: "1",
@@ -73,7 +77,7 @@ describe("the variables of a job, a batch shell and a rank", () => {
   });
 
   test("every variable ebb sets is one a job's processes do not hand on", () => {
-    const all = { ...slurmJobVars({ ...job, restarts: 1, array: { jobId: 1, taskId: 1, count: 1, min: 1, max: 1, step: 1 } }), ...slurmBatchVars("n1", 2), ...slurmRankVars({ stepId: 0, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2 }) };
+    const all = { ...slurmJobVars({ ...job, restarts: 1, array: { jobId: 1, taskId: 1, count: 1, min: 1, max: 1, step: 1 } }), ...slurmBatchVars("n1", 2, root), ...slurmRankVars({ stepId: 0, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, owner: root }) };
     expect(Object.keys(all).filter((k) => !SLURM_JOB_VARS.test(k))).toEqual([]);
     // What a step takes from the shell it was started in, as srun does: its input variables.
     expect(["SLURM_CPUS_PER_TASK", "SLURM_SUBMIT_HOST", "SLURM_CONF", "SLURM_EXPORT_ENV"].filter((k) => SLURM_JOB_VARS.test(k))).toEqual([]);

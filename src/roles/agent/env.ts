@@ -1,6 +1,16 @@
 /** Environments of the processes an agent starts. */
 import { delimiter } from "node:path";
-import { slurmRankVars } from "../slurm-env.ts";
+import { slurmRankVars, type SlurmOwner } from "../slurm-env.ts";
+import { userInfo } from "node:os";
+import { currentUser } from "../../util/user.ts";
+import type { Identity } from "../identity.ts";
+
+/** Whom a job's processes run as here (Slurm's SLURM_JOB_USER/UID/GID): the job's user, or the agent's. */
+export function ownerOf(id: Identity | undefined): SlurmOwner {
+  if (id) return { user: id.user, uid: id.uid, gid: id.gid };
+  const me = userInfo();
+  return { user: currentUser(), uid: me.uid, gid: me.gid };
+}
 
 /**
  * The agent's own environment without ebb's variables, as the base for every job process; without
@@ -32,6 +42,7 @@ export interface RankPlace {
   size: number;
   cpusOnNode: number;
   stepName?: string;
+  owner: SlurmOwner;
 }
 
 /** A rank's variables, ebb's and Slurm's; `nodeHost` is the address this node's agent is reached at. */

@@ -13,6 +13,7 @@ import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } 
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 import { slurmBatchVars } from "../slurm-env.ts";
+import { ownerOf } from "./env.ts";
 
 const log = logger("agent");
 
@@ -92,7 +93,7 @@ export class JobRunner {
       EBB_NODENAME: this.ctx.name,
       EBB_CONTROLLER: this.ctx.controllerUrl,
       ...(this.ctx.controllerCa ? { EBB_CA: this.ctx.controllerCa.path } : {}),
-      ...slurmBatchVars(this.ctx.name, this.ctx.cpus),
+      ...slurmBatchVars(this.ctx.name, this.ctx.cpus, ownerOf(runAs)),
     });
     let proc: Proc;
     try {

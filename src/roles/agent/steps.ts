@@ -17,7 +17,7 @@ import { firstRanks } from "../../sched/layout.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
-import { rankVars } from "./env.ts";
+import { ownerOf, rankVars } from "./env.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
@@ -334,7 +334,7 @@ export class StepNode {
       for (let i = 0; i < count; i++) {
         const rank = first + i;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: this.ctx.cpus, stepName: spec.name };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: this.ctx.cpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
       }

@@ -14,7 +14,7 @@ import { isFinal } from "../../domain/job.ts";
 import { Launch } from "./launch.ts";
 import { fileSink, terminalSink } from "./output.ts";
 import { expandPattern } from "../output-patterns.ts";
-import { userInfo } from "node:os";
+import { currentUser } from "../../util/user.ts";
 import type { StepGrant } from "../../proto/requests.ts";
 
 export interface RunOptions {
@@ -55,6 +55,8 @@ export interface RunOptions {
   output?: { path: string; error?: string; append?: boolean };
   /** A failed rank leaves the others running; the exit code is the highest (srun's default). */
   keepGoing?: boolean;
+  /** Each rank's output as it comes, not a whole line at a time. */
+  unbuffered?: boolean;
   /** Progress and errors for the user. */
   say(text: string, opts?: { transient?: boolean }): void;
 }
@@ -137,7 +139,7 @@ export async function run(o: RunOptions): Promise<number> {
     const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, cwd: o.cwd, envDigest: envDigest(o.env) });
     let file: ReturnType<typeof stepFileSink> | undefined;
     try {
-      file = o.output ? stepFileSink(o.output, o.label, grant, o.cwd) : undefined;
+      file = o.output ? stepFileSink(o.output, o, grant, o.cwd) : undefined;
     } catch (e) {
       const why = `cannot open the step's output file: ${(e as Error).message}`;
       link.stepEnded(grant.stepId, 1, why);
@@ -145,7 +147,7 @@ export async function run(o: RunOptions): Promise<number> {
       await cancelOwned();
       return 1;
     }
-    const sink = file ?? terminalSink({ label: o.label, prog: "ebb" });
+    const sink = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: "ebb" });
     // A TLS cluster's step ports are TLS too, their certificates signed by the same CA.
     const pool = new PeerPool(o.client.ca?.pem);
     const launch = new Launch({
@@ -199,8 +201,8 @@ export async function run(o: RunOptions): Promise<number> {
 }
 
 /** The file sink of a step whose output goes to files (ebb run -o/-e), the patterns expanded for it. */
-function stepFileSink(o: NonNullable<RunOptions["output"]>, label: boolean, g: StepGrant, cwd: string): ReturnType<typeof fileSink> {
+function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean }, g: StepGrant, cwd: string): ReturnType<typeof fileSink> {
   const e = g.jobEnv;
-  const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: userInfo().username, A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: e.EBB_ARRAY_TASK_ID ?? "0" };
-  return fileSink(expandPattern(o.path, vars, cwd), { label, error: o.error === undefined ? undefined : expandPattern(o.error, vars, cwd), append: o.append });
+  const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: currentUser(), A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: e.EBB_ARRAY_TASK_ID ?? "0" };
+  return fileSink(expandPattern(o.path, vars, cwd), { label: how.label, unbuffered: how.unbuffered, error: o.error === undefined ? undefined : expandPattern(o.error, vars, cwd), append: o.append });
 }
