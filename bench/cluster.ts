@@ -123,11 +123,12 @@ export function collectStdout(stdout: ReadableStream<Uint8Array>): { text: () =>
 
 /**
  * Submits `jobs` one-rank `true` jobs over HTTP from 8 clients at once and returns when no job is
- * active any more (polling the cheap health counter). Each submit's time goes to `latencies`.
+ * active any more (polling the cheap health counter). Each submit's time goes to `latencies`;
+ * `fields` go into every job's body (e.g. exclusive: true).
  */
-export async function runTrueJobs(c: Pick<BenchCluster, "url" | "token" | "dir">, jobs: number, latencies?: number[]): Promise<void> {
+export async function runTrueJobs(c: Pick<BenchCluster, "url" | "token" | "dir">, jobs: number, latencies?: number[], fields: Record<string, unknown> = {}): Promise<void> {
   const headers = { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" };
-  const body = JSON.stringify({ argv: ["true"], cwd: c.dir, output: "/dev/null" });
+  const body = JSON.stringify({ argv: ["true"], cwd: c.dir, output: "/dev/null", ...fields });
   let next = 0;
   const submitter = async () => {
     while (next < jobs) {

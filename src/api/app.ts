@@ -10,9 +10,10 @@ import { badRequest, errorBody, notFound, Refusal, statusOf } from "./errors.ts"
 import { isAdmin, notYourJob, type Scope } from "../domain/scope.ts";
 import { openApiDocument } from "./openapi.ts";
 import { maskSecrets } from "./secrets.ts";
+import { publicDetail } from "./private.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
-import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, timelineStream } from "./dashboard.ts";
 import { jsonPages } from "./json-stream.ts";
 
@@ -123,6 +124,10 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   const requireAll = (c: Context<Env>) => {
     if (!isAdmin(c.get("scope"))) throw new Refusal("forbidden", "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
   };
+  // The timeline shows every job and node: to everyone unless jobs or nodes are private.
+  const requireTimeline = (c: Context<Env>) => {
+    if (backend.privateData.has("jobs") || backend.privateData.has("nodes")) requireAll(c);
+  };
   const requireJob = (c: Context<Env>, id: number) => {
     const scope = c.get("scope");
     if (!backend.mayActOn(scope, id)) throw notYourJob(scope, id);
@@ -140,21 +145,39 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.get("/v1/jobs", (c) => {
     const q = validate(JobListQuery, c.req.query());
-    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array, before: q.before };
+    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array, ids: q.id, before: q.before };
     // The newest `limit` jobs, in id order, streamed; `next` when older ones remain (pass it as `before`).
     const { pages, next } = backend.listJobs(filter, c.get("scope"));
     return jsonPages(c, "jobs", pages, next === undefined ? {} : { next });
   });
 
+  app.get("/v1/starts", async (c) => c.json(await backend.starts(c.get("scope"))));
+
+  app.get("/v1/usage", async (c) => {
+    const q = validate(UsageQuery, c.req.query());
+    const scope = c.get("scope");
+    const self = backend.userOf(scope);
+    // With private usage, a user sees their own alone.
+    if (backend.privateData.has("usage") && !isAdmin(scope)) {
+      if (q.user !== undefined && q.user !== self) throw new Refusal("forbidden", "forbidden", `the controller keeps usage private (privateData: usage): this token reads ${self}'s alone`);
+      q.user = self;
+    }
+    return c.json(await backend.usage({ since: Date.parse(q.since), until: q.until === undefined ? Date.now() : Date.parse(q.until), user: q.user }));
+  });
+
   app.get("/v1/jobs/:id", async (c) => {
     const id = jobIdParam(c, backend);
-    requireJob(c, id);
+    const scope = c.get("scope");
+    // Another user's job: its public part, unless the controller keeps jobs private.
+    const sight = backend.sight(scope, id);
+    if (sight === "none") requireJob(c, id);
     const q = validate(JobGetQuery, c.req.query());
     const job = await backend.getJob(id, q.wait === undefined ? undefined : q.wait * 1000);
     if (!job) throw notFound(`job ${id}`);
+    if (sight === "public") return c.json(publicDetail(job));
     // A job's token never sees the environment it was submitted with; the cluster's token sees it
     // with the values of names that look secret masked.
-    return c.json({ ...job, env: typeof c.get("scope") === "number" ? {} : maskSecrets(job.env) });
+    return c.json({ ...job, env: typeof scope === "number" ? {} : maskSecrets(job.env) });
   });
 
   app.delete("/v1/jobs/:id", (c) => {
@@ -175,7 +198,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const id = jobIdParam(c, backend);
     requireJob(c, id);
     const req = await body(c, ResizeRequest);
-    return c.json({ id, ...backend.resize(id, req.nodes) }, 202);
+    return c.json({ id, ...backend.resize(id, req.nodes, c.get("scope")) }, 202);
   });
 
   app.post("/v1/jobs/:id/steps", async (c) => {
@@ -187,7 +210,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.get("/v1/plans", (c) => {
     const q = validate(PlanListQuery, c.req.query());
-    if (q.job !== undefined) requireJob(c, q.job);
+    if (q.job !== undefined && backend.sight(c.get("scope"), q.job) === "none") requireJob(c, q.job);
     const plans = backend.listPlans({ jobId: q.job, limit: q.limit }, c.get("scope"));
     if (!plans) throw notFound(`job ${q.job}`);
     return c.json({ plans });
@@ -200,7 +223,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   app.get("/v1/nodes", (c) => {
-    requireAll(c);
+    if (backend.privateData.has("nodes")) requireAll(c);
     return c.json({ nodes: backend.listNodes() });
   });
 
@@ -222,12 +245,12 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   app.get("/v1/timeline", (c) => {
-    requireAll(c);
+    requireTimeline(c);
     return c.json(backend.timeline(validate(TimelineQuery, c.req.query()).window));
   });
 
   app.get("/v1/stream", (c) => {
-    requireAll(c);
+    requireTimeline(c);
     return timelineStream(c, backend, validate(TimelineQuery, c.req.query()).window);
   });
 

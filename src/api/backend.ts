@@ -1,7 +1,7 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
-import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StepCreate, StepGrant, StoreStatus, TimelineView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
-import type { Scope } from "../domain/scope.ts";
+import type { PrivateData, Scope } from "../domain/scope.ts";
 
 export interface ApiBackend {
   version: string;
@@ -9,11 +9,23 @@ export interface ApiBackend {
   submit(req: JobSubmit, scope: Scope): { id: number };
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
   testOnly(req: JobSubmit, scope: Scope): Promise<{ start: string | null; nodes: string[]; message: string }>;
-  /** The jobs, oldest first, a page at a time (the route streams them), and `next` when older ones remain. */
-  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): { pages: AsyncIterable<JobView[]>; next?: number };
+  /** What other users may not see (controller config `privateData`, as Slurm's PrivateData). */
+  privateData: PrivateData;
   /**
-   * The newest `limit` scheduling plans with the items `scope` may see (its own jobs' unless an
-   * admin), newest first; with `jobId`, only that job's items; undefined if that job does not exist.
+   * The jobs, oldest first, a page at a time (the route streams them), and `next` when older ones
+   * remain: those `scope` may see (domain/scope.ts sightOf), others' without their private part.
+   */
+  listJobs(filter: Omit<JobFilter, "visibleTo" | "owner">, scope: Scope): { pages: AsyncIterable<JobView[]>; next?: number };
+  /** What each user (or `user`) used over [since, until] (epoch ms): jobs, node- and core-seconds. */
+  usage(q: { since: number; until: number; user?: string }): Promise<UsageView>;
+  /** The user a token acts for: its user's, its job's user, the controller's user for the API token. */
+  userOf(scope: Scope): string;
+  /** When the pending jobs `scope` may see are expected to start (squeue --start). */
+  starts(scope: Scope): Promise<StartsView>;
+  /**
+   * The newest `limit` scheduling plans with the items `scope` may see (every job's, or with
+   * private jobs its own unless an admin), newest first; with `jobId`, only that job's items;
+   * undefined if that job does not exist.
    */
   listPlans(q: { jobId?: number; limit: number }, scope: Scope): PlanView[] | undefined;
   /** The job, once it has ended or `waitMs` have passed. */
@@ -24,8 +36,8 @@ export interface ApiBackend {
   cancel(id: number, task?: boolean): number[];
   hold(id: number, task?: boolean): number[];
   release(id: number, task?: boolean): number[];
-  /** Start resizing a running elastic job to `nodes` nodes. */
-  resize(jobId: number, nodes: number): { adaptationId: number };
+  /** Start resizing a running elastic job to `nodes` nodes, as `scope` asked (a user's own resize does not raise its limit). */
+  resize(jobId: number, nodes: number, scope: Scope): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;
   listNodes(): NodeView[];
   /** Drain a node (reason set) or resume it (null); false when there is no such node. */
@@ -35,6 +47,8 @@ export interface ApiBackend {
   storage(): StoreStatus;
   /** The job a token may act on: "all" for the API token, a job id for a job token, undefined if invalid. */
   authorize(token: string): Scope | undefined;
+  /** How much of job `id` `scope` sees: all of it, its public part, or nothing (domain/scope.ts sightOf). */
+  sight(scope: Scope, id: number): "all" | "public" | "none";
   /** Whether `scope` may act on job `id`: its own job, or one it submitted. */
   mayActOn(scope: Scope, id: number): boolean;
   /** Issue a token for `user` (admins only); returns the token, shown once. */

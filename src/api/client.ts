@@ -1,5 +1,5 @@
 /** A typed client of the HTTP API, for the CLI and the launcher. */
-import type { JobDetail, JobSubmit, JobView, NodeView, PlanView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PlanView, StartsView, UsageView } from "./schemas.ts";
 import { clientTls, isCertificateError } from "../util/tls.ts";
 
 /** The cluster CA a client trusts: its PEM text and where it came from (for messages). */
@@ -61,7 +61,7 @@ function tooLarge(method: string, path: string, status: number): ApiClientError 
 }
 
 /** The filters of GET /v1/jobs. */
-export type JobQuery = { state?: string; since?: string; until?: string; name?: string; user?: string; array?: number };
+export type JobQuery = { state?: string; since?: string; until?: string; name?: string; user?: string; array?: number; id?: string };
 
 /** Jobs per GET /v1/jobs page when a client lists them all (the API's default page). */
 export const JOB_PAGE = 1000;
@@ -129,6 +129,16 @@ export class ApiClient {
       before = page.next;
     } while (before !== undefined && got < max);
     return pages.reverse().flat();
+  }
+  /** GET /v1/starts: when pending jobs are expected to start (squeue --start). */
+  starts(): Promise<StartsView> {
+    return this.request("GET", "/v1/starts");
+  }
+  /** GET /v1/usage: each user's jobs, node- and core-seconds over the window (ISO times). */
+  usage(query: { since: string; until?: string; user?: string }): Promise<UsageView> {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) qs.set(k, v);
+    return this.request("GET", `/v1/usage?${qs}`);
   }
   /** GET /v1/plans: the newest `limit` scheduling plans (the caller's jobs' items), newest first; `job`: only its items. */
   plans(query: { job?: number; limit?: number } = {}): Promise<{ plans: PlanView[] }> {

@@ -23,6 +23,7 @@ import {
   PlanListQuery,
   PlanView,
   ResizeRequest,
+  StartsView,
   StepCreate,
   StepGrant,
   SubmitResult,
@@ -32,6 +33,8 @@ import {
   TimelineView,
   TokenCreate,
   TokenCreated,
+  UsageQuery,
+  UsageView,
 } from "./schemas.ts";
 
 type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 503;
@@ -58,7 +61,7 @@ interface Operation {
 const ERROR_TEXT: Record<ErrorStatus, string> = {
   400: "invalid request; error.field names the bad field",
   401: "missing or invalid bearer token",
-  403: "a job's token acting beyond its own job and the jobs it submitted, or on what only the API token may see",
+  403: "a token acting beyond its jobs (a user's token: that user's; a job's token: its job and the jobs it submitted), or reading what the controller keeps private (privateData) or only admins may do",
   404: "no such job",
   409: "the job's state does not allow it",
   413: "the request body is over 2 MiB",
@@ -97,8 +100,26 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { status: 200, description: "the prediction (at most 200 job ends ahead; past them start is null and the message says so)", json: () => TestOnlyResult },
     errors: WITH_BODY,
   },
-  "GET /v1/jobs": { operationId: "listJobs", summary: "List jobs (a job's token: its job and the jobs it submitted)", query: () => JobListQuery, ok: { status: 200, description: "the newest `limit` jobs, in id order, streamed as read; `next` when older ones remain: pass it as `before` for the next page", json: () => z.object({ jobs: z.array(JobView), next: z.int().optional() }) }, errors: [400, 401] },
-  "GET /v1/jobs/:id": { operationId: "getJob", summary: "A job with its allocation, steps and events", query: () => JobGetQuery, ok: { status: 200, description: "the job", json: () => JobDetail }, errors: ON_JOB },
+  "GET /v1/jobs": {
+    operationId: "listJobs",
+    summary: "List jobs: every user's, another user's without its private part (private: true); with the controller's privateData \"jobs\", only those the token may act on", query: () => JobListQuery, ok: { status: 200, description: "the newest `limit` jobs, in id order, streamed as read; `next` when older ones remain: pass it as `before` for the next page", json: () => z.object({ jobs: z.array(JobView), next: z.int().optional() }) },
+    errors: [400, 401],
+  },
+  "GET /v1/starts": {
+    operationId: "expectedStarts",
+    summary: "When pending jobs are expected to start (squeue --start): one replay of the scheduler's plans, every running job taken to run to its limit, at most 200 job ends ahead; shared by every caller for 5 s",
+    ok: { status: 200, description: "the estimates, soonest first", json: () => StartsView },
+    errors: [401],
+  },
+  "GET /v1/usage": {
+    operationId: "usage",
+    summary: "What each user used over a window (ebb usage, like sreport): jobs, node- and core-seconds; with the controller's privateData \"usage\", a user's token reads its own alone",
+    query: () => UsageQuery,
+    ok: { status: 200, description: "usage by user, the most core-seconds first", json: () => UsageView },
+    errors: [400, 401, 403],
+    notes: { 403: "usage is private and `user` names another user" },
+  },
+  "GET /v1/jobs/:id": { operationId: "getJob", summary: "A job with its allocation, steps and events; another user's without its private part (private: true), or 403 with the controller's privateData \"jobs\"", query: () => JobGetQuery, ok: { status: 200, description: "the job", json: () => JobDetail }, errors: ON_JOB },
   "DELETE /v1/jobs/:id": {
     operationId: "cancelJob",
     summary: "Cancel a job (an array's id: all of its active tasks)",
@@ -128,7 +149,7 @@ const OPERATIONS: Record<string, Operation> = {
     operationId: "listPlans",
     summary: "The scheduler's recent plans, newest first: each pass's spawn grants, starts and resizes with their nodes and reasons, what the controller's re-check accepted or rejected and why, and what became of each item; its reservations",
     description:
-      "Items are shown only for the caller's jobs (a user's token: that user's jobs; a job's token: its job and the jobs it submitted; the API token and admins: all), and plans with none of them are left out.",
+      "Items of every job are shown; with the controller's privateData \"jobs\", only the caller's (a user's token: that user's jobs; a job's token: its job and the jobs it submitted; the API token and admins: all), and plans with none of them are left out.",
     query: () => PlanListQuery,
     ok: { status: 200, description: "plans, newest first", json: () => z.object({ plans: z.array(PlanView) }) },
     errors: [400, 401, 403, 404],
@@ -141,7 +162,7 @@ const OPERATIONS: Record<string, Operation> = {
     ok: { status: 201, description: "the new token", json: () => TokenCreated },
     errors: [400, 401, 403, 413],
   },
-  "GET /v1/nodes": { operationId: "listNodes", summary: "List nodes (the API token only)", ok: { status: 200, description: "nodes", json: () => z.object({ nodes: z.array(NodeView) }) }, errors: [401, 403] },
+  "GET /v1/nodes": { operationId: "listNodes", summary: "List nodes (admins only with the controller's privateData \"nodes\")", ok: { status: 200, description: "nodes", json: () => z.object({ nodes: z.array(NodeView) }) }, errors: [401, 403] },
   "POST /v1/nodes/:name/drain": {
     operationId: "drainNode",
     summary: "Drain a node: it takes no new work; the jobs on it run to their end (the API token only)",
@@ -158,10 +179,10 @@ const OPERATIONS: Record<string, Operation> = {
     errors: [401, 403, 404],
     notes: { 404: "no such node" },
   },
-  "GET /v1/timeline": { operationId: "getTimeline", summary: "The allocation timeline of the last `window` seconds: who held which node when, adaptations, pending jobs (the API token only)", query: () => TimelineQuery, ok: { status: 200, description: "the timeline", json: () => TimelineView }, errors: [400, 401, 403] },
+  "GET /v1/timeline": { operationId: "getTimeline", summary: "The allocation timeline of the last `window` seconds: who held which node when, adaptations, pending jobs (admins only with the controller's privateData \"jobs\" or \"nodes\")", query: () => TimelineQuery, ok: { status: 200, description: "the timeline", json: () => TimelineView }, errors: [400, 401, 403] },
   "GET /v1/stream": {
     operationId: "streamTimeline",
-    summary: "The live timeline as server-sent events (the API token only)",
+    summary: "The live timeline as server-sent events (admins only with the controller's privateData \"jobs\" or \"nodes\")",
     description:
       "First `event: timeline` with the GET /v1/timeline body of the window; then, whenever the cluster changed (checked every 0.5 s, at most one delta every 1.5 s: a change is sent within 1.5 s), `event: delta` with what changed since the previous event (x-events.delta): jobs and pending entries that replace those of the same id, ids to remove, all nodes. Comment lines keep an idle stream open.",
     events: { timeline: () => TimelineView, delta: () => TimelineDelta },

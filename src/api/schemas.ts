@@ -4,7 +4,7 @@ import { JobKind, JobState, MAX_NAME, MAX_USER, Plain } from "../proto/requests.
 import { ElasticSettings } from "../proto/elastic-settings.ts";
 
 /** The bodies the launcher's WebSocket carries too are defined once, in proto/. */
-export { JobKind, JobState, JobSubmit, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
+export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
 
 export const JobListQuery = z.lazy(() =>
   z.strictObject({
@@ -22,6 +22,13 @@ export const JobListQuery = z.lazy(() =>
     user: z.string().min(1).max(MAX_USER).optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
+    /** Only these jobs, comma-separated (an array's id: all of its tasks), as squeue -j. */
+    id: z
+      .string()
+      .regex(/^[1-9]\d{0,15}(,[1-9]\d{0,15})*$/, "job ids, comma-separated, e.g. 12,14")
+      .transform((s) => [...new Set(s.split(",").map(Number))])
+      .pipe(z.array(z.int()).max(MAX_LIST_IDS, `at most ${MAX_LIST_IDS} job ids`))
+      .optional(),
     /** Only jobs with a smaller id: the `next` of the page before, to page through older jobs. */
     before: z.coerce.number().int().min(1).optional(),
   }),
@@ -34,6 +41,57 @@ export const JobGetQuery = z.lazy(() => z.strictObject({ wait: z.coerce.number()
 export const HoldResult = z.lazy(() => z.object({ id: z.int(), jobs: z.array(z.int()) }));
 
 /** POST /v1/jobs/test: when and where the job would start, from the current queue (sbatch --test-only). */
+/** The most job ids one listing may name (GET /v1/jobs?id=). */
+export const MAX_LIST_IDS = 1000;
+
+/**
+ * GET /v1/starts (squeue --start): when each pending job is expected to start, from one replay of
+ * the scheduler's plans with every running job taken to run to its limit. A job not listed has no
+ * estimate (held, waiting for a dependency or begin time, too big for the nodes up, or beyond the
+ * replay's horizon).
+ */
+export const StartsView = z.lazy(() =>
+  z.object({
+    /** When the estimate was made (one serves every caller for a few seconds). */
+    time: z.string(),
+    jobs: z.array(z.object({ id: z.int(), start: z.string(), nodes: z.array(z.string()) })),
+    /** Whether the replay reached every pending job's start; false: it stopped at its horizon (`message` says where). */
+    complete: z.boolean(),
+    message: z.string().nullable(),
+  }),
+);
+export type StartsView = z.infer<typeof StartsView>;
+
+/** GET /v1/usage: what each user used over a window (ebb usage, like sreport). */
+export const UsageQuery = z.lazy(() =>
+  z
+    .strictObject({
+      /** The window (ISO 8601): since is required; until defaults to now. */
+      since: z.iso.datetime({ offset: true }),
+      until: z.iso.datetime({ offset: true }).optional(),
+      /** Only this user. */
+      user: z.string().min(1).max(MAX_USER).optional(),
+    })
+    .refine((q) => q.until === undefined || Date.parse(q.until) > Date.parse(q.since), { path: ["until"], message: "until must be after since" }),
+);
+const Usage = z.object({
+  /** Jobs that held nodes in the window. */
+  jobs: z.int(),
+  /** Node-seconds and core-seconds (a node's CPUs times its seconds) held in the window. */
+  nodeSeconds: z.number(),
+  coreSeconds: z.number(),
+});
+export const UsageView = z.lazy(() =>
+  z.object({
+    since: z.string(),
+    until: z.string(),
+    /** Per user, the most core-seconds first ("" for jobs of no user). */
+    users: z.array(Usage.extend({ user: z.string() })),
+    total: Usage,
+  }),
+);
+export type UsageView = z.infer<typeof UsageView>;
+
 export const TestOnlyResult = z.lazy(() =>
   z.object({
     /** ISO time; null if it cannot start on this cluster, or waits on something other than nodes. */
@@ -72,6 +130,29 @@ export const AdaptationView = z.lazy(() =>
   }),
 );
 
+/** A job's request of cores, memory and GPUs (domain/resources.ts ResourceRequest; memory in MiB). */
+export const RequestView = z.lazy(() =>
+  z.object({
+    tasks: z.int().optional(),
+    nodes: z.int().optional(),
+    tasksPerNode: z.int().optional(),
+    cpusPerTask: z.int(),
+    memPerNodeMiB: z.int().optional(),
+    memPerCpuMiB: z.int().optional(),
+    gpus: z.int().optional(),
+    gpusPerNode: z.int().optional(),
+    gpusPerTask: z.int().optional(),
+    gpuType: z.string().optional(),
+    constraint: z.array(z.string()).optional(),
+    exclusive: z.boolean(),
+  }),
+);
+/** What a job holds on one node: its cores (the node's core indices, "0-3,8") and how many, its memory, its GPU indices. */
+export const ShareView = z.lazy(() => z.object({ node: z.string(), cores: z.string(), cpus: z.int(), memMiB: z.int(), gpus: z.array(z.int()) }));
+export type ShareView = z.infer<typeof ShareView>;
+/** What a job used, from its cgroups once its processes were gone: CPU seconds summed over its nodes, the largest peak memory of one node. */
+export const JobUsageView = z.lazy(() => z.object({ cpuSec: z.number(), peakMemMiB: z.number() }));
+
 export const JobView = z.lazy(() =>
   z.object({
     id: z.int(),
@@ -95,6 +176,12 @@ export const JobView = z.lazy(() =>
     argv: z.array(z.string()).nullable(),
     cwd: z.string(),
     output: z.string().nullable(),
+    /**
+     * Another user's job, shown without its private part: argv, output and error are null, cwd is
+     * "", an ended job's reason is null (it may name its files); in the detail also script, env,
+     * events, steps' argv, adaptations' messages, cfg and program.
+     */
+    private: z.boolean(),
     submitTime: z.string(),
     startTime: z.string().nullable(),
     endTime: z.string().nullable(),
@@ -121,12 +208,21 @@ export const JobView = z.lazy(() =>
     submittedBy: z.int().nullable(),
     /** Elastic jobs: adaptations committed. */
     resizes: z.int(),
+    /** What it asked of cores, memory and GPUs; null: whole nodes (jobs from before ebb shared nodes). */
+    resources: RequestView.nullable(),
+    /** What it holds on each node (in the allocation's order), or held when it ended; empty while pending. */
+    shares: z.array(ShareView),
+    /** CPU time and peak memory, once it ended on all of its nodes; null until then. */
+    usage: JobUsageView.nullable(),
   }),
 );
 export type JobView = z.infer<typeof JobView>;
 
 export const JobEventView = z.lazy(() => z.object({ time: z.string(), kind: z.string(), message: z.string(), data: z.record(z.string(), z.unknown()).nullable() }));
-export const AllocationView = z.lazy(() => z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable() }));
+/** One stretch of a job on a node, with its share of the node (null on rows from before shares: the whole node). */
+export const AllocationView = z.lazy(() =>
+  z.object({ node: z.string(), position: z.int(), since: z.string(), until: z.string().nullable(), cores: z.string().nullable(), memMiB: z.int().nullable(), gpus: z.array(z.int()).nullable() }),
+);
 export const StepView = z.lazy(() =>
   z.object({
     stepId: z.int(),
@@ -295,7 +391,16 @@ export const NodeView = z.lazy(() =>
     state: z.enum(["IDLE", "ALLOCATED", "COMPLETING", "DRAINING", "DRAINED", "DOWN", "UNKNOWN"]),
     cpus: z.int(),
     memoryMb: z.int(),
+    /** One entry per GPU index: its type, or null when untyped. */
+    gpus: z.array(z.string().nullable()),
+    features: z.array(z.string()),
+    /** What the node's jobs hold in all, and what is left: core and memory counts, GPU indices. */
+    allocated: z.object({ cpus: z.int(), memMiB: z.int(), gpus: z.array(z.int()) }),
+    free: z.object({ cpus: z.int(), memMiB: z.int(), gpus: z.array(z.int()) }),
     addr: z.string(),
+    /** The jobs on the node (a node is shared), in the order they came. */
+    jobs: z.array(z.int()),
+    /** The first of them, or the job whose processes are being killed (COMPLETING); null when idle. */
     jobId: z.int().nullable(),
     reason: z.string().nullable(),
     /** Why the node is drained (it takes no new work until resumed); null when it is not. */
@@ -335,7 +440,8 @@ const TimelineJob = z.lazy(() =>
     startTime: z.string().nullable(),
     endTime: z.string().nullable(),
     nodes: z.int(),
-    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable() })),
+    /** Each stretch on a node, with the cores it held there (null: the whole node, a row from before shares). */
+    allocations: z.array(z.object({ node: z.string(), since: z.string(), until: z.string().nullable(), cpus: z.int().nullable() })),
     adaptations: z.array(z.object({ id: z.int(), state: z.string(), fromNodes: z.int(), toNodes: z.int(), requestedAt: z.string(), endedAt: z.string().nullable() })),
   }),
 );

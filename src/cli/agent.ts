@@ -2,8 +2,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
-import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
-import { listenFlag, logArgs, logFormatFlag, localCpus, localMemoryMb, serverTlsFlags, shortHostname, starting, stdinClosed, tlsArgs, untilSignal } from "./daemon.ts";
+import { defaultStateDir, guard, UsageError } from "./common.ts";
+import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
+import { cgroup2Root } from "../roles/agent/containment.ts";
+import { inventory } from "../roles/agent/inventory.ts";
+import { listenFlag, logArgs, logFormatFlag, serverTlsFlags, shortHostname, starting, stdinClosed, tlsArgs, untilSignal } from "./daemon.ts";
 import { readPem } from "../util/tls.ts";
 import { existsSync } from "node:fs";
 import { err } from "../util/stdio.ts";
@@ -16,8 +19,9 @@ export default defineCommand({
   args: {
     controller: { type: "string", description: "Controller URL, e.g. http://head:7700 (default $EBB_CONTROLLER)", valueHint: "URL" },
     name: { type: "string", description: "Node name (default: the short hostname)", valueHint: "NAME" },
-    cpus: { type: "string", description: "CPUs to offer (default: all)", valueHint: "N" },
-    memory: { type: "string", description: "Memory to offer in MiB (default: all)", valueHint: "MIB" },
+    cpus: { type: "string", description: "Cores to offer (default: the CPUs this agent may run on, its cpuset)", valueHint: "N" },
+    memory: { type: "string", description: `Memory to offer: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB for the system)`, valueHint: "SIZE" },
+    ...gresArgs,
     listen: { type: "string", description: "HOST:PORT for launchers and other agents (default: 127.0.0.1:0 for a local controller, else 0.0.0.0:0)", valueHint: "HOST:PORT" },
     advertise: { type: "string", description: "HOST:PORT others should use to reach this agent (default: guessed)", valueHint: "HOST:PORT" },
     "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
@@ -58,12 +62,12 @@ export default defineCommand({
       if (args.advertise) listenFlag(args.advertise, "--advertise");
       const listen = listenFlag(args.listen ?? (local ? "127.0.0.1:0" : "0.0.0.0:0"));
       const stateDir = args["state-dir"] ?? join(defaultStateDir(), "agents", name);
+      const offer = inventory(declaredFlags(args), cgroup2Root());
       const agent = await starting({ listen, stateDir }, () => startAgent({
         controller,
         clusterKey: key!,
         name,
-        cpus: intFlag(args.cpus, "--cpus") ?? localCpus(),
-        memoryMb: intFlag(args.memory, "--memory", { min: 0 }) ?? localMemoryMb(),
+        ...offer,
         listen,
         advertise: args.advertise,
         stateDir,

@@ -228,11 +228,67 @@ const cyan = paint("36", "39");
 const gray = paint("90", "39");
 const heading = (t: string) => paint("4", "24")(paint("1", "22")(t));
 
-function columns(rows: [string, string][], visible: (s: string) => number): string {
-  const w = Math.max(...rows.map((r) => visible(r[0])));
-  return rows.map(([a, b]) => `  ${a}${" ".repeat(w - visible(a))}  ${b}`).join("\n");
-}
 const plainLength = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, "").length;
+
+/** The width help is wrapped to: $COLUMNS, else the terminal's, else 80 (never under 40). */
+export function helpWidth(): number {
+  const env = Number(process.env.COLUMNS);
+  const tty = isTerminal(1) ? process.stdout.columns : undefined;
+  const w = Number.isInteger(env) && env > 0 ? env : tty || 80;
+  return Math.max(40, w);
+}
+
+/**
+ * `text` in lines of at most `width` visible characters, broken at spaces; a word longer than a
+ * line is broken after a `|` or `,` where it can be, else where it must.
+ */
+export function wrap(text: string, width: number): string[] {
+  const lines: string[] = [];
+  let line = "";
+  const push = (word: string) => {
+    if (line === "") line = word;
+    else if (plainLength(line) + 1 + plainLength(word) <= width) line += ` ${word}`;
+    else {
+      lines.push(line);
+      line = word;
+    }
+  };
+  for (const word of text.split(" ").filter((w) => w !== "")) {
+    if (plainLength(word) <= width) {
+      push(word);
+      continue;
+    }
+    let rest = word;
+    while (plainLength(rest) > width) {
+      const cut = Math.max(rest.lastIndexOf("|", width - 1), rest.lastIndexOf(",", width - 1));
+      const at = cut > 0 ? cut + 1 : width;
+      push(rest.slice(0, at));
+      lines.push(line);
+      line = "";
+      rest = rest.slice(at);
+    }
+    push(rest);
+  }
+  if (line !== "") lines.push(line);
+  return lines.length > 0 ? lines : [""];
+}
+
+/**
+ * Two columns, the second wrapped to what `width` leaves it; a first-column entry too wide to
+ * leave the second a third of the width puts its description on the lines below, indented.
+ */
+function columns(rows: [string, string][], width: number): string {
+  const cap = Math.floor(width / 2.5);
+  const w = Math.max(0, ...rows.map((r) => plainLength(r[0])).filter((n) => n <= cap));
+  const indent = 2 + w + 2;
+  const out: string[] = [];
+  for (const [a, b] of rows) {
+    const text = wrap(b, width - indent);
+    if (plainLength(a) > w) out.push(`  ${a}`, ...text.map((l) => `${" ".repeat(indent)}${l}`));
+    else out.push(`  ${a}${" ".repeat(w - plainLength(a))}  ${text[0]}`, ...text.slice(1).map((l) => `${" ".repeat(indent)}${l}`));
+  }
+  return out.join("\n");
+}
 
 function hint(d: StringFlag | BooleanFlag): string {
   return d.type === "string" ? `=<${d.valueHint ?? "value"}>` : "";
@@ -249,38 +305,45 @@ function usageLine(cmd: string, args: ArgsDef): string {
   return `ebb ${cmd} [OPTIONS]${pos.length ? ` ${pos.join(" ")}` : ""}`;
 }
 
-export function renderUsage(def: CommandDef<ArgsDef>, version: string): string {
-  const lines: string[] = [gray(`${def.meta.description} (ebb ${def.meta.name} v${version})`), ""];
-  lines.push(`${heading("USAGE")} ${cyan(usageLine(def.meta.name, def.args))}`, "");
+/** A command's help, wrapped to `width` columns (default: helpWidth()). */
+export function renderUsage(def: CommandDef<ArgsDef>, version: string, width = helpWidth()): string {
+  const lines: string[] = [...wrap(`${def.meta.description} (ebb ${def.meta.name} v${version})`, width).map(gray), ""];
+  lines.push(...usage(usageLine(def.meta.name, def.args), width), "");
   const pos: [string, string][] = [];
   const flags: [string, string][] = [];
   for (const [name, d] of Object.entries(def.args)) {
     if (d.type === "positional") {
-      pos.push([cyan(name.toUpperCase()), d.description + (d.required ? ` ${gray("(Required)")}` : "")]);
+      pos.push([cyan(name.toUpperCase()), d.description + (d.required ? " (Required)" : "")]);
       continue;
     }
     flags.push([cyan([...aliasesOf(d).map(flagName), `--${name}`].join(", ") + hint(d)), d.description]);
     if (d.type === "boolean" && d.negativeDescription) flags.push([cyan(`--no-${name}`), d.negativeDescription]);
   }
-  if (pos.length > 0) lines.push(heading("ARGUMENTS"), "", columns(pos, plainLength), "");
-  if (flags.length > 0) lines.push(heading("OPTIONS"), "", columns(flags, plainLength), "");
+  if (pos.length > 0) lines.push(heading("ARGUMENTS"), "", columns(pos, width).replace(/\(Required\)/g, gray("(Required)")), "");
+  if (flags.length > 0) lines.push(heading("OPTIONS"), "", columns(flags, width), "");
   return lines.join("\n");
 }
 
-export function renderMainUsage(description: string, version: string, commands: [string, string][]): string {
+/** `USAGE <line>`, the line wrapped after the heading (continued under its start). */
+function usage(line: string, width: number): string[] {
+  const text = wrap(line, width - 6);
+  return [`${heading("USAGE")} ${cyan(text[0]!)}`, ...text.slice(1).map((l) => `      ${cyan(l)}`)];
+}
+
+export function renderMainUsage(description: string, version: string, commands: [string, string][], width = helpWidth()): string {
   return [
-    gray(`${description} (ebb v${version})`),
+    ...wrap(`${description} (ebb v${version})`, width).map(gray),
     "",
-    `${heading("USAGE")} ${cyan(`ebb [--help|--version] ${commands.map((c) => c[0]).join("|")}`)}`,
+    ...usage(`ebb [--help|--version] ${commands.map((c) => c[0]).join("|")}`, width),
     "",
     heading("COMMANDS"),
     "",
     columns(
       commands.map(([n, d]) => [cyan(n), d]),
-      plainLength,
+      width,
     ),
     "",
-    `Use ${cyan("ebb help <command>")} or ${cyan("ebb <command> --help")} for more information about a command.`,
+    ...wrap(`Use ${cyan("ebb help <command>")} or ${cyan("ebb <command> --help")} for more information about a command.`, width),
     "",
   ].join("\n");
 }

@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   release: { summary: "Release held jobs", load: () => import("./release.ts") },
   wait: { summary: "Wait for jobs to end; exits with the first failure's exit code", load: () => import("./wait.ts") },
   history: { summary: "Finished and active jobs over a time window (like sacct)", load: () => import("./history.ts") },
+  usage: { summary: "What each user used over a time window: jobs, node- and core-hours (like sreport)", load: () => import("./usage.ts") },
   plans: { summary: "The scheduler's recent plans: what it planned, accepted or rejected, and why", load: () => import("./plans.ts") },
   resize: { summary: "Grow or shrink a running elastic job", load: () => import("./resize.ts") },
   nodes: { summary: "List nodes with their state, size and job", load: () => import("./nodes.ts") },

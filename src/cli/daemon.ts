@@ -1,6 +1,6 @@
 /** Flags and helpers shared by the daemon commands (controller, agent, up). */
 import { defineArgs } from "./command.ts";
-import { availableParallelism, hostname, totalmem } from "node:os";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { formatHostPort, parseHostPort, type HostPort } from "../util/addr.ts";
 import { DatabaseTooNew } from "../store/db.ts";
@@ -15,6 +15,8 @@ import { LOG_FORMATS, setLogFormat, type LogFormat } from "../util/log.ts";
 import { readFileSync } from "node:fs";
 import { createPrivateKey, X509Certificate } from "node:crypto";
 import { readPem, type ServerTls } from "../util/tls.ts";
+import { parseMemory } from "../domain/resources.ts";
+import { MAX_MEM_MIB } from "../api/schemas.ts";
 import { CommandError, durationFlag, intFlag, numberFlag, UsageError } from "./common.ts";
 
 /**
@@ -53,7 +55,7 @@ export function listenFlag(value: string, flag = "--listen"): HostPort {
 }
 
 export const controllerTuning = defineArgs({
-  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout}; flags override it", valueHint: "FILE" },
+  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout, privateData: [jobs, nodes, usage], userResizeScalesLimit}; flags override it", valueHint: "FILE" },
   heartbeat: { type: "string", description: "Agent heartbeat interval in seconds; 3 missed make a node DOWN (default 2)", valueHint: "SECONDS" },
   "default-time": { type: "string", description: "Time limit of jobs that give none (default 1:00:00)", valueHint: "TIME" },
   "kill-wait": { type: "string", description: "Seconds between SIGTERM and SIGKILL when a job is cancelled or times out (default 5)", valueHint: "SECONDS" },
@@ -68,6 +70,7 @@ export const controllerTuning = defineArgs({
   "adapt-timeout": { type: "string", description: "Seconds an adaptation (resize or fault) may take: the launcher fails one that has not committed by then, each of its rounds included; the controller fails it 10 s later if the launcher did not report (default 600)", valueHint: "SECONDS" },
   "max-array-tasks": { type: "string", description: `The most tasks one job array may have (default ${DEFAULT_ARRAY_TASKS}, Slurm's MaxArraySize; at most ${MAX_ARRAY_TASKS})`, valueHint: "N" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
+  "def-mem-per-cpu": { type: "string", description: "Memory per core of jobs that ask for none: MiB, or a size such as 2G (default: each node's memory divided by its cores)", valueHint: "SIZE" },
   "metrics-token": { type: "string", description: "File holding a token that may read /metrics (as Prometheus' credentials_file); the API token may too", valueHint: "FILE" },
   "metrics-open": { type: "boolean", description: "Serve /metrics without a token (to a scraper on a trusted network)" },
   ...logArgs(),
@@ -100,6 +103,15 @@ function metricsAccess(a: { "metrics-token"?: string; "metrics-open"?: boolean }
   }
   if (token.length < 16) throw new UsageError(`--metrics-token ${a["metrics-token"]}: the token in it is shorter than 16 characters`);
   return { metricsToken: token };
+}
+
+/** A memory size flag (MiB, or with a K, M, G or T suffix), in MiB. */
+function memoryFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const mib = parseMemory(value);
+  if (typeof mib !== "number") throw new UsageError(`${flag} ${value}: ${mib.error}`);
+  if (mib < 1 || mib > MAX_MEM_MIB) throw new UsageError(`${flag} ${value}: expected 1 MiB to ${MAX_MEM_MIB} MiB (1 PiB)`);
+  return mib;
 }
 
 /** --keep-history: a number with a unit (s, m, h, d, w; a bare number is days), or forever. Milliseconds. */
@@ -156,16 +168,11 @@ export function tuning(a: TuningArgs) {
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,
     clusterName: file.clusterName,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
+    privateData: file.privateData,
+    userResizeScalesLimit: file.userResizeScalesLimit,
+    defMemPerCpu: memoryFlag(a["def-mem-per-cpu"], "--def-mem-per-cpu") ?? file.defMemPerCpu,
     ...metricsAccess(a),
   };
-}
-
-export function localCpus(): number {
-  return availableParallelism();
-}
-
-export function localMemoryMb(): number {
-  return Math.floor(totalmem() / (1 << 20));
 }
 
 export function shortHostname(): string {

@@ -1,9 +1,13 @@
-import { MAX_NAME, MAX_USER } from "../api/schemas.ts";
+import { MAX_NAME } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, whenFlag } from "./common.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
+import { formatFlag, headed, idsFlag, jobsOf, usersFlag } from "./listing.ts";
+import { FIELD_NAMES, renderFormat } from "./job-format.ts";
+import { formatDuration } from "../util/time.ts";
+import { mib, resourcesColumn } from "./resource-text.ts";
 
 export default defineCommand({
   meta: {
@@ -12,29 +16,52 @@ export default defineCommand({
       "Jobs that were active in a time window, finished ones included, like sacct: by default since midnight. Finished jobs are kept for the controller's --keep-history (30 days by default).",
   },
   args: {
-    since: { type: "string", alias: "S", description: "Jobs active at or after: now-2hours, 08:00, 2030-01-31[T08:00], today, midnight (default: midnight)", valueHint: "TIME" },
-    until: { type: "string", alias: "E", description: "Jobs submitted at or before (default: now)", valueHint: "TIME" },
+    since: { type: "string", alias: "S", description: 'Jobs active at or after: "2 hours ago", now-2h, 08:00, 2030-01-31[T08:00], yesterday, today, midnight, ISO 8601 (default: midnight)', valueHint: "TIME" },
+    until: { type: "string", alias: "E", description: "Jobs submitted at or before, in the same forms (default: now)", valueHint: "TIME" },
     state: { type: "string", alias: "s", description: "Only these states, comma-separated (e.g. FAILED,TIMEOUT)", valueHint: "STATES" },
     name: { type: "string", description: "Only jobs of this name", valueHint: "NAME" },
-    user: { type: "string", alias: "u", description: "Only jobs this user submitted", valueHint: "USER" },
+    user: { type: "string", alias: "u", description: "Only jobs these users submitted, comma-separated", valueHint: "USER,..." },
+    me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
+    jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks)", valueHint: "ID,..." },
+    format: { type: "string", alias: "o", description: `Columns as sacct --format, JobID,User,State%12,Elapsed,ExitCode (fields: ${FIELD_NAMES.join(", ")}), or squeue's %-codes`, valueHint: "FORMAT" },
+    noheader: { type: "boolean", alias: "n", description: "Leave out the header line" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("history", async () => {
-      const jobs = await client(args).allJobs(
+      const format = args.format === undefined ? undefined : formatFlag(args.format, "--format");
+      const jobs = await jobsOf(
+        client(args),
         {
           since: whenFlag(args.since ?? "midnight", "--since"),
           until: whenFlag(args.until, "--until"),
           state: statesFlag(args.state),
           name: textFlag(args.name, "--name", MAX_NAME, "job names"),
-          user: textFlag(args.user, "--user", MAX_USER, "user names"),
+          id: idsFlag(args.jobs, "--jobs"),
         },
+        usersFlag(args.user, args.me, "--user"),
         intFlag(args.limit, "--limit"),
       );
+      const now = Date.now();
+      if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader));
       if (args.json) return printJson({ jobs });
-      const rows = jobs.map((j) => [jobLabel(j), j.name.slice(0, 16), j.user ?? "", j.state, j.exitCode === null ? "" : String(j.exitCode), elapsed(j), nodesColumn(j), localTime(j.submitTime), localTime(j.startTime), localTime(j.endTime)]);
-      out(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "SUBMIT", "START", "END"], rows));
+      const rows = jobs.map((j) => [
+        jobLabel(j),
+        j.name.slice(0, 16),
+        j.user ?? "",
+        j.state,
+        j.exitCode === null ? "" : String(j.exitCode),
+        elapsed(j),
+        nodesColumn(j),
+        resourcesColumn(j),
+        j.usage ? formatDuration(j.usage.cpuSec) : "",
+        j.usage ? mib(j.usage.peakMemMiB) : "",
+        localTime(j.submitTime),
+        localTime(j.startTime),
+        localTime(j.endTime),
+      ]);
+      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "SUBMIT", "START", "END"], rows), !args.noheader));
     }),
 });

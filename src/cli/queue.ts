@@ -5,8 +5,12 @@ import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table } from "./common.ts";
+import { formatFlag, headed, idsFlag, jobsOf, usersFlag } from "./listing.ts";
+import { FORMAT_HELP, parseFormat, renderFormat, type Format } from "./job-format.ts";
+import type { StartsView } from "../api/schemas.ts";
 import { jobLabel } from "./jobid.ts";
-import { out } from "../util/stdio.ts";
+import { err, out } from "../util/stdio.ts";
+import { resourcesColumn } from "./resource-text.ts";
 
 export function elapsed(j: JobView, now = Date.now()): string {
   if (!j.startTime) return "0:00";
@@ -52,30 +56,64 @@ export function queueRows(jobs: readonly JobView[]): { label: string; job: JobVi
 
 
 export default defineCommand({
-  meta: { name: "queue", description: "List pending and running jobs (--all: finished ones too); an array's pending tasks share a line, 12_[3-10]" },
+  meta: {
+    name: "queue",
+    description: "List pending and running jobs, every user's (--all: finished ones too); an array's pending tasks share a line, 12_[3-10]. Another user's command, directory and files are theirs to see",
+  },
   args: {
     all: { type: "boolean", description: "Include finished jobs (with their exit codes)" },
     state: { type: "string", description: "Only these states, comma-separated (e.g. PENDING,RUNNING)", valueHint: "STATES" },
+    user: { type: "string", alias: "u", description: "Only these users' jobs, comma-separated", valueHint: "USER,..." },
+    me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
+    jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks), in any state unless --state", valueHint: "ID,..." },
+    start: { type: "boolean", description: "Pending jobs with when and where each is expected to start (START_TIME, SCHEDNODES; N/A: no estimate), every running job taken to run to its limit" },
+    format: { type: "string", alias: "o", description: `Columns as squeue -o, "%.10i %.8u %T %M" (%[.][WIDTH]CODE; codes: ${FORMAT_HELP}), or fields as squeue -O, JobID,User,State:10`, valueHint: "FORMAT" },
+    noheader: { type: "boolean", description: "Leave out the header line" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
-    json: { type: "boolean", description: "Print the API's JSON (one entry per array task)" },
+    json: { type: "boolean", description: "Print the API's JSON (one entry per array task; with --start, the estimates too)" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("queue", async () => {
-      const state = statesFlag(args.state) ?? (args.all ? undefined : "PENDING,RUNNING,ADAPTING");
-      const jobs = await client(args).allJobs({ state }, intFlag(args.limit, "--limit"));
+      const ids = idsFlag(args.jobs, "--jobs");
+      const state = statesFlag(args.state) ?? (args.start ? "PENDING" : args.all || ids ? undefined : "PENDING,RUNNING,ADAPTING");
+      const format = args.format === undefined ? undefined : formatFlag(args.format, "--format");
+      const api = client(args);
+      const jobs = await jobsOf(api, { state, id: ids }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
+      if (args.start) {
+        const starts = await api.starts();
+        if (args.json) return printJson({ jobs, starts });
+        out(startsText(jobs, starts, format, args.noheader));
+        if (!starts.complete) err(`ebb queue: ${starts.message}\n`);
+        return;
+      }
       if (args.json) return printJson({ jobs });
+      const now = Date.now();
+      if (format) return out(renderFormat(format, queueRows(jobs).map(({ label, job }) => ({ job, ctx: { label, now } })), !args.noheader));
       const showExit = state === undefined || FINAL_STATES.some((s) => state.toUpperCase().includes(s));
       const rows = queueRows(jobs).map(({ label, job: j }) => [
         label,
         j.name.slice(0, 16),
+        j.user ?? "",
         j.state,
         elapsed(j),
         formatDuration(j.timeLimit),
         nodesColumn(j),
+        resourcesColumn(j),
         ...(showExit ? [j.exitCode === null ? "" : String(j.exitCode)] : []),
         j.state === "PENDING" ? `(${j.reason ?? "None"})` : j.allocation.length > 0 ? compressHostlist(j.allocation) : j.reason ? `(${j.reason})` : "",
       ]);
-      out(table(["JOBID", "NAME", "STATE", "TIME", "LIMIT", "NODES", ...(showExit ? ["EXIT"] : []), "NODELIST(REASON)"], rows));
+      out(headed(table(["JOBID", "NAME", "USER", "STATE", "TIME", "LIMIT", "NODES", "CPUS/MEM/GPUS", ...(showExit ? ["EXIT"] : []), "NODELIST(REASON)"], rows), !args.noheader));
     }),
 });
+
+/** squeue --start: pending jobs, the soonest expected start first (those without one last, N/A), each on its own line. */
+export function startsText(jobs: readonly JobView[], starts: StartsView, format: Format | undefined, noheader = false, now = Date.now()): string {
+  const expected = new Map(starts.jobs.map((s) => [s.id, s]));
+  const at = (j: JobView) => (expected.has(j.id) ? Date.parse(expected.get(j.id)!.start) : Number.POSITIVE_INFINITY);
+  const rows = jobs
+    .filter((j) => j.state === "PENDING")
+    .sort((a, b) => at(a) - at(b) || a.id - b.id)
+    .map((job) => ({ job, ctx: { label: jobLabel(job), now, expected: expected.get(job.id) } }));
+  return renderFormat(format ?? (parseFormat("JobID,Name,User,StateCompact,StartTime,NumNodes,SchedNodes,ReasonList") as Format), rows, !noheader);
+}

@@ -4,11 +4,13 @@ import { run } from "../roles/launcher/run.ts";
 import { client, controllerArgs, durationFlag, exportEnv, openModeFlag, stepEnv, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
 import { resolve } from "node:path";
+import { resourceArgs, resourceFields } from "./resources.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
   ntasks: { type: "string", alias: "n", description: "Number of ranks (default: one per node)", valueHint: "N" },
   "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Ranks per node", valueHint: "K" },
+  ...resourceArgs,
   overcommit: { type: "boolean", alias: "O", description: "Allow more ranks than the nodes have CPUs" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
@@ -23,6 +25,7 @@ const args = defineArgs({
   mpi: { type: "string", description: "PMI wire to serve: both (default; the client's init picks), pmi1, pmi2 or none", valueHint: "both|pmi1|pmi2|none" },
   "pmi-port": { type: "boolean", description: "Ranks reach PMI over TCP (PMI_PORT + PMI_ID) instead of an inherited socket (PMI_FD)" },
   cfg: { type: "string", description: "CFG monitoring of the ranks' communication calls: on (default) or off", valueHint: "on|off" },
+  "cpu-bind": { type: "string", description: "Bind each rank to its own slice of the job's cores on its node (cores, the default, as srun) or let every rank use all of them (none)", valueHint: "cores|none" },
   "spawn-wait": { type: "string", description: "Seconds an MPI spawn may wait for idle nodes before it fails (default 30)", valueHint: "SECONDS" },
   fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
   exclude: { type: "string", alias: "x", description: "Outside a job: nodes the allocation must not use, e.g. node[01-02]", valueHint: "NODES" },
@@ -49,7 +52,11 @@ export default defineCommand({
       if (a.output === undefined && (a.error !== undefined || a["open-mode"] !== undefined)) throw new UsageError(`${a.error !== undefined ? "--error" : "--open-mode"} goes with --output: without it, the output is on this terminal`);
       for (const [flag, value] of [["--output", a.output], ["--error", a.error]] as const)
         if (value !== undefined && /%[tnN]/.test(value)) throw new UsageError(`${flag} ${value}: a file per task or node (%t, %n, %N) is not supported; ebb writes a step's output to one file`);
+      if (a["cpu-bind"] !== undefined && a["cpu-bind"] !== "cores" && a["cpu-bind"] !== "none") throw new UsageError(`--cpu-bind ${a["cpu-bind"]}: expected cores or none`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
+      const resources = resourceFields(a);
+      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined);
+      if (insideJob !== undefined && given.length > 0) err(`ebb run: warning: ${given.map((k) => `--${k}`).join(", ")} shape a new allocation; this step runs in job ${insideJob}'s, and they are left out\n`);
       const c = client(a);
       const interactive = isTerminal(2);
       let transientShown = false;
@@ -60,6 +67,7 @@ export default defineCommand({
         ...elasticFields(a),
         tasks: intFlag(a.ntasks, "--ntasks"),
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
+        resources,
         overcommit: a.overcommit === true ? true : undefined,
         timeLimit: durationFlag(a.time, "--time"),
         exclude: hostlistFlag(a.exclude, "--exclude"),
@@ -77,6 +85,7 @@ export default defineCommand({
         pmi: mpi.data,
         pmiPort: a["pmi-port"] === true,
         cfg: a.cfg === "off" ? "off" : "on",
+        cpuBind: a["cpu-bind"] === "none" ? "none" : undefined,
         spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
         say: (text, opts) => {
           if (opts?.transient) {

@@ -8,6 +8,7 @@ import { out } from "../util/stdio.ts";
 import { cfgSection } from "./cfg-table.ts";
 import { itemText } from "./plans.ts";
 import type { JobDetail } from "../api/schemas.ts";
+import { mib, requestText, shareText, usageText } from "./resource-text.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show one job: its settings, allocation history, steps, the scheduler's plan items and events" },
@@ -38,21 +39,28 @@ export default defineCommand({
       text += field("ReqNodes", j.nodelist.length > 0 ? compressHostlist(j.nodelist) : "");
       text += field("ExcNodes", j.exclude.length > 0 ? compressHostlist(j.exclude) : "");
       text += field("Tasks", `${j.tasks ?? (j.tasksPerNode ? `${j.tasksPerNode} per node` : "one per node")}${j.overcommit ? " (overcommit)" : ""}`);
+      text += field("Resources", requestText(j.resources));
       text += field("NodeList", j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
       text += field("TimeLimit", formatDuration(j.timeLimit));
       text += field("RunTime", elapsed(j));
+      text += field("Usage", usageText(j.usage));
       text += field("Submitted", j.submitTime);
       text += field("Started", j.startTime);
       text += field("Ended", j.endTime);
+      text += field("Private", j.private ? `${j.user ?? "another user"}'s job: its command, directory, files, environment and events are theirs to see` : "");
       text += field("WorkDir", j.cwd);
       text += field("Output", j.output);
       text += field("Error", j.error);
       text += field("Command", j.argv?.join(" "));
       if (j.elastic && j.elasticSettings) text += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
       if (j.elastic || j.samples.length > 0) text += field("MTCT", mtctText(j));
+      if (j.shares.length > 0) {
+        text += `\n${j.endTime === null ? "Allocation" : "Allocation at the end"}:\n`;
+        for (const s of j.shares) text += `  ${shareText(s)}\n`;
+      }
       if (j.allocationHistory.length > 0) {
         text += "\nAllocation history:\n";
-        for (const a of j.allocationHistory) text += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}\n`;
+        for (const a of j.allocationHistory) text += `  ${a.node.padEnd(12)} ${a.since} -> ${a.until ?? "now"}${a.cores === null ? "" : `  cores ${a.cores}  mem ${mib(a.memMiB ?? 0)}${a.gpus?.length ? `  gpus ${a.gpus.join(",")}` : ""}`}\n`;
       }
       if (j.steps.length > 0) {
         text += "\nSteps:\n";

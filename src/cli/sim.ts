@@ -13,8 +13,9 @@ import { err, isTerminal, out } from "../util/stdio.ts";
 
 const args = defineArgs({
   swf: { type: "string", description: "Workload trace in Standard Workload Format (required)", valueHint: "FILE" },
-  nodes: { type: "string", description: "Nodes in the simulated cluster (default: the trace's MaxNodes header, else MaxProcs / cores per node)", valueHint: "N" },
-  "cores-per-node": { type: "string", description: "Processors per node: a job with P processors asks for ceil(P/C) nodes (default 1)", valueHint: "C" },
+  nodes: { type: "string", description: "Nodes in the simulated cluster (default: the trace's MaxNodes header, else MaxProcs; with --cores-per-node K, its processors / K)", valueHint: "N" },
+  "cores-per-node": { type: "string", description: "Cores per node, shared by jobs: a rigid job's P processors are P one-core tasks on any nodes, a malleable job takes ceil(P/K) whole nodes (default 1: whole nodes)", valueHint: "K" },
+  "whole-nodes": { type: "boolean", description: "With --cores-per-node: every job takes ceil(P/K) whole nodes, none is shared" },
   malleable: { type: "string", description: "Fraction of jobs that are malleable, 0 to 1 (default 0.5)", valueHint: "F" },
   seed: { type: "string", description: "Seed choosing the malleable jobs, their speedups and sample noise (default 1)", valueHint: "S" },
   seeds: { type: "string", description: "Run several seeds and report the mean of each metric: A-B or a comma list, e.g. 1-5 (instead of --seed)", valueHint: "LIST" },
@@ -97,7 +98,9 @@ export default defineCommand({
       const { jobs: all, skipped } = traceJobs(trace);
       if (skipped.length > 0) err(`ebb sim: skipped ${skipped.length} job(s) without a run time or size (first: line ${skipped[0]!.line}, ${skipped[0]!.message})\n`);
       const cores = intFlag(a["cores-per-node"], "--cores-per-node") ?? 1;
-      const fromHeader = Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : Number(trace.header.MaxProcs) > 0 ? Math.ceil(Number(trace.header.MaxProcs) / cores) : undefined;
+      // A trace's processors (MaxProcs, else MaxNodes of one processor each) on nodes of `cores`.
+      const procs = Number(trace.header.MaxProcs) > 0 ? Number(trace.header.MaxProcs) : Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : undefined;
+      const fromHeader = cores === 1 && Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : procs && Math.ceil(procs / cores);
       const nodes = intFlag(a.nodes, "--nodes") ?? fromHeader;
       if (!nodes) throw new UsageError(`--nodes is needed: ${a.swf} has no MaxNodes or MaxProcs header`);
       const limit = intFlag(a.limit, "--limit");
@@ -115,9 +118,11 @@ export default defineCommand({
       };
       for (const k of Object.keys(config) as (keyof ErsConfig)[]) if (config[k] === undefined) delete config[k];
       if ((config.lower ?? DEFAULT_CONFIG.lower) >= (config.upper ?? DEFAULT_CONFIG.upper)) throw new UsageError(`--lower must be below --upper (${config.lower ?? DEFAULT_CONFIG.lower} >= ${config.upper ?? DEFAULT_CONFIG.upper})`);
+      if (a["whole-nodes"] && a["cores-per-node"] === undefined) throw new UsageError("--whole-nodes goes with --cores-per-node K (nodes are whole with one core each otherwise)");
       const workload = {
         nodes,
         coresPerNode: cores,
+        shared: cores > 1 && a["whole-nodes"] !== true,
         malleable: numberFlag(a.malleable, "--malleable", { min: 0, max: 1 }) ?? 0.5,
         seed: intFlag(a.seed, "--seed", { min: 0 }) ?? 1,
         arrivalScale: numberFlag(a["arrival-scale"], "--arrival-scale", { above: 0 }),
@@ -156,8 +161,8 @@ export default defineCommand({
           throw new UsageError(`--jobs-csv ${a["jobs-csv"]}: ${(e as Error).message}`);
         }
       }
-      // --check: policies that claim EASY's promise and broke it fail the command.
-      const broke = a.check ? report.results.filter((r) => POLICY_TABLE[r.policy].easyPromise && r.run.violations.length > 0).map((r) => r.policy) : [];
+      // --check: policies that claim EASY's promise and broke it, and any that over-allocated a node, fail the command.
+      const broke = a.check ? report.results.filter((r) => (POLICY_TABLE[r.policy].easyPromise && r.run.violations.length > 0) || r.run.overAllocated.length > 0).map((r) => r.policy) : [];
       if (a.json) {
         printJson({
           trace: a.swf,
@@ -170,13 +175,13 @@ export default defineCommand({
             policy: r.policy,
             ...r.metrics,
             wallMs: Math.round(r.wallMs),
-            ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: r.run.heads, violations: r.run.violations } } : {}),
+            ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: r.run.heads, violations: r.run.violations, overAllocated: r.run.overAllocated } } : {}),
           })),
         });
         return broke.length > 0 ? 1 : 0;
       }
       out(
-        `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes, seed ${workload.seed}\n`,
+        `${trace2.length - report.skipped.length} jobs (${report.malleableJobs} malleable) on ${nodes} nodes${workload.shared ? ` of ${cores} cores (shared)` : ""}, seed ${workload.seed}\n`,
       );
       const rows = report.results.map((r) => {
         const m = r.metrics;
@@ -187,10 +192,11 @@ export default defineCommand({
         for (const r of report.results) {
           const claims = POLICY_TABLE[r.policy].easyPromise;
           const v = r.run.violations;
-          out(`\ncheck ${r.policy}: ${v.length} of ${r.run.heads} first-in-line job(s) started after their reservation${claims ? "" : " (the policy does not claim EASY's promise)"}\n`);
+          out(`\ncheck ${r.policy}: ${v.length} of ${r.run.heads} first-in-line job(s) started after their reservation${claims ? "" : " (the policy does not claim EASY's promise)"}${workload.shared ? `; ${r.run.overAllocated.length} share(s) over-allocated a node` : ""}\n`);
           if (v.length > 0) out(table(["JOB", "RESERVATION", "START", "LATE BY"], v.map((x) => [String(x.job), r3(x.reservation), r3(x.start), secs(x.start - x.reservation)])));
+          for (const o of r.run.overAllocated.slice(0, 10)) out(`  over-allocated: ${o}\n`);
         }
-        if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise\n`);
+        if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise or over-allocated a node\n`);
       }
       return broke.length > 0 ? 1 : 0;
     }),
@@ -226,7 +232,8 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
   if (s.tty) err("\r\x1b[K");
   const violations = (r: (typeof report.results)[number]) => r.perSeed.flatMap((x, i) => x.run.violations.map((v) => ({ seed: r.seeds[i]!, ...v })));
   const heads = (r: (typeof report.results)[number]) => r.perSeed.reduce((n, x) => n + x.run.heads, 0);
-  const broke = a.check ? report.results.filter((r) => POLICY_TABLE[r.policy].easyPromise && violations(r).length > 0).map((r) => r.policy) : [];
+  const overAllocated = (r: (typeof report.results)[number]) => r.perSeed.flatMap((x, i) => x.run.overAllocated.map((o) => `seed ${r.seeds[i]}: ${o}`));
+  const broke = a.check ? report.results.filter((r) => (POLICY_TABLE[r.policy].easyPromise && violations(r).length > 0) || overAllocated(r).length > 0).map((r) => r.policy) : [];
   if (a.json) {
     printJson({
       trace: a.swf,
@@ -239,12 +246,12 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
         mean: r.metrics,
         perSeed: r.perSeed.map((x, i) => ({ seed: r.seeds[i], ...x.metrics })),
         wallMs: Math.round(r.wallMs),
-        ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: heads(r), violations: violations(r) } } : {}),
+        ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: heads(r), violations: violations(r), overAllocated: overAllocated(r) } } : {}),
       })),
     });
     return broke.length > 0 ? 1 : 0;
   }
-  out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes, means over seeds ${s.seeds.join(",")}\n`);
+  out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes${s.workload.shared ? ` of ${s.workload.coresPerNode} cores (shared)` : ""}, means over seeds ${s.seeds.join(",")}\n`);
   const rows = report.results.map((r) => {
     const m = r.metrics;
     return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), `${(r.wallMs / 1000).toFixed(1)} s`];
@@ -253,10 +260,12 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
   if (a.check) {
     for (const r of report.results) {
       const v = violations(r);
-      out(`\ncheck ${r.policy}: ${v.length} of ${heads(r)} first-in-line job(s) started after their reservation, over ${s.seeds.length} seeds${POLICY_TABLE[r.policy].easyPromise ? "" : " (the policy does not claim EASY's promise)"}\n`);
+      const o = overAllocated(r);
+      out(`\ncheck ${r.policy}: ${v.length} of ${heads(r)} first-in-line job(s) started after their reservation, over ${s.seeds.length} seeds${POLICY_TABLE[r.policy].easyPromise ? "" : " (the policy does not claim EASY's promise)"}${s.workload.shared ? `; ${o.length} share(s) over-allocated a node` : ""}\n`);
       if (v.length > 0) out(table(["SEED", "JOB", "RESERVATION", "START", "LATE BY"], v.map((x) => [String(x.seed), String(x.job), r3(x.reservation), r3(x.start), secs(x.start - x.reservation)])));
+      for (const line of o.slice(0, 10)) out(`  over-allocated: ${line}\n`);
     }
-    if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise\n`);
+    if (broke.length > 0) err(`ebb sim: --check: ${broke.join(", ")} broke EASY's promise or over-allocated a node\n`);
   }
   return broke.length > 0 ? 1 : 0;
 }

@@ -7,6 +7,7 @@ import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
+import { resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
@@ -15,6 +16,7 @@ export const jobArgs = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes, or a range MIN-MAX (the job starts at any size in it)", valueHint: "N" },
   ntasks: { type: "string", alias: "n", description: "Number of tasks (EBB_NTASKS; steps default to it)", valueHint: "N" },
   "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Tasks per node", valueHint: "K" },
+  ...resourceArgs,
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
   output: { type: "string", alias: "o", description: "Output file: %j job id, %x name, %A array id, %a task id, %u user, %N first node, %% a % (default ebb-%j.out, arrays ebb-%A_%a.out)", valueHint: "FILE" },
@@ -83,6 +85,52 @@ function nodeRange(value: string | undefined): { nodes?: number; minNodes?: numb
   return { minNodes, maxNodes };
 }
 
+/**
+ * The submission the flags (command line and directives merged) describe, each flag checked.
+ * `kind`: the script's directives; a Slurm script's output goes where sbatch puts it (slurm-%j.out).
+ */
+export function jobSubmit(a: Record<string, unknown>, script: string, name: string, kind?: "EBB" | "SBATCH"): JobSubmit {
+  const pick = (k: keyof typeof jobArgs) => a[k] as string | undefined;
+  const array = pick("array");
+  if (array !== undefined) {
+    const r = parseArraySpec(array);
+    if ("error" in r) throw new UsageError(`--array: ${r.error}`);
+  }
+  const dependency = pick("dependency");
+  if (dependency !== undefined) {
+    const r = parseDependency(dependency);
+    if ("error" in r) throw new UsageError(`--dependency: ${r.error}`);
+  }
+  const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
+  const range = nodeRange(pick("nodes"));
+  return {
+    script,
+    name: pick("job-name") ?? name,
+    ...range,
+    ...elastic,
+    minNodes: elastic.minNodes ?? range.minNodes,
+    maxNodes: elastic.maxNodes ?? range.maxNodes,
+    tasks: intFlag(pick("ntasks"), "--ntasks"),
+    tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
+    ...resourceFields(a as ResourceFlags),
+    overcommit: a.overcommit === true ? true : undefined,
+    timeLimit: durationFlag(pick("time"), "--time"),
+    output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
+    error: pick("error"),
+    cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
+    env: exportEnv(pick("export")),
+    array,
+    dependency,
+    hold: a.hold === true ? true : undefined,
+    begin: whenFlag(pick("begin"), "--begin", { future: true }),
+    exclude: hostlistFlag(pick("exclude"), "--exclude"),
+    nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
+    signal: signalFlag(pick("signal")),
+    requeue: typeof a.requeue === "boolean" ? a.requeue : undefined,
+    openMode: openModeFlag(pick("open-mode"), "--open-mode"),
+  };
+}
+
 export default defineCommand({
   meta: {
     name: "submit",
@@ -102,47 +150,10 @@ export default defineCommand({
       if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
       const a = { ...fromScript.flags } as Record<string, unknown>;
       for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
-      const pick = (k: keyof typeof jobArgs) => a[k] as string | undefined;
-      const array = pick("array");
-      if (array !== undefined) {
-        const r = parseArraySpec(array);
-        if ("error" in r) throw new UsageError(`--array: ${r.error}`);
-      }
-      const dependency = pick("dependency");
-      if (dependency !== undefined) {
-        const r = parseDependency(dependency);
-        if ("error" in r) throw new UsageError(`--dependency: ${r.error}`);
-      }
-      const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
-      const range = nodeRange(pick("nodes"));
-      const req: JobSubmit = {
-        script,
-        name: pick("job-name") ?? name,
-        ...range,
-        ...elastic,
-        minNodes: elastic.minNodes ?? range.minNodes,
-        maxNodes: elastic.maxNodes ?? range.maxNodes,
-        tasks: intFlag(pick("ntasks"), "--ntasks"),
-        tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
-        overcommit: a.overcommit === true ? true : undefined,
-        timeLimit: durationFlag(pick("time"), "--time"),
-        // A Slurm script's output goes where sbatch puts it (slurm-%j.out), an ebb script's to ebb-%j.out.
-        output: pick("output") ?? (fromScript.kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
-        error: pick("error"),
-        cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
-        env: exportEnv(pick("export")),
-        array,
-        dependency,
-        hold: a.hold === true ? true : undefined,
-        begin: whenFlag(pick("begin"), "--begin", { future: true }),
-        exclude: hostlistFlag(pick("exclude"), "--exclude"),
-        nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
-        signal: signalFlag(pick("signal")),
-        requeue: typeof a.requeue === "boolean" ? a.requeue : undefined,
-        openMode: openModeFlag(pick("open-mode"), "--open-mode"),
-      };
-      if (pick("mail-type") !== undefined || pick("mail-user") !== undefined)
-        err(`ebb submit: warning: ebb sends no mail; ${["mail-type", "mail-user"].flatMap((k) => (pick(k as keyof typeof jobArgs) !== undefined ? [`--${k}=${pick(k as keyof typeof jobArgs)}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
+      if (a["mail-type"] !== undefined || a["mail-user"] !== undefined)
+        err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
+      const req = jobSubmit(a, script, name, fromScript.kind);
+      const array = req.array;
       const c = client(cli);
       if (cli["test-only"]) {
         const t = await c.testOnly(req);

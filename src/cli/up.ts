@@ -10,7 +10,9 @@ import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./com
 import { tuningFlags, upOnHosts } from "./up-hosts.ts";
 import { upInSlurm } from "./up-slurm.ts";
 import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
-import { controllerTuning, listenFlag, localMemoryMb, starting, tuning, untilSignal } from "./daemon.ts";
+import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
+import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
+import { declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
 import { err, out } from "../util/stdio.ts";
 
 export default defineCommand({
@@ -18,6 +20,8 @@ export default defineCommand({
   args: {
     nodes: { type: "string", description: "Number of local agents (default 4)", valueHint: "N" },
     "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2 locally; all of each host's with --hosts)", valueHint: "N" },
+    "memory-per-node": { type: "string", description: `Memory each local agent offers: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB, shared by the agents)`, valueHint: "SIZE" },
+    ...gresArgs,
     listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
     hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
     hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
@@ -38,6 +42,9 @@ export default defineCommand({
       // Settings for a controller on another host go as flags (a --config file here would not be there).
       const controllerFlags = onFirst ? tuningFlags(args, Object.keys(controllerTuning).filter((k) => k !== "log-format")) : [];
       const opts = tuning(args);
+      if (args.slurm || args.hosts !== undefined || args.hostfile !== undefined)
+        for (const flag of ["memory-per-node", "gres", "features"] as const)
+          if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
@@ -53,7 +60,9 @@ export default defineCommand({
       for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
-      const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node") ?? 2;
+      const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node", { max: 65536 }) ?? 2;
+      // GPUs only as declared: agents sharing one machine would each detect all of its GPUs.
+      const declared = declaredFlags({ memory: args["memory-per-node"], gres: args.gres, features: args.features }, "--memory-per-node");
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
       const tls = args.tls ? localCertificates(stateDir, listen.host) : undefined;
       const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts, tls: tls && { ...tls.controller, ca: tls.ca.pem } }));
@@ -72,7 +81,9 @@ export default defineCommand({
             clusterKey: ctl.clusterKey,
             name,
             cpus,
-            memoryMb: Math.floor(localMemoryMb() / n),
+            memoryMb: declared.memoryMb ?? Math.floor(usableMemoryMb() / n),
+            gpus: declaredGpus(declared.gres ?? []),
+            features: declared.features ?? [],
             listen: { host: "127.0.0.1", port: 0 },
             stateDir: join(stateDir, "agents", name),
             tls: tls?.agents,

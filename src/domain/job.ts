@@ -5,7 +5,10 @@ export type JobState = (typeof JOB_STATES)[number];
 
 /** States of a job that still holds (or waits for) nodes. */
 export const ACTIVE_STATES = ["PENDING", "RUNNING", "ADAPTING"] as const satisfies readonly JobState[];
-/** States a job ends in; none of them is ever left. */
+/**
+ * States a job ends in; none of them is ever left, but for one correction: a FAILED job whose OOM
+ * kill is reported after its exit (the kernel killed its script) is recorded OUT_OF_MEMORY.
+ */
 /** OUT_OF_MEMORY: a process of the job went over its memory (the cgroup's OOM killer ended it). */
 export const FINAL_STATES = ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY"] as const satisfies readonly JobState[];
 export type FinalState = (typeof FINAL_STATES)[number];

@@ -38,3 +38,23 @@ export function notYourJob(scope: Scope, id: number): Refusal {
     typeof scope === "object" ? `job ${id} is not ${scope.user}'s; a user's token acts on that user's jobs only` : `this token is for job ${scope}, not job ${id} (a job's token acts on its job and the jobs it submitted)`,
   );
 }
+
+/**
+ * What other users may not see, as Slurm's PrivateData (controller config `privateData`): by
+ * default every token sees every job's public part and every node; with "jobs" a user sees only
+ * the jobs it may act on, with "nodes" only admins list nodes, with "usage" a user's `ebb usage`
+ * shows that user alone. A job's private part (its command, directory, files, environment,
+ * output) is never shown to other users, whatever this says.
+ */
+export const PRIVATE_DATA = ["jobs", "nodes", "usage"] as const;
+export type PrivateDataKind = (typeof PRIVATE_DATA)[number];
+export type PrivateData = ReadonlySet<PrivateDataKind>;
+
+/**
+ * How much of job `id` (its owner and submitter in `row`) `scope` sees: "all" of a job it may act
+ * on, the "public" part of another's unless jobs are private, else "none".
+ */
+export function sightOf(scope: Scope, id: number, row: { user: string | null; submittedBy: number | null } | undefined, privateData: PrivateData): "all" | "public" | "none" {
+  if (scopeMayActOn(scope, id, row)) return "all";
+  return privateData.has("jobs") || row === undefined ? "none" : "public";
+}

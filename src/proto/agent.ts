@@ -80,13 +80,16 @@ export const AgentToController = tagged({
   "perf": () => ({ jobId: JobId, ranks: z.int().positive(), iterations: z.int().nonnegative(), loopNs: z.number().nonnegative(), commNs: z.number().nonnegative() }),
   /** An EPOP program's structure (JSON, once) or progress (program counter, iteration, bound). */
   "program": () => ({ jobId: JobId, structure: z.string().max(65536).optional(), pc: z.int().nonnegative().optional(), iteration: z.int().nonnegative().optional(), bound: z.int().nonnegative().optional() }),
-  /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   /**
-   * What a job used on this node, read from its cgroup when its processes are gone (sent once, before
-   * its job.cleaned or after its job.exit): CPU seconds, peak memory, and how many processes the
-   * kernel's OOM killer ended (> 0: the job went over its memory).
+   * What a job used on this node, read from its cgroup each time its processes here are all gone
+   * (a batch job's before its job.exit; a killed job's before its job.cleaned; again after a later
+   * step's, the totals so far): CPU seconds, peak memory, and how many processes the kernel's OOM
+   * killer ended (> 0: the job went over its memory). Re-sent after a reconnect unless it went
+   * out after the job had left the node's shares; the latest per node counts. Not sent where the
+   * node has no cgroups.
    */
   "job.usage": () => ({ jobId: JobId, cpuSec: z.number().nonnegative(), peakMemMiB: z.number().nonnegative(), oomKills: z.int().nonnegative() }),
+  /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 });
 export type AgentToController = MessageOf<typeof AgentToController>;

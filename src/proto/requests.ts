@@ -5,6 +5,7 @@
  * environment sizes, time limits). One schema per message, built at its first parse.
  */
 import { z } from "zod";
+import { parseMemory } from "../domain/resources.ts";
 import { parseDuration } from "../util/time.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 import { parseArraySpec } from "../domain/array.ts";
@@ -82,6 +83,27 @@ export const TimeLimit = z.lazy(() =>
   }),
 );
 
+/** The most memory a job may ask for on one node, or per core: 1 PiB, in MiB. */
+export const MAX_MEM_MIB = 1 << 30;
+/** MiB (a number), or a size with a K, M, G or T suffix ("300G") as Slurm's --mem takes it. */
+export const Memory = z.lazy(() =>
+  z.union([z.number(), z.string()], { error: 'must be MiB (a number) or a size such as "4G"' }).transform((v, ctx) => {
+    const mib = typeof v === "number" ? v : parseMemory(v);
+    if (typeof mib !== "number") {
+      ctx.addIssue({ code: "custom", message: mib.error });
+      return z.NEVER;
+    }
+    if (!Number.isInteger(mib) || mib < 1 || mib > MAX_MEM_MIB) {
+      ctx.addIssue({ code: "custom", message: `${v} is not a whole number of MiB between 1 and ${MAX_MEM_MIB} (1 PiB)${mib === 0 ? "; for all of a node's memory ask for the whole node (exclusive)" : ""}` });
+      return z.NEVER;
+    }
+    return mib;
+  }),
+);
+const GpuType = z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, "a GPU type is 1 to 32 letters, digits, '.', '_' or '-', e.g. a100");
+/** A node feature, as agents declare them (`--features`) and jobs require them (`--constraint`). */
+export const Feature = z.string().regex(/^[A-Za-z0-9_.+-]{1,64}$/, "a feature is 1 to 64 letters, digits, '.', '_', '+' or '-'");
+
 export const JobSubmit = z.lazy(() =>
   z
     .strictObject({
@@ -98,6 +120,20 @@ export const JobSubmit = z.lazy(() =>
       nodes: z.int().min(1).max(100_000).optional(),
       tasks: z.int().min(1).max(1_000_000).optional(),
       tasksPerNode: z.int().min(1).max(4096).optional(),
+      /** Cores per task (default 1). */
+      cpusPerTask: z.int().min(1).max(4096).optional(),
+      /** Memory per node, or per allocated core (one of the two; default: the controller's per core). MiB, or "4G". */
+      mem: Memory.optional(),
+      memPerCpu: Memory.optional(),
+      /** GPUs for the whole job, per node or per task (one of the three), of `gpuType` if given. */
+      gpus: z.int().min(1).max(1_000_000).optional(),
+      gpusPerNode: z.int().min(1).max(1024).optional(),
+      gpusPerTask: z.int().min(1).max(1024).optional(),
+      gpuType: GpuType.optional(),
+      /** Features every node of the job must have. */
+      constraint: z.array(Feature).min(1).max(64).optional(),
+      /** Whole nodes only: no other job shares them. */
+      exclusive: z.boolean().optional(),
       timeLimit: TimeLimit.optional(),
       env: Env.optional(),
       cwd: Plain(4096).startsWith("/", "must be an absolute path").optional(),
@@ -162,11 +198,19 @@ export const JobSubmit = z.lazy(() =>
       if (signal && !("error" in signal) && signal.batchOnly && b.script === undefined)
         ctx.addIssue({ code: "custom", path: ["signal"], message: "B: signals the batch shell, and only a batch job (script) has one; without B: the signal goes to the job's processes" });
       if (b.requeue && b.script === undefined) ctx.addIssue({ code: "custom", path: ["requeue"], message: "only batch jobs (script) go back to the queue; a command or an allocation ends NODE_FAIL" });
+      if (b.mem !== undefined && b.memPerCpu !== undefined) ctx.addIssue({ code: "custom", path: ["memPerCpu"], message: "give memory per node (mem) or per core (memPerCpu), not both" });
+      const gpuFields = (["gpus", "gpusPerNode", "gpusPerTask"] as const).filter((k) => b[k] !== undefined);
+      if (gpuFields.length > 1) ctx.addIssue({ code: "custom", path: [gpuFields[1]!], message: `give one of gpus (for the job), gpusPerNode or gpusPerTask, not ${gpuFields.join(" and ")}` });
+      if (b.gpuType !== undefined && gpuFields.length === 0) ctx.addIssue({ code: "custom", path: ["gpuType"], message: "a GPU type needs a count: gpus, gpusPerNode or gpusPerTask" });
+      if (b.elastic && b.gpus !== undefined)
+        ctx.addIssue({ code: "custom", path: ["gpus"], message: "an elastic job grows and shrinks by nodes: give its GPUs per node (gpusPerNode) or per task (gpusPerTask)" });
       const both = b.nodelist?.filter((n) => b.exclude?.includes(n)) ?? [];
       if (both.length > 0) ctx.addIssue({ code: "custom", path: ["exclude"], message: `${both.join(", ")} cannot be both required (nodelist) and excluded` });
     }),
 );
 export type JobSubmit = z.infer<typeof JobSubmit>;
+/** What a job asks of each node beyond its size and tasks (domain/request.ts makes its request of them). */
+export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
 
 export const StepCreate = z.lazy(() =>
   z

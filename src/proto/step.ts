@@ -53,6 +53,11 @@ export const StepSpec = z.lazy(() =>
     /** The step's own name (`ebb run -J` inside a job, srun's -J): its ranks' SLURM_JOB_NAME. */
     name: z.string().min(1).max(200).optional(),
     /**
+     * How this node's ranks are bound to the job's cores here (srun's --cpu-bind): "cores" (the
+     * default), each local rank to its own slice of them; "none", every rank to all of them.
+     */
+    cpuBind: z.enum(["none", "cores"]).optional(),
+    /**
      * Universe size reported to PMI clients (MPI_UNIVERSE_SIZE): what an elastic job may grow to,
      * its maximum nodes' slots. Absent for rigid jobs, which no resize can grow: the attribute is
      * then unset, as under Hydra when nothing tells it the slots.

@@ -5,6 +5,7 @@
  * it starts each rank), and a batch shell's (the agent, as it starts the script). The values have
  * Slurm's forms: node lists compressed (`n[1-3]`), counts per node run-length coded (`2(x3),1`).
  */
+import type { ResourceRequest } from "../domain/resources.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 
 /** The name SLURM_JOB_PARTITION gives every job, until ebb has partitions: all the nodes ("default" is a word Slurm keeps for itself). */
@@ -15,9 +16,10 @@ export const DEFAULT_CLUSTER_NAME = "ebb";
 /**
  * The variables ebb sets for a job, a step or a rank: a process hands its environment on (to a
  * job it submits, a step it runs) without them, so they never outlive the job or step they describe.
+ * SLURM_CPUS_PER_TASK is not one of them: srun reads it as its -c, and a step inherits it so.
  */
 export const SLURM_JOB_VARS =
-  /^SLURM_(JOB_\w+|JOBID|ARRAY_\w+|NODELIST|NNODES|NTASKS|NPROCS|NTASKS_PER_NODE|TASKS_PER_NODE|SUBMIT_DIR|CLUSTER_NAME|STEP_\w+|STEPID|PROCID|LOCALID|NODEID|GTIDS|CPUS_ON_NODE|RESTART_COUNT)$|^SLURMD_NODENAME$/;
+  /^SLURM_(JOB_\w+|JOBID|ARRAY_\w+|NODELIST|NNODES|NTASKS|NPROCS|NTASKS_PER_NODE|TASKS_PER_NODE|SUBMIT_DIR|CLUSTER_NAME|STEP_\w+|STEPID|PROCID|LOCALID|NODEID|GTIDS|CPUS_ON_NODE|MEM_PER_NODE|MEM_PER_CPU|GPUS|GPUS_PER_NODE|GPUS_PER_TASK|GPUS_ON_NODE|RESTART_COUNT)$|^SLURMD_NODENAME$/;
 
 /** 2,2,2,1 -> "2(x3),1": a count per node as Slurm writes it. */
 export function perNode(counts: readonly number[]): string {
@@ -43,6 +45,8 @@ export interface SlurmJob {
   tasksPerNode?: number | null;
   /** CPUs the job holds on each of its nodes. */
   cpus: readonly number[];
+  /** What it asked for (null: whole nodes): cores per task, memory and GPUs as sbatch sets them. */
+  request?: ResourceRequest | null;
   submitDir: string;
   cluster: string;
   partition: string;
@@ -56,6 +60,10 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
   const id = String(j.id);
   const nodes = compressHostlist(j.nodes);
   const total = j.tasks.reduce((a, b) => a + b, 0);
+  const r = j.request ?? undefined;
+  const perTask = r?.cpusPerTask ?? 1;
+  const gpus = (n: number | undefined) => (n === undefined ? undefined : r?.gpuType ? `${r.gpuType}:${n}` : String(n));
+  const set = (name: string, value: string | number | undefined): Record<string, string> => (value === undefined ? {} : { [name]: String(value) });
   return {
     SLURM_JOB_ID: id,
     SLURM_JOBID: id,
@@ -65,8 +73,15 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
     SLURM_JOB_NUM_NODES: String(j.nodes.length),
     SLURM_NNODES: String(j.nodes.length),
     SLURM_JOB_CPUS_PER_NODE: perNode(j.cpus),
-    // Without a task count, Slurm counts a task per CPU here (the batch shell's, not its steps').
-    SLURM_TASKS_PER_NODE: perNode(j.tasksGiven ? j.tasks : j.cpus),
+    // Without a task count, Slurm counts a task per CPU (per --cpus-per-task CPUs) here: the batch shell's, not its steps'.
+    SLURM_TASKS_PER_NODE: perNode(j.tasksGiven ? j.tasks : j.cpus.map((c) => Math.max(1, Math.floor(c / perTask)))),
+    // Only when asked for, as sbatch: -c's (ebb cannot tell -c 1 from no -c, so only more than one), --mem's, --gpus's.
+    ...set("SLURM_CPUS_PER_TASK", perTask > 1 ? perTask : undefined),
+    ...set("SLURM_MEM_PER_NODE", r?.memPerNodeMiB),
+    ...set("SLURM_MEM_PER_CPU", r?.memPerCpuMiB),
+    ...set("SLURM_GPUS", gpus(r?.gpus)),
+    ...set("SLURM_GPUS_PER_NODE", gpus(r?.gpusPerNode)),
+    ...set("SLURM_GPUS_PER_TASK", gpus(r?.gpusPerTask)),
     ...(j.tasksGiven ? { SLURM_NTASKS: String(total), SLURM_NPROCS: String(total) } : {}),
     ...(j.tasksPerNode ? { SLURM_NTASKS_PER_NODE: String(j.tasksPerNode) } : {}),
     SLURM_SUBMIT_DIR: j.submitDir,
@@ -94,6 +109,11 @@ export interface SlurmOwner {
 }
 
 const ownerVars = (o: SlurmOwner) => ({ SLURM_JOB_USER: o.user, SLURM_JOB_UID: String(o.uid), SLURM_JOB_GID: String(o.gid) });
+
+/** The job's GPUs on a node (their indices), as Slurm shows them there; nothing for none. */
+export function slurmGpuVars(gpus: readonly number[]): Record<string, string> {
+  return gpus.length === 0 ? {} : { SLURM_JOB_GPUS: gpus.join(","), SLURM_GPUS_ON_NODE: String(gpus.length) };
+}
 
 /** Where the batch shell runs: rank 0 of no step, on the job's first node. */
 export function slurmBatchVars(node: string, cpusOnNode: number, owner: SlurmOwner): Record<string, string> {

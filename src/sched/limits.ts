@@ -14,6 +14,10 @@
  * without a measured or declared model keeps the limit; no grow lengthens it (so a reservation
  * that counts on the job's end stays good) or cuts it below the limit the user asked for.
  *
+ * A resize the job's user asks for (not an admin, not the scheduler) may lower the limit, never
+ * raise it: its shrink keeps the limit as it is (`keptLimit`), or a user could buy hours by
+ * shrinking their own job, unless the controller's config says `userResizeScalesLimit`.
+ *
  * `shrinkKills` is the scheduler's side: a shrink whose predicted slowdown (the measured or declared
  * model, else the policies' reading of the job, `speedOf`) is more than its limit is scaled by (a
  * job that runs superlinearly, e.g. from cache effects, would need more node-seconds than it asked
@@ -66,6 +70,17 @@ export function limitRatio(job: Pick<JobState, "nodes" | "profile" | "model">, t
   return { ratio: Math.max(linear, Math.min(1, predicted)), source, predicted };
 }
 
+/**
+ * The source of a kept limit's ratio: stored with the adaptation, it tells the commit (after a
+ * restart too) that the limit may not rise, not even by the adaptation's duration.
+ */
+export const KEPT_LIMIT = "its user's own shrink: the limit stays (userResizeScalesLimit is off)";
+
+/** The ratio of a resize the job's user asked for: a shrink keeps the limit, a grow is as the scheduler's (it never raises it). */
+export function keptLimit(job: Pick<JobState, "nodes" | "profile" | "model">, to: number): LimitRatio {
+  return to < job.nodes ? { ratio: 1, source: KEPT_LIMIT } : limitRatio(job, to);
+}
+
 export interface Rescale {
   /** When the job started (epoch ms). */
   startTime: number;
@@ -80,6 +95,8 @@ export interface Rescale {
   grow: boolean;
   /** Seconds the adaptation itself took (no progress meanwhile). */
   adaptation?: number;
+  /** False: the limit may not rise (a kept limit, `keptLimit`). */
+  rise?: boolean;
 }
 
 /**
@@ -91,7 +108,8 @@ export function rescaleLimit(r: Rescale): number {
   const elapsed = Math.max(0, (r.at - r.startTime) / 1000);
   const left = Math.max(0, r.limit - elapsed);
   const next = Math.ceil(elapsed + left * r.ratio + Math.max(0, r.adaptation ?? 0) - 1e-9);
-  return r.grow ? Math.min(r.limit, Math.max(next, r.original)) : Math.max(next, r.limit);
+  if (r.grow) return Math.min(r.limit, Math.max(next, r.original));
+  return r.rise === false ? r.limit : Math.max(next, r.limit);
 }
 
 /**

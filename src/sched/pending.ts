@@ -9,6 +9,7 @@
  * The size it asked for is `preferredNodes` when it is below the top: a start through the batch
  * pass (FCFS, EASY, ebb, ERS) never exceeds it (`batch.ts` `preferredSize`).
  */
+import type { ResourceRequest } from "../domain/resources.ts";
 import type { RuntimeModel } from "../model/amdahl.ts";
 import type { PendingJob } from "./types.ts";
 
@@ -30,6 +31,8 @@ export interface JobRequest {
   sizes?: readonly number[] | null;
   /** A runtime model it declares (apm-maxs). */
   model?: RuntimeModel;
+  /** What it asks of each node (cores, memory, GPUs); none: whole nodes. */
+  resources?: ResourceRequest | null;
 }
 
 export function pendingView(job: JobRequest): PendingJob {
@@ -49,5 +52,6 @@ export function pendingView(job: JobRequest): PendingJob {
     nodelist: job.nodelist ?? undefined,
     sizes: job.sizes ?? undefined,
     model: job.model,
+    resources: job.resources ?? undefined,
   };
 }

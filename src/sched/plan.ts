@@ -6,12 +6,15 @@
  * longer fits (Nomad's plan applier, `nomad/plan_apply.go`). The live controller and the
  * simulator both call these two; neither has another path that hands out nodes. Pure.
  */
+import type { NodeResources, NodeShare, ResourceRequest } from "../domain/resources.ts";
 import type { PolicyName } from "./config.ts";
 import { compareNames, planBatch, unfitNow } from "./batch.ts";
 import { expectedEnd } from "./elastic.ts";
-import { limitRatio, type LimitRatio } from "./limits.ts";
+import { keptLimit, limitRatio, type LimitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
+import { Pool } from "./pool.ts";
 import { remap } from "./remap.ts";
+import { makeResourcePlan, resizeOn, resourceMode } from "./resource-plan.ts";
 import { isValidSize } from "./sizes.ts";
 import type { ClusterNode, JobState, Note, PassInput, PendingJob, Reservation, ResizeRule } from "./types.ts";
 import type { AdminLimits, ErsConfig } from "./config.ts";
@@ -24,6 +27,10 @@ export interface SnapshotJob extends JobState {
   tasks?: readonly number[];
   /** Nodes it may never grow onto (sbatch --exclude). */
   exclude?: readonly string[];
+  /** What it holds on each node, aligned with `nodeNames` (resource mode). Absent: its nodes whole. */
+  shares?: readonly NodeShare[];
+  /** Its request (resource mode): a grow of a job with a per-node shape takes that shape on each new node. */
+  resources?: ResourceRequest;
 }
 
 /** A running job asking for new nodes for `tasks` processes (PMI spawn). */
@@ -46,6 +53,8 @@ export interface Snapshot {
   running: readonly SnapshotJob[];
   /** Oldest first. */
   spawns?: readonly SpawnRequest[];
+  /** Memory per core for a request that names none (MiB; `--def-mem-per-cpu`); else each node's memory / cores. */
+  defMemPerCpu?: number;
   config: ErsConfig;
   limits?: AdminLimits;
   /** Say why every pending job the plan does not start waits (the controller's periodic pass). */
@@ -61,6 +70,10 @@ export interface PlanStart {
   jobId: number;
   nodes: string[];
   reason: string;
+  /** Resource mode: its share of each node, aligned with `nodes`. */
+  shares?: NodeShare[];
+  /** Resource mode: its tasks on each node, aligned with `nodes`. */
+  tasks?: number[];
 }
 
 /** A resize's rank mapping as the plan made it: it travels with the adaptation (realloc, adapt.done). */
@@ -81,6 +94,8 @@ export interface PlanResize {
   /** Nodes a grow takes (appended to the allocation) and nodes a shrink gives back (its last ones). */
   added: string[];
   removed: string[];
+  /** Resource mode: a grow's share of each added node, aligned with `added`. */
+  shares?: NodeShare[];
   /** Ranks that stay, leave and join, and ranks per node afterwards (remap.ts). */
   remap: RankRemap;
   /** What the rest of its time limit is multiplied by when the resize commits (limits.ts). */
@@ -94,6 +109,8 @@ export interface SpawnGrant {
   tasks: number;
   nodes: string[];
   reason: string;
+  /** Resource mode: the granted nodes whole, aligned with `nodes`. */
+  shares?: NodeShare[];
 }
 
 export interface Plan {
@@ -129,19 +146,23 @@ function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | 
 
 /**
  * A resize a user asked for (the API's), planned as a pass plans its own: against the snapshot's
- * idle nodes, with its remap and limit ratio; or why it cannot be. The caller has checked that the
- * job may be resized to `to` (elastic, running, in its range).
+ * idle nodes, with its remap and limit ratio (with `keepLimit`, one that does not raise the limit:
+ * limits.ts keptLimit); or why it cannot be. The caller has checked that the job may be resized
+ * to `to` (elastic, running, in its range).
  */
-export function requestedResize(s: Snapshot, jobId: number, to: number, reason: string): PlanResize | string {
+export function requestedResize(s: Snapshot, jobId: number, to: number, reason: string, keepLimit = false): PlanResize | string {
   const job = s.running.find((j) => j.id === jobId);
   if (!job) return `job ${jobId} is not running`;
+  if (resourceMode(s.nodes)) return resizeOn(Pool.of(s.namesSorted ? s.nodes : [...s.nodes].sort((a, b) => compareNames(a.name, b.name)), s.running, s.defMemPerCpu), job, { jobId, to, rule: "requested", reason });
   const free = s.nodes.filter((n) => n.up && n.jobId === undefined).map((n) => n.name);
   if (!s.namesSorted) free.sort(compareNames);
-  return nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
+  const planned = nameResize(job, { jobId, from: job.nodeNames.length, to, rule: "requested", reason }, free);
+  return keepLimit && typeof planned !== "string" ? { ...planned, limit: keptLimit(job, to) } : planned;
 }
 
 /** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */
 export function makePlan(s: Snapshot): Plan {
+  if (resourceMode(s.nodes)) return makeResourcePlan(s);
   let idle = s.nodes.filter((n) => n.up && n.jobId === undefined);
   if (!s.namesSorted) idle.sort((a, b) => compareNames(a.name, b.name));
 
@@ -244,7 +265,11 @@ function nameStarts(free: string[], starts: readonly { jobId: number; nodes: num
 export interface PlanNodeState {
   /** Schedulable now (live: UP, not drained, its agent connected, not completing a job). */
   up: boolean;
+  /** Whole-node mode: the job holding it. */
   jobId?: number;
+  /** Resource mode: its cores, memory and GPUs, and the share each job on it holds now (by job id). */
+  resources?: NodeResources;
+  shares?: ReadonlyMap<number, NodeShare>;
 }
 
 export interface PlanJobState {
@@ -261,6 +286,8 @@ export interface PlanJobState {
   atResizePoint?: boolean;
   exclude?: readonly string[];
   nodelist?: readonly string[];
+  /** Its request (resource mode): a job that names no node count may start on any number of nodes. */
+  resources?: ResourceRequest;
 }
 
 /** The state a plan is carried out against, as it is now. */
@@ -277,58 +304,136 @@ export type Rejection =
 /**
  * Every item of `plan` against `state` and the nodes the items accepted before it claim: spawn
  * grants, then starts, then resizes. What still fits is accepted, the rest rejected with a reason.
+ * An item with shares (resource mode) takes exactly them: each core and GPU must exist on the node
+ * and be held by no job and no earlier item, and the memory must fit beside the node's shares and
+ * the earlier items' (no node is ever over-allocated); an item without shares takes its nodes whole
+ * and needs them idle.
  */
 export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejected: Rejection[] } {
-  const claimed = new Set<string>();
+  const claims = new Claims(state);
   const rejected: Rejection[] = [];
   const touched = new Set<number>();
-  const usable = (nodes: readonly string[], excluded?: readonly string[]): string | undefined => {
-    for (const name of nodes) {
+  const usable = (nodes: readonly string[], excluded?: readonly string[], shares?: readonly NodeShare[]): string | undefined => {
+    if (new Set(nodes).size !== nodes.length) return "a node is named twice";
+    if (shares && shares.length !== nodes.length) return `${shares.length} shares for ${nodes.length} nodes`;
+    for (let i = 0; i < nodes.length; i++) {
+      const name = nodes[i]!;
       const n = state.node(name);
       if (!n) return `node ${name} does not exist`;
       if (!n.up) return `node ${name} is not up`;
-      if (n.jobId !== undefined) return `node ${name} is held by job ${n.jobId}`;
-      if (claimed.has(name)) return `node ${name} is taken by an earlier item of the plan`;
+      const why = shares ? claims.fits(name, n, shares[i]!) : claims.idle(name, n);
+      if (why) return why;
       if (excluded?.includes(name)) return `node ${name} is excluded by the job`;
     }
-    if (new Set(nodes).size !== nodes.length) return "a node is named twice";
     return undefined;
   };
-  const claim = (nodes: readonly string[]) => {
-    for (const n of nodes) claimed.add(n);
+  const claim = (nodes: readonly string[], shares?: readonly NodeShare[]) => {
+    for (let i = 0; i < nodes.length; i++) claims.claim(nodes[i]!, shares?.[i]);
   };
   const sizeWhy = (j: PlanJobState, n: number): string | undefined =>
     n < j.minNodes || n > j.maxNodes ? `${n} nodes is outside its range ${j.minNodes}-${j.maxNodes}` : !isValidSize(j.sizes, n) ? `${n} nodes is not one of its sizes ${j.sizes!.join(",")}` : undefined;
 
   const spawns = plan.spawns.filter((g) => {
     const j = state.job(g.jobId);
-    const why = !j ? "the job is gone" : j.state !== "running" && j.state !== "adapting" ? `the job is ${j.state}` : g.nodes.length === 0 ? "no nodes" : usable(g.nodes);
+    const why = !j ? "the job is gone" : j.state !== "running" && j.state !== "adapting" ? `the job is ${j.state}` : g.nodes.length === 0 ? "no nodes" : usable(g.nodes, undefined, g.shares);
     if (why) rejected.push({ kind: "spawn", jobId: g.jobId, reason: `spawn grant of ${g.nodes.join(",")}: ${why}`, item: g });
-    else claim(g.nodes);
+    else claim(g.nodes, g.shares);
     return !why;
   });
   const starts = plan.starts.filter((st) => {
     const j = state.job(st.jobId);
-    let why = !j ? "the job is gone" : touched.has(st.jobId) ? "started twice in one plan" : j.state !== "pending" ? `the job is ${j.state}` : sizeWhy(j, st.nodes.length) ?? usable(st.nodes, j.exclude);
+    // A request that names no node count (tasks packed onto nodes) may start on any number of them.
+    const anyCount = st.shares !== undefined && j?.resources !== undefined && j.resources.nodes === undefined && !(j.minNodes < j.maxNodes);
+    let why = !j ? "the job is gone" : touched.has(st.jobId) ? "started twice in one plan" : j.state !== "pending" ? `the job is ${j.state}` : st.nodes.length === 0 ? "no nodes" : (anyCount ? undefined : sizeWhy(j, st.nodes.length)) ?? usable(st.nodes, j.exclude, st.shares);
     if (!why && j!.nodelist) {
       const missing = j!.nodelist.find((n) => !st.nodes.includes(n));
       if (missing) why = `node ${missing} of its nodelist is not among them`;
     }
     touched.add(st.jobId);
     if (why) rejected.push({ kind: "start", jobId: st.jobId, reason: `start on ${st.nodes.length} nodes: ${why}`, item: st });
-    else claim(st.nodes);
+    else claim(st.nodes, st.shares);
     return !why;
   });
   const resizes = plan.resizes.filter((r) => {
     const j = state.job(r.jobId);
-    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.to > r.from ? usable(r.added, j.exclude) : undefined);
+    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.to > r.from ? usable(r.added, j.exclude, r.shares) : undefined);
     touched.add(r.jobId);
     if (why) rejected.push({ kind: "resize", jobId: r.jobId, reason: `${r.rule} ${r.from} -> ${r.to} nodes: ${why}`, item: r });
-    else claim(r.added);
+    else claim(r.added, r.shares);
     return !why;
   });
   return { accepted: { ...plan, spawns, starts, resizes }, rejected };
 }
+
+/** What the nodes hold now and what the plan's accepted items have claimed on them so far. */
+class Claims {
+  private readonly used = new Map<string, { cores: Map<number, number | undefined>; gpus: Map<number, number | undefined>; memMiB: number; shares: number; whole: boolean }>();
+
+  constructor(private readonly state: PlanState) {}
+
+  private of(name: string, n: PlanNodeState) {
+    let u = this.used.get(name);
+    if (!u) {
+      u = { cores: new Map(), gpus: new Map(), memMiB: 0, shares: 0, whole: n.jobId !== undefined };
+      for (const [jobId, s] of n.shares ?? []) {
+        for (const c of s.cores) u.cores.set(c, jobId);
+        for (const g of s.gpus) u.gpus.set(g, jobId);
+        u.memMiB += s.memMiB;
+        u.shares++;
+      }
+      this.used.set(name, u);
+    }
+    return u;
+  }
+
+  /** Why the node cannot be taken whole, or undefined. */
+  idle(name: string, n: PlanNodeState): string | undefined {
+    if (n.jobId !== undefined) return `node ${name} is held by job ${n.jobId}`;
+    const u = this.of(name, n);
+    if (u.whole) return `node ${name} is taken by an earlier item of the plan`;
+    if (u.shares > 0) return `node ${name} is not idle: ${u.cores.size} of its cores are held`;
+    return undefined;
+  }
+
+  /** Why `share` does not fit on the node beside what it holds and what earlier items claimed, or undefined. */
+  fits(name: string, n: PlanNodeState, share: NodeShare): string | undefined {
+    if (share.node !== name) return `the share for node ${name} names node ${share.node}`;
+    const total = n.resources;
+    if (!total) return `node ${name} reports no cores, memory or GPUs to share`;
+    if (n.jobId !== undefined) return `node ${name} is held by job ${n.jobId}`;
+    const u = this.of(name, n);
+    if (u.whole) return `node ${name} is taken by an earlier item of the plan`;
+    if (share.cores.length === 0) return `no cores on node ${name}`;
+    for (const c of share.cores) {
+      if (!Number.isInteger(c) || c < 0 || c >= total.cores) return `node ${name} has no core ${c} (it has ${total.cores})`;
+      if (u.cores.has(c)) return `core ${c} of node ${name} is ${heldBy(u.cores.get(c))}`;
+    }
+    if (new Set(share.cores).size !== share.cores.length) return `a core of node ${name} is named twice`;
+    for (const g of share.gpus) {
+      if (!Number.isInteger(g) || g < 0 || g >= total.gpus.length) return `node ${name} has no GPU ${g} (it has ${total.gpus.length})`;
+      if (u.gpus.has(g)) return `GPU ${g} of node ${name} is ${heldBy(u.gpus.get(g))}`;
+    }
+    if (new Set(share.gpus).size !== share.gpus.length) return `a GPU of node ${name} is named twice`;
+    if (!(share.memMiB >= 0) || u.memMiB + share.memMiB > total.memMiB) return `node ${name} has ${Math.max(0, total.memMiB - u.memMiB)} MiB of memory free, the share takes ${share.memMiB}`;
+    return undefined;
+  }
+
+  claim(name: string, share: NodeShare | undefined): void {
+    const n = this.state.node(name);
+    if (!n) return;
+    const u = this.of(name, n);
+    if (!share) {
+      u.whole = true;
+      return;
+    }
+    for (const c of share.cores) u.cores.set(c, undefined);
+    for (const g of share.gpus) u.gpus.set(g, undefined);
+    u.memMiB += share.memMiB;
+    u.shares++;
+  }
+}
+
+const heldBy = (jobId: number | undefined): string => (jobId === undefined ? "taken by an earlier item of the plan" : `held by job ${jobId}`);
 
 function resizeWhy(j: PlanJobState, r: PlanResize): string | undefined {
   if (j.state !== "running") return `the job is ${j.state}`;

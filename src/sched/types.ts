@@ -1,6 +1,8 @@
 /** Plain-data inputs and outputs of a scheduling pass. Times are epoch ms, limits are seconds. */
+import type { NodeResources, NodeShare, ResourceRequest } from "../domain/resources.ts";
 import type { RuntimeModel } from "../model/amdahl.ts";
 import type { MtctSample } from "../model/spmd.ts";
+import type { BatchCountsPlan } from "./batch.ts";
 import type { AdminLimits, ErsConfig, JobOverrides } from "./config.ts";
 
 export type { MtctSample } from "../model/spmd.ts";
@@ -13,6 +15,12 @@ export interface ClusterNode {
   jobId?: number;
   /** Cpus, for spawn grants (default 1). */
   cpus?: number;
+  /**
+   * Its cores, memory and GPUs. When the up nodes report them the pass places resource requests
+   * on them (sched/pool.ts) and a node is held by the shares of the running jobs on it, not by
+   * `jobId`; absent on every node: whole-node mode, as before.
+   */
+  resources?: NodeResources;
 }
 
 export interface RunningJob {
@@ -49,6 +57,11 @@ export interface PendingJob {
   nodelist?: readonly string[];
   /** Valid sizes (e.g. square process grids); any size in range when absent (see sizes.ts). */
   sizes?: readonly number[];
+  /**
+   * What it asks of each node (tasks, cores, memory, GPUs; Slurm's cons_tres request), when the
+   * nodes report resources. Absent: whole nodes, `minNodes`..`maxNodes` of them, as before.
+   */
+  resources?: ResourceRequest;
 }
 
 export interface BatchInput {
@@ -77,6 +90,8 @@ export interface Reservation {
   reason?: string;
   /** Jobs that shrink to make room for it (elastic rule 1, shrink-to-admit). */
   fromJobs?: number[];
+  /** Where it would start at `start` (resource mode): its share of each node. */
+  shares?: NodeShare[];
 }
 
 export interface BatchPlan {
@@ -174,6 +189,30 @@ export interface PassInput {
   config: ErsConfig;
   /** Bounds on per-job overrides (`JobState.overrides`); none: overrides are refused. */
   limits?: AdminLimits;
+  /**
+   * Resource mode: the batch pass on the nodes' cores, memory and GPUs, which the policies' batch
+   * (`policies/common.ts` `batch`) runs instead of the count pass. Its counts are what the policies
+   * see: `idleNodes` and the plan's `free` are nodes no job holds anything on.
+   */
+  vectors?: VectorBatch;
+}
+
+/** How a policy runs the batch pass (FCFS + EASY). */
+export interface BatchOptions {
+  /** EASY backfilling (default); false: FCFS. */
+  backfill?: boolean;
+  /** Every job at the size it asked for (`policies/common.ts` `rigid`). */
+  rigid?: boolean;
+  startSize?: (job: PendingJob, free: number) => number;
+  scaleLimits?: boolean;
+  /** Behind the reservation, the shortest jobs (by time limit) first. */
+  shortestFirst?: boolean;
+}
+
+export interface VectorBatch {
+  batch(input: PassInput, pending: readonly PendingJob[], opts: BatchOptions): BatchCountsPlan;
+  /** Nodes a running elastic job could grow onto now, one more node of its shape each (whole idle nodes for a job of whole nodes). */
+  growable(jobId: number): number;
 }
 
 export interface CountStart {

@@ -29,8 +29,9 @@ function start(s: PlanStart, x: Replay): void {
   const now = x.now;
   const r = x.cluster.jobs.get(s.jobId)!;
   const size = s.nodes.length;
-  x.cluster.take(s.nodes, r.job.id);
+  x.cluster.take(s.nodes, r.job.id, s.shares);
   r.names = [...s.nodes];
+  r.shares = s.shares ? [...s.shares] : undefined;
   r.state = "running";
   r.n = size;
   r.start = now;
@@ -48,8 +49,9 @@ function beginResize(z: PlanResize, x: Replay): void {
   const now = x.now;
   const r = x.cluster.jobs.get(z.jobId)!;
   if (z.to > r.n) {
-    x.cluster.take(z.added, r.job.id);
+    x.cluster.take(z.added, r.job.id, z.shares);
     r.names = [...r.names, ...z.added];
+    if (r.shares && z.shares) r.shares = [...r.shares, ...z.shares];
   } else r.removing = z.removed;
   r.limitRatio = z.limit.ratio;
   r.adaptAt = now;
@@ -80,8 +82,9 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   r.limit = limitAfterResize(r, t);
   x.timeline.armLimit(r);
   if (r.adaptTo < r.n) {
-    x.cluster.release(r.removing);
+    x.cluster.release(r.removing, r.job.id);
     r.names = r.names.slice(0, r.adaptTo);
+    r.shares = r.shares?.slice(0, r.adaptTo);
     r.removing = [];
   }
   r.n = r.adaptTo;

@@ -1,12 +1,15 @@
 /**
  * `--check`: EASY's promise. The reservation each job gets when it first becomes the first waiting
  * job (the plan's reservation for it; else the shadow time of the running jobs' estimates and of
- * the jobs the plan starts), and every such job that starts later than that.
+ * the jobs the plan starts — on shared nodes, when its request fits once their shares are back),
+ * and every such job that starts later than that.
  */
+import { demandOf, shadowOf } from "../sched/batch-vectors.ts";
 import { shadowTime } from "../sched/batch.ts";
-import type { Plan } from "../sched/plan.ts";
+import type { Plan, Snapshot } from "../sched/plan.ts";
 import { endings } from "../sched/policies/common.ts";
-import type { PassInput } from "../sched/types.ts";
+import { Pool } from "../sched/pool.ts";
+import { endingsOf } from "../sched/resource-plan.ts";
 import type { SimCluster } from "./cluster.ts";
 import { startLimit } from "./job-run.ts";
 import type { Violation } from "./tally.ts";
@@ -25,13 +28,27 @@ export class PromiseCheck {
    * The first job `plan` leaves waiting (before the plan is applied): if it just became first,
    * remember its reservation.
    */
-  record(plan: Plan, input: PassInput, cluster: SimCluster): void {
+  record(plan: Plan, snap: Snapshot, idleNodes: number, cluster: SimCluster): void {
     const starting = new Set(plan.starts.map((s) => s.jobId));
     const head = cluster.pending.find((r) => !starting.has(r.job.id));
     if (!head || this.promised.has(head.job.id)) return;
     let at = Number.POSITIVE_INFINITY;
     for (const res of plan.reservations) if (res.jobId === head.job.id) at = Math.min(at, res.start / 1000);
-    if (!Number.isFinite(at)) {
+    if (!Number.isFinite(at) && cluster.resources) {
+      const pool = Pool.of(snap.nodes, snap.running);
+      const ends = endingsOf(snap, pool);
+      for (const s of plan.starts) {
+        const j = cluster.jobs.get(s.jobId)?.job;
+        const shares = s.shares ?? pool.wholeShares(s.nodes);
+        pool.take(shares);
+        if (j) ends.push({ shares, end: snap.now + startLimit(j, s.nodes.length) * 1000 });
+      }
+      // The shrinks and grows of the plan are left out: a grow's nodes come back no later than the job's end.
+      // For the size it asked for, as on whole nodes.
+      const asked = { ...head.pend, minNodes: head.job.nodes, maxNodes: head.job.nodes };
+      at = (shadowOf(pool, ends, asked, demandOf(asked), snap.now)?.time ?? Number.POSITIVE_INFINITY) / 1000;
+    } else if (!Number.isFinite(at)) {
+      const input = { now: snap.now, upNodes: cluster.size, idleNodes, running: snap.running, pending: [], config: snap.config };
       // The policy gave it none: hold it to the shadow time for the size it asked for, by the
       // running jobs' estimates and those of the jobs this plan starts (start + requested time).
       const left = plan.starts.reduce((n, s) => n - s.nodes.length, input.idleNodes);

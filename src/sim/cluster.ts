@@ -2,7 +2,12 @@
  * The virtual cluster: named nodes n1..nN and which job holds each, and the replay's jobs — all of
  * them, those waiting (in queue order) and those running. It is also the state `checkPlan`
  * re-checks a plan against (`PlanState`), as the controller's state is live.
+ *
+ * Shared nodes (`coresPerNode`): each node reports K cores (and K GiB of memory) and holds the
+ * share of each job on it; `held` counts cores. With `verify`, every share taken is checked against
+ * the node's cores, memory and the other shares on it, and each over-allocation is recorded.
  */
+import type { NodeResources, NodeShare } from "../domain/resources.ts";
 import type { ErsConfig } from "../sched/config.ts";
 import type { PlanJobState, PlanState, Snapshot } from "../sched/plan.ts";
 import type { ClusterNode } from "../sched/types.ts";
@@ -10,11 +15,22 @@ import type { SimJob } from "./job.ts";
 import { newJobRun, type JobRun } from "./job-run.ts";
 import { planJobState, runningView } from "./view.ts";
 
+/** A node of the virtual cluster; on shared nodes, the share of each job on it. */
+export interface SimNode extends ClusterNode {
+  shares?: Map<number, NodeShare>;
+}
+
 export class SimCluster implements PlanState {
   /** In name order. */
-  readonly nodes: ClusterNode[];
-  /** Nodes no job holds. */
+  readonly nodes: SimNode[];
+  /** Nodes no job holds anything on. */
   free: number;
+  /** Nodes held (whole nodes), or cores held (shared nodes). */
+  held = 0;
+  /** Shared nodes: what a node reports. */
+  readonly resources?: NodeResources;
+  /** Shares that over-allocated a node (with `verify`). */
+  readonly overAllocated: string[] = [];
   readonly jobs = new Map<number, JobRun>();
   /** Waiting, in (submit, id) order, which the policies rely on. */
   pending: JobRun[] = [];
@@ -22,9 +38,20 @@ export class SimCluster implements PlanState {
   /** Jobs at a resize point this instant (cleared after the instant's passes). */
   readonly atPoint: JobRun[] = [];
 
-  constructor(readonly size: number) {
-    this.nodes = Array.from({ length: size }, (_, i) => ({ name: `n${i + 1}`, up: true }));
+  constructor(
+    readonly size: number,
+    coresPerNode?: number,
+    private readonly verify = false,
+  ) {
+    if (coresPerNode !== undefined) this.resources = { cores: coresPerNode, memMiB: coresPerNode * 1024, gpus: [], features: [] };
+    const resources = this.resources;
+    this.nodes = Array.from({ length: size }, (_, i) => (resources ? { name: `n${i + 1}`, up: true, resources, shares: new Map() } : { name: `n${i + 1}`, up: true }));
     this.free = size;
+  }
+
+  /** What the cluster can hold: nodes, or cores on shared nodes. */
+  get capacity(): number {
+    return this.size * (this.resources?.cores ?? 1);
   }
 
   /** A job of the trace enters the replay (not yet arrived). */
@@ -36,12 +63,7 @@ export class SimCluster implements PlanState {
     return r;
   }
 
-  /** Nodes some job holds. */
-  get held(): number {
-    return this.size - this.free;
-  }
-
-  node(name: string): ClusterNode | undefined {
+  node(name: string): SimNode | undefined {
     return name.startsWith("n") ? this.nodes[Number(name.slice(1)) - 1] : undefined;
   }
 
@@ -56,14 +78,53 @@ export class SimCluster implements PlanState {
     return { now: now * 1000, nodes: this.nodes, namesSorted: true, running, pending: this.pending.map((r) => r.pend), sorted: true, config };
   }
 
-  take(names: readonly string[], jobId: number): void {
-    this.free -= names.length;
-    for (const n of names) this.nodes[Number(n.slice(1)) - 1]!.jobId = jobId;
+  /** `jobId` takes `names` whole, or its `shares` of them on shared nodes. */
+  take(names: readonly string[], jobId: number, shares?: readonly NodeShare[]): void {
+    for (let i = 0; i < names.length; i++) {
+      const node = this.nodes[Number(names[i]!.slice(1)) - 1]!;
+      if (!node.shares) {
+        node.jobId = jobId;
+        this.free--;
+        this.held++;
+        continue;
+      }
+      const share = shares?.[i] ?? { node: node.name, cores: Array.from({ length: this.resources!.cores }, (_, c) => c), memMiB: this.resources!.memMiB, gpus: [] };
+      if (this.verify) this.verifyShare(node, jobId, share);
+      if (node.shares.size === 0) this.free--;
+      node.shares.set(jobId, share);
+      this.held += share.cores.length;
+    }
   }
 
-  release(names: readonly string[]): void {
-    this.free += names.length;
-    for (const n of names) this.nodes[Number(n.slice(1)) - 1]!.jobId = undefined;
+  /** `jobId` gives `names` back. */
+  release(names: readonly string[], jobId: number): void {
+    for (const name of names) {
+      const node = this.nodes[Number(name.slice(1)) - 1]!;
+      if (!node.shares) {
+        node.jobId = undefined;
+        this.free++;
+        this.held--;
+        continue;
+      }
+      const share = node.shares.get(jobId);
+      if (!share) continue;
+      node.shares.delete(jobId);
+      this.held -= share.cores.length;
+      if (node.shares.size === 0) this.free++;
+    }
+  }
+
+  /** A share beside the others on its node: cores and memory within the node's, no core twice. */
+  private verifyShare(node: SimNode, jobId: number, share: NodeShare): void {
+    const total = this.resources!;
+    const used = new Set<number>();
+    let mem = share.memMiB;
+    for (const s of node.shares!.values()) {
+      for (const c of s.cores) used.add(c);
+      mem += s.memMiB;
+    }
+    const clash = share.cores.filter((c) => used.has(c) || c < 0 || c >= total.cores);
+    if (clash.length > 0 || mem > total.memMiB) this.overAllocated.push(`job ${jobId} on ${node.name}: ${clash.length > 0 ? `cores ${clash.join(",")} already held or missing` : `${mem} MiB of ${total.memMiB}`}`);
   }
 
   /** The instant is over: jobs at a resize point move on. */

@@ -43,6 +43,8 @@ export type { JobRecord, SimRun, Violation } from "./tally.ts";
 
 export interface SimOptions {
   nodes: number;
+  /** Shared nodes of this many cores each (resource mode); absent: whole nodes. */
+  coresPerNode?: number;
   config: ErsConfig;
   /** Seeds the MTCT sample noise. */
   seed?: number;
@@ -50,7 +52,8 @@ export interface SimOptions {
   noise?: number;
   /**
    * Hold the policy to EASY's promise: record the reservation each job gets when it becomes first
-   * in line, and report every job that starts later than that (`SimRun.violations`).
+   * in line, and report every job that starts later than that (`SimRun.violations`); on shared
+   * nodes, also every share that over-allocates a node (`SimRun.overAllocated`).
    */
   check?: boolean;
   /** Called now and then with the fraction of jobs finished. */
@@ -62,7 +65,7 @@ const PASSES_PER_INSTANT = 8;
 
 export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const policy = POLICY_TABLE[opts.config.policy];
-  const cluster = new SimCluster(opts.nodes);
+  const cluster = new SimCluster(opts.nodes, opts.coresPerNode, opts.check === true);
   const timeline = new Timeline();
   // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
   for (const job of [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id)) timeline.arrival(cluster.add(job).job);
@@ -96,7 +99,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
 
   const { busyArea, passes, events, resizes, killed } = x.tally;
   const records = [...cluster.jobs.values()].map(jobRecord);
-  return { policy: policy.name, nodes: opts.nodes, jobs: records, busyArea, passes, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0 };
+  return { policy: policy.name, nodes: opts.nodes, capacity: cluster.capacity, jobs: records, busyArea, passes, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0, overAllocated: cluster.overAllocated };
 }
 
 /** One pass: the snapshot, the policy's plan, its re-check, and the accepted items applied. Whether it changed anything. */
@@ -116,6 +119,6 @@ function pass(x: Replay, policy: Policy, config: ErsConfig): boolean {
   x.tally.passes++;
   const { accepted, rejected } = checkPlan(plan, cluster);
   if (rejected.length > 0) fail(`job ${rejected[0]!.jobId}: ${rejected[0]!.reason}`);
-  x.check?.record(accepted, { now: snap.now, upNodes: cluster.size, idleNodes: idleBefore, running: snap.running, pending: [], config }, cluster);
+  x.check?.record(accepted, snap, idleBefore, cluster);
   return applyPlan(accepted, x);
 }

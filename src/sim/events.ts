@@ -52,7 +52,7 @@ function atLimit(r: JobRun, t: number, x: Replay): void {
 function complete(r: JobRun, t: number, x: Replay): void {
   r.state = "done";
   r.end = t;
-  x.cluster.release(r.names);
+  x.cluster.release(r.names, r.job.id);
   x.cluster.running.delete(r);
   x.tally.finished++;
 }

@@ -3,6 +3,7 @@
  * come, the resize under way, its time limit and what it measured. Plain data and the arithmetic
  * on it; the event handlers (events.ts) and the plan applier (apply.ts) change it.
  */
+import type { NodeShare } from "../domain/resources.ts";
 import type { MtctSample } from "../model/spmd.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
 import { pendingView } from "../sched/pending.ts";
@@ -56,13 +57,15 @@ export interface JobRun {
   /** Its nodes in rank order, and those a shrink under way gives back when it commits. */
   names: string[];
   removing: string[];
+  /** Shared nodes: its share of each of `names`. */
+  shares?: NodeShare[];
 }
 
 export function newJobRun(job: SimJob): JobRun {
   const ref = job.work.time(job.nodes);
   return {
     job,
-    pend: pendingView({ id: job.id, nodes: job.nodes, minNodes: job.minNodes, maxNodes: job.maxNodes, elastic: job.malleable, timeLimit: job.estimate, submitTime: job.submit * 1000, sizes: job.sizes, model: job.model }),
+    pend: pendingView({ id: job.id, nodes: job.nodes, minNodes: job.minNodes, maxNodes: job.maxNodes, elastic: job.malleable, timeLimit: job.estimate, submitTime: job.submit * 1000, sizes: job.sizes, model: job.model, resources: job.request }),
     state: "future",
     n: 0,
     done: 0,

@@ -3,6 +3,7 @@
  * `time(p)` is the whole job's run time on p nodes; `mtct(p)` is what its SPMD-phase samples would
  * read (MPI time / compute time of its main loop) on p nodes.
  */
+import type { ResourceRequest } from "../domain/resources.ts";
 import type { RuntimeModel } from "../model/amdahl.ts";
 
 export interface Work {
@@ -32,6 +33,10 @@ export interface SimJob {
   sizes?: number[];
   /** The runtime model the job declares (apm-maxs), if any. */
   model?: RuntimeModel;
+  /** Shared nodes: what it asks of them (tasks of one core); absent: whole nodes. */
+  request?: ResourceRequest;
+  /** Shared nodes: the cores it asks for (its processors; whole nodes' cores for a job of whole nodes). */
+  cores?: number;
 }
 
 /**
@@ -43,6 +48,11 @@ export function amdahlWork(t1: number, s: number): Work {
     time: (p) => t1 * (s + (1 - s) / p),
     mtct: (p) => (s >= 1 ? Number.POSITIVE_INFINITY : (s * p) / (1 - s)),
   };
+}
+
+/** A job that takes `time` seconds whatever it runs on (a rigid job on shared nodes). */
+export function fixedWork(time: number): Work {
+  return { time: () => time, mtct: () => 0 };
 }
 
 /**

@@ -5,10 +5,12 @@
  * - turnaround: end - submit (mean);
  * - bounded slowdown: max(1, turnaround / max(reference, tau)), tau = 10 s, with the job's run time
  *   at the size it asked for as reference (so a job slowed by shrinking counts as slowed);
- * - utilization: node-seconds held by jobs / (nodes * makespan);
+ * - utilization: node-seconds held by jobs / (nodes * makespan); on shared nodes core-seconds /
+ *   (cores * makespan);
  * - work utilization: the trace's work (each job's node-seconds at the size it asked for) /
  *   (nodes * makespan): how much capacity turned into the trace's work. Equal to utilization for
- *   rigid jobs; higher when jobs ran at more efficient sizes. Informative only.
+ *   rigid jobs; higher when jobs ran at more efficient sizes. Informative only. On shared nodes in
+ *   core-seconds (a job of whole nodes counts all their cores).
  * - resizes: adaptations carried out.
  */
 import type { SimRun } from "./engine.ts";
@@ -46,7 +48,7 @@ export function metrics(run: SimRun, tau = TAU): Metrics {
     wait += w;
     turn += ta;
     bsld += Math.max(1, ta / Math.max(j.reference, tau));
-    work += j.reference * j.nodes;
+    work += j.reference * (j.cores ?? j.nodes);
   }
   const makespan = last - first;
   return {
@@ -56,8 +58,8 @@ export function metrics(run: SimRun, tau = TAU): Metrics {
     p95Wait: percentile(waits, 95),
     meanTurnaround: turn / jobs.length,
     meanBoundedSlowdown: bsld / jobs.length,
-    utilization: makespan > 0 ? run.busyArea / (run.nodes * makespan) : 0,
-    workUtilization: makespan > 0 ? work / (run.nodes * makespan) : 0,
+    utilization: makespan > 0 ? run.busyArea / (run.capacity * makespan) : 0,
+    workUtilization: makespan > 0 ? work / (run.capacity * makespan) : 0,
     resizes: run.resizes,
   };
 }

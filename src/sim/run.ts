@@ -68,7 +68,7 @@ export function runPolicies(req: SimRequest): SimReport {
   for (const policy of req.policies) {
     const config = resolveConfig({ ...req.config, policy });
     const t0 = performance.now();
-    const run = simulate(built.jobs, { nodes: req.workload.nodes, config, seed: req.workload.seed, check: req.check, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
+    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
     results.push({ policy, metrics: metrics(run), run, wallMs: performance.now() - t0 });
   }
   return { results, skipped: built.skipped, malleableJobs: built.jobs.filter((j) => j.malleable).length };

@@ -22,6 +22,8 @@ export interface JobRecord {
   killed: boolean;
   /** Its limit when it ended (s from its start). */
   limit: number;
+  /** Shared nodes: the cores it asked for. */
+  cores?: number;
 }
 
 /** A first-in-line job that started later than the reservation it got when it became first. */
@@ -35,8 +37,10 @@ export interface Violation {
 export interface SimRun {
   policy: string;
   nodes: number;
+  /** Nodes, or cores on shared nodes: what `busyArea` is a part of. */
+  capacity: number;
   jobs: JobRecord[];
-  /** Node-seconds held by jobs. */
+  /** Node-seconds held by jobs (core-seconds on shared nodes). */
   busyArea: number;
   passes: number;
   events: number;
@@ -46,6 +50,8 @@ export interface SimRun {
   /** With `check`: every broken promise, and how many jobs were ever first in line. */
   violations: Violation[];
   heads: number;
+  /** With `check` on shared nodes: every share that over-allocated a node. */
+  overAllocated: string[];
 }
 
 export class Tally {
@@ -73,5 +79,6 @@ export function jobRecord(r: JobRun): JobRecord {
     resizes: r.resizes,
     killed: r.killed,
     limit: r.limit,
+    ...(r.job.cores !== undefined ? { cores: r.job.cores } : {}),
   };
 }

@@ -51,11 +51,13 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     sizes: r.job.sizes,
     model: r.job.model,
     atResizePoint: atResizePoint(r),
+    ...(r.shares ? { shares: r.shares } : {}),
+    ...(r.job.request ? { resources: r.job.request } : {}),
   };
 }
 
 /** A job as the plan's re-check sees it. */
 export function planJobState(r: JobRun): PlanJobState {
   const state = r.state === "running" && r.adapting ? "adapting" : r.state;
-  return { state, nodes: r.names, minNodes: r.job.minNodes, maxNodes: r.job.maxNodes, sizes: r.job.sizes, resizable: r.job.malleable, atResizePoint: atResizePoint(r) };
+  return { state, nodes: r.names, minNodes: r.job.minNodes, maxNodes: r.job.maxNodes, sizes: r.job.sizes, resizable: r.job.malleable, atResizePoint: atResizePoint(r), ...(r.job.request ? { resources: r.job.request } : {}) };
 }

@@ -9,9 +9,13 @@
  * - a resize costs fixed + perNode * |nodes added or removed| seconds (default 5 + 0.2).
  * Rigid jobs run at their trace size for their trace time. The malleable set for a larger fraction
  * contains the set for a smaller one (same seed): one uniform draw per job, compared to the fraction.
+ *
+ * Shared nodes (`shared`, `ebb sim --cores-per-node K`): a rigid job asks for its processors as
+ * tasks of one core each on nodes that jobs share (Slurm's `-n P`), and runs for its trace time
+ * however they are spread; a malleable job keeps whole nodes, ceil(P / K) of them and its range.
  */
 import type { TraceJob } from "./swf.ts";
-import { amdahlWork, type SimJob } from "./job.ts";
+import { amdahlWork, fixedWork, type SimJob } from "./job.ts";
 import { stream } from "./random.ts";
 
 export interface WorkloadOptions {
@@ -19,6 +23,8 @@ export interface WorkloadOptions {
   nodes: number;
   /** Processors per node: a job with P processors asks for ceil(P / coresPerNode) nodes. */
   coresPerNode: number;
+  /** Rigid jobs ask for their processors as one-core tasks on shared nodes (resource mode). */
+  shared?: boolean;
   /** Fraction of jobs that are malleable, 0..1. */
   malleable: number;
   seed: number;
@@ -63,6 +69,7 @@ export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions)
     const q = Math.max(size, 2);
     const s = Math.min(1, Math.max(0, (1 / e - 1) / (q - 1)));
     const t1 = t.runtime / (s + (1 - s) / size);
+    const shared = opts.shared === true && !malleable;
     const job: SimJob = {
       id: t.id,
       submit: t.submit * scale,
@@ -71,9 +78,12 @@ export function buildWorkload(trace: readonly TraceJob[], opts: WorkloadOptions)
       maxNodes: malleable ? Math.min(opts.nodes, size * grow) : size,
       malleable,
       estimate: t.estimate,
-      work: amdahlWork(t1, s),
+      // A job on shared nodes runs for its trace time however its tasks are spread.
+      work: shared ? fixedWork(t.runtime) : amdahlWork(t1, s),
       resizeCost,
       costModel: cost,
+      ...(shared ? { request: { tasks: t.procs, cpusPerTask: 1, exclusive: false } } : {}),
+      ...(opts.shared ? { cores: shared ? t.procs : size * opts.coresPerNode } : {}),
     };
     jobs.push(job);
   }

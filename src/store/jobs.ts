@@ -6,7 +6,9 @@
 import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
 import { guarded, type Db } from "./db.ts";
 import type { JobState } from "../domain/job.ts";
-import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps } from "./schema.ts";
+import { compressIndices } from "../domain/array.ts";
+import type { NodeShare } from "../domain/resources.ts";
+import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps, type JobUsage } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 /** A job as listings read it: without its script and environment (a listing shows neither). */
@@ -20,6 +22,24 @@ const NOT_SHARED: Shared = { argv: null, script: null, env: {}, exclude: null, n
 const { script: _script, env: _env, ...listColumns } = getTableColumns(jobs);
 export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
+export type { JobUsage } from "./schema.ts";
+
+/** "0-3,8" or "0,1" (as job_nodes stores core and GPU indices) -> [0, 1, 2, 3, 8]. */
+export function expandIndices(text: string): number[] {
+  const out: number[] = [];
+  for (const part of text.split(",")) {
+    if (part === "") continue;
+    const [lo, hi] = part.split("-").map(Number) as [number, number?];
+    for (let i = lo; i <= (hi ?? lo); i++) out.push(i);
+  }
+  return out;
+}
+
+/** The share an allocation row records; undefined for a row from before shares (it held the whole node). */
+export function shareOf(row: AllocationRow): NodeShare | undefined {
+  if (row.cores === null) return undefined;
+  return { node: row.node, cores: expandIndices(row.cores), memMiB: row.memMib ?? 0, gpus: expandIndices(row.gpus ?? "") };
+}
 export type StepRow = typeof steps.$inferSelect;
 export type LimitChangeRow = typeof limitChanges.$inferSelect;
 
@@ -29,6 +49,8 @@ export interface JobFilter {
   name?: string;
   user?: string;
   arrayJobId?: number;
+  /** Only these jobs, and the tasks of those that are arrays (squeue -j). */
+  ids?: readonly number[];
   /** Submitted at or before (epoch ms). */
   until?: number;
   /** Not ended before (epoch ms): still active, or ended since. */
@@ -85,6 +107,7 @@ function prepare(db: Db) {
         error: p("error"),
         user: p("user"),
         submittedBy: p("submittedBy"),
+        resources: p("resources"),
       })
       .returning({ id: jobs.id })
       .prepare(),
@@ -103,7 +126,10 @@ function prepare(db: Db) {
     setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
     setState: db.update(jobs).set({ state: hole("state") }).where(eq(jobs.id, p("id"))).prepare(),
     insertEvent: db.insert(jobEvents).values({ jobId: p("jobId"), time: p("time"), kind: p("kind"), message: p("message"), data: p("data") }).prepare(),
-    insertAllocation: db.insert(jobNodes).values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time") }).prepare(),
+    insertAllocation: db
+      .insert(jobNodes)
+      .values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time"), cores: p("cores"), memMib: p("memMib"), gpus: p("gpus") })
+      .prepare(),
     closeAllocation: db
       .update(jobNodes)
       .set({ until: hole("time") })
@@ -190,6 +216,7 @@ export class JobStore {
       error: null,
       user: null,
       submittedBy: null,
+      resources: null,
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,
@@ -379,8 +406,39 @@ export class JobStore {
     this.q.insertEvent.run({ jobId, time, kind, message, data: data ?? null });
   }
 
-  openAllocation(jobId: number, nodes: readonly string[], time: number, firstPosition = 0): void {
-    nodes.forEach((node, i) => this.q.insertAllocation.run({ jobId, node, position: firstPosition + i, time }));
+  /** The job holds these shares from `time`, after the `firstPosition` nodes it held already. */
+  openAllocation(jobId: number, shares: readonly NodeShare[], time: number, firstPosition = 0): void {
+    shares.forEach((sh, i) => this.q.insertAllocation.run({ jobId, node: sh.node, position: firstPosition + i, time, cores: compressIndices(sh.cores), memMib: sh.memMiB, gpus: sh.gpus.join(",") }));
+  }
+
+  /**
+   * What the job used on `node` so far (its agent's latest report, kept on the job's latest row
+   * there), and so in all: CPU seconds summed over its rows, the most memory of one. Undefined if
+   * the job never held the node.
+   */
+  recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
+    const latest = this.db.select({ id: sql<number | null>`max(${jobNodes.id})` }).from(jobNodes).where(and(eq(jobNodes.jobId, jobId), eq(jobNodes.node, node))).get()?.id;
+    if (latest == null) return undefined;
+    this.db.update(jobNodes).set({ cpuSec, peakMemMib: peakMemMiB }).where(eq(jobNodes.id, latest)).run();
+    const t = this.db
+      .select({ cpuSec: sql<number>`coalesce(sum(${jobNodes.cpuSec}), 0)`, peakMemMiB: sql<number>`coalesce(max(${jobNodes.peakMemMib}), 0)` })
+      .from(jobNodes)
+      .where(eq(jobNodes.jobId, jobId))
+      .get()!;
+    return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
+  }
+
+  setUsage(id: number, usage: JobUsage): void {
+    this.db.update(jobs).set({ usage }).where(eq(jobs.id, id)).run();
+  }
+
+  /** A job that ended FAILED is OUT_OF_MEMORY (its OOM kill was reported after its exit). */
+  markOutOfMemory(id: number, reason: string): void {
+    this.db
+      .update(jobs)
+      .set({ state: "OUT_OF_MEMORY", reason })
+      .where(and(eq(jobs.id, id), eq(jobs.state, "FAILED")))
+      .run();
   }
 
   /** Ends the job's hold on `nodes` (all of its nodes if omitted). */
@@ -423,8 +481,9 @@ export class JobStore {
     return this.withShared(this.db.select().from(jobs).where(inArray(jobs.state, [...states])).orderBy(asc(jobs.id)).all());
   }
 
+  /** Every job's open rows, each job's in rank order (the order it took them in). */
   openAllocations(): AllocationRow[] {
-    return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.position)).all();
+    return this.db.select().from(jobNodes).where(isNull(jobNodes.until)).orderBy(asc(jobNodes.jobId), asc(jobNodes.id)).all();
   }
 
   listJobs(filter: JobFilter): JobListRow[] {
@@ -466,6 +525,7 @@ export class JobStore {
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
       filter.user !== undefined ? eq(jobs.user, filter.user) : undefined,
       filter.arrayJobId !== undefined ? eq(jobs.arrayJobId, filter.arrayJobId) : undefined,
+      filter.ids !== undefined ? or(inArray(jobs.id, [...filter.ids]), inArray(jobs.arrayJobId, [...filter.ids])) : undefined,
       filter.until !== undefined ? lte(jobs.submitTime, filter.until) : undefined,
       filter.since !== undefined ? or(isNull(jobs.endTime), gte(jobs.endTime, filter.since)) : undefined,
       filter.visibleTo !== undefined ? or(eq(jobs.id, filter.visibleTo), eq(jobs.submittedBy, filter.visibleTo)) : undefined,

@@ -19,7 +19,8 @@ import m0009 from "../../migrations/0009_job_overcommit.sql" with { type: "text"
 import m0010 from "../../migrations/0010_plans.sql" with { type: "text" };
 import m0011 from "../../migrations/0011_plan_items.sql" with { type: "text" };
 import m0012 from "../../migrations/0012_job_arrays_shared.sql" with { type: "text" };
-import m0013 from "../../migrations/0013_slurm_options.sql" with { type: "text" };
+import m0013 from "../../migrations/0013_node_resources_shares.sql" with { type: "text" };
+import m0014 from "../../migrations/0014_slurm_options.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -35,7 +36,8 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0010_plans": m0010,
   "0011_plan_items": m0011,
   "0012_job_arrays_shared": m0012,
-  "0013_slurm_options": m0013,
+  "0013_node_resources_shares": m0013,
+  "0014_slurm_options": m0014,
 };
 
 export function loadMigrations(): MigrationMeta[] {

@@ -1,16 +1,22 @@
 /** Queries on the node registry. */
 import { asc, eq } from "drizzle-orm";
 import type { Db } from "./db.ts";
+import type { NodeResources } from "../domain/resources.ts";
 
 type Tx = Pick<Db, "insert" | "update" | "select">;
 import { nodes } from "./schema.ts";
 
 export type NodeRow = typeof nodes.$inferSelect;
 
+/** What a node has, as placement and the API see it: its cores, memory, GPUs and features. */
+export function nodeResources(row: NodeRow): NodeResources {
+  return { cores: row.cpus, memMiB: row.memoryMb, gpus: row.gpus, features: row.features };
+}
+
 export function upsertNode(db: Tx, row: NodeRow): void {
   db.insert(nodes)
     .values(row)
-    .onConflictDoUpdate({ target: nodes.name, set: { cpus: row.cpus, memoryMb: row.memoryMb, addr: row.addr, status: row.status, reason: row.reason, updatedAt: row.updatedAt } })
+    .onConflictDoUpdate({ target: nodes.name, set: { cpus: row.cpus, memoryMb: row.memoryMb, gpus: row.gpus, features: row.features, addr: row.addr, status: row.status, reason: row.reason, updatedAt: row.updatedAt } })
     .run();
 }
 

@@ -5,11 +5,16 @@
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 import { JOB_KINDS, type JobState } from "../domain/job.ts";
 import type { Dependency, JobOverrides, JobSignal } from "../domain/job-options.ts";
+import type { ResourceRequest } from "../domain/resources.ts";
 
 export const nodes = sqliteTable("nodes", {
   name: text("name").primaryKey(),
   cpus: integer("cpus").notNull(),
   memoryMb: integer("memory_mb").notNull(),
+  /** GPUs by index, each with its type or null (the agent's hello). */
+  gpus: text("gpus", { mode: "json" }).$type<(string | null)[]>().notNull().default([]),
+  /** Node features, for jobs' --constraint. */
+  features: text("features", { mode: "json" }).$type<string[]>().notNull().default([]),
   addr: text("addr").notNull(),
   /** UP or DOWN; a node that has not re-registered since a controller restart is still UP here. */
   status: text("status", { enum: ["UP", "DOWN"] }).notNull(),
@@ -75,6 +80,10 @@ export const jobs = sqliteTable(
     user: text("user"),
     /** The job whose token submitted this one. */
     submittedBy: integer("submitted_by"),
+    /** What it asks of each node (cores, memory, GPUs); null: whole nodes (jobs before resources, the simulator's whole-node mode). */
+    resources: text("resources", { mode: "json" }).$type<ResourceRequest>(),
+    /** What it used, from its cgroups once its processes were gone: CPU seconds (all nodes), peak memory (the most on one node). */
+    usage: text("usage", { mode: "json" }).$type<JobUsage>(),
     /** sbatch --signal: this signal, this many seconds before the time limit, to the batch shell only or to the steps. */
     signal: text("signal", { mode: "json" }).$type<JobSignal>(),
     /** sbatch --requeue: a job whose node fails goes back to the queue instead of ending NODE_FAIL. */
@@ -112,7 +121,17 @@ export const jobArrays = sqliteTable("job_arrays", {
   elasticSettings: text("elastic_settings", { mode: "json" }).$type<JobOverrides>(),
 });
 
-/** Allocation history: one row per (job, node) holding; until is null while held. */
+/** What a job used: CPU seconds over all its nodes, the most memory it used on one (the agents' `job.usage` reports). */
+export interface JobUsage {
+  cpuSec: number;
+  peakMemMiB: number;
+}
+
+/**
+ * Allocation history: one row per (job, node) holding, with the job's share of the node (its
+ * cores as "0-3,8", memory, GPU indices as "0,1") and what it used there; until is null while
+ * held. Rows from before shares (cores null) held the whole node.
+ */
 export const jobNodes = sqliteTable(
   "job_nodes",
   {
@@ -122,6 +141,12 @@ export const jobNodes = sqliteTable(
     position: integer("position").notNull(),
     since: integer("since").notNull(),
     until: integer("until"),
+    cores: text("cores"),
+    memMib: integer("mem_mib"),
+    gpus: text("gpus"),
+    /** What the job used there, as the node's agent last reported it (its cgroup's totals so far). */
+    cpuSec: real("cpu_sec"),
+    peakMemMib: real("peak_mem_mib"),
   },
   (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.until)],
 );

@@ -1,20 +1,50 @@
 /**
  * Points in time as Slurm writes them (sbatch --begin, sacct --starttime): `now[+-]N[units]`,
  * `HH:MM[:SS]` (the next such time for a start, today's for a bound), `YYYY-MM-DD[THH:MM[:SS]]`,
- * `midnight`, `noon`, `teatime` (16:00), `today`, `tomorrow`, and ISO 8601 with a zone.
- * Local time unless a zone is given. Returns epoch ms, or an error text.
+ * `midnight`, `noon`, `teatime` (16:00), `today`, `tomorrow`, and ISO 8601 with a zone; and as
+ * people say them: `2 hours ago`, `an hour ago`, `now - 2 hours`, `yesterday` (its midnight, as
+ * `today` is today's). Local time unless a zone is given. Returns epoch ms, or an error text.
  */
-const UNITS: Record<string, number> = { s: 1, sec: 1, second: 1, seconds: 1, m: 60, min: 60, minute: 60, minutes: 60, h: 3600, hour: 3600, hours: 3600, d: 86400, day: 86400, days: 86400, w: 604800, week: 604800, weeks: 604800 };
+const UNITS: Record<string, number> = {
+  s: 1,
+  sec: 1,
+  secs: 1,
+  second: 1,
+  seconds: 1,
+  m: 60,
+  min: 60,
+  mins: 60,
+  minute: 60,
+  minutes: 60,
+  h: 3600,
+  hr: 3600,
+  hrs: 3600,
+  hour: 3600,
+  hours: 3600,
+  d: 86400,
+  day: 86400,
+  days: 86400,
+  w: 604800,
+  week: 604800,
+  weeks: 604800,
+};
+const unknownUnit = (text: string, unit: string) => ({ error: `"${text}": unknown unit "${unit}" (seconds, minutes, hours, days, weeks)` });
 
 export function parseWhen(text: string, now: number, opts: { future?: boolean } = {}): number | { error: string } {
-  const s = text.trim().toLowerCase();
-  const bad = { error: `"${text}" is not a time; use now+30minutes, HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], midnight, noon, today or tomorrow` };
-  const rel = /^now(?:([+-])(\d+)([a-z]*))?$/.exec(s);
+  const s = text.trim().toLowerCase().replace(/\s+/g, " ");
+  const bad = { error: `"${text}" is not a time; use now-2hours, "2 hours ago", HH:MM[:SS], YYYY-MM-DD[THH:MM[:SS]], midnight, noon, today, yesterday or tomorrow` };
+  const rel = /^now(?: ?([+-]) ?(\d+) ?([a-z]*))?$/.exec(s);
   if (rel) {
     if (!rel[1]) return now;
     const unit = UNITS[rel[3] || "s"];
-    if (unit === undefined) return { error: `"${text}": unknown unit "${rel[3]}" (seconds, minutes, hours, days, weeks)` };
+    if (unit === undefined) return unknownUnit(text, rel[3]!);
     return now + (rel[1] === "+" ? 1 : -1) * Number(rel[2]) * unit * 1000;
+  }
+  const ago = /^(\d+|an?) ?([a-z]+) ago$/.exec(s);
+  if (ago) {
+    const unit = UNITS[ago[2]!];
+    if (unit === undefined) return unknownUnit(text, ago[2]!);
+    return now - (/^\d/.test(ago[1]!) ? Number(ago[1]) : 1) * unit * 1000;
   }
   const day = (offset: number, h = 0, m = 0, sec = 0) => {
     const d = new Date(now);
@@ -30,6 +60,7 @@ export function parseWhen(text: string, now: number, opts: { future?: boolean } 
   }
   if (s === "today") return day(0);
   if (s === "tomorrow") return day(1);
+  if (s === "yesterday") return day(-1);
   const clock = /^(\d{1,2}):(\d{2})(?::(\d{2}))?$/.exec(s);
   if (clock) {
     const [h, m, sec] = [Number(clock[1]), Number(clock[2]), Number(clock[3] ?? 0)];

@@ -69,7 +69,7 @@ ebb run -n 1 sh flood2.sh > flood2.out 2> flood2.err; echo "flood2 $?" >> result
 touch ${go}
 wait $mpi; echo "mpi $?" >> results
 `;
-  const id = await c.submit({ script, nodes: 1, timeLimit: 300 });
+  const id = await c.submit({ script, nodes: 1, exclusive: true, timeLimit: 300 });
   await c.waitJob(id, ["RUNNING"]);
 
   // 300 idle connections to the agent's step port: half never send a byte, half open a WebSocket and say nothing.

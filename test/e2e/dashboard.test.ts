@@ -79,11 +79,11 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
     }
 
     /** What the timeline's canvas painted last (its `drawing`: the bands per node row, the adaptation marks, the jobs). */
-    type Drawing = { bands: { job: number; node: string; row: number; open: boolean }[]; marks: { job: number; adaptation: number }[]; jobs: { id: number; state: string }[] };
+    type Drawing = { bands: { job: number; node: string; row: number; lane: number; y: number; h: number; open: boolean }[]; marks: { job: number; adaptation: number }[]; jobs: { id: number; state: string }[] };
     const drawing = () =>
       page.evaluate(() => {
         const d = (document.getElementById("timeline-plot") as (HTMLCanvasElement & { drawing?: Drawing }) | null)?.drawing;
-        return d ? { bands: d.bands.map(({ job, node, row, open }) => ({ job, node, row, open })), marks: d.marks.map(({ job, adaptation }) => ({ job, adaptation })), jobs: d.jobs.map(({ id, state }) => ({ id, state })) } : null;
+        return d ? { bands: d.bands.map(({ job, node, row, lane, y, h, open }) => ({ job, node, row, lane, y, h, open })), marks: d.marks.map(({ job, adaptation }) => ({ job, adaptation })), jobs: d.jobs.map(({ id, state }) => ({ id, state })) } : null;
       }) as Promise<Drawing | null>;
 
     /** The node rows the job's band covers now, read from the drawing. */
@@ -193,10 +193,10 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       // which Enter and Space press, the focus staying on the button while the page is made again.
       await page.keyboard.press("n");
       await page.waitForSelector("#nodes", { timeout: SHOWN });
-      // The utilization chart, while the job holds 2 of the 4 nodes: 2 up to its right edge (now),
+      // The utilization chart, while the job holds 2 of the 4 two-core nodes: 4 of 8 cores up to its right edge (now),
       // over a time axis in UTC minutes of the last 10.
       const chart = await page.$eval("#utilization", (e) => ({ label: e.getAttribute("aria-label"), ticks: [...e.querySelectorAll("text.tick")].map((t) => t.textContent), texts: [...e.querySelectorAll("text")].map((t) => t.textContent) }));
-      expect(chart.label).toContain("Allocated nodes over the last 10 minutes: 2 of 4 now");
+      expect(chart.label).toContain("Allocated cores over the last 10 minutes: 4 of 8 now");
       const minutes = new Set(Array.from({ length: 12 }, (_, i) => new Date(Date.now() - (i - 1) * 60_000).toISOString().slice(11, 16)));
       expect(chart.ticks.length).toBeGreaterThanOrEqual(8);
       for (const tick of chart.ticks) expect(minutes).toContain(tick!);
@@ -307,6 +307,46 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
       await page.waitForSelector("#allocation-history", { timeout: SHOWN });
       expect(await focused()).toMatchObject({ tag: "h2", text: `Job ${job.id} · bun.exe` });
     }, 180_000);
+
+    test("two jobs on one node: its row holds both, a lane each, and the nodes page lists both", async () => {
+      await page.goto(`${c.url}/#/`);
+      await page.waitForSelector("#timeline", { timeout: SHOWN });
+      const label = (node: string) => page.$eval(`#timeline .node-label[data-node="${node}"]`, (e) => (e as HTMLElement).offsetTop);
+      const rowHeight = async () => (await label("node02")) - (await label("node01"));
+      // One lane tall (18 px) until then in the first browser; the second finds the first's two
+      // lanes still in the timeline's window.
+      // One core each of node01's two.
+      const first = await c.submit({ argv: ["sleep", "60"], output: "/dev/null", nodelist: ["node01"] });
+      const second = await c.submit({ argv: ["sleep", "60"], output: "/dev/null", nodelist: ["node01"] });
+      const jobs = [first, second];
+      try {
+        for (const id of jobs) await c.waitJob(id, ["RUNNING"]);
+        await page.waitForFunction(
+          (ids) => {
+            const d = (document.getElementById("timeline-plot") as (HTMLCanvasElement & { drawing?: Drawing }) | null)?.drawing;
+            return ids.every((id) => d?.bands.some((b) => b.job === id && b.open && b.node === "node01"));
+          },
+          { timeout: SHOWN, polling: 100 },
+          jobs,
+        );
+        const bands = (await drawing())!.bands.filter((b) => jobs.includes(b.job) && b.open);
+        expect(bands.map((b) => [b.job, b.node, b.row, b.lane])).toEqual([
+          [first, "node01", 0, 0],
+          [second, "node01", 0, 1],
+        ]);
+        // The row is two lanes tall, the bands one above the other.
+        expect(await rowHeight()).toBe(32);
+        expect(bands[1]!.y).toBeGreaterThanOrEqual(bands[0]!.y + bands[0]!.h);
+        await shot("timeline-shared-node.png");
+        await page.keyboard.press("n");
+        await page.waitForSelector("#nodes tbody tr", { timeout: SHOWN });
+        await waitText('#nodes tr[data-node="node01"] td.used', "2 of 2");
+        expect(await page.$$eval('#nodes tr[data-node="node01"] a', (els) => els.map((e) => e.textContent))).toEqual(jobs.map(String));
+      } finally {
+        for (const id of jobs) await c.api("DELETE", `/v1/jobs/${id}`);
+        for (const id of jobs) await c.waitJob(id, ["CANCELLED"]);
+      }
+    }, 120_000);
 
     test("after a reload the tab is still signed in; a token that stops working shows the sign-in", async () => {
       await page.goto(`${c.url}/`);

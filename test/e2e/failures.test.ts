@@ -57,7 +57,8 @@ test("restarting the controller loses no job: finished keep their records, pendi
   c = await startCluster({ agents: 2, heartbeat: 0.5 });
   const done = await c.submit({ argv: ["true"] });
   await c.waitJob(done, ["COMPLETED"]);
-  const running = await c.submit({ argv: ["sh", "-c", "sleep 2; echo finished"], nodes: 2, timeLimit: 60 });
+  // Two tasks of a core on each node: every core of the 2-core nodes.
+  const running = await c.submit({ argv: ["sh", "-c", "sleep 2; echo finished"], nodes: 2, tasks: 4, timeLimit: 60 });
   await c.waitJob(running, ["RUNNING"]);
   const pending = await c.submit({ argv: ["sh", "-c", "echo later"], nodes: 2 });
   expect((await c.job(pending)).state).toBe("PENDING");

@@ -7,23 +7,30 @@
  * and path parameters are built from the route's schemas with hostile values (test/support/hostile.ts):
  * the other user's job ids, ids of no job, paths that climb into the other's directory and /root.
  *
- * Held: no 5xx; every error is JSON {error:{code,message}}; nothing answered 2xx names or changes
- * a job the caller may not act on (a user: their jobs; a job token: its job and the jobs it
- * submitted), and each user's prepared jobs are as they were; no job wrote where its user may not;
- * the controller answers between routes, and each user's running `sleep` still runs at the end.
+ * Held: no 5xx; every error is JSON {error:{code,message}}; nothing answered 2xx changes a job the
+ * caller may not act on (a user: their jobs; a job token: its job and the jobs it submitted), and
+ * the routes that read show another's jobs only without their private part; no answer to a user
+ * (or a job of theirs) holds the other user's secret, which is in their jobs' environment, command,
+ * directory, output path, script and output; each user's prepared jobs are as they were; no job
+ * wrote where its user may not; the controller answers between routes, and each user's running
+ * `sleep` still runs at the end. A second test asks every route and the launcher's WebSocket,
+ * as one user and a job of theirs, about each of the other's jobs: the secret is in none of it.
  * Submissions run nothing but `true` (or a program that does not exist), most of them held.
  * The seed is printed; EBB_FUZZ_SEED replays a run.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { MAX_ARRAY_TASKS } from "../../src/domain/array.ts";
 import { MAX_BODY } from "../../src/api/app.ts";
 import { jobToken } from "../../src/proto/credential.ts";
-import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { deepJson, generate, hostileJson, NASTY, PRINTABLE, randomString, randomValue, rng, type Hint, type JsonSchema, type Rng } from "../support/hostile.ts";
 import { ensureUser } from "../support/users.ts";
+import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
+import { VERSION } from "../../src/util/version.ts";
 
 const SEED = Number(process.env.EBB_FUZZ_SEED ?? 20261126);
 const CASES = 1000;
@@ -44,7 +51,9 @@ interface Side {
   /** Its `sleep`, RUNNING on a node of its own for the whole test; only read, stepped and resized by its user. */
   running: number;
   /** Jobs the user's own requests never change: what the other user must not change either. */
-  kept: { held: number; array: number; done: number };
+  kept: { held: number; array: number; done: number; script: number };
+  /** In each kept job's environment, command, directory, output path, script and output: no answer to the other user may hold it. */
+  secret: string;
   /** The kept jobs with the array's tasks, and the running sleep. */
   keptIds: number[];
   /** The job whose token the user also sends; it and the jobs it submits are fair game. */
@@ -86,17 +95,29 @@ beforeAll(async () => {
     const t = await c.api("POST", "/v1/tokens", { user });
     expect(t.status).toBe(201);
     const token = t.json.token as string;
-    const done = await submit(token, { cwd: dir });
+    // The user's secret, in every private part of the kept jobs: a directory, an environment, a command, an output path and what the job wrote.
+    const secret = `EBBSECRET${randomBytes(8).toString("hex")}`;
+    const private_ = join(dir, secret);
+    mkdirSync(private_, { mode: 0o700 });
+    chownSync(private_, uid, uid);
+    const mine = { cwd: private_, env: { EBB_FUZZ_SECRET: secret } };
+    const done = await submit(token, { ...mine, argv: ["sh", "-c", "echo $EBB_FUZZ_SECRET", secret], output: join(private_, `${secret}.out`) });
     expect((await c.waitJob(done, ENDED)).state).toBe("COMPLETED");
+    expect(readFileSync(join(private_, `${secret}.out`), "utf8")).toBe(`${secret}\n`);
     // Each user's sleep gets a node of its own (nodes are not shared); the last node runs what the fuzzing submits.
-    const running = await submit(token, { cwd: dir, argv: ["sleep", "600"], nodelist: [NODES[i]!] });
+    const running = await submit(token, { ...mine, argv: ["sh", "-c", "sleep 600", secret], nodelist: [NODES[i]!], output: join(private_, "sleep.out") });
     expect((await c.waitJob(running, ["RUNNING", ...ENDED])).state).toBe("RUNNING");
-    const kept = { held: await submit(token, { cwd: dir, hold: true }), array: await submit(token, { cwd: dir, hold: true, array: "0-3" }), done };
+    const kept = {
+      held: await submit(token, { ...mine, argv: ["true", secret], hold: true, error: join(private_, "err-%j") }),
+      array: await submit(token, { ...mine, argv: ["true", secret], hold: true, array: "0-3" }),
+      done,
+      script: await submit(token, { ...mine, argv: undefined, script: `#!/bin/sh\n# ${secret}\ntrue\n`, hold: true }),
+    };
     const parent = await submit(token, { cwd: dir, hold: true });
     const own = [parent, await submit(token, { cwd: dir, hold: true }), await submit(token, { cwd: dir, hold: true, array: "0-2" })];
     const tasks = (await c.api("GET", `/v1/jobs?array=${kept.array}`)).json.jobs.map((j: any) => j.id as number);
-    const keptIds = [running, kept.held, kept.done, ...tasks];
-    sides[user] = { user, other: USERS[1 - i]!, dir, uid, token, running, kept, keptIds, parent, own };
+    const keptIds = [running, kept.held, kept.done, kept.script, ...tasks];
+    sides[user] = { user, other: USERS[1 - i]!, dir, uid, token, running, kept, secret, keptIds, parent, own };
   }
 }, 180_000);
 
@@ -149,7 +170,7 @@ function anyJobId(r: Rng, side: Side, mayEnd: boolean): string {
   const other = sides[side.other];
   const roll = r.next();
   if (roll < 0.35) return String(r.pick(mayEnd ? side.own : [...side.own, side.running]));
-  if (roll < 0.65) return String(r.pick([other.running, other.kept.held, other.kept.array, other.kept.done, other.parent, ...other.own.slice(0, 20)]));
+  if (roll < 0.65) return String(r.pick([other.running, other.kept.held, other.kept.array, other.kept.done, other.kept.script, other.parent, ...other.own.slice(0, 20)]));
   if (roll < 0.75) return r.pick([`${other.kept.array}_${r.int(5)}`, `${side.own[2]}_${r.int(4)}`, `${other.kept.array}_99999999999999999999`]);
   if (roll < 0.85) return String(r.pick([GHOST_JOB, 2 ** 31, 2 ** 53, 2 ** 53 + 2, 1e21, 0]));
   return r.chance(0.5) ? enc(randomString(r)) : r.pick(["-1", "01", "1e3", "0x1", "1_2_3", "1_", "_1", "%2e%2e", "..%2f..%2fetc%2fpasswd", "%00", "%", "%zz", " 1", "1.0"]);
@@ -207,6 +228,8 @@ function hints(side: Side): Record<string, Hint> {
     envDigest: (r, tame) => (tame ? r.pick(["0".repeat(64), "f".repeat(64)]) : r.pick(["G".repeat(64), "0".repeat(65), "0".repeat(63), "F".repeat(64)])),
     user: (r, tame) => (tame ? r.pick(["root", "ebbt_alice", "ebbt_bob", "a$", "_", "nobody", "a".repeat(32)]) : r.pick(["-x", "a".repeat(33), "ROOT", "", "a b", "../x"])),
     reason: printable,
+    // GET /v1/jobs?id=: the other user's jobs among others, or lists that are not ids.
+    id: (r, tame) => (tame ? [r.pick(ids()), side.parent, other.kept.script].join(",") : r.pick(["0", "1,,2", "x", "1".repeat(17), Array.from({ length: 1001 }, (_, i) => i + 1).join(","), `${other.running}_1`])),
   };
 }
 
@@ -285,6 +308,8 @@ interface RouteFuzz {
   path(r: Rng, side: Side): string;
   /** The jobs a 2xx answer names or changed: each must be one the caller may act on. */
   jobs?(json: any): number[];
+  /** The jobs a 2xx answer shows: another's only without its private part (`private`, no command, directory or files). */
+  shows?(json: any): any[];
   /** Only the cluster's token or an admin's may get a 2xx. */
   adminOnly?: boolean;
   /** The job route may end the job it names (the users' running sleeps are left out of it). */
@@ -305,20 +330,22 @@ const ROUTES: Record<string, RouteFuzz> = {
   "get /v1/openapi.json": { admin: 0.1, path: fixed("/v1/openapi.json") },
   "post /v1/jobs": { admin: 0, path: fixed("/v1/jobs"), jobs: (j) => [j.id] },
   "post /v1/jobs/test": { admin: 0, path: fixed("/v1/jobs/test"), jobs: () => [] },
-  "get /v1/jobs": { admin: 0, path: fixed("/v1/jobs"), jobs: (j) => j.jobs.map((x: any) => x.id) },
-  "get /v1/jobs/{id}": jobRoute("", false, (j) => [j.id]),
+  "get /v1/jobs": { admin: 0, path: fixed("/v1/jobs"), shows: (j) => j.jobs },
+  "get /v1/jobs/{id}": { ...jobRoute("", false, () => []), jobs: undefined, shows: (j) => [j] },
   "delete /v1/jobs/{id}": jobRoute("", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/hold": jobRoute("/hold", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/release": jobRoute("/release", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/resize": jobRoute("/resize", false, (j) => [j.id]),
   "post /v1/jobs/{id}/steps": jobRoute("/steps", false, (j) => [j.jobId]),
-  "get /v1/plans": { admin: 0, path: fixed("/v1/plans"), jobs: (j) => j.plans.flatMap((p: any) => [...p.items.map((i: any) => i.jobId), ...p.reservations.map((x: any) => x.jobId)]) },
+  "get /v1/plans": { admin: 0, path: fixed("/v1/plans") },
+  "get /v1/starts": { admin: 0.1, path: fixed("/v1/starts") },
+  "get /v1/usage": { admin: 0.1, path: fixed("/v1/usage") },
   "post /v1/tokens": { admin: 0.4, path: fixed("/v1/tokens"), adminOnly: true },
-  "get /v1/nodes": { admin: 0.4, path: fixed("/v1/nodes"), adminOnly: true },
+  "get /v1/nodes": { admin: 0.1, path: fixed("/v1/nodes") },
   "post /v1/nodes/{name}/drain": { admin: 0.4, path: (r) => `/v1/nodes/${nodeName(r)}/drain`, adminOnly: true },
   "post /v1/nodes/{name}/resume": { admin: 0.4, path: (r) => `/v1/nodes/${nodeName(r)}/resume`, adminOnly: true },
-  "get /v1/timeline": { admin: 0.4, path: fixed("/v1/timeline"), adminOnly: true },
-  "get /v1/stream": { admin: 0.4, path: fixed("/v1/stream"), adminOnly: true },
+  "get /v1/timeline": { admin: 0.1, path: fixed("/v1/timeline") },
+  "get /v1/stream": { admin: 0.1, path: fixed("/v1/stream") },
   "get /v1/launcher": { admin: 0.1, path: fixed("/v1/launcher"), headers: upgradeHeaders },
   "get /v1/agent": { admin: 0.1, path: fixed("/v1/agent"), headers: upgradeHeaders },
 };
@@ -399,6 +426,8 @@ function fail(what: string, req: Request, a: Answer) {
 
 async function judge(key: string, fuzz: RouteFuzz, req: Request, a: Answer, side: Side): Promise<void> {
   if (a.status >= 500) return fail("5xx", req, a);
+  // Whatever the answer, the other user's secret is not in it (nor in anything an invalid token gets).
+  if (req.actor.kind !== "admin" && a.text.includes(sides[side.other].secret)) return fail(`${side.other}'s secret in the answer`, req, a);
   // Bun refuses a request line and headers over 16 KiB itself (431, no body), before any of ebb's code runs.
   if (a.status === 431 && a.text === "") return;
   // So does it a body over twice the API's limit (the API answers one over its limit itself, in JSON).
@@ -412,8 +441,13 @@ async function judge(key: string, fuzz: RouteFuzz, req: Request, a: Answer, side
     return;
   }
   if (a.status >= 300) return;
-  if (req.actor.kind === "invalid" && !["get /", "get /ui", "get /v1/health"].includes(key)) return fail("an invalid token was served", req, a);
+  if (req.actor.kind === "invalid" && !["get /", "get /ui", "get /v1/health", "get /v1/openapi.json"].includes(key)) return fail("an invalid token was served", req, a);
   if (fuzz.adminOnly && req.actor.kind !== "admin") return fail("a user's token was served what only the cluster's token may", req, a);
+  if (fuzz.shows) {
+    for (const job of fuzz.shows(JSON.parse(a.text)))
+      if (!(await mayActOn(req.actor, job.id)) && !(job.private === true && job.argv === null && job.cwd === "" && job.output === null && job.error === null && (job.env === undefined || Object.keys(job.env).length === 0) && !job.script))
+        return fail(`job ${job.id} is not the caller's and was shown with its private part`, req, a);
+  }
   if (!fuzz.jobs) return;
   const ids = fuzz.jobs(JSON.parse(a.text));
   for (const id of ids) if (!(await mayActOn(req.actor, id))) return fail(`job ${id} is not the caller's`, req, a);
@@ -427,7 +461,7 @@ async function judge(key: string, fuzz: RouteFuzz, req: Request, a: Answer, side
 /** What the other user could change of a user's kept jobs: it must stay as it was. */
 async function keptState(side: Side) {
   const out: Record<string, unknown> = {};
-  for (const id of [side.running, side.kept.held, side.kept.array, side.kept.done]) {
+  for (const id of [side.running, side.kept.held, side.kept.array, side.kept.done, side.kept.script]) {
     const j = (await c.api("GET", `/v1/jobs/${id}`)).json;
     out[id] = { state: j.state, held: j.held, exitCode: j.exitCode, endTime: j.endTime, user: j.user, adaptations: j.adaptations.length };
   }
@@ -486,3 +520,65 @@ test(`API: ${CASES} hostile requests per route under two users: no 5xx, JSON err
   for (const n of NODES) await c.api("POST", `/v1/nodes/${n}/resume`);
   await alive();
 }, 600_000);
+
+/** Everything a raw launcher connection with `token` is told after `messages` (each of which asks about another's job), once each request has its answer. */
+async function launcherAnswers(token: string, messages: Record<string, unknown>[], answers: number): Promise<string[]> {
+  const got: string[] = [];
+  const ws = new WebSocket(`${c.url.replace("http", "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
+  ws.onmessage = (ev) => got.push(String(ev.data));
+  await new Promise<void>((resolve, reject) => {
+    ws.onopen = () => resolve();
+    ws.onerror = () => reject(new Error("the launcher socket did not open"));
+  });
+  ws.send(JSON.stringify({ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION }));
+  for (const m of messages) ws.send(JSON.stringify(m));
+  await waitFor(`${answers} answers on the launcher socket`, () => got.length >= answers);
+  ws.close();
+  return got;
+}
+
+test("neither user, nor a job of theirs, reads the other's environment, command, directory, files, script or output: not through any route, nor the launcher's WebSocket", async () => {
+  const doc = (await c.api("GET", "/v1/openapi.json")).json;
+  for (const user of USERS) {
+    const me = sides[user];
+    const them = sides[me.other];
+    const theirs = [...them.keptIds, them.kept.array, `${them.kept.array}_1`];
+    const read: { what: string; text: string }[] = [];
+    for (const token of [me.token, jobToken(clusterKey, me.parent)]) {
+      for (const [path, item] of Object.entries<any>(doc.paths)) {
+        if (path === "/v1/launcher" || path === "/v1/agent") continue;
+        for (const method of Object.keys(item)) {
+          const filled = path.includes("{id}") ? theirs.map((id) => path.replace("{id}", String(id))) : path.includes("{name}") ? NODES.map((n) => path.replace("{name}", n)) : [path];
+          for (const p of filled) {
+            const query = p === "/v1/usage" ? "?since=2000-01-01T00:00:00Z" : p === "/v1/plans" ? `?job=${them.running}` : p === "/v1/jobs" ? `?id=${theirs.slice(0, 6).join(",")}` : "";
+            const body = method === "get" ? undefined : p.endsWith("/steps") ? JSON.stringify({ argv: ["true"], cwd: "/", envDigest: "0".repeat(64) }) : p.endsWith("/resize") ? '{"nodes":1}' : p === "/v1/tokens" ? `{"user":"${user}"}` : p.startsWith("/v1/jobs") && !p.includes("/", 9) ? '{"argv":["true"],"hold":true,"output":"/dev/null"}' : undefined;
+            const a = await send({ actor: { kind: "invalid", token }, method: method.toUpperCase(), path: p + query, body });
+            read.push({ what: `${method} ${p}${query} -> ${a.status}`, text: a.text });
+          }
+        }
+      }
+      // The job listing shows their jobs, without what is private.
+      const listed = (await c.api("GET", `/v1/jobs?id=${theirs.slice(0, 5).join(",")}`, undefined, token)).json.jobs;
+      for (const id of theirs.slice(0, 5)) expect(listed.map((j: any) => j.id)).toContain(id);
+      for (const j of listed) expect(j.user).toBe(them.user);
+      for (const j of listed) expect({ id: j.id, private: j.private, argv: j.argv, cwd: j.cwd, output: j.output, error: j.error }).toEqual({ id: j.id, private: true, argv: null, cwd: "", output: null, error: null });
+      // The launcher's WebSocket: follow, adopt, create a step in, report on their running job.
+      const ws = await launcherAnswers(
+        token,
+        [
+          { t: "attach", jobId: them.running },
+          { t: "adopt", jobId: them.running, stepId: 0, req: 1, nodes: [NODES[0]] },
+          { t: "step.create", jobId: them.running, req: 2, step: { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } },
+          { t: "step.end", jobId: them.kept.done, stepId: 0, exitCode: 0 },
+        ],
+        4,
+      );
+      read.push(...ws.map((text) => ({ what: "the launcher socket", text })));
+      expect(ws.map((m) => JSON.parse(m).code)).toEqual(["forbidden", "forbidden", "forbidden", "forbidden"]);
+    }
+    expect(read.filter((r) => r.text.includes(them.secret)).map((r) => r.what)).toEqual([]);
+    // Their own token reads it: the secret is there to be leaked.
+    const own = await c.api("GET", `/v1/jobs/${them.kept.done}`, undefined, them.token);
+    expect(JSON.stringify(own.json)).toContain(them.secret);
+  }
+}, 300_000);

@@ -23,9 +23,9 @@ function parseProbe(text: string) {
 }
 
 describe("authentication", () => {
-  test("every route but health needs the bearer token", async () => {
-    expect((await c.api("GET", "/v1/health", undefined, null)).status).toBe(200);
-    for (const [method, path] of [["GET", "/v1/jobs"], ["POST", "/v1/jobs"], ["GET", "/v1/jobs/1"], ["DELETE", "/v1/jobs/1"], ["GET", "/v1/nodes"], ["GET", "/v1/openapi.json"]] as const) {
+  test("every route but health and the OpenAPI document needs the bearer token", async () => {
+    for (const path of ["/v1/health", "/v1/openapi.json"]) expect((await c.api("GET", path, undefined, null)).status).toBe(200);
+    for (const [method, path] of [["GET", "/v1/jobs"], ["POST", "/v1/jobs"], ["GET", "/v1/jobs/1"], ["DELETE", "/v1/jobs/1"], ["GET", "/v1/nodes"], ["GET", "/v1/starts"], ["GET", "/v1/usage"]] as const) {
       const r = await c.api(method, path, method === "POST" ? { argv: ["true"] } : undefined, null);
       expect(r.status).toBe(401);
       expect(r.json.error.code).toBe("unauthorized");
@@ -321,18 +321,27 @@ describe("listing commands", () => {
     const id = await c.submit({ argv: ["sleep", "30"], nodes: 1, name: "sleeper" });
     await c.waitJob(id, ["RUNNING"]);
     const q = await c.ebb(["queue"]);
-    expect(q.stdout).toMatch(new RegExp(`^${id}\\s+sleeper\\s+RUNNING`, "m"));
+    expect(q.stdout).toMatch(new RegExp(`^${id}\\s+sleeper\\s+\\S+\\s+RUNNING`, "m"));
     const qj = JSON.parse((await c.ebb(["queue", "--json"])).stdout);
     expect(qj.jobs.map((j: any) => j.id)).toContain(id);
     const all = JSON.parse((await c.ebb(["queue", "--all", "--json"])).stdout);
     expect(all.jobs.some((j: any) => j.state === "COMPLETED")).toBe(true);
     const show = await c.ebb(["show", String(id)]);
     expect(show.stdout).toContain("State        RUNNING");
-    expect(JSON.parse((await c.ebb(["show", String(id), "--json"])).stdout).events[1].kind).toBe("started");
+    // What it holds on its node: which cores, how much memory.
+    expect(show.stdout).toMatch(/^Resources    \S/m);
+    expect(show.stdout).toMatch(/^Allocation:\n  node0\d\s+cores [\d,-]+ \(\d+\)  mem \d/m);
+    const shown = JSON.parse((await c.ebb(["show", String(id), "--json"])).stdout);
+    expect(shown.events[1].kind).toBe("started");
+    expect(shown.shares.map((s: any) => s.node)).toEqual(shown.allocation);
     const nodes = JSON.parse((await c.ebb(["nodes", "--json"])).stdout).nodes;
     expect(nodes.map((n: any) => n.name)).toEqual(["node01", "node02", "node03"]);
     expect(nodes.filter((n: any) => n.state === "ALLOCATED").map((n: any) => n.jobId)).toEqual([id]);
-    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+2/m);
+    const held = nodes.find((n: any) => n.jobId === id);
+    expect({ jobs: held.jobs, cpus: held.allocated.cpus + held.free.cpus }).toEqual({ jobs: [id], cpus: held.cpus });
+    expect(held.allocated.cpus).toBeGreaterThan(0);
+    // Cores allocated/free/total: node01's 2 cores.
+    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+\d+\/\d+\/2\s/m);
     await c.ebb(["cancel", String(id)]);
     const missing = await c.ebb(["show", "99999"]);
     expect(missing.code).toBe(1);
@@ -362,7 +371,7 @@ describe("listing commands", () => {
       } while (before !== undefined);
       expect(seen.map((p) => p.length)).toEqual([600, 600, 300]);
       expect(seen.reverse().flat()).toEqual(ids);
-      expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${arrays[1]}_\\[1-750\\]\\s+many\\s+PENDING`, "m"));
+      expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${arrays[1]}_\\[1-750\\]\\s+many\\s+\\S+\\s+PENDING`, "m"));
       expect(JSON.parse((await c.ebb(["queue", "--json", "--limit", "1200"])).stdout).jobs).toHaveLength(1200);
       const history = JSON.parse((await c.ebb(["history", "--json", "--name", "many"])).stdout).jobs;
       expect(history).toHaveLength(1500);

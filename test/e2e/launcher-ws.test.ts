@@ -62,7 +62,7 @@ describe("/v1/launcher", () => {
   test("one connection submits a job, follows it to RUNNING, gets a step grant and gives the job back", async () => {
     const w = new Wire(c, c.token);
     await w.opened;
-    w.send({ t: "submit", job: { interactive: true, nodes: 2, name: "wire", cwd: c.dir } });
+    w.send({ t: "submit", job: { interactive: true, nodes: 2, tasks: 4, name: "wire", cwd: c.dir } });
     const { jobId } = await w.next("submitted", (m) => m.t === "submitted");
     const running = await w.next("RUNNING", (m) => m.t === "job.state" && m.state === "RUNNING");
     expect(running.jobId).toBe(jobId);
@@ -143,7 +143,7 @@ describe("/v1/launcher", () => {
 
 describe("ebb run while the cluster is busy", () => {
   const busy = async () => {
-    const id = await c.submit({ argv: ["sleep", "30"], nodes: 2 });
+    const id = await c.submit({ argv: ["sleep", "30"], nodes: 2, exclusive: true });
     await c.waitJob(id, ["RUNNING"]);
     return id;
   };

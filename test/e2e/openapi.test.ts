@@ -4,7 +4,8 @@
  * error status — is one the document lists, with a body its schema accepts (ajv, JSON Schema 2020-12).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { readFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { Ajv2020 } from "ajv/dist/2020.js";
@@ -20,7 +21,10 @@ const ajv = new Ajv2020({ strict: false, allErrors: true });
 const seen = new Set<string>();
 
 beforeAll(async () => {
-  c = await startCluster({ agents: 2 });
+  // Nodes and usage private (Slurm's PrivateData), so that their routes answer the 403 they list too.
+  const config = join(mkdtempSync(join(tmpdir(), "ebb-openapi-")), "controller.json");
+  writeFileSync(config, JSON.stringify({ privateData: ["nodes", "usage"] }));
+  c = await startCluster({ agents: 2, controllerArgs: ["--config", config] });
   doc = (await c.api("GET", "/v1/openapi.json")).json;
   const v = new Validator();
   const res = await v.validate(structuredClone(doc));
@@ -139,15 +143,30 @@ describe("the OpenAPI document", () => {
     await call("GET", `/v1/plans?job=${sleeper}`, { token: other, expect: 200 });
     await call("GET", "/v1/plans?limit=0", { expect: 400 });
     await call("GET", "/v1/plans", { token: null, expect: 401 });
-    await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 403 });
+    // Every job's items are public, unless jobs are private; a job's token asking of no job is refused.
+    await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 200 });
+    await call("GET", "/v1/plans?job=999999", { token: other, expect: 403 });
     await call("GET", "/v1/plans?job=999999", { expect: 404 });
     for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"]] as const) {
       const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
       await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
       await call(method, `/v1/jobs/${done}${suffix}`, { body, token: null, expect: 401 });
-      await call(method, `/v1/jobs/${done}${suffix}`, { body, token: other, expect: 403 });
+      // Another's job: shown without its private part, not acted on.
+      const answer = await call(method, `/v1/jobs/${done}${suffix}`, { body, token: other, expect: method === "GET" ? 200 : 403 });
+      if (method === "GET") expect(answer).toMatchObject({ id: done, private: true, argv: null, env: {} });
     }
+    await call("GET", "/v1/jobs/999999", { token: other, expect: 403 });
+    // Expected starts; usage over a window (private here: a job's token reads its user's alone).
+    await call("GET", "/v1/starts", { expect: 200 });
+    await call("GET", "/v1/starts", { token: null, expect: 401 });
+    const since = new Date(Date.now() - 3_600_000).toISOString();
+    await call("GET", `/v1/usage?since=${since}`, { expect: 200 });
+    await call("GET", `/v1/usage?since=${since}`, { token: other, expect: 200 });
+    await call("GET", `/v1/usage?since=${since}&user=someone`, { token: other, expect: 403 });
+    await call("GET", "/v1/usage", { expect: 400 });
+    await call("GET", `/v1/usage?since=${since}&until=${since}`, { expect: 400 });
+    await call("GET", `/v1/usage?since=${since}`, { token: null, expect: 401 });
 
     // Holding, releasing, cancelling.
     await call("POST", `/v1/jobs/${held}/hold`, { expect: 200 });
@@ -174,7 +193,7 @@ describe("the OpenAPI document", () => {
     const grow = await call("POST", `/v1/jobs/${job.id}/resize`, { body: { nodes: 2 }, expect: 202 });
     await c.adaptationEnd(job.id, grow.adaptationId);
 
-    // Nodes, the timeline and its stream: the API token only.
+    // Nodes, the timeline and its stream: admins only, since this controller keeps nodes private.
     for (const path of ["/v1/nodes", "/v1/timeline", "/v1/stream"]) {
       await call("GET", path, { expect: 200 });
       await call("GET", path, { token: null, expect: 401 });

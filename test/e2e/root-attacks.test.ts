@@ -4,8 +4,8 @@
  * wants root or the other user's files: the loader's variables (LD_PRELOAD, LD_LIBRARY_PATH,
  * LD_AUDIT, LD_DEBUG_OUTPUT, GCONV_PATH), a shell's start-up files (BASH_ENV, ENV), output and
  * error paths into root-only directories, a symlink planted at the output path, a working
- * directory the user cannot enter, and the node-shared files of a step. The list of what the
- * agent does as root, and why each is safe, is src/roles/agent/README.md.
+ * directory the user cannot enter, the node-shared files of a step, and the job's own cgroup
+ * files. The list of what the agent does as root, and why each is safe, is src/roles/agent/README.md.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
@@ -208,6 +208,26 @@ test("a step's node-shared files (CFG directory, probe slots) belong to the job'
   const elastic = await submitAs("ebbt_bob", { argv: ["/bin/sh", "-c", show], output: "shm-elastic.txt", elastic: true, minNodes: 1, maxNodes: 1 });
   expect((await endOf(elastic)).state).toBe("COMPLETED");
   expect(readFileSync(join(base, "ebbt_bob", "shm-elastic.txt"), "utf8").trim().split("\n")).toEqual(["ebbt_bob 700", "ebbt_bob 600"]);
+});
+
+test("a job cannot raise its own limits or leave its cgroups: every file of the agent's cgroups is root's", async () => {
+  // The agent's cgroup directories that hold this job (v2, and v1's memory and cpuset where used), found from inside.
+  const script = `#!/bin/sh
+me=$(grep -o 'ebb-agent-[^/]*/job-[0-9]*' /proc/self/cgroup | head -1)
+n=0
+for f in $(find /sys/fs/cgroup -path "*/\${me%/job-*}/*" -type f 2>/dev/null); do
+  n=$((n+1))
+  [ -w "$f" ] && echo "writable $f"
+done
+limits=$(find /sys/fs/cgroup -path "*/$me/*" -name memory.max -o -path "*/$me/*" -name memory.limit_in_bytes -o -path "*/$me/*" -name cpuset.cpus 2>/dev/null | wc -l)
+echo "$me files=$n limits=$limits"
+`;
+  const id = await submitAs("ebbt_alice", { script, output: "cgroup-files.txt" });
+  expect({ ...(await endOf(id)), out: readFileSync(join(base, "ebbt_alice", "cgroup-files.txt"), "utf8") }).toMatchObject({ state: "COMPLETED" });
+  const out = readFileSync(join(base, "ebbt_alice", "cgroup-files.txt"), "utf8").trim();
+  // No file is writable by the job's user, and there were files to look at, its limits among them.
+  expect(out).toMatch(new RegExp(`^ebb-agent-node01-\\d+/job-${id} files=\\d+ limits=[1-9]\\d*$`));
+  expect(Number(/files=(\d+)/.exec(out)![1])).toBeGreaterThan(10);
 });
 
 test("variables the post-drop shell keeps for itself (UID, OPTIND) still reach the program", async () => {

@@ -50,11 +50,11 @@ describe("strict command lines on a cluster", () => {
   test("a Slurm script's #SBATCH lines are read, and the flags ebb does not have are listed once", async () => {
     writeFileSync(
       join(c.dir, "slurm.sh"),
-      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mem 4G", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
+      ["#!/bin/bash", "#SBATCH --job-name=from-sbatch", "#SBATCH -N 2", "#SBATCH --partition=debug", "#SBATCH --mail-user me@example.org", "#SBATCH --output=sbatch-%j.out", 'echo "nodes=$EBB_JOB_NUM_NODES"'].join("\n"),
     );
     const r = await c.ebb(["submit", "slurm.sh"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mem 4G (line 5: every ebb job has its nodes to itself, with all their memory)\n");
+    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=debug (line 4: ebb has one pool of nodes, no partitions), --mail-user me@example.org (line 5: ebb sends no mail)\n");
     const job = await c.waitJob(idOf(r.stdout), ["COMPLETED", "FAILED"]);
     expect({ state: job.state, name: job.name, nodes: job.allocation.length }).toEqual({ state: "COMPLETED", name: "from-sbatch", nodes: 2 });
     expect(c.read(`sbatch-${job.id}.out`)).toBe("nodes=2\n");
@@ -66,14 +66,14 @@ describe("job arrays", () => {
     writeFileSync(join(c.dir, "array.sh"), '#!/bin/sh\necho "array=$EBB_ARRAY_JOB_ID task=$EBB_ARRAY_TASK_ID count=$EBB_ARRAY_TASK_COUNT min=$EBB_ARRAY_TASK_MIN max=$EBB_ARRAY_TASK_MAX job=$EBB_JOB_ID"\nsleep 1\n');
     const id = await submit(["--array=1-6%2", "array.sh"]);
     const q = await c.ebb(["queue"]);
-    expect(q.stdout).toMatch(new RegExp(`^${id}_\\[\\d-6%2\\]\\s+array\\.sh\\s+PENDING.*\\(JobArrayTaskLimit\\)$`, "m"));
+    expect(q.stdout).toMatch(new RegExp(`^${id}_\\[\\d-6%2\\]\\s+array\\.sh\\s+\\S+\\s+PENDING.*\\(JobArrayTaskLimit\\)$`, "m"));
     expect((await c.ebb(["wait", String(id)])).code).toBe(0);
     const tasks = (await c.api("GET", `/v1/jobs?array=${id}`)).json.jobs;
     expect(tasks.map((t: any) => [t.arrayJobId, t.arrayTaskId, t.state])).toEqual([1, 2, 3, 4, 5, 6].map((t) => [id, t, "COMPLETED"]));
     expect(peakOverlap(tasks)).toBe(2);
     for (const t of tasks) expect(c.read(`ebb-${id}_${t.arrayTaskId}.out`)).toBe(`array=${id} task=${t.arrayTaskId} count=6 min=1 max=6 job=${t.id}\n`);
     const all = await c.ebb(["queue", "--all"]);
-    expect(all.stdout).toMatch(new RegExp(`^${id}_3\\s+array\\.sh\\s+COMPLETED.*\\s0\\s+node0\\d$`, "m"));
+    expect(all.stdout).toMatch(new RegExp(`^${id}_3\\s+array\\.sh\\s+\\S+\\s+COMPLETED.*\\s0\\s+node0\\d$`, "m"));
   }, 60_000);
 
   test("`ebb cancel ID_N` cancels one task, `ebb cancel ID` the rest of the array", async () => {
@@ -131,7 +131,7 @@ describe("holds, begin times and waiting", () => {
   test("--hold, ebb hold and ebb release; a begin time holds a job back until then", async () => {
     const held = await submit(["--hold", "--wrap", "echo released"]);
     expect((await c.job(held)).reason).toBe("JobHeldUser");
-    expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${held}\\s+wrap\\s+PENDING.*\\(JobHeldUser\\)$`, "m"));
+    expect((await c.ebb(["queue"])).stdout).toMatch(new RegExp(`^${held}\\s+wrap\\s+\\S+\\s+PENDING.*\\(JobHeldUser\\)$`, "m"));
     expect((await c.ebb(["release", String(held)])).code).toBe(0);
     expect((await c.waitJob(held, ["COMPLETED"])).state).toBe("COMPLETED");
     const late = await submit(["--begin", "now+2", "--wrap", "true"]);
@@ -147,9 +147,9 @@ describe("holds, begin times and waiting", () => {
   }, 30_000);
 
   test("pending jobs say why they wait in Slurm's words: Resources, Priority", async () => {
-    const busy = await submit(["-N", "2", "-t", "10:00", "--wrap", "sleep 60"]);
+    const busy = await submit(["-N", "2", "--exclusive", "-t", "10:00", "--wrap", "sleep 60"]);
     await c.waitJob(busy, ["RUNNING"]);
-    const big = await submit(["-N", "3", "--wrap", "true"]);
+    const big = await submit(["-N", "3", "--exclusive", "--wrap", "true"]);
     const long = await submit(["-N", "1", "-t", "20:00", "--wrap", "true"]);
     const reasons = await waitFor("both reasons", async () => {
       const [a, b] = await Promise.all([c.job(big), c.job(long)]);
@@ -220,8 +220,10 @@ describe("where a job runs and what it gets", () => {
   test("--test-only says when and where a job would start, and submits nothing", async () => {
     const before = (await c.api("GET", "/v1/jobs")).json.jobs.length;
     const now = await c.ebb(["submit", "--test-only", "-N", "3", "--wrap", "true"]);
-    expect({ code: now.code, stdout: now.stdout }).toEqual({ code: 0, stdout: "ebb submit: it would start now on node[01-03] (test only, nothing submitted)\n" });
-    const busy = await submit(["-N", "3", "-t", "10:00", "--wrap", "sleep 60"]);
+    // Where: each node with the cores and memory the job would hold there.
+    expect(now.code).toBe(0);
+    expect(now.stdout).toMatch(/^ebb submit: it would start now on node01 \(core \d, \d+ MiB\), node02 \(core \d, \d+ MiB\), node03 \(core \d, \d+ MiB\) \(test only, nothing submitted\)\n$/);
+    const busy = await submit(["-N", "3", "--exclusive", "-t", "10:00", "--wrap", "sleep 60"]);
     await c.waitJob(busy, ["RUNNING"]);
     const later = await c.ebb(["submit", "--test-only", "--json", "-w", "node02", "--wrap", "true"]);
     const t = JSON.parse(later.stdout);
@@ -280,8 +282,8 @@ describe("jobs that submit jobs, and history", () => {
     expect((await json(["--user", user, "--name", "hist-ok"])).length).toBe(1);
     expect(await json(["--user", "nobody-at-all"])).toEqual([]);
     const table = await c.ebb(["history", "--since", "now-1day", "--name", "hist-fail"]);
-    expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+SUBMIT\s+START\s+END$/m);
-    expect(table.stdout).toMatch(new RegExp(`^\\d+\\s+hist-fail\\s+${user}\\s+FAILED\\s+2\\s+\\S+\\s+1\\s+\\d{4}-`, "m"));
+    expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+CPUS\/MEM\/GPUS\s+CPUTIME\s+MAXMEM\s+SUBMIT\s+START\s+END$/m);
+    expect(table.stdout).toMatch(new RegExp(`^\\d+\\s+hist-fail\\s+${user}\\s+FAILED\\s+2\\s+\\S+\\s+1\\s+1c \\S+\\s+\\S+\\s+\\S+\\s+\\d{4}-`, "m"));
     const bad = await c.ebb(["history", "--state", "DONE"]);
     expect({ code: bad.code, stderr: bad.stderr }).toMatchObject({ code: 2, stderr: expect.stringContaining("ebb history: --state DONE: expected some of") });
   }, 30_000);
@@ -294,7 +296,7 @@ test("the OpenAPI document has the new routes and fields", async () => {
   for (const f of ["array", "dependency", "hold", "begin", "exclude", "nodelist", "error"]) expect(submit[f]).toBeDefined();
   const view = doc.paths["/v1/jobs"].get.responses["200"].content["application/json"].schema.properties.jobs.items.properties;
   for (const f of ["arrayJobId", "arrayTaskId", "arrayLimit", "held", "dependency", "beginTime", "reasonDetail", "user", "submittedBy", "resizes", "error"]) expect(view[f]).toBeDefined();
-  expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["state", "limit", "since", "until", "name", "user", "array", "before"]);
+  expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["state", "limit", "since", "until", "name", "user", "array", "id", "before"]);
 });
 
 describe("shell completion", () => {

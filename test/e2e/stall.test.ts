@@ -66,7 +66,7 @@ describe("on a 2-node cluster with the default limits", () => {
   }, 120_000);
 
   test("--test-only behind 2,000 pending jobs answers with where its replay stopped, and submits nothing", async () => {
-    const running = await c.submit({ argv: ["sleep", "60"], nodes: 2 });
+    const running = await c.submit({ argv: ["sleep", "60"], nodes: 2, exclusive: true });
     await c.waitJob(running, ["RUNNING"]);
     const arrays = [await c.submit({ argv: ["true"], array: "1-1000" }), await c.submit({ argv: ["true"], array: "1-1000" })];
     const before = (await c.api("GET", "/v1/jobs?limit=100000")).json.jobs.length;

@@ -15,12 +15,12 @@ afterAll(async () => {
 });
 
 test("drms-rs starts a moldable job at its minimum even with more nodes idle; a rigid job takes what is left", async () => {
-  const busy = await c.submit({ argv: ["sleep", "60"], nodes: 1 });
+  const busy = await c.submit({ argv: ["sleep", "60"], nodes: 1, exclusive: true });
   await c.waitJob(busy, ["RUNNING"]);
   const moldable = await c.submit({ argv: ["sleep", "60"], nodes: 2, elastic: true, minNodes: 1, maxNodes: 2 });
   const started = await c.waitJob(moldable, ["RUNNING"]);
   expect(started.allocation).toHaveLength(1);
-  const rigid = await c.submit({ argv: ["sleep", "60"], nodes: 1 });
+  const rigid = await c.submit({ argv: ["sleep", "60"], nodes: 1, exclusive: true });
   expect((await c.waitJob(rigid, ["RUNNING"])).allocation).toHaveLength(1);
   const held = [busy, moldable, rigid].map(async (id) => (await c.job(id)).allocation[0]);
   expect(new Set(await Promise.all(held)).size).toBe(3);

@@ -121,11 +121,11 @@ describe("refused resizes", () => {
     const cli = await c.ebb(["resize", String(job.id), "--nodes", "1", "--wait"]);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toMatch(/resized from 2 to 1 nodes in \d+ ms/);
-    const filler = await c.submit({ argv: ["sleep", "30"], nodes: 2 });
+    const filler = await c.submit({ argv: ["sleep", "30"], nodes: 2, exclusive: true });
     await c.waitJob(filler, ["RUNNING"]);
     r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 });
     expect([r.status, r.json.error.code]).toEqual([409, "no_idle_nodes"]);
-    expect(r.json.error.message).toContain("0 are idle");
+    expect(r.json.error.message).toContain("needs 1 more node of its shape (whole nodes); fewer are free");
 
     for (const id of [rigid, filler, job.id]) await c.api("DELETE", `/v1/jobs/${id}`);
     await c.waitNodes(4, "IDLE");

@@ -83,7 +83,7 @@ describe.skipIf(!hello)("hello + MPI_Allreduce", () => {
   });
 
   test("from inside a batch script", async () => {
-    writeFileSync(join(c.dir, "mpi.sh"), `#!/bin/sh\n#EBB -N 2\nebb run -n 4 ${hello}\n`);
+    writeFileSync(join(c.dir, "mpi.sh"), `#!/bin/sh\n#EBB -N 2 -n 4\nebb run -n 4 ${hello}\n`);
     const sub = await c.ebb(["submit", "--parsable", "mpi.sh"]);
     const id = Number(sub.stdout.trim());
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);

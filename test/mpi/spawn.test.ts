@@ -61,7 +61,7 @@ describe("spawn (mcmd=spawn) onto new nodes", () => {
   });
 
   test("with no node free the spawn answers an error code when its wait runs out, and the job carries on", async () => {
-    const busy = await c.submit({ argv: ["sleep", "60"], nodes: 3 });
+    const busy = await c.submit({ argv: ["sleep", "60"], nodes: 3, exclusive: true });
     await c.waitJob(busy, ["RUNNING"]);
     const r = await c.ebb(["run", "-N", "1", "--spawn-wait", "1", "--", BUN, program("spawner.ts"), program("spawned.ts")]);
     await c.api("DELETE", `/v1/jobs/${busy}`);

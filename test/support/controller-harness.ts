@@ -67,10 +67,12 @@ export class ControllerHarness {
   }
 
   /** A node whose agent is connected (its session records nothing: `toAgents` does). */
-  addNode(name: string, cpus = 4): void {
-    const row = { name, addr: `127.0.0.1:${7000 + this.state.nodes.size}`, cpus, memoryMb: 1024, status: "UP" as const, reason: null, drain: null, registeredAt: 0, updatedAt: 0 };
+  addNode(name: string, cpus = 4, more: { memoryMb?: number; gpus?: (string | null)[]; features?: string[] } = {}): void {
+    const row = { name, addr: `127.0.0.1:${7000 + this.state.nodes.size}`, cpus, memoryMb: 1024, gpus: [], features: [], status: "UP" as const, reason: null, drain: null, registeredAt: 0, updatedAt: 0, ...more };
     upsertNode(this.db, row);
-    this.state.nodes.set(name, { row: { ...row } as never, lastSeen: Date.now(), session: { send: () => {}, close: () => {}, remote: "harness" } });
+    const node = ClusterState.node({ ...row }, Date.now());
+    node.session = { send: () => {}, close: () => {}, remote: "harness" };
+    this.state.nodes.set(name, node);
   }
 
   submit(body: Record<string, unknown>): number {
@@ -87,7 +89,7 @@ export class ControllerHarness {
 
   /** Who holds each node, by name. */
   owners(): Record<string, number | null> {
-    return Object.fromEntries([...this.state.nodes.values()].map((n) => [n.row.name, n.jobId ?? null]));
+    return Object.fromEntries([...this.state.nodes.values()].map((n) => [n.row.name, n.shares.keys().next().value ?? null]));
   }
 
   /** A launcher session for a job's elastic step, recording the controller's orders. */

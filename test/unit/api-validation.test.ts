@@ -80,6 +80,17 @@ describe("POST /v1/jobs", () => {
     ["environment too large", { ...ok, env: Object.fromEntries(Array.from({ length: 12 }, (_, i) => [`V${i}`, "x".repeat(100_000)])) }, "env", /over the 1048576/],
     ["too many environment variables", { ...ok, env: Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`V${i}`, ""])) }, "env", /5000 variables/],
     ["argv too large", { argv: ["echo", ...Array.from({ length: 20 }, () => "x".repeat(60_000))] }, "argv", /over the 1048576/],
+    ["cpusPerTask zero", { ...ok, cpusPerTask: 0 }, "cpusPerTask", /.+/],
+    ["mem not a size", { ...ok, mem: "lots" }, "mem", /not a memory size/],
+    ["mem zero", { ...ok, mem: "0" }, "mem", /whole node \(exclusive\)/],
+    ["mem fractional MiB", { ...ok, mem: 1.5 }, "mem", /whole number of MiB/],
+    ["mem and memPerCpu", { ...ok, mem: "4G", memPerCpu: 1024 }, "memPerCpu", /not both/],
+    ["two GPU counts", { ...ok, gpus: 2, gpusPerNode: 1 }, "gpusPerNode", /not gpus and gpusPerNode/],
+    ["gpuType without a count", { ...ok, gpuType: "a100" }, "gpuType", /needs a count/],
+    ["gpuType with a colon", { ...ok, gpuType: "a100:2", gpus: 1 }, "gpuType", /GPU type/],
+    ["GPUs per job on an elastic job", { ...ok, elastic: true, maxNodes: 2, gpus: 2 }, "gpus", /per node \(gpusPerNode\)/],
+    ["constraint with an operator", { ...ok, constraint: ["a|b"] }, "constraint", /feature/],
+    ["exclusive not a boolean", { ...ok, exclusive: "yes" }, "exclusive", /bool/i],
     ["argv with too many words", { argv: Array.from({ length: 5000 }, () => "x") }, "argv", /4096/],
   ];
   for (const [what, body, field, message] of cases) {
@@ -168,13 +179,15 @@ describe("paths and queries", () => {
     expect(r.json.error!.message).toContain("openapi.json");
   });
 
-  test("a job token reaches its own job and the jobs it submitted, no other", async () => {
+  test("a job token acts on its own job and the jobs it submitted, no other; it sees every job, another's without its private part", async () => {
     const { jobToken } = await import("../../src/proto/credential.ts");
     const token = jobToken(ctl.clusterKey, 1);
     const as = (method: string, path: string, body?: unknown) =>
       fetch(`${ctl.url}${path}`, { method, headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
     expect((await as("GET", "/v1/jobs/1")).status).toBe(200);
-    expect((await as("GET", "/v1/jobs/2")).status).toBe(403);
+    const other = await as("GET", "/v1/jobs/2");
+    expect(other.status).toBe(200);
+    expect(await other.json()).toMatchObject({ id: 2, private: true, argv: null, env: {} });
     expect((await as("DELETE", "/v1/jobs/2")).status).toBe(403);
     expect((await as("POST", "/v1/jobs/2/hold")).status).toBe(403);
     const made = await as("POST", "/v1/jobs", { argv: ["true"], hold: true });
@@ -183,9 +196,11 @@ describe("paths and queries", () => {
     const view = (await (await as("GET", `/v1/jobs/${child}`)).json()) as { submittedBy: number; reason: string };
     expect(view).toMatchObject({ submittedBy: 1, reason: "JobHeldUser" });
     expect((await as("POST", `/v1/jobs/${child}/release`)).status).toBe(200);
-    const listed = (await (await as("GET", "/v1/jobs")).json()) as { jobs: { id: number }[] };
-    expect(listed.jobs.map((j) => j.id).sort((a, b) => a - b)).toEqual([1, child]);
+    const listed = (await (await as("GET", "/v1/jobs")).json()) as { jobs: { id: number; private: boolean }[] };
+    expect(listed.jobs.filter((j) => !j.private).map((j) => j.id).sort((a, b) => a - b)).toEqual([1, child]);
+    expect(listed.jobs.some((j) => j.id === 2 && j.private)).toBe(true);
     expect((await as("DELETE", `/v1/jobs/${child}`)).status).toBe(200);
-    expect((await as("GET", "/v1/nodes")).status).toBe(403);
+    expect((await as("GET", "/v1/nodes")).status).toBe(200);
+    expect((await as("POST", "/v1/nodes/node01/drain")).status).toBe(403);
   });
 });

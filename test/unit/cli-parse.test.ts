@@ -1,9 +1,11 @@
 /** The command-line parser is strict, and #EBB / #SBATCH lines are read with it. */
 import { describe, expect, test } from "bun:test";
-import { closest, defineArgs, parse, renderUsage } from "../../src/cli/command.ts";
+import { closest, defineArgs, parse, renderUsage, wrap } from "../../src/cli/command.ts";
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
 import { SBATCH_LONG_FLAGS, SBATCH_ONLY } from "../../src/cli/slurm-flags.ts";
-import { jobArgs } from "../../src/cli/submit.ts";
+import { jobArgs, jobSubmit } from "../../src/cli/submit.ts";
+import { resourceFields } from "../../src/cli/resources.ts";
+import { requestFrom } from "../../src/domain/request.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "nodes", valueHint: "N" },
@@ -82,6 +84,15 @@ describe("parse", () => {
     expect(text).toContain("  --no-payoff");
     expect(text).not.toContain("\x1b[");
   });
+
+  test("help wraps to the width: at spaces, a long word after | or , else where it must; descriptions under their column", () => {
+    expect(wrap("aa bb cc dd", 5)).toEqual(["aa bb", "cc dd"]);
+    expect(wrap("run|submit|queue|show", 12)).toEqual(["run|submit|", "queue|show"]);
+    expect(wrap("abcdefghij", 4)).toEqual(["abcd", "efgh", "ij"]);
+    expect(wrap("\x1b[36mabc\x1b[39m de", 6)).toEqual(["\x1b[36mabc\x1b[39m de"]);
+    const text = renderUsage({ meta: { name: "x", description: "Does x" }, args, run: () => {} }, "1.2.3", 50);
+    for (const line of text.split("\n")) expect(line.length).toBeLessThanOrEqual(50);
+  });
 });
 
 describe("batch script directives", () => {
@@ -99,11 +110,11 @@ describe("batch script directives", () => {
   });
 
   test("#SBATCH lines count when there is no #EBB line; flags ebb does not have are listed", () => {
-    const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "srun hostname"].join("\n");
+    const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "#SBATCH --mail-type=END", "srun hostname"].join("\n");
     const r = scriptFlags(script, jobArgs, "s.sh");
     expect(r.kind).toBe("SBATCH");
-    expect(r.flags).toMatchObject({ "job-name": "sl", nodes: "2", "tasks-per-node": "2" });
-    expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)", "--mem=4G (line 4: every ebb job has its nodes to itself, with all their memory)", "--exclusive (line 5: every ebb job has its nodes to itself already)"]);
+    expect(r.flags).toMatchObject({ "job-name": "sl", nodes: "2", "tasks-per-node": "2", mem: "4G", exclusive: true, "mail-type": "END" });
+    expect(r.ignored).toEqual(["-p debug (line 3: ebb has one pool of nodes, no partitions)"]);
     const both = scriptFlags("#EBB -N 1\n#SBATCH -N 4\n", jobArgs, "b");
     expect([both.kind, both.flags.nodes]).toEqual(["EBB", "1"]);
   });
@@ -112,7 +123,7 @@ describe("batch script directives", () => {
     // sbatch 22.05 took `--tasks=1` for --tasks-per-node=1 (SLURM_NTASKS_PER_NODE=1), and refused --ntasks-per=2.
     expect(scriptFlags("#SBATCH --tasks=1\n#SBATCH --job=x --chd /tmp\n", jobArgs, "s").flags).toMatchObject({ "tasks-per-node": "1", "job-name": "x", chdir: "/tmp" });
     expect(() => scriptFlags("#SBATCH --ntasks-per=2\n", jobArgs, "s")).toThrow("s line 1: #SBATCH --ntasks-per=2: --ntasks-per is ambiguous: it may be --ntasks-per-core, --ntasks-per-gpu, --ntasks-per-node, --ntasks-per-socket");
-    expect(scriptFlags("#SBATCH --mem=4G --no-requeue\n", jobArgs, "s")).toMatchObject({ flags: { requeue: false }, ignored: ["--mem=4G (line 1: every ebb job has its nodes to itself, with all their memory)"] });
+    expect(scriptFlags("#SBATCH --mem=4G --acco=x --no-requeue\n", jobArgs, "s")).toMatchObject({ flags: { mem: "4G", requeue: false }, ignored: ["--account=x (line 1: ebb keeps no accounts)"] });
   });
 
   test("#SBATCH flags that would change the job and that ebb does not have are refused with the reason; unknown ones too", () => {
@@ -138,6 +149,38 @@ describe("batch script directives", () => {
     const missing = SBATCH_LONG_FLAGS.filter((f) => !ebbNames.has(f) && !(f.startsWith("no-") && ebbNames.has(f.slice(3))) && !SBATCH_ONLY[f] && !submitOnly.has(f));
     expect(missing).toEqual([]);
     for (const [name, e] of Object.entries(SBATCH_ONLY)) expect([name, [e.same, e.ignore, e.refuse].filter((w) => w !== undefined).length]).toEqual([name, 1]);
+  });
+
+  test("a real sbatch script's cores, memory and GPUs become its request", () => {
+    const script = ["#!/bin/bash", "#SBATCH --nodes=1 --ntasks=1 --cpus-per-task=20 --mem=300G --gres=gpu:2", "#SBATCH --time=12:00:00", "python train.py"].join("\n");
+    const r = scriptFlags(script, jobArgs, "train.sh");
+    expect(r.ignored).toEqual([]);
+    const submit = jobSubmit(r.flags, script, "train.sh");
+    expect(submit).toMatchObject({ nodes: 1, tasks: 1, cpusPerTask: 20, mem: 300 * 1024, gpusPerNode: 2, timeLimit: 12 * 3600 });
+    expect(requestFrom(submit)).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 20, memPerNodeMiB: 307200, gpusPerNode: 2, exclusive: false });
+    const ebb = scriptFlags("#EBB -n 4 -c 2 --mem-per-cpu 512M --gpus-per-task a100:1 -C ib&avx512 --exclusive\n", jobArgs, "e");
+    expect(requestFrom(jobSubmit(ebb.flags, "", "e"))).toEqual({ tasks: 4, cpusPerTask: 2, memPerCpuMiB: 512, gpusPerTask: 1, gpuType: "a100", constraint: ["ib", "avx512"], exclusive: true });
+  });
+
+  test("resource flags: sizes, GPU types, features, and clear errors naming the flag", () => {
+    expect(resourceFields({ mem: "1.5G", gpus: "v100:8" })).toMatchObject({ mem: 1536, gpus: 8, gpuType: "v100" });
+    expect(resourceFields({ gres: "gpu:a100:4" })).toMatchObject({ gpusPerNode: 4, gpuType: "a100" });
+    expect(resourceFields({ gres: "gpu" })).toMatchObject({ gpusPerNode: 1 });
+    expect(resourceFields({ "mem-per-cpu": "2048" })).toMatchObject({ memPerCpu: 2048 });
+    const bad: [Record<string, string>, string][] = [
+      [{ mem: "lots" }, '--mem lots: "lots" is not a memory size'],
+      [{ mem: "0" }, "--mem 0: 0 is not a whole number of MiB between 1 and 1073741824 (1 PiB); for all of a node's memory ask for the whole node (exclusive)"],
+      [{ mem: "4G", "mem-per-cpu": "1G" }, "give --mem (per node) or --mem-per-cpu, not both"],
+      [{ gres: "gpu:2", "gpus-per-node": "2" }, "give --gres gpu:N or --gpus-per-node N, not both"],
+      [{ gpus: "2", "gpus-per-task": "1" }, "give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not --gpus and --gpus-per-task"],
+      [{ gres: "mps:100" }, '--gres: "mps" is not a resource ebb knows; only gpu is'],
+      [{ gpus: "two" }, "--gpus two: expected a whole number"],
+      [{ "gpus-per-node": "a:b:2" }, "--gpus-per-node a:b:2: expected a count, or TYPE:COUNT"],
+      [{ constraint: "ib|eth" }, "--constraint ib|eth: ebb takes features that must all be present"],
+      [{ "cpus-per-task": "0" }, "--cpus-per-task 0: must be at least 1"],
+    ];
+    for (const [flags, message] of bad) expect(() => resourceFields(flags)).toThrow(message);
+    expect(() => parse("submit", jobArgs, ["--gres=gpu:2", "-c", "4", "--exclusive"])).not.toThrow();
   });
 
   test("directives and shell words", () => {

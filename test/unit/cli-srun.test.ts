@@ -57,9 +57,10 @@ describe("srun as ebb run", () => {
   test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
     expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--no-kill-on-bad-exit", "--", "x"], warnings: [] });
     expect(run(["-u", "x"]).run).toContain("--unbuffered");
-    expect(run(["-p", "debug", "--mem=0", "--cpu-bind=cores", "x"]).warnings).toEqual([
+    expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
       "-p debug is ignored: ebb has one pool of nodes, no partitions",
-      "--mem=0 is ignored: every ebb job has its nodes to itself, with all their memory",
+      "--mem=0 is ignored: a step runs with its job's resources",
+      "--gres=gpu:1 is ignored: a step runs with its job's resources",
       "--cpu-bind=cores is ignored: this ebb does not bind ranks to CPUs",
     ]);
     expect(run(["--cpu-bind=verbose,cores", "x"], job, new Set([...runFlags, "cpu-bind"])).run).toContain("--cpu-bind=cores");

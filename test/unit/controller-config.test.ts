@@ -24,6 +24,9 @@ describe("controller config file", () => {
     const t = tuning({ config: file("readme2.json", json) });
     expect(t.scheduler.interval).toBe(30);
     expect(t.heartbeatMs).toBe(2000);
+    expect({ privateData: t.privateData, userResizeScalesLimit: t.userResizeScalesLimit }).toEqual({ privateData: [], userResizeScalesLimit: false });
+    const set = tuning({ config: file("private.json", `{"privateData": ["jobs", "usage"], "userResizeScalesLimit": true}`) });
+    expect({ privateData: set.privateData, userResizeScalesLimit: set.userResizeScalesLimit }).toEqual({ privateData: ["jobs", "usage"], userResizeScalesLimit: true });
   });
 
   const bad: Array<[string, string, RegExp]> = [
@@ -33,6 +36,8 @@ describe("controller config file", () => {
     ["an unknown key", `{"schedular": {}}`, /schedular/],
     ["a range upside down", `{"limits": {"upper": [1, 0.1]}}`, /limits\.upper: a range is \[low, high\]/],
     ["an inverted pair of thresholds", `{"scheduler": {"upper": 0.01, "lower": 0.1}}`, /scheduler.lower: lower threshold must be below the upper one/],
+    ["private data Slurm has but ebb does not", `{"privateData": ["jobs", "accounts"]}`, /privateData\.1: .*"jobs"\|"nodes"\|"usage"/],
+    ["userResizeScalesLimit that is not a boolean", `{"userResizeScalesLimit": "yes"}`, /userResizeScalesLimit: .*boolean/],
   ];
   for (const [what, text, message] of bad) {
     test(`${what}: a usage error naming the file and the field`, () => {

@@ -1,9 +1,11 @@
 /**
  * The ledger, the one writer of jobs' rows and allocations: a seeded random run of 1,000 jobs
  * through every kind of change (submissions and arrays, holds, starts, grows, shrinks, adaptations,
- * limits, steps, ends), and after every transaction — every point a SIGKILL could leave the store
- * at — the memory a restarted controller rebuilds from the store (`restore`, the same reducer)
- * equals the memory the changes built, node by node and job by job. No job is lost or doubled.
+ * limits, steps, usage, ends), with whole nodes and with shares of nodes (several jobs on one
+ * node, each with its cores, memory and GPUs), and after every transaction — every point a SIGKILL
+ * could leave the store at — the memory a restarted controller rebuilds from the store (`restore`,
+ * the same reducer) equals the memory the changes built, node by node and job by job. No job is
+ * lost or doubled, and no core or GPU of a node is held twice.
  */
 import { expect, test } from "bun:test";
 import { rmSync } from "node:fs";
@@ -15,16 +17,37 @@ import { JobStore } from "../../src/store/jobs.ts";
 import type { NodeRow } from "../../src/store/nodes.ts";
 import { mulberry32 } from "../../src/sim/random.ts";
 import { FINAL_STATES } from "../../src/domain/job.ts";
+import type { NodeShare } from "../../src/domain/resources.ts";
 
 const NODES = 24;
+const CORES = 4;
 
 function cluster(): ClusterState {
   const state = new ClusterState();
   for (let i = 1; i <= NODES; i++) {
     const name = `n${String(i).padStart(2, "0")}`;
-    state.nodes.set(name, { row: { name, addr: `127.0.0.1:${7000 + i}`, cpus: 4, memoryMb: 1024, status: "UP", drain: null, drainReason: null, registeredAt: 0, updatedAt: 0 } as unknown as NodeRow, lastSeen: 0 });
+    const row: NodeRow = { name, addr: `127.0.0.1:${7000 + i}`, cpus: CORES, memoryMb: 1024, gpus: ["a100", null], features: [], status: "UP", reason: null, drain: null, registeredAt: 0, updatedAt: 0 };
+    state.nodes.set(name, ClusterState.node(row, 0));
   }
   return state;
+}
+
+/** Shares of `count` nodes with `cores` free cores each (undefined: whole idle nodes), a GPU with each when one is free; undefined if not enough fit. */
+function place(state: ClusterState, count: number, cores: number | undefined, not: readonly string[] = []): NodeShare[] | undefined {
+  const out: NodeShare[] = [];
+  for (const n of state.nodes.values()) {
+    if (out.length === count) break;
+    if (not.includes(n.row.name)) continue;
+    if (cores === undefined) {
+      if (state.isIdle(n)) out.push(state.wholeShare(n.row.name));
+      continue;
+    }
+    const held = [...n.shares.values()];
+    const freeCores = [...Array(CORES).keys()].filter((c) => !held.some((s) => s.cores.includes(c)));
+    const freeGpus = [0, 1].filter((g) => !held.some((s) => s.gpus.includes(g)));
+    if (freeCores.length >= cores) out.push({ node: n.row.name, cores: freeCores.slice(0, cores), memMiB: 256 * cores, gpus: freeGpus.slice(0, 1) });
+  }
+  return out.length === count ? out : undefined;
 }
 
 const submission = (now: number, nodes: number) => ({
@@ -74,7 +97,9 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
   let now = 1_000_000;
   let submitted = 0;
   let ended = 0;
-  const idle = () => [...state.nodes.values()].filter((n) => n.jobId === undefined).map((n) => n.row.name);
+  // Jobs with a resource request take `cores` of a node each (several on one node); the others whole nodes.
+  const coresOf = (job: JobRuntime) => (job.row.resources ? 1 + (job.row.id % 2) : undefined);
+  let shared = 0;
   const active = (pred: (j: JobRuntime) => boolean) => [...state.jobs.values()].filter(pred);
   let checks = 0;
   while (submitted < 1000 || state.jobs.size > 0) {
@@ -86,20 +111,19 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
     const pick = <T>(xs: T[]) => xs[int(xs.length)]!;
     if (submitted < 1000 && r < 0.25) {
       const tasks = next() < 0.2 ? 1 + int(20) : 0;
-      const values = submission(now, 1 + int(3));
+      const values = { ...submission(now, 1 + int(3)), resources: next() < 0.6 ? { cpusPerTask: 1 + int(2), tasks: 1, exclusive: false } : null };
       ledger.commit((tx) => (tasks ? tx.submitted({ ...values, arrayLimit: null }, Array.from({ length: tasks }, (_, i) => i * 2), `0-${2 * (tasks - 1)}:2`) : tx.submitted(values)));
       submitted += tasks || 1;
     } else if (pending.length > 0 && r < 0.45) {
       const job = pick(pending);
-      const free = idle();
-      if (free.length >= job.row.nodes) ledger.commit((tx) => tx.started(job, free.slice(0, job.row.nodes), now, { nextStep: 1, output: `out-${job.row.id}`, error: null, timeLimit: 300 + int(600) }));
+      const shares = place(state, job.row.nodes, coresOf(job));
+      if (shares) ledger.commit((tx) => tx.started(job, shares, now, { nextStep: 1, output: `out-${job.row.id}`, error: null, timeLimit: 300 + int(600) }));
       else if (next() < 0.5) ledger.commit((tx) => tx.held([job], !job.row.held));
     } else if (running.length > 0 && r < 0.6) {
       const job = pick(running);
-      const free = idle();
-      if (next() < 0.5 && free.length > 0) {
+      const added = next() < 0.5 ? place(state, 1 + int(2), coresOf(job), job.nodes) : undefined;
+      if (added) {
         // A grow: ADAPTING with the added nodes, then committed or failed (the added nodes go back).
-        const added = free.slice(0, 1 + int(Math.min(2, free.length)));
         ledger.commit((tx) => {
           tx.state(job, "ADAPTING");
           tx.allocated(job, added, now);
@@ -107,7 +131,7 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
         });
         if (next() < 0.3)
           ledger.commit((tx) => {
-            tx.released(job, added, now);
+            tx.released(job, added.map((s) => s.node), now);
             tx.state(job, "RUNNING");
           });
       } else if (job.nodes.length > 1) {
@@ -116,7 +140,8 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
           tx.state(job, "ADAPTING");
           tx.released(job, [pick(job.nodes)], now);
         });
-      } else ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
+      } else if (next() < 0.5) ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
+      else ledger.commit((tx) => tx.usage(job.row.id, { cpuSec: int(1000) / 10, peakMemMiB: int(512) }));
     } else if (adapting.length > 0 && r < 0.75) {
       const job = pick(adapting);
       ledger.commit((tx) => {
@@ -130,6 +155,15 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
       ledger.commit((tx) => tx.ended(job, final, now, final === "COMPLETED" ? 0 : 1, final === "COMPLETED" ? null : "reason"));
       ended++;
     } else continue;
+    // No core or GPU of a node is held twice; count the moments a node is shared.
+    for (const n of state.nodes.values()) {
+      const held = [...n.shares.values()];
+      const cores = held.flatMap((s) => s.cores);
+      const gpus = held.flatMap((s) => s.gpus);
+      expect(new Set(cores).size).toBe(cores.length);
+      expect(new Set(gpus).size).toBe(gpus.length);
+      if (n.shares.size > 1) shared++;
+    }
     // A restart here: a fresh controller's memory from the same store.
     const again = cluster();
     new Ledger(new JobStore(db), again).restore();
@@ -139,14 +173,15 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
   }
   expect(submitted).toBeGreaterThanOrEqual(1000);
   expect(checks).toBeGreaterThan(1500);
+  expect(shared).toBeGreaterThan(100);
   // Every job once: ended ones are final in the store, none active, none twice.
   const rows = store.db.$client.query("select id, state from jobs").all() as { id: number; state: string }[];
   expect(new Set(rows.map((x) => x.id)).size).toBe(rows.length);
   expect(rows.length).toBe(submitted);
   expect(rows.filter((x) => !(FINAL_STATES as readonly string[]).includes(x.state))).toEqual([]);
   expect(ended).toBeGreaterThan(0);
-  // A node is owned by an active job only.
-  expect([...state.nodes.values()].filter((n) => n.jobId !== undefined)).toEqual([]);
+  // A node is held by active jobs only.
+  expect([...state.nodes.values()].filter((n) => n.shares.size > 0)).toEqual([]);
   db.$client.close();
   for (const f of [path, `${path}-wal`, `${path}-shm`]) rmSync(f, { force: true });
 }, 120_000);
@@ -160,11 +195,11 @@ test("a transaction that throws changes neither the store nor memory", () => {
   const job = state.jobs.get(row!.id)!;
   expect(() =>
     ledger.commit((tx) => {
-      tx.started(job, ["n01", "n02"], 5, { nextStep: 1, output: "o", error: null, timeLimit: 60 });
+      tx.started(job, [state.wholeShare("n01"), state.wholeShare("n02")], 5, { nextStep: 1, output: "o", error: null, timeLimit: 60 });
       throw new Error("the agent could not be reached");
     }),
   ).toThrow("the agent could not be reached");
-  expect({ state: job.row.state, nodes: job.nodes, owner: state.nodes.get("n01")!.jobId }).toEqual({ state: "PENDING", nodes: [], owner: undefined });
+  expect({ state: job.row.state, nodes: job.nodes, shares: job.shares, held: state.nodes.get("n01")!.shares.size }).toEqual({ state: "PENDING", nodes: [], shares: [], held: 0 });
   expect(store.getJob(row!.id)!.state).toBe("PENDING");
   expect(store.openAllocations()).toEqual([]);
 });

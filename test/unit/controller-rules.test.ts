@@ -14,8 +14,8 @@ type Realloc = Extract<ControllerToLauncher, { t: "realloc" }>;
 
 test("a pass starts what fits: RUNNING, the nodes owned, the job's start sent to its first node; an end frees them for the next", () => {
   const h = new ControllerHarness(3);
-  const a = h.submit({ nodes: 2 });
-  const b = h.submit({ nodes: 2 });
+  const a = h.submit({ nodes: 2, exclusive: true });
+  const b = h.submit({ nodes: 2, exclusive: true });
   h.pass();
   expect({ a: h.job(a)!.row.state, b: h.job(b)!.row.state }).toEqual({ a: "RUNNING", b: "PENDING" });
   expect(h.owners()).toEqual({ n1: a, n2: a, n3: null });
@@ -113,7 +113,7 @@ test("a user's resize is planned like a pass's and recorded as a plan; its remap
   // Without idle nodes, a grow is refused with the planner's words.
   h.submit({ nodes: 1 });
   h.pass();
-  expect(() => h.applier.resizeNow(id, 4)).toThrow("growing job 1 needs 1 idle node; 0 are idle");
+  expect(() => h.applier.resizeNow(id, 4)).toThrow("growing job 1 needs 1 more node of its shape (whole nodes); fewer are free");
 });
 
 test("--requeue: a batch job whose node fails goes back to the queue (its nodes freed, the survivors killed) and starts again as run 1; the end of run 0 ends nothing", () => {
@@ -123,11 +123,11 @@ test("--requeue: a batch job whose node fails goes back to the queue (its nodes 
   expect(h.job(id)!.nodes).toEqual(["n1", "n2"]);
   h.toAgents.length = 0;
   h.state.nodes.get("n2")!.row.status = "DOWN";
-  h.jobs.nodeFailed("n2", "stopped responding");
+  h.jobs.nodeFailed(id, "n2", "stopped responding");
   expect({ state: h.job(id)!.row.state, restarts: h.job(id)!.row.restarts, nodes: h.job(id)!.nodes }).toEqual({ state: "PENDING", restarts: 1, nodes: [] });
   expect(h.store.getJob(id)).toMatchObject({ state: "PENDING", restarts: 1, startTime: null });
   expect(h.toAgents.map((m) => [m.node, m.msg.t])).toEqual([["n1", "job.kill"]]);
-  h.state.nodes.get("n1")!.completing = undefined;
+  h.state.nodes.get("n1")!.completing.clear();
   h.pass();
   const start = h.toAgents.find((m) => m.msg.t === "job.start")!.msg as Extract<ControllerToAgent, { t: "job.start" }>;
   expect({ nodes: h.job(id)!.nodes, run: start.job.run, restartCount: start.job.jobEnv.SLURM_RESTART_COUNT }).toEqual({ nodes: ["n1", "n3"], run: 1, restartCount: "1" });
@@ -140,6 +140,6 @@ test("--requeue: a batch job whose node fails goes back to the queue (its nodes 
   const other = h.submit({ argv: undefined, script: "#!/bin/sh\nsleep 60\n", nodes: 1 });
   h.pass();
   h.state.nodes.get(h.job(other)!.nodes[0]!)!.row.status = "DOWN";
-  h.jobs.nodeFailed(h.job(other)!.nodes[0]!, "stopped responding");
+  h.jobs.nodeFailed(other, h.job(other)!.nodes[0]!, "stopped responding");
   expect(h.store.getJob(other)!.state).toBe("NODE_FAIL");
 });

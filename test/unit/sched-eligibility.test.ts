@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { nameStarts, planBatch } from "../../src/sched/batch.ts";
 import { dependencyStatus, ineligible, type JobFacts } from "../../src/sched/eligibility.ts";
-import { predictStart } from "../../src/sched/predict.ts";
+import { predictStart, replayAll } from "../../src/sched/predict.ts";
 import type { ClusterNode, PendingJob } from "../../src/sched/types.ts";
 import type { Snapshot, SnapshotJob } from "../../src/sched/plan.ts";
 import { resolveConfig, type PolicyName } from "../../src/sched/config.ts";
@@ -99,5 +99,20 @@ describe("predictStart (--test-only)", () => {
     const pending = [job(1, { minNodes: 2, maxNodes: 2, timeLimit: 100 }), job(-1, { submitTime: 5, timeLimit: 10 })];
     expect(predictStart(input({ pending }), -1)).toEqual({ start: 61_000, nodes: ["n1"] });
     expect(predictStart(input({ pending }, "fcfs"), -1)).toEqual({ start: 221_000, nodes: ["n1"] });
+  });
+  test("replayAll (squeue --start): every pending job's start in one replay, each as predictStart gives it; one that never fits has none", () => {
+    const pending = [job(1, { minNodes: 2, maxNodes: 2, timeLimit: 100 }), job(2, { submitTime: 5, timeLimit: 10 }), job(3, { submitTime: 6, timeLimit: 1000 }), job(4, { submitTime: 7, minNodes: 3, maxNodes: 3 })];
+    const starts = new Map<number, { start: number; nodes: string[] }>();
+    for (const _ of replayAll(input({ pending }), starts));
+    expect([...starts].sort((a, b) => a[0] - b[0])).toEqual([
+      [1, { start: 121_000, nodes: ["n1", "n2"] }],
+      [2, { start: 61_000, nodes: ["n1"] }],
+      [3, { start: 221_000, nodes: ["n1"] }],
+    ]);
+    for (const id of [1, 2, 3]) expect(predictStart(input({ pending }), id)).toEqual(starts.get(id)!);
+    // Stopped after its first step: the starts found so far.
+    const early = new Map<number, { start: number; nodes: string[] }>();
+    replayAll(input({ pending }), early).next();
+    expect([...early.keys()]).toEqual([]);
   });
 });

@@ -1,7 +1,7 @@
 /** Time limits that follow a job's size (sched/limits.ts), and the simulator enforcing them as live. */
 import { describe, expect, test } from "bun:test";
 import { resolveConfig } from "../../src/sched/config.ts";
-import { guardLimits, limitRatio, rescaleLimit, shrinkKills } from "../../src/sched/limits.ts";
+import { guardLimits, KEPT_LIMIT, keptLimit, limitRatio, rescaleLimit, shrinkKills } from "../../src/sched/limits.ts";
 import type { JobState, PassInput } from "../../src/sched/types.ts";
 import { simulate } from "../../src/sim/engine.ts";
 import { amdahlWork, type SimJob } from "../../src/sim/job.ts";
@@ -50,6 +50,13 @@ describe("rescaling", () => {
     expect(rescaleLimit({ startTime: 0, limit: 100, original: 100, at: 10_000, ratio: 0.5, grow: true, adaptation: 1 })).toBe(100);
     // ...nor lengthen it (no model: ratio 1, the adaptation is the job's to pay).
     expect(rescaleLimit({ startTime: 0, limit: 165, original: 100, at: 10_000, ratio: 1, grow: true, adaptation: 9 })).toBe(165);
+  });
+  test("a user's own resize never raises the limit: its shrink keeps it, adaptation and all; its grow is the scheduler's", () => {
+    expect(keptLimit({ nodes: 4 }, 1)).toEqual({ ratio: 1, source: KEPT_LIMIT });
+    expect(keptLimit({ nodes: 2 }, 4)).toEqual(limitRatio({ nodes: 2 }, 4));
+    // 4 -> 1 nodes 10 s into an hour: the scheduler's shrink makes it 10 + 3590*4 + 5; the user's leaves it.
+    expect(rescaleLimit({ startTime: 0, limit: 3600, original: 3600, at: 10_000, ratio: 4, grow: false, adaptation: 5 })).toBe(14375);
+    expect(rescaleLimit({ startTime: 0, limit: 3600, original: 3600, at: 10_000, ratio: 1, grow: false, adaptation: 5, rise: false })).toBe(3600);
   });
 });
 

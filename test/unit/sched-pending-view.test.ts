@@ -49,7 +49,7 @@ function row(a: Asked): JobRow {
     sampleInterval: null, elasticSettings: null, arrayJobId: null, arrayTaskId: null, arrayLimit: null, held: false,
     dependency: null, beginTime: null, exclude: null, nodelist: null, sizes: a.sizes ?? null, program: null,
     signal: null, requeue: false, restarts: 0, appendOutput: false,
-    error: null, user: null, submittedBy: null,
+    error: null, user: null, submittedBy: null, resources: null, usage: null,
   };
 }
 

@@ -4,7 +4,7 @@
  * and the --signal spec.
  */
 import { describe, expect, test } from "bun:test";
-import { perNode, SLURM_JOB_VARS, slurmBatchVars, slurmJobVars, slurmRankVars } from "../../src/roles/slurm-env.ts";
+import { perNode, SLURM_JOB_VARS, slurmBatchVars, slurmGpuVars, slurmJobVars, slurmRankVars } from "../../src/roles/slurm-env.ts";
 import { parseSignalSpec } from "../../src/domain/job-options.ts";
 
 describe("Slurm's forms", () => {
@@ -44,6 +44,21 @@ describe("the variables of a job, a batch shell and a rank", () => {
     expect(vars).toMatchObject({ SLURM_JOB_ID: "4", SLURM_TASKS_PER_NODE: "2", SLURM_ARRAY_JOB_ID: "2", SLURM_ARRAY_TASK_ID: "3", SLURM_ARRAY_TASK_COUNT: "3", SLURM_ARRAY_TASK_MIN: "1", SLURM_ARRAY_TASK_MAX: "5", SLURM_ARRAY_TASK_STEP: "2" });
   });
 
+  test("what the job asked for, as sbatch sets it: -c, --mem-per-cpu, --gpus-per-node; -c without -n counts tasks of its CPUs; GPUs on a node", () => {
+    const request = { tasks: 2, cpusPerTask: 4, memPerCpuMiB: 1024, gpusPerNode: 2, gpuType: "a100", exclusive: false };
+    const vars = slurmJobVars({ ...job, nodes: ["n1"], tasks: [2], tasksGiven: false, tasksPerNode: null, cpus: [8], request });
+    expect(Object.fromEntries(Object.entries(vars).filter(([k]) => /CPUS|MEM|GPUS|TASKS_PER_NODE/.test(k)))).toEqual({
+      SLURM_JOB_CPUS_PER_NODE: "8",
+      SLURM_TASKS_PER_NODE: "2",
+      SLURM_CPUS_PER_TASK: "4",
+      SLURM_MEM_PER_CPU: "1024",
+      SLURM_GPUS_PER_NODE: "a100:2",
+    });
+    // A whole-node job (no request) or one core per task: none of them.
+    expect(Object.keys(slurmJobVars(job)).filter((k) => /PER_TASK|MEM|GPUS/.test(k))).toEqual([]);
+    expect([slurmGpuVars([1, 3]), slurmGpuVars([])]).toEqual([{ SLURM_JOB_GPUS: "1,3", SLURM_GPUS_ON_NODE: "2" }, {}]);
+  });
+
   test("rank 3 of `srun -l` in that job, and the one rank of `srun -n 1` (step 1)", () => {
     expect(slurmRankVars({ stepId: 0, nodes: ["n1", "n2"], tasks: [2, 2], nodeIndex: 1, localId: 1, rank: 3, size: 4, cpusOnNode: 2, owner: root })).toEqual({
       SLURM_STEP_ID: "0",
@@ -77,7 +92,7 @@ describe("the variables of a job, a batch shell and a rank", () => {
   });
 
   test("every variable ebb sets is one a job's processes do not hand on", () => {
-    const all = { ...slurmJobVars({ ...job, restarts: 1, array: { jobId: 1, taskId: 1, count: 1, min: 1, max: 1, step: 1 } }), ...slurmBatchVars("n1", 2, root), ...slurmRankVars({ stepId: 0, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, owner: root }) };
+    const all = { ...slurmJobVars({ ...job, restarts: 1, array: { jobId: 1, taskId: 1, count: 1, min: 1, max: 1, step: 1 }, request: { cpusPerTask: 1, memPerNodeMiB: 1, memPerCpuMiB: 1, gpus: 1, gpusPerNode: 1, gpusPerTask: 1, exclusive: false } }), ...slurmGpuVars([0]), ...slurmBatchVars("n1", 2, root), ...slurmRankVars({ stepId: 0, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, owner: root }) };
     expect(Object.keys(all).filter((k) => !SLURM_JOB_VARS.test(k))).toEqual([]);
     // What a step takes from the shell it was started in, as srun does: its input variables.
     expect(["SLURM_CPUS_PER_TASK", "SLURM_SUBMIT_HOST", "SLURM_CONF", "SLURM_EXPORT_ENV"].filter((k) => SLURM_JOB_VARS.test(k))).toEqual([]);

@@ -51,6 +51,19 @@ describe("times", () => {
     expect(parseWhen("2030-02-01T08:15:00Z", now)).toBe(Date.UTC(2030, 1, 1, 8, 15));
     for (const bad of ["soon", "25:00", "now+3fortnights", "2030-13-01"]) expect(parseWhen(bad, now)).toHaveProperty("error");
   });
+  test("as people say them: N units ago, now - N units, yesterday; a unit it does not know is named", () => {
+    const now = new Date(2030, 0, 15, 10, 30).getTime();
+    expect(parseWhen("2 hours ago", now)).toBe(now - 7_200_000);
+    expect(parseWhen("2h ago", now)).toBe(now - 7_200_000);
+    expect(parseWhen("an hour ago", now)).toBe(now - 3_600_000);
+    expect(parseWhen("a day ago", now)).toBe(now - 86_400_000);
+    expect(parseWhen("90  Minutes   Ago", now)).toBe(now - 5_400_000);
+    expect(parseWhen("now - 2 hours", now)).toBe(now - 7_200_000);
+    expect(parseWhen("now-2h", now)).toBe(now - 7_200_000);
+    expect(parseWhen("yesterday", now)).toBe(new Date(2030, 0, 14).getTime());
+    expect(parseWhen("2 fortnights ago", now)).toEqual({ error: '"2 fortnights ago": unknown unit "fortnights" (seconds, minutes, hours, days, weeks)' });
+    for (const bad of ["ago", "2 ago", "hours ago", "-2 hours ago", "2 hours from now"]) expect(parseWhen(bad, now)).toHaveProperty("error");
+  });
 });
 
 describe("host lists", () => {

@@ -14,19 +14,21 @@
  *   It reads each leader's start time with shell builtins (no process per record line): the
  *   record holds up to ~256 groups that ended, and a `sed | cut` per line cost 3 forks each —
  *   about 6 CPU seconds and 37 s per agent at load 28, after every stop.
+ * - Each job's cgroup holds it to its cores and memory where the host allows (cgroup-limits.ts).
  */
 import type { Subprocess } from "bun";
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { SYSTEM_PATH } from "../system-path.ts";
+import { CgroupLimits, SELF_LEAF, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 
 const log = logger("agent");
 
 const SENTINEL = `
 trap '' HUP INT TERM
 cat >/dev/null
-record=$1 base=$2
+record=$1 base=$2 v1a=$3 v1b=$4
 if [ -n "$base" ] && [ -d "$base" ]; then
   echo 1 >"$base/cgroup.kill" 2>/dev/null || for f in "$base"/*/cgroup.procs; do xargs -r kill -9 <"$f" 2>/dev/null; done
 fi
@@ -42,14 +44,17 @@ if [ -f "$record" ]; then
   done <"$record"
   set +f
 fi
-if [ -n "$base" ]; then
-  for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-    for d in "$base"/*/; do rmdir "$d" 2>/dev/null; done
-    rmdir "$base" 2>/dev/null
-    [ -d "$base" ] || break
-    sleep 0.1
+for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+  left=
+  for b in "$base" "$v1a" "$v1b"; do
+    [ -n "$b" ] || continue
+    for d in "$b"/*/; do rmdir "$d" 2>/dev/null; done
+    rmdir "$b" 2>/dev/null
+    [ -d "$b" ] && left=1
   done
-fi
+  [ -z "$left" ] && break
+  sleep 0.1
+done
 `;
 
 /** The mount point of the cgroup v2 hierarchy and this process's cgroup in it, if there is one. */
@@ -61,7 +66,8 @@ export function cgroup2Root(): string | undefined {
       .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
     const own = /^0::(\S*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
     if (!mount || own === undefined) return undefined;
-    return join(mount, own);
+    // An agent that moved itself into a leaf of its cgroup (cgroup-limits.ts) still counts from that cgroup.
+    return join(mount, own.endsWith(`/${SELF_LEAF}`) ? own.slice(0, -SELF_LEAF.length - 1) : own);
   } catch {
     return undefined;
   }
@@ -72,13 +78,21 @@ export class Containment {
   private stopping = false;
   /** The agent's cgroup (undefined where cgroup v2 cannot be used). */
   readonly base: string | undefined;
+  private readonly limits: CgroupLimits;
+  /** Each job's cores and memory here, as the controller last said. */
+  private readonly jobLimits = new Map<number, JobLimits>();
+  /** Jobs whose cgroups are made (limits written), with their v2 cgroup if they have one. */
+  private readonly made = new Map<number, string | undefined>();
 
   constructor(name: string, recordPath: string) {
-    this.base = Containment.makeBase(name);
+    const leaf = Containment.leafName(name);
+    this.base = Containment.makeBase(leaf);
+    this.limits = new CgroupLimits(this.base, leaf);
+    const [v1a, v1b] = this.limits.v1Bases;
     try {
       // Its own PATH: the agent's may lack the tools it runs (cat, xargs, rmdir, sleep), and a
       // sentinel whose cat is not found ends at once and guards nothing.
-      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SYSTEM_PATH } });
+      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? "", v1a ?? "", v1b ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SYSTEM_PATH } });
       this.sentinel.unref();
       void this.sentinel.exited.then((code) => {
         if (!this.stopping) log.warn(`the sentinel ended (exit ${code}) while the agent runs: its jobs will not be killed if the agent dies`);
@@ -87,12 +101,17 @@ export class Containment {
       log.warn("could not start the sentinel that kills jobs if the agent dies", { error: e });
     }
     log.info(this.base ? `jobs run in cgroups under ${this.base}` : "no writable cgroup v2: jobs are tracked by process group");
+    log.info(this.limits.describe());
   }
 
-  private static makeBase(name: string): string | undefined {
+  private static leafName(name: string): string {
+    return `ebb-agent-${name.replace(/[^A-Za-z0-9._-]/g, "_")}-${process.pid}`;
+  }
+
+  private static makeBase(leaf: string): string | undefined {
     const root = cgroup2Root();
     if (!root) return undefined;
-    const base = join(root, `ebb-agent-${name.replace(/[^A-Za-z0-9._-]/g, "_")}-${process.pid}`);
+    const base = join(root, leaf);
     try {
       mkdirSync(base, { recursive: true });
       if (!existsSync(join(base, "cgroup.procs"))) return undefined;
@@ -104,19 +123,52 @@ export class Containment {
     }
   }
 
+  /** A job's cores and memory: written to its cgroups now if they are made, else when they are. */
+  setLimits(jobId: number, limits: JobLimits): void {
+    const old = this.jobLimits.get(jobId);
+    this.jobLimits.set(jobId, limits);
+    if (this.made.has(jobId) && (old?.memMiB !== limits.memMiB || old.cpus.join() !== limits.cpus.join())) this.limits.apply(jobId, this.made.get(jobId), limits);
+  }
+
+  /** Whether the memory of jobs is confined here (an OOM kill can end them). */
+  get confinesMemory(): boolean {
+    return this.limits.confinesMemory;
+  }
+
   /**
-   * The job's cgroup directory (made on first use), for Bun.spawn's `cgroup` option: the child is
-   * placed in it before it runs its program. Undefined without cgroups.
+   * Where a process of the job starts: `cgroup`, its v2 cgroup (made, with its limits, on first
+   * use), for Bun.spawn's `cgroup` option, which places the child there before it runs its program;
+   * `join`, the v1 cgroup.procs files it writes itself into first (`joinArgv`, procs.ts).
    */
-  cgroupOf(jobId: number): string | undefined {
-    if (!this.base) return undefined;
-    const dir = join(this.base, `job-${jobId}`);
-    try {
-      mkdirSync(dir, { recursive: true });
-      return dir;
-    } catch {
-      return undefined;
+  prepare(jobId: number): { cgroup: string | undefined; join: string[] } {
+    if (!this.made.has(jobId)) {
+      const dir = this.dirOf(jobId);
+      let cgroup: string | undefined;
+      try {
+        if (dir) mkdirSync(dir, { recursive: true });
+        cgroup = dir;
+      } catch {
+        cgroup = undefined;
+      }
+      this.made.set(jobId, cgroup);
+      const limits = this.jobLimits.get(jobId);
+      if (limits) this.limits.apply(jobId, cgroup, limits);
     }
+    return { cgroup: this.made.get(jobId), join: this.limits.joinFiles(jobId) };
+  }
+
+  /** Notes the job's memory use (for kernels without memory.peak). */
+  sample(jobId: number): void {
+    this.limits.sample(jobId, this.dirOf(jobId));
+  }
+
+  /** What the job used on this node so far, from its cgroups; undefined without any. */
+  usage(jobId: number): JobUsage | undefined {
+    return this.limits.usage(jobId, this.dirOf(jobId));
+  }
+
+  private dirOf(jobId: number): string | undefined {
+    return this.base && join(this.base, `job-${jobId}`);
   }
 
   /** Kill every process of the job's cgroup (those that left their process group included). */
@@ -136,11 +188,13 @@ export class Containment {
     }
   }
 
-  /** The job's cgroup once it is empty. */
+  /** The job's cgroups (and limits) once it is empty: the job has left this node. */
   forgetJob(jobId: number): void {
-    if (!this.base) return;
-    const dir = join(this.base, `job-${jobId}`);
-    if (readPids(join(dir, "cgroup.procs")).length > 0) return;
+    this.jobLimits.delete(jobId);
+    this.made.delete(jobId);
+    this.limits.remove(jobId);
+    const dir = this.dirOf(jobId);
+    if (!dir || readPids(join(dir, "cgroup.procs")).length > 0) return;
     try {
       rmdirSync(dir);
     } catch {

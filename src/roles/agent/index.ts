@@ -21,6 +21,10 @@ import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
 import { Containment } from "./containment.ts";
 import { NodeAllocation, UsedCredentials } from "./allocation.ts";
+import { allowedCpus, type GpuVendor } from "./inventory.ts";
+import { gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
+import { slurmGpuVars } from "../slurm-env.ts";
+import { UsageReports } from "./usage-reports.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { sweepStaleShm } from "./shm-sweep.ts";
@@ -33,8 +37,12 @@ export interface AgentOptions {
   controller: string;
   clusterKey: string;
   name: string;
+  /** What the node offers (inventory.ts): cores, memory in MiB, GPUs by index with their type, features. */
   cpus: number;
   memoryMb: number;
+  gpus?: (string | null)[];
+  gpuVendor?: GpuVendor;
+  features?: string[];
   listen: HostPort;
   /** HOST:PORT others use to reach this agent, when the listen address is not it. */
   advertise?: string;
@@ -91,19 +99,43 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number }>();
   const killed = new Set<number>();
   let channel: Channel<AgentToController, ControllerToAgent> | undefined;
-  const send = (msg: AgentToController) => {
-    if (channel?.isOpen) channel.send(msg);
+  const send = (msg: AgentToController): boolean => {
+    if (!channel?.isOpen) return false;
+    channel.send(msg);
+    return true;
   };
 
   const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
   const containment = new Containment(o.name, join(o.stateDir, "process-groups"));
+  const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: allowedCpus() };
+  // Each job's cgroup limits follow its share; a job that left is forgotten once its processes are gone.
+  const allocation = new NodeAllocation((jobId, now) => {
+    if (now) {
+      const p = placementOf(now.share, offer);
+      containment.setLimits(jobId, { cpus: p.cpus, memMiB: p.memMiB });
+      return;
+    }
+    usage.left(jobId);
+    if (!procs.has(jobId)) containment.forgetJob(jobId);
+  });
+  const usage = new UsageReports(send, (jobId) => allocation.holds(jobId));
   const procs = new ProcessTable(
     record,
     (jobId) => {
+      // What the job used here so far goes before its exit (jobs.ts reports it after this) or its job.cleaned.
+      const used = containment.usage(jobId);
+      if (used) usage.report(jobId, used);
+      if (!allocation.holds(jobId)) containment.forgetJob(jobId);
       if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
     },
     containment,
   );
+  /** A job's CPUs here, its cores (a whole node's without a share) and the variables that show it its GPUs, ebb's, the vendor's and Slurm's. */
+  const placement = (jobId: number): JobPlacement => {
+    const share = allocation.of(jobId)?.share ?? null;
+    const p = placementOf(share, offer);
+    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
+  };
   procs.reapLeftovers();
   const binDir = installEbbCommand(o.stateDir, o.name);
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
@@ -125,10 +157,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     const swept = sweepStaleShm(dir, { node: o.name, pid: process.pid });
     if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes or of this agent's earlier life from ${dir}`);
   }
-  const allocation = new NodeAllocation();
   const nodeHost = o.advertise ? hostOf(o.advertise) : advertisedHost(o.listen, controllerUrl);
   const steps = new StepService({
-    cpus: o.cpus,
     allocation,
     usedCredentials: new UsedCredentials(),
     name: o.name,
@@ -139,6 +169,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     procs,
     pool,
     processEnv: env,
+    placement,
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs }),
     cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
@@ -154,12 +185,12 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
 
   const runner = new JobRunner({
     name: o.name,
-    cpus: o.cpus,
     stateDir: o.stateDir,
     procs,
     pool,
     fanout: o.fanout ?? 8,
     processEnv: env,
+    placement,
     controllerUrl,
     controllerCa,
     exited: (jobId, exitCode, message, lostNode, run) => {
@@ -178,6 +209,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         restartHeartbeat(msg.heartbeatMs);
         for (const id of msg.kill) procs.signal(id, "SIGKILL");
         for (const [jobId, e] of pendingExits) send({ t: "job.exit", jobId, ...e });
+        usage.resend();
         return;
       case "job.start":
         log.debug(`starting job ${msg.job.id}`, { kind: msg.job.kind });
@@ -198,8 +230,11 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       case "job.signal":
         runner.signal(msg.jobId, msg.signal as NodeJS.Signals, msg.batchOnly);
         return;
+      case "shares":
+        allocation.setAll(msg.jobs);
+        return;
       case "alloc":
-        allocation.set(msg.jobId, msg.user ?? null);
+        allocation.setOnly(msg.jobId, msg.user ?? null);
         return;
       case "names.result": {
         const done = nameRequests.get(msg.reqId);
@@ -213,7 +248,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   let heartbeat: ReturnType<typeof setInterval> | undefined;
   const restartHeartbeat = (ms: number) => {
     if (heartbeat) clearInterval(heartbeat);
-    heartbeat = setInterval(() => send({ t: "heartbeat", jobs: activeJobs() }), ms);
+    heartbeat = setInterval(() => {
+      send({ t: "heartbeat", jobs: activeJobs() });
+      for (const jobId of procs.jobs()) containment.sample(jobId);
+    }, ms);
   };
 
   let registered = false;
@@ -225,7 +263,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     reconnect: { maxDelayMs: AGENT_RECONNECT_MAX_MS },
     onOpen: () => {
       log.info(`connected to the controller at ${controllerUrl}; registering as ${o.name} (${addr})`);
-      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, addr, version: VERSION, protocol: PROTOCOL_VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined, runAs: jobsRunAs() });
+      channel!.send({ t: "hello", name: o.name, cpus: o.cpus, memoryMb: o.memoryMb, gpus: offer.gpus.length > 0 ? o.gpus : undefined, features: o.features?.length ? o.features : undefined, addr, version: VERSION, protocol: PROTOCOL_VERSION, jobs: activeJobs(), time: Date.now(), advertised: o.advertise !== undefined, runAs: jobsRunAs() });
     },
     onMessage: handle,
     onInvalid: (error) => log.warn("invalid message from the controller", { error }),
@@ -247,7 +285,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
   });
 
-  log.info(`node ${o.name} serving steps on ${addr}`, { node: o.name, controller: controllerUrl, cpus: o.cpus });
+  log.info(`node ${o.name} serving steps on ${addr}`, { node: o.name, controller: controllerUrl, cpus: o.cpus, memoryMb: o.memoryMb, gpus: offer.gpus.length, features: o.features });
   return {
     name: o.name,
     addr,

@@ -14,18 +14,19 @@ import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 import { slurmBatchVars } from "../slurm-env.ts";
 import { ownerOf } from "./env.ts";
+import type { JobPlacement } from "./placement.ts";
 
 const log = logger("agent");
 
 export interface JobRunnerContext {
   name: string;
-  /** This node's CPUs (SLURM_CPUS_ON_NODE). */
-  cpus: number;
   stateDir: string;
   procs: ProcessTable;
   pool: PeerPool;
   fanout: number;
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+  /** The job's CPUs on this node (the machine's ids), its cores here (SLURM_CPUS_ON_NODE) and the variables that show it its GPUs. */
+  placement(jobId: number): JobPlacement;
   controllerUrl: string;
   /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
   controllerCa?: TrustedCa;
@@ -87,19 +88,20 @@ export class JobRunner {
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
     const argv = (job.script ?? "").startsWith("#!") ? [path] : ["/bin/sh", path];
-    const env = this.ctx.processEnv(job.env, job.jobEnv, {
+    const place = this.ctx.placement(job.id);
+    const env = this.ctx.processEnv(job.env, job.jobEnv, place.vars, {
       EBB_NODELIST: job.nodes.map((n) => n.name).join(","),
       EBB_NNODES: String(job.nodes.length),
       EBB_NODENAME: this.ctx.name,
       EBB_CONTROLLER: this.ctx.controllerUrl,
       ...(this.ctx.controllerCa ? { EBB_CA: this.ctx.controllerCa.path } : {}),
-      ...slurmBatchVars(this.ctx.name, this.ctx.cpus, ownerOf(runAs)),
+      ...slurmBatchVars(this.ctx.name, place.cores, ownerOf(runAs)),
     });
     let proc: Proc;
     try {
       if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, mode));
       if (runAs) scriptFd = openSync(script, "r");
-      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs });
+      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
     } finally {
       if (scriptFd !== undefined) closeSync(scriptFd);
       closeSync(out);

@@ -9,8 +9,20 @@ import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 import type { Containment } from "./containment.ts";
 import type { GroupLog, GroupRecord } from "./group-log.ts";
+import { withAffinity } from "./affinity.ts";
 
 const log = logger("agent");
+
+/**
+ * argv that writes its own pid into each of `files` (the job's cgroup v1 cgroup.procs), then
+ * executes `argv`: the process is in the job's v1 cgroups before any program of the job runs.
+ * Root's shell with a fixed script and the agent's own paths; `argv` is passed on unread, as setpriv does.
+ */
+const JOIN =
+  'while [ "$1" != -- ]; do { echo $$ >"$1"; } 2>/dev/null; shift; done; shift; ' +
+  // A program that is not there gets the message a direct spawn gives (the shell's own says "not found").
+  'case $1 in */*) [ -e "$1" ];; *) command -v -- "$1" >/dev/null;; esac || { echo "$1: No such file or directory" >&2; exit 127; }; exec "$@"';
+export const joinArgv = (files: readonly string[], argv: string[]): string[] => (files.length === 0 ? argv : ["/bin/sh", "-c", JOIN, "ebb-join", ...files, "--", ...argv]);
 
 /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
 function startTimeOf(pid: number): string | undefined {
@@ -31,6 +43,8 @@ export interface SpawnOptions {
   stdio: [Stdio, Stdio, Stdio?];
   /** Run as this user (the agent runs as root); cwd is then entered with the user's rights. */
   runAs?: Identity;
+  /** CPU ids the process is bound to from its start (affinity.ts); absent: those of the agent. */
+  cpus?: readonly number[];
 }
 
 export interface Proc {
@@ -58,7 +72,7 @@ export class ProcessTable {
 
   constructor(
     private readonly record: GroupLog,
-    /** A job's last process exited. */
+    /** A job's last process exited (the job's cgroups are the caller's to read and remove). */
     private readonly onJobEmpty: (jobId: number) => void,
     /** Cgroups and the sentinel, where the agent has them. */
     private readonly containment?: Containment,
@@ -69,14 +83,15 @@ export class ProcessTable {
     let proc: Subprocess;
     try {
       const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
-      const command = user?.argv ?? [...argv];
+      const place = this.containment?.prepare(jobId);
+      const command = joinArgv(place?.join ?? [], user?.argv ?? [...argv]);
       const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
         cwd: user ? "/" : opts.cwd,
         env: user?.env ?? opts.env,
         stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
-      proc = this.start(command, options, this.containment?.cgroupOf(jobId));
+      proc = withAffinity(opts.cpus, () => this.start(command, options, place?.cgroup));
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
@@ -89,7 +104,6 @@ export class ProcessTable {
       set!.delete(proc);
       if (set!.size === 0 && this.live.get(jobId) === set) {
         this.live.delete(jobId);
-        this.containment?.forgetJob(jobId);
         this.onJobEmpty(jobId);
       }
       const signal = proc.signalCode;

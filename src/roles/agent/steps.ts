@@ -18,6 +18,8 @@ import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } fro
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { ownerOf, rankVars } from "./env.ts";
+import { rankSlices } from "./affinity.ts";
+import type { JobPlacement } from "./placement.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
@@ -31,8 +33,6 @@ const log = logger("agent");
 
 export interface StepContext {
   name: string;
-  /** This node's CPUs (SLURM_CPUS_ON_NODE). */
-  cpus: number;
   clusterKey: string;
   controllerUrl: string;
   /** The address this agent is reached at (its advertised one): ranks advertise it to their peers (EBB_NODE_HOST). */
@@ -43,6 +43,8 @@ export interface StepContext {
   pool: PeerPool;
   /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
+  /** The job's CPUs on this node (the machine's ids), its cores here (SLURM_CPUS_ON_NODE) and the variables that show it its GPUs. */
+  placement(jobId: number): JobPlacement;
   /** The job's PMI name service, kept by the controller. */
   /** `error`: the controller refused the request (a cap), saying why. */
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
@@ -328,15 +330,19 @@ export class StepNode {
     const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
-    const base = this.ctx.processEnv(spec.env, spec.jobEnv);
+    const job = this.ctx.placement(spec.jobId);
+    const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
+    const slices = (spec.cpuBind ?? "cores") === "cores" ? rankSlices(job.cpus, count) : undefined;
+    // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
+    const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
     const output = this.openOutputFiles();
     try {
       for (let i = 0; i < count; i++) {
         const rank = first + i;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: this.ctx.cpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
-        this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" });
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, stepName: spec.name, owner: ownerOf(this.runAs()) };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
     } finally {
       if (output !== undefined) for (const fd of new Set([output.out, output.err])) closeSync(fd);
@@ -368,11 +374,12 @@ export class StepNode {
     return identityFor(this.ctx.allocation.userOf(this.spec.jobId));
   }
 
-  private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }): void {
+  /** Starts one rank, bound to `cpus`. */
+  private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }, cpus: number[]): void {
     const node = this.ctx.name;
     let proc: Proc;
     try {
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs() });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs(), cpus });
     } catch (e) {
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
       this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });

@@ -9,7 +9,7 @@ import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import { programReport } from "./program.ts";
-import type { AgentSession, ClusterState } from "./state.ts";
+import { ClusterState, type AgentSession } from "./state.ts";
 import { unreachable } from "./reach.ts";
 import type { StoreHealth } from "./storage.ts";
 
@@ -55,18 +55,24 @@ export class AgentHub {
     return true;
   }
 
-  /** The job each agent was last told its node belongs to. */
-  private readonly told = new Map<AgentSession, number | null>();
+  /** The jobs each agent was last told its node holds (their ids, in the node's order). */
+  private readonly told = new Map<AgentSession, string>();
 
-  /** Tell the node's agent the job it is allocated to, if that changed since it was last told. */
+  /**
+   * Tell the node's agent every job it holds now, each with its user and its share of the node
+   * (`shares`), if that set changed since it was last told. A job's share of a node does not
+   * change while it holds it, so the set of job ids says when to tell.
+   */
   syncAllocation(node: string): void {
     const n = this.state.nodes.get(node);
     const session = n?.session;
     if (!n || !session) return;
-    const jobId = n.jobId ?? null;
-    if (this.told.get(session) === jobId) return;
-    this.told.set(session, jobId);
-    session.send({ t: "alloc", jobId, user: jobId === null ? null : (this.state.jobs.get(jobId)?.row.user ?? null) });
+    let key = "";
+    for (const id of n.shares.keys()) key += `${id},`;
+    if (this.told.get(session) === key) return;
+    this.told.set(session, key);
+    const jobs = [...n.shares].map(([jobId, s]) => ({ jobId, user: this.state.jobs.get(jobId)?.row.user ?? null, share: { cores: [...s.cores], memMiB: s.memMiB, gpus: [...s.gpus] } }));
+    session.send({ t: "shares", jobs });
   }
 
   /** Every node's agent (or those of `nodes`) told its node's job, where that changed. */
@@ -123,6 +129,9 @@ export class AgentHub {
       case "job.cleaned":
         this.jobs.cleaned(name, msg.jobId);
         return;
+      case "job.usage":
+        // Kept for later while the store takes no writes: it may end the job (an OOM kill).
+        return this.health.orLater(`usage:${msg.jobId}:${name}`, () => this.jobs.usage(name, msg, now));
       case "names": {
         const job = this.state.jobs.get(msg.jobId);
         if (!job?.nodes.includes(name)) return conn.send({ t: "names.result", reqId: msg.reqId, ok: false });
@@ -194,8 +203,20 @@ export class AgentHub {
     }
     existing?.session?.close(REFUSED.nameTaken, "replaced by a newer connection of the same node");
     const wasDown = existing?.row.status === "DOWN";
-    const row = { name: msg.name, cpus: msg.cpus, memoryMb: msg.memoryMb, addr: msg.addr, status: "UP" as const, reason: null, drain: existing?.row.drain ?? null, registeredAt: existing?.row.registeredAt ?? now, updatedAt: now };
-    const node = existing ?? { row, lastSeen: now };
+    const row = {
+      name: msg.name,
+      cpus: msg.cpus,
+      memoryMb: msg.memoryMb,
+      gpus: msg.gpus ?? [],
+      features: msg.features ?? [],
+      addr: msg.addr,
+      status: "UP" as const,
+      reason: null,
+      drain: existing?.row.drain ?? null,
+      registeredAt: existing?.row.registeredAt ?? now,
+      updatedAt: now,
+    };
+    const node = existing ?? ClusterState.node(row, now);
     node.row = row;
     // While the store takes no writes, the node runs on what memory knows; its row is written after.
     this.health.orLater(`node:${msg.name}`, () => upsertNode(this.db, node.row));
@@ -256,12 +277,12 @@ export class AgentHub {
       const reason = `no heartbeat for ${((now - node.lastSeen) / 1000).toFixed(1)} s`;
       setNodeStatus(this.db, node.row.name, "DOWN", reason, now);
       node.row = { ...node.row, status: "DOWN", reason, updatedAt: now };
-      node.completing = undefined;
+      node.completing.clear();
       log.warn(`node ${node.row.name} is DOWN: ${reason}`, { node: node.row.name });
       // An elastic job whose survivors can go on adapts past the node; any other job fails with it.
-      const jobId = node.jobId;
+      const jobIds = [...node.shares.keys()];
       this.health.orLater(`down:${node.row.name}`, () => {
-        if (jobId === undefined || !this.elastic.fault(jobId, node.row.name, "stopped responding")) this.jobs.nodeFailed(node.row.name, "stopped responding");
+        for (const id of jobIds) if (!this.elastic.fault(id, node.row.name, "stopped responding")) this.jobs.nodeFailed(id, node.row.name, "stopped responding");
       });
       node.session?.close(4408, "heartbeat timeout");
       node.session = undefined;

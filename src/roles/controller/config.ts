@@ -8,6 +8,8 @@ import { SAMPLE_INTERVAL } from "../../proto/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
+import { PRIVATE_DATA } from "../../domain/scope.ts";
+import { Memory } from "../../proto/requests.ts";
 
 const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refine((r) => r[0] <= r[1], "a range is [low, high]");
 
@@ -36,6 +38,12 @@ export const ControllerConfig = z.strictObject({
   keepHistory: z.number().positive().optional(),
   /** The cluster's name, as jobs read it in SLURM_CLUSTER_NAME (default "ebb"). */
   clusterName: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, "a cluster name is 1 to 40 letters, digits, '_' and '-'").optional(),
+  /** What other users may not see, as Slurm's PrivateData (default: none; a job's command, files, environment and output are always its user's). */
+  privateData: z.array(z.enum(PRIVATE_DATA)).max(PRIVATE_DATA.length).optional(),
+  /** A user's own shrink rescales the job's time limit as the scheduler's do (default false: it never raises it). */
+  userResizeScalesLimit: z.boolean().optional(),
+  /** Memory per core of jobs that ask for none: MiB, or a size such as "2G" (default: each node's memory / cores). */
+  defMemPerCpu: Memory.optional(),
 });
 export type ControllerConfig = z.infer<typeof ControllerConfig> & { scheduler?: Partial<ErsConfig>; limits?: AdminLimits };
 

@@ -11,7 +11,7 @@ import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
 import type { PlanResize } from "../../sched/plan.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
-import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
+import { KEPT_LIMIT, limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { ElasticStore, PerfRow } from "../../store/elastic.ts";
@@ -150,7 +150,8 @@ export class Elastic {
     const e = this.jobs.elasticOf(job);
     const have = job.nodes.length;
     if (p.from !== have || m.tasks.length !== nodes) throw conflict("plan_stale", `job ${jobId} has ${have} nodes, not the ${p.from} its resize was planned for`);
-    if (added.length > 0) this.checkIdle(added, jobId, now);
+    // The plan's re-check (checkPlan) has found its added shares free; a grow without shares takes whole nodes.
+    const shares = p.shares ?? added.map((n) => this.state.wholeShare(n));
     const removed = p.removed;
     const after = nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
     const lim = p.limit;
@@ -174,7 +175,7 @@ export class Elastic {
         limitSource: lim.source,
       });
       if (joinStep !== undefined) {
-        tx.allocated(job, added, now);
+        tx.allocated(job, shares, now);
         tx.steps(job, joinStep + 1);
         // The joining ranks run the elastic step's command (an `ebb run` job's row has none).
         this.store.insertStep(jobId, joinStep, (e.stepId !== undefined ? this.store.stepArgv(jobId, e.stepId) : undefined) ?? r.argv ?? [], m.joining, added, now);
@@ -377,7 +378,7 @@ export class Elastic {
     const lim = a.limit ?? limitRatio({ nodes: a.from }, a.to);
     const original = this.store.limitChangesOf(r.id)[0]?.fromLimit ?? r.timeLimit;
     const adaptation = (now - a.requestedAt) / 1000;
-    const next = rescaleLimit({ startTime: r.startTime ?? now, limit: r.timeLimit, original, at: now, ratio: lim.ratio, grow: a.to > a.from, adaptation });
+    const next = rescaleLimit({ startTime: r.startTime ?? now, limit: r.timeLimit, original, at: now, ratio: lim.ratio, grow: a.to > a.from, adaptation, rise: lim.source !== KEPT_LIMIT });
     if (next === r.timeLimit) return next;
     const left = Math.max(0, Math.round(r.timeLimit - (now - (r.startTime ?? now)) / 1000));
     const why = `resized ${a.from} -> ${a.to} nodes: ${left} s left x ${lim.ratio.toFixed(3)} (${lim.source}) + ${adaptation.toFixed(1)} s adaptation${a.to > a.from ? `, not below the ${original} s asked for nor above ${r.timeLimit} s` : ""}`;
@@ -480,11 +481,5 @@ export class Elastic {
   }
 
   /** The nodes a grow was planned to take are idle now and not excluded by the job (sbatch --exclude). */
-  private checkIdle(planned: readonly string[], jobId: number, now: number): void {
-    const excluded = this.state.jobs.get(jobId)?.row.exclude ?? [];
-    const idle = new Set(this.state.idleNodes(now).map((n) => n.row.name).filter((n) => !excluded.includes(n)));
-    const bad = planned.find((n) => !idle.has(n));
-    if (bad) throw conflict("no_idle_nodes", `growing job ${jobId} by ${planned.length} nodes: node ${bad} is not idle`);
-  }
 
 }

@@ -9,7 +9,9 @@ import { join } from "node:path";
 import { chmodSync, writeFileSync } from "node:fs";
 import { createApi } from "../../api/app.ts";
 import type { ApiBackend } from "../../api/backend.ts";
-import { isAdmin, scopeMayActOn, type Scope } from "../../domain/scope.ts";
+import type { JobView } from "../../api/schemas.ts";
+import { isAdmin, scopeMayActOn, sightOf, type PrivateDataKind, type Scope } from "../../domain/scope.ts";
+import { publicView } from "../../api/private.ts";
 import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
@@ -44,7 +46,9 @@ import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
 import { testOnly } from "./test-only.ts";
-import { pageByPage } from "./turns.ts";
+import { ExpectedStarts } from "./starts.ts";
+import { nextTurn, pageByPage } from "./turns.ts";
+import { usageByUser } from "../../store/usage.ts";
 import { DEFAULT_ARRAY_TASKS } from "../../domain/array.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
@@ -79,6 +83,8 @@ export interface ControllerOptions {
   maxArrayTasks?: number;
   /** SLURM_CLUSTER_NAME of every job (default "ebb"). */
   clusterName?: string;
+  /** MiB of memory per core for jobs that ask for none (Slurm's DefMemPerCPU); default: each node's memory / cores. */
+  defMemPerCpu?: number;
   /** Finished jobs are purged this long after they ended (default 30 days; Infinity keeps them). */
   keepHistoryMs?: number;
   /** Called each time a node registers (ebb up waits for its hosts so). */
@@ -87,6 +93,10 @@ export interface ControllerOptions {
   metricsToken?: string;
   /** /metrics needs no token. */
   metricsOpen?: boolean;
+  /** What other users may not see (Slurm's PrivateData): "jobs", "nodes", "usage"; default none (a job's private part is always private). */
+  privateData?: readonly PrivateDataKind[];
+  /** A user's own resize rescales its time limit as the scheduler's do (default: it never raises it). */
+  userResizeScalesLimit?: boolean;
   /** Serve HTTPS/WSS only, with this certificate and key (PEM); agents' step ports must present a certificate `ca` (the cluster CA, PEM) signed. */
   tls?: ServerTls & { ca: string };
 }
@@ -136,7 +146,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   onAutocommit(db, (ms) => metrics.commit.observe(ms / 1000));
   // Agents retry their link with backoff: those of a restarted controller's nodes may be waiting.
   const back = Date.now() + AGENT_RECONNECT_MAX_MS;
-  for (const row of listNodes(db)) state.nodes.set(row.name, { row, lastSeen: back });
+  for (const row of listNodes(db)) state.nodes.set(row.name, ClusterState.node(row, back));
 
   let scheduler: SchedulerLoop | undefined;
   let agents: AgentHub | undefined;
@@ -164,6 +174,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
       clusterName: opts.clusterName ?? DEFAULT_CLUSTER_NAME,
+      defMemPerCpu: opts.defMemPerCpu,
     },
     {
       toAgent: (node, msg) => agents!.send(node, msg),
@@ -185,7 +196,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const ersConfig = resolveConfig(opts.scheduler);
   const policy = POLICY_TABLE[ersConfig.policy];
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.
-  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval);
+  const snapshots = new Snapshots(state, () => elastic!, spawns, ersConfig, { ...DEFAULT_LIMITS, ...opts.limits }, sampleInterval, opts.defMemPerCpu);
   const planStore = new PlanStore(db);
   // A job's CFG state is saved at each report: the newest waits while the store takes no writes.
   const cfgStore = new CfgStore(db);
@@ -212,18 +223,43 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   // token acts for the user of its job. Per-user tokens would map to their users here.
   const owner = currentUser();
   const submitter = (scope: Scope) => (scope === "all" ? { user: owner } : typeof scope === "object" ? { user: scope.user } : { user: state.jobs.get(scope)?.row.user ?? store.getJob(scope)?.user ?? owner, job: scope });
+  const privateData = new Set(opts.privateData ?? []);
+  const starts = new ExpectedStarts(scheduler);
+  // Who asked for a resize, in its reason.
+  const requester = (scope: Scope) => (scope === "all" ? "the cluster's token" : typeof scope === "object" ? `${scope.admin ? "admin" : "user"} ${scope.user}` : `job ${scope}'s token`);
+  // Whose jobs a listing holds: every job, unless jobs are private (then a user's, or a job token's own and submitted ones).
+  const reader = (scope: Scope) =>
+    privateData.has("jobs") ? { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined } : {};
   const backend: ApiBackend = {
     version: VERSION,
+    privateData,
     submit: (req, scope) => jobs.submit(req, submitter(scope)),
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope)),
     listJobs: (f, scope) => {
-      const filter = { ...f, visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };
-      return { pages: pageByPage(store.jobPages(filter), (rows) => jobViews(views, rows)), next: store.nextBefore(filter) };
+      const filter = { ...f, ...reader(scope) };
+      // A view carries its job's user and submitter: whose it is needs no lookup.
+      const shown = (v: JobView) => (sightOf(scope, v.id, v, privateData) === "all" ? v : publicView(v));
+      return { pages: pageByPage(store.jobPages(filter), (rows) => jobViews(views, rows).map(shown)), next: store.nextBefore(filter) };
+    },
+    userOf: (scope) => submitter(scope).user,
+    usage: async ({ since, until, user }) => {
+      const now = Date.now();
+      const end = Math.max(since, Math.min(until, now));
+      const steps = usageByUser(db.$client, since, end, now, { user });
+      let r = steps.next();
+      for (; !r.done; r = steps.next()) await nextTurn();
+      const users = r.value;
+      const total = { jobs: 0, nodeSeconds: 0, coreSeconds: 0 };
+      for (const u of users) (total.jobs += u.jobs), (total.nodeSeconds += u.nodeSeconds), (total.coreSeconds += u.coreSeconds);
+      return { since: new Date(since).toISOString(), until: new Date(end).toISOString(), users, total };
+    },
+    starts: async (scope) => {
+      const all = await starts.get();
+      return privateData.has("jobs") ? { ...all, jobs: all.jobs.filter((j) => sightOf(scope, j.id, jobs.row(j.id), privateData) !== "none") } : all;
     },
     listPlans: (q, scope) => {
       if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.getJob(q.jobId)) return undefined;
-      const reader = { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined };
-      return planStore.list({ ...reader, ...q }).map(({ plan, items }) => planView(plan, items, (id) => scopeMayActOn(scope, id, jobs.row(id))));
+      return planStore.list({ ...reader(scope), ...q }).map(({ plan, items }) => planView(plan, items, (id) => sightOf(scope, id, jobs.row(id), privateData) !== "none"));
     },
     getJob: async (id, waitMs) => {
       if (waitMs) await jobs.whenEnded(id, waitMs);
@@ -231,7 +267,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       return row ? jobDetail(views, row) : undefined;
     },
     arrayTask: (arrayJobId, task) => store.arrayTaskId(arrayJobId, task),
-    resize: (id, nodes) => applier.resizeNow(id, nodes),
+    resize: (id, nodes, scope) => applier.resizeNow(id, nodes, { by: requester(scope), keepLimit: !isAdmin(scope) && opts.userResizeScalesLimit !== true }),
     cancel: (id, task) => jobs.cancel(id, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),
@@ -259,6 +295,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       return t;
     },
     mayActOn: (scope, id) => scopeMayActOn(scope, id, jobs.row(id)),
+    sight: (scope, id) => sightOf(scope, id, jobs.row(id), privateData),
     mayScrape: (t) => opts.metricsOpen === true || (t !== undefined && (safeEqual(t, token) || (opts.metricsToken !== undefined && safeEqual(t, opts.metricsToken)))),
     metrics: () => metrics.render(),
     timeline: (windowSec) => timeline(views, windowSec * 1000),

@@ -29,6 +29,8 @@ import type { Ledger } from "./ledger.ts";
 import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
+import { neverFits, type NodeShare, type ResourceRequest } from "../../domain/resources.ts";
+import { requestFrom } from "../../domain/request.ts";
 
 const log = logger("controller");
 
@@ -44,6 +46,8 @@ export interface JobsConfig {
   maxArrayTasks: number;
   /** SLURM_CLUSTER_NAME of every job (the config file's clusterName). */
   clusterName: string;
+  /** MiB per core of a request that names no memory (--def-mem-per-cpu); else each node's memory / cores. */
+  defMemPerCpu?: number;
 }
 
 export interface Effects {
@@ -88,7 +92,7 @@ export interface EndOptions {
 const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
 
 export interface PreparedJob {
-  values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId">;
+  values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId" | "usage">;
   /** Array task ids, for an array, and its spec's step (SLURM_ARRAY_TASK_STEP). */
   indices?: number[];
   step?: number;
@@ -165,6 +169,8 @@ export class Jobs {
       const usable = [...this.state.nodes.keys()].filter((n) => !req.exclude?.includes(n)).length;
       if (usable < minNodes) throw badRequest(`exclude: with ${req.exclude!.length} nodes excluded, ${usable} are left and the job needs ${minNodes}`, "exclude");
     }
+    const resources = requestFrom(req);
+    this.checkFits(req, resources);
     const sizes = req.sizes === undefined ? null : resolveSizes(req.sizes, minNodes, maxNodes);
     if (sizes && "error" in sizes) throw badRequest(`sizes: ${sizes.error}`, "sizes");
     if (sizes && !sizes.includes(nodes)) throw badRequest(`sizes: the job asks for ${nodes} nodes, which is not one of its sizes (${sizes.join(",")})`, "sizes");
@@ -212,6 +218,7 @@ export class Jobs {
       requeue: req.requeue ?? false,
       restarts: 0,
       appendOutput: req.openMode === "append",
+      resources,
     };
     return { values, indices: array?.indices, step: array?.step };
   }
@@ -228,6 +235,27 @@ export class Jobs {
     const offered = cpus.slice(0, maxNodes).reduce((a, b) => a + b, 0);
     if (req.tasks !== undefined && req.tasks > offered)
       throw badRequest(`${req.tasks} tasks, but ${Math.min(maxNodes, cpus.length)} nodes offer at most ${offered} CPUs; ask for fewer tasks or more nodes, or allow it with --overcommit (overcommit: true)`, "tasks");
+  }
+
+  /**
+   * A request no node could ever hold (cores, memory or GPUs per node, features) is refused, as
+   * Slurm refuses it, with what no node has and the field that asks for it.
+   */
+  private checkFits(req: JobSubmit, resources: ResourceRequest): void {
+    const nodes = [...this.state.nodes.values()].map((n) => ({ name: n.row.name, total: this.state.resources(n) }));
+    const why = neverFits(resources, nodes, this.config.defMemPerCpu);
+    if (why === null) return;
+    const first = <K extends keyof JobSubmit>(...keys: K[]) => keys.find((k) => req[k] !== undefined);
+    const field = why.startsWith("only")
+      ? first("nodes", "minNodes", "nodelist", "tasksPerNode") ?? "nodes"
+      : why.includes("features")
+        ? "constraint"
+        : why.includes("cores")
+          ? first("cpusPerTask", "tasksPerNode", "tasks") ?? "cpusPerTask"
+          : why.includes("memory")
+            ? first("mem", "memPerCpu", "cpusPerTask") ?? "mem"
+            : first("gpusPerNode", "gpusPerTask", "gpus", "gpuType") ?? "gpus";
+    throw badRequest(`${field}: ${why}, so the job could never run; see what the nodes have with ebb nodes (GET /v1/nodes)`, field);
   }
 
   /** Every job a dependency names, by id: an array's id stands for all of its tasks. */
@@ -292,25 +320,56 @@ export class Jobs {
    * Why step 0 of a command job does not fit the CPUs of the nodes it got (the check at submit
    * could only use the cluster's largest nodes), unless it may overcommit.
    */
-  private step0Overfills(row: JobRow, nodes: string[]): string | undefined {
+  private step0Overfills(row: JobRow, shares: readonly NodeShare[], layout: readonly number[]): string | undefined {
     if (row.kind !== "command" || row.overcommit) return undefined;
-    const tasks = taskCount(nodes.length, row.tasks, row.tasksPerNode);
-    const layout = blockLayout(nodes.length, tasks);
-    for (const [i, node] of nodes.entries()) {
-      const cpus = this.state.nodes.get(node)?.row.cpus;
-      if (cpus !== undefined && layout[i]! > cpus)
-        return `${tasks} tasks on ${nodes.length} node${nodes.length === 1 ? "" : "s"} (${compressHostlist(nodes)}) put ${layout[i]} on ${node}, which has ${cpus} CPUs; submit it with fewer tasks, or with --overcommit`;
+    const tasks = layout.reduce((a, b) => a + b, 0);
+    const nodes = shares.map((s) => s.node);
+    const over = this.overfilled(row, shares, layout);
+    if (over) return `${tasks} tasks on ${nodes.length} node${nodes.length === 1 ? "" : "s"} (${compressHostlist(nodes)}) put ${over}; submit it with fewer tasks, or with --overcommit`;
+    return undefined;
+  }
+
+  /** How many tasks of a job each of its shares holds: its cores, by the job's cores per task. */
+  private capacities(row: JobRow, shares: readonly NodeShare[]): number[] {
+    const perTask = row.resources?.cpusPerTask ?? 1;
+    return shares.map((s) => Math.floor(s.cores.length / perTask));
+  }
+
+  /**
+   * Tasks per node of a job's step over its first shares: a job with a request fills what each
+   * share holds (a block layout, the excess moved on to the nodes with room); a job without one
+   * has its nodes whole and a block layout, as before resources.
+   */
+  private layoutOn(row: JobRow, shares: readonly NodeShare[], tasks: number): number[] {
+    return row.resources ? blockWithin(this.capacities(row, shares), tasks) : blockLayout(shares.length, tasks);
+  }
+
+  /** "N on NODE, which has C CPUs" for the first node `layout` puts more tasks on than the job's share there holds; undefined if none. */
+  private overfilled(row: JobRow, shares: readonly NodeShare[], layout: readonly number[]): string | undefined {
+    const caps = this.capacities(row, shares);
+    for (const [i, s] of shares.entries()) {
+      if (layout[i]! <= caps[i]!) continue;
+      const perTask = row.resources?.cpusPerTask ?? 1;
+      const whole = s.cores.length === this.state.nodes.get(s.node)?.row.cpus;
+      return `${layout[i]} on ${s.node}, ${whole && perTask === 1 ? `which has ${caps[i]} CPUs` : `where the job holds ${s.cores.length} core${s.cores.length === 1 ? "" : "s"}${perTask > 1 ? ` (${caps[i]} tasks of ${perTask})` : ""}`}`;
     }
     return undefined;
   }
 
   /**
-   * Start a pending job on `nodes` (from a scheduling plan). `within` runs inside the start's
-   * transaction (the plan applier marks its item carried out there); not at all if it cannot start.
+   * Start a pending job on its shares of nodes (from a scheduling plan), in rank order. `within`
+   * runs inside the start's transaction (the plan applier marks its item carried out there); not
+   * at all if it cannot start.
    */
-  start(job: JobRuntime, nodes: string[], reason: string, now = Date.now(), within?: () => void): void {
+  start(job: JobRuntime, placed: { shares: readonly NodeShare[]; tasks?: readonly number[] }, reason: string, now = Date.now(), within?: () => void): void {
     const row = job.row;
-    const overfills = this.step0Overfills(row, nodes);
+    const shares = placed.shares;
+    const nodes = shares.map((s) => s.node);
+    // Tasks per node: where the placement put them, else (whole-node mode, or an overcommitted job
+    // placed as one task per node) spread over the shares.
+    const count = taskCount(nodes.length, row.tasks, row.tasksPerNode);
+    const layout = placed.tasks && placed.tasks.reduce((a, b) => a + b, 0) === count ? [...placed.tasks] : this.layoutOn(row, shares, count);
+    const overfills = this.step0Overfills(row, shares, layout);
     if (overfills) {
       // Ends it pending: nothing was started, the nodes stay free.
       this.finish(job, "FAILED", { reason: overfills }, now);
@@ -330,9 +389,9 @@ export class Jobs {
         this.store.recordLimitChange(row.id, now, row.timeLimit, limit, why);
         this.store.addEvent(row.id, now, "limit", `time limit ${formatDuration(row.timeLimit)} -> ${formatDuration(limit)}: ${why}`, { from: row.timeLimit, to: limit });
       }
-      tx.started(job, nodes, now, { nextStep, output, error, timeLimit: limit });
+      tx.started(job, shares, now, { nextStep, output, error, timeLimit: limit });
       this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
-      if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], taskCount(nodes.length, row.tasks, row.tasksPerNode), nodes, now);
+      if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], layout.reduce((a, b) => a + b, 0), nodes, now);
       within?.();
     });
     this.effects.allocated?.(nodes);
@@ -343,7 +402,7 @@ export class Jobs {
       return;
     }
     const refs = nodes.map((name) => ({ name, addr: this.state.nodes.get(name)!.row.addr }));
-    const tasks = blockLayout(nodes.length, taskCount(nodes.length, row.tasks, row.tasksPerNode));
+    const tasks = layout;
     const jobEnv = this.jobEnv(job);
     const start: JobStart = {
       id: row.id,
@@ -440,10 +499,11 @@ export class Jobs {
         id: r.id,
         name: r.name,
         nodes: job.nodes,
-        tasks: blockLayout(job.nodes.length, taskCount(job.nodes.length, r.tasks, r.tasksPerNode)),
+        tasks: this.layoutOn(r, job.shares, taskCount(job.nodes.length, r.tasks, r.tasksPerNode)),
         tasksGiven: !!(r.tasks || r.tasksPerNode),
         tasksPerNode: r.tasksPerNode,
-        cpus: job.nodes.map((n) => this.state.nodes.get(n)?.row.cpus ?? 1),
+        cpus: job.shares.map((s) => s.cores.length),
+        request: r.resources,
         submitDir: r.cwd,
         cluster: this.config.clusterName,
         partition: DEFAULT_PARTITION,
@@ -495,13 +555,11 @@ export class Jobs {
     if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
     if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
     const nodes = job.nodes.slice(0, n);
-    const layout = blockLayout(n, tasks);
-    if (!req.overcommit)
-      for (const [i, node] of nodes.entries()) {
-        const cpus = this.state.nodes.get(node)?.row.cpus;
-        if (cpus !== undefined && layout[i]! > cpus)
-          throw badRequest(`${tasks} tasks on ${n} nodes put ${layout[i]} on ${node}, which has ${cpus} CPUs; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
-      }
+    // A step has only the job's share of each node: its tasks fit the job's cores there (unless overcommitted).
+    const shares = job.shares.slice(0, n);
+    const layout = req.tasksPerNode ? blockLayout(n, tasks) : this.layoutOn(job.row, shares, tasks);
+    const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout);
+    if (over) throw badRequest(`${tasks} tasks on ${n} nodes put ${over}; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
     const stepId = job.row.nextStep;
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
@@ -542,7 +600,7 @@ export class Jobs {
     const layout = fillLayout(nodes.map((n) => this.state.nodes.get(n)!.row.cpus), tasks);
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
-      tx.allocated(job, nodes, now);
+      tx.allocated(job, nodes.map((n) => this.state.wholeShare(n)), now);
       this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
       this.store.addEvent(jobId, now, "grown", `grew by ${compressHostlist(nodes)} for step ${stepId} (spawn of ${tasks} processes)`, { nodes, stepId });
     });
@@ -706,7 +764,7 @@ export class Jobs {
     for (const name of nodes) {
       const node = this.state.nodes.get(name);
       if (!node || node.row.status === "DOWN") continue;
-      if (graceful) node.completing = { jobId, until: now + this.config.killWaitMs + 5000 };
+      if (graceful) node.completing.set(jobId, now + this.config.killWaitMs + 5000);
       if (this.effects.toAgent(name, { t: "job.kill", jobId, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
     if (graceful) {
@@ -743,13 +801,46 @@ export class Jobs {
     return killed;
   }
 
+  /**
+   * What a job used on `node`, from its cgroup there each time its processes there were all gone
+   * (the totals so far: the latest report of a node replaces the one before). The job's usage is
+   * CPU seconds summed over its nodes and the most memory of one. An OOM kill ends an active job
+   * OUT_OF_MEMORY; a job that has ended FAILED meanwhile (its script died of it) is recorded so.
+   */
+  usage(node: string, r: { jobId: number; cpuSec: number; peakMemMiB: number; oomKills: number }, now = Date.now()): void {
+    const job = this.state.jobs.get(r.jobId);
+    if (job?.row.state === "PENDING") return;
+    const row = job?.row ?? this.store.getJob(r.jobId);
+    if (!row) return;
+    const mem = this.memoryOn(r.jobId, node);
+    const oom = r.oomKills > 0 ? `a process went over the job's memory (${mem === undefined ? "" : `${mem} MiB `}on ${node}) and was killed` : undefined;
+    const relabel = oom !== undefined && !job && row.state === "FAILED";
+    const recorded = this.ledger.commit((tx) => {
+      const usage = this.store.recordNodeUsage(r.jobId, node, r.cpuSec, r.peakMemMiB);
+      if (!usage) return false;
+      tx.usage(r.jobId, usage);
+      if (relabel) {
+        tx.outOfMemory(r.jobId, oom);
+        this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${row.reason ?? `exit code ${row.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: row.exitCode });
+      }
+      return true;
+    });
+    if (!recorded) return;
+    if (relabel) log.info(`job ${r.jobId} out_of_memory: ${oom}`, { job: r.jobId });
+    if (oom && job) this.finish(job, "OUT_OF_MEMORY", { reason: oom }, now);
+  }
+
+  /** MiB job `jobId` holds (or last held) on `node`. */
+  private memoryOn(jobId: number, node: string): number | undefined {
+    const live = this.state.jobs.get(jobId)?.shares.find((s) => s.node === node);
+    if (live) return live.memMiB;
+    return this.store.allocationsOf(jobId).findLast((a) => a.node === node)?.memMib ?? undefined;
+  }
+
   /** An agent says a killed job has no processes left on its node. */
   cleaned(node: string, jobId: number): void {
     const n = this.state.nodes.get(node);
-    if (n?.completing?.jobId === jobId) {
-      n.completing = undefined;
-      this.effects.schedule();
-    }
+    if (n?.completing.delete(jobId)) this.effects.schedule();
   }
 
   /** Jobs past their time limit end TIMEOUT; those with a --signal get it when its time before the limit comes. */
@@ -770,11 +861,10 @@ export class Jobs {
     this.store.addEvent(job.row.id, now, "signal", `${s.signal} sent to ${s.batchOnly ? "the batch shell" : "its steps"}, ${s.seconds} s before the time limit (--signal)`);
   }
 
-  nodeFailed(name: string, reason: string): void {
-    const node = this.state.nodes.get(name);
-    if (!node || node.jobId === undefined) return;
-    const job = this.state.jobs.get(node.jobId);
-    if (job) this.finish(job, "NODE_FAIL", { reason: `node ${name} ${reason}` });
+  /** Job `jobId` lost node `name`. */
+  nodeFailed(jobId: number, name: string, reason: string): void {
+    const job = this.state.jobs.get(jobId);
+    if (job?.nodes.includes(name)) this.finish(job, "NODE_FAIL", { reason: `node ${name} ${reason}` });
   }
 
   notifyLaunchers(job: JobRuntime): void {
@@ -822,6 +912,26 @@ export class Jobs {
     if (job.elastic?.launcher === session) job.elastic.launcher = undefined;
     this.watchOrphan(job);
   }
+}
+
+/**
+ * A block layout of `tasks` over nodes that hold `caps` tasks each, what a node cannot hold moved
+ * on to the next nodes with room; the plain block layout when they cannot hold them all.
+ */
+export function blockWithin(caps: readonly number[], tasks: number): number[] {
+  const out = blockLayout(caps.length, tasks);
+  let spill = 0;
+  for (const [i, cap] of caps.entries())
+    if (out[i]! > cap) {
+      spill += out[i]! - cap;
+      out[i] = cap;
+    }
+  for (const [i, cap] of caps.entries()) {
+    const k = Math.min(cap - out[i]!, spill);
+    out[i]! += k;
+    spill -= k;
+  }
+  return spill > 0 ? blockLayout(caps.length, tasks) : out;
 }
 
 function describeSize(min: number, max: number): string {

@@ -5,38 +5,44 @@
  * each event `fn` records through the `LedgerTx` it gets writes its rows there, and the caller
  * writes what goes with it (the job's event log, steps, adaptation records) in the same
  * transaction. Once it has committed, and only then, `reduce` applies the events to memory, in
- * order: jobs' rows, node ⇔ job ownership, allocations. Nothing else changes them.
+ * order: jobs' rows, allocations and their shares on both sides (a job's `shares`, aligned with its
+ * `nodes`; a node's `shares`, by job). Nothing else changes them.
  *
  * A restarted controller rebuilds memory with the same reducer (`restore`): the active jobs are
- * `submitted` again as the store holds them, and their open allocations `allocated` in order.
+ * `submitted` again as the store holds them, and their open allocations `allocated` in order,
+ * each with the share its row records (a row from before shares: the whole node).
  */
 import { ACTIVE_STATES, type FinalState } from "../../domain/job.ts";
-import type { JobRow, JobStore, NewJob } from "../../store/jobs.ts";
+import type { NodeShare } from "../../domain/resources.ts";
+import { shareOf, type JobRow, type JobStore, type JobUsage, type NewJob } from "../../store/jobs.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 
 export type LedgerEvent =
   | { t: "submitted"; rows: readonly JobRow[] }
   | { t: "held"; jobIds: readonly number[]; held: boolean }
-  | { t: "started"; jobId: number; nodes: readonly string[]; at: number; nextStep: number; output: string | null; error: string | null; timeLimit: number }
-  | { t: "allocated"; jobId: number; nodes: readonly string[] }
+  | { t: "started"; jobId: number; shares: readonly NodeShare[]; at: number; nextStep: number; output: string | null; error: string | null; timeLimit: number }
+  | { t: "allocated"; jobId: number; shares: readonly NodeShare[] }
   | { t: "released"; jobId: number; nodes: readonly string[] }
   | { t: "state"; jobId: number; state: "RUNNING" | "ADAPTING" }
   | { t: "limit"; jobId: number; timeLimit: number }
   | { t: "steps"; jobId: number; nextStep: number }
   | { t: "program"; jobId: number; program: Record<string, unknown> | null }
   | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null }
+  | { t: "usage"; jobId: number; usage: JobUsage }
+  | { t: "outOfMemory"; jobId: number; reason: string }
   | { t: "requeued"; jobId: number };
 
-type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null };
+type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId" | "usage"> & { output?: string | null };
 
 /** What a transaction records: each method writes its rows now and its event is reduced after the commit. */
 export interface LedgerTx {
   /** New jobs (one, or the tasks of an array): their rows, with the ids the store gave them. */
   submitted(values: Submission, indices?: readonly number[], spec?: string, step?: number): JobRow[];
   held(jobs: readonly JobRuntime[], held: boolean): void;
-  started(job: JobRuntime, nodes: readonly string[], at: number, f: { nextStep: number; output: string | null; error: string | null; timeLimit: number }): void;
-  /** Nodes added to a running job's allocation, after the ones it holds. */
-  allocated(job: JobRuntime, nodes: readonly string[], at: number): void;
+  /** The job runs on its shares' nodes, in that (rank) order. */
+  started(job: JobRuntime, shares: readonly NodeShare[], at: number, f: { nextStep: number; output: string | null; error: string | null; timeLimit: number }): void;
+  /** Nodes added to a running job's allocation, after the ones it holds, with its share of each. */
+  allocated(job: JobRuntime, shares: readonly NodeShare[], at: number): void;
   /** Nodes a running job gives back. */
   released(job: JobRuntime, nodes: readonly string[], at: number): void;
   state(job: JobRuntime, state: "RUNNING" | "ADAPTING"): void;
@@ -48,17 +54,24 @@ export interface LedgerTx {
   ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null): void;
   /** A running job back in the queue (--requeue after a node failed): its nodes and steps are let go, it waits to start again. */
   requeued(job: JobRuntime, at: number): void;
+  /** What a job (active or ended) used, as recorded from now on (the caller has summed the reports). */
+  usage(jobId: number, usage: JobUsage): void;
+  /**
+   * A job that ended FAILED went over its memory: the report of the OOM kill came after its exit
+   * (its first node's script died of it). It is OUT_OF_MEMORY, with the reason; nothing else changes.
+   */
+  outOfMemory(jobId: number, reason: string): void;
 }
 
-const newRuntime = (row: JobRow): JobRuntime => ({ row, nodes: [], launchers: new Set(), spawnedSteps: new Map() });
+const newRuntime = (row: JobRow): JobRuntime => ({ row, nodes: [], shares: [], launchers: new Set(), spawnedSteps: new Map() });
 
 type AllocationEvent = Extract<LedgerEvent, { t: "started" | "allocated" | "released" }>;
 
-/** A job's nodes, in rank order, after an event that changes its allocation. */
-function allocationAfter(nodes: readonly string[], e: AllocationEvent): string[] {
-  if (e.t === "started") return [...e.nodes];
-  if (e.t === "allocated") return [...nodes, ...e.nodes];
-  return nodes.filter((n) => !e.nodes.includes(n));
+/** A job's shares, in rank order, after an event that changes its allocation. */
+function allocationAfter(shares: readonly NodeShare[], e: AllocationEvent): NodeShare[] {
+  if (e.t === "started") return [...e.shares];
+  if (e.t === "allocated") return [...shares, ...e.shares];
+  return shares.filter((s) => !e.nodes.includes(s.node));
 }
 
 /** Applies one committed event to memory: the only code that changes jobs' rows, allocations and node ownership. */
@@ -77,35 +90,37 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
   const job = state.jobs.get(e.jobId);
   if (!job) return;
   const row = job.row;
-  const own = (nodes: readonly string[]) => {
-    for (const n of nodes) {
-      const node = state.nodes.get(n);
-      if (node) node.jobId = row.id;
-    }
+  const own = (shares: readonly NodeShare[]) => {
+    for (const s of shares) state.nodes.get(s.node)?.shares.set(row.id, s);
   };
   const disown = (nodes: readonly string[]) => {
-    for (const n of nodes) {
-      const node = state.nodes.get(n);
-      if (node?.jobId === row.id) node.jobId = undefined;
-    }
+    for (const n of nodes) state.nodes.get(n)?.shares.delete(row.id);
+  };
+  const allocate = (e: AllocationEvent) => {
+    job.shares = allocationAfter(job.shares, e);
+    job.nodes = job.shares.map((s) => s.node);
+    row.nodes = job.nodes.length;
   };
   switch (e.t) {
     case "started":
       Object.assign(row, { state: "RUNNING", startTime: e.at, reason: null, nextStep: e.nextStep, output: e.output, error: e.error, timeLimit: e.timeLimit });
       job.waitReason = undefined;
-      job.nodes = allocationAfter(job.nodes, e);
-      row.nodes = job.nodes.length;
-      own(e.nodes);
+      allocate(e);
+      own(e.shares);
       return;
     case "allocated":
-      job.nodes = allocationAfter(job.nodes, e);
-      row.nodes = job.nodes.length;
-      own(e.nodes);
+      allocate(e);
+      own(e.shares);
       return;
     case "released":
-      job.nodes = allocationAfter(job.nodes, e);
-      row.nodes = job.nodes.length;
+      allocate(e);
       disown(e.nodes);
+      return;
+    case "usage":
+      row.usage = e.usage;
+      return;
+    case "outOfMemory":
+      // Only ended jobs, which memory does not hold.
       return;
     case "state":
       row.state = e.state;
@@ -127,7 +142,7 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
     case "requeued":
       Object.assign(row, { state: "PENDING", startTime: null, reason: null, restarts: row.restarts + 1 });
       disown(job.nodes);
-      Object.assign(job, { nodes: [], elastic: undefined, program: undefined, signalled: undefined, spawnedSteps: new Map() });
+      Object.assign(job, { nodes: [], shares: [], elastic: undefined, program: undefined, signalled: undefined, spawnedSteps: new Map() });
       return;
   }
 }
@@ -150,7 +165,7 @@ export class Ledger {
   restore(): JobRuntime[] {
     const rows = this.store.activeJobs(ACTIVE_STATES);
     reduce(this.state, { t: "submitted", rows });
-    for (const a of this.store.openAllocations()) reduce(this.state, { t: "allocated", jobId: a.jobId, nodes: [a.node] });
+    for (const a of this.store.openAllocations()) reduce(this.state, { t: "allocated", jobId: a.jobId, shares: [shareOf(a) ?? this.state.wholeShare(a.node)] });
     return rows.map((r) => this.state.jobs.get(r.id)!);
   }
 
@@ -161,7 +176,7 @@ export class Ledger {
         const ids = indices ? s.insertArray(values, indices, spec ?? "", step) : [s.insertJob(values)];
         const arrayJobId = indices ? ids[0]! : null;
         // Every task's row shares the array's values (by reference, as the store keeps them once).
-        const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0 }));
+        const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0, resources: values.resources ?? null, usage: null }));
         events.push({ t: "submitted", rows });
         return rows;
       },
@@ -170,16 +185,16 @@ export class Ledger {
         s.setHeld(jobIds, held);
         events.push({ t: "held", jobIds, held });
       },
-      started: (job, nodes, at, f) => {
-        s.markRunning(job.row.id, at, nodes.length, f.nextStep, f.output, f.error);
+      started: (job, shares, at, f) => {
+        s.markRunning(job.row.id, at, shares.length, f.nextStep, f.output, f.error);
         if (f.timeLimit !== job.row.timeLimit) s.setTimeLimit(job.row.id, f.timeLimit);
-        s.openAllocation(job.row.id, nodes, at);
-        events.push({ t: "started", jobId: job.row.id, nodes: [...nodes], at, ...f });
+        s.openAllocation(job.row.id, shares, at);
+        events.push({ t: "started", jobId: job.row.id, shares: [...shares], at, ...f });
       },
-      allocated: (job, nodes, at) => {
-        const e: AllocationEvent = { t: "allocated", jobId: job.row.id, nodes: [...nodes] };
+      allocated: (job, shares, at) => {
+        const e: AllocationEvent = { t: "allocated", jobId: job.row.id, shares: [...shares] };
         const held = this.holdsAfter(job, events);
-        s.openAllocation(job.row.id, nodes, at, held.length);
+        s.openAllocation(job.row.id, shares, at, held.length);
         s.setNodes(job.row.id, allocationAfter(held, e).length);
         events.push(e);
       },
@@ -220,13 +235,21 @@ export class Ledger {
         s.closeSteps(job.row.id, "NODE_FAIL", at);
         events.push({ t: "requeued", jobId: job.row.id });
       },
+      usage: (jobId, usage) => {
+        s.setUsage(jobId, usage);
+        events.push({ t: "usage", jobId, usage });
+      },
+      outOfMemory: (jobId, reason) => {
+        s.markOutOfMemory(jobId, reason);
+        events.push({ t: "outOfMemory", jobId, reason });
+      },
     };
   }
 
-  /** The nodes `job` holds once the events recorded so far in this transaction apply. */
-  private holdsAfter(job: JobRuntime, events: readonly LedgerEvent[]): string[] {
-    let nodes: readonly string[] = job.nodes;
-    for (const e of events) if ((e.t === "started" || e.t === "allocated" || e.t === "released") && e.jobId === job.row.id) nodes = allocationAfter(nodes, e);
-    return [...nodes];
+  /** The shares `job` holds once the events recorded so far in this transaction apply. */
+  private holdsAfter(job: JobRuntime, events: readonly LedgerEvent[]): NodeShare[] {
+    let shares: readonly NodeShare[] = job.shares;
+    for (const e of events) if ((e.t === "started" || e.t === "allocated" || e.t === "released") && e.jobId === job.row.id) shares = allocationAfter(shares, e);
+    return [...shares];
   }
 }

@@ -1,7 +1,7 @@
 /**
  * The ledger's memory in a canonical form: what a restarted controller must rebuild from the store
- * (ledger.ts `restore`) — every active job's row and allocation in rank order, and which job holds
- * each node. Jobs by id, nodes by name, every object's keys sorted, and any value whose JSON is
+ * (ledger.ts `restore`) — every active job's row and allocation in rank order with its share of
+ * each node, and which jobs hold each node with which shares. Jobs by id, nodes by name, every object's keys sorted, and any value whose JSON is
  * longer than LONG_VALUE bytes (a job's environment, script, argv, node lists) replaced by its
  * sha256, so that a dump's size grows with the number of jobs only and two dumps compare as text.
  *
@@ -18,9 +18,9 @@ import type { ClusterState } from "./state.ts";
 export const LONG_VALUE = 256;
 
 export interface LedgerMemory {
-  jobs: { id: number; row: unknown; nodes: string[] }[];
-  /** Every known node and the active job holding it (null: none). */
-  owners: [string, number | null][];
+  jobs: { id: number; row: unknown; nodes: string[]; shares: unknown[] }[];
+  /** Every known node and the active jobs holding a share of it, by job id. */
+  owners: [string, [number, unknown][]][];
 }
 
 /** Keys sorted at every level. */
@@ -53,8 +53,10 @@ function canonicalRow(row: object): Record<string, unknown> {
 const digest = (text: string) => `sha256:${createHash("sha256").update(text).digest("hex")}`;
 
 export function ledgerMemory(state: ClusterState): LedgerMemory {
-  const jobs = [...state.jobs.values()].sort((a, b) => a.row.id - b.row.id).map((j) => ({ id: j.row.id, row: canonicalRow(j.row), nodes: [...j.nodes] }));
-  const owners = [...state.nodes.values()].sort((a, b) => compareNames(a.row.name, b.row.name)).map((n): [string, number | null] => [n.row.name, n.jobId ?? null]);
+  const jobs = [...state.jobs.values()].sort((a, b) => a.row.id - b.row.id).map((j) => ({ id: j.row.id, row: canonicalRow(j.row), nodes: [...j.nodes], shares: j.shares.map(sorted) }));
+  const owners = [...state.nodes.values()]
+    .sort((a, b) => compareNames(a.row.name, b.row.name))
+    .map((n): [string, [number, unknown][]] => [n.row.name, [...n.shares].sort((a, b) => a[0] - b[0]).map(([id, share]) => [id, sorted(share)])]);
   return { jobs, owners };
 }
 

@@ -40,13 +40,18 @@ export class PlanApplier {
 
   /**
    * A user's resize (POST /v1/jobs/:id/resize): planned by the pure planner against the cluster as
-   * it is now (sched/plan.ts requestedResize: the same node choice and remap as a pass's), recorded
-   * as a plan of one item and carried out at once. What refuses it is thrown to the caller.
+   * it is now (sched/plan.ts requestedResize: the same node choice and remap as a pass's), re-checked
+   * as a pass's items are, recorded as a plan of one item and carried out at once. `by` says who
+   * asked (in its reason); with `keepLimit` it does not raise the job's time limit. What refuses it
+   * is thrown to the caller.
    */
-  resizeNow(jobId: number, to: number, now = Date.now()): { adaptationId: number } {
+  resizeNow(jobId: number, to: number, opts: { by?: string; keepLimit?: boolean } = {}, now = Date.now()): { adaptationId: number } {
     this.elastic().checkResize(jobId, to);
-    const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, "requested by user");
+    const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, `requested by ${opts.by ?? "user"}`, opts.keepLimit);
     if (typeof planned === "string") throw conflict("no_idle_nodes", planned);
+    const plan: Plan = { now, policy: this.snapshots.config.policy, spawns: [], starts: [], resizes: [planned], reservations: [], notes: [], waiting: [] };
+    const refused = checkPlan(plan, this.current(now)).rejected[0];
+    if (refused) throw conflict("no_idle_nodes", refused.reason);
     const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
     try {
       return this.elastic().resize(planned, planned.reason, now, () => this.plans.settle(id!, "done"));
@@ -67,7 +72,7 @@ export class PlanApplier {
     return {
       node: (name) => {
         const n = this.state.nodes.get(name);
-        return n && { up: this.state.isSchedulable(n, now), jobId: n.jobId };
+        return n && { up: this.state.isSchedulable(n, now), resources: this.state.resources(n), shares: n.shares };
       },
       job: (id) => {
         const job = this.state.jobs.get(id);
@@ -89,7 +94,7 @@ export class PlanApplier {
     for (const g of p.spawns) {
       const id = ids[k++]!;
       this.store.tx(() => {
-        const taken = this.spawns.grant(g.id, g.nodes) && g.nodes.every((n) => this.state.nodes.get(n)?.jobId === g.jobId);
+        const taken = this.spawns.grant(g.id, g.nodes) && g.nodes.every((n) => this.state.nodes.get(n)?.shares.has(g.jobId));
         this.plans.settle(id, taken ? "done" : "failed", taken ? null : "the request was gone or could not take the nodes");
       });
     }
@@ -97,7 +102,9 @@ export class PlanApplier {
       const id = ids[k++]!;
       const job = this.state.jobs.get(st.jobId)!;
       let done = false;
-      this.jobs.start(job, st.nodes, st.reason, now, () => {
+      // A start without shares (whole-node mode) takes its nodes whole.
+      const shares = st.shares ?? st.nodes.map((n) => this.state.wholeShare(n));
+      this.jobs.start(job, { shares, tasks: st.tasks }, st.reason, now, () => {
         this.plans.settle(id, "done");
         done = true;
       });
@@ -150,6 +157,7 @@ function jobState(job: JobRuntime): PlanJobState {
     resizable: r.elastic && e?.launcher !== undefined && e.tasks !== undefined && e.stepId !== undefined,
     ...(r.exclude ? { exclude: r.exclude } : {}),
     ...(r.nodelist ? { nodelist: r.nodelist } : {}),
+    ...(r.resources ? { resources: r.resources } : {}),
   };
 }
 

@@ -4,8 +4,8 @@
  * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
  * names) and hands it to the plan applier, which re-checks every item and carries out what still
  * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`, with the same
- * rule for resizes: every pass plans them (sched/README.md, "One cadence"). A pass with no idle
- * node is skipped unless it is the periodic full pass (which also refreshes why jobs wait, and is
+ * rule for resizes: every pass plans them (sched/README.md, "One cadence"). A pass with no free
+ * core on any node is skipped unless it is the periodic full pass (which also refreshes why jobs wait, and is
  * where a shrink to admit a waiting job is planned when nothing is idle). No pass runs while the
  * store takes no writes (a full or read-only disk: storage.ts); one that meets it stops there.
  */
@@ -42,7 +42,7 @@ export class SchedulerLoop {
       const { full } = this.queued!;
       this.queued = undefined;
       if (this.opts.mayPass?.() === false) return;
-      if (!full && !this.state.hasIdleNode(Date.now())) return;
+      if (!full && !this.state.hasRoom(Date.now())) return;
       try {
         this.pass(Date.now(), full);
       } catch (e) {

@@ -1,9 +1,9 @@
 /**
  * What a scheduling pass sees (sched/plan.ts `Snapshot`), built from the controller's state: every
- * node (schedulable or not, the job holding it, its cpus), the eligible pending jobs, every running
- * job with its node names, its ranks per node, its MTCT samples since its last adaptation and
- * what it measured at each size, and the spawn requests waiting. The simulator builds the same
- * snapshot from its virtual cluster.
+ * node (schedulable or not, its cores, memory, GPUs and features), the eligible pending jobs with
+ * their resource requests, every running job with its node names and its share of each, its ranks
+ * per node, its MTCT samples since its last adaptation and what it measured at each size, and the
+ * spawn requests waiting. The simulator builds the same snapshot from its virtual cluster.
  */
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { measuredModel } from "../../sched/profile.ts";
@@ -36,6 +36,8 @@ export class Snapshots {
     readonly config: ErsConfig,
     private readonly limits: AdminLimits,
     private readonly sampleInterval: number,
+    /** MiB per core of a request that names no memory (`--def-mem-per-cpu`); else each node's memory / cores. */
+    private readonly defMemPerCpu?: number,
   ) {}
 
   /**
@@ -44,7 +46,8 @@ export class Snapshots {
    */
   take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
-    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), jobId: n.jobId, cpus: n.row.cpus });
+    // Nodes report resources: the pass plans in resource mode, a node held by the running jobs' shares.
+    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n) });
     const pending: PendingJob[] = [];
     const running: SnapshotJob[] = [];
     for (const job of this.state.jobs.values()) {
@@ -54,7 +57,7 @@ export class Snapshots {
       } else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
-    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], config: this.config, limits: this.limits, reasons, resizes };
+    return { now, nodes, pending, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
   }
 
   private running(job: JobRuntime, now: number): SnapshotJob {
@@ -65,6 +68,8 @@ export class Snapshots {
       id: r.id,
       nodes: job.nodes.length,
       nodeNames: job.nodes,
+      shares: job.shares,
+      resources: r.resources ?? undefined,
       ...(e?.tasks && e.tasks.length === job.nodes.length ? { tasks: e.tasks } : {}),
       ...(r.exclude ? { exclude: r.exclude } : {}),
       minNodes: r.minNodes,

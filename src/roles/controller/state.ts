@@ -2,12 +2,12 @@
 import type { StepCovers } from "../../proto/credential.ts";
 import type { ControllerToAgent } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
-import { compareNames } from "../../sched/batch.ts";
 import type { PendingJob } from "../../sched/types.ts";
 import type { RankRemap } from "../../sched/plan.ts";
 import type { Ineligible } from "../../sched/eligibility.ts";
 import type { JobRow } from "../../store/jobs.ts";
-import type { NodeRow } from "../../store/nodes.ts";
+import { nodeResources, type NodeRow } from "../../store/nodes.ts";
+import type { NodeResources, NodeShare } from "../../domain/resources.ts";
 import type { ProgramRuntime } from "./program.ts";
 
 export interface Session<Out> {
@@ -23,10 +23,10 @@ export interface NodeRuntime {
   /** The agent's live connection; nodes without one are not scheduled. */
   session?: AgentSession;
   lastSeen: number;
-  /** The active job holding the node. */
-  jobId?: number;
-  /** A job that ended on this node and whose processes are still being killed. */
-  completing?: { jobId: number; until: number };
+  /** The active jobs holding part (or all) of the node, with their shares (the ledger's reducer keeps it). */
+  shares: Map<number, NodeShare>;
+  /** Jobs that ended on this node and whose processes are still being killed, until when at most. */
+  completing: Map<number, number>;
   /** Whom the agent runs jobs as (its hello): "job-user", or the agent's own user. */
   runAs?: string;
 }
@@ -35,6 +35,8 @@ export interface JobRuntime {
   row: JobRow;
   /** The current allocation, in rank order. */
   nodes: string[];
+  /** What it holds of each of them, aligned with `nodes` (a whole node for a job without a resource request). */
+  shares: NodeShare[];
   launchers: Set<LauncherSession>;
   /** Why a pending job waits (last scheduling pass). */
   waitReason?: string;
@@ -88,17 +90,49 @@ export class ClusterState {
   readonly nodes = new Map<string, NodeRuntime>();
   readonly jobs = new Map<number, JobRuntime>();
 
+  /** A node as the registry first knows it (from its row, or its agent's hello). */
+  static node(row: NodeRow, lastSeen: number): NodeRuntime {
+    return { row, lastSeen, shares: new Map(), completing: new Map() };
+  }
+
   /** Nodes a scheduling pass may hand out or count on. */
   isSchedulable(n: NodeRuntime, now: number): boolean {
-    return n.row.status === "UP" && n.row.drain === null && n.session !== undefined && !(n.completing && n.completing.until > now);
+    return n.row.status === "UP" && n.row.drain === null && n.session !== undefined && !this.isCompleting(n, now);
   }
 
-  private isIdle(n: NodeRuntime, now: number): boolean {
-    return n.jobId === undefined && this.isSchedulable(n, now);
+  /** Whether a job that ended there is still being cleaned up on the node. */
+  isCompleting(n: NodeRuntime, now: number): boolean {
+    for (const until of n.completing.values()) if (until > now) return true;
+    return false;
   }
 
-  hasIdleNode(now: number): boolean {
-    for (const n of this.nodes.values()) if (this.isIdle(n, now)) return true;
+  /** No job holds any part of the node. */
+  isIdle(n: NodeRuntime): boolean {
+    return n.shares.size === 0;
+  }
+
+  /** What the node has. */
+  resources(n: NodeRuntime): NodeResources {
+    return nodeResources(n.row);
+  }
+
+  /** All of node `name`: what a job without a resource request (or an exclusive one) holds of it. */
+  wholeShare(name: string): NodeShare {
+    const row = this.nodes.get(name)?.row;
+    if (!row) return { node: name, cores: [], memMiB: 0, gpus: [] };
+    return { node: name, cores: Array.from({ length: row.cpus }, (_, i) => i), memMiB: row.memoryMb, gpus: row.gpus.map((_, i) => i) };
+  }
+
+  /** Cores of the node no job holds. */
+  freeCores(n: NodeRuntime): number {
+    let held = 0;
+    for (const s of n.shares.values()) held += s.cores.length;
+    return n.row.cpus - held;
+  }
+
+  /** Whether some schedulable node has a core no job holds (a pass may start something). */
+  hasRoom(now: number): boolean {
+    for (const n of this.nodes.values()) if (this.isSchedulable(n, now) && this.freeCores(n) > 0) return true;
     return false;
   }
 
@@ -109,13 +143,8 @@ export class ClusterState {
     for (const n of this.nodes.values()) {
       if (!this.isSchedulable(n, now)) continue;
       upNodes++;
-      if (n.jobId === undefined) idleNodes++;
+      if (this.isIdle(n)) idleNodes++;
     }
     return { upNodes, idleNodes };
-  }
-
-  /** Idle schedulable nodes in name order (node2 before node10). */
-  idleNodes(now: number): NodeRuntime[] {
-    return [...this.nodes.values()].filter((n) => this.isIdle(n, now)).sort((a, b) => compareNames(a.row.name, b.row.name));
   }
 }

@@ -8,6 +8,8 @@
 import type { JobSubmit } from "../../proto/requests.ts";
 import { replay, type Prediction } from "../../sched/predict.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
+import { formatIndexList } from "../../domain/index-list.ts";
+import type { NodeShare } from "../../domain/resources.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
 import type { SchedulerLoop } from "./scheduler.ts";
 import { nextTurn } from "./turns.ts";
@@ -35,6 +37,7 @@ export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSub
       ...(values.exclude ? { exclude: values.exclude } : {}),
       ...(values.nodelist ? { nodelist: values.nodelist } : {}),
       ...(values.sizes ? { sizes: values.sizes } : {}),
+      ...(values.resources ? { resources: values.resources } : {}),
     },
   ];
   const what = indices ? `its first task (of ${indices.length})` : "it";
@@ -49,5 +52,12 @@ export async function testOnly(jobs: Jobs, scheduler: SchedulerLoop, req: JobSub
   }
   if (p.start === undefined) return { start: null, nodes: [], message: `${what} cannot start on the nodes that are up now` };
   const when = new Date(p.start).toISOString();
-  return { start: when, nodes: p.nodes, message: `${what} would start ${p.start <= now ? "now" : `at ${when}`} on ${compressHostlist(p.nodes)}` };
+  const where = p.shares ? p.shares.map(shareText).join(", ") : compressHostlist(p.nodes);
+  return { start: when, nodes: p.nodes, message: `${what} would start ${p.start <= now ? "now" : `at ${when}`} on ${where}` };
+}
+
+/** "node01 (cores 0-3, 4096 MiB, GPUs 0,1)": where a job would be, and what it would hold there. */
+function shareText(s: NodeShare): string {
+  const gpus = s.gpus.length > 0 ? `, GPU${s.gpus.length === 1 ? "" : "s"} ${formatIndexList(s.gpus)}` : "";
+  return `${s.node} (core${s.cores.length === 1 ? "" : "s"} ${formatIndexList(s.cores)}, ${s.memMiB} MiB${gpus})`;
 }

@@ -1,6 +1,6 @@
 /** The allocation timeline (GET /v1/timeline): which job held which node when, over a window. */
 import type { TimelineView } from "../../api/schemas.ts";
-import type { AllocationRow, JobListRow } from "../../store/jobs.ts";
+import { expandIndices, type AllocationRow, type JobListRow } from "../../store/jobs.ts";
 import type { JobRuntime } from "./state.ts";
 import { byNodeName, nodeView, pendingReason, type ViewContext } from "./views.ts";
 
@@ -49,7 +49,9 @@ export function timelineJob(ctx: ViewContext, row: JobListRow, live: JobRuntime 
     startTime: iso(row.startTime),
     endTime: iso(row.endTime),
     nodes: live ? live.nodes.length : row.nodes,
-    allocations: allocs.filter((a) => a.until === null || a.until >= since).map((a) => ({ node: a.node, since: iso(a.since)!, until: iso(a.until) })),
+    allocations: allocs
+      .filter((a) => a.until === null || a.until >= since)
+      .map((a) => ({ node: a.node, since: iso(a.since)!, until: iso(a.until), cpus: a.cores === null ? null : expandIndices(a.cores).length })),
     adaptations: row.elastic
       ? ctx.elastic.adaptations(row.id).map((a) => ({ id: a.id, state: a.state, fromNodes: a.fromNodes, toNodes: a.toNodes, requestedAt: iso(a.requestedAt)!, endedAt: iso(a.endedAt) }))
       : [],

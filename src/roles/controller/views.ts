@@ -2,8 +2,10 @@
 import type { PlanStore } from "../../store/plans.ts";
 import { jobPlanItem } from "./plan-views.ts";
 import { cfgView } from "./cfg.ts";
-import type { JobDetail, JobView, NodeView } from "../../api/schemas.ts";
-import type { AllocationRow, JobListRow, JobRow, JobStore } from "../../store/jobs.ts";
+import type { JobDetail, JobView, NodeView, ShareView } from "../../api/schemas.ts";
+import { compressIndices } from "../../domain/array.ts";
+import type { NodeShare } from "../../domain/resources.ts";
+import { shareOf, type AllocationRow, type JobListRow, type JobRow, type JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
 import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
 import { expandPattern, patternVars } from "../output-patterns.ts";
@@ -11,10 +13,10 @@ import { remainingMs, type ProgramRuntime } from "./program.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());
 
-/** The nodes a job holds now, or held when it ended. */
-function allocationAt(rows: readonly AllocationRow[], job: JobListRow): string[] {
+/** What a job that is over held when it ended, in rank order (a row from before shares: the whole node). */
+function sharesAtEnd(state: ClusterState, rows: readonly AllocationRow[], job: JobListRow): NodeShare[] {
   const held = rows.filter((r) => r.until === null || (job.endTime !== null && r.until === job.endTime));
-  return held.sort((a, b) => a.position - b.position).map((r) => r.node);
+  return held.sort((a, b) => a.position - b.position).map((r) => shareOf(r) ?? state.wholeShare(r.node));
 }
 
 /** What views need beyond job rows: jobs' MTCT, elastic jobs' adaptations, and the default sampling interval. */
@@ -39,7 +41,14 @@ export function pendingReason(why: string | undefined): string {
   return word === "priority" ? "Priority" : word === "reqnodenotavail" ? "ReqNodeNotAvail" : "Resources";
 }
 
-export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
+/** A share as the API shows it: cores as a range list ("0-3,8") and their count. */
+export function shareView(s: NodeShare): ShareView {
+  const cores = [...s.cores].sort((a, b) => a - b);
+  return { node: s.node, cores: compressIndices(cores), cpus: cores.length, memMiB: s.memMiB, gpus: [...s.gpus] };
+}
+
+/** A job with what it holds (or held at its end) on each node, in rank order. */
+export function jobView(job: JobListRow, shares: readonly NodeShare[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
   const pending = job.state === "PENDING";
   const blocked = pending ? live?.blocked : undefined;
   return {
@@ -59,13 +68,14 @@ export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime
     timeLimit: job.timeLimit,
     argv: job.argv ?? null,
     cwd: job.cwd,
+    private: false,
     // A pending job's files are still patterns: shown as far as they are known.
     output: pending && job.output !== null ? expandPattern(job.output, patternVars(job), job.cwd) : job.output,
     submitTime: iso(job.submitTime)!,
     startTime: iso(job.startTime),
     endTime: iso(job.endTime),
     exitCode: job.exitCode,
-    allocation,
+    allocation: shares.map((s) => s.node),
     mtct,
     arrayJobId: job.arrayJobId,
     arrayTaskId: job.arrayTaskId,
@@ -80,6 +90,9 @@ export function jobView(job: JobListRow, allocation: string[], live?: JobRuntime
     user: job.user,
     submittedBy: job.submittedBy,
     resizes,
+    resources: job.resources && { ...job.resources, constraint: job.resources.constraint && [...job.resources.constraint] },
+    shares: shares.map(shareView),
+    usage: job.usage,
   };
 }
 
@@ -97,7 +110,7 @@ export function jobViews(ctx: ViewContext, rows: JobListRow[]): JobView[] {
   const resizes = store.resizeCounts(rows.filter((r) => r.elastic).map((r) => r.id));
   return rows.map((r) => {
     const live = state.jobs.get(r.id);
-    return live ? jobView(live.row, live.nodes, live, latestMtct(ctx, live.row), resizes.get(r.id)) : jobView(r, allocationAt(allocs.get(r.id) ?? [], r), undefined, null, resizes.get(r.id));
+    return live ? jobView(live.row, live.shares, live, latestMtct(ctx, live.row), resizes.get(r.id)) : jobView(r, sharesAtEnd(state, allocs.get(r.id) ?? [], r), undefined, null, resizes.get(r.id));
   });
 }
 
@@ -106,14 +119,17 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   const live = state.jobs.get(row.id);
   const history = store.allocationsOf(row.id);
   const resizes = row.elastic ? (store.resizeCounts([row.id]).get(row.id) ?? 0) : 0;
-  const base = live ? jobView(live.row, live.nodes, live, latestMtct(ctx, live.row), resizes) : jobView(row, allocationAt(history, row), undefined, null, resizes);
+  const base = live ? jobView(live.row, live.shares, live, latestMtct(ctx, live.row), resizes) : jobView(row, sharesAtEnd(state, history, row), undefined, null, resizes);
   const interval = row.sampleInterval ?? ctx.sampleInterval;
   return {
     ...base,
     script: row.script,
     env: row.env,
     events: store.eventsOf(row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
-    allocationHistory: history.map((a) => ({ node: a.node, position: a.position, since: iso(a.since)!, until: iso(a.until) })),
+    allocationHistory: history.map((a) => {
+      const share = shareOf(a);
+      return { node: a.node, position: a.position, since: iso(a.since)!, until: iso(a.until), cores: a.cores, memMiB: share?.memMiB ?? null, gpus: share ? [...share.gpus] : null };
+    }),
     steps: store.stepsOf(row.id).map((s) => ({
       stepId: s.stepId,
       argv: s.argv,
@@ -155,17 +171,33 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
 export const byNodeName = new Intl.Collator("en", { numeric: true }).compare;
 
 export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
-  const completing = n.completing !== undefined && n.completing.until > now;
-  const busy = n.jobId !== undefined || completing;
+  const completingJob = [...n.completing].find(([, until]) => until > now)?.[0];
+  const completing = completingJob !== undefined;
+  const jobs = [...n.shares.keys()];
+  const busy = jobs.length > 0 || completing;
   const state =
-    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : n.jobId !== undefined ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+    n.row.status === "DOWN" ? "DOWN" : !n.session ? "UNKNOWN" : n.row.drain !== null ? (busy ? "DRAINING" : "DRAINED") : jobs.length > 0 ? "ALLOCATED" : completing ? "COMPLETING" : "IDLE";
+  let cpus = 0;
+  let memMiB = 0;
+  const gpus: number[] = [];
+  for (const s of n.shares.values()) {
+    cpus += s.cores.length;
+    memMiB += s.memMiB;
+    gpus.push(...s.gpus);
+  }
+  gpus.sort((a, b) => a - b);
   return {
     name: n.row.name,
     state,
     cpus: n.row.cpus,
     memoryMb: n.row.memoryMb,
+    gpus: [...n.row.gpus],
+    features: [...n.row.features],
+    allocated: { cpus, memMiB, gpus },
+    free: { cpus: Math.max(0, n.row.cpus - cpus), memMiB: Math.max(0, n.row.memoryMb - memMiB), gpus: n.row.gpus.map((_, i) => i).filter((i) => !gpus.includes(i)) },
     addr: n.row.addr,
-    jobId: n.jobId ?? (completing ? n.completing!.jobId : null),
+    jobs,
+    jobId: jobs[0] ?? completingJob ?? null,
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,

@@ -23,6 +23,8 @@ export interface LaunchOptions {
   pmi: PmiMode;
   pmiPort?: boolean;
   cfg?: "on" | "off";
+  /** How ranks are bound to their job's cores on each node (StepSpec.cpuBind; default cores). */
+  cpuBind?: "none" | "cores";
   connect(addr: string): PeerConn;
   sink: StepSink;
   /** Where the sink writes, when it is a file on one of the step's nodes (see StepSpec.outputFile). */
@@ -129,6 +131,7 @@ export class Launch {
       pmi: this.o.pmi,
       pmiPort: this.o.pmiPort,
       ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
+      ...(this.o.cpuBind === "none" ? { cpuBind: "none" as const } : {}),
       jobEnv: g.jobEnv,
       ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,

@@ -6,6 +6,7 @@
 import { envDigest } from "../../proto/credential.ts";
 import { basename } from "node:path";
 import { ApiClient, ApiClientError } from "../../api/client.ts";
+import type { JobResources } from "../../api/schemas.ts";
 import type { PmiMode } from "../../proto/step.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
@@ -29,6 +30,8 @@ export interface RunOptions {
   sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
+  /** Cores, memory, GPUs, features, whole nodes: of the allocation it asks for (not of a step inside a job). */
+  resources?: JobResources;
   /** More ranks than the nodes have CPUs. */
   overcommit?: boolean;
   timeLimit?: number;
@@ -45,6 +48,8 @@ export interface RunOptions {
   pmiPort: boolean;
   /** CFG monitoring of the step's ranks (default on). */
   cfg?: "on" | "off";
+  /** How ranks are bound to their job's cores (`--cpu-bind`; default cores). */
+  cpuBind?: "none" | "cores";
   /** Seconds a PMI spawn may wait for idle nodes. */
   spawnWait: number;
   /**
@@ -93,6 +98,7 @@ export async function run(o: RunOptions): Promise<number> {
             sampleInterval: o.sampleInterval,
             tasks: o.tasks,
             tasksPerNode: o.tasksPerNode,
+            ...o.resources,
             overcommit: o.overcommit,
             timeLimit: o.timeLimit,
             exclude: o.exclude,
@@ -160,6 +166,7 @@ export async function run(o: RunOptions): Promise<number> {
       pmi: o.pmi,
       pmiPort: o.pmiPort,
       cfg: o.cfg,
+      cpuBind: o.cpuBind,
       connect: (addr) => pool.get(addr),
       sink,
       spawnWait: o.spawnWait,

@@ -2,7 +2,9 @@
 import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type Ending } from "../batch.ts";
 import { expectedEnd } from "../elastic.ts";
 import { sizeAtMost } from "../sizes.ts";
-import type { CountStart, JobState, PassInput, PendingJob } from "../types.ts";
+import type { BatchOptions, CountStart, JobState, PassInput, PendingJob } from "../types.ts";
+
+export type { BatchOptions } from "../types.ts";
 
 export function queue(input: PassInput): readonly PendingJob[] {
   return inQueueOrder(input.pending, input.sorted);
@@ -23,27 +25,32 @@ export function endings(input: PassInput): Ending[] {
   return out;
 }
 
-/** A static policy runs every job rigid at the size the user asked for (unless it asked for any size in a range). */
+const rigidViews = new WeakMap<PendingJob, PendingJob>();
+
+/**
+ * A static policy runs every job rigid at the size the user asked for (unless it asked for any size
+ * in a range). The view is kept per job object, so that what a pass works out per job (resource
+ * mode: how it is placed) is not worked out again in the next pass.
+ */
 export function rigid(job: PendingJob): PendingJob {
   if (job.moldable) return job;
   const p = sizeAtMost(job.sizes, preferredSize(job)) ?? preferredSize(job);
-  return p === job.minNodes && p === job.maxNodes ? job : { ...job, minNodes: p, maxNodes: p };
+  if (p === job.minNodes && p === job.maxNodes) return job;
+  let v = rigidViews.get(job);
+  if (!v) rigidViews.set(job, (v = { ...job, minNodes: p, maxNodes: p }));
+  return v;
 }
 
-export interface BatchOptions {
-  backfill?: boolean;
-  rigid?: boolean;
-  startSize?: (job: PendingJob, free: number) => number;
-  scaleLimits?: boolean;
-}
-
+/** The batch pass: on node counts, or on the nodes' resources in resource mode (`input.vectors`). */
 export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOptions = {}): BatchCountsPlan {
+  const pending = opts.rigid ? q.map(rigid) : q;
+  if (input.vectors) return input.vectors.batch(input, pending, opts);
   return planBatchCounts({
     now: input.now,
     upNodes: input.upNodes,
     freeNodes: input.idleNodes,
     running: endings(input),
-    pending: opts.rigid ? q.map(rigid) : q,
+    pending,
     sorted: true,
     backfill: opts.backfill,
     startSize: opts.startSize,

@@ -62,8 +62,9 @@ const sec = (x: number) => `${Math.round(x)} s`;
 
 export function planEbb(input: PassInput): PassPlan {
   let q = queue(input);
-  let b = batch(input, q, { rigid: true });
-  if (b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
+  // Resource mode: the pass on the nodes' resources tries them shortest first itself.
+  let b = batch(input, q, { rigid: true, shortestFirst: true });
+  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
     // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
     // job backfilled first): its reservation is the same, and the shorter a job the more a wait
     // weighs on its slowdown.
@@ -164,11 +165,14 @@ export function planEbb(input: PassInput): PassPlan {
   const budget = { extra };
   resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input)));
   extra = budget.extra;
-  // Lend what nothing can use.
-  if (idle > 0) {
+  // Lend what nothing can use. Resource mode with nothing waiting: a job with a per-node shape may
+  // also grow onto the nodes others hold part of, as many as hold one more node of its shape.
+  const vectors = input.vectors;
+  const own = vectors && !res ? (c: Cand) => Math.max(0, vectors.growable(c.job.id) - idle) : undefined;
+  if (idle > 0 || own) {
     const touched = new Set(resizes.map((r) => r.jobId));
     const any = Math.min(idle, extra);
-    const free = res ? { any, beforeOnly: idle - any, until: res.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY };
+    const free: Lendable = res ? { any, beforeOnly: idle - any, until: res.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
@@ -334,7 +338,15 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
  * Idle nodes to running jobs, one node at a time to the job whose remaining time drops most by it;
  * a job keeps its grant only if the time saved pays for growing and for giving the nodes back.
  */
-function planLend(input: PassInput, cands: Cand[], free: { any: number; beforeOnly: number; until: number }, lambda: number): Resize[] {
+/** Idle nodes to lend: any, those only a job that ends before `until` may hold, and a job's own (resource mode: nodes others hold part of). */
+interface Lendable {
+  any: number;
+  beforeOnly: number;
+  until: number;
+  own?: (c: Cand) => number;
+}
+
+function planLend(input: PassInput, cands: Cand[], free: Lendable, lambda: number): Resize[] {
   let pool = cands;
   const priced = (c: Cand): Priced => ({ n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost });
   for (let round = 0; round < 3 && pool.length > 0; round++) {
@@ -370,7 +382,7 @@ function planLend(input: PassInput, cands: Cand[], free: { any: number; beforeOn
   return [];
 }
 
-function greedyLend(input: PassInput, pool: readonly Cand[], free: { any: number; beforeOnly: number; until: number }, lambda: number): Map<number, number> {
+function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lambda: number): Map<number, number> {
   const grant = new Map<number, number>();
   const size = (c: Cand) => c.job.nodes + (grant.get(c.job.id) ?? 0);
   const gainOf = (c: Cand) => {
@@ -385,13 +397,21 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: { any: number
   for (const c of pool) heap.push(c);
   let any = free.any;
   let before = free.beforeOnly;
-  while ((any > 0 || before > 0) && heap.size > 0) {
+  const own = new Map<number, number>();
+  if (free.own) for (const c of pool) own.set(c.job.id, free.own(c));
+  let owned = 0;
+  for (const n of own.values()) owned += n;
+  while ((any > 0 || before > 0 || owned > 0) && heap.size > 0) {
     const c = heap.pop()!;
     if (!(key.get(c.job.id)! > 0)) break;
     const m = size(c) + 1;
     // Nodes the reservation counts on go only to a job predicted to end (and give them back) before it.
     const endsBefore = input.now + (remainingAt(c.job, input.now, c.speed, m) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
-    if (before > 0 && endsBefore) before--;
+    const mine = own.get(c.job.id) ?? 0;
+    if (mine > 0) {
+      own.set(c.job.id, mine - 1);
+      owned--;
+    } else if (before > 0 && endsBefore) before--;
     else if (any > 0) any--;
     else continue;
     grant.set(c.job.id, (grant.get(c.job.id) ?? 0) + 1);

@@ -1,0 +1,93 @@
+/**
+ * Slurm's resource flags, shared by `ebb submit` (and its #SBATCH/#EBB lines) and `ebb run`:
+ * cores per task, memory, GPUs (also as `--gres=gpu[:TYPE]:N`), node features and whole nodes.
+ * They become JobSubmit's fields; the API checks them again, and domain/request.ts turns them
+ * into the request the scheduler places.
+ */
+import { Feature, Memory, type JobResources } from "../api/schemas.ts";
+import { parseGres } from "../domain/resources.ts";
+import { defineArgs } from "./command.ts";
+import { intFlag, UsageError } from "./common.ts";
+
+export const resourceArgs = defineArgs({
+  "cpus-per-task": { type: "string", alias: "c", description: "Cores per task (default 1)", valueHint: "N" },
+  mem: { type: "string", description: "Memory per node: MiB, or a size with K, M, G or T (e.g. 300G); default: the cluster's memory per core times the cores", valueHint: "SIZE" },
+  "mem-per-cpu": { type: "string", description: "Memory per allocated core, instead of --mem", valueHint: "SIZE" },
+  gpus: { type: "string", alias: "G", description: "GPUs for the whole job, of a type if given (a100:4)", valueHint: "[TYPE:]N" },
+  "gpus-per-node": { type: "string", description: "GPUs on each node of the job", valueHint: "[TYPE:]N" },
+  "gpus-per-task": { type: "string", description: "GPUs for each task", valueHint: "[TYPE:]N" },
+  gres: { type: "string", description: "Generic resources per node as Slurm writes them: gpu, gpu:2, gpu:a100:2 (only GPUs)", valueHint: "gpu[:TYPE][:N]" },
+  constraint: { type: "string", alias: "C", description: "Features every node must have, joined by & (e.g. ib&avx512)", valueHint: "FEATURES" },
+  exclusive: { type: "boolean", description: "Whole nodes: no other job shares them (default: nodes are shared, each job confined to its cores, memory and GPUs)" },
+});
+
+export type ResourceFlags = { [K in keyof typeof resourceArgs]?: (typeof resourceArgs)[K]["type"] extends "boolean" ? boolean : string };
+
+function memoryFlag(value: string | undefined, flag: string): number | undefined {
+  if (value === undefined) return undefined;
+  const r = Memory.safeParse(value);
+  if (!r.success) throw new UsageError(`${flag} ${value}: ${r.error.issues[0]!.message}`);
+  return r.data;
+}
+
+/** `N` or `TYPE:N`, as --gpus and its per-node and per-task forms take it. */
+function gpuFlag(value: string | undefined, flag: string): { count: number; type?: string } | undefined {
+  if (value === undefined) return undefined;
+  const m = /^(?:([^:]*):)?([^:]*)$/.exec(value);
+  if (!m) throw new UsageError(`${flag} ${value}: expected a count, or TYPE:COUNT such as a100:2`);
+  const count = intFlag(m[2], flag, { max: flag === "--gpus" ? 1_000_000 : 1024 });
+  if (count === undefined) throw new UsageError(`${flag} ${value}: expected a count, or TYPE:COUNT such as a100:2`);
+  if (m[1] !== undefined && !/^[A-Za-z0-9_.-]{1,32}$/.test(m[1])) throw new UsageError(`${flag} ${value}: "${m[1]}" is not a GPU type; letters, digits, '.', '_', '-'`);
+  return m[1] === undefined ? { count } : { count, type: m[1] };
+}
+
+/** --gres gpu:a100:2 (a comma list as Slurm allows, of which one may be GPUs): GPUs per node. */
+function gresFlag(value: string | undefined): { count: number; type?: string } | undefined {
+  if (value === undefined) return undefined;
+  let gpu: { count: number; type?: string } | undefined;
+  for (const item of value.split(",")) {
+    const g = parseGres(item);
+    if ("error" in g) throw new UsageError(`--gres: ${g.error}`);
+    if (gpu) throw new UsageError(`--gres ${value}: name gpu once`);
+    gpu = g.type === undefined ? { count: g.count } : { count: g.count, type: g.type };
+  }
+  return gpu;
+}
+
+/** --constraint ib&avx512 (Slurm's AND; "," too): the features, each checked. */
+function constraintFlag(value: string | undefined): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (/[|[\]*()]/.test(value)) throw new UsageError(`--constraint ${value}: ebb takes features that must all be present, joined by & (e.g. ib&avx512); OR, counts and brackets are not supported`);
+  const features = value.split(/[&,]/).map((f) => f.trim());
+  for (const f of features) {
+    const r = Feature.safeParse(f);
+    if (!r.success) throw new UsageError(`--constraint ${value}: "${f}": ${r.error.issues[0]!.message}`);
+  }
+  return [...new Set(features)];
+}
+
+/** The flags' JobSubmit fields (undefined where a flag is not given). */
+export function resourceFields(a: ResourceFlags): JobResources {
+  const gres = gresFlag(a.gres);
+  const perNode = gpuFlag(a["gpus-per-node"], "--gpus-per-node");
+  if (gres && perNode) throw new UsageError("give --gres gpu:N or --gpus-per-node N, not both: both are GPUs per node");
+  const gpus = gpuFlag(a.gpus, "--gpus");
+  const perTask = gpuFlag(a["gpus-per-task"], "--gpus-per-task");
+  const given = [gpus && "--gpus", (gres || perNode) && (gres ? "--gres" : "--gpus-per-node"), perTask && "--gpus-per-task"].filter(Boolean);
+  if (given.length > 1) throw new UsageError(`give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not ${given.join(" and ")}`);
+  const gpuType = (gpus ?? gres ?? perNode ?? perTask)?.type;
+  const mem = memoryFlag(a.mem, "--mem");
+  const memPerCpu = memoryFlag(a["mem-per-cpu"], "--mem-per-cpu");
+  if (mem !== undefined && memPerCpu !== undefined) throw new UsageError("give --mem (per node) or --mem-per-cpu, not both");
+  return {
+    cpusPerTask: intFlag(a["cpus-per-task"], "--cpus-per-task", { max: 4096 }),
+    mem,
+    memPerCpu,
+    gpus: gpus?.count,
+    gpusPerNode: (gres ?? perNode)?.count,
+    gpusPerTask: perTask?.count,
+    gpuType,
+    constraint: constraintFlag(a.constraint),
+    exclusive: a.exclusive === true ? true : undefined,
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Binding a process to CPUs from its first instruction: the agent's thread sets its own affinity
+ * (sched_setaffinity) around the spawn, so the child inherits it through setpriv, the shell and
+ * its program, then the thread takes its own back. No program in the job's argv (taskset) and
+ * nothing for the user to get wrong; a job's cgroup cpuset, where there is one, bounds it too.
+ */
+import { dlopen, FFIType, ptr } from "bun:ffi";
+import { logger } from "../../util/log.ts";
+
+const log = logger("agent");
+
+/** Bits in the masks (CPU ids 0..8191). */
+const MASK_BYTES = 1024;
+
+type Libc = { sched_setaffinity(pid: number, size: number, mask: unknown): number; sched_getaffinity(pid: number, size: number, mask: unknown): number };
+let libc: Libc | null | undefined;
+
+function open(): Libc | null {
+  if (libc !== undefined) return libc;
+  const symbols = { sched_setaffinity: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 }, sched_getaffinity: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 } } as const;
+  for (const name of ["libc.so.6", "libc.so"]) {
+    try {
+      return (libc = dlopen(name, symbols).symbols as unknown as Libc);
+    } catch {
+      /* the next name */
+    }
+  }
+  log.warn("cannot bind processes to cores here (no sched_setaffinity in libc.so.6); ranks run on any core of their job");
+  return (libc = null);
+}
+
+/** Runs `spawn` with the calling thread bound to `cpus` (CPU ids), so that what it starts is; as is without them. */
+export function withAffinity<T>(cpus: readonly number[] | undefined, spawn: () => T): T {
+  const lib = cpus && cpus.length > 0 ? open() : null;
+  if (!lib || !cpus) return spawn();
+  const old = new Uint8Array(MASK_BYTES);
+  const mask = new Uint8Array(MASK_BYTES);
+  for (const cpu of cpus) if (cpu < MASK_BYTES * 8) mask[cpu >> 3]! |= 1 << (cpu & 7);
+  if (lib.sched_getaffinity(0, MASK_BYTES, ptr(old)) !== 0 || lib.sched_setaffinity(0, MASK_BYTES, ptr(mask)) !== 0) return spawn();
+  try {
+    return spawn();
+  } finally {
+    lib.sched_setaffinity(0, MASK_BYTES, ptr(old));
+  }
+}
+
+/**
+ * Each of `count` local ranks' CPUs when bound to cores (`--cpu-bind cores`): the job's CPUs split
+ * into contiguous slices, as even as they go; with more ranks than CPUs, one CPU each, in turn.
+ */
+export function rankSlices(cpus: readonly number[], count: number): number[][] {
+  if (count <= 0 || cpus.length === 0) return Array.from({ length: Math.max(0, count) }, () => [...cpus]);
+  if (count >= cpus.length) return Array.from({ length: count }, (_, i) => [cpus[i % cpus.length]!]);
+  const out: number[][] = [];
+  for (let i = 0, at = 0; i < count; i++) {
+    const size = Math.floor(cpus.length / count) + (i < cpus.length % count ? 1 : 0);
+    out.push(cpus.slice(at, at + size));
+    at += size;
+  }
+  return out;
+}

@@ -1,0 +1,253 @@
+/**
+ * What a job's cgroup allows it on this node (its cores: cpuset.cpus; its memory: memory.max,
+ * no swap, and the whole job killed when one of its processes goes over: memory.oom.group), and
+ * what the job used there (CPU time, peak memory, OOM kills).
+ *
+ * - cgroup v2 where its cpuset and memory controllers can be enabled below the agent's cgroup.
+ *   A cgroup with processes cannot enable them for its children (v2's "no internal processes"),
+ *   so an agent alone in its cgroup (systemd's Delegate=yes) first moves itself into a leaf of it,
+ *   `ebb-agent-self`.
+ * - Else cgroup v1's memory and cpuset hierarchies, where the host still mounts them (RHEL 8's
+ *   default, hybrid hosts) and the agent may write them (root): a job cgroup in each, beside its
+ *   v2 one; a process joins them before it runs its program (procs.ts `joinArgv`). v1 has no group OOM
+ *   kill: the kernel kills the largest process of the job, and the job fails from there.
+ * - Else the job is not confined (said once in the log). CPU time comes from v2's cpu.stat, which
+ *   every v2 cgroup has.
+ */
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { formatIndexList } from "../../domain/index-list.ts";
+import { logger } from "../../util/log.ts";
+
+const log = logger("agent");
+
+export interface JobLimits {
+  /** CPU ids (the machine's numbers, not the share's core indices). */
+  cpus: readonly number[];
+  /** 0: no memory limit of its own. */
+  memMiB: number;
+}
+
+export interface JobUsage {
+  cpuSec: number;
+  peakMemMiB: number;
+  oomKills: number;
+}
+
+type Controller = "cpuset" | "memory";
+const CONTROLLERS: readonly Controller[] = ["cpuset", "memory"];
+const MiB = 2 ** 20;
+/** The leaf a lone agent moves itself into, so that its own cgroup may enable controllers for its children. */
+export const SELF_LEAF = "ebb-agent-self";
+
+const read = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+const words = (path: string) => (read(path) ?? "").split(/\s+/).filter(Boolean);
+/** A `key value` line's value (cpu.stat, memory.events, memory.oom_control). */
+const field = (text: string | undefined, key: string): number | undefined => {
+  const m = new RegExp(`^${key} (\\d+)$`, "m").exec(text ?? "");
+  return m ? Number(m[1]) : undefined;
+};
+const number = (text: string | undefined): number | undefined => (text !== undefined && /^\d+\s*$/.test(text) ? Number(text) : undefined);
+
+/** Writes a cgroup file; the errno code when the kernel refuses. */
+function put(path: string, value: string): string | undefined {
+  try {
+    writeFileSync(path, value);
+    return undefined;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
+  }
+}
+
+/**
+ * Enables `want` (those `dir` has) for the children of the v2 cgroup `dir`; the ones enabled.
+ * `own`: `dir` is the agent's own cgroup, which it may leave for a leaf of it to enable them.
+ */
+function enableBelow(dir: string, want: readonly Controller[], own = false): Controller[] {
+  const has = words(join(dir, "cgroup.controllers"));
+  const enabled = () => words(join(dir, "cgroup.subtree_control"));
+  for (const c of want.filter((c) => has.includes(c) && !enabled().includes(c))) {
+    const error = put(join(dir, "cgroup.subtree_control"), `+${c}`);
+    if (error === "EBUSY" && own && moveSelfToLeaf(dir)) put(join(dir, "cgroup.subtree_control"), `+${c}`);
+  }
+  return want.filter((c) => enabled().includes(c));
+}
+
+/** Moves this process into `dir/ebb-agent-self` when it is the only one in `dir`; true if it did. */
+function moveSelfToLeaf(dir: string): boolean {
+  const procs = words(join(dir, "cgroup.procs"));
+  if (procs.length !== 1 || procs[0] !== String(process.pid)) return false;
+  try {
+    mkdirSync(join(dir, SELF_LEAF), { recursive: true });
+    writeFileSync(join(dir, SELF_LEAF, "cgroup.procs"), String(process.pid));
+    log.info(`moved the agent into ${join(dir, SELF_LEAF)}, so that its cgroup may enable controllers for its jobs`);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The directory of this process's cgroup in the v1 hierarchy of `controller`, if the host mounts one. */
+function v1Own(controller: Controller): string | undefined {
+  const mount = (read("/proc/self/mountinfo") ?? "")
+    .split("\n")
+    .map((l) => l.split(" "))
+    .find((f) => f[f.indexOf("-") + 1] === "cgroup" && (f[f.indexOf("-") + 3] ?? "").split(",").includes(controller));
+  const own = (read("/proc/self/cgroup") ?? "")
+    .split("\n")
+    .map((l) => /^\d+:([^:]*):(.*)$/.exec(l))
+    .find((m) => m?.[1]!.split(",").includes(controller))?.[2];
+  if (!mount || own === undefined) return undefined;
+  const root = mount[3] ?? "/";
+  return join(mount[4]!, root !== "/" && own.startsWith(root) ? own.slice(root.length) : own);
+}
+
+/** A v1 base of the agent under its own cgroup of `controller` (cpuset: with its parent's CPUs and memory nodes, as v1 needs). */
+function v1Base(controller: Controller, leaf: string): string | undefined {
+  const own = v1Own(controller);
+  if (!own) return undefined;
+  const base = join(own, leaf);
+  try {
+    mkdirSync(base, { recursive: true });
+    if (controller === "cpuset") {
+      for (const f of ["cpuset.cpus", "cpuset.mems"]) {
+        const error = put(join(base, f), (read(join(own, f)) ?? "").trim());
+        if (error) throw new Error(`${f}: ${error}`);
+      }
+    }
+    return base;
+  } catch {
+    try {
+      rmdirSync(base);
+    } catch {
+      /* not made */
+    }
+    return undefined;
+  }
+}
+
+export class CgroupLimits {
+  /** Controllers the job cgroups under the v2 base have. */
+  private readonly v2: Controller[];
+  /** Where v2 lacks a controller: the agent's v1 base for it. */
+  private readonly v1 = new Map<Controller, string>();
+  /** The largest memory.current seen, for kernels without memory.peak (before 5.19). */
+  private readonly peaks = new Map<number, number>();
+
+  /** `v2Base`: the agent's v2 cgroup (its jobs' parent), if it has one; `leaf`: the agent's directory name. */
+  constructor(v2Base: string | undefined, leaf: string) {
+    this.v2 = v2Base ? enableBelow(join(v2Base, ".."), CONTROLLERS, true).filter((c) => enableBelow(v2Base, [c]).length > 0) : [];
+    if (process.getuid?.() !== 0) return;
+    for (const c of CONTROLLERS) {
+      if (this.v2.includes(c)) continue;
+      const base = v1Base(c, leaf);
+      if (base) this.v1.set(c, base);
+    }
+  }
+
+  /** One line for the log: how jobs are confined here, or that they are not. */
+  describe(): string {
+    const how = CONTROLLERS.map((c) => (this.v2.includes(c) ? `${c} (cgroup v2)` : this.v1.has(c) ? `${c} (cgroup v1)` : undefined)).filter(Boolean);
+    const missing = CONTROLLERS.filter((c) => !this.v2.includes(c) && !this.v1.has(c));
+    if (missing.length === 0) return `jobs are confined to their cores and memory: ${how.join(", ")}`;
+    const v1 = process.getuid?.() === 0 ? "nor a cgroup v1 hierarchy it may write" : "and only a root agent uses cgroup v1";
+    return `jobs run without ${missing.join(" or ")} limits${how.length ? ` (confined by ${how.join(", ")} only)` : ""}: no cgroup v2 ${missing.join(" or ")} controller the agent may enable below its cgroup, ${v1}`;
+  }
+
+  /** The v1 bases, which the sentinel removes with the agent. */
+  get v1Bases(): string[] {
+    return [...this.v1.values()];
+  }
+
+  /** Whether a job's memory is confined (and its OOM kills counted). */
+  get confinesMemory(): boolean {
+    return this.v2.includes("memory") || this.v1.has("memory");
+  }
+
+  /** Writes a job's limits to its cgroups (the v1 ones made if need be); `v2Dir` is its v2 cgroup. */
+  apply(jobId: number, v2Dir: string | undefined, limits: JobLimits): void {
+    const cpus = formatIndexList(limits.cpus);
+    const bytes = limits.memMiB > 0 ? String(limits.memMiB * MiB) : "max";
+    const failed: string[] = [];
+    const check = (what: string, error: string | undefined) => error && failed.push(`${what}: ${error}`);
+    if (v2Dir && this.v2.includes("cpuset") && cpus) check("cpuset.cpus", put(join(v2Dir, "cpuset.cpus"), cpus));
+    if (v2Dir && this.v2.includes("memory")) {
+      check("memory.max", put(join(v2Dir, "memory.max"), bytes));
+      if (existsSync(join(v2Dir, "memory.swap.max"))) check("memory.swap.max", put(join(v2Dir, "memory.swap.max"), "0"));
+      check("memory.oom.group", put(join(v2Dir, "memory.oom.group"), "1"));
+    }
+    const cpuset = this.v1Dir("cpuset", jobId);
+    if (cpuset && cpus) {
+      check("cpuset.mems", put(join(cpuset, "cpuset.mems"), (read(join(this.v1.get("cpuset")!, "cpuset.mems")) ?? "").trim()));
+      check("cpuset.cpus", put(join(cpuset, "cpuset.cpus"), cpus));
+    }
+    const memory = this.v1Dir("memory", jobId);
+    if (memory) {
+      const v1Bytes = limits.memMiB > 0 ? bytes : "-1";
+      // memsw (memory + swap) may never be below the memory limit: lowered after it, raised before it.
+      const files = ["memory.limit_in_bytes", ...(existsSync(join(memory, "memory.memsw.limit_in_bytes")) ? ["memory.memsw.limit_in_bytes"] : [])];
+      if (files.some((f) => put(join(memory, f), v1Bytes))) for (const f of [...files].reverse()) check(f, put(join(memory, f), v1Bytes));
+    }
+    if (failed.length > 0) log.warn(`job ${jobId}: could not set all of its cgroup limits (${failed.join("; ")}); it runs less confined`);
+  }
+
+  /** The v1 job cgroup of `controller`, made on first use; undefined where v1 is not used for it. */
+  private v1Dir(controller: Controller, jobId: number): string | undefined {
+    const base = this.v1.get(controller);
+    if (!base) return undefined;
+    const dir = join(base, `job-${jobId}`);
+    try {
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The v1 cgroup.procs files a process of the job writes its pid to before it runs its program. */
+  joinFiles(jobId: number): string[] {
+    return [...this.v1.values()].map((base) => join(base, `job-${jobId}`, "cgroup.procs")).filter((f) => existsSync(f));
+  }
+
+  /** Notes the job's memory now (kernels without memory.peak). */
+  sample(jobId: number, v2Dir: string | undefined): void {
+    if (!v2Dir || !this.v2.includes("memory") || existsSync(join(v2Dir, "memory.peak"))) return;
+    const now = number(read(join(v2Dir, "memory.current")));
+    if (now !== undefined) this.peaks.set(jobId, Math.max(now, this.peaks.get(jobId) ?? 0));
+  }
+
+  /** What the job used on this node so far; undefined without any cgroup to tell. */
+  usage(jobId: number, v2Dir: string | undefined): JobUsage | undefined {
+    const memory = this.v1.has("memory") ? join(this.v1.get("memory")!, `job-${jobId}`) : undefined;
+    const v2 = v2Dir !== undefined && existsSync(v2Dir);
+    if (!v2 && !(memory && existsSync(memory))) return undefined;
+    const cpuUsec = v2 ? (field(read(join(v2Dir, "cpu.stat")), "usage_usec") ?? 0) : 0;
+    let peak = 0;
+    let oomKills = 0;
+    if (v2 && this.v2.includes("memory")) {
+      peak = number(read(join(v2Dir, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(read(join(v2Dir, "memory.current"))) ?? 0);
+      oomKills = field(read(join(v2Dir, "memory.events")), "oom_kill") ?? 0;
+    } else if (memory) {
+      peak = number(read(join(memory, "memory.max_usage_in_bytes"))) ?? 0;
+      oomKills = field(read(join(memory, "memory.oom_control")), "oom_kill") ?? 0;
+    }
+    return { cpuSec: cpuUsec / 1e6, peakMemMiB: Math.ceil(peak / MiB), oomKills };
+  }
+
+  /** The job's v1 cgroups, once empty. */
+  remove(jobId: number): void {
+    this.peaks.delete(jobId);
+    for (const base of this.v1.values())
+      try {
+        rmdirSync(join(base, `job-${jobId}`));
+      } catch {
+        /* not empty yet, or gone */
+      }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Where a job's processes run on this node, from its share: which CPUs (the machine's ids), how
+ * much memory, which GPUs, and the variables that show the job its GPUs.
+ */
+import type { Share } from "../../proto/agent.ts";
+import type { GpuVendor } from "./inventory.ts";
+
+/** What the node offers, as placement needs it. */
+export interface NodeOffer {
+  cpus: number;
+  memoryMb: number;
+  gpus: readonly unknown[];
+  gpuVendor?: GpuVendor;
+  /** The CPUs the agent may run on: core index i is cpuIds[i], cycling when more cores are offered. */
+  cpuIds: readonly number[];
+}
+
+/** What a job's processes here are given: its CPUs (the machine's ids), how many cores it holds here, and the variables that show it its GPUs. */
+export interface JobPlacement {
+  cpus: number[];
+  cores: number;
+  vars: Record<string, string>;
+}
+
+export interface Placement {
+  cpus: number[];
+  /** 0: no memory limit of the job's own. */
+  memMiB: number;
+  gpus: number[];
+}
+
+const upTo = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+/** A job's CPUs, memory and GPUs here; a null share (an old controller's `alloc`) is the whole node. */
+export function placementOf(share: Share | null, node: NodeOffer): Placement {
+  const cores = share ? share.cores : upTo(node.cpus);
+  const ids = node.cpuIds.length > 0 ? node.cpuIds : [0];
+  return {
+    cpus: [...new Set(cores.map((i) => ids[i % ids.length]!))].sort((a, b) => a - b),
+    memMiB: share && share.memMiB > 0 ? share.memMiB : node.memoryMb,
+    gpus: share ? share.gpus.filter((g) => g < node.gpus.length) : upTo(node.gpus.length),
+  };
+}
+
+/**
+ * The variables that select a job's GPUs, for every process of the job: EBB_GPUS (the indices,
+ * empty for none) always; on a node with GPUs, the vendor's own (CUDA_VISIBLE_DEVICES with PCI bus
+ * order, as nvidia-smi numbers them; ROCR_VISIBLE_DEVICES), or all three of CUDA's, ROCR's and
+ * HIP's where the GPUs were declared and no device says whose. A job without GPUs on a GPU node
+ * gets "-1" there, an index that ends the list, so it sees none (CUDA and ROCm alike). Only ROCR's
+ * on an AMD node: HIP numbers the GPUs ROCR shows from 0, so a HIP list of the same indices would hide them.
+ */
+export function gpuVars(gpus: readonly number[], node: Pick<NodeOffer, "gpus" | "gpuVendor">): Record<string, string> {
+  const list = gpus.join(",");
+  if (node.gpus.length === 0) return { EBB_GPUS: list };
+  const value = list || "-1";
+  if (node.gpuVendor === "nvidia") return { EBB_GPUS: list, CUDA_VISIBLE_DEVICES: value, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
+  if (node.gpuVendor === "amd") return { EBB_GPUS: list, ROCR_VISIBLE_DEVICES: value };
+  return { EBB_GPUS: list, CUDA_VISIBLE_DEVICES: value, ROCR_VISIBLE_DEVICES: value, HIP_VISIBLE_DEVICES: value };
+}

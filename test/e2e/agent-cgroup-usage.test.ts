@@ -1,0 +1,68 @@
+/**
+ * A job's cgroup on this host, as the agent's process table uses it: the job's processes start
+ * in it under its limits, and when they are gone it tells what they used (CPU seconds, peak
+ * memory, OOM kills: what job.usage reports), then goes with forgetJob. Needs root and a host
+ * whose cgroups can confine memory (v2 controllers or v1 hierarchies).
+ */
+import { afterAll, expect, test } from "bun:test";
+import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Containment } from "../../src/roles/agent/containment.ts";
+import { GroupLog } from "../../src/roles/agent/group-log.ts";
+import { ProcessTable } from "../../src/roles/agent/procs.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "ebb-cgroup-usage-"));
+const record = join(dir, "groups");
+const containment = new Containment("usage-test", record);
+const emptied: number[] = [];
+const procs = new ProcessTable(new GroupLog(record), (jobId) => emptied.push(jobId), containment);
+
+afterAll(async () => {
+  procs.killAll();
+  await containment.ended;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const MEM_MIB = 64;
+
+test("a job's cgroup counts its CPU time, its peak memory (at most its limit) and the process the kernel killed for going over", async () => {
+  expect(process.getuid!()).toBe(0);
+  expect(containment.confinesMemory).toBe(true);
+  containment.setLimits(1, { cpus: [0], memMiB: MEM_MIB });
+  // Some CPU first (a shell loop), then 200 MiB through tail's buffer.
+  const p = procs.spawn(1, ["/bin/sh", "-c", "i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done; head -c 200M /dev/zero | tail; echo $? >&2"], { cwd: dir, env: { PATH: process.env.PATH! }, stdio: ["ignore", "pipe"] });
+  const err = await new Response(p.stderr!).text();
+  await p.exited;
+  expect(err.trim().split("\n").at(-1)).toBe("137"); // tail, SIGKILLed
+  expect(emptied).toEqual([1]);
+  const used = containment.usage(1)!;
+  expect(used.oomKills).toBeGreaterThanOrEqual(1);
+  expect(used.peakMemMiB).toBeGreaterThan(MEM_MIB / 2);
+  expect(used.peakMemMiB).toBeLessThanOrEqual(MEM_MIB);
+  expect(used.cpuSec).toBeGreaterThan(0);
+  containment.forgetJob(1);
+  expect(containment.usage(1)).toBeUndefined();
+});
+
+test("the job's cgroups are the agent's: made under its own directories, gone when it stops", async () => {
+  containment.setLimits(2, { cpus: [0], memMiB: MEM_MIB });
+  const p = procs.spawn(2, ["/bin/sh", "-c", "cat /proc/self/cgroup"], { cwd: dir, env: { PATH: process.env.PATH! }, stdio: ["pipe", "ignore"] });
+  const lines = (await new Response(p.stdout!).text()).trim().split("\n");
+  await p.exited;
+  // Every hierarchy that confines it (v1 memory and cpuset here, or v2) names the agent's job cgroup.
+  const confining = lines.filter((l) => /^\d+:(memory|cpuset|):/.test(l) && l.includes("/ebb-agent-usage-test-"));
+  expect(confining.length).toBeGreaterThan(0);
+  for (const l of confining) expect(l).toMatch(new RegExp(`/ebb-agent-usage-test-${process.pid}/job-2$`));
+  procs.killAll();
+  await containment.ended;
+  const leftovers = (root: string): string[] => {
+    try {
+      return readdirSync(root, { recursive: true, withFileTypes: true }).filter((e) => e.isDirectory() && e.name.startsWith(`ebb-agent-usage-test-${process.pid}`)).map((e) => e.name);
+    } catch {
+      return [];
+    }
+  };
+  expect(existsSync(containment.base ?? "/nonexistent")).toBe(false);
+  expect(["/sys/fs/cgroup/memory", "/sys/fs/cgroup/cpuset"].flatMap(leftovers)).toEqual([]);
+});

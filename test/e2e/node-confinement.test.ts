@@ -1,0 +1,68 @@
+/**
+ * A node's inventory and a job's confinement to its share, with real agents and processes: cores,
+ * memory and GPUs declared on the agents (`--cpus --memory --gres`) reach the controller and the
+ * jobs' environment; ranks are bound to their slice of the job's cores and cannot leave the job's
+ * cpuset; a job over its memory is killed by the kernel and ends OUT_OF_MEMORY with the reason,
+ * while a job on another node goes on.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+
+let c: TestCluster;
+const cpus = (await Bun.file("/proc/self/status").text()).match(/^Cpus_allowed_list:\s*(\S+)/m)?.[1];
+
+beforeAll(async () => {
+  // The machine's CPUs 0 and 1 (the tests need two); node02 offers one core, the first of them.
+  expect(cpus).toBe("0-1");
+  c = await startCluster({ agents: 0 });
+  c.startAgent("node01", ["--cpus", "2", "--memory", "200M", "--gres", "gpu:a100:2,gpu:1", "--features", "fast,ib"]);
+  c.startAgent("node02", ["--cpus", "1"]);
+  await c.waitNodes(2, "IDLE", 90_000);
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+const run = async (args: string[]) => {
+  const r = await c.ebb(["run", ...args]);
+  if (r.code !== 0) throw new Error(`ebb run ${args.join(" ")}: exit ${r.code}\n${r.stderr}\n${c.daemonLogs()}`);
+  return r.stdout.trim().split("\n").sort();
+};
+
+test("declared cores and memory are the node's in ebb nodes; declared GPUs are the job's, in every GPU variable", async () => {
+  const nodes = JSON.parse((await c.ebb(["nodes", "--json"])).stdout).nodes;
+  expect(nodes.map((n: any) => [n.name, n.cpus, n.memoryMb])).toEqual([
+    ["node01", 2, 200],
+    ["node02", 1, expect.any(Number)],
+  ]);
+  const show = 'echo "$CUDA_VISIBLE_DEVICES/$ROCR_VISIBLE_DEVICES/$HIP_VISIBLE_DEVICES/$EBB_GPUS"';
+  expect(await run(["-w", "node01", "--gpus", "3", "sh", "-c", show])).toEqual(["0,1,2/0,1,2/0,1,2/0,1,2"]);
+  // A job that asks for no GPU sees none ("-1" ends the vendors' lists).
+  expect(await run(["-w", "node01", "sh", "-c", show])).toEqual(["-1/-1/-1/"]);
+  // A node without GPUs: EBB_GPUS empty, the vendors' variables left alone.
+  expect(await run(["-w", "node02", "sh", "-c", 'echo "${CUDA_VISIBLE_DEVICES-unset}/$EBB_GPUS/"'])).toEqual(["unset//"]);
+});
+
+test("each rank is bound to its own slice of the job's cores (--cpu-bind cores, the default); none lets each use all", async () => {
+  const allowed = ["-l", "sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2"];
+  expect(await run(["-w", "node01", "-N", "1", "-n", "2", ...allowed])).toEqual(["0: 0", "1: 1"]);
+  expect(await run(["-w", "node01", "-N", "1", "-n", "2", "--cpu-bind", "none", ...allowed])).toEqual(["0: 0-1", "1: 0-1"]);
+});
+
+test("a job cannot leave its cores: its cgroup's cpuset refuses another CPU", async () => {
+  // node02 offers one core, CPU 0: binding alone would let taskset move the rank to CPU 1.
+  const out = await run(["-w", "node02", "sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2; taskset -c 1 true 2>/dev/null && echo escaped || echo confined"]);
+  expect(out).toEqual(["0", "confined"]);
+});
+
+test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a job on another node finishes", async () => {
+  // 400 MiB through tail's buffer on a node of 200 MiB; bounded, should confinement fail.
+  const hog = await c.submit({ script: "#!/bin/sh\nhead -c 400M /dev/zero | tail >/dev/null\necho after $?\n", nodelist: ["node01"], exclusive: true, output: "hog.out" });
+  const other = await c.submit({ script: "#!/bin/sh\nsleep 1\necho done\n", nodelist: ["node02"], output: "other.out" });
+  const end = await c.waitJob(hog, ["COMPLETED", "FAILED", "OUT_OF_MEMORY", "CANCELLED"], 60_000);
+  expect({ state: end.state, reason: end.reason }).toEqual({ state: "OUT_OF_MEMORY", reason: "a process went over the job's memory (200 MiB on node01) and was killed" });
+  expect((await c.waitJob(other, ["COMPLETED", "FAILED", "OUT_OF_MEMORY", "CANCELLED"], 60_000)).state).toBe("COMPLETED");
+  expect(c.read("other.out")).toBe("done\n");
+});
+
+// A job over its --mem beside a neighbour on the same node: test/e2e/resources.test.ts.

@@ -1,0 +1,53 @@
+/** A submission's resource fields become the request the scheduler places, with Slurm's defaults. */
+import { describe, expect, test } from "bun:test";
+import { requestFrom } from "../../src/domain/request.ts";
+
+describe("requestFrom", () => {
+  test("nothing asked: one task of one core on a shared node, no GPUs, memory left to the default", () => {
+    expect(requestFrom({})).toEqual({ tasks: 1, cpusPerTask: 1, exclusive: false });
+  });
+
+  test("nodes alone: one task per node; with tasks per node, that many on each", () => {
+    expect(requestFrom({ nodes: 3 })).toEqual({ nodes: 3, tasks: 3, cpusPerTask: 1, exclusive: false });
+    expect(requestFrom({ nodes: 2, tasksPerNode: 4 })).toEqual({ nodes: 2, tasks: 8, tasksPerNode: 4, cpusPerTask: 1, exclusive: false });
+    expect(requestFrom({ tasks: 6, tasksPerNode: 4 })).toEqual({ tasks: 6, tasksPerNode: 4, cpusPerTask: 1, exclusive: false });
+  });
+
+  test("a range's lower bound and the listed nodes set the least nodes", () => {
+    expect(requestFrom({ minNodes: 2, maxNodes: 4 }).nodes).toBe(2);
+    expect(requestFrom({ nodelist: ["a", "b", "c"] }).nodes).toBe(3);
+    expect(requestFrom({ nodes: 1, nodelist: ["a", "b"] }).nodes).toBe(2);
+  });
+
+  test("cores, memory, GPUs and features are carried over", () => {
+    expect(requestFrom({ nodes: 1, tasks: 1, cpusPerTask: 20, mem: 307200, gpusPerNode: 2, gpuType: "a100", constraint: ["ib", "avx512"] })).toEqual({
+      nodes: 1,
+      tasks: 1,
+      cpusPerTask: 20,
+      memPerNodeMiB: 307200,
+      gpusPerNode: 2,
+      gpuType: "a100",
+      constraint: ["ib", "avx512"],
+      exclusive: false,
+    });
+    expect(requestFrom({ tasks: 4, memPerCpu: 512, gpusPerTask: 1 })).toEqual({ tasks: 4, cpusPerTask: 1, memPerCpuMiB: 512, gpusPerTask: 1, exclusive: false });
+    expect(requestFrom({ gpus: 3 })).toMatchObject({ gpus: 3 });
+  });
+
+  test("--exclusive takes whole nodes", () => {
+    expect(requestFrom({ nodes: 2, exclusive: true })).toEqual({ nodes: 2, tasks: 2, cpusPerTask: 1, exclusive: true });
+  });
+
+  test("an elastic job is exclusive whole nodes unless it gives a per-node shape", () => {
+    expect(requestFrom({ elastic: true, minNodes: 1, maxNodes: 4 })).toEqual({ nodes: 1, tasks: 1, tasksPerNode: 1, cpusPerTask: 1, exclusive: true });
+    expect(requestFrom({ elastic: true, maxNodes: 4 }).nodes).toBe(4);
+    for (const shape of [{ tasksPerNode: 2 }, { cpusPerTask: 4 }, { mem: 1024 }, { memPerCpu: 256 }, { gpusPerNode: 1 }, { gpusPerTask: 1 }]) expect(requestFrom({ elastic: true, minNodes: 2, maxNodes: 4, ...shape }).exclusive).toBe(false);
+    expect(requestFrom({ elastic: true, minNodes: 2, maxNodes: 4, tasksPerNode: 2, cpusPerTask: 4 })).toEqual({ nodes: 2, tasks: 4, tasksPerNode: 2, cpusPerTask: 4, exclusive: false });
+    expect(requestFrom({ elastic: true, minNodes: 2, cpusPerTask: 4, exclusive: true }).exclusive).toBe(true);
+  });
+
+  test("an overcommitted job is allocated as one task per node (Slurm's --overcommit)", () => {
+    expect(requestFrom({ tasks: 16, overcommit: true })).toEqual({ tasks: 1, cpusPerTask: 1, exclusive: false });
+    expect(requestFrom({ nodes: 2, tasks: 16, overcommit: true })).toEqual({ nodes: 2, tasks: 2, tasksPerNode: 1, cpusPerTask: 1, exclusive: false });
+  });
+});
