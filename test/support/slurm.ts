@@ -17,11 +17,13 @@ export class LocalSlurm {
 
   /**
    * `cpus` and `memoryMb` per node (more than the host has: slurmd takes the configured counts),
-   * `partitions` (the first the default, each with every node), `clusterName`.
+   * `partitions` (the first the default, each with every node), `clusterName`; `shared`: jobs share
+   * nodes, each with its cores and memory (select/cons_tres, CR_Core_Memory, memory per core by
+   * default the node's over its cores: as ebb), else each job has its nodes whole (select/linear).
    */
   constructor(
     readonly nodes = ["n1", "n2"],
-    private readonly o: { cpus?: number; memoryMb?: number; partitions?: string[]; clusterName?: string } = {},
+    private readonly o: { cpus?: number; memoryMb?: number; partitions?: string[]; clusterName?: string; shared?: boolean } = {},
   ) {}
 
   get env(): Record<string, string> {
@@ -63,7 +65,9 @@ export class LocalSlurm {
         `SlurmdLogFile=${join(this.dir, "slurmd-%n.log")}`,
         "ProctrackType=proctrack/linuxproc",
         "TaskPlugin=task/none",
-        "SelectType=select/linear",
+        ...(this.o.shared
+          ? ["SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory", ...(this.o.memoryMb !== undefined ? [`DefMemPerCPU=${Math.floor(this.o.memoryMb / (this.o.cpus ?? 2))}`] : [])]
+          : ["SelectType=select/linear"]),
         "SchedulerType=sched/builtin",
         "MpiDefault=none",
         "ReturnToService=2",
