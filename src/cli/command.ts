@@ -6,6 +6,7 @@
  * hook to refuse either; the help keeps citty's layout.
  */
 import { UsageError } from "./errors.ts";
+import { slurmOnlyReason } from "./slurm-flags.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
 interface FlagBase {
@@ -58,6 +59,8 @@ export interface CommandDef<A extends ArgsDef = ArgsDef> {
   stopAtPositional?: boolean;
   /** Every argument is the program's (ebb mpicc): only a lone --help or -h is ebb's. */
   passThrough?: boolean;
+  /** The command reads its arguments itself (`raw`; `args` is for its help only): ebb srun, whose flags are srun's. */
+  ownParser?: boolean;
   run(ctx: { args: Parsed<A>; raw: string[] }): Promise<unknown> | unknown;
 }
 
@@ -111,21 +114,9 @@ export function closest(word: string, names: Iterable<string>): string | undefin
   return bestD <= (word.length <= 3 ? 1 : 2) ? best : undefined;
 }
 
-/** Slurm flags that ebb has no use for, with why: said when someone reaches for them. */
-export const SLURM_ONLY: Record<string, string> = {
-  account: "ebb keeps no accounts",
-  A: "ebb keeps no accounts",
-  qos: "ebb has no QOS",
-  q: "ebb has no QOS",
-  "mail-type": "ebb sends no mail",
-  "mail-user": "ebb sends no mail",
-  reservation: "ebb has no advance reservations",
-  requeue: "ebb does not requeue jobs",
-};
-
 function unknownFlag(text: string, known: Map<string, unknown>, cmd: string): UsageError {
   const bare = text.replace(/^-+/, "").replace(/=.*$/, "");
-  const why = SLURM_ONLY[bare];
+  const why = slurmOnlyReason(bare);
   if (why) return new UsageError(`unknown flag ${text.replace(/=.*$/, "")} (${why})`);
   const guess = closest(bare, known.keys());
   return new UsageError(`unknown flag ${text.replace(/=.*$/, "")}${guess ? `; did you mean ${flagName(guess)}?` : ""} (ebb ${cmd} --help lists the flags)`);
@@ -361,6 +352,7 @@ export function renderMainUsage(description: string, version: string, commands: 
 
 /** Parses the command line and runs the command: usage errors are one line and exit 2. */
 export async function runCommand(def: CommandDef<ArgsDef>, raw: string[], version: string): Promise<void> {
+  if (def.ownParser && raw[0] !== "--help" && raw[0] !== "-h") return void (await def.run({ args: { _: raw } as Parsed<ArgsDef>, raw }));
   let args: Parsed<ArgsDef> & { help?: true };
   try {
     args = def.passThrough && !(raw.length === 1 && (raw[0] === "--help" || raw[0] === "-h")) ? ({ _: [...raw] } as unknown as Parsed<ArgsDef>) : parse(def.meta.name, def.args, raw, { stopAtPositional: def.stopAtPositional });

@@ -31,6 +31,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   mpif90: { summary: "Compile a Fortran MPI program with the ebb module and libebb: wraps mpif90", load: async () => ({ default: (await import("./mpicc.ts")).compilerCommand("mpif90") }) },
   exec: { summary: "Run a TypeScript or JavaScript program with ebb/comm and ebb/epop from this ebb (no bun needed)", load: () => import("./exec.ts") },
   sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
+  srun: { summary: "srun inside an ebb job: a step of it, with srun's flags (on every job process's PATH)", load: () => import("./srun.ts"), hidden: true },
   "step-root": { summary: "The step root of an elastic command job (started by the controller)", load: () => import("./step-root.ts"), hidden: true },
   completion: { summary: "Print a shell completion script: ebb completion bash|zsh|fish", load: () => import("./completion.ts") },
 };

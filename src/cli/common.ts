@@ -2,7 +2,7 @@
 import { parseSizesSpec } from "../sched/sizes.ts";
 import { defineArgs } from "./command.ts";
 import { existsSync, readFileSync } from "node:fs";
-import { homedir } from "node:os";
+import { homedir, hostname } from "node:os";
 import { join } from "node:path";
 import { ApiClient, ApiClientError, type TrustedCa } from "../api/client.ts";
 import { JOB_STATES } from "../domain/job.ts";
@@ -10,6 +10,7 @@ import { readPem } from "../util/tls.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
 import { expandHostlist } from "../util/hostlist.ts";
+import { SLURM_JOB_VARS } from "../roles/slurm-env.ts";
 import { parseWhen } from "../util/when.ts";
 import { err, out } from "../util/stdio.ts";
 
@@ -168,15 +169,28 @@ export function jobIdArg(value: string | undefined): number {
 /** Variables that describe the job (or step, or rank) a command runs in: a job submitted from there does not inherit them. */
 const JOB_VARS = /^(EBB_(JOB_\w+|ARRAY_\w+|SUBMIT_DIR|TOKEN|NTASKS|NODELIST|NNODES|NODENAME|NODEID|PROCID|LOCALID|STEP_ID)|PMI_\w+)$/;
 
-/** The environment as a plain record (what jobs inherit, like sbatch --export=ALL), without the variables of a job it runs in. */
+/** The environment as a plain record (what jobs inherit, like sbatch --export=ALL), without the variables (ebb's and Slurm's) of a job it runs in. */
 export function currentEnv(): Record<string, string> {
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !JOB_VARS.test(k)) env[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && /^[A-Za-z_][A-Za-z0-9_]*$/.test(k) && !JOB_VARS.test(k) && !SLURM_JOB_VARS.test(k)) env[k] = v;
   return env;
 }
 
-/** sbatch --export: ALL (the default), NONE, or VAR and VAR=value items, with ALL among them to add to everything. */
+/**
+ * sbatch --export: ALL (the default), NONE, or VAR and VAR=value items, with ALL among them to add
+ * to everything. As sbatch, SLURM_SUBMIT_HOST (this host's name) is added whatever the spec.
+ */
 export function exportEnv(spec: string | undefined): Record<string, string> {
+  return { ...exported(spec), SLURM_SUBMIT_HOST: hostname() };
+}
+
+/** --export of a step inside a job: as exportEnv, but a step keeps its job's SLURM_SUBMIT_HOST (srun's). */
+export function stepEnv(spec: string | undefined): Record<string, string> {
+  const host = process.env.SLURM_SUBMIT_HOST;
+  return { ...exported(spec), ...(host !== undefined ? { SLURM_SUBMIT_HOST: host } : {}) };
+}
+
+function exported(spec: string | undefined): Record<string, string> {
   if (spec === undefined || spec === "ALL") return currentEnv();
   const items = spec.split(",").map((s) => s.trim()).filter(Boolean);
   const env: Record<string, string> = items.includes("ALL") ? currentEnv() : {};
@@ -189,6 +203,12 @@ export function exportEnv(spec: string | undefined): Record<string, string> {
     if (value !== undefined) env[name] = value;
   }
   return env;
+}
+
+/** --open-mode: truncate or append, checked. */
+export function openModeFlag(value: string | undefined, flag: string): "truncate" | "append" | undefined {
+  if (value === undefined || value === "truncate" || value === "append") return value;
+  throw new UsageError(`${flag} ${value}: expected truncate or append`);
 }
 
 /** node[01-03],node07 -> the names; undefined when not given. */

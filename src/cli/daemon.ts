@@ -167,6 +167,7 @@ export function tuning(a: TuningArgs) {
     scheduler,
     limits: file.limits,
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,
+    clusterName: file.clusterName,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
     privateData: file.privateData,
     userResizeScalesLimit: file.userResizeScalesLimit,

@@ -2,9 +2,11 @@
  * Flags in a batch script's comments: `#EBB` lines, or, in a script that has none, `#SBATCH`
  * lines (a Slurm script runs as it is). They are read until the first line that is neither blank
  * nor a comment. `#EBB` lines are as strict as the command line, and their errors name the line;
- * `#SBATCH` flags that ebb does not have are left out, and listed once.
+ * `#SBATCH` flags that ebb does not have are left out and listed once if they change nothing
+ * here, and refused with the reason if they would (scriptFlags).
  */
-import { parse, SLURM_ONLY, type ArgsDef, type Parsed } from "./command.ts";
+import { parse, type ArgsDef, type Parsed } from "./command.ts";
+import { longFlag, SBATCH_LONG_FLAGS, SBATCH_ONLY, slurmFlag } from "./slurm-flags.ts";
 import { UsageError } from "./errors.ts";
 
 export interface Directive {
@@ -28,40 +30,56 @@ export function directives(script: string): { ebb: Directive[]; sbatch: Directiv
   return { ebb, sbatch };
 }
 
-/** Slurm flags without a value, so that an ignored one does not take the next word with it. */
-const SLURM_BOOLEANS = new Set(["requeue", "no-requeue", "overcommit", "O", "oversubscribe", "s", "contiguous", "parsable", "quiet", "Q", "verbose", "v", "spread-job", "use-min-nodes", "ignore-pbs", "no-kill", "k", "reboot", "get-user-env"]);
-
 /**
  * The flags a script's directives set (later lines win over earlier ones), and for #SBATCH the
- * flags left out. `source` names the script in errors.
+ * flags left out. `source` names the script in errors. #SBATCH lines are read as sbatch reads
+ * them (getopt: a long flag may be cut to a prefix only it has); a flag sbatch has and ebb does not
+ * is left out with a warning when it changes nothing here, and refused with the reason when it
+ * would (slurm-flags.ts), as is a flag sbatch does not have.
  */
 export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: string): { flags: Partial<Parsed<A>>; ignored: string[]; kind?: "EBB" | "SBATCH" } {
   const { ebb, sbatch } = directives(script);
   const kind = ebb.length > 0 ? "EBB" : sbatch.length > 0 ? "SBATCH" : undefined;
   const flags: Record<string, unknown> = {};
   const ignored: string[] = [];
+  const ebbNames = Object.entries(args).flatMap(([n, d]) => (d.type === "positional" ? [] : [n, ...(d.alias === undefined ? [] : typeof d.alias === "string" ? [d.alias] : d.alias)]));
   for (const d of kind === "EBB" ? ebb : sbatch) {
+    const refuse = (message: string) => new UsageError(`${source} line ${d.line}: #${kind} ${d.words.join(" ")}: ${message}`);
     let parsed: Parsed<A> & { help?: true };
     try {
-      parsed = parse("submit", args, d.words, {
+      const words = kind === "SBATCH" ? d.words.map((w) => getoptName(w, ebbNames)) : d.words;
+      parsed = parse("submit", args, words, {
         onUnknown:
           kind === "SBATCH"
             ? (flag, rest) => {
-                const name = flag.replace(/^-+/, "").replace(/=.*$/, "");
-                const takesNext = !flag.includes("=") && !SLURM_BOOLEANS.has(name) && rest[0] !== undefined && !rest[0].startsWith("-") && !(flag.length > 2 && !flag.startsWith("--"));
-                ignored.push(`${takesNext ? `${flag} ${rest[0]}` : flag} (line ${d.line}${SLURM_ONLY[name] ? `: ${SLURM_ONLY[name]}` : ""})`);
-                return takesNext ? 1 : 0;
+                const f = slurmFlag(flag, rest, SBATCH_ONLY);
+                if (!f.entry) throw new UsageError(`unknown flag ${flag.replace(/=.*$/, "")}: neither sbatch nor ebb has it`);
+                if (f.entry.same !== undefined || (f.value !== undefined && f.entry.when?.(f.value))) return f.took;
+                if (f.entry.refuse) throw new UsageError(`${f.shown}: ${f.entry.refuse}`);
+                ignored.push(`${f.shown} (line ${d.line}: ${f.entry.ignore})`);
+                return f.took;
               }
             : undefined,
       });
     } catch (e) {
-      if (e instanceof UsageError) throw new UsageError(`${source} line ${d.line}: #${kind} ${d.words.join(" ")}: ${e.message.replace(/ \(ebb submit --help (lists the flags|says what it takes)\)$/, "")}`);
+      if (e instanceof UsageError) throw refuse(e.message.replace(/ \(ebb submit --help (lists the flags|says what it takes)\)$/, ""));
       throw e;
     }
-    if (parsed.help || parsed._.length > 0) throw new UsageError(`${source} line ${d.line}: #${kind} ${d.words.join(" ")}: only flags belong in #${kind} lines`);
+    if (parsed.help || parsed._.length > 0) throw refuse("only flags belong in #" + kind + " lines");
     for (const [k, v] of Object.entries(parsed)) if (k !== "_" && v !== undefined && !(Array.isArray(v) && v.length === 0)) flags[k] = v;
   }
   return { flags: flags as Partial<Parsed<A>>, ignored, kind };
+}
+
+/** `--na=2` as sbatch's getopt reads it: the one flag of sbatch's (or ebb's) that `na` begins, here --nodes=2. */
+function getoptName(word: string, ebbNames: readonly string[]): string {
+  if (!word.startsWith("--") || word === "--") return word;
+  const eq = word.indexOf("=");
+  const name = eq < 0 ? word.slice(2) : word.slice(2, eq);
+  if (ebbNames.includes(name) || (name.startsWith("no-") && ebbNames.includes(name.slice(3)))) return word;
+  const full = longFlag(name, [...new Set([...SBATCH_LONG_FLAGS, ...ebbNames.filter((n) => n.length > 1)])]);
+  if (typeof full !== "string") throw new UsageError(full.error);
+  return `--${full}${eq < 0 ? "" : word.slice(eq)}`;
 }
 
 /** Splits on whitespace, honouring single and double quotes and backslashes. */

@@ -1,8 +1,9 @@
 import { defineArgs, defineCommand } from "./command.ts";
 import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
-import { client, controllerArgs, currentEnv, durationFlag, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
+import { client, controllerArgs, durationFlag, exportEnv, openModeFlag, stepEnv, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
+import { resolve } from "node:path";
 import { resourceArgs, resourceFields } from "./resources.ts";
 
 const args = defineArgs({
@@ -13,6 +14,13 @@ const args = defineArgs({
   overcommit: { type: "boolean", alias: "O", description: "Allow more ranks than the nodes have CPUs" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
+  unbuffered: { type: "boolean", alias: "u", description: "Write each rank's output as it comes (default: a whole line at a time, so ranks' lines never mix)" },
+  output: { type: "string", alias: "o", description: "The ranks' output in this file, not on the terminal: %j job id, %s step id, %J job.step, %x job name, %u user, %A/%a array ids, %% a %", valueHint: "FILE" },
+  error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns; default: with the output)", valueHint: "FILE" },
+  "open-mode": { type: "string", description: "The output files are truncated first (default) or appended to", valueHint: "truncate|append" },
+  chdir: { type: "string", alias: "D", description: "Start the ranks in this directory (default: the current one)", valueHint: "DIR" },
+  export: { type: "string", description: "Environment the ranks get: ALL (default), NONE, or VAR[=value],... (add ALL to keep the rest)", valueHint: "ALL|NONE|VARS" },
+  "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A rank that fails kills the others (the default, as mpiexec)", negativeDescription: "A rank that fails leaves the others running; the exit code is the highest of the ranks' (srun's default)" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the program's name)", valueHint: "NAME" },
   mpi: { type: "string", description: "PMI wire to serve: both (default; the client's init picks), pmi1, pmi2 or none", valueHint: "both|pmi1|pmi2|none" },
   "pmi-port": { type: "boolean", description: "Ranks reach PMI over TCP (PMI_PORT + PMI_ID) instead of an inherited socket (PMI_FD)" },
@@ -41,6 +49,10 @@ export default defineCommand({
       const mpi = PmiMode.safeParse(a.mpi ?? "both");
       if (!mpi.success) throw new UsageError(`--mpi ${a.mpi}: expected both, pmi1, pmi2 or none`);
       if (a.cfg !== undefined && a.cfg !== "on" && a.cfg !== "off") throw new UsageError(`--cfg ${a.cfg}: expected on or off`);
+      const openMode = openModeFlag(a["open-mode"], "--open-mode");
+      if (a.output === undefined && (a.error !== undefined || a["open-mode"] !== undefined)) throw new UsageError(`${a.error !== undefined ? "--error" : "--open-mode"} goes with --output: without it, the output is on this terminal`);
+      for (const [flag, value] of [["--output", a.output], ["--error", a.error]] as const)
+        if (value !== undefined && /%[tnN]/.test(value)) throw new UsageError(`${flag} ${value}: a file per task or node (%t, %n, %N) is not supported; ebb writes a step's output to one file`);
       if (a["cpu-bind"] !== undefined && a["cpu-bind"] !== "cores" && a["cpu-bind"] !== "none") throw new UsageError(`--cpu-bind ${a["cpu-bind"]}: expected cores or none`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
       const resources = resourceFields(a);
@@ -64,8 +76,12 @@ export default defineCommand({
         partition: a.partition,
         name: a["job-name"],
         label: a.label === true,
-        cwd: process.cwd(),
-        env: currentEnv(),
+        cwd: a.chdir === undefined ? process.cwd() : resolve(a.chdir),
+        output: a.output === undefined ? undefined : { path: a.output, error: a.error, append: openMode === "append" },
+        keepGoing: a["kill-on-bad-exit"] === false,
+        unbuffered: a.unbuffered === true,
+        // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.
+        env: insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export),
         jobId: insideJob,
         fanout: intFlag(a.fanout, "--fanout", { max: 1024 }) ?? 8,
         pmi: mpi.data,

@@ -4,7 +4,8 @@ import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
-import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
 import { resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
@@ -30,6 +31,11 @@ export const jobArgs = defineArgs({
   nodelist: { type: "string", alias: "w", description: "Nodes the job must use, all of them (it gets at least as many)", valueHint: "NODES" },
   partition: { type: "string", alias: "p", description: "The partition to run in, on its nodes only (default: the default one; ebb partitions lists them)", valueHint: "NAME" },
   begin: { type: "string", alias: "b", description: "Do not start before: now+10minutes, 16:00, 2030-01-31T08:00, tomorrow...", valueHint: "TIME" },
+  signal: { type: "string", description: "Send SIG (USR1, SIGUSR1, 10) SECONDS (default 60) before the time limit: to the job's steps, or with B: to the batch shell only", valueHint: "[B:]SIG[@SECONDS]" },
+  requeue: { type: "boolean", description: "If a node of the job fails, put it back in the queue: it starts again (SLURM_RESTART_COUNT counts)", negativeDescription: "A job whose node fails ends NODE_FAIL (the default)" },
+  "open-mode": { type: "string", description: "The output and error files are truncated when the job starts (default) or appended to", valueHint: "truncate|append" },
+  "mail-type": { type: "string", description: "Accepted for Slurm scripts; ebb sends no mail, and says so", valueHint: "TYPES" },
+  "mail-user": { type: "string", description: "Accepted for Slurm scripts; ebb sends no mail, and says so", valueHint: "ADDRESS" },
   ...elasticArgs,
 });
 
@@ -63,6 +69,14 @@ function readScript(path: string | undefined, wrap: string | undefined): { scrip
   }
 }
 
+/** --signal [B:]SIG[@SECONDS], checked; passed on as given. */
+function signalFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  const r = parseSignalSpec(value);
+  if ("error" in r) throw new UsageError(`--signal: ${r.error}`);
+  return value;
+}
+
 /** -N 4, or -N 2-4 (Slurm's range: the job starts at any size in it). */
 function nodeRange(value: string | undefined): { nodes?: number; minNodes?: number; maxNodes?: number } {
   const m = value === undefined ? null : /^(\d+)-(\d+)$/.exec(value);
@@ -72,8 +86,11 @@ function nodeRange(value: string | undefined): { nodes?: number; minNodes?: numb
   return { minNodes, maxNodes };
 }
 
-/** The submission the flags (command line and directives merged) describe, each flag checked. */
-export function jobSubmit(a: Record<string, unknown>, script: string, name: string): JobSubmit {
+/**
+ * The submission the flags (command line and directives merged) describe, each flag checked.
+ * `kind`: the script's directives; a Slurm script's output goes where sbatch puts it (slurm-%j.out).
+ */
+export function jobSubmit(a: Record<string, unknown>, script: string, name: string, kind?: "EBB" | "SBATCH"): JobSubmit {
   const pick = (k: keyof typeof jobArgs) => a[k] as string | undefined;
   const array = pick("array");
   if (array !== undefined) {
@@ -99,7 +116,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     ...resourceFields(a as ResourceFlags),
     overcommit: a.overcommit === true ? true : undefined,
     timeLimit: durationFlag(pick("time"), "--time"),
-    output: pick("output"),
+    output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
     env: exportEnv(pick("export")),
@@ -110,6 +127,9 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     exclude: hostlistFlag(pick("exclude"), "--exclude"),
     nodelist: hostlistFlag(pick("nodelist"), "--nodelist"),
     partition: pick("partition"),
+    signal: signalFlag(pick("signal")),
+    requeue: typeof a.requeue === "boolean" ? a.requeue : undefined,
+    openMode: openModeFlag(pick("open-mode"), "--open-mode"),
   };
 }
 
@@ -132,7 +152,9 @@ export default defineCommand({
       if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
       const a = { ...fromScript.flags } as Record<string, unknown>;
       for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
-      const req = jobSubmit(a, script, name);
+      if (a["mail-type"] !== undefined || a["mail-user"] !== undefined)
+        err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
+      const req = jobSubmit(a, script, name, fromScript.kind);
       const array = req.array;
       const c = client(cli);
       if (cli["test-only"]) {

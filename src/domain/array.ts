@@ -13,6 +13,8 @@ export interface ArraySpec {
   indices: number[];
   /** At most this many tasks run at a time. */
   limit?: number;
+  /** The step of the first range that has one, else 1: Slurm's SLURM_ARRAY_TASK_STEP ("1,5,9" is 1, "1-3,5-9:2" is 2). */
+  step: number;
 }
 
 export function parseArraySpec(text: string, maxTasks = MAX_ARRAY_TASKS): ArraySpec | { error: string } {
@@ -21,12 +23,14 @@ export function parseArraySpec(text: string, maxTasks = MAX_ARRAY_TASKS): ArrayS
   const limit = m[2] === undefined ? undefined : Number(m[2]);
   if (limit !== undefined && limit < 1) return { error: `%${m[2]}: at least 1 task must be allowed to run` };
   const set = new Set<number>();
+  let first: number | undefined;
   for (const part of m[1]!.split(",")) {
     const r = /^\s*(\d+)(?:-(\d+)(?::(\d+))?)?\s*$/.exec(part);
     if (!r) return { error: `"${part}" in "${text}" is not a task id, a range such as 1-10, or a range with a step such as 1-9:2` };
     const lo = Number(r[1]);
     const hi = r[2] === undefined ? lo : Number(r[2]);
     const step = r[3] === undefined ? 1 : Number(r[3]);
+    if (r[3] !== undefined) first ??= step;
     if (hi < lo) return { error: `"${part}": a range goes from low to high` };
     if (step < 1) return { error: `"${part}": the step must be at least 1` };
     if (hi > MAX_ARRAY_INDEX) return { error: `"${part}": task ids go up to ${MAX_ARRAY_INDEX}` };
@@ -35,7 +39,7 @@ export function parseArraySpec(text: string, maxTasks = MAX_ARRAY_TASKS): ArrayS
       if (set.size > maxTasks) return { error: `"${text}" makes more than ${maxTasks} tasks` };
     }
   }
-  return { indices: [...set].sort((a, b) => a - b), limit };
+  return { indices: [...set].sort((a, b) => a - b), limit, step: first ?? 1 };
 }
 
 /** 1,2,3,5,7,8 -> "1-3,5,7-8": how squeue shows an array's pending tasks. */

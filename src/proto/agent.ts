@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { JobId, NodeRef, Signal, StepCredential } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
+import { JOB_SIGNALS } from "../domain/job-options.ts";
 
 /** A job's share of one node (domain/resources.ts NodeShare without the node's name). */
 export const Share = z.object({
@@ -31,6 +32,13 @@ export const JobStart = z.object({
   cred: StepCredential.optional(),
   /** Whom the job runs as (agents running as root), the user who submitted it. */
   user: z.string().optional(),
+  /**
+   * Which run of the job this is: 0, and one more each time --requeue put it back in the queue.
+   * Its job.exit says it, so that the end of a run killed for a requeue does not end the next.
+   */
+  run: z.int().nonnegative().optional(),
+  /** sbatch --open-mode=append: the output and error files are appended to, not truncated. */
+  append: z.boolean().optional(),
   /** Elastic command jobs: step 0 is resizable. */
   elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
   /** Seconds between the ranks' monitoring samples (every job, elastic or not). */
@@ -65,7 +73,7 @@ export const AgentToController = tagged({
    * The job's batch script or command step ended on this (its first) node. Resent (on reconnect)
    * until a job.ack, or a job.kill of the job, says the controller has it.
    */
-  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional() }),
+  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), run: z.int().nonnegative().optional() }),
   /** After a job.kill with `confirm`: the job has no processes left on this node. */
   "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
@@ -97,6 +105,11 @@ export const ControllerToAgent = tagged({
    */
   "job.kill": () => ({ jobId: JobId, signal: Signal, reason: z.string().optional(), confirm: z.boolean().optional() }),
   "job.ack": () => ({ jobId: JobId }),
+  /**
+   * sbatch --signal, its time come: `signal` to the job's batch shell alone (`batchOnly`: sent to
+   * the first node only), or to every process of the job's steps on this node (not the batch shell).
+   */
+  "job.signal": () => ({ jobId: JobId, signal: z.enum(JOB_SIGNALS), batchOnly: z.boolean() }),
   /**
    * The job this node is allocated to now (null: none). Step credentials are honoured only for it:
    * a job's end (or the node leaving it) revokes its credentials here.

@@ -10,6 +10,7 @@ import { parseDuration } from "../util/time.ts";
 import { ElasticSettings, SAMPLE_INTERVAL } from "./elastic-settings.ts";
 import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
+import { parseSignalSpec } from "../domain/job-options.ts";
 import { JOB_KINDS, JOB_STATES } from "../domain/job.ts";
 import { StepCredential } from "./common.ts";
 
@@ -164,6 +165,12 @@ export const JobSubmit = z.lazy(() =>
       partition: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "a partition name is letters, digits, '_', '.' or '-' (at most 64)").optional(),
       /** The node counts the job can run at: a list (e.g. [1, 4, 9, 16]) or "square" (every square in its range); the scheduler only starts and resizes it at those. */
       sizes: z.union([z.literal("square"), z.array(z.int().min(1).max(100_000)).min(1, "give at least one size").max(4096)]).optional(),
+      /** sbatch --signal: "[B:]SIG[@SECONDS]", SIG (default 60 seconds) before the time limit, to the batch shell only (B:) or to the job's steps. */
+      signal: z.string().min(1).max(64).optional(),
+      /** sbatch --requeue: if a node of the job fails, it goes back to the queue (and starts again from its beginning) instead of ending NODE_FAIL. */
+      requeue: z.boolean().optional(),
+      /** sbatch --open-mode: the output and error files are truncated when the job starts (default) or appended to. */
+      openMode: z.enum(["truncate", "append"]).optional(),
     })
     .superRefine((b, ctx) => {
       const programs = [b.argv !== undefined, b.script !== undefined, b.interactive === true].filter(Boolean).length;
@@ -188,6 +195,11 @@ export const JobSubmit = z.lazy(() =>
       if (array && b.interactive) ctx.addIssue({ code: "custom", path: ["array"], message: "an interactive allocation cannot be an array" });
       const dep = b.dependency === undefined ? undefined : parseDependency(b.dependency);
       if (dep && "error" in dep) ctx.addIssue({ code: "custom", path: ["dependency"], message: dep.error });
+      const signal = b.signal === undefined ? undefined : parseSignalSpec(b.signal);
+      if (signal && "error" in signal) ctx.addIssue({ code: "custom", path: ["signal"], message: signal.error });
+      if (signal && !("error" in signal) && signal.batchOnly && b.script === undefined)
+        ctx.addIssue({ code: "custom", path: ["signal"], message: "B: signals the batch shell, and only a batch job (script) has one; without B: the signal goes to the job's processes" });
+      if (b.requeue && b.script === undefined) ctx.addIssue({ code: "custom", path: ["requeue"], message: "only batch jobs (script) go back to the queue; a command or an allocation ends NODE_FAIL" });
       if (b.mem !== undefined && b.memPerCpu !== undefined) ctx.addIssue({ code: "custom", path: ["memPerCpu"], message: "give memory per node (mem) or per core (memPerCpu), not both" });
       const gpuFields = (["gpus", "gpusPerNode", "gpusPerTask"] as const).filter((k) => b[k] !== undefined);
       if (gpuFields.length > 1) ctx.addIssue({ code: "custom", path: [gpuFields[1]!], message: `give one of gpus (for the job), gpusPerNode or gpusPerTask, not ${gpuFields.join(" and ")}` });

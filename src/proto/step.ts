@@ -50,6 +50,8 @@ export const StepSpec = z.lazy(() =>
      * of sending them up the tree: a command job's output file, on the node that writes it anyway.
      */
     outputFile: z.object({ node: z.string().min(1), path: z.string().min(1), error: z.string().min(1).optional() }).optional(),
+    /** The step's own name (`ebb run -J` inside a job, srun's -J): its ranks' SLURM_JOB_NAME. */
+    name: z.string().min(1).max(200).optional(),
     /**
      * How this node's ranks are bound to the job's cores here (srun's --cpu-bind): "cores" (the
      * default), each local rank to its own slice of them; "none", every rank to all of them.

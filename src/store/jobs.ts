@@ -241,12 +241,12 @@ export class JobStore {
    * The tasks of a new array, in one go: the first task's row gives the array its id, the array's
    * row holds what they share, each task's row only what is its own. Returns the tasks' ids.
    */
-  insertArray(values: Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null }, indices: readonly number[], spec: string): number[] {
+  insertArray(values: Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId"> & { output?: string | null }, indices: readonly number[], spec: string, step = 1): number[] {
     const own = { ...values, ...NOT_SHARED };
     const first = this.insertJob({ ...own, arrayTaskId: indices[0]! });
     this.db.update(jobs).set({ arrayJobId: first }).where(eq(jobs.id, first)).run();
     const shared = Object.fromEntries(SHARED_BY_TASKS.map((k) => [k, values[k] ?? null])) as Shared;
-    this.db.insert(jobArrays).values({ id: first, spec, tasks: indices.length, firstTask: indices[0]!, lastTask: indices.at(-1)!, ...shared, env: values.env }).run();
+    this.db.insert(jobArrays).values({ id: first, spec, tasks: indices.length, firstTask: indices[0]!, lastTask: indices.at(-1)!, step, ...shared, env: values.env }).run();
     // The other tasks are the first one's row with their own task id: one statement for all of
     // them (a statement per task cost ~15 us each through drizzle, 15 ms for 1,001 tasks).
     if (indices.length > 1) this.q.copyTasks.run(JSON.stringify(indices.slice(1)), first);
@@ -264,12 +264,12 @@ export class JobStore {
     return this.db.select().from(jobArrays).where(eq(jobArrays.id, arrayJobId)).get();
   }
 
-  /** How many tasks array `arrayJobId` has, and its lowest and highest task ids. */
-  arrayShape(arrayJobId: number): { count: number; min: number; max: number } {
+  /** How many tasks array `arrayJobId` has, its lowest and highest task ids, and its spec's step. */
+  arrayShape(arrayJobId: number): { count: number; min: number; max: number; step: number } {
     const a = this.arrayOf(arrayJobId);
-    if (a) return { count: a.tasks, min: a.firstTask, max: a.lastTask };
+    if (a) return { count: a.tasks, min: a.firstTask, max: a.lastTask, step: a.step };
     return this.db
-      .select({ count: sql<number>`count(*)`, min: sql<number>`min(${jobs.arrayTaskId})`, max: sql<number>`max(${jobs.arrayTaskId})` })
+      .select({ count: sql<number>`count(*)`, min: sql<number>`min(${jobs.arrayTaskId})`, max: sql<number>`max(${jobs.arrayTaskId})`, step: sql<number>`1` })
       .from(jobs)
       .where(eq(jobs.arrayJobId, arrayJobId))
       .get()!;
@@ -366,6 +366,11 @@ export class JobStore {
 
   markEnded(id: number, state: string, time: number, exitCode: number | null, reason: string | null): void {
     this.q.markEnded.run({ id, state, time, exitCode, reason });
+  }
+
+  /** A running job back in the queue (--requeue): pending, not started, restarted once more. */
+  markRequeued(id: number): void {
+    this.db.update(jobs).set({ state: "PENDING", startTime: null, reason: null, restarts: sql`${jobs.restarts} + 1` }).where(eq(jobs.id, id)).run();
   }
 
   setNextStep(id: number, nextStep: number): void {

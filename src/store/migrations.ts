@@ -21,6 +21,7 @@ import m0011 from "../../migrations/0011_plan_items.sql" with { type: "text" };
 import m0012 from "../../migrations/0012_job_arrays_shared.sql" with { type: "text" };
 import m0013 from "../../migrations/0013_node_resources_shares.sql" with { type: "text" };
 import m0014 from "../../migrations/0014_job_partition.sql" with { type: "text" };
+import m0015 from "../../migrations/0015_slurm_options.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -38,6 +39,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0012_job_arrays_shared": m0012,
   "0013_node_resources_shares": m0013,
   "0014_job_partition": m0014,
+  "0015_slurm_options": m0015,
 };
 
 export function loadMigrations(): MigrationMeta[] {

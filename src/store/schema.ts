@@ -4,7 +4,7 @@
  */
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 import { JOB_KINDS, type JobState } from "../domain/job.ts";
-import type { Dependency, JobOverrides } from "../domain/job-options.ts";
+import type { Dependency, JobOverrides, JobSignal } from "../domain/job-options.ts";
 import type { ResourceRequest } from "../domain/resources.ts";
 
 export const nodes = sqliteTable("nodes", {
@@ -86,6 +86,14 @@ export const jobs = sqliteTable(
     usage: text("usage", { mode: "json" }).$type<JobUsage>(),
     /** The partition it runs in (its nodes only; null: no partitions configured when it was submitted). */
     partition: text("partition"),
+    /** sbatch --signal: this signal, this many seconds before the time limit, to the batch shell only or to the steps. */
+    signal: text("signal", { mode: "json" }).$type<JobSignal>(),
+    /** sbatch --requeue: a job whose node fails goes back to the queue instead of ending NODE_FAIL. */
+    requeue: integer("requeue", { mode: "boolean" }).notNull().default(false),
+    /** How many times the job went back to the queue (SLURM_RESTART_COUNT). */
+    restarts: integer("restarts").notNull().default(0),
+    /** sbatch --open-mode=append: the output and error files are appended to, not truncated. */
+    appendOutput: integer("append_output", { mode: "boolean" }).notNull().default(false),
   },
   (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime)],
 );
@@ -103,6 +111,8 @@ export const jobArrays = sqliteTable("job_arrays", {
   tasks: integer("tasks").notNull(),
   firstTask: integer("first_task").notNull(),
   lastTask: integer("last_task").notNull(),
+  /** The step of the spec's first range ("1-9:2": 2; 1 without one), as Slurm's SLURM_ARRAY_TASK_STEP. */
+  step: integer("step").notNull().default(1),
   argv: text("argv", { mode: "json" }).$type<string[]>(),
   script: text("script"),
   env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),

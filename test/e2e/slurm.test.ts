@@ -66,7 +66,10 @@ describe("strict command lines on a cluster", () => {
     );
     const r = await c.ebb(["submit", "slurm.sh"]);
     expect(r.code).toBe(0);
-    expect(r.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=lab (line 4: ebb keeps no accounts), --mail-user me@example.org (line 5: ebb sends no mail)\n");
+    expect(r.stderr).toBe(
+      "ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=lab (line 4: ebb keeps no accounts)\n" +
+        "ebb submit: warning: ebb sends no mail; --mail-user=me@example.org ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n",
+    );
     const job = await c.waitJob(idOf(r.stdout), ["COMPLETED", "FAILED"]);
     expect({ state: job.state, name: job.name, nodes: job.allocation.length }).toEqual({ state: "COMPLETED", name: "from-sbatch", nodes: 2 });
     expect(c.read(`sbatch-${job.id}.out`)).toBe("nodes=2\n");

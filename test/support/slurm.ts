@@ -15,7 +15,16 @@ export class LocalSlurm {
   readonly conf = join(this.dir, "slurm.conf");
   private readonly daemons: Subprocess[] = [];
 
-  constructor(readonly nodes = ["n1", "n2"]) {}
+  /**
+   * `cpus` and `memoryMb` per node (more than the host has: slurmd takes the configured counts),
+   * `partitions` (the first the default, each with every node), `clusterName`; `shared`: jobs share
+   * nodes, each with its cores and memory (select/cons_tres, CR_Core_Memory, memory per core by
+   * default the node's over its cores: as ebb), else each job has its nodes whole (select/linear).
+   */
+  constructor(
+    readonly nodes = ["n1", "n2"],
+    private readonly o: { cpus?: number; memoryMb?: number; partitions?: string[]; clusterName?: string; shared?: boolean } = {},
+  ) {}
 
   get env(): Record<string, string> {
     return { ...(process.env as Record<string, string>), SLURM_CONF: this.conf };
@@ -37,7 +46,9 @@ export class LocalSlurm {
     writeFileSync(
       this.conf,
       [
-        "ClusterName=ebbtest",
+        `ClusterName=${this.o.clusterName ?? "ebbtest"}`,
+        // Nodes with more CPUs than the host has (one host plays them all).
+        ...(this.o.cpus !== undefined || this.o.memoryMb !== undefined ? ["SlurmdParameters=config_overrides"] : []),
         "SlurmctldHost=localhost(127.0.0.1)",
         `SlurmctldPort=${ports[0]}`,
         `SlurmdPort=${ports[1]}`,
@@ -54,7 +65,9 @@ export class LocalSlurm {
         `SlurmdLogFile=${join(this.dir, "slurmd-%n.log")}`,
         "ProctrackType=proctrack/linuxproc",
         "TaskPlugin=task/none",
-        "SelectType=select/linear",
+        ...(this.o.shared
+          ? ["SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory", ...(this.o.memoryMb !== undefined ? [`DefMemPerCPU=${Math.floor(this.o.memoryMb / (this.o.cpus ?? 2))}`] : [])]
+          : ["SelectType=select/linear"]),
         "SchedulerType=sched/builtin",
         "MpiDefault=none",
         "ReturnToService=2",
@@ -64,8 +77,8 @@ export class LocalSlurm {
         "SwitchType=switch/none",
         "PlugStackConfig=/dev/null",
         // Several slurmd on this one host: each node has its own port.
-        ...this.nodes.map((n, i) => `NodeName=${n} NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[2 + i]} CPUs=2 State=UNKNOWN`),
-        `PartitionName=debug Nodes=${this.nodes.join(",")} Default=YES MaxTime=INFINITE State=UP`,
+        ...this.nodes.map((n, i) => `NodeName=${n} NodeHostname=localhost NodeAddr=127.0.0.1 Port=${ports[2 + i]} CPUs=${this.o.cpus ?? 2}${this.o.memoryMb !== undefined ? ` RealMemory=${this.o.memoryMb}` : ""} State=UNKNOWN`),
+        ...(this.o.partitions ?? ["debug"]).map((p, i) => `PartitionName=${p} Nodes=${this.nodes.join(",")} Default=${i === 0 ? "YES" : "NO"} MaxTime=INFINITE State=UP`),
         "",
       ].join("\n"),
     );
@@ -74,8 +87,9 @@ export class LocalSlurm {
     await waitFor(
       "every Slurm node idle",
       () => {
-        const r = Bun.spawnSync(["sinfo", "-h", "-o", "%T %D"], { env: this.env });
-        return r.stdout.toString().trim() === `idle ${this.nodes.length}`;
+        // A line per partition, each with every node.
+        const lines = Bun.spawnSync(["sinfo", "-h", "-o", "%T %D"], { env: this.env }).stdout.toString().trim().split("\n");
+        return lines.every((l) => l === `idle ${this.nodes.length}`);
       },
       120_000,
     );

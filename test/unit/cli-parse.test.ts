@@ -2,6 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { closest, defineArgs, parse, renderUsage, wrap } from "../../src/cli/command.ts";
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
+import { SBATCH_LONG_FLAGS, SBATCH_ONLY } from "../../src/cli/slurm-flags.ts";
 import { jobArgs, jobSubmit } from "../../src/cli/submit.ts";
 import { resourceFields } from "../../src/cli/resources.ts";
 import { requestFrom } from "../../src/domain/request.ts";
@@ -112,10 +113,42 @@ describe("batch script directives", () => {
     const script = ["#!/bin/bash", "#SBATCH --job-name=sl", "#SBATCH -p debug", "#SBATCH --mem=4G -N 2", "#SBATCH --exclusive", "#SBATCH --ntasks-per-node=2", "#SBATCH --mail-type=END", "srun hostname"].join("\n");
     const r = scriptFlags(script, jobArgs, "s.sh");
     expect(r.kind).toBe("SBATCH");
-    expect(r.flags).toMatchObject({ "job-name": "sl", partition: "debug", nodes: "2", "tasks-per-node": "2", mem: "4G", exclusive: true });
-    expect(r.ignored).toEqual(["--mail-type=END (line 7: ebb sends no mail)"]);
+    expect(r.flags).toMatchObject({ "job-name": "sl", partition: "debug", nodes: "2", "tasks-per-node": "2", mem: "4G", exclusive: true, "mail-type": "END" });
+    expect(r.ignored).toEqual([]);
     const both = scriptFlags("#EBB -N 1\n#SBATCH -N 4\n", jobArgs, "b");
     expect([both.kind, both.flags.nodes]).toEqual(["EBB", "1"]);
+  });
+
+  test("#SBATCH lines are read as sbatch's getopt reads them: a long flag cut to a prefix only it has", () => {
+    // sbatch 22.05 took `--tasks=1` for --tasks-per-node=1 (SLURM_NTASKS_PER_NODE=1), and refused --ntasks-per=2.
+    expect(scriptFlags("#SBATCH --tasks=1\n#SBATCH --job=x --chd /tmp\n", jobArgs, "s").flags).toMatchObject({ "tasks-per-node": "1", "job-name": "x", chdir: "/tmp" });
+    expect(() => scriptFlags("#SBATCH --ntasks-per=2\n", jobArgs, "s")).toThrow("s line 1: #SBATCH --ntasks-per=2: --ntasks-per is ambiguous: it may be --ntasks-per-core, --ntasks-per-gpu, --ntasks-per-node, --ntasks-per-socket");
+    expect(scriptFlags("#SBATCH --mem=4G --acco=x --no-requeue\n", jobArgs, "s")).toMatchObject({ flags: { mem: "4G", requeue: false }, ignored: ["--account=x (line 1: ebb keeps no accounts)"] });
+  });
+
+  test("#SBATCH flags that would change the job and that ebb does not have are refused with the reason; unknown ones too", () => {
+    const refused = (line: string) => {
+      try {
+        scriptFlags(`#!/bin/bash\n#SBATCH ${line}\necho\n`, jobArgs, "s.sh");
+        return "accepted";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(refused("--deadline=now+1hour")).toBe("s.sh line 2: #SBATCH --deadline=now+1hour: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time");
+    expect(refused("-m cyclic")).toBe("s.sh line 2: #SBATCH -m cyclic: -m cyclic: ebb places ranks in blocks (the first node's ranks first); only block is possible");
+    expect(refused("--distribution=block")).toBe("accepted");
+    expect(refused("--no-kill")).toContain("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)");
+    expect(refused("--kill-on-invalid-dep=no")).toBe("accepted");
+    expect(refused("--frobnicate=3")).toBe("s.sh line 2: #SBATCH --frobnicate=3: unknown flag --frobnicate: neither sbatch nor ebb has it");
+  });
+
+  test("every flag of sbatch 22.05 is ebb's, or has its fate and reason", () => {
+    const ebbNames = new Set(Object.entries(jobArgs).flatMap(([n, d]) => [n, ...("alias" in d && d.alias !== undefined ? [d.alias].flat() : [])]));
+    const submitOnly = new Set(["wrap", "wait", "test-only", "parsable", "help"]);
+    const missing = SBATCH_LONG_FLAGS.filter((f) => !ebbNames.has(f) && !(f.startsWith("no-") && ebbNames.has(f.slice(3))) && !SBATCH_ONLY[f] && !submitOnly.has(f));
+    expect(missing).toEqual([]);
+    for (const [name, e] of Object.entries(SBATCH_ONLY)) expect([name, [e.same, e.ignore, e.refuse].filter((w) => w !== undefined).length]).toEqual([name, 1]);
   });
 
   test("a real sbatch script's cores, memory and GPUs become its request", () => {

@@ -78,6 +78,10 @@ const submission = (now: number, nodes: number) => ({
   nodelist: null,
   sizes: null,
   program: null,
+  signal: null,
+  requeue: false,
+  restarts: 0,
+  appendOutput: false,
   user: "u",
   submittedBy: null,
 });

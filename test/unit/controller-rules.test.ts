@@ -6,6 +6,7 @@
 import { expect, test } from "bun:test";
 import { rmSync } from "node:fs";
 import type { ControllerToLauncher } from "../../src/proto/launcher.ts";
+import type { ControllerToAgent } from "../../src/proto/agent.ts";
 import { openDb } from "../../src/store/db.ts";
 import { ControllerHarness } from "../support/controller-harness.ts";
 
@@ -113,4 +114,32 @@ test("a user's resize is planned like a pass's and recorded as a plan; its remap
   h.submit({ nodes: 1 });
   h.pass();
   expect(() => h.applier.resizeNow(id, 4)).toThrow("growing job 1 needs 1 more node of its shape (whole nodes); fewer are free");
+});
+
+test("--requeue: a batch job whose node fails goes back to the queue (its nodes freed, the survivors killed) and starts again as run 1; the end of run 0 ends nothing", () => {
+  const h = new ControllerHarness(3);
+  const id = h.submit({ argv: undefined, script: "#!/bin/sh\nsleep 60\n", nodes: 2, requeue: true });
+  h.pass();
+  expect(h.job(id)!.nodes).toEqual(["n1", "n2"]);
+  h.toAgents.length = 0;
+  h.state.nodes.get("n2")!.row.status = "DOWN";
+  h.jobs.nodeFailed(id, "n2", "stopped responding");
+  expect({ state: h.job(id)!.row.state, restarts: h.job(id)!.row.restarts, nodes: h.job(id)!.nodes }).toEqual({ state: "PENDING", restarts: 1, nodes: [] });
+  expect(h.store.getJob(id)).toMatchObject({ state: "PENDING", restarts: 1, startTime: null });
+  expect(h.toAgents.map((m) => [m.node, m.msg.t])).toEqual([["n1", "job.kill"]]);
+  h.state.nodes.get("n1")!.completing.clear();
+  h.pass();
+  const start = h.toAgents.find((m) => m.msg.t === "job.start")!.msg as Extract<ControllerToAgent, { t: "job.start" }>;
+  expect({ nodes: h.job(id)!.nodes, run: start.job.run, restartCount: start.job.jobEnv.SLURM_RESTART_COUNT }).toEqual({ nodes: ["n1", "n3"], run: 1, restartCount: "1" });
+  // The first run's batch shell, killed by the requeue, reports its end after the second run started.
+  h.jobs.exited(id, 143, "batch script killed by SIGTERM", undefined, Date.now(), 0);
+  expect(h.job(id)!.row.state).toBe("RUNNING");
+  h.jobs.exited(id, 0, undefined, undefined, Date.now(), 1);
+  expect(h.store.getJob(id)).toMatchObject({ state: "COMPLETED", restarts: 1 });
+  // Without --requeue, the same failure ends the job.
+  const other = h.submit({ argv: undefined, script: "#!/bin/sh\nsleep 60\n", nodes: 1 });
+  h.pass();
+  h.state.nodes.get(h.job(other)!.nodes[0]!)!.row.status = "DOWN";
+  h.jobs.nodeFailed(other, h.job(other)!.nodes[0]!, "stopped responding");
+  expect(h.store.getJob(other)!.state).toBe("NODE_FAIL");
 });

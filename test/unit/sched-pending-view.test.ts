@@ -48,6 +48,7 @@ function row(a: Asked): JobRow {
     submitTime: a.submitTime, startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0,
     sampleInterval: null, elasticSettings: null, arrayJobId: null, arrayTaskId: null, arrayLimit: null, held: false,
     dependency: null, beginTime: null, exclude: null, nodelist: null, sizes: a.sizes ?? null, program: null,
+    signal: null, requeue: false, restarts: 0, appendOutput: false,
     error: null, user: null, submittedBy: null, resources: null, usage: null, partition: null,
   };
 }

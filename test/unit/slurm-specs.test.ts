@@ -7,11 +7,15 @@ import { parseWhen } from "../../src/util/when.ts";
 
 describe("array specs", () => {
   test("ranges, lists, steps and a limit", () => {
-    expect(parseArraySpec("1-10%2")).toEqual({ indices: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], limit: 2 });
-    expect(parseArraySpec("1,3,5")).toEqual({ indices: [1, 3, 5], limit: undefined });
-    expect(parseArraySpec("1-9:2")).toEqual({ indices: [1, 3, 5, 7, 9], limit: undefined });
-    expect(parseArraySpec("7,0-2,2")).toEqual({ indices: [0, 1, 2, 7], limit: undefined });
+    expect(parseArraySpec("1-10%2")).toEqual({ indices: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], limit: 2, step: 1 });
+    expect(parseArraySpec("1,3,5")).toEqual({ indices: [1, 3, 5], limit: undefined, step: 1 });
+    expect(parseArraySpec("1-9:2")).toEqual({ indices: [1, 3, 5, 7, 9], limit: undefined, step: 2 });
+    expect(parseArraySpec("7,0-2,2")).toEqual({ indices: [0, 1, 2, 7], limit: undefined, step: 1 });
     for (const bad of ["", "a", "1-", "3-1", "1-9:0", "1%0", "1-20000", "1--2"]) expect(parseArraySpec(bad)).toHaveProperty("error");
+  });
+  test("the step is the first range's, as Slurm's SLURM_ARRAY_TASK_STEP (checked against sbatch 22.05)", () => {
+    const steps = Object.fromEntries(["1,5,9", "2,4,8", "1-9:4", "1-3,5-9:2", "20,1-7:3", "0-9:3%2", "3"].map((s) => [s, (parseArraySpec(s) as { step: number }).step]));
+    expect(steps).toEqual({ "1,5,9": 1, "2,4,8": 1, "1-9:4": 4, "1-3,5-9:2": 2, "20,1-7:3": 3, "0-9:3%2": 3, "3": 1 });
   });
   test("compressed as squeue shows them", () => {
     expect(compressIndices([1, 2, 3, 5, 7, 8])).toBe("1-3,5,7-8");

@@ -40,7 +40,7 @@ test("a new array keeps its script and environment once; every task reads them",
     env: values.env,
     exclude: ["node09"],
   });
-  expect(store.arrayShape(1)).toEqual({ count: 4, min: 0, max: 7 });
+  expect(store.arrayShape(1)).toEqual({ count: 4, min: 0, max: 7, step: 1 });
   expect(store.arrayOf(1)?.spec).toBe("0,5-7%2");
   expect(store.arrayTaskIds(1)).toEqual([1, 2, 3, 4]);
   expect(store.arrayTaskId(1, 7)).toBe(4);
@@ -65,7 +65,7 @@ test("an array written before job_arrays (each task its own copies) reads as bef
     }
   });
   expect(store.arrayOf(1)).toBeUndefined();
-  expect(store.arrayShape(1)).toEqual({ count: 3, min: 1, max: 3 });
+  expect(store.arrayShape(1)).toEqual({ count: 3, min: 1, max: 3, step: 1 });
   expect(store.getJob(2)).toMatchObject({ arrayJobId: 1, arrayTaskId: 2, script: values.script, env: values.env });
   expect(store.arrayTasks(1).map((t) => t.env.BIG?.length)).toEqual([100_000, 100_000, 100_000]);
 });

@@ -1,10 +1,24 @@
 /** Environments of the processes an agent starts. */
 import { delimiter } from "node:path";
+import { slurmRankVars, type SlurmOwner } from "../slurm-env.ts";
+import { userInfo } from "node:os";
+import { currentUser } from "../../util/user.ts";
+import type { Identity } from "../identity.ts";
 
-/** The agent's own environment without ebb's variables, as the base for every job process. */
+/** Whom a job's processes run as here (Slurm's SLURM_JOB_USER/UID/GID): the job's user, or the agent's. */
+export function ownerOf(id: Identity | undefined): SlurmOwner {
+  if (id) return { user: id.user, uid: id.uid, gid: id.gid };
+  const me = userInfo();
+  return { user: currentUser(), uid: me.uid, gid: me.gid };
+}
+
+/**
+ * The agent's own environment without ebb's variables, as the base for every job process; without
+ * Slurm's too (an agent that `ebb up --slurm` started runs in a Slurm step, and ebb's jobs are not it).
+ */
 export function baseEnv(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !k.startsWith("EBB_") && !k.startsWith("PMI_")) out[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(EBB_|PMI_|SLURM_|SLURMD_)/.test(k)) out[k] = v;
   return out;
 }
 
@@ -20,15 +34,21 @@ export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; 
 export interface RankPlace {
   stepId: number;
   nodes: readonly string[];
+  /** The step's tasks on each of its nodes. */
+  tasks: readonly number[];
   nodeIndex: number;
   localId: number;
   rank: number;
   size: number;
+  cpusOnNode: number;
+  stepName?: string;
+  owner: SlurmOwner;
 }
 
-/** Slurm-like per-rank variables; `nodeHost` is the address this node's agent is reached at. */
+/** A rank's variables, ebb's and Slurm's; `nodeHost` is the address this node's agent is reached at. */
 export function rankVars(p: RankPlace, controllerUrl: string, nodeHost: string, caFile?: string): Record<string, string> {
   return {
+    ...slurmRankVars(p),
     ...(caFile === undefined ? {} : { EBB_CA: caFile }),
     EBB_STEP_ID: String(p.stepId),
     EBB_NODELIST: p.nodes.join(","),

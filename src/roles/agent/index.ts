@@ -22,7 +22,8 @@ import { GroupLog } from "./group-log.ts";
 import { Containment } from "./containment.ts";
 import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { allowedCpus, type GpuVendor } from "./inventory.ts";
-import { gpuVars, placementOf, type NodeOffer } from "./placement.ts";
+import { gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
+import { slurmGpuVars } from "../slurm-env.ts";
 import { UsageReports } from "./usage-reports.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
@@ -95,7 +96,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   mkdirSync(o.stateDir, { recursive: true });
   const controllerUrl = o.controller.replace(/\/+$/, "");
   checkTls(o, controllerUrl);
-  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string }>();
+  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number }>();
   const killed = new Set<number>();
   let channel: Channel<AgentToController, ControllerToAgent> | undefined;
   const send = (msg: AgentToController): boolean => {
@@ -129,10 +130,11 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
     containment,
   );
-  /** A job's CPUs here and the variables that show it its GPUs. */
-  const placement = (jobId: number) => {
-    const p = placementOf(allocation.of(jobId)?.share ?? null, offer);
-    return { cpus: p.cpus, vars: gpuVars(p.gpus, offer) };
+  /** A job's CPUs here, its cores (a whole node's without a share) and the variables that show it its GPUs, ebb's, the vendor's and Slurm's. */
+  const placement = (jobId: number): JobPlacement => {
+    const share = allocation.of(jobId)?.share ?? null;
+    const p = placementOf(share, offer);
+    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
   const binDir = installEbbCommand(o.stateDir, o.name);
@@ -191,9 +193,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     placement,
     controllerUrl,
     controllerCa,
-    exited: (jobId, exitCode, message, lostNode) => {
-      pendingExits.set(jobId, { exitCode, message, lostNode });
-      send({ t: "job.exit", jobId, exitCode, message, lostNode });
+    exited: (jobId, exitCode, message, lostNode, run) => {
+      pendingExits.set(jobId, { exitCode, message, lostNode, run });
+      send({ t: "job.exit", jobId, exitCode, message, lostNode, run });
     },
   });
 
@@ -224,6 +226,9 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         return;
       case "job.ack":
         pendingExits.delete(msg.jobId);
+        return;
+      case "job.signal":
+        runner.signal(msg.jobId, msg.signal as NodeJS.Signals, msg.batchOnly);
         return;
       case "shares":
         allocation.setAll(msg.jobs);

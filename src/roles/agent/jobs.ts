@@ -12,6 +12,9 @@ import { ApiClient, type TrustedCa } from "../../api/client.ts";
 import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } from "../launcher/index.ts";
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
+import { slurmBatchVars } from "../slurm-env.ts";
+import { ownerOf } from "./env.ts";
+import type { JobPlacement } from "./placement.ts";
 
 const log = logger("agent");
 
@@ -22,32 +25,48 @@ export interface JobRunnerContext {
   pool: PeerPool;
   fanout: number;
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
-  /** The job's CPUs on this node (the machine's ids) and the variables that show it its GPUs. */
-  placement(jobId: number): { cpus: number[]; vars: Record<string, string> };
+  /** The job's CPUs on this node (the machine's ids), its cores here (SLURM_CPUS_ON_NODE) and the variables that show it its GPUs. */
+  placement(jobId: number): JobPlacement;
   controllerUrl: string;
   /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
   controllerCa?: TrustedCa;
-  /** Report the job's end to the controller. */
-  exited(jobId: number, exitCode: number, message?: string, lostNode?: string): void;
+  /** Report the job's end (the end of its run `run`) to the controller. */
+  exited(jobId: number, exitCode: number, message?: string, lostNode?: string, run?: number): void;
 }
 
 export class JobRunner {
   private readonly launches = new Map<number, Launch>();
+  /** Batch shells running here, by job. */
+  private readonly shells = new Map<number, Proc>();
 
   constructor(private readonly ctx: JobRunnerContext) {}
 
   start(job: JobStart): void {
     try {
       // Looked at with the user's rights: whether a path exists in a directory closed to them is not theirs to learn.
-      if (!asUser(identityFor(job.user), () => existsSync(job.cwd))) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`);
+      if (!asUser(identityFor(job.user), () => existsSync(job.cwd))) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`, undefined, job.run);
       if (job.kind === "batch") this.batch(job);
       else this.command(job);
     } catch (e) {
-      this.ctx.exited(job.id, 1, `could not start on ${this.ctx.name}: ${(e as Error).message}`);
+      this.ctx.exited(job.id, 1, `could not start on ${this.ctx.name}: ${(e as Error).message}`, undefined, job.run);
     }
   }
 
-  /** A job is being killed: a command step rooted here stops too. */
+  /**
+   * sbatch --signal: `signal` to the batch shell alone (B:), or to the job's steps, every process
+   * of the job here but the batch shell's process group (which holds the shell and its srun).
+   */
+  signal(jobId: number, signal: NodeJS.Signals, batchOnly: boolean): void {
+    const shell = this.shells.get(jobId);
+    if (!batchOnly) return this.ctx.procs.signal(jobId, signal, shell?.pid);
+    try {
+      if (shell) process.kill(shell.pid, signal);
+    } catch {
+      /* gone */
+    }
+  }
+
+    /** A job is being killed: a command step rooted here stops too. */
   kill(jobId: number, reason: string): void {
     this.launches.get(jobId)?.cancel(reason, 143);
   }
@@ -63,7 +82,8 @@ export class JobRunner {
     // (fd 3, /dev/fd/3): the agent's state dir stays closed to it.
     if (runAs) giveTo(runAs, script);
     // Opened with the user's rights: `../` in the path reaches only what the user may write.
-    const out = asUser(runAs, () => openSync(job.output, "w"));
+    const mode = job.append ? "a" : "w";
+    const out = asUser(runAs, () => openSync(job.output, mode));
     let errFd = out;
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
@@ -75,10 +95,11 @@ export class JobRunner {
       EBB_NODENAME: this.ctx.name,
       EBB_CONTROLLER: this.ctx.controllerUrl,
       ...(this.ctx.controllerCa ? { EBB_CA: this.ctx.controllerCa.path } : {}),
+      ...slurmBatchVars(this.ctx.name, place.cores, ownerOf(runAs)),
     });
     let proc: Proc;
     try {
-      if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, "w"));
+      if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, mode));
       if (runAs) scriptFd = openSync(script, "r");
       proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
     } finally {
@@ -86,10 +107,12 @@ export class JobRunner {
       closeSync(out);
       if (errFd !== out) closeSync(errFd);
     }
+    this.shells.set(job.id, proc);
     void proc.exited.then(({ code, signal }) => {
+      this.shells.delete(job.id);
       const exitCode = code ?? 128 + signalNumber(signal);
       log.debug(`job ${job.id} batch script exited`, { exitCode });
-      this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : undefined);
+      this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : undefined, undefined, job.run);
     });
   }
 
@@ -98,7 +121,7 @@ export class JobRunner {
     // Created with the user's rights, as the batch script's: the file is theirs, and a path
     // (or a symlink planted on it) reaches only what they may write.
     const runAs = identityFor(job.user);
-    const sink = fileSink(job.output, { label: false, error: job.error, openAs: (open) => asUser(runAs, open) });
+    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, openAs: (open) => asUser(runAs, open) });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
     const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.pool.get(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
@@ -108,7 +131,7 @@ export class JobRunner {
       sink.flush();
       sink.close();
       link.close();
-      this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode);
+      this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode, job.run);
     });
   }
 }

@@ -15,6 +15,13 @@ export interface NodeOffer {
   cpuIds: readonly number[];
 }
 
+/** What a job's processes here are given: its CPUs (the machine's ids), how many cores it holds here, and the variables that show it its GPUs. */
+export interface JobPlacement {
+  cpus: number[];
+  cores: number;
+  vars: Record<string, string>;
+}
+
 export interface Placement {
   cpus: number[];
   /** 0: no memory limit of the job's own. */

@@ -149,11 +149,11 @@ export class ProcessTable {
    * Signal every process group the job had on this node, including groups whose leader has exited
    * but whose members live on; SIGKILL also forgets them (the controller sends it when a job ends).
    * The record keeps them until it is compacted: reapLeftovers skips a killed group, its leader's
-   * start time no longer matching.
+   * start time no longer matching. `except`: a group left alone (a batch shell's, for --signal).
    */
-  signal(jobId: number, signal: NodeJS.Signals): void {
+  signal(jobId: number, signal: NodeJS.Signals, except?: number): void {
     for (const [pgid, rec] of this.groups) {
-      if (rec.jobId !== jobId) continue;
+      if (rec.jobId !== jobId || pgid === except) continue;
       this.signalGroup(pgid, signal);
       if (signal === "SIGKILL") this.groups.delete(pgid);
     }

@@ -17,8 +17,9 @@ import { firstRanks } from "../../sched/layout.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
-import { rankVars } from "./env.ts";
+import { ownerOf, rankVars } from "./env.ts";
 import { rankSlices } from "./affinity.ts";
+import type { JobPlacement } from "./placement.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
@@ -42,8 +43,8 @@ export interface StepContext {
   pool: PeerPool;
   /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
-  /** The job's CPUs on this node (the machine's ids) and the variables that show it its GPUs. */
-  placement(jobId: number): { cpus: number[]; vars: Record<string, string> };
+  /** The job's CPUs on this node (the machine's ids), its cores here (SLURM_CPUS_ON_NODE) and the variables that show it its GPUs. */
+  placement(jobId: number): JobPlacement;
   /** The job's PMI name service, kept by the controller. */
   /** `error`: the controller refused the request (a cap), saying why. */
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
@@ -332,13 +333,15 @@ export class StepNode {
     const job = this.ctx.placement(spec.jobId);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
     const slices = (spec.cpuBind ?? "cores") === "cores" ? rankSlices(job.cpus, count) : undefined;
+    // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
+    const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
     const output = this.openOutputFiles();
     try {
       for (let i = 0; i < count; i++) {
         const rank = first + i;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, nodeIndex, localId: i, rank: world, size: worldSize };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, stepName: spec.name, owner: ownerOf(this.runAs()) };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
     } finally {

@@ -110,7 +110,7 @@ export class AgentHub {
         // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
         // Kept for later while the store takes no writes, and not acknowledged: the agent re-sends it if we restart.
         return this.health.orLater(`exit:${msg.jobId}`, () => {
-          if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now).includes(name)) this.state.nodes.get(name)?.session?.send({ t: "job.ack", jobId: msg.jobId });
+          if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now, msg.run).includes(name)) this.state.nodes.get(name)?.session?.send({ t: "job.ack", jobId: msg.jobId });
         });
       case "perf":
         // Samples: those that come while the store takes no writes are not kept.

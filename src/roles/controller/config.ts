@@ -38,6 +38,8 @@ export const ControllerConfig = z.strictObject({
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
   keepHistory: z.number().positive().optional(),
+  /** The cluster's name, as jobs read it in SLURM_CLUSTER_NAME (default "ebb"). */
+  clusterName: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,39}$/, "a cluster name is 1 to 40 letters, digits, '_' and '-'").optional(),
   /** What other users may not see, as Slurm's PrivateData (default: none; a job's command, files, environment and output are always its user's). */
   privateData: z.array(z.enum(PRIVATE_DATA)).max(PRIVATE_DATA.length).optional(),
   /** A user's own shrink rescales the job's time limit as the scheduler's do (default false: it never raises it). */

@@ -61,6 +61,7 @@ import { QueuePolicy } from "./queue.ts";
 import { partitionViews } from "./partition-views.ts";
 import { Partitions, type PartitionConfig, type UserLimits } from "../../sched/partitions.ts";
 import { resolvePriority, type PriorityConfig } from "../../sched/priority.ts";
+import { DEFAULT_CLUSTER_NAME } from "../slurm-env.ts";
 
 /** User tokens start with this, so the cluster and job tokens never cost a database lookup. */
 const USER_TOKEN_PREFIX = "ebbu_";
@@ -84,6 +85,8 @@ export interface ControllerOptions {
   adaptTimeoutMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
+  /** SLURM_CLUSTER_NAME of every job (default "ebb"). */
+  clusterName?: string;
   /** MiB of memory per core for jobs that ask for none (Slurm's DefMemPerCPU); default: each node's memory / cores. */
   defMemPerCpu?: number;
   /** Queue order: multifactor priority with fair share (default), or submit order; weights, half-life, shares. */
@@ -183,6 +186,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
+      clusterName: opts.clusterName ?? DEFAULT_CLUSTER_NAME,
       defMemPerCpu: opts.defMemPerCpu,
       queue,
     },

@@ -20,11 +20,13 @@ import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { StoreUnavailable } from "../../store/db.ts";
 import { compressIndices, parseArraySpec } from "../../domain/array.ts";
 import { parseDependency, type DependencySpec } from "../../domain/dependency.ts";
+import { parseSignalSpec, type JobSignal } from "../../domain/job-options.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
+import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
 import type { Ledger } from "./ledger.ts";
-import { expandPattern, patternVars } from "./patterns.ts";
+import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession, NodeRuntime } from "./state.ts";
 import type { QueuePolicy } from "./queue.ts";
@@ -45,6 +47,8 @@ export interface JobsConfig {
   orphanGraceMs: number;
   /** The most tasks one array may have (--max-array-tasks). */
   maxArrayTasks: number;
+  /** SLURM_CLUSTER_NAME of every job (the config file's clusterName). */
+  clusterName: string;
   /** MiB per core of a request that names no memory (--def-mem-per-cpu); else each node's memory / cores. */
   defMemPerCpu?: number;
   /** Partitions, limits and priorities (absent: none, one pool of nodes). */
@@ -94,8 +98,9 @@ const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase
 
 export interface PreparedJob {
   values: Omit<JobRow, "id" | "state" | "startTime" | "endTime" | "exitCode" | "reason" | "nextStep" | "arrayJobId" | "arrayTaskId" | "usage">;
-  /** Array task ids, for an array. */
+  /** Array task ids, for an array, and its spec's step (SLURM_ARRAY_TASK_STEP). */
   indices?: number[];
+  step?: number;
 }
 
 export class Jobs {
@@ -222,10 +227,14 @@ export class Jobs {
       program: null,
       user: by.user,
       submittedBy: by.job ?? null,
+      signal: req.signal === undefined ? null : (parseSignalSpec(req.signal) as JobSignal),
+      requeue: req.requeue ?? false,
+      restarts: 0,
+      appendOutput: req.openMode === "append",
       resources,
       partition: partition?.name ?? null,
     };
-    return { values, indices: array?.indices };
+    return { values, indices: array?.indices, step: array?.step };
   }
 
   /**
@@ -308,10 +317,10 @@ export class Jobs {
   }
 
   private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
-    const { values, indices } = this.prepare(req, by, now);
+    const { values, indices, step } = this.prepare(req, by, now);
     const rows: JobRow[] = this.ledger.commit((tx) => {
       const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
-      const made = tx.submitted(values, indices, spec);
+      const made = tx.submitted(values, indices, spec, step);
       const ids = made.map((r) => r.id);
       const arrayJobId = made[0]!.arrayJobId;
       const size = describeSize(values.minNodes, values.maxNodes);
@@ -392,7 +401,8 @@ export class Jobs {
       this.finish(job, "FAILED", { reason: overfills }, now);
       return;
     }
-    const nextStep = row.kind === "command" ? 1 : 0;
+    // A requeued job's steps go on from the numbers its earlier runs used.
+    const nextStep = Math.max(row.nextStep, row.kind === "command" ? 1 : 0);
     const vars = patternVars(row, nodes[0]!);
     const output = row.output === null ? null : expandPattern(row.output, vars, row.cwd);
     const error = row.error === null ? null : expandPattern(row.error, vars, row.cwd);
@@ -440,6 +450,8 @@ export class Jobs {
           ? signCredential(this.config.clusterKey, { jobId: row.id, stepId: 0, nodes, expires: now + CRED_LIFETIME_MS, ...this.step0Covers(job, jobEnv) })
           : undefined,
       elastic: row.kind === "command" ? this.elasticGrant(job, 0, tasks) : undefined,
+      append: row.appendOutput || undefined,
+      run: row.restarts,
     };
     if (this.hostsRoot(row)) {
       const error = this.effects.startStepRoot!(start);
@@ -488,30 +500,42 @@ export class Jobs {
     return covers;
   }
 
-  /** Environment every process of the job gets. */
+  /** Environment every process of the job gets: ebb's variables and Slurm's names for them (../slurm-env.ts). */
   jobEnv(job: JobRuntime): Record<string, string> {
     const r = job.row;
+    const array = r.arrayJobId !== null ? { jobId: r.arrayJobId, taskId: r.arrayTaskId!, ...this.store.arrayShape(r.arrayJobId) } : undefined;
     return {
-      ...(r.arrayJobId !== null ? this.arrayEnv(r) : {}),
-      EBB_JOB_ID: String(job.row.id),
-      EBB_JOB_NAME: job.row.name,
+      ...(array
+        ? {
+            EBB_ARRAY_JOB_ID: String(array.jobId),
+            EBB_ARRAY_TASK_ID: String(array.taskId),
+            EBB_ARRAY_TASK_COUNT: String(array.count),
+            EBB_ARRAY_TASK_MIN: String(array.min),
+            EBB_ARRAY_TASK_MAX: String(array.max),
+          }
+        : {}),
+      EBB_JOB_ID: String(r.id),
+      EBB_JOB_NAME: r.name,
       EBB_JOB_NODELIST: job.nodes.join(","),
       EBB_JOB_NUM_NODES: String(job.nodes.length),
-      EBB_SUBMIT_DIR: job.row.cwd,
-      EBB_TOKEN: jobToken(this.config.clusterKey, job.row.id),
-      ...(job.row.tasks ? { EBB_NTASKS: String(job.row.tasks) } : {}),
-    };
-  }
-
-  /** EBB_ARRAY_* of an array task, as Slurm's SLURM_ARRAY_*. */
-  private arrayEnv(r: JobRow): Record<string, string> {
-    const a = this.store.arrayShape(r.arrayJobId!);
-    return {
-      EBB_ARRAY_JOB_ID: String(r.arrayJobId),
-      EBB_ARRAY_TASK_ID: String(r.arrayTaskId),
-      EBB_ARRAY_TASK_COUNT: String(a.count),
-      EBB_ARRAY_TASK_MIN: String(a.min),
-      EBB_ARRAY_TASK_MAX: String(a.max),
+      EBB_SUBMIT_DIR: r.cwd,
+      EBB_TOKEN: jobToken(this.config.clusterKey, r.id),
+      ...(r.tasks ? { EBB_NTASKS: String(r.tasks) } : {}),
+      ...slurmJobVars({
+        id: r.id,
+        name: r.name,
+        nodes: job.nodes,
+        tasks: this.layoutOn(r, job.shares, taskCount(job.nodes.length, r.tasks, r.tasksPerNode)),
+        tasksGiven: !!(r.tasks || r.tasksPerNode),
+        tasksPerNode: r.tasksPerNode,
+        cpus: job.shares.map((s) => s.cores.length),
+        request: r.resources,
+        submitDir: r.cwd,
+        cluster: this.config.clusterName,
+        partition: DEFAULT_PARTITION,
+        restarts: r.restarts,
+        array,
+      }),
     };
   }
 
@@ -700,9 +724,10 @@ export class Jobs {
    * A step that lost a node whose agent the controller has lost too ended because the node failed.
    * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
    */
-  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now()): string[] {
+  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now(), run?: number): string[] {
     const job = this.state.jobs.get(id);
-    if (!job || job.row.state === "PENDING") return [];
+    // A run that --requeue ended (its job started again since) ends nothing.
+    if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return [];
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
@@ -722,8 +747,13 @@ export class Jobs {
     this.end(jobs, state, opts, now);
   }
 
-  /** The ends of `jobs` (those that may end so) in one transaction, then each one's clean-up; the nodes each sent a job.kill. */
+  /**
+   * The ends of `jobs` (those that may end so) in one transaction, then each one's clean-up; the
+   * nodes each sent a job.kill. A running batch job submitted with --requeue that would end
+   * NODE_FAIL goes back to the queue instead.
+   */
   private end(jobs: readonly JobRuntime[], state: FinalState, opts: EndOptions, now: number): string[][] {
+    if (state === "NODE_FAIL" && jobs.some((j) => this.requeues(j))) return jobs.map((j) => (this.requeues(j) ? this.requeue(j, opts.reason ?? "its node failed", now) : this.end([j], state, opts, now)[0] ?? []));
     const ending = jobs.filter((j) => mayBecome(j.row.state, state)).map((job) => ({ job, wasRunning: job.row.state !== "PENDING", nodes: [...job.nodes] }));
     if (ending.length === 0) return [];
     this.ledger.commit((tx) => {
@@ -748,21 +778,51 @@ export class Jobs {
     this.waiters.delete(row.id);
     for (const w of waiting ?? []) w();
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
-    const graceful = (opts.cleanup ?? "graceful") === "graceful";
+    const killed = wasRunning ? this.killRun(job.row.id, nodes, message, (opts.cleanup ?? "graceful") === "graceful", now) : [];
+    log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
+    this.effects.schedule();
+    return killed;
+  }
+
+  /** Kills what is left of a job's run on `nodes` (those up): now, or gracefully (TERM, then KILL after the kill wait, the nodes COMPLETING meanwhile). */
+  private killRun(jobId: number, nodes: readonly string[], message: string, graceful: boolean, now: number): string[] {
     const killed: string[] = [];
     for (const name of nodes) {
       const node = this.state.nodes.get(name);
-      if (!node) continue;
-      if (!wasRunning || node.row.status === "DOWN") continue;
-      if (graceful) node.completing.set(row.id, now + this.config.killWaitMs + 5000);
-      if (this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
+      if (!node || node.row.status === "DOWN") continue;
+      if (graceful) node.completing.set(jobId, now + this.config.killWaitMs + 5000);
+      if (this.effects.toAgent(name, { t: "job.kill", jobId, signal: graceful ? "SIGTERM" : "SIGKILL", reason: message, confirm: graceful || undefined })) killed.push(name);
     }
-    if (wasRunning && graceful) {
+    if (graceful) {
       setTimeout(() => {
-        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId: row.id, signal: "SIGKILL", reason: message, confirm: true });
+        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
-    log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
+    return killed;
+  }
+
+  /** Whether `job` goes back to the queue rather than end NODE_FAIL: a running batch job submitted with --requeue. */
+  private requeues(job: JobRuntime): boolean {
+    return job.row.requeue && job.row.kind === "batch" && job.row.state !== "PENDING";
+  }
+
+  /**
+   * sbatch --requeue: the job's node failed, so what is left of this run is killed and the job
+   * waits in the queue to start again from its beginning (SLURM_RESTART_COUNT one more). Returns
+   * the nodes sent a job.kill.
+   */
+  private requeue(job: JobRuntime, reason: string, now: number): string[] {
+    const nodes = [...job.nodes];
+    const message = `requeued: ${reason}; it starts again from its beginning (--requeue)`;
+    this.ledger.commit((tx) => {
+      tx.requeued(job, now);
+      this.store.addEvent(job.row.id, now, "requeued", message);
+    });
+    this.notifyLaunchers(job);
+    this.effects.ended(job);
+    const killed = this.killRun(job.row.id, nodes, message, true, now);
+    log.info(`job ${job.row.id} ${message}`, { job: job.row.id });
+    this.effects.watch([job], now);
     this.effects.schedule();
     return killed;
   }
@@ -809,12 +869,22 @@ export class Jobs {
     if (n?.completing.delete(jobId)) this.effects.schedule();
   }
 
+  /** Jobs past their time limit end TIMEOUT; those with a --signal get it when its time before the limit comes. */
   enforceTimeLimits(now = Date.now()): void {
     for (const job of [...this.state.jobs.values()]) {
-      const { startTime, timeLimit } = job.row;
+      const { startTime, timeLimit, signal } = job.row;
       if (job.row.state === "PENDING" || startTime === null) continue;
       if (now >= startTime + timeLimit * 1000) this.finish(job, "TIMEOUT", { reason: `time limit of ${timeLimit} s reached` }, now);
+      else if (signal && !job.signalled && now >= startTime + (timeLimit - signal.seconds) * 1000) this.sendSignal(job, signal, now);
     }
+  }
+
+  /** sbatch --signal: to the batch shell (on the first node), or to the processes of the job's steps (on every node). */
+  private sendSignal(job: JobRuntime, s: JobSignal, now: number): void {
+    job.signalled = true;
+    const nodes = s.batchOnly ? job.nodes.slice(0, 1) : job.nodes;
+    for (const node of nodes) this.effects.toAgent(node, { t: "job.signal", jobId: job.row.id, signal: s.signal, batchOnly: s.batchOnly });
+    this.store.addEvent(job.row.id, now, "signal", `${s.signal} sent to ${s.batchOnly ? "the batch shell" : "its steps"}, ${s.seconds} s before the time limit (--signal)`);
   }
 
   /** Job `jobId` lost node `name`. */

@@ -29,14 +29,15 @@ export type LedgerEvent =
   | { t: "program"; jobId: number; program: Record<string, unknown> | null }
   | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null }
   | { t: "usage"; jobId: number; usage: JobUsage }
-  | { t: "outOfMemory"; jobId: number; reason: string };
+  | { t: "outOfMemory"; jobId: number; reason: string }
+  | { t: "requeued"; jobId: number };
 
 type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId" | "usage"> & { output?: string | null };
 
 /** What a transaction records: each method writes its rows now and its event is reduced after the commit. */
 export interface LedgerTx {
   /** New jobs (one, or the tasks of an array): their rows, with the ids the store gave them. */
-  submitted(values: Submission, indices?: readonly number[], spec?: string): JobRow[];
+  submitted(values: Submission, indices?: readonly number[], spec?: string, step?: number): JobRow[];
   held(jobs: readonly JobRuntime[], held: boolean): void;
   /** The job runs on its shares' nodes, in that (rank) order. */
   started(job: JobRuntime, shares: readonly NodeShare[], at: number, f: { nextStep: number; output: string | null; error: string | null; timeLimit: number }): void;
@@ -51,6 +52,8 @@ export interface LedgerTx {
   /** An EPOP program's last report (null: none), kept so a restarted controller knows where it was. */
   program(job: JobRuntime, program: Record<string, unknown> | null): void;
   ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null): void;
+  /** A running job back in the queue (--requeue after a node failed): its nodes and steps are let go, it waits to start again. */
+  requeued(job: JobRuntime, at: number): void;
   /** What a job (active or ended) used, as recorded from now on (the caller has summed the reports). */
   usage(jobId: number, usage: JobUsage): void;
   /**
@@ -136,6 +139,11 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       disown(job.nodes);
       state.jobs.delete(row.id);
       return;
+    case "requeued":
+      Object.assign(row, { state: "PENDING", startTime: null, reason: null, restarts: row.restarts + 1 });
+      disown(job.nodes);
+      Object.assign(job, { nodes: [], shares: [], elastic: undefined, program: undefined, signalled: undefined, spawnedSteps: new Map() });
+      return;
   }
 }
 
@@ -164,8 +172,8 @@ export class Ledger {
   private recorder(events: LedgerEvent[]): LedgerTx {
     const s = this.store;
     return {
-      submitted: (values, indices, spec) => {
-        const ids = indices ? s.insertArray(values, indices, spec ?? "") : [s.insertJob(values)];
+      submitted: (values, indices, spec, step) => {
+        const ids = indices ? s.insertArray(values, indices, spec ?? "", step) : [s.insertJob(values)];
         const arrayJobId = indices ? ids[0]! : null;
         // Every task's row shares the array's values (by reference, as the store keeps them once).
         const rows = ids.map((id, i): JobRow => ({ ...(values as JobRow), output: values.output ?? null, id, arrayJobId, arrayTaskId: indices?.[i] ?? null, state: "PENDING", startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0, resources: values.resources ?? null, usage: null, partition: values.partition ?? null }));
@@ -220,6 +228,12 @@ export class Ledger {
           s.closeSteps(job.row.id, state, at);
         }
         events.push({ t: "ended", jobId: job.row.id, state, at, exitCode, reason });
+      },
+      requeued: (job, at) => {
+        s.markRequeued(job.row.id);
+        s.closeAllocation(job.row.id, at);
+        s.closeSteps(job.row.id, "NODE_FAIL", at);
+        events.push({ t: "requeued", jobId: job.row.id });
       },
       usage: (jobId, usage) => {
         s.setUsage(jobId, usage);

@@ -56,6 +56,8 @@ export interface JobRuntime {
   program?: ProgramRuntime;
   /** How the scheduler sees the job while it waits: what it asked for, which does not change (sched/pending.ts). */
   request?: PendingJob;
+  /** Its --signal has been sent (once per start, by this controller). */
+  signalled?: boolean;
 }
 
 export interface ElasticRuntime {

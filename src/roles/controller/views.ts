@@ -8,7 +8,7 @@ import type { NodeShare } from "../../domain/resources.ts";
 import { shareOf, type AllocationRow, type JobListRow, type JobRow, type JobStore } from "../../store/jobs.ts";
 import type { Elastic } from "./elastic.ts";
 import type { ClusterState, JobRuntime, NodeRuntime } from "./state.ts";
-import { expandPattern, patternVars } from "./patterns.ts";
+import { expandPattern, patternVars } from "../output-patterns.ts";
 import { remainingMs, type ProgramRuntime } from "./program.ts";
 
 const iso = (t: number | null | undefined) => (t == null ? null : new Date(t).toISOString());

@@ -29,7 +29,7 @@ export async function runCommandRoot(s: StepRootStart & { job: CommandStart }): 
   let message: string | undefined;
   let lostNode: string | undefined;
   try {
-    const sink = fileSink(job.output, { label: false, error: job.error });
+    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append });
     const pool = new PeerPool(s.ca);
     const launch = commandLaunch(job, { link, fanout: s.fanout, connect: (addr) => pool.get(addr), sink });
     // Cancelled, timed out or failed by the controller: the ranks are being killed; stop waiting for them.

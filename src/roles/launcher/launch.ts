@@ -35,6 +35,10 @@ export interface LaunchOptions {
   spawnWait: number;
   /** Report ended steps to the controller (spawned ones always are: their nodes go back). */
   reportPrimary: boolean;
+  /** A failed rank leaves the others running (srun's default; StepRootOptions.keepGoing). */
+  keepGoing?: boolean;
+  /** The step's name, if it has one of its own (SLURM_JOB_NAME of its ranks, as srun -J sets it). */
+  name?: string;
 }
 
 /** A command job's start: what its step 0 is launched from. */
@@ -141,6 +145,7 @@ export class Launch {
       jobEnv: g.jobEnv,
       ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,
+      ...(this.o.name !== undefined ? { name: this.o.name } : {}),
       ...extra,
     };
   }
@@ -154,6 +159,7 @@ export class Launch {
       connect: this.o.connect,
       sink: this.o.sink,
       onLaunched: () => launchedNow(),
+      keepGoing: this.o.keepGoing,
       onSpawn: (req) => this.spawn(spec, req),
       onAdapt: (r) => this.adapter?.report(r),
       onExit: (e) => this.adapter?.exit(spec, e),

@@ -13,7 +13,10 @@ import { compressHostlist } from "../../util/hostlist.ts";
 import { ControllerLink } from "./controller-link.ts";
 import { isFinal } from "../../domain/job.ts";
 import { Launch } from "./launch.ts";
-import { terminalSink } from "./output.ts";
+import { fileSink, terminalSink } from "./output.ts";
+import { expandPattern } from "../output-patterns.ts";
+import { currentUser } from "../../util/user.ts";
+import type { StepGrant } from "../../proto/requests.ts";
 
 export interface RunOptions {
   client: ApiClient;
@@ -51,6 +54,16 @@ export interface RunOptions {
   cpuBind?: "none" | "cores";
   /** Seconds a PMI spawn may wait for idle nodes. */
   spawnWait: number;
+  /**
+   * The step's output in a file instead of on this terminal (and its errors in another), patterns
+   * expanded once the step has its id: %j job, %s step, %J job.step, %x job name, %u user, %A and
+   * %a array job and task, %% a %. Truncated first, unless `append`.
+   */
+  output?: { path: string; error?: string; append?: boolean };
+  /** A failed rank leaves the others running; the exit code is the highest (srun's default). */
+  keepGoing?: boolean;
+  /** Each rank's output as it comes, not a whole line at a time. */
+  unbuffered?: boolean;
   /** Progress and errors for the user. */
   say(text: string, opts?: { transient?: boolean }): void;
 }
@@ -133,7 +146,17 @@ export async function run(o: RunOptions): Promise<number> {
 
     // 2. Run the step and what it spawns.
     const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, cwd: o.cwd, envDigest: envDigest(o.env) });
-    const sink = terminalSink({ label: o.label, prog: "ebb" });
+    let file: ReturnType<typeof stepFileSink> | undefined;
+    try {
+      file = o.output ? stepFileSink(o.output, o, grant, o.cwd) : undefined;
+    } catch (e) {
+      const why = `cannot open the step's output file: ${(e as Error).message}`;
+      link.stepEnded(grant.stepId, 1, why);
+      o.say(why);
+      await cancelOwned();
+      return 1;
+    }
+    const sink = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: "ebb" });
     // A TLS cluster's step ports are TLS too, their certificates signed by the same CA.
     const pool = new PeerPool(o.client.ca?.pem);
     const launch = new Launch({
@@ -151,6 +174,9 @@ export async function run(o: RunOptions): Promise<number> {
       sink,
       spawnWait: o.spawnWait,
       reportPrimary: true,
+      keepGoing: o.keepGoing,
+      // Inside a job, -J names the step (its ranks' SLURM_JOB_NAME); outside, it named the job.
+      name: owned ? undefined : o.name,
     });
     const offState = link.onState((s) => {
       if (isFinal(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
@@ -159,6 +185,7 @@ export async function run(o: RunOptions): Promise<number> {
     const result = await launch.run();
     offState();
     sink.flush();
+    file?.close();
     pool.close();
 
     // 3. Give back what this run asked for, and wait until the controller has it.
@@ -181,4 +208,11 @@ export async function run(o: RunOptions): Promise<number> {
     signals.dispose();
     link.close();
   }
+}
+
+/** The file sink of a step whose output goes to files (ebb run -o/-e), the patterns expanded for it. */
+function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean }, g: StepGrant, cwd: string): ReturnType<typeof fileSink> {
+  const e = g.jobEnv;
+  const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: currentUser(), A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: e.EBB_ARRAY_TASK_ID ?? "0" };
+  return fileSink(expandPattern(o.path, vars, cwd), { label: how.label, unbuffered: how.unbuffered, error: o.error === undefined ? undefined : expandPattern(o.error, vars, cwd), append: o.append });
 }

@@ -69,6 +69,11 @@ export interface StepRootOptions {
   adoptCredential?(nodes: string[]): Promise<AdoptCredential>;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
+  /**
+   * A rank's non-zero exit is reported but kills no other rank (srun's default); the step's exit
+   * code is then the highest of its ranks'. Without it, the first failure kills every rank (mpiexec's).
+   */
+  keepGoing?: boolean;
   /** The step's CFG merged over the whole tree: at most once per sampling interval, and when final. */
   onCfg?(report: SubtreeReport): void;
 }
@@ -93,6 +98,8 @@ export class StepRoot {
   private lostNode: string | undefined;
   /** The exit code the step ends with: that of its first failure. */
   private failCode = 0;
+  /** With keepGoing: the highest exit code of its ranks so far. */
+  private highest = 0;
   private resolve!: (r: StepResult) => void;
   private giveUp: ReturnType<typeof setTimeout> | undefined;
   private over = false;
@@ -183,7 +190,12 @@ export class StepRoot {
         this.o.onExit?.(exit);
         const rank = this.rankBase + msg.rank;
         if (msg.code !== 0 && !(msg.code === this.cleanExit && !msg.signal)) {
-          this.fail(msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`, msg.code);
+          const what = msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`;
+          if (!this.o.keepGoing) this.fail(what, msg.code);
+          else if (!this.over) {
+            this.o.sink.notice(what);
+            this.highest = Math.max(this.highest, msg.code);
+          }
         }
         if (this.exits.size === this.size) this.end();
         return;
@@ -402,6 +414,6 @@ export class StepRoot {
     this.broadcast({ t: "end", step: this.key });
     for (const u of this.unsubscribe) u();
     const exits = [...this.exits.values()].sort((a, b) => a.rank - b.rank);
-    this.resolve({ exitCode: this.failCode, exits, failure: this.failure, lostNode: this.lostNode });
+    this.resolve({ exitCode: this.failCode || this.highest, exits, failure: this.failure, lostNode: this.lostNode });
   }
 }

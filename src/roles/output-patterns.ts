@@ -1,6 +1,6 @@
-/** Slurm's output file patterns, expanded when a job starts (%N is its first node). */
+/** Slurm's output file patterns: a job's, expanded by the controller when it starts (%N is its first node); a step's (ebb run -o), by its launcher. */
 import { isAbsolute, join } from "node:path";
-import type { JobListRow } from "../../store/jobs.ts";
+import type { JobListRow } from "../store/jobs.ts";
 
 /** What the patterns stand for: %j job id, %x name, %A array id, %a task id, %u user, %N first node (if known). */
 export function patternVars(row: JobListRow, firstNode?: string): Record<string, string> {

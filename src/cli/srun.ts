@@ -1,0 +1,143 @@
+/**
+ * `srun` in an ebb job: the agent puts an `srun` command first on every job process's PATH
+ * (roles/agent/ebb-command.ts: `exec ebb srun "$@"`), so that a Slurm batch script's `srun` runs
+ * a step of its job. srun's flags become ebb run's (`srunToRun`, pure), with srun's defaults where
+ * they differ from ebb run's: the task counts of the job (SLURM_NTASKS, SLURM_NTASKS_PER_NODE), and
+ * a failed rank that leaves the others running, the step's exit code the highest of its ranks'.
+ * The flags of srun that change nothing here are accepted with a warning; those that would change
+ * what the step does, and that ebb does not have, are refused with the reason (slurm-flags.ts).
+ */
+import { defineArgs, defineCommand, parse, runCommand, type Parsed } from "./command.ts";
+import { loadCommand } from "./commands.ts";
+import { UsageError } from "./errors.ts";
+import { slurmFlag, SRUN_ONLY } from "./slurm-flags.ts";
+import { expandHostlist } from "../util/hostlist.ts";
+import { err } from "../util/stdio.ts";
+import { VERSION } from "../util/version.ts";
+
+const args = defineArgs({
+  ntasks: { type: "string", alias: "n", description: "Number of tasks (default: the job's, SLURM_NTASKS; else one per node)", valueHint: "N" },
+  nodes: { type: "string", alias: "N", description: "Number of nodes (default: all of the job's, as many as the tasks need)", valueHint: "N" },
+  "ntasks-per-node": { type: "string", alias: "tasks-per-node", description: "Tasks per node (default: the job's, SLURM_NTASKS_PER_NODE)", valueHint: "K" },
+  "cpus-per-task": { type: "string", alias: "c", description: "CPUs per task: the ranks' SLURM_CPUS_PER_TASK (default: the job's)", valueHint: "N" },
+  label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
+  unbuffered: { type: "boolean", alias: "u", description: "Each rank's output as it comes (default: a line at a time)" },
+  "job-name": { type: "string", alias: "J", description: "The step's name: its ranks' SLURM_JOB_NAME", valueHint: "NAME" },
+  output: { type: "string", alias: "o", description: "The ranks' output in this file: %j job, %s step, %J job.step, %x job name, %u user, %A/%a array ids", valueHint: "FILE" },
+  error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns)", valueHint: "FILE" },
+  "open-mode": { type: "string", description: "truncate (default) or append to the output files", valueHint: "MODE" },
+  chdir: { type: "string", alias: "D", description: "Start the ranks in this directory", valueHint: "DIR" },
+  export: { type: "string", description: "Environment the ranks get: ALL (default), NONE, or VAR[=value],...", valueHint: "ALL|NONE|VARS" },
+  mpi: { type: "string", description: "pmi2, or none (the default: ebb serves PMI-1 and PMI-2 either way); not pmix", valueHint: "TYPE" },
+  "cpu-bind": { type: "string", alias: "cpu_bind", description: "none or cores (ebb run --cpu-bind where this ebb has it)", valueHint: "TYPE" },
+  "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A failed rank kills the others (=1); without it, or =0, they run on", negativeDescription: "--kill-on-bad-exit=0: a failed rank leaves the others running (the default)" },
+  overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
+  jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
+  nodelist: { type: "string", alias: "w", description: "Only the job's own nodes, all of them (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
+});
+
+/** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
+export interface SrunPlan {
+  run: string[];
+  warnings: string[];
+}
+
+/**
+ * srun's command line as ebb run's, inside job `env.EBB_JOB_ID` (`env`: the caller's environment,
+ * for srun's defaults and the job's nodes); `runFlags`: the flags this ebb run has.
+ */
+export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>, runFlags: ReadonlySet<string>): SrunPlan {
+  const warnings: string[] = [];
+  const refusals: string[] = [];
+  // --kill-on-bad-exit takes an optional value (getopt's optional_argument): 1 when it is missing.
+  const words = argv.map((w) => (w.startsWith("--kill-on-bad-exit=") ? (w.endsWith("=0") ? "--no-kill-on-bad-exit" : w.endsWith("=1") ? "--kill-on-bad-exit" : w) : w));
+  const a: Parsed<typeof args> = parse("srun", args, words, {
+    stopAtPositional: true,
+    onUnknown: (flag, rest) => {
+      const f = slurmFlag(flag, rest, SRUN_ONLY);
+      if (!f.entry) throw new UsageError(`unknown flag ${flag.replace(/=.*$/, "")} (ebb srun --help lists the flags srun has here)`);
+      if (f.entry.same !== undefined || (f.value !== undefined && f.entry.when?.(f.value))) return f.took;
+      if (f.entry.refuse) refusals.push(`${f.shown}: ${f.entry.refuse}`);
+      else warnings.push(`${f.shown} is ignored: ${f.entry.ignore}`);
+      return f.took;
+    },
+  });
+  if (refusals.length > 0) throw new UsageError(refusals.join("; "));
+  const command = a._;
+  if (command.length === 0) throw new UsageError("no program given; usage: srun [flags] PROGRAM ARGS...");
+  const run: string[] = [];
+  const flag = (name: string, value?: string) => run.push(value === undefined ? `--${name}` : `--${name}=${value}`);
+  const job = env.EBB_JOB_ID;
+  if (a.jobid !== undefined && a.jobid !== job) throw new UsageError(`--jobid=${a.jobid}: srun here runs steps of job ${job ?? "(none: not inside an ebb job)"} only`);
+  if (a.nodes !== undefined) {
+    const m = /^(\d+)(?:-(\d+))?$/.exec(a.nodes);
+    if (!m || (m[2] !== undefined && m[2] !== m[1])) throw new UsageError(`--nodes=${a.nodes}: a step takes a node count, not a range`);
+    flag("nodes", m[1]);
+  }
+  // srun's defaults inside a job: the job's task counts, from its environment.
+  const ntasks = a.ntasks ?? (a.nodes === undefined ? env.SLURM_NTASKS : undefined);
+  if (ntasks !== undefined) flag("ntasks", ntasks);
+  const perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
+  if (perNode !== undefined) flag("tasks-per-node", perNode);
+  if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
+  const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : [])];
+  if (exports.length > 1 || a.export !== undefined) flag("export", exports.join(","));
+  if (a.label) flag("label");
+  if (a.unbuffered) flag("unbuffered");
+  if (a.overcommit) flag("overcommit");
+  if (a["job-name"] !== undefined) flag("job-name", a["job-name"]);
+  if (a.output !== undefined) flag("output", a.output);
+  if (a.error !== undefined) {
+    if (a.output === undefined) throw new UsageError("--error without --output: ebb writes a step's output to a file only with --output");
+    flag("error", a.error);
+  }
+  if (a["open-mode"] !== undefined) flag("open-mode", a["open-mode"]);
+  if (a.chdir !== undefined) flag("chdir", a.chdir);
+  if (a.mpi !== undefined) {
+    if (/^pmix/.test(a.mpi)) throw new UsageError(`--mpi=${a.mpi}: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)`);
+    if (a.mpi === "pmi2") flag("mpi", "pmi2");
+    else if (a.mpi !== "none") throw new UsageError(`--mpi=${a.mpi}: expected pmi2 or none`);
+  }
+  const bind = a["cpu-bind"]?.split(",").filter((w) => w !== "verbose" && w !== "v" && w !== "quiet" && w !== "q");
+  if (bind !== undefined && bind.length > 0) {
+    const kind = bind.length === 1 && (["none", "no"].includes(bind[0]!) ? "none" : ["cores", "core", "threads", "thread"].includes(bind[0]!) ? "cores" : undefined);
+    if (!kind) throw new UsageError(`--cpu-bind=${a["cpu-bind"]}: ebb binds each rank to its own cores (cores) or not at all (none)`);
+    if (runFlags.has("cpu-bind")) flag("cpu-bind", kind);
+    else if (kind !== "none") warnings.push(`--cpu-bind=${a["cpu-bind"]} is ignored: this ebb does not bind ranks to CPUs`);
+  }
+  flag(a["kill-on-bad-exit"] ? "kill-on-bad-exit" : "no-kill-on-bad-exit");
+  if (a.nodelist !== undefined) {
+    const want = expandHostlist(a.nodelist);
+    const have = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
+    if ("error" in want) throw new UsageError(`--nodelist: ${want.error}`);
+    if (want.length !== have.length || want.some((n) => !have.includes(n)))
+      throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name all of them, not pick some`);
+  }
+  return { run: [...run, "--", ...command], warnings };
+}
+
+export default defineCommand({
+  meta: {
+    name: "srun",
+    description:
+      "srun inside an ebb job (on every job process's PATH): runs a step with ebb run, with srun's flags and defaults (the job's task counts; a failed rank leaves the others running). srun's flags that change nothing here are accepted with a warning; those that would, refused with the reason.",
+    hidden: true,
+  },
+  args: { ...args, command: { type: "positional", variadic: true, description: "The program and its arguments" } },
+  stopAtPositional: true,
+  ownParser: true,
+  run: async ({ raw }) => {
+    const runCmd = await loadCommand("run");
+    let plan: SrunPlan;
+    try {
+      if (process.env.EBB_JOB_ID === undefined) throw new UsageError("srun here runs steps inside an ebb job; outside one, use ebb run");
+      plan = srunToRun(raw, process.env, new Set(Object.keys(runCmd.args)));
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err(`srun: error: ${e.message}\n`);
+      process.exit(2);
+    }
+    for (const w of plan.warnings) err(`srun: warning: ${w}\n`);
+    await runCommand(runCmd, plan.run, VERSION);
+  },
+});

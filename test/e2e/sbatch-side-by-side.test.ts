@@ -1,0 +1,174 @@
+/**
+ * Slurm scripts run as they are: the five batch scripts of test/fixtures/sbatch/ (each with the
+ * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
+ * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
+ * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
+ * same job ids, exit codes and end states, the same output files with the same lines, and the
+ * same values of every SLURM_* variable both set. Both clusters have the same names (nodes n1..n4
+ * of 4 CPUs shared by jobs core by core, cluster "ebb", default partition "all") and get the same submissions in the same
+ * order, so they number the jobs alike; the directories differ, and are compared as {dir}. The
+ * launchers' own diagnostics (srun's, slurmstepd's, ebb's) are worded by each and left out. Uses
+ * Slurm: run it alone (`bun test test/e2e/sbatch-side-by-side.test.ts`).
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, runProcess, TestCluster } from "../support/cluster.ts";
+import { LocalSlurm } from "../support/slurm.ts";
+
+const NODES = ["n1", "n2", "n3", "n4"];
+const FIXTURES = join(ROOT, "test/fixtures/sbatch");
+let slurm: LocalSlurm;
+let c: TestCluster;
+/** The directory each side submits from: the scripts and their payload's data. */
+const dirs = { slurm: "", ebb: "" };
+
+beforeAll(async () => {
+  slurm = new LocalSlurm(NODES, { cpus: 4, memoryMb: 4096, partitions: ["all", "development"], clusterName: "ebb", shared: true });
+  c = new TestCluster({ agents: 0, cpus: 4 });
+  await Promise.all([
+    slurm.start(),
+    (async () => {
+      await c.startController();
+      for (const n of NODES) c.startAgent(n);
+      await c.waitNodes(NODES.length, "IDLE", 120_000);
+    })(),
+  ]);
+  for (const side of ["slurm", "ebb"] as const) {
+    const dir = (dirs[side] = mkdtempSync(join(tmpdir(), `ebb-side-${side}-`)));
+    cpSync(FIXTURES, dir, { recursive: true });
+    writeFileSync(join(dir, "inputs.txt"), "alpha\nbeta\ngamma\n");
+    mkdirSync(join(dir, "logs"));
+  }
+}, 240_000);
+
+afterAll(async () => {
+  await Promise.all([slurm?.stop(), c?.stop()]);
+  for (const d of Object.values(dirs)) if (d) rmSync(d, { recursive: true, force: true });
+});
+
+interface Run {
+  /** What sbatch --wait / ebb submit --wait exited with: the job's exit code (an array's highest). */
+  code: number;
+  id: number;
+  stderr: string;
+  state: string;
+  /** The files the job wrote, by name, their text with the directory as {dir} and without the launchers' diagnostics. */
+  files: Record<string, string>;
+}
+
+/**
+ * The job's end state as Slurm's controller has it (scontrol; an array task's, by array id and
+ * task): sbatch --wait may return while the job is still COMPLETING, which is no end state.
+ */
+async function slurmState(id: number): Promise<string> {
+  for (;;) {
+    const r = Bun.spawnSync(["scontrol", "show", "job", String(id)], { env: slurm.env });
+    const state = /JobState=(\S+)/.exec(r.stdout.toString())?.[1];
+    if (state !== "COMPLETING") return state ?? `unknown (${r.stderr.toString().trim()})`;
+    await Bun.sleep(200);
+  }
+}
+
+/** Submits `script` with `flags` to one side and waits for it; what it left. */
+async function submit(side: "slurm" | "ebb", script: string, flags: string[]): Promise<Run> {
+  const dir = dirs[side];
+  const before = new Set(files(dir));
+  const r =
+    side === "slurm"
+      ? await runProcess(["sbatch", "--wait", ...flags, script], { env: slurm.env, cwd: dir })
+      : await c.ebb(["submit", "--wait", ...flags, script], { cwd: dir });
+  const id = Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]);
+  if (!(id > 0)) throw new Error(`${side}: ${script} was not submitted: ${r.stdout} ${r.stderr}${side === "slurm" ? slurm.logs() : c.daemonLogs()}`);
+  const state = side === "slurm" ? await slurmState(id) : (await c.job(id)).state;
+  const out: Record<string, string> = {};
+  for (const f of files(dir)) if (!before.has(f)) out[f] = clean(readFileSync(join(dir, f), "utf8").replaceAll(dir, "{dir}"));
+  return { code: r.code, id, stderr: r.stderr.replaceAll(dir, "{dir}"), state, files: out };
+}
+
+/** Files under `dir` (one level of subdirectories), by relative path. */
+function files(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? readdirSync(join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name]));
+}
+
+async function sideBySide(script: string, flags: string[] = []): Promise<{ slurm: Run; ebb: Run }> {
+  const [s, e] = await Promise.all([submit("slurm", script, flags), submit("ebb", script, flags)]);
+  expect(e.id).toBe(s.id);
+  return { slurm: s, ebb: e };
+}
+
+/** The launchers' own lines, worded by each ("srun: error: n1: task 0: Exited with exit code 1", "ebb: error: rank 0 on n1 exited with code 1", "slurmstepd-n1: error: ..."). */
+const DIAGNOSTIC = /^(srun|ebb|slurmstepd(-\w+)?): /;
+const clean = (text: string) => text.split("\n").filter((l) => !DIAGNOSTIC.test(l)).join("\n");
+const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file), "utf8").split("\n").filter((l) => DIAGNOSTIC.test(l));
+/** A file's lines, sorted: the ranks of a step print in whatever order they run. */
+const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
+
+describe("five Slurm scripts, under Slurm and under ebb", () => {
+  test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
+    const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    expect(r.slurm.files).toEqual({
+      "slurm-1_1.out": "task 1 of 3 (1-3:1)\nalpha\n",
+      "slurm-1_2.out": "task 2 of 3 (1-3:1)\nbeta\n",
+      "slurm-1_3.out": "task 3 of 3 (1-3:1)\ngamma\n",
+    });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("8 tasks on 2 nodes, srun hostname in each, in sbatch's default output file", async () => {
+    const r = await sideBySide("srun-hostname.sh");
+    const file = `slurm-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(r.ebb.files[file]).toBe(r.slurm.files[file]!);
+    expect(r.slurm.files[file]).toEndWith("hostname: 8 tasks (4(x2)) on 2 nodes, n[1-2]\n");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("every SLURM_ variable of the batch shell, two steps and the shell's rank, with a partition ebb does not have", async () => {
+    const r = await sideBySide("env-multinode.sh");
+    const file = `logs/hello-multinode_${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    const env = (run: Run) => Object.fromEntries(lines(run.files[file]).flatMap((l) => (/^SLURMD?_\w+=/.test(l) ? [[l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]] : [])));
+    const [s, e] = [env(r.slurm), env(r.ebb)];
+    // What Slurm sets that ebb does not: its own configuration and internals, the task's pid, and
+    // the memory per core of a job that names none (its DefMemPerCPU; ebb sets it when asked for).
+    expect(Object.keys(s).filter((k) => !(k in e))).toEqual(["SLURM_CONF", "SLURM_MEM_PER_CPU", "SLURM_NODE_ALIASES", "SLURM_PRIO_PROCESS", "SLURM_TASK_PID", "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_WORKING_CLUSTER"]);
+    expect(Object.keys(e).filter((k) => !(k in s))).toEqual([]);
+    // The same values, but the partition: ebb has none, and says it ignores --partition.
+    const common = Object.keys(s).filter((k) => k in e && k !== "SLURM_JOB_PARTITION");
+    expect(Object.fromEntries(common.map((k) => [k, e[k]]))).toEqual(Object.fromEntries(common.map((k) => [k, s[k]])));
+    expect(common.length).toBeGreaterThanOrEqual(20);
+    expect([s.SLURM_JOB_PARTITION, e.SLURM_JOB_PARTITION]).toEqual(["development", "all"]);
+    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=development (line 2: ebb has one pool of nodes, no partitions)\n");
+    const rest = (run: Run) => lines(run.files[file]).filter((l) => !/^SLURMD?_\w+=/.test(l));
+    expect(rest(r.ebb)).toEqual(rest(r.slurm));
+    expect(rest(r.slurm)).toContain("job ends on n1 as rank 0");
+    expect(rest(r.slurm)).toContain("rank 1 of 2 on n2, step 1, node 1, local 0");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+  }, 120_000);
+
+  test("srun --jobid $SLURM_JOBID on 4 nodes whose tasks fail: the script sees srun fail and goes on", async () => {
+    const r = await sideBySide("srun-jobid.sh");
+    const file = `test-nodes-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toContain("srun exited 1");
+    // Each launcher reports the four failed tasks, in its own words.
+    expect([diagnostics(dirs.slurm, file).length, diagnostics(dirs.ebb, file).length]).toEqual([4, 4]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--signal=B:USR1@120 with a 4-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {
+    const r = await sideBySide("signal-cleanup.sh");
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    expect(r.slurm.files).toEqual({ [`slurm-${r.slurm.id}.out`]: "calculating\ncleanup: USR1 with 1 task(s) per node 1 in job example\n" });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect([r.slurm.code, r.slurm.state]).toEqual([138, "FAILED"]);
+    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=... (line 3: ebb keeps no accounts)\n");
+  }, 300_000);
+});

@@ -1,0 +1,193 @@
+/**
+ * Slurm batch scripts on an ebb cluster of three agents (n1..n3): the SLURM_* variables a script
+ * and its steps read, srun on the job's PATH and its exit status, --signal, --open-mode, --requeue
+ * after a node failure, and #SBATCH flags refused with their reason. (test/e2e/sbatch-side-by-side
+ * runs real scripts under Slurm and ebb and compares.)
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { TestCluster, waitFor } from "../support/cluster.ts";
+import { compressHostlist } from "../../src/util/hostlist.ts";
+
+let c: TestCluster;
+beforeAll(async () => {
+  c = new TestCluster({ agents: 0 });
+  await c.startController();
+  for (const n of ["n1", "n2", "n3"]) c.startAgent(n);
+  await c.waitNodes(3, "IDLE", 90_000);
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+/** Submits `lines` as a batch script (ebb submit, as a user would); the job id, and what submit said on stderr. */
+async function submit(name: string, lines: string[], flags: string[] = []): Promise<{ id: number; stderr: string }> {
+  writeFileSync(join(c.dir, name), `${lines.join("\n")}\n`);
+  const r = await c.ebb(["submit", ...flags, name]);
+  if (r.code !== 0) throw new Error(`ebb submit ${name}: ${r.code} ${r.stderr}`);
+  return { id: Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]), stderr: r.stderr };
+}
+
+/** `body` while node `name`'s agent is dead (killed, so its node goes DOWN); started again after, whatever happened. */
+async function withNodeLost<T>(name: string, body: () => Promise<T>): Promise<T> {
+  c.agents.get(name)!.kill("SIGKILL");
+  try {
+    return await body();
+  } finally {
+    c.startAgent(name);
+    await c.waitNodes(3, "IDLE", 60_000);
+  }
+}
+
+/** name=value lines of a file, as a record. */
+const vars = (text: string) => Object.fromEntries(text.split("\n").flatMap((l) => (/^\w+=/.test(l) ? [[l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]] : [])));
+
+describe("what a script and its steps read", () => {
+  test("an array task's SLURM_ARRAY_TASK_ID picks its line (sed -n \"${SLURM_ARRAY_TASK_ID}p\"), with the array's count, bounds and step", async () => {
+    writeFileSync(join(c.dir, "inputs.txt"), "alpha\nbeta\ngamma\ndelta\nepsilon\n");
+    const { id } = await submit("array.sh", [
+      "#!/bin/bash",
+      "#SBATCH --array=1-5:2",
+      "#SBATCH -o array-%A_%a.out",
+      'echo "line=$(sed -n "${SLURM_ARRAY_TASK_ID}p" inputs.txt)"',
+      "env | grep ^SLURM_ARRAY_ | sort",
+    ]);
+    for (const t of [id, id + 1, id + 2]) await c.waitJob(t, ["COMPLETED"]);
+    expect([1, 3, 5].map((task) => vars(c.read(`array-${id}_${task}.out`)))).toEqual(
+      [1, 3, 5].map((task, i) => ({
+        line: ["alpha", "gamma", "epsilon"][i]!,
+        SLURM_ARRAY_JOB_ID: String(id),
+        SLURM_ARRAY_TASK_ID: String(task),
+        SLURM_ARRAY_TASK_COUNT: "3",
+        SLURM_ARRAY_TASK_MIN: "1",
+        SLURM_ARRAY_TASK_MAX: "5",
+        SLURM_ARRAY_TASK_STEP: "2",
+      })),
+    );
+  });
+
+  test("the batch shell and srun's ranks see the job's and the step's SLURM_* values, as under Slurm", async () => {
+    const { id } = await submit("env.sh", [
+      "#!/bin/bash",
+      "#SBATCH -N 2",
+      "#SBATCH --ntasks-per-node=2",
+      "#SBATCH -J envprobe",
+      "#SBATCH -o env-%j.out",
+      'echo "batch: $SLURM_JOB_ID $SLURM_JOBID $SLURM_JOB_NAME $SLURM_JOB_NODELIST $SLURM_JOB_NUM_NODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE $SLURMD_NODENAME $SLURM_PROCID $SLURM_SUBMIT_DIR"',
+      "srun -l bash -c 'echo \"$SLURM_STEP_ID $SLURM_PROCID $SLURM_LOCALID $SLURM_NODEID $SLURM_NNODES $SLURM_NTASKS $SLURM_STEP_TASKS_PER_NODE $SLURMD_NODENAME $SLURM_JOB_NAME\"' | sort",
+      "srun -n 1 -J one bash -c 'echo \"one: $SLURM_STEP_ID $SLURM_NTASKS $SLURM_NNODES $SLURM_STEP_NODELIST $SLURM_NODELIST $SLURM_JOB_NAME\"'",
+    ]);
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect(job.state).toBe("COMPLETED");
+    const [first, second] = job.allocation as string[];
+    const list = compressHostlist([first!, second!]);
+    expect(c.read(`env-${id}.out`).split("\n")).toEqual([
+      `batch: ${id} ${id} envprobe ${list} 2 4 2(x2) ${first} 0 ${c.dir}`,
+      `0: 0 0 0 0 2 4 2(x2) ${first} envprobe`,
+      `1: 0 1 1 0 2 4 2(x2) ${first} envprobe`,
+      `2: 0 2 0 1 2 4 2(x2) ${second} envprobe`,
+      `3: 0 3 1 1 2 4 2(x2) ${second} envprobe`,
+      `one: 1 1 1 ${first} ${list} one`,
+      "",
+    ]);
+  });
+});
+
+describe("srun and exit statuses", () => {
+  test("srun's exit status is the step's: a set -e script fails with it, and the job's exit code is the script's", async () => {
+    const { id } = await submit("fail.sh", ["#!/bin/bash", "#SBATCH -N 2", "#SBATCH -o fail-%j.out", "set -e", "echo before", "srun bash -c 'exit 3'", "echo never"]);
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect({ state: job.state, exitCode: job.exitCode }).toEqual({ state: "FAILED", exitCode: 3 });
+    expect(c.read(`fail-${id}.out`)).not.toContain("never");
+  });
+
+  test("a failed rank leaves the others running (srun's default) and srun exits with the highest code; -K kills them", async () => {
+    const { id } = await submit("ranks.sh", [
+      "#!/bin/bash",
+      "#SBATCH -N 2",
+      "#SBATCH -o ranks-%j.out",
+      "srun -n 2 bash -c 'if [ $SLURM_PROCID = 1 ]; then exit 5; fi; sleep 1; echo rank 0 went on' 2>/dev/null",
+      'echo "srun: $?"',
+      "srun -K -n 2 bash -c 'if [ $SLURM_PROCID = 1 ]; then exit 5; fi; sleep 5; echo rank 0 went on' 2>/dev/null",
+      'echo "srun -K: $?"',
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    expect(c.read(`ranks-${id}.out`)).toBe("rank 0 went on\nsrun: 5\nsrun -K: 5\n");
+  });
+
+  test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
+    const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
+    await c.waitJob(id, ["COMPLETED"]);
+    expect(c.read(`refused-${id}.out`)).toBe("srun: error: --mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)\nsrun: 2\n");
+  });
+});
+
+describe("--signal, --open-mode, --requeue", () => {
+  test("--signal=B:USR1@N reaches the batch shell N seconds before the limit (not its steps); --signal=USR2@N the steps (not the shell)", async () => {
+    const batch = await submit("sigb.sh", [
+      "#!/bin/bash",
+      "#SBATCH -t 1",
+      "#SBATCH --signal=B:USR1@57",
+      "#SBATCH -o sigb-%j.out",
+      "trap 'echo shell got USR1; exit 0' USR1",
+      "srun bash -c 'trap \"echo step got USR1; exit 0\" USR1; sleep 30 & wait' &",
+      "wait",
+    ]);
+    const steps = await submit("sigs.sh", [
+      "#!/bin/bash",
+      "#SBATCH -t 1",
+      "#SBATCH --signal=USR2@57",
+      "#SBATCH -o sigs-%j.out",
+      "trap 'echo shell got USR2' USR2",
+      "srun bash -c 'trap \"echo step got USR2; exit 0\" USR2; sleep 30 & wait'",
+      'echo "srun: $?"',
+    ]);
+    expect((await c.waitJob(batch.id, ["COMPLETED", "FAILED", "TIMEOUT"])).state).toBe("COMPLETED");
+    expect((await c.waitJob(steps.id, ["COMPLETED", "FAILED", "TIMEOUT"])).state).toBe("COMPLETED");
+    expect(c.read(`sigb-${batch.id}.out`)).toBe("shell got USR1\n");
+    expect(c.read(`sigs-${steps.id}.out`)).toBe("step got USR2\nsrun: 0\n");
+    expect((await c.job(batch.id)).events.map((e: { kind: string; message: string }) => e.kind)).toContain("signal");
+  });
+
+  test("--requeue: a job whose node fails starts again (SLURM_RESTART_COUNT=1), appending to its output with --open-mode=append", async () => {
+    const { id } = await submit("requeue.sh", [
+      "#!/bin/bash",
+      "#SBATCH -N 2",
+      "#SBATCH --requeue",
+      "#SBATCH --open-mode=append",
+      "#SBATCH -o requeue-%j.out",
+      'echo "run ${SLURM_RESTART_COUNT:-0}"',
+      '[ -n "$SLURM_RESTART_COUNT" ] && exit 0',
+      "sleep 60",
+    ]);
+    const running = await c.waitJob(id, ["RUNNING"]);
+    await waitFor("the first run's output", () => c.read(`requeue-${id}.out`) === "run 0\n");
+    const job = await withNodeLost((running.allocation as string[])[1]!, () => c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL"], 60_000));
+    expect(job.state).toBe("COMPLETED");
+    expect(c.read(`requeue-${id}.out`)).toBe("run 0\nrun 1\n");
+    expect(job.events.map((e: { kind: string; message: string }) => [e.kind, e.message]).filter(([k]: string[]) => k === "requeued")).toEqual([
+      ["requeued", `requeued: node ${(running.allocation as string[])[1]} stopped responding; it starts again from its beginning (--requeue)`],
+    ]);
+  }, 120_000);
+
+  test("without --requeue the same failure ends the job NODE_FAIL, and a truncating output holds only its run", async () => {
+    const { id } = await submit("norequeue.sh", ["#!/bin/bash", "#SBATCH -N 2", "#SBATCH -o norequeue-%j.out", "echo run", "sleep 60"]);
+    const running = await c.waitJob(id, ["RUNNING"]);
+    await waitFor("the run's output", () => c.read(`norequeue-${id}.out`) === "run\n");
+    const job = await withNodeLost((running.allocation as string[])[1]!, () => c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL"], 60_000));
+    expect(job.state).toBe("NODE_FAIL");
+    expect(c.read(`norequeue-${id}.out`)).toBe("run\n");
+  }, 120_000);
+});
+
+describe("#SBATCH flags", () => {
+  test("a flag that would change the job and that ebb does not have is refused with its reason; --mail-type is accepted with a warning", async () => {
+    writeFileSync(join(c.dir, "deadline.sh"), "#!/bin/bash\n#SBATCH --deadline=now+1hour\necho\n");
+    const r = await c.ebb(["submit", "deadline.sh"]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 2, stderr: "ebb submit: deadline.sh line 2: #SBATCH --deadline=now+1hour: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time\n" });
+    const mail = await submit("mail.sh", ["#!/bin/bash", "#SBATCH --mail-type=END,FAIL", "#SBATCH --mail-user=me@example.org", "#SBATCH -o mail-%j.out", "echo ok"]);
+    expect(mail.stderr).toBe("ebb submit: warning: ebb sends no mail; --mail-type=END,FAIL and --mail-user=me@example.org ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n");
+    expect((await c.waitJob(mail.id, ["COMPLETED"])).state).toBe("COMPLETED");
+  });
+});

@@ -1,0 +1,80 @@
+/**
+ * srun's command lines as ebb run's (cli/srun.ts), with srun's defaults inside a job as Slurm
+ * 22.05 applied them (checked on the loopback cluster of test/support/slurm.ts): the job's task
+ * counts from its environment, a failed rank that leaves the others running.
+ */
+import { describe, expect, test } from "bun:test";
+import { srunToRun } from "../../src/cli/srun.ts";
+
+const job = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2" };
+const runFlags = new Set(["nodes", "ntasks", "tasks-per-node", "label", "output", "export"]);
+const run = (argv: string[], env: Record<string, string> = job, flags = runFlags) => srunToRun(argv, env, flags);
+const refusal = (argv: string[]) => {
+  try {
+    run(argv);
+    return "accepted";
+  } catch (e) {
+    return (e as Error).message;
+  }
+};
+
+describe("srun as ebb run", () => {
+  test("the common flags, and the program with its own flags", () => {
+    expect(run(["-n", "4", "-N2", "--ntasks-per-node=2", "-l", "-J", "inner", "-o", "out-%j-%s.txt", "-e", "err.txt", "--open-mode=append", "-D", "/tmp", "--mpi=pmi2", "./a.out", "-n", "3"]).run).toEqual([
+      "--nodes=2",
+      "--ntasks=4",
+      "--tasks-per-node=2",
+      "--label",
+      "--job-name=inner",
+      "--output=out-%j-%s.txt",
+      "--error=err.txt",
+      "--open-mode=append",
+      "--chdir=/tmp",
+      "--mpi=pmi2",
+      "--no-kill-on-bad-exit",
+      "--",
+      "./a.out",
+      "-n",
+      "3",
+    ]);
+  });
+
+  test("inside a job of -N 2 --ntasks-per-node=2: srun runs 4 tasks, -N 1 two, -n 3 three (srun's defaults)", () => {
+    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" };
+    const flags = (argv: string[]) => run([...argv, "hostname"], env).run.filter((w) => /^--(nodes|ntasks|tasks-per-node)=/.test(w));
+    expect(flags([])).toEqual(["--ntasks=4", "--tasks-per-node=2"]);
+    expect(flags(["-N", "1"])).toEqual(["--nodes=1", "--tasks-per-node=2"]);
+    expect(flags(["-n", "3"])).toEqual(["--ntasks=3"]);
+  });
+
+  test("-c gives the ranks SLURM_CPUS_PER_TASK; --kill-on-bad-exit / -K kill the others, as ebb run does by default", () => {
+    expect(run(["-c", "2", "env"]).run).toContain("--export=ALL,SLURM_CPUS_PER_TASK=2");
+    expect(run(["--export=NONE", "-c2", "env"]).run).toContain("--export=NONE,SLURM_CPUS_PER_TASK=2");
+    expect(run(["-K", "x"]).run).toContain("--kill-on-bad-exit");
+    expect(run(["--kill-on-bad-exit=0", "x"]).run).toContain("--no-kill-on-bad-exit");
+  });
+
+  test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
+    expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--no-kill-on-bad-exit", "--", "x"], warnings: [] });
+    expect(run(["-u", "x"]).run).toContain("--unbuffered");
+    expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
+      "-p debug is ignored: ebb has one pool of nodes, no partitions",
+      "--mem=0 is ignored: a step runs with its job's resources",
+      "--gres=gpu:1 is ignored: a step runs with its job's resources",
+      "--cpu-bind=cores is ignored: this ebb does not bind ranks to CPUs",
+    ]);
+    expect(run(["--cpu-bind=verbose,cores", "x"], job, new Set([...runFlags, "cpu-bind"])).run).toContain("--cpu-bind=cores");
+  });
+
+  test("what would change the step and ebb cannot do is refused, with the reason", () => {
+    expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
+    expect(refusal(["-t", "5", "x"])).toBe("-t 5: a step ends with its job; run it with `timeout`");
+    expect(refusal(["--multi-prog", "x"])).toContain("ebb runs one program in every rank of a step");
+    expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
+    expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
+    expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2)");
+    expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");
+    expect(refusal(["--bogus", "x"])).toBe("unknown flag --bogus (ebb srun --help lists the flags srun has here)");
+    expect(refusal(["-n", "2"])).toBe("no program given; usage: srun [flags] PROGRAM ARGS...");
+  });
+});
