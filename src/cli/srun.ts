@@ -44,9 +44,9 @@ export interface SrunPlan {
 
 /**
  * srun's command line as ebb run's, inside job `env.EBB_JOB_ID` (`env`: the caller's environment,
- * for srun's defaults and the job's nodes); `runFlags`: the flags this ebb run has.
+ * for srun's defaults and the job's nodes).
  */
-export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>, runFlags: ReadonlySet<string>): SrunPlan {
+export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>): SrunPlan {
   const warnings: string[] = [];
   const refusals: string[] = [];
   // --kill-on-bad-exit takes an optional value (getopt's optional_argument): 1 when it is missing.
@@ -102,8 +102,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   if (bind !== undefined && bind.length > 0) {
     const kind = bind.length === 1 && (["none", "no"].includes(bind[0]!) ? "none" : ["cores", "core", "threads", "thread"].includes(bind[0]!) ? "cores" : undefined);
     if (!kind) throw new UsageError(`--cpu-bind=${a["cpu-bind"]}: ebb binds each rank to its own cores (cores) or not at all (none)`);
-    if (runFlags.has("cpu-bind")) flag("cpu-bind", kind);
-    else if (kind !== "none") warnings.push(`--cpu-bind=${a["cpu-bind"]} is ignored: this ebb does not bind ranks to CPUs`);
+    flag("cpu-bind", kind);
   }
   flag(a["kill-on-bad-exit"] ? "kill-on-bad-exit" : "no-kill-on-bad-exit");
   if (a.nodelist !== undefined) {
@@ -131,7 +130,7 @@ export default defineCommand({
     let plan: SrunPlan;
     try {
       if (process.env.EBB_JOB_ID === undefined) throw new UsageError("srun here runs steps inside an ebb job; outside one, use ebb run");
-      plan = srunToRun(raw, process.env, new Set(Object.keys(runCmd.args)));
+      plan = srunToRun(raw, process.env);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
       err(`srun: error: ${e.message}\n`);
