@@ -51,7 +51,10 @@ describe("everyone sees the queue and the nodes", () => {
   const tokens = {} as Record<User, string>;
   const jobs = {} as Record<"aliceRun" | "bobRun" | "aliceWide" | "bobNext" | "aliceHeld", number>;
   beforeAll(async () => {
-    c = await startCluster({ agents: 2 });
+    // Submit order (no fair share): the estimates below follow the queue as submitted.
+    const config = join(base, "submit-order.json");
+    writeFileSync(config, JSON.stringify({ priority: { type: "submit" } }));
+    c = await startCluster({ agents: 2, controllerArgs: ["--config", config] });
     for (const u of USERS) tokens[u] = await tokenFor(c, u);
     // Busy: each user runs a job on a node of its own (whole nodes: exclusive); a 2-node job of alice's and a 1-node job of bob's wait.
     jobs.aliceRun = await submitAs(c, tokens.ebbt_alice, "ebbt_alice", { argv: ["sh", "-c", "sleep 600", SECRET.ebbt_alice], nodes: 1, timeLimit: 600, name: "a-run", exclusive: true });
