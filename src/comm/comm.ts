@@ -35,7 +35,7 @@ import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportC
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
 import { type Op, type Reducible, checkOp, checkReducible } from "./reduce.ts";
 import { CallOp, cfgStep } from "./cfg.ts";
-import { enter, leave, timed } from "./timing.ts";
+import { enter, leave, nowNs, timed } from "./timing.ts";
 import { type Card, RESOLVED, type Receiver, type Transport } from "./transport.ts";
 
 export { ANY_SOURCE, ANY_TAG };
@@ -181,15 +181,23 @@ export abstract class BaseComm implements Receiver {
         leave();
         return Promise.resolve(message<T>(landIn(m, into)));
       }
-      return this.waitFor(this.p2p, source, tag, 0, into).then(
-        (x) => {
-          leave();
-          return message<T>(x);
-        },
-        (e) => {
-          leave();
-          throw e;
-        },
+      this.canWait(source);
+      // One promise, settled by the matcher itself: the caller resumes one microtask after the arrival.
+      return new Promise<Message<T>>((resolve, reject) =>
+        this.p2p.add({
+          src: source,
+          tag,
+          seq: 0,
+          into,
+          resolve: (x) => {
+            leave();
+            resolve(message<T>(x));
+          },
+          reject: (e) => {
+            leave();
+            reject(e);
+          },
+        }),
       );
     } catch (e) {
       leave();
@@ -197,8 +205,8 @@ export abstract class BaseComm implements Receiver {
     }
   }
 
-  /** Nothing queued: fail now if the awaited peer can no longer send, else watch it and wait. */
-  private waitFor(m: Matcher, source: number, tag: number, seq: number, into?: TypedArray): Promise<Envelope> {
+  /** Nothing queued: throws if the awaited peer can no longer send, else watches it (a receive may wait on it). */
+  private canWait(source: number): void {
     if (source === ANY_SOURCE) {
       if (this.failed) throw this.failed;
       if (!this.watchingAll) {
@@ -210,7 +218,6 @@ export abstract class BaseComm implements Receiver {
       if (d) throw d;
       this.transport.watch(this.peers[source]!);
     }
-    return m.post(source, tag, seq, into);
   }
 
   /** Throws synchronously on bad input; RESOLVED when the frame went out at once. */
@@ -225,7 +232,11 @@ export abstract class BaseComm implements Receiver {
   protected async collRecv(src: number, step: number, seq: number): Promise<Payload | Bundle> {
     // A failure anywhere dooms the collective, even one learned between two of its steps.
     if (this.failed) throw this.failed;
-    const m = this.coll.take(src, step, seq) ?? (await this.waitFor(this.coll, src, step, seq));
+    let m = this.coll.take(src, step, seq);
+    if (!m) {
+      this.canWait(src);
+      m = await this.coll.post(src, step, seq);
+    }
     return m.data;
   }
 
@@ -245,7 +256,7 @@ export abstract class BaseComm implements Receiver {
   }
 
   deliver(h: Header, body: Uint8Array): void {
-    if ((h.flags & FLAG_COLL) === 0 && this.p2p.deliverClaimed(body, { src: h.src, tag: h.tag, seq: h.seq })) return;
+    if ((h.flags & FLAG_COLL) === 0 && this.p2p.deliverClaimed(body, h.src, h.tag, h.seq)) return;
     const env: Envelope = { src: h.src, tag: h.tag, seq: h.seq, data: decodePayload(h.kind, body) };
     ((h.flags & FLAG_COLL) !== 0 ? this.coll : this.p2p).deliver(env);
   }
@@ -329,7 +340,7 @@ export class Comm extends BaseComm {
    * it, a receive from it with nothing queued): it may have given its part before it exited.
    */
   private collective<T>(op: number, root: number, check: (() => void) | undefined, body: (ch: Channel) => Promise<T>): Promise<T> {
-    cfgStep(op, this.ctx, root, -1, Bun.nanoseconds());
+    cfgStep(op, this.ctx, root, -1, nowNs());
     return timed(async () => {
       this.usable();
       check?.();

@@ -8,6 +8,7 @@
 import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
 import { Ring } from "./shm.ts";
 import { ffi, fs, inDir } from "./lazy.ts";
+import { nowNs } from "./timing.ts";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -102,6 +103,8 @@ class RingPair {
   /** The ring it writes to us through, and the parser of its bytes. */
   in: Ring | undefined;
   parser: FrameParser | undefined;
+  /** parser.push, made once: the polling loop reads the ring into it. */
+  take: ((chunk: Uint8Array) => void) | undefined;
   constructor(readonly peer: string) {}
   /** Its process id (card ids start with it, base 36). */
   get pid(): number {
@@ -110,8 +113,9 @@ class RingPair {
 }
 
 export class RingLinks {
-  /** Peers we share a ring with (either direction): what the polling loop looks at. */
+  /** Peers we share a ring with (either direction), and the same as a list for the polling loop. */
   private readonly pairs = new Map<string, RingPair>();
+  private list: RingPair[] = [];
   /** Peers that get no ring from us (not on our node, or making one failed). */
   private readonly socketOnly = new Set<string>();
   private spinning = false;
@@ -166,6 +170,7 @@ export class RingLinks {
     let p = this.pairs.get(peer);
     if (!p) {
       this.pairs.set(peer, (p = new RingPair(peer)));
+      this.list = [...this.pairs.values()];
       this.pidTimer ??= setInterval(() => this.checkPids(), PID_CHECK_MS);
       this.pidTimer.unref();
     }
@@ -246,18 +251,15 @@ export class RingLinks {
   /** Reads what the peer wrote to its ring; true if anything came. */
   private pumpIn(p: RingPair): boolean {
     const ring = p.in;
-    const parser = p.parser;
-    if (!ring || !parser) return false;
-    let got: number;
-    let bell: boolean;
+    if (!ring || !p.take || ring.available() === 0) return false;
     try {
-      [got, bell] = ring.read((chunk) => parser.push(chunk));
+      ring.read(p.take);
     } catch (e) {
       this.host.fail(p.peer, `protocol error in its shared-memory ring: ${(e as Error).message}`);
       return false;
     }
-    if (bell) this.ring(p.peer, Bell.SPACE);
-    return got > 0;
+    if (ring.freed()) this.ring(p.peer, Bell.SPACE);
+    return true;
   }
 
   /** Reads what the peer wrote to its ring so far (before its BYE or its death counts). */
@@ -298,13 +300,14 @@ export class RingLinks {
     ring.unlink(); // both sides have it mapped: the name is no longer needed
     this.ring(peer, Bell.MAPPED); // its writer may now exit without losing what is in the ring
     p.in = ring;
-    p.parser = new FrameParser(
+    const parser = (p.parser = new FrameParser(
       (h, b) => {
         if (h.type !== FrameType.DATA) throw new Error(`frame type ${h.type} in a ring`);
         if (this.host.state(peer) !== "failed") this.host.deliver(h, b, peer);
       },
       (h) => (h.type === FrameType.DATA && this.host.state(peer) === "up" ? this.host.claim(h, peer) : undefined),
-    );
+    ));
+    p.take = (chunk) => parser.push(chunk);
     this.pumpIn(p);
     if (this.host.waiting()) this.kick();
   }
@@ -314,6 +317,8 @@ export class RingLinks {
     const p = this.pairs.get(peer);
     if (!p) return;
     this.pairs.delete(peer);
+    this.list = [...this.pairs.values()];
+    p.take = undefined; // a polling pass already under way reads no more of it
     for (const e of p.queue.splice(0)) e.fail?.(why);
     this.unhold(p);
     p.out?.unlink();
@@ -364,8 +369,8 @@ export class RingLinks {
   kick(): void {
     if (this.spinning || this.closed || this.pairs.size === 0) return;
     this.spinning = true;
-    for (const p of this.pairs.values()) p.in?.readerWake();
-    this.spinIdleSince = this.lastLoopTurn = Bun.nanoseconds();
+    for (const p of this.list) p.in?.readerWake();
+    this.spinIdleSince = this.lastLoopTurn = nowNs();
     queueMicrotask(this.spin);
   }
 
@@ -375,15 +380,17 @@ export class RingLinks {
       return;
     }
     let progress = false;
-    for (const p of this.pairs.values()) {
-      if (p.in && this.pumpIn(p)) progress = true;
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) {
+      const p = list[i]!;
+      if (this.pumpIn(p)) progress = true;
       if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
     }
     if (!this.host.waiting()) {
       this.spinning = false;
       return;
     }
-    const now = Bun.nanoseconds();
+    const now = nowNs();
     if (progress) this.spinIdleSince = now;
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
     else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();
@@ -396,7 +403,7 @@ export class RingLinks {
   private sleep(): void {
     this.spinning = false;
     let again = false;
-    for (const p of this.pairs.values()) {
+    for (const p of this.list) {
       if (p.in?.readerSleep()) again = true;
       if (p.queue.length > 0 && p.out?.writerSleep()) again = true;
     }

@@ -144,10 +144,10 @@ export class Ring {
 
   /**
    * Hands what is waiting to `take` (views into the ring, valid only during the call), freeing it
-   * STEP bytes at a time so the producer can refill while we copy out. Returns [bytes read,
-   * whether the producer asked for a bell].
+   * STEP bytes at a time so the producer can refill while we copy out. Returns the bytes read;
+   * after a read of any, `freed()` says whether the producer asked for a bell.
    */
-  read(take: (chunk: Uint8Array) => void): [number, boolean] {
+  read(take: (chunk: Uint8Array) => void): number {
     let total = 0;
     for (let n = this.available(); n > 0; n = this.available()) {
       const at = this.pos & this.mask;
@@ -157,9 +157,12 @@ export class Ring {
       total += k;
       Atomics.store(this.ctl, W_HEAD, this.pos | 0);
     }
-    if (total === 0) return [0, false];
-    const bell = Atomics.load(this.ctl, W_WRITER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_WRITER_SLEEPS, 0) === 1;
-    return [total, bell];
+    return total;
+  }
+
+  /** After a read: true if the producer waits for space and asked for a bell. */
+  freed(): boolean {
+    return Atomics.load(this.ctl, W_WRITER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_WRITER_SLEEPS, 0) === 1;
   }
 
   /** The consumer stops polling: flag it, then look again. True if data came meanwhile. */
