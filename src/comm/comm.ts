@@ -29,7 +29,6 @@ import {
   dtypeOf,
   isTypedArray,
   encodePayload,
-  frameChunks,
 } from "./codec.ts";
 import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportClosedError } from "./errors.ts";
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
@@ -224,8 +223,7 @@ export abstract class BaseComm implements Receiver {
   protected rawSend(dest: number, data: Payload | Bundle, tag: number, seq: number, flags: number): Promise<void> {
     const d = this.gone.get(dest);
     if (d) return Promise.reject(d);
-    const chunks = frameChunks({ type: FrameType.DATA, flags, ctx: this.ctx, src: this.rank, tag, seq }, encodePayload(data));
-    const p = this.transport.send(this.peers[dest]!, chunks);
+    const p = this.transport.send(this.peers[dest]!, { type: FrameType.DATA, flags, ctx: this.ctx, src: this.rank, tag, seq }, encodePayload(data));
     return p === RESOLVED ? p : p.catch((e: unknown) => Promise.reject(this.translate(e)));
   }
 

@@ -45,7 +45,9 @@ function matches(src: number, tag: number, seq: number, m: { src: number; tag: n
 export function landIn(m: Envelope, into: TypedArray | undefined): Envelope {
   const d = m.data;
   if (!into || d === into || !isTypedArray(d) || d.constructor !== into.constructor || d.length !== into.length) return m;
-  (into as Uint8Array).set(d as Uint8Array);
+  const n = d.length;
+  if (n <= 16) for (let i = 0; i < n; i++) (into as Uint8Array)[i] = (d as Uint8Array)[i]!; // a native set() costs more
+  else (into as Uint8Array).set(d as Uint8Array);
   m.data = into;
   return m;
 }

@@ -124,6 +124,28 @@ export class Ring {
     return n;
   }
 
+  /** Copies all of `src` (the caller made sure it fits: free()) without making it visible yet: commit() does. */
+  put(src: Uint8Array): void {
+    const n = src.length;
+    const d = this.data;
+    const at = this.pos & this.mask;
+    if (n <= 64) {
+      const m = this.mask;
+      for (let i = 0; i < n; i++) d[(at + i) & m] = src[i]!;
+    } else if (at + n <= this.size) d.set(src, at);
+    else {
+      const k = this.size - at;
+      d.set(src.subarray(0, k), at);
+      d.set(src.subarray(k), 0);
+    }
+    this.pos = (this.pos + n) >>> 0;
+  }
+
+  /** Makes what put() copied visible to the consumer. */
+  commit(): void {
+    Atomics.store(this.ctl, W_TAIL, this.pos | 0);
+  }
+
   /** After a batch of writes: true if the consumer asked for a bell. */
   publish(): boolean {
     return Atomics.load(this.ctl, W_READER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_READER_SLEEPS, 0) === 1;
@@ -143,16 +165,16 @@ export class Ring {
   }
 
   /**
-   * Hands what is waiting to `take` (views into the ring, valid only during the call), freeing it
-   * STEP bytes at a time so the producer can refill while we copy out. Returns the bytes read;
-   * after a read of any, `freed()` says whether the producer asked for a bell.
+   * Hands what is waiting to `take` (ranges of the ring's memory, valid only during the call),
+   * freeing it STEP bytes at a time so the producer can refill while we copy out. Returns the bytes
+   * read; after a read of any, `freed()` says whether the producer asked for a bell.
    */
-  read(take: (chunk: Uint8Array) => void): number {
+  read(take: (ring: Uint8Array, start: number, end: number) => void): number {
     let total = 0;
     for (let n = this.available(); n > 0; n = this.available()) {
       const at = this.pos & this.mask;
       const k = Math.min(n, this.size - at, STEP);
-      take(this.data.subarray(at, at + k));
+      take(this.data, at, at + k);
       this.pos = (this.pos + k) >>> 0;
       total += k;
       Atomics.store(this.ctl, W_HEAD, this.pos | 0);
