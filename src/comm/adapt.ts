@@ -33,7 +33,7 @@ import { cardKey, CMD, ENV, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type
 import { Comm, contextOf, Intercomm } from "./comm.ts";
 import { CommError, CommUsageError, InvalidCommError } from "./errors.ts";
 import { startCfg, writeCfg } from "./cfg.ts";
-import { nowNs, resetCommTime } from "./timing.ts";
+import { resetCommTime } from "./timing.ts";
 import { os } from "./lazy.ts";
 import { createWorld, finalize, initWorld, parseCard, type Bootstrap } from "./world.ts";
 import type { Card, Transport } from "./transport.ts";
@@ -156,7 +156,7 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
     count: 0,
     window: undefined,
     lastProbe: 0,
-    perf: { iterations: 0, loopNs: 0, commNs: 0, lastSent: nowNs(), intervalNs: interval * 1e9 },
+    perf: { iterations: 0, loopNs: 0, commNs: 0, lastSent: Bun.nanoseconds(), intervalNs: interval * 1e9 },
   };
   watchFaults(st, world);
   return { world, status: joining ? "joining" : "new" };
@@ -197,7 +197,7 @@ function revoke(s: State, e: CommError, voidWindow = true): void {
  */
 export function probeAdapt(): Promise<Probe> {
   const s = state("probeAdapt");
-  const now = nowNs();
+  const now = Bun.nanoseconds();
   const p = s.perf;
   // Only whole iterations count: not the start-up before the first probe, nor the one that held a window.
   const comm = resetCommTime();
@@ -368,7 +368,7 @@ export function world(): Comm {
 /** Leave cleanly at the end of the program: last samples out, peers told, PMI finalized. */
 export async function finalizeAdapt(): Promise<void> {
   if (!st || st.left) return;
-  sendSamples(st, nowNs());
+  sendSamples(st, Bun.nanoseconds());
   writeCfg();
   await finalize();
   await st.pmi.finalize();

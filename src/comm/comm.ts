@@ -34,7 +34,7 @@ import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportC
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
 import { type Op, type Reducible, checkOp, checkReducible } from "./reduce.ts";
 import { CallOp, cfgStep } from "./cfg.ts";
-import { enter, leave, nowNs, timed } from "./timing.ts";
+import { enter, leave, timed } from "./timing.ts";
 import { type Card, RESOLVED, type Receiver, type Transport } from "./transport.ts";
 
 export { ANY_SOURCE, ANY_TAG };
@@ -338,7 +338,7 @@ export class Comm extends BaseComm {
    * it, a receive from it with nothing queued): it may have given its part before it exited.
    */
   private collective<T>(op: number, root: number, check: (() => void) | undefined, body: (ch: Channel) => Promise<T>): Promise<T> {
-    cfgStep(op, this.ctx, root, -1, nowNs());
+    cfgStep(op, this.ctx, root, -1, Bun.nanoseconds());
     return timed(async () => {
       this.usable();
       check?.();

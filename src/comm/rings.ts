@@ -8,7 +8,6 @@
 import { type Encoded, type FrameHead, FrameParser, FrameType, HEADER_BYTES, type Header, controlFrame, frameChunks, writeHeader } from "./codec.ts";
 import { Ring } from "./shm.ts";
 import { ffi, fs, inDir } from "./lazy.ts";
-import { nowNs } from "./timing.ts";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -395,7 +394,7 @@ export class RingLinks {
     if (this.spinning || this.closed || this.pairs.size === 0) return;
     this.spinning = true;
     for (const p of this.list) p.in?.readerWake();
-    this.spinIdleSince = this.lastLoopTurn = nowNs();
+    this.spinIdleSince = this.lastLoopTurn = Bun.nanoseconds();
     queueMicrotask(this.spin);
   }
 
@@ -417,7 +416,7 @@ export class RingLinks {
       this.spinning = false;
       return;
     }
-    const now = nowNs();
+    const now = Bun.nanoseconds();
     if (progress) this.spinIdleSince = now;
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
     else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();

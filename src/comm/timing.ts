@@ -6,27 +6,20 @@
  */
 import { cfgTime } from "./cfg.ts";
 
-/**
- * Nanoseconds on Bun.nanoseconds()'s clock (the same origin, within a microsecond), but read with
- * performance.now(), which the JIT inlines: ~2 ns a call where Bun.nanoseconds() costs ~70, and
- * the message path reads the clock several times per message.
- */
-export const nowNs = (): number => performance.now() * 1e6;
-
 let depth = 0;
 let since = 0;
 let total = 0;
 
 /** A public call begins; returns the time (ns) for its CFG step. */
 export function enter(): number {
-  const now = nowNs();
+  const now = Bun.nanoseconds();
   if (depth++ === 0) since = now;
   return now;
 }
 
 export function leave(): void {
   if (--depth === 0) {
-    const dt = nowNs() - since;
+    const dt = Bun.nanoseconds() - since;
     total += dt;
     cfgTime(dt);
   }
@@ -44,12 +37,12 @@ export async function timed<T>(op: () => Promise<T>): Promise<T> {
 
 /** Nanoseconds spent inside comm calls since the last reset (an open interval counts up to now). */
 export function commTime(): number {
-  return depth > 0 ? total + (nowNs() - since) : total;
+  return depth > 0 ? total + (Bun.nanoseconds() - since) : total;
 }
 
 /** Returns commTime() and restarts the count from zero (calls in flight keep counting from now). */
 export function resetCommTime(): number {
-  const now = nowNs();
+  const now = Bun.nanoseconds();
   const t = depth > 0 ? total + (now - since) : total;
   total = 0;
   if (depth > 0) since = now;
