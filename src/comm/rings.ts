@@ -43,8 +43,10 @@ export interface RingOptions {
   dir: string;
   /** Bytes in each ring (a power of two). */
   size: number;
-  /** How long polling goes on after the last progress while something waits, in ns. */
+  /** How long polling goes on after the last progress while something waits, in ns of polling. */
   spinNs: number;
+  /** When a rank that polls gives its core away (sched_yield): "auto" when more ranks than cores share the node. */
+  yields: "auto" | "always" | "never";
 }
 
 /** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
@@ -60,18 +62,19 @@ export function ringOptionsFromEnv(node: string): RingOptions {
     dir,
     size: Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21),
     spinNs: Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000,
+    yields: process.env.EBB_COMM_YIELD === "0" ? "never" : process.env.EBB_COMM_YIELD === "1" ? "always" : "auto",
   };
 }
 
 /**
- * sched_yield(2), through bun:ffi: a polling rank that has waited YIELD_AFTER_NS gives its core to
- * any other runnable process (its peer, on a machine with more ranks than cores) at each turn of
- * the loop; on an idle core it returns at once. EBB_COMM_YIELD=0 turns it off.
+ * sched_yield(2), through bun:ffi: on a node with more ranks than cores, a polling rank that has
+ * waited YIELD_AFTER_NS gives its core to any other runnable process (the peer it waits for may be
+ * one) at each turn of the loop; on an idle core it returns at once. With a core per rank it does
+ * not yield: the other runnable processes are not its peers, and its core would go to them.
  */
 let yielder: (() => void) | undefined;
 const schedYield = (): void => (yielder ??= openSchedYield())();
 function openSchedYield(): () => void {
-  if (process.env.EBB_COMM_YIELD === "0") return () => {};
   try {
     const libc = ffi().dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", { sched_yield: { args: [], returns: "i32" } });
     return () => void libc.symbols.sched_yield();
@@ -80,6 +83,16 @@ function openSchedYield(): () => void {
   }
 }
 const YIELD_AFTER_NS = 5_000;
+let coreCount = 0;
+/** The cores this process may run on (its CPU affinity). */
+const cores = (): number => (coreCount ||= navigator.hardwareConcurrency || 1);
+/**
+ * A gap longer than this between two polling turns was not spent polling (the process was not
+ * running, or the event loop had work): it does not count against the polling budget, so a rank
+ * that was descheduled polls on when it runs again (its peer has likely answered meanwhile)
+ * instead of going to sleep at once and paying for a bell and a wakeup.
+ */
+const GAP_NS = 20_000;
 /**
  * Passes over the rings in one polling microtask before the next is queued: a pass is a load of
  * each ring's counter (~15 ns), a microtask and a clock read ~150 ns, so a reply is seen ~20 ns
@@ -132,7 +145,10 @@ export class RingLinks {
   private readonly socketOnly = new Set<string>();
   private spinning = false;
   private spinIdleSince = 0;
+  private lastTurn = 0;
   private lastLoopTurn = 0;
+  /** Ranks of this job on this node, this one included (the transport's worlds tell): whether to yield. */
+  localRanks = 1;
   private pidTimer: ReturnType<typeof setInterval> | undefined;
   private mappedWaiters: (() => void)[] = [];
   /** A frame header being written (send copies it into the ring at once). */
@@ -158,7 +174,7 @@ export class RingLinks {
     if (!ring) return undefined;
     const p = this.pairs.get(peer)!;
     const len = HEADER_BYTES + payload.length;
-    if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free() >= len) {
+    if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
       writeHeader(this.head, head, payload.length, payload.kind);
       ring.put(this.head);
       for (const part of payload.parts) ring.put(part);
@@ -394,7 +410,7 @@ export class RingLinks {
     if (this.spinning || this.closed || this.pairs.size === 0) return;
     this.spinning = true;
     for (const p of this.list) p.in?.readerWake();
-    this.spinIdleSince = this.lastLoopTurn = Bun.nanoseconds();
+    this.spinIdleSince = 0; // timed from the first pass that finds nothing to finish (a clock read is ~40 ns)
     queueMicrotask(this.spin);
   }
 
@@ -417,14 +433,23 @@ export class RingLinks {
       return;
     }
     const now = Bun.nanoseconds();
+    if (this.spinIdleSince === 0) this.spinIdleSince = this.lastLoopTurn = this.lastTurn = now;
+    const gap = now - this.lastTurn;
+    if (gap > GAP_NS) this.spinIdleSince += gap;
+    this.lastTurn = now;
     if (progress) this.spinIdleSince = now;
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
-    else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();
+    else if (now - this.spinIdleSince > YIELD_AFTER_NS && this.yields()) schedYield();
     if (now - this.lastLoopTurn > LOOP_TURN_NS) {
       this.lastLoopTurn = now;
       setImmediate(this.spin);
     } else queueMicrotask(this.spin);
   };
+
+  private yields(): boolean {
+    const y = this.opts.yields;
+    return y === "always" || (y === "auto" && this.localRanks > cores());
+  }
 
   private sleep(): void {
     this.spinning = false;

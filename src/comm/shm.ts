@@ -39,6 +39,12 @@ export class Ring {
   private readonly mask: number;
   /** Our side's counter (tail for the producer, head for the consumer), mirrored locally. */
   private pos: number;
+  /**
+   * The producer's last reading of the consumer's head. It is read again only when it leaves less
+   * room than a write needs, so the producer seldom loads the line the consumer writes at every
+   * read (each such load is a cache miss across cores).
+   */
+  private headSeen: number;
 
   private constructor(
     readonly path: string,
@@ -50,6 +56,7 @@ export class Ring {
     this.data = new Uint8Array(map.buffer as ArrayBuffer, map.byteOffset + CONTROL, size);
     this.mask = size - 1;
     this.pos = Atomics.load(this.ctl, producer ? W_TAIL : W_HEAD) >>> 0;
+    this.headSeen = Atomics.load(this.ctl, W_HEAD) >>> 0;
   }
 
   /** Creates the segment file and maps it (the producer's side). */
@@ -93,9 +100,12 @@ export class Ring {
 
   // ---- producer ----
 
-  /** Bytes that can be written now. */
-  free(): number {
-    return this.size - ((this.pos - (Atomics.load(this.ctl, W_HEAD) >>> 0)) >>> 0);
+  /** Bytes that can be written now, or at least as many as `need` if there are (see headSeen). */
+  free(need = 1): number {
+    const f = this.size - ((this.pos - this.headSeen) >>> 0);
+    if (f >= need) return f;
+    this.headSeen = Atomics.load(this.ctl, W_HEAD) >>> 0;
+    return this.size - ((this.pos - this.headSeen) >>> 0);
   }
 
   /**
@@ -103,7 +113,7 @@ export class Ring {
    * can copy out the first part while we copy in the next; returns the count.
    */
   write(src: Uint8Array): number {
-    const n = Math.min(src.length, this.free());
+    const n = Math.min(src.length, this.free(src.length));
     if (n === 0) return 0;
     if (n <= 32) {
       const d = this.data;

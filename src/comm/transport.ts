@@ -242,6 +242,11 @@ export class Transport implements KeepAlive {
     if (--this.holds === 0) this.keeper.unref();
   }
 
+  /** Ranks of the job on this node, this one included: a polling rank yields its core when they outnumber the cores. */
+  set localRanks(n: number) {
+    this.rings.localRanks = n;
+  }
+
   // ---- routing to communicators ----
 
   /** Claims a context id for a communicator being agreed on; false if it is taken here. */
