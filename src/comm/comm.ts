@@ -95,6 +95,8 @@ export abstract class BaseComm implements Receiver {
   private parent: BaseComm | undefined;
   private invalid: string | undefined;
   private watchingAll = false;
+  /** Ranks already given to transport.watch (once is enough: a connection lasts as long as its peer). */
+  private watched: Uint8Array;
   /** Called once per member that fails (not one that exits cleanly); the adaptation layer revokes the world on it. */
   onMemberFailed: ((e: PeerFailedError) => void) | undefined;
 
@@ -110,6 +112,7 @@ export abstract class BaseComm implements Receiver {
     this.name = init.name;
     this.peers = peers;
     peers.forEach((c, i) => this.rankOf.set(c.id, i));
+    this.watched = new Uint8Array(peers.length);
     if (this.rankOf.size !== peers.length) throw new CommUsageError(`${init.name}: the same process appears twice`);
     this.p2p = new Matcher(transport);
     this.coll = new Matcher(transport);
@@ -215,7 +218,10 @@ export abstract class BaseComm implements Receiver {
     } else {
       const d = this.gone.get(source);
       if (d) throw d;
-      this.transport.watch(this.peers[source]!);
+      if (this.watched[source] === 0) {
+        this.watched[source] = 1;
+        this.transport.watch(this.peers[source]!);
+      }
     }
   }
 

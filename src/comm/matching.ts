@@ -34,6 +34,11 @@ export interface KeepAlive {
   release(): void;
 }
 
+/** Removes q[i] (shift for the first: no array made, as splice makes one). */
+function removeAt<T>(q: T[], i: number): T {
+  return i === 0 ? q.shift()! : q.splice(i, 1)[0]!;
+}
+
 function matches(src: number, tag: number, seq: number, m: { src: number; tag: number; seq: number }): boolean {
   return (src === ANY_SOURCE || src === m.src) && (tag === ANY_TAG || tag === m.tag) && seq === m.seq;
 }
@@ -66,7 +71,7 @@ export class Matcher {
     for (let i = 0; i < posted.length; i++) {
       const p = posted[i]!;
       if (matches(p.src, p.tag, p.seq, m)) {
-        posted.splice(i, 1);
+        removeAt(posted, i);
         this.keepAlive?.release();
         p.resolve(landIn(m, p.into));
         return;
@@ -79,7 +84,7 @@ export class Matcher {
   take(src: number, tag: number, seq: number): Envelope | undefined {
     const q = this.unexpected;
     for (let i = 0; i < q.length; i++) {
-      if (matches(src, tag, seq, q[i]!)) return q.splice(i, 1)[0];
+      if (matches(src, tag, seq, q[i]!)) return removeAt(q, i);
     }
     return undefined;
   }
@@ -96,7 +101,7 @@ export class Matcher {
       const p = posted[i]!;
       if (!matches(p.src, p.tag, p.seq, m)) continue;
       if (!p.into || p.into.byteLength !== bodyLen || !accepts(p.into)) return undefined;
-      posted.splice(i, 1);
+      removeAt(posted, i);
       p.src = src; // its sender is known now: a failure of that sender rejects it
       const bytes = new Uint8Array(p.into.buffer as ArrayBuffer, p.into.byteOffset, bodyLen);
       this.claimed.set(bytes, p);

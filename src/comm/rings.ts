@@ -31,6 +31,8 @@ export interface RingHost {
   state(peer: string): "up" | "exited" | "failed";
   /** True while something waits on the network (a receive, a write): keep polling. */
   waiting(): boolean;
+  /** Polling stopped while something still waits (for a bell now): the host keeps the process alive. */
+  parked(): void;
   /** A ring write waits for space / no longer does (the transport keeps close() and the process waiting). */
   writeHeld(): void;
   writeReleased(): void;
@@ -169,10 +171,13 @@ export class RingLinks {
    * send if the peer is on our node; undefined if the frame must go on the socket.
    */
   send(peer: string, card: { node: string; unix?: string } | undefined, head: FrameHead, payload: Encoded): Promise<void> | undefined {
-    if (this.socketOnly.has(peer)) return undefined;
-    const ring = this.pairs.get(peer)?.out ?? this.offer(peer, card);
-    if (!ring) return undefined;
-    const p = this.pairs.get(peer)!;
+    let p = this.pairs.get(peer);
+    if (!p?.out) {
+      if (this.socketOnly.has(peer)) return undefined;
+      p = this.offer(peer, card);
+      if (!p) return undefined;
+    }
+    const ring = p.out!;
     const len = HEADER_BYTES + payload.length;
     if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
       writeHeader(this.head, head, payload.length, payload.kind);
@@ -189,7 +194,7 @@ export class RingLinks {
    * Makes the ring we will write to the peer through, if it is on our node, and tells it (SHM
    * frame on the connection every earlier frame took, so it reads the ring only after them).
    */
-  private offer(peer: string, card: { node: string; unix?: string } | undefined): Ring | undefined {
+  private offer(peer: string, card: { node: string; unix?: string } | undefined): RingPair | undefined {
     if (!this.opts.enabled || !card || card.node !== this.opts.node || card.unix === undefined) {
       this.socketOnly.add(peer);
       return undefined;
@@ -201,9 +206,10 @@ export class RingLinks {
       this.socketOnly.add(peer);
       return undefined;
     }
-    this.pair(peer).out = ring;
+    const p = this.pair(peer);
+    p.out = ring;
     this.host.control(peer, controlFrame(FrameType.SHM, { path: ring.path }));
-    return ring;
+    return p;
   }
 
   private pair(peer: string): RingPair {
@@ -405,13 +411,17 @@ export class RingLinks {
    * waits it flags every ring as sleeping, and the peers' bells (socket frames) wake it. The budget
    * is fixed, not adaptive: a budget that shrank after give-ups turned every message of a
    * ping-pong into a bell (its round trip then always exceeded the shrunken budget), 30 µs each.
+   * Returns whether the rings are being polled (which keeps the process up: queued microtasks and
+   * setImmediate do).
    */
-  kick(): void {
-    if (this.spinning || this.closed || this.pairs.size === 0) return;
+  kick(): boolean {
+    if (this.spinning) return true;
+    if (this.closed || this.pairs.size === 0) return false;
     this.spinning = true;
     for (const p of this.list) p.in?.readerWake();
     this.spinIdleSince = 0; // timed from the first pass that finds nothing to finish (a clock read is ~40 ns)
     queueMicrotask(this.spin);
+    return true;
   }
 
   private readonly spin = (): void => {
@@ -459,5 +469,6 @@ export class RingLinks {
       if (p.queue.length > 0 && p.out?.writerSleep()) again = true;
     }
     if (again) this.kick();
+    else this.host.parked();
   }
 }

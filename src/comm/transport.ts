@@ -165,6 +165,8 @@ export class Transport implements KeepAlive {
   private readonly keeper: ReturnType<typeof setInterval>;
   private readonly onExit = (code: number) => this.exitSync(code);
   private holds = 0;
+  /** Whether `keeper` is ref'd: see keepAlive. */
+  private kept = false;
   private readonly watched = new Set<Peer>();
   private watchTimer: ReturnType<typeof setTimeout> | undefined;
   private writing = 0;
@@ -210,6 +212,9 @@ export class Transport implements KeepAlive {
         claim: (h) => this.receivers.get(h.ctx)?.claim?.(h),
         state: (peer) => this.peers.get(peer)?.state ?? "failed",
         waiting: () => this.holds > 0,
+        parked: () => {
+          if (this.holds > 0) this.keepAlive(true);
+        },
         writeHeld: () => {
           this.writing++;
           this.hold();
@@ -234,12 +239,24 @@ export class Transport implements KeepAlive {
   // ---- keep the process alive while something waits on the network ----
 
   hold(): void {
-    if (this.holds++ === 0) this.keeper.ref();
-    this.rings.kick();
+    this.holds++;
+    if (!this.rings.kick()) this.keepAlive(true);
   }
 
   release(): void {
-    if (--this.holds === 0) this.keeper.unref();
+    if (--this.holds === 0) this.keepAlive(false);
+  }
+
+  /**
+   * The keeper timer is ref'd only while something waits and the rings are not being polled (the
+   * polling microtasks and setImmediate keep the process up meanwhile): a ref and an unref per
+   * receive were two native calls on the message path.
+   */
+  private keepAlive(on: boolean): void {
+    if (this.kept === on) return;
+    this.kept = on;
+    if (on) this.keeper.ref();
+    else this.keeper.unref();
   }
 
   /** Ranks of the job on this node, this one included: a polling rank yields its core when they outnumber the cores. */
