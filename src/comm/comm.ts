@@ -148,7 +148,7 @@ export abstract class BaseComm implements Receiver {
    * a typed array must not be modified before that.
    */
   send(dest: number, data: Payload, tag = 0): Promise<void> {
-    cfgStep(CallOp.send, this.ctx, dest, tag, enter());
+    const entry = enter();
     let p: Promise<void>;
     try {
       this.usable();
@@ -158,6 +158,8 @@ export abstract class BaseComm implements Receiver {
     } catch (e) {
       p = Promise.reject(e);
     }
+    // The CFG step (at the entry's time) once the frame is out: it is not on the way to the peer.
+    cfgStep(CallOp.send, this.ctx, dest, tag, entry);
     if (p === RESOLVED) {
       leave();
       return p;
