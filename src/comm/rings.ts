@@ -96,9 +96,9 @@ const cores = (): number => (coreCount ||= navigator.hardwareConcurrency || 1);
  */
 const GAP_NS = 20_000;
 /**
- * Passes over the rings in one polling microtask before the next is queued: a pass is a load of
- * each ring's counter (~15 ns), a microtask and a clock read ~150 ns, so a reply is seen ~20 ns
- * after it lands instead of ~100, and other microtasks wait at most ~32 passes (< 1 µs with one ring).
+ * Passes over the rings in one polling microtask before the next is queued. A pass is a load of
+ * each ring's counter (~15 ns); queueing a microtask and reading the clock cost ~150 ns. So a reply
+ * is seen ~20 ns after it lands instead of ~100, and other microtasks wait < 1 µs (one ring).
  */
 const POLLS_PER_TURN = 32;
 /** While polling, the event loop gets a turn at least this often (sockets, timers). */
