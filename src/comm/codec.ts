@@ -203,7 +203,7 @@ export function decodePayload(kind: number, body: Uint8Array): Payload | Bundle 
 /** The header fields a sender chooses (the body's length and kind come from the payload). */
 export type FrameHead = Omit<Header, "bodyLen" | "kind">;
 
-function writeHeader(b: Uint8Array, h: FrameHead, bodyLen: number, kind: number): void {
+export function writeHeader(b: Uint8Array, h: FrameHead, bodyLen: number, kind: number): void {
   putU32(b, 0, bodyLen);
   b[4] = h.type;
   b[5] = kind;
@@ -329,9 +329,10 @@ export class FrameParser {
     }
   }
 
-  push(chunk: Uint8Array): void {
-    let off = 0;
-    const n = chunk.length;
+  /** Parses `chunk[start..end)` (a range, so a caller reading from a larger buffer need not make a view). */
+  push(chunk: Uint8Array, start = 0, end = chunk.length): void {
+    let off = start;
+    const n = end;
     while (off < n) {
       if (!this.cur) {
         let h: Header;

@@ -29,7 +29,6 @@ import {
   dtypeOf,
   isTypedArray,
   encodePayload,
-  frameChunks,
 } from "./codec.ts";
 import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportClosedError } from "./errors.ts";
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
@@ -96,6 +95,8 @@ export abstract class BaseComm implements Receiver {
   private parent: BaseComm | undefined;
   private invalid: string | undefined;
   private watchingAll = false;
+  /** Ranks already given to transport.watch (once is enough: a connection lasts as long as its peer). */
+  private watched: Uint8Array;
   /** Called once per member that fails (not one that exits cleanly); the adaptation layer revokes the world on it. */
   onMemberFailed: ((e: PeerFailedError) => void) | undefined;
 
@@ -111,6 +112,7 @@ export abstract class BaseComm implements Receiver {
     this.name = init.name;
     this.peers = peers;
     peers.forEach((c, i) => this.rankOf.set(c.id, i));
+    this.watched = new Uint8Array(peers.length);
     if (this.rankOf.size !== peers.length) throw new CommUsageError(`${init.name}: the same process appears twice`);
     this.p2p = new Matcher(transport);
     this.coll = new Matcher(transport);
@@ -146,7 +148,7 @@ export abstract class BaseComm implements Receiver {
    * a typed array must not be modified before that.
    */
   send(dest: number, data: Payload, tag = 0): Promise<void> {
-    cfgStep(CallOp.send, this.ctx, dest, tag, enter());
+    const entry = enter();
     let p: Promise<void>;
     try {
       this.usable();
@@ -156,6 +158,8 @@ export abstract class BaseComm implements Receiver {
     } catch (e) {
       p = Promise.reject(e);
     }
+    // The CFG step (at the entry's time) once the frame is out: it is not on the way to the peer.
+    cfgStep(CallOp.send, this.ctx, dest, tag, entry);
     if (p === RESOLVED) {
       leave();
       return p;
@@ -181,15 +185,23 @@ export abstract class BaseComm implements Receiver {
         leave();
         return Promise.resolve(message<T>(landIn(m, into)));
       }
-      return this.waitFor(this.p2p, source, tag, 0, into).then(
-        (x) => {
-          leave();
-          return message<T>(x);
-        },
-        (e) => {
-          leave();
-          throw e;
-        },
+      this.canWait(source);
+      // One promise, settled by the matcher itself: the caller resumes one microtask after the arrival.
+      return new Promise<Message<T>>((resolve, reject) =>
+        this.p2p.add({
+          src: source,
+          tag,
+          seq: 0,
+          into,
+          resolve: (x) => {
+            leave();
+            resolve(message<T>(x));
+          },
+          reject: (e) => {
+            leave();
+            reject(e);
+          },
+        }),
       );
     } catch (e) {
       leave();
@@ -197,8 +209,8 @@ export abstract class BaseComm implements Receiver {
     }
   }
 
-  /** Nothing queued: fail now if the awaited peer can no longer send, else watch it and wait. */
-  private waitFor(m: Matcher, source: number, tag: number, seq: number, into?: TypedArray): Promise<Envelope> {
+  /** Nothing queued: throws if the awaited peer can no longer send, else watches it (a receive may wait on it). */
+  private canWait(source: number): void {
     if (source === ANY_SOURCE) {
       if (this.failed) throw this.failed;
       if (!this.watchingAll) {
@@ -208,24 +220,29 @@ export abstract class BaseComm implements Receiver {
     } else {
       const d = this.gone.get(source);
       if (d) throw d;
-      this.transport.watch(this.peers[source]!);
+      if (this.watched[source] === 0) {
+        this.watched[source] = 1;
+        this.transport.watch(this.peers[source]!);
+      }
     }
-    return m.post(source, tag, seq, into);
   }
 
   /** Throws synchronously on bad input; RESOLVED when the frame went out at once. */
   protected rawSend(dest: number, data: Payload | Bundle, tag: number, seq: number, flags: number): Promise<void> {
     const d = this.gone.get(dest);
     if (d) return Promise.reject(d);
-    const chunks = frameChunks({ type: FrameType.DATA, flags, ctx: this.ctx, src: this.rank, tag, seq }, encodePayload(data));
-    const p = this.transport.send(this.peers[dest]!, chunks);
+    const p = this.transport.send(this.peers[dest]!, { type: FrameType.DATA, flags, ctx: this.ctx, src: this.rank, tag, seq }, encodePayload(data));
     return p === RESOLVED ? p : p.catch((e: unknown) => Promise.reject(this.translate(e)));
   }
 
   protected async collRecv(src: number, step: number, seq: number): Promise<Payload | Bundle> {
     // A failure anywhere dooms the collective, even one learned between two of its steps.
     if (this.failed) throw this.failed;
-    const m = this.coll.take(src, step, seq) ?? (await this.waitFor(this.coll, src, step, seq));
+    let m = this.coll.take(src, step, seq);
+    if (!m) {
+      this.canWait(src);
+      m = await this.coll.post(src, step, seq);
+    }
     return m.data;
   }
 
@@ -245,7 +262,7 @@ export abstract class BaseComm implements Receiver {
   }
 
   deliver(h: Header, body: Uint8Array): void {
-    if ((h.flags & FLAG_COLL) === 0 && this.p2p.deliverClaimed(body, { src: h.src, tag: h.tag, seq: h.seq })) return;
+    if ((h.flags & FLAG_COLL) === 0 && this.p2p.deliverClaimed(body, h.src, h.tag, h.seq)) return;
     const env: Envelope = { src: h.src, tag: h.tag, seq: h.seq, data: decodePayload(h.kind, body) };
     ((h.flags & FLAG_COLL) !== 0 ? this.coll : this.p2p).deliver(env);
   }

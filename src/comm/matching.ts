@@ -18,7 +18,8 @@ export interface Envelope {
   data: Payload | Bundle;
 }
 
-interface Posted {
+/** A posted receive: what it takes, and whom to tell (called once, synchronously, by the matcher). */
+export interface Posted {
   src: number;
   tag: number;
   seq: number;
@@ -33,16 +34,27 @@ export interface KeepAlive {
   release(): void;
 }
 
-function matches(p: { src: number; tag: number; seq: number }, m: Envelope): boolean {
-  return (p.src === ANY_SOURCE || p.src === m.src) && (p.tag === ANY_TAG || p.tag === m.tag) && p.seq === m.seq;
+/** Removes q[i] (shift for the first: no array made, as splice makes one). */
+function removeAt<T>(q: T[], i: number): T {
+  return i === 0 ? q.shift()! : q.splice(i, 1)[0]!;
 }
 
-/** `m` with its data copied into `into` when it fits exactly (same type and length), else `m`. */
+function matches(src: number, tag: number, seq: number, m: { src: number; tag: number; seq: number }): boolean {
+  return (src === ANY_SOURCE || src === m.src) && (tag === ANY_TAG || tag === m.tag) && seq === m.seq;
+}
+
+/**
+ * `m`, its data copied into `into` when it fits exactly (same type and length). `m` is the
+ * receiver's own (just taken from the queue or just decoded), so it is changed in place.
+ */
 export function landIn(m: Envelope, into: TypedArray | undefined): Envelope {
   const d = m.data;
   if (!into || d === into || !isTypedArray(d) || d.constructor !== into.constructor || d.length !== into.length) return m;
-  (into as Uint8Array).set(d as Uint8Array);
-  return { ...m, data: into };
+  const n = d.length;
+  if (n <= 16) for (let i = 0; i < n; i++) (into as Uint8Array)[i] = (d as Uint8Array)[i]!; // a native set() costs more
+  else (into as Uint8Array).set(d as Uint8Array);
+  m.data = into;
+  return m;
 }
 
 export class Matcher {
@@ -58,8 +70,9 @@ export class Matcher {
     const posted = this.posted;
     for (let i = 0; i < posted.length; i++) {
       const p = posted[i]!;
-      if (matches(p, m)) {
-        posted.splice(i, 1);
+      if (matches(p.src, p.tag, p.seq, m)) {
+        removeAt(posted, i);
+        this.keepAlive?.release();
         p.resolve(landIn(m, p.into));
         return;
       }
@@ -70,9 +83,8 @@ export class Matcher {
   /** The oldest queued message matching, removed from the queue; undefined if none. */
   take(src: number, tag: number, seq: number): Envelope | undefined {
     const q = this.unexpected;
-    const want = { src, tag, seq };
     for (let i = 0; i < q.length; i++) {
-      if (matches(want, q[i]!)) return q.splice(i, 1)[0];
+      if (matches(src, tag, seq, q[i]!)) return removeAt(q, i);
     }
     return undefined;
   }
@@ -84,12 +96,12 @@ export class Matcher {
    */
   claim(src: number, tag: number, seq: number, bodyLen: number, accepts: (into: TypedArray) => boolean): Uint8Array | undefined {
     const posted = this.posted;
-    const m = { src, tag, seq, data: undefined };
+    const m = { src, tag, seq };
     for (let i = 0; i < posted.length; i++) {
       const p = posted[i]!;
-      if (!matches(p, m)) continue;
+      if (!matches(p.src, p.tag, p.seq, m)) continue;
       if (!p.into || p.into.byteLength !== bodyLen || !accepts(p.into)) return undefined;
-      posted.splice(i, 1);
+      removeAt(posted, i);
       p.src = src; // its sender is known now: a failure of that sender rejects it
       const bytes = new Uint8Array(p.into.buffer as ArrayBuffer, p.into.byteOffset, bodyLen);
       this.claimed.set(bytes, p);
@@ -99,34 +111,28 @@ export class Matcher {
   }
 
   /** Delivers a frame read into a claimed buffer; false if `body` is not one. */
-  deliverClaimed(body: Uint8Array, m: Omit<Envelope, "data">): boolean {
+  deliverClaimed(body: Uint8Array, src: number, tag: number, seq: number): boolean {
+    if (this.claimed.size === 0) return false;
     const p = this.claimed.get(body);
     if (!p) return false;
     this.claimed.delete(body);
-    p.resolve({ ...m, data: p.into });
+    this.keepAlive?.release();
+    p.resolve({ src, tag, seq, data: p.into });
     return true;
+  }
+
+  /**
+   * Posts a receive: `p` is told of the next matching arrival (or of its failure) once, from
+   * inside deliver/rejectWhere. Call `take` first: this does not look at the queue.
+   */
+  add(p: Posted): void {
+    this.keepAlive?.hold();
+    this.posted.push(p);
   }
 
   /** Waits for the next matching arrival. Call `take` first: this does not look at the queue. */
   post(src: number, tag: number, seq: number, into?: TypedArray): Promise<Envelope> {
-    return new Promise<Envelope>((resolve, reject) => {
-      const ka = this.keepAlive;
-      ka?.hold();
-      this.posted.push({
-        src,
-        tag,
-        seq,
-        into,
-        resolve: (m) => {
-          ka?.release();
-          resolve(m);
-        },
-        reject: (e) => {
-          ka?.release();
-          reject(e);
-        },
-      });
-    });
+    return new Promise<Envelope>((resolve, reject) => this.add({ src, tag, seq, into, resolve, reject }));
   }
 
   /** Take the next matching message, or wait for one. */
@@ -142,12 +148,14 @@ export class Matcher {
       const p = posted[i]!;
       if (which(p.src, p.tag)) {
         posted.splice(i, 1);
+        this.keepAlive?.release();
         p.reject(error(p.src));
       } else i++;
     }
     for (const [k, p] of this.claimed) {
       if (which(p.src, p.tag)) {
         this.claimed.delete(k);
+        this.keepAlive?.release();
         p.reject(error(p.src));
       }
     }

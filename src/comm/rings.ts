@@ -5,7 +5,7 @@
  * the sockets, peer liveness and routing; it hands this module the frames it gets about rings
  * (SHM, BELL) and asks it first whether a send goes through a ring. Protocol: src/comm/README.md.
  */
-import { FrameParser, FrameType, type Header, controlFrame } from "./codec.ts";
+import { type Encoded, type FrameHead, FrameParser, FrameType, HEADER_BYTES, type Header, controlFrame, frameChunks, writeHeader } from "./codec.ts";
 import { Ring } from "./shm.ts";
 import { ffi, fs, inDir } from "./lazy.ts";
 
@@ -31,6 +31,8 @@ export interface RingHost {
   state(peer: string): "up" | "exited" | "failed";
   /** True while something waits on the network (a receive, a write): keep polling. */
   waiting(): boolean;
+  /** Polling stopped while something still waits (for a bell now): the host keeps the process alive. */
+  parked(): void;
   /** A ring write waits for space / no longer does (the transport keeps close() and the process waiting). */
   writeHeld(): void;
   writeReleased(): void;
@@ -43,8 +45,10 @@ export interface RingOptions {
   dir: string;
   /** Bytes in each ring (a power of two). */
   size: number;
-  /** How long polling goes on after the last progress while something waits, in ns. */
+  /** How long polling goes on after the last progress while something waits, in ns of polling. */
   spinNs: number;
+  /** When a rank that polls gives its core away (sched_yield): "auto" when more ranks than cores share the node. */
+  yields: "auto" | "always" | "never";
 }
 
 /** Shared memory between ranks on one node, unless EBB_COMM_SHM=0 (for this process's sends). */
@@ -60,18 +64,19 @@ export function ringOptionsFromEnv(node: string): RingOptions {
     dir,
     size: Number(process.env.EBB_COMM_SHM_RING ?? 2 ** 21),
     spinNs: Number(process.env.EBB_COMM_SPIN_US ?? 100) * 1000,
+    yields: process.env.EBB_COMM_YIELD === "0" ? "never" : process.env.EBB_COMM_YIELD === "1" ? "always" : "auto",
   };
 }
 
 /**
- * sched_yield(2), through bun:ffi: a polling rank that has waited YIELD_AFTER_NS gives its core to
- * any other runnable process (its peer, on a machine with more ranks than cores) at each turn of
- * the loop; on an idle core it returns at once. EBB_COMM_YIELD=0 turns it off.
+ * sched_yield(2), through bun:ffi: on a node with more ranks than cores, a polling rank that has
+ * waited YIELD_AFTER_NS gives its core to any other runnable process (the peer it waits for may be
+ * one) at each turn of the loop; on an idle core it returns at once. With a core per rank it does
+ * not yield: the other runnable processes are not its peers, and its core would go to them.
  */
 let yielder: (() => void) | undefined;
 const schedYield = (): void => (yielder ??= openSchedYield())();
 function openSchedYield(): () => void {
-  if (process.env.EBB_COMM_YIELD === "0") return () => {};
   try {
     const libc = ffi().dlopen(process.platform === "darwin" ? "libc.dylib" : "libc.so.6", { sched_yield: { args: [], returns: "i32" } });
     return () => void libc.symbols.sched_yield();
@@ -80,6 +85,22 @@ function openSchedYield(): () => void {
   }
 }
 const YIELD_AFTER_NS = 5_000;
+let coreCount = 0;
+/** The cores this process may run on (its CPU affinity). */
+const cores = (): number => (coreCount ||= navigator.hardwareConcurrency || 1);
+/**
+ * A gap longer than this between two polling turns was not spent polling (the process was not
+ * running, or the event loop had work): it does not count against the polling budget, so a rank
+ * that was descheduled polls on when it runs again (its peer has likely answered meanwhile)
+ * instead of going to sleep at once and paying for a bell and a wakeup.
+ */
+const GAP_NS = 20_000;
+/**
+ * Passes over the rings in one polling microtask before the next is queued. A pass is a load of
+ * each ring's counter (~15 ns); queueing a microtask and reading the clock cost ~150 ns. So a reply
+ * is seen ~20 ns after it lands instead of ~100, and other microtasks wait < 1 µs (one ring).
+ */
+const POLLS_PER_TURN = 32;
 /** While polling, the event loop gets a turn at least this often (sockets, timers). */
 const LOOP_TURN_NS = 50_000;
 /** While a ring is in use, how often the peers' pids are checked (a backstop: a dead peer's socket closes too). */
@@ -89,7 +110,14 @@ const PID_CHECK_MS = 500;
 const Bell = { DATA: 0, SPACE: 1, MAPPED: 2 } as const;
 const BELLS = [Bell.DATA, Bell.SPACE, Bell.MAPPED].map((tag) => controlFrame(FrameType.BELL, undefined, tag));
 const fromUtf8 = new TextDecoder();
-const RESOLVED: Promise<void> = Promise.resolve();
+/**
+ * What a send returns when its frame went out at once, to a ring or a socket (transport.ts exports
+ * it): callers compare with it to skip their own chaining. One object for both, or a ring send
+ * costs the caller two promises and two microtask turns.
+ */
+export const RESOLVED: Promise<void> = Promise.resolve();
+/** Frames up to this size that fit in the ring go in straight from the payload (no frame buffer made). */
+const DIRECT_FRAME_BYTES = 4096;
 
 /** One peer's rings, both directions. */
 class RingPair {
@@ -102,6 +130,8 @@ class RingPair {
   /** The ring it writes to us through, and the parser of its bytes. */
   in: Ring | undefined;
   parser: FrameParser | undefined;
+  /** parser.push, made once: the polling loop reads the ring into it. */
+  take: ((ring: Uint8Array, start: number, end: number) => void) | undefined;
   constructor(readonly peer: string) {}
   /** Its process id (card ids start with it, base 36). */
   get pid(): number {
@@ -110,15 +140,21 @@ class RingPair {
 }
 
 export class RingLinks {
-  /** Peers we share a ring with (either direction): what the polling loop looks at. */
+  /** Peers we share a ring with (either direction), and the same as a list for the polling loop. */
   private readonly pairs = new Map<string, RingPair>();
+  private list: RingPair[] = [];
   /** Peers that get no ring from us (not on our node, or making one failed). */
   private readonly socketOnly = new Set<string>();
   private spinning = false;
   private spinIdleSince = 0;
+  private lastTurn = 0;
   private lastLoopTurn = 0;
+  /** Ranks of this job on this node, this one included (the transport's worlds tell): whether to yield. */
+  localRanks = 1;
   private pidTimer: ReturnType<typeof setInterval> | undefined;
   private mappedWaiters: (() => void)[] = [];
+  /** A frame header being written (send copies it into the ring at once). */
+  private readonly head = new Uint8Array(HEADER_BYTES);
   private closed = false;
 
   constructor(
@@ -131,21 +167,34 @@ export class RingLinks {
   }
 
   /**
-   * Sends one frame's chunks to the peer through our ring to it, making and announcing the ring on
-   * the first send if the peer is on our node; undefined if the frame must go on the socket.
+   * Sends one frame to the peer through our ring to it, making and announcing the ring on the first
+   * send if the peer is on our node; undefined if the frame must go on the socket.
    */
-  send(peer: string, card: { node: string; unix?: string } | undefined, chunks: Uint8Array[]): Promise<void> | undefined {
-    if (this.socketOnly.has(peer)) return undefined;
-    const ring = this.pairs.get(peer)?.out ?? this.offer(peer, card);
-    if (!ring) return undefined;
-    return this.write(this.pairs.get(peer)!, ring, chunks);
+  send(peer: string, card: { node: string; unix?: string } | undefined, head: FrameHead, payload: Encoded): Promise<void> | undefined {
+    let p = this.pairs.get(peer);
+    if (!p?.out) {
+      if (this.socketOnly.has(peer)) return undefined;
+      p = this.offer(peer, card);
+      if (!p) return undefined;
+    }
+    const ring = p.out!;
+    const len = HEADER_BYTES + payload.length;
+    if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
+      writeHeader(this.head, head, payload.length, payload.kind);
+      ring.put(this.head);
+      for (const part of payload.parts) ring.put(part);
+      ring.commit();
+      if (ring.publish()) this.ring(peer, Bell.DATA);
+      return RESOLVED;
+    }
+    return this.write(p, ring, frameChunks(head, payload));
   }
 
   /**
    * Makes the ring we will write to the peer through, if it is on our node, and tells it (SHM
    * frame on the connection every earlier frame took, so it reads the ring only after them).
    */
-  private offer(peer: string, card: { node: string; unix?: string } | undefined): Ring | undefined {
+  private offer(peer: string, card: { node: string; unix?: string } | undefined): RingPair | undefined {
     if (!this.opts.enabled || !card || card.node !== this.opts.node || card.unix === undefined) {
       this.socketOnly.add(peer);
       return undefined;
@@ -157,15 +206,17 @@ export class RingLinks {
       this.socketOnly.add(peer);
       return undefined;
     }
-    this.pair(peer).out = ring;
+    const p = this.pair(peer);
+    p.out = ring;
     this.host.control(peer, controlFrame(FrameType.SHM, { path: ring.path }));
-    return ring;
+    return p;
   }
 
   private pair(peer: string): RingPair {
     let p = this.pairs.get(peer);
     if (!p) {
       this.pairs.set(peer, (p = new RingPair(peer)));
+      this.list = [...this.pairs.values()];
       this.pidTimer ??= setInterval(() => this.checkPids(), PID_CHECK_MS);
       this.pidTimer.unref();
     }
@@ -246,18 +297,15 @@ export class RingLinks {
   /** Reads what the peer wrote to its ring; true if anything came. */
   private pumpIn(p: RingPair): boolean {
     const ring = p.in;
-    const parser = p.parser;
-    if (!ring || !parser) return false;
-    let got: number;
-    let bell: boolean;
+    if (!ring || !p.take || ring.available() === 0) return false;
     try {
-      [got, bell] = ring.read((chunk) => parser.push(chunk));
+      ring.read(p.take);
     } catch (e) {
       this.host.fail(p.peer, `protocol error in its shared-memory ring: ${(e as Error).message}`);
       return false;
     }
-    if (bell) this.ring(p.peer, Bell.SPACE);
-    return got > 0;
+    if (ring.freed()) this.ring(p.peer, Bell.SPACE);
+    return true;
   }
 
   /** Reads what the peer wrote to its ring so far (before its BYE or its death counts). */
@@ -298,13 +346,14 @@ export class RingLinks {
     ring.unlink(); // both sides have it mapped: the name is no longer needed
     this.ring(peer, Bell.MAPPED); // its writer may now exit without losing what is in the ring
     p.in = ring;
-    p.parser = new FrameParser(
+    const parser = (p.parser = new FrameParser(
       (h, b) => {
         if (h.type !== FrameType.DATA) throw new Error(`frame type ${h.type} in a ring`);
         if (this.host.state(peer) !== "failed") this.host.deliver(h, b, peer);
       },
       (h) => (h.type === FrameType.DATA && this.host.state(peer) === "up" ? this.host.claim(h, peer) : undefined),
-    );
+    ));
+    p.take = (ring, start, end) => parser.push(ring, start, end);
     this.pumpIn(p);
     if (this.host.waiting()) this.kick();
   }
@@ -314,6 +363,8 @@ export class RingLinks {
     const p = this.pairs.get(peer);
     if (!p) return;
     this.pairs.delete(peer);
+    this.list = [...this.pairs.values()];
+    p.take = undefined; // a polling pass already under way reads no more of it
     for (const e of p.queue.splice(0)) e.fail?.(why);
     this.unhold(p);
     p.out?.unlink();
@@ -360,13 +411,17 @@ export class RingLinks {
    * waits it flags every ring as sleeping, and the peers' bells (socket frames) wake it. The budget
    * is fixed, not adaptive: a budget that shrank after give-ups turned every message of a
    * ping-pong into a bell (its round trip then always exceeded the shrunken budget), 30 µs each.
+   * Returns whether the rings are being polled (which keeps the process up: queued microtasks and
+   * setImmediate do).
    */
-  kick(): void {
-    if (this.spinning || this.closed || this.pairs.size === 0) return;
+  kick(): boolean {
+    if (this.spinning) return true;
+    if (this.closed || this.pairs.size === 0) return false;
     this.spinning = true;
-    for (const p of this.pairs.values()) p.in?.readerWake();
-    this.spinIdleSince = this.lastLoopTurn = Bun.nanoseconds();
+    for (const p of this.list) p.in?.readerWake();
+    this.spinIdleSince = 0; // timed from the first pass that finds nothing to finish (a clock read is ~40 ns)
     queueMicrotask(this.spin);
+    return true;
   }
 
   private readonly spin = (): void => {
@@ -375,31 +430,45 @@ export class RingLinks {
       return;
     }
     let progress = false;
-    for (const p of this.pairs.values()) {
-      if (p.in && this.pumpIn(p)) progress = true;
-      if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
+    const list = this.list;
+    for (let k = 0; k < POLLS_PER_TURN && !progress; k++) {
+      for (let i = 0; i < list.length; i++) {
+        const p = list[i]!;
+        if (this.pumpIn(p)) progress = true;
+        if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
+      }
     }
     if (!this.host.waiting()) {
       this.spinning = false;
       return;
     }
     const now = Bun.nanoseconds();
+    if (this.spinIdleSince === 0) this.spinIdleSince = this.lastLoopTurn = this.lastTurn = now;
+    const gap = now - this.lastTurn;
+    if (gap > GAP_NS) this.spinIdleSince += gap;
+    this.lastTurn = now;
     if (progress) this.spinIdleSince = now;
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
-    else if (now - this.spinIdleSince > YIELD_AFTER_NS) schedYield();
+    else if (now - this.spinIdleSince > YIELD_AFTER_NS && this.yields()) schedYield();
     if (now - this.lastLoopTurn > LOOP_TURN_NS) {
       this.lastLoopTurn = now;
       setImmediate(this.spin);
     } else queueMicrotask(this.spin);
   };
 
+  private yields(): boolean {
+    const y = this.opts.yields;
+    return y === "always" || (y === "auto" && this.localRanks > cores());
+  }
+
   private sleep(): void {
     this.spinning = false;
     let again = false;
-    for (const p of this.pairs.values()) {
+    for (const p of this.list) {
       if (p.in?.readerSleep()) again = true;
       if (p.queue.length > 0 && p.out?.writerSleep()) again = true;
     }
     if (again) this.kick();
+    else this.host.parked();
   }
 }

@@ -39,6 +39,12 @@ export class Ring {
   private readonly mask: number;
   /** Our side's counter (tail for the producer, head for the consumer), mirrored locally. */
   private pos: number;
+  /**
+   * The producer's last reading of the consumer's head. It is read again only when it leaves less
+   * room than a write needs, so the producer seldom loads the line the consumer writes at every
+   * read (each such load is a cache miss across cores).
+   */
+  private headSeen: number;
 
   private constructor(
     readonly path: string,
@@ -50,6 +56,7 @@ export class Ring {
     this.data = new Uint8Array(map.buffer as ArrayBuffer, map.byteOffset + CONTROL, size);
     this.mask = size - 1;
     this.pos = Atomics.load(this.ctl, producer ? W_TAIL : W_HEAD) >>> 0;
+    this.headSeen = Atomics.load(this.ctl, W_HEAD) >>> 0;
   }
 
   /** Creates the segment file and maps it (the producer's side). */
@@ -93,9 +100,12 @@ export class Ring {
 
   // ---- producer ----
 
-  /** Bytes that can be written now. */
-  free(): number {
-    return this.size - ((this.pos - (Atomics.load(this.ctl, W_HEAD) >>> 0)) >>> 0);
+  /** Bytes that can be written now, or at least as many as `need` if there are (see headSeen). */
+  free(need = 1): number {
+    const f = this.size - ((this.pos - this.headSeen) >>> 0);
+    if (f >= need) return f;
+    this.headSeen = Atomics.load(this.ctl, W_HEAD) >>> 0;
+    return this.size - ((this.pos - this.headSeen) >>> 0);
   }
 
   /**
@@ -103,7 +113,7 @@ export class Ring {
    * can copy out the first part while we copy in the next; returns the count.
    */
   write(src: Uint8Array): number {
-    const n = Math.min(src.length, this.free());
+    const n = Math.min(src.length, this.free(src.length));
     if (n === 0) return 0;
     if (n <= 32) {
       const d = this.data;
@@ -122,6 +132,28 @@ export class Ring {
     }
     Atomics.store(this.ctl, W_TAIL, this.pos | 0);
     return n;
+  }
+
+  /** Copies all of `src` (the caller made sure it fits: free()) without making it visible yet: commit() does. */
+  put(src: Uint8Array): void {
+    const n = src.length;
+    const d = this.data;
+    const at = this.pos & this.mask;
+    if (n <= 64) {
+      const m = this.mask;
+      for (let i = 0; i < n; i++) d[(at + i) & m] = src[i]!;
+    } else if (at + n <= this.size) d.set(src, at);
+    else {
+      const k = this.size - at;
+      d.set(src.subarray(0, k), at);
+      d.set(src.subarray(k), 0);
+    }
+    this.pos = (this.pos + n) >>> 0;
+  }
+
+  /** Makes what put() copied visible to the consumer. */
+  commit(): void {
+    Atomics.store(this.ctl, W_TAIL, this.pos | 0);
   }
 
   /** After a batch of writes: true if the consumer asked for a bell. */
@@ -143,23 +175,26 @@ export class Ring {
   }
 
   /**
-   * Hands what is waiting to `take` (views into the ring, valid only during the call), freeing it
-   * STEP bytes at a time so the producer can refill while we copy out. Returns [bytes read,
-   * whether the producer asked for a bell].
+   * Hands what is waiting to `take` (ranges of the ring's memory, valid only during the call),
+   * freeing it STEP bytes at a time so the producer can refill while we copy out. Returns the bytes
+   * read; after a read of any, `freed()` says whether the producer asked for a bell.
    */
-  read(take: (chunk: Uint8Array) => void): [number, boolean] {
+  read(take: (ring: Uint8Array, start: number, end: number) => void): number {
     let total = 0;
     for (let n = this.available(); n > 0; n = this.available()) {
       const at = this.pos & this.mask;
       const k = Math.min(n, this.size - at, STEP);
-      take(this.data.subarray(at, at + k));
+      take(this.data, at, at + k);
       this.pos = (this.pos + k) >>> 0;
       total += k;
       Atomics.store(this.ctl, W_HEAD, this.pos | 0);
     }
-    if (total === 0) return [0, false];
-    const bell = Atomics.load(this.ctl, W_WRITER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_WRITER_SLEEPS, 0) === 1;
-    return [total, bell];
+    return total;
+  }
+
+  /** After a read: true if the producer waits for space and asked for a bell. */
+  freed(): boolean {
+    return Atomics.load(this.ctl, W_WRITER_SLEEPS) === 1 && Atomics.exchange(this.ctl, W_WRITER_SLEEPS, 0) === 1;
   }
 
   /** The consumer stops polling: flag it, then look again. True if data came meanwhile. */

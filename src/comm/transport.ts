@@ -15,12 +15,12 @@
  */
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { firstExternalIPv4, formatHostPort, parseHostPort } from "../util/addr.ts";
-import { FrameParser, FrameType, type Header, concat, controlFrame } from "./codec.ts";
+import { type Encoded, type FrameHead, FrameParser, FrameType, type Header, concat, controlFrame, frameChunks } from "./codec.ts";
 import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, type DirectReads, directReads, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
 import { fs, inDir } from "./lazy.ts";
 import type { KeepAlive } from "./matching.ts";
-import { type Pending, RingLinks, ringOptionsFromEnv } from "./rings.ts";
+import { type Pending, RESOLVED, RingLinks, ringOptionsFromEnv } from "./rings.ts";
 
 /** A rank's business card, published through the PMI KVS. Keep it short (PMI-1 values ~600 B). */
 export interface Card {
@@ -108,7 +108,7 @@ interface Stats {
 }
 
 /** What send() returns when the frame went out at once: callers can skip their own chaining. */
-export const RESOLVED: Promise<void> = Promise.resolve();
+export { RESOLVED };
 const WATCH_DELAY_MS = 25;
 /** How long close() waits for accepted connections to say who they are, so its BYEs count them. */
 const IDENTIFY_WAIT_MS = 500;
@@ -165,6 +165,8 @@ export class Transport implements KeepAlive {
   private readonly keeper: ReturnType<typeof setInterval>;
   private readonly onExit = (code: number) => this.exitSync(code);
   private holds = 0;
+  /** Whether `keeper` is ref'd: see keepAlive. */
+  private kept = false;
   private readonly watched = new Set<Peer>();
   private watchTimer: ReturnType<typeof setTimeout> | undefined;
   private writing = 0;
@@ -210,6 +212,9 @@ export class Transport implements KeepAlive {
         claim: (h) => this.receivers.get(h.ctx)?.claim?.(h),
         state: (peer) => this.peers.get(peer)?.state ?? "failed",
         waiting: () => this.holds > 0,
+        parked: () => {
+          if (this.holds > 0) this.keepAlive(true);
+        },
         writeHeld: () => {
           this.writing++;
           this.hold();
@@ -234,12 +239,29 @@ export class Transport implements KeepAlive {
   // ---- keep the process alive while something waits on the network ----
 
   hold(): void {
-    if (this.holds++ === 0) this.keeper.ref();
-    this.rings.kick();
+    this.holds++;
+    if (!this.rings.kick()) this.keepAlive(true);
   }
 
   release(): void {
-    if (--this.holds === 0) this.keeper.unref();
+    if (--this.holds === 0) this.keepAlive(false);
+  }
+
+  /**
+   * The keeper timer is ref'd only while something waits and the rings are not being polled (the
+   * polling microtasks and setImmediate keep the process up meanwhile): a ref and an unref per
+   * receive were two native calls on the message path.
+   */
+  private keepAlive(on: boolean): void {
+    if (this.kept === on) return;
+    this.kept = on;
+    if (on) this.keeper.ref();
+    else this.keeper.unref();
+  }
+
+  /** Ranks of the job on this node, this one included: a polling rank yields its core when they outnumber the cores. */
+  set localRanks(n: number) {
+    this.rings.localRanks = n;
   }
 
   // ---- routing to communicators ----
@@ -357,21 +379,23 @@ export class Transport implements KeepAlive {
   // ---- sending ----
 
   /**
-   * Sends one frame's chunks to `to`. Resolves once every byte is handed to the kernel (the caller
-   * may then reuse its buffers); rejects with PeerDown if the peer is or goes down first.
+   * Sends one frame (`head` and the payload's bytes) to `to`. Resolves once every byte is handed to
+   * the kernel or the ring (the caller may then reuse its buffers); rejects with PeerDown if the
+   * peer is or goes down first.
    */
-  send(to: Card, chunks: Uint8Array[]): Promise<void> {
+  send(to: Card, head: FrameHead, payload: Encoded): Promise<void> {
     if (this.closing) return Promise.reject(new TransportClosedError());
     if (to.id === this.id) {
-      const copy = concat(chunks);
+      const copy = concat(frameChunks(head, payload));
       queueMicrotask(() => this.loop.push(copy));
       return RESOLVED;
     }
     const p = this.peerOf(to.id, to);
     if (p.state !== "up") return Promise.reject(p.down());
     const c = p.out ?? this.connect(p);
-    const viaRing = this.rings.send(p.id, p.card, chunks);
+    const viaRing = this.rings.send(p.id, p.card, head, payload);
     if (viaRing) return viaRing;
+    const chunks = frameChunks(head, payload);
     const rest = this.tryWrite(c, chunks);
     if (!rest) return RESOLVED;
     return new Promise<void>((resolve, reject) => this.enqueue(c, rest, resolve, reject));

@@ -92,6 +92,7 @@ export function createWorld(
   if (rank < 0) throw new CommUsageError("this process is not a member of the new world");
   const ctx = contextOf(generation);
   transport.nextCtx = Math.max(transport.nextCtx, ctx + RESERVED_CONTEXTS);
+  transport.localRanks = members.filter((c) => c.node === transport.node).length;
   return new Comm(transport, { ctx, rank, members: [...members], name: opts.name ?? `world(g${generation})` });
 }
 

@@ -138,6 +138,18 @@ describe("bundles and frames", () => {
     }
   });
 
+  test("ranges of a larger buffer parse like views of them (the ring hands its memory as ranges)", () => {
+    const bytes = concat(Array.from({ length: 20 }, (_, i) => concat(frameChunks({ ...HEAD, tag: i }, encodePayload(new Uint8Array(i * 7).fill(i))))));
+    const around = new Uint8Array(bytes.length + 100).fill(0xee);
+    around.set(bytes, 50);
+    for (const step of [bytes.length, 1, 23, 24, 25, 97]) {
+      const got: [number, number[]][] = [];
+      const parser = new FrameParser((h, body) => got.push([h.tag, [...body]]));
+      for (let off = 0; off < bytes.length; off += step) parser.push(around, 50 + off, 50 + Math.min(off + step, bytes.length));
+      expect(got).toEqual(Array.from({ length: 20 }, (_, i) => [i, Array.from({ length: i * 7 }, () => i)]));
+    }
+  });
+
   test("a body that is not whole elements is a protocol error", () => {
     expect(() => decodePayload(16 + DTYPES.indexOf(Float64Array as never), new Uint8Array(12))).toThrow();
     expect(() => decodePayload(250, new Uint8Array(1))).toThrow();

@@ -4,7 +4,8 @@
  * outstanding), then with the receives posted first. Also typed arrays of 8-byte elements (views
  * must be aligned) and `recv(..., into)`. Each receiver checks every byte and reports a summary.
  * The boundaries: header 24 B, the codec's 16 KiB part and 64 KiB coalescing limits, the shared
- * memory ring (EBB_COMM_SHM_RING, see the test) and its halves, 1, 4 and 8 MiB.
+ * memory ring (EBB_COMM_SHM_RING, see the test) and its halves, 1, 4 and 8 MiB. Last, hundreds of
+ * small frames of uneven sizes, which cross the ring's end in every way.
  */
 import { startWorld } from "../../support/comm-boot.ts";
 import { report } from "../../support/comm-report.ts";
@@ -73,6 +74,33 @@ if (r === 0) {
     const want = f64(n, i);
     if (!(a instanceof Float64Array) || a.length !== n || a.some((x, j) => x !== want[j])) errors.push(`f64 ${n}: wrong`);
     if (i % 2 === 0 && a !== into) errors.push(`f64 ${n}: not received into the given buffer`);
+  }
+}
+await world.barrier();
+
+// Phase 4: many small frames (written into the ring straight from the payload) of uneven sizes,
+// so frames straddle the ring's end many times; first all sent at once with the receiver late (the
+// ring fills and later frames queue behind the ones waiting), then one by one with replies.
+const small = [...Array.from({ length: 300 }, (_, i) => (i * 997) % 4073), ...Array.from({ length: 3000 }, (_, i) => (i * 7) % 41)];
+if (r === 0) {
+  await Promise.all(small.map((n, i) => world.send(peer, fill(n, i), 10000 + i)));
+  await world.barrier();
+  for (const [i, n] of small.entries()) {
+    await world.send(peer, fill(n, i + 2), 20000 + i);
+    await world.recv(peer, 20000 + i);
+  }
+} else {
+  await world.barrier();
+  for (const [i, n] of small.entries()) {
+    const e = bad((await world.recv(peer, 10000 + i)).data as Uint8Array, n, i);
+    if (e) errors.push(`phase4 ${n} B: ${e}`);
+  }
+  for (const [i, n] of small.entries()) {
+    const into = new Uint8Array(n);
+    const m = await world.recv(peer, 20000 + i, i % 2 ? into : undefined);
+    const e = bad(m.data as Uint8Array, n, i + 2);
+    if (e) errors.push(`phase4 one by one ${n} B: ${e}`);
+    await world.send(peer, undefined, 20000 + i);
   }
 }
 await world.barrier();
