@@ -54,14 +54,20 @@ export interface Shrink {
   saved: number;
 }
 
-/** Sizes from lo to hi worth pricing: all of them when few, else at most about 64 spread evenly (both ends included). */
+/** Sizes from lo to hi worth pricing: all of them when few, else 65 spread evenly (both ends included). */
 export function sizesBetween(lo: number, hi: number): number[] {
-  if (hi < lo) return [];
+  return Array.from({ length: sizeCount(lo, hi) }, (_, i) => sizeAt(lo, hi, i));
+}
+
+/** How many sizes `sizesBetween(lo, hi)` gives. */
+function sizeCount(lo: number, hi: number): number {
+  return hi < lo ? 0 : Math.min(hi - lo, 64) + 1;
+}
+
+/** The i-th of them (steps of span/64 > 1 when spread, so no two are the same). */
+function sizeAt(lo: number, hi: number, i: number): number {
   const span = hi - lo;
-  if (span <= 64) return Array.from({ length: span + 1 }, (_, i) => lo + i);
-  const out: number[] = [];
-  for (let i = 0; i <= 64; i++) out.push(lo + Math.round((span * i) / 64));
-  return [...new Set(out)];
+  return span <= 64 ? lo + i : lo + Math.round((span * i) / 64);
 }
 
 /**
@@ -72,7 +78,8 @@ export function bestShrink(j: Priced, lo: number, lambda: number): Shrink | unde
   if (!(lambda > 0) || lo >= j.n) return undefined;
   const here = price(j, j.n, lambda);
   let best: Shrink | undefined;
-  for (const m of sizesBetween(lo, j.n - 1)) {
+  for (let i = 0, k = sizeCount(lo, j.n - 1); i < k; i++) {
+    const m = sizeAt(lo, j.n - 1, i);
     const gain = here - price(j, m, lambda);
     if (best && gain <= best.gain) continue;
     const cost = j.cost(j.n - m);

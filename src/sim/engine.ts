@@ -56,8 +56,8 @@ export interface SimOptions {
    * nodes, also every share that over-allocates a node (`SimRun.overAllocated`).
    */
   check?: boolean;
-  /** Called now and then with the fraction of jobs finished. */
-  onProgress?: (done: number) => void;
+  /** Called now and then with the fraction of jobs finished and the events handled so far. */
+  onProgress?: (done: number, events: number) => void;
 }
 
 /** Passes at one instant while each changes something (zero-cost resizes commit at once). */
@@ -72,26 +72,33 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.peek()?.time ?? 0 };
 
   const total = cluster.jobs.size;
+  const { config } = opts;
   let nextReport = 0;
+  let planned = Number.NEGATIVE_INFINITY;
   while (timeline.size > 0) {
     const t = timeline.peek()!.time;
     x.tally.busyArea += cluster.held * (t - x.now);
     x.now = t;
     // Same-time events first, then the passes.
     let tick = false;
+    let moved = false;
     while (timeline.size > 0 && timeline.peek()!.time === t) {
       const ev = timeline.pop()!;
       x.tally.events++;
       if (ev.kind === "tick") tick = true;
-      else handleEvent(ev, t, x);
+      else moved = handleEvent(ev, t, x) || moved;
     }
-    if (tick) sampleOnTick(t, x);
-    for (let k = 0; k < PASSES_PER_INSTANT && pass(x, policy, opts.config); k++);
+    if (tick && sampleOnTick(t, x, planned, config.minSamples, config.settle)) moved = true;
+    // An instant at which only the clock and the samples moved plans only for policies that act on them.
+    if (moved || policy.ticks === "every") {
+      planned = t;
+      for (let k = 0; k < PASSES_PER_INSTANT && pass(x, policy, config); k++);
+    }
     cluster.leaveResizePoints();
-    if (policy.periodic && (cluster.running.size > 0 || cluster.pending.length > 0)) timeline.armTick(x.now + opts.config.interval);
+    if (policy.periodic && (cluster.running.size > 0 || cluster.pending.length > 0)) timeline.armTick(x.now + config.interval);
     if (opts.onProgress && x.tally.finished >= nextReport) {
-      opts.onProgress(x.tally.finished / total);
-      nextReport = x.tally.finished + Math.max(1, Math.floor(total / 20));
+      opts.onProgress(x.tally.finished / total, x.tally.events);
+      nextReport = x.tally.finished + Math.max(1, Math.floor(total / 100));
     }
   }
   const stuck = [...cluster.jobs.values()].filter((r) => r.state !== "done");

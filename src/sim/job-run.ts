@@ -7,6 +7,7 @@ import type { NodeShare } from "../domain/resources.ts";
 import type { MtctSample } from "../model/spmd.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
 import { pendingView } from "../sched/pending.ts";
+import type { SnapshotJob } from "../sched/plan.ts";
 import type { PendingJob, ProfilePoint } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { stream } from "./random.ts";
@@ -59,6 +60,10 @@ export interface JobRun {
   removing: string[];
   /** Shared nodes: its share of each of `names`. */
   shares?: NodeShare[];
+  /** The pass's view of it while it runs (view.ts), and the state it was built for. */
+  view?: SnapshotJob & { expectedEnd: number; remaining: number };
+  viewKey: number;
+  viewLimitKey: number;
 }
 
 export function newJobRun(job: SimJob): JobRun {
@@ -94,6 +99,8 @@ export function newJobRun(job: SimJob): JobRun {
     adaptFrom: 0,
     names: [],
     removing: [],
+    viewKey: -1,
+    viewLimitKey: -1,
   };
 }
 

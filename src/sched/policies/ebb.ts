@@ -56,6 +56,8 @@ interface Cand {
   settled: boolean;
   /** Nodes given (admit) or taken (lend) so far in this pass. */
   delta: number;
+  /** Its key in the pass's current heap (the next node's stretch or gain). */
+  key: number;
 }
 
 const sec = (x: number) => `${Math.round(x)} s`;
@@ -95,7 +97,7 @@ export function planEbb(input: PassInput): PassPlan {
     if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
     const speed = speedOf(job, input.now, input.config);
     if (!speed) continue;
-    cands.push({ job, speed, rem: remainingTime(job, input.now), cost: (d) => adaptationCost(job, input.config, d), delta: 0, settled: movable(job, input) });
+    cands.push({ job, speed, rem: remainingTime(job, input.now), cost: (d) => adaptationCost(job, input.config, d), delta: 0, key: 0, settled: movable(job, input) });
   }
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
@@ -282,9 +284,8 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   // The stretch of taking one more node from a job: its remaining work at one node fewer, plus its
   // adaptation when it is the first node taken.
   const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give));
-  const keys = new Map<Cand, number>();
-  const rekey = (c: Cand) => keys.set(c, stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
-  const heap = new Heap<Cand>((x, y) => keys.get(x)! < keys.get(y)! || (keys.get(x) === keys.get(y) && x.job.id < y.job.id));
+  const rekey = (c: Cand) => (c.key = stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
+  const heap = new Heap<Cand>((x, y) => x.key < y.key || (x.key === y.key && x.job.id < y.job.id));
   for (const c of pool) {
     c.delta = 0;
     rekey(c);
@@ -391,9 +392,8 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
     const r1 = remainingAt(c.job, input.now, c.speed, m + 1);
     return r0 + lambda * m * r0 - (r1 + lambda * (m + 1) * r1);
   };
-  const key = new Map<number, number>();
-  for (const c of pool) key.set(c.job.id, gainOf(c));
-  const heap = new Heap<Cand>((x, y) => key.get(x.job.id)! > key.get(y.job.id)! || (key.get(x.job.id) === key.get(y.job.id) && x.job.id < y.job.id));
+  for (const c of pool) c.key = gainOf(c);
+  const heap = new Heap<Cand>((x, y) => x.key > y.key || (x.key === y.key && x.job.id < y.job.id));
   for (const c of pool) heap.push(c);
   let any = free.any;
   let before = free.beforeOnly;
@@ -403,7 +403,7 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
   for (const n of own.values()) owned += n;
   while ((any > 0 || before > 0 || owned > 0) && heap.size > 0) {
     const c = heap.pop()!;
-    if (!(key.get(c.job.id)! > 0)) break;
+    if (!(c.key > 0)) break;
     const m = size(c) + 1;
     // Nodes the reservation counts on go only to a job predicted to end (and give them back) before it.
     const endsBefore = input.now + (remainingAt(c.job, input.now, c.speed, m) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
@@ -416,7 +416,7 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
     else continue;
     grant.set(c.job.id, (grant.get(c.job.id) ?? 0) + 1);
     if (m < c.job.maxNodes) {
-      key.set(c.job.id, gainOf(c));
+      c.key = gainOf(c);
       heap.push(c);
     }
   }
