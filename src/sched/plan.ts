@@ -141,9 +141,10 @@ function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | 
   if (r.to > job.nodeNames.length) {
     const want = r.to - job.nodeNames.length;
     const excluded = new Set(job.exclude ?? []);
-    added = free.filter((n) => !excluded.has(n)).slice(0, want);
+    added = excluded.size === 0 ? free.slice(0, want) : free.filter((n) => !excluded.has(n)).slice(0, want);
     if (added.length < want) return `growing job ${r.jobId} needs ${want} idle node${want === 1 ? "" : "s"}; ${added.length} ${added.length === 1 ? "is" : "are"} idle${excluded.size > 0 ? " and not excluded by it" : ""}`;
-    for (const n of added) free.splice(free.indexOf(n), 1);
+    if (excluded.size === 0) free.splice(0, want);
+    else for (const n of added) free.splice(free.indexOf(n), 1);
   }
   const m = remap({ nodes: [...job.nodeNames], tasks }, r.to, added, tasks[0]);
   return { ...r, added, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: limitRatio(job, r.to) };

@@ -25,7 +25,7 @@ export interface Speed {
 
 export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | undefined {
   const n = job.nodes;
-  const phase = spmdPhase(job.samples, now, config.window);
+  const phase = job.mtct ?? spmdPhase(job.samples, now, config.window);
   if (phase && phase.count >= config.minSamples && Number.isFinite(phase.average)) {
     const k = phase.average;
     const count = phase.count;

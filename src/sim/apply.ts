@@ -91,6 +91,7 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   r.adapting = false;
   r.lastAdaptEnd = t;
   r.samples = [];
+  r.sampled++;
   r.profileOpen = true;
   x.timeline.nextStep(r, t);
 }

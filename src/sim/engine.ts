@@ -69,25 +69,23 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const timeline = new Timeline();
   // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
   for (const job of [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id)) timeline.arrival(cluster.add(job).job);
-  const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.peek()?.time ?? 0 };
+  const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.next() ?? 0 };
 
   const total = cluster.jobs.size;
   const { config } = opts;
   let nextReport = 0;
   let planned = Number.NEGATIVE_INFINITY;
-  while (timeline.size > 0) {
-    const t = timeline.peek()!.time;
+  for (let t = timeline.next(); t !== undefined; t = timeline.next()) {
     x.tally.busyArea += cluster.held * (t - x.now);
     x.now = t;
-    // Same-time events first, then the passes.
-    let tick = false;
+    // Same-time events first, then the tick's samples, then the passes.
     let moved = false;
-    while (timeline.size > 0 && timeline.peek()!.time === t) {
-      const ev = timeline.pop()!;
+    for (let ev = timeline.popAt(t); ev; ev = timeline.popAt(t)) {
       x.tally.events++;
-      if (ev.kind === "tick") tick = true;
-      else moved = handleEvent(ev, t, x) || moved;
+      moved = handleEvent(ev, t, x) || moved;
     }
+    const tick = timeline.ticksAt(t);
+    if (tick) x.tally.events++;
     if (tick && sampleOnTick(t, x, planned, config.minSamples, config.settle)) moved = true;
     // An instant at which only the clock and the samples moved plans only for policies that act on them.
     if (moved || policy.ticks === "every") {

@@ -36,6 +36,10 @@ export interface JobRun {
   peak: number;
   /** MTCT samples since its last adaptation. */
   samples: MtctSample[];
+  /** Samples taken in all (bumped by each one and by the reset at a commit), and their mean as of `mtctKey`. */
+  sampled: number;
+  mtct?: { average: number; count: number };
+  mtctKey: number;
   lastAdaptEnd?: number;
   costSum: number;
   costCount: number;
@@ -84,6 +88,8 @@ export function newJobRun(job: SimJob): JobRun {
     startNodes: 0,
     peak: 0,
     samples: [],
+    sampled: 0,
+    mtctKey: 0,
     costSum: 0,
     costCount: 0,
     profile: [],
@@ -148,6 +154,7 @@ export function measure(r: JobRun, t: number, noisy: (mtct: number) => number): 
   const iterTime = workTime(r, r.n) / k;
   r.samples.push({ time: t * 1000, mtct });
   if (r.samples.length > SAMPLE_CAP) r.samples.shift();
+  r.sampled++;
   const last = r.profile[r.profile.length - 1];
   if (r.profileOpen || !last) {
     r.profile.push({ nodes: r.n, iterTime });

@@ -2,6 +2,7 @@
  * How the scheduler sees a simulated job: a running job of the pass's snapshot (`SnapshotJob`, as
  * the controller builds it from its own state) and a job as `checkPlan` re-checks it.
  */
+import { spmdPhase } from "../model/spmd.ts";
 import type { PlanJobState, SnapshotJob } from "../sched/plan.ts";
 import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "./job-run.ts";
 
@@ -20,6 +21,13 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     r.viewLimitKey = r.limitVersion;
   }
   const nowMs = now * 1000;
+  if (r.mtctKey !== r.sampled) {
+    // The samples' mean, as spmdPhase reads it (every sample is in the past), once per new sample.
+    const phase = spmdPhase(r.samples, nowMs, 1);
+    r.mtct = phase ? { average: phase.average, count: phase.count } : undefined;
+    r.mtctKey = r.sampled;
+  }
+  v.mtct = r.mtct;
   if (r.resizes === 0) {
     // Never resized: what a rigid scheduler knows, start + its limit (the requested time, scaled
     // when it started below the size it asked for), whatever the true run time.
