@@ -34,6 +34,7 @@ const args = defineArgs({
   "half-life": { type: "string", description: `With --priority fairshare: seconds in which a user's usage loses half its weight (default ${DEFAULT_PRIORITY.halfLife})`, valueHint: "SEC" },
   check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
+  progress: { type: "boolean", description: "Print a progress line (jobs done, events/s) to stderr now and then even when it is not a terminal (on a terminal it is always shown)" },
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
 });
 
@@ -136,22 +137,11 @@ export default defineCommand({
       if (a.seeds !== undefined && a.seed !== undefined) throw new UsageError("--seed and --seeds exclude each other");
       const seeds = a.seeds === undefined ? undefined : seedList(a.seeds);
       if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
-      const tty = isTerminal(2);
+      const progress = new Progress(isTerminal(2), a.progress === true);
       jitPolicy(NORMAL);
-      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, tty, priority });
-      const report = runPolicies({
-        trace: trace2,
-        workload,
-        policies: pols,
-        config,
-        check: a.check === true,
-        priority,
-        onProgress: (p, d) => {
-          if (tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
-          else if (d === 0) err(`ebb sim: running ${p}\n`);
-        },
-      });
-      if (tty) err("\r\x1b[K");
+      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority });
+      const report = runPolicies({ trace: trace2, workload, policies: pols, config, check: a.check === true, priority, onProgress: progress.update });
+      progress.clear();
       if (report.skipped.length > 0) err(`ebb sim: left out ${report.skipped.length} job(s) larger than the cluster (first: line ${report.skipped[0]!.line}, ${report.skipped[0]!.message})\n`);
       if (a["jobs-csv"]) {
         const rows = ["policy,job,submit,start,end,wait,turnaround,reference,nodes,min_nodes,max_nodes,malleable,start_nodes,peak_nodes,resizes"];
@@ -180,6 +170,8 @@ export default defineCommand({
             policy: r.policy,
             ...r.metrics,
             wallMs: Math.round(r.wallMs),
+            events: r.run.events,
+            eventsPerSecond: Math.round(r.run.events / Math.max(1e-3, r.wallMs / 1000)),
             ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: r.run.heads, violations: r.run.violations, overAllocated: r.run.overAllocated } } : {}),
           })),
         });
@@ -190,9 +182,9 @@ export default defineCommand({
       );
       const rows = report.results.map((r) => {
         const m = r.metrics;
-        return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`];
+        return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`, rate(r.run.events, r.wallMs)];
       });
-      out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+      out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME", "EVENTS/S"], rows));
       if (a.check) {
         for (const r of report.results) {
           const claims = POLICY_TABLE[r.policy].easyPromise;
@@ -215,6 +207,51 @@ function priorityFlags(order: string | undefined, halfLife: string | undefined):
   return resolvePriority({ halfLife: numberFlag(halfLife, "--half-life", { min: 0 }) });
 }
 
+/** Events the replay handled per second of wall time, e.g. "52,300". */
+function rate(events: number, wallMs: number): string {
+  return Math.round(events / Math.max(1e-3, wallMs / 1000)).toLocaleString("en-US");
+}
+
+/**
+ * The progress line of a long run on stderr: rewritten in place on a terminal (at most 4 times a
+ * second), a line every 10 seconds with `--progress` otherwise; nothing in the first second.
+ */
+class Progress {
+  private readonly t0 = performance.now();
+  private last = 0;
+  private shown = false;
+  private policy = "";
+  private since = 0;
+  private events = 0;
+
+  constructor(
+    private readonly tty: boolean,
+    private readonly forced: boolean,
+  ) {}
+
+  readonly update = (policy: string, done: number, events: number): void => {
+    if (!this.tty && !this.forced) return;
+    const now = performance.now();
+    // A new run (another policy, or the same one for the next seed) counts its own events.
+    if (policy !== this.policy || events < this.events) {
+      this.policy = policy;
+      this.since = now;
+    }
+    this.events = events;
+    if (now - this.t0 < 1000 || now - this.last < (this.tty ? 250 : 10_000)) return;
+    this.last = now;
+    const perSec = events / Math.max(1e-3, (now - this.since) / 1000);
+    const line = `ebb sim: ${policy} ${(done * 100).toFixed(0)}% of the jobs done, ${events.toLocaleString("en-US")} events, ${Math.round(perSec).toLocaleString("en-US")} events/s`;
+    if (this.tty) err(`\r${line}\x1b[K`);
+    else err(`${line}\n`);
+    this.shown = true;
+  };
+
+  clear(): void {
+    if (this.tty && this.shown) err("\r\x1b[K");
+  }
+}
+
 function r3(x: number): string {
   return Number.isFinite(x) ? String(Math.round(x * 1000) / 1000) : "";
 }
@@ -226,7 +263,7 @@ interface SeedsArgs {
   config: Partial<ErsConfig>;
   seeds: number[];
   nodes: number;
-  tty: boolean;
+  progress: Progress;
   priority?: PriorityConfig;
 }
 
@@ -240,13 +277,12 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
     config: s.config,
     check: a.check === true,
     priority: s.priority,
-    onProgress: (p, d) => {
-      if (s.tty) err(`\rebb sim: ${p} ${(d * 100).toFixed(0)}%   `);
-    },
+    onProgress: s.progress.update,
   });
-  if (s.tty) err("\r\x1b[K");
+  s.progress.clear();
   const violations = (r: (typeof report.results)[number]) => r.perSeed.flatMap((x, i) => x.run.violations.map((v) => ({ seed: r.seeds[i]!, ...v })));
   const heads = (r: (typeof report.results)[number]) => r.perSeed.reduce((n, x) => n + x.run.heads, 0);
+  const events = (r: (typeof report.results)[number]) => r.perSeed.reduce((n, x) => n + x.run.events, 0);
   const overAllocated = (r: (typeof report.results)[number]) => r.perSeed.flatMap((x, i) => x.run.overAllocated.map((o) => `seed ${r.seeds[i]}: ${o}`));
   const broke = a.check ? report.results.filter((r) => (POLICY_TABLE[r.policy].easyPromise && violations(r).length > 0) || overAllocated(r).length > 0).map((r) => r.policy) : [];
   if (a.json) {
@@ -261,6 +297,8 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
         mean: r.metrics,
         perSeed: r.perSeed.map((x, i) => ({ seed: r.seeds[i], ...x.metrics })),
         wallMs: Math.round(r.wallMs),
+        events: events(r),
+        eventsPerSecond: Math.round(events(r) / Math.max(1e-3, r.wallMs / 1000)),
         ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: heads(r), violations: violations(r), overAllocated: overAllocated(r) } } : {}),
       })),
     });
@@ -269,9 +307,9 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
   out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes${s.workload.shared ? ` of ${s.workload.coresPerNode} cores (shared)` : ""}, means over seeds ${s.seeds.join(",")}\n`);
   const rows = report.results.map((r) => {
     const m = r.metrics;
-    return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), `${(r.wallMs / 1000).toFixed(1)} s`];
+    return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), `${(r.wallMs / 1000).toFixed(1)} s`, rate(events(r), r.wallMs)];
   });
-  out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME"], rows));
+  out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME", "EVENTS/S"], rows));
   if (a.check) {
     for (const r of report.results) {
       const v = violations(r);

@@ -47,6 +47,11 @@ export interface Snapshot {
   nodes: readonly ClusterNode[];
   /** `nodes` is already in name order (node2 before node10): skips a sort. */
   namesSorted?: boolean;
+  /**
+   * Whole-node mode, when the caller keeps them (the simulator): the up nodes no job holds, in name
+   * order, and how many nodes are up. A pass then reads no other node (no scan of every node).
+   */
+  idle?: { nodes: readonly ClusterNode[]; up: number };
   pending: readonly PendingJob[];
   /** `pending` is already in queue order. */
   sorted?: boolean;
@@ -136,9 +141,10 @@ function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | 
   if (r.to > job.nodeNames.length) {
     const want = r.to - job.nodeNames.length;
     const excluded = new Set(job.exclude ?? []);
-    added = free.filter((n) => !excluded.has(n)).slice(0, want);
+    added = excluded.size === 0 ? free.slice(0, want) : free.filter((n) => !excluded.has(n)).slice(0, want);
     if (added.length < want) return `growing job ${r.jobId} needs ${want} idle node${want === 1 ? "" : "s"}; ${added.length} ${added.length === 1 ? "is" : "are"} idle${excluded.size > 0 ? " and not excluded by it" : ""}`;
-    for (const n of added) free.splice(free.indexOf(n), 1);
+    if (excluded.size === 0) free.splice(0, want);
+    else for (const n of added) free.splice(free.indexOf(n), 1);
   }
   const m = remap({ nodes: [...job.nodeNames], tasks }, r.to, added, tasks[0]);
   return { ...r, added, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: limitRatio(job, r.to) };
@@ -165,9 +171,14 @@ export function requestedResize(s: Snapshot, jobId: number, to: number, reason: 
 
 /** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */
 export function makePlan(s: Snapshot): Plan {
-  if (resourceMode(s.nodes)) return makeResourcePlan(s);
-  let idle = s.nodes.filter((n) => n.up && n.jobId === undefined);
-  if (!s.namesSorted) idle.sort((a, b) => compareNames(a.name, b.name));
+  if (!s.idle && resourceMode(s.nodes)) return makeResourcePlan(s);
+  let idle: readonly ClusterNode[];
+  if (s.idle) idle = s.idle.nodes;
+  else {
+    const found = s.nodes.filter((n) => n.up && n.jobId === undefined);
+    if (!s.namesSorted) found.sort((a, b) => compareNames(a.name, b.name));
+    idle = found;
+  }
 
   // 1. Running jobs asking for nodes come before the queue, oldest first.
   const spawns: SpawnGrant[] = [];
@@ -199,24 +210,27 @@ export function makePlan(s: Snapshot): Plan {
   const pending = unfit.size > 0 ? s.pending.filter((j) => !unfit.has(j.id)) : s.pending;
 
   // 3. The policy, on counts.
-  let up = 0;
-  for (const n of s.nodes) if (n.up) up++;
+  let up = s.idle?.up ?? 0;
+  if (!s.idle) for (const n of s.nodes) if (n.up) up++;
   const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: s.running, pending, sorted: s.sorted, config: s.config, limits: s.limits };
   const pass = planPass(input);
 
   // 4. Node names: starts (bound jobs choose first), then grows, from the idle nodes in name order.
-  const free = idle.map((n) => n.name);
-  const starts = nameStarts(free, pass.starts, pending);
-  const byId = new Map<number, SnapshotJob>();
-  for (const j of s.running) byId.set(j.id, j);
+  const starts: PlanStart[] = [];
   const resizes: PlanResize[] = [];
-  for (const r of s.resizes === false ? [] : pass.resizes) {
-    if (r.to === r.from) continue;
-    const job = byId.get(r.jobId);
-    if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);
-    const planned = nameResize(job, r, free);
-    if (typeof planned === "string") throw new RangeError(planned);
-    resizes.push(planned);
+  const sized = s.resizes === false ? [] : pass.resizes.filter((r) => r.to !== r.from);
+  if (pass.starts.length > 0 || sized.length > 0) {
+    const free = idle.map((n) => n.name);
+    starts.push(...nameStarts(free, pass.starts, pending));
+    const byId = new Map<number, SnapshotJob>();
+    for (const j of s.running) byId.set(j.id, j);
+    for (const r of sized) {
+      const job = byId.get(r.jobId);
+      if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);
+      const planned = nameResize(job, r, free);
+      if (typeof planned === "string") throw new RangeError(planned);
+      resizes.push(planned);
+    }
   }
 
   // 5. Why the others wait: FCFS + EASY's account.
@@ -315,6 +329,7 @@ export type Rejection =
  * and needs them idle.
  */
 export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejected: Rejection[] } {
+  if (plan.spawns.length === 0 && plan.starts.length === 0 && plan.resizes.length === 0) return { accepted: plan, rejected: [] };
   const claims = new Claims(state);
   const rejected: Rejection[] = [];
   const touched = new Set<number>();

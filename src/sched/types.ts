@@ -132,6 +132,11 @@ export interface JobState {
   remaining?: number;
   /** MTCT samples since the job's last adaptation (the model resets on each one). */
   samples: readonly MtctSample[];
+  /**
+   * The mean MTCT of `samples` and how many there are, as `spmdPhase` reads them, when the caller
+   * keeps them up to date as samples come (the simulator): read instead of summing every sample.
+   */
+  mtct?: { average: number; count: number };
   /** Resizing now: not to be touched until it commits. */
   adapting: boolean;
   /** The size an ongoing adaptation goes to (a shrink frees `nodes - resizingTo` when it commits). */

@@ -25,10 +25,17 @@ export interface Speed {
 
 export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | undefined {
   const n = job.nodes;
-  const phase = spmdPhase(job.samples, now, config.window);
+  const phase = job.mtct ?? spmdPhase(job.samples, now, config.window);
   if (phase && phase.count >= config.minSamples && Number.isFinite(phase.average)) {
     const k = phase.average;
-    return { ratio: (m) => timeRatio(n, m, k), source: `MTCT ${k.toFixed(3)} at ${n} nodes (${phase.count} samples)` };
+    const count = phase.count;
+    // The source is text for a reason, written only when a decision is: a pass prices many jobs and decides few.
+    return {
+      ratio: (m) => timeRatio(n, m, k),
+      get source() {
+        return `MTCT ${k.toFixed(3)} at ${n} nodes (${count} samples)`;
+      },
+    };
   }
   const fit = profileModel(job.profile ?? []);
   if (fit) {

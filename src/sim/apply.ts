@@ -17,7 +17,7 @@ export function applyPlan(plan: Plan, x: Replay): boolean {
     start(s, x);
     started = changed = true;
   }
-  if (started) x.cluster.pending = x.cluster.pending.filter((r) => r.state === "pending");
+  if (started) x.cluster.started();
   for (const z of plan.resizes) {
     beginResize(z, x);
     changed = true;
@@ -94,6 +94,7 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   r.adapting = false;
   r.lastAdaptEnd = t;
   r.samples = [];
+  r.sampled++;
   r.profileOpen = true;
   x.timeline.nextStep(r, t);
 }

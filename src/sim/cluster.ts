@@ -9,8 +9,8 @@
  */
 import type { NodeResources, NodeShare } from "../domain/resources.ts";
 import type { ErsConfig } from "../sched/config.ts";
-import type { PlanJobState, PlanState, Snapshot } from "../sched/plan.ts";
-import type { ClusterNode } from "../sched/types.ts";
+import type { PlanJobState, PlanState, Snapshot, SnapshotJob } from "../sched/plan.ts";
+import type { ClusterNode, PendingJob } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { newJobRun, type JobRun } from "./job-run.ts";
 import type { SimPriority } from "./priority.ts";
@@ -33,8 +33,12 @@ export class SimCluster implements PlanState {
   /** Shares that over-allocated a node (with `verify`). */
   readonly overAllocated: string[] = [];
   readonly jobs = new Map<number, JobRun>();
-  /** Waiting, in (submit, id) order; the snapshot gives them to the policies in priority order (`priority`). */
-  pending: JobRun[] = [];
+  /** Waiting, in (submit, id) order, which the policies rely on; the snapshot gives them in priority order (`priority`). Change it through `arrive` and `started`. */
+  readonly pending: JobRun[] = [];
+  /** How the queue looks to a pass (`pending`'s views), kept until the queue changes. */
+  private pendingViews?: PendingJob[];
+  /** Whole nodes: the idle ones in name order, kept until a node is taken or released. */
+  private idleNodes?: SimNode[];
   readonly running = new Set<JobRun>();
   /** Jobs at a resize point this instant (cleared after the instant's passes). */
   readonly atPoint: JobRun[] = [];
@@ -77,9 +81,26 @@ export class SimCluster implements PlanState {
 
   /** A pass's input at `now` (s): as the controller builds it live (`roles/controller/snapshot.ts`). */
   snapshot(now: number, config: ErsConfig): Snapshot {
-    const running = [...this.running].map((r) => runningView(r, now));
-    const pending = this.priority ? this.priority.order(this.pending, now) : this.pending.map((r) => r.pend);
-    return { now: now * 1000, nodes: this.nodes, namesSorted: true, running, pending, sorted: true, config };
+    const running: SnapshotJob[] = [];
+    for (const r of this.running) running.push(runningView(r, now));
+    const pending = this.priority ? this.priority.order(this.pending, now) : (this.pendingViews ??= this.pending.map((r) => r.pend));
+    const idle = this.resources ? undefined : { nodes: (this.idleNodes ??= this.nodes.filter((n) => n.jobId === undefined)), up: this.size };
+    return { now: now * 1000, nodes: this.nodes, namesSorted: true, ...(idle ? { idle } : {}), running, pending, sorted: true, config };
+  }
+
+  /** A job of the trace arrives: it joins the end of the queue (arrivals come in queue order). */
+  arrive(r: JobRun): void {
+    r.state = "pending";
+    this.pending.push(r);
+    this.pendingViews = undefined;
+  }
+
+  /** Jobs left the queue (started): the queue keeps the others in order. */
+  started(): void {
+    let k = 0;
+    for (const r of this.pending) if (r.state === "pending") this.pending[k++] = r;
+    this.pending.length = k;
+    this.pendingViews = undefined;
   }
 
   /** `jobId` takes `names` whole, or its `shares` of them on shared nodes. */
@@ -88,6 +109,7 @@ export class SimCluster implements PlanState {
       const node = this.nodes[Number(names[i]!.slice(1)) - 1]!;
       if (!node.shares) {
         node.jobId = jobId;
+        this.idleNodes = undefined;
         this.free--;
         this.held++;
         continue;
@@ -106,6 +128,7 @@ export class SimCluster implements PlanState {
       const node = this.nodes[Number(name.slice(1)) - 1]!;
       if (!node.shares) {
         node.jobId = undefined;
+        this.idleNodes = undefined;
         this.free++;
         this.held--;
         continue;
@@ -133,6 +156,7 @@ export class SimCluster implements PlanState {
 
   /** The instant is over: jobs at a resize point move on. */
   leaveResizePoints(): void {
+    if (this.atPoint.length === 0) return;
     for (const r of this.atPoint) r.atPoint = false;
     this.atPoint.length = 0;
   }

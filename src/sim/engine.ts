@@ -60,8 +60,8 @@ export interface SimOptions {
   check?: boolean;
   /** Multifactor priority (fair share by the jobs' users); absent: submit order. */
   priority?: PriorityConfig;
-  /** Called now and then with the fraction of jobs finished. */
-  onProgress?: (done: number) => void;
+  /** Called now and then with the fraction of jobs finished and the events handled so far. */
+  onProgress?: (done: number, events: number) => void;
 }
 
 /** Passes at one instant while each changes something (zero-cost resizes commit at once). */
@@ -74,29 +74,34 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const timeline = new Timeline();
   // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
   for (const job of [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id)) timeline.arrival(cluster.add(job).job);
-  const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.peek()?.time ?? 0 };
+  const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.next() ?? 0 };
 
   const total = cluster.jobs.size;
+  const { config } = opts;
   let nextReport = 0;
-  while (timeline.size > 0) {
-    const t = timeline.peek()!.time;
+  let planned = Number.NEGATIVE_INFINITY;
+  for (let t = timeline.next(); t !== undefined; t = timeline.next()) {
     x.tally.busyArea += cluster.held * (t - x.now);
     x.now = t;
-    // Same-time events first, then the passes.
-    let tick = false;
-    while (timeline.size > 0 && timeline.peek()!.time === t) {
-      const ev = timeline.pop()!;
+    // Same-time events first, then the tick's samples, then the passes.
+    let moved = false;
+    for (let ev = timeline.popAt(t); ev; ev = timeline.popAt(t)) {
       x.tally.events++;
-      if (ev.kind === "tick") tick = true;
-      else handleEvent(ev, t, x);
+      moved = handleEvent(ev, t, x) || moved;
     }
-    if (tick) sampleOnTick(t, x);
-    for (let k = 0; k < PASSES_PER_INSTANT && pass(x, policy, opts.config); k++);
+    const tick = timeline.ticksAt(t);
+    if (tick) x.tally.events++;
+    if (tick && sampleOnTick(t, x, planned, config.minSamples, config.settle)) moved = true;
+    // An instant at which only the clock and the samples moved plans only for policies that act on them.
+    if (moved || policy.ticks === "every") {
+      planned = t;
+      for (let k = 0; k < PASSES_PER_INSTANT && pass(x, policy, config); k++);
+    }
     cluster.leaveResizePoints();
-    if (policy.periodic && (cluster.running.size > 0 || cluster.pending.length > 0)) timeline.armTick(x.now + opts.config.interval);
+    if (policy.periodic && (cluster.running.size > 0 || cluster.pending.length > 0)) timeline.armTick(x.now + config.interval);
     if (opts.onProgress && x.tally.finished >= nextReport) {
-      opts.onProgress(x.tally.finished / total);
-      nextReport = x.tally.finished + Math.max(1, Math.floor(total / 20));
+      opts.onProgress(x.tally.finished / total, x.tally.events);
+      nextReport = x.tally.finished + Math.max(1, Math.floor(total / 100));
     }
   }
   const stuck = [...cluster.jobs.values()].filter((r) => r.state !== "done");

@@ -9,31 +9,43 @@ import { commitResize } from "./apply.ts";
 import { advance, measure, type JobRun } from "./job-run.ts";
 import type { Replay } from "./replay.ts";
 
-/** Any event but a tick, at t. */
-export function handleEvent(ev: Event, t: number, x: Replay): void {
+/** Any event but a tick, at t. Whether it changed anything (a stale one, of a job rescheduled since, does not). */
+export function handleEvent(ev: Event, t: number, x: Replay): boolean {
   const r = x.cluster.jobs.get(ev.job);
-  if (!r) return;
+  if (!r) return false;
   if (ev.kind === "arrive") {
-    r.state = "pending";
-    x.cluster.pending.push(r);
-    return;
+    x.cluster.arrive(r);
+    return true;
   }
   if (ev.kind === "limit") {
-    if (ev.version === r.limitVersion && r.state === "running") atLimit(r, t, x);
-    return;
+    if (ev.version !== r.limitVersion || r.state !== "running") return false;
+    atLimit(r, t, x);
+    return true;
   }
-  if (ev.version !== r.version) return;
+  if (ev.version !== r.version) return false;
   if (ev.kind === "end") {
     advance(r, t);
     r.done = 1;
     complete(r, t, x);
   } else if (ev.kind === "commit") commitResize(r, t, x);
   else if (ev.kind === "point") resizePoint(r, t, x);
+  return true;
 }
 
-/** A tick at t: every running malleable job without resize points takes a sample. */
-export function sampleOnTick(t: number, x: Replay): void {
-  for (const r of x.cluster.running) if (r.job.malleable && !r.adapting && !r.job.work.iterations) measure(r, t, x.noisy);
+/**
+ * A tick at t: every running malleable job without resize points takes a sample. Whether what a
+ * policy can know of a job changed class since `since` (s): a job took its first sample at a new
+ * size (a profile point) or its `minSamples`-th one (its speed is known), or its settle time ran out.
+ */
+export function sampleOnTick(t: number, x: Replay, since: number, minSamples: number, settle: number): boolean {
+  let changed = false;
+  for (const r of x.cluster.running) {
+    if (r.lastAdaptEnd !== undefined && r.lastAdaptEnd + settle > since && r.lastAdaptEnd + settle <= t) changed = true;
+    if (!r.job.malleable || r.adapting || r.job.work.iterations) continue;
+    measure(r, t, x.noisy);
+    if (r.samples.length === 1 || r.samples.length === minSamples) changed = true;
+  }
+  return changed;
 }
 
 /** A job whose work is done at this very instant ends; any other is killed, as live. */

@@ -4,7 +4,7 @@ import { Heap } from "../util/heap.ts";
 export interface Event {
   time: number;
   seq: number;
-  kind: "arrive" | "end" | "commit" | "point" | "tick" | "limit";
+  kind: "arrive" | "end" | "commit" | "point" | "limit";
   job: number;
   version: number;
 }

@@ -7,6 +7,7 @@ import type { NodeShare } from "../domain/resources.ts";
 import type { MtctSample } from "../model/spmd.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
 import { pendingView } from "../sched/pending.ts";
+import type { SnapshotJob } from "../sched/plan.ts";
 import type { PendingJob, ProfilePoint } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { stream } from "./random.ts";
@@ -35,6 +36,10 @@ export interface JobRun {
   peak: number;
   /** MTCT samples since its last adaptation. */
   samples: MtctSample[];
+  /** Samples taken in all (bumped by each one and by the reset at a commit), and their mean as of `mtctKey`. */
+  sampled: number;
+  mtct?: { average: number; count: number };
+  mtctKey: number;
   lastAdaptEnd?: number;
   costSum: number;
   costCount: number;
@@ -59,6 +64,10 @@ export interface JobRun {
   removing: string[];
   /** Shared nodes: its share of each of `names`. */
   shares?: NodeShare[];
+  /** The pass's view of it while it runs (view.ts), and the state it was built for. */
+  view?: SnapshotJob & { expectedEnd: number; remaining: number };
+  viewKey: number;
+  viewLimitKey: number;
 }
 
 export function newJobRun(job: SimJob): JobRun {
@@ -79,6 +88,8 @@ export function newJobRun(job: SimJob): JobRun {
     startNodes: 0,
     peak: 0,
     samples: [],
+    sampled: 0,
+    mtctKey: 0,
     costSum: 0,
     costCount: 0,
     profile: [],
@@ -94,6 +105,8 @@ export function newJobRun(job: SimJob): JobRun {
     adaptFrom: 0,
     names: [],
     removing: [],
+    viewKey: -1,
+    viewLimitKey: -1,
   };
 }
 
@@ -141,6 +154,7 @@ export function measure(r: JobRun, t: number, noisy: (mtct: number) => number): 
   const iterTime = workTime(r, r.n) / k;
   r.samples.push({ time: t * 1000, mtct });
   if (r.samples.length > SAMPLE_CAP) r.samples.shift();
+  r.sampled++;
   const last = r.profile[r.profile.length - 1];
   if (r.profileOpen || !last) {
     r.profile.push({ nodes: r.n, iterTime });

@@ -19,7 +19,8 @@ export interface SimRequest {
   check?: boolean;
   /** Multifactor priority (fair share by the trace's users); absent: submit order. */
   priority?: PriorityConfig;
-  onProgress?: (policy: PolicyName, done: number) => void;
+  /** Now and then: the fraction of the jobs done and the events handled so far in this policy's run. */
+  onProgress?: (policy: PolicyName, done: number, events: number) => void;
 }
 
 export interface PolicyResult {
@@ -71,7 +72,7 @@ export function runPolicies(req: SimRequest): SimReport {
   for (const policy of req.policies) {
     const config = resolveConfig({ ...req.config, policy });
     const t0 = performance.now();
-    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, priority: req.priority, onProgress: req.onProgress && ((d) => req.onProgress!(policy, d)) });
+    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, priority: req.priority, onProgress: req.onProgress && ((d, e) => req.onProgress!(policy, d, e)) });
     results.push({ policy, metrics: metrics(run), run, wallMs: performance.now() - t0 });
   }
   return { results, skipped: built.skipped, malleableJobs: built.jobs.filter((j) => j.malleable).length };

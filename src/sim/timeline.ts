@@ -10,21 +10,27 @@ import { workTime, type JobRun } from "./job-run.ts";
 
 export class Timeline {
   private readonly q = new EventQueue();
-  /** When the armed tick fires; NaN: none armed. */
+  /** When the armed tick fires; NaN: none armed. Kept beside the queue: an instant handles its tick after its events anyway. */
   private tickAt = Number.NaN;
 
-  get size(): number {
-    return this.q.size;
+  /** When the next event or tick is, if any. */
+  next(): number | undefined {
+    const ev = this.q.peek();
+    if (!ev) return Number.isNaN(this.tickAt) ? undefined : this.tickAt;
+    return Number.isNaN(this.tickAt) || ev.time <= this.tickAt ? ev.time : this.tickAt;
   }
 
-  peek(): Event | undefined {
-    return this.q.peek();
+  /** The next event at t, if any (ticks are not events: see `tickAt`). */
+  popAt(t: number): Event | undefined {
+    const ev = this.q.peek();
+    return ev && ev.time === t ? this.q.pop() : undefined;
   }
 
-  pop(): Event | undefined {
-    const ev = this.q.pop();
-    if (ev?.kind === "tick") this.tickAt = Number.NaN;
-    return ev;
+  /** Whether the tick fires at t (it is then no longer armed). */
+  ticksAt(t: number): boolean {
+    if (this.tickAt !== t) return false;
+    this.tickAt = Number.NaN;
+    return true;
   }
 
   arrival(job: SimJob): void {
@@ -60,8 +66,6 @@ export class Timeline {
 
   /** A tick at `at`, unless one is armed already. */
   armTick(at: number): void {
-    if (!Number.isNaN(this.tickAt)) return;
-    this.tickAt = at;
-    this.q.push({ time: at, kind: "tick", job: -1, version: 0 });
+    if (Number.isNaN(this.tickAt)) this.tickAt = at;
   }
 }

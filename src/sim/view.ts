@@ -2,32 +2,55 @@
  * How the scheduler sees a simulated job: a running job of the pass's snapshot (`SnapshotJob`, as
  * the controller builds it from its own state) and a job as `checkPlan` re-checks it.
  */
+import { spmdPhase } from "../model/spmd.ts";
 import type { PlanJobState, SnapshotJob } from "../sched/plan.ts";
 import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "./job-run.ts";
 
-/** A running job at `now` (s). */
+/**
+ * A running job at `now` (s). The view is kept on the job and rebuilt only when the job changed
+ * (its step, resize or limit was rescheduled, or it reached or left a resize point); between
+ * those, only its predicted end and remaining time follow the clock. A pass must not keep a view
+ * past itself (none does: the controller builds new ones for every pass).
+ */
 export function runningView(r: JobRun, now: number): SnapshotJob {
+  const key = r.version * 2 + (r.atPoint ? 1 : 0);
+  let v = r.view;
+  if (!v || r.viewKey !== key || r.viewLimitKey !== r.limitVersion) {
+    v = r.view = freshView(r);
+    r.viewKey = key;
+    r.viewLimitKey = r.limitVersion;
+  }
   const nowMs = now * 1000;
-  const size = r.adapting ? r.adaptTo : r.n;
-  const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
-  const done = doneAt(r, now);
-  let remaining: number;
-  let expectedEnd: number;
+  if (r.mtctKey !== r.sampled) {
+    // The samples' mean, as spmdPhase reads it (every sample is in the past), once per new sample.
+    const phase = spmdPhase(r.samples, nowMs, 1);
+    r.mtct = phase ? { average: phase.average, count: phase.count } : undefined;
+    r.mtctKey = r.sampled;
+  }
+  v.mtct = r.mtct;
   if (r.resizes === 0) {
     // Never resized: what a rigid scheduler knows, start + its limit (the requested time, scaled
     // when it started below the size it asked for), whatever the true run time.
-    expectedEnd = (r.start + r.limit) * 1000;
-    remaining = Math.max(0, expectedEnd - nowMs) / 1000;
+    v.expectedEnd = (r.start + r.limit) * 1000;
+    v.remaining = Math.max(0, v.expectedEnd - nowMs) / 1000;
   } else {
     // Resized: its progress at the trace's estimate ratio (at least 1, an estimate is an upper
     // bound), and never past its limit, where it is killed.
+    const size = r.adapting ? r.adaptTo : r.n;
+    const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
+    const done = doneAt(r, now);
     const f = Math.max(1, r.estFactor);
     // (An adaptation under way rescales the limit when it commits.)
     const limit = r.adapting ? limitAfterResize(r, r.adaptEnd) : r.limit;
     const limitEnd = (r.start + limit) * 1000;
-    remaining = Math.min((1 - done) * workTime(r, r.n) * f, Math.max(0, limitEnd - nowMs) / 1000);
-    expectedEnd = Math.min(limitEnd, nowMs + (adaptLeft + (1 - done) * workTime(r, size) * f) * 1000);
+    v.remaining = Math.min((1 - done) * workTime(r, r.n) * f, Math.max(0, limitEnd - nowMs) / 1000);
+    v.expectedEnd = Math.min(limitEnd, nowMs + (adaptLeft + (1 - done) * workTime(r, size) * f) * 1000);
   }
+  return v;
+}
+
+/** What of a running job's view does not follow the clock. */
+function freshView(r: JobRun): SnapshotJob & { expectedEnd: number; remaining: number } {
   return {
     id: r.job.id,
     nodes: r.n,
@@ -38,8 +61,8 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     submitTime: r.pend.submitTime,
     startTime: r.start * 1000,
     timeLimit: r.limit,
-    expectedEnd,
-    remaining,
+    expectedEnd: 0,
+    remaining: 0,
     samples: r.samples,
     adapting: r.adapting,
     resizingTo: r.adapting ? r.adaptTo : undefined,

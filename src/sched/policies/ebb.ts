@@ -56,6 +56,8 @@ interface Cand {
   settled: boolean;
   /** Nodes given (admit) or taken (lend) so far in this pass. */
   delta: number;
+  /** Its key in the pass's current heap (the next node's stretch or gain). */
+  key: number;
 }
 
 const sec = (x: number) => `${Math.round(x)} s`;
@@ -95,7 +97,7 @@ export function planEbb(input: PassInput): PassPlan {
     if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
     const speed = speedOf(job, input.now, input.config);
     if (!speed) continue;
-    cands.push({ job, speed, rem: remainingTime(job, input.now), cost: (d) => adaptationCost(job, input.config, d), delta: 0, settled: movable(job, input) });
+    cands.push({ job, speed, rem: remainingTime(job, input.now), cost: (d) => adaptationCost(job, input.config, d), delta: 0, key: 0, settled: movable(job, input) });
   }
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
@@ -186,7 +188,7 @@ export function planEbb(input: PassInput): PassPlan {
  * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
 function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number): Resize[] {
-  if (!(lambda > 0)) return [];
+  if (!(lambda > 0) || cap <= 0) return [];
   const out: Resize[] = [];
   const options: { c: Cand; p: Priced; s: Shrink }[] = [];
   for (const c of cands) {
@@ -282,9 +284,25 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   // The stretch of taking one more node from a job: its remaining work at one node fewer, plus its
   // adaptation when it is the first node taken.
   const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give));
-  const keys = new Map<Cand, number>();
-  const rekey = (c: Cand) => keys.set(c, stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
-  const heap = new Heap<Cand>((x, y) => keys.get(x)! < keys.get(y)! || (keys.get(x) === keys.get(y) && x.job.id < y.job.id));
+  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
+  let underway = input.now;
+  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) underway = Math.max(underway, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
+  // The head's reservation holds only if the shrinks commit before it: the cost is an estimate,
+  // so it must fit COMMIT_SAFETY times over.
+  const tooClose = (at: number, commit: number, about: string) =>
+    input.now + COMMIT_SAFETY * (at - input.now) > res.start ? { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of ${about} ${sec(commit)}` }] } : undefined;
+  // No shrink commits sooner than the cheapest one-node adaptation: too close even then, or a
+  // stretch already above the gain it could have, settles it before every node is priced.
+  let cheapest = Number.POSITIVE_INFINITY;
+  for (const c of pool) cheapest = Math.min(cheapest, c.cost(1));
+  const atLeast = Math.max(input.now + cheapest * 1000, underway);
+  const early = tooClose(atLeast, cheapest, "at least");
+  if (early) return early;
+  const gainAtMost = (group.length * (res.start - atLeast)) / 1000;
+  // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
+  let taken = 0;
+  const rekey = (c: Cand) => (c.key = stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
+  const heap = new Heap<Cand>((x, y) => x.key < y.key || (x.key === y.key && x.job.id < y.job.id));
   for (const c of pool) {
     c.delta = 0;
     rekey(c);
@@ -293,11 +311,23 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   let left = need;
   while (left > 0 && heap.size > 0) {
     const c = heap.pop()!;
-    c.delta++;
-    left--;
-    if (c.job.nodes - c.delta > c.job.minNodes) {
+    // It gives nodes while its next one still costs least (the heap's order: key, then job id),
+    // as popping it again would.
+    for (;;) {
+      taken += c.key;
+      c.delta++;
+      left--;
+      if (c.job.nodes - c.delta <= c.job.minNodes) break;
       rekey(c);
-      heap.push(c);
+      const top = heap.peek();
+      if (left <= 0 || (top && !(c.key < top.key || (c.key === top.key && c.job.id < top.job.id)))) {
+        heap.push(c);
+        break;
+      }
+    }
+    if (taken > gainAtMost * (1 + 1e-9) + 1e-9) {
+      for (const x of pool) x.delta = 0;
+      return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}` }] };
     }
   }
   const chosen = pool.filter((c) => c.delta > 0);
@@ -308,13 +338,10 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
     stretch += stretchAt(c, given.get(c.job.id)!);
     commit = Math.max(commit, c.cost(given.get(c.job.id)!));
   }
-  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
-  let at = input.now + commit * 1000;
-  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) at = Math.max(at, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
+  const at = Math.max(input.now + commit * 1000, underway);
   const gain = (group.length * (res.start - at)) / 1000;
-  // The head's reservation holds only if the shrinks commit before it: the cost is an estimate,
-  // so it must fit COMMIT_SAFETY times over.
-  if (input.now + COMMIT_SAFETY * (at - input.now) > res.start) return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of about ${sec(commit)}` }] };
+  const late = tooClose(at, commit, "about");
+  if (late) return late;
   for (const c of pool) c.delta = 0;
   if (!(gain > stretch)) {
     return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) from ${chosen.length} job(s) would start it ${sec(Math.max(0, gain))} before its reservation, the shrunk jobs would lose ${sec(stretch)}` }] };
@@ -391,9 +418,8 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
     const r1 = remainingAt(c.job, input.now, c.speed, m + 1);
     return r0 + lambda * m * r0 - (r1 + lambda * (m + 1) * r1);
   };
-  const key = new Map<number, number>();
-  for (const c of pool) key.set(c.job.id, gainOf(c));
-  const heap = new Heap<Cand>((x, y) => key.get(x.job.id)! > key.get(y.job.id)! || (key.get(x.job.id) === key.get(y.job.id) && x.job.id < y.job.id));
+  for (const c of pool) c.key = gainOf(c);
+  const heap = new Heap<Cand>((x, y) => x.key > y.key || (x.key === y.key && x.job.id < y.job.id));
   for (const c of pool) heap.push(c);
   let any = free.any;
   let before = free.beforeOnly;
@@ -401,23 +427,34 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
   if (free.own) for (const c of pool) own.set(c.job.id, free.own(c));
   let owned = 0;
   for (const n of own.values()) owned += n;
-  while ((any > 0 || before > 0 || owned > 0) && heap.size > 0) {
+  let worthless = false;
+  while ((any > 0 || before > 0 || owned > 0) && heap.size > 0 && !worthless) {
     const c = heap.pop()!;
-    if (!(key.get(c.job.id)! > 0)) break;
-    const m = size(c) + 1;
-    // Nodes the reservation counts on go only to a job predicted to end (and give them back) before it.
-    const endsBefore = input.now + (remainingAt(c.job, input.now, c.speed, m) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
-    const mine = own.get(c.job.id) ?? 0;
-    if (mine > 0) {
-      own.set(c.job.id, mine - 1);
-      owned--;
-    } else if (before > 0 && endsBefore) before--;
-    else if (any > 0) any--;
-    else continue;
-    grant.set(c.job.id, (grant.get(c.job.id) ?? 0) + 1);
-    if (m < c.job.maxNodes) {
-      key.set(c.job.id, gainOf(c));
-      heap.push(c);
+    // It takes nodes while its next one still gains most (the heap's order: key, then job id), as
+    // popping it again would.
+    for (;;) {
+      if (!(c.key > 0)) {
+        worthless = true;
+        break;
+      }
+      const m = size(c) + 1;
+      // Nodes the reservation counts on go only to a job predicted to end (and give them back) before it.
+      const endsBefore = input.now + (remainingAt(c.job, input.now, c.speed, m) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
+      const mine = own.get(c.job.id) ?? 0;
+      if (mine > 0) {
+        own.set(c.job.id, mine - 1);
+        owned--;
+      } else if (before > 0 && endsBefore) before--;
+      else if (any > 0) any--;
+      else break;
+      grant.set(c.job.id, (grant.get(c.job.id) ?? 0) + 1);
+      if (m >= c.job.maxNodes) break;
+      c.key = gainOf(c);
+      const top = heap.peek();
+      if (!(any > 0 || before > 0 || owned > 0) || (top && !(c.key > top.key || (c.key === top.key && c.job.id < top.job.id)))) {
+        heap.push(c);
+        break;
+      }
     }
   }
   return grant;

@@ -15,6 +15,14 @@ export interface Policy {
   description: string;
   /** Wants a pass every interval, not only when jobs arrive, end or commit a resize. */
   periodic: boolean;
+  /**
+   * Which instants of a replay it plans at: `every` one (each event, stale or not, and each tick);
+   * `measured`: those at which something changed — a job arrived, ended, committed a resize or
+   * reached a resize point, or what its measurements tell changed class (its first sample at a
+   * new size, its `minSamples`-th, its settle time ran out): between them it only sees the clock
+   * and new samples of speeds it knows already (sim/README.md, "Engine details").
+   */
+  ticks: "every" | "measured";
   /** Resizes running jobs (the static baselines never do). */
   resizes: boolean;
   /** Starts jobs its own way, not with FCFS + EASY and moldable starts as ebb does. */
@@ -31,14 +39,14 @@ export interface Policy {
 
 /** The policies as written, before valid sizes are applied (tests compare against them). */
 export const UNSIZED_POLICIES: Readonly<Record<PolicyName, Policy>> = {
-  fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
-  easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
-  ebb: { name: "ebb", description: "EASY starts; a node-second priced by the jobs waiting: malleable jobs start below their size and inefficient ones shrink when the queue gains more than they lose; shrink to start the first waiting jobs when their gain exceeds the stretch; lend idle nodes when the gain pays for the adaptations", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
-  ers: { name: "ers", description: "the dissertation's ERS: moldable starts + EASY, then MTCT ranges (halve/double), time balancing (rule 1), resource filling (rule 2), payoff rule", periodic: true, resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planErs },
-  reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planReshape },
-  "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "equi") },
-  "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
-  "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
+  fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, ticks: "every", resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
+  easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, ticks: "every", resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
+  ebb: { name: "ebb", description: "EASY starts; a node-second priced by the jobs waiting: malleable jobs start below their size and inefficient ones shrink when the queue gains more than they lose; shrink to start the first waiting jobs when their gain exceeds the stretch; lend idle nodes when the gain pays for the adaptations", periodic: true, ticks: "measured", resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
+  ers: { name: "ers", description: "the dissertation's ERS: moldable starts + EASY, then MTCT ranges (halve/double), time balancing (rule 1), resource filling (rule 2), payoff rule", periodic: true, ticks: "every", resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planErs },
+  reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planReshape },
+  "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "equi") },
+  "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
+  "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
 };
 
 /** Every policy honours the jobs' valid sizes through one wrapper (sizes.ts), not checks of its own. */
