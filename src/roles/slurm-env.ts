@@ -8,7 +8,7 @@
 import type { ResourceRequest } from "../domain/resources.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 
-/** The name SLURM_JOB_PARTITION gives every job, until ebb has partitions: all the nodes ("default" is a word Slurm keeps for itself). */
+/** SLURM_JOB_PARTITION of a job in no partition (the controller has none): all the nodes ("default" is a word Slurm keeps for itself). */
 export const DEFAULT_PARTITION = "all";
 /** SLURM_CLUSTER_NAME unless the controller's config names the cluster (`clusterName`). */
 export const DEFAULT_CLUSTER_NAME = "ebb";

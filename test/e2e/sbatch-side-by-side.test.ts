@@ -26,7 +26,10 @@ const dirs = { slurm: "", ebb: "" };
 
 beforeAll(async () => {
   slurm = new LocalSlurm(NODES, { cpus: 4, memoryMb: 4096, partitions: ["all", "development"], clusterName: "ebb", shared: true });
-  c = new TestCluster({ agents: 0, cpus: 4 });
+  // The same partitions on both sides: "all" (the default) and "development", every node in each.
+  const config = join(mkdtempSync(join(tmpdir(), "ebb-side-config-")), "controller.json");
+  writeFileSync(config, JSON.stringify({ partitions: [{ name: "all", nodes: "ALL", default: true }, { name: "development", nodes: "ALL" }] }));
+  c = new TestCluster({ agents: 0, cpus: 4, controllerArgs: ["--config", config] });
   await Promise.all([
     slurm.start(),
     (async () => {
@@ -128,7 +131,7 @@ describe("five Slurm scripts, under Slurm and under ebb", () => {
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
 
-  test("every SLURM_ variable of the batch shell, two steps and the shell's rank, with a partition ebb does not have", async () => {
+  test("every SLURM_ variable of the batch shell, two steps and the shell's rank, in a partition of its own", async () => {
     const r = await sideBySide("env-multinode.sh");
     const file = `logs/hello-multinode_${r.ebb.id}.out`;
     expect(Object.keys(r.ebb.files)).toEqual([file]);
@@ -138,12 +141,12 @@ describe("five Slurm scripts, under Slurm and under ebb", () => {
     // the memory per core of a job that names none (its DefMemPerCPU; ebb sets it when asked for).
     expect(Object.keys(s).filter((k) => !(k in e))).toEqual(["SLURM_CONF", "SLURM_MEM_PER_CPU", "SLURM_NODE_ALIASES", "SLURM_PRIO_PROCESS", "SLURM_TASK_PID", "SLURM_TOPOLOGY_ADDR", "SLURM_TOPOLOGY_ADDR_PATTERN", "SLURM_WORKING_CLUSTER"]);
     expect(Object.keys(e).filter((k) => !(k in s))).toEqual([]);
-    // The same values, but the partition: ebb has none, and says it ignores --partition.
-    const common = Object.keys(s).filter((k) => k in e && k !== "SLURM_JOB_PARTITION");
+    // The same values, the partition's included.
+    const common = Object.keys(s).filter((k) => k in e);
     expect(Object.fromEntries(common.map((k) => [k, e[k]]))).toEqual(Object.fromEntries(common.map((k) => [k, s[k]])));
     expect(common.length).toBeGreaterThanOrEqual(20);
-    expect([s.SLURM_JOB_PARTITION, e.SLURM_JOB_PARTITION]).toEqual(["development", "all"]);
-    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --partition=development (line 2: ebb has one pool of nodes, no partitions)\n");
+    expect([s.SLURM_JOB_PARTITION, e.SLURM_JOB_PARTITION]).toEqual(["development", "development"]);
+    expect(r.ebb.stderr).toBe("");
     const rest = (run: Run) => lines(run.files[file]).filter((l) => !/^SLURMD?_\w+=/.test(l));
     expect(rest(r.ebb)).toEqual(rest(r.slurm));
     expect(rest(r.slurm)).toContain("job ends on n1 as rank 0");

@@ -98,8 +98,8 @@ test("an output path with ../ reaches only what the user may write", async () =>
 });
 
 test("each user lists and shows the other's jobs without their private part, and cannot cancel or hold them; the cluster's token can", async () => {
-  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "300", "bob-argv"], env: { BOB_VAR: "bob-env" } });
-  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300", "alice-argv"], env: { ALICE_VAR: "alice-env" }, nodes: 1 });
+  const bobs = await submitAs("ebbt_bob", { argv: ["sh", "-c", "sleep 300", "bob-argv"], env: { BOB_VAR: "bob-env" } });
+  const alices = await submitAs("ebbt_alice", { argv: ["sh", "-c", "sleep 300", "alice-argv"], env: { ALICE_VAR: "alice-env" }, nodes: 1 });
   for (const [me, other] of [["ebbt_alice", bobs], ["ebbt_bob", alices]] as const) {
     const read = await c.api("GET", `/v1/jobs/${other}`, undefined, tokens[me]!);
     expect(read.status).toBe(200);
@@ -114,7 +114,7 @@ test("each user lists and shows the other's jobs without their private part, and
   }
   // Each reads and cancels its own, all of it.
   const own = await c.api("GET", `/v1/jobs/${bobs}`, undefined, tokens.ebbt_bob!);
-  expect(own.json).toMatchObject({ private: false, argv: ["sleep", "300", "bob-argv"], env: { BOB_VAR: "bob-env" } });
+  expect(own.json).toMatchObject({ private: false, argv: ["sh", "-c", "sleep 300", "bob-argv"], env: { BOB_VAR: "bob-env" } });
   expect((await c.api("DELETE", `/v1/jobs/${bobs}`, undefined, tokens.ebbt_bob!)).status).toBe(200);
   expect((await c.api("DELETE", `/v1/jobs/${alices}`)).status).toBe(200);
   expect((await c.job(alices)).user).toBe("ebbt_alice");

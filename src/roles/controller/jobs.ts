@@ -532,7 +532,7 @@ export class Jobs {
         request: r.resources,
         submitDir: r.cwd,
         cluster: this.config.clusterName,
-        partition: DEFAULT_PARTITION,
+        partition: r.partition ?? DEFAULT_PARTITION,
         restarts: r.restarts,
         array,
       }),
