@@ -1,6 +1,6 @@
 /** Environments of the processes an agent starts. */
 import { delimiter } from "node:path";
-import { slurmRankVars, type SlurmOwner } from "../slurm-env.ts";
+import { slurmRankVars, type SlurmOwner, type SlurmRank } from "../slurm-env.ts";
 import { userInfo } from "node:os";
 import { currentUser } from "../../util/user.ts";
 import type { Identity } from "../identity.ts";
@@ -31,19 +31,8 @@ export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; 
   return { ...env, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
 }
 
-export interface RankPlace {
-  stepId: number;
-  nodes: readonly string[];
-  /** The step's tasks on each of its nodes. */
-  tasks: readonly number[];
-  nodeIndex: number;
-  localId: number;
-  rank: number;
-  size: number;
-  cpusOnNode: number;
-  stepName?: string;
-  owner: SlurmOwner;
-}
+/** Where a rank runs in its step: the same facts Slurm's variables are made of. */
+export type RankPlace = SlurmRank;
 
 /** A rank's variables, ebb's and Slurm's; `nodeHost` is the address this node's agent is reached at. */
 export function rankVars(p: RankPlace, controllerUrl: string, nodeHost: string, caFile?: string): Record<string, string> {
