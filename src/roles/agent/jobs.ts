@@ -110,6 +110,9 @@ export class JobRunner {
     this.shells.set(job.id, proc);
     void proc.exited.then(({ code, signal }) => {
       this.shells.delete(job.id);
+      // As under Slurm, the script's end is the job's: what it left running here (a backgrounded
+      // srun, say) dies first, so nothing of it writes to the output after the job has ended.
+      this.ctx.procs.signal(job.id, "SIGKILL");
       const exitCode = code ?? 128 + signalNumber(signal);
       log.debug(`job ${job.id} batch script exited`, { exitCode });
       this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : undefined, undefined, job.run);
