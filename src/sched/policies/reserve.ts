@@ -38,6 +38,7 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
   const span = input.config.defaultAdaptCost * 1000;
   let free = idle + incomingNodes(input);
   for (const j of input.running) free += loanOf(j);
+  if (free <= 0) return 0;
   const asks: [number, number][] = [];
   for (const j of input.running) {
     if (j.startTime - j.submitTime > span) return 0;
