@@ -214,8 +214,11 @@ export function planEbb(input: PassInput): PassPlan {
 function startRoom(input: PassInput, head: PendingJob, idle: number, res: Reservation, starts: readonly CountStart[], q: readonly PendingJob[]): CountStart[] | undefined {
   const size = head.elastic ? head.minNodes : preferredSize(head);
   const need = size - idle;
-  if (need <= 0) return undefined;
-  const byId = new Map(q.map((j) => [j.id, j]));
+  if (need <= 0 || starts.length === 0) return undefined;
+  const ids = new Set(starts.map((st) => st.jobId));
+  const byId = new Map<number, PendingJob>();
+  for (const j of q) if (ids.has(j.id) && j.elastic) byId.set(j.id, j);
+  if (byId.size === 0) return undefined;
   const timeAt = (j: PendingJob, k: number) => j.timeLimit * (j.model ? runtime(j.model, k) / runtime(j.model, preferredSize(j)) : preferredSize(j) / k);
   const sized = starts.map((st) => ({ st, job: byId.get(st.jobId), k: st.nodes }));
   const donors = sized.filter((x) => x.job?.elastic && x.k > x.job.minNodes);
