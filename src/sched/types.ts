@@ -168,6 +168,7 @@ export type ResizeRule =
   | "expand" // reshape: grow while iteration time improves
   | "revert" // reshape: the last expansion did not help
   | "admit" // reshape, drms-rs: shrink to start the head of the queue
+  | "reserve" // ebb: nodes lent beyond a job's first size come back to keep the arrival reserve idle
   | "grow" // drms-rs: nothing waits, idle nodes go to running jobs
   | "equi" // apm-equi: equipartition
   | "maxs" // apm-maxs: greedy on differential speedup

@@ -204,6 +204,61 @@ describe("moldable starts", () => {
   });
 });
 
+describe("the arrival reserve: growth into idle nodes does not make arrivals wait", () => {
+  // Jobs that started as soon as they were submitted (no queue), 4 nodes each at first (their profile's first size).
+  const onTime = (id: number, nodes: number, submit: number, extra: Partial<JobState> = {}) =>
+    job(id, nodes, 0.005, 36_000, { submitTime: submit, startTime: submit, profile: [{ nodes: 4, iterTime: 1 }], ...extra });
+  const rigidOnTime = (id: number, nodes: number, submit: number) => job(id, nodes, undefined, 36_000, { elastic: false, minNodes: nodes, maxNodes: nodes, submitTime: submit, startTime: submit });
+
+  test("with nobody waiting, the nodes the arrivals asked for within one adaptation stay idle; the rest is lent", () => {
+    // Rigid jobs of 3 and 2 nodes arrived 5 s apart (within the 10 s an adaptation is assumed to
+    // take): 5 of the 8 idle nodes stay idle, job 1 grows by the other 3.
+    const running = [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), rigidOnTime(3, 2, NOW - 55_000)];
+    const plan = planEbb(input(17, 8, running));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 7, rule: "grow" })]);
+  });
+
+  test("arrivals far apart need only the largest of them", () => {
+    const running = [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 600_000), rigidOnTime(3, 2, NOW - 60_000)];
+    expect(planEbb(input(17, 8, running)).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 9, rule: "grow" })]);
+  });
+
+  test("when the idle nodes fall below the reserve, lent nodes come back, never below the size a job first ran at", () => {
+    // Job 1 holds 12 nodes, 8 beyond its first 4; 1 node idle, the reserve is 5 (3 + 2): 4 come back.
+    const running = [onTime(1, 12, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), rigidOnTime(3, 2, NOW - 55_000)];
+    const plan = planEbb(input(18, 1, running));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 8, rule: "reserve" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/5 idle node\(s\) are kept for arrivals/);
+    // With 8 short instead, the give-back stops at its first size: 4 nodes.
+    const far = planEbb(input(18, 1, [onTime(1, 6, NOW - 3_600_000), rigidOnTime(2, 8, NOW - 60_000), rigidOnTime(3, 3, NOW - 55_000)]));
+    expect(far.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 6, to: 4, rule: "reserve" })]);
+  });
+
+  test("no reserve while a running job waited longer than an adaptation to start: the queue was real", () => {
+    const running = [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), job(3, 2, undefined, 36_000, { elastic: false, minNodes: 2, maxNodes: 2, submitTime: NOW - 600_000, startTime: NOW - 55_000 })];
+    expect(planEbb(input(17, 8, running)).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 12, rule: "grow" })]);
+  });
+});
+
+describe("start sizes: malleable jobs starting now make room for the head", () => {
+  const mall = (id: number, min: number, want: number, timeLimit: number): PendingJob => ({ id, minNodes: min, maxNodes: want, preferredNodes: want, timeLimit, submitTime: 1000 + id, elastic: true });
+  const rigidRun = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });
+
+  test("a malleable job that would take every idle node starts smaller when the blocked job behind it then starts too and waits longer than it loses", () => {
+    // 16 idle; job 5 (malleable, 4-16, 600 s) takes them all; job 6 (rigid 4) would wait 600 s, until
+    // job 5 ends. At 12 nodes job 5 loses at most 600 * 16/12 - 600 = 200 s < 600 s: both start.
+    const plan = planEbb(input(24, 16, [rigidRun(9, 8, 3600)], [mall(5, 4, 16, 600), pend(6, 4)]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 12 }), expect.objectContaining({ jobId: 6, nodes: 4 })]);
+    expect(plan.starts[0]!.reason).toMatch(/4 node\(s\) fewer so that job 6 starts now too: it would wait 600 s, the jobs starting smaller lose 200 s at most/);
+  });
+
+  test("not when the head's wait is shorter than what they would lose", () => {
+    // Job 9 ends in 100 s: job 6 waits 100 s, less than job 5's 200 s.
+    const plan = planEbb(input(24, 16, [rigidRun(9, 8, 100)], [mall(5, 4, 16, 600), pend(6, 4)]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 16 })]);
+  });
+});
+
 describe("what a job's speed is known from", () => {
   test("its MTCT samples, else the last two sizes of its profile, else its declared model", () => {
     expect(speedOf(job(1, 8, 0.1, 100), NOW, config)!.ratio(16)).toBeCloseTo((0.5 + 0.1) / 1.1, 12);

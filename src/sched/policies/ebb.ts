@@ -8,6 +8,10 @@
  *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
  *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
  *   backlog clears (`queueReach`). Nothing waits: λ = 0;
+ * - room at the start: when the first waiting job is blocked and malleable jobs start in this pass,
+ *   they start on fewer nodes (where a node costs least: their time at one node fewer, by their
+ *   model or at most linearly slower) if that lets it start now too and its wait until its
+ *   reservation exceeds what they lose (`startRoom`);
  * - moldable start: a malleable waiting job (the head, then the ones behind it) starts now on the
  *   nodes free, below the size it asked for, if the queue's gain (λ × the node-seconds of its work
  *   done on nodes that would idle until its reservation) exceeds its own loss (its predicted end
@@ -27,9 +31,12 @@
  * - lend: idle nodes nothing can use go to running jobs, a node at a time where its price drops
  *   most, a job keeping its grant only if the gain (its own time, less λ × the extra node-seconds)
  *   pays for this adaptation and the one that may give the nodes back. With a job waiting, only
- *   nodes its reservation leaves over are lent, or nodes lent to a job predicted to end before it.
- * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized.
- * Nothing shrinks while nobody waits. Every decision carries its numbers in its reason.
+ *   nodes its reservation leaves over are lent, or nodes lent to a job predicted to end before it;
+ *   with nobody waiting, the arrival reserve stays idle, and loans (nodes beyond a job's first
+ *   size) come back when the idle nodes fall below it (reserve.ts).
+ * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized but
+ * to give a loan back. While nobody waits nothing shrinks but loans. Every decision carries its
+ * numbers in its reason.
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
@@ -39,6 +46,7 @@ import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
+import { arrivalReserve, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
 const END_MARGIN = 1.1;
@@ -118,6 +126,12 @@ export function planEbb(input: PassInput): PassPlan {
   for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
   const reach = queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval);
   let affected = reach;
+  // The head waits while malleable jobs start at full size in this pass: they start smaller when
+  // the head then starts now and its wait is worth more than the time they lose (startRoom).
+  if (head && reservation) {
+    const room = startRoom(input, head, idle, reservation, starts, q);
+    if (room) return { starts: room, resizes, reservations: [], notes };
+  }
   // Malleable jobs start below their size on the nodes left when the queue gains more than they lose, the head first.
   if (head && reservation && idle > 0) {
     for (const j of q) {
@@ -167,17 +181,68 @@ export function planEbb(input: PassInput): PassPlan {
   const budget = { extra };
   resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input)));
   extra = budget.extra;
+  const touched = new Set(resizes.map((r) => r.jobId));
+  // Nobody waits: the nodes arrivals will ask for stay idle (reserve.ts); loans come back when the
+  // idle nodes fall below them.
+  let reserve = 0;
+  if (!res && waiting <= 0) {
+    const startingIds = new Set(starts.map((s) => s.jobId));
+    reserve = arrivalReserve(input, q.filter((j) => startingIds.has(j.id)), idle);
+    const short = reserve - idle - incomingNodes(input);
+    if (short > 0) {
+      const speeds = new Map(cands.map((c) => [c.job.id, c.speed]));
+      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes };
+    }
+  }
   // Lend what nothing can use. Resource mode with nothing waiting: a job with a per-node shape may
   // also grow onto the nodes others hold part of, as many as hold one more node of its shape.
   const vectors = input.vectors;
   const own = vectors && !res ? (c: Cand) => Math.max(0, vectors.growable(c.job.id) - idle) : undefined;
-  if (idle > 0 || own) {
-    const touched = new Set(resizes.map((r) => r.jobId));
+  if (idle > reserve || own) {
     const any = Math.min(idle, extra);
-    const free: Lendable = res ? { any, beforeOnly: idle - any, until: res.start } : { any: idle, beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
+    const free: Lendable = res ? { any, beforeOnly: idle - any, until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
+}
+
+/**
+ * Starts of malleable jobs in this pass give nodes to the blocked head, where each costs least
+ * (its time at one node fewer, by its declared model or at most linearly slower), if the head's
+ * wait until its reservation exceeds the time they lose together: the head starts now too.
+ */
+function startRoom(input: PassInput, head: PendingJob, idle: number, res: Reservation, starts: readonly CountStart[], q: readonly PendingJob[]): CountStart[] | undefined {
+  const size = head.elastic ? head.minNodes : preferredSize(head);
+  const need = size - idle;
+  if (need <= 0 || starts.length === 0) return undefined;
+  const ids = new Set(starts.map((st) => st.jobId));
+  const byId = new Map<number, PendingJob>();
+  for (const j of q) if (ids.has(j.id) && j.elastic) byId.set(j.id, j);
+  if (byId.size === 0) return undefined;
+  const timeAt = (j: PendingJob, k: number) => j.timeLimit * (j.model ? runtime(j.model, k) / runtime(j.model, preferredSize(j)) : preferredSize(j) / k);
+  const sized = starts.map((st) => ({ st, job: byId.get(st.jobId), k: st.nodes }));
+  const donors = sized.filter((x) => x.job?.elastic && x.k > x.job.minNodes);
+  let surplus = 0;
+  for (const d of donors) surplus += d.k - d.job!.minNodes;
+  if (surplus < need) return undefined;
+  let loss = 0;
+  for (let left = need; left > 0; left--) {
+    let best: (typeof donors)[number] | undefined;
+    let bestCost = Number.POSITIVE_INFINITY;
+    for (const d of donors) {
+      if (d.k <= d.job!.minNodes) continue;
+      const c = timeAt(d.job!, d.k - 1) - timeAt(d.job!, d.k);
+      if (c < bestCost) [best, bestCost] = [d, c];
+    }
+    best!.k--;
+    loss += bestCost;
+  }
+  const gain = (res.start - input.now) / 1000;
+  if (!(gain > loss)) return undefined;
+  return [
+    ...sized.map((x) => (x.k === x.st.nodes ? x.st : { ...x.st, nodes: x.k, reason: `${x.st.reason}; ${x.st.nodes - x.k} node(s) fewer so that job ${head.id} starts now too: it would wait ${sec(gain)}, the jobs starting smaller lose ${sec(loss)} at most` })),
+    { jobId: head.id, nodes: size, reason: `fcfs: malleable jobs starting in this pass make room (its wait ${sec(gain)} > their loss ${sec(loss)})` },
+  ];
 }
 
 /**

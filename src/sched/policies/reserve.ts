@@ -1,0 +1,84 @@
+/**
+ * ebb's arrival reserve: growth into idle nodes must not make arrivals wait.
+ *
+ * With nobody waiting, ebb lends idle nodes to running jobs (ebb.ts, planLend). A job that arrives
+ * then finds them held and waits for one give-back (an adaptation, 5-11 s): on a light machine,
+ * where EASY starts nearly every job at once, that alone puts ebb's bounded slowdown above EASY's
+ * (issue 35: 2,168 jobs waiting a median 5.8 s where EASY made 6 wait). Pricing that wait into the
+ * loan does not help — a few seconds of one arrival are worth far less than the loan saves the
+ * grown job (measured: no change) — so the nodes the arrivals will ask for are kept idle instead:
+ * - the reserve: the most nodes the jobs the pass sees (running, waiting, starting now) asked to
+ *   start on within any span of submit times as long as a loan takes to come back (one adaptation,
+ *   `defaultAdaptCost`) — the arrival rate at its peak, since arrivals come in bursts — a
+ *   malleable job its minimum (it can start there), a rigid one its size; counting only requests
+ *   that would start at once with every loan back, and at most that many nodes;
+ * - none while a running job waited longer than that to start (longer than a give-back takes):
+ *   the queue was real then, arrivals wait for the machine anyway, and the loans are worth more
+ *   than the seconds they add;
+ * - a loan is what a job holds beyond the size it first ran at (its profile's first point);
+ * - lending leaves the reserve idle, and when the idle nodes (with the give-backs under way) fall
+ *   below it, loans come back, the cheapest first (`reclaim`), before the next arrival needs them.
+ * Pure.
+ */
+import { preferredSize } from "../batch.ts";
+import { remainingTime } from "../elastic.ts";
+import type { JobState, PassInput, PendingJob, Resize } from "../types.ts";
+import { adaptationCost, type Speed } from "../worth.ts";
+import { incomingNodes } from "./common.ts";
+
+/** Nodes a running job holds (or will hold, after the adaptation under way) beyond the size it first ran at. */
+export function loanOf(job: JobState): number {
+  const first = job.profile?.[0]?.nodes;
+  return first === undefined ? 0 : Math.max(0, (job.resizingTo ?? job.nodes) - first);
+}
+
+/** The idle nodes to keep for arrivals (see the file's comment), given `idle` idle nodes after this pass's starts. */
+export function arrivalReserve(input: PassInput, starting: readonly PendingJob[], idle: number): number {
+  // The time a loan takes to come back: an adaptation, as the scheduler assumes one lasts.
+  const span = input.config.defaultAdaptCost * 1000;
+  let free = idle + incomingNodes(input);
+  for (const j of input.running) free += loanOf(j);
+  if (free <= 0) return 0;
+  const asks: [number, number][] = [];
+  for (const j of input.running) {
+    if (j.startTime - j.submitTime > span) return 0;
+    asks.push([j.submitTime, j.elastic ? j.minNodes : j.nodes]);
+  }
+  for (const j of starting) asks.push([j.submitTime, j.elastic ? j.minNodes : preferredSize(j)]);
+  asks.sort((a, b) => a[0] - b[0]);
+  let peak = 0;
+  let sum = 0;
+  for (let lo = 0, hi = 0; hi < asks.length; hi++) {
+    if (asks[hi]![1] > free) continue;
+    sum += asks[hi]![1];
+    for (; asks[hi]![0] - asks[lo]![0] > span; lo++) if (asks[lo]![1] <= free) sum -= asks[lo]![1];
+    peak = Math.max(peak, sum);
+  }
+  return Math.min(peak, free);
+}
+
+/**
+ * Loans back, `need` nodes, from the jobs whose give-back costs them least per node (their
+ * remaining work at the smaller size by `speed` if known, else at most linearly slower, plus the
+ * adaptation); none below the size it first ran at, none adapting, between resize points or
+ * bound to valid sizes, none in `skip`.
+ */
+export function reclaim(input: PassInput, need: number, reserve: number, speed: (id: number) => Speed | undefined, skip: ReadonlySet<number>): Resize[] {
+  const lent = input.running.filter((j) => !skip.has(j.id) && j.elastic && !j.adapting && j.atResizePoint !== false && !(j.sizes && j.sizes.length > 0) && loanOf(j) > 0);
+  const perNode = (j: JobState): number => {
+    const g = Math.min(need, loanOf(j));
+    const ratio = speed(j.id)?.ratio(j.nodes - g) ?? j.nodes / (j.nodes - g);
+    return (remainingTime(j, input.now) * (ratio - 1) + adaptationCost(j, input.config, g)) / g;
+  };
+  const key = new Map(lent.map((j) => [j.id, perNode(j)]));
+  lent.sort((a, b) => key.get(a.id)! - key.get(b.id)! || a.id - b.id);
+  const out: Resize[] = [];
+  let left = need;
+  for (const j of lent) {
+    if (left <= 0) break;
+    const give = Math.min(left, loanOf(j));
+    left -= give;
+    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule: "reserve", reason: `nobody waits, ${reserve} idle node(s) are kept for arrivals (the most the jobs in view asked for within ${input.config.interval} s): ${give} of the ${loanOf(j)} node(s) lent beyond its first size back` });
+  }
+  return out;
+}
