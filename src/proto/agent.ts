@@ -1,4 +1,5 @@
 /** Agent <-> controller messages, over the agent's WebSocket to /v1/agent (Bearer: cluster key). */
+import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
 import { JobId, NodeRef, Signal, StepCredential } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
@@ -69,6 +70,16 @@ export const AgentToController = tagged({
     features: z.array(z.string().regex(/^[A-Za-z0-9_.-]{1,64}$/)).max(64).optional(),
   }),
   "heartbeat": () => ({ jobs: z.array(JobId) }),
+  /**
+   * The node's host state as its rules judge it (domain/host-state.ts): sent when it changes, and
+   * once after each hello. The controller keeps the latest; none yet counts as free.
+   */
+  "host.state": () => ({
+    state: z.enum(HOST_STATES),
+    rule: z.string().max(200),
+    inputs: z.record(z.string().regex(/^[a-z][a-z0-9_.]{0,63}$/), z.number()).refine((r) => Object.keys(r).length <= 32, "at most 32 inputs"),
+    since: z.number().nonnegative(),
+  }),
   /**
    * The job's batch script or command step ended on this (its first) node. Resent (on reconnect)
    * until a job.ack, or a job.kill of the job, says the controller has it.

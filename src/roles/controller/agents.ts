@@ -106,6 +106,16 @@ export class AgentHub {
     switch (msg.t) {
       case "heartbeat":
         return;
+      case "host.state": {
+        const { t: _, ...host } = msg;
+        const changed = node.host?.state !== host.state;
+        node.host = host;
+        if (changed) {
+          log.info(`node ${name} is ${host.state}${host.rule ? `: ${host.rule}` : ""}`, { node: name, inputs: host.inputs });
+          this.schedule();
+        }
+        return;
+      }
       case "job.exit":
         // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
         // Kept for later while the store takes no writes, and not acknowledged: the agent re-sends it if we restart.

@@ -10,6 +10,7 @@ import type { JobRow } from "../../store/jobs.ts";
 import { nodeResources, type NodeRow } from "../../store/nodes.ts";
 import type { NodeResources, NodeShare } from "../../domain/resources.ts";
 import type { ProgramRuntime } from "./program.ts";
+import type { HostState } from "../../domain/host-state.ts";
 
 export interface Session<Out> {
   send(msg: Out): void;
@@ -30,6 +31,8 @@ export interface NodeRuntime {
   completing: Map<number, number>;
   /** Whom the agent runs jobs as (its hello): "job-user", or the agent's own user. */
   runAs?: string;
+  /** The node's host state as its agent's rules last judged it (none yet: free); not stored, the agent re-sends it after each hello. */
+  host?: HostState;
 }
 
 export interface JobRuntime {
