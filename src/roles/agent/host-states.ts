@@ -4,6 +4,8 @@
  * the state when it changes, once after each hello, and every 15 s while its inputs move (so
  * listings show fresh inputs). Without rules the node is free, and says so once per hello.
  */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
 import type { HostState } from "../../domain/host-state.ts";
 import { firstJudgement, judge, type Judgement } from "../../model/host-judge.ts";
 import type { HostRules } from "../../model/host-rules.ts";
@@ -35,6 +37,7 @@ export class HostStates {
     this.timer = setInterval(() => this.sample(), rules.interval * 1000);
     this.timer.unref?.();
     const cg = this.sampler.cgroupPath;
+    if (cg && !existsSync(join(cg, "cpu.stat"))) log.warn(`host rule cpu.other: the cgroup ${cg} has no cpu.stat (not there yet, or not cgroup v2); cpu.other has no value until it does`);
     log.info(`host rules: ${rules.rules.map((r) => r.name).join(", ")}; state = ${rules.expressionText}, sampled every ${rules.interval} s${cg ? `; cpu.other is ${cg}'s CPU` : ""}`);
   }
 
