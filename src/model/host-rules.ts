@@ -130,7 +130,8 @@ export function resolveHostRules(file: AgentConfig, name: string): HostRules | {
   let smoothing: number = WORKSTATION.smoothing;
   let hysteresis: number = WORKSTATION.hysteresis;
   let dwell: number = WORKSTATION.dwell;
-  let configs: Record<string, RuleConfig> = { ...WORKSTATION.rules };
+  // Each rule with where it was set, for errors.
+  let configs: Record<string, { r: RuleConfig; at: string }> = Object.fromEntries(Object.entries(WORKSTATION.rules).map(([k, r]) => [k, { r, at: "defaults" }]));
   let expression: { text: string; at: string } | undefined;
   for (const { at, s } of layers) {
     interval = s.interval ?? interval;
@@ -141,13 +142,12 @@ export function resolveHostRules(file: AgentConfig, name: string): HostRules | {
     if (s.rules && at === "hostStates") configs = {};
     for (const [k, r] of Object.entries(s.rules ?? {})) {
       if (r === false) delete configs[k];
-      else configs[k] = r;
+      else configs[k] = { r, at: `${at}.rules.${k}` };
     }
     if (s.expression !== undefined) expression = { text: s.expression, at: `${at}.expression` };
   }
   const rules: Rule[] = [];
-  for (const [name, r] of Object.entries(configs)) {
-    const at = `rules.${name}`;
+  for (const [name, { r, at }] of Object.entries(configs)) {
     if (r.cgroup !== undefined && name !== "cpu.other") return { error: `${at}.cgroup: only cpu.other reads a cgroup` };
     const isCommand = name.startsWith("cmd.");
     if (isCommand !== (r.run !== undefined)) return { error: isCommand ? `${at}.run: a command rule needs the command to run, e.g. "run": ["/usr/local/bin/check"]` : `${at}.run: only cmd.NAME rules run a command` };

@@ -156,8 +156,9 @@ describe("the config file", () => {
     expect(err({ hostStates: { rules: { "disk.full": { busy: 1 } } } })).toContain("hostStates.rules.disk.full: not an input; inputs are cpu.other, load1");
     expect(err({ hostStates: { interval: 0 } })).toContain("hostStates.interval:");
     expect(err({ hostStates: { colour: 1 } })).toContain('Unrecognized key: "colour"');
-    expect(err({ hostStates: { rules: { "cmd.x": { busy: 1 } } } })).toBe('rules.cmd.x.run: a command rule needs the command to run, e.g. "run": ["/usr/local/bin/check"]');
-    expect(err({ hostStates: { rules: { users: { busy: 1, cgroup: "user.slice" } } } })).toBe("rules.users.cgroup: only cpu.other reads a cgroup");
+    expect(err({ hostStates: { rules: { "cmd.x": { busy: 1 } } } })).toBe('hostStates.rules.cmd.x.run: a command rule needs the command to run, e.g. "run": ["/usr/local/bin/check"]');
+    expect(err({ hostStates: { rules: { users: { busy: 1, cgroup: "user.slice" } } } })).toBe("hostStates.rules.users.cgroup: only cpu.other reads a cgroup");
+    expect(err({ nodes: { "ws[01-02]": { hostStates: { rules: { "cmd.y": { busy: 1 } } } } } }, "ws02")).toContain("nodes.ws[01-02].hostStates.rules.cmd.y.run: a command rule needs");
     expect(err({ hostStates: { expression: "max(cpu.other, load1)" } })).toBe('hostStates.expression: "load1" is not one of this node\'s rules (cpu.other, psi.mem, users)');
     expect(err({ hostStates: { expression: "max(cpu.other" } })).toBe('hostStates.expression: expected ")" at the end');
     expect(err({ nodes: { "ws[1": { hostStates: {} } } })).toContain("nodes.ws[1:");
