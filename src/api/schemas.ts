@@ -1,4 +1,5 @@
 /** Request and response bodies of the HTTP API. The OpenAPI document is generated from these. */
+import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
 import { JobKind, JobState, MAX_NAME, MAX_USER, Plain } from "../proto/requests.ts";
 import { ElasticSettings } from "../proto/elastic-settings.ts";
@@ -411,6 +412,13 @@ export const NodeView = z.lazy(() =>
     drain: z.string().nullable(),
     /** Whom jobs run as on the node: "job's user" (the agent runs as root), or "agent's user (NAME)"; null if unknown. */
     runAs: z.string().nullable(),
+    /**
+     * The node's host state as its agent's rules judge load that is not ebb's (free: takes work; busy: keeps
+     * its jobs, takes none; overloaded, owner: its jobs should leave), the rule that set it ("" when free),
+     * the rules' smoothed inputs by name (cpu.other, load1, psi.mem, net.bytes, users, cmd.NAME...), and
+     * since when (null: the agent has not said; a node without rules is free).
+     */
+    host: z.object({ state: z.enum(HOST_STATES), rule: z.string(), inputs: z.record(z.string(), z.number()), since: z.string().nullable() }),
   }),
 );
 export type NodeView = z.infer<typeof NodeView>;

@@ -30,6 +30,9 @@ import { serveSteps } from "./server.ts";
 import { sweepStaleShm } from "./shm-sweep.ts";
 import { installEbbCommand } from "./ebb-command.ts";
 import { StepService } from "./steps.ts";
+import { HostStates } from "./host-states.ts";
+import { cgroupCpuSeconds, processesCpuSeconds } from "./host-sample.ts";
+import type { HostRules } from "../../model/host-rules.ts";
 
 const log = logger("agent");
 
@@ -54,6 +57,8 @@ export interface AgentOptions {
   tls?: ServerTls;
   ca?: string;
   fanout?: number;
+  /** The node's host rules (the config file's hostStates for this node); none: the node is always free. */
+  hostRules?: HostRules;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -183,6 +188,12 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const addr = o.advertise ?? formatHostPort({ host: nodeHost, port: server.port! });
   pool.addLocal(addr, steps);
 
+  // Jobs' CPU, which cpu.other leaves out: their cgroups' total, else their process groups' leaders'.
+  const hostStates = new HostStates(o.hostRules, {
+    jobsCpuSeconds: () => (containment.base ? cgroupCpuSeconds(containment.base) : undefined) ?? processesCpuSeconds(procs.leaders()),
+    jobsCgroup: containment.base,
+  }, (h) => send({ t: "host.state", ...h }));
+
   const runner = new JobRunner({
     name: o.name,
     stateDir: o.stateDir,
@@ -210,6 +221,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         for (const id of msg.kill) procs.signal(id, "SIGKILL");
         for (const [jobId, e] of pendingExits) send({ t: "job.exit", jobId, ...e });
         usage.resend();
+        hostStates.resend();
         return;
       case "job.start":
         log.debug(`starting job ${msg.job.id}`, { kind: msg.job.kind });
@@ -291,6 +303,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     addr,
     async stop() {
       if (heartbeat) clearInterval(heartbeat);
+      hostStates.stop();
       // Its steps end first (their ranks killed, their shared-memory files removed), while the controller still hears their last reports.
       steps.closeAll();
       channel?.close();

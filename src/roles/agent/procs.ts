@@ -136,6 +136,11 @@ export class ProcessTable {
     }
   }
 
+  /** The pids of the processes it started that still run (each its process group's leader). */
+  leaders(): number[] {
+    return [...this.live.values()].flatMap((set) => [...set].map((p) => p.pid));
+  }
+
   /** Jobs with at least one live process. */
   jobs(): number[] {
     return [...this.live.keys()];

@@ -202,6 +202,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
+    host: n.host ? { state: n.host.state, rule: n.host.rule, inputs: { ...n.host.inputs }, since: iso(n.host.since) } : { state: "free", rule: "", inputs: {}, since: null },
   };
 }
 
