@@ -1,6 +1,7 @@
 import { MAX_NAME } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, whenFlag } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag } from "./common.ts";
+import { windowArgs, windowFlags } from "./window.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
@@ -16,8 +17,7 @@ export default defineCommand({
       "Jobs that were active in a time window, finished ones included, like sacct: by default since midnight. Finished jobs are kept for the controller's --keep-history (30 days by default).",
   },
   args: {
-    since: { type: "string", alias: "S", description: 'Jobs active at or after: "2 hours ago", now-2h, 08:00, 2030-01-31[T08:00], yesterday, today, midnight, ISO 8601 (default: midnight)', valueHint: "TIME" },
-    until: { type: "string", alias: "E", description: "Jobs submitted at or before, in the same forms (default: now)", valueHint: "TIME" },
+    ...windowArgs({ since: "Jobs active at or after", until: "Jobs submitted at or before" }),
     state: { type: "string", alias: "s", description: "Only these states, comma-separated (e.g. FAILED,TIMEOUT)", valueHint: "STATES" },
     name: { type: "string", description: "Only jobs of this name", valueHint: "NAME" },
     user: { type: "string", alias: "u", description: "Only jobs these users submitted, comma-separated", valueHint: "USER,..." },
@@ -35,8 +35,7 @@ export default defineCommand({
       const jobs = await jobsOf(
         client(args),
         {
-          since: whenFlag(args.since ?? "midnight", "--since"),
-          until: whenFlag(args.until, "--until"),
+          ...windowFlags(args),
           state: statesFlag(args.state),
           name: textFlag(args.name, "--name", MAX_NAME, "job names"),
           id: idsFlag(args.jobs, "--jobs"),

@@ -1,5 +1,6 @@
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, printJson, table, textFlag, whenFlag } from "./common.ts";
+import { client, controllerArgs, guard, printJson, table, textFlag } from "./common.ts";
+import { windowArgs, windowFlags } from "./window.ts";
 import { MAX_USER, type UsageView } from "../api/schemas.ts";
 import { localTime } from "./jobid.ts";
 import { out } from "../util/stdio.ts";
@@ -22,15 +23,14 @@ export default defineCommand({
       "What each user used over a time window, like sreport's UserUtilizationByAccount: jobs that ran, node-hours and core-hours (a node's CPUs times the hours held) within the window",
   },
   args: {
-    since: { type: "string", alias: "S", description: 'Window start: "2 hours ago", yesterday, now-7days, 2030-01-31, ISO 8601... (default: midnight)', valueHint: "TIME" },
-    until: { type: "string", alias: "E", description: "Window end, in the same forms (default: now)", valueHint: "TIME" },
+    ...windowArgs({ since: "Window start", until: "Window end" }),
     user: { type: "string", alias: "u", description: "Only this user", valueHint: "USER" },
     json: { type: "boolean", description: "Print the API's JSON (seconds)" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("usage", async () => {
-      const u = await client(args).usage({ since: whenFlag(args.since ?? "midnight", "--since")!, until: whenFlag(args.until, "--until"), user: textFlag(args.user, "--user", MAX_USER, "user names") });
+      const u = await client(args).usage({ ...windowFlags(args), user: textFlag(args.user, "--user", MAX_USER, "user names") });
       if (args.json) return printJson(u);
       out(usageTable(u));
     }),
