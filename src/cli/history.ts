@@ -5,7 +5,7 @@ import { windowArgs, windowFlags } from "./window.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
-import { formatFlag, headed, idsFlag, jobsOf, usersFlag } from "./listing.ts";
+import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "./listing.ts";
 import { FIELD_NAMES, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
 import { mib, resourcesColumn } from "./resource-text.ts";
@@ -22,6 +22,7 @@ export default defineCommand({
     name: { type: "string", description: "Only jobs of this name", valueHint: "NAME" },
     user: { type: "string", alias: "u", description: "Only jobs these users submitted, comma-separated", valueHint: "USER,..." },
     me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
+    partition: { type: "string", alias: ["p", "r"], description: "Only jobs in these partitions, comma-separated (sacct's -r; ebb partitions lists them)", valueHint: "NAME,..." },
     jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks)", valueHint: "ID,..." },
     format: { type: "string", alias: "o", description: `Columns as sacct --format, JobID,User,State%12,Elapsed,ExitCode (fields: ${FIELD_NAMES.join(", ")}), or squeue's %-codes`, valueHint: "FORMAT" },
     noheader: { type: "boolean", alias: "n", description: "Leave out the header line" },
@@ -39,6 +40,7 @@ export default defineCommand({
           state: statesFlag(args.state),
           name: textFlag(args.name, "--name", MAX_NAME, "job names"),
           id: idsFlag(args.jobs, "--jobs"),
+          partition: partitionsFlag(args.partition, "--partition"),
         },
         usersFlag(args.user, args.me, "--user"),
         intFlag(args.limit, "--limit"),

@@ -42,6 +42,7 @@ export const FIELDS: readonly Field[] = [
   { code: "a", name: "ArrayTaskID", header: "ARRAY_TASK_ID", value: (j) => (j.arrayTaskId === null ? "N/A" : String(j.arrayTaskId)) },
   { code: "j", name: "Name", sacct: "JobName", header: "NAME", value: (j) => j.name },
   { code: "u", name: "UserName", sacct: "User", header: "USER", value: (j) => j.user ?? "" },
+  { code: "P", name: "Partition", sacct: "Partition", header: "PARTITION", value: (j) => j.partition ?? "" },
   { code: "T", name: "State", sacct: "State", header: "STATE", value: (j) => j.state },
   { code: "t", name: "StateCompact", header: "ST", value: (j) => COMPACT[j.state] ?? j.state },
   { code: "M", name: "TimeUsed", sacct: "Elapsed", header: "TIME", value: (j, r) => formatDuration(used(j, r.now)) },

@@ -48,6 +48,8 @@ export interface JobFilter {
   states?: readonly JobState[];
   name?: string;
   user?: string;
+  /** Only jobs in one of these partitions. */
+  partitions?: readonly string[];
   arrayJobId?: number;
   /** Only these jobs, and the tasks of those that are arrays (squeue -j). */
   ids?: readonly number[];
@@ -526,6 +528,7 @@ export class JobStore {
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
       filter.user !== undefined ? eq(jobs.user, filter.user) : undefined,
+      filter.partitions !== undefined ? inArray(jobs.partition, [...filter.partitions]) : undefined,
       filter.arrayJobId !== undefined ? eq(jobs.arrayJobId, filter.arrayJobId) : undefined,
       filter.ids !== undefined ? or(inArray(jobs.id, [...filter.ids]), inArray(jobs.arrayJobId, [...filter.ids])) : undefined,
       filter.until !== undefined ? lte(jobs.submitTime, filter.until) : undefined,

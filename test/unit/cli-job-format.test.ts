@@ -26,6 +26,8 @@ describe("--format", () => {
       ["JOBI|USER  |ST TIME/TIME_LIMIT NODES NODELIST(REASON) %", "   7|alice |R 5:00/1:00:00 2 node[01-02] %", "   8|bob   |PD 0:00/1:00:00 2 (Priority) %", ""].join("\n"),
     );
     expect(renderFormat(parsed("%i %T"), rows([job(7)]), false)).toBe("7 RUNNING\n");
+    expect(renderFormat(parsed("%i %P|"), rows([job(7, { partition: "gpu" }), job(8)]))).toBe("JOBID PARTITION|\n7 gpu|\n8 |\n");
+    expect(renderFormat(parsed("JobID,Partition"), rows([job(7, { partition: "gpu" })]), false)).toBe("7  gpu\n");
   });
 
   test("field lists as squeue -O and sacct --format take them, a width after % or :, names without case", () => {
