@@ -90,6 +90,8 @@ const Usage = z.object({
   /** Node-seconds and core-seconds (a node's CPUs times its seconds) held in the window. */
   nodeSeconds: z.number(),
   coreSeconds: z.number(),
+  /** GPU-seconds (the job's GPUs on a node times the seconds held) in the window. */
+  gpuSeconds: z.number(),
 });
 export const UsageView = z.lazy(() =>
   z.object({
@@ -226,6 +228,8 @@ export const JobView = z.lazy(() =>
     shares: z.array(ShareView),
     /** CPU time and peak memory, once it ended on all of its nodes; null until then. */
     usage: JobUsageView.nullable(),
+    /** GPU-seconds held: on each node, the job's GPUs there times the time it held them, summed (so far, while it runs); 0 without GPUs. */
+    gpuSeconds: z.number(),
     /** The partition it runs in; null: the controller has no partitions. */
     partition: z.string().nullable(),
   }),

@@ -6,7 +6,7 @@ import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
 import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "./listing.ts";
-import { FIELD_NAMES, renderFormat } from "./job-format.ts";
+import { FIELD_NAMES, gpuTime, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
 import { mib, resourcesColumn } from "./resource-text.ts";
 
@@ -59,10 +59,11 @@ export default defineCommand({
         resourcesColumn(j),
         j.usage ? formatDuration(j.usage.cpuSec) : "",
         j.usage ? mib(j.usage.peakMemMiB) : "",
+        gpuTime(j),
         localTime(j.submitTime),
         localTime(j.startTime),
         localTime(j.endTime),
       ]);
-      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "SUBMIT", "START", "END"], rows), !args.noheader));
+      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "GPUTIME", "SUBMIT", "START", "END"], rows), !args.noheader));
     }),
 });

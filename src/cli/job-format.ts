@@ -34,6 +34,8 @@ const COMPACT: Record<string, string> = { PENDING: "PD", RUNNING: "R", ADAPTING:
 
 const used = (j: JobView, now: number) => (j.startTime ? ((j.endTime ? Date.parse(j.endTime) : now) - Date.parse(j.startTime)) / 1000 : 0);
 const nodeList = (j: JobView) => (j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
+/** GPU time held (GPUs times the time held, as sacct's CPUTime counts CPUs), as a duration; "" for a job that held none. */
+export const gpuTime = (j: JobView) => (j.gpuSeconds > 0 ? formatDuration(j.gpuSeconds) : "");
 const reason = (j: JobView) => (j.state === "PENDING" ? (j.reason ?? "None") : (j.reason ?? ""));
 
 export const FIELDS: readonly Field[] = [
@@ -67,6 +69,7 @@ export const FIELDS: readonly Field[] = [
   { code: "b", name: "TresPerNode", sacct: "AllocTRES", header: "TRES", value: (j) => resourcesColumn(j) },
   { code: "", name: "", sacct: "TotalCPU", header: "TOTAL_CPU", value: (j) => (j.usage ? formatDuration(j.usage.cpuSec) : "") },
   { code: "", name: "", sacct: "MaxRSS", header: "MAX_RSS", value: (j) => (j.usage ? mib(j.usage.peakMemMiB) : "") },
+  { code: "", name: "", sacct: "GPUTime", header: "GPU_TIME", value: gpuTime },
 ];
 
 const byCode = new Map(FIELDS.filter((f) => f.code).map((f) => [f.code, f]));
