@@ -149,6 +149,8 @@ export const RequestView = z.lazy(() =>
     nodes: z.int().optional(),
     tasksPerNode: z.int().optional(),
     cpusPerTask: z.int(),
+    /** True when the job gave cpusPerTask (-c), even 1; its processes then see SLURM_CPUS_PER_TASK. */
+    cpusPerTaskSet: z.boolean().optional(),
     memPerNodeMiB: z.int().optional(),
     memPerCpuMiB: z.int().optional(),
     gpus: z.int().optional(),
