@@ -4,7 +4,9 @@
  * Each user's `ebb queue` shows every job (ids, names, users, states, reasons, estimated starts)
  * and `ebb nodes` works, without the other's command, directory, files or environment; the
  * listings a Slurm user reaches for (queue -u/--me/-j/--format/--start, history --format,
- * ebb usage); and a controller whose config keeps jobs, nodes and usage private (Slurm's PrivateData).
+ * ebb usage); a controller whose config keeps jobs, nodes and usage private (Slurm's PrivateData);
+ * and a GPU partition: Slurm's variables in a GPU job's batch shell and srun step, its GPU time in
+ * ebb history and ebb usage.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
