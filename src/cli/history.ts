@@ -6,9 +6,9 @@ import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
 import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "./listing.ts";
-import { FIELD_NAMES, gpuTime, renderFormat } from "./job-format.ts";
+import { FIELD_NAMES, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
-import { mib, resourcesColumn } from "./resource-text.ts";
+import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
 
 export default defineCommand({
   meta: {

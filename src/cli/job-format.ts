@@ -4,7 +4,7 @@
  * is kept), or a list of field names as squeue's `-O` and sacct's `--format` take them,
  * `"JobID,User,State%12"` (a width after `%` or `:`), printed as a table. Pure: jobs in, text out.
  */
-import { mib, resourcesColumn } from "./resource-text.ts";
+import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
 import type { JobView } from "../api/schemas.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
@@ -34,8 +34,6 @@ const COMPACT: Record<string, string> = { PENDING: "PD", RUNNING: "R", ADAPTING:
 
 const used = (j: JobView, now: number) => (j.startTime ? ((j.endTime ? Date.parse(j.endTime) : now) - Date.parse(j.startTime)) / 1000 : 0);
 const nodeList = (j: JobView) => (j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
-/** GPU time held (GPUs times the time held, as sacct's CPUTime counts CPUs), as a duration; "" for a job that held none. */
-export const gpuTime = (j: JobView) => (j.gpuSeconds > 0 ? formatDuration(j.gpuSeconds) : "");
 const reason = (j: JobView) => (j.state === "PENDING" ? (j.reason ?? "None") : (j.reason ?? ""));
 
 export const FIELDS: readonly Field[] = [
