@@ -16,6 +16,7 @@ export function windowArgs(what: { since: string; until: string }) {
 export function windowFlags(a: { since?: string; until?: string }): { since: string; until?: string } {
   const since = whenFlag(a.since ?? "midnight", "--since")!;
   const until = whenFlag(a.until, "--until");
-  if (until !== undefined && Date.parse(until) <= Date.parse(since)) throw new UsageError(`--until (${until}) is not after --since (${since}); give a window that ends after it starts`);
+  if (until !== undefined && Date.parse(until) <= Date.parse(since))
+    throw new UsageError(`--until (${until}) is not after --since (${since}${a.since === undefined ? ", midnight by default" : ""}); give a --since before it`);
   return until === undefined ? { since } : { since, until };
 }

@@ -8,7 +8,8 @@
  * - a partition's jobs run on its nodes only, and wait for them while other nodes are free;
  * - a per-user running-jobs limit keeps a job waiting with Slurm's reason while a core is free;
  * - unknown and forbidden partitions, MaxSubmitJobs and a partition's time limit are refused or
- *   waited on with clear reasons; ebb partitions, ebb priority and ebb share show it all.
+ *   waited on with clear reasons; ebb partitions, ebb priority and ebb share show it all;
+ * - ebb queue -p and ebb history -p list the jobs of the partitions named.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";

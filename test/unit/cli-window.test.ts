@@ -12,7 +12,8 @@ test("--since and --until as ISO times; no --until: none (now); no --since: midn
 });
 
 test("a window that ends before it starts, or a time that is none, is a usage error naming the flag", () => {
-  expect(() => windowFlags({ since: "2030-02-01T00:00:00Z", until: "2030-01-31T00:00:00Z" })).toThrow(new UsageError("--until (2030-01-31T00:00:00.000Z) is not after --since (2030-02-01T00:00:00.000Z); give a window that ends after it starts"));
+  expect(() => windowFlags({ since: "2030-02-01T00:00:00Z", until: "2030-01-31T00:00:00Z" })).toThrow(new UsageError("--until (2030-01-31T00:00:00.000Z) is not after --since (2030-02-01T00:00:00.000Z); give a --since before it"));
+    expect(() => windowFlags({ until: "2000-01-01" })).toThrow(/^--until \(2000-01-01T\S+\) is not after --since \(\S+, midnight by default\); give a --since before it$/);
   expect(() => windowFlags({ since: "2030-02-01T00:00:00Z", until: "2030-02-01T00:00:00Z" })).toThrow(UsageError);
   expect(() => windowFlags({ since: "the day before" })).toThrow(/^--since: /);
   expect(() => windowFlags({ until: "soonish" })).toThrow(/^--until: /);
