@@ -87,7 +87,7 @@ export const UsageQuery = z.lazy(() =>
 const Usage = z.object({
   /** Jobs that held nodes in the window. */
   jobs: z.int(),
-  /** Node-seconds and core-seconds (a node's CPUs times its seconds) held in the window. */
+  /** Node-seconds and core-seconds (the job's cores on a node times the seconds held) in the window. */
   nodeSeconds: z.number(),
   coreSeconds: z.number(),
   /** GPU-seconds (the job's GPUs on a node times the seconds held) in the window. */

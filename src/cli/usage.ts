@@ -22,7 +22,7 @@ export default defineCommand({
   meta: {
     name: "usage",
     description:
-      "What each user used over a time window, like sreport's UserUtilizationByAccount: jobs that ran, node-hours, core-hours (a node's CPUs times the hours held) and, if any GPU was held, GPU-hours (the job's GPUs times the hours held) within the window",
+      "What each user used over a time window, like sreport's UserUtilizationByAccount: jobs that ran, node-hours, core-hours (the job's cores on a node times the hours held) and, if any GPU was held, GPU-hours (the job's GPUs times the hours held) within the window",
   },
   args: {
     ...windowArgs({ since: "Window start", until: "Window end" }),

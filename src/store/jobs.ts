@@ -35,6 +35,17 @@ export function expandIndices(text: string): number[] {
   return out;
 }
 
+/** How many indices "0-3,8" names (5), without listing them. */
+export function countIndices(text: string): number {
+  let n = 0;
+  for (const part of text.split(",")) {
+    if (part === "") continue;
+    const [lo, hi] = part.split("-").map(Number) as [number, number?];
+    n += (hi ?? lo) - lo + 1;
+  }
+  return n;
+}
+
 /** The share an allocation row records; undefined for a row from before shares (it held the whole node). */
 export function shareOf(row: AllocationRow): NodeShare | undefined {
   if (row.cores === null) return undefined;

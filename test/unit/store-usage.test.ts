@@ -1,11 +1,11 @@
 /**
  * ebb usage's sums from the allocation history (store/usage.ts): node-, core- and GPU-seconds per
- * user within the window, a job's GPUs on a node counted from its share ("0,2"), a row from before
- * shares (no cores) counted with the node's GPUs, an open row up to now.
+ * user within the window, a job's cores and GPUs on a node counted from its share ("0,2"), a row
+ * from before shares (no cores) counted with the node's CPUs and GPUs, an open row up to now.
  */
 import { expect, test } from "bun:test";
 import { openDb } from "../../src/store/db.ts";
-import { JobStore } from "../../src/store/jobs.ts";
+import { countIndices, JobStore } from "../../src/store/jobs.ts";
 import { upsertNode } from "../../src/store/nodes.ts";
 import { usageByUser, type UserUsage } from "../../src/store/usage.ts";
 
@@ -14,7 +14,7 @@ function run(gen: Generator<void, UserUsage[]>): UserUsage[] {
   for (let r = gen.next(); ; r = gen.next()) if (r.done) return r.value;
 }
 
-test("GPU-seconds: a share's GPUs times the time held in the window, a whole-node row's node GPUs, an open row up to now; none without GPUs", () => {
+test("core- and GPU-seconds: a share's cores and GPUs times the time held in the window, a whole-node row's node CPUs and GPUs, an open row up to now", () => {
   const store = new JobStore(openDb(":memory:"));
   const db = store.db;
   for (const name of ["gpu1", "cpu1"]) upsertNode(db, { name, cpus: 4, memoryMb: 1024, gpus: name === "gpu1" ? ["a100", "a100", "a100", "a100"] : [], features: [], addr: "x", status: "UP", reason: null, drain: null, registeredAt: 0, updatedAt: 0 });
@@ -34,5 +34,12 @@ test("GPU-seconds: a share's GPUs times the time held in the window, a whole-nod
   expect(byUser.alice!.gpuSeconds).toBeCloseTo(2 * 50, 6);
   expect(byUser.bob!.gpuSeconds).toBeCloseTo(4 * 30, 6);
   expect(byUser.bob!.nodeSeconds).toBeCloseTo(30 + 10, 6);
+  // alice held 1 of gpu1's 4 cores; bob all 4 of it (whole), then 2 of cpu1's.
+  expect(byUser.alice!.coreSeconds).toBeCloseTo(1 * 50, 6);
+  expect(byUser.bob!.coreSeconds).toBeCloseTo(4 * 30 + 2 * 10, 6);
   expect(run(usageByUser(db.$client, 50 * S, 200 * S, 180 * S, { user: "alice" })).map((u) => [u.user, u.gpuSeconds])).toEqual([["alice", 100]]);
+});
+
+test("countIndices counts a range list without listing it", () => {
+  expect(["", "3", "0-3,8", "0,1", "2-2,5-7"].map(countIndices)).toEqual([0, 1, 5, 2, 4]);
 });
