@@ -152,7 +152,7 @@ describe("everyone sees the queue and the nodes", () => {
     ]);
   });
 
-  test("history --format and -u, and ebb usage: each user's jobs, node- and core-hours over the window", async () => {
+  test("history --format and -u, and ebb usage: each user's jobs, node- and core-hours (the cores held) over the window", async () => {
     const short = await submitAs(c, tokens.ebbt_bob, "ebbt_bob", { argv: ["true"], nodes: 1, nodelist: [(await c.job(jobs.bobRun)).allocation[0]], timeLimit: 60, name: "b-short" });
     // It waits for bob's long job's node; once that is cancelled it backfills before alice's wide job's reservation.
     expect((await c.api("DELETE", `/v1/jobs/${jobs.bobRun}`, undefined, tokens.ebbt_bob)).status).toBe(200);
@@ -165,11 +165,14 @@ describe("everyone sees the queue and the nodes", () => {
     const by = Object.fromEntries(u.users.map((x: any) => [x.user, x]));
     expect(Object.keys(by).sort()).toEqual(["ebbt_alice", "ebbt_bob"]);
     expect(by.ebbt_bob.jobs).toBeGreaterThanOrEqual(2);
-    for (const x of u.users) {
-      expect(x.nodeSeconds).toBeGreaterThan(0);
-      // The test's nodes have 2 CPUs each.
-      expect(x.coreSeconds).toBeCloseTo(2 * x.nodeSeconds, 6);
-    }
+    for (const x of u.users) expect(x.nodeSeconds).toBeGreaterThan(0);
+    // The test's nodes have 2 CPUs each: alice's jobs held them whole (exclusive), as did bob's but
+    // his short job, which held one core of its node for its allocation's time.
+    const held = (await c.api("GET", `/v1/jobs/${short}`)).json;
+    expect(held.shares.map((s: any) => s.cpus)).toEqual([1]);
+    const shortSeconds = held.allocationHistory.reduce((sum: number, a: any) => sum + (Date.parse(a.until) - Date.parse(a.since)) / 1000, 0);
+    expect(by.ebbt_alice.coreSeconds).toBeCloseTo(2 * by.ebbt_alice.nodeSeconds, 6);
+    expect(by.ebbt_bob.coreSeconds).toBeCloseTo(2 * (by.ebbt_bob.nodeSeconds - shortSeconds) + shortSeconds, 6);
     expect(u.total.coreSeconds).toBeCloseTo(by.ebbt_alice.coreSeconds + by.ebbt_bob.coreSeconds, 6);
     const table = await as("ebbt_alice", ["usage", "--since", "1 hour ago"]);
     expect(table.stdout).toMatch(/\nUSER +JOBS +NODE-HOURS +CORE-HOURS +SHARE\n/);
