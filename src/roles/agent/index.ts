@@ -139,7 +139,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const placement = (jobId: number): JobPlacement => {
     const share = allocation.of(jobId)?.share ?? null;
     const p = placementOf(share, offer);
-    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
+    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
   const binDir = installEbbCommand(o.stateDir, o.name);
