@@ -13,6 +13,7 @@ import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
+import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
 import { err, out } from "../util/stdio.ts";
 
 export default defineCommand({
@@ -22,6 +23,7 @@ export default defineCommand({
     "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2 locally; all of each host's with --hosts)", valueHint: "N" },
     "memory-per-node": { type: "string", description: `Memory each local agent offers: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB, shared by the agents)`, valueHint: "SIZE" },
     ...gresArgs,
+    "warm-ranks": { type: "string", description: `Pre-started ranks each local agent keeps, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); 0: none (default 1, at most ${MAX_WARM_RANKS})`, valueHint: "N" },
     listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
     hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
     hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
@@ -43,7 +45,7 @@ export default defineCommand({
       const controllerFlags = onFirst ? tuningFlags(args, Object.keys(controllerTuning).filter((k) => k !== "log-format")) : [];
       const opts = tuning(args);
       if (args.slurm || args.hosts !== undefined || args.hostfile !== undefined)
-        for (const flag of ["memory-per-node", "gres", "features"] as const)
+        for (const flag of ["memory-per-node", "gres", "features", "warm-ranks"] as const)
           if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
@@ -61,6 +63,7 @@ export default defineCommand({
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node", { max: 65536 }) ?? 2;
+      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
       // GPUs only as declared: agents sharing one machine would each detect all of its GPUs.
       const declared = declaredFlags({ memory: args["memory-per-node"], gres: args.gres, features: args.features }, "--memory-per-node");
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
@@ -88,6 +91,7 @@ export default defineCommand({
             stateDir: join(stateDir, "agents", name),
             tls: tls?.agents,
             ca: tls?.ca.pem,
+            warmRanks,
           };
         }),
       });

@@ -30,6 +30,7 @@ import { serveSteps } from "./server.ts";
 import { sweepStaleShm } from "./shm-sweep.ts";
 import { installEbbCommand } from "./ebb-command.ts";
 import { StepService } from "./steps.ts";
+import { ebbNamesOf, WarmPool } from "./warm-pool.ts";
 
 const log = logger("agent");
 
@@ -54,6 +55,8 @@ export interface AgentOptions {
   tls?: ServerTls;
   ca?: string;
   fanout?: number;
+  /** Warm ranks kept ready for `ebb exec` ranks (warm-pool.ts); 0 or absent: none. */
+  warmRanks?: number;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -119,6 +122,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (!procs.has(jobId)) containment.forgetJob(jobId);
   });
   const usage = new UsageReports(send, (jobId) => allocation.holds(jobId));
+  const binDir = installEbbCommand(o.stateDir, o.name);
+  const warm = o.warmRanks ? new WarmPool(o.warmRanks, ebbNamesOf(binDir.dir), o.name, () => containment.warmCgroup()) : undefined;
   const procs = new ProcessTable(
     record,
     (jobId) => {
@@ -129,6 +134,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
     },
     containment,
+    warm,
   );
   /** A job's CPUs here, its cores (a whole node's without a share) and the variables that show it its GPUs, ebb's, the vendor's and Slurm's. */
   const placement = (jobId: number): JobPlacement => {
@@ -137,7 +143,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
-  const binDir = installEbbCommand(o.stateDir, o.name);
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
   const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir.dir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
