@@ -19,7 +19,7 @@ const COMM = new URL("../src/comm/index.ts", import.meta.url).pathname;
  * in the same cluster, a job per trial, the three kinds in turn each round (order rotated):
  * `ebb exec PROGRAM` (warm ranks), `bun PROGRAM` (cold, the figure of the cycle above), and
  * `env ebb exec PROGRAM` (cold: the same program and loader, argv[0] not ebb, plus env's exec).
- * Each job starts at 4 nodes and waits 2 s, so that the pools its first ranks took from have
+ * Each job starts at 4 nodes and waits 3 s, so that the pools its first ranks took from have
  * refilled and the node is quiet; the joining ranks' nodes have kept theirs.
  */
 async function warmVersusCold(rounds: number, ebb: (args: string[]) => Bun.Subprocess<"ignore", "pipe", "inherit">, api: Api, stop: string): Promise<Figure[]> {
@@ -37,7 +37,7 @@ async function warmVersusCold(rounds: number, ebb: (args: string[]) => Bun.Subpr
       const run = ebb(["run", "-N", "4", "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", ...kinds[kind]]);
       const stdout = collectStdout(run.stdout);
       while (!/ready rank=3/.test(stdout.text())) await Bun.sleep(20);
-      await Bun.sleep(2000);
+      await Bun.sleep(3000);
       const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
       const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: 8 });
       let a: any;
@@ -48,7 +48,8 @@ async function warmVersusCold(rounds: number, ebb: (args: string[]) => Bun.Subpr
       }
       if (a.state !== "COMMITTED") throw new Error(`${kind}: resize 4->8 failed: ${a.message}`);
       decided[kind].push(a.times.committed - a.times.requested);
-      console.error(`  4 -> 8, ${kind}: decision to commit ${a.times.committed - a.times.requested} ms`);
+      const steps = Object.entries(a.times as Record<string, number>).sort((x, y) => x[1] - y[1]);
+      console.error(`  4 -> 8, ${kind}: ${steps.map(([k, t]) => `${k} +${t - a.times.requested}`).join(", ")} ms`);
       writeFileSync(stop, "");
       await run.exited;
       await stdout.done;
