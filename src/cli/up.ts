@@ -45,8 +45,9 @@ export default defineCommand({
       const controllerFlags = onFirst ? tuningFlags(args, Object.keys(controllerTuning).filter((k) => k !== "log-format")) : [];
       const opts = tuning(args);
       if (args.slurm || args.hosts !== undefined || args.hostfile !== undefined)
-        for (const flag of ["memory-per-node", "gres", "features", "warm-ranks"] as const)
+        for (const flag of ["memory-per-node", "gres", "features"] as const)
           if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
+      if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["warm-ranks"] !== undefined) throw new UsageError("--warm-ranks is for local agents; with --hosts or --slurm each host's agent keeps ebb agent's default (1)");
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
