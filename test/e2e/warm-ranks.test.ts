@@ -229,3 +229,11 @@ test("what a cold start refuses the user, a warm rank refuses too; the user cann
   for (const p of pids) expect(pidAlive(p)).toBe(true);
   expect(existsSync(marks)).toBe(true);
 });
+
+test("an idle warm rank ends with its agent, even an agent killed with SIGKILL", async () => {
+  await allWarm();
+  const idle = warmRanks().get("node02")!;
+  expect(idle.length).toBe(1);
+  c.agents.get("node02")!.kill("SIGKILL");
+  await waitFor("node02's warm rank to end", async () => !pidAlive(idle[0]!), 30_000);
+});
