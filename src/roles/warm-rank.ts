@@ -109,9 +109,8 @@ function takeEnvironment(env: Record<string, string>, lib: Libc): void {
 }
 
 export async function serveWarmRank(): Promise<void> {
-  // What every rank loads, before anything is known about the rank: the point of the pool; with
-  // the built-ins ebb/comm loads at their first use (comm/lazy.ts: bun:ffi and node:fs are loaded here anyway).
-  await Promise.all([import("../comm/index.ts"), import("node:os")]);
+  // What every rank loads, before anything is known about the rank: the point of the pool.
+  await import("../comm/index.ts");
   const lib = await libc();
   let claim: WarmClaim | undefined;
   try {
