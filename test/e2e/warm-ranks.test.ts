@@ -24,8 +24,11 @@ let marks: string;
 let uid: number;
 let token: string;
 
+/** From inside a rank: the files of its agent's cgroups it could write (none may be), and how many there are (root-attacks.test.ts's check). */
+const CGROUP_FILES = `me=$(grep -o 'ebb-agent-[^/]*/job-[0-9]*' /proc/self/cgroup | head -1); n=0; for f in $(find /sys/fs/cgroup -path "*/\${me%/job-*}/*" -type f 2>/dev/null); do n=$((n+1)); [ -w "$f" ] && echo "writable $f"; done; echo "files=$n"`;
+
 /** What a rank sees of itself. */
-const PROBE = `
+const PROBE = `const CGROUP_FILES = ${JSON.stringify(CGROUP_FILES)};
 import { readFileSync, readdirSync, statSync } from "node:fs";
 const status = (task) => readFileSync(\`/proc/self/task/\${task}/status\`, "utf8");
 const field = (s, name) => new RegExp(\`^\${name}:\\\\s+(.*)$\`, "m").exec(s)[1].trim();
@@ -42,6 +45,7 @@ console.log(JSON.stringify({
   kernelEnviron: readFileSync("/proc/self/environ", "utf8").split("\\0").filter(Boolean),
   environOwner: statSync("/proc/self/environ").uid,
   child: Bun.spawnSync(["/bin/sh", "-c", "echo $MARKER"]).stdout.toString().trim(),
+  cgroupFiles: Bun.spawnSync(["/bin/sh", "-c", CGROUP_FILES]).stdout.toString().trim(),
 }));
 `;
 
@@ -137,6 +141,9 @@ test("a claimed warm rank runs as the job's user, in the job's cgroup, with the 
     // The job's cgroup (v2, and v1's where the host has them), as a cold rank's.
     expect(r.cgroup).toMatch(new RegExp(`^0::/.*ebb-agent-node0[12]-\\d+/job-${r.job}$`, "m"));
     expect(r.cgroup.replaceAll(`job-${r.job}`, "JOB").replace(/node0[12]-\d+/g, "AGENT")).toBe(coldRank.cgroup.replaceAll(`job-${coldRank.job}`, "JOB").replace(/node0[12]-\d+/g, "AGENT"));
+    // Its agent's cgroup files, its job's and the pool's included, are root's: it cannot raise its limits or move back.
+    expect(r.cgroupFiles).toMatch(/^files=\d+$/);
+    expect(Number(r.cgroupFiles.slice(6))).toBeGreaterThan(10);
     expect(r.cwd).toBe(home);
     expect(r.env.MARKER).toBe("job's own");
     expect(r.env.USER).toBe(USER);
