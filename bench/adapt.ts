@@ -4,7 +4,8 @@
  * rank 0 measures it) and decision to commit (the controller's request to the launcher's commit).
  * Baseline, same run: what a rigid system pays instead, relaunching the program at the new size
  * (start, wire up, first barrier). The cycle runs five times in one job (once with --quick); each
- * figure is the median of its resize's rounds.
+ * figure is the median of its resize's rounds. Then 4 -> 8 with the joining ranks warm (the
+ * agents' pre-started processes, `ebb exec`) against cold, in turn (warmVersusCold).
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
