@@ -244,3 +244,31 @@ test("an idle warm rank ends with its agent, even an agent killed with SIGKILL",
   c.agents.get("node02")!.kill("SIGKILL");
   await waitFor("node02's warm rank to end", async () => !pidAlive(idle[0]!), 30_000);
 });
+
+// Last: its node would take other tests' jobs.
+test("an agent that is not root keeps warm ranks as its own user, and a rank it hands one runs as that user", async () => {
+  const gid = Number(Bun.spawnSync(["id", "-g", USER]).stdout.toString().trim());
+  const agentHome = join(base, "plain-agent");
+  mkdirSync(agentHome, { mode: 0o700 });
+  chownSync(agentHome, uid, gid);
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  // setpriv execs the agent: the pid is the agent's.
+  const agent = Bun.spawn(
+    ["setpriv", `--reuid=${uid}`, `--regid=${gid}`, "--init-groups", "--", process.execPath, join(ROOT, "src/main.ts"), "agent", "--controller", c.url, "--name", "plain", "--cpus", "1", "--state-dir", join(agentHome, "state")],
+    { cwd: agentHome, env: { ...c.env, HOME: agentHome, EBB_CLUSTER_KEY: key, EBB_LOG: "warn" }, stdout: "ignore", stderr: "pipe" },
+  );
+  try {
+    await waitFor("node plain to be IDLE", async () => (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === "plain")?.state === "IDLE", 90_000);
+    const idle = await waitFor("plain's warm rank", async () => commandLines().find((l) => l.ppid === agent.pid && l.cmd.includes("warm-rank --agent plain"))?.pid, 60_000);
+    expect(Bun.spawnSync(["stat", "-c", "%u", `/proc/${idle}`]).stdout.toString().trim()).toBe(String(uid));
+    // The cluster's token (root's): the job runs as the agent's user, as a cold rank there would.
+    const r = await c.ebb(["run", "-w", "plain", "--", "ebb", "exec", join(base, "probe.ts")], { cwd: base, env: { MARKER: "plain's" } });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const rank = JSON.parse(r.stdout);
+    expect({ warm: rank.warm, pid: rank.pid, uid: rank.uid, gid: rank.gid, marker: rank.env.MARKER, child: rank.child, cwd: rank.cwd }).toEqual({ warm: true, pid: idle, uid, gid, marker: "plain's", child: "plain's", cwd: base });
+    expect(JSON.stringify(rank.env)).not.toContain(key);
+  } finally {
+    agent.kill("SIGTERM");
+    await agent.exited;
+  }
+}, 180_000);
