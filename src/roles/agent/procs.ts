@@ -156,8 +156,15 @@ export class ProcessTable {
       file: program.file,
       args: program.args,
     };
-    proc.stdin.write(JSON.stringify(claim));
-    void proc.stdin.end();
+    try {
+      proc.stdin.write(JSON.stringify(claim));
+      void proc.stdin.end();
+    } catch (e) {
+      // It ended between take and claim: the rank starts cold.
+      log.warn("a warm rank could not take its claim; the rank starts cold", { error: e });
+      proc.kill("SIGKILL");
+      return undefined;
+    }
     const pmi = (proc as unknown as { stdio: Array<number | null | undefined> }).stdio[3];
     if (fd3 === undefined && typeof pmi === "number") closeSync(pmi);
     return proc as unknown as Subprocess;
