@@ -16,7 +16,7 @@ const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
 const COMM = new URL("../src/comm/index.ts", import.meta.url).pathname;
 
 /**
- * 4 -> 8, decision to commit, the joining ranks warm or cold (the agents' --warm-ranks, default 1):
+ * 4 -> 8, decision to commit, the joining ranks warm or cold (the agents' --warm-ranks 1):
  * in the same cluster, a job per trial, the three kinds in turn each round (order rotated):
  * `ebb exec PROGRAM` (warm ranks), `bun PROGRAM` (cold, the figure of the cycle above), and
  * `env ebb exec PROGRAM` (cold: the same program and loader, argv[0] not ebb, plus env's exec).
@@ -73,7 +73,8 @@ export default {
   description: "blocked time and decision-to-commit per resize, 2->4->8->4->2 ranks",
   async run({ quick }) {
     const rounds = quick ? 1 : 5;
-    const cluster = await startBenchCluster(8, { cpusPerNode: 1 });
+    // One warm rank per agent: only the warm-vs-cold trials use them (their ranks run `ebb exec`).
+    const cluster = await startBenchCluster(8, { cpusPerNode: 1, warmRanks: 1 });
     const api: Api = async (method, path, body) => {
       const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
       return (await r.json()) as any;

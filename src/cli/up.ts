@@ -23,7 +23,7 @@ export default defineCommand({
     "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2 locally; all of each host's with --hosts)", valueHint: "N" },
     "memory-per-node": { type: "string", description: `Memory each local agent offers: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB, shared by the agents)`, valueHint: "SIZE" },
     ...gresArgs,
-    "warm-ranks": { type: "string", description: `Pre-started ranks each local agent keeps, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); 0: none (default 1, at most ${MAX_WARM_RANKS})`, valueHint: "N" },
+    "warm-ranks": { type: "string", description: `Pre-started ranks each local agent keeps, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); at most ${MAX_WARM_RANKS} (default 0: local agents share this machine, and each would keep its own)`, valueHint: "N" },
     listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
     hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
     hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
@@ -64,7 +64,7 @@ export default defineCommand({
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node", { max: 65536 }) ?? 2;
-      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
+      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 0;
       // GPUs only as declared: agents sharing one machine would each detect all of its GPUs.
       const declared = declaredFlags({ memory: args["memory-per-node"], gres: args.gres, features: args.features }, "--memory-per-node");
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
