@@ -4,7 +4,8 @@ import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
 import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
 import type { HostRules } from "../model/host-rules.ts";
-import { defaultStateDir, guard, UsageError } from "./common.ts";
+import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
+import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { cgroup2Root } from "../roles/agent/containment.ts";
 import { inventory } from "../roles/agent/inventory.ts";
@@ -31,6 +32,7 @@ export default defineCommand({
     ...tlsArgs,
     ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ca.pem in $EBB_STATE_DIR or ~/.ebb)", valueHint: "FILE" },
     config: { type: "string", description: "JSON configuration file: {hostStates: {interval, smoothing, hysteresis, dwell, rules: {INPUT: {busy, overloaded, owner, ...}}, expression}, nodes: {HOSTLIST: {hostStates: {...}}}}: the rules that make this node busy, overloaded or its owner's (default: none, the node is always free; see README)", valueHint: "FILE" },
+    "warm-ranks": { type: "string", description: `Pre-started ranks to keep, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); 0: none (default 1, at most ${MAX_WARM_RANKS})`, valueHint: "N" },
     "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },
@@ -73,6 +75,7 @@ export default defineCommand({
           throw new UsageError(`--config ${(e as Error).message}`);
         }
       }
+      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
       const offer = inventory(declaredFlags(args), cgroup2Root());
       const agent = await starting({ listen, stateDir }, () => startAgent({
         controller,
@@ -85,6 +88,7 @@ export default defineCommand({
         tls,
         ca,
         hostRules,
+        warmRanks,
         onFatal: (message) => {
           if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
           else err(`ebb agent: ${message}\n`);

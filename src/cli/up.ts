@@ -13,6 +13,7 @@ import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
+import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
 import { err, out } from "../util/stdio.ts";
 import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
 import type { HostRules } from "../model/host-rules.ts";
@@ -24,6 +25,7 @@ export default defineCommand({
     "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2 locally; all of each host's with --hosts)", valueHint: "N" },
     "memory-per-node": { type: "string", description: `Memory each local agent offers: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB, shared by the agents)`, valueHint: "SIZE" },
     ...gresArgs,
+    "warm-ranks": { type: "string", description: `Pre-started ranks each local agent keeps, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); at most ${MAX_WARM_RANKS} (default 0: local agents share this machine, and each would keep its own)`, valueHint: "N" },
     listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
     hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
     hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
@@ -50,6 +52,7 @@ export default defineCommand({
           if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
       if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["agent-config"] !== undefined)
         throw new UsageError("--agent-config is for local agents; ebb up --hosts and --slurm do not pass it on (start such agents with ebb agent --config)");
+      if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["warm-ranks"] !== undefined) throw new UsageError("--warm-ranks is for local agents; with --hosts or --slurm each host's agent keeps ebb agent's default (1)");
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
@@ -69,6 +72,7 @@ export default defineCommand({
       const names = Array.from({ length: n }, (_, i) => `node${String(i + 1).padStart(width, "0")}`);
       const hostRules = localHostRules(args["agent-config"], names);
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node", { max: 65536 }) ?? 2;
+      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 0;
       // GPUs only as declared: agents sharing one machine would each detect all of its GPUs.
       const declared = declaredFlags({ memory: args["memory-per-node"], gres: args.gres, features: args.features }, "--memory-per-node");
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
@@ -95,6 +99,7 @@ export default defineCommand({
             tls: tls?.agents,
             ca: tls?.ca.pem,
             hostRules: hostRules[i],
+            warmRanks,
           };
         }),
       });

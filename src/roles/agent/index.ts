@@ -33,6 +33,7 @@ import { StepService } from "./steps.ts";
 import { HostStates } from "./host-states.ts";
 import { cgroupCpuSeconds, processesCpuSeconds } from "./host-sample.ts";
 import type { HostRules } from "../../model/host-rules.ts";
+import { ebbNamesOf, WarmPool } from "./warm-pool.ts";
 
 const log = logger("agent");
 
@@ -59,6 +60,8 @@ export interface AgentOptions {
   fanout?: number;
   /** The node's host rules (the config file's hostStates for this node); none: the node is always free. */
   hostRules?: HostRules;
+  /** Warm ranks kept ready for `ebb exec` ranks (warm-pool.ts); 0 or absent: none. */
+  warmRanks?: number;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -124,6 +127,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (!procs.has(jobId)) containment.forgetJob(jobId);
   });
   const usage = new UsageReports(send, (jobId) => allocation.holds(jobId));
+  const binDir = installEbbCommand(o.stateDir, o.name);
+  const warm = o.warmRanks ? new WarmPool(o.warmRanks, ebbNamesOf(binDir.dir), o.name, () => containment.warmCgroup()) : undefined;
   const procs = new ProcessTable(
     record,
     (jobId) => {
@@ -134,6 +139,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
     },
     containment,
+    warm,
   );
   /** A job's CPUs here, its cores (a whole node's without a share) and the variables that show it its GPUs, ebb's, the vendor's and Slurm's. */
   const placement = (jobId: number): JobPlacement => {
@@ -142,7 +148,6 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
-  const binDir = installEbbCommand(o.stateDir, o.name);
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
   const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir.dir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
