@@ -105,6 +105,14 @@ describe("a job waits", () => {
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });
 
+  test("with priorities, backfill follows the priority order; shortest first only between equal priorities", () => {
+    // The same cluster; job 6 (900 s) is a light user's, jobs 7 (300 s) and 8 (200 s) a heavy user's.
+    const rigid = job(9, 12, undefined, 1000, { elastic: false, minNodes: 12, maxNodes: 12 });
+    const ranked = (p: number[]) => input(16, 4, [rigid], [{ ...pend(5, 16), priority: 900 }, ...[6, 7, 8].map((id, k) => ({ ...pend(id, 4, [900, 300, 200][k]), priority: p[k] }))]);
+    expect(planEbb(ranked([800, 10, 10])).starts.map((s) => s.jobId)).toEqual([6]);
+    expect(planEbb(ranked([10, 10, 10])).starts.map((s) => s.jobId)).toEqual([8]);
+  });
+
   test("with no malleable job and the backfill candidates already shortest first, the same plan as EASY", () => {
     const rigid = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });
     const i = input(16, 3, [rigid(1, 8, 500), rigid(2, 5, 900)], [pend(5, 10), pend(6, 3, 100), pend(7, 2, 5000), pend(8, 1, 6000)]);

@@ -3,7 +3,8 @@
  * the first job that cannot start, backfilling that never delays it) decides the starts at the
  * sizes asked for, the jobs behind the first waiting one tried shortest first (by requested time:
  * shortest-job backfilled first, which keeps the reservation and favours the jobs whose slowdown a
- * wait hurts most); then, on what each job's nodes are worth:
+ * wait hurts most; with priorities, shortest first only between equal ones, so that backfilling
+ * keeps the priority order); then, on what each job's nodes are worth:
  * - node price (sched/price.ts): while jobs wait, a node-second a running job does not use lets
  *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
  *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
@@ -40,7 +41,7 @@
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
-import { preferredSize } from "../batch.ts";
+import { preferredSize, shortestFirstOrder } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
@@ -77,7 +78,8 @@ export function planEbb(input: PassInput): PassPlan {
   if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
     // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
     // job backfilled first): its reservation is the same, and the shorter a job the more a wait
-    // weighs on its slowdown.
+    // weighs on its slowdown. A higher priority still goes first (`shortestFirstOrder`): a heavy
+    // user's short job does not pass a light user's longer one.
     // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
     const h = q.findIndex((j) => j.id === b.reservation!.jobId);
     let room = b.free;
@@ -86,7 +88,7 @@ export function planEbb(input: PassInput): PassPlan {
     const rest: PendingJob[] = [];
     for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
     if (h >= 0 && fit.length > 1) {
-      fit.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
+      fit.sort(shortestFirstOrder);
       const ahead = [...q.slice(0, h + 1), ...fit];
       // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
       b = batch(input, ahead, { rigid: true });
