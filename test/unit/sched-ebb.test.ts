@@ -1,7 +1,7 @@
 /** The default policy `ebb` on plain data: shrink only to start waiting jobs when it pays, lend idle nodes, keep EASY's reservation. */
 import { describe, expect, test } from "bun:test";
 import { resolveConfig } from "../../src/sched/config.ts";
-import { planEbb } from "../../src/sched/policies/ebb.ts";
+import { planEbb, priorityWeight } from "../../src/sched/policies/ebb.ts";
 import { planEasy } from "../../src/sched/policies/static.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
 import { profileModel, speedOf } from "../../src/sched/worth.ts";
@@ -83,6 +83,26 @@ describe("a job waits", () => {
   test("the nodes taken come from where they cost least (the inefficient job gives them)", () => {
     const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 36_000), job(2, 8, 2, 36_000)], [pend(5, 2)]));
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 2, from: 8, to: 6, rule: "admit" })]);
+  });
+
+  test("with priorities, a running job's stretch weighs its priority against the waiting job's", () => {
+    // The case above that is not admitted (gain at most 590 s, stretch ~1,194 s): a running job of a
+    // tenth of the head's priority (a heavy user's, under fair share) counts ~119 s, and gives.
+    const running = (priority: number) => job(1, 16, 0.005, 3600, { minNodes: 4, expectedEnd: NOW + 600_000, priority });
+    const low = planEbb(input(16, 0, [running(100)], [{ ...pend(5, 4), priority: 1000 }]));
+    expect(low.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 16, to: 12, rule: "admit" })]);
+    expect(planEbb(input(16, 0, [running(1000)], [{ ...pend(5, 4), priority: 1000 }])).resizes).toEqual([]);
+    // The nodes come from the lower priority first, even from the efficient job.
+    const two = planEbb(input(16, 0, [job(1, 8, 0.005, 36_000, { priority: 1 }), job(2, 8, 2, 36_000, { priority: 1000 })], [{ ...pend(5, 2), priority: 1000 }]));
+    expect(two.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 6, rule: "admit" })]);
+  });
+
+  test("priorityWeight: the ratio of the priorities when both have one, else 1", () => {
+    expect(priorityWeight(1000, 100)).toBe(0.1);
+    expect(priorityWeight(100, 1000)).toBe(10);
+    expect(priorityWeight(undefined, 100)).toBe(1);
+    expect(priorityWeight(1000, undefined)).toBe(1);
+    expect(priorityWeight(0, 5)).toBe(1);
   });
 
   test("idle nodes the reservation counts on are not lent to a job that runs past it; the extra ones are", () => {

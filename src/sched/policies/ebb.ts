@@ -22,7 +22,9 @@
  * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
  *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
  *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
- *   adaptation) and the shrinks (and those under way) commit well before the reservation;
+ *   adaptation) and the shrinks (and those under way) commit well before the reservation. With
+ *   priorities (fair share), each job's seconds weigh its priority against the head's
+ *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
  *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
  *   queue gives nodes back; an efficient one keeps them), never past a reservation that counts on
@@ -338,8 +340,19 @@ interface Admit {
 }
 
 /**
- * Take `need` nodes from the running jobs where each node costs least (their predicted stretch),
- * and keep the plan only if the head's predicted gain exceeds the stretch of every shrunk job.
+ * How much a second of a job of priority `p` weighs against one of the head's (priority `head`):
+ * their ratio, when both have one (fair share: a heavy user's running job gives its nodes to a
+ * light user's waiting one for less than the time the light user gains); else 1 (submit order:
+ * every job's second is worth the same).
+ */
+export function priorityWeight(head: number | undefined, p: number | undefined): number {
+  return head !== undefined && p !== undefined && head > 0 ? Math.max(0, p) / head : 1;
+}
+
+/**
+ * Take `need` nodes from the running jobs where each node costs least (their predicted stretch,
+ * weighed by priority), and keep the plan only if the waiting jobs' predicted gain exceeds the
+ * stretch of every shrunk job.
  */
 function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, cands: Cand[]): Admit {
   const head = group[0]!;
@@ -348,9 +361,13 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   let surplus = 0;
   for (const c of pool) surplus += c.job.nodes - c.job.minNodes;
   if (surplus < need) return none;
+  // With priorities, a job's seconds weigh its priority against the head's (`priorityWeight`).
+  const weight = (p: number | undefined) => priorityWeight(head.priority, p);
   // The stretch of taking one more node from a job: its remaining work at one node fewer, plus its
   // adaptation when it is the first node taken.
-  const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give));
+  const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : weight(c.job.priority) * (c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give)));
+  let waiters = 0;
+  for (const g of group) waiters += weight(g.priority);
   // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
   let underway = input.now;
   for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) underway = Math.max(underway, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
@@ -365,7 +382,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   const atLeast = Math.max(input.now + cheapest * 1000, underway);
   const early = tooClose(atLeast, cheapest, "at least");
   if (early) return early;
-  const gainAtMost = (group.length * (res.start - atLeast)) / 1000;
+  const gainAtMost = (waiters * (res.start - atLeast)) / 1000;
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
   let taken = 0;
   const rekey = (c: Cand) => (c.key = stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
@@ -406,7 +423,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
     commit = Math.max(commit, c.cost(given.get(c.job.id)!));
   }
   const at = Math.max(input.now + commit * 1000, underway);
-  const gain = (group.length * (res.start - at)) / 1000;
+  const gain = (waiters * (res.start - at)) / 1000;
   const late = tooClose(at, commit, "about");
   if (late) return late;
   for (const c of pool) c.delta = 0;
