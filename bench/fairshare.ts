@@ -1,11 +1,11 @@
 /**
  * bench fairshare (also printed by bench sim): fair share against submit order with one heavy
- * user. On lublin_256.swf and hpc2n_excerpt.swf, one user is made to submit 30 % of the work
- * (processors x run time): a seeded draw picks the heavy user's jobs from the whole trace, so they
- * are like everyone's (sizes, lengths, times), as many of them as make 30 % of the work. The other
- * jobs keep their SWF user id
- * (field 12); lublin_256 has none (its model has no users), so each of its jobs gets one of 16
- * users by a seeded draw. Each trace runs under easy and ebb (50 % malleable, seed 1, --check),
+ * user. On lublin_256.swf and hpc2n_excerpt.swf, the trace's heaviest user is made to submit 30 %
+ * of the work (processors x run time; sim/heavy-user.ts): it takes other users' jobs, or gives
+ * its own away, each to another user drawn uniformly, by a seeded like-for-like draw, until it
+ * submits 30 % and every other user less (hpc2n's user 1 has 48 %: it gives; lublin_256's
+ * heaviest about 7 %: it takes). The jobs keep their SWF user id (field 12) otherwise; lublin_256
+ * has none (its model has no users), so each of its jobs gets one of 16 users by a seeded draw. Each trace runs under easy and ebb (50 % malleable, seed 1, --check),
  * once in submit order and once with `--priority fairshare` (the controller's default weights
  * and half-life). Printed:
  * - the other users' mean wait, fair share / submit order, per trace and policy (goal <= 0.5);
