@@ -275,8 +275,14 @@ export class QueuePolicy {
   priorities(now: number): JobPriority[] {
     this.charge(now);
     const pending: PendingJob[] = [];
-    for (const job of this.state.jobs.values()) if (job.row.state === "PENDING" && !job.blocked) pending.push(this.view(job));
-    const { factors } = this.factorsOf(pending, now);
+    const running: { id: number; submitTime: number }[] = [];
+    for (const job of this.state.jobs.values()) {
+      if (job.row.state === "PENDING") {
+        if (!job.blocked) pending.push(this.view(job));
+      } else if (job.row.startTime !== null) running.push({ id: job.row.id, submitTime: job.row.submitTime });
+    }
+    // The users counted as the pass counts them (its waiting and running jobs'): the same priorities.
+    const { factors } = this.factorsOf([...pending, ...running], now);
     const byId = new Map(factors.map((f) => [f.jobId, f]));
     const ordered = applyPriorities(pending, byId, this.cfg.priority);
     return ordered.map((v) => ({ ...byId.get(v.id)!, partition: this.state.jobs.get(v.id)?.row.partition ?? null }));
