@@ -185,6 +185,20 @@ describe("many jobs wait: a node-second has a price", () => {
   test("the same jobs with nothing waiting are not shrunk", () => {
     expect(planEbb(input(16, 0, running())).resizes).toEqual([]);
   });
+
+  test("with priorities, a job's own seconds weigh its priority against the first waiting job's: a low one gives nodes a high one keeps", () => {
+    // As above; job 2 at MTCT 0.05 saves too few node-seconds to shrink at the head's priority, but
+    // at a hundredth of it (a heavy user's job, under fair share) its own time weighs that much less.
+    const run = (p2: number) => [rigidRun(9, 4, 100), job(1, 6, 2, 36_000, { minNodes: 2, priority: 1000 }), job(2, 6, 0.05, 36_000, { minNodes: 2, priority: p2 })];
+    const queue = queueOf(20, 4).map((j) => ({ ...j, priority: 1000 }));
+    expect(planEbb(input(16, 0, run(1000), queue)).resizes.map((r) => r.jobId)).toEqual([1]);
+    const low = planEbb(input(16, 0, run(10), queue));
+    expect(low.resizes.map((r) => [r.jobId, r.to])).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
+    expect(low.resizes[1]!.reason).toMatch(/of their summed turnaround, \d+\.\d{4} s of its own time \(its priority is 1\.0 % of the first waiting job's\)/);
+  });
 });
 
 describe("moldable starts", () => {

@@ -27,7 +27,8 @@
  *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
  *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
- *   queue gives nodes back; an efficient one keeps them), never past a reservation that counts on
+ *   queue gives nodes back; an efficient one keeps them; with priorities its own time weighs its
+ *   priority against the first waiting job's, so a heavy user's job gives sooner), never past a reservation that counts on
  *   its end unless the reservation's extra nodes cover what it keeps; the shrinks that gain most
  *   per node first, and together no more nodes than the waiting jobs lack (their sizes less the
  *   nodes idle and those shrinks under way hand back);
@@ -55,6 +56,8 @@ import { arrivalReserve, reclaim } from "./reserve.ts";
 const END_MARGIN = 1.1;
 /** A shrink for the first waiting job must be predicted to commit this many times over before its reservation. */
 const COMMIT_SAFETY = 2;
+/** The least a running job's seconds weigh against the first waiting job's in a priced shrink (priorityWeight). */
+const MIN_WEIGHT = 1e-3;
 
 interface Cand {
   job: JobState;
@@ -175,7 +178,7 @@ export function planEbb(input: PassInput): PassPlan {
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
         reservations.splice(0, reservations.length, { ...reservation, start: admit.at, fromJobs: admit.resizes.map((r) => r.jobId), reason: `ebb: ${admit.resizes.length} running job(s) give ${need} node(s) for ${k} waiting job(s), predicted gain ${sec(admit.gain)} > stretch ${sec(admit.stretch)}` });
-        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need));
+        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need, head?.priority));
         return { starts, resizes, reservations, notes };
       }
     }
@@ -183,7 +186,7 @@ export function planEbb(input: PassInput): PassPlan {
   // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
   const res = reservation;
   const budget = { extra };
-  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input)));
+  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input), head?.priority));
   extra = budget.extra;
   const touched = new Set(resizes.map((r) => r.jobId));
   // Nobody waits: the nodes arrivals will ask for stay idle (reserve.ts); loans come back when the
@@ -256,27 +259,33 @@ function startRoom(input: PassInput, head: PendingJob, idle: number, res: Reserv
  * still pays). EASY's reservation holds: a job whose end the reservation counts on and that would then end
  * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
-function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number): Resize[] {
+function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number, headPriority: number | undefined): Resize[] {
   if (!(lambda > 0) || cap <= 0) return [];
   const out: Resize[] = [];
-  const options: { c: Cand; p: Priced; s: Shrink }[] = [];
+  const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
   for (const c of cands) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
     const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost };
-    const s = bestShrink(p, c.job.minNodes, lambda);
-    if (s) options.push({ c, p, s });
+    // With priorities its own seconds weigh w against the head's: a node-second is worth λ / w of
+    // them (at least a thousandth of a second weighs: a job of no priority still keeps a price).
+    const w = Math.max(MIN_WEIGHT, priorityWeight(headPriority, c.job.priority));
+    const s = bestShrink(p, c.job.minNodes, lambda / w);
+    if (s) options.push({ c, p, s, w, lambda: lambda / w });
   }
-  // The shrinks that gain most per node first, and no more nodes than the waiting jobs lack: a node
-  // freed beyond what they could use would only idle, or be lent back at the cost of two adaptations.
-  options.sort((x, y) => y.s.gain / (y.c.job.nodes - y.s.to) - x.s.gain / (x.c.job.nodes - x.s.to) || x.c.job.id - y.c.job.id);
+  // The shrinks that gain most per node (in the head's seconds) first, and no more nodes than the
+  // waiting jobs lack: a node freed beyond what they could use would only idle, or be lent back at
+  // the cost of two adaptations.
+  options.sort((x, y) => (y.w * y.s.gain) / (y.c.job.nodes - y.s.to) - (x.w * x.s.gain) / (x.c.job.nodes - x.s.to) || x.c.job.id - y.c.job.id);
   let left = cap;
   for (const o of options) {
     if (left <= 0) break;
     const { c, p } = o;
+    // A node-second in its own seconds.
+    const own = o.lambda;
     let s = o.s;
     if (c.job.nodes - s.to > left) {
       const to = c.job.nodes - left;
-      const gain = price(p, p.n, lambda) - price(p, to, lambda);
+      const gain = price(p, p.n, own) - price(p, to, own);
       const cost = c.cost(left);
       if (!(gain > cost)) continue;
       s = { to, gain, cost, stretch: remAt(p, to) - p.rem + cost, saved: p.n * p.rem - to * remAt(p, to) };
@@ -295,7 +304,7 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
       from: c.job.nodes,
       to: s.to,
       rule: "admit",
-      reason: `${waiting} job(s) wait: a node-second is worth ${lambda.toFixed(4)} s of their summed turnaround; at ${s.to} nodes its work takes ${Math.round(s.saved)} node-s fewer, the queue gains ${sec(lambda * s.saved)} > its stretch ${sec(s.stretch)} (net ${sec(s.gain)} > adaptation ${sec(s.cost)}); ${c.speed.source}`,
+      reason: `${waiting} job(s) wait: a node-second is worth ${lambda.toFixed(4)} s of their summed turnaround${o.w === 1 ? "" : `, ${own.toFixed(4)} s of its own time (its priority is ${(o.w * 100).toFixed(1)} % of the first waiting job's)`}; at ${s.to} nodes its work takes ${Math.round(s.saved)} node-s fewer, the queue gains ${sec(own * s.saved)} > its stretch ${sec(s.stretch)} (net ${sec(s.gain)} > adaptation ${sec(s.cost)}); ${c.speed.source}`,
     });
   }
   return out;
