@@ -9,9 +9,9 @@
  * once in submit order and once with `--priority fairshare` (the controller's default weights
  * and half-life). Printed:
  * - the other users' mean wait, fair share / submit order, per trace and policy (goal <= 0.5 each);
- *   beside it the same with the heavy user always last (no shares), the most a queue order can
- *   give: on a lightly loaded trace its jobs start when nothing waits and hold their nodes when
- *   the others' jobs come, which no order undoes (only shrinking them does: ebb);
+ *   beside it the same with the heavy user always last (no shares), the most putting it behind
+ *   the others can give: on a lightly loaded trace its jobs start when nothing waits and hold
+ *   their nodes when the others' jobs come, which no order undoes (only shrinking them does: ebb);
  * - --check violations under fair share (EASY's reservation for the first job in priority order);
  * - ebb mean turnaround / easy under fair share (goal <= 1.0).
  */
@@ -39,7 +39,7 @@ export interface FairShareRow {
   heavyShare: number;
   otherWaitSubmit: number;
   otherWaitFair: number;
-  /** The same with the heavy user always last (no shares): the most any queue order gives. */
+  /** The same with the heavy user always last (no shares): the most putting it behind the others gives. */
   otherWaitLast: number;
   heavyWaitSubmit: number;
   heavyWaitFair: number;
