@@ -143,6 +143,28 @@ function unlessFullOrReadOnly(path: string, fn: () => void): void {
   }
 }
 
+/** Pages of WAL (4 KiB each) past which the commit that crosses them checkpoints (SQLite's default: 1,000). */
+const WAL_BOUND_PAGES = 10_000;
+
+/**
+ * Checkpoints the WAL every `ms` (PASSIVE: never waits for a reader), off the path of any commit:
+ * SQLite's own checkpoint runs inside the commit that crosses its threshold, an fsync and the
+ * copy of every page changed since the last one, while a request waits. Each page is copied once
+ * per checkpoint however often it changed meanwhile. A checkpoint that cannot be made now (a full
+ * disk, a reader) is tried again at the next tick. Returns the stop.
+ */
+export function checkpointEvery(db: Db, ms: number): () => void {
+  const timer = setInterval(() => {
+    try {
+      db.$client.exec("PRAGMA wal_checkpoint(PASSIVE)");
+    } catch (e) {
+      if (!String((e as { code?: unknown } | null)?.code ?? "").startsWith("SQLITE_")) throw e;
+    }
+  }, ms);
+  timer.unref();
+  return () => clearInterval(timer);
+}
+
 export function openDb(path: string): Db {
   const file = path !== ":memory:" && !path.startsWith("file:");
   if (file) {
@@ -160,6 +182,9 @@ export function openDb(path: string): Db {
   // NORMAL in WAL mode is durable across process crashes; only an OS crash can lose the last commits.
   sqlite.exec("PRAGMA synchronous = NORMAL");
   sqlite.exec("PRAGMA busy_timeout = 5000");
+  // A writer that checkpoints from a timer (`checkpointEvery`) keeps checkpoints out of its
+  // commits; SQLite's own, in the commit that crosses this many pages, is the bound of the WAL.
+  sqlite.exec(`PRAGMA wal_autocheckpoint = ${WAL_BOUND_PAGES}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   wrapAutocommits(sqlite);
   const db = drizzle({ client: sqlite, schema }) as Db;
