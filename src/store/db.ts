@@ -113,12 +113,22 @@ export function openedExclusive(db: Db): boolean {
 }
 
 /**
+ * The page size of a new database (one that exists keeps its own: SQLite changes it only by a
+ * VACUUM outside WAL mode). Every commit appends each page it changed to the WAL, whole, and a
+ * job's commits each change a few rows of a few tables and their indexes: at SQLite's default of
+ * 4 KiB the controller wrote ~110 KiB per null job for rows of ~1 KiB, at 1 KiB ~36 KiB (a job
+ * with a 4.6 KB environment: 151 -> 67 KiB), for the same CPU time.
+ */
+const PAGE_BYTES = 1024;
+
+/**
  * WAL mode needs a shared-memory file beside the database, which SQLite cannot create on a full
  * disk (SQLITE_IOERR_SHMSIZE). Then the database is opened in exclusive locking mode, which keeps
  * that index in the process's memory: it reads, and writes once there is space again.
  */
 function openSqlite(path: string): Database {
   const sqlite = new Database(path, { create: true, strict: true });
+  sqlite.exec(`PRAGMA page_size = ${PAGE_BYTES}`);
   try {
     sqlite.exec("PRAGMA journal_mode = WAL");
     return sqlite;
@@ -127,6 +137,7 @@ function openSqlite(path: string): Database {
     sqlite.close();
   }
   const alone = new Database(path, { create: true, strict: true });
+  alone.exec(`PRAGMA page_size = ${PAGE_BYTES}`);
   alone.exec("PRAGMA locking_mode = EXCLUSIVE");
   alone.exec("PRAGMA journal_mode = WAL");
   exclusive.add(alone);
