@@ -10,7 +10,11 @@
  * watching cost. The browser is open (idle) during the unwatched trials too: the same processes on
  * both sides. Each trial starts once the previous cluster is wholly gone (bench/cluster.ts
  * `settle`: its agents' sentinels outlive them), after one uncounted warm-up trial; watched and
- * unwatched take turns for the first place of a round (ABBA).
+ * unwatched take turns for the first place of a round (ABBA). ebb's own cost per null job (issue
+ * 36), from the unwatched controller-and-agents trials: the CPU time of the controller and of the
+ * agents (/proc stat, the agents' with the jobs' `true`), against the bare spawn's own (parent and
+ * child); and the bytes the controller wrote to storage (/proc io write_bytes), against the size
+ * of its database once closed. Where the time goes: bench/_profile-null-jobs.ts.
  */
 import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
