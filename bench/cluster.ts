@@ -1,9 +1,10 @@
 /** A local cluster (`ebb up`) in its own process, for benchmarks; clients get its env. */
 import type { Subprocess } from "bun";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT } from "../test/support/cluster.ts";
+import { cpuSince, cpuSnapshot } from "./proc-cpu.ts";
 
 const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
 
@@ -12,9 +13,14 @@ export interface BenchCluster {
   token: string;
   dir: string;
   env: Record<string, string>;
+  /** The process that runs the controller (`ebb controller`, or `ebb up`). */
+  controllerPid: number;
+  /** The controller's database. */
+  db: string;
   /** argv prefix that runs the ebb CLI (the compiled binary when built, for realistic start-up). */
   ebb: string[];
-  stop(): Promise<void>;
+  /** Stops it and removes its directory; says how big its database was once closed (0: none). */
+  stop(): Promise<{ dbBytes: number }>;
 }
 
 /** Builds dist/ebb (a second or two) so that launch timings include a realistic CLI start. */
@@ -62,12 +68,21 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
     token,
     dir,
     env: { ...(process.env as Record<string, string>), EBB_CONTROLLER: url, EBB_TOKEN: token, EBB_STATE_DIR: stateDir, EBB_LOG: "warn" },
+    controllerPid: procs[0]!.pid,
+    db: join(stateDir, "ebb.db"),
     ebb,
     async stop() {
       for (const p of procs) p.kill("SIGTERM");
       await Promise.all(procs.map((p) => p.exited));
       await settle(dir);
+      let dbBytes = 0;
+      try {
+        dbBytes = statSync(join(stateDir, "ebb.db")).size;
+      } catch {
+        // none
+      }
       rmSync(dir, { recursive: true, force: true });
+      return { dbBytes };
     },
   };
 }
@@ -141,4 +156,56 @@ export async function runTrueJobs(c: Pick<BenchCluster, "url" | "token" | "dir">
   };
   await Promise.all(Array.from({ length: 8 }, submitter));
   while (((await (await fetch(`${c.url}/v1/health`)).json()) as { jobs: number }).jobs > 0) await Bun.sleep(50);
+}
+
+/** Bytes a process has caused to be written to storage so far (/proc/PID/io write_bytes). */
+export function bytesWritten(pid: number): number {
+  return Number(/^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? NaN);
+}
+
+export interface TrueJobsRun {
+  /** Jobs per second, first submit to the last job's end (as the controller recorded it). */
+  rate: number;
+  seconds: number;
+  /** Each submit's wall time, ms. */
+  latencies: number[];
+  /** CPU seconds by kind of process (proc-cpu.ts byRole) over the run, job processes included. */
+  cpu: Record<string, number>;
+  /** Bytes the controller's process wrote to storage over the run. */
+  controllerWritten: number;
+  /** The database file's size once the cluster has stopped (its WAL checkpointed into it). */
+  dbBytes: number;
+}
+
+/**
+ * A fresh cluster (`startBenchCluster(nodes, opts)`) runs `jobs` one-rank `true` jobs
+ * (`runTrueJobs`, with `fields`) and is stopped; every one of them must have completed. `during`
+ * runs beside them (a watcher), stopped before the cluster.
+ */
+export async function measureTrueJobs(nodes: number, jobs: number, opts: Parameters<typeof startBenchCluster>[1] & { fields?: Record<string, unknown>; during?: (c: BenchCluster) => Promise<() => Promise<void>> } = {}): Promise<TrueJobsRun> {
+  const cluster = await startBenchCluster(nodes, opts);
+  let stopWatching: (() => Promise<void>) | undefined;
+  let run: Omit<TrueJobsRun, "dbBytes"> | undefined;
+  let dbBytes = 0;
+  try {
+    stopWatching = await opts.during?.(cluster);
+    const latencies: number[] = [];
+    const written0 = bytesWritten(cluster.controllerPid);
+    const cpu0 = cpuSnapshot();
+    const first = Date.now();
+    await runTrueJobs(cluster, jobs, latencies, opts.fields);
+    const cpu = cpuSince(cpu0);
+    const controllerWritten = bytesWritten(cluster.controllerPid) - written0;
+    // The end times, read once the last job has ended.
+    const headers = { Authorization: `Bearer ${cluster.token}` };
+    const res = (await (await fetch(`${cluster.url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
+    const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
+    if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
+    const seconds = (Math.max(...res.jobs.map((j) => Date.parse(j.endTime!))) - first) / 1000;
+    run = { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten };
+  } finally {
+    await stopWatching?.();
+    dbBytes = (await cluster.stop()).dbBytes;
+  }
+  return { ...run!, dbBytes };
 }

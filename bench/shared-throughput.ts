@@ -6,23 +6,11 @@
  * whole-node. Trials alternate the two (ABBA), each on a fresh cluster (controller and agents as
  * their own processes), once the previous one is gone; the rates are medians.
  */
-import { runTrueJobs, startBenchCluster } from "./cluster.ts";
+import { measureTrueJobs } from "./cluster.ts";
 import { median, type Bench } from "./lib.ts";
 
 async function measure(jobs: number, exclusive: boolean): Promise<number> {
-  const cluster = await startBenchCluster(4, { layout: "processes", cpusPerNode: 8 });
-  try {
-    const headers = { Authorization: `Bearer ${cluster.token}` };
-    const first = Date.now();
-    await runTrueJobs(cluster, jobs, undefined, exclusive ? { exclusive: true } : {});
-    const res = (await (await fetch(`${cluster.url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
-    const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
-    if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
-    const last = Math.max(...res.jobs.map((j) => Date.parse(j.endTime!)));
-    return jobs / ((last - first) / 1000);
-  } finally {
-    await cluster.stop();
-  }
+  return (await measureTrueJobs(4, jobs, { layout: "processes", cpusPerNode: 8, fields: exclusive ? { exclusive: true } : {} })).rate;
 }
 
 export default {

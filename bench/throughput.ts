@@ -10,45 +10,49 @@
  * watching cost. The browser is open (idle) during the unwatched trials too: the same processes on
  * both sides. Each trial starts once the previous cluster is wholly gone (bench/cluster.ts
  * `settle`: its agents' sentinels outlive them), after one uncounted warm-up trial; watched and
- * unwatched take turns for the first place of a round (ABBA).
+ * unwatched take turns for the first place of a round (ABBA). ebb's own cost per null job (issue
+ * 36), from the unwatched controller-and-agents trials: the CPU time of the controller and of the
+ * agents (/proc stat, the agents' with the jobs' `true`), against the bare spawn's own (parent and
+ * child); and the bytes the controller wrote to storage (/proc io write_bytes), against the size
+ * of its database once closed. Where the time goes: bench/_profile-null-jobs.ts.
  */
+import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { runTrueJobs, startBenchCluster } from "./cluster.ts";
+import { measureTrueJobs, type TrueJobsRun } from "./cluster.ts";
 import { median, percentile, type Bench, type Figure } from "./lib.ts";
 import { launchBrowser, openDashboard, scrapeMetrics } from "./observers.ts";
-import { cpuSince, cpuSnapshot } from "./proc-cpu.ts";
 
-async function bareSpawnRate(n: number): Promise<number> {
+/** CPU seconds of this process and the children it has waited for (/proc/self/stat). */
+function ownCpu(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+}
+
+/** `true` spawned `n` times in a row: spawns per second, and CPU seconds per spawn (parent and child). */
+async function bareSpawn(n: number): Promise<{ rate: number; cpu: number }> {
+  const cpu0 = ownCpu();
   const t0 = performance.now();
   for (let i = 0; i < n; i++) await Bun.spawn(["true"], { stdio: ["ignore", "ignore", "ignore"] }).exited;
-  return n / ((performance.now() - t0) / 1000);
+  return { rate: n / ((performance.now() - t0) / 1000), cpu: (ownCpu() - cpu0) / n };
 }
 
 type Browser = Awaited<ReturnType<typeof launchBrowser>>;
 
-async function measure(jobs: number, layout: "up" | "processes", watch?: Browser): Promise<{ rate: number; latencies: number[]; cpu: Record<string, number>; seconds: number }> {
-  const cluster = await startBenchCluster(4, { layout });
-  const { url, token } = cluster;
-  const dashboard = watch ? await openDashboard(watch, url, token) : undefined;
-  const scraper = watch ? scrapeMetrics(url, token) : undefined;
-  try {
-      const headers = { Authorization: `Bearer ${token}` };
-      const latencies: number[] = [];
-      const cpu0 = cpuSnapshot();
-      const first = Date.now();
-      await runTrueJobs(cluster, jobs, latencies);
-      const cpu = cpuSince(cpu0);
-      // The end times, read once the last job has ended.
-      const res = (await (await fetch(`${url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
-      const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
-      if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
-      const last = Math.max(...res.jobs.map((j) => Date.parse(j.endTime!)));
-      return { rate: jobs / ((last - first) / 1000), latencies, cpu, seconds: (last - first) / 1000 };
-  } finally {
-    await scraper?.stop();
-    await dashboard?.page.close();
-    await cluster.stop();
-  }
+function measure(jobs: number, layout: "up" | "processes", watch?: Browser): Promise<TrueJobsRun> {
+  return measureTrueJobs(4, jobs, {
+    layout,
+    during: watch
+      ? async ({ url, token }) => {
+          const dashboard = await openDashboard(watch, url, token);
+          const scraper = scrapeMetrics(url, token);
+          return async () => {
+            await scraper.stop();
+            await dashboard.page.close();
+          };
+        }
+      : undefined,
+  });
 }
 
 /** Quartiles of xs: [q1, q3] (linear interpolation). */
@@ -74,6 +78,10 @@ export default {
     // Rounds of one bare-spawn run and one trial per layout, so that the VM's drift in speed
     // (±20% within a minute here) falls on the baseline and on both layouts alike.
     const bares: number[] = [];
+    const bareCpu: number[] = [];
+    // Per job, controller + agents unwatched: bytes the controller wrote, and its database's size.
+    const written: number[] = [];
+    const dbSize: number[] = [];
     const runs = new Map(layouts.map((l) => [l, { rates: [] as number[], latencies: [] as number[] }]));
     const watched: number[] = [];
     // CPU seconds per trial by process kind, unwatched and watched (controller + agents layout).
@@ -87,7 +95,9 @@ export default {
       // A warm-up, not counted: the first cluster, page and browser tab of a run start cold.
       await measure(Math.min(jobs, 200), "processes", browser);
       for (let t = 0; t < trials; t++) {
-        bares.push(await bareSpawnRate(jobs));
+        const bare = await bareSpawn(jobs);
+        bares.push(bare.rate);
+        bareCpu.push(bare.cpu);
         // `ebb up` first: the controller + agents trials, watched and not, never follow the
         // bare-spawn run, and take turns (ABBA over two rounds) for the places after it.
         const up = await measure(jobs, "up");
@@ -98,6 +108,8 @@ export default {
           runs.get("processes")!.rates.push(m.rate);
           runs.get("processes")!.latencies.push(...m.latencies);
           cpuPlain.push(m.cpu);
+          written.push(m.controllerWritten / jobs);
+          dbSize.push(m.dbBytes / jobs);
         };
         const watch = async () => {
           const m = await measure(jobs, "processes", browser);
@@ -122,7 +134,7 @@ export default {
       const where = layout === "up" ? "`ebb up` (one process)" : "controller + 4 agent processes";
       process.stderr.write(`  ${where}: ${rates.map((r) => r.toFixed(1)).join(", ")} jobs/s\n`);
       figures.push(
-        { name: `${jobs} jobs, ${where}${trials > 1 ? `, median of ${trials}` : ""}`, value: rate, unit: "jobs/s", baseline, better: "higher", goal: ">= 500 jobs/s", met: rate >= 500 },
+        { name: `${jobs} jobs, ${where}${trials > 1 ? `, median of ${trials}` : ""}`, value: rate, unit: "jobs/s", baseline, better: "higher", goal: ">= 0.5x bare spawn, then >= 500 jobs/s", met: rate >= 0.5 * baseline.value && rate >= 500 },
         { name: `submit latency p50, ${where}`, value: percentile(latencies, 50), unit: "ms", better: "lower" },
         { name: `submit latency p99, ${where}`, value: percentile(latencies, 99), unit: "ms", better: "lower" },
       );
@@ -146,6 +158,17 @@ export default {
     process.stderr.write(`  CPU of watching per ${jobs} jobs (medians, watched − unwatched): ${kinds.map((k, i) => `${k} ${cost[i]! >= 0 ? "+" : ""}${cost[i]!.toFixed(2)} s`).join(", ")} = ${((cost.reduce((a, b) => a + b, 0) / own) * 100).toFixed(1)}% of the cluster's own ${own.toFixed(1)} s\n`);
     process.stderr.write(`  browser's CPU while watching (median): ${(cpuMed(perSecond, "browser") * 1000).toFixed(0)} ms per second of trial\n`);
     process.stderr.write(`  load average (1 min) at the start and after each round: ${loads.map((l) => l.toFixed(1)).join(", ")}\n`);
+    // ebb's own cost per null job (issue 36), controller + 4 agent processes, unwatched: CPU by
+    // role (the agents' includes the jobs' own `true`, as the baseline's includes its child's),
+    // against a bare spawn's; and what the controller wrote to disk, against what its database keeps.
+    const bareCpuPerJob = { name: "bare spawn of `true` (parent + child)", value: median(bareCpu) * 1000 };
+    for (const k of ["controller", "agents"]) {
+      const ms = (cpuMed(cpuPlain, k) * 1000) / jobs;
+      figures.push({ name: `CPU per null job, ${k === "controller" ? "controller" : "4 agents"}${trials > 1 ? `, median of ${trials}` : ""}`, value: ms, unit: "ms", baseline: bareCpuPerJob, better: "lower", goal: "<= 1 ms", met: ms <= 1 });
+    }
+    const kib = median(written) / 1024;
+    figures.push({ name: `disk written per job by the controller (/proc io write_bytes)${trials > 1 ? `, median of ${trials}` : ""}`, value: kib, unit: "KiB", baseline: { name: "its database's size per job, closed", value: median(dbSize) / 1024 }, better: "lower", goal: "<= 16 KiB", met: kib <= 16 });
+    process.stderr.write(`  controller wrote per job: ${written.map((w) => (w / 1024).toFixed(1)).join(", ")} KiB; database per job ${dbSize.map((w) => (w / 1024).toFixed(2)).join(", ")} KiB\n`);
     figures.push({
       name: `${jobs} jobs, controller + 4 agent processes, dashboard open and /metrics scraped every second${trials > 1 ? `, median of ${trials}` : ""}`,
       value: seen,

@@ -165,6 +165,19 @@ function prepare(db: Db) {
       .where(sql`${jobNodes.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .orderBy(asc(jobNodes.id))
       .prepare(),
+    /** A job's latest allocation row on a node (where its agent's usage reports go). */
+    latestAllocationOn: db
+      .select({ id: sql<number | null>`max(${jobNodes.id})` })
+      .from(jobNodes)
+      .where(and(eq(jobNodes.jobId, p("jobId")), eq(jobNodes.node, p("node"))))
+      .prepare(),
+    setAllocationUsage: db.update(jobNodes).set({ cpuSec: hole("cpuSec"), peakMemMib: hole("peakMemMiB") }).where(eq(jobNodes.id, p("id"))).prepare(),
+    usageTotals: db
+      .select({ cpuSec: sql<number>`coalesce(sum(${jobNodes.cpuSec}), 0)`, peakMemMiB: sql<number>`coalesce(max(${jobNodes.peakMemMib}), 0)` })
+      .from(jobNodes)
+      .where(eq(jobNodes.jobId, p("jobId")))
+      .prepare(),
+    setUsage: db.update(jobs).set({ usage: hole("usage") }).where(eq(jobs.id, p("id"))).prepare(),
     closeSteps: db
       .update(steps)
       .set({ state: hole("state"), endTime: hole("time") })
@@ -432,19 +445,15 @@ export class JobStore {
    * the job never held the node.
    */
   recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
-    const latest = this.db.select({ id: sql<number | null>`max(${jobNodes.id})` }).from(jobNodes).where(and(eq(jobNodes.jobId, jobId), eq(jobNodes.node, node))).get()?.id;
+    const latest = this.q.latestAllocationOn.get({ jobId, node })?.id;
     if (latest == null) return undefined;
-    this.db.update(jobNodes).set({ cpuSec, peakMemMib: peakMemMiB }).where(eq(jobNodes.id, latest)).run();
-    const t = this.db
-      .select({ cpuSec: sql<number>`coalesce(sum(${jobNodes.cpuSec}), 0)`, peakMemMiB: sql<number>`coalesce(max(${jobNodes.peakMemMib}), 0)` })
-      .from(jobNodes)
-      .where(eq(jobNodes.jobId, jobId))
-      .get()!;
+    this.q.setAllocationUsage.run({ id: latest, cpuSec, peakMemMiB });
+    const t = this.q.usageTotals.get({ jobId })!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
   }
 
   setUsage(id: number, usage: JobUsage): void {
-    this.db.update(jobs).set({ usage }).where(eq(jobs.id, id)).run();
+    this.q.setUsage.run({ id, usage });
   }
 
   /** A job that ended FAILED is OUT_OF_MEMORY (its OOM kill was reported after its exit). */

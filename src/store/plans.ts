@@ -3,7 +3,7 @@
  * planned anything, one `plan_items` row per spawn grant, start or resize, each with what became
  * of it. Who may read which items is given as a job filter (the jobs table's user and submitter).
  */
-import { and, desc, eq, inArray, or, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, or, sql, type SQL } from "drizzle-orm";
 import type { Db } from "./db.ts";
 import { jobs, planItems, plans } from "./schema.ts";
 
@@ -26,18 +26,33 @@ export interface PlanQuery extends PlanReader {
 }
 
 export class PlanStore {
-  constructor(private readonly db: Db) {}
+  /** The writes of every pass, compiled once (building a drizzle query anew costs more than running it). */
+  private readonly q;
+
+  constructor(private readonly db: Db) {
+    const p = sql.placeholder;
+    const hole = (name: string) => sql.placeholder(name) as unknown as never;
+    this.q = {
+      insertPlan: db.insert(plans).values({ time: p("time"), policy: p("policy"), reservations: p("reservations") }).returning({ id: plans.id }).prepare(),
+      insertItem: db
+        .insert(planItems)
+        .values({ planId: p("planId"), jobId: p("jobId"), kind: p("kind"), status: p("status"), reason: p("reason"), outcome: p("outcome"), detail: p("detail") })
+        .returning({ id: planItems.id })
+        .prepare(),
+      settle: db.update(planItems).set({ status: hole("status"), outcome: hole("outcome") }).where(eq(planItems.id, p("id"))).prepare(),
+    };
+  }
 
   /** The plan's row and its items (call inside a transaction); returns the items' ids in order. */
   insert(row: Omit<typeof plans.$inferInsert, "id">, items: readonly NewPlanItem[]): { planId: number; itemIds: number[] } {
-    const planId = this.db.insert(plans).values(row).returning({ id: plans.id }).get().id;
-    const itemIds = items.length === 0 ? [] : this.db.insert(planItems).values(items.map((i) => ({ ...i, planId }))).returning({ id: planItems.id }).all().map((r) => r.id);
+    const planId = this.q.insertPlan.get(row)!.id;
+    const itemIds = items.map((i) => this.q.insertItem.get({ outcome: null, ...i, planId })!.id);
     return { planId, itemIds };
   }
 
   /** What became of an item (`done` inside the transaction of the item's own state change). */
   settle(itemId: number, status: Exclude<PlanItemStatus, "accepted">, outcome: string | null = null): void {
-    this.db.update(planItems).set({ status, outcome }).where(eq(planItems.id, itemId)).run();
+    this.q.settle.run({ id: itemId, status, outcome });
   }
 
   /** Items still `accepted` when the controller starts were never carried out: `abandoned`. Returns how many. */

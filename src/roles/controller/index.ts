@@ -16,7 +16,7 @@ import { randomBytes } from "node:crypto";
 import { findUserToken, insertUserToken } from "../../store/tokens.ts";
 import { AGENT_RECONNECT_MAX_MS } from "../../proto/agent.ts";
 import { safeEqual, verifyJobToken } from "../../proto/credential.ts";
-import { guardWrites, onAutocommit, openDb, openedExclusive } from "../../store/db.ts";
+import { checkpointEvery, guardWrites, onAutocommit, openDb, openedExclusive } from "../../store/db.ts";
 import { JobStore } from "../../store/jobs.ts";
 import { listNodes } from "../../store/nodes.ts";
 import type { ServerTls } from "../../util/tls.ts";
@@ -141,6 +141,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   guardWrites(db, health);
   health.check();
   const store = new JobStore(db);
+  const stopCheckpoints = checkpointEvery(db, 1000);
   const estore = new ElasticStore(db);
   const sampleInterval = opts.sampleInterval ?? 60;
   const state = new ClusterState();
@@ -380,6 +381,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       feed!.stop();
       if (purger) clearInterval(purger);
       server.stop(true);
+      stopCheckpoints();
       db.$client.close();
       release();
     },

@@ -25,7 +25,7 @@ import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
-import type { Ledger } from "./ledger.ts";
+import type { Ledger, LedgerTx } from "./ledger.ts";
 import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession, NodeRuntime } from "./state.ts";
@@ -383,11 +383,22 @@ export class Jobs {
   }
 
   /**
-   * Start a pending job on its shares of nodes (from a scheduling plan), in rank order. `within`
-   * runs inside the start's transaction (the plan applier marks its item carried out there); not
-   * at all if it cannot start.
+   * Start pending jobs, each on its shares of nodes in rank order (a scheduling pass's starts): a
+   * job whose step 0 would overfill its shares ends FAILED first; the others' starts are recorded
+   * in one transaction, with `within` (the plan applier records the plan there and marks each item
+   * carried out or not: `started` holds the jobs that start), and then each is launched.
    */
-  start(job: JobRuntime, placed: { shares: readonly NodeShare[]; tasks?: readonly number[] }, reason: string, now = Date.now(), within?: () => void): void {
+  startAll(orders: readonly StartOrder[], within: (started: ReadonlySet<JobRuntime>) => void, now = Date.now()): void {
+    const ready = orders.flatMap((o) => this.startable(o, now) ?? []);
+    this.ledger.commit((tx) => {
+      for (const r of ready) this.recordStart(tx, r, now);
+      within(new Set(ready.map((r) => r.job)));
+    });
+    for (const r of ready) this.launch(r, now);
+  }
+
+  /** A start's records and launch, worked out; undefined (the job ended FAILED) if its step 0 overfills its shares. */
+  private startable({ job, placed, reason }: StartOrder, now: number): ReadyStart | undefined {
     const row = job.row;
     const shares = placed.shares;
     const nodes = shares.map((s) => s.node);
@@ -399,7 +410,7 @@ export class Jobs {
     if (overfills) {
       // Ends it pending: nothing was started, the nodes stay free.
       this.finish(job, "FAILED", { reason: overfills }, now);
-      return;
+      return undefined;
     }
     // A requeued job's steps go on from the numbers its earlier runs used.
     const nextStep = Math.max(row.nextStep, row.kind === "command" ? 1 : 0);
@@ -409,17 +420,24 @@ export class Jobs {
     // An elastic job started below the size it asked for gets a limit that follows its size.
     const below = row.elastic && nodes.length < row.nodes;
     const limit = below ? rescaleLimit({ startTime: now, limit: row.timeLimit, original: row.timeLimit, at: now, ratio: limitRatio({ nodes: row.nodes }, nodes.length).ratio, grow: false }) : row.timeLimit;
-    this.ledger.commit((tx) => {
-      if (limit !== row.timeLimit) {
-        const why = `started on ${nodes.length} of the ${row.nodes} nodes asked for: ${limitRatio({ nodes: row.nodes }, nodes.length).source}`;
-        this.store.recordLimitChange(row.id, now, row.timeLimit, limit, why);
-        this.store.addEvent(row.id, now, "limit", `time limit ${formatDuration(row.timeLimit)} -> ${formatDuration(limit)}: ${why}`, { from: row.timeLimit, to: limit });
-      }
-      tx.started(job, shares, now, { nextStep, output, error, timeLimit: limit });
-      this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
-      if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], layout.reduce((a, b) => a + b, 0), nodes, now);
-      within?.();
-    });
+    return { job, shares, nodes, layout, reason, nextStep, output, error, limit };
+  }
+
+  private recordStart(tx: LedgerTx, { job, shares, nodes, layout, reason, nextStep, output, error, limit }: ReadyStart, now: number): void {
+    const row = job.row;
+    if (limit !== row.timeLimit) {
+      const why = `started on ${nodes.length} of the ${row.nodes} nodes asked for: ${limitRatio({ nodes: row.nodes }, nodes.length).source}`;
+      this.store.recordLimitChange(row.id, now, row.timeLimit, limit, why);
+      this.store.addEvent(row.id, now, "limit", `time limit ${formatDuration(row.timeLimit)} -> ${formatDuration(limit)}: ${why}`, { from: row.timeLimit, to: limit });
+    }
+    tx.started(job, shares, now, { nextStep, output, error, timeLimit: limit });
+    this.store.addEvent(row.id, now, "started", `started on ${compressHostlist(nodes)} (${reason})`, { nodes, reason });
+    if (row.kind === "command") this.store.insertStep(row.id, 0, row.argv ?? [], layout.reduce((a, b) => a + b, 0), nodes, now);
+  }
+
+  /** A recorded start, carried out: its nodes' agents (or its step root, or its `ebb alloc`) are told. */
+  private launch({ job, nodes, layout }: ReadyStart, now: number): void {
+    const row = job.row;
     this.effects.allocated?.(nodes);
     this.effects.started?.(job);
 
@@ -966,4 +984,24 @@ function describeSize(min: number, max: number): string {
 
 function withoutKeys(env: Record<string, string>, keys: string[]): Record<string, string> {
   return Object.fromEntries(Object.entries(env).filter(([k]) => !keys.includes(k)));
+}
+
+/** A start the scheduler planned: the job, its shares of nodes in rank order (with its tasks on each, if placed), and why. */
+export interface StartOrder {
+  job: JobRuntime;
+  placed: { shares: readonly NodeShare[]; tasks?: readonly number[] };
+  reason: string;
+}
+
+/** A start worked out (`Jobs.startable`): what it records and what it launches. */
+interface ReadyStart {
+  job: JobRuntime;
+  shares: readonly NodeShare[];
+  nodes: string[];
+  layout: number[];
+  reason: string;
+  nextStep: number;
+  output: string | null;
+  error: string | null;
+  limit: number;
 }

@@ -2,9 +2,10 @@
  * The controller's plan applier (sched/README.md, "One plan"; Nomad's `nomad/plan_apply.go` is
  * the model): every item of a plan is re-checked against the cluster as it is now (`checkPlan`),
  * the plan — its reservations, and every item with its status: accepted, or rejected and why — is
- * committed to SQLite in one transaction, then the accepted items are carried out in order: spawn
- * grants (the waiting request takes its nodes), starts (`Jobs.start`), resizes (`Elastic.resize`
- * with the plan's added nodes and limit ratio). Each item is marked `done` in the transaction of
+ * committed to SQLite in one transaction together with its starts (`Jobs.startAll`: one
+ * transaction a pass, not one a job), then the other accepted items are carried out: spawn grants
+ * (the waiting request takes its nodes), resizes (`Elastic.resize` with the plan's added nodes and
+ * limit ratio). Each item is marked `done` in the transaction of
  * its own state change (the job's start, the adaptation, the spawned step), so a crash between the
  * plan's commit and an item leaves the item `accepted`, never `done`; the next controller marks such
  * items `abandoned` when it starts (`reconcile`) and plans again from the stored state. An item
@@ -89,7 +90,24 @@ export class PlanApplier {
       ...p.resizes.map((r) => resizeItem(r, "accepted")),
       ...rejected.map((x) => ({ ...(x.kind === "spawn" ? spawnItem(x.item, "rejected") : x.kind === "start" ? startItem(x.item, "rejected") : resizeItem(x.item, "rejected")), outcome: x.reason })),
     ];
-    const ids = items.length === 0 ? [] : this.store.tx(() => this.plans.insert({ time: now, policy: plan.policy, reservations: p.reservations }, items).itemIds);
+    // The plan and its starts are one transaction (a start's item is done or failed there); its
+    // spawn grants and resizes follow, each in its own.
+    let ids: number[] = [];
+    // A start without shares (whole-node mode) takes its nodes whole.
+    const starts = p.starts.map((st) => ({ job: this.state.jobs.get(st.jobId)!, placed: { shares: st.shares ?? st.nodes.map((n) => this.state.wholeShare(n)), tasks: st.tasks }, reason: st.reason }));
+    if (items.length > 0)
+      this.jobs.startAll(
+        starts,
+        (started) => {
+          ids = this.plans.insert({ time: now, policy: plan.policy, reservations: p.reservations }, items).itemIds;
+          starts.forEach(({ job }, i) => {
+            const id = ids[p.spawns.length + i]!;
+            if (started.has(job)) this.plans.settle(id, "done");
+            else this.plans.settle(id, "failed", job.row.reason ?? `the job is ${job.row.state}`);
+          });
+        },
+        now,
+      );
     let k = 0;
     for (const g of p.spawns) {
       const id = ids[k++]!;
@@ -98,18 +116,7 @@ export class PlanApplier {
         this.plans.settle(id, taken ? "done" : "failed", taken ? null : "the request was gone or could not take the nodes");
       });
     }
-    for (const st of p.starts) {
-      const id = ids[k++]!;
-      const job = this.state.jobs.get(st.jobId)!;
-      let done = false;
-      // A start without shares (whole-node mode) takes its nodes whole.
-      const shares = st.shares ?? st.nodes.map((n) => this.state.wholeShare(n));
-      this.jobs.start(job, { shares, tasks: st.tasks }, st.reason, now, () => {
-        this.plans.settle(id, "done");
-        done = true;
-      });
-      if (!done) this.store.tx(() => this.plans.settle(id, "failed", job.row.reason ?? `the job is ${job.row.state}`));
-    }
+    k += p.starts.length;
     for (const r of p.resizes) {
       const id = ids[k++]!;
       try {
