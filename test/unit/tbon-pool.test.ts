@@ -51,6 +51,25 @@ test("in-process deliveries run in the order sent, each in a turn of the event l
   expect(order.indexOf("timer")).toBeLessThan(order.length - 1);
 });
 
+test("a queue that never drains keeps its order while it drops what it ran", async () => {
+  const ran: number[] = [];
+  let queued = 0;
+  const done = new Promise<void>((resolve) => {
+    const queue = () => {
+      const id = queued++;
+      inTurn(() => {
+        ran.push(id);
+        // Each of the first 3,000 queues one more: the queue holds ~2,000 until the end.
+        if (queued < 5000) queue();
+        if (ran.length === 5000) resolve();
+      });
+    };
+    while (queued < 2000) queue();
+  });
+  await done;
+  expect(ran).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+});
+
 test("an endpoint removed from the pool (its agent stopped) is reached by socket again, and its loss is heard", async () => {
   const pool = new PeerPool();
   const seen: StepDown[] = [];
