@@ -139,6 +139,24 @@ export interface SlurmRank {
 }
 
 /**
+ * `f` of an array, computed once per array (which must not change afterwards): every rank of a
+ * step on a node, and every node of `ebb up`'s, whose agents share a step's spec, pass the same
+ * node list and counts; at 1,024 nodes their texts cost ~0.3 ms a rank.
+ */
+function perArray<T>(f: (xs: readonly T[]) => string): (xs: readonly T[]) => string {
+  const made = new WeakMap<readonly T[], string>();
+  return (xs) => {
+    let text = made.get(xs);
+    if (text === undefined) made.set(xs, (text = f(xs)));
+    return text;
+  };
+}
+const hostlistOf = perArray(compressHostlist);
+const perNodeOf = perArray(perNode);
+/** The names joined with commas (EBB_NODELIST), once per array. */
+export const commaList = perArray<string>((xs) => xs.join(","));
+
+/**
  * A step's variables, as one of its ranks sees them. SLURM_NNODES, SLURM_NTASKS and
  * SLURM_TASKS_PER_NODE are the step's (as srun sets them); SLURM_NODELIST stays the job's.
  */
@@ -148,11 +166,11 @@ export function slurmRankVars(r: SlurmRank): Record<string, string> {
   const step = String(r.stepId);
   const size = String(r.size);
   const nodes = String(r.nodes.length);
-  const perNodeText = perNode(r.tasks);
+  const perNodeText = perNodeOf(r.tasks);
   return {
     SLURM_STEP_ID: step,
     SLURM_STEPID: step,
-    SLURM_STEP_NODELIST: compressHostlist(r.nodes),
+    SLURM_STEP_NODELIST: hostlistOf(r.nodes),
     SLURM_STEP_NUM_NODES: nodes,
     SLURM_STEP_NUM_TASKS: size,
     SLURM_STEP_TASKS_PER_NODE: perNodeText,

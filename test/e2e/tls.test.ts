@@ -105,7 +105,7 @@ describe("ebb up --tls", () => {
     const lines = r.stdout.trim().split("\n").sort();
     expect(lines).toHaveLength(4);
     for (const l of lines) expect(l).toMatch(/^hello rank=\d size=4 sum=6 node=node0[12]$/);
-    // Fan-out 1: the launcher reaches node01 only, and node01's agent reaches node02 (an agent-to-agent TLS link).
+    // Fan-out 1: the launcher reaches node01 only, and node01's agent reaches node02 (in-process: ebb up's agents share one thread; see the last test for an agent-to-agent TLS link).
     const tree = await cli(["run", "-N", "2", "-n", "4", "--fanout", "1", hello!]);
     expect({ code: tree.code, err: tree.stderr }).toEqual({ code: 0, err: "" });
     expect(tree.stdout.trim().split("\n").filter((l) => l.includes("size=4 sum=6"))).toHaveLength(4);
@@ -199,6 +199,28 @@ describe("ebb up --tls", () => {
     const ctl = await cli(["controller", "--listen", "127.0.0.1:0", "--state-dir", join(dir, "ctl-no-ca"), "--tls-cert", join(state, "tls", "controller.pem"), "--tls-key", join(state, "tls", "controller.key")]);
     expect(ctl.code).toBe(2);
     expect(ctl.stderr).toContain("the controller checks the agents' certificates against the cluster CA: give it with --ca FILE or EBB_CA");
+  }, 120_000);
+
+  // Last: it leaves a third node behind.
+  test.skipIf(!hello)("an agent in a process of its own is reached from ebb up's agents over TLS (an agent-to-agent TLS link)", async () => {
+    const key = readFileSync(join(state, "cluster.key"), "utf8").trim();
+    const tls = join(state, "tls");
+    const node03 = Bun.spawn(
+      [...ebb, "agent", "--controller", url, "--name", "node03", "--cpus", "2", "--listen", "127.0.0.1:0", "--ca", join(state, "ca.pem"), "--tls-cert", join(tls, "agents.pem"), "--tls-key", join(tls, "agents.key")],
+      { env: { ...process.env, EBB_STATE_DIR: join(dir, "node03"), EBB_CLUSTER_KEY: key, EBB_LOG: "warn" }, stdout: "ignore", stderr: "inherit" },
+    );
+    try {
+      await waitFor("node03 IDLE", async () => (await api("GET", "/v1/nodes")).json.nodes.some((n: any) => n.name === "node03" && n.state === "IDLE"), 60_000);
+      // Fan-out 1: a chain through all three nodes, so node03 is linked to one of ebb up's agents by a socket.
+      const r = await cli(["run", "-N", "3", "-n", "6", "--fanout", "1", hello!]);
+      expect({ code: r.code, err: r.stderr }).toEqual({ code: 0, err: "" });
+      const lines = r.stdout.trim().split("\n");
+      expect(lines.filter((l) => /^hello rank=\d size=6 sum=15 node=node0[123]$/.test(l))).toHaveLength(6);
+      expect(lines.filter((l) => l.endsWith("node=node03"))).toHaveLength(2);
+    } finally {
+      node03.kill("SIGTERM");
+      await node03.exited;
+    }
   }, 120_000);
 });
 

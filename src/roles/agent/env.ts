@@ -1,9 +1,10 @@
 /** Environments of the processes an agent starts. */
 import { delimiter } from "node:path";
-import { slurmRankVars, type SlurmOwner, type SlurmRank } from "../slurm-env.ts";
+import { commaList, slurmRankVars, type SlurmOwner, type SlurmRank } from "../slurm-env.ts";
 import { userInfo } from "node:os";
 import { currentUser } from "../../util/user.ts";
 import type { Identity } from "../identity.ts";
+import type { StepSpec } from "../../proto/step.ts";
 
 /** Whom a job's processes run as here (Slurm's SLURM_JOB_USER/UID/GID): the job's user, or the agent's. */
 export function ownerOf(id: Identity | undefined): SlurmOwner {
@@ -31,8 +32,16 @@ export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; 
   return { ...env, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
 }
 
-/** Where a rank runs in its step: the same facts Slurm's variables are made of. */
+/** Where a rank runs in its step: the same facts Slurm's variables are made of (`nodes` and `tasks` unchanged once given: their texts are made once). */
 export type RankPlace = SlurmRank;
+
+/** The names of a step's nodes, one frozen array per spec: the ranks' node list texts are then made once (slurm-env.ts). */
+const namesOf = new WeakMap<StepSpec, readonly string[]>();
+export function stepNodeNames(spec: StepSpec): readonly string[] {
+  let names = namesOf.get(spec);
+  if (!names) namesOf.set(spec, (names = Object.freeze(spec.nodes.map((n) => n.name))));
+  return names;
+}
 
 /** A rank's variables, ebb's and Slurm's; `nodeHost` is the address this node's agent is reached at. */
 export function rankVars(p: RankPlace, controllerUrl: string, nodeHost: string, caFile?: string): Record<string, string> {
@@ -40,7 +49,7 @@ export function rankVars(p: RankPlace, controllerUrl: string, nodeHost: string, 
     ...slurmRankVars(p),
     ...(caFile === undefined ? {} : { EBB_CA: caFile }),
     EBB_STEP_ID: String(p.stepId),
-    EBB_NODELIST: p.nodes.join(","),
+    EBB_NODELIST: commaList(p.nodes),
     EBB_NNODES: String(p.nodes.length),
     EBB_NTASKS: String(p.size),
     EBB_PROCID: String(p.rank),

@@ -62,6 +62,12 @@ export interface AgentOptions {
   hostRules?: HostRules;
   /** Warm ranks kept ready for `ebb exec` ranks (warm-pool.ts); 0 or absent: none. */
   warmRanks?: number;
+  /**
+   * Step-tree edges shared by the agents of one process (`ebb up`'s thread): each agent adds its
+   * own step service to it, so a launch passes from agent to agent in-process instead of through a
+   * socket and a JSON round trip at every hop. The caller closes it.
+   */
+  peers?: PeerPool;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -152,7 +158,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir.dir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
   const env = (...overlays: Record<string, string>[]) => withEbbOnPath(Object.assign({}, agentEnv, ...overlays), binDir);
-  const pool = new PeerPool(o.ca);
+  const pool = o.peers ?? new PeerPool(o.ca);
   const nameRequests = new Map<number, (r: { ok: boolean; port?: string; error?: string }) => void>();
   let nextNameRequest = 1;
   const names = (jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string) =>
@@ -313,7 +319,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       steps.closeAll();
       channel?.close();
       procs.killAll();
-      pool.close();
+      if (o.peers) pool.removeLocal(addr);
+      else pool.close();
       server.stop(true);
       binDir.remove();
     },

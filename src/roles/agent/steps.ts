@@ -17,7 +17,7 @@ import { firstRanks } from "../../sched/layout.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
-import { ownerOf, rankVars } from "./env.ts";
+import { ownerOf, rankVars, stepNodeNames } from "./env.ts";
 import { rankSlices } from "./affinity.ts";
 import type { JobPlacement } from "./placement.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
@@ -327,7 +327,7 @@ export class StepNode {
         else this.cfg.unmonitored(lib.reason);
       }
     }
-    const names = spec.elastic?.worldNodes ?? spec.nodes.map((n) => n.name);
+    const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
     const nodeIndex = names.indexOf(this.ctx.name);
     const worldSize = worldSizeOf(spec);
     const job = this.ctx.placement(spec.jobId);
