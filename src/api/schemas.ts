@@ -101,8 +101,14 @@ export const TestOnlyResult = z.lazy(() =>
   }),
 );
 
-export const DrainRequest = z.lazy(() => z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }));
-export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable() }));
+export const DrainRequest = z.lazy(() =>
+  z.strictObject({
+    reason: z.string().trim().min(1).max(200).optional(),
+    /** The node's owner wants it back: its host state is `owner` until resumed, and its jobs move off as from an overloaded node. */
+    owner: z.boolean().optional(),
+  }),
+);
+export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable(), owner: z.boolean().optional() }));
 
 /** A POSIX-ish user name: what useradd accepts (and what the agent runs jobs as). */
 const UserName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user name: lowercase letters, digits, _ and -, at most 32 characters, not starting with a digit or -");

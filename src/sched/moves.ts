@@ -8,7 +8,7 @@
  *   move's cost (its adaptations × its measured adaptation cost: `JobState.adaptCost`, a
  *   checkpoint-restart job's restart estimate, else `config.defaultAdaptCost`).
  *
- * The resize protocol gives back only the last nodes of an allocation (docs/adaptation.md §7.8), so
+ * The resize protocol gives back only the last nodes of an allocation (docs/adaptation.md §7.10, §8), so
  * a move is a pair of adaptations: a shrink to the nodes before the first loaded one, then, once it
  * commits, a grow back to the same size onto the nodes it gave back that may stay and the
  * destinations (`PlanResize.then`). With too few destinations it is the shrink alone, and the

@@ -140,9 +140,10 @@ export class Elastic {
    * Step 1: a planned resize (sched/plan.ts: a pass's, or a user's through `requestedResize`) is
    * recorded and ordered. Its nodes are checked against the cluster as it is; its rank remap, made
    * by the plan, goes to the launcher as it is and comes back with the commit. `within` runs inside
-   * the transaction that records the adaptation (the plan applier marks its item carried out there).
+   * the transaction that records the adaptation (the plan applier marks its item carried out there);
+   * `then` when it ends, committed or not (a move's grow back follows its shrink).
    */
-  resize(p: PlanResize, reason: string, now = Date.now(), within?: () => void): { adaptationId: number } {
+  resize(p: PlanResize, reason: string, now = Date.now(), within?: () => void, then?: (ok: boolean) => void): { adaptationId: number } {
     const { jobId, to: nodes, added, remap: m } = p;
     this.checkResize(jobId, nodes);
     const job = this.jobs.activeJob(jobId);
@@ -184,7 +185,7 @@ export class Elastic {
       within?.();
       return aid;
     });
-    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep };
+    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep, after: then };
     if (joinStep !== undefined) this.effects.allocated?.(added);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher!.send({
@@ -403,6 +404,8 @@ export class Elastic {
     e.lastAdaptEnd = now;
     e.samplesSince = now;
     this.jobs.notifyLaunchers(job);
+    // Before any pass: a move's grow back takes the nodes its shrink just gave back.
+    a.after?.(ok);
     this.effects.schedule();
   }
 

@@ -21,7 +21,8 @@ import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import type { Snapshots } from "./snapshot.ts";
 import type { SpawnQueue } from "./spawns.ts";
-import type { ClusterState, JobRuntime } from "./state.ts";
+import { hostOf, type ClusterState, type JobRuntime } from "./state.ts";
+import { takesNewWork } from "../../domain/host-state.ts";
 
 const log = logger("controller");
 
@@ -72,7 +73,7 @@ export class PlanApplier {
     return {
       node: (name) => {
         const n = this.state.nodes.get(name);
-        return n && { up: this.state.isSchedulable(n, now), resources: this.state.resources(n), shares: n.shares };
+        return n && { up: this.state.isSchedulable(n, now), takesWork: takesNewWork(hostOf(n)), resources: this.state.resources(n), shares: n.shares };
       },
       job: (id) => {
         const job = this.state.jobs.get(id);
@@ -113,7 +114,7 @@ export class PlanApplier {
     for (const r of p.resizes) {
       const id = ids[k++]!;
       try {
-        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"));
+        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"), r.then && ((ok) => this.moveBack(r, now, ok)));
       } catch (e) {
         const why = (e as Error).message;
         this.store.tx(() => this.plans.settle(id, "failed", why));
@@ -132,6 +133,41 @@ export class PlanApplier {
       }
     }
     for (const id of this.lastNote.keys()) if (!this.state.jobs.has(id)) this.lastNote.delete(id);
+  }
+
+  /**
+   * A move's shrink ended (sched/moves.ts): committed, its grow back onto the destinations is
+   * re-checked against the cluster as it is now and carried out as a plan of one item; refused,
+   * the job stays at the smaller size until the scheduler grows it. When the grow commits, the
+   * move's cost (its request to that commit) is the event `moved`.
+   */
+  private moveBack(first: PlanResize, requestedAt: number, ok: boolean): void {
+    const then = first.then!;
+    const now = Date.now();
+    if (!ok) {
+      this.note(then.jobId, `move off ${first.removed.join(",")}: its shrink failed; the job stays where it is`, now);
+      return;
+    }
+    const plan: Plan = { now, policy: this.snapshots.config.policy, spawns: [], starts: [], resizes: [then], reservations: [], notes: [], waiting: [] };
+    const refused = checkPlan(plan, this.current(now)).rejected[0];
+    const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: plan.policy, reservations: [] }, [refused ? { ...resizeItem(then, "rejected"), outcome: refused.reason } : resizeItem(then, "accepted")]).itemIds);
+    if (refused) {
+      this.note(then.jobId, `move: the grow back was refused (${refused.reason}); the job stays at ${then.from} nodes until the scheduler grows it`, now);
+      return;
+    }
+    const landed = (done: boolean) => {
+      if (!done || !this.state.jobs.has(then.jobId)) return;
+      const at = Date.now();
+      const moved = then.added.filter((n) => !first.removed.includes(n));
+      this.store.addEvent(then.jobId, at, "moved", `moved off ${first.removed.filter((n) => !then.added.includes(n)).join(",")} onto ${moved.join(",")} at ${then.to} nodes in ${at - requestedAt} ms (request to commit)`, { from: first.removed, to: moved, ms: at - requestedAt });
+    };
+    try {
+      this.elastic().resize(then, `scheduler, move: ${then.reason}`, now, () => this.plans.settle(id!, "done"), landed);
+    } catch (e) {
+      const why = (e as Error).message;
+      this.store.tx(() => this.plans.settle(id!, "failed", why));
+      this.note(then.jobId, `move: the grow back could not start: ${why}`, now);
+    }
   }
 
   /** A note becomes an event when it says something new: the same words with new numbers do not. */
@@ -173,5 +209,7 @@ function startItem(st: PlanStart, status: Status): NewPlanItem {
 }
 
 function resizeItem(r: PlanResize, status: Status): NewPlanItem {
-  return { jobId: r.jobId, kind: "resize", status, reason: r.reason, detail: { from: r.from, to: r.to, rule: r.rule, added: r.added, removed: r.removed, remap: r.remap, limit: r.limit } };
+  // A move's grow back is its own item when it is carried out; here only where it goes.
+  const then = r.then && { from: r.then.from, to: r.then.to, added: r.then.added };
+  return { jobId: r.jobId, kind: "resize", status, reason: r.reason, detail: { from: r.from, to: r.to, rule: r.rule, added: r.added, removed: r.removed, remap: r.remap, limit: r.limit, ...(then ? { then } : {}) } };
 }

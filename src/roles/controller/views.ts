@@ -199,7 +199,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     addr: n.row.addr,
     jobs,
     jobId: jobs[0] ?? completingJob ?? null,
-    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : n.row.drain),
+    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : (n.row.drain ?? (n.hostOverride ? "its owner wants it back (ebb drain --owner): no new work, its jobs move off" : null))),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
   };
