@@ -15,7 +15,9 @@
  * policy's grows bring the job back later. A job whose first node is loaded, or whose shrink would
  * go below its minimum or off its sizes, cannot move: a note says why.
  *
- * Speeds: a bulk-synchronous job runs at its slowest node's pace. A node's speed is what its host
+ * Speeds: a bulk-synchronous job runs at its slowest node's pace. Its pace on an overloaded node is
+ * measured when it can be (`measuredSpeed`: its iterations per window since the node's state changed
+ * against before); otherwise, and for the speed after the move, a node's speed is what its host
  * state's inputs leave a job (1 − `cpu.other`, the share of CPU others take); an `owner` node's is
  * 0 (its owner takes it back); an `overloaded` one without that input counts as 0.5. Destinations
  * are the idle nodes that take new work, best score first: predicted speed, then cpus, then name.
@@ -36,6 +38,21 @@ export function hostSpeed(h: HostState | undefined): number {
   const other = h.inputs["cpu.other"];
   if (other !== undefined && Number.isFinite(other)) return Math.min(1, Math.max(0, 1 - other));
   return h.state === "overloaded" ? 0.5 : 1;
+}
+
+/**
+ * The job's own pace since `since` (a node's state changed) against its pace before, from its
+ * samples' iterations per window (at least 2 windows on each side), or undefined. The samples are
+ * those since its last adaptation, at one size: the ratio is its speed now relative to unloaded.
+ */
+export function measuredSpeed(samples: readonly { time: number; iterations?: number }[], since: number): number | undefined {
+  const before: number[] = [];
+  const after: number[] = [];
+  for (const x of samples) if (x.iterations !== undefined) (x.time < since ? before : after).push(x.iterations);
+  if (before.length < 2 || after.length < 2) return undefined;
+  const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+  const b = mean(before);
+  return b > 0 ? Math.min(1, Math.max(0, mean(after) / b)) : undefined;
 }
 
 /** A time limit neither raised nor lowered: a move ends at the size it began with. */
@@ -101,7 +118,12 @@ function weigh(s: Snapshot, job: SnapshotJob, loaded: readonly string[], free: r
   const excluded = new Set(job.exclude ?? []);
   const dests = free.filter((f) => !excluded.has(f.name)).slice(0, loaded.length);
   const speed = (xs: readonly string[]) => Math.min(...xs.map((x) => hostSpeed(byName.get(x)?.host)));
-  const now = speed(names);
+  // Its own measured pace when it ran long enough on each side of the load (never for an owner's node: it goes).
+  const since = Math.max(...loaded.map((x) => byName.get(x)?.host?.since ?? 0));
+  const owner = loaded.some((x) => byName.get(x)?.host?.state === "owner");
+  const measured = owner ? undefined : measuredSpeed(job.samples, since);
+  const now = measured ?? speed(names);
+  const nowWhat = measured !== undefined ? "measured " : "";
   const remaining = remainingTime(job, s.now);
   const perAdapt = job.adaptCost ?? s.config.defaultAdaptCost;
   const tasks = job.tasks ? [...job.tasks] : names.map(() => 1);
@@ -114,7 +136,7 @@ function weigh(s: Snapshot, job: SnapshotJob, loaded: readonly string[], free: r
     const later = speed(after);
     const gain = later > 0 ? remaining * (1 - now / later) : 0;
     const cost = 2 * perAdapt;
-    const numbers = `remaining ${fmt(remaining)} s × (1 − speed ${fmt(now)} / ${fmt(later)}) = ${fmt(gain)} s gained ${gain > cost ? ">" : "≤"} cost 2 × ${costWhat} = ${fmt(cost)} s`;
+    const numbers = `remaining ${fmt(remaining)} s × (1 − ${nowWhat}speed ${fmt(now)} / ${fmt(later)}) = ${fmt(gain)} s gained ${gain > cost ? ">" : "≤"} cost 2 × ${costWhat} = ${fmt(cost)} s`;
     if (!(gain > cost)) return `the move would cost more than it gains: ${numbers}`;
     const added = [...back, ...dests.map((d) => d.name)];
     const grow = remap({ nodes: keep, tasks: tasks.slice(0, first) }, n, added, tasks[0]);
@@ -127,7 +149,7 @@ function weigh(s: Snapshot, job: SnapshotJob, loaded: readonly string[], free: r
   const later = speed(keep) * (first / n);
   const gain = later > 0 ? remaining * (1 - now / later) : 0;
   const cost = perAdapt;
-  const numbers = `no node to go to (${free.length} free, ${loaded.length} needed); shrinking to ${first}: remaining ${fmt(remaining)} s × (1 − speed ${fmt(now)} / ${fmt(later)} at ${first}/${n} of the nodes) = ${fmt(gain)} s gained ${gain > cost ? ">" : "≤"} cost ${costWhat} = ${fmt(cost)} s`;
+  const numbers = `no node to go to (${free.length} free, ${loaded.length} needed); shrinking to ${first}: remaining ${fmt(remaining)} s × (1 − ${nowWhat}speed ${fmt(now)} / ${fmt(later)} at ${first}/${n} of the nodes) = ${fmt(gain)} s gained ${gain > cost ? ">" : "≤"} cost ${costWhat} = ${fmt(cost)} s`;
   if (!(gain > cost)) return `the move would cost more than it gains: ${numbers}`;
   return { ...shrinkStep, reason: `${numbers}; grows back when nodes are free` };
 }

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import type { HostState, HostStateName } from "../../src/domain/host-state.ts";
 import { resolveConfig, type PolicyName } from "../../src/sched/config.ts";
 import { checkPlan, makePlan, type PlanJobState, type Snapshot, type SnapshotJob } from "../../src/sched/plan.ts";
-import { hostSpeed } from "../../src/sched/moves.ts";
+import { hostSpeed, measuredSpeed } from "../../src/sched/moves.ts";
 import type { ClusterNode, PendingJob } from "../../src/sched/types.ts";
 
 const NOW = 80_000_000;
@@ -94,6 +94,15 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     const forced = { ...plan, starts: [{ jobId: 2, nodes: ["n1"], reason: "fcfs" }] };
     const state = { node: (x: string) => ({ up: true, takesWork: x === "n3" }), job: () => ({ state: "pending", nodes: [], minNodes: 1, maxNodes: 1, resizable: false }) };
     expect(checkPlan(forced, state).rejected[0]?.reason).toBe("start on 1 nodes: node n1 takes no new work (its host state is not free)");
+  });
+
+  test("the job's own measured pace comes first when it has samples on both sides of the load", () => {
+    const nodes = cluster(5, held4, { n4: host("overloaded", { "cpu.other": 0.1 }) });
+    // 10 iterations per window before the load (since NOW - 10 s), 4 after: speed 0.4, not the inputs' 0.9.
+    const samples = [NOW - 40_000, NOW - 30_000, NOW - 20_000, NOW - 8_000, NOW - 2_000].map((time, i) => ({ time, mtct: 0.1, iterations: i < 3 ? 10 : 4 }));
+    const plan = makePlan(snap({ nodes, running: [running(7, ["n1", "n2", "n3", "n4"], { samples })] }));
+    expect(plan.resizes[0]!.reason).toContain("(1 − measured speed 0.40 / 1.00)");
+    expect(measuredSpeed(samples.slice(2), NOW - 10_000)).toBeUndefined();
   });
 
   test("a node's speed: owner 0, else what cpu.other leaves, overloaded without it 0.5", () => {

@@ -118,7 +118,7 @@ export class Snapshots {
     // The first window after a start or an adaptation holds warm-up and connection set-up: skipped.
     const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
     // Policies that do not model MTCT get no samples, and no query per job.
-    const samples = policy.mtct ? this.elastic().mtct(r.id, interval, since, now).samples.map((x) => ({ time: x.time, mtct: x.mtct })) : [];
+    const samples = policy.mtct ? this.elastic().mtct(r.id, interval, since, now).samples.map((x) => ({ time: x.time, mtct: x.mtct, iterations: x.iterations })) : [];
     // What it measured at each size it ran at: ReSHAPE's profile, APM's runtime model, and the
     // ratio a resize rescales its time limit by.
     const points = this.elastic().measured(r.id, interval * 1000);
