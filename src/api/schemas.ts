@@ -304,14 +304,16 @@ export const CfgView = z.object({
  * the scheduler planned it, and what became of it. Status: `accepted` (passed the controller's
  * re-check, being carried out), `done` (carried out), `rejected` (the re-check refused it: the
  * cluster changed since the snapshot), `failed` (carrying it out was refused), `abandoned` (the
- * controller stopped before carrying it out); `outcome` says why for the last three.
+ * controller stopped before carrying it out); `outcome` says why for those three. `declined`: a
+ * move weighed and not made (a job on an overloaded or owner node), recorded when its words change;
+ * its reason has the numbers.
  */
 export const PlanItemView = z.lazy(() =>
   z.object({
     id: z.int(),
     jobId: z.int(),
     kind: z.enum(["spawn", "start", "resize"]),
-    status: z.enum(["accepted", "done", "rejected", "failed", "abandoned"]),
+    status: z.enum(["accepted", "done", "rejected", "failed", "abandoned", "declined"]),
     reason: z.string(),
     outcome: z.string().nullable(),
     /** Start and spawn: the nodes it takes, in rank order; a resize: none (see added/removed). */

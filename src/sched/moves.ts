@@ -2,7 +2,7 @@
  * Moves off nodes whose jobs should leave (issue 34: a host `overloaded`, or `owner` — its owner
  * wants it back). After the policy's plan, each running job on such a node is weighed:
  *
- * - a rigid job stays where it is, with a note that says so;
+ * - a rigid job stays where it is, and the plan says so (`Plan.declined`, as every move not made);
  * - an elastic or checkpoint-restart job is moved when the gain pays for the move (HPCM's missing
  *   check): gain = remaining time × (1 − its speed now / its speed after the move), against the
  *   move's cost (its adaptations × its measured adaptation cost: `JobState.adaptCost`, a
@@ -13,7 +13,7 @@
  * commits, a grow back to the same size onto the nodes it gave back that may stay and the
  * destinations (`PlanResize.then`). With too few destinations it is the shrink alone, and the
  * policy's grows bring the job back later. A job whose first node is loaded, or whose shrink would
- * go below its minimum or off its sizes, cannot move: a note says why.
+ * go below its minimum or off its sizes, cannot move: the plan says why.
  *
  * Speeds: a bulk-synchronous job runs at its slowest node's pace. Its pace on an overloaded node is
  * measured when it can be (`measuredSpeed`: its iterations per window since the node's state changed
@@ -28,8 +28,8 @@ import { compareNames } from "./batch.ts";
 import { remainingTime } from "./elastic.ts";
 import { remap } from "./remap.ts";
 import { isValidSize } from "./sizes.ts";
-import type { ClusterNode, Note } from "./types.ts";
-import type { Plan, PlanResize, Snapshot, SnapshotJob } from "./plan.ts";
+import type { ClusterNode } from "./types.ts";
+import type { DeclinedMove, Plan, PlanResize, Snapshot, SnapshotJob } from "./plan.ts";
 
 /** What a job keeps of its pace on a node (0..1), from the node's host state. */
 export function hostSpeed(h: HostState | undefined): number {
@@ -83,27 +83,27 @@ export function planMoves(s: Snapshot, plan: Plan): Plan {
     .sort((a, b) => hostSpeed(b.host) - hostSpeed(a.host) || (b.cpus ?? 1) - (a.cpus ?? 1) || compareNames(a.name, b.name));
 
   const resizes: PlanResize[] = [];
-  const notes: Note[] = [];
+  const declined: DeclinedMove[] = [];
   for (const job of s.running) {
     const loaded = job.nodeNames.filter((n) => vacate.has(n));
     if (loaded.length === 0) continue;
     const where = loaded.map((n) => `${n} (${stateOf(byName.get(n))})`).join(", ");
     if (job.adapting) continue; // it decides again once its adaptation commits
     if (!job.elastic) {
-      notes.push({ jobId: job.id, text: `stays on ${where}: a rigid job cannot move (only elastic and checkpoint-restart jobs do)` });
+      declined.push({ jobId: job.id, nodes: job.nodes, stays: loaded, reason: `stays on ${where}: a rigid job cannot move (only elastic and checkpoint-restart jobs do)` });
       continue;
     }
     if (planned.has(job.id)) continue; // the policy resizes it in this plan; the move is weighed in the next
     const decided = weigh(s, job, loaded, free, byName);
     if (typeof decided === "string") {
-      notes.push({ jobId: job.id, text: `stays on ${where}: ${decided}` });
+      declined.push({ jobId: job.id, nodes: job.nodes, stays: loaded, reason: `stays on ${where}: ${decided}` });
       continue;
     }
     for (const n of decided.then?.added ?? []) free.splice(free.findIndex((f) => f.name === n), 1);
     resizes.push({ ...decided, reason: `move off ${where}: ${decided.reason}` });
   }
-  if (resizes.length === 0 && notes.length === 0) return plan;
-  return { ...plan, resizes: [...plan.resizes, ...resizes], notes: [...plan.notes, ...notes] };
+  if (resizes.length === 0 && declined.length === 0) return plan;
+  return { ...plan, resizes: [...plan.resizes, ...resizes], ...(declined.length > 0 ? { declined } : {}) };
 }
 
 /** The move of `job` off its `loaded` nodes, or why it is not made. `free` is in score order. */

@@ -135,6 +135,16 @@ export interface Plan {
   notes: Note[];
   /** Why each pending job the plan does not start waits (only with `Snapshot.reasons`). */
   waiting: [number, string][];
+  /** Moves weighed and not made (moves.ts): the job, its size, the nodes it stays on and why, with the numbers. */
+  declined?: DeclinedMove[];
+}
+
+export interface DeclinedMove {
+  jobId: number;
+  nodes: number;
+  /** The nodes it should leave and stays on. */
+  stays: string[];
+  reason: string;
 }
 
 /**

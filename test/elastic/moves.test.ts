@@ -93,6 +93,11 @@ describe("a node its owner wants back", () => {
     });
     expect(note.message).toMatch(new RegExp(`^stays on ${owned} \\(owner: ebb drain --owner\\): the move would cost more than it gains: remaining \\d+(\\.\\d+)? s × \\(1 − speed 0\\.00 / 1\\.00\\) = \\S+ s gained ≤ cost 2 × default 10\\.00 s per adaptation = 20\\.00 s$`));
     expect((await c.job(job.id)).adaptations).toEqual([]);
+    // The decision is in ebb plans too, once (not a row per pass).
+    const declined = (await c.job(job.id)).plans.filter((p: any) => p.status === "declined");
+    expect(declined.map((p: any) => [p.rule, p.from, p.to, p.removed])).toEqual([["move", 3, 3, [owned]]]);
+    expect(declined[0].reason).toBe(note.message);
+    expect((await c.ebb(["plans", "--job", String(job.id)])).stdout).toMatch(/move 3 -> 3 \(-node\d+\)\s+declined\s+stays on/);
     expect((await c.ebb(["cancel", String(job.id)])).code).toBe(0);
     await job.finished;
     expect((await c.ebb(["resume", owned])).code).toBe(0);

@@ -64,7 +64,7 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     const nearEnd = running(7, ["n1", "n2", "n3", "n4"], { timeLimit: 62, adaptCost: 3 });
     const plan = makePlan(snap({ nodes, running: [nearEnd] }));
     expect(plan.resizes).toEqual([]);
-    expect(plan.notes).toEqual([{ jobId: 7, text: "stays on n4 (overloaded: cpu.other > 0.5): the move would cost more than it gains: remaining 2.00 s × (1 − speed 0.50 / 1.00) = 1.00 s gained ≤ cost 2 × measured 3.00 s per adaptation = 6.00 s" }]);
+    expect(plan.declined).toEqual([{ jobId: 7, nodes: 4, stays: ["n4"], reason: "stays on n4 (overloaded: cpu.other > 0.5): the move would cost more than it gains: remaining 2.00 s × (1 − speed 0.50 / 1.00) = 1.00 s gained ≤ cost 2 × measured 3.00 s per adaptation = 6.00 s" }]);
   });
 
   test("with no free node an elastic job shrinks off the loaded node when that pays; not when its minimum forbids", () => {
@@ -74,16 +74,16 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     expect(plan.resizes[0]!.reason).toContain("no node to go to");
     const held = makePlan(snap({ nodes, running: [running(7, ["n1", "n2", "n3", "n4"], { minNodes: 4 })] }));
     expect(held.resizes).toEqual([]);
-    expect(held.notes[0]!.text).toContain("below its minimum 4");
+    expect(held.declined![0]!.reason).toContain("below its minimum 4");
   });
 
   test("a rigid job is left where it is, and said so; a job whose first node is loaded too", () => {
     const nodes = cluster(5, { n1: 7, n2: 7, n3: 8 }, { n1: host("owner"), n3: host("owner") });
     const plan = makePlan(snap({ nodes, running: [running(7, ["n1", "n2"]), running(8, ["n3"], { elastic: false })] }));
     expect(plan.resizes).toEqual([]);
-    expect(plan.notes).toEqual([
-      { jobId: 7, text: "stays on n1 (owner: ebb drain --owner): its first node (rank 0's) is one of them, and a resize gives back only the last nodes of an allocation" },
-      { jobId: 8, text: "stays on n3 (owner: ebb drain --owner): a rigid job cannot move (only elastic and checkpoint-restart jobs do)" },
+    expect(plan.declined!.map((d) => [d.jobId, d.stays, d.reason])).toEqual([
+      [7, ["n1"], "stays on n1 (owner: ebb drain --owner): its first node (rank 0's) is one of them, and a resize gives back only the last nodes of an allocation"],
+      [8, ["n3"], "stays on n3 (owner: ebb drain --owner): a rigid job cannot move (only elastic and checkpoint-restart jobs do)"],
     ]);
   });
 

@@ -28,6 +28,8 @@ const log = logger("controller");
 
 export class PlanApplier {
   private readonly lastNote = new Map<number, string>();
+  /** The last declined move recorded for each job (its words without the numbers). */
+  private readonly lastDeclined = new Map<number, string>();
 
   constructor(
     private readonly state: ClusterState,
@@ -89,6 +91,7 @@ export class PlanApplier {
       ...p.starts.map((st) => startItem(st, "accepted")),
       ...p.resizes.map((r) => resizeItem(r, "accepted")),
       ...rejected.map((x) => ({ ...(x.kind === "spawn" ? spawnItem(x.item, "rejected") : x.kind === "start" ? startItem(x.item, "rejected") : resizeItem(x.item, "rejected")), outcome: x.reason })),
+      ...this.newlyDeclined(plan),
     ];
     const ids = items.length === 0 ? [] : this.store.tx(() => this.plans.insert({ time: now, policy: plan.policy, reservations: p.reservations }, items).itemIds);
     let k = 0;
@@ -133,6 +136,26 @@ export class PlanApplier {
       }
     }
     for (const id of this.lastNote.keys()) if (!this.state.jobs.has(id)) this.lastNote.delete(id);
+    for (const id of this.lastDeclined.keys()) if (!this.state.jobs.has(id)) this.lastDeclined.delete(id);
+  }
+
+  /**
+   * The moves the plan weighed and did not make, as `declined` items (and job events) when their
+   * words change: every decision is in `ebb plans`, without a row per pass. A job that moves, or
+   * leaves no loaded node, is forgotten.
+   */
+  private newlyDeclined(plan: Plan): NewPlanItem[] {
+    const now = new Map((plan.declined ?? []).map((d) => [d.jobId, d]));
+    for (const id of this.lastDeclined.keys()) if (!now.has(id)) this.lastDeclined.delete(id);
+    const items: NewPlanItem[] = [];
+    for (const d of now.values()) {
+      const gist = d.reason.replace(/\d+(\.\d+)?/g, "#");
+      if (this.lastDeclined.get(d.jobId) === gist || !this.state.jobs.has(d.jobId)) continue;
+      this.lastDeclined.set(d.jobId, gist);
+      items.push({ jobId: d.jobId, kind: "resize", status: "declined", reason: d.reason, detail: { from: d.nodes, to: d.nodes, rule: "move", added: [], removed: d.stays } });
+      this.note(d.jobId, d.reason, plan.now);
+    }
+    return items;
   }
 
   /**
