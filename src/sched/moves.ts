@@ -63,13 +63,13 @@ const stateOf = (n: ClusterNode | undefined) => (n?.host ? `${n.host.state}${n.h
 
 /** The plan with moves for the jobs on nodes that should be left, and notes for those that stay. */
 export function planMoves(s: Snapshot, plan: Plan): Plan {
+  if (s.resizes === false || !s.nodes.some((n) => shouldVacate(n.host))) return plan;
   const byName = new Map<string, ClusterNode>();
   const vacate = new Set<string>();
   for (const n of s.nodes) {
     byName.set(n.name, n);
     if (shouldVacate(n.host)) vacate.add(n.name);
   }
-  if (vacate.size === 0 || s.resizes === false) return plan;
 
   // Nodes this plan gives out already, and the nodes any running job holds.
   const taken = new Set<string>();
