@@ -12,9 +12,13 @@
  * loaded node is the job's last (a move is a shrink to the nodes before it and a grow back:
  * docs/adaptation.md §7.10). Root only (the cgroup); skipped otherwise.
  *
- * Measured on the shared 2-core machine (load ~18 from other work), 1,000 iterations of 1536²:
- * without moves 16.4 s, with moves 10.7 s (0.66x; goal <= 0.6x), the move 1,099 ms from request to
- * the grow back's commit (goal <= 1 s): both goals missed by a little on that machine.
+ * Measured on the shared 2-core machine (load ~18 from other work), 1,000 iterations of 1536², three
+ * runs: with/without moves 10.7/16.4 s (0.66x), 11.3/25.0 s (0.45x), and --quick 9.7/18.2 s (0.53x)
+ * (goal <= 0.6x: how much the load slows the job varies with the machine's other work); the move
+ * 1,099, 1,105 and 1,459 ms from request to the grow back's commit (goal <= 1 s: not met). Where it
+ * goes (printed per run): the shrink ~0.7 s — its probe agreement waits ~0.2 s for the loaded rank,
+ * and its end ~0.35-0.45 s for that rank's process to exit (§7.2), both on the loaded node — then
+ * the grow back ~0.4 s (a new bun process loading ebb/comm, ~0.2 s of it).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -106,6 +110,12 @@ export default {
         if (!moved) throw new Error(`job ${job.id} did not move:\n${JSON.stringify((await api("GET", `/v1/jobs/${job.id}`)).events, null, 1)}`);
         moveMs = moved.data.ms as number;
         console.error(`  ${moved.message}`);
+        // Where the move's time goes: each adaptation's protocol steps, from its request.
+        const start = Date.parse(moved.time) - moveMs;
+        for (const a of (await api("GET", `/v1/jobs/${job.id}`)).adaptations as { fromNodes: number; toNodes: number; times: Record<string, number> }[]) {
+          const steps = Object.entries(a.times).sort((x, y) => x[1] - y[1]);
+          console.error(`    ${a.fromNodes} -> ${a.toNodes} at +${a.times.requested! - start} ms: ${steps.map(([k, t]) => `${k} +${t - a.times.requested!}`).join(", ")}`);
+        }
         await ebb(["resume", node]).exited;
       }
       console.error(`  ${move ? "with moves" : "without moves"}: ${seconds.toFixed(1)} s, checksum ${checksum}`);
