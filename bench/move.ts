@@ -9,8 +9,7 @@
  * compete with it there. The trigger of the move is `ebb drain --owner` on that node at the same
  * moment: the agent's rules that would report it overloaded (issue 34's other half) are not on this
  * branch, and an owner's node is weighed at speed 0, so the gain is the whole remaining time. The
- * loaded node is the job's last (a move is a shrink to the nodes before it and a grow back:
- * docs/adaptation.md §7.10). Root only (the cgroup); skipped otherwise.
+ * loaded node is the job's last, so the move is one swap (docs/adaptation.md §7.10). Root only (the cgroup); skipped otherwise.
  *
  * Measured on the shared 2-core machine (load ~18 from other work), 1,000 iterations of 1536², three
  * runs: with/without moves 10.7/16.4 s (0.66x), 11.3/25.0 s (0.45x), and --quick 9.7/18.2 s (0.53x)

@@ -8,11 +8,12 @@
  *   move's cost (its adaptations × its measured adaptation cost: `JobState.adaptCost`, a
  *   checkpoint-restart job's restart estimate, else `config.defaultAdaptCost`).
  *
- * The resize protocol gives back only the last nodes of an allocation (docs/adaptation.md §7.10, §8), so
- * a move is a pair of adaptations: a shrink to the nodes before the first loaded one, then, once it
- * commits, a grow back to the same size onto the nodes it gave back that may stay and the
- * destinations (`PlanResize.then`). With too few destinations it is the shrink alone, and the
- * policy's grows bring the job back later. A job whose first node is loaded, or whose shrink would
+ * An adaptation gives back only the last nodes of an allocation (docs/adaptation.md §7.10, §8).
+ * When the loaded nodes are its last, a move is one adaptation, a swap: they leave and the
+ * destinations join in one window, at the same size. Otherwise it is a pair: a shrink to the nodes
+ * before the first loaded one, then, once it commits, a grow back to the same size onto the nodes it
+ * gave back that may stay and the destinations (`PlanResize.then`). With too few destinations it is
+ * the shrink alone, and the policy's grows bring the job back later. A job whose first node is loaded, or whose shrink would
  * go below its minimum or off its sizes, cannot move: the plan says why.
  *
  * Speeds: a bulk-synchronous job runs at its slowest node's pace. Its pace on an overloaded node is
@@ -26,7 +27,7 @@
 import { shouldVacate, takesNewWork, type HostState } from "../domain/host-state.ts";
 import { compareNames } from "./batch.ts";
 import { remainingTime } from "./elastic.ts";
-import { remap } from "./remap.ts";
+import { remap, swap } from "./remap.ts";
 import { isValidSize } from "./sizes.ts";
 import type { ClusterNode } from "./types.ts";
 import type { DeclinedMove, Plan, PlanResize, Snapshot, SnapshotJob } from "./plan.ts";
@@ -99,7 +100,10 @@ export function planMoves(s: Snapshot, plan: Plan): Plan {
       declined.push({ jobId: job.id, nodes: job.nodes, stays: loaded, reason: `stays on ${where}: ${decided}` });
       continue;
     }
-    for (const n of decided.then?.added ?? []) free.splice(free.findIndex((f) => f.name === n), 1);
+    for (const n of [...decided.added, ...(decided.then?.added ?? [])]) {
+      const i = free.findIndex((f) => f.name === n);
+      if (i >= 0) free.splice(i, 1);
+    }
     resizes.push({ ...decided, reason: `move off ${where}: ${decided.reason}` });
   }
   if (resizes.length === 0 && declined.length === 0) return plan;
@@ -131,6 +135,17 @@ function weigh(s: Snapshot, job: SnapshotJob, loaded: readonly string[], free: r
   const shrinkStep = { jobId: job.id, from: n, to: first, rule: "move" as const, added: [], removed: shrink.removed, remap: { staying: shrink.staying, leaving: shrink.leaving, joining: shrink.joining, tasks: shrink.after.tasks }, limit: SAME_LIMIT };
   const costWhat = `${job.adaptCost !== undefined ? "measured" : "default"} ${fmt(perAdapt)} s per adaptation`;
 
+  if (dests.length === loaded.length && back.length === 0) {
+    // The loaded nodes are the allocation's last: one adaptation swaps them for the destinations.
+    const to = dests.map((d) => d.name);
+    const later = speed([...keep, ...to]);
+    const gain = later > 0 ? remaining * (1 - now / later) : 0;
+    const numbers = `remaining ${fmt(remaining)} s × (1 − ${nowWhat}speed ${fmt(now)} / ${fmt(later)}) = ${fmt(gain)} s gained ${gain > perAdapt ? ">" : "≤"} cost 1 × ${costWhat} = ${fmt(perAdapt)} s`;
+    if (!(gain > perAdapt)) return `the move would cost more than it gains: ${numbers}`;
+    const m = swap({ nodes: [...names], tasks }, first, to, tasks[0]);
+    const scores = dests.map((d) => `${d.name} (speed ${fmt(hostSpeed(d.host))}, ${d.cpus ?? 1} cpus)`).join(", ");
+    return { jobId: job.id, from: n, to: n, rule: "move", reason: `to ${scores}; ${numbers}; one swap at ${n} nodes`, added: to, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: SAME_LIMIT };
+  }
   if (dests.length === loaded.length) {
     const after = [...keep, ...back, ...dests.map((d) => d.name)];
     const later = speed(after);

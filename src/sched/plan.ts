@@ -407,7 +407,7 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   });
   const resizes = plan.resizes.filter((r) => {
     const j = state.job(r.jobId);
-    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.to > r.from ? usable(r.added, j.exclude, r.shares) : undefined) ?? (r.then ? thenWhy(j, r, r.then) ?? usable(movedTo(j, r.then), j.exclude) : undefined);
+    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.added.length > 0 ? usable(r.added, j.exclude, r.shares) : undefined) ?? (r.then ? thenWhy(j, r, r.then) ?? usable(movedTo(j, r.then), j.exclude) : undefined);
     touched.add(r.jobId);
     if (why) rejected.push({ kind: "resize", jobId: r.jobId, reason: `${r.rule} ${r.from} -> ${r.to} nodes: ${why}`, item: r });
     else claim([...r.added, ...(r.then ? movedTo(j!, r.then) : [])], r.shares);
@@ -486,6 +486,14 @@ class Claims {
 
 const heldBy = (jobId: number | undefined): string => (jobId === undefined ? "taken by an earlier item of the plan" : `held by job ${jobId}`);
 
+/** Why a swap (a move in one adaptation) does not fit: its removed nodes are the allocation's last, as many as it adds. */
+function swapWhy(j: PlanJobState, r: PlanResize): string | undefined {
+  const last = j.nodes.slice(j.nodes.length - r.removed.length);
+  if (r.removed.length === 0 || r.removed.length !== r.added.length || r.removed.some((n, i) => n !== last[i])) return `a swap gives back the last nodes of the allocation and adds as many, the plan names -${r.removed.join(",")} +${r.added.join(",")}`;
+  if (r.then) return "a swap has no second half";
+  return undefined;
+}
+
 /** The nodes a move's grow back takes that the job does not hold now. */
 function movedTo(j: PlanJobState, then: PlanResize): string[] {
   return then.added.filter((n) => !j.nodes.includes(n));
@@ -505,7 +513,7 @@ function resizeWhy(j: PlanJobState, r: PlanResize): string | undefined {
   if (!j.resizable) return "the job cannot be resized now";
   if (j.atResizePoint === false) return "the job is between resize points";
   if (j.nodes.length !== r.from) return `it holds ${j.nodes.length} nodes, the plan says ${r.from}`;
-  if (r.to === r.from) return "no change";
+  if (r.to === r.from) return r.rule === "move" && r.added.length > 0 ? swapWhy(j, r) : "no change";
   if (r.to > r.from) return r.added.length === r.to - r.from && r.removed.length === 0 ? undefined : `a grow by ${r.to - r.from} names ${r.added.length} added nodes`;
   const last = j.nodes.slice(r.to);
   if (r.added.length > 0 || r.removed.length !== last.length || r.removed.some((n, i) => n !== last[i])) return `a shrink gives back the last ${r.from - r.to} nodes of the allocation (${last.join(",")}), the plan names ${r.removed.join(",")}`;

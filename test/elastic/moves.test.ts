@@ -25,15 +25,25 @@ beforeEach(async () => {
   await c.waitNodes(4, "IDLE");
 });
 
+/** The fixed-size run's answer, for every test's Jacobi of ITERS iterations. */
+const ITERS = ["--iters", "1500"];
+let want: RegExpExecArray | undefined;
+async function fixedAnswer(): Promise<RegExpExecArray> {
+  if (!want) {
+    const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...ITERS]);
+    expect(fixed.code).toBe(0);
+    want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
+    await c.waitNodes(4, "IDLE");
+  }
+  return want;
+}
+
 const events = async (id: number, kind: string) => ((await c.job(id)).events as { kind: string; message: string }[]).filter((e) => e.kind === kind);
 
 describe("a node its owner wants back", () => {
   test("an elastic Jacobi moves off it to the free node, same size, and finishes with the fixed-size answer; the node takes no new job until resumed", async () => {
-    const iters = ["--iters", "1500"];
-    const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...iters]);
-    expect(fixed.code).toBe(0);
-    const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
-    await c.waitNodes(4, "IDLE");
+    const iters = ITERS;
+    const want = await fixedAnswer();
 
     const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "8", "--every", "50"], /iteration 50 on 3 ranks/);
     const before: string[] = (await c.job(job.id)).allocation;
@@ -81,11 +91,33 @@ describe("a node its owner wants back", () => {
     expect((await c.waitJob(there, ["COMPLETED"], 60_000)).allocation).toEqual([owned]);
   }, 240_000);
 
+  test("its last node: one swap, that node's ranks leave and the free node's join in one adaptation; the same answer", async () => {
+    const want = await fixedAnswer();
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "8", "--every", "50"], /iteration 50 on 3 ranks/);
+    const before: string[] = (await c.job(job.id)).allocation;
+    const all: string[] = (await c.api("GET", "/v1/nodes")).json.nodes.map((n: any) => n.name);
+    const spare = all.find((n) => !before.includes(n))!;
+    const owned = before[2]!;
+    expect((await c.ebb(["drain", "--owner", owned])).code).toBe(0);
+    const moved = await waitFor("the swap to commit", async () => (await events(job.id, "moved"))[0], 60_000);
+    expect(moved.message).toMatch(new RegExp(`^moved off ${owned} onto ${spare} at 3 nodes in \\d+ ms \\(request to commit\\)$`));
+    const detail = await c.job(job.id);
+    expect(detail.allocation).toEqual([before[0], before[1], spare]);
+    expect(detail.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.fromRanks, a.toRanks, a.state])).toEqual([[3, 3, 3, 3, "COMMITTED"]]);
+    expect(detail.plans.find((p: any) => p.rule === "move").reason).toContain("cost 1 × default 10.00 s per adaptation = 10.00 s; one swap at 3 nodes");
+    const { out, code } = await job.finished;
+    expect(code).toBe(0);
+    const got = /checksum=(\w+) heat=(\S+)/.exec(out)!;
+    expect([got[1], got[2]]).toEqual([want[1], want[2]]);
+    expect(out).toContain("now 3 ranks (was 3)");
+    expect((await c.ebb(["resume", owned])).code).toBe(0);
+  }, 240_000);
+
   test("a move that would cost more than it gains is not made: a job near its end stays, and says why with the numbers", async () => {
     // 15 s of limit against two adaptations at the default 10 s each: never worth it.
     const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "-t", "0:15", "--", BUN, JACOBI, "--iters", "100000", "--sleep", "5", "--every", "50"], /iteration 50 on 3 ranks/);
     const nodes: string[] = (await c.job(job.id)).allocation;
-    const owned = nodes[2]!;
+    const owned = nodes[1]!; // not its last node: a shrink and a grow back, two adaptations
     expect((await c.ebb(["drain", "--owner", owned])).code).toBe(0);
     const note = await waitFor("the scheduler's note", async () => (await events(job.id, "scheduler")).find((e) => e.message.includes("cost more than it gains")), 10_000).catch(async (e) => {
       console.log(JSON.stringify((await c.job(job.id)).events, null, 1));

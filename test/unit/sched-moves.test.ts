@@ -42,6 +42,19 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     expect(m.reason).toContain("to n5 (speed 1.00, 2 cpus)");
   });
 
+  test("when the loaded node is the allocation's last, the move is one swap: it leaves and the free node joins in one adaptation", () => {
+    const plan = makePlan(snap({ nodes: cluster(5, held4, { n4: host("owner") }), running: [running(7, ["n1", "n2", "n3", "n4"], { tasks: [2, 2, 2, 2] })] }));
+    const m = plan.resizes[0]!;
+    expect({ rule: m.rule, from: m.from, to: m.to, removed: m.removed, added: m.added, then: m.then, remap: m.remap }).toEqual({ rule: "move", from: 4, to: 4, removed: ["n4"], added: ["n5"], then: undefined, remap: { staying: 6, leaving: 2, joining: 2, tasks: [2, 2, 2, 2] } });
+    expect(m.reason).toContain("gained > cost 1 × measured 0.50 s per adaptation = 0.50 s; one swap at 4 nodes");
+    const job: PlanJobState = { state: "running", nodes: ["n1", "n2", "n3", "n4"], minNodes: 1, maxNodes: 8, resizable: true };
+    const nodes = new Map(cluster(5, held4).map((n) => [n.name, n]));
+    expect(checkPlan(plan, { node: (x) => nodes.get(x), job: () => job }).rejected).toEqual([]);
+    // Not the last nodes: refused.
+    const wrong = { ...plan, resizes: [{ ...m, removed: ["n3"] }] };
+    expect(checkPlan(wrong, { node: (x) => nodes.get(x), job: () => job }).rejected[0]?.reason).toBe("move 4 -> 4 nodes: a swap gives back the last nodes of the allocation and adds as many, the plan names -n3 +n5");
+  });
+
   test("the move's plan passes the re-check, and a grow back onto a node that is no longer free is rejected", () => {
     const nodes = cluster(5, held4, { n3: host("owner") });
     const plan = makePlan(snap({ nodes, running: [running(7, ["n1", "n2", "n3", "n4"])] }));
@@ -55,7 +68,7 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
   test("destinations are chosen by score: the fastest free node, not the first by name", () => {
     const nodes = cluster(6, held4, { n4: host("overloaded", { "cpu.other": 0.8 }), n5: host("free", { "cpu.other": 0.3 }), n6: host("free", { "cpu.other": 0 }) });
     const plan = makePlan(snap({ nodes, running: [running(7, ["n1", "n2", "n3", "n4"])] }));
-    expect(plan.resizes[0]!.then!.added).toEqual(["n6"]);
+    expect(plan.resizes[0]!.added).toEqual(["n6"]);
     expect(plan.resizes[0]!.reason).toContain("speed 0.20 / 1.00");
   });
 
@@ -64,7 +77,7 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     const nearEnd = running(7, ["n1", "n2", "n3", "n4"], { timeLimit: 62, adaptCost: 3 });
     const plan = makePlan(snap({ nodes, running: [nearEnd] }));
     expect(plan.resizes).toEqual([]);
-    expect(plan.declined).toEqual([{ jobId: 7, nodes: 4, stays: ["n4"], reason: "stays on n4 (overloaded: cpu.other > 0.5): the move would cost more than it gains: remaining 2.00 s × (1 − speed 0.50 / 1.00) = 1.00 s gained ≤ cost 2 × measured 3.00 s per adaptation = 6.00 s" }]);
+    expect(plan.declined).toEqual([{ jobId: 7, nodes: 4, stays: ["n4"], reason: "stays on n4 (overloaded: cpu.other > 0.5): the move would cost more than it gains: remaining 2.00 s × (1 − speed 0.50 / 1.00) = 1.00 s gained ≤ cost 1 × measured 3.00 s per adaptation = 3.00 s" }]);
   });
 
   test("with no free node an elastic job shrinks off the loaded node when that pays; not when its minimum forbids", () => {

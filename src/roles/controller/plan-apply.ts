@@ -117,7 +117,8 @@ export class PlanApplier {
     for (const r of p.resizes) {
       const id = ids[k++]!;
       try {
-        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"), r.then && ((ok) => this.moveBack(r, now, ok)));
+        const swap = r.rule === "move" && r.to === r.from;
+        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"), r.then ? (ok) => this.moveBack(r, now, ok) : swap ? (ok) => ok && this.moved(r.jobId, r.removed, r.added, r.to, now) : undefined);
       } catch (e) {
         const why = (e as Error).message;
         this.store.tx(() => this.plans.settle(id, "failed", why));
@@ -178,12 +179,7 @@ export class PlanApplier {
       this.note(then.jobId, `move: the grow back was refused (${refused.reason}); the job stays at ${then.from} nodes until the scheduler grows it`, now);
       return;
     }
-    const landed = (done: boolean) => {
-      if (!done || !this.state.jobs.has(then.jobId)) return;
-      const at = Date.now();
-      const moved = then.added.filter((n) => !first.removed.includes(n));
-      this.store.addEvent(then.jobId, at, "moved", `moved off ${first.removed.filter((n) => !then.added.includes(n)).join(",")} onto ${moved.join(",")} at ${then.to} nodes in ${at - requestedAt} ms (request to commit)`, { from: first.removed, to: moved, ms: at - requestedAt });
-    };
+    const landed = (done: boolean) => done && this.moved(then.jobId, first.removed.filter((n) => !then.added.includes(n)), then.added.filter((n) => !first.removed.includes(n)), then.to, requestedAt);
     try {
       this.elastic().resize(then, `scheduler, move: ${then.reason}`, now, () => this.plans.settle(id!, "done"), landed);
     } catch (e) {
@@ -191,6 +187,13 @@ export class PlanApplier {
       this.store.tx(() => this.plans.settle(id!, "failed", why));
       this.note(then.jobId, `move: the grow back could not start: ${why}`, now);
     }
+  }
+
+  /** A move committed: the job's `moved` event, with its cost from the request to the commit. */
+  private moved(jobId: number, from: readonly string[], to: readonly string[], size: number, requestedAt: number): void {
+    if (!this.state.jobs.has(jobId)) return;
+    const at = Date.now();
+    this.store.addEvent(jobId, at, "moved", `moved off ${from.join(",")} onto ${to.join(",")} at ${size} nodes in ${at - requestedAt} ms (request to commit)`, { from, to, ms: at - requestedAt });
   }
 
   /** A note becomes an event when it says something new: the same words with new numbers do not. */
