@@ -225,7 +225,7 @@ async function adapt(): Promise<void> {
       const [ns, ne] = block(to, newSize);
       const s = Math.max(ns, first);
       const e = Math.min(ne, last);
-      if (s >= e || to === oldRank) continue;
+      if (s >= e || to === newRank) continue; // its own rows (a staying rank: old rank r is new rank r)
       const rows = u.slice((s - first + 1) * W, (e - first + 1) * W);
       sends.push(observed(to < w.staying ? world.send(to, rows, 10) : inter.send(to - w.staying, rows, 10)));
     }

@@ -237,9 +237,10 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const name = c.req.param("name");
     // The body is optional (sent chunked or not): none drains with a default reason.
     const req = await body(c, DrainRequest, true);
-    const reason = req.reason ?? "drained by ebb drain";
-    if (!backend.drain(name, reason)) throw notFound(`node ${name}`);
-    return c.json({ node: name, drain: reason });
+    const owner = req.owner === true;
+    const reason = req.reason ?? (owner ? "its owner wants it back (ebb drain --owner)" : "drained by ebb drain");
+    if (!backend.drain(name, reason, owner)) throw notFound(`node ${name}`);
+    return c.json({ node: name, drain: reason, ...(owner ? { owner } : {}) });
   });
 
   app.post("/v1/nodes/:name/resume", (c) => {

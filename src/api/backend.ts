@@ -47,8 +47,8 @@ export interface ApiBackend {
   priorities(): { settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] };
   /** Every user's shares, usage and fair-share factor. */
   shares(): { settings: z.infer<typeof PrioritySettings>; users: ShareRowView[] };
-  /** Drain a node (reason set) or resume it (null); false when there is no such node. */
-  drain(name: string, reason: string | null): boolean;
+  /** Drain a node (reason set; `owner`: its owner wants it back, its jobs move off) or resume it (null); false when there is no such node. */
+  drain(name: string, reason: string | null, owner?: boolean): boolean;
   counts(): { nodes: number; jobs: number };
   /** Whether the store takes writes; if not, why, since when, and how many reports wait to be written. */
   storage(): StoreStatus;

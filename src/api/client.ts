@@ -164,9 +164,10 @@ export class ApiClient {
     return this.request("POST", "/v1/jobs/test", req);
   }
   /** Drain a node (it takes no new work), or with `resume` make it schedulable again. */
-  drain(node: string, opts: { resume?: boolean; reason?: string } = {}): Promise<{ node: string; drain: string | null }> {
+  drain(node: string, opts: { resume?: boolean; reason?: string; owner?: boolean } = {}): Promise<{ node: string; drain: string | null; owner?: boolean }> {
     const path = `/v1/nodes/${encodeURIComponent(node)}/${opts.resume ? "resume" : "drain"}`;
-    return this.request("POST", path, opts.reason === undefined ? undefined : { reason: opts.reason });
+    const body = { ...(opts.reason === undefined ? {} : { reason: opts.reason }), ...(opts.owner ? { owner: true } : {}) };
+    return this.request("POST", path, Object.keys(body).length === 0 ? undefined : body);
   }
   nodes(): Promise<{ nodes: NodeView[] }> {
     return this.request("GET", "/v1/nodes");

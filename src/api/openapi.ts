@@ -195,7 +195,7 @@ const OPERATIONS: Record<string, Operation> = {
   "GET /v1/nodes": { operationId: "listNodes", summary: "List nodes (admins only with the controller's privateData \"nodes\")", ok: { status: 200, description: "nodes", json: () => z.object({ nodes: z.array(NodeView) }) }, errors: [401, 403] },
   "POST /v1/nodes/:name/drain": {
     operationId: "drainNode",
-    summary: "Drain a node: it takes no new work; the jobs on it run to their end (the API token only)",
+    summary: "Drain a node: it takes no new work; the jobs on it run to their end. With owner: true it is not drained but its host state is owner until resumed: no new work, and the scheduler moves its elastic jobs off when the gain pays (the API token only)",
     body: () => DrainRequest,
     optionalBody: true,
     ok: { status: 200, description: "the node, drained", json: () => DrainResult },

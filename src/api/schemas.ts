@@ -114,8 +114,14 @@ export const TestOnlyResult = z.lazy(() =>
   }),
 );
 
-export const DrainRequest = z.lazy(() => z.strictObject({ reason: z.string().trim().min(1).max(200).optional() }));
-export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable() }));
+export const DrainRequest = z.lazy(() =>
+  z.strictObject({
+    reason: z.string().trim().min(1).max(200).optional(),
+    /** The node's owner wants it back: its host state is `owner` until resumed, and its jobs move off as from an overloaded node. */
+    owner: z.boolean().optional(),
+  }),
+);
+export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.string().nullable(), owner: z.boolean().optional() }));
 
 /** A POSIX-ish user name: what useradd accepts (and what the agent runs jobs as). */
 const UserName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user name: lowercase letters, digits, _ and -, at most 32 characters, not starting with a digit or -");
@@ -315,14 +321,16 @@ export const CfgView = z.object({
  * the scheduler planned it, and what became of it. Status: `accepted` (passed the controller's
  * re-check, being carried out), `done` (carried out), `rejected` (the re-check refused it: the
  * cluster changed since the snapshot), `failed` (carrying it out was refused), `abandoned` (the
- * controller stopped before carrying it out); `outcome` says why for the last three.
+ * controller stopped before carrying it out); `outcome` says why for those three. `declined`: a
+ * move weighed and not made (a job on an overloaded or owner node), recorded when its words change;
+ * its reason has the numbers.
  */
 export const PlanItemView = z.lazy(() =>
   z.object({
     id: z.int(),
     jobId: z.int(),
     kind: z.enum(["spawn", "start", "resize"]),
-    status: z.enum(["accepted", "done", "rejected", "failed", "abandoned"]),
+    status: z.enum(["accepted", "done", "rejected", "failed", "abandoned", "declined"]),
     reason: z.string(),
     outcome: z.string().nullable(),
     /** Start and spawn: the nodes it takes, in rank order; a resize: none (see added/removed). */

@@ -15,20 +15,25 @@ export function drainCommand(action: "drain" | "resume") {
     },
     args: {
       node: { type: "positional", variadic: true, description: "Node names" },
-      ...(action === "drain" ? { reason: { type: "string", description: "Why (shown by ebb nodes; default: drained by ebb drain)", valueHint: "TEXT" } as const } : {}),
+      ...(action === "drain"
+        ? ({
+            reason: { type: "string", description: "Why (shown by ebb nodes; default: drained by ebb drain)", valueHint: "TEXT" },
+            owner: { type: "boolean", description: "Its owner wants it back: its host state is owner until ebb resume, and the scheduler moves its elastic jobs off when the gain pays (ebb plans)" },
+          } as const)
+        : {}),
       ...controllerArgs,
     },
     run: ({ args }) =>
       guard(action, async () => {
         if (args.node.length === 0) throw new UsageError(`give a node name, e.g. \`ebb ${action} node01\``);
-        const reason = (args as { reason?: string }).reason;
+        const { reason, owner } = args as { reason?: string; owner?: boolean };
         if (reason !== undefined && reason.trim() === "") throw new UsageError("--reason: give some text, or leave the flag out");
         const c = client(args);
         let failed = 0;
         for (const node of args.node) {
           try {
-            await c.drain(node, { resume: action === "resume", reason });
-            out(`${node} ${action === "drain" ? "drained" : "resumed"}\n`);
+            await c.drain(node, { resume: action === "resume", reason, owner });
+            out(`${node} ${action === "drain" ? (owner ? "drained for its owner" : "drained") : "resumed"}\n`);
           } catch (e) {
             if (!(e instanceof ApiClientError) || e.status === 0) throw e;
             err(`ebb ${action}: ${node}: ${e.message}\n`);

@@ -7,6 +7,8 @@
 export interface MtctSample {
   time: number;
   mtct: number;
+  /** Iterations the job's ranks made in the window (summed), when known: its pace (sched/moves.ts). */
+  iterations?: number;
 }
 
 export interface SpmdPhase {

@@ -13,11 +13,13 @@ import { expectedEnd } from "./elastic.ts";
 import { keptLimit, limitRatio, type LimitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
 import { Pool } from "./pool.ts";
+import { planMoves } from "./moves.ts";
 import { remap } from "./remap.ts";
 import { excludedBy, makeResourcePlan, resizeOn, resourceMode } from "./resource-plan.ts";
 import { isValidSize } from "./sizes.ts";
 import type { ClusterNode, JobState, Note, PassInput, PendingJob, Reservation, ResizeRule } from "./types.ts";
 import type { AdminLimits, ErsConfig } from "./config.ts";
+import { takesNewWork } from "../domain/host-state.ts";
 
 /** A running job as a snapshot holds it: the policies' view plus where its ranks are. */
 export interface SnapshotJob extends JobState {
@@ -105,6 +107,11 @@ export interface PlanResize {
   remap: RankRemap;
   /** What the rest of its time limit is multiplied by when the resize commits (limits.ts). */
   limit: LimitRatio;
+  /**
+   * A move's second half (moves.ts, rule `move`): the grow back to the same size onto the
+   * destinations, carried out once this shrink commits.
+   */
+  then?: PlanResize;
 }
 
 export interface SpawnGrant {
@@ -128,6 +135,16 @@ export interface Plan {
   notes: Note[];
   /** Why each pending job the plan does not start waits (only with `Snapshot.reasons`). */
   waiting: [number, string][];
+  /** Moves weighed and not made (moves.ts): the job, its size, the nodes it stays on and why, with the numbers. */
+  declined?: DeclinedMove[];
+}
+
+export interface DeclinedMove {
+  jobId: number;
+  nodes: number;
+  /** The nodes it should leave and stays on. */
+  stays: string[];
+  reason: string;
 }
 
 /**
@@ -169,8 +186,19 @@ export function requestedResize(s: Snapshot, jobId: number, to: number, reason: 
   return keepLimit && typeof planned !== "string" ? { ...planned, limit: keptLimit(job, to) } : planned;
 }
 
-/** The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all with node names. */
+/**
+ * The snapshot's plan: spawn grants first, then the configured policy's starts and resizes, all
+ * with node names; then the moves off nodes whose jobs should leave (moves.ts). A node whose host
+ * state is not free takes no new work: the pass sees it as not up.
+ */
 export function makePlan(s: Snapshot): Plan {
+  // The simulator's snapshot (`idle` kept by the caller) has no host states, and no pass of it scans every node.
+  if (s.idle) return planOn(s);
+  const open = s.nodes.some((n) => !takesNewWork(n.host)) ? { ...s, nodes: s.nodes.map((n) => (n.up && !takesNewWork(n.host) ? { ...n, up: false } : n)) } : s;
+  return planMoves(s, planOn(open));
+}
+
+function planOn(s: Snapshot): Plan {
   if (!s.idle && resourceMode(s.nodes)) return makeResourcePlan(s);
   let idle: readonly ClusterNode[];
   if (s.idle) idle = s.idle.nodes;
@@ -284,6 +312,8 @@ function nameStarts(free: string[], starts: readonly { jobId: number; nodes: num
 export interface PlanNodeState {
   /** Schedulable now (live: UP, not drained, its agent connected, not completing a job). */
   up: boolean;
+  /** False when its host state is not free (domain/host-state.ts): it takes no new start, grow or move. */
+  takesWork?: boolean;
   /** Whole-node mode: the job holding it. */
   jobId?: number;
   /** Resource mode: its cores, memory and GPUs, and the share each job on it holds now (by job id). */
@@ -341,6 +371,7 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
       const n = state.node(name);
       if (!n) return `node ${name} does not exist`;
       if (!n.up) return `node ${name} is not up`;
+      if (n.takesWork === false) return `node ${name} takes no new work (its host state is not free)`;
       const why = shares ? claims.fits(name, n, shares[i]!) : claims.idle(name, n);
       if (why) return why;
       if (excluded?.includes(name)) return `node ${name} is excluded by the job`;
@@ -376,10 +407,10 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   });
   const resizes = plan.resizes.filter((r) => {
     const j = state.job(r.jobId);
-    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.to > r.from ? usable(r.added, j.exclude, r.shares) : undefined);
+    const why = !j ? "the job is gone" : touched.has(r.jobId) ? "two items for one job in one plan" : resizeWhy(j, r) ?? sizeWhy(j, r.to) ?? (r.added.length > 0 ? usable(r.added, j.exclude, r.shares) : undefined) ?? (r.then ? thenWhy(j, r, r.then) ?? usable(movedTo(j, r.then), j.exclude) : undefined);
     touched.add(r.jobId);
     if (why) rejected.push({ kind: "resize", jobId: r.jobId, reason: `${r.rule} ${r.from} -> ${r.to} nodes: ${why}`, item: r });
-    else claim(r.added, r.shares);
+    else claim([...r.added, ...(r.then ? movedTo(j!, r.then) : [])], r.shares);
     return !why;
   });
   return { accepted: { ...plan, spawns, starts, resizes }, rejected };
@@ -455,12 +486,34 @@ class Claims {
 
 const heldBy = (jobId: number | undefined): string => (jobId === undefined ? "taken by an earlier item of the plan" : `held by job ${jobId}`);
 
+/** Why a swap (a move in one adaptation) does not fit: its removed nodes are the allocation's last, as many as it adds. */
+function swapWhy(j: PlanJobState, r: PlanResize): string | undefined {
+  const last = j.nodes.slice(j.nodes.length - r.removed.length);
+  if (r.removed.length === 0 || r.removed.length !== r.added.length || r.removed.some((n, i) => n !== last[i])) return `a swap gives back the last nodes of the allocation and adds as many, the plan names -${r.removed.join(",")} +${r.added.join(",")}`;
+  if (r.then) return "a swap has no second half";
+  return undefined;
+}
+
+/** The nodes a move's grow back takes that the job does not hold now. */
+function movedTo(j: PlanJobState, then: PlanResize): string[] {
+  return then.added.filter((n) => !j.nodes.includes(n));
+}
+
+/** Why a move's grow back does not follow its shrink: back to the size it began with, onto what the shrink gave back that may stay and idle nodes. */
+function thenWhy(j: PlanJobState, r: PlanResize, then: PlanResize): string | undefined {
+  if (r.to >= r.from || then.from !== r.to || then.to !== r.from) return `a move is a shrink and a grow back to ${r.from} nodes, the plan says ${r.from} -> ${r.to} -> ${then.to}`;
+  if (then.added.length !== then.to - then.from || then.removed.length > 0) return `its grow back by ${then.to - then.from} names ${then.added.length} added nodes`;
+  const back = then.added.filter((n) => j.nodes.includes(n));
+  if (back.some((n) => !r.removed.includes(n))) return "its grow back names a node the job keeps";
+  return undefined;
+}
+
 function resizeWhy(j: PlanJobState, r: PlanResize): string | undefined {
   if (j.state !== "running") return `the job is ${j.state}`;
   if (!j.resizable) return "the job cannot be resized now";
   if (j.atResizePoint === false) return "the job is between resize points";
   if (j.nodes.length !== r.from) return `it holds ${j.nodes.length} nodes, the plan says ${r.from}`;
-  if (r.to === r.from) return "no change";
+  if (r.to === r.from) return r.rule === "move" && r.added.length > 0 ? swapWhy(j, r) : "no change";
   if (r.to > r.from) return r.added.length === r.to - r.from && r.removed.length === 0 ? undefined : `a grow by ${r.to - r.from} names ${r.added.length} added nodes`;
   const last = j.nodes.slice(r.to);
   if (r.added.length > 0 || r.removed.length !== last.length || r.removed.some((n, i) => n !== last[i])) return `a shrink gives back the last ${r.from - r.to} nodes of the allocation (${last.join(",")}), the plan names ${r.removed.join(",")}`;

@@ -63,6 +63,31 @@ export function remap(before: Placement, count: number, added: readonly string[]
   };
 }
 
+/**
+ * A swap (a move, docs/adaptation.md §7.10): the nodes from `keep` on leave, with their ranks (the
+ * highest), and `added` join at the end with `tasksPerNode` ranks each (default the first node's),
+ * in one window: staying ranks keep their rank, joining ranks take the ranks after them.
+ */
+export function swap(before: Placement, keep: number, added: readonly string[], tasksPerNode?: number): Remap {
+  const n = before.nodes.length;
+  if (keep < 1 || keep >= n) throw new RangeError(`a swap keeps 1 to ${n - 1} of ${n} nodes, not ${keep}`);
+  if (added.length === 0) throw new RangeError("a swap adds nodes");
+  const dup = added.find((a) => before.nodes.includes(a));
+  if (dup) throw new RangeError(`node ${dup} is already in the allocation`);
+  const perNode = tasksPerNode ?? before.tasks[0] ?? 1;
+  const joinTasks = added.map(() => perNode);
+  const staying = sum(before.tasks.slice(0, keep));
+  return {
+    before,
+    after: { nodes: [...before.nodes.slice(0, keep), ...added], tasks: [...before.tasks.slice(0, keep), ...joinTasks] },
+    removed: before.nodes.slice(keep),
+    added: [...added],
+    staying,
+    leaving: sum(before.tasks) - staying,
+    joining: sum(joinTasks),
+  };
+}
+
 /** Each rank's status in the window, by its rank in the old world. */
 export function statusOf(rank: number, m: Pick<Remap, "staying">): "staying" | "leaving" {
   return rank < m.staying ? "staying" : "leaving";

@@ -1,5 +1,6 @@
 /** Plain-data inputs and outputs of a scheduling pass. Times are epoch ms, limits are seconds. */
 import type { NodeResources, NodeShare, ResourceRequest } from "../domain/resources.ts";
+import type { HostState } from "../domain/host-state.ts";
 import type { RuntimeModel } from "../model/amdahl.ts";
 import type { MtctSample } from "../model/spmd.ts";
 import type { BatchCountsPlan } from "./batch.ts";
@@ -21,6 +22,8 @@ export interface ClusterNode {
    * `jobId`; absent on every node: whole-node mode, as before.
    */
   resources?: NodeResources;
+  /** Its host state (domain/host-state.ts; absent: free). Not free: no new work; overloaded or owner: its jobs move (moves.ts). */
+  host?: HostState;
 }
 
 export interface RunningJob {
@@ -177,6 +180,7 @@ export type ResizeRule =
   | "grow" // drms-rs: nothing waits, idle nodes go to running jobs
   | "equi" // apm-equi: equipartition
   | "maxs" // apm-maxs: greedy on differential speedup
+  | "move" // moves.ts: off a node whose jobs should leave (overloaded, owner), when the gain pays
   | "requested"; // a user's resize (POST /v1/jobs/:id/resize), planned as a pass plans its own
 
 export interface Resize {

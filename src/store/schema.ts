@@ -256,7 +256,7 @@ export const planItems = sqliteTable(
     planId: integer("plan_id").notNull(),
     jobId: integer("job_id").notNull(),
     kind: text("kind", { enum: ["spawn", "start", "resize"] }).notNull(),
-    status: text("status", { enum: ["accepted", "done", "rejected", "failed", "abandoned"] }).notNull(),
+    status: text("status", { enum: ["accepted", "done", "rejected", "failed", "abandoned", "declined"] }).notNull(),
     reason: text("reason").notNull(),
     outcome: text("outcome"),
     /** The item as planned: nodes (spawn, start), or from/to/rule/added/removed/remap/limit (resize). */

@@ -20,7 +20,7 @@ const FLAGS: Record<string, string[]> = {
   cancel: ["JOBID"],
   resize: ["--nodes", "--wait"],
   nodes: ["--json"],
-  drain: ["NODE", "--reason"],
+  drain: ["NODE", "--reason", "--owner"],
   resume: ["NODE"],
   sim: ["--policy"],
   hold: ["JOBID"],

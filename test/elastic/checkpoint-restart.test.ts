@@ -99,6 +99,25 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(leftovers(c, job.id)).toEqual([]);
   }, 180_000);
 
+  test("ebb drain --owner on its last node (issue 34): the world restarts once, at its size, on the free node instead; the checksum of mpiexec -n 2", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const before: string[] = (await c.job(job.id)).allocation;
+    expect((await c.ebb(["drain", "--owner", before[1]!])).code).toBe(0);
+    const { out, err, code } = await job.finished;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-5000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
+    expect(checksumOf(out)).toBe(want);
+    const end = await c.job(job.id);
+    expect(end.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.removed, a.state])).toEqual([[2, 2, [before[1]], "COMMITTED"]]);
+    expect(end.adaptations[0].added).toHaveLength(1);
+    expect(before).not.toContain(end.adaptations[0].added[0]);
+    expect(end.events.filter((e: any) => e.kind === "moved")).toHaveLength(1);
+    expect((await c.ebb(["resume", before[1]!])).code).toBe(0);
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
   test.skipIf(!summa)("SUMMA on a 2-D block-cyclic layout: 2 -> 3 -> 4 -> 1 ranks (grids 1x2, 1x3, 2x2, 1x1), the fixed-size checksum", async () => {
     const want = await fixed([summa!, ...SUMMA]);
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", summa!, ...SUMMA, "--sleep-ms", "250"], /panel 1 on 2 ranks/);

@@ -154,6 +154,13 @@ describe("paths and queries", () => {
     expect(u.json.error!.message).toContain("colour");
   });
 
+  test("drain: a bad owner flag -> 400 naming owner; an unknown node -> 404", async () => {
+    const bad = await call("POST", "/v1/nodes/node01/drain", { owner: "yes" });
+    expect(bad.status).toBe(400);
+    expect(bad.json.error!.field).toBe("owner");
+    expect((await call("POST", "/v1/nodes/nosuch/drain", { owner: true })).status).toBe(404);
+  });
+
   test("steps of a job that is not running -> 409; bad step bodies -> 400", async () => {
     const { json } = await call("POST", "/v1/jobs", ok);
     const step = await call("POST", `/v1/jobs/${json.id}/steps`, { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) });

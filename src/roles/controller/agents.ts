@@ -251,15 +251,28 @@ export class AgentHub {
     return true;
   }
 
-  /** Drain a node (it takes no new work; its jobs run on), or with `reason` null resume it. False: no such node. */
-  setDrain(name: string, reason: string | null): boolean {
+  /**
+   * Drain a node (it takes no new work; its jobs run on), or with `reason` null resume it. With
+   * `owner` the node is not drained but its host state is `owner` (rule "ebb drain --owner")
+   * whatever its agent reports, until resumed: it takes no new work and its jobs move off as from an
+   * overloaded node (sched/moves.ts). Memory only. False: no such node.
+   */
+  setDrain(name: string, reason: string | null, owner = false): boolean {
     const node = this.state.nodes.get(name);
     if (!node) return false;
     const now = Date.now();
+    if (owner && reason !== null) {
+      node.hostOverride = { state: "owner", rule: "ebb drain --owner", inputs: node.host?.inputs ?? {}, since: node.hostOverride?.since ?? now };
+      log.info(`node ${name} is its owner's: ${reason}`);
+      this.schedule();
+      return true;
+    }
     setNodeDrain(this.db, name, reason, now);
     node.row = { ...node.row, drain: reason, updatedAt: now };
+    const wasOwner = node.hostOverride !== undefined;
+    if (reason === null) node.hostOverride = undefined;
     log.info(reason === null ? `node ${name} resumed` : `node ${name} drained: ${reason}`);
-    if (reason === null) this.schedule();
+    if (reason === null || wasOwner) this.schedule();
     return true;
   }
 

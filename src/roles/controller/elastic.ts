@@ -120,8 +120,11 @@ export class Elastic {
     }
   }
 
-  /** Refuses (throws) a resize of job `jobId` to `nodes` that cannot be made now, whatever nodes are idle. */
-  checkResize(jobId: number, nodes: number): void {
+  /**
+   * Refuses (throws) a resize of job `jobId` to `nodes` that cannot be made now, whatever nodes are
+   * idle. `swap`: a move at the same size (its last nodes for others, docs/adaptation.md §7.10).
+   */
+  checkResize(jobId: number, nodes: number, swap = false): void {
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     if (!r.elastic) throw conflict("not_elastic", `job ${jobId} is not elastic; submit elastic jobs with --elastic --min-nodes A --max-nodes B`);
@@ -131,7 +134,7 @@ export class Elastic {
     if (r.state !== "RUNNING") throw conflict("job_not_running", `job ${jobId} is ${r.state}; only a RUNNING job can be resized`);
     if (nodes < r.minNodes || nodes > r.maxNodes) throw badRequest(`nodes ${nodes} is outside job ${jobId}'s range [${r.minNodes}, ${r.maxNodes}]`, "nodes");
     if (!isValidSize(r.sizes ?? undefined, nodes)) throw badRequest(`nodes ${nodes} is not one of job ${jobId}'s sizes (${r.sizes!.join(",")})`, "nodes");
-    if (nodes === job.nodes.length) throw conflict("no_change", `job ${jobId} already has ${job.nodes.length} nodes`);
+    if (nodes === job.nodes.length && !swap) throw conflict("no_change", `job ${jobId} already has ${job.nodes.length} nodes`);
     if (!e.launcher || !e.tasks || e.stepId === undefined || !e.covers)
       throw conflict("no_elastic_step", `job ${jobId} has no elastic step to resize yet: its ranks start with ebb run and call initAdapt()`);
   }
@@ -140,11 +143,13 @@ export class Elastic {
    * Step 1: a planned resize (sched/plan.ts: a pass's, or a user's through `requestedResize`) is
    * recorded and ordered. Its nodes are checked against the cluster as it is; its rank remap, made
    * by the plan, goes to the launcher as it is and comes back with the commit. `within` runs inside
-   * the transaction that records the adaptation (the plan applier marks its item carried out there).
+   * the transaction that records the adaptation (the plan applier marks its item carried out there);
+   * `then` when it ends, committed or not (a move's grow back follows its shrink).
    */
-  resize(p: PlanResize, reason: string, now = Date.now(), within?: () => void): { adaptationId: number } {
+  resize(p: PlanResize, reason: string, now = Date.now(), within?: () => void, then?: (ok: boolean) => void): { adaptationId: number } {
     const { jobId, to: nodes, added, remap: m } = p;
-    this.checkResize(jobId, nodes);
+    const swap = nodes === p.from && added.length > 0;
+    this.checkResize(jobId, nodes, swap);
     const job = this.jobs.activeJob(jobId);
     const r = job.row;
     const e = this.jobs.elasticOf(job);
@@ -153,7 +158,7 @@ export class Elastic {
     // The plan's re-check (checkPlan) has found its added shares free; a grow without shares takes whole nodes.
     const shares = p.shares ?? added.map((n) => this.state.wholeShare(n));
     const removed = p.removed;
-    const after = nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
+    const after = swap ? [...job.nodes.slice(0, have - removed.length), ...added] : nodes > have ? [...job.nodes, ...added] : job.nodes.slice(0, nodes);
     const lim = p.limit;
     const joinStep = m.joining > 0 ? r.nextStep : undefined;
     const id = this.ledger.commit((tx) => {
@@ -184,7 +189,7 @@ export class Elastic {
       within?.();
       return aid;
     });
-    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep };
+    e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep, after: then };
     if (joinStep !== undefined) this.effects.allocated?.(added);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher!.send({
@@ -199,7 +204,7 @@ export class Elastic {
       join:
         joinStep === undefined
           ? undefined
-          : { stepId: joinStep, tasks: m.tasks.slice(have), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS, ...e.covers! }) },
+          : { stepId: joinStep, tasks: m.tasks.slice(m.tasks.length - added.length), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS, ...e.covers! }) },
     });
     this.jobs.notifyLaunchers(job);
     log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { job: jobId, reason });
@@ -403,6 +408,8 @@ export class Elastic {
     e.lastAdaptEnd = now;
     e.samplesSince = now;
     this.jobs.notifyLaunchers(job);
+    // Before any pass: a move's grow back takes the nodes its shrink just gave back.
+    a.after?.(ok);
     this.effects.schedule();
   }
 

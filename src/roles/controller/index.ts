@@ -290,7 +290,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
-    drain: (name, reason) => agents!.setDrain(name, reason),
+    drain: (name, reason, owner) => agents!.setDrain(name, reason, owner),
     listPartitions: () => partitionViews(queue.partitions.list, state),
     priorities: () => ({ settings: prioritySettings(priority), jobs: queue.priorities(Date.now()) }),
     shares: () => ({ settings: prioritySettings(priority), users: queue.shares(Date.now()).map(({ factor, ...r }) => ({ ...r, fairShare: factor })) }),

@@ -22,12 +22,15 @@ import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
 import type { Snapshots } from "./snapshot.ts";
 import type { SpawnQueue } from "./spawns.ts";
-import type { ClusterState, JobRuntime } from "./state.ts";
+import { hostOf, type ClusterState, type JobRuntime } from "./state.ts";
+import { takesNewWork } from "../../domain/host-state.ts";
 
 const log = logger("controller");
 
 export class PlanApplier {
   private readonly lastNote = new Map<number, string>();
+  /** The last declined move recorded for each job (its words without the numbers). */
+  private readonly lastDeclined = new Map<number, string>();
 
   constructor(
     private readonly state: ClusterState,
@@ -73,7 +76,7 @@ export class PlanApplier {
     return {
       node: (name) => {
         const n = this.state.nodes.get(name);
-        return n && { up: this.state.isSchedulable(n, now), resources: this.state.resources(n), shares: n.shares };
+        return n && { up: this.state.isSchedulable(n, now), takesWork: takesNewWork(hostOf(n)), resources: this.state.resources(n), shares: n.shares };
       },
       job: (id) => {
         const job = this.state.jobs.get(id);
@@ -89,6 +92,7 @@ export class PlanApplier {
       ...p.starts.map((st) => startItem(st, "accepted")),
       ...p.resizes.map((r) => resizeItem(r, "accepted")),
       ...rejected.map((x) => ({ ...(x.kind === "spawn" ? spawnItem(x.item, "rejected") : x.kind === "start" ? startItem(x.item, "rejected") : resizeItem(x.item, "rejected")), outcome: x.reason })),
+      ...this.newlyDeclined(plan),
     ];
     // The plan and its starts are one transaction (a start's item is done or failed there); its
     // spawn grants and resizes follow, each in its own.
@@ -120,7 +124,8 @@ export class PlanApplier {
     for (const r of p.resizes) {
       const id = ids[k++]!;
       try {
-        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"));
+        const swap = r.rule === "move" && r.to === r.from;
+        this.elastic().resize(r, `scheduler, ${r.rule}: ${r.reason}`, now, () => this.plans.settle(id, "done"), r.then ? (ok) => this.moveBack(r, now, ok) : swap ? (ok) => ok && this.moved(r.jobId, r.removed, r.added, r.to, now) : undefined);
       } catch (e) {
         const why = (e as Error).message;
         this.store.tx(() => this.plans.settle(id, "failed", why));
@@ -139,6 +144,63 @@ export class PlanApplier {
       }
     }
     for (const id of this.lastNote.keys()) if (!this.state.jobs.has(id)) this.lastNote.delete(id);
+    for (const id of this.lastDeclined.keys()) if (!this.state.jobs.has(id)) this.lastDeclined.delete(id);
+  }
+
+  /**
+   * The moves the plan weighed and did not make, as `declined` items (and job events) when their
+   * words change: every decision is in `ebb plans`, without a row per pass. A job that moves, or
+   * leaves no loaded node, is forgotten.
+   */
+  private newlyDeclined(plan: Plan): NewPlanItem[] {
+    const now = new Map((plan.declined ?? []).map((d) => [d.jobId, d]));
+    for (const id of this.lastDeclined.keys()) if (!now.has(id)) this.lastDeclined.delete(id);
+    const items: NewPlanItem[] = [];
+    for (const d of now.values()) {
+      const gist = d.reason.replace(/\d+(\.\d+)?/g, "#");
+      if (this.lastDeclined.get(d.jobId) === gist || !this.state.jobs.has(d.jobId)) continue;
+      this.lastDeclined.set(d.jobId, gist);
+      items.push({ jobId: d.jobId, kind: "resize", status: "declined", reason: d.reason, detail: { from: d.nodes, to: d.nodes, rule: "move", added: [], removed: d.stays } });
+      this.note(d.jobId, d.reason, plan.now);
+    }
+    return items;
+  }
+
+  /**
+   * A move's shrink ended (sched/moves.ts): committed, its grow back onto the destinations is
+   * re-checked against the cluster as it is now and carried out as a plan of one item; refused,
+   * the job stays at the smaller size until the scheduler grows it. When the grow commits, the
+   * move's cost (its request to that commit) is the event `moved`.
+   */
+  private moveBack(first: PlanResize, requestedAt: number, ok: boolean): void {
+    const then = first.then!;
+    const now = Date.now();
+    if (!ok) {
+      this.note(then.jobId, `move off ${first.removed.join(",")}: its shrink failed; the job stays where it is`, now);
+      return;
+    }
+    const plan: Plan = { now, policy: this.snapshots.config.policy, spawns: [], starts: [], resizes: [then], reservations: [], notes: [], waiting: [] };
+    const refused = checkPlan(plan, this.current(now)).rejected[0];
+    const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: plan.policy, reservations: [] }, [refused ? { ...resizeItem(then, "rejected"), outcome: refused.reason } : resizeItem(then, "accepted")]).itemIds);
+    if (refused) {
+      this.note(then.jobId, `move: the grow back was refused (${refused.reason}); the job stays at ${then.from} nodes until the scheduler grows it`, now);
+      return;
+    }
+    const landed = (done: boolean) => done && this.moved(then.jobId, first.removed.filter((n) => !then.added.includes(n)), then.added.filter((n) => !first.removed.includes(n)), then.to, requestedAt);
+    try {
+      this.elastic().resize(then, `scheduler, move: ${then.reason}`, now, () => this.plans.settle(id!, "done"), landed);
+    } catch (e) {
+      const why = (e as Error).message;
+      this.store.tx(() => this.plans.settle(id!, "failed", why));
+      this.note(then.jobId, `move: the grow back could not start: ${why}`, now);
+    }
+  }
+
+  /** A move committed: the job's `moved` event, with its cost from the request to the commit. */
+  private moved(jobId: number, from: readonly string[], to: readonly string[], size: number, requestedAt: number): void {
+    if (!this.state.jobs.has(jobId)) return;
+    const at = Date.now();
+    this.store.addEvent(jobId, at, "moved", `moved off ${from.join(",")} onto ${to.join(",")} at ${size} nodes in ${at - requestedAt} ms (request to commit)`, { from, to, ms: at - requestedAt });
   }
 
   /** A note becomes an event when it says something new: the same words with new numbers do not. */
@@ -180,5 +242,7 @@ function startItem(st: PlanStart, status: Status): NewPlanItem {
 }
 
 function resizeItem(r: PlanResize, status: Status): NewPlanItem {
-  return { jobId: r.jobId, kind: "resize", status, reason: r.reason, detail: { from: r.from, to: r.to, rule: r.rule, added: r.added, removed: r.removed, remap: r.remap, limit: r.limit } };
+  // A move's grow back is its own item when it is carried out; here only where it goes.
+  const then = r.then && { from: r.then.from, to: r.then.to, added: r.then.added };
+  return { jobId: r.jobId, kind: "resize", status, reason: r.reason, detail: { from: r.from, to: r.to, rule: r.rule, added: r.added, removed: r.removed, remap: r.remap, limit: r.limit, ...(then ? { then } : {}) } };
 }

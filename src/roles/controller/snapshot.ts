@@ -14,7 +14,7 @@ import type { PendingJob } from "../../sched/types.ts";
 import type { MeasuredPoint } from "../../sched/profile.ts";
 import type { Elastic } from "./elastic.ts";
 import type { SpawnQueue } from "./spawns.ts";
-import type { ClusterState, JobRuntime } from "./state.ts";
+import { hostOf, type ClusterState, type JobRuntime } from "./state.ts";
 import type { QueuePolicy } from "./queue.ts";
 import { pendingView } from "../../sched/pending.ts";
 import { expectedEnd } from "./program.ts";
@@ -51,7 +51,10 @@ export class Snapshots {
   take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
     // Nodes report resources: the pass plans in resource mode, a node held by the running jobs' shares.
-    for (const n of this.state.nodes.values()) nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n) });
+    for (const n of this.state.nodes.values()) {
+      const host = hostOf(n);
+      nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n), ...(host ? { host } : {}) });
+    }
     const waiting: JobRuntime[] = [];
     const running: SnapshotJob[] = [];
     for (const job of this.state.jobs.values()) {
@@ -116,7 +119,7 @@ export class Snapshots {
     // The first window after a start or an adaptation holds warm-up and connection set-up: skipped.
     const since = (e?.samplesSince ?? r.startTime ?? 0) + interval * 1000;
     // Policies that do not model MTCT get no samples, and no query per job.
-    const samples = policy.mtct ? this.elastic().mtct(r.id, interval, since, now).samples.map((x) => ({ time: x.time, mtct: x.mtct })) : [];
+    const samples = policy.mtct ? this.elastic().mtct(r.id, interval, since, now).samples.map((x) => ({ time: x.time, mtct: x.mtct, iterations: x.iterations })) : [];
     // What it measured at each size it ran at: ReSHAPE's profile, APM's runtime model, and the
     // ratio a resize rescales its time limit by.
     const points = this.elastic().measured(r.id, interval * 1000);

@@ -33,6 +33,13 @@ export interface NodeRuntime {
   runAs?: string;
   /** The node's host state as its agent's rules last judged it (none yet: free); not stored, the agent re-sends it after each hello. */
   host?: HostState;
+  /** `ebb drain --owner`: the node is its owner's (state owner) whatever its agent reports, until `ebb resume`. Memory only. */
+  hostOverride?: HostState;
+}
+
+/** The host state the scheduler acts on: `ebb drain --owner`'s, else the agent's. */
+export function hostOf(n: NodeRuntime): HostState | undefined {
+  return n.hostOverride ?? n.host;
 }
 
 export interface JobRuntime {
@@ -86,6 +93,8 @@ export interface ElasticRuntime {
     joinStep?: number;
     /** Checkpoint-restart: the step the world restarts in; the elastic step once it commits. */
     restartStep?: number;
+    /** What follows when it ends (a move's grow back after its shrink: sched/moves.ts). */
+    after?: (ok: boolean) => void;
   };
   lastAdaptEnd?: number;
   /** Measured time of the last adaptation (realloc to commit), ms. */

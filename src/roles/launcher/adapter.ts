@@ -389,7 +389,8 @@ export class Adapter {
           ...base.elastic!,
           status: "joining",
           generation: next,
-          rankBase: oldSize,
+          // Their ranks in the new world: after the staying ones (a grow: the old size; a swap, §7.10: fewer).
+          rankBase: m.staying,
           worldSize: m.staying + m.joining,
           worldNodes,
           window: { adaptId: msg.adaptId },
@@ -406,7 +407,7 @@ export class Adapter {
       check();
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
-      for (let r = oldSize; r < oldSize + m.joining; r++) {
+      for (let r = m.staying; r < m.staying + m.joining; r++) {
         const card = root.kvs.get(cardKey(r, next));
         if (card === undefined) throw new Error(`joining rank ${r} put no business card`);
         joiningCards[cardKey(r, next)] = card;
