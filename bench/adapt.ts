@@ -4,7 +4,8 @@
  * rank 0 measures it) and decision to commit (the controller's request to the launcher's commit).
  * Baseline, same run: what a rigid system pays instead, relaunching the program at the new size
  * (start, wire up, first barrier). The cycle runs five times in one job (once with --quick); each
- * figure is the median of its resize's rounds.
+ * figure is the median of its resize's rounds. Then 4 -> 8 with the joining ranks warm (the
+ * agents' pre-started processes, `ebb exec`) against cold, in turn (warmVersusCold).
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,13 +15,67 @@ import { median, type Bench, type Figure } from "./lib.ts";
 const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
 const COMM = new URL("../src/comm/index.ts", import.meta.url).pathname;
 
+/**
+ * 4 -> 8, decision to commit, the joining ranks warm or cold (the agents' --warm-ranks 1):
+ * in the same cluster, a job per trial, the three kinds in turn each round (order rotated):
+ * `ebb exec PROGRAM` (warm ranks), `bun PROGRAM` (cold, the figure of the cycle above), and
+ * `env ebb exec PROGRAM` (cold: the same program and loader, argv[0] not ebb, plus env's exec).
+ * Each job starts at 4 nodes and waits 3 s, so that the pools its first ranks took from have
+ * refilled and the node is quiet; the joining ranks' nodes have kept theirs.
+ */
+async function warmVersusCold(rounds: number, ebb: (args: string[]) => Bun.Subprocess<"ignore", "pipe", "inherit">, api: Api, stop: string): Promise<Figure[]> {
+  const kinds = {
+    warm: ["ebb", "exec", PROGRAM, stop],
+    "cold bun": [process.execPath, PROGRAM, stop],
+    "cold ebb exec": ["/usr/bin/env", "ebb", "exec", PROGRAM, stop],
+  };
+  const decided: Record<keyof typeof kinds, number[]> = { warm: [], "cold bun": [], "cold ebb exec": [] };
+  const names = Object.keys(kinds) as (keyof typeof kinds)[];
+  for (let round = 0; round < Math.max(3, rounds * 2); round++) {
+    for (let i = 0; i < names.length; i++) {
+      const kind = names[(i + round) % names.length]!;
+      rmSync(stop, { force: true });
+      const run = ebb(["run", "-N", "4", "--elastic", "--min-nodes", "1", "--max-nodes", "8", "--", ...kinds[kind]]);
+      const stdout = collectStdout(run.stdout);
+      while (!/ready rank=3/.test(stdout.text())) await Bun.sleep(20);
+      await Bun.sleep(3000);
+      const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
+      const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: 8 });
+      let a: any;
+      for (;;) {
+        a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
+        if (a && a.state !== "ADAPTING") break;
+        await Bun.sleep(100);
+      }
+      if (a.state !== "COMMITTED") throw new Error(`${kind}: resize 4->8 failed: ${a.message}`);
+      decided[kind].push(a.times.committed - a.times.requested);
+      const steps = Object.entries(a.times as Record<string, number>).sort((x, y) => x[1] - y[1]);
+      console.error(`  4 -> 8, ${kind}: ${steps.map(([k, t]) => `${k} +${t - a.times.requested}`).join(", ")} ms`);
+      writeFileSync(stop, "");
+      await run.exited;
+      await stdout.done;
+      await Bun.sleep(500);
+    }
+  }
+  const warm = median(decided.warm);
+  const coldBun = { name: "cold ranks (bun PROGRAM)", value: median(decided["cold bun"]) };
+  const coldExec = { name: "cold ranks (env ebb exec PROGRAM)", value: median(decided["cold ebb exec"]) };
+  return [
+    { name: "4 -> 8: decision to commit, joining ranks warm (ebb exec PROGRAM)", value: warm, unit: "ms", baseline: coldBun, better: "lower", goal: "<= 100 ms", met: warm <= 100 },
+    { name: "4 -> 8: decision to commit, joining ranks warm (ebb exec PROGRAM), against the same program started cold", value: warm, unit: "ms", baseline: coldExec, better: "lower" },
+  ];
+}
+
+type Api = (method: string, path: string, body?: unknown) => Promise<any>;
+
 export default {
   name: "adapt",
   description: "blocked time and decision-to-commit per resize, 2->4->8->4->2 ranks",
   async run({ quick }) {
     const rounds = quick ? 1 : 5;
-    const cluster = await startBenchCluster(8, { cpusPerNode: 1 });
-    const api = async (method: string, path: string, body?: unknown) => {
+    // One warm rank per agent: only the warm-vs-cold trials use them (their ranks run `ebb exec`).
+    const cluster = await startBenchCluster(8, { cpusPerNode: 1, warmRanks: 1 });
+    const api: Api = async (method, path, body) => {
       const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
       return (await r.json()) as any;
     };
@@ -113,6 +168,7 @@ export default {
       writeFileSync(stop, "");
       await run.exited;
       await stdout.done;
+      figures.push(...(await warmVersusCold(rounds, ebb, api, stop)));
       return figures;
     } finally {
       if (!existsSync(stop)) writeFileSync(stop, "");

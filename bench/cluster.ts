@@ -29,7 +29,7 @@ export async function compiledEbb(): Promise<string[]> {
  * `layout: "up"` runs `ebb up` (controller and agents in one process); `"processes"` runs the
  * controller and each agent as its own process, as on a real cluster.
  */
-export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes"; heartbeat?: number; log?: string } = {}): Promise<BenchCluster> {
+export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes"; heartbeat?: number; log?: string; warmRanks?: number } = {}): Promise<BenchCluster> {
   const dir = mkdtempSync(join(tmpdir(), "ebb-bench-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -46,7 +46,7 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
       procs.push(spawn(["agent", "--controller", url, "--name", name, "--cpus", cpus, "--key-file", join(stateDir, "cluster.key"), "--state-dir", join(dir, "agents", name)]));
     }
   } else {
-    procs.push(spawn(["up", "--nodes", String(nodes), "--cpus-per-node", cpus, "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir, ...(opts.heartbeat ? ["--heartbeat", String(opts.heartbeat)] : [])]));
+    procs.push(spawn(["up", "--nodes", String(nodes), "--cpus-per-node", cpus, "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir, ...(opts.heartbeat ? ["--heartbeat", String(opts.heartbeat)] : []), ...(opts.warmRanks ? ["--warm-ranks", String(opts.warmRanks)] : [])]));
   }
   for (let i = 0; ; i++) {
     try {

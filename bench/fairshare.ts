@@ -1,14 +1,17 @@
 /**
  * bench fairshare (also printed by bench sim): fair share against submit order with one heavy
- * user. On lublin_256.swf and hpc2n_excerpt.swf, one user is made to submit 30 % of the work
- * (processors x run time): a seeded draw picks the heavy user's jobs from the whole trace, so they
- * are like everyone's (sizes, lengths, times), as many of them as make 30 % of the work. The other
- * jobs keep their SWF user id
- * (field 12); lublin_256 has none (its model has no users), so each of its jobs gets one of 16
- * users by a seeded draw. Each trace runs under easy and ebb (50 % malleable, seed 1, --check),
+ * user. On lublin_256.swf and hpc2n_excerpt.swf, the trace's heaviest user is made to submit 30 %
+ * of the work (processors x run time; sim/heavy-user.ts): it takes other users' jobs, or gives
+ * its own away, each to another user drawn uniformly, by a seeded like-for-like draw, until it
+ * submits 30 % and every other user less (hpc2n's user 1 has 48 %: it gives; lublin_256's
+ * heaviest about 7 %: it takes). The jobs keep their SWF user id (field 12) otherwise; lublin_256
+ * has none (its model has no users), so each of its jobs gets one of 16 users by a seeded draw. Each trace runs under easy and ebb (50 % malleable, seed 1, --check),
  * once in submit order and once with `--priority fairshare` (the controller's default weights
  * and half-life). Printed:
- * - the other users' mean wait, fair share / submit order, per trace and policy (goal <= 0.5);
+ * - the other users' mean wait, fair share / submit order, per trace and policy (goal <= 0.5 each);
+ *   beside it the same with the heavy user always last (no shares), the most putting it behind
+ *   the others can give: on a lightly loaded trace its jobs start when nothing waits and hold
+ *   their nodes when the others' jobs come, which no order undoes (only shrinking them does: ebb);
  * - --check violations under fair share (EASY's reservation for the first job in priority order);
  * - ebb mean turnaround / easy under fair share (goal <= 1.0).
  */
@@ -36,6 +39,8 @@ export interface FairShareRow {
   heavyShare: number;
   otherWaitSubmit: number;
   otherWaitFair: number;
+  /** The same with the heavy user always last (no shares): the most putting it behind the others gives. */
+  otherWaitLast: number;
   heavyWaitSubmit: number;
   heavyWaitFair: number;
   meanTurnaroundFair: number;
@@ -85,9 +90,10 @@ export function fairShareRuns(prefix?: number): FairShareRow[] {
     }
     const [heaviest, heaviestWork] = [...work].reduce((a, b) => (b[1] > a[1] ? b : a));
     const req = { trace: jobs, workload: { nodes: t.nodes, coresPerNode: 1, malleable: 0.5, seed: 1 }, policies: POLICIES, check: true };
-    process.stderr.write(`  ${t.file}: submit order, then fair share\n`);
+    process.stderr.write(`  ${t.file}: submit order, fair share, the heavy user always last\n`);
     const submit = runPolicies(req);
     const fair = runPolicies({ ...req, priority: resolvePriority({}) });
+    const last = runPolicies({ ...req, priority: resolvePriority({ shares: { [String(heavy)]: 0 } }) });
     const isHeavy = (j: JobRecord) => j.user === String(heavy);
     for (let i = 0; i < POLICIES.length; i++) {
       const s = submit.results[i]!;
@@ -106,6 +112,7 @@ export function fairShareRuns(prefix?: number): FairShareRow[] {
         heavyShare: heavyWork / total,
         otherWaitSubmit: meanWait(s.run.jobs, (j) => !isHeavy(j)),
         otherWaitFair: meanWait(f.run.jobs, (j) => !isHeavy(j)),
+        otherWaitLast: meanWait(last.results[i]!.run.jobs, (j) => !isHeavy(j)),
         heavyWaitSubmit: meanWait(s.run.jobs, isHeavy),
         heavyWaitFair: meanWait(f.run.jobs, isHeavy),
         meanTurnaroundFair: f.metrics.meanTurnaround,
@@ -123,7 +130,7 @@ export function fairShareFigures(rows: readonly FairShareRow[], note = ""): Figu
   process.stdout.write(`fair share vs submit order, one heavy user with ${(HEAVY_SHARE * 100).toFixed(0)} % of the work (50 % malleable, seed 1${note})\n`);
   process.stdout.write(
     table(
-      ["trace", "policy", "heavy work", "others' wait submit", "others' wait fair", "others fair/submit", "heavy wait submit", "heavy wait fair", "others faster/slower", "heaviest other: work, wait submit -> fair", "check submit/fair"],
+      ["trace", "policy", "heavy work", "others' wait submit", "others' wait fair", "others fair/submit", "heavy always last/submit", "heavy wait submit", "heavy wait fair", "others faster/slower", "heaviest other: work, wait submit -> fair", "check submit/fair"],
       rows.map((r) => [
         r.trace,
         r.policy,
@@ -131,6 +138,7 @@ export function fairShareFigures(rows: readonly FairShareRow[], note = ""): Figu
         h(r.otherWaitSubmit),
         h(r.otherWaitFair),
         (r.otherWaitFair / r.otherWaitSubmit).toFixed(2),
+        (r.otherWaitLast / r.otherWaitSubmit).toFixed(2),
         h(r.heavyWaitSubmit),
         h(r.heavyWaitFair),
         `${r.faster}/${r.slower}`,
@@ -139,11 +147,11 @@ export function fairShareFigures(rows: readonly FairShareRow[], note = ""): Figu
       ]),
     ) + "\n",
   );
-  const worst = rows.reduce((a, b) => (b.otherWaitFair / b.otherWaitSubmit > a.otherWaitFair / a.otherWaitSubmit ? b : a));
-  const figures: Figure[] = [
-    { name: `worst other users' mean wait, fair share / submit order (${worst.trace}, ${worst.policy})`, value: worst.otherWaitFair / worst.otherWaitSubmit, unit: "x", better: "lower", goal: "<= 0.5", met: worst.otherWaitFair / worst.otherWaitSubmit <= 0.5 },
-    { name: "--check violations under fair share, both traces and policies", value: rows.reduce((n, r) => n + r.violationsFair, 0), unit: "", better: "lower", goal: "0", met: rows.every((r) => r.violationsFair === 0) },
-  ];
+  const figures: Figure[] = rows.map((r) => {
+    const v = r.otherWaitFair / r.otherWaitSubmit;
+    return { name: `other users' mean wait, fair share / submit order, ${r.trace}, ${r.policy}`, value: v, unit: "x", better: "lower", goal: "<= 0.5", met: v <= 0.5 };
+  });
+  figures.push({ name: "--check violations under fair share, both traces and policies", value: rows.reduce((n, r) => n + r.violationsFair, 0), unit: "", better: "lower", goal: "0", met: rows.every((r) => r.violationsFair === 0) });
   for (const trace of new Set(rows.map((r) => r.trace))) {
     const e = rows.find((r) => r.trace === trace && r.policy === "easy")!;
     const b = rows.find((r) => r.trace === trace && r.policy === "ebb")!;

@@ -145,7 +145,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.get("/v1/jobs", (c) => {
     const q = validate(JobListQuery, c.req.query());
-    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, arrayJobId: q.array, ids: q.id, before: q.before };
+    const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, partitions: q.partition, arrayJobId: q.array, ids: q.id, before: q.before };
     // The newest `limit` jobs, in id order, streamed; `next` when older ones remain (pass it as `before`).
     const { pages, next } = backend.listJobs(filter, c.get("scope"));
     return jsonPages(c, "jobs", pages, next === undefined ? {} : { next });

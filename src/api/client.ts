@@ -62,7 +62,7 @@ function tooLarge(method: string, path: string, status: number): ApiClientError 
 }
 
 /** The filters of GET /v1/jobs. */
-export type JobQuery = { state?: string; since?: string; until?: string; name?: string; user?: string; array?: number; id?: string };
+export type JobQuery = { state?: string; since?: string; until?: string; name?: string; user?: string; partition?: string; array?: number; id?: string };
 
 /** Jobs per GET /v1/jobs page when a client lists them all (the API's default page). */
 export const JOB_PAGE = 1000;
@@ -111,7 +111,7 @@ export class ApiClient {
   submit(req: JobSubmit): Promise<{ id: number }> {
     return this.request("POST", "/v1/jobs", req);
   }
-  /** GET /v1/jobs with its filters: states, limit, since/until (ISO), name, user, array, before (a page's `next`). */
+  /** GET /v1/jobs with its filters: states, limit, since/until (ISO), name, user, partition, array, before (a page's `next`). */
   jobs(query: JobQuery & { limit?: number; before?: number } = {}): Promise<{ jobs: JobView[]; next?: number }> {
     const qs = new URLSearchParams();
     for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") qs.set(k, String(v));

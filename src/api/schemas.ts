@@ -1,10 +1,11 @@
 /** Request and response bodies of the HTTP API. The OpenAPI document is generated from these. */
+import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
-import { JobKind, JobState, MAX_NAME, MAX_USER, Plain } from "../proto/requests.ts";
+import { JobKind, JobState, MAX_NAME, MAX_USER, PartitionName, Plain } from "../proto/requests.ts";
 import { ElasticSettings } from "../proto/elastic-settings.ts";
 
 /** The bodies the launcher's WebSocket carries too are defined once, in proto/. */
-export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
+export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, PartitionName, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
 
 export const JobListQuery = z.lazy(() =>
   z.strictObject({
@@ -20,6 +21,14 @@ export const JobListQuery = z.lazy(() =>
     until: z.iso.datetime({ offset: true }).optional(),
     name: Plain(MAX_NAME).min(1).optional(),
     user: z.string().min(1).max(MAX_USER).optional(),
+    /** Only jobs in these partitions, comma-separated (squeue -p, sacct -r). */
+    partition: z
+      .string()
+      .max(MAX_LIST_PARTITIONS * 65)
+      .describe("only jobs in these partitions, comma-separated (squeue -p, sacct -r)")
+      .transform((s) => [...new Set(s.split(",").map((x) => x.trim()))])
+      .pipe(z.array(PartitionName).max(MAX_LIST_PARTITIONS, `at most ${MAX_LIST_PARTITIONS} partitions`))
+      .optional(),
     /** The tasks of this array. */
     array: z.coerce.number().int().min(1).optional(),
     /** Only these jobs, comma-separated (an array's id: all of its tasks), as squeue -j. */
@@ -43,6 +52,8 @@ export const HoldResult = z.lazy(() => z.object({ id: z.int(), jobs: z.array(z.i
 /** POST /v1/jobs/test: when and where the job would start, from the current queue (sbatch --test-only). */
 /** The most job ids one listing may name (GET /v1/jobs?id=). */
 export const MAX_LIST_IDS = 1000;
+/** The most partitions one listing may name (GET /v1/jobs?partition=; a config holds at most 1,000). */
+export const MAX_LIST_PARTITIONS = 1000;
 
 /**
  * GET /v1/starts (squeue --start): when each pending job is expected to start, from one replay of
@@ -77,9 +88,11 @@ export const UsageQuery = z.lazy(() =>
 const Usage = z.object({
   /** Jobs that held nodes in the window. */
   jobs: z.int(),
-  /** Node-seconds and core-seconds (a node's CPUs times its seconds) held in the window. */
+  /** Node-seconds and core-seconds (the job's cores on a node times the seconds held) in the window. */
   nodeSeconds: z.number(),
   coreSeconds: z.number(),
+  /** GPU-seconds (the job's GPUs on a node times the seconds held) in the window. */
+  gpuSeconds: z.number(),
 });
 export const UsageView = z.lazy(() =>
   z.object({
@@ -143,6 +156,8 @@ export const RequestView = z.lazy(() =>
     nodes: z.int().optional(),
     tasksPerNode: z.int().optional(),
     cpusPerTask: z.int(),
+    /** True when the job gave cpusPerTask (-c), even 1; its processes then see SLURM_CPUS_PER_TASK. */
+    cpusPerTaskSet: z.boolean().optional(),
     memPerNodeMiB: z.int().optional(),
     memPerCpuMiB: z.int().optional(),
     gpus: z.int().optional(),
@@ -222,6 +237,8 @@ export const JobView = z.lazy(() =>
     shares: z.array(ShareView),
     /** CPU time and peak memory, once it ended on all of its nodes; null until then. */
     usage: JobUsageView.nullable(),
+    /** GPU-seconds held: on each node, the job's GPUs there times the time it held them, summed (so far, while it runs); 0 without GPUs. */
+    gpuSeconds: z.number(),
     /** The partition it runs in; null: the controller has no partitions. */
     partition: z.string().nullable(),
   }),
@@ -419,6 +436,13 @@ export const NodeView = z.lazy(() =>
     drain: z.string().nullable(),
     /** Whom jobs run as on the node: "job's user" (the agent runs as root), or "agent's user (NAME)"; null if unknown. */
     runAs: z.string().nullable(),
+    /**
+     * The node's host state as its agent's rules judge load that is not ebb's (free: takes work; busy: keeps
+     * its jobs, takes none; overloaded, owner: its jobs should leave), the rule that set it ("" when free),
+     * the rules' smoothed inputs by name (cpu.other, load1, psi.mem, net.bytes, users, cmd.NAME...), and
+     * since when (null: the agent has not said; a node without rules is free).
+     */
+    host: z.object({ state: z.enum(HOST_STATES), rule: z.string(), inputs: z.record(z.string(), z.number()), since: z.string().nullable() }),
   }),
 );
 export type NodeView = z.infer<typeof NodeView>;

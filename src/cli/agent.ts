@@ -2,7 +2,10 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "./command.ts";
 import { startAgent } from "../roles/agent/index.ts";
-import { defaultStateDir, guard, UsageError } from "./common.ts";
+import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
+import type { HostRules } from "../model/host-rules.ts";
+import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
+import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { cgroup2Root } from "../roles/agent/containment.ts";
 import { inventory } from "../roles/agent/inventory.ts";
@@ -28,6 +31,8 @@ export default defineCommand({
     "state-dir": { type: "string", description: "Agent working files (default ~/.ebb/agents/NAME)", valueHint: "DIR" },
     ...tlsArgs,
     ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ca.pem in $EBB_STATE_DIR or ~/.ebb)", valueHint: "FILE" },
+    config: { type: "string", description: "JSON configuration file: {hostStates: {interval, smoothing, hysteresis, dwell, rules: {INPUT: {busy, overloaded, owner, ...}}, expression}, nodes: {HOSTLIST: {hostStates: {...}}}}: the rules that make this node busy, overloaded or its owner's (default: none, the node is always free; see README)", valueHint: "FILE" },
+    "warm-ranks": { type: "string", description: `Pre-started ranks to keep, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); 0: none (default 1, at most ${MAX_WARM_RANKS})`, valueHint: "N" },
     "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },
@@ -62,6 +67,15 @@ export default defineCommand({
       if (args.advertise) listenFlag(args.advertise, "--advertise");
       const listen = listenFlag(args.listen ?? (local ? "127.0.0.1:0" : "0.0.0.0:0"));
       const stateDir = args["state-dir"] ?? join(defaultStateDir(), "agents", name);
+      let hostRules: HostRules | undefined;
+      if (args.config !== undefined) {
+        try {
+          hostRules = hostRulesFor(readAgentConfig(args.config), args.config, name);
+        } catch (e) {
+          throw new UsageError(`--config ${(e as Error).message}`);
+        }
+      }
+      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
       const offer = inventory(declaredFlags(args), cgroup2Root());
       const agent = await starting({ listen, stateDir }, () => startAgent({
         controller,
@@ -73,6 +87,8 @@ export default defineCommand({
         stateDir,
         tls,
         ca,
+        hostRules,
+        warmRanks,
         onFatal: (message) => {
           if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
           else err(`ebb agent: ${message}\n`);

@@ -57,9 +57,10 @@ export interface CommandDef<A extends ArgsDef = ArgsDef> {
   args: A;
   /** Flags end at the first positional: it and what follows are a program and its arguments (ebb run). */
   stopAtPositional?: boolean;
-  /** Every argument is the program's (ebb mpicc): only a lone --help or -h is ebb's. */
-  passThrough?: boolean;
-  /** The command reads its arguments itself (`raw`; `args` is for its help only): ebb srun, whose flags are srun's. */
+  /**
+   * The arguments are the command's own (`raw`, and `args._`; `args` is for its help only): ebb
+   * srun's are srun's, ebb mpicc's the compiler's. Only a leading --help or -h is ebb's.
+   */
   ownParser?: boolean;
   run(ctx: { args: Parsed<A>; raw: string[] }): Promise<unknown> | unknown;
 }
@@ -355,7 +356,7 @@ export async function runCommand(def: CommandDef<ArgsDef>, raw: string[], versio
   if (def.ownParser && raw[0] !== "--help" && raw[0] !== "-h") return void (await def.run({ args: { _: raw } as Parsed<ArgsDef>, raw }));
   let args: Parsed<ArgsDef> & { help?: true };
   try {
-    args = def.passThrough && !(raw.length === 1 && (raw[0] === "--help" || raw[0] === "-h")) ? ({ _: [...raw] } as unknown as Parsed<ArgsDef>) : parse(def.meta.name, def.args, raw, { stopAtPositional: def.stopAtPositional });
+    args = parse(def.meta.name, def.args, raw, { stopAtPositional: def.stopAtPositional });
   } catch (e) {
     if (!(e instanceof UsageError)) throw e;
     err(`ebb ${def.meta.name}: ${e.message}\n`);

@@ -1,13 +1,14 @@
 import { MAX_NAME } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, whenFlag } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag } from "./common.ts";
+import { windowArgs, windowFlags } from "./window.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
-import { formatFlag, headed, idsFlag, jobsOf, usersFlag } from "./listing.ts";
+import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "./listing.ts";
 import { FIELD_NAMES, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
-import { mib, resourcesColumn } from "./resource-text.ts";
+import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
 
 export default defineCommand({
   meta: {
@@ -16,12 +17,12 @@ export default defineCommand({
       "Jobs that were active in a time window, finished ones included, like sacct: by default since midnight. Finished jobs are kept for the controller's --keep-history (30 days by default).",
   },
   args: {
-    since: { type: "string", alias: "S", description: 'Jobs active at or after: "2 hours ago", now-2h, 08:00, 2030-01-31[T08:00], yesterday, today, midnight, ISO 8601 (default: midnight)', valueHint: "TIME" },
-    until: { type: "string", alias: "E", description: "Jobs submitted at or before, in the same forms (default: now)", valueHint: "TIME" },
+    ...windowArgs({ since: "Jobs active at or after", until: "Jobs submitted at or before" }),
     state: { type: "string", alias: "s", description: "Only these states, comma-separated (e.g. FAILED,TIMEOUT)", valueHint: "STATES" },
     name: { type: "string", description: "Only jobs of this name", valueHint: "NAME" },
     user: { type: "string", alias: "u", description: "Only jobs these users submitted, comma-separated", valueHint: "USER,..." },
     me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
+    partition: { type: "string", alias: ["p", "r"], description: "Only jobs in these partitions, comma-separated (sacct's -r; ebb partitions lists them)", valueHint: "NAME,..." },
     jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks)", valueHint: "ID,..." },
     format: { type: "string", alias: "o", description: `Columns as sacct --format, JobID,User,State%12,Elapsed,ExitCode (fields: ${FIELD_NAMES.join(", ")}), or squeue's %-codes`, valueHint: "FORMAT" },
     noheader: { type: "boolean", alias: "n", description: "Leave out the header line" },
@@ -35,11 +36,11 @@ export default defineCommand({
       const jobs = await jobsOf(
         client(args),
         {
-          since: whenFlag(args.since ?? "midnight", "--since"),
-          until: whenFlag(args.until, "--until"),
+          ...windowFlags(args),
           state: statesFlag(args.state),
           name: textFlag(args.name, "--name", MAX_NAME, "job names"),
           id: idsFlag(args.jobs, "--jobs"),
+          partition: partitionsFlag(args.partition, "--partition"),
         },
         usersFlag(args.user, args.me, "--user"),
         intFlag(args.limit, "--limit"),
@@ -58,10 +59,11 @@ export default defineCommand({
         resourcesColumn(j),
         j.usage ? formatDuration(j.usage.cpuSec) : "",
         j.usage ? mib(j.usage.peakMemMiB) : "",
+        gpuTime(j),
         localTime(j.submitTime),
         localTime(j.startTime),
         localTime(j.endTime),
       ]);
-      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "SUBMIT", "START", "END"], rows), !args.noheader));
+      out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "GPUTIME", "SUBMIT", "START", "END"], rows), !args.noheader));
     }),
 });

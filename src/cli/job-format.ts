@@ -4,7 +4,7 @@
  * is kept), or a list of field names as squeue's `-O` and sacct's `--format` take them,
  * `"JobID,User,State%12"` (a width after `%` or `:`), printed as a table. Pure: jobs in, text out.
  */
-import { mib, resourcesColumn } from "./resource-text.ts";
+import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
 import type { JobView } from "../api/schemas.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
@@ -42,6 +42,7 @@ export const FIELDS: readonly Field[] = [
   { code: "a", name: "ArrayTaskID", header: "ARRAY_TASK_ID", value: (j) => (j.arrayTaskId === null ? "N/A" : String(j.arrayTaskId)) },
   { code: "j", name: "Name", sacct: "JobName", header: "NAME", value: (j) => j.name },
   { code: "u", name: "UserName", sacct: "User", header: "USER", value: (j) => j.user ?? "" },
+  { code: "P", name: "Partition", sacct: "Partition", header: "PARTITION", value: (j) => j.partition ?? "" },
   { code: "T", name: "State", sacct: "State", header: "STATE", value: (j) => j.state },
   { code: "t", name: "StateCompact", header: "ST", value: (j) => COMPACT[j.state] ?? j.state },
   { code: "M", name: "TimeUsed", sacct: "Elapsed", header: "TIME", value: (j, r) => formatDuration(used(j, r.now)) },
@@ -66,6 +67,7 @@ export const FIELDS: readonly Field[] = [
   { code: "b", name: "TresPerNode", sacct: "AllocTRES", header: "TRES", value: (j) => resourcesColumn(j) },
   { code: "", name: "", sacct: "TotalCPU", header: "TOTAL_CPU", value: (j) => (j.usage ? formatDuration(j.usage.cpuSec) : "") },
   { code: "", name: "", sacct: "MaxRSS", header: "MAX_RSS", value: (j) => (j.usage ? mib(j.usage.peakMemMiB) : "") },
+  { code: "", name: "", sacct: "GPUTime", header: "GPU_TIME", value: gpuTime },
 ];
 
 const byCode = new Map(FIELDS.filter((f) => f.code).map((f) => [f.code, f]));

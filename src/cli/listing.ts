@@ -1,6 +1,6 @@
-/** What `ebb queue` and `ebb history` share beyond common.ts: their filters of users and job ids, --format, --noheader. */
+/** What `ebb queue` and `ebb history` share beyond common.ts: their filters of users, partitions and job ids, --format, --noheader. */
 import type { ApiClient, JobQuery } from "../api/client.ts";
-import { MAX_LIST_IDS, MAX_USER, type JobView } from "../api/schemas.ts";
+import { MAX_LIST_IDS, MAX_LIST_PARTITIONS, MAX_USER, PartitionName, type JobView } from "../api/schemas.ts";
 import { currentUser } from "../util/user.ts";
 import { UsageError } from "./errors.ts";
 import { parseFormat, type Format } from "./job-format.ts";
@@ -19,6 +19,17 @@ export function usersFlag(value: string | undefined, me: boolean | undefined, fl
   const long = users.find((u) => u.length > MAX_USER);
   if (long !== undefined) throw new UsageError(`${flag}: ${long.length} characters; user names have at most ${MAX_USER}`);
   return users;
+}
+
+/** --partition gpu,debug (checked, passed on as text); undefined when not given. */
+export function partitionsFlag(value: string | undefined, flag: string): string | undefined {
+  if (value === undefined) return undefined;
+  const names = [...new Set(value.split(",").map((s) => s.trim()).filter(Boolean))];
+  if (names.length === 0) throw new UsageError(`${flag}: no partition names in "${value}"; ebb partitions lists them`);
+  const bad = names.find((n) => !PartitionName.safeParse(n).success);
+  if (bad !== undefined) throw new UsageError(`${flag}: "${bad.slice(0, 70)}" is not a partition name (letters, digits, '_', '.' or '-', at most 64); ebb partitions lists them`);
+  if (names.length > MAX_LIST_PARTITIONS) throw new UsageError(`${flag}: ${names.length} partitions; at most ${MAX_LIST_PARTITIONS}`);
+  return names.join(",");
 }
 
 /** --jobs 12,14 (checked, passed on as text); undefined when not given. */

@@ -15,7 +15,7 @@ export function compilerCommand(name: MpiCompiler): CommandDef {
       description: `Compile and link a ${LANGUAGE[name]} MPI program against ebb.h and libebb (malleable by checkpoint and restart): runs the system's ${name} with every argument as it is, libebb's include directory before them and the library after them (not with -c, -S, -E). libebb is built with the system's MPI at first need and cached in $EBB_CACHE_DIR (default ~/.cache/ebb); EBB_${name.toUpperCase()} names another ${name}. Example: ebb ${name} -O2 -o jacobi jacobi.c`,
     },
     args: {},
-    passThrough: true,
+    ownParser: true,
     run: async ({ raw }) => {
       try {
         process.exitCode = await runCompiler(name, raw);

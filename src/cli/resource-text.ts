@@ -60,6 +60,11 @@ export function nodeColumns(n: NodeView): { cpus: string; memory: string; gpus: 
 }
 
 /** CPU time and peak memory: "1:02:03, peak 3.2G"; empty until known. */
+/** GPU time held (GPUs times the time held, as sacct's CPUTime counts CPUs), as a duration; "" for a job that held none. */
+export function gpuTime(j: Pick<JobView, "gpuSeconds">): string {
+  return j.gpuSeconds > 0 ? formatDuration(j.gpuSeconds) : "";
+}
+
 export function usageText(u: JobView["usage"]): string {
   return u === null ? "" : `CPU time ${formatDuration(u.cpuSec)}, peak memory ${mib(u.peakMemMiB)}`;
 }

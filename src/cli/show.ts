@@ -8,7 +8,7 @@ import { out } from "../util/stdio.ts";
 import { cfgSection } from "./cfg-table.ts";
 import { itemText } from "./plans.ts";
 import type { JobDetail } from "../api/schemas.ts";
-import { mib, requestText, shareText, usageText } from "./resource-text.ts";
+import { gpuTime, mib, requestText, shareText, usageText } from "./resource-text.ts";
 
 export default defineCommand({
   meta: { name: "show", description: "Show one job: its settings, allocation history, steps, the scheduler's plan items and events" },
@@ -44,6 +44,7 @@ export default defineCommand({
       text += field("TimeLimit", formatDuration(j.timeLimit));
       text += field("RunTime", elapsed(j));
       text += field("Usage", usageText(j.usage));
+      text += field("GpuTime", gpuTime(j));
       text += field("Submitted", j.submitTime);
       text += field("Started", j.startTime);
       text += field("Ended", j.endTime);

@@ -13,7 +13,10 @@ import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
+import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
 import { err, out } from "../util/stdio.ts";
+import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
+import type { HostRules } from "../model/host-rules.ts";
 
 export default defineCommand({
   meta: { name: "up", description: "Start a whole cluster: a controller here and N agents (node01..nodeNN) on loopback, or one agent per host over ssh (--hosts)" },
@@ -22,6 +25,7 @@ export default defineCommand({
     "cpus-per-node": { type: "string", description: "CPUs each agent offers (default 2 locally; all of each host's with --hosts)", valueHint: "N" },
     "memory-per-node": { type: "string", description: `Memory each local agent offers: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB, shared by the agents)`, valueHint: "SIZE" },
     ...gresArgs,
+    "warm-ranks": { type: "string", description: `Pre-started ranks each local agent keeps, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); at most ${MAX_WARM_RANKS} (default 0: local agents share this machine, and each would keep its own)`, valueHint: "N" },
     listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
     hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
     hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
@@ -31,6 +35,7 @@ export default defineCommand({
     "require-all": { type: "boolean", description: "With --hosts: stop if any host fails to start (default: go on with the others)" },
     "controller-on-first": { type: "boolean", description: "With --hosts: run the controller on the first host (over ssh, --listen there) instead of here; its URL, token and key stay here in the state dir for the clients" },
     slurm: { type: "boolean", description: "Inside a Slurm allocation (sbatch, salloc): the controller here, one agent per allocated node via srun; ends with the allocation (state dir default ~/.ebb/slurm-JOBID, listen 0.0.0.0:0)" },
+    "agent-config": { type: "string", description: "Local agents' configuration file (as ebb agent --config; per node under nodes: node01, node[02-04]): host rules (default: none, every node is free)", valueHint: "FILE" },
     "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
     tls: { type: "boolean", description: "Encrypt everything (API, agent and launcher links, step ports) with TLS: a cluster CA is made in the state dir (ca.pem, what clients trust) and certificates for the controller and each host (needs openssl)" },
     ...controllerTuning,
@@ -45,6 +50,9 @@ export default defineCommand({
       if (args.slurm || args.hosts !== undefined || args.hostfile !== undefined)
         for (const flag of ["memory-per-node", "gres", "features"] as const)
           if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
+      if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["agent-config"] !== undefined)
+        throw new UsageError("--agent-config is for local agents; ebb up --hosts and --slurm do not pass it on (start such agents with ebb agent --config)");
+      if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["warm-ranks"] !== undefined) throw new UsageError("--warm-ranks is for local agents; with --hosts or --slurm each host's agent keeps ebb agent's default (1)");
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
@@ -60,13 +68,16 @@ export default defineCommand({
       for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);
       const n = intFlag(args.nodes, "--nodes", { max: 4096 }) ?? 4;
+      const width = Math.max(2, String(n).length);
+      const names = Array.from({ length: n }, (_, i) => `node${String(i + 1).padStart(width, "0")}`);
+      const hostRules = localHostRules(args["agent-config"], names);
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node", { max: 65536 }) ?? 2;
+      const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 0;
       // GPUs only as declared: agents sharing one machine would each detect all of its GPUs.
       const declared = declaredFlags({ memory: args["memory-per-node"], gres: args.gres, features: args.features }, "--memory-per-node");
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
       const tls = args.tls ? localCertificates(stateDir, listen.host) : undefined;
       const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts, tls: tls && { ...tls.controller, ca: tls.ca.pem } }));
-      const width = Math.max(2, String(n).length);
       const agents = new AgentThread((why) => {
         err(`ebb up: ${why}\n`);
         process.exit(1);
@@ -74,8 +85,7 @@ export default defineCommand({
       await agents.call({
         t: "start",
         logFormat: args["log-format"] === "json" ? "json" : "text",
-        agents: Array.from({ length: n }, (_, i) => {
-          const name = `node${String(i + 1).padStart(width, "0")}`;
+        agents: names.map((name, i) => {
           return {
             controller: ctl.url,
             clusterKey: ctl.clusterKey,
@@ -88,6 +98,8 @@ export default defineCommand({
             stateDir: join(stateDir, "agents", name),
             tls: tls?.agents,
             ca: tls?.ca.pem,
+            hostRules: hostRules[i],
+            warmRanks,
           };
         }),
       });
@@ -117,6 +129,17 @@ export default defineCommand({
       await ctl.stop();
     }),
 });
+
+/** Each local agent's host rules from --agent-config (none without it: agents sharing one machine cannot tell their loads apart). */
+function localHostRules(path: string | undefined, names: string[]): (HostRules | undefined)[] {
+  if (path === undefined) return names.map(() => undefined);
+  try {
+    const file = readAgentConfig(path);
+    return names.map((name) => hostRulesFor(file, path, name));
+  } catch (e) {
+    throw new UsageError(`--agent-config ${(e as Error).message}`);
+  }
+}
 
 /** The cluster CA and the certificates of a local cluster: the controller's, and one for its agents (all on this host). */
 function localCertificates(stateDir: string, listenHost: string) {

@@ -49,6 +49,7 @@ export function requestFrom(s: RequestFields): ResourceRequest {
     tasks = nodes ?? 1;
   } else tasks = s.tasks ?? (nodes ?? 1) * (s.tasksPerNode ?? 1);
   const req: ResourceRequest = { tasks, cpusPerTask: s.cpusPerTask ?? 1, exclusive };
+  if (s.cpusPerTask !== undefined) req.cpusPerTaskSet = true;
   if (nodes !== undefined) req.nodes = nodes;
   if (tasksPerNode !== undefined) req.tasksPerNode = tasksPerNode;
   if (s.mem !== undefined) req.memPerNodeMiB = s.mem;

@@ -25,6 +25,8 @@ export interface ResourceRequest {
   nodes?: number;
   tasksPerNode?: number;
   cpusPerTask: number;
+  /** The job gave cpusPerTask (`-c`), even 1 (Slurm's JOB_CPUS_SET: SLURM_CPUS_PER_TASK is set only then). */
+  cpusPerTaskSet?: boolean;
   /** Memory per node (`--mem`); else per allocated core (`--mem-per-cpu`); else the cluster's default per core. */
   memPerNodeMiB?: number;
   memPerCpuMiB?: number;

@@ -103,6 +103,8 @@ export const Memory = z.lazy(() =>
 const GpuType = z.string().regex(/^[A-Za-z0-9_.-]{1,32}$/, "a GPU type is 1 to 32 letters, digits, '.', '_' or '-', e.g. a100");
 /** A node feature, as agents declare them (`--features`) and jobs require them (`--constraint`). */
 export const Feature = z.string().regex(/^[A-Za-z0-9_.+-]{1,64}$/, "a feature is 1 to 64 letters, digits, '.', '_', '+' or '-'");
+/** A partition's name, as the controller's config defines them (sched/partitions.ts). */
+export const PartitionName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "a partition name is letters, digits, '_', '.' or '-' (at most 64)");
 
 export const JobSubmit = z.lazy(() =>
   z
@@ -162,7 +164,7 @@ export const JobSubmit = z.lazy(() =>
       /** More tasks than the nodes have CPUs (sbatch --overcommit). */
       overcommit: z.boolean().optional(),
       /** The partition to run in (its nodes only); default: the controller's default partition. GET /v1/partitions lists them. */
-      partition: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, "a partition name is letters, digits, '_', '.' or '-' (at most 64)").optional(),
+      partition: PartitionName.optional(),
       /** The node counts the job can run at: a list (e.g. [1, 4, 9, 16]) or "square" (every square in its range); the scheduler only starts and resizes it at those. */
       sizes: z.union([z.literal("square"), z.array(z.int().min(1).max(100_000)).min(1, "give at least one size").max(4096)]).optional(),
       /** sbatch --signal: "[B:]SIG[@SECONDS]", SIG (default 60 seconds) before the time limit, to the batch shell only (B:) or to the job's steps. */

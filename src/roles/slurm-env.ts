@@ -75,8 +75,8 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
     SLURM_JOB_CPUS_PER_NODE: perNode(j.cpus),
     // Without a task count, Slurm counts a task per CPU (per --cpus-per-task CPUs) here: the batch shell's, not its steps'.
     SLURM_TASKS_PER_NODE: perNode(j.tasksGiven ? j.tasks : j.cpus.map((c) => Math.max(1, Math.floor(c / perTask)))),
-    // Only when asked for, as sbatch: -c's (ebb cannot tell -c 1 from no -c, so only more than one), --mem's, --gpus's.
-    ...set("SLURM_CPUS_PER_TASK", perTask > 1 ? perTask : undefined),
+    // Only when asked for, as sbatch: -c's (even -c 1; a job stored before ebb told them apart: above 1), --mem's, --gpus's.
+    ...set("SLURM_CPUS_PER_TASK", r?.cpusPerTaskSet || perTask > 1 ? perTask : undefined),
     ...set("SLURM_MEM_PER_NODE", r?.memPerNodeMiB),
     ...set("SLURM_MEM_PER_CPU", r?.memPerCpuMiB),
     ...set("SLURM_GPUS", gpus(r?.gpus)),
@@ -131,6 +131,8 @@ export interface SlurmRank {
   /** The step's tasks in all. */
   size: number;
   cpusOnNode: number;
+  /** The step's GPUs on this node (a step runs with its job's): SLURM_STEP_GPUS. */
+  gpus?: readonly number[];
   /** The step's own name (srun -J), which its ranks see as SLURM_JOB_NAME. */
   stepName?: string;
   owner: SlurmOwner;
@@ -164,6 +166,7 @@ export function slurmRankVars(r: SlurmRank): Record<string, string> {
     SLURM_GTIDS: Array.from({ length: here }, (_, i) => firstHere + i).join(","),
     SLURMD_NODENAME: r.nodes[r.nodeIndex]!,
     SLURM_CPUS_ON_NODE: String(r.cpusOnNode),
+    ...(r.gpus?.length ? { SLURM_STEP_GPUS: r.gpus.join(",") } : {}),
     ...(r.stepName !== undefined ? { SLURM_JOB_NAME: r.stepName } : {}),
     ...ownerVars(r.owner),
   };

@@ -12,7 +12,7 @@
  * in the pass: it is remembered and the jobs of that shape are not placed again. Pure.
  */
 import type { NodeShare, ResourceRequest } from "../domain/resources.ts";
-import { preferredSize, scaledLimit } from "./batch.ts";
+import { preferredSize, scaledLimit, shortestFirstOrder } from "./batch.ts";
 import { Pool, WHOLE, type Placement, type PlaceOptions, type Profile } from "./pool.ts";
 import { sizeAtMost, withinSizes } from "./sizes.ts";
 import type { ClusterNode, PendingJob, Reservation } from "./types.ts";
@@ -251,7 +251,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
       if (fitsNow(job, d)) could.push(job);
       else wait(job, d);
     }
-    rest = could.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
+    rest = could.sort(shortestFirstOrder);
   }
   for (const job of rest) {
     if (!reasons && pool.freeCores === 0) break;

@@ -18,6 +18,15 @@ export function queueOrder(a: PendingJob, b: PendingJob): number {
 }
 
 /**
+ * Backfill order behind the reservation with shortest-first: queue order between jobs of different
+ * tiers or priorities, the shorter time limit first between jobs of equal ones (in submit order,
+ * where no job has a priority: every job behind the head, shortest first).
+ */
+export function shortestFirstOrder(a: PendingJob, b: PendingJob): number {
+  return (b.tier ?? 0) - (a.tier ?? 0) || (b.priority ?? 0) - (a.priority ?? 0) || a.timeLimit - b.timeLimit || a.submitTime - b.submitTime || a.id - b.id;
+}
+
+/**
  * The pending jobs in queue order. They usually arrive in it already (a controller keeps jobs in
  * id order, and ids follow submit times): one linear check then saves a sort per pass.
  */

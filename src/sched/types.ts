@@ -162,6 +162,11 @@ export interface JobState {
   model?: RuntimeModel;
   /** False while the job is between resize points (a resize would be deferred); default true. */
   atResizePoint?: boolean;
+  /**
+   * The priority it would have if it waited now (priority.ts), when priorities are on: ebb weighs
+   * a running job's time against a waiting one's by their priorities. Absent: equal weights.
+   */
+  priority?: number;
 }
 
 export type ResizeRule =

@@ -83,7 +83,7 @@ export class SimCluster implements PlanState {
   snapshot(now: number, config: ErsConfig): Snapshot {
     const running: SnapshotJob[] = [];
     for (const r of this.running) running.push(runningView(r, now));
-    const pending = this.priority ? this.priority.order(this.pending, now) : (this.pendingViews ??= this.pending.map((r) => r.pend));
+    const pending = this.priority ? this.priority.order(this.pending, now, [...this.running].map((run, i) => ({ run, view: running[i]! }))) : (this.pendingViews ??= this.pending.map((r) => r.pend));
     const idle = this.resources ? undefined : { nodes: (this.idleNodes ??= this.nodes.filter((n) => n.jobId === undefined)), up: this.size };
     return { now: now * 1000, nodes: this.nodes, namesSorted: true, ...(idle ? { idle } : {}), running, pending, sorted: true, config };
   }

@@ -7,7 +7,7 @@
  */
 import { jobRate, UsageBook } from "../sched/fairshare.ts";
 import { applyPriorities, prioritize, type PriorityConfig, type PriorityJob } from "../sched/priority.ts";
-import type { PendingJob } from "../sched/types.ts";
+import type { JobState, PendingJob } from "../sched/types.ts";
 import type { JobRun } from "./job-run.ts";
 import type { NodeResources } from "../domain/resources.ts";
 
@@ -40,14 +40,20 @@ export class SimPriority {
     else this.charged.set(r, Math.max(from, t));
   }
 
-  /** The waiting jobs' views in priority order at `now` (s), every running job charged up to it. */
-  order(pending: readonly JobRun[], now: number): PendingJob[] {
+  /**
+   * The waiting jobs' views in priority order at `now` (s), every running job charged up to it;
+   * each running job's view gets the priority it would have if it waited now (what elastic
+   * decisions weigh its time by), as the controller sets it.
+   */
+  order(pending: readonly JobRun[], now: number, running: readonly { run: JobRun; view: JobState }[] = []): PendingJob[] {
     for (const r of this.charged.keys()) this.chargeTo(r, now);
-    const jobs: PriorityJob[] = pending.map((r) => ({ id: r.job.id, user: userOf(r), submitTime: r.pend.submitTime, size: (r.job.cores ?? r.job.nodes * coresOf(this.node)) / this.capacity }));
-    const { factors } = prioritize(jobs, this.book, this.cfg, now * 1000);
+    const asJob = (r: JobRun): PriorityJob => ({ id: r.job.id, user: userOf(r), submitTime: r.pend.submitTime, size: (r.job.cores ?? r.job.nodes * coresOf(this.node)) / this.capacity });
+    const { factors } = prioritize([...pending.map(asJob), ...running.map((x) => asJob(x.run))], this.book, this.cfg, now * 1000);
+    const byId = new Map(factors.map((f) => [f.jobId, f]));
+    for (const x of running) x.view.priority = this.cfg.type === "multifactor" ? byId.get(x.run.job.id)?.priority : undefined;
     return applyPriorities(
       pending.map((r) => r.pend),
-      new Map(factors.map((f) => [f.jobId, f])),
+      byId,
       this.cfg,
     );
   }

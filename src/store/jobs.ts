@@ -35,6 +35,17 @@ export function expandIndices(text: string): number[] {
   return out;
 }
 
+/** How many indices "0-3,8" names (5), without listing them. */
+export function countIndices(text: string): number {
+  let n = 0;
+  for (const part of text.split(",")) {
+    if (part === "") continue;
+    const [lo, hi] = part.split("-").map(Number) as [number, number?];
+    n += (hi ?? lo) - lo + 1;
+  }
+  return n;
+}
+
 /** The share an allocation row records; undefined for a row from before shares (it held the whole node). */
 export function shareOf(row: AllocationRow): NodeShare | undefined {
   if (row.cores === null) return undefined;
@@ -48,6 +59,8 @@ export interface JobFilter {
   states?: readonly JobState[];
   name?: string;
   user?: string;
+  /** Only jobs in one of these partitions. */
+  partitions?: readonly string[];
   arrayJobId?: number;
   /** Only these jobs, and the tasks of those that are arrays (squeue -j). */
   ids?: readonly number[];
@@ -526,6 +539,7 @@ export class JobStore {
       filter.states ? inArray(jobs.state, [...filter.states]) : undefined,
       filter.name !== undefined ? eq(jobs.name, filter.name) : undefined,
       filter.user !== undefined ? eq(jobs.user, filter.user) : undefined,
+      filter.partitions !== undefined ? inArray(jobs.partition, [...filter.partitions]) : undefined,
       filter.arrayJobId !== undefined ? eq(jobs.arrayJobId, filter.arrayJobId) : undefined,
       filter.ids !== undefined ? or(inArray(jobs.id, [...filter.ids]), inArray(jobs.arrayJobId, [...filter.ids])) : undefined,
       filter.until !== undefined ? lte(jobs.submitTime, filter.until) : undefined,

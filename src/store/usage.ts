@@ -1,18 +1,23 @@
 /**
  * What each user used over a time window (`ebb usage`, like sreport's UserUtilizationByAccount):
- * the jobs that ran in it, and their node- and core-seconds within it, from the allocation
- * history (job_nodes; a node counts with all of its CPUs, as jobs hold whole nodes). Read a
- * chunk of rows at a time by id: the generator yields between chunks, so that a caller can let
- * other work run; memory grows with the number of users only.
+ * the jobs that ran in it, and their node-, core- and GPU-seconds within it, from the allocation
+ * history (job_nodes: a row's cores and GPUs are the job's share of the node; a row from before
+ * shares held the whole node, all of its CPUs and GPUs). Read a chunk of rows at a time by id: the
+ * generator yields between chunks, so that a caller can let other work run; memory grows with the
+ * number of users and of distinct shares in a chunk only.
  */
 import type { Database } from "bun:sqlite";
+import { countIndices } from "./jobs.ts";
 
 export interface UserUsage {
   user: string;
   /** Jobs that held nodes in the window. */
   jobs: number;
   nodeSeconds: number;
+  /** Cores held times the seconds held. */
   coreSeconds: number;
+  /** GPUs held times the seconds held. */
+  gpuSeconds: number;
 }
 
 /** Rows of job_nodes (and of jobs) read per chunk. */
@@ -22,15 +27,16 @@ const CHUNK = 20_000;
 export function* usageByUser(db: Database, since: number, until: number, now: number, opts: { user?: string; chunk?: number } = {}): Generator<void, UserUsage[]> {
   const chunk = opts.chunk ?? CHUNK;
   const byUser = new Map<string, UserUsage>();
-  const entry = (user: string) => byUser.get(user) ?? byUser.set(user, { user, jobs: 0, nodeSeconds: 0, coreSeconds: 0 }).get(user)!;
+  const entry = (user: string) => byUser.get(user) ?? byUser.set(user, { user, jobs: 0, nodeSeconds: 0, coreSeconds: 0, gpuSeconds: 0 }).get(user)!;
   const only = opts.user === undefined ? "" : "AND j.user = $user";
-  const held = db.query<{ user: string | null; nodeMs: number; coreMs: number }, Record<string, string | number>>(
-    `SELECT j.user AS user,
-            SUM(MIN(COALESCE(a.until, $now), $until) - MAX(a.since, $since)) AS nodeMs,
-            SUM((MIN(COALESCE(a.until, $now), $until) - MAX(a.since, $since)) * COALESCE(n.cpus, 1)) AS coreMs
+  // Time held per user and share (the cores' and GPUs' lists, "0-3,8", are counted below: few
+  // distinct ones); a row from before shares per node, whose CPUs and GPUs it held.
+  const held = db.query<{ user: string | null; ms: number; cores: string | null; gpus: string | null; nodeCpus: number | null; nodeGpus: number | null }, Record<string, string | number>>(
+    `SELECT j.user AS user, a.cores AS cores, a.gpus AS gpus, n.cpus AS nodeCpus, json_array_length(n.gpus) AS nodeGpus,
+            SUM(MIN(COALESCE(a.until, $now), $until) - MAX(a.since, $since)) AS ms
        FROM job_nodes a JOIN jobs j ON j.id = a.job_id LEFT JOIN nodes n ON n.name = a.node
       WHERE a.id > $after AND a.id <= $last AND a.since < $until AND COALESCE(a.until, $now) > $since ${only}
-      GROUP BY j.user`,
+      GROUP BY j.user, a.cores, a.gpus, CASE WHEN a.cores IS NULL THEN a.node END`,
   );
   const ran = db.query<{ user: string | null; jobs: number }, Record<string, string | number>>(
     `SELECT j.user AS user, COUNT(*) AS jobs FROM jobs j
@@ -43,8 +49,10 @@ export function* usageByUser(db: Database, since: number, until: number, now: nu
     ["job_nodes", (after: number, last: number) => {
       for (const r of held.all(params(after, last))) {
         const e = entry(r.user ?? "");
-        e.nodeSeconds += r.nodeMs / 1000;
-        e.coreSeconds += r.coreMs / 1000;
+        const whole = r.cores === null;
+        e.nodeSeconds += r.ms / 1000;
+        e.coreSeconds += ((whole ? (r.nodeCpus ?? 1) : countIndices(r.cores!)) * r.ms) / 1000;
+        e.gpuSeconds += ((whole ? (r.nodeGpus ?? 0) : countIndices(r.gpus ?? "")) * r.ms) / 1000;
       }
     }],
     ["jobs", (after: number, last: number) => {

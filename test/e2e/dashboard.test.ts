@@ -342,6 +342,8 @@ for (const name of ["chromium", "firefox"] as const satisfies readonly BrowserNa
         await page.waitForSelector("#nodes tbody tr", { timeout: SHOWN });
         await waitText('#nodes tr[data-node="node01"] td.used', "2 of 2");
         expect(await page.$$eval('#nodes tr[data-node="node01"] a', (els) => els.map((e) => e.textContent))).toEqual(jobs.map(String));
+        // Its host state (no rules on these agents: free).
+        await waitText('#nodes tr[data-node="node01"] td.host', "free");
       } finally {
         for (const id of jobs) await c.api("DELETE", `/v1/jobs/${id}`);
         for (const id of jobs) await c.waitJob(id, ["CANCELLED"]);

@@ -4,7 +4,9 @@
  * Each user's `ebb queue` shows every job (ids, names, users, states, reasons, estimated starts)
  * and `ebb nodes` works, without the other's command, directory, files or environment; the
  * listings a Slurm user reaches for (queue -u/--me/-j/--format/--start, history --format,
- * ebb usage); and a controller whose config keeps jobs, nodes and usage private (Slurm's PrivateData).
+ * ebb usage); a controller whose config keeps jobs, nodes and usage private (Slurm's PrivateData);
+ * and a GPU partition: Slurm's variables in a GPU job's batch shell and srun step, its GPU time in
+ * ebb history and ebb usage.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -13,6 +15,7 @@ import { join } from "node:path";
 import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { ensureUser } from "../support/users.ts";
 import { localTime } from "../../src/cli/jobid.ts";
+import { formatDuration } from "../../src/util/time.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 type User = (typeof USERS)[number];
@@ -149,7 +152,7 @@ describe("everyone sees the queue and the nodes", () => {
     ]);
   });
 
-  test("history --format and -u, and ebb usage: each user's jobs, node- and core-hours over the window", async () => {
+  test("history --format and -u, and ebb usage: each user's jobs, node- and core-hours (the cores held) over the window", async () => {
     const short = await submitAs(c, tokens.ebbt_bob, "ebbt_bob", { argv: ["true"], nodes: 1, nodelist: [(await c.job(jobs.bobRun)).allocation[0]], timeLimit: 60, name: "b-short" });
     // It waits for bob's long job's node; once that is cancelled it backfills before alice's wide job's reservation.
     expect((await c.api("DELETE", `/v1/jobs/${jobs.bobRun}`, undefined, tokens.ebbt_bob)).status).toBe(200);
@@ -162,11 +165,14 @@ describe("everyone sees the queue and the nodes", () => {
     const by = Object.fromEntries(u.users.map((x: any) => [x.user, x]));
     expect(Object.keys(by).sort()).toEqual(["ebbt_alice", "ebbt_bob"]);
     expect(by.ebbt_bob.jobs).toBeGreaterThanOrEqual(2);
-    for (const x of u.users) {
-      expect(x.nodeSeconds).toBeGreaterThan(0);
-      // The test's nodes have 2 CPUs each.
-      expect(x.coreSeconds).toBeCloseTo(2 * x.nodeSeconds, 6);
-    }
+    for (const x of u.users) expect(x.nodeSeconds).toBeGreaterThan(0);
+    // The test's nodes have 2 CPUs each: alice's jobs held them whole (exclusive), as did bob's but
+    // his short job, which held one core of its node for its allocation's time.
+    const held = (await c.api("GET", `/v1/jobs/${short}`)).json;
+    expect(held.shares.map((s: any) => s.cpus)).toEqual([1]);
+    const shortSeconds = held.allocationHistory.reduce((sum: number, a: any) => sum + (Date.parse(a.until) - Date.parse(a.since)) / 1000, 0);
+    expect(by.ebbt_alice.coreSeconds).toBeCloseTo(2 * by.ebbt_alice.nodeSeconds, 6);
+    expect(by.ebbt_bob.coreSeconds).toBeCloseTo(2 * (by.ebbt_bob.nodeSeconds - shortSeconds) + shortSeconds, 6);
     expect(u.total.coreSeconds).toBeCloseTo(by.ebbt_alice.coreSeconds + by.ebbt_bob.coreSeconds, 6);
     const table = await as("ebbt_alice", ["usage", "--since", "1 hour ago"]);
     expect(table.stdout).toMatch(/\nUSER +JOBS +NODE-HOURS +CORE-HOURS +SHARE\n/);
@@ -209,5 +215,65 @@ describe("a controller that keeps jobs, nodes and usage private (privateData)", 
     expect((await c.api("GET", "/v1/nodes")).status).toBe(200);
     const queue = await c.ebb(["queue"], { env: { EBB_TOKEN: tokens.ebbt_bob } });
     expect(queue.stdout.trimEnd().split("\n").slice(1).map((l) => Number(l.split(" ")[0]))).toEqual([bobs]);
+  });
+});
+
+describe("a lab's GPU partition: Slurm's variables in a GPU job and its steps, GPU time in ebb history and ebb usage", () => {
+  let c: TestCluster;
+  const VARS = ["SLURM_CPUS_PER_TASK", "SLURM_GPUS", "SLURM_GPUS_ON_NODE", "SLURM_JOB_GPUS", "SLURM_STEP_GPUS", "CUDA_VISIBLE_DEVICES", "SLURM_JOB_PARTITION"];
+  beforeAll(async () => {
+    const config = join(base, "gpu-partition.json");
+    writeFileSync(config, JSON.stringify({ partitions: [{ name: "cpu", nodes: "node01", default: true }, { name: "gpu", nodes: "node02" }] }));
+    c = await startCluster({ agents: 0, controllerArgs: ["--config", config] });
+    c.startAgent("node01", ["--cpus", "2"]);
+    c.startAgent("node02", ["--cpus", "2", "--gres", "gpu:4"]);
+    await c.waitNodes(2, "IDLE", 120_000);
+    // Prints the variables a Slurm script reads, each line tagged with where it ran.
+    writeFileSync(join(base, "probe.sh"), `env | grep -E '^(${VARS.join("|")})=' | LC_ALL=C sort | sed "s/^/$1 /"\n`);
+  }, 180_000);
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  /** The batch script's and its srun step's lines of the probe. */
+  const probed = (id: number) => Bun.file(join(base, `probe-${id}.out`)).text();
+  const script = () => `#!/bin/sh\nsh ${base}/probe.sh batch\nsrun sh ${base}/probe.sh step\nsleep 1\n`;
+
+  test("sbatch -p gpu -c 1 --gpus=2: SLURM_CPUS_PER_TASK=1 and the GPUs' variables in the batch shell and in srun's ranks; a CPU job without -c has neither", async () => {
+    const gpu = await c.submit({ script: script(), partition: "gpu", cpusPerTask: 1, gpus: 2, output: join(base, "probe-%j.out") });
+    const cpu = await c.submit({ script: script(), output: join(base, "probe-%j.out") });
+    const [g, p] = [await c.waitJob(gpu, ["COMPLETED", "FAILED"], 60_000), await c.waitJob(cpu, ["COMPLETED", "FAILED"], 60_000)];
+    expect([g.state, p.state]).toEqual(["COMPLETED", "COMPLETED"]);
+    const ids = g.shares[0].gpus.join(",");
+    expect(g.shares[0].gpus).toHaveLength(2);
+    const lines = (where: string) => [`SLURM_CPUS_PER_TASK=1`, `SLURM_GPUS=2`, `SLURM_GPUS_ON_NODE=2`, `SLURM_JOB_GPUS=${ids}`, `SLURM_JOB_PARTITION=gpu`, ...(where === "step" ? [`SLURM_STEP_GPUS=${ids}`] : []), `CUDA_VISIBLE_DEVICES=${ids}`];
+    const sorted = (where: string) => lines(where).sort().map((l) => `${where} ${l}`);
+    expect((await probed(gpu)).trimEnd().split("\n")).toEqual([...sorted("batch"), ...sorted("step")]);
+    expect(await probed(cpu)).toBe("batch SLURM_JOB_PARTITION=cpu\nstep SLURM_JOB_PARTITION=cpu\n");
+  }, 120_000);
+
+  test("ebb history shows each job's GPU time (GPUs times the time held) beside CPU time and peak memory; ebb usage adds GPU-hours", async () => {
+    const jobs = (await c.api("GET", "/v1/jobs?state=COMPLETED")).json.jobs;
+    const g = jobs.find((j: any) => j.partition === "gpu");
+    const p = jobs.find((j: any) => j.partition === "cpu");
+    const held = (Date.parse(g.endTime) - Date.parse(g.startTime)) / 1000;
+    expect(g.gpuSeconds).toBeCloseTo(2 * held, 0);
+    expect(p.gpuSeconds).toBe(0);
+    const h = await c.ebb(["history", "-S", "1 hour ago", "-j", `${g.id},${p.id}`]);
+    const [head, ...rows] = h.stdout.trimEnd().split("\n");
+    expect(head).toMatch(/ CPUTIME +MAXMEM +GPUTIME +SUBMIT /);
+    // The column's cells, by its place in the header (an empty cell is blanks).
+    const cell = (row: string) => row.slice(head!.indexOf("GPUTIME"), head!.indexOf("SUBMIT")).trim();
+    expect(rows.map((r) => [r.split(" ")[0], cell(r)])).toEqual([
+      [String(g.id), formatDuration(g.gpuSeconds)],
+      [String(p.id), ""],
+    ]);
+    const f = await c.ebb(["history", "-S", "1 hour ago", "-p", "gpu", "-o", "JobID,Partition,GPUTime", "-n"]);
+    expect(f.stdout).toMatch(new RegExp(`^${g.id} +gpu +${formatDuration(g.gpuSeconds)}\n$`));
+    expect((await c.ebb(["show", String(g.id)])).stdout).toContain(`\nGpuTime      ${formatDuration(g.gpuSeconds)}\n`);
+    const u = JSON.parse((await c.ebb(["usage", "-S", "1 hour ago", "--json"])).stdout);
+    expect(u.users.map((x: any) => x.user)).toEqual(["root"]);
+    expect(u.total.gpuSeconds).toBeCloseTo(g.gpuSeconds, 3);
+    expect((await c.ebb(["usage", "-S", "1 hour ago"])).stdout).toMatch(/\nUSER +JOBS +NODE-HOURS +CORE-HOURS +GPU-HOURS +SHARE\nroot +2 +\d+\.\d\d +\d+\.\d\d +\d+\.\d\d +100\.0%\n/);
   });
 });

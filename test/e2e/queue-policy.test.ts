@@ -8,7 +8,8 @@
  * - a partition's jobs run on its nodes only, and wait for them while other nodes are free;
  * - a per-user running-jobs limit keeps a job waiting with Slurm's reason while a core is free;
  * - unknown and forbidden partitions, MaxSubmitJobs and a partition's time limit are refused or
- *   waited on with clear reasons; ebb partitions, ebb priority and ebb share show it all.
+ *   waited on with clear reasons; ebb partitions, ebb priority and ebb share show it all;
+ * - ebb queue -p and ebb history -p list the jobs of the partitions named.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chownSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
@@ -177,3 +178,26 @@ test("a per-user running-jobs limit: the second job waits (QOSMaxJobsPerUserLimi
   // Once the first ends, the second runs.
 });
 
+
+test("queue -p and history -p (or sacct's -r): the jobs of those partitions only; a name that is none is refused", async () => {
+  const held = {
+    second: await submitAs("ebbt_bob", { argv: ["true"], partition: "second", hold: true, name: "p-second" }),
+    alices: await submitAs("ebbt_alice", { argv: ["true"], partition: "alices", hold: true, name: "p-alices" }),
+    main: await submitAs("ebbt_bob", { argv: ["true"], hold: true, name: "p-main" }),
+  };
+  expect(await c.ebb(["queue", "-p", "second,alices", "-o", "%i %P %j", "--noheader"])).toEqual({ code: 0, stdout: `${held.second} second p-second\n${held.alices} alices p-alices\n`, stderr: "" });
+  expect((await c.ebb(["queue", "--partition", "main", "-o", "%i", "--noheader"])).stdout).toBe(`${held.main}\n`);
+  await cancelAll(Object.values(held));
+  // Ended jobs too (any alices job of the tests above and this one), nothing of the other partitions.
+  const h = await c.ebb(["history", "--since", "1 hour ago", "-r", "alices", "--format", "JobID,Partition,State", "-n"]);
+  expect(h.code).toBe(0);
+  const lines = h.stdout.trimEnd().split("\n").map((l) => l.split(/\s+/));
+  expect(lines.every((l) => l[1] === "alices")).toBe(true);
+  expect(lines.at(-1)).toEqual([String(held.alices), "alices", "CANCELLED"]);
+  expect((await c.ebb(["history", "-S", "1 hour ago", "-p", "second", "-j", `${held.second},${held.main}`, "-o", "JobID", "-n"])).stdout).toBe(`${held.second}\n`);
+  const bad = await c.ebb(["queue", "-p", "gpu nodes"]);
+  expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 2, stderr: `ebb queue: --partition: "gpu nodes" is not a partition name (letters, digits, '_', '.' or '-', at most 64); ebb partitions lists them\n` });
+  const api = await c.api("GET", "/v1/jobs?partition=main,a%20b");
+  expect(api.status).toBe(400);
+  expect(api.json.error.message).toContain("a partition name is letters, digits");
+});

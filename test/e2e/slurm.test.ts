@@ -297,7 +297,7 @@ describe("jobs that submit jobs, and history", () => {
     expect((await json(["--user", user, "--name", "hist-ok"])).length).toBe(1);
     expect(await json(["--user", "nobody-at-all"])).toEqual([]);
     const table = await c.ebb(["history", "--since", "now-1day", "--name", "hist-fail"]);
-    expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+CPUS\/MEM\/GPUS\s+CPUTIME\s+MAXMEM\s+SUBMIT\s+START\s+END$/m);
+    expect(table.stdout).toMatch(/^JOBID\s+NAME\s+USER\s+STATE\s+EXIT\s+ELAPSED\s+NODES\s+CPUS\/MEM\/GPUS\s+CPUTIME\s+MAXMEM\s+GPUTIME\s+SUBMIT\s+START\s+END$/m);
     expect(table.stdout).toMatch(new RegExp(`^\\d+\\s+hist-fail\\s+${user}\\s+FAILED\\s+2\\s+\\S+\\s+1\\s+1c \\S+\\s+\\S+\\s+\\S+\\s+\\d{4}-`, "m"));
     const bad = await c.ebb(["history", "--state", "DONE"]);
     expect({ code: bad.code, stderr: bad.stderr }).toMatchObject({ code: 2, stderr: expect.stringContaining("ebb history: --state DONE: expected some of") });

@@ -4,24 +4,15 @@
  * (row-block and block-cyclic) check their answer against a serial computation, and keep it when
  * resized in the middle.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
-import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
+import { ROOT, clusterForFile } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const EX = (name: string) => join(ROOT, "examples/epop", `${name}.ts`);
 
-let c: TestCluster;
-beforeAll(async () => {
-  c = await startCluster({ agents: 4 });
-});
-afterAll(async () => {
-  await c?.stop();
-});
-beforeEach(async () => {
-  await c.waitNodes(4, "IDLE");
-});
+const c = clusterForFile({ agents: 4 });
 
 describe("jacobi on EPOP", () => {
   test("the same checksum as the hand-written example, on 3 ranks and resized 2 -> 4 -> 1", async () => {

@@ -4,25 +4,16 @@
  * run's bit for bit, joining ranks start at the phase and iteration the staying ranks were at, and
  * an error in a phase fails the job with the phase and the rank named.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { clusterForFile, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const PROGRAM = join(import.meta.dir, "programs/epop-sum.ts");
 
-let c: TestCluster;
-beforeAll(async () => {
-  c = await startCluster({ agents: 4 });
-});
-afterAll(async () => {
-  await c?.stop();
-});
-beforeEach(async () => {
-  await c.waitNodes(4, "IDLE");
-});
+const c = clusterForFile({ agents: 4 });
 
 describe("runEpop under resizes", () => {
   test("an elastic phase adapted 2 -> 4 -> 3 -> 1: final data equals a fixed-size run; joiners enter at the stayers' phase and iteration", async () => {

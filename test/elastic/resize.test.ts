@@ -2,28 +2,17 @@
  * Resizing running elastic jobs end to end: 4 agents as separate processes, Bun programs using
  * ebb/comm's adaptation window, resizes through the HTTP API and `ebb resize`.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { pidAlive, ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { pidAlive, ROOT, clusterForFile, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 const COUNTER = join(import.meta.dir, "programs/counter.ts");
 
-let c: TestCluster;
-beforeAll(async () => {
-  c = await startCluster({ agents: 4 });
-});
-afterAll(async () => {
-  await c?.stop();
-});
-
-/** Each test starts with every node idle (a cancelled job's nodes stay COMPLETING for a moment). */
-beforeEach(async () => {
-  await c.waitNodes(4, "IDLE");
-});
+const c = clusterForFile({ agents: 4 });
 
 
 describe("the Jacobi example resized while it runs", () => {

@@ -60,19 +60,18 @@ describe("fair share in the simulator", () => {
     });
   }
 
-  test("withHeavyUser: 30 % of the work to one new user, the same trace otherwise, deterministic", () => {
+  test("withHeavyUser on hpc2n: its heaviest user (user 1, 48 % of the work) made to submit 30 %, every other user lighter", () => {
     const all = traceJobs(parseSwf(readFileSync(join(WORKLOADS, "hpc2n_excerpt.swf"), "utf8"))).jobs;
     const a = withHeavyUser(all, 0.3);
-    expect(a).toEqual(withHeavyUser(all, 0.3));
+    expect(a.heavy).toBe(1);
+    const work = new Map<number, number>();
     let total = 0;
-    let mine = 0;
     for (const j of a.jobs) {
       total += j.procs * j.runtime;
-      if (j.user === a.heavy) mine += j.procs * j.runtime;
+      work.set(j.user!, (work.get(j.user!) ?? 0) + j.procs * j.runtime);
     }
-    expect(mine / total).toBeCloseTo(0.3, 2);
-    expect(a.jobs.map((j) => ({ ...j, user: 0 }))).toEqual(all.map((j) => ({ ...j, user: 0 })));
-    expect(all.some((j) => j.user === a.heavy)).toBe(false);
+    expect(work.get(1)! / total).toBeCloseTo(0.3, 2);
+    for (const [u, w] of work) if (u !== 1) expect(w / total).toBeLessThan(0.3);
   });
 
   test("ebb sim --priority fairshare runs; a bad --priority is refused with the choices", async () => {

@@ -3,6 +3,7 @@
  * process running `bun src/main.ts`, in a fresh state directory. Helpers talk to it through the
  * HTTP API and the `ebb` CLI, exactly as users do.
  */
+import { afterAll, beforeAll, beforeEach } from "bun:test";
 import type { Subprocess } from "bun";
 import { mkdtempSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -240,4 +241,29 @@ export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {
     await c.stop().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * One cluster for the tests of a file: started before them, stopped after them, and every node
+ * idle before each (a cancelled job's nodes stay COMPLETING for a moment). What it returns stands
+ * for the cluster once started (it forwards to it), so tests use it as they would the cluster.
+ */
+export function clusterForFile(opts: ClusterOptions): TestCluster {
+  let c: TestCluster | undefined;
+  beforeAll(async () => {
+    c = await startCluster(opts);
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+  beforeEach(async () => {
+    await c!.waitNodes(opts.agents, "IDLE");
+  });
+  return new Proxy({} as TestCluster, {
+    get(_, key) {
+      if (!c) throw new Error("the file's cluster is not started yet: use it inside a test or hook");
+      const v = Reflect.get(c, key, c);
+      return typeof v === "function" ? v.bind(c) : v;
+    },
+  });
 }

@@ -13,7 +13,7 @@ function job(id: number, over: Partial<JobView> = {}): JobView {
     id, name: `job${id}`, kind: "batch", state: "RUNNING", reason: null, nodes: 2, minNodes: 2, maxNodes: 2, elastic: false, tasks: null, tasksPerNode: null, overcommit: false,
     timeLimit: 3600, argv: ["./solver", "in.dat"], cwd: "/home/alice/run", output: null, private: false, submitTime: iso(600_000), startTime: iso(300_000), endTime: null, exitCode: null,
     allocation: ["node01", "node02"], mtct: null, reasonDetail: null, arrayJobId: null, arrayTaskId: null, arrayLimit: null, held: false, dependency: null, beginTime: null,
-    exclude: [], nodelist: [], sizes: null, error: null, user: "alice", submittedBy: null, resizes: 0, resources: null, shares: [], usage: null, partition: null, ...over,
+    exclude: [], nodelist: [], sizes: null, error: null, user: "alice", submittedBy: null, resizes: 0, resources: null, shares: [], usage: null, gpuSeconds: 0, partition: null, ...over,
   };
 }
 const parsed = (text: string) => parseFormat(text) as Format;
@@ -26,6 +26,8 @@ describe("--format", () => {
       ["JOBI|USER  |ST TIME/TIME_LIMIT NODES NODELIST(REASON) %", "   7|alice |R 5:00/1:00:00 2 node[01-02] %", "   8|bob   |PD 0:00/1:00:00 2 (Priority) %", ""].join("\n"),
     );
     expect(renderFormat(parsed("%i %T"), rows([job(7)]), false)).toBe("7 RUNNING\n");
+    expect(renderFormat(parsed("%i %P|"), rows([job(7, { partition: "gpu" }), job(8)]))).toBe("JOBID PARTITION|\n7 gpu|\n8 |\n");
+    expect(renderFormat(parsed("JobID,Partition"), rows([job(7, { partition: "gpu" })]), false)).toBe("7  gpu\n");
   });
 
   test("field lists as squeue -O and sacct --format take them, a width after % or :, names without case", () => {
@@ -57,16 +59,29 @@ test("squeue --start: pending jobs only, the soonest first, N/A without an estim
   expect(lines[3]).toMatch(/N\/A .*\(null\)\s+\(Dependency\)$/);
 });
 
-test("ebb usage: a line per user with node- and core-hours and each one's share of the core-hours, and the total", () => {
-  const text = usageTable({
+test("ebb usage: a line per user with node- and core-hours and each one's share of the core-hours, and the total; GPU-hours once a GPU was held", () => {
+  const usage = {
     since: iso(7_200_000),
     until: iso(0),
     users: [
-      { user: "alice", jobs: 3, nodeSeconds: 7200, coreSeconds: 27000 },
-      { user: "bob", jobs: 1, nodeSeconds: 3600, coreSeconds: 9000 },
+      { user: "alice", jobs: 3, nodeSeconds: 7200, coreSeconds: 27000, gpuSeconds: 0 },
+      { user: "bob", jobs: 1, nodeSeconds: 3600, coreSeconds: 9000, gpuSeconds: 0 },
     ],
-    total: { jobs: 4, nodeSeconds: 10800, coreSeconds: 36000 },
-  });
-  expect(text.split("\n").slice(1)).toEqual(["USER   JOBS  NODE-HOURS  CORE-HOURS  SHARE", "alice  3     2.00        7.50        75.0%", "bob    1     1.00        2.50        25.0%", "TOTAL  4     3.00        10.00       100.0%", ""]);
-  expect(usageTable({ since: iso(1), until: iso(0), users: [], total: { jobs: 0, nodeSeconds: 0, coreSeconds: 0 } })).toEndWith("no job held nodes then\n");
+    total: { jobs: 4, nodeSeconds: 10800, coreSeconds: 36000, gpuSeconds: 0 },
+  };
+  expect(usageTable(usage).split("\n").slice(1)).toEqual(["USER   JOBS  NODE-HOURS  CORE-HOURS  SHARE", "alice  3     2.00        7.50        75.0%", "bob    1     1.00        2.50        25.0%", "TOTAL  4     3.00        10.00       100.0%", ""]);
+  usage.users[1]!.gpuSeconds = usage.total.gpuSeconds = 9000;
+  expect(usageTable(usage).split("\n").slice(1)).toEqual([
+    "USER   JOBS  NODE-HOURS  CORE-HOURS  GPU-HOURS  SHARE",
+    "alice  3     2.00        7.50        0.00       75.0%",
+    "bob    1     1.00        2.50        2.50       25.0%",
+    "TOTAL  4     3.00        10.00       2.50       100.0%",
+    "",
+  ]);
+  expect(usageTable({ since: iso(1), until: iso(0), users: [], total: { jobs: 0, nodeSeconds: 0, coreSeconds: 0, gpuSeconds: 0 } })).toEndWith("no job held nodes then\n");
+});
+
+test("GPU time: GPUs held times the time held, as a duration (GPUTime in sacct's field lists, GPUTIME in ebb history); empty for a job that held none", () => {
+  const jobs = [job(7, { state: "COMPLETED", endTime: iso(0), gpuSeconds: 2 * 3600 + 30 }), job(8, { state: "COMPLETED", endTime: iso(0) })];
+  expect(renderFormat(parsed("JobID,GPUTime,Elapsed"), rows(jobs))).toBe(["JOBID  GPUTIME  ELAPSED", "7      2:00:30  5:00", "8               5:00", ""].join("\n"));
 });

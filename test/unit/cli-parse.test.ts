@@ -157,9 +157,9 @@ describe("batch script directives", () => {
     expect(r.ignored).toEqual([]);
     const submit = jobSubmit(r.flags, script, "train.sh");
     expect(submit).toMatchObject({ nodes: 1, tasks: 1, cpusPerTask: 20, mem: 300 * 1024, gpusPerNode: 2, timeLimit: 12 * 3600 });
-    expect(requestFrom(submit)).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 20, memPerNodeMiB: 307200, gpusPerNode: 2, exclusive: false });
+    expect(requestFrom(submit)).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 20, cpusPerTaskSet: true, memPerNodeMiB: 307200, gpusPerNode: 2, exclusive: false });
     const ebb = scriptFlags("#EBB -n 4 -c 2 --mem-per-cpu 512M --gpus-per-task a100:1 -C ib&avx512 --exclusive\n", jobArgs, "e");
-    expect(requestFrom(jobSubmit(ebb.flags, "", "e"))).toEqual({ tasks: 4, cpusPerTask: 2, memPerCpuMiB: 512, gpusPerTask: 1, gpuType: "a100", constraint: ["ib", "avx512"], exclusive: true });
+    expect(requestFrom(jobSubmit(ebb.flags, "", "e"))).toEqual({ tasks: 4, cpusPerTask: 2, cpusPerTaskSet: true, memPerCpuMiB: 512, gpusPerTask: 1, gpuType: "a100", constraint: ["ib", "avx512"], exclusive: true });
   });
 
   test("resource flags: sizes, GPU types, features, and clear errors naming the flag", () => {

@@ -1,7 +1,7 @@
 /** How the listings print cores, memory and GPUs: requests, shares, node columns, usage. */
 import { describe, expect, test } from "bun:test";
 import type { JobView, NodeView } from "../../src/api/schemas.ts";
-import { mib, nodeColumns, requestText, resourcesColumn, shareText, usageText } from "../../src/cli/resource-text.ts";
+import { gpuTime, mib, nodeColumns, requestText, resourcesColumn, shareText, usageText } from "../../src/cli/resource-text.ts";
 
 const job = (over: Partial<JobView>) => ({ state: "RUNNING", resources: null, shares: [], usage: null, ...over }) as JobView;
 
@@ -40,5 +40,6 @@ describe("resource text", () => {
     expect(nodeColumns({ ...n, gpus: [], allocated: { ...n.allocated, gpus: [] }, free: { ...n.free, gpus: [] } }).gpus).toBe("-");
     expect(usageText(null)).toBe("");
     expect(usageText({ cpuSec: 3723.4, peakMemMiB: 3277 })).toBe("CPU time 1:02:03, peak memory 3.2G");
+    expect([gpuTime({ gpuSeconds: 7230.4 }), gpuTime({ gpuSeconds: 0 })]).toEqual(["2:00:30", ""]);
   });
 });

@@ -31,7 +31,7 @@ test("a request no node could ever hold is refused at submit, naming the field a
   expect(refusal(() => h.submit({ nodes: 1, tasks: 1, cpusPerTask: 20, mem: 300 * 1024, gpusPerNode: 2 })).field).toBe("cpusPerTask");
   // What some node can hold is taken, with its request stored.
   const ok = h.submit({ cpusPerTask: 8, mem: 4096, gpusPerNode: 2, gpuType: "a100", constraint: ["ib"] });
-  expect(h.store.getJob(ok)!.resources).toEqual({ tasks: 1, cpusPerTask: 8, exclusive: false, memPerNodeMiB: 4096, gpusPerNode: 2, gpuType: "a100", constraint: ["ib"] });
+  expect(h.store.getJob(ok)!.resources).toEqual({ tasks: 1, cpusPerTask: 8, cpusPerTaskSet: true, exclusive: false, memPerNodeMiB: 4096, gpusPerNode: 2, gpuType: "a100", constraint: ["ib"] });
   expect(h.store.getJob(h.submit({}))!.resources).toEqual({ tasks: 1, cpusPerTask: 1, exclusive: false });
 });
 

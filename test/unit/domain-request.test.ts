@@ -24,6 +24,7 @@ describe("requestFrom", () => {
       nodes: 1,
       tasks: 1,
       cpusPerTask: 20,
+      cpusPerTaskSet: true,
       memPerNodeMiB: 307200,
       gpusPerNode: 2,
       gpuType: "a100",
@@ -34,6 +35,11 @@ describe("requestFrom", () => {
     expect(requestFrom({ gpus: 3 })).toMatchObject({ gpus: 3 });
   });
 
+  test("-c 1 is told from no -c (Slurm sets SLURM_CPUS_PER_TASK only when -c was given)", () => {
+    expect(requestFrom({ cpusPerTask: 1 })).toEqual({ tasks: 1, cpusPerTask: 1, cpusPerTaskSet: true, exclusive: false });
+    expect(requestFrom({}).cpusPerTaskSet).toBeUndefined();
+  });
+
   test("--exclusive takes whole nodes", () => {
     expect(requestFrom({ nodes: 2, exclusive: true })).toEqual({ nodes: 2, tasks: 2, cpusPerTask: 1, exclusive: true });
   });
@@ -42,7 +48,7 @@ describe("requestFrom", () => {
     expect(requestFrom({ elastic: true, minNodes: 1, maxNodes: 4 })).toEqual({ nodes: 1, tasks: 1, tasksPerNode: 1, cpusPerTask: 1, exclusive: true });
     expect(requestFrom({ elastic: true, maxNodes: 4 }).nodes).toBe(4);
     for (const shape of [{ tasksPerNode: 2 }, { cpusPerTask: 4 }, { mem: 1024 }, { memPerCpu: 256 }, { gpusPerNode: 1 }, { gpusPerTask: 1 }]) expect(requestFrom({ elastic: true, minNodes: 2, maxNodes: 4, ...shape }).exclusive).toBe(false);
-    expect(requestFrom({ elastic: true, minNodes: 2, maxNodes: 4, tasksPerNode: 2, cpusPerTask: 4 })).toEqual({ nodes: 2, tasks: 4, tasksPerNode: 2, cpusPerTask: 4, exclusive: false });
+    expect(requestFrom({ elastic: true, minNodes: 2, maxNodes: 4, tasksPerNode: 2, cpusPerTask: 4 })).toEqual({ nodes: 2, tasks: 4, tasksPerNode: 2, cpusPerTask: 4, cpusPerTaskSet: true, exclusive: false });
     expect(requestFrom({ elastic: true, minNodes: 2, cpusPerTask: 4, exclusive: true }).exclusive).toBe(true);
   });
 

@@ -1,7 +1,7 @@
 /** The default policy `ebb` on plain data: shrink only to start waiting jobs when it pays, lend idle nodes, keep EASY's reservation. */
 import { describe, expect, test } from "bun:test";
 import { resolveConfig } from "../../src/sched/config.ts";
-import { planEbb } from "../../src/sched/policies/ebb.ts";
+import { planEbb, priorityWeight } from "../../src/sched/policies/ebb.ts";
 import { planEasy } from "../../src/sched/policies/static.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
 import { profileModel, speedOf } from "../../src/sched/worth.ts";
@@ -85,6 +85,26 @@ describe("a job waits", () => {
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 2, from: 8, to: 6, rule: "admit" })]);
   });
 
+  test("with priorities, a running job's stretch weighs its priority against the waiting job's", () => {
+    // The case above that is not admitted (gain at most 590 s, stretch ~1,194 s): a running job of a
+    // tenth of the head's priority (a heavy user's, under fair share) counts ~119 s, and gives.
+    const running = (priority: number) => job(1, 16, 0.005, 3600, { minNodes: 4, expectedEnd: NOW + 600_000, priority });
+    const low = planEbb(input(16, 0, [running(100)], [{ ...pend(5, 4), priority: 1000 }]));
+    expect(low.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 16, to: 12, rule: "admit" })]);
+    expect(planEbb(input(16, 0, [running(1000)], [{ ...pend(5, 4), priority: 1000 }])).resizes).toEqual([]);
+    // The nodes come from the lower priority first, even from the efficient job.
+    const two = planEbb(input(16, 0, [job(1, 8, 0.005, 36_000, { priority: 1 }), job(2, 8, 2, 36_000, { priority: 1000 })], [{ ...pend(5, 2), priority: 1000 }]));
+    expect(two.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 6, rule: "admit" })]);
+  });
+
+  test("priorityWeight: the ratio of the priorities when both have one, else 1", () => {
+    expect(priorityWeight(1000, 100)).toBe(0.1);
+    expect(priorityWeight(100, 1000)).toBe(10);
+    expect(priorityWeight(undefined, 100)).toBe(1);
+    expect(priorityWeight(1000, undefined)).toBe(1);
+    expect(priorityWeight(0, 5)).toBe(1);
+  });
+
   test("idle nodes the reservation counts on are not lent to a job that runs past it; the extra ones are", () => {
     // 16 nodes: rigid job 9 (8 nodes) ends at +1000 s; job 1 (4 nodes, at its minimum) runs 10 h;
     // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. Job 1 may take 2.
@@ -103,6 +123,14 @@ describe("a job waits", () => {
     const plan = planEbb(i);
     expect(plan.starts.map((s) => s.jobId)).toEqual([7]);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+
+  test("with priorities, backfill follows the priority order; shortest first only between equal priorities", () => {
+    // The same cluster; job 6 (900 s) is a light user's, jobs 7 (300 s) and 8 (200 s) a heavy user's.
+    const rigid = job(9, 12, undefined, 1000, { elastic: false, minNodes: 12, maxNodes: 12 });
+    const ranked = (p: number[]) => input(16, 4, [rigid], [{ ...pend(5, 16), priority: 900 }, ...[6, 7, 8].map((id, k) => ({ ...pend(id, 4, [900, 300, 200][k]), priority: p[k] }))]);
+    expect(planEbb(ranked([800, 10, 10])).starts.map((s) => s.jobId)).toEqual([6]);
+    expect(planEbb(ranked([10, 10, 10])).starts.map((s) => s.jobId)).toEqual([8]);
   });
 
   test("with no malleable job and the backfill candidates already shortest first, the same plan as EASY", () => {
@@ -156,6 +184,20 @@ describe("many jobs wait: a node-second has a price", () => {
 
   test("the same jobs with nothing waiting are not shrunk", () => {
     expect(planEbb(input(16, 0, running())).resizes).toEqual([]);
+  });
+
+  test("with priorities, a job's own seconds weigh its priority against the first waiting job's: a low one gives nodes a high one keeps", () => {
+    // As above; job 2 at MTCT 0.05 saves too few node-seconds to shrink at the head's priority, but
+    // at a hundredth of it (a heavy user's job, under fair share) its own time weighs that much less.
+    const run = (p2: number) => [rigidRun(9, 4, 100), job(1, 6, 2, 36_000, { minNodes: 2, priority: 1000 }), job(2, 6, 0.05, 36_000, { minNodes: 2, priority: p2 })];
+    const queue = queueOf(20, 4).map((j) => ({ ...j, priority: 1000 }));
+    expect(planEbb(input(16, 0, run(1000), queue)).resizes.map((r) => r.jobId)).toEqual([1]);
+    const low = planEbb(input(16, 0, run(10), queue));
+    expect(low.resizes.map((r) => [r.jobId, r.to])).toEqual([
+      [1, 2],
+      [2, 2],
+    ]);
+    expect(low.resizes[1]!.reason).toMatch(/of their summed turnaround, \d+\.\d{4} s of its own time \(its priority is 1\.0 % of the first waiting job's\)/);
   });
 });
 

@@ -175,4 +175,19 @@ describe("a pass in priority order", () => {
     const fifo = makePlan(base(pending.map((j) => ({ ...j, priority: undefined })), running, nodes));
     expect(fifo.starts.map((s) => s.jobId)).toEqual([1]);
   });
+  test("ebb's shortest-first backfill on shared nodes keeps the priority order; shortest first between equal priorities", () => {
+    const resources = { cores: 4, memMiB: 4096, gpus: [], features: [] };
+    const nodes = [{ name: "n1", up: true, resources }];
+    const req = (tasks: number) => ({ tasks, cpusPerTask: 1, exclusive: false });
+    const running = [{ ...runningJob(9, ["n1"], 500_000), shares: [{ node: "n1", cores: [0, 1], memMiB: 2048, gpus: [] }], resources: req(2) }];
+    // Job 1 (3 cores) waits for job 9; jobs 2 (400 s) and 3 (100 s) each fit in the 2 free cores and end before it.
+    const pending = (p2: number, p3: number): PendingJob[] => [
+      { id: 1, minNodes: 1, maxNodes: 1, timeLimit: 1000, submitTime: 0, resources: req(3), priority: 9 },
+      { id: 2, minNodes: 1, maxNodes: 1, timeLimit: 400, submitTime: 10, resources: req(2), priority: p2 },
+      { id: 3, minNodes: 1, maxNodes: 1, timeLimit: 100, submitTime: 20, resources: req(2), priority: p3 },
+    ];
+    const ebb = (p: PendingJob[]) => makePlan({ ...base(p, running, nodes), config: resolveConfig({ policy: "ebb" }) });
+    expect(ebb(pending(5, 1)).starts.map((s) => s.jobId)).toEqual([2]);
+    expect(ebb(pending(1, 1)).starts.map((s) => s.jobId)).toEqual([3]);
+  });
 });

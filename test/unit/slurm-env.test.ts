@@ -54,8 +54,10 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_MEM_PER_CPU: "1024",
       SLURM_GPUS_PER_NODE: "a100:2",
     });
-    // A whole-node job (no request) or one core per task: none of them.
+    // A whole-node job (no request) or one core per task by default: none of them; -c 1 given: SLURM_CPUS_PER_TASK=1, as sbatch -c 1.
     expect(Object.keys(slurmJobVars(job)).filter((k) => /PER_TASK|MEM|GPUS/.test(k))).toEqual([]);
+    expect(Object.keys(slurmJobVars({ ...job, request: { tasks: 1, cpusPerTask: 1, exclusive: false } })).filter((k) => /PER_TASK/.test(k))).toEqual([]);
+    expect(slurmJobVars({ ...job, request: { tasks: 1, cpusPerTask: 1, cpusPerTaskSet: true, exclusive: false } }).SLURM_CPUS_PER_TASK).toBe("1");
     expect([slurmGpuVars([1, 3]), slurmGpuVars([])]).toEqual([{ SLURM_JOB_GPUS: "1,3", SLURM_GPUS_ON_NODE: "2" }, {}]);
   });
 
@@ -89,6 +91,9 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_TASKS_PER_NODE: "1",
       SLURM_GTIDS: "0",
     });
+    // A rank of a GPU job sees the step's GPUs there, as srun's ranks do; none without.
+    expect(slurmRankVars({ stepId: 1, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, gpus: [1, 3], owner: root }).SLURM_STEP_GPUS).toBe("1,3");
+    expect(slurmRankVars({ stepId: 1, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, gpus: [], owner: root })).not.toHaveProperty("SLURM_STEP_GPUS");
   });
 
   test("every variable ebb sets is one a job's processes do not hand on", () => {

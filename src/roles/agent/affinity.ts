@@ -5,6 +5,7 @@
  * nothing for the user to get wrong; a job's cgroup cpuset, where there is one, bounds it too.
  */
 import { dlopen, FFIType, ptr } from "bun:ffi";
+import { readdirSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -29,13 +30,29 @@ function open(): Libc | null {
   return (libc = null);
 }
 
+function maskOf(cpus: readonly number[]): Uint8Array {
+  const mask = new Uint8Array(MASK_BYTES);
+  for (const cpu of cpus) if (cpu < MASK_BYTES * 8) mask[cpu >> 3]! |= 1 << (cpu & 7);
+  return mask;
+}
+
+/**
+ * Binds every thread of a running process to `cpus` (a warm rank the agent hands a rank to:
+ * threads it starts later inherit its main thread's mask). Nothing without them.
+ */
+export function bindThreads(pid: number, cpus: readonly number[] | undefined): void {
+  const lib = cpus && cpus.length > 0 ? open() : null;
+  if (!lib || !cpus) return;
+  const mask = maskOf(cpus);
+  for (const task of readdirSync(`/proc/${pid}/task`)) if (lib.sched_setaffinity(Number(task), MASK_BYTES, ptr(mask)) !== 0) throw new Error(`cannot bind thread ${task} of process ${pid} to CPUs ${cpus.join(",")}`);
+}
+
 /** Runs `spawn` with the calling thread bound to `cpus` (CPU ids), so that what it starts is; as is without them. */
 export function withAffinity<T>(cpus: readonly number[] | undefined, spawn: () => T): T {
   const lib = cpus && cpus.length > 0 ? open() : null;
   if (!lib || !cpus) return spawn();
   const old = new Uint8Array(MASK_BYTES);
-  const mask = new Uint8Array(MASK_BYTES);
-  for (const cpu of cpus) if (cpu < MASK_BYTES * 8) mask[cpu >> 3]! |= 1 << (cpu & 7);
+  const mask = maskOf(cpus);
   if (lib.sched_getaffinity(0, MASK_BYTES, ptr(old)) !== 0 || lib.sched_setaffinity(0, MASK_BYTES, ptr(mask)) !== 0) return spawn();
   try {
     return spawn();

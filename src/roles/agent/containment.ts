@@ -157,6 +157,34 @@ export class Containment {
     return { cgroup: this.made.get(jobId), join: this.limits.joinFiles(jobId) };
   }
 
+  /**
+   * Moves a running process (a warm rank, procs.ts) into the job's cgroups, as `prepare` places a
+   * new one: the v2 cgroup must take it (else this throws and the caller starts the rank cold); a v1
+   * file that refuses is passed over, as `joinArgv` does. Memory it touched before stays counted where it was.
+   */
+  enter(jobId: number, pid: number): void {
+    const place = this.prepare(jobId);
+    if (place.cgroup !== undefined) writeFileSync(join(place.cgroup, "cgroup.procs"), String(pid));
+    for (const file of place.join)
+      try {
+        writeFileSync(file, String(pid));
+      } catch {
+        /* as joinArgv: the job runs without that v1 controller */
+      }
+  }
+
+  /** The cgroup warm ranks wait in, under the agent's (made at first use), if there is one. */
+  warmCgroup(): string | undefined {
+    if (!this.base) return undefined;
+    const dir = join(this.base, "warm");
+    try {
+      mkdirSync(dir, { recursive: true });
+      return dir;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Notes the job's memory use (for kernels without memory.peak). */
   sample(jobId: number): void {
     this.limits.sample(jobId, this.dirOf(jobId));

@@ -30,6 +30,10 @@ import { serveSteps } from "./server.ts";
 import { sweepStaleShm } from "./shm-sweep.ts";
 import { installEbbCommand } from "./ebb-command.ts";
 import { StepService } from "./steps.ts";
+import { HostStates } from "./host-states.ts";
+import { cgroupCpuSeconds, processesCpuSeconds } from "./host-sample.ts";
+import type { HostRules } from "../../model/host-rules.ts";
+import { ebbNamesOf, WarmPool } from "./warm-pool.ts";
 
 const log = logger("agent");
 
@@ -54,6 +58,10 @@ export interface AgentOptions {
   tls?: ServerTls;
   ca?: string;
   fanout?: number;
+  /** The node's host rules (the config file's hostStates for this node); none: the node is always free. */
+  hostRules?: HostRules;
+  /** Warm ranks kept ready for `ebb exec` ranks (warm-pool.ts); 0 or absent: none. */
+  warmRanks?: number;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -119,6 +127,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (!procs.has(jobId)) containment.forgetJob(jobId);
   });
   const usage = new UsageReports(send, (jobId) => allocation.holds(jobId));
+  const binDir = installEbbCommand(o.stateDir, o.name);
+  const warm = o.warmRanks ? new WarmPool(o.warmRanks, ebbNamesOf(binDir.dir), o.name, () => containment.warmCgroup()) : undefined;
   const procs = new ProcessTable(
     record,
     (jobId) => {
@@ -129,15 +139,15 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
     },
     containment,
+    warm,
   );
   /** A job's CPUs here, its cores (a whole node's without a share) and the variables that show it its GPUs, ebb's, the vendor's and Slurm's. */
   const placement = (jobId: number): JobPlacement => {
     const share = allocation.of(jobId)?.share ?? null;
     const p = placementOf(share, offer);
-    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
+    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
-  const binDir = installEbbCommand(o.stateDir, o.name);
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.
   const controllerCa = o.ca === undefined ? undefined : { pem: o.ca, path: writePublic(join(binDir.dir, "ca.pem"), o.ca) };
   const agentEnv = baseEnv();
@@ -183,6 +193,12 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const addr = o.advertise ?? formatHostPort({ host: nodeHost, port: server.port! });
   pool.addLocal(addr, steps);
 
+  // Jobs' CPU, which cpu.other leaves out: their cgroups' total, else their process groups' leaders'.
+  const hostStates = new HostStates(o.hostRules, {
+    jobsCpuSeconds: () => (containment.base ? cgroupCpuSeconds(containment.base) : undefined) ?? processesCpuSeconds(procs.leaders()),
+    jobsCgroup: containment.base,
+  }, (h) => send({ t: "host.state", ...h }));
+
   const runner = new JobRunner({
     name: o.name,
     stateDir: o.stateDir,
@@ -210,6 +226,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         for (const id of msg.kill) procs.signal(id, "SIGKILL");
         for (const [jobId, e] of pendingExits) send({ t: "job.exit", jobId, ...e });
         usage.resend();
+        hostStates.resend();
         return;
       case "job.start":
         log.debug(`starting job ${msg.job.id}`, { kind: msg.job.kind });
@@ -291,6 +308,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     addr,
     async stop() {
       if (heartbeat) clearInterval(heartbeat);
+      hostStates.stop();
       // Its steps end first (their ranks killed, their shared-memory files removed), while the controller still hears their last reports.
       steps.closeAll();
       channel?.close();

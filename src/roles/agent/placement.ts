@@ -19,6 +19,8 @@ export interface NodeOffer {
 export interface JobPlacement {
   cpus: number[];
   cores: number;
+  /** The job's GPU indices here. */
+  gpus: number[];
   vars: Record<string, string>;
 }
 

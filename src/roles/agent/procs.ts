@@ -5,11 +5,13 @@
  */
 import { runAs, type Identity } from "../identity.ts";
 import type { Subprocess } from "bun";
-import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 import type { Containment } from "./containment.ts";
 import type { GroupLog, GroupRecord } from "./group-log.ts";
-import { withAffinity } from "./affinity.ts";
+import { bindThreads, withAffinity } from "./affinity.ts";
+import { startsWarm, warmProgram, type WarmPool } from "./warm-pool.ts";
+import type { WarmClaim } from "../warm-rank.ts";
+import { closeSync, readFileSync } from "node:fs";
 
 const log = logger("agent");
 
@@ -76,26 +78,13 @@ export class ProcessTable {
     private readonly onJobEmpty: (jobId: number) => void,
     /** Cgroups and the sentinel, where the agent has them. */
     private readonly containment?: Containment,
+    /** Pre-started ranks (`--warm-ranks`) that ranks running `ebb exec` take instead of a cold start. */
+    private readonly warm?: WarmPool,
   ) {}
 
   spawn(jobId: number, argv: readonly string[], opts: SpawnOptions): Proc {
     const [out, err, fd3] = opts.stdio;
-    let proc: Subprocess;
-    try {
-      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
-      const place = this.containment?.prepare(jobId);
-      const command = joinArgv(place?.join ?? [], user?.argv ?? [...argv]);
-      const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
-        cwd: user ? "/" : opts.cwd,
-        env: user?.env ?? opts.env,
-        stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
-        detached: true,
-      };
-      proc = withAffinity(opts.cpus, () => this.start(command, options, place?.cgroup));
-    } catch (e) {
-      const code = (e as NodeJS.ErrnoException).code ?? "EIO";
-      throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
-    }
+    const proc = this.claimWarm(jobId, argv, opts) ?? this.startCold(jobId, argv, opts);
     let set = this.live.get(jobId);
     if (!set) this.live.set(jobId, (set = new Set()));
     set.add(proc);
@@ -119,6 +108,68 @@ export class ProcessTable {
     };
   }
 
+  /** A process started as the job's user (setpriv and the shell, runAs), in the job's cgroups, bound to its CPUs. */
+  private startCold(jobId: number, argv: readonly string[], opts: SpawnOptions): Subprocess {
+    const [out, err, fd3] = opts.stdio;
+    try {
+      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
+      const place = this.containment?.prepare(jobId);
+      const command = joinArgv(place?.join ?? [], user?.argv ?? [...argv]);
+      const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
+        cwd: user ? "/" : opts.cwd,
+        env: user?.env ?? opts.env,
+        stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
+        detached: true,
+      };
+      return withAffinity(opts.cpus, () => this.start(command, options, place?.cgroup));
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code ?? "EIO";
+      throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
+    }
+  }
+
+  /**
+   * A warm rank (warm-pool.ts) for `argv`, if it is one the pool serves and one is idle: moved into
+   * the job's cgroups and bound to its CPUs while it still waits, then handed the rank (WarmClaim on
+   * its stdin), which it runs as the job's user. Undefined: the rank starts cold.
+   */
+  private claimWarm(jobId: number, argv: readonly string[], opts: SpawnOptions): Subprocess | undefined {
+    const [out, err, fd3] = opts.stdio;
+    if (!this.warm || out !== "pipe" || err !== "pipe" || (fd3 !== undefined && fd3 !== "pipe") || !startsWarm(opts.env)) return undefined;
+    const program = warmProgram(argv, this.warm.ebbNames);
+    if (!program) return undefined;
+    const proc = this.warm.take();
+    if (!proc) return undefined;
+    try {
+      this.containment?.enter(jobId, proc.pid);
+      bindThreads(proc.pid, opts.cpus);
+    } catch (e) {
+      log.warn(`cannot place a warm rank in job ${jobId}'s cgroup or on its CPUs; the rank starts cold`, { error: e });
+      proc.kill("SIGKILL");
+      return undefined;
+    }
+    const id = opts.runAs;
+    const claim: WarmClaim = {
+      ...(id ? { as: { uid: id.uid, gid: id.gid, groups: id.groups } } : {}),
+      cwd: opts.cwd,
+      env: id ? { ...opts.env, USER: id.user, LOGNAME: id.user } : opts.env,
+      file: program.file,
+      args: program.args,
+    };
+    try {
+      proc.stdin.write(JSON.stringify(claim));
+      void proc.stdin.end();
+    } catch (e) {
+      // It ended between take and claim: the rank starts cold.
+      log.warn("a warm rank could not take its claim; the rank starts cold", { error: e });
+      proc.kill("SIGKILL");
+      return undefined;
+    }
+    const pmi = (proc as unknown as { stdio: Array<number | null | undefined> }).stdio[3];
+    if (fd3 === undefined && typeof pmi === "number") closeSync(pmi);
+    return proc as unknown as Subprocess;
+  }
+
   /**
    * Bun.spawn, in the job's cgroup where there is one. A cgroup the kernel refuses to place the
    * process in (a host that changed its hierarchy under the agent) costs the job its cgroup, not
@@ -134,6 +185,11 @@ export class ProcessTable {
       log.warn(`cannot start a process in the cgroup ${cgroup}; it runs tracked by its process group only`, { error: e });
       return proc;
     }
+  }
+
+  /** The pids of the processes it started that still run (each its process group's leader). */
+  leaders(): number[] {
+    return [...this.live.values()].flatMap((set) => [...set].map((p) => p.pid));
   }
 
   /** Jobs with at least one live process. */
@@ -173,6 +229,7 @@ export class ProcessTable {
   /** The agent stops: every group is killed, and the record closed. */
   killAll(): void {
     for (const jobId of new Set([...this.groups.values()].map((g) => g.jobId))) this.signal(jobId, "SIGKILL");
+    this.warm?.stop();
     this.record.close();
     this.containment?.stop();
   }

@@ -265,8 +265,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       let r = steps.next();
       for (; !r.done; r = steps.next()) await nextTurn();
       const users = r.value;
-      const total = { jobs: 0, nodeSeconds: 0, coreSeconds: 0 };
-      for (const u of users) (total.jobs += u.jobs), (total.nodeSeconds += u.nodeSeconds), (total.coreSeconds += u.coreSeconds);
+      const total = { jobs: 0, nodeSeconds: 0, coreSeconds: 0, gpuSeconds: 0 };
+      for (const u of users) (total.jobs += u.jobs), (total.nodeSeconds += u.nodeSeconds), (total.coreSeconds += u.coreSeconds), (total.gpuSeconds += u.gpuSeconds);
       return { since: new Date(since).toISOString(), until: new Date(end).toISOString(), users, total };
     },
     starts: async (scope) => {

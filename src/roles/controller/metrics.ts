@@ -11,6 +11,7 @@ import type { AdaptationEnd } from "./elastic.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 import { ProcessMetrics } from "./process-metrics.ts";
 import { nodeView } from "./views.ts";
+import { HOST_STATES } from "../../domain/host-state.ts";
 
 const NODE_STATES = ["IDLE", "ALLOCATED", "COMPLETING", "DOWN", "UNKNOWN"] as const;
 
@@ -81,10 +82,14 @@ export class ControllerMetrics {
     }
     const nodes = new Map<string, number>(NODE_STATES.map((s) => [s, 0]));
     const heartbeat: Family["samples"] = [];
+    const hostStates: Family["samples"] = [];
+    const hostInputs: Family["samples"] = [];
     for (const n of state.nodes.values()) {
       const v = nodeView(n, now);
       nodes.set(v.state, (nodes.get(v.state) ?? 0) + 1);
       if (n.session) heartbeat.push({ labels: { node: n.row.name }, value: Math.max(0, now - n.lastSeen) / 1000 });
+      for (const s of HOST_STATES) hostStates.push({ labels: { node: n.row.name, state: s }, value: v.host.state === s ? 1 : 0 });
+      for (const [input, value] of Object.entries(v.host.inputs)) hostInputs.push({ labels: { node: n.row.name, input }, value });
     }
     const { upNodes, idleNodes } = state.nodeCounts(now);
     const gauge = (name: string, help: string, samples: Family["samples"]): Family => ({ name, help, type: "gauge", samples });
@@ -106,6 +111,8 @@ export class ControllerMetrics {
       gauge("ebb_elastic_job_nodes", "Nodes each running elastic job holds now", elasticNodes),
       gauge("ebb_elastic_job_mtct", "Latest MTCT (communication over computation time) of each running elastic job", elasticMtct),
       this.commit.family(),
+      gauge("ebb_node_host_state", "1 for each node's host state as its agent's rules judge it (free, busy, overloaded, owner), 0 for the others", hostStates),
+      gauge("ebb_node_host_input", "Each node's host-rule inputs as its agent last reported them, smoothed (cpu.other, load1, psi.mem, net.bytes, users, cmd.NAME...)", hostInputs),
       gauge("ebb_agent_heartbeat_age_seconds", "Time since each connected agent was last heard from", heartbeat),
       gauge("ebb_store_writable", "1 while the controller's database takes writes; 0 while its disk is full or read-only (writes answer 503, see GET /v1/health)", [{ value: this.src.store.writable ? 1 : 0 }]),
       gauge("ebb_store_deferred_writes", "Reports (jobs' ends, node registrations...) kept in memory until the database takes writes again", [{ value: this.src.store.deferred }]),

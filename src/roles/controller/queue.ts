@@ -15,7 +15,7 @@ import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairsh
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
 import { applyPriorities, prioritize, type PriorityConfig, type PriorityFactors } from "../../sched/priority.ts";
 import { holdBack, submitLimit, type Amounts, type QuotaJob } from "../../sched/quota.ts";
-import type { PendingJob } from "../../sched/types.ts";
+import type { JobState, PendingJob } from "../../sched/types.ts";
 import { pendingView } from "../../sched/pending.ts";
 import { shareOf, type JobRow, type JobStore } from "../../store/jobs.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
@@ -138,10 +138,11 @@ export class QueuePolicy {
   /**
    * The eligible waiting jobs as the pass sees them, in queue order (tier, priority, submit time),
    * without those a limit holds back; each job's `limited` says why it is held back (or is cleared).
+   * Each of `running` gets the priority it would have if it waited now (ebb weighs its time by it).
    */
-  arrange(pending: readonly JobRuntime[], now: number): PendingJob[] {
+  arrange(pending: readonly JobRuntime[], now: number, running: readonly JobState[] = []): PendingJob[] {
     this.charge(now);
-    const ordered = this.order(pending.map((j) => this.view(j)), now);
+    const ordered = this.order(pending.map((j) => this.view(j)), now, running);
     if (!this.hasLimits()) {
       for (const job of pending) job.limited = undefined;
       return ordered;
@@ -166,13 +167,15 @@ export class QueuePolicy {
     return this.cfg.partitions.list.some((p) => p.maxNodes !== undefined || p.maxTime !== undefined || p.limits.maxJobs !== undefined || p.limits.maxCpus !== undefined || p.limits.maxGpus !== undefined || p.limits.maxNodes !== undefined);
   }
 
-  /** Views in queue order, with their priorities (and tiers) set. */
-  private order(views: PendingJob[], now: number): PendingJob[] {
-    const { factors } = this.factorsOf(views, now);
-    return applyPriorities(views, new Map(factors.map((f) => [f.jobId, f])), this.cfg.priority);
+  /** Views in queue order, with their priorities (and tiers) set; the running jobs' priorities too. */
+  private order(views: PendingJob[], now: number, running: readonly JobState[]): PendingJob[] {
+    const { factors } = this.factorsOf(running.length > 0 ? [...views, ...running] : views, now);
+    const byId = new Map(factors.map((f) => [f.jobId, f]));
+    for (const j of running) j.priority = this.cfg.priority.type === "multifactor" ? byId.get(j.id)?.priority : undefined;
+    return applyPriorities(views, byId, this.cfg.priority);
   }
 
-  private factorsOf(views: readonly PendingJob[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
+  private factorsOf(views: readonly Pick<PendingJob, "id" | "submitTime">[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
     this.largest.clear();
     // The size factor weighs nothing by default: then no job's size is worked out.
     const cores = this.cfg.priority.weights.jobSize > 0 ? this.totalCores() : 0;
@@ -272,8 +275,14 @@ export class QueuePolicy {
   priorities(now: number): JobPriority[] {
     this.charge(now);
     const pending: PendingJob[] = [];
-    for (const job of this.state.jobs.values()) if (job.row.state === "PENDING" && !job.blocked) pending.push(this.view(job));
-    const { factors } = this.factorsOf(pending, now);
+    const running: { id: number; submitTime: number }[] = [];
+    for (const job of this.state.jobs.values()) {
+      if (job.row.state === "PENDING") {
+        if (!job.blocked) pending.push(this.view(job));
+      } else if (job.row.startTime !== null) running.push({ id: job.row.id, submitTime: job.row.submitTime });
+    }
+    // The users counted as the pass counts them (its waiting and running jobs'): the same priorities.
+    const { factors } = this.factorsOf([...pending, ...running], now);
     const byId = new Map(factors.map((f) => [f.jobId, f]));
     const ordered = applyPriorities(pending, byId, this.cfg.priority);
     return ordered.map((v) => ({ ...byId.get(v.id)!, partition: this.state.jobs.get(v.id)?.row.partition ?? null }));

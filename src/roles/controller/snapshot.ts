@@ -63,8 +63,9 @@ export class Snapshots {
         if (!job.blocked) waiting.push(job);
       } else if (job.row.startTime !== null) running.push(this.running(job, now));
     }
-    // In queue order (partition tier, priority), on their partitions' nodes, without the jobs a limit holds back.
-    const pending: PendingJob[] = this.queue ? this.queue.arrange(waiting, now) : waiting.map((job) => (job.request ??= pendingView(job.row)));
+    // In queue order (partition tier, priority), on their partitions' nodes, without the jobs a limit
+    // holds back; the running jobs get their priorities too.
+    const pending: PendingJob[] = this.queue ? this.queue.arrange(waiting, now, running) : waiting.map((job) => (job.request ??= pendingView(job.row)));
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
     return { now, nodes, pending, sorted: this.queue !== undefined, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
   }

@@ -19,6 +19,13 @@ function sharesAtEnd(state: ClusterState, rows: readonly AllocationRow[], job: J
   return held.sort((a, b) => a.position - b.position).map((r) => shareOf(r) ?? state.wholeShare(r.node));
 }
 
+/** GPU-seconds a job held: each stretch on a node, its GPUs times its length (one still open: up to `now`; a row from before shares: the node's GPUs). */
+export function gpuSeconds(state: ClusterState, rows: readonly AllocationRow[], now: number): number {
+  let ms = 0;
+  for (const r of rows) ms += (shareOf(r) ?? state.wholeShare(r.node)).gpus.length * Math.max(0, (r.until ?? now) - r.since);
+  return ms / 1000;
+}
+
 /** What views need beyond job rows: jobs' MTCT, elastic jobs' adaptations, and the default sampling interval. */
 export interface ViewContext {
   store: JobStore;
@@ -48,7 +55,7 @@ export function shareView(s: NodeShare): ShareView {
 }
 
 /** A job with what it holds (or held at its end) on each node, in rank order. */
-export function jobView(job: JobListRow, shares: readonly NodeShare[], live?: JobRuntime, mtct: number | null = null, resizes = 0): JobView {
+export function jobView(job: JobListRow, shares: readonly NodeShare[], live?: JobRuntime, mtct: number | null = null, resizes = 0, gpuSec = 0): JobView {
   const pending = job.state === "PENDING";
   const blocked = pending ? (live?.blocked ?? live?.limited) : undefined;
   return {
@@ -93,25 +100,30 @@ export function jobView(job: JobListRow, shares: readonly NodeShare[], live?: Jo
     resources: job.resources && { ...job.resources, constraint: job.resources.constraint && [...job.resources.constraint] },
     shares: shares.map(shareView),
     usage: job.usage,
+    gpuSeconds: gpuSec,
     partition: job.partition,
   };
 }
 
 export function jobViews(ctx: ViewContext, rows: JobListRow[]): JobView[] {
   const { store, state } = ctx;
-  const finished = rows.filter((r) => !state.jobs.has(r.id)).map((r) => r.id);
+  // Every job that started: a finished one's shares at its end, and any one's GPU time, are in its rows.
+  const started = rows.filter((r) => r.startTime !== null).map((r) => r.id);
   const allocs = new Map<number, AllocationRow[]>();
-  if (finished.length > 0) {
-    for (const a of store.allocationsOf(finished)) {
+  if (started.length > 0) {
+    for (const a of store.allocationsOf(started)) {
       const list = allocs.get(a.jobId) ?? [];
       list.push(a);
       allocs.set(a.jobId, list);
     }
   }
   const resizes = store.resizeCounts(rows.filter((r) => r.elastic).map((r) => r.id));
+  const now = Date.now();
   return rows.map((r) => {
     const live = state.jobs.get(r.id);
-    return live ? jobView(live.row, live.shares, live, latestMtct(ctx, live.row), resizes.get(r.id)) : jobView(r, sharesAtEnd(state, allocs.get(r.id) ?? [], r), undefined, null, resizes.get(r.id));
+    const held = allocs.get(r.id) ?? [];
+    const gpuSec = gpuSeconds(state, held, now);
+    return live ? jobView(live.row, live.shares, live, latestMtct(ctx, live.row), resizes.get(r.id), gpuSec) : jobView(r, sharesAtEnd(state, held, r), undefined, null, resizes.get(r.id), gpuSec);
   });
 }
 
@@ -120,7 +132,8 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   const live = state.jobs.get(row.id);
   const history = store.allocationsOf(row.id);
   const resizes = row.elastic ? (store.resizeCounts([row.id]).get(row.id) ?? 0) : 0;
-  const base = live ? jobView(live.row, live.shares, live, latestMtct(ctx, live.row), resizes) : jobView(row, sharesAtEnd(state, history, row), undefined, null, resizes);
+  const gpuSec = gpuSeconds(state, history, Date.now());
+  const base = live ? jobView(live.row, live.shares, live, latestMtct(ctx, live.row), resizes, gpuSec) : jobView(row, sharesAtEnd(state, history, row), undefined, null, resizes, gpuSec);
   const interval = row.sampleInterval ?? ctx.sampleInterval;
   return {
     ...base,
@@ -202,6 +215,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : (n.row.drain ?? (n.hostOverride ? "its owner wants it back (ebb drain --owner): no new work, its jobs move off" : null))),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
+    host: n.host ? { state: n.host.state, rule: n.host.rule, inputs: { ...n.host.inputs }, since: iso(n.host.since) } : { state: "free", rule: "", inputs: {}, since: null },
   };
 }
 

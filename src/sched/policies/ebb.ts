@@ -3,7 +3,8 @@
  * the first job that cannot start, backfilling that never delays it) decides the starts at the
  * sizes asked for, the jobs behind the first waiting one tried shortest first (by requested time:
  * shortest-job backfilled first, which keeps the reservation and favours the jobs whose slowdown a
- * wait hurts most); then, on what each job's nodes are worth:
+ * wait hurts most; with priorities, shortest first only between equal ones, so that backfilling
+ * keeps the priority order); then, on what each job's nodes are worth:
  * - node price (sched/price.ts): while jobs wait, a node-second a running job does not use lets
  *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
  *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
@@ -21,10 +22,13 @@
  * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
  *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
  *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
- *   adaptation) and the shrinks (and those under way) commit well before the reservation;
+ *   adaptation) and the shrinks (and those under way) commit well before the reservation. With
+ *   priorities (fair share), each job's seconds weigh its priority against the head's
+ *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
  *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
- *   queue gives nodes back; an efficient one keeps them), never past a reservation that counts on
+ *   queue gives nodes back; an efficient one keeps them; with priorities its own time weighs its
+ *   priority against the first waiting job's, so a heavy user's job gives sooner), never past a reservation that counts on
  *   its end unless the reservation's extra nodes cover what it keeps; the shrinks that gain most
  *   per node first, and together no more nodes than the waiting jobs lack (their sizes less the
  *   nodes idle and those shrinks under way hand back);
@@ -40,7 +44,7 @@
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
-import { preferredSize } from "../batch.ts";
+import { preferredSize, shortestFirstOrder } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
@@ -52,6 +56,8 @@ import { arrivalReserve, reclaim } from "./reserve.ts";
 const END_MARGIN = 1.1;
 /** A shrink for the first waiting job must be predicted to commit this many times over before its reservation. */
 const COMMIT_SAFETY = 2;
+/** The least a running job's seconds weigh against the first waiting job's in a priced shrink (priorityWeight). */
+const MIN_WEIGHT = 1e-3;
 
 interface Cand {
   job: JobState;
@@ -77,7 +83,8 @@ export function planEbb(input: PassInput): PassPlan {
   if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
     // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
     // job backfilled first): its reservation is the same, and the shorter a job the more a wait
-    // weighs on its slowdown.
+    // weighs on its slowdown. A higher priority still goes first (`shortestFirstOrder`): a heavy
+    // user's short job does not pass a light user's longer one.
     // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
     const h = q.findIndex((j) => j.id === b.reservation!.jobId);
     let room = b.free;
@@ -86,7 +93,7 @@ export function planEbb(input: PassInput): PassPlan {
     const rest: PendingJob[] = [];
     for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
     if (h >= 0 && fit.length > 1) {
-      fit.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
+      fit.sort(shortestFirstOrder);
       const ahead = [...q.slice(0, h + 1), ...fit];
       // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
       b = batch(input, ahead, { rigid: true });
@@ -171,7 +178,7 @@ export function planEbb(input: PassInput): PassPlan {
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
         reservations.splice(0, reservations.length, { ...reservation, start: admit.at, fromJobs: admit.resizes.map((r) => r.jobId), reason: `ebb: ${admit.resizes.length} running job(s) give ${need} node(s) for ${k} waiting job(s), predicted gain ${sec(admit.gain)} > stretch ${sec(admit.stretch)}` });
-        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need));
+        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need, head?.priority));
         return { starts, resizes, reservations, notes };
       }
     }
@@ -179,7 +186,7 @@ export function planEbb(input: PassInput): PassPlan {
   // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
   const res = reservation;
   const budget = { extra };
-  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input)));
+  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input), head?.priority));
   extra = budget.extra;
   const touched = new Set(resizes.map((r) => r.jobId));
   // Nobody waits: the nodes arrivals will ask for stay idle (reserve.ts); loans come back when the
@@ -252,27 +259,33 @@ function startRoom(input: PassInput, head: PendingJob, idle: number, res: Reserv
  * still pays). EASY's reservation holds: a job whose end the reservation counts on and that would then end
  * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
-function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number): Resize[] {
+function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number, headPriority: number | undefined): Resize[] {
   if (!(lambda > 0) || cap <= 0) return [];
   const out: Resize[] = [];
-  const options: { c: Cand; p: Priced; s: Shrink }[] = [];
+  const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
   for (const c of cands) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
     const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost };
-    const s = bestShrink(p, c.job.minNodes, lambda);
-    if (s) options.push({ c, p, s });
+    // With priorities its own seconds weigh w against the head's: a node-second is worth λ / w of
+    // them (at least a thousandth of a second weighs: a job of no priority still keeps a price).
+    const w = Math.max(MIN_WEIGHT, priorityWeight(headPriority, c.job.priority));
+    const s = bestShrink(p, c.job.minNodes, lambda / w);
+    if (s) options.push({ c, p, s, w, lambda: lambda / w });
   }
-  // The shrinks that gain most per node first, and no more nodes than the waiting jobs lack: a node
-  // freed beyond what they could use would only idle, or be lent back at the cost of two adaptations.
-  options.sort((x, y) => y.s.gain / (y.c.job.nodes - y.s.to) - x.s.gain / (x.c.job.nodes - x.s.to) || x.c.job.id - y.c.job.id);
+  // The shrinks that gain most per node (in the head's seconds) first, and no more nodes than the
+  // waiting jobs lack: a node freed beyond what they could use would only idle, or be lent back at
+  // the cost of two adaptations.
+  options.sort((x, y) => (y.w * y.s.gain) / (y.c.job.nodes - y.s.to) - (x.w * x.s.gain) / (x.c.job.nodes - x.s.to) || x.c.job.id - y.c.job.id);
   let left = cap;
   for (const o of options) {
     if (left <= 0) break;
     const { c, p } = o;
+    // A node-second in its own seconds.
+    const own = o.lambda;
     let s = o.s;
     if (c.job.nodes - s.to > left) {
       const to = c.job.nodes - left;
-      const gain = price(p, p.n, lambda) - price(p, to, lambda);
+      const gain = price(p, p.n, own) - price(p, to, own);
       const cost = c.cost(left);
       if (!(gain > cost)) continue;
       s = { to, gain, cost, stretch: remAt(p, to) - p.rem + cost, saved: p.n * p.rem - to * remAt(p, to) };
@@ -291,7 +304,7 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
       from: c.job.nodes,
       to: s.to,
       rule: "admit",
-      reason: `${waiting} job(s) wait: a node-second is worth ${lambda.toFixed(4)} s of their summed turnaround; at ${s.to} nodes its work takes ${Math.round(s.saved)} node-s fewer, the queue gains ${sec(lambda * s.saved)} > its stretch ${sec(s.stretch)} (net ${sec(s.gain)} > adaptation ${sec(s.cost)}); ${c.speed.source}`,
+      reason: `${waiting} job(s) wait: a node-second is worth ${lambda.toFixed(4)} s of their summed turnaround${o.w === 1 ? "" : `, ${own.toFixed(4)} s of its own time (its priority is ${(o.w * 100).toFixed(1)} % of the first waiting job's)`}; at ${s.to} nodes its work takes ${Math.round(s.saved)} node-s fewer, the queue gains ${sec(own * s.saved)} > its stretch ${sec(s.stretch)} (net ${sec(s.gain)} > adaptation ${sec(s.cost)}); ${c.speed.source}`,
     });
   }
   return out;
@@ -336,8 +349,19 @@ interface Admit {
 }
 
 /**
- * Take `need` nodes from the running jobs where each node costs least (their predicted stretch),
- * and keep the plan only if the head's predicted gain exceeds the stretch of every shrunk job.
+ * How much a second of a job of priority `p` weighs against one of the head's (priority `head`):
+ * their ratio, when both have one (fair share: a heavy user's running job gives its nodes to a
+ * light user's waiting one for less than the time the light user gains); else 1 (submit order:
+ * every job's second is worth the same).
+ */
+export function priorityWeight(head: number | undefined, p: number | undefined): number {
+  return head !== undefined && p !== undefined && head > 0 ? Math.max(0, p) / head : 1;
+}
+
+/**
+ * Take `need` nodes from the running jobs where each node costs least (their predicted stretch,
+ * weighed by priority), and keep the plan only if the waiting jobs' predicted gain exceeds the
+ * stretch of every shrunk job.
  */
 function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, cands: Cand[]): Admit {
   const head = group[0]!;
@@ -346,9 +370,13 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   let surplus = 0;
   for (const c of pool) surplus += c.job.nodes - c.job.minNodes;
   if (surplus < need) return none;
+  // With priorities, a job's seconds weigh its priority against the head's (`priorityWeight`).
+  const weight = (p: number | undefined) => priorityWeight(head.priority, p);
   // The stretch of taking one more node from a job: its remaining work at one node fewer, plus its
   // adaptation when it is the first node taken.
-  const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give));
+  const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : weight(c.job.priority) * (c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give)));
+  let waiters = 0;
+  for (const g of group) waiters += weight(g.priority);
   // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
   let underway = input.now;
   for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) underway = Math.max(underway, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
@@ -363,7 +391,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   const atLeast = Math.max(input.now + cheapest * 1000, underway);
   const early = tooClose(atLeast, cheapest, "at least");
   if (early) return early;
-  const gainAtMost = (group.length * (res.start - atLeast)) / 1000;
+  const gainAtMost = (waiters * (res.start - atLeast)) / 1000;
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
   let taken = 0;
   const rekey = (c: Cand) => (c.key = stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
@@ -404,7 +432,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
     commit = Math.max(commit, c.cost(given.get(c.job.id)!));
   }
   const at = Math.max(input.now + commit * 1000, underway);
-  const gain = (group.length * (res.start - at)) / 1000;
+  const gain = (waiters * (res.start - at)) / 1000;
   const late = tooClose(at, commit, "about");
   if (late) return late;
   for (const c of pool) c.delta = 0;

@@ -1,0 +1,45 @@
+/**
+ * ebb usage's sums from the allocation history (store/usage.ts): node-, core- and GPU-seconds per
+ * user within the window, a job's cores and GPUs on a node counted from its share ("0,2"), a row
+ * from before shares (no cores) counted with the node's CPUs and GPUs, an open row up to now.
+ */
+import { expect, test } from "bun:test";
+import { openDb } from "../../src/store/db.ts";
+import { countIndices, JobStore } from "../../src/store/jobs.ts";
+import { upsertNode } from "../../src/store/nodes.ts";
+import { usageByUser, type UserUsage } from "../../src/store/usage.ts";
+
+const S = 1000;
+function run(gen: Generator<void, UserUsage[]>): UserUsage[] {
+  for (let r = gen.next(); ; r = gen.next()) if (r.done) return r.value;
+}
+
+test("core- and GPU-seconds: a share's cores and GPUs times the time held in the window, a whole-node row's node CPUs and GPUs, an open row up to now", () => {
+  const store = new JobStore(openDb(":memory:"));
+  const db = store.db;
+  for (const name of ["gpu1", "cpu1"]) upsertNode(db, { name, cpus: 4, memoryMb: 1024, gpus: name === "gpu1" ? ["a100", "a100", "a100", "a100"] : [], features: [], addr: "x", status: "UP", reason: null, drain: null, registeredAt: 0, updatedAt: 0 });
+  const job = (user: string) => store.insertJob({ name: "j", kind: "batch", argv: null, script: "true", nodes: 1, minNodes: 1, maxNodes: 1, timeLimit: 60, env: {}, cwd: "/", submitTime: 0, user });
+  // alice: 2 GPUs of gpu1 from 0 to 100 s; the window [50 s, 200 s] holds 50 s of it.
+  const a = job("alice");
+  store.openAllocation(a, [{ node: "gpu1", cores: [0], memMiB: 10, gpus: [0, 2] }], 0);
+  store.closeAllocation(a, 100 * S);
+  // bob: gpu1 whole (a row from before shares: 4 GPUs), open since 150 s; now is 180 s. And a CPU-only job.
+  const b = job("bob");
+  store.openAllocation(b, [{ node: "gpu1", cores: [1], memMiB: 10, gpus: [] }], 150 * S);
+  db.$client.run("UPDATE job_nodes SET cores = NULL, gpus = NULL WHERE job_id = ?", [b]);
+  const c = job("bob");
+  store.openAllocation(c, [{ node: "cpu1", cores: [0, 1], memMiB: 10, gpus: [] }], 60 * S);
+  store.closeAllocation(c, 70 * S);
+  const byUser = Object.fromEntries(run(usageByUser(db.$client, 50 * S, 200 * S, 180 * S, { chunk: 1 })).map((u) => [u.user, u]));
+  expect(byUser.alice!.gpuSeconds).toBeCloseTo(2 * 50, 6);
+  expect(byUser.bob!.gpuSeconds).toBeCloseTo(4 * 30, 6);
+  expect(byUser.bob!.nodeSeconds).toBeCloseTo(30 + 10, 6);
+  // alice held 1 of gpu1's 4 cores; bob all 4 of it (whole), then 2 of cpu1's.
+  expect(byUser.alice!.coreSeconds).toBeCloseTo(1 * 50, 6);
+  expect(byUser.bob!.coreSeconds).toBeCloseTo(4 * 30 + 2 * 10, 6);
+  expect(run(usageByUser(db.$client, 50 * S, 200 * S, 180 * S, { user: "alice" })).map((u) => [u.user, u.gpuSeconds])).toEqual([["alice", 100]]);
+});
+
+test("countIndices counts a range list without listing it", () => {
+  expect(["", "3", "0-3,8", "0,1", "2-2,5-7"].map(countIndices)).toEqual([0, 1, 5, 2, 4]);
+});
