@@ -11,6 +11,10 @@ import type { Replay } from "./replay.ts";
 
 /** Any event but a tick, at t. Whether it changed anything (a stale one, of a job rescheduled since, does not). */
 export function handleEvent(ev: Event, t: number, x: Replay): boolean {
+  if (ev.kind === "host") {
+    x.hosts!.apply(ev.job, t, x);
+    return true;
+  }
   const r = x.cluster.jobs.get(ev.job);
   if (!r) return false;
   if (ev.kind === "arrive") {
