@@ -92,7 +92,7 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   r.limit = limitAfterResize(r, t);
   x.timeline.armLimit(r);
   if (r.adaptTo < r.n) {
-    x.cluster.release(r.removing, r.job.id);
+    if (x.cluster.release(r.removing, r.job.id)) x.check?.voidPromise();
     r.names = r.names.slice(0, r.adaptTo);
     r.shares = r.shares?.slice(0, r.adaptTo);
     r.removing = [];

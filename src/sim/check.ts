@@ -76,8 +76,10 @@ export class PromiseCheck {
   }
 
   /**
-   * A node stopped taking new work (availability): the cluster the head's reservation counted on
-   * is gone, so it is promised anew at the next pass, as after a job of higher priority went first.
+   * The availability took a node away from the head's reservation: a free node stopped taking new
+   * work, or a job gave back a node that is not free (the policies' reservations count on every
+   * running job's nodes coming back). It is promised anew at the next pass, as after a job of
+   * higher priority went first.
    */
   voidPromise(): void {
     if (this.head !== undefined) this.promised.delete(this.head);

@@ -150,10 +150,12 @@ export class SimCluster implements PlanState {
     }
   }
 
-  /** `jobId` gives `names` back. */
-  release(names: readonly string[], jobId: number): void {
+  /** `jobId` gives `names` back. Whether one of them takes no new work (availability): it does not come back to the pass. */
+  release(names: readonly string[], jobId: number): boolean {
+    let lost = false;
     for (const name of names) {
       const node = this.nodes[Number(name.slice(1)) - 1]!;
+      if (node.takesWork === false) lost = true;
       if (!node.shares) {
         node.jobId = undefined;
         this.idleNodes = undefined;
@@ -167,6 +169,7 @@ export class SimCluster implements PlanState {
       this.held -= share.cores.length;
       if (node.shares.size === 0) this.free++;
     }
+    return lost;
   }
 
   /** A share beside the others on its node: cores and memory within the node's, no core twice. */

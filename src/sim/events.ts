@@ -69,7 +69,8 @@ function complete(r: JobRun, t: number, x: Replay): void {
   r.state = "done";
   r.end = t;
   x.cluster.priority?.chargeTo(r, t, true);
-  x.cluster.release(r.names, r.job.id);
+  // A reservation counted on its nodes coming back; one that does not (not free) voids it (check.ts).
+  if (x.cluster.release(r.names, r.job.id)) x.check?.voidPromise();
   x.cluster.running.delete(r);
   x.tally.finished++;
 }
