@@ -145,6 +145,7 @@ export default defineCommand({
       const seeds = a.seeds === undefined ? undefined : seedList(a.seeds);
       if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
       const availability = availabilityFlags(a, nodes);
+      if (availability && workload.shared) throw new UsageError("--availability and --availability-gen replay whole nodes only: with --cores-per-node K add --whole-nodes");
       const progress = new Progress(isTerminal(2), a.progress === true);
       jitPolicy(NORMAL);
       if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority, availability });

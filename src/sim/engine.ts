@@ -79,6 +79,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
   for (const job of [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id)) timeline.arrival(cluster.add(job).job);
   const hosts = opts.availability && opts.availability.length > 0 ? new SimHosts(opts.availability) : undefined;
+  if (hosts && opts.coresPerNode !== undefined) throw new RangeError("availability is replayed on whole nodes only (not with shared nodes)");
   hosts?.schedule(timeline);
   const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, hosts, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.next() ?? 0 };
 
