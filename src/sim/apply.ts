@@ -84,7 +84,7 @@ function beginResize(z: PlanResize, x: Replay): void {
   x.timeline.commitAt(r, now + cost);
 }
 
-/** The resize under way commits at t: a shrink gives its nodes back, the limit follows the new size. */
+/** The resize under way commits at t: a shrink gives its nodes back, the limit follows the new size; a move's grow back follows. */
 export function commitResize(r: JobRun, t: number, x: Replay): void {
   advance(r, t);
   x.cluster.priority?.chargeTo(r, t);
@@ -108,6 +108,7 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   const back = r.moveBack;
   if (!back) return;
   r.moveBack = undefined;
+  // A plan of one item, re-checked as plan-apply.ts moveBack does (checkPlan reads only the items).
   const plan: Plan = { now: t * 1000, policy: "ebb", spawns: [], starts: [], resizes: [back], reservations: [], notes: [], waiting: [] };
   if (checkPlan(plan, x.cluster).rejected.length > 0) {
     if (x.hosts) x.hosts.growBacksRefused++;
