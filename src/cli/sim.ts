@@ -1,9 +1,10 @@
-import { readFileSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { defineCommand } from "./command.ts";
 import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { DEFAULT_PRIORITY, resolvePriority, type PriorityConfig } from "../sched/priority.ts";
-import { runPolicies, runSeeds } from "../sim/run.ts";
+import { GEN_DEFAULTS, parseAvailability } from "../sim/availability.ts";
+import { runPolicies, runSeeds, type SimRequest } from "../sim/run.ts";
 import { parseSwf, traceJobs } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
@@ -32,6 +33,12 @@ const args = defineArgs({
   efficiency: { type: "string", description: `Parallel efficiency of a malleable job at its requested size is drawn uniformly in LO,HI (default ${WORKLOAD_DEFAULTS.efficiency.join(",")})`, valueHint: "LO,HI" },
   priority: { type: "string", description: "Queue order: submit (default), or fairshare: multifactor priority, fair share by the trace's user ids (SWF field 12) plus age, weights as the controller's defaults", valueHint: "ORDER" },
   "half-life": { type: "string", description: `With --priority fairshare: seconds in which a user's usage loses half its weight (default ${DEFAULT_PRIORITY.halfLife})`, valueHint: "SEC" },
+  availability: { type: "string", description: "Replay node availability beside the workload: lines TIME NODE STATE [SPEED] (seconds from the workload's start; node number or range A-B; free, busy, overloaded or owner; the pace a job keeps on the node, 0-1, default 1 busy, 0.5 overloaded, 0.1 owner); '#' comments", valueHint: "FILE" },
+  "availability-gen": { type: "boolean", description: "Generate node availability from the seed: a fraction of the nodes are workstations whose owners come and go (--workstations, --owner-every, --owner-stay, --owner-speed)" },
+  workstations: { type: "string", description: `With --availability-gen: fraction of the nodes that are workstations, 0 to 1 (default ${GEN_DEFAULTS.workstations})`, valueHint: "F" },
+  "owner-every": { type: "string", description: `With --availability-gen: mean seconds a workstation's owner is away (exponential; default ${GEN_DEFAULTS.ownerEvery}); owners come back only until the last job's submit`, valueHint: "SEC" },
+  "owner-stay": { type: "string", description: `With --availability-gen: mean seconds an owner stays (exponential; default ${GEN_DEFAULTS.ownerStay})`, valueHint: "SEC" },
+  "owner-speed": { type: "string", description: `With --availability-gen: the pace a job keeps on a node while its owner is there, 0 to 1 (default ${GEN_DEFAULTS.ownerSpeed})`, valueHint: "X" },
   check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
   progress: { type: "boolean", description: "Print a progress line (jobs done, events/s) to stderr now and then even when it is not a terminal (on a terminal it is always shown)" },
@@ -137,10 +144,12 @@ export default defineCommand({
       if (a.seeds !== undefined && a.seed !== undefined) throw new UsageError("--seed and --seeds exclude each other");
       const seeds = a.seeds === undefined ? undefined : seedList(a.seeds);
       if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
+      const availability = availabilityFlags(a, nodes);
+      if (availability && workload.shared) throw new UsageError("--availability and --availability-gen replay whole nodes only: with --cores-per-node K add --whole-nodes");
       const progress = new Progress(isTerminal(2), a.progress === true);
       jitPolicy(NORMAL);
-      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority });
-      const report = runPolicies({ trace: trace2, workload, policies: pols, config, check: a.check === true, priority, onProgress: progress.update });
+      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority, availability });
+      const report = runPolicies({ trace: trace2, workload, policies: pols, config, check: a.check === true, priority, availability, onProgress: progress.update });
       progress.clear();
       if (report.skipped.length > 0) err(`ebb sim: left out ${report.skipped.length} job(s) larger than the cluster (first: line ${report.skipped[0]!.line}, ${report.skipped[0]!.message})\n`);
       if (a["jobs-csv"]) {
@@ -173,6 +182,7 @@ export default defineCommand({
             events: r.run.events,
             eventsPerSecond: Math.round(r.run.events / Math.max(1e-3, r.wallMs / 1000)),
             ...(a.check ? { check: { claims: POLICY_TABLE[r.policy].easyPromise, heads: r.run.heads, violations: r.run.violations, overAllocated: r.run.overAllocated } } : {}),
+            ...(r.run.hosts ? { availability: r.run.hosts } : {}),
           })),
         });
         return broke.length > 0 ? 1 : 0;
@@ -182,9 +192,9 @@ export default defineCommand({
       );
       const rows = report.results.map((r) => {
         const m = r.metrics;
-        return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), `${(r.wallMs / 1000).toFixed(1)} s`, rate(r.run.events, r.wallMs)];
+        return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, String(m.resizes), ...hostColumns(m, availability), `${(r.wallMs / 1000).toFixed(1)} s`, rate(r.run.events, r.wallMs)];
       });
-      out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME", "EVENTS/S"], rows));
+      out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", ...hostHeaders(availability), "SIM TIME", "EVENTS/S"], rows));
       if (a.check) {
         for (const r of report.results) {
           const claims = POLICY_TABLE[r.policy].easyPromise;
@@ -198,6 +208,47 @@ export default defineCommand({
       return broke.length > 0 ? 1 : 0;
     }),
 });
+
+/** --availability FILE or --availability-gen with its settings; undefined without either. */
+function availabilityFlags(a: Record<string, unknown>, nodes: number): SimRequest["availability"] {
+  const file = a.availability as string | undefined;
+  const gen = a["availability-gen"] === true;
+  const genFlags = ["workstations", "owner-every", "owner-stay", "owner-speed"].filter((k) => a[k] !== undefined);
+  if (file !== undefined && gen) throw new UsageError("--availability FILE and --availability-gen exclude each other: replay a file or generate one");
+  if (!gen && genFlags.length > 0) throw new UsageError(`--${genFlags[0]} goes with --availability-gen`);
+  if (gen) {
+    return {
+      gen: {
+        workstations: numberFlag(a.workstations as string | undefined, "--workstations", { min: 0, max: 1 }) ?? GEN_DEFAULTS.workstations,
+        ownerEvery: numberFlag(a["owner-every"] as string | undefined, "--owner-every", { above: 0 }) ?? GEN_DEFAULTS.ownerEvery,
+        ownerStay: numberFlag(a["owner-stay"] as string | undefined, "--owner-stay", { above: 0 }) ?? GEN_DEFAULTS.ownerStay,
+        ownerSpeed: numberFlag(a["owner-speed"] as string | undefined, "--owner-speed", { min: 0, max: 1 }) ?? GEN_DEFAULTS.ownerSpeed,
+      },
+    };
+  }
+  if (file === undefined) return undefined;
+  let text: string;
+  try {
+    if (statSync(file).size > AVAILABILITY_MAX_BYTES) throw new UsageError(`--availability ${file}: larger than ${AVAILABILITY_MAX_BYTES / 2 ** 20} MiB`);
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`--availability ${file}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+  }
+  try {
+    return { changes: parseAvailability(text, nodes) };
+  } catch (e) {
+    throw new UsageError(`--availability ${file}: ${(e as Error).message}`);
+  }
+}
+
+/** An availability file's size limit (bytes): its changes are held in memory. */
+const AVAILABILITY_MAX_BYTES = 64 * 2 ** 20;
+
+const hostHeaders = (on: unknown) => (on ? ["MOVES", "DECLINED", "OWNER NODE-H"] : []);
+function hostColumns(m: { moves?: number; movesDeclined?: number; ownerNodeHours?: number }, on: unknown): string[] {
+  return on ? [(m.moves ?? 0).toFixed(0), (m.movesDeclined ?? 0).toFixed(0), (m.ownerNodeHours ?? 0).toFixed(1)] : [];
+}
 
 /** --priority and --half-life: the multifactor config, or undefined for submit order. */
 function priorityFlags(order: string | undefined, halfLife: string | undefined): PriorityConfig | undefined {
@@ -265,6 +316,7 @@ interface SeedsArgs {
   nodes: number;
   progress: Progress;
   priority?: PriorityConfig;
+  availability?: SimRequest["availability"];
 }
 
 /** --seeds: one run per seed, the mean of each metric per policy; --check sums over the seeds. */
@@ -277,6 +329,7 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
     config: s.config,
     check: a.check === true,
     priority: s.priority,
+    availability: s.availability,
     onProgress: s.progress.update,
   });
   s.progress.clear();
@@ -307,9 +360,9 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
   out(`${s.trace.length - report.skipped.length} jobs (${report.malleableJobs.toFixed(1)} malleable on average) on ${s.nodes} nodes${s.workload.shared ? ` of ${s.workload.coresPerNode} cores (shared)` : ""}, means over seeds ${s.seeds.join(",")}\n`);
   const rows = report.results.map((r) => {
     const m = r.metrics;
-    return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), `${(r.wallMs / 1000).toFixed(1)} s`, rate(events(r), r.wallMs)];
+    return [r.policy, secs(m.makespan), secs(m.meanWait), secs(m.p95Wait), secs(m.meanTurnaround), m.meanBoundedSlowdown.toFixed(1), `${(m.utilization * 100).toFixed(1)}%`, m.resizes.toFixed(0), ...hostColumns(m, s.availability), `${(r.wallMs / 1000).toFixed(1)} s`, rate(events(r), r.wallMs)];
   });
-  out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", "SIM TIME", "EVENTS/S"], rows));
+  out(table(["POLICY", "MAKESPAN", "MEAN WAIT", "P95 WAIT", "MEAN TURNAROUND", "MEAN BSLD", "UTIL", "RESIZES", ...hostHeaders(s.availability), "SIM TIME", "EVENTS/S"], rows));
   if (a.check) {
     for (const r of report.results) {
       const v = violations(r);

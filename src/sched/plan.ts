@@ -192,8 +192,9 @@ export function requestedResize(s: Snapshot, jobId: number, to: number, reason: 
  * state is not free takes no new work: the pass sees it as not up.
  */
 export function makePlan(s: Snapshot): Plan {
-  // The simulator's snapshot (`idle` kept by the caller) has no host states, and no pass of it scans every node.
-  if (s.idle) return planOn(s);
+  // The simulator's snapshot (`idle` kept by the caller: the free nodes that take new work) scans
+  // every node only when some node does not take new work (its availability replay, sim/hosts.ts).
+  if (s.idle) return s.idle.up < s.nodes.length ? planMoves(s, planOn(s)) : planOn(s);
   const open = s.nodes.some((n) => !takesNewWork(n.host)) ? { ...s, nodes: s.nodes.map((n) => (n.up && !takesNewWork(n.host) ? { ...n, up: false } : n)) } : s;
   return planMoves(s, planOn(open));
 }

@@ -3,9 +3,11 @@
  * carries it out: starts (the job takes the plan's nodes, its limit scaled to its start size),
  * then resizes. A resize costs `job.resizeCost(from, to)` seconds in which the job makes no
  * progress; a grow takes its new nodes at once, a shrink gives back the nodes the plan names when
- * it commits, and the commit rescales the job's limit (`sched/limits.ts`).
+ * it commits, and the commit rescales the job's limit (`sched/limits.ts`). A move (sched/moves.ts)
+ * is carried out as live: its shrink first; when that commits, its grow back is re-checked against
+ * the cluster as it is then and begun, or refused (the job stays smaller until a pass grows it).
  */
-import type { Plan, PlanResize, PlanStart } from "../sched/plan.ts";
+import { checkPlan, type Plan, type PlanResize, type PlanStart } from "../sched/plan.ts";
 import { advance, limitAfterResize, startLimit, type JobRun } from "./job-run.ts";
 import type { Replay } from "./replay.ts";
 
@@ -40,6 +42,7 @@ function start(s: PlanStart, x: Replay): void {
   r.startNodes = size;
   r.peak = size;
   r.limit = startLimit(r.job, size);
+  r.speed = x.cluster.pace(r.names);
   x.cluster.priority?.started(r, now);
   x.cluster.running.add(r);
   x.timeline.nextStep(r, now);
@@ -66,6 +69,10 @@ function beginResize(z: PlanResize, x: Replay): void {
   r.costCount++;
   r.peak = Math.max(r.peak, z.to);
   r.adaptTo = z.to;
+  if (z.then) {
+    r.moveBack = z.then;
+    if (x.hosts) x.hosts.moves++;
+  }
   if (cost === 0) {
     commitResize(r, now, x);
     return;
@@ -77,7 +84,7 @@ function beginResize(z: PlanResize, x: Replay): void {
   x.timeline.commitAt(r, now + cost);
 }
 
-/** The resize under way commits at t: a shrink gives its nodes back, the limit follows the new size. */
+/** The resize under way commits at t: a shrink gives its nodes back, the limit follows the new size; a move's grow back follows. */
 export function commitResize(r: JobRun, t: number, x: Replay): void {
   advance(r, t);
   x.cluster.priority?.chargeTo(r, t);
@@ -85,16 +92,27 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   r.limit = limitAfterResize(r, t);
   x.timeline.armLimit(r);
   if (r.adaptTo < r.n) {
-    x.cluster.release(r.removing, r.job.id);
+    if (x.cluster.release(r.removing, r.job.id)) x.check?.voidPromise();
     r.names = r.names.slice(0, r.adaptTo);
     r.shares = r.shares?.slice(0, r.adaptTo);
     r.removing = [];
   }
   r.n = r.adaptTo;
   r.adapting = false;
+  r.speed = x.cluster.pace(r.names);
   r.lastAdaptEnd = t;
   r.samples = [];
   r.sampled++;
   r.profileOpen = true;
   x.timeline.nextStep(r, t);
+  const back = r.moveBack;
+  if (!back) return;
+  r.moveBack = undefined;
+  // A plan of one item, re-checked as plan-apply.ts moveBack does (checkPlan reads only the items).
+  const plan: Plan = { now: t * 1000, policy: "ebb", spawns: [], starts: [], resizes: [back], reservations: [], notes: [], waiting: [] };
+  if (checkPlan(plan, x.cluster).rejected.length > 0) {
+    if (x.hosts) x.hosts.growBacksRefused++;
+    return;
+  }
+  beginResize(back, x);
 }

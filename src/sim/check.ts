@@ -61,7 +61,7 @@ export class PromiseCheck {
       const asked = { ...head.pend, minNodes: head.job.nodes, maxNodes: head.job.nodes };
       at = (shadowOf(pool, ends, asked, demandOf(asked), snap.now)?.time ?? Number.POSITIVE_INFINITY) / 1000;
     } else if (!Number.isFinite(at)) {
-      const input = { now: snap.now, upNodes: cluster.size, idleNodes, running: snap.running, pending: [], config: snap.config };
+      const input = { now: snap.now, upNodes: cluster.up, idleNodes, running: snap.running, pending: [], config: snap.config };
       // The policy gave it none: hold it to the shadow time for the size it asked for, by the
       // running jobs' estimates and those of the jobs this plan starts (start + requested time).
       const left = plan.starts.reduce((n, s) => n - s.nodes.length, input.idleNodes);
@@ -73,6 +73,16 @@ export class PromiseCheck {
       at = shadowTime(ends, left, head.job.nodes, input.now).time / 1000;
     }
     this.promised.set(head.job.id, at);
+  }
+
+  /**
+   * The availability took a node away from the head's reservation: a free node stopped taking new
+   * work, or a job gave back a node that is not free (the policies' reservations count on every
+   * running job's nodes coming back). It is promised anew at the next pass, as after a job of
+   * higher priority went first.
+   */
+  voidPromise(): void {
+    if (this.head !== undefined) this.promised.delete(this.head);
   }
 
   /** A job starts at `now` (s): later than it was promised is a violation. */

@@ -16,9 +16,13 @@ import { newJobRun, type JobRun } from "./job-run.ts";
 import type { SimPriority } from "./priority.ts";
 import { planJobState, runningView } from "./view.ts";
 
-/** A node of the virtual cluster; on shared nodes, the share of each job on it. */
+/** A node of the virtual cluster; on shared nodes, the share of each job on it; with availability, its host state (hosts.ts). */
 export interface SimNode extends ClusterNode {
   shares?: Map<number, NodeShare>;
+  /** False while its host state is not free (`checkPlan` reads it). */
+  takesWork?: boolean;
+  /** A job's pace on it while not free (0..1); absent: 1. */
+  speed?: number;
 }
 
 export class SimCluster implements PlanState {
@@ -44,6 +48,10 @@ export class SimCluster implements PlanState {
   readonly atPoint: JobRun[] = [];
   /** `--priority fairshare`: the queue in priority order; absent: submit order. */
   priority?: SimPriority;
+  /** Nodes whose host state is not free (they take no new work). */
+  private notTaking = 0;
+  /** Nodes taken for new work while not free (availability; must stay 0). */
+  takenNotFree = 0;
 
   constructor(
     readonly size: number,
@@ -54,6 +62,24 @@ export class SimCluster implements PlanState {
     const resources = this.resources;
     this.nodes = Array.from({ length: size }, (_, i) => (resources ? { name: `n${i + 1}`, up: true, resources, shares: new Map() } : { name: `n${i + 1}`, up: true }));
     this.free = size;
+  }
+
+  /** Nodes that take new work (the pass's up nodes). */
+  get up(): number {
+    return this.size - this.notTaking;
+  }
+
+  /** A node's host state changed (hosts.ts): whether it took new work before and does now. */
+  hostChanged(before: boolean, after: boolean): void {
+    if (before !== after) this.notTaking += after ? -1 : 1;
+    this.idleNodes = undefined;
+  }
+
+  /** A job's pace on `names`: its slowest node's. */
+  pace(names: readonly string[]): number {
+    let p = 1;
+    for (const name of names) p = Math.min(p, this.nodes[Number(name.slice(1)) - 1]?.speed ?? 1);
+    return p;
   }
 
   /** What the cluster can hold: nodes, or cores on shared nodes. */
@@ -84,7 +110,8 @@ export class SimCluster implements PlanState {
     const running: SnapshotJob[] = [];
     for (const r of this.running) running.push(runningView(r, now));
     const pending = this.priority ? this.priority.order(this.pending, now, [...this.running].map((run, i) => ({ run, view: running[i]! }))) : (this.pendingViews ??= this.pending.map((r) => r.pend));
-    const idle = this.resources ? undefined : { nodes: (this.idleNodes ??= this.nodes.filter((n) => n.jobId === undefined)), up: this.size };
+    // The idle nodes that take new work, and the nodes up as the pass counts them (a node not free is not: makePlan).
+    const idle = this.resources ? undefined : { nodes: (this.idleNodes ??= this.nodes.filter((n) => n.jobId === undefined && n.takesWork !== false)), up: this.up };
     return { now: now * 1000, nodes: this.nodes, namesSorted: true, ...(idle ? { idle } : {}), running, pending, sorted: true, config };
   }
 
@@ -107,6 +134,7 @@ export class SimCluster implements PlanState {
   take(names: readonly string[], jobId: number, shares?: readonly NodeShare[]): void {
     for (let i = 0; i < names.length; i++) {
       const node = this.nodes[Number(names[i]!.slice(1)) - 1]!;
+      if (node.takesWork === false) this.takenNotFree++;
       if (!node.shares) {
         node.jobId = jobId;
         this.idleNodes = undefined;
@@ -122,10 +150,12 @@ export class SimCluster implements PlanState {
     }
   }
 
-  /** `jobId` gives `names` back. */
-  release(names: readonly string[], jobId: number): void {
+  /** `jobId` gives `names` back. Whether one of them takes no new work (availability): it does not come back to the pass. */
+  release(names: readonly string[], jobId: number): boolean {
+    let lost = false;
     for (const name of names) {
       const node = this.nodes[Number(name.slice(1)) - 1]!;
+      if (node.takesWork === false) lost = true;
       if (!node.shares) {
         node.jobId = undefined;
         this.idleNodes = undefined;
@@ -139,6 +169,7 @@ export class SimCluster implements PlanState {
       this.held -= share.cores.length;
       if (node.shares.size === 0) this.free++;
     }
+    return lost;
   }
 
   /** A share beside the others on its node: cores and memory within the node's, no core twice. */

@@ -32,7 +32,9 @@ import { POLICY_TABLE, type Policy } from "../sched/policies/index.ts";
 import { checkPlan, makePlan, type Plan } from "../sched/plan.ts";
 import { applyPlan } from "./apply.ts";
 import { PromiseCheck } from "./check.ts";
+import type { HostChange } from "./availability.ts";
 import { SimCluster } from "./cluster.ts";
+import { SimHosts } from "./hosts.ts";
 import { handleEvent, sampleOnTick } from "./events.ts";
 import type { SimJob } from "./job.ts";
 import { mtctNoise } from "./job-run.ts";
@@ -60,6 +62,8 @@ export interface SimOptions {
   check?: boolean;
   /** Multifactor priority (fair share by the jobs' users); absent: submit order. */
   priority?: PriorityConfig;
+  /** Node availability: host state changes by time (availability.ts), replayed as events (hosts.ts). */
+  availability?: readonly HostChange[];
   /** Called now and then with the fraction of jobs finished and the events handled so far. */
   onProgress?: (done: number, events: number) => void;
 }
@@ -74,7 +78,10 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const timeline = new Timeline();
   // Same-time arrivals join the queue in (submit, id) order, which the policies rely on.
   for (const job of [...jobs].sort((a, b) => a.submit - b.submit || a.id - b.id)) timeline.arrival(cluster.add(job).job);
-  const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.next() ?? 0 };
+  const hosts = opts.availability && opts.availability.length > 0 ? new SimHosts(opts.availability) : undefined;
+  if (hosts && opts.coresPerNode !== undefined) throw new RangeError("availability is replayed on whole nodes only (not with shared nodes)");
+  hosts?.schedule(timeline);
+  const x: Replay = { cluster, timeline, tally: new Tally(), check: opts.check ? new PromiseCheck() : undefined, hosts, noisy: mtctNoise(opts.seed ?? 1, opts.noise ?? 0.05), now: timeline.next() ?? 0 };
 
   const total = cluster.jobs.size;
   const { config } = opts;
@@ -103,20 +110,25 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
       opts.onProgress(x.tally.finished / total, x.tally.events);
       nextReport = x.tally.finished + Math.max(1, Math.floor(total / 100));
     }
+    // What is left are availability changes after the last job's end.
+    if (x.tally.finished === total) break;
   }
   const stuck = [...cluster.jobs.values()].filter((r) => r.state !== "done");
-  if (stuck.length > 0) throw new Error(`policy ${policy.name}: ${stuck.length} job(s) never finished (first: job ${stuck[0]!.job.id}, ${stuck[0]!.state})`);
+  if (stuck.length > 0) {
+    const notFree = cluster.size - cluster.up;
+    throw new Error(`policy ${policy.name}: ${stuck.length} job(s) never finished (first: job ${stuck[0]!.job.id}, ${stuck[0]!.state}${notFree > 0 ? `; ${notFree} node(s) were left not free by the availability, ${cluster.up} take work` : ""})`);
+  }
 
   const { busyArea, passes, events, resizes, killed } = x.tally;
   const records = [...cluster.jobs.values()].map(jobRecord);
-  return { policy: policy.name, nodes: opts.nodes, capacity: cluster.capacity, jobs: records, busyArea, passes, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0, overAllocated: cluster.overAllocated };
+  return { policy: policy.name, nodes: opts.nodes, capacity: cluster.capacity, jobs: records, busyArea, passes, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0, overAllocated: cluster.overAllocated, ...(hosts ? { hosts: hosts.finish(x.now, x) } : {}) };
 }
 
 /** One pass: the snapshot, the policy's plan, its re-check, and the accepted items applied. Whether it changed anything. */
 function pass(x: Replay, policy: Policy, config: ErsConfig): boolean {
   const { cluster, now } = x;
-  const idleBefore = cluster.free;
   const snap = cluster.snapshot(now, config);
+  const idleBefore = snap.idle?.nodes.length ?? cluster.free;
   const fail = (msg: string): never => {
     throw new Error(`policy ${policy.name} at t=${now.toFixed(3)} s: ${msg}`);
   };
@@ -127,6 +139,7 @@ function pass(x: Replay, policy: Policy, config: ErsConfig): boolean {
     return fail((e as Error).message);
   }
   x.tally.passes++;
+  if (x.hosts) for (const d of plan.declined ?? []) x.hosts.declined.add(d.jobId);
   const { accepted, rejected } = checkPlan(plan, cluster);
   if (rejected.length > 0) fail(`job ${rejected[0]!.jobId}: ${rejected[0]!.reason}`);
   x.check?.record(accepted, snap, idleBefore, cluster);

@@ -11,6 +11,10 @@ import type { Replay } from "./replay.ts";
 
 /** Any event but a tick, at t. Whether it changed anything (a stale one, of a job rescheduled since, does not). */
 export function handleEvent(ev: Event, t: number, x: Replay): boolean {
+  if (ev.kind === "host") {
+    x.hosts!.apply(ev.job, t, x);
+    return true;
+  }
   const r = x.cluster.jobs.get(ev.job);
   if (!r) return false;
   if (ev.kind === "arrive") {
@@ -65,7 +69,8 @@ function complete(r: JobRun, t: number, x: Replay): void {
   r.state = "done";
   r.end = t;
   x.cluster.priority?.chargeTo(r, t, true);
-  x.cluster.release(r.names, r.job.id);
+  // A reservation counted on its nodes coming back; one that does not (not free) voids it (check.ts).
+  if (x.cluster.release(r.names, r.job.id)) x.check?.voidPromise();
   x.cluster.running.delete(r);
   x.tally.finished++;
 }

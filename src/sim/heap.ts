@@ -4,7 +4,8 @@ import { Heap } from "../util/heap.ts";
 export interface Event {
   time: number;
   seq: number;
-  kind: "arrive" | "end" | "commit" | "point" | "limit";
+  kind: "arrive" | "end" | "commit" | "point" | "limit" | "host";
+  /** The job; for a `host` event, the index of its availability change (hosts.ts). */
   job: number;
   version: number;
 }

@@ -7,7 +7,7 @@ import type { NodeShare } from "../domain/resources.ts";
 import type { MtctSample } from "../model/spmd.ts";
 import { limitRatio, rescaleLimit } from "../sched/limits.ts";
 import { pendingView } from "../sched/pending.ts";
-import type { SnapshotJob } from "../sched/plan.ts";
+import type { PlanResize, SnapshotJob } from "../sched/plan.ts";
 import type { PendingJob, ProfilePoint } from "../sched/types.ts";
 import type { SimJob } from "./job.ts";
 import { stream } from "./random.ts";
@@ -24,6 +24,8 @@ export interface JobRun {
   n: number;
   /** Fraction of its work done as of `since` (s). */
   done: number;
+  /** Its pace (0..1): its slowest node's, by the nodes' availability (hosts.ts); 1 without. */
+  speed: number;
   since: number;
   adapting: boolean;
   adaptTo: number;
@@ -59,6 +61,8 @@ export interface JobRun {
   limitRatio: number;
   adaptAt: number;
   adaptFrom: number;
+  /** A move's grow back (sched/moves.ts), begun when its shrink under way commits. */
+  moveBack?: PlanResize;
   /** Its nodes in rank order, and those a shrink under way gives back when it commits. */
   names: string[];
   removing: string[];
@@ -78,6 +82,7 @@ export function newJobRun(job: SimJob): JobRun {
     state: "future",
     n: 0,
     done: 0,
+    speed: 1,
     since: 0,
     adapting: false,
     adaptTo: 0,
@@ -115,15 +120,15 @@ export function workTime(r: JobRun, p: number): number {
   return r.job.work.time(p);
 }
 
-/** Brings `done` up to t (no progress while it adapts). */
+/** Brings `done` up to t at its pace (no progress while it adapts). */
 export function advance(r: JobRun, t: number): void {
-  if (r.state === "running" && !r.adapting) r.done = Math.min(1, r.done + (t - r.since) / workTime(r, r.n));
+  if (r.state === "running" && !r.adapting) r.done = Math.min(1, r.done + ((t - r.since) * r.speed) / workTime(r, r.n));
   r.since = t;
 }
 
 /** Its progress as of `now`, without storing it (`done` is brought up to date at its own events only). */
 export function doneAt(r: JobRun, now: number): number {
-  return r.adapting ? r.done : Math.min(1, r.done + (now - r.since) / workTime(r, r.n));
+  return r.adapting ? r.done : Math.min(1, r.done + ((now - r.since) * r.speed) / workTime(r, r.n));
 }
 
 /** Whether a resize may happen now: jobs with outer iterations only at a resize point. */

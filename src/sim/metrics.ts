@@ -12,6 +12,8 @@
  *   rigid jobs; higher when jobs ran at more efficient sizes. Informative only. On shared nodes in
  *   core-seconds (a job of whole nodes counts all their cores).
  * - resizes: adaptations carried out.
+ * With availability (hosts.ts): moves made (a move's shrink begun; it counts as two resizes too),
+ * jobs a move was declined for at least once, and node-hours the nodes' owners held.
  */
 import type { SimRun } from "./engine.ts";
 
@@ -25,6 +27,9 @@ export interface Metrics {
   utilization: number;
   workUtilization: number;
   resizes: number;
+  moves?: number;
+  movesDeclined?: number;
+  ownerNodeHours?: number;
 }
 
 export const TAU = 10;
@@ -61,6 +66,7 @@ export function metrics(run: SimRun, tau = TAU): Metrics {
     utilization: makespan > 0 ? run.busyArea / (run.capacity * makespan) : 0,
     workUtilization: makespan > 0 ? work / (run.capacity * makespan) : 0,
     resizes: run.resizes,
+    ...(run.hosts ? { moves: run.hosts.moves, movesDeclined: run.hosts.declined, ownerNodeHours: run.hosts.nodeHours.owner } : {}),
   };
 }
 

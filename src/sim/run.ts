@@ -4,6 +4,7 @@
  */
 import { resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import type { PriorityConfig } from "../sched/priority.ts";
+import { generateAvailability, type AvailabilityGen, type HostChange } from "./availability.ts";
 import { simulate, type SimRun } from "./engine.ts";
 import { metrics, type Metrics } from "./metrics.ts";
 import type { TraceJob } from "./swf.ts";
@@ -19,6 +20,8 @@ export interface SimRequest {
   check?: boolean;
   /** Multifactor priority (fair share by the trace's users); absent: submit order. */
   priority?: PriorityConfig;
+  /** Node availability: the changes of a file, or a generator's settings (drawn with the workload's seed, owners back until the last submit). */
+  availability?: { changes: readonly HostChange[] } | { gen: Omit<AvailabilityGen, "nodes" | "seed" | "until"> };
   /** Now and then: the fraction of the jobs done and the events handled so far in this policy's run. */
   onProgress?: (policy: PolicyName, done: number, events: number) => void;
 }
@@ -62,17 +65,20 @@ export function runSeeds(req: Omit<SimRequest, "workload"> & { workload: Omit<Wo
 
 export function meanMetrics(ms: readonly Metrics[]): Metrics {
   const out = { ...ms[0]! };
-  for (const k of Object.keys(out) as (keyof Metrics)[]) out[k] = ms.reduce((a, m) => a + m[k], 0) / ms.length;
+  for (const k of Object.keys(out) as (keyof Metrics)[]) out[k] = ms.reduce((a, m) => a + (m[k] ?? 0), 0) / ms.length;
   return out;
 }
 
 export function runPolicies(req: SimRequest): SimReport {
   const built = buildWorkload(req.trace, req.workload);
+  const av = req.availability;
+  const until = built.jobs.reduce((t, j) => Math.max(t, j.submit), 0);
+  const availability = !av ? undefined : "changes" in av ? av.changes : generateAvailability({ ...av.gen, nodes: req.workload.nodes, seed: req.workload.seed, until });
   const results: PolicyResult[] = [];
   for (const policy of req.policies) {
     const config = resolveConfig({ ...req.config, policy });
     const t0 = performance.now();
-    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, priority: req.priority, onProgress: req.onProgress && ((d, e) => req.onProgress!(policy, d, e)) });
+    const run = simulate(built.jobs, { nodes: req.workload.nodes, coresPerNode: req.workload.shared ? req.workload.coresPerNode : undefined, config, seed: req.workload.seed, check: req.check, priority: req.priority, availability, onProgress: req.onProgress && ((d, e) => req.onProgress!(policy, d, e)) });
     results.push({ policy, metrics: metrics(run), run, wallMs: performance.now() - t0 });
   }
   return { results, skipped: built.skipped, malleableJobs: built.jobs.filter((j) => j.malleable).length };

@@ -2,6 +2,7 @@
  * What a replay returns: one record per job, and the counts kept as it goes (node-seconds held,
  * passes, events, resizes, kills). `metrics.ts` turns them into the figures a run is judged by.
  */
+import type { HostsRun } from "./hosts.ts";
 import { workTime, type JobRun } from "./job-run.ts";
 
 export interface JobRecord {
@@ -54,6 +55,8 @@ export interface SimRun {
   heads: number;
   /** With `check` on shared nodes: every share that over-allocated a node. */
   overAllocated: string[];
+  /** With availability: moves, node-hours lost (hosts.ts). */
+  hosts?: HostsRun;
 }
 
 export class Tally {

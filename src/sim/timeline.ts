@@ -37,15 +37,21 @@ export class Timeline {
     this.q.push({ time: job.submit, kind: "arrive", job: job.id, version: 0 });
   }
 
-  /** Its next step from t: a resize point, or its end. */
+  /** Availability change `index` (hosts.ts) at `at`. */
+  hostChange(at: number, index: number): void {
+    this.q.push({ time: at, kind: "host", job: index, version: 0 });
+  }
+
+  /** Its next step from t: a resize point, or its end, at its pace (none at pace 0: its limit ends it). */
   nextStep(r: JobRun, t: number): void {
     r.version++;
+    if (r.speed <= 0) return;
     const k = r.job.work.iterations;
-    const left = (1 - r.done) * workTime(r, r.n);
+    const left = ((1 - r.done) * workTime(r, r.n)) / r.speed;
     if (k) {
       const next = Math.floor(r.done * k + 1e-7) + 1;
       if (next < k) {
-        this.q.push({ time: t + (next / k - r.done) * workTime(r, r.n), kind: "point", job: r.job.id, version: r.version });
+        this.q.push({ time: t + ((next / k - r.done) * workTime(r, r.n)) / r.speed, kind: "point", job: r.job.id, version: r.version });
         return;
       }
     }

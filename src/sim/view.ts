@@ -39,7 +39,8 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     const size = r.adapting ? r.adaptTo : r.n;
     const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
     const done = doneAt(r, now);
-    const f = Math.max(1, r.estFactor);
+    // Slowed by its nodes' availability (hosts.ts), as the pass reads their states.
+    const f = Math.max(1, r.estFactor) / Math.max(r.speed, 1e-9);
     // (An adaptation under way rescales the limit when it commits.)
     const limit = r.adapting ? limitAfterResize(r, r.adaptEnd) : r.limit;
     const limitEnd = (r.start + limit) * 1000;
