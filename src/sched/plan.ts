@@ -199,6 +199,18 @@ export function makePlan(s: Snapshot): Plan {
   return planMoves(s, planOn(open));
 }
 
+/**
+ * The running jobs, each with how many of its nodes take no new work (`kept`): their host state is
+ * not free, so the job's end does not give them back, and reservations must not count on them.
+ */
+function withKeptNodes(s: Snapshot): readonly SnapshotJob[] {
+  // The simulator's snapshot counts its up nodes: all of them up, every node takes new work.
+  if (s.idle && s.idle.up >= s.nodes.length) return s.running;
+  const kept = new Map<number, number>();
+  for (const n of s.nodes) if (n.jobId !== undefined && !takesNewWork(n.host)) kept.set(n.jobId, (kept.get(n.jobId) ?? 0) + 1);
+  return kept.size === 0 ? s.running : s.running.map((j) => (kept.has(j.id) ? { ...j, kept: kept.get(j.id) } : j));
+}
+
 function planOn(s: Snapshot): Plan {
   if (!s.idle && resourceMode(s.nodes)) return makeResourcePlan(s);
   let idle: readonly ClusterNode[];
@@ -241,7 +253,7 @@ function planOn(s: Snapshot): Plan {
   // 3. The policy, on counts.
   let up = s.idle?.up ?? 0;
   if (!s.idle) for (const n of s.nodes) if (n.up) up++;
-  const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: s.running, pending, sorted: s.sorted, config: s.config, limits: s.limits };
+  const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: withKeptNodes(s), pending, sorted: s.sorted, config: s.config, limits: s.limits };
   const pass = planPass(input);
 
   // 4. Node names: starts (bound jobs choose first), then grows, from the idle nodes in name order.

@@ -122,6 +122,8 @@ export interface JobState {
   id: number;
   /** Nodes held now. */
   nodes: number;
+  /** Of them, nodes whose host state takes no new work: its end does not give them back (none: 0). */
+  kept?: number;
   minNodes: number;
   maxNodes: number;
   elastic: boolean;

@@ -109,6 +109,17 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     expect(checkPlan(forced, state).rejected[0]?.reason).toBe("start on 1 nodes: node n1 takes no new work (its host state is not free)");
   });
 
+  test("a reservation does not count on a node that takes no new work: the job holding it gives it back to nobody", () => {
+    // Job 7 (rigid) holds n1 (busy) and n2 until NOW + 540 s; n3, n4 are idle. Job 1 (3 nodes) can
+    // start then on n2, n3, n4, not one more: job 2 (1 node, 1 h) would take one of them. Counting
+    // n1 back at job 7's end would see a spare node then and start job 2, delaying job 1.
+    const nodes = cluster(4, { n1: 7, n2: 7 }, { n1: host("busy") });
+    const seven = running(7, ["n1", "n2"], { elastic: false, minNodes: 2, maxNodes: 2, timeLimit: 600 });
+    const plan = makePlan(snap({ nodes, running: [seven], pending: [pendingJob(1, 3), { ...pendingJob(2, 1), timeLimit: 3600 }] }));
+    expect(plan.starts).toEqual([]);
+    expect(plan.reservations.map((r) => [r.jobId, r.start])).toEqual([[1, NOW + 540_000]]);
+  });
+
   test("the job's own measured pace comes first when it has samples on both sides of the load", () => {
     const nodes = cluster(5, held4, { n4: host("overloaded", { "cpu.other": 0.1 }) });
     // 10 iterations per window before the load (since NOW - 10 s), 4 after: speed 0.4, not the inputs' 0.9.

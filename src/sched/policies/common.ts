@@ -12,15 +12,18 @@ export function queue(input: PassInput): readonly PendingJob[] {
 
 /**
  * Running jobs as the batch pass sees them. A shrink under way frees its nodes when it commits:
- * counted as ending after the job's adaptation cost.
+ * counted as ending after the job's adaptation cost. Nodes that take no new work (`kept`: busy,
+ * overloaded, the owner's) come back to nobody: counted out, the last to end first.
  */
 export function endings(input: PassInput): Ending[] {
   const out: Ending[] = [];
   for (const j of input.running) {
+    const kept = j.kept ?? 0;
     if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
-      out.push({ nodes: j.nodes - j.resizingTo, expectedEnd: j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
-      out.push({ nodes: j.resizingTo, expectedEnd: expectedEnd(j) });
-    } else out.push({ nodes: j.nodes, expectedEnd: expectedEnd(j) });
+      const rest = Math.max(0, j.resizingTo - kept);
+      out.push({ nodes: j.nodes - j.resizingTo - Math.max(0, kept - j.resizingTo), expectedEnd: j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
+      out.push({ nodes: rest, expectedEnd: expectedEnd(j) });
+    } else out.push({ nodes: j.nodes - kept, expectedEnd: expectedEnd(j) });
   }
   return out;
 }
