@@ -8,6 +8,11 @@
  *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
  *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
  *   backlog clears (`queueReach`). Nothing waits: λ = 0;
+ * - start sizes (start-size.ts): while jobs wait, a malleable job starts where its time plus λ ×
+ *   its node-seconds is least (λ of the jobs already waiting; its speed by its model, else the
+ *   efficiency the running jobs measured at the sizes they asked for), and EASY runs again on those
+ *   sizes, the first waiting job keeping its reservation at the size it asked for; with nobody
+ *   waiting, the idle nodes beyond the arrival reserve go to this pass's malleable starts at once;
  * - room at the start: when the first waiting job is blocked and malleable jobs start in this pass,
  *   they start on fewer nodes (where a node costs least: their time at one node fewer, by their
  *   model or at most linearly slower) if that lets it start now too and its wait until its
@@ -40,10 +45,11 @@
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
-import { preferredSize } from "../batch.ts";
+import { preferredSize, type BatchCountsPlan } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
+import { efficiencyPrior, growStarts, sizedView, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
 import { arrivalReserve, reclaim } from "./reserve.ts";
@@ -71,34 +77,64 @@ interface Cand {
 const sec = (x: number) => `${Math.round(x)} s`;
 
 export function planEbb(input: PassInput): PassPlan {
-  let q = queue(input);
-  // Resource mode: the pass on the nodes' resources tries them shortest first itself.
-  let b = batch(input, q, { rigid: true, shortestFirst: true });
-  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
-    // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
-    // job backfilled first): its reservation is the same, and the shorter a job the more a wait
-    // weighs on its slowdown.
-    // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
-    const h = q.findIndex((j) => j.id === b.reservation!.jobId);
-    let room = b.free;
-    for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
-    const fit: PendingJob[] = [];
-    const rest: PendingJob[] = [];
-    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
-    if (h >= 0 && fit.length > 1) {
-      fit.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
-      const ahead = [...q.slice(0, h + 1), ...fit];
-      // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
-      b = batch(input, ahead, { rigid: true });
-      q = [...ahead, ...rest];
+  const q0 = queue(input);
+  let { q, b } = easyPass(input, q0);
+  let starts: CountStart[] = countStarts(b);
+  let queued = queueFigures(input, q, starts);
+  // Start sizes by the node price (start-size.ts): while jobs wait, malleable jobs start where
+  // their time plus λ × their node-seconds is least, and EASY runs again on those sizes.
+  let prior: number | undefined;
+  let priorRead = false;
+  const priorOf = () => (priorRead ? prior : ((priorRead = true), (prior = efficiencyPrior(input.running, input.now, input.config))));
+  if (!input.vectors && queued.waiting > 0 && input.idleNodes > 0) {
+    // The jobs already waiting, not those expected to arrive before the backlog clears (queueReach):
+    // a start size holds for the job's run, and one fresh arrival reads as a burst.
+    const lambda = nodePrice(queued.waiting, input.upNodes);
+    const sizes = new Map<number, number>();
+    for (const j of q0) {
+      // Only a job that fits in the idle nodes can start in this pass.
+      if (!j.elastic || j.minNodes > input.idleNodes) continue;
+      const k = startSizeWhileWaiting(j, lambda, priorOf());
+      if (k < preferredSize(j)) sizes.set(j.id, k);
+    }
+    if (sizes.size > 0) {
+      // In queue order again: the first pass's shortest-first order holds only behind its own first waiting job.
+      const at = () => q0.map((j) => (sizes.has(j.id) ? sizedView(j, sizes.get(j.id)!) : j));
+      let sized = easyPass(input, at());
+      // The first waiting job keeps its reservation at the size it asked for (it starts smaller only
+      // when that fits at once): a size that rises in a later pass (λ falls) would delay it past its promise.
+      const held = sized.b.reservation?.jobId;
+      if (held !== undefined && sizes.delete(held)) sized = easyPass(input, at());
+      b = sized.b;
+      const byId = new Map(q0.map((j) => [j.id, j]));
+      q = sized.q.map((j) => byId.get(j.id)!);
+      starts = countStarts(b).map((st) => (sizes.get(st.jobId) === st.nodes ? { ...st, reason: `${st.reason}; ${st.nodes} of ${preferredSize(byId.get(st.jobId)!)} nodes: ${queued.waiting} job(s) wait, a node-second is worth ${lambda.toFixed(4)} s, and its time plus its node-seconds' worth is least there (${byId.get(st.jobId)!.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"})` } : st));
+      queued = queueFigures(input, q, starts);
     }
   }
-  const starts: CountStart[] = countStarts(b);
   const resizes: Resize[] = [];
   const notes: Note[] = [];
   const reservations: Reservation[] = b.reservation ? [b.reservation] : [];
   const head = firstWaiting(input, q, starts, 1)[0];
   let idle = b.free;
+  // Nobody waits: the malleable jobs starting now take the idle nodes beyond the arrival reserve at
+  // once, where their time drops most (start-size.ts), instead of growing into them later.
+  if (!input.vectors && !b.reservation && queued.waiting === 0 && idle > 0 && starts.length > 0) {
+    const byId = new Map(q.map((j) => [j.id, j]));
+    const starting = starts.map((st) => ({ job: byId.get(st.jobId)!, nodes: st.nodes }));
+    const surplus = idle - arrivalReserve(input, starting.map((x) => x.job), idle);
+    if (surplus > 0 && starting.some((x) => x.job.elastic)) {
+      const add = growStarts(starting, surplus, priorOf(), () => input.config.defaultAdaptCost);
+      if (add.size > 0) {
+        starts = starts.map((st) => {
+          const a = add.get(st.jobId);
+          if (!a) return st;
+          idle -= a;
+          return { ...st, nodes: st.nodes + a, reason: `${st.reason}; ${a} idle node(s) more at once: nobody waits, the arrival reserve stays idle, and they save more of its time than an adaptation giving them back costs (${prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : byId.get(st.jobId)!.model ? "its model" : "at most linear slowdown"})` };
+        });
+      }
+    }
+  }
   const cands: Cand[] = [];
   for (const job of input.running) {
     // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
@@ -112,20 +148,8 @@ export function planEbb(input: PassInput): PassPlan {
   // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
   let extra = reservation ? Math.max(0, b.extra) : Number.POSITIVE_INFINITY;
   const startedIds = new Set(starts.map((s) => s.jobId));
-  let waiting = 0;
-  let wantNodes = 0;
-  let oldest = input.now;
-  let work = 0;
-  for (const j of q) {
-    if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
-    waiting++;
-    wantNodes += preferredSize(j);
-    oldest = Math.min(oldest, j.submitTime);
-    work += preferredSize(j) * j.timeLimit;
-  }
-  for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
-  const reach = queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval);
-  let affected = reach;
+  let { waiting, reach: affected } = queued;
+  const { wantNodes } = queued;
   // The head waits while malleable jobs start at full size in this pass: they start smaller when
   // the head then starts now and its wait is worth more than the time they lose (startRoom).
   if (head && reservation) {
@@ -204,6 +228,54 @@ export function planEbb(input: PassInput): PassPlan {
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
+}
+
+/**
+ * EASY on the queue at the sizes asked for (or those of the views given), the jobs behind the
+ * first waiting one tried shortest first (by requested time: shortest-job backfilled first, which
+ * keeps the reservation and favours the jobs whose slowdown a wait hurts most). Returns the queue
+ * in the order tried.
+ */
+function easyPass(input: PassInput, q0: readonly PendingJob[]): { q: readonly PendingJob[]; b: BatchCountsPlan } {
+  let q = q0;
+  // Resource mode: the pass on the nodes' resources tries them shortest first itself.
+  let b = batch(input, q, { rigid: true, shortestFirst: true });
+  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
+    // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
+    const h = q.findIndex((j) => j.id === b.reservation!.jobId);
+    let room = b.free;
+    for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
+    const fit: PendingJob[] = [];
+    const rest: PendingJob[] = [];
+    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
+    if (h >= 0 && fit.length > 1) {
+      fit.sort((x, y) => x.timeLimit - y.timeLimit || x.submitTime - y.submitTime || x.id - y.id);
+      const ahead = [...q.slice(0, h + 1), ...fit];
+      // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
+      b = batch(input, ahead, { rigid: true });
+      q = [...ahead, ...rest];
+    }
+  }
+  return { q, b };
+}
+
+/** The jobs left waiting after `starts`: how many, the nodes they ask for, and how many jobs a node-second saved reaches (`queueReach`). */
+function queueFigures(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[]): { waiting: number; wantNodes: number; reach: number } {
+  const startedIds = new Set(starts.map((s) => s.jobId));
+  let waiting = 0;
+  let wantNodes = 0;
+  let oldest = input.now;
+  let work = 0;
+  for (const j of q) {
+    if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
+    waiting++;
+    wantNodes += preferredSize(j);
+    oldest = Math.min(oldest, j.submitTime);
+    work += preferredSize(j) * j.timeLimit;
+  }
+  if (waiting === 0) return { waiting, wantNodes, reach: 0 };
+  for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
+  return { waiting, wantNodes, reach: queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval) };
 }
 
 /**

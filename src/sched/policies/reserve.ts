@@ -26,10 +26,11 @@ import type { JobState, PassInput, PendingJob, Resize } from "../types.ts";
 import { adaptationCost, type Speed } from "../worth.ts";
 import { incomingNodes } from "./common.ts";
 
-/** Nodes a running job holds (or will hold, after the adaptation under way) beyond the size it first ran at. */
+/** Nodes a running job holds (or will hold, after the adaptation under way) beyond the size it first ran at, or the size it asked for if that is less (it may start above it). */
 export function loanOf(job: JobState): number {
   const first = job.profile?.[0]?.nodes;
-  return first === undefined ? 0 : Math.max(0, (job.resizingTo ?? job.nodes) - first);
+  if (first === undefined) return 0;
+  return Math.max(0, (job.resizingTo ?? job.nodes) - Math.min(first, job.preferredNodes ?? first));
 }
 
 /** The idle nodes to keep for arrivals (see the file's comment), given `idle` idle nodes after this pass's starts. */
