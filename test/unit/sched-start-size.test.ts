@@ -106,6 +106,20 @@ describe("planEbb", () => {
     expect(planEbb(input(16, 8, [running(9, 8, undefined)], pending)).starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 8 })]);
   });
 
+  test("the head's moldable start reads its speed the same way: it starts on the idle nodes when that ends it sooner", () => {
+    // 12 of 16 nodes busy for 2,500 s more; the head asked for 8 (3,600 s). On the 4 idle nodes at
+    // most linearly slower it would end 1,100 s later than from its reservation; at efficiency 0.5
+    // at 8 (as the running job measured), 1.43x as long, 957 s sooner: it starts now.
+    // (MTCT 1.2 at 12 nodes: efficiency (12 + 1.2) / (12 + 12 * 1.2) = 0.5.) It was submitted long
+    // ago: no arrivals are expected behind it, the queue gains nothing.
+    const busy = (mtct: number | undefined) => [running(9, 12, mtct, { preferredNodes: 12, expectedEnd: NOW + 2_500_000, remaining: 2500 })];
+    const head = { ...malleable(1, 8, 2, 16), submitTime: NOW - 1e9 };
+    const plan = planEbb(input(16, 4, busy(1.2), [head]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 4 })]);
+    expect(plan.starts[0]!.reason).toMatch(/^moldable: 4 of 8 nodes now, predicted \(efficiency 0\.50 at the size asked.*957 s sooner/);
+    expect(planEbb(input(16, 4, busy(undefined), [head])).starts).toEqual([]);
+  });
+
   test("nobody waits and no arrivals are in view: a malleable job starts on more than it asked for", () => {
     // The running job waited long to start (the queue was real): no arrival reserve.
     const plan = planEbb(input(32, 24, [running(9, 8, undefined)], [malleable(1, 4, 1, 8)]));

@@ -49,7 +49,7 @@ import { preferredSize, type BatchCountsPlan } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
-import { efficiencyPrior, growStarts, sizedView, startSizeWhileWaiting } from "./start-size.ts";
+import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
 import { arrivalReserve, reclaim } from "./reserve.ts";
@@ -162,7 +162,7 @@ export function planEbb(input: PassInput): PassPlan {
       if (idle <= 0) break;
       if (startedIds.has(j.id) || !j.elastic || j.minNodes > idle) continue;
       const isHead = j.id === head.id;
-      const st = moldable(input, j, idle, reservation, extra, nodePrice(affected - 1, input.upNodes), isHead);
+      const st = moldable(input, j, idle, reservation, extra, nodePrice(affected - 1, input.upNodes), isHead, priorOf());
       if (!st) continue;
       starts.push(st.start);
       idle -= st.start.nodes;
@@ -377,16 +377,19 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
  * reservation, or fit in the nodes the reservation leaves over (`extra`): on fewer nodes, down to
  * those, if that is what it takes (elastic backfilling at a reduced size).
  */
-function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean): { start: CountStart; fromExtra: number } | undefined {
+function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean, prior: number | undefined): { start: CountStart; fromExtra: number } | undefined {
   const want = preferredSize(job);
   if (!job.elastic) return undefined;
+  const speed = startRatio(job, prior);
   const at = (k: number) => {
     if (k < job.minNodes || k <= 0) return undefined;
-    const ratio = k === want ? 1 : job.model ? runtime(job.model, k) / runtime(job.model, want) : want / k;
+    // Its predicted time by its speed (start-size.ts); whether it ends before the reservation by its limit there.
+    const ratio = k === want ? 1 : speed(k);
+    const bound = k === want ? 1 : job.model ? ratio : want / k;
     if (!(ratio > 0) || !Number.isFinite(ratio)) return undefined;
     const w = moldableWorth(input.now / 1000, res.start / 1000, job.timeLimit, ratio, k, lambda);
     if (!w.ok) return undefined;
-    const endNow = input.now + job.timeLimit * Math.max(1, ratio) * 1000;
+    const endNow = input.now + job.timeLimit * Math.max(1, bound) * 1000;
     const inTime = isHead || endNow <= res.start;
     if (!inTime && k > extra) return undefined;
     return { k, w, inTime };
@@ -395,7 +398,7 @@ function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservat
   const got = at(Math.min(idle, want)) ?? (extra < Math.min(idle, want) ? at(Math.min(extra, want)) : undefined);
   if (!got) return undefined;
   const { k, w, inTime } = got;
-  const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
+  const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
   return { start: { jobId: job.id, nodes: k, reason: `moldable: ${why}` }, fromExtra: inTime ? 0 : k };
 }
 
