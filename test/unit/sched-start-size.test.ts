@@ -120,10 +120,16 @@ describe("planEbb", () => {
     expect(planEbb(input(16, 4, busy(undefined), [head])).starts).toEqual([]);
   });
 
-  test("nobody waits and no arrivals are in view: a malleable job starts on more than it asked for", () => {
-    // The running job waited long to start (the queue was real): no arrival reserve.
-    const plan = planEbb(input(32, 24, [running(9, 8, undefined)], [malleable(1, 4, 1, 8)]));
+  test("nobody waits and the machine is light: a malleable job starts on more than it asked for, beyond the arrival reserve", () => {
+    // The running job started a second after it was submitted; the reserve is one node (its minimum).
+    const light = [running(9, 8, undefined, { submitTime: NOW - 601_000 })];
+    const plan = planEbb(input(32, 24, light, [malleable(1, 4, 1, 8)]));
     expect(plan.starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 8 })]);
     expect(plan.starts[0]!.reason).toMatch(/4 idle node\(s\) more at once/);
+  });
+
+  test("not when the queue was real (a running job waited longer than a give-back to start): arrivals are coming", () => {
+    const plan = planEbb(input(32, 24, [running(9, 8, undefined, { submitTime: NOW - 700_000 })], [malleable(1, 4, 1, 8)]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 4 })]);
   });
 });

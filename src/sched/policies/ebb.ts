@@ -52,7 +52,7 @@ import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, r
 import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
-import { arrivalReserve, reclaim } from "./reserve.ts";
+import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
 const END_MARGIN = 1.1;
@@ -122,7 +122,7 @@ export function planEbb(input: PassInput): PassPlan {
   if (!input.vectors && !b.reservation && queued.waiting === 0 && idle > 0 && starts.length > 0) {
     const byId = new Map(q.map((j) => [j.id, j]));
     const starting = starts.map((st) => ({ job: byId.get(st.jobId)!, nodes: st.nodes }));
-    const surplus = idle - arrivalReserve(input, starting.map((x) => x.job), idle);
+    const surplus = queueWasReal(input) ? 0 : idle - arrivalReserve(input, starting.map((x) => x.job), idle);
     if (surplus > 0 && starting.some((x) => x.job.elastic)) {
       const add = growStarts(starting, surplus, priorOf(), () => input.config.defaultAdaptCost);
       if (add.size > 0) {

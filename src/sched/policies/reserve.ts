@@ -33,6 +33,12 @@ export function loanOf(job: JobState): number {
   return Math.max(0, (job.resizingTo ?? job.nodes) - Math.min(first, job.preferredNodes ?? first));
 }
 
+/** A running job waited longer to start than a loan takes to come back: the queue was real, arrivals wait for the machine anyway. */
+export function queueWasReal(input: PassInput): boolean {
+  const span = input.config.defaultAdaptCost * 1000;
+  return input.running.some((j) => j.startTime - j.submitTime > span);
+}
+
 /** The idle nodes to keep for arrivals (see the file's comment), given `idle` idle nodes after this pass's starts. */
 export function arrivalReserve(input: PassInput, starting: readonly PendingJob[], idle: number): number {
   // The time a loan takes to come back: an adaptation, as the scheduler assumes one lasts.
@@ -40,11 +46,9 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
   let free = idle + incomingNodes(input);
   for (const j of input.running) free += loanOf(j);
   if (free <= 0) return 0;
+  if (queueWasReal(input)) return 0;
   const asks: [number, number][] = [];
-  for (const j of input.running) {
-    if (j.startTime - j.submitTime > span) return 0;
-    asks.push([j.submitTime, j.elastic ? j.minNodes : j.nodes]);
-  }
+  for (const j of input.running) asks.push([j.submitTime, j.elastic ? j.minNodes : j.nodes]);
   for (const j of starting) asks.push([j.submitTime, j.elastic ? j.minNodes : preferredSize(j)]);
   asks.sort((a, b) => a[0] - b[0]);
   let peak = 0;
