@@ -92,23 +92,40 @@ export function planEbb(input: PassInput): PassPlan {
     const lambda = nodePrice(queued.waiting, input.upNodes);
     const sizes = new Map<number, number>();
     for (const j of q0) {
-      // Only a job that fits in the idle nodes can start in this pass.
-      if (!j.elastic || j.minNodes > input.idleNodes) continue;
+      // Only a job that fits in the idle nodes can start in this pass; with no prior, only a job with a model can start below its size.
+      if (!j.elastic || j.minNodes > input.idleNodes || (!j.model && priorOf() === undefined)) continue;
       const k = startSizeWhileWaiting(j, lambda, priorOf());
-      if (k < preferredSize(j)) sizes.set(j.id, k);
+      // A size above the idle nodes starts nothing either (and the first waiting job keeps its own).
+      if (k < preferredSize(j) && k <= input.idleNodes) sizes.set(j.id, k);
     }
     if (sizes.size > 0) {
       // In queue order again: the first pass's shortest-first order holds only behind its own first waiting job.
-      const at = () => q0.map((j) => (sizes.has(j.id) ? sizedView(j, sizes.get(j.id)!) : j));
+      const views = new Map<PendingJob, PendingJob>();
+      const at = () =>
+        q0.map((j) => {
+          const k = sizes.get(j.id);
+          if (k === undefined) return j;
+          const v = sizedView(j, k);
+          views.set(v, j);
+          return v;
+        });
       let sized = easyPass(input, at());
       // The first waiting job keeps its reservation at the size it asked for (it starts smaller only
       // when that fits at once): a size that rises in a later pass (λ falls) would delay it past its promise.
       const held = sized.b.reservation?.jobId;
       if (held !== undefined && sizes.delete(held)) sized = easyPass(input, at());
       b = sized.b;
-      const byId = new Map(q0.map((j) => [j.id, j]));
-      q = sized.q.map((j) => byId.get(j.id)!);
-      starts = countStarts(b).map((st) => (sizes.get(st.jobId) === st.nodes ? { ...st, reason: `${st.reason}; ${st.nodes} of ${preferredSize(byId.get(st.jobId)!)} nodes: ${queued.waiting} job(s) wait, a node-second is worth ${lambda.toFixed(4)} s, and its time plus its node-seconds' worth is least there (${byId.get(st.jobId)!.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"})` } : st));
+      const byId = new Map<number, PendingJob>();
+      q = sized.q.map((j) => {
+        const o = views.get(j) ?? j;
+        if (o !== j) byId.set(o.id, o);
+        return o;
+      });
+      starts = countStarts(b).map((st) => {
+        const j = byId.get(st.jobId);
+        if (!j || sizes.get(st.jobId) !== st.nodes) return st;
+        return { ...st, reason: `${st.reason}; ${st.nodes} of ${preferredSize(j)} nodes: ${queued.waiting} job(s) wait, a node-second is worth ${lambda.toFixed(4)} s, and its time plus its node-seconds' worth is least there (${j.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"})` };
+      });
       queued = queueFigures(input, q, starts);
     }
   }
