@@ -84,11 +84,14 @@ describe("nobody waits: malleable jobs start large at once", () => {
   test("the surplus goes where the time drops most, up to the maximum, if it pays for a give-back", () => {
     const a = malleable(1, 4, 1, 8, 3600);
     const b = malleable(2, 4, 1, 8, 600);
-    const add = growStarts([{ job: a, nodes: 4 }, { job: b, nodes: 4 }], 6, undefined, () => 10);
+    const add = growStarts([{ job: a, nodes: 4 }, { job: b, nodes: 4 }], 6, 0.9, () => 10);
     // The longer job gains more per node: it takes its 4, the other the 2 left.
     expect(Object.fromEntries(add)).toEqual({ 1: 4, 2: 2 });
     // A short job whose gain is below one adaptation gets nothing.
-    expect(growStarts([{ job: malleable(3, 4, 1, 8, 15), nodes: 4 }], 4, undefined, () => 10).size).toBe(0);
+    expect(growStarts([{ job: malleable(3, 4, 1, 8, 15), nodes: 4 }], 4, 0.9, () => 10).size).toBe(0);
+    // Nothing known of its speed (no model, no prior): it starts at the size it asked for.
+    expect(growStarts([{ job: a, nodes: 4 }], 4, undefined, () => 10).size).toBe(0);
+    expect(growStarts([{ job: { ...a, model: { a: 0, b: 0, c: 3600 } }, nodes: 4 }], 4, undefined, () => 10).get(1)).toBe(4);
   });
 });
 
@@ -122,14 +125,17 @@ describe("planEbb", () => {
 
   test("nobody waits and the machine is light: a malleable job starts on more than it asked for, beyond the arrival reserve", () => {
     // The running job started a second after it was submitted; the reserve is one node (its minimum).
-    const light = [running(9, 8, undefined, { submitTime: NOW - 601_000 })];
+    // It measured efficiency 0.5 at the size it asked for: the prior.
+    const light = [running(9, 8, HALF, { preferredNodes: 8, submitTime: NOW - 601_000 })];
     const plan = planEbb(input(32, 24, light, [malleable(1, 4, 1, 8)]));
     expect(plan.starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 8 })]);
     expect(plan.starts[0]!.reason).toMatch(/4 idle node\(s\) more at once/);
+    // Nothing measured: it starts at the size it asked for.
+    expect(planEbb(input(32, 24, [running(9, 8, undefined, { submitTime: NOW - 601_000 })], [malleable(1, 4, 1, 8)])).starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 4 })]);
   });
 
   test("not when the queue was real (a running job waited longer than a give-back to start): arrivals are coming", () => {
-    const plan = planEbb(input(32, 24, [running(9, 8, undefined, { submitTime: NOW - 700_000 })], [malleable(1, 4, 1, 8)]));
+    const plan = planEbb(input(32, 24, [running(9, 8, HALF, { preferredNodes: 8, submitTime: NOW - 700_000 })], [malleable(1, 4, 1, 8)]));
     expect(plan.starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 4 })]);
   });
 });

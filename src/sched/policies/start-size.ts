@@ -7,10 +7,12 @@
  * - jobs wait (λ > 0): a job that wastes nodes at the size it asked for starts smaller, where its
  *   node-seconds are worth more to the queue than its own time (as drms-rs when saturated), never
  *   above what it asked for;
- * - nobody waits after this pass's starts (λ = 0): the idle nodes beyond the arrival reserve go to
- *   the malleable jobs starting, up to their maximum, where their time drops most (as apm-equi when
- *   light): they start large at once instead of growing later through an adaptation; a node only
- *   if what it saves exceeds the adaptation that may give it back.
+ * - nobody waits after this pass's starts (λ = 0) and the machine is light: the idle nodes beyond
+ *   the arrival reserve go to the malleable jobs starting, up to their maximum, where their time
+ *   drops most (as apm-equi when light): they start large at once instead of growing later through
+ *   an adaptation; a node only if what it saves exceeds the adaptation that may give it back, and
+ *   only for a job whose speed is known (a model or the prior), as ebb resizes no running job
+ *   whose speed it does not know.
  * A waiting job has measured nothing, so its speed is its declared model, else a prior: the
  * efficiency at the size it asked for that the running malleable jobs measured at theirs (the
  * median, by their MTCT: `efficiencyPrior`), read through the same Amdahl reading as the running
@@ -115,7 +117,8 @@ export function startSizeWhileWaiting(job: PendingJob, lambda: number, prior: nu
 export function growStarts(jobs: readonly { job: PendingJob; nodes: number }[], surplus: number, prior: number | undefined, giveBack: (job: PendingJob) => number): Map<number, number> {
   const add = new Map<number, number>();
   const cands = jobs
-    .filter((x) => x.job.elastic && !x.job.moldable && !(x.job.sizes && x.job.sizes.length > 0) && x.nodes === preferredSize(x.job) && x.nodes < x.job.maxNodes)
+    // A speed known from nothing (no model, no prior) is never grown: as ebb never resizes such a running job.
+    .filter((x) => x.job.elastic && !x.job.moldable && !(x.job.sizes && x.job.sizes.length > 0) && x.nodes === preferredSize(x.job) && x.nodes < x.job.maxNodes && (x.job.model !== undefined || prior !== undefined))
     .map((x) => ({ ...x, ratio: startRatio(x.job, prior), cost: giveBack(x.job), m: x.nodes }));
   const gainOf = (c: (typeof cands)[number]) => c.job.timeLimit * (c.ratio(c.m) - c.ratio(c.m + 1));
   let left = surplus;
