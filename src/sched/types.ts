@@ -126,6 +126,8 @@ export interface JobState {
   kept?: number;
   minNodes: number;
   maxNodes: number;
+  /** The size it asked for, if known (ebb reads its efficiency there as a prior for waiting jobs). */
+  preferredNodes?: number;
   elastic: boolean;
   submitTime: number;
   startTime: number;

@@ -58,6 +58,7 @@ function freshView(r: JobRun): SnapshotJob & { expectedEnd: number; remaining: n
     nodeNames: r.names,
     minNodes: r.job.minNodes,
     maxNodes: r.job.maxNodes,
+    preferredNodes: r.job.nodes,
     elastic: r.job.malleable,
     submitTime: r.pend.submitTime,
     startTime: r.start * 1000,

@@ -9,6 +9,11 @@
  *   the queue drain sooner; it is worth λ = (jobs it reaches) / nodes seconds of summed
  *   turnaround, the jobs it reaches being those waiting and those expected to arrive before the
  *   backlog clears (`queueReach`). Nothing waits: λ = 0;
+ * - start sizes (start-size.ts): while jobs wait, a malleable job starts where its time plus λ ×
+ *   its node-seconds is least (λ of the jobs already waiting; its speed by its model, else the
+ *   efficiency the running jobs measured at the sizes they asked for), and EASY runs again on those
+ *   sizes, the first waiting job keeping its reservation at the size it asked for; with nobody
+ *   waiting, the idle nodes beyond the arrival reserve go to this pass's malleable starts at once;
  * - room at the start: when the first waiting job is blocked and malleable jobs start in this pass,
  *   they start on fewer nodes (where a node costs least: their time at one node fewer, by their
  *   model or at most linearly slower) if that lets it start now too and its wait until its
@@ -44,13 +49,14 @@
  */
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
-import { preferredSize, shortestFirstOrder } from "../batch.ts";
+import { preferredSize, shortestFirstOrder, type BatchCountsPlan } from "../batch.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
+import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
-import { arrivalReserve, reclaim } from "./reserve.ts";
+import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
 const END_MARGIN = 1.1;
@@ -77,35 +83,81 @@ interface Cand {
 const sec = (x: number) => `${Math.round(x)} s`;
 
 export function planEbb(input: PassInput): PassPlan {
-  let q = queue(input);
-  // Resource mode: the pass on the nodes' resources tries them shortest first itself.
-  let b = batch(input, q, { rigid: true, shortestFirst: true });
-  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
-    // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
-    // job backfilled first): its reservation is the same, and the shorter a job the more a wait
-    // weighs on its slowdown. A higher priority still goes first (`shortestFirstOrder`): a heavy
-    // user's short job does not pass a light user's longer one.
-    // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
-    const h = q.findIndex((j) => j.id === b.reservation!.jobId);
-    let room = b.free;
-    for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
-    const fit: PendingJob[] = [];
-    const rest: PendingJob[] = [];
-    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
-    if (h >= 0 && fit.length > 1) {
-      fit.sort(shortestFirstOrder);
-      const ahead = [...q.slice(0, h + 1), ...fit];
-      // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
-      b = batch(input, ahead, { rigid: true });
-      q = [...ahead, ...rest];
+  const q0 = queue(input);
+  let { q, b } = easyPass(input, q0);
+  let starts: CountStart[] = countStarts(b);
+  let queued = queueFigures(input, q, starts);
+  // Start sizes by the node price (start-size.ts): while jobs wait, malleable jobs start where
+  // their time plus λ × their node-seconds is least, and EASY runs again on those sizes.
+  let prior: number | undefined;
+  let priorRead = false;
+  const priorOf = () => (priorRead ? prior : ((priorRead = true), (prior = efficiencyPrior(input.running, input.now, input.config))));
+  if (!input.vectors && queued.waiting > 0 && input.idleNodes > 0) {
+    // The jobs already waiting, not those expected to arrive before the backlog clears (queueReach):
+    // a start size holds for the job's run, and one fresh arrival reads as a burst.
+    const lambda = nodePrice(queued.waiting, input.upNodes);
+    const sizes = new Map<number, number>();
+    for (const j of q0) {
+      // Only a job that fits in the idle nodes can start in this pass; with no prior, only a job with a model can start below its size.
+      if (!j.elastic || j.minNodes > input.idleNodes || (!j.model && priorOf() === undefined)) continue;
+      const k = startSizeWhileWaiting(j, lambda, priorOf());
+      // A size above the idle nodes starts nothing either (and the first waiting job keeps its own).
+      if (k < preferredSize(j) && k <= input.idleNodes) sizes.set(j.id, k);
+    }
+    if (sizes.size > 0) {
+      // In queue order again: the first pass's shortest-first order holds only behind its own first waiting job.
+      const views = new Map<PendingJob, PendingJob>();
+      const at = () =>
+        q0.map((j) => {
+          const k = sizes.get(j.id);
+          if (k === undefined) return j;
+          const v = sizedView(j, k);
+          views.set(v, j);
+          return v;
+        });
+      let sized = easyPass(input, at());
+      // The first waiting job keeps its reservation at the size it asked for (it starts smaller only
+      // when that fits at once): a size that rises in a later pass (λ falls) would delay it past its promise.
+      const held = sized.b.reservation?.jobId;
+      if (held !== undefined && sizes.delete(held)) sized = easyPass(input, at());
+      b = sized.b;
+      const byId = new Map<number, PendingJob>();
+      q = sized.q.map((j) => {
+        const o = views.get(j) ?? j;
+        if (o !== j) byId.set(o.id, o);
+        return o;
+      });
+      starts = countStarts(b).map((st) => {
+        const j = byId.get(st.jobId);
+        if (!j || sizes.get(st.jobId) !== st.nodes) return st;
+        return { ...st, reason: `${st.reason}; ${st.nodes} of ${preferredSize(j)} nodes: ${queued.waiting} job(s) wait, a node-second is worth ${lambda.toFixed(4)} s, and its time plus its node-seconds' worth is least there (${j.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"})` };
+      });
+      queued = queueFigures(input, q, starts);
     }
   }
-  const starts: CountStart[] = countStarts(b);
   const resizes: Resize[] = [];
   const notes: Note[] = [];
   const reservations: Reservation[] = b.reservation ? [b.reservation] : [];
   const head = firstWaiting(input, q, starts, 1)[0];
   let idle = b.free;
+  // Nobody waits: the malleable jobs starting now take the idle nodes beyond the arrival reserve at
+  // once, where their time drops most (start-size.ts), instead of growing into them later.
+  if (!input.vectors && !b.reservation && queued.waiting === 0 && idle > 0 && starts.length > 0) {
+    const byId = new Map(q.map((j) => [j.id, j]));
+    const starting = starts.map((st) => ({ job: byId.get(st.jobId)!, nodes: st.nodes }));
+    const surplus = queueWasReal(input) ? 0 : idle - arrivalReserve(input, starting.map((x) => x.job), idle);
+    if (surplus > 0 && starting.some((x) => x.job.elastic)) {
+      const add = growStarts(starting, surplus, priorOf(), () => input.config.defaultAdaptCost);
+      if (add.size > 0) {
+        starts = starts.map((st) => {
+          const a = add.get(st.jobId);
+          if (!a) return st;
+          idle -= a;
+          return { ...st, nodes: st.nodes + a, reason: `${st.reason}; ${a} idle node(s) more at once: nobody waits, the arrival reserve stays idle, and they save more of its time than an adaptation giving them back costs (${prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : byId.get(st.jobId)!.model ? "its model" : "at most linear slowdown"})` };
+        });
+      }
+    }
+  }
   const cands: Cand[] = [];
   for (const job of input.running) {
     // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
@@ -119,20 +171,8 @@ export function planEbb(input: PassInput): PassPlan {
   // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
   let extra = reservation ? Math.max(0, b.extra) : Number.POSITIVE_INFINITY;
   const startedIds = new Set(starts.map((s) => s.jobId));
-  let waiting = 0;
-  let wantNodes = 0;
-  let oldest = input.now;
-  let work = 0;
-  for (const j of q) {
-    if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
-    waiting++;
-    wantNodes += preferredSize(j);
-    oldest = Math.min(oldest, j.submitTime);
-    work += preferredSize(j) * j.timeLimit;
-  }
-  for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
-  const reach = queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval);
-  let affected = reach;
+  let { waiting, reach: affected } = queued;
+  const { wantNodes } = queued;
   // The head waits while malleable jobs start at full size in this pass: they start smaller when
   // the head then starts now and its wait is worth more than the time they lose (startRoom).
   if (head && reservation) {
@@ -145,7 +185,7 @@ export function planEbb(input: PassInput): PassPlan {
       if (idle <= 0) break;
       if (startedIds.has(j.id) || !j.elastic || j.minNodes > idle) continue;
       const isHead = j.id === head.id;
-      const st = moldable(input, j, idle, reservation, extra, nodePrice(affected - 1, input.upNodes), isHead);
+      const st = moldable(input, j, idle, reservation, extra, nodePrice(affected - 1, input.upNodes), isHead, priorOf());
       if (!st) continue;
       starts.push(st.start);
       idle -= st.start.nodes;
@@ -211,6 +251,58 @@ export function planEbb(input: PassInput): PassPlan {
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
+}
+
+/**
+ * EASY on the queue at the sizes asked for (or those of the views given), the jobs behind the
+ * first waiting one tried shortest first (by requested time: shortest-job backfilled first, which
+ * keeps the reservation and favours the jobs whose slowdown a wait hurts most). Returns the queue
+ * in the order tried.
+ */
+function easyPass(input: PassInput, q0: readonly PendingJob[]): { q: readonly PendingJob[]; b: BatchCountsPlan } {
+  let q = q0;
+  // Resource mode: the pass on the nodes' resources tries them shortest first itself.
+  let b = batch(input, q, { rigid: true, shortestFirst: true });
+  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
+    // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
+    // job backfilled first): its reservation is the same, and the shorter a job the more a wait
+    // weighs on its slowdown. A higher priority still goes first (`shortestFirstOrder`): a heavy
+    // user's short job does not pass a light user's longer one.
+    // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
+    const h = q.findIndex((j) => j.id === b.reservation!.jobId);
+    let room = b.free;
+    for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
+    const fit: PendingJob[] = [];
+    const rest: PendingJob[] = [];
+    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
+    if (h >= 0 && fit.length > 1) {
+      fit.sort(shortestFirstOrder);
+      const ahead = [...q.slice(0, h + 1), ...fit];
+      // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
+      b = batch(input, ahead, { rigid: true });
+      q = [...ahead, ...rest];
+    }
+  }
+  return { q, b };
+}
+
+/** The jobs left waiting after `starts`: how many, the nodes they ask for, and how many jobs a node-second saved reaches (`queueReach`). */
+function queueFigures(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[]): { waiting: number; wantNodes: number; reach: number } {
+  const startedIds = new Set(starts.map((s) => s.jobId));
+  let waiting = 0;
+  let wantNodes = 0;
+  let oldest = input.now;
+  let work = 0;
+  for (const j of q) {
+    if (startedIds.has(j.id) || j.minNodes > input.upNodes) continue;
+    waiting++;
+    wantNodes += preferredSize(j);
+    oldest = Math.min(oldest, j.submitTime);
+    work += preferredSize(j) * j.timeLimit;
+  }
+  if (waiting === 0) return { waiting, wantNodes, reach: 0 };
+  for (const j of input.running) work += j.nodes * remainingTime(j, input.now);
+  return { waiting, wantNodes, reach: queueReach(input.now / 1000, input.upNodes, waiting, oldest / 1000, work, input.config.interval) };
 }
 
 /**
@@ -318,16 +410,19 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
  * reservation, or fit in the nodes the reservation leaves over (`extra`): on fewer nodes, down to
  * those, if that is what it takes (elastic backfilling at a reduced size).
  */
-function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean): { start: CountStart; fromExtra: number } | undefined {
+function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservation, extra: number, lambda: number, isHead: boolean, prior: number | undefined): { start: CountStart; fromExtra: number } | undefined {
   const want = preferredSize(job);
   if (!job.elastic) return undefined;
+  const speed = startRatio(job, prior);
   const at = (k: number) => {
     if (k < job.minNodes || k <= 0) return undefined;
-    const ratio = k === want ? 1 : job.model ? runtime(job.model, k) / runtime(job.model, want) : want / k;
+    // Its predicted time by its speed (start-size.ts); whether it ends before the reservation by its limit there.
+    const ratio = k === want ? 1 : speed(k);
+    const bound = k === want ? 1 : job.model ? ratio : want / k;
     if (!(ratio > 0) || !Number.isFinite(ratio)) return undefined;
     const w = moldableWorth(input.now / 1000, res.start / 1000, job.timeLimit, ratio, k, lambda);
     if (!w.ok) return undefined;
-    const endNow = input.now + job.timeLimit * Math.max(1, ratio) * 1000;
+    const endNow = input.now + job.timeLimit * Math.max(1, bound) * 1000;
     const inTime = isHead || endNow <= res.start;
     if (!inTime && k > extra) return undefined;
     return { k, w, inTime };
@@ -336,7 +431,7 @@ function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservat
   const got = at(Math.min(idle, want)) ?? (extra < Math.min(idle, want) ? at(Math.min(extra, want)) : undefined);
   if (!got) return undefined;
   const { k, w, inTime } = got;
-  const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
+  const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
   return { start: { jobId: job.id, nodes: k, reason: `moldable: ${why}` }, fromExtra: inTime ? 0 : k };
 }
 

@@ -26,10 +26,17 @@ import type { JobState, PassInput, PendingJob, Resize } from "../types.ts";
 import { adaptationCost, type Speed } from "../worth.ts";
 import { incomingNodes } from "./common.ts";
 
-/** Nodes a running job holds (or will hold, after the adaptation under way) beyond the size it first ran at. */
+/** Nodes a running job holds (or will hold, after the adaptation under way) beyond the size it first ran at, or the size it asked for if that is less (it may start above it). */
 export function loanOf(job: JobState): number {
   const first = job.profile?.[0]?.nodes;
-  return first === undefined ? 0 : Math.max(0, (job.resizingTo ?? job.nodes) - first);
+  if (first === undefined) return 0;
+  return Math.max(0, (job.resizingTo ?? job.nodes) - Math.min(first, job.preferredNodes ?? first));
+}
+
+/** A running job waited longer to start than a loan takes to come back: the queue was real, arrivals wait for the machine anyway. */
+export function queueWasReal(input: PassInput): boolean {
+  const span = input.config.defaultAdaptCost * 1000;
+  return input.running.some((j) => j.startTime - j.submitTime > span);
 }
 
 /** The idle nodes to keep for arrivals (see the file's comment), given `idle` idle nodes after this pass's starts. */
@@ -39,11 +46,9 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
   let free = idle + incomingNodes(input);
   for (const j of input.running) free += loanOf(j);
   if (free <= 0) return 0;
+  if (queueWasReal(input)) return 0;
   const asks: [number, number][] = [];
-  for (const j of input.running) {
-    if (j.startTime - j.submitTime > span) return 0;
-    asks.push([j.submitTime, j.elastic ? j.minNodes : j.nodes]);
-  }
+  for (const j of input.running) asks.push([j.submitTime, j.elastic ? j.minNodes : j.nodes]);
   for (const j of starting) asks.push([j.submitTime, j.elastic ? j.minNodes : preferredSize(j)]);
   asks.sort((a, b) => a[0] - b[0]);
   let peak = 0;
