@@ -19,7 +19,17 @@
  * share a rank has when the job's 4 ranks run on 2 cores); the loaded node's rank and COMPETING busy
  * loops share it, leaving the rank 1/7 of its pace, HPCM's 1/6.6. In the run without moves the same
  * loops run outside the node's measured group: the same CPU taken, unseen by the rule, so nothing moves.
+ * The grid (2048², 800 iterations) is large enough that a rank's iteration is mostly computing, as
+ * HPCM's application: at 1536² the job was mostly messages and the load slowed it ~2x, not HPCM's 3x.
  * Root only (both cgroup hierarchies); skipped otherwise.
+ *
+ * Measured on the shared 2-core machine (other helpers' work on it), three runs: with moves 16.2,
+ * 15.2 s against 33.0, 28.2 s without (0.49x, 0.54x; goal <= 0.6x: met; HPCM 0.34x); without moves
+ * the run took ~2.5x an unloaded one (first half x 2; HPCM 3x). Move cost, request to commit, 896
+ * and 887 ms (goal <= 1 s: met); to the adaptation's end (the `moved` event's figure, which is taken
+ * when the left node is released) 1238, 1064 ms. Detection 3.0-3.4 s (HPCM 72 s, on purpose slow),
+ * decision 0-1 ms (the controller's pass on the state change; HPCM 2 ms). At 3072², 400 iterations:
+ * 0.58x, but 1.3 s to commit (the loaded rank, at a 7th of its pace, reaches its probe late).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
@@ -34,13 +44,15 @@ const V2 = readFileSync("/proc/self/mountinfo", "utf8")
   .map((l) => l.split(" "))
   .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
 const COMPETING = 6;
+/** A grid large enough that each rank's iteration is mostly computing, as HPCM's application. */
+const ROWS = 2048;
 const NODES = ["node01", "node02", "node03", "node04", "node05"];
 const GROUP = `ebb-bench-move-${process.pid}`;
 /** A node's CPU, half a core, as a share of the machine's (the unit of cpu.other). */
 const NODE_SHARE = 0.5 / cpus().length;
-/** The rules: sampled every 0.5 s, smoothed over 1 s, held 2 s; others taking 40 % of the node's CPU overload it. */
+/** The rules: sampled every 0.5 s, smoothed over 1 s, held 2 s; others taking 20 % of the node's CPU overload it. */
 const HOST_STATES = { interval: 0.5, smoothing: 1, dwell: 2 };
-const OVERLOADED = 0.4 * NODE_SHARE;
+const OVERLOADED = 0.2 * NODE_SHARE;
 
 /** The pids of the Jacobi ranks running on `node` (their environment names it). */
 function ranksOn(node: string): number[] {
@@ -97,7 +109,7 @@ export default {
       console.error("  move: needs root, the cgroup v1 cpu controller at /sys/fs/cgroup/cpu and a cgroup v2 hierarchy; skipped");
       return [];
     }
-    const iters = quick ? 600 : 1000;
+    const iters = quick ? 400 : 800;
     for (const n of NODES) mkdirSync(join(V2, GROUP, n), { recursive: true });
     const rules = (n: string) => ({ "cpu.other": { busy: OVERLOADED / 2, overloaded: OVERLOADED, cgroup: `${GROUP}/${n}` } });
     const configFile = join(tmpdir(), `${GROUP}.json`);
@@ -106,17 +118,18 @@ export default {
     const api = async (method: string, path: string) => (await (await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}` } })).json()) as any;
     const ebb = (args: string[]) => Bun.spawn([...cluster.ebb, ...args], { env: cluster.env, stdout: "pipe", stderr: "inherit" });
     const hostOf = async (node: string) => (await api("GET", "/v1/nodes")).nodes.find((n: any) => n.name === node).host as { state: string; since: number | string; inputs: Record<string, number> };
-    type Trial = { seconds: number; checksum: string; moveMs?: number; detectMs?: number; decideMs?: number };
+    type Trial = { seconds: number; checksum: string; moveMs?: number; commitMs?: number; detectMs?: number; decideMs?: number };
     /** One run: seconds from the submit to the end, the checksum; with moves, the move's times. */
     const trial = async (move: boolean): Promise<Trial> => {
       for (const n of NODES) while ((await hostOf(n)).state !== "free") await Bun.sleep(200);
       const t0 = performance.now();
-      const run = ebb(["run", "-N", "4", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", process.execPath, JACOBI, "--rows", "1536", "--cols", "1536", "--iters", String(iters), "--every", String(iters / 10), "--checkpoint", "0"]);
+      const run = ebb(["run", "-N", "4", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", process.execPath, JACOBI, "--rows", String(ROWS), "--cols", String(ROWS), "--iters", String(iters), "--every", String(iters / 10), "--checkpoint", "0"]);
       const stdout = collectStdout(run.stdout);
       while (!stdout.text().includes(`iteration ${iters / 2} on 4 ranks`)) {
         if (run.exitCode !== null) throw new Error(`the job ended before half-way:\n${stdout.text()}`);
         await Bun.sleep(20);
       }
+      const half = (performance.now() - t0) / 1000;
       const job = (await api("GET", "/v1/jobs?state=RUNNING,ADAPTING")).jobs[0];
       const node = job.allocation[job.allocation.length - 1] as string;
       const loadedAt = Date.now();
@@ -138,7 +151,7 @@ export default {
       const checksum = /checksum=(\w+)/.exec(stdout.text())?.[1] ?? "";
       const detail = await api("GET", `/v1/jobs/${job.id}`);
       const moved = detail.events.find((e: any) => e.kind === "moved");
-      console.error(`  ${move ? "with moves" : "without moves"}: ${seconds.toFixed(1)} s, checksum ${checksum}${overloadedSince ? `, ${node} overloaded ${overloadedSince - loadedAt} ms after the load began` : `, ${node} never overloaded`}`);
+      console.error(`  ${move ? "with moves" : "without moves"}: ${seconds.toFixed(1)} s (first half ${half.toFixed(1)} s, second ${(seconds - half).toFixed(1)} s), checksum ${checksum}${overloadedSince ? `, ${node} overloaded ${overloadedSince - loadedAt} ms after the load began` : `, ${node} never overloaded`}`);
       if (!move) {
         if (moved) throw new Error(`job ${job.id} moved in the run without moves: ${moved.message}`);
         return { seconds, checksum };
@@ -148,11 +161,13 @@ export default {
       const requestedAt = Date.parse(moved.time) - moveMs;
       console.error(`  ${moved.message}`);
       console.error(`    ${detail.plans.find((p: any) => p.rule === "move" && p.status === "done")?.reason}`);
-      for (const a of detail.adaptations as { fromNodes: number; toNodes: number; times: Record<string, number> }[]) {
+      const adaptations = detail.adaptations as { fromNodes: number; toNodes: number; times: Record<string, number> }[];
+      for (const a of adaptations) {
         const steps = Object.entries(a.times).sort((x, y) => x[1] - y[1]);
         console.error(`    ${a.fromNodes} -> ${a.toNodes} at +${a.times.requested! - requestedAt} ms: ${steps.map(([k, t]) => `${k} +${t - a.times.requested!}`).join(", ")}`);
       }
-      return { seconds, checksum, moveMs, detectMs: overloadedSince - loadedAt, decideMs: requestedAt - overloadedSince };
+      const commitMs = Math.max(...adaptations.map((a) => a.times.committed ?? Number.NaN)) - requestedAt;
+      return { seconds, checksum, moveMs, commitMs, detectMs: overloadedSince - loadedAt, decideMs: requestedAt - overloadedSince };
     };
     try {
       const without = await trial(false);
@@ -162,7 +177,8 @@ export default {
       const window = `rules every ${HOST_STATES.interval} s, smoothed ${HOST_STATES.smoothing} s, held ${HOST_STATES.dwell} s`;
       const figures: Figure[] = [
         { name: `run time with moves (${iters} iterations, loaded half-way; HPCM 0.34x)`, value: withMoves.seconds, unit: "s", baseline: { name: "without moves", value: without.seconds }, better: "lower", goal: "<= 0.6x without", met: ratio <= 0.6 },
-        { name: "move cost (request to commit)", value: withMoves.moveMs!, unit: "ms", better: "lower", goal: "<= 1000 ms", met: withMoves.moveMs! <= 1000 },
+        { name: "move cost (request to commit)", value: withMoves.commitMs!, unit: "ms", better: "lower", goal: "<= 1000 ms", met: withMoves.commitMs! <= 1000 },
+        { name: "move, request to end (the moved event: the left node released)", value: withMoves.moveMs!, unit: "ms", better: "lower" },
         { name: `detection: load start to overloaded (${window}; HPCM 72 s)`, value: withMoves.detectMs!, unit: "ms", better: "lower" },
         { name: "decision: overloaded to the move's request (HPCM 2 ms)", value: withMoves.decideMs!, unit: "ms", better: "lower" },
       ];
