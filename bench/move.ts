@@ -23,7 +23,7 @@
  * HPCM's application: at 1536² the job was mostly messages and the load slowed it ~2x, not HPCM's 3x.
  * Root only (both cgroup hierarchies); skipped otherwise.
  *
- * Measured on the shared 2-core machine (other helpers' work on it), three runs: with moves 16.2,
+ * Measured on the shared 2-core machine (other helpers' work on it), two runs: with moves 16.2,
  * 15.2 s against 33.0, 28.2 s without (0.49x, 0.54x; goal <= 0.6x: met; HPCM 0.34x); without moves
  * the run took ~2.5x an unloaded one (first half x 2; HPCM 3x). Move cost, request to commit, 896
  * and 887 ms (goal <= 1 s: met); to the adaptation's end (the `moved` event's figure, which is taken
