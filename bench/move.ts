@@ -23,13 +23,15 @@
  * HPCM's application: at 1536² the job was mostly messages and the load slowed it ~2x, not HPCM's 3x.
  * Root only (both cgroup hierarchies); skipped otherwise.
  *
- * Measured on the shared 2-core machine (other helpers' work on it), two runs: with moves 16.2,
- * 15.2 s against 33.0, 28.2 s without (0.49x, 0.54x; goal <= 0.6x: met; HPCM 0.34x); without moves
- * the run took ~2.5x an unloaded one (first half x 2; HPCM 3x). Move cost, request to commit, 896
- * and 887 ms (goal <= 1 s: met); to the adaptation's end (the `moved` event's figure, which is taken
- * when the left node is released) 1238, 1064 ms. Detection 3.0-3.4 s (HPCM 72 s, on purpose slow),
- * decision 0-1 ms (the controller's pass on the state change; HPCM 2 ms). At 3072², 400 iterations:
- * 0.58x, but 1.3 s to commit (the loaded rank, at a 7th of its pace, reaches its probe late).
+ * Measured on the shared 2-core machine (other helpers' work on it), three runs: with moves 16.2,
+ * 15.2, 14.0 s against 33.0, 28.2, 27.6 s without (0.49x, 0.54x, 0.51x; goal <= 0.6x: met; HPCM
+ * 0.34x); without moves the run took ~2.5x an unloaded one (first half x 2; HPCM 3x). Move cost,
+ * request to commit, 896, 887, 648 ms (goal <= 1 s: met); to the adaptation's end (the `moved`
+ * event's figure, taken when the left node is released) 1238, 1064, 825 ms. Detection 2.7-3.4 s
+ * (HPCM 72 s, on purpose slow), decision 0-1 ms (the controller's pass on the state change; HPCM
+ * 2 ms). --quick (400 iterations): 0.70x, the ~3 s of detection a larger part of a shorter run.
+ * At 3072², 400 iterations: 0.58x, but 1.3 s to commit (the loaded rank, at a 7th of its pace,
+ * reaches its probe late).
  */
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
