@@ -33,9 +33,10 @@ export async function compiledEbb(): Promise<string[]> {
 
 /**
  * `layout: "up"` runs `ebb up` (controller and agents in one process); `"processes"` runs the
- * controller and each agent as its own process, as on a real cluster.
+ * controller and each agent as its own process, as on a real cluster. `agentConfig`: the agents'
+ * config file (host rules), as `ebb agent --config` / `ebb up --agent-config`.
  */
-export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes"; heartbeat?: number; log?: string; warmRanks?: number } = {}): Promise<BenchCluster> {
+export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: number; ebb?: string[]; layout?: "up" | "processes"; heartbeat?: number; log?: string; warmRanks?: number; agentConfig?: string } = {}): Promise<BenchCluster> {
   const dir = mkdtempSync(join(tmpdir(), "ebb-bench-"));
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -49,10 +50,10 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
     for (let i = 0; i < 200 && !(await Bun.file(join(stateDir, "cluster.key")).exists()); i++) await Bun.sleep(25);
     for (let i = 1; i <= nodes; i++) {
       const name = `node${String(i).padStart(2, "0")}`;
-      procs.push(spawn(["agent", "--controller", url, "--name", name, "--cpus", cpus, "--key-file", join(stateDir, "cluster.key"), "--state-dir", join(dir, "agents", name)]));
+      procs.push(spawn(["agent", "--controller", url, "--name", name, "--cpus", cpus, "--key-file", join(stateDir, "cluster.key"), "--state-dir", join(dir, "agents", name), ...(opts.agentConfig ? ["--config", opts.agentConfig] : [])]));
     }
   } else {
-    procs.push(spawn(["up", "--nodes", String(nodes), "--cpus-per-node", cpus, "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir, ...(opts.heartbeat ? ["--heartbeat", String(opts.heartbeat)] : []), ...(opts.warmRanks ? ["--warm-ranks", String(opts.warmRanks)] : [])]));
+    procs.push(spawn(["up", "--nodes", String(nodes), "--cpus-per-node", cpus, "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir, ...(opts.heartbeat ? ["--heartbeat", String(opts.heartbeat)] : []), ...(opts.warmRanks ? ["--warm-ranks", String(opts.warmRanks)] : []), ...(opts.agentConfig ? ["--agent-config", opts.agentConfig] : [])]));
   }
   for (let i = 0; ; i++) {
     try {
