@@ -23,6 +23,7 @@ import m0013 from "../../migrations/0013_node_resources_shares.sql" with { type:
 import m0014 from "../../migrations/0014_job_partition.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_slurm_options.sql" with { type: "text" };
 import m0016 from "../../migrations/0016_job_texts.sql" with { type: "text" };
+import m0017 from "../../migrations/0017_partial_indexes.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -42,6 +43,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0014_job_partition": m0014,
   "0015_slurm_options": m0015,
   "0016_job_texts": m0016,
+  "0017_partial_indexes": m0017,
 };
 
 export function loadMigrations(): MigrationMeta[] {

@@ -2,6 +2,7 @@
  * The controller's durable state. Times are epoch milliseconds; JSON columns hold arrays/records.
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
+import { sql } from "drizzle-orm";
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 import { JOB_KINDS, type JobState } from "../domain/job.ts";
 import type { Dependency, JobOverrides, JobSignal } from "../domain/job-options.ts";
@@ -95,7 +96,8 @@ export const jobs = sqliteTable(
     /** sbatch --open-mode=append: the output and error files are appended to, not truncated. */
     appendOutput: integer("append_output", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime)],
+  // jobs_end holds ended jobs only (history's and the purge's range scans): a pending job costs it no entry, its end one.
+  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime).where(sql`${t.endTime} IS NOT NULL`)],
 );
 
 /**
@@ -274,7 +276,8 @@ export const planItems = sqliteTable(
     /** The item as planned: nodes (spawn, start), or from/to/rule/added/removed/remap/limit (resize). */
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   },
-  (t) => [index("plan_items_plan").on(t.planId), index("plan_items_job").on(t.jobId), index("plan_items_status").on(t.status)],
+  // Only the accepted items are looked up by status (a restart abandons them): each is in the index from its plan to its outcome.
+  (t) => [index("plan_items_plan").on(t.planId), index("plan_items_job").on(t.jobId), index("plan_items_status").on(t.status).where(sql`${t.status} = 'accepted'`)],
 );
 
 /** Timing samples of elastic jobs: node-local sums of iteration and communication time. */

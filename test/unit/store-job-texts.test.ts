@@ -7,6 +7,7 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import journal from "../../migrations/meta/_journal.json" with { type: "json" };
 import { openDb } from "../../src/store/db.ts";
 import { JobStore } from "../../src/store/jobs.ts";
 
@@ -66,7 +67,7 @@ test("a database from before job_texts migrates, and its jobs keep their script 
     // A database as the last ebb before job_texts left it: no such table, its jobs' texts in their rows.
     const before = openDb(path);
     before.$client.run("drop table job_texts");
-    before.$client.run("delete from __drizzle_migrations where created_at = (select max(created_at) from __drizzle_migrations)");
+    before.$client.run("delete from __drizzle_migrations where created_at >= ?", [journal.entries.find((e) => e.tag === "0016_job_texts")!.when]);
     before.$client.run(
       "insert into jobs (name, kind, state, script, nodes, min_nodes, max_nodes, time_limit, env, cwd, submit_time) values ('old', 'batch', 'PENDING', ?, 1, 1, 1, 60, ?, '/tmp', 1000)",
       [values.script, JSON.stringify(values.env)],

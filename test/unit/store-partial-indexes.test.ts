@@ -1,0 +1,36 @@
+/**
+ * Two indexes hold only the rows their queries look for, so that a job's way through costs them
+ * fewer page writes (issue 36): jobs_end only ended jobs (the purge and history's ranges), and
+ * plan_items_status only accepted items (what a restart abandons). Both queries still find them.
+ */
+import { expect, test } from "bun:test";
+import { openDb } from "../../src/store/db.ts";
+import { JobStore } from "../../src/store/jobs.ts";
+import { PlanStore } from "../../src/store/plans.ts";
+
+/** Entries in an index's leaf pages (SQLite's dbstat). */
+const entries = (store: JobStore, index: string) => (store.db.$client.query("select coalesce(sum(ncell), 0) as n from dbstat where name = ? and pagetype = 'leaf'").get(index) as { n: number }).n;
+const job = { name: "j", kind: "command" as const, argv: ["true"], nodes: 1, minNodes: 1, maxNodes: 1, timeLimit: 60, env: {}, cwd: "/", submitTime: 1 };
+
+test("jobs_end holds ended jobs only, and the purge still finds them", () => {
+  const store = new JobStore(openDb(":memory:"));
+  const ids = store.tx(() => [1, 2, 3].map(() => store.insertJob(job)));
+  expect(entries(store, "jobs_end")).toBe(0);
+  store.markEnded(ids[0]!, "COMPLETED", 1000, 0, null);
+  expect(entries(store, "jobs_end")).toBe(1);
+  expect(store.db.$client.query("explain query plan select id from jobs where end_time < 5000").all().map((r) => (r as { detail: string }).detail).join()).toContain("jobs_end");
+  expect(store.purgeEnded(5000)).toBe(1);
+  expect(store.listJobs({ limit: 10 }).map((r) => r.id)).toEqual(ids.slice(1));
+});
+
+test("plan_items_status holds accepted items only, and a restart still abandons them", () => {
+  const store = new JobStore(openDb(":memory:"));
+  const plans = new PlanStore(store.db);
+  const id = store.tx(() => store.insertJob(job));
+  const item = { jobId: id, kind: "start" as const, status: "accepted" as const, reason: "fits", detail: {} };
+  const { itemIds } = plans.insert({ time: 1, policy: "ebb", reservations: [] }, [item, item, item]);
+  plans.settle(itemIds[0]!, "done");
+  expect(entries(store, "plan_items_status")).toBe(2);
+  expect(plans.abandonUnsettled("the controller stopped")).toBe(2);
+  expect(entries(store, "plan_items_status")).toBe(0);
+});
