@@ -24,6 +24,7 @@ import m0014 from "../../migrations/0014_job_partition.sql" with { type: "text" 
 import m0015 from "../../migrations/0015_slurm_options.sql" with { type: "text" };
 import m0016 from "../../migrations/0016_job_texts.sql" with { type: "text" };
 import m0017 from "../../migrations/0017_partial_indexes.sql" with { type: "text" };
+import m0018 from "../../migrations/0018_jobs_array_partial.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -44,6 +45,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0015_slurm_options": m0015,
   "0016_job_texts": m0016,
   "0017_partial_indexes": m0017,
+  "0018_jobs_array_partial": m0018,
 };
 
 export function loadMigrations(): MigrationMeta[] {

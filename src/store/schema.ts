@@ -96,8 +96,9 @@ export const jobs = sqliteTable(
     /** sbatch --open-mode=append: the output and error files are appended to, not truncated. */
     appendOutput: integer("append_output", { mode: "boolean" }).notNull().default(false),
   },
-  // jobs_end holds ended jobs only (history's and the purge's range scans): a pending job costs it no entry, its end one.
-  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime).where(sql`${t.endTime} IS NOT NULL`)],
+  // jobs_array holds array tasks only, jobs_end ended jobs only (what their lookups look for): a job
+  // that is not a task costs jobs_array nothing, a pending job jobs_end nothing.
+  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId).where(sql`${t.arrayJobId} IS NOT NULL`), index("jobs_end").on(t.endTime).where(sql`${t.endTime} IS NOT NULL`)],
 );
 
 /**

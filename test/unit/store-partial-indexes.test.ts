@@ -1,7 +1,8 @@
 /**
- * Two indexes hold only the rows their queries look for, so that a job's way through costs them
- * fewer page writes (issue 36): jobs_end only ended jobs (the purge and history's ranges), and
- * plan_items_status only accepted items (what a restart abandons). Both queries still find them.
+ * Indexes that hold only the rows their queries look for, so that a job's way through costs them
+ * fewer page writes (issue 36): jobs_end only ended jobs (the purge and history's ranges),
+ * jobs_array only array tasks, plan_items_status only accepted items (what a restart abandons).
+ * Their queries still find them.
  */
 import { expect, test } from "bun:test";
 import { openDb } from "../../src/store/db.ts";
@@ -33,4 +34,15 @@ test("plan_items_status holds accepted items only, and a restart still abandons 
   expect(entries(store, "plan_items_status")).toBe(2);
   expect(plans.abandonUnsettled("the controller stopped")).toBe(2);
   expect(entries(store, "plan_items_status")).toBe(0);
+});
+
+test("jobs_array holds array tasks only, and an array's tasks are still found through it", () => {
+  const store = new JobStore(openDb(":memory:"));
+  store.tx(() => [1, 2].map(() => store.insertJob(job)));
+  expect(entries(store, "jobs_array")).toBe(0);
+  const tasks = store.tx(() => store.insertArray({ ...job, script: null }, [0, 1, 2], "0-2"));
+  expect(entries(store, "jobs_array")).toBe(3);
+  expect(store.db.$client.query("explain query plan select id from jobs where array_job_id = 3").all().map((r) => (r as { detail: string }).detail).join()).toContain("jobs_array");
+  expect(store.arrayTaskIds(tasks[0]!)).toEqual(tasks);
+  expect(store.listJobs({ ids: [tasks[0]!], limit: 10 }).map((r) => r.id)).toEqual(tasks);
 });
