@@ -25,6 +25,7 @@ import m0015 from "../../migrations/0015_slurm_options.sql" with { type: "text" 
 import m0016 from "../../migrations/0016_job_texts.sql" with { type: "text" };
 import m0017 from "../../migrations/0017_partial_indexes.sql" with { type: "text" };
 import m0018 from "../../migrations/0018_jobs_array_partial.sql" with { type: "text" };
+import m0019 from "../../migrations/0019_job_nodes_open_partial.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -46,6 +47,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0016_job_texts": m0016,
   "0017_partial_indexes": m0017,
   "0018_jobs_array_partial": m0018,
+  "0019_job_nodes_open_partial": m0019,
 };
 
 export function loadMigrations(): MigrationMeta[] {

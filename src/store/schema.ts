@@ -165,7 +165,9 @@ export const jobNodes = sqliteTable(
     cpuSec: real("cpu_sec"),
     peakMemMib: real("peak_mem_mib"),
   },
-  (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.until)],
+  // job_nodes_open holds the open rows only, by job (a controller's start reads them back so): a
+  // row enters it when opened and leaves it when closed, without an entry by end time to write.
+  (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.jobId).where(sql`${t.until} IS NULL`)],
 );
 
 export const jobEvents = sqliteTable(

@@ -1,7 +1,8 @@
 /**
  * Indexes that hold only the rows their queries look for, so that a job's way through costs them
  * fewer page writes (issue 36): jobs_end only ended jobs (the purge and history's ranges),
- * jobs_array only array tasks, plan_items_status only accepted items (what a restart abandons).
+ * jobs_array only array tasks, job_nodes_open only open allocations (by job, as a restart reads
+ * them), plan_items_status only accepted items (what a restart abandons).
  * Their queries still find them.
  */
 import { expect, test } from "bun:test";
@@ -45,4 +46,26 @@ test("jobs_array holds array tasks only, and an array's tasks are still found th
   expect(store.db.$client.query("explain query plan select id from jobs where array_job_id = 3").all().map((r) => (r as { detail: string }).detail).join()).toContain("jobs_array");
   expect(store.arrayTaskIds(tasks[0]!)).toEqual(tasks);
   expect(store.listJobs({ ids: [tasks[0]!], limit: 10 }).map((r) => r.id)).toEqual(tasks);
+});
+
+test("job_nodes_open holds open allocations only; a restart still reads them back by job, in rank order", () => {
+  const store = new JobStore(openDb(":memory:"));
+  const [a, b] = store.tx(() => [1, 2].map(() => store.insertJob(job))) as [number, number];
+  const share = (node: string) => ({ node, cores: [0], memMiB: 0, gpus: [] });
+  store.openAllocation(b, [share("n2"), share("n1")], 10);
+  store.openAllocation(a, [share("n3")], 10);
+  expect(entries(store, "job_nodes_open")).toBe(3);
+  store.closeAllocation(b, 20, ["n2"]);
+  expect(entries(store, "job_nodes_open")).toBe(2);
+  expect(store.openAllocations().map((r) => [r.jobId, r.node])).toEqual([
+    [a, "n3"],
+    [b, "n1"],
+  ]);
+  store.closeAllocation(a, 30);
+  expect(entries(store, "job_nodes_open")).toBe(1);
+  expect(store.usageSince(15).map((r) => [r.node, r.until])).toEqual([
+    ["n2", 20],
+    ["n1", null],
+    ["n3", 30],
+  ]);
 });
