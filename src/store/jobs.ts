@@ -8,7 +8,7 @@ import { guarded, type Db } from "./db.ts";
 import type { JobState } from "../domain/job.ts";
 import { compressIndices } from "../domain/array.ts";
 import type { NodeShare } from "../domain/resources.ts";
-import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, limitChanges, perfSamples, planItems, plans, steps, type JobUsage } from "./schema.ts";
+import { adaptations, jobArrays, jobCfgs, jobEvents, jobNodes, jobs, jobTexts, limitChanges, perfSamples, planItems, plans, steps, type JobUsage } from "./schema.ts";
 
 export type JobRow = typeof jobs.$inferSelect;
 /** A job as listings read it: without its script and environment (a listing shows neither). */
@@ -125,6 +125,13 @@ function prepare(db: Db) {
       })
       .returning({ id: jobs.id })
       .prepare(),
+    insertTexts: db.insert(jobTexts).values({ jobId: p("jobId"), script: p("script"), env: p("env") }).prepare(),
+    /** The job_texts rows of a JSON array of job ids. */
+    textsOfIds: db
+      .select()
+      .from(jobTexts)
+      .where(sql`${jobTexts.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
+      .prepare(),
     markRunning: db
       .update(jobs)
       .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep"), output: hole("output"), error: hole("error") })
@@ -227,7 +234,10 @@ export class JobStore {
     }
   }
 
+  /** A new job's row, and its script and environment (if it has either) in job_texts, written once. */
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
+    const script = values.script ?? null;
+    const texts = script !== null || Object.keys(values.env).length > 0;
     const row = this.q.insertJob.get({
       sampleInterval: null,
       elasticSettings: null,
@@ -248,13 +258,15 @@ export class JobStore {
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,
-      script: values.script ?? null,
+      script: null,
+      env: texts ? {} : values.env,
       elastic: values.elastic ?? false,
       tasks: values.tasks ?? null,
       tasksPerNode: values.tasksPerNode ?? null,
       overcommit: values.overcommit ?? false,
       output: values.output ?? null,
     });
+    if (texts) this.q.insertTexts.run({ jobId: row!.id, script, env: values.env });
     return row!.id;
   }
 
@@ -322,10 +334,19 @@ export class JobStore {
   }
 
   /**
-   * Array tasks' rows given what their array shares (each array read once, its values shared by
+   * Rows given their script and environment from job_texts (where they have a row there) and,
+   * for array tasks, what their array shares (each array read once, its values shared by
    * reference among its tasks); other rows as they are.
    */
   private withShared<R extends JobListRow>(rows: R[], keys: readonly (keyof Shared)[] = SHARED_BY_TASKS): R[] {
+    if (rows.length > 0 && keys.includes("env")) {
+      const byId = new Map(rows.map((r) => [r.id, r as unknown as JobRow]));
+      for (const t of this.q.textsOfIds.all({ ids: JSON.stringify([...byId.keys()]) })) {
+        const r = byId.get(t.jobId)!;
+        r.script = t.script;
+        r.env = t.env;
+      }
+    }
     const arrayIds = [...new Set(rows.flatMap((r) => (r.arrayJobId === null ? [] : [r.arrayJobId])))];
     if (arrayIds.length === 0) return rows;
     const arrays = new Map<number, Partial<ArrayRow>>();
@@ -366,6 +387,7 @@ export class JobStore {
         this.db.delete(perfSamples).where(inArray(perfSamples.jobId, chunk)).run();
         this.db.delete(jobCfgs).where(inArray(jobCfgs.jobId, chunk)).run();
         this.db.delete(limitChanges).where(inArray(limitChanges.jobId, chunk)).run();
+        this.db.delete(jobTexts).where(inArray(jobTexts.jobId, chunk)).run();
         this.db.delete(jobs).where(inArray(jobs.id, chunk)).run();
       }
       // An array's shared row goes with its last task.

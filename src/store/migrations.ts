@@ -22,6 +22,10 @@ import m0012 from "../../migrations/0012_job_arrays_shared.sql" with { type: "te
 import m0013 from "../../migrations/0013_node_resources_shares.sql" with { type: "text" };
 import m0014 from "../../migrations/0014_job_partition.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_slurm_options.sql" with { type: "text" };
+import m0016 from "../../migrations/0016_job_texts.sql" with { type: "text" };
+import m0017 from "../../migrations/0017_partial_indexes.sql" with { type: "text" };
+import m0018 from "../../migrations/0018_jobs_array_partial.sql" with { type: "text" };
+import m0019 from "../../migrations/0019_job_nodes_open_partial.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -40,6 +44,10 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0013_node_resources_shares": m0013,
   "0014_job_partition": m0014,
   "0015_slurm_options": m0015,
+  "0016_job_texts": m0016,
+  "0017_partial_indexes": m0017,
+  "0018_jobs_array_partial": m0018,
+  "0019_job_nodes_open_partial": m0019,
 };
 
 export function loadMigrations(): MigrationMeta[] {

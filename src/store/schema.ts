@@ -2,6 +2,7 @@
  * The controller's durable state. Times are epoch milliseconds; JSON columns hold arrays/records.
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
+import { sql } from "drizzle-orm";
 import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
 import { JOB_KINDS, type JobState } from "../domain/job.ts";
 import type { Dependency, JobOverrides, JobSignal } from "../domain/job-options.ts";
@@ -95,8 +96,22 @@ export const jobs = sqliteTable(
     /** sbatch --open-mode=append: the output and error files are appended to, not truncated. */
     appendOutput: integer("append_output", { mode: "boolean" }).notNull().default(false),
   },
-  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId), index("jobs_end").on(t.endTime)],
+  // jobs_array holds array tasks only, jobs_end ended jobs only (what their lookups look for): a job
+  // that is not a task costs jobs_array nothing, a pending job jobs_end nothing.
+  (t) => [index("jobs_state").on(t.state), index("jobs_array").on(t.arrayJobId).where(sql`${t.arrayJobId} IS NOT NULL`), index("jobs_end").on(t.endTime).where(sql`${t.endTime} IS NOT NULL`)],
 );
+
+/**
+ * A job's script and environment, written once when it is submitted and never updated: kept out
+ * of its `jobs` row, which is rewritten whole on each update (start, end, usage), overflow pages
+ * and all (a 4.6 KB environment made every update write ~6 more KiB). A job whose row has neither
+ * (an array's task, a job submitted before this table) has no row here.
+ */
+export const jobTexts = sqliteTable("job_texts", {
+  jobId: integer("job_id").primaryKey(),
+  script: text("script"),
+  env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
+});
 
 /**
  * One row per job array (its id is the array's, its first task's): what all of its tasks share,
@@ -150,7 +165,9 @@ export const jobNodes = sqliteTable(
     cpuSec: real("cpu_sec"),
     peakMemMib: real("peak_mem_mib"),
   },
-  (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.until)],
+  // job_nodes_open holds the open rows only, by job (a controller's start reads them back so): a
+  // row enters it when opened and leaves it when closed, without an entry by end time to write.
+  (t) => [index("job_nodes_job").on(t.jobId), index("job_nodes_open").on(t.jobId).where(sql`${t.until} IS NULL`)],
 );
 
 export const jobEvents = sqliteTable(
@@ -262,7 +279,8 @@ export const planItems = sqliteTable(
     /** The item as planned: nodes (spawn, start), or from/to/rule/added/removed/remap/limit (resize). */
     detail: text("detail", { mode: "json" }).$type<Record<string, unknown>>().notNull(),
   },
-  (t) => [index("plan_items_plan").on(t.planId), index("plan_items_job").on(t.jobId), index("plan_items_status").on(t.status)],
+  // Only the accepted items are looked up by status (a restart abandons them): each is in the index from its plan to its outcome.
+  (t) => [index("plan_items_plan").on(t.planId), index("plan_items_job").on(t.jobId), index("plan_items_status").on(t.status).where(sql`${t.status} = 'accepted'`)],
 );
 
 /** Timing samples of elastic jobs: node-local sums of iteration and communication time. */
