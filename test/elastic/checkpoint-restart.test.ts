@@ -184,6 +184,64 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     await c.waitNodes(4, "IDLE");
   }, 180_000);
 
+  test("a node that hangs and a surviving rank that fails before its loss is seen: the failure is held, and the controller's DOWN restarts the job from its last checkpoint", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // Each rank is a shell running the program, so that a rank can fail as a program does (exit
+    // 137, not a signal its agent would see as its node's ranks being lost).
+    const shell = ["sh", "-c", '"$0" "$@"; exit $?'];
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", ...shell, jacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 3 ranks/);
+    const [, survivor, victim] = (await c.job(job.id)).allocation as string[];
+    const programsOf = (node: string) => {
+      const procs = commandLines();
+      const shells = new Set(procs.filter((p) => p.ppid === c.agents.get(node)!.pid).map((p) => p.pid));
+      return procs.filter((p) => shells.has(p.ppid) && p.cmd.includes(jacobi!)).map((p) => p.pid);
+    };
+    const [dying] = programsOf(survivor!);
+    expect(dying).toBeDefined();
+    // The order is forced: a stopped agent reports nothing and keeps its links open, so the launcher
+    // hears of the node only from the controller, once it misses 3 heartbeats (of 1 s). A survivor
+    // fails meanwhile, as its MPI does when a peer dies (over shared memory between the "nodes" of
+    // one host, the survivors would wait instead: the test ends its program).
+    const agent = c.agents.get(victim!)!;
+    const ranks = commandLines().filter((p) => p.ppid === agent.pid);
+    process.kill(agent.pid, "SIGSTOP");
+    for (const p of ranks) process.kill(p.pid, "SIGKILL");
+    await Bun.sleep(1000);
+    process.kill(dying!, "SIGKILL");
+    const { out, err, code } = await job.finished;
+    agent.kill("SIGKILL");
+    await agent.exited;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toMatch(new RegExp(`rank 1 on ${survivor} exited with code 137; waiting up to \\d+ s for a node loss that explains it`));
+    expect(out).toMatch(/resumed iteration (\d+) on 2 ranks \(was 3\)/);
+    expect(checksumOf(out)).toBe(want);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.removed, fault.state]).toEqual([3, 2, [victim], "COMMITTED"]);
+    expect(leftovers(c, job.id)).toEqual([]);
+    c.startAgent(victim!);
+    await c.waitNodes(4, "IDLE");
+  }, 180_000);
+
+  test("a rank that fails with no node lost: held for the grace, then the job ends FAILED as any MPI job does", async () => {
+    const shell = ["sh", "-c", '"$0" "$@"; exit $?'];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", ...shell, jacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 50 on 2 ranks/);
+    const node = (await c.job(job.id)).allocation[1] as string;
+    const procs = commandLines();
+    const shells = new Set(procs.filter((p) => p.ppid === c.agents.get(node)!.pid).map((p) => p.pid));
+    const program = procs.find((p) => shells.has(p.ppid) && p.cmd.includes(jacobi!))!;
+    process.kill(program.pid, "SIGKILL");
+    const { err, code } = await job.finished;
+    expect(code).not.toBe(0);
+    expect(err).toMatch(new RegExp(`rank 1 on ${node} exited with code 137; waiting up to \\d+ s for a node loss that explains it`));
+    const end = await c.waitJob(job.id, ["FAILED"]);
+    expect(end.reason).toContain(`rank 1 on ${node} exited with code 137`);
+    expect(end.adaptations).toEqual([]);
+    rmSync(join(c.dir, ".ebb-ckpt", `job-${job.id}`), { recursive: true, force: true });
+  }, 180_000);
+
   test("a node lost and no periodic checkpoint: the job ends NODE_FAIL saying it had nothing to restart from", async () => {
     const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 3 ranks/);
     const victim = (await c.job(job.id)).allocation[1] as string;
