@@ -22,6 +22,7 @@ import m0012 from "../../migrations/0012_job_arrays_shared.sql" with { type: "te
 import m0013 from "../../migrations/0013_node_resources_shares.sql" with { type: "text" };
 import m0014 from "../../migrations/0014_job_partition.sql" with { type: "text" };
 import m0015 from "../../migrations/0015_slurm_options.sql" with { type: "text" };
+import m0016 from "../../migrations/0016_adaptation_restart_step.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -40,6 +41,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0013_node_resources_shares": m0013,
   "0014_job_partition": m0014,
   "0015_slurm_options": m0015,
+  "0016_adaptation_restart_step": m0016,
 };
 
 export function loadMigrations(): MigrationMeta[] {
