@@ -7,6 +7,7 @@
  * resize while the program never reaches a safe point times out and the job goes on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -152,6 +153,39 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(out).not.toContain("resumed");
     expect(checksumOf(out)).toBe(want);
     expect((await c.job(job.id)).state).toBe("COMPLETED");
+  }, 180_000);
+
+  test("a controller restart while the world restarts: the step it restarted in is the job's elastic step afterwards (the next resize starts from it)", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // The restarted ranks wait for a gate, so that the controller restarts after it granted their step and before they commit.
+    const gate = join(work, `gate-${Date.now()}`);
+    const gated = ["sh", "-c", `[ "$EBB_ADAPT_STATUS" = joining ] && while [ ! -e ${gate} ]; do sleep 0.1; done; exec "$0" "$@"`];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", ...gated, jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("the step to restart in", async () => (await c.job(job.id)).events.some((e: any) => e.kind === "restarting"), 60_000);
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    await Bun.write(gate, "");
+    await waitFor("the restart to commit", async () => (await c.job(job.id)).adaptations[0]?.state !== "ADAPTING", 60_000);
+    expect((await c.job(job.id)).adaptations[0].state).toBe("COMMITTED");
+    await waitFor("the world of 3", () => /iteration \d+ on 3 ranks/.test(job.output()), 60_000);
+    const shrink = await c.ebb(["resize", String(job.id), "--nodes", "2", "--wait"]);
+    expect(shrink.code).toBe(0);
+    const { out, err, code } = await job.finished;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 3 ranks \(was 2\)/);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 3\)/);
+    expect(checksumOf(out)).toBe(want);
+    // Each adaptation started from the step the world ran in: 0, then the one it restarted in (1).
+    const db = new Database(join(c.stateDir, "ebb.db"), { readonly: true });
+    const steps = db.query("SELECT step_id AS s FROM adaptations WHERE job_id = ? ORDER BY id").all(job.id) as { s: number }[];
+    db.close();
+    expect(steps.map((x) => x.s)).toEqual([0, 1]);
+    expect((await c.job(job.id)).state).toBe("COMPLETED");
+    expect(leftovers(c, job.id)).toEqual([]);
   }, 180_000);
 
   /** A node's crash: its agent first (the launcher sees its link drop), then the ranks it ran. */
