@@ -40,8 +40,8 @@ export const JobStart = z.object({
   run: z.int().nonnegative().optional(),
   /** sbatch --open-mode=append: the output and error files are appended to, not truncated. */
   append: z.boolean().optional(),
-  /** Elastic command jobs: step 0 is resizable. */
-  elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
+  /** Elastic command jobs: step 0 is resizable (downAfterMs as StepGrant's). */
+  elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number(), downAfterMs: z.int().positive().optional() }).optional(),
   /** Seconds between the ranks' monitoring samples (every job, elastic or not). */
   sampleInterval: z.number().positive().optional(),
 });

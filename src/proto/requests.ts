@@ -250,8 +250,12 @@ export const StepGrant = z.lazy(() =>
     jobNodes: z.array(z.string()),
     cred: StepCredential,
     jobEnv: z.record(z.string(), z.string()),
-    /** Set when this step is the elastic job's resizable step. */
-    elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number() }).optional(),
+    /**
+     * Set when this step is the elastic job's resizable step. downAfterMs: how long the controller
+     * takes at most to judge a silent node DOWN (a checkpoint-restart world's failing rank is held
+     * this long for a node loss that explains it; docs/adaptation.md §12.4).
+     */
+    elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number(), downAfterMs: z.int().positive().optional() }).optional(),
     /** Seconds between the ranks' monitoring samples (the job's --sample-interval, else the controller's). */
     sampleInterval: z.number().positive().optional(),
   }),

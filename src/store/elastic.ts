@@ -27,6 +27,11 @@ export class ElasticStore {
   }
 
   /** Adaptations still open (after a controller restart they are failed: their launcher is gone or will re-report). */
+  /** A checkpoint-restart adaptation's world restarts in `stepId` (kept for a controller restart). */
+  setRestartStep(id: number, stepId: number): void {
+    this.db.update(adaptations).set({ restartStep: stepId }).where(eq(adaptations.id, id)).run();
+  }
+
   openAdaptations(): AdaptationRow[] {
     return this.db.select().from(adaptations).where(eq(adaptations.state, "ADAPTING")).all();
   }

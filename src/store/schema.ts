@@ -224,6 +224,8 @@ export const adaptations = sqliteTable(
     /** What the job's time limit left is multiplied by when it commits (sched/limits.ts), and from what. */
     limitRatio: real("limit_ratio"),
     limitSource: text("limit_source"),
+    /** Checkpoint-restart: the step the world restarts in, once granted (the elastic step if it commits). */
+    restartStep: integer("restart_step"),
   },
   (t) => [index("adaptations_job").on(t.jobId)],
 );

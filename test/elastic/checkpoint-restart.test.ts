@@ -7,6 +7,7 @@
  * resize while the program never reaches a safe point times out and the job goes on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { Database } from "bun:sqlite";
 import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -173,6 +174,39 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect((await c.job(job.id)).state).toBe("COMPLETED");
   }, 180_000);
 
+  test("a controller restart while the world restarts: the step it restarted in is the job's elastic step afterwards (the next resize starts from it)", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // The restarted ranks wait for a gate, so that the controller restarts after it granted their step and before they commit.
+    const gate = join(work, `gate-${Date.now()}`);
+    const gated = ["sh", "-c", `[ "$EBB_ADAPT_STATUS" = joining ] && while [ ! -e ${gate} ]; do sleep 0.1; done; exec "$0" "$@"`];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", ...gated, jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("the step to restart in", async () => (await c.job(job.id)).events.some((e: any) => e.kind === "restarting"), 60_000);
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    await Bun.write(gate, "");
+    await waitFor("the restart to commit", async () => (await c.job(job.id)).adaptations[0]?.state !== "ADAPTING", 60_000);
+    expect((await c.job(job.id)).adaptations[0].state).toBe("COMMITTED");
+    await waitFor("the world of 3", () => /iteration \d+ on 3 ranks/.test(job.output()), 60_000);
+    const shrink = await c.ebb(["resize", String(job.id), "--nodes", "2", "--wait"]);
+    expect(shrink.code).toBe(0);
+    const { out, err, code } = await job.finished;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 3 ranks \(was 2\)/);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 3\)/);
+    expect(checksumOf(out)).toBe(want);
+    // Each adaptation started from the step the world ran in: 0, then the one it restarted in (1).
+    const db = new Database(join(c.stateDir, "ebb.db"), { readonly: true });
+    const steps = db.query("SELECT step_id AS s FROM adaptations WHERE job_id = ? ORDER BY id").all(job.id) as { s: number }[];
+    db.close();
+    expect(steps.map((x) => x.s)).toEqual([0, 1]);
+    expect((await c.job(job.id)).state).toBe("COMPLETED");
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
   /** A node's crash: its agent first (the launcher sees its link drop), then the ranks it ran. */
   async function crash(node: string): Promise<void> {
     const agent = c.agents.get(node)!;
@@ -201,6 +235,64 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(leftovers(c, job.id)).toEqual([]);
     c.startAgent(victim);
     await c.waitNodes(4, "IDLE");
+  }, 180_000);
+
+  test("a node that hangs and a surviving rank that fails before its loss is seen: the failure is held, and the controller's DOWN restarts the job from its last checkpoint", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // Each rank is a shell running the program, so that a rank can fail as a program does (exit
+    // 137, not a signal its agent would see as its node's ranks being lost).
+    const shell = ["sh", "-c", '"$0" "$@"; exit $?'];
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", ...shell, jacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 3 ranks/);
+    const [, survivor, victim] = (await c.job(job.id)).allocation as string[];
+    const programsOf = (node: string) => {
+      const procs = commandLines();
+      const shells = new Set(procs.filter((p) => p.ppid === c.agents.get(node)!.pid).map((p) => p.pid));
+      return procs.filter((p) => shells.has(p.ppid) && p.cmd.includes(jacobi!)).map((p) => p.pid);
+    };
+    const [dying] = programsOf(survivor!);
+    expect(dying).toBeDefined();
+    // The order is forced: a stopped agent reports nothing and keeps its links open, so the launcher
+    // hears of the node only from the controller, once it misses 3 heartbeats (of 1 s). A survivor
+    // fails meanwhile, as its MPI does when a peer dies (over shared memory between the "nodes" of
+    // one host, the survivors would wait instead: the test ends its program).
+    const agent = c.agents.get(victim!)!;
+    const ranks = commandLines().filter((p) => p.ppid === agent.pid);
+    process.kill(agent.pid, "SIGSTOP");
+    for (const p of ranks) process.kill(p.pid, "SIGKILL");
+    await Bun.sleep(1000);
+    process.kill(dying!, "SIGKILL");
+    const { out, err, code } = await job.finished;
+    agent.kill("SIGKILL");
+    await agent.exited;
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toMatch(new RegExp(`rank 1 on ${survivor} exited with code 137; waiting up to \\d+ s for a node loss that explains it`));
+    expect(out).toMatch(/resumed iteration (\d+) on 2 ranks \(was 3\)/);
+    expect(checksumOf(out)).toBe(want);
+    const end = await c.job(job.id);
+    expect(end.state).toBe("COMPLETED");
+    const fault = end.adaptations[0];
+    expect([fault.fromNodes, fault.toNodes, fault.removed, fault.state]).toEqual([3, 2, [victim], "COMMITTED"]);
+    expect(leftovers(c, job.id)).toEqual([]);
+    c.startAgent(victim!);
+    await c.waitNodes(4, "IDLE");
+  }, 180_000);
+
+  test("a rank that fails with no node lost: held for the grace, then the job ends FAILED as any MPI job does", async () => {
+    const shell = ["sh", "-c", '"$0" "$@"; exit $?'];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", ...shell, jacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 50 on 2 ranks/);
+    const node = (await c.job(job.id)).allocation[1] as string;
+    const procs = commandLines();
+    const shells = new Set(procs.filter((p) => p.ppid === c.agents.get(node)!.pid).map((p) => p.pid));
+    const program = procs.find((p) => shells.has(p.ppid) && p.cmd.includes(jacobi!))!;
+    process.kill(program.pid, "SIGKILL");
+    const { err, code } = await job.finished;
+    expect(code).not.toBe(0);
+    expect(err).toMatch(new RegExp(`rank 1 on ${node} exited with code 137; waiting up to \\d+ s for a node loss that explains it`));
+    const end = await c.waitJob(job.id, ["FAILED"]);
+    expect(end.reason).toContain(`rank 1 on ${node} exited with code 137`);
+    expect(end.adaptations).toEqual([]);
+    rmSync(join(c.dir, ".ebb-ckpt", `job-${job.id}`), { recursive: true, force: true });
   }, 180_000);
 
   test("a node lost and no periodic checkpoint: the job ends NODE_FAIL saying it had nothing to restart from", async () => {

@@ -96,7 +96,7 @@ export class Elastic {
       const limit = a.limitRatio === null ? undefined : { ratio: a.limitRatio, source: a.limitSource ?? "" };
       // A fault adaptation dropped its failed nodes from the job when it began.
       const fault = a.removed.some((n) => !job.nodes.includes(n));
-      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times, fault, limit };
+      e.adapting = { id: a.id, from: a.fromNodes, to: a.toNodes, added: a.added, removed: a.removed, requestedAt: a.requestedAt, times: a.times, fault, limit, restartStep: a.restartStep ?? undefined };
     }
   }
 
@@ -353,6 +353,7 @@ export class Elastic {
           tx.steps(job, stepId + 1);
           this.store.insertStep(jobId, stepId, argv, total, nodes, now);
         }
+        this.estore.setRestartStep(a.id, stepId);
         this.store.addEvent(jobId, now, "restarting", `adaptation ${a.id}: the checkpoint is written; restarting ${total} ranks on ${compressHostlist(nodes)} as step ${stepId}`, { adaptationId: a.id, stepId });
       });
       a.restartStep = stepId;

@@ -184,6 +184,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       clusterKey,
       defaultTimeLimit: opts.defaultTimeLimit ?? 3600,
       killWaitMs: opts.killWaitMs ?? 5000,
+      nodeDownMs: 3 * heartbeatMs + Math.ceil(heartbeatMs / 8),
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,

@@ -43,6 +43,8 @@ export interface JobsConfig {
   /** Seconds between the ranks' timing and CFG samples of every job, unless a job sets its own. */
   sampleInterval: number;
   killWaitMs: number;
+  /** How long a silent node takes at most to be judged DOWN (3 heartbeats and an eighth): elastic grants say it. */
+  nodeDownMs?: number;
   /** How long an allocation may stay without its `ebb run` launcher before it is cancelled. */
   orphanGraceMs: number;
   /** The most tasks one array may have (--max-array-tasks). */
@@ -584,7 +586,7 @@ export class Jobs {
     e.stepId = stepId;
     e.tasks = tasks;
     e.samplesSince = Date.now();
-    return { minNodes: job.row.minNodes, maxNodes: job.row.maxNodes, sampleInterval: job.row.sampleInterval ?? this.config.sampleInterval };
+    return { minNodes: job.row.minNodes, maxNodes: job.row.maxNodes, sampleInterval: job.row.sampleInterval ?? this.config.sampleInterval, downAfterMs: this.config.nodeDownMs };
   }
 
   createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant | Promise<StepGrant> {

@@ -47,6 +47,8 @@ export interface AdapterHost {
   notice(text: string): void;
   /** Where the job's checkpoints live (restart.ts checkpointDir). */
   checkpointDir: string;
+  /** How long a failing rank of a checkpoint-restart world is held for a node loss (restart.ts rankFailureGrace). */
+  rankFailureGraceMs: number;
 }
 
 /** A resize under way: aborted by a fault, or by its joining step's failure, until its commit is agreed. */
@@ -185,6 +187,15 @@ export class Adapter {
     const resolve = this.restarting;
     this.restarting = undefined;
     resolve?.(r);
+  }
+
+  /**
+   * A rank of `root` failed: how long to hold it for a node loss that explains it (docs/adaptation.md
+   * §12.4): a checkpoint-restart world's step, no restart under way; else 0 (fail at once).
+   */
+  holdRankFailure(root: StepRoot): number {
+    if (this.failure || this.resize?.restarting || this.stopped === root) return 0;
+    return this.world[0]!.step.root === root && this.restarts() ? this.host.rankFailureGraceMs : 0;
   }
 
   /** The launch failed: an adaptation in progress fails with it. */

@@ -10,7 +10,7 @@ import type { StepCredential } from "../../proto/common.ts";
 import type { JobStart } from "../../proto/agent.ts";
 import { envDigest } from "../../proto/credential.ts";
 import { Adapter } from "./adapter.ts";
-import { checkpointDir } from "./restart.ts";
+import { checkpointDir, rankFailureGrace } from "./restart.ts";
 import { CR } from "../../proto/adapt.ts";
 import type { ControllerLink } from "./controller-link.ts";
 import { StepRoot, type SpawnOutcome, type StepResult, type StepSink } from "./step-root.ts";
@@ -104,6 +104,7 @@ export class Launch {
           },
           notice: (text) => this.o.sink.notice(text),
           checkpointDir: dir,
+          rankFailureGraceMs: rankFailureGrace(g.elastic?.downAfterMs),
         },
         { spec, root: primary.root },
       );
@@ -174,6 +175,7 @@ export class Launch {
           ...(r.monitor !== undefined ? { monitor: r.monitor } : {}),
         }),
       onNodeLost: spec.elastic ? (node, reason) => this.adapter?.nodeLost(node, reason) ?? false : undefined,
+      holdRankFailure: spec.elastic ? () => this.adapter?.holdRankFailure(root) ?? 0 : undefined,
       adoptCredential: spec.elastic ? (nodes) => this.o.link.adoptCredential(spec.stepId, nodes) : undefined,
     });
     this.roots.set(spec.stepId, root);

@@ -22,6 +22,19 @@ export function checkpointDir(env: Record<string, string>, cwd: string, jobId: n
   return join(cwd, ".ebb-ckpt", `job-${jobId}`);
 }
 
+/** The controller's DOWN judgement (3 heartbeats of 2 s and an eighth) when its grant does not say it. */
+const DOWN_AFTER_MS = 6250;
+/** On top of it, the fault realloc's way to the launcher. */
+const REALLOC_MARGIN_MS = 1000;
+
+/**
+ * How long a failing rank of a checkpoint-restart world is held for the node loss that would explain
+ * it (docs/adaptation.md §12.4): as long as the controller takes to judge a silent node DOWN, and its realloc.
+ */
+export function rankFailureGrace(downAfterMs: number | undefined): number {
+  return (downAfterMs ?? DOWN_AFTER_MS) + REALLOC_MARGIN_MS;
+}
+
 /** The newest complete periodic checkpoint in `dir`, or why there is none. */
 export function latestCheckpoint(dir: string): { path: string } | { reason: string } {
   try {

@@ -67,6 +67,13 @@ export interface StepRootOptions {
    * it, a lost inner node's whole subtree is lost with it.
    */
   adoptCredential?(nodes: string[]): Promise<AdoptCredential>;
+  /**
+   * A rank failed (non-zero exit, abort): how long (ms) to hold the failure, ranks running, for a
+   * node loss that explains it (a checkpoint-restart world's peers fail after a death; docs/adaptation.md
+   * §12.4). 0 or absent: the step fails at once. A loss in time takes its course (onNodeLost); else
+   * the step fails with the held failure.
+   */
+  holdRankFailure?(): number;
   /** After a failure, how long to wait for the remaining ranks to report before giving up on them. */
   killWaitMs?: number;
   /**
@@ -102,6 +109,8 @@ export class StepRoot {
   private highest = 0;
   private resolve!: (r: StepResult) => void;
   private giveUp: ReturnType<typeof setTimeout> | undefined;
+  /** A rank's failure held for a node loss that would explain it (holdRankFailure): the step does not end meanwhile. */
+  private held: ReturnType<typeof setTimeout> | undefined;
   private over = false;
   /** An exit code that ends a rank cleanly: a checkpoint-restart world's ranks exit so once their part is written. */
   private cleanExit: number | undefined;
@@ -191,7 +200,7 @@ export class StepRoot {
         const rank = this.rankBase + msg.rank;
         if (msg.code !== 0 && !(msg.code === this.cleanExit && !msg.signal)) {
           const what = msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`;
-          if (!this.o.keepGoing) this.fail(what, msg.code);
+          if (!this.o.keepGoing) this.rankFailed(what, msg.code);
           else if (!this.over) {
             this.o.sink.notice(what);
             this.highest = Math.max(this.highest, msg.code);
@@ -203,6 +212,7 @@ export class StepRoot {
       case "error":
         if (msg.kind === "lost-node") return this.nodeLost(msg.node, msg.message, msg.code);
         if (msg.kind === "ranks-lost") return this.ranksLost(msg.node, msg.message, msg.code);
+        if (msg.kind === "abort") return this.rankFailed(msg.message, msg.code ?? 1);
         this.fail(msg.message, msg.code ?? 1);
         return;
       case "fence.in": {
@@ -372,9 +382,23 @@ export class StepRoot {
     this.fail(reason, code);
   }
 
+  /** A rank failed: the step fails, at once or after the grace holdRankFailure gives (the first failure held is the one kept). */
+  private rankFailed(reason: string, code: number): void {
+    if (this.over || this.failure || this.held) return;
+    const ms = this.o.holdRankFailure?.() ?? 0;
+    if (ms <= 0) return this.fail(reason, code);
+    this.o.sink.notice(`${reason}; waiting up to ${Math.ceil(ms / 1000)} s for a node loss that explains it`);
+    this.held = setTimeout(() => {
+      this.held = undefined;
+      this.fail(reason, code);
+    }, ms);
+  }
+
   /** The first failure kills every rank; ranks on a lost node are counted as killed. */
   private fail(reason: string, code: number, lostNode?: string): void {
     if (this.over) return;
+    if (this.held) clearTimeout(this.held);
+    this.held = undefined;
     if (lostNode) {
       this.lostNode ??= lostNode;
       this.markLost(lostNode);
@@ -408,7 +432,7 @@ export class StepRoot {
   }
 
   private end(): void {
-    if (this.over) return;
+    if (this.over || this.held) return;
     this.over = true;
     if (this.giveUp) clearTimeout(this.giveUp);
     this.broadcast({ t: "end", step: this.key });

@@ -1,0 +1,1 @@
+ALTER TABLE `adaptations` ADD `restart_step` integer;
