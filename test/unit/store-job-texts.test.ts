@@ -7,9 +7,21 @@ import { expect, test } from "bun:test";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { Database } from "bun:sqlite";
+import { drizzle } from "drizzle-orm/bun-sqlite";
 import journal from "../../migrations/meta/_journal.json" with { type: "json" };
 import { openDb } from "../../src/store/db.ts";
+import { loadMigrations } from "../../src/store/migrations.ts";
 import { JobStore } from "../../src/store/jobs.ts";
+
+/** A database migrated as the last ebb before migration `tag` left it (the migrations after it come later, in order). */
+function migratedUpTo(path: string, tag: string) {
+  const db = drizzle({ client: new Database(path) });
+  const upTo = journal.entries.findIndex((e) => e.tag === tag);
+  const internals = db as unknown as { dialect: { migrate: (m: unknown, s: unknown, c: unknown) => void }; session: unknown };
+  internals.dialect.migrate(loadMigrations().slice(0, upTo), internals.session, { migrationsFolder: "migrations" });
+  return db;
+}
 
 const values = {
   name: "big",
@@ -65,9 +77,7 @@ test("a database from before job_texts migrates, and its jobs keep their script 
   try {
     const path = join(dir, "ebb.db");
     // A database as the last ebb before job_texts left it: no such table, its jobs' texts in their rows.
-    const before = openDb(path);
-    before.$client.run("drop table job_texts");
-    before.$client.run("delete from __drizzle_migrations where created_at >= ?", [journal.entries.find((e) => e.tag === "0016_job_texts")!.when]);
+    const before = migratedUpTo(path, "0016_job_texts");
     before.$client.run(
       "insert into jobs (name, kind, state, script, nodes, min_nodes, max_nodes, time_limit, env, cwd, submit_time) values ('old', 'batch', 'PENDING', ?, 1, 1, 1, 60, ?, '/tmp', 1000)",
       [values.script, JSON.stringify(values.env)],
