@@ -341,7 +341,7 @@ describe("listing commands", () => {
     expect({ jobs: held.jobs, cpus: held.allocated.cpus + held.free.cpus }).toEqual({ jobs: [id], cpus: held.cpus });
     expect(held.allocated.cpus).toBeGreaterThan(0);
     // Cores allocated/free/total: node01's 2 cores.
-    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+\d+\/\d+\/2\s/m);
+    expect((await c.ebb(["nodes"])).stdout).toMatch(/^node01\s+(IDLE|ALLOCATED)\s+free\s+\d+\/\d+\/2\s/m);
     await c.ebb(["cancel", String(id)]);
     const missing = await c.ebb(["show", "99999"]);
     expect(missing.code).toBe(1);
