@@ -20,6 +20,7 @@ import { startBenchCluster } from "./cluster.ts";
 import { firstJudgement, judge } from "../src/model/host-judge.ts";
 import { resolveHostRules, WORKSTATION, type HostRules } from "../src/model/host-rules.ts";
 import type { Bench, Figure } from "./lib.ts";
+import { cgroup2Mount } from "../src/roles/agent/containment.ts";
 
 const rulesOf = (settings: object): HostRules => {
   const r = resolveHostRules({ hostStates: settings }, "bench");
@@ -89,10 +90,7 @@ export default {
 
 /** State changes of two real agents' nodes while a busy loop in each one's group goes on and off. */
 async function realRun(seconds: number): Promise<Figure | undefined> {
-  const mount = readFileSync("/proc/self/mountinfo", "utf8")
-    .split("\n")
-    .map((l) => l.split(" "))
-    .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
+  const mount = cgroup2Mount();
   if (process.getuid?.() !== 0 || !mount) {
     console.error("  the real run needs root and a cgroup v2 hierarchy; skipped");
     return undefined;

@@ -38,13 +38,11 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectStdout, startBenchCluster } from "./cluster.ts";
 import type { Bench, Figure } from "./lib.ts";
+import { cgroup2Mount } from "../src/roles/agent/containment.ts";
 
 const JACOBI = new URL("../examples/jacobi.ts", import.meta.url).pathname;
 const CPU_V1 = "/sys/fs/cgroup/cpu";
-const V2 = readFileSync("/proc/self/mountinfo", "utf8")
-  .split("\n")
-  .map((l) => l.split(" "))
-  .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
+const V2 = cgroup2Mount();
 const COMPETING = 6;
 /** A grid large enough that each rank's iteration is mostly computing, as HPCM's application. */
 const ROWS = 2048;

@@ -17,16 +17,14 @@ import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, TestCluster, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
+import { cgroup2Mount } from "../../src/roles/agent/containment.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 const NODES = ["node01", "node02", "node03", "node04"];
 /** Seconds the rules must say a state before the node takes it. */
 const DWELL = 5;
-const mount = readFileSync("/proc/self/mountinfo", "utf8")
-  .split("\n")
-  .map((l) => l.split(" "))
-  .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
+const mount = cgroup2Mount();
 const group = `ebb-test-host-moves-${process.pid}`;
 
 let c: TestCluster;

@@ -10,16 +10,14 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdirSync, mkdtempSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { TestCluster, waitFor } from "../support/cluster.ts";
+import { cgroup2Mount } from "../../src/roles/agent/containment.ts";
 
 const NODES = ["node01", "node02", "node03", "node04"];
-const mount = readFileSync("/proc/self/mountinfo", "utf8")
-  .split("\n")
-  .map((l) => l.split(" "))
-  .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
+const mount = cgroup2Mount();
 const group = `ebb-test-hogs-${process.pid}`;
 
 let c: TestCluster;

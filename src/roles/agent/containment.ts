@@ -57,13 +57,22 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 done
 `;
 
-/** The mount point of the cgroup v2 hierarchy and this process's cgroup in it, if there is one. */
-export function cgroup2Root(): string | undefined {
+/** The mount point of the cgroup v2 hierarchy, if there is one. */
+export function cgroup2Mount(): string | undefined {
   try {
-    const mount = readFileSync("/proc/self/mountinfo", "utf8")
+    return readFileSync("/proc/self/mountinfo", "utf8")
       .split("\n")
       .map((l) => l.split(" "))
       .find((f) => f[f.indexOf("-") + 1] === "cgroup2")?.[4];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The mount point of the cgroup v2 hierarchy and this process's cgroup in it, if there is one. */
+export function cgroup2Root(): string | undefined {
+  try {
+    const mount = cgroup2Mount();
     const own = /^0::(\S*)$/m.exec(readFileSync("/proc/self/cgroup", "utf8"))?.[1];
     if (!mount || own === undefined) return undefined;
     // An agent that moved itself into a leaf of its cgroup (cgroup-limits.ts) still counts from that cgroup.
