@@ -13,7 +13,7 @@
  * 5 s before taking it, node02 not at all (the baseline). test/e2e/host-moves.test.ts checks the same
  * with a job on the node.
  */
-import { mkdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { startBenchCluster } from "./cluster.ts";
