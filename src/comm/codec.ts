@@ -171,6 +171,27 @@ export function encodePayload(p: Payload | Bundle): Encoded {
   return { kind: Kind.JSON, parts: [bytes], length: bytes.length };
 }
 
+const sending: Encoded = { kind: Kind.VOID, parts: [EMPTY], length: 0 };
+
+/**
+ * encodePayload for a send that hands the encoding on at once: a typed array's is one shared
+ * object (no allocation per message), valid until the next call or sent(). Transport.send reads
+ * it during the call only (it copies it to a ring or socket, or into the chunks it queues).
+ */
+export function encodeForSend(p: Payload | Bundle): Encoded {
+  if (!isTypedArray(p)) return encodePayload(p);
+  const bytes = bytesOf(p);
+  sending.kind = Kind.TYPED + dtypeOf(p);
+  sending.parts[0] = bytes;
+  sending.length = bytes.length;
+  return sending;
+}
+
+/** The send that used `e` returned: the shared encoding lets go of the caller's array. */
+export function sent(e: Encoded): void {
+  if (e === sending) sending.parts[0] = EMPTY;
+}
+
 /** Decodes a body. `body` must be owned by the caller (views into it are handed out). */
 export function decodePayload(kind: number, body: Uint8Array): Payload | Bundle {
   if (kind === Kind.VOID) return undefined;

@@ -29,7 +29,8 @@ import {
   decodePayload,
   dtypeOf,
   isTypedArray,
-  encodePayload,
+  encodeForSend,
+  sent,
 } from "./codec.ts";
 import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportClosedError } from "./errors.ts";
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, type Posted, landIn } from "./matching.ts";
@@ -251,12 +252,14 @@ export abstract class BaseComm implements Receiver {
   protected rawSend(dest: number, data: Payload | Bundle, tag: number, seq: number, flags: number): Promise<void> {
     const d = this.gone.get(dest);
     if (d) return Promise.reject(d);
-    // The transport reads the head during the call only (into the frame's header bytes): one per communicator.
+    // The transport reads the head and the encoding during the call only: no objects per message.
     const head = this.head;
     head.flags = flags;
     head.tag = tag;
     head.seq = seq;
-    const p = this.transport.send(this.peers[dest]!, head, encodePayload(data));
+    const e = encodeForSend(data);
+    const p = this.transport.send(this.peers[dest]!, head, e);
+    sent(e);
     return p === RESOLVED ? p : p.catch((e: unknown) => Promise.reject(this.translate(e)));
   }
 
