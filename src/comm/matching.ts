@@ -10,6 +10,12 @@ import { type Bundle, DTYPES, Kind, type Payload, type TypedArray, isTypedArray 
 
 /** The payload kind of a Uint8Array (its bytes are the message as it is). */
 const KIND_BYTES = Kind.TYPED + DTYPES.indexOf(Uint8Array as never);
+/** Bodies up to this size are landed in another dtype's buffer through the staging views below. */
+const STAGE_BYTES = 4096;
+const stage = new ArrayBuffer(STAGE_BYTES);
+const stageBytes = new Uint8Array(stage);
+/** One view of the staging buffer per dtype (by wire number): bytes in, elements out, no allocation. */
+const stageViews = DTYPES.map((C) => new (C as unknown as new (b: ArrayBuffer) => TypedArray)(stage));
 
 export const ANY_SOURCE = -1;
 export const ANY_TAG = -1;
@@ -95,8 +101,9 @@ export class Matcher {
 
   /**
    * A message whose body is `chunk[at, at + len)` (valid only during the call, e.g. a ring's
-   * memory), of payload kind `kind`: if the oldest receive it matches waits with a Uint8Array (not a
-   * subclass, as landIn) of exactly `len` bytes and the message is one, the bytes are copied into it and it is settled;
+   * memory), of payload kind `kind`: if the oldest receive it matches waits with a typed array of the
+   * message's dtype (its own class, not a subclass, as landIn) and of exactly `len` bytes (up to
+   * 4 KiB unless it is a Uint8Array), the bytes are copied into it and it is settled;
    * true then. False (nothing done) otherwise: the caller decodes the message and deliver()s it,
    * which finds the same receive, or queues it.
    */
@@ -106,13 +113,22 @@ export class Matcher {
       const p = posted[i]!;
       if (!takes(p, src, tag, seq)) continue;
       const into = p.into;
-      if (kind !== KIND_BYTES || into === undefined || into.constructor !== Uint8Array || into.length !== len) return false;
+      if (into === undefined || into.byteLength !== len || into.constructor !== DTYPES[kind - Kind.TYPED]) return false;
+      if (kind !== KIND_BYTES && len > STAGE_BYTES) return false;
       removeAt(posted, i);
       this.keepAlive?.release();
-      const bytes = into as Uint8Array;
-      if (len <= 16) for (let k = 0; k < len; k++) bytes[k] = chunk[at + k]!; // a native set() costs more
-      else bytes.set(chunk.subarray(at, at + len));
-      p.resolve(bytes, src, tag);
+      if (kind === KIND_BYTES) {
+        const bytes = into as Uint8Array;
+        if (len <= 16) for (let k = 0; k < len; k++) bytes[k] = chunk[at + k]!; // a native set() costs more
+        else bytes.set(chunk.subarray(at, at + len));
+      } else {
+        // Another dtype: its bytes through the staging buffer, then element by element (as landIn copies).
+        for (let k = 0; k < len; k++) stageBytes[k] = chunk[at + k]!;
+        const from = stageViews[kind - Kind.TYPED] as Uint8Array;
+        const to = into as Uint8Array;
+        for (let k = 0, n = into.length; k < n; k++) to[k] = from[k]!;
+      }
+      p.resolve(into, src, tag);
       return true;
     }
     return false;
