@@ -171,6 +171,27 @@ export function encodePayload(p: Payload | Bundle): Encoded {
   return { kind: Kind.JSON, parts: [bytes], length: bytes.length };
 }
 
+const sending: Encoded = { kind: Kind.VOID, parts: [EMPTY], length: 0 };
+
+/**
+ * encodePayload for a send that hands the encoding on at once: a typed array's is one shared
+ * object (no allocation per message), valid until the next call or sent(). Transport.send reads
+ * it during the call only (it copies it to a ring or socket, or into the chunks it queues).
+ */
+export function encodeForSend(p: Payload | Bundle): Encoded {
+  if (!isTypedArray(p)) return encodePayload(p);
+  const bytes = bytesOf(p);
+  sending.kind = Kind.TYPED + dtypeOf(p);
+  sending.parts[0] = bytes;
+  sending.length = bytes.length;
+  return sending;
+}
+
+/** The send that used `e` returned: the shared encoding lets go of the caller's array. */
+export function sent(e: Encoded): void {
+  if (e === sending) sending.parts[0] = EMPTY;
+}
+
 /** Decodes a body. `body` must be owned by the caller (views into it are handed out). */
 export function decodePayload(kind: number, body: Uint8Array): Payload | Bundle {
   if (kind === Kind.VOID) return undefined;
@@ -216,16 +237,19 @@ export function writeHeader(b: Uint8Array, h: FrameHead, bodyLen: number, kind: 
 }
 
 function readHeader(b: Uint8Array, at: number): Header {
-  return {
-    bodyLen: getU32(b, at),
-    type: b[at + 4]!,
-    kind: b[at + 5]!,
-    flags: b[at + 6]! | (b[at + 7]! << 8),
-    ctx: getU32(b, at + 8),
-    src: getI32(b, at + 12),
-    tag: getI32(b, at + 16),
-    seq: getU32(b, at + 20),
-  };
+  return readHeaderInto({ bodyLen: 0, type: 0, kind: 0, flags: 0, ctx: 0, src: 0, tag: 0, seq: 0 }, b, at);
+}
+
+function readHeaderInto(h: Header, b: Uint8Array, at: number): Header {
+  h.bodyLen = getU32(b, at);
+  h.type = b[at + 4]!;
+  h.kind = b[at + 5]!;
+  h.flags = b[at + 6]! | (b[at + 7]! << 8);
+  h.ctx = getU32(b, at + 8);
+  h.src = getI32(b, at + 12);
+  h.tag = getI32(b, at + 16);
+  h.seq = getU32(b, at + 20);
+  return h;
 }
 
 /**
@@ -282,9 +306,18 @@ export function concat(parts: Uint8Array[], length?: number): Uint8Array {
 export const CLAIM_BYTES = 4096;
 
 /**
+ * Takes a whole small frame straight from the chunk it lies in: `h` is the parser's scratch header
+ * and the body is chunk[at, at + h.bodyLen); both are valid only during the call. True if it took
+ * the frame (it must then not reach onFrame), false to have it parsed as usual.
+ */
+export type DirectTake = (h: Header, chunk: Uint8Array, at: number) => boolean;
+
+/**
  * Incremental frame reader: push socket chunks in, get (header, body) out. Bodies are fresh
  * buffers owned by the receiver, or, for a body of CLAIM_BYTES or more, the buffer `claim`
- * returns for its header (a waiting receive's own memory), so a large body is copied once.
+ * returns for its header (a waiting receive's own memory), so a large body is copied once. A
+ * smaller frame that lies whole in one chunk is first offered to `direct`, which may copy its body
+ * where it goes with no header or body object made (a ring's 8 B message into a waiting receive).
  */
 export class FrameParser {
   private readonly hdr = new Uint8Array(HEADER_BYTES);
@@ -292,10 +325,12 @@ export class FrameParser {
   private cur: Header | undefined;
   private body: Uint8Array = EMPTY;
   private bodyFill = 0;
+  private readonly scratch: Header = { bodyLen: 0, type: 0, kind: 0, flags: 0, ctx: 0, src: 0, tag: 0, seq: 0 };
 
   constructor(
     private readonly onFrame: (h: Header, body: Uint8Array) => void,
     private readonly claim?: (h: Header) => Uint8Array | undefined,
+    private readonly direct?: DirectTake,
   ) {}
 
   /** Whether a frame is partly read (its header or body incomplete). */
@@ -337,6 +372,14 @@ export class FrameParser {
       if (!this.cur) {
         let h: Header;
         if (this.hdrFill === 0 && n - off >= HEADER_BYTES) {
+          if (this.direct) {
+            const s = readHeaderInto(this.scratch, chunk, off);
+            const len = s.bodyLen;
+            if (len < CLAIM_BYTES && n - off - HEADER_BYTES >= len && this.direct(s, chunk, off + HEADER_BYTES)) {
+              off += HEADER_BYTES + len;
+              continue;
+            }
+          }
           h = readHeader(chunk, off);
           off += HEADER_BYTES;
         } else {

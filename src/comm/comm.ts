@@ -20,6 +20,7 @@ import type { Channel } from "./collectives.ts";
 import {
   type Bundle,
   FLAG_COLL,
+  type FrameHead,
   FrameType,
   type Header,
   Kind,
@@ -28,10 +29,11 @@ import {
   decodePayload,
   dtypeOf,
   isTypedArray,
-  encodePayload,
+  encodeForSend,
+  sent,
 } from "./codec.ts";
 import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportClosedError } from "./errors.ts";
-import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, landIn } from "./matching.ts";
+import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, type Posted, landIn } from "./matching.ts";
 import { type Op, type Reducible, checkOp, checkReducible } from "./reduce.ts";
 import { CallOp, cfgStep } from "./cfg.ts";
 import { enter, leave, timed } from "./timing.ts";
@@ -69,6 +71,29 @@ function message<T extends Payload>(m: Envelope): Message<T> {
   return { data: m.data as T, source: m.src, tag: m.tag };
 }
 
+/**
+ * A receive that waits: the matcher's entry and its promise's settlers in one object (no closure
+ * per call), ending the call's comm-time interval when it settles.
+ */
+class WaitingRecv implements Posted {
+  readonly seq = 0;
+  ok!: (m: Message<never>) => void;
+  fail!: (e: unknown) => void;
+  constructor(
+    public src: number,
+    readonly tag: number,
+    readonly into: TypedArray | undefined,
+  ) {}
+  resolve(data: Payload | Bundle, src: number, tag: number): void {
+    leave();
+    this.ok({ data: data as never, source: src, tag });
+  }
+  reject(e: Error): void {
+    leave();
+    this.fail(e);
+  }
+}
+
 interface BaseInit {
   ctx: number;
   /** This process's rank in `local`. */
@@ -99,6 +124,8 @@ export abstract class BaseComm implements Receiver {
   private watched: Uint8Array;
   /** Called once per member that fails (not one that exits cleanly); the adaptation layer revokes the world on it. */
   onMemberFailed: ((e: PeerFailedError) => void) | undefined;
+  /** The header fields of this communicator's frames, filled in per send (rawSend). */
+  private readonly head: FrameHead;
 
   protected constructor(
     readonly transport: Transport,
@@ -109,6 +136,7 @@ export abstract class BaseComm implements Receiver {
     if (local[init.rank]?.id !== transport.id) throw new CommUsageError(`${init.name}: rank ${init.rank} is not this process`);
     this.ctx = init.ctx;
     this.rank = init.rank;
+    this.head = { type: FrameType.DATA, flags: 0, ctx: init.ctx, src: init.rank, tag: 0, seq: 0 };
     this.name = init.name;
     this.peers = peers;
     peers.forEach((c, i) => this.rankOf.set(c.id, i));
@@ -187,22 +215,15 @@ export abstract class BaseComm implements Receiver {
       }
       this.canWait(source);
       // One promise, settled by the matcher itself: the caller resumes one microtask after the arrival.
-      return new Promise<Message<T>>((resolve, reject) =>
-        this.p2p.add({
-          src: source,
-          tag,
-          seq: 0,
-          into,
-          resolve: (x) => {
-            leave();
-            resolve(message<T>(x));
-          },
-          reject: (e) => {
-            leave();
-            reject(e);
-          },
-        }),
-      );
+      const w = new WaitingRecv(source, tag, into);
+      const p = new Promise<Message<T>>((ok, fail) => {
+        w.ok = ok as (m: Message<never>) => void;
+        w.fail = fail;
+      });
+      this.p2p.add(w);
+      // A message already in a ring (written while nothing here polled) is taken now, not a turn later.
+      this.transport.pollRings();
+      return p;
     } catch (e) {
       leave();
       return Promise.reject(e);
@@ -231,7 +252,14 @@ export abstract class BaseComm implements Receiver {
   protected rawSend(dest: number, data: Payload | Bundle, tag: number, seq: number, flags: number): Promise<void> {
     const d = this.gone.get(dest);
     if (d) return Promise.reject(d);
-    const p = this.transport.send(this.peers[dest]!, { type: FrameType.DATA, flags, ctx: this.ctx, src: this.rank, tag, seq }, encodePayload(data));
+    // The transport reads the head and the encoding during the call only: no objects per message.
+    const head = this.head;
+    head.flags = flags;
+    head.tag = tag;
+    head.seq = seq;
+    const e = encodeForSend(data);
+    const p = this.transport.send(this.peers[dest]!, head, e);
+    sent(e);
     return p === RESOLVED ? p : p.catch((e: unknown) => Promise.reject(this.translate(e)));
   }
 
@@ -259,6 +287,11 @@ export abstract class BaseComm implements Receiver {
   claim(h: Header): Uint8Array | undefined {
     if ((h.flags & FLAG_COLL) !== 0 || h.kind < Kind.TYPED) return undefined;
     return this.p2p.claim(h.src, h.tag, h.seq, h.bodyLen, (into) => dtypeOf(into) === h.kind - Kind.TYPED);
+  }
+
+  /** A small point-to-point frame in a ring: copied straight into the waiting receive's buffer if it has one that fits. */
+  direct(h: Header, chunk: Uint8Array, at: number): boolean {
+    return (h.flags & FLAG_COLL) === 0 && this.p2p.deliverBytes(h.src, h.tag, h.seq, h.kind, chunk, at, h.bodyLen);
   }
 
   deliver(h: Header, body: Uint8Array): void {

@@ -6,7 +6,16 @@
  * Arrivals go to the oldest matching posted receive; receives take the oldest matching queued
  * message. Since a sender uses one connection per peer, this keeps order per (source, communicator).
  */
-import { type Bundle, type Payload, type TypedArray, isTypedArray } from "./codec.ts";
+import { type Bundle, DTYPES, Kind, type Payload, type TypedArray, isTypedArray } from "./codec.ts";
+
+/** The payload kind of a Uint8Array (its bytes are the message as it is). */
+const KIND_BYTES = Kind.TYPED + DTYPES.indexOf(Uint8Array as never);
+/** Bodies up to this size are landed in another dtype's buffer through the staging views below. */
+const STAGE_BYTES = 4096;
+const stage = new ArrayBuffer(STAGE_BYTES);
+const stageBytes = new Uint8Array(stage);
+/** One view of the staging buffer per dtype (by wire number): bytes in, elements out, no allocation. */
+const stageViews = DTYPES.map((C) => new (C as unknown as new (b: ArrayBuffer) => TypedArray)(stage));
 
 export const ANY_SOURCE = -1;
 export const ANY_TAG = -1;
@@ -18,14 +27,18 @@ export interface Envelope {
   data: Payload | Bundle;
 }
 
-/** A posted receive: what it takes, and whom to tell (called once, synchronously, by the matcher). */
+/**
+ * A posted receive: what it takes, and whom to tell (called once, synchronously, by the matcher).
+ * `resolve` gets the message's fields, not an envelope: a message matched straight from a ring
+ * frame never has one.
+ */
 export interface Posted {
   src: number;
   tag: number;
   seq: number;
   /** The caller's buffer for the message, used when the message is a typed array of its type and length. */
   into?: TypedArray;
-  resolve(m: Envelope): void;
+  resolve(data: Payload | Bundle, src: number, tag: number): void;
   reject(e: Error): void;
 }
 
@@ -41,6 +54,11 @@ function removeAt<T>(q: T[], i: number): T {
 
 function matches(src: number, tag: number, seq: number, m: { src: number; tag: number; seq: number }): boolean {
   return (src === ANY_SOURCE || src === m.src) && (tag === ANY_TAG || tag === m.tag) && seq === m.seq;
+}
+
+/** Whether a posted receive (src, tag, seq) takes a message from `src` with `tag` and `seq`. */
+function takes(p: Posted, src: number, tag: number, seq: number): boolean {
+  return (p.src === ANY_SOURCE || p.src === src) && (p.tag === ANY_TAG || p.tag === tag) && p.seq === seq;
 }
 
 /**
@@ -73,11 +91,47 @@ export class Matcher {
       if (matches(p.src, p.tag, p.seq, m)) {
         removeAt(posted, i);
         this.keepAlive?.release();
-        p.resolve(landIn(m, p.into));
+        const d = landIn(m, p.into).data;
+        p.resolve(d, m.src, m.tag);
         return;
       }
     }
     this.unexpected.push(m);
+  }
+
+  /**
+   * A message whose body is `chunk[at, at + len)` (valid only during the call, e.g. a ring's
+   * memory), of payload kind `kind`: if the oldest receive it matches waits with a typed array of the
+   * message's dtype (its own class, not a subclass, as landIn) and of exactly `len` bytes (up to
+   * 4 KiB unless it is a Uint8Array), the bytes are copied into it and it is settled;
+   * true then. False (nothing done) otherwise: the caller decodes the message and deliver()s it,
+   * which finds the same receive, or queues it.
+   */
+  deliverBytes(src: number, tag: number, seq: number, kind: number, chunk: Uint8Array, at: number, len: number): boolean {
+    const posted = this.posted;
+    for (let i = 0; i < posted.length; i++) {
+      const p = posted[i]!;
+      if (!takes(p, src, tag, seq)) continue;
+      const into = p.into;
+      if (into === undefined || into.byteLength !== len || into.constructor !== DTYPES[kind - Kind.TYPED]) return false;
+      if (kind !== KIND_BYTES && len > STAGE_BYTES) return false;
+      removeAt(posted, i);
+      this.keepAlive?.release();
+      if (kind === KIND_BYTES) {
+        const bytes = into as Uint8Array;
+        if (len <= 16) for (let k = 0; k < len; k++) bytes[k] = chunk[at + k]!; // a native set() costs more
+        else bytes.set(chunk.subarray(at, at + len));
+      } else {
+        // Another dtype: its bytes through the staging buffer, then element by element (as landIn copies).
+        for (let k = 0; k < len; k++) stageBytes[k] = chunk[at + k]!;
+        const from = stageViews[kind - Kind.TYPED] as Uint8Array;
+        const to = into as Uint8Array;
+        for (let k = 0, n = into.length; k < n; k++) to[k] = from[k]!;
+      }
+      p.resolve(into, src, tag);
+      return true;
+    }
+    return false;
   }
 
   /** The oldest queued message matching, removed from the queue; undefined if none. */
@@ -117,7 +171,7 @@ export class Matcher {
     if (!p) return false;
     this.claimed.delete(body);
     this.keepAlive?.release();
-    p.resolve({ src, tag, seq, data: p.into });
+    p.resolve(p.into, src, tag);
     return true;
   }
 
@@ -132,7 +186,9 @@ export class Matcher {
 
   /** Waits for the next matching arrival. Call `take` first: this does not look at the queue. */
   post(src: number, tag: number, seq: number, into?: TypedArray): Promise<Envelope> {
-    return new Promise<Envelope>((resolve, reject) => this.add({ src, tag, seq, into, resolve, reject }));
+    return new Promise<Envelope>((resolve, reject) =>
+      this.add({ src, tag, seq, into, resolve: (data, s, t) => resolve({ src: s, tag: t, seq, data }), reject }),
+    );
   }
 
   /** Take the next matching message, or wait for one. */

@@ -27,6 +27,8 @@ export interface RingHost {
   deliver(h: Header, body: Uint8Array, from: string): void;
   /** A buffer to read that frame's body into, if its receiver has one. */
   claim(h: Header, from: string): Uint8Array | undefined;
+  /** A small DATA frame straight from the ring (FrameParser's DirectTake): true if its receiver took it. */
+  direct(h: Header, chunk: Uint8Array, at: number): boolean;
   /** The peer's state as the transport knows it. */
   state(peer: string): "up" | "exited" | "failed";
   /** True while something waits on the network (a receive, a write): keep polling. */
@@ -308,6 +310,12 @@ export class RingLinks {
     return true;
   }
 
+  /** Reads every ring once (a receive about to wait: what came while nothing polled is taken at once). */
+  poll(): void {
+    const list = this.list;
+    for (let i = 0; i < list.length; i++) this.pumpIn(list[i]!);
+  }
+
   /** Reads what the peer wrote to its ring so far (before its BYE or its death counts). */
   drain(peer: string): void {
     const p = this.pairs.get(peer);
@@ -352,6 +360,8 @@ export class RingLinks {
         if (this.host.state(peer) !== "failed") this.host.deliver(h, b, peer);
       },
       (h) => (h.type === FrameType.DATA && this.host.state(peer) === "up" ? this.host.claim(h, peer) : undefined),
+      // Same checks as above: anything unusual goes the long way, which reports it.
+      (h, chunk, at) => h.type === FrameType.DATA && this.host.state(peer) === "up" && this.host.direct(h, chunk, at),
     ));
     p.take = (ring, start, end) => parser.push(ring, start, end);
     this.pumpIn(p);

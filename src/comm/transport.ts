@@ -49,6 +49,8 @@ export interface Receiver {
   deliver(h: Header, body: Uint8Array, from: string): void;
   /** A buffer of h.bodyLen bytes to read the frame's body into (then passed to deliver), if it has one. */
   claim?(h: Header): Uint8Array | undefined;
+  /** A small frame whose body is chunk[at, at + h.bodyLen), valid during the call only: true if it took it (no deliver then). */
+  direct?(h: Header, chunk: Uint8Array, at: number): boolean;
   peerDown(peer: string, reason: string, exited: boolean): void;
   transportClosed(): void;
 }
@@ -210,6 +212,7 @@ export class Transport implements KeepAlive {
         fail: (peer, reason) => this.fail(this.peerOf(peer), reason),
         deliver: (h, body, from) => this.route(h, body, from),
         claim: (h) => this.receivers.get(h.ctx)?.claim?.(h),
+        direct: (h, chunk, at) => this.receivers.get(h.ctx)?.direct?.(h, chunk, at) ?? false,
         state: (peer) => this.peers.get(peer)?.state ?? "failed",
         waiting: () => this.holds > 0,
         parked: () => {
@@ -245,6 +248,11 @@ export class Transport implements KeepAlive {
 
   release(): void {
     if (--this.holds === 0) this.keepAlive(false);
+  }
+
+  /** Reads what the peers on this node wrote to their rings so far (a receive that is about to wait looks first). */
+  pollRings(): void {
+    this.rings.poll();
   }
 
   /**

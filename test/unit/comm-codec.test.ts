@@ -150,6 +150,25 @@ describe("bundles and frames", () => {
     }
   });
 
+  test("a small frame whole in its chunk is offered to `direct` first: taken ones skip onFrame, split ones are never offered", () => {
+    const bytes = concat(Array.from({ length: 10 }, (_, i) => concat(frameChunks({ ...HEAD, tag: i }, encodePayload(new Uint8Array(8).fill(i))))));
+    for (const step of [bytes.length, 1, 23, 32, 33]) {
+      const order: string[] = [];
+      const parser = new FrameParser(
+        (h, body) => order.push(`frame ${h.tag} ${body[0]}`),
+        undefined,
+        (h, chunk, at) => {
+          if (h.tag % 2 === 1) return false; // declined: parsed as usual
+          order.push(`direct ${h.tag} ${chunk[at]} ${h.bodyLen}`);
+          return true;
+        },
+      );
+      for (let off = 0; off < bytes.length; off += step) parser.push(bytes.subarray(off, off + step));
+      const whole = (i: number) => Math.floor((i * 32) / step) === Math.floor((i * 32 + 31) / step); // frame i in one chunk
+      expect(order).toEqual(Array.from({ length: 10 }, (_, i) => (i % 2 === 0 && whole(i) ? `direct ${i} ${i} 8` : `frame ${i} ${i}`)));
+    }
+  });
+
   test("a body that is not whole elements is a protocol error", () => {
     expect(() => decodePayload(16 + DTYPES.indexOf(Float64Array as never), new Uint8Array(12))).toThrow();
     expect(() => decodePayload(250, new Uint8Array(1))).toThrow();

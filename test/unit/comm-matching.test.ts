@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { DTYPES, Kind } from "../../src/comm/codec.ts";
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher } from "../../src/comm/matching.ts";
 
 const msg = (src: number, tag: number, data: unknown, seq = 0): Envelope => ({ src, tag, seq, data: data as never });
@@ -72,4 +73,36 @@ test("rejectWhere fails only the selected receives; keep-alive is held while any
   m.deliver(msg(2, 0, "ok"));
   expect((await b).data).toBe("ok");
   expect(held).toBe(0);
+});
+
+test("bytes from a ring land in the oldest matching receive's typed array of their dtype and length; anything else is left to deliver", async () => {
+  const KIND_U8 = Kind.TYPED + DTYPES.indexOf(Uint8Array as never);
+  const ring = new Uint8Array([9, 9, 1, 2, 3, 4, 9]);
+  const m = new Matcher();
+  const f64 = new Float64Array(1);
+  const wrongSize = m.post(0, 1, 0, new Uint8Array(3));
+  const byteInto = new Uint8Array(4);
+  const fits = m.post(ANY_SOURCE, 2, 0, byteInto);
+  const other = m.post(0, 3, 0, f64);
+  expect(m.deliverBytes(0, 1, 0, KIND_U8, ring, 2, 4)).toBe(false); // its oldest receive's buffer has another size
+  expect(m.deliverBytes(0, 3, 0, KIND_U8, ring, 2, 8)).toBe(false); // bytes for a Float64Array
+  expect(m.deliverBytes(0, 2, 0, KIND_U8 + 1, ring, 2, 4)).toBe(false); // not bytes on the wire
+  expect(m.deliverBytes(0, 9, 0, KIND_U8, ring, 2, 4)).toBe(false); // no receive: it must be queued by deliver
+  expect(m.pending).toBe(3);
+  expect(m.deliverBytes(5, 2, 0, KIND_U8, ring, 2, 4)).toBe(true);
+  ring.fill(0); // the ring's memory is reused at once: the receive holds its own copy
+  const got = await fits;
+  expect(got.data).toBe(byteInto);
+  expect([...byteInto]).toEqual([1, 2, 3, 4]);
+  expect([got.src, got.tag]).toEqual([5, 2]);
+  expect(m.pending).toBe(2);
+  // Another dtype lands too, element by element (the ring's bytes need not be aligned for it).
+  const KIND_F64 = Kind.TYPED + DTYPES.indexOf(Float64Array as never);
+  const odd = new Uint8Array(11);
+  odd.set(new Uint8Array(new Float64Array([2.5]).buffer), 3);
+  expect(m.deliverBytes(0, 3, 0, KIND_F64, odd, 3, 8)).toBe(true);
+  expect((await other).data).toBe(f64);
+  expect(f64[0]).toBe(2.5);
+  m.rejectWhere(() => true, () => new Error("done"));
+  await expect(wrongSize).rejects.toThrow("done");
 });
