@@ -377,7 +377,7 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   const rejected: Rejection[] = [];
   const touched = new Set<number>();
   const usable = (nodes: readonly string[], excluded?: readonly string[], shares?: readonly NodeShare[]): string | undefined => {
-    if (new Set(nodes).size !== nodes.length) return "a node is named twice";
+    if (namedTwice(nodes)) return "a node is named twice";
     if (shares && shares.length !== nodes.length) return `${shares.length} shares for ${nodes.length} nodes`;
     for (let i = 0; i < nodes.length; i++) {
       const name = nodes[i]!;
@@ -429,6 +429,16 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   return { accepted: { ...plan, spawns, starts, resizes }, rejected };
 }
 
+/** Whether a name appears twice (a pass checks every start and grow: a short list needs no Set). */
+function namedTwice(names: readonly string[]): boolean {
+  if (names.length > 16) return new Set(names).size !== names.length;
+  for (let i = 1; i < names.length; i++) for (let k = 0; k < i; k++) if (names[i] === names[k]) return true;
+  return false;
+}
+
+/** The cores or GPUs held on a whole node: none (never written: `Claims.claim` replaces it first). */
+const NO_HOLDS: Map<number, number | undefined> = new Map();
+
 /** What the nodes hold now and what the plan's accepted items have claimed on them so far. */
 class Claims {
   private readonly used = new Map<string, { cores: Map<number, number | undefined>; gpus: Map<number, number | undefined>; memMiB: number; shares: number; whole: boolean }>();
@@ -438,7 +448,9 @@ class Claims {
   private of(name: string, n: PlanNodeState) {
     let u = this.used.get(name);
     if (!u) {
-      u = { cores: new Map(), gpus: new Map(), memMiB: 0, shares: 0, whole: n.jobId !== undefined };
+      // A whole node (no resources, no shares) needs no maps of its cores and GPUs: `claim` makes them if a share comes.
+      const shared = n.resources !== undefined || n.shares !== undefined;
+      u = { cores: shared ? new Map() : NO_HOLDS, gpus: shared ? new Map() : NO_HOLDS, memMiB: 0, shares: 0, whole: n.jobId !== undefined };
       for (const [jobId, s] of n.shares ?? []) {
         for (const c of s.cores) u.cores.set(c, jobId);
         for (const g of s.gpus) u.gpus.set(g, jobId);
@@ -490,6 +502,7 @@ class Claims {
       u.whole = true;
       return;
     }
+    if (u.cores === NO_HOLDS) [u.cores, u.gpus] = [new Map(), new Map()];
     for (const c of share.cores) u.cores.set(c, undefined);
     for (const g of share.gpus) u.gpus.set(g, undefined);
     u.memMiB += share.memMiB;

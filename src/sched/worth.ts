@@ -27,15 +27,7 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
   const n = job.nodes;
   const phase = job.mtct ?? spmdPhase(job.samples, now, config.window);
   if (phase && phase.count >= config.minSamples && Number.isFinite(phase.average)) {
-    const k = phase.average;
-    const count = phase.count;
-    // The source is text for a reason, written only when a decision is: a pass prices many jobs and decides few.
-    return {
-      ratio: (m) => timeRatio(n, m, k),
-      get source() {
-        return `MTCT ${k.toFixed(3)} at ${n} nodes (${count} samples)`;
-      },
-    };
+    return new MtctSpeed(n, phase.average, phase.count);
   }
   const fit = profileModel(job.profile ?? []);
   if (fit) {
@@ -48,6 +40,27 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
     if (at > 0 && Number.isFinite(at)) return { ratio: (m) => Math.max(1e-9, runtime(model, m)) / at, source: "declared runtime model" };
   }
   return undefined;
+}
+
+/**
+ * Amdahl by the MTCT `k` measured at n nodes. A class, not an object with a getter: a pass prices
+ * every running job, and an object literal with an accessor is slow to build. The source is text
+ * for a reason, written only when a decision is: a pass prices many jobs and decides few.
+ */
+class MtctSpeed implements Speed {
+  constructor(
+    private readonly n: number,
+    private readonly k: number,
+    private readonly count: number,
+  ) {}
+
+  ratio(m: number): number {
+    return timeRatio(this.n, m, this.k);
+  }
+
+  get source(): string {
+    return `MTCT ${this.k.toFixed(3)} at ${this.n} nodes (${this.count} samples)`;
+  }
 }
 
 /** T(p) = a + c/p through the newest point and the newest one at another size; undefined if it does not scale. */

@@ -12,16 +12,19 @@ export class Heap<T> {
     return this.items[0];
   }
 
+  // Sifting moves a hole and writes the item once where it lands (no swaps: a destructuring swap
+  // builds an array each time, and the simulator's event queue sifts on every event).
   push(x: T): void {
     const a = this.items;
+    let c = a.length;
     a.push(x);
-    let c = a.length - 1;
     while (c > 0) {
       const p = (c - 1) >> 1;
-      if (!this.before(a[c]!, a[p]!)) break;
-      [a[c], a[p]] = [a[p]!, a[c]!];
+      if (!this.before(x, a[p]!)) break;
+      a[c] = a[p]!;
       c = p;
     }
+    a[c] = x;
   }
 
   pop(): T | undefined {
@@ -29,18 +32,23 @@ export class Heap<T> {
     const top = a[0];
     const last = a.pop();
     if (a.length > 0 && last !== undefined) {
-      a[0] = last;
+      const n = a.length;
       let c = 0;
       for (;;) {
         const l = 2 * c + 1;
         const r = l + 1;
         let m = c;
-        if (l < a.length && this.before(a[l]!, a[m]!)) m = l;
-        if (r < a.length && this.before(a[r]!, a[m]!)) m = r;
+        let mv = last;
+        if (l < n && this.before(a[l]!, mv)) {
+          m = l;
+          mv = a[l]!;
+        }
+        if (r < n && this.before(a[r]!, mv)) m = r;
         if (m === c) break;
-        [a[c], a[m]] = [a[m]!, a[c]!];
+        a[c] = a[m]!;
         c = m;
       }
+      a[c] = last;
     }
     return top;
   }

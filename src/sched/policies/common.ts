@@ -44,9 +44,22 @@ export function rigid(job: PendingJob): PendingJob {
   return v;
 }
 
+const rigidQueues = new WeakMap<readonly PendingJob[], readonly PendingJob[]>();
+
+/**
+ * The queue with every job rigid, kept per queue array: the simulator hands the same array to
+ * every pass until the queue changes, so a pass where no job arrived or started maps nothing.
+ * (Queues are never changed in place: a new queue is a new array.)
+ */
+function rigidQueue(q: readonly PendingJob[]): readonly PendingJob[] {
+  let r = rigidQueues.get(q);
+  if (!r) rigidQueues.set(q, (r = q.map(rigid)));
+  return r;
+}
+
 /** The batch pass: on node counts, or on the nodes' resources in resource mode (`input.vectors`). */
 export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOptions = {}): BatchCountsPlan {
-  const pending = opts.rigid ? q.map(rigid) : q;
+  const pending = opts.rigid ? rigidQueue(q) : q;
   if (input.vectors) return input.vectors.batch(input, pending, opts);
   return planBatchCounts({
     now: input.now,
