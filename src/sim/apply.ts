@@ -53,11 +53,14 @@ function beginResize(z: PlanResize, x: Replay): void {
   const now = x.now;
   const r = x.cluster.jobs.get(z.jobId)!;
   x.cluster.priority?.chargeTo(r, now);
-  if (z.to > r.n) {
+  // A grow (and a move's swap: the same size, its last nodes for others) holds the added nodes from
+  // now; what a shrink or a swap gives back stays the job's until the commit.
+  if (z.added.length > 0) {
     x.cluster.take(z.added, r.job.id, z.shares);
     r.names = [...r.names, ...z.added];
     if (r.shares && z.shares) r.shares = [...r.shares, ...z.shares];
-  } else r.removing = z.removed;
+  }
+  if (z.removed.length > 0) r.removing = z.removed;
   r.limitRatio = z.limit.ratio;
   r.adaptAt = now;
   r.adaptFrom = r.n;
@@ -69,10 +72,9 @@ function beginResize(z: PlanResize, x: Replay): void {
   r.costCount++;
   r.peak = Math.max(r.peak, z.to);
   r.adaptTo = z.to;
-  if (z.then) {
-    r.moveBack = z.then;
-    if (x.hosts) x.hosts.moves++;
-  }
+  // A move's first step (its shrink, or its swap) counts it; its grow back does not.
+  if (z.rule === "move" && z.to <= r.n && x.hosts) x.hosts.moves++;
+  if (z.then) r.moveBack = z.then;
   if (cost === 0) {
     commitResize(r, now, x);
     return;
@@ -91,10 +93,12 @@ export function commitResize(r: JobRun, t: number, x: Replay): void {
   // The limit follows the new size, as the live controller rescales it when the adaptation commits.
   r.limit = limitAfterResize(r, t);
   x.timeline.armLimit(r);
-  if (r.adaptTo < r.n) {
+  if (r.removing.length > 0) {
     if (x.cluster.release(r.removing, r.job.id)) x.check?.voidPromise();
-    r.names = r.names.slice(0, r.adaptTo);
-    r.shares = r.shares?.slice(0, r.adaptTo);
+    const gone = new Set(r.removing);
+    const kept = r.names.map((n) => !gone.has(n));
+    r.names = r.names.filter((_, i) => kept[i]);
+    r.shares = r.shares?.filter((_, i) => kept[i]);
     r.removing = [];
   }
   r.n = r.adaptTo;

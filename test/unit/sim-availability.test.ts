@@ -76,16 +76,23 @@ describe("availability in the replay", () => {
     expect(r.hosts!.takenNotFree).toBe(0);
   });
 
-  test("a job on a node going overloaded moves off it when the gain pays: shrink, grow back onto a free node, full pace after", () => {
+  test("a job whose last node goes overloaded swaps it for a free one in one adaptation when the gain pays, full pace after", () => {
     // 4 nodes; the job runs on n1,n2 for 10,000 s (its limit 20,000 s). At 100 s n2 goes overloaded:
-    // remaining 19,900 s (by its limit) x (1 - 0.5 / 1) gained > 2 x 10 s: shrink to n1 (5 s), grow
-    // back onto n3 (5 s), then 9,900 s.
+    // remaining 19,900 s (by its limit) x (1 - 0.5 / 1) gained > 10 s: n2 for n3 in one swap (5 s), then 9,900 s.
     const r = run([elastic(1, 0, 2, 10_000, 20_000)], 4, parseAvailability("100 2 overloaded", 4));
     expect(r.hosts!.moves).toBe(1);
     expect(r.hosts!.declined).toBe(0);
+    expect(r.jobs[0]!.resizes).toBe(1);
+    expect([r.jobs[0]!.end, r.jobs[0]!.killed]).toEqual([10_005, false]);
+    expect(metrics(r).moves).toBe(1);
+  });
+
+  test("a job whose middle node goes overloaded moves off it: shrink, grow back onto a free node, full pace after", () => {
+    // 5 nodes; the job runs on n1,n2,n3. At 100 s n2 goes overloaded: shrink to n1 (5 s), grow back onto n3, n4 (5 s).
+    const r = run([elastic(1, 0, 3, 10_000, 20_000)], 5, parseAvailability("100 2 overloaded", 5));
+    expect(r.hosts!.moves).toBe(1);
     expect(r.jobs[0]!.resizes).toBe(2);
     expect([r.jobs[0]!.end, r.jobs[0]!.killed]).toEqual([10_010, false]);
-    expect(metrics(r).moves).toBe(1);
   });
 
   test("and stays when the gain does not pay, running at the overloaded node's pace (held to its limit, as live)", () => {
