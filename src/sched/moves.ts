@@ -27,6 +27,7 @@
 import { shouldVacate, takesNewWork, type HostState } from "../domain/host-state.ts";
 import { compareNames } from "./batch.ts";
 import { remainingTime } from "./elastic.ts";
+import { limitRatio } from "./limits.ts";
 import { remap, swap } from "./remap.ts";
 import { isValidSize } from "./sizes.ts";
 import type { ClusterNode } from "./types.ts";
@@ -166,5 +167,6 @@ function weigh(s: Snapshot, job: SnapshotJob, loaded: readonly string[], free: r
   const cost = perAdapt;
   const numbers = `no node to go to (${free.length} free, ${loaded.length} needed); shrinking to ${first}: remaining ${fmt(remaining)} s × (1 − ${nowWhat}speed ${fmt(now)} / ${fmt(later)} at ${first}/${n} of the nodes) = ${fmt(gain)} s gained ${gain > cost ? ">" : "≤"} cost ${costWhat} = ${fmt(cost)} s`;
   if (!(gain > cost)) return `the move would cost more than it gains: ${numbers}`;
-  return { ...shrinkStep, reason: `${numbers}; grows back when nodes are free` };
+  // It runs smaller until the policy grows it back: its limit follows, as after any shrink of the scheduler's.
+  return { ...shrinkStep, reason: `${numbers}; grows back when nodes are free`, limit: limitRatio(job, first) };
 }

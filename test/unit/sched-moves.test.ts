@@ -85,6 +85,8 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     const plan = makePlan(snap({ nodes, running: [running(7, ["n1", "n2", "n3", "n4"])] }));
     expect(plan.resizes.map((r) => [r.rule, r.from, r.to, r.removed, r.then])).toEqual([["move", 4, 3, ["n4"], undefined]]);
     expect(plan.resizes[0]!.reason).toContain("no node to go to");
+    // It runs on 3 of its 4 nodes until grown back: its limit follows as after a scheduler's shrink (at most 4/3).
+    expect(plan.resizes[0]!.limit.ratio).toBeCloseTo(4 / 3);
     const held = makePlan(snap({ nodes, running: [running(7, ["n1", "n2", "n3", "n4"], { minNodes: 4 })] }));
     expect(held.resizes).toEqual([]);
     expect(held.declined![0]!.reason).toContain("below its minimum 4");
