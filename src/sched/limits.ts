@@ -113,6 +113,15 @@ export function rescaleLimit(r: Rescale): number {
 }
 
 /**
+ * How far a measured slowdown may exceed the limit's ratio and still count as the same: iteration
+ * times taken a few windows apart on a shared machine differ by a few percent, and a job whose end
+ * is known only by its limit (every live job) sits exactly at it, so an efficient job measured
+ * 1 % worse than linear would otherwise never be shrunk (ebb.test's give-back, refused at
+ * "predicted 889 s left ... would leave 889 s").
+ */
+const MEASUREMENT_NOISE = 0.05;
+
+/**
  * Why shrinking `job` to `to` nodes would make its limit kill it, or undefined if it would not: it
  * is predicted to end within its limit at its size, and not at `to` with the rescaled limit.
  */
@@ -124,7 +133,7 @@ export function shrinkKills(job: JobState, to: number, now: number, config: ErsC
   const lim = limitRatio(job, to);
   const speed = lim.predicted === undefined ? speedOf(job, now, config) : undefined;
   const slower = lim.predicted ?? speed?.ratio(to) ?? job.nodes / to;
-  if (remaining * slower <= left * lim.ratio * (1 + 1e-9) + 1e-6) return undefined;
+  if (remaining * slower <= left * lim.ratio * (1 + MEASUREMENT_NOISE) + 1e-6) return undefined;
   const from = lim.predicted === undefined ? (speed?.source ?? "linear") : lim.source;
   return `shrink ${job.nodes} -> ${to} refused: predicted ${(remaining * slower).toFixed(0)} s left at ${to} nodes (${from}) but its limit would leave ${(left * lim.ratio).toFixed(0)} s`;
 }

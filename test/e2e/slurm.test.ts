@@ -311,7 +311,7 @@ test("the OpenAPI document has the new routes and fields", async () => {
   for (const f of ["array", "dependency", "hold", "begin", "exclude", "nodelist", "error"]) expect(submit[f]).toBeDefined();
   const view = doc.paths["/v1/jobs"].get.responses["200"].content["application/json"].schema.properties.jobs.items.properties;
   for (const f of ["arrayJobId", "arrayTaskId", "arrayLimit", "held", "dependency", "beginTime", "reasonDetail", "user", "submittedBy", "resizes", "error"]) expect(view[f]).toBeDefined();
-  expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["state", "limit", "since", "until", "name", "user", "array", "id", "before"]);
+  expect(doc.paths["/v1/jobs"].get.parameters.map((p: any) => p.name)).toEqual(["state", "limit", "since", "until", "name", "user", "partition", "array", "id", "before"]);
 });
 
 describe("shell completion", () => {

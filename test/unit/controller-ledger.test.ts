@@ -1,5 +1,5 @@
 /**
- * The ledger, the one writer of jobs' rows and allocations: a seeded random run of 1,000 jobs
+ * The ledger, the one writer of jobs' rows and allocations: a seeded random run of 400 jobs
  * through every kind of change (submissions and arrays, holds, starts, grows, shrinks, adaptations,
  * limits, steps, usage, ends), with whole nodes and with shares of nodes (several jobs on one
  * node, each with its cores, memory and GPUs), and after every transaction — every point a SIGKILL
@@ -86,7 +86,10 @@ const submission = (now: number, nodes: number) => ({
   submittedBy: null,
 });
 
-test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the store equals the memory the changes built", () => {
+/** Jobs in the random run: enough for every kind of change many times over (the counts are checked at its end). */
+const JOBS = 400;
+
+test("after every transaction of 400 jobs' lives, the memory rebuilt from the store equals the memory the changes built", () => {
   const path = `/tmp/ebb-ledger-${process.pid}.db`;
   const db = openDb(path);
   const store = new JobStore(db);
@@ -102,14 +105,14 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
   let shared = 0;
   const active = (pred: (j: JobRuntime) => boolean) => [...state.jobs.values()].filter(pred);
   let checks = 0;
-  while (submitted < 1000 || state.jobs.size > 0) {
+  while (submitted < JOBS || state.jobs.size > 0) {
     now += 1 + int(1000);
     const r = next();
     const pending = active((j) => j.row.state === "PENDING");
     const running = active((j) => j.row.state === "RUNNING");
     const adapting = active((j) => j.row.state === "ADAPTING");
     const pick = <T>(xs: T[]) => xs[int(xs.length)]!;
-    if (submitted < 1000 && r < 0.25) {
+    if (submitted < JOBS && r < 0.25) {
       const tasks = next() < 0.2 ? 1 + int(20) : 0;
       const values = { ...submission(now, 1 + int(3)), resources: next() < 0.6 ? { cpusPerTask: 1 + int(2), tasks: 1, exclusive: false } : null };
       ledger.commit((tx) => (tasks ? tx.submitted({ ...values, arrayLimit: null }, Array.from({ length: tasks }, (_, i) => i * 2), `0-${2 * (tasks - 1)}:2`) : tx.submitted(values)));
@@ -149,7 +152,7 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
         tx.state(job, "RUNNING");
         tx.limit(job, job.row.timeLimit + int(120));
       });
-    } else if (state.jobs.size > 0 && (r >= 0.75 || submitted >= 1000)) {
+    } else if (state.jobs.size > 0 && (r >= 0.75 || submitted >= JOBS)) {
       const job = pick([...state.jobs.values()]);
       const final = job.row.state === "PENDING" ? "CANCELLED" : FINAL_STATES[int(FINAL_STATES.length)]!;
       ledger.commit((tx) => tx.ended(job, final, now, final === "COMPLETED" ? 0 : 1, final === "COMPLETED" ? null : "reason"));
@@ -173,9 +176,9 @@ test("after every transaction of 1,000 jobs' lives, the memory rebuilt from the 
     if (JSON.stringify(after) !== JSON.stringify(before)) expect(after).toEqual(before);
     checks++;
   }
-  expect(submitted).toBeGreaterThanOrEqual(1000);
-  expect(checks).toBeGreaterThan(1500);
-  expect(shared).toBeGreaterThan(100);
+  expect(submitted).toBeGreaterThanOrEqual(JOBS);
+  expect(checks).toBeGreaterThan(600);
+  expect(shared).toBeGreaterThan(40);
   // Every job once: ended ones are final in the store, none active, none twice.
   const rows = store.db.$client.query("select id, state from jobs").all() as { id: number; state: string }[];
   expect(new Set(rows.map((x) => x.id)).size).toBe(rows.length);

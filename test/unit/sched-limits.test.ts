@@ -72,6 +72,11 @@ describe("no shrink that the limit would then kill", () => {
     expect(shrinkKills(job(), 2, 40_000, config)).toBeUndefined();
     expect(shrinkKills(job({ profile: superlinear, remaining: 30 }), 2, 40_000, config)).toBeUndefined();
   });
+  test("a job measured a few percent worse than linear is shrunk (measurement noise); 10 % worse is not", () => {
+    const measured = (at2: number) => job({ profile: [{ nodes: 2, iterTime: at2 }, { nodes: 4, iterTime: 30 }] });
+    expect(shrinkKills(measured(61), 2, 40_000, config)).toBeUndefined();
+    expect(shrinkKills(measured(66), 2, 40_000, config)).toMatch(/^shrink 4 -> 2 refused: predicted 132 s left/);
+  });
   test("guardLimits drops such a shrink from any plan and says why", () => {
     const input: PassInput = { now: 40_000, upNodes: 8, idleNodes: 0, running: [job({ profile: superlinear }), job({ id: 2 })], pending: [], config };
     const plan = guardLimits(input, {
