@@ -5,102 +5,55 @@
  * on and off faster than the dwell changes no state and moves nothing; a node a rule says is busy
  * (a site command whose exit status a file controls) takes no new job.
  *
- * As in host-states.test.ts, all agents share this machine, so each node's cpu.other reads its own
- * cgroup, made here; the hog runs in the loaded node's. cpu.other is not smoothed (smoothing 0):
+ * As in host-states.test.ts, each node's cpu.other reads its own cgroup and the hog runs in the
+ * loaded node's (test/support/host-rules.ts). cpu.other is not smoothed (smoothing 0):
  * each sample is the hog's CPU in that interval, so the dwell alone stands between the signal and
  * the state. Needs root and a writable cgroup v2 hierarchy.
  */
 import { afterAll, beforeAll, beforeEach, expect, test } from "bun:test";
-import type { Subprocess } from "bun";
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
-import { cpus, tmpdir } from "node:os";
+import { readFileSync } from "node:fs";
+import { cpus } from "node:os";
 import { join } from "node:path";
-import { ROOT, TestCluster, waitFor } from "../support/cluster.ts";
+import { ROOT, type TestCluster, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
-import { cgroup2Mount } from "../../src/roles/agent/containment.ts";
+import { HostRulesCluster } from "../support/host-rules.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 const NODES = ["node01", "node02", "node03", "node04"];
 /** Seconds the rules must say a state before the node takes it. */
 const DWELL = 5;
-const mount = cgroup2Mount();
-const group = `ebb-test-host-moves-${process.pid}`;
 
+let h: HostRulesCluster;
 let c: TestCluster;
-let hog: Subprocess | undefined;
-let flags: string;
 
 beforeAll(async () => {
-  expect(process.getuid!()).toBe(0);
-  expect(mount).toBeDefined();
-  for (const n of NODES) mkdirSync(join(mount!, group, n), { recursive: true });
-  c = new TestCluster({ agents: NODES.length, controllerArgs: ["--policy", "easy"] });
-  flags = mkdtempSync(join(tmpdir(), "ebb-host-flags-"));
-  chmodSync(flags, 0o755);
-  // Thresholds in share of the machine's CPU: an empty cgroup measures 0; the hog, however little of a loaded machine it gets, more than 0.5 %.
-  const cpu = (n: string) => ({ "cpu.other": { busy: 0.001, overloaded: 0.005, cgroup: `${group}/${n}` } });
-  const busy = (n: string) => ({ "cmd.busy": { run: ["/bin/sh", "-c", `test ! -e ${flags}/${n}.busy`], busy: 1, every: 0.5, timeout: 5 } });
-  const config = {
-    hostStates: { interval: 0.5, smoothing: 0, dwell: DWELL, rules: {} as Record<string, unknown> },
-    nodes: Object.fromEntries(NODES.map((n) => [n, { hostStates: { rules: { ...cpu(n), ...busy(n) } } }])),
-  };
-  writeFileSync(join(c.dir, "agent.json"), JSON.stringify(config));
-  await c.startController();
-  for (const n of NODES) c.startAgent(n, ["--config", join(c.dir, "agent.json")]);
-  await c.waitNodes(NODES.length, "IDLE", 90_000);
+  h = new HostRulesCluster({ nodes: NODES, controllerArgs: ["--policy", "easy"], hostStates: { interval: 0.5, smoothing: 0, dwell: DWELL }, flags: () => ["busy"] });
+  c = h.c;
+  await h.start();
 }, 120_000);
 
 afterAll(async () => {
-  await stopHog();
-  await c?.stop();
-  rmSync(flags, { recursive: true, force: true });
-  for (const d of [...NODES.map((n) => join(group, n)), group])
-    try {
-      rmdirSync(join(mount!, d));
-    } catch {
-      /* not made */
-    }
+  await h?.stop();
 });
 
 beforeEach(async () => {
   await c.waitNodes(NODES.length, "IDLE", 60_000);
-  await waitFor("every node free", async () => Object.values(await hosts()).every((h) => h.state === "free" && h.since !== null), 60_000);
+  await waitFor("every node free", async () => Object.values(await h.hosts()).every((n) => n.state === "free" && n.since !== null), 60_000);
 });
-
-type Host = { state: string; rule: string; inputs: Record<string, number>; since: string | null };
-const hosts = async (): Promise<Record<string, Host>> => {
-  const r = await c.api("GET", "/v1/nodes");
-  expect(r.status).toBe(200);
-  return Object.fromEntries((r.json.nodes as { name: string; host: Host }[]).map((n) => [n.name, n.host]));
-};
-const waitHost = (node: string, state: string) => waitFor(`${node} to be ${state}`, async () => ((await hosts())[node]!.state === state ? (await hosts())[node] : undefined), 90_000);
-
-/** A busy loop that is no ebb job, in `node`'s cgroup: that node's cpu.other. */
-function startHog(node: string): Subprocess {
-  hog = Bun.spawn(["/bin/sh", "-c", "while :; do :; done"], { stdio: ["ignore", "ignore", "ignore"] });
-  writeFileSync(join(mount!, group, node, "cgroup.procs"), String(hog.pid));
-  return hog;
-}
-async function stopHog() {
-  if (!hog) return;
-  hog.kill("SIGKILL");
-  await hog.exited;
-  hog = undefined;
-}
 
 const events = async (id: number, kind: string) => ((await c.job(id)).events as { kind: string; message: string }[]).filter((e) => e.kind === kind);
 
 test("a node a rule says is busy takes no new job; once free, the job starts there", async () => {
-  writeFileSync(join(flags, "node04.busy"), "");
-  expect(await waitHost("node04", "busy")).toMatchObject({ rule: `cmd.busy >= 1 for ${DWELL} s`, inputs: { "cmd.busy": 1 } });
+  h.setFlag("node04", "busy", true);
+  expect(await h.waitHost("node04", "busy")).toMatchObject({ rule: `cmd.busy >= 1 for ${DWELL} s`, inputs: { "cmd.busy": 1 } });
   const there = await c.submit({ argv: ["true"], nodes: 1, nodelist: ["node04"] });
   // A later job that starts shows a pass has weighed the first one since it was submitted.
   const later = await c.submit({ argv: ["true"], nodes: 1 });
   expect((await c.waitJob(later, ["COMPLETED"], 60_000)).allocation).not.toContain("node04");
   expect((await c.job(there)).state).toBe("PENDING");
-  expect((await hosts()).node04!.state).toBe("busy");
-  rmSync(join(flags, "node04.busy"));
+  expect((await h.hosts()).node04!.state).toBe("busy");
+  h.setFlag("node04", "busy", false);
   expect((await c.waitJob(there, ["COMPLETED"], 90_000)).allocation).toEqual(["node04"]);
 }, 240_000);
 
@@ -108,38 +61,38 @@ test("a load switched on and off faster than the dwell changes no state and move
   const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, "--iters", "100000", "--sleep", "20", "--every", "50"], /iteration 50 on 3 ranks/);
   const allocation: string[] = (await c.job(job.id)).allocation;
   const loaded = allocation[allocation.length - 1]!;
-  const before = (await hosts())[loaded]!;
-  const h = startHog(loaded);
+  const before = (await h.hosts())[loaded]!;
+  const hog = h.startHog(loaded);
   // On for 0.5 s, off for 1.5 s: each on-phase is over the threshold, none lasts the dwell. What
   // the agent samples is the group's CPU per interval, read here too (its rule's inputs reach the
   // controller only on a change or every 15 s).
-  const usage = () => Number(/^usage_usec (\d+)$/m.exec(readFileSync(join(mount!, group, loaded, "cpu.stat"), "utf8"))![1]) / 1e6;
+  const usage = () => Number(/^usage_usec (\d+)$/m.exec(readFileSync(join(h.groupDir(loaded), "cpu.stat"), "utf8"))![1]) / 1e6;
   let peak = 0;
   const states = new Set<string>();
   let done = false;
   const watch = (async () => {
     while (!done) {
-      states.add((await hosts())[loaded]!.state);
+      states.add((await h.hosts())[loaded]!.state);
       await Bun.sleep(200);
     }
   })();
   try {
     for (let i = 0; i < 12; i++) {
       const [u0, t0] = [usage(), performance.now()];
-      h.kill("SIGCONT");
+      hog.kill("SIGCONT");
       await Bun.sleep(500);
-      h.kill("SIGSTOP");
+      hog.kill("SIGSTOP");
       peak = Math.max(peak, (usage() - u0) / ((performance.now() - t0) / 1000) / cpus().length);
       await Bun.sleep(1500);
     }
   } finally {
     done = true;
     await watch;
-    await stopHog();
+    await h.stopHog();
   }
   expect(peak).toBeGreaterThan(0.005); // the signal crossed the overloaded threshold
   expect([...states]).toEqual(["free"]);
-  expect((await hosts())[loaded]!.since).toBe(before.since);
+  expect((await h.hosts())[loaded]!.since).toBe(before.since);
   const detail = await c.job(job.id);
   expect(detail.adaptations).toEqual([]);
   expect(await events(job.id, "moved")).toEqual([]);
@@ -159,11 +112,11 @@ test("a CPU hog outside ebb makes a node overloaded within the dwell; an elastic
   const before: string[] = (await c.job(job.id)).allocation;
   const spare = NODES.find((n) => !before.includes(n))!;
   const loaded = before[before.length - 1]!; // its last node: the move is one swap
-  startHog(loaded);
+  h.startHog(loaded);
   try {
-    const h = await waitHost(loaded, "overloaded");
-    expect(h).toMatchObject({ rule: `cpu.other >= 0.005 for ${DWELL} s` });
-    expect(h!.inputs["cpu.other"]).toBeGreaterThan(0.005);
+    const over = await h.waitHost(loaded, "overloaded");
+    expect(over).toMatchObject({ rule: `cpu.other >= 0.005 for ${DWELL} s` });
+    expect(over.inputs["cpu.other"]).toBeGreaterThan(0.005);
     const moved = await waitFor("the move to commit", async () => (await events(job.id, "moved"))[0], 90_000);
     expect(moved.message).toMatch(new RegExp(`^moved off ${loaded} onto ${spare} at 3 nodes in \\d+ ms \\(request to commit\\)$`));
     const detail = await c.job(job.id);
@@ -175,12 +128,12 @@ test("a CPU hog outside ebb makes a node overloaded within the dwell; an elastic
     expect(listed.host).toMatchObject({ state: "overloaded", rule: `cpu.other >= 0.005 for ${DWELL} s` });
     expect(listed.host.inputs["cpu.other"]).toBeGreaterThan(0);
   } finally {
-    await stopHog();
+    await h.stopHog();
   }
   const { out, code } = await job.finished;
   expect(code).toBe(0);
   const got = /checksum=(\w+) heat=(\S+)/.exec(out)!;
   expect([got[1], got[2]]).toEqual([want[1], want[2]]);
   expect(out).toContain("now 3 ranks (was 3)");
-  expect(await waitHost(loaded, "free")).toMatchObject({ rule: "" });
+  expect(await h.waitHost(loaded, "free")).toMatchObject({ rule: "" });
 }, 300_000);
