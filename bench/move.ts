@@ -33,12 +33,13 @@
  * At 3072², 400 iterations: 0.58x, but 1.3 s to commit (the loaded rank, at a 7th of its pace,
  * reaches its probe late).
  */
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
 import { collectStdout, startBenchCluster } from "./cluster.ts";
 import type { Bench, Figure } from "./lib.ts";
 import { cgroup2Mount } from "../src/roles/agent/containment.ts";
+import { rankPids } from "../test/support/cluster.ts";
 
 const JACOBI = new URL("../examples/jacobi.ts", import.meta.url).pathname;
 const CPU_V1 = "/sys/fs/cgroup/cpu";
@@ -53,19 +54,6 @@ const NODE_SHARE = 0.5 / cpus().length;
 /** The rules: sampled every 0.5 s, smoothed over 1 s, held 2 s; others taking 20 % of the node's CPU overload it. */
 const HOST_STATES = { interval: 0.5, smoothing: 1, dwell: 2 };
 const OVERLOADED = 0.2 * NODE_SHARE;
-
-/** The pids of the Jacobi ranks running on `node` (their environment names it). */
-function ranksOn(node: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(JACOBI)) continue;
-      if (readFileSync(`/proc/${d}/environ`, "utf8").split("\0").includes(`EBB_NODENAME=${node}`)) out.push(Number(d));
-    } catch {}
-  }
-  return out;
-}
 
 async function removeGroup(dir: string) {
   for (let i = 0; i < 100; i++) {
@@ -88,7 +76,7 @@ function load(node: string, seen: boolean): () => Promise<void> {
   mkdirSync(group, { recursive: true });
   writeFileSync(join(group, "cpu.cfs_period_us"), "100000");
   writeFileSync(join(group, "cpu.cfs_quota_us"), "50000");
-  const ranks = ranksOn(node);
+  const ranks = rankPids(JACOBI, node);
   if (ranks.length === 0) throw new Error(`no Jacobi rank found on ${node}`);
   const loops = Array.from({ length: COMPETING }, () => Bun.spawn(["sh", "-c", "while :; do :; done"], { stdout: "ignore" }));
   for (const l of loops) if (seen) writeFileSync(join(V2!, GROUP, node, "cgroup.procs"), String(l.pid));

@@ -5,9 +5,9 @@
  * SIGKILLed mid-run.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
+import { rankPids, ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
 
 const BUN = process.execPath;
@@ -196,18 +196,7 @@ describe("a node lost after the fault window opened", () => {
 });
 
 /** Pids of the Jacobi ranks the agent of `node` runs for this cluster. */
-function ranksOn(node: string): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(JACOBI)) continue;
-      const env = readFileSync(`/proc/${d}/environ`, "utf8").split("\0");
-      if (env.includes(`EBB_NODENAME=${node}`) && env.includes(`EBB_CONTROLLER=${c.url}`)) out.push(Number(d));
-    } catch {}
-  }
-  return out;
-}
+const ranksOn = (node: string) => rankPids(JACOBI, node, c.url);
 
 describe("the agent reports its ranks dead", () => {
   test("the ranks of one of 3 nodes SIGKILLed while its agent lives: a fault adaptation, the node stays UP, the right answer", async () => {

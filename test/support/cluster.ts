@@ -82,6 +82,22 @@ export function commandLines(): { pid: number; ppid: number; cmd: string }[] {
   return out;
 }
 
+/** The pids of the ranks running `program` on `node` (their environment names it), of the controller at `controller` if given. */
+export function rankPids(program: string, node: string, controller?: string): number[] {
+  const out: number[] = [];
+  for (const d of readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      if (!readFileSync(`/proc/${d}/cmdline`, "utf8").includes(program)) continue;
+      const env = readFileSync(`/proc/${d}/environ`, "utf8").split("\0");
+      if (env.includes(`EBB_NODENAME=${node}`) && (controller === undefined || env.includes(`EBB_CONTROLLER=${controller}`))) out.push(Number(d));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
 export function pidAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
