@@ -194,24 +194,25 @@ export function requestedResize(s: Snapshot, jobId: number, to: number, reason: 
 export function makePlan(s: Snapshot): Plan {
   // The simulator's snapshot (`idle` kept by the caller: the free nodes that take new work) scans
   // every node only when some node does not take new work (its availability replay, sim/hosts.ts).
-  if (s.idle) return s.idle.up < s.nodes.length ? planMoves(s, planOn(s)) : planOn(s);
-  const open = s.nodes.some((n) => !takesNewWork(n.host)) ? { ...s, nodes: s.nodes.map((n) => (n.up && !takesNewWork(n.host) ? { ...n, up: false } : n)) } : s;
-  return planMoves(s, planOn(open));
+  if (s.idle) return s.idle.up < s.nodes.length ? planMoves(s, planOn(s, true)) : planOn(s, false);
+  const closed = s.nodes.some((n) => !takesNewWork(n.host));
+  const open = closed ? { ...s, nodes: s.nodes.map((n) => (n.up && !takesNewWork(n.host) ? { ...n, up: false } : n)) } : s;
+  return planMoves(s, planOn(open, closed));
 }
 
 /**
  * The running jobs, each with how many of its nodes take no new work (`kept`): their host state is
  * not free, so the job's end does not give them back, and reservations must not count on them.
+ * (In resource mode the pool has no such node: what a job gives back on one counts for nothing.)
  */
 function withKeptNodes(s: Snapshot): readonly SnapshotJob[] {
-  // The simulator's snapshot counts its up nodes: all of them up, every node takes new work.
-  if (s.idle && s.idle.up >= s.nodes.length) return s.running;
   const kept = new Map<number, number>();
   for (const n of s.nodes) if (n.jobId !== undefined && !takesNewWork(n.host)) kept.set(n.jobId, (kept.get(n.jobId) ?? 0) + 1);
   return kept.size === 0 ? s.running : s.running.map((j) => (kept.has(j.id) ? { ...j, kept: kept.get(j.id) } : j));
 }
 
-function planOn(s: Snapshot): Plan {
+/** The plan on the nodes that take new work; `closed`: some node does not (makePlan knows). */
+function planOn(s: Snapshot, closed: boolean): Plan {
   if (!s.idle && resourceMode(s.nodes)) return makeResourcePlan(s);
   let idle: readonly ClusterNode[];
   if (s.idle) idle = s.idle.nodes;
@@ -253,7 +254,7 @@ function planOn(s: Snapshot): Plan {
   // 3. The policy, on counts.
   let up = s.idle?.up ?? 0;
   if (!s.idle) for (const n of s.nodes) if (n.up) up++;
-  const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: withKeptNodes(s), pending, sorted: s.sorted, config: s.config, limits: s.limits };
+  const input: PassInput = { now: s.now, upNodes: up, idleNodes: idle.length, running: closed ? withKeptNodes(s) : s.running, pending, sorted: s.sorted, config: s.config, limits: s.limits };
   const pass = planPass(input);
 
   // 4. Node names: starts (bound jobs choose first), then grows, from the idle nodes in name order.

@@ -122,6 +122,15 @@ describe("moves off nodes whose jobs should leave (issue 34)", () => {
     expect(plan.reservations.map((r) => [r.jobId, r.start])).toEqual([[1, NOW + 540_000]]);
   });
 
+  test("in resource mode too, a reservation does not count on a node that takes no new work", () => {
+    // As above, on nodes that report cores and memory (the resource pass, resource-plan.ts).
+    const nodes = cluster(4, { n1: 7, n2: 7 }, { n1: host("busy") }).map((n) => ({ ...n, resources: { cores: 2, memMiB: 4096, gpus: [], features: [] } }));
+    const seven = running(7, ["n1", "n2"], { elastic: false, minNodes: 2, maxNodes: 2, timeLimit: 600 });
+    const plan = makePlan(snap({ nodes, running: [seven], pending: [pendingJob(1, 3), { ...pendingJob(2, 1), timeLimit: 3600 }] }));
+    expect(plan.starts).toEqual([]);
+    expect(plan.reservations.map((r) => [r.jobId, r.start])).toEqual([[1, NOW + 540_000]]);
+  });
+
   test("the job's own measured pace comes first when it has samples on both sides of the load", () => {
     const nodes = cluster(5, held4, { n4: host("overloaded", { "cpu.other": 0.1 }) });
     // 10 iterations per window before the load (since NOW - 10 s), 4 after: speed 0.4, not the inputs' 0.9.
