@@ -28,7 +28,15 @@ export function listNodes(db: Tx): NodeRow[] {
   return db.select().from(nodes).orderBy(asc(nodes.name)).all();
 }
 
-/** `reason` set: the node is drained (takes no new work); null: it is not. */
+/** `reason` set: the node is drained (takes no new work); null: resumed, neither drained nor its owner's. */
 export function setNodeDrain(db: Tx, name: string, reason: string | null, time: number): void {
-  db.update(nodes).set({ drain: reason, updatedAt: time }).where(eq(nodes.name, name)).run();
+  db.update(nodes)
+    .set(reason === null ? { drain: null, ownerSince: null, updatedAt: time } : { drain: reason, updatedAt: time })
+    .where(eq(nodes.name, name))
+    .run();
+}
+
+/** `since` set: the node's owner wants it back (`ebb drain --owner`) since then; null: resumed. */
+export function setNodeOwner(db: Tx, name: string, since: number | null, time: number): void {
+  db.update(nodes).set({ ownerSince: since, updatedAt: time }).where(eq(nodes.name, name)).run();
 }

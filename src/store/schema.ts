@@ -22,6 +22,8 @@ export const nodes = sqliteTable("nodes", {
   reason: text("reason"),
   /** Why the node is drained (it takes no new work; `ebb drain`); null when it is not. */
   drain: text("drain"),
+  /** Since when its owner wants it back (`ebb drain --owner`: host state owner until `ebb resume`); null when not. */
+  ownerSince: integer("owner_since"),
   registeredAt: integer("registered_at").notNull(),
   updatedAt: integer("updated_at").notNull(),
 });

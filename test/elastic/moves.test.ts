@@ -3,7 +3,8 @@
  * of a running elastic Jacobi moves the job off it (a shrink, then a grow back to the same size
  * onto the free node) and it finishes with the fixed-size answer; the owner's node takes no new
  * job until `ebb resume`; a move that would cost more than it gains (a job near its end) is not
- * made, and the job's events say so with the numbers. The policy is easy, so that every resize
+ * made, and the job's events say so with the numbers; a controller restart keeps the owner's node
+ * its owner's. The policy is easy, so that every resize
  * seen here is a move.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
@@ -133,5 +134,23 @@ describe("a node its owner wants back", () => {
     expect((await c.ebb(["cancel", String(job.id)])).code).toBe(0);
     await job.finished;
     expect((await c.ebb(["resume", owned])).code).toBe(0);
+  }, 120_000);
+
+  test("kept across a controller restart: the node takes no new job until resumed", async () => {
+    const owned = "node04";
+    expect((await c.ebb(["drain", "--owner", owned])).code).toBe(0);
+    c.controller.kill("SIGKILL");
+    await c.controller.exited;
+    await c.startController();
+    await c.waitNodes(4, "IDLE", 60_000);
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === owned);
+    expect(node).toMatchObject({ drain: null, reason: "its owner wants it back (ebb drain --owner): no new work, its jobs move off" });
+    const there = await c.submit({ argv: ["true"], nodes: 1, nodelist: [owned] });
+    // A later job that starts shows a pass has weighed the first one since it was submitted.
+    const later = await c.submit({ argv: ["true"], nodes: 1 });
+    expect((await c.waitJob(later, ["COMPLETED"], 60_000)).allocation).not.toContain(owned);
+    expect((await c.job(there)).state).toBe("PENDING");
+    expect((await c.ebb(["resume", owned])).code).toBe(0);
+    expect((await c.waitJob(there, ["COMPLETED"], 60_000)).allocation).toEqual([owned]);
   }, 120_000);
 });

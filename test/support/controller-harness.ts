@@ -68,7 +68,7 @@ export class ControllerHarness {
 
   /** A node whose agent is connected (its session records nothing: `toAgents` does). */
   addNode(name: string, cpus = 4, more: { memoryMb?: number; gpus?: (string | null)[]; features?: string[] } = {}): void {
-    const row = { name, addr: `127.0.0.1:${7000 + this.state.nodes.size}`, cpus, memoryMb: 1024, gpus: [], features: [], status: "UP" as const, reason: null, drain: null, registeredAt: 0, updatedAt: 0, ...more };
+    const row = { name, addr: `127.0.0.1:${7000 + this.state.nodes.size}`, cpus, memoryMb: 1024, gpus: [], features: [], status: "UP" as const, reason: null, drain: null, ownerSince: null, registeredAt: 0, updatedAt: 0, ...more };
     upsertNode(this.db, row);
     const node = ClusterState.node({ ...row }, Date.now());
     node.session = { send: () => {}, close: () => {}, remote: "harness" };

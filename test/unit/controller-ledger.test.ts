@@ -26,7 +26,7 @@ function cluster(): ClusterState {
   const state = new ClusterState();
   for (let i = 1; i <= NODES; i++) {
     const name = `n${String(i).padStart(2, "0")}`;
-    const row: NodeRow = { name, addr: `127.0.0.1:${7000 + i}`, cpus: CORES, memoryMb: 1024, gpus: ["a100", null], features: [], status: "UP", reason: null, drain: null, registeredAt: 0, updatedAt: 0 };
+    const row: NodeRow = { name, addr: `127.0.0.1:${7000 + i}`, cpus: CORES, memoryMb: 1024, gpus: ["a100", null], features: [], status: "UP", reason: null, drain: null, ownerSince: null, registeredAt: 0, updatedAt: 0 };
     state.nodes.set(name, ClusterState.node(row, 0));
   }
   return state;

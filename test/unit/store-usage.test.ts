@@ -17,7 +17,7 @@ function run(gen: Generator<void, UserUsage[]>): UserUsage[] {
 test("core- and GPU-seconds: a share's cores and GPUs times the time held in the window, a whole-node row's node CPUs and GPUs, an open row up to now", () => {
   const store = new JobStore(openDb(":memory:"));
   const db = store.db;
-  for (const name of ["gpu1", "cpu1"]) upsertNode(db, { name, cpus: 4, memoryMb: 1024, gpus: name === "gpu1" ? ["a100", "a100", "a100", "a100"] : [], features: [], addr: "x", status: "UP", reason: null, drain: null, registeredAt: 0, updatedAt: 0 });
+  for (const name of ["gpu1", "cpu1"]) upsertNode(db, { name, cpus: 4, memoryMb: 1024, gpus: name === "gpu1" ? ["a100", "a100", "a100", "a100"] : [], features: [], addr: "x", status: "UP", reason: null, drain: null, ownerSince: null, registeredAt: 0, updatedAt: 0 });
   const job = (user: string) => store.insertJob({ name: "j", kind: "batch", argv: null, script: "true", nodes: 1, minNodes: 1, maxNodes: 1, timeLimit: 60, env: {}, cwd: "/", submitTime: 0, user });
   // alice: 2 GPUs of gpu1 from 0 to 100 s; the window [50 s, 200 s] holds 50 s of it.
   const a = job("alice");

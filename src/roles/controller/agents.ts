@@ -4,7 +4,7 @@ import { decode } from "../../proto/channel.ts";
 import { protocolRefusal } from "../../proto/version.ts";
 import { NAMES_MAX } from "../../pmi/limits.ts";
 import type { Db } from "../../store/db.ts";
-import { setNodeDrain, setNodeStatus, upsertNode } from "../../store/nodes.ts";
+import { setNodeDrain, setNodeOwner, setNodeStatus, upsertNode } from "../../store/nodes.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
@@ -223,6 +223,7 @@ export class AgentHub {
       status: "UP" as const,
       reason: null,
       drain: existing?.row.drain ?? null,
+      ownerSince: existing?.row.ownerSince ?? null,
       registeredAt: existing?.row.registeredAt ?? now,
       updatedAt: now,
     };
@@ -255,22 +256,23 @@ export class AgentHub {
    * Drain a node (it takes no new work; its jobs run on), or with `reason` null resume it. With
    * `owner` the node is not drained but its host state is `owner` (rule "ebb drain --owner")
    * whatever its agent reports, until resumed: it takes no new work and its jobs move off as from an
-   * overloaded node (sched/moves.ts). Memory only. False: no such node.
+   * overloaded node (sched/moves.ts); kept in its row across a controller restart. False: no such node.
    */
   setDrain(name: string, reason: string | null, owner = false): boolean {
     const node = this.state.nodes.get(name);
     if (!node) return false;
     const now = Date.now();
     if (owner && reason !== null) {
-      node.hostOverride = { state: "owner", rule: "ebb drain --owner", inputs: node.host?.inputs ?? {}, since: node.hostOverride?.since ?? now };
+      const since = node.row.ownerSince ?? now;
+      setNodeOwner(this.db, name, since, now);
+      node.row = { ...node.row, ownerSince: since, updatedAt: now };
       log.info(`node ${name} is its owner's: ${reason}`);
       this.schedule();
       return true;
     }
+    const wasOwner = node.row.ownerSince !== null;
     setNodeDrain(this.db, name, reason, now);
-    node.row = { ...node.row, drain: reason, updatedAt: now };
-    const wasOwner = node.hostOverride !== undefined;
-    if (reason === null) node.hostOverride = undefined;
+    node.row = { ...node.row, drain: reason, ownerSince: reason === null ? null : node.row.ownerSince, updatedAt: now };
     log.info(reason === null ? `node ${name} resumed` : `node ${name} drained: ${reason}`);
     if (reason === null || wasOwner) this.schedule();
     return true;

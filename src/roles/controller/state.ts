@@ -33,13 +33,12 @@ export interface NodeRuntime {
   runAs?: string;
   /** The node's host state as its agent's rules last judged it (none yet: free); not stored, the agent re-sends it after each hello. */
   host?: HostState;
-  /** `ebb drain --owner`: the node is its owner's (state owner) whatever its agent reports, until `ebb resume`. Memory only. */
-  hostOverride?: HostState;
 }
 
-/** The host state the scheduler acts on: `ebb drain --owner`'s, else the agent's. */
+/** The host state the scheduler acts on: `ebb drain --owner`'s (its row's `ownerSince`), else the agent's. */
 export function hostOf(n: NodeRuntime): HostState | undefined {
-  return n.hostOverride ?? n.host;
+  if (n.row.ownerSince === null) return n.host;
+  return { state: "owner", rule: "ebb drain --owner", inputs: n.host?.inputs ?? {}, since: n.row.ownerSince };
 }
 
 export interface JobRuntime {

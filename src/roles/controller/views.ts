@@ -212,7 +212,7 @@ export function nodeView(n: NodeRuntime, now = Date.now()): NodeView {
     addr: n.row.addr,
     jobs,
     jobId: jobs[0] ?? completingJob ?? null,
-    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : (n.row.drain ?? (n.hostOverride ? "its owner wants it back (ebb drain --owner): no new work, its jobs move off" : null))),
+    reason: n.row.reason ?? (state === "UNKNOWN" ? "agent not connected since the controller started" : (n.row.drain ?? (n.row.ownerSince !== null ? "its owner wants it back (ebb drain --owner): no new work, its jobs move off" : null))),
     drain: n.row.drain,
     runAs: n.runAs === undefined ? null : n.runAs === "job-user" ? "job's user" : `agent's user (${n.runAs})`,
     host: n.host ? { state: n.host.state, rule: n.host.rule, inputs: { ...n.host.inputs }, since: iso(n.host.since) } : { state: "free", rule: "", inputs: {}, since: null },

@@ -1,0 +1,1 @@
+ALTER TABLE `nodes` ADD `owner_since` integer;
