@@ -10,6 +10,7 @@ import { lockStateDir } from "../roles/controller/lock.ts";
 import { parseHostfile, parseHostsFlag, type HostSpec } from "../roles/remote/hosts.ts";
 import { splitWords } from "../roles/remote/ssh.ts";
 import { RemoteAgents } from "../roles/remote/start.ts";
+import { agentConfigFor } from "../roles/agent/config.ts";
 import { localAddresses, type HostPort } from "../util/addr.ts";
 import { hostname } from "node:os";
 import { ClusterCa } from "../roles/certs.ts";
@@ -87,6 +88,15 @@ function issue(ca: ClusterCa, file: string, role: TlsRole, names: string[]): Ser
   }
 }
 
+/** --agent-config's text, checked for every node it goes to (roles/agent/config.ts). */
+export function checkedAgentConfig(path: string, names: readonly string[]): string {
+  try {
+    return agentConfigFor(path, names);
+  } catch (e) {
+    throw new UsageError(`--agent-config ${(e as Error).message}`);
+  }
+}
+
 /** What a node in these states is not: registered with the controller. */
 const ABSENT = new Set(["DOWN", "UNKNOWN"]);
 
@@ -140,9 +150,10 @@ export function tuningFlags(args: Record<string, unknown>, names: string[]): str
 
 export async function upOnHosts(
   a: HostsArgs,
-  o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions>; controllerOnFirst?: boolean; controllerFlags?: string[]; tls?: boolean },
+  o: { listen: HostPort; stateDir: string; cpus?: number; tuning: Partial<ControllerOptions>; controllerOnFirst?: boolean; controllerFlags?: string[]; tls?: boolean; agentConfig?: string },
 ): Promise<void> {
   const hosts = hostSpecs(a);
+  const agentConfig = o.agentConfig === undefined ? undefined : checkedAgentConfig(o.agentConfig, hosts.map((h) => h.name));
   const ca = o.tls ? clusterCa(o.stateDir) : undefined;
   const opts = splitWords(a["ssh-opts"] ?? "");
   if ("error" in opts) throw new UsageError(`--ssh-opts: ${opts.error}`);
@@ -158,6 +169,7 @@ export async function upOnHosts(
     logLevel,
     registerTimeoutMs: 120_000,
     progress,
+    agentConfig,
     // One certificate per host, naming it as ebb up reaches it (and its node name).
     tls: ca && { ca: ca.pem, certificate: (h: HostSpec, role: "agent" | "controller") => issue(ca, `${role}-${h.name}`, role, [h.host, h.name]) },
   };

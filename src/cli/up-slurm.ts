@@ -4,7 +4,8 @@
  */
 import { join } from "node:path";
 import { startController, type ControllerOptions } from "../roles/controller/index.ts";
-import { slurmAllocation, srunArgv, TLS_VARS, type SrunProcess } from "../roles/remote/slurm.ts";
+import { CONFIG_VAR, MAX_CONFIG_BYTES, slurmAllocation, srunArgv, TLS_VARS, type SrunProcess } from "../roles/remote/slurm.ts";
+import { checkedAgentConfig } from "./up-hosts.ts";
 import { ClusterCa } from "../roles/certs.ts";
 import { mkdirSync } from "node:fs";
 import { hostname } from "node:os";
@@ -15,9 +16,12 @@ import { err, out } from "../util/stdio.ts";
 import { CommandError, UsageError } from "./common.ts";
 import { starting, untilSignal } from "./daemon.ts";
 
-export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?: number; tuning: Partial<ControllerOptions>; tls?: boolean }): Promise<void> {
+export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?: number; tuning: Partial<ControllerOptions>; tls?: boolean; agentConfig?: string }): Promise<void> {
   const alloc = slurmAllocation(process.env);
   if ("error" in alloc) throw new UsageError(`--slurm: ${alloc.error}`);
+  const agentConfig = o.agentConfig === undefined ? undefined : checkedAgentConfig(o.agentConfig, alloc.nodes);
+  if (agentConfig !== undefined && Buffer.byteLength(agentConfig) > MAX_CONFIG_BYTES)
+    throw new UsageError(`--agent-config ${o.agentConfig}: larger than ${MAX_CONFIG_BYTES} bytes, the most srun's environment carries to the agents; keep only what differs per node, or give each agent its own with ebb agent --config`);
   const listen = o.listen ?? { host: "0.0.0.0", port: 0 };
   const stateDir = o.stateDir ?? process.env.EBB_STATE_DIR ?? join(process.env.HOME ?? "/tmp", ".ebb", `slurm-${alloc.jobId}`);
   const signal = untilSignal();
@@ -47,9 +51,10 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
     controllerHost: loopback ? "127.0.0.1" : specific ? listen.host : undefined,
     cpus: o.cpus,
     tls: tls !== undefined,
+    config: agentConfig !== undefined,
   });
   err(`ebb up: starting ${alloc.nodes.length} agents with srun in Slurm job ${alloc.jobId}\n`);
-  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...process.env, EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn", ...(tls ? { [TLS_VARS.ca]: tls.ca.pem, [TLS_VARS.cert]: tls.agents.cert, [TLS_VARS.key]: tls.agents.key } : {}) } }) as SrunProcess;
+  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...process.env, EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn", ...(tls ? { [TLS_VARS.ca]: tls.ca.pem, [TLS_VARS.cert]: tls.agents.cert, [TLS_VARS.key]: tls.agents.key } : {}), ...(agentConfig !== undefined ? { [CONFIG_VAR]: agentConfig } : {}) } }) as SrunProcess;
   // srun's and the agents' messages go on to this stderr.
   void (async () => {
     for await (const chunk of srun.stderr) process.stderr.write(chunk);

@@ -35,7 +35,7 @@ export default defineCommand({
     "require-all": { type: "boolean", description: "With --hosts: stop if any host fails to start (default: go on with the others)" },
     "controller-on-first": { type: "boolean", description: "With --hosts: run the controller on the first host (over ssh, --listen there) instead of here; its URL, token and key stay here in the state dir for the clients" },
     slurm: { type: "boolean", description: "Inside a Slurm allocation (sbatch, salloc): the controller here, one agent per allocated node via srun; ends with the allocation (state dir default ~/.ebb/slurm-JOBID, listen 0.0.0.0:0)" },
-    "agent-config": { type: "string", description: "Local agents' configuration file (as ebb agent --config; per node under nodes: node01, node[02-04]): host rules (default: none, every node is free)", valueHint: "FILE" },
+    "agent-config": { type: "string", description: "The agents' configuration file (as ebb agent --config; per node under nodes: node01, node[02-04], or the hosts' names): host rules; sent to the agents with --hosts and --slurm (default: none, every node is free)", valueHint: "FILE" },
     "state-dir": { type: "string", description: "Token, cluster key, database and agent files (default $EBB_STATE_DIR or ~/.ebb)", valueHint: "DIR" },
     tls: { type: "boolean", description: "Encrypt everything (API, agent and launcher links, step ports) with TLS: a cluster CA is made in the state dir (ca.pem, what clients trust) and certificates for the controller and each host (needs openssl)" },
     ...controllerTuning,
@@ -50,20 +50,18 @@ export default defineCommand({
       if (args.slurm || args.hosts !== undefined || args.hostfile !== undefined)
         for (const flag of ["memory-per-node", "gres", "features"] as const)
           if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
-      if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["agent-config"] !== undefined)
-        throw new UsageError("--agent-config is for local agents; ebb up --hosts and --slurm do not pass it on (start such agents with ebb agent --config)");
       if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["warm-ranks"] !== undefined) throw new UsageError("--warm-ranks is for local agents; with --hosts or --slurm each host's agent keeps ebb agent's default (1)");
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
           if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile, not --slurm (srun starts the agents)`);
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
-        return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts, tls: args.tls === true });
+        return upInSlurm({ listen: args.listen === undefined ? undefined : listenFlag(args.listen), stateDir: args["state-dir"], cpus, tuning: opts, tls: args.tls === true, agentConfig: args["agent-config"] });
       }
       if (args.hosts !== undefined || args.hostfile !== undefined) {
         if (args.nodes !== undefined) throw new UsageError("--nodes is for a local cluster; with --hosts the hosts are the nodes");
         const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node");
-        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts, controllerOnFirst: onFirst, controllerFlags, tls: args.tls === true });
+        return upOnHosts(args, { listen: listenFlag(args.listen ?? "0.0.0.0:7700"), stateDir, cpus, tuning: opts, controllerOnFirst: onFirst, controllerFlags, tls: args.tls === true, agentConfig: args["agent-config"] });
       }
       for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
         if (args[flag] !== undefined) throw new UsageError(`--${flag} goes with --hosts or --hostfile`);

@@ -339,16 +339,31 @@ test("--controller-on-first: the controller runs on h1 over ssh, agents on h1 an
   }
 }, 400_000);
 
-test("a host file: user@host, host:port and slots=N reach ssh and the agent; --ssh-user applies where no user is given", async () => {
+test("a host file: user@host, host:port and slots=N reach ssh and the agent; --ssh-user applies where no user is given; --agent-config reaches the agents", async () => {
   const file = join(dir, "hosts.txt");
   writeFileSync(file, [`# two lab hosts and one refused`, `root@h1 slots=3`, `root@127.0.0.3:${hosts.port}   # by address and port`, `h2   # logs in as --ssh-user, whom sshd refuses`, ""].join("\n"));
-  const up = new Up(["--hostfile", file, "--ssh-user", "nosuchuser"]);
+  // Host rules for h1 only, the defaults left out (this machine is loaded): a site command that always fails makes it busy; the other node judges nothing.
+  const config = join(dir, "agent.json");
+  writeFileSync(config, JSON.stringify({ nodes: { h1: { hostStates: { interval: 0.5, dwell: 1, rules: { "cpu.other": false, "psi.mem": false, users: false, "cmd.busy": { run: ["/bin/false"], busy: 1, every: 0.5 } } } } } }));
+  const bad = join(dir, "bad-agent.json");
+  writeFileSync(bad, JSON.stringify({ nodes: { h1: { hostStates: { rules: { "cpu.other": { busy: 0.5, overloaded: 0.2 } } } } } }));
+  const refused = new Up(["--hostfile", file, "--agent-config", bad]);
+  expect(await refused.ended).not.toBe(0);
+  expect(refused.stderr).toBe(`ebb up: --agent-config ${bad}: nodes.h1.hostStates.rules.cpu.other.overloaded: must be at least busy (0.5)\n`);
+  const up = new Up(["--hostfile", file, "--ssh-user", "nosuchuser", "--agent-config", config]);
   try {
     await up.until("ebb cluster is up: 2 of 3 hosts (h1, 127.0.0.3); failed: h2");
     expect(up.stderr).toContain("ebb up: h2: FAILED: nosuchuser@127.0.0.3: Permission denied (publickey)");
     const nodes = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes.map((n: any) => [n.name, n.cpus, n.addr.replace(/:\d+$/, "")]);
     expect(nodes.find((n: any) => n[0] === "h1")).toEqual(["h1", 3, "127.0.0.2"]);
     expect(nodes.find((n: any) => n[0] === "127.0.0.3")?.[2]).toBe("127.0.0.3");
+    const host = await waitFor("h1 busy by its rule", async () => {
+      const all = JSON.parse((await up.ebb(["nodes", "--json"])).stdout).nodes;
+      const h1 = all.find((n: any) => n.name === "h1").host;
+      return h1.state === "busy" ? { h1, other: all.find((n: any) => n.name === "127.0.0.3").host } : undefined;
+    }, 60_000);
+    expect(host.h1.rule).toBe("cmd.busy >= 1 for 1 s");
+    expect(host.other).toMatchObject({ state: "free", rule: "" });
     await up.interrupt();
   } finally {
     if (up.proc.exitCode === null) up.proc.kill("SIGKILL");

@@ -2,10 +2,10 @@
 import { describe, expect, test } from "bun:test";
 import { parseHostfile, parseHostsFlag } from "../../src/roles/remote/hosts.ts";
 import { agentCommand, controllerCommand, NEED_COPY, SERVER_ADDR, splitWords } from "../../src/roles/remote/ssh.ts";
-import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { slurmAllocation, srunArgv } from "../../src/roles/remote/slurm.ts";
+import { CONFIG_VAR, slurmAllocation, srunArgv } from "../../src/roles/remote/slurm.ts";
 
 describe("--hosts", () => {
   test("user@, :port and plain names; the node name is the host", () => {
@@ -89,6 +89,22 @@ describe("the remote scripts, run by sh", () => {
     expect(noPort.code).toBe(87);
   });
 
+  test("the agent's configuration (ebb up --agent-config) from stdin after the port, into agent.json in its state dir, given as --config", async () => {
+    const config = '{"hostStates":{"rules":{"load1":{"busy":4}}},\n"nodes":{"n1":{}}}';
+    const dir = mkdtempSync(join(tmpdir(), "ebb-remote-config-"));
+    try {
+      const r = await runRemote((sha) => agentCommand({ remotePath: "__BIN__", sha256: sha, name: "n1", logLevel: "warn", config: true }), `K3Y\n7700\n${Buffer.from(config).toString("base64")}\n`, dir);
+      expect(r.code).toBe(0);
+      expect(r.out).toContain("arg: --config\narg: DIR/ebb.d/n1/agent.json\n");
+      expect(readFileSync(join(dir, "ebb.d/n1/agent.json"), "utf8")).toBe(config);
+      expect(statSync(join(dir, "ebb.d/n1/agent.json")).mode & 0o777).toBe(0o600);
+      // Without its line, the agent does not start.
+      expect((await runRemote((sha) => agentCommand({ remotePath: "__BIN__", sha256: sha, name: "n1", logLevel: "warn", config: true }), "K3Y\n7700\n")).code).toBe(87);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   test("a binary found good is not hashed again until it is replaced", async () => {
     const dir = mkdtempSync(join(tmpdir(), "ebb-remote-stamp-"));
     try {
@@ -128,5 +144,23 @@ describe("ebb up --slurm", () => {
     const argv = srunArgv({ binary: ["/opt/ebb"], nodes: 3, controllerPort: 7700 });
     expect(argv.slice(0, 5)).toEqual(["srun", "--nodes=3", "--ntasks-per-node=1", "--ntasks=3", "--overlap"]);
     expect(argv.at(-1)).toBe(`exec '/opt/ebb' agent --controller "http://$SLURM_LAUNCH_NODE_IPADDR:7700" --name "$SLURMD_NODENAME" --tied-to-stdin`);
+  });
+  test("srun with the agents' configuration (ebb up --agent-config): each agent writes it from the environment into its state dir and is given it", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "ebb-srun-config-"));
+    try {
+      const bin = join(dir, "ebb");
+      writeFileSync(bin, `#!/bin/sh\nfor a in "$@"; do echo "arg: $a"; done\necho "var: \${${CONFIG_VAR}-unset}"\n`, { mode: 0o755 });
+      const argv = srunArgv({ binary: [bin], nodes: 2, controllerPort: 7700, config: true });
+      expect(argv.slice(-3, -1)).toEqual(["sh", "-c"]);
+      const config = '{"nodes":{"n[1-2]":{"hostStates":{"rules":{"load1":{"busy":4}}}}}}';
+      const p = Bun.spawn(["sh", "-c", argv.at(-1)!], { stdout: "pipe", stderr: "inherit", env: { PATH: process.env.PATH!, HOME: dir, SLURMD_NODENAME: "n2", SLURM_LAUNCH_NODE_IPADDR: "10.0.0.1", [CONFIG_VAR]: config } });
+      const out = (await new Response(p.stdout).text()).replaceAll(dir, "DIR");
+      expect(await p.exited).toBe(0);
+      expect(out).toContain("arg: --config\narg: DIR/.ebb/agents/n2/agent.json\n");
+      expect(out).toContain("var: unset\n");
+      expect(readFileSync(join(dir, ".ebb/agents/n2/agent.json"), "utf8")).toBe(config);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });

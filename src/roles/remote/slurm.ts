@@ -38,14 +38,28 @@ const tlsFiles = [
   `unset ${Object.values(TLS_VARS).join(" ")}`,
 ];
 
+/** The variable that carries the agents' configuration file (`ebb up --agent-config`) through srun's environment. */
+export const CONFIG_VAR = "EBB_AGENT_CONFIG_JSON";
+/** The most a variable's text may be (Linux: MAX_ARG_STRLEN, 128 KiB), less room for its name. */
+export const MAX_CONFIG_BYTES = 128 * 1024 - 64;
+
+/** With a configuration: each agent writes CONFIG_VAR to agent.json in its state dir (0600) and drops the variable. */
+const configFile = [
+  `cfg="\${EBB_STATE_DIR:-$HOME/.ebb}/agents/$SLURMD_NODENAME"`,
+  `umask 077; mkdir -p "$cfg" || exit 1`,
+  `printf '%s' "$${CONFIG_VAR}" > "$cfg/agent.json" || exit 1`,
+  `unset ${CONFIG_VAR}`,
+];
+
 /** srun's argv: one agent task per node of the allocation, sharing its CPUs with the job's other steps. */
-export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: number; controllerHost?: string; cpus?: number; tls?: boolean }): string[] {
+export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: number; controllerHost?: string; cpus?: number; tls?: boolean; config?: boolean }): string[] {
   const host = o.controllerHost ?? "$SLURM_LAUNCH_NODE_IPADDR";
   const agent = [
     ...o.binary.map((w) => `'${w.replace(/'/g, "'\\''")}'`),
     "agent", "--controller", `"${o.tls ? "https" : "http"}://${host}:${o.controllerPort}"`, "--name", '"$SLURMD_NODENAME"', "--tied-to-stdin",
     ...(o.cpus ? ["--cpus", String(o.cpus)] : []),
     ...(o.tls ? ["--tls-cert", '"$d/cert.pem"', "--tls-key", '"$d/key.pem"', "--ca", '"$d/ca.pem"'] : []),
+    ...(o.config ? ["--config", '"$cfg/agent.json"'] : []),
   ];
   return [
     "srun",
@@ -61,7 +75,7 @@ export function srunArgv(o: { binary: string[]; nodes: number; controllerPort: n
     "--export=ALL",
     "sh",
     "-c",
-    [...(o.tls ? tlsFiles : []), `exec ${agent.join(" ")}`].join("\n"),
+    [...(o.tls ? tlsFiles : []), ...(o.config ? configFile : []), `exec ${agent.join(" ")}`].join("\n"),
   ];
 }
 

@@ -75,6 +75,8 @@ export interface AgentScript {
   logLevel: string;
   /** TLS: the CA, the host's certificate and its key follow on stdin (base64, a line each), and the controller is https. */
   tls?: boolean;
+  /** The agent's configuration file (`ebb up --agent-config`: host rules) follows on stdin, after the TLS lines (base64, one line). */
+  config?: boolean;
 }
 
 /**
@@ -162,8 +164,9 @@ export function agentCommand(a: AgentScript): string {
       `IFS= read -r port || exit 87`,
       `case $port in ''|*[!0-9]*) echo "ebb up sent no controller port" >&2; exit 87;; esac`,
       ...(a.tls ? [`tls="$p.d/${a.name}/tls"`, ...readTlsFiles(["ca.pem", "cert.pem", "key.pem"])] : []),
+      ...(a.config ? [`cfg="$p.d/${a.name}/agent.json"`, `umask 077; mkdir -p "$p.d/${a.name}" || exit 1`, `IFS= read -r b || exit 87; printf '%s' "$b" | base64 -d > "$cfg" || exit 1`] : []),
       `export EBB_CLUSTER_KEY EBB_LOG=${shq(a.logLevel)}`,
-      `exec "$p" agent --controller ${controllerUrl} --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}${a.tls ? ` --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" --ca "$tls/ca.pem"` : ""}`,
+      `exec "$p" agent --controller ${controllerUrl} --name ${shq(a.name)} --listen "$s:0" --state-dir "$p.d/${a.name}" --tied-to-stdin${a.cpus ? ` --cpus ${a.cpus}` : ""}${a.tls ? ` --tls-cert "$tls/cert.pem" --tls-key "$tls/key.pem" --ca "$tls/ca.pem"` : ""}${a.config ? ` --config "$cfg"` : ""}`,
     ].join("\n"),
   );
 }

@@ -29,6 +29,8 @@ export interface RemoteOptions {
   registerTimeoutMs: number;
   /** TLS: the cluster CA (PEM) and a certificate for each host (its agent) or for the controller there. */
   tls?: { ca: string; certificate(h: HostSpec, role: "agent" | "controller"): ServerTls };
+  /** The agents' configuration file's text (`ebb up --agent-config`), sent to each on stdin. */
+  agentConfig?: string;
 }
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
@@ -136,10 +138,11 @@ export class RemoteAgents {
   private async startHost(h: HostSpec): Promise<void> {
     this.o.progress(h.name, "connecting");
     const tls = this.o.tls;
-    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel, tls: tls !== undefined });
+    const command = agentCommand({ remotePath: this.o.remotePath, sha256: this.o.sha256, name: h.name, controllerHost: this.o.controllerHost, cpus: h.slots ?? this.o.cpus, logLevel: this.o.logLevel, tls: tls !== undefined, config: this.o.agentConfig !== undefined });
     const cert = tls?.certificate(h, "agent");
     const tlsLines = tls && cert ? [b64(tls.ca), b64(cert.cert), b64(cert.key)] : [];
-    await this.session(h, h.name, command, [this.o.clusterKey, this.o.controllerPort.then(String), ...tlsLines], () => this.o.registered(h.name));
+    const configLines = this.o.agentConfig === undefined ? [] : [b64(this.o.agentConfig)];
+    await this.session(h, h.name, command, [this.o.clusterKey, this.o.controllerPort.then(String), ...tlsLines, ...configLines], () => this.o.registered(h.name));
     this.o.progress(h.name, "up");
   }
 
