@@ -166,7 +166,9 @@ async function recover(): Promise<void> {
   snaps = [];
   const lostAt = iteration;
   iteration = at;
-  if (world.rank === 0) console.log(`jacobi: fault: lost rank${w.lost.length === 1 ? "" : "s"} ${w.lost.join(",")} at iteration ${lostAt}; restored iteration ${at} on ${world.size} ranks (was ${oldSize})`);
+  // No rank lost: a node a grow added failed before the commit, and this window voided the grow's.
+  const lost = w.lost.length === 0 ? "no rank" : `rank${w.lost.length === 1 ? "" : "s"} ${w.lost.join(",")}`;
+  if (world.rank === 0) console.log(`jacobi: fault: lost ${lost} at iteration ${lostAt}; restored iteration ${at} on ${world.size} ranks (was ${oldSize})`);
 }
 
 function neighbours(): { up: number | undefined; down: number | undefined } {

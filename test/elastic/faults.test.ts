@@ -174,6 +174,25 @@ describe("a fault during a resize (agreed, not committed)", () => {
     await faultInResize(4, 2, /jacobi: fault: lost rank 2 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/, false);
   }, 120_000);
 
+  test("a grow 3 -> 4 in its window: the added node's agent SIGKILLed -> the grow is aborted, a fault adaptation 3 -> 3 that removes nothing voids its window, the right answer", async () => {
+    const hold = join(c.dir, `hold-added-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const before = (await c.job(job.id)).allocation as string[];
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 4 })).status).toBe(202);
+    await waitFor("the ranks to hold in the resize window", () => /in the window \(3 -> 4 ranks\)/.test(job.output()), 60_000);
+    const added = ((await c.job(job.id)).allocation as string[]).find((n) => !before.includes(n))!;
+    await kill(added);
+    writeFileSync(hold, "");
+    const { err, end } = await expectRightAnswer(job, /jacobi: fault: lost no rank at iteration \d+; restored iteration \d+ on 3 ranks \(was 3\)/);
+    const [grow, fault] = end.adaptations;
+    expect([grow.fromNodes, grow.toNodes, grow.state]).toEqual([3, 4, "FAILED"]);
+    expect(grow.message).toContain(`aborted: node ${added} failed`);
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state, fault.removed]).toEqual([3, 3, 3, 3, "COMMITTED", []]);
+    expect(end.adaptations.length).toBe(2);
+    expect(end.allocation).toEqual(before);
+    expect(err).toContain("the resize is aborted");
+  }, 180_000);
+
   test("a shrink 3 -> 2 in its window: the agent of allocation[0] (staying) SIGKILLed -> the shrink is aborted, fault adaptation 3 -> 2", async () => {
     await faultInResize(2, 0, /jacobi: fault: lost rank 0 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
   }, 120_000);

@@ -81,6 +81,27 @@ test("a failed grow gives its added nodes back; a node lost leaves the job at on
   expect(h.store.openAllocations()).toEqual([]);
 });
 
+test("a node a grow added, lost before the commit: the grow is aborted, and a fault adaptation that removes nothing voids its window (docs/adaptation.md §7.8)", () => {
+  const h = new ControllerHarness(4);
+  const { id, launcher } = elasticJob(h);
+  const grow = h.applier.resizeNow(id, 3).adaptationId;
+  expect(h.owners()).toEqual({ n1: id, n2: id, n3: id, n4: null });
+  expect(h.elastic.fault(id, "n3", "its agent is gone")).toBe(true);
+  expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes, owners: h.owners() }).toEqual({ state: "ADAPTING", nodes: ["n1", "n2"], owners: { n1: id, n2: id, n3: null, n4: null } });
+  const rows = h.store.db.$client.query("select id, state, from_nodes, to_nodes, removed, message from adaptations where job_id = ? order by id").all(id) as { id: number; state: string; from_nodes: number; to_nodes: number; removed: string; message: string | null }[];
+  expect(rows.map((r) => [r.id === grow, r.state, r.from_nodes, r.to_nodes, JSON.parse(r.removed)])).toEqual([
+    [true, "FAILED", 2, 3, []],
+    [false, "ADAPTING", 2, 2, []],
+  ]);
+  expect(rows[0]!.message).toBe("aborted: node n3 failed (its agent is gone)");
+  const realloc = launcher.got.filter((m): m is Realloc => m.t === "realloc").at(-1)!;
+  expect({ nodes: realloc.nodes.map((n) => n.name), removed: realloc.removed, fault: realloc.fault?.reason }).toEqual({ nodes: ["n1", "n2"], removed: [], fault: "node n3 failed: its agent is gone" });
+  // The same loss seen again (the node goes DOWN after the launcher reported it): nothing more.
+  expect(h.elastic.fault(id, "n3", "no heartbeat")).toBe(true);
+  h.elastic.done(id, rows[1]!.id, true, { committed: Date.now() }, undefined, Date.now(), [1, 1]);
+  expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes }).toEqual({ state: "RUNNING", nodes: ["n1", "n2"] });
+});
+
 test("a controller restarted on the same database gets back the memory it had: jobs, allocations, node owners", () => {
   const path = `/tmp/ebb-harness-${process.pid}.db`;
   const h = new ControllerHarness(4, {}, openDb(path));

@@ -228,24 +228,26 @@ export class Elastic {
     // Another node lost while a fault adaptation is open, reported by the launcher or gone DOWN:
     // the fault adaptation under way loses it too.
     if (r.elastic && e?.adapting?.fault && r.state === "ADAPTING" && e.tasks) return this.extendFault(job, node, reason, now, !fromLauncher);
-    // A resize under way (grow or shrink, not committed) and a node of the world before it failed:
-    // the resize is aborted (a grow's added nodes go back), and the fault adaptation below starts
-    // from that world. The launcher aborts its side when it loses the node; a node that a grow added
-    // is not part of that world, so its loss is left to the grow (which then fails on its own).
-    if (r.elastic && e?.adapting && !e.adapting.fault && r.state === "ADAPTING" && e.launcher && e.tasks && !e.adapting.added.includes(node)) {
+    // A resize under way (grow or shrink, not committed) and a node failed: the resize is aborted (a
+    // grow's added nodes go back), and the fault adaptation below starts from the world before it.
+    // The launcher aborts its side when it loses the node. A node the resize added is not part of
+    // that world: the fault adaptation then removes nothing, and its window voids the resize's.
+    if (r.elastic && e?.adapting && !e.adapting.fault && r.state === "ADAPTING" && e.launcher && e.tasks) {
+      const added = e.adapting.added.includes(node);
       if (e.tasks.length !== job.nodes.length - e.adapting.added.length) return false;
-      if (job.nodes.length - e.adapting.added.length - 1 < r.minNodes) return false;
+      if (!added && job.nodes.length - e.adapting.added.length - 1 < r.minNodes) return false;
       this.done(jobId, e.adapting.id, false, {}, `aborted: node ${node} failed (${reason})`, now);
     }
     if (!r.elastic || !e || r.state !== "RUNNING" || e.adapting || !e.launcher || !e.tasks || e.stepId === undefined) return false;
     if (this.jobs.driverNode(job) === node) return false; // its batch script or command's step root ran there
-    const index = job.nodes.indexOf(node);
     if (e.tasks.length !== job.nodes.length) return false;
+    // Empty when the node was one a resize added (it went back with the resize above).
+    const gone = job.nodes.includes(node) ? [node] : [];
     const survivors = job.nodes.filter((n) => n !== node);
     if (survivors.length < r.minNodes) return false;
     const have = job.nodes.length;
-    const tasks = e.tasks.filter((_, i) => i !== index);
-    const lostRanks = e.tasks[index]!;
+    const tasks = e.tasks.filter((_, i) => job.nodes[i] !== node);
+    const lostRanks = e.tasks.reduce((a, b) => a + b, 0) - tasks.reduce((a, b) => a + b, 0);
     const why = `node ${node} failed: ${reason}`;
     const id = this.ledger.commit((tx) => {
       tx.state(job, "ADAPTING");
@@ -257,21 +259,21 @@ export class Elastic {
         fromRanks: e.tasks!.reduce((a, b) => a + b, 0),
         toRanks: tasks.reduce((a, b) => a + b, 0),
         added: [],
-        removed: [node],
+        removed: gone,
         state: "ADAPTING",
         reason: why,
         requestedAt: now,
         times: { requested: now },
       });
-      tx.released(job, [node], now);
+      if (gone.length > 0) tx.released(job, gone, now);
       this.store.addEvent(jobId, now, "fault", `${why}; ${lostRanks} rank${lostRanks === 1 ? "" : "s"} lost, the survivors go on with ${survivors.length} node${survivors.length === 1 ? "" : "s"}`, { adaptationId: aid, node, lostRanks });
       return aid;
     });
-    e.adapting = { id, from: have, to: survivors.length, added: [], removed: [node], requestedAt: now, times: { requested: now }, fault: true };
+    e.adapting = { id, from: have, to: survivors.length, added: [], removed: gone, requestedAt: now, times: { requested: now }, fault: true };
     e.tasks = tasks;
-    this.jobs.killOn(job, [node], why);
+    if (gone.length > 0) this.jobs.killOn(job, gone, why);
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
-    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: [node], deadline: now + this.adaptTimeoutMs, fault: { reason: why } });
+    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: gone, deadline: now + this.adaptTimeoutMs, fault: { reason: why } });
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${jobId} lost node ${node}; fault adaptation ${have} -> ${survivors.length} nodes`, { job: jobId, node });
     return true;

@@ -61,6 +61,8 @@ interface Resize {
   abort(why: string, fault?: boolean): void;
   /** A grow's joining step (a restarted world's step), until the commit makes it part of the world. */
   joining?: StepRoot;
+  /** The nodes the resize adds (a grow's, a swap's). */
+  added?: ReadonlySet<string>;
   /** Checkpoint-restart: the old world ended; the adaptation can only go on in the restarted step. */
   restarting?: boolean;
 }
@@ -214,6 +216,14 @@ export class Adapter {
     if (this.failure) return false;
     // A checkpoint-restart world restarting: a node of the step it restarts in fails the restart.
     if (this.resize?.restarting && this.resize.joining && !this.resize.committed) return false;
+    // A node the resize under way added, lost before its commit: the resize is aborted as by a
+    // fault; the controller's fault adaptation (nothing removed) voids its window (§7.8).
+    const growing = this.resize;
+    if (growing?.added?.has(node) && !growing.committed && !growing.aborted && !this.restarts()) {
+      this.link.fault(node, reason);
+      growing.abort(`node ${node}, which the resize added, was lost (${reason}); the resize is aborted`, true);
+      return true;
+    }
     // Already being adapted past, or it had left the world.
     if (this.lost.has(node) || !this.world.some((w) => w.node === node)) return true;
     if (this.restarts()) return this.restartLost(node, reason);
@@ -364,6 +374,7 @@ export class Adapter {
     };
     const times: Record<string, number> = { realloc: Date.now() };
     lateOrder(msg);
+    resize.added = new Set(msg.added.map((n) => n.name));
     const before = this.placement();
     // The remap the controller's plan made (sched/plan.ts), as it is: nothing recomputes it here.
     if (!msg.remap) throw new Error("the resize order carries no rank remap (a controller older than this launcher?)");
