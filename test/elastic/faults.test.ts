@@ -193,6 +193,30 @@ describe("a fault during a resize (agreed, not committed)", () => {
     expect(err).toContain("the resize is aborted");
   }, 180_000);
 
+  test("a swap off an owner's node (issue 34) in its window: the node it adds SIGKILLed -> the swap is aborted, a fault adaptation 3 -> 3 voids its window; the job moves again and gets the right answer", async () => {
+    const hold = join(c.dir, `hold-swap-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const before = (await c.job(job.id)).allocation as string[];
+    const owned = before[2]!; // its last node: the move is one swap
+    try {
+      expect((await c.ebb(["drain", "--owner", owned])).code).toBe(0);
+      await waitFor("the ranks to hold in the swap's window", () => /in the window \(3 -> 3 ranks\)/.test(job.output()), 60_000);
+      const added = ((await c.job(job.id)).allocation as string[]).find((n) => !before.includes(n))!;
+      await kill(added);
+      writeFileSync(hold, "");
+      const { end } = await expectRightAnswer(job, /jacobi: fault: lost no rank at iteration \d+; restored iteration \d+ on 3 ranks \(was 3\)/);
+      const [swap, fault] = end.adaptations;
+      expect([swap.added, swap.removed, swap.state]).toEqual([[added], [owned], "FAILED"]);
+      expect(swap.message).toContain(`aborted: node ${added} failed`);
+      expect([fault.fromNodes, fault.toNodes, fault.state, fault.removed]).toEqual([3, 3, "COMMITTED", []]);
+      // The owner's node is left by a later move, onto the other free node.
+      expect(end.adaptations.slice(2).map((a: any) => [a.removed, a.state])).toEqual([[[owned], "COMMITTED"]]);
+      expect(end.allocation).not.toContain(owned);
+    } finally {
+      await c.ebb(["resume", owned]);
+    }
+  }, 180_000);
+
   test("a shrink 3 -> 2 in its window: the agent of allocation[0] (staying) SIGKILLed -> the shrink is aborted, fault adaptation 3 -> 2", async () => {
     await faultInResize(2, 0, /jacobi: fault: lost rank 0 at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/);
   }, 120_000);
