@@ -376,7 +376,7 @@ export class Elastic {
     const all: Record<string, number> = { ...a.times, ...times, ended: now };
     // The survivors of a fault could not go on: the job ends as a node failure would have ended it.
     if (a.fault && !ok) {
-      this.jobs.finish(job, "NODE_FAIL", { reason: `${a.removed.join(",")} failed and the survivors could not adapt: ${message ?? "unknown reason"}` }, now);
+      this.jobs.finish(job, "NODE_FAIL", { reason: `${a.removed.length > 0 ? a.removed.join(",") : "a node a resize added"} failed and the survivors could not adapt: ${message ?? "unknown reason"}` }, now);
       return;
     }
     // A commit lets the nodes a shrink removed go; a failure, the nodes a grow added. (A fault's
