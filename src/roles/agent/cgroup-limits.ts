@@ -137,6 +137,8 @@ export class CgroupLimits {
   private readonly v2: Controller[];
   /** Where v2 lacks a controller: the agent's v1 base for it. */
   private readonly v1 = new Map<Controller, string>();
+  /** The v1 bases' cpuset.mems, read once: a job's cpuset takes its parent's memory nodes. */
+  private baseMems: string | undefined;
   /** The largest memory.current seen, for kernels without memory.peak (before 5.19). */
   private readonly peaks = new Map<number, number>();
 
@@ -213,6 +215,14 @@ export class CgroupLimits {
   /** The v1 cgroup.procs files a process of the job writes its pid to before it runs its program. */
   joinFiles(jobId: number): string[] {
     return [...this.v1.values()].map((base) => join(base, `job-${jobId}`, "cgroup.procs")).filter((f) => existsSync(f));
+  }
+
+  /**
+   * For a thread of the agent that steps into the job's v1 cgroups (containment.ts `fromInside`):
+   * each hierarchy's job `tasks` file, and the agent's own cgroup's there, to step back into.
+   */
+  threadMoves(jobId: number): { into: string; back: string }[] {
+    return [...this.v1.values()].map((base) => ({ into: join(base, `job-${jobId}`, "tasks"), back: join(base, "..", "tasks") })).filter((m) => existsSync(m.into));
   }
 
   /** Notes the job's memory now (kernels without memory.peak). */
