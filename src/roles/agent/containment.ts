@@ -168,10 +168,10 @@ export class Containment {
       const dir = this.dirOf(jobId);
       let cgroup: string | undefined;
       try {
-        if (dir) mkdirSync(dir, { recursive: true });
+        if (dir) mkdirSync(dir);
         cgroup = dir;
-      } catch {
-        cgroup = undefined;
+      } catch (e) {
+        cgroup = (e as NodeJS.ErrnoException).code === "EEXIST" ? dir : undefined;
       }
       this.made.set(jobId, cgroup);
       const limits = this.jobLimits.get(jobId);
@@ -281,11 +281,11 @@ export class Containment {
     this.made.delete(jobId);
     this.limits.remove(jobId);
     const dir = this.dirOf(jobId);
-    if (!dir || readPids(join(dir, "cgroup.procs")).length > 0) return;
+    if (!dir) return;
     try {
       rmdirSync(dir);
     } catch {
-      /* not empty yet, or gone */
+      /* not empty yet (EBUSY), or gone */
     }
   }
 
