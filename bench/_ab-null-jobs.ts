@@ -5,7 +5,7 @@
  * (default 4) whose order alternates (ABBA), after one uncounted warm-up. Prints each trial's CPU
  * per job of the agents (with the jobs' `true`) and of the controller, jobs/s and the load, then
  * the medians and the median of the rounds' new/base ratios. BASE_MAIN and NEW_MAIN are the
- * src/main.ts of each checkout (NEW_MAIN: this one's); e.g. a base made with
+ * src/main.ts of each checkout (NEW_MAIN, or "": this one's); e.g. a base made with
  * `git archive BASE | tar -x -C /tmp/base` and its node_modules linked. Not a benchmark of
  * `npm run bench` (run.ts skips files named _*): it compares code, not this checkout against a
  * baseline.
@@ -14,7 +14,8 @@ import { loadavg } from "node:os";
 import { measureTrueJobs } from "./cluster.ts";
 import { median } from "./lib.ts";
 
-const [baseMain, newMain = new URL("../src/main.ts", import.meta.url).pathname, jobsArg, roundsArg] = process.argv.slice(2);
+const [baseMain, newArg, jobsArg, roundsArg] = process.argv.slice(2);
+const newMain = newArg || new URL("../src/main.ts", import.meta.url).pathname;
 if (!baseMain) {
   console.error("usage: bun bench/_ab-null-jobs.ts BASE_MAIN [NEW_MAIN] [JOBS] [ROUNDS]");
   process.exit(2);
