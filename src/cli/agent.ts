@@ -1,7 +1,9 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "./command.ts";
-import { startAgent } from "../roles/agent/index.ts";
+import type { AgentOptions } from "../roles/agent/index.ts";
+import type { FromAgentWorker, ToAgentWorker } from "./agent-thread.ts";
+import { isCompiled } from "../util/self.ts";
 import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
 import type { HostRules } from "../model/host-rules.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
@@ -13,9 +15,62 @@ import { listenFlag, logArgs, logFormatFlag, serverTlsFlags, shortHostname, star
 import { readPem } from "../util/tls.ts";
 import { existsSync } from "node:fs";
 import { err } from "../util/stdio.ts";
-import { currentLogFormat, logger } from "../util/log.ts";
+import { currentLogFormat, logger, type LogFormat } from "../util/log.ts";
 
 const log = logger("agent");
+
+/**
+ * The agent, run on its own thread (agent-thread.ts): a rank then starts inside its job's cgroups
+ * without a joining shell (containment.ts `fromInside`). A start that fails rejects with the
+ * error's code, so that `starting` can explain it; a controller's refusal or a thread that dies
+ * calls `fatal`.
+ */
+class AgentWorker {
+  private readonly worker = new Worker(isCompiled() ? "./cli/agent-thread.ts" : new URL("./agent-thread.ts", import.meta.url).href);
+  private pending: { resolve(): void; reject(e: Error): void } | undefined;
+
+  private constructor(fatal: (message: string) => void) {
+    this.worker.onmessage = ({ data }: MessageEvent<FromAgentWorker>) => {
+      if (data.t === "fatal") return fatal(data.message);
+      const p = this.pending;
+      this.pending = undefined;
+      if (data.t === "failed") p?.reject(Object.assign(new Error(data.message), { code: data.code, syscall: data.syscall }));
+      else p?.resolve();
+    };
+    this.worker.onerror = (e) => {
+      const why = `the agent's thread failed: ${e.message.trim()}`;
+      if (this.pending) this.pending.reject(new Error(why));
+      else fatal(why);
+      this.pending = undefined;
+    };
+  }
+
+  static async start(agent: Omit<AgentOptions, "onFatal" | "peers">, logFormat: LogFormat, fatal: (message: string) => void): Promise<AgentWorker> {
+    const w = new AgentWorker(fatal);
+    try {
+      await w.call({ t: "start", agent, logFormat });
+    } catch (e) {
+      w.worker.terminate();
+      throw e;
+    }
+    return w;
+  }
+
+  private call(request: ToAgentWorker): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.pending = { resolve, reject };
+      this.worker.postMessage(request);
+    });
+  }
+
+  async stop(): Promise<void> {
+    try {
+      await this.call({ t: "stop" });
+    } finally {
+      this.worker.terminate();
+    }
+  }
+}
 
 export default defineCommand({
   meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },
@@ -77,7 +132,12 @@ export default defineCommand({
       }
       const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
       const offer = inventory(declaredFlags(args), cgroup2Root());
-      const agent = await starting({ listen, stateDir }, () => startAgent({
+      const fatal = (message: string) => {
+        if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
+        else err(`ebb agent: ${message}\n`);
+        process.exit(1);
+      };
+      const agent = await starting({ listen, stateDir }, () => AgentWorker.start({
         controller,
         clusterKey: key!,
         name,
@@ -89,12 +149,7 @@ export default defineCommand({
         ca,
         hostRules,
         warmRanks,
-        onFatal: (message) => {
-          if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
-          else err(`ebb agent: ${message}\n`);
-          process.exit(1);
-        },
-      }));
+      }, currentLogFormat(), fatal));
       await (args["tied-to-stdin"] ? Promise.race([untilSignal(), stdinClosed().then(() => log.warn("stdin closed (ebb up ended, or its ssh link is gone); stopping"))]) : untilSignal());
       await agent.stop();
       if (args["tied-to-stdin"]) process.exit(0);

@@ -62,6 +62,21 @@ export function withAffinity<T>(cpus: readonly number[] | undefined, spawn: () =
 }
 
 /**
+ * Runs `fn` and gives the calling thread its CPU mask back afterwards, whatever `fn` did to it
+ * (a thread that joins a v1 cpuset and leaves it gets that cpuset's CPUs, not its own mask).
+ */
+export function keepingAffinity<T>(fn: () => T): T {
+  const lib = open();
+  const old = new Uint8Array(MASK_BYTES);
+  if (!lib || lib.sched_getaffinity(0, MASK_BYTES, ptr(old)) !== 0) return fn();
+  try {
+    return fn();
+  } finally {
+    lib.sched_setaffinity(0, MASK_BYTES, ptr(old));
+  }
+}
+
+/**
  * Each of `count` local ranks' CPUs when bound to cores (`--cpu-bind cores`): the job's CPUs split
  * into contiguous slices, as even as they go; with more ranks than CPUs, one CPU each, in turn.
  */

@@ -137,6 +137,12 @@ export class CgroupLimits {
   private readonly v2: Controller[];
   /** Where v2 lacks a controller: the agent's v1 base for it. */
   private readonly v1 = new Map<Controller, string>();
+  /** The v1 cpuset base's memory nodes, read once: every job's cpuset takes them. */
+  private baseMems: string | undefined;
+  /** Whether v1 memory cgroups have memory.memsw.* here (swap accounting), found once. */
+  private memsw: boolean | undefined;
+  /** Each job's v1 cgroups made so far, by controller. */
+  private readonly v1Made = new Map<number, Map<Controller, string>>();
   /** The largest memory.current seen, for kernels without memory.peak (before 5.19). */
   private readonly peaks = new Map<number, number>();
 
@@ -184,14 +190,16 @@ export class CgroupLimits {
     }
     const cpuset = this.v1Dir("cpuset", jobId);
     if (cpuset && cpus) {
-      check("cpuset.mems", put(join(cpuset, "cpuset.mems"), (read(join(this.v1.get("cpuset")!, "cpuset.mems")) ?? "").trim()));
+      this.baseMems ??= (read(join(this.v1.get("cpuset")!, "cpuset.mems")) ?? "").trim();
+      check("cpuset.mems", put(join(cpuset, "cpuset.mems"), this.baseMems));
       check("cpuset.cpus", put(join(cpuset, "cpuset.cpus"), cpus));
     }
     const memory = this.v1Dir("memory", jobId);
     if (memory) {
       const v1Bytes = limits.memMiB > 0 ? bytes : "-1";
+      this.memsw ??= existsSync(join(memory, "memory.memsw.limit_in_bytes"));
       // memsw (memory + swap) may never be below the memory limit: lowered after it, raised before it.
-      const files = ["memory.limit_in_bytes", ...(existsSync(join(memory, "memory.memsw.limit_in_bytes")) ? ["memory.memsw.limit_in_bytes"] : [])];
+      const files = ["memory.limit_in_bytes", ...(this.memsw ? ["memory.memsw.limit_in_bytes"] : [])];
       if (files.some((f) => put(join(memory, f), v1Bytes))) for (const f of [...files].reverse()) check(f, put(join(memory, f), v1Bytes));
     }
     if (failed.length > 0) log.warn(`job ${jobId}: could not set all of its cgroup limits (${failed.join("; ")}); it runs less confined`);
@@ -201,18 +209,31 @@ export class CgroupLimits {
   private v1Dir(controller: Controller, jobId: number): string | undefined {
     const base = this.v1.get(controller);
     if (!base) return undefined;
+    let made = this.v1Made.get(jobId);
+    const known = made?.get(controller);
+    if (known) return known;
     const dir = join(base, `job-${jobId}`);
     try {
-      mkdirSync(dir, { recursive: true });
-      return dir;
-    } catch {
-      return undefined;
+      mkdirSync(dir);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
     }
+    if (!made) this.v1Made.set(jobId, (made = new Map()));
+    made.set(controller, dir);
+    return dir;
   }
 
   /** The v1 cgroup.procs files a process of the job writes its pid to before it runs its program. */
   joinFiles(jobId: number): string[] {
-    return [...this.v1.values()].map((base) => join(base, `job-${jobId}`, "cgroup.procs")).filter((f) => existsSync(f));
+    return [...(this.v1Made.get(jobId)?.values() ?? [])].map((dir) => join(dir, "cgroup.procs"));
+  }
+
+  /**
+   * For a thread of the agent that steps into the job's v1 cgroups (containment.ts `fromInside`):
+   * each hierarchy's job `tasks` file, and the agent's own cgroup's there, to step back into.
+   */
+  threadMoves(jobId: number): { into: string; back: string }[] {
+    return [...(this.v1Made.get(jobId)?.values() ?? [])].map((dir) => ({ into: join(dir, "tasks"), back: join(dir, "..", "..", "tasks") }));
   }
 
   /** Notes the job's memory now (kernels without memory.peak). */
@@ -225,17 +246,20 @@ export class CgroupLimits {
   /** What the job used on this node so far; undefined without any cgroup to tell. */
   usage(jobId: number, v2Dir: string | undefined): JobUsage | undefined {
     const memory = this.v1.has("memory") ? join(this.v1.get("memory")!, `job-${jobId}`) : undefined;
-    const v2 = v2Dir !== undefined && existsSync(v2Dir);
-    if (!v2 && !(memory && existsSync(memory))) return undefined;
-    const cpuUsec = v2 ? (field(read(join(v2Dir, "cpu.stat")), "usage_usec") ?? 0) : 0;
+    // Each file read once, and a cgroup that is not there is a file that cannot be read.
+    const cpuStat = v2Dir === undefined ? undefined : read(join(v2Dir, "cpu.stat"));
+    const v2 = cpuStat !== undefined;
+    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? read(join(memory, "memory.max_usage_in_bytes")) : undefined;
+    if (!v2 && v1Peak === undefined) return undefined;
+    const cpuUsec = field(cpuStat, "usage_usec") ?? 0;
     let peak = 0;
     let oomKills = 0;
     if (v2 && this.v2.includes("memory")) {
-      peak = number(read(join(v2Dir, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(read(join(v2Dir, "memory.current"))) ?? 0);
-      oomKills = field(read(join(v2Dir, "memory.events")), "oom_kill") ?? 0;
-    } else if (memory) {
-      peak = number(read(join(memory, "memory.max_usage_in_bytes"))) ?? 0;
-      oomKills = field(read(join(memory, "memory.oom_control")), "oom_kill") ?? 0;
+      peak = number(read(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(read(join(v2Dir!, "memory.current"))) ?? 0);
+      oomKills = field(read(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
+    } else if (v1Peak !== undefined) {
+      peak = number(v1Peak) ?? 0;
+      oomKills = field(read(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
     }
     return { cpuSec: cpuUsec / 1e6, peakMemMiB: Math.ceil(peak / MiB), oomKills };
   }
@@ -243,6 +267,7 @@ export class CgroupLimits {
   /** The job's v1 cgroups, once empty. */
   remove(jobId: number): void {
     this.peaks.delete(jobId);
+    this.v1Made.delete(jobId);
     for (const base of this.v1.values())
       try {
         rmdirSync(join(base, `job-${jobId}`));

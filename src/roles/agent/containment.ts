@@ -15,13 +15,25 @@
  *   record holds up to ~256 groups that ended, and a `sed | cut` per line cost 3 forks each —
  *   about 6 CPU seconds and 37 s per agent at load 28, after every stop.
  * - Each job's cgroup holds it to its cores and memory where the host allows (cgroup-limits.ts).
+ * - A process joins the job's cgroup v1 hierarchies (cgroup-limits.ts) by being born in them: the
+ *   agent's thread steps into them around the spawn (`fromInside`; a child starts in its forking
+ *   thread's cgroups), so no shell has to join them before the program (procs.ts `joinArgv`, 0.6
+ *   ms of the 1.2 ms a spawn cost). Only a thread that is not the process's main thread may: the
+ *   memory controller charges a process's page faults to its main thread's cgroup and picks the
+ *   OOM victim of a full cgroup among the processes whose main thread is in it, so a main thread
+ *   in a job's memory cgroup charged the agent's faults to the job and, the job at its limit, was
+ *   the one killed (checked). A worker thread charges the job only the kernel memory of the new
+ *   process (its task and stack: the job's own), and a full job's spawn fails or kills a process
+ *   of the job. `ebb agent` and `ebb up` run their agents on a worker thread; an agent on a main
+ *   thread (started in-process, as some tests do) joins through the shell.
  */
 import type { Subprocess } from "bun";
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { SYSTEM_PATH } from "../system-path.ts";
 import { CgroupLimits, SELF_LEAF, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
+import { keepingAffinity } from "./affinity.ts";
 
 const log = logger("agent");
 
@@ -92,6 +104,8 @@ export class Containment {
   private readonly jobLimits = new Map<number, JobLimits>();
   /** Jobs whose cgroups are made (limits written), with their v2 cgroup if they have one. */
   private readonly made = new Map<number, string | undefined>();
+  /** The id of the agent's thread, where it is not the process's main thread: it joins jobs' v1 cgroups itself (fromInside). */
+  private threadId = workerThreadId();
 
   constructor(name: string, recordPath: string) {
     const leaf = Containment.leafName(name);
@@ -154,16 +168,52 @@ export class Containment {
       const dir = this.dirOf(jobId);
       let cgroup: string | undefined;
       try {
-        if (dir) mkdirSync(dir, { recursive: true });
+        if (dir) mkdirSync(dir);
         cgroup = dir;
-      } catch {
-        cgroup = undefined;
+      } catch (e) {
+        cgroup = (e as NodeJS.ErrnoException).code === "EEXIST" ? dir : undefined;
       }
       this.made.set(jobId, cgroup);
       const limits = this.jobLimits.get(jobId);
       if (limits) this.limits.apply(jobId, cgroup, limits);
     }
     return { cgroup: this.made.get(jobId), join: this.limits.joinFiles(jobId) };
+  }
+
+  /** Whether processes of the job join its v1 cgroups by being started from inside them (fromInside), not by `join` (procs.ts joinArgv). */
+  joinsByThread(jobId: number): boolean {
+    return this.threadId !== undefined && this.limits.threadMoves(jobId).length > 0;
+  }
+
+  /**
+   * Runs `spawn` with the agent's thread in the job's v1 cgroups, so that the process it starts is
+   * in them from its birth; the thread then goes back to the agent's cgroups and CPU mask. A v1
+   * cgroup that refuses the thread is passed over, as joinArgv does. A thread that cannot go back
+   * is said loudly and joins no more jobs: later processes join through the shell.
+   */
+  fromInside<T>(jobId: number, spawn: () => T): T {
+    const tid = this.threadId;
+    const moves = tid === undefined ? [] : this.limits.threadMoves(jobId);
+    if (tid === undefined || moves.length === 0) return spawn();
+    return keepingAffinity(() => {
+      for (const m of moves)
+        try {
+          writeFileSync(m.into, String(tid));
+        } catch {
+          /* as joinArgv: the job runs without that v1 controller */
+        }
+      try {
+        return spawn();
+      } finally {
+        for (const m of moves)
+          try {
+            writeFileSync(m.back, String(tid));
+          } catch (e) {
+            this.threadId = undefined;
+            log.error(`the agent's thread could not leave job ${jobId}'s cgroup (${m.back}); processes join their cgroups through a shell from now on`, { error: e });
+          }
+      }
+    });
   }
 
   /**
@@ -231,11 +281,11 @@ export class Containment {
     this.made.delete(jobId);
     this.limits.remove(jobId);
     const dir = this.dirOf(jobId);
-    if (!dir || readPids(join(dir, "cgroup.procs")).length > 0) return;
+    if (!dir) return;
     try {
       rmdirSync(dir);
     } catch {
-      /* not empty yet, or gone */
+      /* not empty yet (EBUSY), or gone */
     }
   }
 
@@ -252,6 +302,16 @@ export class Containment {
     } catch {
       /* gone */
     }
+  }
+}
+
+/** This thread's id, if it is not the process's main thread (a Worker's); undefined on the main thread or without /proc. */
+function workerThreadId(): number | undefined {
+  try {
+    const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))?.[1]);
+    return tid > 0 && tid !== process.pid ? tid : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -18,6 +18,7 @@ const log = logger("agent");
 /**
  * argv that writes its own pid into each of `files` (the job's cgroup v1 cgroup.procs), then
  * executes `argv`: the process is in the job's v1 cgroups before any program of the job runs.
+ * Only where the agent's thread cannot start it inside them (containment.ts `fromInside`).
  * Root's shell with a fixed script and the agent's own paths; `argv` is passed on unread, as setpriv does.
  */
 const JOIN =
@@ -114,14 +115,17 @@ export class ProcessTable {
     try {
       const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
       const place = this.containment?.prepare(jobId);
-      const command = joinArgv(place?.join ?? [], user?.argv ?? [...argv]);
+      // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first.
+      const byThread = this.containment?.joinsByThread(jobId) === true;
+      const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...argv]);
       const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
         cwd: user ? "/" : opts.cwd,
         env: user?.env ?? opts.env,
         stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
-      return withAffinity(opts.cpus, () => this.start(command, options, place?.cgroup));
+      const spawn = () => withAffinity(opts.cpus, () => this.start(command, options, place?.cgroup));
+      return byThread ? this.containment!.fromInside(jobId, spawn) : spawn();
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
