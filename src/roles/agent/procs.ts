@@ -128,7 +128,7 @@ export class ProcessTable {
       return byThread ? this.containment!.fromInside(jobId, spawn) : spawn();
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
-      throw new SpawnError(code, code === "ENOENT" ? "No such file or directory" : code === "EACCES" ? "Permission denied" : (e as Error).message);
+      throw new SpawnError(code, spawnMessage(code, e as Error));
     }
   }
 
@@ -284,4 +284,16 @@ export async function pump(stream: ReadableStream<Uint8Array> | null, onText: (t
   }
   const rest = decoder.decode();
   if (rest) onText(rest);
+}
+
+/**
+ * What a failed spawn says. A process born inside a v1 memory cgroup at its limit cannot be
+ * created, and the kernel's errno for that (E2BIG, ENOMEM) names no cgroup: say what it means.
+ */
+function spawnMessage(code: string, e: Error): string {
+  if (code === "ENOENT") return "No such file or directory";
+  if (code === "EACCES") return "Permission denied";
+  if (code === "E2BIG" || code === "ENOMEM")
+    return `${e.message}: the program's arguments and environment are too large, or the job's memory is at its limit (--mem); shorten them or ask for more memory`;
+  return e.message;
 }
