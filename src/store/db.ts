@@ -117,9 +117,11 @@ export function openedExclusive(db: Db): boolean {
  * VACUUM outside WAL mode). Every commit appends each page it changed to the WAL, whole, and a
  * job's commits each change a few rows of a few tables and their indexes: at SQLite's default of
  * 4 KiB the controller wrote ~110 KiB per null job for rows of ~1 KiB, at 1 KiB ~36 KiB (a job
- * with a 4.6 KB environment: 151 -> 67 KiB), for the same CPU time.
+ * with a 4.6 KB environment: 151 -> 67 KiB), at 512 bytes (SQLite's least) ~19 KiB: a null job's
+ * rows are 50-230 bytes, so its commits touch about as many pages at half the size (a job row
+ * fits a 512-byte page; a larger one, like an environment, goes on in overflow pages).
  */
-const PAGE_BYTES = 1024;
+const PAGE_BYTES = 512;
 
 /**
  * WAL mode needs a shared-memory file beside the database, which SQLite cannot create on a full
