@@ -856,18 +856,19 @@ export class Jobs {
   usage(node: string, r: { jobId: number; cpuSec: number; peakMemMiB: number; oomKills: number }, now = Date.now()): void {
     const job = this.state.jobs.get(r.jobId);
     if (job?.row.state === "PENDING") return;
-    const row = job?.row ?? this.store.getJob(r.jobId);
-    if (!row) return;
-    const mem = this.memoryOn(r.jobId, node);
+    const mem = r.oomKills > 0 ? this.memoryOn(r.jobId, node) : undefined;
     const oom = r.oomKills > 0 ? `a process went over the job's memory (${mem === undefined ? "" : `${mem} MiB `}on ${node}) and was killed` : undefined;
-    const relabel = oom !== undefined && !job && row.state === "FAILED";
+    // An ended job's row is read only to relabel it (the usual report, after the job's end, needs
+    // none: reading it, its environment included, was most of a report's cost).
+    const ended = oom !== undefined && !job ? this.store.getJob(r.jobId) : undefined;
+    const relabel = ended?.state === "FAILED";
     const recorded = this.ledger.commit((tx) => {
       const usage = this.store.recordNodeUsage(r.jobId, node, r.cpuSec, r.peakMemMiB);
       if (!usage) return false;
       tx.usage(r.jobId, usage);
       if (relabel) {
-        tx.outOfMemory(r.jobId, oom);
-        this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${row.reason ?? `exit code ${row.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: row.exitCode });
+        tx.outOfMemory(r.jobId, oom!);
+        this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${ended!.reason ?? `exit code ${ended!.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: ended!.exitCode });
       }
       return true;
     });
