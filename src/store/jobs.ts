@@ -125,6 +125,7 @@ function prepare(db: Db) {
       })
       .returning({ id: jobs.id })
       .prepare(),
+    exists: db.select({ id: jobs.id }).from(jobs).where(eq(jobs.id, p("id"))).prepare(),
     insertTexts: db.insert(jobTexts).values({ jobId: p("jobId"), script: p("script"), env: p("env") }).prepare(),
     /** The job_texts rows of a JSON array of job ids. */
     textsOfIds: db
@@ -580,6 +581,11 @@ export class JobStore {
       filter.before !== undefined ? lt(jobs.id, filter.before) : undefined,
     ].filter((w) => w !== undefined);
     return where.length > 0 ? and(...where) : undefined;
+  }
+
+  /** Whether there is a job `id` (active, or ended and not purged), without reading its row. */
+  hasJob(id: number): boolean {
+    return this.q.exists.get({ id }) !== undefined;
   }
 
   getJob(id: number): JobRow | undefined {
