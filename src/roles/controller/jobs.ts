@@ -96,6 +96,13 @@ export interface EndOptions {
   step0?: number;
 }
 
+/** How an active job ends. */
+interface JobEnd {
+  job: JobRuntime;
+  state: FinalState;
+  opts: EndOptions;
+}
+
 const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
 
 export interface PreparedJob {
@@ -745,16 +752,57 @@ export class Jobs {
    * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
    */
   exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now(), run?: number): string[] {
+    const e = this.exitEnd(id, exitCode, message, lostNode, run);
+    return e ? this.finish(e.job, e.state, e.opts, now) : [];
+  }
+
+  /** The end a job's exit makes (undefined: none, as for a run --requeue ended, its job started again since). */
+  private exitEnd(id: number, exitCode: number, message?: string, lostNode?: string, run?: number): JobEnd | undefined {
     const job = this.state.jobs.get(id);
-    // A run that --requeue ended (its job started again since) ends nothing.
-    if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return [];
+    if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return undefined;
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
-    if (node && (!node.session || node.row.status === "DOWN")) {
-      return this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` }, now);
-    }
-    return this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" }, now);
+    if (node && (!node.session || node.row.status === "DOWN")) return { job, state: "NODE_FAIL", opts: { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` } };
+    return { job, state: exitCode === 0 ? "COMPLETED" : "FAILED", opts: { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" } };
+  }
+
+  /**
+   * Agents' reports read in one event-loop turn (agents.ts), recorded in one transaction: a
+   * commit appends every page it changed to the WAL, and a turn's ends and usage reports change
+   * the same few pages. Each report is what `exited` or `usage` would make of it alone, in the
+   * order given, and each ended job is cleaned up once all are committed. Reports that take a
+   * path of their own (a job.exit naming a lost node, an OOM kill) are not for this: the caller
+   * sends them one at a time. Returns, for each exit, the nodes sent a job.kill for it.
+   */
+  recordReports(reports: readonly ({ exit: { jobId: number; exitCode: number; message?: string; run?: number } } | { usage: { node: string; jobId: number; cpuSec: number; peakMemMiB: number } })[], now = Date.now()): string[][] {
+    const ending: (JobEnd & { wasRunning: boolean; nodes: string[] })[] = [];
+    const endings = new Map<number, (typeof ending)[number]>();
+    const ends: (number | undefined)[] = [];
+    this.ledger.commit((tx) => {
+      for (const r of reports) {
+        if ("usage" in r) {
+          const u = r.usage;
+          if (this.state.jobs.get(u.jobId)?.row.state === "PENDING") continue;
+          const usage = this.store.recordNodeUsage(u.jobId, u.node, u.cpuSec, u.peakMemMiB);
+          if (usage) tx.usage(u.jobId, usage);
+          continue;
+        }
+        const x = r.exit;
+        // A job ends once (an exit sent again in the same turn ends nothing more).
+        const e = endings.has(x.jobId) ? undefined : this.exitEnd(x.jobId, x.exitCode, x.message, undefined, x.run);
+        if (!e || !mayBecome(e.job.row.state, e.state)) {
+          ends.push(undefined);
+          continue;
+        }
+        const end = { ...e, wasRunning: e.job.row.state !== "PENDING", nodes: [...e.job.nodes] };
+        endings.set(x.jobId, end);
+        ends.push(ending.push(end) - 1);
+        this.recordEnd(tx, e.job, e.state, e.opts, now);
+      }
+    });
+    const killed = ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, e.state, e.opts, now));
+    return ends.map((i) => (i === undefined ? [] : killed[i]!));
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
@@ -777,14 +825,17 @@ export class Jobs {
     const ending = jobs.filter((j) => mayBecome(j.row.state, state)).map((job) => ({ job, wasRunning: job.row.state !== "PENDING", nodes: [...job.nodes] }));
     if (ending.length === 0) return [];
     this.ledger.commit((tx) => {
-      for (const { job } of ending) {
-        const id = job.row.id;
-        tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null);
-        if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
-        this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
-      }
+      for (const { job } of ending) this.recordEnd(tx, job, state, opts, now);
     });
     return ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, state, opts, now));
+  }
+
+  /** A job's end, in the transaction `tx`: its row, its step 0's (a command job's), its event. */
+  private recordEnd(tx: LedgerTx, job: JobRuntime, state: FinalState, opts: EndOptions, now: number): void {
+    const id = job.row.id;
+    tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null);
+    if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
+    this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
   }
 
   /** A job's end, committed: launchers, waiters, and its nodes' clean-up. Returns the nodes sent a job.kill. */
