@@ -235,6 +235,11 @@ export class JobStore {
     }
   }
 
+  /** Inside `tx`: runs `fn` in a savepoint of its own, undone alone if it throws. */
+  savepoint<T>(fn: () => T): T {
+    return this.runTx(fn) as T;
+  }
+
   /** A new job's row, and its script and environment (if it has either) in job_texts, written once. */
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
     const script = values.script ?? null;

@@ -251,7 +251,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const backend: ApiBackend = {
     version: VERSION,
     privateData,
-    submit: (req, scope) => jobs.submit(req, submitter(scope)),
+    submit: (req, scope) => jobs.submitSoon(req, submitter(scope)),
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope), queue),
     listJobs: (f, scope) => {
       const filter = { ...f, ...reader(scope) };

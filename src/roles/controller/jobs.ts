@@ -325,25 +325,70 @@ export class Jobs {
     }
   }
 
-  private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
-    const { values, indices, step } = this.prepare(req, by, now);
-    const rows: JobRow[] = this.ledger.commit((tx) => {
-      const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
-      const made = tx.submitted(values, indices, spec, step);
-      const ids = made.map((r) => r.id);
-      const arrayJobId = made[0]!.arrayJobId;
-      const size = describeSize(values.minNodes, values.maxNodes);
-      const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
-      const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
-      if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
-      else {
-        // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
-        const rest = ` of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`;
-        this.store.addEvent(ids[0]!, now, "submitted", `submitted: task ${arrayJobId}_${indices[0]}${rest}`);
-        this.store.addTaskEvents(arrayJobId!, now, "submitted", `submitted: task {task}${rest}`);
-      }
-      return made;
+  /** Submissions of this event-loop turn, waiting for their common transaction. */
+  private submissions: { req: JobSubmit; by: Submitter; t0: number; resolve: (r: { id: number }) => void; reject: (e: unknown) => void }[] = [];
+
+  /**
+   * `submit` for the HTTP API: the submissions of one event-loop turn are checked and recorded in
+   * one transaction once the turn's requests are read, each in a savepoint of its own (one refused
+   * leaves the others), and each is answered once all have committed: a commit appends every page
+   * it changed to the WAL, and a turn's submissions change the same few pages.
+   */
+  submitSoon(req: JobSubmit, by: Submitter): Promise<{ id: number }> {
+    return new Promise((resolve, reject) => {
+      if (this.submissions.length === 0) setImmediate(() => this.acceptQueued());
+      this.submissions.push({ req, by, t0: performance.now(), resolve, reject });
     });
+  }
+
+  private acceptQueued(): void {
+    const queued = this.submissions;
+    this.submissions = [];
+    const now = Date.now();
+    let results: ({ ok: true; value: JobRow[] } | { ok: false; error: unknown })[];
+    try {
+      results = this.ledger.commitEach(queued.map((s) => (tx: LedgerTx) => this.record(tx, this.prepare(s.req, s.by, now), s.by, now)));
+    } catch (e) {
+      for (const s of queued) s.reject(e);
+      return;
+    }
+    results.forEach((r, i) => {
+      const s = queued[i]!;
+      if (!r.ok) return s.reject(r.error);
+      s.resolve(this.afterSubmit(r.value, now));
+      this.effects.submitted?.(performance.now() - s.t0);
+    });
+  }
+
+  private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
+    const prepared = this.prepare(req, by, now);
+    return this.afterSubmit(
+      this.ledger.commit((tx) => this.record(tx, prepared, by, now)),
+      now,
+    );
+  }
+
+  /** A prepared submission's rows and events, in the transaction `tx`. */
+  private record(tx: LedgerTx, { values, indices, step }: PreparedJob, by: Submitter, now: number): JobRow[] {
+    const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
+    const made = tx.submitted(values, indices, spec, step);
+    const ids = made.map((r) => r.id);
+    const arrayJobId = made[0]!.arrayJobId;
+    const size = describeSize(values.minNodes, values.maxNodes);
+    const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
+    const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
+    if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
+    else {
+      // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
+      const rest = ` of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`;
+      this.store.addEvent(ids[0]!, now, "submitted", `submitted: task ${arrayJobId}_${indices[0]}${rest}`);
+      this.store.addTaskEvents(arrayJobId!, now, "submitted", `submitted: task {task}${rest}`);
+    }
+    return made;
+  }
+
+  /** A submission committed: its jobs are watched, and the scheduler asked for a pass. */
+  private afterSubmit(rows: readonly JobRow[], now: number): { id: number } {
     const made = rows.map((row) => this.state.jobs.get(row.id)!);
     this.effects.watch(made, now);
     for (const job of made) this.watchOrphan(job);
