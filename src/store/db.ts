@@ -156,8 +156,8 @@ function unlessFullOrReadOnly(path: string, fn: () => void): void {
   }
 }
 
-/** Pages of WAL (4 KiB each) past which the commit that crosses them checkpoints (SQLite's default: 1,000). */
-const WAL_BOUND_PAGES = 10_000;
+/** Bytes of WAL past which the commit that crosses them checkpoints (SQLite's default: 1,000 pages). */
+const WAL_BOUND_BYTES = 10 << 20;
 
 /**
  * Checkpoints the WAL every `ms` (PASSIVE: never waits for a reader), off the path of any commit:
@@ -197,7 +197,9 @@ export function openDb(path: string): Db {
   sqlite.exec("PRAGMA busy_timeout = 5000");
   // A writer that checkpoints from a timer (`checkpointEvery`) keeps checkpoints out of its
   // commits; SQLite's own, in the commit that crosses this many pages, is the bound of the WAL.
-  sqlite.exec(`PRAGMA wal_autocheckpoint = ${WAL_BOUND_PAGES}`);
+  // In pages, of this database's own size (512 bytes, 1 or 4 KiB).
+  const pageBytes = (sqlite.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+  sqlite.exec(`PRAGMA wal_autocheckpoint = ${Math.ceil(WAL_BOUND_BYTES / pageBytes)}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   wrapAutocommits(sqlite);
   const db = drizzle({ client: sqlite, schema }) as Db;

@@ -37,3 +37,24 @@ test("a new database has 512-byte pages; one made with 1 KiB or SQLite's 4 KiB k
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test("the WAL's bound is the same 10 MiB whatever the page size", () => {
+  const dir = mkdtempSync(join(tmpdir(), "ebb-page-"));
+  try {
+    const autocheckpoint = (db: { $client: Database }) => (db.$client.query("PRAGMA wal_autocheckpoint").get() as { wal_autocheckpoint: number }).wal_autocheckpoint;
+    const fresh = openDb(join(dir, "new.db"));
+    expect(autocheckpoint(fresh) * pageSize(fresh)).toBe(10 << 20);
+    fresh.$client.close();
+    const oldPath = join(dir, "old.db");
+    const old = new Database(oldPath, { create: true });
+    old.exec("PRAGMA page_size = 4096");
+    old.exec("PRAGMA journal_mode = WAL");
+    old.exec("CREATE TABLE t (x)");
+    old.close();
+    const reopened = openDb(oldPath);
+    expect(autocheckpoint(reopened) * pageSize(reopened)).toBe(10 << 20);
+    reopened.$client.close();
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
