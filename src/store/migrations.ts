@@ -27,6 +27,7 @@ import m0017 from "../../migrations/0017_partial_indexes.sql" with { type: "text
 import m0018 from "../../migrations/0018_jobs_array_partial.sql" with { type: "text" };
 import m0019 from "../../migrations/0019_job_nodes_open_partial.sql" with { type: "text" };
 import m0020 from "../../migrations/0020_adaptation_restart_step.sql" with { type: "text" };
+import m0021 from "../../migrations/0021_job_texts_packed.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -50,6 +51,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0018_jobs_array_partial": m0018,
   "0019_job_nodes_open_partial": m0019,
   "0020_adaptation_restart_step": m0020,
+  "0021_job_texts_packed": m0021,
 };
 
 export function loadMigrations(): MigrationMeta[] {
