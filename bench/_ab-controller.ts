@@ -1,8 +1,8 @@
 /**
  * Paired A/B of the controller's cost per null job (issue 36): `bun bench/_ab-controller.ts BASE_ROOT
  * [JOBS] [ROUNDS] [env] [NEW_ROOT]` runs, in alternating rounds (ABBA), a controller + 4 agents from
- * BASE_ROOT's src/main.ts and from NEW_ROOT's (default: this checkout), JOBS one-rank `true` jobs each (with a 4.6 KB environment
- * if "env" is given), and prints per round and as medians: jobs/s, the controller's CPU ms per
+ * BASE_ROOT's src/main.ts and from NEW_ROOT's (default: this checkout), JOBS one-rank `true` jobs each (with a 4.6 KB shell-like
+ * environment if "env" is given), and prints per round and as medians: jobs/s, the controller's CPU ms per
  * job, and the bytes it wrote per job. Not a benchmark (run.ts skips files named _*).
  */
 import { loadavg } from "node:os";
@@ -13,7 +13,16 @@ const base = process.argv[2]!;
 const jobs = Number(process.argv[3] ?? 500);
 const rounds = Number(process.argv[4] ?? 4);
 const withEnv = process.argv[5] === "env";
-const env = withEnv ? Object.fromEntries(Array.from({ length: 60 }, (_, i) => [`VAR_${i}`, "x".repeat(70)])) : undefined;
+/** ~4.6 KB like a login shell's environment (paths, names, tokens: it deflates ~2.5x, as this machine's does). */
+function shellLikeEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  let seed = 7;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31).toString(36).slice(2);
+  for (let i = 0; JSON.stringify(env).length < 4600; i++)
+    env[`VAR_${i}_${rand().slice(0, 4).toUpperCase()}`] = i % 4 === 0 ? `/usr/local/${rand()}/bin:/usr/bin:/bin:/opt/${rand()}/sbin` : i % 4 === 1 ? rand() + rand() : `/home/alice/${rand()}/${rand()}`;
+  return env;
+}
+const env = withEnv ? shellLikeEnv() : undefined;
 const sides = { base: [process.execPath, `${base}/src/main.ts`], new: [process.execPath, process.argv[6] ? `${process.argv[6]}/src/main.ts` : new URL("../src/main.ts", import.meta.url).pathname] };
 const out: Record<string, { rate: number[]; cpu: number[]; agents: number[]; kib: number[] }> = { base: { rate: [], cpu: [], agents: [], kib: [] }, new: { rate: [], cpu: [], agents: [], kib: [] } };
 await measureTrueJobs(4, 100, { layout: "processes", ebb: sides.new });
