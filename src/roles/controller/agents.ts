@@ -192,7 +192,8 @@ export class AgentHub {
     this.reports.push({ node, msg, at });
   }
 
-  private recordReports(): void {
+  /** Records the reports waiting for their turn's transaction now (also at a stop, before the store closes). */
+  recordReports(): void {
     const reports = this.reports;
     if (reports.length === 0) return;
     this.reports = [];

@@ -382,6 +382,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       feed!.stop();
       if (purger) clearInterval(purger);
       server.stop(true);
+      // What this turn read and has not recorded yet is recorded before the store closes.
+      health.quietly(() => (agents?.recordReports(), jobs.acceptQueued()));
       stopCheckpoints();
       db.$client.close();
       release();

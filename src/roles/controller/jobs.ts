@@ -341,8 +341,10 @@ export class Jobs {
     });
   }
 
-  private acceptQueued(): void {
+  /** Records the submissions waiting for their turn's transaction now (also at a stop, before the store closes). */
+  acceptQueued(): void {
     const queued = this.submissions;
+    if (queued.length === 0) return;
     this.submissions = [];
     const now = Date.now();
     let results: ({ ok: true; value: JobRow[] } | { ok: false; error: unknown })[];
