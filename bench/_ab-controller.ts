@@ -25,8 +25,17 @@ function shellLikeEnv(): Record<string, string> {
 const env = withEnv ? shellLikeEnv() : undefined;
 const sides = { base: [process.execPath, `${base}/src/main.ts`], new: [process.execPath, process.argv[6] ? `${process.argv[6]}/src/main.ts` : new URL("../src/main.ts", import.meta.url).pathname] };
 const out: Record<string, { rate: number[]; cpu: number[]; agents: number[]; kib: number[] }> = { base: { rate: [], cpu: [], agents: [], kib: [] }, new: { rate: [], cpu: [], agents: [], kib: [] } };
+/** `true` spawned `n` times in a row, per second (bench throughput's baseline). */
+async function bareSpawn(n: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await Bun.spawn(["true"], { stdio: ["ignore", "ignore", "ignore"] }).exited;
+  return n / ((performance.now() - t0) / 1000);
+}
+const bare: number[] = [];
 await measureTrueJobs(4, 100, { layout: "processes", ebb: sides.new });
 for (let r = 0; r < rounds; r++) {
+  bare.push(await bareSpawn(jobs));
+  process.stderr.write(`round ${r + 1} bare spawn: ${bare.at(-1)!.toFixed(0)}/s\n`);
   const order = r % 2 === 0 ? (["base", "new"] as const) : (["new", "base"] as const);
   for (const side of order) {
     const m = await measureTrueJobs(4, jobs, { layout: "processes", ebb: sides[side], fields: env ? { env } : {} });
@@ -40,5 +49,5 @@ for (let r = 0; r < rounds; r++) {
 }
 for (const side of ["base", "new"]) {
   const o = out[side]!;
-  process.stderr.write(`${side}: median ${median(o.rate).toFixed(1)} jobs/s, controller ${median(o.cpu).toFixed(2)} ms/job, agents ${median(o.agents).toFixed(2)} ms/job, wrote ${median(o.kib).toFixed(1)} KiB/job\n`);
+  process.stderr.write(`${side}: median ${median(o.rate).toFixed(1)} jobs/s = ${(median(o.rate) / median(bare)).toFixed(3)}x bare spawn (${median(bare).toFixed(0)}/s), controller ${median(o.cpu).toFixed(2)} ms/job, agents ${median(o.agents).toFixed(2)} ms/job, wrote ${median(o.kib).toFixed(1)} KiB/job\n`);
 }
