@@ -135,7 +135,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.post("/v1/jobs", async (c) => {
     const req = await body(c, JobSubmit);
-    return c.json(backend.submit(req, c.get("scope")), 201);
+    return c.json(await backend.submit(req, c.get("scope")), 201);
   });
 
   app.post("/v1/jobs/test", async (c) => {

@@ -6,8 +6,8 @@ import type { PrivateData, Scope } from "../domain/scope.ts";
 
 export interface ApiBackend {
   version: string;
-  /** A submission; a job token's is recorded as submitted by that job. */
-  submit(req: JobSubmit, scope: Scope): { id: number };
+  /** A submission, answered once it is committed; a job token's is recorded as submitted by that job. */
+  submit(req: JobSubmit, scope: Scope): Promise<{ id: number }>;
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
   testOnly(req: JobSubmit, scope: Scope): Promise<{ start: string | null; nodes: string[]; message: string }>;
   /** What other users may not see (controller config `privateData`, as Slurm's PrivateData). */

@@ -117,9 +117,11 @@ export function openedExclusive(db: Db): boolean {
  * VACUUM outside WAL mode). Every commit appends each page it changed to the WAL, whole, and a
  * job's commits each change a few rows of a few tables and their indexes: at SQLite's default of
  * 4 KiB the controller wrote ~110 KiB per null job for rows of ~1 KiB, at 1 KiB ~36 KiB (a job
- * with a 4.6 KB environment: 151 -> 67 KiB), for the same CPU time.
+ * with a 4.6 KB environment: 151 -> 67 KiB), at 512 bytes (SQLite's least) ~19 KiB: a null job's
+ * rows are 50-230 bytes, so its commits touch about as many pages at half the size (a job row
+ * fits a 512-byte page; a larger one, like an environment, goes on in overflow pages).
  */
-const PAGE_BYTES = 1024;
+const PAGE_BYTES = 512;
 
 /**
  * WAL mode needs a shared-memory file beside the database, which SQLite cannot create on a full
@@ -154,8 +156,8 @@ function unlessFullOrReadOnly(path: string, fn: () => void): void {
   }
 }
 
-/** Pages of WAL (4 KiB each) past which the commit that crosses them checkpoints (SQLite's default: 1,000). */
-const WAL_BOUND_PAGES = 10_000;
+/** Bytes of WAL past which the commit that crosses them checkpoints (SQLite's default: 1,000 pages). */
+const WAL_BOUND_BYTES = 10 << 20;
 
 /**
  * Checkpoints the WAL every `ms` (PASSIVE: never waits for a reader), off the path of any commit:
@@ -195,7 +197,9 @@ export function openDb(path: string): Db {
   sqlite.exec("PRAGMA busy_timeout = 5000");
   // A writer that checkpoints from a timer (`checkpointEvery`) keeps checkpoints out of its
   // commits; SQLite's own, in the commit that crosses this many pages, is the bound of the WAL.
-  sqlite.exec(`PRAGMA wal_autocheckpoint = ${WAL_BOUND_PAGES}`);
+  // In pages, of this database's own size (512 bytes, 1 or 4 KiB).
+  const pageBytes = (sqlite.query("PRAGMA page_size").get() as { page_size: number }).page_size;
+  sqlite.exec(`PRAGMA wal_autocheckpoint = ${Math.ceil(WAL_BOUND_BYTES / pageBytes)}`);
   sqlite.exec("PRAGMA foreign_keys = ON");
   wrapAutocommits(sqlite);
   const db = drizzle({ client: sqlite, schema }) as Db;

@@ -24,6 +24,21 @@ export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
 export type { JobUsage } from "./schema.ts";
 
+/** Texts deflated by less than this many bytes (a page at the least) are stored as they are. */
+const PACK_GAIN_BYTES = 512;
+
+/**
+ * A job_texts row's script and environment: deflated in `packed` when that saves a page or more
+ * (a 4.6 KB environment is ~9 pages, each written to the WAL and again at the checkpoint), else
+ * as they are.
+ */
+export function packTexts(script: string | null, env: Record<string, string>): { script: string | null; env: Record<string, string>; packed: Buffer | null } {
+  const json = JSON.stringify({ script, env });
+  if (json.length < 2 * PACK_GAIN_BYTES) return { script, env, packed: null };
+  const packed = Buffer.from(Bun.deflateSync(Buffer.from(json)));
+  return packed.length + PACK_GAIN_BYTES <= Buffer.byteLength(json) ? { script: null, env: {}, packed } : { script, env, packed: null };
+}
+
 /** "0-3,8" or "0,1" (as job_nodes stores core and GPU indices) -> [0, 1, 2, 3, 8]. */
 export function expandIndices(text: string): number[] {
   const out: number[] = [];
@@ -125,7 +140,8 @@ function prepare(db: Db) {
       })
       .returning({ id: jobs.id })
       .prepare(),
-    insertTexts: db.insert(jobTexts).values({ jobId: p("jobId"), script: p("script"), env: p("env") }).prepare(),
+    exists: db.select({ id: jobs.id }).from(jobs).where(eq(jobs.id, p("id"))).prepare(),
+    insertTexts: db.insert(jobTexts).values({ jobId: p("jobId"), script: p("script"), env: p("env"), packed: p("packed") }).prepare(),
     /** The job_texts rows of a JSON array of job ids. */
     textsOfIds: db
       .select()
@@ -234,6 +250,11 @@ export class JobStore {
     }
   }
 
+  /** Inside `tx`: runs `fn` in a savepoint of its own, undone alone if it throws. */
+  savepoint<T>(fn: () => T): T {
+    return this.runTx(fn) as T;
+  }
+
   /** A new job's row, and its script and environment (if it has either) in job_texts, written once. */
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
     const script = values.script ?? null;
@@ -266,7 +287,7 @@ export class JobStore {
       overcommit: values.overcommit ?? false,
       output: values.output ?? null,
     });
-    if (texts) this.q.insertTexts.run({ jobId: row!.id, script, env: values.env });
+    if (texts) this.q.insertTexts.run({ jobId: row!.id, ...packTexts(script, values.env) });
     return row!.id;
   }
 
@@ -343,8 +364,9 @@ export class JobStore {
       const byId = new Map(rows.map((r) => [r.id, r as unknown as JobRow]));
       for (const t of this.q.textsOfIds.all({ ids: JSON.stringify([...byId.keys()]) })) {
         const r = byId.get(t.jobId)!;
-        r.script = t.script;
-        r.env = t.env;
+        const { script, env } = t.packed ? (JSON.parse(new TextDecoder().decode(Bun.inflateSync(new Uint8Array(t.packed)))) as Pick<JobRow, "script" | "env">) : t;
+        r.script = script;
+        r.env = env;
       }
     }
     const arrayIds = [...new Set(rows.flatMap((r) => (r.arrayJobId === null ? [] : [r.arrayJobId])))];
@@ -580,6 +602,11 @@ export class JobStore {
       filter.before !== undefined ? lt(jobs.id, filter.before) : undefined,
     ].filter((w) => w !== undefined);
     return where.length > 0 ? and(...where) : undefined;
+  }
+
+  /** Whether there is a job `id` (active, or ended and not purged), without reading its row. */
+  hasJob(id: number): boolean {
+    return this.q.exists.get({ id }) !== undefined;
   }
 
   getJob(id: number): JobRow | undefined {

@@ -28,6 +28,7 @@ import m0018 from "../../migrations/0018_jobs_array_partial.sql" with { type: "t
 import m0019 from "../../migrations/0019_job_nodes_open_partial.sql" with { type: "text" };
 import m0020 from "../../migrations/0020_adaptation_restart_step.sql" with { type: "text" };
 import m0021 from "../../migrations/0021_node_owner_since.sql" with { type: "text" };
+import m0022 from "../../migrations/0022_job_texts_packed.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -52,6 +53,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0019_job_nodes_open_partial": m0019,
   "0020_adaptation_restart_step": m0020,
   "0021_node_owner_since": m0021,
+  "0022_job_texts_packed": m0022,
 };
 
 export function loadMigrations(): MigrationMeta[] {

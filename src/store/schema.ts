@@ -3,7 +3,7 @@
  * Node "ALLOCATED" is not stored: it is derived from open rows of job_nodes.
  */
 import { sql } from "drizzle-orm";
-import { sqliteTable, integer, real, text, index, primaryKey } from "drizzle-orm/sqlite-core";
+import { sqliteTable, integer, real, text, index, primaryKey, blob } from "drizzle-orm/sqlite-core";
 import { JOB_KINDS, type JobState } from "../domain/job.ts";
 import type { Dependency, JobOverrides, JobSignal } from "../domain/job-options.ts";
 import type { ResourceRequest } from "../domain/resources.ts";
@@ -113,6 +113,12 @@ export const jobTexts = sqliteTable("job_texts", {
   jobId: integer("job_id").primaryKey(),
   script: text("script"),
   env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
+  /**
+   * Script and environment deflated (JSON `{script, env}`), when that is smaller by a page or
+   * more: then `script` is null and `env` {}. Null: they are in their columns (and in rows from
+   * before this column).
+   */
+  packed: blob("packed", { mode: "buffer" }),
 });
 
 /**

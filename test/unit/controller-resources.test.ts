@@ -74,3 +74,46 @@ test("an OOM kill reported after the job's exit turns FAILED into OUT_OF_MEMORY;
   expect(h.store.eventsOf(a).at(-1)!.message).toContain("it had ended failed: killed by SIGKILL");
   expect(h.store.getJob(b)!.state).toBe("COMPLETED");
 });
+
+test("agents' reports of one turn, recorded in one transaction, leave the store and memory as each recorded alone; an exit sent twice ends its job once", () => {
+  const now = 1_800_000_000_000;
+  const setUp = () => {
+    const h = new ControllerHarness(3);
+    const ids = [1, 2, 3].map(() => h.jobs.submit({ cwd: "/tmp", argv: ["true"], nodes: 1, exclusive: true } as never, h.by, now - 2000).id);
+    h.pass(now - 1000);
+    return { h, ids };
+  };
+  const alone = setUp();
+  const [a, b, c] = alone.ids as [number, number, number];
+  alone.h.jobs.usage("n1", { jobId: a, cpuSec: 0.5, peakMemMiB: 3, oomKills: 0 }, now);
+  alone.h.jobs.exited(a, 0, undefined, undefined, now);
+  alone.h.jobs.exited(b, 3, "it failed", undefined, now);
+  alone.h.jobs.usage("n2", { jobId: b, cpuSec: 1, peakMemMiB: 7, oomKills: 0 }, now);
+  const together = setUp();
+  expect(together.ids).toEqual(alone.ids);
+  let commits = 0;
+  together.h.store.onCommit = () => commits++;
+  const killed = together.h.jobs.recordReports(
+    [
+      { usage: { node: "n1", jobId: a, cpuSec: 0.5, peakMemMiB: 3 } },
+      { exit: { jobId: a, exitCode: 0 } },
+      { exit: { jobId: b, exitCode: 3, message: "it failed" } },
+      { exit: { jobId: a, exitCode: 0 } },
+      { usage: { node: "n2", jobId: b, cpuSec: 1, peakMemMiB: 7 } },
+    ],
+    now,
+  );
+  expect(commits).toBe(1);
+  expect(killed).toHaveLength(3);
+  expect(killed[2]).toEqual([]);
+  const seen = (h: ControllerHarness) => ({
+    jobs: [a, b, c].map((id) => h.store.getJob(id)),
+    events: [a, b, c].map((id) => h.store.eventsOf(id).map(({ id: _, ...e }) => e)),
+    steps: [a, b, c].map((id) => h.store.stepsOf(id)),
+    allocations: h.store.allocationsOf([a, b, c]),
+    active: [...h.state.jobs.keys()],
+    held: [...h.state.nodes.values()].map((n) => [n.row.name, [...n.shares.keys()]]),
+  });
+  expect(seen(together.h)).toEqual(seen(alone.h));
+  expect(seen(together.h).active).toEqual([c]);
+});

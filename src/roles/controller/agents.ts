@@ -5,6 +5,7 @@ import { protocolRefusal } from "../../proto/version.ts";
 import { NAMES_MAX } from "../../pmi/limits.ts";
 import type { Db } from "../../store/db.ts";
 import { setNodeDrain, setNodeOwner, setNodeStatus, upsertNode } from "../../store/nodes.ts";
+import { StoreUnavailable } from "../../store/db.ts";
 import { logger } from "../../util/log.ts";
 import type { Elastic } from "./elastic.ts";
 import type { Jobs } from "./jobs.ts";
@@ -16,6 +17,8 @@ import type { StoreHealth } from "./storage.ts";
 const log = logger("controller");
 
 type Hello = Extract<AgentToController, { t: "hello" }>;
+type ExitReport = Extract<AgentToController, { t: "job.exit" }>;
+type UsageReport = Extract<AgentToController, { t: "job.usage" }>;
 
 const hostOf = (addr: string) => addr.replace(/:\d+$/, "").replace(/^\[|\]$/g, "");
 
@@ -90,6 +93,8 @@ export class AgentHub {
       return;
     }
     const msg = d.value;
+    // Any other message comes after the reports before it, as the agents sent them.
+    if (msg.t !== "job.exit" && msg.t !== "job.usage") this.recordReports();
     if (msg.t === "hello") {
       this.joining.set(conn, []);
       void this.admit(conn, msg);
@@ -117,11 +122,8 @@ export class AgentHub {
         return;
       }
       case "job.exit":
-        // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
-        // Kept for later while the store takes no writes, and not acknowledged: the agent re-sends it if we restart.
-        return this.health.orLater(`exit:${msg.jobId}`, () => {
-          if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now, msg.run).includes(name)) this.state.nodes.get(name)?.session?.send({ t: "job.ack", jobId: msg.jobId });
-        });
+        if (msg.lostNode === undefined) return this.queueReport(name, msg, now);
+        return this.exited(name, msg, now);
       case "perf":
         // Samples: those that come while the store takes no writes are not kept.
         this.health.quietly(() => this.elastic.perf(msg.jobId, name, msg));
@@ -140,8 +142,8 @@ export class AgentHub {
         this.jobs.cleaned(name, msg.jobId);
         return;
       case "job.usage":
-        // Kept for later while the store takes no writes: it may end the job (an OOM kill).
-        return this.health.orLater(`usage:${msg.jobId}:${name}`, () => this.jobs.usage(name, msg, now));
+        if (msg.oomKills === 0) return this.queueReport(name, msg, now);
+        return this.used(name, msg, now);
       case "names": {
         const job = this.state.jobs.get(msg.jobId);
         if (!job?.nodes.includes(name)) return conn.send({ t: "names.result", reqId: msg.reqId, ok: false });
@@ -156,6 +158,63 @@ export class AgentHub {
         return reply(true);
       }
     }
+  }
+
+  /** A job's end from its first node. */
+  private exited(node: string, msg: ExitReport, now: number): void {
+    // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
+    // Kept for later while the store takes no writes, and not acknowledged: the agent re-sends it if we restart.
+    this.health.orLater(`exit:${msg.jobId}`, () => {
+      if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now, msg.run).includes(node)) this.ack(node, msg.jobId);
+    });
+  }
+
+  /** What a job used on a node. Kept for later while the store takes no writes: it may end the job (an OOM kill). */
+  private used(node: string, msg: UsageReport, now: number): void {
+    this.health.orLater(`usage:${msg.jobId}:${node}`, () => this.jobs.usage(node, msg, now));
+  }
+
+  private ack(node: string, jobId: number): void {
+    this.state.nodes.get(node)?.session?.send({ t: "job.ack", jobId });
+  }
+
+  /** The job.exit and job.usage reports read in this event-loop turn, not yet recorded. */
+  private reports: { node: string; msg: ExitReport | UsageReport; at: number }[] = [];
+
+  /**
+   * Jobs' ends and usage reports are recorded together, once the turn's messages are read (or
+   * before the next message of another kind): one transaction for all, where one each wrote the
+   * same pages to the WAL again (jobs.ts `recordReports`). An exit naming a lost node and an OOM
+   * kill take their own paths, one at a time.
+   */
+  private queueReport(node: string, msg: ExitReport | UsageReport, at: number): void {
+    if (this.reports.length === 0) setImmediate(() => this.recordReports());
+    this.reports.push({ node, msg, at });
+  }
+
+  /** Records the reports waiting for their turn's transaction now (also at a stop, before the store closes). */
+  recordReports(): void {
+    const reports = this.reports;
+    if (reports.length === 0) return;
+    this.reports = [];
+    const one = (r: (typeof reports)[number]) => (r.msg.t === "job.exit" ? this.exited(r.node, r.msg, r.at) : this.used(r.node, r.msg, r.at));
+    if (!this.health.writable) return reports.forEach(one);
+    let killed: string[][];
+    try {
+      // The turn's reports share its time (the latest of them).
+      killed = this.jobs.recordReports(
+        reports.map((r) => (r.msg.t === "job.exit" ? { exit: r.msg } : { usage: { ...r.msg, node: r.node } })),
+        reports.at(-1)!.at,
+      );
+    } catch (e) {
+      if (!(e instanceof StoreUnavailable)) throw e;
+      // Nothing was recorded: each is kept for later, as alone.
+      return reports.forEach(one);
+    }
+    const exits = reports.filter((r) => r.msg.t === "job.exit");
+    exits.forEach((r, i) => {
+      if (!killed[i]!.includes(r.node)) this.ack(r.node, r.msg.jobId);
+    });
   }
 
   onClose(conn: AgentSession): void {

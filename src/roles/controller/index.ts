@@ -251,7 +251,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   const backend: ApiBackend = {
     version: VERSION,
     privateData,
-    submit: (req, scope) => jobs.submit(req, submitter(scope)),
+    submit: (req, scope) => jobs.submitSoon(req, submitter(scope)),
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope), queue),
     listJobs: (f, scope) => {
       const filter = { ...f, ...reader(scope) };
@@ -276,7 +276,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       return privateData.has("jobs") ? { ...all, jobs: all.jobs.filter((j) => sightOf(scope, j.id, jobs.row(j.id), privateData) !== "none") } : all;
     },
     listPlans: (q, scope) => {
-      if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.getJob(q.jobId)) return undefined;
+      if (q.jobId !== undefined && !state.jobs.has(q.jobId) && !store.hasJob(q.jobId)) return undefined;
       return planStore.list({ ...reader(scope), ...q }).map(({ plan, items }) => planView(plan, items, (id) => sightOf(scope, id, jobs.row(id), privateData) !== "none"));
     },
     getJob: async (id, waitMs) => {
@@ -305,7 +305,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       // A job's token stands for a job the controller knows: one of no job (purged from the
       // history) has no user to act for, and would otherwise submit as the controller's.
       const job = verifyJobToken(clusterKey, t);
-      if (job !== undefined) return state.jobs.has(job) || store.getJob(job) ? job : undefined;
+      if (job !== undefined) return state.jobs.has(job) || store.hasJob(job) ? job : undefined;
       const u = t.startsWith(USER_TOKEN_PREFIX) ? findUserToken(db, t) : undefined;
       return u ? { user: u.user, admin: u.admin } : undefined;
     },
@@ -382,6 +382,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       feed!.stop();
       if (purger) clearInterval(purger);
       server.stop(true);
+      // What this turn read and has not recorded yet is recorded before the store closes.
+      health.quietly(() => (agents?.recordReports(), jobs.acceptQueued()));
       stopCheckpoints();
       db.$client.close();
       release();

@@ -96,6 +96,13 @@ export interface EndOptions {
   step0?: number;
 }
 
+/** How an active job ends. */
+interface JobEnd {
+  job: JobRuntime;
+  state: FinalState;
+  opts: EndOptions;
+}
+
 const endMessage = (state: FinalState, opts: EndOptions) => `${state.toLowerCase()}${opts.reason ? `: ${opts.reason}` : ""}`;
 
 export interface PreparedJob {
@@ -318,25 +325,72 @@ export class Jobs {
     }
   }
 
-  private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
-    const { values, indices, step } = this.prepare(req, by, now);
-    const rows: JobRow[] = this.ledger.commit((tx) => {
-      const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
-      const made = tx.submitted(values, indices, spec, step);
-      const ids = made.map((r) => r.id);
-      const arrayJobId = made[0]!.arrayJobId;
-      const size = describeSize(values.minNodes, values.maxNodes);
-      const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
-      const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
-      if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
-      else {
-        // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
-        const rest = ` of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`;
-        this.store.addEvent(ids[0]!, now, "submitted", `submitted: task ${arrayJobId}_${indices[0]}${rest}`);
-        this.store.addTaskEvents(arrayJobId!, now, "submitted", `submitted: task {task}${rest}`);
-      }
-      return made;
+  /** Submissions of this event-loop turn, waiting for their common transaction. */
+  private submissions: { req: JobSubmit; by: Submitter; t0: number; resolve: (r: { id: number }) => void; reject: (e: unknown) => void }[] = [];
+
+  /**
+   * `submit` for the HTTP API: the submissions of one event-loop turn are checked and recorded in
+   * one transaction once the turn's requests are read, each in a savepoint of its own (one refused
+   * leaves the others), and each is answered once all have committed: a commit appends every page
+   * it changed to the WAL, and a turn's submissions change the same few pages.
+   */
+  submitSoon(req: JobSubmit, by: Submitter): Promise<{ id: number }> {
+    return new Promise((resolve, reject) => {
+      if (this.submissions.length === 0) setImmediate(() => this.acceptQueued());
+      this.submissions.push({ req, by, t0: performance.now(), resolve, reject });
     });
+  }
+
+  /** Records the submissions waiting for their turn's transaction now (also at a stop, before the store closes). */
+  acceptQueued(): void {
+    const queued = this.submissions;
+    if (queued.length === 0) return;
+    this.submissions = [];
+    const now = Date.now();
+    let results: ({ ok: true; value: JobRow[] } | { ok: false; error: unknown })[];
+    try {
+      results = this.ledger.commitEach(queued.map((s) => (tx: LedgerTx) => this.record(tx, this.prepare(s.req, s.by, now), s.by, now)));
+    } catch (e) {
+      for (const s of queued) s.reject(e);
+      return;
+    }
+    results.forEach((r, i) => {
+      const s = queued[i]!;
+      if (!r.ok) return s.reject(r.error);
+      s.resolve(this.afterSubmit(r.value, now));
+      this.effects.submitted?.(performance.now() - s.t0);
+    });
+  }
+
+  private accept(req: JobSubmit, by: Submitter, now: number): { id: number } {
+    const prepared = this.prepare(req, by, now);
+    return this.afterSubmit(
+      this.ledger.commit((tx) => this.record(tx, prepared, by, now)),
+      now,
+    );
+  }
+
+  /** A prepared submission's rows and events, in the transaction `tx`. */
+  private record(tx: LedgerTx, { values, indices, step }: PreparedJob, by: Submitter, now: number): JobRow[] {
+    const spec = indices && `${compressIndices(indices)}${values.arrayLimit ? `%${values.arrayLimit}` : ""}`;
+    const made = tx.submitted(values, indices, spec, step);
+    const ids = made.map((r) => r.id);
+    const arrayJobId = made[0]!.arrayJobId;
+    const size = describeSize(values.minNodes, values.maxNodes);
+    const extra = [values.held ? "held" : "", values.dependency ? `dependency ${values.dependency.text}` : "", values.beginTime ? `begin ${new Date(values.beginTime).toISOString()}` : "", by.job ? `by job ${by.job}` : ""].filter(Boolean);
+    const tail = `${size}${extra.length ? `; ${extra.join(", ")}` : ""}`;
+    if (!indices) this.store.addEvent(ids[0]!, now, "submitted", `submitted: ${values.kind} job, ${tail}`);
+    else {
+      // The array's task list is kept once, with the array (job_arrays.spec); each task's event names the array.
+      const rest = ` of an array of ${indices.length} ${values.kind} jobs (${arrayJobId}_[${indices.length <= 8 ? spec : "..."}]), ${tail}`;
+      this.store.addEvent(ids[0]!, now, "submitted", `submitted: task ${arrayJobId}_${indices[0]}${rest}`);
+      this.store.addTaskEvents(arrayJobId!, now, "submitted", `submitted: task {task}${rest}`);
+    }
+    return made;
+  }
+
+  /** A submission committed: its jobs are watched, and the scheduler asked for a pass. */
+  private afterSubmit(rows: readonly JobRow[], now: number): { id: number } {
     const made = rows.map((row) => this.state.jobs.get(row.id)!);
     this.effects.watch(made, now);
     for (const job of made) this.watchOrphan(job);
@@ -745,16 +799,57 @@ export class Jobs {
    * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
    */
   exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now(), run?: number): string[] {
+    const e = this.exitEnd(id, exitCode, message, lostNode, run);
+    return e ? this.finish(e.job, e.state, e.opts, now) : [];
+  }
+
+  /** The end a job's exit makes (undefined: none, as for a run --requeue ended, its job started again since). */
+  private exitEnd(id: number, exitCode: number, message?: string, lostNode?: string, run?: number): JobEnd | undefined {
     const job = this.state.jobs.get(id);
-    // A run that --requeue ended (its job started again since) ends nothing.
-    if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return [];
+    if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return undefined;
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
-    if (node && (!node.session || node.row.status === "DOWN")) {
-      return this.finish(job, "NODE_FAIL", { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` }, now);
-    }
-    return this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" }, now);
+    if (node && (!node.session || node.row.status === "DOWN")) return { job, state: "NODE_FAIL", opts: { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` } };
+    return { job, state: exitCode === 0 ? "COMPLETED" : "FAILED", opts: { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" } };
+  }
+
+  /**
+   * Agents' reports read in one event-loop turn (agents.ts), recorded in one transaction: a
+   * commit appends every page it changed to the WAL, and a turn's ends and usage reports change
+   * the same few pages. Each report is what `exited` or `usage` would make of it alone, in the
+   * order given, and each ended job is cleaned up once all are committed. Reports that take a
+   * path of their own (a job.exit naming a lost node, an OOM kill) are not for this: the caller
+   * sends them one at a time. Returns, for each exit, the nodes sent a job.kill for it.
+   */
+  recordReports(reports: readonly ({ exit: { jobId: number; exitCode: number; message?: string; run?: number } } | { usage: { node: string; jobId: number; cpuSec: number; peakMemMiB: number } })[], now = Date.now()): string[][] {
+    const ending: (JobEnd & { wasRunning: boolean; nodes: string[] })[] = [];
+    const endings = new Map<number, (typeof ending)[number]>();
+    const ends: (number | undefined)[] = [];
+    this.ledger.commit((tx) => {
+      for (const r of reports) {
+        if ("usage" in r) {
+          const u = r.usage;
+          if (this.state.jobs.get(u.jobId)?.row.state === "PENDING") continue;
+          const usage = this.store.recordNodeUsage(u.jobId, u.node, u.cpuSec, u.peakMemMiB);
+          if (usage) tx.usage(u.jobId, usage);
+          continue;
+        }
+        const x = r.exit;
+        // A job ends once (an exit sent again in the same turn ends nothing more).
+        const e = endings.has(x.jobId) ? undefined : this.exitEnd(x.jobId, x.exitCode, x.message, undefined, x.run);
+        if (!e || !mayBecome(e.job.row.state, e.state)) {
+          ends.push(undefined);
+          continue;
+        }
+        const end = { ...e, wasRunning: e.job.row.state !== "PENDING", nodes: [...e.job.nodes] };
+        endings.set(x.jobId, end);
+        ends.push(ending.push(end) - 1);
+        this.recordEnd(tx, e.job, e.state, e.opts, now);
+      }
+    });
+    const killed = ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, e.state, e.opts, now));
+    return ends.map((i) => (i === undefined ? [] : killed[i]!));
   }
 
   /** End an active job: record it, free its nodes, kill what is left of it. Returns the nodes sent a job.kill. */
@@ -777,14 +872,17 @@ export class Jobs {
     const ending = jobs.filter((j) => mayBecome(j.row.state, state)).map((job) => ({ job, wasRunning: job.row.state !== "PENDING", nodes: [...job.nodes] }));
     if (ending.length === 0) return [];
     this.ledger.commit((tx) => {
-      for (const { job } of ending) {
-        const id = job.row.id;
-        tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null);
-        if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
-        this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
-      }
+      for (const { job } of ending) this.recordEnd(tx, job, state, opts, now);
     });
     return ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, state, opts, now));
+  }
+
+  /** A job's end, in the transaction `tx`: its row, its step 0's (a command job's), its event. */
+  private recordEnd(tx: LedgerTx, job: JobRuntime, state: FinalState, opts: EndOptions, now: number): void {
+    const id = job.row.id;
+    tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null);
+    if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
+    this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
   }
 
   /** A job's end, committed: launchers, waiters, and its nodes' clean-up. Returns the nodes sent a job.kill. */
@@ -856,18 +954,19 @@ export class Jobs {
   usage(node: string, r: { jobId: number; cpuSec: number; peakMemMiB: number; oomKills: number }, now = Date.now()): void {
     const job = this.state.jobs.get(r.jobId);
     if (job?.row.state === "PENDING") return;
-    const row = job?.row ?? this.store.getJob(r.jobId);
-    if (!row) return;
-    const mem = this.memoryOn(r.jobId, node);
+    const mem = r.oomKills > 0 ? this.memoryOn(r.jobId, node) : undefined;
     const oom = r.oomKills > 0 ? `a process went over the job's memory (${mem === undefined ? "" : `${mem} MiB `}on ${node}) and was killed` : undefined;
-    const relabel = oom !== undefined && !job && row.state === "FAILED";
+    // An ended job's row is read only to relabel it (the usual report, after the job's end, needs
+    // none: reading it, its environment included, was most of a report's cost).
+    const ended = oom !== undefined && !job ? this.store.getJob(r.jobId) : undefined;
+    const relabel = ended?.state === "FAILED";
     const recorded = this.ledger.commit((tx) => {
       const usage = this.store.recordNodeUsage(r.jobId, node, r.cpuSec, r.peakMemMiB);
       if (!usage) return false;
       tx.usage(r.jobId, usage);
       if (relabel) {
-        tx.outOfMemory(r.jobId, oom);
-        this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${row.reason ?? `exit code ${row.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: row.exitCode });
+        tx.outOfMemory(r.jobId, oom!);
+        this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${ended!.reason ?? `exit code ${ended!.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: ended!.exitCode });
       }
       return true;
     });

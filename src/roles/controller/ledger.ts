@@ -14,6 +14,7 @@
  */
 import { ACTIVE_STATES, type FinalState } from "../../domain/job.ts";
 import type { NodeShare } from "../../domain/resources.ts";
+import { StoreUnavailable } from "../../store/db.ts";
 import { shareOf, type JobRow, type JobStore, type JobUsage, type NewJob } from "../../store/jobs.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 
@@ -159,6 +160,30 @@ export class Ledger {
     const result = this.store.tx(() => fn(this.recorder(events)));
     for (const e of events) reduce(this.state, e);
     return result;
+  }
+
+  /**
+   * Several changes in one transaction, each in a savepoint of its own: one that throws is undone
+   * alone and gets its error back; the others' events reach memory, in order, once the whole has
+   * committed. A storage failure (StoreUnavailable) fails them all: it is thrown, nothing is applied.
+   */
+  commitEach<T>(changes: readonly ((tx: LedgerTx) => T)[]): ({ ok: true; value: T } | { ok: false; error: unknown })[] {
+    const events: LedgerEvent[] = [];
+    const results = this.store.tx(() =>
+      changes.map((fn) => {
+        const own: LedgerEvent[] = [];
+        try {
+          const value = this.store.savepoint(() => fn(this.recorder(own)));
+          events.push(...own);
+          return { ok: true as const, value };
+        } catch (error) {
+          if (error instanceof StoreUnavailable) throw error;
+          return { ok: false as const, error };
+        }
+      }),
+    );
+    for (const e of events) reduce(this.state, e);
+    return results;
   }
 
   /** Memory after a (re)start, from what the store holds: the same reducer as every change. */

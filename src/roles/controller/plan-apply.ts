@@ -103,12 +103,14 @@ export class PlanApplier {
       this.jobs.startAll(
         starts,
         (started) => {
-          ids = this.plans.insert({ time: now, policy: plan.policy, reservations: p.reservations }, items).itemIds;
-          starts.forEach(({ job }, i) => {
-            const id = ids[p.spawns.length + i]!;
-            if (started.has(job)) this.plans.settle(id, "done");
-            else this.plans.settle(id, "failed", job.row.reason ?? `the job is ${job.row.state}`);
+          // A start's item is written settled: inserted accepted and settled in the same
+          // transaction, its row and the index of accepted items were written twice for nothing.
+          const settled = items.map((item, k): NewPlanItem => {
+            const job = starts[k - p.spawns.length]?.job;
+            if (!job) return item;
+            return started.has(job) ? { ...item, status: "done" } : { ...item, status: "failed", outcome: job.row.reason ?? `the job is ${job.row.state}` };
           });
+          ids = this.plans.insert({ time: now, policy: plan.policy, reservations: p.reservations }, settled).itemIds;
         },
         now,
       );

@@ -1,0 +1,1 @@
+ALTER TABLE `job_texts` ADD `packed` blob;
