@@ -6,6 +6,7 @@
  *   parent --launch/signal/end--> StepNode --same--> children
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
+import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
@@ -82,6 +83,7 @@ export class StepService implements StepEndpoint {
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
+          mark("a.launch", msg.spec.stepId);
           void this.launch(up, msg.cred, msg.spec).then((node) => {
             if (node) launchedHere.add(node.key);
           });
@@ -137,6 +139,7 @@ export class StepService implements StepEndpoint {
     this.starting.add(key);
     const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS).finally(() => this.starting.delete(key));
     if (!allocated) return fail(`node ${this.ctx.name} is not allocated to job ${spec.jobId}`), undefined;
+    mark("a.allocated", spec.stepId);
     const node = new StepNode(this, key, spec, index, up);
     this.steps.set(key, node);
     node.start(cred);
