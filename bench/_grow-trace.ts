@@ -44,18 +44,10 @@ try {
     totals.push(a.times.committed - a.times.requested);
     const lines = readFileSync(trace, "utf8").trim().split("\n").map((l) => l.split(" "));
     if (process.env.GROW_TRACE_KEEP) writeFileSync(`${process.env.GROW_TRACE_KEEP}-${t}`, readFileSync(trace, "utf8"));
-    const t0 = Number(lines.find((l) => l[2] === "ctl.decide")![0]);
-    const seen = new Map<string, number[]>();
-    for (const [time, , event, ...detail] of lines) {
-      const key = `${event}${detail.length ? ` ${detail.join(" ").replace(/^\d+ \d+$/, (x) => x.split(" ")[0]!).replace(/^\d{4,}$/, "")}` : ""}`.trim();
-      (seen.get(key) ?? seen.set(key, []).get(key)!).push(Number(time) - t0);
-    }
-    // Per event: the first and the last occurrence (several ranks and agents mark the same event).
-    for (const [key, ts] of seen) {
-      (offsets.get(`${key} first`) ?? offsets.set(`${key} first`, []).get(`${key} first`)!).push(Math.min(...ts));
-      if (ts.length > 1) (offsets.get(`${key} last`) ?? offsets.set(`${key} last`, []).get(`${key} last`)!).push(Math.max(...ts));
-    }
+    const decided = lines.find((l) => l[2] === "ctl.decide");
     console.error(`trial ${t}: ${totals.at(-1)} ms`);
+    // A tree without the marks (a baseline's) gives its totals only.
+    if (decided) addOffsets(lines, Number(decided[0]));
     writeFileSync(stop, "");
     await run.exited;
     await stdout.done;
@@ -69,3 +61,16 @@ try {
 const rows = [...offsets].map(([k, v]) => [k, median(v)] as const).sort((a, b) => a[1] - b[1]);
 console.log(`${kind}, ${trials} trials; decision to commit (controller's times) median ${median(totals)} ms: ${totals.join(", ")}`);
 for (const [k, v] of rows) console.log(`${v.toFixed(1).padStart(8)} ms  ${k}`);
+
+/** Per event: the first and the last occurrence (several ranks and agents mark the same event), from t0. */
+function addOffsets(lines: string[][], t0: number): void {
+  const seen = new Map<string, number[]>();
+  for (const [time, , event, ...detail] of lines) {
+    const key = `${event}${detail.length ? ` ${detail.join(" ").replace(/^\d+ \d+$/, (x) => x.split(" ")[0]!).replace(/^\d{4,}$/, "")}` : ""}`.trim();
+    (seen.get(key) ?? seen.set(key, []).get(key)!).push(Number(time) - t0);
+  }
+  for (const [key, ts] of seen) {
+    (offsets.get(`${key} first`) ?? offsets.set(`${key} first`, []).get(`${key} first`)!).push(Math.min(...ts));
+    if (ts.length > 1) (offsets.get(`${key} last`) ?? offsets.set(`${key} last`, []).get(`${key} last`)!).push(Math.max(...ts));
+  }
+}

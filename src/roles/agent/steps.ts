@@ -272,6 +272,7 @@ export class StepNode {
       this.children.push(child);
       conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
     }
+    mark("a.step-objects");
     void this.startRanks();
   }
 
@@ -309,6 +310,7 @@ export class StepNode {
     } catch (e) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `${this.ctx.name}: cannot open a PMI port: ${(e as Error).message}` });
     }
+    mark("a.pmi-listening");
     const count = spec.tasks[this.index]!;
     const first = firstRanks(spec.tasks)[this.index]!;
     if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
@@ -345,6 +347,7 @@ export class StepNode {
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        mark("a.env-built");
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
     } finally {

@@ -431,11 +431,11 @@ export class Adapter {
         },
       };
       const ready = this.wait("arrived", msg.adaptId, 0, 1);
+      mark("l.launch");
+      const { root, launched } = this.host.startJoining(spec, msg.join.cred);
       // While the joining ranks start, a first count of the preexisting ranks' probe calls: with
       // the agreement's own count it gives their pace, which sets the target's margin (§7.3).
       early = this.count(msg, pre, 1).catch(() => undefined);
-      mark("l.launch");
-      const { root, launched } = this.host.startJoining(spec, msg.join.cred);
       resize.joining = root;
       joinStep = { spec, root };
       await within(Promise.race([launched, aborted]), msg.deadline, `the ${m.joining} joining ranks did not all start`);
