@@ -4,8 +4,7 @@
  *   1 realloc from the controller     -> the plan's remap: staying, leaving, joining ranks
  *   2 grow: start the joining ranks   -> a new step on the added nodes, old world's cards pre-put
  *   3 joining ranks wait in begin     -> their arrival (round 0) comes up their tree
- *   4 tell the preexisting ranks      -> rounds of count / target / (release | arrived), then go;
- *                                        in a grow from the joining ranks' fence on, beside step 3
+ *   4 tell the preexisting ranks      -> rounds of count / target / (release | arrived), then go
  *   5 every rank commits              -> committed counts up every tree, then done down them
  *   6 report to the controller        -> after leaving ranks have exited, with each step's time
  *
@@ -405,7 +404,6 @@ export class Adapter {
     // Steps 2-3: joining ranks on the added nodes, waiting in adaptBegin.
     let joinStep: WorldStep | undefined;
     let early: Promise<Count | undefined> | undefined;
-    let agreement: Promise<number> | undefined;
     const joiningCards: Record<string, string> = {};
     if (m.joining > 0) {
       if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
@@ -444,40 +442,21 @@ export class Adapter {
       check();
       times.spawned = Date.now();
       mark("l.launched");
-      // Once the joining ranks' fence is done (initAdapt: every card put), they are a round trip or
-      // two from adaptBegin: step 4 starts then, so that it ends about when they arrive (§7.1).
-      await within(Promise.race([root.firstFence, ready, aborted]), msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`);
+      const [arrived] = await within(ready, msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`);
       check();
-      times.notified = Date.now();
-      mark("l.notified");
-      agreement = this.agree(msg, pre, resize, check, oldSize, early);
-      agreement.catch(() => {}); // awaited below, after the joining ranks
-      try {
-        const [arrived] = await within(ready, msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`);
-        check();
-        if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
-        for (let r = m.staying; r < m.staying + m.joining; r++) {
-          const card = root.kvs.get(cardKey(r, next));
-          if (card === undefined) throw new Error(`joining rank ${r} put no business card`);
-          joiningCards[cardKey(r, next)] = card;
-        }
-      } catch (e) {
-        // The preexisting ranks may wait at the agreed call: they go on (unless a fault's window takes them).
-        resize.abort((e as Error).message, resize.faulted);
-        const round = await agreement.catch(() => undefined);
-        if (round !== undefined && !resize.faulted) this.broadcast(pre, { t: "adapt.release", step: "", adaptId: msg.adaptId, round });
-        throw e;
-      }
+      if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
-      mark("l.joining-ready");
+      for (let r = m.staying; r < m.staying + m.joining; r++) {
+        const card = root.kvs.get(cardKey(r, next));
+        if (card === undefined) throw new Error(`joining rank ${r} put no business card`);
+        joiningCards[cardKey(r, next)] = card;
+      }
     }
 
-    // Step 4: bring every preexisting rank to the same probe call (a grow's began already).
-    if (!agreement) {
-      times.notified = Date.now();
-      agreement = this.agree(msg, pre, resize, check, oldSize, early);
-    }
-    await agreement;
+    // Step 4: bring every preexisting rank to the same probe call.
+    times.notified = Date.now();
+    mark("l.joining-ready");
+    await this.agree(msg, pre, resize, check, oldSize, early);
     times.agreed = Date.now();
     mark("l.agreed");
 
@@ -530,11 +509,11 @@ export class Adapter {
 
   /**
    * Step 4: rounds of count / target / (release | arrived) over the preexisting steps until every
-   * rank waits at the same probe call (docs/adaptation.md §7.3), and returns that round; throws
-   * when a round fails (its held ranks released). `early`: a count made as round 1 while the joining ranks started; the rounds then start at 2,
+   * rank waits at the same probe call (docs/adaptation.md §7.3); throws when a round fails.
+   * `early`: a count made as round 1 while the joining ranks started; the rounds then start at 2,
    * and the first margin follows the ranks' pace between the two counts.
    */
-  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number, early?: Promise<Count | undefined>): Promise<number> {
+  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number, early?: Promise<Count | undefined>): Promise<void> {
     let margin = FIRST_MARGIN;
     for (let round = early ? 2 : 1; ; round++) {
       const sent = performance.now();
@@ -575,7 +554,7 @@ export class Adapter {
         if (!resize.faulted) release();
         throw e;
       }
-      return round;
+      break;
     }
   }
 

@@ -119,12 +119,8 @@ export class StepRoot {
   /** Adoptions under way (children of a lost inner node being re-attached here). */
   private readonly adopting = new Set<Promise<void>>();
   readonly result: Promise<StepResult>;
-  /** Resolves at the step's first completed fence (a grow's joining ranks have all put their cards). */
-  readonly firstFence: Promise<void>;
-  private fenced!: () => void;
 
   constructor(private readonly o: StepRootOptions) {
-    this.firstFence = new Promise((r) => (this.fenced = r));
     this.key = `${o.spec.jobId}.${o.spec.stepId}`;
     this.size = o.spec.tasks.reduce((a, b) => a + b, 0);
     this.rankBase = o.spec.elastic?.rankBase ?? 0;
@@ -230,7 +226,6 @@ export class StepRoot {
           if (error) return this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: {}, error });
           for (const [k, v] of Object.entries(f.kvs)) this.kvs.set(k, v);
           this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: f.kvs });
-          this.fenced();
         }
         return;
       }

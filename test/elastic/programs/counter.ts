@@ -1,6 +1,6 @@
 // An elastic loop: every iteration probes, then allreduces. Prints each world it joins and ends in.
 // argv: iterations, sleep ms per iteration, and "fail-joining" to have ranks a grow starts exit 3
-// at once (a joining step that fails), "fail-joining-late" a second after their initAdapt. A member's failure: the fault window, then on with the survivors.
+// at once (a joining step that fails). A member's failure: the fault window, then on with the survivors.
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const iterations = Number(process.argv[2] ?? 100);
@@ -25,8 +25,6 @@ async function adapt(): Promise<void> {
 }
 
 if (status === "joining" && process.argv[4] === "fail-joining") process.exit(3);
-// Past initAdapt's fence (the preexisting ranks' agreement starts then), a while before failing.
-if (status === "joining" && process.argv[4] === "fail-joining-late") await Bun.sleep(1000).then(() => process.exit(3));
 if (status === "joining") await adapt();
 const isFault = (e: unknown) => e instanceof CommError && (e.code === "PEER_FAILED" || e.code === "COMM_INVALID");
 while (i < iterations) {
