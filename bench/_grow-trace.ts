@@ -2,7 +2,7 @@
  * Where a 4 -> 8 grow's time goes (issue 36): the adapt bench's program, warm joining ranks
  * (`ebb exec`, --warm-ranks 1) or cold (`bun PROGRAM`), with EBB_TRACE on in every process
  * (util/trace.ts). Prints, per event, the median offset from the controller's decision over the
- * trials. Run: bun bench/_grow-trace.ts [TRIALS] [warm|cold].
+ * trials. Run: bun bench/_grow-trace.ts [TRIALS] [warm|cold] [notrace].
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -13,7 +13,8 @@ const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
 const trials = Number(process.argv[2] ?? 5);
 const kind = process.argv[3] ?? "warm";
 const trace = `/tmp/ebb-grow-trace-${process.pid}`;
-process.env.EBB_TRACE = trace;
+// "notrace": the totals only, nothing appended (to compare with a tree without the marks).
+if (process.argv[4] !== "notrace") process.env.EBB_TRACE = trace;
 writeFileSync(trace, "");
 const cluster = await startBenchCluster(8, { cpusPerNode: 1, warmRanks: 1 });
 const api = async (method: string, path: string, body?: unknown) => {
