@@ -2,6 +2,9 @@
 // the old world was blocked: from the probe call that said pending through adaptBegin and adaptCommit.
 // It runs until the file named in argv[2] appears (as rank 0 sees it).
 import { adaptBegin, adaptCommit, finalizeAdapt, initAdapt, probeAdapt } from "../../src/comm/index.ts";
+import { mark } from "../../src/util/trace.ts";
+
+mark("p.loaded");
 
 const stop = process.argv[2] ?? "/nonexistent";
 let { world, status } = await initAdapt();

@@ -28,6 +28,7 @@
  * iteration (probe to probe) and the time inside comm calls, and reports sums to the agent once
  * per sampling interval.
  */
+import { mark } from "../util/trace.ts";
 import { PmiClient } from "../pmi/client.ts";
 import { cardKey, CMD, ENV, PROTOCOL_VERSION, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../proto/adapt.ts";
 import { VERSION } from "../util/version.ts";
@@ -133,7 +134,9 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
   if (st) throw new CommUsageError("initAdapt() was already called");
   const refused = protocolRefusal(process.env);
   if (refused) throw new CommUsageError(refused);
+  mark("r.init");
   const pmi = await PmiClient.connect();
+  mark("r.pmi-connected");
   const node = process.env.EBB_NODENAME ?? os().hostname();
   const generation = Number(process.env[ENV.generation] ?? 0);
   const joining = process.env[ENV.status] === "joining";
@@ -162,6 +165,7 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
     perf: { iterations: 0, loopNs: 0, commNs: 0, lastSent: Bun.nanoseconds(), intervalNs: interval * 1e9 },
   };
   watchFaults(st, world);
+  mark("r.world-ready");
   return { world, status: joining ? "joining" : "new" };
 }
 
@@ -237,6 +241,7 @@ async function slowProbe(s: State, index: number, fault = false): Promise<Probe>
   const r = await s.pmi.command(CMD.probe, fault ? { index: String(index), fault: "1", ...(s.abortedWindow ? { stale: String(s.abortedWindow) } : {}) } : { index: String(index) });
   if (r.rc !== undefined && r.rc !== "0") throw new CommUsageError(`probeAdapt: ${r.msg ?? `the agent answered rc=${r.rc}`}`);
   if (r.pending !== "1") return NOT_PENDING;
+  mark("r.pending");
   s.pendingAdapt = Number(r.adapt ?? 0);
   if (r.fault === "1") {
     // A window this rank was in is void: the fault window replaces it (its world is the one before it).
@@ -268,6 +273,7 @@ function sendSamples(s: State, now: number): void {
 export async function adaptBegin(): Promise<Window> {
   const s = state("adaptBegin");
   if (s.window) return s.window;
+  mark("r.begin", s.joining ? "joining" : "old");
   // Preexisting ranks read the window the agent published with the probe slots; otherwise ask.
   const published = s.joining ? undefined : publishedWindow(s);
   const r = published ? undefined : await s.pmi.command(CMD.begin);
@@ -276,6 +282,7 @@ export async function adaptBegin(): Promise<Window> {
   const [staying, leaving, joining] = [n("staying"), n("leaving"), n("joining")];
   const oldSize = n("oldSize");
   const lost = published ? (published.lost ?? []) : parseRanks(r!.lost);
+  mark("r.window", s.joining ? "joining" : "old");
   if (lost.length > 0) return faultWindow(s, generation, lost, staying, oldSize);
   // A joining rank knows the staying ranks already (their cards are the same in both worlds); it
   // asks only for the leaving ones' (a round trip to its agent, which may be busy).
@@ -332,7 +339,9 @@ export async function adaptCommit(): Promise<Comm | null> {
   const s = state("adaptCommit");
   const w = s.window;
   if (!w) throw new CommUsageError("adaptCommit: no window is open; call adaptBegin() first");
+  mark("r.commit", s.joining ? "joining" : "old");
   const r = await s.pmi.command(CMD.commit);
+  mark("r.committed");
   if (r.aborted === "1") {
     // A node of the world failed before every rank committed: this window is void, the fault window follows.
     const e = new InvalidCommError("adaptation window", r.why ?? "aborted by a fault");

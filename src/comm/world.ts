@@ -4,6 +4,7 @@
  * KVS: put card, fence, get cards); later worlds come from any membership the adaptation code
  * computes, on the same Transport, so connections between staying processes are reused.
  */
+import { mark } from "../util/trace.ts";
 import { cardKey } from "../proto/adapt.ts";
 import { Comm, contextOf, RESERVED_CONTEXTS } from "./comm.ts";
 import { CommError, CommUsageError } from "./errors.ts";
@@ -66,7 +67,9 @@ export async function initWorld(boot: Bootstrap, opts: WorldOptions = {}): Promi
   const generation = opts.generation ?? 0;
   const { generation: _g, transport: given, ...topts } = opts;
   const t = given ?? openTransport({ ...topts, node: boot.node });
+  mark("r.transport-open");
   await Promise.all([boot.put(cardKey(boot.rank, generation), t.cardText), boot.fence()]);
+  mark("r.fenced");
   const texts = await Promise.all(
     Array.from({ length: boot.size }, (_, r) => (r === boot.rank ? t.cardText : boot.get(cardKey(r, generation)))),
   );

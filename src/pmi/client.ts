@@ -1,4 +1,5 @@
 import type { SpawnRequest } from "./backend.ts";
+import { mark } from "../util/trace.ts";
 import { ByteQueue } from "./bytes.ts";
 import { SocketWriter, bunConnect, type StreamTarget } from "./bun-socket.ts";
 import { PmiCodecError, PmiError } from "./errors.ts";
@@ -106,7 +107,11 @@ export class PmiClient {
       debug: e.PMI_DEBUG !== undefined && e.PMI_DEBUG !== "0",
       pipelined: e.EBB_PMI_PIPELINE === "1",
     };
-    if (e.PMI_FD !== undefined) return PmiClient.over(await streamTransport({ fd: e.PMI_FD }), ident);
+    if (e.PMI_FD !== undefined) {
+      const t = await streamTransport({ fd: e.PMI_FD });
+      mark("r.pmi-socket");
+      return PmiClient.over(t, ident);
+    }
     if (e.PMI_PORT !== undefined) {
       const colon = e.PMI_PORT.lastIndexOf(":");
       const transport = await streamTransport({ hostname: e.PMI_PORT.slice(0, colon), port: Number(e.PMI_PORT.slice(colon + 1)) });

@@ -9,6 +9,7 @@
  * rights, and runs the program as `ebb exec FILE ARGS` does. EOF without a claim: it exits.
  * Protocol and its safety: roles/agent/README.md ("Warm ranks").
  */
+import { mark } from "../util/trace.ts";
 import { readFileSync, readdirSync } from "node:fs";
 import { isFile, runProgram } from "./program.ts";
 
@@ -121,6 +122,7 @@ export async function serveWarmRank(): Promise<void> {
   if (!claim) process.exit(0);
   if (claim.as) become(claim.as, lib);
   takeEnvironment(claim.env, lib);
+  mark("w.claimed-became-user");
   try {
     process.chdir(claim.cwd);
   } catch (e) {

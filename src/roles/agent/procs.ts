@@ -3,6 +3,7 @@
  * signal reaches the whole tree it forks. Group ids are recorded (group-log.ts) so that an agent
  * that was killed can, when restarted, kill what its previous life left behind.
  */
+import { mark } from "../../util/trace.ts";
 import { runAs, type Identity } from "../identity.ts";
 import type { Subprocess } from "bun";
 import { logger } from "../../util/log.ts";
@@ -161,6 +162,7 @@ export class ProcessTable {
       args: program.args,
     };
     try {
+      mark("a.claim", proc.pid);
       proc.stdin.write(JSON.stringify(claim));
       void proc.stdin.end();
     } catch (e) {

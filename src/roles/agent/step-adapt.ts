@@ -21,6 +21,7 @@
  * Ranks keep their PMI identity (the rank they started as); `worldRank` maps it to their rank
  * in the current world.
  */
+import { mark } from "../../util/trace.ts";
 import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { randomTag } from "./shm-sweep.ts";
@@ -311,6 +312,7 @@ export class StepAdapt {
   }
 
   private count(msg: Down<"adapt.count">): void {
+    mark("a.count", msg.round);
     this.enter(msg.adaptId, msg.round);
     let max = 0;
     for (const r of this.active) max = Math.max(max, Atomics.load(this.shm, SLOT(this.slot.get(r)!)));
@@ -342,6 +344,7 @@ export class StepAdapt {
   }
 
   private go(msg: Down<"adapt.go">): void {
+    mark("a.go", this.joining ? "joining" : "old");
     // A fault while a resize's window is open (agreed, not committed): that window is void. Ranks
     // waiting to commit are told so; they go to the fault window, in the world before the resize.
     // Likewise a fault window that lost another node: this one, naming every lost rank, replaces it.
@@ -431,12 +434,14 @@ export class StepAdapt {
       : this.target !== 0 && [...this.active].every((r) => this.probing.get(r)?.index === this.target);
     if (!ready) return;
     this.arrivedFor = key;
+    mark("a.arrived", round);
     this.reduce.local("arrived", this.adaptId, round, this.active.size);
   }
 
   private checkCommitted(): void {
     if (!this.window) return;
     if (![...this.active].every((r) => this.committing.has(r))) return;
+    mark("a.committed", this.joining ? "joining" : "old");
     this.reduce.local("committed", this.window.adaptId, 0, this.active.size);
   }
 }

@@ -6,6 +6,7 @@
  *   parent --launch/signal/end--> StepNode --same--> children
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
+import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
@@ -82,6 +83,7 @@ export class StepService implements StepEndpoint {
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
+          mark("a.launch", msg.spec.stepId);
           void this.launch(up, msg.cred, msg.spec).then((node) => {
             if (node) launchedHere.add(node.key);
           });
@@ -137,6 +139,7 @@ export class StepService implements StepEndpoint {
     this.starting.add(key);
     const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS).finally(() => this.starting.delete(key));
     if (!allocated) return fail(`node ${this.ctx.name} is not allocated to job ${spec.jobId}`), undefined;
+    mark("a.allocated", spec.stepId);
     const node = new StepNode(this, key, spec, index, up);
     this.steps.set(key, node);
     node.start(cred);
@@ -269,6 +272,7 @@ export class StepNode {
       this.children.push(child);
       conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
     }
+    mark("a.step-objects");
     void this.startRanks();
   }
 
@@ -306,6 +310,7 @@ export class StepNode {
     } catch (e) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `${this.ctx.name}: cannot open a PMI port: ${(e as Error).message}` });
     }
+    mark("a.pmi-listening");
     const count = spec.tasks[this.index]!;
     const first = firstRanks(spec.tasks)[this.index]!;
     if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
@@ -342,6 +347,7 @@ export class StepNode {
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        mark("a.env-built");
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
     } finally {

@@ -6,6 +6,7 @@
  * launcher's report commits it: leaving nodes are freed, the job is RUNNING again. The protocol:
  * docs/adaptation.md.
  */
+import { mark } from "../../util/trace.ts";
 import { isValidSize } from "../../sched/sizes.ts";
 import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
@@ -189,8 +190,10 @@ export class Elastic {
       within?.();
       return aid;
     });
+    mark("ctl.adaptation-recorded");
     e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep, after: then };
     if (joinStep !== undefined) this.effects.allocated?.(added);
+    mark("ctl.shares-sent");
     const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher!.send({
       t: "realloc",
@@ -206,6 +209,7 @@ export class Elastic {
           ? undefined
           : { stepId: joinStep, tasks: m.tasks.slice(m.tasks.length - added.length), cred: signCredential(this.clusterKey, { jobId, stepId: joinStep, nodes: added, expires: now + CRED_LIFETIME_MS, ...e.covers! }) },
     });
+    mark("ctl.realloc-sent");
     this.jobs.notifyLaunchers(job);
     log.info(`job ${jobId} adapting ${have} -> ${nodes} nodes`, { job: jobId, reason });
     return { adaptationId: id };

@@ -13,6 +13,7 @@
  * the plan's notes become events of their jobs when their words change. This is the only place
  * the scheduler's decisions act.
  */
+import { mark } from "../../util/trace.ts";
 import { conflict } from "../../domain/refusal.ts";
 import { checkPlan, requestedResize, type Plan, type PlanJobState, type PlanResize, type PlanStart, type PlanState, type SpawnGrant } from "../../sched/plan.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -50,13 +51,19 @@ export class PlanApplier {
    * is thrown to the caller.
    */
   resizeNow(jobId: number, to: number, opts: { by?: string; keepLimit?: boolean } = {}, now = Date.now()): { adaptationId: number } {
+    mark("ctl.decide", jobId);
     this.elastic().checkResize(jobId, to);
-    const planned = requestedResize(this.snapshots.take(now, false, false), jobId, to, `requested by ${opts.by ?? "user"}`, opts.keepLimit);
+    const snap = this.snapshots.take(now, false, false);
+    mark("ctl.snapshot");
+    const planned = requestedResize(snap, jobId, to, `requested by ${opts.by ?? "user"}`, opts.keepLimit);
+    mark("ctl.planned");
     if (typeof planned === "string") throw conflict("no_idle_nodes", planned);
     const plan: Plan = { now, policy: this.snapshots.config.policy, spawns: [], starts: [], resizes: [planned], reservations: [], notes: [], waiting: [] };
     const refused = checkPlan(plan, this.current(now)).rejected[0];
     if (refused) throw conflict("no_idle_nodes", refused.reason);
+    mark("ctl.checked");
     const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
+    mark("ctl.plan-recorded");
     try {
       return this.elastic().resize(planned, planned.reason, now, () => this.plans.settle(id!, "done"));
     } catch (e) {

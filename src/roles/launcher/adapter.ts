@@ -19,6 +19,7 @@
  * ends, and the world restarts in a new step on the new nodes, which reads the checkpoint back. A
  * node lost ends the world at once; it restarts on the survivors from its last periodic checkpoint.
  */
+import { mark } from "../../util/trace.ts";
 import { cardKey, CR } from "../../proto/adapt.ts";
 import { join } from "node:path";
 import type { NodeRef, StepCredential } from "../../proto/common.ts";
@@ -75,6 +76,26 @@ const FAULT_SETTLE_MS = 250;
 const WINDOW_ID_STRIDE = 1_000_000;
 /** First value a margin rounds on: how far ahead of the fastest rank the target is set. */
 const FIRST_MARGIN = 2;
+/** The most a margin set from the ranks' pace may be (a racer doubles it past that). */
+const MAX_PACED_MARGIN = 1 << 20;
+
+/** The fastest preexisting rank's probe count, and when the launcher had it (performance.now()). */
+interface Count {
+  max: number;
+  at: number;
+}
+
+/**
+ * The margin that keeps every rank short of the target while the target goes round: the ranks'
+ * pace (probe calls per ms, between two counts) times twice the count round's round trip (the
+ * target travels as long after the agents read the counts), plus one; never below FIRST_MARGIN.
+ */
+export function pacedMargin(earlier: Count, later: Count, roundTripMs: number): number {
+  const ms = later.at - earlier.at;
+  if (!(ms > 0) || later.max <= earlier.max) return FIRST_MARGIN;
+  const pace = (later.max - earlier.max) / ms;
+  return Math.min(MAX_PACED_MARGIN, Math.max(FIRST_MARGIN, Math.ceil(pace * 2 * Math.max(roundTripMs, 0)) + 1));
+}
 
 /**
  * `p`, or a rejection at `deadline` (ms since the epoch, the realloc's): every wait of an
@@ -373,6 +394,7 @@ export class Adapter {
       if (resize.aborted) throw new Error(resize.aborted);
     };
     const times: Record<string, number> = { realloc: Date.now() };
+    mark("l.realloc");
     lateOrder(msg);
     resize.added = new Set(msg.added.map((n) => n.name));
     const before = this.placement();
@@ -392,6 +414,7 @@ export class Adapter {
 
     // Steps 2-3: joining ranks on the added nodes, waiting in adaptBegin.
     let joinStep: WorldStep | undefined;
+    let early: Promise<Count | undefined> | undefined;
     const joiningCards: Record<string, string> = {};
     if (m.joining > 0) {
       if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
@@ -419,12 +442,17 @@ export class Adapter {
         },
       };
       const ready = this.wait("arrived", msg.adaptId, 0, 1);
+      mark("l.launch");
       const { root, launched } = this.host.startJoining(spec, msg.join.cred);
+      // While the joining ranks start, a first count of the preexisting ranks' probe calls: with
+      // the agreement's own count it gives their pace, which sets the target's margin (§7.3).
+      early = this.count(msg, pre, 1).catch(() => undefined);
       resize.joining = root;
       joinStep = { spec, root };
       await within(Promise.race([launched, aborted]), msg.deadline, `the ${m.joining} joining ranks did not all start`);
       check();
       times.spawned = Date.now();
+      mark("l.launched");
       const [arrived] = await within(ready, msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`);
       check();
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
@@ -438,8 +466,10 @@ export class Adapter {
 
     // Step 4: bring every preexisting rank to the same probe call.
     times.notified = Date.now();
-    await this.agree(msg, pre, resize, check, oldSize);
+    mark("l.joining-ready");
+    await this.agree(msg, pre, resize, check, oldSize, early);
     times.agreed = Date.now();
+    mark("l.agreed");
 
     // Step 5: the window opens everywhere; it closes when every rank of both worlds committed.
     const all = joinStep ? [...pre, joinStep] : pre;
@@ -462,6 +492,7 @@ export class Adapter {
     // Every rank committed: the new world stands; a fault from now on is the new world's.
     resize.committed = true;
     times.committed = Date.now();
+    mark("l.committed");
     this.broadcast(all, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: m.staying + m.joining });
     this.generation = next;
     this.worldCards = [...cards.slice(0, m.staying), ...Object.values(joiningCards)];
@@ -479,20 +510,39 @@ export class Adapter {
     this.link.adaptDone(msg.adaptId, true, times, undefined, this.placement().tasks);
   }
 
+  /** A count round (§7.3, 1): the fastest preexisting rank's probe count (-Infinity: the adaptation was aborted meanwhile). */
+  private async count(msg: ReallocMsg, pre: readonly WorldStep[], round: number): Promise<Count> {
+    const counted = this.wait("counted", msg.adaptId, round, pre.length);
+    this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
+    const max = Math.max(...(await within(counted, msg.deadline, `probe round ${round}: not every node reported its ranks' probe count`)));
+    return { max, at: performance.now() };
+  }
+
   /**
    * Step 4: rounds of count / target / (release | arrived) over the preexisting steps until every
    * rank waits at the same probe call (docs/adaptation.md §7.3); throws when a round fails.
+   * `early`: a count made as round 1 while the joining ranks started; the rounds then start at 2,
+   * and the first margin follows the ranks' pace between the two counts.
    */
-  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number): Promise<void> {
+  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number, early?: Promise<Count | undefined>): Promise<void> {
     let margin = FIRST_MARGIN;
-    for (let round = 1; ; round++) {
-      const counted = this.wait("counted", msg.adaptId, round, pre.length);
-      this.broadcast(pre, { t: "adapt.count", step: "", adaptId: msg.adaptId, round });
-      const target = Math.max(...(await within(counted, msg.deadline, `probe round ${round}: not every node reported its ranks' probe count`))) + margin;
+    for (let round = early ? 2 : 1; ; round++) {
+      const sent = performance.now();
+      const now = await this.count(msg, pre, round);
+      mark("l.counted", round);
+      check();
+      if (early) {
+        // Sent before this round's on the same links, so it is in (or failed) by now.
+        const before = await early;
+        early = undefined;
+        if (before && Number.isFinite(before.max)) margin = pacedMargin(before, now, now.at - sent);
+      }
+      const target = now.max + margin;
       log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);
       check();
       const checked = this.wait("checked", msg.adaptId, round, pre.length);
       const arrived = this.wait("arrived", msg.adaptId, round, pre.length);
+      mark("l.target-sent", `${round} ${target}`);
       this.broadcast(pre, { t: "adapt.target", step: "", adaptId: msg.adaptId, round, target });
       // From here ranks may be held at the target: a round that fails lets them go on (adapt.release),
       // unless a fault aborted it (its window answers them).
