@@ -41,8 +41,18 @@ export class SimCluster implements PlanState {
   readonly pending: JobRun[] = [];
   /** How the queue looks to a pass (`pending`'s views), kept until the queue changes. */
   private pendingViews?: PendingJob[];
-  /** Whole nodes: the idle ones in name order, kept until a node is taken or released. */
+  /**
+   * Whole nodes: the idle ones that take work, in name order, with their indexes; brought up to date
+   * from the nodes taken and released since (`touched`), rebuilt whole after a host state change.
+   */
   private idleNodes?: SimNode[];
+  private idleIndex: number[] = [];
+  /** Per node: whether it is in `idleNodes`. */
+  private readonly listed: Uint8Array;
+  /** Indexes of the nodes taken or released since `idleNodes` was last brought up to date. */
+  private readonly touched: number[] = [];
+  /** Some node's pace was set (availability): `pace` reads the nodes. */
+  private paced = false;
   readonly running = new Set<JobRun>();
   /** Jobs at a resize point this instant (cleared after the instant's passes). */
   readonly atPoint: JobRun[] = [];
@@ -62,6 +72,7 @@ export class SimCluster implements PlanState {
     const resources = this.resources;
     this.nodes = Array.from({ length: size }, (_, i) => (resources ? { name: `n${i + 1}`, up: true, resources, shares: new Map() } : { name: `n${i + 1}`, up: true }));
     this.free = size;
+    this.listed = new Uint8Array(size);
   }
 
   /** Nodes that take new work (the pass's up nodes). */
@@ -73,11 +84,13 @@ export class SimCluster implements PlanState {
   hostChanged(before: boolean, after: boolean): void {
     if (before !== after) this.notTaking += after ? -1 : 1;
     this.idleNodes = undefined;
+    this.paced = true;
   }
 
   /** A job's pace on `names`: its slowest node's. */
   pace(names: readonly string[]): number {
     let p = 1;
+    if (!this.paced) return p;
     for (const name of names) p = Math.min(p, this.nodes[Number(name.slice(1)) - 1]?.speed ?? 1);
     return p;
   }
@@ -111,8 +124,49 @@ export class SimCluster implements PlanState {
     for (const r of this.running) running.push(runningView(r, now));
     const pending = this.priority ? this.priority.order(this.pending, now, [...this.running].map((run, i) => ({ run, view: running[i]! }))) : (this.pendingViews ??= this.pending.map((r) => r.pend));
     // The idle nodes that take new work, and the nodes up as the pass counts them (a node not free is not: makePlan).
-    const idle = this.resources ? undefined : { nodes: (this.idleNodes ??= this.nodes.filter((n) => n.jobId === undefined && n.takesWork !== false)), up: this.up };
+    const idle = this.resources ? undefined : { nodes: this.idleList(), up: this.up };
     return { now: now * 1000, nodes: this.nodes, namesSorted: true, ...(idle ? { idle } : {}), running, pending, sorted: true, config };
+  }
+
+  /** The idle nodes that take work, in name order: those of the last pass that are still idle, merged with those released since. */
+  private idleList(): SimNode[] {
+    const touched = this.touched;
+    if (this.idleNodes && touched.length === 0) return this.idleNodes;
+    const idle = (i: number) => this.nodes[i]!.jobId === undefined && this.nodes[i]!.takesWork !== false;
+    let index: number[];
+    if (!this.idleNodes) {
+      index = [];
+      for (let i = 0; i < this.size; i++) {
+        const on = idle(i);
+        this.listed[i] = on ? 1 : 0;
+        if (on) index.push(i);
+      }
+    } else {
+      const fresh: number[] = [];
+      for (const i of touched) {
+        if (this.listed[i] === 0 && idle(i)) {
+          this.listed[i] = 1;
+          fresh.push(i);
+        }
+      }
+      fresh.sort((a, b) => a - b);
+      const old = this.idleIndex;
+      index = [];
+      let k = 0;
+      for (const i of old) {
+        if (!idle(i)) {
+          this.listed[i] = 0;
+          continue;
+        }
+        while (k < fresh.length && fresh[k]! < i) index.push(fresh[k++]!);
+        index.push(i);
+      }
+      while (k < fresh.length) index.push(fresh[k++]!);
+    }
+    touched.length = 0;
+    this.idleIndex = index;
+    this.idleNodes = index.map((i) => this.nodes[i]!);
+    return this.idleNodes;
   }
 
   /** A job of the trace arrives: it joins the end of the queue (arrivals come in queue order). */
@@ -133,11 +187,12 @@ export class SimCluster implements PlanState {
   /** `jobId` takes `names` whole, or its `shares` of them on shared nodes. */
   take(names: readonly string[], jobId: number, shares?: readonly NodeShare[]): void {
     for (let i = 0; i < names.length; i++) {
-      const node = this.nodes[Number(names[i]!.slice(1)) - 1]!;
+      const index = Number(names[i]!.slice(1)) - 1;
+      const node = this.nodes[index]!;
       if (node.takesWork === false) this.takenNotFree++;
       if (!node.shares) {
         node.jobId = jobId;
-        this.idleNodes = undefined;
+        this.touched.push(index);
         this.free--;
         this.held++;
         continue;
@@ -154,11 +209,12 @@ export class SimCluster implements PlanState {
   release(names: readonly string[], jobId: number): boolean {
     let lost = false;
     for (const name of names) {
-      const node = this.nodes[Number(name.slice(1)) - 1]!;
+      const index = Number(name.slice(1)) - 1;
+      const node = this.nodes[index]!;
       if (node.takesWork === false) lost = true;
       if (!node.shares) {
         node.jobId = undefined;
-        this.idleNodes = undefined;
+        this.touched.push(index);
         this.free++;
         this.held--;
         continue;

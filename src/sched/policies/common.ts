@@ -16,6 +16,33 @@ export function queue(input: PassInput): readonly PendingJob[] {
  * overloaded, the owner's) come back to nobody: counted out, the last to end first.
  */
 export function endings(input: PassInput): Ending[] {
+  return [...passEndings(input).list];
+}
+
+interface PassEndings {
+  now: number;
+  defaultAdaptCost: number;
+  list: readonly Ending[];
+  /** `list` in expected-end order. */
+  byEnd: readonly Ending[];
+}
+
+const endingsOf = new WeakMap<readonly JobState[], PassEndings>();
+
+/**
+ * `endings`, worked out once per running list and clock: a pass runs the batch pass several times
+ * on the same running jobs. (Running lists are never changed in place: a new pass has a new list.)
+ */
+function passEndings(input: PassInput): PassEndings {
+  const cached = endingsOf.get(input.running);
+  if (cached && cached.now === input.now && cached.defaultAdaptCost === input.config.defaultAdaptCost) return cached;
+  const list = endingsNow(input);
+  const e = { now: input.now, defaultAdaptCost: input.config.defaultAdaptCost, list, byEnd: [...list].sort((a, b) => a.expectedEnd - b.expectedEnd) };
+  endingsOf.set(input.running, e);
+  return e;
+}
+
+function endingsNow(input: PassInput): Ending[] {
   const out: Ending[] = [];
   for (const j of input.running) {
     const kept = j.kept ?? 0;
@@ -65,7 +92,8 @@ export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOpt
     now: input.now,
     upNodes: input.upNodes,
     freeNodes: input.idleNodes,
-    running: endings(input),
+    running: passEndings(input).byEnd,
+    runningSorted: true,
     pending,
     sorted: true,
     backfill: opts.backfill,
