@@ -37,9 +37,28 @@ function passEndings(input: PassInput): PassEndings {
   const cached = endingsOf.get(input.running);
   if (cached && cached.now === input.now && cached.defaultAdaptCost === input.config.defaultAdaptCost) return cached;
   const list = endingsNow(input);
-  const e = { now: input.now, defaultAdaptCost: input.config.defaultAdaptCost, list, byEnd: [...list].sort((a, b) => a.expectedEnd - b.expectedEnd) };
+  const e = { now: input.now, defaultAdaptCost: input.config.defaultAdaptCost, list, byEnd: byEndTime(list) };
   endingsOf.set(input.running, e);
   return e;
+}
+
+/**
+ * Endings in expected-end order, those at one time as one (the shadow time counts them together
+ * anyway): the times sorted as numbers, several times faster than sorting the objects.
+ */
+function byEndTime(list: readonly Ending[]): Ending[] {
+  const ends = new Float64Array(list.length);
+  const nodesAt = new Map<number, number>();
+  for (let i = 0; i < list.length; i++) {
+    const e = list[i]!;
+    if (Number.isNaN(e.expectedEnd)) return [...list].sort((a, b) => a.expectedEnd - b.expectedEnd);
+    ends[i] = e.expectedEnd;
+    nodesAt.set(e.expectedEnd, (nodesAt.get(e.expectedEnd) ?? 0) + e.nodes);
+  }
+  ends.sort();
+  const out: Ending[] = [];
+  for (let i = 0; i < ends.length; i++) if (i === 0 || ends[i] !== ends[i - 1]) out.push({ nodes: nodesAt.get(ends[i]!)!, expectedEnd: ends[i]! });
+  return out;
 }
 
 function endingsNow(input: PassInput): Ending[] {
