@@ -43,10 +43,11 @@ function passEndings(input: PassInput): PassEndings {
 }
 
 /**
- * Endings in expected-end order, those at one time as one (the shadow time counts them together
- * anyway): the times sorted as numbers, several times faster than sorting the objects.
+ * Endings in expected-end order. A long list: those at one time as one (the shadow time counts them
+ * together anyway), the times sorted as numbers, several times faster than sorting the objects.
  */
 function byEndTime(list: readonly Ending[]): Ending[] {
+  if (list.length <= 32) return insertionByEnd(list);
   const ends = new Float64Array(list.length);
   const nodesAt = new Map<number, number>();
   for (let i = 0; i < list.length; i++) {
@@ -58,6 +59,21 @@ function byEndTime(list: readonly Ending[]): Ending[] {
   ends.sort();
   const out: Ending[] = [];
   for (let i = 0; i < ends.length; i++) if (i === 0 || ends[i] !== ends[i - 1]) out.push({ nodes: nodesAt.get(ends[i]!)!, expectedEnd: ends[i]! });
+  return out;
+}
+
+/** A short list sorted by insertion: no comparator calls, no map. */
+function insertionByEnd(list: readonly Ending[]): Ending[] {
+  const out = [...list];
+  for (let i = 1; i < out.length; i++) {
+    const e = out[i]!;
+    let k = i - 1;
+    while (k >= 0 && out[k]!.expectedEnd > e.expectedEnd) {
+      out[k + 1] = out[k]!;
+      k--;
+    }
+    out[k + 1] = e;
+  }
   return out;
 }
 
