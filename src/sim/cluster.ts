@@ -54,6 +54,8 @@ export class SimCluster implements PlanState {
   /** Some node's pace was set (availability): `pace` reads the nodes. */
   private paced = false;
   readonly running = new Set<JobRun>();
+  /** The malleable ones of `running`, in the same order (a tick samples only them). */
+  readonly malleable = new Set<JobRun>();
   /** Jobs at a resize point this instant (cleared after the instant's passes). */
   readonly atPoint: JobRun[] = [];
   /** `--priority fairshare`: the queue in priority order; absent: submit order. */
