@@ -134,14 +134,19 @@ export class SimCluster implements PlanState {
   private idleList(): SimNode[] {
     const touched = this.touched;
     if (this.idleNodes && touched.length === 0) return this.idleNodes;
-    const idle = (i: number) => this.nodes[i]!.jobId === undefined && this.nodes[i]!.takesWork !== false;
-    let index: number[];
+    const all = this.nodes;
+    const idle = (i: number) => all[i]!.jobId === undefined && all[i]!.takesWork !== false;
+    const index: number[] = [];
+    const nodes: SimNode[] = [];
+    const add = (i: number) => {
+      index.push(i);
+      nodes.push(all[i]!);
+    };
     if (!this.idleNodes) {
-      index = [];
       for (let i = 0; i < this.size; i++) {
         const on = idle(i);
         this.listed[i] = on ? 1 : 0;
-        if (on) index.push(i);
+        if (on) add(i);
       }
     } else {
       const fresh: number[] = [];
@@ -151,24 +156,22 @@ export class SimCluster implements PlanState {
           fresh.push(i);
         }
       }
-      fresh.sort((a, b) => a - b);
-      const old = this.idleIndex;
-      index = [];
+      if (fresh.length > 1) fresh.sort((a, b) => a - b);
       let k = 0;
-      for (const i of old) {
+      for (const i of this.idleIndex) {
         if (!idle(i)) {
           this.listed[i] = 0;
           continue;
         }
-        while (k < fresh.length && fresh[k]! < i) index.push(fresh[k++]!);
-        index.push(i);
+        while (k < fresh.length && fresh[k]! < i) add(fresh[k++]!);
+        add(i);
       }
-      while (k < fresh.length) index.push(fresh[k++]!);
+      while (k < fresh.length) add(fresh[k++]!);
     }
     touched.length = 0;
     this.idleIndex = index;
-    this.idleNodes = index.map((i) => this.nodes[i]!);
-    return this.idleNodes;
+    this.idleNodes = nodes;
+    return nodes;
   }
 
   /** A job of the trace arrives: it joins the end of the queue (arrivals come in queue order). */
