@@ -16,78 +16,105 @@ export function queue(input: PassInput): readonly PendingJob[] {
  * overloaded, the owner's) come back to nobody: counted out, the last to end first.
  */
 export function endings(input: PassInput): Ending[] {
-  return [...passEndings(input).list];
+  const out: Ending[] = [];
+  eachEnding(input, (nodes, expectedEnd) => out.push({ nodes, expectedEnd }));
+  return out;
+}
+
+function eachEnding(input: PassInput, f: (nodes: number, expectedEnd: number) => void): void {
+  for (const j of input.running) {
+    const kept = j.kept ?? 0;
+    if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
+      f(j.nodes - j.resizingTo - Math.max(0, kept - j.resizingTo), j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
+      f(Math.max(0, j.resizingTo - kept), expectedEnd(j));
+    } else f(j.nodes - kept, expectedEnd(j));
+  }
 }
 
 interface PassEndings {
   now: number;
   defaultAdaptCost: number;
-  list: readonly Ending[];
-  /** `list` in expected-end order. */
+  /** `endings` in expected-end order, those at one time as one (the shadow time counts them together anyway). */
   byEnd: readonly Ending[];
 }
 
 const endingsOf = new WeakMap<readonly JobState[], PassEndings>();
 
 /**
- * `endings`, worked out once per running list and clock: a pass runs the batch pass several times
- * on the same running jobs. (Running lists are never changed in place: a new pass has a new list.)
+ * The endings in end order, worked out once per running list and clock: a pass runs the batch pass
+ * several times on the same running jobs. (Running lists are never changed in place: a new pass
+ * has a new list.) Sorted as two typed arrays, without a comparator or an object per job.
  */
 function passEndings(input: PassInput): PassEndings {
   const cached = endingsOf.get(input.running);
   if (cached && cached.now === input.now && cached.defaultAdaptCost === input.config.defaultAdaptCost) return cached;
-  const list = endingsNow(input);
-  const e = { now: input.now, defaultAdaptCost: input.config.defaultAdaptCost, list, byEnd: byEndTime(list) };
+  const ends = new Float64Array(2 * input.running.length);
+  const nodes = new Float64Array(ends.length);
+  let m = 0;
+  let nan = false;
+  eachEnding(input, (n, end) => {
+    nan ||= Number.isNaN(end);
+    nodes[m] = n;
+    ends[m++] = end;
+  });
+  let byEnd: Ending[];
+  if (nan) byEnd = endings(input).sort((a, b) => a.expectedEnd - b.expectedEnd);
+  else {
+    sortPairs(ends, nodes, 0, m);
+    byEnd = [];
+    for (let i = 0; i < m; i++) {
+      if (i > 0 && ends[i] === ends[i - 1]) byEnd[byEnd.length - 1]!.nodes += nodes[i]!;
+      else byEnd.push({ nodes: nodes[i]!, expectedEnd: ends[i]! });
+    }
+  }
+  const e = { now: input.now, defaultAdaptCost: input.config.defaultAdaptCost, byEnd };
   endingsOf.set(input.running, e);
   return e;
 }
 
-/**
- * Endings in expected-end order. A long list: those at one time as one (the shadow time counts them
- * together anyway), the times sorted as numbers, several times faster than sorting the objects.
- */
-function byEndTime(list: readonly Ending[]): Ending[] {
-  if (list.length <= 32) return insertionByEnd(list);
-  const ends = new Float64Array(list.length);
-  const nodesAt = new Map<number, number>();
-  for (let i = 0; i < list.length; i++) {
-    const e = list[i]!;
-    if (Number.isNaN(e.expectedEnd)) return [...list].sort((a, b) => a.expectedEnd - b.expectedEnd);
-    ends[i] = e.expectedEnd;
-    nodesAt.set(e.expectedEnd, (nodesAt.get(e.expectedEnd) ?? 0) + e.nodes);
-  }
-  ends.sort();
-  const out: Ending[] = [];
-  for (let i = 0; i < ends.length; i++) if (i === 0 || ends[i] !== ends[i - 1]) out.push({ nodes: nodesAt.get(ends[i]!)!, expectedEnd: ends[i]! });
-  return out;
-}
-
-/** A short list sorted by insertion: no comparator calls, no map. */
-function insertionByEnd(list: readonly Ending[]): Ending[] {
-  const out = [...list];
-  for (let i = 1; i < out.length; i++) {
-    const e = out[i]!;
-    let k = i - 1;
-    while (k >= 0 && out[k]!.expectedEnd > e.expectedEnd) {
-      out[k + 1] = out[k]!;
-      k--;
+/** Sorts keys[lo, hi) ascending, moving values[i] with keys[i] (quicksort, insertion sort below 16). */
+function sortPairs(keys: Float64Array, values: Float64Array, lo: number, hi: number): void {
+  const swap = (i: number, j: number) => {
+    const k = keys[i]!;
+    keys[i] = keys[j]!;
+    keys[j] = k;
+    const v = values[i]!;
+    values[i] = values[j]!;
+    values[j] = v;
+  };
+  while (hi - lo > 16) {
+    const a = keys[lo]!;
+    const b = keys[(lo + hi) >> 1]!;
+    const c = keys[hi - 1]!;
+    const pivot = a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b;
+    let i = lo;
+    let j = hi - 1;
+    while (i <= j) {
+      while (keys[i]! < pivot) i++;
+      while (keys[j]! > pivot) j--;
+      if (i <= j) swap(i++, j--);
     }
-    out[k + 1] = e;
+    // The smaller side by recursion, the larger by the loop.
+    if (j + 1 - lo < hi - i) {
+      sortPairs(keys, values, lo, j + 1);
+      lo = i;
+    } else {
+      sortPairs(keys, values, i, hi);
+      hi = j + 1;
+    }
   }
-  return out;
-}
-
-function endingsNow(input: PassInput): Ending[] {
-  const out: Ending[] = [];
-  for (const j of input.running) {
-    const kept = j.kept ?? 0;
-    if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
-      const rest = Math.max(0, j.resizingTo - kept);
-      out.push({ nodes: j.nodes - j.resizingTo - Math.max(0, kept - j.resizingTo), expectedEnd: j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
-      out.push({ nodes: rest, expectedEnd: expectedEnd(j) });
-    } else out.push({ nodes: j.nodes - kept, expectedEnd: expectedEnd(j) });
+  for (let i = lo + 1; i < hi; i++) {
+    const k = keys[i]!;
+    const v = values[i]!;
+    let j = i - 1;
+    while (j >= lo && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      values[j + 1] = values[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+    values[j + 1] = v;
   }
-  return out;
 }
 
 const rigidViews = new WeakMap<PendingJob, PendingJob>();
