@@ -130,48 +130,69 @@ export class SimCluster implements PlanState {
     return { now: now * 1000, nodes: this.nodes, namesSorted: true, ...(idle ? { idle } : {}), running, pending, sorted: true, config };
   }
 
-  /** The idle nodes that take work, in name order: those of the last pass that are still idle, merged with those released since. */
+  /**
+   * The idle nodes that take work, in name order. Brought up to date in place from the nodes taken
+   * and released since the last pass (one splice per run of neighbours in the list: a start takes
+   * the first idle nodes, an end gives back a few runs), rebuilt whole after a host state change.
+   * The next snapshot changes it: a pass must not keep it (none does).
+   */
   private idleList(): SimNode[] {
     const touched = this.touched;
-    if (this.idleNodes && touched.length === 0) return this.idleNodes;
     const all = this.nodes;
+    const listed = this.listed;
     const idle = (i: number) => all[i]!.jobId === undefined && all[i]!.takesWork !== false;
-    const index: number[] = [];
-    const nodes: SimNode[] = [];
-    const add = (i: number) => {
-      index.push(i);
-      nodes.push(all[i]!);
-    };
     if (!this.idleNodes) {
+      const index: number[] = [];
+      const nodes: SimNode[] = [];
       for (let i = 0; i < this.size; i++) {
         const on = idle(i);
-        this.listed[i] = on ? 1 : 0;
-        if (on) add(i);
+        listed[i] = on ? 1 : 0;
+        if (on) {
+          index.push(i);
+          nodes.push(all[i]!);
+        }
       }
-    } else {
-      const fresh: number[] = [];
+      this.idleIndex = index;
+      this.idleNodes = nodes;
+    } else if (touched.length > 0) {
+      const gone: number[] = [];
+      const back: number[] = [];
       for (const i of touched) {
-        if (this.listed[i] === 0 && idle(i)) {
-          this.listed[i] = 1;
-          fresh.push(i);
-        }
+        const on = idle(i);
+        if (on && listed[i] === 0) back.push(i);
+        else if (!on && listed[i] === 1) gone.push(i);
+        listed[i] = on ? 1 : 0;
       }
-      if (fresh.length > 1) fresh.sort((a, b) => a - b);
-      let k = 0;
-      for (const i of this.idleIndex) {
-        if (!idle(i)) {
-          this.listed[i] = 0;
-          continue;
+      const index = this.idleIndex;
+      const nodes = this.idleNodes;
+      if (gone.length > 1) gone.sort((a, b) => a - b);
+      // From the last run back, so that a splice moves no position still to be used.
+      for (let r = gone.length - 1; r >= 0; ) {
+        const end = lowerBound(index, gone[r]!);
+        let start = end;
+        let q = r;
+        while (q > 0 && start > 0 && index[start - 1] === gone[q - 1]) {
+          start--;
+          q--;
         }
-        while (k < fresh.length && fresh[k]! < i) add(fresh[k++]!);
-        add(i);
+        index.splice(start, end - start + 1);
+        nodes.splice(start, end - start + 1);
+        r = q - 1;
       }
-      while (k < fresh.length) add(fresh[k++]!);
+      if (back.length > 1) back.sort((a, b) => a - b);
+      for (let r = back.length - 1; r >= 0; ) {
+        const at = lowerBound(index, back[r]!);
+        const below = at > 0 ? index[at - 1]! : -1;
+        let q = r;
+        while (q > 0 && back[q - 1]! > below) q--;
+        const run = back.slice(q, r + 1);
+        index.splice(at, 0, ...run);
+        nodes.splice(at, 0, ...run.map((i) => all[i]!));
+        r = q - 1;
+      }
     }
     touched.length = 0;
-    this.idleIndex = index;
-    this.idleNodes = nodes;
-    return nodes;
+    return this.idleNodes;
   }
 
   /** A job of the trace arrives: it joins the end of the queue (arrivals come in queue order). */
@@ -252,4 +273,16 @@ export class SimCluster implements PlanState {
     for (const r of this.atPoint) r.atPoint = false;
     this.atPoint.length = 0;
   }
+}
+
+/** The first position in the ascending `a` whose value is at least `x`. */
+function lowerBound(a: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }
