@@ -33,6 +33,8 @@ function eachEnding(input: PassInput, f: (nodes: number, expectedEnd: number) =>
 
 interface PassEndings {
   now: number;
+  /** The running list's length when worked out (a list that grew in place is worked out anew). */
+  count: number;
   defaultAdaptCost: number;
   /** `endings` in expected-end order, those at one time as one (the shadow time counts them together anyway). */
   byEnd: readonly Ending[];
@@ -42,12 +44,12 @@ const endingsOf = new WeakMap<readonly JobState[], PassEndings>();
 
 /**
  * The endings in end order, worked out once per running list and clock: a pass runs the batch pass
- * several times on the same running jobs. (Running lists are never changed in place: a new pass
- * has a new list.) Sorted as two typed arrays, without a comparator or an object per job.
+ * several times on the same running jobs. (A pass's running list is not changed in place: a new
+ * pass has a new list; predict.ts grows its own between passes, and the length is checked.) Sorted as two typed arrays, without a comparator or an object per job.
  */
 function passEndings(input: PassInput): PassEndings {
   const cached = endingsOf.get(input.running);
-  if (cached && cached.now === input.now && cached.defaultAdaptCost === input.config.defaultAdaptCost) return cached;
+  if (cached && cached.now === input.now && cached.count === input.running.length && cached.defaultAdaptCost === input.config.defaultAdaptCost) return cached;
   const ends = new Float64Array(2 * input.running.length);
   const nodes = new Float64Array(ends.length);
   let m = 0;
@@ -67,7 +69,7 @@ function passEndings(input: PassInput): PassEndings {
       else byEnd.push({ nodes: nodes[i]!, expectedEnd: ends[i]! });
     }
   }
-  const e = { now: input.now, defaultAdaptCost: input.config.defaultAdaptCost, byEnd };
+  const e = { now: input.now, count: input.running.length, defaultAdaptCost: input.config.defaultAdaptCost, byEnd };
   endingsOf.set(input.running, e);
   return e;
 }
