@@ -47,6 +47,8 @@ export interface BatchCountsInput {
   upNodes: number;
   freeNodes: number;
   running: readonly Ending[];
+  /** `running` is already in expected-end order: the shadow time merges instead of sorting. */
+  runningSorted?: boolean;
   pending: readonly PendingJob[];
   /** `pending` is already in queue order. */
   sorted?: boolean;
@@ -119,7 +121,7 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
         started.push({ nodes: size, expectedEnd: input.now + limitAt(job, size) * 1000 });
         continue;
       }
-      const shadow = shadowCounts(input.running, started, free, job.minNodes, input.now);
+      const shadow = shadowCounts(input.running, started, free, job.minNodes, input.now, input.runningSorted);
       reservation = { jobId: job.id, start: shadow.time, nodes: job.minNodes };
       extra = shadow.extra;
       if (reasons) waiting.set(job.id, "resources: first in line, nodes reserved");
@@ -250,10 +252,17 @@ export function shadowTime(running: readonly { nodes: readonly unknown[] | numbe
   return shadowCounts(running.map((r) => ({ nodes: typeof r.nodes === "number" ? r.nodes : r.nodes.length, expectedEnd: r.expectedEnd })), [], free, need, now);
 }
 
-function shadowCounts(running: readonly Ending[], started: readonly Ending[], free: number, need: number, now: number): { time: number; extra: number } {
+const byExpectedEnd = (a: Ending, b: Ending): number => a.expectedEnd - b.expectedEnd;
+
+/**
+ * The shadow time of `need` nodes. The order of endings at one time does not change it (all of them
+ * count at that time), so running jobs already in end order are merged with the started ones.
+ */
+function shadowCounts(running: readonly Ending[], started: readonly Ending[], free: number, need: number, now: number, runningSorted = false): { time: number; extra: number } {
   if (free >= need) return { time: now, extra: free - need };
-  const byEnd = started.length > 0 ? [...running, ...started] : [...running];
-  byEnd.sort((a, b) => a.expectedEnd - b.expectedEnd);
+  let byEnd: readonly Ending[];
+  if (!runningSorted) byEnd = (started.length > 0 ? [...running, ...started] : [...running]).sort(byExpectedEnd);
+  else byEnd = started.length === 0 ? running : mergeByEnd(running, [...started].sort(byExpectedEnd));
   let avail = free;
   for (let i = 0; i < byEnd.length; i++) {
     avail += byEnd[i]!.nodes;
@@ -264,6 +273,18 @@ function shadowCounts(running: readonly Ending[], started: readonly Ending[], fr
     return { time: t, extra: avail - need };
   }
   return { time: Number.POSITIVE_INFINITY, extra: 0 };
+}
+
+/** Two lists in expected-end order as one. */
+function mergeByEnd(a: readonly Ending[], b: readonly Ending[]): Ending[] {
+  const out: Ending[] = new Array(a.length + b.length);
+  let i = 0;
+  let k = 0;
+  let o = 0;
+  while (i < a.length && k < b.length) out[o++] = b[k]!.expectedEnd < a[i]!.expectedEnd ? b[k++]! : a[i++]!;
+  while (i < a.length) out[o++] = a[i++]!;
+  while (k < b.length) out[o++] = b[k++]!;
+  return out;
 }
 
 /** node2 < node10: digits compare as numbers. */

@@ -45,6 +45,7 @@ function start(s: PlanStart, x: Replay): void {
   r.speed = x.cluster.pace(r.names);
   x.cluster.priority?.started(r, now);
   x.cluster.running.add(r);
+  if (r.job.malleable) x.cluster.malleable.add(r);
   x.timeline.nextStep(r, now);
   x.timeline.armLimit(r);
 }

@@ -41,9 +41,21 @@ export class SimCluster implements PlanState {
   readonly pending: JobRun[] = [];
   /** How the queue looks to a pass (`pending`'s views), kept until the queue changes. */
   private pendingViews?: PendingJob[];
-  /** Whole nodes: the idle ones in name order, kept until a node is taken or released. */
+  /**
+   * Whole nodes: the idle ones that take work, in name order, with their indexes; brought up to date
+   * from the nodes taken and released since (`touched`), rebuilt whole after a host state change.
+   */
   private idleNodes?: SimNode[];
+  private idleIndex: number[] = [];
+  /** Per node: whether it is in `idleNodes`. */
+  private readonly listed: Uint8Array;
+  /** Indexes of the nodes taken or released since `idleNodes` was last brought up to date. */
+  private readonly touched: number[] = [];
+  /** Some node's pace was set (availability): `pace` reads the nodes. */
+  private paced = false;
   readonly running = new Set<JobRun>();
+  /** The malleable ones of `running`, in the same order (a tick samples only them). */
+  readonly malleable = new Set<JobRun>();
   /** Jobs at a resize point this instant (cleared after the instant's passes). */
   readonly atPoint: JobRun[] = [];
   /** `--priority fairshare`: the queue in priority order; absent: submit order. */
@@ -62,6 +74,7 @@ export class SimCluster implements PlanState {
     const resources = this.resources;
     this.nodes = Array.from({ length: size }, (_, i) => (resources ? { name: `n${i + 1}`, up: true, resources, shares: new Map() } : { name: `n${i + 1}`, up: true }));
     this.free = size;
+    this.listed = new Uint8Array(size);
   }
 
   /** Nodes that take new work (the pass's up nodes). */
@@ -73,11 +86,13 @@ export class SimCluster implements PlanState {
   hostChanged(before: boolean, after: boolean): void {
     if (before !== after) this.notTaking += after ? -1 : 1;
     this.idleNodes = undefined;
+    this.paced = true;
   }
 
   /** A job's pace on `names`: its slowest node's. */
   pace(names: readonly string[]): number {
     let p = 1;
+    if (!this.paced) return p;
     for (const name of names) p = Math.min(p, this.nodes[Number(name.slice(1)) - 1]?.speed ?? 1);
     return p;
   }
@@ -111,8 +126,73 @@ export class SimCluster implements PlanState {
     for (const r of this.running) running.push(runningView(r, now));
     const pending = this.priority ? this.priority.order(this.pending, now, [...this.running].map((run, i) => ({ run, view: running[i]! }))) : (this.pendingViews ??= this.pending.map((r) => r.pend));
     // The idle nodes that take new work, and the nodes up as the pass counts them (a node not free is not: makePlan).
-    const idle = this.resources ? undefined : { nodes: (this.idleNodes ??= this.nodes.filter((n) => n.jobId === undefined && n.takesWork !== false)), up: this.up };
+    const idle = this.resources ? undefined : { nodes: this.idleList(), up: this.up };
     return { now: now * 1000, nodes: this.nodes, namesSorted: true, ...(idle ? { idle } : {}), running, pending, sorted: true, config };
+  }
+
+  /**
+   * The idle nodes that take work, in name order. Brought up to date in place from the nodes taken
+   * and released since the last pass (one splice per run of neighbours in the list: a start takes
+   * the first idle nodes, an end gives back a few runs), rebuilt whole after a host state change.
+   * The next snapshot changes it: a pass must not keep it (none does).
+   */
+  private idleList(): SimNode[] {
+    const touched = this.touched;
+    const all = this.nodes;
+    const listed = this.listed;
+    const idle = (i: number) => all[i]!.jobId === undefined && all[i]!.takesWork !== false;
+    if (!this.idleNodes) {
+      const index: number[] = [];
+      const nodes: SimNode[] = [];
+      for (let i = 0; i < this.size; i++) {
+        const on = idle(i);
+        listed[i] = on ? 1 : 0;
+        if (on) {
+          index.push(i);
+          nodes.push(all[i]!);
+        }
+      }
+      this.idleIndex = index;
+      this.idleNodes = nodes;
+    } else if (touched.length > 0) {
+      const gone: number[] = [];
+      const back: number[] = [];
+      for (const i of touched) {
+        const on = idle(i);
+        if (on && listed[i] === 0) back.push(i);
+        else if (!on && listed[i] === 1) gone.push(i);
+        listed[i] = on ? 1 : 0;
+      }
+      const index = this.idleIndex;
+      const nodes = this.idleNodes;
+      if (gone.length > 1) gone.sort((a, b) => a - b);
+      // From the last run back, so that a splice moves no position still to be used.
+      for (let r = gone.length - 1; r >= 0; ) {
+        const end = lowerBound(index, gone[r]!);
+        let start = end;
+        let q = r;
+        while (q > 0 && start > 0 && index[start - 1] === gone[q - 1]) {
+          start--;
+          q--;
+        }
+        index.splice(start, end - start + 1);
+        nodes.splice(start, end - start + 1);
+        r = q - 1;
+      }
+      if (back.length > 1) back.sort((a, b) => a - b);
+      for (let r = back.length - 1; r >= 0; ) {
+        const at = lowerBound(index, back[r]!);
+        const below = at > 0 ? index[at - 1]! : -1;
+        let q = r;
+        while (q > 0 && back[q - 1]! > below) q--;
+        const run = back.slice(q, r + 1);
+        index.splice(at, 0, ...run);
+        nodes.splice(at, 0, ...run.map((i) => all[i]!));
+        r = q - 1;
+      }
+    }
+    touched.length = 0;
+    return this.idleNodes;
   }
 
   /** A job of the trace arrives: it joins the end of the queue (arrivals come in queue order). */
@@ -133,11 +213,12 @@ export class SimCluster implements PlanState {
   /** `jobId` takes `names` whole, or its `shares` of them on shared nodes. */
   take(names: readonly string[], jobId: number, shares?: readonly NodeShare[]): void {
     for (let i = 0; i < names.length; i++) {
-      const node = this.nodes[Number(names[i]!.slice(1)) - 1]!;
+      const index = Number(names[i]!.slice(1)) - 1;
+      const node = this.nodes[index]!;
       if (node.takesWork === false) this.takenNotFree++;
       if (!node.shares) {
         node.jobId = jobId;
-        this.idleNodes = undefined;
+        this.touched.push(index);
         this.free--;
         this.held++;
         continue;
@@ -154,11 +235,12 @@ export class SimCluster implements PlanState {
   release(names: readonly string[], jobId: number): boolean {
     let lost = false;
     for (const name of names) {
-      const node = this.nodes[Number(name.slice(1)) - 1]!;
+      const index = Number(name.slice(1)) - 1;
+      const node = this.nodes[index]!;
       if (node.takesWork === false) lost = true;
       if (!node.shares) {
         node.jobId = undefined;
-        this.idleNodes = undefined;
+        this.touched.push(index);
         this.free++;
         this.held--;
         continue;
@@ -191,4 +273,16 @@ export class SimCluster implements PlanState {
     for (const r of this.atPoint) r.atPoint = false;
     this.atPoint.length = 0;
   }
+}
+
+/** The first position in the ascending `a` whose value is at least `x`. */
+function lowerBound(a: readonly number[], x: number): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (a[mid]! < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
 }

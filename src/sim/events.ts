@@ -43,9 +43,10 @@ export function handleEvent(ev: Event, t: number, x: Replay): boolean {
  */
 export function sampleOnTick(t: number, x: Replay, since: number, minSamples: number, settle: number): boolean {
   let changed = false;
-  for (const r of x.cluster.running) {
+  // Only a malleable job adapts (has a settle time) or samples.
+  for (const r of x.cluster.malleable) {
     if (r.lastAdaptEnd !== undefined && r.lastAdaptEnd + settle > since && r.lastAdaptEnd + settle <= t) changed = true;
-    if (!r.job.malleable || r.adapting || r.job.work.iterations) continue;
+    if (r.adapting || r.job.work.iterations) continue;
     measure(r, t, x.noisy);
     if (r.samples.length === 1 || r.samples.length === minSamples) changed = true;
   }
@@ -72,6 +73,7 @@ function complete(r: JobRun, t: number, x: Replay): void {
   // A reservation counted on its nodes coming back; one that does not (not free) voids it (check.ts).
   if (x.cluster.release(r.names, r.job.id)) x.check?.voidPromise();
   x.cluster.running.delete(r);
+  x.cluster.malleable.delete(r);
   x.tally.finished++;
 }
 

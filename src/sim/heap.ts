@@ -19,7 +19,7 @@ export class EventQueue {
   }
 
   push(e: Omit<Event, "seq">): void {
-    this.heap.push({ ...e, seq: this.seq++ });
+    this.heap.push({ time: e.time, seq: this.seq++, kind: e.kind, job: e.job, version: e.version });
   }
 
   peek(): Event | undefined {

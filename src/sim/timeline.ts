@@ -10,20 +10,38 @@ import { workTime, type JobRun } from "./job-run.ts";
 
 export class Timeline {
   private readonly q = new EventQueue();
+  /**
+   * Arrivals given in time order before any other event, kept out of the heap (it then holds only
+   * the running jobs' events, a few per job): they would be the first pushed, so at one time they
+   * pop first, as from the heap.
+   */
+  private readonly arrivals: Event[] = [];
+  private arrived = 0;
   /** When the armed tick fires; NaN: none armed. Kept beside the queue: an instant handles its tick after its events anyway. */
   private tickAt = Number.NaN;
 
   /** When the next event or tick is, if any. */
   next(): number | undefined {
-    const ev = this.q.peek();
+    const ev = this.peek();
     if (!ev) return Number.isNaN(this.tickAt) ? undefined : this.tickAt;
     return Number.isNaN(this.tickAt) || ev.time <= this.tickAt ? ev.time : this.tickAt;
   }
 
   /** The next event at t, if any (ticks are not events: see `tickAt`). */
   popAt(t: number): Event | undefined {
+    const a = this.arrivals[this.arrived];
+    if (a && a.time === t) {
+      this.arrived++;
+      return a;
+    }
     const ev = this.q.peek();
     return ev && ev.time === t ? this.q.pop() : undefined;
+  }
+
+  private peek(): Event | undefined {
+    const a = this.arrivals[this.arrived];
+    const ev = this.q.peek();
+    return a && (!ev || a.time <= ev.time) ? a : ev;
   }
 
   /** Whether the tick fires at t (it is then no longer armed). */
@@ -34,7 +52,9 @@ export class Timeline {
   }
 
   arrival(job: SimJob): void {
-    this.q.push({ time: job.submit, kind: "arrive", job: job.id, version: 0 });
+    const last = this.arrivals[this.arrivals.length - 1];
+    if (this.q.size > 0 || this.arrived > 0 || (last && last.time > job.submit)) this.q.push({ time: job.submit, kind: "arrive", job: job.id, version: 0 });
+    else this.arrivals.push({ time: job.submit, seq: this.arrivals.length, kind: "arrive", job: job.id, version: 0 });
   }
 
   /** Availability change `index` (hosts.ts) at `at`. */

@@ -17,15 +17,106 @@ export function queue(input: PassInput): readonly PendingJob[] {
  */
 export function endings(input: PassInput): Ending[] {
   const out: Ending[] = [];
+  eachEnding(input, (nodes, expectedEnd) => out.push({ nodes, expectedEnd }));
+  return out;
+}
+
+function eachEnding(input: PassInput, f: (nodes: number, expectedEnd: number) => void): void {
   for (const j of input.running) {
     const kept = j.kept ?? 0;
     if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
-      const rest = Math.max(0, j.resizingTo - kept);
-      out.push({ nodes: j.nodes - j.resizingTo - Math.max(0, kept - j.resizingTo), expectedEnd: j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000 });
-      out.push({ nodes: rest, expectedEnd: expectedEnd(j) });
-    } else out.push({ nodes: j.nodes - kept, expectedEnd: expectedEnd(j) });
+      f(j.nodes - j.resizingTo - Math.max(0, kept - j.resizingTo), j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
+      f(Math.max(0, j.resizingTo - kept), expectedEnd(j));
+    } else f(j.nodes - kept, expectedEnd(j));
   }
-  return out;
+}
+
+interface PassEndings {
+  now: number;
+  /** The running list's length when worked out (a list that grew in place is worked out anew). */
+  count: number;
+  defaultAdaptCost: number;
+  /** `endings` in expected-end order, those at one time as one (the shadow time counts them together anyway). */
+  byEnd: readonly Ending[];
+}
+
+const endingsOf = new WeakMap<readonly JobState[], PassEndings>();
+
+/**
+ * The endings in end order, worked out once per running list and clock: a pass runs the batch pass
+ * several times on the same running jobs. (A pass's running list is not changed in place: a new
+ * pass has a new list; predict.ts grows its own between passes, and the length is checked.) Sorted as two typed arrays, without a comparator or an object per job.
+ */
+function passEndings(input: PassInput): PassEndings {
+  const cached = endingsOf.get(input.running);
+  if (cached && cached.now === input.now && cached.count === input.running.length && cached.defaultAdaptCost === input.config.defaultAdaptCost) return cached;
+  const ends = new Float64Array(2 * input.running.length);
+  const nodes = new Float64Array(ends.length);
+  let m = 0;
+  let nan = false;
+  eachEnding(input, (n, end) => {
+    nan ||= Number.isNaN(end);
+    nodes[m] = n;
+    ends[m++] = end;
+  });
+  let byEnd: Ending[];
+  if (nan) byEnd = endings(input).sort((a, b) => a.expectedEnd - b.expectedEnd);
+  else {
+    sortPairs(ends, nodes, 0, m);
+    byEnd = [];
+    for (let i = 0; i < m; i++) {
+      if (i > 0 && ends[i] === ends[i - 1]) byEnd[byEnd.length - 1]!.nodes += nodes[i]!;
+      else byEnd.push({ nodes: nodes[i]!, expectedEnd: ends[i]! });
+    }
+  }
+  const e = { now: input.now, count: input.running.length, defaultAdaptCost: input.config.defaultAdaptCost, byEnd };
+  endingsOf.set(input.running, e);
+  return e;
+}
+
+/** Sorts keys[lo, hi) ascending, moving values[i] with keys[i] (quicksort, insertion sort below 16). */
+function sortPairs(keys: Float64Array, values: Float64Array, lo: number, hi: number): void {
+  const swap = (i: number, j: number) => {
+    const k = keys[i]!;
+    keys[i] = keys[j]!;
+    keys[j] = k;
+    const v = values[i]!;
+    values[i] = values[j]!;
+    values[j] = v;
+  };
+  while (hi - lo > 16) {
+    const a = keys[lo]!;
+    const b = keys[(lo + hi) >> 1]!;
+    const c = keys[hi - 1]!;
+    const pivot = a < b ? (b < c ? b : a < c ? c : a) : a < c ? a : b < c ? c : b;
+    let i = lo;
+    let j = hi - 1;
+    while (i <= j) {
+      while (keys[i]! < pivot) i++;
+      while (keys[j]! > pivot) j--;
+      if (i <= j) swap(i++, j--);
+    }
+    // The smaller side by recursion, the larger by the loop.
+    if (j + 1 - lo < hi - i) {
+      sortPairs(keys, values, lo, j + 1);
+      lo = i;
+    } else {
+      sortPairs(keys, values, i, hi);
+      hi = j + 1;
+    }
+  }
+  for (let i = lo + 1; i < hi; i++) {
+    const k = keys[i]!;
+    const v = values[i]!;
+    let j = i - 1;
+    while (j >= lo && keys[j]! > k) {
+      keys[j + 1] = keys[j]!;
+      values[j + 1] = values[j]!;
+      j--;
+    }
+    keys[j + 1] = k;
+    values[j + 1] = v;
+  }
 }
 
 const rigidViews = new WeakMap<PendingJob, PendingJob>();
@@ -65,7 +156,8 @@ export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOpt
     now: input.now,
     upNodes: input.upNodes,
     freeNodes: input.idleNodes,
-    running: endings(input),
+    running: passEndings(input).byEnd,
+    runningSorted: true,
     pending,
     sorted: true,
     backfill: opts.backfill,
