@@ -23,12 +23,11 @@ import { SYSTEM_PATH } from "../system-path.ts";
 
 const log = logger("agent");
 
-// Duties are 4 lines each: record, v2 base, v1 base, v1 base (empty where there is none).
+// Duties are 4 lines each: v2 base, v1 base, v1 base (empty where there is none), and the record
+// last, never empty: $(cat) drops trailing newlines, and no duty loses a line to it.
 const SCRIPT = `
 trap '' HUP INT TERM
-duties=
-while IFS= read -r line; do duties="$duties$line
-"; done
+duties=$(cat)
 clean() {
   record=$1 base=$2
   if [ -n "$base" ] && [ -d "$base" ]; then
@@ -46,14 +45,14 @@ clean() {
   done <"$record"
   set +f
 }
-while IFS= read -r record && IFS= read -r base && IFS= read -r v1a && IFS= read -r v1b; do
+while IFS= read -r base && IFS= read -r v1a && IFS= read -r v1b && IFS= read -r record; do
   clean "$record" "$base"
 done <<EOF
 $duties
 EOF
 for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
   left=
-  while IFS= read -r record && IFS= read -r base && IFS= read -r v1a && IFS= read -r v1b; do
+  while IFS= read -r base && IFS= read -r v1a && IFS= read -r v1b && IFS= read -r record; do
     for b in "$base" "$v1a" "$v1b"; do
       [ -n "$b" ] || continue
       for d in "$b"/*/; do rmdir "$d" 2>/dev/null; done
@@ -106,8 +105,8 @@ export class Sentinel {
 
   /** One more agent to clean up after; false if it cannot (no sentinel, it has ended, or a path it cannot carry). */
   add(duty: SentinelDuty): boolean {
-    const lines = [duty.record, duty.base ?? "", duty.v1[0] ?? "", duty.v1[1] ?? ""];
-    if (!this.proc || this.stopping || lines.some((l) => l.includes("\n"))) {
+    const lines = [duty.base ?? "", duty.v1[0] ?? "", duty.v1[1] ?? "", duty.record];
+    if (!this.proc || this.stopping || duty.record === "" || lines.some((l) => l.includes("\n"))) {
       log.warn(`the sentinel cannot guard ${duty.record}: its jobs will not be killed if the agent dies`);
       return false;
     }
