@@ -5,7 +5,7 @@
  * whose cgroups can confine memory (v2 controllers or v1 hierarchies).
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Containment } from "../../src/roles/agent/containment.ts";
@@ -43,6 +43,20 @@ test("a job's cgroup counts its CPU time, its peak memory (at most its limit) an
   expect(used.cpuSec).toBeGreaterThan(0);
   containment.forgetJob(1);
   expect(containment.usage(1)).toBeUndefined();
+});
+
+test("a job's v1 cpuset confines it to its CPUs and leaves load balancing to the root (no rebuild of the scheduling domains per job)", async () => {
+  containment.setLimits(3, { cpus: [0], memMiB: MEM_MIB });
+  const p = procs.spawn(3, ["/bin/sh", "-c", "cat /proc/self/cgroup; grep Cpus_allowed_list /proc/self/status"], { cwd: dir, env: { PATH: process.env.PATH! }, stdio: ["pipe", "ignore"] });
+  const out = await new Response(p.stdout!).text();
+  await p.exited;
+  expect(out).toMatch(/^Cpus_allowed_list:\s*0$/m);
+  const cpuset = /^\d+:cpuset:(.*)$/m.exec(out)?.[1];
+  // Only where the job's cpuset is a v1 one of the agent's, under a root that balances all CPUs.
+  if (!cpuset?.includes("/ebb-agent-usage-test-") || readFileSync("/sys/fs/cgroup/cpuset/cpuset.sched_load_balance", "utf8").trim() !== "1") return;
+  expect(readFileSync(join("/sys/fs/cgroup/cpuset", cpuset, "cpuset.sched_load_balance"), "utf8").trim()).toBe("0");
+  expect(readFileSync(join("/sys/fs/cgroup/cpuset", cpuset, "cpuset.cpus"), "utf8").trim()).toBe("0");
+  containment.forgetJob(3);
 });
 
 test("the job's cgroups are the agent's: made under its own directories, gone when it stops", async () => {

@@ -1,16 +1,17 @@
 /**
- * The agent's sentinel (roles/agent/containment.ts): when the agent goes, it kills every process
+ * The agent's sentinel (roles/agent/sentinel.ts): when the agent goes, it kills every process
  * group of the agent's record whose leader is still the one recorded (same start time), and no
  * other — through a record full of groups that ended long ago, a torn last line and a line that
  * is not a record. Signals sent to its whole group (Slurm ending a step) and an agent PATH without
- * its tools do not stop it before that work.
+ * its tools do not stop it before that work. One sentinel shared by the agents of a process
+ * (`ebb up`'s) does each one's work, once the last of them stops.
  */
 import { afterAll, expect, test } from "bun:test";
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Containment } from "../../src/roles/agent/containment.ts";
-import { commandLines } from "../support/cluster.ts";
+import { Sentinel } from "../../src/roles/agent/sentinel.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-sentinel-"));
 const started: number[] = [];
@@ -73,15 +74,16 @@ test("the sentinel kills the recorded groups whose leader is the one recorded, a
   expect(alive(reused.pgid)).toBe(true);
 });
 
-/** The sentinel's pid (the process whose command line names its record), once it waits on its pipe (its `cat` runs). */
-async function sentinelOf(record: string): Promise<number> {
+/** The containment's sentinel's pid, once it ignores HUP, INT and TERM (its trap has run). */
+async function sentinelOf(c: Containment): Promise<number> {
+  const pid = c.sentinelPid!;
+  const ignoring = 1n << 0n | 1n << 1n | 1n << 14n;
   for (let i = 0; i < 200; i++) {
-    const all = commandLines();
-    const sentinel = all.find((p) => p.cmd.includes(` ebb-sentinel ${record}`));
-    if (sentinel && all.some((p) => p.ppid === sentinel.pid && p.cmd === "cat")) return sentinel.pid;
+    const sigIgn = /^SigIgn:\s*([0-9a-f]+)$/m.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1];
+    if (sigIgn && (BigInt(`0x${sigIgn}`) & ignoring) === ignoring) return pid;
     await Bun.sleep(25);
   }
-  throw new Error(`no sentinel waiting for ${record}`);
+  throw new Error(`sentinel ${pid} never ignored HUP, INT and TERM`);
 }
 
 test("HUP, INT and TERM to its whole group (as Slurm signals a step) do not stop the sentinel: it still cleans up after its agent", async () => {
@@ -89,7 +91,7 @@ test("HUP, INT and TERM to its whole group (as Slurm signals a step) do not stop
   const victim = group();
   writeFileSync(record, `${victim.pgid} 401 ${victim.start}\n`);
   const c = new Containment("sentinel-signals", record);
-  const pid = await sentinelOf(record);
+  const pid = await sentinelOf(c);
   for (const signal of ["SIGHUP", "SIGINT", "SIGTERM"] as const) process.kill(-pid, signal);
   await Bun.sleep(300);
   expect(alive(pid)).toBe(true);
@@ -118,4 +120,26 @@ test("an agent whose PATH lacks the sentinel's tools still gets a sentinel that 
   expect(out).toMatchObject({ early: "waiting", code: 0 });
   expect(await victim.exited).toBe(9);
   if (out.base) expect(existsSync(out.base)).toBe(false);
+});
+
+test("a sentinel shared by two agents cleans up after both, once both have stopped", async () => {
+  const [recordA, recordB] = [join(dir, "shared-a"), join(dir, "shared-b")];
+  const [victimA, victimB] = [group(), group()];
+  writeFileSync(recordA, `${victimA.pgid} 601 ${victimA.start}\n`);
+  writeFileSync(recordB, `${victimB.pgid} 602 ${victimB.start}\n`);
+  const shared = new Sentinel();
+  const a = new Containment("sentinel-shared-a", recordA, shared);
+  const b = new Containment("sentinel-shared-b", recordB, shared);
+  expect(a.sentinelPid).toBe(shared.pid!);
+  expect(b.sentinelPid).toBe(shared.pid!);
+  a.stop();
+  await Bun.sleep(300);
+  // B still runs: nothing is cleaned yet.
+  expect(alive(shared.pid!)).toBe(true);
+  expect(alive(victimA.pgid)).toBe(true);
+  b.stop();
+  expect(await shared.ended!).toBe(0);
+  expect(await victimA.exited).toBe(9);
+  expect(await victimB.exited).toBe(9);
+  for (const c of [a, b]) if (c.base) expect(existsSync(c.base)).toBe(false);
 });

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, test } from "bun:test";
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatGroup, GroupLog, parseGroups } from "../../src/roles/agent/group-log.ts";
@@ -37,7 +37,20 @@ describe("GroupLog", () => {
     expect(g.length).toBe(1);
     g.append(300, { jobId: 3, start: "30" });
     expect([...new GroupLog(path).read().keys()]).toEqual([200, 300]);
-    g.close();
+  });
+
+  test("holds no descriptor of the record between appends (each one is copied into every child spawned)", () => {
+    const path = join(dir, "groups-fds");
+    const g = new GroupLog(path);
+    g.append(100, { jobId: 1, start: "10" });
+    const held = readdirSync("/proc/self/fd").filter((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`) === path;
+      } catch {
+        return false;
+      }
+    });
+    expect(held).toEqual([]);
   });
 
   test("reads the JSON record written before this format, and drops it once rewritten", () => {

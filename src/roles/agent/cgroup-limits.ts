@@ -93,29 +93,53 @@ function moveSelfToLeaf(dir: string): boolean {
   }
 }
 
-/** The directory of this process's cgroup in the v1 hierarchy of `controller`, if the host mounts one. */
-function v1Own(controller: Controller): string | undefined {
-  const mount = (read("/proc/self/mountinfo") ?? "")
+/** The mount point of the v1 hierarchy of `controller` and the root it shows ("/" unless bind-mounted from below), if the host mounts one. */
+function v1Mount(controller: Controller): { dir: string; root: string } | undefined {
+  const f = (read("/proc/self/mountinfo") ?? "")
     .split("\n")
     .map((l) => l.split(" "))
     .find((f) => f[f.indexOf("-") + 1] === "cgroup" && (f[f.indexOf("-") + 3] ?? "").split(",").includes(controller));
+  return f ? { dir: f[4]!, root: f[3] ?? "/" } : undefined;
+}
+
+/** The directory of this process's cgroup in the v1 hierarchy of `controller`, if the host mounts one. */
+function v1Own(controller: Controller): string | undefined {
+  const mount = v1Mount(controller);
   const own = (read("/proc/self/cgroup") ?? "")
     .split("\n")
     .map((l) => /^\d+:([^:]*):(.*)$/.exec(l))
     .find((m) => m?.[1]!.split(",").includes(controller))?.[2];
   if (!mount || own === undefined) return undefined;
-  const root = mount[3] ?? "/";
-  return join(mount[4]!, root !== "/" && own.startsWith(root) ? own.slice(root.length) : own);
+  return join(mount.dir, mount.root !== "/" && own.startsWith(mount.root) ? own.slice(mount.root.length) : own);
+}
+
+/**
+ * Whether ebb's v1 cpusets can leave load balancing to the hierarchy's root: where the root
+ * balances, the scheduler keeps one domain over all CPUs and a child's `sched_load_balance` does
+ * not matter (the kernel's cgroup-v1/cpusets.rst, 1.7), but a child that has it set makes the kernel rebuild
+ * the scheduling domains, walking every cpuset and task of the host, at each write of its
+ * `cpuset.cpus` and at its removal: ~2.5 ms of wall time a job cgroup on a host with ~2,000
+ * cpusets, one after the other in the agent's thread. The job's `cpuset.cpus` confines it the same.
+ */
+function rootBalancesCpus(): boolean {
+  const mount = v1Mount("cpuset");
+  return mount !== undefined && read(join(mount.dir, "cpuset.sched_load_balance"))?.trim() === "1";
+}
+
+/** Before a v1 cpuset gets its CPUs (while it has none, which rebuilds nothing), it stops asking for a domain of its own. */
+function leaveBalancingToRoot(dir: string): void {
+  put(join(dir, "cpuset.sched_load_balance"), "0");
 }
 
 /** A v1 base of the agent under its own cgroup of `controller` (cpuset: with its parent's CPUs and memory nodes, as v1 needs). */
-function v1Base(controller: Controller, leaf: string): string | undefined {
+function v1Base(controller: Controller, leaf: string, unbalanced: boolean): string | undefined {
   const own = v1Own(controller);
   if (!own) return undefined;
   const base = join(own, leaf);
   try {
     mkdirSync(base, { recursive: true });
     if (controller === "cpuset") {
+      if (unbalanced) leaveBalancingToRoot(base);
       for (const f of ["cpuset.cpus", "cpuset.mems"]) {
         const error = put(join(base, f), (read(join(own, f)) ?? "").trim());
         if (error) throw new Error(`${f}: ${error}`);
@@ -145,14 +169,17 @@ export class CgroupLimits {
   private readonly v1Made = new Map<number, Map<Controller, string>>();
   /** The largest memory.current seen, for kernels without memory.peak (before 5.19). */
   private readonly peaks = new Map<number, number>();
+  /** v1 cpusets are made without load balancing of their own (rootBalancesCpus). */
+  private readonly unbalanced: boolean;
 
   /** `v2Base`: the agent's v2 cgroup (its jobs' parent), if it has one; `leaf`: the agent's directory name. */
   constructor(v2Base: string | undefined, leaf: string) {
     this.v2 = v2Base ? enableBelow(join(v2Base, ".."), CONTROLLERS, true).filter((c) => enableBelow(v2Base, [c]).length > 0) : [];
+    this.unbalanced = process.getuid?.() === 0 && !this.v2.includes("cpuset") && rootBalancesCpus();
     if (process.getuid?.() !== 0) return;
     for (const c of CONTROLLERS) {
       if (this.v2.includes(c)) continue;
-      const base = v1Base(c, leaf);
+      const base = v1Base(c, leaf, this.unbalanced);
       if (base) this.v1.set(c, base);
     }
   }
@@ -190,6 +217,7 @@ export class CgroupLimits {
     }
     const cpuset = this.v1Dir("cpuset", jobId);
     if (cpuset && cpus) {
+      if (this.unbalanced) leaveBalancingToRoot(cpuset);
       this.baseMems ??= (read(join(this.v1.get("cpuset")!, "cpuset.mems")) ?? "").trim();
       check("cpuset.mems", put(join(cpuset, "cpuset.mems"), this.baseMems));
       check("cpuset.cpus", put(join(cpuset, "cpuset.cpus"), cpus));

@@ -5,15 +5,9 @@
  *   own (`ebb-agent-NAME-PID/job-N`); each process starts in it (the kernel places it there before
  *   it runs its program), so whatever it forks, `setsid` or not, stays inside, and `cgroup.kill`
  *   ends them all.
- * - Everywhere, a sentinel: a small shell process that waits for EOF on a pipe only the agent holds.
- *   When the agent dies (SIGKILL included) the pipe closes and the sentinel kills the agent's cgroup
- *   and every process group of the agent's record whose leader is still the one recorded.
- *   It ignores HUP, INT and TERM: what signals a whole tree or step at once (Slurm ending the
- *   allocation of `ebb up --slurm`, a terminal hanging up) reaches the agent and the sentinel
- *   together, and a sentinel killed then left the agent's cgroups behind.
- *   It reads each leader's start time with shell builtins (no process per record line): the
- *   record holds up to ~256 groups that ended, and a `sed | cut` per line cost 3 forks each —
- *   about 6 CPU seconds and 37 s per agent at load 28, after every stop.
+ * - Everywhere, a sentinel (sentinel.ts): when the agent's process dies (SIGKILL included), it kills
+ *   the agent's cgroup and every process group of the agent's record whose leader is still the one
+ *   recorded, and removes the agent's cgroups.
  * - Each job's cgroup holds it to its cores and memory where the host allows (cgroup-limits.ts).
  * - A process joins the job's cgroup v1 hierarchies (cgroup-limits.ts) by being born in them: the
  *   agent's thread steps into them around the spawn (`fromInside`; a child starts in its forking
@@ -27,47 +21,14 @@
  *   of the job. `ebb agent` and `ebb up` run their agents on a worker thread; an agent on a main
  *   thread (started in-process, as some tests do) joins through the shell.
  */
-import type { Subprocess } from "bun";
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
-import { SYSTEM_PATH } from "../system-path.ts";
+import { Sentinel } from "./sentinel.ts";
 import { CgroupLimits, SELF_LEAF, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { keepingAffinity } from "./affinity.ts";
 
 const log = logger("agent");
-
-const SENTINEL = `
-trap '' HUP INT TERM
-cat >/dev/null
-record=$1 base=$2 v1a=$3 v1b=$4
-if [ -n "$base" ] && [ -d "$base" ]; then
-  echo 1 >"$base/cgroup.kill" 2>/dev/null || for f in "$base"/*/cgroup.procs; do xargs -r kill -9 <"$f" 2>/dev/null; done
-fi
-if [ -f "$record" ]; then
-  set -f
-  while read -r pgid job start; do
-    [ -r "/proc/$pgid/stat" ] || continue
-    read -r st <"/proc/$pgid/stat" 2>/dev/null || continue
-    set -- \${st##*) }
-    [ $# -ge 20 ] || continue
-    shift 19
-    [ "$1" = "$start" ] && kill -KILL "-$pgid" 2>/dev/null
-  done <"$record"
-  set +f
-fi
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-  left=
-  for b in "$base" "$v1a" "$v1b"; do
-    [ -n "$b" ] || continue
-    for d in "$b"/*/; do rmdir "$d" 2>/dev/null; done
-    rmdir "$b" 2>/dev/null
-    [ -d "$b" ] && left=1
-  done
-  [ -z "$left" ] && break
-  sleep 0.1
-done
-`;
 
 /** The mount point of the cgroup v2 hierarchy, if there is one. */
 export function cgroup2Mount(): string | undefined {
@@ -95,8 +56,8 @@ export function cgroup2Root(): string | undefined {
 }
 
 export class Containment {
-  private readonly sentinel: Subprocess<"pipe", "ignore", "ignore"> | undefined;
-  private stopping = false;
+  /** The sentinel cleaning up after this agent, if it took the duty. */
+  private readonly sentinel: Sentinel | undefined;
   /** The agent's cgroup (undefined where cgroup v2 cannot be used). */
   readonly base: string | undefined;
   private readonly limits: CgroupLimits;
@@ -107,22 +68,13 @@ export class Containment {
   /** The id of the agent's thread, where it is not the process's main thread: it joins jobs' v1 cgroups itself (fromInside). */
   private threadId = workerThreadId();
 
-  constructor(name: string, recordPath: string) {
+  /** `sentinel`: one shared with the other agents of this process (`ebb up`'s); default: its own. */
+  constructor(name: string, recordPath: string, sentinel?: Sentinel) {
     const leaf = Containment.leafName(name);
     this.base = Containment.makeBase(leaf);
     this.limits = new CgroupLimits(this.base, leaf);
-    const [v1a, v1b] = this.limits.v1Bases;
-    try {
-      // Its own PATH: the agent's may lack the tools it runs (cat, xargs, rmdir, sleep), and a
-      // sentinel whose cat is not found ends at once and guards nothing.
-      this.sentinel = Bun.spawn(["/bin/sh", "-c", SENTINEL, "ebb-sentinel", recordPath, this.base ?? "", v1a ?? "", v1b ?? ""], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SYSTEM_PATH } });
-      this.sentinel.unref();
-      void this.sentinel.exited.then((code) => {
-        if (!this.stopping) log.warn(`the sentinel ended (exit ${code}) while the agent runs: its jobs will not be killed if the agent dies`);
-      });
-    } catch (e) {
-      log.warn("could not start the sentinel that kills jobs if the agent dies", { error: e });
-    }
+    const guard = sentinel ?? new Sentinel();
+    this.sentinel = guard.add({ record: recordPath, base: this.base, v1: this.limits.v1Bases }) ? guard : undefined;
     log.info(this.base ? `jobs run in cgroups under ${this.base}` : "no writable cgroup v2: jobs are tracked by process group");
     log.info(this.limits.describe());
   }
@@ -291,17 +243,20 @@ export class Containment {
 
   /** When the sentinel has done its work and ended (its exit code); undefined without one. */
   get ended(): Promise<number> | undefined {
-    return this.sentinel?.exited;
+    return this.sentinel?.ended;
   }
 
-  /** A clean stop: the sentinel does its work now (the agent has killed everything already) and removes the cgroups. */
+  /** The sentinel's pid; undefined without one. */
+  get sentinelPid(): number | undefined {
+    return this.sentinel?.pid;
+  }
+
+  /**
+   * A clean stop (the agent has killed everything already): the sentinel does its work now and
+   * removes the cgroups, or, shared, once the last agent it serves has stopped.
+   */
   stop(): void {
-    this.stopping = true;
-    try {
-      void this.sentinel?.stdin.end();
-    } catch {
-      /* gone */
-    }
+    this.sentinel?.release();
   }
 }
 

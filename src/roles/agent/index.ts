@@ -20,6 +20,7 @@ import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
 import { GroupLog } from "./group-log.ts";
 import { Containment } from "./containment.ts";
+import type { Sentinel } from "./sentinel.ts";
 import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { allowedCpus, type GpuVendor } from "./inventory.ts";
 import { gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
@@ -68,6 +69,8 @@ export interface AgentOptions {
    * socket and a JSON round trip at every hop. The caller closes it.
    */
   peers?: PeerPool;
+  /** The sentinel shared by the agents of one process (`ebb up`'s thread), which die together; absent: the agent's own. */
+  sentinel?: Sentinel;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -120,7 +123,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   };
 
   const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
-  const containment = new Containment(o.name, join(o.stateDir, "process-groups"));
+  const containment = new Containment(o.name, join(o.stateDir, "process-groups"), o.sentinel);
   const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: allowedCpus() };
   // Each job's cgroup limits follow its share; a job that left is forgotten once its processes are gone.
   const allocation = new NodeAllocation((jobId, now) => {

@@ -232,11 +232,10 @@ export class ProcessTable {
     }
   }
 
-  /** The agent stops: every group is killed, and the record closed. */
+  /** The agent stops: every group is killed. */
   killAll(): void {
     for (const jobId of new Set([...this.groups.values()].map((g) => g.jobId))) this.signal(jobId, "SIGKILL");
     this.warm?.stop();
-    this.record.close();
     this.containment?.stop();
   }
 
