@@ -105,12 +105,21 @@ describe("a job waits", () => {
     expect(priorityWeight(0, 5)).toBe(1);
   });
 
-  test("idle nodes the reservation counts on are not lent to a job that runs past it; the extra ones are", () => {
+  test("idle nodes are not lent to a job that runs past the reservation, not even the extra ones: they are for backfilling", () => {
     // 16 nodes: rigid job 9 (8 nodes) ends at +1000 s; job 1 (4 nodes, at its minimum) runs 10 h;
-    // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. Job 1 may take 2.
+    // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. A loan of those 2
+    // would not come back for a job that could backfill into them: job 1 gets none.
     const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
     const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 36_000, { minNodes: 4 })], [pend(5, 10)]));
-    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 6, rule: "grow" })]);
+    expect(plan.resizes).toEqual([]);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+
+  test("a job predicted to end before the reservation gets idle nodes: it gives them back by then", () => {
+    // The same, but job 1 has 600 s left at 4 nodes: on 8 it ends in about 300 s, before +1000 s.
+    const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
+    const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 600, { minNodes: 4 })], [pend(5, 10)]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 8, rule: "grow" })]);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });
 
