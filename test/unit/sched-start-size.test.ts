@@ -109,19 +109,6 @@ describe("planEbb", () => {
     expect(planEbb(input(16, 8, [running(9, 8, undefined)], pending)).starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 8 })]);
   });
 
-  test("a malleable head admitted by shrinking gets the nodes of its priced start size, not the size it asked for, and starts there", () => {
-    // 16 nodes held by a job measured at efficiency 0.5 (MTCT 8/7 at 16) for 10 h more. The head
-    // asked for 8 (2-16); four rigid 16-node jobs wait behind it: λ = 5/16, and its priced start
-    // size is 4. The running job gives 4 nodes (its stretch 5,610 s < the head's 35,990 s), not 8.
-    const pending = [malleable(1, 8, 2, 16), rigid(2, 16), rigid(3, 16), rigid(4, 16), rigid(5, 16)];
-    const plan = planEbb(input(16, 0, [running(9, 16, 8 / 7, { preferredNodes: 16 })], pending));
-    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 9, from: 16, to: 12, rule: "admit" })]);
-    expect(plan.reservations[0]).toMatchObject({ jobId: 1, start: NOW + 10_000, fromJobs: [9] });
-    // The shrink committed: the start-size pass starts it on the 4 nodes freed.
-    const next = planEbb(input(16, 4, [running(9, 12, 8 / 7, { preferredNodes: 16 })], pending));
-    expect(next.starts).toEqual([expect.objectContaining({ jobId: 1, nodes: 4 })]);
-  });
-
   test("the head's moldable start reads its speed the same way: it starts on the idle nodes when that ends it sooner", () => {
     // 12 of 16 nodes busy for 2,500 s more; the head asked for 8 (3,600 s). On the 4 idle nodes at
     // most linearly slower it would end 1,100 s later than from its reservation; at efficiency 0.5

@@ -204,20 +204,15 @@ export function planEbb(input: PassInput): PassPlan {
     // least until the head's reservation, with no node free).
     const group = firstWaiting(input, q, starts, Math.max(1, input.config.admitDepth));
     const base = idle + incomingNodes(input);
-    // Each at the size it would start at on nodes free now (start-size.ts: its time plus the node
-    // price of the jobs waiting), not the size it asked for: the shrinks free only what it will take.
-    const startLambda = nodePrice(queued.waiting, input.upNodes);
-    const sizeOf = new Map(group.map((j) => [j.id, admitSize(j, startLambda, priorOf)]));
-    const size = (j: PendingJob) => sizeOf.get(j.id)!;
     let surplus = 0;
     for (const c of cands) surplus += Math.max(0, c.job.nodes - c.job.minNodes);
     let k = 0;
     let want = 0;
-    while (k < group.length && want + size(group[k]!) - base <= surplus) want += size(group[k++]!);
+    while (k < group.length && want + preferredSize(group[k]!) - base <= surplus) want += preferredSize(group[k++]!);
     // As many as one round serves, else the head alone.
     for (const kk of k > 1 ? [k, 1] : [k]) {
       k = kk;
-      const need = group.slice(0, k).reduce((n, j) => n + size(j), 0) - base;
+      const need = group.slice(0, k).reduce((n, j) => n + preferredSize(j), 0) - base;
       if (need <= 0) break;
       const admit = planAdmit(input, group.slice(0, k), need, reservation, cands);
       if (k === 1) notes.push(...admit.notes);
@@ -408,17 +403,6 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
     });
   }
   return out;
-}
-
-/**
- * The size a waiting job is admitted at by shrinking running jobs: a malleable job's start size
- * while jobs wait (`startSizeWhileWaiting`, at node price `lambda`), which the start-size pass then
- * starts it at on the nodes freed; another job's size asked for. A malleable job whose speed is
- * known from nothing (no model, no prior) keeps its size, as the start-size pass never starts it smaller.
- */
-export function admitSize(job: PendingJob, lambda: number, prior: () => number | undefined): number {
-  if (!job.elastic || (!job.model && prior() === undefined)) return preferredSize(job);
-  return startSizeWhileWaiting(job, lambda, prior());
 }
 
 /**
