@@ -115,11 +115,13 @@ describe("a job waits", () => {
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });
 
-  test("a job predicted to end before the reservation gets idle nodes: it gives them back by then", () => {
-    // The same, but job 1 has 600 s left at 4 nodes: on 8 it ends in about 300 s, before +1000 s.
+  test("a job predicted to end before the reservation gets the idle nodes it counts on, not the extra ones", () => {
+    // The same, but job 1 has 600 s left at 4 nodes and job 5 needs 14: reserved at +1000 s with
+    // 4 + 8 + 4 = 16 nodes, 2 extra; of the 4 idle, it counts on 2. On 6 nodes job 1 ends in about
+    // 400 s, before +1000 s, and gives those 2 back by then. The 2 extra stay idle.
     const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
-    const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 600, { minNodes: 4 })], [pend(5, 10)]));
-    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 8, rule: "grow" })]);
+    const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 600, { minNodes: 4 })], [pend(5, 14)]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 6, rule: "grow" })]);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });
 

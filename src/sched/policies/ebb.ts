@@ -39,9 +39,9 @@
  *   nodes idle and those shrinks under way hand back);
  * - lend: idle nodes nothing can use go to running jobs, a node at a time where its price drops
  *   most, a job keeping its grant only if the gain (its own time, less λ × the extra node-seconds)
- *   pays for this adaptation and the one that may give the nodes back. With a job waiting, only to
- *   a job predicted to end before its reservation (the nodes it leaves over are for backfilling:
- *   a loan held past the reservation would not come back for one);
+ *   pays for this adaptation and the one that may give the nodes back. With a job waiting, the
+ *   nodes its reservation leaves over stay idle for backfilling (a loan does not come back for a
+ *   backfill), and those it counts on go only to a job predicted to end before it;
  *   with nobody waiting, the arrival reserve stays idle, and loans (nodes beyond a job's first
  *   size) come back when the idle nodes fall below it (reserve.ts).
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized but
@@ -228,6 +228,7 @@ export function planEbb(input: PassInput): PassPlan {
   const res = reservation;
   const budget = { extra };
   resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input), head?.priority));
+  extra = budget.extra;
   const touched = new Set(resizes.map((r) => r.jobId));
   // Nobody waits: the nodes arrivals will ask for stay idle (reserve.ts); loans come back when the
   // idle nodes fall below them.
@@ -246,11 +247,11 @@ export function planEbb(input: PassInput): PassPlan {
   const vectors = input.vectors;
   const own = vectors && !res ? (c: Cand) => Math.max(0, vectors.growable(c.job.id) - idle) : undefined;
   if (idle > reserve || own) {
-    // With a job waiting, idle nodes go only to a job predicted to give them back (end) before its
-    // reservation. Not the nodes the reservation leaves over: those are what the waiting jobs and
-    // the arrivals backfill into, and a loan held past the reservation is not given back for a
-    // backfill, so every job that could have backfilled waits for the borrower's end.
-    const free: Lendable = res ? { any: 0, beforeOnly: idle, until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
+    // With a job waiting, the nodes the reservation leaves over stay idle: they are what the
+    // waiting jobs and the arrivals backfill into, and a loan is not given back for a backfill, so
+    // every job that could have backfilled would wait for the borrower's end. Only the nodes the
+    // reservation counts on are lent, to a job predicted to give them back (end) before it.
+    const free: Lendable = res ? { any: 0, beforeOnly: idle - Math.min(idle, extra), until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
