@@ -105,11 +105,22 @@ describe("a job waits", () => {
     expect(priorityWeight(0, 5)).toBe(1);
   });
 
-  test("idle nodes the reservation counts on are not lent to a job that runs past it; the extra ones are", () => {
+  test("idle nodes are not lent to a job that runs past the reservation, not even the extra ones: they are for backfilling", () => {
     // 16 nodes: rigid job 9 (8 nodes) ends at +1000 s; job 1 (4 nodes, at its minimum) runs 10 h;
-    // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. Job 1 may take 2.
+    // 4 idle. Job 5 needs 10: reserved at +1000 s with 4 + 8 = 12 nodes, 2 extra. A loan of those 2
+    // would not come back for a job that could backfill into them: job 1 gets none.
     const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
     const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 36_000, { minNodes: 4 })], [pend(5, 10)]));
+    expect(plan.resizes).toEqual([]);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
+  });
+
+  test("a job predicted to end before the reservation gets the idle nodes it counts on, not the extra ones", () => {
+    // The same, but job 1 has 600 s left at 4 nodes and job 5 needs 14: reserved at +1000 s with
+    // 4 + 8 + 4 = 16 nodes, 2 extra; of the 4 idle, it counts on 2. On 6 nodes job 1 ends in about
+    // 400 s, before +1000 s, and gives those 2 back by then. The 2 extra stay idle.
+    const rigid = job(9, 8, undefined, 1000, { elastic: false, minNodes: 8, maxNodes: 8 });
+    const plan = planEbb(input(16, 4, [rigid, job(1, 4, 0.005, 600, { minNodes: 4 })], [pend(5, 14)]));
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 6, rule: "grow" })]);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 1_000_000 });
   });

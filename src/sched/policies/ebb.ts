@@ -39,8 +39,9 @@
  *   nodes idle and those shrinks under way hand back);
  * - lend: idle nodes nothing can use go to running jobs, a node at a time where its price drops
  *   most, a job keeping its grant only if the gain (its own time, less λ × the extra node-seconds)
- *   pays for this adaptation and the one that may give the nodes back. With a job waiting, only
- *   nodes its reservation leaves over are lent, or nodes lent to a job predicted to end before it;
+ *   pays for this adaptation and the one that may give the nodes back. With a job waiting, the
+ *   nodes its reservation leaves over stay idle for backfilling (a loan does not come back for a
+ *   backfill), and those it counts on go only to a job predicted to end before it;
  *   with nobody waiting, the arrival reserve stays idle, and loans (nodes beyond a job's first
  *   size) come back when the idle nodes fall below it (reserve.ts).
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized but
@@ -246,8 +247,11 @@ export function planEbb(input: PassInput): PassPlan {
   const vectors = input.vectors;
   const own = vectors && !res ? (c: Cand) => Math.max(0, vectors.growable(c.job.id) - idle) : undefined;
   if (idle > reserve || own) {
-    const any = Math.min(idle, extra);
-    const free: Lendable = res ? { any, beforeOnly: idle - any, until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
+    // With a job waiting, the nodes the reservation leaves over stay idle: they are what the
+    // waiting jobs and the arrivals backfill into, and a loan is not given back for a backfill, so
+    // every job that could have backfilled would wait for the borrower's end. Only the nodes the
+    // reservation counts on are lent, to a job predicted to give them back (end) before it.
+    const free: Lendable = res ? { any: 0, beforeOnly: idle - Math.min(idle, extra), until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
     resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
