@@ -6,7 +6,7 @@
  */
 import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { collectStdout, startBenchCluster } from "./cluster.ts";
+import { clusterApi, collectStdout, resizeAndWait, startBenchCluster } from "./cluster.ts";
 import { median } from "./lib.ts";
 
 const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
@@ -17,10 +17,7 @@ const trace = `/tmp/ebb-grow-trace-${process.pid}`;
 if (process.argv[4] !== "notrace") process.env.EBB_TRACE = trace;
 writeFileSync(trace, "");
 const cluster = await startBenchCluster(8, { cpusPerNode: 1, warmRanks: 1 });
-const api = async (method: string, path: string, body?: unknown) => {
-  const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return (await r.json()) as any;
-};
+const api = clusterApi(cluster);
 const stop = join(cluster.dir, "stop");
 const offsets = new Map<string, number[]>();
 const totals: number[] = [];
@@ -34,15 +31,8 @@ try {
     await Bun.sleep(3000);
     writeFileSync(trace, "");
     const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
-    const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: 8 });
-    let a: any;
-    for (;;) {
-      a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
-      if (a && a.state !== "ADAPTING") break;
-      await Bun.sleep(100);
-    }
-    if (a.state !== "COMMITTED") throw new Error(`resize failed: ${a.message}`);
-    totals.push(a.times.committed - a.times.requested);
+    const times = await resizeAndWait(api, job, 8, 100);
+    totals.push(times.committed! - times.requested!);
     const lines = readFileSync(trace, "utf8").trim().split("\n").map((l) => l.split(" "));
     if (process.env.GROW_TRACE_KEEP) writeFileSync(`${process.env.GROW_TRACE_KEEP}-${t}`, readFileSync(trace, "utf8"));
     const decided = lines.find((l) => l[2] === "ctl.decide");

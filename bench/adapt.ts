@@ -9,7 +9,7 @@
  */
 import { existsSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { collectStdout, startBenchCluster } from "./cluster.ts";
+import { clusterApi, collectStdout, resizeAndWait, startBenchCluster, type Api } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const PROGRAM = new URL("programs/adapt.ts", import.meta.url).pathname;
@@ -40,17 +40,10 @@ async function warmVersusCold(rounds: number, ebb: (args: string[]) => Bun.Subpr
       while (!/ready rank=3/.test(stdout.text())) await Bun.sleep(20);
       await Bun.sleep(3000);
       const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
-      const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: 8 });
-      let a: any;
-      for (;;) {
-        a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
-        if (a && a.state !== "ADAPTING") break;
-        await Bun.sleep(100);
-      }
-      if (a.state !== "COMMITTED") throw new Error(`${kind}: resize 4->8 failed: ${a.message}`);
-      decided[kind].push(a.times.committed - a.times.requested);
-      const steps = Object.entries(a.times as Record<string, number>).sort((x, y) => x[1] - y[1]);
-      console.error(`  4 -> 8, ${kind}: ${steps.map(([k, t]) => `${k} +${t - a.times.requested}`).join(", ")} ms`);
+      const times = await resizeAndWait(api, job, 8, 100);
+      decided[kind].push(times.committed! - times.requested!);
+      const steps = Object.entries(times).sort((x, y) => x[1] - y[1]);
+      console.error(`  4 -> 8, ${kind}: ${steps.map(([k, t]) => `${k} +${t - times.requested!}`).join(", ")} ms`);
       writeFileSync(stop, "");
       await run.exited;
       await stdout.done;
@@ -66,8 +59,6 @@ async function warmVersusCold(rounds: number, ebb: (args: string[]) => Bun.Subpr
   ];
 }
 
-type Api = (method: string, path: string, body?: unknown) => Promise<any>;
-
 export default {
   name: "adapt",
   description: "blocked time and decision-to-commit per resize, 2->4->8->4->2 ranks",
@@ -75,10 +66,7 @@ export default {
     const rounds = quick ? 1 : 5;
     // One warm rank per agent: only the warm-vs-cold trials use them (their ranks run `ebb exec`).
     const cluster = await startBenchCluster(8, { cpusPerNode: 1, warmRanks: 1 });
-    const api: Api = async (method, path, body) => {
-      const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-      return (await r.json()) as any;
-    };
+    const api = clusterApi(cluster);
     const stop = join(cluster.dir, "stop");
     const ebb = (args: string[]) => Bun.spawn([...cluster.ebb, ...args], { env: cluster.env, stdout: "pipe", stderr: "inherit" });
     try {

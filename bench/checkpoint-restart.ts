@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { runSeeds } from "../src/sim/run.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
-import { startBenchCluster } from "./cluster.ts";
+import { clusterApi, resizeAndWait, startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const MAIN = new URL("../src/main.ts", import.meta.url).pathname;
@@ -94,21 +94,10 @@ const bench: Bench = {
       void (async () => {
         while (!(await reader.read()).done) {}
       })();
-      const api = async (method: string, path: string, body?: unknown) =>
-        (await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) })).json() as Promise<any>;
+      const api = clusterApi(cluster);
       const jobs = (await api("GET", "/v1/jobs?state=RUNNING")).jobs;
       const id = jobs[jobs.length - 1].id as number;
-      const resize = async (nodes: number) => {
-        const r = await api("POST", `/v1/jobs/${id}/resize`, { nodes });
-        for (;;) {
-          const a = (await api("GET", `/v1/jobs/${id}`)).adaptations.find((x: any) => x.id === r.adaptationId);
-          if (a && a.state !== "ADAPTING") {
-            if (a.state !== "COMMITTED") throw new Error(`resize to ${nodes} failed: ${a.message}`);
-            return a.times as Record<string, number>;
-          }
-          await Bun.sleep(50);
-        }
-      };
+      const resize = (nodes: number) => resizeAndWait(api, id, nodes);
       const grows: Array<Record<string, number>> = [];
       const shrinks: Array<Record<string, number>> = [];
       for (let i = 0; i < trials; i++) {

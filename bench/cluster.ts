@@ -211,3 +211,30 @@ export async function measureTrueJobs(nodes: number, jobs: number, opts: Paramet
   }
   return { ...run!, dbBytes };
 }
+
+/** A JSON call to a cluster's API with its token; the parsed body, whatever the status. */
+export type Api = (method: string, path: string, body?: unknown) => Promise<any>;
+
+export function clusterApi(c: Pick<BenchCluster, "url" | "token">): Api {
+  return async (method, path, body) => {
+    const r = await fetch(`${c.url}${path}`, { method, headers: { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
+    return (await r.json()) as any;
+  };
+}
+
+/**
+ * Asks for a resize of a running job to `nodes` and waits for its adaptation to end (polling every
+ * `pollMs`, for at most `maxMs`); the committed adaptation's times (event -> epoch ms), or throws.
+ */
+export async function resizeAndWait(api: Api, job: number, nodes: number, pollMs = 50, maxMs = 120_000): Promise<Record<string, number>> {
+  const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes });
+  for (const t0 = performance.now(); ; ) {
+    const a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
+    if (a && a.state !== "ADAPTING") {
+      if (a.state !== "COMMITTED") throw new Error(`resize of job ${job} to ${nodes} failed: ${a.message}`);
+      return a.times as Record<string, number>;
+    }
+    if (performance.now() - t0 > maxMs) throw new Error(`resize of job ${job} to ${nodes} did not end in ${maxMs / 1000} s`);
+    await Bun.sleep(pollMs);
+  }
+}

@@ -14,7 +14,7 @@
  * Medians of interleaved repetitions. The driver and move figures run all ranks on one node (8
  * ranks on this machine's cores), so they are Unix-socket copies, not network transfers.
  */
-import { collectStdout, runCommand, startBenchCluster } from "./cluster.ts";
+import { clusterApi, collectStdout, resizeAndWait, runCommand, startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 
 const PROGRAM = new URL("programs/epop.ts", import.meta.url).pathname;
@@ -59,10 +59,7 @@ export async function cannonAdaptation(quick: boolean): Promise<Figure[]> {
   // 16 agents in one `ebb up` process on two cores: a long heartbeat, or the ranks' start-up
   // starves it into declaring the nodes down.
   const cluster = await startBenchCluster(16, { cpusPerNode: 1, heartbeat: 10 });
-  const api = async (method: string, path: string, body?: unknown) => {
-    const r = await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}`, "Content-Type": "application/json" }, body: body === undefined ? undefined : JSON.stringify(body) });
-    return (await r.json()) as any;
-  };
+  const api = clusterApi(cluster);
   const n = quick ? 144 : 288;
   const cannon = (nodes: number, extra: string[], iters: number) => [...cluster.ebb, "run", "-N", String(nodes), ...extra, "--", process.execPath, CANNON, "--n", String(n), "--iters", String(iters), "--check", "0"];
   try {
@@ -78,16 +75,8 @@ export async function cannonAdaptation(quick: boolean): Promise<Figure[]> {
       }
       const job = (await api("GET", "/v1/jobs?state=RUNNING")).jobs[0].id as number;
       for (const to of [9, 16]) {
-        const { adaptationId } = await api("POST", `/v1/jobs/${job}/resize`, { nodes: to });
-        let a: any;
-        for (let i = 0; ; i++) {
-          a = (await api("GET", `/v1/jobs/${job}`)).adaptations.find((x: any) => x.id === adaptationId);
-          if (a && a.state !== "ADAPTING") break;
-          if (i > 6000) throw new Error(`resize to ${to} did not end`);
-          await Bun.sleep(20);
-        }
-        if (a.state !== "COMMITTED") throw new Error(`resize to ${to} failed: ${a.message}`);
-        adapt[to]!.push(a.times.committed - a.times.requested);
+        const times = await resizeAndWait(api, job, to, 20);
+        adapt[to]!.push(times.committed! - times.requested!);
       }
       await api("DELETE", `/v1/jobs/${job}`);
       await run.exited;

@@ -36,7 +36,7 @@
 import { existsSync, mkdirSync, rmdirSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, tmpdir } from "node:os";
 import { join } from "node:path";
-import { collectStdout, startBenchCluster } from "./cluster.ts";
+import { clusterApi, collectStdout, startBenchCluster } from "./cluster.ts";
 import type { Bench, Figure } from "./lib.ts";
 import { cgroup2Mount } from "../src/roles/agent/containment.ts";
 import { rankPids } from "../test/support/cluster.ts";
@@ -103,7 +103,7 @@ export default {
     const configFile = join(tmpdir(), `${GROUP}.json`);
     writeFileSync(configFile, JSON.stringify({ hostStates: { ...HOST_STATES, rules: {} }, nodes: Object.fromEntries(NODES.map((n) => [n, { hostStates: { rules: rules(n) } }])) }));
     const cluster = await startBenchCluster(NODES.length, { cpusPerNode: 1, agentConfig: configFile });
-    const api = async (method: string, path: string) => (await (await fetch(`${cluster.url}${path}`, { method, headers: { Authorization: `Bearer ${cluster.token}` } })).json()) as any;
+    const api = clusterApi(cluster);
     const ebb = (args: string[]) => Bun.spawn([...cluster.ebb, ...args], { env: cluster.env, stdout: "pipe", stderr: "inherit" });
     const hostOf = async (node: string) => (await api("GET", "/v1/nodes")).nodes.find((n: any) => n.name === node).host as { state: string; since: number | string; inputs: Record<string, number> };
     type Trial = { seconds: number; checksum: string; moveMs?: number; commitMs?: number; detectMs?: number; decideMs?: number };
