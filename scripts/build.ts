@@ -19,8 +19,8 @@ export async function buildEbb(outfile: string, target?: Bun.Build.CompileTarget
   const work = mkdtempSync(join(dirname(out), ".build-"));
   try {
     const result = await Bun.build({
-      // up-agents.ts, agent-thread.ts: the worker threads of `ebb up` and `ebb agent`, which the executable finds at ./cli/NAME.ts.
-      entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/cli/up-agents.ts"), join(ROOT, "src/cli/agent-thread.ts")],
+      // agent-thread.ts: the agents' worker thread (`ebb agent`, `ebb up`), which the executable finds at ./cli/agent-thread.ts.
+      entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/cli/agent-thread.ts")],
       root: join(ROOT, "src"),
       compile: {
         outfile: join(work, "ebb"),

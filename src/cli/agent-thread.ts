@@ -1,34 +1,53 @@
 /**
- * The agent of `ebb agent`, on a thread of its own (a Worker), as `ebb up`'s are (up-agents.ts).
- * Off the process's main thread, the agent starts each rank inside its job's cgroup v1 hierarchies
- * by stepping into them around the spawn (containment.ts `fromInside`), not through a shell that
- * joins them first. The main thread (agent.ts) reads the flags, waits for a signal and asks this
- * thread to stop.
+ * The agents of `ebb agent` (one) and `ebb up` (one per node), on a thread of their own (a
+ * Worker); agent-worker.ts is the main thread's side. Off the process's main thread:
+ * - an agent starts each rank inside its job's cgroup v1 hierarchies by stepping into them around
+ *   the spawn (containment.ts `fromInside`), not through a shell that joins them first;
+ * - starting a rank holds the thread until the child has exec'd (Bun spawns with vfork), which on
+ *   `ebb up`'s controller thread stalled scheduling and the API (~15 % fewer jobs/s).
+ * Several agents here share one PeerPool (a launch passes from agent to agent in-process) and one
+ * sentinel (they die with this process together; a pipe and a process descriptor per agent were
+ * copied into, and closed in, every rank spawned).
  *
  * The compiled binary carries this file as an entrypoint (see the build script).
  */
 import { startAgent, type AgentHandle, type AgentOptions } from "../roles/agent/index.ts";
+import { Sentinel } from "../roles/agent/sentinel.ts";
+import { PeerPool } from "../tbon/pool.ts";
 import { startupPolicy } from "../util/jit.ts";
 import { setLogFormat, type LogFormat } from "../util/log.ts";
 
-export type ToAgentWorker = { t: "start"; agent: Omit<AgentOptions, "onFatal" | "peers">; logFormat: LogFormat } | { t: "stop" };
-/** `failed`: the start or stop failed (the error's code and syscall, for agent.ts to explain); `fatal`: the controller refused the agent for good. */
-export type FromAgentWorker = { t: "started" } | { t: "stopped" } | { t: "failed"; message: string; code?: string; syscall?: string } | { t: "fatal"; message: string };
+export type AgentThreadOptions = Omit<AgentOptions, "onFatal" | "peers" | "sentinel">;
+export type ToAgentThread = { t: "start"; agents: AgentThreadOptions[]; logFormat: LogFormat } | { t: "stop" };
+/** `failed`: the start or stop failed (the error's code and syscall, to explain it); `fatal`: the controller refused an agent for good. */
+export type FromAgentThread = { t: "started" } | { t: "stopped" } | { t: "failed"; message: string; code?: string; syscall?: string } | { t: "fatal"; message: string };
 
 declare const self: Worker;
 startupPolicy();
-let agent: AgentHandle | undefined;
+let agents: AgentHandle[] = [];
+let peers: PeerPool | undefined;
 
-const reply = (m: FromAgentWorker) => self.postMessage(m);
+const reply = (m: FromAgentThread) => self.postMessage(m);
 
-self.onmessage = async ({ data: m }: MessageEvent<ToAgentWorker>) => {
+async function start(all: AgentThreadOptions[]): Promise<AgentHandle[]> {
+  const onFatal = (message: string) => reply({ t: "fatal", message });
+  if (all.length === 1) return [await startAgent({ ...all[0]!, onFatal })];
+  const shared = (peers = new PeerPool(all[0]?.ca));
+  const sentinel = new Sentinel();
+  return Promise.all(
+    all.map((o) => startAgent({ ...o, onFatal, peers: shared, sentinel }).catch((e: NodeJS.ErrnoException) => Promise.reject(Object.assign(new Error(`agent ${o.name}: ${e.message}`), { code: e.code, syscall: e.syscall })))),
+  );
+}
+
+self.onmessage = async ({ data: m }: MessageEvent<ToAgentThread>) => {
   try {
     if (m.t === "start") {
       setLogFormat(m.logFormat);
-      agent = await startAgent({ ...m.agent, onFatal: (message) => reply({ t: "fatal", message }) });
+      agents = await start(m.agents);
       reply({ t: "started" });
     } else {
-      await agent?.stop();
+      await Promise.all(agents.map((a) => a.stop()));
+      peers?.close();
       reply({ t: "stopped" });
     }
   } catch (e) {

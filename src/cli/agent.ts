@@ -1,9 +1,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { defineCommand } from "./command.ts";
-import type { AgentOptions } from "../roles/agent/index.ts";
-import type { FromAgentWorker, ToAgentWorker } from "./agent-thread.ts";
-import { isCompiled } from "../util/self.ts";
+import { AgentWorker } from "./agent-worker.ts";
 import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
 import type { HostRules } from "../model/host-rules.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
@@ -18,59 +16,6 @@ import { err } from "../util/stdio.ts";
 import { currentLogFormat, logger, type LogFormat } from "../util/log.ts";
 
 const log = logger("agent");
-
-/**
- * The agent, run on its own thread (agent-thread.ts): a rank then starts inside its job's cgroups
- * without a joining shell (containment.ts `fromInside`). A start that fails rejects with the
- * error's code, so that `starting` can explain it; a controller's refusal or a thread that dies
- * calls `fatal`.
- */
-class AgentWorker {
-  private readonly worker = new Worker(isCompiled() ? "./cli/agent-thread.ts" : new URL("./agent-thread.ts", import.meta.url).href);
-  private pending: { resolve(): void; reject(e: Error): void } | undefined;
-
-  private constructor(fatal: (message: string) => void) {
-    this.worker.onmessage = ({ data }: MessageEvent<FromAgentWorker>) => {
-      if (data.t === "fatal") return fatal(data.message);
-      const p = this.pending;
-      this.pending = undefined;
-      if (data.t === "failed") p?.reject(Object.assign(new Error(data.message), { code: data.code, syscall: data.syscall }));
-      else p?.resolve();
-    };
-    this.worker.onerror = (e) => {
-      const why = `the agent's thread failed: ${e.message.trim()}`;
-      if (this.pending) this.pending.reject(new Error(why));
-      else fatal(why);
-      this.pending = undefined;
-    };
-  }
-
-  static async start(agent: Omit<AgentOptions, "onFatal" | "peers">, logFormat: LogFormat, fatal: (message: string) => void): Promise<AgentWorker> {
-    const w = new AgentWorker(fatal);
-    try {
-      await w.call({ t: "start", agent, logFormat });
-    } catch (e) {
-      w.worker.terminate();
-      throw e;
-    }
-    return w;
-  }
-
-  private call(request: ToAgentWorker): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.worker.postMessage(request);
-    });
-  }
-
-  async stop(): Promise<void> {
-    try {
-      await this.call({ t: "stop" });
-    } finally {
-      this.worker.terminate();
-    }
-  }
-}
 
 export default defineCommand({
   meta: { name: "agent", description: "Run a node agent: registers the node, starts and kills job processes, serves step trees" },
@@ -137,7 +82,8 @@ export default defineCommand({
         else err(`ebb agent: ${message}\n`);
         process.exit(1);
       };
-      const agent = await starting({ listen, stateDir }, () => AgentWorker.start({
+      // On a thread of its own (agent-thread.ts): a rank then starts inside its job's cgroups without a joining shell.
+      const agent = await starting({ listen, stateDir }, () => AgentWorker.start([{
         controller,
         clusterKey: key!,
         name,
@@ -149,7 +95,7 @@ export default defineCommand({
         ca,
         hostRules,
         warmRanks,
-      }, currentLogFormat(), fatal));
+      }], currentLogFormat(), fatal));
       await (args["tied-to-stdin"] ? Promise.race([untilSignal(), stdinClosed().then(() => log.warn("stdin closed (ebb up ended, or its ssh link is gone); stopping"))]) : untilSignal());
       await agent.stop();
       if (args["tied-to-stdin"]) process.exit(0);

@@ -9,7 +9,7 @@ import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { tuningFlags, upOnHosts } from "./up-hosts.ts";
 import { upInSlurm } from "./up-slurm.ts";
-import type { FromAgentThread, ToAgentThread } from "./up-agents.ts";
+import { AgentWorker } from "./agent-worker.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
@@ -76,14 +76,13 @@ export default defineCommand({
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
       const tls = args.tls ? localCertificates(stateDir, listen.host) : undefined;
       const ctl = await starting({ listen, stateDir }, () => startController({ listen, stateDir, ...opts, tls: tls && { ...tls.controller, ca: tls.ca.pem } }));
-      const agents = new AgentThread((why) => {
+      // An error that escapes the agents, or a refusal of one, ends `ebb up`: a local cluster without its agents is no use.
+      const crash = (why: string) => {
         err(`ebb up: ${why}\n`);
         process.exit(1);
-      });
-      await agents.call({
-        t: "start",
-        logFormat: args["log-format"] === "json" ? "json" : "text",
-        agents: names.map((name, i) => {
+      };
+      const agents = await AgentWorker.start(
+        names.map((name, i) => {
           return {
             controller: ctl.url,
             clusterKey: ctl.clusterKey,
@@ -100,7 +99,9 @@ export default defineCommand({
             warmRanks,
           };
         }),
-      });
+        args["log-format"] === "json" ? "json" : "text",
+        crash,
+      ).catch((e: Error) => Promise.reject(new CommandError(e.message)));
       jitPolicy(NORMAL);
       const ebb = isCompiled() ? "ebb" : "npx ebb";
       out(
@@ -122,8 +123,7 @@ export default defineCommand({
       );
       await untilSignal();
       err("ebb up: stopping\n");
-      await agents.call({ t: "stop" });
-      agents.terminate();
+      await agents.stop();
       await ctl.stop();
     }),
 });
@@ -149,42 +149,5 @@ function localCertificates(stateDir: string, listenHost: string) {
     return { ca, controller: ca.issue("controller", "controller", wildcard ? here : [listenHost, ...here]), agents: ca.issue("agents", "agent", here) };
   } catch (e) {
     throw new CommandError((e as Error).message);
-  }
-}
-
-/**
- * The worker that runs the agents (up-agents.ts); one request at a time. An error that escapes
- * the agents between requests ends `ebb up`, as it did when they shared the controller's thread:
- * a local cluster without its agents is no use.
- */
-class AgentThread {
-  // A compiled binary finds its extra entrypoints by their path under src/; from source, by URL.
-  private readonly worker = new Worker(isCompiled() ? "./cli/up-agents.ts" : new URL("./up-agents.ts", import.meta.url).href);
-  private pending: { resolve(): void; reject(e: Error): void } | undefined;
-
-  constructor(onCrash: (message: string) => void) {
-    this.worker.onmessage = ({ data }: MessageEvent<FromAgentThread>) => {
-      const p = this.pending;
-      this.pending = undefined;
-      if (data.t === "failed") p?.reject(new CommandError(data.message));
-      else p?.resolve();
-    };
-    this.worker.onerror = (e) => {
-      const why = `the agents' thread failed: ${e.message.trim()}`;
-      if (this.pending) this.pending.reject(new CommandError(why));
-      else onCrash(why);
-      this.pending = undefined;
-    };
-  }
-
-  call(request: ToAgentThread): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.pending = { resolve, reject };
-      this.worker.postMessage(request);
-    });
-  }
-
-  terminate(): void {
-    this.worker.terminate();
   }
 }
