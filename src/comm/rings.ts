@@ -182,8 +182,12 @@ export class RingLinks {
     const ring = p.out!;
     const len = HEADER_BYTES + payload.length;
     if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
-      writeHeader(this.head, head, payload.length, payload.kind);
-      ring.put(this.head);
+      const at = ring.reserve(HEADER_BYTES);
+      if (at >= 0) writeHeader(ring.bytes, head, payload.length, payload.kind, at);
+      else {
+        writeHeader(this.head, head, payload.length, payload.kind);
+        ring.put(this.head);
+      }
       for (const part of payload.parts) ring.put(part);
       ring.commit();
       if (ring.publish()) this.ring(peer, Bell.DATA);
