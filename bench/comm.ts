@@ -15,7 +15,8 @@
  * 5 ms in a receive, 20 times; its CPU seconds per second of waiting (a polling MPICH rank: ~1),
  * and the round trip of the message that ends the wait and its answer. Each latency round also runs
  * ebb/comm polling 10 ms before it sleeps (EBB_COMM_SPIN_US=10000: as good as always, as MPICH
- * does): the same figures for the other choice of the trade.
+ * does): the same figures for the other choice of the trade. Beside the latency, the CPU time both
+ * ranks spent per round trip (their CPU shares times the round trip), ebb's and MPICH's.
  */
 import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
@@ -102,6 +103,12 @@ export default {
       const shm = process.env.EBB_COMM_SHM === "0" ? "Unix sockets" : "shared memory";
       const lat: Figure = { name: `p2p latency 8 B, one node (${shm}), ${mpichLat.length} latency rounds`, value: med(localLat, "pingpong", 8)!, unit: "us", baseline: base(med(mpichLat, "pingpong", 8)), better: "lower", cpu: cpuOf("pingpong", 8, localLat, mpichLat) };
       figures.push(goal(lat, "<= 5x MPICH, then <= 2x", (v, b) => v <= 5 * b));
+      // CPU per round trip, both ranks: each round's (CPU share of rank 0 + rank 1) x its round trip
+      // (two one-way times). Less at the scheduler's mercy than the latency: a rank descheduled
+      // for a while adds wall time, not CPU time (a polling one adds both).
+      const cpuPerRtt = (runs: Results[]) =>
+        median(runs.map((r) => ((r.cpu.get("pingpong:8")?.reduce((a, x) => a + x, 0) ?? Number.NaN) / 100) * 2 * (r.pingpong.get(8) ?? Number.NaN)));
+      figures.push({ name: "CPU per 8 B round trip, both ranks, one node", value: cpuPerRtt(localLat), unit: "CPU us", baseline: base(cpuPerRtt(mpichLat)), better: "lower" });
       const waitMed = (runs: Results[], k: "waitRtt" | "waitCpu") => median(runs.map((r) => r[k] ?? Number.NaN));
       figures.push({ name: "CPU s per s a rank waits 5 ms in a receive, one node", value: waitMed(localLat, "waitCpu"), unit: "CPU s/s", baseline: base(waitMed(mpichLat, "waitCpu")), better: "lower" });
       figures.push({ name: "8 B round trip ending that 5 ms wait, one node", value: waitMed(localLat, "waitRtt"), unit: "us", baseline: base(waitMed(mpichLat, "waitRtt")), better: "lower" });

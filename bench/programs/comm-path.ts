@@ -5,9 +5,11 @@
 // ring write, poll, parse, match, settle, resume), and the heap growth per message counts what
 // each message allocates. Prints "path cpu_ns_per_roundtrip=N min=M heap_bytes_per_msg=B".
 import { heapStats } from "bun:jsc";
+import { startCfg } from "../../src/comm/cfg.ts";
 import { Transport } from "../../src/comm/transport.ts";
 import { createWorld } from "../../src/comm/world.ts";
 
+startCfg(); // as under ebb run (EBB_CFG_FILE set): a detector step per call
 const a = Transport.open({ node: "n" });
 const b = Transport.open({ node: "n" });
 const cards = [a.card, b.card];

@@ -69,6 +69,11 @@ export function callSite(id: number): void {
   named = id + 2 ** 32; // apart from the derived (32-bit) ids
 }
 
+/** Whether a detector takes steps (the caller may skip reading the clock for one when not). */
+export function cfgOn(): boolean {
+  return detector !== undefined && !epopMode;
+}
+
 /** One public call, at its entry (ns, Bun.nanoseconds()). */
 export function cfgStep(op: number, ctx: number, peer: number, tag: number, now: number): void {
   const d = detector;

@@ -224,16 +224,17 @@ export function decodePayload(kind: number, body: Uint8Array): Payload | Bundle 
 /** The header fields a sender chooses (the body's length and kind come from the payload). */
 export type FrameHead = Omit<Header, "bodyLen" | "kind">;
 
-export function writeHeader(b: Uint8Array, h: FrameHead, bodyLen: number, kind: number): void {
-  putU32(b, 0, bodyLen);
-  b[4] = h.type;
-  b[5] = kind;
-  b[6] = h.flags & 255;
-  b[7] = (h.flags >>> 8) & 255;
-  putU32(b, 8, h.ctx);
-  putU32(b, 12, h.src);
-  putU32(b, 16, h.tag);
-  putU32(b, 20, h.seq);
+/** Writes a frame's header into b[at, at + HEADER_BYTES). */
+export function writeHeader(b: Uint8Array, h: FrameHead, bodyLen: number, kind: number, at = 0): void {
+  putU32(b, at, bodyLen);
+  b[at + 4] = h.type;
+  b[at + 5] = kind;
+  b[at + 6] = h.flags & 255;
+  b[at + 7] = (h.flags >>> 8) & 255;
+  putU32(b, at + 8, h.ctx);
+  putU32(b, at + 12, h.src);
+  putU32(b, at + 16, h.tag);
+  putU32(b, at + 20, h.seq);
 }
 
 function readHeader(b: Uint8Array, at: number): Header {

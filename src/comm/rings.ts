@@ -98,6 +98,15 @@ const cores = (): number => (coreCount ||= navigator.hardwareConcurrency || 1);
  */
 const GAP_NS = 20_000;
 /**
+ * After such a gap, the core is taken as contended for this long: a polling rank then yields its
+ * core at each turn (after YIELD_AFTER_NS of a wait) even with a core per rank, since other work
+ * (or its peer) is waiting for that core. Without it, on a machine loaded by other processes, a
+ * rank polled its whole budget each message while its peer waited for a core, went to sleep, and
+ * every message cost a bell and a wakeup (8 B ping-pong at load ~30: 380-480 us one way, against
+ * 21-43 us yielding, MPICH's 12-28 us).
+ */
+const CONTENDED_NS = 50_000_000;
+/**
  * Passes over the rings in one polling microtask before the next is queued. A pass is a load of
  * each ring's counter (~15 ns); queueing a microtask and reading the clock cost ~150 ns. So a reply
  * is seen ~20 ns after it lands instead of ~100, and other microtasks wait < 1 µs (one ring).
@@ -151,6 +160,8 @@ export class RingLinks {
   private spinIdleSince = 0;
   private lastTurn = 0;
   private lastLoopTurn = 0;
+  /** Until when the core counts as contended (a gap was seen while polling): see CONTENDED_NS. */
+  private contendedUntil = 0;
   /** Ranks of this job on this node, this one included (the transport's worlds tell): whether to yield. */
   localRanks = 1;
   private pidTimer: ReturnType<typeof setInterval> | undefined;
@@ -182,8 +193,12 @@ export class RingLinks {
     const ring = p.out!;
     const len = HEADER_BYTES + payload.length;
     if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
-      writeHeader(this.head, head, payload.length, payload.kind);
-      ring.put(this.head);
+      const at = ring.reserve(HEADER_BYTES);
+      if (at >= 0) writeHeader(ring.bytes, head, payload.length, payload.kind, at);
+      else {
+        writeHeader(this.head, head, payload.length, payload.kind);
+        ring.put(this.head);
+      }
       for (const part of payload.parts) ring.put(part);
       ring.commit();
       if (ring.publish()) this.ring(peer, Bell.DATA);
@@ -455,20 +470,23 @@ export class RingLinks {
     const now = Bun.nanoseconds();
     if (this.spinIdleSince === 0) this.spinIdleSince = this.lastLoopTurn = this.lastTurn = now;
     const gap = now - this.lastTurn;
-    if (gap > GAP_NS) this.spinIdleSince += gap;
+    if (gap > GAP_NS) {
+      this.spinIdleSince += gap;
+      this.contendedUntil = now + CONTENDED_NS;
+    }
     this.lastTurn = now;
     if (progress) this.spinIdleSince = now;
     else if (now - this.spinIdleSince > this.opts.spinNs) return this.sleep();
-    else if (now - this.spinIdleSince > YIELD_AFTER_NS && this.yields()) schedYield();
+    else if (now - this.spinIdleSince > YIELD_AFTER_NS && this.yields(now)) schedYield();
     if (now - this.lastLoopTurn > LOOP_TURN_NS) {
       this.lastLoopTurn = now;
       setImmediate(this.spin);
     } else queueMicrotask(this.spin);
   };
 
-  private yields(): boolean {
+  private yields(now: number): boolean {
     const y = this.opts.yields;
-    return y === "always" || (y === "auto" && this.localRanks > cores());
+    return y === "always" || (y === "auto" && (this.localRanks > cores() || now < this.contendedUntil));
   }
 
   private sleep(): void {

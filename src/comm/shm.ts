@@ -151,6 +151,22 @@ export class Ring {
     this.pos = (this.pos + n) >>> 0;
   }
 
+  /**
+   * Like put() for `n` bytes the caller writes itself into `bytes`: the offset of `n` contiguous
+   * bytes at the tail (counted as written), or -1 if the ring wraps within them (then put() them).
+   */
+  reserve(n: number): number {
+    const at = this.pos & this.mask;
+    if (at + n > this.size) return -1;
+    this.pos = (this.pos + n) >>> 0;
+    return at;
+  }
+
+  /** The ring's memory (for reserve()). */
+  get bytes(): Uint8Array {
+    return this.data;
+  }
+
   /** Makes what put() copied visible to the consumer. */
   commit(): void {
     Atomics.store(this.ctl, W_TAIL, this.pos | 0);

@@ -172,4 +172,15 @@ describe("comm time", () => {
     expect(resetCommTime()).toBe(counted);
     expect(commTime()).toBe(0);
   });
+
+  test("a small typed array that goes out within the call counts as an instant; other sends from their entry", async () => {
+    const [a, b] = worlds(2) as [Comm, Comm];
+    await a.send(1, new Uint8Array(8)); // the ring to b is made and announced on the first send
+    await b.recv(0, 0);
+    resetCommTime();
+    for (let i = 0; i < 100; i++) await a.send(1, new Float64Array(4));
+    expect(commTime()).toBe(0);
+    await a.send(1, { text: "json" });
+    expect(commTime()).toBeGreaterThan(0);
+  });
 });
