@@ -11,6 +11,7 @@
  *
  * The compiled binary carries this file as an entrypoint (see the build script).
  */
+import { dirname } from "node:path";
 import { startAgent, type AgentHandle, type AgentOptions } from "../roles/agent/index.ts";
 import { Sentinel } from "../roles/agent/sentinel.ts";
 import { PeerPool } from "../tbon/pool.ts";
@@ -33,7 +34,7 @@ async function start(all: AgentThreadOptions[]): Promise<AgentHandle[]> {
   const onFatal = (message: string) => reply({ t: "fatal", message });
   if (all.length === 1) return [await startAgent({ ...all[0]!, onFatal })];
   const shared = (peers = new PeerPool(all[0]?.ca));
-  const sentinel = new Sentinel();
+  const sentinel = new Sentinel(dirname(all[0]!.stateDir));
   return Promise.all(
     all.map((o) => startAgent({ ...o, onFatal, peers: shared, sentinel }).catch((e: NodeJS.ErrnoException) => Promise.reject(Object.assign(new Error(`agent ${o.name}: ${e.message}`), { code: e.code, syscall: e.syscall })))),
   );

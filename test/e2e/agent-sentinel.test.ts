@@ -127,7 +127,9 @@ test("a sentinel shared by two agents cleans up after both, once both have stopp
   const [victimA, victimB] = [group(), group()];
   writeFileSync(recordA, `${victimA.pgid} 601 ${victimA.start}\n`);
   writeFileSync(recordB, `${victimB.pgid} 602 ${victimB.start}\n`);
-  const shared = new Sentinel();
+  const shared = new Sentinel(dir);
+  // What it guards is in its command line, for ps and for tests that wait for it to end.
+  expect(readFileSync(`/proc/${shared.pid}/cmdline`, "utf8").split("\0")).toContain(dir);
   const a = new Containment("sentinel-shared-a", recordA, shared);
   const b = new Containment("sentinel-shared-b", recordB, shared);
   expect(a.sentinelPid).toBe(shared.pid!);

@@ -73,7 +73,7 @@ export class Containment {
     const leaf = Containment.leafName(name);
     this.base = Containment.makeBase(leaf);
     this.limits = new CgroupLimits(this.base, leaf);
-    const guard = sentinel ?? new Sentinel();
+    const guard = sentinel ?? new Sentinel(recordPath);
     this.sentinel = guard.add({ record: recordPath, base: this.base, v1: this.limits.v1Bases }) ? guard : undefined;
     log.info(this.base ? `jobs run in cgroups under ${this.base}` : "no writable cgroup v2: jobs are tracked by process group");
     log.info(this.limits.describe());

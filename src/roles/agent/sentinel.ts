@@ -79,11 +79,12 @@ export class Sentinel {
   private duties = 0;
   private stopping = false;
 
-  constructor() {
+  /** `guarding`: what it guards (an agent's record, a state directory), shown in its command line for `ps` and the tests that wait for it. */
+  constructor(guarding: string) {
     try {
       // Its own PATH: the agent's may lack the tools it runs (xargs, rmdir, sleep), and a sentinel
       // that cannot run them guards nothing.
-      this.proc = Bun.spawn(["/bin/sh", "-c", SCRIPT, "ebb-sentinel"], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SYSTEM_PATH } });
+      this.proc = Bun.spawn(["/bin/sh", "-c", SCRIPT, "ebb-sentinel", guarding], { stdin: "pipe", stdout: "ignore", stderr: "ignore", detached: true, env: { PATH: SYSTEM_PATH } });
       this.proc.unref();
       void this.proc.exited.then((code) => {
         if (!this.stopping) log.warn(`the sentinel ended (exit ${code}) while its agents run: their jobs will not be killed if the agent process dies`);
