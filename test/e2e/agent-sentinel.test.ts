@@ -12,6 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Containment } from "../../src/roles/agent/containment.ts";
 import { Sentinel } from "../../src/roles/agent/sentinel.ts";
+import { waitFor } from "../support/cluster.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-sentinel-"));
 const started: number[] = [];
@@ -129,7 +130,12 @@ test("a sentinel shared by two agents cleans up after both, once both have stopp
   writeFileSync(recordB, `${victimB.pgid} 602 ${victimB.start}\n`);
   const shared = new Sentinel(dir);
   // What it guards is in its command line, for ps and for tests that wait for it to end.
-  expect(readFileSync(`/proc/${shared.pid}/cmdline`, "utf8").split("\0")).toContain(dir);
+  // (Read once it has exec'd: until then its command line is its parent's copy, or empty.)
+  const argv = await waitFor("the sentinel's exec", () => {
+    const a = readFileSync(`/proc/${shared.pid}/cmdline`, "utf8").split("\0");
+    return a.includes("ebb-sentinel") && a;
+  });
+  expect(argv).toContain(dir);
   const a = new Containment("sentinel-shared-a", recordA, shared);
   const b = new Containment("sentinel-shared-b", recordB, shared);
   expect(a.sentinelPid).toBe(shared.pid!);
