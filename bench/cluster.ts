@@ -238,3 +238,18 @@ export async function resizeAndWait(api: Api, job: number, nodes: number, pollMs
     await Bun.sleep(pollMs);
   }
 }
+
+/** CPU seconds of this process and the children it has waited for (/proc/self/stat). */
+function ownCpu(): number {
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+}
+
+/** `true` spawned `n` times in a row: spawns per second, and CPU seconds per spawn (parent and child). */
+export async function bareSpawn(n: number): Promise<{ rate: number; cpu: number }> {
+  const cpu0 = ownCpu();
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await Bun.spawn(["true"], { stdio: ["ignore", "ignore", "ignore"] }).exited;
+  return { rate: n / ((performance.now() - t0) / 1000), cpu: (ownCpu() - cpu0) / n };
+}

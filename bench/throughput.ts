@@ -16,26 +16,10 @@
  * child); and the bytes the controller wrote to storage (/proc io write_bytes), against the size
  * of its database once closed. Where the time goes: bench/_profile-null-jobs.ts.
  */
-import { readFileSync } from "node:fs";
 import { loadavg } from "node:os";
-import { measureTrueJobs, type TrueJobsRun } from "./cluster.ts";
+import { bareSpawn, measureTrueJobs, type TrueJobsRun } from "./cluster.ts";
 import { median, percentile, type Bench, type Figure } from "./lib.ts";
 import { launchBrowser, openDashboard, scrapeMetrics } from "./observers.ts";
-
-/** CPU seconds of this process and the children it has waited for (/proc/self/stat). */
-function ownCpu(): number {
-  const stat = readFileSync("/proc/self/stat", "utf8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
-}
-
-/** `true` spawned `n` times in a row: spawns per second, and CPU seconds per spawn (parent and child). */
-async function bareSpawn(n: number): Promise<{ rate: number; cpu: number }> {
-  const cpu0 = ownCpu();
-  const t0 = performance.now();
-  for (let i = 0; i < n; i++) await Bun.spawn(["true"], { stdio: ["ignore", "ignore", "ignore"] }).exited;
-  return { rate: n / ((performance.now() - t0) / 1000), cpu: (ownCpu() - cpu0) / n };
-}
 
 type Browser = Awaited<ReturnType<typeof launchBrowser>>;
 

@@ -14,6 +14,7 @@ import journal from "../../migrations/meta/_journal.json" with { type: "json" };
 import { openDb } from "../../src/store/db.ts";
 import { loadMigrations } from "../../src/store/migrations.ts";
 import { JobStore, packTexts } from "../../src/store/jobs.ts";
+import { shellLikeEnv } from "../support/shell-env.ts";
 
 /** A database migrated as the last ebb before migration `tag` left it (the migrations after it come later, in order). */
 function migratedUpTo(path: string, tag: string) {
@@ -95,17 +96,6 @@ test("a database from before job_texts migrates, and its jobs keep their script 
     rmSync(dir, { recursive: true, force: true });
   }
 });
-
-/** An environment like a login shell's, ~4.6 KB: paths, names, a few random tokens. */
-function shellLikeEnv(): Record<string, string> {
-  const env: Record<string, string> = {};
-  let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31).toString(36).slice(2);
-  for (let i = 0; JSON.stringify(env).length < 4600; i++) {
-    env[`VAR_${i}_${rand().slice(0, 4).toUpperCase()}`] = i % 4 === 0 ? `/usr/local/${rand()}/bin:/usr/bin:/bin:/opt/${rand()}/sbin` : i % 4 === 1 ? rand() + rand() : `/home/alice/${rand()}/${rand()}`;
-  }
-  return env;
-}
 
 const packedCount = (store: JobStore) => (store.db.$client.query("select count(*) as n from job_texts where packed is not null").get() as { n: number }).n;
 
