@@ -830,9 +830,7 @@ export class Jobs {
       for (const r of reports) {
         if ("usage" in r) {
           const u = r.usage;
-          if (this.state.jobs.get(u.jobId)?.row.state === "PENDING") continue;
-          const usage = this.store.recordNodeUsage(u.jobId, u.node, u.cpuSec, u.peakMemMiB);
-          if (usage) tx.usage(u.jobId, usage);
+          if (this.state.jobs.get(u.jobId)?.row.state !== "PENDING") this.recordUsage(tx, u.node, u);
           continue;
         }
         const x = r.exit;
@@ -875,6 +873,13 @@ export class Jobs {
       for (const { job } of ending) this.recordEnd(tx, job, state, opts, now);
     });
     return ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, state, opts, now));
+  }
+
+  /** A node's usage report of a job, in the transaction `tx`; false if the job has no row to take it. */
+  private recordUsage(tx: LedgerTx, node: string, r: { jobId: number; cpuSec: number; peakMemMiB: number }): boolean {
+    const usage = this.store.recordNodeUsage(r.jobId, node, r.cpuSec, r.peakMemMiB);
+    if (usage) tx.usage(r.jobId, usage);
+    return usage !== undefined;
   }
 
   /** A job's end, in the transaction `tx`: its row, its step 0's (a command job's), its event. */
@@ -961,9 +966,7 @@ export class Jobs {
     const ended = oom !== undefined && !job ? this.store.getJob(r.jobId) : undefined;
     const relabel = ended?.state === "FAILED";
     const recorded = this.ledger.commit((tx) => {
-      const usage = this.store.recordNodeUsage(r.jobId, node, r.cpuSec, r.peakMemMiB);
-      if (!usage) return false;
-      tx.usage(r.jobId, usage);
+      if (!this.recordUsage(tx, node, r)) return false;
       if (relabel) {
         tx.outOfMemory(r.jobId, oom!);
         this.store.addEvent(r.jobId, now, "ended", `out_of_memory: ${oom} (it had ended failed: ${ended!.reason ?? `exit code ${ended!.exitCode}`})`, { state: "OUT_OF_MEMORY", exitCode: ended!.exitCode });
