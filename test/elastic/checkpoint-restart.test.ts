@@ -325,8 +325,9 @@ describe.skipIf(!jacobi)("resized by the scheduler", () => {
   });
 
   test("the scheduler halves the job while its communication share is high (2 ranks sharing 2 cores) and doubles it when low (1 rank): the fixed-size answer", async () => {
-    const args = ["--n", "160", "--iters", "1800", "--every", "100", "--sleep-ms", "20"];
-    const want = await fixed([jacobi!, ...args]);
+    const shape = ["--n", "160", "--iters", "1800", "--every", "100"];
+    const args = [...shape, "--sleep-ms", "20"];
+    const want = await fixed([jacobi!, ...shape]); // the sleep paces the elastic run only: same answer
     const id = await c.submit({ argv: [jacobi!, ...args], nodes: 2, elastic: true, minNodes: 1, maxNodes: 2, sampleInterval: 1, timeLimit: 600 });
     const both = (j: any) => {
       const sizes = j.adaptations.filter((a: any) => a.state === "COMMITTED").map((a: any) => a.toNodes - a.fromNodes);
