@@ -188,13 +188,13 @@ function prepare(db: Db) {
       .where(sql`${jobNodes.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .orderBy(asc(jobNodes.id))
       .prepare(),
-    /** A node's usage report, on the job's latest allocation row there; its id, none if the job never held the node. */
-    setLatestAllocationUsage: db
-      .update(jobNodes)
-      .set({ cpuSec: hole("cpuSec"), peakMemMib: hole("peakMemMiB") })
-      .where(eq(jobNodes.id, sql`(SELECT max(${jobNodes.id}) FROM ${jobNodes} WHERE ${jobNodes.jobId} = ${p("jobId")} AND ${jobNodes.node} = ${p("node")})`))
-      .returning({ id: jobNodes.id })
+    /** A job's latest allocation row on a node (where its agent's usage reports go). */
+    latestAllocationOn: db
+      .select({ id: sql<number | null>`max(${jobNodes.id})` })
+      .from(jobNodes)
+      .where(and(eq(jobNodes.jobId, p("jobId")), eq(jobNodes.node, p("node"))))
       .prepare(),
+    setAllocationUsage: db.update(jobNodes).set({ cpuSec: hole("cpuSec"), peakMemMib: hole("peakMemMiB") }).where(eq(jobNodes.id, p("id"))).prepare(),
     usageTotals: db
       .select({ cpuSec: sql<number>`coalesce(sum(${jobNodes.cpuSec}), 0)`, peakMemMiB: sql<number>`coalesce(max(${jobNodes.peakMemMib}), 0)` })
       .from(jobNodes)
@@ -489,7 +489,11 @@ export class JobStore {
    * the job never held the node.
    */
   recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
-    if (!this.q.setLatestAllocationUsage.get({ jobId, node, cpuSec, peakMemMiB })) return undefined;
+    // Found, then updated: one UPDATE with the lookup as its subquery ran at about half the speed
+    // (SQLite reads the rows to change first when a subquery reads the same table).
+    const latest = this.q.latestAllocationOn.get({ jobId, node })?.id;
+    if (latest == null) return undefined;
+    this.q.setAllocationUsage.run({ id: latest, cpuSec, peakMemMiB });
     const t = this.q.usageTotals.get({ jobId })!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
   }
