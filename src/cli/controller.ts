@@ -4,7 +4,7 @@ import { defineCommand } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import { readPem } from "../util/tls.ts";
 import { startController } from "../roles/controller/index.ts";
-import { jitPolicy, NORMAL } from "../util/jit.ts";
+import { jitPolicy, NORMAL, zodParsers } from "../util/jit.ts";
 import { defaultStateDir, guard } from "./common.ts";
 import { controllerTuning, listenFlag, serverTlsFlags, starting, stdinClosed, tlsArgs, tuning, untilSignal } from "./daemon.ts";
 import { err } from "../util/stdio.ts";
@@ -29,6 +29,7 @@ export default defineCommand({
       const ca = agentsCa(args.ca, where.stateDir, tls !== undefined);
       const ctl = await starting(where, () => startController({ listen: where.listen, stateDir: where.stateDir, dbPath: args.db, ...opts, tls: tls && { ...tls, ca: ca! } }));
       jitPolicy(NORMAL);
+      zodParsers();
       const banner = `API ${ctl.url}/v1, token in ${ctl.stateDir}/token, cluster key in ${ctl.stateDir}/cluster.key`;
       if (currentLogFormat() === "json") logger("controller").info(banner, { url: ctl.url, stateDir: ctl.stateDir });
       else err(`ebb controller: ${banner}\n`);

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { ClusterCa } from "../roles/certs.ts";
 import { defineCommand } from "./command.ts";
 import { startController } from "../roles/controller/index.ts";
-import { jitPolicy, NORMAL } from "../util/jit.ts";
+import { jitPolicy, NORMAL, zodParsers } from "../util/jit.ts";
 import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { tuningFlags, upOnHosts } from "./up-hosts.ts";
@@ -103,6 +103,8 @@ export default defineCommand({
         crash,
       ).catch((e: Error) => Promise.reject(new CommandError(e.message)));
       jitPolicy(NORMAL);
+      // The controller runs on this thread (each agent on its own worker, with its own zod).
+      zodParsers();
       const ebb = isCompiled() ? "ebb" : "npx ebb";
       out(
         [

@@ -245,7 +245,10 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
   };
   if (input.shortestFirst) {
     // Only the jobs that fit now can start, and fewer fit as jobs start: only those are put in order.
+    // With no core free none fits, and without reasons to give none needs looking at (a deep queue
+    // was walked on every pass that filled the cluster).
     const could: PendingJob[] = [];
+    if (!reasons && pool.freeCores === 0) rest = [];
     for (const job of rest) {
       const d = demandOf(job);
       if (fitsNow(job, d)) could.push(job);

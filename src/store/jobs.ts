@@ -489,6 +489,8 @@ export class JobStore {
    * the job never held the node.
    */
   recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
+    // Found, then updated: one UPDATE with the lookup as its subquery ran at about half the speed
+    // (SQLite reads the rows to change first when a subquery reads the same table).
     const latest = this.q.latestAllocationOn.get({ jobId, node })?.id;
     if (latest == null) return undefined;
     this.q.setAllocationUsage.run({ id: latest, cpuSec, peakMemMiB });

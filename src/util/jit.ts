@@ -28,6 +28,16 @@ export function startupPolicy(): void {
   z.config({ jitless: true });
 }
 
+/**
+ * Zod's generated parsers, for the object schemas built from now on. The controller turns them on
+ * once started: the job submission's schema (built at its first parse: proto/requests.ts) has
+ * some forty optional fields, and a null job's submission parsed in a median 27 µs without and 11
+ * µs with (6 alternating runs of 50,000, load 16); agents' small messages parse alike either way.
+ */
+export function zodParsers(): void {
+  z.config({ jitless: false });
+}
+
 export function jitPolicy(scale: number): void {
   // A tuning knob, not a requirement: a Bun without it runs at its normal policy.
   const unsafe = Bun.unsafe as { setJITPolicy?: (scale: number) => void };

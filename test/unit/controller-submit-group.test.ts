@@ -40,3 +40,22 @@ test("a change of a group that throws half-way is undone alone: its rows are not
   expect([...h.state.jobs.values()].map((j) => j.row.name)).toEqual(["kept", "kept too"]);
   expect(h.store.listJobs({ limit: 10 }).map((r) => r.name)).toEqual(["kept", "kept too"]);
 });
+
+test("a group of one change is its own transaction: kept when it returns, undone whole and its error answered when it throws", () => {
+  const h = new ControllerHarness(1);
+  const values = { name: "x", kind: "command" as const, argv: ["true"], nodes: 1, minNodes: 1, maxNodes: 1, timeLimit: 60, env: {}, cwd: "/", submitTime: 1, script: null, elastic: false, tasks: null, tasksPerNode: null, overcommit: false, output: null };
+  let commits = 0;
+  h.store.onCommit = () => commits++;
+  const undone = h.ledger.commitEach([
+    (tx) => {
+      tx.submitted({ ...values, name: "undone" });
+      throw new Error("half-way");
+    },
+  ]);
+  expect(undone.map((r) => (r.ok ? r.value : (r.error as Error).message))).toEqual(["half-way"]);
+  const kept = h.ledger.commitEach([(tx) => tx.submitted({ ...values, name: "kept" })[0]!.id]);
+  expect(kept[0]!.ok).toBe(true);
+  expect(commits).toBe(2);
+  expect([...h.state.jobs.values()].map((j) => j.row.name)).toEqual(["kept"]);
+  expect(h.store.listJobs({ limit: 10 }).map((r) => r.name)).toEqual(["kept"]);
+});

@@ -43,3 +43,27 @@ test("core- and GPU-seconds: a share's cores and GPUs times the time held in the
 test("countIndices counts a range list without listing it", () => {
   expect(["", "3", "0-3,8", "0,1", "2-2,5-7"].map(countIndices)).toEqual([0, 1, 5, 2, 4]);
 });
+
+test("a node's usage report goes on the job's latest row there: CPU seconds summed over its rows, the most memory of one; a node it never held takes none", () => {
+  const store = new JobStore(openDb(":memory:"));
+  for (const name of ["n1", "n2", "n3"]) upsertNode(store.db, { name, cpus: 4, memoryMb: 1024, gpus: [], features: [], addr: "x", status: "UP", reason: null, drain: null, ownerSince: null, registeredAt: 0, updatedAt: 0 });
+  const job = store.insertJob({ name: "j", kind: "batch", argv: null, script: "true", nodes: 2, minNodes: 1, maxNodes: 2, timeLimit: 60, env: {}, cwd: "/", submitTime: 0 });
+  const other = store.insertJob({ name: "k", kind: "batch", argv: null, script: "true", nodes: 1, minNodes: 1, maxNodes: 1, timeLimit: 60, env: {}, cwd: "/", submitTime: 0 });
+  // n1 held, given back and held again (a shrink and a grow); n2 held once; the other job on n1 too.
+  store.openAllocation(job, [{ node: "n1", cores: [0], memMiB: 10, gpus: [] }, { node: "n2", cores: [0], memMiB: 10, gpus: [] }], 0);
+  store.closeAllocation(job, 10 * S, ["n1"]);
+  store.openAllocation(job, [{ node: "n1", cores: [1], memMiB: 10, gpus: [] }], 20 * S, 2);
+  store.openAllocation(other, [{ node: "n1", cores: [2], memMiB: 10, gpus: [] }], 0);
+  expect(store.recordNodeUsage(job, "n1", 3, 100)).toEqual({ cpuSec: 3, peakMemMiB: 100 });
+  expect(store.recordNodeUsage(job, "n2", 2, 300)).toEqual({ cpuSec: 5, peakMemMiB: 300 });
+  // A later report from n1 replaces its earlier one.
+  expect(store.recordNodeUsage(job, "n1", 4, 50)).toEqual({ cpuSec: 6, peakMemMiB: 300 });
+  expect(store.recordNodeUsage(job, "n3", 1, 1)).toBeUndefined();
+  const rows = store.db.$client.query("SELECT job_id, node, cpu_sec, peak_mem_mib FROM job_nodes ORDER BY id").values();
+  expect(rows).toEqual([
+    [job, "n1", null, null],
+    [job, "n2", 2, 300],
+    [job, "n1", 4, 50],
+    [other, "n1", null, null],
+  ]);
+});

@@ -885,7 +885,10 @@ export class Jobs {
   /** A job's end, in the transaction `tx`: its row, its step 0's (a command job's), its event. */
   private recordEnd(tx: LedgerTx, job: JobRuntime, state: FinalState, opts: EndOptions, now: number): void {
     const id = job.row.id;
-    tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null);
+    // Step ids are taken from nextStep: a command job still at 1 has step 0 only, which its exit
+    // finishes here (closing its steps as well wrote that row twice).
+    const step0Only = opts.step0 !== undefined && job.row.kind === "command" && job.row.nextStep <= 1;
+    tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null, step0Only);
     if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
     this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
   }

@@ -13,7 +13,8 @@
 import type { NodeResources } from "../../domain/resources.ts";
 import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairshare.ts";
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
-import { applyPriorities, prioritize, type PriorityConfig, type PriorityFactors } from "../../sched/priority.ts";
+import { applyPriorities, prioritize, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
+import { queueOrder } from "../../sched/batch.ts";
 import { holdBack, submitLimit, type Amounts, type QuotaJob } from "../../sched/quota.ts";
 import type { JobState, PendingJob } from "../../sched/types.ts";
 import { pendingView } from "../../sched/pending.ts";
@@ -170,19 +171,35 @@ export class QueuePolicy {
   /** Views in queue order, with their priorities (and tiers) set; the running jobs' priorities too. */
   private order(views: PendingJob[], now: number, running: readonly JobState[]): PendingJob[] {
     const { factors } = this.factorsOf(running.length > 0 ? [...views, ...running] : views, now);
-    const byId = new Map(factors.map((f) => [f.jobId, f]));
-    for (const j of running) j.priority = this.cfg.priority.type === "multifactor" ? byId.get(j.id)?.priority : undefined;
-    return applyPriorities(views, byId, this.cfg.priority);
+    // The factors come in the order asked: the views', then the running jobs'.
+    const multifactor = this.cfg.priority.type === "multifactor";
+    running.forEach((j, i) => (j.priority = multifactor ? factors[views.length + i]!.priority : undefined));
+    views.forEach((v, i) => {
+      const f = factors[i]!;
+      v.priority = multifactor ? f.priority : undefined;
+      v.tier = f.tier !== 0 ? f.tier : undefined;
+    });
+    return views.sort(queueOrder);
   }
+
+  /**
+   * What priorities are made of for a pending job's view: its user, submit time and partition tier
+   * do not change while it waits, and a pass asks about every waiting job.
+   */
+  private readonly asPriorityJob = new WeakMap<object, PriorityJob>();
 
   private factorsOf(views: readonly Pick<PendingJob, "id" | "submitTime">[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
     this.largest.clear();
     // The size factor weighs nothing by default: then no job's size is worked out.
     const cores = this.cfg.priority.weights.jobSize > 0 ? this.totalCores() : 0;
-    const jobs = views.map((v) => {
+    const jobs = views.map((v): PriorityJob => {
+      const known = cores === 0 ? this.asPriorityJob.get(v) : undefined;
+      if (known) return known;
       const row = this.state.jobs.get(v.id)?.row;
       const p = row && this.partitionOf(row);
-      return { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
+      const job = { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
+      if (cores === 0 && row) this.asPriorityJob.set(v, job);
+      return job;
     });
     return prioritize(jobs, this.usage, this.cfg.priority, now);
   }

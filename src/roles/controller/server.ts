@@ -39,14 +39,34 @@ function upgradeRequired(): Response {
   return Response.json({ error: { code: "upgrade_required", message: "this is a WebSocket: send Upgrade: websocket with Connection: Upgrade and a Sec-WebSocket-Key" } }, { status: 426 });
 }
 
+/**
+ * A socket's session. What is sent to it in one run of code (a pass's job.start after its shares,
+ * an end's shares before its job.kill, a turn's acks) goes out in one write, once that code is
+ * done (a microtask): outside Bun's own callbacks each send was a system call of its own. Still
+ * one message per frame, in the order sent; a close sends what is queued first.
+ */
 function session(ws: ServerWebSocket<Conn>): Session<unknown> {
   const remote = ws.remoteAddress;
+  let queued: string[] | undefined;
+  const flush = () => {
+    const texts = queued;
+    queued = undefined;
+    if (!texts) return;
+    if (texts.length === 1) ws.send(texts[0]!);
+    else ws.cork(() => texts.forEach((text) => ws.send(text)));
+  };
   return {
     remote,
     send: (msg) => {
-      ws.send(JSON.stringify(msg));
+      const text = JSON.stringify(msg);
+      if (queued) return void queued.push(text);
+      queued = [text];
+      queueMicrotask(flush);
     },
-    close: (code, reason) => ws.close(code, reason),
+    close: (code, reason) => {
+      flush();
+      ws.close(code, reason);
+    },
   };
 }
 
