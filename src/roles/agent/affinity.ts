@@ -61,6 +61,13 @@ export function withAffinity<T>(cpus: readonly number[] | undefined, spawn: () =
   }
 }
 
+/** Binds the calling thread to `cpus` (nothing without them); false if the kernel refused. The caller restores its mask (keepingAffinity). */
+export function bindOwnThread(cpus: readonly number[] | undefined): boolean {
+  const lib = cpus && cpus.length > 0 ? open() : null;
+  if (!lib || !cpus) return true;
+  return lib.sched_setaffinity(0, MASK_BYTES, ptr(maskOf(cpus))) === 0;
+}
+
 /**
  * Runs `fn` and gives the calling thread its CPU mask back afterwards, whatever `fn` did to it
  * (a thread that joins a v1 cpuset and leaves it gets that cpuset's CPUs, not its own mask).

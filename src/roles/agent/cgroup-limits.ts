@@ -14,7 +14,7 @@
  * - Else the job is not confined (said once in the log). CPU time comes from v2's cpu.stat, which
  *   every v2 cgroup has.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { formatIndexList } from "../../domain/index-list.ts";
 import { logger } from "../../util/log.ts";
@@ -55,10 +55,24 @@ const field = (text: string | undefined, key: string): number | undefined => {
 };
 const number = (text: string | undefined): number | undefined => (text !== undefined && /^\d+\s*$/.test(text) ? Number(text) : undefined);
 
+/**
+ * Writes `value` to a cgroup file (which exists: the kernel makes them): open, one write, close.
+ * writeFileSync also asks to create it and truncates it after the write, two more calls into
+ * kernfs for each of the ~10 writes a job's cgroups take.
+ */
+export function writeCgroupFile(path: string, value: string): void {
+  const fd = openSync(path, constants.O_WRONLY);
+  try {
+    writeSync(fd, value);
+  } finally {
+    closeSync(fd);
+  }
+}
+
 /** Writes a cgroup file; the errno code when the kernel refuses. */
 function put(path: string, value: string): string | undefined {
   try {
-    writeFileSync(path, value);
+    writeCgroupFile(path, value);
     return undefined;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code ?? (e as Error).message;
