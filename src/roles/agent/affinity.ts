@@ -30,9 +30,16 @@ function open(): Libc | null {
   return (libc = null);
 }
 
+/** Masks by CPU list, made once each (a node's jobs use few distinct lists): no 1 KiB array filled per spawn. */
+const masks = new Map<string, Uint8Array>();
 function maskOf(cpus: readonly number[]): Uint8Array {
-  const mask = new Uint8Array(MASK_BYTES);
+  const key = cpus.join();
+  let mask = masks.get(key);
+  if (mask) return mask;
+  mask = new Uint8Array(MASK_BYTES);
   for (const cpu of cpus) if (cpu < MASK_BYTES * 8) mask[cpu >> 3]! |= 1 << (cpu & 7);
+  if (masks.size >= 1024) masks.clear();
+  masks.set(key, mask);
   return mask;
 }
 
