@@ -198,6 +198,8 @@ export class CgroupLimits {
    * measured) stay charged to its cgroup and would count against the next job's limit and peak.
    */
   private readonly spareCpusets: { dir: string; cpus: string }[] = [];
+  /** The limit each job's v1 memory cgroup has ("-1": none, what the kernel gives a new one): a job without a limit of its own writes nothing. */
+  private readonly memoryLimit = new Map<number, string>();
   private nextSpare = 0;
 
   /** `v2Base`: the agent's v2 cgroup (its jobs' parent), if it has one; `leaf`: the agent's directory name. */
@@ -256,12 +258,14 @@ export class CgroupLimits {
       if (!error) this.cpusetCpus.set(jobId, cpus);
     }
     const memory = this.v1Dir("memory", jobId);
-    if (memory) {
-      const v1Bytes = limits.memMiB > 0 ? bytes : "-1";
+    const v1Bytes = limits.memMiB > 0 ? bytes : "-1";
+    if (memory && this.memoryLimit.get(jobId) !== v1Bytes) {
       this.memsw ??= existsSync(join(memory, "memory.memsw.limit_in_bytes"));
       // memsw (memory + swap) may never be below the memory limit: lowered after it, raised before it.
       const files = ["memory.limit_in_bytes", ...(this.memsw ? ["memory.memsw.limit_in_bytes"] : [])];
+      const before = failed.length;
       if (files.some((f) => put(join(memory, f), v1Bytes))) for (const f of [...files].reverse()) check(f, put(join(memory, f), v1Bytes));
+      if (failed.length === before) this.memoryLimit.set(jobId, v1Bytes);
     }
     if (failed.length > 0) log.warn(`job ${jobId}: could not set all of its cgroup limits (${failed.join("; ")}); it runs less confined`);
   }
@@ -279,6 +283,7 @@ export class CgroupLimits {
     else
       try {
         mkdirSync(dir);
+        if (controller === "memory") this.memoryLimit.set(jobId, "-1");
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
       }
@@ -334,6 +339,7 @@ export class CgroupLimits {
     this.v1Made.delete(jobId);
     const cpus = this.cpusetCpus.get(jobId);
     this.cpusetCpus.delete(jobId);
+    this.memoryLimit.delete(jobId);
     for (const [controller, base] of this.v1) {
       const dir = join(base, `job-${jobId}`);
       if (controller === "cpuset" && cpus !== undefined && this.spareCpusets.length < MAX_SPARE_CPUSETS && this.keepAsSpare(base, dir, cpus)) continue;
