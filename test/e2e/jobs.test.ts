@@ -147,6 +147,9 @@ describe("jobs submitted through the HTTP API", () => {
     expect(job.steps).toHaveLength(1);
     expect(job.steps[0].state).toBe("COMPLETED");
     expect(job.events.map((e: any) => e.kind)).toEqual(["submitted", "started", "ended"]);
+    // Its ranks wrote no CFG table (sh is neither MPI nor ebb/comm): nothing was reported, so the
+    // step root in the first node's agent never connected to the controller for it.
+    expect(job.cfg).toBeNull();
   });
 
   test("name, env, cwd and tasksPerNode of a submission reach the ranks", async () => {

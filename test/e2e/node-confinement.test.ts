@@ -6,6 +6,7 @@
  * while a job on another node goes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { existsSync } from "node:fs";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
 
 let c: TestCluster;
@@ -53,6 +54,23 @@ test("a job cannot leave its cores: its cgroup's cpuset refuses another CPU", as
   // node02 offers one core, CPU 0: binding alone would let taskset move the rank to CPU 1.
   const out = await run(["-w", "node02", "sh", "-c", "grep Cpus_allowed_list /proc/self/status | cut -f2; taskset -c 1 true 2>/dev/null && echo escaped || echo confined"]);
   expect(out).toEqual(["0", "confined"]);
+});
+
+test.skipIf(!existsSync("/sys/fs/cgroup/cpuset/tasks") || !existsSync("/sys/fs/cgroup/memory/tasks"))("a job's v1 cpuset is the last job's, renamed, with the CPUs of the new job; its memory cgroup is its own, new", async () => {
+  // The rank's cpuset and memory cgroups (inode, CPUs, name), from inside.
+  const probe = 'cs=$(sed -n "s/^[0-9]*:cpuset:\\(.*\\)/\\1/p" /proc/self/cgroup); mem=$(sed -n "s/^[0-9]*:memory:\\(.*\\)/\\1/p" /proc/self/cgroup); echo "$(stat -c %i /sys/fs/cgroup/cpuset$cs) $(stat -c %i /sys/fs/cgroup/memory$mem) $(cat /sys/fs/cgroup/cpuset$cs/cpuset.cpus) ${cs##*/} ${mem##*/}"';
+  const [a, b] = [(await run(["-w", "node02", "sh", "-c", probe]))[0]!.split(" "), (await run(["-w", "node02", "sh", "-c", probe]))[0]!.split(" ")];
+  const [cpusetA, memoryA, , nameA] = a;
+  const [cpusetB, memoryB, cpusB, nameB, memoryNameB] = b;
+  expect(nameA).toMatch(/^job-\d+$/);
+  expect(nameB).not.toBe(nameA);
+  // The same directory (inode) under the new job's name, with its one CPU; the memory cgroup another, of the same name.
+  expect({ cpuset: cpusetB, cpus: cpusB, memoryName: memoryNameB }).toEqual({ cpuset: cpusetA, cpus: "0", memoryName: nameB });
+  expect(memoryB).not.toBe(memoryA);
+  // Another job's CPUs: the reused cpuset holds the new ones (node01: two cores, then one).
+  const cpusOf = async (n: string) => (await run(["-w", "node01", "-N", "1", "-n", n, "sh", "-c", `[ "$EBB_LOCALID" = 0 ] || exit 0; ${probe}`]))[0]!.split(" ");
+  const [c2, c1] = [await cpusOf("2"), await cpusOf("1")];
+  expect([c2[2], c1[2], c1[0] === c2[0]]).toEqual(["0-1", "0", true]);
 });
 
 test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a job on another node finishes", async () => {

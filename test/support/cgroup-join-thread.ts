@@ -48,7 +48,7 @@ export async function scenario(name: string): Promise<JoinReport> {
     const memory = join(v1Mount("memory"), /^\d+:memory:(\S+)$/m.exec(rankCgroups.join("\n"))![1]!);
     const used = () => Number(readFileSync(join(memory, "memory.usage_in_bytes"), "utf8"));
     const tid = Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))![1]);
-    const inside = containment.fromInside(1, () => {
+    const inside = containment.fromInside(1, undefined, () => {
       const before = used();
       new Uint8Array(16 << 20).fill(1);
       return { tid, tasks: readFileSync(join(memory, "tasks"), "utf8").split("\n").filter(Boolean).map(Number), jobGrewMiB: (used() - before) / 2 ** 20 };

@@ -30,9 +30,16 @@ function open(): Libc | null {
   return (libc = null);
 }
 
+/** Masks by CPU list, made once each (a node's jobs use few distinct lists): no 1 KiB array filled per spawn. */
+const masks = new Map<string, Uint8Array>();
 function maskOf(cpus: readonly number[]): Uint8Array {
-  const mask = new Uint8Array(MASK_BYTES);
+  const key = cpus.join();
+  let mask = masks.get(key);
+  if (mask) return mask;
+  mask = new Uint8Array(MASK_BYTES);
   for (const cpu of cpus) if (cpu < MASK_BYTES * 8) mask[cpu >> 3]! |= 1 << (cpu & 7);
+  if (masks.size >= 1024) masks.clear();
+  masks.set(key, mask);
   return mask;
 }
 
@@ -59,6 +66,13 @@ export function withAffinity<T>(cpus: readonly number[] | undefined, spawn: () =
   } finally {
     lib.sched_setaffinity(0, MASK_BYTES, ptr(old));
   }
+}
+
+/** Binds the calling thread to `cpus` (nothing without them); false if the kernel refused. The caller restores its mask (keepingAffinity). */
+export function bindOwnThread(cpus: readonly number[] | undefined): boolean {
+  const lib = cpus && cpus.length > 0 ? open() : null;
+  if (!lib || !cpus) return true;
+  return lib.sched_setaffinity(0, MASK_BYTES, ptr(maskOf(cpus))) === 0;
 }
 
 /**

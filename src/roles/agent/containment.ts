@@ -21,12 +21,12 @@
  *   of the job. `ebb agent` and `ebb up` run their agents on a worker thread; an agent on a main
  *   thread (started in-process, as some tests do) joins through the shell.
  */
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSync, rmdirSync } from "node:fs";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { Sentinel } from "./sentinel.ts";
-import { CgroupLimits, SELF_LEAF, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
-import { keepingAffinity } from "./affinity.ts";
+import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
+import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
 
 const log = logger("agent");
 
@@ -138,28 +138,30 @@ export class Containment {
   }
 
   /**
-   * Runs `spawn` with the agent's thread in the job's v1 cgroups, so that the process it starts is
-   * in them from its birth; the thread then goes back to the agent's cgroups and CPU mask. A v1
+   * Runs `spawn` with the agent's thread in the job's v1 cgroups and bound to `cpus` (withAffinity),
+   * so that the process it starts is in them and bound from its birth; the thread then goes back to the agent's cgroups and CPU mask. A v1
    * cgroup that refuses the thread is passed over, as joinArgv does. A thread that cannot go back
    * is said loudly and joins no more jobs: later processes join through the shell.
    */
-  fromInside<T>(jobId: number, spawn: () => T): T {
+  fromInside<T>(jobId: number, cpus: readonly number[] | undefined, spawn: () => T): T {
     const tid = this.threadId;
     const moves = tid === undefined ? [] : this.limits.threadMoves(jobId);
-    if (tid === undefined || moves.length === 0) return spawn();
+    if (tid === undefined || moves.length === 0) return withAffinity(cpus, spawn);
+    // One mask saved and restored for both: the cpuset's CPUs the thread gets inside, and `cpus`.
     return keepingAffinity(() => {
       for (const m of moves)
         try {
-          writeFileSync(m.into, String(tid));
+          writeCgroupFile(m.into, String(tid));
         } catch {
           /* as joinArgv: the job runs without that v1 controller */
         }
       try {
+        bindOwnThread(cpus);
         return spawn();
       } finally {
         for (const m of moves)
           try {
-            writeFileSync(m.back, String(tid));
+            writeCgroupFile(m.back, String(tid));
           } catch (e) {
             this.threadId = undefined;
             log.error(`the agent's thread could not leave job ${jobId}'s cgroup (${m.back}); processes join their cgroups through a shell from now on`, { error: e });
@@ -175,10 +177,10 @@ export class Containment {
    */
   enter(jobId: number, pid: number): void {
     const place = this.prepare(jobId);
-    if (place.cgroup !== undefined) writeFileSync(join(place.cgroup, "cgroup.procs"), String(pid));
+    if (place.cgroup !== undefined) writeCgroupFile(join(place.cgroup, "cgroup.procs"), String(pid));
     for (const file of place.join)
       try {
-        writeFileSync(file, String(pid));
+        writeCgroupFile(file, String(pid));
       } catch {
         /* as joinArgv: the job runs without that v1 controller */
       }
@@ -216,7 +218,7 @@ export class Containment {
     const dir = join(this.base, `job-${jobId}`);
     if (!existsSync(dir)) return;
     try {
-      writeFileSync(join(dir, "cgroup.kill"), "1");
+      writeCgroupFile(join(dir, "cgroup.kill"), "1");
     } catch {
       for (const pid of readPids(join(dir, "cgroup.procs")))
         try {

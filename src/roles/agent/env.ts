@@ -9,9 +9,14 @@ import type { StepSpec } from "../../proto/step.ts";
 /** Whom a job's processes run as here (Slurm's SLURM_JOB_USER/UID/GID): the job's user, or the agent's. */
 export function ownerOf(id: Identity | undefined): SlurmOwner {
   if (id) return { user: id.user, uid: id.uid, gid: id.gid };
-  const me = userInfo();
-  return { user: currentUser(), uid: me.uid, gid: me.gid };
+  // The agent's own: looked up once (each look-up read /etc/passwd, once or twice a job).
+  if (!self) {
+    const me = userInfo();
+    self = { user: currentUser(), uid: me.uid, gid: me.gid };
+  }
+  return self;
 }
+let self: SlurmOwner | undefined;
 
 /**
  * The agent's own environment without ebb's variables, as the base for every job process; without

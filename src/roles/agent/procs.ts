@@ -125,8 +125,8 @@ export class ProcessTable {
         stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
-      const spawn = () => withAffinity(opts.cpus, () => this.start(command, options, place?.cgroup));
-      return byThread ? this.containment!.fromInside(jobId, spawn) : spawn();
+      const start = () => this.start(command, options, place?.cgroup);
+      return byThread ? this.containment!.fromInside(jobId, opts.cpus, start) : withAffinity(opts.cpus, start);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw new SpawnError(code, spawnMessage(code, e as Error));

@@ -5,7 +5,7 @@
  * local ranks have all ended, reduces them (src/cfg/node.ts) and sends the node's CFG to the
  * controller.
  */
-import { mkdirSync, rmSync } from "node:fs";
+import { mkdirSync, rmdirSync, rmSync } from "node:fs";
 import { readRegularFile } from "./user-files.ts";
 import { join } from "node:path";
 import type { NodeCfg } from "../../cfg/node.ts";
@@ -113,6 +113,13 @@ export class StepCfg {
   close(): void {
     clearInterval(this.timer);
     this.report(true);
-    this.c.openAs(() => rmSync(this.dir, { recursive: true, force: true }));
+    // Most steps' ranks wrote nothing here (neither MPI nor ebb/comm): one rmdir, else the whole tree.
+    this.c.openAs(() => {
+      try {
+        rmdirSync(this.dir);
+      } catch {
+        rmSync(this.dir, { recursive: true, force: true });
+      }
+    });
   }
 }

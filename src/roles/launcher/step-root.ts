@@ -98,6 +98,8 @@ export class StepRoot {
   private readonly cfgTree: SubtreeCfg;
   private cfgSentAt = Number.NEGATIVE_INFINITY;
   private cfgFinalSent = false;
+  /** A report went to onCfg: later ones go too, even empty (they replace it). */
+  private cfgReported = false;
   private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
   /** Everything put in the step's KVS, over all fences; a fence that would take it past a cap fails instead (every agent holds it). */
   readonly kvs = new CountedKvs();
@@ -248,6 +250,11 @@ export class StepRoot {
     if (!r) return;
     this.cfgSentAt = now;
     if (r.final) this.cfgFinalSent = true;
+    // A step whose ranks wrote no table (a program that is neither MPI nor ebb/comm: `true`, a
+    // shell) has nothing to say: no report, so a command job rooted in its agent opens no
+    // connection to the controller at all for it (one WebSocket per null job before).
+    if (!this.cfgReported && r.cfg.loops.length === 0 && r.monitor === undefined) return;
+    this.cfgReported = true;
     this.o.onCfg(r);
   }
 
