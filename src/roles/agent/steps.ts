@@ -78,13 +78,13 @@ export class StepService implements StepEndpoint {
     for (const node of [...this.steps.values()]) node.close();
   }
 
-  attach(up: Upstream): DownstreamHandle {
+  attach(up: Upstream, inProcess = false): DownstreamHandle {
     const launchedHere = new Set<string>();
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
           mark("a.launch", msg.spec.stepId);
-          void this.launch(up, msg.cred, msg.spec).then((node) => {
+          void this.launch(up, msg.cred, msg.spec, inProcess).then((node) => {
             if (node) launchedHere.add(node.key);
           });
           return;
@@ -118,13 +118,23 @@ export class StepService implements StepEndpoint {
   /** Keys of launches waiting for the allocation: a second launch of the same step is refused meanwhile. */
   private readonly starting = new Set<string>();
 
-  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec): Promise<StepNode | undefined> {
+  /**
+   * A credential's expiry is checked where its launch enters the agents: from a socket (a
+   * launcher, another host's agent). A launch from this process (`inProcess`) comes from an agent
+   * of this process that accepted it, expiry checked, and passes it down its step tree, or from a
+   * command job's launcher here, with the credential the controller's link just brought: the
+   * expiry bounds how long a credential that left the trusted processes is good, and this one did
+   * not leave them. So a loaded fan-out across `ebb up`'s agents (one thread, seconds per hundred
+   * nodes) is not refused half-way for outlasting the lifetime, which stays what it was. Signature,
+   * step, nodes, single use, covers and allocation are checked here every time as before.
+   */
+  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec, inProcess: boolean): Promise<StepNode | undefined> {
     const key = `${spec.jobId}.${spec.stepId}`;
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
       up.send({ t: "error", step: key, node: this.ctx.name, kind: "launch", message });
     };
-    const bad = verifyCredential(this.ctx.clusterKey, cred);
+    const bad = verifyCredential(this.ctx.clusterKey, cred, Date.now(), { signatureOnly: inProcess });
     if (bad) return fail(bad), undefined;
     const names = spec.nodes.map((n) => n.name);
     if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.join(",") !== names.join(","))
