@@ -33,7 +33,7 @@ for (const n of (ns.length ? ns : ["256", "1024"]).map(Number)) {
     console.log(`N=${n}: fds of ebb up, A ${fds(ca)}, B ${fds(cb)}; load ${load()}`);
     await ebbRound(ca, n);
     await ebbRound(cb, n);
-    const ra: Round[] = [], rb: Round[] = [], sh: Round[] = [], co: Round[] = [];
+    const ra: Round[] = [], rb: Round[] = [], sh: Round[] = [], co: (Round & { ranksMs: number })[] = [];
     const loads: string[] = [];
     for (let r = 0; r < reps; r++) {
       const first = r % 2 === 0 ? [ca, ra] : [cb, rb];
@@ -44,11 +44,11 @@ for (const n of (ns.length ? ns : ["256", "1024"]).map(Number)) {
       const c = await containedRound(n, r);
       if (c) co.push(c);
       loads.push(load());
-      console.log(`  round ${r}: A ${ra.at(-1)!.ms.toFixed(0)}${ra.at(-1)!.ok ? "" : " FAILED"} B ${rb.at(-1)!.ms.toFixed(0)}${rb.at(-1)!.ok ? "" : " FAILED"} shell ${sh.at(-1)!.ms.toFixed(0)} contained ${c?.ms.toFixed(0)} ms; load ${load()}`);
+      console.log(`  round ${r}: A ${ra.at(-1)!.ms.toFixed(0)}${ra.at(-1)!.ok ? "" : " FAILED"} B ${rb.at(-1)!.ms.toFixed(0)}${rb.at(-1)!.ok ? "" : " FAILED"} shell ${sh.at(-1)!.ms.toFixed(0)} contained ${c?.ranksMs.toFixed(0)} (+ removal ${c && (c.ms - c.ranksMs).toFixed(0)}) ms; load ${load()}`);
     }
-    const s = ms(sh), k = ms(co);
+    const s = ms(sh), k = median(co.map((c) => c.ranksMs));
     for (const [name, xs] of [["A", ra], ["B", rb]] as const)
-      console.log(`N=${n} ${name}: ${ms(xs).toFixed(0)} ms (${xs.filter((x) => x.ok).length}/${reps} ok) = ${(ms(xs) / s).toFixed(2)}x shell (${s.toFixed(0)} ms), ${(ms(xs) / k).toFixed(2)}x contained (${k.toFixed(0)} ms); cpu/rank ${cpu(xs, n)} ms (shell ${cpu(sh, n)}, contained ${cpu(co, n)})`);
+      console.log(`N=${n} ${name}: ${ms(xs).toFixed(0)} ms (${xs.filter((x) => x.ok).length}/${reps} ok) = ${(ms(xs) / s).toFixed(2)}x shell (${s.toFixed(0)} ms), ${(ms(xs) / k).toFixed(2)}x contained until its ranks exited (${k.toFixed(0)} ms; ${ms(co).toFixed(0)} with the cgroups' removal); cpu/rank ${cpu(xs, n)} ms (shell ${cpu(sh, n)}, contained ${cpu(co, n)})`);
     console.log(`N=${n}: fds after, A ${fds(ca)}, B ${fds(cb)}; loads ${loads.join(" ")}`);
   } finally {
     await ca.stop();

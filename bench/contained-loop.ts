@@ -4,7 +4,8 @@
  * cgroups made (v2 where the host has it; v1 cpuset and memory where it mounts them, with the
  * limits written as the agent writes them: sched_load_balance 0, cpus, mems, memory and
  * memory+swap limits), the process put in all of them before it runs /bin/true, and the cgroups
- * removed after it exited. Not a benchmark of its own: wide-launch's second baseline.
+ * removed after it exited. Not a benchmark of its own: wide-launch's second baseline. The script
+ * prints the time (ns since the epoch) when the last rank has exited and the removal begins.
  */
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -57,6 +58,8 @@ export function containedLoopScript(n: number, name: string): string | undefined
     `  ( ${[v2 && `echo $BASHPID > ${join(v2, name)}/j$i/cgroup.procs`, cpuset && `echo $BASHPID > $C/j$i/tasks`, memory && `echo $BASHPID > ${join(memory, name)}/j$i/tasks`].filter(Boolean).join("; ")}; exec /bin/true ) &`,
     "done",
     "wait",
+    // When the ranks are done: `ebb run` returns then too, before its agents remove the job's cgroups.
+    "date +%s%N",
     `rmdir ${bases.map((b) => `${b}/j{1..${n}}`).join(" ")}`,
   ];
   return lines.join("\n");
