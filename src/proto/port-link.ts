@@ -30,11 +30,19 @@ class Batcher {
   }
 }
 
-/** Receives batches; an invalid one (not from this module) is dropped whole, said once. */
+/** Whether `f` is a frame (only this module posts on the port; checked all the same, as any wire message). */
+function isFrame(f: unknown): f is Frame {
+  if (!Array.isArray(f) || typeof f[0] !== "number") return false;
+  if (f[1] === "open") return f.length === 2;
+  if (f[1] === "msg") return f.length === 3 && typeof f[2] === "string";
+  return f[1] === "close" && f.length === 4 && typeof f[2] === "number" && typeof f[3] === "string";
+}
+
+/** Receives batches; what is not a frame is dropped. */
 function onBatches(port: MessagePort, each: (f: Frame) => void): void {
   port.onmessage = ({ data }: MessageEvent<unknown>) => {
     if (!Array.isArray(data)) return;
-    for (const f of data as Frame[]) if (Array.isArray(f) && typeof f[0] === "number") each(f);
+    for (const f of data) if (isFrame(f)) each(f);
   };
 }
 
@@ -171,7 +179,7 @@ export class PortServer {
     onBatches(port, (f) => this.receive(f));
   }
 
-  /** Open connections (for tests and the metrics). */
+  /** Open connections (for tests). */
   get size(): number {
     return this.sessions.size;
   }
