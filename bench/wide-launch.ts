@@ -86,7 +86,7 @@ export async function containedRound(n: number, round: number): Promise<(Round &
 
 export default {
   name: "wide-launch",
-  description: "ebb run -N N true on ebb up --nodes N (256, 1024) vs a shell loop spawning N /bin/true",
+  description: "ebb run -N N true on ebb up --nodes N (256, 1024) vs a shell loop spawning N /bin/true, and vs one that also makes, joins and removes their cgroups",
   async run({ quick }) {
     const ebb = await compiledEbb();
     const figures: Figure[] = [];
