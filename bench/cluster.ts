@@ -60,8 +60,8 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
       const h = (await (await fetch(`${url}/v1/health`)).json()) as { nodes: number };
       if (h.nodes === nodes) break;
     } catch {}
-    // 10 s, and 25 ms more per node: a thousand agents register in tens of seconds on a loaded machine.
-    if (i > 400 + nodes) throw new Error("the bench cluster did not come up");
+    // 10 s, and 60 ms more per node: a thousand agents register in tens of seconds on a loaded machine (over a minute at load 20).
+    if (i > 400 + 2.4 * nodes) throw new Error("the bench cluster did not come up");
     await Bun.sleep(25);
   }
   const token = readFileSync(join(stateDir, "token"), "utf8").trim();

@@ -6,12 +6,16 @@
  * kernel's fork count grew by N). Medians of alternating rounds; CPU time beside the wall time,
  * since the 2-core machine is shared and wall time moves with its load: ebb's is the `ebb up`
  * process's (controller, agents and the ranks they reaped) plus `ebb run`'s, counted until the
- * cluster is quiet again (so the agents' clean-up after the job counts too).
+ * cluster is quiet again (so the agents' clean-up after the job counts too). A second baseline,
+ * the contained loop (contained-loop.ts), does per rank what containment must: the job's cgroups
+ * made with their limits, the process put in them, the cgroups removed after: the contained
+ * machine's speed, which ebb cannot beat with containment as strong.
  */
 import { readFileSync } from "node:fs";
 import { compiledEbb, startBenchCluster, type BenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
 import { processTable } from "./proc-cpu.ts";
+import { containedLoopScript } from "./contained-loop.ts";
 
 /** Forks since boot (/proc/stat `processes`). */
 const forks = (): number => Number(/^processes (\d+)$/m.exec(readFileSync("/proc/stat", "utf8"))?.[1]);
@@ -32,13 +36,13 @@ async function quiet(c: BenchCluster): Promise<void> {
   }
 }
 
-interface Round {
+export interface Round {
   ms: number;
   cpu: number;
   ok: boolean;
 }
 
-async function ebbRound(c: BenchCluster, n: number): Promise<Round> {
+export async function ebbRound(c: BenchCluster, n: number): Promise<Round> {
   await quiet(c);
   const cpu0 = upCpu(c);
   const t0 = performance.now();
@@ -52,7 +56,7 @@ async function ebbRound(c: BenchCluster, n: number): Promise<Round> {
   return { ms, cpu, ok: code === 0 };
 }
 
-async function shellRound(n: number): Promise<Round> {
+export async function shellRound(n: number): Promise<Round> {
   const f0 = forks();
   const t0 = performance.now();
   const p = Bun.spawn(["/bin/sh", "-c", `for i in $(seq ${n}); do /bin/true & done; wait`], { stdout: "ignore", stderr: "inherit" });
@@ -64,9 +68,25 @@ async function shellRound(n: number): Promise<Round> {
   return { ms, cpu: usage ? Number(usage.cpuTime.total) / 1e6 : 0, ok: true };
 }
 
+/** A contained-loop round: `ms` until its cgroups are removed, `ranksMs` until its last rank exited (as `ebb run` returns). */
+export async function containedRound(n: number, round: number): Promise<(Round & { ranksMs: number }) | undefined> {
+  const script = containedLoopScript(n, `ebb-bench-contained-${process.pid}-${round}`);
+  if (script === undefined) return undefined;
+  const f0 = forks();
+  const start = Date.now();
+  const t0 = performance.now();
+  const p = Bun.spawn(["/bin/bash", "-c", script], { stdout: "pipe", stderr: "pipe" });
+  const [code, out] = await Promise.all([p.exited, new Response(p.stdout).text()]);
+  const ms = performance.now() - t0;
+  if (code !== 0) throw new Error(`the contained loop failed (${code}): ${(await new Response(p.stderr).text()).trim().slice(0, 300)}`);
+  if (forks() - f0 < n) throw new Error(`the contained loop forked fewer than ${n} processes`);
+  const usage = p.resourceUsage();
+  return { ms, ranksMs: Number(out.trim()) / 1e6 - start, cpu: usage ? Number(usage.cpuTime.total) / 1e6 : 0, ok: true };
+}
+
 export default {
   name: "wide-launch",
-  description: "ebb run -N N true on ebb up --nodes N (256, 1024) vs a shell loop spawning N /bin/true",
+  description: "ebb run -N N true on ebb up --nodes N (256, 1024) vs a shell loop spawning N /bin/true, and vs one that also makes, joins and removes their cgroups",
   async run({ quick }) {
     const ebb = await compiledEbb();
     const figures: Figure[] = [];
@@ -77,9 +97,12 @@ export default {
         await ebbRound(cluster, n); // warm the page cache and the JITs
         const ours: Round[] = [];
         const shell: Round[] = [];
+        const contained: (Round & { ranksMs: number })[] = [];
         for (let r = 0; r < reps; r++) {
           ours.push(await ebbRound(cluster, n));
           shell.push(await shellRound(n));
+          const c = await containedRound(n, r);
+          if (c) contained.push(c);
         }
         const good = ours.filter((o) => o.ok);
         const value = good.length > 0 ? median(good.map((o) => o.ms)) : Number.NaN;
@@ -95,6 +118,15 @@ export default {
           met: value <= 2 * base,
           cpu: `${perRank(good)} | ${perRank(shell)}`,
         });
+        if (contained.length > 0)
+          figures.push({
+            name: `ebb run -N ${n} true, wall, against the contained machine`,
+            value,
+            unit: "ms",
+            baseline: { name: `contained loop, ${n} x (cgroups made, joined; /bin/true), until the ranks exited (removal after: median ${median(contained.map((c) => c.ms - c.ranksMs)).toFixed(0)} ms more)`, value: median(contained.map((c) => c.ranksMs)) },
+            better: "lower",
+            cpu: `${perRank(good)} | ${perRank(contained)}`,
+          });
         figures.push({
           name: `ebb run -N ${n} true, CPU time (up + run)`,
           value: good.length > 0 ? median(good.map((o) => o.cpu)) * 1000 : Number.NaN,

@@ -7,7 +7,8 @@
  *   `ebb up`'s controller thread stalled scheduling and the API (~15 % fewer jobs/s).
  * Several agents here share one PeerPool (a launch passes from agent to agent in-process) and one
  * sentinel (they die with this process together; a pipe and a process descriptor per agent were
- * copied into, and closed in, every rank spawned).
+ * copied into, and closed in, every rank spawned). With a controller in this process (`ebb up`),
+ * their links to it share one MessagePort (proto/port-link.ts) instead of a loopback socket pair each.
  *
  * The compiled binary carries this file as an entrypoint (see the build script).
  */
@@ -15,11 +16,13 @@ import { dirname } from "node:path";
 import { startAgent, type AgentHandle, type AgentOptions } from "../roles/agent/index.ts";
 import { Sentinel } from "../roles/agent/sentinel.ts";
 import { PeerPool } from "../tbon/pool.ts";
+import { PortLinks } from "../proto/port-link.ts";
 import { startupPolicy } from "../util/jit.ts";
 import { setLogFormat, type LogFormat } from "../util/log.ts";
 
-export type AgentThreadOptions = Omit<AgentOptions, "onFatal" | "peers" | "sentinel">;
-export type ToAgentThread = { t: "start"; agents: AgentThreadOptions[]; logFormat: LogFormat } | { t: "stop" };
+export type AgentThreadOptions = Omit<AgentOptions, "onFatal" | "peers" | "sentinel" | "link">;
+/** `controller`: the in-process controller's end of the agents' links (absent: each agent opens a WebSocket). */
+export type ToAgentThread = { t: "start"; agents: AgentThreadOptions[]; logFormat: LogFormat; controller?: MessagePort } | { t: "stop" };
 /** `failed`: the start or stop failed (the error's code and syscall, to explain it); `fatal`: the controller refused an agent for good. */
 export type FromAgentThread = { t: "started" } | { t: "stopped" } | { t: "failed"; message: string; code?: string; syscall?: string } | { t: "fatal"; message: string };
 
@@ -27,16 +30,19 @@ declare const self: Worker;
 startupPolicy();
 let agents: AgentHandle[] = [];
 let peers: PeerPool | undefined;
+let links: PortLinks | undefined;
 
 const reply = (m: FromAgentThread) => self.postMessage(m);
 
-async function start(all: AgentThreadOptions[]): Promise<AgentHandle[]> {
+async function start(all: AgentThreadOptions[], controller: MessagePort | undefined): Promise<AgentHandle[]> {
   const onFatal = (message: string) => reply({ t: "fatal", message });
-  if (all.length === 1) return [await startAgent({ ...all[0]!, onFatal })];
-  const shared = (peers = new PeerPool(all[0]?.ca));
+  const shared = (links = controller && new PortLinks(controller));
+  const link = shared && ((o: Parameters<PortLinks["connect"]>[0]) => shared.connect(o));
+  if (all.length === 1) return [await startAgent({ ...all[0]!, onFatal, link })];
+  const pool = (peers = new PeerPool(all[0]?.ca));
   const sentinel = new Sentinel(dirname(all[0]!.stateDir));
   return Promise.all(
-    all.map((o) => startAgent({ ...o, onFatal, peers: shared, sentinel }).catch((e: NodeJS.ErrnoException) => Promise.reject(Object.assign(new Error(`agent ${o.name}: ${e.message}`), { code: e.code, syscall: e.syscall })))),
+    all.map((o) => startAgent({ ...o, onFatal, peers: pool, sentinel, link }).catch((e: NodeJS.ErrnoException) => Promise.reject(Object.assign(new Error(`agent ${o.name}: ${e.message}`), { code: e.code, syscall: e.syscall })))),
   );
 }
 
@@ -44,11 +50,12 @@ self.onmessage = async ({ data: m }: MessageEvent<ToAgentThread>) => {
   try {
     if (m.t === "start") {
       setLogFormat(m.logFormat);
-      agents = await start(m.agents);
+      agents = await start(m.agents, m.controller);
       reply({ t: "started" });
     } else {
       await Promise.all(agents.map((a) => a.stop()));
       peers?.close();
+      links?.close();
       reply({ t: "stopped" });
     }
   } catch (e) {

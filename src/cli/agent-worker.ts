@@ -29,10 +29,11 @@ export class AgentWorker {
     };
   }
 
-  static async start(agents: AgentThreadOptions[], logFormat: LogFormat, fatal: (message: string) => void): Promise<AgentWorker> {
+  /** `controller`: the agents' end of links to a controller in this process (moved to the thread). */
+  static async start(agents: AgentThreadOptions[], logFormat: LogFormat, fatal: (message: string) => void, controller?: MessagePort): Promise<AgentWorker> {
     const w = new AgentWorker(fatal);
     try {
-      await w.call({ t: "start", agents, logFormat });
+      await w.call({ t: "start", agents, logFormat, controller }, controller ? [controller] : []);
     } catch (e) {
       w.worker.terminate();
       throw e;
@@ -40,10 +41,10 @@ export class AgentWorker {
     return w;
   }
 
-  private call(request: ToAgentThread): Promise<void> {
+  private call(request: ToAgentThread, transfer: Transferable[] = []): Promise<void> {
     return new Promise((resolve, reject) => {
       this.pending = { resolve, reject };
-      this.worker.postMessage(request);
+      this.worker.postMessage(request, transfer);
     });
   }
 

@@ -101,6 +101,7 @@ export default defineCommand({
         }),
         args["log-format"] === "json" ? "json" : "text",
         crash,
+        ctl.linkAgents(),
       ).catch((e: Error) => Promise.reject(new CommandError(e.message)));
       jitPolicy(NORMAL);
       // The controller runs on this thread (each agent on its own worker, with its own zod).

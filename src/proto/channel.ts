@@ -24,11 +24,13 @@ export interface Link<Out> {
   close(reason?: string): void;
 }
 
-export interface ChannelOptions<In> {
-  url: string;
-  token: string;
-  /** For a wss:// URL: Bun's TLS options (the CA to trust, the identity check). */
-  tls?: object;
+/** A client's link: a WebSocket `Channel`, or a connection of an in-process pair (port-link.ts). */
+export interface ClientLink<Out> extends Link<Out> {
+  readonly isOpen: boolean;
+}
+
+/** What a client link does with what it receives and with its closes, whatever carries it. */
+export interface ClientLinkOptions<In> {
   schema: MessageSchema<In>;
   onMessage(msg: In): void;
   onOpen?(): void;
@@ -40,7 +42,14 @@ export interface ChannelOptions<In> {
   onInvalid?(error: string): void;
 }
 
-export class Channel<Out, In> implements Link<Out> {
+export interface ChannelOptions<In> extends ClientLinkOptions<In> {
+  url: string;
+  token: string;
+  /** For a wss:// URL: Bun's TLS options (the CA to trust, the identity check). */
+  tls?: object;
+}
+
+export class Channel<Out, In> implements ClientLink<Out> {
   private ws: WebSocket | undefined;
   private queue: string[] = [];
   private open = false;

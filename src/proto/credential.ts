@@ -66,8 +66,12 @@ export function signCredential(key: string, c: Unsigned<Credential>): Credential
 export function verifyCredential(key: string, c: Credential, now = Date.now(), opts: { signatureOnly?: boolean } = {}): string | undefined {
   if (!safeEqual(c.sig, hmac(key, canonical(c)))) return "bad step credential signature";
   if (opts.signatureOnly) return undefined;
-  if (c.expires < now) return "step credential expired";
-  return undefined;
+  return expiryRefusal(c, now);
+}
+
+/** "step credential expired" when it is, else undefined (the signature is another check). */
+export function expiryRefusal(c: Credential, now = Date.now()): string | undefined {
+  return c.expires < now ? "step credential expired" : undefined;
 }
 
 const JOB_TOKEN_PREFIX = "job.";

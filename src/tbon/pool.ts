@@ -30,7 +30,12 @@ export interface DownstreamHandle {
 }
 
 export interface StepEndpoint {
-  attach(up: Upstream): DownstreamHandle;
+  /**
+   * `inProcess`: the edge comes from this process (another agent of `ebb up`'s, or this agent's
+   * own launcher of a command job), whose launches an agent here already accepted or the
+   * controller's link brought; otherwise from a socket, anyone's.
+   */
+  attach(up: Upstream, inProcess?: boolean): DownstreamHandle;
 }
 
 class Subscriptions {
@@ -120,7 +125,7 @@ export class LocalPeer implements PeerConn {
   private readonly handle: DownstreamHandle;
 
   constructor(endpoint: StepEndpoint) {
-    this.handle = endpoint.attach({ send: (m) => inTurn(() => this.subs.route(m)) });
+    this.handle = endpoint.attach({ send: (m) => inTurn(() => this.subs.route(m)) }, true);
   }
 
   send(msg: StepDown): void {

@@ -1,6 +1,13 @@
-/** Step credentials: bound to job, step, nodes, argv, environment and cwd; single use per node; revoked when the job ends. */
+/**
+ * Step credentials: bound to job, step, nodes, argv, environment and cwd; single use per node;
+ * revoked when the job ends; their expiry checked where a launch enters the agents from a socket.
+ */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { envDigest } from "../../src/proto/credential.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { envDigest, signCredential } from "../../src/proto/credential.ts";
+import { startAgent } from "../../src/roles/agent/index.ts";
+import { PeerPool } from "../../src/tbon/pool.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
 import { VERSION } from "../../src/util/version.ts";
 import { startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
@@ -180,4 +187,37 @@ test("re-attaching a running step (adopt) takes a controller-signed adoption cre
   expect(late === `${mine.name}: step ${step} is not running on ${mine.name}` || late === `${mine.name}: node ${mine.name} is not allocated to job ${id}`).toBe(true);
   parent?.close();
   adopter?.close();
+});
+
+test("an expired credential: refused from a socket; a launch an agent of this process passes down in-process is not refused for its age", async () => {
+  // An agent in this test's process, with the peer pool `ebb up`'s agents share: launches reach it in-process through the pool.
+  const pool = new PeerPool();
+  const clusterKey = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const agent = await startAgent({ controller: c.url, clusterKey, name: "inproc01", cpus: 1, memoryMb: 64, listen: { host: "127.0.0.1", port: 0 }, stateDir: join(c.dir, "agents", "inproc01"), peers: pool });
+  try {
+    await c.waitNodes(1, "IDLE");
+    await waitFor("inproc01 to register", async () => ((await c.api("GET", "/v1/nodes")).json.nodes as { name: string; state: string }[]).some((n) => n.name === "inproc01" && n.state === "IDLE"));
+    const id = await c.submit({ interactive: true, nodes: 1, nodelist: ["inproc01"] });
+    await c.waitJob(id, ["RUNNING"]);
+    const env = { PATH: process.env.PATH ?? "/usr/bin:/bin" };
+    const argv = ["sh", "-c", "echo ran > expired-ran"];
+    const g = (await c.api("POST", `/v1/jobs/${id}/steps`, { argv, cwd: c.dir, envDigest: envDigest(env) })).json;
+    // The same credential as the controller signed it, but its lifetime over: signed again with the cluster key (as only a holder of the key could).
+    const { sig: _, ...unsigned } = g.cred;
+    const expired = signCredential(clusterKey, { ...unsigned, expires: Date.now() - 1000 });
+    const spec = { jobId: id, stepId: g.stepId, argv, env, cwd: c.dir, nodes: [{ name: "inproc01", addr: agent.addr }], tasks: [1], jobNodes: ["inproc01"], fanout: 8, pmi: "none", jobEnv: g.jobEnv };
+    const fromSocket = await launchOn(agent.addr, expired, spec);
+    expect(fromSocket.message).toContain("step credential expired");
+    expect(c.read("expired-ran")).toBe("");
+    // In-process (from a parent agent that accepted it in time, or a command job's launcher here): launched.
+    const conn = pool.get(agent.addr);
+    const first = new Promise<{ t: string; message?: string }>((resolve) => conn.subscribe(`${id}.${g.stepId}`, { onUp: (m) => resolve(m), onLost: (reason) => resolve({ t: "lost", message: reason }) }));
+    conn.send({ t: "launch", step: `${id}.${g.stepId}`, cred: expired, spec } as never);
+    expect(await first).toMatchObject({ t: "launched" });
+    await waitFor("the step to run", () => c.read("expired-ran").trim() === "ran");
+    await c.api("DELETE", `/v1/jobs/${id}`);
+  } finally {
+    await agent.stop();
+    pool.close();
+  }
 });

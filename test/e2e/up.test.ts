@@ -96,3 +96,42 @@ test("an agent that cannot start stops `ebb up` with one line naming it", async 
   expect(up.code).toBe(1);
   expect(up.stderr.trim()).toMatch(/^ebb up: agent node01: ENOTDIR: not a directory/);
 }, 30_000);
+
+/** Established TCP connections with an end on `port` (both ends of a loopback connection count), from /proc/net/tcp{,6}. */
+function connectionsOn(port: number): number {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, "0")}`;
+  let n = 0;
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    if (!existsSync(table)) continue;
+    for (const line of readFileSync(table, "utf8").split("\n").slice(1)) {
+      const [, local, remote, state] = line.trim().split(/\s+/);
+      if (state === "01" && (local?.endsWith(hex) || remote?.endsWith(hex))) n++;
+    }
+  }
+  return n;
+}
+
+test("ebb up's agents reach its controller in-process: no socket to it, and jobs run", async () => {
+  const port = await freePort();
+  const state = join(dir, `in-process-${port}`);
+  const up = Bun.spawn([...fromSource, "up", "--nodes", "6", "--listen", `127.0.0.1:${port}`, "--state-dir", state], { env: { ...process.env, EBB_LOG: "warn" }, stdout: "pipe", stderr: "pipe" });
+  try {
+    await readUntil(up.stdout, "Ctrl-C stops the cluster.");
+    const token = readFileSync(join(state, "token"), "utf8").trim();
+    let idle = 0;
+    for (let i = 0; i < 200 && idle < 6; i++) {
+      if (i > 0) await Bun.sleep(100);
+      const nodes = (await (await fetch(`http://127.0.0.1:${port}/v1/nodes`, { headers: { Authorization: `Bearer ${token}` } })).json()) as { nodes: { state: string }[] };
+      idle = nodes.nodes.filter((n) => n.state === "IDLE").length;
+    }
+    expect(idle).toBe(6);
+    // Six registered agents, and the only connection to the controller's port was the fetch above (closed by now or kept alive: at most 2 ends).
+    expect(connectionsOn(port)).toBeLessThanOrEqual(2);
+    const run = await runProcess([...fromSource, "run", "-N", "6", "-l", "sh", "-c", "echo $EBB_NODENAME"], { env: { ...process.env, EBB_CONTROLLER: `http://127.0.0.1:${port}`, EBB_STATE_DIR: state, EBB_LOG: "warn" } });
+    expect({ code: run.code, err: run.stderr }).toEqual({ code: 0, err: "" });
+    expect(run.stdout.trim().split("\n").sort()).toEqual(["0: node01", "1: node02", "2: node03", "3: node04", "4: node05", "5: node06"]);
+  } finally {
+    up.kill("SIGINT");
+  }
+  expect(await up.exited).toBe(0);
+}, 60_000);

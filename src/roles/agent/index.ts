@@ -8,7 +8,7 @@ import { chmodSync, existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
-import { Channel } from "../../proto/channel.ts";
+import { Channel, type ClientLink, type ClientLinkOptions } from "../../proto/channel.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { firstExternalIPv4, formatHostPort, parseHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
@@ -71,6 +71,11 @@ export interface AgentOptions {
   peers?: PeerPool;
   /** The sentinel shared by the agents of one process (`ebb up`'s thread), which die together; absent: the agent's own. */
   sentinel?: Sentinel;
+  /**
+   * The link to the controller when it runs in this process (`ebb up`'s agents: an in-process
+   * pair, proto/port-link.ts); absent: a WebSocket to `controller`. Either carries the same messages.
+   */
+  link?(o: ClientLinkOptions<ControllerToAgent>): ClientLink<AgentToController>;
   /** Called if the controller refuses this agent for good (e.g. its name is taken). */
   onFatal?(message: string): void;
 }
@@ -115,7 +120,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   checkTls(o, controllerUrl);
   const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number }>();
   const killed = new Set<number>();
-  let channel: Channel<AgentToController, ControllerToAgent> | undefined;
+  let channel: ClientLink<AgentToController> | undefined;
   const send = (msg: AgentToController): boolean => {
     if (!channel?.isOpen) return false;
     channel.send(msg);
@@ -281,10 +286,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   };
 
   let registered = false;
-  channel = new Channel<AgentToController, ControllerToAgent>({
-    url: `${controllerUrl.replace(/^http/, "ws")}/v1/agent`,
-    token: o.clusterKey,
-    tls: o.ca === undefined ? undefined : clientTls(o.ca, "controller"),
+  const linkOptions: ClientLinkOptions<ControllerToAgent> = {
     schema: ControllerToAgent,
     reconnect: { maxDelayMs: AGENT_RECONNECT_MAX_MS },
     onOpen: () => {
@@ -309,7 +311,15 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       else log.warn(`cannot reach the controller at ${controllerUrl}: ${reason}; ${again}`);
       registered = false;
     },
-  });
+  };
+  channel = o.link
+    ? o.link(linkOptions)
+    : new Channel<AgentToController, ControllerToAgent>({
+        ...linkOptions,
+        url: `${controllerUrl.replace(/^http/, "ws")}/v1/agent`,
+        token: o.clusterKey,
+        tls: o.ca === undefined ? undefined : clientTls(o.ca, "controller"),
+      });
 
   log.info(`node ${o.name} serving steps on ${addr}`, { node: o.name, controller: controllerUrl, cpus: o.cpus, memoryMb: o.memoryMb, gpus: offer.gpus.length, features: o.features });
   return {

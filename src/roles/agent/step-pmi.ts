@@ -242,8 +242,13 @@ export class StepPmi {
 }
 
 /** Ranks in the step's world: the elastic world's size, else the step's own. */
+/** A step's world size: its elastic world's, else its tasks' sum, summed once per spec (every node of the step asks, several times: O(nodes) each). */
+const sizes = new WeakMap<StepSpec, number>();
 export function worldSizeOf(spec: StepSpec): number {
-  return spec.elastic?.worldSize ?? spec.tasks.reduce((a, b) => a + b, 0);
+  if (spec.elastic?.worldSize !== undefined) return spec.elastic.worldSize;
+  let size = sizes.get(spec);
+  if (size === undefined) sizes.set(spec, (size = spec.tasks.reduce((a, b) => a + b, 0)));
+  return size;
 }
 
 /** The MPMD program index of a rank (0 without `apps`). */

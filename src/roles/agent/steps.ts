@@ -10,11 +10,11 @@ import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
+import { expiryRefusal, verifyCredential } from "../../proto/credential.ts";
+import { launchRefusal, nodeIndexIn, stepFirstRanks } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
-import { firstRanks } from "../../sched/layout.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
@@ -78,13 +78,13 @@ export class StepService implements StepEndpoint {
     for (const node of [...this.steps.values()]) node.close();
   }
 
-  attach(up: Upstream): DownstreamHandle {
+  attach(up: Upstream, inProcess = false): DownstreamHandle {
     const launchedHere = new Set<string>();
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
           mark("a.launch", msg.spec.stepId);
-          void this.launch(up, msg.cred, msg.spec).then((node) => {
+          void this.launch(up, msg.cred, msg.spec, inProcess).then((node) => {
             if (node) launchedHere.add(node.key);
           });
           return;
@@ -118,23 +118,27 @@ export class StepService implements StepEndpoint {
   /** Keys of launches waiting for the allocation: a second launch of the same step is refused meanwhile. */
   private readonly starting = new Set<string>();
 
-  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec): Promise<StepNode | undefined> {
+  /**
+   * A credential's expiry is checked where its launch enters the agents: from a socket (a
+   * launcher, another host's agent). A launch from this process (`inProcess`) comes from an agent
+   * of this process that accepted it, expiry checked, and passes it down its step tree, or from a
+   * command job's launcher here, with the credential the controller's link just brought: the
+   * expiry bounds how long a credential that left the trusted processes is good, and this one did
+   * not leave them. So a loaded fan-out across `ebb up`'s agents (one thread, seconds per hundred
+   * nodes) is not refused half-way for outlasting the lifetime, which stays what it was. Signature,
+   * step, nodes, single use, covers and allocation are checked here every time as before.
+   */
+  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec, inProcess: boolean): Promise<StepNode | undefined> {
     const key = `${spec.jobId}.${spec.stepId}`;
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
       up.send({ t: "error", step: key, node: this.ctx.name, kind: "launch", message });
     };
-    const bad = verifyCredential(this.ctx.clusterKey, cred);
-    if (bad) return fail(bad), undefined;
-    const names = spec.nodes.map((n) => n.name);
-    if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.join(",") !== names.join(","))
-      return fail("the credential does not match the step"), undefined;
-    if (spec.tasks.length !== spec.nodes.length) return fail("tasks and nodes differ in length"), undefined;
-    const index = names.indexOf(this.ctx.name);
+    const refused = launchRefusal(this.ctx.clusterKey, cred, spec) ?? (inProcess ? undefined : expiryRefusal(cred));
+    if (refused) return fail(refused), undefined;
+    const index = nodeIndexIn(spec, this.ctx.name);
     if (index < 0) return fail(`node ${this.ctx.name} is not in the step`), undefined;
     if (this.steps.has(key) || this.starting.has(key)) return fail(`step ${key} is already running here`), undefined;
-    const mismatch = credentialMismatch(cred, spec);
-    if (mismatch) return fail(mismatch), undefined;
     if (!this.ctx.usedCredentials.use(cred.sig, cred.expires)) return fail(`the credential of step ${key} was used here already`), undefined;
     this.starting.add(key);
     const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS).finally(() => this.starting.delete(key));
@@ -214,7 +218,7 @@ export class StepNode {
   start(cred: StepCredential): void {
     const k = this.spec.fanout;
     const spec = this.spec;
-    const first = this.rankBase + firstRanks(spec.tasks)[this.index]!;
+    const first = this.rankBase + stepFirstRanks(spec)[this.index]!;
     const worldRanks = Array.from({ length: spec.tasks[this.index]! }, (_, i) => first + i);
     const children = childrenOf(this.index, spec.nodes.length, k);
     if (spec.elastic) {
@@ -312,7 +316,7 @@ export class StepNode {
     }
     mark("a.pmi-listening");
     const count = spec.tasks[this.index]!;
-    const first = firstRanks(spec.tasks)[this.index]!;
+    const first = stepFirstRanks(spec)[this.index]!;
     if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
       for (let i = 0; i < count; i++) this.up({ t: "exit", step: this.key, rank: first + i, node: this.ctx.name, code: 1 });
@@ -333,7 +337,7 @@ export class StepNode {
       }
     }
     const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
-    const nodeIndex = names.indexOf(this.ctx.name);
+    const nodeIndex = spec.elastic?.worldNodes ? names.indexOf(this.ctx.name) : nodeIndexIn(spec, this.ctx.name);
     const worldSize = worldSizeOf(spec);
     const job = this.ctx.placement(spec.jobId);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);

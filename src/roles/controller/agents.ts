@@ -235,7 +235,7 @@ export class AgentHub {
 
   /** Checks a hello (clock, advertised address), then registers the node or refuses it with the reason. */
   private async admit(conn: AgentSession, msg: Hello): Promise<void> {
-    const why = await this.refusal(msg, conn.remote);
+    const why = await this.refusal(msg, conn);
     const queued = this.joining.get(conn);
     this.joining.delete(conn);
     if (!queued) return; // the connection closed meanwhile
@@ -248,7 +248,7 @@ export class AgentHub {
     for (const text of queued) this.onMessage(conn, text);
   }
 
-  private async refusal(msg: Hello, peer: string): Promise<string | undefined> {
+  private async refusal(msg: Hello, conn: AgentSession): Promise<string | undefined> {
     const protocol = protocolRefusal("agent", msg.protocol, msg.version);
     if (protocol) return protocol;
     if (msg.time !== undefined) {
@@ -256,9 +256,9 @@ export class AgentHub {
       if (Math.abs(skew) > MAX_CLOCK_SKEW_MS)
         return `its clock is ${Math.round(Math.abs(skew) / 1000)} s ${skew > 0 ? "ahead of" : "behind"} the controller's (limit ${MAX_CLOCK_SKEW_MS / 1000} s); sync the clocks (NTP)`;
     }
-    // The agent's own listening socket on the address it connected from needs no reachability
-    // check; in a TLS cluster its certificate is checked all the same.
-    const own = !msg.advertised && hostOf(msg.addr) === peer.replace(/^::ffff:/, "");
+    // The agent's own listening socket on the address it connected from (or an agent of this
+    // process) needs no reachability check; in a TLS cluster its certificate is checked all the same.
+    const own = !msg.advertised && (conn.inProcess === true || hostOf(msg.addr) === conn.remote.replace(/^::ffff:/, ""));
     return own && this.agentCa === undefined ? undefined : await unreachable(msg.addr, this.agentCa);
   }
 

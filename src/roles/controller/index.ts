@@ -24,6 +24,7 @@ import { formatHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { VERSION } from "../../util/version.ts";
 import { AgentHub } from "./agents.ts";
+import { PortServer } from "../../proto/port-link.ts";
 import { Jobs } from "./jobs.ts";
 import { ensureSecret } from "./keys.ts";
 import { lockStateDir } from "./lock.ts";
@@ -116,6 +117,12 @@ export interface ControllerHandle {
   token: string;
   clusterKey: string;
   stateDir: string;
+  /**
+   * A MessageChannel whose other port goes to agents in this process (`ebb up`'s): their links
+   * to this controller, carrying what /v1/agent carries (proto/port-link.ts). The cluster key is
+   * not asked: only this process holds the port.
+   */
+  linkAgents(): MessagePort;
   stop(): Promise<void>;
 }
 
@@ -368,12 +375,19 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
   log.info(`listening on ${url}`, { db: dbPath, stateDir: opts.stateDir });
   if (!opts.tls && !["127.0.0.1", "::1", "localhost"].includes(opts.listen.host))
     log.warn(`serving plain HTTP on ${formatHostPort(opts.listen)}: tokens, the cluster key and step credentials cross the network unencrypted; use TLS (ebb up --tls, or --tls-cert/--tls-key)`);
+  const portServers: PortServer[] = [];
   return {
     url,
     token,
     clusterKey,
     stateDir: opts.stateDir,
+    linkAgents() {
+      const { port1, port2 } = new MessageChannel();
+      portServers.push(new PortServer(port1, { message: (s, text) => agents!.onMessage(s, text), close: (s) => agents!.onClose(s) }));
+      return port2;
+    },
     async stop() {
+      for (const p of portServers) p.close();
       clearInterval(ticker);
       clearInterval(heartbeatTicker);
       metrics.process.stop();

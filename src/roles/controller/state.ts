@@ -16,6 +16,8 @@ export interface Session<Out> {
   send(msg: Out): void;
   close(code: number, reason: string): void;
   readonly remote: string;
+  /** An agent of this process (`ebb up`'s) on the in-process link, not a socket. */
+  readonly inProcess?: boolean;
 }
 export type AgentSession = Session<ControllerToAgent>;
 export type LauncherSession = Session<ControllerToLauncher>;
