@@ -15,6 +15,7 @@ import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairsh
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
 import { applyPriorities, prioritize, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
 import { queueOrder } from "../../sched/batch.ts";
+import { queueOrderByRuns } from "../../sched/queue-runs.ts";
 import { holdBack, submitLimit, type Amounts, type QuotaJob } from "../../sched/quota.ts";
 import type { JobState, PendingJob } from "../../sched/types.ts";
 import { pendingView } from "../../sched/pending.ts";
@@ -179,7 +180,13 @@ export class QueuePolicy {
       v.priority = multifactor ? f.priority : undefined;
       v.tier = f.tier !== 0 ? f.tier : undefined;
     });
-    return views.sort(queueOrder);
+    // Without the size factor, one user's jobs of one tier are in submit order: merged, not sorted.
+    if (multifactor && this.cfg.priority.weights.jobSize > 0) return views.sort(queueOrder);
+    return queueOrderByRuns(views, (i) => {
+      const f = factors[i]!;
+      // User names hold no NUL: tier 0's runs are named by the user alone.
+      return f.tier === 0 ? f.user : `${f.tier}\0${f.user}`;
+    });
   }
 
   /**
