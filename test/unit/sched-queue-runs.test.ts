@@ -2,11 +2,12 @@
  * Queue order by merging runs (sched/queue-runs.ts) against the full sort it replaces, on plain
  * data: random queues of several users and tiers, priorities made by `prioritize` as a pass makes
  * them (multifactor without the size factor, and submit order), jobs given in id order or shuffled.
+ * And the pass's priorities without factor objects (`priorityOfEach`) against `prioritize`'s.
  */
 import { describe, expect, test } from "bun:test";
 import { queueOrder } from "../../src/sched/batch.ts";
 import { UsageBook } from "../../src/sched/fairshare.ts";
-import { DEFAULT_PRIORITY, prioritize, type PriorityConfig, type PriorityJob } from "../../src/sched/priority.ts";
+import { DEFAULT_PRIORITY, priorityOfEach, prioritize, type PriorityConfig, type PriorityJob } from "../../src/sched/priority.ts";
 import { queueOrderByRuns } from "../../src/sched/queue-runs.ts";
 import type { PendingJob } from "../../src/sched/types.ts";
 
@@ -25,7 +26,7 @@ function rng(seed: number): () => number {
 const NOW = 1_800_000_000_000;
 
 /** A queue as a pass would order it: each job's priority and tier set, and its run (tier and user). */
-function queue(seed: number, cfg: PriorityConfig, shuffle: boolean): { jobs: PendingJob[]; runs: string[] } {
+function queue(seed: number, cfg: PriorityConfig, shuffle: boolean): { jobs: PendingJob[]; runs: string[]; asked: PriorityJob[]; book: UsageBook } {
   const r = rng(seed);
   const users = 1 + Math.floor(r() * 6);
   const n = Math.floor(r() * 300);
@@ -47,7 +48,7 @@ function queue(seed: number, cfg: PriorityConfig, shuffle: boolean): { jobs: Pen
     const f = factors[i]!;
     return { id: a.id, minNodes: 1, maxNodes: 1, timeLimit: 60, submitTime: a.submitTime, priority: cfg.type === "multifactor" ? f.priority : undefined, tier: f.tier !== 0 ? f.tier : undefined };
   });
-  return { jobs, runs: factors.map((f) => `${f.tier}\0${f.user}`) };
+  return { jobs, runs: factors.map((f) => `${f.tier}\0${f.user}`), asked, book };
 }
 
 const ids = (jobs: readonly PendingJob[]) => jobs.map((j) => j.id);
@@ -80,4 +81,23 @@ describe("queue order by merging each user's and tier's run is the full sort's",
     }
     expect(differs).toBeGreaterThan(0);
   });
+});
+
+test("priorityOfEach gives prioritize's priorities to the last bit, with and without the size factor, shares in the config", () => {
+  const cfgs: PriorityConfig[] = [
+    multifactor,
+    { ...multifactor, weights: { fairshare: 7_777, age: 1_234.5, jobSize: 3_000 }, favorSmall: true, shares: { u0: 3, u2: 0.5, nobody: 2 } },
+    { ...multifactor, weights: { ...multifactor.weights, jobSize: 10 }, halfLife: 0 },
+  ];
+  let compared = 0;
+  for (const cfg of cfgs)
+    for (let seed = 1; seed <= 100; seed++) {
+      const { asked, book } = queue(seed, cfg, seed % 2 === 0);
+      const want = prioritize(asked, book, cfg, NOW).factors.map((f) => f.priority);
+      const got = priorityOfEach(asked, book, cfg, NOW);
+      expect(got.length).toBe(want.length);
+      for (let i = 0; i < want.length; i++) if (!Object.is(got[i], want[i])) expect(`${i}: ${got[i]}`).toBe(`${i}: ${want[i]}`);
+      compared += want.length;
+    }
+  expect(compared).toBeGreaterThan(10_000);
 });
