@@ -126,12 +126,13 @@ function sizeTerm(j: PriorityJob, cfg: PriorityConfig): number {
   return cfg.weights.jobSize * (cfg.favorSmall ? 1 - s : s);
 }
 
-function* userSet(jobs: readonly PriorityJob[], book: UsageBook, cfg: PriorityConfig): Iterable<string> {
-  yield* Object.keys(cfg.shares);
-  yield* book.users();
-  // A user's jobs mostly come one after another: each run of them yields its user once.
+/** Users in the config's shares, in the book, and of the jobs, in that order (fairShare counts each once). */
+function userSet(jobs: readonly PriorityJob[], book: UsageBook, cfg: PriorityConfig): string[] {
+  const users = [...Object.keys(cfg.shares), ...book.users()];
+  // A user's jobs mostly come one after another: each run of them adds its user once.
   let last: string | undefined;
-  for (const j of jobs) if (j.user !== last) yield (last = j.user);
+  for (const j of jobs) if (j.user !== last) users.push((last = j.user));
+  return users;
 }
 
 /**
