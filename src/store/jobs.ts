@@ -153,33 +153,17 @@ function prepare(db: Db) {
       .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep"), output: hole("output"), error: hole("error") })
       .where(eq(jobs.id, p("id")))
       .prepare(),
-    markEnded: db
-      .update(jobs)
-      .set({ state: hole("state"), endTime: hole("time"), exitCode: hole("exitCode"), reason: hole("reason") })
-      .where(eq(jobs.id, p("id")))
-      .prepare(),
     setNextStep: db.update(jobs).set({ nextStep: hole("nextStep") }).where(eq(jobs.id, p("id"))).prepare(),
     setProgram: db.update(jobs).set({ program: hole("program") }).where(eq(jobs.id, p("id"))).prepare(),
     setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
     setState: db.update(jobs).set({ state: hole("state") }).where(eq(jobs.id, p("id"))).prepare(),
-    insertEvent: db.insert(jobEvents).values({ jobId: p("jobId"), time: p("time"), kind: p("kind"), message: p("message"), data: p("data") }).prepare(),
     insertAllocation: db
       .insert(jobNodes)
       .values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time"), cores: p("cores"), memMib: p("memMib"), gpus: p("gpus") })
       .prepare(),
-    closeAllocation: db
-      .update(jobNodes)
-      .set({ until: hole("time") })
-      .where(and(eq(jobNodes.jobId, p("jobId")), isNull(jobNodes.until)))
-      .prepare(),
     insertStep: db
       .insert(steps)
       .values({ jobId: p("jobId"), stepId: p("stepId"), argv: p("argv"), tasks: p("tasks"), nodes: p("nodes"), state: "RUNNING", startTime: p("time") })
-      .prepare(),
-    finishStep: db
-      .update(steps)
-      .set({ state: hole("state"), endTime: hole("time"), exitCode: hole("exitCode") })
-      .where(and(eq(steps.jobId, p("jobId")), eq(steps.stepId, p("stepId"))))
       .prepare(),
     /** Allocation rows of a JSON array of job ids (one prepared statement for any number of ids). */
     allocationsOfIds: db
@@ -188,7 +172,6 @@ function prepare(db: Db) {
       .where(sql`${jobNodes.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .orderBy(asc(jobNodes.id))
       .prepare(),
-    setUsage: db.update(jobs).set({ usage: hole("usage") }).where(eq(jobs.id, p("id"))).prepare(),
     closeSteps: db
       .update(steps)
       .set({ state: hole("state"), endTime: hole("time") })
@@ -214,13 +197,19 @@ function prepareTaskCopies(db: Db) {
 }
 
 /**
- * A usage report's statements (one report per job and node at least), in SQL: drizzle's
- * placeholders and row mapping cost more than these statements. A job's rows are read whole to
- * find its latest on the node: `max(id)` over them took about 5 times as long as reading them.
+ * The statements every job runs at its end (and its events), in SQL: drizzle's placeholders and
+ * row mapping cost more than these statements. JSON columns are written as drizzle writes them
+ * (JSON.stringify, null as "null"). A job's allocation rows are read whole to find its latest on a
+ * node: `max(id)` over them took about 5 times as long as reading them.
  */
-function prepareUsage(db: Db) {
+function prepareHot(db: Db) {
   const s = db.$client;
   return {
+    insertEvent: s.prepare<unknown, [number, number, string, string, string]>(`INSERT INTO job_events (job_id, time, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5)`),
+    markEnded: s.prepare<unknown, [number, string, number, number | null, string | null]>(`UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, reason = ?5 WHERE id = ?1`),
+    setUsage: s.prepare<unknown, [number, string]>(`UPDATE jobs SET usage = ?2 WHERE id = ?1`),
+    closeAllocation: s.prepare<unknown, [number, number]>(`UPDATE job_nodes SET until = ?2 WHERE job_id = ?1 AND until IS NULL`),
+    finishStep: s.prepare<unknown, [number, number, string, number, number | null]>(`UPDATE steps SET state = ?3, end_time = ?4, exit_code = ?5 WHERE job_id = ?1 AND step_id = ?2`),
     allocationNodes: s.prepare<{ id: number; node: string }, [number]>(`SELECT id, node FROM job_nodes WHERE job_id = ?1`),
     setAllocationUsage: s.prepare<unknown, [number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3 WHERE id = ?1`),
     usageTotals: s.prepare<JobUsage, [number]>(`SELECT coalesce(sum(cpu_sec), 0) AS cpuSec, coalesce(max(peak_mem_mib), 0) AS peakMemMiB FROM job_nodes WHERE job_id = ?1`),
@@ -229,12 +218,12 @@ function prepareUsage(db: Db) {
 
 /** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
 export class JobStore {
-  private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies> & ReturnType<typeof prepareUsage>;
+  private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies> & ReturnType<typeof prepareHot>;
   /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
   private readonly runTx: (fn: () => unknown) => unknown;
 
   constructor(readonly db: Db) {
-    this.q = { ...prepare(db), ...prepareTaskCopies(db), ...prepareUsage(db) };
+    this.q = { ...prepare(db), ...prepareTaskCopies(db), ...prepareHot(db) };
     this.runTx = db.$client.transaction((fn: () => unknown) => fn());
   }
 
@@ -437,7 +426,7 @@ export class JobStore {
   }
 
   markEnded(id: number, state: string, time: number, exitCode: number | null, reason: string | null): void {
-    this.q.markEnded.run({ id, state, time, exitCode, reason });
+    this.q.markEnded.run(id, state, time, exitCode, reason);
   }
 
   /** A running job back in the queue (--requeue): pending, not started, restarted once more. */
@@ -477,7 +466,7 @@ export class JobStore {
   }
 
   addEvent(jobId: number, time: number, kind: string, message: string, data?: Record<string, unknown>): void {
-    this.q.insertEvent.run({ jobId, time, kind, message, data: data ?? null });
+    this.q.insertEvent.run(jobId, time, kind, message, JSON.stringify(data ?? null));
   }
 
   /** The job holds these shares from `time`, after the `firstPosition` nodes it held already. */
@@ -493,16 +482,19 @@ export class JobStore {
   recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
     // Found, then updated: one UPDATE with the lookup as its subquery ran at about half the speed
     // (SQLite reads the rows to change first when a subquery reads the same table).
+    const rows = this.q.allocationNodes.all(jobId);
     let latest: number | undefined;
-    for (const r of this.q.allocationNodes.all(jobId)) if (r.node === node && (latest === undefined || r.id > latest)) latest = r.id;
+    for (const r of rows) if (r.node === node && (latest === undefined || r.id > latest)) latest = r.id;
     if (latest === undefined) return undefined;
     this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB);
+    // A job of one row (most jobs): its totals are this report, as the sums would read them back.
+    if (rows.length === 1) return { cpuSec, peakMemMiB };
     const t = this.q.usageTotals.get(jobId)!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
   }
 
   setUsage(id: number, usage: JobUsage): void {
-    this.q.setUsage.run({ id, usage });
+    this.q.setUsage.run(id, JSON.stringify(usage));
   }
 
   /** A job that ended FAILED is OUT_OF_MEMORY (its OOM kill was reported after its exit). */
@@ -517,7 +509,7 @@ export class JobStore {
   /** Ends the job's hold on `nodes` (all of its nodes if omitted). */
   closeAllocation(jobId: number, time: number, nodes?: readonly string[]): void {
     if (!nodes) {
-      this.q.closeAllocation.run({ jobId, time });
+      this.q.closeAllocation.run(jobId, time);
       return;
     }
     this.db
@@ -532,7 +524,7 @@ export class JobStore {
   }
 
   finishStep(jobId: number, stepId: number, state: string, time: number, exitCode: number | null): void {
-    this.q.finishStep.run({ jobId, stepId, state, time, exitCode });
+    this.q.finishStep.run(jobId, stepId, state, time, exitCode);
   }
 
   /** An elastic step's layout after a committed adaptation: its ranks, over the job's nodes now. */
