@@ -148,23 +148,10 @@ function prepare(db: Db) {
       .from(jobTexts)
       .where(sql`${jobTexts.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .prepare(),
-    markRunning: db
-      .update(jobs)
-      .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep"), output: hole("output"), error: hole("error") })
-      .where(eq(jobs.id, p("id")))
-      .prepare(),
     setNextStep: db.update(jobs).set({ nextStep: hole("nextStep") }).where(eq(jobs.id, p("id"))).prepare(),
     setProgram: db.update(jobs).set({ program: hole("program") }).where(eq(jobs.id, p("id"))).prepare(),
     setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
     setState: db.update(jobs).set({ state: hole("state") }).where(eq(jobs.id, p("id"))).prepare(),
-    insertAllocation: db
-      .insert(jobNodes)
-      .values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time"), cores: p("cores"), memMib: p("memMib"), gpus: p("gpus") })
-      .prepare(),
-    insertStep: db
-      .insert(steps)
-      .values({ jobId: p("jobId"), stepId: p("stepId"), argv: p("argv"), tasks: p("tasks"), nodes: p("nodes"), state: "RUNNING", startTime: p("time") })
-      .prepare(),
     /** Allocation rows of a JSON array of job ids (one prepared statement for any number of ids). */
     allocationsOfIds: db
       .select()
@@ -197,7 +184,7 @@ function prepareTaskCopies(db: Db) {
 }
 
 /**
- * The statements every job runs at its end (and its events), in SQL: drizzle's placeholders and
+ * The statements every job runs at its start and its end (and its events), in SQL: drizzle's placeholders and
  * row mapping cost more than these statements. JSON columns are written as drizzle writes them
  * (JSON.stringify, null as "null"). A job's allocation rows are read whole to find its latest on a
  * node: `max(id)` over them took about 5 times as long as reading them.
@@ -205,6 +192,11 @@ function prepareTaskCopies(db: Db) {
 function prepareHot(db: Db) {
   const s = db.$client;
   return {
+    markRunning: s.prepare<unknown, [number, number, number, number, string | null, string | null]>(
+      `UPDATE jobs SET state = 'RUNNING', start_time = ?2, reason = NULL, nodes = ?3, next_step = ?4, output = ?5, error = ?6 WHERE id = ?1`,
+    ),
+    insertAllocation: s.prepare<unknown, [number, string, number, number, string, number, string]>(`INSERT INTO job_nodes (job_id, node, position, since, cores, mem_mib, gpus) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`),
+    insertStep: s.prepare<unknown, [number, number, string, number, string, number]>(`INSERT INTO steps (job_id, step_id, argv, tasks, nodes, state, start_time) VALUES (?1, ?2, ?3, ?4, ?5, 'RUNNING', ?6)`),
     insertEvent: s.prepare<unknown, [number, number, string, string, string]>(`INSERT INTO job_events (job_id, time, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5)`),
     markEnded: s.prepare<unknown, [number, string, number, number | null, string | null]>(`UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, reason = ?5 WHERE id = ?1`),
     setUsage: s.prepare<unknown, [number, string]>(`UPDATE jobs SET usage = ?2 WHERE id = ?1`),
@@ -284,7 +276,7 @@ export class JobStore {
 
   /** The job runs from `time` on `nodes` nodes; its output and error paths are final now. */
   markRunning(id: number, time: number, nodes: number, nextStep: number, output: string | null, error: string | null): void {
-    this.q.markRunning.run({ id, time, nodes, nextStep, output, error });
+    this.q.markRunning.run(id, time, nodes, nextStep, output, error);
   }
 
   /**
@@ -471,7 +463,7 @@ export class JobStore {
 
   /** The job holds these shares from `time`, after the `firstPosition` nodes it held already. */
   openAllocation(jobId: number, shares: readonly NodeShare[], time: number, firstPosition = 0): void {
-    shares.forEach((sh, i) => this.q.insertAllocation.run({ jobId, node: sh.node, position: firstPosition + i, time, cores: compressIndices(sh.cores), memMib: sh.memMiB, gpus: sh.gpus.join(",") }));
+    shares.forEach((sh, i) => this.q.insertAllocation.run(jobId, sh.node, firstPosition + i, time, compressIndices(sh.cores), sh.memMiB, sh.gpus.join(",")));
   }
 
   /**
@@ -520,7 +512,7 @@ export class JobStore {
   }
 
   insertStep(jobId: number, stepId: number, argv: string[], tasks: number, nodes: string[], time: number): void {
-    this.q.insertStep.run({ jobId, stepId, argv, tasks, nodes, time });
+    this.q.insertStep.run(jobId, stepId, JSON.stringify(argv), tasks, JSON.stringify(nodes), time);
   }
 
   finishStep(jobId: number, stepId: number, state: string, time: number, exitCode: number | null): void {
