@@ -33,9 +33,10 @@ export class PlanStore {
     const p = sql.placeholder;
     const hole = (name: string) => sql.placeholder(name) as unknown as never;
     this.q = {
-      insertPlan: db.insert(plans).values({ time: p("time"), policy: p("policy"), reservations: p("reservations") }).returning({ id: plans.id }).prepare(),
-      // One a start (every job): in SQL, its id from the insert itself (drizzle's placeholders,
-      // mapping and RETURNING cost more than the insert). `detail` is JSON, as drizzle wrote it.
+      // A plan (each pass that plans anything) and its items (one a start, so one a job): in SQL,
+      // each id from the insert itself (drizzle's placeholders, mapping and RETURNING cost more
+      // than the insert). `reservations` and `detail` are JSON, as drizzle wrote them.
+      insertPlan: db.$client.prepare<unknown, [number, string, string]>(`INSERT INTO plans (time, policy, reservations) VALUES (?1, ?2, ?3)`),
       insertItem: db.$client.prepare<unknown, [number, number, string, string, string, string | null, string]>(
         `INSERT INTO plan_items (plan_id, job_id, kind, status, reason, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
       ),
@@ -45,7 +46,7 @@ export class PlanStore {
 
   /** The plan's row and its items (call inside a transaction); returns the items' ids in order. */
   insert(row: Omit<typeof plans.$inferInsert, "id">, items: readonly NewPlanItem[]): { planId: number; itemIds: number[] } {
-    const planId = this.q.insertPlan.get(row)!.id;
+    const planId = Number(this.q.insertPlan.run(row.time, row.policy, JSON.stringify(row.reservations)).lastInsertRowid);
     const itemIds = items.map((i) => Number(this.q.insertItem.run(planId, i.jobId, i.kind, i.status, i.reason, i.outcome ?? null, JSON.stringify(i.detail)).lastInsertRowid));
     return { planId, itemIds };
   }
