@@ -93,21 +93,46 @@ export interface PriorityFactors {
  */
 export function prioritize(jobs: readonly PriorityJob[], book: UsageBook, cfg: PriorityConfig, now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
   const users = fairShare(userSet(jobs, book, cfg), book, cfg.shares, now);
-  const w = cfg.weights;
   const factors = jobs.map((j) => {
-    const age = w.age * Math.min(1, Math.max(0, now - j.submitTime) / 1000 / cfg.maxAge);
-    const fairshare = w.fairshare * (users.get(j.user)?.factor ?? 1);
-    const s = Math.min(1, Math.max(0, j.size));
-    const jobSize = w.jobSize * (cfg.favorSmall ? 1 - s : s);
+    const age = ageTerm(j, cfg, now);
+    const fairshare = fairshareTerm(users.get(j.user), cfg);
+    const jobSize = sizeTerm(j, cfg);
     return { jobId: j.id, user: j.user, tier: j.tier ?? 0, priority: age + fairshare + jobSize, age, fairshare, jobSize };
   });
   return { factors, users };
 }
 
-function* userSet(jobs: readonly PriorityJob[], book: UsageBook, cfg: PriorityConfig): Iterable<string> {
-  yield* Object.keys(cfg.shares);
-  yield* book.users();
-  for (const j of jobs) yield j.user;
+/**
+ * Each job's priority at `now`, in the order of `jobs`: `prioritize`'s, to the last bit, without
+ * an object of factors per job (a scheduling pass asks about every waiting job).
+ */
+export function priorityOfEach(jobs: readonly PriorityJob[], book: UsageBook, cfg: PriorityConfig, now: number): number[] {
+  const users = fairShare(userSet(jobs, book, cfg), book, cfg.shares, now);
+  const out: number[] = new Array(jobs.length);
+  let user: string | undefined;
+  let fairshare = 0;
+  for (let i = 0; i < jobs.length; i++) {
+    const j = jobs[i]!;
+    if (j.user !== user) fairshare = fairshareTerm(users.get((user = j.user)), cfg);
+    out[i] = ageTerm(j, cfg, now) + fairshare + sizeTerm(j, cfg);
+  }
+  return out;
+}
+
+const ageTerm = (j: PriorityJob, cfg: PriorityConfig, now: number): number => cfg.weights.age * Math.min(1, Math.max(0, now - j.submitTime) / 1000 / cfg.maxAge);
+const fairshareTerm = (row: ShareRow | undefined, cfg: PriorityConfig): number => cfg.weights.fairshare * (row?.factor ?? 1);
+function sizeTerm(j: PriorityJob, cfg: PriorityConfig): number {
+  const s = Math.min(1, Math.max(0, j.size));
+  return cfg.weights.jobSize * (cfg.favorSmall ? 1 - s : s);
+}
+
+/** Users in the config's shares, in the book, and of the jobs, in that order (fairShare counts each once). */
+function userSet(jobs: readonly PriorityJob[], book: UsageBook, cfg: PriorityConfig): string[] {
+  const users = [...Object.keys(cfg.shares), ...book.users()];
+  // A user's jobs mostly come one after another: each run of them adds its user once.
+  let last: string | undefined;
+  for (const j of jobs) if (j.user !== last) users.push((last = j.user));
+  return users;
 }
 
 /**

@@ -148,39 +148,10 @@ function prepare(db: Db) {
       .from(jobTexts)
       .where(sql`${jobTexts.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .prepare(),
-    markRunning: db
-      .update(jobs)
-      .set({ state: "RUNNING", startTime: hole("time"), reason: null, nodes: hole("nodes"), nextStep: hole("nextStep"), output: hole("output"), error: hole("error") })
-      .where(eq(jobs.id, p("id")))
-      .prepare(),
-    markEnded: db
-      .update(jobs)
-      .set({ state: hole("state"), endTime: hole("time"), exitCode: hole("exitCode"), reason: hole("reason") })
-      .where(eq(jobs.id, p("id")))
-      .prepare(),
     setNextStep: db.update(jobs).set({ nextStep: hole("nextStep") }).where(eq(jobs.id, p("id"))).prepare(),
     setProgram: db.update(jobs).set({ program: hole("program") }).where(eq(jobs.id, p("id"))).prepare(),
     setNodes: db.update(jobs).set({ nodes: hole("nodes") }).where(eq(jobs.id, p("id"))).prepare(),
     setState: db.update(jobs).set({ state: hole("state") }).where(eq(jobs.id, p("id"))).prepare(),
-    insertEvent: db.insert(jobEvents).values({ jobId: p("jobId"), time: p("time"), kind: p("kind"), message: p("message"), data: p("data") }).prepare(),
-    insertAllocation: db
-      .insert(jobNodes)
-      .values({ jobId: p("jobId"), node: p("node"), position: p("position"), since: p("time"), cores: p("cores"), memMib: p("memMib"), gpus: p("gpus") })
-      .prepare(),
-    closeAllocation: db
-      .update(jobNodes)
-      .set({ until: hole("time") })
-      .where(and(eq(jobNodes.jobId, p("jobId")), isNull(jobNodes.until)))
-      .prepare(),
-    insertStep: db
-      .insert(steps)
-      .values({ jobId: p("jobId"), stepId: p("stepId"), argv: p("argv"), tasks: p("tasks"), nodes: p("nodes"), state: "RUNNING", startTime: p("time") })
-      .prepare(),
-    finishStep: db
-      .update(steps)
-      .set({ state: hole("state"), endTime: hole("time"), exitCode: hole("exitCode") })
-      .where(and(eq(steps.jobId, p("jobId")), eq(steps.stepId, p("stepId"))))
-      .prepare(),
     /** Allocation rows of a JSON array of job ids (one prepared statement for any number of ids). */
     allocationsOfIds: db
       .select()
@@ -188,19 +159,6 @@ function prepare(db: Db) {
       .where(sql`${jobNodes.jobId} IN (SELECT value FROM json_each(${p("ids")}))`)
       .orderBy(asc(jobNodes.id))
       .prepare(),
-    /** A job's latest allocation row on a node (where its agent's usage reports go). */
-    latestAllocationOn: db
-      .select({ id: sql<number | null>`max(${jobNodes.id})` })
-      .from(jobNodes)
-      .where(and(eq(jobNodes.jobId, p("jobId")), eq(jobNodes.node, p("node"))))
-      .prepare(),
-    setAllocationUsage: db.update(jobNodes).set({ cpuSec: hole("cpuSec"), peakMemMib: hole("peakMemMiB") }).where(eq(jobNodes.id, p("id"))).prepare(),
-    usageTotals: db
-      .select({ cpuSec: sql<number>`coalesce(sum(${jobNodes.cpuSec}), 0)`, peakMemMiB: sql<number>`coalesce(max(${jobNodes.peakMemMib}), 0)` })
-      .from(jobNodes)
-      .where(eq(jobNodes.jobId, p("jobId")))
-      .prepare(),
-    setUsage: db.update(jobs).set({ usage: hole("usage") }).where(eq(jobs.id, p("id"))).prepare(),
     closeSteps: db
       .update(steps)
       .set({ state: hole("state"), endTime: hole("time") })
@@ -225,14 +183,39 @@ function prepareTaskCopies(db: Db) {
   };
 }
 
+/**
+ * The statements every job runs at its start and its end (and its events), in SQL: drizzle's placeholders and
+ * row mapping cost more than these statements. JSON columns are written as drizzle writes them
+ * (JSON.stringify, null as "null"). A job's allocation rows are read whole to find its latest on a
+ * node: `max(id)` over them took about 5 times as long as reading them.
+ */
+function prepareHot(db: Db) {
+  const s = db.$client;
+  return {
+    markRunning: s.prepare<unknown, [number, number, number, number, string | null, string | null]>(
+      `UPDATE jobs SET state = 'RUNNING', start_time = ?2, reason = NULL, nodes = ?3, next_step = ?4, output = ?5, error = ?6 WHERE id = ?1`,
+    ),
+    insertAllocation: s.prepare<unknown, [number, string, number, number, string, number, string]>(`INSERT INTO job_nodes (job_id, node, position, since, cores, mem_mib, gpus) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`),
+    insertStep: s.prepare<unknown, [number, number, string, number, string, number]>(`INSERT INTO steps (job_id, step_id, argv, tasks, nodes, state, start_time) VALUES (?1, ?2, ?3, ?4, ?5, 'RUNNING', ?6)`),
+    insertEvent: s.prepare<unknown, [number, number, string, string, string]>(`INSERT INTO job_events (job_id, time, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5)`),
+    markEnded: s.prepare<unknown, [number, string, number, number | null, string | null]>(`UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, reason = ?5 WHERE id = ?1`),
+    setUsage: s.prepare<unknown, [number, string]>(`UPDATE jobs SET usage = ?2 WHERE id = ?1`),
+    closeAllocation: s.prepare<unknown, [number, number]>(`UPDATE job_nodes SET until = ?2 WHERE job_id = ?1 AND until IS NULL`),
+    finishStep: s.prepare<unknown, [number, number, string, number, number | null]>(`UPDATE steps SET state = ?3, end_time = ?4, exit_code = ?5 WHERE job_id = ?1 AND step_id = ?2`),
+    allocationNodes: s.prepare<{ id: number; node: string }, [number]>(`SELECT id, node FROM job_nodes WHERE job_id = ?1`),
+    setAllocationUsage: s.prepare<unknown, [number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3 WHERE id = ?1`),
+    usageTotals: s.prepare<JobUsage, [number]>(`SELECT coalesce(sum(cpu_sec), 0) AS cpuSec, coalesce(max(peak_mem_mib), 0) AS peakMemMiB FROM job_nodes WHERE job_id = ?1`),
+  };
+}
+
 /** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
 export class JobStore {
-  private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies>;
+  private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies> & ReturnType<typeof prepareHot>;
   /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
   private readonly runTx: (fn: () => unknown) => unknown;
 
   constructor(readonly db: Db) {
-    this.q = { ...prepare(db), ...prepareTaskCopies(db) };
+    this.q = { ...prepare(db), ...prepareTaskCopies(db), ...prepareHot(db) };
     this.runTx = db.$client.transaction((fn: () => unknown) => fn());
   }
 
@@ -293,7 +276,7 @@ export class JobStore {
 
   /** The job runs from `time` on `nodes` nodes; its output and error paths are final now. */
   markRunning(id: number, time: number, nodes: number, nextStep: number, output: string | null, error: string | null): void {
-    this.q.markRunning.run({ id, time, nodes, nextStep, output, error });
+    this.q.markRunning.run(id, time, nodes, nextStep, output, error);
   }
 
   /**
@@ -435,7 +418,7 @@ export class JobStore {
   }
 
   markEnded(id: number, state: string, time: number, exitCode: number | null, reason: string | null): void {
-    this.q.markEnded.run({ id, state, time, exitCode, reason });
+    this.q.markEnded.run(id, state, time, exitCode, reason);
   }
 
   /** A running job back in the queue (--requeue): pending, not started, restarted once more. */
@@ -475,12 +458,12 @@ export class JobStore {
   }
 
   addEvent(jobId: number, time: number, kind: string, message: string, data?: Record<string, unknown>): void {
-    this.q.insertEvent.run({ jobId, time, kind, message, data: data ?? null });
+    this.q.insertEvent.run(jobId, time, kind, message, JSON.stringify(data ?? null));
   }
 
   /** The job holds these shares from `time`, after the `firstPosition` nodes it held already. */
   openAllocation(jobId: number, shares: readonly NodeShare[], time: number, firstPosition = 0): void {
-    shares.forEach((sh, i) => this.q.insertAllocation.run({ jobId, node: sh.node, position: firstPosition + i, time, cores: compressIndices(sh.cores), memMib: sh.memMiB, gpus: sh.gpus.join(",") }));
+    shares.forEach((sh, i) => this.q.insertAllocation.run(jobId, sh.node, firstPosition + i, time, compressIndices(sh.cores), sh.memMiB, sh.gpus.join(",")));
   }
 
   /**
@@ -491,15 +474,19 @@ export class JobStore {
   recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
     // Found, then updated: one UPDATE with the lookup as its subquery ran at about half the speed
     // (SQLite reads the rows to change first when a subquery reads the same table).
-    const latest = this.q.latestAllocationOn.get({ jobId, node })?.id;
-    if (latest == null) return undefined;
-    this.q.setAllocationUsage.run({ id: latest, cpuSec, peakMemMiB });
-    const t = this.q.usageTotals.get({ jobId })!;
+    const rows = this.q.allocationNodes.all(jobId);
+    let latest: number | undefined;
+    for (const r of rows) if (r.node === node && (latest === undefined || r.id > latest)) latest = r.id;
+    if (latest === undefined) return undefined;
+    this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB);
+    // A job of one row (most jobs): its totals are this report, as the sums would read them back.
+    if (rows.length === 1) return { cpuSec, peakMemMiB };
+    const t = this.q.usageTotals.get(jobId)!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
   }
 
   setUsage(id: number, usage: JobUsage): void {
-    this.q.setUsage.run({ id, usage });
+    this.q.setUsage.run(id, JSON.stringify(usage));
   }
 
   /** A job that ended FAILED is OUT_OF_MEMORY (its OOM kill was reported after its exit). */
@@ -514,7 +501,7 @@ export class JobStore {
   /** Ends the job's hold on `nodes` (all of its nodes if omitted). */
   closeAllocation(jobId: number, time: number, nodes?: readonly string[]): void {
     if (!nodes) {
-      this.q.closeAllocation.run({ jobId, time });
+      this.q.closeAllocation.run(jobId, time);
       return;
     }
     this.db
@@ -525,11 +512,11 @@ export class JobStore {
   }
 
   insertStep(jobId: number, stepId: number, argv: string[], tasks: number, nodes: string[], time: number): void {
-    this.q.insertStep.run({ jobId, stepId, argv, tasks, nodes, time });
+    this.q.insertStep.run(jobId, stepId, JSON.stringify(argv), tasks, JSON.stringify(nodes), time);
   }
 
   finishStep(jobId: number, stepId: number, state: string, time: number, exitCode: number | null): void {
-    this.q.finishStep.run({ jobId, stepId, state, time, exitCode });
+    this.q.finishStep.run(jobId, stepId, state, time, exitCode);
   }
 
   /** An elastic step's layout after a committed adaptation: its ranks, over the job's nodes now. */

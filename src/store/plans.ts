@@ -33,20 +33,21 @@ export class PlanStore {
     const p = sql.placeholder;
     const hole = (name: string) => sql.placeholder(name) as unknown as never;
     this.q = {
-      insertPlan: db.insert(plans).values({ time: p("time"), policy: p("policy"), reservations: p("reservations") }).returning({ id: plans.id }).prepare(),
-      insertItem: db
-        .insert(planItems)
-        .values({ planId: p("planId"), jobId: p("jobId"), kind: p("kind"), status: p("status"), reason: p("reason"), outcome: p("outcome"), detail: p("detail") })
-        .returning({ id: planItems.id })
-        .prepare(),
+      // A plan (each pass that plans anything) and its items (one a start, so one a job): in SQL,
+      // each id from the insert itself (drizzle's placeholders, mapping and RETURNING cost more
+      // than the insert). `reservations` and `detail` are JSON, as drizzle wrote them.
+      insertPlan: db.$client.prepare<unknown, [number, string, string]>(`INSERT INTO plans (time, policy, reservations) VALUES (?1, ?2, ?3)`),
+      insertItem: db.$client.prepare<unknown, [number, number, string, string, string, string | null, string]>(
+        `INSERT INTO plan_items (plan_id, job_id, kind, status, reason, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
+      ),
       settle: db.update(planItems).set({ status: hole("status"), outcome: hole("outcome") }).where(eq(planItems.id, p("id"))).prepare(),
     };
   }
 
   /** The plan's row and its items (call inside a transaction); returns the items' ids in order. */
   insert(row: Omit<typeof plans.$inferInsert, "id">, items: readonly NewPlanItem[]): { planId: number; itemIds: number[] } {
-    const planId = this.q.insertPlan.get(row)!.id;
-    const itemIds = items.map((i) => this.q.insertItem.get({ outcome: null, ...i, planId })!.id);
+    const planId = Number(this.q.insertPlan.run(row.time, row.policy, JSON.stringify(row.reservations)).lastInsertRowid);
+    const itemIds = items.map((i) => Number(this.q.insertItem.run(planId, i.jobId, i.kind, i.status, i.reason, i.outcome ?? null, JSON.stringify(i.detail)).lastInsertRowid));
     return { planId, itemIds };
   }
 

@@ -59,11 +59,14 @@ test("a node's usage report goes on the job's latest row there: CPU seconds summ
   // A later report from n1 replaces its earlier one.
   expect(store.recordNodeUsage(job, "n1", 4, 50)).toEqual({ cpuSec: 6, peakMemMiB: 300 });
   expect(store.recordNodeUsage(job, "n3", 1, 1)).toBeUndefined();
+  // A job of one row: its totals are the report (no sum asked), as the sums would read them back.
+  expect(store.recordNodeUsage(other, "n1", 0.1 + 0.2, 7.25)).toEqual({ cpuSec: 0.1 + 0.2, peakMemMiB: 7.25 });
+  expect(store.db.$client.query(`SELECT coalesce(sum(cpu_sec), 0) AS cpuSec, coalesce(max(peak_mem_mib), 0) AS peakMemMiB FROM job_nodes WHERE job_id = ${other}`).get()).toEqual({ cpuSec: 0.1 + 0.2, peakMemMiB: 7.25 });
   const rows = store.db.$client.query("SELECT job_id, node, cpu_sec, peak_mem_mib FROM job_nodes ORDER BY id").values();
   expect(rows).toEqual([
     [job, "n1", null, null],
     [job, "n2", 2, 300],
     [job, "n1", 4, 50],
-    [other, "n1", null, null],
+    [other, "n1", 0.1 + 0.2, 7.25],
   ]);
 });

@@ -13,8 +13,9 @@
 import type { NodeResources } from "../../domain/resources.ts";
 import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairshare.ts";
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
-import { applyPriorities, prioritize, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
+import { applyPriorities, priorityOfEach, prioritize, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
 import { queueOrder } from "../../sched/batch.ts";
+import { queueOrderByRuns } from "../../sched/queue-runs.ts";
 import { holdBack, submitLimit, type Amounts, type QuotaJob } from "../../sched/quota.ts";
 import type { JobState, PendingJob } from "../../sched/types.ts";
 import { pendingView } from "../../sched/pending.ts";
@@ -170,16 +171,24 @@ export class QueuePolicy {
 
   /** Views in queue order, with their priorities (and tiers) set; the running jobs' priorities too. */
   private order(views: PendingJob[], now: number, running: readonly JobState[]): PendingJob[] {
-    const { factors } = this.factorsOf(running.length > 0 ? [...views, ...running] : views, now);
-    // The factors come in the order asked: the views', then the running jobs'.
+    const jobs = this.priorityJobs(running.length > 0 ? [...views, ...running] : views);
+    // The priorities come in the order asked: the views', then the running jobs'.
     const multifactor = this.cfg.priority.type === "multifactor";
-    running.forEach((j, i) => (j.priority = multifactor ? factors[views.length + i]!.priority : undefined));
-    views.forEach((v, i) => {
-      const f = factors[i]!;
-      v.priority = multifactor ? f.priority : undefined;
-      v.tier = f.tier !== 0 ? f.tier : undefined;
+    const priority = multifactor ? priorityOfEach(jobs, this.usage, this.cfg.priority, now) : undefined;
+    for (let i = 0; i < running.length; i++) running[i]!.priority = priority?.[views.length + i];
+    for (let i = 0; i < views.length; i++) {
+      const v = views[i]!;
+      const tier = jobs[i]!.tier ?? 0;
+      v.priority = priority?.[i];
+      v.tier = tier !== 0 ? tier : undefined;
+    }
+    // Without the size factor, one user's jobs of one tier are in submit order: merged, not sorted.
+    if (multifactor && this.cfg.priority.weights.jobSize > 0) return views.sort(queueOrder);
+    return queueOrderByRuns(views, (i) => {
+      const j = jobs[i]!;
+      // User names hold no NUL: tier 0's runs are named by the user alone.
+      return !j.tier ? j.user : `${j.tier}\0${j.user}`;
     });
-    return views.sort(queueOrder);
   }
 
   /**
@@ -188,11 +197,11 @@ export class QueuePolicy {
    */
   private readonly asPriorityJob = new WeakMap<object, PriorityJob>();
 
-  private factorsOf(views: readonly Pick<PendingJob, "id" | "submitTime">[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
+  private priorityJobs(views: readonly Pick<PendingJob, "id" | "submitTime">[]): PriorityJob[] {
     this.largest.clear();
     // The size factor weighs nothing by default: then no job's size is worked out.
     const cores = this.cfg.priority.weights.jobSize > 0 ? this.totalCores() : 0;
-    const jobs = views.map((v): PriorityJob => {
+    return views.map((v): PriorityJob => {
       const known = cores === 0 ? this.asPriorityJob.get(v) : undefined;
       if (known) return known;
       const row = this.state.jobs.get(v.id)?.row;
@@ -201,7 +210,10 @@ export class QueuePolicy {
       if (cores === 0 && row) this.asPriorityJob.set(v, job);
       return job;
     });
-    return prioritize(jobs, this.usage, this.cfg.priority, now);
+  }
+
+  private factorsOf(views: readonly Pick<PendingJob, "id" | "submitTime">[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
+    return prioritize(this.priorityJobs(views), this.usage, this.cfg.priority, now);
   }
 
   private totalCores(): number {
