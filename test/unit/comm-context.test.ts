@@ -17,6 +17,7 @@ import {
   createWorld,
   resetCommTime,
 } from "../../src/comm/index.ts";
+import { enter, leave, settling } from "../../src/comm/timing.ts";
 
 let open: Transport[] = [];
 let dir = "";
@@ -171,6 +172,22 @@ describe("comm time", () => {
     expect(commTime()).toBe(counted);
     expect(resetCommTime()).toBe(counted);
     expect(commTime()).toBe(0);
+  });
+
+  test("a call settled inside a polling turn ends at the turn's start (no clock read); elsewhere at a clock read", () => {
+    resetCommTime();
+    const t0 = enter();
+    settling(t0 + 1000); // a turn that began 1 µs after the call's entry settles it
+    leave();
+    settling(0);
+    expect(commTime()).toBe(1000);
+    // A turn that began before the call (not possible from the rings, but never a negative interval).
+    const t1 = enter();
+    settling(t1 - 5000);
+    leave();
+    settling(0);
+    expect(commTime()).toBeGreaterThanOrEqual(1000);
+    resetCommTime();
   });
 
   test("a small typed array that goes out within the call counts as an instant; other sends from their entry", async () => {
