@@ -6,7 +6,7 @@
  * (SHM, BELL) and asks it first whether a send goes through a ring. Protocol: src/comm/README.md.
  */
 import { type Encoded, type FrameHead, FrameParser, FrameType, HEADER_BYTES, type Header, controlFrame, frameChunks, writeHeader } from "./codec.ts";
-import { Ring, STAMPED } from "./shm.ts";
+import { Ring } from "./shm.ts";
 import { ffi, fs, inDir } from "./lazy.ts";
 import { settling } from "./timing.ts";
 
@@ -201,7 +201,6 @@ export class RingLinks {
     const ring = p.out!;
     const len = HEADER_BYTES + payload.length;
     if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
-      const start = ring.position;
       const at = ring.reserve(HEADER_BYTES);
       if (at >= 0) writeHeader(ring.bytes, head, payload.length, payload.kind, at);
       else {
@@ -209,7 +208,7 @@ export class RingLinks {
         ring.put(this.head);
       }
       for (const part of payload.parts) ring.put(part);
-      ring.commitStamped(start); // whole: the reader may take it from the line it polls (shm.ts)
+      ring.commit();
       if (ring.publish()) this.ring(peer, Bell.DATA);
       return RESOLVED;
     }
@@ -323,37 +322,13 @@ export class RingLinks {
   /** Reads what the peer wrote to its ring; true if anything came. */
   private pumpIn(p: RingPair): boolean {
     const ring = p.in;
-    if (!ring || !p.take) return false;
-    if (ring.stamped() && !p.parser!.midFrame && this.takeStamped(p, ring)) return true;
-    if (ring.available() === 0) return false;
+    if (!ring || !p.take || ring.available() === 0) return false;
     try {
       ring.read(p.take);
     } catch (e) {
       this.host.fail(p.peer, `protocol error in its shared-memory ring: ${(e as Error).message}`);
       return false;
     }
-    if (ring.freed()) this.ring(p.peer, Bell.SPACE);
-    return true;
-  }
-
-  /**
-   * A frame its writer stamped (written whole, send's small path): parsed where it lies, before the
-   * tail that covers it is read, so it costs the one cache line the poll loaded. False if it wraps
-   * around the ring's end (the tail's way takes it then).
-   */
-  private takeStamped(p: RingPair, ring: Ring): boolean {
-    const d = ring.bytes;
-    const at = ring.readAt;
-    const m = ring.size - 1;
-    const len = HEADER_BYTES + (d[at]! | (d[(at + 1) & m]! << 8) | (d[(at + 2) & m]! << 16)) + d[(at + 3) & m]! * 0x1000000;
-    if (at + len > ring.size) return false;
-    try {
-      p.take!(d, at, at + len);
-    } catch (e) {
-      this.host.fail(p.peer, `protocol error in its shared-memory ring: ${(e as Error).message}`);
-      return false;
-    }
-    ring.consumed(len);
     if (ring.freed()) this.ring(p.peer, Bell.SPACE);
     return true;
   }
@@ -403,17 +378,14 @@ export class RingLinks {
     this.ring(peer, Bell.MAPPED); // its writer may now exit without losing what is in the ring
     p.in = ring;
     const live = this.host.liveness(peer);
-    // A DATA frame's type may carry the writer's stamp (shm.ts): it is a DATA frame all the same.
-    const isData = (h: Header) => (h.type & ~STAMPED) === FrameType.DATA;
     const parser = (p.parser = new FrameParser(
       (h, b) => {
-        if (!isData(h)) throw new Error(`frame type ${h.type} in a ring`);
-        h.type = FrameType.DATA;
+        if (h.type !== FrameType.DATA) throw new Error(`frame type ${h.type} in a ring`);
         if (live.state !== "failed") this.host.deliver(h, b, peer);
       },
-      (h) => (isData(h) && live.state === "up" ? this.host.claim(h, peer) : undefined),
+      (h) => (h.type === FrameType.DATA && live.state === "up" ? this.host.claim(h, peer) : undefined),
       // Same checks as above: anything unusual goes the long way, which reports it.
-      (h, chunk, at) => isData(h) && live.state === "up" && this.host.direct(h, chunk, at),
+      (h, chunk, at) => h.type === FrameType.DATA && live.state === "up" && this.host.direct(h, chunk, at),
     ));
     p.take = (ring, start, end) => parser.push(ring, start, end);
     this.pumpIn(p);

@@ -18,21 +18,10 @@
  * publishing and, if it was 1, sends a bell. All of these are Atomics operations (sequentially
  * consistent, full fences on x86-64 for the read-modify-write ones), which is what the
  * flag-then-recheck handshake needs.
- *
- * Stamped records: a consumer that polls the tail and then reads the record waits for two cache
- * lines to come from the producer's core, one after the other (~100 ns each across cores here).
- * So a producer that writes a whole small record at once may stamp it: it sets the STAMPED bit in
- * the record's byte STAMP_OFFSET with an atomic store after everything else (the record and the
- * clearing below), then publishes the tail as usual. A consumer between records polls that byte
- * at its read position: when it is stamped, the record is there whole and comes with the line it
- * polled. Before every tail it publishes, the producer clears the byte STAMP_OFFSET past it (it
- * never fills the ring closer than SLACK bytes to the head, so that byte is always its own), so a
- * stale byte from an earlier lap is never read as a stamp; a record written without a stamp (a
- * large one, or one written in pieces) is read after the tail, as before.
  */
 import { fs } from "./lazy.ts";
 
-const MAGIC = 0x45424254; // "EBBT": rings with stamped records (EBBS: without)
+const MAGIC = 0x45424253;
 const CONTROL = 4096;
 const W_MAGIC = 0;
 const W_PID = 1;
@@ -43,12 +32,6 @@ const W_READER_SLEEPS = 48;
 const W_WRITER_SLEEPS = 64;
 /** Large copies go in steps of this size, each published at once (pipelining within one message). */
 const STEP = 128 * 1024;
-/** The byte of a record that the producer may stamp: a frame's type (codec.ts; every type is below 0x80). */
-export const STAMP_OFFSET = 4;
-/** The stamp: set in that byte by the producer, last, when the record is there whole. */
-export const STAMPED = 0x80;
-/** The producer leaves this many bytes free, so the byte STAMP_OFFSET past its tail is its own to clear. */
-const SLACK = 8;
 
 export class Ring {
   private readonly ctl: Int32Array;
@@ -119,16 +102,10 @@ export class Ring {
 
   /** Bytes that can be written now, or at least as many as `need` if there are (see headSeen). */
   free(need = 1): number {
-    const f = this.size - SLACK - ((this.pos - this.headSeen) >>> 0);
+    const f = this.size - ((this.pos - this.headSeen) >>> 0);
     if (f >= need) return f;
     this.headSeen = Atomics.load(this.ctl, W_HEAD) >>> 0;
-    return this.size - SLACK - ((this.pos - this.headSeen) >>> 0);
-  }
-
-  /** Publishes the tail (everything written so far), first clearing the byte a consumer polls for a stamp there. */
-  private publishTail(): void {
-    this.data[(this.pos + STAMP_OFFSET) & this.mask] = 0;
-    Atomics.store(this.ctl, W_TAIL, this.pos | 0);
+    return this.size - ((this.pos - this.headSeen) >>> 0);
   }
 
   /**
@@ -150,10 +127,10 @@ export class Ring {
         this.data.set(k === src.length ? src : src.subarray(done, done + k), at);
         done += k;
         this.pos = (this.pos + k) >>> 0;
-        if (done < n) this.publishTail();
+        if (done < n) Atomics.store(this.ctl, W_TAIL, this.pos | 0);
       }
     }
-    this.publishTail();
+    Atomics.store(this.ctl, W_TAIL, this.pos | 0);
     return n;
   }
 
@@ -190,20 +167,8 @@ export class Ring {
     return this.data;
   }
 
-  /** The producer's position (bytes written, ever, mod 2^32): where the next record starts. */
-  get position(): number {
-    return this.pos;
-  }
-
-  /**
-   * Makes what put() copied visible to the consumer: the record that began at `start` (a position)
-   * and ends here, written whole, is stamped first (see the top of this file).
-   */
-  commitStamped(start: number): void {
-    const d = this.data;
-    const at = (start + STAMP_OFFSET) & this.mask;
-    d[(this.pos + STAMP_OFFSET) & this.mask] = 0;
-    Atomics.store(d, at, d[at]! | STAMPED);
+  /** Makes what put() copied visible to the consumer. */
+  commit(): void {
     Atomics.store(this.ctl, W_TAIL, this.pos | 0);
   }
 
@@ -220,26 +185,9 @@ export class Ring {
 
   // ---- consumer ----
 
-  /** Bytes waiting to be read (a stamped record taken before its tail was published is not counted again). */
+  /** Bytes waiting to be read. */
   available(): number {
-    const n = ((Atomics.load(this.ctl, W_TAIL) >>> 0) - this.pos) | 0;
-    return n > 0 ? n : 0;
-  }
-
-  /** Whether the record at the read position is stamped (there whole); only meaningful between records. */
-  stamped(): boolean {
-    return (Atomics.load(this.data, (this.pos + STAMP_OFFSET) & this.mask) & STAMPED) !== 0;
-  }
-
-  /** The read position's offset in bytes(). */
-  get readAt(): number {
-    return this.pos & this.mask;
-  }
-
-  /** The consumer took `n` bytes from the read position itself (a stamped record): frees them. */
-  consumed(n: number): void {
-    this.pos = (this.pos + n) >>> 0;
-    Atomics.store(this.ctl, W_HEAD, this.pos | 0);
+    return ((Atomics.load(this.ctl, W_TAIL) >>> 0) - this.pos) >>> 0;
   }
 
   /**
