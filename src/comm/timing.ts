@@ -10,15 +10,13 @@ let depth = 0;
 let since = 0;
 let total = 0;
 /**
- * While the rings' polling loop runs a turn (or a receive reads the rings before it waits): the
- * time that turn began (or the receive was entered), taken as the end of the calls it settles, so
- * that no clock read (~40 ns) lies between a message's arrival and the program's resumption. Such a
- * call is counted up to at most one polling turn (32 reads of the rings, well under a microsecond)
- * short. 0 outside them: a call then ends at a clock read.
+ * While a receive reads the rings before it waits (comm.ts): its entry time, taken as the end of
+ * the calls that settle meanwhile (a message that was already there: an instant, as a small send
+ * is), with no clock read more (~40 ns). 0 otherwise: a call then ends at a clock read.
  */
 let settleAt = 0;
 
-/** The polling loop's turn (or a receive's look at the rings) begins at `at`; 0 when it ends. */
+/** Calls settled from now on end at `at` (a time already read), until settling(0). */
 export function settling(at: number): void {
   settleAt = at;
 }

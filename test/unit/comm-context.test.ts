@@ -174,14 +174,14 @@ describe("comm time", () => {
     expect(commTime()).toBe(0);
   });
 
-  test("a call settled inside a polling turn ends at the turn's start (no clock read); elsewhere at a clock read", () => {
+  test("a call settled while a time is given (a receive's first look at the rings) ends at it, with no clock read; elsewhere at a clock read", () => {
     resetCommTime();
     const t0 = enter();
-    settling(t0 + 1000); // a turn that began 1 µs after the call's entry settles it
+    settling(t0 + 1000); // settled by a look at the rings that took a time 1 µs after the call's entry
     leave();
     settling(0);
     expect(commTime()).toBe(1000);
-    // A turn that began before the call (not possible from the rings, but never a negative interval).
+    // A time before the call's entry (not given by comm.ts, but never a negative interval).
     const t1 = enter();
     settling(t1 - 5000);
     leave();
