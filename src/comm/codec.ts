@@ -93,6 +93,8 @@ export function isTypedArray(x: unknown): x is TypedArray {
 }
 
 const DTYPE_OF = new Map<unknown, number>(DTYPES.map((c, i) => [c, i]));
+/** Uint8Array's dtype: a send of bytes skips the map. */
+const DTYPE_BYTES = DTYPES.indexOf(Uint8Array as never);
 
 export function dtypeOf(a: TypedArray): number {
   const d = DTYPE_OF.get(a.constructor);
@@ -181,7 +183,7 @@ const sending: Encoded = { kind: Kind.VOID, parts: [EMPTY], length: 0 };
 export function encodeForSend(p: Payload | Bundle): Encoded {
   if (!isTypedArray(p)) return encodePayload(p);
   const bytes = bytesOf(p);
-  sending.kind = Kind.TYPED + dtypeOf(p);
+  sending.kind = Kind.TYPED + (p.constructor === Uint8Array ? DTYPE_BYTES : dtypeOf(p));
   sending.parts[0] = bytes;
   sending.length = bytes.length;
   return sending;

@@ -36,7 +36,7 @@ import { CommUsageError, InvalidCommError, PeerDown, PeerFailedError, TransportC
 import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher, type Posted, landIn } from "./matching.ts";
 import { type Op, type Reducible, checkOp, checkReducible } from "./reduce.ts";
 import { CallOp, cfgOn, cfgStep } from "./cfg.ts";
-import { enter, leave, timed } from "./timing.ts";
+import { enter, leave, settling, timed } from "./timing.ts";
 import { type Card, RESOLVED, type Receiver, type Transport } from "./transport.ts";
 
 export { ANY_SOURCE, ANY_TAG };
@@ -216,7 +216,8 @@ export abstract class BaseComm implements Receiver {
    * message arrives as a new value, as without `into`.
    */
   recv<T extends Payload = Payload>(source: number = ANY_SOURCE, tag: number = ANY_TAG, into?: TypedArray): Promise<Message<T>> {
-    cfgStep(CallOp.recv, this.ctx, source, tag, enter());
+    const entry = enter();
+    cfgStep(CallOp.recv, this.ctx, source, tag, entry);
     try {
       this.usable();
       if (source !== ANY_SOURCE) this.checkRank(source, "source");
@@ -235,8 +236,11 @@ export abstract class BaseComm implements Receiver {
         w.fail = fail;
       });
       this.p2p.add(w);
-      // A message already in a ring (written while nothing here polled) is taken now, not a turn later.
+      // A message already in a ring (written while nothing here polled) is taken now, not a turn
+      // later; a receive settled so counts as an instant at its entry, with no clock read more.
+      settling(entry);
       this.transport.pollRings();
+      settling(0);
       return p;
     } catch (e) {
       leave();
@@ -264,7 +268,7 @@ export abstract class BaseComm implements Receiver {
 
   /** Throws synchronously on bad input; RESOLVED when the frame went out at once. */
   protected rawSend(dest: number, data: Payload | Bundle, tag: number, seq: number, flags: number): Promise<void> {
-    const d = this.gone.get(dest);
+    const d = this.gone.size === 0 ? undefined : this.gone.get(dest);
     if (d) return Promise.reject(d);
     // The transport reads the head and the encoding during the call only: no objects per message.
     const head = this.head;

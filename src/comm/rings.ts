@@ -31,6 +31,8 @@ export interface RingHost {
   direct(h: Header, chunk: Uint8Array, at: number): boolean;
   /** The peer's state as the transport knows it. */
   state(peer: string): "up" | "exited" | "failed";
+  /** The transport's record of a known peer: its `state` stays current (read per frame, no lookup). */
+  liveness(peer: string): { readonly state: "up" | "exited" | "failed" };
   /** True while something waits on the network (a receive, a write): keep polling. */
   waiting(): boolean;
   /** Polling stopped while something still waits (for a bell now): the host keeps the process alive. */
@@ -154,6 +156,9 @@ export class RingLinks {
   /** Peers we share a ring with (either direction), and the same as a list for the polling loop. */
   private readonly pairs = new Map<string, RingPair>();
   private list: RingPair[] = [];
+  /** The peer of the last send through a ring, and its pair (a send to the same peer skips the map). */
+  private lastPeer = "";
+  private lastPair: RingPair | undefined;
   /** Peers that get no ring from us (not on our node, or making one failed). */
   private readonly socketOnly = new Set<string>();
   private spinning = false;
@@ -184,12 +189,14 @@ export class RingLinks {
    * send if the peer is on our node; undefined if the frame must go on the socket.
    */
   send(peer: string, card: { node: string; unix?: string } | undefined, head: FrameHead, payload: Encoded): Promise<void> | undefined {
-    let p = this.pairs.get(peer);
+    let p = peer === this.lastPeer ? this.lastPair : this.pairs.get(peer);
     if (!p?.out) {
       if (this.socketOnly.has(peer)) return undefined;
       p = this.offer(peer, card);
       if (!p) return undefined;
     }
+    this.lastPeer = peer;
+    this.lastPair = p;
     const ring = p.out!;
     const len = HEADER_BYTES + payload.length;
     if (len <= DIRECT_FRAME_BYTES && p.queue.length === 0 && ring.free(len) >= len) {
@@ -369,14 +376,15 @@ export class RingLinks {
     ring.unlink(); // both sides have it mapped: the name is no longer needed
     this.ring(peer, Bell.MAPPED); // its writer may now exit without losing what is in the ring
     p.in = ring;
+    const live = this.host.liveness(peer);
     const parser = (p.parser = new FrameParser(
       (h, b) => {
         if (h.type !== FrameType.DATA) throw new Error(`frame type ${h.type} in a ring`);
-        if (this.host.state(peer) !== "failed") this.host.deliver(h, b, peer);
+        if (live.state !== "failed") this.host.deliver(h, b, peer);
       },
-      (h) => (h.type === FrameType.DATA && this.host.state(peer) === "up" ? this.host.claim(h, peer) : undefined),
+      (h) => (h.type === FrameType.DATA && live.state === "up" ? this.host.claim(h, peer) : undefined),
       // Same checks as above: anything unusual goes the long way, which reports it.
-      (h, chunk, at) => h.type === FrameType.DATA && this.host.state(peer) === "up" && this.host.direct(h, chunk, at),
+      (h, chunk, at) => h.type === FrameType.DATA && live.state === "up" && this.host.direct(h, chunk, at),
     ));
     p.take = (ring, start, end) => parser.push(ring, start, end);
     this.pumpIn(p);
@@ -389,6 +397,7 @@ export class RingLinks {
     if (!p) return;
     this.pairs.delete(peer);
     this.list = [...this.pairs.values()];
+    if (peer === this.lastPeer) this.lastPair = undefined;
     p.take = undefined; // a polling pass already under way reads no more of it
     for (const e of p.queue.splice(0)) e.fail?.(why);
     this.unhold(p);
@@ -444,7 +453,7 @@ export class RingLinks {
     if (this.closed || this.pairs.size === 0) return false;
     this.spinning = true;
     for (const p of this.list) p.in?.readerWake();
-    this.spinIdleSince = 0; // timed from the first pass that finds nothing to finish (a clock read is ~40 ns)
+    this.spinIdleSince = 0; // timed from the first turn that finds nothing to finish (a clock read is ~40 ns)
     queueMicrotask(this.spin);
     return true;
   }
@@ -454,6 +463,9 @@ export class RingLinks {
       this.spinning = false;
       return;
     }
+    // The clock is read after the passes, not before them: with the read first, the median round
+    // trip of the 8 B ping-pong grew by ~100 ns (7 of 8 rounds, src/comm/README.md), though a
+    // receive the turn settled could then end at it instead of at a read of its own.
     let progress = false;
     const list = this.list;
     for (let k = 0; k < POLLS_PER_TURN && !progress; k++) {

@@ -156,8 +156,14 @@ export class Transport implements KeepAlive {
   nextCtx = 0;
 
   private readonly peers = new Map<string, Peer>();
+  /** The card of the last send and its peer (a peer's record lives as long as the transport). */
+  private lastCard: Card | undefined;
+  private lastPeer: Peer | undefined;
   private readonly conns = new Set<Conn>();
   private readonly receivers = new Map<number, Receiver>();
+  /** receiverOf's last answer (lastCtx -1: none). */
+  private lastCtx = -1;
+  private lastReceiver: Receiver | undefined;
   private readonly orphans = new Map<number, { h: Header; body: Uint8Array; from: string }[]>();
   private readonly retired = new Set<number>();
   private readonly reserved = new Set<number>();
@@ -212,8 +218,9 @@ export class Transport implements KeepAlive {
         fail: (peer, reason) => this.fail(this.peerOf(peer), reason),
         deliver: (h, body, from) => this.route(h, body, from),
         claim: (h) => this.receivers.get(h.ctx)?.claim?.(h),
-        direct: (h, chunk, at) => this.receivers.get(h.ctx)?.direct?.(h, chunk, at) ?? false,
+        direct: (h, chunk, at) => this.receiverOf(h.ctx)?.direct?.(h, chunk, at) ?? false,
         state: (peer) => this.peers.get(peer)?.state ?? "failed",
+        liveness: (peer) => this.peerOf(peer),
         waiting: () => this.holds > 0,
         parked: () => {
           if (this.holds > 0) this.keepAlive(true);
@@ -300,12 +307,24 @@ export class Transport implements KeepAlive {
   /** Stops routing `ctx`; late frames for it are dropped. */
   retire(ctx: number): void {
     this.receivers.delete(ctx);
+    if (ctx === this.lastCtx) this.lastCtx = -1;
     this.orphans.delete(ctx);
     this.retired.add(ctx);
   }
 
+  /** The receiver of `ctx`; the last one found is kept, as a peer's frames mostly go to one communicator. */
+  private receiverOf(ctx: number): Receiver | undefined {
+    if (ctx === this.lastCtx) return this.lastReceiver;
+    const r = this.receivers.get(ctx);
+    if (r) {
+      this.lastCtx = ctx;
+      this.lastReceiver = r;
+    }
+    return r;
+  }
+
   private route(h: Header, body: Uint8Array, from: string): void {
-    const r = this.receivers.get(h.ctx);
+    const r = this.receiverOf(h.ctx);
     if (r) return r.deliver(h, body, from);
     if (this.retired.has(h.ctx)) return;
     // A peer got ahead of us (split/dup or a new world not built here yet): keep it for later.
@@ -398,7 +417,12 @@ export class Transport implements KeepAlive {
       queueMicrotask(() => this.loop.push(copy));
       return RESOLVED;
     }
-    const p = this.peerOf(to.id, to);
+    let p = this.lastPeer;
+    if (to !== this.lastCard || p === undefined) {
+      p = this.peerOf(to.id, to);
+      this.lastCard = to;
+      this.lastPeer = p;
+    }
     if (p.state !== "up") return Promise.reject(p.down());
     const c = p.out ?? this.connect(p);
     const viaRing = this.rings.send(p.id, p.card, head, payload);

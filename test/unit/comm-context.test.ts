@@ -17,6 +17,7 @@ import {
   createWorld,
   resetCommTime,
 } from "../../src/comm/index.ts";
+import { enter, leave, settling } from "../../src/comm/timing.ts";
 
 let open: Transport[] = [];
 let dir = "";
@@ -171,6 +172,22 @@ describe("comm time", () => {
     expect(commTime()).toBe(counted);
     expect(resetCommTime()).toBe(counted);
     expect(commTime()).toBe(0);
+  });
+
+  test("a call settled while a time is given (a receive's first look at the rings) ends at it, with no clock read; elsewhere at a clock read", () => {
+    resetCommTime();
+    const t0 = enter();
+    settling(t0 + 1000); // settled by a look at the rings that took a time 1 µs after the call's entry
+    leave();
+    settling(0);
+    expect(commTime()).toBe(1000);
+    // A time before the call's entry (not given by comm.ts, but never a negative interval).
+    const t1 = enter();
+    settling(t1 - 5000);
+    leave();
+    settling(0);
+    expect(commTime()).toBeGreaterThanOrEqual(1000);
+    resetCommTime();
   });
 
   test("a small typed array that goes out within the call counts as an instant; other sends from their entry", async () => {
