@@ -27,7 +27,9 @@
  * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
  *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
  *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
- *   adaptation) and the shrinks (and those under way) commit well before the reservation. With
+ *   adaptation) and the shrinks (and those under way) commit well before the reservation. Else a
+ *   job behind it that would backfill but for the nodes is admitted the same way, its wait running
+ *   until enough jobs end, from shrinks the reservation survives (backfill-admit.ts). With
  *   priorities (fair share), each job's seconds weigh its priority against the head's
  *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
