@@ -82,6 +82,13 @@ describe("planEbb: a short job behind a blocked head is admitted by a shrink the
     expect(plan.resizes[0]!.reason).toMatch(/^backfill: job 6 waits/);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 36_000_000 });
   });
+  test("the jobs ahead of it that no shrink can serve do not keep it waiting (up to 16 are tried)", () => {
+    // The same, with five 12-node jobs (more than job 1 can give) between the head and job 6.
+    const big = [7, 8, 9, 10, 11].map((id) => ({ ...pend(id, 12, 60), submitTime: 1000 + 5.5 }));
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 600), rigid(2, 8, 36_000)], [pend(5, 16), ...big, { ...pend(6, 2, 60), submitTime: 1010 }]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 6, rule: "admit" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/^backfill: job 6 waits/);
+  });
   test("not when the shrunk job would then end after the reservation that counts on it", () => {
     // The same, but job 2 ends at +700 s: the reservation counts on job 1 ending by then, and at 7
     // nodes it is predicted to end at ~760 s (with the margin).

@@ -452,7 +452,7 @@ function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservat
 }
 
 /** The most jobs behind the head a pass tries to admit by shrinking for a backfill. */
-const BACKFILL_TRIES = 4;
+const BACKFILL_TRIES = 16;
 
 /**
  * The first job behind the head that would backfill but for the nodes (backfill-admit.ts) and whose
