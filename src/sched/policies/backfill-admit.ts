@@ -26,12 +26,14 @@ export interface BackfillWant {
  * each ends (by its limit, started after `delay` ms) before the reservation, or fits in `extra`.
  * `free` nodes (idle, and those shrinks under way hand back) serve them in that order first; a job
  * they serve is not listed. `otherwise` is when enough running jobs are expected to end for it
- * (`endings`, in end order), the reservation's start at least if it would run past it.
+ * (`endings`, in end order), the reservation's start at least if it would run past it. At most
+ * `limit` jobs.
  */
-export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<number>, headId: number, res: Reservation, now: number, free: number, extra: number, delay: number, endings: readonly Ending[]): BackfillWant[] {
+export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<number>, headId: number, res: Reservation, now: number, free: number, extra: number, delay: number, endings: readonly Ending[], limit = Number.POSITIVE_INFINITY): BackfillWant[] {
   const out: BackfillWant[] = [];
   let behind = false;
   for (const j of q) {
+    if (out.length >= limit) break;
     if (j.id === headId) {
       behind = true;
       continue;
@@ -63,14 +65,19 @@ export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<num
 /**
  * The fewest nodes a running job may keep when it gives nodes for a backfill: its minimum if the
  * reservation does not count on it (`endNow` after `resStart`), else the smallest size at which it
- * is still predicted to end (`endAt`, ms) before the reservation; its current size if none.
+ * is still predicted to end (`endAt`, ms, not earlier for fewer nodes) before the reservation;
+ * its current size if none.
  */
 export function donorFloor(nodes: number, minNodes: number, endNow: number, resStart: number, endAt: (k: number) => number): number {
   if (endNow > resStart) return minNodes;
-  let floor = nodes;
-  for (let k = nodes - 1; k >= minNodes; k--) {
-    if (endAt(k) > resStart) break;
-    floor = k;
+  // Fewer nodes never end sooner: the smallest size still in time, by bisection.
+  let lo = minNodes;
+  let hi = nodes;
+  if (endAt(lo) <= resStart) return lo;
+  while (hi - lo > 1) {
+    const mid = (lo + hi) >> 1;
+    if (endAt(mid) <= resStart) hi = mid;
+    else lo = mid;
   }
-  return floor;
+  return hi;
 }

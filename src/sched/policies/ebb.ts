@@ -467,8 +467,8 @@ function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: reado
   let cheapest = Number.POSITIVE_INFINITY;
   for (const c of cands) if (c.job.nodes > c.job.minNodes) cheapest = Math.min(cheapest, c.cost(1));
   if (!Number.isFinite(cheapest)) return undefined;
-  const wants = backfillWants(q, started, head.id, res, input.now, free, extra, cheapest * 1000, sortedEndings(input));
-  for (const w of wants.slice(0, BACKFILL_TRIES)) {
+  const wants = backfillWants(q, started, head.id, res, input.now, free, extra, cheapest * 1000, sortedEndings(input), BACKFILL_TRIES);
+  for (const w of wants) {
     pool ??= cands.flatMap((c) => {
       const endAt = (k: number) => input.now + (c.rem * c.speed.ratio(k) * END_MARGIN + c.cost(c.job.nodes - k)) * 1000;
       const floor = donorFloor(c.job.nodes, c.job.minNodes, input.now + c.rem * 1000, res.start, endAt);
