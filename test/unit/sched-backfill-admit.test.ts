@@ -51,6 +51,10 @@ describe("backfillWants: the jobs behind the head that would backfill but for th
     const w = backfillWants(q, new Set(), 5, res, NOW, 0, 2, 10_000, ends);
     expect(w.map((x) => [x.job.id, x.need, x.otherwise - NOW, x.fromExtra])).toEqual([[6, 2, 36_000_000, 2]]);
   });
+  test("at most `limit` jobs", () => {
+    const q = [pend(5, 16), pend(6, 4, 60), pend(7, 4, 60), pend(8, 4, 60)];
+    expect(backfillWants(q, new Set(), 5, res, NOW, 0, 0, 10_000, ends, 2).map((x) => x.job.id)).toEqual([6, 7]);
+  });
   test("jobs ahead of the head and jobs starting in this pass are not listed", () => {
     const q = [pend(4, 1, 60), pend(5, 16), pend(6, 1, 60)];
     expect(backfillWants(q, new Set([6]), 5, res, NOW, 0, 0, 10_000, ends)).toEqual([]);
