@@ -40,6 +40,11 @@ interface PassEndings {
   byEnd: readonly Ending[];
 }
 
+/** The running jobs' endings in expected-end order (cached per pass, as the batch pass sees them). */
+export function sortedEndings(input: PassInput): readonly Ending[] {
+  return passEndings(input).byEnd;
+}
+
 const endingsOf = new WeakMap<readonly JobState[], PassEndings>();
 
 /**

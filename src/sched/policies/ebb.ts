@@ -27,7 +27,9 @@
  * - admit: the first waiting jobs could start now if running jobs gave up nodes. They shrink, by
  *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
  *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
- *   adaptation) and the shrinks (and those under way) commit well before the reservation. With
+ *   adaptation) and the shrinks (and those under way) commit well before the reservation. Else a
+ *   job behind it that would backfill but for the nodes is admitted the same way, its wait running
+ *   until enough jobs end, from shrinks the reservation survives (backfill-admit.ts). With
  *   priorities (fair share), each job's seconds weigh its priority against the head's
  *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
@@ -56,7 +58,8 @@ import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
-import { batch, countStarts, firstWaiting, incomingNodes, movable, queue } from "./common.ts";
+import { batch, countStarts, firstWaiting, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
+import { backfillWants, donorFloor } from "./backfill-admit.ts";
 import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
@@ -222,6 +225,15 @@ export function planEbb(input: PassInput): PassPlan {
         resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need, head?.priority));
         return { starts, resizes, reservations, notes };
       }
+    }
+  }
+  // A job that would backfill but for the nodes is admitted by shrinks the reservation survives (backfill-admit.ts).
+  if (head && reservation && !input.vectors) {
+    const got = admitBackfill(input, q, starts, head, reservation, idle, extra, cands);
+    if (got) {
+      resizes.push(...got.resizes);
+      idle = Math.max(0, idle - got.fromIdle);
+      extra -= got.fromExtra;
     }
   }
   // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
@@ -437,6 +449,39 @@ function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservat
   const { k, w, inTime } = got;
   const why = `${k} of ${want} nodes now, predicted (${job.model ? "its model" : prior !== undefined ? `efficiency ${prior.toFixed(2)} at the size asked, as the running jobs measured theirs` : "at most linear slowdown"}) to end ${w.ownLoss <= 0 ? `${sec(-w.ownLoss)} sooner` : `${sec(w.ownLoss)} later`} than at ${want} from ${isHead ? "its" : "the head's"} reservation; the ${lambda > 0 ? `queue gains ${sec(w.queueGain)} (λ ${lambda.toFixed(4)} s per node-second)` : "queue is empty"}${isHead ? "" : inTime ? "; ends before the reservation" : "; in the nodes the reservation leaves over"}`;
   return { start: { jobId: job.id, nodes: k, reason: `moldable: ${why}` }, fromExtra: inTime ? 0 : k };
+}
+
+/** The most jobs behind the head a pass tries to admit by shrinking for a backfill. */
+const BACKFILL_TRIES = 16;
+
+/**
+ * The first job behind the head that would backfill but for the nodes (backfill-admit.ts) and whose
+ * wait for them is worth more than the stretch of the jobs shrunk for it (`planAdmit`, its wait
+ * running until enough jobs are expected to end), taking nodes only where the head's reservation
+ * holds (`donorFloor`). One job a pass: the nodes it frees are the next pass's backfill.
+ */
+function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[], head: PendingJob, res: Reservation, idle: number, extra: number, cands: Cand[]): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
+  let pool: Cand[] | undefined;
+  const started = new Set(starts.map((s) => s.jobId));
+  const free = idle + incomingNodes(input);
+  let cheapest = Number.POSITIVE_INFINITY;
+  for (const c of cands) if (c.job.nodes > c.job.minNodes) cheapest = Math.min(cheapest, c.cost(1));
+  if (!Number.isFinite(cheapest)) return undefined;
+  const wants = backfillWants(q, started, head.id, res, input.now, free, extra, cheapest * 1000, sortedEndings(input), BACKFILL_TRIES);
+  for (const w of wants) {
+    pool ??= cands.flatMap((c) => {
+      const endAt = (k: number) => input.now + (c.rem * c.speed.ratio(k) * END_MARGIN + c.cost(c.job.nodes - k)) * 1000;
+      const floor = donorFloor(c.job.nodes, c.job.minNodes, input.now + c.rem * 1000, res.start, endAt);
+      return floor < c.job.nodes ? [{ ...c, job: { ...c.job, minNodes: floor } }] : [];
+    });
+    if (pool.length === 0) return undefined;
+    if (!Number.isFinite(w.otherwise)) continue;
+    const admit = planAdmit(input, [w.job], w.need, { ...res, start: w.otherwise }, pool);
+    if (admit.resizes.length === 0) continue;
+    const resizes = admit.resizes.map((r) => ({ ...r, reason: `backfill: ${r.reason}; the head's reservation holds (every shrunk job ends before it, or runs past it anyway)` }));
+    return { resizes, fromIdle: preferredSize(w.job) - w.need, fromExtra: w.fromExtra };
+  }
+  return undefined;
 }
 
 interface Admit {

@@ -1,0 +1,108 @@
+/** ebb's admit-by-shrink for jobs that would backfill (issue 35): plain data. */
+import { describe, expect, test } from "bun:test";
+import { resolveConfig } from "../../src/sched/config.ts";
+import { backfillWants, donorFloor } from "../../src/sched/policies/backfill-admit.ts";
+import { planEbb } from "../../src/sched/policies/ebb.ts";
+import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
+
+const NOW = 100_000_000;
+const config = resolveConfig({ policy: "ebb" });
+
+/** A running malleable job with three MTCT samples; `remaining` seconds of work left at its size. */
+function job(id: number, nodes: number, mtct: number | undefined, remaining: number, extra: Partial<JobState> = {}): JobState {
+  return {
+    id,
+    nodes,
+    minNodes: 2,
+    maxNodes: 16,
+    elastic: true,
+    submitTime: id,
+    startTime: NOW - 600_000,
+    timeLimit: 100_000,
+    expectedEnd: NOW + remaining * 1000,
+    remaining,
+    samples: mtct === undefined ? [] : [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct })),
+    adapting: false,
+    adaptCost: 10,
+    ...extra,
+  };
+}
+const rigid = (id: number, nodes: number, remaining: number) => job(id, nodes, undefined, remaining, { elastic: false, minNodes: nodes, maxNodes: nodes });
+const pend = (id: number, nodes: number, timeLimit = 600): PendingJob => ({ id, minNodes: nodes, maxNodes: nodes, timeLimit, submitTime: 1000 + id });
+const input = (upNodes: number, idleNodes: number, running: JobState[], pending: PendingJob[]): PassInput => ({ now: NOW, upNodes, idleNodes, running, pending, config });
+
+describe("backfillWants: the jobs behind the head that would backfill but for the nodes", () => {
+  const res = { jobId: 5, start: NOW + 36_000_000, nodes: 16 };
+  const ends = [
+    { nodes: 2, expectedEnd: NOW + 300_000 },
+    { nodes: 4, expectedEnd: NOW + 600_000 },
+  ];
+  test("free nodes serve the queue in order; a job that lacks nodes waits until enough jobs end", () => {
+    const q = [pend(5, 16), pend(6, 1, 60), pend(7, 4, 60), pend(8, 2, 60)];
+    const w = backfillWants(q, new Set(), 5, res, NOW, 2, 0, 10_000, ends);
+    // Job 6 takes 1 of the 2 free nodes; job 7 lacks 3 (1 free + 2 at +300 s + 4 at +600 s: +600 s); job 8 fits in the 1 left? no: it asks 2, lacks 1, +300 s.
+    expect(w.map((x) => [x.job.id, x.need, x.otherwise - NOW])).toEqual([
+      [7, 3, 600_000],
+      [8, 1, 300_000],
+    ]);
+  });
+  test("a job that would run past the reservation only if it fits in the nodes the reservation leaves over, and then not before it", () => {
+    const q = [pend(5, 16), pend(6, 2, 100_000), pend(7, 3, 100_000)];
+    const w = backfillWants(q, new Set(), 5, res, NOW, 0, 2, 10_000, ends);
+    expect(w.map((x) => [x.job.id, x.need, x.otherwise - NOW, x.fromExtra])).toEqual([[6, 2, 36_000_000, 2]]);
+  });
+  test("at most `limit` jobs", () => {
+    const q = [pend(5, 16), pend(6, 4, 60), pend(7, 4, 60), pend(8, 4, 60)];
+    expect(backfillWants(q, new Set(), 5, res, NOW, 0, 0, 10_000, ends, 2).map((x) => x.job.id)).toEqual([6, 7]);
+  });
+  test("jobs ahead of the head and jobs starting in this pass are not listed", () => {
+    const q = [pend(4, 1, 60), pend(5, 16), pend(6, 1, 60)];
+    expect(backfillWants(q, new Set([6]), 5, res, NOW, 0, 0, 10_000, ends)).toEqual([]);
+  });
+});
+
+describe("donorFloor: how far a running job may shrink for a backfill", () => {
+  // Linear: k nodes take 600 s × 8 / k, plus a 10 s adaptation.
+  const endAt = (k: number) => NOW + (600 * (8 / k) + 10) * 1000;
+  test("a job the reservation does not count on (it ends after it) may go to its minimum", () => {
+    expect(donorFloor(8, 2, NOW + 600_000, NOW + 500_000, endAt)).toBe(2);
+  });
+  test("a job it counts on only as far as it still ends before the reservation", () => {
+    // 8 -> 6: 810 s, 5: 970 s, 4: 1210 s; the reservation at +1000 s.
+    expect(donorFloor(8, 2, NOW + 600_000, NOW + 1_000_000, endAt)).toBe(5);
+    // At 7 nodes: 696 s, past +690 s.
+    expect(donorFloor(8, 2, NOW + 600_000, NOW + 690_000, endAt)).toBe(8);
+  });
+});
+
+describe("planEbb: a short job behind a blocked head is admitted by a shrink the reservation survives", () => {
+  test("it is, when its wait is worth more than the shrunk job's stretch", () => {
+    // 16 nodes: malleable job 1 (8 nodes, 600 s left) and rigid job 2 (8 nodes, 10 h). Head job 5
+    // (16) is reserved at +36,000 s and cannot be admitted (job 1 has 6 nodes above its minimum).
+    // Job 6 (2 nodes, 60 s) would wait 600 s for job 1's end; 8 -> 6 nodes costs job 1 ~209 s.
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 600), rigid(2, 8, 36_000)], [pend(5, 16), pend(6, 2, 60)]));
+    expect(plan.starts).toEqual([]);
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 6, rule: "admit" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/^backfill: job 6 waits/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 36_000_000 });
+  });
+  test("the jobs ahead of it that no shrink can serve do not keep it waiting (up to 16 are tried)", () => {
+    // The same, with five 12-node jobs (more than job 1 can give) between the head and job 6.
+    const big = [7, 8, 9, 10, 11].map((id) => ({ ...pend(id, 12, 60), submitTime: 1000 + 5.5 }));
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 600), rigid(2, 8, 36_000)], [pend(5, 16), ...big, { ...pend(6, 2, 60), submitTime: 1010 }]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 6, rule: "admit" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/^backfill: job 6 waits/);
+  });
+  test("not when the shrunk job would then end after the reservation that counts on it", () => {
+    // The same, but job 2 ends at +700 s: the reservation counts on job 1 ending by then, and at 7
+    // nodes it is predicted to end at ~760 s (with the margin).
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 600), rigid(2, 8, 700)], [pend(5, 16), pend(6, 2, 60)]));
+    expect(plan.resizes).toEqual([]);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 700_000 });
+  });
+  test("not when its wait is shorter than the stretch", () => {
+    // Job 1 has 6,000 s left but is expected to end in 100 s (its estimate): job 6 would wait 100 s.
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 6000, { expectedEnd: NOW + 100_000 }), rigid(2, 8, 36_000)], [pend(5, 16), pend(6, 2, 60)]));
+    expect(plan.resizes).toEqual([]);
+  });
+});
