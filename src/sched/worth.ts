@@ -21,6 +21,8 @@ export interface Speed {
   ratio(m: number): number;
   /** Where the prediction comes from, for people. */
   source: string;
+  /** Its time never drops as nodes do (T(m) >= T(m') for m < m'): Amdahl by MTCT, a profile's fit. */
+  slowerWhenSmaller?: boolean;
 }
 
 export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | undefined {
@@ -32,7 +34,8 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
   const fit = profileModel(job.profile ?? []);
   if (fit) {
     const at = runtime(fit, n);
-    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}` };
+    // a >= 0, c > 0, no b: T(p) = a + c/p falls as p grows.
+    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}`, slowerWhenSmaller: true };
   }
   if (job.model) {
     const model = job.model;
@@ -48,6 +51,7 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
  * for a reason, written only when a decision is: a pass prices many jobs and decides few.
  */
 class MtctSpeed implements Speed {
+  readonly slowerWhenSmaller = true;
   constructor(
     private readonly n: number,
     private readonly k: number,
