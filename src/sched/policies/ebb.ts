@@ -276,18 +276,44 @@ function easyPass(input: PassInput, q0: readonly PendingJob[]): { q: readonly Pe
     const h = q.findIndex((j) => j.id === b.reservation!.jobId);
     let room = b.free;
     for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
-    const fit: PendingJob[] = [];
-    const rest: PendingJob[] = [];
-    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
-    if (h >= 0 && fit.length > 1) {
-      fit.sort(shortestFirstOrder);
-      const ahead = [...q.slice(0, h + 1), ...fit];
+    const order = shortestBehind(q, h, room);
+    if (order) {
       // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
-      b = batch(input, ahead, { rigid: true });
-      q = [...ahead, ...rest];
+      b = batch(input, order.ahead, { rigid: true });
+      q = order.q;
     }
   }
   return { q, b };
+}
+
+interface Reordered {
+  h: number;
+  room: number;
+  /** The queue up to the head, then the jobs behind it that fit in `room`, shortest first (undefined: fewer than two fit). */
+  order?: { ahead: readonly PendingJob[]; q: readonly PendingJob[] };
+}
+
+const reordered = new WeakMap<readonly PendingJob[], Reordered>();
+
+/**
+ * The queue `q` with the jobs behind its head (at `h`) that fit in `room` nodes tried shortest
+ * first, the others after them; kept per queue array (a new queue is a new array: common.ts), so
+ * that passes on the same queue, head and room sort nothing and hand the batch pass the same array.
+ */
+function shortestBehind(q: readonly PendingJob[], h: number, room: number): Reordered["order"] {
+  const known = reordered.get(q);
+  if (known && known.h === h && known.room === room) return known.order;
+  const fit: PendingJob[] = [];
+  const rest: PendingJob[] = [];
+  for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
+  let order: Reordered["order"];
+  if (h >= 0 && fit.length > 1) {
+    fit.sort(shortestFirstOrder);
+    const ahead = [...q.slice(0, h + 1), ...fit];
+    order = { ahead, q: [...ahead, ...rest] };
+  }
+  reordered.set(q, { h, room, order });
+  return order;
 }
 
 /** The jobs left waiting after `starts`: how many, the nodes they ask for, and how many jobs a node-second saved reaches (`queueReach`). */
@@ -361,7 +387,7 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
   const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
   for (const c of cands) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
-    const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost };
+    const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost, slowerWhenSmaller: c.speed.slowerWhenSmaller };
     // With priorities its own seconds weigh w against the head's: a node-second is worth λ / w of
     // them (at least a thousandth of a second weighs: a job of no priority still keeps a price).
     const w = Math.max(MIN_WEIGHT, priorityWeight(headPriority, c.job.priority));
@@ -588,7 +614,7 @@ interface Lendable {
 
 function planLend(input: PassInput, cands: Cand[], free: Lendable, lambda: number): Resize[] {
   let pool = cands;
-  const priced = (c: Cand): Priced => ({ n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost });
+  const priced = (c: Cand): Priced => ({ n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost, slowerWhenSmaller: c.speed.slowerWhenSmaller });
   for (let round = 0; round < 3 && pool.length > 0; round++) {
     const grant = greedyLend(input, pool, free, lambda);
     // F(n) − F(m) includes this adaptation once (and λ × the node-seconds); the second is giving the nodes back.
