@@ -51,6 +51,7 @@
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
 import { preferredSize, shortestFirstOrder, type BatchCountsPlan } from "../batch.ts";
+import type { ErsConfig } from "../config.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
@@ -66,19 +67,36 @@ const COMMIT_SAFETY = 2;
 /** The least a running job's seconds weigh against the first waiting job's in a priced shrink (priorityWeight). */
 const MIN_WEIGHT = 1e-3;
 
-interface Cand {
-  job: JobState;
-  speed: Speed;
-  /** Seconds its remaining work takes at its current size. */
-  rem: number;
-  /** Seconds an adaptation by d nodes costs it. */
-  cost: (d: number) => number;
-  /** Past its settle time: may grow. */
-  settled: boolean;
+/** A running job ebb may resize, as the price reads it (sched/price.ts): one object a job a pass, no closure. */
+class Cand implements Priced {
   /** Nodes given (admit) or taken (lend) so far in this pass. */
-  delta: number;
+  delta = 0;
   /** Its key in the pass's current heap (the next node's stretch or gain). */
-  key: number;
+  key = 0;
+  /** Nodes it holds. */
+  readonly n: number;
+  readonly slowerWhenSmaller: boolean | undefined;
+  constructor(
+    readonly job: JobState,
+    readonly speed: Speed,
+    /** Seconds its remaining work takes at its current size. */
+    readonly rem: number,
+    /** Past its settle time: may grow. */
+    readonly settled: boolean,
+    private readonly config: ErsConfig,
+  ) {
+    this.n = job.nodes;
+    this.slowerWhenSmaller = speed.slowerWhenSmaller;
+  }
+
+  ratio(m: number): number {
+    return this.speed.ratio(m);
+  }
+
+  /** Seconds an adaptation by d nodes costs it. */
+  cost(d: number): number {
+    return adaptationCost(this.job, this.config, d);
+  }
 }
 
 const sec = (x: number) => `${Math.round(x)} s`;
@@ -165,7 +183,7 @@ export function planEbb(input: PassInput): PassPlan {
     if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
     const speed = speedOf(job, input.now, input.config);
     if (!speed) continue;
-    cands.push({ job, speed, rem: remainingTime(job, input.now), cost: (d) => adaptationCost(job, input.config, d), delta: 0, key: 0, settled: movable(job, input) });
+    cands.push(new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config));
   }
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
@@ -387,7 +405,7 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
   const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
   for (const c of cands) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
-    const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost, slowerWhenSmaller: c.speed.slowerWhenSmaller };
+    const p: Priced = c;
     // With priorities its own seconds weigh w against the head's: a node-second is worth λ / w of
     // them (at least a thousandth of a second weighs: a job of no priority still keeps a price).
     const w = Math.max(MIN_WEIGHT, priorityWeight(headPriority, c.job.priority));
@@ -614,7 +632,7 @@ interface Lendable {
 
 function planLend(input: PassInput, cands: Cand[], free: Lendable, lambda: number): Resize[] {
   let pool = cands;
-  const priced = (c: Cand): Priced => ({ n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost, slowerWhenSmaller: c.speed.slowerWhenSmaller });
+  const priced = (c: Cand): Priced => c;
   for (let round = 0; round < 3 && pool.length > 0; round++) {
     const grant = greedyLend(input, pool, free, lambda);
     // F(n) − F(m) includes this adaptation once (and λ × the node-seconds); the second is giving the nodes back.
