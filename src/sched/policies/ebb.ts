@@ -73,6 +73,9 @@ class Cand implements Priced {
   delta = 0;
   /** Its key in the pass's current heap (the next node's stretch or gain). */
   key = 0;
+  /** Admit: its stretch for the `delta` nodes given, and for one more. */
+  at = 0;
+  next = 0;
   /** Nodes it holds. */
   readonly n: number;
   readonly slowerWhenSmaller: boolean | undefined;
@@ -537,55 +540,40 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   const gainAtMost = (waiters * (res.start - atLeast)) / 1000;
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
   let taken = 0;
-  let left = need;
-  const rekey = (c: Cand) => (c.key = stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
-  const before = (x: Cand, y: Cand) => x.key < y.key || (x.key === y.key && x.job.id < y.job.id);
-  const rejected = () => {
-    for (const x of pool) x.delta = 0;
-    return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}` }] };
+  // The next node's stretch, from the stretch so far (`at`, kept from the last key: one price a node).
+  const rekey = (c: Cand) => {
+    c.next = stretchAt(c, c.delta + 1);
+    c.key = c.next - c.at;
   };
-  // A job gives nodes while its next one still costs least (the order: key, then job id, against
-  // `next`, the cheapest other), as popping it again would. Whether it may still give more.
-  const give = (c: Cand, next: Cand | undefined): boolean => {
+  const heap = new Heap<Cand>((x, y) => x.key < y.key || (x.key === y.key && x.job.id < y.job.id));
+  for (const c of pool) {
+    c.delta = 0;
+    c.at = 0;
+    rekey(c);
+    heap.push(c);
+  }
+  let left = need;
+  while (left > 0 && heap.size > 0) {
+    const c = heap.pop()!;
+    // It gives nodes while its next one still costs least (the heap's order: key, then job id),
+    // as popping it again would.
     for (;;) {
       taken += c.key;
       c.delta++;
+      c.at = c.next;
       left--;
-      if (c.job.nodes - c.delta <= c.job.minNodes) return false;
+      if (c.job.nodes - c.delta <= c.job.minNodes) break;
       rekey(c);
-      if (left <= 0 || (next && !before(c, next))) return true;
+      const top = heap.peek();
+      if (left <= 0 || (top && !(c.key < top.key || (c.key === top.key && c.job.id < top.job.id)))) {
+        heap.push(c);
+        break;
+      }
     }
-  };
-  // Every job's first node priced, the cheapest two found on the way.
-  let first: Cand | undefined;
-  let second: Cand | undefined;
-  let ordered = true;
-  for (const c of pool) {
-    c.delta = 0;
-    rekey(c);
-    if (Number.isNaN(c.key)) ordered = false;
-    else if (!first || before(c, first)) {
-      second = first;
-      first = c;
+    if (taken > gainAtMost * (1 + 1e-9) + 1e-9) {
+      for (const x of pool) x.delta = 0;
+      return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}` }] };
     }
-    else if (!second || before(c, second)) second = c;
-  }
-  // Most passes settle it at the cheapest job's nodes (the stretch is already above the gain): no
-  // heap then. (With a key that is not a number the heap's order is its own: it decides alone.)
-  if (ordered && first) {
-    give(first, second);
-    if (taken > gainAtMost * (1 + 1e-9) + 1e-9) return rejected();
-    taken = 0;
-    left = need;
-    first.delta = 0;
-    rekey(first);
-  }
-  const heap = new Heap<Cand>(before);
-  for (const c of pool) heap.push(c);
-  while (left > 0 && heap.size > 0) {
-    const c = heap.pop()!;
-    if (give(c, heap.peek())) heap.push(c);
-    if (taken > gainAtMost * (1 + 1e-9) + 1e-9) return rejected();
   }
   const chosen = pool.filter((c) => c.delta > 0);
   const given = new Map(chosen.map((c) => [c.job.id, c.delta]));
