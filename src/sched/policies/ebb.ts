@@ -100,6 +100,24 @@ class Cand implements Priced {
   cost(d: number): number {
     return adaptationCost(this.job, this.config, d);
   }
+
+  // Lend: the last two sizes priced and its remaining time at each (a grant prices m and m + 1, then m + 1 and m + 2).
+  private m1 = -1;
+  private r1 = 0;
+  private m2 = -1;
+  private r2 = 0;
+
+  /** Seconds its remaining work takes at m nodes (`remainingAt`), at this pass's `now`. */
+  remainingAt(m: number, now: number): number {
+    if (m === this.m1) return this.r1;
+    if (m === this.m2) return this.r2;
+    const r = remainingAt(this.job, now, this.speed, m);
+    this.m2 = this.m1;
+    this.r2 = this.r1;
+    this.m1 = m;
+    this.r1 = r;
+    return r;
+  }
 }
 
 const sec = (x: number) => `${Math.round(x)} s`;
@@ -659,8 +677,8 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
   const size = (c: Cand) => c.job.nodes + (grant.get(c.job.id) ?? 0);
   const gainOf = (c: Cand) => {
     const m = size(c);
-    const r0 = remainingAt(c.job, input.now, c.speed, m);
-    const r1 = remainingAt(c.job, input.now, c.speed, m + 1);
+    const r0 = c.remainingAt(m, input.now);
+    const r1 = c.remainingAt(m + 1, input.now);
     return r0 + lambda * m * r0 - (r1 + lambda * (m + 1) * r1);
   };
   for (const c of pool) c.key = gainOf(c);
@@ -684,7 +702,7 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
       }
       const m = size(c) + 1;
       // Nodes the reservation counts on go only to a job predicted to end (and give them back) before it.
-      const endsBefore = input.now + (remainingAt(c.job, input.now, c.speed, m) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
+      const endsBefore = input.now + (c.remainingAt(m, input.now) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
       const mine = own.get(c.job.id) ?? 0;
       if (mine > 0) {
         own.set(c.job.id, mine - 1);
