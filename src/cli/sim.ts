@@ -12,6 +12,7 @@ import { formatDuration } from "../util/time.ts";
 import { defineArgs } from "./command.ts";
 import { guard, intFlag, numberFlag, printJson, table, UsageError } from "./common.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
+import { Progress } from "./sim-progress.ts";
 
 const args = defineArgs({
   swf: { type: "string", description: "Workload trace in Standard Workload Format (required)", valueHint: "FILE" },
@@ -261,46 +262,6 @@ function priorityFlags(order: string | undefined, halfLife: string | undefined):
 /** Events the replay handled per second of wall time, e.g. "52,300". */
 function rate(events: number, wallMs: number): string {
   return Math.round(events / Math.max(1e-3, wallMs / 1000)).toLocaleString("en-US");
-}
-
-/**
- * The progress line of a long run on stderr: rewritten in place on a terminal (at most 4 times a
- * second), a line every 10 seconds with `--progress` otherwise; nothing in the first second.
- */
-class Progress {
-  private readonly t0 = performance.now();
-  private last = 0;
-  private shown = false;
-  private policy = "";
-  private since = 0;
-  private events = 0;
-
-  constructor(
-    private readonly tty: boolean,
-    private readonly forced: boolean,
-  ) {}
-
-  readonly update = (policy: string, done: number, events: number): void => {
-    if (!this.tty && !this.forced) return;
-    const now = performance.now();
-    // A new run (another policy, or the same one for the next seed) counts its own events.
-    if (policy !== this.policy || events < this.events) {
-      this.policy = policy;
-      this.since = now;
-    }
-    this.events = events;
-    if (now - this.t0 < 1000 || now - this.last < (this.tty ? 250 : 10_000)) return;
-    this.last = now;
-    const perSec = events / Math.max(1e-3, (now - this.since) / 1000);
-    const line = `ebb sim: ${policy} ${(done * 100).toFixed(0)}% of the jobs done, ${events.toLocaleString("en-US")} events, ${Math.round(perSec).toLocaleString("en-US")} events/s`;
-    if (this.tty) err(`\r${line}\x1b[K`);
-    else err(`${line}\n`);
-    this.shown = true;
-  };
-
-  clear(): void {
-    if (this.tty && this.shown) err("\r\x1b[K");
-  }
 }
 
 function r3(x: number): string {

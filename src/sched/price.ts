@@ -23,6 +23,8 @@ export interface Priced {
   ratio(m: number): number;
   /** Seconds an adaptation moving d nodes costs. */
   cost(d: number): number;
+  /** Its time never drops as nodes do (`Speed.slowerWhenSmaller`): R(m) >= R(n − 1) at every m < n. */
+  slowerWhenSmaller?: boolean;
 }
 
 /** λ: seconds of summed turnaround one node-second is worth with `waiting` jobs queued on `upNodes` nodes. */
@@ -85,8 +87,12 @@ export function bestShrink(j: Priced, lo: number, lambda: number): Shrink | unde
   // model ebb reads is superlinear), the adaptation >= one node's. Bounding the gain by that costs
   // one price; a job that cannot gain its cheapest adaptation is done.
   const one = j.cost(1);
-  if (here - j.rem - lambda * lo * remAt(j, lo) - one * (1 + lambda * j.n) <= one) return undefined;
+  const atLo = lambda * lo * remAt(j, lo);
+  if (here - j.rem - atLo - one * (1 + lambda * j.n) <= one) return undefined;
   const hi = j.n - 1;
+  // A time that never drops with nodes is at least R(n − 1) at every size tried: a bound one
+  // ratio more, which settles a third of the jobs on a long queue (the margin keeps rounding safe).
+  if (j.slowerWhenSmaller && here - remAt(j, hi) - atLo - one * (1 + lambda * j.n) + 1e-9 * (Math.abs(here) + 1) <= one) return undefined;
   const gainAt = (i: number): number => here - price(j, sizeAt(lo, hi, i), lambda);
   let a = 0;
   let b = sizeCount(lo, hi) - 1;

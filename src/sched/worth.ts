@@ -21,6 +21,8 @@ export interface Speed {
   ratio(m: number): number;
   /** Where the prediction comes from, for people. */
   source: string;
+  /** Its time never drops as nodes do (T(m) >= T(m') for m < m'): Amdahl by MTCT, a profile's fit. */
+  slowerWhenSmaller?: boolean;
 }
 
 export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | undefined {
@@ -32,7 +34,8 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
   const fit = profileModel(job.profile ?? []);
   if (fit) {
     const at = runtime(fit, n);
-    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}` };
+    // a >= 0, c > 0, no b: T(p) = a + c/p falls as p grows.
+    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}`, slowerWhenSmaller: true };
   }
   if (job.model) {
     const model = job.model;
@@ -48,6 +51,7 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
  * for a reason, written only when a decision is: a pass prices many jobs and decides few.
  */
 class MtctSpeed implements Speed {
+  readonly slowerWhenSmaller = true;
   constructor(
     private readonly n: number,
     private readonly k: number,
@@ -63,10 +67,27 @@ class MtctSpeed implements Speed {
   }
 }
 
-/** T(p) = a + c/p through the newest point and the newest one at another size; undefined if it does not scale. */
-export function profileModel(profile: readonly ProfilePoint[]): (RuntimeModel & { sizes: string }) | undefined {
+type ProfileFit = (RuntimeModel & { sizes: string }) | undefined;
+
+/** The last fit of a profile array, with what it read: its length and newest point (a replay updates the newest point's time in place). */
+const fits = new WeakMap<readonly ProfilePoint[], { length: number; nodes: number; iterTime: number; fit: ProfileFit }>();
+
+/**
+ * T(p) = a + c/p through the newest point and the newest one at another size; undefined if it does
+ * not scale. Kept per profile array while its length and newest point stay (a pass reads every
+ * running job's; only the newest point of a profile changes in place, as more is measured at its size).
+ */
+export function profileModel(profile: readonly ProfilePoint[]): ProfileFit {
   const last = profile[profile.length - 1];
   if (!last) return undefined;
+  const known = fits.get(profile);
+  if (known && known.length === profile.length && known.nodes === last.nodes && known.iterTime === last.iterTime) return known.fit;
+  const fit = fitProfile(profile, last);
+  fits.set(profile, { length: profile.length, nodes: last.nodes, iterTime: last.iterTime, fit });
+  return fit;
+}
+
+function fitProfile(profile: readonly ProfilePoint[], last: ProfilePoint): ProfileFit {
   let other: ProfilePoint | undefined;
   for (let i = profile.length - 2; i >= 0; i--) {
     if (profile[i]!.nodes !== last.nodes) {

@@ -53,6 +53,7 @@
 import { runtime } from "../../model/amdahl.ts";
 import { Heap } from "../../util/heap.ts";
 import { preferredSize, shortestFirstOrder, type BatchCountsPlan } from "../batch.ts";
+import type { ErsConfig } from "../config.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
@@ -69,19 +70,57 @@ const COMMIT_SAFETY = 2;
 /** The least a running job's seconds weigh against the first waiting job's in a priced shrink (priorityWeight). */
 const MIN_WEIGHT = 1e-3;
 
-interface Cand {
-  job: JobState;
-  speed: Speed;
-  /** Seconds its remaining work takes at its current size. */
-  rem: number;
-  /** Seconds an adaptation by d nodes costs it. */
-  cost: (d: number) => number;
-  /** Past its settle time: may grow. */
-  settled: boolean;
+/** A running job ebb may resize, as the price reads it (sched/price.ts): one object a job a pass, no closure. */
+class Cand implements Priced {
   /** Nodes given (admit) or taken (lend) so far in this pass. */
-  delta: number;
+  delta = 0;
   /** Its key in the pass's current heap (the next node's stretch or gain). */
-  key: number;
+  key = 0;
+  /** Admit: its stretch for the `delta` nodes given, and for one more. */
+  at = 0;
+  next = 0;
+  /** Nodes it holds. */
+  readonly n: number;
+  readonly slowerWhenSmaller: boolean | undefined;
+  constructor(
+    readonly job: JobState,
+    readonly speed: Speed,
+    /** Seconds its remaining work takes at its current size. */
+    readonly rem: number,
+    /** Past its settle time: may grow. */
+    readonly settled: boolean,
+    private readonly config: ErsConfig,
+  ) {
+    this.n = job.nodes;
+    this.slowerWhenSmaller = speed.slowerWhenSmaller;
+  }
+
+  ratio(m: number): number {
+    return this.speed.ratio(m);
+  }
+
+  /** Seconds an adaptation by d nodes costs it. */
+  cost(d: number): number {
+    return adaptationCost(this.job, this.config, d);
+  }
+
+  // Lend: the last two sizes priced and its remaining time at each (a grant prices m and m + 1, then m + 1 and m + 2).
+  private m1 = -1;
+  private r1 = 0;
+  private m2 = -1;
+  private r2 = 0;
+
+  /** Seconds its remaining work takes at m nodes (`remainingAt`), at this pass's `now`. */
+  remainingAt(m: number, now: number): number {
+    if (m === this.m1) return this.r1;
+    if (m === this.m2) return this.r2;
+    const r = remainingAt(this.job, now, this.speed, m);
+    this.m2 = this.m1;
+    this.r2 = this.r1;
+    this.m1 = m;
+    this.r1 = r;
+    return r;
+  }
 }
 
 const sec = (x: number) => `${Math.round(x)} s`;
@@ -168,7 +207,7 @@ export function planEbb(input: PassInput): PassPlan {
     if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
     const speed = speedOf(job, input.now, input.config);
     if (!speed) continue;
-    cands.push({ job, speed, rem: remainingTime(job, input.now), cost: (d) => adaptationCost(job, input.config, d), delta: 0, key: 0, settled: movable(job, input) });
+    cands.push(new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config));
   }
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
@@ -288,18 +327,44 @@ function easyPass(input: PassInput, q0: readonly PendingJob[]): { q: readonly Pe
     const h = q.findIndex((j) => j.id === b.reservation!.jobId);
     let room = b.free;
     for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
-    const fit: PendingJob[] = [];
-    const rest: PendingJob[] = [];
-    for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
-    if (h >= 0 && fit.length > 1) {
-      fit.sort(shortestFirstOrder);
-      const ahead = [...q.slice(0, h + 1), ...fit];
+    const order = shortestBehind(q, h, room);
+    if (order) {
       // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
-      b = batch(input, ahead, { rigid: true });
-      q = [...ahead, ...rest];
+      b = batch(input, order.ahead, { rigid: true });
+      q = order.q;
     }
   }
   return { q, b };
+}
+
+interface Reordered {
+  h: number;
+  room: number;
+  /** The queue up to the head, then the jobs behind it that fit in `room`, shortest first (undefined: fewer than two fit). */
+  order?: { ahead: readonly PendingJob[]; q: readonly PendingJob[] };
+}
+
+const reordered = new WeakMap<readonly PendingJob[], Reordered>();
+
+/**
+ * The queue `q` with the jobs behind its head (at `h`) that fit in `room` nodes tried shortest
+ * first, the others after them; kept per queue array (a new queue is a new array: common.ts), so
+ * that passes on the same queue, head and room sort nothing and hand the batch pass the same array.
+ */
+function shortestBehind(q: readonly PendingJob[], h: number, room: number): Reordered["order"] {
+  const known = reordered.get(q);
+  if (known && known.h === h && known.room === room) return known.order;
+  const fit: PendingJob[] = [];
+  const rest: PendingJob[] = [];
+  for (let i = h + 1; i < q.length; i++) (q[i]!.minNodes <= room ? fit : rest).push(q[i]!);
+  let order: Reordered["order"];
+  if (h >= 0 && fit.length > 1) {
+    fit.sort(shortestFirstOrder);
+    const ahead = [...q.slice(0, h + 1), ...fit];
+    order = { ahead, q: [...ahead, ...rest] };
+  }
+  reordered.set(q, { h, room, order });
+  return order;
 }
 
 /** The jobs left waiting after `starts`: how many, the nodes they ask for, and how many jobs a node-second saved reaches (`queueReach`). */
@@ -373,7 +438,7 @@ function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, la
   const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
   for (const c of cands) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
-    const p: Priced = { n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost };
+    const p: Priced = c;
     // With priorities its own seconds weigh w against the head's: a node-second is worth λ / w of
     // them (at least a thousandth of a second weighs: a job of no priority still keeps a price).
     const w = Math.max(MIN_WEIGHT, priorityWeight(headPriority, c.job.priority));
@@ -538,10 +603,15 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   const gainAtMost = (waiters * (res.start - atLeast)) / 1000;
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
   let taken = 0;
-  const rekey = (c: Cand) => (c.key = stretchAt(c, c.delta + 1) - stretchAt(c, c.delta));
+  // The next node's stretch, from the stretch so far (`at`, kept from the last key: one price a node).
+  const rekey = (c: Cand) => {
+    c.next = stretchAt(c, c.delta + 1);
+    c.key = c.next - c.at;
+  };
   const heap = new Heap<Cand>((x, y) => x.key < y.key || (x.key === y.key && x.job.id < y.job.id));
   for (const c of pool) {
     c.delta = 0;
+    c.at = 0;
     rekey(c);
     heap.push(c);
   }
@@ -553,6 +623,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
     for (;;) {
       taken += c.key;
       c.delta++;
+      c.at = c.next;
       left--;
       if (c.job.nodes - c.delta <= c.job.minNodes) break;
       rekey(c);
@@ -612,7 +683,7 @@ interface Lendable {
 
 function planLend(input: PassInput, cands: Cand[], free: Lendable, lambda: number): Resize[] {
   let pool = cands;
-  const priced = (c: Cand): Priced => ({ n: c.job.nodes, rem: c.rem, ratio: (m) => c.speed.ratio(m), cost: c.cost });
+  const priced = (c: Cand): Priced => c;
   for (let round = 0; round < 3 && pool.length > 0; round++) {
     const grant = greedyLend(input, pool, free, lambda);
     // F(n) − F(m) includes this adaptation once (and λ × the node-seconds); the second is giving the nodes back.
@@ -651,8 +722,8 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
   const size = (c: Cand) => c.job.nodes + (grant.get(c.job.id) ?? 0);
   const gainOf = (c: Cand) => {
     const m = size(c);
-    const r0 = remainingAt(c.job, input.now, c.speed, m);
-    const r1 = remainingAt(c.job, input.now, c.speed, m + 1);
+    const r0 = c.remainingAt(m, input.now);
+    const r1 = c.remainingAt(m + 1, input.now);
     return r0 + lambda * m * r0 - (r1 + lambda * (m + 1) * r1);
   };
   for (const c of pool) c.key = gainOf(c);
@@ -676,7 +747,7 @@ function greedyLend(input: PassInput, pool: readonly Cand[], free: Lendable, lam
       }
       const m = size(c) + 1;
       // Nodes the reservation counts on go only to a job predicted to end (and give them back) before it.
-      const endsBefore = input.now + (remainingAt(c.job, input.now, c.speed, m) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
+      const endsBefore = input.now + (c.remainingAt(m, input.now) * END_MARGIN + c.cost(m - c.job.nodes)) * 1000 <= free.until;
       const mine = own.get(c.job.id) ?? 0;
       if (mine > 0) {
         own.set(c.job.id, mine - 1);
