@@ -99,6 +99,11 @@ class Cand implements Priced {
     return this.speed.ratio(m);
   }
 
+  /** The same job priced alike, giving nodes only down to `minNodes` (a backfill's donor floor). */
+  withFloor(minNodes: number): Cand {
+    return new Cand({ ...this.job, minNodes }, this.speed, this.rem, this.settled, this.config);
+  }
+
   /** Seconds an adaptation by d nodes costs it. */
   cost(d: number): number {
     return adaptationCost(this.job, this.config, d);
@@ -537,7 +542,7 @@ function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: reado
     pool ??= cands.flatMap((c) => {
       const endAt = (k: number) => input.now + (c.rem * c.speed.ratio(k) * END_MARGIN + c.cost(c.job.nodes - k)) * 1000;
       const floor = donorFloor(c.job.nodes, c.job.minNodes, input.now + c.rem * 1000, res.start, endAt);
-      return floor < c.job.nodes ? [{ ...c, job: { ...c.job, minNodes: floor } }] : [];
+      return floor < c.job.nodes ? [c.withFloor(floor)] : [];
     });
     if (pool.length === 0) return undefined;
     if (!Number.isFinite(w.otherwise)) continue;
