@@ -466,16 +466,14 @@ export class Adapter {
         if (card === undefined) throw new Error(`joining rank ${r} arrived without its business card (an ebb/comm older than its agent?)`);
         joiningCards[cardKey(r, next)] = card;
       }
+      // Down to the joining ranks (their ebb-join) while the preexisting ranks agree.
+      this.broadcast([joinStep], { t: "adapt.cards", step: "", adaptId: msg.adaptId, cards: joiningCards });
     }
 
     // Step 4: bring every preexisting rank to the same probe call.
     times.notified = Date.now();
     mark("l.joining-ready");
-    const agreed = this.agree(msg, pre, resize, check, oldSize, early);
-    // The cards go down to the joining ranks (their ebb-join) while the preexisting ranks agree: after
-    // the first count, whose round trip sets the target's margin and must not wait behind them.
-    if (joinStep) this.broadcast([joinStep], { t: "adapt.cards", step: "", adaptId: msg.adaptId, cards: joiningCards });
-    await agreed;
+    await this.agree(msg, pre, resize, check, oldSize, early);
     times.agreed = Date.now();
     mark("l.agreed");
 
