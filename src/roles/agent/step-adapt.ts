@@ -31,7 +31,6 @@ import { randomTag } from "./shm-sweep.ts";
 import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, PROTOCOL_VERSION, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { adaptMessage, adaptReportOf, AdaptReductions } from "../../tbon/adapt-reduce.ts";
-import { VALLEN_MAX } from "../../pmi/limits.ts";
 
 type Kvs = Record<string, string>;
 type Reply = Record<string, string>;
@@ -245,7 +244,6 @@ export class StepAdapt {
     const key = cardKey(this.wr(rank), this.c.spec.elastic.generation);
     if (!this.joining || this.window) return Promise.resolve({ rc: "-1", msg: "ebb-join: only a joining rank, before its window" });
     if (!card) return Promise.resolve({ rc: "-1", msg: "ebb-join: card= (the rank's business card) is missing" });
-    if (card.length > VALLEN_MAX) return Promise.resolve({ rc: "-1", msg: `ebb-join: the card is longer than ${VALLEN_MAX} bytes (a KVS value's limit)` });
     if (this.joinCards[key] !== undefined) return Promise.resolve({ rc: "-1", msg: "ebb-join: this rank already joined" });
     // The key is the agent's, the rank's own: a rank can give no card but its own.
     this.joinCards[key] = card;
