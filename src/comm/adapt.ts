@@ -101,26 +101,6 @@ function pmiBootstrap(pmi: PmiClient, node: string): Bootstrap {
   return { rank: pmi.rank, size: pmi.size, node, put: (k, v) => pmi.put(k, v), get: (k) => pmi.get(k), fence: () => pmi.fence() };
 }
 
-/**
- * A grow's joining ranks meet without a fence (docs/adaptation.md §7.1): the card goes with the
- * rank's arrival (`ebb-join`), which the agent answers once the launcher has sent every joining
- * rank's card down; the staying ranks' cards were pre-put. The gets after it are the agent's, local.
- */
-function joiningBootstrap(pmi: PmiClient, node: string): Bootstrap {
-  let card = "";
-  return {
-    rank: pmi.rank,
-    size: pmi.size,
-    node,
-    put: (_key, value) => void (card = value),
-    get: (k) => pmi.get(k),
-    fence: async () => {
-      const r = await pmi.command(CMD.join, { card });
-      if (r.rc !== undefined && r.rc !== "0") throw new CommUsageError(`initAdapt: ${r.msg ?? `the agent answered rc=${r.rc}`}`);
-    },
-  };
-}
-
 function probeSlots(): { shm: Int32Array | undefined; shmBytes: Uint8Array | undefined; slot: number } {
   const path = process.env[ENV.shm];
   if (!path) return { shm: undefined, shmBytes: undefined, slot: 0 };
@@ -161,7 +141,9 @@ export async function initAdapt(): Promise<{ world: Comm; status: AdaptStatus }>
   const generation = Number(process.env[ENV.generation] ?? 0);
   const joining = process.env[ENV.status] === "joining";
   const { shm, shmBytes, slot } = probeSlots();
-  const world = await initWorld((joining ? joiningBootstrap : pmiBootstrap)(pmi, node), { generation });
+  // Joining ranks too: the staying ranks' cards were pre-put in their step's KVS, the joining
+  // ones meet in the fence.
+  const world = await initWorld(pmiBootstrap(pmi, node), { generation });
   const transport = world.transport;
   const interval = Number(process.env[ENV.sampleInterval] ?? 60);
   startCfg();

@@ -68,8 +68,6 @@ export const ENV = {
 
 export const CMD = {
   probe: "ebb-probe",
-  /** A grow's joining rank arrives with its card (`card=`); answered once every joining rank's card is in the node's KVS. */
-  join: "ebb-join",
   begin: "ebb-begin",
   commit: "ebb-commit",
   perf: "ebb-perf",

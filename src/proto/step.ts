@@ -119,8 +119,6 @@ export const StepDown = tagged({
     /** A fault window: these old-world ranks are dead; the survivors are renumbered in order. */
     lost: z.array(z.int().nonnegative()).optional(),
   }),
-  /** A grow's joining step only: every joining rank's card (round 0 brought them up), for its ranks' ebb-join. */
-  "adapt.cards": () => ({ step: StepKey, adaptId: z.int(), cards: Kvs }),
   /** Every rank committed: the new world is the world. */
   "adapt.done": () => ({ step: StepKey, adaptId: z.int(), generation: z.int().nonnegative(), size: z.int().positive() }),
   /** The answer to a rank's spawn request, for the node that asked. */
@@ -146,8 +144,7 @@ export const StepUp = tagged({
   /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
   "adapt.counted": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
   "adapt.checked": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),
-  /** Round 0 (joining ranks in ebb-begin): `cards`, their business cards by card key, merged up the tree. */
-  "adapt.arrived": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative(), cards: Kvs.optional() }),
+  "adapt.arrived": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), count: z.int().nonnegative() }),
   "adapt.committed": () => ({ step: StepKey, adaptId: z.int(), count: z.int().nonnegative() }),
   /** A rank asks for new processes on new nodes (PMI spawn); answered by spawn.result. */
   "spawn": () => ({ step: StepKey, node: z.string(), rank: z.int().nonnegative(), reqId: z.int(), request: SpawnRequest }),

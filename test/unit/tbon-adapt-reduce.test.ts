@@ -8,7 +8,6 @@ test("each adaptation up-message reads as a report and is written back the same"
     { t: "adapt.checked", step: "3.0", adaptId: 2, round: 1, racer: true },
     { t: "adapt.checked", step: "3.0", adaptId: 2, round: 2, racer: false },
     { t: "adapt.arrived", step: "3.0", adaptId: 2, round: 2, count: 6 },
-    { t: "adapt.arrived", step: "3.0", adaptId: 2, round: 0, count: 2, cards: { "ebbc.3.4": "a", "ebbc.3.5": "b" } },
     { t: "adapt.committed", step: "3.0", adaptId: 2, count: 8 },
   ];
   for (const m of msgs) expect(adaptMessage("3.0", adaptReportOf(m)!)).toEqual(m);
@@ -30,16 +29,6 @@ test("counts and racers combine by max, arrivals and commits by sum, each per ad
     { kind: "counted", adaptId: 5, round: 1, value: 30 },
     { kind: "arrived", adaptId: 5, round: 1, value: 12 },
   ]);
-});
-
-test("round 0's arrivals merge the joining ranks' cards of the subtree with its count", () => {
-  const sent: AdaptReport[] = [];
-  const r = new AdaptReductions([1, 2], (x) => sent.push(x));
-  r.local("arrived", 7, 0, 1, { "ebbc.2.4": "four" });
-  r.child(1, { kind: "arrived", adaptId: 7, round: 0, value: 2, cards: { "ebbc.2.5": "five", "ebbc.2.6": "six" } });
-  r.child(2, { kind: "arrived", adaptId: 7, round: 0, value: 0 });
-  expect(sent).toEqual([{ kind: "arrived", adaptId: 7, round: 0, value: 3, cards: { "ebbc.2.4": "four", "ebbc.2.5": "five", "ebbc.2.6": "six" } }]);
-  expect(adaptMessage("3.1", sent[0]!)).toEqual({ t: "adapt.arrived", step: "3.1", adaptId: 7, round: 0, count: 3, cards: { "ebbc.2.4": "four", "ebbc.2.5": "five", "ebbc.2.6": "six" } });
 });
 
 test("a lost child is not waited for, and clear forgets what was reduced", () => {

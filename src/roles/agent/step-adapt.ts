@@ -10,13 +10,10 @@
  *                    once all local ranks wait, adapt.arrived (sum up the tree)
  *   adapt.release -> a rank ran past: the waiting ones go on; a later target follows
  *   adapt.go      -> waiting ranks enter the window (pending, staying or leaving); cards in the KVS
- *   adapt.cards   -> a grow's joining ranks' cards into the KVS: their held ebb-joins answered
  *   ebb-commit    -> held until every rank of both worlds has committed (adapt.committed, sum),
  *   adapt.done    -> ... then released; leaving ranks leave the step.
- * Joining ranks (a step started for the adaptation) skip probing: their arrival (round 0), in
- * ebb-join (Bun ranks: it carries the rank's card, filed under the rank's own card key and sent up
- * with the arrival, instead of a fence) or ebb-begin (libebb's restarted ranks), tells the launcher
- * they are ready. ebb-join is answered at adapt.cards, ebb-begin at adapt.go.
+ * Joining ranks (a step started for the adaptation) skip probing: they wait in ebb-begin, and
+ * their arrival there (round 0) tells the launcher they are ready.
  *
  * Faults: a rank whose world lost a member probes with fault=1 and waits here until the launcher
  * opens a fault window (adapt.go with `lost`). Then every probe is answered pending (the target
@@ -86,9 +83,6 @@ export class StepAdapt {
   private window: Window | undefined;
   private readonly probing = new Map<number, { index: number; answer: (r: Reply) => void }>();
   private readonly beginning = new Map<number, (r: Reply) => void>();
-  /** Joining ranks in ebb-join, and their cards by card key (sent up with round 0's arrival). */
-  private readonly joinWaiting = new Map<number, (r: Reply) => void>();
-  private readonly joinCards: Record<string, string> = {};
   private readonly committing = new Map<number, (r: Reply) => void>();
   /** Ranks that saw their world fail, waiting for the fault window. */
   private readonly faultWaiting = new Map<number, (r: Reply) => void>();
@@ -142,8 +136,6 @@ export class StepAdapt {
     switch (cmd) {
       case CMD.probe:
         return this.probe(rank, Number(args.index), args.fault === "1", args.stale);
-      case CMD.join:
-        return this.join(rank, args.card);
       case CMD.begin:
         return this.begin(rank);
       case CMD.commit:
@@ -169,8 +161,6 @@ export class StepAdapt {
         return this.release(msg);
       case "adapt.go":
         return this.go(msg);
-      case "adapt.cards":
-        return this.cardsIn(msg);
       case "adapt.done":
         return this.done();
       default:
@@ -201,8 +191,7 @@ export class StepAdapt {
   /** The step is failing: every rank waiting here gets an error. */
   fail(message: string): void {
     for (const w of [...this.probing.values()]) w.answer({ rc: "-1", msg: message });
-    for (const a of [...this.joinWaiting.values(), ...this.beginning.values(), ...this.committing.values(), ...this.faultWaiting.values()]) a({ rc: "-1", msg: message });
-    this.joinWaiting.clear();
+    for (const a of [...this.beginning.values(), ...this.committing.values(), ...this.faultWaiting.values()]) a({ rc: "-1", msg: message });
     this.faultWaiting.clear();
     this.probing.clear();
     this.beginning.clear();
@@ -237,27 +226,6 @@ export class StepAdapt {
       this.probing.set(rank, { index, answer });
       this.checkArrived();
     });
-  }
-
-  /** A joining rank arrives with its card: held until every joining rank's card is in (adapt.cards). */
-  private join(rank: number, card: string | undefined): Promise<Reply> {
-    const key = cardKey(this.wr(rank), this.c.spec.elastic.generation);
-    if (!this.joining || this.window) return Promise.resolve({ rc: "-1", msg: "ebb-join: only a joining rank, before its window" });
-    if (!card) return Promise.resolve({ rc: "-1", msg: "ebb-join: card= (the rank's business card) is missing" });
-    if (this.joinCards[key] !== undefined) return Promise.resolve({ rc: "-1", msg: "ebb-join: this rank already joined" });
-    // The key is the agent's, the rank's own: a rank can give no card but its own.
-    this.joinCards[key] = card;
-    return new Promise<Reply>((answer) => {
-      this.joinWaiting.set(rank, answer);
-      this.checkArrived();
-    });
-  }
-
-  private cardsIn(msg: Down<"adapt.cards">): void {
-    if (!this.joining) return;
-    this.c.merge(msg.cards);
-    for (const answer of this.joinWaiting.values()) answer({});
-    this.joinWaiting.clear();
   }
 
   private begin(rank: number): Promise<Reply> {
@@ -408,8 +376,7 @@ export class StepAdapt {
   private abortWindow(why: string): void {
     for (const answer of this.committing.values()) answer({ aborted: "1", why });
     this.committing.clear();
-    for (const answer of [...this.joinWaiting.values(), ...this.beginning.values()]) answer({ rc: "-1", msg: why });
-    this.joinWaiting.clear();
+    for (const answer of this.beginning.values()) answer({ rc: "-1", msg: why });
     this.beginning.clear();
     this.window = undefined;
   }
@@ -455,7 +422,7 @@ export class StepAdapt {
   }
 
   /**
-   * All local ranks wait where the launcher wants them (joining ranks: joined, or in ebb-begin, round 0;
+   * All local ranks wait where the launcher wants them (joining ranks: in ebb-begin, round 0;
    * preexisting ranks: at the round's target): tell it, once per round.
    */
   private checkArrived(): void {
@@ -463,13 +430,12 @@ export class StepAdapt {
     const key = `arrived:${this.adaptId}:${round}`;
     if (this.adaptId === 0 || this.arrivedFor === key) return;
     const ready = this.joining
-      ? [...this.active].every((r) => this.joinWaiting.has(r) || this.beginning.has(r))
+      ? [...this.active].every((r) => this.beginning.has(r))
       : this.target !== 0 && [...this.active].every((r) => this.probing.get(r)?.index === this.target);
     if (!ready) return;
     this.arrivedFor = key;
     mark("a.arrived", round);
-    const cards = this.joining && Object.keys(this.joinCards).length > 0 ? this.joinCards : undefined;
-    this.reduce.local("arrived", this.adaptId, round, this.active.size, cards);
+    this.reduce.local("arrived", this.adaptId, round, this.active.size);
   }
 
   private checkCommitted(): void {

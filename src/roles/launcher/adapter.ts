@@ -68,8 +68,7 @@ interface Resize {
   restarting?: boolean;
 }
 
-/** A reduction awaited from `need` steps; `cards`: where round 0's arrivals put the joining ranks' cards. */
-type Waiter = { need: number; values: number[]; cards?: Record<string, string>; resolve: (v: number[]) => void };
+type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
 
 /** How long a fault window waits for other nodes lost with the first before it opens. */
 const FAULT_SETTLE_MS = 250;
@@ -171,7 +170,6 @@ export class Adapter {
   report(r: AdaptReport): void {
     const w = this.waiters.get(`${r.kind}:${r.adaptId}:${r.round}`);
     if (!w) return;
-    if (w.cards && r.cards) Object.assign(w.cards, r.cards);
     w.values.push(r.value);
     if (w.values.length === w.need) w.resolve(w.values);
   }
@@ -419,8 +417,6 @@ export class Adapter {
     let early: Promise<Count | undefined> | undefined;
     const joiningCards: Record<string, string> = {};
     if (m.joining > 0) {
-      // The joining ranks' cards come with their arrival (round 0, ebb-join), not through a fence.
-      const arrivedCards: Record<string, string> = {};
       if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
       const preput: Record<string, string> = {};
       cards.forEach((c, r) => {
@@ -445,7 +441,7 @@ export class Adapter {
           window: { adaptId: msg.adaptId },
         },
       };
-      const ready = this.wait("arrived", msg.adaptId, 0, 1, arrivedCards);
+      const ready = this.wait("arrived", msg.adaptId, 0, 1);
       mark("l.launch");
       const { root, launched } = this.host.startJoining(spec, msg.join.cred);
       // While the joining ranks start, a first count of the preexisting ranks' probe calls: with
@@ -462,12 +458,10 @@ export class Adapter {
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
       for (let r = m.staying; r < m.staying + m.joining; r++) {
-        const card = arrivedCards[cardKey(r, next)];
-        if (card === undefined) throw new Error(`joining rank ${r} arrived without its business card (an ebb/comm older than its agent?)`);
+        const card = root.kvs.get(cardKey(r, next));
+        if (card === undefined) throw new Error(`joining rank ${r} put no business card`);
         joiningCards[cardKey(r, next)] = card;
       }
-      // Down to the joining ranks (their ebb-join) while the preexisting ranks agree.
-      this.broadcast([joinStep], { t: "adapt.cards", step: "", adaptId: msg.adaptId, cards: joiningCards });
     }
 
     // Step 4: bring every preexisting rank to the same probe call.
@@ -810,13 +804,12 @@ export class Adapter {
     for (const s of steps) s.root.broadcast({ ...msg, step: s.root.key } as StepDown);
   }
 
-  private wait(kind: AdaptReport["kind"], adaptId: number, round: number, need: number, cards?: Record<string, string>): Promise<number[]> {
+  private wait(kind: AdaptReport["kind"], adaptId: number, round: number, need: number): Promise<number[]> {
     return new Promise((resolve) => {
       const key = `${kind}:${adaptId}:${round}`;
       this.waiters.set(key, {
         need,
         values: [],
-        cards,
         resolve: (v) => {
           this.waiters.delete(key);
           resolve(v);
