@@ -12,7 +12,7 @@ import { upInSlurm } from "./up-slurm.ts";
 import { AgentWorker } from "./agent-worker.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
-import { declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
+import { allowedCpus, declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
 import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
 import { err, out } from "../util/stdio.ts";
 import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
@@ -81,6 +81,11 @@ export default defineCommand({
         err(`ebb up: ${why}\n`);
         process.exit(1);
       };
+      // Node i's cores start on the host's CPU i * cpus, shifted by one more each time that wraps:
+      // the nodes share out the host's CPUs, and their first cores (where one-rank steps run) spread
+      // over them, instead of every node's first core being the host's first CPU.
+      const hostCpus = allowedCpus();
+      const firstCpu = (i: number) => (i * cpus + Math.floor((i * cpus) / hostCpus.length)) % hostCpus.length;
       const agents = await AgentWorker.start(
         names.map((name, i) => {
           return {
@@ -88,6 +93,7 @@ export default defineCommand({
             clusterKey: ctl.clusterKey,
             name,
             cpus,
+            cpuIds: hostCpus.map((_, k) => hostCpus[(firstCpu(i) + k) % hostCpus.length]!),
             memoryMb: declared.memoryMb ?? Math.floor(usableMemoryMb() / n),
             gpus: declaredGpus(declared.gres ?? []),
             features: declared.features ?? [],

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT, runProcess } from "../support/cluster.ts";
 import { readUntil } from "../support/read-until.ts";
@@ -13,6 +13,7 @@ const dir = mkdtempSync(join(tmpdir(), "ebb-up-"));
 // As ebb starts itself from source (util/self.ts); the compiled binary reads no .env at all.
 const fromSource = [process.execPath, "--no-env-file", join(ROOT, "src/main.ts")];
 const compiled = [join(ROOT, "dist/ebb")];
+const hostCpus = availableParallelism();
 
 beforeAll(async () => {
   const build = Bun.spawn([process.execPath, "run", "build"], { cwd: ROOT, stdout: "ignore", stderr: "pipe" });
@@ -54,12 +55,16 @@ describe.each([
       const work = join(dir, `work-${port}`);
       mkdirSync(work);
       writeFileSync(join(work, ".env"), "EBB_SURPRISE=from-dotenv\n");
-      const run = await runProcess([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME$EBB_SURPRISE"], {
+      const run = await runProcess([...ebb, "run", "-N", "3", "-l", "sh", "-c", "echo node=$EBB_NODENAME$EBB_SURPRISE cpus=$(grep Cpus_allowed_list /proc/self/status | cut -f2)"], {
         cwd: work,
         env: { ...process.env, EBB_CONTROLLER: `http://127.0.0.1:${port}`, EBB_STATE_DIR: state, EBB_LOG: "warn" },
       });
       expect({ code: run.code, err: run.stderr }).toEqual({ code: 0, err: "" });
-      expect(run.stdout.trim().split("\n").sort()).toEqual(["0: node=node01", "1: node=node02", "2: node=node03"]);
+      const lines = run.stdout.trim().split("\n").sort();
+      expect(lines.map((l) => l.replace(/ cpus=.*/, ""))).toEqual(["0: node=node01", "1: node=node02", "2: node=node03"]);
+      // One rank per node, on its node's first core: the nodes' first cores are not all the host's first CPU.
+      const cpus = lines.map((l) => / cpus=(\S+)$/.exec(l)?.[1]);
+      if (hostCpus > 1) expect(new Set(cpus).size).toBeGreaterThan(1);
     } finally {
       up.kill("SIGINT");
     }

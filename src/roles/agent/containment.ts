@@ -22,6 +22,7 @@
  *   thread (started in-process, as some tests do) joins through the shell.
  */
 import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSync, rmdirSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { Sentinel } from "./sentinel.ts";
@@ -172,12 +173,14 @@ export class Containment {
 
   /**
    * Moves a running process (a warm rank, procs.ts) into the job's cgroups, as `prepare` places a
-   * new one: the v2 cgroup must take it (else this throws and the caller starts the rank cold); a v1
+   * new one: the v2 cgroup must take it (else this rejects and the caller kills the rank); a v1
    * file that refuses is passed over, as `joinArgv` does. Memory it touched before stays counted where it was.
    */
-  enter(jobId: number, pid: number): void {
+  async enter(jobId: number, pid: number): Promise<void> {
     const place = this.prepare(jobId);
-    if (place.cgroup !== undefined) writeCgroupFile(join(place.cgroup, "cgroup.procs"), String(pid));
+    // Off the agent's thread: a move waits for the kernel (an RCU grace period, 5-15 ms), and on
+    // `ebb up` every agent shares that thread.
+    if (place.cgroup !== undefined) await writeFile(join(place.cgroup, "cgroup.procs"), String(pid));
     for (const file of place.join)
       try {
         writeCgroupFile(file, String(pid));

@@ -44,6 +44,8 @@ export interface AgentOptions {
   name: string;
   /** What the node offers (inventory.ts): cores, memory in MiB, GPUs by index with their type, features. */
   cpus: number;
+  /** The host CPUs its cores are, core i on cpuIds[i] (cycling); default: the CPUs the agent may run on, in order. */
+  cpuIds?: number[];
   memoryMb: number;
   gpus?: (string | null)[];
   gpuVendor?: GpuVendor;
@@ -129,7 +131,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
 
   const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
   const containment = new Containment(o.name, join(o.stateDir, "process-groups"), o.sentinel);
-  const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: allowedCpus() };
+  const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: o.cpuIds ?? allowedCpus() };
   // Each job's cgroup limits follow its share; a job that left is forgotten once its processes are gone.
   const allocation = new NodeAllocation((jobId, now) => {
     if (now) {

@@ -136,7 +136,7 @@ export class ProcessTable {
   /**
    * A warm rank (warm-pool.ts) for `argv`, if it is one the pool serves and one is idle: moved into
    * the job's cgroups and bound to its CPUs while it still waits, then handed the rank (WarmClaim on
-   * its stdin), which it runs as the job's user. Undefined: the rank starts cold.
+   * its stdin), which it runs as the job's user. Undefined: the rank starts cold (none idle).
    */
   private claimWarm(jobId: number, argv: readonly string[], opts: SpawnOptions): Subprocess | undefined {
     const [out, err, fd3] = opts.stdio;
@@ -145,14 +145,6 @@ export class ProcessTable {
     if (!program) return undefined;
     const proc = this.warm.take();
     if (!proc) return undefined;
-    try {
-      this.containment?.enter(jobId, proc.pid);
-      bindThreads(proc.pid, opts.cpus);
-    } catch (e) {
-      log.warn(`cannot place a warm rank in job ${jobId}'s cgroup or on its CPUs; the rank starts cold`, { error: e });
-      proc.kill("SIGKILL");
-      return undefined;
-    }
     const id = opts.runAs;
     const claim: WarmClaim = {
       ...(id ? { as: { uid: id.uid, gid: id.gid, groups: id.groups } } : {}),
@@ -161,16 +153,20 @@ export class ProcessTable {
       file: program.file,
       args: program.args,
     };
-    try {
+    // The claim goes once the rank is in the job's cgroups and on its CPUs, a move that waits for
+    // the kernel off the agent's thread: meanwhile the rank is the job's (its process group is
+    // killed with it) but runs nothing of the user's. One the kernel refuses is killed: the rank fails.
+    void (async () => {
+      await this.containment?.enter(jobId, proc.pid);
+      bindThreads(proc.pid, opts.cpus);
       mark("a.claim", proc.pid);
       proc.stdin.write(JSON.stringify(claim));
-      void proc.stdin.end();
-    } catch (e) {
-      // It ended between take and claim: the rank starts cold.
-      log.warn("a warm rank could not take its claim; the rank starts cold", { error: e });
+      await proc.stdin.end();
+    })().catch((e) => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return; // killed with its job meanwhile
+      log.warn(`cannot place a warm rank in job ${jobId}'s cgroup or on its CPUs, or hand it its rank; the rank is killed`, { error: e });
       proc.kill("SIGKILL");
-      return undefined;
-    }
+    });
     const pmi = (proc as unknown as { stdio: Array<number | null | undefined> }).stdio[3];
     if (fd3 === undefined && typeof pmi === "number") closeSync(pmi);
     return proc as unknown as Subprocess;
