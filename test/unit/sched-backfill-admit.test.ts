@@ -4,29 +4,11 @@ import { resolveConfig } from "../../src/sched/config.ts";
 import { backfillWants, donorFloor } from "../../src/sched/policies/backfill-admit.ts";
 import { planEbb } from "../../src/sched/policies/ebb.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
+import { NOW, runningJob } from "../support/sched-data.ts";
 
-const NOW = 100_000_000;
 const config = resolveConfig({ policy: "ebb" });
 
-/** A running malleable job with three MTCT samples; `remaining` seconds of work left at its size. */
-function job(id: number, nodes: number, mtct: number | undefined, remaining: number, extra: Partial<JobState> = {}): JobState {
-  return {
-    id,
-    nodes,
-    minNodes: 2,
-    maxNodes: 16,
-    elastic: true,
-    submitTime: id,
-    startTime: NOW - 600_000,
-    timeLimit: 100_000,
-    expectedEnd: NOW + remaining * 1000,
-    remaining,
-    samples: mtct === undefined ? [] : [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct })),
-    adapting: false,
-    adaptCost: 10,
-    ...extra,
-  };
-}
+const job = (id: number, nodes: number, mtct: number | undefined, remaining: number, extra: Partial<JobState> = {}) => runningJob(id, nodes, mtct, remaining, { minNodes: 2, ...extra });
 const rigid = (id: number, nodes: number, remaining: number) => job(id, nodes, undefined, remaining, { elastic: false, minNodes: nodes, maxNodes: nodes });
 const pend = (id: number, nodes: number, timeLimit = 600): PendingJob => ({ id, minNodes: nodes, maxNodes: nodes, timeLimit, submitTime: 1000 + id });
 const input = (upNodes: number, idleNodes: number, running: JobState[], pending: PendingJob[]): PassInput => ({ now: NOW, upNodes, idleNodes, running, pending, config });

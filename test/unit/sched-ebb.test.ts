@@ -5,29 +5,11 @@ import { planEbb, priorityWeight } from "../../src/sched/policies/ebb.ts";
 import { planEasy } from "../../src/sched/policies/static.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
 import { profileModel, speedOf } from "../../src/sched/worth.ts";
+import { NOW, runningJob } from "../support/sched-data.ts";
 
-const NOW = 100_000_000;
 const config = resolveConfig({ policy: "ebb" });
 
-/** A running malleable job with three MTCT samples; `remaining` seconds of work left at its size. */
-function job(id: number, nodes: number, mtct: number | undefined, remaining: number, extra: Partial<JobState> = {}): JobState {
-  return {
-    id,
-    nodes,
-    minNodes: 1,
-    maxNodes: 16,
-    elastic: true,
-    submitTime: id,
-    startTime: NOW - 600_000,
-    timeLimit: 100_000,
-    expectedEnd: NOW + remaining * 1000,
-    remaining,
-    samples: mtct === undefined ? [] : [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct })),
-    adapting: false,
-    adaptCost: 10,
-    ...extra,
-  };
-}
+const job = runningJob;
 const pend = (id: number, nodes: number, timeLimit = 600): PendingJob => ({ id, minNodes: nodes, maxNodes: nodes, timeLimit, submitTime: 1000 + id });
 const input = (upNodes: number, idleNodes: number, running: JobState[], pending: PendingJob[] = []): PassInput => ({ now: NOW, upNodes, idleNodes, running, pending, config });
 

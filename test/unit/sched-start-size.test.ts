@@ -4,29 +4,12 @@ import { resolveConfig } from "../../src/sched/config.ts";
 import { planEbb } from "../../src/sched/policies/ebb.ts";
 import { cheapestStart, efficiencyPrior, growStarts, startRatio, startSizeWhileWaiting } from "../../src/sched/policies/start-size.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
+import { NOW, runningJob } from "../support/sched-data.ts";
 
-const NOW = 100_000_000;
 const config = resolveConfig({ policy: "ebb" });
 
-/** A running malleable job at `nodes` (asked for `asked`) with three MTCT samples. */
-function running(id: number, nodes: number, mtct: number | undefined, extra: Partial<JobState> = {}): JobState {
-  return {
-    id,
-    nodes,
-    minNodes: 1,
-    maxNodes: 32,
-    elastic: true,
-    submitTime: id,
-    startTime: NOW - 600_000,
-    timeLimit: 100_000,
-    expectedEnd: NOW + 36_000_000,
-    remaining: 36_000,
-    samples: mtct === undefined ? [] : [0, 1, 2].map((k) => ({ time: NOW - k * 60_000, mtct })),
-    adapting: false,
-    adaptCost: 10,
-    ...extra,
-  };
-}
+/** A running malleable job at `nodes` with three MTCT samples and 10 hours of work left. */
+const running = (id: number, nodes: number, mtct: number | undefined, extra: Partial<JobState> = {}) => runningJob(id, nodes, mtct, 36_000, { maxNodes: 32, ...extra });
 const malleable = (id: number, asked: number, min: number, max: number, timeLimit = 3600): PendingJob => ({ id, minNodes: min, maxNodes: max, preferredNodes: asked, elastic: true, timeLimit, submitTime: NOW - 1000 + id });
 const rigid = (id: number, nodes: number, timeLimit = 3600): PendingJob => ({ id, minNodes: nodes, maxNodes: nodes, timeLimit, submitTime: NOW - 1000 + id });
 const input = (upNodes: number, idleNodes: number, runningJobs: JobState[], pending: PendingJob[]): PassInput => ({ now: NOW, upNodes, idleNodes, running: runningJobs, pending, config });
