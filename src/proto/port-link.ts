@@ -7,28 +7,11 @@
  * connections, with a close's code and reason as a WebSocket's. Frames sent in one turn of the
  * event loop go in one postMessage (a fan-out to every agent is one batch, not 1,024 wake-ups).
  */
+import { MicrotaskBatch } from "../util/microtask-batch.ts";
 import { decode, type ClientLink, type ClientLinkOptions } from "./channel.ts";
 
 /** One connection's frame: opened by the agent's side, a message either way, closed by either side. */
 type Frame = [conn: number, op: "open"] | [conn: number, op: "msg", text: string] | [conn: number, op: "close", code: number, reason: string];
-
-/** Frames queued in this turn, posted together at its end. */
-class Batcher {
-  private batch: Frame[] = [];
-
-  constructor(private readonly port: MessagePort) {}
-
-  push(f: Frame): void {
-    if (this.batch.length === 0) queueMicrotask(() => this.flush());
-    this.batch.push(f);
-  }
-
-  private flush(): void {
-    const batch = this.batch;
-    this.batch = [];
-    if (batch.length > 0) this.port.postMessage(batch);
-  }
-}
 
 /** Whether `f` is a frame (only this module posts on the port; checked all the same, as any wire message). */
 function isFrame(f: unknown): f is Frame {
@@ -51,12 +34,13 @@ function onBatches(port: MessagePort, each: (f: Frame) => void): void {
  * backoff after the controller closes it, unless `close`d).
  */
 export class PortLinks {
-  private readonly out: Batcher;
+  /** Frames sent in one turn, posted together at its end. */
+  private readonly out: MicrotaskBatch<Frame>;
   private readonly links = new Map<number, PortLink<unknown>>();
   private nextConn = 1;
 
   constructor(private readonly port: MessagePort) {
-    this.out = new Batcher(port);
+    this.out = new MicrotaskBatch<Frame>((frames) => port.postMessage(frames));
     onBatches(port, (f) => this.links.get(f[0])?.receive(f));
   }
 
@@ -168,14 +152,15 @@ export interface PortServerHandlers {
  * either end) is reported after the current turn, as a WebSocket's close event comes.
  */
 export class PortServer {
-  private readonly out: Batcher;
+  /** Frames sent in one turn, posted together at its end. */
+  private readonly out: MicrotaskBatch<Frame>;
   private readonly sessions = new Map<number, PortSession>();
 
   constructor(
     private readonly port: MessagePort,
     private readonly on: PortServerHandlers,
   ) {
-    this.out = new Batcher(port);
+    this.out = new MicrotaskBatch<Frame>((frames) => port.postMessage(frames));
     onBatches(port, (f) => this.receive(f));
   }
 

@@ -9,6 +9,7 @@ import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
 import { REFUSED } from "../../proto/agent.ts";
 import { logger } from "../../util/log.ts";
+import { MicrotaskBatch } from "../../util/microtask-batch.ts";
 import type { ServerTls } from "../../util/tls.ts";
 
 const log = logger("controller");
@@ -47,24 +48,15 @@ function upgradeRequired(): Response {
  */
 function session(ws: ServerWebSocket<Conn>): Session<unknown> {
   const remote = ws.remoteAddress;
-  let queued: string[] | undefined;
-  const flush = () => {
-    const texts = queued;
-    queued = undefined;
-    if (!texts) return;
+  const out = new MicrotaskBatch<string>((texts) => {
     if (texts.length === 1) ws.send(texts[0]!);
     else ws.cork(() => texts.forEach((text) => ws.send(text)));
-  };
+  });
   return {
     remote,
-    send: (msg) => {
-      const text = JSON.stringify(msg);
-      if (queued) return void queued.push(text);
-      queued = [text];
-      queueMicrotask(flush);
-    },
+    send: (msg) => out.push(JSON.stringify(msg)),
     close: (code, reason) => {
-      flush();
+      out.flush();
       ws.close(code, reason);
     },
   };
