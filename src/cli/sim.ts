@@ -5,7 +5,7 @@ import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } f
 import { DEFAULT_PRIORITY, resolvePriority, type PriorityConfig } from "../sched/priority.ts";
 import { GEN_DEFAULTS, parseAvailability } from "../sim/availability.ts";
 import { runPolicies, runSeeds, type SimRequest } from "../sim/run.ts";
-import { parseSwf, traceJobs } from "../sim/swf.ts";
+import { parseSwf, traceJobs, traceMachine } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { formatDuration } from "../util/time.ts";
@@ -16,7 +16,7 @@ import { Progress } from "./sim-progress.ts";
 
 const args = defineArgs({
   swf: { type: "string", description: "Workload trace in Standard Workload Format (required)", valueHint: "FILE" },
-  nodes: { type: "string", description: "Nodes in the simulated cluster (default: the trace's MaxNodes header, else MaxProcs; with --cores-per-node K, its processors / K)", valueHint: "N" },
+  nodes: { type: "string", description: "Nodes in the simulated cluster (default: the trace's processors, its MaxProcs header, else MaxNodes; with --cores-per-node K, its processors / K)", valueHint: "N" },
   "cores-per-node": { type: "string", description: "Cores per node, shared by jobs: a rigid job's P processors are P one-core tasks on any nodes, a malleable job takes ceil(P/K) whole nodes (default 1: whole nodes)", valueHint: "K" },
   "whole-nodes": { type: "boolean", description: "With --cores-per-node: every job takes ceil(P/K) whole nodes, none is shared" },
   malleable: { type: "string", description: "Fraction of jobs that are malleable, 0 to 1 (default 0.5)", valueHint: "F" },
@@ -110,11 +110,10 @@ export default defineCommand({
       const { jobs: all, skipped } = traceJobs(trace);
       if (skipped.length > 0) err(`ebb sim: skipped ${skipped.length} job(s) without a run time or size (first: line ${skipped[0]!.line}, ${skipped[0]!.message})\n`);
       const cores = intFlag(a["cores-per-node"], "--cores-per-node") ?? 1;
-      // A trace's processors (MaxProcs, else MaxNodes of one processor each) on nodes of `cores`.
-      const procs = Number(trace.header.MaxProcs) > 0 ? Number(trace.header.MaxProcs) : Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : undefined;
-      const fromHeader = cores === 1 && Number(trace.header.MaxNodes) > 0 ? Number(trace.header.MaxNodes) : procs && Math.ceil(procs / cores);
-      const nodes = intFlag(a.nodes, "--nodes") ?? fromHeader;
+      const machine = traceMachine(trace.header, cores);
+      const nodes = intFlag(a.nodes, "--nodes") ?? machine?.nodes;
       if (!nodes) throw new UsageError(`--nodes is needed: ${a.swf} has no MaxNodes or MaxProcs header`);
+      if (a.nodes === undefined && machine?.note) err(`ebb sim: ${machine.note}\n`);
       const limit = intFlag(a.limit, "--limit");
       const trace2 = limit ? all.slice(0, limit) : all;
       if (trace2.length === 0) throw new UsageError(`${a.swf}: no usable jobs`);

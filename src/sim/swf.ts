@@ -127,3 +127,21 @@ export function traceJobs(trace: SwfTrace): { jobs: TraceJob[]; skipped: SwfIssu
   jobs.sort((a, b) => a.submit - b.submit || a.id - b.id);
   return { jobs, skipped };
 }
+
+/**
+ * The simulated machine a trace's header describes, for nodes of `cores` processors. SWF counts a
+ * job's size in processors (fields 5 and 8), so the machine is the trace's MaxProcs processors
+ * (MaxNodes when it gives no MaxProcs), one per node unless `cores` packs them. A trace whose
+ * MaxNodes differs (120 nodes of 2 processors: MaxProcs 240) gets a note saying how it was read.
+ */
+export function traceMachine(header: Record<string, string>, cores: number): { nodes: number; note?: string } | undefined {
+  const maxNodes = Number(header.MaxNodes) > 0 ? Number(header.MaxNodes) : undefined;
+  const maxProcs = Number(header.MaxProcs) > 0 ? Number(header.MaxProcs) : undefined;
+  const procs = maxProcs ?? maxNodes;
+  if (procs === undefined) return undefined;
+  const nodes = Math.ceil(procs / cores);
+  if (maxNodes === undefined || maxProcs === undefined || nodes === maxNodes) return { nodes };
+  const perNode = maxProcs / maxNodes;
+  const pack = cores === 1 && Number.isInteger(perNode) && perNode > 1 ? `: --cores-per-node ${perNode} packs them on ${maxNodes} nodes` : "";
+  return { nodes, note: `${nodes} nodes of ${cores} processor(s), the trace's MaxProcs (SWF sizes are processors; its MaxNodes is ${maxNodes}${pack}; --nodes N sets the machine)` };
+}

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseSwf, SWF_FIELDS, traceJobs } from "../../src/sim/swf.ts";
+import { parseSwf, SWF_FIELDS, traceJobs, traceMachine } from "../../src/sim/swf.ts";
 
 const row = (...v: number[]) => [...v, ...new Array(18 - v.length).fill(-1)].join(" ");
 
@@ -32,4 +32,21 @@ describe("SWF reader", () => {
       [3, 6, 50],
     ]);
   });
+
+  test("the machine is the trace's processors, since SWF sizes are processors", () => {
+    // HPC2N's header: 120 dual-processor nodes. Its jobs' sizes go up to 240 processors.
+    const hpc2n = { MaxNodes: "120", MaxProcs: "240" };
+    expect(traceMachine(hpc2n, 1)).toEqual({ nodes: 240, note: expect.stringContaining("--cores-per-node 2 packs them on 120 nodes") });
+    expect(traceMachine(hpc2n, 2)).toEqual({ nodes: 120 });
+    expect(traceMachine(hpc2n, 4)!.nodes).toBe(60);
+    expect(traceMachine({ MaxNodes: "256" }, 1)).toEqual({ nodes: 256 });
+    expect(traceMachine({ MaxNodes: "256" }, 4)).toEqual({ nodes: 64 });
+    expect(traceMachine({ MaxNodes: "240", MaxProcs: "240" }, 1)).toEqual({ nodes: 240 });
+    expect(traceMachine({ MaxProcs: "430" }, 1)).toEqual({ nodes: 430 });
+    // A batch partition smaller than the machine (CTC-SP2 style): its processors, with a note.
+    expect(traceMachine({ MaxNodes: "512", MaxProcs: "430" }, 1)).toMatchObject({ nodes: 430, note: expect.not.stringContaining("packs") });
+    expect(traceMachine({ MaxNodes: "UNKNOWN" }, 1)).toBeUndefined();
+    expect(traceMachine({}, 1)).toBeUndefined();
+  });
 });
+
