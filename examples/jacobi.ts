@@ -18,7 +18,9 @@
  * Flags: --rows N --cols M (interior size, default 256x256), --iters K (default 2000),
  * --sleep MS (extra time per iteration, to watch it adapt), --every K (print progress),
  * --checkpoint K (iterations between buddy copies), --hold-window FILE (preexisting ranks wait in
- * each window, a resize's or a fault's, until FILE exists: for tests of faults during a window).
+ * each window, a resize's or a fault's, until FILE exists: for tests of faults during a window),
+ * --hold-leave FILE (a rank a shrink removed waits after its commit until FILE exists before it
+ * exits: the launcher reports the shrink once its leaving ranks are gone).
  */
 import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt, type Comm, type Intercomm } from "ebb/comm";
@@ -40,7 +42,9 @@ const ITERS = flag("iters", 2000);
 const SLEEP = flag("sleep", 0);
 const EVERY = flag("every", 0);
 const CHECKPOINT = flag("checkpoint", 10);
-const HOLD = process.argv.includes("--hold-window") ? process.argv[process.argv.indexOf("--hold-window") + 1] : undefined;
+const pathFlag = (name: string) => (process.argv.includes(`--${name}`) ? process.argv[process.argv.indexOf(`--${name}`) + 1] : undefined);
+const HOLD = pathFlag("hold-window");
+const HOLD_LEAVE = pathFlag("hold-leave");
 const W = COLS + 2; // a row with its two boundary columns
 const HOT = 100;
 
@@ -252,13 +256,22 @@ async function adapt(): Promise<void> {
     }
   }
   await Promise.all(sends);
-  world = (await adaptCommit()) ?? process.exit(0); // null: this rank left
+  world = (await adaptCommit()) ?? (await leave(oldRank)); // null: this rank left
   status = "new";
   [first, last] = range;
   u = fresh;
   next = new Float64Array(u.length);
   snaps = [];
   if (world.rank === 0) console.log(`jacobi: iteration ${iteration}: now ${world.size} ranks (was ${oldSize})`);
+}
+
+/** A rank the shrink removed: it ends (once --hold-leave's file exists). */
+async function leave(oldRank: number): Promise<never> {
+  if (HOLD_LEAVE) {
+    console.log(`jacobi: rank ${oldRank} left at iteration ${iteration}, holding`);
+    while (!existsSync(HOLD_LEAVE)) await Bun.sleep(20);
+  }
+  process.exit(0);
 }
 
 if (status === "joining") await adapt();

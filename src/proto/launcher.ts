@@ -27,6 +27,11 @@ export const LauncherToController = tagged({
    * controller needs to go on resizing it).
    */
   "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional(), cred: StepCredential.optional() }),
+  /**
+   * Every rank of a resize committed: the new world stands, and a node lost from now is a fault of
+   * it (docs/adaptation.md §7.8). Its adapt.done follows (a shrink's once the leaving ranks exited).
+   */
+  "adapt.commit": () => ({ jobId: JobId, adaptId: z.int() }),
   /** An adaptation ended: committed (ok) or failed, with when each of its steps happened. */
   "adapt.done": () => ({ jobId: JobId, adaptId: z.int(), ok: z.boolean(), message: z.string().optional(), times: z.record(z.string(), z.number()), tasks: z.array(z.int().positive()).optional() }),
   /**

@@ -222,6 +222,28 @@ describe("a fault during a resize (agreed, not committed)", () => {
   }, 120_000);
 });
 
+describe("a fault after a resize committed, before its launcher reported it", () => {
+  test("a shrink 3 -> 2 whose leaving rank holds after its commit: the agent of a staying node SIGKILLed -> the shrink stands (COMMITTED), then a fault adaptation 2 -> 1 of the new world, the right answer", async () => {
+    const hold = join(c.dir, `hold-leave-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-leave", hold], /iteration 100 on 3 ranks/);
+    const before = (await c.job(job.id)).allocation as string[];
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 })).status).toBe(202);
+    // Every rank committed; the launcher reports the shrink only once its leaving rank is gone.
+    await waitFor("the leaving rank to hold after the commit", () => /rank 2 left at iteration \d+, holding/.test(job.output()), 60_000);
+    const victim = before[1]!;
+    await kill(victim);
+    // The controller has seen the node go; the launcher's report of the shrink is still to come.
+    await waitFor("the controller to see the node gone", async () => (await c.api("GET", "/v1/nodes")).json.nodes.some((n: any) => n.name === victim && n.state === "DOWN"), 30_000);
+    writeFileSync(hold, "");
+    const { end } = await expectRightAnswer(job, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 1 ranks \(was 2\)/);
+    const [shrink, fault] = end.adaptations;
+    expect([shrink.fromNodes, shrink.toNodes, shrink.state]).toEqual([3, 2, "COMMITTED"]);
+    expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state, fault.removed]).toEqual([2, 1, 2, 1, "COMMITTED", [victim]]);
+    expect(end.adaptations.length).toBe(2);
+    expect(end.allocation).toEqual([before[0]]);
+  }, 180_000);
+});
+
 describe("a node lost after the fault window opened", () => {
   test("4 nodes: allocation[1] SIGKILLed, then allocation[3] while the survivors hold in the fault window: it is superseded, one fault adaptation 4 -> 2", async () => {
     const hold = join(c.dir, `hold-fault-${Date.now()}`);

@@ -237,6 +237,11 @@ export class Elastic {
     // The launcher aborts its side when it loses the node. A node the resize added is not part of
     // that world: the fault adaptation then removes nothing, and its window voids the resize's.
     if (r.elastic && e?.adapting && !e.adapting.fault && r.state === "ADAPTING" && e.launcher && e.tasks) {
+      // Every rank committed: the resize stands, the node is a fault of the world it made (§7.8).
+      if (e.adapting.committed) {
+        (e.adapting.lostAfterCommit ??= []).push({ node, reason });
+        return true;
+      }
       const added = e.adapting.added.includes(node);
       if (e.tasks.length !== job.nodes.length - e.adapting.added.length) return false;
       if (!added && job.nodes.length - e.adapting.added.length - 1 < r.minNodes) return false;
@@ -415,6 +420,8 @@ export class Elastic {
     e.lastAdaptEnd = now;
     e.samplesSince = now;
     this.jobs.notifyLaunchers(job);
+    // Nodes lost after the commit, as faults of the world that resulted (the launcher's own report of one finds it gone).
+    for (const lost of a.lostAfterCommit ?? []) if (!this.fault(jobId, lost.node, lost.reason, now)) this.jobs.nodeFailed(jobId, lost.node, lost.reason);
     // Before any pass: a move's grow back takes the nodes its shrink just gave back.
     a.after?.(ok);
     this.effects.schedule();
@@ -437,6 +444,12 @@ export class Elastic {
     this.store.recordLimitChange(r.id, now, r.timeLimit, next, why);
     this.store.addEvent(r.id, now, "limit", `time limit ${formatDuration(r.timeLimit)} -> ${formatDuration(next)}: ${why}`, { from: r.timeLimit, to: next, ratio: lim.ratio });
     return next;
+  }
+
+  /** The launcher of `jobId` says every rank of resize `adaptId` committed (adapt.commit). */
+  committed(jobId: number, adaptId: number): void {
+    const a = this.state.jobs.get(jobId)?.elastic?.adapting;
+    if (a && a.id === adaptId && !a.fault) a.committed = true;
   }
 
   /**

@@ -90,6 +90,9 @@ export class LauncherHub {
         }
         return;
       // What the launcher reports is recorded now, or kept until the store takes writes again.
+      case "adapt.commit":
+        this.elastic.committed(msg.jobId, msg.adaptId);
+        return;
       case "adapt.done":
         return this.health.orLater(`adapt:${msg.jobId}:${msg.adaptId}`, () => this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message, now, msg.tasks));
       case "cfg":

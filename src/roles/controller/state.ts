@@ -94,6 +94,10 @@ export interface ElasticRuntime {
     joinStep?: number;
     /** Checkpoint-restart: the step the world restarts in; the elastic step once it commits. */
     restartStep?: number;
+    /** A resize's launcher said every rank committed (adapt.commit): a node lost now is the new world's. */
+    committed?: boolean;
+    /** Nodes seen lost after the commit, handled as faults once the resize ends (docs/adaptation.md §7.8). */
+    lostAfterCommit?: { node: string; reason: string }[];
     /** What follows when it ends (a move's grow back after its shrink: sched/moves.ts). */
     after?: (ok: boolean) => void;
   };

@@ -493,6 +493,7 @@ export class Adapter {
     resize.committed = true;
     times.committed = Date.now();
     mark("l.committed");
+    this.link.adaptCommitted(msg.adaptId);
     this.broadcast(all, { t: "adapt.done", step: "", adaptId: msg.adaptId, generation: next, size: m.staying + m.joining });
     this.generation = next;
     this.worldCards = [...cards.slice(0, m.staying), ...Object.values(joiningCards)];

@@ -115,6 +115,11 @@ export class ControllerLink {
   }
 
   /** An adaptation ended; a commit says the world's ranks per node after it. */
+  /** Every rank of resize `adaptId` committed: a node lost from now is the new world's (§7.8). */
+  adaptCommitted(adaptId: number): void {
+    this.send({ t: "adapt.commit", jobId: this.jobId, adaptId });
+  }
+
   adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string, tasks?: number[]): void {
     this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message, tasks });
   }
