@@ -14,9 +14,10 @@
  * - Else the job is not confined (said once in the log). CPU time comes from v2's cpu.stat, which
  *   every v2 cgroup has.
  */
-import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { formatIndexList } from "../../domain/index-list.ts";
+import { readKernelFile } from "./kernel-file.ts";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -42,13 +43,7 @@ const MAX_SPARE_CPUSETS = 16;
 /** The leaf a lone agent moves itself into, so that its own cgroup may enable controllers for its children. */
 export const SELF_LEAF = "ebb-agent-self";
 
-const read = (path: string): string | undefined => {
-  try {
-    return readFileSync(path, "utf8");
-  } catch {
-    return undefined;
-  }
-};
+const read = readKernelFile;
 const words = (path: string) => (read(path) ?? "").split(/\s+/).filter(Boolean);
 /** A `key value` line's value (cpu.stat, memory.events, memory.oom_control). */
 const field = (text: string | undefined, key: string): number | undefined => {

@@ -25,6 +25,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSyn
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
+import { readKernelFile } from "./kernel-file.ts";
 import { Sentinel } from "./sentinel.ts";
 import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
@@ -276,9 +277,5 @@ function workerThreadId(): number | undefined {
 }
 
 function readPids(path: string): number[] {
-  try {
-    return readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
+  return (readKernelFile(path) ?? "").split("\n").filter(Boolean).map(Number);
 }

@@ -12,7 +12,8 @@ import type { GroupLog, GroupRecord } from "./group-log.ts";
 import { bindThreads, withAffinity } from "./affinity.ts";
 import { startsWarm, warmProgram, type WarmPool } from "./warm-pool.ts";
 import type { WarmClaim } from "../warm-rank.ts";
-import { closeSync, readFileSync } from "node:fs";
+import { closeSync } from "node:fs";
+import { readKernelFile } from "./kernel-file.ts";
 
 const log = logger("agent");
 
@@ -30,12 +31,8 @@ export const joinArgv = (files: readonly string[], argv: string[]): string[] => 
 
 /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
 function startTimeOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
-  } catch {
-    return undefined;
-  }
+  const stat = readKernelFile(`/proc/${pid}/stat`);
+  return stat?.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
 }
 
 export type Stdio = "pipe" | "ignore" | number;
