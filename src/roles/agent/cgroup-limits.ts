@@ -43,7 +43,9 @@ const MAX_SPARE_CPUSETS = 16;
 /** The leaf a lone agent moves itself into, so that its own cgroup may enable controllers for its children. */
 export const SELF_LEAF = "ebb-agent-self";
 
-const read = readKernelFile;
+const read = (path: string): string | undefined => readKernelFile(path);
+/** A cgroup control file that is one record (cpu.stat, memory.peak, memory.events...): read with one read. */
+const readOne = (path: string): string | undefined => readKernelFile(path, true);
 const words = (path: string) => (read(path) ?? "").split(/\s+/).filter(Boolean);
 /** A `key value` line's value (cpu.stat, memory.events, memory.oom_control). */
 const field = (text: string | undefined, key: string): number | undefined => {
@@ -176,6 +178,8 @@ export class CgroupLimits {
   private baseMems: string | undefined;
   /** Whether v1 memory cgroups have memory.memsw.* here (swap accounting), found once. */
   private memsw: boolean | undefined;
+  /** Whether v2 memory cgroups have memory.swap.max here, found once. */
+  private swapMax: boolean | undefined;
   /** Each job's v1 cgroups made so far, by controller. */
   private readonly v1Made = new Map<number, Map<Controller, string>>();
   /** The largest memory.current seen, for kernels without memory.peak (before 5.19). */
@@ -237,7 +241,8 @@ export class CgroupLimits {
     if (v2Dir && this.v2.includes("cpuset") && cpus) check("cpuset.cpus", put(join(v2Dir, "cpuset.cpus"), cpus));
     if (v2Dir && this.v2.includes("memory")) {
       check("memory.max", put(join(v2Dir, "memory.max"), bytes));
-      if (existsSync(join(v2Dir, "memory.swap.max"))) check("memory.swap.max", put(join(v2Dir, "memory.swap.max"), "0"));
+      this.swapMax ??= existsSync(join(v2Dir, "memory.swap.max"));
+      if (this.swapMax) check("memory.swap.max", put(join(v2Dir, "memory.swap.max"), "0"));
       check("memory.oom.group", put(join(v2Dir, "memory.oom.group"), "1"));
     }
     // Without CPUs no cpuset is made (a process cannot join an empty one; a spare would have another job's).
@@ -294,16 +299,21 @@ export class CgroupLimits {
 
   /**
    * For a thread of the agent that steps into the job's v1 cgroups (containment.ts `fromInside`):
-   * each hierarchy's job `tasks` file, and the agent's own cgroup's there, to step back into.
+   * each hierarchy's job `tasks` file, and the agent's own cgroup's there, to step back into;
+   * `cpus`, for the cpuset, the CPUs it has (formatIndexList), which a thread joining it is bound to.
    */
-  threadMoves(jobId: number): { into: string; back: string }[] {
-    return [...(this.v1Made.get(jobId)?.values() ?? [])].map((dir) => ({ into: join(dir, "tasks"), back: join(dir, "..", "..", "tasks") }));
+  threadMoves(jobId: number): { into: string; back: string; cpus?: string }[] {
+    return [...(this.v1Made.get(jobId) ?? [])].map(([controller, dir]) => ({
+      into: join(dir, "tasks"),
+      back: join(dir, "..", "..", "tasks"),
+      ...(controller === "cpuset" ? { cpus: this.cpusetCpus.get(jobId) } : {}),
+    }));
   }
 
   /** Notes the job's memory now (kernels without memory.peak). */
   sample(jobId: number, v2Dir: string | undefined): void {
     if (!v2Dir || !this.v2.includes("memory") || existsSync(join(v2Dir, "memory.peak"))) return;
-    const now = number(read(join(v2Dir, "memory.current")));
+    const now = number(readOne(join(v2Dir, "memory.current")));
     if (now !== undefined) this.peaks.set(jobId, Math.max(now, this.peaks.get(jobId) ?? 0));
   }
 
@@ -311,19 +321,19 @@ export class CgroupLimits {
   usage(jobId: number, v2Dir: string | undefined): JobUsage | undefined {
     const memory = this.v1.has("memory") ? join(this.v1.get("memory")!, `job-${jobId}`) : undefined;
     // Each file read once, and a cgroup that is not there is a file that cannot be read.
-    const cpuStat = v2Dir === undefined ? undefined : read(join(v2Dir, "cpu.stat"));
+    const cpuStat = v2Dir === undefined ? undefined : readOne(join(v2Dir, "cpu.stat"));
     const v2 = cpuStat !== undefined;
-    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? read(join(memory, "memory.max_usage_in_bytes")) : undefined;
+    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? readOne(join(memory, "memory.max_usage_in_bytes")) : undefined;
     if (!v2 && v1Peak === undefined) return undefined;
     const cpuUsec = field(cpuStat, "usage_usec") ?? 0;
     let peak = 0;
     let oomKills = 0;
     if (v2 && this.v2.includes("memory")) {
-      peak = number(read(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(read(join(v2Dir!, "memory.current"))) ?? 0);
-      oomKills = field(read(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
+      peak = number(readOne(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(readOne(join(v2Dir!, "memory.current"))) ?? 0);
+      oomKills = field(readOne(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
     } else if (v1Peak !== undefined) {
       peak = number(v1Peak) ?? 0;
-      oomKills = field(read(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
+      oomKills = field(readOne(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
     }
     return { cpuSec: cpuUsec / 1e6, peakMemMiB: Math.ceil(peak / MiB), oomKills };
   }

@@ -10,8 +10,13 @@ import { closeSync, constants, openSync, readSync } from "node:fs";
 const CHUNK = 4096;
 let buffer = Buffer.allocUnsafe(CHUNK);
 
-/** The text of a kernel file, undefined if it cannot be read (gone, or not there on this host). */
-export function readKernelFile(path: string): string | undefined {
+/**
+ * The text of a kernel file, undefined if it cannot be read (gone, or not there on this host).
+ * `oneRecord`: the kernel renders the file in one piece (a cgroup control file such as cpu.stat or
+ * memory.peak, /proc/PID/stat: one show, not a list), so a read shorter than the buffer is all of
+ * it and no second read is made to see the end.
+ */
+export function readKernelFile(path: string, oneRecord = false): string | undefined {
   let fd: number;
   try {
     fd = openSync(path, constants.O_RDONLY);
@@ -24,7 +29,10 @@ export function readKernelFile(path: string): string | undefined {
       const n = readSync(fd, buffer, got, buffer.length - got, null);
       if (n === 0) return buffer.toString("utf8", 0, got);
       got += n;
-      if (got < buffer.length) continue;
+      if (got < buffer.length) {
+        if (oneRecord) return buffer.toString("utf8", 0, got);
+        continue;
+      }
       const bigger = Buffer.allocUnsafe(buffer.length * 2);
       buffer.copy(bigger, 0, 0, got);
       buffer = bigger;

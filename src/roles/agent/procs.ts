@@ -31,7 +31,7 @@ export const joinArgv = (files: readonly string[], argv: string[]): string[] => 
 
 /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
 function startTimeOf(pid: number): string | undefined {
-  const stat = readKernelFile(`/proc/${pid}/stat`);
+  const stat = readKernelFile(`/proc/${pid}/stat`, true);
   return stat?.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
 }
 
