@@ -14,10 +14,9 @@
  * - Else the job is not confined (said once in the log). CPU time comes from v2's cpu.stat, which
  *   every v2 cgroup has.
  */
-import { closeSync, constants, existsSync, mkdirSync, openSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { formatIndexList } from "../../domain/index-list.ts";
-import { readKernelFile } from "./kernel-file.ts";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -43,9 +42,13 @@ const MAX_SPARE_CPUSETS = 16;
 /** The leaf a lone agent moves itself into, so that its own cgroup may enable controllers for its children. */
 export const SELF_LEAF = "ebb-agent-self";
 
-const read = (path: string): string | undefined => readKernelFile(path);
-/** A cgroup control file that is one record (cpu.stat, memory.peak, memory.events...): read with one read. */
-const readOne = (path: string): string | undefined => readKernelFile(path, true);
+const read = (path: string): string | undefined => {
+  try {
+    return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+};
 const words = (path: string) => (read(path) ?? "").split(/\s+/).filter(Boolean);
 /** A `key value` line's value (cpu.stat, memory.events, memory.oom_control). */
 const field = (text: string | undefined, key: string): number | undefined => {
@@ -316,7 +319,7 @@ export class CgroupLimits {
   /** Notes the job's memory now (kernels without memory.peak). */
   sample(jobId: number, v2Dir: string | undefined): void {
     if (!v2Dir || !this.v2.includes("memory") || existsSync(join(v2Dir, "memory.peak"))) return;
-    const now = number(readOne(join(v2Dir, "memory.current")));
+    const now = number(read(join(v2Dir, "memory.current")));
     if (now !== undefined) this.peaks.set(jobId, Math.max(now, this.peaks.get(jobId) ?? 0));
   }
 
@@ -324,19 +327,19 @@ export class CgroupLimits {
   usage(jobId: number, v2Dir: string | undefined): JobUsage | undefined {
     const memory = this.v1.has("memory") ? join(this.v1.get("memory")!, `job-${jobId}`) : undefined;
     // Each file read once, and a cgroup that is not there is a file that cannot be read.
-    const cpuStat = v2Dir === undefined ? undefined : readOne(join(v2Dir, "cpu.stat"));
+    const cpuStat = v2Dir === undefined ? undefined : read(join(v2Dir, "cpu.stat"));
     const v2 = cpuStat !== undefined;
-    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? readOne(join(memory, "memory.max_usage_in_bytes")) : undefined;
+    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? read(join(memory, "memory.max_usage_in_bytes")) : undefined;
     if (!v2 && v1Peak === undefined) return undefined;
     const cpuUsec = field(cpuStat, "usage_usec") ?? 0;
     let peak = 0;
     let oomKills = 0;
     if (v2 && this.v2.includes("memory")) {
-      peak = number(readOne(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(readOne(join(v2Dir!, "memory.current"))) ?? 0);
-      oomKills = field(readOne(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
+      peak = number(read(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(read(join(v2Dir!, "memory.current"))) ?? 0);
+      oomKills = field(read(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
     } else if (v1Peak !== undefined) {
       peak = number(v1Peak) ?? 0;
-      oomKills = field(readOne(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
+      oomKills = field(read(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
     }
     return { cpuSec: cpuUsec / 1e6, peakMemMiB: Math.ceil(peak / MiB), oomKills };
   }

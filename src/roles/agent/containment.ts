@@ -26,7 +26,6 @@ import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { formatIndexList } from "../../domain/index-list.ts";
-import { readKernelFile } from "./kernel-file.ts";
 import { Sentinel } from "./sentinel.ts";
 import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
@@ -289,5 +288,9 @@ function workerThreadId(): number | undefined {
 }
 
 function readPids(path: string): number[] {
-  return (readKernelFile(path) ?? "").split("\n").filter(Boolean).map(Number);
+  try {
+    return readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
 }

@@ -12,8 +12,7 @@ import type { GroupLog, GroupRecord } from "./group-log.ts";
 import { bindThreads, withAffinity } from "./affinity.ts";
 import { startsWarm, warmProgram, type WarmPool } from "./warm-pool.ts";
 import type { WarmClaim } from "../warm-rank.ts";
-import { closeSync } from "node:fs";
-import { readKernelFile } from "./kernel-file.ts";
+import { closeSync, readFileSync } from "node:fs";
 
 const log = logger("agent");
 
@@ -31,8 +30,12 @@ export const joinArgv = (files: readonly string[], argv: string[]): string[] => 
 
 /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
 function startTimeOf(pid: number): string | undefined {
-  const stat = readKernelFile(`/proc/${pid}/stat`, true);
-  return stat?.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
 }
 
 export type Stdio = "pipe" | "ignore" | number;
