@@ -25,6 +25,8 @@ test.skipIf(!v1 || process.getuid!() !== 0)("from a worker thread, a job's proce
   const agentDir = `/ebb-agent-join-test-${process.pid}/job-1`;
   expect(report.rankCgroups.length).toBe(2);
   for (const line of report.rankCgroups) expect(line.endsWith(agentDir)).toBe(true);
+  // Bound from birth: by the cpuset alone when it has exactly the rank's CPUs, else by the thread's own binding too.
+  expect(report.rankCpus).toEqual({ whole: "0", slice: "1" });
   expect(report.threadAfter).toBe(report.threadBefore);
   expect(report.threadAfter).not.toContain("job-");
   expect(report.inside.tasks).toContain(report.inside.tid);

@@ -6,6 +6,7 @@
  * - 32 one-GPU jobs on 4 nodes of 8 GPUs (`--gres gpu:8`) run at once, each seeing its own GPU;
  * - two one-core jobs on a 2-core node: each rank's Cpus_allowed_list is its job's core;
  * - a job over its --mem ends OUT_OF_MEMORY while its neighbour on the same node completes;
+ * - a command job's CPU time and peak memory reach the controller with its exit (held for it);
  * - an elastic job with a per-node shape grows onto a node that runs a one-core job;
  * - EASY's reservation for an exclusive job holds against shared one-core jobs.
  *
@@ -132,6 +133,15 @@ test("a job over its --mem ends OUT_OF_MEMORY with the reason while its neighbou
   expect((await c.job(neighbour)).state).toBe("RUNNING");
   expect(existsSync(join(dir, "go"))).toBe(false);
   await release(c, dir, [neighbour]);
+}, 240_000);
+
+test("a command job's CPU time and peak memory on its node reach the controller with its exit", async () => {
+  c = await startCluster({ agents: 1, cpus: 2 });
+  const id = await c.submit({ argv: ["sh", "-c", "i=0; while [ $i -lt 30000 ]; do i=$((i+1)); done"], output: "/dev/null" });
+  const end = await c.waitJob(id, ["COMPLETED", "FAILED"], 120_000);
+  expect(end.state).toBe("COMPLETED");
+  expect(end.usage.cpuSec).toBeGreaterThan(0);
+  expect(end.usage.peakMemMiB).toBeGreaterThan(0);
 }, 240_000);
 
 test("an elastic job with a per-node shape grows onto a node that already runs a one-core job", async () => {

@@ -18,6 +18,8 @@ export interface JoinReport {
   /** This thread's cgroups and CPUs before and after. */
   threadBefore: string;
   threadAfter: string;
+  /** The CPUs a process may run on (Cpus_allowed_list): job 1's one rank (all of the job's CPU 0), job 2's rank bound to CPU 1 of the job's 0-1. */
+  rankCpus: { whole: string; slice: string };
   /** With this thread inside job 1's cgroups: its id, the job's memory cgroup's tasks, and by how much the job's memory use grew while this thread touched 16 MiB of its own. */
   inside: { tid: number; tasks: number[]; jobGrewMiB: number };
 }
@@ -44,6 +46,15 @@ export async function scenario(name: string): Promise<JoinReport> {
     const rankCgroups = v1Lines(await new Response(p.stdout!).text());
     await p.exited;
     const joinsByThread = containment.joinsByThread(1);
+    const cpusOf = async (jobId: number, cpus: number[]) => {
+      const q = procs.spawn(jobId, ["grep", "Cpus_allowed_list", "/proc/self/status"], { cwd: dir, env, stdio: ["pipe", "ignore"], cpus });
+      const text = await new Response(q.stdout!).text();
+      await q.exited;
+      return text.split(":")[1]!.trim();
+    };
+    const whole = await cpusOf(1, [0]);
+    containment.setLimits(2, { cpus: [0, 1], memMiB: 64 });
+    const slice = await cpusOf(2, [1]);
     const threadAfter = threadState();
     const memory = join(v1Mount("memory"), /^\d+:memory:(\S+)$/m.exec(rankCgroups.join("\n"))![1]!);
     const used = () => Number(readFileSync(join(memory, "memory.usage_in_bytes"), "utf8"));
@@ -53,7 +64,7 @@ export async function scenario(name: string): Promise<JoinReport> {
       new Uint8Array(16 << 20).fill(1);
       return { tid, tasks: readFileSync(join(memory, "tasks"), "utf8").split("\n").filter(Boolean).map(Number), jobGrewMiB: (used() - before) / 2 ** 20 };
     });
-    return { joinsByThread, rankCgroups, threadBefore, threadAfter, inside };
+    return { joinsByThread, rankCgroups, rankCpus: { whole, slice }, threadBefore, threadAfter, inside };
   } finally {
     procs.killAll();
     await containment.ended;

@@ -181,6 +181,8 @@ export class CgroupLimits {
   private baseMems: string | undefined;
   /** Whether v1 memory cgroups have memory.memsw.* here (swap accounting), found once. */
   private memsw: boolean | undefined;
+  /** Whether v2 memory cgroups have memory.swap.max here, found once. */
+  private swapMax: boolean | undefined;
   /** Each job's v1 cgroups made so far, by controller. */
   private readonly v1Made = new Map<number, Map<Controller, string>>();
   /** The largest memory.current seen, for kernels without memory.peak (before 5.19). */
@@ -196,6 +198,9 @@ export class CgroupLimits {
    * nothing to anyone, so nothing of one job's passes to the next. Memory cgroups are never
    * reused: the page cache and kernel memory a job leaves (60-170 KiB after `true` or `ls`,
    * measured) stay charged to its cgroup and would count against the next job's limit and peak.
+   * memory.force_empty does not make one new either: it reclaims the page cache, but the kernel
+   * memory stays charged (60 KiB after `true` and `ls`, kernel 6.18, measured), and memory.max_usage_in_bytes
+   * reset starts from there.
    */
   private readonly spareCpusets: { dir: string; cpus: string }[] = [];
   /** The limit each job's v1 memory cgroup has ("-1": none, what the kernel gives a new one): a job without a limit of its own writes nothing. */
@@ -242,7 +247,8 @@ export class CgroupLimits {
     if (v2Dir && this.v2.includes("cpuset") && cpus) check("cpuset.cpus", put(join(v2Dir, "cpuset.cpus"), cpus));
     if (v2Dir && this.v2.includes("memory")) {
       check("memory.max", put(join(v2Dir, "memory.max"), bytes));
-      if (existsSync(join(v2Dir, "memory.swap.max"))) check("memory.swap.max", put(join(v2Dir, "memory.swap.max"), "0"));
+      this.swapMax ??= existsSync(join(v2Dir, "memory.swap.max"));
+      if (this.swapMax) check("memory.swap.max", put(join(v2Dir, "memory.swap.max"), "0"));
       check("memory.oom.group", put(join(v2Dir, "memory.oom.group"), "1"));
     }
     // Without CPUs no cpuset is made (a process cannot join an empty one; a spare would have another job's).
@@ -299,10 +305,15 @@ export class CgroupLimits {
 
   /**
    * For a thread of the agent that steps into the job's v1 cgroups (containment.ts `fromInside`):
-   * each hierarchy's job `tasks` file, and the agent's own cgroup's there, to step back into.
+   * each hierarchy's job `tasks` file, and the agent's own cgroup's there, to step back into;
+   * `cpus`, for the cpuset, the CPUs it has (formatIndexList), which a thread joining it is bound to.
    */
-  threadMoves(jobId: number): { into: string; back: string }[] {
-    return [...(this.v1Made.get(jobId)?.values() ?? [])].map((dir) => ({ into: join(dir, "tasks"), back: join(dir, "..", "..", "tasks") }));
+  threadMoves(jobId: number): { into: string; back: string; cpus?: string }[] {
+    return [...(this.v1Made.get(jobId) ?? [])].map(([controller, dir]) => ({
+      into: join(dir, "tasks"),
+      back: join(dir, "..", "..", "tasks"),
+      ...(controller === "cpuset" ? { cpus: this.cpusetCpus.get(jobId) } : {}),
+    }));
   }
 
   /** Notes the job's memory now (kernels without memory.peak). */

@@ -25,6 +25,7 @@ import { accessSync, constants, existsSync, mkdirSync, readFileSync, readlinkSyn
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { logger } from "../../util/log.ts";
+import { formatIndexList } from "../../domain/index-list.ts";
 import { Sentinel } from "./sentinel.ts";
 import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
@@ -64,7 +65,13 @@ export class Containment {
   private readonly limits: CgroupLimits;
   /** Each job's cores and memory here, as the controller last said. */
   private readonly jobLimits = new Map<number, JobLimits>();
-  /** Jobs whose cgroups are made (limits written), with their v2 cgroup if they have one. */
+  /**
+   * Jobs whose cgroups are made (limits written), with their v2 cgroup if they have one. A v2
+   * cgroup is made for each job and removed after it, not kept for the next as v1 cpusets are
+   * (cgroup-limits.ts): the kernel refuses to rename a v2 cgroup (EPERM), so a kept one could not
+   * carry the job's id in its name (`/proc/PID/cgroup` shows `job-N`), and with a memory
+   * controller it would start charged with what the last job left.
+   */
   private readonly made = new Map<number, string | undefined>();
   /** The id of the agent's thread, where it is not the process's main thread: it joins jobs' v1 cgroups itself (fromInside). */
   private threadId = workerThreadId();
@@ -140,7 +147,10 @@ export class Containment {
 
   /**
    * Runs `spawn` with the agent's thread in the job's v1 cgroups and bound to `cpus` (withAffinity),
-   * so that the process it starts is in them and bound from its birth; the thread then goes back to the agent's cgroups and CPU mask. A v1
+   * so that the process it starts is in them and bound from its birth; the thread then goes back to
+   * the agent's cgroups and CPU mask. Joining a v1 cpuset binds the thread to the cpuset's CPUs
+   * (the kernel sets its mask): when those are `cpus` (a one-rank job's rank has all of the job's),
+   * no binding of its own follows. A v1
    * cgroup that refuses the thread is passed over, as joinArgv does. A thread that cannot go back
    * is said loudly and joins no more jobs: later processes join through the shell.
    */
@@ -150,14 +160,16 @@ export class Containment {
     if (tid === undefined || moves.length === 0) return withAffinity(cpus, spawn);
     // One mask saved and restored for both: the cpuset's CPUs the thread gets inside, and `cpus`.
     return keepingAffinity(() => {
+      let bound = false;
       for (const m of moves)
         try {
           writeCgroupFile(m.into, String(tid));
+          if (m.cpus !== undefined && cpus !== undefined && m.cpus === formatIndexList(cpus)) bound = true;
         } catch {
           /* as joinArgv: the job runs without that v1 controller */
         }
       try {
-        bindOwnThread(cpus);
+        if (!bound) bindOwnThread(cpus);
         return spawn();
       } finally {
         for (const m of moves)

@@ -150,7 +150,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     (jobId) => {
       // What the job used here so far goes before its exit (jobs.ts reports it after this) or its job.cleaned.
       const used = containment.usage(jobId);
-      if (used) usage.report(jobId, used);
+      if (used && runner.runsLaunch(jobId) && !killed.has(jobId)) usage.reportAtExit(jobId, used);
+      else if (used) usage.report(jobId, used);
       if (!allocation.holds(jobId)) containment.forgetJob(jobId);
       if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
     },
@@ -226,6 +227,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     controllerUrl,
     controllerCa,
     exited: (jobId, exitCode, message, lostNode, run) => {
+      usage.flush(jobId);
       pendingExits.set(jobId, { exitCode, message, lostNode, run });
       send({ t: "job.exit", jobId, exitCode, message, lostNode, run });
     },
@@ -255,7 +257,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         procs.signal(msg.jobId, msg.signal);
         if (!msg.confirm) return;
         if (procs.has(msg.jobId)) killed.add(msg.jobId);
-        else send({ t: "job.cleaned", jobId: msg.jobId });
+        else {
+          usage.flush(msg.jobId);
+          send({ t: "job.cleaned", jobId: msg.jobId });
+        }
         return;
       case "job.ack":
         pendingExits.delete(msg.jobId);

@@ -35,7 +35,7 @@ export interface JobRunnerContext {
 }
 
 export class JobRunner {
-  private readonly launches = new Map<number, Launch>();
+  private readonly commandLaunches = new Map<number, Launch>();
   /** Batch shells running here, by job. */
   private readonly shells = new Map<number, Proc>();
 
@@ -66,9 +66,14 @@ export class JobRunner {
     }
   }
 
+  /** Whether the job's command launcher runs here (its exit is reported from here). */
+  runsLaunch(jobId: number): boolean {
+    return this.commandLaunches.has(jobId);
+  }
+
     /** A job is being killed: a command step rooted here stops too. */
   kill(jobId: number, reason: string): void {
-    this.launches.get(jobId)?.cancel(reason, 143);
+    this.commandLaunches.get(jobId)?.cancel(reason, 143);
   }
 
   private batch(job: JobStart): void {
@@ -128,9 +133,9 @@ export class JobRunner {
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
     const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.pool.get(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
-    this.launches.set(job.id, launch);
+    this.commandLaunches.set(job.id, launch);
     void launch.run().then((r) => {
-      this.launches.delete(job.id);
+      this.commandLaunches.delete(job.id);
       sink.flush();
       sink.close();
       link.close();

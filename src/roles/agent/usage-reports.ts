@@ -2,6 +2,9 @@
  * A job's usage on this node (job.usage), kept until it has surely reached the controller: sent
  * while the channel was open, and the job no longer the node's (so no later report replaces it).
  * A reconnect sends again what is kept, as job.exit is. At most 1,024 are kept, the oldest dropped.
+ * A command job whose launcher runs here sends its exit from here just after its last local
+ * process ends: its usage waits for that exit and goes with it (`atExit`), one write for both and
+ * one turn of the controller's, not a message of its own a moment before.
  */
 import type { AgentToController } from "../../proto/agent.ts";
 import type { JobUsage } from "./cgroup-limits.ts";
@@ -12,6 +15,8 @@ const KEPT_MAX = 1024;
 
 export class UsageReports {
   private readonly kept = new Map<number, { msg: UsageMessage; sent: boolean }>();
+  /** Usage waiting for its job's exit (reportAtExit), at most KEPT_MAX. */
+  private readonly atExit = new Map<number, JobUsage>();
 
   constructor(
     /** Sends on the controller's channel; false when it is closed. */
@@ -24,6 +29,21 @@ export class UsageReports {
     const msg: UsageMessage = { t: "job.usage", jobId, ...usage };
     this.kept.delete(jobId);
     this.keep(msg, this.send(msg));
+  }
+
+  /** As report, but sent with the job's exit (flush); an OOM kill goes at once (it may end the job). */
+  reportAtExit(jobId: number, usage: JobUsage): void {
+    if (usage.oomKills > 0) return this.report(jobId, usage);
+    this.atExit.set(jobId, usage);
+    if (this.atExit.size > KEPT_MAX) this.flush(this.atExit.keys().next().value!);
+  }
+
+  /** The job's exit (or its job.cleaned) is about to be sent: its usage held for it goes first. */
+  flush(jobId: number): void {
+    const usage = this.atExit.get(jobId);
+    if (!usage) return;
+    this.atExit.delete(jobId);
+    this.report(jobId, usage);
   }
 
   /** After a reconnect: whatever may not have arrived, again. */
