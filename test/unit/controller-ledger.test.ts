@@ -208,3 +208,37 @@ test("a transaction that throws changes neither the store nor memory", () => {
   expect(store.getJob(row!.id)!.state).toBe("PENDING");
   expect(store.openAllocations()).toEqual([]);
 });
+
+test("an end with its node's usage report (job.usage then job.exit) writes the rows and events the report and then the end write, for one-node and multi-node jobs", () => {
+  // Each job's rows and the events memory saw, recorded the folded way and the separate way.
+  const outcome = (nodes: string[], usageNode: string, folded: boolean) => {
+    const db = openDb(":memory:");
+    const store = new JobStore(db);
+    const state = cluster();
+    const ledger = new Ledger(store, state);
+    const [row] = ledger.commit((tx) => tx.submitted(submission(1, nodes.length)));
+    const job = state.jobs.get(row!.id)!;
+    ledger.commit((tx) => tx.started(job, nodes.map((n) => state.wholeShare(n)), 5, { nextStep: 1, output: "o", error: null, timeLimit: 60 }));
+    const used = { node: usageNode, cpuSec: 0.1 + 0.2, peakMemMiB: 7.25 };
+    const seen: unknown[] = [];
+    ledger.commit((tx) => {
+      if (folded) tx.ended(job, "COMPLETED", 9, 0, null, false, used);
+      else {
+        const usage = store.recordNodeUsage(job.row.id, used.node, used.cpuSec, used.peakMemMiB);
+        if (usage) tx.usage(job.row.id, usage);
+        tx.ended(job, "COMPLETED", 9, 0, null, false);
+      }
+      seen.push(job.row.usage);
+    });
+    seen.push(job.row.usage, job.row.state, state.jobs.has(job.row.id));
+    const q = (sql: string) => db.$client.query(sql).values();
+    const rows = [q("SELECT * FROM jobs"), q("SELECT * FROM job_nodes ORDER BY id"), q("SELECT * FROM steps")];
+    db.$client.close();
+    return { rows, seen };
+  };
+  for (const [nodes, usageNode] of [[["n01"], "n01"], [["n01", "n02"], "n02"], [["n01", "n02"], "n01"], [["n01"], "n05"]] as const) {
+    const folded = outcome([...nodes], usageNode, true);
+    expect(folded).toEqual(outcome([...nodes], usageNode, false));
+    if ((nodes as readonly string[]).includes(usageNode)) expect(folded.seen[1]).toEqual({ cpuSec: 0.1 + 0.2, peakMemMiB: 7.25 });
+  }
+});
