@@ -827,16 +827,17 @@ export class Jobs {
     const endings = new Map<number, (typeof ending)[number]>();
     const ends: (number | undefined)[] = [];
     // A one-node job's usage report followed by its exit is recorded with the end (ledger `ended`).
-    const exiting = new Set<number>();
-    for (const r of reports) if ("exit" in r) exiting.add(r.exit.jobId);
+    // Where each job's last exit report is.
+    const lastExit = new Map<number, number>();
+    reports.forEach((r, i) => "exit" in r && lastExit.set(r.exit.jobId, i));
     const withExit = new Map<number, NodeUsageReport & { jobId: number }>();
     this.ledger.commit((tx) => {
-      for (const r of reports) {
+      for (const [i, r] of reports.entries()) {
         if ("usage" in r) {
           const u = r.usage;
           const job = this.state.jobs.get(u.jobId);
           if (job?.row.state === "PENDING") continue;
-          if (exiting.has(u.jobId) && !withExit.has(u.jobId) && job?.nodes.length === 1 && job.nodes[0] === u.node) withExit.set(u.jobId, u);
+          if ((lastExit.get(u.jobId) ?? -1) > i && !withExit.has(u.jobId) && job?.nodes.length === 1 && job.nodes[0] === u.node) withExit.set(u.jobId, u);
           else this.recordUsage(tx, u.node, u);
           continue;
         }
