@@ -143,7 +143,8 @@ test("after every transaction of 400 jobs' lives, the memory rebuilt from the st
           tx.state(job, "ADAPTING");
           tx.released(job, [pick(job.nodes)], now);
         });
-      } else if (next() < 0.5) ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
+      } else if (next() < 0.1) ledger.commit((tx) => tx.requeued(job, now));
+      else if (next() < 0.5) ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
       else ledger.commit((tx) => tx.usage(job.row.id, { cpuSec: int(1000) / 10, peakMemMiB: int(512) }));
     } else if (adapting.length > 0 && r < 0.75) {
       const job = pick(adapting);
@@ -170,6 +171,14 @@ test("after every transaction of 400 jobs' lives, the memory rebuilt from the st
     // A restart here: a fresh controller's memory from the same store.
     const again = cluster();
     new Ledger(new JobStore(db), again).restore();
+    // What a pass reads: the waiting jobs and the others, each in id order, as walking every active job finds them.
+    for (const st of [state, again]) {
+      const all = [...st.jobs.values()];
+      expect(all.map((j) => j.row.id)).toEqual(all.map((j) => j.row.id).sort((a, b) => a - b));
+      const ids = (js: readonly JobRuntime[]) => js.map((j) => j.row.id);
+      for (const [kept, walked] of [[[...st.waiting()], all.filter((x) => x.row.state === "PENDING")], [st.started(), all.filter((x) => x.row.state !== "PENDING")]] as const)
+        if (kept.length !== walked.length || kept.some((j, i) => j !== walked[i])) expect(ids(kept)).toEqual(ids(walked));
+    }
     // What a restart must get back: every active job's row and allocation, and who owns each node (the controller's SIGUSR2 dump).
     // Compared as text (the dump's canonical form); a deep toEqual per transaction cost most of the test's time. The diff only on a mismatch.
     const [before, after] = [ledgerMemory(state), ledgerMemory(again)];

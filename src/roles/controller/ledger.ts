@@ -90,7 +90,12 @@ function allocationAfter(shares: readonly NodeShare[], e: AllocationEvent): Node
 /** Applies one committed event to memory: the only code that changes jobs' rows, allocations and node ownership. */
 export function reduce(state: ClusterState, e: LedgerEvent): void {
   if (e.t === "submitted") {
-    for (const row of e.rows) state.jobs.set(row.id, newRuntime(row));
+    for (const row of e.rows) {
+      const job = newRuntime(row);
+      state.jobs.set(row.id, job);
+      if (row.state === "PENDING") state.waits(job);
+      else state.starts(job);
+    }
     return;
   }
   if (e.t === "held") {
@@ -120,6 +125,7 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       job.waitReason = undefined;
       allocate(e);
       own(e.shares);
+      state.starts(job);
       return;
     case "allocated":
       allocate(e);
@@ -151,11 +157,13 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       Object.assign(row, { state: e.state, endTime: e.at, exitCode: e.exitCode, reason: e.reason });
       disown(job.nodes);
       state.jobs.delete(row.id);
+      state.leaves(job);
       return;
     case "requeued":
       Object.assign(row, { state: "PENDING", startTime: null, reason: null, restarts: row.restarts + 1 });
       disown(job.nodes);
       Object.assign(job, { nodes: [], shares: [], elastic: undefined, program: undefined, signalled: undefined, spawnedSteps: new Map() });
+      state.waits(job, true);
       return;
   }
 }

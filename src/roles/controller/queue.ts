@@ -73,7 +73,7 @@ export class QueuePolicy {
 
   /** Every running job charged up to `now`. */
   charge(now: number): void {
-    for (const job of this.state.jobs.values()) {
+    for (const job of this.state.started()) {
       if (job.row.state !== "RUNNING" && job.row.state !== "ADAPTING") continue;
       this.chargeJob(job, now);
     }
