@@ -196,10 +196,10 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
   const started: Ending[] = [];
   const neverFits = input.never;
   let reservation: Reservation | undefined;
-  const queue = input.pending.map(withinSizes);
+  const queue = input.pending;
   let i = 0;
   for (; i < queue.length && !reservation; i++) {
-    const job = queue[i]!;
+    const job = withinSizes(queue[i]!);
     const d = demandOf(job);
     const p = placeJob(pool, job, d, false, chosen);
     if (p) {
@@ -222,7 +222,10 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
     if (reasons) waiting.set(job.id, "resources: first in line, nodes reserved");
   }
   if (!reservation) return { starts, waiting };
-  let rest = queue.slice(i);
+  // Behind the reservation, each narrowed to its sizes. With no core free none fits, and without
+  // reasons to give none needs looking at: a pass that fills the cluster walks the queue only up
+  // to its reservation (each pass over a deep queue copied and narrowed all of it).
+  let rest = !reasons && pool.freeCores === 0 ? [] : queue.slice(i).map(withinSizes);
   if (!backfill) {
     if (reasons) for (const job of rest) waiting.set(job.id, "priority: FCFS, an earlier job waits");
     return { starts, reservation, waiting };
@@ -245,10 +248,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
   };
   if (input.shortestFirst) {
     // Only the jobs that fit now can start, and fewer fit as jobs start: only those are put in order.
-    // With no core free none fits, and without reasons to give none needs looking at (a deep queue
-    // was walked on every pass that filled the cluster).
     const could: PendingJob[] = [];
-    if (!reasons && pool.freeCores === 0) rest = [];
     for (const job of rest) {
       const d = demandOf(job);
       if (fitsNow(job, d)) could.push(job);

@@ -204,6 +204,8 @@ function prepareHot(db: Db) {
     finishStep: s.prepare<unknown, [number, number, string, number, number | null]>(`UPDATE steps SET state = ?3, end_time = ?4, exit_code = ?5 WHERE job_id = ?1 AND step_id = ?2`),
     allocationNodes: s.prepare<{ id: number; node: string }, [number]>(`SELECT id, node FROM job_nodes WHERE job_id = ?1`),
     setAllocationUsage: s.prepare<unknown, [number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3 WHERE id = ?1`),
+    endAllocationWithUsage: s.prepare<unknown, [number, number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3, until = coalesce(until, ?4) WHERE id = ?1`),
+    markEndedWithUsage: s.prepare<unknown, [number, string, number, number | null, string | null, string]>(`UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, reason = ?5, usage = ?6 WHERE id = ?1`),
     usageTotals: s.prepare<JobUsage, [number]>(`SELECT coalesce(sum(cpu_sec), 0) AS cpuSec, coalesce(max(peak_mem_mib), 0) AS peakMemMiB FROM job_nodes WHERE job_id = ?1`),
   };
 }
@@ -483,6 +485,21 @@ export class JobStore {
     if (rows.length === 1) return { cpuSec, peakMemMiB };
     const t = this.q.usageTotals.get(jobId)!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
+  }
+
+  /**
+   * A job's end with its one node's usage report: what `recordNodeUsage` + `setUsage`, then
+   * `markEnded` + `closeAllocation` write, in one UPDATE of the job's row and one of its allocation
+   * row, where the job has exactly one allocation row, on `node` (a one-node job). Returns its
+   * usage; undefined, with nothing written, for any other job.
+   */
+  markEndedWithUsage(id: number, node: string, cpuSec: number, peakMemMiB: number, state: string, time: number, exitCode: number | null, reason: string | null): JobUsage | undefined {
+    const rows = this.q.allocationNodes.all(id);
+    if (rows.length !== 1 || rows[0]!.node !== node) return undefined;
+    const usage = { cpuSec, peakMemMiB };
+    this.q.endAllocationWithUsage.run(rows[0]!.id, cpuSec, peakMemMiB, time);
+    this.q.markEndedWithUsage.run(id, state, time, exitCode, reason, JSON.stringify(usage));
+    return usage;
   }
 
   setUsage(id: number, usage: JobUsage): void {

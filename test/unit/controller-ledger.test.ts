@@ -143,7 +143,8 @@ test("after every transaction of 400 jobs' lives, the memory rebuilt from the st
           tx.state(job, "ADAPTING");
           tx.released(job, [pick(job.nodes)], now);
         });
-      } else if (next() < 0.5) ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
+      } else if (next() < 0.1) ledger.commit((tx) => tx.requeued(job, now));
+      else if (next() < 0.5) ledger.commit((tx) => tx.limit(job, job.row.timeLimit + 60));
       else ledger.commit((tx) => tx.usage(job.row.id, { cpuSec: int(1000) / 10, peakMemMiB: int(512) }));
     } else if (adapting.length > 0 && r < 0.75) {
       const job = pick(adapting);
@@ -170,6 +171,14 @@ test("after every transaction of 400 jobs' lives, the memory rebuilt from the st
     // A restart here: a fresh controller's memory from the same store.
     const again = cluster();
     new Ledger(new JobStore(db), again).restore();
+    // What a pass reads: the waiting jobs and the others, each in id order, as walking every active job finds them.
+    for (const st of [state, again]) {
+      const all = [...st.jobs.values()];
+      expect(all.map((j) => j.row.id)).toEqual(all.map((j) => j.row.id).sort((a, b) => a - b));
+      const ids = (js: readonly JobRuntime[]) => js.map((j) => j.row.id);
+      for (const [kept, walked] of [[[...st.waiting()], all.filter((x) => x.row.state === "PENDING")], [st.started(), all.filter((x) => x.row.state !== "PENDING")]] as const)
+        if (kept.length !== walked.length || kept.some((j, i) => j !== walked[i])) expect(ids(kept)).toEqual(ids(walked));
+    }
     // What a restart must get back: every active job's row and allocation, and who owns each node (the controller's SIGUSR2 dump).
     // Compared as text (the dump's canonical form); a deep toEqual per transaction cost most of the test's time. The diff only on a mismatch.
     const [before, after] = [ledgerMemory(state), ledgerMemory(again)];
@@ -207,4 +216,38 @@ test("a transaction that throws changes neither the store nor memory", () => {
   expect({ state: job.row.state, nodes: job.nodes, shares: job.shares, held: state.nodes.get("n01")!.shares.size }).toEqual({ state: "PENDING", nodes: [], shares: [], held: 0 });
   expect(store.getJob(row!.id)!.state).toBe("PENDING");
   expect(store.openAllocations()).toEqual([]);
+});
+
+test("an end with its node's usage report (job.usage then job.exit) writes the rows and events the report and then the end write, for one-node and multi-node jobs", () => {
+  // Each job's rows and the events memory saw, recorded the folded way and the separate way.
+  const outcome = (nodes: string[], usageNode: string, folded: boolean) => {
+    const db = openDb(":memory:");
+    const store = new JobStore(db);
+    const state = cluster();
+    const ledger = new Ledger(store, state);
+    const [row] = ledger.commit((tx) => tx.submitted(submission(1, nodes.length)));
+    const job = state.jobs.get(row!.id)!;
+    ledger.commit((tx) => tx.started(job, nodes.map((n) => state.wholeShare(n)), 5, { nextStep: 1, output: "o", error: null, timeLimit: 60 }));
+    const used = { node: usageNode, cpuSec: 0.1 + 0.2, peakMemMiB: 7.25 };
+    const seen: unknown[] = [];
+    ledger.commit((tx) => {
+      if (folded) tx.ended(job, "COMPLETED", 9, 0, null, false, used);
+      else {
+        const usage = store.recordNodeUsage(job.row.id, used.node, used.cpuSec, used.peakMemMiB);
+        if (usage) tx.usage(job.row.id, usage);
+        tx.ended(job, "COMPLETED", 9, 0, null, false);
+      }
+      seen.push(job.row.usage);
+    });
+    seen.push(job.row.usage, job.row.state, state.jobs.has(job.row.id));
+    const q = (sql: string) => db.$client.query(sql).values();
+    const rows = [q("SELECT * FROM jobs"), q("SELECT * FROM job_nodes ORDER BY id"), q("SELECT * FROM steps")];
+    db.$client.close();
+    return { rows, seen };
+  };
+  for (const [nodes, usageNode] of [[["n01"], "n01"], [["n01", "n02"], "n02"], [["n01", "n02"], "n01"], [["n01"], "n05"]] as const) {
+    const folded = outcome([...nodes], usageNode, true);
+    expect(folded).toEqual(outcome([...nodes], usageNode, false));
+    if ((nodes as readonly string[]).includes(usageNode)) expect(folded.seen[1]).toEqual({ cpuSec: 0.1 + 0.2, peakMemMiB: 7.25 });
+  }
 });

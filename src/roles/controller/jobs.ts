@@ -25,7 +25,7 @@ import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
-import type { Ledger, LedgerTx } from "./ledger.ts";
+import type { Ledger, LedgerTx, NodeUsageReport } from "./ledger.ts";
 import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
 import type { ClusterState, JobRuntime, LauncherSession, NodeRuntime } from "./state.ts";
@@ -826,24 +826,35 @@ export class Jobs {
     const ending: (JobEnd & { wasRunning: boolean; nodes: string[] })[] = [];
     const endings = new Map<number, (typeof ending)[number]>();
     const ends: (number | undefined)[] = [];
+    // A one-node job's usage report followed by its exit is recorded with the end (ledger `ended`).
+    // Where each job's last exit report is.
+    const lastExit = new Map<number, number>();
+    reports.forEach((r, i) => "exit" in r && lastExit.set(r.exit.jobId, i));
+    const withExit = new Map<number, NodeUsageReport & { jobId: number }>();
     this.ledger.commit((tx) => {
-      for (const r of reports) {
+      for (const [i, r] of reports.entries()) {
         if ("usage" in r) {
           const u = r.usage;
-          if (this.state.jobs.get(u.jobId)?.row.state !== "PENDING") this.recordUsage(tx, u.node, u);
+          const job = this.state.jobs.get(u.jobId);
+          if (job?.row.state === "PENDING") continue;
+          if ((lastExit.get(u.jobId) ?? -1) > i && !withExit.has(u.jobId) && job?.nodes.length === 1 && job.nodes[0] === u.node) withExit.set(u.jobId, u);
+          else this.recordUsage(tx, u.node, u);
           continue;
         }
         const x = r.exit;
+        const used = withExit.get(x.jobId);
+        withExit.delete(x.jobId);
         // A job ends once (an exit sent again in the same turn ends nothing more).
         const e = endings.has(x.jobId) ? undefined : this.exitEnd(x.jobId, x.exitCode, x.message, undefined, x.run);
         if (!e || !mayBecome(e.job.row.state, e.state)) {
+          if (used) this.recordUsage(tx, used.node, used);
           ends.push(undefined);
           continue;
         }
         const end = { ...e, wasRunning: e.job.row.state !== "PENDING", nodes: [...e.job.nodes] };
         endings.set(x.jobId, end);
         ends.push(ending.push(end) - 1);
-        this.recordEnd(tx, e.job, e.state, e.opts, now);
+        this.recordEnd(tx, e.job, e.state, e.opts, now, used);
       }
     });
     const killed = ending.map((e) => this.afterEnd(e.job, e.wasRunning, e.nodes, e.state, e.opts, now));
@@ -882,13 +893,13 @@ export class Jobs {
     return usage !== undefined;
   }
 
-  /** A job's end, in the transaction `tx`: its row, its step 0's (a command job's), its event. */
-  private recordEnd(tx: LedgerTx, job: JobRuntime, state: FinalState, opts: EndOptions, now: number): void {
+  /** A job's end, in the transaction `tx`: its row (with `used`, a usage report of its node), its step 0's (a command job's), its event. */
+  private recordEnd(tx: LedgerTx, job: JobRuntime, state: FinalState, opts: EndOptions, now: number, used?: NodeUsageReport): void {
     const id = job.row.id;
     // Step ids are taken from nextStep: a command job still at 1 has step 0 only, which its exit
     // finishes here (closing its steps as well wrote that row twice).
     const step0Only = opts.step0 !== undefined && job.row.kind === "command" && job.row.nextStep <= 1;
-    tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null, step0Only);
+    tx.ended(job, state, now, opts.exitCode ?? null, opts.reason ?? null, step0Only, used);
     if (opts.step0 !== undefined) this.store.finishStep(id, 0, opts.step0 === 0 ? "COMPLETED" : "FAILED", now, opts.step0);
     this.store.addEvent(id, now, "ended", endMessage(state, opts), { state, exitCode: opts.exitCode ?? null });
   }

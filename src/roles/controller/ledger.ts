@@ -33,6 +33,13 @@ export type LedgerEvent =
   | { t: "outOfMemory"; jobId: number; reason: string }
   | { t: "requeued"; jobId: number };
 
+/** What a job used on one node so far, as its agent reported it (job.usage). */
+export interface NodeUsageReport {
+  node: string;
+  cpuSec: number;
+  peakMemMiB: number;
+}
+
 type Submission = Omit<NewJob, "id" | "state" | "output" | "arrayJobId" | "arrayTaskId" | "usage"> & { output?: string | null };
 
 /** What a transaction records: each method writes its rows now and its event is reduced after the commit. */
@@ -52,8 +59,12 @@ export interface LedgerTx {
   steps(job: JobRuntime, nextStep: number): void;
   /** An EPOP program's last report (null: none), kept so a restarted controller knows where it was. */
   program(job: JobRuntime, program: Record<string, unknown> | null): void;
-  /** `step0Only`: its one step, step 0, is finished by the caller in this transaction (no other is left to close). */
-  ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null, step0Only?: boolean): void;
+  /**
+   * `step0Only`: its one step, step 0, is finished by the caller in this transaction (no other is
+   * left to close). `used`: a node's usage report recorded first, as `usage` would (a one-node
+   * job's is written with the end: one UPDATE of its row and one of its allocation's).
+   */
+  ended(job: JobRuntime, state: FinalState, at: number, exitCode: number | null, reason: string | null, step0Only?: boolean, used?: NodeUsageReport): void;
   /** A running job back in the queue (--requeue after a node failed): its nodes and steps are let go, it waits to start again. */
   requeued(job: JobRuntime, at: number): void;
   /** What a job (active or ended) used, as recorded from now on (the caller has summed the reports). */
@@ -79,7 +90,12 @@ function allocationAfter(shares: readonly NodeShare[], e: AllocationEvent): Node
 /** Applies one committed event to memory: the only code that changes jobs' rows, allocations and node ownership. */
 export function reduce(state: ClusterState, e: LedgerEvent): void {
   if (e.t === "submitted") {
-    for (const row of e.rows) state.jobs.set(row.id, newRuntime(row));
+    for (const row of e.rows) {
+      const job = newRuntime(row);
+      state.jobs.set(row.id, job);
+      if (row.state === "PENDING") state.waits(job);
+      else state.starts(job);
+    }
     return;
   }
   if (e.t === "held") {
@@ -109,6 +125,7 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       job.waitReason = undefined;
       allocate(e);
       own(e.shares);
+      state.starts(job);
       return;
     case "allocated":
       allocate(e);
@@ -140,11 +157,13 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       Object.assign(row, { state: e.state, endTime: e.at, exitCode: e.exitCode, reason: e.reason });
       disown(job.nodes);
       state.jobs.delete(row.id);
+      state.leaves(job);
       return;
     case "requeued":
       Object.assign(row, { state: "PENDING", startTime: null, reason: null, restarts: row.restarts + 1 });
       disown(job.nodes);
       Object.assign(job, { nodes: [], shares: [], elastic: undefined, program: undefined, signalled: undefined, spawnedSteps: new Map() });
+      state.waits(job, true);
       return;
   }
 }
@@ -255,14 +274,23 @@ export class Ledger {
         s.setProgram(job.row.id, program);
         events.push({ t: "program", jobId: job.row.id, program });
       },
-      ended: (job, state, at, exitCode, reason, step0Only) => {
-        s.markEnded(job.row.id, state, at, exitCode, reason);
-        // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
-        if (job.row.state !== "PENDING") {
-          s.closeAllocation(job.row.id, at);
-          if (!step0Only) s.closeSteps(job.row.id, state, at);
+      ended: (job, state, at, exitCode, reason, step0Only, used) => {
+        const id = job.row.id;
+        const active = job.row.state !== "PENDING";
+        const folded = used && active ? s.markEndedWithUsage(id, used.node, used.cpuSec, used.peakMemMiB, state, at, exitCode, reason) : undefined;
+        if (folded) events.push({ t: "usage", jobId: id, usage: folded });
+        else {
+          const usage = used && active && s.recordNodeUsage(id, used.node, used.cpuSec, used.peakMemMiB);
+          if (usage) {
+            s.setUsage(id, usage);
+            events.push({ t: "usage", jobId: id, usage });
+          }
+          s.markEnded(id, state, at, exitCode, reason);
+          // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
+          if (active) s.closeAllocation(id, at);
         }
-        events.push({ t: "ended", jobId: job.row.id, state, at, exitCode, reason });
+        if (active && !step0Only) s.closeSteps(id, state, at);
+        events.push({ t: "ended", jobId: id, state, at, exitCode, reason });
       },
       requeued: (job, at) => {
         s.markRequeued(job.row.id);

@@ -46,12 +46,15 @@ export class QueuePolicy {
   private nodeCount = -1;
   /** A pending job's view with its partition's excluded nodes, as long as the nodes do not change. */
   private readonly views = new WeakMap<JobRuntime, { outside: readonly string[]; view: PendingJob }>();
+  /** Whether some partition has only some of the nodes (else no job's partition excludes a node). */
+  private readonly someNodesOnly: boolean;
 
   constructor(
     readonly cfg: QueueConfig,
     private readonly state: ClusterState,
   ) {
     this.usage = new UsageBook(cfg.priority.halfLife);
+    this.someNodesOnly = cfg.partitions.list.some((p) => p.nodes !== undefined);
   }
 
   get partitions(): Partitions {
@@ -73,7 +76,7 @@ export class QueuePolicy {
 
   /** Every running job charged up to `now`. */
   charge(now: number): void {
-    for (const job of this.state.jobs.values()) {
+    for (const job of this.state.started()) {
       if (job.row.state !== "RUNNING" && job.row.state !== "ADAPTING") continue;
       this.chargeJob(job, now);
     }
@@ -128,6 +131,8 @@ export class QueuePolicy {
   /** How the pass sees a waiting job: its request, on its partition's nodes. */
   private view(job: JobRuntime): PendingJob {
     const base = (job.request ??= pendingView(job.row));
+    // A pass asks about every waiting job: without partitions of some nodes, not about its row.
+    if (!this.someNodesOnly) return base;
     const out = this.outsideOf(this.partitionOf(job.row));
     if (!out || out.length === 0) return base;
     const hit = this.views.get(job);
@@ -146,7 +151,7 @@ export class QueuePolicy {
     this.charge(now);
     const ordered = this.order(pending.map((j) => this.view(j)), now, running);
     if (!this.hasLimits()) {
-      for (const job of pending) job.limited = undefined;
+      for (const job of pending) if (job.limited !== undefined) job.limited = undefined;
       return ordered;
     }
     // Limits apply in queue order: the first in line take what the limits leave.

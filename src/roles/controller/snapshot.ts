@@ -57,12 +57,9 @@ export class Snapshots {
     }
     const waiting: JobRuntime[] = [];
     const running: SnapshotJob[] = [];
-    for (const job of this.state.jobs.values()) {
-      // A blocked pending job (held, a dependency, a begin time, an array limit) is not seen.
-      if (job.row.state === "PENDING") {
-        if (!job.blocked) waiting.push(job);
-      } else if (job.row.startTime !== null) running.push(this.running(job, now));
-    }
+    // A blocked pending job (held, a dependency, a begin time, an array limit) is not seen.
+    for (const job of this.state.waiting()) if (!job.blocked) waiting.push(job);
+    for (const job of this.state.started()) if (job.row.startTime !== null) running.push(this.running(job, now));
     // In queue order (partition tier, priority), on their partitions' nodes, without the jobs a limit
     // holds back; the running jobs get their priorities too.
     const pending: PendingJob[] = this.queue ? this.queue.arrange(waiting, now, running) : waiting.map((job) => (job.request ??= pendingView(job.row)));
