@@ -16,9 +16,6 @@ import type { StoreHealth } from "./storage.ts";
 
 const log = logger("controller");
 
-/** The most a job's usage report waits for its exit (AgentHub `parked`). */
-const PARKED_MS = 250;
-
 type Report = { node: string; msg: ExitReport | UsageReport; at: number };
 
 type Hello = Extract<AgentToController, { t: "hello" }>;
@@ -185,16 +182,6 @@ export class AgentHub {
 
   /** The job.exit and job.usage reports read in this event-loop turn, not yet recorded. */
   private reports: Report[] = [];
-  /**
-   * Usage reports of one-node jobs, each waiting for its job's exit (the agent sends a job's usage
-   * just before its exit, and it mostly arrives a turn earlier), to be recorded with it in one
-   * transaction and one UPDATE of the job's row: a commit of its own each cost ~0.3 ms. Recorded
-   * before any other message of an agent, at a stop, or PARKED_MS after the first waited, whichever
-   * comes first. The agent keeps a report until the job is no longer its node's, which needs the
-   * exit recorded: a controller that stops meanwhile is sent it again.
-   */
-  private readonly parked = new Map<number, Report>();
-  private parkedTimer: ReturnType<typeof setTimeout> | undefined;
 
   /**
    * Jobs' ends and usage reports are recorded together, once the turn's messages are read (or
@@ -203,42 +190,17 @@ export class AgentHub {
    * kill take their own paths, one at a time.
    */
   private queueReport(node: string, msg: ExitReport | UsageReport, at: number): void {
-    if (this.reports.length === 0) setImmediate(() => this.recordReports(true));
+    if (this.reports.length === 0) setImmediate(() => this.recordReports());
     this.reports.push({ node, msg, at });
   }
 
   /**
    * Records the reports waiting for their turn's transaction now (also at a stop, before the store
-   * closes), the parked usage reports first; `turn`: the turn's own flush, which parks the usage
-   * reports of one-node jobs whose exit has not come yet and takes each exit's parked report with it.
+   * closes). A one-node job's usage report followed by its exit is written with the end (jobs.ts
+   * `recordReports`): the agent sends a command job's usage with its exit, in one batch.
    */
-  recordReports(turn = false): void {
-    let reports: Report[];
-    if (!turn) {
-      reports = this.parked.size === 0 ? this.reports : [...this.parked.values(), ...this.reports];
-      this.parked.clear();
-      clearTimeout(this.parkedTimer);
-      this.parkedTimer = undefined;
-    } else {
-      reports = [];
-      const exits = new Set<number>();
-      for (const r of this.reports) if (r.msg.t === "job.exit") exits.add(r.msg.jobId);
-      for (const r of this.reports) {
-        const id = r.msg.jobId;
-        const parked = this.parked.get(id);
-        if (parked && (r.msg.t === "job.exit" || parked.node === r.node)) {
-          this.parked.delete(id);
-          reports.push(parked);
-        }
-        if (r.msg.t === "job.usage" && !exits.has(id) && this.waitsForExit(r)) this.parked.set(id, r);
-        else reports.push(r);
-      }
-      if (this.parked.size > 0) this.parkedTimer ??= setTimeout(() => this.recordReports(), PARKED_MS).unref();
-      else if (this.parkedTimer) {
-        clearTimeout(this.parkedTimer);
-        this.parkedTimer = undefined;
-      }
-    }
+  recordReports(): void {
+    const reports = this.reports;
     this.reports = [];
     if (reports.length === 0) return;
     const one = (r: Report) => (r.msg.t === "job.exit" ? this.exited(r.node, r.msg, r.at) : this.used(r.node, r.msg, r.at));
@@ -259,12 +221,6 @@ export class AgentHub {
     exits.forEach((r, i) => {
       if (!killed[i]!.includes(r.node)) this.ack(r.node, r.msg.jobId);
     });
-  }
-
-  /** Whether a usage report may wait for its job's exit: the job runs on that one node alone. */
-  private waitsForExit(r: Report): boolean {
-    const job = this.state.jobs.get(r.msg.jobId);
-    return job !== undefined && job.row.state === "RUNNING" && job.nodes.length === 1 && job.nodes[0] === r.node;
   }
 
   onClose(conn: AgentSession): void {
