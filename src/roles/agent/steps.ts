@@ -396,6 +396,7 @@ export class StepNode {
       this.up({ t: "exit", step: this.key, rank, node, code });
       return;
     }
+    mark("a.spawned");
     this.ranks.set(rank, proc);
     const world = this.rankBase + rank;
     if (proc.fd3 !== undefined) this.pmi?.attach(world, proc.fd3);
@@ -406,6 +407,7 @@ export class StepNode {
     ]);
     // The exit is reported after the rank's last output has been forwarded.
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
+      mark("a.rank-exit");
       this.ranks.delete(rank);
       this.adapt?.rankExited(world);
       this.cfg?.rankEnded(world);
