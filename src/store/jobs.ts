@@ -477,6 +477,18 @@ export class JobStore {
     this.latestRows.delete(jobId);
   }
 
+  /** The job's latest allocation row on each node, read and kept (see `latestRows`). */
+  private readLatestRows(jobId: number): { byNode: Map<string, number>; rows: number } {
+    const rows = this.q.allocationNodes.all(jobId);
+    const byNode = new Map<string, number>();
+    for (const r of rows) if (r.id > (byNode.get(r.node) ?? 0)) byNode.set(r.node, r.id);
+    const known = { byNode, rows: rows.length };
+    this.latestRows.delete(jobId);
+    if (this.latestRows.size >= USAGE_ROWS_KEPT) this.latestRows.delete(this.latestRows.keys().next().value!);
+    this.latestRows.set(jobId, known);
+    return known;
+  }
+
   /**
    * What the job used on `node` so far (its agent's latest report, kept on the job's latest row
    * there), and so in all: CPU seconds summed over its rows, the most memory of one. Undefined if
@@ -497,18 +509,6 @@ export class JobStore {
     if (known!.rows === 1) return { cpuSec, peakMemMiB };
     const t = this.q.usageTotals.get(jobId)!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
-  }
-
-  /** The job's latest allocation row on each node, read and kept (see `latestRows`). */
-  private readLatestRows(jobId: number): { byNode: Map<string, number>; rows: number } {
-    const rows = this.q.allocationNodes.all(jobId);
-    const byNode = new Map<string, number>();
-    for (const r of rows) if (r.id > (byNode.get(r.node) ?? 0)) byNode.set(r.node, r.id);
-    const known = { byNode, rows: rows.length };
-    this.latestRows.delete(jobId);
-    if (this.latestRows.size >= USAGE_ROWS_KEPT) this.latestRows.delete(this.latestRows.keys().next().value!);
-    this.latestRows.set(jobId, known);
-    return known;
   }
 
   setUsage(id: number, usage: JobUsage): void {
