@@ -210,11 +210,21 @@ function prepareHot(db: Db) {
   };
 }
 
+/** Jobs whose allocation rows `recordNodeUsage` keeps at once (a job's usage reports come while it runs and as it ends). */
+const USAGE_ROWS_KEPT = 256;
+
 /** The job store of one database. Writes are synchronous; wrap related ones in `tx`. */
 export class JobStore {
   private readonly q: ReturnType<typeof prepare> & ReturnType<typeof prepareTaskCopies> & ReturnType<typeof prepareHot>;
   /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
   private readonly runTx: (fn: () => unknown) => unknown;
+  /**
+   * Per job, each node's latest allocation row (its id), for `recordNodeUsage`: a report found its
+   * row by reading all of the job's rows, so the 1,024 reports of a 1,024-node job read a million
+   * rows. Dropped when the job gets new rows (`openAllocation`); a row gone since (a purge) is seen
+   * when its UPDATE changes nothing. At most USAGE_ROWS_KEPT jobs, the oldest dropped first.
+   */
+  private readonly latestRows = new Map<number, { byNode: Map<string, number>; rows: number }>();
 
   constructor(readonly db: Db) {
     this.q = { ...prepare(db), ...prepareTaskCopies(db), ...prepareHot(db) };
@@ -466,6 +476,19 @@ export class JobStore {
   /** The job holds these shares from `time`, after the `firstPosition` nodes it held already. */
   openAllocation(jobId: number, shares: readonly NodeShare[], time: number, firstPosition = 0): void {
     shares.forEach((sh, i) => this.q.insertAllocation.run(jobId, sh.node, firstPosition + i, time, compressIndices(sh.cores), sh.memMiB, sh.gpus.join(",")));
+    this.latestRows.delete(jobId);
+  }
+
+  /** The job's latest allocation row on each node, read and kept (see `latestRows`). */
+  private readLatestRows(jobId: number): { byNode: Map<string, number>; rows: number } {
+    const rows = this.q.allocationNodes.all(jobId);
+    const byNode = new Map<string, number>();
+    for (const r of rows) if (r.id > (byNode.get(r.node) ?? 0)) byNode.set(r.node, r.id);
+    const known = { byNode, rows: rows.length };
+    this.latestRows.delete(jobId);
+    if (this.latestRows.size >= USAGE_ROWS_KEPT) this.latestRows.delete(this.latestRows.keys().next().value!);
+    this.latestRows.set(jobId, known);
+    return known;
   }
 
   /**
@@ -476,13 +499,16 @@ export class JobStore {
   recordNodeUsage(jobId: number, node: string, cpuSec: number, peakMemMiB: number): JobUsage | undefined {
     // Found, then updated: one UPDATE with the lookup as its subquery ran at about half the speed
     // (SQLite reads the rows to change first when a subquery reads the same table).
-    const rows = this.q.allocationNodes.all(jobId);
-    let latest: number | undefined;
-    for (const r of rows) if (r.node === node && (latest === undefined || r.id > latest)) latest = r.id;
-    if (latest === undefined) return undefined;
-    this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB);
+    let known = this.latestRows.get(jobId);
+    let latest = known?.byNode.get(node);
+    if (latest === undefined || this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB).changes === 0) {
+      known = this.readLatestRows(jobId);
+      latest = known.byNode.get(node);
+      if (latest === undefined) return undefined;
+      this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB);
+    }
     // A job of one row (most jobs): its totals are this report, as the sums would read them back.
-    if (rows.length === 1) return { cpuSec, peakMemMiB };
+    if (known!.rows === 1) return { cpuSec, peakMemMiB };
     const t = this.q.usageTotals.get(jobId)!;
     return { cpuSec: t.cpuSec, peakMemMiB: t.peakMemMiB };
   }

@@ -70,3 +70,25 @@ test("a node's usage report goes on the job's latest row there: CPU seconds summ
     [other, "n1", 0.1 + 0.2, 7.25],
   ]);
 });
+
+test("a node's usage report after the job got a new row there (a grow while it reports) goes on the new row; after its rows are purged, on none", () => {
+  const store = new JobStore(openDb(":memory:"));
+  for (const name of ["n1", "n2"]) upsertNode(store.db, { name, cpus: 4, memoryMb: 1024, gpus: [], features: [], addr: "x", status: "UP", reason: null, drain: null, ownerSince: null, registeredAt: 0, updatedAt: 0 });
+  const job = store.insertJob({ name: "j", kind: "batch", argv: null, script: "true", nodes: 2, minNodes: 1, maxNodes: 2, timeLimit: 60, env: {}, cwd: "/", submitTime: 0 });
+  store.openAllocation(job, [{ node: "n1", cores: [0], memMiB: 10, gpus: [] }, { node: "n2", cores: [0], memMiB: 10, gpus: [] }], 0);
+  expect(store.recordNodeUsage(job, "n1", 1, 10)).toEqual({ cpuSec: 1, peakMemMiB: 10 });
+  expect(store.recordNodeUsage(job, "n2", 2, 20)).toEqual({ cpuSec: 3, peakMemMiB: 20 });
+  store.closeAllocation(job, 10 * S, ["n1"]);
+  store.openAllocation(job, [{ node: "n1", cores: [1], memMiB: 10, gpus: [] }], 20 * S, 2);
+  // The new n1 row takes it; the first keeps its last report.
+  expect(store.recordNodeUsage(job, "n1", 5, 30)).toEqual({ cpuSec: 8, peakMemMiB: 30 });
+  expect(store.db.$client.query(`SELECT node, cpu_sec FROM job_nodes WHERE job_id = ${job} ORDER BY id`).values()).toEqual([
+    ["n1", 1],
+    ["n2", 2],
+    ["n1", 5],
+  ]);
+  store.closeAllocation(job, 30 * S);
+  store.markEnded(job, "COMPLETED", 30 * S, 0, null);
+  expect(store.purgeEnded(40 * S)).toBe(1);
+  expect(store.recordNodeUsage(job, "n2", 3, 40)).toBeUndefined();
+});

@@ -63,6 +63,20 @@ export interface StepContext {
   usedCredentials: UsedCredentials;
 }
 
+/**
+ * Whether a step's program links MPI, looked at once per launch in this process: the nodes of one
+ * `ebb up` share its file system, and the launch's spec object (passed along the in-process tree)
+ * with its user, cwd and programs; a PATH search and a stat a node (11 system calls) before.
+ */
+const mpiPrograms = new WeakMap<StepSpec, Map<string, boolean>>();
+function linksMpiOnce(spec: StepSpec, exe: string, look: () => boolean): boolean {
+  let known = mpiPrograms.get(spec);
+  if (!known) mpiPrograms.set(spec, (known = new Map()));
+  let mpi = known.get(exe);
+  if (mpi === undefined) known.set(exe, (mpi = look()));
+  return mpi;
+}
+
 /** How long a launch waits for the controller's word that the node belongs to its job (the controller may be restarting). */
 const ALLOCATION_WAIT_MS = 10_000;
 /** How long an elastic step's node whose parent agent was lost waits for the launcher to adopt it. */
@@ -330,7 +344,7 @@ export class StepNode {
     if (this.cfg) {
       const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
       // Looked at with the user's rights: the program is theirs to name, not a way to probe root's files.
-      if (asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe))) {
+      if (linksMpiOnce(spec, exe, () => asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe)))) {
         const lib = await this.ctx.cfgLibrary();
         if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
         else this.cfg.unmonitored(lib.reason);
@@ -396,6 +410,7 @@ export class StepNode {
       this.up({ t: "exit", step: this.key, rank, node, code });
       return;
     }
+    mark("a.spawned");
     this.ranks.set(rank, proc);
     const world = this.rankBase + rank;
     if (proc.fd3 !== undefined) this.pmi?.attach(world, proc.fd3);
@@ -406,6 +421,7 @@ export class StepNode {
     ]);
     // The exit is reported after the rank's last output has been forwarded.
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
+      mark("a.rank-exit");
       this.ranks.delete(rank);
       this.adapt?.rankExited(world);
       this.cfg?.rankEnded(world);

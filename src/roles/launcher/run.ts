@@ -12,6 +12,7 @@ import { PeerPool } from "../../tbon/pool.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { ControllerLink } from "./controller-link.ts";
 import { isFinal } from "../../domain/job.ts";
+import { mark } from "../../util/trace.ts";
 import { Launch } from "./launch.ts";
 import { fileSink, terminalSink } from "./output.ts";
 import { expandPattern } from "../output-patterns.ts";
@@ -84,6 +85,7 @@ export async function run(o: RunOptions): Promise<number> {
   const say = (m: string) => o.say(m);
   // Before submitting: a Ctrl-C from now on cancels the job, even one the controller is still making.
   const signals = interrupts();
+  mark("l.start");
   const link =
     o.jobId !== undefined
       ? new ControllerLink(o.client, o.jobId, say)
@@ -145,7 +147,9 @@ export async function run(o: RunOptions): Promise<number> {
     if (announced) o.say(`job ${jobId} has been allocated ${compressHostlist(state.nodes)}`);
 
     // 2. Run the step and what it spawns.
+    mark("l.allocated");
     const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, cwd: o.cwd, envDigest: envDigest(o.env) });
+    mark("l.granted");
     let file: ReturnType<typeof stepFileSink> | undefined;
     try {
       file = o.output ? stepFileSink(o.output, o, grant, o.cwd) : undefined;
@@ -183,6 +187,7 @@ export async function run(o: RunOptions): Promise<number> {
     });
     void signals.next.then((signal) => launch.interrupt(signal));
     const result = await launch.run();
+    mark("l.ended");
     offState();
     sink.flush();
     file?.close();
@@ -196,6 +201,7 @@ export async function run(o: RunOptions): Promise<number> {
     } else {
       await Bun.sleep(20);
     }
+    mark("l.released");
     return result.exitCode;
   } catch (e) {
     await cancelOwned();

@@ -11,6 +11,7 @@ import { firstRanks } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
+import { mark } from "../../util/trace.ts";
 
 /** How long the root waits for an orphan's answer to `adopt` (the orphan waits 10 s for it). */
 const ADOPT_ANSWER_MS = 5000;
@@ -133,6 +134,7 @@ export class StepRoot {
 
   start(): Promise<StepResult> {
     const { spec } = this.o;
+    mark("l.launch-sent");
     if (this.size === 0) this.end();
     for (const c of childrenOf(ROOT, spec.nodes.length, spec.fanout)) {
       const ref = spec.nodes[c]!;
@@ -189,7 +191,7 @@ export class StepRoot {
         return;
       case "launched":
         this.launched += msg.count;
-        if (this.launched === this.o.spec.nodes.length) this.o.onLaunched?.();
+        if (this.launched === this.o.spec.nodes.length) mark("l.launched"), this.o.onLaunched?.();
         return;
       case "io":
         this.o.sink.io(this.rankBase + msg.rank, msg.fd, msg.data);
