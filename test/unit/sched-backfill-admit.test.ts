@@ -1,7 +1,7 @@
 /** ebb's admit-by-shrink for jobs that would backfill (issue 35): plain data. */
 import { describe, expect, test } from "bun:test";
 import { resolveConfig } from "../../src/sched/config.ts";
-import { backfillWants, donorFloor } from "../../src/sched/policies/backfill-admit.ts";
+import { atMinimum, backfillWants, donorFloor } from "../../src/sched/policies/backfill-admit.ts";
 import { planEbb } from "../../src/sched/policies/ebb.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
 import { NOW, runningJob } from "../support/sched-data.ts";
@@ -43,6 +43,32 @@ describe("backfillWants: the jobs behind the head that would backfill but for th
   });
 });
 
+describe("atMinimum: a malleable job's want at its minimum", () => {
+  const res = { jobId: 5, start: NOW + 36_000_000, nodes: 16 };
+  const mall = (id: number, asked: number, min: number, timeLimit = 60): PendingJob => ({ id, minNodes: min, maxNodes: 16, preferredNodes: asked, elastic: true, timeLimit, submitTime: 1000 + id });
+  test("it lacks fewer nodes there, and its start otherwise moves earlier by what it loses on them", () => {
+    // Asks 8, 3 free (lacks 5); at its minimum 2 it lacks none: nothing to admit.
+    expect(atMinimum({ job: mall(6, 8, 2), need: 5, otherwise: NOW + 600_000, fromExtra: 0 }, NOW, 10_000, res, 0, 4, 4)).toBeUndefined();
+    // 0 free: it lacks 2 at its minimum; 60 s at 4 times as long loses 180 s.
+    expect(atMinimum({ job: mall(6, 8, 2), need: 8, otherwise: NOW + 600_000, fromExtra: 0 }, NOW, 10_000, res, 0, 4, 4)).toEqual({ job: mall(6, 8, 2), need: 2, otherwise: NOW + 420_000, fromExtra: 0, nodes: 2 });
+  });
+  test("the reservation holds: it ends before it at its minimum (by the bound), or fits in the nodes it leaves over", () => {
+    const long = mall(6, 8, 2, 10_000);
+    const w = { job: long, need: 8, otherwise: NOW + 36_000_000, fromExtra: 8 };
+    // 10,000 s at 4 times as long runs past +36,000 s: only in 2 extra nodes.
+    expect(atMinimum(w, NOW, 10_000, res, 1, 4, 4)).toBeUndefined();
+    expect(atMinimum(w, NOW, 10_000, res, 2, 4, 4)).toMatchObject({ need: 2, fromExtra: 2 });
+    // At 3 times as long (its model) it ends in time and takes none of them.
+    expect(atMinimum(w, NOW, 10_000, res, 0, 3, 3)).toMatchObject({ need: 2, fromExtra: 0 });
+  });
+  test("none for a rigid job, one bound to sizes, or one asking its minimum", () => {
+    const w = (job: PendingJob) => ({ job, need: 8, otherwise: NOW + 600_000, fromExtra: 0 });
+    expect(atMinimum(w(pend(6, 8)), NOW, 10_000, res, 0, 4, 4)).toBeUndefined();
+    expect(atMinimum(w({ ...mall(6, 8, 2), sizes: [2, 4, 8] }), NOW, 10_000, res, 0, 4, 4)).toBeUndefined();
+    expect(atMinimum(w(mall(6, 8, 8)), NOW, 10_000, res, 0, 1, 1)).toBeUndefined();
+  });
+});
+
 describe("donorFloor: how far a running job may shrink for a backfill", () => {
   // Linear: k nodes take 600 s × 8 / k, plus a 10 s adaptation.
   const endAt = (k: number) => NOW + (600 * (8 / k) + 10) * 1000;
@@ -81,6 +107,14 @@ describe("planEbb: a short job behind a blocked head is admitted by a shrink the
     const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 600), rigid(2, 8, 700)], [pend(5, 16), pend(6, 2, 60)]));
     expect(plan.resizes).toEqual([]);
     expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 700_000 });
+  });
+  test("a malleable job is admitted at its minimum when too few nodes can be given for its size", () => {
+    // Job 6 asks 8 nodes (minimum 2, 60 s): job 1 can give only 2 (its minimum is 6). At 2 nodes it
+    // runs about 4 times as long (240 s) but starts ~600 s sooner than when job 1 ends.
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 600, { minNodes: 6 }), rigid(2, 8, 36_000)], [pend(5, 16), { ...pend(6, 2, 60), maxNodes: 16, preferredNodes: 8, elastic: true }]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 8, to: 6, rule: "admit" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/^backfill \(on 2 of its 8 nodes, its minimum\): job 6 waits/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 36_000_000 });
   });
   test("not when its wait is shorter than the stretch", () => {
     // Job 1 has 6,000 s left but is expected to end in 100 s (its estimate): job 6 would wait 100 s.

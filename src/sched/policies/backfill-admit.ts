@@ -6,8 +6,10 @@
  * is admitted by shrinking running jobs when its wait is worth more than their stretch (ebb.ts
  * prices it as it prices the head's admit), taking nodes only where the head's reservation holds:
  * from a job the reservation does not count on (it runs past it), or from one it counts on only as
- * far as that job, shrunk, is still predicted to end before it. This file picks the jobs, when each
- * would start otherwise, and how far each running job may give. Pure.
+ * far as that job, shrunk, is still predicted to end before it. A malleable job too few nodes can
+ * be freed for is admitted at its minimum if that pays, the time it loses there priced in
+ * (`atMinimum`). This file picks the jobs, when each would start otherwise, and how far each
+ * running job may give. Pure.
  */
 import { preferredSize, type Ending } from "../batch.ts";
 import type { CountStart, PassInput, PendingJob, Reservation } from "../types.ts";
@@ -60,6 +62,26 @@ export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<num
     out.push({ job: j, need: size - free, otherwise, fromExtra: inTime ? 0 : size });
   }
   return out;
+}
+
+/**
+ * The same want at the job's minimum, where a malleable job may start: the nodes it lacks at k = its minimum, the reservation still holding (it ends before it
+ * by its limit at k, `bound` × its limit, or fits in `extra`), and its start otherwise moved
+ * earlier by the time it loses running on k (`ratio` = T(k) / T(asked)), so that pricing the admit
+ * by `otherwise` prices that loss too. Undefined if it cannot start below its size, lacks nothing
+ * there, or the reservation would not hold.
+ */
+export function atMinimum(w: BackfillWant, now: number, delay: number, res: Reservation, extra: number, ratio: number, bound: number): (BackfillWant & { nodes: number }) | undefined {
+  const j = w.job;
+  const want = preferredSize(j);
+  const k = j.minNodes;
+  if (!j.elastic || j.moldable || (j.sizes && j.sizes.length > 0) || k >= want || !(ratio >= 1) || !Number.isFinite(ratio)) return undefined;
+  const need = w.need - (want - k);
+  if (need <= 0) return undefined;
+  const inTime = now + delay + j.timeLimit * bound * 1000 <= res.start;
+  if (!inTime && k > extra) return undefined;
+  const otherwise = w.otherwise - j.timeLimit * (ratio - 1) * 1000;
+  return { job: j, need, otherwise, fromExtra: inTime ? 0 : k, nodes: k };
 }
 
 /**

@@ -28,8 +28,9 @@
  *   exactly the nodes lacking, taken where they cost least, only if the time those jobs start
  *   earlier exceeds the time the shrunk jobs are predicted to lose (work at the smaller size + the
  *   adaptation) and the shrinks (and those under way) commit well before the reservation. Else a
- *   job behind it that would backfill but for the nodes is admitted the same way, its wait running
- *   until enough jobs end, from shrinks the reservation survives (backfill-admit.ts). With
+ *   job behind it that would backfill but for the nodes is admitted the same way (at its size, else
+ *   a malleable one at its minimum, its loss there priced in), its wait running until enough jobs
+ *   end, from shrinks the reservation survives (backfill-admit.ts). With
  *   priorities (fair share), each job's seconds weigh its priority against the head's
  *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
@@ -60,7 +61,7 @@ import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, r
 import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
-import { backfillWants, donorFloor } from "./backfill-admit.ts";
+import { atMinimum, backfillWants, donorFloor, type BackfillWant } from "./backfill-admit.ts";
 import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
@@ -273,7 +274,7 @@ export function planEbb(input: PassInput): PassPlan {
   }
   // A job that would backfill but for the nodes is admitted by shrinks the reservation survives (backfill-admit.ts).
   if (head && reservation && !input.vectors) {
-    const got = admitBackfill(input, q, starts, head, reservation, idle, extra, cands);
+    const got = admitBackfill(input, q, starts, head, reservation, idle, extra, cands, priorOf());
     if (got) {
       resizes.push(...got.resizes);
       idle = Math.max(0, idle - got.fromIdle);
@@ -530,7 +531,7 @@ const BACKFILL_TRIES = 16;
  * running until enough jobs are expected to end), taking nodes only where the head's reservation
  * holds (`donorFloor`). One job a pass: the nodes it frees are the next pass's backfill.
  */
-function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[], head: PendingJob, res: Reservation, idle: number, extra: number, cands: Cand[]): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
+function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[], head: PendingJob, res: Reservation, idle: number, extra: number, cands: Cand[], prior: number | undefined): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
   let pool: Cand[] | undefined;
   const started = new Set(starts.map((s) => s.jobId));
   const free = idle + incomingNodes(input);
@@ -546,12 +547,30 @@ function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: reado
     });
     if (pool.length === 0) return undefined;
     if (!Number.isFinite(w.otherwise)) continue;
-    const admit = planAdmit(input, [w.job], w.need, { ...res, start: w.otherwise }, pool);
-    if (admit.resizes.length === 0) continue;
-    const resizes = admit.resizes.map((r) => ({ ...r, reason: `backfill: ${r.reason}; the head's reservation holds (every shrunk job ends before it, or runs past it anyway)` }));
-    return { resizes, fromIdle: preferredSize(w.job) - w.need, fromExtra: w.fromExtra };
+    // At the size it asked for, else at its minimum (its loss there priced in: `atMinimum`).
+    const want = preferredSize(w.job);
+    const got = backfillAt(input, { ...w, nodes: want }, want, res, pool) ?? backfillAt(input, lowered(w, input.now, cheapest * 1000, res, extra, prior), want, res, pool);
+    if (got) return got;
   }
   return undefined;
+}
+
+/** A want at its minimum (`atMinimum`), the job's speed there by `startRatio` and its bound by its model, else linear. */
+function lowered(w: BackfillWant, now: number, delay: number, res: Reservation, extra: number, prior: number | undefined): (BackfillWant & { nodes: number }) | undefined {
+  const want = preferredSize(w.job);
+  if (!w.job.elastic || w.job.minNodes >= want) return undefined;
+  const ratio = startRatio(w.job, prior)(w.job.minNodes);
+  return atMinimum(w, now, delay, res, extra, ratio, w.job.model ? ratio : want / w.job.minNodes);
+}
+
+/** The backfill admit of a want at `x.nodes`, priced by `planAdmit` against its start otherwise. */
+function backfillAt(input: PassInput, x: (BackfillWant & { nodes: number }) | undefined, want: number, res: Reservation, pool: Cand[]): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
+  if (!x) return undefined;
+  const admit = planAdmit(input, [x.job], x.need, { ...res, start: x.otherwise }, pool);
+  if (admit.resizes.length === 0) return undefined;
+  const at = x.nodes < want ? ` (on ${x.nodes} of its ${want} nodes, its minimum)` : "";
+  const resizes = admit.resizes.map((r) => ({ ...r, reason: `backfill${at}: ${r.reason}; the head's reservation holds (every shrunk job ends before it, or runs past it anyway)` }));
+  return { resizes, fromIdle: x.nodes - x.need, fromExtra: x.fromExtra };
 }
 
 interface Admit {
