@@ -249,12 +249,15 @@ export function planEbb(input: PassInput): PassPlan {
     while (k < group.length && want + preferredSize(group[k]!) - base <= surplus) want += preferredSize(group[k++]!);
     // As many as one round serves, else the head alone.
     let order: GiveOrder<Cand> | undefined;
+    let underway: number | undefined;
     for (const kk of k > 1 ? [k, 1] : [k]) {
       k = kk;
       const need = group.slice(0, k).reduce((n, j) => n + preferredSize(j), 0) - base;
       if (need <= 0) break;
       order ??= new GiveOrder(cands, (p) => priorityWeight(head.priority, p));
-      const admit = planAdmit(input, group.slice(0, k), need, reservation, order);
+      underway ??= shrinksCommit(input);
+      // Only the head alone says why it is not admitted.
+      const admit = planAdmit(input, group.slice(0, k), need, reservation, order, underway, k === 1);
       if (k === 1) notes.push(...admit.notes);
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
@@ -533,6 +536,7 @@ function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: reado
   const wants = backfillWants(q, started, head.id, res, input.now, free, extra, cheapest * 1000, sortedEndings(input), BACKFILL_TRIES);
   // The order in which the donors give nodes, one for each weighing of their seconds (`priorityWeight`): shared by the wants.
   const orders = new Map<number | undefined, GiveOrder<Cand>>();
+  let underway: number | undefined;
   for (const w of wants) {
     if (!floors) {
       floors = cands.map((c) => {
@@ -546,7 +550,8 @@ function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: reado
     const p = w.job.priority;
     let order = orders.get(p);
     if (!order) orders.set(p, (order = new GiveOrder(cands, (x) => priorityWeight(p, x), floors)));
-    const admit = planAdmit(input, [w.job], w.need, { ...res, start: w.otherwise }, order);
+    underway ??= shrinksCommit(input);
+    const admit = planAdmit(input, [w.job], w.need, { ...res, start: w.otherwise }, order, underway, false);
     if (admit.resizes.length === 0) continue;
     const resizes = admit.resizes.map((r) => ({ ...r, reason: `backfill: ${r.reason}; the head's reservation holds (every shrunk job ends before it, or runs past it anyway)` }));
     return { resizes, fromIdle: preferredSize(w.job) - w.need, fromExtra: w.fromExtra };
@@ -578,20 +583,26 @@ export function priorityWeight(head: number | undefined, p: number | undefined):
  * priority), and keep the plan only if the waiting jobs' predicted gain exceeds the stretch of
  * every shrunk job.
  */
-function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, order: GiveOrder<Cand>): Admit {
+/** When the last shrink under way commits (ms; now if none): an admit counts on their nodes too. */
+function shrinksCommit(input: PassInput): number {
+  let at = input.now;
+  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) at = Math.max(at, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
+  return at;
+}
+
+function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, order: GiveOrder<Cand>, underway: number, explain: boolean): Admit {
   const head = group[0]!;
   const none: Admit = { resizes: [], notes: [], gain: 0, stretch: 0, at: res.start };
   if (order.surplus < need) return none;
   // With priorities, a job's seconds weigh its priority against the head's (`priorityWeight`).
   let waiters = 0;
   for (const g of group) waiters += priorityWeight(head.priority, g.priority);
-  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
-  let underway = input.now;
-  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) underway = Math.max(underway, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
-  // The head's reservation holds only if the shrinks commit before it: the cost is an estimate,
-  // so it must fit COMMIT_SAFETY times over.
-  const tooClose = (at: number, commit: number, about: string) =>
-    input.now + COMMIT_SAFETY * (at - input.now) > res.start ? { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of ${about} ${sec(commit)}` }] } : undefined;
+  // Why not, for people (`explain`: the text is built only when it is read).
+  const not = (text: () => string): Admit => (explain ? { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${text()}` }] } : none);
+  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too
+  // (`underway`). The head's reservation holds only if the shrinks commit before it: the cost is
+  // an estimate, so it must fit COMMIT_SAFETY times over.
+  const tooClose = (at: number, commit: number, about: string) => (input.now + COMMIT_SAFETY * (at - input.now) > res.start ? not(() => `its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of ${about} ${sec(commit)}`) : undefined);
   // No shrink commits sooner than the cheapest one-node adaptation: too close even then, or a
   // stretch already above the gain it could have, settles it before every node is priced.
   const cheapest = order.cheapest;
@@ -602,7 +613,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
   const taken = order.exceeds(need, gainAtMost * (1 + 1e-9) + 1e-9);
   if (taken !== undefined) {
-    return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}` }] };
+    return not(() => `${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}`);
   }
   const chosen = order.given(need);
   let stretch = 0;
@@ -616,7 +627,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   const late = tooClose(at, commit, "about");
   if (late) return late;
   if (!(gain > stretch)) {
-    return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) from ${chosen.length} job(s) would start it ${sec(Math.max(0, gain))} before its reservation, the shrunk jobs would lose ${sec(stretch)}` }] };
+    return not(() => `${need} node(s) from ${chosen.length} job(s) would start it ${sec(Math.max(0, gain))} before its reservation, the shrunk jobs would lose ${sec(stretch)}`);
   }
   const resizes: Resize[] = [];
   for (const { c, give } of chosen) {
