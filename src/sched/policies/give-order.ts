@@ -28,8 +28,7 @@ export class GiveOrder<G extends Giver> {
   private readonly floor: readonly number[];
   /** Nodes they can give together. */
   readonly surplus: number;
-  /** Seconds the cheapest one-node adaptation among them takes. */
-  readonly cheapest: number;
+  private least: number | undefined;
   // Per job of the pool, once the first nodes are priced (an admit that fails on the surplus or the
   // clock prices none): nodes given so far, the stretch for them and for one more, the next node's stretch.
   private delta = new Int32Array(0);
@@ -57,7 +56,6 @@ export class GiveOrder<G extends Giver> {
     const pool: G[] = [];
     const floor: number[] = [];
     let surplus = 0;
-    let cheapest = Number.POSITIVE_INFINITY;
     for (let i = 0; i < givers.length; i++) {
       const c = givers[i]!;
       const f = floors ? floors[i]! : c.job.minNodes;
@@ -65,12 +63,20 @@ export class GiveOrder<G extends Giver> {
       pool.push(c);
       floor.push(f);
       surplus += c.job.nodes - f;
-      cheapest = Math.min(cheapest, c.cost(1));
     }
     this.pool = pool;
     this.floor = floor;
     this.surplus = surplus;
-    this.cheapest = cheapest;
+  }
+
+  /** Seconds the cheapest one-node adaptation among them takes (worked out when first read: an admit short of surplus reads none). */
+  get cheapest(): number {
+    if (this.least === undefined) {
+      let least = Number.POSITIVE_INFINITY;
+      for (const c of this.pool) least = Math.min(least, c.cost(1));
+      this.least = least;
+    }
+    return this.least;
   }
 
   /** The (weighed) stretch of a job giving `give` nodes: its remaining work at the smaller size, plus the adaptation. */
