@@ -577,12 +577,6 @@ export function priorityWeight(head: number | undefined, p: number | undefined):
   return head !== undefined && p !== undefined && head > 0 ? Math.max(0, p) / head : 1;
 }
 
-/**
- * Take `need` nodes from the running jobs where each node costs least (their predicted stretch,
- * weighed by priority against the head's: `order`, built with `priorityWeight` of the head's
- * priority), and keep the plan only if the waiting jobs' predicted gain exceeds the stretch of
- * every shrunk job.
- */
 /** When the last shrink under way commits (ms; now if none): an admit counts on their nodes too. */
 function shrinksCommit(input: PassInput): number {
   let at = input.now;
@@ -590,6 +584,12 @@ function shrinksCommit(input: PassInput): number {
   return at;
 }
 
+/**
+ * Take `need` nodes from the running jobs where each node costs least (their predicted stretch,
+ * weighed by priority against the head's: `order`, built with `priorityWeight` of the head's
+ * priority), and keep the plan only if the waiting jobs' predicted gain exceeds the stretch of
+ * every shrunk job.
+ */
 function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, order: GiveOrder<Cand>, underway: number, explain: boolean): Admit {
   const head = group[0]!;
   const none: Admit = { resizes: [], notes: [], gain: 0, stretch: 0, at: res.start };
