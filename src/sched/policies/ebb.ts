@@ -62,6 +62,7 @@ import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiti
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
 import { atMinimum, backfillWants, donorFloor, type BackfillWant } from "./backfill-admit.ts";
+import { GiveOrder } from "./give-order.ts";
 import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
@@ -73,13 +74,8 @@ const MIN_WEIGHT = 1e-3;
 
 /** A running job ebb may resize, as the price reads it (sched/price.ts): one object a job a pass, no closure. */
 class Cand implements Priced {
-  /** Nodes given (admit) or taken (lend) so far in this pass. */
-  delta = 0;
-  /** Its key in the pass's current heap (the next node's stretch or gain). */
+  /** Its key in the lend's heap (the next node's gain). */
   key = 0;
-  /** Admit: its stretch for the `delta` nodes given, and for one more. */
-  at = 0;
-  next = 0;
   /** Nodes it holds. */
   readonly n: number;
   readonly slowerWhenSmaller: boolean | undefined;
@@ -98,11 +94,6 @@ class Cand implements Priced {
 
   ratio(m: number): number {
     return this.speed.ratio(m);
-  }
-
-  /** The same job priced alike, giving nodes only down to `minNodes` (a backfill's donor floor). */
-  withFloor(minNodes: number): Cand {
-    return new Cand({ ...this.job, minNodes }, this.speed, this.rem, this.settled, this.config);
   }
 
   /** Seconds an adaptation by d nodes costs it. */
@@ -258,11 +249,16 @@ export function planEbb(input: PassInput): PassPlan {
     let want = 0;
     while (k < group.length && want + preferredSize(group[k]!) - base <= surplus) want += preferredSize(group[k++]!);
     // As many as one round serves, else the head alone.
+    let order: GiveOrder<Cand> | undefined;
+    let underway: number | undefined;
     for (const kk of k > 1 ? [k, 1] : [k]) {
       k = kk;
       const need = group.slice(0, k).reduce((n, j) => n + preferredSize(j), 0) - base;
       if (need <= 0) break;
-      const admit = planAdmit(input, group.slice(0, k), need, reservation, cands);
+      order ??= new GiveOrder(cands, (p) => priorityWeight(head.priority, p));
+      underway ??= shrinksCommit(input);
+      // Only the head alone says why it is not admitted.
+      const admit = planAdmit(input, group.slice(0, k), need, reservation, order, underway, k === 1);
       if (k === 1) notes.push(...admit.notes);
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
@@ -532,24 +528,33 @@ const BACKFILL_TRIES = 16;
  * holds (`donorFloor`). One job a pass: the nodes it frees are the next pass's backfill.
  */
 function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[], head: PendingJob, res: Reservation, idle: number, extra: number, cands: Cand[], prior: number | undefined): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
-  let pool: Cand[] | undefined;
+  let floors: number[] | undefined;
   const started = new Set(starts.map((s) => s.jobId));
   const free = idle + incomingNodes(input);
   let cheapest = Number.POSITIVE_INFINITY;
   for (const c of cands) if (c.job.nodes > c.job.minNodes) cheapest = Math.min(cheapest, c.cost(1));
   if (!Number.isFinite(cheapest)) return undefined;
   const wants = backfillWants(q, started, head.id, res, input.now, free, extra, cheapest * 1000, sortedEndings(input), BACKFILL_TRIES);
+  // The order in which the donors give nodes, one for each weighing of their seconds (`priorityWeight`): shared by the wants.
+  const orders = new Map<number | undefined, GiveOrder<Cand>>();
+  let underway: number | undefined;
   for (const w of wants) {
-    pool ??= cands.flatMap((c) => {
-      const endAt = (k: number) => input.now + (c.rem * c.speed.ratio(k) * END_MARGIN + c.cost(c.job.nodes - k)) * 1000;
-      const floor = donorFloor(c.job.nodes, c.job.minNodes, input.now + c.rem * 1000, res.start, endAt);
-      return floor < c.job.nodes ? [c.withFloor(floor)] : [];
-    });
-    if (pool.length === 0) return undefined;
+    if (!floors) {
+      floors = cands.map((c) => {
+        const endAt = (k: number) => input.now + (c.rem * c.speed.ratio(k) * END_MARGIN + c.cost(c.job.nodes - k)) * 1000;
+        return donorFloor(c.job.nodes, c.job.minNodes, input.now + c.rem * 1000, res.start, endAt);
+      });
+      // No job may give a node: nothing to admit.
+      if (!cands.some((c, i) => floors![i]! < c.job.nodes)) return undefined;
+    }
     if (!Number.isFinite(w.otherwise)) continue;
+    const p = w.job.priority;
+    let order = orders.get(p);
+    if (!order) orders.set(p, (order = new GiveOrder(cands, (x) => priorityWeight(p, x), floors)));
+    underway ??= shrinksCommit(input);
     // At the size it asked for, else at its minimum (its loss there priced in: `atMinimum`).
     const want = preferredSize(w.job);
-    const got = backfillAt(input, { ...w, nodes: want }, want, res, pool) ?? backfillAt(input, lowered(w, input.now, cheapest * 1000, res, extra, prior), want, res, pool);
+    const got = backfillAt(input, { ...w, nodes: want }, want, res, order, underway) ?? backfillAt(input, lowered(w, input.now, cheapest * 1000, res, extra, prior), want, res, order, underway);
     if (got) return got;
   }
   return undefined;
@@ -564,9 +569,9 @@ function lowered(w: BackfillWant, now: number, delay: number, res: Reservation, 
 }
 
 /** The backfill admit of a want at `x.nodes`, priced by `planAdmit` against its start otherwise. */
-function backfillAt(input: PassInput, x: (BackfillWant & { nodes: number }) | undefined, want: number, res: Reservation, pool: Cand[]): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
+function backfillAt(input: PassInput, x: (BackfillWant & { nodes: number }) | undefined, want: number, res: Reservation, order: GiveOrder<Cand>, underway: number): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
   if (!x) return undefined;
-  const admit = planAdmit(input, [x.job], x.need, { ...res, start: x.otherwise }, pool);
+  const admit = planAdmit(input, [x.job], x.need, { ...res, start: x.otherwise }, order, underway, false);
   if (admit.resizes.length === 0) return undefined;
   const at = x.nodes < want ? ` (on ${x.nodes} of its ${want} nodes, its minimum)` : "";
   const resizes = admit.resizes.map((r) => ({ ...r, reason: `backfill${at}: ${r.reason}; the head's reservation holds (every shrunk job ends before it, or runs past it anyway)` }));
@@ -591,96 +596,60 @@ export function priorityWeight(head: number | undefined, p: number | undefined):
   return head !== undefined && p !== undefined && head > 0 ? Math.max(0, p) / head : 1;
 }
 
+/** When the last shrink under way commits (ms; now if none): an admit counts on their nodes too. */
+function shrinksCommit(input: PassInput): number {
+  let at = input.now;
+  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) at = Math.max(at, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
+  return at;
+}
+
 /**
  * Take `need` nodes from the running jobs where each node costs least (their predicted stretch,
- * weighed by priority), and keep the plan only if the waiting jobs' predicted gain exceeds the
- * stretch of every shrunk job.
+ * weighed by priority against the head's: `order`, built with `priorityWeight` of the head's
+ * priority), and keep the plan only if the waiting jobs' predicted gain exceeds the stretch of
+ * every shrunk job.
  */
-function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, cands: Cand[]): Admit {
+function planAdmit(input: PassInput, group: readonly PendingJob[], need: number, res: Reservation, order: GiveOrder<Cand>, underway: number, explain: boolean): Admit {
   const head = group[0]!;
   const none: Admit = { resizes: [], notes: [], gain: 0, stretch: 0, at: res.start };
-  const pool = cands.filter((c) => c.job.nodes > c.job.minNodes);
-  let surplus = 0;
-  for (const c of pool) surplus += c.job.nodes - c.job.minNodes;
-  if (surplus < need) return none;
+  if (order.surplus < need) return none;
   // With priorities, a job's seconds weigh its priority against the head's (`priorityWeight`).
-  const weight = (p: number | undefined) => priorityWeight(head.priority, p);
-  // The stretch of taking one more node from a job: its remaining work at one node fewer, plus its
-  // adaptation when it is the first node taken.
-  const stretchAt = (c: Cand, give: number) => (give === 0 ? 0 : weight(c.job.priority) * (c.rem * (c.speed.ratio(c.job.nodes - give) - 1) + c.cost(give)));
   let waiters = 0;
-  for (const g of group) waiters += weight(g.priority);
-  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too.
-  let underway = input.now;
-  for (const j of input.running) if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) underway = Math.max(underway, j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000);
-  // The head's reservation holds only if the shrinks commit before it: the cost is an estimate,
-  // so it must fit COMMIT_SAFETY times over.
-  const tooClose = (at: number, commit: number, about: string) =>
-    input.now + COMMIT_SAFETY * (at - input.now) > res.start ? { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of ${about} ${sec(commit)}` }] } : undefined;
+  for (const g of group) waiters += priorityWeight(head.priority, g.priority);
+  // Why not, for people (`explain`: the text is built only when it is read).
+  const not = (text: () => string): Admit => (explain ? { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${text()}` }] } : none);
+  // It also counts on the nodes of shrinks under way: it starts when the last of them commits too
+  // (`underway`). The head's reservation holds only if the shrinks commit before it: the cost is
+  // an estimate, so it must fit COMMIT_SAFETY times over.
+  const tooClose = (at: number, commit: number, about: string) => (input.now + COMMIT_SAFETY * (at - input.now) > res.start ? not(() => `its reservation in ${sec((res.start - input.now) / 1000)} is too close for an adaptation of ${about} ${sec(commit)}`) : undefined);
   // No shrink commits sooner than the cheapest one-node adaptation: too close even then, or a
   // stretch already above the gain it could have, settles it before every node is priced.
-  let cheapest = Number.POSITIVE_INFINITY;
-  for (const c of pool) cheapest = Math.min(cheapest, c.cost(1));
+  const cheapest = order.cheapest;
   const atLeast = Math.max(input.now + cheapest * 1000, underway);
   const early = tooClose(atLeast, cheapest, "at least");
   if (early) return early;
   const gainAtMost = (waiters * (res.start - atLeast)) / 1000;
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
-  let taken = 0;
-  // The next node's stretch, from the stretch so far (`at`, kept from the last key: one price a node).
-  const rekey = (c: Cand) => {
-    c.next = stretchAt(c, c.delta + 1);
-    c.key = c.next - c.at;
-  };
-  const heap = new Heap<Cand>((x, y) => x.key < y.key || (x.key === y.key && x.job.id < y.job.id));
-  for (const c of pool) {
-    c.delta = 0;
-    c.at = 0;
-    rekey(c);
-    heap.push(c);
+  const taken = order.exceeds(need, gainAtMost * (1 + 1e-9) + 1e-9);
+  if (taken !== undefined) {
+    return not(() => `${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}`);
   }
-  let left = need;
-  while (left > 0 && heap.size > 0) {
-    const c = heap.pop()!;
-    // It gives nodes while its next one still costs least (the heap's order: key, then job id),
-    // as popping it again would.
-    for (;;) {
-      taken += c.key;
-      c.delta++;
-      c.at = c.next;
-      left--;
-      if (c.job.nodes - c.delta <= c.job.minNodes) break;
-      rekey(c);
-      const top = heap.peek();
-      if (left <= 0 || (top && !(c.key < top.key || (c.key === top.key && c.job.id < top.job.id)))) {
-        heap.push(c);
-        break;
-      }
-    }
-    if (taken > gainAtMost * (1 + 1e-9) + 1e-9) {
-      for (const x of pool) x.delta = 0;
-      return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}` }] };
-    }
-  }
-  const chosen = pool.filter((c) => c.delta > 0);
-  const given = new Map(chosen.map((c) => [c.job.id, c.delta]));
+  const chosen = order.given(need);
   let stretch = 0;
   let commit = 0;
-  for (const c of chosen) {
-    stretch += stretchAt(c, given.get(c.job.id)!);
-    commit = Math.max(commit, c.cost(given.get(c.job.id)!));
+  for (const { c, give } of chosen) {
+    stretch += order.stretchAt(c, give);
+    commit = Math.max(commit, c.cost(give));
   }
   const at = Math.max(input.now + commit * 1000, underway);
   const gain = (waiters * (res.start - at)) / 1000;
   const late = tooClose(at, commit, "about");
   if (late) return late;
-  for (const c of pool) c.delta = 0;
   if (!(gain > stretch)) {
-    return { ...none, notes: [{ jobId: head.id, text: `not admitted by shrinking: ${need} node(s) from ${chosen.length} job(s) would start it ${sec(Math.max(0, gain))} before its reservation, the shrunk jobs would lose ${sec(stretch)}` }] };
+    return not(() => `${need} node(s) from ${chosen.length} job(s) would start it ${sec(Math.max(0, gain))} before its reservation, the shrunk jobs would lose ${sec(stretch)}`);
   }
   const resizes: Resize[] = [];
-  for (const c of chosen) {
-    const give = given.get(c.job.id)!;
+  for (const { c, give } of chosen) {
     const lose = c.rem * (c.speed.ratio(c.job.nodes - give) - 1);
     resizes.push({
       jobId: c.job.id,

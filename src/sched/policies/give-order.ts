@@ -1,0 +1,172 @@
+/**
+ * The order in which running jobs give nodes to an admit (ebb.ts `planAdmit`): a node at a time
+ * from the job whose next node stretches it least (its remaining work at one node fewer, plus its
+ * adaptation with the first node; weighed by priority), a job giving nodes while its next one
+ * still costs least (ties: the lower job id). The order does not depend on how many nodes an admit
+ * needs, so it is worked out once, only as far as the largest need asked, for every admit of a
+ * pass that weighs the jobs alike: a pass prices up to 16 backfill admits (backfill-admit.ts),
+ * most of them ending "not admitted" after the same first nodes. Pure: the jobs' objects are not
+ * written; an order lives for one pass.
+ */
+import { Heap } from "../../util/heap.ts";
+
+/** A running job that may give nodes, as an admit prices it. */
+export interface Giver {
+  readonly job: { readonly id: number; readonly nodes: number; readonly minNodes: number; readonly priority?: number };
+  /** Seconds its remaining work takes at its current size. */
+  readonly rem: number;
+  /** Its time at m nodes against its time at its current size. */
+  ratio(m: number): number;
+  /** Seconds an adaptation by d nodes costs it. */
+  cost(d: number): number;
+}
+
+export class GiveOrder<G extends Giver> {
+  /** The jobs that can give a node (above their floor), in the order given. */
+  readonly pool: readonly G[];
+  /** The fewest nodes each job of the pool may keep. */
+  private readonly floor: readonly number[];
+  /** Nodes they can give together. */
+  readonly surplus: number;
+  private least: number | undefined;
+  // Per job of the pool, once the first nodes are priced (an admit that fails on the surplus or the
+  // clock prices none): nodes given so far, the stretch for them and for one more, the next node's stretch.
+  private delta = new Int32Array(0);
+  private at = new Float64Array(0);
+  private next = new Float64Array(0);
+  private key = new Float64Array(0);
+  /** Its weight (`weight` of its priority) and job id: what pricing and the heap's order read a node at a time. */
+  private w = new Float64Array(0);
+  private id = new Float64Array(0);
+  private heap: Heap<number> | undefined;
+  /** The stretch summed over the first i nodes given, in the order given (`taken[0]` = 0). */
+  private readonly taken: number[] = [0];
+  /** The pool index of the job that gives each node. */
+  private readonly giver: number[] = [];
+  /** The node counts after which one job stops giving: where an admit checks its stretch so far. */
+  private readonly checks: number[] = [];
+
+  constructor(
+    givers: readonly G[],
+    /** How one second of a job of priority p weighs. */
+    private readonly weight: (p: number | undefined) => number,
+    /** The fewest nodes each giver may keep (a backfill's donor floor), in the givers' order; default their minimum. */
+    floors?: readonly number[],
+  ) {
+    const pool: G[] = [];
+    const floor: number[] = [];
+    let surplus = 0;
+    for (let i = 0; i < givers.length; i++) {
+      const c = givers[i]!;
+      const f = floors ? floors[i]! : c.job.minNodes;
+      if (c.job.nodes <= f) continue;
+      pool.push(c);
+      floor.push(f);
+      surplus += c.job.nodes - f;
+    }
+    this.pool = pool;
+    this.floor = floor;
+    this.surplus = surplus;
+  }
+
+  /** Seconds the cheapest one-node adaptation among them takes (worked out when first read: an admit short of surplus reads none). */
+  get cheapest(): number {
+    if (this.least === undefined) {
+      let least = Number.POSITIVE_INFINITY;
+      for (const c of this.pool) least = Math.min(least, c.cost(1));
+      this.least = least;
+    }
+    return this.least;
+  }
+
+  /** The (weighed) stretch of a job giving `give` nodes: its remaining work at the smaller size, plus the adaptation. */
+  stretchAt(c: G, give: number): number {
+    return give === 0 ? 0 : this.weight(c.job.priority) * (c.rem * (c.ratio(c.job.nodes - give) - 1) + c.cost(give));
+  }
+
+  /**
+   * Giving `need` nodes in this order: the stretch summed at the first point (a job's last node
+   * of a run, or the need's last) where it exceeds `limit`, else undefined. `need` <= `surplus`.
+   */
+  exceeds(need: number, limit: number): number | undefined {
+    // Worked out only as far as this admit goes: most stop after a few jobs' nodes.
+    for (let k = 0; ; k++) {
+      if (k === this.checks.length && !this.extendRun()) break;
+      const g = this.checks[k]!;
+      if (g >= need) break;
+      if (this.taken[g]! > limit) return this.taken[g]!;
+    }
+    return this.taken[need]! > limit ? this.taken[need]! : undefined;
+  }
+
+  /** The jobs that give the first `need` nodes and how many each, in pool order. */
+  given(need: number): { c: G; give: number }[] {
+    this.extend(need);
+    const count = new Int32Array(this.pool.length);
+    for (let i = 0; i < need; i++) count[this.giver[i]!]!++;
+    const out: { c: G; give: number }[] = [];
+    for (let i = 0; i < count.length; i++) if (count[i]! > 0) out.push({ c: this.pool[i]!, give: count[i]! });
+    return out;
+  }
+
+  /** The next node's stretch, from the stretch so far (`at`: one price a node). */
+  private rekey(i: number): void {
+    const c = this.pool[i]!;
+    const give = this.delta[i]! + 1;
+    // stretchAt, its weight read once.
+    this.next[i] = this.w[i]! * (c.rem * (c.ratio(c.job.nodes - give) - 1) + c.cost(give));
+    this.key[i] = this.next[i]! - this.at[i]!;
+  }
+
+  /** Works the order out to at least `n` nodes, or as far as the pool gives. */
+  private extend(n: number): void {
+    while (this.giver.length < n && this.extendRun());
+  }
+
+  /** Prices every job's first node. */
+  private priceFirst(): Heap<number> {
+    const { pool } = this;
+    const n = pool.length;
+    this.delta = new Int32Array(n);
+    this.at = new Float64Array(n);
+    this.next = new Float64Array(n);
+    this.w = new Float64Array(n);
+    const id = (this.id = new Float64Array(n));
+    for (let i = 0; i < n; i++) {
+      this.w[i] = this.weight(pool[i]!.job.priority);
+      id[i] = pool[i]!.job.id;
+    }
+    const key = (this.key = new Float64Array(n));
+    const heap = (this.heap = new Heap<number>((x, y) => key[x]! < key[y]! || (key[x] === key[y] && id[x]! < id[y]!)));
+    for (let i = 0; i < n; i++) {
+      this.rekey(i);
+      heap.push(i);
+    }
+    return heap;
+  }
+
+  /** Works out one more run of nodes one job gives; false if the pool has no node left. */
+  private extendRun(): boolean {
+    const heap = this.heap ?? this.priceFirst();
+    const { key, pool, delta, id } = this;
+    if (heap.size === 0) return false;
+    const i = heap.pop()!;
+    const c = pool[i]!;
+    // It gives nodes while its next one still costs least (the heap's order: key, then job id), as popping it again would.
+    for (;;) {
+      this.taken.push(this.taken[this.taken.length - 1]! + key[i]!);
+      this.giver.push(i);
+      delta[i]!++;
+      this.at[i] = this.next[i]!;
+      if (c.job.nodes - delta[i]! <= this.floor[i]!) break;
+      this.rekey(i);
+      const top = heap.peek();
+      if (top !== undefined && !(key[i]! < key[top]! || (key[i] === key[top] && id[i]! < id[top]!))) {
+        heap.push(i);
+        break;
+      }
+    }
+    this.checks.push(this.giver.length);
+    return true;
+  }
+}
