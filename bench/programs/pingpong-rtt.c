@@ -1,0 +1,41 @@
+/* pingpong-rtt.ts in C over MPICH: the 8 B ping-pong, rank 0 timing each round trip; prints
+   "rtt p10=N p50=M" (ns), the baseline of bench/_comm-rtt-ab.ts. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+enum { N = 20000, WARM = 100000 };
+static double now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec * 1e9 + t.tv_nsec;
+}
+static int cmp(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+int main(int argc, char **argv) {
+  MPI_Init(&argc, &argv);
+  int rank;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  static double rtt[N];
+  char buf[8] = {0}, into[8];
+  int peer = 1 - rank;
+  for (int i = -WARM; i < N; i++) {
+    if (rank == 0) {
+      double t = now_ns();
+      MPI_Send(buf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+      MPI_Recv(into, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (i >= 0) rtt[i] = now_ns() - t;
+    } else {
+      MPI_Recv(into, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      MPI_Send(buf, 8, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+    }
+  }
+  if (rank == 0) {
+    qsort(rtt, N, sizeof rtt[0], cmp);
+    printf("rtt p10=%.0f p50=%.0f\n", rtt[N / 10], rtt[N / 2]);
+  }
+  MPI_Finalize();
+  return 0;
+}
