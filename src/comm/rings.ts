@@ -8,7 +8,6 @@
 import { type Encoded, type FrameHead, FrameParser, FrameType, HEADER_BYTES, type Header, controlFrame, frameChunks, writeHeader } from "./codec.ts";
 import { Ring } from "./shm.ts";
 import { ffi, fs, inDir } from "./lazy.ts";
-import { settling } from "./timing.ts";
 
 /** Bytes waiting to be written, and whom to tell when they are (or cannot be). */
 export interface Pending {
@@ -166,8 +165,6 @@ export class RingLinks {
   private spinIdleSince = 0;
   private lastTurn = 0;
   private lastLoopTurn = 0;
-  /** The last turn queued the next as a microtask: lastTurn is at most one turn's passes ago. */
-  private chained = false;
   /** Until when the core counts as contended (a gap was seen while polling): see CONTENDED_NS. */
   private contendedUntil = 0;
   /** Ranks of this job on this node, this one included (the transport's worlds tell): whether to yield. */
@@ -457,7 +454,6 @@ export class RingLinks {
     this.spinning = true;
     for (const p of this.list) p.in?.readerWake();
     this.spinIdleSince = 0; // timed from the first turn that finds nothing to finish (a clock read is ~40 ns)
-    this.chained = false;
     queueMicrotask(this.spin);
     return true;
   }
@@ -470,21 +466,14 @@ export class RingLinks {
     // The clock is read after the passes, not before them: with the read first, the median round
     // trip of the 8 B ping-pong grew by ~100 ns (7 of 8 rounds, src/comm/README.md), though a
     // receive the turn settled could then end at it instead of at a read of its own.
-    // A receive these passes settle ends at the last turn's clock read when the turns run back to
-    // back (at most one turn of passes earlier), not at a read of its own on the message's way.
     let progress = false;
     const list = this.list;
-    if (this.chained) settling(this.lastTurn);
     for (let k = 0; k < POLLS_PER_TURN && !progress; k++) {
       for (let i = 0; i < list.length; i++) {
         const p = list[i]!;
         if (this.pumpIn(p)) progress = true;
         if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
       }
-    }
-    if (this.chained) {
-      settling(0);
-      this.chained = false;
     }
     if (!this.host.waiting()) {
       this.spinning = false;
@@ -504,10 +493,7 @@ export class RingLinks {
     if (now - this.lastLoopTurn > LOOP_TURN_NS) {
       this.lastLoopTurn = now;
       setImmediate(this.spin);
-    } else {
-      this.chained = true;
-      queueMicrotask(this.spin);
-    }
+    } else queueMicrotask(this.spin);
   };
 
   private yields(now: number): boolean {
