@@ -11,6 +11,8 @@
 // taskset when given (run rank 0 under `taskset -c` another CPU: the sync mode on one core crawls).
 // Prints "floor mode=M us=ONE_WAY p10=NS p50=NS" (one way: the mean over 20,000 round trips after
 // 100,000 untimed ones, as pingpong.ts; p10/p50: single round trips, ns, as pingpong-rtt.ts).
+// Neither mode ever gives its core away: on a loaded machine its mean is the scheduler's (a side
+// spins out its time slice while its peer waits for a core); its percentiles still hold.
 import { closeSync, ftruncateSync, openSync, unlinkSync } from "node:fs";
 
 const mode = process.argv[2] === "await" ? "await" : "sync";
