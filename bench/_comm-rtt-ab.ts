@@ -29,6 +29,7 @@ const argvOf = (d: string): string[] => {
   return [...cluster.ebb, "run", "-N", "1", "-n", "2", "--", process.execPath, `${d}/bench/programs/pingpong-rtt.ts`];
 };
 const res = dirs.map(() => [] as [number, number][]);
+const tails = dirs.map(() => [] as string[]);
 try {
   for (let r = 0; r < rounds; r++) {
     const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
@@ -38,8 +39,9 @@ try {
       const m = /p10=(\d+) p50=(\d+)/.exec((await runCommand(argvOf(dirs[i]!), cluster.env)).out);
       if (!m) throw new Error(`no figure from ${dirs[i]}`);
       res[i]!.push([Number(m[1]), Number(m[2])]);
+      tails[i]!.push(/p90=\d+ p99=\d+ mean=\d+/.exec(m.input)?.[0] ?? "");
     }
-    process.stderr.write(`round ${r + 1} (load ${load}): ${dirs.map((d, i) => `${d} ${res[i]![r]!.join("/")}`).join(", ")}\n`);
+    process.stderr.write(`round ${r + 1} (load ${load}): ${dirs.map((d, i) => `${d} ${res[i]![r]!.join("/")} ${tails[i]![r]}`).join(", ")}\n`);
   }
 } finally {
   await cluster.stop();

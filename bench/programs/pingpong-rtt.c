@@ -1,5 +1,5 @@
 /* pingpong-rtt.ts in C over MPICH: the 8 B ping-pong, rank 0 timing each round trip; prints
-   "rtt p10=N p50=M" (ns), the baseline of bench/_comm-rtt-ab.ts. */
+   "rtt p10=N p50=M p90=. p99=. mean=." (ns), the baseline of bench/_comm-rtt-ab.ts. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,8 +33,10 @@ int main(int argc, char **argv) {
     }
   }
   if (rank == 0) {
+    double sum = 0;
+    for (int i = 0; i < N; i++) sum += rtt[i];
     qsort(rtt, N, sizeof rtt[0], cmp);
-    printf("rtt p10=%.0f p50=%.0f\n", rtt[N / 10], rtt[N / 2]);
+    printf("rtt p10=%.0f p50=%.0f p90=%.0f p99=%.0f mean=%.0f\n", rtt[N / 10], rtt[N / 2], rtt[N * 9 / 10], rtt[N * 99 / 100], sum / N);
   }
   MPI_Finalize();
   return 0;
