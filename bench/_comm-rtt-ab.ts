@@ -39,7 +39,7 @@ try {
       const m = /p10=(\d+) p50=(\d+)/.exec((await runCommand(argvOf(dirs[i]!), cluster.env)).out);
       if (!m) throw new Error(`no figure from ${dirs[i]}`);
       res[i]!.push([Number(m[1]), Number(m[2])]);
-      tails[i]!.push(/p90=\d+ p99=\d+ mean=\d+/.exec(m.input)?.[0] ?? "");
+      tails[i]!.push([/p90=\d+ p99=\d+ mean=\d+/.exec(m.input)?.[0], /slow>20us .*/.exec(m.input)?.[0]].filter(Boolean).join(" "));
     }
     process.stderr.write(`round ${r + 1} (load ${load}): ${dirs.map((d, i) => `${d} ${res[i]![r]!.join("/")} ${tails[i]![r]}`).join(", ")}\n`);
   }

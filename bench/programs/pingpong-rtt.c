@@ -33,10 +33,15 @@ int main(int argc, char **argv) {
     }
   }
   if (rank == 0) {
-    double sum = 0;
-    for (int i = 0; i < N; i++) sum += rtt[i];
+    double sum = 0, slow_ns = 0;
+    int slow = 0;
+    for (int i = 0; i < N; i++) {
+      sum += rtt[i];
+      if (rtt[i] > 20000) slow++, slow_ns += rtt[i]; /* a preemption, as pingpong-rtt.ts counts */
+    }
     qsort(rtt, N, sizeof rtt[0], cmp);
     printf("rtt p10=%.0f p50=%.0f p90=%.0f p99=%.0f mean=%.0f\n", rtt[N / 10], rtt[N / 2], rtt[N * 9 / 10], rtt[N * 99 / 100], sum / N);
+    printf("slow>20us n=%d ms=%.2f max_us=%.0f\n", slow, slow_ns / 1e6, rtt[N - 1] / 1000);
   }
   MPI_Finalize();
   return 0;

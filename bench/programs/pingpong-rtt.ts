@@ -26,6 +26,8 @@ for (let i = -WARM; i < N; i++) {
 if (world.rank === 0) {
   const s = Array.from(rtt).sort((a, b) => a - b);
   const mean = s.reduce((a, x) => a + x, 0) / N;
+  const slow = s.filter((x) => x > 20_000); // a preemption, a collection, an event loop turn
+  console.log(`slow>20us n=${slow.length} ms=${(slow.reduce((a, x) => a + x, 0) / 1e6).toFixed(2)} max_us=${(s[N - 1]! / 1000).toFixed(0)}`);
   console.log(`rtt p10=${s[N / 10]!.toFixed(0)} p50=${s[N / 2]!.toFixed(0)} p90=${s[(N * 9) / 10]!.toFixed(0)} p99=${s[(N * 99) / 100]!.toFixed(0)} mean=${mean.toFixed(0)}`);
 }
 await finalizeAdapt();
