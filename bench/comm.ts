@@ -16,7 +16,14 @@
  * and the round trip of the message that ends the wait and its answer. Each latency round also runs
  * ebb/comm polling 10 ms before it sleeps (EBB_COMM_SPIN_US=10000: as good as always, as MPICH
  * does): the same figures for the other choice of the trade. Beside the latency, the CPU time both
- * ranks spent per round trip (their CPU shares times the round trip), ebb's and MPICH's.
+ * ranks spent per round trip (their CPU shares times the round trip), ebb's and MPICH's. And in
+ * the same rounds the floor under ebb/comm: a bare JavaScript 8 B ping-pong over one shared-memory
+ * file (programs/shm-floor.ts, pinned to CPUs 0 and 1), with an `await` per message as the API has,
+ * and without (a tight loop): what any JS library on Bun could reach. The floor never gives its core
+ * away, so its mean is the scheduler's as soon as anything else runs (at load 2: 1.24 µs one way
+ * against its median round trip's 0.30): its figure is half its median single round trip. The
+ * like-for-like comparison, ebb/comm's, MPICH's and the floor's single round trips in the same
+ * rounds, is bench/_comm-rtt-ab.ts.
  */
 import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
@@ -25,6 +32,7 @@ import { type Bench, type Figure, median } from "./lib.ts";
 
 const PROGRAM = new URL("programs/pingpong.ts", import.meta.url).pathname;
 const TCP_FLOOR = new URL("programs/tcp-floor.ts", import.meta.url).pathname;
+const SHM_FLOOR = new URL("programs/shm-floor.ts", import.meta.url).pathname;
 
 /** One run's figures: µs per size for each measure, and each rank's CPU share per measure and size. */
 type Results = { pingpong: Map<number, number>; allreduce: Map<number, number>; cpu: Map<string, number[]>; waitRtt?: number; waitCpu?: number };
@@ -73,14 +81,18 @@ export default {
       // MPICH's two idle ranks poll, and its ping-pong latency swung between 1 µs and 4 ms.
       const ebbRun = (nodes: number, ranks: number, args: string[] = [], env = cluster.env) => output([...cluster.ebb, "run", "-N", String(nodes), "-n", String(ranks), ...(ranks > 2 * nodes ? ["--overcommit"] : []), "--", process.execPath, PROGRAM, ...args], env);
       const mpichLat: Results[] = [], localLat: Results[] = [], spinLat: Results[] = [], loads: number[] = [];
+      const floorAwait: number[] = [], floorSync: number[] = [];
+      const floor = async (mode: string) => Number(/^floor mode=\w+ .* p50=(\d+)/m.exec(await output(["taskset", "-c", "0", process.execPath, SHM_FLOOR, mode, "1"], cluster.env))?.[1] ?? Number.NaN) / 2000;
       const spinEnv = { ...cluster.env, EBB_COMM_SPIN_US: "10000" };
       for (let round = 0; round < (quick ? 1 : 5); round++) {
         loads.push(await load());
         mpichLat.push(parse(await output(["mpiexec", "-n", "2", c, "latency"], cluster.env)));
         localLat.push(parse(await ebbRun(1, 2, ["latency"])));
         spinLat.push(parse(await ebbRun(1, 2, ["latency"], spinEnv)));
+        floorAwait.push(await floor("await"));
+        floorSync.push(await floor("sync"));
         const us = (r: Results[]) => r[round]!.pingpong.get(8);
-        process.stderr.write(`  latency round ${round + 1}: ebb ${us(localLat)} us, polling 10 ms ${us(spinLat)} us, MPICH ${us(mpichLat)} us (load ${loads[round]})\n`);
+        process.stderr.write(`  latency round ${round + 1}: ebb ${us(localLat)} us, polling 10 ms ${us(spinLat)} us, MPICH ${us(mpichLat)} us, JS floor ${floorAwait[round]} us (median round trip / 2; no await ${floorSync[round]}) (load ${loads[round]})\n`);
       }
       loads.push(await load());
       // Each side in every layout, in turn, `rounds` times (one with --quick): a figure is the
@@ -108,6 +120,8 @@ export default {
       // for a while adds wall time, not CPU time (a polling one adds both).
       const cpuPerRtt = (runs: Results[]) =>
         median(runs.map((r) => ((r.cpu.get("pingpong:8")?.reduce((a, x) => a + x, 0) ?? Number.NaN) / 100) * 2 * (r.pingpong.get(8) ?? Number.NaN)));
+      figures.push({ name: "the JS floor, await per message: median round trip / 2 (programs/shm-floor.ts await)", value: median(floorAwait), unit: "us", baseline: base(lat.baseline?.value), better: "lower" });
+      figures.push({ name: "the JS floor, no await: median round trip / 2 (programs/shm-floor.ts sync)", value: median(floorSync), unit: "us", baseline: base(lat.baseline?.value), better: "lower" });
       figures.push({ name: "CPU per 8 B round trip, both ranks, one node", value: cpuPerRtt(localLat), unit: "CPU us", baseline: base(cpuPerRtt(mpichLat)), better: "lower" });
       const waitMed = (runs: Results[], k: "waitRtt" | "waitCpu") => median(runs.map((r) => r[k] ?? Number.NaN));
       figures.push({ name: "CPU s per s a rank waits 5 ms in a receive, one node", value: waitMed(localLat, "waitCpu"), unit: "CPU s/s", baseline: base(waitMed(mpichLat, "waitCpu")), better: "lower" });

@@ -1,5 +1,5 @@
 // The 8 B ping-pong of pingpong.ts ("latency"), with rank 0 timing each round trip on its own:
-// prints "rtt p10=N p50=M" (ns). Percentiles of single round trips are far less at the mercy of a
+// prints "rtt p10=N p50=M p90=. p99=. mean=." (ns). Percentiles of single round trips are far less at the mercy of a
 // loaded machine than a mean over thousands (one preemption adds tens of µs to a mean); for A/B
 // runs of two builds of ebb/comm (bench/_comm-rtt-ab.ts). The two clock reads per round trip are
 // in every figure alike.
@@ -25,6 +25,9 @@ for (let i = -WARM; i < N; i++) {
 }
 if (world.rank === 0) {
   const s = Array.from(rtt).sort((a, b) => a - b);
-  console.log(`rtt p10=${s[N / 10]!.toFixed(0)} p50=${s[N / 2]!.toFixed(0)}`);
+  const mean = s.reduce((a, x) => a + x, 0) / N;
+  const slow = s.filter((x) => x > 20_000); // a preemption, a collection, an event loop turn
+  console.log(`slow>20us n=${slow.length} ms=${(slow.reduce((a, x) => a + x, 0) / 1e6).toFixed(2)} max_us=${(s[N - 1]! / 1000).toFixed(0)}`);
+  console.log(`rtt p10=${s[N / 10]!.toFixed(0)} p50=${s[N / 2]!.toFixed(0)} p90=${s[(N * 9) / 10]!.toFixed(0)} p99=${s[(N * 99) / 100]!.toFixed(0)} mean=${mean.toFixed(0)}`);
 }
 await finalizeAdapt();

@@ -97,6 +97,14 @@ class WaitingRecv implements Posted {
   }
 }
 
+/** The receive whose promise is being made: one executor for all of them, no closure per call. */
+let filling: WaitingRecv | undefined;
+function fillSettlers(ok: (m: Message<never>) => void, fail: (e: unknown) => void): void {
+  filling!.ok = ok;
+  filling!.fail = fail;
+  filling = undefined;
+}
+
 interface BaseInit {
   ctx: number;
   /** This process's rank in `local`. */
@@ -230,11 +238,8 @@ export abstract class BaseComm implements Receiver {
       }
       this.canWait(source);
       // One promise, settled by the matcher itself: the caller resumes one microtask after the arrival.
-      const w = new WaitingRecv(source, tag, into);
-      const p = new Promise<Message<T>>((ok, fail) => {
-        w.ok = ok as (m: Message<never>) => void;
-        w.fail = fail;
-      });
+      const w = (filling = new WaitingRecv(source, tag, into));
+      const p = new Promise<Message<T>>(fillSettlers);
       this.p2p.add(w);
       // A message already in a ring (written while nothing here polled) is taken now, not a turn
       // later; a receive settled so counts as an instant at its entry, with no clock read more.
