@@ -112,7 +112,9 @@ test("on a full disk writes answer 503 with the reason, reads work, running jobs
   const before = h.store.deferred;
   const ended = Date.now();
   for (const m of markers) writeFileSync(m, "");
-  await waitFor("both ends to be kept for later", async () => (await health()).store.deferred >= before + 2);
+  // Each one-node job's usage report and its exit (the agent sends them together): two writes a job,
+  // all of them kept before `freed` is read: an end that arrived after it would fail the check below.
+  await waitFor("both ends to be kept for later", async () => (await health()).store.deferred >= before + 2 * running.length);
   for (const id of running) expect((await c.job(id)).state).toBe("RUNNING");
   // Heartbeats still count: the nodes are not DOWN.
   for (const n of (await c.api("GET", "/v1/nodes")).json.nodes) expect(n.state).not.toBe("DOWN");
