@@ -76,25 +76,47 @@ function message<T extends Payload>(m: Envelope): Message<T> {
 
 /**
  * A receive that waits: the matcher's entry and its promise's settlers in one object (no closure
- * per call), ending the call's comm-time interval when it settles.
+ * per call), ending the call's comm-time interval when it settles. Settled, it is spare: the next
+ * receive that waits takes it instead of a new one (the matcher has let go of it by then: it
+ * removes an entry before it settles it, and settles it once), so a ping-pong makes none.
  */
 class WaitingRecv implements Posted {
   readonly seq = 0;
-  ok!: (m: Message<never>) => void;
-  fail!: (e: unknown) => void;
+  ok: ((m: Message<never>) => void) | undefined = undefined;
+  fail: ((e: unknown) => void) | undefined = undefined;
   constructor(
     public src: number,
-    readonly tag: number,
-    readonly into: TypedArray | undefined,
+    public tag: number,
+    public into: TypedArray | undefined,
   ) {}
   resolve(data: Payload | Bundle, src: number, tag: number): void {
+    const ok = this.ok!;
+    this.free();
     leave();
-    this.ok({ data: data as never, source: src, tag });
+    ok({ data: data as never, source: src, tag });
   }
   reject(e: Error): void {
+    const fail = this.fail!;
+    this.free();
     leave();
-    this.fail(e);
+    fail(e);
   }
+  private free(): void {
+    this.ok = this.fail = this.into = undefined; // holds nothing of the settled receive
+    spare = this;
+  }
+}
+
+/** A settled WaitingRecv, for the next receive that waits. */
+let spare: WaitingRecv | undefined;
+function waitingRecv(src: number, tag: number, into: TypedArray | undefined): WaitingRecv {
+  const w = spare;
+  if (w === undefined) return new WaitingRecv(src, tag, into);
+  spare = undefined;
+  w.src = src;
+  w.tag = tag;
+  w.into = into;
+  return w;
 }
 
 /** The receive whose promise is being made: one executor for all of them, no closure per call. */
@@ -238,7 +260,7 @@ export abstract class BaseComm implements Receiver {
       }
       this.canWait(source);
       // One promise, settled by the matcher itself: the caller resumes one microtask after the arrival.
-      const w = (filling = new WaitingRecv(source, tag, into));
+      const w = (filling = waitingRecv(source, tag, into));
       const p = new Promise<Message<T>>(fillSettlers);
       this.p2p.add(w);
       // A message already in a ring (written while nothing here polled) is taken now, not a turn
