@@ -45,9 +45,25 @@ export function efficiencyPrior(running: readonly JobState[], now: number, confi
     es.push((n + m.average) / (n + Math.max(2, asked) * m.average));
   }
   if (es.length === 0) return undefined;
-  es.sort((a, b) => a - b);
-  const h = es.length >> 1;
-  return es.length % 2 ? es[h]! : (es[h - 1]! + es[h]!) / 2;
+  if (sameValues(es, lastPrior.es)) return lastPrior.median;
+  const sorted = es.slice().sort((a, b) => a - b);
+  const h = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[h]! : (sorted[h - 1]! + sorted[h]!) / 2;
+  lastPrior = { es, median };
+  return median;
+}
+
+/**
+ * The last median worked out and the efficiencies it came from, in the running jobs' order: most
+ * passes read the same jobs' same measurements (a pass's second pass at one instant, a tick that
+ * moved no MTCT), and the median is then the same without a sort.
+ */
+let lastPrior: { es: readonly number[]; median: number } = { es: [], median: 0 };
+
+function sameValues(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
