@@ -121,9 +121,18 @@ export function sizedView(job: PendingJob, k: number): PendingJob {
 export function startSizeWhileWaiting(job: PendingJob, lambda: number, prior: number | undefined): number {
   const want = preferredSize(job);
   if (!job.elastic || job.moldable || !(lambda > 0) || job.minNodes >= want) return want;
-  const k = cheapestStart(startRatio(job, prior), job.minNodes, want, lambda);
-  return sizeAtMost(job.sizes, k) ?? want;
+  const known = startSizes.get(job);
+  if (known && known.lambda === lambda && known.prior === prior && known.want === want && known.min === job.minNodes && known.model === job.model && known.sizes === job.sizes) return known.k;
+  const k = sizeAtMost(job.sizes, cheapestStart(startRatio(job, prior), job.minNodes, want, lambda)) ?? want;
+  startSizes.set(job, { lambda, prior, want, min: job.minNodes, model: job.model, sizes: job.sizes, k });
+  return k;
 }
+
+/**
+ * Each waiting job's last start size with everything it was worked out from: a pass prices every
+ * malleable waiting job that fits, and about half of them at the same λ and prior as the pass before.
+ */
+const startSizes = new WeakMap<PendingJob, { lambda: number; prior: number | undefined; want: number; min: number; model: PendingJob["model"]; sizes: PendingJob["sizes"]; k: number }>();
 
 /**
  * Nobody waits: `surplus` idle nodes to the malleable jobs starting now, a node at a time where the
