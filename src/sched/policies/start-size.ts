@@ -46,7 +46,8 @@ export function efficiencyPrior(running: readonly JobState[], now: number, confi
   }
   if (es.length === 0) return undefined;
   if (sameValues(es, lastPrior.es)) return lastPrior.median;
-  const sorted = es.slice().sort((a, b) => a - b);
+  // A typed array sorts numbers without a comparator; a NaN (none is expected) keeps the comparator's order.
+  const sorted = es.some(Number.isNaN) ? es.slice().sort((a, b) => a - b) : Float64Array.from(es).sort();
   const h = sorted.length >> 1;
   const median = sorted.length % 2 ? sorted[h]! : (sorted[h - 1]! + sorted[h]!) / 2;
   lastPrior = { es, median };
