@@ -26,6 +26,14 @@ describe("the prior: the efficiency the running jobs measured at the size they a
     expect(efficiencyPrior([running(1, 8, undefined)], NOW, config)).toBeUndefined();
   });
 
+  test("worked out again when a measurement changes, the jobs and their count the same", () => {
+    const a = [running(1, 8, HALF, { preferredNodes: 8 }), running(2, 8, 0.2, { preferredNodes: 8 })];
+    const b = [running(1, 8, HALF, { preferredNodes: 8 }), running(2, 8, HALF, { preferredNodes: 8 })];
+    expect(efficiencyPrior(a, NOW, config)).toBeCloseTo((0.5 + 8.2 / 9.6) / 2, 9);
+    expect(efficiencyPrior(b, NOW, config)).toBeCloseTo(0.5, 9);
+    expect(efficiencyPrior(a, NOW, config)).toBeCloseTo((0.5 + 8.2 / 9.6) / 2, 9);
+  });
+
   test("read at the size it asked for, not the one it runs at", () => {
     // Shrunk to 4 from 8: MTCT 2/3 at 4 nodes is the same code as 4/3 at 8.
     expect(efficiencyPrior([running(1, 4, 2 / 3, { preferredNodes: 8 })], NOW, config)).toBeCloseTo(0.5, 9);
@@ -51,6 +59,16 @@ describe("the start size while jobs wait: T(k)(1 + λk) least", () => {
     expect(startSizeWhileWaiting(job, 0.25, undefined)).toBe(8);
     expect(startSizeWhileWaiting(job, 0, 0.5)).toBe(8);
     expect(startSizeWhileWaiting(rigid(2, 8), 0.25, 0.5)).toBe(8);
+  });
+
+  test("the same job object read again after a field it depends on changed gets a new size", () => {
+    const job = malleable(1, 8, 2, 16);
+    expect(startSizeWhileWaiting(job, 0.25, 0.5)).toBe(5);
+    job.sizes = [2, 4, 8];
+    expect(startSizeWhileWaiting(job, 0.25, 0.5)).toBe(4);
+    job.minNodes = 6;
+    job.sizes = undefined;
+    expect(startSizeWhileWaiting(job, 0.25, 0.5)).toBe(6);
   });
 
   test("the walk over a wide range finds what pricing every size finds", () => {

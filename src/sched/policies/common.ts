@@ -80,7 +80,7 @@ function passEndings(input: PassInput): PassEndings {
 }
 
 /** Sorts keys[lo, hi) ascending, moving values[i] with keys[i] (quicksort, insertion sort below 16). */
-function sortPairs(keys: Float64Array, values: Float64Array, lo: number, hi: number): void {
+export function sortPairs(keys: Float64Array, values: Float64Array, lo: number, hi: number): void {
   const swap = (i: number, j: number) => {
     const k = keys[i]!;
     keys[i] = keys[j]!;

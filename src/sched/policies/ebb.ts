@@ -305,7 +305,8 @@ export function planEbb(input: PassInput): PassPlan {
     // every job that could have backfilled would wait for the borrower's end. Only the nodes the
     // reservation counts on are lent, to a job predicted to give them back (end) before it.
     const free: Lendable = res ? { any: 0, beforeOnly: idle - Math.min(idle, extra), until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
-    resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
+    // Nothing to lend (the reservation's extra nodes cover every idle one): no job is priced.
+    if (free.any > 0 || free.beforeOnly > 0 || free.own) resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
 }

@@ -45,9 +45,26 @@ export function efficiencyPrior(running: readonly JobState[], now: number, confi
     es.push((n + m.average) / (n + Math.max(2, asked) * m.average));
   }
   if (es.length === 0) return undefined;
-  es.sort((a, b) => a - b);
-  const h = es.length >> 1;
-  return es.length % 2 ? es[h]! : (es[h - 1]! + es[h]!) / 2;
+  if (sameValues(es, lastPrior.es)) return lastPrior.median;
+  // A typed array sorts numbers without a comparator; a NaN (none is expected) keeps the comparator's order.
+  const sorted = es.some(Number.isNaN) ? es.slice().sort((a, b) => a - b) : Float64Array.from(es).sort();
+  const h = sorted.length >> 1;
+  const median = sorted.length % 2 ? sorted[h]! : (sorted[h - 1]! + sorted[h]!) / 2;
+  lastPrior = { es, median };
+  return median;
+}
+
+/**
+ * The last median worked out and the efficiencies it came from, in the running jobs' order: most
+ * passes read the same jobs' same measurements (a pass's second pass at one instant, a tick that
+ * moved no MTCT), and the median is then the same without a sort.
+ */
+let lastPrior: { es: readonly number[]; median: number } = { es: [], median: 0 };
+
+function sameValues(a: readonly number[], b: readonly number[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /**
@@ -105,9 +122,18 @@ export function sizedView(job: PendingJob, k: number): PendingJob {
 export function startSizeWhileWaiting(job: PendingJob, lambda: number, prior: number | undefined): number {
   const want = preferredSize(job);
   if (!job.elastic || job.moldable || !(lambda > 0) || job.minNodes >= want) return want;
-  const k = cheapestStart(startRatio(job, prior), job.minNodes, want, lambda);
-  return sizeAtMost(job.sizes, k) ?? want;
+  const known = startSizes.get(job);
+  if (known && known.lambda === lambda && known.prior === prior && known.want === want && known.min === job.minNodes && known.model === job.model && known.sizes === job.sizes) return known.k;
+  const k = sizeAtMost(job.sizes, cheapestStart(startRatio(job, prior), job.minNodes, want, lambda)) ?? want;
+  startSizes.set(job, { lambda, prior, want, min: job.minNodes, model: job.model, sizes: job.sizes, k });
+  return k;
 }
+
+/**
+ * Each waiting job's last start size with everything it was worked out from: a pass prices every
+ * malleable waiting job that fits, and about half of them at the same λ and prior as the pass before.
+ */
+const startSizes = new WeakMap<PendingJob, { lambda: number; prior: number | undefined; want: number; min: number; model: PendingJob["model"]; sizes: PendingJob["sizes"]; k: number }>();
 
 /**
  * Nobody waits: `surplus` idle nodes to the malleable jobs starting now, a node at a time where the
