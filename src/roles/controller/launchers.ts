@@ -89,10 +89,11 @@ export class LauncherHub {
           conn.send(errorOf(e, msg.req));
         }
         return;
-      // What the launcher reports is recorded now, or kept until the store takes writes again.
+      // Held in memory only: the resize's adapt.done records it.
       case "adapt.commit":
         this.elastic.committed(msg.jobId, msg.adaptId);
         return;
+      // What the launcher reports is recorded now, or kept until the store takes writes again.
       case "adapt.done":
         return this.health.orLater(`adapt:${msg.jobId}:${msg.adaptId}`, () => this.elastic.done(msg.jobId, msg.adaptId, msg.ok, msg.times, msg.message, now, msg.tasks));
       case "cfg":

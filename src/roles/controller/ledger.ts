@@ -225,7 +225,7 @@ export class Ledger {
 
   private recorder(events: LedgerEvent[]): LedgerTx {
     const s = this.store;
-    return {
+    const tx: LedgerTx = {
       submitted: (values, indices, spec, step) => {
         const ids = indices ? s.insertArray(values, indices, spec ?? "", step) : [s.insertJob(values)];
         const arrayJobId = indices ? ids[0]! : null;
@@ -281,10 +281,7 @@ export class Ledger {
         if (folded) events.push({ t: "usage", jobId: id, usage: folded });
         else {
           const usage = used && active && s.recordNodeUsage(id, used.node, used.cpuSec, used.peakMemMiB);
-          if (usage) {
-            s.setUsage(id, usage);
-            events.push({ t: "usage", jobId: id, usage });
-          }
+          if (usage) tx.usage(id, usage);
           s.markEnded(id, state, at, exitCode, reason);
           // A pending job holds no nodes and has no steps (an array's cancel ends 1,001 of them at once).
           if (active) s.closeAllocation(id, at);
@@ -307,6 +304,7 @@ export class Ledger {
         events.push({ t: "outOfMemory", jobId, reason });
       },
     };
+    return tx;
   }
 
   /** The shares `job` holds once the events recorded so far in this transaction apply. */

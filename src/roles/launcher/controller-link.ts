@@ -114,12 +114,12 @@ export class ControllerLink {
     return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks(), cred: e.cred };
   }
 
-  /** An adaptation ended; a commit says the world's ranks per node after it. */
   /** Every rank of resize `adaptId` committed: a node lost from now is the new world's (§7.8). */
   adaptCommitted(adaptId: number): void {
     this.send({ t: "adapt.commit", jobId: this.jobId, adaptId });
   }
 
+  /** An adaptation ended; a commit says the world's ranks per node after it. */
   adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string, tasks?: number[]): void {
     this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message, tasks });
   }

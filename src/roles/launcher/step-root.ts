@@ -191,7 +191,10 @@ export class StepRoot {
         return;
       case "launched":
         this.launched += msg.count;
-        if (this.launched === this.o.spec.nodes.length) mark("l.launched"), this.o.onLaunched?.();
+        if (this.launched === this.o.spec.nodes.length) {
+          mark("l.launched");
+          this.o.onLaunched?.();
+        }
         return;
       case "io":
         this.o.sink.io(this.rankBase + msg.rank, msg.fd, msg.data);
