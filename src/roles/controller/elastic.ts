@@ -238,8 +238,10 @@ export class Elastic {
     // that world: the fault adaptation then removes nothing, and its window voids the resize's.
     if (r.elastic && e?.adapting && !e.adapting.fault && r.state === "ADAPTING" && e.launcher && e.tasks) {
       // Every rank committed: the resize stands, the node is a fault of the world it made (§7.8).
+      // Once per node (it is the job's): a launcher repeating a fault grows nothing.
       if (e.adapting.committed) {
-        (e.adapting.lostAfterCommit ??= []).push({ node, reason });
+        const lost = (e.adapting.lostAfterCommit ??= []);
+        if (!lost.some((l) => l.node === node)) lost.push({ node, reason });
         return true;
       }
       const added = e.adapting.added.includes(node);
