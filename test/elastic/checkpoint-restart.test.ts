@@ -372,6 +372,31 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expectAddedLost(await c.job(job.id));
     expect(leftovers(c, job.id)).toEqual([]);
   }, 180_000);
+
+  test("a grow whose added node crashes while the restarted ranks start there: the launcher reports it, and the world restarts on its old nodes from the resize's own checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // Restarted ranks wait for a gate, so that the added node crashes while they start, before any read the checkpoint.
+    const gate = join(work, `gate-added-${Date.now()}`);
+    const gated = ["sh", "-c", `[ "$EBB_ADAPT_STATUS" = joining ] && while [ ! -e ${gate} ]; do sleep 0.1; done; exec "$0" "$@"`];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", ...gated, jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
+    await waitFor("the step to restart in", async () => (await c.job(job.id)).events.some((e: any) => e.kind === "restarting"), 60_000);
+    const added = (await c.job(job.id)).allocation[2] as string;
+    await waitFor("the restarted rank on the added node", () => commandLines().some((p) => p.ppid === c.agents.get(added)!.pid), 60_000);
+    await crash(added);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toContain(`node ${added}, which the resize added, was lost`);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
+    expect(out).not.toMatch(/on 3 ranks/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
 });
 
 describe.skipIf(!jacobi)("resized by the scheduler", () => {
