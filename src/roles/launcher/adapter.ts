@@ -18,6 +18,8 @@
  * by the same rounds up to the window; there every rank writes its part and commits, the old step
  * ends, and the world restarts in a new step on the new nodes, which reads the checkpoint back. A
  * node lost ends the world at once; it restarts on the survivors from its last periodic checkpoint.
+ * A node a resize added, lost, ends nothing: the old world goes on, or restarts on its nodes from
+ * that resize's checkpoint if its ranks already ended for it (§12.3).
  */
 import { mark } from "../../util/trace.ts";
 import { cardKey, CR } from "../../proto/adapt.ts";
