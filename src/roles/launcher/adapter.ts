@@ -652,9 +652,11 @@ export class Adapter {
     const from = join(this.host.checkpointDir, CR.tag(msg.adaptId));
     // A node the resize added was lost (before or during this restart): the fault adaptation that
     // follows restarts the world from this checkpoint on its old nodes; this resize has failed.
-    if (!resize.handedOver) await this.restartIn(msg, resize, aborted, from, times, shmNodes, grant).catch((e: Error) => {
+    try {
+      if (!resize.handedOver) await this.restartIn(msg, resize, aborted, from, times, shmNodes, grant);
+    } catch (e) {
       if (!resize.handedOver) throw e;
-    });
+    }
     if (resize.handedOver) this.resumable = { from, shmNodes };
   }
 
