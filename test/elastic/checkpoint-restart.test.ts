@@ -306,6 +306,97 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     c.startAgent(victim);
     await c.waitNodes(4, "IDLE");
   }, 180_000);
+
+  /**
+   * Every node the job does not hold hangs (its agent stopped: its links stay open and it reports
+   * nothing, so only the controller's heartbeats see it, DOWN after 3 of 1 s), so that a grow
+   * decided now adds a node that is lost while the resize runs (docs/adaptation.md §12.3).
+   */
+  async function hangIdle(jobId: number): Promise<string[]> {
+    const held = new Set((await c.job(jobId)).allocation as string[]);
+    const idle = [...c.agents.keys()].filter((n) => !held.has(n));
+    for (const n of idle) process.kill(c.agents.get(n)!.pid, "SIGSTOP");
+    return idle;
+  }
+
+  async function revive(nodes: string[]): Promise<void> {
+    for (const n of nodes) {
+      const agent = c.agents.get(n)!;
+      agent.kill("SIGKILL");
+      await agent.exited;
+      c.startAgent(n);
+    }
+    await c.waitNodes(4, "IDLE");
+  }
+
+  /** The grow 2 -> 3 failed for the node it added, and a fault adaptation removing nothing committed. */
+  function expectAddedLost(end: any): void {
+    expect(end.state).toBe("COMPLETED");
+    expect(end.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.removed, a.state])).toEqual([
+      [2, 3, [], "FAILED"],
+      [2, 2, [], "COMMITTED"],
+    ]);
+    expect(end.adaptations[0].message).toMatch(/^aborted: node \S+ failed/);
+  }
+
+  test("a grow whose added node is lost during its probe rounds (the ranks stall before a safe point): the resize fails, the fault adaptation removes nothing, and the world goes on at its size without a restart", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // No periodic checkpoint: a world stopped for this loss would have nothing to restart from.
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--stall-at", "100", "--stall-ms", "8000", "--sleep-ms", "5"], /iteration 100 on 2 ranks/);
+    const hung = await hangIdle(job.id);
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
+    const { out, err, code } = await job.finished;
+    await revive(hung);
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).not.toContain("resumed");
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test("a grow whose added node is lost while the world restarts for it (the old ranks ended): the world restarts on its old nodes from the resize's own checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // No periodic checkpoint: the resize's is the only one there is.
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const hung = await hangIdle(job.id);
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
+    const { out, err, code } = await job.finished;
+    await revive(hung);
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
+    expect(out).not.toMatch(/on 3 ranks/);
+    expect(err).toMatch(/the world restarts on its nodes from the resize's checkpoint \S+\/a\d+/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test("a grow whose added node crashes while the restarted ranks start there: the launcher reports it, and the world restarts on its old nodes from the resize's own checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // Restarted ranks wait for a gate, so that the added node crashes while they start, before any read the checkpoint.
+    const gate = join(work, `gate-added-${Date.now()}`);
+    const gated = ["sh", "-c", `[ "$EBB_ADAPT_STATUS" = joining ] && while [ ! -e ${gate} ]; do sleep 0.1; done; exec "$0" "$@"`];
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", ...gated, jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
+    await waitFor("the step to restart in", async () => (await c.job(job.id)).events.some((e: any) => e.kind === "restarting"), 60_000);
+    const added = (await c.job(job.id)).allocation[2] as string;
+    await waitFor("the restarted rank on the added node", () => commandLines().some((p) => p.ppid === c.agents.get(added)!.pid), 60_000);
+    await crash(added);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toContain(`node ${added}, which the resize added, was lost`);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
+    expect(out).not.toMatch(/on 3 ranks/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
 });
 
 describe.skipIf(!jacobi)("resized by the scheduler", () => {

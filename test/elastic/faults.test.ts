@@ -5,10 +5,12 @@
  * SIGKILLed mid-run.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rankPids, ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
+import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
+import { VERSION } from "../../src/util/version.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
@@ -240,6 +242,58 @@ describe("a fault after a resize committed, before its launcher reported it", ()
     expect([shrink.fromNodes, shrink.toNodes, shrink.state]).toEqual([3, 2, "COMMITTED"]);
     expect([fault.fromNodes, fault.toNodes, fault.fromRanks, fault.toRanks, fault.state, fault.removed]).toEqual([2, 1, 2, 1, "COMMITTED", [victim]]);
     expect(end.adaptations.length).toBe(2);
+    expect(end.allocation).toEqual([before[0]]);
+  }, 180_000);
+});
+
+/**
+ * A test-only client of the launcher socket (/v1/launcher) as `token`: its hello, `msgs`, then
+ * `last`, whose answer (adopt.grant or error) it returns: the controller handles one connection's
+ * messages in order, so by then it has handled `msgs`.
+ */
+async function asLauncher(token: string, msgs: object[], last: { t: "adopt"; jobId: number; stepId: number; req: number; nodes: string[] }): Promise<any> {
+  const ws = new WebSocket(`${c.url.replace(/^http/, "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
+  await new Promise((resolve, reject) => ((ws.onopen = resolve), (ws.onerror = reject)));
+  const reply = new Promise<any>((resolve) => {
+    ws.onmessage = (e) => {
+      const m = JSON.parse(String(e.data));
+      if ((m.t === "adopt.grant" || m.t === "error") && m.req === last.req) resolve(m);
+    };
+    ws.onclose = (e) => resolve({ t: "closed", reason: e.reason });
+  });
+  for (const m of [{ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION }, ...msgs, last]) ws.send(JSON.stringify(m));
+  const r = await reply;
+  ws.close();
+  return r;
+}
+
+describe("a launcher repeating its fault message while a committed resize is open", () => {
+  test("a shrink 3 -> 2 whose leaving rank holds after its commit, a staying node lost (DOWN), and its fault sent twice more as the job's token: the loss is kept once (one event), the controller answers, one fault adaptation 2 -> 1 follows the shrink, the right answer", async () => {
+    const hold = join(c.dir, `hold-leave-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-leave", hold], /iteration 100 on 3 ranks/);
+    const before = (await c.job(job.id)).allocation as string[];
+    // The job's token, as its launcher and its ranks have it.
+    const environ = readFileSync(`/proc/${rankPids(JACOBI, before[0]!)[0]}/environ`, "utf8").split("\0");
+    const token = environ.find((v) => v.startsWith("EBB_TOKEN="))?.slice("EBB_TOKEN=".length);
+    expect(token).toBeDefined();
+    expect(token).not.toBe(c.token);
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 })).status).toBe(202);
+    await waitFor("the leaving rank to hold after the commit", () => /rank 2 left at iteration \d+, holding/.test(job.output()), 60_000);
+    const victim = before[1]!;
+    await kill(victim);
+    await waitFor("the controller to see the node gone", async () => (await c.api("GET", "/v1/nodes")).json.nodes.some((n: any) => n.name === victim && n.state === "DOWN"), 30_000);
+    const fault = { t: "fault", jobId: job.id, node: victim, reason: "reported again by a test client" };
+    const answer = await asLauncher(token!, [fault, fault], { t: "adopt", jobId: job.id, stepId: 0, req: 1, nodes: [before[0]!] });
+    expect(answer.t).toBe("adopt.grant");
+    const kept = (await c.job(job.id)).events.filter((e: any) => e.kind === "lost-after-commit");
+    expect(kept.map((e: any) => e.data?.node ?? e.message)).toHaveLength(1);
+    expect(kept[0].message).toContain(`node ${victim} failed (stopped responding)`);
+    writeFileSync(hold, "");
+    const { end } = await expectRightAnswer(job, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 1 ranks \(was 2\)/);
+    expect(end.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.state, a.removed])).toEqual([
+      [3, 2, "COMMITTED", [before[2]]],
+      [2, 1, "COMMITTED", [victim]],
+    ]);
     expect(end.allocation).toEqual([before[0]]);
   }, 180_000);
 });

@@ -241,7 +241,10 @@ export class Elastic {
       // Once per node (it is the job's): a launcher repeating a fault grows nothing.
       if (e.adapting.committed) {
         const lost = (e.adapting.lostAfterCommit ??= []);
-        if (!lost.some((l) => l.node === node)) lost.push({ node, reason });
+        if (lost.some((l) => l.node === node)) return true;
+        lost.push({ node, reason });
+        const id = e.adapting.id;
+        this.ledger.commit(() => this.store.addEvent(jobId, now, "lost-after-commit", `node ${node} failed (${reason}) after every rank of adaptation ${id} committed: a fault of the world it made, adapted past once it ends`, { adaptationId: id, node }));
         return true;
       }
       const added = e.adapting.added.includes(node);

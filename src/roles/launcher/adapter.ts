@@ -18,9 +18,12 @@
  * by the same rounds up to the window; there every rank writes its part and commits, the old step
  * ends, and the world restarts in a new step on the new nodes, which reads the checkpoint back. A
  * node lost ends the world at once; it restarts on the survivors from its last periodic checkpoint.
+ * A node a resize added, lost, ends nothing: the old world goes on, or restarts on its nodes from
+ * that resize's checkpoint if its ranks already ended for it (§12.3).
  */
 import { mark } from "../../util/trace.ts";
 import { cardKey, CR } from "../../proto/adapt.ts";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { NodeRef, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec } from "../../proto/step.ts";
@@ -66,6 +69,14 @@ interface Resize {
   added?: ReadonlySet<string>;
   /** Checkpoint-restart: the old world ended; the adaptation can only go on in the restarted step. */
   restarting?: boolean;
+  /** Checkpoint-restart: the write window is open; its ranks write their parts and will commit. */
+  writing?: boolean;
+  /**
+   * Checkpoint-restart: a node this resize added was lost after its write window opened; the fault
+   * adaptation that removes nothing restarts the world from this resize's checkpoint on the old
+   * nodes, not this resize (docs/adaptation.md §12.3).
+   */
+  handedOver?: boolean;
 }
 
 type Waiter = { need: number; values: number[]; resolve: (v: number[]) => void };
@@ -150,6 +161,8 @@ export class Adapter {
   private stopped: StepRoot | undefined;
   /** Steps this launcher restarted a checkpoint-restart world in (their ranks put no flag: restart.ts). */
   private readonly restartRoots = new WeakSet<StepRoot>();
+  /** The checkpoint a resize handed over wrote, its old ranks ended: the fault adaptation restarts from it (§12.3). */
+  private resumable: { from: string; shmNodes: readonly string[] } | undefined;
 
   /** Whether the world is a checkpoint-restart world: its ranks said so, or it restarted as one. */
   private restarts(): boolean {
@@ -235,8 +248,15 @@ export class Adapter {
    */
   nodeLost(node: string, reason: string): boolean {
     if (this.failure) return false;
-    // A checkpoint-restart world restarting: a node of the step it restarts in fails the restart.
-    if (this.resize?.restarting && this.resize.joining && !this.resize.committed) return false;
+    // A checkpoint-restart world restarting: a node of the step it restarts in fails the restart,
+    // unless the resize added it: the world then restarts on its old nodes (§12.3).
+    const restarting = this.resize;
+    if (restarting?.restarting && restarting.joining && !restarting.committed) {
+      if (!restarting.added?.has(node) || restarting.aborted) return false;
+      this.link.fault(node, reason);
+      this.addedLost(restarting, `node ${node}, which the resize added, was lost (${reason})`);
+      return true;
+    }
     // A node the resize under way added, lost before its commit: the resize is aborted as by a
     // fault; the controller's fault adaptation (nothing removed) voids its window (§7.8).
     const growing = this.resize;
@@ -291,13 +311,17 @@ export class Adapter {
       return;
     }
     if (msg.fault) this.faults.add(msg.adaptId);
-    // The controller saw the fault first (the node went DOWN): a resize under way is aborted, as
-    // when this launcher loses the node itself.
-    if (msg.fault && this.resize && !this.resize.committed) {
-      for (const n of msg.removed) this.lost.add(n);
-      this.resize.abort(`${msg.fault.reason}; the resize is aborted`, true);
-    }
     const restarts = this.restarts();
+    // The controller saw the fault first (the node went DOWN): a resize under way is aborted, as
+    // when this launcher loses the node itself; a checkpoint-restart world's that lost only a node
+    // it added, as §12.3 says.
+    if (msg.fault && this.resize && !this.resize.committed) {
+      if (restarts && !msg.removed.some((n) => this.world.some((w) => w.node === n))) this.addedLost(this.resize, msg.fault.reason);
+      else {
+        for (const n of msg.removed) this.lost.add(n);
+        this.resize.abort(`${msg.fault.reason}; the resize is aborted`, true);
+      }
+    }
     const adapt = msg.fault ? () => (restarts ? this.restartAfterFault(msg) : this.faultAdapt(msg)) : () => this.adapt(msg);
     const run = () => {
       this.adapting = true;
@@ -591,6 +615,7 @@ export class Adapter {
     if (oldSize !== have) throw new Error(`the resize order's remap (${oldSize} ranks before) does not fit this world (${have} ranks)`);
     const step = this.world[0]!.step;
     if (this.world.some((w) => w.step !== step)) throw new Error("a checkpoint-restart world runs in one step");
+    resize.added = new Set(msg.added.map((n) => n.name));
     // The nodes whose ranks keep their node write to its /dev/shm: the first ones, holding the staying ranks.
     const shmNodes = this.world.filter((w) => w.first + w.tasks <= m.staying).map((w) => w.node);
     const next = Math.max(this.generation, this.usedGeneration) + 1;
@@ -600,6 +625,8 @@ export class Adapter {
     times.agreed = Date.now();
 
     const committed = this.wait("committed", msg.adaptId, 0, 1);
+    // From here a node the resize added, lost, no longer aborts it: its outcome decides (§12.3).
+    resize.writing = true;
     this.broadcast([step], { t: "adapt.go", step: "", adaptId: msg.adaptId, generation: next, staying: oldSize, leaving: 0, joining: 0, oldSize, cards: { [CR.plan(msg.adaptId)]: `stay=${m.staying}` } });
     const commits = (await within(committed, msg.deadline, "not every rank wrote its part of the checkpoint")).reduce((a, b) => a + b, 0);
     check();
@@ -622,7 +649,30 @@ export class Adapter {
     grant.catch(() => {});
     await within(step.root.result, msg.deadline, "the old ranks did not all end after writing the checkpoint");
     times.exited = Date.now();
-    await this.restartIn(msg, resize, aborted, join(this.host.checkpointDir, CR.tag(msg.adaptId)), times, shmNodes, grant);
+    const from = join(this.host.checkpointDir, CR.tag(msg.adaptId));
+    // A node the resize added was lost (before or during this restart): the fault adaptation that
+    // follows restarts the world from this checkpoint on its old nodes; this resize has failed.
+    try {
+      if (!resize.handedOver) await this.restartIn(msg, resize, aborted, from, times, shmNodes, grant);
+    } catch (e) {
+      if (!resize.handedOver) throw e;
+    }
+    if (resize.handedOver) this.resumable = { from, shmNodes };
+  }
+
+  /**
+   * A node the checkpoint-restart resize under way added was lost (the controller's fault
+   * adaptation removes nothing; docs/adaptation.md §12.3): before its write window the resize is
+   * aborted and the old world goes on (a round at a target is released); from the window on the
+   * resize's outcome decides, and once the old ranks ended for it the fault adaptation restarts
+   * the world from its checkpoint on the old nodes.
+   */
+  private addedLost(resize: Resize, why: string): void {
+    if (!resize.writing && !resize.restarting) return resize.abort(`${why}; the resize is aborted, the world goes on at its size`);
+    resize.handedOver = true;
+    log.warn(`adaptation ${resize.adaptId}: ${why}; the world restarts on its old nodes from the resize's checkpoint if its ranks ended for it`);
+    // Its restart (grant, new step) is given up; a write window still open runs to its outcome.
+    if (resize.restarting) resize.abort(`${why}; the world restarts on its old nodes`, true);
   }
 
   /**
@@ -674,6 +724,11 @@ export class Adapter {
       this.link.adaptDone(msg.adaptId, true, times, undefined, g.tasks);
       this.link.elasticStepIs(g.stepId, g.cred);
     } catch (e) {
+      // Handed over to a fault adaptation (§12.3): the world restarts there, the launch goes on.
+      if (resize.handedOver) {
+        if (resize.joining && !resize.committed) this.host.abandon(resize.joining, resize.aborted ?? (e as Error).message);
+        throw e;
+      }
       const why = restartFailure(resize.aborted ?? (e as Error).message, size || this.placement().tasks.reduce((a, b) => a + b, 0), from, shmNodes);
       if (resize.joining && !resize.committed) this.host.abandon(resize.joining, why);
       this.host.notice(why);
@@ -714,20 +769,34 @@ export class Adapter {
     const times: Record<string, number> = { realloc: Date.now() };
     lateOrder(msg);
     for (const n of msg.removed) this.lost.add(n);
-    this.stopWorld(`${msg.fault?.reason ?? "a node failed"}: the job restarts from its last checkpoint`);
+    const root = this.world[0]!.step.root;
+    // Only a node a resize added was lost (§12.3): none of the world's ranks is gone.
+    const worldLost = this.stopped === root || this.world.some((w) => this.lost.has(w.node));
+    const resume = worldLost ? undefined : this.resumable;
+    this.resumable = undefined;
+    if (!worldLost && !resume) {
+      // The world still runs: nothing to restart.
+      times.committed = times.released = Date.now();
+      this.link.adaptDone(msg.adaptId, true, times, undefined, this.placement().tasks);
+      return;
+    }
+    // Its ranks ended for that resize (the launch awaits the step the world restarts in): from its checkpoint.
+    if (!resume) this.stopWorld(`${msg.fault?.reason ?? "a node failed"}: the job restarts from its last checkpoint`);
     const { resize, aborted } = this.newResize(msg.adaptId);
     this.resize = resize;
     try {
       resize.restarting = true;
-      await within(this.world[0]!.step.root.result, msg.deadline, "the ranks of the failed world did not all end");
+      await within(root.result, msg.deadline, "the ranks of the failed world did not all end");
       times.exited = times.notified = times.agreed = Date.now();
-      const latest = latestCheckpoint(this.host.checkpointDir);
+      // The resize's checkpoint, unless its restarted ranks had read it all (and removed it).
+      const latest = resume && existsSync(join(resume.from, "manifest")) ? { path: resume.from } : latestCheckpoint(this.host.checkpointDir);
       if ("reason" in latest) {
         const why = `nothing to restart from: ${latest.reason}`;
         this.endRestart({ exitCode: 1, exits: [], failure: why });
         throw new Error(why);
       }
-      await this.restartIn(msg, resize, aborted, latest.path, times, []);
+      if (latest.path === resume?.from) this.host.notice(`${msg.fault?.reason ?? "a node failed"}: the world restarts on its nodes from the resize's checkpoint ${resume.from}`);
+      await this.restartIn(msg, resize, aborted, latest.path, times, latest.path === resume?.from ? resume.shmNodes : []);
       for (const n of msg.removed) this.lost.delete(n);
     } finally {
       this.resize = undefined;
