@@ -71,6 +71,8 @@ export interface Demand {
   at?: { pool: Pool; now?: Profile; past?: Profile };
   /** Whether it never fits, as the last `NeverFits` asked answered. */
   never?: { by: NeverFits; value: boolean };
+  /** How the policies last saw it on counts (resource-plan.ts `countView`), and on what cluster. */
+  count?: { never: boolean; up: number; cores: number; gpus: number; view: PendingJob };
 }
 
 const reqKeys = new WeakMap<ResourceRequest, string>();

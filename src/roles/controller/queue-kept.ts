@@ -29,6 +29,8 @@ export interface Run {
   user: string;
   tier: number;
   entries: Entry[];
+  /** Their views, aligned with `entries` (what a pass hands on, copied). */
+  views: PendingJob[];
 }
 
 const submitOrder = (a: Entry, b: Entry): number => a.view.submitTime - b.view.submitTime || a.view.id - b.view.id;
@@ -72,7 +74,10 @@ export class KeptQueue {
     this.byRun.clear();
     this.dirty = new Set();
     for (const job of this.state.waiting()) if (!job.blocked) this.add(job, false);
-    for (const run of this.byRun.values()) run.entries.sort(submitOrder);
+    for (const run of this.byRun.values()) {
+      run.entries.sort(submitOrder);
+      run.views = run.entries.map((e) => e.view);
+    }
   }
 
   private refile(id: number): void {
@@ -92,10 +97,16 @@ export class KeptQueue {
     this.entries.set(view.id, e);
     const key = pj.tier ? `${pj.tier}\0${pj.user}` : pj.user;
     let run = this.byRun.get(key);
-    if (!run) this.byRun.set(key, (run = { user: pj.user, tier: pj.tier ?? 0, entries: [] }));
+    if (!run) this.byRun.set(key, (run = { user: pj.user, tier: pj.tier ?? 0, entries: [], views: [] }));
     const list = run.entries;
-    if (!inPlace || list.length === 0 || submitOrder(list[list.length - 1]!, e) < 0) list.push(e);
-    else list.splice(upperBound(list, e), 0, e);
+    if (!inPlace || list.length === 0 || submitOrder(list[list.length - 1]!, e) < 0) {
+      list.push(e);
+      run.views.push(view);
+    } else {
+      const i = upperBound(list, e);
+      list.splice(i, 0, e);
+      run.views.splice(i, 0, view);
+    }
   }
 
   private remove(e: Entry): void {
@@ -106,6 +117,7 @@ export class KeptQueue {
     // Mostly the head of its run starts: found from the front.
     const i = list[0] === e ? 0 : list.indexOf(e);
     list.splice(i, 1);
+    run.views.splice(i, 1);
     if (list.length === 0) this.byRun.delete(key);
   }
 }

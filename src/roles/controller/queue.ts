@@ -97,7 +97,8 @@ export class QueuePolicy {
       for (const run of runs) for (const e of run.entries) e.view.priority = undefined;
       for (const r of running) r.priority = undefined;
     }
-    return mergeRuns(runs.map((r) => r.entries.map((e) => e.view)));
+    // A new array each pass: the policies keep what they derive per queue array (a new queue is a new array).
+    return runs.length === 1 ? runs[0]!.views.slice() : mergeRuns(runs.map((r) => r.views));
   }
 
   /** A waiting job's view (its tier set, as `order` sets it) and what its priority is made of. */
