@@ -11,7 +11,7 @@ import { Ledger } from "../../src/roles/controller/ledger.ts";
 import { QueuePolicy } from "../../src/roles/controller/queue.ts";
 import { ClusterState, type JobRuntime } from "../../src/roles/controller/state.ts";
 import { Partitions } from "../../src/sched/partitions.ts";
-import { resolvePriority } from "../../src/sched/priority.ts";
+import { resolvePriority, type PriorityConfig } from "../../src/sched/priority.ts";
 import type { JobState, PendingJob } from "../../src/sched/types.ts";
 import { mulberry32 } from "../../src/sim/random.ts";
 import { openDb } from "../../src/store/db.ts";
@@ -35,7 +35,15 @@ const running = (state: ClusterState, now: number): JobState[] =>
 
 const seen = (q: readonly PendingJob[]) => q.map((v) => `${v.id}:${v.priority}:${v.tier}`).join(" ");
 
-test("the kept queue equals the queue arranged afresh after every change of a random run", () => {
+test("the kept queue equals the queue arranged afresh after every change of a random run (multifactor priority)", () => {
+  randomRun(resolvePriority({ halfLife: 600, maxAge: 3600, shares: { alice: 2 } }));
+});
+
+test("the kept queue equals the queue arranged afresh after every change of a random run (submit order)", () => {
+  randomRun(resolvePriority({ type: "submit" }));
+});
+
+function randomRun(priority: PriorityConfig): void {
   const store = new JobStore(openDb(":memory:"));
   const state = cluster();
   const ledger = new Ledger(store, state);
@@ -43,7 +51,7 @@ test("the kept queue equals the queue arranged afresh after every change of a ra
     { name: "low", nodes: "ALL", default: true },
     { name: "high", nodes: "ALL", tier: 2 },
   ]);
-  const queue = new QueuePolicy({ priority: resolvePriority({ halfLife: 600, maxAge: 3600, shares: { alice: 2 } }), partitions, userLimits: {} }, state);
+  const queue = new QueuePolicy({ priority, partitions, userLimits: {} }, state);
   expect(queue.keeps()).toBe(true);
   const { next } = mulberry32(36);
   const int = (n: number) => Math.floor(next() * n);
@@ -102,4 +110,4 @@ test("the kept queue equals the queue arranged afresh after every change of a ra
   expect(changes).toBeGreaterThan(1400);
   expect(deepest).toBeGreaterThan(30);
   expect([...kinds].sort()).toEqual(["block", "cancel", "end", "release", "requeue", "start", "submit"]);
-});
+}

@@ -64,11 +64,6 @@ export class KeptQueue {
     return this.byRun.values();
   }
 
-  /** How many jobs are kept. */
-  get size(): number {
-    return this.entries.size;
-  }
-
   private refill(): void {
     this.entries.clear();
     this.byRun.clear();

@@ -94,7 +94,7 @@ export class QueuePolicy {
       }
       for (let i = 0; i < running.length; i++) running[i]!.priority = priorityWith(ran[i]!, fairshareTerm(users.get(ran[i]!.user), this.cfg.priority), this.cfg.priority, now);
     } else {
-      for (const run of runs) for (const e of run.entries) e.view.priority = undefined;
+      // With submit priority no job has one (a waiting job's view never gets one).
       for (const r of running) r.priority = undefined;
     }
     // A new array each pass: the policies keep what they derive per queue array (a new queue is a new array).
@@ -209,7 +209,7 @@ export class QueuePolicy {
   arrange(pending: readonly JobRuntime[], now: number, running: readonly JobState[] = []): PendingJob[] {
     this.charge(now);
     const ordered = this.order(pending.map((j) => this.view(j)), now, running);
-    if (!this.hasLimits()) {
+    if (!this.limits) {
       for (const job of pending) if (job.limited !== undefined) job.limited = undefined;
       return ordered;
     }
