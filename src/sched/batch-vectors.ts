@@ -71,14 +71,23 @@ export interface Demand {
   at?: { pool: Pool; now?: Profile; past?: Profile };
   /** Whether it never fits, as the last `NeverFits` asked answered. */
   never?: { by: NeverFits; value: boolean };
+  /** How the policies last saw it on counts (resource-plan.ts `countView`), and on what cluster. */
+  count?: { never: boolean; up: number; cores: number; gpus: number; view: PendingJob };
 }
 
 const reqKeys = new WeakMap<ResourceRequest, string>();
+/**
+ * Where a job object keeps its demand: a property no copy of it (`{ ...job }`, a narrowed view)
+ * and no JSON of it carries (not enumerable). A pass asks for every waiting job's demand, and a
+ * WeakMap lookup per job was the larger part of that walk (issue 36). A job object that takes no
+ * new property (frozen) keeps it in the WeakMap.
+ */
+const DEMAND = Symbol("demand");
 const demands = new WeakMap<PendingJob, Demand>();
 
 /** How `job` is placed (kept per job object: the controller and the simulator reuse them from pass to pass). */
 export function demandOf(job: PendingJob): Demand {
-  let d = demands.get(job);
+  let d = (job as { [DEMAND]?: Demand })[DEMAND] ?? demands.get(job);
   if (d) return d;
   const req = job.resources ?? WHOLE;
   const counted = !job.resources || req.nodes !== undefined || job.elastic === true || job.moldable === true || (req.exclusive && req.tasks === undefined);
@@ -93,7 +102,8 @@ export function demandOf(job: PendingJob): Demand {
   if (job.exclude) key += `|-${job.exclude.join(",")}`;
   if (job.nodelist) key += `|+${job.nodelist.join(",")}`;
   d = { req, counted, perNode, exact: even && !job.exclude && !job.nodelist && req.gpus === undefined, exclude: job.exclude && new Set(job.exclude), nodelist: job.nodelist, key };
-  demands.set(job, d);
+  if (Object.isExtensible(job)) Object.defineProperty(job, DEMAND, { value: d });
+  else demands.set(job, d);
   return d;
 }
 

@@ -114,13 +114,27 @@ export function priorityOfEach(jobs: readonly PriorityJob[], book: UsageBook, cf
   for (let i = 0; i < jobs.length; i++) {
     const j = jobs[i]!;
     if (j.user !== user) fairshare = fairshareTerm(users.get((user = j.user)), cfg);
-    out[i] = ageTerm(j, cfg, now) + fairshare + sizeTerm(j, cfg);
+    out[i] = priorityWith(j, fairshare, cfg, now);
   }
   return out;
 }
 
+/** A job's priority at `now` given its user's weighted fair-share term (`fairshareTerm`): `priorityOfEach`'s sum. */
+export const priorityWith = (j: PriorityJob, fairshare: number, cfg: PriorityConfig, now: number): number => ageTerm(j, cfg, now) + fairshare + sizeTerm(j, cfg);
+
+/** The weighted fair-share term of a user's row (1 for a user no row names). */
+export const fairshareTerm = (row: ShareRow | undefined, cfg: PriorityConfig): number => cfg.weights.fairshare * (row?.factor ?? 1);
+
+/**
+ * Every user's fair-share row as `prioritize` and `priorityOfEach` count them: the config's, the
+ * book's, then `jobUsers` (the users of the jobs asked about, in any order: one not in the config
+ * or the book adds one share and no usage, so the order of those does not change a sum).
+ */
+export function shareRows(jobUsers: Iterable<string>, book: UsageBook, cfg: PriorityConfig, now: number): Map<string, ShareRow> {
+  return fairShare([...Object.keys(cfg.shares), ...book.users(), ...jobUsers], book, cfg.shares, now);
+}
+
 const ageTerm = (j: PriorityJob, cfg: PriorityConfig, now: number): number => cfg.weights.age * Math.min(1, Math.max(0, now - j.submitTime) / 1000 / cfg.maxAge);
-const fairshareTerm = (row: ShareRow | undefined, cfg: PriorityConfig): number => cfg.weights.fairshare * (row?.factor ?? 1);
 function sizeTerm(j: PriorityJob, cfg: PriorityConfig): number {
   const s = Math.min(1, Math.max(0, j.size));
   return cfg.weights.jobSize * (cfg.favorSmall ? 1 - s : s);

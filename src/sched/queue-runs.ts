@@ -29,9 +29,14 @@ export function queueOrderByRuns<J extends PendingJob>(jobs: readonly J[], runOf
     if (run) run.push(jobs[i]!);
     else byRun.set(key, [jobs[i]!]);
   }
-  let runs = [...byRun.values()];
+  const runs = [...byRun.values()];
   // Jobs usually come in id order, which is submit order; a run that does not is sorted.
   for (const run of runs) if (!inOrder(run)) run.sort(submitOrder);
+  return mergeRuns(runs);
+}
+
+/** Runs, each in queue order (their `priority` and `tier` set), merged into one in queue order. */
+export function mergeRuns<J extends PendingJob>(runs: J[][]): J[] {
   while (runs.length > 1) {
     const next: J[][] = [];
     for (let i = 0; i < runs.length; i += 2) next.push(i + 1 < runs.length ? merge(runs[i]!, runs[i + 1]!) : runs[i]!);

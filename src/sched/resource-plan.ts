@@ -93,26 +93,27 @@ export function growShape(job: { resources?: ResourceRequest }): ResourceRequest
   return { exclusive: false, cpusPerTask: r.cpusPerTask, tasksPerNode: r.tasksPerNode ?? 1, memPerNodeMiB: r.memPerNodeMiB, memPerCpuMiB: r.memPerCpuMiB, gpusPerNode: r.gpusPerNode ?? (r.gpusPerTask !== undefined ? r.gpusPerTask * (r.tasksPerNode ?? 1) : undefined), gpuType: r.gpuType, constraint: r.constraint };
 }
 
-const countViews = new WeakMap<PendingJob, PendingJob>();
-
 /**
  * How the policies see a waiting job: packed tasks as the nodes of the largest kind they need; a
- * job no up nodes could hold as one larger than the cluster. Kept per job object (see `rigid`).
+ * job no up nodes could hold as one larger than the cluster. Kept on its demand while the cluster's
+ * largest node and up count stay (a pass asks about every waiting job), and the same view object
+ * while its count does (see `rigid`).
  */
 function countView(job: PendingJob, d: Demand, never: boolean, largest: { cores: number; gpus: number }, up: number): PendingJob {
-  let n: number;
-  if (never) n = up + 1;
-  else if (d.counted) return job;
-  else {
-    const r = d.req;
-    const tasks = r.tasks ?? 1;
-    const gpus = r.gpus ?? (r.gpusPerTask ?? 0) * tasks;
-    n = Math.max(1, Math.ceil((tasks * r.cpusPerTask) / Math.max(1, largest.cores)), gpus > 0 && largest.gpus > 0 ? Math.ceil(gpus / largest.gpus) : 1);
-  }
-  if (n === job.minNodes && n === job.maxNodes && job.preferredNodes === undefined) return job;
-  let v = countViews.get(job);
-  if (!v || v.minNodes !== n) countViews.set(job, (v = { ...job, minNodes: n, maxNodes: n, preferredNodes: undefined }));
-  return v;
+  const c = d.count;
+  if (c && c.never === never && c.up === up && c.cores === largest.cores && c.gpus === largest.gpus) return c.view;
+  const n = never ? up + 1 : d.counted ? undefined : packedNodes(d.req, largest);
+  const same = n === undefined || (n === job.minNodes && n === job.maxNodes && job.preferredNodes === undefined);
+  const view = same ? job : c && c.view !== job && c.view.minNodes === n ? c.view : { ...job, minNodes: n, maxNodes: n, preferredNodes: undefined };
+  d.count = { never, up, cores: largest.cores, gpus: largest.gpus, view };
+  return view;
+}
+
+/** The nodes of the largest kind packed tasks need. */
+function packedNodes(r: ResourceRequest, largest: { cores: number; gpus: number }): number {
+  const tasks = r.tasks ?? 1;
+  const gpus = r.gpus ?? (r.gpusPerTask ?? 0) * tasks;
+  return Math.max(1, Math.ceil((tasks * r.cpusPerTask) / Math.max(1, largest.cores)), gpus > 0 && largest.gpus > 0 ? Math.ceil(gpus / largest.gpus) : 1);
 }
 
 export function makeResourcePlan(s: Snapshot): Plan {

@@ -68,7 +68,7 @@ export class Eligibility {
   private set(job: JobRuntime, why: Ineligible | undefined, now: number): void {
     const before = job.blocked;
     if (before?.reason === why?.reason && before?.detail === why?.detail) return;
-    job.blocked = why;
+    this.state.block(job, why);
     // What people look for in `ebb show`: which job broke a dependency, when a hold came or went.
     if (why && why.reason !== before?.reason && why.reason !== "JobHeldUser" && why.reason !== "JobArrayTaskLimit") this.store.addEvent(job.row.id, now, "waiting", `${why.reason}: ${why.detail}`);
   }

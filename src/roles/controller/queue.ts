@@ -13,14 +13,15 @@
 import type { NodeResources } from "../../domain/resources.ts";
 import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairshare.ts";
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
-import { applyPriorities, priorityOfEach, prioritize, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
+import { applyPriorities, fairshareTerm, priorityOfEach, priorityWith, prioritize, shareRows, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
 import { queueOrder } from "../../sched/batch.ts";
-import { queueOrderByRuns } from "../../sched/queue-runs.ts";
+import { mergeRuns, queueOrderByRuns } from "../../sched/queue-runs.ts";
 import { holdBack, submitLimit, type Amounts, type QuotaJob } from "../../sched/quota.ts";
 import type { JobState, PendingJob } from "../../sched/types.ts";
 import { pendingView } from "../../sched/pending.ts";
 import { shareOf, type JobRow, type JobStore } from "../../store/jobs.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
+import { KeptQueue } from "./queue-kept.ts";
 
 export interface QueueConfig {
   priority: PriorityConfig;
@@ -48,6 +49,12 @@ export class QueuePolicy {
   private readonly views = new WeakMap<JobRuntime, { outside: readonly string[]; view: PendingJob }>();
   /** Whether some partition has only some of the nodes (else no job's partition excludes a node). */
   private readonly someNodesOnly: boolean;
+  /** Whether a limit may hold a waiting job back (the config's: it does not change). */
+  private readonly limits: boolean;
+  /** The queue kept from pass to pass, when its order is by runs and no limit applies (`keeps`). */
+  private readonly kept?: KeptQueue;
+  /** The node count the kept views were made for (a partition's excluded nodes follow the nodes). */
+  private keptNodes = -1;
 
   constructor(
     readonly cfg: QueueConfig,
@@ -55,6 +62,58 @@ export class QueuePolicy {
   ) {
     this.usage = new UsageBook(cfg.priority.halfLife);
     this.someNodesOnly = cfg.partitions.list.some((p) => p.nodes !== undefined);
+    this.limits = this.hasLimits();
+    if (!this.limits && !(cfg.priority.type === "multifactor" && cfg.priority.weights.jobSize > 0)) this.kept = new KeptQueue(state, (job) => this.keptView(job));
+  }
+
+  /** Whether `arrangeKept` may be asked (else `arrange`: limits, or a size factor that orders every job apart). */
+  keeps(): boolean {
+    return this.kept !== undefined;
+  }
+
+  /**
+   * `arrange` of every eligible waiting job (in id order), from the queue kept between passes
+   * (queue-kept.ts): the same views in the same order with the same priorities and tiers; the
+   * running jobs' priorities set the same way.
+   */
+  arrangeKept(now: number, running: readonly JobState[] = []): PendingJob[] {
+    const kept = this.kept!;
+    this.charge(now);
+    if (this.someNodesOnly && this.state.nodes.size !== this.keptNodes) {
+      this.keptNodes = this.state.nodes.size;
+      kept.resync();
+    }
+    const runs = [...kept.runs()];
+    const multifactor = this.cfg.priority.type === "multifactor";
+    const ran = running.map((r) => this.keptPriorityJob(this.state.jobs.get(r.id), r));
+    if (multifactor) {
+      const users = shareRows([...runs.map((r) => r.user), ...ran.map((j) => j.user)], this.usage, this.cfg.priority, now);
+      for (const run of runs) {
+        const fs = fairshareTerm(users.get(run.user), this.cfg.priority);
+        for (const e of run.entries) e.view.priority = priorityWith(e.pj, fs, this.cfg.priority, now);
+      }
+      for (let i = 0; i < running.length; i++) running[i]!.priority = priorityWith(ran[i]!, fairshareTerm(users.get(ran[i]!.user), this.cfg.priority), this.cfg.priority, now);
+    } else {
+      // With submit priority no job has one (a waiting job's view never gets one).
+      for (const r of running) r.priority = undefined;
+    }
+    // A new array each pass: the policies keep what they derive per queue array (a new queue is a new array).
+    return runs.length === 1 ? runs[0]!.views.slice() : mergeRuns(runs.map((r) => r.views));
+  }
+
+  /** A waiting job's view (its tier set, as `order` sets it) and what its priority is made of. */
+  private keptView(job: JobRuntime): { view: PendingJob; pj: PriorityJob } {
+    const view = this.view(job);
+    const pj = this.keptPriorityJob(job, view);
+    view.tier = pj.tier !== 0 ? pj.tier : undefined;
+    return { view, pj };
+  }
+
+  /** What a job's priority is made of, as `priorityJobs` makes it without a size factor. */
+  private keptPriorityJob(job: JobRuntime | undefined, as: Pick<PendingJob, "id" | "submitTime">): PriorityJob {
+    const row = job?.row;
+    const p = row && this.partitionOf(row);
+    return { id: as.id, user: row ? userOf(row) : NOBODY, submitTime: as.submitTime, size: 0, tier: p?.tier ?? 0 };
   }
 
   get partitions(): Partitions {
@@ -150,7 +209,7 @@ export class QueuePolicy {
   arrange(pending: readonly JobRuntime[], now: number, running: readonly JobState[] = []): PendingJob[] {
     this.charge(now);
     const ordered = this.order(pending.map((j) => this.view(j)), now, running);
-    if (!this.hasLimits()) {
+    if (!this.limits) {
       for (const job of pending) if (job.limited !== undefined) job.limited = undefined;
       return ordered;
     }

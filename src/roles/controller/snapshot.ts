@@ -55,16 +55,21 @@ export class Snapshots {
       const host = hostOf(n);
       nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n), ...(host ? { host } : {}) });
     }
-    const waiting: JobRuntime[] = [];
     const running: SnapshotJob[] = [];
-    // A blocked pending job (held, a dependency, a begin time, an array limit) is not seen.
-    for (const job of this.state.waiting()) if (!job.blocked) waiting.push(job);
     for (const job of this.state.started()) if (job.row.startTime !== null) running.push(this.running(job, now));
     // In queue order (partition tier, priority), on their partitions' nodes, without the jobs a limit
-    // holds back; the running jobs get their priorities too.
-    const pending: PendingJob[] = this.queue ? this.queue.arrange(waiting, now, running) : waiting.map((job) => (job.request ??= pendingView(job.row)));
+    // holds back; the running jobs get their priorities too. The queue keeps its order between
+    // passes where it can (queue-kept.ts), else every waiting job is arranged again.
+    const pending: PendingJob[] = this.queue?.keeps() ? this.queue.arrangeKept(now, running) : this.queue ? this.queue.arrange(this.waiting(), now, running) : this.waiting().map((job) => (job.request ??= pendingView(job.row)));
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
     return { now, nodes, pending, sorted: this.queue !== undefined, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
+  }
+
+  /** The waiting jobs a pass sees: a blocked one (held, a dependency, a begin time, an array limit) is not seen. */
+  private waiting(): JobRuntime[] {
+    const out: JobRuntime[] = [];
+    for (const job of this.state.waiting()) if (!job.blocked) out.push(job);
+    return out;
   }
 
   private running(job: JobRuntime, now: number): SnapshotJob {

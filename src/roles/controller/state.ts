@@ -124,6 +124,8 @@ export class ClusterState {
   private readonly waitingJobs = new Map<number, JobRuntime>();
   private readonly startedJobs = new Map<number, JobRuntime>();
   private startedInOrder: JobRuntime[] | undefined;
+  /** Told of every job whose place in the queue may have changed (queue-kept.ts keeps the queue from pass to pass). */
+  private readonly queueWatchers: ((job: JobRuntime) => void)[] = [];
 
   /** The waiting (PENDING) active jobs, in id order. */
   waiting(): IterableIterator<JobRuntime> {
@@ -148,6 +150,7 @@ export class ClusterState {
   waits(job: JobRuntime, again = false): void {
     if (this.startedJobs.delete(job.row.id)) this.startedInOrder = undefined;
     this.waitingJobs.set(job.row.id, job);
+    this.queueChanged(job);
     if (!again) return;
     // Back in the queue (a requeue), behind later jobs: in id order again.
     const all = [...this.waitingJobs.values()].sort((a, b) => a.row.id - b.row.id);
@@ -158,6 +161,7 @@ export class ClusterState {
   /** `job` (in `jobs`) no longer waits: it started (or, at a restart, had). */
   starts(job: JobRuntime): void {
     this.waitingJobs.delete(job.row.id);
+    this.queueChanged(job);
     this.startedJobs.set(job.row.id, job);
     this.startedInOrder = undefined;
   }
@@ -165,7 +169,24 @@ export class ClusterState {
   /** `job` left `jobs`: it ended. */
   leaves(job: JobRuntime): void {
     this.waitingJobs.delete(job.row.id);
+    this.queueChanged(job);
     if (this.startedJobs.delete(job.row.id)) this.startedInOrder = undefined;
+  }
+
+  /** Why a pending job may not be scheduled yet (undefined: it may): the one writer of `blocked`. */
+  block(job: JobRuntime, why: Ineligible | undefined): void {
+    if (job.blocked === why) return;
+    job.blocked = why;
+    this.queueChanged(job);
+  }
+
+  /** `fn` is told of every job that starts or stops waiting, or whose `blocked` changes. */
+  watchQueue(fn: (job: JobRuntime) => void): void {
+    this.queueWatchers.push(fn);
+  }
+
+  private queueChanged(job: JobRuntime): void {
+    for (const fn of this.queueWatchers) fn(job);
   }
 
   /** A node as the registry first knows it (from its row, or its agent's hello). */
