@@ -1,7 +1,7 @@
 /** Agent <-> controller messages, over the agent's WebSocket to /v1/agent (Bearer: cluster key). */
 import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
-import { JobId, NodeRef, Signal, StepCredential } from "./common.ts";
+import { JobId, NodeRef, Signal, StepCredential, StringRecord } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 import { JOB_SIGNALS } from "../domain/job-options.ts";
 
@@ -21,14 +21,14 @@ export const JobStart = z.object({
   name: z.string(),
   argv: z.array(z.string()).optional(),
   script: z.string().optional(),
-  env: z.record(z.string(), z.string()),
+  env: StringRecord,
   cwd: z.string(),
   output: z.string(),
   /** Where stderr goes, when not with stdout. */
   error: z.string().optional(),
   nodes: z.array(NodeRef).min(1),
   tasks: z.array(z.int().nonnegative()),
-  jobEnv: z.record(z.string(), z.string()),
+  jobEnv: StringRecord,
   /** Step 0's credential, for command jobs. */
   cred: StepCredential.optional(),
   /** Whom the job runs as (agents running as root), the user who submitted it. */

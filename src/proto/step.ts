@@ -4,14 +4,14 @@
  * subtree; "launched" and "fence.in" are reduced on the way up; the rest are forwarded as they are.
  */
 import { z } from "zod";
-import { AdoptCredential, NodeRef, Signal, StepCredential, StepKey } from "./common.ts";
+import { AdoptCredential, NodeRef, Signal, StepCredential, StepKey, StringRecord } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
 import { NodeCfg } from "./cfg.ts";
 
 export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);
 export type PmiMode = z.infer<typeof PmiMode>;
 
-export const Kvs = z.record(z.string(), z.string());
+export const Kvs = StringRecord;
 
 export const SpawnRequest = z.object({
   commands: z.array(z.object({ execname: z.string().min(1), args: z.array(z.string()), maxprocs: z.int().positive(), info: z.record(z.string(), z.string()) })).min(1),
@@ -29,7 +29,7 @@ export const StepSpec = z.lazy(() =>
     argv: z.array(z.string()).min(1),
     /** Several programs (appnum 0, 1, ...) instead of one argv for all ranks. */
     apps: z.array(App).optional(),
-    env: z.record(z.string(), z.string()),
+    env: StringRecord,
     cwd: z.string().min(1),
     /** The step's nodes; a node's index here is its EBB_NODEID. */
     nodes: z.array(NodeRef).min(1),
@@ -42,9 +42,9 @@ export const StepSpec = z.lazy(() =>
     /** Ranks reach the PMI server over TCP (PMI_PORT + PMI_ID) instead of an inherited socketpair (PMI_FD). */
     pmiPort: z.boolean().optional(),
     /** Values every rank's environment gets (controller URL, job token, ...). */
-    jobEnv: z.record(z.string(), z.string()),
+    jobEnv: StringRecord,
     /** Set for processes created by PMI spawn: the keys the parent pre-put into the children's KVS. */
-    spawn: z.object({ preput: z.record(z.string(), z.string()), parent: StepKey }).optional(),
+    spawn: z.object({ preput: StringRecord, parent: StepKey }).optional(),
     /**
      * The ranks on `node` write stdout and stderr straight to `path`, opened for appending, instead
      * of sending them up the tree: a command job's output file, on the node that writes it anyway.

@@ -5,10 +5,12 @@
  * Every command starts RELUCTANT (the compiled binary is built with the same scale, so that module
  * loading runs under it too). A client command lives for tens of milliseconds, and what its JIT
  * threads compile meanwhile mostly competes for cores with the ranks it launches. A node agent
- * stays reluctant: per job it runs a little glue code, and under the normal policy every agent
+ * starts reluctant: per job it runs a little glue code, and under the normal policy every agent
  * process spent about a fifth of its CPU optimizing that code (1,000 jobs over 4 agents); a node's
- * cores belong to its jobs. Processes that run the same paths all day in one VM (the controller,
- * `ebb up`, the simulator) switch to NORMAL once started: for them the optimized code pays off.
+ * cores belong to its jobs. Its thread turns NORMAL after its first jobs (roles/agent/tier-up.ts),
+ * once the same glue has run often enough to repay compiling it. Processes that run the same
+ * paths all day in one VM (the controller, `ebb up`, the simulator) switch to NORMAL once
+ * started: for them the optimized code pays off.
  */
 import { z } from "zod";
 

@@ -11,6 +11,7 @@ import type { Containment } from "./containment.ts";
 import type { GroupLog, GroupRecord } from "./group-log.ts";
 import { bindThreads, withAffinity } from "./affinity.ts";
 import { startsWarm, warmProgram, type WarmPool } from "./warm-pool.ts";
+import { tierUp } from "./tier-up.ts";
 import type { WarmClaim } from "../warm-rank.ts";
 import { closeSync, readFileSync } from "node:fs";
 
@@ -87,6 +88,7 @@ export class ProcessTable {
   spawn(jobId: number, argv: readonly string[], opts: SpawnOptions): Proc {
     const [out, err, fd3] = opts.stdio;
     const proc = this.claimWarm(jobId, argv, opts) ?? this.startCold(jobId, argv, opts);
+    tierUp.spawned();
     let set = this.live.get(jobId);
     if (!set) this.live.set(jobId, (set = new Set()));
     set.add(proc);
