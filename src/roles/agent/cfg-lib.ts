@@ -41,11 +41,12 @@ const CHUNK = 256 << 10;
 
 /**
  * Whether `executable` is an ELF file naming libmpi in its first 4 MiB (its dynamic section lies
- * there). Remembered per file: reading 4 MiB took ~25 ms per launch on a node, and a step's every
- * agent asks about the same program.
+ * there). A bare name is looked up on `PATH`, the job's (the rank's exec searches that one, not the
+ * agent's). Remembered per file: reading 4 MiB took ~25 ms per launch on a node, and a step's
+ * every agent asks about the same program.
  */
-export function linksMpi(executable: string): boolean {
-  const path = executable.includes("/") ? executable : Bun.which(executable);
+export function linksMpi(executable: string, PATH: string | undefined): boolean {
+  const path = executable.includes("/") ? executable : Bun.which(executable, { PATH: PATH ?? "" });
   if (!path) return false;
   let stamp: string;
   try {

@@ -28,12 +28,15 @@ export function baseEnv(): Record<string, string> {
   return out;
 }
 
+/** The PATH a job's processes search: its own, else the usual system one. */
+export const jobPath = (env: Record<string, string>): string => env.PATH ?? "/usr/local/bin:/usr/bin:/bin";
+
 /**
  * Put the directory holding the `ebb` command first on PATH, so jobs can call `ebb run`, and the
  * one holding the fallback `bun` last, so that only a node without bun runs it.
  */
 export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; fallback: string }): Record<string, string> {
-  const parts = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(delimiter).filter((p) => p !== dirs.dir && p !== dirs.fallback);
+  const parts = jobPath(env).split(delimiter).filter((p) => p !== dirs.dir && p !== dirs.fallback);
   return { ...env, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
 }
 

@@ -18,7 +18,7 @@ import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
-import { ownerOf, rankVars, stepNodeNames } from "./env.ts";
+import { jobPath, ownerOf, rankVars, stepNodeNames } from "./env.ts";
 import { rankSlices } from "./affinity.ts";
 import type { JobPlacement } from "./placement.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
@@ -344,7 +344,7 @@ export class StepNode {
     if (this.cfg) {
       const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
       // Looked at with the user's rights: the program is theirs to name, not a way to probe root's files.
-      if (linksMpiOnce(spec, exe, () => asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe)))) {
+      if (linksMpiOnce(spec, exe, () => asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))))) {
         const lib = await this.ctx.cfgLibrary();
         if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
         else this.cfg.unmonitored(lib.reason);
