@@ -161,3 +161,12 @@ export function applyPriorities<J extends PendingJob>(pending: readonly J[], fac
   }
   return [...pending].sort(queueOrder);
 }
+
+/**
+ * A view kept from an earlier pass, with its job's priority now: the priority moves with the
+ * clock and with usage from pass to pass, and a kept copy would carry an old one.
+ */
+export function withPriority(view: PendingJob, job: PendingJob): PendingJob {
+  if (view !== job && view.priority !== job.priority) view.priority = job.priority;
+  return view;
+}

@@ -21,6 +21,7 @@ import { demandOf, NeverFits, placeJob, planBatchVectors, type Demand, type Endi
 import { expectedEnd } from "./elastic.ts";
 import { limitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
+import { withPriority } from "./priority.ts";
 import type { Plan, PlanResize, PlanStart, RankRemap, Snapshot, SnapshotJob, SpawnGrant } from "./plan.ts";
 import { Pool, WHOLE, type Placement } from "./pool.ts";
 import { remap } from "./remap.ts";
@@ -101,12 +102,12 @@ export function growShape(job: { resources?: ResourceRequest }): ResourceRequest
  */
 function countView(job: PendingJob, d: Demand, never: boolean, largest: { cores: number; gpus: number }, up: number): PendingJob {
   const c = d.count;
-  if (c && c.never === never && c.up === up && c.cores === largest.cores && c.gpus === largest.gpus) return c.view;
+  if (c && c.never === never && c.up === up && c.cores === largest.cores && c.gpus === largest.gpus) return withPriority(c.view, job);
   const n = never ? up + 1 : d.counted ? undefined : packedNodes(d.req, largest);
   const same = n === undefined || (n === job.minNodes && n === job.maxNodes && job.preferredNodes === undefined);
   const view = same ? job : c && c.view !== job && c.view.minNodes === n ? c.view : { ...job, minNodes: n, maxNodes: n, preferredNodes: undefined };
   d.count = { never, up, cores: largest.cores, gpus: largest.gpus, view };
-  return view;
+  return withPriority(view, job);
 }
 
 /** The nodes of the largest kind packed tasks need. */

@@ -1,6 +1,7 @@
 /** What the policies share: queue order, the batch pass on counts, running jobs as endings. */
 import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type Ending } from "../batch.ts";
 import { expectedEnd } from "../elastic.ts";
+import { withPriority } from "../priority.ts";
 import { sizeAtMost } from "../sizes.ts";
 import type { BatchOptions, CountStart, JobState, PassInput, PendingJob } from "../types.ts";
 
@@ -137,8 +138,9 @@ export function rigid(job: PendingJob): PendingJob {
   if (p === job.minNodes && p === job.maxNodes) return job;
   let v = rigidViews.get(job);
   if (!v) rigidViews.set(job, (v = { ...job, minNodes: p, maxNodes: p }));
-  return v;
+  return withPriority(v, job);
 }
+
 
 const rigidQueues = new WeakMap<readonly PendingJob[], readonly PendingJob[]>();
 
