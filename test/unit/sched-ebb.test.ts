@@ -273,6 +273,15 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     const running = [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), job(3, 2, undefined, 36_000, { elastic: false, minNodes: 2, maxNodes: 2, submitTime: NOW - 600_000, startTime: NOW - 55_000 })];
     expect(planEbb(input(17, 8, running)).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 12, rule: "grow" })]);
   });
+
+  test("none either while a running job gave nodes below the size it started at and asked for: a waiting job took them", () => {
+    // Job 3 started at once on the 4 nodes it asked for, gave 2 to a queue and got them back since (its profile): no reserve, job 1 takes all 8.
+    const shrunk = onTime(3, 4, NOW - 55_000, { preferredNodes: 4, minNodes: 2, maxNodes: 4, profile: [{ nodes: 4, iterTime: 1 }, { nodes: 2, iterTime: 2 }, { nodes: 4, iterTime: 1 }] });
+    expect(planEbb(input(17, 8, [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), shrunk])).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 12, rule: "grow" })]);
+    // Regrown to its size since (a loan given back is no queue's): the reserve holds, job 1 grows by 3 of the 8.
+    const back = onTime(3, 4, NOW - 55_000, { preferredNodes: 4, minNodes: 2, maxNodes: 4, profile: [{ nodes: 4, iterTime: 1 }, { nodes: 6, iterTime: 1 }, { nodes: 4, iterTime: 1 }] });
+    expect(planEbb(input(17, 8, [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), back])).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 7, rule: "grow" })]);
+  });
 });
 
 describe("start sizes: malleable jobs starting now make room for the head", () => {

@@ -12,9 +12,12 @@
  *   `defaultAdaptCost`) — the arrival rate at its peak, since arrivals come in bursts — a
  *   malleable job its minimum (it can start there), a rigid one its size; counting only requests
  *   that would start at once with every loan back, and at most that many nodes;
- * - none while a running job waited longer than that to start (longer than a give-back takes):
- *   the queue was real then, arrivals wait for the machine anyway, and the loans are worth more
- *   than the seconds they add;
+ * - none while a running job waited longer than that to start (longer than a give-back takes),
+ *   or gave nodes below the size it asked for and started at (only a waiting job takes those: a
+ *   loan comes back no lower): the queue was real then, within the life of a job still running,
+ *   arrivals wait for the machine anyway, and the loans are worth more than the seconds they add
+ *   (issue 35: hpc2n at 100 % malleable, turnaround 1.030 -> 1.013 and 1.007 of apm-equi's at
+ *   scales 1 and 0.7; the light machine of small jobs, where no queue forms, unchanged);
  * - a loan is what a job holds beyond the size it first ran at (its profile's first point);
  * - lending leaves the reserve idle, and when the idle nodes (with the give-backs under way) fall
  *   below it, loans come back, the cheapest first (`reclaim`), before the next arrival needs them.
@@ -33,10 +36,18 @@ export function loanOf(job: JobState): number {
   return Math.max(0, (job.resizingTo ?? job.nodes) - Math.min(first, job.preferredNodes ?? first));
 }
 
-/** A running job waited longer to start than a loan takes to come back: the queue was real, arrivals wait for the machine anyway. */
+/** A running job gave nodes below the size it started at and asked for (now or in its profile): of ebb's rules, only those for a waiting job take them. */
+function servedQueue(job: JobState): boolean {
+  const first = job.profile?.[0]?.nodes;
+  if (first === undefined) return false;
+  const base = Math.min(first, job.preferredNodes ?? first);
+  return (job.resizingTo ?? job.nodes) < base || job.profile!.some((p) => p.nodes < base);
+}
+
+/** A running job waited longer to start than a loan takes to come back, or gave nodes to a waiting job: the queue was real, arrivals wait for the machine anyway. */
 export function queueWasReal(input: PassInput): boolean {
   const span = input.config.defaultAdaptCost * 1000;
-  return input.running.some((j) => j.startTime - j.submitTime > span);
+  return input.running.some((j) => j.startTime - j.submitTime > span || servedQueue(j));
 }
 
 /** The idle nodes to keep for arrivals (see the file's comment), given `idle` idle nodes after this pass's starts. */
