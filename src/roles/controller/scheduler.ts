@@ -23,6 +23,12 @@ export class SchedulerLoop {
     private readonly snapshots: Snapshots,
     private readonly applier: PlanApplier,
     private readonly opts: {
+      /**
+       * Records what this turn read and queued for its own transaction (agents' reports,
+       * submissions) before the pass: the pass sees those ends and jobs, and the passes they ask
+       * for join it, where each asked for one more pass in the next turn.
+       */
+      gather?: () => void;
       beforePass?: (now: number) => void;
       passTook?: (ms: number) => void;
       /** Whether a pass may run now (its plan can be committed). */
@@ -39,6 +45,7 @@ export class SchedulerLoop {
     }
     this.queued = { full: opts.full === true };
     setImmediate(() => {
+      this.opts.gather?.();
       const { full } = this.queued!;
       this.queued = undefined;
       if (this.opts.mayPass?.() === false) return;
