@@ -45,9 +45,15 @@ export class SchedulerLoop {
     }
     this.queued = { full: opts.full === true };
     setImmediate(() => {
-      this.opts.gather?.();
-      const { full } = this.queued!;
-      this.queued = undefined;
+      const asked = this.queued!;
+      try {
+        this.opts.gather?.();
+      } finally {
+        // The passes asked for meanwhile are this one (`asked.full` included); cleared even if gather
+        // threw, so that a later request still gets its pass.
+        this.queued = undefined;
+      }
+      const { full } = asked;
       if (this.opts.mayPass?.() === false) return;
       if (!full && !this.state.hasRoom(Date.now())) return;
       try {
