@@ -31,6 +31,7 @@ export class ControllerHarness {
   readonly elastic: Elastic;
   readonly scheduler: SchedulerLoop;
   readonly applier: PlanApplier;
+  readonly snapshots: Snapshots;
   /** Every message to an agent, in order. */
   readonly toAgents: { node: string; msg: ControllerToAgent }[] = [];
   readonly by: Submitter = { user: "alice" };
@@ -60,7 +61,7 @@ export class ControllerHarness {
       this.ledger,
     );
     this.elastic = new Elastic(this.store, new ElasticStore(db), this.state, this.jobs, this.ledger, "k".repeat(64), 600_000, { schedule: () => {} });
-    const snapshots = new Snapshots(this.state, () => this.elastic, spawns, config, DEFAULT_LIMITS, 60);
+    const snapshots = (this.snapshots = new Snapshots(this.state, () => this.elastic, spawns, config, DEFAULT_LIMITS, 60));
     this.applier = new PlanApplier(this.state, this.store, new PlanStore(db), this.jobs, () => this.elastic, spawns, snapshots);
     const applier = this.applier;
     this.scheduler = new SchedulerLoop(this.state, snapshots, applier, { beforePass: (t) => eligibility.refresh(t) });

@@ -231,6 +231,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     // items accepted but not carried out, which are abandoned as at a restart.
     mayPass: () => health.writable,
     unavailable: () => health.orLater("plans", () => applier.reconcile()),
+    gather: () => (agents!.recordReports(), jobs.acceptQueued()),
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });

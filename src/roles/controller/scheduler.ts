@@ -1,6 +1,6 @@
 /**
- * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn;
- * each pass takes a snapshot of the cluster, makes one plan with the pure scheduler
+ * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn,
+ * which first records the turn's queued reports and submissions (`gather`); each pass takes a snapshot of the cluster, makes one plan with the pure scheduler
  * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
  * names) and hands it to the plan applier, which re-checks every item and carries out what still
  * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`, with the same
@@ -23,6 +23,12 @@ export class SchedulerLoop {
     private readonly snapshots: Snapshots,
     private readonly applier: PlanApplier,
     private readonly opts: {
+      /**
+       * Records what this turn read and queued for its own transaction (agents' reports,
+       * submissions) before the pass: the pass sees those ends and jobs, and the passes they ask
+       * for join it, where each asked for one more pass in the next turn.
+       */
+      gather?: () => void;
       beforePass?: (now: number) => void;
       passTook?: (ms: number) => void;
       /** Whether a pass may run now (its plan can be committed). */
@@ -39,8 +45,15 @@ export class SchedulerLoop {
     }
     this.queued = { full: opts.full === true };
     setImmediate(() => {
-      const { full } = this.queued!;
-      this.queued = undefined;
+      const asked = this.queued!;
+      try {
+        this.opts.gather?.();
+      } finally {
+        // The passes asked for meanwhile are this one (`asked.full` included); cleared even if gather
+        // threw, so that a later request still gets its pass.
+        this.queued = undefined;
+      }
+      const { full } = asked;
       if (this.opts.mayPass?.() === false) return;
       if (!full && !this.state.hasRoom(Date.now())) return;
       try {
