@@ -1,13 +1,14 @@
 /**
  * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn,
- * which first records the turn's queued reports and submissions (`gather`); each pass takes a snapshot of the cluster, makes one plan with the pure scheduler
- * (sched/plan.ts `makePlan`: spawn grants, starts and resizes of the configured policy, with node
- * names) and hands it to the plan applier, which re-checks every item and carries out what still
- * fits (plan-apply.ts). The simulator runs the same `makePlan` and `checkPlan`, with the same
- * rule for resizes: every pass plans them (sched/README.md, "One cadence"). A pass with no free
- * core on any node is skipped unless it is the periodic full pass (which also refreshes why jobs wait, and is
- * where a shrink to admit a waiting job is planned when nothing is idle). No pass runs while the
- * store takes no writes (a full or read-only disk: storage.ts); one that meets it stops there.
+ * which first records the turn's queued reports and submissions (`gather`); each pass takes a
+ * snapshot of the cluster, makes one plan with the pure scheduler (sched/plan.ts `makePlan`: spawn
+ * grants, starts and resizes of the configured policy, with node names) and hands it to the plan
+ * applier, which re-checks every item and carries out what still fits (plan-apply.ts). The
+ * simulator runs the same `makePlan` and `checkPlan`, with the same rule for resizes: every pass
+ * plans them (sched/README.md, "One cadence"). A pass with no free core on any node is skipped
+ * unless it is the periodic full pass (which also refreshes why jobs wait, and is where a shrink
+ * to admit a waiting job is planned when nothing is idle). No pass runs while the store takes no
+ * writes (a full or read-only disk: storage.ts); one that meets it stops there.
  */
 import { makePlan, type Snapshot } from "../../sched/plan.ts";
 import { StoreUnavailable } from "../../store/db.ts";
