@@ -72,6 +72,8 @@ export interface JobRun {
   view?: SnapshotJob & { expectedEnd: number; remaining: number };
   viewKey: number;
   viewLimitKey: number;
+  /** The instant (s) its clock-dependent part (`expectedEnd`, `remaining`, `mtct`) was worked out for; NaN: none. */
+  viewAt: number;
 }
 
 export function newJobRun(job: SimJob): JobRun {
@@ -112,6 +114,7 @@ export function newJobRun(job: SimJob): JobRun {
     removing: [],
     viewKey: -1,
     viewLimitKey: -1,
+    viewAt: Number.NaN,
   };
 }
 

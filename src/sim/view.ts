@@ -9,7 +9,7 @@ import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "
 /**
  * A running job at `now` (s). The view is kept on the job and rebuilt only when the job changed
  * (its step, resize or limit was rescheduled, or it reached or left a resize point); between
- * those, only its predicted end and remaining time follow the clock. A pass must not keep a view
+ * those, only its predicted end and remaining time follow the clock, worked out once per instant. A pass must not keep a view
  * past itself (none does: the controller builds new ones for every pass).
  */
 export function runningView(r: JobRun, now: number): SnapshotJob {
@@ -19,7 +19,11 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     v = r.view = freshView(r);
     r.viewKey = key;
     r.viewLimitKey = r.limitVersion;
+  } else if (r.viewAt === now && r.mtctKey === r.sampled) {
+    // A pass again at this instant (the last one changed something) on a job it did not change: the view reads the same.
+    return v;
   }
+  r.viewAt = now;
   const nowMs = now * 1000;
   if (r.mtctKey !== r.sampled) {
     // The samples' mean, as spmdPhase reads it (every sample is in the past), once per new sample.

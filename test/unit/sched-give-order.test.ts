@@ -56,4 +56,49 @@ describe("GiveOrder", () => {
     expect(gives(o, 2)).toEqual([[1, 2]]);
     expect(gives(new GiveOrder([job(1, 8, 100), job(2, 8, 900)], unweighed), 2)).toEqual([[1, 2]]);
   });
+
+  test("a bound settles an admit only when every node would add more than the limit allows", () => {
+    // A's time is convex (8/m): its nodes add 14.3, 19.0, 26.7 ... s of time; the 5 s adaptation comes once.
+    const convex = (id: number, rem: number): Giver => ({ ...job(id, 8, rem), slowerWhenSmaller: true });
+    const o = new GiveOrder([convex(1, 100), convex(2, 900)], unweighed);
+    // Three nodes: 100 x (8/5 - 1) + 5 = 65 s; every node adds at least 14.3 s, three at least 42.9 s.
+    expect(o.surelyExceeds(3, 30)).toBe(true);
+    expect(o.exceeds(3, 30)).toBeCloseTo(65, 6);
+    expect(o.surelyExceeds(3, 50)).toBe(false);
+    // Two nodes stretch 38.3 s: the first node's whole stretch (19.3 s with the adaptation) is no bound per node.
+    expect(o.exceeds(2, 38.4)).toBeUndefined();
+    expect(o.surelyExceeds(2, 38.4)).toBe(false);
+    // The adaptation's steps count as they are, even below zero (not a cost ebb prices; the bound assumes nothing of it).
+    const odd = new GiveOrder([{ ...convex(1, 100), cost: () => -5 }], unweighed);
+    expect(odd.exceeds(1, 12)).toBeUndefined();
+    expect(odd.surelyExceeds(1, 12)).toBe(false);
+    // A time that is not known to be convex gives no bound.
+    expect(new GiveOrder([job(1, 8, 100), convex(2, 900)], unweighed).surelyExceeds(3, 1)).toBe(false);
+  });
+
+  test("whenever the bound says so, the order exceeds the limit; the order is the same with or without it", () => {
+    let seed = 7;
+    const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    for (let round = 0; round < 300; round++) {
+      const jobs: Giver[] = Array.from({ length: 1 + Math.floor(rand() * 6) }, (_, i) => {
+        const nodes = 2 + Math.floor(rand() * 30);
+        const k = rand() * 2;
+        const fixed = rand() * 20;
+        const perNode = rand() * 4 - 1;
+        return { job: { id: i + 1, nodes, minNodes: 1, priority: Math.floor(rand() * 3) }, rem: rand() * 1000, ratio: (m: number) => (nodes / m + k) / (1 + k), cost: (d: number) => fixed + perNode * d, slowerWhenSmaller: true };
+      });
+      const weight = (p: number | undefined) => 0.5 + (p ?? 0);
+      const bounded = new GiveOrder(jobs, weight);
+      const plain = new GiveOrder(jobs, weight);
+      for (let t = 0; t < 5; t++) {
+        const need = 1 + Math.floor(rand() * bounded.surplus);
+        const limit = rand() * 2000;
+        const sure = bounded.surelyExceeds(need, limit);
+        const exceeded = bounded.exceeds(need, limit);
+        if (sure) expect(exceeded).toBeDefined();
+        expect(exceeded).toBe(plain.exceeds(need, limit));
+        expect(gives(bounded, need)).toEqual(gives(plain, need));
+      }
+    }
+  });
 });

@@ -631,10 +631,17 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   if (early) return early;
   const gainAtMost = (waiters * (res.start - atLeast)) / 1000;
   // The stretch is the sum of the marginal stretches taken (each >= 0: fewer nodes never run faster).
-  const taken = order.exceeds(need, gainAtMost * (1 + 1e-9) + 1e-9);
-  if (taken !== undefined) {
-    return not(() => `${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}`);
+  const limit = gainAtMost * (1 + 1e-9) + 1e-9;
+  const tooMuch = (taken: number) => `${need} node(s) would start it at most ${sec(Math.max(0, gainAtMost))} before its reservation, the shrunk jobs would lose more than ${sec(taken)}`;
+  // A bound settles most without working the order out (GiveOrder.surelyExceeds); the head's note
+  // names the stretch, so it works the order out only when the note is read (the order is pure).
+  if (order.surelyExceeds(need, limit)) {
+    if (!explain) return none;
+    let text: string | undefined;
+    return { ...none, notes: [{ jobId: head.id, get text() { return (text ??= `not admitted by shrinking: ${tooMuch(order.exceeds(need, limit)!)}`); } }] };
   }
+  const taken = order.exceeds(need, limit);
+  if (taken !== undefined) return not(() => tooMuch(taken));
   const chosen = order.given(need);
   let stretch = 0;
   let commit = 0;

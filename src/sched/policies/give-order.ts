@@ -17,8 +17,10 @@ export interface Giver {
   readonly rem: number;
   /** Its time at m nodes against its time at its current size. */
   ratio(m: number): number;
-  /** Seconds an adaptation by d nodes costs it. */
+  /** Seconds an adaptation by d nodes costs it (a fixed part and a part linear in d: `adaptationCost`). */
   cost(d: number): number;
+  /** Its time never drops as nodes do and is convex in them (`Speed.slowerWhenSmaller`: Amdahl by MTCT, a profile's fit). */
+  readonly slowerWhenSmaller?: boolean;
 }
 
 export class GiveOrder<G extends Giver> {
@@ -39,6 +41,9 @@ export class GiveOrder<G extends Giver> {
   private w = new Float64Array(0);
   private id = new Float64Array(0);
   private heap: Heap<number> | undefined;
+  /** The least any node of the order can add to the stretch (`surelyExceeds`), and each job's first node's stretch; worked out when first read. */
+  private step: number | undefined;
+  private first: Float64Array | undefined;
   /** The stretch summed over the first i nodes given, in the order given (`taken[0]` = 0). */
   private readonly taken: number[] = [0];
   /** The pool index of the job that gives each node. */
@@ -99,6 +104,38 @@ export class GiveOrder<G extends Giver> {
     return this.taken[need]! > limit ? this.taken[need]! : undefined;
   }
 
+  /**
+   * Whether giving `need` nodes surely stretches the jobs more than `limit` (`exceeds` is then not
+   * undefined), by a bound that prices each job's first node only: a node adds its job's time at
+   * one node fewer, which grows node by node for a convex time (`slowerWhenSmaller`), so its first
+   * node's is the least, plus a step of the adaptation (its fixed part with the first node, then a
+   * linear one); so every node adds at least the least of those, and `need` nodes `need` times it.
+   * No bound unless every job's time is convex. A margin far above rounding keeps it on the safe side.
+   */
+  surelyExceeds(need: number, limit: number): boolean {
+    const step = this.step ?? this.priceSteps();
+    return step > 0 && need * step * (1 - 1e-6) > limit;
+  }
+
+  /** Prices every job's first node (kept for `priceFirst`) and the least step of the order. */
+  private priceSteps(): number {
+    const { pool } = this;
+    const first = (this.first = new Float64Array(pool.length));
+    let step = Number.POSITIVE_INFINITY;
+    for (let i = 0; i < pool.length; i++) {
+      const c = pool[i]!;
+      const w = this.weight(c.job.priority);
+      const time = c.rem * (c.ratio(c.job.nodes - 1) - 1);
+      const one = c.cost(1);
+      // As `rekey` works it out for the first node.
+      first[i] = w * (time + one);
+      if (!c.slowerWhenSmaller) step = Number.NEGATIVE_INFINITY;
+      else step = Math.min(step, w * (time + Math.min(0, one, c.cost(2) - one)));
+    }
+    this.step = step;
+    return step;
+  }
+
   /** The jobs that give the first `need` nodes and how many each, in pool order. */
   given(need: number): { c: G; give: number }[] {
     this.extend(need);
@@ -138,8 +175,12 @@ export class GiveOrder<G extends Giver> {
     }
     const key = (this.key = new Float64Array(n));
     const heap = (this.heap = new Heap<number>((x, y) => key[x]! < key[y]! || (key[x] === key[y] && id[x]! < id[y]!)));
+    const first = this.first;
     for (let i = 0; i < n; i++) {
-      this.rekey(i);
+      if (first) {
+        this.next[i] = first[i]!;
+        key[i] = first[i]!;
+      } else this.rekey(i);
       heap.push(i);
     }
     return heap;
