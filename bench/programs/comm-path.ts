@@ -9,7 +9,7 @@ import { startCfg } from "../../src/comm/cfg.ts";
 import { Transport } from "../../src/comm/transport.ts";
 import { createWorld } from "../../src/comm/world.ts";
 
-startCfg(); // as under ebb run (EBB_CFG_FILE set): a detector step per call
+if (process.env.NOCFG !== "1") startCfg(); // as under ebb run (EBB_CFG_FILE set): a detector step per call
 const a = Transport.open({ node: "n" });
 const b = Transport.open({ node: "n" });
 const cards = [a.card, b.card];
