@@ -20,7 +20,8 @@
  * detector in order, so it sees exactly the calls it saw when it stepped in the call: while a
  * receive waits (the rings' polling passes that find nothing take one entry each, `cfgIdle`), when
  * the log is full, every LOG_DRAIN_MS, and before anything reads the detector (its table, an EPOP
- * phase). Stepping in the call cost ~25-35 ns a call, and a reply that came meanwhile waited for it.
+ * phase). Stepping in the call cost ~25-35 ns a call, and a reply that came meanwhile waited for
+ * it; the work is the same, it is done where the process has nothing else to do.
  *
  * Output: when the detector has something to report (a sample, a structural event — at most once
  * per sampling interval) and when the program finalizes, the rank's table is written as JSON to
@@ -55,7 +56,7 @@ let flushScheduled = false;
 let epopMode = false;
 const origin = Date.now() - Bun.nanoseconds() / 1e6;
 
-/** Calls recorded and not yet stepped: per entry its site, its CallOp (0: a settled call's time) and its time (or that time). */
+/** Calls recorded and not yet fed, a ring of entries: site, CallOp (0: a settled call's MPI time) and time (or that MPI time). */
 const LOG = 4096;
 const LOG_DRAIN_MS = 100;
 const logSite = new Float64Array(LOG);
@@ -63,7 +64,6 @@ const logOp = new Uint8Array(LOG);
 const logT = new Float64Array(LOG);
 let logHead = 0;
 let logLen = 0;
-let drainTimer: ReturnType<typeof setInterval> | undefined;
 
 function record(site: number, op: number, t: number): void {
   const i = (logHead + logLen) & (LOG - 1);
@@ -181,8 +181,7 @@ export function startCfg(env: Record<string, string | undefined> = process.env):
   rank = Number(env.EBB_PROCID ?? env.PMI_RANK ?? 0);
   const interval = Number(env.EBB_SAMPLE_INTERVAL ?? 60);
   detector = new Detector({ interval: (Number.isFinite(interval) && interval >= 0 ? interval : 60) * 1e9, start: Bun.nanoseconds() });
-  drainTimer = setInterval(cfgDrain, LOG_DRAIN_MS);
-  drainTimer.unref();
+  setInterval(cfgDrain, LOG_DRAIN_MS).unref();
   return true;
 }
 
