@@ -73,10 +73,21 @@ export interface Paired {
   hi: number;
 }
 
-/** The per-round ratio of side `a` to side `b` in measure `k`: its median and quartiles. */
-export function paired(res: Rounds, a: number, b: number, k: keyof Rtt): Paired {
-  const ratios = res.runs[a]!.map((x, r) => x[k] / res.runs[b]![r]![k]);
-  return { median: median(ratios), lo: percentile(ratios, 25), hi: percentile(ratios, 75) };
+/** The per-round ratio of side `a` to side `b` in measure `k` (over the rounds `keep` keeps): its median and quartiles. */
+export function paired(res: Rounds, a: number, b: number, k: keyof Rtt, keep = (_round: number) => true): Paired & { rounds: number } {
+  const ratios = res.runs[a]!.map((x, r) => x[k] / res.runs[b]![r]![k]).filter((_, r) => keep(r));
+  return { median: median(ratios), lo: percentile(ratios, 25), hi: percentile(ratios, 75), rounds: ratios.length };
+}
+
+/**
+ * The rounds in which side `s` ran at its fastest: its median round trip within 1.5x of its best
+ * round's. Two processes on this machine's two vCPUs ping-pong in two modes (MPICH ~360 ns a round
+ * trip, or ~1,400), and the mode can change between two runs a second apart; a median over rounds
+ * of both modes is no figure of either.
+ */
+export function fastRounds(res: Rounds, s: number): (round: number) => boolean {
+  const best = Math.min(...res.runs[s]!.map((x) => x.p50));
+  return (r) => res.runs[s]![r]!.p50 <= 1.5 * best;
 }
 
 /** A side's median of measure `k` over the rounds. */
