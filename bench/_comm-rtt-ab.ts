@@ -1,51 +1,52 @@
-// A/B of builds of ebb/comm: the per-round-trip 10th and 50th percentiles of the 8 B ping-pong
-// (programs/pingpong-rtt.ts, copied into each tree) on one node, 2 ranks under ebb run, the trees
-// alternating in each round (order reversed every other round); prints each tree's medians over the
-// rounds. A tree is a directory with src/ (e.g. `git archive REV src | tar -x -C DIR`). Baselines
-// in the same rounds: `@mpich` (programs/pingpong-rtt.c under mpiexec, ranks bound to cores) and
-// `@floor-sync` / `@floor-await` (programs/shm-floor.ts: a bare JavaScript ping-pong over one
-// shared-memory file, pinned to CPUs 0 and 1, without and with the `await` per message).
+// A/B of builds of ebb/comm by comm-latency.ts's paired rounds: the 8 B ping-pong of
+// programs/pingpong-rtt.ts (copied into each tree) on one node, 2 ranks under ebb run, every side
+// in each round, the order reversed every other round. A tree is a directory with src/ (e.g.
+// `git archive REV src | tar -x -C DIR`). Baselines in the same rounds: `@mpich`
+// (programs/pingpong-rtt.c) and `@floor-sync` / `@floor-await` (programs/shm-floor.ts).
+// Prints each side's medians over the rounds and the median of its per-round ratios to the first
+// side (and to @mpich when it runs, also over the rounds in which MPICH ran at its fastest), with
+// their quartiles.
 // Usage: bun bench/_comm-rtt-ab.ts ROUNDS DIR|@mpich|@floor-sync|@floor-await...
 import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
-import { runCommand, startBenchCluster } from "./cluster.ts";
+import { startBenchCluster } from "./cluster.ts";
+import { fastRounds, med, paired, pairedRounds, type Side, spread } from "./comm-latency.ts";
 import { median } from "./lib.ts";
 
 const rounds = Number(process.argv[2]);
-const dirs = process.argv.slice(3);
-if (!(rounds > 0) || dirs.length === 0) throw new Error("usage: bun bench/_comm-rtt-ab.ts ROUNDS DIR|@mpich|@floor-sync|@floor-await...");
+const names = process.argv.slice(3);
+if (!(rounds > 0) || names.length === 0) throw new Error("usage: bun bench/_comm-rtt-ab.ts ROUNDS DIR|@mpich|@floor-sync|@floor-await...");
 const program = new URL("programs/pingpong-rtt.ts", import.meta.url).pathname;
 const floor = new URL("programs/shm-floor.ts", import.meta.url).pathname;
-for (const d of dirs) {
+for (const d of names) {
   if (d.startsWith("@")) continue;
   mkdirSync(`${d}/bench/programs`, { recursive: true });
   if (`${d}/bench/programs/pingpong-rtt.ts` !== program) copyFileSync(program, `${d}/bench/programs/pingpong-rtt.ts`);
 }
-const mpich = dirs.includes("@mpich") ? await compileMpi("bench-pingpong-rtt", readFileSync(new URL("programs/pingpong-rtt.c", import.meta.url), "utf8")) : undefined;
+const mpich = names.includes("@mpich") ? await compileMpi("bench-pingpong-rtt", readFileSync(new URL("programs/pingpong-rtt.c", import.meta.url), "utf8")) : undefined;
 const cluster = await startBenchCluster(2);
-const argvOf = (d: string): string[] => {
-  if (d === "@mpich") return ["mpiexec", "-bind-to", "core", "-n", "2", mpich!];
-  if (d === "@floor-sync" || d === "@floor-await") return ["taskset", "-c", "0", process.execPath, floor, d.slice(7), "1"];
-  return [...cluster.ebb, "run", "-N", "1", "-n", "2", "--", process.execPath, `${d}/bench/programs/pingpong-rtt.ts`];
+const sideOf = (d: string): Side => {
+  if (d === "@mpich") return { name: d, argv: ["mpiexec", "-bind-to", "core", "-n", "2", mpich!] };
+  if (d === "@floor-sync" || d === "@floor-await") return { name: d, argv: ["taskset", "-c", "0", process.execPath, floor, d.slice(7), "1"] };
+  return { name: d, argv: [...cluster.ebb, "run", "-N", "1", "-n", "2", "--", process.execPath, `${d}/bench/programs/pingpong-rtt.ts`] };
 };
-const res = dirs.map(() => [] as [number, number][]);
-const tails = dirs.map(() => [] as string[]);
 try {
-  for (let r = 0; r < rounds; r++) {
-    const load = readFileSync("/proc/loadavg", "utf8").split(" ")[0];
-    const order = dirs.map((_, i) => i);
-    if (r % 2) order.reverse();
-    for (const i of order) {
-      const m = /p10=(\d+) p50=(\d+)/.exec((await runCommand(argvOf(dirs[i]!), cluster.env)).out);
-      if (!m) throw new Error(`no figure from ${dirs[i]}`);
-      res[i]!.push([Number(m[1]), Number(m[2])]);
-      tails[i]!.push([/p90=\d+ p99=\d+ mean=\d+/.exec(m.input)?.[0], /slow>20us .*/.exec(m.input)?.[0]].filter(Boolean).join(" "));
-    }
-    process.stderr.write(`round ${r + 1} (load ${load}): ${dirs.map((d, i) => `${d} ${res[i]![r]!.join("/")} ${tails[i]![r]}`).join(", ")}\n`);
-  }
+  const res = await pairedRounds(names.map(sideOf), rounds, cluster.env);
+  const m = names.indexOf("@mpich");
+  console.log(`load ${median(res.loads)} (min-max ${Math.min(...res.loads)}-${Math.max(...res.loads)})`);
+  names.forEach((d, i) => {
+    const f = (k: "p10" | "p50" | "p90" | "mean" | "cpu" | "waitCpu") => med(res, i, k);
+    const vs = (j: number, k: "p50" | "mean" | "cpu") => {
+      const p = paired(res, i, j, k);
+      return `${k} ÷ ${names[j]} ${p.median.toFixed(3)} (${spread(p)})`;
+    };
+    const fast = () => {
+      const p = paired(res, i, m, "p50", fastRounds(res, m));
+      return `p50 ÷ @mpich in the ${p.rounds} rounds it ran within 1.5x of its fastest ${p.median.toFixed(3)} (${spread(p)})`;
+    };
+    const ratios = [...(i > 0 ? [vs(0, "p50"), vs(0, "mean"), vs(0, "cpu")] : []), ...(m >= 0 && i !== m ? [vs(m, "p50"), vs(m, "mean"), fast()] : [])];
+    console.log(`${d}: p10 ${f("p10")} p50 ${f("p50")} p90 ${f("p90")} mean ${f("mean")} ns, cpu ${f("cpu")} ns/rtt, waiting ${f("waitCpu").toFixed(3)} CPU s/s${ratios.length ? `; ${ratios.join(", ")}` : ""}`);
+  });
 } finally {
   await cluster.stop();
-}
-for (let i = 0; i < dirs.length; i++) {
-  console.log(`${dirs[i]}: round trip p10 ${median(res[i]!.map((x) => x[0]))} ns, p50 ${median(res[i]!.map((x) => x[1]))} ns (medians of ${rounds} rounds)`);
 }

@@ -4,12 +4,13 @@
 // JavaScript both sides run per message pair (send,
 // ring write, poll, parse, match, settle, resume), and the heap growth per message counts what
 // each message allocates. Prints "path cpu_ns_per_roundtrip=N min=M heap_bytes_per_msg=B".
+// A CFG detector steps as under ebb run (its table goes to a file in /tmp); EBB_COMM_PATH_CFG=0: none.
 import { heapStats } from "bun:jsc";
 import { startCfg } from "../../src/comm/cfg.ts";
 import { Transport } from "../../src/comm/transport.ts";
 import { createWorld } from "../../src/comm/world.ts";
 
-startCfg(); // as under ebb run (EBB_CFG_FILE set): a detector step per call
+if (process.env.EBB_COMM_PATH_CFG !== "0") startCfg({ EBB_CFG_FILE: `/tmp/ebb-comm-path-${process.pid}.cfg` });
 const a = Transport.open({ node: "n" });
 const b = Transport.open({ node: "n" });
 const cards = [a.card, b.card];
@@ -52,3 +53,4 @@ for (let r = 0; r < 5; r++) {
 times.sort((x, y) => x - y);
 console.log(`path cpu_ns_per_roundtrip=${times[2]!.toFixed(0)} min=${times[0]!.toFixed(0)} heap_bytes_per_msg=${perMsg.toFixed(0)}`);
 await Promise.all([a.close(), b.close()]);
+(await import("node:fs")).rmSync(`/tmp/ebb-comm-path-${process.pid}.cfg`, { force: true });

@@ -1,23 +1,18 @@
-// Ping-pong between ranks 0 and 1 over 8 B .. 4 MiB, then allreduce of 8 B and 1 MiB on every rank;
-// with the argument "latency", only the 8 B ping-pong and then the idle wait below.
+// Ping-pong between ranks 0 and 1 over 8 B .. 4 MiB, then allreduce of 8 B and 1 MiB on every rank
+// (the one-node 8 B latency has a program of its own, pingpong-rtt.ts).
 // Prints one line per measure: "pingpong bytes=N us=ONE_WAY" and "allreduce bytes=N us=TIME", and
 // every rank taking part prints "cpu MEASURE bytes=N rank=R pct=P": its CPU time (user + system)
 // over the measure's wall time, so a transport that polls to win latency shows it.
-// The idle wait: WAITS times, rank 0 sleeps WAIT_MS, then sends 8 B and rank 1 answers; rank 1 has
-// been waiting in recv all along. Rank 0 prints "wait ms=5 rtt_us=R" (the median round trip of that
-// message and its answer) and rank 1 "cpu wait ms=5 rank=1 pct=P", its CPU time over the time it
-// spent in those receives: what a rank burns while it waits for a message that is slow to come.
 import { finalizeAdapt, initAdapt } from "../../src/comm/index.ts";
 import { exchange } from "./ping-pong-exchange.ts";
 
-const latencyOnly = process.argv.includes("latency");
 const { world } = await initAdapt();
 const cpuStart = () => ({ cpu: process.cpuUsage(), t: Bun.nanoseconds() });
 const cpuLine = (what: string, n: number, s: { cpu: NodeJS.CpuUsage; t: number }) => {
   const c = process.cpuUsage(s.cpu);
   console.log(`cpu ${what} bytes=${n} rank=${world.rank} pct=${(((c.user + c.system) * 1000) / (Bun.nanoseconds() - s.t) * 100).toFixed(0)}`);
 };
-const sizes = latencyOnly ? [8] : [8, 64, 1024, 16384, 262144, 1048576, 4194304];
+const sizes = [8, 64, 1024, 16384, 262144, 1048576, 4194304];
 // Like OSU's osu_latency: many rounds, untimed ones first. JavaScriptCore compiles the message
 // path to its top tier only after tens of thousands of calls: at 2,000 rounds an 8 B round trip
 // still took ~75 µs one way, at 10,000 ~15 µs, from 50,000 on ~2 µs. A long-running program lives
@@ -39,47 +34,16 @@ if (world.size >= 2 && world.rank < 2) {
     cpuLine("pingpong", n, c0);
   }
 }
-if (latencyOnly) {
-  const WAITS = 20;
-  const WAIT_MS = 5;
-  const buf = new Uint8Array(8);
-  if (world.rank === 0) {
-    const rtts: number[] = [];
-    for (let i = 0; i < WAITS; i++) {
-      await Bun.sleep(WAIT_MS);
-      const t = Bun.nanoseconds();
-      await world.send(1, buf);
-      await world.recv(1, 0, buf);
-      rtts.push((Bun.nanoseconds() - t) / 1000);
-    }
-    rtts.sort((a, b) => a - b);
-    console.log(`wait ms=${WAIT_MS} rtt_us=${rtts[WAITS >> 1]!.toFixed(2)}`);
-  } else if (world.rank === 1) {
-    let cpu = 0;
-    let wall = 0;
-    for (let i = 0; i < WAITS; i++) {
-      const c0 = process.cpuUsage();
-      const t = Bun.nanoseconds();
-      await world.recv(0, 0, buf);
-      wall += Bun.nanoseconds() - t;
-      const c = process.cpuUsage(c0);
-      cpu += (c.user + c.system) * 1000;
-      await world.send(0, buf);
-    }
-    console.log(`cpu wait ms=${WAIT_MS} rank=1 pct=${((cpu / wall) * 100).toFixed(1)}`);
-  }
-} else {
+await world.barrier();
+for (const n of [8, 1048576]) {
+  const x = new Float64Array(n / 8).fill(world.rank);
+  const r = n <= 8 ? 1000 : 40;
+  for (let i = 0; i < (n <= 8 ? 100 : 20); i++) await world.allreduce(x, "sum");
   await world.barrier();
-  for (const n of [8, 1048576]) {
-    const x = new Float64Array(n / 8).fill(world.rank);
-    const r = n <= 8 ? 1000 : 40;
-    for (let i = 0; i < (n <= 8 ? 100 : 20); i++) await world.allreduce(x, "sum");
-    await world.barrier();
-    const c0 = cpuStart();
-    const t0 = Bun.nanoseconds();
-    for (let i = 0; i < r; i++) await world.allreduce(x, "sum");
-    if (world.rank === 0) console.log(`allreduce bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 1000).toFixed(2)}`);
-    cpuLine("allreduce", n, c0);
-  }
+  const c0 = cpuStart();
+  const t0 = Bun.nanoseconds();
+  for (let i = 0; i < r; i++) await world.allreduce(x, "sum");
+  if (world.rank === 0) console.log(`allreduce bytes=${n} us=${((Bun.nanoseconds() - t0) / r / 1000).toFixed(2)}`);
+  cpuLine("allreduce", n, c0);
 }
 await finalizeAdapt();

@@ -9,8 +9,8 @@
 //          each message costs the promise turn an `await recv()` costs any JS library.
 // Usage: bun shm-floor.ts MODE [CPU]: rank 0 makes the file and starts rank 1, pinned to CPU with
 // taskset when given (run rank 0 under `taskset -c` another CPU: the sync mode on one core crawls).
-// Prints "floor mode=M us=ONE_WAY p10=NS p50=NS" (one way: the mean over 20,000 round trips after
-// 100,000 untimed ones, as pingpong.ts; p10/p50: single round trips, ns, as pingpong-rtt.ts).
+// Prints what pingpong-rtt.ts prints of the ping-pong ("rtt p10=. p50=. p90=. p99=. mean=." and
+// "cpu rank=R ns_per_rtt=.", ns, 20,000 single round trips after 100,000 untimed ones).
 // Neither mode ever gives its core away: on a loaded machine its mean is the scheduler's (a side
 // spins out its time slice while its peer waits for a core); its percentiles still hold.
 import { closeSync, ftruncateSync, openSync, unlinkSync } from "node:fs";
@@ -99,9 +99,9 @@ if (rank === 0) {
 } else {
   Atomics.store(words, MINE, ++sent);
 }
-let t0 = 0;
+let c0 = process.cpuUsage();
 for (let i = -WARM; i < N; i++) {
-  if (i === 0) t0 = Bun.nanoseconds();
+  if (i === 0) c0 = process.cpuUsage();
   if (rank === 0) {
     const t = Bun.nanoseconds();
     if (mode === "sync") {
@@ -120,9 +120,11 @@ for (let i = -WARM; i < N; i++) {
     await sendAsync();
   }
 }
+const c = process.cpuUsage(c0);
+console.log(`cpu rank=${rank} ns_per_rtt=${(((c.user + c.system) * 1000) / N).toFixed(0)}`);
 if (rank === 0) {
-  const us = (Bun.nanoseconds() - t0) / N / 2 / 1000;
   const s = Array.from(rtt).sort((a, b) => a - b);
-  console.log(`floor mode=${mode} us=${us.toFixed(3)} p10=${s[N / 10]!.toFixed(0)} p50=${s[N / 2]!.toFixed(0)}`);
+  const mean = s.reduce((a, x) => a + x, 0) / N;
+  console.log(`rtt p10=${s[N / 10]!.toFixed(0)} p50=${s[N / 2]!.toFixed(0)} p90=${s[(N * 9) / 10]!.toFixed(0)} p99=${s[(N * 99) / 100]!.toFixed(0)} mean=${mean.toFixed(0)}`);
   await child!.exited;
 }

@@ -76,33 +76,61 @@ function message<T extends Payload>(m: Envelope): Message<T> {
 
 /**
  * A receive that waits: the matcher's entry and its promise's settlers in one object (no closure
- * per call), ending the call's comm-time interval when it settles. Settled, it is spare: the next
- * receive that waits takes it instead of a new one (the matcher has let go of it by then: it
- * removes an entry before it settles it, and settles it once), so a ping-pong makes none.
+ * per call), ending the call's comm-time interval when it settles. It is posted before its promise
+ * is made: settled meanwhile (by the rings' first read, within recv), it keeps the outcome, and recv
+ * returns it as an already-settled promise, with no resolving functions made. Settled, it is
+ * spare: the next receive that waits takes it instead of a new one (the matcher has let go of it
+ * by then: it removes an entry before it settles it, and settles it once), so a ping-pong makes none.
  */
 class WaitingRecv implements Posted {
   readonly seq = 0;
   ok: ((m: Message<never>) => void) | undefined = undefined;
   fail: ((e: unknown) => void) | undefined = undefined;
+  /** Settled before its promise was made: the message, or the error in `error`. */
+  early: Message<never> | undefined = undefined;
+  error: unknown = undefined;
   constructor(
     public src: number,
     public tag: number,
     public into: TypedArray | undefined,
   ) {}
   resolve(data: Payload | Bundle, src: number, tag: number): void {
-    const ok = this.ok!;
-    this.free();
+    const ok = this.ok;
     leave();
+    if (ok === undefined) {
+      this.early = { data: data as never, source: src, tag };
+      return;
+    }
+    this.free();
     ok({ data: data as never, source: src, tag });
   }
   reject(e: Error): void {
-    const fail = this.fail!;
-    this.free();
+    const fail = this.fail;
     leave();
+    if (fail === undefined) {
+      this.error = e;
+      return;
+    }
+    this.free();
     fail(e);
   }
+  /** Its promise: already settled if it was settled in the call; else one its settlers will settle. */
+  promise<T extends Payload>(): Promise<Message<T>> {
+    const m = this.early;
+    if (m !== undefined) {
+      this.free();
+      return Promise.resolve(m);
+    }
+    const e = this.error;
+    if (e !== undefined) {
+      this.free();
+      return Promise.reject(e);
+    }
+    filling = this;
+    return new Promise<Message<T>>(fillSettlers);
+  }
   private free(): void {
-    this.ok = this.fail = this.into = undefined; // holds nothing of the settled receive
+    this.ok = this.fail = this.into = this.early = this.error = undefined; // holds nothing of the settled receive
     spare = this;
   }
 }
@@ -259,16 +287,16 @@ export abstract class BaseComm implements Receiver {
         return Promise.resolve(message<T>(landIn(m, into)));
       }
       this.canWait(source);
-      // One promise, settled by the matcher itself: the caller resumes one microtask after the arrival.
-      const w = (filling = waitingRecv(source, tag, into));
-      const p = new Promise<Message<T>>(fillSettlers);
+      // Posted, then the rings read: a message already in one (written while nothing here polled)
+      // is taken now, not a turn later, and counts as an instant at the receive's entry, with no
+      // clock read more. Otherwise one promise, settled by the matcher itself: the caller resumes
+      // one microtask after the arrival.
+      const w = waitingRecv(source, tag, into);
       this.p2p.add(w);
-      // A message already in a ring (written while nothing here polled) is taken now, not a turn
-      // later; a receive settled so counts as an instant at its entry, with no clock read more.
       settling(entry);
       this.transport.pollRings();
       settling(0);
-      return p;
+      return w.promise<T>();
     } catch (e) {
       leave();
       return Promise.reject(e);

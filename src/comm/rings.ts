@@ -5,6 +5,7 @@
  * the sockets, peer liveness and routing; it hands this module the frames it gets about rings
  * (SHM, BELL) and asks it first whether a send goes through a ring. Protocol: src/comm/README.md.
  */
+import { cfgIdle } from "./cfg.ts";
 import { type Encoded, type FrameHead, FrameParser, FrameType, HEADER_BYTES, type Header, controlFrame, frameChunks, writeHeader } from "./codec.ts";
 import { Ring } from "./shm.ts";
 import { ffi, fs, inDir } from "./lazy.ts";
@@ -474,6 +475,7 @@ export class RingLinks {
         if (this.pumpIn(p)) progress = true;
         if (p.queue.length > 0 && this.pumpOut(p)) progress = true;
       }
+      if (!progress) cfgIdle(); // the CFG detector's work, while there is nothing else to do
     }
     if (!this.host.waiting()) {
       this.spinning = false;
