@@ -329,6 +329,17 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     await c.waitNodes(4, "IDLE");
   }
 
+  /** Grows the job 2 -> 3 while every node it does not hold hangs (`hangIdle`); its launcher's output once it ended well. */
+  async function growWhileIdleHangs(job: { id: number; finished: Promise<{ out: string; err: string; code: number }> }): Promise<{ out: string; err: string }> {
+    const hung = await hangIdle(job.id);
+    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
+    const { out, err, code } = await job.finished;
+    await revive(hung);
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    return { out, err };
+  }
+
   /** The grow 2 -> 3 failed for the node it added, and a fault adaptation removing nothing committed. */
   function expectAddedLost(end: any): void {
     expect(end.state).toBe("COMPLETED");
@@ -343,12 +354,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const want = await fixed([jacobi!, ...JACOBI]);
     // No periodic checkpoint: a world stopped for this loss would have nothing to restart from.
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--stall-at", "100", "--stall-ms", "8000", "--sleep-ms", "5"], /iteration 100 on 2 ranks/);
-    const hung = await hangIdle(job.id);
-    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
-    const { out, err, code } = await job.finished;
-    await revive(hung);
-    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
-    expect(code).toBe(0);
+    const { out } = await growWhileIdleHangs(job);
     expect(out).not.toContain("resumed");
     expect(checksumOf(out)).toBe(want);
     expectAddedLost(await c.job(job.id));
@@ -359,12 +365,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const want = await fixed([jacobi!, ...JACOBI]);
     // No periodic checkpoint: the resize's is the only one there is.
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", jacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
-    const hung = await hangIdle(job.id);
-    expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 })).status).toBe(202);
-    const { out, err, code } = await job.finished;
-    await revive(hung);
-    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
-    expect(code).toBe(0);
+    const { out, err } = await growWhileIdleHangs(job);
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
     expect(err).toMatch(/the world restarts on its nodes from the resize's checkpoint \S+\/a\d+/);
