@@ -2,7 +2,7 @@
 export class Heap<T> {
   private readonly items: T[] = [];
 
-  constructor(private readonly before: (a: T, b: T) => boolean) {}
+  constructor(readonly before: (a: T, b: T) => boolean) {}
 
   get size(): number {
     return this.items.length;

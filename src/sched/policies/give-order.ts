@@ -37,9 +37,8 @@ export class GiveOrder<G extends Giver> {
   private at = new Float64Array(0);
   private next = new Float64Array(0);
   private key = new Float64Array(0);
-  /** Its weight (`weight` of its priority) and job id: what pricing and the heap's order read a node at a time. */
+  /** Its weight (`weight` of its priority): what pricing reads a node at a time. */
   private w = new Float64Array(0);
-  private id = new Float64Array(0);
   private heap: Heap<number> | undefined;
   /** The least any node of the order can add to the stretch (`surelyExceeds`), and each job's first node's stretch; worked out when first read. */
   private step: number | undefined;
@@ -86,7 +85,7 @@ export class GiveOrder<G extends Giver> {
 
   /** The (weighed) stretch of a job giving `give` nodes: its remaining work at the smaller size, plus the adaptation. */
   stretchAt(c: G, give: number): number {
-    return give === 0 ? 0 : this.weight(c.job.priority) * (c.rem * (c.ratio(c.job.nodes - give) - 1) + c.cost(give));
+    return give === 0 ? 0 : weighedStretch(c, this.weight(c.job.priority), give);
   }
 
   /**
@@ -149,9 +148,8 @@ export class GiveOrder<G extends Giver> {
   /** The next node's stretch, from the stretch so far (`at`: one price a node). */
   private rekey(i: number): void {
     const c = this.pool[i]!;
-    const give = this.delta[i]! + 1;
     // stretchAt, its weight read once.
-    this.next[i] = this.w[i]! * (c.rem * (c.ratio(c.job.nodes - give) - 1) + c.cost(give));
+    this.next[i] = weighedStretch(c, this.w[i]!, this.delta[i]! + 1);
     this.key[i] = this.next[i]! - this.at[i]!;
   }
 
@@ -168,7 +166,8 @@ export class GiveOrder<G extends Giver> {
     this.at = new Float64Array(n);
     this.next = new Float64Array(n);
     this.w = new Float64Array(n);
-    const id = (this.id = new Float64Array(n));
+    // The job ids, as the heap's order reads them (ties: the lower id).
+    const id = new Float64Array(n);
     for (let i = 0; i < n; i++) {
       this.w[i] = this.weight(pool[i]!.job.priority);
       id[i] = pool[i]!.job.id;
@@ -189,7 +188,7 @@ export class GiveOrder<G extends Giver> {
   /** Works out one more run of nodes one job gives; false if the pool has no node left. */
   private extendRun(): boolean {
     const heap = this.heap ?? this.priceFirst();
-    const { key, pool, delta, id } = this;
+    const { key, pool, delta } = this;
     if (heap.size === 0) return false;
     const i = heap.pop()!;
     const c = pool[i]!;
@@ -202,7 +201,7 @@ export class GiveOrder<G extends Giver> {
       if (c.job.nodes - delta[i]! <= this.floor[i]!) break;
       this.rekey(i);
       const top = heap.peek();
-      if (top !== undefined && !(key[i]! < key[top]! || (key[i] === key[top] && id[i]! < id[top]!))) {
+      if (top !== undefined && !heap.before(i, top)) {
         heap.push(i);
         break;
       }
@@ -210,4 +209,9 @@ export class GiveOrder<G extends Giver> {
     this.checks.push(this.giver.length);
     return true;
   }
+}
+
+/** The stretch of `c` giving `give` nodes (> 0), its seconds weighing `w`: its remaining work at the smaller size, plus the adaptation. */
+function weighedStretch(c: Giver, w: number, give: number): number {
+  return w * (c.rem * (c.ratio(c.job.nodes - give) - 1) + c.cost(give));
 }
