@@ -9,8 +9,9 @@ import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "
 /**
  * A running job at `now` (s). The view is kept on the job and rebuilt only when the job changed
  * (its step, resize or limit was rescheduled, or it reached or left a resize point); between
- * those, only its predicted end and remaining time follow the clock, worked out once per instant. A pass must not keep a view
- * past itself (none does: the controller builds new ones for every pass).
+ * those, only its predicted end and remaining time follow the clock, worked out once per instant.
+ * A pass must not keep a view past itself (none does: the controller builds new ones for every
+ * pass).
  */
 export function runningView(r: JobRun, now: number): SnapshotJob {
   const key = r.version * 2 + (r.atPoint ? 1 : 0);

@@ -199,8 +199,8 @@ export class CgroupLimits {
    * reused: the page cache and kernel memory a job leaves (60-170 KiB after `true` or `ls`,
    * measured) stay charged to its cgroup and would count against the next job's limit and peak.
    * memory.force_empty does not make one new either: it reclaims the page cache, but the kernel
-   * memory stays charged (60 KiB after `true` and `ls`, kernel 6.18, measured), and memory.max_usage_in_bytes
-   * reset starts from there.
+   * memory stays charged (60 KiB after `true` and `ls`, kernel 6.18, measured), and a reset of
+   * memory.max_usage_in_bytes starts from there.
    */
   private readonly spareCpusets: { dir: string; cpus: string }[] = [];
   /** The limit each job's v1 memory cgroup has ("-1": none, what the kernel gives a new one): a job without a limit of its own writes nothing. */

@@ -65,11 +65,12 @@ export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<num
 }
 
 /**
- * The same want at the job's minimum, where a malleable job may start: the nodes it lacks at k = its minimum, the reservation still holding (it ends before it
- * by its limit at k, `bound` × its limit, or fits in `extra`), and its start otherwise moved
- * earlier by the time it loses running on k (`ratio` = T(k) / T(asked)), so that pricing the admit
- * by `otherwise` prices that loss too. Undefined if it cannot start below its size, lacks nothing
- * there, or the reservation would not hold.
+ * The same want at the job's minimum, where a malleable job may start: the nodes it lacks at k =
+ * its minimum, the reservation still holding (it ends before it by its limit at k, `bound` × its
+ * limit, or fits in `extra`), and its start otherwise moved earlier by the time it loses running
+ * on k (`ratio` = T(k) / T(asked)), so that pricing the admit by `otherwise` prices that loss too.
+ * Undefined if it cannot start below its size, lacks nothing there, or the reservation would not
+ * hold.
  */
 export function atMinimum(w: BackfillWant, now: number, delay: number, res: Reservation, extra: number, ratio: number, bound: number): (BackfillWant & { nodes: number }) | undefined {
   const j = w.job;
