@@ -14,7 +14,11 @@
 import { queueOrder } from "./batch.ts";
 import type { PendingJob } from "./types.ts";
 
-const submitOrder = (a: PendingJob, b: PendingJob): number => a.submitTime - b.submitTime || a.id - b.id;
+/** Submit order: earlier submitted first, then the lower id. */
+export const submitOrder = (a: Pick<PendingJob, "submitTime" | "id">, b: Pick<PendingJob, "submitTime" | "id">): number => a.submitTime - b.submitTime || a.id - b.id;
+
+/** The name of the run of a user's jobs in a tier (user names hold no NUL: tier 0's runs are named by the user alone). */
+export const runKey = (user: string, tier: number | undefined): string => (tier ? `${tier}\0${user}` : user);
 
 /**
  * `jobs` (their `priority` and `tier` set) in queue order; `runOf(i)` names the run of

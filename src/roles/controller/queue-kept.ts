@@ -14,6 +14,7 @@
  * random test holds this to.
  */
 import type { PriorityJob } from "../../sched/priority.ts";
+import { runKey, submitOrder } from "../../sched/queue-runs.ts";
 import type { PendingJob } from "../../sched/types.ts";
 import type { ClusterState, JobRuntime } from "./state.ts";
 
@@ -33,7 +34,7 @@ export interface Run {
   views: PendingJob[];
 }
 
-const submitOrder = (a: Entry, b: Entry): number => a.view.submitTime - b.view.submitTime || a.view.id - b.view.id;
+const entryOrder = (a: Entry, b: Entry): number => submitOrder(a.view, b.view);
 
 export class KeptQueue {
   private readonly entries = new Map<number, Entry>();
@@ -70,7 +71,7 @@ export class KeptQueue {
     this.dirty = new Set();
     for (const job of this.state.waiting()) if (!job.blocked) this.add(job, false);
     for (const run of this.byRun.values()) {
-      run.entries.sort(submitOrder);
+      run.entries.sort(entryOrder);
       run.views = run.entries.map((e) => e.view);
     }
   }
@@ -90,11 +91,11 @@ export class KeptQueue {
     if (job.limited !== undefined) job.limited = undefined;
     const e: Entry = { job, view, pj };
     this.entries.set(view.id, e);
-    const key = pj.tier ? `${pj.tier}\0${pj.user}` : pj.user;
+    const key = runKey(pj.user, pj.tier);
     let run = this.byRun.get(key);
     if (!run) this.byRun.set(key, (run = { user: pj.user, tier: pj.tier ?? 0, entries: [], views: [] }));
     const list = run.entries;
-    if (!inPlace || list.length === 0 || submitOrder(list[list.length - 1]!, e) < 0) {
+    if (!inPlace || list.length === 0 || entryOrder(list[list.length - 1]!, e) < 0) {
       list.push(e);
       run.views.push(view);
     } else {
@@ -106,7 +107,7 @@ export class KeptQueue {
 
   private remove(e: Entry): void {
     this.entries.delete(e.view.id);
-    const key = e.pj.tier ? `${e.pj.tier}\0${e.pj.user}` : e.pj.user;
+    const key = runKey(e.pj.user, e.pj.tier);
     const run = this.byRun.get(key)!;
     const list = run.entries;
     // Mostly the head of its run starts: found from the front.
@@ -123,7 +124,7 @@ function upperBound(list: readonly Entry[], e: Entry): number {
   let hi = list.length;
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (submitOrder(list[mid]!, e) < 0) lo = mid + 1;
+    if (entryOrder(list[mid]!, e) < 0) lo = mid + 1;
     else hi = mid;
   }
   return lo;

@@ -15,7 +15,7 @@ import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairsh
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
 import { applyPriorities, fairshareTerm, priorityOfEach, priorityWith, prioritize, shareRows, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
 import { queueOrder } from "../../sched/batch.ts";
-import { mergeRuns, queueOrderByRuns } from "../../sched/queue-runs.ts";
+import { mergeRuns, queueOrderByRuns, runKey } from "../../sched/queue-runs.ts";
 import { holdBack, submitLimit, type Amounts, type QuotaJob } from "../../sched/quota.ts";
 import type { JobState, PendingJob } from "../../sched/types.ts";
 import { pendingView } from "../../sched/pending.ts";
@@ -85,7 +85,7 @@ export class QueuePolicy {
     }
     const runs = [...kept.runs()];
     const multifactor = this.cfg.priority.type === "multifactor";
-    const ran = running.map((r) => this.keptPriorityJob(this.state.jobs.get(r.id), r));
+    const ran = running.map((r) => this.priorityJobOf(r, 0));
     if (multifactor) {
       const users = shareRows([...runs.map((r) => r.user), ...ran.map((j) => j.user)], this.usage, this.cfg.priority, now);
       for (const run of runs) {
@@ -104,17 +104,11 @@ export class QueuePolicy {
   /** A waiting job's view (its tier set, as `order` sets it) and what its priority is made of. */
   private keptView(job: JobRuntime): { view: PendingJob; pj: PriorityJob } {
     const view = this.view(job);
-    const pj = this.keptPriorityJob(job, view);
+    const pj = this.priorityJobOf(view, 0);
     view.tier = pj.tier !== 0 ? pj.tier : undefined;
     return { view, pj };
   }
 
-  /** What a job's priority is made of, as `priorityJobs` makes it without a size factor. */
-  private keptPriorityJob(job: JobRuntime | undefined, as: Pick<PendingJob, "id" | "submitTime">): PriorityJob {
-    const row = job?.row;
-    const p = row && this.partitionOf(row);
-    return { id: as.id, user: row ? userOf(row) : NOBODY, submitTime: as.submitTime, size: 0, tier: p?.tier ?? 0 };
-  }
 
   get partitions(): Partitions {
     return this.cfg.partitions;
@@ -248,11 +242,7 @@ export class QueuePolicy {
     }
     // Without the size factor, one user's jobs of one tier are in submit order: merged, not sorted.
     if (multifactor && this.cfg.priority.weights.jobSize > 0) return views.sort(queueOrder);
-    return queueOrderByRuns(views, (i) => {
-      const j = jobs[i]!;
-      // User names hold no NUL: tier 0's runs are named by the user alone.
-      return !j.tier ? j.user : `${j.tier}\0${j.user}`;
-    });
+    return queueOrderByRuns(views, (i) => runKey(jobs[i]!.user, jobs[i]!.tier));
   }
 
   /**
@@ -268,12 +258,17 @@ export class QueuePolicy {
     return views.map((v): PriorityJob => {
       const known = cores === 0 ? this.asPriorityJob.get(v) : undefined;
       if (known) return known;
-      const row = this.state.jobs.get(v.id)?.row;
-      const p = row && this.partitionOf(row);
-      const job = { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
-      if (cores === 0 && row) this.asPriorityJob.set(v, job);
+      const job = this.priorityJobOf(v, cores);
+      if (cores === 0 && this.state.jobs.has(v.id)) this.asPriorityJob.set(v, job);
       return job;
     });
+  }
+
+  /** What the priority of job `v.id` is made of (its size against `cores`, the cluster's; 0: no size factor). */
+  private priorityJobOf(v: Pick<PendingJob, "id" | "submitTime">, cores: number): PriorityJob {
+    const row = this.state.jobs.get(v.id)?.row;
+    const p = row && this.partitionOf(row);
+    return { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
   }
 
   private factorsOf(views: readonly Pick<PendingJob, "id" | "submitTime">[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
