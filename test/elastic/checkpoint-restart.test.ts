@@ -18,20 +18,22 @@ const MAIN = join(ROOT, "src/main.ts");
 const work = mkdtempSync(join(tmpdir(), "ebb-cr-"));
 const env = { ...(process.env as Record<string, string>), EBB_CACHE_DIR: join(work, "cache") };
 
-/** `ebb mpicc -O2 -o BIN examples/c/NAME.c`; undefined (skipped) without mpicc unless CI=true. */
-async function build(name: string): Promise<string | undefined> {
+/** `ebb mpicc -O2 -o BIN DIR/NAME.c`; undefined (skipped) without mpicc unless CI=true. */
+async function build(name: string, dir = "examples/c"): Promise<string | undefined> {
   if (!Bun.which("mpicc")) {
     if (process.env.CI === "true") throw new Error("mpicc not found (required because CI=true)");
     return undefined;
   }
   const bin = join(work, name);
-  const r = await runProcess([process.execPath, MAIN, "mpicc", "-O2", "-o", bin, join(ROOT, `examples/c/${name}.c`)], { env });
+  const r = await runProcess([process.execPath, MAIN, "mpicc", "-O2", "-o", bin, join(ROOT, dir, `${name}.c`)], { env });
   if (r.code !== 0) throw new Error(`ebb mpicc ${name}: ${r.stdout}${r.stderr}`);
   return bin;
 }
 
 const jacobi = await build("jacobi");
 const summa = await build("summa");
+/** jacobi whose resize's write, or restarted rank's read, a test can hold (test/elastic/programs/held-jacobi.c). */
+const heldJacobi = await build("held-jacobi", "test/elastic/programs");
 
 const checksumOf = (out: string) => /^checksum ([0-9a-f]{16})$/m.exec(out)?.[1];
 
@@ -394,6 +396,37 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(err).toContain(`node ${added}, which the resize added, was lost`);
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test("a grow whose added node crashes while its write window is open (rank 0 holds inside its write): the write runs to its outcome, the old ranks end, and the world restarts on its old nodes from the resize's own checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const gate = join(work, `gate-write-${Date.now()}`);
+    // No periodic checkpoint: the resize's is the only one there is.
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
+    const grow = (await c.job(job.id)).adaptations[0];
+    expect(grow.state).toBe("ADAPTING");
+    const added = grow.added[0] as string;
+    await crash(added);
+    // The controller ends the grow FAILED and orders the fault adaptation while the write is held.
+    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
+      const a = (await c.job(job.id)).adaptations;
+      return a.length === 2 && a[0].state === "FAILED";
+    }, 60_000);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
+    expect(out).not.toMatch(/on 3 ranks/);
+    expect(err).toContain(`the world restarts on its nodes from the resize's checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`)}`);
     expect(checksumOf(out)).toBe(want);
     expectAddedLost(await c.job(job.id));
     expect(leftovers(c, job.id)).toEqual([]);
