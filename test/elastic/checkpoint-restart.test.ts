@@ -3,8 +3,10 @@
  * and the SUMMA matrix product of examples/c, built with `ebb mpicc`, run elastic on loopback
  * clusters of real agents. Each must print the checksum of its fixed-size run under `mpiexec -n 2`
  * after any resizes: user-initiated and scheduler-initiated, grow and shrink, a node lost between
- * periodic checkpoints; a restart that fails ends the job saying why and keeps the checkpoint; a
- * resize while the program never reaches a safe point times out and the job goes on.
+ * periodic checkpoints, or added by a resize (in its probe rounds, its write, its restart: before
+ * or after the restarted ranks read the resize's checkpoint); a restart that fails ends the job
+ * saying why and keeps the checkpoint; a resize while the program never reaches a safe point times
+ * out and the job goes on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -427,6 +429,34 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
     expect(err).toContain(`the world restarts on its nodes from the resize's checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`)}`);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test("a grow whose added node crashes after the restarted ranks read the resize's checkpoint and removed it: the world restarts on its old nodes from its newest periodic checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const gate = join(work, `gate-read-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_READ=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    const spent = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`);
+    // The restarted rank on the added node holds once every part was read and removed; rank 0 then removes the manifest.
+    await waitFor("the resize's checkpoint read and removed, a restarted rank held", () => existsSync(`${gate}.held`) && !existsSync(spent), 60_000);
+    const added = (await c.job(job.id)).adaptations[0].added[0] as string;
+    await crash(added);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toContain(`node ${added}, which the resize added, was lost`);
+    expect(err).not.toContain("the world restarts on its nodes from the resize's checkpoint");
+    expect(err).toContain(`the resize's checkpoint ${spent} was read and removed; the world restarts on its nodes from its last periodic checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`)}/p`);
+    // One restart, from a periodic checkpoint (taken every 60 safe points from iteration 0: after iteration 59, 119, ...).
+    const resumed = [...out.matchAll(/resumed iteration (\d+) on (\d+) ranks \(was (\d+)\)/g)].map((m) => [Number(m[1]) % 60, Number(m[2]), Number(m[3])]);
+    expect(resumed).toEqual([[59, 2, 2]]);
     expect(checksumOf(out)).toBe(want);
     expectAddedLost(await c.job(job.id));
     expect(leftovers(c, job.id)).toEqual([]);

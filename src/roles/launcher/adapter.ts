@@ -795,7 +795,9 @@ export class Adapter {
         this.endRestart({ exitCode: 1, exits: [], failure: why });
         throw new Error(why);
       }
-      if (latest.path === resume?.from) this.host.notice(`${msg.fault?.reason ?? "a node failed"}: the world restarts on its nodes from the resize's checkpoint ${resume.from}`);
+      const cause = msg.fault?.reason ?? "a node failed";
+      if (latest.path === resume?.from) this.host.notice(`${cause}: the world restarts on its nodes from the resize's checkpoint ${resume.from}`);
+      else if (resume) this.host.notice(`${cause}: the resize's checkpoint ${resume.from} was read and removed; the world restarts on its nodes from its last periodic checkpoint ${latest.path}`);
       await this.restartIn(msg, resize, aborted, latest.path, times, latest.path === resume?.from ? resume.shmNodes : []);
       for (const n of msg.removed) this.lost.delete(n);
     } finally {
