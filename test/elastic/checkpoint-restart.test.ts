@@ -434,6 +434,41 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(leftovers(c, job.id)).toEqual([]);
   }, 180_000);
 
+  test("a grow whose added node crashes while its write window is open, and the write then fails: the window closes and the world goes on at its size, no restart, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const gate = join(work, `gate-write-fails-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
+    const grow = (await c.job(job.id)).adaptations[0];
+    expect(grow.state).toBe("ADAPTING");
+    const added = grow.added[0] as string;
+    await crash(added);
+    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
+      const a = (await c.job(job.id)).adaptations;
+      return a.length === 2 && a[0].state === "FAILED";
+    }, 60_000);
+    // Rank 0 cannot write the manifest: a file stands where the checkpoint's directory was.
+    const dir = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`);
+    rmSync(dir, { recursive: true, force: true });
+    await Bun.write(dir, "");
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toContain("jacobi: the resize failed, going on");
+    expect(out).not.toContain("resumed");
+    expect(out).toMatch(/iteration \d+ on 2 ranks\n[^]*checksum/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    // The ranks removed their parts; the file the test put stays (and the job's directory with it).
+    expect(leftovers(c, job.id)).toEqual([join(c.dir, ".ebb-ckpt", `job-${job.id}`)]);
+    rmSync(join(c.dir, ".ebb-ckpt", `job-${job.id}`), { recursive: true, force: true });
+  }, 180_000);
+
   test("a grow whose added node crashes after the restarted ranks read the resize's checkpoint and removed it: the world restarts on its old nodes from its newest periodic checkpoint, the fixed-size answer", async () => {
     const want = await fixed([jacobi!, ...JACOBI]);
     const gate = join(work, `gate-read-${Date.now()}`);
