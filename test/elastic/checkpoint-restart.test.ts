@@ -241,6 +241,26 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     await c.waitNodes(4, "IDLE");
   }, 180_000);
 
+  test("a node lost while the world writes a periodic checkpoint: the job restarts from the last complete one, and the incomplete one is removed (nothing left behind)", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // Rank 0 holds inside the second periodic checkpoint (its part written, the manifest not yet).
+    const gate = join(work, `gate-periodic-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", "env", `EBB_TEST_HOLD_PERIODIC=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 100 on 3 ranks/);
+    await waitFor("rank 0 to hold inside its second periodic checkpoint", () => existsSync(`${gate}.held`), 60_000);
+    const victim = (await c.job(job.id)).allocation[2] as string;
+    await crash(victim);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(victim);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect([...out.matchAll(/resumed iteration (\d+) on 2 ranks \(was 3\)/g)].map((m) => Number(m[1]))).toEqual([59]);
+    expect(checksumOf(out)).toBe(want);
+    expect((await c.job(job.id)).state).toBe("COMPLETED");
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
   test("a node that hangs and a surviving rank that fails before its loss is seen: the failure is held, and the controller's DOWN restarts the job from its last checkpoint", async () => {
     const want = await fixed([jacobi!, ...JACOBI]);
     // Each rank is a shell running the program, so that a rank can fail as a program does (exit

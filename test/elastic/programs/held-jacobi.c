@@ -6,6 +6,7 @@
  *
  *   EBB_TEST_HOLD_WRITE=F  rank 0 holds inside a resize's write (ebb_adapt(): its part written, the
  *                          manifest not yet; libebb gathers the parts' names with MPI_Gather)
+ *   EBB_TEST_HOLD_PERIODIC=F  rank 0 holds likewise inside the second periodic checkpoint it writes
  *   EBB_TEST_HOLD_READ=F   a restarted rank (EBB_ADAPT_STATUS=joining) on the world's last rank holds
  *                          once the resize's checkpoint was read and its parts removed (libebb's
  *                          second MPI_Barrier of the read), before the window that commits the restart
@@ -37,7 +38,9 @@ static void hold(const char *name) {
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm) {
   int rank;
   PMPI_Comm_rank(comm, &rank);
-  if (writing && rank == root) hold("EBB_TEST_HOLD_WRITE");
+  static int periodic;
+  if (rank == root && writing) hold("EBB_TEST_HOLD_WRITE");
+  else if (rank == root && ++periodic == 2) hold("EBB_TEST_HOLD_PERIODIC");
   return PMPI_Gather(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm);
 }
 
