@@ -3,8 +3,10 @@
  * and the SUMMA matrix product of examples/c, built with `ebb mpicc`, run elastic on loopback
  * clusters of real agents. Each must print the checksum of its fixed-size run under `mpiexec -n 2`
  * after any resizes: user-initiated and scheduler-initiated, grow and shrink, a node lost between
- * periodic checkpoints; a restart that fails ends the job saying why and keeps the checkpoint; a
- * resize while the program never reaches a safe point times out and the job goes on.
+ * periodic checkpoints, or added by a resize (in its probe rounds, its write, its restart: before
+ * or after the restarted ranks read the resize's checkpoint); a restart that fails ends the job
+ * saying why and keeps the checkpoint; a resize while the program never reaches a safe point times
+ * out and the job goes on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { Database } from "bun:sqlite";
@@ -18,20 +20,22 @@ const MAIN = join(ROOT, "src/main.ts");
 const work = mkdtempSync(join(tmpdir(), "ebb-cr-"));
 const env = { ...(process.env as Record<string, string>), EBB_CACHE_DIR: join(work, "cache") };
 
-/** `ebb mpicc -O2 -o BIN examples/c/NAME.c`; undefined (skipped) without mpicc unless CI=true. */
-async function build(name: string): Promise<string | undefined> {
+/** `ebb mpicc -O2 -o BIN DIR/NAME.c`; undefined (skipped) without mpicc unless CI=true. */
+async function build(name: string, dir = "examples/c"): Promise<string | undefined> {
   if (!Bun.which("mpicc")) {
     if (process.env.CI === "true") throw new Error("mpicc not found (required because CI=true)");
     return undefined;
   }
   const bin = join(work, name);
-  const r = await runProcess([process.execPath, MAIN, "mpicc", "-O2", "-o", bin, join(ROOT, `examples/c/${name}.c`)], { env });
+  const r = await runProcess([process.execPath, MAIN, "mpicc", "-O2", "-o", bin, join(ROOT, dir, `${name}.c`)], { env });
   if (r.code !== 0) throw new Error(`ebb mpicc ${name}: ${r.stdout}${r.stderr}`);
   return bin;
 }
 
 const jacobi = await build("jacobi");
 const summa = await build("summa");
+/** jacobi whose resize's write, or restarted rank's read, a test can hold (test/elastic/programs/held-jacobi.c). */
+const heldJacobi = await build("held-jacobi", "test/elastic/programs");
 
 const checksumOf = (out: string) => /^checksum ([0-9a-f]{16})$/m.exec(out)?.[1];
 
@@ -237,6 +241,26 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     await c.waitNodes(4, "IDLE");
   }, 180_000);
 
+  test("a node lost while the world writes a periodic checkpoint: the job restarts from the last complete one, and the incomplete one is removed (nothing left behind)", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    // Rank 0 holds inside the second periodic checkpoint (its part written, the manifest not yet).
+    const gate = join(work, `gate-periodic-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", "env", `EBB_TEST_HOLD_PERIODIC=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 100 on 3 ranks/);
+    await waitFor("rank 0 to hold inside its second periodic checkpoint", () => existsSync(`${gate}.held`), 60_000);
+    const victim = (await c.job(job.id)).allocation[2] as string;
+    await crash(victim);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(victim);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect([...out.matchAll(/resumed iteration (\d+) on 2 ranks \(was 3\)/g)].map((m) => Number(m[1]))).toEqual([59]);
+    expect(checksumOf(out)).toBe(want);
+    expect((await c.job(job.id)).state).toBe("COMPLETED");
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
   test("a node that hangs and a surviving rank that fails before its loss is seen: the failure is held, and the controller's DOWN restarts the job from its last checkpoint", async () => {
     const want = await fixed([jacobi!, ...JACOBI]);
     // Each rank is a shell running the program, so that a rank can fail as a program does (exit
@@ -394,6 +418,100 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(err).toContain(`node ${added}, which the resize added, was lost`);
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test("a grow whose added node crashes while its write window is open (rank 0 holds inside its write): the write runs to its outcome, the old ranks end, and the world restarts on its old nodes from the resize's own checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const gate = join(work, `gate-write-${Date.now()}`);
+    // No periodic checkpoint: the resize's is the only one there is.
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
+    const grow = (await c.job(job.id)).adaptations[0];
+    expect(grow.state).toBe("ADAPTING");
+    const added = grow.added[0] as string;
+    await crash(added);
+    // The controller ends the grow FAILED and orders the fault adaptation while the write is held.
+    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
+      const a = (await c.job(job.id)).adaptations;
+      return a.length === 2 && a[0].state === "FAILED";
+    }, 60_000);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
+    expect(out).not.toMatch(/on 3 ranks/);
+    expect(err).toContain(`the world restarts on its nodes from the resize's checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`)}`);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    expect(leftovers(c, job.id)).toEqual([]);
+  }, 180_000);
+
+  test("a grow whose added node crashes while its write window is open, and the write then fails: the window closes and the world goes on at its size, no restart, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const gate = join(work, `gate-write-fails-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
+    const grow = (await c.job(job.id)).adaptations[0];
+    expect(grow.state).toBe("ADAPTING");
+    const added = grow.added[0] as string;
+    await crash(added);
+    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
+      const a = (await c.job(job.id)).adaptations;
+      return a.length === 2 && a[0].state === "FAILED";
+    }, 60_000);
+    // Rank 0 cannot write the manifest: a file stands where the checkpoint's directory was.
+    const dir = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`);
+    rmSync(dir, { recursive: true, force: true });
+    await Bun.write(dir, "");
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toContain("jacobi: the resize failed, going on");
+    expect(out).not.toContain("resumed");
+    expect(out).toMatch(/iteration \d+ on 2 ranks\n[^]*checksum/);
+    expect(checksumOf(out)).toBe(want);
+    expectAddedLost(await c.job(job.id));
+    // The ranks removed their parts; the file the test put stays (and the job's directory with it).
+    expect(leftovers(c, job.id)).toEqual([join(c.dir, ".ebb-ckpt", `job-${job.id}`)]);
+    rmSync(join(c.dir, ".ebb-ckpt", `job-${job.id}`), { recursive: true, force: true });
+  }, 180_000);
+
+  test("a grow whose added node crashes after the restarted ranks read the resize's checkpoint and removed it: the world restarts on its old nodes from its newest periodic checkpoint, the fixed-size answer", async () => {
+    const want = await fixed([jacobi!, ...JACOBI]);
+    const gate = join(work, `gate-read-${Date.now()}`);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_READ=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    const spent = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`);
+    // The restarted rank on the added node holds once every part was read and removed; rank 0 then removes the manifest.
+    await waitFor("the resize's checkpoint read and removed, a restarted rank held", () => existsSync(`${gate}.held`) && !existsSync(spent), 60_000);
+    const added = (await c.job(job.id)).adaptations[0].added[0] as string;
+    await crash(added);
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    expect(err).toContain(`node ${added}, which the resize added, was lost`);
+    expect(err).not.toContain("the world restarts on its nodes from the resize's checkpoint");
+    expect(err).toContain(`the resize's checkpoint ${spent} was read and removed; the world restarts on its nodes from its last periodic checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`)}/p`);
+    // One restart, from a periodic checkpoint (taken every 60 safe points from iteration 0: after iteration 59, 119, ...).
+    const resumed = [...out.matchAll(/resumed iteration (\d+) on (\d+) ranks \(was (\d+)\)/g)].map((m) => [Number(m[1]) % 60, Number(m[2]), Number(m[3])]);
+    expect(resumed).toEqual([[59, 2, 2]]);
     expect(checksumOf(out)).toBe(want);
     expectAddedLost(await c.job(job.id));
     expect(leftovers(c, job.id)).toEqual([]);

@@ -33,7 +33,7 @@ import type { ControllerLink, ReallocMsg } from "./controller-link.ts";
 import { logger } from "../../util/log.ts";
 import type { AdaptReport } from "../../tbon/adapt-reduce.ts";
 import type { RankExit, StepResult, StepRoot } from "./step-root.ts";
-import { isCheckpointRestart, latestCheckpoint, restartFailure, restartSpec } from "./restart.ts";
+import { isCheckpointRestart, latestCheckpoint, removeIncompletePeriodic, restartFailure, restartSpec } from "./restart.ts";
 
 const log = logger("launcher");
 
@@ -788,6 +788,7 @@ export class Adapter {
       resize.restarting = true;
       await within(root.result, msg.deadline, "the ranks of the failed world did not all end");
       times.exited = times.notified = times.agreed = Date.now();
+      removeIncompletePeriodic(this.host.checkpointDir);
       // The resize's checkpoint, unless its restarted ranks had read it all (and removed it).
       const latest = resume && existsSync(join(resume.from, "manifest")) ? { path: resume.from } : latestCheckpoint(this.host.checkpointDir);
       if ("reason" in latest) {
@@ -795,7 +796,9 @@ export class Adapter {
         this.endRestart({ exitCode: 1, exits: [], failure: why });
         throw new Error(why);
       }
-      if (latest.path === resume?.from) this.host.notice(`${msg.fault?.reason ?? "a node failed"}: the world restarts on its nodes from the resize's checkpoint ${resume.from}`);
+      const cause = msg.fault?.reason ?? "a node failed";
+      if (latest.path === resume?.from) this.host.notice(`${cause}: the world restarts on its nodes from the resize's checkpoint ${resume.from}`);
+      else if (resume) this.host.notice(`${cause}: the resize's checkpoint ${resume.from} was read and removed; the world restarts on its nodes from its last periodic checkpoint ${latest.path}`);
       await this.restartIn(msg, resize, aborted, latest.path, times, latest.path === resume?.from ? resume.shmNodes : []);
       for (const n of msg.removed) this.lost.delete(n);
     } finally {

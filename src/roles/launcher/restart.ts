@@ -3,7 +3,7 @@
  * needs besides the rounds the adapter runs — whether a world is one, where its checkpoints live,
  * the newest periodic checkpoint, the restarted step's spec, and the words for a restart that failed.
  */
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync, rmSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
 import { CR } from "../../proto/adapt.ts";
 import type { StepSpec } from "../../proto/step.ts";
@@ -50,6 +50,23 @@ export function latestCheckpoint(dir: string): { path: string } | { reason: stri
           : `cannot read ${join(dir, CR.latest)}: ${(e as Error).message}`,
     };
   }
+}
+
+/**
+ * Removes the periodic checkpoints in `dir` other than the newest complete one: those a world that
+ * ended for a node's loss was writing (no manifest, never `latest`); nothing would ever read or
+ * remove them. Only while no rank of the job runs.
+ */
+export function removeIncompletePeriodic(dir: string): void {
+  const latest = latestCheckpoint(dir);
+  const keep = "path" in latest ? latest.path : undefined;
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return;
+  }
+  for (const name of names) if (/^p[0-9]+-[0-9]+$/.test(name) && join(dir, name) !== keep) rmSync(join(dir, name), { recursive: true, force: true });
 }
 
 /**
