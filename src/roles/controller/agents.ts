@@ -127,6 +127,7 @@ export class AgentHub {
         // A command job's usage on its first node comes inside its exit: taken as the job.usage just before it.
         if (msg.usage) this.usageReport(name, { t: "job.usage", jobId: msg.jobId, ...msg.usage }, now);
         if (msg.lostNode === undefined) return this.queueReport(name, msg, now);
+        this.recordReports(); // that usage first, as when it came alone
         return this.exited(name, msg, now);
       case "perf":
         // Samples: those that come while the store takes no writes are not kept.
