@@ -47,6 +47,9 @@ export const JobStart = z.object({
 });
 export type JobStart = z.infer<typeof JobStart>;
 
+/** What a job used on a node (job.usage; job.exit's `usage`). */
+const usageFields = () => ({ cpuSec: z.number().nonnegative(), peakMemMiB: z.number().nonnegative(), oomKills: z.int().nonnegative() });
+
 export const AgentToController = tagged({
   "hello": () => ({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'"),
@@ -82,9 +85,10 @@ export const AgentToController = tagged({
   }),
   /**
    * The job's batch script or command step ended on this (its first) node. Resent (on reconnect)
-   * until a job.ack, or a job.kill of the job, says the controller has it.
+   * until a job.ack, or a job.kill of the job, says the controller has it. `usage`: a command
+   * job's job.usage from this node (without OOM kills), carried by its exit rather than sent alone.
    */
-  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), run: z.int().nonnegative().optional() }),
+  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), run: z.int().nonnegative().optional(), usage: z.object(usageFields()).optional() }),
   /** After a job.kill with `confirm`: the job has no processes left on this node. */
   "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */
@@ -100,7 +104,7 @@ export const AgentToController = tagged({
    * out after the job had left the node's shares; the latest per node counts. Not sent where the
    * node has no cgroups.
    */
-  "job.usage": () => ({ jobId: JobId, cpuSec: z.number().nonnegative(), peakMemMiB: z.number().nonnegative(), oomKills: z.int().nonnegative() }),
+  "job.usage": () => ({ jobId: JobId, ...usageFields() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
 });

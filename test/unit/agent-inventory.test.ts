@@ -144,6 +144,19 @@ describe("job.usage reports", () => {
     r.resend();
     expect(sent).toEqual([2, 1, 1]);
   });
+
+  test("a command job's usage waits for its exit and goes inside it, not on its own; an OOM kill goes at once", () => {
+    const sent: number[] = [];
+    const r = new UsageReports((m) => (sent.push(m.jobId), true), () => true);
+    r.reportAtExit(1, usage);
+    r.reportAtExit(2, { ...usage, oomKills: 1 });
+    expect(sent).toEqual([2]);
+    expect(r.takeAtExit(1)).toEqual(usage);
+    expect(r.takeAtExit(1)).toBeUndefined();
+    r.flush(1);
+    r.resend();
+    expect(sent).toEqual([2, 2]);
+  });
 });
 
 describe("inventory flags", () => {

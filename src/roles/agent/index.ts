@@ -26,6 +26,7 @@ import { allowedCpus, type GpuVendor } from "./inventory.ts";
 import { gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
 import { slurmGpuVars } from "../slurm-env.ts";
 import { UsageReports } from "./usage-reports.ts";
+import type { JobUsage } from "./cgroup-limits.ts";
 import { ProcessTable } from "./procs.ts";
 import { serveSteps } from "./server.ts";
 import { sweepStaleShm } from "./shm-sweep.ts";
@@ -120,7 +121,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   mkdirSync(o.stateDir, { recursive: true });
   const controllerUrl = o.controller.replace(/\/+$/, "");
   checkTls(o, controllerUrl);
-  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number }>();
+  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number; usage?: JobUsage }>();
   const killed = new Set<number>();
   let channel: ClientLink<AgentToController> | undefined;
   const send = (msg: AgentToController): boolean => {
@@ -227,9 +228,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     controllerUrl,
     controllerCa,
     exited: (jobId, exitCode, message, lostNode, run) => {
-      usage.flush(jobId);
-      pendingExits.set(jobId, { exitCode, message, lostNode, run });
-      send({ t: "job.exit", jobId, exitCode, message, lostNode, run });
+      const used = usage.takeAtExit(jobId);
+      const exit = { exitCode, message, lostNode, run, ...(used ? { usage: used } : {}) };
+      pendingExits.set(jobId, exit);
+      send({ t: "job.exit", jobId, ...exit });
     },
   });
 

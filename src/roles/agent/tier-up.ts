@@ -6,6 +6,14 @@
  * 8-19): the normal policy from the start cost +13% agent CPU over an agent's first 250 jobs, about
  * the same over 1,000, and saved 14% over 2,000 (2.96 vs 3.45 ms a job, 3 rounds, lower in each).
  * So the thread turns NORMAL once its agents have started NORMAL_AFTER processes.
+ *
+ * Measured again where the bench's 1,000 jobs leave each of its 4 agents (~250 processes, short of
+ * the turn): normal from the start +12% agent CPU (4 ABBA rounds, load 2-9); a middle policy (4)
+ * from the start +7% (4 rounds, each higher, load 32-55). Per thread over one agent's 250 jobs:
+ * normal from the start saves 0.36 ms a job on the agent's thread (1.72 -> 1.36 ms of user time)
+ * and spends 0.40 ms a job more on JIT threads (~0.1 s of compiling in all), so it repays itself
+ * near 300 processes. A turn by the thread's own CPU time rather than a count would be the same
+ * turn for null jobs (~2 ms of the thread's CPU a process): no better at 250 or at 1,000.
  */
 import { jitPolicy, NORMAL } from "../../util/jit.ts";
 

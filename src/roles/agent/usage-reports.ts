@@ -3,8 +3,9 @@
  * while the channel was open, and the job no longer the node's (so no later report replaces it).
  * A reconnect sends again what is kept, as job.exit is. At most 1,024 are kept, the oldest dropped.
  * A command job whose launcher runs here sends its exit from here just after its last local
- * process ends: its usage waits for that exit and goes with it (`atExit`), one write for both and
- * one turn of the controller's, not a message of its own a moment before.
+ * process ends: its usage waits for that exit and goes inside it (`atExit`, job.exit's `usage`),
+ * one message for both, not a job.usage of its own a moment before. The exit is resent until the
+ * controller has it, so its usage is too.
  */
 import type { AgentToController } from "../../proto/agent.ts";
 import type { JobUsage } from "./cgroup-limits.ts";
@@ -31,14 +32,21 @@ export class UsageReports {
     this.keep(msg, this.send(msg));
   }
 
-  /** As report, but sent with the job's exit (flush); an OOM kill goes at once (it may end the job). */
+  /** As report, but sent inside the job's exit (takeAtExit); an OOM kill goes at once (it may end the job). */
   reportAtExit(jobId: number, usage: JobUsage): void {
     if (usage.oomKills > 0) return this.report(jobId, usage);
     this.atExit.set(jobId, usage);
     if (this.atExit.size > KEPT_MAX) this.flush(this.atExit.keys().next().value!);
   }
 
-  /** The job's exit (or its job.cleaned) is about to be sent: its usage held for it goes first. */
+  /** The job's exit is about to be sent: the usage held for it (reportAtExit), which goes inside it, if any. */
+  takeAtExit(jobId: number): JobUsage | undefined {
+    const usage = this.atExit.get(jobId);
+    this.atExit.delete(jobId);
+    return usage;
+  }
+
+  /** The job's job.cleaned is about to be sent: the usage held for its exit goes first, on its own. */
   flush(jobId: number): void {
     const usage = this.atExit.get(jobId);
     if (!usage) return;

@@ -124,7 +124,10 @@ export class AgentHub {
         return;
       }
       case "job.exit":
+        // A command job's usage on its first node comes inside its exit: taken as the job.usage just before it.
+        if (msg.usage) this.usageReport(name, { t: "job.usage", jobId: msg.jobId, ...msg.usage }, now);
         if (msg.lostNode === undefined) return this.queueReport(name, msg, now);
+        this.recordReports(); // that usage first, as when it came alone
         return this.exited(name, msg, now);
       case "perf":
         // Samples: those that come while the store takes no writes are not kept.
@@ -144,8 +147,7 @@ export class AgentHub {
         this.jobs.cleaned(name, msg.jobId);
         return;
       case "job.usage":
-        if (msg.oomKills === 0) return this.queueReport(name, msg, now);
-        return this.used(name, msg, now);
+        return this.usageReport(name, msg, now);
       case "names": {
         const job = this.state.jobs.get(msg.jobId);
         if (!job?.nodes.includes(name)) return conn.send({ t: "names.result", reqId: msg.reqId, ok: false });
@@ -169,6 +171,13 @@ export class AgentHub {
     this.health.orLater(`exit:${msg.jobId}`, () => {
       if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now, msg.run).includes(node)) this.ack(node, msg.jobId);
     });
+  }
+
+  /** A usage report: with the turn's reports, or, with an OOM kill (it may end the job), on its own after them. */
+  private usageReport(node: string, msg: UsageReport, now: number): void {
+    if (msg.oomKills === 0) return this.queueReport(node, msg, now);
+    this.recordReports();
+    this.used(node, msg, now);
   }
 
   /** What a job used on a node. Kept for later while the store takes no writes: it may end the job (an OOM kill). */
