@@ -6,6 +6,14 @@
  * thread's open as user A ran with user B's ids while another switched. `syscall(2)` is not
  * wrapped that way: only the caller changes. What needs the ids (the open of a file) runs on the
  * same thread, synchronously, between the switch and the switch back.
+ *
+ * A thread that the switched thread starts meanwhile is born with its ids and keeps them (checked:
+ * JavaScriptCore's JIT worker and warm-up threads, started lazily): only threads that run no file
+ * work of ebb's (they compile code) can start inside a switch, since what runs inside is a
+ * synchronous open, and Bun's I/O pool threads are started by the thread that queues work. Such a
+ * thread has less than root's rights, never more (its real and saved ids stay root's: the user
+ * can neither signal nor trace it). glibc's seteuid & co. must not be used in the same process
+ * after it: they check that every thread's switch succeeded and abort (checked).
  */
 import { dlopen, FFIType, ptr, read } from "bun:ffi";
 
