@@ -8,10 +8,10 @@
  * same thread, synchronously, between the switch and the switch back.
  *
  * A thread that the switched thread starts meanwhile is born with its ids and keeps them (checked:
- * JavaScriptCore's JIT worker and warm-up threads, started lazily): only threads that run no file
- * work of ebb's (they compile code) can start inside a switch, since what runs inside is a
- * synchronous open, and Bun's I/O pool threads are started by the thread that queues work. Such a
- * thread has less than root's rights, never more (its real and saved ids stay root's: the user
+ * JavaScriptCore's JIT worker and warm-up threads, started lazily). What runs inside a switch is a
+ * synchronous open, stat or remove, which queues nothing to Bun's I/O pool, so the threads that
+ * start then are the engine's, which do no file work of ebb's. Such a thread has less than root's
+ * rights, never more (its real and saved ids stay root's: the user
  * can neither signal nor trace it). glibc's seteuid & co. must not be used in the same process
  * after it: they check that every thread's switch succeeded and abort (checked).
  */
