@@ -44,7 +44,8 @@ for (const n of (ns.length ? ns : ["256", "1024"]).map(Number)) {
       const c = await containedRound(n, r);
       if (c) co.push(c);
       loads.push(load());
-      console.log(`  round ${r}: A ${ra.at(-1)!.ms.toFixed(0)}${ra.at(-1)!.ok ? "" : " FAILED"} B ${rb.at(-1)!.ms.toFixed(0)}${rb.at(-1)!.ok ? "" : " FAILED"} shell ${sh.at(-1)!.ms.toFixed(0)} contained ${c?.ranksMs.toFixed(0)} (+ removal ${c && (c.ms - c.ranksMs).toFixed(0)}) ms; load ${load()}`);
+      const perRank = (x: Round) => ((x.cpu / n) * 1000).toFixed(2);
+      console.log(`  round ${r}: A ${ra.at(-1)!.ms.toFixed(0)}${ra.at(-1)!.ok ? "" : " FAILED"} (cpu/rank ${perRank(ra.at(-1)!)}) B ${rb.at(-1)!.ms.toFixed(0)}${rb.at(-1)!.ok ? "" : " FAILED"} (cpu/rank ${perRank(rb.at(-1)!)}) shell ${sh.at(-1)!.ms.toFixed(0)} contained ${c?.ranksMs.toFixed(0)} (+ removal ${c && (c.ms - c.ranksMs).toFixed(0)}) ms; load ${load()}`);
     }
     const s = ms(sh), k = median(co.map((c) => c.ranksMs));
     for (const [name, xs] of [["A", ra], ["B", rb]] as const)

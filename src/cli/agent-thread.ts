@@ -1,13 +1,14 @@
 /**
- * The agents of `ebb agent` (one) and `ebb up` (one per node), on a thread of their own (a
- * Worker); agent-worker.ts is the main thread's side. Off the process's main thread:
+ * The agents of `ebb agent` (one) and `ebb up` (one per node; on several such threads with
+ * --agent-threads, agent-threads.ts), on a thread of their own (a Worker); agent-worker.ts is the
+ * main thread's side. Off the process's main thread:
  * - an agent starts each rank inside its job's cgroup v1 hierarchies by stepping into them around
  *   the spawn (containment.ts `fromInside`), not through a shell that joins them first;
  * - starting a rank holds the thread until the child has exec'd (Bun spawns with vfork), which on
  *   `ebb up`'s controller thread stalled scheduling and the API (~15 % fewer jobs/s).
  * Several agents here share one PeerPool (a launch passes from agent to agent in-process) and one
- * sentinel (they die with this process together; a pipe and a process descriptor per agent were
- * copied into, and closed in, every rank spawned). With a controller in this process (`ebb up`),
+ * sentinel per thread (they die with this process together; a pipe and a process descriptor per
+ * agent were copied into, and closed in, every rank spawned). With a controller in this process (`ebb up`),
  * their links to it share one MessagePort (proto/port-link.ts) instead of a loopback socket pair each.
  *
  * The compiled binary carries this file as an entrypoint (see the build script).
@@ -38,7 +39,8 @@ async function start(all: AgentThreadOptions[], controller: MessagePort | undefi
   const onFatal = (message: string) => reply({ t: "fatal", message });
   const shared = (links = controller && new PortLinks(controller));
   const link = shared && ((o: Parameters<PortLinks["connect"]>[0]) => shared.connect(o));
-  if (all.length === 1) return [await startAgent({ ...all[0]!, onFatal, link })];
+  // `ebb agent`'s one agent, alone in its process; `ebb up`'s (linked in-process), even one on a thread, share with the others.
+  if (all.length === 1 && !controller) return [await startAgent({ ...all[0]!, onFatal })];
   const pool = (peers = new PeerPool(all[0]?.ca));
   const sentinel = new Sentinel(dirname(all[0]!.stateDir));
   return Promise.all(

@@ -9,7 +9,7 @@ import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { tuningFlags, upOnHosts } from "./up-hosts.ts";
 import { upInSlurm } from "./up-slurm.ts";
-import { AgentWorker } from "./agent-worker.ts";
+import { AgentThreads, MAX_AGENT_THREADS } from "./agent-threads.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { allowedCpus, declaredGpus, usableMemoryMb } from "../roles/agent/inventory.ts";
@@ -26,6 +26,7 @@ export default defineCommand({
     "memory-per-node": { type: "string", description: `Memory each local agent offers: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB, shared by the agents)`, valueHint: "SIZE" },
     ...gresArgs,
     "warm-ranks": { type: "string", description: `Pre-started ranks each local agent keeps, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); at most ${MAX_WARM_RANKS} (default 0: local agents share this machine, and each would keep its own)`, valueHint: "N" },
+    "agent-threads": { type: "string", description: `Threads the local agents are spread over (default: the machine's cores, at most 8; 1: all on one thread); at most ${MAX_AGENT_THREADS}`, valueHint: "N" },
     listen: { type: "string", description: "Controller HOST:PORT (default 127.0.0.1:7700; 0.0.0.0:7700 with --hosts)", valueHint: "HOST:PORT" },
     hosts: { type: "string", description: "Start one agent on each of these hosts over ssh: [user@]host[:port],... (the node names are the hosts')", valueHint: "HOSTS" },
     hostfile: { type: "string", description: "Like --hosts, from a file: one host a line, # comments, optional slots=N (CPUs)", valueHint: "FILE" },
@@ -51,6 +52,7 @@ export default defineCommand({
         for (const flag of ["memory-per-node", "gres", "features"] as const)
           if (args[flag] !== undefined && args[flag].length !== 0) throw new UsageError(`--${flag} is for local agents; with --hosts or --slurm each host's agent finds its own memory and GPUs`);
       if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["warm-ranks"] !== undefined) throw new UsageError("--warm-ranks is for local agents; with --hosts or --slurm each host's agent keeps ebb agent's default (1)");
+      if ((args.slurm || args.hosts !== undefined || args.hostfile !== undefined) && args["agent-threads"] !== undefined) throw new UsageError("--agent-threads is for local agents; with --hosts or --slurm each host runs its own agent");
       if (args.slurm) {
         if (args.nodes !== undefined || args.hosts !== undefined || args.hostfile !== undefined) throw new UsageError("--slurm takes its nodes from the allocation; leave out --nodes, --hosts and --hostfile");
         for (const flag of ["ssh-opts", "ssh-user", "remote-path", "require-all", "controller-on-first"] as const)
@@ -71,6 +73,7 @@ export default defineCommand({
       const hostRules = localHostRules(args["agent-config"], names);
       const cpus = intFlag(args["cpus-per-node"], "--cpus-per-node", { max: 65536 }) ?? 2;
       const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 0;
+      const threads = intFlag(args["agent-threads"], "--agent-threads", { max: MAX_AGENT_THREADS }) ?? Math.min(allowedCpus().length, 8);
       // GPUs only as declared: agents sharing one machine would each detect all of its GPUs.
       const declared = declaredFlags({ memory: args["memory-per-node"], gres: args.gres, features: args.features }, "--memory-per-node");
       const listen = listenFlag(args.listen ?? "127.0.0.1:7700");
@@ -86,7 +89,7 @@ export default defineCommand({
       // over them, instead of every node's first core being the host's first CPU.
       const hostCpus = allowedCpus();
       const firstCpu = (i: number) => (i * cpus + Math.floor((i * cpus) / hostCpus.length)) % hostCpus.length;
-      const agents = await AgentWorker.start(
+      const agents = await AgentThreads.start(
         names.map((name, i) => {
           return {
             controller: ctl.url,
@@ -105,12 +108,13 @@ export default defineCommand({
             warmRanks,
           };
         }),
+        threads,
         args["log-format"] === "json" ? "json" : "text",
         crash,
-        ctl.linkAgents(),
+        () => ctl.linkAgents(),
       ).catch((e: Error) => Promise.reject(new CommandError(e.message)));
       jitPolicy(NORMAL);
-      // The controller runs on this thread (each agent on its own worker, with its own zod).
+      // The controller runs on this thread (the agents on their workers, each with its own zod).
       zodParsers();
       const ebb = isCompiled() ? "ebb" : "npx ebb";
       out(

@@ -2,11 +2,12 @@
  * Whom a job's processes run as. An agent running as root runs them as the job's user (uid, gid,
  * supplementary groups; through setpriv with a clean environment, after the cgroup is joined; the
  * job's environment and directory are taken after the drop) and opens their files with that
- * user's rights (effective ids switched around the open). An agent not running as root runs
+ * user's rights (the thread's effective ids switched around the open). An agent not running as root runs
  * everything as itself. What a root agent does for a job, item by item: README.md.
  */
 import { chownSync } from "node:fs";
 import { SYSTEM_PATH, systemTool } from "./system-path.ts";
+import { setThreadEgid, setThreadEuid, setThreadGroups } from "./thread-ids.ts";
 
 export interface Identity {
   user: string;
@@ -105,20 +106,29 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
   return { argv: setpriv(id, TAKE_ENV_AND_ENTER, cwd, program), env: { PATH: SYSTEM_PATH }, stdin: new TextEncoder().encode(exports.join("")) };
 }
 
-/** Runs `fn` (opening files) with the user's effective ids and groups, then back to root's. */
+/**
+ * Runs `fn` (opening files) with the user's effective ids and groups, then back to root's: on this
+ * thread only (thread-ids.ts), so that agents on other threads of the process keep their own.
+ * `fn` must be synchronous: the ids are the thread's until it returns.
+ */
 export function asUser<T>(id: Identity | undefined, fn: () => T): T {
   if (!id) return fn();
-  const p = process as unknown as { setgroups(g: number[]): void; setegid(g: number): void; seteuid(u: number): void; getgroups(): number[] };
-  const groups = p.getgroups();
-  p.setgroups(id.groups.length > 0 ? id.groups : [id.gid]);
-  p.setegid(id.gid);
-  p.seteuid(id.uid);
+  const groups = process.getgroups?.() ?? [];
+  setThreadGroups(id.groups.length > 0 ? id.groups : [id.gid]);
   try {
-    return fn();
+    setThreadEgid(id.gid);
+    try {
+      setThreadEuid(id.uid);
+      try {
+        return fn();
+      } finally {
+        setThreadEuid(0);
+      }
+    } finally {
+      setThreadEgid(0);
+    }
   } finally {
-    p.seteuid(0);
-    p.setegid(0);
-    p.setgroups(groups);
+    setThreadGroups(groups);
   }
 }
 

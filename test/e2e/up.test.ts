@@ -1,9 +1,9 @@
 /**
- * `ebb up`: a controller and its agents in one process (the agents on a worker thread), run from
+ * `ebb up`: a controller and its agents in one process (the agents on worker threads), run from
  * source and as the compiled binary, which must carry that thread's entrypoint inside it.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort, ROOT, runProcess } from "../support/cluster.ts";
@@ -140,3 +140,40 @@ test("ebb up's agents reach its controller in-process: no socket to it, and jobs
   }
   expect(await up.exited).toBe(0);
 }, 60_000);
+
+/** The sentinels guarding `agentsDir` (one per agent thread), from /proc. */
+function sentinelsOf(agentsDir: string): number {
+  let n = 0;
+  for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
+    try {
+      if (readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(`\0ebb-sentinel\0${agentsDir}\0`)) n++;
+    } catch {
+      /* gone */
+    }
+  }
+  return n;
+}
+
+test("ebb up --agent-threads 3: the agents on three threads, a launch over all of them crossing threads", async () => {
+  const port = await freePort();
+  const state = join(dir, `threads-${port}`);
+  const up = Bun.spawn([...fromSource, "up", "--nodes", "20", "--agent-threads", "3", "--listen", `127.0.0.1:${port}`, "--state-dir", state], { env: { ...process.env, EBB_LOG: "warn" }, stdout: "pipe", stderr: "pipe" });
+  try {
+    await readUntil(up.stdout, "Ctrl-C stops the cluster.");
+    expect(sentinelsOf(join(state, "agents"))).toBe(3);
+    // Node 1's children in the launch tree (nodes 9-16) are dealt over the three threads: their launch goes by socket.
+    const run = await runProcess([...fromSource, "run", "-N", "20", "-l", "sh", "-c", "echo $EBB_NODENAME"], { env: { ...process.env, EBB_CONTROLLER: `http://127.0.0.1:${port}`, EBB_STATE_DIR: state, EBB_LOG: "warn" } });
+    expect({ code: run.code, err: run.stderr }).toEqual({ code: 0, err: "" });
+    expect(run.stdout.trim().split("\n").sort((a, b) => parseInt(a) - parseInt(b))).toEqual(Array.from({ length: 20 }, (_, i) => `${i}: node${String(i + 1).padStart(2, "0")}`));
+  } finally {
+    up.kill("SIGINT");
+  }
+  expect(await up.exited).toBe(0);
+}, 60_000);
+
+test("ebb up --agent-threads takes 1 to 64, and only for local agents", async () => {
+  const zero = await runProcess([...fromSource, "up", "--agent-threads", "0", "--state-dir", join(dir, "threads-0")], { env: { ...process.env, EBB_LOG: "warn" } });
+  expect({ code: zero.code, err: zero.stderr.trim() }).toEqual({ code: 2, err: expect.stringContaining("--agent-threads 0: must be at least 1") });
+  const hosts = await runProcess([...fromSource, "up", "--hosts", "a,b", "--agent-threads", "2", "--state-dir", join(dir, "threads-hosts")], { env: { ...process.env, EBB_LOG: "warn" } });
+  expect({ code: hosts.code, err: hosts.stderr.trim() }).toEqual({ code: 2, err: expect.stringContaining("--agent-threads is for local agents") });
+}, 30_000);
