@@ -253,6 +253,20 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 7, rule: "grow" })]);
   });
 
+  test("a malleable arrival too short to grow back once measured is kept the size it asked for, a longer one its minimum", () => {
+    // Jobs 2 and 3 asked for 3 and 2 nodes (minimum 1) 5 s apart.
+    const mallOnTime = (id: number, nodes: number, submit: number, timeLimit: number, extra: Partial<JobState> = {}) =>
+      job(id, nodes, undefined, timeLimit / 2, { minNodes: 1, maxNodes: 2 * nodes, preferredNodes: nodes, timeLimit, submitTime: submit, startTime: submit, ...extra });
+    const arrivals = (timeLimit: number, extra: Partial<JobState> = {}) => [onTime(1, 4, NOW - 3_600_000), mallOnTime(2, 3, NOW - 60_000, timeLimit, extra), mallOnTime(3, 2, NOW - 55_000, timeLimit, extra)];
+    // 100 s: they end before their speed is known (3 samples, one a 60 s tick), started smaller they never grow back: 5 of the 8 idle nodes stay idle.
+    expect(planEbb(input(17, 8, arrivals(100))).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 7, rule: "grow" })]);
+    // The same, their size unknown (the controller's view): the size each first ran at counts.
+    const unknown = arrivals(100, { preferredNodes: undefined }).map((j) => (j.id === 1 ? j : { ...j, profile: [{ nodes: j.nodes, iterTime: 1 }] }));
+    expect(planEbb(input(17, 8, unknown)).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 7, rule: "grow" })]);
+    // An hour: they can start on 1 node each and grow once measured: 2 stay idle.
+    expect(planEbb(input(17, 8, arrivals(3600))).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 10, rule: "grow" })]);
+  });
+
   test("arrivals far apart need only the largest of them", () => {
     const running = [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 600_000), rigidOnTime(3, 2, NOW - 60_000)];
     expect(planEbb(input(17, 8, running)).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 9, rule: "grow" })]);
