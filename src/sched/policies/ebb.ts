@@ -198,14 +198,9 @@ export function planEbb(input: PassInput): PassPlan {
       }
     }
   }
-  const cands: Cand[] = [];
-  for (const job of input.running) {
-    // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
-    if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
-    const speed = speedOf(job, input.now, input.config);
-    if (!speed) continue;
-    cands.push(new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config));
-  }
+  // The running jobs ebb may resize, priced only when a rule reads them (many passes resize nothing and read none).
+  let candList: Cand[] | undefined;
+  const cands = (): Cand[] => (candList ??= candidates(input));
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
   // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
@@ -244,7 +239,7 @@ export function planEbb(input: PassInput): PassPlan {
     const group = firstWaiting(input, q, starts, Math.max(1, input.config.admitDepth));
     const base = idle + incomingNodes(input);
     let surplus = 0;
-    for (const c of cands) surplus += Math.max(0, c.job.nodes - c.job.minNodes);
+    for (const c of cands()) surplus += Math.max(0, c.job.nodes - c.job.minNodes);
     let k = 0;
     let want = 0;
     while (k < group.length && want + preferredSize(group[k]!) - base <= surplus) want += preferredSize(group[k++]!);
@@ -255,7 +250,7 @@ export function planEbb(input: PassInput): PassPlan {
       k = kk;
       const need = group.slice(0, k).reduce((n, j) => n + preferredSize(j), 0) - base;
       if (need <= 0) break;
-      order ??= new GiveOrder(cands, (p) => priorityWeight(head.priority, p));
+      order ??= new GiveOrder(cands(), (p) => priorityWeight(head.priority, p));
       underway ??= shrinksCommit(input);
       // Only the head alone says why it is not admitted.
       const admit = planAdmit(input, group.slice(0, k), need, reservation, order, underway, k === 1);
@@ -270,7 +265,7 @@ export function planEbb(input: PassInput): PassPlan {
   }
   // A job that would backfill but for the nodes is admitted by shrinks the reservation survives (backfill-admit.ts).
   if (head && reservation && !input.vectors) {
-    const got = admitBackfill(input, q, starts, head, reservation, idle, extra, cands, priorOf());
+    const got = admitBackfill(input, q, starts, head, reservation, idle, extra, cands(), priorOf());
     if (got) {
       resizes.push(...got.resizes);
       idle = Math.max(0, idle - got.fromIdle);
@@ -291,7 +286,7 @@ export function planEbb(input: PassInput): PassPlan {
     reserve = arrivalReserve(input, q.filter((j) => startingIds.has(j.id)), idle);
     const short = reserve - idle - incomingNodes(input);
     if (short > 0) {
-      const speeds = new Map(cands.map((c) => [c.job.id, c.speed]));
+      const speeds = new Map(cands().map((c) => [c.job.id, c.speed]));
       return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes };
     }
   }
@@ -306,9 +301,22 @@ export function planEbb(input: PassInput): PassPlan {
     // reservation counts on are lent, to a job predicted to give them back (end) before it.
     const free: Lendable = res ? { any: 0, beforeOnly: idle - Math.min(idle, extra), until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
     // Nothing to lend (the reservation's extra nodes cover every idle one): no job is priced.
-    if (free.any > 0 || free.beforeOnly > 0 || free.own) resizes.push(...planLend(input, cands.filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
+    if (free.any > 0 || free.beforeOnly > 0 || free.own) resizes.push(...planLend(input, cands().filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
   return { starts, resizes, reservations, notes };
+}
+
+/** The running jobs ebb may resize: malleable, not adapting, with a speed it can read (`speedOf`). */
+function candidates(input: PassInput): Cand[] {
+  const cands: Cand[] = [];
+  for (const job of input.running) {
+    // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
+    if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
+    const speed = speedOf(job, input.now, input.config);
+    if (!speed) continue;
+    cands.push(new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config));
+  }
+  return cands;
 }
 
 /**
@@ -435,11 +443,11 @@ function startRoom(input: PassInput, head: PendingJob, idle: number, res: Reserv
  * still pays). EASY's reservation holds: a job whose end the reservation counts on and that would then end
  * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
-function planPriceShrinks(input: PassInput, cands: Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number, headPriority: number | undefined): Resize[] {
+function planPriceShrinks(input: PassInput, candsOf: () => Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number, headPriority: number | undefined): Resize[] {
   if (!(lambda > 0) || cap <= 0) return [];
   const out: Resize[] = [];
   const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
-  for (const c of cands) {
+  for (const c of candsOf()) {
     if (skip.has(c.job.id) || c.job.nodes <= c.job.minNodes) continue;
     const p: Priced = c;
     // With priorities its own seconds weigh w against the head's: a node-second is worth λ / w of
