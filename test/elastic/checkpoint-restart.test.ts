@@ -364,6 +364,27 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     return { out, err };
   }
 
+  /**
+   * Starts held-jacobi with rank 0 holding inside the resize's write until `gate` exists, grows it
+   * 2 -> 3, crashes the added node while the write is held, and waits for the controller to fail the
+   * grow and order the fault adaptation.
+   */
+  async function growHeldInWrite(gate: string) {
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
+    expect(r.status).toBe(202);
+    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
+    const grow = (await c.job(job.id)).adaptations[0];
+    expect(grow.state).toBe("ADAPTING");
+    const added = grow.added[0] as string;
+    await crash(added);
+    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
+      const a = (await c.job(job.id)).adaptations;
+      return a.length === 2 && a[0].state === "FAILED";
+    }, 60_000);
+    return { job, adaptationId: r.json.adaptationId as number, added };
+  }
+
   /** The grow 2 -> 3 failed for the node it added, and a fault adaptation removing nothing committed. */
   function expectAddedLost(end: any): void {
     expect(end.state).toBe("COMPLETED");
@@ -427,19 +448,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const want = await fixed([jacobi!, ...JACOBI]);
     const gate = join(work, `gate-write-${Date.now()}`);
     // No periodic checkpoint: the resize's is the only one there is.
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
-    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
-    expect(r.status).toBe(202);
-    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
-    const grow = (await c.job(job.id)).adaptations[0];
-    expect(grow.state).toBe("ADAPTING");
-    const added = grow.added[0] as string;
-    await crash(added);
-    // The controller ends the grow FAILED and orders the fault adaptation while the write is held.
-    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
-      const a = (await c.job(job.id)).adaptations;
-      return a.length === 2 && a[0].state === "FAILED";
-    }, 60_000);
+    const { job, adaptationId, added } = await growHeldInWrite(gate);
     await Bun.write(gate, "");
     const { out, err, code } = await job.finished;
     c.startAgent(added);
@@ -448,7 +457,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     expect(code).toBe(0);
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
-    expect(err).toContain(`the world restarts on its nodes from the resize's checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`)}`);
+    expect(err).toContain(`the world restarts on its nodes from the resize's checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${adaptationId}`)}`);
     expect(checksumOf(out)).toBe(want);
     expectAddedLost(await c.job(job.id));
     expect(leftovers(c, job.id)).toEqual([]);
@@ -457,20 +466,9 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
   test("a grow whose added node crashes while its write window is open, and the write then fails: the window closes and the world goes on at its size, no restart, the fixed-size answer", async () => {
     const want = await fixed([jacobi!, ...JACOBI]);
     const gate = join(work, `gate-write-fails-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
-    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
-    expect(r.status).toBe(202);
-    await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
-    const grow = (await c.job(job.id)).adaptations[0];
-    expect(grow.state).toBe("ADAPTING");
-    const added = grow.added[0] as string;
-    await crash(added);
-    await waitFor("the grow to fail and the fault adaptation to be ordered", async () => {
-      const a = (await c.job(job.id)).adaptations;
-      return a.length === 2 && a[0].state === "FAILED";
-    }, 60_000);
+    const { job, adaptationId, added } = await growHeldInWrite(gate);
     // Rank 0 cannot write the manifest: a file stands where the checkpoint's directory was.
-    const dir = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`);
+    const dir = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${adaptationId}`);
     rmSync(dir, { recursive: true, force: true });
     await Bun.write(dir, "");
     await Bun.write(gate, "");
