@@ -385,6 +385,17 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     return { job, adaptationId: r.json.adaptationId as number, added };
   }
 
+  /** Opens `gate`, waits for the launcher to end well, and brings the crashed `added` node back; the launcher's output. */
+  async function openGateAndEnd(job: { finished: Promise<{ out: string; err: string; code: number }> }, gate: string, added: string): Promise<{ out: string; err: string }> {
+    await Bun.write(gate, "");
+    const { out, err, code } = await job.finished;
+    c.startAgent(added);
+    await c.waitNodes(4, "IDLE");
+    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
+    expect(code).toBe(0);
+    return { out, err };
+  }
+
   /** The grow 2 -> 3 failed for the node it added, and a fault adaptation removing nothing committed. */
   function expectAddedLost(end: any): void {
     expect(end.state).toBe("COMPLETED");
@@ -430,12 +441,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const added = (await c.job(job.id)).allocation[2] as string;
     await waitFor("the restarted rank on the added node", () => commandLines().some((p) => p.ppid === c.agents.get(added)!.pid), 60_000);
     await crash(added);
-    await Bun.write(gate, "");
-    const { out, err, code } = await job.finished;
-    c.startAgent(added);
-    await c.waitNodes(4, "IDLE");
-    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
-    expect(code).toBe(0);
+    const { out, err } = await openGateAndEnd(job, gate, added);
     expect(err).toContain(`node ${added}, which the resize added, was lost`);
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
@@ -449,12 +455,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const gate = join(work, `gate-write-${Date.now()}`);
     // No periodic checkpoint: the resize's is the only one there is.
     const { job, adaptationId, added } = await growHeldInWrite(gate);
-    await Bun.write(gate, "");
-    const { out, err, code } = await job.finished;
-    c.startAgent(added);
-    await c.waitNodes(4, "IDLE");
-    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
-    expect(code).toBe(0);
+    const { out, err } = await openGateAndEnd(job, gate, added);
     expect(out).toMatch(/resumed iteration \d+ on 2 ranks \(was 2\)/);
     expect(out).not.toMatch(/on 3 ranks/);
     expect(err).toContain(`the world restarts on its nodes from the resize's checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${adaptationId}`)}`);
@@ -471,12 +472,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const dir = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${adaptationId}`);
     rmSync(dir, { recursive: true, force: true });
     await Bun.write(dir, "");
-    await Bun.write(gate, "");
-    const { out, err, code } = await job.finished;
-    c.startAgent(added);
-    await c.waitNodes(4, "IDLE");
-    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
-    expect(code).toBe(0);
+    const { out, err } = await openGateAndEnd(job, gate, added);
     expect(err).toContain("jacobi: the resize failed, going on");
     expect(out).not.toContain("resumed");
     expect(out).toMatch(/iteration \d+ on 2 ranks\n[^]*checksum/);
@@ -498,12 +494,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     await waitFor("the resize's checkpoint read and removed, a restarted rank held", () => existsSync(`${gate}.held`) && !existsSync(spent), 60_000);
     const added = (await c.job(job.id)).adaptations[0].added[0] as string;
     await crash(added);
-    await Bun.write(gate, "");
-    const { out, err, code } = await job.finished;
-    c.startAgent(added);
-    await c.waitNodes(4, "IDLE");
-    if (code !== 0) console.log(out, err, c.daemonLogs().slice(-6000));
-    expect(code).toBe(0);
+    const { out, err } = await openGateAndEnd(job, gate, added);
     expect(err).toContain(`node ${added}, which the resize added, was lost`);
     expect(err).not.toContain("the world restarts on its nodes from the resize's checkpoint");
     expect(err).toContain(`the resize's checkpoint ${spent} was read and removed; the world restarts on its nodes from its last periodic checkpoint ${join(c.dir, ".ebb-ckpt", `job-${job.id}`)}/p`);
