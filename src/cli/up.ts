@@ -136,6 +136,7 @@ export default defineCommand({
       );
       await untilSignal();
       err("ebb up: stopping\n");
+      ctl.stopJudgingNodes();
       await agents.stop();
       await ctl.stop();
     }),

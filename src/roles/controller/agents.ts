@@ -36,6 +36,8 @@ export class AgentHub {
   readonly checkEveryMs: number;
   /** When heartbeats were last judged. */
   private lastCheck = Date.now();
+  /** Set when the whole cluster stops with this controller (`ebb up`): its agents' going is not a node's failure. */
+  private stopping = false;
 
   constructor(
     private readonly db: Db,
@@ -361,6 +363,7 @@ export class AgentHub {
    * quiet during a stall is DOWN that much later.
    */
   checkHeartbeats(now = Date.now()): void {
+    if (this.stopping) return;
     const stalled = now - this.lastCheck - this.checkEveryMs;
     this.lastCheck = now;
     if (stalled > 0) {
@@ -368,6 +371,11 @@ export class AgentHub {
       for (const node of this.state.nodes.values()) node.lastSeen = Math.max(node.lastSeen, Math.min(now, node.lastSeen + stalled));
     }
     this.health.quietly(() => this.checkSilent(now));
+  }
+
+  /** No node is judged any more: the cluster is stopping with this controller (`ebb up`). */
+  stopJudging(): void {
+    this.stopping = true;
   }
 
   private checkSilent(now: number): void {

@@ -123,6 +123,12 @@ export interface ControllerHandle {
    * not asked: only this process holds the port.
    */
   linkAgents(): MessagePort;
+  /**
+   * The whole cluster is stopping with this controller (`ebb up`): agents that go from now on are
+   * not judged DOWN (their jobs are reconciled at the next start, as after any controller stop),
+   * however long the agents take to stop.
+   */
+  stopJudgingNodes(): void;
   stop(): Promise<void>;
 }
 
@@ -386,6 +392,9 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       const { port1, port2 } = new MessageChannel();
       portServers.push(new PortServer(port1, { message: (s, text) => agents!.onMessage(s, text), close: (s) => agents!.onClose(s) }));
       return port2;
+    },
+    stopJudgingNodes() {
+      agents!.stopJudging();
     },
     async stop() {
       for (const p of portServers) p.close();
