@@ -35,8 +35,8 @@ try {
   const m = names.indexOf("@mpich");
   console.log(`load ${median(res.loads)} (min-max ${Math.min(...res.loads)}-${Math.max(...res.loads)})`);
   names.forEach((d, i) => {
-    const f = (k: "p10" | "p50" | "p90" | "mean" | "cpu" | "waitCpu") => med(res, i, k);
-    const vs = (j: number, k: "p50" | "mean" | "cpu") => {
+    const f = (k: "p10" | "p50" | "p90" | "p99" | "mean" | "slow" | "cpu" | "waitCpu") => med(res, i, k);
+    const vs = (j: number, k: "p50" | "p90" | "p99" | "mean" | "cpu") => {
       const p = paired(res, i, j, k);
       return `${k} ÷ ${names[j]} ${p.median.toFixed(3)} (${spread(p)})`;
     };
@@ -44,8 +44,8 @@ try {
       const p = paired(res, i, m, "p50", fastRounds(res, m));
       return `p50 ÷ @mpich in the ${p.rounds} rounds it ran within 1.5x of its fastest ${p.median.toFixed(3)} (${spread(p)})`;
     };
-    const ratios = [...(i > 0 ? [vs(0, "p50"), vs(0, "mean"), vs(0, "cpu")] : []), ...(m >= 0 && i !== m ? [vs(m, "p50"), vs(m, "mean"), fast()] : [])];
-    console.log(`${d}: p10 ${f("p10")} p50 ${f("p50")} p90 ${f("p90")} mean ${f("mean")} ns, cpu ${f("cpu")} ns/rtt, waiting ${f("waitCpu").toFixed(3)} CPU s/s${ratios.length ? `; ${ratios.join(", ")}` : ""}`);
+    const ratios = [...(i > 0 ? [vs(0, "p50"), vs(0, "p90"), vs(0, "p99"), vs(0, "mean"), vs(0, "cpu")] : []), ...(m >= 0 && i !== m ? [vs(m, "p50"), vs(m, "mean"), fast()] : [])];
+    console.log(`${d}: p10 ${f("p10")} p50 ${f("p50")} p90 ${f("p90")} p99 ${f("p99")} mean ${f("mean")} ns, slow>20us ${f("slow")}, cpu ${f("cpu")} ns/rtt, waiting ${f("waitCpu").toFixed(3)} CPU s/s${ratios.length ? `; ${ratios.join(", ")}` : ""}`);
   });
 } finally {
   await cluster.stop();

@@ -24,6 +24,10 @@ export interface Rtt {
   mean: number;
   /** Round trips over 20 µs, of 20,000. */
   slow: number;
+  /** Round trips of 1 ms or more (the `hist` line; NaN without one): mostly preemptions by other work. */
+  stalls: number;
+  /** The mean of the round trips under 1 ms: the mean without those stalls, which come at a rate per second of wall time. */
+  meanBelow1ms: number;
   /** Both ranks' CPU time per round trip. */
   cpu: number;
   /** The median round trip ending a 5 ms wait, µs. */
@@ -38,7 +42,13 @@ export function parseRtt(out: string): Rtt {
   const [p10, p50, p90, p99, mean] = m.slice(1).map(Number) as [number, number, number, number, number];
   const cpu = [...out.matchAll(/^cpu rank=\d+ ns_per_rtt=(\d+)/gm)].reduce((a, x) => a + Number(x[1]), 0);
   const num = (re: RegExp) => Number(re.exec(out)?.[1] ?? Number.NaN);
-  return { p10, p50, p90, p99, mean, slow: num(/^slow>20us n=(\d+)/m), cpu: cpu || Number.NaN, waitRtt: num(/^wait ms=\d+ rtt_us=([\d.]+)/m), waitCpu: num(/^cpu wait ms=\d+ rank=1 pct=([\d.]+)/m) / 100 };
+  // hist: buckets "<Xus:count/share" (share: the bucket's sum / all round trips, ns) and ">=1ms:count/share".
+  const buckets = [...(/^hist (.*)$/m.exec(out)?.[1] ?? "").matchAll(/(<[\d.]+us|>=1ms):(\d+)\/(\d+)/g)].map((b) => ({ long: b[1] === ">=1ms", n: Number(b[2]), share: Number(b[3]) }));
+  const all = buckets.reduce((a, b) => a + b.n, 0);
+  const short = buckets.filter((b) => !b.long);
+  const stalls = buckets.length ? all - short.reduce((a, b) => a + b.n, 0) : Number.NaN;
+  const meanBelow1ms = buckets.length ? (short.reduce((a, b) => a + b.share, 0) * all) / (all - stalls) : Number.NaN;
+  return { p10, p50, p90, p99, mean, stalls, meanBelow1ms, slow: num(/^slow>20us n=(\d+)/m), cpu: cpu || Number.NaN, waitRtt: num(/^wait ms=\d+ rtt_us=([\d.]+)/m), waitCpu: num(/^cpu wait ms=\d+ rank=1 pct=([\d.]+)/m) / 100 };
 }
 
 export interface Rounds {

@@ -45,6 +45,20 @@ int main(int argc, char **argv) {
       sum += rtt[i];
       if (rtt[i] > 20000) slow++, slow_ns += rtt[i];
     }
+    double edges[] = {1e3, 2e3, 5e3, 2e4, 1e5, 1e6, 1e300};
+    int cnt[7] = {0};
+    double in[7] = {0};
+    for (int i = 0; i < N; i++) {
+      int k = 0;
+      while (rtt[i] >= edges[k]) k++;
+      cnt[k]++, in[k] += rtt[i];
+    }
+    printf("hist");
+    for (int k = 0; k < 7; k++) {
+      if (k < 6) printf(" <%gus:%d/%.0f", edges[k] / 1000, cnt[k], in[k] / N);
+      else printf(" >=1ms:%d/%.0f", cnt[k], in[k] / N);
+    }
+    printf("\n");
     qsort(rtt, N, sizeof rtt[0], cmp);
     printf("slow>20us n=%d ms=%.2f max_us=%.0f\n", slow, slow_ns / 1e6, rtt[N - 1] / 1000);
     printf("rtt p10=%.0f p50=%.0f p90=%.0f p99=%.0f mean=%.0f\n", rtt[N / 10], rtt[N / 2], rtt[N * 9 / 10], rtt[N * 99 / 100], sum / N);

@@ -4,6 +4,8 @@
 //   rtt p10=. p50=. p90=. p99=. mean=.   single round trips, 20,000 after 100,000 untimed ones
 //                                        (JavaScriptCore reaches its top tier after tens of thousands)
 //   slow>20us n=. ms=. max_us=.          round trips over 20 µs: a preemption, a collection
+//   hist <1us:n/ns ... >=1ms:n/ns         per bucket of round-trip time: the count, and its share
+//                                        of the mean (the bucket's sum / 20,000)
 //   cpu rank=R ns_per_rtt=.              each rank's CPU time (user + system) over the timed ones
 //   wait ms=5 rtt_us=.                   rank 0 sleeps 5 ms, 20 times, then sends 8 B; the median
 //                                        round trip of that message and its answer
@@ -40,6 +42,13 @@ if (world.rank === 0) {
   const mean = s.reduce((a, x) => a + x, 0) / N;
   const slow = s.filter((x) => x > 20_000);
   console.log(`slow>20us n=${slow.length} ms=${(slow.reduce((a, x) => a + x, 0) / 1e6).toFixed(2)} max_us=${(s[N - 1]! / 1000).toFixed(0)}`);
+  // Where the mean goes: per bucket of round-trip time, the count and its share of the mean (ns).
+  const edges = [1e3, 2e3, 5e3, 2e4, 1e5, 1e6, Number.POSITIVE_INFINITY];
+  const hist = edges.map((e, k) => {
+    const inIt = s.filter((x) => x >= (k ? edges[k - 1]! : 0) && x < e);
+    return `${Number.isFinite(e) ? `<${e / 1000}us` : ">=1ms"}:${inIt.length}/${(inIt.reduce((a, x) => a + x, 0) / N).toFixed(0)}`;
+  });
+  console.log(`hist ${hist.join(" ")}`);
   console.log(`rtt p10=${s[N / 10]!.toFixed(0)} p50=${s[N / 2]!.toFixed(0)} p90=${s[(N * 9) / 10]!.toFixed(0)} p99=${s[(N * 99) / 100]!.toFixed(0)} mean=${mean.toFixed(0)}`);
 }
 
