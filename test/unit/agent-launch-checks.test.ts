@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
 import type { StepSpec } from "../../src/proto/step.ts";
-import { launchRefusal, nodeIndexIn, stepFirstRanks } from "../../src/roles/agent/launch-checks.ts";
+import { decodeStepDown, launchRefusal, nodeIndexIn, stepFirstRanks } from "../../src/roles/agent/launch-checks.ts";
 
 const key = "k".repeat(64);
 const env = { PATH: "/usr/bin:/bin" };
@@ -51,4 +51,23 @@ test("each node's index and first rank, once per spec", () => {
   const s = spec();
   expect(["n1", "n2", "n3", "n4"].map((n) => nodeIndexIn(s, n))).toEqual([0, 1, 2, -1]);
   expect(stepFirstRanks(s)).toEqual([0, 2, 3]);
+});
+
+test("a launch text decoded again (the same launch to another agent of the thread) gets the same objects, so its checks are made once; another text is decoded anew", () => {
+  const text = JSON.stringify({ t: "launch", step: "7.1", cred: cred(), spec: spec() });
+  const a = decodeStepDown(text);
+  const b = decodeStepDown(`${text}`);
+  if (!a.ok || !b.ok || a.value.t !== "launch" || b.value.t !== "launch") throw new Error("not decoded");
+  expect(b.value).toBe(a.value);
+  expect(launchRefusal(key, a.value.cred, a.value.spec)).toBeUndefined();
+  const other = decodeStepDown(JSON.stringify({ t: "launch", step: "7.1", cred: cred(), spec: { ...spec(), cwd: "/" } }));
+  if (!other.ok || other.value.t !== "launch") throw new Error("not decoded");
+  expect(other.value).not.toBe(a.value);
+  expect(other.value.spec.cwd).toBe("/");
+  expect(launchRefusal(key, other.value.cred, other.value.spec)).toContain("credential field cwd");
+  // Other messages and bad input are decoded each time, as before.
+  const end = JSON.stringify({ t: "end", step: "7.1" });
+  expect(decodeStepDown(end)).toEqual({ ok: true, value: { t: "end", step: "7.1" } });
+  expect(decodeStepDown("{").ok).toBe(false);
+  expect(decodeStepDown(JSON.stringify({ t: "launch", step: "7.1" })).ok).toBe(false);
 });

@@ -11,9 +11,10 @@
  * the verdict covers are frozen when it is first made, and a later launch reuses it only with the
  * very same objects: a verdict never outlives what it judged.
  */
+import { decode, type Decoded } from "../../proto/channel.ts";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
 import type { StepCredential } from "../../proto/common.ts";
-import type { StepSpec } from "../../proto/step.ts";
+import { StepDown, type StepSpec } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
 
@@ -82,4 +83,23 @@ export function stepFirstRanks(spec: StepSpec): readonly number[] {
   let f = firsts.get(spec);
   if (!f) firsts.set(spec, (f = Object.freeze(firstRanks(spec.tasks))));
   return f;
+}
+
+/** The last launch decoded from a socket in this process (one VM: a thread of `ebb up`), by its text. */
+let lastLaunch: { text: string; value: StepDown } | undefined;
+
+/**
+ * A step message from a socket, decoded and validated (proto/channel.ts `decode`). The agents of
+ * one `ebb up` thread that are children of agents on other threads, or of the launcher, each get
+ * the same launch text over a socket of their own (a 1,024-node step: ~69 KB, 1.5-3 ms to parse and
+ * validate; ~40 sockets a launch over 2 threads). The text that was the last launch decoded here
+ * gets that decoding's objects again, as agents of one thread share a launch passed in-process:
+ * the checks made once per launch objects (launchRefusal, nodeIndexIn, stepFirstRanks) then serve
+ * them all. A pure function of the text; one launch is kept, until the next.
+ */
+export function decodeStepDown(text: string | Buffer): Decoded<StepDown> {
+  if (typeof text === "string" && lastLaunch?.text === text) return { ok: true, value: lastLaunch.value };
+  const d = decode(StepDown, text);
+  if (d.ok && d.value.t === "launch" && typeof text === "string") lastLaunch = { text, value: d.value };
+  return d;
 }

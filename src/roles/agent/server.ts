@@ -6,10 +6,9 @@
  * so idle or silent connections cannot pile up and stall launches.
  */
 import type { Server, ServerWebSocket } from "bun";
-import { decode } from "../../proto/channel.ts";
 import { verifyCredential } from "../../proto/credential.ts";
-import { StepDown } from "../../proto/step.ts";
 import type { DownstreamHandle, StepEndpoint } from "../../tbon/pool.ts";
+import { decodeStepDown } from "./launch-checks.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import type { ServerTls } from "../../util/tls.ts";
@@ -67,7 +66,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
         ws.data.handle = endpoint.attach({ send: (m) => void ws.send(JSON.stringify(m)) });
       },
       message(ws, text) {
-        const d = decode(StepDown, text);
+        const d = decodeStepDown(text);
         if (!d.ok) {
           log.warn("invalid step message", { remote: ws.remoteAddress, error: d.error });
           ws.close(4400, `invalid message: ${d.error}`.slice(0, 120));
