@@ -5,17 +5,14 @@
 // warm-up), the sum of the pauses it logged, and the program's mean round trip and its count of
 // round trips over 20 us. A tree is a directory with src/ (as for _comm-rtt-ab.ts).
 // Usage: bun bench/_comm-gc-ab.ts ROUNDS DIR...
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { startBenchCluster } from "./cluster.ts";
+import { pingPongIn } from "./comm-latency.ts";
 
 const rounds = Number(process.argv[2]);
 const dirs = process.argv.slice(3);
 if (!(rounds > 0) || dirs.length === 0) throw new Error("usage: bun bench/_comm-gc-ab.ts ROUNDS DIR...");
-const program = new URL("programs/pingpong-rtt.ts", import.meta.url).pathname;
-for (const d of dirs) {
-  mkdirSync(`${d}/bench/programs`, { recursive: true });
-  if (`${d}/bench/programs/pingpong-rtt.ts` !== program) copyFileSync(program, `${d}/bench/programs/pingpong-rtt.ts`);
-}
+for (const d of dirs) pingPongIn(d);
 const cluster = await startBenchCluster(2);
 try {
   for (let r = 0; r < rounds; r++) {

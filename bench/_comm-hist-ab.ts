@@ -6,21 +6,16 @@
 // A side: a tree (a directory with src/, as for _comm-rtt-ab.ts), optionally NAME=VALUE
 // environment settings after a comma (e.g. DIR,EBB_COMM_YIELD=0), or @mpich.
 // Usage: bun bench/_comm-hist-ab.ts ROUNDS SIDE...
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
 import { runCommand, startBenchCluster } from "./cluster.ts";
+import { pingPongIn } from "./comm-latency.ts";
 
 const rounds = Number(process.argv[2]);
 const sides = process.argv.slice(3);
 if (!(rounds > 0) || sides.length === 0) throw new Error("usage: bun bench/_comm-hist-ab.ts ROUNDS DIR[,NAME=VALUE...]|@mpich...");
-const program = new URL("programs/pingpong-rtt.ts", import.meta.url).pathname;
 const mpich = sides.includes("@mpich") ? await compileMpi("bench-pingpong-rtt", readFileSync(new URL("programs/pingpong-rtt.c", import.meta.url), "utf8")) : undefined;
-for (const side of sides) {
-  const d = side.split(",")[0]!;
-  if (d.startsWith("@")) continue;
-  mkdirSync(`${d}/bench/programs`, { recursive: true });
-  if (`${d}/bench/programs/pingpong-rtt.ts` !== program) copyFileSync(program, `${d}/bench/programs/pingpong-rtt.ts`);
-}
+for (const side of sides) if (!side.startsWith("@")) pingPongIn(side.split(",")[0]!);
 const cluster = await startBenchCluster(2);
 try {
   for (let r = 0; r < rounds; r++) {

@@ -7,22 +7,17 @@
 // side (and to @mpich when it runs, also over the rounds in which MPICH ran at its fastest), with
 // their quartiles.
 // Usage: bun bench/_comm-rtt-ab.ts ROUNDS DIR|@mpich|@floor-sync|@floor-await...
-import { copyFileSync, mkdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { compileMpi } from "../test/support/mpi.ts";
 import { startBenchCluster } from "./cluster.ts";
-import { fastRounds, med, paired, pairedRounds, type Side, spread } from "./comm-latency.ts";
+import { fastRounds, med, paired, pairedRounds, pingPongIn, type Side, spread } from "./comm-latency.ts";
 import { median } from "./lib.ts";
 
 const rounds = Number(process.argv[2]);
 const names = process.argv.slice(3);
 if (!(rounds > 0) || names.length === 0) throw new Error("usage: bun bench/_comm-rtt-ab.ts ROUNDS DIR|@mpich|@floor-sync|@floor-await...");
-const program = new URL("programs/pingpong-rtt.ts", import.meta.url).pathname;
 const floor = new URL("programs/shm-floor.ts", import.meta.url).pathname;
-for (const d of names) {
-  if (d.startsWith("@")) continue;
-  mkdirSync(`${d}/bench/programs`, { recursive: true });
-  if (`${d}/bench/programs/pingpong-rtt.ts` !== program) copyFileSync(program, `${d}/bench/programs/pingpong-rtt.ts`);
-}
+for (const d of names) if (!d.startsWith("@")) pingPongIn(d);
 const mpich = names.includes("@mpich") ? await compileMpi("bench-pingpong-rtt", readFileSync(new URL("programs/pingpong-rtt.c", import.meta.url), "utf8")) : undefined;
 const cluster = await startBenchCluster(2);
 const sideOf = (d: string): Side => {

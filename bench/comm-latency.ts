@@ -6,6 +6,7 @@
  * MPICH swung 0.18-1.1 µs one way from round to round) moves both sides of a pair, not the ratio.
  * Every side runs a program printing what programs/pingpong-rtt.ts prints.
  */
+import { copyFileSync, mkdirSync } from "node:fs";
 import { runCommand } from "./cluster.ts";
 import { median, percentile } from "./lib.ts";
 
@@ -106,3 +107,15 @@ export function med(res: Rounds, side: number, k: keyof Rtt): number {
 }
 
 export const spread = (p: Paired) => `quartiles ${p.lo.toFixed(2)}-${p.hi.toFixed(2)}`;
+
+/**
+ * The 8 B ping-pong (programs/pingpong-rtt.ts) copied into the tree `dir` (a directory with src/,
+ * e.g. `git archive REV src | tar -x -C DIR`), so that it imports that tree's ebb/comm; its path there.
+ */
+export function pingPongIn(dir: string): string {
+  const program = new URL("programs/pingpong-rtt.ts", import.meta.url).pathname;
+  const there = `${dir}/bench/programs/pingpong-rtt.ts`;
+  mkdirSync(`${dir}/bench/programs`, { recursive: true });
+  if (there !== program) copyFileSync(program, there);
+  return there;
+}

@@ -4,23 +4,13 @@
 //   alloc rank=R objects_per_rtt=Type:n ...   (types over 100 in the 4,000)
 import { fullGC, heapStats } from "bun:jsc";
 import { finalizeAdapt, initAdapt } from "../../src/comm/index.ts";
+import { exchange } from "./ping-pong-exchange.ts";
 
 const { world } = await initAdapt();
 const buf = new Uint8Array(8);
 const into = new Uint8Array(8);
-const peer = 1 - world.rank;
 const N = 4000;
-async function pingpong(n: number): Promise<void> {
-  for (let i = 0; i < n; i++) {
-    if (world.rank === 0) {
-      await world.send(peer, buf);
-      await world.recv(peer, 0, into);
-    } else {
-      await world.recv(peer, 0, into);
-      await world.send(peer, buf);
-    }
-  }
-}
+const pingpong = (n: number) => exchange(world, buf, into, n);
 await pingpong(100000);
 for (let k = 0; k < 3; k++) {
   fullGC();
