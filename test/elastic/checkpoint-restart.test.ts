@@ -54,6 +54,8 @@ function leftovers(c: TestCluster, jobId: number): string[] {
 }
 
 const JACOBI = ["--n", "160", "--iters", "700", "--every", "50"];
+/** For the tests that hold the world at a gate (held-jacobi): the hold, not the run's length, places the fault. */
+const JACOBI_HELD = ["--n", "160", "--iters", "300", "--every", "50"];
 const SUMMA = ["--n", "192", "--mb", "16", "--every", "1"];
 
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -242,10 +244,10 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
   }, 180_000);
 
   test("a node lost while the world writes a periodic checkpoint: the job restarts from the last complete one, and the incomplete one is removed (nothing left behind)", async () => {
-    const want = await fixed([jacobi!, ...JACOBI]);
+    const want = await fixed([jacobi!, ...JACOBI_HELD]);
     // Rank 0 holds inside the second periodic checkpoint (its part written, the manifest not yet).
     const gate = join(work, `gate-periodic-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", "env", `EBB_TEST_HOLD_PERIODIC=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", "env", `EBB_TEST_HOLD_PERIODIC=${gate}`, heldJacobi!, ...JACOBI_HELD, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 100 on 3 ranks/);
     await waitFor("rank 0 to hold inside its second periodic checkpoint", () => existsSync(`${gate}.held`), 60_000);
     const victim = (await c.job(job.id)).allocation[2] as string;
     await crash(victim);
@@ -370,7 +372,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
    * grow and order the fault adaptation.
    */
   async function growHeldInWrite(gate: string) {
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_WRITE=${gate}`, heldJacobi!, ...JACOBI_HELD, "--sleep-ms", "15"], /iteration 50 on 2 ranks/);
     const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
     expect(r.status).toBe(202);
     await waitFor("rank 0 to hold inside its write", () => existsSync(`${gate}.held`), 60_000);
@@ -451,7 +453,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
   }, 180_000);
 
   test("a grow whose added node crashes while its write window is open (rank 0 holds inside its write): the write runs to its outcome, the old ranks end, and the world restarts on its old nodes from the resize's own checkpoint, the fixed-size answer", async () => {
-    const want = await fixed([jacobi!, ...JACOBI]);
+    const want = await fixed([jacobi!, ...JACOBI_HELD]);
     const gate = join(work, `gate-write-${Date.now()}`);
     // No periodic checkpoint: the resize's is the only one there is.
     const { job, adaptationId, added } = await growHeldInWrite(gate);
@@ -465,7 +467,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
   }, 180_000);
 
   test("a grow whose added node crashes while its write window is open, and the write then fails: the window closes and the world goes on at its size, no restart, the fixed-size answer", async () => {
-    const want = await fixed([jacobi!, ...JACOBI]);
+    const want = await fixed([jacobi!, ...JACOBI_HELD]);
     const gate = join(work, `gate-write-fails-${Date.now()}`);
     const { job, adaptationId, added } = await growHeldInWrite(gate);
     // Rank 0 cannot write the manifest: a file stands where the checkpoint's directory was.
@@ -484,9 +486,9 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
   }, 180_000);
 
   test("a grow whose added node crashes after the restarted ranks read the resize's checkpoint and removed it: the world restarts on its old nodes from its newest periodic checkpoint, the fixed-size answer", async () => {
-    const want = await fixed([jacobi!, ...JACOBI]);
+    const want = await fixed([jacobi!, ...JACOBI_HELD]);
     const gate = join(work, `gate-read-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_READ=${gate}`, heldJacobi!, ...JACOBI, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", "env", `EBB_TEST_HOLD_READ=${gate}`, heldJacobi!, ...JACOBI_HELD, "--sleep-ms", "15", "--checkpoint-every", "60"], /iteration 150 on 2 ranks/);
     const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 3 });
     expect(r.status).toBe(202);
     const spent = join(c.dir, ".ebb-ckpt", `job-${job.id}`, `a${r.json.adaptationId}`);
