@@ -68,21 +68,23 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
   for (const j of input.running) free += loanOf(j);
   if (free <= 0) return 0;
   if (queueWasReal(input)) return 0;
-  // The asks' submit times and sizes, sorted together by time (two typed arrays: no object a job).
-  // The peak does not depend on how equal times are ordered: the window's sum at the last of them counts them all.
   // The time a started job's speed takes to measure: before it, it cannot grow.
   const measured = input.config.minSamples * input.config.interval;
+  // A request counts at its minimum where it can grow once measured, else at `size`.
+  const asks = (j: { elastic?: boolean; timeLimit: number; minNodes: number }, size: number): number => (j.elastic && j.timeLimit > measured ? j.minNodes : size);
+  // The asks' submit times and sizes, sorted together by time (two typed arrays: no object a job).
+  // The peak does not depend on how equal times are ordered: the window's sum at the last of them counts them all.
   const count = input.running.length + starting.length;
   const at = new Float64Array(count);
   const ask = new Float64Array(count);
   let k = 0;
   for (const j of input.running) {
     at[k] = j.submitTime;
-    ask[k++] = j.elastic && j.timeLimit > measured ? j.minNodes : askedNodes(j);
+    ask[k++] = asks(j, askedNodes(j));
   }
   for (const j of starting) {
     at[k] = j.submitTime;
-    ask[k++] = j.elastic && j.timeLimit > measured ? j.minNodes : preferredSize(j);
+    ask[k++] = asks(j, preferredSize(j));
   }
   sortPairs(at, ask, 0, count);
   let peak = 0;
