@@ -350,7 +350,7 @@ static void walk(const lay_t *A, int r, const lay_t *B, piece_fn f, void *ctx) {
 static int write_parts(const char *path, const void *const *pieces, const size_t *lens, int n) {
   char tmp[PATH_MAX + 16];
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
   if (fd < 0) return fail(EBB_ERR_IO, "cannot create %s: %s", tmp, strerror(errno));
   for (int k = 0; k < n; k++) {
     const char *p = pieces[k];
@@ -603,7 +603,8 @@ static int write_checkpoint(const char *tag, int stay) {
   if (rc != EBB_OK) return rc;
   part_t me = {.rank = E.rank, .bytes = part_bytes(E.arrays, E.narrays, E.size, E.rank), .where = E.rank < stay ? WHERE_SHM : WHERE_DIR};
   snprintf(me.node, sizeof me.node, "%s", E.node);
-  if (me.where == WHERE_SHM) snprintf(me.path, sizeof me.path, "%s/ebb-ckpt-%s-%s-%d", E.shm, E.job, tag, E.rank);
+  /* The writer's pid in a /dev/shm name: two clusters on one machine number their jobs alike. */
+  if (me.where == WHERE_SHM) snprintf(me.path, sizeof me.path, "%s/ebb-ckpt-%s-%s-%d-%ld", E.shm, E.job, tag, E.rank, (long)getpid());
   else snprintf(me.path, sizeof me.path, "%s/part-%d", dir, E.rank);
   const void **pieces = malloc(sizeof(void *) * (size_t)(E.narrays + 1));
   size_t *lens = malloc(sizeof(size_t) * (size_t)(E.narrays + 1));
