@@ -165,51 +165,65 @@ export function bytesWritten(pid: number): number {
   return Number(/^write_bytes: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, "utf8"))?.[1] ?? NaN);
 }
 
-export interface TrueJobsRun {
-  /** Jobs per second, first submit to the last job's end (as the controller recorded it). */
+/** One batch of null jobs on a running cluster (`measureBatch`). */
+export interface TrueJobsBatch {
+  /** Jobs per second, the batch's first submit to its last job's end (as the controller recorded it). */
   rate: number;
   seconds: number;
   /** Each submit's wall time, ms. */
   latencies: number[];
-  /** CPU seconds by kind of process (proc-cpu.ts byRole) over the run, job processes included. */
+  /** CPU seconds by kind of process (proc-cpu.ts byRole) over the batch, job processes included. */
   cpu: Record<string, number>;
-  /** Bytes the controller's process wrote to storage over the run. */
+  /** Bytes the controller's process wrote to storage over the batch. */
   controllerWritten: number;
+}
+
+export interface TrueJobsRun extends TrueJobsBatch {
   /** The database file's size once the cluster has stopped (its WAL checkpointed into it). */
   dbBytes: number;
+  /** With `warm`: a second batch of as many jobs on the same cluster, run after the first. */
+  warm?: TrueJobsBatch;
+}
+
+/** `jobs` one-rank `true` jobs (`runTrueJobs`, with `fields`) on a running cluster, measured; every one of them must have completed. */
+async function measureBatch(cluster: BenchCluster, jobs: number, fields?: Record<string, unknown>): Promise<TrueJobsBatch> {
+  const latencies: number[] = [];
+  const written0 = bytesWritten(cluster.controllerPid);
+  const cpu0 = cpuSnapshot();
+  const first = Date.now();
+  await runTrueJobs(cluster, jobs, latencies, fields);
+  const cpu = cpuSince(cpu0);
+  const controllerWritten = bytesWritten(cluster.controllerPid) - written0;
+  // The end times, read once the last job has ended: the newest `jobs` jobs are this batch's.
+  const headers = { Authorization: `Bearer ${cluster.token}` };
+  const res = (await (await fetch(`${cluster.url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
+  const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
+  if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
+  const seconds = (Math.max(...res.jobs.map((j) => Date.parse(j.endTime!))) - first) / 1000;
+  return { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten };
 }
 
 /**
  * A fresh cluster (`startBenchCluster(nodes, opts)`) runs `jobs` one-rank `true` jobs
- * (`runTrueJobs`, with `fields`) and is stopped; every one of them must have completed. `during`
- * runs beside them (a watcher), stopped before the cluster.
+ * (`measureBatch`) and is stopped. `warm`: then as many again, measured apart (jobs 1,001-2,000
+ * of a cluster whose processes' JIT has warmed up on the first 1,000). `during` runs beside them
+ * (a watcher), stopped before the cluster.
  */
-export async function measureTrueJobs(nodes: number, jobs: number, opts: Parameters<typeof startBenchCluster>[1] & { fields?: Record<string, unknown>; during?: (c: BenchCluster) => Promise<() => Promise<void>> } = {}): Promise<TrueJobsRun> {
+export async function measureTrueJobs(nodes: number, jobs: number, opts: Parameters<typeof startBenchCluster>[1] & { fields?: Record<string, unknown>; warm?: boolean; during?: (c: BenchCluster) => Promise<() => Promise<void>> } = {}): Promise<TrueJobsRun> {
   const cluster = await startBenchCluster(nodes, opts);
   let stopWatching: (() => Promise<void>) | undefined;
-  let run: Omit<TrueJobsRun, "dbBytes"> | undefined;
+  let run: TrueJobsBatch | undefined;
+  let warm: TrueJobsBatch | undefined;
   let dbBytes = 0;
   try {
     stopWatching = await opts.during?.(cluster);
-    const latencies: number[] = [];
-    const written0 = bytesWritten(cluster.controllerPid);
-    const cpu0 = cpuSnapshot();
-    const first = Date.now();
-    await runTrueJobs(cluster, jobs, latencies, opts.fields);
-    const cpu = cpuSince(cpu0);
-    const controllerWritten = bytesWritten(cluster.controllerPid) - written0;
-    // The end times, read once the last job has ended.
-    const headers = { Authorization: `Bearer ${cluster.token}` };
-    const res = (await (await fetch(`${cluster.url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
-    const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
-    if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
-    const seconds = (Math.max(...res.jobs.map((j) => Date.parse(j.endTime!))) - first) / 1000;
-    run = { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten };
+    run = await measureBatch(cluster, jobs, opts.fields);
+    if (opts.warm) warm = await measureBatch(cluster, jobs, opts.fields);
   } finally {
     await stopWatching?.();
     dbBytes = (await cluster.stop()).dbBytes;
   }
-  return { ...run!, dbBytes };
+  return { ...run!, dbBytes, ...(warm ? { warm } : {}) };
 }
 
 /** A JSON call to a cluster's API with its token; the parsed body, whatever the status. */
