@@ -158,7 +158,8 @@ describe("--signal, --open-mode, --requeue", () => {
       "#SBATCH --open-mode=append",
       "#SBATCH -o requeue-%j.out",
       'echo "run ${SLURM_RESTART_COUNT:-0}"',
-      '[ -n "$SLURM_RESTART_COUNT" ] && exit 0',
+      // The second run outlives the kill wait (2 s): the first run's KILL, sent then, is not for it.
+      '[ -n "$SLURM_RESTART_COUNT" ] && { sleep 3; exit 0; }',
       "sleep 60",
     ]);
     const running = await c.waitJob(id, ["RUNNING"]);

@@ -921,7 +921,11 @@ export class Jobs {
     return killed;
   }
 
-  /** Kills what is left of a job's run on `nodes` (those up): now, or gracefully (TERM, then KILL after the kill wait, the nodes COMPLETING meanwhile). */
+  /**
+   * Kills what is left of a job's run on `nodes` (those up): now, or gracefully (TERM, then KILL
+   * after the kill wait to the nodes that have not said it is gone, COMPLETING meanwhile). A node
+   * that said so may already run the job's next run (--requeue): the KILL is not for it.
+   */
   private killRun(jobId: number, nodes: readonly string[], message: string, graceful: boolean, now: number): string[] {
     const killed: string[] = [];
     for (const name of nodes) {
@@ -932,7 +936,7 @@ export class Jobs {
     }
     if (graceful) {
       setTimeout(() => {
-        for (const name of nodes) this.effects.toAgent(name, { t: "job.kill", jobId, signal: "SIGKILL", reason: message, confirm: true });
+        for (const name of nodes) if (this.state.nodes.get(name)?.completing.has(jobId)) this.effects.toAgent(name, { t: "job.kill", jobId, signal: "SIGKILL", reason: message, confirm: true });
       }, this.config.killWaitMs).unref();
     }
     return killed;
