@@ -1,6 +1,7 @@
 // Diagnostic, run under `ebb run -N 1 -n 2`: the JavaScript objects each rank makes per 8 B round
 // trip of the ping-pong (heapStats().objectTypeCounts before and after 4,000 round trips, after a
-// full collection and 100,000 warm-up ones), three times. Prints per rank and time:
+// full collection and 100,000 warm-up ones), three times; each message received into a buffer
+// (recv(into)), or with ALLOC_INTO=0 as a new array. Prints per rank and time:
 //   alloc rank=R objects_per_rtt=Type:n ...   (types over 100 in the 4,000)
 import { fullGC, heapStats } from "bun:jsc";
 import { finalizeAdapt, initAdapt } from "../../src/comm/index.ts";
@@ -8,7 +9,7 @@ import { exchange } from "./ping-pong-exchange.ts";
 
 const { world } = await initAdapt();
 const buf = new Uint8Array(8);
-const into = new Uint8Array(8);
+const into = process.env.ALLOC_INTO === "0" ? undefined : new Uint8Array(8);
 const N = 4000;
 const pingpong = (n: number) => exchange(world, buf, into, n);
 await pingpong(100000);

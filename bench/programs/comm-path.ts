@@ -5,6 +5,7 @@
 // ring write, poll, parse, match, settle, resume), and the heap growth per message counts what
 // each message allocates. Prints "path cpu_ns_per_roundtrip=N min=M heap_bytes_per_msg=B".
 // A CFG detector steps as under ebb run (its table goes to a file in /tmp); EBB_COMM_PATH_CFG=0: none.
+// Each message is received into a buffer (recv(into)); EBB_COMM_PATH_INTO=0: as a new array.
 import { heapStats } from "bun:jsc";
 import { startCfg } from "../../src/comm/cfg.ts";
 import { Transport } from "../../src/comm/transport.ts";
@@ -17,8 +18,9 @@ const cards = [a.card, b.card];
 const w0 = createWorld(a, cards);
 const w1 = createWorld(b, cards);
 const buf = new Uint8Array(8);
-const into0 = new Uint8Array(8);
-const into1 = new Uint8Array(8);
+const viaInto = process.env.EBB_COMM_PATH_INTO !== "0";
+const into0 = viaInto ? new Uint8Array(8) : undefined;
+const into1 = viaInto ? new Uint8Array(8) : undefined;
 
 async function rounds(n: number): Promise<void> {
   const side1 = (async () => {

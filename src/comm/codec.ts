@@ -321,6 +321,8 @@ export type DirectTake = (h: Header, chunk: Uint8Array, at: number) => boolean;
  * returns for its header (a waiting receive's own memory), so a large body is copied once. A
  * smaller frame that lies whole in one chunk is first offered to `direct`, which may copy its body
  * where it goes with no header or body object made (a ring's 8 B message into a waiting receive).
+ * The header handed to onFrame is valid during the call only: a smaller frame whole in its chunk
+ * comes with the parser's scratch header (no object per frame), which the next frame overwrites.
  */
 export class FrameParser {
   private readonly hdr = new Uint8Array(HEADER_BYTES);
@@ -375,13 +377,15 @@ export class FrameParser {
       if (!this.cur) {
         let h: Header;
         if (this.hdrFill === 0 && n - off >= HEADER_BYTES) {
-          if (this.direct) {
-            const s = readHeaderInto(this.scratch, chunk, off);
-            const len = s.bodyLen;
-            if (len < CLAIM_BYTES && n - off - HEADER_BYTES >= len && this.direct(s, chunk, off + HEADER_BYTES)) {
-              off += HEADER_BYTES + len;
-              continue;
-            }
+          const s = readHeaderInto(this.scratch, chunk, off);
+          const len = s.bodyLen;
+          if (len < CLAIM_BYTES && n - off - HEADER_BYTES >= len) {
+            // Whole in this chunk: taken directly, or its body copied out under the scratch header.
+            const at = off + HEADER_BYTES;
+            off = at + len;
+            if (this.direct?.(s, chunk, at)) continue;
+            this.onFrame(s, len === 0 ? EMPTY : copyBody(s.kind, chunk, at, len));
+            continue;
           }
           h = readHeader(chunk, off);
           off += HEADER_BYTES;
@@ -416,6 +420,14 @@ export class FrameParser {
       }
     }
   }
+}
+
+/** A fresh body (owned by the receiver, as FrameParser's bodies are) holding chunk[at, at + len). */
+function copyBody(kind: number, chunk: Uint8Array, at: number, len: number): Uint8Array {
+  const body = needsOwnBuffer(kind) ? owned(len) : new Uint8Array(len);
+  if (len <= 64) for (let i = 0; i < len; i++) body[i] = chunk[at + i]!;
+  else body.set(chunk.subarray(at, at + len));
+  return body;
 }
 
 /** A control frame (no communicator, no sequence) as one buffer. */

@@ -368,9 +368,9 @@ export abstract class BaseComm implements Receiver {
   }
 
   deliver(h: Header, body: Uint8Array): void {
-    if ((h.flags & FLAG_COLL) === 0 && this.p2p.deliverClaimed(body, h.src, h.tag, h.seq)) return;
-    const env: Envelope = { src: h.src, tag: h.tag, seq: h.seq, data: decodePayload(h.kind, body) };
-    ((h.flags & FLAG_COLL) !== 0 ? this.coll : this.p2p).deliver(env);
+    const coll = (h.flags & FLAG_COLL) !== 0;
+    if (!coll && this.p2p.deliverClaimed(body, h.src, h.tag, h.seq)) return;
+    (coll ? this.coll : this.p2p).deliver(h.src, h.tag, h.seq, decodePayload(h.kind, body));
   }
 
   peerDown(peer: string, reason: string, exited: boolean): void {

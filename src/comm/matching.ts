@@ -66,13 +66,17 @@ function takes(p: Posted, src: number, tag: number, seq: number): boolean {
  * receiver's own (just taken from the queue or just decoded), so it is changed in place.
  */
 export function landIn(m: Envelope, into: TypedArray | undefined): Envelope {
-  const d = m.data;
-  if (!into || d === into || !isTypedArray(d) || d.constructor !== into.constructor || d.length !== into.length) return m;
+  m.data = landed(m.data, into);
+  return m;
+}
+
+/** `d`, or `into` holding a copy of it when it fits exactly (same type and length). */
+function landed(d: Payload | Bundle, into: TypedArray | undefined): Payload | Bundle {
+  if (!into || d === into || !isTypedArray(d) || d.constructor !== into.constructor || d.length !== into.length) return d;
   const n = d.length;
   if (n <= 16) for (let i = 0; i < n; i++) (into as Uint8Array)[i] = (d as Uint8Array)[i]!; // a native set() costs more
   else (into as Uint8Array).set(d as Uint8Array);
-  m.data = into;
-  return m;
+  return into;
 }
 
 export class Matcher {
@@ -84,19 +88,19 @@ export class Matcher {
   /** `keepAlive` is held while a receive waits, so a waiting process does not exit. */
   constructor(private readonly keepAlive?: KeepAlive) {}
 
-  deliver(m: Envelope): void {
+  /** A message arrives: to the oldest matching posted receive, else queued (an envelope is made only then). */
+  deliver(src: number, tag: number, seq: number, data: Payload | Bundle): void {
     const posted = this.posted;
     for (let i = 0; i < posted.length; i++) {
       const p = posted[i]!;
-      if (matches(p.src, p.tag, p.seq, m)) {
+      if (takes(p, src, tag, seq)) {
         removeAt(posted, i);
         this.keepAlive?.release();
-        const d = landIn(m, p.into).data;
-        p.resolve(d, m.src, m.tag);
+        p.resolve(landed(data, p.into), src, tag);
         return;
       }
     }
-    this.unexpected.push(m);
+    this.unexpected.push({ src, tag, seq, data });
   }
 
   /**
@@ -150,10 +154,9 @@ export class Matcher {
    */
   claim(src: number, tag: number, seq: number, bodyLen: number, accepts: (into: TypedArray) => boolean): Uint8Array | undefined {
     const posted = this.posted;
-    const m = { src, tag, seq };
     for (let i = 0; i < posted.length; i++) {
       const p = posted[i]!;
-      if (!matches(p.src, p.tag, p.seq, m)) continue;
+      if (!takes(p, src, tag, seq)) continue;
       if (!p.into || p.into.byteLength !== bodyLen || !accepts(p.into)) return undefined;
       removeAt(posted, i);
       p.src = src; // its sender is known now: a failure of that sender rejects it

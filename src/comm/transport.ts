@@ -327,10 +327,11 @@ export class Transport implements KeepAlive {
     const r = this.receiverOf(h.ctx);
     if (r) return r.deliver(h, body, from);
     if (this.retired.has(h.ctx)) return;
-    // A peer got ahead of us (split/dup or a new world not built here yet): keep it for later.
+    // A peer got ahead of us (split/dup or a new world not built here yet): keep it for later
+    // (a copy of its header: the parser's may be a scratch one).
     let q = this.orphans.get(h.ctx);
     if (!q) this.orphans.set(h.ctx, (q = []));
-    q.push({ h, body, from });
+    q.push({ h: { ...h }, body, from });
   }
 
   // ---- peers ----

@@ -1,14 +1,14 @@
 import { expect, test } from "bun:test";
 import { DTYPES, Kind } from "../../src/comm/codec.ts";
-import { ANY_SOURCE, ANY_TAG, type Envelope, Matcher } from "../../src/comm/matching.ts";
+import { ANY_SOURCE, ANY_TAG, Matcher } from "../../src/comm/matching.ts";
 
-const msg = (src: number, tag: number, data: unknown, seq = 0): Envelope => ({ src, tag, seq, data: data as never });
+const arrive = (m: Matcher, src: number, tag: number, data: unknown, seq = 0): void => m.deliver(src, tag, seq, data as never);
 
 test("early arrivals wait in the unexpected queue and are taken oldest first", () => {
   const m = new Matcher();
-  m.deliver(msg(1, 5, "a"));
-  m.deliver(msg(2, 5, "b"));
-  m.deliver(msg(1, 5, "c"));
+  arrive(m, 1, 5, "a");
+  arrive(m, 2, 5, "b");
+  arrive(m, 1, 5, "c");
   expect(m.queued).toBe(3);
   expect(m.take(ANY_SOURCE, 5, 0)?.data).toBe("a");
   expect(m.take(1, ANY_TAG, 0)?.data).toBe("c");
@@ -19,9 +19,9 @@ test("early arrivals wait in the unexpected queue and are taken oldest first", (
 
 test("a receive for one tag skips messages with other tags, which stay queued in order", () => {
   const m = new Matcher();
-  m.deliver(msg(0, 1, "t1"));
-  m.deliver(msg(0, 2, "t2"));
-  m.deliver(msg(0, 1, "t1b"));
+  arrive(m, 0, 1, "t1");
+  arrive(m, 0, 2, "t2");
+  arrive(m, 0, 1, "t1b");
   expect(m.take(0, 2, 0)?.data).toBe("t2");
   expect(m.take(0, ANY_TAG, 0)?.data).toBe("t1");
   expect(m.take(0, ANY_TAG, 0)?.data).toBe("t1b");
@@ -32,9 +32,9 @@ test("arrivals go to the oldest matching posted receive", async () => {
   const anyA = m.post(ANY_SOURCE, ANY_TAG, 0);
   const from2 = m.post(2, ANY_TAG, 0);
   const anyB = m.post(ANY_SOURCE, 7, 0);
-  m.deliver(msg(2, 3, "first"));
-  m.deliver(msg(2, 7, "second"));
-  m.deliver(msg(1, 7, "third"));
+  arrive(m, 2, 3, "first");
+  arrive(m, 2, 7, "second");
+  arrive(m, 1, 7, "third");
   expect((await anyA).data).toBe("first");
   expect((await from2).data).toBe("second");
   expect((await anyB).data).toBe("third");
@@ -43,7 +43,7 @@ test("arrivals go to the oldest matching posted receive", async () => {
 
 test("per-source order holds through any-source receives", async () => {
   const m = new Matcher();
-  for (let i = 0; i < 20; i++) m.deliver(msg(i % 2, 0, i));
+  for (let i = 0; i < 20; i++) arrive(m, i % 2, 0, i);
   const from1: number[] = [];
   const any: number[] = [];
   for (let i = 0; i < 5; i++) from1.push((await m.receive(1, ANY_TAG, 0)).data as number);
@@ -54,7 +54,7 @@ test("per-source order holds through any-source receives", async () => {
 
 test("collective sequence numbers never match each other, even with wildcards", () => {
   const m = new Matcher();
-  m.deliver(msg(0, 0, "seq2", 2));
+  arrive(m, 0, 0, "seq2", 2);
   expect(m.take(ANY_SOURCE, ANY_TAG, 1)).toBeUndefined();
   expect(m.take(0, 0, 2)?.data).toBe("seq2");
 });
@@ -70,7 +70,7 @@ test("rejectWhere fails only the selected receives; keep-alive is held while any
   await expect(a).rejects.toThrow("gone 1");
   await expect(c).rejects.toThrow("gone -1");
   expect(held).toBe(1);
-  m.deliver(msg(2, 0, "ok"));
+  arrive(m, 2, 0, "ok");
   expect((await b).data).toBe("ok");
   expect(held).toBe(0);
 });
