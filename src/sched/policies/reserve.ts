@@ -14,15 +14,21 @@
  *   and so a malleable one whose time limit ends before its speed is known (`minSamples` ticks of
  *   `interval`): started smaller, it would never grow back and run slower for its whole run
  *   (issue 35, the light machine at 100 % malleable: bounded slowdown 1.0136 -> 1.0127 of EASY's,
- *   lower on every seed; every job at its size instead: 1.0001, but hpc2n's turnaround worse);
+ *   lower on every seed; every job at its size instead: 1.0001, but hpc2n's turnaround worse:
+ *   measured again, 5 seeds, ebb's turnaround / apm-equi's at 100 % 1.0130 -> 1.0204 at scale 1,
+ *   1.0074 -> 1.0112 at 0.7, and the light machine's / drms-rs's 0.9980 -> 1.0002);
  *   counting only requests that would start at once with every loan back, and at most that many nodes;
  * - none while a running job waited longer than that to start (longer than a give-back takes),
  *   or gave nodes below the size it asked for and started at (only a waiting job takes those: a
  *   loan comes back no lower): the queue was real then, within the life of a job still running,
  *   arrivals wait for the machine anyway, and the loans are worth more than the seconds they add
  *   (issue 35: hpc2n at 100 % malleable, turnaround 1.030 -> 1.013 and 1.007 of apm-equi's at
- *   scales 1 and 0.7; the light machine of small jobs, where no queue forms, unchanged);
- * - a loan is what a job holds beyond the size it first ran at (its profile's first point);
+ *   scales 1 and 0.7; the light machine of small jobs, where no queue forms, unchanged; the
+ *   reserve kept under a real queue as well: hpc2n scale 1 at 100 %, seed 1, 9,240 -> 9,655 s);
+ * - a loan is what a job holds beyond the size it first ran at (its profile's first point); it
+ *   stays where it was lent: moving it, with no node idle, to a running job it would save more (the
+ *   holder shrinks when the other's predicted saving exceeds its own loss, its adaptation and two
+ *   of the other's) made hpc2n's turnaround worse (scale 1 at 100 %, seeds 1-3, +0.6 to +0.9 %);
  * - lending leaves the reserve idle, and when the idle nodes (with the give-backs under way) fall
  *   below it, loans come back, the cheapest first (`reclaim`), before the next arrival needs them.
  * Pure.
