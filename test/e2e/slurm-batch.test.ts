@@ -160,6 +160,9 @@ describe("--signal, --open-mode, --requeue", () => {
       'echo "run ${SLURM_RESTART_COUNT:-0}"',
       // The second run outlives the kill wait (2 s): the first run's KILL, sent then, is not for it.
       '[ -n "$SLURM_RESTART_COUNT" ] && { sleep 3; exit 0; }',
+      // A process of the first run outside its process group: only its cgroup's kill ends it, and
+      // the second run must not start in that killed cgroup (the kernel kills what is cloned into it).
+      "setsid sleep 60 &",
       "sleep 60",
     ]);
     const running = await c.waitJob(id, ["RUNNING"]);

@@ -136,14 +136,7 @@ export class Containment {
    */
   prepare(jobId: number): { cgroup: string | undefined; join: string[] } {
     if (!this.made.has(jobId)) {
-      const dir = this.dirOf(jobId);
-      let cgroup: string | undefined;
-      try {
-        if (dir) mkdirSync(dir);
-        cgroup = dir;
-      } catch (e) {
-        cgroup = (e as NodeJS.ErrnoException).code === "EEXIST" ? dir : undefined;
-      }
+      const cgroup = this.newDir(jobId);
       this.made.set(jobId, cgroup);
       const limits = this.jobLimits.get(jobId);
       if (limits) this.limits.apply(jobId, cgroup, limits);
@@ -233,38 +226,64 @@ export class Containment {
     return this.limits.usage(jobId, this.dirOf(jobId));
   }
 
+  /** The job's cgroup: the one its processes here were started in, else where its first would be. */
   private dirOf(jobId: number): string | undefined {
-    return this.base && join(this.base, `job-${jobId}`);
+    return this.made.get(jobId) ?? (this.base && join(this.base, `job-${jobId}`));
+  }
+
+  /**
+   * A new cgroup for the job: `job-<id>`, made anew where an earlier run's (a requeued job's) is
+   * still there, and `job-<id>.<n>` while that one still holds processes. Never the earlier one:
+   * once written `cgroup.kill`, a cgroup kills every process later cloned into it (seen on Linux
+   * 6.18: a second run started there died of SIGKILL at once).
+   */
+  private newDir(jobId: number): string | undefined {
+    if (!this.base) return undefined;
+    for (let n = 0; n < 8; n++) {
+      const dir = join(this.base, n === 0 ? `job-${jobId}` : `job-${jobId}.${n}`);
+      try {
+        mkdirSync(dir);
+        return dir;
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
+      }
+      try {
+        rmdirSync(dir);
+        mkdirSync(dir);
+        return dir;
+      } catch {
+        /* its processes are still ending: the next name */
+      }
+    }
+    return undefined;
   }
 
   /** Kill every process of the job's cgroup (those that left their process group included). */
   killJob(jobId: number): void {
-    if (!this.base) return;
-    const dir = join(this.base, `job-${jobId}`);
-    if (!existsSync(dir)) return;
-    try {
-      writeCgroupFile(join(dir, "cgroup.kill"), "1");
-    } catch {
-      for (const pid of readPids(join(dir, "cgroup.procs")))
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          /* gone */
-        }
-    }
+    const dir = this.dirOf(jobId);
+    if (dir && existsSync(dir)) killCgroup(dir);
   }
 
   /** The job's cgroups (and limits) once it is empty: the job has left this node. */
   forgetJob(jobId: number): void {
+    const dir = this.dirOf(jobId);
     this.jobLimits.delete(jobId);
     this.made.delete(jobId);
     this.limits.remove(jobId);
-    const dir = this.dirOf(jobId);
     if (!dir) return;
     try {
       rmdirSync(dir);
-    } catch {
-      /* not empty yet (EBUSY), or gone */
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "EBUSY") return;
+      // Processes that left the job's process groups: they go now, the cgroup a moment later.
+      killCgroup(dir);
+      setTimeout(() => {
+        try {
+          rmdirSync(dir);
+        } catch {
+          /* still busy, or gone: the agent's stop removes what is left */
+        }
+      }, 1000).unref();
     }
   }
 
@@ -302,5 +321,19 @@ function readPids(path: string): number[] {
     return readFileSync(path, "utf8").split("\n").filter(Boolean).map(Number);
   } catch {
     return [];
+  }
+}
+
+/** Kill every process in the cgroup `dir`. */
+function killCgroup(dir: string): void {
+  try {
+    writeCgroupFile(join(dir, "cgroup.kill"), "1");
+  } catch {
+    for (const pid of readPids(join(dir, "cgroup.procs")))
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        /* gone */
+      }
   }
 }
