@@ -400,15 +400,11 @@ export class FrameParser {
           continue;
         }
         this.cur = h;
-        this.body =
-          (h.bodyLen >= CLAIM_BYTES && this.claim?.(h)) || (needsOwnBuffer(h.kind) ? owned(h.bodyLen) : new Uint8Array(h.bodyLen));
+        this.body = (h.bodyLen >= CLAIM_BYTES && this.claim?.(h)) || newBody(h.kind, h.bodyLen);
         this.bodyFill = 0;
       }
       const take = Math.min(this.cur.bodyLen - this.bodyFill, n - off);
-      if (take <= 64) {
-        const b = this.body;
-        for (let i = 0; i < take; i++) b[this.bodyFill + i] = chunk[off + i]!;
-      } else this.body.set(chunk.subarray(off, off + take), this.bodyFill);
+      copyIn(this.body, this.bodyFill, chunk, off, take);
       this.bodyFill += take;
       off += take;
       if (this.bodyFill === this.cur.bodyLen) {
@@ -422,11 +418,21 @@ export class FrameParser {
   }
 }
 
-/** A fresh body (owned by the receiver, as FrameParser's bodies are) holding chunk[at, at + len). */
+/** A buffer for a received body of `kind` (owned by the receiver). */
+function newBody(kind: number, len: number): Uint8Array {
+  return needsOwnBuffer(kind) ? owned(len) : new Uint8Array(len);
+}
+
+/** chunk[at, at + len) into `dst` at `dstAt`: small copies by a loop, a native set() costs more. */
+function copyIn(dst: Uint8Array, dstAt: number, chunk: Uint8Array, at: number, len: number): void {
+  if (len <= 64) for (let i = 0; i < len; i++) dst[dstAt + i] = chunk[at + i]!;
+  else dst.set(chunk.subarray(at, at + len), dstAt);
+}
+
+/** A fresh body holding chunk[at, at + len). */
 function copyBody(kind: number, chunk: Uint8Array, at: number, len: number): Uint8Array {
-  const body = needsOwnBuffer(kind) ? owned(len) : new Uint8Array(len);
-  if (len <= 64) for (let i = 0; i < len; i++) body[i] = chunk[at + i]!;
-  else body.set(chunk.subarray(at, at + len));
+  const body = newBody(kind, len);
+  copyIn(body, 0, chunk, at, len);
   return body;
 }
 
