@@ -67,8 +67,11 @@ export interface Message<T extends Payload = Payload> {
   tag: number;
 }
 
-/** A send of a typed array up to this size is timed as an instant once it is out (see send). */
-const QUICK_SEND_BYTES = 4096;
+/**
+ * A send of a typed array up to this size is timed as an instant once it is out (see send), and so
+ * is a receive that finds one already in a ring; a larger message's copy is timed.
+ */
+const QUICK_BYTES = 4096;
 
 function message<T extends Payload>(m: Envelope): Message<T> {
   return { data: m.data as T, source: m.src, tag: m.tag };
@@ -96,6 +99,9 @@ class WaitingRecv implements Posted {
   ) {}
   resolve(data: Payload | Bundle, src: number, tag: number): void {
     const ok = this.ok;
+    // Settled by the receive's first look at the rings: an instant at its entry only for a small
+    // typed array; reading a large message (or decoding JSON) took time the program waited.
+    if (ok === undefined && !(isTypedArray(data) && data.byteLength <= QUICK_BYTES)) settling(0);
     leave();
     if (ok === undefined) {
       this.early = { data: data as never, source: src, tag };
@@ -241,7 +247,7 @@ export abstract class BaseComm implements Receiver {
     // microsecond: such a send is timed as an instant after its frame is out, with no clock read
     // before it on the message's way (nor at all without the CFG detector). Anything else, and a
     // small send that has to wait, is timed from its entry (or from the moment it waits).
-    const quick = isTypedArray(data) && data.byteLength <= QUICK_SEND_BYTES;
+    const quick = isTypedArray(data) && data.byteLength <= QUICK_BYTES;
     const entry = quick ? 0 : enter();
     let p: Promise<void>;
     try {
@@ -283,13 +289,14 @@ export abstract class BaseComm implements Receiver {
       if (into !== undefined && !isTypedArray(into)) throw new CommUsageError("recv: `into` must be a typed array");
       const m = this.p2p.take(source, tag, 0);
       if (m) {
+        const got = message<T>(landIn(m, into));
         leave();
-        return Promise.resolve(message<T>(landIn(m, into)));
+        return Promise.resolve(got);
       }
       this.canWait(source);
       // Posted, then the rings read: a message already in one (written while nothing here polled)
-      // is taken now, not a turn later, and counts as an instant at the receive's entry, with no
-      // clock read more. Otherwise one promise, settled by the matcher itself: the caller resumes
+      // is taken now, not a turn later, and if small counts as an instant at the receive's entry,
+      // with no clock read more. Otherwise one promise, settled by the matcher itself: the caller resumes
       // one microtask after the arrival.
       const w = waitingRecv(source, tag, into);
       this.p2p.add(w);

@@ -64,7 +64,8 @@ for (let i = 0; i < itersB; i++) {
     sum += m.data[0]!;
     await timedCall(acc, () => world.send(next, ring, 5));
   }
-  const all = await timedCall(acc, () => world.alltoall(Array.from({ length: n }, (_, k) => new Float64Array(4096).fill(r * 100 + k))));
+  const parts = Array.from({ length: n }, (_, k) => new Float64Array(4096).fill(r * 100 + k));
+  const all = await timedCall(acc, () => world.alltoall(parts));
   sum += all.reduce((a, x) => a + (x as Float64Array)[0]!, 0);
 }
 phase.B.compute = performance.now() - t0 - phase.B.comm;
