@@ -135,7 +135,7 @@ describe("§14.3: Cannon and Gaussian elimination under the elastic scheduler", 
   /**
    * Three Cannons: 4 + 4 nodes running, a third on 4 submitted once both run (1 node idle). The
    * time limits say the opposite of the programs' progress: `quick` has the longer limit (600 s)
-   * but few iterations, `slow` the shorter limit (300 s) but ten times as many.
+   * but few iterations, `slow` the shorter limit (300 s) but twenty times as many.
    */
   async function threeCannons(policy: string) {
     c = await startCluster({ agents: 9, heartbeat: 5, controllerArgs: ["--policy", policy, ...ERS] });
@@ -152,7 +152,7 @@ describe("§14.3: Cannon and Gaussian elimination under the elastic scheduler", 
     // With lower 0 and upper 1 (within the limits) both are always candidates that hold their
     // size, whatever noise two shared cores add to their MTCT.
     const settings = { elasticSettings: { lower: 0, upper: 1 } };
-    const quick = await cannon(4, 300, 150, { timeLimit: 600, ...settings });
+    const quick = await cannon(4, 150, 150, { timeLimit: 600, ...settings });
     const slow = await cannon(4, 3000, 150, { timeLimit: 300, ...settings });
     const ids = [quick, slow];
     // Both have timing samples and have reported progress before the third comes.
