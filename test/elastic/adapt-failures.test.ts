@@ -34,14 +34,13 @@ describe(`adaptations bounded by --adapt-timeout ${ADAPT_TIMEOUT}`, () => {
   test("a rank that stops probing: the probe round fails at the deadline, the ranks held at its target go on, the job stays at its size", async () => {
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, STALL, "20", "1", "10"], /stalled rank=1/);
     try {
-      // Rank 0 past rank 1's last probe call, so the first round's target is one rank 1 never reaches
-      // (a rank 0 started late on a loaded machine would otherwise meet it at call 10 first).
-      await waitFor("rank 0 past the stall", () => lastIteration(job.output(), 0) >= 15);
       const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 1 });
       expect(r.status).toBe(202);
       const a = await c.adaptationEnd(job.id, r.json.adaptationId);
       expect(a.state).toBe("FAILED");
-      expect(a.message).toMatch(/^probe round 1: not every rank reached probe call \d+ by the adaptation's deadline \(ebb controller --adapt-timeout\)$/);
+      // Round 1 on a quiet machine; a later one when rank 0 ran past a round's target before it saw it
+      // (the launcher then aims further), as happens under load.
+      expect(a.message).toMatch(/^probe round \d+: not every rank reached probe call \d+ by the adaptation's deadline \(ebb controller --adapt-timeout\)$/);
       // Rank 0 was held at the target; released, it probes on.
       const at = lastIteration(job.output(), 0);
       await waitFor("rank 0 to go on after the failed round", () => lastIteration(job.output(), 0) >= at + 5);
