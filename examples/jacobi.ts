@@ -20,7 +20,9 @@
  * --checkpoint K (iterations between buddy copies), --hold-window FILE (preexisting ranks wait in
  * each window, a resize's or a fault's, until FILE exists: for tests of faults during a window),
  * --hold-leave FILE (a rank a shrink removed waits after its commit until FILE exists before it
- * exits: the launcher reports the shrink once its leaving ranks are gone).
+ * exits: the launcher reports the shrink once its leaving ranks are gone), --hold-end FILE (after
+ * the last iteration the ranks wait, still adapting and recovering, until FILE exists before they
+ * gather the answer: a test's fault or resize cannot come after the end, however short the run).
  */
 import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt, type Comm, type Intercomm } from "ebb/comm";
@@ -45,6 +47,7 @@ const CHECKPOINT = flag("checkpoint", 10);
 const pathFlag = (name: string) => (process.argv.includes(`--${name}`) ? process.argv[process.argv.indexOf(`--${name}`) + 1] : undefined);
 const HOLD = pathFlag("hold-window");
 const HOLD_LEAVE = pathFlag("hold-leave");
+const HOLD_END = pathFlag("hold-end");
 const W = COLS + 2; // a row with its two boundary columns
 const HOT = 100;
 
@@ -274,11 +277,19 @@ async function leave(oldRank: number): Promise<never> {
   process.exit(0);
 }
 
+/**
+ * --hold-end: may the ranks, done iterating, go on to the answer? All of them decide it together
+ * (a rank must not gather while another probes into an adaptation window).
+ */
+async function released(): Promise<boolean> {
+  return !HOLD_END || (await world.allreduce(existsSync(HOLD_END) ? 1 : 0, "min")) === 1;
+}
+
 if (status === "joining") await adapt();
 let all: Float64Array[] | undefined;
 for (;;) {
   try {
-    while (iteration < ITERS) {
+    while (iteration < ITERS || !(await released())) {
       const p = await probeAdapt();
       if (p.pending) {
         if (p.fault) {
@@ -286,6 +297,10 @@ for (;;) {
           continue;
         }
         await adapt();
+      }
+      if (iteration >= ITERS) {
+        await Bun.sleep(20);
+        continue;
       }
       // After the probe: every rank (joining ones too) is then at the same iteration.
       if (CHECKPOINT > 0 && (snaps.length === 0 || iteration - snaps[snaps.length - 1]!.iteration >= CHECKPOINT)) await checkpoint();

@@ -4,7 +4,7 @@
  * minimum, ends NODE_FAIL. Real processes: 5 agents, `ebb run` (and elastic command jobs) of examples/jacobi.ts, agents
  * SIGKILLed mid-run.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rankPids, ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
@@ -14,7 +14,7 @@ import { VERSION } from "../../src/util/version.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
-const ITERS = ["--iters", "3000", "--checkpoint", "10"];
+const ITERS = ["--iters", "400", "--checkpoint", "10"];
 
 let c: TestCluster;
 let want: RegExpExecArray;
@@ -28,11 +28,25 @@ afterAll(async () => {
   await c?.stop();
 });
 
+/**
+ * The test's Jacobi: the answer depends on --iters and the shape only. --sleep paces it so that the
+ * test's fault comes mid-run; a run holds before its answer (--hold-end) until the test releases it
+ * once done with it, so no fault or resize of a test comes after the end, however loaded the
+ * machine, and no run goes on longer than its test needs.
+ */
+let endHold = "";
+let runs = 0;
+const jacobi = () => [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-end", endHold];
+const release = () => writeFileSync(endHold, "");
+
 /** Every node IDLE again: a killed agent is restarted under its name. */
 beforeEach(async () => {
+  endHold = join(c.dir, `end-${++runs}`);
   for (const [name, a] of c.agents) if (a.exitCode !== null || a.signalCode !== null) c.startAgent(name);
   await c.waitNodes(5, "IDLE");
 });
+/** A test that failed before its release does not leave its run holding. */
+afterEach(release);
 
 async function kill(node: string): Promise<void> {
   const agent = c.agents.get(node)!;
@@ -76,7 +90,7 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
 
   for (const victimIndex of [1, 2, 0]) {
     test(`node ${victimIndex} of the allocation SIGKILLed mid-run: the job goes on with the survivors and gets the fixed-size answer`, async () => {
-      const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+      const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", ...jacobi()], /iteration 100 on 3 ranks/);
       const detail = await c.job(job.id);
       const victim = detail.allocation[victimIndex] as string;
       tried.push(`allocation[${victimIndex}]`);
@@ -88,6 +102,7 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
         expect(grown.state).toBe("COMMITTED");
         expect(grown.added).not.toContain(victim);
       }
+      release();
 
       const { out, err, code } = await job.finished;
       const got = /checksum=(\w+) heat=(\S+)/.exec(out);
@@ -112,25 +127,27 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
 
 describe("two nodes lost at once", () => {
   test("agents of 2 of 4 nodes SIGKILLed together: one fault adaptation 4 -> 2 names both, the right answer", async () => {
-    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 4 ranks/);
+    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", ...jacobi()], /iteration 100 on 4 ranks/);
     const alloc = (await c.job(job.id)).allocation as string[];
     // Ranks 1 and 3: their buddies (2 and 0) survive, so Jacobi can restore both.
     const victims = [alloc[1]!, alloc[3]!];
     const agents = victims.map((v) => c.agents.get(v)!);
     for (const a of agents) a.kill("SIGKILL");
     await Promise.all(agents.map((a) => a.exited));
+    release();
     await expectRecovered(job, /jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/, 4, 2, victims);
   }, 120_000);
 });
 
 describe("an inner node of the launch tree", () => {
   test("fan-out 2, 5 nodes: the agent of allocation[1] (parent of allocation[4]) SIGKILLed: the launcher adopts allocation[4], whose rank goes on: 5 -> 4", async () => {
-    const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 5 ranks/);
+    const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", ...jacobi()], /iteration 100 on 5 ranks/);
     const alloc = (await c.job(job.id)).allocation as string[];
     // Tree: launcher -> allocation[0], [1]; [0] -> [2], [3]; [1] -> [4]. Rank 1 is lost (its buddy 2
     // survives); rank 4's process lives through it.
     expect(ranksOn(alloc[4]!).length).toBe(1);
     await kill(alloc[1]!);
+    release();
     const err = await expectRecovered(job, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 4 ranks \(was 5\)/, 5, 4, [alloc[1]!]);
     expect(err).toContain(`adopting ${alloc[4]} below it in the launch tree`);
     // No rank is started in a fault adaptation: 4 ranks after it means rank 4's process lived.
@@ -148,7 +165,7 @@ describe("a fault during a resize (agreed, not committed)", () => {
   async function faultInResize(to: number, victimIndex: number, lost: RegExp, inWindow = true): Promise<void> {
     const hold = join(c.dir, `hold-${to}-${victimIndex}-${Date.now()}`);
     if (!inWindow) writeFileSync(hold, "");
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", ...jacobi(), "--hold-window", hold], /iteration 100 on 3 ranks/);
     const alloc = (await c.job(job.id)).allocation as string[];
     const victim = alloc[victimIndex]!;
     const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: to });
@@ -156,6 +173,7 @@ describe("a fault during a resize (agreed, not committed)", () => {
     if (inWindow) await waitFor("the ranks to hold in the resize window", () => /in the window \(3 -> \d ranks\)/.test(job.output()), 60_000);
     await kill(victim);
     writeFileSync(hold, "");
+    release();
     const { err, end } = await expectRightAnswer(job, lost);
     const [resize, fault] = end.adaptations;
     expect([resize.fromNodes, resize.toNodes, resize.state]).toEqual([3, to, "FAILED"]);
@@ -178,13 +196,14 @@ describe("a fault during a resize (agreed, not committed)", () => {
 
   test("a grow 3 -> 4 in its window: the added node's agent SIGKILLed -> the grow is aborted, a fault adaptation 3 -> 3 that removes nothing voids its window, the right answer", async () => {
     const hold = join(c.dir, `hold-added-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", ...jacobi(), "--hold-window", hold], /iteration 100 on 3 ranks/);
     const before = (await c.job(job.id)).allocation as string[];
     expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 4 })).status).toBe(202);
     await waitFor("the ranks to hold in the resize window", () => /in the window \(3 -> 4 ranks\)/.test(job.output()), 60_000);
     const added = ((await c.job(job.id)).allocation as string[]).find((n) => !before.includes(n))!;
     await kill(added);
     writeFileSync(hold, "");
+    release();
     const { err, end } = await expectRightAnswer(job, /jacobi: fault: lost no rank at iteration \d+; restored iteration \d+ on 3 ranks \(was 3\)/);
     const [grow, fault] = end.adaptations;
     expect([grow.fromNodes, grow.toNodes, grow.state]).toEqual([3, 4, "FAILED"]);
@@ -197,7 +216,7 @@ describe("a fault during a resize (agreed, not committed)", () => {
 
   test("a swap off an owner's node (issue 34) in its window: the node it adds SIGKILLed -> the swap is aborted, a fault adaptation 3 -> 3 voids its window; the job moves again and gets the right answer", async () => {
     const hold = join(c.dir, `hold-swap-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", ...jacobi(), "--hold-window", hold], /iteration 100 on 3 ranks/);
     const before = (await c.job(job.id)).allocation as string[];
     const owned = before[2]!; // its last node: the move is one swap
     try {
@@ -206,6 +225,9 @@ describe("a fault during a resize (agreed, not committed)", () => {
       const added = ((await c.job(job.id)).allocation as string[]).find((n) => !before.includes(n))!;
       await kill(added);
       writeFileSync(hold, "");
+      // Released once the move after the fault's has ended: a run released earlier could end before it.
+      await waitFor("the move after the fault adaptation to end", async () => ["COMMITTED", "FAILED"].includes((await c.job(job.id)).adaptations[2]?.state), 60_000);
+      release();
       const { end } = await expectRightAnswer(job, /jacobi: fault: lost no rank at iteration \d+; restored iteration \d+ on 3 ranks \(was 3\)/);
       const [swap, fault] = end.adaptations;
       expect([swap.added, swap.removed, swap.state]).toEqual([[added], [owned], "FAILED"]);
@@ -227,7 +249,7 @@ describe("a fault during a resize (agreed, not committed)", () => {
 describe("a fault after a resize committed, before its launcher reported it", () => {
   test("a shrink 3 -> 2 whose leaving rank holds after its commit: the agent of a staying node SIGKILLed -> the shrink stands (COMMITTED), then a fault adaptation 2 -> 1 of the new world, the right answer", async () => {
     const hold = join(c.dir, `hold-leave-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-leave", hold], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", ...jacobi(), "--hold-leave", hold], /iteration 100 on 3 ranks/);
     const before = (await c.job(job.id)).allocation as string[];
     expect((await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 })).status).toBe(202);
     // Every rank committed; the launcher reports the shrink only once its leaving rank is gone.
@@ -237,6 +259,7 @@ describe("a fault after a resize committed, before its launcher reported it", ()
     // The controller has seen the node go; the launcher's report of the shrink is still to come.
     await waitFor("the controller to see the node gone", async () => (await c.api("GET", "/v1/nodes")).json.nodes.some((n: any) => n.name === victim && n.state === "DOWN"), 30_000);
     writeFileSync(hold, "");
+    release();
     const { end } = await expectRightAnswer(job, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 1 ranks \(was 2\)/);
     const [shrink, fault] = end.adaptations;
     expect([shrink.fromNodes, shrink.toNodes, shrink.state]).toEqual([3, 2, "COMMITTED"]);
@@ -270,7 +293,7 @@ async function asLauncher(token: string, msgs: object[], last: { t: "adopt"; job
 describe("a launcher repeating its fault message while a committed resize is open", () => {
   test("a shrink 3 -> 2 whose leaving rank holds after its commit, a staying node lost (DOWN), and its fault sent twice more as the job's token: the loss is kept once (one event), the controller answers, one fault adaptation 2 -> 1 follows the shrink, the right answer", async () => {
     const hold = join(c.dir, `hold-leave-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-leave", hold], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", ...jacobi(), "--hold-leave", hold], /iteration 100 on 3 ranks/);
     const before = (await c.job(job.id)).allocation as string[];
     // The job's token, as its launcher and its ranks have it.
     const environ = readFileSync(`/proc/${rankPids(JACOBI, before[0]!)[0]}/environ`, "utf8").split("\0");
@@ -289,6 +312,7 @@ describe("a launcher repeating its fault message while a committed resize is ope
     expect(kept.map((e: any) => e.data?.node ?? e.message)).toHaveLength(1);
     expect(kept[0].message).toContain(`node ${victim} failed (stopped responding)`);
     writeFileSync(hold, "");
+    release();
     const { end } = await expectRightAnswer(job, /jacobi: fault: lost rank 1 at iteration \d+; restored iteration \d+ on 1 ranks \(was 2\)/);
     expect(end.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.state, a.removed])).toEqual([
       [3, 2, "COMMITTED", [before[2]]],
@@ -301,13 +325,14 @@ describe("a launcher repeating its fault message while a committed resize is ope
 describe("a node lost after the fault window opened", () => {
   test("4 nodes: allocation[1] SIGKILLed, then allocation[3] while the survivors hold in the fault window: it is superseded, one fault adaptation 4 -> 2", async () => {
     const hold = join(c.dir, `hold-fault-${Date.now()}`);
-    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-window", hold], /iteration 100 on 4 ranks/);
+    const job = await elasticRun(c, ["-N", "4", "--elastic", "--min-nodes", "2", "--max-nodes", "4", "--", ...jacobi(), "--hold-window", hold], /iteration 100 on 4 ranks/);
     const alloc = (await c.job(job.id)).allocation as string[];
     await kill(alloc[1]!);
     // The window opened (past the 250 ms wait for nodes lost together): rank 0 is in it.
     await waitFor("the survivors to hold in the fault window", () => /in the fault window \(lost 1\)/.test(job.output()), 60_000);
     await kill(alloc[3]!);
     writeFileSync(hold, "");
+    release();
     // Ranks 1 and 3: their buddies (2 and 0) survive.
     const err = await expectRecovered(job, /jacobi: fault: lost ranks 1,3 at iteration \d+; restored iteration \d+ on 2 ranks \(was 4\)/, 4, 2, [alloc[1]!, alloc[3]!]);
     expect(err).toContain(`lost node ${alloc[3]}`);
@@ -319,11 +344,12 @@ const ranksOn = (node: string) => rankPids(JACOBI, node, c.url);
 
 describe("the agent reports its ranks dead", () => {
   test("the ranks of one of 3 nodes SIGKILLed while its agent lives: a fault adaptation, the node stays UP, the right answer", async () => {
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", ...jacobi()], /iteration 100 on 3 ranks/);
     const victim = (await c.job(job.id)).allocation[1] as string;
     const pids = ranksOn(victim);
     expect(pids.length).toBe(1);
     for (const pid of pids) process.kill(pid, "SIGKILL");
+    release();
     const { out, err, code } = await job.finished;
     const got = /checksum=(\w+) heat=(\S+)/.exec(out);
     if (code !== 0) console.log(`ebb run: ${code}\n${out}\n${err}\n${c.daemonLogs().slice(-6000)}`);
@@ -349,11 +375,12 @@ describe("the agent reports its ranks dead on a node that is not the launcher's 
   // comes up through the parent agent, which must not wait for a commit of the node's ranks.
   for (const victimIndex of [4, 1]) {
     test(`the rank of allocation[${victimIndex}] (${victimIndex === 4 ? "a leaf below allocation[1]" : "an inner node, parent of allocation[4]"}) SIGKILLed: 5 -> 4, the right answer`, async () => {
-      const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 5 ranks/);
+      const job = await elasticRun(c, ["-N", "5", "--fanout", "2", "--elastic", "--min-nodes", "2", "--max-nodes", "5", "--", ...jacobi()], /iteration 100 on 5 ranks/);
       const victim = (await c.job(job.id)).allocation[victimIndex] as string;
       const pids = ranksOn(victim);
       expect(pids.length).toBe(1);
       for (const pid of pids) process.kill(pid, "SIGKILL");
+      release();
       const err = await expectRecovered(job, new RegExp(`jacobi: fault: lost rank ${victimIndex} at iteration \\d+; restored iteration \\d+ on 4 ranks \\(was 5\\)`), 5, 4, [victim]);
       expect(err).toContain(`the ranks of ${victim} are lost`);
       expect(c.agents.get(victim)!.exitCode).toBeNull();
@@ -367,11 +394,12 @@ describe("an elastic command job (POST /v1/jobs argv, no ebb run)", () => {
   // may go like any other.
   for (const victimIndex of [0, 2]) {
     test(`node ${victimIndex} of its 3 SIGKILLed mid-run: a fault adaptation 3 -> 2, COMPLETED with the fixed-size answer in its output file`, async () => {
-      const id = await c.submit({ argv: [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], nodes: 3, elastic: true, minNodes: 2, maxNodes: 3 });
+      const id = await c.submit({ argv: jacobi(), nodes: 3, elastic: true, minNodes: 2, maxNodes: 3 });
       const job = await c.waitJob(id, ["RUNNING"], 60_000);
       await waitFor("iteration 100", () => c.read(job.output).includes("iteration 100 on 3 ranks"), 60_000);
       const victim = job.allocation[victimIndex] as string;
       await kill(victim);
+      release();
       const end = await c.waitJob(id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED", "TIMEOUT"], 100_000);
       const out = c.read(job.output);
       if (end.state !== "COMPLETED") console.log(`job ${id}: ${end.state} ${end.reason}\n${out}\n${c.daemonLogs().slice(-6000)}`);
@@ -392,9 +420,10 @@ describe("an elastic command job (POST /v1/jobs argv, no ebb run)", () => {
 
 describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {
   test("a rigid Jacobi run on 3 nodes", async () => {
-    const job = await elasticRun(c, ["-N", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--", ...jacobi()], /iteration 100 on 3 ranks/);
     const victim = (await c.job(job.id)).allocation[1] as string;
     await kill(victim);
+    release();
     const { code } = await job.finished;
     expect(code).not.toBe(0);
     const end = await c.waitJob(job.id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"]);
@@ -404,20 +433,22 @@ describe("jobs that cannot go on after a node failure end NODE_FAIL", () => {
   }, 120_000);
 
   test("a rigid command job (POST /v1/jobs argv) that loses its first node", async () => {
-    const id = await c.submit({ argv: [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], nodes: 3 });
+    const id = await c.submit({ argv: jacobi(), nodes: 3 });
     const job = await c.waitJob(id, ["RUNNING"], 60_000);
     await waitFor("iteration 100", () => c.read(job.output).includes("iteration 100 on 3 ranks"), 60_000);
     const victim = job.allocation[0] as string;
     await kill(victim);
+    release();
     const end = await c.waitJob(id, ["NODE_FAIL", "FAILED", "COMPLETED", "CANCELLED"], 60_000);
     expect(end.state).toBe("NODE_FAIL");
     expect(end.reason).toContain(victim);
   }, 120_000);
 
   test("an elastic run whose 2 survivors are below its minimum of 3", async () => {
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "3", "--max-nodes", "3", "--", BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50"], /iteration 100 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "3", "--max-nodes", "3", "--", ...jacobi()], /iteration 100 on 3 ranks/);
     const victim = (await c.job(job.id)).allocation[2] as string;
     await kill(victim);
+    release();
     const { code } = await job.finished;
     expect(code).not.toBe(0);
     const end = await waitFor("the job to end", async () => {
