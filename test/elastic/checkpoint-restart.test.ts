@@ -39,9 +39,11 @@ async function build(name: string, dir = "examples/c"): Promise<string | undefin
 }
 
 const jacobi = await build("jacobi");
-const summa = await build("summa");
-/** jacobi whose resize's write, or restarted rank's read, a test can hold (test/elastic/programs/held-jacobi.c). */
-const heldJacobi = await build("held-jacobi", "test/elastic/programs");
+/**
+ * heldJacobi: jacobi whose resize's write, or restarted rank's read, a test can hold, and whose pace
+ * it sets (test/elastic/programs/held-jacobi.c). Both built side by side, with the libebb the first built.
+ */
+const [summa, heldJacobi] = await Promise.all([build("summa"), build("held-jacobi", "test/elastic/programs")]);
 
 const checksumOf = (out: string) => /^checksum ([0-9a-f]{16})$/m.exec(out)?.[1];
 
@@ -97,20 +99,24 @@ const JACOBI = ["--n", "160", "--iters", "700", "--every", "50"];
 const JACOBI_SHORT = ["--n", "160", "--iters", "300", "--every", "50"];
 const SUMMA = ["--n", "192", "--mb", "16", "--every", "1"];
 
-afterAll(() => {
+/**
+ * One cluster for the file (its start and its agents' CFG library builds took over 40 s on a loaded
+ * machine): fcfs first, its controller restarted with the elastic scheduler for the last test.
+ */
+let c: TestCluster;
+beforeAll(async () => {
+  if (!jacobi) return;
+  c = await startCluster({ agents: 4, heartbeat: 1, controllerArgs: ["--policy", "fcfs", "--adapt-timeout", "12"] });
+  await buildCfgLibraries(c);
+});
+
+afterAll(async () => {
+  await c?.stop();
   delete process.env.EBB_CKPT_SHM;
   for (const d of [work, shmDir]) rmSync(d, { recursive: true, force: true });
 });
 
 describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the scheduler resizes nothing: fcfs)", () => {
-  let c: TestCluster;
-  beforeAll(async () => {
-    c = await startCluster({ agents: 4, heartbeat: 1, controllerArgs: ["--policy", "fcfs", "--adapt-timeout", "12"] });
-    await buildCfgLibraries(c);
-  });
-  afterAll(async () => {
-    await c?.stop();
-  });
 
   test("ebb run -N 2 --elastic --min-nodes 1 --max-nodes 4 ./jacobi, ebb resize to 4 then 1: the checksum of mpiexec -n 2, three steps, nothing left behind", async () => {
     const want = await fixed([jacobi!, ...JACOBI]);
@@ -577,19 +583,16 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
 });
 
 describe.skipIf(!jacobi)("resized by the scheduler", () => {
-  let c: TestCluster;
   beforeAll(async () => {
     // Thresholds far from what the job measures either way: 2 ranks sharing 2 cores spend a few
     // percent or more of their time communicating (under a loaded CI, sometimes only 3 %, which the
-    // default upper of 0.1 holds), 1 rank nothing at all.
-    c = await startCluster({
-      agents: 4,
-      heartbeat: 1,
-      controllerArgs: ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1", "--upper", "0.005", "--lower", "0.001"],
-    });
-  });
-  afterAll(async () => {
-    await c?.stop();
+    // default upper of 0.1 holds), 1 rank nothing at all. The cluster's controller starts again with
+    // them (startController takes the cluster's options); its agents reconnect by themselves.
+    c.opts.controllerArgs = ["--policy", "ers", "--ers-interval", "1", "--settle", "1", "--min-samples", "2", "--sample-interval", "1", "--upper", "0.005", "--lower", "0.001"];
+    c.controller.kill("SIGTERM");
+    await c.controller.exited;
+    await c.startController();
+    await c.waitNodes(4, "IDLE");
   });
 
   test("the scheduler halves the job while its communication share is high (2 ranks sharing 2 cores) and doubles it when low (1 rank): the fixed-size answer", async () => {
