@@ -10,6 +10,9 @@
  *   EBB_TEST_HOLD_READ=F   a restarted rank (EBB_ADAPT_STATUS=joining) on the world's last rank holds
  *                          once the resize's checkpoint was read and its parts removed (libebb's
  *                          second MPI_Barrier of the read), before the window that commits the restart
+ *   EBB_TEST_PACE=F        the program's sleeps (--sleep-ms, --stall-ms) end once F exists: a test
+ *                          paces the run (or stalls it) only until it has seen what it waits for,
+ *                          and the rest runs at full speed, to the same checksum
  *
  * Under mpiexec nothing is pending or restarted: it is jacobi, to the same checksum.
  */
@@ -62,5 +65,19 @@ static int held_adapt(void) {
   return rc;
 }
 
+/* Sleeps in slices of at most 50 ms, looking for the gate between them. */
+static int paced_nanosleep(const struct timespec *t, struct timespec *rem) {
+  const char *gate = getenv("EBB_TEST_PACE");
+  if (!gate || !*gate) return nanosleep(t, rem);
+  long long left = (long long)t->tv_sec * 1000000000LL + t->tv_nsec;
+  while (left > 0 && access(gate, F_OK) != 0) {
+    long long slice = left < 50000000LL ? left : 50000000LL;
+    nanosleep(&(struct timespec){0, slice}, NULL);
+    left -= slice;
+  }
+  return 0;
+}
+
 #define ebb_adapt held_adapt
+#define nanosleep paced_nanosleep
 #include "../../../examples/c/jacobi.c"
