@@ -1,11 +1,11 @@
 /**
  * The controller's allocator setting. Bun's allocator (mimalloc) gives freed memory back to the
  * OS 100 ms after it is freed (its `purge_delay`); with MIMALLOC_PURGE_DELAY=-1 it keeps it for
- * reuse and does no purging at all, and the controller spent 0.6-0.75x the CPU per null job
- * (README, "How it is built"; bench/_ab-null-jobs.ts, issue 36). A finite delay (1, 3, 10, 30 s)
- * kept little of that. `ebb up` runs the controller, so it starts the same way (its agents share
- * the setting); `ebb agent` does not: its resident memory must fall back after a step that filled
- * its PMI KVS (bench pmi-memory), which with the setting it never did.
+ * reuse and does no purging at all, and the controller spent 0.59-0.86x the CPU per null job
+ * (README, "How it is built"; issue 36); a finite delay (1, 3, 10, 30 s) kept little of that.
+ * `ebb up` runs the controller, so it starts the same way (its agents share the setting); `ebb
+ * agent` does not: its resident memory must fall back after steps that filled its PMI KVS (bench
+ * pmi-memory), which with the setting it did not.
  *
  * mimalloc reads MIMALLOC_PURGE_DELAY once, when the process starts; so the process executes
  * itself again with it added, before any other module of ebb runs: execve keeps the pid, argv,
