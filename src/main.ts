@@ -1,5 +1,6 @@
 #!/usr/bin/env -S bun --no-env-file
 /** ebb: one executable, one role per subcommand. */
+import "./util/reexec-at-start.ts";
 import { startupPolicy } from "./util/jit.ts";
 import { VERSION } from "./util/version.ts";
 import { COMMANDS, loadCommand } from "./cli/commands.ts";

@@ -12,6 +12,7 @@ import { hostname } from "node:os";
 import { localAddresses, type HostPort } from "../util/addr.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
 import { ebbCommand } from "../util/self.ts";
+import { withoutAllocatorSettings } from "../util/reexec.ts";
 import { err, out } from "../util/stdio.ts";
 import { CommandError, UsageError } from "./common.ts";
 import { starting, untilSignal } from "./daemon.ts";
@@ -54,7 +55,7 @@ export async function upInSlurm(o: { listen?: HostPort; stateDir?: string; cpus?
     config: agentConfig !== undefined,
   });
   err(`ebb up: starting ${alloc.nodes.length} agents with srun in Slurm job ${alloc.jobId}\n`);
-  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...process.env, EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn", ...(tls ? { [TLS_VARS.ca]: tls.ca.pem, [TLS_VARS.cert]: tls.agents.cert, [TLS_VARS.key]: tls.agents.key } : {}), ...(agentConfig !== undefined ? { [CONFIG_VAR]: agentConfig } : {}) } }) as SrunProcess;
+  const srun = Bun.spawn(argv, { stdin: "pipe", stdout: "ignore", stderr: "pipe", env: { ...withoutAllocatorSettings(process.env), EBB_CLUSTER_KEY: ctl.clusterKey, EBB_LOG: process.env.EBB_LOG || "warn", ...(tls ? { [TLS_VARS.ca]: tls.ca.pem, [TLS_VARS.cert]: tls.agents.cert, [TLS_VARS.key]: tls.agents.key } : {}), ...(agentConfig !== undefined ? { [CONFIG_VAR]: agentConfig } : {}) } }) as SrunProcess;
   // srun's and the agents' messages go on to this stderr.
   void (async () => {
     for await (const chunk of srun.stderr) process.stderr.write(chunk);

@@ -5,14 +5,16 @@
  * the binary (a decoy `ebb` package beside them is not loaded) while their own node_modules
  * resolve; `bun` in a step is the agent's fallback, the binary's own runtime; and the README's
  * elastic Jacobi (2 -> 4 -> 2) and EPOP Cannon (1 -> 4 -> 1, square grids) resize with the
- * fixed-size answers.
+ * fixed-size answers. `ebb up` started itself again with the controller's purge delay
+ * (util/reexec.ts), which its ranks do not get.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import type { Subprocess } from "bun";
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { buildEbb } from "../../scripts/build.ts";
+import { DAEMON_PURGE_DELAY, PURGE_DELAY_VAR } from "../../src/util/reexec.ts";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
 import { readUntil } from "../support/read-until.ts";
 
@@ -98,6 +100,16 @@ test("bun in a step, on a node without one: the agent's fallback, the binary's r
   expect(path).toMatch(/\/fallback\/bun$/);
   expect(version).toBe(Bun.version);
   expect(JSON.parse(probe!).argv).toEqual([join(app, "probe.ts"), "x"]);
+});
+
+test("ebb up, the binary: started again with the daemons' purge delay under the pid it was spawned as; a step's rank gets none of it", async () => {
+  const environ = readFileSync(`/proc/${up!.pid}/environ`, "utf8").split("\0");
+  expect(environ).toContain(`${PURGE_DELAY_VAR}=${DAEMON_PURGE_DELAY}`);
+  expect(readFileSync(`/proc/${up!.pid}/cmdline`, "utf8").split("\0").slice(0, 2)).toEqual([EBB, "up"]);
+  const r = await ebb(["run", "-n", "1", "env"]);
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(r.stdout).toContain("EBB_JOB_ID=");
+  expect(r.stdout.split("\n").filter((l) => l.startsWith("MIMALLOC_"))).toEqual([]);
 });
 
 /** `ebb run ARGS` in the background; resolves once its output matches `ready`, with the job's id. */

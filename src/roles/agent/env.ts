@@ -20,11 +20,12 @@ let self: SlurmOwner | undefined;
 
 /**
  * The agent's own environment without ebb's variables, as the base for every job process; without
- * Slurm's too (an agent that `ebb up --slurm` started runs in a Slurm step, and ebb's jobs are not it).
+ * Slurm's too (an agent that `ebb up --slurm` started runs in a Slurm step, and ebb's jobs are not
+ * it), nor the allocator's settings (util/reexec.ts): the daemon's, not its jobs'.
  */
 export function baseEnv(): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(EBB_|PMI_|SLURM_|SLURMD_)/.test(k)) out[k] = v;
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && !/^(EBB_|PMI_|SLURM_|SLURMD_|MIMALLOC_)/.test(k)) out[k] = v;
   return out;
 }
 

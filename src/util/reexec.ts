@@ -1,0 +1,64 @@
+/**
+ * The controller's allocator setting. Bun's allocator (mimalloc) gives freed memory back to the
+ * OS 100 ms after it is freed (its `purge_delay`); with MIMALLOC_PURGE_DELAY=-1 it keeps it for
+ * reuse and does no purging at all, and the controller spent 0.59-0.86x the CPU per null job
+ * (README, "How it is built"; issue 36); a finite delay (1, 3, 10, 30 s) kept little of that.
+ * `ebb up` runs the controller, so it starts the same way (its agents share the setting); `ebb
+ * agent` does not: its resident memory must fall back after steps that filled its PMI KVS (bench
+ * pmi-memory), which with the setting it did not.
+ *
+ * mimalloc reads MIMALLOC_PURGE_DELAY once, when the process starts; so the process executes
+ * itself again with it added, before any other module of ebb runs: execve keeps the pid, argv,
+ * stdio, working directory, signal dispositions and every descriptor not marked close-on-exec.
+ * Not when the variable is set already (a user's value, or this is the second start), nor with
+ * EBB_REEXEC=0.
+ */
+import { readFileSync } from "node:fs";
+
+export const PURGE_DELAY_VAR = "MIMALLOC_PURGE_DELAY";
+/** -1: never give freed memory back; mimalloc reuses it for the next allocations. */
+export const DAEMON_PURGE_DELAY = "-1";
+const ROLES = new Set(["controller", "up"]);
+
+/** The variables a process running `command` (a subcommand) should start again with, if it should. */
+export function reexecVars(command: string | undefined, env: Record<string, string | undefined>): Record<string, string> | undefined {
+  if (command === undefined || !ROLES.has(command)) return undefined;
+  if (env.EBB_REEXEC === "0" || env[PURGE_DELAY_VAR] !== undefined) return undefined;
+  return { [PURGE_DELAY_VAR]: DAEMON_PURGE_DELAY };
+}
+
+/** NUL-separated strings as the kernel keeps argv and the environment, each NUL-terminated. */
+function nulList(file: string): string[] {
+  return readFileSync(file, "utf8").split("\0").slice(0, -1);
+}
+
+/** The environment this process started with (process.env may hold a .env file's variables too). */
+function startEnvironment(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const kv of nulList("/proc/self/environ")) {
+    const eq = kv.indexOf("=");
+    if (eq > 0) env[kv.slice(0, eq)] = kv.slice(eq + 1);
+  }
+  return env;
+}
+
+/**
+ * The controller or `ebb up` (`command`: the subcommand) starts again as it was started, argv as
+ * the kernel keeps it (before Bun took its own flags out) and its environment, with `reexecVars`
+ * added; returns if it need not, or if that fails, after saying so.
+ */
+export function reexecDaemon(command: string | undefined): void {
+  if (command === undefined || !ROLES.has(command)) return;
+  try {
+    const env = startEnvironment();
+    const vars = reexecVars(command, env);
+    if (vars) process.execve!("/proc/self/exe", nulList("/proc/self/cmdline"), { ...env, ...vars });
+  } catch (e) {
+    process.stderr.write(`ebb: could not start again with ${PURGE_DELAY_VAR}=${DAEMON_PURGE_DELAY} (${(e as Error).message}); running with the allocator's defaults\n`);
+  }
+}
+
+/** `env` without mimalloc's settings: for the agents `ebb up --slurm` starts, which choose their own. */
+export function withoutAllocatorSettings(env: Record<string, string | undefined>): Record<string, string | undefined> {
+  return Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith("MIMALLOC_")));
+}
