@@ -289,7 +289,7 @@ if (status === "joining") await adapt();
 let all: Float64Array[] | undefined;
 for (;;) {
   try {
-    while (iteration < ITERS || !(await released())) {
+    while (iteration < ITERS || HOLD_END) {
       const p = await probeAdapt();
       if (p.pending) {
         if (p.fault) {
@@ -298,7 +298,10 @@ for (;;) {
         }
         await adapt();
       }
+      // Held: the decision comes after the probe, as an iteration's exchange does: a rank that
+      // joined here probes once before it (see ebb/comm's probe count), and all probe in step.
       if (iteration >= ITERS) {
+        if (await released()) break;
         await Bun.sleep(20);
         continue;
       }
