@@ -289,7 +289,7 @@ if (status === "joining") await adapt();
 let all: Float64Array[] | undefined;
 for (;;) {
   try {
-    while (iteration < ITERS || !(await released())) {
+    while (iteration < ITERS || HOLD_END) {
       const p = await probeAdapt();
       if (p.pending) {
         if (p.fault) {
@@ -298,12 +298,16 @@ for (;;) {
         }
         await adapt();
       }
+      // After the probe: every rank (joining ones too) is then at the same iteration. In the hold
+      // too: an adaptation there drops the copies, and a fault after it needs new ones.
+      if (CHECKPOINT > 0 && (snaps.length === 0 || iteration - snaps[snaps.length - 1]!.iteration >= CHECKPOINT)) await checkpoint();
+      // Held: the decision comes after the probe, as an iteration's exchange does: a rank that
+      // joined here probes once before it (see ebb/comm's probe count), and all probe in step.
       if (iteration >= ITERS) {
+        if (await released()) break;
         await Bun.sleep(20);
         continue;
       }
-      // After the probe: every rank (joining ones too) is then at the same iteration.
-      if (CHECKPOINT > 0 && (snaps.length === 0 || iteration - snaps[snaps.length - 1]!.iteration >= CHECKPOINT)) await checkpoint();
       await exchange();
       relax();
       iteration++;

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { buildEbb } from "../../scripts/build.ts";
 import { DAEMON_PURGE_DELAY, PURGE_DELAY_VAR } from "../../src/util/reexec.ts";
 import { ROOT, runProcess, waitFor } from "../support/cluster.ts";
+import { holdEnd } from "../support/hold-end.ts";
 import { readUntil } from "../support/read-until.ts";
 
 const node = mkdtempSync(join(tmpdir(), "ebb-node-"));
@@ -27,6 +28,7 @@ const env = { PATH, HOME: node, EBB_STATE_DIR: state, EBB_LOG: "warn" };
 let up: Subprocess<"ignore", "pipe", "pipe"> | undefined;
 
 const ebb = (args: string[]) => runProcess([EBB, ...args], { cwd: app, env });
+const hold = holdEnd(() => node);
 
 beforeAll(async () => {
   // The premise: nothing on this PATH runs a bun of its own.
@@ -138,15 +140,17 @@ async function resize(id: string, nodes: number) {
 }
 
 test("the README's elastic Jacobi with `bun jacobi.ts`, 2 -> 4 -> 2: the fixed-size run's checksum", async () => {
-  const iters = ["--iters", "2000"];
+  const iters = ["--iters", "400"];
   const fixed = await ebb(["run", "-N", "1", "bun", "jacobi.ts", ...iters]);
   expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
   const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)?.[0];
   expect(want).toBeDefined();
-  // Long enough (>= 2000 x 15 ms) for both resizes to land while it runs.
-  const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "bun", "jacobi.ts", ...iters, "--sleep", "15", "--every", "20"], /on 2 ranks/);
+  // Paced (400 x 15 ms) for both resizes to land mid-run on a quiet machine; held (--hold-end)
+  // until they have, however loaded it is.
+  const job = await background(["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "bun", "jacobi.ts", ...iters, "--sleep", "15", "--every", "20", ...hold.args()], /on 2 ranks/);
   await resize(job.id, 4);
   await resize(job.id, 2);
+  hold.release();
   const { code, out, err } = await job.finished();
   expect({ code, err }).toEqual({ code: 0, err: "" });
   expect(out).toContain("now 4 ranks (was 2)");

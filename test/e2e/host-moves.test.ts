@@ -16,6 +16,7 @@ import { cpus } from "node:os";
 import { join } from "node:path";
 import { ROOT, type TestCluster, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
+import { holdEnd } from "../support/hold-end.ts";
 import { HostRulesCluster } from "../support/host-rules.ts";
 
 const BUN = process.execPath;
@@ -36,6 +37,8 @@ beforeAll(async () => {
 afterAll(async () => {
   await h?.stop();
 });
+
+const hold = holdEnd(() => c.dir);
 
 beforeEach(async () => {
   await c.waitNodes(NODES.length, "IDLE", 60_000);
@@ -102,13 +105,14 @@ test("a load switched on and off faster than the dwell changes no state and move
 }, 240_000);
 
 test("a CPU hog outside ebb makes a node overloaded within the dwell; an elastic Jacobi there moves to the free node and finishes with the fixed-size answer", async () => {
-  const iters = ["--iters", "3000"];
+  // Paced (1000 x 10 ms) for the move to land mid-run on a quiet machine: the dwell alone is 5 s.
+  const iters = ["--iters", "1000"];
   const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...iters]);
   expect(fixed.code).toBe(0);
   const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
   await c.waitNodes(NODES.length, "IDLE", 60_000);
 
-  const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "10", "--every", "50"], /iteration 50 on 3 ranks/);
+  const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "10", "--every", "50", ...hold.args()], /iteration 50 on 3 ranks/);
   const before: string[] = (await c.job(job.id)).allocation;
   const spare = NODES.find((n) => !before.includes(n))!;
   const loaded = before[before.length - 1]!; // its last node: the move is one swap
@@ -130,6 +134,7 @@ test("a CPU hog outside ebb makes a node overloaded within the dwell; an elastic
   } finally {
     await h.stopHog();
   }
+  hold.release();
   const { out, code } = await job.finished;
   expect(code).toBe(0);
   const got = /checksum=(\w+) heat=(\S+)/.exec(out)!;

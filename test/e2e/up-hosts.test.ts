@@ -14,11 +14,13 @@ import { X509Certificate } from "node:crypto";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { commandLines, ROOT, runProcess, waitFor } from "../support/cluster.ts";
+import { holdEnd } from "../support/hold-end.ts";
 import { SshHosts } from "../support/sshd.ts";
 import { buildEbb } from "../../scripts/build.ts";
 import { mpi } from "../mpi/programs.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-up-hosts-"));
+const hold = holdEnd(() => dir);
 // The compiled binary (the one ebb up copies), built apart from dist/ so that no other test's build overwrites it meanwhile.
 const buildDir = mkdtempSync(join(tmpdir(), "ebb-up-hosts-build-"));
 const EBB = join(buildDir, "ebb");
@@ -199,14 +201,15 @@ test("an elastic Jacobi run with `bun jacobi.ts` and no bun anywhere grows onto 
   const up = new Up(["--hosts", "h1,h2"]);
   try {
     await up.until("ebb cluster is up: 2 of 2 hosts (h1, h2)");
-    // Long enough (>= 2000 x 15 ms) for both resizes to land while it runs, even on a loaded machine.
-    const iters = ["--iters", "2000"];
+    // Paced (400 x 15 ms) for both resizes to land mid-run on a quiet machine; held (--hold-end)
+    // until they have, however loaded it is.
+    const iters = ["--iters", "400"];
     const fixed = await runProcess([EBB, "run", "--state-dir", up.state, "-N", "1", "--", "bun", "jacobi.ts", ...iters], { cwd: app, env: bare });
     expect({ code: fixed.code, stderr: fixed.stderr }).toEqual({ code: 0, stderr: "" });
     const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout);
     expect(want).not.toBeNull();
 
-    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "bun", "jacobi.ts", ...iters, "--sleep", "15", "--every", "20"], {
+    const run = Bun.spawn([EBB, "run", "--state-dir", up.state, "-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", "bun", "jacobi.ts", ...iters, "--sleep", "15", "--every", "20", ...hold.args()], {
       cwd: app,
       env: bare,
       stdout: "pipe",
@@ -239,6 +242,7 @@ test("an elastic Jacobi run with `bun jacobi.ts` and no bun anywhere grows onto 
         expect(ranks().map((p) => [remoteHostOf(p.pid), nodeHost(p.pid)]).sort()).toEqual([["h1", "127.0.0.2"], ["h2", "127.0.0.3"]]);
       }
     }
+    hold.release();
     expect(await run.exited).toBe(0);
     await reading;
     expect(out).toContain("now 2 ranks (was 1)");

@@ -11,6 +11,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { join } from "node:path";
 import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
+import { holdEnd } from "../support/hold-end.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
@@ -25,9 +26,10 @@ afterAll(async () => {
 beforeEach(async () => {
   await c.waitNodes(4, "IDLE");
 });
+const hold = holdEnd(() => c.dir);
 
 /** The fixed-size run's answer, for every test's Jacobi of ITERS iterations. */
-const ITERS = ["--iters", "1500"];
+const ITERS = ["--iters", "400"];
 let want: RegExpExecArray | undefined;
 async function fixedAnswer(): Promise<RegExpExecArray> {
   if (!want) {
@@ -46,7 +48,7 @@ describe("a node its owner wants back", () => {
     const iters = ITERS;
     const want = await fixedAnswer();
 
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "8", "--every", "50"], /iteration 50 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "8", "--every", "50", ...hold.args()], /iteration 50 on 3 ranks/);
     const before: string[] = (await c.job(job.id)).allocation;
     expect(before).toHaveLength(3);
     const all: string[] = (await c.api("GET", "/v1/nodes")).json.nodes.map((n: any) => n.name);
@@ -78,6 +80,7 @@ describe("a node its owner wants back", () => {
     expect((await c.job(other)).state).toBe("PENDING");
     expect((await c.api("GET", "/v1/nodes")).json.nodes.find((n: any) => n.name === owned).reason).toContain("ebb drain --owner");
 
+    hold.release();
     const { out, code } = await job.finished;
     expect(code).toBe(0);
     const got = /checksum=(\w+) heat=(\S+)/.exec(out)!;
@@ -94,7 +97,7 @@ describe("a node its owner wants back", () => {
 
   test("its last node: one swap, that node's ranks leave and the free node's join in one adaptation; the same answer", async () => {
     const want = await fixedAnswer();
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "8", "--every", "50"], /iteration 50 on 3 ranks/);
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...ITERS, "--sleep", "8", "--every", "50", ...hold.args()], /iteration 50 on 3 ranks/);
     const before: string[] = (await c.job(job.id)).allocation;
     const all: string[] = (await c.api("GET", "/v1/nodes")).json.nodes.map((n: any) => n.name);
     const spare = all.find((n) => !before.includes(n))!;
@@ -106,6 +109,7 @@ describe("a node its owner wants back", () => {
     expect(detail.allocation).toEqual([before[0], before[1], spare]);
     expect(detail.adaptations.map((a: any) => [a.fromNodes, a.toNodes, a.fromRanks, a.toRanks, a.state])).toEqual([[3, 3, 3, 3, "COMMITTED"]]);
     expect(detail.plans.find((p: any) => p.rule === "move").reason).toContain("cost 1 × default 10.00 s per adaptation = 10.00 s; one swap at 3 nodes");
+    hold.release();
     const { out, code } = await job.finished;
     expect(code).toBe(0);
     const got = /checksum=(\w+) heat=(\S+)/.exec(out)!;

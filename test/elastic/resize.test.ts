@@ -7,22 +7,24 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { pidAlive, ROOT, clusterForFile, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
+import { holdEnd } from "../support/hold-end.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 const COUNTER = join(import.meta.dir, "programs/counter.ts");
 
 const c = clusterForFile({ agents: 4 });
+const hold = holdEnd(() => c.dir);
 
 
 describe("the Jacobi example resized while it runs", () => {
   test("2 -> 4 -> 3 -> 1 nodes: the final grid is bit for bit the fixed-size run's; history and processes match", async () => {
-    const iters = ["--iters", "1200"];
+    const iters = ["--iters", "400"];
     const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...iters]);
     expect(fixed.code).toBe(0);
     const want = /checksum=(\w+) heat=(\S+)/.exec(fixed.stdout)!;
 
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "3", "--every", "50"], /iteration 50 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, JACOBI, ...iters, "--sleep", "3", "--every", "50", ...hold.args()], /iteration 50 on 2 ranks/);
     const sizes = [4, 3, 1];
     for (const n of sizes) {
       const a = await c.resize(job.id, n);
@@ -37,6 +39,7 @@ describe("the Jacobi example resized while it runs", () => {
       expect(t.committed).toBeLessThanOrEqual(t.released);
       if (a.fromNodes < a.toNodes) expect(t.spawned).toBeLessThanOrEqual(t.ready);
     }
+    hold.release();
     const { out, err, code } = await job.finished;
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -61,7 +64,8 @@ describe("the Jacobi example resized while it runs", () => {
     expect(detail.events.filter((e: any) => e.kind === "adapting").map((e: any) => e.data.adaptationId)).toEqual(detail.adaptations.map((a: any) => a.id));
     // Released nodes are free again, and no rank process is left over.
     await c.waitNodes(4, "IDLE");
-    const left = Bun.spawnSync(["pgrep", "-f", `${JACOBI} ${iters.join(" ")} --sleep`]).stdout.toString().trim();
+    // Its ranks' command line ends with the test's own hold file: no other run's matches it.
+    const left = Bun.spawnSync(["pgrep", "-f", `${JACOBI} ${iters.join(" ")} --sleep 3 --every 50 ${hold.args().join(" ")}$`]).stdout.toString().trim();
     expect(left).toBe("");
     const show = await c.ebb(["show", String(job.id)]);
     expect(show.stdout).toContain("Adaptations:");
@@ -71,11 +75,12 @@ describe("the Jacobi example resized while it runs", () => {
 
 describe("an elastic command job", () => {
   test("grows: its joining ranks' credential covers the same environments, directory and output file as its first step's", async () => {
-    const id = await c.submit({ argv: [BUN, JACOBI, "--iters", "400", "--sleep", "3", "--every", "50"], nodes: 1, elastic: true, minNodes: 1, maxNodes: 2 });
+    const id = await c.submit({ argv: [BUN, JACOBI, "--iters", "400", "--sleep", "3", "--every", "50", ...hold.args()], nodes: 1, elastic: true, minNodes: 1, maxNodes: 2 });
     const job = await c.waitJob(id, ["RUNNING"], 60_000);
     await waitFor("iteration 50", () => c.read(job.output).includes("iteration 50 on 1 ranks"), 60_000);
     const a = await c.resize(id, 2);
     expect({ state: a.state, message: a.message }).toEqual({ state: "COMMITTED", message: null });
+    hold.release();
     expect((await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL"], 120_000)).state).toBe("COMPLETED");
     expect(c.read(job.output)).toContain("now 2 ranks (was 1)");
   }, 180_000);
