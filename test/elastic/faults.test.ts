@@ -4,11 +4,12 @@
  * minimum, ends NODE_FAIL. Real processes: 5 agents, `ebb run` (and elastic command jobs) of examples/jacobi.ts, agents
  * SIGKILLed mid-run.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "bun:test";
+import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rankPids, ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
+import { holdEnd } from "../support/hold-end.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
 import { VERSION } from "../../src/util/version.ts";
 
@@ -30,23 +31,18 @@ afterAll(async () => {
 
 /**
  * The test's Jacobi: the answer depends on --iters and the shape only. --sleep paces it so that the
- * test's fault comes mid-run; a run holds before its answer (--hold-end) until the test releases it
- * once done with it, so no fault or resize of a test comes after the end, however loaded the
- * machine, and no run goes on longer than its test needs.
+ * test's fault comes mid-run; the run holds before its answer (test/support/hold-end.ts) until the
+ * test releases it once done with it.
  */
-let endHold = "";
-let runs = 0;
-const jacobi = () => [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", "--hold-end", endHold];
-const release = () => writeFileSync(endHold, "");
+const hold = holdEnd(() => c.dir);
+const jacobi = () => [BUN, JACOBI, ...ITERS, "--sleep", "3", "--every", "50", ...hold.args()];
+const release = hold.release;
 
 /** Every node IDLE again: a killed agent is restarted under its name. */
 beforeEach(async () => {
-  endHold = join(c.dir, `end-${++runs}`);
   for (const [name, a] of c.agents) if (a.exitCode !== null || a.signalCode !== null) c.startAgent(name);
   await c.waitNodes(5, "IDLE");
 });
-/** A test that failed before its release does not leave its run holding. */
-afterEach(release);
 
 async function kill(node: string): Promise<void> {
   const agent = c.agents.get(node)!;
