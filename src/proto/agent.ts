@@ -3,6 +3,7 @@ import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
 import { JobId, NodeRef, Signal, StepCredential, StringRecord } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
+import { fastControllerToAgent } from "./agent-fast.ts";
 import { JOB_SIGNALS } from "../domain/job-options.ts";
 
 /** A job's share of one node (domain/resources.ts NodeShare without the node's name). */
@@ -110,7 +111,8 @@ export const AgentToController = tagged({
 });
 export type AgentToController = MessageOf<typeof AgentToController>;
 
-export const ControllerToAgent = tagged({
+/** Each kind's fields (exported for the test that holds agent-fast.ts to them). */
+export const controllerToAgentShapes = {
   "welcome": () => ({ heartbeatMs: z.int().positive(), kill: z.array(JobId) }),
   "job.start": () => ({ job: JobStart }),
   /**
@@ -136,7 +138,8 @@ export const ControllerToAgent = tagged({
    */
   "shares": () => ({ jobs: z.array(z.object({ jobId: JobId, user: z.string().nullable(), share: Share })).max(4096) }),
   "names.result": () => ({ reqId: z.int(), ok: z.boolean(), port: z.string().optional(), error: z.string().max(500).optional() }),
-});
+};
+export const ControllerToAgent = tagged(controllerToAgentShapes, fastControllerToAgent);
 export type ControllerToAgent = MessageOf<typeof ControllerToAgent>;
 
 /**

@@ -18,13 +18,15 @@ function notStringRecord(v: unknown): string | undefined {
   return undefined;
 }
 
+export const isStringRecord = (v: unknown): v is Record<string, string> => notStringRecord(v) === undefined;
+
 /**
  * An object of strings (an environment, a KVS), checked in one pass: as z.record(z.string(),
  * z.string()), but one check per object, not two zod runs per entry. The agent parses its messages
  * interpreted (util/jit.ts), where z.record cost ~1 µs an entry: a null job's start message (18
  * job variables) spent a third of its ~70 µs parse there. The object itself is passed on, not a copy.
  */
-export const StringRecord = z.custom<Record<string, string>>((v) => notStringRecord(v) === undefined, { error: (iss) => notStringRecord(iss.input) });
+export const StringRecord = z.custom<Record<string, string>>(isStringRecord, { error: (iss) => notStringRecord(iss.input) });
 
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex");
 

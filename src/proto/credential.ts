@@ -3,11 +3,12 @@
  * a step credential lets a launcher start ranks on exactly the listed nodes until it expires;
  * a job token lets processes of one job create steps in that job through the API.
  */
-import { createHash, createHmac, timingSafeEqual } from "node:crypto";
+import { timingSafeEqual } from "node:crypto";
 import type { AdoptCredential, Credential, StepCredential } from "./common.ts";
 
+// Bun's hasher: about half node:crypto's CPU for these short texts, the same digests.
 function hmac(key: string, text: string): string {
-  return createHmac("sha256", key).update(text).digest("hex");
+  return new Bun.CryptoHasher("sha256", key).update(text).digest("hex");
 }
 
 type Unsigned<C> = C extends unknown ? Omit<C, "sig"> : never;
@@ -24,7 +25,7 @@ export type StepCovers = Pick<StepCredential, "argv" | "env" | "jobEnv" | "cwd" 
 /** How long a step credential is valid: seconds, enough to carry a launch down the tree. */
 export const CRED_LIFETIME_MS = 30_000;
 
-const sha256 = (text: string) => createHash("sha256").update(text).digest("hex");
+const sha256 = (text: string) => Bun.CryptoHasher.hash("sha256", text, "hex");
 
 /** The digest a credential carries for an argv. */
 export const argvDigest = (argv: readonly string[]): string => sha256(JSON.stringify(argv));

@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
 import type { StepSpec } from "../../src/proto/step.ts";
-import { decodeStepDown, launchRefusal, nodeIndexIn, stepFirstRanks } from "../../src/roles/agent/launch-checks.ts";
+import { decodeStepDown, launchRefusal, nodeIndexIn, signatureRefusal, stepFirstRanks } from "../../src/roles/agent/launch-checks.ts";
 
 const key = "k".repeat(64);
 const env = { PATH: "/usr/bin:/bin" };
@@ -70,4 +70,18 @@ test("a launch text decoded again (the same launch to another agent of the threa
   expect(decodeStepDown(end)).toEqual({ ok: true, value: { t: "end", step: "7.1" } });
   expect(decodeStepDown("{").ok).toBe(false);
   expect(decodeStepDown(JSON.stringify({ t: "launch", step: "7.1" })).ok).toBe(false);
+});
+
+test("a credential's signature is judged once per object and key, the credential frozen under its verdict", () => {
+  const c = cred();
+  expect(signatureRefusal(key, c)).toBeUndefined();
+  expect(Object.isFrozen(c) && Object.isFrozen(c.nodes)).toBe(true);
+  expect(() => {
+    (c as { stepId: number }).stepId = 2;
+  }).toThrow();
+  expect(signatureRefusal(key, c)).toBeUndefined();
+  expect(signatureRefusal("x".repeat(64), c)).toBe("bad step credential signature");
+  expect(signatureRefusal(key, { ...cred(), cwd: "/" })).toBe("bad step credential signature");
+  // The launch's own check after the arrival's: the same verdict.
+  expect(launchRefusal(key, c, spec())).toBeUndefined();
 });

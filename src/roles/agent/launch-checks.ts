@@ -13,7 +13,7 @@
  */
 import { decode, type Decoded } from "../../proto/channel.ts";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
-import type { StepCredential } from "../../proto/common.ts";
+import type { Credential, StepCredential } from "../../proto/common.ts";
 import { StepDown, type StepSpec } from "../../proto/step.ts";
 import { firstRanks } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
@@ -54,8 +54,26 @@ export function launchRefusal(key: string, cred: StepCredential, spec: StepSpec)
   return refusal;
 }
 
+const signatures = new WeakMap<Credential, { key: string; refusal: string | undefined }>();
+
+/**
+ * Whether the cluster key `key` signed `cred` (undefined: it did), computed once per credential
+ * object and key: a launch from a socket is checked as it arrives (server.ts) and again with its
+ * spec (launchRefusal), an HMAC each time. The credential is frozen first, so what was judged
+ * cannot change under its verdict.
+ */
+export function signatureRefusal(key: string, cred: Credential): string | undefined {
+  const known = signatures.get(cred);
+  if (known && known.key === key) return known.refusal;
+  Object.freeze(cred.nodes);
+  Object.freeze(cred);
+  const refusal = verifyCredential(key, cred, 0, { signatureOnly: true });
+  signatures.set(cred, { key, refusal });
+  return refusal;
+}
+
 function judge(key: string, cred: StepCredential, spec: StepSpec): string | undefined {
-  const bad = verifyCredential(key, cred, 0, { signatureOnly: true });
+  const bad = signatureRefusal(key, cred);
   if (bad) return bad;
   const names = stepNodeNames(spec);
   if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.length !== names.length || cred.nodes.some((n, i) => n !== names[i])) return "the credential does not match the step";

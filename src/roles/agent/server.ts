@@ -6,9 +6,8 @@
  * so idle or silent connections cannot pile up and stall launches.
  */
 import type { Server, ServerWebSocket } from "bun";
-import { verifyCredential } from "../../proto/credential.ts";
 import type { DownstreamHandle, StepEndpoint } from "../../tbon/pool.ts";
-import { decodeStepDown } from "./launch-checks.ts";
+import { decodeStepDown, signatureRefusal } from "./launch-checks.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import type { ServerTls } from "../../util/tls.ts";
@@ -73,7 +72,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
           return;
         }
         if (!ws.data.authed) {
-          const why = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : verifyCredential(clusterKey, d.value.cred, Date.now(), { signatureOnly: true });
+          const why = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : signatureRefusal(clusterKey, d.value.cred);
           if (why) {
             forget(ws);
             log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);

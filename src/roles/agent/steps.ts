@@ -10,8 +10,8 @@ import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync, openSync } from "node:fs";
 import { isAbsolute, join } from "node:path";
-import { expiryRefusal, verifyCredential } from "../../proto/credential.ts";
-import { launchRefusal, nodeIndexIn, stepFirstRanks } from "./launch-checks.ts";
+import { expiryRefusal } from "../../proto/credential.ts";
+import { launchRefusal, nodeIndexIn, signatureRefusal, stepFirstRanks } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -173,7 +173,7 @@ export class StepService implements StepEndpoint {
  */
 function adoptionRefusal(svc: StepService, step: string, cred: AdoptCredential): string | undefined {
   const name = svc.ctx.name;
-  const bad = verifyCredential(svc.ctx.clusterKey, cred);
+  const bad = signatureRefusal(svc.ctx.clusterKey, cred) ?? expiryRefusal(cred);
   if (bad) return bad;
   if (`${cred.jobId}.${cred.stepId}` !== step) return "the credential does not match the step";
   if (!cred.nodes.includes(name)) return `node ${name} is not in the credential`;

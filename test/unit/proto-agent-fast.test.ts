@@ -1,0 +1,113 @@
+import { describe, expect, test } from "bun:test";
+import { controllerToAgentShapes, ControllerToAgent } from "../../src/proto/agent.ts";
+import { fastControllerToAgent } from "../../src/proto/agent-fast.ts";
+import { decode } from "../../src/proto/channel.ts";
+import { tagged } from "../../src/proto/tagged.ts";
+import { describeIssues } from "../../src/util/zod.ts";
+
+/** The same union parsed by its zod schemas alone. */
+const byZod = tagged(controllerToAgentShapes);
+const sha = (c: string) => c.repeat(64);
+
+const nullJob = {
+  t: "job.start",
+  job: {
+    id: 1, user: "root", kind: "command", name: "true", argv: ["true"], env: {}, cwd: "/tmp/b", output: "/dev/null",
+    nodes: [{ name: "node01", addr: "127.0.0.1:34941" }], tasks: [1],
+    jobEnv: { EBB_JOB_ID: "1", SLURM_JOB_ID: "1", SLURM_JOB_NODELIST: "node01" }, sampleInterval: 60,
+    cred: { jobId: 1, stepId: 0, nodes: ["node01"], expires: 1796042933697, argv: sha("a"), env: sha("b"), jobEnv: sha("c"), cwd: "/tmp/b", output: sha("d"), sig: sha("e") },
+    run: 0,
+  },
+};
+const batchJob = {
+  t: "job.start",
+  job: { id: 7, kind: "batch", name: "s", script: "#!/bin/sh\ntrue\n", env: { A: "1" }, cwd: "/", output: "o", error: "e", nodes: [{ name: "a", addr: "b" }, { name: "c", addr: "d" }], tasks: [2, 0], jobEnv: {}, user: "u", run: 3, append: true },
+};
+const bases = [
+  nullJob,
+  batchJob,
+  { t: "shares", jobs: [] },
+  { t: "shares", jobs: [{ jobId: 1, user: "root", share: { cores: [0, 3], memMiB: 11449, gpus: [] } }, { jobId: 2, user: null, share: { cores: [], memMiB: 0, gpus: [1] } }] },
+  { t: "job.kill", jobId: 1, signal: "SIGKILL" },
+  { t: "job.kill", jobId: 9, signal: "SIGTERM", reason: "completed", confirm: true },
+  { t: "job.ack", jobId: 3 },
+];
+
+/** Values put in place of each field, and objects' keys added or removed. */
+const others: unknown[] = [null, "", "x", -1, 0, -0, 1, 1.5, 2 ** 53, Number.NaN, Number.POSITIVE_INFINITY, true, [], ["x"], [0], {}, sha("a"), sha("A"), "SIGHUP", "batch", { name: "n", addr: "a" }];
+const DELETE = Symbol("delete");
+
+/** Every message that differs from `m` in one place: each value at any depth replaced, each key deleted, an unknown key added. */
+function* variants(m: unknown): Generator<unknown> {
+  if (Array.isArray(m)) {
+    for (let i = 0; i < m.length; i++) for (const v of [...others, DELETE].concat([...variants(m[i])] as never[])) yield v === DELETE ? m.filter((_, j) => j !== i) : m.map((x, j) => (j === i ? v : x));
+    yield [...m, ...m.slice(0, 1)];
+    return;
+  }
+  if (typeof m !== "object" || m === null) return;
+  const o = m as Record<string, unknown>;
+  for (const k of Object.keys(o)) {
+    if (k === "t") continue;
+    for (const v of [...others, DELETE, undefined, ...variants(o[k])]) {
+      const copy = { ...o };
+      if (v === DELETE) delete copy[k];
+      else copy[k] = v;
+      yield copy;
+    }
+  }
+  yield { ...o, unknown: 1 };
+  yield { ...o, elastic: { minNodes: 1, maxNodes: 2, sampleInterval: 1 } };
+}
+
+describe("the agent's hand-checked messages (agent-fast.ts)", () => {
+  test("each valid message parses to what its zod schema makes of it, keys in the same order", () => {
+    for (const m of bases) {
+      const z = byZod.safeParse(m);
+      expect(z.success).toBe(true);
+      const fast = fastControllerToAgent[m.t as keyof typeof fastControllerToAgent](m);
+      expect(fast).toEqual(z.data as never);
+      expect(JSON.stringify(fast)).toBe(JSON.stringify(z.data));
+    }
+  });
+
+  test("what they accept, zod accepts alike; what zod refuses is refused with zod's words", () => {
+    let accepted = 0;
+    let refused = 0;
+    for (const base of bases)
+      for (const m of variants(base)) {
+        const fast = fastControllerToAgent[base.t as keyof typeof fastControllerToAgent](m as never);
+        const z = byZod.safeParse(m);
+        const both = ControllerToAgent.safeParse(m);
+        if (fast !== undefined) {
+          accepted++;
+          expect({ m, ok: z.success }).toEqual({ m, ok: true });
+          expect(fast).toEqual(z.data as never);
+          expect(JSON.stringify(fast)).toBe(JSON.stringify(z.data));
+        }
+        expect(both.success).toBe(z.success);
+        if (!z.success) {
+          refused++;
+          expect(describeIssues(both.error!)).toBe(describeIssues(z.error));
+        }
+      }
+    // Both kinds of case were reached: unknown keys and harmless values are accepted, wrong ones refused.
+    expect(accepted).toBeGreaterThan(100);
+    expect(refused).toBeGreaterThan(500);
+  });
+
+  test("their length limits are the schemas'", () => {
+    const entry = (cores: number, gpus: number) => ({ jobId: 1, user: null, share: { cores: Array(cores).fill(0), memMiB: 0, gpus: Array(gpus).fill(0) } });
+    const shares = (n: number, cores = 0, gpus = 0) => ({ t: "shares", jobs: Array.from({ length: n }, () => entry(cores, gpus)) });
+    for (const m of [shares(4096), shares(1, 65536), shares(1, 0, 1024)]) expect(fastControllerToAgent.shares(m)).toEqual(byZod.safeParse(m).data as never);
+    for (const m of [shares(4097), shares(1, 65537), shares(1, 0, 1025)]) {
+      expect(fastControllerToAgent.shares(m)).toBeUndefined();
+      expect(byZod.safeParse(m).success).toBe(false);
+    }
+  });
+
+  test("a refusal still names the field", () => {
+    const bad = { ...nullJob, job: { ...nullJob.job, cred: { ...nullJob.job.cred, env: "zz" } } };
+    expect(decode(ControllerToAgent, JSON.stringify(bad))).toEqual({ ok: false, error: "job.cred.env: must be a sha256 in hex" });
+    expect(decode(ControllerToAgent, JSON.stringify({ t: "shares", jobs: [{ jobId: 0, user: null, share: { cores: [], memMiB: 0, gpus: [] } }] }))).toMatchObject({ ok: false, error: expect.stringMatching(/^jobs\.0\.jobId: /) });
+  });
+});
