@@ -52,8 +52,7 @@
  *   nodes its reservation leaves over stay idle for backfilling (a loan does not come back for a
  *   backfill), and those it counts on go only to a job predicted to end before it;
  *   with nobody waiting, the arrival reserve stays idle, and loans (nodes beyond a job's first
- *   size) come back when the idle nodes fall below it, and for an arrival it fell short for, at once
- *   when they cover it and its reservation is further off than the give-back (reserve.ts).
+ *   size) come back when the idle nodes fall below it (reserve.ts).
  * A job whose speed is unknown (no samples, no profile, no model: `speedOf`) is never resized but
  * to give a loan back. While nobody waits nothing shrinks but loans. Every decision carries its
  * numbers in its reason.
