@@ -298,30 +298,6 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
   });
 });
 
-describe("loans back for an arrival the reserve fell short for", () => {
-  // Job 1 started at once on 4 nodes and holds 12: 8 lent. Rigid job 2 (4 nodes) ends at +`end` s; nothing idle.
-  const lent = (end = 3600, extra: Partial<JobState> = {}) => [
-    job(1, 12, 0.005, 36_000, { submitTime: NOW - 3_600_000, startTime: NOW - 3_600_000, profile: [{ nodes: 4, iterTime: 1 }] }),
-    job(2, 4, undefined, end, { elastic: false, minNodes: 4, maxNodes: 4, submitTime: NOW - 60_000, startTime: NOW - 60_000, ...extra }),
-  ];
-  const arrival = (nodes: number): PendingJob => ({ id: 5, minNodes: nodes, maxNodes: nodes, timeLimit: 600, submitTime: NOW - 1000 });
-
-  test("the first waiting job lacks 4 nodes, reserved at +3,600 s: 4 of the 8 lent come back at once, the job keeps the size it first ran at", () => {
-    const plan = planEbb(input(16, 0, lent(), [arrival(4)]));
-    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 8, rule: "reserve" })]);
-    expect(plan.resizes[0]!.reason).toMatch(/job 5 waits for 4 node\(s\) the arrival reserve fell short of and would start at its reservation in 3600 s: 4 of the 8 node\(s\) lent/);
-    // It lacks 10: more than the loans; the loans stay (what else ebb does is priced as before).
-    expect(planEbb(input(16, 0, lent(), [arrival(10)])).resizes.filter((r) => r.rule === "reserve")).toEqual([]);
-  });
-
-  test("not when the give-back would not commit well before the reservation, nor while the queue was real", () => {
-    // Job 2 ends in 15 s: a 10 s give-back, twice over, is not before it.
-    expect(planEbb(input(16, 0, lent(15), [arrival(4)])).resizes.filter((r) => r.rule === "reserve")).toEqual([]);
-    // Job 2 waited 10 min to start: the queue was real, arrivals wait for the machine anyway.
-    expect(planEbb(input(16, 0, lent(3600, { submitTime: NOW - 660_000 }), [arrival(4)])).resizes.filter((r) => r.rule === "reserve")).toEqual([]);
-  });
-});
-
 describe("start sizes: malleable jobs starting now make room for the head", () => {
   const mall = (id: number, min: number, want: number, timeLimit: number): PendingJob => ({ id, minNodes: min, maxNodes: want, preferredNodes: want, timeLimit, submitTime: 1000 + id, elastic: true });
   const rigidRun = (id: number, nodes: number, end: number) => job(id, nodes, undefined, end, { elastic: false, minNodes: nodes, maxNodes: nodes });

@@ -69,7 +69,7 @@ import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
 import { atMinimum, backfillWants, donorFloor, type BackfillWant } from "./backfill-admit.ts";
 import { GiveOrder } from "./give-order.ts";
-import { arrivalReserve, loansBack, queueWasReal, reclaim } from "./reserve.ts";
+import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
 
 /** Predicted times are estimates: a lent job must be predicted to end this much before a reservation it would hold nodes past. */
 const END_MARGIN = 1.1;
@@ -207,8 +207,6 @@ export function planEbb(input: PassInput): PassPlan {
   // The running jobs ebb may resize, priced only when a rule reads them (many passes resize nothing and read none).
   let candList: Cand[] | undefined;
   const cands = (): Cand[] => (candList ??= candidates(input));
-  let speeds: Map<number, Speed> | undefined;
-  const speedOfCand = (id: number): Speed | undefined => (speeds ??= new Map(cands().map((c) => [c.job.id, c.speed]))).get(id);
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
   // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
@@ -216,12 +214,6 @@ export function planEbb(input: PassInput): PassPlan {
   const startedIds = new Set(starts.map((s) => s.jobId));
   let { waiting, reach: affected } = queued;
   const { wantNodes } = queued;
-  // An arrival the arrival reserve fell short for: the loans come back for it at once (reserve.ts,
-  // `loansBack`). Not in resource mode, where a count of nodes given back does not say it fits on them.
-  if (head && reservation && !input.vectors) {
-    const back = loansBack(input, head.id, preferredSize(head) - idle - incomingNodes(input), reservation.start, COMMIT_SAFETY, speedOfCand);
-    if (back) return { starts, resizes: back, reservations, notes };
-  }
   // The head waits while malleable jobs start at full size in this pass: they start smaller when
   // the head then starts now and its wait is worth more than the time they lose (startRoom).
   if (head && reservation) {
@@ -300,8 +292,8 @@ export function planEbb(input: PassInput): PassPlan {
     reserve = arrivalReserve(input, q.filter((j) => startingIds.has(j.id)), idle);
     const short = reserve - idle - incomingNodes(input);
     if (short > 0) {
-      const back = reclaim(input, short, speedOfCand, touched, (give, loan) => `nobody waits, ${reserve} idle node(s) are kept for arrivals (the most the jobs in view asked for within ${input.config.interval} s): ${give} of the ${loan} node(s) lent beyond its first size back`);
-      return { starts, resizes: [...resizes, ...back], reservations, notes };
+      const speeds = new Map(cands().map((c) => [c.job.id, c.speed]));
+      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes };
     }
   }
   // Lend what nothing can use. Resource mode with nothing waiting: a job with a per-node shape may

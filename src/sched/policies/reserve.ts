@@ -30,12 +30,7 @@
  *   holder shrinks when the other's predicted saving exceeds its own loss, its adaptation and two
  *   of the other's) made hpc2n's turnaround worse (scale 1 at 100 %, seeds 1-3, +0.6 to +0.9 %);
  * - lending leaves the reserve idle, and when the idle nodes (with the give-backs under way) fall
- *   below it, loans come back, the cheapest first (`reclaim`), before the next arrival needs them;
- * - an arrival the reserve fell short for (it waits, the queue not real) takes the loans back at
- *   once when they cover what it lacks and come back (an adaptation) well before its reservation
- *   (`loansBack`): a loan was made on the premise that nobody would ask for its nodes. Before
- *   this, such an arrival started far below its size (8 of the light machine's jobs asked for 8
- *   nodes and ran on 2, 3.7x as long) or waited for an admit the price might refuse (issue 35).
+ *   below it, loans come back, the cheapest first (`reclaim`), before the next arrival needs them.
  * Pure.
  */
 import { preferredSize } from "../batch.ts";
@@ -109,19 +104,14 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
   return Math.min(peak, free);
 }
 
-/** The running jobs a loan can come back from: lent, malleable, not adapting, at a resize point, not bound to valid sizes, not in `skip`. */
-function lenders(input: PassInput, skip: ReadonlySet<number>): JobState[] {
-  return input.running.filter((j) => !skip.has(j.id) && j.elastic && !j.adapting && j.atResizePoint !== false && !(j.sizes && j.sizes.length > 0) && loanOf(j) > 0);
-}
-
 /**
  * Loans back, `need` nodes, from the jobs whose give-back costs them least per node (their
  * remaining work at the smaller size by `speed` if known, else at most linearly slower, plus the
  * adaptation); none below the size it first ran at, none adapting, between resize points or
- * bound to valid sizes, none in `skip`. `why` is each give-back's reason (its nodes, the job's loan).
+ * bound to valid sizes, none in `skip`.
  */
-export function reclaim(input: PassInput, need: number, speed: (id: number) => Speed | undefined, skip: ReadonlySet<number>, why: (give: number, loan: number) => string): Resize[] {
-  const lent = lenders(input, skip);
+export function reclaim(input: PassInput, need: number, reserve: number, speed: (id: number) => Speed | undefined, skip: ReadonlySet<number>): Resize[] {
+  const lent = input.running.filter((j) => !skip.has(j.id) && j.elastic && !j.adapting && j.atResizePoint !== false && !(j.sizes && j.sizes.length > 0) && loanOf(j) > 0);
   const perNode = (j: JobState): number => {
     const g = Math.min(need, loanOf(j));
     const ratio = speed(j.id)?.ratio(j.nodes - g) ?? j.nodes / (j.nodes - g);
@@ -135,24 +125,7 @@ export function reclaim(input: PassInput, need: number, speed: (id: number) => S
     if (left <= 0) break;
     const give = Math.min(left, loanOf(j));
     left -= give;
-    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule: "reserve", reason: why(give, loanOf(j)) });
+    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule: "reserve", reason: `nobody waits, ${reserve} idle node(s) are kept for arrivals (the most the jobs in view asked for within ${input.config.interval} s): ${give} of the ${loanOf(j)} node(s) lent beyond its first size back` });
   }
   return out;
-}
-
-/**
- * The first waiting job lacks `need` nodes and is reserved at `resStart` (ms): with the queue not
- * real, the loans come back for it (`reclaim`) if they cover `need` and the slowest give-back is
- * predicted to commit `safety` times over before the reservation; else undefined.
- */
-export function loansBack(input: PassInput, jobId: number, need: number, resStart: number, safety: number, speed: (id: number) => Speed | undefined): Resize[] | undefined {
-  if (need <= 0 || queueWasReal(input)) return undefined;
-  let lent = 0;
-  for (const j of lenders(input, new Set())) lent += loanOf(j);
-  if (lent < need) return undefined;
-  const back = reclaim(input, need, speed, new Set(), (give, loan) => `job ${jobId} waits for ${need} node(s) the arrival reserve fell short of and would start at its reservation in ${Math.round((resStart - input.now) / 1000)} s: ${give} of the ${loan} node(s) lent beyond its first size back`);
-  const byId = new Map(input.running.map((j) => [j.id, j]));
-  let commit = 0;
-  for (const r of back) commit = Math.max(commit, adaptationCost(byId.get(r.jobId)!, input.config, r.from - r.to));
-  return input.now + safety * commit * 1000 < resStart ? back : undefined;
 }
