@@ -46,7 +46,10 @@
  * - lending with nobody waiting only to jobs predicted to end within an hour: lublin x3, 50 %
  *   bounded slowdown 31.31 -> 27.45 (drms-rs 26.11), but turnaround +6.5 %, and on seeds 1-2
  *   hpc2n x1, 100 % turnaround 9,302 -> 16,589 s, the light machine's at 100 % 2,554 -> 2,803 s
- *   (no such loans at all: lublin x3, 50 % 27.57 and +7.6 %): long loans carry hpc2n's turnaround.
+ *   (no such loans at all: lublin x3, 50 % 27.57 and +7.6 %): long loans carry hpc2n's turnaround;
+ * - malleable jobs starting on the idle nodes at once (ebb.ts, `growStarts`) while the queue was
+ *   real too (the reserve is 0 then): hpc2n 0.5, 100 % turnaround / best 1.0028 -> 1.0059, at
+ *   0.7, 50 % 1.0010 -> 1.0031, the light machine's bounded slowdown 1.0127 -> 1.0139 of EASY's.
  * Pure.
  */
 import { preferredSize } from "../batch.ts";
