@@ -31,6 +31,25 @@
  *   of the other's) made hpc2n's turnaround worse (scale 1 at 100 %, seeds 1-3, +0.6 to +0.9 %);
  * - lending leaves the reserve idle, and when the idle nodes (with the give-backs under way) fall
  *   below it, loans come back, the cheapest first (`reclaim`), before the next arrival needs them.
+ * Measured and not kept (issue 35, ebb's ratios over seeds 1-5 unless said):
+ * - loans back at once for the first waiting job the reserve fell short for (the queue not real,
+ *   the loans cover it, their give-back commits twice over before its reservation; ahead of the
+ *   head's moldable start, which on the light machine put 8-node jobs on 2 nodes for 3.7x their
+ *   time): the light machine at 100 % bounded slowdown 1.0127 -> 1.0113 of EASY's (every seed
+ *   lower), but hpc2n at 0.5, 100 % 1.421 -> 1.490 of drms-rs's (seeds 1-10: ebb's +9.9 %) and
+ *   its turnaround / best 1.0028 -> 1.0059, at 0.7, 50 % 1.0010 -> 1.0034; only when the head is
+ *   the one job waiting: hpc2n 0.5, 100 % 1.575; only when the head's wait exceeds the loans'
+ *   stretch (priced as an admit): the light machine 1.0122, hpc2n within -1.1 % .. +1.9 % of
+ *   ebb's bounded slowdown and up to +0.6 % turnaround over seeds 1-10; loans back for every
+ *   waiting job, each giver kept in time for the reservation: lublin x3, 50 % 31.31 -> 31.66
+ *   mean bounded slowdown, turnaround +2.2 %;
+ * - lending with nobody waiting only to jobs predicted to end within an hour: lublin x3, 50 %
+ *   bounded slowdown 31.31 -> 27.45 (drms-rs 26.11), but turnaround +6.5 %, and on seeds 1-2
+ *   hpc2n x1, 100 % turnaround 9,302 -> 16,589 s, the light machine's at 100 % 2,554 -> 2,803 s
+ *   (no such loans at all: lublin x3, 50 % 27.57 and +7.6 %): long loans carry hpc2n's turnaround;
+ * - malleable jobs starting on the idle nodes at once (ebb.ts, `growStarts`) while the queue was
+ *   real too (the reserve is 0 then): hpc2n 0.5, 100 % turnaround / best 1.0028 -> 1.0059, at
+ *   0.7, 50 % 1.0010 -> 1.0031, the light machine's bounded slowdown 1.0127 -> 1.0139 of EASY's.
  * Pure.
  */
 import { preferredSize } from "../batch.ts";
