@@ -144,7 +144,7 @@ export function reclaim(input: PassInput, need: number, reserve: number, speed: 
     if (left <= 0) break;
     const give = Math.min(left, loanOf(j));
     left -= give;
-    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule: "reserve", reason: `nobody waits, ${reserve} idle node(s) are kept for arrivals (the most the jobs in view asked for within ${input.config.interval} s): ${give} of the ${loanOf(j)} node(s) lent beyond its first size back` });
+    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule: "reserve", reason: `nobody waits, ${reserve} idle node(s) are kept for arrivals (the most the jobs in view asked for within ${input.config.defaultAdaptCost} s, the time a loan takes to come back): ${give} of the ${loanOf(j)} node(s) lent beyond its first size back` });
   }
   return out;
 }
