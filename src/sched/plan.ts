@@ -137,6 +137,8 @@ export interface Plan {
   waiting: [number, string][];
   /** Moves weighed and not made (moves.ts): the job, its size, the nodes it stays on and why, with the numbers. */
   declined?: DeclinedMove[];
+  /** The policy's pass left work undone: plan again once this plan is carried out (`PassPlan.again`). */
+  again?: boolean;
 }
 
 export interface DeclinedMove {
@@ -284,7 +286,7 @@ function planOn(s: Snapshot, closed: boolean): Plan {
     for (const [id, text] of unfit) why.set(id, text);
     for (const [id, text] of why) if (!started.has(id)) waiting.push([id, text]);
   }
-  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting };
+  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting, ...(pass.again ? { again: true } : {}) };
 }
 
 /** Count starts named from `free` (in order; taken names are removed from it). Bound jobs choose first. */
