@@ -25,6 +25,13 @@ describe("nothing waits", () => {
     expect(plan.resizes[0]!.reason).toMatch(/remaining 3600 s -> 1809 s at 16 nodes, predicted gain 1791 s > 2 adaptations of 10 s/);
   });
 
+  test("loans with nobody waiting leave nothing for another pass at this instant; an admit asks for one", () => {
+    expect(planEbb(input(16, 8, [job(1, 8, 0.005, 3600)])).again).toBe(false);
+    const admit = planEbb(input(16, 0, [job(1, 16, 0.005, 36_000, { minNodes: 4 })], [pend(5, 4)]));
+    expect(admit.resizes).toEqual([expect.objectContaining({ rule: "admit" })]);
+    expect(admit.again).toBe(true);
+  });
+
   test("a grow that does not pay for its adaptation and the one giving the nodes back is not made", () => {
     expect(planEbb(input(16, 8, [job(1, 8, 0.005, 30)])).resizes).toEqual([]);
   });
