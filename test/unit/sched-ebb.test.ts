@@ -285,6 +285,8 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     const plan = planEbb(input(18, 1, running));
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 8, rule: "reserve" })]);
     expect(plan.resizes[0]!.reason).toMatch(/5 idle node\(s\) are kept for arrivals/);
+    // Nobody waits: nothing is left for another pass at this instant.
+    expect(plan.again).toBe(false);
     // With 8 short instead, the give-back stops at its first size: 4 nodes.
     const far = planEbb(input(18, 1, [onTime(1, 6, NOW - 3_600_000), rigidOnTime(2, 8, NOW - 60_000), rigidOnTime(3, 3, NOW - 55_000)]));
     expect(far.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 6, to: 4, rule: "reserve" })]);

@@ -295,7 +295,8 @@ export function planEbb(input: PassInput): PassPlan {
     const short = reserve - idle - incomingNodes(input);
     if (short > 0) {
       const speeds = new Map(cands().map((c) => [c.job.id, c.speed]));
-      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes, again: true };
+      // Nobody waits: starts and loans given back leave the next pass nothing to do.
+      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes, again: false };
     }
   }
   // Lend what nothing can use. Resource mode with nothing waiting: a job with a per-node shape may
@@ -311,7 +312,7 @@ export function planEbb(input: PassInput): PassPlan {
     // Nothing to lend (the reservation's extra nodes cover every idle one): no job is priced.
     if (free.any > 0 || free.beforeOnly > 0 || free.own) resizes.push(...planLend(input, cands().filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
-  // With nobody waiting, loans alone leave the next pass nothing to do.
+  // With nobody waiting, loans alone leave the next pass nothing to do; starts and shrinks change what it reads first (the queue, the nodes coming back).
   return { starts, resizes, reservations, notes, again: starts.length > 0 || waiting > 0 || resizes.some((r) => r.to < r.from) };
 }
 
