@@ -17,7 +17,7 @@ import { planMoves } from "./moves.ts";
 import { remap } from "./remap.ts";
 import { excludedBy, makeResourcePlan, resizeOn, resourceMode } from "./resource-plan.ts";
 import { isValidSize } from "./sizes.ts";
-import type { ClusterNode, JobState, Note, PassInput, PendingJob, Reservation, ResizeRule } from "./types.ts";
+import type { ClusterNode, CountStart, JobState, Note, PassInput, PendingJob, Reservation, Resize, ResizeRule } from "./types.ts";
 import type { AdminLimits, ErsConfig } from "./config.ts";
 import { takesNewWork } from "../domain/host-state.ts";
 
@@ -137,6 +137,8 @@ export interface Plan {
   waiting: [number, string][];
   /** Moves weighed and not made (moves.ts): the job, its size, the nodes it stays on and why, with the numbers. */
   declined?: DeclinedMove[];
+  /** The policy's pass left work undone: plan again once this plan is carried out (`PassPlan.again`). */
+  again?: boolean;
 }
 
 export interface DeclinedMove {
@@ -262,10 +264,12 @@ function planOn(s: Snapshot, closed: boolean): Plan {
   const resizes: PlanResize[] = [];
   const sized = s.resizes === false ? [] : pass.resizes.filter((r) => r.to !== r.from);
   if (pass.starts.length > 0 || sized.length > 0) {
-    const free = idle.map((n) => n.name);
-    starts.push(...nameStarts(free, pass.starts, pending));
     const byId = new Map<number, SnapshotJob>();
     for (const j of s.running) byId.set(j.id, j);
+    const bound = new Map<number, PendingJob>();
+    for (const j of pending) if (j.exclude || j.nodelist) bound.set(j.id, j);
+    const free = freeNames(idle, pass.starts, sized, bound, byId);
+    starts.push(...nameStarts(free, pass.starts, bound));
     for (const r of sized) {
       const job = byId.get(r.jobId);
       if (!job) throw new RangeError(`job ${r.jobId} resized, it is not running`);
@@ -284,13 +288,32 @@ function planOn(s: Snapshot, closed: boolean): Plan {
     for (const [id, text] of unfit) why.set(id, text);
     for (const [id, text] of why) if (!started.has(id)) waiting.push([id, text]);
   }
-  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting };
+  return { now: s.now, policy: s.config.policy, spawns, starts, resizes, reservations: pass.reservations, notes: pass.notes, waiting, ...(pass.again ? { again: true } : {}) };
 }
 
-/** Count starts named from `free` (in order; taken names are removed from it). Bound jobs choose first. */
-function nameStarts(free: string[], starts: readonly { jobId: number; nodes: number; reason: string }[], pending: readonly PendingJob[]): PlanStart[] {
-  const bound = new Map<number, PendingJob>();
-  for (const j of pending) if (j.exclude || j.nodelist) bound.set(j.id, j);
+/**
+ * The idle nodes' names a plan's starts and grows are named from, in name order: they take them from
+ * the front, so only as many as they take unless a job is bound to names or excludes some (a pass
+ * on a large idle machine then names no node it does not use).
+ */
+function freeNames(idle: readonly ClusterNode[], starts: readonly CountStart[], resizes: readonly Resize[], bound: ReadonlyMap<number, PendingJob>, byId: ReadonlyMap<number, SnapshotJob>): string[] {
+  let need = 0;
+  for (const st of starts) {
+    if (bound.has(st.jobId)) return idle.map((n) => n.name);
+    need += st.nodes;
+  }
+  for (const r of resizes) {
+    const job = byId.get(r.jobId);
+    if (job?.exclude && job.exclude.length > 0) return idle.map((n) => n.name);
+    if (job) need += Math.max(0, r.to - job.nodeNames.length);
+  }
+  const free: string[] = [];
+  for (let i = 0; i < Math.min(need, idle.length); i++) free.push(idle[i]!.name);
+  return free;
+}
+
+/** Count starts named from `free` (in order; taken names are removed from it). Bound jobs (by id: those bound to names or excluding some) choose first. */
+function nameStarts(free: string[], starts: readonly { jobId: number; nodes: number; reason: string }[], bound: ReadonlyMap<number, PendingJob>): PlanStart[] {
   const named = new Map<number, string[]>();
   for (const st of starts) {
     const job = bound.get(st.jobId);

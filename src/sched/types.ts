@@ -252,4 +252,9 @@ export interface PassPlan {
   resizes: Resize[];
   reservations: Reservation[];
   notes: Note[];
+  /**
+   * The pass left work it can see undone (a policy whose passes are `complete` says so): plan again
+   * once this plan is carried out, at the same instant.
+   */
+  again?: boolean;
 }

@@ -68,7 +68,7 @@ export interface SimOptions {
   onProgress?: (done: number, events: number) => void;
 }
 
-/** Passes at one instant while each changes something (zero-cost resizes commit at once). */
+/** Passes at one instant while each asks for the next (`pass`). */
 const PASSES_PER_INSTANT = 8;
 
 export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
@@ -124,7 +124,11 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   return { policy: policy.name, nodes: opts.nodes, capacity: cluster.capacity, jobs: records, busyArea, passes, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0, overAllocated: cluster.overAllocated, ...(hosts ? { hosts: hosts.finish(x.now, x) } : {}) };
 }
 
-/** One pass: the snapshot, the policy's plan, its re-check, and the accepted items applied. Whether it changed anything. */
+/**
+ * One pass: the snapshot, the policy's plan, its re-check, and the accepted items applied. Whether
+ * to plan again at this instant: it changed something, and the policy is not `complete`, or said
+ * `again`, or a resize committed at once (zero cost) or a move began (what they free the pass did not count on).
+ */
 function pass(x: Replay, policy: Policy, config: ErsConfig): boolean {
   const { cluster, now } = x;
   const snap = cluster.snapshot(now, config);
@@ -143,5 +147,6 @@ function pass(x: Replay, policy: Policy, config: ErsConfig): boolean {
   const { accepted, rejected } = checkPlan(plan, cluster);
   if (rejected.length > 0) fail(`job ${rejected[0]!.jobId}: ${rejected[0]!.reason}`);
   x.check?.record(accepted, snap, idleBefore, cluster);
-  return applyPlan(accepted, x);
+  if (!applyPlan(accepted, x)) return false;
+  return !policy.complete || plan.again === true || accepted.resizes.some((z) => z.rule === "move" || !cluster.jobs.get(z.jobId)!.adapting);
 }

@@ -25,6 +25,13 @@ describe("nothing waits", () => {
     expect(plan.resizes[0]!.reason).toMatch(/remaining 3600 s -> 1809 s at 16 nodes, predicted gain 1791 s > 2 adaptations of 10 s/);
   });
 
+  test("loans with nobody waiting leave nothing for another pass at this instant; an admit asks for one", () => {
+    expect(planEbb(input(16, 8, [job(1, 8, 0.005, 3600)])).again).toBe(false);
+    const admit = planEbb(input(16, 0, [job(1, 16, 0.005, 36_000, { minNodes: 4 })], [pend(5, 4)]));
+    expect(admit.resizes).toEqual([expect.objectContaining({ rule: "admit" })]);
+    expect(admit.again).toBe(true);
+  });
+
   test("a grow that does not pay for its adaptation and the one giving the nodes back is not made", () => {
     expect(planEbb(input(16, 8, [job(1, 8, 0.005, 30)])).resizes).toEqual([]);
   });
@@ -280,6 +287,8 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     expect(plan.resizes[0]!.reason).toMatch(/5 idle node\(s\) are kept for arrivals/);
     // The window of arrivals counted is one adaptation (defaultAdaptCost), not the elastic interval.
     expect(plan.resizes[0]!.reason).toContain(`within ${input(18, 1, running).config.defaultAdaptCost} s,`);
+    // Nobody waits: nothing is left for another pass at this instant.
+    expect(plan.again).toBe(false);
     // With 8 short instead, the give-back stops at its first size: 4 nodes.
     const far = planEbb(input(18, 1, [onTime(1, 6, NOW - 3_600_000), rigidOnTime(2, 8, NOW - 60_000), rigidOnTime(3, 3, NOW - 55_000)]));
     expect(far.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 6, to: 4, rule: "reserve" })]);

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { resolveConfig, type PolicyName } from "../../src/sched/config.ts";
 import { POLICY_TABLE } from "../../src/sched/policies/index.ts";
-import type { PassPlan } from "../../src/sched/types.ts";
+import type { PassInput, PassPlan } from "../../src/sched/types.ts";
 import { simulate } from "../../src/sim/engine.ts";
 import { amdahlWork, type SimJob } from "../../src/sim/job.ts";
 import { metrics } from "../../src/sim/metrics.ts";
@@ -70,11 +70,30 @@ describe("simulator", () => {
   test("every plan is re-checked as live (checkPlan): a resize of a rigid job is an error naming the policy and the reason", () => {
     const orig = POLICY_TABLE.easy.plan;
     let calls = 0;
-    // The first pass starts job 1 on 2 of the 4 nodes; the next one asks to grow it (it is rigid).
+    // The first pass starts job 1 on 2 of the 4 nodes and asks for another; that one asks to grow it (it is rigid).
     (POLICY_TABLE.easy as { plan: (i: unknown) => PassPlan }).plan = () =>
-      calls++ === 0 ? { starts: [{ jobId: 1, nodes: 2, reason: "x" }], resizes: [], reservations: [], notes: [] } : { starts: [], resizes: [{ jobId: 1, from: 2, to: 3, rule: "grow", reason: "y" }], reservations: [], notes: [] };
+      calls++ === 0 ? { starts: [{ jobId: 1, nodes: 2, reason: "x" }], resizes: [], reservations: [], notes: [], again: true } : { starts: [], resizes: [{ jobId: 1, from: 2, to: 3, rule: "grow", reason: "y" }], reservations: [], notes: [] };
     try {
       expect(() => run([rigid(1, 0, 2, 10)], "easy")).toThrow(/policy easy .*job 1: grow 2 -> 3 nodes: the job cannot be resized now/);
+    } finally {
+      (POLICY_TABLE.easy as { plan: unknown }).plan = orig;
+    }
+  });
+
+  test("a complete policy plans once per instant unless its pass says again", () => {
+    const jobs = [rigid(1, 0, 2, 10), rigid(2, 0, 2, 10)];
+    // EASY starts both at 0 in one pass; both end at 10: one pass per instant.
+    const easy = run(jobs, "easy");
+    expect(easy.jobs.map((j) => j.start)).toEqual([0, 0]);
+    expect(easy.passes).toBe(2);
+    const orig = POLICY_TABLE.easy.plan;
+    // A pass that starts only the first waiting job: it starts the next at this instant only if it says again.
+    const firstOnly = (again: boolean) => (i: PassInput) => ({ starts: i.pending.slice(0, 1).map((j) => ({ jobId: j.id, nodes: j.minNodes, reason: "x" })), resizes: [], reservations: [], notes: [], again: again && i.pending.length > 1 });
+    try {
+      (POLICY_TABLE.easy as { plan: (i: PassInput) => PassPlan }).plan = firstOnly(true);
+      expect(run(jobs, "easy").jobs.map((j) => j.start)).toEqual([0, 0]);
+      (POLICY_TABLE.easy as { plan: (i: PassInput) => PassPlan }).plan = firstOnly(false);
+      expect(run(jobs, "easy").jobs.map((j) => j.start)).toEqual([0, 10]);
     } finally {
       (POLICY_TABLE.easy as { plan: unknown }).plan = orig;
     }

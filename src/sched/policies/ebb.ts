@@ -218,7 +218,8 @@ export function planEbb(input: PassInput): PassPlan {
   // the head then starts now and its wait is worth more than the time they lose (startRoom).
   if (head && reservation) {
     const room = startRoom(input, head, idle, reservation, starts, q);
-    if (room) return { starts: room, resizes, reservations: [], notes };
+    // The next job in line gets its reservation in the next pass (at this instant).
+    if (room) return { starts: room, resizes, reservations: [], notes, again: true };
   }
   // Malleable jobs start below their size on the nodes left when the queue gains more than they lose, the head first.
   if (head && reservation && idle > 0) {
@@ -233,7 +234,7 @@ export function planEbb(input: PassInput): PassPlan {
       waiting--;
       affected--;
       // The next job in line gets its reservation in the next pass (at this instant): nothing else now.
-      if (isHead) return { starts, resizes, reservations: [], notes };
+      if (isHead) return { starts, resizes, reservations: [], notes, again: true };
       extra -= st.fromExtra;
     }
   }
@@ -265,7 +266,8 @@ export function planEbb(input: PassInput): PassPlan {
         resizes.push(...admit.resizes);
         reservations.splice(0, reservations.length, { ...reservation, start: admit.at, fromJobs: admit.resizes.map((r) => r.jobId), reason: `ebb: ${admit.resizes.length} running job(s) give ${need} node(s) for ${k} waiting job(s), predicted gain ${sec(admit.gain)} > stretch ${sec(admit.stretch)}` });
         resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need, head?.priority));
-        return { starts, resizes, reservations, notes };
+        // The shrinks' nodes come back at their commits: the jobs behind may backfill on them now.
+        return { starts, resizes, reservations, notes, again: true };
       }
     }
   }
@@ -293,7 +295,8 @@ export function planEbb(input: PassInput): PassPlan {
     const short = reserve - idle - incomingNodes(input);
     if (short > 0) {
       const speeds = new Map(cands().map((c) => [c.job.id, c.speed]));
-      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes };
+      // Nobody waits: starts and loans given back leave the next pass nothing to do.
+      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes, again: false };
     }
   }
   // Lend what nothing can use. Resource mode with nothing waiting: a job with a per-node shape may
@@ -309,7 +312,8 @@ export function planEbb(input: PassInput): PassPlan {
     // Nothing to lend (the reservation's extra nodes cover every idle one): no job is priced.
     if (free.any > 0 || free.beforeOnly > 0 || free.own) resizes.push(...planLend(input, cands().filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
   }
-  return { starts, resizes, reservations, notes };
+  // With nobody waiting, loans alone leave the next pass nothing to do; starts and shrinks change what it reads first (the queue, the nodes coming back).
+  return { starts, resizes, reservations, notes, again: starts.length > 0 || waiting > 0 || resizes.some((r) => r.to < r.from) };
 }
 
 /** The running jobs ebb may resize: malleable, not adapting, with a speed it can read (`speedOf`). */

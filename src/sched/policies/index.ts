@@ -23,6 +23,12 @@ export interface Policy {
    * and new samples of speeds it knows already (sim/README.md, "Engine details").
    */
   ticks: "every" | "measured";
+  /**
+   * A pass plans all it can see at once, unless it says `again` (PassPlan.again): a replay does not
+   * plan again at the same instant after a pass that changed something. Otherwise it does, until a
+   * pass changes nothing.
+   */
+  complete: boolean;
   /** Resizes running jobs (the static baselines never do). */
   resizes: boolean;
   /** Starts jobs its own way, not with FCFS + EASY and moldable starts as ebb does. */
@@ -39,14 +45,14 @@ export interface Policy {
 
 /** The policies as written, before valid sizes are applied (tests compare against them). */
 export const UNSIZED_POLICIES: Readonly<Record<PolicyName, Policy>> = {
-  fcfs: { name: "fcfs", description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, ticks: "every", resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
-  easy: { name: "easy", description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, ticks: "every", resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
-  ebb: { name: "ebb", description: "EASY starts; a node-second priced by the jobs waiting: malleable jobs start below their size and inefficient ones shrink when the queue gains more than they lose; shrink to start the first waiting jobs when their gain exceeds the stretch; lend idle nodes when the gain pays for the adaptations, keeping idle what arrivals ask for within an adaptation", periodic: true, ticks: "measured", resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
-  ers: { name: "ers", description: "the dissertation's ERS: moldable starts + EASY, then MTCT ranges (halve/double), time balancing (rule 1), resource filling (rule 2), payoff rule", periodic: true, ticks: "every", resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planErs },
-  reshape: { name: "reshape", description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planReshape },
-  "apm-equi": { name: "apm-equi", description: "APM equipartition of the nodes among elastic jobs", periodic: false, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "equi") },
-  "apm-maxs": { name: "apm-maxs", description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
-  "drms-rs": { name: "drms-rs", description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
+  fcfs: { name: "fcfs", complete: true, description: "first come first served, rigid jobs, no backfilling (static baseline)", periodic: false, ticks: "every", resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planFcfs },
+  easy: { name: "easy", complete: true, description: "FCFS with EASY backfilling, rigid jobs (static baseline)", periodic: false, ticks: "every", resizes: false, ownStarts: false, mtct: false, easyPromise: true, plan: planEasy },
+  ebb: { name: "ebb", complete: true, description: "EASY starts; a node-second priced by the jobs waiting: malleable jobs start below their size and inefficient ones shrink when the queue gains more than they lose; shrink to start the first waiting jobs when their gain exceeds the stretch; lend idle nodes when the gain pays for the adaptations, keeping idle what arrivals ask for within an adaptation", periodic: true, ticks: "measured", resizes: true, ownStarts: false, mtct: true, easyPromise: true, plan: planEbb },
+  ers: { name: "ers", complete: false, description: "the dissertation's ERS: moldable starts + EASY, then MTCT ranges (halve/double), time balancing (rule 1), resource filling (rule 2), payoff rule", periodic: true, ticks: "every", resizes: true, ownStarts: false, mtct: true, easyPromise: false, plan: planErs },
+  reshape: { name: "reshape", complete: false, description: "ReSHAPE: expand while iteration time improves, revert on regression, shrink to admit the queue head", periodic: true, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planReshape },
+  "apm-equi": { name: "apm-equi", complete: false, description: "APM equipartition of the nodes among elastic jobs", periodic: false, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "equi") },
+  "apm-maxs": { name: "apm-maxs", complete: false, description: "APM greedy on differential speedup (Amdahl-plus-overhead model)", periodic: false, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: (i) => planApm(i, "maxs") },
+  "drms-rs": { name: "drms-rs", complete: false, description: "DRMS RS: shrink running jobs to start waiting ones, grow when nothing waits", periodic: true, ticks: "every", resizes: true, ownStarts: true, mtct: false, easyPromise: false, plan: planDrms },
 };
 
 /** Every policy honours the jobs' valid sizes through one wrapper (sizes.ts), not checks of its own. */
