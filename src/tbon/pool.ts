@@ -119,17 +119,24 @@ function runTurn(): void {
   task();
 }
 
-/** An edge to an endpoint in this same process (an agent's own step service, or another agent of `ebb up`'s). */
+/**
+ * An edge to an endpoint in this same process (an agent's own step service, or another agent of
+ * `ebb up`'s). `run` delivers each message, in the order sent: by default in an event-loop turn of
+ * its own (`inTurn`).
+ */
 export class LocalPeer implements PeerConn {
   private readonly subs = new Subscriptions();
   private readonly handle: DownstreamHandle;
 
-  constructor(endpoint: StepEndpoint) {
-    this.handle = endpoint.attach({ send: (m) => inTurn(() => this.subs.route(m)) }, true);
+  constructor(
+    endpoint: StepEndpoint,
+    private readonly run: (task: () => void) => void = inTurn,
+  ) {
+    this.handle = endpoint.attach({ send: (m) => this.run(() => this.subs.route(m)) }, true);
   }
 
   send(msg: StepDown): void {
-    inTurn(() => this.handle.deliver(msg));
+    this.run(() => this.handle.deliver(msg));
   }
 
   subscribe(step: string, sub: StepSubscriber): () => void {

@@ -4,7 +4,7 @@
  */
 import { expect, test } from "bun:test";
 import type { StepDown, StepUp } from "../../src/proto/step.ts";
-import { inTurn, PeerPool, type StepEndpoint, type Upstream } from "../../src/tbon/pool.ts";
+import { inTurn, LocalPeer, PeerPool, type StepEndpoint, type Upstream } from "../../src/tbon/pool.ts";
 
 /** An endpoint that records what it is given and answers every message with `launched`. */
 function endpoint(seen: StepDown[]): StepEndpoint {
@@ -49,6 +49,27 @@ test("in-process deliveries run in the order sent, each in a turn of the event l
   await Promise.all([timer, done]);
   expect(order.filter((o) => o.startsWith("task"))).toEqual(Array.from({ length: 20 }, (_, i) => `task ${i}`));
   expect(order.indexOf("timer")).toBeLessThan(order.length - 1);
+});
+
+test("a local edge given its own delivery (an agent's edge to itself: microtasks) delivers both ways in the order sent, before the loop's next turn", async () => {
+  const seen: StepDown[] = [];
+  const answers: StepUp[] = [];
+  const own = new LocalPeer(endpoint(seen), queueMicrotask);
+  own.subscribe("1.0", { onUp: (m) => answers.push(m), onLost: () => {} });
+  const nextTurn = new Promise<[StepDown[], StepUp[]]>((resolve) => setImmediate(() => resolve([[...seen], [...answers]])));
+  own.send({ t: "signal", step: "1.0", signal: "SIGTERM" });
+  own.send({ t: "end", step: "1.0" });
+  expect(seen).toEqual([]);
+  expect(await nextTurn).toEqual([
+    [
+      { t: "signal", step: "1.0", signal: "SIGTERM" },
+      { t: "end", step: "1.0" },
+    ],
+    [
+      { t: "launched", step: "1.0", count: 1 },
+      { t: "launched", step: "1.0", count: 1 },
+    ],
+  ]);
 });
 
 test("a queue that never drains keeps its order while it drops what it ran", async () => {

@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel, type ClientLink, type ClientLinkOptions } from "../../proto/channel.ts";
-import { PeerPool } from "../../tbon/pool.ts";
+import { LocalPeer, PeerPool } from "../../tbon/pool.ts";
 import { firstExternalIPv4, formatHostPort, parseHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { currentUser } from "../../util/user.ts";
@@ -217,11 +217,15 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     jobsCgroup: containment.base,
   }, (h) => send({ t: "host.state", ...h }));
 
+  // A command job's step root here reaches this agent's own part of its step without a loop turn
+  // per message (its launch, its ranks' exits: two turns of the job's way before); the edges to
+  // other agents keep a turn each (tbon/pool.ts inTurn).
+  const own = new LocalPeer(steps, queueMicrotask);
   const runner = new JobRunner({
     name: o.name,
     stateDir: o.stateDir,
     procs,
-    pool,
+    connect: (a) => (a === addr ? own : pool.get(a)),
     fanout: o.fanout ?? 8,
     processEnv: env,
     placement,

@@ -6,7 +6,7 @@ import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
-import type { PeerPool } from "../../tbon/pool.ts";
+import type { PeerConn } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
 import { ApiClient, type TrustedCa } from "../../api/client.ts";
 import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } from "../launcher/index.ts";
@@ -22,7 +22,8 @@ export interface JobRunnerContext {
   name: string;
   stateDir: string;
   procs: ProcessTable;
-  pool: PeerPool;
+  /** The step tree's edge to the agent at `addr` (this one's own included). */
+  connect(addr: string): PeerConn;
   fanout: number;
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
   /** The job's CPUs on this node (the machine's ids), its cores here (SLURM_CPUS_ON_NODE) and the variables that show it its GPUs. */
@@ -132,7 +133,7 @@ export class JobRunner {
     const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, openAs: (open) => asUser(runAs, open) });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
-    const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.pool.get(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
+    const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.connect(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
     this.commandLaunches.set(job.id, launch);
     void launch.run().then((r) => {
       this.commandLaunches.delete(job.id);
