@@ -2,6 +2,11 @@
  * Micro-bench (not in `npm run bench`): CPU µs per decode of the controller's messages to an agent,
  * as the agent's thread runs them (util/jit.ts's startup policy). Messages: one JSON text a line.
  *   bun bench/_decode-agent.ts MESSAGES_FILE [ROUNDS]
+ * There is no switch that records them, on purpose: a job.start carries the job's token and
+ * credential. To capture, add a temporary `appendFileSync(FILE, ev.data + "\n")` before the
+ * `decode` in proto/channel.ts's message handler, run null jobs through a controller and agents
+ * (`ebb up` shares that channel only with its remote agents: use separate `ebb agent` processes),
+ * keep the lines that agents received, and take the line out again.
  */
 import { readFileSync } from "node:fs";
 import { startupPolicy } from "../src/util/jit.ts";
