@@ -163,7 +163,10 @@ export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOpt
     now: input.now,
     upNodes: input.upNodes,
     freeNodes: input.idleNodes,
-    running: passEndings(input).byEnd,
+    // Read only for a reservation: a pass whose queue all starts (or is empty) sorts no ending.
+    get running() {
+      return passEndings(input).byEnd;
+    },
     runningSorted: true,
     pending,
     sorted: true,

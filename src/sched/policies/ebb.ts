@@ -294,9 +294,8 @@ export function planEbb(input: PassInput): PassPlan {
     reserve = arrivalReserve(input, q.filter((j) => startingIds.has(j.id)), idle);
     const short = reserve - idle - incomingNodes(input);
     if (short > 0) {
-      const speeds = new Map(cands().map((c) => [c.job.id, c.speed]));
       // Nobody waits: starts and loans given back leave the next pass nothing to do.
-      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (id) => speeds.get(id), touched)], reservations, notes, again: false };
+      return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (j) => candidate(j, input)?.speed, touched)], reservations, notes, again: false };
     }
   }
   // Lend what nothing can use. Resource mode with nothing waiting: a job with a per-node shape may
@@ -310,23 +309,33 @@ export function planEbb(input: PassInput): PassPlan {
     // reservation counts on are lent, to a job predicted to give them back (end) before it.
     const free: Lendable = res ? { any: 0, beforeOnly: idle - Math.min(idle, extra), until: res.start } : { any: Math.max(0, idle - reserve), beforeOnly: 0, until: Number.POSITIVE_INFINITY, own };
     // Nothing to lend (the reservation's extra nodes cover every idle one): no job is priced.
-    if (free.any > 0 || free.beforeOnly > 0 || free.own) resizes.push(...planLend(input, cands().filter((c) => c.settled && !touched.has(c.job.id) && c.job.nodes < c.job.maxNodes), free, lambda));
+    if (free.any > 0 || free.beforeOnly > 0 || free.own) {
+      // Settled jobs below their maximum; only they are priced when no rule has priced them all (nobody waits).
+      const lendable = (j: JobState) => !touched.has(j.id) && j.nodes < j.maxNodes && movable(j, input);
+      resizes.push(...planLend(input, candList ? candList.filter((c) => lendable(c.job)) : candidates(input, lendable), free, lambda));
+    }
   }
   // With nobody waiting, loans alone leave the next pass nothing to do; starts and shrinks change what it reads first (the queue, the nodes coming back).
   return { starts, resizes, reservations, notes, again: starts.length > 0 || waiting > 0 || resizes.some((r) => r.to < r.from) };
 }
 
-/** The running jobs ebb may resize: malleable, not adapting, with a speed it can read (`speedOf`). */
-function candidates(input: PassInput): Cand[] {
+/** The running jobs ebb may resize (`candidate`), in running order; with `keep`, only those it keeps. */
+function candidates(input: PassInput, keep?: (job: JobState) => boolean): Cand[] {
   const cands: Cand[] = [];
   for (const job of input.running) {
-    // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
-    if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) continue;
-    const speed = speedOf(job, input.now, input.config);
-    if (!speed) continue;
-    cands.push(new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config));
+    if (keep && !keep(job)) continue;
+    const c = candidate(job, input);
+    if (c) cands.push(c);
   }
   return cands;
+}
+
+/** A running job ebb may resize: malleable, not adapting, with a speed it can read (`speedOf`). */
+function candidate(job: JobState, input: PassInput): Cand | undefined {
+  // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
+  if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) return undefined;
+  const speed = speedOf(job, input.now, input.config);
+  return speed && new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config);
 }
 
 /**

@@ -129,11 +129,11 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
  * adaptation); none below the size it first ran at, none adapting, between resize points or
  * bound to valid sizes, none in `skip`.
  */
-export function reclaim(input: PassInput, need: number, reserve: number, speed: (id: number) => Speed | undefined, skip: ReadonlySet<number>): Resize[] {
+export function reclaim(input: PassInput, need: number, reserve: number, speed: (job: JobState) => Speed | undefined, skip: ReadonlySet<number>): Resize[] {
   const lent = input.running.filter((j) => !skip.has(j.id) && j.elastic && !j.adapting && j.atResizePoint !== false && !(j.sizes && j.sizes.length > 0) && loanOf(j) > 0);
   const perNode = (j: JobState): number => {
     const g = Math.min(need, loanOf(j));
-    const ratio = speed(j.id)?.ratio(j.nodes - g) ?? j.nodes / (j.nodes - g);
+    const ratio = speed(j)?.ratio(j.nodes - g) ?? j.nodes / (j.nodes - g);
     return (remainingTime(j, input.now) * (ratio - 1) + adaptationCost(j, input.config, g)) / g;
   };
   const key = new Map(lent.map((j) => [j.id, perNode(j)]));
