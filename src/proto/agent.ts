@@ -3,7 +3,7 @@ import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
 import { JobId, NodeRef, Signal, StepCredential, StringRecord } from "./common.ts";
 import { tagged, type MessageOf } from "./tagged.ts";
-import { fastControllerToAgent } from "./agent-fast.ts";
+import { fastAgentToController, fastControllerToAgent } from "./agent-fast.ts";
 import { JOB_SIGNALS } from "../domain/job-options.ts";
 
 /** A job's share of one node (domain/resources.ts NodeShare without the node's name). */
@@ -51,7 +51,8 @@ export type JobStart = z.infer<typeof JobStart>;
 /** What a job used on a node (job.usage; job.exit's `usage`). */
 const usageFields = () => ({ cpuSec: z.number().nonnegative(), peakMemMiB: z.number().nonnegative(), oomKills: z.int().nonnegative() });
 
-export const AgentToController = tagged({
+/** Each kind's fields (exported for the test that holds agent-fast.ts to them). */
+export const agentToControllerShapes = {
   "hello": () => ({
     name: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'"),
     cpus: z.int().positive(),
@@ -108,7 +109,8 @@ export const AgentToController = tagged({
   "job.usage": () => ({ jobId: JobId, ...usageFields() }),
   /** PMI name service (publish/lookup/unpublish), shared by the steps of one job. */
   "names": () => ({ reqId: z.int(), jobId: JobId, op: z.enum(["publish", "lookup", "unpublish"]), service: z.string().min(1).max(256), port: z.string().max(1024).optional() }),
-});
+};
+export const AgentToController = tagged(agentToControllerShapes, fastAgentToController);
 export type AgentToController = MessageOf<typeof AgentToController>;
 
 /** Each kind's fields (exported for the test that holds agent-fast.ts to them). */

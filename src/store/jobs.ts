@@ -203,8 +203,9 @@ function prepareHot(db: Db) {
     closeAllocation: s.prepare<unknown, [number, number]>(`UPDATE job_nodes SET until = ?2 WHERE job_id = ?1 AND until IS NULL`),
     finishStep: s.prepare<unknown, [number, number, string, number, number | null]>(`UPDATE steps SET state = ?3, end_time = ?4, exit_code = ?5 WHERE job_id = ?1 AND step_id = ?2`),
     allocationNodes: s.prepare<{ id: number; node: string }, [number]>(`SELECT id, node FROM job_nodes WHERE job_id = ?1`),
-    setAllocationUsage: s.prepare<unknown, [number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3 WHERE id = ?1`),
-    endAllocationWithUsage: s.prepare<unknown, [number, number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3, until = coalesce(until, ?4) WHERE id = ?1`),
+    // By id, and only the job's own row there: a kept id may be one a rolled-back insert gave out and another row got since.
+    setAllocationUsage: s.prepare<unknown, [number, number, number, number]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3 WHERE id = ?1 AND job_id = ?4`),
+    endAllocationWithUsage: s.prepare<unknown, [number, number, number, number, number, string]>(`UPDATE job_nodes SET cpu_sec = ?2, peak_mem_mib = ?3, until = coalesce(until, ?4) WHERE id = ?1 AND job_id = ?5 AND node = ?6`),
     markEndedWithUsage: s.prepare<unknown, [number, string, number, number | null, string | null, string]>(`UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, reason = ?5, usage = ?6 WHERE id = ?1`),
     usageTotals: s.prepare<JobUsage, [number]>(`SELECT coalesce(sum(cpu_sec), 0) AS cpuSec, coalesce(max(peak_mem_mib), 0) AS peakMemMiB FROM job_nodes WHERE job_id = ?1`),
   };
@@ -219,10 +220,14 @@ export class JobStore {
   /** Made once: bun:sqlite builds a new wrapper (and its properties) on every transaction() call. */
   private readonly runTx: (fn: () => unknown) => unknown;
   /**
-   * Per job, each node's latest allocation row (its id), for `recordNodeUsage`: a report found its
-   * row by reading all of the job's rows, so the 1,024 reports of a 1,024-node job read a million
-   * rows. Dropped when the job gets new rows (`openAllocation`); a row gone since (a purge) is seen
-   * when its UPDATE changes nothing. At most USAGE_ROWS_KEPT jobs, the oldest dropped first.
+   * Per job, each node's latest allocation row (its id), for `recordNodeUsage` and
+   * `markEndedWithUsage`: a report found its row by reading all of the job's rows, so the 1,024
+   * reports of a 1,024-node job read a million rows, and every one-node job's end read its row
+   * again. Kept from the inserts of a job's first rows (`openAllocation` with `first`) and of the
+   * rows added to a job kept here; else dropped when the job gets new rows, and read again when
+   * asked. A row gone since (a purge, a rolled-back insert) is seen when its UPDATE changes
+   * nothing. `rows` may count too many (rows inserted by a transaction that rolled back), never
+   * too few: only "one row" takes a shortcut. At most USAGE_ROWS_KEPT jobs, the oldest dropped first.
    */
   private readonly latestRows = new Map<number, { byNode: Map<string, number>; rows: number }>();
 
@@ -473,10 +478,23 @@ export class JobStore {
     this.q.insertEvent.run(jobId, time, kind, message, JSON.stringify(data ?? null));
   }
 
-  /** The job holds these shares from `time`, after the `firstPosition` nodes it held already. */
-  openAllocation(jobId: number, shares: readonly NodeShare[], time: number, firstPosition = 0): void {
-    shares.forEach((sh, i) => this.q.insertAllocation.run(jobId, sh.node, firstPosition + i, time, compressIndices(sh.cores), sh.memMiB, sh.gpus.join(",")));
+  /**
+   * The job holds these shares from `time`, after the `firstPosition` nodes it held already.
+   * `first`: the job never had allocation rows before these (its first start).
+   */
+  openAllocation(jobId: number, shares: readonly NodeShare[], time: number, firstPosition = 0, first = false): void {
+    const ids = shares.map((sh, i) => Number(this.q.insertAllocation.run(jobId, sh.node, firstPosition + i, time, compressIndices(sh.cores), sh.memMiB, sh.gpus.join(",")).lastInsertRowid));
+    const known = first ? { byNode: new Map<string, number>(), rows: 0 } : this.latestRows.get(jobId);
+    if (!known) return;
+    shares.forEach((sh, i) => known.byNode.set(sh.node, ids[i]!));
+    known.rows += shares.length;
+    this.keepRows(jobId, known);
+  }
+
+  private keepRows(jobId: number, known: { byNode: Map<string, number>; rows: number }): void {
     this.latestRows.delete(jobId);
+    if (this.latestRows.size >= USAGE_ROWS_KEPT) this.latestRows.delete(this.latestRows.keys().next().value!);
+    this.latestRows.set(jobId, known);
   }
 
   /** The job's latest allocation row on each node, read and kept (see `latestRows`). */
@@ -485,9 +503,7 @@ export class JobStore {
     const byNode = new Map<string, number>();
     for (const r of rows) if (r.id > (byNode.get(r.node) ?? 0)) byNode.set(r.node, r.id);
     const known = { byNode, rows: rows.length };
-    this.latestRows.delete(jobId);
-    if (this.latestRows.size >= USAGE_ROWS_KEPT) this.latestRows.delete(this.latestRows.keys().next().value!);
-    this.latestRows.set(jobId, known);
+    this.keepRows(jobId, known);
     return known;
   }
 
@@ -501,11 +517,11 @@ export class JobStore {
     // (SQLite reads the rows to change first when a subquery reads the same table).
     let known = this.latestRows.get(jobId);
     let latest = known?.byNode.get(node);
-    if (latest === undefined || this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB).changes === 0) {
+    if (latest === undefined || this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB, jobId).changes === 0) {
       known = this.readLatestRows(jobId);
       latest = known.byNode.get(node);
       if (latest === undefined) return undefined;
-      this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB);
+      this.q.setAllocationUsage.run(latest, cpuSec, peakMemMiB, jobId);
     }
     // A job of one row (most jobs): its totals are this report, as the sums would read them back.
     if (known!.rows === 1) return { cpuSec, peakMemMiB };
@@ -520,10 +536,15 @@ export class JobStore {
    * usage; undefined, with nothing written, for any other job.
    */
   markEndedWithUsage(id: number, node: string, cpuSec: number, peakMemMiB: number, state: string, time: number, exitCode: number | null, reason: string | null): JobUsage | undefined {
-    const rows = this.q.allocationNodes.all(id);
-    if (rows.length !== 1 || rows[0]!.node !== node) return undefined;
+    // The row kept from its insert (a count of one is never too few), else read: one statement fewer per job.
+    const kept = this.latestRows.get(id);
+    const row = kept?.rows === 1 ? kept.byNode.get(node) : undefined;
+    if (row === undefined || this.q.endAllocationWithUsage.run(row, cpuSec, peakMemMiB, time, id, node).changes === 0) {
+      const rows = this.q.allocationNodes.all(id);
+      if (rows.length !== 1 || rows[0]!.node !== node) return undefined;
+      this.q.endAllocationWithUsage.run(rows[0]!.id, cpuSec, peakMemMiB, time, id, node);
+    }
     const usage = { cpuSec, peakMemMiB };
-    this.q.endAllocationWithUsage.run(rows[0]!.id, cpuSec, peakMemMiB, time);
     this.q.markEndedWithUsage.run(id, state, time, exitCode, reason, JSON.stringify(usage));
     return usage;
   }

@@ -3,6 +3,8 @@
  * Names that share a prefix and a zero-padded width are folded together.
  */
 export function compressHostlist(names: readonly string[]): string {
+  // Most lists (a one-node job's start event) are one name: itself, as read.
+  if (names.length === 1) return names[0]!;
   const groups = new Map<string, { width: number; nums: number[] }>();
   const plain: string[] = [];
   const order: string[] = [];

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { controllerToAgentShapes, ControllerToAgent } from "../../src/proto/agent.ts";
-import { fastControllerToAgent } from "../../src/proto/agent-fast.ts";
+import { AgentToController, agentToControllerShapes, controllerToAgentShapes, ControllerToAgent } from "../../src/proto/agent.ts";
+import { fastAgentToController, fastControllerToAgent } from "../../src/proto/agent-fast.ts";
 import { decode } from "../../src/proto/channel.ts";
 import { tagged } from "../../src/proto/tagged.ts";
 import { describeIssues } from "../../src/util/zod.ts";
@@ -109,5 +109,51 @@ describe("the agent's hand-checked messages (agent-fast.ts)", () => {
     const bad = { ...nullJob, job: { ...nullJob.job, cred: { ...nullJob.job.cred, env: "zz" } } };
     expect(decode(ControllerToAgent, JSON.stringify(bad))).toEqual({ ok: false, error: "job.cred.env: must be a sha256 in hex" });
     expect(decode(ControllerToAgent, JSON.stringify({ t: "shares", jobs: [{ jobId: 0, user: null, share: { cores: [], memMiB: 0, gpus: [] } }] }))).toMatchObject({ ok: false, error: expect.stringMatching(/^jobs\.0\.jobId: /) });
+  });
+});
+
+describe("the controller's hand-checked messages from agents (agent-fast.ts)", () => {
+  const upZod = tagged(agentToControllerShapes);
+  const ups = [
+    { t: "job.exit", jobId: 1, exitCode: 0, usage: { cpuSec: 0.002, peakMemMiB: 1.5, oomKills: 0 } },
+    { t: "job.exit", jobId: 7, exitCode: -9, message: "killed by SIGKILL", lostNode: "node02", run: 2 },
+    { t: "job.cleaned", jobId: 3 },
+    { t: "job.usage", jobId: 4, cpuSec: 1.25, peakMemMiB: 300, oomKills: 1 },
+    { t: "heartbeat", jobs: [] },
+    { t: "heartbeat", jobs: [1, 2] },
+  ];
+  const fastOf = (t: string) => fastAgentToController[t as keyof typeof fastAgentToController] as (m: unknown) => unknown;
+
+  test("each valid message parses to what its zod schema makes of it, keys in the same order", () => {
+    for (const m of ups) {
+      const z = upZod.safeParse(m);
+      expect(z.success).toBe(true);
+      expect(fastOf(m.t)(m)).toEqual(z.data as never);
+      expect(JSON.stringify(fastOf(m.t)(m))).toBe(JSON.stringify(z.data));
+    }
+  });
+
+  test("what they accept, zod accepts alike; what zod refuses is refused with zod's words", () => {
+    let accepted = 0;
+    let refused = 0;
+    for (const base of ups)
+      for (const m of variants(base)) {
+        const fast = fastOf(base.t)(m);
+        const z = upZod.safeParse(m);
+        const both = AgentToController.safeParse(m);
+        if (fast !== undefined) {
+          accepted++;
+          expect({ m, ok: z.success }).toEqual({ m, ok: true });
+          expect(fast).toEqual(z.data as never);
+          expect(JSON.stringify(fast)).toBe(JSON.stringify(z.data));
+        }
+        expect(both.success).toBe(z.success);
+        if (!z.success) {
+          refused++;
+          expect(describeIssues(both.error!)).toBe(describeIssues(z.error));
+        }
+      }
+    expect(accepted).toBeGreaterThan(40);
+    expect(refused).toBeGreaterThan(200);
   });
 });

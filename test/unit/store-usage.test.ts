@@ -92,3 +92,32 @@ test("a node's usage report after the job got a new row there (a grow while it r
   expect(store.purgeEnded(40 * S)).toBe(1);
   expect(store.recordNodeUsage(job, "n2", 3, 40)).toBeUndefined();
 });
+
+test("a job's first allocation rows are kept from their insert: its end with its node's report writes them without reading them; an id kept from a rolled-back insert, given to another job's row since, writes nothing there", () => {
+  const store = new JobStore(openDb(":memory:"));
+  for (const name of ["n1", "n2"]) upsertNode(store.db, { name, cpus: 4, memoryMb: 1024, gpus: [], features: [], addr: "x", status: "UP", reason: null, drain: null, ownerSince: null, registeredAt: 0, updatedAt: 0 });
+  const submit = () => store.insertJob({ name: "j", kind: "command", argv: ["true"], script: null, nodes: 1, minNodes: 1, maxNodes: 1, timeLimit: 60, env: {}, cwd: "/", submitTime: 0 });
+  const [a, b, c] = [submit(), submit(), submit()];
+  const share = (node: string) => ({ node, cores: [0], memMiB: 10, gpus: [] });
+  const rows = () => store.db.$client.query("SELECT job_id, node, until, cpu_sec, peak_mem_mib FROM job_nodes ORDER BY id").values();
+  // Job a's start is rolled back: the id its row had goes to job b's row.
+  expect(() =>
+    store.tx(() => {
+      store.openAllocation(a, [share("n1")], 5, 0, true);
+      throw new Error("rolled back");
+    }),
+  ).toThrow("rolled back");
+  store.tx(() => store.openAllocation(b, [share("n1")], 6, 0, true));
+  expect(store.tx(() => store.markEndedWithUsage(a, "n1", 1, 2, "COMPLETED", 9, 0, null))).toBeUndefined();
+  expect(store.recordNodeUsage(a, "n1", 1, 2)).toBeUndefined();
+  expect(rows()).toEqual([[b, "n1", null, null, null]]);
+  // A kept row on another node than the report's: nothing folded.
+  store.tx(() => store.openAllocation(c, [share("n2")], 7, 0, true));
+  expect(store.tx(() => store.markEndedWithUsage(c, "n1", 1, 2, "COMPLETED", 9, 0, null))).toBeUndefined();
+  expect(store.tx(() => store.markEndedWithUsage(b, "n1", 0.5, 7.25, "COMPLETED", 9, 0, null))).toEqual({ cpuSec: 0.5, peakMemMiB: 7.25 });
+  expect(rows()).toEqual([
+    [b, "n1", 9, 0.5, 7.25],
+    [c, "n2", null, null, null],
+  ]);
+  expect(store.getJob(b)).toMatchObject({ state: "COMPLETED", endTime: 9, usage: { cpuSec: 0.5, peakMemMiB: 7.25 } });
+});

@@ -39,4 +39,8 @@ describe("expandHostlist", () => {
     expect(compressHostlist(names)).toBe("node[01-03,07],gpu[1-2],login");
     expect(expandHostlist(compressHostlist(names))).toEqual(names);
   });
+
+  test("one name is itself, digits past a double's precision too", () => {
+    for (const name of ["node01", "login", "n12345678901234567890"]) expect(compressHostlist([name])).toBe(name);
+  });
 });

@@ -242,7 +242,8 @@ export class Ledger {
       started: (job, shares, at, f) => {
         s.markRunning(job.row.id, at, shares.length, f.nextStep, f.output, f.error);
         if (f.timeLimit !== job.row.timeLimit) s.setTimeLimit(job.row.id, f.timeLimit);
-        s.openAllocation(job.row.id, shares, at);
+        // A job never requeued never held nodes before: its first allocation rows.
+        s.openAllocation(job.row.id, shares, at, 0, job.row.restarts === 0);
         events.push({ t: "started", jobId: job.row.id, shares: [...shares], at, ...f });
       },
       allocated: (job, shares, at) => {

@@ -5,6 +5,7 @@
  * per node, its MTCT samples since its last adaptation and what it measured at each size, and the
  * spawn requests waiting. The simulator builds the same snapshot from its virtual cluster.
  */
+import { compareNames } from "../../sched/batch.ts";
 import { restartCost } from "../../sched/restart-cost.ts";
 import { POLICY_TABLE } from "../../sched/policies/index.ts";
 import { measuredModel } from "../../sched/profile.ts";
@@ -30,6 +31,11 @@ interface Measured {
 export class Snapshots {
   /** Passes run at every event and every second; samples arrive once per sampling interval: read them at most twice per interval. */
   private readonly measuredCache = new Map<number, Measured>();
+  /**
+   * The nodes' names in the order a pass takes them (compareNames), sorted again only when a node
+   * joins (the registry never drops one): each pass sorted them with the collator.
+   */
+  private nodeOrder: string[] = [];
 
   constructor(
     private readonly state: ClusterState,
@@ -50,8 +56,10 @@ export class Snapshots {
    */
   take(now: number, reasons: boolean, resizes = true): Snapshot {
     const nodes = [];
+    if (this.nodeOrder.length !== this.state.nodes.size) this.nodeOrder = [...this.state.nodes.keys()].sort(compareNames);
     // Nodes report resources: the pass plans in resource mode, a node held by the running jobs' shares.
-    for (const n of this.state.nodes.values()) {
+    for (const name of this.nodeOrder) {
+      const n = this.state.nodes.get(name)!;
       const host = hostOf(n);
       nodes.push({ name: n.row.name, up: this.state.isSchedulable(n, now), cpus: n.row.cpus, resources: this.state.resources(n), ...(host ? { host } : {}) });
     }
@@ -62,7 +70,7 @@ export class Snapshots {
     // passes where it can (queue-kept.ts), else every waiting job is arranged again.
     const pending: PendingJob[] = this.queue?.keeps() ? this.queue.arrangeKept(now, running) : this.queue ? this.queue.arrange(this.waiting(), now, running) : this.waiting().map((job) => (job.request ??= pendingView(job.row)));
     for (const id of this.measuredCache.keys()) if (!this.state.jobs.has(id)) this.measuredCache.delete(id);
-    return { now, nodes, pending, sorted: this.queue !== undefined, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
+    return { now, nodes, namesSorted: true, pending, sorted: this.queue !== undefined, running, spawns: this.spawns.waiting > 0 ? this.spawns.requests() : [], defMemPerCpu: this.defMemPerCpu, config: this.config, limits: this.limits, reasons, resizes };
   }
 
   /** The waiting jobs a pass sees: a blocked one (held, a dependency, a begin time, an array limit) is not seen. */
