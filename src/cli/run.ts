@@ -89,6 +89,8 @@ export default defineCommand({
         cfg: a.cfg === "off" ? "off" : "on",
         cpuBind: a["cpu-bind"] === "none" ? "none" : undefined,
         spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
+        // Hydra's variable, set by MPICH's test harness (runtests) for every test; 0 means none.
+        stepTimeout: intFlag(process.env.MPIEXEC_TIMEOUT, "MPIEXEC_TIMEOUT", { min: 0 }) || undefined,
         say: (text, opts) => {
           if (opts?.transient) {
             if (interactive) err(`\r\x1b[Kebb: ${text}`);

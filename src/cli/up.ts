@@ -9,6 +9,7 @@ import { isCompiled } from "../util/self.ts";
 import { CommandError, defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { tuningFlags, upOnHosts } from "./up-hosts.ts";
 import { upInSlurm } from "./up-slurm.ts";
+import { nodeCpuIds } from "./up-cpus.ts";
 import { AgentThreads, MAX_AGENT_THREADS } from "./agent-threads.ts";
 import { controllerTuning, listenFlag, starting, tuning, untilSignal } from "./daemon.ts";
 import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
@@ -84,11 +85,7 @@ export default defineCommand({
         err(`ebb up: ${why}\n`);
         process.exit(1);
       };
-      // Node i's cores start on the host's CPU i * cpus, shifted by one more each time that wraps:
-      // the nodes share out the host's CPUs, and their first cores (where one-rank steps run) spread
-      // over them, instead of every node's first core being the host's first CPU.
       const hostCpus = allowedCpus();
-      const firstCpu = (i: number) => (i * cpus + Math.floor((i * cpus) / hostCpus.length)) % hostCpus.length;
       const agents = await AgentThreads.start(
         names.map((name, i) => {
           return {
@@ -96,7 +93,7 @@ export default defineCommand({
             clusterKey: ctl.clusterKey,
             name,
             cpus,
-            cpuIds: hostCpus.map((_, k) => hostCpus[(firstCpu(i) + k) % hostCpus.length]!),
+            cpuIds: nodeCpuIds(i, cpus, hostCpus),
             memoryMb: declared.memoryMb ?? Math.floor(usableMemoryMb() / n),
             gpus: declaredGpus(declared.gres ?? []),
             features: declared.features ?? [],

@@ -55,6 +55,8 @@ export interface RunOptions {
   cpuBind?: "none" | "cores";
   /** Seconds a PMI spawn may wait for idle nodes. */
   spawnWait: number;
+  /** Seconds the step may run before every rank is killed and ebb run exits 255 (MPIEXEC_TIMEOUT, as Hydra). */
+  stepTimeout?: number;
   /**
    * The step's output in a file instead of on this terminal (and its errors in another), patterns
    * expanded once the step has its id: %j job, %s step, %J job.step, %x job name, %u user, %A and
@@ -186,7 +188,9 @@ export async function run(o: RunOptions): Promise<number> {
       if (isFinal(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
     });
     void signals.next.then((signal) => launch.interrupt(signal));
+    const timeout = o.stepTimeout === undefined ? undefined : setTimeout(() => launch.cancel(`MPIEXEC_TIMEOUT: the step ran out of its ${o.stepTimeout} s; killing all ranks`, 255), o.stepTimeout * 1000);
     const result = await launch.run();
+    clearTimeout(timeout);
     mark("l.ended");
     offState();
     sink.flush();
