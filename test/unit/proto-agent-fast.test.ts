@@ -59,6 +59,38 @@ function* variants(m: unknown): Generator<unknown> {
   yield { ...o, elastic: { minNodes: 1, maxNodes: 2, sampleInterval: 1 } };
 }
 
+
+type Parser = { safeParse(m: unknown): { success: boolean; data?: unknown; error?: unknown } };
+
+/**
+ * Every variant of every base through the hand check `fast` (by kind), the kind's zod schema `byKind`
+ * and the whole union `union` (which tries the hand check first): what the hand check accepts zod
+ * accepts alike, with the same result in the same key order; the union accepts and refuses as zod
+ * does, with zod's words. Counts the accepted and refused variants.
+ */
+function agreeWithZod(bases: readonly { t: string }[], fast: (t: string, m: unknown) => unknown, byKind: Parser, union: Parser): { accepted: number; refused: number } {
+  let accepted = 0;
+  let refused = 0;
+  for (const base of bases)
+    for (const m of variants(base)) {
+      const got = fast(base.t, m);
+      const z = byKind.safeParse(m);
+      const both = union.safeParse(m);
+      if (got !== undefined) {
+        accepted++;
+        expect({ m, ok: z.success }).toEqual({ m, ok: true });
+        expect(got).toEqual(z.data as never);
+        expect(JSON.stringify(got)).toBe(JSON.stringify(z.data));
+      }
+      expect(both.success).toBe(z.success);
+      if (!z.success) {
+        refused++;
+        expect(describeIssues(both.error as never)).toBe(describeIssues(z.error as never));
+      }
+    }
+  return { accepted, refused };
+}
+
 describe("the agent's hand-checked messages (agent-fast.ts)", () => {
   test("each valid message parses to what its zod schema makes of it, keys in the same order", () => {
     for (const m of bases) {
@@ -71,25 +103,7 @@ describe("the agent's hand-checked messages (agent-fast.ts)", () => {
   });
 
   test("what they accept, zod accepts alike; what zod refuses is refused with zod's words", () => {
-    let accepted = 0;
-    let refused = 0;
-    for (const base of bases)
-      for (const m of variants(base)) {
-        const fast = fastControllerToAgent[base.t as keyof typeof fastControllerToAgent](m as never);
-        const z = byZod.safeParse(m);
-        const both = ControllerToAgent.safeParse(m);
-        if (fast !== undefined) {
-          accepted++;
-          expect({ m, ok: z.success }).toEqual({ m, ok: true });
-          expect(fast).toEqual(z.data as never);
-          expect(JSON.stringify(fast)).toBe(JSON.stringify(z.data));
-        }
-        expect(both.success).toBe(z.success);
-        if (!z.success) {
-          refused++;
-          expect(describeIssues(both.error!)).toBe(describeIssues(z.error));
-        }
-      }
+    const { accepted, refused } = agreeWithZod(bases, (t, m) => fastControllerToAgent[t as keyof typeof fastControllerToAgent](m as never), byZod, ControllerToAgent);
     // Both kinds of case were reached: unknown keys and harmless values are accepted, wrong ones refused.
     expect(accepted).toBeGreaterThan(100);
     expect(refused).toBeGreaterThan(500);
@@ -134,25 +148,7 @@ describe("the controller's hand-checked messages from agents (agent-fast.ts)", (
   });
 
   test("what they accept, zod accepts alike; what zod refuses is refused with zod's words", () => {
-    let accepted = 0;
-    let refused = 0;
-    for (const base of ups)
-      for (const m of variants(base)) {
-        const fast = fastOf(base.t)(m);
-        const z = upZod.safeParse(m);
-        const both = AgentToController.safeParse(m);
-        if (fast !== undefined) {
-          accepted++;
-          expect({ m, ok: z.success }).toEqual({ m, ok: true });
-          expect(fast).toEqual(z.data as never);
-          expect(JSON.stringify(fast)).toBe(JSON.stringify(z.data));
-        }
-        expect(both.success).toBe(z.success);
-        if (!z.success) {
-          refused++;
-          expect(describeIssues(both.error!)).toBe(describeIssues(z.error));
-        }
-      }
+    const { accepted, refused } = agreeWithZod(ups, (t, m) => fastOf(t)(m), upZod, AgentToController);
     expect(accepted).toBeGreaterThan(40);
     expect(refused).toBeGreaterThan(200);
   });
