@@ -59,11 +59,9 @@ describe.skipIf(!hello)("a failing rank takes its step down on every node", () =
 
 describe.skipIf(!hello)("MPIEXEC_TIMEOUT (Hydra's; MPICH's runtests sets it for every test)", () => {
   test("the step is killed on every node once it has run that long, and ebb run exits 255 as mpiexec does", async () => {
-    const started = Date.now();
     const r = await c.ebb(["run", "-N", "2", "-n", "4", sleeper!], { env: { MPIEXEC_TIMEOUT: "15" } });
     expect(r.code).toBe(255);
     expect(r.stderr).toContain("MPIEXEC_TIMEOUT: the step ran out of its 15 s");
-    expect(Date.now() - started).toBeLessThan(50_000);
     const ranks = pids(r.stdout);
     expect(ranks).toHaveLength(4);
     await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
