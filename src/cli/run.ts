@@ -89,8 +89,9 @@ export default defineCommand({
         cfg: a.cfg === "off" ? "off" : "on",
         cpuBind: a["cpu-bind"] === "none" ? "none" : undefined,
         spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
-        // Hydra's variable, set by MPICH's test harness (runtests) for every test; 0 means none.
-        stepTimeout: intFlag(process.env.MPIEXEC_TIMEOUT, "MPIEXEC_TIMEOUT", { min: 0 }) || undefined,
+        // Hydra's variable, set by MPICH's test harness (runtests) for every test; 0 means none. At
+        // most what a timer holds (2^31 ms): a longer one would fire at once.
+        stepTimeout: intFlag(process.env.MPIEXEC_TIMEOUT, "MPIEXEC_TIMEOUT", { min: 0, max: 2_147_483 }) || undefined,
         say: (text, opts) => {
           if (opts?.transient) {
             if (interactive) err(`\r\x1b[Kebb: ${text}`);

@@ -67,12 +67,16 @@ describe.skipIf(!hello)("MPIEXEC_TIMEOUT (Hydra's; MPICH's runtests sets it for 
     await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
   });
 
-  test("0 is no limit, and a value that is not a number is refused naming it", async () => {
+  test("0 is no limit; a value that is not a number, or longer than a timer holds, is refused naming it", async () => {
     const none = await c.ebb(["run", "-n", "2", hello!], { env: { MPIEXEC_TIMEOUT: "0" } });
     expect(none.code).toBe(0);
     const bad = await c.ebb(["run", "-n", "1", hello!], { env: { MPIEXEC_TIMEOUT: "soon" } });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain("MPIEXEC_TIMEOUT soon: expected a whole number");
+    // Past what a timer holds it would fire at once: refused, not a step killed on its start.
+    const long = await c.ebb(["run", "-n", "1", hello!], { env: { MPIEXEC_TIMEOUT: "3000000" } });
+    expect(long.code).toBe(2);
+    expect(long.stderr).toContain("MPIEXEC_TIMEOUT 3000000: must be at most 2147483");
   });
 });
 
