@@ -17,24 +17,23 @@ afterAll(async () => {
 
 const pids = (stdout: string) => [...stdout.matchAll(/pid=(\d+) rank=(\d+)/g)].map((m) => ({ pid: Number(m[1]), rank: Number(m[2]) }));
 
+/** `ebb run args` of 4 ranks ends with `code` and every one of `messages`, and every rank it started is gone. */
+async function stepDown(args: string[], code: number, messages: string[], env?: Record<string, string>): Promise<void> {
+  const r = await c.ebb(["run", ...args], env ? { env } : undefined);
+  expect(r.code).toBe(code);
+  for (const m of messages) expect(r.stderr).toContain(m);
+  const ranks = pids(r.stdout);
+  expect(ranks).toHaveLength(4);
+  await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
+}
+
 describe.skipIf(!hello)("a failing rank takes its step down on every node", () => {
   test("MPI_Abort from rank 1 of 4: every rank gone, its exit code and a message naming it", async () => {
-    const r = await c.ebb(["run", "-N", "2", "-n", "4", abort!]);
-    expect(r.code).toBe(7);
-    expect(r.stderr).toContain("ebb: error: rank 1 on");
-    expect(r.stderr).toContain("called abort with code 7");
-    const ranks = pids(r.stdout);
-    expect(ranks).toHaveLength(4);
-    await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
+    await stepDown(["-N", "2", "-n", "4", abort!], 7, ["ebb: error: rank 1 on", "called abort with code 7"]);
   });
 
   test("MPI_Abort down a chain of agents (--fanout 1 over 4 nodes): the kill is relayed to every node", async () => {
-    const r = await c.ebb(["run", "-N", "4", "-n", "4", "--fanout", "1", abort!]);
-    expect(r.code).toBe(7);
-    expect(r.stderr).toContain("called abort with code 7");
-    const ranks = pids(r.stdout);
-    expect(ranks).toHaveLength(4);
-    await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
+    await stepDown(["-N", "4", "-n", "4", "--fanout", "1", abort!], 7, ["called abort with code 7"]);
   });
 
   test("a rank killed by a signal: the others are killed and ebb run names it", async () => {
@@ -59,12 +58,7 @@ describe.skipIf(!hello)("a failing rank takes its step down on every node", () =
 
 describe.skipIf(!hello)("MPIEXEC_TIMEOUT (Hydra's; MPICH's runtests sets it for every test)", () => {
   test("the step is killed on every node once it has run that long, and ebb run exits 255 as mpiexec does", async () => {
-    const r = await c.ebb(["run", "-N", "2", "-n", "4", sleeper!], { env: { MPIEXEC_TIMEOUT: "15" } });
-    expect(r.code).toBe(255);
-    expect(r.stderr).toContain("MPIEXEC_TIMEOUT: the step ran out of its 15 s");
-    const ranks = pids(r.stdout);
-    expect(ranks).toHaveLength(4);
-    await waitFor("every rank to be gone", () => ranks.every((x) => !pidAlive(x.pid)));
+    await stepDown(["-N", "2", "-n", "4", sleeper!], 255, ["MPIEXEC_TIMEOUT: the step ran out of its 15 s"], { MPIEXEC_TIMEOUT: "15" });
   });
 
   test("0 is no limit; a value that is not a number, or longer than a timer holds, is refused naming it", async () => {
