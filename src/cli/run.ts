@@ -19,6 +19,7 @@ const args = defineArgs({
   error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns; default: with the output)", valueHint: "FILE" },
   "open-mode": { type: "string", description: "The output files are truncated first (default) or appended to", valueHint: "truncate|append" },
   chdir: { type: "string", alias: "D", description: "Start the ranks in this directory (default: the current one)", valueHint: "DIR" },
+  input: { type: "string", alias: "i", description: "Which ranks read this command's standard input: a rank (default 0, as mpiexec), all (srun's default), or none (they read /dev/null)", valueHint: "RANK|all|none" },
   export: { type: "string", description: "Environment the ranks get: ALL (default), NONE, or VAR[=value],... (add ALL to keep the rest)", valueHint: "ALL|NONE|VARS" },
   "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A rank that fails kills the others (the default, as mpiexec)", negativeDescription: "A rank that fails leaves the others running; the exit code is the highest of the ranks' (srun's default)" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the program's name)", valueHint: "NAME" },
@@ -80,6 +81,7 @@ export default defineCommand({
         output: a.output === undefined ? undefined : { path: a.output, error: a.error, append: openMode === "append" },
         keepGoing: a["kill-on-bad-exit"] === false,
         unbuffered: a.unbuffered === true,
+        stdin: inputFlag(a.input ?? "0"),
         // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.
         env: insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export),
         jobId: insideJob,
@@ -106,3 +108,11 @@ export default defineCommand({
       });
     }),
 });
+
+/** `--input`: "all", "none" (undefined: nobody reads) or a step rank. */
+export function inputFlag(value: string): "all" | number | undefined {
+  if (value === "all") return "all";
+  if (value === "none") return undefined;
+  if (!/^\d{1,9}$/.test(value)) throw new UsageError(`--input ${value}: expected a rank number, all or none`);
+  return Number(value);
+}

@@ -27,6 +27,7 @@ const args = defineArgs({
   error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns)", valueHint: "FILE" },
   "open-mode": { type: "string", description: "truncate (default) or append to the output files", valueHint: "MODE" },
   chdir: { type: "string", alias: "D", description: "Start the ranks in this directory", valueHint: "DIR" },
+  input: { type: "string", alias: "i", description: "Which tasks read srun's standard input: all (the default), none, or one task id", valueHint: "all|none|ID" },
   export: { type: "string", description: "Environment the ranks get: ALL (default), NONE, or VAR[=value],...", valueHint: "ALL|NONE|VARS" },
   mpi: { type: "string", description: "pmi2, or none (the default: ebb serves PMI-1 and PMI-2 either way); not pmix", valueHint: "TYPE" },
   "cpu-bind": { type: "string", alias: "cpu_bind", description: "none or cores (ebb run --cpu-bind where this ebb has it)", valueHint: "TYPE" },
@@ -93,6 +94,11 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   }
   if (a["open-mode"] !== undefined) flag("open-mode", a["open-mode"]);
   if (a.chdir !== undefined) flag("chdir", a.chdir);
+  // srun's default: every task reads srun's standard input.
+  const input = a.input ?? "all";
+  if (input !== "all" && input !== "none" && !/^\d{1,9}$/.test(input))
+    throw new UsageError(`--input=${input}: srun here forwards its own standard input (all, none or a task id); for a file, redirect it: srun ... < FILE`);
+  flag("input", input);
   if (a.mpi !== undefined) {
     if (/^pmix/.test(a.mpi)) throw new UsageError(`--mpi=${a.mpi}: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)`);
     if (a.mpi === "pmi2") flag("mpi", "pmi2");

@@ -8,6 +8,10 @@ import { AdoptCredential, NodeRef, Signal, StepCredential, StepKey, StringRecord
 import { tagged, type MessageOf } from "./tagged.ts";
 import { NodeCfg } from "./cfg.ts";
 
+/** The most standard input one `stdin` message carries, and so what a node holds per reading rank per piece in flight. */
+export const STDIN_CHUNK = 64 << 10;
+const STDIN_CHUNK_BASE64 = Math.ceil(STDIN_CHUNK / 3) * 4;
+
 export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);
 export type PmiMode = z.infer<typeof PmiMode>;
 
@@ -50,6 +54,11 @@ export const StepSpec = z.lazy(() =>
      * of sending them up the tree: a command job's output file, on the node that writes it anyway.
      */
     outputFile: z.object({ node: z.string().min(1), path: z.string().min(1), error: z.string().min(1).optional() }).optional(),
+    /**
+     * Which of the step's ranks read the launcher's standard input (`ebb run --input`, srun's -i):
+     * every rank, or the one with this step rank. Absent: none, every rank reads /dev/null.
+     */
+    stdin: z.union([z.literal("all"), z.int().nonnegative()]).optional(),
     /** The step's own name (`ebb run -J` inside a job, srun's -J): its ranks' SLURM_JOB_NAME. */
     name: z.string().min(1).max(200).optional(),
     /**
@@ -98,6 +107,12 @@ export const StepDown = tagged({
   "adopt": () => ({ step: StepKey, cred: AdoptCredential }),
   /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
   "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
+  /**
+   * The next piece of the launcher's standard input (base64, at most STDIN_CHUNK bytes), or its end
+   * (`eof`), for the ranks StepSpec.stdin names; sent only once the whole step has launched, each
+   * acknowledged by every node that holds such a rank (`stdin.ack`). See docs/stdin.md.
+   */
+  "stdin": () => ({ step: StepKey, seq: z.int().nonnegative(), data: z.base64().max(STDIN_CHUNK_BASE64), eof: z.boolean().optional() }),
   /** Every rank has been accounted for: nodes forget the step. */
   "end": () => ({ step: StepKey }),
   /** Adaptation, step 4 (docs/adaptation.md §7.3): report the highest probe count of your ranks. */
@@ -141,6 +156,8 @@ export const StepUp = tagged({
   "adopted": () => ({ step: StepKey, node: z.string() }),
   "io": () => ({ step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
   "exit": () => ({ step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+  /** `node`'s ranks that read the standard input have taken piece `seq` (or are gone): the launcher may send more. */
+  "stdin.ack": () => ({ step: StepKey, node: z.string(), seq: z.int().nonnegative() }),
   /** Reductions of the adaptation protocol (max, or, sum over the subtree). */
   "adapt.counted": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), max: z.int().nonnegative() }),
   "adapt.checked": () => ({ step: StepKey, adaptId: z.int(), round: z.int(), racer: z.boolean() }),

@@ -61,10 +61,11 @@ const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 /** After the drop, as the user: enter the directory with the user's rights, then run the program. */
 const ENTER = 'cd -- "$0" || exit 126; exec "$@"';
 /**
- * The same, taking the job's environment from stdin first. The shell starts with a clean
- * environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
+ * The same, taking the job's environment from stdin first; the program's stdin is then /dev/null,
+ * or descriptor `from` (3 or 4: the launcher's standard input, forwarded). The shell starts with
+ * a clean environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
  */
-const TAKE_ENV_AND_ENTER = `. /dev/stdin || exit 126; exec </dev/null; ${ENTER}`;
+const takeEnvAndEnter = (from?: 3 | 4) => `. /dev/stdin || exit 126; exec ${from === undefined ? "</dev/null" : `<&${from} ${from}<&-`}; ${ENTER}`;
 
 function setpriv(id: Identity, script: string, cwd: string, argv: readonly string[]): string[] {
   const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];
@@ -95,7 +96,7 @@ export interface RunAs {
  * program. The dynamic loader of setpriv never sees LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT,
  * GCONV_PATH or GLIBC_TUNABLES of the job's; the program's loader sees them, as the user.
  */
-export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>): RunAs {
+export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>, stdinFrom?: 3 | 4): RunAs {
   const exports: string[] = [];
   const others: string[] = [];
   for (const [k, v] of Object.entries(env)) {
@@ -103,7 +104,7 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
     else others.push(`${k}=${v}`);
   }
   const program = others.length > 0 ? [systemTool("env"), ...others, ...argv] : argv;
-  return { argv: setpriv(id, TAKE_ENV_AND_ENTER, cwd, program), env: { PATH: SYSTEM_PATH }, stdin: new TextEncoder().encode(exports.join("")) };
+  return { argv: setpriv(id, takeEnvAndEnter(stdinFrom), cwd, program), env: { PATH: SYSTEM_PATH }, stdin: new TextEncoder().encode(exports.join("")) };
 }
 
 /**

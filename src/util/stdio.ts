@@ -5,7 +5,7 @@
  * anyway. A descriptor that someone sharing it left non-blocking (EAGAIN) is handed to the stream,
  * which waits for room; once the reader is gone (EPIPE) the rest is dropped.
  */
-import { fstatSync, writeSync } from "node:fs";
+import { fstatSync, statSync, writeSync } from "node:fs";
 
 type Fd = 1 | 2;
 const mode: Record<Fd, "direct" | "stream" | "closed"> = { 1: "direct", 2: "direct" };
@@ -41,5 +41,15 @@ export function isTerminal(fd: 0 | Fd): boolean {
     return s.isCharacterDevice() && ((s.rdev >> 8) & 0xfff) !== 1;
   } catch {
     return false;
+  }
+}
+
+/** Whether this process has nothing to read on its standard input: it is closed, or /dev/null. */
+export function stdinIsEmpty(): boolean {
+  try {
+    const s = fstatSync(0);
+    return s.isCharacterDevice() && s.rdev === statSync("/dev/null").rdev;
+  } catch {
+    return true;
   }
 }

@@ -89,6 +89,19 @@ test("a job whose PATH has no system tools still runs as its user (the agent fin
   expect(path).toMatch(/^PATH=\S+:\/opt\/ebbt-nothing:\S+\/fallback$/);
 });
 
+test("ebb run's standard input reaches ranks that run as the user, with or without a PMI socket, and nothing else of theirs changes", async () => {
+  const input = new TextEncoder().encode("line one\nline two\n");
+  const probe = 'echo "rank=$EBB_PROCID user=$(id -un) read=$(wc -c) pmi=${PMI_FD:-none} fds=$(ls /proc/$$/fd | wc -l)"';
+  for (const mpi of ["both", "none"]) {
+    const r = await c.ebb(["run", "-n", "2", "--input", "all", "--mpi", mpi, "sh", "-c", probe], { env: { EBB_TOKEN: tokens.ebbt_alice! }, cwd: join(base, "ebbt_alice"), stdin: input });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const lines = r.stdout.trim().split("\n").sort();
+    // fds: 0, 1, 2, the PMI socket if any, and the shell's end of $(...): the descriptor the input came in on is not left open.
+    const fds = mpi === "none" ? 4 : 5;
+    expect(lines).toEqual([0, 1].map((k) => `rank=${k} user=ebbt_alice read=18 pmi=${mpi === "none" ? "none" : "3"} fds=${fds}`));
+  }
+});
+
 test("an output path with ../ reaches only what the user may write", async () => {
   const id = await submitAs("ebbt_alice", { script: "#!/bin/sh\necho stolen\n", output: "../ebbt_bob/stolen.txt" });
   const end = await c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED"]);

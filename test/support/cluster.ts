@@ -20,14 +20,14 @@ export interface RunResult {
 }
 
 /** The exit code and whole output of a process started with stdout and stderr piped. */
-export async function outputOf(proc: Subprocess<"ignore" | "pipe" | "inherit", "pipe", "pipe">): Promise<RunResult> {
+export async function outputOf(proc: Subprocess<Bun.SpawnOptions.Writable, "pipe", "pipe">): Promise<RunResult> {
   const [stdout, stderr, code] = await Promise.all([new Response(proc.stdout).text(), new Response(proc.stderr).text(), proc.exited]);
   return { code, stdout, stderr };
 }
 
-/** Runs a command to its end (the environment defaults to this process's). */
-export function runProcess(argv: string[], opts: { cwd?: string; env?: Record<string, string | undefined> } = {}): Promise<RunResult> {
-  return outputOf(Bun.spawn(argv, { cwd: opts.cwd, env: opts.env, stdout: "pipe", stderr: "pipe" }));
+/** Runs a command to its end (the environment defaults to this process's; standard input, to none). */
+export function runProcess(argv: string[], opts: { cwd?: string; env?: Record<string, string | undefined>; stdin?: Uint8Array } = {}): Promise<RunResult> {
+  return outputOf(Bun.spawn(argv, { cwd: opts.cwd, env: opts.env, stdin: opts.stdin ?? "ignore", stdout: "pipe", stderr: "pipe" }));
 }
 
 export interface ClusterOptions {
@@ -220,13 +220,13 @@ export class TestCluster {
   }
 
   /** Run the ebb CLI as its own process. */
-  ebb(args: string[], opts: { env?: Record<string, string>; cwd?: string } = {}): Promise<RunResult> {
-    return runProcess([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: { ...this.env, ...opts.env } });
+  ebb(args: string[], opts: { env?: Record<string, string>; cwd?: string; stdin?: Uint8Array } = {}): Promise<RunResult> {
+    return runProcess([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: { ...this.env, ...opts.env }, stdin: opts.stdin });
   }
 
   /** Start the ebb CLI without waiting (for Ctrl-C tests). */
-  ebbSpawn(args: string[], opts: { cwd?: string } = {}): Subprocess<"ignore", "pipe", "pipe"> {
-    return Bun.spawn([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: this.env, stdin: "ignore", stdout: "pipe", stderr: "pipe" });
+  ebbSpawn<In extends "ignore" | "pipe" = "ignore">(args: string[], opts: { cwd?: string; stdin?: In } = {}): Subprocess<In, "pipe", "pipe"> {
+    return Bun.spawn([BUN, MAIN, ...args], { cwd: opts.cwd ?? this.dir, env: this.env, stdin: (opts.stdin ?? "ignore") as In, stdout: "pipe", stderr: "pipe" });
   }
 
   read(file: string): string {

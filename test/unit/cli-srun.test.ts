@@ -29,6 +29,7 @@ describe("srun as ebb run", () => {
       "--error=err.txt",
       "--open-mode=append",
       "--chdir=/tmp",
+      "--input=all",
       "--mpi=pmi2",
       "--no-kill-on-bad-exit",
       "--",
@@ -54,7 +55,7 @@ describe("srun as ebb run", () => {
   });
 
   test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
-    expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--no-kill-on-bad-exit", "--", "x"], warnings: [] });
+    expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
     expect(run(["-u", "x"]).run).toContain("--unbuffered");
     expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
       "-p debug is ignored: a step runs in its job's partition",
@@ -62,6 +63,13 @@ describe("srun as ebb run", () => {
       "--gres=gpu:1 is ignored: a step runs with its job's resources",
     ]);
     expect(run(["--cpu-bind=verbose,cores", "x"]).run).toContain("--cpu-bind=cores");
+  });
+
+  test("standard input: every task reads srun's (its default), or none (as Hydra's mpiexec asks, --input none), or one task", () => {
+    expect(run(["x"]).run).toContain("--input=all");
+    expect(run(["--input", "none", "x"]).run).toContain("--input=none");
+    expect(run(["-i3", "x"]).run).toContain("--input=3");
+    expect(refusal(["--input=in-%t.txt", "x"])).toBe("--input=in-%t.txt: srun here forwards its own standard input (all, none or a task id); for a file, redirect it: srun ... < FILE");
   });
 
   test("what would change the step and ebb cannot do is refused, with the reason", () => {

@@ -50,6 +50,8 @@ export interface SpawnOptions {
   runAs?: Identity;
   /** CPU ids the process is bound to from its start (affinity.ts); absent: those of the agent. */
   cpus?: readonly number[];
+  /** The read end of a pipe that is the process's standard input (the caller closes its copy); absent: /dev/null. */
+  stdin?: number;
 }
 
 export interface Proc {
@@ -116,15 +118,19 @@ export class ProcessTable {
   private startCold(jobId: number, argv: readonly string[], opts: SpawnOptions): Subprocess {
     const [out, err, fd3] = opts.stdio;
     try {
-      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
+      // As root, descriptor 0 carries the environment to the dropped shell: the rank's stdin comes after fd 3's PMI link, and the shell moves it to 0.
+      const stdinAt = opts.stdin === undefined ? undefined : fd3 === undefined ? 3 : 4;
+      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }, stdinAt) : undefined;
       const place = this.containment?.prepare(jobId);
       // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first.
       const byThread = this.containment?.joinsByThread(jobId) === true;
       const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...argv]);
-      const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
+      const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array | number, Stdio, Stdio> = {
         cwd: user ? "/" : opts.cwd,
         env: user?.env ?? opts.env,
-        stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
+        stdio: user
+          ? [user.stdin, out, err, ...(fd3 === undefined ? [] : [fd3]), ...(opts.stdin === undefined ? [] : [opts.stdin])]
+          : [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
       const start = () => this.start(command, options, place?.cgroup);
@@ -142,7 +148,7 @@ export class ProcessTable {
    */
   private claimWarm(jobId: number, argv: readonly string[], opts: SpawnOptions): Subprocess | undefined {
     const [out, err, fd3] = opts.stdio;
-    if (!this.warm || out !== "pipe" || err !== "pipe" || (fd3 !== undefined && fd3 !== "pipe") || !startsWarm(opts.env)) return undefined;
+    if (!this.warm || out !== "pipe" || err !== "pipe" || (fd3 !== undefined && fd3 !== "pipe") || opts.stdin !== undefined || !startsWarm(opts.env)) return undefined;
     const program = warmProgram(argv, this.warm.ebbNames);
     if (!program) return undefined;
     const proc = this.warm.take();
@@ -179,7 +185,7 @@ export class ProcessTable {
    * process in (a host that changed its hierarchy under the agent) costs the job its cgroup, not
    * its start: it then runs tracked by its process group, as on hosts without cgroups.
    */
-  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio>, cgroup: string | undefined): Subprocess {
+  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array | number, Stdio, Stdio>, cgroup: string | undefined): Subprocess {
     if (cgroup === undefined) return Bun.spawn(command, options) as Subprocess;
     try {
       return Bun.spawn(command, { ...options, cgroup }) as Subprocess;

@@ -27,6 +27,9 @@ import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
+import { below, readerNodes } from "../../tbon/stdin-route.ts";
+import { pipe } from "../../util/pipe.ts";
+import { StepStdin } from "./step-stdin.ts";
 
 import type { TrustedCa } from "../../api/client.ts";
 
@@ -213,6 +216,9 @@ export class StepNode {
   private orphan: { held: StepUp[]; timer: ReturnType<typeof setTimeout> } | undefined;
   /** A launcher adopted this node: its parent is the launcher now. */
   private adopted = false;
+  /** This node's ranks that read the launcher's standard input, and the children whose subtrees hold such ranks. */
+  private stdin: { pipes: StepStdin; reads(rank: number): boolean } | undefined;
+  private stdinChildren: Child[] = [];
 
   constructor(
     private readonly svc: StepService,
@@ -279,6 +285,11 @@ export class StepNode {
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
       });
     }
+    const readers = readerNodes(spec.tasks, spec.stdin);
+    if (readers.includes(this.index)) {
+      const only = spec.stdin;
+      this.stdin = { pipes: new StepStdin((seq) => this.up({ t: "stdin.ack", step: this.key, node: this.ctx.name, seq })), reads: (rank) => only === "all" || only === rank };
+    }
     for (const c of children) {
       const ref = this.spec.nodes[c]!;
       const conn = this.ctx.pool.get(ref.addr);
@@ -288,6 +299,7 @@ export class StepNode {
         onLost: (reason) => this.childLost(child, reason),
       });
       this.children.push(child);
+      if (readers.some((r) => below(r, c, k))) this.stdinChildren.push(child);
       conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
     }
     mark("a.step-objects");
@@ -402,14 +414,20 @@ export class StepNode {
   private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }, cpus: number[]): void {
     const node = this.ctx.name;
     let proc: Proc;
+    let stdin: [number, number] | undefined;
     try {
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs(), cpus });
+      if (this.stdin?.reads(rank)) stdin = pipe();
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs(), cpus, stdin: stdin?.[0] });
     } catch (e) {
+      if (stdin) closeSync(stdin[1]);
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;
       this.up({ t: "error", step: this.key, node, rank, kind: "launch", message: `${node}: rank ${rank}: ${argv[0]}: ${(e as Error).message}`, code });
       this.up({ t: "exit", step: this.key, rank, node, code });
       return;
+    } finally {
+      if (stdin) closeSync(stdin[0]);
     }
+    if (stdin) this.stdin!.pipes.add(rank, stdin[1]);
     mark("a.spawned");
     this.ranks.set(rank, proc);
     const world = this.rankBase + rank;
@@ -423,6 +441,7 @@ export class StepNode {
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
       mark("a.rank-exit");
       this.ranks.delete(rank);
+      this.stdin?.pipes.rankExited(rank);
       this.adapt?.rankExited(world);
       this.cfg?.rankEnded(world);
       if (code === 0 && this.pmi?.exitedUnfinalized(world))
@@ -469,6 +488,11 @@ export class StepNode {
   }
 
   down(msg: StepDown): void {
+    if (msg.t === "stdin") {
+      for (const c of this.stdinChildren) c.conn.send(msg);
+      this.stdin?.pipes.piece(msg.seq, Buffer.from(msg.data, "base64"), msg.eof === true);
+      return;
+    }
     for (const c of this.children) c.conn.send(msg);
     switch (msg.t) {
       case "signal":
@@ -563,6 +587,7 @@ export class StepNode {
     for (const c of this.children) c.unsubscribe();
     if (this.ranks.size > 0) this.signalRanks("SIGKILL");
     void this.pmi?.close();
+    this.stdin?.pipes.close();
     this.adapt?.close();
     this.cfg?.close();
     this.svc.steps.delete(this.key);

@@ -39,6 +39,8 @@ export interface LaunchOptions {
   keepGoing?: boolean;
   /** The step's name, if it has one of its own (SLURM_JOB_NAME of its ranks, as srun -J sets it). */
   name?: string;
+  /** This process's standard input, for the first step's ranks `ranks` (StepSpec.stdin); those a spawn or a grow adds read nothing. */
+  stdin?: { source: ReadableStream<Uint8Array>; ranks: "all" | number };
 }
 
 /** A command job's start: what its step 0 is launched from. */
@@ -91,13 +93,15 @@ export class Launch {
       : undefined;
     // Checkpoint-restart ranks (libebb) find where their checkpoints go in their KVS.
     const dir = checkpointDir(this.o.env, this.o.cwd, g.jobId);
-    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}) });
-    const primary = this.start(spec, g.cred, this.o.reportPrimary);
+    const stdin = this.o.stdin;
+    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}), ...(stdin ? { stdin: stdin.ranks } : {}) });
+    const primary = this.start(spec, g.cred, this.o.reportPrimary, stdin?.source);
     if (elastic) {
       this.adapter = new Adapter(
         this.o.link,
         {
-          startJoining: (s, cred) => this.start(s, cred, true),
+          // Joining ranks are new: the standard input is the first step's.
+          startJoining: (s, cred) => this.start({ ...s, stdin: undefined }, cred, true),
           abandon: (root, why) => {
             this.abandoned.add(root);
             root.cancel(`the adaptation these ranks joined was aborted: ${why}`, 143);
@@ -151,7 +155,7 @@ export class Launch {
     };
   }
 
-  private start(spec: StepSpec, cred: StepCredential, report: boolean): Started {
+  private start(spec: StepSpec, cred: StepCredential, report: boolean, stdin?: ReadableStream<Uint8Array>): Started {
     let launchedNow!: () => void;
     const launched = new Promise<void>((r) => (launchedNow = r));
     const root = new StepRoot({
@@ -161,6 +165,7 @@ export class Launch {
       sink: this.o.sink,
       onLaunched: () => launchedNow(),
       keepGoing: this.o.keepGoing,
+      stdin,
       onSpawn: (req) => this.spawn(spec, req),
       onAdapt: (r) => this.adapter?.report(r),
       onExit: (e) => this.adapter?.exit(spec, e),

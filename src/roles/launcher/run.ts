@@ -17,6 +17,7 @@ import { Launch } from "./launch.ts";
 import { fileSink, terminalSink } from "./output.ts";
 import { expandPattern } from "../output-patterns.ts";
 import { currentUser } from "../../util/user.ts";
+import { stdinIsEmpty } from "../../util/stdio.ts";
 import type { StepGrant } from "../../proto/requests.ts";
 
 export interface RunOptions {
@@ -67,6 +68,8 @@ export interface RunOptions {
   keepGoing?: boolean;
   /** Each rank's output as it comes, not a whole line at a time. */
   unbuffered?: boolean;
+  /** The ranks that read this process's standard input (`--input`): every one, or this step rank; absent: none. */
+  stdin?: "all" | number;
   /** Progress and errors for the user. */
   say(text: string, opts?: { transient?: boolean }): void;
 }
@@ -162,6 +165,15 @@ export async function run(o: RunOptions): Promise<number> {
       await cancelOwned();
       return 1;
     }
+    const ranks = grant.tasks.reduce((a, b) => a + b, 0);
+    if (typeof o.stdin === "number" && o.stdin >= ranks) {
+      const why = `--input ${o.stdin}: the step has ${ranks} rank${ranks === 1 ? "" : "s"} (0 to ${ranks - 1}); name one of them, all, or none`;
+      link.stepEnded(grant.stepId, 1, why);
+      file?.close();
+      o.say(why);
+      await cancelOwned();
+      return 1;
+    }
     const sink = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: "ebb" });
     // A TLS cluster's step ports are TLS too, their certificates signed by the same CA.
     const pool = new PeerPool(o.client.ca?.pem);
@@ -183,6 +195,8 @@ export async function run(o: RunOptions): Promise<number> {
       keepGoing: o.keepGoing,
       // Inside a job, -J names the step (its ranks' SLURM_JOB_NAME); outside, it named the job.
       name: owned ? undefined : o.name,
+      // Nothing to forward from /dev/null: the ranks get their own, and can be warm ones.
+      stdin: o.stdin === undefined || stdinIsEmpty() ? undefined : { source: Bun.stdin.stream(), ranks: o.stdin },
     });
     const offState = link.onState((s) => {
       if (isFinal(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);

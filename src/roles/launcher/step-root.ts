@@ -12,6 +12,8 @@ import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
 import { mark } from "../../util/trace.ts";
+import { below, readerNodes } from "../../tbon/stdin-route.ts";
+import { StdinFeed } from "./stdin-feed.ts";
 
 /** How long the root waits for an orphan's answer to `adopt` (the orphan waits 10 s for it). */
 const ADOPT_ANSWER_MS = 5000;
@@ -84,6 +86,8 @@ export interface StepRootOptions {
   keepGoing?: boolean;
   /** The step's CFG merged over the whole tree: at most once per sampling interval, and when final. */
   onCfg?(report: SubtreeReport): void;
+  /** What the ranks StepSpec.stdin names read, sent once every rank runs. */
+  stdin?: ReadableStream<Uint8Array>;
 }
 
 export class StepRoot {
@@ -121,6 +125,10 @@ export class StepRoot {
   private readonly relaying = new Set<string>();
   /** Adoptions under way (children of a lost inner node being re-attached here). */
   private readonly adopting = new Set<Promise<void>>();
+  /** The standard input's feed, and the edges that lead to its readers. */
+  private readonly feed: StdinFeed | undefined;
+  private readonly feedConns: PeerConn[] = [];
+  private nodeIndex: Map<string, number> | undefined;
   readonly result: Promise<StepResult>;
 
   constructor(private readonly o: StepRootOptions) {
@@ -130,6 +138,24 @@ export class StepRoot {
     this.result = new Promise((r) => (this.resolve = r));
     this.adaptReduce = new AdaptReductions(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), (r) => this.o.onAdapt?.(r));
     this.cfgTree = new SubtreeCfg(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), false);
+    const readers = o.stdin ? readerNodes(o.spec.tasks, o.spec.stdin) : [];
+    if (readers.length > 0) {
+      const first = firstRanks(o.spec.tasks);
+      const ranksOf = (n: number) => (o.spec.stdin === "all" ? Array.from({ length: o.spec.tasks[n]! }, (_, i) => first[n]! + i) : [o.spec.stdin as number]);
+      this.feed = new StdinFeed(this.key, new Map(readers.map((n) => [n, ranksOf(n)])), (m) => {
+        for (const c of this.feedConns) c.send(m);
+      });
+    }
+  }
+
+  /** Whether the subtree of node `index` holds a rank that reads the standard input. */
+  private leadsToReaders(index: number): boolean {
+    return readerNodes(this.o.spec.tasks, this.o.spec.stdin).some((r) => below(r, index, this.o.spec.fanout));
+  }
+
+  private indexOf(node: string): number {
+    this.nodeIndex ??= new Map(this.o.spec.nodes.map((n, i) => [n.name, i]));
+    return this.nodeIndex.get(node) ?? -1;
   }
 
   start(): Promise<StepResult> {
@@ -140,6 +166,7 @@ export class StepRoot {
       const ref = spec.nodes[c]!;
       const conn = this.o.connect(ref.addr);
       this.conns.push(conn);
+      if (this.feed && this.leadsToReaders(c)) this.feedConns.push(conn);
       this.unsubscribe.push(
         conn.subscribe(this.key, {
           onUp: (m) => this.onUp(m, c),
@@ -194,16 +221,21 @@ export class StepRoot {
         if (this.launched === this.o.spec.nodes.length) {
           mark("l.launched");
           this.o.onLaunched?.();
+          if (this.feed && !this.over) void this.feed.run(this.o.stdin!);
         }
         return;
       case "io":
         this.o.sink.io(this.rankBase + msg.rank, msg.fd, msg.data);
+        return;
+      case "stdin.ack":
+        this.feed?.acked(this.indexOf(msg.node), msg.seq);
         return;
       case "exit": {
         if (this.exits.has(msg.rank)) return;
         const exit = { rank: msg.rank, node: msg.node, code: msg.code, signal: msg.signal };
         this.exits.set(msg.rank, exit);
         this.o.onExit?.(exit);
+        this.feed?.rankGone(this.indexOf(msg.node), msg.rank);
         const rank = this.rankBase + msg.rank;
         if (msg.code !== 0 && !(msg.code === this.cleanExit && !msg.signal)) {
           const what = msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`;
@@ -356,6 +388,7 @@ export class StepRoot {
             adopted = true;
             clearTimeout(timer);
             this.conns.push(conn);
+            if (this.feed && this.leadsToReaders(index)) this.feedConns.push(conn);
             this.adaptReduce.adopt(index);
             this.cfgTree.adopt(index);
             return resolve();
@@ -438,6 +471,7 @@ export class StepRoot {
         const exit = { rank: r, node: spec.nodes[n]!.name, code: 137, signal: "SIGKILL" };
         this.exits.set(r, exit);
         this.o.onExit?.(exit);
+        this.feed?.rankGone(n, r);
       }
     }
     if (this.exits.size === this.size) this.end();
@@ -446,6 +480,7 @@ export class StepRoot {
   private end(): void {
     if (this.over || this.held) return;
     this.over = true;
+    this.feed?.stop();
     if (this.giveUp) clearTimeout(this.giveUp);
     this.broadcast({ t: "end", step: this.key });
     for (const u of this.unsubscribe) u();
