@@ -10,6 +10,8 @@ import { NodeCfg } from "./cfg.ts";
 
 /** The most standard input one `stdin` message carries, and so what a node holds per reading rank per piece in flight. */
 export const STDIN_CHUNK = 64 << 10;
+/** The most `stdin` pieces a launcher may have unacknowledged by a node: 4 × 64 KiB per reading rank is what an agent may hold for it. */
+export const STDIN_WINDOW = 4;
 const STDIN_CHUNK_BASE64 = Math.ceil(STDIN_CHUNK / 3) * 4;
 
 export const PmiMode = z.enum(["both", "pmi1", "pmi2", "none"]);

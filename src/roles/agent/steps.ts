@@ -288,7 +288,11 @@ export class StepNode {
     const readers = readerNodes(spec.tasks, spec.stdin);
     if (readers.includes(this.index)) {
       const only = spec.stdin;
-      this.stdin = { pipes: new StepStdin((seq) => this.up({ t: "stdin.ack", step: this.key, node: this.ctx.name, seq })), reads: (rank) => only === "all" || only === rank };
+      const pipes = new StepStdin(
+        (seq) => this.up({ t: "stdin.ack", step: this.key, node: this.ctx.name, seq }),
+        (why) => log.warn(`step ${this.key}: ${why}`),
+      );
+      this.stdin = { pipes, reads: (rank) => only === "all" || only === rank };
     }
     for (const c of children) {
       const ref = this.spec.nodes[c]!;

@@ -4,10 +4,7 @@
  * waits in this process's pipe, not in the agents' memory. Reading stops when every reading rank
  * has exited (as mpiexec's does when rank 0 has). Protocol: docs/stdin.md.
  */
-import { STDIN_CHUNK, type StepDown } from "../../proto/step.ts";
-
-/** Pieces in flight: 4 × 64 KiB per reading rank is what an agent may hold for it. */
-export const WINDOW = 4;
+import { STDIN_CHUNK, STDIN_WINDOW, type StepDown } from "../../proto/step.ts";
 
 export class StdinFeed {
   private seq = 0;
@@ -70,7 +67,7 @@ export class StdinFeed {
   }
 
   private async piece(data: Uint8Array, eof: boolean): Promise<void> {
-    while (this.unacked.size >= WINDOW && !this.stopped) await new Promise<void>((r) => (this.wake = r));
+    while (this.unacked.size >= STDIN_WINDOW && !this.stopped) await new Promise<void>((r) => (this.wake = r));
     if (this.stopped) return;
     const seq = this.seq++;
     this.unacked.set(seq, new Set(this.readers.keys()));
