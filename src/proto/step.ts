@@ -157,7 +157,8 @@ export const StepUp = tagged({
   /** The answer to `adopt`: `node` took this connection as its upstream; what it held while orphaned follows. */
   "adopted": () => ({ step: StepKey, node: z.string() }),
   "io": () => ({ step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
-  "exit": () => ({ step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional() }),
+  /** `oom`: the kernel killed the rank for its job's memory limit (its cgroup counted an OOM kill). */
+  "exit": () => ({ step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional(), oom: z.boolean().optional() }),
   /** `node`'s ranks that read the standard input have taken piece `seq` (or are gone): the launcher may send more. */
   "stdin.ack": () => ({ step: StepKey, node: z.string(), seq: z.int().nonnegative() }),
   /** Reductions of the adaptation protocol (max, or, sum over the subtree). */

@@ -83,4 +83,16 @@ test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a 
   expect(c.read("other.out")).toBe("done\n");
 });
 
+test("a rank the kernel kills for the job's memory: ebb run says so, not only SIGKILL", async () => {
+  // 400 MiB in one process on a node of 200 MiB; bounded, should confinement fail.
+  const r = await c.ebb(["run", "-w", "node01", "--exclusive", process.execPath, "-e", "const a = []; for (let i = 0; i < 40; i++) a.push(Buffer.alloc(10 << 20, 1));"]);
+  expect(r.code).toBe(137);
+  expect(r.stderr).toContain("rank 0 on node01 was killed by SIGKILL: out of memory, past the job's memory limit (ask for more with --mem or --mem-per-cpu)");
+  // A SIGKILL that is not the kernel's memory limit says only that.
+  const killed = await c.ebb(["run", "-w", "node02", "sh", "-c", "kill -9 $$"]);
+  expect(killed.code).toBe(137);
+  expect(killed.stderr).toContain("rank 0 on node02 was killed by SIGKILL");
+  expect(killed.stderr).not.toContain("out of memory");
+});
+
 // A job over its --mem beside a neighbour on the same node: test/e2e/resources.test.ts.

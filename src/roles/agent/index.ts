@@ -201,6 +201,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     names,
     perf: (jobId, s) => send({ t: "perf", jobId, ranks: s.ranks, iterations: s.iterations, loopNs: s.loopNs, commNs: s.commNs, ...(s.stateBytes !== undefined ? { stateBytes: s.stateBytes } : {}) }),
     cfgLibrary: () => cfgLibrary(o.stateDir, o.name),
+    oomKills: (jobId) => containment.usage(jobId)?.oomKills ?? 0,
     program: (jobId, info) => {
       const num = (k: string) => (info[k] === undefined || !/^\d+$/.test(info[k]!) ? undefined : Number(info[k]));
       send({ t: "program", jobId, structure: info.structure?.slice(0, 65536), pc: num("pc"), iteration: num("iteration"), bound: num("bound") });

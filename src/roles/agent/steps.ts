@@ -54,6 +54,8 @@ export interface StepContext {
   names(jobId: number, op: "publish" | "lookup" | "unpublish", service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
   /** Timing samples of an elastic job's ranks on this node. */
   perf(jobId: number, sample: PerfSample): void;
+  /** How many of the job's processes here the kernel killed for its memory limit (its cgroup's count). */
+  oomKills(jobId: number): number;
   /** The CFG library for MPI ranks on this node, or why there is none. */
   cfgLibrary(): Promise<CfgLib>;
   /** An EPOP program's structure or progress. */
@@ -451,7 +453,9 @@ export class StepNode {
       if (code === 0 && this.pmi?.exitedUnfinalized(world))
         this.up({ t: "error", step: this.key, node, rank, kind: "pmi", message: `rank ${world} on ${node} exited without finalizing PMI (MPI_Finalize not called?)` });
       if (signal && this.adapt && !this.killedWith && !this.done) this.ranksDied(world, signal);
-      this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}) });
+      // A SIGKILL nobody here sent, in a job whose cgroup counts OOM kills: its memory limit.
+      const oom = signal === "SIGKILL" && !this.killedWith && this.ctx.oomKills(this.spec.jobId) > 0;
+      this.up({ t: "exit", step: this.key, rank, node, code: code ?? 128 + signalNumber(signal), ...(signal ? { signal } : {}), ...(oom ? { oom } : {}) });
     });
   }
 

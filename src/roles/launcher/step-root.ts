@@ -238,7 +238,11 @@ export class StepRoot {
         this.feed?.rankGone(this.indexOf(msg.node), msg.rank);
         const rank = this.rankBase + msg.rank;
         if (msg.code !== 0 && !(msg.code === this.cleanExit && !msg.signal)) {
-          const what = msg.signal ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}` : `rank ${rank} on ${msg.node} exited with code ${msg.code}`;
+          const what = msg.oom
+            ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}: out of memory, past the job's memory limit (ask for more with --mem or --mem-per-cpu)`
+            : msg.signal
+              ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}`
+              : `rank ${rank} on ${msg.node} exited with code ${msg.code}`;
           if (!this.o.keepGoing) this.rankFailed(what, msg.code);
           else if (!this.over) {
             this.o.sink.notice(what);
