@@ -3,7 +3,8 @@
  * command launched as step 0 from here (this agent is that step's root, with no extra process).
  */
 import { asUser, giveTo, identityFor } from "../identity.ts";
-import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { openOutputFile } from "../output-open.ts";
 import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
@@ -88,8 +89,8 @@ export class JobRunner {
     // (fd 3, /dev/fd/3): the agent's state dir stays closed to it.
     if (runAs) giveTo(runAs, script);
     // Opened with the user's rights: `../` in the path reaches only what the user may write.
-    const mode = job.append ? "a" : "w";
-    const out = asUser(runAs, () => openSync(job.output, mode));
+    const mode = constants.O_WRONLY | constants.O_CREAT | (job.append ? constants.O_APPEND : constants.O_TRUNC);
+    const out = asUser(runAs, () => openOutputFile(job.output, mode));
     let errFd = out;
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
@@ -105,7 +106,7 @@ export class JobRunner {
     });
     let proc: Proc;
     try {
-      if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, mode));
+      if (job.error !== undefined) errFd = asUser(runAs, () => openOutputFile(job.error!, mode));
       if (runAs) scriptFd = openSync(script, "r");
       proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
     } finally {

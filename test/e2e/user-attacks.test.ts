@@ -1,0 +1,75 @@
+/**
+ * Two real users on one node, the agent root: what user B (ebbt_bob) can do to user A (ebbt_alice)
+ * and to the node with nothing but a token of his own and a shell there. Each test is one attack;
+ * what is already covered elsewhere (loader variables, symlinks at output paths, cgroup files,
+ * credentials, the API under fuzzing) is in root-attacks, users, credentials and fuzz-api.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { ensureUser } from "../support/users.ts";
+
+const USERS = ["ebbt_alice", "ebbt_bob"] as const;
+const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
+let c: TestCluster;
+let base: string;
+const tokens: Record<string, string> = {};
+const uid: Record<string, number> = {};
+
+beforeAll(async () => {
+  expect(process.getuid!()).toBe(0);
+  for (const u of USERS) uid[u] = ensureUser(u);
+  base = mkdtempSync(join(tmpdir(), "ebb-user-attacks-"));
+  chmodSync(base, 0o755);
+  for (const u of USERS) {
+    mkdirSync(join(base, u), { mode: 0o700 });
+    chownSync(join(base, u), uid[u]!, uid[u]!);
+  }
+  c = await startCluster({ agents: 1, cpus: 4, heartbeat: 1 });
+  for (const u of USERS) tokens[u] = (await c.api("POST", "/v1/tokens", { user: u })).json.token;
+});
+afterAll(async () => {
+  await c?.stop();
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+const dir = (user: string) => join(base, user);
+const submitAs = (user: string, body: Record<string, unknown>) => c.submit({ cwd: dir(user), ...body }, tokens[user]!);
+/** Run a shell command as `user`, as their own shell on the node would. */
+const asUserSh = (user: string, cmd: string) => Bun.spawnSync(["setpriv", `--reuid=${uid[user]}`, `--regid=${uid[user]}`, "--clear-groups", "--", "/bin/sh", "-c", cmd], { cwd: dir(user), stdout: "pipe", stderr: "pipe" });
+
+test("a FIFO at a job's output or error path fails that job, naming it; the agent does not wait on it, the node stays UP and the other user's job runs on", async () => {
+  // Unfixed: the agent's thread waited in open(2) for a reader, its heartbeats stopped, the node went DOWN and Alice's job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "120"], output: "alice.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  expect(asUserSh("ebbt_bob", "mkfifo fifo fifo-read").exitCode).toBe(0);
+  const fifo = join(dir("ebbt_bob"), "fifo");
+  // A reader waits on fifo-read: its open for writing succeeds, and the FIFO is refused after it.
+  const reader = Bun.spawn(["setsid", "setpriv", `--reuid=${uid.ebbt_bob}`, `--regid=${uid.ebbt_bob}`, "--clear-groups", "--", "/bin/sh", "-c", "while :; do cat fifo-read; done"], { cwd: dir("ebbt_bob"), stdio: ["ignore", "ignore", "ignore"] });
+  try {
+    const noReader = `output file ${fifo} is a FIFO with no reader`;
+    const withReader = `output file ${fifo}-read is a FIFO:`;
+    const attacks = [
+      [{ script: "#!/bin/sh\necho x\n", output: fifo }, noReader],
+      [{ script: "#!/bin/sh\necho x\n", output: "ok-%j.out", error: fifo }, noReader],
+      [{ argv: ["echo", "x"], output: fifo }, noReader],
+      [{ argv: ["echo", "x"], output: "ok-%j.out", error: fifo }, noReader],
+      [{ script: "#!/bin/sh\necho x\n", output: `${fifo}-read` }, withReader],
+      [{ argv: ["echo", "x"], output: `${fifo}-read` }, withReader],
+    ] as const;
+    for (const [body, reason] of attacks) {
+      const end = await c.waitJob(await submitAs("ebbt_bob", body), ENDED, 30_000);
+      expect({ body, state: end.state, reason: end.reason }).toEqual({ body, state: "FAILED", reason: expect.stringContaining(reason) });
+    }
+    // /dev/null is still an output.
+    const devnull = await submitAs("ebbt_bob", { script: "#!/bin/sh\necho x\n", output: "/dev/null", error: "/dev/null" });
+    expect((await c.waitJob(devnull, ENDED, 30_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: (await c.job(alices)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING" });
+  } finally {
+    process.kill(-reader.pid, "SIGKILL");
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+  }
+}, 120_000);
