@@ -73,3 +73,37 @@ test("a FIFO at a job's output or error path fails that job, naming it; the agen
     await c.api("DELETE", `/v1/jobs/${alices}`);
   }
 }, 120_000);
+
+test("another user cannot take a rank's place on a step's PMI_PORT: refused unanswered; the rank, connecting after, is served and the step completes", async () => {
+  // Unfixed: Bob's connection bound itself as rank 0 (any user may connect to a port on loopback), and his abort killed Alice's step.
+  const port = join(dir("ebbt_alice"), "pmi-port");
+  const go = join(dir("ebbt_alice"), "pmi-go");
+  const rank = `echo "$PMI_PORT" > ${port}; while [ ! -f ${go} ]; do sleep 0.1; done
+exec 3<>/dev/tcp/\${PMI_PORT%:*}/\${PMI_PORT#*:}
+printf "cmd=initack pmiid=$PMI_ID\\ncmd=init pmi_version=1 pmi_subversion=1\\ncmd=finalize\\n" >&3
+head -6 <&3`;
+  await Bun.write(join(dir("ebbt_alice"), "pmi-rank.sh"), rank);
+  const script = "#!/bin/sh\nebb run --pmi-port -n 1 bash pmi-rank.sh\necho step=$?\n";
+  const alices = await submitAs("ebbt_alice", { script, output: "pmi-port.out" });
+  const [host, p] = (await waitForFile(port)).trim().split(":");
+  // Bob would find the port by trying the node's loopback listeners; he binds as rank 0 and aborts.
+  const attack = asUserSh("ebbt_bob", `exec bash -c 'exec 3<>/dev/tcp/${host}/${p} || exit 9; printf "cmd=initack pmiid=0\\ncmd=init pmi_version=1 pmi_subversion=1\\ncmd=abort exitcode=7\\n" >&3; timeout 5 cat <&3'`);
+  expect({ connected: attack.exitCode !== 9, answer: attack.stdout.toString() }).toEqual({ connected: true, answer: "" });
+  asUserSh("ebbt_alice", `touch ${go}`);
+  const end = await c.waitJob(alices, ENDED, 60_000);
+  const out = readFileSync(join(dir("ebbt_alice"), "pmi-port.out"), "utf8");
+  expect({ state: end.state, out }).toEqual({ state: "COMPLETED", out: expect.stringContaining("cmd=set rank=0\n") });
+  expect(out).toEndWith("cmd=finalize_ack\nstep=0\n");
+}, 120_000);
+
+/** The file's text once it ends a line. */
+async function waitForFile(path: string): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      const text = readFileSync(path, "utf8");
+      if (text.endsWith("\n")) return text;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${path} never written`);
+}

@@ -274,6 +274,7 @@ export class StepNode {
         key: this.key,
         spec,
         ranks: worldRanks,
+        rankUid: this.runAs()?.uid ?? process.getuid!(),
         children,
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
