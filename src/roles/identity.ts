@@ -6,6 +6,7 @@
  * everything as itself. What a root agent does for a job, item by item: README.md.
  */
 import { chownSync } from "node:fs";
+import { APPLY_UMASK_SH } from "./job-umask.ts";
 import { SYSTEM_PATH, systemTool } from "./system-path.ts";
 import { setThreadEgid, setThreadEuid, setThreadGroups } from "./thread-ids.ts";
 
@@ -61,10 +62,10 @@ const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 /** After the drop, as the user: enter the directory with the user's rights, then run the program. */
 const ENTER = 'cd -- "$0" || exit 126; exec "$@"';
 /**
- * The same, taking the job's environment from stdin first. The shell starts with a clean
- * environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
+ * The same, taking the job's environment from stdin first (and its umask from it). The shell
+ * starts with a clean environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
  */
-const TAKE_ENV_AND_ENTER = `. /dev/stdin || exit 126; exec </dev/null; ${ENTER}`;
+const TAKE_ENV_AND_ENTER = `. /dev/stdin || exit 126; exec </dev/null; ${APPLY_UMASK_SH}; ${ENTER}`;
 
 function setpriv(id: Identity, script: string, cwd: string, argv: readonly string[]): string[] {
   const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];

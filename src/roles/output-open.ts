@@ -15,13 +15,13 @@ const refused = (path: string, what: string) =>
   Object.assign(new Error(`output file ${path} is ${what}: job output goes to regular files, or /dev/null, /dev/zero or /dev/full`), { code: "EINVAL" });
 
 /**
- * `openSync(path, flags, 0o644)` that never waits: non-blocking, no controlling terminal, and then
+ * `openSync(path, flags, mode)` that never waits: non-blocking, no controlling terminal, and then
  * only a regular file or a memory device is kept (the fd's O_NONBLOCK changes nothing for those).
  */
-export function openOutputFile(path: string, flags: number): number {
+export function openOutputFile(path: string, flags: number, mode = 0o644): number {
   let fd: number;
   try {
-    fd = openSync(path, flags | constants.O_NONBLOCK | constants.O_NOCTTY, 0o644);
+    fd = openSync(path, flags | constants.O_NONBLOCK | constants.O_NOCTTY, mode);
   } catch (e) {
     // A FIFO opened for writing without a reader (or a device with nothing behind it).
     if ((e as { code?: string }).code === "ENXIO") throw refused(path, "a FIFO with no reader, or a device with nothing behind it");

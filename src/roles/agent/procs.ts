@@ -5,6 +5,7 @@
  */
 import { mark } from "../../util/trace.ts";
 import { runAs, type Identity } from "../identity.ts";
+import { withOwnUmask } from "../job-umask.ts";
 import type { Subprocess } from "bun";
 import { logger } from "../../util/log.ts";
 import type { Containment } from "./containment.ts";
@@ -117,13 +118,14 @@ export class ProcessTable {
     const [out, err, fd3] = opts.stdio;
     try {
       const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }) : undefined;
+      const own = user ? undefined : withOwnUmask(argv, opts.env);
       const place = this.containment?.prepare(jobId);
       // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first.
       const byThread = this.containment?.joinsByThread(jobId) === true;
-      const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...argv]);
+      const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...own!.argv]);
       const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array, Stdio, Stdio> = {
         cwd: user ? "/" : opts.cwd,
-        env: user?.env ?? opts.env,
+        env: user?.env ?? own!.env,
         stdio: [user?.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
