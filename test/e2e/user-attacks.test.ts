@@ -110,6 +110,47 @@ test("a user whose umask is 077 gets files no other user can read: batch output,
   expect(readFileSync(join(dir("ebbt_alice"), `umask-${id}.out`), "utf8")).toBe("0077\ngone\n");
 }, 120_000);
 
+test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO; the ranks run on", async () => {
+  // Unfixed: the listener (0.0.0.0) took Bob's DEAD frame for the truth, and Alice's allreduce failed naming Bob's reason.
+  const me = dir("ebbt_alice");
+  const victim = `import { existsSync, writeFileSync } from "node:fs";
+import { currentTransport, finalizeAdapt, initAdapt } from "${ROOT}/src/comm/index.ts";
+const { world } = await initAdapt();
+await world.barrier();
+writeFileSync("${me}/card." + world.rank, currentTransport()!.cardText + "\\n");
+while (!existsSync("${me}/comm-go")) await Bun.sleep(50);
+console.log("rank=" + world.rank + " sum=" + (await world.allreduce(world.rank + 1, "sum")));
+await finalizeAdapt();
+`;
+  await Bun.write(join(me, "comm-victim.ts"), victim);
+  const attacker = join(base, "comm-attack.ts");
+  await Bun.write(attacker, `import { controlFrame, FrameType } from "${ROOT}/src/comm/codec.ts";
+const [host, port, peer] = process.argv.slice(2);
+const send = async (frames: Uint8Array[]) => {
+  let closed = false;
+  const s = await Bun.connect({ hostname: host!, port: Number(port), socket: { data() {}, close() { closed = true; } } });
+  for (const f of frames) s.write(f);
+  await Bun.sleep(500);
+  if (!closed) s.end();
+  return closed;
+};
+const dead = await send([controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
+const hello = await send([controlFrame(FrameType.HELLO, { id: peer, node: "node01" }), controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
+console.log(JSON.stringify({ dead, hello }));
+`);
+  const script = `#!/bin/sh\nebb run -n 2 ${process.execPath} comm-victim.ts\necho step=$?\n`;
+  const alices = await submitAs("ebbt_alice", { script, output: "comm.out", tasks: 2 });
+  const [rank0, rank1] = [JSON.parse(await waitForFile(join(me, "card.0"))), JSON.parse(await waitForFile(join(me, "card.1")))];
+  const [host, port] = [rank0.tcp.slice(0, rank0.tcp.lastIndexOf(":")), rank0.tcp.slice(rank0.tcp.lastIndexOf(":") + 1)];
+  const attack = asUserSh("ebbt_bob", `${process.execPath} ${attacker} ${host} ${port} ${rank1.id}`);
+  // Both of Bob's connections were closed by the rank, not by Bob.
+  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true}\n', err: "" });
+  asUserSh("ebbt_alice", `touch ${join(me, "comm-go")}`);
+  expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
+  const out = readFileSync(join(me, "comm.out"), "utf8");
+  expect(out.split("\n").filter(Boolean).sort()).toEqual(["rank=0 sum=3", "rank=1 sum=3", "step=0"]);
+}, 120_000);
+
 /** The file's text once it ends a line. */
 async function waitForFile(path: string): Promise<string> {
   for (let i = 0; i < 600; i++) {
