@@ -1,8 +1,11 @@
 /**
  * Two real users on one node, the agent root: what user B (ebbt_bob) can do to user A (ebbt_alice)
- * and to the node with nothing but a token of his own and a shell there. Each test is one attack;
- * what is already covered elsewhere (loader variables, symlinks at output paths, cgroup files,
- * credentials, the API under fuzzing) is in root-attacks, users, credentials and fuzz-api.
+ * and to the node with nothing but a token of his own and a shell there. Each test is one attack:
+ * a FIFO at his own job's output path (the agent's thread waited in open(2), the node went DOWN),
+ * Alice's step's PMI_PORT (bind as her rank 0 and abort), her ebb/comm ranks' TCP listener (one
+ * DEAD frame failed her allreduce), and her umask 077 (her files were made 644). What is covered
+ * elsewhere (loader variables, symlinks at output paths, cgroup files, credentials, the API under
+ * fuzzing) is in root-attacks, users, credentials and fuzz-api.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
