@@ -11,6 +11,7 @@ import { ElasticSettings, SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { parseDuration } from "../util/time.ts";
 import { expandHostlist } from "../util/hostlist.ts";
 import { SLURM_JOB_VARS } from "../roles/slurm-env.ts";
+import { currentUmask, UMASK_VAR } from "../roles/job-umask.ts";
 import { parseWhen } from "../util/when.ts";
 import { err, out } from "../util/stdio.ts";
 
@@ -181,13 +182,13 @@ export function currentEnv(): Record<string, string> {
  * to everything. As sbatch, SLURM_SUBMIT_HOST (this host's name) is added whatever the spec.
  */
 export function exportEnv(spec: string | undefined): Record<string, string> {
-  return { ...exported(spec), SLURM_SUBMIT_HOST: hostname() };
+  return { ...exported(spec), SLURM_SUBMIT_HOST: hostname(), [UMASK_VAR]: currentUmask() };
 }
 
 /** --export of a step inside a job: as exportEnv, but a step keeps its job's SLURM_SUBMIT_HOST (srun's). */
 export function stepEnv(spec: string | undefined): Record<string, string> {
   const host = process.env.SLURM_SUBMIT_HOST;
-  return { ...exported(spec), ...(host !== undefined ? { SLURM_SUBMIT_HOST: host } : {}) };
+  return { ...exported(spec), ...(host !== undefined ? { SLURM_SUBMIT_HOST: host } : {}), [UMASK_VAR]: currentUmask() };
 }
 
 function exported(spec: string | undefined): Record<string, string> {

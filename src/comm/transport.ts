@@ -12,7 +12,12 @@
  * gossiped (DEAD frames) to every connected peer and sent to each new connection, so a rank waiting
  * on a live rank that waits on a dead one learns of it too. A clean exit (finalize, or process
  * exit with code 0) sends BYE on every connection after the last data frame.
+ *
+ * Who may talk: the TCP listener is open to every process that reaches the node, so in a job
+ * (EBB_TOKEN set) a HELLO carries a digest of the job's token, which only the job's processes
+ * have; a connection whose HELLO lacks it, or that sends anything before its HELLO, is closed.
  */
+import { createHash, timingSafeEqual } from "node:crypto";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { firstExternalIPv4, formatHostPort, parseHostPort } from "../util/addr.ts";
 import { type Encoded, type FrameHead, FrameParser, FrameType, type Header, concat, controlFrame, frameChunks } from "./codec.ts";
@@ -142,6 +147,14 @@ function listenUnix(path: string, dir: string, socket: SocketHandler<Conn | unde
   }
 }
 
+/** What a HELLO must carry: a digest of the job's token (never the token itself), or nothing outside a job. */
+function jobAuth(): string | undefined {
+  const token = process.env.EBB_TOKEN;
+  return token ? createHash("sha256").update(`ebb/comm hello\0${token}`).digest("hex") : undefined;
+}
+
+const sameAuth = (a: unknown, b: string): boolean => typeof a === "string" && a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
 function newId(): string {
   const rnd = crypto.getRandomValues(new Uint32Array(1))[0]!.toString(36);
   return `${process.pid.toString(36)}.${rnd}`;
@@ -152,6 +165,7 @@ export class Transport implements KeepAlive {
   readonly card: Card;
   readonly cardText: string;
   readonly node: string;
+  private readonly auth = jobAuth();
   /** Next free context id for split/dup agreement (see comm.ts); process-wide on purpose. */
   nextCtx = 0;
 
@@ -592,7 +606,7 @@ export class Transport implements KeepAlive {
 
   /** Our HELLO (with our card) then what we know of dead peers. */
   private greeting(): Uint8Array[] {
-    const out = [controlFrame(FrameType.HELLO, this.card)];
+    const out = [controlFrame(FrameType.HELLO, this.auth === undefined ? this.card : { ...this.card, auth: this.auth })];
     for (const q of this.peers.values()) {
       if (q.state === "failed") out.push(controlFrame(FrameType.DEAD, { id: q.id, reason: q.reason }));
     }
@@ -698,8 +712,9 @@ export class Transport implements KeepAlive {
         if (c.peer.state !== "failed") this.route(h, body, c.peer.id);
         return;
       case FrameType.HELLO: {
-        const card = JSON.parse(fromUtf8.decode(body)) as Card;
+        const { auth, ...card } = JSON.parse(fromUtf8.decode(body)) as Card & { auth?: unknown };
         if (c.peer) throw new Error("second hello");
+        if (this.auth !== undefined && !sameAuth(auth, this.auth)) throw new Error("hello without this job's credential");
         const p = this.peerOf(card.id, card);
         this.attach(c, p);
         if (p.state !== "up") {
@@ -733,6 +748,7 @@ export class Transport implements KeepAlive {
         return;
       }
       case FrameType.DEAD: {
+        if (!c.peer) throw new Error("dead before hello");
         const { id, reason } = JSON.parse(fromUtf8.decode(body)) as { id: string; reason: string };
         if (id === this.id) return;
         const via = c.peer ? ` (reported by ${c.peer.card?.node ?? "?"}/${c.peer.id})` : "";

@@ -3,6 +3,7 @@ import type { Duplex } from "node:stream";
 import type { PmiBackend } from "./backend.ts";
 import { SocketWriter, bunConnect } from "./bun-socket.ts";
 import { PmiConnection, type PmiConnectionOptions, type PmiMode } from "./connection.ts";
+import { loopbackPeerUid } from "./peer-uid.ts";
 
 /**
  * Wire a connected stream to a PmiConnection: the parent's end of a rank's socketpair
@@ -57,10 +58,20 @@ export async function listenPmiPort(opts: {
   host?: string;
   port?: number;
   onError?: (message: string) => void;
+  /** Serve only connections opened by this user (the ranks'); others are closed unanswered. */
+  uid?: number;
 }): Promise<PmiPortServer> {
   const host = opts.host ?? "127.0.0.1";
   const sockets = new Set<Socket>();
   const server: Server = createServer((sock) => {
+    if (opts.uid !== undefined) {
+      const owner = loopbackPeerUid(sock.remotePort ?? -1, sock.localPort ?? -1);
+      if (owner !== opts.uid) {
+        sock.destroy();
+        opts.onError?.(`PMI_PORT: refused a connection from port ${sock.remotePort} opened by ${owner === undefined ? "an unknown user" : `uid ${owner}`}, not the ranks' user (uid ${opts.uid})`);
+        return;
+      }
+    }
     sockets.add(sock);
     sock.on("close", () => sockets.delete(sock));
     sock.setNoDelay(true);

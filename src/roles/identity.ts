@@ -6,6 +6,7 @@
  * everything as itself. What a root agent does for a job, item by item: README.md.
  */
 import { chownSync } from "node:fs";
+import { APPLY_UMASK_SH } from "./job-umask.ts";
 import { SYSTEM_PATH, systemTool } from "./system-path.ts";
 import { setThreadEgid, setThreadEuid, setThreadGroups } from "./thread-ids.ts";
 
@@ -61,11 +62,11 @@ const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 /** After the drop, as the user: enter the directory with the user's rights, then run the program. */
 const ENTER = 'cd -- "$0" || exit 126; exec "$@"';
 /**
- * The same, taking the job's environment from stdin first; the program's stdin is then /dev/null,
- * or descriptor `from` (3 or 4: the launcher's standard input, forwarded). The shell starts with
- * a clean environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
+ * The same, taking the job's environment from stdin first (and its umask from it); the program's
+ * stdin is then /dev/null, or descriptor `from` (3 or 4: the launcher's standard input, forwarded).
+ * The shell starts with a clean environment, so it reads no ENV, BASH_ENV or SHELLOPTS.
  */
-const takeEnvAndEnter = (from?: 3 | 4) => `. /dev/stdin || exit 126; exec ${from === undefined ? "</dev/null" : `<&${from} ${from}<&-`}; ${ENTER}`;
+const takeEnvAndEnter = (from?: 3 | 4) => `. /dev/stdin || exit 126; exec ${from === undefined ? "</dev/null" : `<&${from} ${from}<&-`}; ${APPLY_UMASK_SH}; ${ENTER}`;
 
 function setpriv(id: Identity, script: string, cwd: string, argv: readonly string[]): string[] {
   const groups = id.groups.length > 0 ? [`--groups=${id.groups.join(",")}`] : ["--clear-groups"];

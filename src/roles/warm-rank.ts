@@ -11,6 +11,7 @@
  */
 import { mark } from "../util/trace.ts";
 import { readFileSync, readdirSync } from "node:fs";
+import { UMASK_VAR, umaskOf } from "./job-umask.ts";
 import { isFile, runProgram } from "./program.ts";
 
 /** What the agent writes on a warm rank's stdin (the only message of the protocol). */
@@ -121,7 +122,10 @@ export async function serveWarmRank(): Promise<void> {
   }
   if (!claim) process.exit(0);
   if (claim.as) become(claim.as, lib);
-  takeEnvironment(claim.env, lib);
+  const { [UMASK_VAR]: _, ...env } = claim.env;
+  takeEnvironment(env, lib);
+  const mask = umaskOf(claim.env);
+  if (mask !== undefined) process.umask(mask);
   mark("w.claimed-became-user");
   try {
     process.chdir(claim.cwd);

@@ -3,7 +3,9 @@
  * command launched as step 0 from here (this agent is that step's root, with no extra process).
  */
 import { asUser, giveTo, identityFor } from "../identity.ts";
-import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { openOutputFile } from "../output-open.ts";
+import { outputMode } from "../job-umask.ts";
 import { join } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
@@ -88,8 +90,9 @@ export class JobRunner {
     // (fd 3, /dev/fd/3): the agent's state dir stays closed to it.
     if (runAs) giveTo(runAs, script);
     // Opened with the user's rights: `../` in the path reaches only what the user may write.
-    const mode = job.append ? "a" : "w";
-    const out = asUser(runAs, () => openSync(job.output, mode));
+    const flags = constants.O_WRONLY | constants.O_CREAT | (job.append ? constants.O_APPEND : constants.O_TRUNC);
+    const mode = outputMode(job.env);
+    const out = asUser(runAs, () => openOutputFile(job.output, flags, mode));
     let errFd = out;
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
@@ -105,7 +108,7 @@ export class JobRunner {
     });
     let proc: Proc;
     try {
-      if (job.error !== undefined) errFd = asUser(runAs, () => openSync(job.error!, mode));
+      if (job.error !== undefined) errFd = asUser(runAs, () => openOutputFile(job.error!, flags, mode));
       if (runAs) scriptFd = openSync(script, "r");
       proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
     } finally {
@@ -130,7 +133,7 @@ export class JobRunner {
     // Created with the user's rights, as the batch script's: the file is theirs, and a path
     // (or a symlink planted on it) reaches only what they may write.
     const runAs = identityFor(job.user);
-    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, openAs: (open) => asUser(runAs, open) });
+    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, mode: outputMode(job.env), openAs: (open) => asUser(runAs, open) });
     // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
     const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
     const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.connect(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });

@@ -5,6 +5,7 @@
  */
 import { mark } from "../../util/trace.ts";
 import { runAs, type Identity } from "../identity.ts";
+import { withOwnUmask } from "../job-umask.ts";
 import type { Subprocess } from "bun";
 import { logger } from "../../util/log.ts";
 import type { Containment } from "./containment.ts";
@@ -121,13 +122,14 @@ export class ProcessTable {
       // As root, descriptor 0 carries the environment to the dropped shell: the rank's stdin comes after fd 3's PMI link, and the shell moves it to 0.
       const stdinAt = opts.stdin === undefined ? undefined : fd3 === undefined ? 3 : 4;
       const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }, stdinAt) : undefined;
+      const own = user ? undefined : withOwnUmask(argv, opts.env);
       const place = this.containment?.prepare(jobId);
       // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first.
       const byThread = this.containment?.joinsByThread(jobId) === true;
-      const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...argv]);
+      const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...own!.argv]);
       const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array | number, Stdio, Stdio> = {
         cwd: user ? "/" : opts.cwd,
-        env: user?.env ?? opts.env,
+        env: user?.env ?? own!.env,
         stdio: user
           ? [user.stdin, out, err, ...(fd3 === undefined ? [] : [fd3]), ...(opts.stdin === undefined ? [] : [opts.stdin])]
           : [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],

@@ -35,6 +35,8 @@ export interface StepPmiContext {
   spec: StepSpec;
   /** Global ranks on this node. */
   ranks: number[];
+  /** The uid the ranks run as: the only one whose connections a PMI_PORT listener serves. */
+  rankUid: number;
   /** Tree children's indices (their fence contributions are awaited). */
   children: number[];
   up(msg: StepUp): void;
@@ -123,7 +125,12 @@ export class StepPmi {
   /** Opens the PMI_PORT listener when the step uses one; ranks start after this. */
   async listen(): Promise<void> {
     const { ranks, spec } = this.c;
-    if (spec.pmiPort) this.port = await listenPmiPort({ byId: (id) => (ranks.includes(id) ? this.node.backend(id) : undefined), mode: spec.pmi === "none" ? "both" : spec.pmi });
+    if (spec.pmiPort) this.port = await listenPmiPort({
+        byId: (id) => (ranks.includes(id) ? this.node.backend(id) : undefined),
+        mode: spec.pmi === "none" ? "both" : spec.pmi,
+        uid: this.c.rankUid,
+        onError: (message) => log.warn(`step ${this.c.key}: ${message}`),
+      });
   }
 
   /** PMI_* variables of one rank; with PMI_FD the rank's fd 3 must be a socketpair (see `stdio`). */

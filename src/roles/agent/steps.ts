@@ -8,7 +8,8 @@
  */
 import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, type Identity } from "../identity.ts";
-import { closeSync, constants, existsSync, openSync } from "node:fs";
+import { closeSync, constants, existsSync } from "node:fs";
+import { openOutputFile } from "../output-open.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
 import { launchRefusal, nodeIndexIn, signatureRefusal, stepFirstRanks } from "./launch-checks.ts";
@@ -281,6 +282,7 @@ export class StepNode {
         key: this.key,
         spec,
         ranks: worldRanks,
+        rankUid: this.runAs()?.uid ?? process.getuid!(),
         children,
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
@@ -401,8 +403,8 @@ export class StepNode {
     try {
       // With the job's user's rights: its output reaches only what that user may write.
       return asUser(this.runAs(), () => {
-        out = openSync(target.path, constants.O_WRONLY | constants.O_APPEND);
-        return { out, err: target.error === undefined ? out : openSync(target.error, constants.O_WRONLY | constants.O_APPEND) };
+        out = openOutputFile(target.path, constants.O_WRONLY | constants.O_APPEND);
+        return { out, err: target.error === undefined ? out : openOutputFile(target.error, constants.O_WRONLY | constants.O_APPEND) };
       });
     } catch (e) {
       if (out !== undefined) closeSync(out);

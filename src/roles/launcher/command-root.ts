@@ -13,6 +13,7 @@ import { ControllerLink } from "./controller-link.ts";
 import { isFinal } from "../../domain/job.ts";
 import { commandLaunch, type CommandStart } from "./launch.ts";
 import { fileSink } from "./output.ts";
+import { outputMode } from "../job-umask.ts";
 
 const log = logger("launcher");
 
@@ -29,7 +30,7 @@ export async function runCommandRoot(s: StepRootStart & { job: CommandStart }): 
   let message: string | undefined;
   let lostNode: string | undefined;
   try {
-    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append });
+    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, mode: outputMode(job.env) });
     const pool = new PeerPool(s.ca);
     const launch = commandLaunch(job, { link, fanout: s.fanout, connect: (addr) => pool.get(addr), sink });
     // Cancelled, timed out or failed by the controller: the ranks are being killed; stop waiting for them.

@@ -5,6 +5,7 @@
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import type { StepSink } from "./step-root.ts";
 import { err, write } from "../../util/stdio.ts";
+import { openOutputFile } from "../output-open.ts";
 
 type Write = (fd: 1 | 2, text: string) => void;
 
@@ -60,11 +61,13 @@ export function terminalSink(opts: { label: boolean; unbuffered?: boolean; prog:
  * Writes everything to a file, truncated first unless `append` (a command job's output, or a
  * step's of `ebb run -o`). Appending: the ranks on the sink's
  * node write to the same file themselves (StepSpec.outputFile). `openAs` opens the files with the
- * job's user's rights when an agent that runs as root hosts the sink.
+ * job's user's rights when an agent that runs as root hosts the sink; `mode`, a created file's
+ * permissions (default 0644), the job's umask applied.
  */
-export function fileSink(path: string, opts: { label: boolean; unbuffered?: boolean; error?: string; append?: boolean; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
-  const as = opts.openAs ?? ((open) => open());
-  const open = (p: string) => as(() => openSync(p, constants.O_WRONLY | constants.O_CREAT | (opts.append ? 0 : constants.O_TRUNC) | constants.O_APPEND, 0o644));
+export function fileSink(path: string, opts: { label: boolean; unbuffered?: boolean; error?: string; append?: boolean; mode?: number; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
+  const flags = constants.O_WRONLY | constants.O_CREAT | (opts.append ? 0 : constants.O_TRUNC) | constants.O_APPEND;
+  // An agent hosting the sink must not wait on what the user put at the path; `ebb run`'s own may.
+  const open = (p: string) => (opts.openAs ? opts.openAs(() => openOutputFile(p, flags, opts.mode)) : openSync(p, flags, opts.mode ?? 0o644));
   const fd = open(path);
   const errFd = opts.error === undefined ? fd : open(opts.error);
   const append: Write = (f, text) => {

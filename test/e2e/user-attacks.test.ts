@@ -1,0 +1,167 @@
+/**
+ * Two real users on one node, the agent root: what user B (ebbt_bob) can do to user A (ebbt_alice)
+ * and to the node with nothing but a token of his own and a shell there. Each test is one attack:
+ * a FIFO at his own job's output path (the agent's thread waited in open(2), the node went DOWN),
+ * Alice's step's PMI_PORT (bind as her rank 0 and abort), her ebb/comm ranks' TCP listener (one
+ * DEAD frame failed her allreduce), and her umask 077 (her files were made 644). What is covered
+ * elsewhere (loader variables, symlinks at output paths, cgroup files, credentials, the API under
+ * fuzzing) is in root-attacks, users, credentials and fuzz-api.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
+import { ensureUser } from "../support/users.ts";
+
+const USERS = ["ebbt_alice", "ebbt_bob"] as const;
+const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
+let c: TestCluster;
+let base: string;
+const tokens: Record<string, string> = {};
+const uid: Record<string, number> = {};
+
+beforeAll(async () => {
+  expect(process.getuid!()).toBe(0);
+  for (const u of USERS) uid[u] = ensureUser(u);
+  base = mkdtempSync(join(tmpdir(), "ebb-user-attacks-"));
+  chmodSync(base, 0o755);
+  for (const u of USERS) {
+    mkdirSync(join(base, u), { mode: 0o700 });
+    chownSync(join(base, u), uid[u]!, uid[u]!);
+  }
+  c = await startCluster({ agents: 1, cpus: 4, heartbeat: 1 });
+  for (const u of USERS) tokens[u] = (await c.api("POST", "/v1/tokens", { user: u })).json.token;
+});
+afterAll(async () => {
+  await c?.stop();
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+const dir = (user: string) => join(base, user);
+const submitAs = (user: string, body: Record<string, unknown>) => c.submit({ cwd: dir(user), ...body }, tokens[user]!);
+/** Run a shell command as `user`, as their own shell on the node would. */
+const asUserSh = (user: string, cmd: string) => Bun.spawnSync(["setpriv", `--reuid=${uid[user]}`, `--regid=${uid[user]}`, "--clear-groups", "--", "/bin/sh", "-c", cmd], { cwd: dir(user), stdout: "pipe", stderr: "pipe" });
+
+test("a FIFO at a job's output or error path fails that job, naming it; the agent does not wait on it, the node stays UP and the other user's job runs on", async () => {
+  // Unfixed: the agent's thread waited in open(2) for a reader, its heartbeats stopped, the node went DOWN and Alice's job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "120"], output: "alice.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  expect(asUserSh("ebbt_bob", "mkfifo fifo fifo-read").exitCode).toBe(0);
+  const fifo = join(dir("ebbt_bob"), "fifo");
+  // A reader waits on fifo-read: its open for writing succeeds, and the FIFO is refused after it.
+  const reader = Bun.spawn(["setsid", "setpriv", `--reuid=${uid.ebbt_bob}`, `--regid=${uid.ebbt_bob}`, "--clear-groups", "--", "/bin/sh", "-c", "while :; do cat fifo-read; done"], { cwd: dir("ebbt_bob"), stdio: ["ignore", "ignore", "ignore"] });
+  try {
+    const noReader = `output file ${fifo} is a FIFO with no reader`;
+    const withReader = `output file ${fifo}-read is a FIFO:`;
+    const attacks = [
+      [{ script: "#!/bin/sh\necho x\n", output: fifo }, noReader],
+      [{ script: "#!/bin/sh\necho x\n", output: "ok-%j.out", error: fifo }, noReader],
+      [{ argv: ["echo", "x"], output: fifo }, noReader],
+      [{ argv: ["echo", "x"], output: "ok-%j.out", error: fifo }, noReader],
+      [{ script: "#!/bin/sh\necho x\n", output: `${fifo}-read` }, withReader],
+      [{ argv: ["echo", "x"], output: `${fifo}-read` }, withReader],
+    ] as const;
+    for (const [body, reason] of attacks) {
+      const end = await c.waitJob(await submitAs("ebbt_bob", body), ENDED, 30_000);
+      expect({ body, state: end.state, reason: end.reason }).toEqual({ body, state: "FAILED", reason: expect.stringContaining(reason) });
+    }
+    // /dev/null is still an output.
+    const devnull = await submitAs("ebbt_bob", { script: "#!/bin/sh\necho x\n", output: "/dev/null", error: "/dev/null" });
+    expect((await c.waitJob(devnull, ENDED, 30_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: (await c.job(alices)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING" });
+  } finally {
+    process.kill(-reader.pid, "SIGKILL");
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+  }
+}, 120_000);
+
+test("another user cannot take a rank's place on a step's PMI_PORT: refused unanswered; the rank, connecting after, is served and the step completes", async () => {
+  // Unfixed: Bob's connection bound itself as rank 0 (any user may connect to a port on loopback), and his abort killed Alice's step.
+  const port = join(dir("ebbt_alice"), "pmi-port");
+  const go = join(dir("ebbt_alice"), "pmi-go");
+  const rank = `echo "$PMI_PORT" > ${port}; while [ ! -f ${go} ]; do sleep 0.1; done
+exec 3<>/dev/tcp/\${PMI_PORT%:*}/\${PMI_PORT#*:}
+printf "cmd=initack pmiid=$PMI_ID\\ncmd=init pmi_version=1 pmi_subversion=1\\ncmd=finalize\\n" >&3
+head -6 <&3`;
+  await Bun.write(join(dir("ebbt_alice"), "pmi-rank.sh"), rank);
+  const script = "#!/bin/sh\nebb run --pmi-port -n 1 bash pmi-rank.sh\necho step=$?\n";
+  const alices = await submitAs("ebbt_alice", { script, output: "pmi-port.out" });
+  const [host, p] = (await waitForFile(port)).trim().split(":");
+  // Bob would find the port by trying the node's loopback listeners; he binds as rank 0 and aborts.
+  const attack = asUserSh("ebbt_bob", `exec bash -c 'exec 3<>/dev/tcp/${host}/${p} || exit 9; printf "cmd=initack pmiid=0\\ncmd=init pmi_version=1 pmi_subversion=1\\ncmd=abort exitcode=7\\n" >&3; timeout 5 cat <&3'`);
+  expect({ connected: attack.exitCode !== 9, answer: attack.stdout.toString() }).toEqual({ connected: true, answer: "" });
+  asUserSh("ebbt_alice", `touch ${go}`);
+  const end = await c.waitJob(alices, ENDED, 60_000);
+  const out = readFileSync(join(dir("ebbt_alice"), "pmi-port.out"), "utf8");
+  expect({ state: end.state, out }).toEqual({ state: "COMPLETED", out: expect.stringContaining("cmd=set rank=0\n") });
+  expect(out).toEndWith("cmd=finalize_ack\nstep=0\n");
+}, 120_000);
+
+test("a user whose umask is 077 gets files no other user can read: batch output, files of the script, a step's and an ebb run's ranks", async () => {
+  // Unfixed: every one was made with the agent's umask (022), readable by Bob in any directory he can enter.
+  const cli = `EBB_TOKEN=${tokens.ebbt_alice} EBB_CONTROLLER=${c.url} ${process.execPath} ${join(ROOT, "src/main.ts")}`;
+  const submit = asUserSh("ebbt_alice", `umask 077; ${cli} submit --parsable -o umask-%j.out --wrap 'touch made-batch; ebb run -n 1 touch made-step; umask; echo \${SLURM_UMASK-gone}'`);
+  expect(submit.stderr.toString()).toBe("");
+  const id = Number(submit.stdout.toString().trim());
+  const run = asUserSh("ebbt_alice", `umask 077; ${cli} run -n 1 -o run-%j.out touch made-run`);
+  expect({ code: run.exitCode, err: run.stderr.toString() }).toEqual({ code: 0, err: "" });
+  expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("COMPLETED");
+  const modes = Object.fromEntries(readdirSync(dir("ebbt_alice")).filter((f) => /^(umask-|made-|run-)/.test(f)).map((f) => [f.replace(/\d+/, "N"), (statSync(join(dir("ebbt_alice"), f)).mode & 0o777).toString(8)]));
+  expect(modes).toEqual({ "umask-N.out": "600", "made-batch": "600", "made-step": "600", "run-N.out": "600", "made-run": "600" });
+  expect(readFileSync(join(dir("ebbt_alice"), `umask-${id}.out`), "utf8")).toBe("0077\ngone\n");
+}, 120_000);
+
+test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO; the ranks run on", async () => {
+  // Unfixed: the listener (0.0.0.0) took Bob's DEAD frame for the truth, and Alice's allreduce failed naming Bob's reason.
+  const me = dir("ebbt_alice");
+  const victim = `import { existsSync, writeFileSync } from "node:fs";
+import { currentTransport, finalizeAdapt, initAdapt } from "${ROOT}/src/comm/index.ts";
+const { world } = await initAdapt();
+await world.barrier();
+writeFileSync("${me}/card." + world.rank, currentTransport()!.cardText + "\\n");
+while (!existsSync("${me}/comm-go")) await Bun.sleep(50);
+console.log("rank=" + world.rank + " sum=" + (await world.allreduce(world.rank + 1, "sum")));
+await finalizeAdapt();
+`;
+  await Bun.write(join(me, "comm-victim.ts"), victim);
+  const attacker = join(base, "comm-attack.ts");
+  await Bun.write(attacker, `import { controlFrame, FrameType } from "${ROOT}/src/comm/codec.ts";
+const [host, port, peer] = process.argv.slice(2);
+const send = async (frames: Uint8Array[]) => {
+  let closed = false;
+  const s = await Bun.connect({ hostname: host!, port: Number(port), socket: { data() {}, close() { closed = true; } } });
+  for (const f of frames) s.write(f);
+  await Bun.sleep(500);
+  if (!closed) s.end();
+  return closed;
+};
+const dead = await send([controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
+const hello = await send([controlFrame(FrameType.HELLO, { id: peer, node: "node01" }), controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
+console.log(JSON.stringify({ dead, hello }));
+`);
+  const script = `#!/bin/sh\nebb run -n 2 ${process.execPath} comm-victim.ts\necho step=$?\n`;
+  const alices = await submitAs("ebbt_alice", { script, output: "comm.out", tasks: 2 });
+  const [rank0, rank1] = [JSON.parse(await waitForFile(join(me, "card.0"))), JSON.parse(await waitForFile(join(me, "card.1")))];
+  const [host, port] = [rank0.tcp.slice(0, rank0.tcp.lastIndexOf(":")), rank0.tcp.slice(rank0.tcp.lastIndexOf(":") + 1)];
+  const attack = asUserSh("ebbt_bob", `${process.execPath} ${attacker} ${host} ${port} ${rank1.id}`);
+  // Both of Bob's connections were closed by the rank, not by Bob.
+  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true}\n', err: "" });
+  asUserSh("ebbt_alice", `touch ${join(me, "comm-go")}`);
+  expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
+  const out = readFileSync(join(me, "comm.out"), "utf8");
+  expect(out.split("\n").filter(Boolean).sort()).toEqual(["rank=0 sum=3", "rank=1 sum=3", "step=0"]);
+}, 120_000);
+
+/** The file's text once it ends a line. */
+async function waitForFile(path: string): Promise<string> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      const text = readFileSync(path, "utf8");
+      if (text.endsWith("\n")) return text;
+    } catch {}
+    await Bun.sleep(100);
+  }
+  throw new Error(`${path} never written`);
+}
