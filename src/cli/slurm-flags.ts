@@ -178,8 +178,9 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   time: refuse("a step ends with its job; run it with `timeout`"),
   t: refuse("a step ends with its job; run it with `timeout`"),
   signal: refuse("ebb sends signals to a job (sbatch --signal), not to a step"),
-  input: refuse("a step's ranks read nothing on their standard input in ebb; redirect in the command (cmd < FILE)"),
-  i: refuse("a step's ranks read nothing on their standard input in ebb; redirect in the command (cmd < FILE)"),
+  // --input none (Hydra's srun bootstrap gives it) asks for what ebb does: ranks read /dev/null.
+  input: { value: true, when: (v) => v === "none", refuse: "a step's ranks read nothing on their standard input in ebb; redirect in the command (cmd < FILE)" },
+  i: { value: true, when: (v) => v === "none", refuse: "a step's ranks read nothing on their standard input in ebb; redirect in the command (cmd < FILE)" },
   pty: refuse("ebb does not give ranks a terminal", false),
   "multi-prog": refuse("ebb runs one program in every rank of a step; branch on SLURM_PROCID in a script", false),
   relative: refuse("a step runs on the first nodes of its job"),

@@ -95,8 +95,8 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   if (a.chdir !== undefined) flag("chdir", a.chdir);
   if (a.mpi !== undefined) {
     if (/^pmix/.test(a.mpi)) throw new UsageError(`--mpi=${a.mpi}: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)`);
-    if (a.mpi === "pmi2") flag("mpi", "pmi2");
-    else if (a.mpi !== "none") throw new UsageError(`--mpi=${a.mpi}: expected pmi2 or none`);
+    // Slurm's pmi2 plugin serves PMI-1 too (Debian's MPICH speaks only PMI-1), so neither value limits what ebb serves.
+    if (a.mpi !== "pmi2" && a.mpi !== "none") throw new UsageError(`--mpi=${a.mpi}: expected pmi2 or none`);
   }
   const bind = a["cpu-bind"]?.split(",").filter((w) => w !== "verbose" && w !== "v" && w !== "quiet" && w !== "q");
   if (bind !== undefined && bind.length > 0) {

@@ -29,7 +29,6 @@ describe("srun as ebb run", () => {
       "--error=err.txt",
       "--open-mode=append",
       "--chdir=/tmp",
-      "--mpi=pmi2",
       "--no-kill-on-bad-exit",
       "--",
       "./a.out",
@@ -44,6 +43,22 @@ describe("srun as ebb run", () => {
     expect(flags([])).toEqual(["--ntasks=4", "--tasks-per-node=2"]);
     expect(flags(["-N", "1"])).toEqual(["--nodes=1", "--tasks-per-node=2"]);
     expect(flags(["-n", "3"])).toEqual(["--ntasks=3"]);
+  });
+
+  test("--mpi=pmi2 and --mpi=none leave ebb serving PMI-1 and PMI-2: Slurm's pmi2 serves MPICH's PMI-1 as well", () => {
+    expect(run(["--mpi=pmi2", "x"]).run).toEqual(["--no-kill-on-bad-exit", "--", "x"]);
+    expect(run(["--mpi", "none", "x"]).run).toEqual(["--no-kill-on-bad-exit", "--", "x"]);
+    expect(refusal(["--mpi=pmi1", "x"])).toBe("--mpi=pmi1: expected pmi2 or none");
+  });
+
+  test("Hydra's srun bootstrap (mpirun in a batch script): --input none is what ebb does, other inputs are refused", () => {
+    const hydra = ["-N", "2", "-n", "2", "--input", "none", "/usr/bin/hydra_pmi_proxy", "--control-port", "vm:36825", "--proxy-id", "-1"];
+    expect(run(hydra, { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" })).toEqual({
+      run: ["--nodes=2", "--ntasks=2", "--no-kill-on-bad-exit", "--", "/usr/bin/hydra_pmi_proxy", "--control-port", "vm:36825", "--proxy-id", "-1"],
+      warnings: [],
+    });
+    expect(run(["-i", "none", "x"]).run).toEqual(["--no-kill-on-bad-exit", "--", "x"]);
+    expect(refusal(["--input=0", "x"])).toContain("--input=0: a step's ranks read nothing on their standard input in ebb");
   });
 
   test("-c gives the ranks SLURM_CPUS_PER_TASK; --kill-on-bad-exit / -K kill the others, as ebb run does by default", () => {
