@@ -33,7 +33,7 @@ const args = defineArgs({
   "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A failed rank kills the others (=1); without it, or =0, they run on", negativeDescription: "--kill-on-bad-exit=0: a failed rank leaves the others running (the default)" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
   jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
-  nodelist: { type: "string", alias: "w", description: "Only the job's own nodes, all of them (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
+  nodelist: { type: "string", alias: "w", description: "Only the job's first nodes (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
 });
 
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
@@ -109,8 +109,11 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     const want = expandHostlist(a.nodelist);
     const have = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
     if ("error" in want) throw new UsageError(`--nodelist: ${want.error}`);
-    if (want.length !== have.length || want.some((n) => !have.includes(n)))
-      throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name all of them, not pick some`);
+    // As srun's, the list is nodes the step must have (it takes others to reach its count): the
+    // job's first ones (`-w $head_node`, the first of scontrol show hostnames) are where ebb puts a step anyway.
+    const first = have.slice(0, want.length);
+    if (want.some((n) => !first.includes(n)))
+      throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name its first nodes, not pick others`);
   }
   return { run: [...run, "--", ...command], warnings };
 }

@@ -79,13 +79,19 @@ describe("srun as ebb run", () => {
     expect(run(["--cpu-bind=verbose,cores", "x"]).run).toContain("--cpu-bind=cores");
   });
 
+  test("-w naming the job's first node (ray's and torchrun's head node) passes: srun takes the list as nodes the step must have", () => {
+    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" };
+    expect(run(["--nodes=1", "--ntasks=1", "-w", "n1", "hostname"], env).run).toEqual(["--nodes=1", "--ntasks=1", "--no-kill-on-bad-exit", "--", "hostname"]);
+    expect(run(["-w", "n1", "hostname"], env).run).toEqual(["--ntasks=4", "--tasks-per-node=2", "--no-kill-on-bad-exit", "--", "hostname"]);
+  });
+
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
     expect(refusal(["-t", "5", "x"])).toBe("-t 5: a step ends with its job; run it with `timeout`");
     expect(refusal(["--multi-prog", "x"])).toContain("ebb runs one program in every rank of a step");
     expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
-    expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2)");
+    expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2); it can name its first nodes, not pick others");
     expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");
     expect(refusal(["--bogus", "x"])).toBe("unknown flag --bogus (ebb srun --help lists the flags srun has here)");
     expect(refusal(["-n", "2"])).toBe("no program given; usage: srun [flags] PROGRAM ARGS...");
