@@ -77,7 +77,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   // srun's defaults inside a job: the job's task counts, from its environment.
   const ntasks = a.ntasks ?? (a.nodes === undefined ? env.SLURM_NTASKS : undefined);
   if (ntasks !== undefined) flag("ntasks", ntasks);
-  const perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
+  let perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
+  // As srun: a task count (the job's too) beyond --ntasks-per-node on the step's nodes wins, with a warning.
+  const nodes = a.nodes ?? env.SLURM_NNODES;
+  if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(ntasks) > Number(perNode) * Number(nodes)) {
+    warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
+    perNode = undefined;
+  }
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
   const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : [])];

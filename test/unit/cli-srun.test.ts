@@ -61,6 +61,14 @@ describe("srun as ebb run", () => {
     expect(refusal(["--input=0", "x"])).toContain("--input=0: a step's ranks read nothing on their standard input in ebb");
   });
 
+  test("--ntasks-per-node that the task count (the job's too) outgrows on the step's nodes is left out with srun's warning", () => {
+    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2", SLURM_NNODES: "2" };
+    const ignored = "can't honor --ntasks-per-node set to 1 which doesn't match the requested tasks 4 with the number of requested nodes 2. Ignoring --ntasks-per-node.";
+    expect(run(["--ntasks-per-node=1", "x"], env)).toEqual({ run: ["--ntasks=4", "--no-kill-on-bad-exit", "--", "x"], warnings: [ignored] });
+    expect(run(["-n", "4", "--ntasks-per-node=1", "x"], env).warnings).toEqual([ignored]);
+    expect(run(["-n", "2", "--ntasks-per-node=1", "x"], env)).toEqual({ run: ["--ntasks=2", "--tasks-per-node=1", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
+  });
+
   test("-c gives the ranks SLURM_CPUS_PER_TASK; --kill-on-bad-exit / -K kill the others, as ebb run does by default", () => {
     expect(run(["-c", "2", "env"]).run).toContain("--export=ALL,SLURM_CPUS_PER_TASK=2");
     expect(run(["--export=NONE", "-c2", "env"]).run).toContain("--export=NONE,SLURM_CPUS_PER_TASK=2");
