@@ -185,7 +185,6 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   input: { value: true, when: (v) => v === "none", refuse: "a step's ranks read nothing on their standard input in ebb; redirect in the command (cmd < FILE)" },
   i: { value: true, when: (v) => v === "none", refuse: "a step's ranks read nothing on their standard input in ebb; redirect in the command (cmd < FILE)" },
   pty: refuse("ebb does not give ranks a terminal", false),
-  "multi-prog": refuse("ebb runs one program in every rank of a step; branch on SLURM_PROCID in a script", false),
   relative: refuse("a step runs on the first nodes of its job"),
   r: refuse("a step runs on the first nodes of its job"),
   exclude: refuse("a step runs on the first nodes of its job"),

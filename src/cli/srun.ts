@@ -7,9 +7,11 @@
  * The flags of srun that change nothing here are accepted with a warning; those that would change
  * what the step does, and that ebb does not have, are refused with the reason (slurm-flags.ts).
  */
+import { readFileSync } from "node:fs";
 import { defineArgs, defineCommand, parse, runCommand, type Parsed } from "./command.ts";
 import { loadCommand } from "./commands.ts";
 import { UsageError } from "./errors.ts";
+import { multiProgScript } from "./multi-prog.ts";
 import { slurmFlag, SRUN_ONLY } from "./slurm-flags.ts";
 import { expandHostlist } from "../util/hostlist.ts";
 import { err } from "../util/stdio.ts";
@@ -33,6 +35,7 @@ const args = defineArgs({
   "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A failed rank kills the others (=1); without it, or =0, they run on", negativeDescription: "--kill-on-bad-exit=0: a failed rank leaves the others running (the default)" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
   jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
+  "multi-prog": { type: "boolean", description: "Each rank runs its line of the configuration file given in place of the program (%t rank, %o offset)" },
   nodelist: { type: "string", alias: "w", description: "Only the job's first nodes (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
 });
 
@@ -46,7 +49,7 @@ export interface SrunPlan {
  * srun's command line as ebb run's, inside job `env.EBB_JOB_ID` (`env`: the caller's environment,
  * for srun's defaults and the job's nodes).
  */
-export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>): SrunPlan {
+export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>, read: (file: string) => string = (f) => readFileSync(f, "utf8")): SrunPlan {
   const warnings: string[] = [];
   const refusals: string[] = [];
   // --kill-on-bad-exit takes an optional value (getopt's optional_argument): 1 when it is missing.
@@ -120,6 +123,18 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     const first = have.slice(0, want.length);
     if (want.some((n) => !first.includes(n)))
       throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name its first nodes, not pick others`);
+  }
+  if (a["multi-prog"]) {
+    if (command.length > 1) throw new UsageError(`--multi-prog takes its configuration file alone, not ${command.slice(1).join(" ")}`);
+    let text: string;
+    try {
+      text = read(command[0]!);
+    } catch {
+      throw new UsageError(`Could not open multi_prog config file ${command[0]}`);
+    }
+    if (text.includes("\0")) throw new UsageError(`--multi-prog ${command[0]}: a program, not a configuration file (lines of ranks, program, arguments)`);
+    const script = multiProgScript(text, command[0]!, ntasks === undefined ? undefined : Number(ntasks));
+    return { run: [...run, "--", "sh", "-c", script, "srun-multi-prog"], warnings };
   }
   return { run: [...run, "--", ...command], warnings };
 }

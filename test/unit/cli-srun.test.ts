@@ -96,7 +96,6 @@ describe("srun as ebb run", () => {
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
     expect(refusal(["-t", "5", "x"])).toBe("-t 5: a step ends with its job; run it with `timeout`");
-    expect(refusal(["--multi-prog", "x"])).toContain("ebb runs one program in every rank of a step");
     expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
     expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2); it can name its first nodes, not pick others");
