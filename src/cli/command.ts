@@ -62,6 +62,8 @@ export interface CommandDef<A extends ArgsDef = ArgsDef> {
    * srun's are srun's, ebb mpicc's the compiler's. Only a leading --help or -h is ebb's.
    */
   ownParser?: boolean;
+  /** With ownParser, a leading -h is the command's too (squeue's -h is --noheader); --help stays ebb's. */
+  ownShortHelp?: boolean;
   run(ctx: { args: Parsed<A>; raw: string[] }): Promise<unknown> | unknown;
 }
 
@@ -353,7 +355,7 @@ export function renderMainUsage(description: string, version: string, commands: 
 
 /** Parses the command line and runs the command: usage errors are one line and exit 2. */
 export async function runCommand(def: CommandDef<ArgsDef>, raw: string[], version: string): Promise<void> {
-  if (def.ownParser && raw[0] !== "--help" && raw[0] !== "-h") return void (await def.run({ args: { _: raw } as Parsed<ArgsDef>, raw }));
+  if (def.ownParser && raw[0] !== "--help" && (raw[0] !== "-h" || def.ownShortHelp)) return void (await def.run({ args: { _: raw } as Parsed<ArgsDef>, raw }));
   let args: Parsed<ArgsDef> & { help?: true };
   try {
     args = parse(def.meta.name, def.args, raw, { stopAtPositional: def.stopAtPositional });

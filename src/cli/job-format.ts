@@ -30,7 +30,7 @@ interface Field {
 }
 
 /** Slurm's short state codes (ADAPTING is Slurm's RESIZING). */
-const COMPACT: Record<string, string> = { PENDING: "PD", RUNNING: "R", ADAPTING: "RS", COMPLETED: "CD", FAILED: "F", CANCELLED: "CA", TIMEOUT: "TO", NODE_FAIL: "NF", OUT_OF_MEMORY: "OOM" };
+export const COMPACT: Record<string, string> = { PENDING: "PD", RUNNING: "R", ADAPTING: "RS", COMPLETED: "CD", FAILED: "F", CANCELLED: "CA", TIMEOUT: "TO", NODE_FAIL: "NF", OUT_OF_MEMORY: "OOM" };
 
 const used = (j: JobView, now: number) => (j.startTime ? ((j.endTime ? Date.parse(j.endTime) : now) - Date.parse(j.startTime)) / 1000 : 0);
 const nodeList = (j: JobView) => (j.allocation.length > 0 ? compressHostlist(j.allocation) : "");

@@ -76,7 +76,7 @@ export function resourceFields(a: ResourceFlags): JobResources {
   const given = [gpus && "--gpus", (gres || perNode) && (gres ? "--gres" : "--gpus-per-node"), perTask && "--gpus-per-task"].filter(Boolean);
   if (given.length > 1) throw new UsageError(`give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not ${given.join(" and ")}`);
   const gpuType = (gpus ?? gres ?? perNode ?? perTask)?.type;
-  const mem = memoryFlag(a.mem, "--mem");
+  const mem = allMemory(a) ? undefined : memoryFlag(a.mem, "--mem");
   const memPerCpu = memoryFlag(a["mem-per-cpu"], "--mem-per-cpu");
   if (mem !== undefined && memPerCpu !== undefined) throw new UsageError("give --mem (per node) or --mem-per-cpu, not both");
   return {
@@ -88,6 +88,14 @@ export function resourceFields(a: ResourceFlags): JobResources {
     gpusPerTask: perTask?.count,
     gpuType,
     constraint: constraintFlag(a.constraint),
-    exclusive: a.exclusive === true ? true : undefined,
+    exclusive: a.exclusive === true || allMemory(a) ? true : undefined,
   };
+}
+
+/** Slurm's --mem=0: all of each node's memory, which ebb gives as whole nodes (the API takes no 0). */
+const allMemory = (a: ResourceFlags) => a.mem !== undefined && /^0+[KMGT]?$/i.test(a.mem);
+
+/** What to say when --mem=0 makes a job exclusive that did not ask to be. */
+export function allMemoryWarning(a: ResourceFlags): string | undefined {
+  return allMemory(a) && a.exclusive !== true ? `--mem=${a.mem} (all of each node's memory): the job gets its nodes whole, as with --exclusive` : undefined;
 }

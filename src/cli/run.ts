@@ -4,7 +4,7 @@ import { run } from "../roles/launcher/run.ts";
 import { client, controllerArgs, durationFlag, exportEnv, openModeFlag, stepEnv, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
 import { resolve } from "node:path";
-import { resourceArgs, resourceFields } from "./resources.ts";
+import { allMemoryWarning, resourceArgs, resourceFields } from "./resources.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
@@ -58,6 +58,8 @@ export default defineCommand({
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
       const resources = resourceFields(a);
       const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined);
+      const memAll = insideJob === undefined ? allMemoryWarning(a) : undefined;
+      if (memAll) err(`ebb run: warning: ${memAll}\n`);
       if (insideJob !== undefined && given.length > 0) err(`ebb run: warning: ${given.map((k) => `--${k}`).join(", ")} shape a new allocation; this step runs in job ${insideJob}'s, and they are left out\n`);
       const c = client(a);
       const interactive = isTerminal(2);

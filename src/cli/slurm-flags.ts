@@ -25,6 +25,9 @@ const ignore = (why: string, value = true): SlurmOnly => ({ value, ignore: why }
 const refuse = (why: string, value = true): SlurmOnly => ({ value, refuse: why });
 const same = (why: string, value = false): SlurmOnly => ({ value, same: why });
 
+/** -m's ways that are ebb's: block across nodes; the socket and core levels after it (block:block, block:cyclic) name sockets ebb's nodes do not have. */
+const BLOCK = /^(block|\*)(:(block|cyclic|fcyclic|\*)){0,2}(,(pack|nopack))?$/i;
+
 /** Flags both commands share. */
 const COMMON: Record<string, SlurmOnly> = {
   account: ignore(NO_ACCOUNTS),
@@ -81,8 +84,8 @@ const COMMON: Record<string, SlurmOnly> = {
   Q: ignore("it changes only what the command prints", false),
   verbose: ignore("it changes only what the command prints", false),
   v: ignore("it changes only what the command prints", false),
-  distribution: { value: true, when: (v) => /^block(,pack)?(:\*)?$|^\*$/.test(v), refuse: "ebb places ranks in blocks (the first node's ranks first); only block is possible" },
-  m: { value: true, when: (v) => /^block(,pack)?(:\*)?$|^\*$/.test(v), refuse: "ebb places ranks in blocks (the first node's ranks first); only block is possible" },
+  distribution: { value: true, when: (v) => BLOCK.test(v), refuse: "ebb places ranks in blocks (the first node's ranks first); only block is possible" },
+  m: { value: true, when: (v) => BLOCK.test(v), refuse: "ebb places ranks in blocks (the first node's ranks first); only block is possible" },
   clusters: refuse("ebb is one cluster; submit to another cluster with its own controller (--controller)"),
   M: refuse("ebb is one cluster; submit to another cluster with its own controller (--controller)"),
   uid: refuse("a job runs as the user whose token submitted it"),
@@ -179,7 +182,6 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   t: refuse("a step ends with its job; run it with `timeout`"),
   signal: refuse("ebb sends signals to a job (sbatch --signal), not to a step"),
   pty: refuse("ebb does not give ranks a terminal", false),
-  "multi-prog": refuse("ebb runs one program in every rank of a step; branch on SLURM_PROCID in a script", false),
   relative: refuse("a step runs on the first nodes of its job"),
   r: refuse("a step runs on the first nodes of its job"),
   exclude: refuse("a step runs on the first nodes of its job"),

@@ -7,9 +7,11 @@
  * The flags of srun that change nothing here are accepted with a warning; those that would change
  * what the step does, and that ebb does not have, are refused with the reason (slurm-flags.ts).
  */
+import { readFileSync } from "node:fs";
 import { defineArgs, defineCommand, parse, runCommand, type Parsed } from "./command.ts";
 import { loadCommand } from "./commands.ts";
 import { UsageError } from "./errors.ts";
+import { multiProgScript } from "./multi-prog.ts";
 import { slurmFlag, SRUN_ONLY } from "./slurm-flags.ts";
 import { expandHostlist } from "../util/hostlist.ts";
 import { err } from "../util/stdio.ts";
@@ -34,7 +36,8 @@ const args = defineArgs({
   "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A failed rank kills the others (=1); without it, or =0, they run on", negativeDescription: "--kill-on-bad-exit=0: a failed rank leaves the others running (the default)" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
   jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
-  nodelist: { type: "string", alias: "w", description: "Only the job's own nodes, all of them (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
+  "multi-prog": { type: "boolean", description: "Each rank runs its line of the configuration file given in place of the program (%t rank, %o offset)" },
+  nodelist: { type: "string", alias: "w", description: "Only the job's first nodes (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
 });
 
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
@@ -47,7 +50,7 @@ export interface SrunPlan {
  * srun's command line as ebb run's, inside job `env.EBB_JOB_ID` (`env`: the caller's environment,
  * for srun's defaults and the job's nodes).
  */
-export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>): SrunPlan {
+export function srunToRun(argv: readonly string[], env: Record<string, string | undefined>, read: (file: string) => string = (f) => readFileSync(f, "utf8")): SrunPlan {
   const warnings: string[] = [];
   const refusals: string[] = [];
   // --kill-on-bad-exit takes an optional value (getopt's optional_argument): 1 when it is missing.
@@ -78,7 +81,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   // srun's defaults inside a job: the job's task counts, from its environment.
   const ntasks = a.ntasks ?? (a.nodes === undefined ? env.SLURM_NTASKS : undefined);
   if (ntasks !== undefined) flag("ntasks", ntasks);
-  const perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
+  let perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
+  // As srun: a task count (the job's too) beyond --ntasks-per-node on the step's nodes wins, with a warning.
+  const nodes = a.nodes ?? env.SLURM_NNODES;
+  if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(ntasks) > Number(perNode) * Number(nodes)) {
+    warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
+    perNode = undefined;
+  }
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
   const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : [])];
@@ -101,8 +110,8 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   flag("input", input);
   if (a.mpi !== undefined) {
     if (/^pmix/.test(a.mpi)) throw new UsageError(`--mpi=${a.mpi}: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)`);
-    if (a.mpi === "pmi2") flag("mpi", "pmi2");
-    else if (a.mpi !== "none") throw new UsageError(`--mpi=${a.mpi}: expected pmi2 or none`);
+    // Slurm's pmi2 plugin serves PMI-1 too (Debian's MPICH speaks only PMI-1), so neither value limits what ebb serves.
+    if (a.mpi !== "pmi2" && a.mpi !== "none") throw new UsageError(`--mpi=${a.mpi}: expected pmi2 or none`);
   }
   const bind = a["cpu-bind"]?.split(",").filter((w) => w !== "verbose" && w !== "v" && w !== "quiet" && w !== "q");
   if (bind !== undefined && bind.length > 0) {
@@ -115,8 +124,23 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     const want = expandHostlist(a.nodelist);
     const have = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
     if ("error" in want) throw new UsageError(`--nodelist: ${want.error}`);
-    if (want.length !== have.length || want.some((n) => !have.includes(n)))
-      throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name all of them, not pick some`);
+    // As srun's, the list is nodes the step must have (it takes others to reach its count): the
+    // job's first ones (`-w $head_node`, the first of scontrol show hostnames) are where ebb puts a step anyway.
+    const first = have.slice(0, want.length);
+    if (want.some((n) => !first.includes(n)))
+      throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name its first nodes, not pick others`);
+  }
+  if (a["multi-prog"]) {
+    if (command.length > 1) throw new UsageError(`--multi-prog takes its configuration file alone, not ${command.slice(1).join(" ")}`);
+    let text: string;
+    try {
+      text = read(command[0]!);
+    } catch {
+      throw new UsageError(`Could not open multi_prog config file ${command[0]}`);
+    }
+    if (text.includes("\0")) throw new UsageError(`--multi-prog ${command[0]}: a program, not a configuration file (lines of ranks, program, arguments)`);
+    const script = multiProgScript(text, command[0]!, ntasks === undefined ? undefined : Number(ntasks));
+    return { run: [...run, "--", "sh", "-c", script, "srun-multi-prog"], warnings };
   }
   return { run: [...run, "--", ...command], warnings };
 }

@@ -7,7 +7,7 @@ import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
-import { resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
+import { allMemoryWarning, resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
@@ -154,6 +154,8 @@ export default defineCommand({
       for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
       if (a["mail-type"] !== undefined || a["mail-user"] !== undefined)
         err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
+      const memAll = allMemoryWarning(a as ResourceFlags);
+      if (memAll) err(`ebb submit: warning: ${memAll}\n`);
       const req = jobSubmit(a, script, name, fromScript.kind);
       const array = req.array;
       const c = client(cli);

@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the five batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the eight batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -15,6 +15,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writ
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runProcess, TestCluster } from "../support/cluster.ts";
+import { compileMpi } from "../support/mpi.ts";
 import { LocalSlurm } from "../support/slurm.ts";
 
 const NODES = ["n1", "n2", "n3", "n4"];
@@ -25,6 +26,8 @@ let c: TestCluster;
 const dirs = { slurm: "", ebb: "" };
 
 beforeAll(async () => {
+  // mpirun-allreduce.sh's program, built as its users build it before they submit.
+  const allreduce = await compileMpi("sbatch-allreduce", readFileSync(join(FIXTURES, "allreduce.c"), "utf8"));
   slurm = new LocalSlurm(NODES, { cpus: 4, memoryMb: 4096, partitions: ["all", "development"], clusterName: "ebb", shared: true });
   // The same partitions on both sides: "all" (the default) and "development", every node in each.
   const config = join(mkdtempSync(join(tmpdir(), "ebb-side-config-")), "controller.json");
@@ -42,6 +45,7 @@ beforeAll(async () => {
     const dir = (dirs[side] = mkdtempSync(join(tmpdir(), `ebb-side-${side}-`)));
     cpSync(FIXTURES, dir, { recursive: true });
     writeFileSync(join(dir, "inputs.txt"), "alpha\nbeta\ngamma\n");
+    if (allreduce) cpSync(allreduce, join(dir, "allreduce"));
     mkdirSync(join(dir, "logs"));
   }
 }, 240_000);
@@ -108,7 +112,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("five Slurm scripts, under Slurm and under ebb", () => {
+describe("eight Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -164,6 +168,58 @@ describe("five Slurm scripts, under Slurm and under ebb", () => {
     expect([diagnostics(dirs.slurm, file).length, diagnostics(dirs.ebb, file).length]).toEqual([4, 4]);
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("mpirun, mpiexec and srun --mpi=pmi2 of an MPICH program on 2 nodes, a rank failing under the last two: the same ranks, node groups, sums and exit codes", async () => {
+    const r = await sideBySide("mpirun-allreduce.sh");
+    const file = `result_${r.ebb.id}.txt`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    const runs = ["mpirun", "failing-mpiexec", "failing-srun"];
+    expect(lines(r.slurm.files[file])).toEqual(
+      [...runs.flatMap((run) => [0, 1, 2, 3].map((rank) => `${run}: rank ${rank} of 4, ${rank % 2} of 2 on its node, sum 10`)), "mpiexec exited 3"].sort(),
+    );
+    // The failed srun's rank, reported by each launcher in its own words.
+    expect([diagnostics(dirs.slurm, file).length, diagnostics(dirs.ebb, file).length]).toEqual([1, 1]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect([r.slurm.code, r.slurm.state]).toEqual([3, "FAILED"]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a distributed trainer's variables under set -euo pipefail: MASTER_ADDR from scontrol show hostnames, srun -w of the head node, --mem=0 with --exclusive", async () => {
+    const r = await sideBySide("ddp-vars.sh");
+    const file = `dist_test-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toEqual([
+      ...[0, 1, 2, 3].map((rank) => `RANK=${rank} LOCAL_RANK=${rank % 2} WORLD_SIZE=4 on n${rank < 2 ? 1 : 2}, master n1:3442`),
+      "head node n1",
+      "node 0 of 2: 4(x2) cores",
+      "node 1 of 2: 4(x2) cores",
+      "nodes: n1 n2 (n[3,1-2])",
+    ]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect([r.slurm.code, r.slurm.state]).toEqual([0, "COMPLETED"]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("an MPMD step: srun -l --multi-prog, each rank its line of the file with %t and %o, into -o and -e files of fixed names", async () => {
+    const r = await sideBySide("multi-prog.sh");
+    expect(Object.keys(r.ebb.files).sort()).toEqual(["errfile.txt", "outfile.txt"]);
+    expect(lines(r.ebb.files["outfile.txt"])).toEqual(lines(r.slurm.files["outfile.txt"]));
+    expect(lines(r.slurm.files["outfile.txt"])).toEqual([
+      "0: master of 8 on n1",
+      "1: worker 1, offset 0",
+      "2: worker 2, offset 1",
+      "3: worker 3, offset 2",
+      "4: spare 4 on n2",
+      "5: spare 5 on n2",
+      "6: worker 6, offset 3",
+      "7: spare 7 on n2",
+    ]);
+    expect([r.ebb.files["errfile.txt"], r.slurm.files["errfile.txt"]]).toEqual(["", ""]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=rajasek (line 5: ebb keeps no accounts)\n");
   }, 120_000);
 
   test("--signal=B:USR1@90 with a 2-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {

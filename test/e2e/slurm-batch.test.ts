@@ -116,6 +116,22 @@ describe("srun and exit statuses", () => {
     expect(c.read(`ranks-${id}.out`)).toBe("rank 0 went on\nsrun: 5\nsrun -K: 5\n");
   });
 
+  test("sbatch, squeue and scancel in a script act on ebb's cluster, whatever Slurm SLURM_CONF names: a chained job (--dependency=afterok:$SLURM_JOB_ID), listed, then cancelled", async () => {
+    const { id } = await submit("chain.sh", [
+      "#!/bin/bash",
+      "#SBATCH -o chain-%j.out",
+      "export SLURM_CONF=/nonexistent/slurm.conf",
+      'next=$(sbatch --parsable --dependency=afterok:$SLURM_JOB_ID --wrap "echo chained")',
+      'echo "next $next"',
+      'squeue -h -j "$SLURM_JOB_ID,$next" -o "%i %j %t %E"',
+      "scancel $next",
+      'echo "scancel $?"',
+    ]);
+    await c.waitJob(id, ["COMPLETED"]);
+    expect(c.read(`chain-${id}.out`)).toBe(`next ${id + 1}\n${id} chain.sh R (null)\n${id + 1} wrap PD afterok:${id}\nscancel 0\n`);
+    expect((await c.job(id + 1)).state).toBe("CANCELLED");
+  });
+
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
     const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
     await c.waitJob(id, ["COMPLETED"]);

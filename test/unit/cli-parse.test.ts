@@ -4,7 +4,7 @@ import { closest, defineArgs, parse, renderUsage, wrap } from "../../src/cli/com
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
 import { SBATCH_LONG_FLAGS, SBATCH_ONLY } from "../../src/cli/slurm-flags.ts";
 import { jobArgs, jobSubmit } from "../../src/cli/submit.ts";
-import { resourceFields } from "../../src/cli/resources.ts";
+import { allMemoryWarning, resourceFields } from "../../src/cli/resources.ts";
 import { requestFrom } from "../../src/domain/request.ts";
 
 const args = defineArgs({
@@ -138,6 +138,9 @@ describe("batch script directives", () => {
     expect(refused("--deadline=now+1hour")).toBe("s.sh line 2: #SBATCH --deadline=now+1hour: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time");
     expect(refused("-m cyclic")).toBe("s.sh line 2: #SBATCH -m cyclic: -m cyclic: ebb places ranks in blocks (the first node's ranks first); only block is possible");
     expect(refused("--distribution=block")).toBe("accepted");
+    expect(refused("--distribution=block:block")).toBe("accepted");
+    expect(refused("-m block:cyclic,Pack")).toBe("accepted");
+    expect(refused("--distribution=cyclic:block")).toContain("only block is possible");
     expect(refused("--no-kill")).toContain("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)");
     expect(refused("--kill-on-invalid-dep=no")).toBe("accepted");
     expect(refused("--frobnicate=3")).toBe("s.sh line 2: #SBATCH --frobnicate=3: unknown flag --frobnicate: neither sbatch nor ebb has it");
@@ -169,7 +172,6 @@ describe("batch script directives", () => {
     expect(resourceFields({ "mem-per-cpu": "2048" })).toMatchObject({ memPerCpu: 2048 });
     const bad: [Record<string, string>, string][] = [
       [{ mem: "lots" }, '--mem lots: "lots" is not a memory size'],
-      [{ mem: "0" }, "--mem 0: 0 is not a whole number of MiB between 1 and 1073741824 (1 PiB); for all of a node's memory ask for the whole node (exclusive)"],
       [{ mem: "4G", "mem-per-cpu": "1G" }, "give --mem (per node) or --mem-per-cpu, not both"],
       [{ gres: "gpu:2", "gpus-per-node": "2" }, "give --gres gpu:N or --gpus-per-node N, not both"],
       [{ gpus: "2", "gpus-per-task": "1" }, "give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not --gpus and --gpus-per-task"],
@@ -180,6 +182,11 @@ describe("batch script directives", () => {
       [{ "cpus-per-task": "0" }, "--cpus-per-task 0: must be at least 1"],
     ];
     for (const [flags, message] of bad) expect(() => resourceFields(flags)).toThrow(message);
+    // Slurm's --mem=0, all of each node's memory: whole nodes, said unless --exclusive says it already.
+    expect(resourceFields({ mem: "0" })).toMatchObject({ mem: undefined, exclusive: true });
+    expect(allMemoryWarning({ mem: "0G" })).toBe("--mem=0G (all of each node's memory): the job gets its nodes whole, as with --exclusive");
+    expect(allMemoryWarning({ mem: "0", exclusive: true })).toBeUndefined();
+    expect(allMemoryWarning({ mem: "100" })).toBeUndefined();
     expect(() => parse("submit", jobArgs, ["--gres=gpu:2", "-c", "4", "--exclusive"])).not.toThrow();
   });
 

@@ -30,7 +30,6 @@ describe("srun as ebb run", () => {
       "--open-mode=append",
       "--chdir=/tmp",
       "--input=all",
-      "--mpi=pmi2",
       "--no-kill-on-bad-exit",
       "--",
       "./a.out",
@@ -45,6 +44,29 @@ describe("srun as ebb run", () => {
     expect(flags([])).toEqual(["--ntasks=4", "--tasks-per-node=2"]);
     expect(flags(["-N", "1"])).toEqual(["--nodes=1", "--tasks-per-node=2"]);
     expect(flags(["-n", "3"])).toEqual(["--ntasks=3"]);
+  });
+
+  test("--mpi=pmi2 and --mpi=none leave ebb serving PMI-1 and PMI-2: Slurm's pmi2 serves MPICH's PMI-1 as well", () => {
+    expect(run(["--mpi=pmi2", "x"]).run).toEqual(["--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(run(["--mpi", "none", "x"]).run).toEqual(["--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(refusal(["--mpi=pmi1", "x"])).toBe("--mpi=pmi1: expected pmi2 or none");
+  });
+
+  test("Hydra's srun bootstrap (mpirun in a batch script): its --input none reaches ebb run", () => {
+    const hydra = ["-N", "2", "-n", "2", "--input", "none", "/usr/bin/hydra_pmi_proxy", "--control-port", "vm:36825", "--proxy-id", "-1"];
+    expect(run(hydra, { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" })).toEqual({
+      run: ["--nodes=2", "--ntasks=2", "--input=none", "--no-kill-on-bad-exit", "--", "/usr/bin/hydra_pmi_proxy", "--control-port", "vm:36825", "--proxy-id", "-1"],
+      warnings: [],
+    });
+    expect(run(["-i", "none", "x"]).run).toEqual(["--input=none", "--no-kill-on-bad-exit", "--", "x"]);
+  });
+
+  test("--ntasks-per-node that the task count (the job's too) outgrows on the step's nodes is left out with srun's warning", () => {
+    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2", SLURM_NNODES: "2" };
+    const ignored = "can't honor --ntasks-per-node set to 1 which doesn't match the requested tasks 4 with the number of requested nodes 2. Ignoring --ntasks-per-node.";
+    expect(run(["--ntasks-per-node=1", "x"], env)).toEqual({ run: ["--ntasks=4", "--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [ignored] });
+    expect(run(["-n", "4", "--ntasks-per-node=1", "x"], env).warnings).toEqual([ignored]);
+    expect(run(["-n", "2", "--ntasks-per-node=1", "x"], env)).toEqual({ run: ["--ntasks=2", "--tasks-per-node=1", "--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
   });
 
   test("-c gives the ranks SLURM_CPUS_PER_TASK; --kill-on-bad-exit / -K kill the others, as ebb run does by default", () => {
@@ -72,13 +94,18 @@ describe("srun as ebb run", () => {
     expect(refusal(["--input=in-%t.txt", "x"])).toBe("--input=in-%t.txt: srun here forwards its own standard input (all, none or a task id); for a file, redirect it: srun ... < FILE");
   });
 
+  test("-w naming the job's first node (ray's and torchrun's head node) passes: srun takes the list as nodes the step must have", () => {
+    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" };
+    expect(run(["--nodes=1", "--ntasks=1", "-w", "n1", "hostname"], env).run).toEqual(["--nodes=1", "--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--", "hostname"]);
+    expect(run(["-w", "n1", "hostname"], env).run).toEqual(["--ntasks=4", "--tasks-per-node=2", "--input=all", "--no-kill-on-bad-exit", "--", "hostname"]);
+  });
+
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
     expect(refusal(["-t", "5", "x"])).toBe("-t 5: a step ends with its job; run it with `timeout`");
-    expect(refusal(["--multi-prog", "x"])).toContain("ebb runs one program in every rank of a step");
     expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
-    expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2)");
+    expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2); it can name its first nodes, not pick others");
     expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");
     expect(refusal(["--bogus", "x"])).toBe("unknown flag --bogus (ebb srun --help lists the flags srun has here)");
     expect(refusal(["-n", "2"])).toBe("no program given; usage: srun [flags] PROGRAM ARGS...");

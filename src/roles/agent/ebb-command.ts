@@ -1,6 +1,6 @@
 /**
  * The `ebb` command that job processes find first on their PATH, so that a batch script can run
- * `ebb run`, with an `srun` beside it (`ebb srun`: a Slurm script's steps); and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
+ * `ebb run`, with Slurm's `srun`, `scontrol`, `sbatch`, `scancel` and `squeue` beside it (a Slurm script's steps, host lists, jobs); and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
  * installed: it is `ebb exec --bun`, this ebb's own runtime with ebb/comm and ebb/epop inside
  * (a bun on the job's PATH comes first and wins). Both must be reachable by the job's user: an
  * agent running as root keeps them under /run/ebb (0755 directories), not in its state dir, which
@@ -29,6 +29,9 @@ function sweep(): void {
   }
 }
 
+/** The Slurm commands a job finds on its PATH, and the ebb command each runs. */
+const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "submit", scancel: "cancel", squeue: "squeue" };
+
 const quoted = (argv: string[]) => argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
 
 /** A new file each time (never rewritten in place: a shell may be reading the old one). */
@@ -39,7 +42,7 @@ function script(path: string, text: string): void {
 }
 
 /**
- * Writes the commands: `dir` (ebb, srun) goes first on job processes' PATH, `fallback` (bun) last;
+ * Writes the commands: `dir` (ebb and the Slurm commands) goes first on job processes' PATH, `fallback` (bun) last;
  * `remove` takes them away when the agent stops.
  */
 export function installEbbCommand(stateDir: string, node: string): { dir: string; fallback: string; remove(): void } {
@@ -56,8 +59,11 @@ export function installEbbCommand(stateDir: string, node: string): { dir: string
     rmSync(path, { force: true });
     symlinkSync(process.execPath, path);
   } else script(path, `#!/bin/sh\nexec ${quoted(ebbCommand())} "$@"\n`);
-  // Slurm scripts' srun: a step of the job they run in (cli/srun.ts maps srun's flags to ebb run's).
-  script(join(dir, "srun"), `#!/bin/sh\n# srun in an ebb job: ebb run, with srun's flags and defaults.\nexec ${quoted([...ebbCommand(), "srun"])} "$@"\n`);
+  // Slurm scripts' commands act on this cluster, not on a Slurm the host may also run (whose job of
+  // the same id `scancel $SLURM_JOB_ID` would cancel): srun a step of the job (cli/srun.ts), scontrol
+  // its host lists (cli/scontrol.ts), sbatch and scancel ebb's submit and cancel, squeue ebb queue (cli/squeue.ts).
+  for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
+    script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
   const fallback = join(dir, "fallback");
   mkdirSync(fallback, { recursive: true, mode: 0o755 });
   chmodSync(fallback, 0o755);

@@ -1,0 +1,71 @@
+/**
+ * `scontrol` in an ebb job: the agent puts it beside `srun` on every job process's PATH, for the
+ * host-list idiom of Slurm scripts (`scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1`,
+ * the first node as MASTER_ADDR). `scontrolShow` (pure) does what scontrol 22.05 does with those
+ * words, which need no controller; anything else is refused naming ebb's command for it (a
+ * Slurm installed on the host would ask another cluster about another job).
+ */
+import { defineCommand } from "./command.ts";
+import { UsageError } from "./errors.ts";
+import { compressHostlist, expandHostlist } from "../util/hostlist.ts";
+import { err, out } from "../util/stdio.ts";
+
+/** scontrol's abbreviations: a word matches `full` when it begins it and is at least `min` letters long, in any case. */
+const abbrev = (word: string, full: string, min: number) => word.length >= min && full.startsWith(word.toLowerCase());
+
+/** What `scontrol ARGV` prints (its lines); `env`: the job's, for the default list. */
+export function scontrolShow(argv: readonly string[], env: Record<string, string | undefined>): string {
+  const [verb, entity, ...lists] = argv;
+  const what = entity === undefined ? undefined : abbrev(entity, "hostnames", 5) ? "hostnames" : abbrev(entity, "hostlistsorted", 9) ? "sorted" : abbrev(entity, "hostlist", 5) ? "hostlist" : undefined;
+  if (verb === undefined || !abbrev(verb, "show", 3) || what === undefined)
+    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]" and "show hostlist[sorted] NAMES"; ebb show JOBID shows a job, ebb nodes the nodes`);
+  if (lists.length > 1) throw new UsageError(`show ${entity}: one list, not ${lists.length} (join them with commas)`);
+  const list = lists[0] ?? (what === "hostnames" ? env.SLURM_JOB_NODELIST : undefined);
+  if (list === undefined) throw new UsageError(what === "hostnames" ? "show hostnames: no list given and SLURM_JOB_NODELIST is not set" : `show ${entity}: give the names`);
+  const names = expandHostlist(list);
+  if ("error" in names) throw new UsageError(`${list}: ${names.error}`);
+  if (what === "hostnames") return names.map((n) => `${n}\n`).join("");
+  return `${what === "sorted" ? compressHostlist([...names].sort()) : inOrder(names)}\n`;
+}
+
+/** scontrol's unsorted host list: adjacent names of one prefix share brackets, ranges only where numbers follow each other (n3,n1,n2 -> n[3,1-2]). */
+function inOrder(names: readonly string[]): string {
+  const runs: { prefix: string; width: number; ranges: [number, number][] }[] = [];
+  for (const name of names) {
+    const m = /^(.*?)(\d+)$/.exec(name);
+    const [prefix, width, n] = m ? [m[1]!, m[2]!.length, Number(m[2])] : [name, -1, 0];
+    const last = runs.at(-1);
+    const range = last?.ranges.at(-1);
+    if (width < 0 || !last || last.prefix !== prefix || last.width !== width) runs.push({ prefix, width, ranges: [[n, n]] });
+    else if (range![1] + 1 === n) range![1] = n;
+    else last.ranges.push([n, n]);
+  }
+  return runs
+    .map(({ prefix, width, ranges }) => {
+      if (width < 0) return prefix;
+      const pad = (n: number) => String(n).padStart(width, "0");
+      const text = ranges.map(([a, b]) => (a === b ? pad(a) : `${pad(a)}-${pad(b)}`)).join(",");
+      return ranges.length === 1 && ranges[0]![0] === ranges[0]![1] ? prefix + text : `${prefix}[${text}]`;
+    })
+    .join(",");
+}
+
+export default defineCommand({
+  meta: {
+    name: "scontrol",
+    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list.",
+    hidden: true,
+  },
+  args: { words: { type: "positional", variadic: true, description: "show hostnames [LIST] | show hostlist NAMES" } },
+  stopAtPositional: true,
+  ownParser: true,
+  run: ({ raw }) => {
+    try {
+      out(scontrolShow(raw, process.env));
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err(`scontrol: error: ${e.message}\n`);
+      process.exit(1);
+    }
+  },
+});

@@ -1,0 +1,57 @@
+/**
+ * `squeue` in an ebb job (beside srun on every job process's PATH): ebb queue with squeue's flags
+ * and its default columns, so that a script's `squeue -u $USER -h` lists this cluster's jobs, not
+ * those of a Slurm the host may also run. `squeueToQueue` (pure) maps the flags.
+ */
+import { defineCommand, runCommand } from "./command.ts";
+import { loadCommand } from "./commands.ts";
+import { UsageError } from "./errors.ts";
+import { COMPACT } from "./job-format.ts";
+import { err } from "../util/stdio.ts";
+import { VERSION } from "../util/version.ts";
+
+/** squeue's own default columns. */
+const DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+/** squeue's flags that take a value, as ebb queue's. */
+const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format" };
+const FULL = Object.fromEntries(Object.entries(COMPACT).map(([full, short]) => [short, full]));
+
+/** squeue's command line as ebb queue's. */
+export function squeueToQueue(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w === "-h" || w === "--noheader") out.push("--noheader");
+    else if (w === "--me") out.push("--me");
+    else {
+      const eq = w.startsWith("--") ? w.indexOf("=") : -1;
+      const flag = eq > 0 ? w.slice(0, eq) : !w.startsWith("--") && w.length > 2 ? w.slice(0, 2) : w;
+      const to = VALUED[flag];
+      if (to === undefined) throw new UsageError(`${w}: ebb's squeue takes -u, --me, -j, -p, -t, -o, -O and -h (ebb queue --help has the rest)`);
+      const value = eq > 0 ? w.slice(eq + 1) : flag !== w ? w.slice(2) : argv[++i];
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      // squeue's states are short (R, PD) or long; ebb queue's are long.
+      out.push(`${to}=${to === "--state" ? value.split(",").map((s) => FULL[s.toUpperCase()] ?? s).join(",") : value}`);
+    }
+  }
+  return out.some((w) => w.startsWith("--format=")) ? out : [...out, `--format=${DEFAULT_FORMAT}`];
+}
+
+export default defineCommand({
+  meta: { name: "squeue", description: "squeue inside an ebb job (on every job process's PATH): ebb queue with squeue's flags and default columns.", hidden: true },
+  args: { words: { type: "positional", variadic: true, description: "squeue's flags" } },
+  stopAtPositional: true,
+  ownParser: true,
+  ownShortHelp: true,
+  run: async ({ raw }) => {
+    let argv: string[];
+    try {
+      argv = squeueToQueue(raw);
+    } catch (e) {
+      if (!(e instanceof UsageError)) throw e;
+      err(`squeue: error: ${e.message}\n`);
+      process.exit(1);
+    }
+    await runCommand(await loadCommand("queue"), argv, VERSION);
+  },
+});
