@@ -7,6 +7,7 @@
  */
 import { chownSync } from "node:fs";
 import { APPLY_UMASK_SH } from "./job-umask.ts";
+import { LIMIT_USER_PROCS_SH } from "./user-procs.ts";
 import { SYSTEM_PATH, systemTool } from "./system-path.ts";
 import { setThreadEgid, setThreadEuid, setThreadGroups } from "./thread-ids.ts";
 
@@ -59,8 +60,8 @@ const SHELL_OWNED = new Set(["UID", "EUID", "PPID", "GROUPS", "SHELLOPTS", "BASH
 /** `'text'` for sh: nothing inside single quotes is special but the quote itself. */
 const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 
-/** After the drop, as the user: enter the directory with the user's rights, then run the program. */
-const ENTER = 'cd -- "$0" || exit 126; exec "$@"';
+/** After the drop, as the user: the user's process limit (user-procs.ts), the directory entered with the user's rights, then the program. */
+const ENTER = `${LIMIT_USER_PROCS_SH}; cd -- "$0" || exit 126; exec "$@"`;
 /**
  * The same, taking the job's environment from stdin first (and its umask from it); the program's
  * stdin is then /dev/null, or descriptor `from` (3 or 4: the launcher's standard input, forwarded).

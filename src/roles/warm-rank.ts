@@ -12,6 +12,7 @@
 import { mark } from "../util/trace.ts";
 import { readFileSync, readdirSync } from "node:fs";
 import { UMASK_VAR, umaskOf } from "./job-umask.ts";
+import { RLIMIT_NPROC, USER_PROCS } from "./user-procs.ts";
 import { isFile, runProgram } from "./program.ts";
 
 /** What the agent writes on a warm rank's stdin (the only message of the protocol). */
@@ -57,7 +58,12 @@ function fail(message: string, code: number): never {
   process.exit(code);
 }
 
-type Libc = { clearenv(): number; setenv(name: Uint8Array, value: Uint8Array, overwrite: number): number; prctl(option: number, arg: number, a: number, b: number, c: number): number };
+type Libc = {
+  clearenv(): number;
+  setenv(name: Uint8Array, value: Uint8Array, overwrite: number): number;
+  prctl(option: number, arg: number, a: number, b: number, c: number): number;
+  setrlimit(resource: number, limit: BigUint64Array): number;
+};
 
 async function libc(): Promise<Libc> {
   const { dlopen, FFIType } = await import("bun:ffi");
@@ -66,6 +72,7 @@ async function libc(): Promise<Libc> {
     clearenv: { args: [], returns: i32 },
     setenv: { args: [ptr, ptr, i32], returns: i32 },
     prctl: { args: [i32, u64, u64, u64, u64], returns: i32 },
+    setrlimit: { args: [i32, ptr], returns: i32 },
   }).symbols as unknown as Libc;
 }
 
@@ -90,6 +97,8 @@ function become(as: NonNullable<WarmClaim["as"]>, lib: Libc): void {
       fail(`ebb warm rank: thread ${task} did not become uid ${as.uid} gid ${as.gid} without capabilities`, 126);
   }
   lib.prctl(PR_SET_DUMPABLE, 1, 0, 0, 0);
+  // The user's process limit, as a cold start's shell sets it (lowering needs no privilege; a lower hard limit stays).
+  lib.setrlimit(RLIMIT_NPROC, new BigUint64Array([BigInt(USER_PROCS), BigInt(USER_PROCS)]));
 }
 
 /**

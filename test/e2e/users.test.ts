@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { jobToken } from "../../src/proto/credential.ts";
 import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 import { ensureUser } from "../support/users.ts";
+import { USER_PROCS } from "../../src/roles/user-procs.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 let c: TestCluster;
@@ -100,6 +101,16 @@ test("ebb run's standard input reaches ranks that run as the user, with or witho
     const fds = mpi === "none" ? 4 : 5;
     expect(lines).toEqual([0, 1].map((k) => `rank=${k} user=ebbt_alice read=18 pmi=${mpi === "none" ? "none" : "3"} fds=${fds}`));
   }
+});
+
+test("a user's processes may not take the node's process ids: RLIMIT_NPROC, soft and hard, is half of what the kernel numbers", async () => {
+  const r = await c.ebb(["run", "-n", "1", "sh", "-c", "grep 'Max processes' /proc/self/limits; ulimit -u 100000 2>&1 || ulimit -p 100000 2>&1 || echo refused"], { env: { EBB_TOKEN: tokens.ebbt_bob! }, cwd: join(base, "ebbt_bob") });
+  expect(r.code).toBe(0);
+  const [limits, ...raise] = r.stdout.trim().split("\n");
+  expect(limits!.split(/\s+/).slice(2, 4)).toEqual([String(USER_PROCS), String(USER_PROCS)]);
+  expect(USER_PROCS).toBeLessThanOrEqual(Number(readFileSync("/proc/sys/kernel/pid_max", "utf8")) / 2);
+  // The job cannot raise it again.
+  expect(raise.at(-1)).toBe("refused");
 });
 
 test("an output path with ../ reaches only what the user may write", async () => {

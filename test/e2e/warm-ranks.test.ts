@@ -6,6 +6,7 @@
  * grow's joining rank comes from the pool and the job gets the right answer; the pool refills;
  * and what a cold start refuses the user, a warm one refuses too.
  */
+import { USER_PROCS } from "../../src/roles/user-procs.ts";
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -44,6 +45,7 @@ console.log(JSON.stringify({
   env: process.env,
   kernelEnviron: readFileSync("/proc/self/environ", "utf8").split("\\0").filter(Boolean),
   environOwner: statSync("/proc/self/environ").uid,
+  maxProcs: /^Max processes\\s+(\\d+)\\s+(\\d+)/m.exec(readFileSync("/proc/self/limits", "utf8")).slice(1).join(" "),
   child: Bun.spawnSync(["/bin/sh", "-c", "echo $MARKER"]).stdout.toString().trim(),
   cgroupFiles: Bun.spawnSync(["/bin/sh", "-c", CGROUP_FILES]).stdout.toString().trim(),
 }));
@@ -156,6 +158,9 @@ test("a claimed warm rank runs as the job's user, in the job's cgroup, with the 
     expect(names(r.env)).toEqual(names(coldRank.env));
     // Dumpable again, as after a cold start's exec: its /proc files are the user's.
     expect(r.environOwner).toBe(uid);
+    // The user's process limit, as a cold start's (user-procs.ts): a fork bomb fails its own forks.
+    expect(r.maxProcs).toBe(`${USER_PROCS} ${USER_PROCS}`);
+    expect(coldRank.maxProcs).toBe(r.maxProcs);
   }
 });
 
