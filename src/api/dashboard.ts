@@ -31,6 +31,12 @@ const PAGE_HEADERS = {
 
 /** Idle streams get a comment this often (ms), so that proxies keep them open. */
 const KEEPALIVE_MS = 15_000;
+/**
+ * What a stream may hold that its client has not read (bytes): several whole timelines of a large
+ * cluster. A client that reads no further (or opened many streams and reads none) is cut off
+ * there, and the controller's memory with it; the page reconnects and starts from a whole timeline.
+ */
+export const STREAM_BACKLOG_MAX = 32 << 20;
 
 export function dashboardPage(app: Hono<any>): void {
   app.get("/", (c) => c.body(page, 200, PAGE_HEADERS));
@@ -42,7 +48,7 @@ export function dashboardPage(app: Hono<any>): void {
  * (the jobs that changed) whenever the cluster changed. The controller computes each delta once
  * for all open streams.
  */
-export function timelineStream(c: Context, backend: ApiBackend, windowSec: number): Response {
+export function timelineStream(c: Context, backend: Pick<ApiBackend, "watchTimeline">, windowSec: number, backlogMax = STREAM_BACKLOG_MAX): Response {
   const enc = new TextEncoder();
   let unsubscribe: (() => void) | undefined;
   let keepalive: ReturnType<typeof setInterval> | undefined;
@@ -56,6 +62,12 @@ export function timelineStream(c: Context, backend: ApiBackend, windowSec: numbe
     start(ctrl) {
       const write = (text: string) => {
         try {
+          // desiredSize is minus the bytes queued (high-water mark 0).
+          if ((ctrl.desiredSize ?? 0) < -backlogMax) {
+            stop();
+            ctrl.error(new Error(`the client read nothing of the last ${backlogMax} bytes of this stream; closed (reconnect to start again from a whole timeline)`));
+            return;
+          }
           ctrl.enqueue(enc.encode(text));
         } catch {
           stop();
@@ -71,7 +83,7 @@ export function timelineStream(c: Context, backend: ApiBackend, windowSec: numbe
       }, KEEPALIVE_MS);
     },
     cancel: stop,
-  });
+  }, new ByteLengthQueuingStrategy({ highWaterMark: 0 }));
   c.req.raw.signal.addEventListener("abort", stop);
   return new Response(body, { headers: { "content-type": "text/event-stream; charset=utf-8", "cache-control": "no-store", "x-accel-buffering": "no" } });
 }

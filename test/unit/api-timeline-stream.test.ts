@@ -1,0 +1,46 @@
+/** GET /v1/stream's backlog cap (api/dashboard.ts timelineStream), with a timeline source of plain strings. */
+import { expect, test } from "bun:test";
+import type { Context } from "hono";
+import { timelineStream } from "../../src/api/dashboard.ts";
+
+function source() {
+  const s = { watching: false, push: (_event: "timeline" | "delta", _json: string) => {} };
+  const backend = {
+    watchTimeline: (_window: number, onEvent: (event: "timeline" | "delta", json: string) => void) => {
+      s.watching = true;
+      s.push = onEvent;
+      return () => {
+        s.watching = false;
+      };
+    },
+  };
+  const context = { req: { raw: new Request("http://controller/v1/stream") } } as unknown as Context;
+  return { s, open: (cap: number) => timelineStream(context, backend, 3600, cap) };
+}
+
+test("a client that reads nothing is cut off past the backlog cap: the stream stops watching and says why", async () => {
+  const { s, open } = source();
+  const res = open(1000);
+  s.push("timeline", "x".repeat(600));
+  s.push("delta", "y".repeat(600));
+  expect(s.watching).toBe(true);
+  // 1.2 KB unread: the next event cuts the stream instead of queueing more.
+  s.push("delta", "z");
+  expect(s.watching).toBe(false);
+  await expect(new Response(res.body).text()).rejects.toThrow("the client read nothing of the last 1000 bytes of this stream; closed (reconnect to start again from a whole timeline)");
+});
+
+test("a client that keeps reading is never cut, however much passes", async () => {
+  const { s, open } = source();
+  const reader = open(1000).body!.getReader();
+  const dec = new TextDecoder();
+  let got = "";
+  for (let i = 0; i < 50; i++) {
+    s.push("delta", String(i).padStart(600, "."));
+    got += dec.decode((await reader.read()).value);
+  }
+  expect(s.watching).toBe(true);
+  expect(got.match(/^event: delta$/gm)?.length).toBe(50);
+  await reader.cancel();
+  expect(s.watching).toBe(false);
+});
