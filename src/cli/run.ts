@@ -30,7 +30,7 @@ const args = defineArgs({
   "spawn-wait": { type: "string", description: "Seconds an MPI spawn may wait for idle nodes before it fails (default 30)", valueHint: "SECONDS" },
   fanout: { type: "string", description: "Fan-out of the launch tree (default 8)", valueHint: "K" },
   exclude: { type: "string", alias: "x", description: "Outside a job: nodes the allocation must not use, e.g. node[01-02]", valueHint: "NODES" },
-  nodelist: { type: "string", alias: "w", description: "Outside a job: nodes the allocation must use", valueHint: "NODES" },
+  nodelist: { type: "string", alias: "w", description: "Outside a job: nodes the allocation must use; inside one, nodes of the job the step must run on (with -N, the job's first others too)", valueHint: "NODES" },
   partition: { type: "string", alias: "p", description: "Outside a job: the partition of the allocation (default: the default one; ebb partitions lists them)", valueHint: "NAME" },
   ...elasticArgs,
   ...controllerArgs,

@@ -37,7 +37,7 @@ const args = defineArgs({
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
   jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
   "multi-prog": { type: "boolean", description: "Each rank runs its line of the configuration file given in place of the program (%t rank, %o offset)" },
-  nodelist: { type: "string", alias: "w", description: "Only the job's first nodes (ebb runs a step on the job's first nodes)", valueHint: "NODES" },
+  nodelist: { type: "string", alias: "w", description: "Nodes of the job the step must run on (with -N, the job's first others too)", valueHint: "NODES" },
 });
 
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
@@ -124,11 +124,10 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     const want = expandHostlist(a.nodelist);
     const have = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
     if ("error" in want) throw new UsageError(`--nodelist: ${want.error}`);
-    // As srun's, the list is nodes the step must have (it takes others to reach its count): the
-    // job's first ones (`-w $head_node`, the first of scontrol show hostnames) are where ebb puts a step anyway.
-    const first = have.slice(0, want.length);
-    if (want.some((n) => !first.includes(n)))
-      throw new UsageError(`--nodelist=${a.nodelist}: a step runs on the first nodes of its job (${have.join(",") || "none"}); it can name its first nodes, not pick others`);
+    // As srun's, the list is nodes the step must have (it takes the job's first others to reach its count).
+    const strangers = want.filter((n) => !have.includes(n));
+    if (strangers.length > 0) throw new UsageError(`--nodelist=${a.nodelist}: ${strangers.join(",")} ${strangers.length === 1 ? "is" : "are"} not among the job's nodes (${have.join(",") || "none"})`);
+    flag("nodelist", want.join(","));
   }
   if (a["multi-prog"]) {
     if (command.length > 1) throw new UsageError(`--multi-prog takes its configuration file alone, not ${command.slice(1).join(" ")}`);

@@ -225,6 +225,8 @@ export const StepCreate = z.lazy(() =>
       tasksPerNode: z.int().min(1).max(4096).optional(),
       /** More tasks than the step's nodes have CPUs (srun --overcommit). */
       overcommit: z.boolean().optional(),
+      /** Nodes of the job the step must run on (srun -w inside a job); it takes the job's first others to reach `nodes`. */
+      nodelist: z.array(NodeName).min(1).max(100_000).optional(),
       /** The working directory the launcher will start the ranks in, and the sha256 of their environment (proto/credential.ts envDigest): the step credential covers both. */
       cwd: Plain(4096).startsWith("/", "must be an absolute path"),
       envDigest: z.string().regex(/^[0-9a-f]{64}$/, "must be a sha256 in hex"),
@@ -235,6 +237,8 @@ export const StepCreate = z.lazy(() =>
     })
     .superRefine((b, ctx) => {
       if (b.newNodes && b.tasks === undefined) ctx.addIssue({ code: "custom", path: ["tasks"], message: "a step on new nodes needs a task count" });
+      if (b.newNodes && b.nodelist) ctx.addIssue({ code: "custom", path: ["nodelist"], message: "a step on new nodes cannot name the job's nodes" });
+      if (b.nodelist && b.nodes !== undefined && b.nodes < new Set(b.nodelist).size) ctx.addIssue({ code: "custom", path: ["nodes"], message: `${b.nodes} node(s) cannot hold the ${new Set(b.nodelist).size} nodelist names` });
     }),
 );
 export type StepCreate = z.infer<typeof StepCreate>;

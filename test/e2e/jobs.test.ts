@@ -212,6 +212,36 @@ describe("batch scripts submitted with `ebb submit`", () => {
     expect(job.steps.map((s: any) => s.state)).toEqual(["COMPLETED"]);
   });
 
+  test("a step on chosen nodes of its job (srun -w, ebb run -w): ray's loop of one step per node, started in the background", async () => {
+    writeFileSync(
+      join(c.dir, "per-node.sh"),
+      [
+        "#!/bin/sh",
+        "#SBATCH -N 3",
+        "#SBATCH -o per-node.out",
+        'nodes=$(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+        'for n in $nodes; do srun --nodes=1 --ntasks=1 -w "$n" sh -c \'echo "on $SLURMD_NODENAME for $0"\' "$n" & done',
+        "wait",
+        'last=$(echo $nodes | cut -d" " -f3)',
+        "ebb run -w \"$last\" sh -c 'echo \"ebb run on $EBB_NODENAME\"'",
+        "srun -w nowhere true || echo refused",
+        "ebb run -w nowhere true || echo refused by the controller",
+      ].join("\n"),
+    );
+    const r = await c.ebb(["submit", "--parsable", "per-node.sh"]);
+    expect(r.code).toBe(0);
+    const job = await c.waitJob(Number(r.stdout.trim()), ["COMPLETED", "FAILED"]);
+    const out = c.read("per-node.out");
+    expect(job.state, out).toBe("COMPLETED");
+    const lines = out.split("\n");
+    for (const n of job.allocation) expect(lines).toContain(`on ${n} for ${n}`);
+    expect(lines).toContain(`ebb run on ${job.allocation[2]}`);
+    expect(out).toContain(`srun: error: --nodelist=nowhere: nowhere is not among the job's nodes (${job.allocation.join(",")})`);
+    expect(lines).toContain("refused");
+    expect(out).toContain(`nowhere is not among job ${job.id}'s nodes (`);
+    expect(lines).toContain("refused by the controller");
+  });
+
   test("command-line flags override directives; -o names the output file", async () => {
     writeFileSync(join(c.dir, "small.sh"), "#!/bin/sh\n#EBB -N 3\necho $EBB_NNODES\n");
     const r = await c.ebb(["submit", "-N", "1", "-o", "small-%j.txt", "small.sh"]);

@@ -77,7 +77,7 @@ describe("srun as ebb run", () => {
   });
 
   test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
-    expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
+    expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
     expect(run(["-u", "x"]).run).toContain("--unbuffered");
     expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
       "-p debug is ignored: a step runs in its job's partition",
@@ -96,8 +96,10 @@ describe("srun as ebb run", () => {
 
   test("-w naming the job's first node (ray's and torchrun's head node) passes: srun takes the list as nodes the step must have", () => {
     const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" };
-    expect(run(["--nodes=1", "--ntasks=1", "-w", "n1", "hostname"], env).run).toEqual(["--nodes=1", "--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--", "hostname"]);
-    expect(run(["-w", "n1", "hostname"], env).run).toEqual(["--ntasks=4", "--tasks-per-node=2", "--input=all", "--no-kill-on-bad-exit", "--", "hostname"]);
+    expect(run(["--nodes=1", "--ntasks=1", "-w", "n1", "hostname"], env).run).toEqual(["--nodes=1", "--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n1", "--", "hostname"]);
+    expect(run(["-w", "n1", "hostname"], env).run).toEqual(["--ntasks=4", "--tasks-per-node=2", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n1", "--", "hostname"]);
+    // Any of the job's nodes (ray's worker loop: srun --nodes=1 --ntasks=1 -w "$node_i" ...).
+    expect(run(["--nodes=1", "--ntasks=1", "-w", "n2", "hostname"], env).run).toContain("--nodelist=n2");
   });
 
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
@@ -105,7 +107,7 @@ describe("srun as ebb run", () => {
     expect(refusal(["-t", "5", "x"])).toBe("-t 5: a step ends with its job; run it with `timeout`");
     expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
-    expect(refusal(["-w", "n2", "x"])).toContain("a step runs on the first nodes of its job (n1,n2); it can name its first nodes, not pick others");
+    expect(refusal(["-w", "n[2-3]", "x"])).toBe("--nodelist=n[2-3]: n3 is not among the job's nodes (n1,n2)");
     expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");
     expect(refusal(["--bogus", "x"])).toBe("unknown flag --bogus (ebb srun --help lists the flags srun has here)");
     expect(refusal(["-n", "2"])).toBe("no program given; usage: srun [flags] PROGRAM ARGS...");

@@ -649,14 +649,23 @@ export class Jobs {
     const have = job.nodes.length;
     // The elastic step of an elastic job runs on all of its nodes: that is what resizes change.
     const wholeJob = job.row.elastic && job.elastic?.stepId === undefined;
-    const n = wholeJob ? have : req.nodes ?? (req.tasks ? Math.min(have, req.tasks) : have);
+    const named = new Set(req.nodelist ?? []);
+    const held = new Set(job.nodes);
+    const strangers = [...named].filter((name) => !held.has(name));
+    if (strangers.length > 0) throw badRequest(`${strangers.join(", ")} ${strangers.length === 1 ? "is" : "are"} not among job ${jobId}'s nodes (${compressHostlist(job.nodes)})`, "nodelist");
+    if (wholeJob && named.size > 0 && named.size < have) throw badRequest(`the elastic step of job ${jobId} runs on all of its nodes; it cannot be limited to ${compressHostlist([...named])}`, "nodelist");
+    const n = wholeJob ? have : req.nodes ?? Math.max(named.size, req.tasks ? Math.min(have, req.tasks) : named.size > 0 ? named.size : have);
     if (n > have) throw badRequest(`the step asks for ${n} nodes but job ${jobId} has ${have}`, "nodes");
     const tasks = taskCount(n, req.tasks, req.tasksPerNode);
     if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
     if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
-    const nodes = job.nodes.slice(0, n);
+    // The nodes it names, then the job's first others, in the job's order (as srun -w takes them).
+    const picked = job.nodes.flatMap((name, i) => (named.has(name) ? [i] : []));
+    for (let i = 0; picked.length < n; i++) if (!named.has(job.nodes[i]!)) picked.push(i);
+    picked.sort((a, b) => a - b);
+    const nodes = picked.map((i) => job.nodes[i]!);
     // A step has only the job's share of each node: its tasks fit the job's cores there (unless overcommitted).
-    const shares = job.shares.slice(0, n);
+    const shares = picked.map((i) => job.shares[i]!);
     const layout = req.tasksPerNode ? blockLayout(n, tasks) : this.layoutOn(job.row, shares, tasks);
     const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout);
     if (over) throw badRequest(`${tasks} tasks on ${n} nodes put ${over}; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");

@@ -153,7 +153,9 @@ export async function run(o: RunOptions): Promise<number> {
 
     // 2. Run the step and what it spawns.
     mark("l.allocated");
-    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, cwd: o.cwd, envDigest: envDigest(o.env) });
+    // Inside a job, -w names the job's nodes the step runs on; outside, the allocation asked for them.
+    const nodelist = owned ? undefined : o.nodelist;
+    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, nodelist, cwd: o.cwd, envDigest: envDigest(o.env) });
     mark("l.granted");
     let file: ReturnType<typeof stepFileSink> | undefined;
     try {
