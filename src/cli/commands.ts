@@ -32,6 +32,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   exec: { summary: "Run a TypeScript or JavaScript program with ebb/comm and ebb/epop from this ebb (no bun needed)", load: () => import("./exec.ts") },
   sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
   srun: { summary: "srun inside an ebb job: a step of it, with srun's flags (on every job process's PATH)", load: () => import("./srun.ts"), hidden: true },
+  sacct: { summary: "sacct inside an ebb job: ebb history with sacct's flags (on every job process's PATH)", load: () => import("./sacct.ts"), hidden: true },
   squeue: { summary: "squeue inside an ebb job: ebb queue with squeue's flags (on every job process's PATH)", load: () => import("./squeue.ts"), hidden: true },
   scontrol: { summary: "scontrol inside an ebb job: show hostnames / hostlist (on every job process's PATH)", load: () => import("./scontrol.ts"), hidden: true },
   "step-root": { summary: "The step root of an elastic command job (started by the controller)", load: () => import("./step-root.ts"), hidden: true },

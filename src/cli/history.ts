@@ -10,6 +10,9 @@ import { FIELD_NAMES, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
 import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
 
+/** sacct's default fields, but Account (ebb keeps no accounts). */
+export const SACCT_DEFAULT = "JobID,JobName,Partition,AllocCPUS,State,ExitCode";
+
 export default defineCommand({
   meta: {
     name: "history",
@@ -26,13 +29,16 @@ export default defineCommand({
     jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks)", valueHint: "ID,..." },
     format: { type: "string", alias: "o", description: `Columns as sacct --format, JobID,User,State%12,Elapsed,ExitCode (fields: ${FIELD_NAMES.join(", ")}), or squeue's %-codes`, valueHint: "FORMAT" },
     noheader: { type: "boolean", alias: "n", description: "Leave out the header line" },
+    parsable2: { type: "boolean", description: "Fields separated by |, unpadded, as sacct -P (with --format; without it, sacct's default fields)" },
+    parsable: { type: "boolean", description: "As --parsable2, with a | after the last field too (sacct -p)" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("history", async () => {
-      const format = args.format === undefined ? undefined : formatFlag(args.format, "--format");
+      const parsable = args.parsable ? "|end" : args.parsable2 ? "|" : undefined;
+      const format = args.format !== undefined ? formatFlag(args.format, "--format") : parsable ? formatFlag(SACCT_DEFAULT, "--format") : undefined;
       const jobs = await jobsOf(
         client(args),
         {
@@ -46,7 +52,7 @@ export default defineCommand({
         intFlag(args.limit, "--limit"),
       );
       const now = Date.now();
-      if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader));
+      if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader, parsable));
       if (args.json) return printJson({ jobs });
       const rows = jobs.map((j) => [
         jobLabel(j),

@@ -129,8 +129,16 @@ function fit(value: string, c: Column): string {
   return c.right ? cut.padStart(c.width) : cut.padEnd(c.width);
 }
 
-/** The rows in `format`, a header line first unless `header` is false. */
-export function renderFormat(format: Format, rows: readonly { job: JobView; ctx: RowContext }[], header = true): string {
+/**
+ * The rows in `format`, a header line first unless `header` is false. `parsable`: a field list's
+ * values unpadded, each followed by "|" but the last (sacct's --parsable2), or every one (--parsable).
+ */
+export function renderFormat(format: Format, rows: readonly { job: JobView; ctx: RowContext }[], header = true, parsable?: "|" | "|end"): string {
+  if (format.kind === "list" && parsable) {
+    const line = (cells: (c: Column) => string) => format.columns.map((c) => cells(c)).join("|") + (parsable === "|end" ? "|" : "");
+    const lines = rows.map(({ job, ctx }) => line((c) => c.field.value(job, ctx)));
+    return [...(header ? [line((c) => c.header ?? c.field.header)] : []), ...lines].map((l) => `${l}\n`).join("");
+  }
   if (format.kind === "list") {
     const line = (cells: (c: Column) => string) => format.columns.map((c) => fit(cells(c), c));
     const body = rows.map(({ job, ctx }) => line((c) => c.field.value(job, ctx)));

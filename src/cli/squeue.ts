@@ -3,12 +3,9 @@
  * and its default columns, so that a script's `squeue -u $USER -h` lists this cluster's jobs, not
  * those of a Slurm the host may also run. `squeueToQueue` (pure) maps the flags.
  */
-import { defineCommand, runCommand } from "./command.ts";
-import { loadCommand } from "./commands.ts";
 import { UsageError } from "./errors.ts";
+import { slurmShim } from "./slurm-shim.ts";
 import { COMPACT } from "./job-format.ts";
-import { err } from "../util/stdio.ts";
-import { VERSION } from "../util/version.ts";
 
 /** squeue's own default columns. */
 const DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
@@ -37,21 +34,9 @@ export function squeueToQueue(argv: readonly string[]): string[] {
   return out.some((w) => w.startsWith("--format=")) ? out : [...out, `--format=${DEFAULT_FORMAT}`];
 }
 
-export default defineCommand({
-  meta: { name: "squeue", description: "squeue inside an ebb job (on every job process's PATH): ebb queue with squeue's flags and default columns.", hidden: true },
-  args: { words: { type: "positional", variadic: true, description: "squeue's flags" } },
-  stopAtPositional: true,
-  ownParser: true,
-  ownShortHelp: true,
-  run: async ({ raw }) => {
-    let argv: string[];
-    try {
-      argv = squeueToQueue(raw);
-    } catch (e) {
-      if (!(e instanceof UsageError)) throw e;
-      err(`squeue: error: ${e.message}\n`);
-      process.exit(1);
-    }
-    await runCommand(await loadCommand("queue"), argv, VERSION);
-  },
+export default slurmShim({
+  name: "squeue",
+  description: "squeue inside an ebb job (on every job process's PATH): ebb queue with squeue's flags and default columns.",
+  target: "queue",
+  map: squeueToQueue,
 });

@@ -212,7 +212,7 @@ describe("batch scripts submitted with `ebb submit`", () => {
     expect(job.steps.map((s: any) => s.state)).toEqual(["COMPLETED"]);
   });
 
-  test("a step on chosen nodes of its job (srun -w, ebb run -w): ray's loop of one step per node, started in the background", async () => {
+  test("a step on chosen nodes of its job (srun -w, ebb run -w): ray's loop of one step per node, started in the background; sacct reports the job", async () => {
     writeFileSync(
       join(c.dir, "per-node.sh"),
       [
@@ -226,6 +226,8 @@ describe("batch scripts submitted with `ebb submit`", () => {
         "ebb run -w \"$last\" sh -c 'echo \"ebb run on $EBB_NODENAME\"'",
         "srun -w nowhere true || echo refused",
         "ebb run -w nowhere true || echo refused by the controller",
+        // A script's closing report: sacct answers for this cluster's job.
+        'sacct -j "$SLURM_JOB_ID.batch" -X -n -P --format=JobID,JobName,State,NNodes',
       ].join("\n"),
     );
     const r = await c.ebb(["submit", "--parsable", "per-node.sh"]);
@@ -240,6 +242,7 @@ describe("batch scripts submitted with `ebb submit`", () => {
     expect(lines).toContain("refused");
     expect(out).toContain(`nowhere is not among job ${job.id}'s nodes (`);
     expect(lines).toContain("refused by the controller");
+    expect(lines).toContain(`${job.id}|per-node.sh|RUNNING|3`);
   });
 
   test("command-line flags override directives; -o names the output file", async () => {

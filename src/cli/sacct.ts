@@ -1,0 +1,65 @@
+/**
+ * `sacct` in an ebb job (beside srun on every job process's PATH): ebb history with sacct's flags,
+ * so that a script's closing `sacct -j $SLURM_JOB_ID --format=JobID,Elapsed,MaxRSS` reports this
+ * cluster's job, not fails (no Slurm) or asks a Slurm the host may also run about another job.
+ * `sacctToHistory` (pure) maps the flags. ebb keeps no steps in its history: a job is one line
+ * (as `sacct -X` prints it), and `123.batch`-style step ids name their job.
+ */
+import { UsageError } from "./errors.ts";
+import { slurmShim } from "./slurm-shim.ts";
+import { COMPACT } from "./job-format.ts";
+import { SACCT_DEFAULT } from "./history.ts";
+
+/** sacct's flags that take a value, as ebb history's. */
+const VALUED: Record<string, string> = {
+  "-j": "--jobs", "--jobs": "--jobs",
+  "-o": "--format", "--format": "--format", "--fields": "--format",
+  "-u": "--user", "--user": "--user", "--uid": "--user",
+  "-S": "--since", "--starttime": "--since",
+  "-E": "--until", "--endtime": "--until",
+  "-s": "--state", "--state": "--state",
+  "-r": "--partition", "--partition": "--partition",
+  "--name": "--name",
+};
+/** sacct's flags that change nothing here (one line a job already; units and widths are ebb's). */
+const SAME = new Set(["-X", "--allocations", "-a", "--allusers", "-L", "--allclusters", "-D", "--duplicates", "-T", "--truncate", "-x", "--array"]);
+const VALUED_SAME = new Set(["--units", "-M", "--clusters", "--delimiter"]);
+const FULL = Object.fromEntries(Object.entries(COMPACT).map(([full, short]) => [short, full]));
+
+/** sacct's command line as ebb history's (whose default window, since midnight, is sacct's). */
+export function sacctToHistory(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  let format: string | undefined;
+  for (let i = 0; i < argv.length; i++) {
+    const w = argv[i]!;
+    if (w === "-n" || w === "--noheader") out.push("--noheader");
+    else if (w === "-P" || w === "--parsable2") out.push("--parsable2");
+    else if (w === "-p" || w === "--parsable") out.push("--parsable");
+    else if (w === "-b" || w === "--brief") format = "JobID,State,ExitCode";
+    else if (w === "-l" || w === "--long") format = "JobID,JobName,Partition,AllocCPUS,State,ExitCode,Submit,Start,End,Elapsed,TotalCPU,MaxRSS,NNodes,NodeList";
+    else if (SAME.has(w)) continue;
+    else {
+      const eq = w.startsWith("--") ? w.indexOf("=") : -1;
+      const flag = eq > 0 ? w.slice(0, eq) : !w.startsWith("--") && w.length > 2 ? w.slice(0, 2) : w;
+      const to = VALUED[flag];
+      if (to === undefined && !VALUED_SAME.has(flag))
+        throw new UsageError(`${w}: ebb's sacct takes -j, -o/--format, -n, -P, -p, -X, -b, -l, -u, -S, -E, -s, -r and --name (ebb history --help has the rest)`);
+      const value = eq > 0 ? w.slice(eq + 1) : flag !== w ? w.slice(2) : argv[++i];
+      if (value === undefined) throw new UsageError(`${flag} needs a value`);
+      if (to === undefined) continue;
+      if (to === "--format") format = value;
+      // A step's id (123.batch, 123.0) names its job; sacct's states may be short (CD, F, PD).
+      else if (to === "--jobs") out.push(`--jobs=${value.split(",").map((id) => id.replace(/\.[^,]*$/, "")).join(",")}`);
+      else if (to === "--state") out.push(`--state=${value.split(",").map((s) => FULL[s.toUpperCase()] ?? s).join(",")}`);
+      else out.push(`${to}=${value}`);
+    }
+  }
+  return [...out, `--format=${format ?? SACCT_DEFAULT}`];
+}
+
+export default slurmShim({
+  name: "sacct",
+  description: "sacct inside an ebb job (on every job process's PATH): ebb history with sacct's flags, one line a job.",
+  target: "history",
+  map: sacctToHistory,
+});
