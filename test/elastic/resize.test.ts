@@ -160,6 +160,24 @@ describe("a failed adaptation", () => {
   });
 });
 
+describe("a program that ends with a grow under way", () => {
+  test("once every rank of the world has exited, the grow is aborted and its joining ranks go: the job ends instead of waiting for a window", async () => {
+    const stop = join(c.dir, "stop-unprobed");
+    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--", BUN, join(import.meta.dir, "programs/ends-unprobed.ts"), stop], /rank=0 status=new/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 });
+    expect(r.status).toBe(202);
+    await waitFor("the joining rank to start", () => /status=joining/.test(job.output()));
+    writeFileSync(stop, "");
+    const end = await waitFor("ebb run to end", () => Promise.race([job.finished, Bun.sleep(200).then(() => undefined)]), 60_000);
+    expect(end.code).toBe(0);
+    expect(end.err).toContain("the adaptation these ranks joined was aborted");
+    const after = await c.waitJob(job.id, ["COMPLETED", "FAILED", "CANCELLED", "NODE_FAIL"]);
+    expect(after.state).toBe("COMPLETED");
+    expect(after.adaptations.map((a: any) => a.state)).not.toContain("COMMITTED");
+    await c.waitNodes(4, "IDLE");
+  });
+});
+
 describe("timing samples", () => {
   test("ranks report loop and comm time; the job shows its MTCT per window", async () => {
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--sample-interval", "0.5", "--", BUN, COUNTER, "100000", "5"], /pid=\d+ rank=1/);
