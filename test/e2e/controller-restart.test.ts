@@ -54,7 +54,10 @@ test(`SIGKILL at ${KILLS.length} random points of ${JOBS} jobs with resizes: no 
   console.log(`controller-restart: EBB_RESTART_SEED=${seed}`);
   // Heartbeats every 5 s (a node goes DOWN after 15 s of silence) and no kill wait: a quiesced
   // controller holds no timer that changes its jobs, and a node's COMPLETING hold ends in 5 s.
-  const cl = await startCluster({ agents: 4, heartbeat: 5, killWait: 0, controllerArgs: ["--policy", "easy"] });
+  // An adaptation whose end its launcher reported to a controller a kill then took (or decided
+  // while it was down) is ended by the restarted controller's adapt timeout: 30 s, not the
+  // default 10 minutes, so that the test sees that recovery.
+  const cl = await startCluster({ agents: 4, heartbeat: 5, killWait: 0, controllerArgs: ["--policy", "easy", "--adapt-timeout", "30"] });
   c = cl;
   const sent: Sent[] = [];
   const elastic: Sent[] = [];
