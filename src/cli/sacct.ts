@@ -6,8 +6,7 @@
  * (as `sacct -X` prints it), and `123.batch`-style step ids name their job.
  */
 import { UsageError } from "./errors.ts";
-import { slurmShim } from "./slurm-shim.ts";
-import { COMPACT } from "./job-format.ts";
+import { longStates, slurmShim, splitFlag } from "./slurm-shim.ts";
 import { SACCT_DEFAULT } from "./history.ts";
 
 /** sacct's flags that take a value, as ebb history's. */
@@ -24,7 +23,6 @@ const VALUED: Record<string, string> = {
 /** sacct's flags that change nothing here (one line a job already; units and widths are ebb's). */
 const SAME = new Set(["-X", "--allocations", "-a", "--allusers", "-L", "--allclusters", "-D", "--duplicates", "-T", "--truncate", "-x", "--array"]);
 const VALUED_SAME = new Set(["--units", "-M", "--clusters", "--delimiter"]);
-const FULL = Object.fromEntries(Object.entries(COMPACT).map(([full, short]) => [short, full]));
 
 /** sacct's command line as ebb history's (whose default window, since midnight, is sacct's). */
 export function sacctToHistory(argv: readonly string[]): string[] {
@@ -39,18 +37,17 @@ export function sacctToHistory(argv: readonly string[]): string[] {
     else if (w === "-l" || w === "--long") format = "JobID,JobName,Partition,AllocCPUS,State,ExitCode,Submit,Start,End,Elapsed,TotalCPU,MaxRSS,NNodes,NodeList";
     else if (SAME.has(w)) continue;
     else {
-      const eq = w.startsWith("--") ? w.indexOf("=") : -1;
-      const flag = eq > 0 ? w.slice(0, eq) : !w.startsWith("--") && w.length > 2 ? w.slice(0, 2) : w;
+      const { flag, inline } = splitFlag(w);
       const to = VALUED[flag];
       if (to === undefined && !VALUED_SAME.has(flag))
         throw new UsageError(`${w}: ebb's sacct takes -j, -o/--format, -n, -P, -p, -X, -b, -l, -u, -S, -E, -s, -r and --name (ebb history --help has the rest)`);
-      const value = eq > 0 ? w.slice(eq + 1) : flag !== w ? w.slice(2) : argv[++i];
+      const value = inline ?? argv[++i];
       if (value === undefined) throw new UsageError(`${flag} needs a value`);
       if (to === undefined) continue;
       if (to === "--format") format = value;
       // A step's id (123.batch, 123.0) names its job; sacct's states may be short (CD, F, PD).
       else if (to === "--jobs") out.push(`--jobs=${value.split(",").map((id) => id.replace(/\.[^,]*$/, "")).join(",")}`);
-      else if (to === "--state") out.push(`--state=${value.split(",").map((s) => FULL[s.toUpperCase()] ?? s).join(",")}`);
+      else if (to === "--state") out.push(`--state=${longStates(value)}`);
       else out.push(`${to}=${value}`);
     }
   }

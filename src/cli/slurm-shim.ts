@@ -6,8 +6,21 @@
 import { defineCommand, runCommand } from "./command.ts";
 import { loadCommand } from "./commands.ts";
 import { UsageError } from "./errors.ts";
+import { COMPACT } from "./job-format.ts";
 import { err } from "../util/stdio.ts";
 import { VERSION } from "../util/version.ts";
+
+/** A Slurm command's word as its flag and the value written into it (`--name=v`, `-nv`), if any. */
+export function splitFlag(word: string): { flag: string; inline: string | undefined } {
+  const eq = word.startsWith("--") ? word.indexOf("=") : -1;
+  if (eq > 0) return { flag: word.slice(0, eq), inline: word.slice(eq + 1) };
+  if (!word.startsWith("--") && word.length > 2) return { flag: word.slice(0, 2), inline: word.slice(2) };
+  return { flag: word, inline: undefined };
+}
+
+const FULL: Record<string, string> = Object.fromEntries(Object.entries(COMPACT).map(([full, short]) => [short, full]));
+/** Slurm's states, short (R, PD, CD) or long, as ebb's long ones. */
+export const longStates = (value: string): string => value.split(",").map((s) => FULL[s.toUpperCase()] ?? s).join(",");
 
 export function slurmShim(o: { name: string; description: string; target: string; map(argv: readonly string[]): string[] }) {
   return defineCommand({

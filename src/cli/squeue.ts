@@ -4,14 +4,12 @@
  * those of a Slurm the host may also run. `squeueToQueue` (pure) maps the flags.
  */
 import { UsageError } from "./errors.ts";
-import { slurmShim } from "./slurm-shim.ts";
-import { COMPACT } from "./job-format.ts";
+import { longStates, slurmShim, splitFlag } from "./slurm-shim.ts";
 
 /** squeue's own default columns. */
 const DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 /** squeue's flags that take a value, as ebb queue's. */
 const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format" };
-const FULL = Object.fromEntries(Object.entries(COMPACT).map(([full, short]) => [short, full]));
 
 /** squeue's command line as ebb queue's. */
 export function squeueToQueue(argv: readonly string[]): string[] {
@@ -21,14 +19,12 @@ export function squeueToQueue(argv: readonly string[]): string[] {
     if (w === "-h" || w === "--noheader") out.push("--noheader");
     else if (w === "--me") out.push("--me");
     else {
-      const eq = w.startsWith("--") ? w.indexOf("=") : -1;
-      const flag = eq > 0 ? w.slice(0, eq) : !w.startsWith("--") && w.length > 2 ? w.slice(0, 2) : w;
+      const { flag, inline } = splitFlag(w);
       const to = VALUED[flag];
       if (to === undefined) throw new UsageError(`${w}: ebb's squeue takes -u, --me, -j, -p, -t, -o, -O and -h (ebb queue --help has the rest)`);
-      const value = eq > 0 ? w.slice(eq + 1) : flag !== w ? w.slice(2) : argv[++i];
+      const value = inline ?? argv[++i];
       if (value === undefined) throw new UsageError(`${flag} needs a value`);
-      // squeue's states are short (R, PD) or long; ebb queue's are long.
-      out.push(`${to}=${to === "--state" ? value.split(",").map((s) => FULL[s.toUpperCase()] ?? s).join(",") : value}`);
+      out.push(`${to}=${to === "--state" ? longStates(value) : value}`);
     }
   }
   return out.some((w) => w.startsWith("--format=")) ? out : [...out, `--format=${DEFAULT_FORMAT}`];

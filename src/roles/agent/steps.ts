@@ -307,7 +307,8 @@ export class StepNode {
         onLost: (reason) => this.childLost(child, reason),
       });
       this.children.push(child);
-      if (readers.some((r) => below(r, c, k))) this.stdinChildren.push(child);
+      // Every rank reading: every edge (a subtree of nodes without ranks takes a piece it ignores).
+      if (spec.stdin === "all" || readers.some((r) => below(r, c, k))) this.stdinChildren.push(child);
       conn.send({ t: "launch", step: this.key, cred, spec: this.spec });
     }
     mark("a.step-objects");

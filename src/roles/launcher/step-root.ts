@@ -128,6 +128,8 @@ export class StepRoot {
   /** The standard input's feed, and the edges that lead to its readers. */
   private readonly feed: StdinFeed | undefined;
   private readonly feedConns: PeerConn[] = [];
+  /** The node indices holding a rank that reads the standard input (none without a feed). */
+  private readonly readers: number[];
   private nodeIndex: Map<string, number> | undefined;
   readonly result: Promise<StepResult>;
 
@@ -138,7 +140,7 @@ export class StepRoot {
     this.result = new Promise((r) => (this.resolve = r));
     this.adaptReduce = new AdaptReductions(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), (r) => this.o.onAdapt?.(r));
     this.cfgTree = new SubtreeCfg(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), false);
-    const readers = o.stdin ? readerNodes(o.spec.tasks, o.spec.stdin) : [];
+    const readers = (this.readers = o.stdin ? readerNodes(o.spec.tasks, o.spec.stdin) : []);
     if (readers.length > 0) {
       const first = firstRanks(o.spec.tasks);
       const ranksOf = (n: number) => (o.spec.stdin === "all" ? Array.from({ length: o.spec.tasks[n]! }, (_, i) => first[n]! + i) : [o.spec.stdin as number]);
@@ -150,7 +152,7 @@ export class StepRoot {
 
   /** Whether the subtree of node `index` holds a rank that reads the standard input. */
   private leadsToReaders(index: number): boolean {
-    return readerNodes(this.o.spec.tasks, this.o.spec.stdin).some((r) => below(r, index, this.o.spec.fanout));
+    return this.readers.some((r) => below(r, index, this.o.spec.fanout));
   }
 
   private indexOf(node: string): number {
