@@ -269,6 +269,29 @@ describe("a controller restart", () => {
     await job.finished;
   });
 
+  test("an adaptation that ended while the controller was stopped, its report lost with it: the launcher says it again to the restarted controller", async () => {
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "20"], /pid=\d+ rank=1/);
+    const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 1 });
+    expect(r.status).toBe(202);
+    // The launcher has the order; the shrink goes on without the controller, whose socket takes its
+    // commit and end unread, and they die with it.
+    c.controller.kill("SIGSTOP");
+    try {
+      await waitFor("rank 0 to see the world of 1", () => /world size=1/.test(job.output()));
+      await Bun.sleep(500);
+    } finally {
+      c.controller.kill("SIGKILL");
+    }
+    await c.controller.exited;
+    await c.startController();
+    // Its adapt timeout is the default 10 minutes: only the launcher's report ends the adaptation here.
+    const a = await c.adaptationEnd(job.id, r.json.adaptationId);
+    expect(a.state).toBe("COMMITTED");
+    expect((await c.job(job.id)).allocation).toHaveLength(1);
+    await c.api("DELETE", `/v1/jobs/${job.id}`);
+    await job.finished;
+  });
+
   test("an elastic command job's step root (on the controller's host) lives through it, re-attaches, and the job is grown and COMPLETED", async () => {
     const id = await c.submit({ argv: [BUN, COUNTER, "400", "20"], nodes: 2, elastic: true, minNodes: 1, maxNodes: 3 });
     const job = await c.waitJob(id, ["RUNNING"], 60_000);

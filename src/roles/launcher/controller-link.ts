@@ -39,6 +39,12 @@ export class ControllerLink {
   /** The controller refused this launcher's protocol version: every wait fails with this. */
   private refusal: ApiClientError | undefined;
   private readonly stateWaiters = new Set<(e: Error) => void>();
+  /**
+   * The last adaptation's commit and end as sent: said again after every re-attach, since a
+   * controller killed before it read them restarts with the adaptation open (it ignores a report
+   * of an adaptation that is not its open one).
+   */
+  private lastAdaptation: { adaptId: number; sent: LauncherToController[] } | undefined;
 
   /** Follows job `jobId`, which exists already (a step inside a job); the connection opens on first use. */
   constructor(
@@ -116,12 +122,18 @@ export class ControllerLink {
 
   /** Every rank of resize `adaptId` committed: a node lost from now is the new world's (§7.8). */
   adaptCommitted(adaptId: number): void {
-    this.send({ t: "adapt.commit", jobId: this.jobId, adaptId });
+    this.sendAdaptation(adaptId, { t: "adapt.commit", jobId: this.jobId, adaptId });
   }
 
   /** An adaptation ended; a commit says the world's ranks per node after it. */
   adaptDone(adaptId: number, ok: boolean, times: Record<string, number>, message?: string, tasks?: number[]): void {
-    this.send({ t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message, tasks });
+    this.sendAdaptation(adaptId, { t: "adapt.done", jobId: this.jobId, adaptId, ok, times, message, tasks });
+  }
+
+  private sendAdaptation(adaptId: number, msg: LauncherToController): void {
+    if (this.lastAdaptation?.adaptId !== adaptId) this.lastAdaptation = { adaptId, sent: [] };
+    this.lastAdaptation.sent.push(msg);
+    this.send(msg);
   }
 
   /** The elastic step lost `node`: the controller answers with a fault realloc or ends the job. */
@@ -199,7 +211,11 @@ export class ControllerLink {
     // Pipelined with what follows: a refusal comes back as an error, before the connection closes.
     this.channel!.send({ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION });
     const s = this.submission;
-    if (!s) return this.channel!.send(this.attachMessage());
+    if (!s) {
+      this.channel!.send(this.attachMessage());
+      for (const msg of this.lastAdaptation?.sent ?? []) this.channel!.send(msg);
+      return;
+    }
     s.sent = true;
     this.channel!.send({ t: "submit", job: s.job });
   }
