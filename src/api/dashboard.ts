@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import type { Context, Hono } from "hono";
 import html from "./dashboard/index.html" with { type: "text" };
 import type { ApiBackend } from "./backend.ts";
+import { Refusal } from "../domain/refusal.ts";
 
 // bun-types gives every .html import its full-stack bundle type; with type "text" it is the file's text.
 const page = html as unknown as string;
@@ -37,6 +38,33 @@ const KEEPALIVE_MS = 15_000;
  * there, and the controller's memory with it; the page reconnects and starts from a whole timeline.
  */
 export const STREAM_BACKLOG_MAX = 32 << 20;
+/**
+ * Streams one user may have open at once (every token acting for that user counts: theirs, their
+ * jobs'): each may hold STREAM_BACKLOG_MAX, so many unread ones would be the controller's memory.
+ */
+export const STREAMS_PER_USER = 8;
+
+/** Who has how many timeline streams open. */
+export class StreamSlots {
+  private readonly open = new Map<string, number>();
+
+  constructor(private readonly perUser = STREAMS_PER_USER) {}
+
+  /** A slot for `user` and its release (once), or a refusal naming the limit. */
+  take(user: string): () => void {
+    const n = this.open.get(user) ?? 0;
+    if (n >= this.perUser) throw new Refusal("too_many", "too_many_streams", `${user} has ${n} live timeline streams open, the most one user may; close one (a dashboard tab) and try again`);
+    this.open.set(user, n + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.open.get(user) ?? 1) - 1;
+      if (left > 0) this.open.set(user, left);
+      else this.open.delete(user);
+    };
+  }
+}
 
 export function dashboardPage(app: Hono<any>): void {
   app.get("/", (c) => c.body(page, 200, PAGE_HEADERS));
@@ -48,7 +76,7 @@ export function dashboardPage(app: Hono<any>): void {
  * (the jobs that changed) whenever the cluster changed. The controller computes each delta once
  * for all open streams.
  */
-export function timelineStream(c: Context, backend: Pick<ApiBackend, "watchTimeline">, windowSec: number, backlogMax = STREAM_BACKLOG_MAX): Response {
+export function timelineStream(c: Context, backend: Pick<ApiBackend, "watchTimeline">, windowSec: number, backlogMax = STREAM_BACKLOG_MAX, release = () => {}): Response {
   const enc = new TextEncoder();
   let unsubscribe: (() => void) | undefined;
   let keepalive: ReturnType<typeof setInterval> | undefined;
@@ -57,6 +85,7 @@ export function timelineStream(c: Context, backend: Pick<ApiBackend, "watchTimel
     clearInterval(keepalive);
     unsubscribe?.();
     unsubscribe = undefined;
+    release();
   };
   const body = new ReadableStream<Uint8Array>({
     start(ctrl) {

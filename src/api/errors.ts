@@ -15,6 +15,7 @@ const STATUS: Record<RefusalKind, ContentfulStatusCode> = {
   not_found: 404,
   conflict: 409,
   too_large: 413,
+  too_many: 429,
   unavailable: 503,
 };
 

@@ -41,7 +41,7 @@ import {
   UsageView,
 } from "./schemas.ts";
 
-type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 503;
+type ErrorStatus = 400 | 401 | 403 | 404 | 409 | 413 | 426 | 429 | 503;
 
 interface Operation {
   operationId: string;
@@ -70,6 +70,7 @@ const ERROR_TEXT: Record<ErrorStatus, string> = {
   409: "the job's state does not allow it",
   413: "the request body is over 2 MiB",
   426: "not a WebSocket upgrade",
+  429: "too many at once: the message says the limit and what to do",
   503: "code unavailable: the controller's database takes no writes now (its disk is full or read-only; the message says which and what to do); nothing was done, reads still work, and it resumes by itself (GET /v1/health: store)",
 };
 
@@ -218,7 +219,8 @@ const OPERATIONS: Record<string, Operation> = {
     events: { timeline: () => TimelineView, delta: () => TimelineDelta },
     query: () => TimelineQuery,
     ok: { status: 200, description: "an event stream", media: "text/event-stream" },
-    errors: [400, 401, 403],
+    errors: [400, 401, 403, 429],
+    notes: { 429: "the caller's user has STREAMS_PER_USER (8) streams open already: close one (a dashboard tab)" },
   },
 };
 

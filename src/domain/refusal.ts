@@ -4,7 +4,7 @@
  * next, and the field at fault when there is one.
  */
 
-export type RefusalKind = "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "too_large" | "unavailable";
+export type RefusalKind = "invalid" | "unauthorized" | "forbidden" | "not_found" | "conflict" | "too_large" | "too_many" | "unavailable";
 
 export class Refusal extends Error {
   constructor(
