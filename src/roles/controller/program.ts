@@ -80,10 +80,25 @@ export function expectedEnd(job: JobRuntime, now: number): number {
   return left === undefined ? limitEnd : Math.min(limitEnd, now + left);
 }
 
-/** Time left by the current bounded phase's rate, if it has one (ignores later phases). */
+/** A phase's progress is reported at the end of an iteration, at most once this often (epop/run.ts). */
+const REPORT_EVERY_MS = 1000;
+
+/**
+ * Time left by the current bounded phase's rate, if it has one (ignores later phases): the rate as
+ * of the last report, less the time since it. (Worked out from `now` instead, an estimate rose
+ * between reports, most where few iterations were done: a job early in its phase looked as if it
+ * had hundreds of seconds more to go a second after it looked nearly done.) A silence longer than
+ * two reports' spacing means the iteration under way is slower than that rate: then the rate the
+ * silence implies.
+ */
 export function remainingMs(p: ProgramRuntime, now = Date.now()): number | undefined {
   if (p.bound === undefined || p.iteration === undefined || p.phaseSince === undefined || p.phaseStartIteration === undefined) return undefined;
   const done = p.iteration - p.phaseStartIteration;
-  if (done <= 0 || now <= p.phaseSince) return undefined;
-  return ((now - p.phaseSince) / done) * Math.max(0, p.bound - p.iteration);
+  const at = Math.min(now, p.updated ?? now);
+  if (done <= 0 || at <= p.phaseSince) return undefined;
+  const left = Math.max(0, p.bound - p.iteration);
+  const rate = (at - p.phaseSince) / done;
+  const silence = now - at;
+  if (silence <= 2 * Math.max(REPORT_EVERY_MS, rate)) return Math.max(0, rate * left - silence);
+  return ((now - p.phaseSince) / done) * left;
 }
