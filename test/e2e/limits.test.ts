@@ -85,6 +85,11 @@ test("tasks are checked against the nodes' CPUs; --overcommit allows more", asyn
   expect(over.code).toBe(0);
   const job = await c.waitJob(Number(over.stdout.trim()), ["COMPLETED", "FAILED"]);
   expect(job.state).toBe("COMPLETED");
+  // Without a node count, overcommitted tasks ask for no more nodes than one (Slurm's -O -n 9):
+  // more tasks than the cluster has CPUs was taken for 5 nodes of a 2-node cluster and refused.
+  const nine = await c.submit({ argv: ["true"], tasks: 9, overcommit: true });
+  const ran = await c.waitJob(nine, ["COMPLETED", "FAILED"]);
+  expect({ state: ran.state, nodes: ran.allocation.length }).toEqual({ state: "COMPLETED", nodes: 1 });
   // A step inside a job is checked against the job's cores on its nodes (one, here).
   const alloc = await c.submit({ interactive: true, nodes: 1 });
   await c.waitJob(alloc, ["RUNNING"]);

@@ -170,7 +170,8 @@ export class Jobs {
     const partNodes = [...this.state.nodes.values()].filter((n) => inPart(n.row.name));
     const known = partNodes.length;
     const cpus = Math.max(1, Math.min(...[...this.state.nodes.values()].filter((n) => n.row.status === "UP").map((n) => n.row.cpus), Number.MAX_SAFE_INTEGER));
-    const fromTasks = req.tasks ? Math.ceil(req.tasks / (req.tasksPerNode ?? (cpus === Number.MAX_SAFE_INTEGER ? 1 : cpus))) : 1;
+    // Overcommitted tasks do not ask for nodes (as Slurm: the job is allocated as if it ran one task a node).
+    const fromTasks = req.tasks && !req.overcommit ? Math.ceil(req.tasks / (req.tasksPerNode ?? (cpus === Number.MAX_SAFE_INTEGER ? 1 : cpus))) : 1;
     const asked = req.nodes ?? req.maxNodes ?? req.minNodes ?? fromTasks;
     // A nodelist longer than the size asked for makes the job that large, as in Slurm.
     const nodes = Math.max(asked, req.nodelist?.length ?? 0);
