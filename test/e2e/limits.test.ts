@@ -85,6 +85,9 @@ test("tasks are checked against the nodes' CPUs; --overcommit allows more", asyn
   expect(over.code).toBe(0);
   const job = await c.waitJob(Number(over.stdout.trim()), ["COMPLETED", "FAILED"]);
   expect(job.state).toBe("COMPLETED");
+  const noNodes = await c.api("POST", "/v1/jobs", { argv: ["true"], tasks: 9, cwd: c.dir });
+  expect(noNodes.status).toBe(400);
+  expect(noNodes.json.error).toMatchObject({ field: "tasks", message: "9 tasks at a CPU each need 5 nodes of 2 CPUs, more than the cluster has (2); ask for fewer tasks, or --overcommit (API overcommit) to run more tasks than CPUs" });
   // Without a node count, overcommitted tasks ask for no more nodes than one (Slurm's -O -n 9):
   // more tasks than the cluster has CPUs was taken for 5 nodes of a 2-node cluster and refused.
   const nine = await c.submit({ argv: ["true"], tasks: 9, overcommit: true });

@@ -178,6 +178,9 @@ export class Jobs {
     const minNodes = Math.max(req.minNodes ?? nodes, req.nodelist?.length ?? 0);
     const maxNodes = Math.max(req.maxNodes ?? nodes, minNodes);
     if (nodes < minNodes || nodes > maxNodes) throw badRequest(`nodes ${nodes} is outside [minNodes ${minNodes}, maxNodes ${maxNodes}]`, "nodes");
+    const byTasks = req.nodes === undefined && req.minNodes === undefined && req.maxNodes === undefined && !req.nodelist?.length;
+    if (known > 0 && minNodes > known && byTasks)
+      throw badRequest(`${req.tasks} tasks at ${req.tasksPerNode ? `${req.tasksPerNode} a node need ${minNodes} nodes` : `a CPU each need ${minNodes} nodes of ${cpus} CPUs`}, more than ${partition ? `partition ${partition.name}` : "the cluster"} has (${known}); ask for fewer tasks, or --overcommit (API overcommit) to run more tasks than CPUs`, "tasks");
     if (known > 0 && minNodes > known)
       throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
