@@ -92,6 +92,10 @@ describe("POST /v1/jobs", () => {
     ["constraint with an operator", { ...ok, constraint: ["a|b"] }, "constraint", /feature/],
     ["exclusive not a boolean", { ...ok, exclusive: "yes" }, "exclusive", /bool/i],
     ["argv with too many words", { argv: Array.from({ length: 5000 }, () => "x") }, "argv", /4096/],
+    ["script arguments too many", { script: "#!/bin/sh\n", args: Array.from({ length: 1025 }, () => "x") }, "args", /has 1025 arguments, over the 1024 a batch script may take/],
+    ["script arguments too large", { script: "#!/bin/sh\n", args: ["x".repeat(40_000), "y".repeat(40_000)] }, "args", /is 80002 bytes in all, over the 65536/],
+    ["script arguments with a NUL", { script: "#!/bin/sh\n", args: ["a\u0000b"] }, "args", /control byte 0x00/],
+    ["arguments of a command", { ...ok, args: ["x"] }, "args", /only a batch script takes arguments/],
   ];
   for (const [what, body, field, message] of cases) {
     test(`${what} -> 400 naming ${field || "the field"}`, async () => {
