@@ -4,7 +4,7 @@ import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
-import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
@@ -112,7 +112,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
     ...resourceFields(a as ResourceFlags),
     overcommit: a.overcommit === true ? true : undefined,
-    timeLimit: durationFlag(pick("time"), "--time"),
+    timeLimit: timeLimitFlag(pick("time"), "--time"),
     output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),

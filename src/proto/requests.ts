@@ -78,15 +78,22 @@ const Env = z.lazy(() =>
   }),
 );
 
-/** Seconds, or a Slurm-style duration string ("10" = 10 minutes, "5:00", "1-00:00:00"). */
+/** The longest time limit a job may have: a job with no limit of its own (timeLimit "UNLIMITED") in a partition without maxTime gets it. */
+export const MAX_TIME_LIMIT = 365 * 86400;
+/**
+ * Seconds, or a Slurm-style duration string ("10" = 10 minutes, "5:00", "1-00:00:00"); or, as
+ * Slurm's --time=UNLIMITED (INFINITE, 0), "UNLIMITED": the partition's maxTime, else
+ * MAX_TIME_LIMIT. A 0 here is refused: the API says no limit in words.
+ */
 export const TimeLimit = z.lazy(() =>
-  z.union([z.number(), z.string()], { error: 'must be seconds (a number) or a duration such as "1:30:00"' }).transform((v, ctx) => {
+  z.union([z.number(), z.string()], { error: 'must be seconds (a number), a duration such as "1:30:00", or "UNLIMITED"' }).transform((v, ctx): number | "UNLIMITED" => {
+    if (typeof v === "string" && /^(unlimited|infinite)$/i.test(v.trim())) return "UNLIMITED";
     const seconds = typeof v === "number" ? v : parseDuration(v);
     if (typeof seconds !== "number") {
       ctx.addIssue({ code: "custom", message: seconds.error });
       return z.NEVER;
     }
-    if (!Number.isInteger(seconds) || seconds <= 0 || seconds > 365 * 86400) {
+    if (!Number.isInteger(seconds) || seconds <= 0 || seconds > MAX_TIME_LIMIT) {
       ctx.addIssue({ code: "custom", message: `${v} is not a whole number of seconds between 1 and one year` });
       return z.NEVER;
     }

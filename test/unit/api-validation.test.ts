@@ -39,6 +39,7 @@ describe("POST /v1/jobs", () => {
     ["tasksPerNode zero", { ...ok, tasksPerNode: 0 }, "tasksPerNode", /.+/],
     ["timeLimit text", { ...ok, timeLimit: "soon" }, "timeLimit", /not a duration/],
     ["timeLimit zero", { ...ok, timeLimit: 0 }, "timeLimit", /.+/],
+    ["timeLimit zero minutes", { ...ok, timeLimit: "0" }, "timeLimit", /.+/],
     ["env name", { ...ok, env: { "BAD-NAME": "x" } }, "env", /letters, digits/],
     ["env value", { ...ok, env: { GOOD: 3 } }, "env", /string/i],
     ["cwd relative", { ...ok, cwd: "relative/dir" }, "cwd", /absolute/],
@@ -132,6 +133,14 @@ describe("POST /v1/jobs", () => {
     const job = await call("GET", `/v1/jobs/${r.json.id}`);
     expect((job.json as any).timeLimit).toBe(90);
     expect((job.json as any).state).toBe("PENDING");
+  });
+
+  test("timeLimit \"UNLIMITED\" or \"INFINITE\" (Slurm's --time=0): no limit of the job's own, the longest there is without partitions", async () => {
+    for (const timeLimit of ["UNLIMITED", "infinite"]) {
+      const r = await call("POST", "/v1/jobs", { ...ok, timeLimit, hold: true });
+      expect(r.status).toBe(201);
+      expect(((await call("GET", `/v1/jobs/${r.json.id}`)).json as any).timeLimit).toBe(365 * 86400);
+    }
   });
 });
 
