@@ -156,6 +156,8 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   partition: ignore("a step runs in its job's partition"),
   p: ignore("a step runs in its job's partition"),
   exclusive: same("a step runs at once, on the first nodes of its job it needs"),
+  // srun --exact (21.08+): a step takes only the CPUs it asks for, so that steps started with & run side by side.
+  exact: same("a step runs at once, beside the job's other steps"),
   mem: ignore(STEP_RESOURCES),
   "mem-per-cpu": ignore(STEP_RESOURCES),
   "mem-per-gpu": ignore(STEP_RESOURCES),

@@ -143,6 +143,19 @@ describe("srun and exit statuses", () => {
     expect((await c.job(id + 1)).state).toBe("CANCELLED");
   });
 
+  test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
+    const { id } = await submit("pack.sh", [
+      "#!/bin/bash",
+      "#SBATCH -n 4",
+      "#SBATCH -o pack-%j.out",
+      "for i in 1 2 3 4; do srun -n 1 -N 1 --exact bash -c \"sleep 1; echo task $i\" & done",
+      "wait",
+      'echo "waited $?"',
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    expect(c.read(`pack-${id}.out`).split("\n").sort()).toEqual(["", "task 1", "task 2", "task 3", "task 4", "waited 0"]);
+  });
+
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
     const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
     await c.waitJob(id, ["COMPLETED"]);
