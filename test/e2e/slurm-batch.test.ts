@@ -156,6 +156,32 @@ describe("srun and exit statuses", () => {
     expect(c.read(`pack-${id}.out`).split("\n").sort()).toEqual(["", "task 1", "task 2", "task 3", "task 4", "waited 0"]);
   });
 
+  test("scontrol show job $SLURM_JOB_ID prints the job as scontrol does, for the scripts that log it or pick a field of it", async () => {
+    const { id } = await submit(
+      "showjob.sh",
+      ["#!/bin/bash", "#SBATCH -n 2 -t 5 -J shown", "#SBATCH -o showjob-%j.out", "set -e", "scontrol show job $SLURM_JOB_ID", "scontrol show job | grep -o 'StdOut=[^ ]*'"],
+      [],
+      ["two words"],
+    );
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect(job.state).toBe("COMPLETED");
+    const text = c.read(`showjob-${id}.out`);
+    const node = (job.allocation as string[])[0]!;
+    for (const line of [
+      `JobId=${id} JobName=shown\n`,
+      "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n",
+      "   JobState=RUNNING Reason=None Dependency=(null)\n",
+      "TimeLimit=00:05:00 TimeMin=N/A\n",
+      "   Partition=all\n",
+      `   NodeList=${node}\n   BatchHost=${node}\n   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n`,
+      "   Command='two words'\n",
+      `   WorkDir=${c.dir}\n`,
+      `StdOut=${c.dir}/showjob-${id}.out\n\n`,
+    ])
+      expect(text).toContain(line);
+    expect(text).toEndWith(`\nStdOut=${c.dir}/showjob-${id}.out\n`);
+  });
+
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
     const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
     await c.waitJob(id, ["COMPLETED"]);
