@@ -14,6 +14,7 @@ export function publicDetail(j: JobDetail): JobDetail {
   return {
     ...publicView(j),
     script: null,
+    args: null,
     env: {},
     events: [],
     steps: j.steps.map((s) => ({ ...s, argv: [] })),

@@ -376,6 +376,8 @@ export const PlanListQuery = z.lazy(() =>
 export const JobDetail = z.lazy(() =>
   JobView.unwrap().extend({
     script: z.string().nullable(),
+    /** The batch script's arguments ($1 $2 ...); null: none. */
+    args: z.array(z.string()).nullable(),
     env: z.record(z.string(), z.string()),
     events: z.array(JobEventView),
     allocationHistory: z.array(AllocationView),

@@ -95,6 +95,15 @@ export function numberFlag(value: string | undefined, flag: string, opts: { min?
   return n;
 }
 
+/**
+ * A job's --time: a duration, or Slurm's no limit of its own (0, UNLIMITED, INFINITE), which the
+ * controller bounds by the partition's maxTime (API timeLimit "UNLIMITED").
+ */
+export function timeLimitFlag(value: string | undefined, flag: string): number | "UNLIMITED" | undefined {
+  if (value !== undefined && (/^(unlimited|infinite)$/i.test(value.trim()) || parseDuration(value) === 0)) return "UNLIMITED";
+  return durationFlag(value, flag);
+}
+
 export function durationFlag(value: string | undefined, flag: string): number | undefined {
   if (value === undefined || value === "") return undefined;
   const d = parseDuration(value);

@@ -47,7 +47,7 @@ export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: 
     const refuse = (message: string) => new UsageError(`${source} line ${d.line}: #${kind} ${d.words.join(" ")}: ${message}`);
     let parsed: Parsed<A> & { help?: true };
     try {
-      const words = kind === "SBATCH" ? d.words.map((w) => getoptName(w, ebbNames)) : d.words;
+      const words = kind === "SBATCH" ? d.words.map((w) => getoptName(w, ebbNames)).filter((w) => !sharedByUser(w, d.line, ignored)) : d.words;
       parsed = parse("submit", args, words, {
         onUnknown:
           kind === "SBATCH"
@@ -69,6 +69,20 @@ export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: 
     for (const [k, v] of Object.entries(parsed)) if (k !== "_" && v !== undefined && !(Array.isArray(v) && v.length === 0)) flags[k] = v;
   }
   return { flags: flags as Partial<Parsed<A>>, ignored, kind };
+}
+
+/**
+ * sbatch's --exclusive=user (nodes shared with the user's own jobs only): left out, and listed with
+ * why; --exclusive=mcs refused. Plain --exclusive (whole nodes) is ebb's own.
+ */
+function sharedByUser(word: string, line: number, ignored: string[]): boolean {
+  const m = /^--exclusive=(.*)$/.exec(word);
+  if (!m) return false;
+  if (m[1] === "user") {
+    ignored.push(`${word} (line ${line}: ebb does not keep other users' jobs off a job's nodes, it confines each job to its own cores, memory and GPUs; --exclusive gives whole nodes)`);
+    return true;
+  }
+  throw new UsageError(`${word}: ebb has no MCS labels; --exclusive gives whole nodes`);
 }
 
 /** `--na=2` as sbatch's getopt reads it: the one flag of sbatch's (or ebb's) that `na` begins, here --nodes=2. */

@@ -41,11 +41,15 @@ function gpuFlag(value: string | undefined, flag: string): { count: number; type
   return m[1] === undefined ? { count } : { count, type: m[1] };
 }
 
-/** --gres gpu:a100:2 (a comma list as Slurm allows, of which one may be GPUs): GPUs per node. */
+/**
+ * --gres gpu:a100:2 (a comma list as Slurm allows, of which one may be GPUs): GPUs per node. As
+ * Slurm's, `none` and a count of 0 (gpu:0, a CPU run of a GPU script) ask for none.
+ */
 function gresFlag(value: string | undefined): { count: number; type?: string } | undefined {
   if (value === undefined) return undefined;
   let gpu: { count: number; type?: string } | undefined;
   for (const item of value.split(",")) {
+    if (/^\s*none\s*$/i.test(item) || /^\s*gpu(:[^:]+)?:0+\s*$/.test(item)) continue;
     const g = parseGres(item);
     if ("error" in g) throw new UsageError(`--gres: ${g.error}`);
     if (gpu) throw new UsageError(`--gres ${value}: name gpu once`);

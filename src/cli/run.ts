@@ -1,7 +1,7 @@
 import { defineArgs, defineCommand } from "./command.ts";
 import { PmiMode } from "../proto/step.ts";
 import { run } from "../roles/launcher/run.ts";
-import { client, controllerArgs, durationFlag, exportEnv, openModeFlag, stepEnv, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
+import { client, controllerArgs, timeLimitFlag, exportEnv, openModeFlag, stepEnv, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
 import { resolve } from "node:path";
 import { allMemoryWarning, resourceArgs, resourceFields } from "./resources.ts";
@@ -73,7 +73,7 @@ export default defineCommand({
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
         resources,
         overcommit: a.overcommit === true ? true : undefined,
-        timeLimit: durationFlag(a.time, "--time"),
+        timeLimit: timeLimitFlag(a.time, "--time"),
         exclude: hostlistFlag(a.exclude, "--exclude"),
         nodelist: hostlistFlag(a.nodelist, "--nodelist"),
         partition: a.partition,

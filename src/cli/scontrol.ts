@@ -2,13 +2,16 @@
  * `scontrol` in an ebb job: the agent puts it beside `srun` on every job process's PATH, for the
  * host-list idiom of Slurm scripts (`scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1`,
  * the first node as MASTER_ADDR). `scontrolShow` (pure) does what scontrol 22.05 does with those
- * words, which need no controller; anything else is refused naming ebb's command for it (a
- * Slurm installed on the host would ask another cluster about another job).
+ * words, which need no controller; `show job [ID]` asks the controller (scontrol-job.ts prints
+ * it); anything else is refused naming ebb's command for it (a Slurm installed on the host would
+ * ask another cluster about another job).
  */
 import { defineCommand } from "./command.ts";
 import { UsageError } from "./errors.ts";
 import { compressHostlist, expandHostlist } from "../util/hostlist.ts";
 import { err, out } from "../util/stdio.ts";
+import { client, jobRefArg } from "./common.ts";
+import { scontrolJobText } from "./scontrol-job.ts";
 
 /** scontrol's abbreviations: a word matches `full` when it begins it and is at least `min` letters long, in any case. */
 const abbrev = (word: string, full: string, min: number) => word.length >= min && full.startsWith(word.toLowerCase());
@@ -18,7 +21,7 @@ export function scontrolShow(argv: readonly string[], env: Record<string, string
   const [verb, entity, ...lists] = argv;
   const what = entity === undefined ? undefined : abbrev(entity, "hostnames", 5) ? "hostnames" : abbrev(entity, "hostlistsorted", 9) ? "sorted" : abbrev(entity, "hostlist", 5) ? "hostlist" : undefined;
   if (verb === undefined || !abbrev(verb, "show", 3) || what === undefined)
-    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]" and "show hostlist[sorted] NAMES"; ebb show JOBID shows a job, ebb nodes the nodes`);
+    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES" and "show job [ID]"; ebb show JOBID shows a job in full, ebb nodes the nodes`);
   if (lists.length > 1) throw new UsageError(`show ${entity}: one list, not ${lists.length} (join them with commas)`);
   const list = lists[0] ?? (what === "hostnames" ? env.SLURM_JOB_NODELIST : undefined);
   if (list === undefined) throw new UsageError(what === "hostnames" ? "show hostnames: no list given and SLURM_JOB_NODELIST is not set" : `show ${entity}: give the names`);
@@ -50,18 +53,35 @@ function inOrder(names: readonly string[]): string {
     .join(",");
 }
 
+/** `show job [ID]` (default SLURM_JOB_ID): the job from the controller, as scontrol prints it. */
+async function showJob(ids: readonly string[], env: Record<string, string | undefined>): Promise<string> {
+  if (ids.length > 1) throw new UsageError(`show job: one job id, not ${ids.length}`);
+  const id = ids[0] ?? env.SLURM_JOB_ID;
+  if (id === undefined) throw new UsageError("show job: no job id given and SLURM_JOB_ID is not set");
+  const j = await client({})
+    .job(jobRefArg(id))
+    .catch((e: Error) => {
+      throw new UsageError(`show job ${id}: ${e.message}`);
+    });
+  const user = j.user ?? "";
+  const idOf = (flag: string, arg: string) => Bun.spawnSync(["id", flag, arg], { stderr: "ignore" }).stdout.toString().trim() || "(null)";
+  return scontrolJobText(j, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
+}
+
 export default defineCommand({
   meta: {
     name: "scontrol",
-    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list.",
+    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it.",
     hidden: true,
   },
-  args: { words: { type: "positional", variadic: true, description: "show hostnames [LIST] | show hostlist NAMES" } },
+  args: { words: { type: "positional", variadic: true, description: "show hostnames [LIST] | show hostlist NAMES | show job [ID]" } },
   stopAtPositional: true,
   ownParser: true,
-  run: ({ raw }) => {
+  run: async ({ raw }) => {
     try {
-      out(scontrolShow(raw, process.env));
+      const [verb, entity, ...ids] = raw;
+      if (verb !== undefined && entity !== undefined && abbrev(verb, "show", 3) && abbrev(entity, "jobs", 3)) out(await showJob(ids, process.env));
+      else out(scontrolShow(raw, process.env));
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
       err(`scontrol: error: ${e.message}\n`);

@@ -5,6 +5,7 @@ import { client, controllerArgs, guard, jobRefArg, printJson } from "./common.ts
 import { jobLabel } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
 import { out } from "../util/stdio.ts";
+import { shellQuote } from "../util/shell-quote.ts";
 import { cfgSection } from "./cfg-table.ts";
 import { itemText } from "./plans.ts";
 import type { JobDetail } from "../api/schemas.ts";
@@ -53,6 +54,7 @@ export default defineCommand({
       text += field("Output", j.output);
       text += field("Error", j.error);
       text += field("Command", j.argv?.join(" "));
+      text += field("Args", j.args ? shellQuote(j.args) : "");
       if (j.elastic && j.elasticSettings) text += field("Settings", Object.entries(j.elasticSettings).map(([k, v]) => `${k}=${v}`).join(","));
       if (j.elastic || j.samples.length > 0) text += field("MTCT", mtctText(j));
       if (j.shares.length > 0) {

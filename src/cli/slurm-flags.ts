@@ -45,7 +45,7 @@ const COMMON: Record<string, SlurmOnly> = {
   "tres-per-task": refuse("ebb takes cores and GPUs per task as --cpus-per-task and --gpus-per-task"),
   "cluster-constraint": ignore("ebb is one cluster"),
   prefer: ignore("ebb places jobs without preferred features; --constraint names those a node must have"),
-  mincpus: refuse("ebb takes cores per task (--cpus-per-task) and tasks per node (--ntasks-per-node)"),
+  mincpus: refuse("ebb gives a job the cores of its tasks on each node (--ntasks-per-node times --cpus-per-task), no minimum of cores per node beside them; ask for them that way"),
   tmp: ignore("ebb does not count a node's disk"),
   "sockets-per-node": ignore(NO_TOPOLOGY),
   "cores-per-socket": ignore(NO_TOPOLOGY),
@@ -156,6 +156,8 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   partition: ignore("a step runs in its job's partition"),
   p: ignore("a step runs in its job's partition"),
   exclusive: same("a step runs at once, on the first nodes of its job it needs"),
+  // srun --exact (21.08+): a step takes only the CPUs it asks for, so that steps started with & run side by side.
+  exact: same("a step runs at once, beside the job's other steps"),
   mem: ignore(STEP_RESOURCES),
   "mem-per-cpu": ignore(STEP_RESOURCES),
   "mem-per-gpu": ignore(STEP_RESOURCES),

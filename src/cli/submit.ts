@@ -4,7 +4,7 @@ import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
-import { client, controllerArgs, durationFlag, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, UsageError, whenFlag } from "./common.ts";
+import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
@@ -47,15 +47,12 @@ const args = defineArgs({
   parsable: { type: "boolean", description: "Print only the job id" },
   json: { type: "boolean", description: 'Print {"id": N}' },
   ...controllerArgs,
-  script: { type: "positional", description: "The batch script ('-' or none: read it from standard input)" },
+  script: { type: "positional", description: "The batch script ('-' or none: read it from standard input), then its arguments ($1 $2 ...)" },
 });
 
 /** The script's text and a name for the job; from a file, --wrap or standard input. */
 function readScript(path: string | undefined, wrap: string | undefined): { script: string; name: string; fromFile: boolean } {
-  if (wrap !== undefined) {
-    if (path !== undefined) throw new UsageError("give a script or --wrap, not both");
-    return { script: `#!/bin/sh\n${wrap}\n`, name: "wrap", fromFile: false };
-  }
+  if (wrap !== undefined) return { script: `#!/bin/sh\n${wrap}\n`, name: "wrap", fromFile: false };
   if (path === undefined || path === "-") {
     if (path === undefined && isTerminal(0)) throw new UsageError("no script given; usage: ebb submit [flags] script.sh (or --wrap CMD, or the script on standard input)");
     const script = readFileSync(0, "utf8");
@@ -115,7 +112,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
     ...resourceFields(a as ResourceFlags),
     overcommit: a.overcommit === true ? true : undefined,
-    timeLimit: durationFlag(pick("time"), "--time"),
+    timeLimit: timeLimitFlag(pick("time"), "--time"),
     output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
@@ -140,12 +137,13 @@ export default defineCommand({
       "Submit a batch script: ebb submit [-N ..] [-n ..] [-t ..] [-o FILE] script.sh. '#EBB <flags>' lines at the top of the script set flags too (or, in a script without them, '#SBATCH' lines); the command line wins.",
   },
   args,
-  // As sbatch: what follows the script is not ebb's (sbatch passes it to the script; ebb refuses it).
+  // As sbatch: what follows the script is not ebb's but the script's arguments.
   stopAtPositional: true,
   run: ({ args: cli }) =>
     guard("submit", async () => {
-      const [path, ...extra] = cli._;
-      if (extra.length > 0) throw new UsageError(`unexpected arguments after the script: ${extra.join(" ")}; put flags before the script (or in #EBB lines)`);
+      // As sbatch: what follows the script is the script's, its $1 $2 ...
+      const [path, ...scriptArgs] = cli._;
+      if (path !== undefined && cli.wrap !== undefined) throw new UsageError(`--wrap takes no script nor arguments after it (${cli._.join(" ")}); put them in its command`);
       const { script, name, fromFile } = readScript(path, cli.wrap);
       const source = fromFile ? path! : name;
       const fromScript = cli.wrap === undefined ? scriptFlags(script, jobArgs, source) : { flags: {}, ignored: [] };
@@ -156,7 +154,7 @@ export default defineCommand({
         err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
       const memAll = allMemoryWarning(a as ResourceFlags);
       if (memAll) err(`ebb submit: warning: ${memAll}\n`);
-      const req = jobSubmit(a, script, name, fromScript.kind);
+      const req = { ...jobSubmit(a, script, name, fromScript.kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
       const array = req.array;
       const c = client(cli);
       if (cli["test-only"]) {

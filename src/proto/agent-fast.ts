@@ -70,7 +70,7 @@ function jobStart(v: unknown): JobStart | undefined {
   const tasks = arrayOf(v.tasks, isNat);
   if (!Array.isArray(v.nodes) || v.nodes.length < 1 || !v.nodes.every(isNodeRef) || !tasks) return undefined;
   const out: Raw = { id, kind, name };
-  if (!optional(v, out, { argv: (x) => arrayOf(x, isString) !== undefined, script: isString })) return undefined;
+  if (!optional(v, out, { argv: (x) => arrayOf(x, isString) !== undefined, script: isString, args: (x) => arrayOf(x, isString) !== undefined })) return undefined;
   Object.assign(out, { env, cwd, output });
   if (!optional(v, out, { error: isString })) return undefined;
   // NodeRef strips what it does not know, as its zod object does.

@@ -22,6 +22,8 @@ export const JobStart = z.object({
   name: z.string(),
   argv: z.array(z.string()).optional(),
   script: z.string().optional(),
+  /** A batch script's arguments, its $1 $2 ... */
+  args: z.array(z.string()).optional(),
   env: StringRecord,
   cwd: z.string(),
   output: z.string(),

@@ -32,6 +32,9 @@ export const MAX_ENV_BYTES = 1 << 20;
 export const MAX_ENV_VARS = 4096;
 export const MAX_ARGV_BYTES = 1 << 20;
 export const MAX_ARGS = 4096;
+/** What a batch script's arguments may hold: they are stored in the job's row, which each update of the job rewrites. */
+export const MAX_SCRIPT_ARGS = 1024;
+export const MAX_SCRIPT_ARGS_BYTES = 65536;
 export const MAX_NAME = 200;
 /** The longest user name a job listing filters by. */
 export const MAX_USER = 200;
@@ -51,6 +54,14 @@ const Argv = z.lazy(() =>
     .refine((a) => bytesOf(a) <= MAX_ARGV_BYTES, { error: (i) => `is ${bytesOf(i.input as string[])} bytes in all, over the ${MAX_ARGV_BYTES} a job may pass` }),
 );
 
+/** A batch script's arguments ($1 $2 ...): any strings, the empty one too, within MAX_SCRIPT_ARGS and MAX_SCRIPT_ARGS_BYTES. */
+const ScriptArgs = z.lazy(() =>
+  z
+    .array(Text(MAX_SCRIPT_ARGS_BYTES))
+    .max(MAX_SCRIPT_ARGS, { error: (i) => `has ${(i.input as unknown[]).length} arguments, over the ${MAX_SCRIPT_ARGS} a batch script may take` })
+    .refine((a) => bytesOf(a) <= MAX_SCRIPT_ARGS_BYTES, { error: (i) => `is ${bytesOf(i.input as string[])} bytes in all, over the ${MAX_SCRIPT_ARGS_BYTES} a batch script's arguments may take` }),
+);
+
 const NodeName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/, "node names are letters, digits, '.', '_', '-'");
 
 export const JobState = z.lazy(() => z.enum(JOB_STATES));
@@ -67,15 +78,22 @@ const Env = z.lazy(() =>
   }),
 );
 
-/** Seconds, or a Slurm-style duration string ("10" = 10 minutes, "5:00", "1-00:00:00"). */
+/** The longest time limit a job may have: a job with no limit of its own (timeLimit "UNLIMITED") in a partition without maxTime gets it. */
+export const MAX_TIME_LIMIT = 365 * 86400;
+/**
+ * Seconds, or a Slurm-style duration string ("10" = 10 minutes, "5:00", "1-00:00:00"); or, as
+ * Slurm's --time=UNLIMITED (INFINITE, 0), "UNLIMITED": the partition's maxTime, else
+ * MAX_TIME_LIMIT. A 0 here is refused: the API says no limit in words.
+ */
 export const TimeLimit = z.lazy(() =>
-  z.union([z.number(), z.string()], { error: 'must be seconds (a number) or a duration such as "1:30:00"' }).transform((v, ctx) => {
+  z.union([z.number(), z.string()], { error: 'must be seconds (a number), a duration such as "1:30:00", or "UNLIMITED"' }).transform((v, ctx): number | "UNLIMITED" => {
+    if (typeof v === "string" && /^(unlimited|infinite)$/i.test(v.trim())) return "UNLIMITED";
     const seconds = typeof v === "number" ? v : parseDuration(v);
     if (typeof seconds !== "number") {
       ctx.addIssue({ code: "custom", message: seconds.error });
       return z.NEVER;
     }
-    if (!Number.isInteger(seconds) || seconds <= 0 || seconds > 365 * 86400) {
+    if (!Number.isInteger(seconds) || seconds <= 0 || seconds > MAX_TIME_LIMIT) {
       ctx.addIssue({ code: "custom", message: `${v} is not a whole number of seconds between 1 and one year` });
       return z.NEVER;
     }
@@ -117,6 +135,8 @@ export const JobSubmit = z.lazy(() =>
         .max(1 << 20)
         .refine((s) => !s.includes("\0"), "contains a NUL byte")
         .optional(),
+      /** The batch script's arguments, its $1 $2 ... (`sbatch script.sh ARG...`). */
+      args: ScriptArgs.optional(),
       /** An allocation held by an `ebb run` launcher (no program of its own). */
       interactive: z.boolean().optional(),
       nodes: z.int().min(1).max(100_000).optional(),
@@ -201,6 +221,7 @@ export const JobSubmit = z.lazy(() =>
       if (signal && "error" in signal) ctx.addIssue({ code: "custom", path: ["signal"], message: signal.error });
       if (signal && !("error" in signal) && signal.batchOnly && b.script === undefined)
         ctx.addIssue({ code: "custom", path: ["signal"], message: "B: signals the batch shell, and only a batch job (script) has one; without B: the signal goes to the job's processes" });
+      if (b.args !== undefined && b.script === undefined) ctx.addIssue({ code: "custom", path: ["args"], message: "only a batch script takes arguments; a command's go in argv" });
       if (b.requeue && b.script === undefined) ctx.addIssue({ code: "custom", path: ["requeue"], message: "only batch jobs (script) go back to the queue; a command or an allocation ends NODE_FAIL" });
       if (b.mem !== undefined && b.memPerCpu !== undefined) ctx.addIssue({ code: "custom", path: ["memPerCpu"], message: "give memory per node (mem) or per core (memPerCpu), not both" });
       const gpuFields = (["gpus", "gpusPerNode", "gpusPerTask"] as const).filter((k) => b[k] !== undefined);

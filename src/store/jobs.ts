@@ -16,9 +16,9 @@ export type JobListRow = Omit<JobRow, "script" | "env">;
 export type NewJob = typeof jobs.$inferInsert;
 export type ArrayRow = typeof jobArrays.$inferSelect;
 /** What every task of an array shares: stored once, in its job_arrays row. */
-export const SHARED_BY_TASKS = ["argv", "script", "env", "exclude", "nodelist", "sizes", "dependency", "elasticSettings"] as const;
+export const SHARED_BY_TASKS = ["argv", "script", "args", "env", "exclude", "nodelist", "sizes", "dependency", "elasticSettings"] as const;
 type Shared = Pick<JobRow, (typeof SHARED_BY_TASKS)[number]>;
-const NOT_SHARED: Shared = { argv: null, script: null, env: {}, exclude: null, nodelist: null, sizes: null, dependency: null, elasticSettings: null };
+const NOT_SHARED: Shared = { argv: null, script: null, args: null, env: {}, exclude: null, nodelist: null, sizes: null, dependency: null, elasticSettings: null };
 const { script: _script, env: _env, ...listColumns } = getTableColumns(jobs);
 export type JobEventRow = typeof jobEvents.$inferSelect;
 export type AllocationRow = typeof jobNodes.$inferSelect;
@@ -109,6 +109,7 @@ function prepare(db: Db) {
         state: p("state"),
         argv: p("argv"),
         script: p("script"),
+        args: p("args"),
         nodes: p("nodes"),
         minNodes: p("minNodes"),
         maxNodes: p("maxNodes"),
@@ -279,6 +280,7 @@ export class JobStore {
       ...values,
       state: "PENDING",
       argv: values.argv ?? null,
+      args: values.args ?? null,
       script: null,
       env: texts ? {} : values.env,
       elastic: values.elastic ?? false,

@@ -29,6 +29,7 @@ import m0019 from "../../migrations/0019_job_nodes_open_partial.sql" with { type
 import m0020 from "../../migrations/0020_adaptation_restart_step.sql" with { type: "text" };
 import m0021 from "../../migrations/0021_node_owner_since.sql" with { type: "text" };
 import m0022 from "../../migrations/0022_job_texts_packed.sql" with { type: "text" };
+import m0023 from "../../migrations/0023_job_script_args.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -54,6 +55,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0020_adaptation_restart_step": m0020,
   "0021_node_owner_since": m0021,
   "0022_job_texts_packed": m0022,
+  "0023_job_script_args": m0023,
 };
 
 export function loadMigrations(): MigrationMeta[] {

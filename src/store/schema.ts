@@ -38,6 +38,8 @@ export const jobs = sqliteTable(
     state: text("state").$type<JobState>().notNull(),
     argv: text("argv", { mode: "json" }).$type<string[]>(),
     script: text("script"),
+    /** A batch script's arguments (`sbatch script.sh ARG...`: its $1 $2 ...); null: none. */
+    args: text("args", { mode: "json" }).$type<string[]>(),
     nodes: integer("nodes").notNull(),
     minNodes: integer("min_nodes").notNull(),
     maxNodes: integer("max_nodes").notNull(),
@@ -123,7 +125,7 @@ export const jobTexts = sqliteTable("job_texts", {
 
 /**
  * One row per job array (its id is the array's, its first task's): what all of its tasks share,
- * stored once. Its tasks' rows leave argv, script, env, exclude, nodelist, sizes, dependency and
+ * stored once. Its tasks' rows leave argv, script, args, env, exclude, nodelist, sizes, dependency and
  * elasticSettings empty; JobStore reads them from here (an array submitted before this table
  * has no row, and its tasks keep their own copies).
  */
@@ -138,6 +140,7 @@ export const jobArrays = sqliteTable("job_arrays", {
   step: integer("step").notNull().default(1),
   argv: text("argv", { mode: "json" }).$type<string[]>(),
   script: text("script"),
+  args: text("args", { mode: "json" }).$type<string[]>(),
   env: text("env", { mode: "json" }).$type<Record<string, string>>().notNull(),
   exclude: text("exclude", { mode: "json" }).$type<string[]>(),
   nodelist: text("nodelist", { mode: "json" }).$type<string[]>(),

@@ -46,7 +46,7 @@ describe("strict command lines", () => {
       [["queue", "--al"], "ebb queue: unknown flag --al; did you mean --all? (ebb queue --help lists the flags)"],
       [["submit", "--nodez", "2", "x.sh"], "ebb submit: unknown flag --nodez; did you mean --nodes? (ebb submit --help lists the flags)"],
       [["submit", "-N"], "ebb submit: -N needs a value"],
-      [["submit", "x.sh", "-N", "2"], "ebb submit: unexpected arguments after the script: -N 2; put flags before the script (or in #EBB lines)"],
+      [["submit", "--wrap", "true", "x.sh", "-N", "2"], "ebb submit: --wrap takes no script nor arguments after it (x.sh -N 2); put them in its command"],
       [["run", "--time"], "ebb run: --time needs a value"],
       [["show", "1", "2"], 'ebb show: unexpected argument "2" (ebb show --help says what it takes)'],
       [["nodes", "extra"], 'ebb nodes: unexpected argument "extra" (ebb nodes --help says what it takes)'],

@@ -131,6 +131,13 @@ test("a partition that does not exist, or is not the user's, is refused with the
   expect((await c.waitJob(plain, ["COMPLETED", "FAILED"])).partition).toBe("main");
 });
 
+test("--time=0 (timeLimit UNLIMITED or INFINITE), Slurm's no limit of the job's own: the partition's maxTime, or the longest limit where it has none", async () => {
+  const bounded = await submitAs("ebbt_bob", { argv: ["true"], partition: "second", timeLimit: "UNLIMITED", hold: true });
+  const unbounded = await submitAs("ebbt_bob", { argv: ["true"], timeLimit: "INFINITE", hold: true });
+  expect([(await c.job(bounded)).timeLimit, (await c.job(unbounded)).timeLimit]).toEqual([600, 365 * 86400]);
+  await cancelAll([bounded, unbounded]);
+});
+
 test("a partition's jobs run on its nodes only: the second waits for node02 while node01 is free", async () => {
   const first = await submitAs("ebbt_bob", { argv: ["sleep", "60"], partition: "second", timeLimit: 300 });
   const running = await c.waitJob(first, ["RUNNING"]);

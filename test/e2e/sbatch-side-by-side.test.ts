@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the eight batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the nine batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -78,14 +78,14 @@ async function slurmState(id: number): Promise<string> {
   }
 }
 
-/** Submits `script` with `flags` to one side and waits for it; what it left. */
-async function submit(side: "slurm" | "ebb", script: string, flags: string[]): Promise<Run> {
+/** Submits `script` with `flags` and the script's arguments `args` to one side and waits for it; what it left. */
+async function submit(side: "slurm" | "ebb", script: string, flags: string[], args: string[] = []): Promise<Run> {
   const dir = dirs[side];
   const before = new Set(files(dir));
   const r =
     side === "slurm"
-      ? await runProcess(["sbatch", "--wait", ...flags, script], { env: slurm.env, cwd: dir })
-      : await c.ebb(["submit", "--wait", ...flags, script], { cwd: dir });
+      ? await runProcess(["sbatch", "--wait", ...flags, script, ...args], { env: slurm.env, cwd: dir })
+      : await c.ebb(["submit", "--wait", ...flags, script, ...args], { cwd: dir });
   const id = Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]);
   if (!(id > 0)) throw new Error(`${side}: ${script} was not submitted: ${r.stdout} ${r.stderr}${side === "slurm" ? slurm.logs() : c.daemonLogs()}`);
   const state = side === "slurm" ? await slurmState(id) : (await c.job(id)).state;
@@ -99,8 +99,8 @@ function files(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? readdirSync(join(dir, e.name)).map((f) => `${e.name}/${f}`) : [e.name]));
 }
 
-async function sideBySide(script: string, flags: string[] = []): Promise<{ slurm: Run; ebb: Run }> {
-  const [s, e] = await Promise.all([submit("slurm", script, flags), submit("ebb", script, flags)]);
+async function sideBySide(script: string, flags: string[] = [], args: string[] = []): Promise<{ slurm: Run; ebb: Run }> {
+  const [s, e] = await Promise.all([submit("slurm", script, flags, args), submit("ebb", script, flags, args)]);
   expect(e.id).toBe(s.id);
   return { slurm: s, ebb: e };
 }
@@ -112,7 +112,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("eight Slurm scripts, under Slurm and under ebb", () => {
+describe("nine Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -121,6 +121,15 @@ describe("eight Slurm scripts, under Slurm and under ebb", () => {
       "slurm-1_2.out": "task 2 of 3 (1-3:1)\nbeta\n",
       "slurm-1_3.out": "task 3 of 3 (1-3:1)\ngamma\n",
     });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("sbatch script.sh ARG...: the script's $1 $2 ... with spaces, quotes, $ and an empty one, handed on with \"$@\"", async () => {
+    const args = ["configs/base.yaml", "two words", `it's "quoted"`, "$HOME and `pwd`", "", "--lr=0.1"];
+    const r = await sideBySide("script-args.sh", [], args);
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    expect(r.slurm.files).toEqual({ [`logs/args-${r.slurm.id}.out`]: `6 arguments, the first configs/base.yaml\n${args.map((a) => `[${a}]\n`).join("")}` });
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);

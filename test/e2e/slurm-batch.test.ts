@@ -21,10 +21,10 @@ afterAll(async () => {
   await c?.stop();
 });
 
-/** Submits `lines` as a batch script (ebb submit, as a user would); the job id, and what submit said on stderr. */
-async function submit(name: string, lines: string[], flags: string[] = []): Promise<{ id: number; stderr: string }> {
+/** Submits `lines` as a batch script (ebb submit, as a user would) with the script's arguments `args`; the job id, and what submit said on stderr. */
+async function submit(name: string, lines: string[], flags: string[] = [], args: string[] = []): Promise<{ id: number; stderr: string }> {
   writeFileSync(join(c.dir, name), `${lines.join("\n")}\n`);
-  const r = await c.ebb(["submit", ...flags, name]);
+  const r = await c.ebb(["submit", ...flags, name, ...args]);
   if (r.code !== 0) throw new Error(`ebb submit ${name}: ${r.code} ${r.stderr}`);
   return { id: Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]), stderr: r.stderr };
 }
@@ -44,18 +44,18 @@ async function withNodeLost<T>(name: string, body: () => Promise<T>): Promise<T>
 const vars = (text: string) => Object.fromEntries(text.split("\n").flatMap((l) => (/^\w+=/.test(l) ? [[l.slice(0, l.indexOf("=")), l.slice(l.indexOf("=") + 1)]] : [])));
 
 describe("what a script and its steps read", () => {
-  test("an array task's SLURM_ARRAY_TASK_ID picks its line (sed -n \"${SLURM_ARRAY_TASK_ID}p\"), with the array's count, bounds and step", async () => {
+  test("an array task's SLURM_ARRAY_TASK_ID picks its line (sed -n \"${SLURM_ARRAY_TASK_ID}p\") of the file the script's argument names, with the array's count, bounds and step", async () => {
     writeFileSync(join(c.dir, "inputs.txt"), "alpha\nbeta\ngamma\ndelta\nepsilon\n");
-    const { id } = await submit("array.sh", [
-      "#!/bin/bash",
-      "#SBATCH --array=1-5:2",
-      "#SBATCH -o array-%A_%a.out",
-      'echo "line=$(sed -n "${SLURM_ARRAY_TASK_ID}p" inputs.txt)"',
-      "env | grep ^SLURM_ARRAY_ | sort",
-    ]);
+    const { id } = await submit(
+      "array.sh",
+      ["#!/bin/bash", "#SBATCH --array=1-5:2", "#SBATCH -o array-%A_%a.out", 'echo "args=$#:$2"', 'echo "line=$(sed -n "${SLURM_ARRAY_TASK_ID}p" "$1")"', "env | grep ^SLURM_ARRAY_ | sort"],
+      [],
+      ["inputs.txt", "two words"],
+    );
     for (const t of [id, id + 1, id + 2]) await c.waitJob(t, ["COMPLETED"]);
     expect([1, 3, 5].map((task) => vars(c.read(`array-${id}_${task}.out`)))).toEqual(
       [1, 3, 5].map((task, i) => ({
+        args: "2:two words",
         line: ["alpha", "gamma", "epsilon"][i]!,
         SLURM_ARRAY_JOB_ID: String(id),
         SLURM_ARRAY_TASK_ID: String(task),
@@ -65,6 +65,17 @@ describe("what a script and its steps read", () => {
         SLURM_ARRAY_TASK_STEP: "2",
       })),
     );
+  });
+
+  test("sbatch script.sh ARG...: the script's $1 $2 ... as given (spaces, quotes, $, the empty one), never read by a shell; ebb show lists them; --wrap takes none", async () => {
+    const args = ["config.yaml", "two words", `it's "quoted"`, "$HOME", "", "-x"];
+    const { id } = await submit("args.sh", ["#!/bin/bash", "#SBATCH -o args-%j.out", 'echo "$#"', 'for a in "$@"; do echo "[$a]"; done'], [], args);
+    await c.waitJob(id, ["COMPLETED"]);
+    expect(c.read(`args-${id}.out`)).toBe(`6\n${args.map((a) => `[${a}]\n`).join("")}`);
+    expect(JSON.parse((await c.ebb(["show", String(id), "--json"])).stdout).args).toEqual(args);
+    expect((await c.ebb(["show", String(id)])).stdout).toContain(`Args         config.yaml 'two words' 'it'\\''s "quoted"' '$HOME' '' -x\n`);
+    const wrap = await c.ebb(["submit", "--wrap", "echo", "extra"]);
+    expect({ code: wrap.code, stderr: wrap.stderr }).toEqual({ code: 2, stderr: "ebb submit: --wrap takes no script nor arguments after it (extra); put them in its command\n" });
   });
 
   test("the batch shell and srun's ranks see the job's and the step's SLURM_* values, as under Slurm", async () => {
@@ -132,6 +143,45 @@ describe("srun and exit statuses", () => {
     expect((await c.job(id + 1)).state).toBe("CANCELLED");
   });
 
+  test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
+    const { id } = await submit("pack.sh", [
+      "#!/bin/bash",
+      "#SBATCH -n 4",
+      "#SBATCH -o pack-%j.out",
+      "for i in 1 2 3 4; do srun -n 1 -N 1 --exact bash -c \"sleep 1; echo task $i\" & done",
+      "wait",
+      'echo "waited $?"',
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    expect(c.read(`pack-${id}.out`).split("\n").sort()).toEqual(["", "task 1", "task 2", "task 3", "task 4", "waited 0"]);
+  });
+
+  test("scontrol show job $SLURM_JOB_ID prints the job as scontrol does, for the scripts that log it or pick a field of it", async () => {
+    const { id } = await submit(
+      "showjob.sh",
+      ["#!/bin/bash", "#SBATCH -n 2 -t 5 -J shown", "#SBATCH -o showjob-%j.out", "set -e", "scontrol show job $SLURM_JOB_ID", "scontrol show job | grep -o 'StdOut=[^ ]*'"],
+      [],
+      ["two words"],
+    );
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    expect(job.state).toBe("COMPLETED");
+    const text = c.read(`showjob-${id}.out`);
+    const node = (job.allocation as string[])[0]!;
+    for (const line of [
+      `JobId=${id} JobName=shown\n`,
+      "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n",
+      "   JobState=RUNNING Reason=None Dependency=(null)\n",
+      "TimeLimit=00:05:00 TimeMin=N/A\n",
+      "   Partition=all\n",
+      `   NodeList=${node}\n   BatchHost=${node}\n   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n`,
+      "   Command='two words'\n",
+      `   WorkDir=${c.dir}\n`,
+      `StdOut=${c.dir}/showjob-${id}.out\n\n`,
+    ])
+      expect(text).toContain(line);
+    expect(text).toEndWith(`\nStdOut=${c.dir}/showjob-${id}.out\n`);
+  });
+
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
     const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
     await c.waitJob(id, ["COMPLETED"]);
@@ -166,26 +216,26 @@ describe("--signal, --open-mode, --requeue", () => {
     expect((await c.job(batch.id)).events.map((e: { kind: string; message: string }) => e.kind)).toContain("signal");
   });
 
-  test("--requeue: a job whose node fails starts again (SLURM_RESTART_COUNT=1), appending to its output with --open-mode=append", async () => {
+  test("--requeue: a job whose node fails starts again (SLURM_RESTART_COUNT=1) with its arguments, appending to its output with --open-mode=append", async () => {
     const { id } = await submit("requeue.sh", [
       "#!/bin/bash",
       "#SBATCH -N 2",
       "#SBATCH --requeue",
       "#SBATCH --open-mode=append",
       "#SBATCH -o requeue-%j.out",
-      'echo "run ${SLURM_RESTART_COUNT:-0}"',
+      'echo "run ${SLURM_RESTART_COUNT:-0} $1"',
       // The second run outlives the kill wait (2 s): the first run's KILL, sent then, is not for it.
       '[ -n "$SLURM_RESTART_COUNT" ] && { sleep 3; exit 0; }',
       // A process of the first run outside its process group: only its cgroup's kill ends it, and
       // the second run must not start in that killed cgroup (the kernel kills what is cloned into it).
       "setsid sleep 60 &",
       "sleep 60",
-    ]);
+    ], [], ["ckpt"]);
     const running = await c.waitJob(id, ["RUNNING"]);
-    await waitFor("the first run's output", () => c.read(`requeue-${id}.out`) === "run 0\n");
+    await waitFor("the first run's output", () => c.read(`requeue-${id}.out`) === "run 0 ckpt\n");
     const job = await withNodeLost((running.allocation as string[])[1]!, () => c.waitJob(id, ["COMPLETED", "FAILED", "NODE_FAIL"], 60_000));
     expect(job.state).toBe("COMPLETED");
-    expect(c.read(`requeue-${id}.out`)).toBe("run 0\nrun 1\n");
+    expect(c.read(`requeue-${id}.out`)).toBe("run 0 ckpt\nrun 1 ckpt\n");
     expect(job.events.map((e: { kind: string; message: string }) => [e.kind, e.message]).filter(([k]: string[]) => k === "requeued")).toEqual([
       ["requeued", `requeued: node ${(running.allocation as string[])[1]} stopped responding; it starts again from its beginning (--requeue)`],
     ]);

@@ -121,7 +121,7 @@ test("an output path with ../ reaches only what the user may write", async () =>
   expect(existsSync(join(base, "ebbt_bob", "stolen.txt"))).toBe(false);
 });
 
-test("each user lists and shows the other's jobs without their private part, and cannot cancel or hold them; the cluster's token can", async () => {
+test("each user lists and shows the other's jobs without their private part (a script's arguments too), and cannot cancel or hold them; the cluster's token can", async () => {
   const bobs = await submitAs("ebbt_bob", { argv: ["sh", "-c", "sleep 300", "bob-argv"], env: { BOB_VAR: "bob-env" } });
   const alices = await submitAs("ebbt_alice", { argv: ["sh", "-c", "sleep 300", "alice-argv"], env: { ALICE_VAR: "alice-env" }, nodes: 1 });
   for (const [me, other] of [["ebbt_alice", bobs], ["ebbt_bob", alices]] as const) {
@@ -142,6 +142,13 @@ test("each user lists and shows the other's jobs without their private part, and
   expect((await c.api("DELETE", `/v1/jobs/${bobs}`, undefined, tokens.ebbt_bob!)).status).toBe(200);
   expect((await c.api("DELETE", `/v1/jobs/${alices}`)).status).toBe(200);
   expect((await c.job(alices)).user).toBe("ebbt_alice");
+  // A batch script's arguments are private too.
+  const script = await submitAs("ebbt_alice", { script: "#!/bin/sh\ntrue\n", args: ["alice-args"], hold: true });
+  const seen = await c.api("GET", `/v1/jobs/${script}`, undefined, tokens.ebbt_bob!);
+  expect(seen.json).toMatchObject({ private: true, args: null });
+  expect(JSON.stringify(seen.json)).not.toContain("alice-args");
+  expect((await c.api("GET", `/v1/jobs/${script}`, undefined, tokens.ebbt_alice!)).json.args).toEqual(["alice-args"]);
+  expect((await c.api("DELETE", `/v1/jobs/${script}`)).status).toBe(200);
 });
 
 test("a job's token for no job the controller knows (one purged from the history) is refused, not taken for the controller's user", async () => {

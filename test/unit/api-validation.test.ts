@@ -39,6 +39,7 @@ describe("POST /v1/jobs", () => {
     ["tasksPerNode zero", { ...ok, tasksPerNode: 0 }, "tasksPerNode", /.+/],
     ["timeLimit text", { ...ok, timeLimit: "soon" }, "timeLimit", /not a duration/],
     ["timeLimit zero", { ...ok, timeLimit: 0 }, "timeLimit", /.+/],
+    ["timeLimit zero minutes", { ...ok, timeLimit: "0" }, "timeLimit", /.+/],
     ["env name", { ...ok, env: { "BAD-NAME": "x" } }, "env", /letters, digits/],
     ["env value", { ...ok, env: { GOOD: 3 } }, "env", /string/i],
     ["cwd relative", { ...ok, cwd: "relative/dir" }, "cwd", /absolute/],
@@ -92,6 +93,10 @@ describe("POST /v1/jobs", () => {
     ["constraint with an operator", { ...ok, constraint: ["a|b"] }, "constraint", /feature/],
     ["exclusive not a boolean", { ...ok, exclusive: "yes" }, "exclusive", /bool/i],
     ["argv with too many words", { argv: Array.from({ length: 5000 }, () => "x") }, "argv", /4096/],
+    ["script arguments too many", { script: "#!/bin/sh\n", args: Array.from({ length: 1025 }, () => "x") }, "args", /has 1025 arguments, over the 1024 a batch script may take/],
+    ["script arguments too large", { script: "#!/bin/sh\n", args: ["x".repeat(40_000), "y".repeat(40_000)] }, "args", /is 80002 bytes in all, over the 65536/],
+    ["script arguments with a NUL", { script: "#!/bin/sh\n", args: ["a\u0000b"] }, "args", /control byte 0x00/],
+    ["arguments of a command", { ...ok, args: ["x"] }, "args", /only a batch script takes arguments/],
   ];
   for (const [what, body, field, message] of cases) {
     test(`${what} -> 400 naming ${field || "the field"}`, async () => {
@@ -128,6 +133,14 @@ describe("POST /v1/jobs", () => {
     const job = await call("GET", `/v1/jobs/${r.json.id}`);
     expect((job.json as any).timeLimit).toBe(90);
     expect((job.json as any).state).toBe("PENDING");
+  });
+
+  test("timeLimit \"UNLIMITED\" or \"INFINITE\" (Slurm's --time=0): no limit of the job's own, the longest there is without partitions", async () => {
+    for (const timeLimit of ["UNLIMITED", "infinite"]) {
+      const r = await call("POST", "/v1/jobs", { ...ok, timeLimit, hold: true });
+      expect(r.status).toBe(201);
+      expect(((await call("GET", `/v1/jobs/${r.json.id}`)).json as any).timeLimit).toBe(365 * 86400);
+    }
   });
 });
 

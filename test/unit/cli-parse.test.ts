@@ -146,6 +146,21 @@ describe("batch script directives", () => {
     expect(refused("--frobnicate=3")).toBe("s.sh line 2: #SBATCH --frobnicate=3: unknown flag --frobnicate: neither sbatch nor ebb has it");
   });
 
+  test("Slurm's values with a meaning of their own: --time=0 (no limit of the job's own), --gres=gpu:0 and none (no GPUs), --exclusive=user (listed with why), --exclusive=mcs (refused)", () => {
+    const read = (line: string) => {
+      const r = scriptFlags(`#!/bin/bash\n#SBATCH ${line}\necho\n`, jobArgs, "s.sh");
+      return { ...jobSubmit(r.flags, "", "s.sh"), ignored: r.ignored };
+    };
+    for (const t of ["0", "00:00:00", "UNLIMITED", "infinite"]) expect(read(`--time=${t}`).timeLimit).toBe("UNLIMITED");
+    expect(read("--time=0-00:30").timeLimit).toBe(1800);
+    for (const g of ["gpu:0", "gpu:a100:0", "none"]) expect(read(`--gres=${g}`)).toMatchObject({ gpusPerNode: undefined, gpuType: undefined });
+    expect(read("--gres=gpu:0 --gpus-per-node=2").gpusPerNode).toBe(2);
+    const user = read("--exclusive=user");
+    expect([user.exclusive, user.ignored]).toEqual([undefined, ["--exclusive=user (line 2: ebb does not keep other users' jobs off a job's nodes, it confines each job to its own cores, memory and GPUs; --exclusive gives whole nodes)"]]);
+    expect(read("--exclusive").exclusive).toBe(true);
+    expect(() => read("--exclusive=mcs")).toThrow("s.sh line 2: #SBATCH --exclusive=mcs: --exclusive=mcs: ebb has no MCS labels; --exclusive gives whole nodes");
+  });
+
   test("every flag of sbatch 22.05 is ebb's, or has its fate and reason", () => {
     const ebbNames = new Set(Object.entries(jobArgs).flatMap(([n, d]) => [n, ...("alias" in d && d.alias !== undefined ? [d.alias].flat() : [])]));
     const submitOnly = new Set(["wrap", "wait", "test-only", "parsable", "help"]);

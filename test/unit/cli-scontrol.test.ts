@@ -31,7 +31,7 @@ describe("scontrol in an ebb job", () => {
   });
 
   test("what it cannot do is refused naming ebb's command", () => {
-    expect(refusal("show job 12")).toContain("ebb show JOBID shows a job");
+    expect(refusal("update JobId=12 TimeLimit=5")).toContain("ebb show JOBID shows a job in full");
     expect(refusal("show hostnames", {})).toBe("show hostnames: no list given and SLURM_JOB_NODELIST is not set");
     expect(refusal("show hostnames a b")).toBe("show hostnames: one list, not 2 (join them with commas)");
     expect(refusal("show hostnames n[2-1]")).toContain("n[2-1]: ");

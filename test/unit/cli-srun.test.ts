@@ -77,7 +77,7 @@ describe("srun as ebb run", () => {
   });
 
   test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
-    expect(run(["--exclusive", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
+    expect(run(["--exclusive", "--exact", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
     expect(run(["-u", "x"]).run).toContain("--unbuffered");
     expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
       "-p debug is ignored: a step runs in its job's partition",

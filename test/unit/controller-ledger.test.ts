@@ -55,6 +55,7 @@ const submission = (now: number, nodes: number) => ({
   kind: "command" as const,
   argv: ["true"],
   script: null,
+  args: null,
   nodes,
   minNodes: 1,
   maxNodes: nodes + 2,

@@ -21,7 +21,7 @@ const nullJob = {
 };
 const batchJob = {
   t: "job.start",
-  job: { id: 7, kind: "batch", name: "s", script: "#!/bin/sh\ntrue\n", env: { A: "1" }, cwd: "/", output: "o", error: "e", nodes: [{ name: "a", addr: "b" }, { name: "c", addr: "d" }], tasks: [2, 0], jobEnv: {}, user: "u", run: 3, append: true },
+  job: { id: 7, kind: "batch", name: "s", script: "#!/bin/sh\ntrue\n", args: ["a b", ""], env: { A: "1" }, cwd: "/", output: "o", error: "e", nodes: [{ name: "a", addr: "b" }, { name: "c", addr: "d" }], tasks: [2, 0], jobEnv: {}, user: "u", run: 3, append: true },
 };
 const bases = [
   nullJob,

@@ -42,7 +42,7 @@ const ASKED: Asked[] = [
 /** The controller's row of a pending job that asked for `a`. */
 function row(a: Asked): JobRow {
   return {
-    id: a.id, name: `job${a.id}`, kind: "command", state: "PENDING", argv: ["true"], script: null,
+    id: a.id, name: `job${a.id}`, kind: "command", state: "PENDING", argv: ["true"], script: null, args: null,
     nodes: a.nodes, minNodes: a.minNodes, maxNodes: a.maxNodes, elastic: a.elastic,
     tasks: null, tasksPerNode: null, overcommit: false, timeLimit: a.timeLimit, env: {}, cwd: "/tmp", output: null,
     submitTime: a.submitTime, startTime: null, endTime: null, exitCode: null, reason: null, nextStep: 0,

@@ -1,5 +1,5 @@
 /**
- * An array's shared values (argv, script, environment, node lists, dependency, settings) are
+ * An array's shared values (argv, script and its arguments, environment, node lists, dependency, settings) are
  * stored once, in job_arrays, and read back into every task's row; an array written before that
  * table (each task with its own copies, no job_arrays row) reads as it did; the row goes with the
  * array's last task when history is purged.
@@ -13,6 +13,7 @@ const values = {
   kind: "batch" as const,
   argv: null,
   script: "#!/bin/sh\necho $EBB_ARRAY_TASK_ID\n",
+  args: ["config.yaml", ""],
   nodes: 1,
   minNodes: 1,
   maxNodes: 1,
@@ -26,17 +27,18 @@ const values = {
 
 const sizeOf = (store: JobStore, table: string) => (store.db.$client.query(`select sum(length(coalesce(script,'')) + length(env)) as n from ${table}`).get() as { n: number }).n;
 
-test("a new array keeps its script and environment once; every task reads them", () => {
+test("a new array keeps its script, its arguments and environment once; every task reads them", () => {
   const store = new JobStore(openDb(":memory:"));
   const ids = store.tx(() => store.insertArray(values, [0, 5, 6, 7], "0,5-7%2"));
   expect(ids).toEqual([1, 2, 3, 4]);
   expect(sizeOf(store, "job_arrays")).toBeGreaterThan(100_000);
   expect(sizeOf(store, "jobs")).toBeLessThan(100);
   const task = store.getJob(3)!;
-  expect({ arrayJobId: task.arrayJobId, arrayTaskId: task.arrayTaskId, script: task.script, env: task.env, exclude: task.exclude }).toEqual({
+  expect({ arrayJobId: task.arrayJobId, arrayTaskId: task.arrayTaskId, script: task.script, args: task.args, env: task.env, exclude: task.exclude }).toEqual({
     arrayJobId: 1,
     arrayTaskId: 6,
     script: values.script,
+    args: values.args,
     env: values.env,
     exclude: ["node09"],
   });

@@ -96,7 +96,8 @@ export class JobRunner {
     let errFd = out;
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
-    const argv = (job.script ?? "").startsWith("#!") ? [path] : ["/bin/sh", path];
+    // The script's arguments are argv words, never shell text: as root they reach it after setpriv's drop (identity.ts runAs).
+    const argv = [...((job.script ?? "").startsWith("#!") ? [path] : ["/bin/sh", path]), ...(job.args ?? [])];
     const place = this.ctx.placement(job.id);
     const env = this.ctx.processEnv(job.env, job.jobEnv, place.vars, {
       EBB_NODELIST: job.nodes.map((n) => n.name).join(","),

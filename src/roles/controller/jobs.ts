@@ -7,7 +7,7 @@ import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound, Refusal } from "../../domain/refusal.ts";
-import type { JobSubmit, StepCreate, StepGrant } from "../../proto/requests.ts";
+import { MAX_TIME_LIMIT, type JobSubmit, type StepCreate, type StepGrant } from "../../proto/requests.ts";
 import { mayBecome, type FinalState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
@@ -213,6 +213,7 @@ export class Jobs {
       kind,
       argv: req.argv ?? null,
       script: req.script ?? null,
+      args: req.args && req.args.length > 0 ? req.args : null,
       nodes,
       minNodes,
       maxNodes,
@@ -220,7 +221,7 @@ export class Jobs {
       tasks: req.tasks ?? null,
       tasksPerNode: req.tasksPerNode ?? null,
       overcommit: req.overcommit ?? false,
-      timeLimit: req.timeLimit ?? defaultTimeOf(partition, this.config.defaultTimeLimit),
+      timeLimit: req.timeLimit === "UNLIMITED" ? (partition?.maxTime ?? MAX_TIME_LIMIT) : (req.timeLimit ?? defaultTimeOf(partition, this.config.defaultTimeLimit)),
       // The job gets a token of its own: the submitter's is never stored with it.
       env: withoutKeys(req.env ?? {}, ["EBB_TOKEN"]),
       cwd,
@@ -515,6 +516,7 @@ export class Jobs {
       name: row.name,
       argv: row.argv ?? undefined,
       script: row.script ?? undefined,
+      args: row.args ?? undefined,
       env: row.env,
       cwd: row.cwd,
       output: row.output!,

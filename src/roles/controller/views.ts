@@ -138,6 +138,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
   return {
     ...base,
     script: row.script,
+    args: row.args,
     env: row.env,
     events: store.eventsOf(row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
     allocationHistory: history.map((a) => {

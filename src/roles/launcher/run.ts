@@ -36,7 +36,7 @@ export interface RunOptions {
   resources?: JobResources;
   /** More ranks than the nodes have CPUs. */
   overcommit?: boolean;
-  timeLimit?: number;
+  timeLimit?: number | "UNLIMITED";
   exclude?: string[];
   nodelist?: string[];
   /** The partition the allocation is made in (default: the controller's default). */

@@ -1,0 +1,75 @@
+/**
+ * `scontrol show job [ID]` in an ebb job: the job as scontrol 22.05 prints it, for the scripts
+ * that log it at their start or pick a field of it (`grep -o 'StdOut=[^ ]*'`). What ebb has no
+ * notion of (accounts, QOS, MCS labels) reads as a Slurm without them prints it; what it does
+ * not know (priority, a batch script's path: Command is its arguments) is left out.
+ */
+import type { JobDetail } from "../api/schemas.ts";
+import { compressHostlist } from "../util/hostlist.ts";
+import { shellQuote } from "../util/shell-quote.ts";
+import { DEFAULT_PARTITION } from "../roles/slurm-env.ts";
+
+/** Who the job's user is, by number: `user(uid)` and `group(gid)`. */
+export interface JobOwner {
+  uid: string;
+  group: string;
+  gid: string;
+}
+
+/** Seconds as scontrol writes a duration: HH:MM:SS, D-HH:MM:SS from a day on. */
+function hms(totalSeconds: number): string {
+  const t = Math.max(0, Math.round(totalSeconds));
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const day = Math.floor(t / 86400);
+  const rest = `${pad(Math.floor((t % 86400) / 3600))}:${pad(Math.floor((t % 3600) / 60))}:${pad(t % 60)}`;
+  return day > 0 ? `${day}-${rest}` : rest;
+}
+
+/** An ISO time as scontrol writes it: local, to the second, without a zone. */
+function when(ms: number): string {
+  const d = new Date(ms);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`;
+}
+
+/** Memory as Slurm's TRES writes it: 3G, 1536M. */
+const mem = (mib: number) => (mib % 1024 === 0 ? `${mib / 1024}G` : `${mib}M`);
+
+/** The text of `scontrol show job` for job `j`, at time `now` (epoch ms). */
+export function scontrolJobText(j: JobDetail, owner: JobOwner, now: number): string {
+  const submit = Date.parse(j.submitTime);
+  const start = j.startTime === null ? undefined : Date.parse(j.startTime);
+  const end = j.endTime === null ? (start === undefined ? undefined : start + j.timeLimit * 1000) : Date.parse(j.endTime);
+  const cpus = j.shares.reduce((n, s) => n + s.cpus, 0);
+  const memMiB = j.shares.reduce((n, s) => n + s.memMiB, 0);
+  const gpus = j.shares.reduce((n, s) => n + s.gpus.length, 0);
+  const nodes = j.allocation.length || j.nodes;
+  const tasks = j.tasks ?? (j.tasksPerNode ?? 1) * nodes;
+  const perTask = j.resources?.cpusPerTask ?? 1;
+  const list = (names: readonly string[]) => (names.length > 0 ? compressHostlist([...names]) : "(null)");
+  // ebb keeps no batch script's path, only its text and arguments.
+  const command = j.kind === "batch" ? (j.args ? shellQuote(j.args) : "(null)") : shellQuote(j.argv ?? []);
+  const array = j.arrayJobId === null ? "" : ` ArrayJobId=${j.arrayJobId} ArrayTaskId=${j.arrayTaskId}`;
+  const lines = [
+    `JobId=${j.id}${array} JobName=${j.name}`,
+    `UserId=${j.user ?? "(null)"}(${owner.uid}) GroupId=${owner.group}(${owner.gid}) MCS_label=N/A`,
+    `Nice=0 Account=(null) QOS=(null)`,
+    `JobState=${j.state} Reason=${j.reason ?? "None"} Dependency=${j.dependency ?? "(null)"}`,
+    `BatchFlag=${j.kind === "batch" ? 1 : 0} Reboot=0 ExitCode=${j.exitCode ?? 0}:0`,
+    `RunTime=${hms(start === undefined ? 0 : ((j.endTime === null ? now : end!) - start) / 1000)} TimeLimit=${hms(j.timeLimit)} TimeMin=N/A`,
+    `SubmitTime=${when(submit)} EligibleTime=${j.beginTime === null ? when(submit) : when(Date.parse(j.beginTime))}`,
+    `StartTime=${start === undefined ? "Unknown" : when(start)} EndTime=${end === undefined ? "Unknown" : when(end)} Deadline=N/A`,
+    `Partition=${j.partition ?? DEFAULT_PARTITION}`,
+    `ReqNodeList=${list(j.nodelist)} ExcNodeList=${list(j.exclude)}`,
+    `NodeList=${j.allocation.length > 0 ? compressHostlist(j.allocation) : "(null)"}`,
+    ...(j.kind === "batch" && j.allocation.length > 0 ? [`BatchHost=${j.allocation[0]}`] : []),
+    `NumNodes=${nodes} NumCPUs=${cpus || tasks * perTask} NumTasks=${tasks} CPUs/Task=${perTask} ReqB:S:C:T=0:0:*:*`,
+    `TRES=cpu=${cpus || tasks * perTask}${memMiB > 0 ? `,mem=${mem(memMiB)}` : ""},node=${nodes}${gpus > 0 ? `,gres/gpu=${gpus}` : ""}`,
+    `Command=${command}`,
+    `WorkDir=${j.cwd}`,
+    `StdErr=${j.error ?? j.output ?? "(null)"}`,
+    `StdIn=/dev/null`,
+    `StdOut=${j.output ?? "(null)"}`,
+  ];
+  return `${lines[0]}\n${lines.slice(1).map((l) => `   ${l}\n`).join("")}\n`;
+}
