@@ -459,6 +459,8 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
 }
 
 const NAMED_TWICE = "a node is named twice";
+/** A whole node an accepted item of the plan holds (`Claims.named`). */
+const TAKEN = -1;
 
 /** Whether a name appears twice (only in a list that failed: a short list needs no Set). */
 function namedTwice(names: readonly string[]): boolean {
@@ -467,12 +469,12 @@ function namedTwice(names: readonly string[]): boolean {
   return false;
 }
 
-/** The cores or GPUs held on a whole node: none (never written: `Claims.claim` replaces it first). */
-const NO_HOLDS: Map<number, number | undefined> = new Map();
-
 /** What the nodes hold now and what the plan's accepted items have claimed on them so far. */
 class Claims {
+  /** Nodes with resources or shares (resource mode): what they hold and what items claimed on them. */
   private readonly used = new Map<string, { cores: Map<number, number | undefined>; gpus: Map<number, number | undefined>; memMiB: number; shares: number; whole: boolean; item: number }>();
+  /** Whole nodes (no resources, no shares) the items named: the last item that named one, or TAKEN once an accepted item holds it. */
+  private readonly named = new Map<string, number>();
   /** The item whose nodes are being checked: a node it names twice is found when it is marked twice. */
   private item = 0;
 
@@ -493,9 +495,7 @@ class Claims {
   private of(name: string, n: PlanNodeState) {
     let u = this.used.get(name);
     if (!u) {
-      // A whole node (no resources, no shares) needs no maps of its cores and GPUs: `claim` makes them if a share comes.
-      const shared = n.resources !== undefined || n.shares !== undefined;
-      u = { cores: shared ? new Map() : NO_HOLDS, gpus: shared ? new Map() : NO_HOLDS, memMiB: 0, shares: 0, whole: n.jobId !== undefined, item: 0 };
+      u = { cores: new Map(), gpus: new Map(), memMiB: 0, shares: 0, whole: n.jobId !== undefined, item: 0 };
       for (const [jobId, s] of n.shares ?? []) {
         for (const c of s.cores) u.cores.set(c, jobId);
         for (const g of s.gpus) u.gpus.set(g, jobId);
@@ -510,6 +510,14 @@ class Claims {
   /** Why the node cannot be taken whole, or undefined. */
   idle(name: string, n: PlanNodeState): string | undefined {
     if (n.jobId !== undefined) return `node ${name} is held by job ${n.jobId}`;
+    if (n.resources === undefined && n.shares === undefined) {
+      // No share can be on it (`fits` refuses a node without resources): one number says all.
+      const m = this.named.get(name);
+      if (m === TAKEN) return `node ${name} is taken by an earlier item of the plan`;
+      if (m === this.item) return NAMED_TWICE;
+      this.named.set(name, this.item);
+      return undefined;
+    }
     const u = this.of(name, n);
     if (u.whole) return `node ${name} is taken by an earlier item of the plan`;
     if (u.shares > 0) return `node ${name} is not idle: ${u.cores.size} of its cores are held`;
@@ -540,6 +548,11 @@ class Claims {
   }
 
   claim(name: string, share: NodeShare | undefined): void {
+    // A whole node `idle` passed (every node of an accepted item was checked first).
+    if (!share && this.named.has(name)) {
+      this.named.set(name, TAKEN);
+      return;
+    }
     const n = this.state.node(name);
     if (!n) return;
     const u = this.of(name, n);
@@ -547,7 +560,6 @@ class Claims {
       u.whole = true;
       return;
     }
-    if (u.cores === NO_HOLDS) [u.cores, u.gpus] = [new Map(), new Map()];
     for (const c of share.cores) u.cores.set(c, undefined);
     for (const g of share.gpus) u.gpus.set(g, undefined);
     u.memMiB += share.memMiB;
