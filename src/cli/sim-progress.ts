@@ -1,12 +1,12 @@
 /**
  * `ebb sim`'s progress line on stderr, with the replay's own speed: rewritten in place on a
  * terminal (at most 4 times a second), a line every 10 seconds with `--progress` otherwise; nothing
- * in the first second. The clock and the writer are given to it (tests pass their own).
+ * in the first second of each replay (its rate would be of a handful of events). The clock and the
+ * writer are given to it (tests pass their own).
  */
 import { err } from "../util/stdio.ts";
 
 export class Progress {
-  private readonly t0: number;
   private last: number;
   private shown = false;
   private policy = "";
@@ -19,7 +19,7 @@ export class Progress {
     private readonly clock: () => number = () => performance.now(),
     private readonly write: (text: string) => void = err,
   ) {
-    this.t0 = this.last = clock();
+    this.last = clock();
   }
 
   /** The replay of `policy` has finished the fraction `done` of its jobs and handled `events` events. */
@@ -32,7 +32,7 @@ export class Progress {
       this.since = now;
     }
     this.events = events;
-    if (now - this.t0 < 1000 || now - this.last < (this.tty ? 250 : 10_000)) return;
+    if (now - this.since < 1000 || now - this.last < (this.tty ? 250 : 10_000)) return;
     this.last = now;
     const perSec = events / Math.max(1e-3, (now - this.since) / 1000);
     const line = `ebb sim: ${policy} ${(done * 100).toFixed(0)}% of the jobs done, ${events.toLocaleString("en-US")} events, ${Math.round(perSec).toLocaleString("en-US")} events/s`;

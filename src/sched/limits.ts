@@ -29,6 +29,7 @@ import { runtime } from "../model/amdahl.ts";
 import type { ErsConfig } from "./config.ts";
 import { remainingTime } from "./elastic.ts";
 import { profileModel, speedOf } from "./worth.ts";
+import { jobsById } from "./jobs-by-id.ts";
 import type { JobState, PassInput, PassPlan } from "./types.ts";
 
 export interface LimitRatio {
@@ -141,7 +142,7 @@ export function shrinkKills(job: JobState, to: number, now: number, config: ErsC
 /** The plan without the shrinks that would make a job's limit kill it; each dropped one is a note. */
 export function guardLimits(input: PassInput, plan: PassPlan): PassPlan {
   if (plan.resizes.every((r) => r.to >= r.from)) return plan;
-  const byId = new Map(input.running.map((j) => [j.id, j]));
+  const byId = jobsById(input.running, plan.resizes.filter((r) => r.to < r.from).map((r) => r.jobId));
   const resizes = [];
   const notes = [...plan.notes];
   for (const r of plan.resizes) {

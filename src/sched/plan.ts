@@ -17,6 +17,7 @@ import { planMoves } from "./moves.ts";
 import { remap } from "./remap.ts";
 import { excludedBy, makeResourcePlan, resizeOn, resourceMode } from "./resource-plan.ts";
 import { isValidSize } from "./sizes.ts";
+import { jobsById } from "./jobs-by-id.ts";
 import type { ClusterNode, CountStart, JobState, Note, PassInput, PendingJob, Reservation, Resize, ResizeRule } from "./types.ts";
 import type { AdminLimits, ErsConfig } from "./config.ts";
 import { takesNewWork } from "../domain/host-state.ts";
@@ -264,8 +265,7 @@ function planOn(s: Snapshot, closed: boolean): Plan {
   const resizes: PlanResize[] = [];
   const sized = s.resizes === false ? [] : pass.resizes.filter((r) => r.to !== r.from);
   if (pass.starts.length > 0 || sized.length > 0) {
-    const byId = new Map<number, SnapshotJob>();
-    for (const j of s.running) byId.set(j.id, j);
+    const byId = jobsById(s.running, sized.map((r) => r.jobId));
     const bound = new Map<number, PendingJob>();
     for (const j of pending) if (j.exclude || j.nodelist) bound.set(j.id, j);
     const free = freeNames(idle, pass.starts, sized, bound, byId);
@@ -401,8 +401,13 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   const rejected: Rejection[] = [];
   const touched = new Set<number>();
   const usable = (nodes: readonly string[], excluded?: readonly string[], shares?: readonly NodeShare[]): string | undefined => {
-    if (namedTwice(nodes)) return "a node is named twice";
+    const why = unusable(nodes, excluded, shares);
+    // A node named twice is the reason whatever else is wrong; only a list that fails is searched for one (Claims marks the names of one that passes).
+    return why && namedTwice(nodes) ? NAMED_TWICE : why;
+  };
+  const unusable = (nodes: readonly string[], excluded?: readonly string[], shares?: readonly NodeShare[]): string | undefined => {
     if (shares && shares.length !== nodes.length) return `${shares.length} shares for ${nodes.length} nodes`;
+    claims.nextItem();
     for (let i = 0; i < nodes.length; i++) {
       const name = nodes[i]!;
       const n = state.node(name);
@@ -453,28 +458,44 @@ export function checkPlan(plan: Plan, state: PlanState): { accepted: Plan; rejec
   return { accepted: { ...plan, spawns, starts, resizes }, rejected };
 }
 
-/** Whether a name appears twice (a pass checks every start and grow: a short list needs no Set). */
+const NAMED_TWICE = "a node is named twice";
+/** A whole node an accepted item of the plan holds (`Claims.named`). */
+const TAKEN = -1;
+
+/** Whether a name appears twice (only in a list that failed: a short list needs no Set). */
 function namedTwice(names: readonly string[]): boolean {
   if (names.length > 16) return new Set(names).size !== names.length;
   for (let i = 1; i < names.length; i++) for (let k = 0; k < i; k++) if (names[i] === names[k]) return true;
   return false;
 }
 
-/** The cores or GPUs held on a whole node: none (never written: `Claims.claim` replaces it first). */
-const NO_HOLDS: Map<number, number | undefined> = new Map();
-
 /** What the nodes hold now and what the plan's accepted items have claimed on them so far. */
 class Claims {
-  private readonly used = new Map<string, { cores: Map<number, number | undefined>; gpus: Map<number, number | undefined>; memMiB: number; shares: number; whole: boolean }>();
+  /** Nodes with resources or shares (resource mode): what they hold and what items claimed on them. */
+  private readonly used = new Map<string, { cores: Map<number, number | undefined>; gpus: Map<number, number | undefined>; memMiB: number; shares: number; whole: boolean; item: number }>();
+  /** Whole nodes (no resources, no shares) the items named: the last item that named one, or TAKEN once an accepted item holds it. */
+  private readonly named = new Map<string, number>();
+  /** The item whose nodes are being checked: a node it names twice is found when it is marked twice. */
+  private item = 0;
 
   constructor(private readonly state: PlanState) {}
+
+  /** The next item's nodes are checked now. */
+  nextItem(): void {
+    this.item++;
+  }
+
+  /** Why the node cannot be the current item's: it named it before. Marks it. */
+  private again(u: { item: number }): string | undefined {
+    if (u.item === this.item) return NAMED_TWICE;
+    u.item = this.item;
+    return undefined;
+  }
 
   private of(name: string, n: PlanNodeState) {
     let u = this.used.get(name);
     if (!u) {
-      // A whole node (no resources, no shares) needs no maps of its cores and GPUs: `claim` makes them if a share comes.
-      const shared = n.resources !== undefined || n.shares !== undefined;
-      u = { cores: shared ? new Map() : NO_HOLDS, gpus: shared ? new Map() : NO_HOLDS, memMiB: 0, shares: 0, whole: n.jobId !== undefined };
+      u = { cores: new Map(), gpus: new Map(), memMiB: 0, shares: 0, whole: n.jobId !== undefined, item: 0 };
       for (const [jobId, s] of n.shares ?? []) {
         for (const c of s.cores) u.cores.set(c, jobId);
         for (const g of s.gpus) u.gpus.set(g, jobId);
@@ -489,10 +510,18 @@ class Claims {
   /** Why the node cannot be taken whole, or undefined. */
   idle(name: string, n: PlanNodeState): string | undefined {
     if (n.jobId !== undefined) return `node ${name} is held by job ${n.jobId}`;
+    if (n.resources === undefined && n.shares === undefined) {
+      // No share can be on it (`fits` refuses a node without resources): one number says all.
+      const m = this.named.get(name);
+      if (m === TAKEN) return `node ${name} is taken by an earlier item of the plan`;
+      if (m === this.item) return NAMED_TWICE;
+      this.named.set(name, this.item);
+      return undefined;
+    }
     const u = this.of(name, n);
     if (u.whole) return `node ${name} is taken by an earlier item of the plan`;
     if (u.shares > 0) return `node ${name} is not idle: ${u.cores.size} of its cores are held`;
-    return undefined;
+    return this.again(u);
   }
 
   /** Why `share` does not fit on the node beside what it holds and what earlier items claimed, or undefined. */
@@ -515,10 +544,15 @@ class Claims {
     }
     if (new Set(share.gpus).size !== share.gpus.length) return `a GPU of node ${name} is named twice`;
     if (!(share.memMiB >= 0) || u.memMiB + share.memMiB > total.memMiB) return `node ${name} has ${Math.max(0, total.memMiB - u.memMiB)} MiB of memory free, the share takes ${share.memMiB}`;
-    return undefined;
+    return this.again(u);
   }
 
   claim(name: string, share: NodeShare | undefined): void {
+    // A whole node `idle` passed (every node of an accepted item was checked first).
+    if (!share && this.named.has(name)) {
+      this.named.set(name, TAKEN);
+      return;
+    }
     const n = this.state.node(name);
     if (!n) return;
     const u = this.of(name, n);
@@ -526,7 +560,6 @@ class Claims {
       u.whole = true;
       return;
     }
-    if (u.cores === NO_HOLDS) [u.cores, u.gpus] = [new Map(), new Map()];
     for (const c of share.cores) u.cores.set(c, undefined);
     for (const g of share.gpus) u.gpus.set(g, undefined);
     u.memMiB += share.memMiB;

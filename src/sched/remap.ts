@@ -34,7 +34,7 @@ export function remap(before: Placement, count: number, added: readonly string[]
   const perNode = tasksPerNode ?? before.tasks[0] ?? 1;
   if (count >= n) {
     if (added.length !== count - n) throw new RangeError(`growing from ${n} to ${count} nodes needs ${count - n} added nodes, got ${added.length}`);
-    const dup = added.find((a) => before.nodes.includes(a));
+    const dup = firstHeld(added, before.nodes);
     if (dup) throw new RangeError(`node ${dup} is already in the allocation`);
     const joinTasks = added.map(() => perNode);
     const after = { nodes: [...before.nodes, ...added], tasks: [...before.tasks, ...joinTasks] };
@@ -72,7 +72,7 @@ export function swap(before: Placement, keep: number, added: readonly string[], 
   const n = before.nodes.length;
   if (keep < 1 || keep >= n) throw new RangeError(`a swap keeps 1 to ${n - 1} of ${n} nodes, not ${keep}`);
   if (added.length === 0) throw new RangeError("a swap adds nodes");
-  const dup = added.find((a) => before.nodes.includes(a));
+  const dup = firstHeld(added, before.nodes);
   if (dup) throw new RangeError(`node ${dup} is already in the allocation`);
   const perNode = tasksPerNode ?? before.tasks[0] ?? 1;
   const joinTasks = added.map(() => perNode);
@@ -100,6 +100,13 @@ export function nodeOfRanks(p: Placement): number[] {
     for (let k = 0; k < t; k++) out.push(i);
   });
   return out;
+}
+
+/** The first of `added` that `nodes` holds already (a grow of a large job onto many nodes: a Set, not a search of every pair). */
+function firstHeld(added: readonly string[], nodes: readonly string[]): string | undefined {
+  if (added.length * nodes.length <= 64) return added.find((a) => nodes.includes(a));
+  const held = new Set(nodes);
+  return added.find((a) => held.has(a));
 }
 
 const sum = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0);

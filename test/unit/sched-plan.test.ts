@@ -166,4 +166,22 @@ describe("checkPlan: every item against the state as it is now", () => {
     expect(reasons(pendingState(1, 1, { nodelist: ["n4"] }), ["n2"])).toEqual(["start on 1 nodes: node n4 of its nodelist is not among them"]);
     expect(reasons(pendingState(1), ["n9"])).toEqual(["start on 1 nodes: node n9 does not exist"]);
   });
+
+  test("an item that names a node twice is refused for that, whatever else is wrong with it, short list or long", () => {
+    const nodes = cluster(40, { n5: 8 });
+    nodes[2]!.up = false;
+    const reasons = (names: string[]) => checkPlan(plan({ starts: [{ jobId: 1, nodes: names, reason: "fcfs" }] }), stateOf(nodes, { 1: pendingState(1, 40) })).rejected.map((x) => x.reason);
+    const long = Array.from({ length: 30 }, (_, i) => `n${i + 6}`);
+    expect(reasons(["n1", "n2", "n1"])).toEqual(["start on 3 nodes: a node is named twice"]);
+    expect(reasons([...long, "n20"])).toEqual(["start on 31 nodes: a node is named twice"]);
+    // The second n1 comes after a node that is not up and one that is held: the twice still wins, as it is checked first.
+    expect(reasons(["n1", "n3", "n1"])).toEqual(["start on 3 nodes: a node is named twice"]);
+    expect(reasons([...long, "n5", "n6"])).toEqual(["start on 32 nodes: a node is named twice"]);
+    expect(reasons([...long, "n5"])).toEqual(["start on 31 nodes: node n5 is held by job 8"]);
+    expect(reasons(long)).toEqual([]);
+    // A grow naming a node twice.
+    const twice = { jobId: 7, from: 2, to: 4, rule: "grow" as const, reason: "r", added: ["n30", "n30"], removed: [], remap: { staying: 2, leaving: 0, joining: 2, tasks: [1, 1, 1, 1] }, limit: { ratio: 1, source: "s" } };
+    const r = checkPlan(plan({ resizes: [twice] }), stateOf(cluster(40, { n1: 7, n2: 7 }), { 7: runningState(["n1", "n2"]) }));
+    expect(r.rejected.map((x) => x.reason)).toEqual(["grow 2 -> 4 nodes: a node is named twice"]);
+  });
 });

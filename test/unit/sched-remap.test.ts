@@ -33,5 +33,11 @@ describe("rank mapping", () => {
     expect(() => remap(place(["a"]), 0)).toThrow("at least one node");
     expect(() => remap(place(["a"]), 3, ["b"])).toThrow("needs 2 added nodes");
     expect(() => remap(place(["a", "b"]), 3, ["a"])).toThrow("already in the allocation");
+    // A large job growing onto many nodes: the first added node it holds is named.
+    const held = Array.from({ length: 40 }, (_, i) => `n${i + 1}`);
+    const added = Array.from({ length: 20 }, (_, i) => `n${i + 50}`);
+    expect(() => remap(place(held), 60, [...added.slice(0, 19), "n7"])).toThrow("node n7 is already in the allocation");
+    expect(() => remap(place(held), 61, ["n99", "n12", ...added.slice(0, 18), "n3"])).toThrow("node n12 is already");
+    expect(remap(place(held), 60, added).after.nodes).toEqual([...held, ...added]);
   });
 });

@@ -51,6 +51,23 @@ describe("progress line", () => {
     expect(f.lines).toEqual(["ebb sim: ebb 10% of the jobs done, 16,000 events, 4,000 events/s\n"]);
   });
 
+  test("no line in a replay's first second: its first report, 10 s after the last line, gives no rate of a handful of events", () => {
+    const f = fake(false, true);
+    f.at(0);
+    f.p.update("ebb", 0, 10);
+    f.at(20_000);
+    f.p.update("ebb", 1, 90_000);
+    expect(f.lines).toHaveLength(1);
+    f.at(30_000);
+    f.p.update("easy", 0, 1);
+    f.at(30_900);
+    f.p.update("easy", 0.1, 9_000);
+    expect(f.lines).toHaveLength(1);
+    f.at(32_000);
+    f.p.update("easy", 0.2, 20_000);
+    expect(f.lines[1]).toBe("ebb sim: easy 20% of the jobs done, 20,000 events, 10,000 events/s\n");
+  });
+
   test("on a terminal the line is rewritten in place, at most 4 times a second, and wiped at the end", () => {
     const f = fake(true, false);
     f.at(0);
