@@ -209,6 +209,10 @@ describe("the OpenAPI document", () => {
       await call("GET", path, { token: jobToken(key, job.id), expect: 403 });
     }
     for (const path of ["/v1/timeline?window=5", "/v1/stream?window=x"]) await call("GET", path, { expect: 400 });
+    // One user's streams held open up to the most one user may have: the next is a 429.
+    const streams = await Promise.all(Array.from({ length: 8 }, () => fetch(`${c.url}/v1/stream`, { headers: { Authorization: `Bearer ${c.token}` } })));
+    await call("GET", "/v1/stream", { expect: 429 });
+    for (const r of streams) await r.body?.cancel();
     // Users' tokens: the API token (or an admin's) only.
     const issued = await call("POST", "/v1/tokens", { body: { user: "openapi" }, expect: 201 });
     await call("POST", "/v1/tokens", { body: { user: "Not A Name" }, expect: 400 });
