@@ -507,24 +507,29 @@ export class Elastic {
    */
   mtct(jobId: number, sampleInterval: number, since?: number, now = Date.now()): Mtct {
     const windowMs = Math.max(1, sampleInterval * 1000);
-    // The current distributed loop's MTCT (CFG monitoring, any job), when the job has one; else
-    // the probe-to-probe timing (elastic jobs only).
+    // The current distributed loop's MTCT (CFG monitoring, any job), from its first window on; before
+    // it, the probe-to-probe timing (elastic jobs only). Both measure the same loop: a job whose CFG
+    // samples begin keeps the windows it had, where switching sources dropped them and the job was
+    // taken for one without a model (no candidate for rule 1 until the CFG had enough).
     const from = since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0;
     const cfg = this.cfgs.samples(jobId, from);
-    if (cfg.length > 0) {
-      const recent = cfg.filter((s) => s.time >= now - 2 * windowMs);
-      return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples: cfg };
-    }
-    if (this.state.jobs.get(jobId)?.row.elastic === false) return { mtct: null, samples: [] };
-    const rows = this.estore.perfSince(jobId, since ?? this.state.jobs.get(jobId)?.elastic?.samplesSince ?? 0);
+    const probe = this.state.jobs.get(jobId)?.row.elastic === false ? [] : this.probeSamples(jobId, windowMs, from, cfg[0]?.time);
+    const samples = probe.length === 0 ? cfg : [...probe, ...cfg];
+    const recent = samples.filter((s) => s.time >= now - 2 * windowMs);
+    return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples };
+  }
+
+  /** Probe-to-probe timing per window since `from`, of windows that end before `until`. */
+  private probeSamples(jobId: number, windowMs: number, from: number, until = Number.POSITIVE_INFINITY): Mtct["samples"] {
     const buckets = new Map<number, PerfRow[]>();
-    for (const r of rows) {
+    for (const r of this.estore.perfSince(jobId, from)) {
       const b = Math.floor(r.time / windowMs);
+      if ((b + 1) * windowMs >= until) break;
       const list = buckets.get(b) ?? [];
       list.push(r);
       buckets.set(b, list);
     }
-    const samples = [...buckets.entries()]
+    return [...buckets.entries()]
       .sort((a, b) => a[0] - b[0])
       .map(([b, list]) => {
         const comm = list.reduce((a, r) => a + r.commNs, 0);
@@ -535,8 +540,6 @@ export class Elastic {
         return iterations === 0 || loop === 0 ? undefined : { time: (b + 1) * windowMs, mtct: comm / Math.max(loop - comm, loop / 1000), iterations };
       })
       .filter((s) => s !== undefined);
-    const recent = samples.filter((s) => s.time >= now - 2 * windowMs);
-    return { mtct: recent.length > 0 ? recent[recent.length - 1]!.mtct : null, samples };
   }
 
   /**
