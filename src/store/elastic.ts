@@ -1,5 +1,5 @@
 /** Adaptation records and timing samples of elastic jobs. */
-import { and, asc, eq, gte } from "drizzle-orm";
+import { and, asc, eq, gte, lt } from "drizzle-orm";
 import type { Db } from "./db.ts";
 import { adaptations, perfSamples } from "./schema.ts";
 
@@ -40,11 +40,12 @@ export class ElasticStore {
     this.db.insert(perfSamples).values(row).run();
   }
 
-  perfSince(jobId: number, since: number): PerfRow[] {
+  /** A job's probe timings from `since` on, before `before` if given. */
+  perfSince(jobId: number, since: number, before?: number): PerfRow[] {
     return this.db
       .select()
       .from(perfSamples)
-      .where(and(eq(perfSamples.jobId, jobId), gte(perfSamples.time, since)))
+      .where(and(eq(perfSamples.jobId, jobId), gte(perfSamples.time, since), before === undefined ? undefined : lt(perfSamples.time, before)))
       .orderBy(asc(perfSamples.time))
       .all();
   }

@@ -522,7 +522,8 @@ export class Elastic {
   /** Probe-to-probe timing per window since `from`, of windows that end before `until`. */
   private probeSamples(jobId: number, windowMs: number, from: number, until = Number.POSITIVE_INFINITY): Mtct["samples"] {
     const buckets = new Map<number, PerfRow[]>();
-    for (const r of this.estore.perfSince(jobId, from)) {
+    // Once the CFG's samples begin, only the rows before them are read (a fixed set), not the whole run's.
+    for (const r of this.estore.perfSince(jobId, from, Number.isFinite(until) ? until : undefined)) {
       const b = Math.floor(r.time / windowMs);
       if ((b + 1) * windowMs >= until) break;
       const list = buckets.get(b) ?? [];
