@@ -24,9 +24,10 @@ export const LauncherToController = tagged({
   /**
    * `elastic`: this launcher runs the job's elastic step and takes its resize orders; `tasks` is
    * that step's world, ranks per node in rank order as of its last commit (what a restarted
-   * controller needs to go on resizing it).
+   * controller needs to go on resizing it). `known`: the last adaptation whose `realloc` this
+   * launcher received (0: none); an open adaptation after it lost its order on the way.
    */
-  "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional(), cred: StepCredential.optional() }),
+  "attach": () => ({ jobId: JobId, stepId: z.int().nonnegative().optional(), elastic: z.boolean().optional(), tasks: z.array(z.int().positive()).optional(), cred: StepCredential.optional(), known: z.int().nonnegative().optional() }),
   /**
    * Every rank of a resize committed: the new world stands, and a node lost from now is a fault of
    * it (docs/adaptation.md §7.8). Its adapt.done follows (a shrink's once the leaving ranks exited).

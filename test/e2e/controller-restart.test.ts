@@ -55,8 +55,8 @@ test(`SIGKILL at ${KILLS.length} random points of ${JOBS} jobs with resizes: no 
   // Heartbeats every 5 s (a node goes DOWN after 15 s of silence) and no kill wait: a quiesced
   // controller holds no timer that changes its jobs, and a node's COMPLETING hold ends in 5 s.
   // An adaptation whose end a kill took is reported again by its re-attaching launcher; one whose
-  // order a kill took before it left the controller is ended by the restarted controller's adapt
-  // timeout: 30 s, not the default 10 minutes, so that the test sees that recovery too.
+  // order a kill took before it left the controller fails when the launcher re-attaches without
+  // it. The adapt timeout, 30 s and not the default 10 minutes, is the net under both.
   const cl = await startCluster({ agents: 4, heartbeat: 5, killWait: 0, controllerArgs: ["--policy", "easy", "--adapt-timeout", "30"] });
   c = cl;
   const sent: Sent[] = [];

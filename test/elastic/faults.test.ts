@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:tes
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { rankPids, ROOT, waitFor, type TestCluster, startCluster } from "../support/cluster.ts";
+import { Relay } from "../support/relay.ts";
 import { elasticRun } from "../support/elastic-run.ts";
 import { holdEnd } from "../support/hold-end.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
@@ -119,6 +120,28 @@ describe("an elastic Jacobi run loses one of its 3 nodes", () => {
       survived.push(`allocation[${victimIndex}]`);
     }, 120_000);
   }
+});
+
+describe("a fault's order lost on its way", () => {
+  test("the launcher's connection broke with the fault realloc in flight: the re-attached launcher gets it again, 3 -> 2, the right answer", async () => {
+    // The launcher reaches the controller through a relay that loses what the test says.
+    const relay = new Relay(c.port);
+    try {
+      const job = await elasticRun(c, ["--controller", relay.url, "-N", "3", "--elastic", "--min-nodes", "2", "--max-nodes", "3", "--", ...jacobi()], /iteration 100 on 3 ranks/);
+      const victim = (await c.job(job.id)).allocation[1] as string;
+      relay.drop = true;
+      await kill(victim);
+      await waitFor("the fault adaptation to be ordered", async () => (await c.job(job.id)).adaptations[0]?.state === "ADAPTING", 60_000);
+      await Bun.sleep(300);
+      relay.cut();
+      relay.drop = false;
+      release();
+      // The cluster's adapt timeout is the default 10 minutes: without the order sent again, the job would wait for it.
+      await expectRecovered(job, /jacobi: fault: lost rank \d at iteration \d+; restored iteration \d+ on 2 ranks \(was 3\)/, 3, 2, [victim]);
+    } finally {
+      relay.stop();
+    }
+  }, 120_000);
 });
 
 describe("two nodes lost at once", () => {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { pidAlive, ROOT, clusterForFile, waitFor } from "../support/cluster.ts";
 import { elasticRun } from "../support/elastic-run.ts";
 import { holdEnd } from "../support/hold-end.ts";
+import { Relay } from "../support/relay.ts";
 
 const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
@@ -292,6 +293,33 @@ describe("a controller restart", () => {
     await job.finished;
   });
 
+  test("an order lost on its way (the launcher's connection broke with it in flight): the re-attach says so, the resize fails at once and the job goes on", async () => {
+    // The launcher reaches the controller through a relay that loses what the test says.
+    const relay = new Relay(c.port);
+    try {
+      const job = await elasticRun(c, ["--controller", relay.url, "-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "100000", "20"], /pid=\d+ rank=1/);
+      relay.drop = true;
+      const r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 1 });
+      expect(r.status).toBe(202);
+      await Bun.sleep(300);
+      relay.cut();
+      relay.drop = false;
+      // The cluster's adapt timeout is the default 10 minutes: only the re-attach ends it here.
+      const a = await c.adaptationEnd(job.id, r.json.adaptationId);
+      expect(a.state).toBe("FAILED");
+      expect(a.message).toMatch(/never reached the job's launcher .* goes on with its 2 nodes/);
+      expect((await c.job(job.id)).allocation).toHaveLength(2);
+      // The job took no harm: the same resize, ordered again, commits.
+      expect((await c.resize(job.id, 1)).state).toBe("COMMITTED");
+      await waitFor("rank 0 to see the world of 1", () => /world size=1/.test(job.output()));
+      expect(job.output().match(/world size=1/g)).toHaveLength(1);
+      await c.api("DELETE", `/v1/jobs/${job.id}`);
+      await job.finished;
+    } finally {
+      relay.stop();
+    }
+  });
+
   test("an elastic command job's step root (on the controller's host) lives through it, re-attaches, and the job is grown and COMPLETED", async () => {
     const id = await c.submit({ argv: [BUN, COUNTER, "400", "20"], nodes: 2, elastic: true, minNodes: 1, maxNodes: 3 });
     const job = await c.waitJob(id, ["RUNNING"], 60_000);
@@ -312,3 +340,4 @@ describe("a controller restart", () => {
     expect(c.read(job.output)).toMatch(/world size=3/);
   }, 120_000);
 });
+

@@ -25,6 +25,8 @@ import type { Jobs } from "./jobs.ts";
 import type { Ledger } from "./ledger.ts";
 import type { ClusterState, JobRuntime, LauncherSession } from "./state.ts";
 
+type Adapting = NonNullable<NonNullable<JobRuntime["elastic"]>["adapting"]>;
+
 const log = logger("controller");
 
 /** How long an adaptation may take unless the controller is told otherwise (--adapt-timeout). */
@@ -101,11 +103,17 @@ export class Elastic {
     }
   }
 
-  /** The launcher running the job's elastic step takes its resize orders. */
-  attach(jobId: number, stepId: number, session: LauncherSession, tasks?: number[], cred?: StepCredential): void {
+  /**
+   * The launcher running the job's elastic step takes its resize orders. `known`: the last
+   * adaptation whose order it received, said on every (re)attach.
+   */
+  attach(jobId: number, stepId: number, session: LauncherSession, tasks?: number[], cred?: StepCredential, known?: number): void {
     const job = this.state.jobs.get(jobId);
     if (!job?.row.elastic) return;
     const e = this.jobs.elasticOf(job);
+    // A new connection: what was sent on the old one may never have arrived. (A re-attach on the
+    // same connection can cross an order on its way, so it proves nothing.)
+    const reconnected = e.launcher !== session;
     e.launcher = session;
     e.stepId ??= stepId;
     // After a restart, what joining ranks' credentials must cover comes from the elastic step's own
@@ -119,7 +127,30 @@ export class Elastic {
       if (tasks.length === before) e.tasks = tasks;
       else log.warn("launcher's layout does not match the job's nodes; resizes stay refused", { jobId, nodes: before, layout: tasks.length });
     }
+    if (reconnected && known !== undefined && e.adapting && known < e.adapting.id) this.orderLost(job, e.adapting);
   }
+
+  /**
+   * An open adaptation whose order never reached the launcher (a connection, or the controller
+   * before a restart, lost it): no rank has acted on it. A resize fails now, not at its adapt
+   * timeout, and the job goes on at its size; a fault's survivors get their order again, since
+   * they cannot go on without it.
+   */
+  private orderLost(job: JobRuntime, a: Adapting): void {
+    const r = job.row;
+    const e = job.elastic!;
+    if (a.fault) {
+      log.warn(`job ${r.id}: fault adaptation ${a.id}'s order did not reach the re-attached launcher; sent again`, { job: r.id });
+      const reason = a.removed.length > 0 ? `${compressHostlist(a.removed)} failed` : "a node a resize added failed";
+      e.launcher!.send({ t: "realloc", jobId: r.id, adaptId: a.id, nodes: job.nodes.map(this.ref), added: [], removed: a.removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason } });
+      return;
+    }
+    const message = `its order never reached the job's launcher (the connection to it was lost first); the job goes on with its ${a.from} node${a.from === 1 ? "" : "s"}`;
+    log.warn(`job ${r.id}: adaptation ${a.id} failed: ${message}`, { job: r.id });
+    this.done(r.id, a.id, false, {}, message);
+  }
+
+  private readonly ref = (name: string): NodeRef => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
 
   /**
    * Refuses (throws) a resize of job `jobId` to `nodes` that cannot be made now, whatever nodes are
@@ -194,13 +225,12 @@ export class Elastic {
     e.adapting = { id, from: have, to: nodes, added, removed, requestedAt: now, times: { requested: now }, limit: { ratio: lim.ratio, source: lim.source }, remap: m, joinStep, after: then };
     if (joinStep !== undefined) this.effects.allocated?.(added);
     mark("ctl.shares-sent");
-    const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
     e.launcher!.send({
       t: "realloc",
       jobId,
       adaptId: id,
-      nodes: after.map(ref),
-      added: added.map(ref),
+      nodes: after.map(this.ref),
+      added: added.map(this.ref),
       removed,
       remap: m,
       deadline: now + this.adaptTimeoutMs,
@@ -286,8 +316,7 @@ export class Elastic {
     e.adapting = { id, from: have, to: survivors.length, added: [], removed: gone, requestedAt: now, times: { requested: now }, fault: true };
     e.tasks = tasks;
     if (gone.length > 0) this.jobs.killOn(job, gone, why);
-    const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
-    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(ref), added: [], removed: gone, deadline: now + this.adaptTimeoutMs, fault: { reason: why } });
+    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(this.ref), added: [], removed: gone, deadline: now + this.adaptTimeoutMs, fault: { reason: why } });
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${jobId} lost node ${node}; fault adaptation ${have} -> ${survivors.length} nodes`, { job: jobId, node });
     return true;
@@ -322,8 +351,7 @@ export class Elastic {
     e.tasks = tasks;
     this.jobs.killOn(job, [node], why);
     if (tell && e.launcher) {
-      const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
-      e.launcher.send({ t: "realloc", jobId: r.id, adaptId: a.id, nodes: survivors.map(ref), added: [], removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason: why } });
+        e.launcher.send({ t: "realloc", jobId: r.id, adaptId: a.id, nodes: survivors.map(this.ref), added: [], removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason: why } });
     }
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
@@ -374,8 +402,7 @@ export class Elastic {
       });
       a.restartStep = stepId;
     }
-    const ref = (name: string) => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
-    return { stepId, nodes: nodes.map(ref), tasks, cred: signCredential(this.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, ...e.covers }) };
+    return { stepId, nodes: nodes.map(this.ref), tasks, cred: signCredential(this.clusterKey, { jobId, stepId, nodes, expires: now + CRED_LIFETIME_MS, ...e.covers }) };
   }
 
   /**
@@ -437,7 +464,7 @@ export class Elastic {
    * ratio chosen when the resize was asked for, plus the adaptation's duration. In the caller's
    * transaction; returns the new limit (seconds from the job's start).
    */
-  private rescaleLimit(job: JobRuntime, a: NonNullable<NonNullable<JobRuntime["elastic"]>["adapting"]>, now: number): number {
+  private rescaleLimit(job: JobRuntime, a: Adapting, now: number): number {
     const r = job.row;
     const lim = a.limit ?? limitRatio({ nodes: a.from }, a.to);
     const original = this.store.limitChangesOf(r.id)[0]?.fromLimit ?? r.timeLimit;

@@ -69,7 +69,7 @@ export class LauncherHub {
     switch (msg.t) {
       case "attach": {
         if (!this.follow(conn, msg.jobId)) return;
-        if (msg.elastic && msg.stepId !== undefined) this.elastic.attach(msg.jobId, msg.stepId, conn, msg.tasks, msg.cred);
+        if (msg.elastic && msg.stepId !== undefined) this.elastic.attach(msg.jobId, msg.stepId, conn, msg.tasks, msg.cred, msg.known);
         return;
       }
       case "step.create":

@@ -45,6 +45,8 @@ export class ControllerLink {
    * of an adaptation that is not its open one).
    */
   private lastAdaptation: { adaptId: number; sent: LauncherToController[] } | undefined;
+  /** The last adaptation whose order (realloc) came: said at every attach, so that a lost one is known. */
+  private knownOrder = 0;
 
   /** Follows job `jobId`, which exists already (a step inside a job); the connection opens on first use. */
   constructor(
@@ -117,7 +119,7 @@ export class ControllerLink {
 
   private attachMessage(): LauncherToController {
     const e = this.elasticStep;
-    return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks(), cred: e.cred };
+    return e === undefined ? { t: "attach", jobId: this.jobId } : { t: "attach", jobId: this.jobId, stepId: e.stepId, elastic: true, tasks: e.tasks(), cred: e.cred, known: this.knownOrder };
   }
 
   /** Every rank of resize `adaptId` committed: a node lost from now is the new world's (§7.8). */
@@ -275,7 +277,9 @@ export class ControllerLink {
         return pending.reject(failure(m));
       }
       case "realloc":
-        if (m.jobId === this.id) this.realloc?.(m);
+        if (m.jobId !== this.id) return;
+        this.knownOrder = Math.max(this.knownOrder, m.adaptId);
+        this.realloc?.(m);
         return;
       case "job.state":
         if (m.jobId !== this.id) return;
