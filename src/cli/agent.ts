@@ -6,7 +6,7 @@ import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
 import type { HostRules } from "../model/host-rules.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
-import { declaredFlags, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
+import { declaredFlags, gpuDevicesFlag, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { cgroup2Root } from "../roles/agent/containment.ts";
 import { inventory } from "../roles/agent/inventory.ts";
 import { listenFlag, logArgs, logFormatFlag, serverTlsFlags, shortHostname, starting, stdinClosed, tlsArgs, untilSignal } from "./daemon.ts";
@@ -25,6 +25,7 @@ export default defineCommand({
     cpus: { type: "string", description: "Cores to offer (default: the CPUs this agent may run on, its cpuset)", valueHint: "N" },
     memory: { type: "string", description: `Memory to offer: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB for the system)`, valueHint: "SIZE" },
     ...gresArgs,
+    "gpu-devices": { type: "string", description: "Each GPU's device file, in index order, comma-separated (default: detected, /dev/nvidiaN or AMD's render nodes): a job's processes cannot open those of the GPUs it does not hold", valueHint: "FILE,.." },
     listen: { type: "string", description: "HOST:PORT for launchers and other agents (default: 127.0.0.1:0 for a local controller, else 0.0.0.0:0)", valueHint: "HOST:PORT" },
     advertise: { type: "string", description: "HOST:PORT others should use to reach this agent (default: guessed)", valueHint: "HOST:PORT" },
     "key-file": { type: "string", description: "Cluster key file (default $EBB_CLUSTER_KEY, else STATE_DIR/cluster.key)", valueHint: "FILE" },
@@ -77,6 +78,7 @@ export default defineCommand({
       }
       const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
       const offer = inventory(declaredFlags(args), cgroup2Root());
+      const gpuDevices = gpuDevicesFlag(args["gpu-devices"], offer, (m) => log.warn(m));
       const fatal = (message: string) => {
         if (currentLogFormat() === "json") logger("agent").error(message, { node: name });
         else err(`ebb agent: ${message}\n`);
@@ -88,6 +90,7 @@ export default defineCommand({
         clusterKey: key!,
         name,
         ...offer,
+        gpuDevices,
         listen,
         advertise: args.advertise,
         stateDir,

@@ -1,6 +1,8 @@
 /** The flags that declare what a node offers (`ebb agent`, and `ebb up` for its agents): memory, GPUs, features. */
 import { parseGres, parseMemory } from "../domain/resources.ts";
-import type { Declared } from "../roles/agent/inventory.ts";
+import type { Declared, Inventory } from "../roles/agent/inventory.ts";
+import { deviceOf, type Device } from "../roles/agent/device-fence.ts";
+import { gpuDeviceFiles } from "../roles/agent/gpu-devices.ts";
 import { defineArgs } from "./command.ts";
 import { intFlag, UsageError } from "./common.ts";
 
@@ -47,4 +49,38 @@ export function featuresFlag(value: string | undefined): string[] | undefined {
 /** The declared part of a node's inventory from these flags (and --cpus). */
 export function declaredFlags(a: { cpus?: string; memory?: string; gres?: string[]; features?: string }, memoryName = "--memory", cpusName = "--cpus"): Declared {
   return { cpus: intFlag(a.cpus, cpusName, { max: 65536 }), memoryMb: memoryFlag(a.memory, memoryName), gres: gresFlag(a.gres), features: featuresFlag(a.features) };
+}
+
+/**
+ * --gpu-devices /dev/nvidia0,/dev/nvidia1: each GPU's device file, in index order (as Slurm's
+ * gres.conf File=); without it, the files found for the GPUs detected (gpu-devices.ts), none when
+ * they are not one per GPU. `note`: what the agent's log should say of a node left unfenced.
+ */
+export function gpuDevicesFlag(value: string | undefined, node: Pick<Inventory, "gpus" | "gpuVendor">, note: (message: string) => void = () => {}): Device[][] {
+  const gpus = node.gpus.length;
+  const resolve = (files: string[][], flag?: string) =>
+    files.map((list) =>
+      list.map((file) => {
+        const d = deviceOf(file);
+        if ("error" in d) throw new UsageError(`${flag ?? "a GPU's device file"} ${d.error}`);
+        return d;
+      }),
+    );
+  if (value !== undefined) {
+    const files = value.split(",").map((f) => f.trim()).filter(Boolean);
+    if (files.length !== gpus) throw new UsageError(`--gpu-devices: ${files.length} file${files.length === 1 ? "" : "s"} for ${gpus} GPU${gpus === 1 ? "" : "s"}; give one device file per GPU, in index order (e.g. /dev/nvidia0,/dev/nvidia1)`);
+    return resolve(files.map((f) => [f]), "--gpu-devices");
+  }
+  if (gpus === 0) return [];
+  const found = gpuDeviceFiles(node.gpuVendor);
+  if (found.length !== gpus) {
+    note(`${gpus} GPUs and ${found.length} found among the device files: jobs are not fenced off the GPUs they do not hold (name each GPU's file with --gpu-devices)`);
+    return [];
+  }
+  try {
+    return resolve(found);
+  } catch (e) {
+    note(`${(e as Error).message}: jobs are not fenced off the GPUs they do not hold`);
+    return [];
+  }
 }

@@ -6,7 +6,8 @@
  * while a job on another node goes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
 
 let c: TestCluster;
@@ -16,7 +17,12 @@ beforeAll(async () => {
   // The machine's CPUs 0 and 1 (the tests need two); node02 offers one core, the first of them.
   expect(cpus).toBe("0-1");
   c = await startCluster({ agents: 0 });
-  c.startAgent("node01", ["--cpus", "2", "--memory", "200M", "--gres", "gpu:a100:2,gpu:1", "--features", "fast,ib"]);
+  // The GPUs' device files: character devices of a major no driver holds, so an open that the fence
+  // lets through fails with ENXIO ("No such device or address") and one it refuses with EPERM.
+  const used = new Set([...readFileSync("/proc/devices", "utf8").split("Block devices:")[0]!.matchAll(/^\s*(\d+) /gm)].map((m) => Number(m[1])));
+  const major = [240, 241, 242, 243, 244].find((m) => !used.has(m))!;
+  for (const i of [0, 1, 2]) expect(Bun.spawnSync(["mknod", join(c.dir, `gpu${i}`), "c", String(major), String(i)]).exitCode).toBe(0);
+  c.startAgent("node01", ["--cpus", "2", "--memory", "200M", "--gres", "gpu:a100:2,gpu:1", "--gpu-devices", [0, 1, 2].map((i) => join(c.dir, `gpu${i}`)).join(","), "--features", "fast,ib"]);
   c.startAgent("node02", ["--cpus", "1"]);
   await c.waitNodes(2, "IDLE", 90_000);
 });
@@ -42,6 +48,17 @@ test("declared cores and memory are the node's in ebb nodes; declared GPUs are t
   expect(await run(["-w", "node01", "sh", "-c", show])).toEqual(["-1/-1/-1/"]);
   // A node without GPUs: EBB_GPUS empty, the vendors' variables left alone.
   expect(await run(["-w", "node02", "sh", "-c", 'echo "${CUDA_VISIBLE_DEVICES-unset}/$EBB_GPUS/"'])).toEqual(["unset//"]);
+});
+
+test("a job cannot open the device files of the GPUs it does not hold, as root too (a device program on its cgroup)", async () => {
+  const open = `for i in 0 1 2; do cat ${c.dir}/gpu$i 2>&1 | sed "s/.*: //"; done | tr "\\n" /`;
+  expect(await run(["-w", "node01", "--gpus", "1", "sh", "-c", open])).toEqual(["No such device or address/Operation not permitted/Operation not permitted/"]);
+  expect(await run(["-w", "node01", "--gpus", "2", "sh", "-c", `echo $CUDA_VISIBLE_DEVICES; ${open}`])).toEqual(["0,1", "No such device or address/No such device or address/Operation not permitted/"]);
+  // No GPU: none of them; and no way around it from inside (mknod of another node for the same device).
+  const again = `mknod ${c.dir}/again-$$ c $(stat -c "%Hr %Lr" ${c.dir}/gpu2) 2>&1 | sed "s/.*: //"`;
+  expect(await run(["-w", "node01", "sh", "-c", `${open}; echo; ${again}`])).toEqual(["Operation not permitted", "Operation not permitted/Operation not permitted/Operation not permitted/"]);
+  // Outside any job the files are there to open.
+  expect(Bun.spawnSync(["sh", "-c", `cat ${c.dir}/gpu2 2>&1 | sed "s/.*: //"`]).stdout.toString().trim()).toBe("No such device or address");
 });
 
 test("each rank is bound to its own slice of the job's cores (--cpu-bind cores, the default); none lets each use all", async () => {

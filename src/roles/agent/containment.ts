@@ -29,6 +29,7 @@ import { formatIndexList } from "../../domain/index-list.ts";
 import { Sentinel } from "./sentinel.ts";
 import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
+import { DeviceFence, type Device } from "./device-fence.ts";
 
 const log = logger("agent");
 
@@ -84,6 +85,11 @@ export class Containment {
    * controller it would start charged with what the last job left.
    */
   private readonly made = new Map<number, string | undefined>();
+  /** Each job's GPU device files it may not use, and the fence that keeps it off them. */
+  private readonly denied = new Map<number, readonly Device[]>();
+  private readonly fences = new Map<number, DeviceFence>();
+  /** A fence failed once: said in the log, not again for each job. */
+  private fenceRefused = false;
   /** The id of the agent's thread, where it is not the process's main thread: it joins jobs' v1 cgroups itself (fromInside). */
   private threadId = workerThreadId();
 
@@ -124,6 +130,35 @@ export class Containment {
     if (this.made.has(jobId) && (old?.memMiB !== limits.memMiB || old.cpus.join() !== limits.cpus.join())) this.limits.apply(jobId, this.made.get(jobId), limits);
   }
 
+  /**
+   * The device files of the node's GPUs the job does not hold (gpu-devices.ts): fenced off in its
+   * cgroup now if it is made, else when it is. Where no fence can be made (no cgroup v2, a kernel
+   * that refuses), it says so once and the job runs with its GPUs named by the variables only.
+   */
+  setDenied(jobId: number, deny: readonly Device[]): void {
+    const old = this.denied.get(jobId) ?? [];
+    if (deny.length === 0 && old.length === 0) return;
+    this.denied.set(jobId, deny);
+    const key = (d: readonly Device[]) => d.map((x) => `${x.kind}${x.major}:${x.minor}`).join();
+    if (this.made.has(jobId) && key(old) !== key(deny)) this.fence(jobId, this.made.get(jobId));
+  }
+
+  private fence(jobId: number, cgroup: string | undefined): void {
+    const deny = this.denied.get(jobId) ?? [];
+    const fence = this.fences.get(jobId);
+    try {
+      if (fence) fence.replace(deny);
+      else if (deny.length > 0) {
+        if (cgroup === undefined) throw new Error("no cgroup v2 for the job");
+        this.fences.set(jobId, DeviceFence.attach(cgroup, deny));
+      }
+    } catch (e) {
+      if (this.fenceRefused) return;
+      this.fenceRefused = true;
+      log.error(`jobs are not fenced off the GPUs they do not hold (${(e as Error).message}): a job's GPUs are named by CUDA_VISIBLE_DEVICES and the like only`);
+    }
+  }
+
   /** Whether the memory of jobs is confined here (an OOM kill can end them). */
   get confinesMemory(): boolean {
     return this.limits.confinesMemory;
@@ -140,6 +175,7 @@ export class Containment {
       this.made.set(jobId, cgroup);
       const limits = this.jobLimits.get(jobId);
       if (limits) this.limits.apply(jobId, cgroup, limits);
+      if (this.denied.has(jobId)) this.fence(jobId, cgroup);
     }
     return { cgroup: this.made.get(jobId), join: this.limits.joinFiles(jobId) };
   }
@@ -269,6 +305,9 @@ export class Containment {
     const dir = this.dirOf(jobId);
     this.jobLimits.delete(jobId);
     this.made.delete(jobId);
+    this.denied.delete(jobId);
+    this.fences.get(jobId)?.close();
+    this.fences.delete(jobId);
     this.limits.remove(jobId);
     if (!dir) return;
     try {

@@ -23,6 +23,7 @@ import { Containment } from "./containment.ts";
 import type { Sentinel } from "./sentinel.ts";
 import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { allowedCpus, type GpuVendor } from "./inventory.ts";
+import type { Device } from "./device-fence.ts";
 import { gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
 import { slurmGpuVars } from "../slurm-env.ts";
 import { UsageReports } from "./usage-reports.ts";
@@ -50,6 +51,8 @@ export interface AgentOptions {
   memoryMb: number;
   gpus?: (string | null)[];
   gpuVendor?: GpuVendor;
+  /** Each GPU's device files, by index (gpu-devices.ts): a job is fenced off those of the GPUs it does not hold. */
+  gpuDevices?: Device[][];
   features?: string[];
   listen: HostPort;
   /** HOST:PORT others use to reach this agent, when the listen address is not it. */
@@ -138,6 +141,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (now) {
       const p = placementOf(now.share, offer);
       containment.setLimits(jobId, { cpus: p.cpus, memMiB: p.memMiB });
+      if (o.gpuDevices) containment.setDenied(jobId, o.gpuDevices.flatMap((files, gpu) => (p.gpus.includes(gpu) ? [] : files)));
       return;
     }
     usage.left(jobId);
