@@ -103,7 +103,7 @@ const OPERATIONS: Record<string, Operation> = {
     body: () => JobSubmit,
     ok: { status: 201, description: "job id", json: () => SubmitResult },
     errors: [...WITH_BODY, 403, 409],
-    notes: { 403: "code partition_not_allowed: the user may not use the partition (its allowUsers / allowGroups)", 409: "code max_submit_jobs: the user has as many jobs pending or running as MaxSubmitJobs allows (on the cluster or in the partition)" },
+    notes: { 403: "code partition_not_allowed: the user may not use the partition (its allowUsers / allowGroups)", 409: "code max_submit_jobs: the user has as many jobs pending or running as MaxSubmitJobs allows (on the cluster or in the partition); code max_job_count: the controller holds its --max-job-count jobs, or the user half of them" },
   },
   "POST /v1/jobs/test": {
     operationId: "testJob",
@@ -111,7 +111,7 @@ const OPERATIONS: Record<string, Operation> = {
     body: () => JobSubmit,
     ok: { status: 200, description: "the prediction (at most 200 job ends ahead; past them start is null and the message says so)", json: () => TestOnlyResult },
     errors: [...WITH_BODY, 403, 409],
-    notes: { 403: "code partition_not_allowed: the user may not use the partition", 409: "code max_submit_jobs: a submission now would pass MaxSubmitJobs" },
+    notes: { 403: "code partition_not_allowed: the user may not use the partition", 409: "code max_submit_jobs: a submission now would pass MaxSubmitJobs; code max_job_count: or the controller's --max-job-count" },
   },
   "GET /v1/jobs": {
     operationId: "listJobs",

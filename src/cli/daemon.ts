@@ -8,6 +8,7 @@ import { StateDirHeld } from "../roles/controller/lock.ts";
 import { ZodError } from "zod";
 import { SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { DEFAULT_ARRAY_TASKS, MAX_ARRAY_TASKS } from "../domain/array.ts";
+import { DEFAULT_MAX_JOB_COUNT, MAX_JOB_COUNT } from "../sched/quota.ts";
 import { ADAPT_TIMEOUT, HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { resolvePriority } from "../sched/priority.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
@@ -69,6 +70,7 @@ export const controllerTuning = defineArgs({
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
   "sample-interval": { type: "string", description: "Seconds between jobs' timing and CFG samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
   "adapt-timeout": { type: "string", description: "Seconds an adaptation (resize or fault) may take: the launcher fails one that has not committed by then, each of its rounds included; the controller fails it 10 s later if the launcher did not report (default 600)", valueHint: "SECONDS" },
+  "max-job-count": { type: "string", description: `The most jobs pending or running, an array's tasks each (default ${DEFAULT_MAX_JOB_COUNT}, Slurm's MaxJobCount; one user at most half of them; at most ${MAX_JOB_COUNT})`, valueHint: "N" },
   "max-array-tasks": { type: "string", description: `The most tasks one job array may have (default ${DEFAULT_ARRAY_TASKS}, Slurm's MaxArraySize; at most ${MAX_ARRAY_TASKS})`, valueHint: "N" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
   "def-mem-per-cpu": { type: "string", description: "Memory per core of jobs that ask for none: MiB, or a size such as 2G (default: each node's memory divided by its cores)", valueHint: "SIZE" },
@@ -167,6 +169,7 @@ export function tuning(a: TuningArgs) {
     scheduler,
     limits: file.limits,
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,
+    maxJobCount: intFlag(a["max-job-count"], "--max-job-count", { min: 2, max: MAX_JOB_COUNT }) ?? file.maxJobCount,
     clusterName: file.clusterName,
     keepHistoryMs: keepFlag(a["keep-history"]) ?? (file.keepHistory === undefined ? undefined : file.keepHistory * 1000),
     privateData: file.privateData,

@@ -118,3 +118,21 @@ export function submitLimit(active: { all: number; inPartition: number }, adding
     max !== undefined && have + adding > max ? `user ${user} has ${have} job(s) pending or running${where}, ${adding === 1 ? "this one" : `these ${adding}`} would pass the limit of ${max} (MaxSubmitJobs); wait for some to end, or submit fewer` : undefined;
   return check(active.all, limits.maxSubmitJobs, "") ?? (p ? check(active.inPartition, p.limits.maxSubmitJobs, ` in partition ${p.name}`) : undefined);
 }
+
+/** Slurm's MaxJobCount, counted in jobs (an array's tasks each): ~160 MiB of a controller's memory at this default. */
+export const DEFAULT_MAX_JOB_COUNT = 50_000;
+export const MAX_JOB_COUNT = 1_000_000;
+
+/**
+ * Why the controller cannot take `adding` more jobs (MaxJobCount), or undefined: it holds at most
+ * `max` jobs pending or running (`held`), and one user at most half of them, so that no user alone
+ * can fill it and keep the others out. `mine` counts the user's; asked only near the limit.
+ */
+export function jobCountLimit(held: number, mine: () => number, adding: number, max: number, user: string): string | undefined {
+  const these = adding === 1 ? "this one" : `these ${adding}`;
+  if (held + adding > max) return `the controller holds ${held} job(s) pending or running, ${these} would pass its limit of ${max} (its --max-job-count, Slurm's MaxJobCount); wait for some to end`;
+  const half = Math.floor(max / 2);
+  if (held + adding <= half) return undefined;
+  const have = mine();
+  return have + adding > half ? `user ${user} has ${have} job(s) pending or running, ${these} would pass ${half}: no user holds more than half of the controller's limit of ${max} (its --max-job-count), so that others can still submit; wait for some to end` : undefined;
+}

@@ -15,6 +15,37 @@ const bigEnv = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`BIG_${i}
 
 const nodesState = async (c: TestCluster) => ((await c.api("GET", "/v1/nodes")).json.nodes as { name: string; state: string; reason: string | null }[]).map((n) => [n.name, n.state, n.reason]);
 
+describe("a controller that holds at most 10 jobs (--max-job-count 10)", () => {
+  let c: TestCluster;
+  beforeAll(async () => {
+    c = await startCluster({ agents: 0, controllerArgs: ["--max-job-count", "10"] });
+  });
+  afterAll(async () => {
+    await c?.stop();
+  });
+
+  test("no user holds more than half of it, the rest is refused with a 409 saying why; nothing is submitted by a refusal", async () => {
+    const [alice, bob, carol] = (await Promise.all(["alice", "bob", "carol"].map(async (user) => (await c.api("POST", "/v1/tokens", { user })).json.token))) as [string, string, string];
+    const submit = (token: string, body: Record<string, unknown>) => c.api("POST", "/v1/jobs", { argv: ["true"], hold: true, ...body }, token);
+    expect((await submit(alice, { array: "0-3" })).status).toBe(201);
+    const over = await submit(alice, { array: "0-1" });
+    expect(over.status).toBe(409);
+    expect(over.json.error).toEqual({ code: "max_job_count", message: "user alice has 4 job(s) pending or running, these 2 would pass 5: no user holds more than half of the controller's limit of 10 (its --max-job-count), so that others can still submit; wait for some to end" });
+    expect((await submit(alice, {})).status).toBe(201);
+    // Alice's flood left the others room.
+    expect((await submit(bob, { array: "0-4" })).status).toBe(201);
+    const full = await submit(carol, {});
+    expect(full.status).toBe(409);
+    expect(full.json.error.message).toBe("the controller holds 10 job(s) pending or running, this one would pass its limit of 10 (its --max-job-count, Slurm's MaxJobCount); wait for some to end");
+    expect((await c.api("GET", "/v1/jobs?state=PENDING")).json.jobs).toHaveLength(10);
+    // A job that ends makes room (a task of bob's array: the array's own id would cancel every task).
+    const some = (await c.api("GET", "/v1/jobs?user=bob")).json.jobs.at(-1).id;
+    expect((await c.api("DELETE", `/v1/jobs/${some}`)).status).toBeLessThan(300);
+    await waitFor("the cancelled job to end", async () => (await c.api("GET", "/v1/jobs?state=PENDING")).json.jobs.length === 9);
+    expect((await submit(carol, {})).status).toBe(201);
+  });
+});
+
 describe("on a 2-node cluster with the default limits", () => {
   let c: TestCluster;
   let alice: string;

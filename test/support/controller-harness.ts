@@ -47,7 +47,7 @@ export class ControllerHarness {
     this.jobs = new Jobs(
       this.store,
       this.state,
-      { clusterKey: "k".repeat(64), defaultTimeLimit: 3600, killWaitMs: 5000, orphanGraceMs: 60_000, sampleInterval: 60, maxArrayTasks: 1001, clusterName: "ebb" },
+      { clusterKey: "k".repeat(64), defaultTimeLimit: 3600, killWaitMs: 5000, orphanGraceMs: 60_000, sampleInterval: 60, maxArrayTasks: 1001, maxJobCount: 50_000, clusterName: "ebb" },
       {
         toAgent: (node, msg) => {
           this.toAgents.push({ node, msg });

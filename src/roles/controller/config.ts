@@ -8,6 +8,7 @@ import { SAMPLE_INTERVAL } from "../../proto/elastic-settings.ts";
 import { ersPartialSchema, type AdminLimits, type ErsConfig } from "../../sched/config.ts";
 import { describeIssues } from "../../util/zod.ts";
 import { MAX_ARRAY_TASKS } from "../../domain/array.ts";
+import { MAX_JOB_COUNT } from "../../sched/quota.ts";
 import { PRIVATE_DATA } from "../../domain/scope.ts";
 import { Memory } from "../../proto/requests.ts";
 import { partitionsSchema, userLimitsSchema } from "../../sched/partitions.ts";
@@ -36,6 +37,8 @@ export const ControllerConfig = z.strictObject({
   adaptTimeout: z.number().min(ADAPT_TIMEOUT.min).max(ADAPT_TIMEOUT.max).optional(),
   /** The most tasks one job array may have (default 1001). */
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
+  /** The most jobs pending or running, an array's tasks each (default 50,000); one user at most half. */
+  maxJobCount: z.int().min(2).max(MAX_JOB_COUNT).optional(),
   /** Seconds finished jobs are kept for `ebb history` (default 30 days). */
   keepHistory: z.number().positive().optional(),
   /** The cluster's name, as jobs read it in SLURM_CLUSTER_NAME (default "ebb"). */

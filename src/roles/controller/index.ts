@@ -50,6 +50,7 @@ import { testOnly } from "./test-only.ts";
 import { ExpectedStarts } from "./starts.ts";
 import { nextTurn, pageByPage } from "./turns.ts";
 import { usageByUser } from "../../store/usage.ts";
+import { DEFAULT_MAX_JOB_COUNT } from "../../sched/quota.ts";
 import { DEFAULT_ARRAY_TASKS } from "../../domain/array.ts";
 import { currentUser } from "../../util/user.ts";
 import { ControllerMetrics } from "./metrics.ts";
@@ -86,6 +87,8 @@ export interface ControllerOptions {
   adaptTimeoutMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
+  /** The most jobs pending or running, an array's tasks each (default 50,000, Slurm's MaxJobCount); one user at most half. */
+  maxJobCount?: number;
   /** SLURM_CLUSTER_NAME of every job (default "ebb"). */
   clusterName?: string;
   /** MiB of memory per core for jobs that ask for none (Slurm's DefMemPerCPU); default: each node's memory / cores. */
@@ -201,6 +204,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
       orphanGraceMs: opts.orphanGraceMs ?? Math.max(10_000, 5 * heartbeatMs),
       sampleInterval,
       maxArrayTasks: opts.maxArrayTasks ?? DEFAULT_ARRAY_TASKS,
+      maxJobCount: opts.maxJobCount ?? DEFAULT_MAX_JOB_COUNT,
       clusterName: opts.clusterName ?? DEFAULT_CLUSTER_NAME,
       defMemPerCpu: opts.defMemPerCpu,
       queue,

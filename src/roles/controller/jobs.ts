@@ -15,6 +15,7 @@ import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, outputDigest, signCredential, type StepCovers } from "../../proto/credential.ts";
 import { blockLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
+import { jobCountLimit } from "../../sched/quota.ts";
 import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { StoreUnavailable } from "../../store/db.ts";
@@ -49,6 +50,8 @@ export interface JobsConfig {
   orphanGraceMs: number;
   /** The most tasks one array may have (--max-array-tasks). */
   maxArrayTasks: number;
+  /** The most jobs pending or running, an array's tasks each (--max-job-count, Slurm's MaxJobCount); one user at most half. */
+  maxJobCount: number;
   /** SLURM_CLUSTER_NAME of every job (the config file's clusterName). */
   clusterName: string;
   /** MiB per core of a request that names no memory (--def-mem-per-cpu); else each node's memory / cores. */
@@ -205,7 +208,11 @@ export class Jobs {
     // Each task is a row and a job to schedule: one request makes at most maxArrayTasks of them.
     if (array && "error" in array)
       throw badRequest(`array: ${array.error}, the most this controller takes in one array (its --max-array-tasks, ${this.config.maxArrayTasks}); submit it as several arrays`, "array");
-    const limit = this.config.queue?.submitLimit(by.user, partition, array?.indices.length ?? 1);
+    const adding = array?.indices.length ?? 1;
+    const who = by.user ?? "(none)";
+    const full = jobCountLimit(this.state.jobs.size, () => [...this.state.jobs.values()].filter((j) => (j.row.user ?? "(none)") === who).length, adding, this.config.maxJobCount, who);
+    if (full) throw conflict("max_job_count", full);
+    const limit = this.config.queue?.submitLimit(by.user, partition, adding);
     if (limit) throw conflict("max_submit_jobs", limit);
     const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
     const values: PreparedJob["values"] = {
