@@ -54,6 +54,11 @@ test("a job cannot open the device files of the GPUs it does not hold, as root t
   const open = `for i in 0 1 2; do cat ${c.dir}/gpu$i 2>&1 | sed "s/.*: //"; done | tr "\\n" /`;
   expect(await run(["-w", "node01", "--gpus", "1", "sh", "-c", open])).toEqual(["No such device or address/Operation not permitted/Operation not permitted/"]);
   expect(await run(["-w", "node01", "--gpus", "2", "sh", "-c", `echo $CUDA_VISIBLE_DEVICES; ${open}`])).toEqual(["0,1", "No such device or address/No such device or address/Operation not permitted/"]);
+  // Beside a job that holds GPU 0: GPU 1, the only one the job can open, is the vendor's 0 (as Slurm's under ConstrainDevices); EBB_GPUS keeps the node's index.
+  const holder = await c.submit({ script: "#!/bin/sh\nsleep 60\n", nodelist: ["node01"], gpus: 1, output: "/dev/null" });
+  await c.waitJob(holder, ["RUNNING"]);
+  expect(await run(["-w", "node01", "--gpus", "1", "sh", "-c", `echo $EBB_GPUS $CUDA_VISIBLE_DEVICES $ROCR_VISIBLE_DEVICES; ${open}`])).toEqual(["1 0 0", "Operation not permitted/No such device or address/Operation not permitted/"]);
+  await c.api("DELETE", `/v1/jobs/${holder}`);
   // No GPU: none of them; and no way around it from inside (mknod of another node for the same device).
   const again = `mknod ${c.dir}/again-$$ c $(stat -c "%Hr %Lr" ${c.dir}/gpu2) 2>&1 | sed "s/.*: //"`;
   expect(await run(["-w", "node01", "sh", "-c", `${open}; echo; ${again}`])).toEqual(["Operation not permitted", "Operation not permitted/Operation not permitted/Operation not permitted/"]);

@@ -90,6 +90,9 @@ describe("placement", () => {
     expect(gpuVars([1, 3], { gpus: [null, null, null, null], gpuVendor: "nvidia" })).toEqual({ EBB_GPUS: "1,3", CUDA_VISIBLE_DEVICES: "1,3", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
     expect(gpuVars([2], { gpus: [null, null, null], gpuVendor: "amd" })).toEqual({ EBB_GPUS: "2", ROCR_VISIBLE_DEVICES: "2" });
     expect(gpuVars([0], { gpus: ["a100"] })).toEqual({ EBB_GPUS: "0", CUDA_VISIBLE_DEVICES: "0", ROCR_VISIBLE_DEVICES: "0", HIP_VISIBLE_DEVICES: "0" });
+    // Fenced off the others, a job sees its own GPUs only, and the vendors number them from 0.
+    expect(gpuVars([1, 3], { gpus: [null, null, null, null], gpuVendor: "nvidia" }, true)).toEqual({ EBB_GPUS: "1,3", CUDA_VISIBLE_DEVICES: "0,1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+    expect(gpuVars([], { gpus: [null, null], gpuVendor: "amd" }, true)).toEqual({ EBB_GPUS: "", ROCR_VISIBLE_DEVICES: "-1" });
     expect(gpuVars([], { gpus: ["a100"], gpuVendor: "nvidia" })).toEqual({ EBB_GPUS: "", CUDA_VISIBLE_DEVICES: "-1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
     expect(gpuVars([], { gpus: [] })).toEqual({ EBB_GPUS: "" });
   });

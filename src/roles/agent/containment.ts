@@ -88,8 +88,6 @@ export class Containment {
   /** Each job's GPU device files it may not use, and the fence that keeps it off them. */
   private readonly denied = new Map<number, readonly Device[]>();
   private readonly fences = new Map<number, DeviceFence>();
-  /** A fence failed once: said in the log, not again for each job. */
-  private fenceRefused = false;
   /** The id of the agent's thread, where it is not the process's main thread: it joins jobs' v1 cgroups itself (fromInside). */
   private threadId = workerThreadId();
 
@@ -131,16 +129,42 @@ export class Containment {
   }
 
   /**
+   * Whether jobs can be fenced off GPUs here (a device program on a cgroup v2 of the agent's, tried
+   * once); false says why in the log. Only then do jobs get GPU indices of their own (placement.ts).
+   */
+  canFence(): boolean {
+    const probe = this.base && join(this.base, "fence-probe");
+    try {
+      if (!probe) throw new Error("no cgroup v2 of the agent's");
+      mkdirSync(probe, { recursive: true });
+      try {
+        DeviceFence.attach(probe, []).close();
+      } finally {
+        rmdirSync(probe);
+      }
+      return true;
+    } catch (e) {
+      log.warn(`jobs are not fenced off the GPUs they do not hold (${(e as Error).message}): CUDA_VISIBLE_DEVICES and the like alone choose a job's GPUs`);
+      return false;
+    }
+  }
+
+  /**
    * The device files of the node's GPUs the job does not hold (gpu-devices.ts): fenced off in its
-   * cgroup now if it is made, else when it is. Where no fence can be made (no cgroup v2, a kernel
-   * that refuses), it says so once and the job runs with its GPUs named by the variables only.
+   * cgroup before its first process, or at once if it has some. A job that cannot be fenced does
+   * not run here: its GPU variables count its own GPUs from 0, which unfenced would be others'.
    */
   setDenied(jobId: number, deny: readonly Device[]): void {
-    const old = this.denied.get(jobId) ?? [];
-    if (deny.length === 0 && old.length === 0) return;
-    this.denied.set(jobId, deny);
     const key = (d: readonly Device[]) => d.map((x) => `${x.kind}${x.major}:${x.minor}`).join();
-    if (this.made.has(jobId) && key(old) !== key(deny)) this.fence(jobId, this.made.get(jobId));
+    const old = this.denied.get(jobId);
+    this.denied.set(jobId, deny);
+    if (!this.made.has(jobId) || (old !== undefined && key(old) === key(deny))) return;
+    try {
+      this.fence(jobId, this.made.get(jobId));
+    } catch (e) {
+      log.error(`${(e as Error).message}; its processes here are killed`, { job: jobId });
+      this.killJob(jobId);
+    }
   }
 
   private fence(jobId: number, cgroup: string | undefined): void {
@@ -148,14 +172,12 @@ export class Containment {
     const fence = this.fences.get(jobId);
     try {
       if (fence) fence.replace(deny);
-      else if (deny.length > 0) {
+      else {
         if (cgroup === undefined) throw new Error("no cgroup v2 for the job");
         this.fences.set(jobId, DeviceFence.attach(cgroup, deny));
       }
     } catch (e) {
-      if (this.fenceRefused) return;
-      this.fenceRefused = true;
-      log.error(`jobs are not fenced off the GPUs they do not hold (${(e as Error).message}): a job's GPUs are named by CUDA_VISIBLE_DEVICES and the like only`);
+      throw new Error(`cannot fence job ${jobId} off the GPUs it does not hold: ${(e as Error).message}`);
     }
   }
 
@@ -175,8 +197,8 @@ export class Containment {
       this.made.set(jobId, cgroup);
       const limits = this.jobLimits.get(jobId);
       if (limits) this.limits.apply(jobId, cgroup, limits);
-      if (this.denied.has(jobId)) this.fence(jobId, cgroup);
     }
+    if (this.denied.has(jobId) && !this.fences.has(jobId)) this.fence(jobId, this.made.get(jobId));
     return { cgroup: this.made.get(jobId), join: this.limits.joinFiles(jobId) };
   }
 

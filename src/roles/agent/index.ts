@@ -135,13 +135,15 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
 
   const record = new GroupLog(join(o.stateDir, "process-groups"), join(o.stateDir, "process-groups.json"));
   const containment = new Containment(o.name, join(o.stateDir, "process-groups"), o.sentinel);
+  // GPUs with device files, and a kernel that fences them: each job sees only its own, numbered from 0.
+  const fenced = (o.gpuDevices?.length ?? 0) > 0 && containment.canFence();
   const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: o.cpuIds ?? allowedCpus() };
   // Each job's cgroup limits follow its share; a job that left is forgotten once its processes are gone.
   const allocation = new NodeAllocation((jobId, now) => {
     if (now) {
       const p = placementOf(now.share, offer);
       containment.setLimits(jobId, { cpus: p.cpus, memMiB: p.memMiB });
-      if (o.gpuDevices) containment.setDenied(jobId, o.gpuDevices.flatMap((files, gpu) => (p.gpus.includes(gpu) ? [] : files)));
+      if (fenced) containment.setDenied(jobId, o.gpuDevices!.flatMap((files, gpu) => (p.gpus.includes(gpu) ? [] : files)));
       return;
     }
     usage.left(jobId);
@@ -167,7 +169,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const placement = (jobId: number): JobPlacement => {
     const share = allocation.of(jobId)?.share ?? null;
     const p = placementOf(share, offer);
-    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer), ...slurmGpuVars(p.gpus) } };
+    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.

@@ -51,11 +51,13 @@ export function placementOf(share: Share | null, node: NodeOffer): Placement {
  * HIP's where the GPUs were declared and no device says whose. A job without GPUs on a GPU node
  * gets "-1" there, an index that ends the list, so it sees none (CUDA and ROCm alike). Only ROCR's
  * on an AMD node: HIP numbers the GPUs ROCR shows from 0, so a HIP list of the same indices would hide them.
+ * `fenced`: the job cannot open the other GPUs (device-fence.ts), so CUDA and ROCm number the ones it
+ * sees from 0 and the vendor's list is 0..n-1, as Slurm's under ConstrainDevices; EBB_GPUS keeps the node's indices.
  */
-export function gpuVars(gpus: readonly number[], node: Pick<NodeOffer, "gpus" | "gpuVendor">): Record<string, string> {
+export function gpuVars(gpus: readonly number[], node: Pick<NodeOffer, "gpus" | "gpuVendor">, fenced = false): Record<string, string> {
   const list = gpus.join(",");
   if (node.gpus.length === 0) return { EBB_GPUS: list };
-  const value = list || "-1";
+  const value = (fenced ? gpus.map((_, i) => i).join(",") : list) || "-1";
   if (node.gpuVendor === "nvidia") return { EBB_GPUS: list, CUDA_VISIBLE_DEVICES: value, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
   if (node.gpuVendor === "amd") return { EBB_GPUS: list, ROCR_VISIBLE_DEVICES: value };
   return { EBB_GPUS: list, CUDA_VISIBLE_DEVICES: value, ROCR_VISIBLE_DEVICES: value, HIP_VISIBLE_DEVICES: value };
