@@ -11,6 +11,8 @@ describe("credential digests and signatures", () => {
   test("are the sha256 and HMAC-SHA256 of their canonical texts", () => {
     expect(argvDigest(["true", "é x"])).toBe(sha('["true","é x"]'));
     expect(envDigest({ B: "2", A: "1" })).toBe(sha('[["A","1"],["B","2"]]'));
+    // By UTF-16 code units, as other versions compared names: not by locale, case or length.
+    expect(envDigest({ b: "3", Ä: "5", _A: "4", B: "2", A: "1", AB: "6" })).toBe(sha('[["A","1"],["AB","6"],["B","2"],["_A","4"],["b","3"],["Ä","5"]]'));
     expect(outputDigest({ node: "n1", path: "/dev/null" })).toBe(sha('["n1","/dev/null",null]'));
     expect(outputDigest(undefined)).toBeUndefined();
     const cred = signCredential(key, { jobId: 4, stepId: 1, nodes: ["a", "b"], expires: 1000, env: sha("e"), jobEnv: sha("j"), cwd: "/w" });
