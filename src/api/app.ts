@@ -14,7 +14,7 @@ import { publicDetail } from "./private.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
-import { dashboardPage, StreamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
+import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages } from "./json-stream.ts";
 
 type Env = { Variables: { scope: Scope } };
@@ -125,7 +125,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     await next();
   });
 
-  const streams = new StreamSlots();
+  const streams = streamSlots();
   const requireAll = (c: Context<Env>) => {
     if (!isAdmin(c.get("scope"))) throw new Refusal("forbidden", "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
   };

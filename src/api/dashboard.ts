@@ -14,6 +14,7 @@ import { createHash } from "node:crypto";
 import type { Context, Hono } from "hono";
 import html from "./dashboard/index.html" with { type: "text" };
 import type { ApiBackend } from "./backend.ts";
+import { UserSlots } from "../domain/user-slots.ts";
 import { Refusal } from "../domain/refusal.ts";
 
 // bun-types gives every .html import its full-stack bundle type; with type "text" it is the file's text.
@@ -45,26 +46,8 @@ export const STREAM_BACKLOG_MAX = 32 << 20;
 export const STREAMS_PER_USER = 8;
 
 /** Who has how many timeline streams open. */
-export class StreamSlots {
-  private readonly open = new Map<string, number>();
-
-  constructor(private readonly perUser = STREAMS_PER_USER) {}
-
-  /** A slot for `user` and its release (once), or a refusal naming the limit. */
-  take(user: string): () => void {
-    const n = this.open.get(user) ?? 0;
-    if (n >= this.perUser) throw new Refusal("too_many", "too_many_streams", `${user} has ${n} live timeline streams open, the most one user may; close one (a dashboard tab) and try again`);
-    this.open.set(user, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.open.get(user) ?? 1) - 1;
-      if (left > 0) this.open.set(user, left);
-      else this.open.delete(user);
-    };
-  }
-}
+export const streamSlots = (perUser = STREAMS_PER_USER) =>
+  new UserSlots(perUser, (user, n) => new Refusal("too_many", "too_many_streams", `${user} has ${n} live timeline streams open, the most one user may; close one (a dashboard tab) and try again`));
 
 export function dashboardPage(app: Hono<any>): void {
   app.get("/", (c) => c.body(page, 200, PAGE_HEADERS));

@@ -7,7 +7,7 @@
  */
 import { z } from "zod";
 import { AgentToController, ControllerToAgent, REFUSED } from "../proto/agent.ts";
-import { ControllerToLauncher, LauncherToController, PROTOCOL_REFUSED } from "../proto/launcher.ts";
+import { ControllerToLauncher, LauncherToController, LAUNCHERS_REFUSED, PROTOCOL_REFUSED } from "../proto/launcher.ts";
 import {
   DrainRequest,
   DrainResult,
@@ -262,7 +262,7 @@ function launcherSocket() {
       operationId: "launcherSocket",
       summary: "WebSocket of `ebb run` (the launcher): submit, follow the job, create steps and take resize orders on one connection",
       description: [
-        `Upgrade with \`Authorization: Bearer\` (the API token or a job's token). Messages are JSON objects with a kind in \`t\`; the first one is \`hello\` with the launcher's protocol version (another version, or no hello, is answered by an error with code \`protocol_version\` and the connection is closed with code ${PROTOCOL_REFUSED}).`,
+        `Upgrade with \`Authorization: Bearer\` (the API token or a job's token). Messages are JSON objects with a kind in \`t\`; the first one is \`hello\` with the launcher's protocol version (another version, or no hello, is answered by an error with code \`protocol_version\` and the connection is closed with code ${PROTOCOL_REFUSED}). A user holds at most a sixteenth of the controller's file descriptors in these connections (64 to 4,096; every token acting for the user counts): one more is answered by an error with code \`too_many_launchers\` and closed with code ${LAUNCHERS_REFUSED}.`,
         `Launcher to controller: ${LauncherToController.kinds.join(", ")}.`,
         `Controller to launcher: ${ControllerToLauncher.kinds.join(", ")}.`,
         "A request answered with an error carries the HTTP API's code, message and field.",

@@ -108,3 +108,5 @@ export type ControllerToLauncher = MessageOf<typeof ControllerToLauncher>;
 
 /** The close code after a refused hello (as HTTP's 426 Upgrade Required); the `error` before it says why. */
 export const PROTOCOL_REFUSED = 4426;
+/** The close code of a launcher over its user's share of connections (as HTTP's 429); the `error` before it says why. */
+export const LAUNCHERS_REFUSED = 4429;

@@ -6,9 +6,11 @@
  * agents by when it could read them again, so its nodes stay up and its jobs run on.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { statSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import type { Subprocess } from "bun";
 import { join } from "node:path";
-import { startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
+import { freePort, ROOT, runProcess, startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
 
 /** 7 values of 130,000 bytes: about the most environment a job may have (1 MiB). */
 const bigEnv = Object.fromEntries(Array.from({ length: 7 }, (_, i) => [`BIG_${i}`, "x".repeat(130_000)]));
@@ -43,6 +45,53 @@ describe("a controller that holds at most 10 jobs (--max-job-count 10)", () => {
     expect((await c.api("DELETE", `/v1/jobs/${some}`)).status).toBeLessThan(300);
     await waitFor("the cancelled job to end", async () => (await c.api("GET", "/v1/jobs?state=PENDING")).json.jobs.length === 9);
     expect((await submit(carol, {})).status).toBe(201);
+  });
+});
+
+describe("a controller with 1,024 file descriptors", () => {
+  let dir: string;
+  let controller: Subprocess;
+  let url: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "ebb-test-fds-"));
+    const port = await freePort();
+    url = `http://127.0.0.1:${port}`;
+    controller = Bun.spawn(["prlimit", "--nofile=1024:1024", process.execPath, join(ROOT, "src/main.ts"), "controller", "--listen", `127.0.0.1:${port}`, "--state-dir", dir], { stdout: "ignore", stderr: "ignore", env: { ...process.env, EBB_LOG: "warn" } });
+    await waitFor("the controller to listen", async () => (await fetch(`${url}/v1/health`).catch(() => undefined))?.ok);
+  });
+  afterAll(async () => {
+    controller?.kill();
+    await controller?.exited;
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("a user holds at most 64 launcher connections (a sixteenth): the next is told why and closed, others' still connect, `ebb run` says it", async () => {
+    const admin = readFileSync(join(dir, "token"), "utf8").trim();
+    const token = async (user: string) => (await (await fetch(`${url}/v1/tokens`, { method: "POST", headers: { authorization: `Bearer ${admin}`, "content-type": "application/json" }, body: JSON.stringify({ user }) })).json()).token as string;
+    const [alice, bob] = [await token("alice"), await token("bob")];
+    /** Resolves on its close, or `settle` ms after it opened (a refused one is closed within them). */
+    const connect = (t: string, settle = 200) =>
+      new Promise<{ ws: WebSocket; said?: any; closed?: number }>((resolve) => {
+        const ws = new WebSocket(`${url.replace("http", "ws")}/v1/launcher`, { headers: { authorization: `Bearer ${t}` } } as any);
+        const got: { ws: WebSocket; said?: any; closed?: number } = { ws };
+        ws.onmessage = (e) => (got.said = JSON.parse(String(e.data)));
+        ws.onclose = (e) => resolve({ ...got, closed: e.code });
+        ws.onopen = () => setTimeout(() => resolve(got), settle);
+      });
+    const held = [];
+    for (let i = 0; i < 64; i++) held.push(await connect(alice, 0));
+    expect(held.every((h) => h.closed === undefined)).toBe(true);
+    const over = await connect(alice);
+    expect(over.closed).toBe(4429);
+    expect(over.said).toEqual({ t: "error", code: "too_many_launchers", message: "alice has 64 launcher connections open (ebb run, srun: one each), the most one user may (a sixteenth of the controller's 1024 file descriptors); let some end and try again" });
+    expect((await connect(bob)).closed).toBeUndefined();
+    const run = await runProcess([process.execPath, join(ROOT, "src/main.ts"), "run", "true"], { env: { ...process.env, EBB_CONTROLLER: url, EBB_TOKEN: alice, EBB_STATE_DIR: dir } });
+    expect(run.code).not.toBe(0);
+    expect(run.stderr).toContain("alice has 64 launcher connections open");
+    // One closed, one more.
+    held.pop()!.ws.close();
+    await waitFor("a slot to be given back", async () => (await connect(alice)).closed === undefined);
+    for (const h of held) h.ws.close();
   });
 });
 

@@ -1,7 +1,7 @@
 /** GET /v1/stream's backlog cap (api/dashboard.ts timelineStream), with a timeline source of plain strings. */
 import { expect, test } from "bun:test";
 import type { Context } from "hono";
-import { StreamSlots, STREAMS_PER_USER, timelineStream } from "../../src/api/dashboard.ts";
+import { streamSlots, STREAMS_PER_USER, timelineStream } from "../../src/api/dashboard.ts";
 import { statusOf } from "../../src/api/errors.ts";
 import type { Refusal } from "../../src/domain/refusal.ts";
 
@@ -48,7 +48,7 @@ test("a client that keeps reading is never cut, however much passes", async () =
 });
 
 test("one user has at most STREAMS_PER_USER streams open; another user is not held back by it; a closed stream gives its slot back", async () => {
-  const slots = new StreamSlots();
+  const slots = streamSlots();
   const readers = [];
   for (let i = 0; i < STREAMS_PER_USER; i++) readers.push(source().open(1000, slots.take("alice")).body!.getReader());
   expect(() => slots.take("alice")).toThrow(`alice has ${STREAMS_PER_USER} live timeline streams open, the most one user may; close one (a dashboard tab) and try again`);

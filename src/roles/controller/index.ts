@@ -42,7 +42,7 @@ import { ElasticStore } from "../../store/elastic.ts";
 import { CfgStore } from "../../store/cfg.ts";
 import { ClusterState } from "./state.ts";
 import { Ledger } from "./ledger.ts";
-import { serve } from "./server.ts";
+import { launcherSlots, serve } from "./server.ts";
 import { byNodeName, jobDetail, jobViews, nodeView } from "./views.ts";
 import { Eligibility } from "./eligibility.ts";
 import { DEFAULT_KEEP_HISTORY_MS, purgeHistory } from "./history.ts";
@@ -347,6 +347,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     api: createApi(backend),
     authorizeAgent: (t) => safeEqual(t, clusterKey),
     authorizeLauncher: backend.authorize,
+    userOf: backend.userOf,
+    launcherSlots: launcherSlots(),
     agents,
     launchers,
   });

@@ -8,14 +8,36 @@ import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
 import { REFUSED } from "../../proto/agent.ts";
+import { LAUNCHERS_REFUSED } from "../../proto/launcher.ts";
+import { Refusal } from "../../domain/refusal.ts";
+import { UserSlots } from "../../domain/user-slots.ts";
+import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 import { MicrotaskBatch } from "../../util/microtask-batch.ts";
 import type { ServerTls } from "../../util/tls.ts";
 
 const log = logger("controller");
 
-/** `refuse`: an agent whose key is wrong, told so over the socket (an HTTP 401 reaches it without its body). */
-type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknown>; refuse?: string };
+/**
+ * `refuse`: an agent whose key is wrong, or a launcher over its user's share of connections, told
+ * so over the socket (an HTTP error reaches a WebSocket client without its body). `release`: the
+ * launcher's slot (launcherSlots), given back when it closes.
+ */
+type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknown>; refuse?: string; release?: () => void };
+
+/**
+ * Launcher connections (`ebb run`s and steps' `srun`s, each one descriptor) one user may hold: a
+ * sixteenth of the controller's descriptors, 64 to 4,096, so that no user can take them all from
+ * the agents and the other users. Every token acting for a user counts (theirs, their jobs').
+ */
+export function launcherSlots(limits = readFileSync("/proc/self/limits", "utf8")): UserSlots {
+  const fds = Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? 1024);
+  const perUser = Math.max(64, Math.min(4096, Math.floor(fds / 16)));
+  return new UserSlots(
+    perUser,
+    (user, n) => new Refusal("too_many", "too_many_launchers", `${user} has ${n} launcher connections open (ebb run, srun: one each), the most one user may (a sixteenth of the controller's ${fds} file descriptors); let some end and try again`),
+  );
+}
 
 export interface ServeOptions {
   listen: HostPort;
@@ -24,6 +46,9 @@ export interface ServeOptions {
   api: Hono<any>;
   authorizeAgent(token: string): boolean;
   authorizeLauncher(token: string): Scope | undefined;
+  /** Whose a launcher's scope is, for its slot. */
+  userOf(scope: Scope): string;
+  launcherSlots: UserSlots;
   agents: AgentHub;
   launchers: LauncherHub;
 }
@@ -81,7 +106,16 @@ export function serve(o: ServeOptions): Server<Conn> {
       if (path === "/v1/launcher") {
         const scope = o.authorizeLauncher(bearer(req));
         if (scope === undefined) return unauthorized("launchers authenticate with the API token or their job's token");
-        if (server.upgrade(req, { data: { kind: "launcher", scope } })) return undefined;
+        let release: (() => void) | undefined;
+        let refuse: string | undefined;
+        try {
+          release = o.launcherSlots.take(o.userOf(scope));
+        } catch (e) {
+          if (!(e instanceof Refusal)) throw e;
+          refuse = e.message;
+        }
+        if (server.upgrade(req, { data: { kind: "launcher", scope, refuse, release } })) return undefined;
+        release?.();
         return upgradeRequired();
       }
       return o.api.fetch(req);
@@ -92,7 +126,11 @@ export function serve(o: ServeOptions): Server<Conn> {
       sendPings: true,
       open(ws) {
         ws.data.session = session(ws);
-        if (ws.data.refuse) {
+        if (ws.data.refuse && ws.data.kind === "launcher") {
+          log.warn(`refused a launcher from ${ws.remoteAddress}: ${ws.data.refuse}`);
+          ws.send(JSON.stringify({ t: "error", code: "too_many_launchers", message: ws.data.refuse }));
+          ws.close(LAUNCHERS_REFUSED, "too many launchers");
+        } else if (ws.data.refuse) {
           log.warn(`refused an agent from ${ws.remoteAddress}: ${ws.data.refuse}`);
           ws.close(REFUSED.badKey, ws.data.refuse);
         }
@@ -104,6 +142,7 @@ export function serve(o: ServeOptions): Server<Conn> {
         else o.launchers.onMessage(s as never, ws.data.scope, text);
       },
       close(ws) {
+        ws.data.release?.();
         if (ws.data.refuse) return;
         const s = ws.data.session!;
         if (ws.data.kind === "agent") o.agents.onClose(s as never);

@@ -269,7 +269,8 @@ export class ControllerLink {
         this.requests.delete(m.req);
         return;
       case "error": {
-        if (m.code === "protocol_version") return this.refused(failure(m));
+        // A refusal of this connection itself: trying again would be refused alike.
+        if (m.code === "protocol_version" || m.code === "too_many_launchers") return this.refused(failure(m));
         const pending = m.req !== undefined ? this.requests.get(m.req) : this.submission;
         if (!pending) return this.onError(`controller: ${m.message}`);
         if (m.req !== undefined) this.requests.delete(m.req);
