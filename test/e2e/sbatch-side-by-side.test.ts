@@ -254,7 +254,11 @@ describe("eleven Slurm scripts, under Slurm and under ebb", () => {
     expect(r.slurm.files[file]).toContain("\nusable nodes: 4\nidle nodes: 2\n");
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
-    const sstat = await c.ebb(["submit", "--wait", "--wrap", 'sstat --format=JobID,MaxRSS -P "$SLURM_JOB_ID.batch"; echo "sstat exited $?"'], { cwd: dirs.ebb });
+    // ebb's sstat is refused (Slurm's answers from its accounting); a job on Slurm keeps the two sides' job ids in step.
+    const [sstat] = await Promise.all([
+      c.ebb(["submit", "--wait", "--wrap", 'sstat --format=JobID,MaxRSS -P "$SLURM_JOB_ID.batch"; echo "sstat exited $?"'], { cwd: dirs.ebb }),
+      runProcess(["sbatch", "--wait", "-o", "/dev/null", "--wrap", "true"], { env: slurm.env, cwd: dirs.slurm }),
+    ]);
     const id = Number(/Submitted batch job (\d+)/.exec(sstat.stdout)?.[1]);
     expect(readFileSync(join(dirs.ebb, `ebb-${id}.out`), "utf8")).toBe(`sstat: error: ${SSTAT_REFUSAL}\nsstat exited 1\n`);
   }, 120_000);
