@@ -253,12 +253,9 @@ function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolea
       const path = expandPattern(pattern, vars, cwd);
       return () => path;
     }
-    // A rank spawned beyond the step's (MPI_Comm_spawn) writes where rank 0 does.
-    return (rank: number) => {
-      const r = rank < nodeOf.length ? rank : 0;
-      const node = nodeOf[r] ?? 0;
-      return expandPattern(pattern, { ...vars, t: String(r), n: String(node), N: g.nodes[node]?.name ?? "" }, cwd);
-    };
+    // Once per rank (the sink asks at every write); a rank spawned beyond the step's (MPI_Comm_spawn) writes where rank 0 does.
+    const paths = nodeOf.map((node, rank) => expandPattern(pattern, { ...vars, t: String(rank), n: String(node), N: g.nodes[node]?.name ?? "" }, cwd));
+    return (rank: number) => paths[rank] ?? paths[0]!;
   };
   return rankFileSink(ofRank(o.path), o.error === undefined ? undefined : ofRank(o.error), nodeOf.length, { label: how.label, unbuffered: how.unbuffered, append: o.append });
 }
