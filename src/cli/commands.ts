@@ -34,6 +34,8 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   srun: { summary: "srun inside an ebb job: a step of it, with srun's flags (on every job process's PATH)", load: () => import("./srun.ts"), hidden: true },
   sacct: { summary: "sacct inside an ebb job: ebb history with sacct's flags (on every job process's PATH)", load: () => import("./sacct.ts"), hidden: true },
   squeue: { summary: "squeue inside an ebb job: ebb queue with squeue's flags (on every job process's PATH)", load: () => import("./squeue.ts"), hidden: true },
+  sinfo: { summary: "sinfo inside an ebb job: this cluster's partitions and nodes, with sinfo's flags (on every job process's PATH)", load: () => import("./sinfo.ts"), hidden: true },
+  sstat: { summary: "sstat inside an ebb job: refused, naming where ebb has a job's statistics (on every job process's PATH)", load: () => import("./sstat.ts"), hidden: true },
   scontrol: { summary: "scontrol inside an ebb job: show hostnames / hostlist (on every job process's PATH)", load: () => import("./scontrol.ts"), hidden: true },
   "step-root": { summary: "The step root of an elastic command job (started by the controller)", load: () => import("./step-root.ts"), hidden: true },
   "warm-rank": { summary: "A pre-started rank an agent keeps warm for grows (started by the agent)", load: () => import("./warm-rank.ts"), hidden: true },

@@ -12,10 +12,10 @@ const args = defineArgs({
   "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Ranks per node", valueHint: "K" },
   ...resourceArgs,
   overcommit: { type: "boolean", alias: "O", description: "Allow more ranks than the nodes have CPUs" },
-  time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
+  time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS; inside a job, the step's own (whole minutes, as Slurm), within the job's", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
   unbuffered: { type: "boolean", alias: "u", description: "Write each rank's output as it comes (default: a whole line at a time, so ranks' lines never mix)" },
-  output: { type: "string", alias: "o", description: "The ranks' output in this file, not on the terminal: %j job id, %s step id, %J job.step, %x job name, %u user, %A/%a array ids, %% a %", valueHint: "FILE" },
+  output: { type: "string", alias: "o", description: "The ranks' output in this file, not on the terminal: %j job id, %s step id, %J job.step, %x job name, %u user, %A/%a array ids, a file per rank with %t (the rank), per node with %n (its index in the step) or %N (its name), %% a %", valueHint: "FILE" },
   error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns; default: with the output)", valueHint: "FILE" },
   "open-mode": { type: "string", description: "The output files are truncated first (default) or appended to", valueHint: "truncate|append" },
   chdir: { type: "string", alias: "D", description: "Start the ranks in this directory (default: the current one)", valueHint: "DIR" },
@@ -52,8 +52,6 @@ export default defineCommand({
       if (a.cfg !== undefined && a.cfg !== "on" && a.cfg !== "off") throw new UsageError(`--cfg ${a.cfg}: expected on or off`);
       const openMode = openModeFlag(a["open-mode"], "--open-mode");
       if (a.output === undefined && (a.error !== undefined || a["open-mode"] !== undefined)) throw new UsageError(`${a.error !== undefined ? "--error" : "--open-mode"} goes with --output: without it, the output is on this terminal`);
-      for (const [flag, value] of [["--output", a.output], ["--error", a.error]] as const)
-        if (value !== undefined && /%[tnN]/.test(value)) throw new UsageError(`${flag} ${value}: a file per task or node (%t, %n, %N) is not supported; ebb writes a step's output to one file`);
       if (a["cpu-bind"] !== undefined && a["cpu-bind"] !== "cores" && a["cpu-bind"] !== "none") throw new UsageError(`--cpu-bind ${a["cpu-bind"]}: expected cores or none`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
       const resources = resourceFields(a);
@@ -73,7 +71,7 @@ export default defineCommand({
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
         resources,
         overcommit: a.overcommit === true ? true : undefined,
-        timeLimit: timeLimitFlag(a.time, "--time"),
+        timeLimit: insideJob === undefined ? timeLimitFlag(a.time, "--time") : undefined,
         exclude: hostlistFlag(a.exclude, "--exclude"),
         nodelist: hostlistFlag(a.nodelist, "--nodelist"),
         partition: a.partition,
@@ -93,9 +91,7 @@ export default defineCommand({
         cfg: a.cfg === "off" ? "off" : "on",
         cpuBind: a["cpu-bind"] === "none" ? "none" : undefined,
         spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
-        // Hydra's variable, set by MPICH's test harness (runtests) for every test; 0 means none. At
-        // most what a timer holds (2^31 ms): a longer one would fire at once.
-        stepTimeout: intFlag(process.env.MPIEXEC_TIMEOUT, "MPIEXEC_TIMEOUT", { min: 0, max: 2_147_483 }) || undefined,
+        stepTimeout: insideJob !== undefined && a.time !== undefined ? stepLimit(a.time) : mpiexecTimeout(),
         say: (text, opts) => {
           if (opts?.transient) {
             if (interactive) err(`\r\x1b[Kebb: ${text}`);
@@ -110,6 +106,24 @@ export default defineCommand({
       });
     }),
 });
+
+/**
+ * `--time` of a step inside a job: its own limit, in whole minutes as Slurm keeps them (`-t 0:30`
+ * is a minute); none for 0 (UNLIMITED), the job's end bounding it either way.
+ */
+export function stepLimit(value: string): { seconds: number; why: string; code: number } | undefined {
+  const limit = timeLimitFlag(value, "--time");
+  if (limit === undefined || limit === "UNLIMITED") return undefined;
+  const minutes = Math.ceil(limit / 60);
+  // At most what a timer holds (2^31 ms): a longer one would fire at once; the job ends first.
+  return { seconds: Math.min(minutes * 60, 2_147_483), why: `the step ran out of its time limit (${minutes} min); killing all ranks`, code: 143 };
+}
+
+/** Hydra's variable, set by MPICH's test harness (runtests) for every test; 0 means none. */
+function mpiexecTimeout(): { seconds: number; why: string; code: number } | undefined {
+  const seconds = intFlag(process.env.MPIEXEC_TIMEOUT, "MPIEXEC_TIMEOUT", { min: 0, max: 2_147_483 });
+  return seconds ? { seconds, why: `MPIEXEC_TIMEOUT: the step ran out of its ${seconds} s; killing all ranks`, code: 255 } : undefined;
+}
 
 /** `--input`: "all", "none" (undefined: nobody reads) or a step rank. */
 export function inputFlag(value: string): "all" | number | undefined {

@@ -180,8 +180,6 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   v: same("ebb run says little, whatever it is asked"),
   wait: ignore("the other ranks of the step run to their end"),
   W: ignore("the other ranks of the step run to their end"),
-  time: refuse("a step ends with its job; run it with `timeout`"),
-  t: refuse("a step ends with its job; run it with `timeout`"),
   signal: refuse("ebb sends signals to a job (sbatch --signal), not to a step"),
   pty: refuse("ebb does not give ranks a terminal", false),
   relative: refuse("a step runs on the first nodes of its job"),

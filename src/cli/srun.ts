@@ -25,11 +25,12 @@ const args = defineArgs({
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
   unbuffered: { type: "boolean", alias: "u", description: "Each rank's output as it comes (default: a line at a time)" },
   "job-name": { type: "string", alias: "J", description: "The step's name: its ranks' SLURM_JOB_NAME", valueHint: "NAME" },
-  output: { type: "string", alias: "o", description: "The ranks' output in this file: %j job, %s step, %J job.step, %x job name, %u user, %A/%a array ids", valueHint: "FILE" },
+  output: { type: "string", alias: "o", description: "The ranks' output in this file: %j job, %s step, %J job.step, %x job name, %u user, %A/%a array ids, %t a file per task, %n or %N per node", valueHint: "FILE" },
   error: { type: "string", alias: "e", description: "The ranks' errors in this file (same patterns)", valueHint: "FILE" },
   "open-mode": { type: "string", description: "truncate (default) or append to the output files", valueHint: "MODE" },
   chdir: { type: "string", alias: "D", description: "Start the ranks in this directory", valueHint: "DIR" },
-  input: { type: "string", alias: "i", description: "Which tasks read srun's standard input: all (the default), none, or one task id", valueHint: "all|none|ID" },
+  input: { type: "string", alias: "i", description: "Which tasks read srun's standard input: all (the default), none, or one task id; or a file every task reads (%t a file per task, %n or %N per node)", valueHint: "all|none|ID|FILE" },
+  time: { type: "string", alias: "t", description: "The step's own time limit (whole minutes, as Slurm), within the job's", valueHint: "TIME" },
   export: { type: "string", description: "Environment the ranks get: ALL (default), NONE, or VAR[=value],...", valueHint: "ALL|NONE|VARS" },
   mpi: { type: "string", description: "pmi2, or none (the default: ebb serves PMI-1 and PMI-2 either way); not pmix", valueHint: "TYPE" },
   "cpu-bind": { type: "string", alias: "cpu_bind", description: "none or cores (ebb run --cpu-bind where this ebb has it)", valueHint: "TYPE" },
@@ -103,11 +104,11 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   }
   if (a["open-mode"] !== undefined) flag("open-mode", a["open-mode"]);
   if (a.chdir !== undefined) flag("chdir", a.chdir);
-  // srun's default: every task reads srun's standard input.
+  if (a.time !== undefined) flag("time", a.time);
+  // srun's default: every task reads srun's standard input; a file, each task opens itself.
   const input = a.input ?? "all";
-  if (input !== "all" && input !== "none" && !/^\d{1,9}$/.test(input))
-    throw new UsageError(`--input=${input}: srun here forwards its own standard input (all, none or a task id); for a file, redirect it: srun ... < FILE`);
-  flag("input", input);
+  const inputFile = input !== "all" && input !== "none" && !/^\d{1,9}$/.test(input) ? input : undefined;
+  flag("input", inputFile === undefined ? input : "none");
   if (a.mpi !== undefined) {
     if (/^pmix/.test(a.mpi)) throw new UsageError(`--mpi=${a.mpi}: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)`);
     // Slurm's pmi2 plugin serves PMI-1 too (Debian's MPICH speaks only PMI-1), so neither value limits what ebb serves.
@@ -139,9 +140,34 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     }
     if (text.includes("\0")) throw new UsageError(`--multi-prog ${command[0]}: a program, not a configuration file (lines of ranks, program, arguments)`);
     const script = multiProgScript(text, command[0]!, ntasks === undefined ? undefined : Number(ntasks));
-    return { run: [...run, "--", "sh", "-c", script, "srun-multi-prog"], warnings };
+    return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings };
   }
-  return { run: [...run, "--", ...command], warnings };
+  return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings };
+}
+
+/** srun -i's file patterns that stand for a rank's values, as the shell reads them in the rank. */
+const RANK_PATTERNS: Record<string, string> = { t: "$SLURM_PROCID", n: "$SLURM_NODEID", N: "$SLURMD_NODENAME", j: "$SLURM_JOB_ID", s: "$SLURM_STEP_ID", J: "$SLURM_JOB_ID.$SLURM_STEP_ID", u: "$SLURM_JOB_USER", x: "$SLURM_JOB_NAME", "%": "%" };
+
+/**
+ * `command` with its standard input from `file` (srun -i FILE: every task reads it, `%t` its own),
+ * opened by a shell in each rank: relative to the step's directory, a missing file failing the
+ * rank with the shell's words. The name's text is quoted into the shell's line; the command is
+ * the shell's arguments, never read as its code.
+ */
+export function readingFrom(file: string | undefined, command: readonly string[]): string[] {
+  if (file === undefined) return [...command];
+  // Each literal piece is quoted; the patterns become the rank's variables.
+  const quote = (text: string) => (text === "" ? "" : `'${text.replaceAll("'", `'\\''`)}'`);
+  let word = "";
+  let last = 0;
+  for (const m of file.matchAll(/%(.)/g)) {
+    const v = RANK_PATTERNS[m[1]!];
+    if (v === undefined) throw new UsageError(`--input=${file}: %${m[1]} is no pattern of srun's file names here (%t, %n, %N, %j, %s, %J, %u, %x, %%)`);
+    word += quote(file.slice(last, m.index)) + (v === "%" ? "%" : `"${v}"`);
+    last = m.index + 2;
+  }
+  word += quote(file.slice(last));
+  return ["sh", "-c", `exec <${word} && exec "$@"`, "srun-input", ...command];
 }
 
 export default defineCommand({

@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the nine batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the eleven batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -17,6 +17,7 @@ import { join } from "node:path";
 import { ROOT, runProcess, TestCluster } from "../support/cluster.ts";
 import { compileMpi } from "../support/mpi.ts";
 import { LocalSlurm } from "../support/slurm.ts";
+import { SSTAT_REFUSAL } from "../../src/cli/sstat.ts";
 
 const NODES = ["n1", "n2", "n3", "n4"];
 const FIXTURES = join(ROOT, "test/fixtures/sbatch");
@@ -112,7 +113,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("nine Slurm scripts, under Slurm and under ebb", () => {
+describe("eleven Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -229,6 +230,37 @@ describe("nine Slurm scripts, under Slurm and under ebb", () => {
     expect([r.ebb.files["errfile.txt"], r.slurm.files["errfile.txt"]]).toEqual(["", ""]);
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=rajasek (line 5: ebb keeps no accounts)\n");
+  }, 120_000);
+
+  test("srun -t with files per task (-o ...-%t.out) and per node (%n), one error file, every task reading -i FILE", async () => {
+    const r = await sideBySide("srun-files.sh");
+    const id = r.slurm.id;
+    const tasks = [0, 1, 2, 3].map((t) => `logs/task-${id}.0-${t}.out`);
+    expect(Object.keys(r.ebb.files).sort()).toEqual([`logs/node-${id}-0.out`, `logs/node-${id}-1.out`, ...tasks, `logs/tasks-${id}.err`, `srun-files-${id}.out`].sort());
+    for (const f of Object.keys(r.slurm.files)) expect([f, lines(r.ebb.files[f])]).toEqual([f, lines(r.slurm.files[f])]);
+    expect(r.slurm.files[tasks[3]!]).toBe(["alpha", "beta", "gamma"].map((w) => `rank 3 of 4 on n2 read ${w}\n`).join(""));
+    expect(lines(r.slurm.files[`logs/node-${id}-1.out`])).toEqual(["rank 2 on node 1 of 2", "rank 3 on node 1 of 2"]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("sinfo in a job: its default table, -N -h -o, -p, -t idle, the loops and counts scripts build on them (never the host's Slurm); sstat refused", async () => {
+    const r = await sideBySide("sinfo-nodes.sh");
+    const file = `sinfo-${r.slurm.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(r.ebb.files[file]).toBe(r.slurm.files[file]!);
+    expect(r.slurm.files[file]).toContain("\nall*           up   infinite      2    mix n[1-2]\n");
+    expect(r.slurm.files[file]).toContain("\nn2      |mixed     |   4|1/3/0/4|1|all*|up|infinite|(null)\n");
+    expect(r.slurm.files[file]).toContain("\nusable nodes: 4\nidle nodes: 2\n");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+    // ebb's sstat is refused (Slurm's answers from its accounting); a job on Slurm keeps the two sides' job ids in step.
+    const [sstat] = await Promise.all([
+      c.ebb(["submit", "--wait", "--wrap", 'sstat --format=JobID,MaxRSS -P "$SLURM_JOB_ID.batch"; echo "sstat exited $?"'], { cwd: dirs.ebb }),
+      runProcess(["sbatch", "--wait", "-o", "/dev/null", "--wrap", "true"], { env: slurm.env, cwd: dirs.slurm }),
+    ]);
+    const id = Number(/Submitted batch job (\d+)/.exec(sstat.stdout)?.[1]);
+    expect(readFileSync(join(dirs.ebb, `ebb-${id}.out`), "utf8")).toBe(`sstat: error: ${SSTAT_REFUSAL}\nsstat exited 1\n`);
   }, 120_000);
 
   test("--signal=B:USR1@90 with a 2-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {

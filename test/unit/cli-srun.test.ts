@@ -4,6 +4,10 @@
  * counts from its environment, a failed rank that leaves the others running.
  */
 import { describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stepLimit } from "../../src/cli/run.ts";
 import { srunToRun } from "../../src/cli/srun.ts";
 
 const job = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2" };
@@ -91,7 +95,31 @@ describe("srun as ebb run", () => {
     expect(run(["x"]).run).toContain("--input=all");
     expect(run(["--input", "none", "x"]).run).toContain("--input=none");
     expect(run(["-i3", "x"]).run).toContain("--input=3");
-    expect(refusal(["--input=in-%t.txt", "x"])).toBe("--input=in-%t.txt: srun here forwards its own standard input (all, none or a task id); for a file, redirect it: srun ... < FILE");
+  });
+
+  test("-i FILE: each rank's shell opens the file (%t its rank's, %n/%N its node's), the name quoted, the program its arguments", () => {
+    expect(run(["-i", "in-%t.txt", "x", "a b"]).run).toEqual(["--input=none", "--no-kill-on-bad-exit", "--", "sh", "-c", `exec <'in-'"$SLURM_PROCID"'.txt' && exec "$@"`, "srun-input", "x", "a b"]);
+    const dir = mkdtempSync(join(tmpdir(), "srun-input-"));
+    try {
+      writeFileSync(join(dir, "it's $HOME 2 n2.txt"), "rank 2's line\n");
+      const argv = run(["--input=it's $HOME %t %N.txt", "cat"]).run;
+      const r = Bun.spawnSync(argv.slice(argv.indexOf("--") + 1), { cwd: dir, env: { SLURM_PROCID: "2", SLURMD_NODENAME: "n2", PATH: process.env.PATH! } });
+      expect([r.stdout.toString(), r.exitCode]).toEqual(["rank 2's line\n", 0]);
+      const missing = Bun.spawnSync(argv.slice(argv.indexOf("--") + 1), { cwd: dir, env: { SLURM_PROCID: "3", SLURMD_NODENAME: "n2", PATH: process.env.PATH! } });
+      expect([missing.stderr.toString().includes("it's $HOME 3 n2.txt"), missing.exitCode]).toEqual([true, 2]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(refusal(["-i", "in-%q", "x"])).toBe("--input=in-%q: %q is no pattern of srun's file names here (%t, %n, %N, %j, %s, %J, %u, %x, %%)");
+  });
+
+  test("-t: the step's own limit, in ebb run's --time, whole minutes as Slurm keeps them; 0 is none", () => {
+    expect(run(["-t", "5", "x"]).run).toEqual(["--time=5", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(stepLimit("5")).toEqual({ seconds: 300, why: "the step ran out of its time limit (5 min); killing all ranks", code: 143 });
+    expect(stepLimit("0:30")?.seconds).toBe(60);
+    expect(stepLimit("1:00:01")?.seconds).toBe(3660);
+    expect([stepLimit("0"), stepLimit("UNLIMITED")]).toEqual([undefined, undefined]);
+    expect(() => stepLimit("soon")).toThrow('--time: "soon" is not a duration');
   });
 
   test("-w naming the job's first node (ray's and torchrun's head node) passes: srun takes the list as nodes the step must have", () => {
@@ -104,7 +132,6 @@ describe("srun as ebb run", () => {
 
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
-    expect(refusal(["-t", "5", "x"])).toBe("-t 5: a step ends with its job; run it with `timeout`");
     expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
     expect(refusal(["-w", "n[2-3]", "x"])).toBe("--nodelist=n[2-3]: n3 is not among the job's nodes (n1,n2)");

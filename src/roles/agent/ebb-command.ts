@@ -1,6 +1,6 @@
 /**
  * The `ebb` command that job processes find first on their PATH, so that a batch script can run
- * `ebb run`, with Slurm's `srun`, `scontrol`, `sbatch`, `scancel`, `squeue` and `sacct` beside it (a Slurm script's steps, host lists, jobs); and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
+ * `ebb run`, with Slurm's `srun`, `scontrol`, `sbatch`, `scancel`, `squeue`, `sacct`, `sinfo` and `sstat` beside it (a Slurm script's steps, host lists, jobs); and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
  * installed: it is `ebb exec --bun`, this ebb's own runtime with ebb/comm and ebb/epop inside
  * (a bun on the job's PATH comes first and wins). Both must be reachable by the job's user: an
  * agent running as root keeps them under /run/ebb (0755 directories), not in its state dir, which
@@ -30,7 +30,7 @@ function sweep(): void {
 }
 
 /** The Slurm commands a job finds on its PATH, and the ebb command each runs. */
-const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "submit", scancel: "cancel", squeue: "squeue", sacct: "sacct" };
+const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "submit", scancel: "cancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat" };
 
 const quoted = (argv: string[]) => argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
 
@@ -62,7 +62,7 @@ export function installEbbCommand(stateDir: string, node: string): { dir: string
   // Slurm scripts' commands act on this cluster, not on a Slurm the host may also run (whose job of
   // the same id `scancel $SLURM_JOB_ID` would cancel): srun a step of the job (cli/srun.ts), scontrol
   // its host lists (cli/scontrol.ts), sbatch and scancel ebb's submit and cancel, squeue ebb queue (cli/squeue.ts),
-  // sacct ebb history (cli/sacct.ts).
+  // sacct ebb history (cli/sacct.ts), sinfo its nodes (cli/sinfo.ts); sstat is refused (cli/sstat.ts).
   for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
     script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
   const fallback = join(dir, "fallback");

@@ -7,7 +7,7 @@ import type { StepSink } from "./step-root.ts";
 import { err, write } from "../../util/stdio.ts";
 import { openOutputFile } from "../output-open.ts";
 
-type Write = (fd: 1 | 2, text: string) => void;
+type Write = (fd: 1 | 2, text: string, rank: number) => void;
 
 /** Writes each rank's output a whole line at a time, holding back partial lines until they end; with `label`, prefixed "RANK: ". */
 class Lines {
@@ -27,7 +27,7 @@ class Lines {
       return;
     }
     this.partial.set(key, text.slice(cut + 1));
-    this.write(fd, this.label ? `${text.slice(0, cut).split("\n").map((l) => `${rank}: ${l}\n`).join("")}` : text.slice(0, cut + 1));
+    this.write(fd, this.label ? `${text.slice(0, cut).split("\n").map((l) => `${rank}: ${l}\n`).join("")}` : text.slice(0, cut + 1), rank);
   }
 
   /** What is left of unfinished lines (the step has ended). */
@@ -35,7 +35,7 @@ class Lines {
     for (const [key, rest] of this.partial) {
       if (!rest) continue;
       const [rank, fd] = key.split(":");
-      this.write(Number(fd) as 1 | 2, this.label ? `${rank}: ${rest}\n` : rest);
+      this.write(Number(fd) as 1 | 2, this.label ? `${rank}: ${rest}\n` : rest, Number(rank));
     }
     this.partial.clear();
   }
@@ -49,7 +49,7 @@ export interface FlushableSink extends StepSink {
 }
 
 export function terminalSink(opts: { label: boolean; unbuffered?: boolean; prog: string }): FlushableSink {
-  const lines = lineWriter(write, opts);
+  const lines = lineWriter((fd, text) => write(fd, text), opts);
   return {
     io: (rank, fd, data) => (lines ? lines.io(rank, fd, data) : write(fd, data)),
     notice: (text) => err(`${opts.prog}: error: ${text}\n`),
@@ -65,22 +65,50 @@ export function terminalSink(opts: { label: boolean; unbuffered?: boolean; prog:
  * permissions (default 0644), the job's umask applied.
  */
 export function fileSink(path: string, opts: { label: boolean; unbuffered?: boolean; error?: string; append?: boolean; mode?: number; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
+  const error = opts.error;
+  return rankFileSink(() => path, error === undefined ? undefined : () => error, 1, opts);
+}
+
+/**
+ * Each rank's output in the file `out(rank)` names, its errors in `err(rank)`'s (else with its
+ * output), as srun's `-o out-%t` (a file per task) or `-o out-%n` (per node) writes them: every
+ * file of ranks 0 to `ranks - 1` is made at the start (a rank that prints nothing leaves an
+ * empty one, as under Slurm), a file several ranks share is opened once.
+ */
+export function rankFileSink(
+  out: (rank: number) => string,
+  err: ((rank: number) => string) | undefined,
+  ranks: number,
+  opts: { label: boolean; unbuffered?: boolean; append?: boolean; mode?: number; openAs?: <T>(open: () => T) => T },
+): FlushableSink & { close(): void } {
   const flags = constants.O_WRONLY | constants.O_CREAT | (opts.append ? 0 : constants.O_TRUNC) | constants.O_APPEND;
-  // An agent hosting the sink must not wait on what the user put at the path; `ebb run`'s own may.
-  const open = (p: string) => (opts.openAs ? opts.openAs(() => openOutputFile(p, flags, opts.mode)) : openSync(p, flags, opts.mode ?? 0o644));
-  const fd = open(path);
-  const errFd = opts.error === undefined ? fd : open(opts.error);
-  const append: Write = (f, text) => {
-    writeSync(f === 2 ? errFd : fd, text);
+  const fds = new Map<string, number>();
+  const open = (p: string): number => {
+    let fd = fds.get(p);
+    // An agent hosting the sink must not wait on what the user put at the path; `ebb run`'s own may.
+    if (fd === undefined) fds.set(p, (fd = opts.openAs ? opts.openAs(() => openOutputFile(p, flags, opts.mode)) : openSync(p, flags, opts.mode ?? 0o644)));
+    return fd;
+  };
+  const fdOf = (f: 1 | 2, rank: number) => open(f === 2 && err ? err(rank) : out(rank));
+  try {
+    for (let r = 0; r < ranks; r++) {
+      fdOf(1, r);
+      fdOf(2, r);
+    }
+  } catch (e) {
+    for (const fd of fds.values()) closeSync(fd);
+    throw e;
+  }
+  const append: Write = (f, text, rank) => {
+    writeSync(fdOf(f, rank), text);
   };
   const lines = lineWriter(append, opts);
   return {
-    io: (rank, f, data) => (lines ? lines.io(rank, f, data) : append(f, data)),
-    notice: (text) => append(2, `ebb: error: ${text}\n`),
+    io: (rank, f, data) => (lines ? lines.io(rank, f, data) : append(f, data, rank)),
+    notice: (text) => append(2, `ebb: error: ${text}\n`, 0),
     flush: () => lines?.flush(),
     close: () => {
-      closeSync(fd);
-      if (errFd !== fd) closeSync(errFd);
+      for (const fd of fds.values()) closeSync(fd);
     },
   };
 }

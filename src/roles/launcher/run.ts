@@ -14,7 +14,7 @@ import { ControllerLink } from "./controller-link.ts";
 import { isFinal } from "../../domain/job.ts";
 import { mark } from "../../util/trace.ts";
 import { Launch } from "./launch.ts";
-import { fileSink, terminalSink } from "./output.ts";
+import { rankFileSink, terminalSink } from "./output.ts";
 import { expandPattern } from "../output-patterns.ts";
 import { currentUser } from "../../util/user.ts";
 import { stdinIsEmpty } from "../../util/stdio.ts";
@@ -56,8 +56,11 @@ export interface RunOptions {
   cpuBind?: "none" | "cores";
   /** Seconds a PMI spawn may wait for idle nodes. */
   spawnWait: number;
-  /** Seconds the step may run before every rank is killed and ebb run exits 255 (MPIEXEC_TIMEOUT, as Hydra). */
-  stepTimeout?: number;
+  /**
+   * Seconds the step may run before every rank is killed, and what ebb run then says and exits
+   * with: 255 for MPIEXEC_TIMEOUT (as Hydra), 143 for a step's own time limit (srun -t).
+   */
+  stepTimeout?: { seconds: number; why: string; code: number };
   /**
    * The step's output in a file instead of on this terminal (and its errors in another), patterns
    * expanded once the step has its id: %j job, %s step, %J job.step, %x job name, %u user, %A and
@@ -204,7 +207,8 @@ export async function run(o: RunOptions): Promise<number> {
       if (isFinal(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
     });
     void signals.next.then((signal) => launch.interrupt(signal));
-    const timeout = o.stepTimeout === undefined ? undefined : setTimeout(() => launch.cancel(`MPIEXEC_TIMEOUT: the step ran out of its ${o.stepTimeout} s; killing all ranks`, 255), o.stepTimeout * 1000);
+    const limit = o.stepTimeout;
+    const timeout = limit === undefined ? undefined : setTimeout(() => launch.cancel(limit.why, limit.code), limit.seconds * 1000);
     const result = await launch.run();
     clearTimeout(timeout);
     mark("l.ended");
@@ -236,9 +240,22 @@ export async function run(o: RunOptions): Promise<number> {
   }
 }
 
-/** The file sink of a step whose output goes to files (ebb run -o/-e), the patterns expanded for it. */
-function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean }, g: StepGrant, cwd: string): ReturnType<typeof fileSink> {
+/**
+ * The file sink of a step whose output goes to files (ebb run -o/-e), the patterns expanded for it;
+ * srun's per-rank ones too: %t the rank, %n its node's index in the step, %N that node's name.
+ */
+function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean }, g: StepGrant, cwd: string): ReturnType<typeof rankFileSink> {
   const e = g.jobEnv;
   const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: currentUser(), A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: e.EBB_ARRAY_TASK_ID ?? "0" };
-  return fileSink(expandPattern(o.path, vars, cwd), { label: how.label, unbuffered: how.unbuffered, error: o.error === undefined ? undefined : expandPattern(o.error, vars, cwd), append: o.append });
+  const nodeOf = g.tasks.flatMap((k, i) => Array<number>(k).fill(i));
+  const ofRank = (pattern: string) => {
+    if (!/%[tnN]/.test(pattern)) {
+      const path = expandPattern(pattern, vars, cwd);
+      return () => path;
+    }
+    // Once per rank (the sink asks at every write); a rank spawned beyond the step's (MPI_Comm_spawn) writes where rank 0 does.
+    const paths = nodeOf.map((node, rank) => expandPattern(pattern, { ...vars, t: String(rank), n: String(node), N: g.nodes[node]?.name ?? "" }, cwd));
+    return (rank: number) => paths[rank] ?? paths[0]!;
+  };
+  return rankFileSink(ofRank(o.path), o.error === undefined ? undefined : ofRank(o.error), nodeOf.length, { label: how.label, unbuffered: how.unbuffered, append: o.append });
 }
