@@ -195,9 +195,16 @@ export function countStarts(plan: BatchCountsPlan): CountStart[] {
   return plan.starts.map((s) => ({ jobId: s.jobId, nodes: s.nodes, reason: s.reason }));
 }
 
+const NO_IDS: ReadonlySet<number> = new Set();
+
+/** The job ids of a plan's items: most passes start and resize nothing, and share one empty set. */
+export function idsOf(items: readonly { jobId: number }[]): ReadonlySet<number> {
+  return items.length === 0 ? NO_IDS : new Set(items.map((s) => s.jobId));
+}
+
 /** The first `k` jobs of the queue this pass does not start (that could ever fit). */
 export function firstWaiting(input: PassInput, q: readonly PendingJob[], starts: readonly { jobId: number }[], k: number): PendingJob[] {
-  const started = new Set(starts.map((s) => s.jobId));
+  const started = idsOf(starts);
   const out: PendingJob[] = [];
   for (const j of q) {
     if (out.length >= k) break;
