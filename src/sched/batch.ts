@@ -42,6 +42,17 @@ export interface Ending {
   expectedEnd: number;
 }
 
+/**
+ * Endings in expected-end order as two columns, those at one time as one (the shadow time counts
+ * them together anyway): the first `length` of `ends` (epoch ms) and `nodes`. A pass's walks over
+ * the running jobs' endings read a prefix of them, and build no object per job.
+ */
+export interface EndColumns {
+  length: number;
+  ends: Float64Array;
+  nodes: Float64Array;
+}
+
 export interface BatchCountsInput {
   now: number;
   upNodes: number;
@@ -49,6 +60,8 @@ export interface BatchCountsInput {
   running: readonly Ending[];
   /** `running` is already in expected-end order: the shadow time merges instead of sorting. */
   runningSorted?: boolean;
+  /** The running jobs' endings as columns in end order (read instead of `running` when given). */
+  runningByEnd?: EndColumns;
   pending: readonly PendingJob[];
   /** `pending` is already in queue order. */
   sorted?: boolean;
@@ -121,7 +134,8 @@ export function planBatchCounts(input: BatchCountsInput): BatchCountsPlan {
         started.push({ nodes: size, expectedEnd: input.now + limitAt(job, size) * 1000 });
         continue;
       }
-      const shadow = shadowCounts(input.running, started, free, job.minNodes, input.now, input.runningSorted);
+      const byEnd = free >= job.minNodes ? undefined : input.runningByEnd;
+      const shadow = byEnd ? shadowColumns(byEnd, started, free, job.minNodes, input.now) : shadowCounts(input.running, started, free, job.minNodes, input.now, input.runningSorted);
       reservation = { jobId: job.id, start: shadow.time, nodes: job.minNodes };
       extra = shadow.extra;
       if (reasons) waiting.set(job.id, "resources: first in line, nodes reserved");
@@ -270,6 +284,36 @@ function shadowCounts(running: readonly Ending[], started: readonly Ending[], fr
     // Every job ending at the shadow time frees its nodes then: all of them count as extra.
     const t = Math.max(now, byEnd[i]!.expectedEnd);
     for (let k = i + 1; k < byEnd.length && Math.max(now, byEnd[k]!.expectedEnd) === t; k++) avail += byEnd[k]!.nodes;
+    return { time: t, extra: avail - need };
+  }
+  return { time: Number.POSITIVE_INFINITY, extra: 0 };
+}
+
+/**
+ * `shadowCounts` on columns in end order, the jobs started in this pass merged in as `mergeByEnd`
+ * merges them (a started job before a running one only if it ends strictly sooner).
+ */
+function shadowColumns(cols: EndColumns, started: readonly Ending[], free: number, need: number, now: number): { time: number; extra: number } {
+  if (free >= need) return { time: now, extra: free - need };
+  const s = started.length > 1 ? [...started].sort(byExpectedEnd) : started;
+  const { ends, nodes, length: n } = cols;
+  let i = 0;
+  let k = 0;
+  // The next ending of the merged order: from the started ones when `k` is taken, else column i.
+  const startedNext = () => k < s.length && (i >= n || s[k]!.expectedEnd < ends[i]!);
+  let avail = free;
+  while (i < n || k < s.length) {
+    const fromStarted = startedNext();
+    const end = fromStarted ? s[k]!.expectedEnd : ends[i]!;
+    avail += fromStarted ? s[k++]!.nodes : nodes[i++]!;
+    if (avail < need) continue;
+    // Every job ending at the shadow time frees its nodes then: all of them count as extra.
+    const t = Math.max(now, end);
+    while (i < n || k < s.length) {
+      const next = startedNext();
+      if (Math.max(now, next ? s[k]!.expectedEnd : ends[i]!) !== t) break;
+      avail += next ? s[k++]!.nodes : nodes[i++]!;
+    }
     return { time: t, extra: avail - need };
   }
   return { time: Number.POSITIVE_INFINITY, extra: 0 };

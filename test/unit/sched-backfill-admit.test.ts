@@ -15,10 +15,8 @@ const input = (upNodes: number, idleNodes: number, running: JobState[], pending:
 
 describe("backfillWants: the jobs behind the head that would backfill but for the nodes", () => {
   const res = { jobId: 5, start: NOW + 36_000_000, nodes: 16 };
-  const ends = [
-    { nodes: 2, expectedEnd: NOW + 300_000 },
-    { nodes: 4, expectedEnd: NOW + 600_000 },
-  ];
+  // 2 nodes at +300 s, 4 at +600 s (columns in end order).
+  const ends = { length: 2, ends: Float64Array.of(NOW + 300_000, NOW + 600_000), nodes: Float64Array.of(2, 4) };
   test("free nodes serve the queue in order; a job that lacks nodes waits until enough jobs end", () => {
     const q = [pend(5, 16), pend(6, 1, 60), pend(7, 4, 60), pend(8, 2, 60)];
     const w = backfillWants(q, new Set(), 5, res, NOW, 2, 0, 10_000, ends);

@@ -54,6 +54,32 @@ describe("shadow time: ties", () => {
     expect(shadowTime(running, 0, 2, 50_000)).toEqual({ time: 50_000, extra: 2 });
   });
 
+  test("the running jobs' endings as columns in end order give the reservation the list gives, with the jobs started in the pass merged in", () => {
+    // 12 nodes, 4 free: job 1 (3 nodes, 30 s) starts now and ends at +30 s, a running job ends then
+    // too (the tie counts both), others at +20 s and +100 s. Job 2 wants 9: 1 + 2 (at +20 s) +
+    // 3 + 4 (at +30 s) = 10 >= 9, one node extra; job 3 (1 node, 1,000 s) backfills into it.
+    const running = [
+      { nodes: 4, expectedEnd: 30_000 },
+      { nodes: 2, expectedEnd: 20_000 },
+      { nodes: 2, expectedEnd: 100_000 },
+    ];
+    const pending = [pend(1, 3, 30), pend(2, 9, 50), pend(3, 1, 1000)];
+    const columns = { length: 3, ends: Float64Array.of(20_000, 30_000, 100_000), nodes: Float64Array.of(2, 4, 2) };
+    const list = planBatchCounts({ now: 0, upNodes: 12, freeNodes: 4, running, pending });
+    const byEnd = planBatchCounts({ now: 0, upNodes: 12, freeNodes: 4, running: [], runningByEnd: columns, pending });
+    expect(list.reservation).toMatchObject({ jobId: 2, start: 30_000, nodes: 9 });
+    expect(list.starts.map((s) => [s.jobId, s.reason])).toEqual([
+      [1, "fcfs"],
+      [3, "backfill"],
+    ]);
+    expect(list.extra).toBe(0);
+    expect(byEnd).toEqual(list);
+    // Nothing started before the head, and the head's nodes never free: no reservation time.
+    const never = { now: 0, upNodes: 12, freeNodes: 1, pending: [pend(4, 12, 10)] };
+    expect(planBatchCounts({ ...never, running: [], runningByEnd: columns }).reservation).toEqual(planBatchCounts({ ...never, running }).reservation);
+    expect(planBatchCounts({ ...never, running }).reservation?.start).toBe(Number.POSITIVE_INFINITY);
+  });
+
   test("in the simulator: a long job backfills into the nodes of every job ending at the shadow time", () => {
     // 6 nodes. Jobs 1 (3 nodes), 2 and 3 (1 node each) run 100 s from 0; 1 node is free. Job 4
     // (4 nodes) arrives at 1: shadow 100 (1 + 3 = 4 nodes), and jobs 2 and 3 end then too, so

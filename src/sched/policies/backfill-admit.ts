@@ -11,7 +11,7 @@
  * (`atMinimum`). This file picks the jobs, when each would start otherwise, and how far each
  * running job may give. Pure.
  */
-import { preferredSize, type Ending } from "../batch.ts";
+import { preferredSize, type EndColumns } from "../batch.ts";
 import type { CountStart, PassInput, PendingJob, Reservation } from "../types.ts";
 
 /** A job behind the head that would backfill if `need` more nodes were free, and when it would start otherwise (ms). */
@@ -31,7 +31,7 @@ export interface BackfillWant {
  * (`endings`, in end order), the reservation's start at least if it would run past it. At most
  * `limit` jobs.
  */
-export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<number>, headId: number, res: Reservation, now: number, free: number, extra: number, delay: number, endings: readonly Ending[], limit = Number.POSITIVE_INFINITY): BackfillWant[] {
+export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<number>, headId: number, res: Reservation, now: number, free: number, extra: number, delay: number, endings: EndColumns, limit = Number.POSITIVE_INFINITY): BackfillWant[] {
   const out: BackfillWant[] = [];
   let behind = false;
   for (const j of q) {
@@ -51,10 +51,10 @@ export function backfillWants(q: readonly PendingJob[], started: ReadonlySet<num
     }
     let otherwise = Number.POSITIVE_INFINITY;
     let got = free;
-    for (const e of endings) {
-      got += e.nodes;
+    for (let i = 0; i < endings.length; i++) {
+      got += endings.nodes[i]!;
       if (got >= size) {
-        otherwise = e.expectedEnd;
+        otherwise = endings.ends[i]!;
         break;
       }
     }

@@ -1,5 +1,5 @@
 /** What the policies share: queue order, the batch pass on counts, running jobs as endings. */
-import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type Ending } from "../batch.ts";
+import { inQueueOrder, planBatchCounts, preferredSize, type BatchCountsPlan, type EndColumns, type Ending } from "../batch.ts";
 import { expectedEnd } from "../elastic.ts";
 import { withPriority } from "../priority.ts";
 import { sizeAtMost } from "../sizes.ts";
@@ -38,11 +38,11 @@ interface PassEndings {
   count: number;
   defaultAdaptCost: number;
   /** `endings` in expected-end order, those at one time as one (the shadow time counts them together anyway). */
-  byEnd: readonly Ending[];
+  byEnd: EndColumns;
 }
 
 /** The running jobs' endings in expected-end order (cached per pass, as the batch pass sees them). */
-export function sortedEndings(input: PassInput): readonly Ending[] {
+export function sortedEndings(input: PassInput): EndColumns {
   return passEndings(input).byEnd;
 }
 
@@ -51,7 +51,8 @@ const endingsOf = new WeakMap<readonly JobState[], PassEndings>();
 /**
  * The endings in end order, worked out once per running list and clock: a pass runs the batch pass
  * several times on the same running jobs. (A pass's running list is not changed in place: a new
- * pass has a new list; predict.ts grows its own between passes, and the length is checked.) Sorted as two typed arrays, without a comparator or an object per job.
+ * pass has a new list; predict.ts grows its own between passes, and the length is checked.) Sorted
+ * and kept as two typed arrays (`EndColumns`), without a comparator or an object per job.
  */
 function passEndings(input: PassInput): PassEndings {
   const cached = endingsOf.get(input.running);
@@ -59,23 +60,36 @@ function passEndings(input: PassInput): PassEndings {
   const ends = new Float64Array(2 * input.running.length);
   const nodes = new Float64Array(ends.length);
   let m = 0;
+  // `eachEnding` without a closure: this runs on every pass with a reservation.
+  for (const j of input.running) {
+    const kept = j.kept ?? 0;
+    if (j.adapting && j.resizingTo !== undefined && j.resizingTo < j.nodes) {
+      nodes[m] = j.nodes - j.resizingTo - Math.max(0, kept - j.resizingTo);
+      ends[m++] = j.adaptEnd ?? input.now + (j.adaptCost ?? input.config.defaultAdaptCost) * 1000;
+      nodes[m] = Math.max(0, j.resizingTo - kept);
+    } else nodes[m] = j.nodes - kept;
+    ends[m++] = expectedEnd(j);
+  }
   let nan = false;
-  eachEnding(input, (n, end) => {
-    nan ||= Number.isNaN(end);
-    nodes[m] = n;
-    ends[m++] = end;
-  });
-  let byEnd: Ending[];
-  if (nan) byEnd = endings(input).sort((a, b) => a.expectedEnd - b.expectedEnd);
-  else {
+  for (let i = 0; i < m; i++) nan ||= Number.isNaN(ends[i]!);
+  let length = 0;
+  if (nan) {
+    // The comparator's order as before (none is expected), nothing merged.
+    for (const e of endings(input).sort((a, b) => a.expectedEnd - b.expectedEnd)) {
+      nodes[length] = e.nodes;
+      ends[length++] = e.expectedEnd;
+    }
+  } else {
     sortPairs(ends, nodes, 0, m);
-    byEnd = [];
     for (let i = 0; i < m; i++) {
-      if (i > 0 && ends[i] === ends[i - 1]) byEnd[byEnd.length - 1]!.nodes += nodes[i]!;
-      else byEnd.push({ nodes: nodes[i]!, expectedEnd: ends[i]! });
+      if (i > 0 && ends[i] === ends[length - 1]) nodes[length - 1] = nodes[length - 1]! + nodes[i]!;
+      else {
+        nodes[length] = nodes[i]!;
+        ends[length++] = ends[i]!;
+      }
     }
   }
-  const e = { now: input.now, count: input.running.length, defaultAdaptCost: input.config.defaultAdaptCost, byEnd };
+  const e = { now: input.now, count: input.running.length, defaultAdaptCost: input.config.defaultAdaptCost, byEnd: { length, ends, nodes } };
   endingsOf.set(input.running, e);
   return e;
 }
@@ -163,11 +177,11 @@ export function batch(input: PassInput, q: readonly PendingJob[], opts: BatchOpt
     now: input.now,
     upNodes: input.upNodes,
     freeNodes: input.idleNodes,
+    running: [],
     // Read only for a reservation: a pass whose queue all starts (or is empty) sorts no ending.
-    get running() {
+    get runningByEnd() {
       return passEndings(input).byEnd;
     },
-    runningSorted: true,
     pending,
     sorted: true,
     backfill: opts.backfill,
@@ -181,9 +195,16 @@ export function countStarts(plan: BatchCountsPlan): CountStart[] {
   return plan.starts.map((s) => ({ jobId: s.jobId, nodes: s.nodes, reason: s.reason }));
 }
 
+const NO_IDS: ReadonlySet<number> = new Set();
+
+/** The job ids of a plan's items: most passes start and resize nothing, and share one empty set. */
+export function idsOf(items: readonly { jobId: number }[]): ReadonlySet<number> {
+  return items.length === 0 ? NO_IDS : new Set(items.map((s) => s.jobId));
+}
+
 /** The first `k` jobs of the queue this pass does not start (that could ever fit). */
 export function firstWaiting(input: PassInput, q: readonly PendingJob[], starts: readonly { jobId: number }[], k: number): PendingJob[] {
-  const started = new Set(starts.map((s) => s.jobId));
+  const started = idsOf(starts);
   const out: PendingJob[] = [];
   for (const j of q) {
     if (out.length >= k) break;

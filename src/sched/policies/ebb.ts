@@ -66,7 +66,7 @@ import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
 import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
-import { batch, countStarts, firstWaiting, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
+import { batch, countStarts, firstWaiting, idsOf, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
 import { atMinimum, backfillWants, donorFloor, type BackfillWant } from "./backfill-admit.ts";
 import { GiveOrder } from "./give-order.ts";
 import { arrivalReserve, queueWasReal, reclaim } from "./reserve.ts";
@@ -207,11 +207,14 @@ export function planEbb(input: PassInput): PassPlan {
   // The running jobs ebb may resize, priced only when a rule reads them (many passes resize nothing and read none).
   let candList: Cand[] | undefined;
   const cands = (): Cand[] => (candList ??= candidates(input));
+  // The nodes of shrinks under way, read by several rules.
+  let incomingSum: number | undefined;
+  const incoming = (): number => (incomingSum ??= incomingNodes(input));
 
   const reservation = b.reservation && head && b.reservation.jobId === head.id ? b.reservation : undefined;
   // Nodes the reservation leaves over at its start, not yet promised to a start or a resize of this pass.
   let extra = reservation ? Math.max(0, b.extra) : Number.POSITIVE_INFINITY;
-  const startedIds = new Set(starts.map((s) => s.jobId));
+  const startedIds = idsOf(starts);
   let { waiting, reach: affected } = queued;
   const { wantNodes } = queued;
   // The head waits while malleable jobs start at full size in this pass: they start smaller when
@@ -244,7 +247,7 @@ export function planEbb(input: PassInput): PassPlan {
     // head and as many followers as one round of shrinks can serve (each would otherwise wait at
     // least until the head's reservation, with no node free).
     const group = firstWaiting(input, q, starts, Math.max(1, input.config.admitDepth));
-    const base = idle + incomingNodes(input);
+    const base = idle + incoming();
     let surplus = 0;
     for (const c of cands()) surplus += Math.max(0, c.job.nodes - c.job.minNodes);
     let k = 0;
@@ -265,7 +268,7 @@ export function planEbb(input: PassInput): PassPlan {
       if (admit.resizes.length > 0) {
         resizes.push(...admit.resizes);
         reservations.splice(0, reservations.length, { ...reservation, start: admit.at, fromJobs: admit.resizes.map((r) => r.jobId), reason: `ebb: ${admit.resizes.length} running job(s) give ${need} node(s) for ${k} waiting job(s), predicted gain ${sec(admit.gain)} > stretch ${sec(admit.stretch)}` });
-        resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, undefined, wantNodes - idle - incomingNodes(input) - need, head?.priority));
+        resizes.push(...planPriceShrinks(input, cands, idsOf(resizes), lambda, waiting, undefined, wantNodes - idle - incoming() - need, head?.priority));
         // The shrinks' nodes come back at their commits: the jobs behind may backfill on them now.
         return { starts, resizes, reservations, notes, again: true };
       }
@@ -273,7 +276,7 @@ export function planEbb(input: PassInput): PassPlan {
   }
   // A job that would backfill but for the nodes is admitted by shrinks the reservation survives (backfill-admit.ts).
   if (head && reservation && !input.vectors) {
-    const got = admitBackfill(input, q, starts, head, reservation, idle, extra, cands(), priorOf());
+    const got = admitBackfill(input, q, starts, head, reservation, idle + incoming(), extra, cands(), priorOf());
     if (got) {
       resizes.push(...got.resizes);
       idle = Math.max(0, idle - got.fromIdle);
@@ -283,16 +286,16 @@ export function planEbb(input: PassInput): PassPlan {
   // While jobs wait, a node-second is worth λ: jobs whose work takes fewer node-seconds at a smaller size shrink.
   const res = reservation;
   const budget = { extra };
-  resizes.push(...planPriceShrinks(input, cands, new Set(resizes.map((r) => r.jobId)), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incomingNodes(input), head?.priority));
+  resizes.push(...planPriceShrinks(input, cands, idsOf(resizes), lambda, waiting, res && { start: res.start, budget }, wantNodes - idle - incoming(), head?.priority));
   extra = budget.extra;
-  const touched = new Set(resizes.map((r) => r.jobId));
+  const touched = idsOf(resizes);
   // Nobody waits: the nodes arrivals will ask for stay idle (reserve.ts); loans come back when the
   // idle nodes fall below them.
   let reserve = 0;
   if (!res && waiting <= 0) {
-    const startingIds = new Set(starts.map((s) => s.jobId));
+    const startingIds = idsOf(starts);
     reserve = arrivalReserve(input, q.filter((j) => startingIds.has(j.id)), idle);
-    const short = reserve - idle - incomingNodes(input);
+    const short = reserve - idle - incoming();
     if (short > 0) {
       // Nobody waits: starts and loans given back leave the next pass nothing to do.
       return { starts, resizes: [...resizes, ...reclaim(input, short, reserve, (j) => candidate(j, input)?.speed, touched)], reservations, notes, again: false };
@@ -399,7 +402,7 @@ function shortestBehind(q: readonly PendingJob[], h: number, room: number): Reor
 
 /** The jobs left waiting after `starts`: how many, the nodes they ask for, and how many jobs a node-second saved reaches (`queueReach`). */
 function queueFigures(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[]): { waiting: number; wantNodes: number; reach: number } {
-  const startedIds = new Set(starts.map((s) => s.jobId));
+  const startedIds = idsOf(starts);
   let waiting = 0;
   let wantNodes = 0;
   let oldest = input.now;
@@ -462,7 +465,7 @@ function startRoom(input: PassInput, head: PendingJob, idle: number, res: Reserv
  * still pays). EASY's reservation holds: a job whose end the reservation counts on and that would then end
  * after it keeps at the reservation the nodes it still holds, which must come out of the extra nodes.
  */
-function planPriceShrinks(input: PassInput, candsOf: () => Cand[], skip: Set<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number, headPriority: number | undefined): Resize[] {
+function planPriceShrinks(input: PassInput, candsOf: () => Cand[], skip: ReadonlySet<number>, lambda: number, waiting: number, res: { start: number; budget: { extra: number } } | undefined, cap: number, headPriority: number | undefined): Resize[] {
   if (!(lambda > 0) || cap <= 0) return [];
   const out: Resize[] = [];
   const options: { c: Cand; p: Priced; s: Shrink; w: number; lambda: number }[] = [];
@@ -555,10 +558,9 @@ const BACKFILL_TRIES = 16;
  * running until enough jobs are expected to end), taking nodes only where the head's reservation
  * holds (`donorFloor`). One job a pass: the nodes it frees are the next pass's backfill.
  */
-function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[], head: PendingJob, res: Reservation, idle: number, extra: number, cands: Cand[], prior: number | undefined): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
+function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: readonly CountStart[], head: PendingJob, res: Reservation, free: number, extra: number, cands: Cand[], prior: number | undefined): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
   let floors: number[] | undefined;
-  const started = new Set(starts.map((s) => s.jobId));
-  const free = idle + incomingNodes(input);
+  const started = idsOf(starts);
   let cheapest = Number.POSITIVE_INFINITY;
   for (const c of cands) if (c.job.nodes > c.job.minNodes) cheapest = Math.min(cheapest, c.cost(1));
   if (!Number.isFinite(cheapest)) return undefined;
