@@ -3,12 +3,13 @@
  * and to the node with nothing but a token of his own and a shell there. Each test is one attack:
  * a FIFO at his own job's output path (the agent's thread waited in open(2), the node went DOWN),
  * Alice's step's PMI_PORT (bind as her rank 0 and abort), her ebb/comm ranks' TCP listener (one
- * DEAD frame failed her allreduce), and her umask 077 (her files were made 644). What is covered
+ * DEAD frame failed her allreduce), her umask 077 (her files were made 644), and her GPU (the
+ * device fence: from a shell, out of his cgroup, from a warm rank). What is covered
  * elsewhere (loader variables, symlinks at output paths, cgroup files, credentials, the API under
  * fuzzing) is in root-attacks, users, credentials and fuzz-api.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
@@ -30,7 +31,16 @@ beforeAll(async () => {
     mkdirSync(join(base, u), { mode: 0o700 });
     chownSync(join(base, u), uid[u]!, uid[u]!);
   }
-  c = await startCluster({ agents: 1, cpus: 4, heartbeat: 1 });
+  c = await startCluster({ agents: 0, cpus: 4, heartbeat: 1 });
+  // Two GPUs' device files, any user's to open: character devices of a major no driver holds, so an
+  // open the fence lets through fails with ENXIO and one it refuses with EPERM (node-confinement).
+  const used = new Set([...readFileSync("/proc/devices", "utf8").split("Block devices:")[0]!.matchAll(/^\s*(\d+) /gm)].map((m) => Number(m[1])));
+  const major = [240, 241, 242, 243, 244].find((m) => !used.has(m))!;
+  for (const i of [0, 1]) {
+    expect(Bun.spawnSync(["mknod", "-m", "666", join(base, `gpu${i}`), "c", String(major), String(i)]).exitCode).toBe(0);
+  }
+  c.startAgent("node01", ["--gres", "gpu:2", "--gpu-devices", `${join(base, "gpu0")},${join(base, "gpu1")}`]);
+  await c.waitNodes(1, "IDLE", 90_000);
   for (const u of USERS) tokens[u] = (await c.api("POST", "/v1/tokens", { user: u })).json.token;
 });
 afterAll(async () => {
@@ -153,6 +163,46 @@ console.log(JSON.stringify({ dead, hello }));
   const out = readFileSync(join(me, "comm.out"), "utf8");
   expect(out.split("\n").filter(Boolean).sort()).toEqual(["rank=0 sum=3", "rank=1 sum=3", "step=0"]);
 }, 120_000);
+
+test("another user's job cannot open the GPU a job holds: not from its shell, nor from a warm rank, and it cannot move into her cgroup or out of its own", async () => {
+  // Without the fence (device-fence.ts) every open of gpu0 below succeeds to ENXIO.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "120"], gpus: 1, output: "/dev/null" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const probe = join(base, "gpu-probe.ts");
+  await Bun.write(probe, `import { openSync, readFileSync } from "node:fs";
+const warm = readFileSync("/proc/self/cmdline", "utf8").includes("warm-rank");
+const open = (i: number) => { try { openSync("${base}/gpu" + i, "r"); return "opened"; } catch (e) { return (e as NodeJS.ErrnoException).code; } };
+console.log(\`warm=\${warm} gpu0=\${open(0)} gpu1=\${open(1)}\`);
+`);
+  const script = `#!/bin/sh
+root=$(awk '$3=="cgroup2" {print $2; exit}' /proc/mounts)
+cg=$root$(sed -n 's/^0:://p' /proc/self/cgroup)
+echo "gpus=$EBB_GPUS cuda=$CUDA_VISIBLE_DEVICES cgroup=\${cg##*/}"
+for i in 0 1; do cat ${base}/gpu$i 2>&1 | sed "s/.*: //"; done
+escape() { for to in "$@"; do (echo $$ >"$to/cgroup.procs") 2>&1 | sed "s/.*: //"; done; }
+escape "$cg/../job-${alices}" "$cg/.." "$root"
+ebb run -n 1 ebb exec ${probe}
+escape "$cg/../warm"
+`;
+  // The agent's warm rank, waiting to be claimed by Bob's ebb exec.
+  const root = readFileSync("/proc/mounts", "utf8").match(/^\S+ (\S+) cgroup2 /m)![1]!;
+  const pool = join(root, `ebb-agent-node01-${c.agents.get("node01")!.pid}`, "warm", "cgroup.procs");
+  for (let i = 0; i < 300 && !(existsSync(pool) && readFileSync(pool, "utf8").trim()); i++) await Bun.sleep(100);
+  const bobs = await submitAs("ebbt_bob", { script, gpus: 1, output: "gpu.out" });
+  expect((await c.waitJob(bobs, ENDED, 60_000)).state).toBe("COMPLETED");
+  await c.api("DELETE", `/v1/jobs/${alices}`);
+  expect(readFileSync(join(dir("ebbt_bob"), "gpu.out"), "utf8").split("\n")).toEqual([
+    `gpus=1 cuda=0 cgroup=job-${bobs}`,
+    "Operation not permitted",
+    "No such device or address",
+    "Permission denied",
+    "Permission denied",
+    "Permission denied",
+    "warm=true gpu0=EPERM gpu1=ENXIO",
+    "Permission denied",
+    "",
+  ]);
+}, 90_000);
 
 /** The file's text once it ends a line. */
 async function waitForFile(path: string): Promise<string> {
