@@ -14,6 +14,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
 import { ensureUser } from "../support/users.ts";
+import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
+import { VERSION } from "../../src/util/version.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
@@ -203,6 +205,33 @@ escape "$cg/../warm"
     "",
   ]);
 }, 90_000);
+
+test("another user's token, or his job's, cannot speak for her job on the launcher socket: attach (with known), fault, adapt.done, step.end and release are refused; her job runs on", async () => {
+  // Ungated, the fault alone ends her job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "120"], output: "/dev/null" });
+  const bobs = await submitAs("ebbt_bob", { script: "#!/bin/sh\necho $EBB_TOKEN >token\nsleep 120\n", output: "/dev/null" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const jobToken = (await waitForFile(join(dir("ebbt_bob"), "token"))).trim();
+  const says = [
+    { t: "attach", jobId: alices, stepId: 0, elastic: true, known: 0 },
+    { t: "fault", jobId: alices, node: "node01", reason: "bob says so" },
+    { t: "adapt.done", jobId: alices, adaptId: 1, ok: false, times: {} },
+    { t: "step.end", jobId: alices, stepId: 0, exitCode: 1 },
+    { t: "release", jobId: alices, exitCode: 1 },
+  ];
+  for (const token of [tokens.ebbt_bob!, jobToken]) {
+    const got: Record<string, unknown>[] = [];
+    const ws = new WebSocket(`${c.url.replace("http", "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${token}` } } as unknown as string[]);
+    ws.onmessage = (ev) => got.push(JSON.parse(String(ev.data)));
+    await new Promise((resolve) => (ws.onopen = resolve));
+    for (const m of [{ t: "hello", version: VERSION, protocol: PROTOCOL_VERSION }, ...says]) ws.send(JSON.stringify(m));
+    for (let i = 0; i < 100 && got.length < says.length; i++) await Bun.sleep(50);
+    ws.close();
+    expect(got.map((m) => [m.t, m.code])).toEqual(says.map(() => ["error", "forbidden"]));
+  }
+  expect((await c.job(alices)).state).toBe("RUNNING");
+  for (const id of [alices, bobs]) await c.api("DELETE", `/v1/jobs/${id}`);
+}, 60_000);
 
 /** The file's text once it ends a line. */
 async function waitForFile(path: string): Promise<string> {
