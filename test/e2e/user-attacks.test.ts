@@ -233,6 +233,39 @@ test("another user's token, or his job's, cannot speak for her job on the launch
   for (const id of [alices, bobs]) await c.api("DELETE", `/v1/jobs/${id}`);
 }, 60_000);
 
+test("srun's per-task files (-o/-e %t, -i) are opened as the step's user: his own files are his, hers he can neither read as input nor write as output", async () => {
+  // Alice's file, beside both users' directories: only she may read or write it.
+  const hers = join(base, "alice-secret");
+  await Bun.write(hers, "alice's secret\n");
+  chownSync(hers, uid.ebbt_alice!, uid.ebbt_alice!);
+  chmodSync(hers, 0o600);
+  const script = `#!/bin/sh
+srun -n 2 -o mine-%t.out -e mine-%t.err sh -c 'id -un; id -un >&2'
+denied() { "$@" 2>&1 | grep -oi "permission denied" | tr A-Z a-z; }
+denied srun -n 1 -i ${hers} cat
+denied srun -n 1 -o ${hers} echo bob was here
+denied srun -n 2 -o ${base}/bob-%t.out true
+ls -n mine-0.out mine-1.out mine-0.err mine-1.err | awk '{print $3, $NF}'
+cat mine-0.out mine-1.err
+`;
+  const bobs = await submitAs("ebbt_bob", { script, tasks: 2, output: "srun-files.out" });
+  await c.waitJob(bobs, ENDED, 60_000);
+  expect(readFileSync(hers, "utf8")).toBe("alice's secret\n");
+  const b = uid.ebbt_bob;
+  expect(readFileSync(join(dir("ebbt_bob"), "srun-files.out"), "utf8").split("\n")).toEqual([
+    "permission denied",
+    "permission denied",
+    "permission denied",
+    `${b} mine-0.err`,
+    `${b} mine-0.out`,
+    `${b} mine-1.err`,
+    `${b} mine-1.out`,
+    "ebbt_bob",
+    "ebbt_bob",
+    "",
+  ]);
+}, 60_000);
+
 /** The file's text once it ends a line. */
 async function waitForFile(path: string): Promise<string> {
   for (let i = 0; i < 600; i++) {
