@@ -3,10 +3,11 @@
  * and to the node with nothing but a token of his own and a shell there. Each test is one attack:
  * a FIFO at his own job's output path (the agent's thread waited in open(2), the node went DOWN),
  * Alice's step's PMI_PORT (bind as her rank 0 and abort), her ebb/comm ranks' TCP listener (one
- * DEAD frame failed her allreduce), her umask 077 (her files were made 644), and her GPU (the
- * device fence: from a shell, out of his cgroup, from a warm rank). What is covered
- * elsewhere (loader variables, symlinks at output paths, cgroup files, credentials, the API under
- * fuzzing) is in root-attacks, users, credentials and fuzz-api.
+ * DEAD frame failed her allreduce), her umask 077 (her files were made 644); and, holding as they
+ * are, her GPU (the device fence: from his shell, a move into her cgroup, a warm rank), her job on
+ * the launcher socket (attach with known, fault, release), her files through srun's per-task
+ * -o/-e/-i. What is covered elsewhere (loader variables, symlinks at output paths, cgroup files,
+ * credentials, the API under fuzzing) is in root-attacks, users, credentials and fuzz-api.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
