@@ -5,10 +5,10 @@
  * whose cgroups can confine memory (v2 controllers or v1 hierarchies).
  */
 import { afterAll, expect, test } from "bun:test";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { Containment } from "../../src/roles/agent/containment.ts";
+import { cgroup2Mount, Containment } from "../../src/roles/agent/containment.ts";
 import { GroupLog } from "../../src/roles/agent/group-log.ts";
 import { ProcessTable } from "../../src/roles/agent/procs.ts";
 
@@ -57,6 +57,23 @@ test("a job's v1 cpuset confines it to its CPUs and leaves load balancing to the
   expect(readFileSync(join("/sys/fs/cgroup/cpuset", cpuset, "cpuset.sched_load_balance"), "utf8").trim()).toBe("0");
   expect(readFileSync(join("/sys/fs/cgroup/cpuset", cpuset, "cpuset.cpus"), "utf8").trim()).toBe("0");
   containment.forgetJob(3);
+});
+
+test("a job fenced off GPUs does not start outside its cgroup: where the cgroup is gone, the start fails instead", async () => {
+  // A device file of a major no driver holds, as the fence's e2e test makes them.
+  const gpu = join(dir, "gpu9");
+  expect(Bun.spawnSync(["mknod", gpu, "c", "240", "9"]).exitCode).toBe(0);
+  containment.setLimits(4, { cpus: [0], memMiB: MEM_MIB });
+  containment.setDenied(4, [{ kind: "c", major: 240, minor: 9 }]);
+  const first = procs.spawn(4, ["/bin/sh", "-c", `cat ${gpu} 2>&1 | sed "s/.*: //"; cat /proc/self/cgroup`], { cwd: dir, env: { PATH: process.env.PATH! }, stdio: ["pipe", "ignore"] });
+  const out = await new Response(first.stdout!).text();
+  await first.exited;
+  expect(out).toStartWith("Operation not permitted\n");
+  // The host took the job's cgroup away (its processes are gone, so the kernel lets it).
+  const v2 = /^0::(.*)$/m.exec(out)![1]!;
+  rmdirSync(join(cgroup2Mount()!, v2));
+  expect(() => procs.spawn(4, ["/bin/true"], { cwd: dir, env: { PATH: process.env.PATH! }, stdio: ["ignore", "ignore"] })).toThrow(/fences the job off the GPUs it does not hold/);
+  containment.forgetJob(4);
 });
 
 test("the job's cgroups are the agent's: made under its own directories, gone when it stops", async () => {

@@ -191,6 +191,11 @@ export class Containment {
     }
   }
 
+  /** Whether the job is fenced off GPUs (its processes must start in its cgroup, or not at all). */
+  fenced(jobId: number): boolean {
+    return this.fences.has(jobId);
+  }
+
   private fence(jobId: number, cgroup: string | undefined): void {
     const deny = this.denied.get(jobId) ?? [];
     const fence = this.fences.get(jobId);

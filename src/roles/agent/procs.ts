@@ -135,7 +135,7 @@ export class ProcessTable {
           : [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
-      const start = () => this.start(command, options, place?.cgroup);
+      const start = () => this.start(command, options, place?.cgroup, this.containment?.fenced(jobId));
       return byThread ? this.containment!.fromInside(jobId, opts.cpus, start) : withAffinity(opts.cpus, start);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
@@ -185,13 +185,16 @@ export class ProcessTable {
   /**
    * Bun.spawn, in the job's cgroup where there is one. A cgroup the kernel refuses to place the
    * process in (a host that changed its hierarchy under the agent) costs the job its cgroup, not
-   * its start: it then runs tracked by its process group, as on hosts without cgroups.
+   * its start: it then runs tracked by its process group, as on hosts without cgroups. Not a job
+   * fenced off GPUs (`fenced`): outside its cgroup it could open them all, and its GPU variables
+   * count its own from 0, so this throws instead.
    */
-  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array | number, Stdio, Stdio>, cgroup: string | undefined): Subprocess {
+  private start(command: string[], options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array | number, Stdio, Stdio>, cgroup: string | undefined, fenced = false): Subprocess {
     if (cgroup === undefined) return Bun.spawn(command, options) as Subprocess;
     try {
       return Bun.spawn(command, { ...options, cgroup }) as Subprocess;
     } catch (e) {
+      if (fenced) throw new Error(`cannot start a process in the cgroup ${cgroup} that fences the job off the GPUs it does not hold: ${(e as Error).message}`);
       // The program itself may be what cannot start: then this throws its own error.
       const proc = Bun.spawn(command, options) as Subprocess;
       log.warn(`cannot start a process in the cgroup ${cgroup}; it runs tracked by its process group only`, { error: e });
