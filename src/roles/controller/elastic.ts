@@ -12,6 +12,7 @@ import { badRequest, conflict } from "../../domain/refusal.ts";
 import { CRED_LIFETIME_MS, signCredential, verifyCredential } from "../../proto/credential.ts";
 import type { PlanResize } from "../../sched/plan.ts";
 import type { AdoptCredential, NodeRef, StepCredential } from "../../proto/common.ts";
+import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { KEPT_LIMIT, limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { measuredProfile, type Configuration, type MeasuredPoint } from "../../sched/profile.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -142,7 +143,7 @@ export class Elastic {
     if (a.fault) {
       log.warn(`job ${r.id}: fault adaptation ${a.id}'s order did not reach the re-attached launcher; sent again`, { job: r.id });
       const reason = a.removed.length > 0 ? `${compressHostlist(a.removed)} failed` : "a node a resize added failed";
-      e.launcher!.send({ t: "realloc", jobId: r.id, adaptId: a.id, nodes: job.nodes.map(this.ref), added: [], removed: a.removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason } });
+      e.launcher!.send(this.faultOrder(r.id, a, job.nodes, reason));
       return;
     }
     const message = `its order never reached the job's launcher (the connection to it was lost first); the job goes on with its ${a.from} node${a.from === 1 ? "" : "s"}`;
@@ -151,6 +152,11 @@ export class Elastic {
   }
 
   private readonly ref = (name: string): NodeRef => ({ name, addr: this.state.nodes.get(name)?.row.addr ?? "" });
+
+  /** A fault adaptation's order: the survivors `nodes` go on without `a.removed`, by its deadline. */
+  private faultOrder(jobId: number, a: Adapting, nodes: readonly string[], reason: string): ControllerToLauncher {
+    return { t: "realloc", jobId, adaptId: a.id, nodes: nodes.map(this.ref), added: [], removed: a.removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason } };
+  }
 
   /**
    * Refuses (throws) a resize of job `jobId` to `nodes` that cannot be made now, whatever nodes are
@@ -316,7 +322,7 @@ export class Elastic {
     e.adapting = { id, from: have, to: survivors.length, added: [], removed: gone, requestedAt: now, times: { requested: now }, fault: true };
     e.tasks = tasks;
     if (gone.length > 0) this.jobs.killOn(job, gone, why);
-    e.launcher.send({ t: "realloc", jobId, adaptId: id, nodes: survivors.map(this.ref), added: [], removed: gone, deadline: now + this.adaptTimeoutMs, fault: { reason: why } });
+    e.launcher.send(this.faultOrder(jobId, e.adapting, survivors, why));
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${jobId} lost node ${node}; fault adaptation ${have} -> ${survivors.length} nodes`, { job: jobId, node });
     return true;
@@ -350,9 +356,7 @@ export class Elastic {
     a.to = survivors.length;
     e.tasks = tasks;
     this.jobs.killOn(job, [node], why);
-    if (tell && e.launcher) {
-        e.launcher.send({ t: "realloc", jobId: r.id, adaptId: a.id, nodes: survivors.map(this.ref), added: [], removed, deadline: a.requestedAt + this.adaptTimeoutMs, fault: { reason: why } });
-    }
+    if (tell && e.launcher) e.launcher.send(this.faultOrder(r.id, a, survivors, why));
     this.jobs.notifyLaunchers(job);
     log.warn(`job ${r.id} lost node ${node} too; fault adaptation ${a.id} now ${a.from} -> ${survivors.length} nodes`, { job: r.id, node });
     return true;
