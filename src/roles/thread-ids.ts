@@ -15,7 +15,8 @@
  * can neither signal nor trace it). glibc's seteuid & co. must not be used in the same process
  * after it: they check that every thread's switch succeeded and abort (checked).
  */
-import { dlopen, FFIType, ptr, read } from "bun:ffi";
+import { FFIType, ptr, read } from "bun:ffi";
+import { libcSymbols } from "../util/libc.ts";
 
 /** The syscall numbers, by architecture (asm/unistd_64.h; asm-generic for arm64). */
 const NUMBERS: Record<string, { setgroups: number; setresuid: number; setresgid: number }> = {
@@ -35,13 +36,8 @@ function open(): Libc {
     syscall: { args: [FFIType.i64, FFIType.i64, FFIType.i64, FFIType.i64], returns: FFIType.i64_fast },
     __errno_location: { args: [], returns: FFIType.ptr },
   } as const;
-  for (const name of ["libc.so.6", "libc.so"]) {
-    try {
-      return (libc = dlopen(name, symbols).symbols as unknown as Libc);
-    } catch {
-      /* the next name */
-    }
-  }
+  libc = libcSymbols<Libc>(symbols);
+  if (libc) return libc;
   throw new Error("cannot switch a thread's user ids: no syscall() in libc.so.6");
 }
 

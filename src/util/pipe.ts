@@ -3,7 +3,8 @@
  * the other end asynchronously (Bun's FileSink polls it: a full pipe never blocks the event loop).
  * Both ends are close-on-exec: a child gets the read end only where its spawn puts it.
  */
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { FFIType, ptr } from "bun:ffi";
+import { libcSymbols } from "./libc.ts";
 
 const O_CLOEXEC = 0o2000000;
 
@@ -13,13 +14,8 @@ let libc: Libc | undefined;
 function open(): Libc {
   if (libc) return libc;
   const symbols = { pipe2: { args: [FFIType.ptr, FFIType.i32], returns: FFIType.i32 } } as const;
-  for (const name of ["libc.so.6", "libc.so"]) {
-    try {
-      return (libc = dlopen(name, symbols).symbols as unknown as Libc);
-    } catch {
-      /* the next name */
-    }
-  }
+  libc = libcSymbols<Libc>(symbols);
+  if (libc) return libc;
   throw new Error("cannot make a pipe: no pipe2() in libc.so.6");
 }
 

@@ -4,7 +4,8 @@
  * its program, then the thread takes its own back. No program in the job's argv (taskset) and
  * nothing for the user to get wrong; a job's cgroup cpuset, where there is one, bounds it too.
  */
-import { dlopen, FFIType, ptr } from "bun:ffi";
+import { FFIType, ptr } from "bun:ffi";
+import { libcSymbols } from "../../util/libc.ts";
 import { readdirSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 
@@ -19,13 +20,8 @@ let libc: Libc | null | undefined;
 function open(): Libc | null {
   if (libc !== undefined) return libc;
   const symbols = { sched_setaffinity: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 }, sched_getaffinity: { args: [FFIType.i32, FFIType.u64, FFIType.ptr], returns: FFIType.i32 } } as const;
-  for (const name of ["libc.so.6", "libc.so"]) {
-    try {
-      return (libc = dlopen(name, symbols).symbols as unknown as Libc);
-    } catch {
-      /* the next name */
-    }
-  }
+  libc = libcSymbols<Libc>(symbols) ?? null;
+  if (libc) return libc;
   log.warn("cannot bind processes to cores here (no sched_setaffinity in libc.so.6); ranks run on any core of their job");
   return (libc = null);
 }

@@ -10,7 +10,8 @@
  * major; u32 minor}: r2 = type, r4 = major, r5 = minor; for each refused device, three compares
  * that jump past a "return 0"; at the end "return 1".
  */
-import { dlopen, FFIType, ptr, read } from "bun:ffi";
+import { FFIType, ptr, read } from "bun:ffi";
+import { libcSymbols } from "../../util/libc.ts";
 import { closeSync, openSync, statSync } from "node:fs";
 
 /** A device file's kind and numbers, as the kernel matches them. */
@@ -92,13 +93,7 @@ let libc: Libc | null | undefined;
 function open(): Libc | null {
   if (libc !== undefined) return libc;
   const symbols = { syscall: { args: [FFIType.i64, FFIType.i64, FFIType.ptr, FFIType.u32], returns: FFIType.i64 }, __errno_location: { args: [], returns: FFIType.ptr } } as const;
-  for (const name of ["libc.so.6", "libc.so"])
-    try {
-      return (libc = dlopen(name, symbols).symbols as unknown as Libc);
-    } catch {
-      /* the next name */
-    }
-  return (libc = null);
+  return (libc = libcSymbols<Libc>(symbols) ?? null);
 }
 
 const ERRNO: Record<number, string> = { 1: "EPERM", 7: "E2BIG", 9: "EBADF", 13: "EACCES", 14: "EFAULT", 22: "EINVAL", 38: "ENOSYS" };
