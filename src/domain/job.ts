@@ -41,3 +41,7 @@ const NEXT: Record<JobState, readonly JobState[]> = {
 };
 
 export const mayBecome = (from: JobState, to: JobState): boolean => NEXT[from].includes(to);
+
+/** Whose a job is, for per-user counts and shares: a job of no known user counts as this one's. */
+export const NOBODY = "(none)";
+export const ownerOf = (row: { user: string | null }): string => row.user ?? NOBODY;

@@ -108,6 +108,9 @@ function over(u: Used | undefined, j: Amounts, l: UserLimits, who: string): Held
   return undefined;
 }
 
+/** The jobs a submission makes, as a refusal names them. */
+const these = (adding: number) => (adding === 1 ? "this one" : `these ${adding}`);
+
 /**
  * Why a new submission would take its user over MaxSubmitJobs (`active`: the user's jobs pending or
  * running, cluster-wide and in the partition; `adding`: the jobs it makes, an array's tasks each),
@@ -115,7 +118,7 @@ function over(u: Used | undefined, j: Amounts, l: UserLimits, who: string): Held
  */
 export function submitLimit(active: { all: number; inPartition: number }, adding: number, limits: UserLimits, p: Partition | undefined, user: string): string | undefined {
   const check = (have: number, max: number | undefined, where: string) =>
-    max !== undefined && have + adding > max ? `user ${user} has ${have} job(s) pending or running${where}, ${adding === 1 ? "this one" : `these ${adding}`} would pass the limit of ${max} (MaxSubmitJobs); wait for some to end, or submit fewer` : undefined;
+    max !== undefined && have + adding > max ? `user ${user} has ${have} job(s) pending or running${where}, ${these(adding)} would pass the limit of ${max} (MaxSubmitJobs); wait for some to end, or submit fewer` : undefined;
   return check(active.all, limits.maxSubmitJobs, "") ?? (p ? check(active.inPartition, p.limits.maxSubmitJobs, ` in partition ${p.name}`) : undefined);
 }
 
@@ -129,10 +132,9 @@ export const MAX_JOB_COUNT = 1_000_000;
  * can fill it and keep the others out. `mine` counts the user's; asked only near the limit.
  */
 export function jobCountLimit(held: number, mine: () => number, adding: number, max: number, user: string): string | undefined {
-  const these = adding === 1 ? "this one" : `these ${adding}`;
-  if (held + adding > max) return `the controller holds ${held} job(s) pending or running, ${these} would pass its limit of ${max} (its --max-job-count, Slurm's MaxJobCount); wait for some to end`;
+  if (held + adding > max) return `the controller holds ${held} job(s) pending or running, ${these(adding)} would pass its limit of ${max} (its --max-job-count, Slurm's MaxJobCount); wait for some to end`;
   const half = Math.floor(max / 2);
   if (held + adding <= half) return undefined;
   const have = mine();
-  return have + adding > half ? `user ${user} has ${have} job(s) pending or running, ${these} would pass ${half}: no user holds more than half of the controller's limit of ${max} (its --max-job-count), so that others can still submit; wait for some to end` : undefined;
+  return have + adding > half ? `user ${user} has ${have} job(s) pending or running, ${these(adding)} would pass ${half}: no user holds more than half of the controller's limit of ${max} (its --max-job-count), so that others can still submit; wait for some to end` : undefined;
 }

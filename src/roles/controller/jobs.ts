@@ -8,7 +8,7 @@ import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound, Refusal } from "../../domain/refusal.ts";
 import { MAX_TIME_LIMIT, type JobSubmit, type StepCreate, type StepGrant } from "../../proto/requests.ts";
-import { mayBecome, type FinalState } from "../../domain/job.ts";
+import { mayBecome, NOBODY, ownerOf, type FinalState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
@@ -165,6 +165,13 @@ export class Jobs {
     return out;
   }
 
+  /** How many of `user`'s jobs are pending or running. */
+  private activeOf(user: string): number {
+    let n = 0;
+    for (const j of this.state.jobs.values()) if (ownerOf(j.row) === user) n++;
+    return n;
+  }
+
   /** A submission checked against the cluster and turned into the job's row (without id and state). */
   prepare(req: JobSubmit, by: Submitter, now = Date.now()): PreparedJob {
     const partition = this.partitionFor(req, by);
@@ -209,8 +216,8 @@ export class Jobs {
     if (array && "error" in array)
       throw badRequest(`array: ${array.error}, the most this controller takes in one array (its --max-array-tasks, ${this.config.maxArrayTasks}); submit it as several arrays`, "array");
     const adding = array?.indices.length ?? 1;
-    const who = by.user ?? "(none)";
-    const full = jobCountLimit(this.state.jobs.size, () => [...this.state.jobs.values()].filter((j) => (j.row.user ?? "(none)") === who).length, adding, this.config.maxJobCount, who);
+    const who = by.user ?? NOBODY;
+    const full = jobCountLimit(this.state.jobs.size, () => this.activeOf(who), adding, this.config.maxJobCount, who);
     if (full) throw conflict("max_job_count", full);
     const limit = this.config.queue?.submitLimit(by.user, partition, adding);
     if (limit) throw conflict("max_submit_jobs", limit);

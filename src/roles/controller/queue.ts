@@ -11,6 +11,7 @@
  * back as it still weighs (20 half-lives).
  */
 import type { NodeResources } from "../../domain/resources.ts";
+import { NOBODY, ownerOf } from "../../domain/job.ts";
 import { jobRate, shareRate, UsageBook, type ShareRow } from "../../sched/fairshare.ts";
 import { inPartition, type Partition, type Partitions, type UserLimits } from "../../sched/partitions.ts";
 import { applyPriorities, fairshareTerm, priorityOfEach, priorityWith, prioritize, shareRows, type PriorityConfig, type PriorityFactors, type PriorityJob } from "../../sched/priority.ts";
@@ -35,8 +36,6 @@ export interface JobPriority extends PriorityFactors {
   partition: string | null;
 }
 
-const NOBODY = "(none)";
-const userOf = (row: Pick<JobRow, "user">) => row.user ?? NOBODY;
 
 export class QueuePolicy {
   readonly usage: UsageBook;
@@ -148,7 +147,7 @@ export class QueuePolicy {
     if (to <= from) return;
     let rate = 0;
     for (const s of job.shares) rate += shareRate(s, this.cfg.priority.tresWeights);
-    this.usage.charge(userOf(job.row), rate, from, to);
+    this.usage.charge(ownerOf(job.row), rate, from, to);
     this.charged.set(job.row.id, to);
   }
 
@@ -268,7 +267,7 @@ export class QueuePolicy {
   private priorityJobOf(v: Pick<PendingJob, "id" | "submitTime">, cores: number): PriorityJob {
     const row = this.state.jobs.get(v.id)?.row;
     const p = row && this.partitionOf(row);
-    return { id: v.id, user: row ? userOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
+    return { id: v.id, user: row ? ownerOf(row) : NOBODY, submitTime: v.submitTime, size: row && cores > 0 ? this.asked(row).cpus / cores : 0, tier: p?.tier ?? 0 };
   }
 
   private factorsOf(views: readonly Pick<PendingJob, "id" | "submitTime">[], now: number): { factors: PriorityFactors[]; users: Map<string, ShareRow> } {
@@ -312,7 +311,7 @@ export class QueuePolicy {
 
   private quotaJob(job: JobRuntime): QuotaJob {
     const row = job.row;
-    return { id: row.id, user: userOf(row), partition: row.partition ?? undefined, timeLimit: row.timeLimit, minNodes: row.minNodes, ...this.asked(row) };
+    return { id: row.id, user: ownerOf(row), partition: row.partition ?? undefined, timeLimit: row.timeLimit, minNodes: row.minNodes, ...this.asked(row) };
   }
 
   private runningAmounts(): Omit<QuotaJob, "timeLimit" | "minNodes" | "id">[] {
@@ -325,7 +324,7 @@ export class QueuePolicy {
         cpus += s.cores.length;
         gpus += s.gpus.length;
       }
-      out.push({ user: userOf(job.row), partition: job.row.partition ?? undefined, cpus, gpus, nodes: job.nodes.length });
+      out.push({ user: ownerOf(job.row), partition: job.row.partition ?? undefined, cpus, gpus, nodes: job.nodes.length });
     }
     return out;
   }
@@ -338,7 +337,7 @@ export class QueuePolicy {
     let all = 0;
     let inPartition = 0;
     for (const j of this.state.jobs.values()) {
-      if (userOf(j.row) !== who) continue;
+      if (ownerOf(j.row) !== who) continue;
       all++;
       if (p && j.row.partition === p.name) inPartition++;
     }
@@ -350,7 +349,7 @@ export class QueuePolicy {
     this.largest.clear();
     const p = this.partitionOf(row);
     const size = this.asked(row).cpus / this.totalCores();
-    const f = prioritize([{ id: -1, user: userOf(row), submitTime: row.submitTime, size, tier: p?.tier ?? 0 }], this.usage, this.cfg.priority, now).factors[0]!;
+    const f = prioritize([{ id: -1, user: ownerOf(row), submitTime: row.submitTime, size, tier: p?.tier ?? 0 }], this.usage, this.cfg.priority, now).factors[0]!;
     return { priority: this.cfg.priority.type === "multifactor" ? f.priority : undefined, tier: f.tier || undefined };
   }
 
