@@ -160,6 +160,9 @@ export const RequestView = z.lazy(() =>
     cpusPerTaskSet: z.boolean().optional(),
     memPerNodeMiB: z.int().optional(),
     memPerCpuMiB: z.int().optional(),
+    /** As asked (--cpus-per-gpu, --mem-per-gpu): the cores per task and memory above are worked out from them. */
+    cpusPerGpu: z.int().optional(),
+    memPerGpuMiB: z.int().optional(),
     gpus: z.int().optional(),
     gpusPerNode: z.int().optional(),
     gpusPerTask: z.int().optional(),

@@ -16,8 +16,10 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 /** A request in words: "4 tasks x 2 cores, 512M per core, 1 GPU (a100) per task, features ib&avx512, exclusive". */
 export function requestText(r: Request | null): string {
   if (r === null) return "whole nodes";
-  const parts = [`${r.tasks === undefined ? "" : `${plural(r.tasks, "task")} x `}${plural(r.cpusPerTask, "core")}${r.tasks === undefined ? " per task" : ""}${r.tasksPerNode ? `, ${r.tasksPerNode} per node` : ""}`];
-  parts.push(r.memPerNodeMiB !== undefined ? `${mib(r.memPerNodeMiB)} per node` : r.memPerCpuMiB !== undefined ? `${mib(r.memPerCpuMiB)} per core` : "the default memory per core");
+  const perGpu = (what: string | undefined) => (what === undefined ? "" : ` (${what} per GPU)`);
+  const parts = [`${r.tasks === undefined ? "" : `${plural(r.tasks, "task")} x `}${plural(r.cpusPerTask, "core")}${r.tasks === undefined ? " per task" : ""}${perGpu(r.cpusPerGpu?.toString())}${r.tasksPerNode ? `, ${r.tasksPerNode} per node` : ""}`];
+  const memory = r.memPerNodeMiB !== undefined ? `${mib(r.memPerNodeMiB)} per node` : r.memPerCpuMiB !== undefined ? `${mib(r.memPerCpuMiB)} per core` : "the default memory per core";
+  parts.push(memory + perGpu(r.memPerGpuMiB === undefined ? undefined : mib(r.memPerGpuMiB)));
   const type = r.gpuType ? ` (${r.gpuType})` : "";
   if (r.gpus !== undefined) parts.push(`${plural(r.gpus, "GPU")}${type}`);
   if (r.gpusPerNode !== undefined) parts.push(`${plural(r.gpusPerNode, "GPU")}${type} per node`);

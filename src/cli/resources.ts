@@ -13,6 +13,8 @@ export const resourceArgs = defineArgs({
   "cpus-per-task": { type: "string", alias: "c", description: "Cores per task (default 1)", valueHint: "N" },
   mem: { type: "string", description: "Memory per node: MiB, or a size with K, M, G or T (e.g. 300G); default: the cluster's memory per core times the cores", valueHint: "SIZE" },
   "mem-per-cpu": { type: "string", description: "Memory per allocated core, instead of --mem", valueHint: "SIZE" },
+  "cpus-per-gpu": { type: "string", description: "Cores per allocated GPU, instead of --cpus-per-task (needs a GPU count)", valueHint: "N" },
+  "mem-per-gpu": { type: "string", description: "Memory per allocated GPU, instead of --mem (needs a GPU count)", valueHint: "SIZE" },
   gpus: { type: "string", alias: "G", description: "GPUs for the whole job, of a type if given (a100:4)", valueHint: "[TYPE:]N" },
   "gpus-per-node": { type: "string", description: "GPUs on each node of the job", valueHint: "[TYPE:]N" },
   "gpus-per-task": { type: "string", description: "GPUs for each task", valueHint: "[TYPE:]N" },
@@ -82,11 +84,20 @@ export function resourceFields(a: ResourceFlags): JobResources {
   const gpuType = (gpus ?? gres ?? perNode ?? perTask)?.type;
   const mem = allMemory(a) ? undefined : memoryFlag(a.mem, "--mem");
   const memPerCpu = memoryFlag(a["mem-per-cpu"], "--mem-per-cpu");
-  if (mem !== undefined && memPerCpu !== undefined) throw new UsageError("give --mem (per node) or --mem-per-cpu, not both");
+  const memPerGpu = memoryFlag(a["mem-per-gpu"], "--mem-per-gpu");
+  const memFlags = [mem !== undefined && "--mem", memPerCpu !== undefined && "--mem-per-cpu", memPerGpu !== undefined && "--mem-per-gpu"].filter(Boolean);
+  if (memFlags.length > 1) throw new UsageError(`give one of --mem (per node), --mem-per-cpu and --mem-per-gpu, not ${memFlags.join(" and ")}`);
+  const cpusPerTask = intFlag(a["cpus-per-task"], "--cpus-per-task", { max: 4096 });
+  const cpusPerGpu = intFlag(a["cpus-per-gpu"], "--cpus-per-gpu", { max: 4096 });
+  if (cpusPerTask !== undefined && cpusPerGpu !== undefined) throw new UsageError("give --cpus-per-task or --cpus-per-gpu, not both");
+  if ((cpusPerGpu !== undefined || memPerGpu !== undefined) && given.length === 0)
+    throw new UsageError(`${cpusPerGpu !== undefined ? "--cpus-per-gpu" : "--mem-per-gpu"} counts per GPU: give the GPUs too (--gpus, --gpus-per-node, --gres gpu:N or --gpus-per-task)`);
   return {
-    cpusPerTask: intFlag(a["cpus-per-task"], "--cpus-per-task", { max: 4096 }),
+    cpusPerTask,
     mem,
     memPerCpu,
+    cpusPerGpu,
+    memPerGpu,
     gpus: gpus?.count,
     gpusPerNode: (gres ?? perNode)?.count,
     gpusPerTask: perTask?.count,

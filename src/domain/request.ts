@@ -17,6 +17,8 @@ export interface RequestFields {
   cpusPerTask?: number;
   mem?: number;
   memPerCpu?: number;
+  cpusPerGpu?: number;
+  memPerGpu?: number;
   gpus?: number;
   gpusPerNode?: number;
   gpusPerTask?: number;
@@ -29,7 +31,7 @@ export interface RequestFields {
 
 /** Whether the submission says what one node of it holds (an elastic job with a shape shares nodes). */
 export function hasNodeShape(s: RequestFields): boolean {
-  return [s.tasksPerNode, s.cpusPerTask, s.mem, s.memPerCpu, s.gpusPerNode, s.gpusPerTask].some((v) => v !== undefined);
+  return [s.tasksPerNode, s.cpusPerTask, s.mem, s.memPerCpu, s.cpusPerGpu, s.memPerGpu, s.gpusPerNode, s.gpusPerTask].some((v) => v !== undefined);
 }
 
 export function requestFrom(s: RequestFields): ResourceRequest {
@@ -48,16 +50,43 @@ export function requestFrom(s: RequestFields): ResourceRequest {
     tasksPerNode = nodes === undefined ? undefined : 1;
     tasks = nodes ?? 1;
   } else tasks = s.tasks ?? (nodes ?? 1) * (s.tasksPerNode ?? 1);
-  const req: ResourceRequest = { tasks, cpusPerTask: s.cpusPerTask ?? 1, exclusive };
+  const perGpu = perGpuShape(s, tasks, nodes, tasksPerNode);
+  const req: ResourceRequest = { tasks, cpusPerTask: s.cpusPerTask ?? perGpu.cpusPerTask ?? 1, exclusive };
   if (s.cpusPerTask !== undefined) req.cpusPerTaskSet = true;
   if (nodes !== undefined) req.nodes = nodes;
   if (tasksPerNode !== undefined) req.tasksPerNode = tasksPerNode;
-  if (s.mem !== undefined) req.memPerNodeMiB = s.mem;
-  if (s.memPerCpu !== undefined) req.memPerCpuMiB = s.memPerCpu;
+  const memPerNode = s.mem ?? perGpu.memPerNodeMiB;
+  const memPerCpu = s.memPerCpu ?? perGpu.memPerCpuMiB;
+  if (memPerNode !== undefined) req.memPerNodeMiB = memPerNode;
+  if (memPerCpu !== undefined) req.memPerCpuMiB = memPerCpu;
+  if (s.cpusPerGpu !== undefined) req.cpusPerGpu = s.cpusPerGpu;
+  if (s.memPerGpu !== undefined) req.memPerGpuMiB = s.memPerGpu;
   if (s.gpus !== undefined) req.gpus = s.gpus;
   if (s.gpusPerNode !== undefined) req.gpusPerNode = s.gpusPerNode;
   if (s.gpusPerTask !== undefined) req.gpusPerTask = s.gpusPerTask;
   if (s.gpuType !== undefined) req.gpuType = s.gpuType;
   if (s.constraint?.length) req.constraint = [...s.constraint];
   return req;
+}
+
+/**
+ * Slurm's cores and memory per allocated GPU (--cpus-per-gpu, --mem-per-gpu) as the task shape the
+ * scheduler places: a task's own GPUs times the amount (per-task GPUs), else one node's GPUs times
+ * it, shared out over the node's tasks (per-node GPUs, or the job's over its nodes). Where a node's
+ * task count is left to placement, per-task GPUs' memory goes per core, so that it follows the tasks.
+ */
+function perGpuShape(s: RequestFields, tasks: number, nodes: number | undefined, tasksPerNode: number | undefined): { cpusPerTask?: number; memPerNodeMiB?: number; memPerCpuMiB?: number } {
+  if (s.cpusPerGpu === undefined && s.memPerGpu === undefined) return {};
+  const onNode = tasksPerNode ?? (nodes ? Math.ceil(tasks / nodes) : tasks);
+  if (s.gpusPerTask !== undefined) {
+    const cpusPerTask = s.cpusPerTask ?? (s.cpusPerGpu === undefined ? 1 : s.gpusPerTask * s.cpusPerGpu);
+    if (s.memPerGpu === undefined) return { cpusPerTask };
+    const perTask = s.gpusPerTask * s.memPerGpu;
+    return tasksPerNode !== undefined ? { cpusPerTask, memPerNodeMiB: tasksPerNode * perTask } : { cpusPerTask, memPerCpuMiB: Math.ceil(perTask / cpusPerTask) };
+  }
+  const gpus = s.gpusPerNode ?? Math.ceil((s.gpus ?? 0) / (nodes ?? 1));
+  return {
+    ...(s.cpusPerGpu === undefined ? {} : { cpusPerTask: Math.max(1, Math.ceil((gpus * s.cpusPerGpu) / Math.max(1, onNode))) }),
+    ...(s.memPerGpu === undefined ? {} : { memPerNodeMiB: gpus * s.memPerGpu }),
+  };
 }

@@ -30,6 +30,9 @@ export interface ResourceRequest {
   /** Memory per node (`--mem`); else per allocated core (`--mem-per-cpu`); else the cluster's default per core. */
   memPerNodeMiB?: number;
   memPerCpuMiB?: number;
+  /** As asked per GPU (`--cpus-per-gpu`, `--mem-per-gpu`): cpusPerTask and the memory above were worked out from them (domain/request.ts); shown and told to the job, never placed by. */
+  cpusPerGpu?: number;
+  memPerGpuMiB?: number;
   /** GPUs for the whole job (`--gpus`), per node (`--gpus-per-node`, `--gres=gpu:N`) or per task. */
   gpus?: number;
   gpusPerNode?: number;

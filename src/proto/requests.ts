@@ -147,6 +147,9 @@ export const JobSubmit = z.lazy(() =>
       /** Memory per node, or per allocated core (one of the two; default: the controller's per core). MiB, or "4G". */
       mem: Memory.optional(),
       memPerCpu: Memory.optional(),
+      /** Cores and memory per allocated GPU (sbatch --cpus-per-gpu, --mem-per-gpu), instead of cpusPerTask and mem/memPerCpu; they need a GPU count. */
+      cpusPerGpu: z.int().min(1).max(4096).optional(),
+      memPerGpu: Memory.optional(),
       /** GPUs for the whole job, per node or per task (one of the three), of `gpuType` if given. */
       gpus: z.int().min(1).max(1_000_000).optional(),
       gpusPerNode: z.int().min(1).max(1024).optional(),
@@ -223,8 +226,12 @@ export const JobSubmit = z.lazy(() =>
         ctx.addIssue({ code: "custom", path: ["signal"], message: "B: signals the batch shell, and only a batch job (script) has one; without B: the signal goes to the job's processes" });
       if (b.args !== undefined && b.script === undefined) ctx.addIssue({ code: "custom", path: ["args"], message: "only a batch script takes arguments; a command's go in argv" });
       if (b.requeue && b.script === undefined) ctx.addIssue({ code: "custom", path: ["requeue"], message: "only batch jobs (script) go back to the queue; a command or an allocation ends NODE_FAIL" });
-      if (b.mem !== undefined && b.memPerCpu !== undefined) ctx.addIssue({ code: "custom", path: ["memPerCpu"], message: "give memory per node (mem) or per core (memPerCpu), not both" });
+      const memFields = (["mem", "memPerCpu", "memPerGpu"] as const).filter((k) => b[k] !== undefined);
+      if (memFields.length > 1) ctx.addIssue({ code: "custom", path: [memFields[1]!], message: `give memory per node (mem), per core (memPerCpu) or per GPU (memPerGpu), not ${memFields.join(" and ")}` });
+      if (b.cpusPerGpu !== undefined && b.cpusPerTask !== undefined) ctx.addIssue({ code: "custom", path: ["cpusPerGpu"], message: "give cores per task (cpusPerTask) or per GPU (cpusPerGpu), not both" });
       const gpuFields = (["gpus", "gpusPerNode", "gpusPerTask"] as const).filter((k) => b[k] !== undefined);
+      for (const k of ["cpusPerGpu", "memPerGpu"] as const)
+        if (b[k] !== undefined && gpuFields.length === 0) ctx.addIssue({ code: "custom", path: [k], message: `${k} counts per GPU: give the GPUs too (gpus, gpusPerNode or gpusPerTask)` });
       if (gpuFields.length > 1) ctx.addIssue({ code: "custom", path: [gpuFields[1]!], message: `give one of gpus (for the job), gpusPerNode or gpusPerTask, not ${gpuFields.join(" and ")}` });
       if (b.gpuType !== undefined && gpuFields.length === 0) ctx.addIssue({ code: "custom", path: ["gpuType"], message: "a GPU type needs a count: gpus, gpusPerNode or gpusPerTask" });
       if (b.elastic && b.gpus !== undefined)
@@ -235,7 +242,7 @@ export const JobSubmit = z.lazy(() =>
 );
 export type JobSubmit = z.infer<typeof JobSubmit>;
 /** What a job asks of each node beyond its size and tasks (domain/request.ts makes its request of them). */
-export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
+export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "cpusPerGpu" | "memPerGpu" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
 
 export const StepCreate = z.lazy(() =>
   z

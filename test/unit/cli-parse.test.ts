@@ -176,6 +176,10 @@ describe("batch script directives", () => {
     const submit = jobSubmit(r.flags, script, "train.sh");
     expect(submit).toMatchObject({ nodes: 1, tasks: 1, cpusPerTask: 20, mem: 300 * 1024, gpusPerNode: 2, timeLimit: 12 * 3600 });
     expect(requestFrom(submit)).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 20, cpusPerTaskSet: true, memPerNodeMiB: 307200, gpusPerNode: 2, exclusive: false });
+    // A GPU script's per-GPU cores and memory (refused before: public scripts use them often).
+    const gpu = scriptFlags("#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --cpus-per-gpu=8\n#SBATCH --mem-per-gpu=29G\npython run.py\n", jobArgs, "s");
+    expect(gpu.ignored).toEqual([]);
+    expect(requestFrom(jobSubmit(gpu.flags, "", "s"))).toEqual({ tasks: 1, cpusPerTask: 16, memPerNodeMiB: 58 * 1024, gpusPerNode: 2, cpusPerGpu: 8, memPerGpuMiB: 29 * 1024, exclusive: false });
     const ebb = scriptFlags("#EBB -n 4 -c 2 --mem-per-cpu 512M --gpus-per-task a100:1 -C ib&avx512 --exclusive\n", jobArgs, "e");
     expect(requestFrom(jobSubmit(ebb.flags, "", "e"))).toEqual({ tasks: 4, cpusPerTask: 2, cpusPerTaskSet: true, memPerCpuMiB: 512, gpusPerTask: 1, gpuType: "a100", constraint: ["ib", "avx512"], exclusive: true });
   });
@@ -187,7 +191,11 @@ describe("batch script directives", () => {
     expect(resourceFields({ "mem-per-cpu": "2048" })).toMatchObject({ memPerCpu: 2048 });
     const bad: [Record<string, string>, string][] = [
       [{ mem: "lots" }, '--mem lots: "lots" is not a memory size'],
-      [{ mem: "4G", "mem-per-cpu": "1G" }, "give --mem (per node) or --mem-per-cpu, not both"],
+      [{ mem: "4G", "mem-per-cpu": "1G" }, "give one of --mem (per node), --mem-per-cpu and --mem-per-gpu, not --mem and --mem-per-cpu"],
+      [{ gres: "gpu:1", "mem-per-cpu": "1G", "mem-per-gpu": "1G" }, "give one of --mem (per node), --mem-per-cpu and --mem-per-gpu, not --mem-per-cpu and --mem-per-gpu"],
+      [{ gres: "gpu:1", "cpus-per-task": "2", "cpus-per-gpu": "4" }, "give --cpus-per-task or --cpus-per-gpu, not both"],
+      [{ "cpus-per-gpu": "4" }, "--cpus-per-gpu counts per GPU: give the GPUs too"],
+      [{ "mem-per-gpu": "4G" }, "--mem-per-gpu counts per GPU: give the GPUs too"],
       [{ gres: "gpu:2", "gpus-per-node": "2" }, "give --gres gpu:N or --gpus-per-node N, not both"],
       [{ gpus: "2", "gpus-per-task": "1" }, "give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not --gpus and --gpus-per-task"],
       [{ gres: "mps:100" }, '--gres: "mps" is not a resource ebb knows; only gpu is'],

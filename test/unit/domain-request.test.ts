@@ -35,6 +35,24 @@ describe("requestFrom", () => {
     expect(requestFrom({ gpus: 3 })).toMatchObject({ gpus: 3 });
   });
 
+  test("cores and memory per GPU (--cpus-per-gpu, --mem-per-gpu) become the task shape, and are kept as asked", () => {
+    // One task on a node's GPUs: it gets all their cores; the memory is per node.
+    expect(requestFrom({ gpusPerNode: 2, cpusPerGpu: 8, memPerGpu: 40960 })).toEqual({ tasks: 1, cpusPerTask: 16, memPerNodeMiB: 81920, gpusPerNode: 2, cpusPerGpu: 8, memPerGpuMiB: 40960, exclusive: false });
+    // A node's GPUs' cores shared out over its tasks (rounded up).
+    expect(requestFrom({ nodes: 2, tasksPerNode: 4, gpusPerNode: 4, cpusPerGpu: 6 })).toMatchObject({ cpusPerTask: 6, tasks: 8 });
+    expect(requestFrom({ nodes: 1, tasks: 3, gpusPerNode: 2, cpusPerGpu: 4 })).toMatchObject({ cpusPerTask: 3 });
+    // The job's GPUs over its nodes.
+    expect(requestFrom({ gpus: 4, cpusPerGpu: 4, memPerGpu: 1024 })).toMatchObject({ cpusPerTask: 16, memPerNodeMiB: 4096 });
+    expect(requestFrom({ nodes: 2, gpus: 4, cpusPerGpu: 4 })).toMatchObject({ cpusPerTask: 8, tasks: 2 });
+    // Per-task GPUs: each task its own GPUs' cores; memory per node when the node's tasks are known, else per core.
+    expect(requestFrom({ tasks: 4, gpusPerTask: 2, cpusPerGpu: 3, memPerGpu: 1000 })).toMatchObject({ cpusPerTask: 6, memPerCpuMiB: 334 });
+    expect(requestFrom({ nodes: 2, tasksPerNode: 2, gpusPerTask: 1, cpusPerGpu: 4, memPerGpu: 1000 })).toMatchObject({ cpusPerTask: 4, memPerNodeMiB: 2000 });
+    // Memory per GPU with cores per task: the cores stay as given.
+    expect(requestFrom({ cpusPerTask: 5, gpusPerTask: 1, memPerGpu: 1000 })).toMatchObject({ cpusPerTask: 5, cpusPerTaskSet: true, memPerCpuMiB: 200 });
+    // An elastic job with GPUs per node: a node of that shape.
+    expect(requestFrom({ elastic: true, minNodes: 1, maxNodes: 4, gpusPerNode: 1, cpusPerGpu: 2 })).toMatchObject({ exclusive: false, tasksPerNode: 1, cpusPerTask: 2 });
+  });
+
   test("-c 1 is told from no -c (Slurm sets SLURM_CPUS_PER_TASK only when -c was given)", () => {
     expect(requestFrom({ cpusPerTask: 1 })).toEqual({ tasks: 1, cpusPerTask: 1, cpusPerTaskSet: true, exclusive: false });
     expect(requestFrom({}).cpusPerTaskSet).toBeUndefined();

@@ -293,9 +293,9 @@ export class Jobs {
       : why.includes("features")
         ? "constraint"
         : why.includes("cores")
-          ? first("cpusPerTask", "tasksPerNode", "tasks") ?? "cpusPerTask"
+          ? first("cpusPerTask", "cpusPerGpu", "tasksPerNode", "tasks") ?? "cpusPerTask"
           : why.includes("memory")
-            ? first("mem", "memPerCpu", "cpusPerTask") ?? "mem"
+            ? first("mem", "memPerCpu", "memPerGpu", "cpusPerTask", "cpusPerGpu") ?? "mem"
             : first("gpusPerNode", "gpusPerTask", "gpus", "gpuType") ?? "gpus";
     throw badRequest(`${field}: ${why}${partition ? ` in partition ${partition}` : ""}, so the job could never run; see what the nodes have with ebb nodes (GET /v1/nodes)`, field);
   }
