@@ -163,6 +163,8 @@ export const RequestView = z.lazy(() =>
     /** As asked (--cpus-per-gpu, --mem-per-gpu): the cores per task and memory above are worked out from them. */
     cpusPerGpu: z.int().optional(),
     memPerGpuMiB: z.int().optional(),
+    /** As asked (--mincpus): cpusPerTask was raised to hold at least that many cores a node. */
+    minCpus: z.int().optional(),
     gpus: z.int().optional(),
     gpusPerNode: z.int().optional(),
     gpusPerTask: z.int().optional(),

@@ -17,7 +17,7 @@ const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? "" : "s"}`;
 export function requestText(r: Request | null): string {
   if (r === null) return "whole nodes";
   const perGpu = (what: string | undefined) => (what === undefined ? "" : ` (${what} per GPU)`);
-  const parts = [`${r.tasks === undefined ? "" : `${plural(r.tasks, "task")} x `}${plural(r.cpusPerTask, "core")}${r.tasks === undefined ? " per task" : ""}${perGpu(r.cpusPerGpu?.toString())}${r.tasksPerNode ? `, ${r.tasksPerNode} per node` : ""}`];
+  const parts = [`${r.tasks === undefined ? "" : `${plural(r.tasks, "task")} x `}${plural(r.cpusPerTask, "core")}${r.tasks === undefined ? " per task" : ""}${perGpu(r.cpusPerGpu?.toString())}${r.minCpus !== undefined ? ` (at least ${r.minCpus} a node)` : ""}${r.tasksPerNode ? `, ${r.tasksPerNode} per node` : ""}`];
   const memory = r.memPerNodeMiB !== undefined ? `${mib(r.memPerNodeMiB)} per node` : r.memPerCpuMiB !== undefined ? `${mib(r.memPerCpuMiB)} per core` : "the default memory per core";
   parts.push(memory + perGpu(r.memPerGpuMiB === undefined ? undefined : mib(r.memPerGpuMiB)));
   const type = r.gpuType ? ` (${r.gpuType})` : "";

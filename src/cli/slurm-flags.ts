@@ -43,7 +43,6 @@ const COMMON: Record<string, SlurmOnly> = {
   "tres-per-task": refuse("ebb takes cores and GPUs per task as --cpus-per-task and --gpus-per-task"),
   "cluster-constraint": ignore("ebb is one cluster"),
   prefer: ignore("ebb places jobs without preferred features; --constraint names those a node must have"),
-  mincpus: refuse("ebb gives a job the cores of its tasks on each node (--ntasks-per-node times --cpus-per-task), no minimum of cores per node beside them; ask for them that way"),
   tmp: ignore("ebb does not count a node's disk"),
   "sockets-per-node": ignore(NO_TOPOLOGY),
   "cores-per-socket": ignore(NO_TOPOLOGY),

@@ -19,6 +19,7 @@ export interface RequestFields {
   memPerCpu?: number;
   cpusPerGpu?: number;
   memPerGpu?: number;
+  minCpus?: number;
   gpus?: number;
   gpusPerNode?: number;
   gpusPerTask?: number;
@@ -31,7 +32,7 @@ export interface RequestFields {
 
 /** Whether the submission says what one node of it holds (an elastic job with a shape shares nodes). */
 export function hasNodeShape(s: RequestFields): boolean {
-  return [s.tasksPerNode, s.cpusPerTask, s.mem, s.memPerCpu, s.cpusPerGpu, s.memPerGpu, s.gpusPerNode, s.gpusPerTask].some((v) => v !== undefined);
+  return [s.tasksPerNode, s.cpusPerTask, s.mem, s.memPerCpu, s.cpusPerGpu, s.memPerGpu, s.minCpus, s.gpusPerNode, s.gpusPerTask].some((v) => v !== undefined);
 }
 
 export function requestFrom(s: RequestFields): ResourceRequest {
@@ -51,7 +52,10 @@ export function requestFrom(s: RequestFields): ResourceRequest {
     tasks = nodes ?? 1;
   } else tasks = s.tasks ?? (nodes ?? 1) * (s.tasksPerNode ?? 1);
   const perGpu = perGpuShape(s, tasks, nodes, tasksPerNode);
-  const req: ResourceRequest = { tasks, cpusPerTask: s.cpusPerTask ?? perGpu.cpusPerTask ?? 1, exclusive };
+  const perTask = s.cpusPerTask ?? perGpu.cpusPerTask ?? 1;
+  // --mincpus: at least that many cores on each node, shared out over the node's tasks (all of them when placement decides).
+  const onNode = tasksPerNode ?? (nodes ? Math.ceil(tasks / nodes) : tasks);
+  const req: ResourceRequest = { tasks, cpusPerTask: s.minCpus === undefined ? perTask : Math.max(perTask, Math.ceil(s.minCpus / Math.max(1, onNode))), exclusive };
   if (s.cpusPerTask !== undefined) req.cpusPerTaskSet = true;
   if (nodes !== undefined) req.nodes = nodes;
   if (tasksPerNode !== undefined) req.tasksPerNode = tasksPerNode;
@@ -61,6 +65,7 @@ export function requestFrom(s: RequestFields): ResourceRequest {
   if (memPerCpu !== undefined) req.memPerCpuMiB = memPerCpu;
   if (s.cpusPerGpu !== undefined) req.cpusPerGpu = s.cpusPerGpu;
   if (s.memPerGpu !== undefined) req.memPerGpuMiB = s.memPerGpu;
+  if (s.minCpus !== undefined) req.minCpus = s.minCpus;
   if (s.gpus !== undefined) req.gpus = s.gpus;
   if (s.gpusPerNode !== undefined) req.gpusPerNode = s.gpusPerNode;
   if (s.gpusPerTask !== undefined) req.gpusPerTask = s.gpusPerTask;

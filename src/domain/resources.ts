@@ -33,6 +33,8 @@ export interface ResourceRequest {
   /** As asked per GPU (`--cpus-per-gpu`, `--mem-per-gpu`): cpusPerTask and the memory above were worked out from them (domain/request.ts); shown and told to the job, never placed by. */
   cpusPerGpu?: number;
   memPerGpuMiB?: number;
+  /** As asked (`--mincpus`): cpusPerTask was raised so that each node holds at least that many cores. */
+  minCpus?: number;
   /** GPUs for the whole job (`--gpus`), per node (`--gpus-per-node`, `--gres=gpu:N`) or per task. */
   gpus?: number;
   gpusPerNode?: number;

@@ -150,6 +150,8 @@ export const JobSubmit = z.lazy(() =>
       /** Cores and memory per allocated GPU (sbatch --cpus-per-gpu, --mem-per-gpu), instead of cpusPerTask and mem/memPerCpu; they need a GPU count. */
       cpusPerGpu: z.int().min(1).max(4096).optional(),
       memPerGpu: Memory.optional(),
+      /** At least this many cores on each node (sbatch --mincpus): the node's tasks get more cores each when theirs come to less. */
+      minCpus: z.int().min(1).max(65536).optional(),
       /** GPUs for the whole job, per node or per task (one of the three), of `gpuType` if given. */
       gpus: z.int().min(1).max(1_000_000).optional(),
       gpusPerNode: z.int().min(1).max(1024).optional(),
@@ -242,7 +244,7 @@ export const JobSubmit = z.lazy(() =>
 );
 export type JobSubmit = z.infer<typeof JobSubmit>;
 /** What a job asks of each node beyond its size and tasks (domain/request.ts makes its request of them). */
-export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "cpusPerGpu" | "memPerGpu" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
+export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "cpusPerGpu" | "memPerGpu" | "minCpus" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
 
 export const StepCreate = z.lazy(() =>
   z

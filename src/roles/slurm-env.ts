@@ -76,8 +76,8 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
     // Without a task count, Slurm counts a task per CPU (per --cpus-per-task CPUs) here: the batch shell's, not its steps'.
     SLURM_TASKS_PER_NODE: perNode(j.tasksGiven ? j.tasks : j.cpus.map((c) => Math.max(1, Math.floor(c / perTask)))),
     // Only when asked for, as sbatch: -c's (even -c 1; a job stored before ebb told them apart: above 1), --mem's, --gpus's.
-    // Per-GPU asks set their own, as sbatch, and not the per-task or per-node amounts worked out from them.
-    ...set("SLURM_CPUS_PER_TASK", r?.cpusPerTaskSet || (perTask > 1 && r?.cpusPerGpu === undefined) ? perTask : undefined),
+    // Per-GPU asks (and --mincpus) set their own, as sbatch, and not the per-task or per-node amounts worked out from them.
+    ...set("SLURM_CPUS_PER_TASK", r?.cpusPerTaskSet || (perTask > 1 && r?.cpusPerGpu === undefined && r?.minCpus === undefined) ? perTask : undefined),
     ...set("SLURM_CPUS_PER_GPU", r?.cpusPerGpu),
     ...(r?.memPerGpuMiB !== undefined ? { SLURM_MEM_PER_GPU: String(r.memPerGpuMiB) } : { ...set("SLURM_MEM_PER_NODE", r?.memPerNodeMiB), ...set("SLURM_MEM_PER_CPU", r?.memPerCpuMiB) }),
     ...set("SLURM_GPUS", gpus(r?.gpus)),

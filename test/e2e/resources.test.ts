@@ -4,7 +4,7 @@
  *
  * - eight one-core jobs on 2 nodes of 8 cores run at once, each on a core of its own;
  * - 32 one-GPU jobs on 4 nodes of 8 GPUs (`--gres gpu:8`) run at once, each seeing its own GPU;
- * - an sbatch script's --gres with --cpus-per-gpu and --mem-per-gpu gets its GPUs' cores and memory;
+ * - an sbatch script's --gres with --cpus-per-gpu and --mem-per-gpu gets its GPUs' cores and memory, --mincpus more cores;
  * - two one-core jobs on a 2-core node: each rank's Cpus_allowed_list is its job's core;
  * - a job over its --mem ends OUT_OF_MEMORY while its neighbour on the same node completes;
  * - a command job's CPU time and peak memory reach the controller with its exit (held for it);
@@ -100,23 +100,25 @@ test("32 one-GPU jobs on 4 nodes of 8 GPUs all run at once, each seeing one GPU 
   await release(c, dir, ids);
 }, 300_000);
 
-test("an sbatch script's --gres gpu:2 with --cpus-per-gpu 3 and --mem-per-gpu 200M holds 6 cores, 400 MiB and 2 GPUs, and sees Slurm's per-GPU variables", async () => {
+test("an sbatch script's --gres gpu:2 with --cpus-per-gpu 3 and --mem-per-gpu 200M holds 6 cores, 400 MiB and 2 GPUs (8 cores with --mincpus 8), and sees Slurm's per-GPU variables", async () => {
   c = await startCluster({ agents: 0 });
   c.startAgent("node01", ["--cpus", "8", "--gres", "gpu:4", "--memory", "2G"]);
   await c.waitNodes(1, "IDLE", 120_000);
-  const script = join(c.dir, "gpu.sh");
-  await Bun.write(script, "#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --cpus-per-gpu=3\n#SBATCH --mem-per-gpu=200M\n#SBATCH -o gpu.out\necho \"$SLURM_CPUS_PER_GPU $SLURM_MEM_PER_GPU ${SLURM_CPUS_PER_TASK-unset} ${SLURM_MEM_PER_NODE-unset} $CUDA_VISIBLE_DEVICES\"\ngrep Cpus_allowed_list /proc/self/status | cut -f2\n");
-  const r = await c.ebb(["submit", "--parsable", script], { cwd: c.dir });
-  expect(r.stderr).toBe("");
-  const id = Number(r.stdout.trim());
-  const job = await c.waitJob(id, ["COMPLETED", "FAILED"], 60_000);
-  expect(job.state).toBe("COMPLETED");
-  expect(job.resources).toMatchObject({ tasks: 1, cpusPerTask: 6, memPerNodeMiB: 400, gpusPerNode: 2, cpusPerGpu: 3, memPerGpuMiB: 200 });
-  const [vars, cpus] = (await Bun.file(join(c.dir, "gpu.out")).text()).trim().split("\n");
-  expect(vars).toBe("3 200 unset unset 0,1");
-  // The script ran on its 6 cores (the agent's core i is CPU i mod the machine's CPUs: a 2-CPU machine shows 0-1).
-  expect(cpus).toBe((await Bun.file("/proc/self/status").text()).match(/^Cpus_allowed_list:\s*(\S+)/m)?.[1]);
-  expect(job.shares.map((s: any) => ({ cpus: s.cpus, memMiB: s.memMiB, gpus: s.gpus }))).toEqual([{ cpus: 6, memMiB: 400, gpus: [0, 1] }]);
+  const machine = (await Bun.file("/proc/self/status").text()).match(/^Cpus_allowed_list:\s*(\S+)/m)?.[1];
+  for (const [name, more, cores] of [["gpu", "", 6], ["min", "#SBATCH --mincpus=8\n", 8]] as const) {
+    const script = join(c.dir, `${name}.sh`);
+    await Bun.write(script, `#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --cpus-per-gpu=3\n#SBATCH --mem-per-gpu=200M\n${more}#SBATCH -o ${name}.out\necho "$SLURM_CPUS_PER_GPU $SLURM_MEM_PER_GPU \${SLURM_CPUS_PER_TASK-unset} \${SLURM_MEM_PER_NODE-unset} $CUDA_VISIBLE_DEVICES"\ngrep Cpus_allowed_list /proc/self/status | cut -f2\n`);
+    const r = await c.ebb(["submit", "--parsable", script], { cwd: c.dir });
+    expect(r.stderr).toBe("");
+    const job = await c.waitJob(Number(r.stdout.trim()), ["COMPLETED", "FAILED"], 60_000);
+    expect(job.state).toBe("COMPLETED");
+    expect(job.resources).toMatchObject({ tasks: 1, cpusPerTask: cores, memPerNodeMiB: 400, gpusPerNode: 2, cpusPerGpu: 3, memPerGpuMiB: 200 });
+    expect(job.shares.map((s: any) => ({ cpus: s.cpus, memMiB: s.memMiB, gpus: s.gpus }))).toEqual([{ cpus: cores, memMiB: 400, gpus: [0, 1] }]);
+    const [vars, cpus] = (await Bun.file(join(c.dir, `${name}.out`)).text()).trim().split("\n");
+    expect(vars).toBe("3 200 unset unset 0,1");
+    // The script ran on its cores (the agent's core i is CPU i mod the machine's CPUs: a 2-CPU machine shows 0-1).
+    expect(cpus).toBe(machine);
+  }
 }, 120_000);
 
 test("two one-core jobs on a 2-core node: each rank's Cpus_allowed_list is its job's core", async () => {

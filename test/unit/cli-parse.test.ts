@@ -180,6 +180,9 @@ describe("batch script directives", () => {
     const gpu = scriptFlags("#!/bin/bash\n#SBATCH --gres=gpu:2\n#SBATCH --cpus-per-gpu=8\n#SBATCH --mem-per-gpu=29G\npython run.py\n", jobArgs, "s");
     expect(gpu.ignored).toEqual([]);
     expect(requestFrom(jobSubmit(gpu.flags, "", "s"))).toEqual({ tasks: 1, cpusPerTask: 16, memPerNodeMiB: 58 * 1024, gpusPerNode: 2, cpusPerGpu: 8, memPerGpuMiB: 29 * 1024, exclusive: false });
+    const min = scriptFlags("#!/bin/bash\n#SBATCH --nodes=1\n#SBATCH --mincpus=24\n#SBATCH --mem=100G\n", jobArgs, "m");
+    expect(min.ignored).toEqual([]);
+    expect(requestFrom(jobSubmit(min.flags, "", "m"))).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 24, minCpus: 24, memPerNodeMiB: 100 * 1024, exclusive: false });
     const ebb = scriptFlags("#EBB -n 4 -c 2 --mem-per-cpu 512M --gpus-per-task a100:1 -C ib&avx512 --exclusive\n", jobArgs, "e");
     expect(requestFrom(jobSubmit(ebb.flags, "", "e"))).toEqual({ tasks: 4, cpusPerTask: 2, cpusPerTaskSet: true, memPerCpuMiB: 512, gpusPerTask: 1, gpuType: "a100", constraint: ["ib", "avx512"], exclusive: true });
   });

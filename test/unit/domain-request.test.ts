@@ -53,6 +53,13 @@ describe("requestFrom", () => {
     expect(requestFrom({ elastic: true, minNodes: 1, maxNodes: 4, gpusPerNode: 1, cpusPerGpu: 2 })).toMatchObject({ exclusive: false, tasksPerNode: 1, cpusPerTask: 2 });
   });
 
+  test("--mincpus: at least that many cores a node, over the node's tasks; never fewer than -c gives", () => {
+    expect(requestFrom({ nodes: 1, minCpus: 24 })).toEqual({ nodes: 1, tasks: 1, cpusPerTask: 24, minCpus: 24, exclusive: false });
+    expect(requestFrom({ nodes: 2, tasksPerNode: 4, minCpus: 10 })).toMatchObject({ cpusPerTask: 3, tasks: 8 });
+    expect(requestFrom({ cpusPerTask: 20, minCpus: 15 })).toMatchObject({ cpusPerTask: 20, cpusPerTaskSet: true });
+    expect(requestFrom({ gpusPerNode: 1, cpusPerGpu: 4, minCpus: 8 })).toMatchObject({ cpusPerTask: 8 });
+  });
+
   test("-c 1 is told from no -c (Slurm sets SLURM_CPUS_PER_TASK only when -c was given)", () => {
     expect(requestFrom({ cpusPerTask: 1 })).toEqual({ tasks: 1, cpusPerTask: 1, cpusPerTaskSet: true, exclusive: false });
     expect(requestFrom({}).cpusPerTaskSet).toBeUndefined();

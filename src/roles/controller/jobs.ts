@@ -293,7 +293,7 @@ export class Jobs {
       : why.includes("features")
         ? "constraint"
         : why.includes("cores")
-          ? first("cpusPerTask", "cpusPerGpu", "tasksPerNode", "tasks") ?? "cpusPerTask"
+          ? first("cpusPerTask", "cpusPerGpu", "minCpus", "tasksPerNode", "tasks") ?? "cpusPerTask"
           : why.includes("memory")
             ? first("mem", "memPerCpu", "memPerGpu", "cpusPerTask", "cpusPerGpu") ?? "mem"
             : first("gpusPerNode", "gpusPerTask", "gpus", "gpuType") ?? "gpus";
