@@ -4,6 +4,7 @@ import { run } from "../roles/launcher/run.ts";
 import { client, controllerArgs, timeLimitFlag, exportEnv, openModeFlag, stepEnv, elasticArgs, elasticFields, guard, hostlistFlag, intFlag, UsageError } from "./common.ts";
 import { err, isTerminal } from "../util/stdio.ts";
 import { resolve } from "node:path";
+import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields } from "./resources.ts";
 
 const args = defineArgs({
@@ -74,7 +75,7 @@ export default defineCommand({
         timeLimit: insideJob === undefined ? timeLimitFlag(a.time, "--time") : undefined,
         exclude: hostlistFlag(a.exclude, "--exclude"),
         nodelist: hostlistFlag(a.nodelist, "--nodelist"),
-        partition: a.partition,
+        partition: insideJob === undefined ? await partitionChoice(c, a.partition, (text) => err(`ebb run: warning: ${text}\n`)) : undefined,
         name: a["job-name"],
         label: a.label === true,
         cwd: a.chdir === undefined ? process.cwd() : resolve(a.chdir),

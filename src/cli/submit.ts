@@ -7,6 +7,7 @@ import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
+import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
@@ -157,6 +158,7 @@ export default defineCommand({
       const req = { ...jobSubmit(a, script, name, fromScript.kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
       const array = req.array;
       const c = client(cli);
+      req.partition = await partitionChoice(c, req.partition, (text) => err(`ebb submit: warning: ${text}\n`));
       if (cli["test-only"]) {
         const t = await c.testOnly(req);
         if (cli.json) return printJson(t);

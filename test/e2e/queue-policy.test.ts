@@ -131,6 +131,16 @@ test("a partition that does not exist, or is not the user's, is refused with the
   expect((await c.waitJob(plain, ["COMPLETED", "FAILED"])).partition).toBe("main");
 });
 
+test("a script's partition list (-p gpu,second: Slurm's whichever starts it first) runs in the first of them the cluster has; a list of none is refused", async () => {
+  writeFileSync(join(c.dir, "list.sh"), "#!/bin/sh\n#SBATCH -p gpu,second,main\n#SBATCH -o list.out\ntrue\n");
+  const r = await c.ebb(["submit", "--parsable", "list.sh"], { cwd: c.dir });
+  expect(r.stderr).toBe("ebb submit: warning: --partition=gpu,second,main: ebb runs a job in one partition, second (the first of them this cluster has)\n");
+  expect((await c.waitJob(Number(r.stdout.trim()), ["COMPLETED", "FAILED"], 60_000)).partition).toBe("second");
+  const none = await c.ebb(["submit", "-p", "gpu,cpu", "list.sh"], { cwd: c.dir });
+  expect(none.code).not.toBe(0);
+  expect(none.stderr).toBe("ebb submit: --partition=gpu,cpu: none of them is a partition of this cluster; its partitions are main, second, limited, alices (ebb partitions)\n");
+});
+
 test("--time=0 (timeLimit UNLIMITED or INFINITE), Slurm's no limit of the job's own: the partition's maxTime, or the longest limit where it has none", async () => {
   const bounded = await submitAs("ebbt_bob", { argv: ["true"], partition: "second", timeLimit: "UNLIMITED", hold: true });
   const unbounded = await submitAs("ebbt_bob", { argv: ["true"], timeLimit: "INFINITE", hold: true });

@@ -41,16 +41,17 @@ describe("strict command lines on a cluster", () => {
     expect((await c.api("GET", "/v1/jobs")).json.jobs.length).toBe(before);
   });
 
-  test("a partition on a controller without partitions is refused, from the command line and from #SBATCH, and nothing runs", async () => {
-    const before = (await c.api("GET", "/v1/jobs")).json.jobs.length;
-    const r = await c.ebb(["run", "--partition", "debug", "hostname"]);
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toContain("partition debug does not exist: this controller has no partitions");
-    writeFileSync(join(c.dir, "part.sh"), "#!/bin/sh\n#SBATCH --partition=debug\necho never\n");
-    const s = await c.ebb(["submit", "part.sh"]);
-    expect(s.code).not.toBe(0);
-    expect(s.stderr).toContain("partition debug does not exist");
-    expect((await c.api("GET", "/v1/jobs")).json.jobs.length).toBe(before);
+  test("a partition on a controller without partitions (a script from another cluster) is left out with a warning, from the command line and from #SBATCH, and the job runs; the API still refuses it", async () => {
+    const r = await c.ebb(["run", "--partition", "debug", "echo", "ran"]);
+    expect({ code: r.code, stdout: r.stdout }).toEqual({ code: 0, stdout: "ran\n" });
+    expect(r.stderr).toContain("ebb run: warning: this cluster has no partitions: --partition=debug left out, the job may run on any node");
+    writeFileSync(join(c.dir, "part.sh"), "#!/bin/sh\n#SBATCH --partition=gpu,debug\n#SBATCH -o part.out\necho ran\n");
+    const s = await c.ebb(["submit", "--parsable", "part.sh"]);
+    expect(s.stderr).toBe("ebb submit: warning: this cluster has no partitions: --partition=gpu,debug left out, the job may run on any node\n");
+    expect((await c.waitJob(Number(s.stdout.trim()), ["COMPLETED", "FAILED"], 60_000)).state).toBe("COMPLETED");
+    const api = await c.api("POST", "/v1/jobs", { argv: ["true"], partition: "debug" });
+    expect(api.status).toBe(400);
+    expect(api.json.error.message).toContain("partition debug does not exist: this controller has no partitions");
   });
 
   test("#EBB lines are as strict as the command line and name the line", async () => {
