@@ -73,16 +73,52 @@ function constraintFlag(value: string | undefined): string[] | undefined {
   return [...new Set(features)];
 }
 
-/** The flags' JobSubmit fields (undefined where a flag is not given). */
-export function resourceFields(a: ResourceFlags): JobResources {
+/** How many tasks and nodes the job asks for, as far as its flags say. */
+export interface JobShape {
+  nodes?: number;
+  tasks?: number;
+  tasksPerNode?: number;
+}
+
+type Gpus = { count: number; type?: string } | undefined;
+
+/**
+ * Several GPU counts at once (public scripts give `--gpus=1 --gpus-per-node=1 --gpus-per-task=1`,
+ * which Slurm takes when they agree): the most particular, per task, else per node, once the
+ * others are checked against it by the job's tasks and nodes; an error when they disagree, or when
+ * the flags do not say how many tasks and nodes there are to tell.
+ */
+function oneGpuCount(job: Gpus, node: Gpus, nodeFlag: string, task: Gpus, shape: JobShape): { gpus?: Gpus; perNode?: Gpus; perTask?: Gpus } {
+  const given = [job && "--gpus", node && nodeFlag, task && "--gpus-per-task"].filter(Boolean);
+  if (given.length <= 1) return { gpus: job, perNode: node, perTask: task };
+  const nodes = shape.nodes ?? (shape.tasks === undefined && shape.tasksPerNode === undefined ? 1 : undefined);
+  const perNodeTasks = shape.tasksPerNode ?? (nodes === undefined ? undefined : shape.tasks === undefined ? 1 : shape.tasks % nodes === 0 ? shape.tasks / nodes : undefined);
+  const tasks = shape.tasks ?? (nodes === undefined ? undefined : nodes * (perNodeTasks ?? 1));
+  const pairs: [Gpus, Gpus, number | undefined, string][] = [
+    [node, task, perNodeTasks, "tasks a node"],
+    [job, task, tasks, "tasks"],
+    [job, node, nodes, "nodes"],
+  ];
+  for (const [whole, part, times, what] of pairs) {
+    if (!whole || !part) continue;
+    if (times === undefined) throw new UsageError(`give one of ${given.join(", ")}: ebb cannot tell from the job's -N, -n and --ntasks-per-node whether they agree`);
+    if (whole.count !== part.count * times || (whole.type && part.type && whole.type !== part.type))
+      throw new UsageError(`${given.join(", ")} disagree: ${part.count} per ${part === task ? "task" : "node"} on ${times} ${times === 1 ? what.replace(/s\b/, "") : what} is ${part.count * times}, not ${whole.count}; give one of them`);
+  }
+  const kept = task ?? node!;
+  const type = kept.type ?? job?.type ?? node?.type;
+  const one = type === undefined ? { count: kept.count } : { count: kept.count, type };
+  return task ? { perTask: one } : { perNode: one };
+}
+
+/** The flags' JobSubmit fields (undefined where a flag is not given); `shape`, the job's tasks and nodes, relates several GPU counts. */
+export function resourceFields(a: ResourceFlags, shape: JobShape = {}): JobResources {
   const gres = gresFlag(a.gres);
-  const perNode = gpuFlag(a["gpus-per-node"], "--gpus-per-node");
-  if (gres && perNode) throw new UsageError("give --gres gpu:N or --gpus-per-node N, not both: both are GPUs per node");
-  const gpus = gpuFlag(a.gpus, "--gpus");
-  const perTask = gpuFlag(a["gpus-per-task"], "--gpus-per-task");
-  const given = [gpus && "--gpus", (gres || perNode) && (gres ? "--gres" : "--gpus-per-node"), perTask && "--gpus-per-task"].filter(Boolean);
-  if (given.length > 1) throw new UsageError(`give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not ${given.join(" and ")}`);
-  const gpuType = (gpus ?? gres ?? perNode ?? perTask)?.type;
+  const perNodeFlag = gpuFlag(a["gpus-per-node"], "--gpus-per-node");
+  if (gres && perNodeFlag) throw new UsageError("give --gres gpu:N or --gpus-per-node N, not both: both are GPUs per node");
+  const { gpus, perNode, perTask } = oneGpuCount(gpuFlag(a.gpus, "--gpus"), gres ?? perNodeFlag, gres ? "--gres" : "--gpus-per-node", gpuFlag(a["gpus-per-task"], "--gpus-per-task"), shape);
+  const given = [gpus, perNode, perTask].filter(Boolean);
+  const gpuType = (gpus ?? perNode ?? perTask)?.type;
   const mem = allMemory(a) ? undefined : memoryFlag(a.mem, "--mem");
   const memPerCpu = memoryFlag(a["mem-per-cpu"], "--mem-per-cpu");
   const memPerGpu = memoryFlag(a["mem-per-gpu"], "--mem-per-gpu");
@@ -101,7 +137,7 @@ export function resourceFields(a: ResourceFlags): JobResources {
     memPerGpu,
     minCpus: intFlag(a.mincpus, "--mincpus", { max: 65536 }),
     gpus: gpus?.count,
-    gpusPerNode: (gres ?? perNode)?.count,
+    gpusPerNode: perNode?.count,
     gpusPerTask: perTask?.count,
     gpuType,
     constraint: constraintFlag(a.constraint),

@@ -111,7 +111,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     maxNodes: elastic.maxNodes ?? range.maxNodes,
     tasks: intFlag(pick("ntasks"), "--ntasks"),
     tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
-    ...resourceFields(a as ResourceFlags),
+    ...resourceFields(a as ResourceFlags, { nodes: range.nodes ?? range.minNodes, tasks: intFlag(pick("ntasks"), "--ntasks"), tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node") }),
     overcommit: a.overcommit === true ? true : undefined,
     timeLimit: timeLimitFlag(pick("time"), "--time"),
     output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),

@@ -200,7 +200,7 @@ describe("batch script directives", () => {
       [{ "cpus-per-gpu": "4" }, "--cpus-per-gpu counts per GPU: give the GPUs too"],
       [{ "mem-per-gpu": "4G" }, "--mem-per-gpu counts per GPU: give the GPUs too"],
       [{ gres: "gpu:2", "gpus-per-node": "2" }, "give --gres gpu:N or --gpus-per-node N, not both"],
-      [{ gpus: "2", "gpus-per-task": "1" }, "give one of --gpus (for the job), --gpus-per-node (or --gres) and --gpus-per-task, not --gpus and --gpus-per-task"],
+      [{ gpus: "2", "gpus-per-task": "1" }, "--gpus, --gpus-per-task disagree: 1 per task on 1 task is 1, not 2; give one of them"],
       [{ gres: "mps:100" }, '--gres: "mps" is not a resource ebb knows; only gpu is'],
       [{ gpus: "two" }, "--gpus two: expected a whole number"],
       [{ "gpus-per-node": "a:b:2" }, "--gpus-per-node a:b:2: expected a count, or TYPE:COUNT"],
@@ -208,6 +208,12 @@ describe("batch script directives", () => {
       [{ "cpus-per-task": "0" }, "--cpus-per-task 0: must be at least 1"],
     ];
     for (const [flags, message] of bad) expect(() => resourceFields(flags)).toThrow(message);
+    // Several GPU counts that agree (a public script's --gpus-per-node=1 --gpus=1 --gpus-per-task=1): the most particular.
+    expect(resourceFields({ "gpus-per-node": "1", gpus: "1", "gpus-per-task": "1" })).toMatchObject({ gpus: undefined, gpusPerNode: undefined, gpusPerTask: 1 });
+    expect(resourceFields({ gres: "gpu:a100:4", gpus: "8" }, { nodes: 2 })).toMatchObject({ gpus: undefined, gpusPerNode: 4, gpuType: "a100" });
+    expect(resourceFields({ "gpus-per-node": "4", "gpus-per-task": "1" }, { nodes: 2, tasksPerNode: 4 })).toMatchObject({ gpusPerNode: undefined, gpusPerTask: 1 });
+    expect(() => resourceFields({ "gpus-per-node": "4", gpus: "4" }, { nodes: 2 })).toThrow("--gpus, --gpus-per-node disagree: 4 per node on 2 nodes is 8, not 4; give one of them");
+    expect(() => resourceFields({ "gpus-per-node": "2", "gpus-per-task": "1" }, { tasks: 4 })).toThrow("give one of --gpus-per-node, --gpus-per-task: ebb cannot tell");
     // Slurm's --mem=0, all of each node's memory: whole nodes, said unless --exclusive says it already.
     expect(resourceFields({ mem: "0" })).toMatchObject({ mem: undefined, exclusive: true });
     expect(allMemoryWarning({ mem: "0G" })).toBe("--mem=0G (all of each node's memory): the job gets its nodes whole, as with --exclusive");
