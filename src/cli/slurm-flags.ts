@@ -96,9 +96,9 @@ export const SBATCH_ONLY: Record<string, SlurmOnly> = {
   ...COMMON,
   "time-min": ignore("the job gets all of its --time"),
   deadline: refuse("ebb has no deadlines; a job ends at its --time"),
-  "kill-on-invalid-dep": { value: true, when: (v) => v === "no", refuse: "a job whose dependency can never be met stays pending, saying so (DependencyNeverSatisfied); cancel it with ebb cancel" },
-  "no-kill": refuse("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)", false),
-  k: refuse("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)", false),
+  // --no-kill changes only what happens when a node fails: the job runs the same until then.
+  "no-kill": ignore("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)", false),
+  k: ignore("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)", false),
   input: refuse("a batch script reads nothing on its standard input in ebb; redirect in the script (cmd < FILE)"),
   i: refuse("a batch script reads nothing on its standard input in ebb; redirect in the script (cmd < FILE)"),
   "export-file": refuse("give the variables with --export"),

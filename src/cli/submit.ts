@@ -25,6 +25,7 @@ export const jobArgs = defineArgs({
   "job-name": { type: "string", alias: "J", description: "Job name (default: the script's file name)", valueHint: "NAME" },
   array: { type: "string", alias: "a", description: "A job array: 0-15, 1,3,5, 1-9:2; %N runs at most N tasks at once (EBB_ARRAY_TASK_ID...)", valueHint: "SPEC" },
   dependency: { type: "string", alias: "d", description: "Start after other jobs: afterok:ID[:ID..], afternotok:ID, afterany:ID, after:ID, singleton; ',' all, '?' any", valueHint: "DEPS" },
+  "kill-on-invalid-dep": { type: "string", description: "yes: cancel the job once its dependency can never be met; no (the default): it waits, saying so (DependencyNeverSatisfied)", valueHint: "yes|no" },
   hold: { type: "boolean", alias: "H", description: "Submit held: not started until `ebb release ID`" },
   chdir: { type: "string", alias: "D", description: "Run the script in this directory (default: the current one); relative output files are relative to it", valueHint: "DIR" },
   export: { type: "string", description: "Environment the job gets: ALL (default), NONE, or VAR[=value],... (add ALL to keep the rest)", valueHint: "ALL|NONE|VARS" },
@@ -120,6 +121,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     env: exportEnv(pick("export")),
     array,
     dependency,
+    killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),
     hold: a.hold === true ? true : undefined,
     begin: whenFlag(pick("begin"), "--begin", { future: true }),
     exclude: hostlistFlag(pick("exclude"), "--exclude"),
@@ -129,6 +131,13 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     requeue: typeof a.requeue === "boolean" ? a.requeue : undefined,
     openMode: openModeFlag(pick("open-mode"), "--open-mode"),
   };
+}
+
+/** Slurm's yes/no flag values: true for yes, undefined for no (the default) and for none given. */
+function yesNoFlag(value: string | undefined, flag: string): true | undefined {
+  if (value === undefined || /^no$/i.test(value)) return undefined;
+  if (/^yes$/i.test(value)) return true;
+  throw new UsageError(`${flag}=${value}: expected yes or no`);
 }
 
 export default defineCommand({

@@ -9,6 +9,8 @@ export type DependencyType = "after" | "afterany" | "afterok" | "afternotok" | "
 /** A dependency with every job named by its id (array references expanded when it was submitted). */
 export interface Dependency {
   any: boolean;
+  /** Cancel the job once the dependency can never be met (sbatch --kill-on-invalid-dep=yes), instead of leaving it waiting. */
+  kill?: true;
   terms: ({ type: Exclude<DependencyType, "singleton">; jobs: number[] } | { type: "singleton" })[];
 }
 

@@ -176,6 +176,8 @@ export const JobSubmit = z.lazy(() =>
       array: z.string().min(1).max(4096).optional(),
       /** sbatch --dependency: "afterok:12:13", "afternotok:12", "afterany:12", "after:12", "singleton", joined by "," (all) or "?" (any); "12_3" is one array task. */
       dependency: z.string().min(1).max(4096).optional(),
+      /** sbatch --kill-on-invalid-dep=yes: once the dependency can never be met the job is cancelled (reason DependencyNeverSatisfied), not left waiting. */
+      killOnInvalidDep: z.boolean().optional(),
       /** Submitted held (JobHeldUser) until POST /v1/jobs/{id}/release. */
       hold: z.boolean().optional(),
       /** Not started before this time (ISO 8601 with a zone). */

@@ -132,6 +132,22 @@ describe("dependencies", () => {
     expect((await c.ebb(["cancel", String(notokOfGood), String(okOfBad)])).code).toBe(0);
   }, 60_000);
 
+  test("--kill-on-invalid-dep=yes (an #SBATCH line): the job is cancelled once its dependency can never be met, saying why; one already broken at submit too", async () => {
+    const bad = await submit(["--wrap", "sleep 1; exit 3"]);
+    writeFileSync(join(c.dir, "kill-dep.sh"), `#!/bin/sh\n#SBATCH --dependency=afterok:${bad}\n#SBATCH --kill-on-invalid-dep=yes\necho never\n`);
+    const killed = await submit(["kill-dep.sh"]);
+    const kept = await submit(["-d", `afterok:${bad}`, "--kill-on-invalid-dep=no", "--wrap", "echo never"]);
+    const ended = await c.waitJob(killed, ["CANCELLED", "COMPLETED", "FAILED"]);
+    expect(ended.state).toBe("CANCELLED");
+    expect((await c.ebb(["show", String(killed)])).stdout).toContain(`DependencyNeverSatisfied: job ${bad} ended FAILED (exit code 3), so afterok:${bad} can never be met (--kill-on-invalid-dep)`);
+    expect((await waitFor("the kept job to say why it waits", async () => ((await c.job(kept)).reason === "DependencyNeverSatisfied" ? c.job(kept) : undefined))).state).toBe("PENDING");
+    const late = await submit(["-d", `afterok:${bad}`, "--kill-on-invalid-dep", "yes", "--wrap", "echo never"]);
+    expect((await c.waitJob(late, ["CANCELLED", "COMPLETED", "FAILED"])).state).toBe("CANCELLED");
+    const wrong = await c.ebb(["submit", "--kill-on-invalid-dep=maybe", "--wrap", "true"]);
+    expect({ code: wrong.code, stderr: wrong.stderr }).toEqual({ code: 2, stderr: "ebb submit: --kill-on-invalid-dep=maybe: expected yes or no\n" });
+    expect((await c.ebb(["cancel", String(kept)])).code).toBe(0);
+  }, 60_000);
+
   test("singleton: jobs of the same name run one after the other", async () => {
     const first = await submit(["-J", "solo", "-d", "singleton", "--wrap", "sleep 3"]);
     const second = await submit(["-J", "solo", "-d", "singleton", "--wrap", "true"]);

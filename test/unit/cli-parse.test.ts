@@ -141,8 +141,11 @@ describe("batch script directives", () => {
     expect(refused("--distribution=block:block")).toBe("accepted");
     expect(refused("-m block:cyclic,Pack")).toBe("accepted");
     expect(refused("--distribution=cyclic:block")).toContain("only block is possible");
-    expect(refused("--no-kill")).toContain("a job whose node fails ends NODE_FAIL (or is requeued with --requeue)");
+    // --no-kill changes only what a node failure does: accepted, and listed with why.
+    expect(refused("--no-kill")).toBe("accepted");
+    expect(scriptFlags("#SBATCH --no-kill\n", jobArgs, "s").ignored).toEqual(["--no-kill (line 1: a job whose node fails ends NODE_FAIL (or is requeued with --requeue))"]);
     expect(refused("--kill-on-invalid-dep=no")).toBe("accepted");
+    expect(refused("--kill-on-invalid-dep=yes")).toBe("accepted");
     expect(refused("--frobnicate=3")).toBe("s.sh line 2: #SBATCH --frobnicate=3: unknown flag --frobnicate: neither sbatch nor ebb has it");
   });
 

@@ -2,7 +2,8 @@
  * Which pending jobs a scheduling pass may consider: jobs that are held, wait on a dependency or a
  * begin time, or whose array is at its `%N` limit are left out of the pass (their scheduler view is
  * cleared) and wait with Slurm's reason. Evaluated before every pass and when a job is submitted,
- * held or released; only jobs that have such a condition are looked at.
+ * held or released; only jobs that have such a condition are looked at. A job submitted with
+ * --kill-on-invalid-dep=yes whose dependency can never be met is cancelled before the next pass.
  */
 import { dependencyStatus, ineligible, type Ineligible, type JobFacts } from "../../sched/eligibility.ts";
 import type { JobStore } from "../../store/jobs.ts";
@@ -15,10 +16,14 @@ export class Eligibility {
   private readonly watched = new Set<number>();
   /** Ended jobs' outcomes, which never change again. */
   private readonly ended = new Map<number, JobFacts>();
+  /** Jobs to cancel, each with why, found since the last pass. */
+  private readonly invalid = new Map<number, string>();
 
   constructor(
     private readonly state: ClusterState,
     private readonly store: JobStore,
+    /** Cancels a job whose dependency can never be met, saying why (set once the job table exists). */
+    public cancelInvalid: (jobId: number, reason: string) => void = () => {},
   ) {}
 
   /** Evaluate pending jobs now (an array's tasks together), and again before every pass while they have conditions. */
@@ -31,6 +36,7 @@ export class Eligibility {
 
   /** Re-evaluate every watched job; jobs that became eligible get their scheduler view back. */
   refresh(now: number): void {
+    this.cancelFound();
     if (this.watched.size === 0) return;
     const jobs: JobRuntime[] = [];
     for (const id of this.watched) {
@@ -39,6 +45,14 @@ export class Eligibility {
       else this.watched.delete(id);
     }
     this.evaluate(jobs, now);
+    this.cancelFound();
+  }
+
+  private cancelFound(): void {
+    for (const [id, reason] of this.invalid) {
+      this.invalid.delete(id);
+      if (this.state.jobs.get(id)?.row.state === "PENDING") this.cancelInvalid(id, reason);
+    }
   }
 
   private evaluate(jobs: readonly JobRuntime[], now: number): void {
@@ -61,6 +75,7 @@ export class Eligibility {
       // The first tasks of an array in line take the free places of its limit.
       if (!why && array && running) running.set(r.arrayJobId!, array.running + 1);
       this.set(job, why, now);
+      if (why?.reason === "DependencyNeverSatisfied" && r.dependency?.kill) this.invalid.set(r.id, `DependencyNeverSatisfied: ${why.detail} (--kill-on-invalid-dep)`);
       if (!hasConditions(job)) this.watched.delete(r.id);
     }
   }

@@ -227,6 +227,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     },
     ledger,
   );
+  eligibility.cancelInvalid = (id, reason) => jobs.cancel(id, { task: true, reason });
   const ersConfig = resolveConfig(opts.scheduler);
   const policy = POLICY_TABLE[ersConfig.policy];
   // One loop: a snapshot, one plan (sched/plan.ts), one applier that re-checks and carries it out.

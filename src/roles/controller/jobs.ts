@@ -221,7 +221,7 @@ export class Jobs {
     if (full) throw conflict("max_job_count", full);
     const limit = this.config.queue?.submitLimit(by.user, partition, adding);
     if (limit) throw conflict("max_submit_jobs", limit);
-    const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency };
+    const dependency = req.dependency === undefined ? null : { ...this.resolveDependency(parseDependency(req.dependency) as DependencySpec), text: req.dependency, ...(req.killOnInvalidDep ? { kill: true as const } : {}) };
     const values: PreparedJob["values"] = {
       name,
       kind,
