@@ -39,6 +39,8 @@ const args = defineArgs({
   jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
   "multi-prog": { type: "boolean", description: "Each rank runs its line of the configuration file given in place of the program (%t rank, %o offset)" },
   nodelist: { type: "string", alias: "w", description: "Nodes of the job the step must run on (with -N, the job's first others too)", valueHint: "NODES" },
+  relative: { type: "string", alias: "r", description: "Run on the job's nodes from its N-th (0 the first): -N of them, else all from there", valueHint: "N" },
+  exclude: { type: "string", alias: "x", description: "Run on the job's nodes but these: -N of them, else all the others", valueHint: "NODES" },
 });
 
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
@@ -74,17 +76,23 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   const flag = (name: string, value?: string) => run.push(value === undefined ? `--${name}` : `--${name}=${value}`);
   const job = env.EBB_JOB_ID;
   if (a.jobid !== undefined && a.jobid !== job) throw new UsageError(`--jobid=${a.jobid}: srun here runs steps of job ${job ?? "(none: not inside an ebb job)"} only`);
+  let nodeCount: string | undefined;
   if (a.nodes !== undefined) {
     const m = /^(\d+)(?:-(\d+))?$/.exec(a.nodes);
     if (!m || (m[2] !== undefined && m[2] !== m[1])) throw new UsageError(`--nodes=${a.nodes}: a step takes a node count, not a range`);
-    flag("nodes", m[1]);
+    nodeCount = m[1];
   }
+  const jobNodes = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
+  const placed = stepNodes(a, jobNodes, nodeCount === undefined ? undefined : Number(nodeCount));
+  // -r and -x give the step its nodes; -w only nodes it must have, its count as without it.
+  if (a.nodelist === undefined) nodeCount ??= placed?.length.toString();
+  if (nodeCount !== undefined) flag("nodes", nodeCount);
   // srun's defaults inside a job: the job's task counts, from its environment.
-  const ntasks = a.ntasks ?? (a.nodes === undefined ? env.SLURM_NTASKS : undefined);
+  const ntasks = a.ntasks ?? (nodeCount === undefined ? env.SLURM_NTASKS : undefined);
   if (ntasks !== undefined) flag("ntasks", ntasks);
   let perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
   // As srun: a task count (the job's too) beyond --ntasks-per-node on the step's nodes wins, with a warning.
-  const nodes = a.nodes ?? env.SLURM_NNODES;
+  const nodes = nodeCount ?? env.SLURM_NNODES;
   if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(ntasks) > Number(perNode) * Number(nodes)) {
     warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
     perNode = undefined;
@@ -116,20 +124,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   }
   const bind = a["cpu-bind"]?.split(",").filter((w) => w !== "verbose" && w !== "v" && w !== "quiet" && w !== "q");
   if (bind !== undefined && bind.length > 0) {
-    const kind = bind.length === 1 && (["none", "no"].includes(bind[0]!) ? "none" : ["cores", "core", "threads", "thread"].includes(bind[0]!) ? "cores" : undefined);
-    if (!kind) throw new UsageError(`--cpu-bind=${a["cpu-bind"]}: ebb binds each rank to its own cores (cores) or not at all (none)`);
+    const kind = bind.length === 1 && (["none", "no"].includes(bind[0]!) ? "none" : CPU_BIND_CORES.includes(bind[0]!) ? "cores" : undefined);
+    if (!kind) throw new UsageError(`--cpu-bind=${a["cpu-bind"]}: ebb binds each rank to its own cores (cores) or not at all (none); it takes no CPU lists or masks`);
+    if (kind === "cores" && !["cores", "core", "threads", "thread"].includes(bind[0]!)) warnings.push(`--cpu-bind=${a["cpu-bind"]} binds each rank to its own cores here`);
     flag("cpu-bind", kind);
   }
   flag(a["kill-on-bad-exit"] ? "kill-on-bad-exit" : "no-kill-on-bad-exit");
-  if (a.nodelist !== undefined) {
-    const want = expandHostlist(a.nodelist);
-    const have = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
-    if ("error" in want) throw new UsageError(`--nodelist: ${want.error}`);
-    // As srun's, the list is nodes the step must have (it takes the job's first others to reach its count).
-    const strangers = want.filter((n) => !have.includes(n));
-    if (strangers.length > 0) throw new UsageError(`--nodelist=${a.nodelist}: ${strangers.join(",")} ${strangers.length === 1 ? "is" : "are"} not among the job's nodes (${have.join(",") || "none"})`);
-    flag("nodelist", want.join(","));
-  }
+  if (placed) flag("nodelist", placed.join(","));
   if (a["multi-prog"]) {
     if (command.length > 1) throw new UsageError(`--multi-prog takes its configuration file alone, not ${command.slice(1).join(" ")}`);
     let text: string;
@@ -143,6 +144,40 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings };
   }
   return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings };
+}
+
+/** srun's --cpu-bind ways that ebb's binding to each rank's own cores stands for (socket and locality-domain levels name what ebb's nodes do not have). */
+const CPU_BIND_CORES = ["cores", "core", "threads", "thread", "rank", "sockets", "socket", "ldoms", "ldom", "boards", "board", "rank_ldom"];
+
+/**
+ * The nodes of the job a step must run on, when srun names them: -w (the nodes it must have; it
+ * takes the job's first others to reach its count), -r N (the job's nodes from its N-th), -x
+ * (the job's nodes but those); undefined when it names none.
+ */
+function stepNodes(a: { nodelist?: string; relative?: string; exclude?: string }, have: readonly string[], count: number | undefined): string[] | undefined {
+  const given = [a.nodelist !== undefined && "--nodelist", a.relative !== undefined && "--relative", a.exclude !== undefined && "--exclude"].filter(Boolean);
+  if (given.length > 1) throw new UsageError(`give one of --nodelist, --relative and --exclude, not ${given.join(" and ")}`);
+  const list = (flag: string, value: string) => {
+    const nodes = expandHostlist(value);
+    if ("error" in nodes) throw new UsageError(`${flag}: ${nodes.error}`);
+    const strangers = nodes.filter((n) => !have.includes(n));
+    if (strangers.length > 0) throw new UsageError(`${flag}=${value}: ${strangers.join(",")} ${strangers.length === 1 ? "is" : "are"} not among the job's nodes (${have.join(",") || "none"})`);
+    return nodes;
+  };
+  if (a.nodelist !== undefined) return list("--nodelist", a.nodelist);
+  let from: string[];
+  if (a.relative !== undefined) {
+    if (!/^\d{1,6}$/.test(a.relative)) throw new UsageError(`--relative=${a.relative}: expected a node's place in the job, 0 the first`);
+    const r = Number(a.relative);
+    if (r >= have.length) throw new UsageError(`--relative=${r}: the job has ${have.length} node${have.length === 1 ? "" : "s"} (${have.join(",") || "none"}), counted from 0`);
+    from = have.slice(r);
+  } else if (a.exclude !== undefined) {
+    const out = new Set(list("--exclude", a.exclude));
+    from = have.filter((n) => !out.has(n));
+    if (from.length === 0) throw new UsageError(`--exclude=${a.exclude} leaves none of the job's nodes (${have.join(",")})`);
+  } else return undefined;
+  if (count !== undefined && count > from.length) throw new UsageError(`${given[0]}: ${count} nodes asked for, ${from.length} of the job's are there (${from.join(",")})`);
+  return from.slice(0, count ?? from.length);
 }
 
 /** srun -i's file patterns that stand for a rank's values, as the shell reads them in the rank. */

@@ -130,6 +130,34 @@ describe("srun as ebb run", () => {
     expect(run(["--nodes=1", "--ntasks=1", "-w", "n2", "hostname"], env).run).toContain("--nodelist=n2");
   });
 
+  test("-r N and -x NODES (steps spread over the job's nodes, as task farms do): the step runs on those nodes, -N of them else all", () => {
+    const four = { ...job, EBB_JOB_NODELIST: "n1,n2,n3,n4", SLURM_NTASKS: "4", SLURM_NNODES: "4" };
+    expect(run(["-N1", "-n1", "-r", "2", "x"], four).run).toEqual(["--nodes=1", "--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n3", "--", "x"]);
+    expect(run(["--relative=1", "x"], four).run).toEqual(["--nodes=3", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n2,n3,n4", "--", "x"]);
+    expect(run(["-x", "n[1-2]", "-n", "2", "x"], four).run).toEqual(["--nodes=2", "--ntasks=2", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n3,n4", "--", "x"]);
+    expect(run(["--exclude=n4", "-N", "1", "x"], four).run).toContain("--nodelist=n1");
+    const refused = (argv: string[]) => {
+      try {
+        srunToRun(argv, four);
+        return "accepted";
+      } catch (e) {
+        return (e as Error).message;
+      }
+    };
+    expect(refused(["-r", "4", "x"])).toBe("--relative=4: the job has 4 nodes (n1,n2,n3,n4), counted from 0");
+    expect(refused(["-r", "3", "-N", "2", "x"])).toBe("--relative: 2 nodes asked for, 1 of the job's are there (n4)");
+    expect(refused(["-x", "n[1-4]", "x"])).toBe("--exclude=n[1-4] leaves none of the job's nodes (n1,n2,n3,n4)");
+    expect(refused(["-x", "n9", "x"])).toBe("--exclude=n9: n9 is not among the job's nodes (n1,n2,n3,n4)");
+    expect(refused(["-w", "n1", "-r", "1", "x"])).toBe("give one of --nodelist, --relative and --exclude, not --nodelist and --relative");
+  });
+
+  test("--cpu-bind: ebb's own cores for the socket and locality-domain levels (said), no CPU lists or masks; harmless flags pass", () => {
+    expect(run(["--cpu-bind=sockets", "x"])).toEqual({ run: ["--input=all", "--cpu-bind=cores", "--no-kill-on-bad-exit", "--", "x"], warnings: ["--cpu-bind=sockets binds each rank to its own cores here"] });
+    expect(refusal(["--cpu-bind=map_cpu:0,1", "x"])).toBe("--cpu-bind=map_cpu:0,1: ebb binds each rank to its own cores (cores) or not at all (none); it takes no CPU lists or masks");
+    expect(run(["--send-libs=no", "--quit-on-interrupt", "x"]).warnings).toEqual([]);
+    expect(refusal(["--send-libs=yes", "x"])).toBe("--send-libs=yes: ebb does not copy programs to the nodes");
+  });
+
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
     expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
