@@ -35,6 +35,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   sacct: { summary: "sacct inside an ebb job: ebb history with sacct's flags (on every job process's PATH)", load: () => import("./sacct.ts"), hidden: true },
   squeue: { summary: "squeue inside an ebb job: ebb queue with squeue's flags (on every job process's PATH)", load: () => import("./squeue.ts"), hidden: true },
   sinfo: { summary: "sinfo inside an ebb job: this cluster's partitions and nodes, with sinfo's flags (on every job process's PATH)", load: () => import("./sinfo.ts"), hidden: true },
+  seff: { summary: "seff inside an ebb job: a job's CPU and memory efficiency in seff's layout (on every job process's PATH)", load: () => import("./seff.ts"), hidden: true },
   sstat: { summary: "sstat inside an ebb job: refused, naming where ebb has a job's statistics (on every job process's PATH)", load: () => import("./sstat.ts"), hidden: true },
   scontrol: { summary: "scontrol inside an ebb job: show hostnames / hostlist (on every job process's PATH)", load: () => import("./scontrol.ts"), hidden: true },
   "step-root": { summary: "The step root of an elastic command job (started by the controller)", load: () => import("./step-root.ts"), hidden: true },

@@ -228,6 +228,8 @@ describe("batch scripts submitted with `ebb submit`", () => {
         "ebb run -w nowhere true || echo refused by the controller",
         // A script's closing report: sacct answers for this cluster's job.
         'sacct -j "$SLURM_JOB_ID.batch" -X -n -P --format=JobID,JobName,State,NNodes',
+        // And the other common closing line: seff, whose failure would have failed the job.
+        'seff "$SLURM_JOB_ID"',
       ].join("\n"),
     );
     const r = await c.ebb(["submit", "--parsable", "per-node.sh"]);
@@ -243,6 +245,7 @@ describe("batch scripts submitted with `ebb submit`", () => {
     expect(out).toContain(`nowhere is not among job ${job.id}'s nodes (`);
     expect(lines).toContain("refused by the controller");
     expect(lines).toContain(`${job.id}|per-node.sh|RUNNING|3`);
+    for (const line of [`Job ID: ${job.id}`, "State: RUNNING", "Nodes: 3", "Cores per node: 1", "WARNING: Efficiency statistics may be misleading for RUNNING jobs."]) expect(lines).toContain(line);
   });
 
   test("command-line flags override directives; -o names the output file", async () => {

@@ -1,6 +1,6 @@
 /**
  * The `ebb` command that job processes find first on their PATH, so that a batch script can run
- * `ebb run`, with Slurm's `srun`, `scontrol`, `sbatch`, `scancel`, `squeue`, `sacct`, `sinfo` and `sstat` beside it (a Slurm script's steps, host lists, jobs); and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
+ * `ebb run`, with Slurm's `srun`, `scontrol`, `sbatch`, `scancel`, `squeue`, `sacct`, `sinfo`, `sstat` and `seff` beside it (a Slurm script's steps, host lists, jobs); and a `bun` command they find last, so that `bun app.ts` runs on a node with no bun
  * installed: it is `ebb exec --bun`, this ebb's own runtime with ebb/comm and ebb/epop inside
  * (a bun on the job's PATH comes first and wins). Both must be reachable by the job's user: an
  * agent running as root keeps them under /run/ebb (0755 directories), not in its state dir, which
@@ -30,7 +30,7 @@ function sweep(): void {
 }
 
 /** The Slurm commands a job finds on its PATH, and the ebb command each runs. */
-const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "submit", scancel: "cancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat" };
+const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "submit", scancel: "cancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat", seff: "seff" };
 
 const quoted = (argv: string[]) => argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
 
