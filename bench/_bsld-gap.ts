@@ -37,9 +37,13 @@ for (const line of lines.slice(1)) {
   if (!by.has(policy)) by.set(policy, new Map());
   by.get(policy)!.set(num("job"), { job: num("job"), submit: num("submit"), start: num("start"), end: num("end"), wait: num("wait"), turnaround: num("turnaround"), reference: num("reference"), nodes: num("nodes"), minNodes: num("min_nodes"), startNodes: num("start_nodes") });
 }
-const A = by.get(a);
-const B = by.get(b);
-if (!A || !B) throw new Error(`${file}: needs rows of ${a} and ${b} (has ${[...by.keys()].join(", ")})`);
+const rowsOf = (p: string): Map<number, Row> => {
+  const m = by.get(p);
+  if (!m) throw new Error(`${file}: no rows of ${p} (has ${[...by.keys()].join(", ")})`);
+  return m;
+};
+const A = rowsOf(a);
+const B = rowsOf(b);
 
 const bsld = (r: Row) => Math.max(1, r.turnaround / Math.max(r.reference, TAU));
 const waitPart = (r: Row) => r.wait / Math.max(r.reference, TAU);
