@@ -38,7 +38,19 @@
  *   a malleable one at its minimum, its loss there priced in), its wait running until enough jobs
  *   end, from shrinks the reservation survives (backfill-admit.ts). With
  *   priorities (fair share), each job's seconds weigh its priority against the head's
- *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one;
+ *   (`priorityWeight`): a heavy user's running job gives nodes to a light user's waiting one.
+ *   Measured and not kept (issue 35, hpc2n x0.5, 100 % malleable, seeds 1-5, --check 0 each; ebb's
+ *   mean bsld 11.31, TA 17,317 s, drms-rs's 7.96 and 17,268): where a head of 64-72 nodes asked
+ *   (900-1,800 s limits) cannot be admitted at its size (the running jobs hold fewer nodes above
+ *   their minimum than it lacks), the head alone admitted below its size, its own loss there priced
+ *   in by moving its reservation earlier by it (as `atMinimum`) and its promise kept at EASY's
+ *   reservation: at its priced start size bsld 11.70 (per seed -0.5 to +2.1), at its minimum 11.80,
+ *   TA +0.8 %; the donors' stretch weighed in bounded slowdown (the head's limit over the donor's
+ *   whole run, so a long job gives to a short one): bsld 11.10, but TA 17,448 s (/ drms-rs's
+ *   1.0028 -> 1.0104). drms-rs's lead there and at lublin x3 50 % rests on breaking EASY's promise
+ *   (1,949 of 2,439 and 1,439 of 2,014 first-in-line jobs late, seeds 2 and 4); at lublin x3 ebb's
+ *   whole bsld gap is jobs waiting behind rigid jobs of >= 200 nodes, whom drms-rs makes wait
+ *   99,549 s on average against ebb's 22,651 (bench/_bsld-gap.ts);
  * - shrink by price: a running job shrinks to the size where its remaining time plus λ × its
  *   node-seconds is least, if that gains more than the adaptation (an inefficient job under a long
  *   queue gives nodes back; an efficient one keeps them; with priorities its own time weighs its
