@@ -376,7 +376,7 @@ export class StepNode {
     const worldSize = worldSizeOf(spec);
     const job = this.ctx.placement(spec.jobId);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
-    const slices = (spec.cpuBind ?? "cores") === "cores" ? rankSlices(job.cpus, count) : undefined;
+    const slices = (spec.cpuBind ?? "cores") === "cores" && job.ownCpus ? rankSlices(job.cpus, count) : undefined;
     // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
     const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
     const output = this.openOutputFiles();

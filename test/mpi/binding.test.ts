@@ -1,0 +1,52 @@
+/**
+ * Where MPICH's ranks may run when they outnumber their CPUs. MPICH busy-polls: two ranks pinned
+ * to one CPU never run at once, and every message between them waits for the scheduler (MPICH's
+ * rma/atomic_get, 3 ranks on 2 CPUs: 16-21 s pinned 0,1,0 under ebb or Hydra with taskset, 6-13 s
+ * unpinned). So ranks that outnumber their job's CPUs on a node are not bound to one each, and a
+ * node whose cores are not CPUs of its own (more cores than CPUs, as nodes sharing one host have)
+ * does not hold a job to a core's CPU.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { availableParallelism } from "node:os";
+import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { mpi } from "./programs.ts";
+
+const binding = await mpi("binding");
+const hostCpus = (await Bun.file("/proc/self/status").text()).match(/^Cpus_allowed_list:\s*(\S+)/m)![1]!;
+
+let c: TestCluster;
+beforeAll(async () => {
+  if (!binding) return;
+  c = await startCluster({ agents: 0 });
+  c.startAgent("node01", ["--cpus", "2"]);
+  // More cores than the host has CPUs: cores that are no CPU's own, as on agents sharing a host.
+  for (const name of ["node02", "node03"]) c.startAgent(name, ["--cpus", String(availableParallelism() + 1)]);
+  await c.waitNodes(3, "IDLE", 90_000);
+});
+afterAll(async () => {
+  await c?.stop();
+});
+
+async function ranks(args: string[]) {
+  const r = await c.ebb(["run", ...args, binding!]);
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  return r.stdout
+    .split("\n")
+    .filter((l) => l.startsWith("binding "))
+    .map((l) => Object.fromEntries(l.slice(8).split(" ").map((kv) => kv.split("=") as [string, string])))
+    .sort((a, b) => Number(a.rank) - Number(b.rank));
+}
+
+describe.skipIf(!binding)("MPICH ranks and CPUs", () => {
+  test("3 ranks on a node of 2 cores (-O -c 2): each may use both of the job's CPUs, none is pinned to one another shares", async () => {
+    const out = await ranks(["-w", "node01", "-N", "1", "-n", "3", "-O", "-c", "2"]);
+    expect(out.map((o) => [o.rank, o.sum])).toEqual([["0", "3"], ["1", "3"], ["2", "3"]]);
+    expect(new Set(out.map((o) => o.cpus)).size).toBe(1);
+    if (availableParallelism() > 1) expect(out[0]!.cpus).toMatch(/[-,]/);
+  });
+
+  test("one rank on each of 2 nodes with more cores than CPUs: each may use all of the host's CPUs, not its core's one", async () => {
+    const out = await ranks(["-x", "node01", "-N", "2", "-n", "2"]);
+    expect(out.map((o) => [o.rank, o.sum, o.cpus])).toEqual(["0", "1"].map((r) => [r, "1", hostCpus]));
+  });
+});
