@@ -3,8 +3,8 @@
  * to one CPU never run at once, and every message between them waits for the scheduler (MPICH's
  * rma/atomic_get, 3 ranks on 2 CPUs: 16-21 s pinned 0,1,0 under ebb or Hydra with taskset, 6-13 s
  * unpinned). So ranks that outnumber their job's CPUs on a node are not bound to one each, and a
- * node whose cores are not CPUs of its own (more cores than CPUs, as nodes sharing one host have)
- * does not hold a job to a core's CPU.
+ * node whose cores are not CPUs of its own (more cores than CPUs, or `ebb agent --shared-cpus`: other
+ * agents on the same host) does not hold a job to a core's CPU.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { availableParallelism } from "node:os";
@@ -19,8 +19,9 @@ beforeAll(async () => {
   if (!binding) return;
   c = await startCluster({ agents: 0 });
   c.startAgent("node01", ["--cpus", "2"]);
-  // More cores than the host has CPUs: cores that are no CPU's own, as on agents sharing a host.
-  for (const name of ["node02", "node03"]) c.startAgent(name, ["--cpus", String(availableParallelism() + 1)]);
+  // Cores that are no CPU's own: more of them than the host has CPUs, or CPUs other agents share.
+  c.startAgent("node02", ["--cpus", String(availableParallelism() + 1)]);
+  c.startAgent("node03", ["--cpus", "1", "--shared-cpus"]);
   await c.waitNodes(3, "IDLE", 90_000);
 });
 afterAll(async () => {
@@ -45,7 +46,7 @@ describe.skipIf(!binding)("MPICH ranks and CPUs", () => {
     if (availableParallelism() > 1) expect(out[0]!.cpus).toMatch(/[-,]/);
   });
 
-  test("one rank on each of 2 nodes with more cores than CPUs: each may use all of the host's CPUs, not its core's one", async () => {
+  test("one rank on a node with more cores than CPUs and one on a node of --shared-cpus: each may use all of the host's CPUs, not its core's one", async () => {
     const out = await ranks(["-x", "node01", "-N", "2", "-n", "2"]);
     expect(out.map((o) => [o.rank, o.sum, o.cpus])).toEqual(["0", "1"].map((r) => [r, "1", hostCpus]));
   });

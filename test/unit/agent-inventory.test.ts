@@ -90,6 +90,7 @@ describe("placement", () => {
     const one = { cores: [1], memMiB: 1000, gpus: [] };
     expect(placementOf(one, { ...node, cpus: 5 })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
     expect(placementOf(one, { ...node, sharedCpus: true })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
+    expect(placementOf(one, { ...node, cpus: 1, sharedCpus: true })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
     expect(ownsCpus(node)).toBe(true);
   });
 

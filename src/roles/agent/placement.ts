@@ -51,10 +51,10 @@ export const ownsCpus = (node: NodeOffer): boolean => !node.sharedCpus && node.c
 /** A job's CPUs, memory and GPUs here; a null share (an old controller's `alloc`) is the whole node. */
 export function placementOf(share: Share | null, node: NodeOffer): Placement {
   const own = ownsCpus(node);
-  const cores = share && own ? share.cores : upTo(node.cpus);
   const ids = node.cpuIds.length > 0 ? node.cpuIds : [0];
+  const cpus = own ? (share ? share.cores : upTo(node.cpus)).map((i) => ids[i % ids.length]!) : ids;
   return {
-    cpus: [...new Set(cores.map((i) => ids[i % ids.length]!))].sort((a, b) => a - b),
+    cpus: [...new Set(cpus)].sort((a, b) => a - b),
     ownCpus: own,
     memMiB: share && share.memMiB > 0 ? share.memMiB : node.memoryMb,
     gpus: share ? share.gpus.filter((g) => g < node.gpus.length) : upTo(node.gpus.length),
