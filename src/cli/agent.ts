@@ -23,7 +23,7 @@ export default defineCommand({
     controller: { type: "string", description: "Controller URL, e.g. http://head:7700 (default $EBB_CONTROLLER)", valueHint: "URL" },
     name: { type: "string", description: "Node name (default: the short hostname)", valueHint: "NAME" },
     cpus: { type: "string", description: "Cores to offer (default: the CPUs this agent may run on, its cpuset)", valueHint: "N" },
-    "shared-cpus": { type: "boolean", description: "Other agents run on this host's CPUs (several nodes on one machine): each job runs on all of them and no rank is bound, as when --cpus is more than the CPUs (default: the cores are CPUs of this node's own)" },
+    "shared-cpus": { type: "boolean", description: "Other agents run on this host's CPUs (several nodes on one machine): each job runs on all of them, a step's ranks bound one to a CPU by rank only where they fit, as when --cpus is more than the CPUs (default: the cores are CPUs of this node's own)" },
     memory: { type: "string", description: `Memory to offer: ${MEMORY_HINT} (default: the machine's, less 5 % and at most 2 GiB for the system)`, valueHint: "SIZE" },
     ...gresArgs,
     "gpu-devices": { type: "string", description: "Each GPU's device file, in index order, comma-separated (default: detected, /dev/nvidiaN or AMD's render nodes): a job's processes cannot open those of the GPUs it does not hold", valueHint: "FILE,.." },

@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { formatIndexList, parseIndexList } from "../../src/domain/index-list.ts";
 import { allowedCpus, declaredGpus, detectGpus, gpuType, gpuVendor, parseNvidiaSmi, usableMemoryMb } from "../../src/roles/agent/inventory.ts";
 import { gpuVars, ownsCpus, placementOf } from "../../src/roles/agent/placement.ts";
-import { rankSlices } from "../../src/roles/agent/affinity.ts";
+import { rankSlices, sharedRankCpus } from "../../src/roles/agent/affinity.ts";
 import { NodeAllocation } from "../../src/roles/agent/allocation.ts";
 import { UsageReports } from "../../src/roles/agent/usage-reports.ts";
 import { featuresFlag, gresFlag, memoryFlag } from "../../src/cli/inventory-flags.ts";
@@ -111,6 +111,12 @@ describe("placement", () => {
     expect(rankSlices([4, 5], 2)).toEqual([[4], [5]]);
     expect(rankSlices([4, 5], 3)).toEqual([[4, 5], [4, 5], [4, 5]]);
     expect(rankSlices([4, 5], 1)).toEqual([[4, 5]]);
+  });
+
+  test("on a node whose CPUs others share, a step's ranks take one CPU each by world rank if they fit, else none", () => {
+    expect(sharedRankCpus([0, 1], [1], 2)).toEqual([[1]]);
+    expect(sharedRankCpus([0, 1, 2, 3], [2, 3], 4)).toEqual([[2], [3]]);
+    expect(sharedRankCpus([0, 1], [2], 3)).toBeUndefined();
   });
 });
 

@@ -105,3 +105,14 @@ export function rankSlices(cpus: readonly number[], count: number): number[][] {
   }
   return out;
 }
+
+/**
+ * Ranks' CPUs on a node whose CPUs other nodes share (placement.ts ownsCpus): a step whose ranks
+ * fit the CPUs binds world rank r to the r-th, so its ranks on the host's several nodes never meet
+ * on a CPU (2 ranks on 2 nodes of `ebb up`, MPICH's errhan/commcall_oldapi at load 30: 4.5 s each
+ * on its own CPU, 7.0 unbound); a wider one binds none, as ranks that outnumber their CPUs.
+ */
+export function sharedRankCpus(cpus: readonly number[], worldRanks: readonly number[], worldSize: number): number[][] | undefined {
+  if (worldSize > cpus.length || cpus.length === 0) return undefined;
+  return worldRanks.map((r) => [cpus[r % cpus.length]!]);
+}

@@ -48,7 +48,7 @@ export interface AgentOptions {
   cpus: number;
   /** The host CPUs its cores are, core i on cpuIds[i] (cycling); default: the CPUs the agent may run on, in order. */
   cpuIds?: number[];
-  /** Other nodes run on the same CPUs (`ebb up`'s, when they outnumber the host's): jobs get all of cpuIds, ranks are not bound. */
+  /** Other nodes run on the same CPUs (`ebb up`'s, when they outnumber the host's): jobs get all of cpuIds, a step's ranks are bound one to a CPU by world rank only where they fit. */
   sharedCpus?: boolean;
   memoryMb: number;
   gpus?: (string | null)[];

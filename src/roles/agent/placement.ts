@@ -44,7 +44,8 @@ const upTo = (n: number) => Array.from({ length: n }, (_, i) => i);
  * node, is given too, and a job held to it runs its ranks on one CPU while others sit idle
  * (MPICH's rma/atomic_get, 3 ranks on 3 nodes of `ebb up` on 2 CPUs: each node's one-core
  * cpuset put two ranks on CPU 0, 16-21 s; Hydra's 3 ranks unconfined 6-13 s). Such a node runs
- * its jobs on all of its CPUs and binds no rank: the kernel spreads them.
+ * its jobs on all of its CPUs, and binds a step's ranks only one to a CPU by world rank, where
+ * they fit (affinity.ts sharedRankCpus).
  */
 export const ownsCpus = (node: NodeOffer): boolean => !node.sharedCpus && node.cpus <= node.cpuIds.length;
 
