@@ -6,7 +6,8 @@
  * to the deepest path of the table below on its stack (submit, pass, start, end, HTTP, WebSocket,
  * ...) and to the kind of code at its leaf (SQLite, zod, JSON, the WebSocket's write, hono, ours);
  * the samples of each batch are scaled to its JavaScript thread's CPU time (/proc), and the other
- * threads' (JIT compilers, collector, allocator) are given by name. Also the passes per job
+ * threads' (JIT compilers, collector; "thread" is the profiler's own sampler) are given by name
+ * (one that ended during a batch is not counted). Also the passes per job
  * (/metrics). The profiler slows the controller (~10-20 %): the shares count, not the sum. Not a
  * benchmark (run.ts skips files named _*).
  */
@@ -45,8 +46,9 @@ const KINDS: [RegExp, string][] = [
   [/hono/, "hono"],
 ];
 
-function threads(pid: number): Map<string, number> {
-  const by = new Map<string, number>();
+/** CPU ms so far of each thread of a process, by thread id, with its name ("thread": the profiler's sampler). */
+function threads(pid: number): Map<string, { name: string; ms: number }> {
+  const by = new Map<string, { name: string; ms: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     let stat: string;
     try {
@@ -56,8 +58,15 @@ function threads(pid: number): Map<string, number> {
     }
     const name = tid === String(pid) ? "JS thread" : stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")).replace(/\s*#?\d+$/, "");
     const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    by.set(name, (by.get(name) ?? 0) + (Number(f[11]) + Number(f[12])) * TICK_MS);
+    by.set(tid, { name, ms: (Number(f[11]) + Number(f[12])) * TICK_MS });
   }
+  return by;
+}
+
+/** CPU ms by thread name between two `threads` readings; a thread that ended meanwhile is not counted (its CPU is gone with it). */
+function threadsSince(before: ReturnType<typeof threads>, after: ReturnType<typeof threads>): Map<string, number> {
+  const by = new Map<string, number>();
+  for (const [tid, t] of after) by.set(t.name, (by.get(t.name) ?? 0) + t.ms - (before.get(tid)?.ms ?? 0));
   return by;
 }
 
@@ -68,7 +77,7 @@ for (const name of ["fresh", "warm"]) {
   const t0 = threads(c.controllerPid), p0 = await passes(), from = Date.now() * 1000;
   await runTrueJobs(c, jobs);
   const t1 = threads(c.controllerPid), p1 = await passes(), to = Date.now() * 1000;
-  batches.push({ from, to, threads: new Map([...t1].map(([k, v]) => [k, v - (t0.get(k) ?? 0)])), passes: p1 - p0 });
+  batches.push({ from, to, threads: threadsSince(t0, t1), passes: p1 - p0 });
   console.error(`${name}: done, load ${loadavg()[0]!.toFixed(1)}`);
 }
 const pid = c.controllerPid;
