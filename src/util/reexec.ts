@@ -20,7 +20,9 @@
  * tier below, DFG, left its own thread no slower that we could measure. Without FTL the
  * controller spent 0.91x (jobs 1-1,000) and 0.86x (1,001-2,000) the CPU per null job
  * (bench/_ab-null-jobs.ts, medians of 4 ABBA rounds, load 22-32), and 0.91x, 0.92x, 0.79x over
- * its first three thousands (4 rounds, load 19-29). The same code, compiled less far. Not `ebb
+ * its first three thousands (4 rounds, load 19-29); over a 6,000-job run (2 rounds only, load
+ * 19-25) 1.04x, 1.01x, 1.04x over the first three thousands and 0.88x, 0.83x over the fourth and
+ * sixth: no later cost showed. The same code, compiled less far. Not `ebb
  * up`: its agents start jobs with its environment, and a job's own Bun program keeps its
  * runtime's defaults. Nothing the controller starts gets the variable (a step root's environment
  * is made afresh: step-roots.ts).
