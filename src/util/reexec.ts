@@ -12,6 +12,20 @@
  * stdio, working directory, signal dispositions and every descriptor not marked close-on-exec.
  * Not when the variable is set already (a user's value, or this is the second start), nor with
  * EBB_REEXEC=0.
+ *
+ * The controller also starts again without JavaScriptCore's top tier, FTL (BUN_JSC_useFTLJIT=0,
+ * unless the environment sets it): its JIT threads went on compiling over its first ~3,000 null
+ * jobs (0.5-0.65 ms of CPU a job over the first 1,000, 0.15-0.2 over the third; without FTL 0.4
+ * and 0.05), for glue code run once or twice a job (SQLite, JSON, sockets, short loops) where the
+ * tier below, DFG, left its own thread no slower that we could measure. Without FTL the
+ * controller spent 0.91x (jobs 1-1,000) and 0.86x (1,001-2,000) the CPU per null job
+ * (bench/_ab-null-jobs.ts, medians of 4 ABBA rounds, load 22-32), and 0.91x, 0.92x, 0.79x over
+ * its first three thousands (4 rounds, load 19-29); over a 6,000-job run (2 rounds only, load
+ * 19-25) 1.04x, 1.01x, 1.04x over the first three thousands and 0.88x, 0.83x over the fourth and
+ * sixth: no later cost showed. The same code, compiled less far. Not `ebb
+ * up`: its agents start jobs with its environment, and a job's own Bun program keeps its
+ * runtime's defaults. Nothing the controller starts gets the variable (a step root's environment
+ * is made afresh: step-roots.ts).
  */
 import { readFileSync } from "node:fs";
 
@@ -19,12 +33,14 @@ export const PURGE_DELAY_VAR = "MIMALLOC_PURGE_DELAY";
 /** -1: never give freed memory back; mimalloc reuses it for the next allocations. */
 export const DAEMON_PURGE_DELAY = "-1";
 const ROLES = new Set(["controller", "up"]);
+/** JavaScriptCore's FTL tier, "0": off (the controller's setting). */
+export const FTL_VAR = "BUN_JSC_useFTLJIT";
 
 /** The variables a process running `command` (a subcommand) should start again with, if it should. */
 export function reexecVars(command: string | undefined, env: Record<string, string | undefined>): Record<string, string> | undefined {
   if (command === undefined || !ROLES.has(command)) return undefined;
   if (env.EBB_REEXEC === "0" || env[PURGE_DELAY_VAR] !== undefined) return undefined;
-  return { [PURGE_DELAY_VAR]: DAEMON_PURGE_DELAY };
+  return { [PURGE_DELAY_VAR]: DAEMON_PURGE_DELAY, ...(command === "controller" && env[FTL_VAR] === undefined ? { [FTL_VAR]: "0" } : {}) };
 }
 
 /** NUL-separated strings as the kernel keeps argv and the environment, each NUL-terminated. */

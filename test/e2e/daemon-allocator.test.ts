@@ -3,13 +3,14 @@
  * usual runs with MIMALLOC_PURGE_DELAY=-1 under the pid its launcher saw, as its child, with the
  * argv it was given; an agent keeps the purge delay it was started with (here a user's, 250 ms),
  * and no job process gets it; a controller started with its own value keeps it, one started with
- * EBB_REEXEC=0 gets none.
+ * EBB_REEXEC=0 gets none. The controller also runs without JavaScriptCore's FTL tier
+ * (BUN_JSC_useFTLJIT=0), which the agent and the jobs do not get.
  */
 import { expect, test } from "bun:test";
 import type { Subprocess } from "bun";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { DAEMON_PURGE_DELAY, PURGE_DELAY_VAR } from "../../src/util/reexec.ts";
+import { DAEMON_PURGE_DELAY, FTL_VAR, PURGE_DELAY_VAR } from "../../src/util/reexec.ts";
 import { clusterForFile, freePort, ROOT, waitFor } from "../support/cluster.ts";
 
 const c = clusterForFile({ agents: 1, agentEnv: { [PURGE_DELAY_VAR]: "250" } });
@@ -29,6 +30,8 @@ test("the controller runs with the purge delay under the pid its launcher saw, i
   expect(nulList(`/proc/${pid}/cmdline`)).toEqual([process.execPath, MAIN, "controller", "--listen", `127.0.0.1:${c.port}`, "--state-dir", c.stateDir, "--heartbeat", "1", "--kill-wait", "2"]);
   expect(environ(pid).get("EBB_STATE_DIR")).toBe(c.stateDir);
   expect(environ(c.agents.get("node01")!.pid).get(PURGE_DELAY_VAR)).toBe("250");
+  expect(environ(pid).get(FTL_VAR)).toBe("0");
+  expect(environ(c.agents.get("node01")!.pid).has(FTL_VAR)).toBe(false);
 });
 
 test("no job process gets the agent's purge delay: a command job's rank, a batch script", async () => {
@@ -38,7 +41,7 @@ test("no job process gets the agent's purge delay: a command job's rank, a batch
   for (const file of ["command.env", "batch.env"]) {
     const env = c.read(file);
     expect(env).toContain("EBB_JOB_ID=");
-    expect({ file, vars: env.split("\n").filter((l) => l.startsWith("MIMALLOC_")) }).toEqual({ file, vars: [] });
+    expect({ file, vars: env.split("\n").filter((l) => l.startsWith("MIMALLOC_") || l.startsWith(`${FTL_VAR}=`)) }).toEqual({ file, vars: [] });
   }
 });
 
