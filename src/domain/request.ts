@@ -51,10 +51,11 @@ export function requestFrom(s: RequestFields): ResourceRequest {
     tasksPerNode = nodes === undefined ? undefined : 1;
     tasks = nodes ?? 1;
   } else tasks = s.tasks ?? (nodes ?? 1) * (s.tasksPerNode ?? 1);
-  const perGpu = perGpuShape(s, tasks, nodes, tasksPerNode);
-  const perTask = s.cpusPerTask ?? perGpu.cpusPerTask ?? 1;
-  // --mincpus: at least that many cores on each node, shared out over the node's tasks (all of them when placement decides).
+  // A node's tasks: all of them where placement decides.
   const onNode = tasksPerNode ?? (nodes ? Math.ceil(tasks / nodes) : tasks);
+  const perGpu = perGpuShape(s, nodes, tasksPerNode, onNode);
+  const perTask = s.cpusPerTask ?? perGpu.cpusPerTask ?? 1;
+  // --mincpus: at least that many cores on each node, shared out over the node's tasks.
   const req: ResourceRequest = { tasks, cpusPerTask: s.minCpus === undefined ? perTask : Math.max(perTask, Math.ceil(s.minCpus / Math.max(1, onNode))), exclusive };
   if (s.cpusPerTask !== undefined) req.cpusPerTaskSet = true;
   if (nodes !== undefined) req.nodes = nodes;
@@ -80,9 +81,8 @@ export function requestFrom(s: RequestFields): ResourceRequest {
  * it, shared out over the node's tasks (per-node GPUs, or the job's over its nodes). Where a node's
  * task count is left to placement, per-task GPUs' memory goes per core, so that it follows the tasks.
  */
-function perGpuShape(s: RequestFields, tasks: number, nodes: number | undefined, tasksPerNode: number | undefined): { cpusPerTask?: number; memPerNodeMiB?: number; memPerCpuMiB?: number } {
+function perGpuShape(s: RequestFields, nodes: number | undefined, tasksPerNode: number | undefined, onNode: number): { cpusPerTask?: number; memPerNodeMiB?: number; memPerCpuMiB?: number } {
   if (s.cpusPerGpu === undefined && s.memPerGpu === undefined) return {};
-  const onNode = tasksPerNode ?? (nodes ? Math.ceil(tasks / nodes) : tasks);
   if (s.gpusPerTask !== undefined) {
     const cpusPerTask = s.cpusPerTask ?? (s.cpusPerGpu === undefined ? 1 : s.gpusPerTask * s.cpusPerGpu);
     if (s.memPerGpu === undefined) return { cpusPerTask };
