@@ -20,7 +20,7 @@ import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } fro
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { jobPath, ownerOf, rankVars, stepNodeNames } from "./env.ts";
-import { rankSlices } from "./affinity.ts";
+import { rankSlices, sharedRankCpus } from "./affinity.ts";
 import type { JobPlacement } from "./placement.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
@@ -376,7 +376,8 @@ export class StepNode {
     const worldSize = worldSizeOf(spec);
     const job = this.ctx.placement(spec.jobId);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
-    const slices = (spec.cpuBind ?? "cores") === "cores" ? rankSlices(job.cpus, count) : undefined;
+    const worldRanks = Array.from({ length: count }, (_, i) => this.rankBase + first + i);
+    const slices = (spec.cpuBind ?? "cores") !== "cores" ? undefined : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
     // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
     const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
     const output = this.openOutputFiles();
