@@ -92,7 +92,7 @@ export function keepingAffinity<T>(fn: () => T): T {
  * them, as Open MPI binds nothing when oversubscribed: MPICH's ranks busy-poll, and two pinned to
  * one CPU never run at once, so each message between them waits for the scheduler to switch
  * (MPICH's rma/atomic_get, 3 ranks on 2 CPUs pinned 0,1,0: 18-20 s under Hydra with taskset as
- * under ebb, 6-13 s unpinned).
+ * under ebb, 6-13 s unpinned). Such ranks run one OpenMP thread each (crowded-ranks.ts).
  */
 export function rankSlices(cpus: readonly number[], count: number): number[][] {
   if (count <= 0 || cpus.length === 0 || count > cpus.length) return Array.from({ length: Math.max(0, count) }, () => [...cpus]);

@@ -1,6 +1,12 @@
-/* Every rank reports the CPUs it may run on (the kernel's Cpus_allowed_list) and the sum of all ranks. */
+/*
+ * Every rank reports the CPUs it may run on (the kernel's Cpus_allowed_list), the OpenMP threads
+ * its runtime would start (omp_get_max_threads: OMP_NUM_THREADS, else the CPUs it may run on),
+ * and the sum of all ranks.
+ */
 #include <mpi.h>
+#include <omp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
@@ -12,7 +18,8 @@ int main(int argc, char **argv) {
   while (f && fgets(line, sizeof line, f))
     if (sscanf(line, "Cpus_allowed_list: %255s", cpus) == 1) break;
   if (f) fclose(f);
-  printf("binding rank=%d cpus=%s sum=%d\n", rank, cpus, sum);
+  const char *omp = getenv("OMP_NUM_THREADS");
+  printf("binding rank=%d cpus=%s threads=%d omp=%s sum=%d\n", rank, cpus, omp_get_max_threads(), omp ? omp : "-", sum);
   MPI_Finalize();
   return 0;
 }
