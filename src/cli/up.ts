@@ -86,6 +86,8 @@ export default defineCommand({
         process.exit(1);
       };
       const hostCpus = allowedCpus();
+      // More cores in all than the host has CPUs: the nodes' cores overlap, none is a CPU of its own.
+      const sharedCpus = names.length * cpus > hostCpus.length;
       const agents = await AgentThreads.start(
         names.map((name, i) => {
           return {
@@ -94,6 +96,7 @@ export default defineCommand({
             name,
             cpus,
             cpuIds: nodeCpuIds(i, cpus, hostCpus),
+            sharedCpus,
             memoryMb: declared.memoryMb ?? Math.floor(usableMemoryMb() / n),
             gpus: declaredGpus(declared.gres ?? []),
             features: declared.features ?? [],

@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatIndexList, parseIndexList } from "../../src/domain/index-list.ts";
 import { allowedCpus, declaredGpus, detectGpus, gpuType, gpuVendor, parseNvidiaSmi, usableMemoryMb } from "../../src/roles/agent/inventory.ts";
-import { gpuVars, placementOf } from "../../src/roles/agent/placement.ts";
-import { rankSlices } from "../../src/roles/agent/affinity.ts";
+import { gpuVars, ownsCpus, placementOf } from "../../src/roles/agent/placement.ts";
+import { rankSlices, sharedRankCpus } from "../../src/roles/agent/affinity.ts";
 import { NodeAllocation } from "../../src/roles/agent/allocation.ts";
 import { UsageReports } from "../../src/roles/agent/usage-reports.ts";
 import { featuresFlag, gresFlag, memoryFlag } from "../../src/cli/inventory-flags.ts";
@@ -81,9 +81,17 @@ describe("placement", () => {
   const node = { cpus: 4, memoryMb: 4000, gpus: [null, null, null, null], cpuIds: [2, 3, 6, 7] };
 
   test("a share's core indices are the agent's CPUs in order, cycling when more cores are offered", () => {
-    expect(placementOf({ cores: [1, 2], memMiB: 1000, gpus: [3] }, node)).toEqual({ cpus: [3, 6], memMiB: 1000, gpus: [3] });
-    expect(placementOf({ cores: [0, 5], memMiB: 0, gpus: [9] }, { ...node, cpuIds: [0, 1, 2, 3] })).toEqual({ cpus: [0, 1], memMiB: 4000, gpus: [] });
-    expect(placementOf(null, node)).toEqual({ cpus: [2, 3, 6, 7], memMiB: 4000, gpus: [0, 1, 2, 3] });
+    expect(placementOf({ cores: [1, 2], memMiB: 1000, gpus: [3] }, node)).toEqual({ cpus: [3, 6], ownCpus: true, memMiB: 1000, gpus: [3] });
+    expect(placementOf({ cores: [0, 5], memMiB: 0, gpus: [9] }, { ...node, cpuIds: [0, 1, 2, 3] })).toEqual({ cpus: [0, 1], ownCpus: true, memMiB: 4000, gpus: [] });
+    expect(placementOf(null, node)).toEqual({ cpus: [2, 3, 6, 7], ownCpus: true, memMiB: 4000, gpus: [0, 1, 2, 3] });
+  });
+
+  test("a node with more cores than CPUs, or whose CPUs other nodes share, gives every job all of its CPUs", () => {
+    const one = { cores: [1], memMiB: 1000, gpus: [] };
+    expect(placementOf(one, { ...node, cpus: 5 })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
+    expect(placementOf(one, { ...node, sharedCpus: true })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
+    expect(placementOf(one, { ...node, cpus: 1, sharedCpus: true })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
+    expect(ownsCpus(node)).toBe(true);
   });
 
   test("GPU variables: the vendor's, all three where undetected, -1 for none on a GPU node, EBB_GPUS always", () => {
@@ -97,11 +105,18 @@ describe("placement", () => {
     expect(gpuVars([], { gpus: [] })).toEqual({ EBB_GPUS: "" });
   });
 
-  test("ranks get contiguous slices of the job's CPUs, as even as they go; more ranks than CPUs take one each in turn", () => {
+  test("ranks get contiguous slices of the job's CPUs, as even as they go; more ranks than CPUs each take them all", () => {
     expect(rankSlices([0, 1, 2, 3], 2)).toEqual([[0, 1], [2, 3]]);
     expect(rankSlices([0, 1, 2, 3, 4], 2)).toEqual([[0, 1, 2], [3, 4]]);
-    expect(rankSlices([4, 5], 3)).toEqual([[4], [5], [4]]);
+    expect(rankSlices([4, 5], 2)).toEqual([[4], [5]]);
+    expect(rankSlices([4, 5], 3)).toEqual([[4, 5], [4, 5], [4, 5]]);
     expect(rankSlices([4, 5], 1)).toEqual([[4, 5]]);
+  });
+
+  test("on a node whose CPUs others share, a step's ranks take one CPU each by world rank if they fit, else none", () => {
+    expect(sharedRankCpus([0, 1], [1], 2)).toEqual([[1]]);
+    expect(sharedRankCpus([0, 1, 2, 3], [2, 3], 4)).toEqual([[2], [3]]);
+    expect(sharedRankCpus([0, 1], [2], 3)).toBeUndefined();
   });
 });
 

@@ -88,11 +88,15 @@ export function keepingAffinity<T>(fn: () => T): T {
 
 /**
  * Each of `count` local ranks' CPUs when bound to cores (`--cpu-bind cores`): the job's CPUs split
- * into contiguous slices, as even as they go; with more ranks than CPUs, one CPU each, in turn.
+ * into contiguous slices, as even as they go. With more ranks than CPUs every rank gets all of
+ * them, as Open MPI binds nothing when oversubscribed: MPICH's ranks busy-poll, and two pinned to
+ * one CPU never run at once, so each message between them waits for the scheduler to switch
+ * (MPICH's rma/atomic_get, 3 ranks on 2 CPUs pinned 0,1,0: 18-20 s under Hydra with taskset as
+ * under ebb, 6-13 s unpinned). Such ranks run one OpenMP thread each (crowded-ranks.ts).
  */
 export function rankSlices(cpus: readonly number[], count: number): number[][] {
-  if (count <= 0 || cpus.length === 0) return Array.from({ length: Math.max(0, count) }, () => [...cpus]);
-  if (count >= cpus.length) return Array.from({ length: count }, (_, i) => [cpus[i % cpus.length]!]);
+  if (count <= 0 || cpus.length === 0 || count > cpus.length) return Array.from({ length: Math.max(0, count) }, () => [...cpus]);
+  if (count === cpus.length) return cpus.map((cpu) => [cpu]);
   const out: number[][] = [];
   for (let i = 0, at = 0; i < count; i++) {
     const size = Math.floor(cpus.length / count) + (i < cpus.length % count ? 1 : 0);
@@ -100,4 +104,15 @@ export function rankSlices(cpus: readonly number[], count: number): number[][] {
     at += size;
   }
   return out;
+}
+
+/**
+ * Ranks' CPUs on a node whose CPUs other nodes share (placement.ts ownsCpus): a step whose ranks
+ * fit the CPUs binds world rank r to the r-th, so its ranks on the host's several nodes never meet
+ * on a CPU (2 ranks on 2 nodes of `ebb up`, MPICH's errhan/commcall_oldapi at load 30: 4.5 s each
+ * on its own CPU, 7.0 unbound); a wider one binds none, as ranks that outnumber their CPUs.
+ */
+export function sharedRankCpus(cpus: readonly number[], worldRanks: readonly number[], worldSize: number): number[][] | undefined {
+  if (worldSize > cpus.length || cpus.length === 0) return undefined;
+  return worldRanks.map((r) => [cpus[r % cpus.length]!]);
 }

@@ -48,6 +48,8 @@ export interface AgentOptions {
   cpus: number;
   /** The host CPUs its cores are, core i on cpuIds[i] (cycling); default: the CPUs the agent may run on, in order. */
   cpuIds?: number[];
+  /** Other nodes run on the same CPUs (`ebb up`'s, when they outnumber the host's): jobs get all of cpuIds, a step's ranks are bound one to a CPU by world rank only where they fit. */
+  sharedCpus?: boolean;
   memoryMb: number;
   gpus?: (string | null)[];
   gpuVendor?: GpuVendor;
@@ -137,7 +139,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const containment = new Containment(o.name, join(o.stateDir, "process-groups"), o.sentinel);
   // GPUs with device files, and a kernel that fences them: each job sees only its own, numbered from 0.
   const fenced = (o.gpuDevices?.length ?? 0) > 0 && containment.canFence();
-  const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: o.cpuIds ?? allowedCpus() };
+  const offer: NodeOffer = { cpus: o.cpus, memoryMb: o.memoryMb, gpus: o.gpus ?? [], gpuVendor: o.gpuVendor, cpuIds: o.cpuIds ?? allowedCpus(), sharedCpus: o.sharedCpus };
   // Each job's cgroup limits follow its share; a job that left is forgotten once its processes are gone.
   const allocation = new NodeAllocation((jobId, now) => {
     if (now) {
@@ -169,7 +171,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const placement = (jobId: number): JobPlacement => {
     const share = allocation.of(jobId)?.share ?? null;
     const p = placementOf(share, offer);
-    return { cpus: p.cpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) } };
+    return { cpus: p.cpus, ownCpus: p.ownCpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) } };
   };
   procs.reapLeftovers();
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.

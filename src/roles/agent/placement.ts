@@ -13,11 +13,15 @@ export interface NodeOffer {
   gpuVendor?: GpuVendor;
   /** The CPUs the agent may run on: core index i is cpuIds[i], cycling when more cores are offered. */
   cpuIds: readonly number[];
+  /** Other nodes run on the same CPUs (a local cluster's agents, `ebb up`, more cores than the host has CPUs). */
+  sharedCpus?: boolean;
 }
 
 /** What a job's processes here are given: its CPUs (the machine's ids), how many cores it holds here, and the variables that show it its GPUs. */
 export interface JobPlacement {
   cpus: number[];
+  /** The CPUs are the job's own, so its ranks may be bound to slices of them (see ownsCpus). */
+  ownCpus: boolean;
   cores: number;
   /** The job's GPU indices here. */
   gpus: number[];
@@ -26,6 +30,7 @@ export interface JobPlacement {
 
 export interface Placement {
   cpus: number[];
+  ownCpus: boolean;
   /** 0: no memory limit of the job's own. */
   memMiB: number;
   gpus: number[];
@@ -33,12 +38,25 @@ export interface Placement {
 
 const upTo = (n: number) => Array.from({ length: n }, (_, i) => i);
 
+/**
+ * Whether a node's cores are CPUs of its own. Not when it offers more cores than it has CPUs, nor
+ * when other nodes share its CPUs: a job's core there is a CPU another job, here or on another
+ * node, is given too, and a job held to it runs its ranks on one CPU while others sit idle
+ * (MPICH's rma/atomic_get, 3 ranks on 3 nodes of `ebb up` on 2 CPUs: each node's one-core
+ * cpuset put two ranks on CPU 0, 16-21 s; Hydra's 3 ranks unconfined 6-13 s). Such a node runs
+ * its jobs on all of its CPUs, and binds a step's ranks only one to a CPU by world rank, where
+ * they fit (affinity.ts sharedRankCpus).
+ */
+export const ownsCpus = (node: NodeOffer): boolean => !node.sharedCpus && node.cpus <= node.cpuIds.length;
+
 /** A job's CPUs, memory and GPUs here; a null share (an old controller's `alloc`) is the whole node. */
 export function placementOf(share: Share | null, node: NodeOffer): Placement {
-  const cores = share ? share.cores : upTo(node.cpus);
+  const own = ownsCpus(node);
   const ids = node.cpuIds.length > 0 ? node.cpuIds : [0];
+  const cpus = own ? (share ? share.cores : upTo(node.cpus)).map((i) => ids[i % ids.length]!) : ids;
   return {
-    cpus: [...new Set(cores.map((i) => ids[i % ids.length]!))].sort((a, b) => a - b),
+    cpus: [...new Set(cpus)].sort((a, b) => a - b),
+    ownCpus: own,
     memMiB: share && share.memMiB > 0 ? share.memMiB : node.memoryMb,
     gpus: share ? share.gpus.filter((g) => g < node.gpus.length) : upTo(node.gpus.length),
   };

@@ -20,7 +20,8 @@ import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } fro
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
 import { logger } from "../../util/log.ts";
 import { jobPath, ownerOf, rankVars, stepNodeNames } from "./env.ts";
-import { rankSlices } from "./affinity.ts";
+import { rankSlices, sharedRankCpus } from "./affinity.ts";
+import { crowdedRankVars, ranksOutnumberCpus } from "./crowded-ranks.ts";
 import type { JobPlacement } from "./placement.ts";
 import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
@@ -376,7 +377,10 @@ export class StepNode {
     const worldSize = worldSizeOf(spec);
     const job = this.ctx.placement(spec.jobId);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
-    const slices = (spec.cpuBind ?? "cores") === "cores" ? rankSlices(job.cpus, count) : undefined;
+    const worldRanks = Array.from({ length: count }, (_, i) => this.rankBase + first + i);
+    const bound = (spec.cpuBind ?? "cores") === "cores";
+    const slices = !bound ? undefined : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
+    const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
     // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
     const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
     const output = this.openOutputFiles();
@@ -385,7 +389,7 @@ export class StepNode {
         const rank = first + i;
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
+        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload, ...crowded };
         mark("a.env-built");
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
