@@ -129,6 +129,8 @@ export interface SlurmRank {
   nodeIndex: number;
   localId: number;
   rank: number;
+  /** The step's ranks on this node, when they are not consecutive (srun -m cyclic, plane): SLURM_GTIDS. */
+  ranksHere?: readonly number[];
   /** The step's tasks in all. */
   size: number;
   cpusOnNode: number;
@@ -182,7 +184,7 @@ export function slurmRankVars(r: SlurmRank): Record<string, string> {
     SLURM_PROCID: String(r.rank),
     SLURM_LOCALID: String(r.localId),
     SLURM_NODEID: String(r.nodeIndex),
-    SLURM_GTIDS: Array.from({ length: here }, (_, i) => firstHere + i).join(","),
+    SLURM_GTIDS: r.ranksHere ? r.ranksHere.join(",") : Array.from({ length: here }, (_, i) => firstHere + i).join(","),
     SLURMD_NODENAME: r.nodes[r.nodeIndex]!,
     SLURM_CPUS_ON_NODE: String(r.cpusOnNode),
     ...(r.gpus?.length ? { SLURM_STEP_GPUS: r.gpus.join(",") } : {}),

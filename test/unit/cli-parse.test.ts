@@ -136,11 +136,8 @@ describe("batch script directives", () => {
       }
     };
     expect(refused("--deadline=now+1hour")).toBe("s.sh line 2: #SBATCH --deadline=now+1hour: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time");
-    expect(refused("-m cyclic")).toBe("s.sh line 2: #SBATCH -m cyclic: -m cyclic: ebb places ranks in blocks (the first node's ranks first); only block is possible");
-    expect(refused("--distribution=block")).toBe("accepted");
-    expect(refused("--distribution=block:block")).toBe("accepted");
-    expect(refused("-m block:cyclic,Pack")).toBe("accepted");
-    expect(refused("--distribution=cyclic:block")).toContain("only block is possible");
+    // -m is a flag of ebb submit's: its steps' default (SLURM_DISTRIBUTION); see distribution.test.ts.
+    expect(scriptFlags("#SBATCH -m cyclic\n#SBATCH --distribution=plane=4\n", jobArgs, "s").flags).toMatchObject({ distribution: "plane=4" });
     // --no-kill changes only what a node failure does: accepted, and listed with why.
     expect(refused("--no-kill")).toBe("accepted");
     expect(scriptFlags("#SBATCH --no-kill\n", jobArgs, "s").ignored).toEqual(["--no-kill (line 1: a job whose node fails ends NODE_FAIL (or is requeued with --requeue))"]);

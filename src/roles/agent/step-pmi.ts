@@ -9,6 +9,7 @@ import {
   listenPmiPort,
   NodeStepPmi,
   processMapping,
+  processMappingOfRanks,
   type PmiConnection,
   type PmiPortServer,
   type PmiRankInfo,
@@ -16,6 +17,7 @@ import {
 } from "../../pmi/index.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { logger } from "../../util/log.ts";
+import { nodeOfRanks } from "../../sched/layout.ts";
 
 const log = logger("agent");
 
@@ -87,11 +89,12 @@ export class StepPmi {
       spawnerJobId: spec.spawn?.parent,
       debug: false,
     });
+    let mapping: string | undefined;
     this.node = new NodeStepPmi(
       c.ranks.map(info),
       {
         exchange: (puts, epoch) => this.exchange(puts, epoch),
-        jobAttr: (key) => (key === "PMI_process_mapping" ? processMapping(spec.tasks) : key === "universeSize" && spec.universeSize !== undefined ? String(spec.universeSize) : undefined),
+        jobAttr: (key) => (key === "PMI_process_mapping" ? (mapping ??= processMappingOf(spec)) : key === "universeSize" && spec.universeSize !== undefined ? String(spec.universeSize) : undefined),
         publish: async (service, port) => {
           const r = await c.names("publish", service, port);
           if (r.error) throw new Error(r.error);
@@ -246,6 +249,11 @@ export class StepPmi {
     f.sent = true;
     this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs: f.kvs });
   }
+}
+
+/** PMI_process_mapping of the step's ranks: blocks per node, or the node of every rank when another distribution numbers them. */
+function processMappingOf(spec: StepSpec): string {
+  return spec.distribution ? processMappingOfRanks(nodeOfRanks(spec.tasks, spec.distribution)) : processMapping(spec.tasks);
 }
 
 /** Ranks in the step's world: the elastic world's size, else the step's own. */

@@ -12,7 +12,7 @@ import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
-import { launchRefusal, nodeIndexIn, signatureRefusal, stepFirstRanks } from "./launch-checks.ts";
+import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -241,8 +241,7 @@ export class StepNode {
   start(cred: StepCredential): void {
     const k = this.spec.fanout;
     const spec = this.spec;
-    const first = this.rankBase + stepFirstRanks(spec)[this.index]!;
-    const worldRanks = Array.from({ length: spec.tasks[this.index]! }, (_, i) => first + i);
+    const worldRanks = stepRanks(spec)[this.index]!.map((r) => this.rankBase + r);
     const children = childrenOf(this.index, spec.nodes.length, k);
     if (spec.elastic) {
       this.adapt = new StepAdapt({
@@ -289,7 +288,7 @@ export class StepNode {
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
       });
     }
-    const readers = readerNodes(spec.tasks, spec.stdin);
+    const readers = readerNodes(spec.tasks, spec.stdin, spec.distribution ? stepRanks(spec) : undefined);
     if (readers.includes(this.index)) {
       const only = spec.stdin;
       const pipes = new StepStdin(
@@ -350,11 +349,11 @@ export class StepNode {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `${this.ctx.name}: cannot open a PMI port: ${(e as Error).message}` });
     }
     mark("a.pmi-listening");
-    const count = spec.tasks[this.index]!;
-    const first = stepFirstRanks(spec)[this.index]!;
+    const here = stepRanks(spec)[this.index]!;
+    const count = here.length;
     if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
-      for (let i = 0; i < count; i++) this.up({ t: "exit", step: this.key, rank: first + i, node: this.ctx.name, code: 1 });
+      for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
       this.localLaunched = true;
       this.maybeLaunched();
       return;
@@ -363,7 +362,7 @@ export class StepNode {
     // unmonitored with the reason reported.
     let preload: Record<string, string> = {};
     if (this.cfg) {
-      const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
+      const exe = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
       // Looked at with the user's rights: the program is theirs to name, not a way to probe root's files.
       if (linksMpiOnce(spec, exe, () => asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))))) {
         const lib = await this.ctx.cfgLibrary();
@@ -382,9 +381,9 @@ export class StepNode {
     const output = this.openOutputFiles();
     try {
       for (let i = 0; i < count; i++) {
-        const rank = first + i;
+        const rank = here[i]!;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
         const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         mark("a.env-built");
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);

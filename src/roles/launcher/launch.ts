@@ -37,6 +37,8 @@ export interface LaunchOptions {
   reportPrimary: boolean;
   /** A failed rank leaves the others running (srun's default; StepRootOptions.keepGoing). */
   keepGoing?: boolean;
+  /** How the first step's ranks are numbered over its nodes (srun -m; StepSpec.distribution); absent: block. */
+  distribution?: StepSpec["distribution"];
   /** The step's name, if it has one of its own (SLURM_JOB_NAME of its ranks, as srun -J sets it). */
   name?: string;
   /** This process's standard input, for the first step's ranks `ranks` (StepSpec.stdin); those a spawn or a grow adds read nothing. */
@@ -94,7 +96,7 @@ export class Launch {
     // Checkpoint-restart ranks (libebb) find where their checkpoints go in their KVS.
     const dir = checkpointDir(this.o.env, this.o.cwd, g.jobId);
     const stdin = this.o.stdin;
-    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}), ...(stdin ? { stdin: stdin.ranks } : {}) });
+    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}), ...(stdin ? { stdin: stdin.ranks } : {}), ...(this.o.distribution && !elastic ? { distribution: this.o.distribution } : {}) });
     const primary = this.start(spec, g.cred, this.o.reportPrimary, stdin?.source);
     if (elastic) {
       this.adapter = new Adapter(
