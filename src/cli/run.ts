@@ -5,7 +5,7 @@ import { client, controllerArgs, timeLimitFlag, exportEnv, openModeFlag, stepEnv
 import { err, isTerminal } from "../util/stdio.ts";
 import { resolve } from "node:path";
 import { partitionChoice } from "./partition-choice.ts";
-import { allMemoryWarning, resourceArgs, resourceFields } from "./resources.ts";
+import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag } from "./resources.ts";
 import { distributionFlag } from "./distribution.ts";
 
 const args = defineArgs({
@@ -59,8 +59,15 @@ export default defineCommand({
       const dist = a.distribution === undefined ? undefined : distributionFlag(a.distribution);
       for (const w of dist?.warnings ?? []) err(`ebb run: warning: ${w}\n`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
-      const resources = resourceFields(a, { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") });
-      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined);
+      const shape = { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") };
+      const resources = resourceFields(a, shape);
+      const perGpu = tasksPerGpuFlag(a, shape);
+      const env = insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export);
+      // Given here, or the job's (sbatch --ntasks-per-gpu, srun's export): each rank is shown one GPU.
+      if (perGpu.tasksPerGpu !== undefined) env.SLURM_NTASKS_PER_GPU = String(perGpu.tasksPerGpu);
+      const tasksPerGpu = intFlag(env.SLURM_NTASKS_PER_GPU, "SLURM_NTASKS_PER_GPU", { max: 65536 });
+      // --ntasks-per-gpu also shows each rank of a step its one GPU.
+      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined && k !== "ntasks-per-gpu");
       const memAll = insideJob === undefined ? allMemoryWarning(a) : undefined;
       if (memAll) err(`ebb run: warning: ${memAll}\n`);
       if (insideJob !== undefined && given.length > 0) err(`ebb run: warning: ${given.map((k) => `--${k}`).join(", ")} shape a new allocation; this step runs in job ${insideJob}'s, and they are left out\n`);
@@ -72,7 +79,8 @@ export default defineCommand({
         argv: command,
         nodes: intFlag(a.nodes, "--nodes"),
         ...elasticFields(a),
-        tasks: intFlag(a.ntasks, "--ntasks"),
+        tasks: shape.tasks ?? (insideJob === undefined ? perGpu.tasks : undefined),
+        tasksPerGpu,
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
         distribution: dist?.dist,
         resources,
@@ -89,7 +97,7 @@ export default defineCommand({
         unbuffered: a.unbuffered === true,
         stdin: inputFlag(a.input ?? "0"),
         // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.
-        env: insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export),
+        env,
         jobId: insideJob,
         fanout: intFlag(a.fanout, "--fanout", { max: 1024 }) ?? 8,
         pmi: mpi.data,

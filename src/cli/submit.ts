@@ -9,7 +9,7 @@ import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
 import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
-import { allMemoryWarning, resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
+import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
@@ -113,6 +113,9 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
   }
   const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
   const range = nodeRange(pick("nodes"));
+  const shape = { nodes: range.nodes ?? range.minNodes, tasks: intFlag(pick("ntasks"), "--ntasks"), tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node") };
+  const perGpu = tasksPerGpuFlag(a as ResourceFlags, shape);
+  if (perGpu.tasksPerGpu !== undefined && range.minNodes !== undefined) throw new UsageError("--ntasks-per-gpu takes a node count, not a range (as Slurm's)");
   return {
     script,
     name: pick("job-name") ?? name,
@@ -120,15 +123,16 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     ...elastic,
     minNodes: elastic.minNodes ?? range.minNodes,
     maxNodes: elastic.maxNodes ?? range.maxNodes,
-    tasks: intFlag(pick("ntasks"), "--ntasks"),
+    tasks: shape.tasks ?? perGpu.tasks,
     tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
-    ...resourceFields(a as ResourceFlags, { nodes: range.nodes ?? range.minNodes, tasks: intFlag(pick("ntasks"), "--ntasks"), tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node") }),
+    ...resourceFields(a as ResourceFlags, shape),
     overcommit: a.overcommit === true ? true : undefined,
     timeLimit: timeLimitFlag(pick("time"), "--time"),
     output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
-    env: { ...exportEnv(pick("export")), ...distributionEnv(pick("distribution")) },
+    // What the job's srun steps take as their defaults, as under Slurm.
+    env: { ...exportEnv(pick("export")), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}) },
     array,
     dependency,
     killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),

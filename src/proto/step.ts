@@ -66,6 +66,11 @@ export const StepSpec = z.lazy(() =>
      * every rank, or the one with this step rank. Absent: none, every rank reads /dev/null.
      */
     stdin: z.union([z.literal("all"), z.int().nonnegative()]).optional(),
+    /**
+     * Slurm's --ntasks-per-gpu (gpu-bind=single:N): each rank is shown one of the job's GPUs on its
+     * node, the node's local ranks N to a GPU in turn. Absent: every rank sees all of them.
+     */
+    tasksPerGpu: z.int().positive().optional(),
     /** The step's own name (`ebb run -J` inside a job, srun's -J): its ranks' SLURM_JOB_NAME. */
     name: z.string().min(1).max(200).optional(),
     /**

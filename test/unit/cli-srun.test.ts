@@ -166,6 +166,11 @@ describe("srun as ebb run", () => {
     expect(run(["-m", "block", "x"], fromJob).run).toEqual(["--export=ALL,SLURM_DISTRIBUTION=block", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
   });
 
+  test("--ntasks-per-gpu: the ranks' binding, through SLURM_NTASKS_PER_GPU", () => {
+    expect(run(["--ntasks-per-gpu=2", "x"]).run).toEqual(["--export=ALL,SLURM_NTASKS_PER_GPU=2", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(refusal(["--ntasks-per-gpu=0", "x"])).toBe("--ntasks-per-gpu=0: expected a whole number of tasks");
+  });
+
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
     expect(refusal(["-m", "arbitrary", "x"])).toContain("ebb does not read SLURM_HOSTFILE");

@@ -37,6 +37,8 @@ export interface LaunchOptions {
   reportPrimary: boolean;
   /** A failed rank leaves the others running (srun's default; StepRootOptions.keepGoing). */
   keepGoing?: boolean;
+  /** Each rank is shown one GPU of its node's, this many to a GPU (StepSpec.tasksPerGpu). */
+  tasksPerGpu?: number;
   /** How the first step's ranks are numbered over its nodes (srun -m; StepSpec.distribution); absent: block. */
   distribution?: StepSpec["distribution"];
   /** The step's name, if it has one of its own (SLURM_JOB_NAME of its ranks, as srun -J sets it). */
@@ -149,6 +151,7 @@ export class Launch {
       pmiPort: this.o.pmiPort,
       ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
       ...(this.o.cpuBind === "none" ? { cpuBind: "none" as const } : {}),
+      ...(this.o.tasksPerGpu !== undefined ? { tasksPerGpu: this.o.tasksPerGpu } : {}),
       jobEnv: g.jobEnv,
       ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,

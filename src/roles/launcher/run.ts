@@ -33,6 +33,8 @@ export interface RunOptions {
   sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
+  /** Each rank is shown one GPU of its node's, this many ranks to a GPU (--ntasks-per-gpu). */
+  tasksPerGpu?: number;
   /** How the step's ranks are numbered over its nodes (-m cyclic, plane=N); absent: block. */
   distribution?: StepSpec["distribution"];
   /** Cores, memory, GPUs, features, whole nodes: of the allocation it asks for (not of a step inside a job). */
@@ -212,6 +214,7 @@ export async function run(o: RunOptions): Promise<number> {
       // Inside a job, -J names the step (its ranks' SLURM_JOB_NAME); outside, it named the job.
       name: owned ? undefined : o.name,
       distribution: o.distribution,
+      tasksPerGpu: o.tasksPerGpu,
       // Nothing to forward from /dev/null: the ranks get their own, and can be warm ones.
       stdin: o.stdin === undefined || stdinIsEmpty() ? undefined : { source: Bun.stdin.stream(), ranks: o.stdin },
     });
