@@ -105,7 +105,8 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   // srun's default: the job's (sbatch -m sets SLURM_DISTRIBUTION); its ranks see what it used.
   const distText = a.distribution ?? env.SLURM_DISTRIBUTION;
   const dist = distText === undefined ? undefined : distributionFlag(distText, a.distribution === undefined ? "SLURM_DISTRIBUTION" : "--distribution", env.SLURM_DIST_PLANESIZE);
-  if (dist) warnings.push(...dist.warnings);
+  // The job's was said at submission (ebb submit): its steps take it quietly.
+  if (dist && a.distribution !== undefined) warnings.push(...dist.warnings);
   if (dist?.dist) flag("distribution", dist.dist.kind === "plane" ? `plane=${dist.dist.size}` : dist.dist.kind);
   const distExports = dist ? Object.entries(distributionVars(dist)).map(([k, v]) => `${k}=${v}`) : [];
   if (a["ntasks-per-gpu"] !== undefined && !/^[1-9]\d{0,4}$/.test(a["ntasks-per-gpu"])) throw new UsageError(`--ntasks-per-gpu=${a["ntasks-per-gpu"]}: expected a whole number of tasks`);
