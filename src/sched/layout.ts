@@ -35,11 +35,11 @@ export type Distribution = { kind: "cyclic" } | { kind: "plane"; size: number };
 
 /** The step ranks each node holds, ascending, for ranks per node `tasks` numbered by `dist`. */
 export function ranksByNode(tasks: readonly number[], dist?: Distribution): number[][] {
-  const out = tasks.map((): number[] => []);
   if (!dist) {
-    firstRanks(tasks).forEach((first, i) => out[i]!.push(...Array.from({ length: tasks[i]! }, (_, k) => first + k)));
-    return out;
+    const firsts = firstRanks(tasks);
+    return tasks.map((t, i) => Array.from({ length: t }, (_, k) => firsts[i]! + k));
   }
+  const out = tasks.map((): number[] => []);
   const chunk = dist.kind === "cyclic" ? 1 : dist.size;
   const total = tasks.reduce((a, b) => a + b, 0);
   for (let rank = 0; rank < total; )
