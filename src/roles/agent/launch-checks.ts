@@ -15,7 +15,7 @@ import { decode, type Decoded } from "../../proto/channel.ts";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
 import type { Credential, StepCredential } from "../../proto/common.ts";
 import { StepDown, type StepSpec } from "../../proto/step.ts";
-import { ranksByNode } from "../../sched/layout.ts";
+import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
 
 interface Verdict {
@@ -96,8 +96,25 @@ export function nodeIndexIn(spec: StepSpec, name: string): number {
   return m.get(name) ?? -1;
 }
 
-/** The step ranks of each node of the step, once per spec (the tasks and distribution do not change once given). */
+/** The first rank of each node of a block step, once per spec (the tasks do not change once given). */
+const firsts = new WeakMap<StepSpec, readonly number[]>();
+/** Every node's ranks of a step numbered otherwise (StepSpec.distribution), once per spec. */
 const rankLists = new WeakMap<StepSpec, ReadonlyArray<readonly number[]>>();
+
+/**
+ * The step ranks of node `index`. In blocks (the default), from the node's first rank: O(nodes)
+ * once per spec, as each of a 1,024-node step's agents works it out; numbered otherwise, every
+ * node's, once per spec.
+ */
+export function stepRanksOf(spec: StepSpec, index: number): readonly number[] {
+  if (spec.distribution) return stepRanks(spec)[index] ?? [];
+  let f = firsts.get(spec);
+  if (!f) firsts.set(spec, (f = Object.freeze(firstRanks(spec.tasks))));
+  const first = f[index]!;
+  return Array.from({ length: spec.tasks[index] ?? 0 }, (_, k) => first + k);
+}
+
+/** Every node's step ranks, once per spec. */
 export function stepRanks(spec: StepSpec): ReadonlyArray<readonly number[]> {
   let f = rankLists.get(spec);
   if (!f) rankLists.set(spec, (f = Object.freeze(ranksByNode(spec.tasks, spec.distribution).map((r) => Object.freeze(r)))));

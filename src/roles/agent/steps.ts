@@ -12,7 +12,7 @@ import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
-import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks } from "./launch-checks.ts";
+import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -241,7 +241,7 @@ export class StepNode {
   start(cred: StepCredential): void {
     const k = this.spec.fanout;
     const spec = this.spec;
-    const worldRanks = stepRanks(spec)[this.index]!.map((r) => this.rankBase + r);
+    const worldRanks = stepRanksOf(spec, this.index).map((r) => this.rankBase + r);
     const children = childrenOf(this.index, spec.nodes.length, k);
     if (spec.elastic) {
       this.adapt = new StepAdapt({
@@ -349,7 +349,7 @@ export class StepNode {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `${this.ctx.name}: cannot open a PMI port: ${(e as Error).message}` });
     }
     mark("a.pmi-listening");
-    const here = stepRanks(spec)[this.index]!;
+    const here = stepRanksOf(spec, this.index);
     const count = here.length;
     if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });

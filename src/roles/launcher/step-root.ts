@@ -7,7 +7,7 @@ import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { CountedKvs, kvsCapExceeded } from "../../pmi/index.ts";
-import { ranksByNode } from "../../sched/layout.ts";
+import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
@@ -143,8 +143,9 @@ export class StepRoot {
     const ranks = o.spec.distribution ? ranksByNode(o.spec.tasks, o.spec.distribution) : undefined;
     const readers = (this.readers = o.stdin ? readerNodes(o.spec.tasks, o.spec.stdin, ranks) : []);
     if (readers.length > 0) {
-      const byNode = ranks ?? ranksByNode(o.spec.tasks);
-      const ranksOf = (n: number) => (o.spec.stdin === "all" ? byNode[n]! : [o.spec.stdin as number]);
+      const first = ranks ? undefined : firstRanks(o.spec.tasks);
+      const all = (n: number) => ranks?.[n] ?? Array.from({ length: o.spec.tasks[n]! }, (_, i) => first![n]! + i);
+      const ranksOf = (n: number) => (o.spec.stdin === "all" ? all(n) : [o.spec.stdin as number]);
       this.feed = new StdinFeed(this.key, new Map(readers.map((n) => [n, ranksOf(n)])), (m) => {
         for (const c of this.feedConns) c.send(m);
       });
