@@ -52,10 +52,17 @@ export function ranksByNode(tasks: readonly number[], dist?: Distribution): numb
 
 /** The node index of every rank, in rank order (the inverse of ranksByNode). */
 export function nodeOfRanks(tasks: readonly number[], dist?: Distribution): number[] {
+  const total = tasks.reduce((a, b) => a + b, 0);
+  // Pushed in rank order, so the array stays dense (filled out of order, 65,536 ranks took 20 ms).
   const out: number[] = [];
-  ranksByNode(tasks, dist).forEach((ranks, node) => {
-    for (const r of ranks) out[r] = node;
-  });
+  const chunk = !dist ? Infinity : dist.kind === "cyclic" ? 1 : dist.size;
+  const placed = tasks.map(() => 0);
+  for (let rank = 0; rank < total; )
+    for (let i = 0; i < tasks.length && rank < total; i++) {
+      const take = Math.min(chunk, tasks[i]! - placed[i]!);
+      placed[i]! += take;
+      for (let k = 0; k < take; k++, rank++) out.push(i);
+    }
   return out;
 }
 

@@ -3,6 +3,7 @@ import { describe, expect, test } from "bun:test";
 import { distributionFlag, distributionVars } from "../../src/cli/distribution.ts";
 import { nodeOfRanks, planeLayout, ranksByNode } from "../../src/sched/layout.ts";
 import { expandProcessMapping, processMappingOfRanks } from "../../src/pmi/mapping.ts";
+import { processMappingOf } from "../../src/roles/agent/step-pmi.ts";
 
 describe("ranksByNode", () => {
   test("block: each node's ranks consecutive, in node order", () => {
@@ -51,6 +52,17 @@ describe("ranksByNode", () => {
     expect(expandProcessMapping(processMappingOfRanks(full), 5)).toEqual(full);
     const plane = nodeOfRanks(planeLayout(2, 10, 4), { kind: "plane", size: 4 });
     expect(expandProcessMapping(processMappingOfRanks(plane), 10)).toEqual(plane);
+  });
+
+  test("the agent's map (one round for equal counts, else every rank's node folded) is what MPICH expands to the layout", () => {
+    expect(processMappingOf({ tasks: [64, 64, 64], distribution: { kind: "cyclic" } })).toBe("(vector,(0,3,1))");
+    expect(processMappingOf({ tasks: [4, 4], distribution: { kind: "plane", size: 2 } })).toBe("(vector,(0,2,2))");
+    expect(processMappingOf({ tasks: [4, 4] })).toBe("(vector,(0,2,4))");
+    for (const tasks of [[3, 3], [3, 2], [4, 1], [6, 4], [2, 2, 2], [5], [1, 3, 2, 2]])
+      for (const distribution of [{ kind: "cyclic" as const }, { kind: "plane" as const, size: 2 }, { kind: "plane" as const, size: 3 }]) {
+        const total = tasks.reduce((a, b) => a + b, 0);
+        expect(expandProcessMapping(processMappingOf({ tasks, distribution }), total)).toEqual(nodeOfRanks(tasks, distribution));
+      }
   });
 });
 

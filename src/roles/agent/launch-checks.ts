@@ -117,7 +117,7 @@ export function stepRanksOf(spec: StepSpec, index: number): readonly number[] {
 /** Every node's step ranks, once per spec. */
 export function stepRanks(spec: StepSpec): ReadonlyArray<readonly number[]> {
   let f = rankLists.get(spec);
-  if (!f) rankLists.set(spec, (f = Object.freeze(ranksByNode(spec.tasks, spec.distribution).map((r) => Object.freeze(r)))));
+  if (!f) rankLists.set(spec, (f = Object.freeze(ranksByNode(spec.tasks, spec.distribution))));
   return f;
 }
 
