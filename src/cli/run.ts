@@ -57,6 +57,7 @@ export default defineCommand({
       if (a.output === undefined && (a.error !== undefined || a["open-mode"] !== undefined)) throw new UsageError(`${a.error !== undefined ? "--error" : "--open-mode"} goes with --output: without it, the output is on this terminal`);
       if (a["cpu-bind"] !== undefined && a["cpu-bind"] !== "cores" && a["cpu-bind"] !== "none") throw new UsageError(`--cpu-bind ${a["cpu-bind"]}: expected cores or none`);
       const dist = a.distribution === undefined ? undefined : distributionFlag(a.distribution);
+      if (dist?.dist && a.elastic) throw new UsageError(`--distribution=${a.distribution}: an elastic step's ranks are numbered in blocks over its nodes (its resizes add and remove ranks at the end)`);
       for (const w of dist?.warnings ?? []) err(`ebb run: warning: ${w}\n`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
       const shape = { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") };
