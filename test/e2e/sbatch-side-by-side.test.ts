@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the thirteen batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the fourteen batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -113,7 +113,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("thirteen Slurm scripts, under Slurm and under ebb", () => {
+describe("fourteen Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -176,6 +176,17 @@ describe("thirteen Slurm scripts, under Slurm and under ebb", () => {
     // Slurm fills a node's CPUs before it takes the next: 4 + 2 tasks on 2 of the 4 nodes.
     expect(lines(r.slurm.files[file])).toContain("job: 6 tasks (4,2) on 2 nodes n[1-2] (4,2 CPUs)");
     expect(lines(r.slurm.files[file])).toContain("task 4 on n2, node 1, local 0, 4,2");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a task count and cores per task, no node count: as many nodes as hold the tasks' cores, srun's ranks alike, -m cyclic too", async () => {
+    const r = await sideBySide("ntasks-cpus.sh");
+    const file = `ntasks-cpus-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toContain("job: 3 tasks (2,1) on 2 nodes n[1-2] (4,2 CPUs), 2 threads");
+    expect(lines(r.slurm.files[file])).toContain("cyclic: task 2 on n1, local 1");
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
