@@ -168,14 +168,17 @@ describe("fourteen Slurm scripts, under Slurm and under ebb", () => {
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
   }, 120_000);
 
-  test("a task count alone: the nodes and tasks per node Slurm gives, and where srun's ranks run", async () => {
+  test("a task count alone: the nodes and tasks per node Slurm gives, where srun's ranks run, and the SLURM_DISTRIBUTION srun chose", async () => {
     const r = await sideBySide("ntasks-only.sh");
     const file = `ntasks-${r.ebb.id}.out`;
     expect(Object.keys(r.ebb.files)).toEqual([file]);
     expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
     // Slurm fills a node's CPUs before it takes the next: 4 + 2 tasks on 2 of the 4 nodes.
     expect(lines(r.slurm.files[file])).toContain("job: 6 tasks (4,2) on 2 nodes n[1-2] (4,2 CPUs)");
-    expect(lines(r.slurm.files[file])).toContain("task 4 on n2, node 1, local 0, 4,2");
+    expect(lines(r.slurm.files[file])).toContain("task 4 on n2, node 1, local 0, 4,2, block");
+    // Without -m, srun's ranks see the distribution srun chose: cyclic for a task or fewer per node, else block.
+    expect(lines(r.slurm.files[file])).toContain("two: task 1 on n2, distribution cyclic");
+    expect(lines(r.slurm.files[file])).toContain("one: cyclic");
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);

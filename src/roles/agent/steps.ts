@@ -383,7 +383,7 @@ export class StepNode {
       for (let i = 0; i < count; i++) {
         const rank = here[i]!;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), distribution: spec.env.SLURM_DISTRIBUTION, nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
         const oneGpu = spec.tasksPerGpu !== undefined && job.gpus.length > 0 ? job.gpuVarsOf([job.gpus[Math.floor(i / spec.tasksPerGpu) % job.gpus.length]!]) : undefined;
         const env = { ...base, ...oneGpu, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload };
         mark("a.env-built");
