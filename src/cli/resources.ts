@@ -19,6 +19,7 @@ export const resourceArgs = defineArgs({
   gpus: { type: "string", alias: "G", description: "GPUs for the whole job, of a type if given (a100:4)", valueHint: "[TYPE:]N" },
   "gpus-per-node": { type: "string", description: "GPUs on each node of the job", valueHint: "[TYPE:]N" },
   "gpus-per-task": { type: "string", description: "GPUs for each task", valueHint: "[TYPE:]N" },
+  "ntasks-per-gpu": { type: "string", description: "Tasks for every GPU: with -n, the job's GPUs are enough for them; with a GPU count and no -n, that many tasks per GPU. Each task sees one GPU", valueHint: "N" },
   gres: { type: "string", description: "Generic resources per node as Slurm writes them: gpu, gpu:2, gpu:a100:2 (only GPUs)", valueHint: "gpu[:TYPE][:N]" },
   constraint: { type: "string", alias: "C", description: "Features every node must have, joined by & (e.g. ib&avx512)", valueHint: "FEATURES" },
   exclusive: { type: "boolean", description: "Whole nodes: no other job shares them (default: nodes are shared, each job confined to its cores, memory and GPUs)" },
@@ -111,12 +112,34 @@ function oneGpuCount(job: Gpus, node: Gpus, nodeFlag: string, task: Gpus, shape:
   return task ? { perTask: one } : { perNode: one };
 }
 
+/**
+ * Slurm's --ntasks-per-gpu=N: with a task count, the job's GPUs are ceil(tasks / N) (`gpus`, when
+ * no GPU count is given); with a GPU count and no task count, the tasks are N per GPU (`tasks`).
+ * Each task is then shown one GPU (StepSpec.tasksPerGpu). As Slurm's, not with --gpus-per-task
+ * or --ntasks-per-node.
+ */
+export function tasksPerGpuFlag(a: ResourceFlags, shape: JobShape = {}): { tasksPerGpu?: number; tasks?: number; gpus?: number } {
+  const n = intFlag(a["ntasks-per-gpu"], "--ntasks-per-gpu", { max: 65536 });
+  if (n === undefined) return {};
+  if (a["gpus-per-task"] !== undefined) throw new UsageError("give --ntasks-per-gpu or --gpus-per-task, not both");
+  if (shape.tasksPerNode !== undefined) throw new UsageError("give --ntasks-per-gpu or --ntasks-per-node, not both: the GPUs set the tasks on each node");
+  const perNode = gresFlag(a.gres) ?? gpuFlag(a["gpus-per-node"], "--gpus-per-node");
+  const gpus = gpuFlag(a.gpus, "--gpus")?.count ?? (perNode ? perNode.count * (shape.nodes ?? 1) : undefined);
+  if (gpus === undefined) return { tasksPerGpu: n, gpus: Math.ceil((shape.tasks ?? 1) / n) };
+  if (shape.tasks === undefined) return { tasksPerGpu: n, tasks: gpus * n };
+  if (shape.tasks > gpus * n) throw new UsageError(`--ntasks-per-gpu=${n}: ${shape.tasks} tasks need ${Math.ceil(shape.tasks / n)} GPUs, not the ${gpus} asked for`);
+  return { tasksPerGpu: n };
+}
+
 /** The flags' JobSubmit fields (undefined where a flag is not given); `shape`, the job's tasks and nodes, relates several GPU counts. */
 export function resourceFields(a: ResourceFlags, shape: JobShape = {}): JobResources {
   const gres = gresFlag(a.gres);
   const perNodeFlag = gpuFlag(a["gpus-per-node"], "--gpus-per-node");
   if (gres && perNodeFlag) throw new UsageError("give --gres gpu:N or --gpus-per-node N, not both: both are GPUs per node");
-  const { gpus, perNode, perTask } = oneGpuCount(gpuFlag(a.gpus, "--gpus"), gres ?? perNodeFlag, gres ? "--gres" : "--gpus-per-node", gpuFlag(a["gpus-per-task"], "--gpus-per-task"), shape);
+  const perGpuTasks = tasksPerGpuFlag(a, shape);
+  // --ntasks-per-gpu's GPUs for a task count, when the job gives none (the GPU type, if any, comes with a count).
+  const jobGpus = gpuFlag(a.gpus, "--gpus") ?? (perGpuTasks.gpus === undefined ? undefined : { count: perGpuTasks.gpus });
+  const { gpus, perNode, perTask } = oneGpuCount(jobGpus, gres ?? perNodeFlag, gres ? "--gres" : "--gpus-per-node", gpuFlag(a["gpus-per-task"], "--gpus-per-task"), { ...shape, tasks: shape.tasks ?? perGpuTasks.tasks });
   const given = [gpus, perNode, perTask].filter(Boolean);
   const gpuType = (gpus ?? perNode ?? perTask)?.type;
   const mem = allMemory(a) ? undefined : memoryFlag(a.mem, "--mem");

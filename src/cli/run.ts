@@ -5,7 +5,8 @@ import { client, controllerArgs, timeLimitFlag, exportEnv, openModeFlag, stepEnv
 import { err, isTerminal } from "../util/stdio.ts";
 import { resolve } from "node:path";
 import { partitionChoice } from "./partition-choice.ts";
-import { allMemoryWarning, resourceArgs, resourceFields } from "./resources.ts";
+import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag } from "./resources.ts";
+import { distributionFlag } from "./distribution.ts";
 
 const args = defineArgs({
   nodes: { type: "string", alias: "N", description: "Number of nodes (default: enough for the tasks; inside a job: all of its nodes)", valueHint: "N" },
@@ -13,6 +14,7 @@ const args = defineArgs({
   "tasks-per-node": { type: "string", alias: "ntasks-per-node", description: "Ranks per node", valueHint: "K" },
   ...resourceArgs,
   overcommit: { type: "boolean", alias: "O", description: "Allow more ranks than the nodes have CPUs" },
+  distribution: { type: "string", alias: "m", description: "How ranks are numbered over the nodes: block (default: a node's ranks consecutive), cyclic (one to each node in turn), plane=N (N to each node in turn); srun's socket and core levels (:block, :cyclic) and ,Pack are accepted with a warning", valueHint: "block|cyclic|plane=N" },
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS; inside a job, the step's own (whole minutes, as Slurm), within the job's", valueHint: "TIME" },
   label: { type: "boolean", alias: "l", description: "Prefix every output line with its rank" },
   unbuffered: { type: "boolean", alias: "u", description: "Write each rank's output as it comes (default: a whole line at a time, so ranks' lines never mix)" },
@@ -54,9 +56,19 @@ export default defineCommand({
       const openMode = openModeFlag(a["open-mode"], "--open-mode");
       if (a.output === undefined && (a.error !== undefined || a["open-mode"] !== undefined)) throw new UsageError(`${a.error !== undefined ? "--error" : "--open-mode"} goes with --output: without it, the output is on this terminal`);
       if (a["cpu-bind"] !== undefined && a["cpu-bind"] !== "cores" && a["cpu-bind"] !== "none") throw new UsageError(`--cpu-bind ${a["cpu-bind"]}: expected cores or none`);
+      const dist = a.distribution === undefined ? undefined : distributionFlag(a.distribution);
+      if (dist?.dist && a.elastic) throw new UsageError(`--distribution=${a.distribution}: an elastic step's ranks are numbered in blocks over its nodes (its resizes add and remove ranks at the end)`);
+      for (const w of dist?.warnings ?? []) err(`ebb run: warning: ${w}\n`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
-      const resources = resourceFields(a, { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") });
-      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined);
+      const shape = { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") };
+      const resources = resourceFields(a, shape);
+      const perGpu = tasksPerGpuFlag(a, shape);
+      const env = insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export);
+      // Given here, or the job's (sbatch --ntasks-per-gpu, srun's export): each rank is shown one GPU.
+      if (perGpu.tasksPerGpu !== undefined) env.SLURM_NTASKS_PER_GPU = String(perGpu.tasksPerGpu);
+      const tasksPerGpu = intFlag(env.SLURM_NTASKS_PER_GPU, "SLURM_NTASKS_PER_GPU", { max: 65536 });
+      // --ntasks-per-gpu also shows each rank of a step its one GPU.
+      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined && k !== "ntasks-per-gpu");
       const memAll = insideJob === undefined ? allMemoryWarning(a) : undefined;
       if (memAll) err(`ebb run: warning: ${memAll}\n`);
       if (insideJob !== undefined && given.length > 0) err(`ebb run: warning: ${given.map((k) => `--${k}`).join(", ")} shape a new allocation; this step runs in job ${insideJob}'s, and they are left out\n`);
@@ -68,8 +80,10 @@ export default defineCommand({
         argv: command,
         nodes: intFlag(a.nodes, "--nodes"),
         ...elasticFields(a),
-        tasks: intFlag(a.ntasks, "--ntasks"),
+        tasks: shape.tasks ?? (insideJob === undefined ? perGpu.tasks : undefined),
+        tasksPerGpu,
         tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node"),
+        distribution: dist?.dist,
         resources,
         overcommit: a.overcommit === true ? true : undefined,
         timeLimit: insideJob === undefined ? timeLimitFlag(a.time, "--time") : undefined,
@@ -84,7 +98,7 @@ export default defineCommand({
         unbuffered: a.unbuffered === true,
         stdin: inputFlag(a.input ?? "0"),
         // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.
-        env: insideJob === undefined ? exportEnv(a.export) : stepEnv(a.export),
+        env,
         jobId: insideJob,
         fanout: intFlag(a.fanout, "--fanout", { max: 1024 }) ?? 8,
         pmi: mpi.data,

@@ -4,7 +4,7 @@
  * (`same`, quietly); nothing, because it changes nothing of what the job does or prints here
  * (`ignore`, said as a warning); or a refusal, because ebb cannot do what it asks and the job would
  * not be what it says (`refuse`, exit 2). `value`: the flag takes one. `when`: the values that are
- * ebb's own behaviour and so pass quietly (--distribution=block).
+ * ebb's own behaviour and so pass quietly (--send-libs=no).
  */
 
 export interface SlurmOnly {
@@ -25,9 +25,6 @@ const ignore = (why: string, value = true): SlurmOnly => ({ value, ignore: why }
 const refuse = (why: string, value = true): SlurmOnly => ({ value, refuse: why });
 const same = (why: string, value = false): SlurmOnly => ({ value, same: why });
 
-/** -m's ways that are ebb's: block across nodes; the socket and core levels after it (block:block, block:cyclic) name sockets ebb's nodes do not have. */
-const BLOCK = /^(block|\*)(:(block|cyclic|fcyclic|\*)){0,2}(,(pack|nopack))?$/i;
-
 /** Flags both commands share. */
 const COMMON: Record<string, SlurmOnly> = {
   account: ignore(NO_ACCOUNTS),
@@ -39,7 +36,6 @@ const COMMON: Record<string, SlurmOnly> = {
   s: ignore(SHARED, false),
   "gres-flags": ignore("ebb places a job's GPUs itself"),
   "gpus-per-socket": refuse(GPUS),
-  "ntasks-per-gpu": refuse(GPUS),
   "tres-per-task": refuse("ebb takes cores and GPUs per task as --cpus-per-task and --gpus-per-task"),
   "cluster-constraint": ignore("ebb is one cluster"),
   prefer: ignore("ebb places jobs without preferred features; --constraint names those a node must have"),
@@ -81,8 +77,6 @@ const COMMON: Record<string, SlurmOnly> = {
   Q: ignore("it changes only what the command prints", false),
   verbose: ignore("it changes only what the command prints", false),
   v: ignore("it changes only what the command prints", false),
-  distribution: { value: true, when: (v) => BLOCK.test(v), refuse: "ebb places ranks in blocks (the first node's ranks first); only block is possible" },
-  m: { value: true, when: (v) => BLOCK.test(v), refuse: "ebb places ranks in blocks (the first node's ranks first); only block is possible" },
   clusters: refuse("ebb is one cluster; submit to another cluster with its own controller (--controller)"),
   M: refuse("ebb is one cluster; submit to another cluster with its own controller (--controller)"),
   uid: refuse("a job runs as the user whose token submitted it"),
@@ -165,7 +159,6 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   "gpus-per-task": ignore(STEP_RESOURCES),
   "gpus-per-socket": ignore(STEP_RESOURCES),
   "cpus-per-gpu": ignore(STEP_RESOURCES),
-  "ntasks-per-gpu": ignore(STEP_RESOURCES),
   "tres-per-task": ignore(STEP_RESOURCES),
   mincpus: ignore(STEP_RESOURCES),
   constraint: ignore(STEP_RESOURCES),

@@ -12,6 +12,7 @@ import { defineArgs, defineCommand, parse, runCommand, type Parsed } from "./com
 import { loadCommand } from "./commands.ts";
 import { UsageError } from "./errors.ts";
 import { multiProgScript } from "./multi-prog.ts";
+import { distributionFlag, distributionVars } from "./distribution.ts";
 import { slurmFlag, SRUN_ONLY } from "./slurm-flags.ts";
 import { expandHostlist } from "../util/hostlist.ts";
 import { err } from "../util/stdio.ts";
@@ -36,6 +37,8 @@ const args = defineArgs({
   "cpu-bind": { type: "string", alias: "cpu_bind", description: "none or cores (ebb run --cpu-bind where this ebb has it)", valueHint: "TYPE" },
   "kill-on-bad-exit": { type: "boolean", alias: "K", description: "A failed rank kills the others (=1); without it, or =0, they run on", negativeDescription: "--kill-on-bad-exit=0: a failed rank leaves the others running (the default)" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
+  "ntasks-per-gpu": { type: "string", description: "Show each task one of the job's GPUs on its node, N tasks to a GPU (default: the job's, SLURM_NTASKS_PER_GPU)", valueHint: "N" },
+  distribution: { type: "string", alias: "m", description: "block (default), cyclic or plane=N: how task ids go over the nodes (default: the job's, SLURM_DISTRIBUTION); the socket and core levels and ,Pack are accepted with a warning", valueHint: "DIST" },
   jobid: { type: "string", description: "The job to run in: only the job this runs in", valueHint: "ID" },
   "multi-prog": { type: "boolean", description: "Each rank runs its line of the configuration file given in place of the program (%t rank, %o offset)" },
   nodelist: { type: "string", alias: "w", description: "Nodes of the job the step must run on (with -N, the job's first others too)", valueHint: "NODES" },
@@ -99,7 +102,17 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   }
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
-  const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : [])];
+  // srun's default: the job's (sbatch -m sets SLURM_DISTRIBUTION); its ranks see what it used.
+  const distText = a.distribution ?? env.SLURM_DISTRIBUTION;
+  const dist = distText === undefined ? undefined : distributionFlag(distText, a.distribution === undefined ? "SLURM_DISTRIBUTION" : "--distribution", env.SLURM_DIST_PLANESIZE);
+  // The job's was said at submission (ebb submit): its steps take it quietly.
+  if (dist && a.distribution !== undefined) warnings.push(...dist.warnings);
+  if (dist?.dist) flag("distribution", dist.dist.kind === "plane" ? `plane=${dist.dist.size}` : dist.dist.kind);
+  const distExports = dist ? Object.entries(distributionVars(dist)).map(([k, v]) => `${k}=${v}`) : [];
+  if (a["ntasks-per-gpu"] !== undefined && !/^[1-9]\d{0,4}$/.test(a["ntasks-per-gpu"])) throw new UsageError(`--ntasks-per-gpu=${a["ntasks-per-gpu"]}: expected a whole number of tasks`);
+  // The ranks' binding reads it (ebb run: StepSpec.tasksPerGpu); the job's, from sbatch, is in the environment already.
+  const perGpu = a["ntasks-per-gpu"] !== undefined ? [`SLURM_NTASKS_PER_GPU=${a["ntasks-per-gpu"]}`] : [];
+  const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : []), ...perGpu, ...distExports];
   if (exports.length > 1 || a.export !== undefined) flag("export", exports.join(","));
   if (a.label) flag("label");
   if (a.unbuffered) flag("unbuffered");

@@ -7,8 +7,9 @@ import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { scriptFlags } from "./directives.ts";
+import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
-import { allMemoryWarning, resourceArgs, resourceFields, type ResourceFlags } from "./resources.ts";
+import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
@@ -20,6 +21,7 @@ export const jobArgs = defineArgs({
   ...resourceArgs,
   time: { type: "string", alias: "t", description: "Time limit: minutes, MM:SS, HH:MM:SS or D-HH:MM:SS", valueHint: "TIME" },
   overcommit: { type: "boolean", alias: "O", description: "Allow more tasks than the nodes have CPUs" },
+  distribution: { type: "string", alias: "m", description: "How the job's steps number their tasks over the nodes unless they say (SLURM_DISTRIBUTION, srun's default): block (default), cyclic, plane=N", valueHint: "DIST" },
   output: { type: "string", alias: "o", description: "Output file: %j job id, %x name, %A array id, %a task id, %u user, %N first node, %% a % (default ebb-%j.out, arrays ebb-%A_%a.out)", valueHint: "FILE" },
   error: { type: "string", alias: "e", description: "Error file, same patterns (default: with the output)", valueHint: "FILE" },
   "job-name": { type: "string", alias: "J", description: "Job name (default: the script's file name)", valueHint: "NAME" },
@@ -76,6 +78,14 @@ function signalFlag(value: string | undefined): string | undefined {
   return value;
 }
 
+/** sbatch -m: what the job's srun steps take as their default (SLURM_DISTRIBUTION and, for plane, SLURM_DIST_PLANESIZE). */
+function distributionEnv(value: string | undefined): Record<string, string> {
+  if (value === undefined) return {};
+  const d = distributionFlag(value);
+  for (const w of d.warnings) err(`ebb submit: warning: ${w}\n`);
+  return distributionVars(d);
+}
+
 /** -N 4, or -N 2-4 (Slurm's range: the job starts at any size in it). */
 function nodeRange(value: string | undefined): { nodes?: number; minNodes?: number; maxNodes?: number } {
   const m = value === undefined ? null : /^(\d+)-(\d+)$/.exec(value);
@@ -103,6 +113,9 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
   }
   const elastic = elasticFields({ elastic: a.elastic === true, "min-nodes": pick("min-nodes"), "max-nodes": pick("max-nodes"), sizes: pick("sizes"), "sample-interval": pick("sample-interval"), "elastic-settings": pick("elastic-settings") });
   const range = nodeRange(pick("nodes"));
+  const shape = { nodes: range.nodes ?? range.minNodes, tasks: intFlag(pick("ntasks"), "--ntasks"), tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node") };
+  const perGpu = tasksPerGpuFlag(a as ResourceFlags, shape);
+  if (perGpu.tasksPerGpu !== undefined && range.minNodes !== undefined) throw new UsageError("--ntasks-per-gpu takes a node count, not a range (as Slurm's)");
   return {
     script,
     name: pick("job-name") ?? name,
@@ -110,15 +123,16 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     ...elastic,
     minNodes: elastic.minNodes ?? range.minNodes,
     maxNodes: elastic.maxNodes ?? range.maxNodes,
-    tasks: intFlag(pick("ntasks"), "--ntasks"),
+    tasks: shape.tasks ?? perGpu.tasks,
     tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node"),
-    ...resourceFields(a as ResourceFlags, { nodes: range.nodes ?? range.minNodes, tasks: intFlag(pick("ntasks"), "--ntasks"), tasksPerNode: intFlag(pick("tasks-per-node"), "--tasks-per-node") }),
+    ...resourceFields(a as ResourceFlags, shape),
     overcommit: a.overcommit === true ? true : undefined,
     timeLimit: timeLimitFlag(pick("time"), "--time"),
     output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
-    env: exportEnv(pick("export")),
+    // What the job's srun steps take as their defaults, as under Slurm.
+    env: { ...exportEnv(pick("export")), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}) },
     array,
     dependency,
     killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),

@@ -255,6 +255,8 @@ export const StepCreate = z.lazy(() =>
       nodes: z.int().min(1).max(100_000).optional(),
       tasks: z.int().min(1).max(1_000_000).optional(),
       tasksPerNode: z.int().min(1).max(4096).optional(),
+      /** srun -m plane=N: the step's tasks per node as Slurm counts them for it, N to each node in turn (sched/layout.ts planeLayout). */
+      plane: z.int().min(1).max(1_000_000).optional(),
       /** More tasks than the step's nodes have CPUs (srun --overcommit). */
       overcommit: z.boolean().optional(),
       /** Nodes of the job the step must run on (srun -w inside a job); it takes the job's first others to reach `nodes`. */

@@ -39,8 +39,13 @@ export const StepSpec = z.lazy(() =>
     cwd: z.string().min(1),
     /** The step's nodes; a node's index here is its EBB_NODEID. */
     nodes: z.array(NodeRef).min(1),
-    /** Ranks per node, in node order; ranks are numbered contiguously in that order. */
+    /** Ranks per node, in node order; ranks are numbered contiguously in that order, unless `distribution` says otherwise. */
     tasks: z.array(z.int().nonnegative()),
+    /**
+     * How the ranks are numbered over the nodes (srun -m; sched/layout.ts ranksByNode): cyclic, one
+     * to each node in turn; plane, `size` to each node in turn. Absent: block. Not for elastic steps.
+     */
+    distribution: z.union([z.object({ kind: z.literal("cyclic") }), z.object({ kind: z.literal("plane"), size: z.int().positive() })]).optional(),
     /** The job's whole allocation (EBB_JOB_NODELIST). */
     jobNodes: z.array(z.string()),
     fanout: z.int().min(1).max(1024),
@@ -61,6 +66,11 @@ export const StepSpec = z.lazy(() =>
      * every rank, or the one with this step rank. Absent: none, every rank reads /dev/null.
      */
     stdin: z.union([z.literal("all"), z.int().nonnegative()]).optional(),
+    /**
+     * Slurm's --ntasks-per-gpu (gpu-bind=single:N): each rank is shown one of the job's GPUs on its
+     * node, the node's local ranks N to a GPU in turn. Absent: every rank sees all of them.
+     */
+    tasksPerGpu: z.int().positive().optional(),
     /** The step's own name (`ebb run -J` inside a job, srun's -J): its ranks' SLURM_JOB_NAME. */
     name: z.string().min(1).max(200).optional(),
     /**

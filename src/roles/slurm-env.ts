@@ -19,7 +19,7 @@ export const DEFAULT_CLUSTER_NAME = "ebb";
  * SLURM_CPUS_PER_TASK is not one of them: srun reads it as its -c, and a step inherits it so.
  */
 export const SLURM_JOB_VARS =
-  /^SLURM_(JOB_\w+|JOBID|ARRAY_\w+|NODELIST|NNODES|NTASKS|NPROCS|NTASKS_PER_NODE|TASKS_PER_NODE|SUBMIT_DIR|CLUSTER_NAME|STEP_\w+|STEPID|PROCID|LOCALID|NODEID|GTIDS|CPUS_ON_NODE|MEM_PER_NODE|MEM_PER_CPU|GPUS|GPUS_PER_NODE|GPUS_PER_TASK|GPUS_ON_NODE|RESTART_COUNT)$|^SLURMD_NODENAME$/;
+  /^SLURM_(JOB_\w+|JOBID|ARRAY_\w+|NODELIST|NNODES|NTASKS|NPROCS|NTASKS_PER_NODE|TASKS_PER_NODE|SUBMIT_DIR|CLUSTER_NAME|STEP_\w+|STEPID|PROCID|LOCALID|NODEID|GTIDS|CPUS_ON_NODE|MEM_PER_NODE|MEM_PER_CPU|GPUS|GPUS_PER_NODE|GPUS_PER_TASK|GPUS_ON_NODE|RESTART_COUNT|DISTRIBUTION|DIST_PLANESIZE)$|^SLURMD_NODENAME$/;
 
 /** 2,2,2,1 -> "2(x3),1": a count per node as Slurm writes it. */
 export function perNode(counts: readonly number[]): string {
@@ -129,6 +129,10 @@ export interface SlurmRank {
   nodeIndex: number;
   localId: number;
   rank: number;
+  /** The step's ranks on this node, when they are not consecutive (srun -m cyclic, plane): SLURM_GTIDS. */
+  ranksHere?: readonly number[];
+  /** The distribution the step was given (srun -m: its SLURM_DISTRIBUTION), if any. */
+  distribution?: string;
   /** The step's tasks in all. */
   size: number;
   cpusOnNode: number;
@@ -182,7 +186,9 @@ export function slurmRankVars(r: SlurmRank): Record<string, string> {
     SLURM_PROCID: String(r.rank),
     SLURM_LOCALID: String(r.localId),
     SLURM_NODEID: String(r.nodeIndex),
-    SLURM_GTIDS: Array.from({ length: here }, (_, i) => firstHere + i).join(","),
+    // Without -m, srun's own choice: cyclic for a task or fewer per node, else block.
+    SLURM_DISTRIBUTION: r.distribution ?? (r.size <= r.nodes.length ? "cyclic" : "block"),
+    SLURM_GTIDS: r.ranksHere ? r.ranksHere.join(",") : Array.from({ length: here }, (_, i) => firstHere + i).join(","),
     SLURMD_NODENAME: r.nodes[r.nodeIndex]!,
     SLURM_CPUS_ON_NODE: String(r.cpusOnNode),
     ...(r.gpus?.length ? { SLURM_STEP_GPUS: r.gpus.join(",") } : {}),

@@ -5,10 +5,17 @@
  */
 import { parentOf, ROOT } from "./tree.ts";
 
-/** Node indices holding a rank that reads the standard input, given ranks per node and StepSpec.stdin. */
-export function readerNodes(tasks: readonly number[], stdin: "all" | number | undefined): number[] {
+/**
+ * Node indices holding a rank that reads the standard input, given ranks per node and StepSpec.stdin;
+ * `ranks`: each node's ranks when they are not numbered in blocks (StepSpec.distribution).
+ */
+export function readerNodes(tasks: readonly number[], stdin: "all" | number | undefined, ranks?: ReadonlyArray<readonly number[]>): number[] {
   if (stdin === undefined) return [];
   if (stdin === "all") return tasks.flatMap((t, i) => (t > 0 ? [i] : []));
+  if (ranks) {
+    const node = ranks.findIndex((here) => here.includes(stdin));
+    return node < 0 ? [] : [node];
+  }
   for (let node = 0, first = 0; node < tasks.length; first += tasks[node]!, node++) if (stdin >= first && stdin < first + tasks[node]!) return [node];
   return [];
 }

@@ -42,6 +42,16 @@ test("--input all gives every rank the whole input; --input RANK one rank, on an
   expect(readsOf(none.stdout)).toEqual({ "0": EMPTY, "1": EMPTY });
 });
 
+test("-m cyclic: --input RANK reaches that rank on the node cyclic puts it (rank 2 on the first node), --input all every rank", async () => {
+  const two = await c.ebb(["run", "-N", "2", "-n", "4", "-m", "cyclic", "-i", "2", "sh", "-c", 'echo "rank=$EBB_PROCID $(sha256sum | cut -c1-64) node=$EBB_NODEID"'], { stdin: INPUT });
+  expect(two.code).toBe(0);
+  expect(readsOf(two.stdout)).toEqual({ "0": EMPTY, "1": EMPTY, "2": SHA, "3": EMPTY });
+  expect(two.stdout).toContain(`rank=2 ${SHA} node=0`);
+  const all = await c.ebb(["run", "-N", "2", "-n", "4", "-m", "cyclic", "--input", "all", ...PROBE], { stdin: INPUT });
+  expect(all.code).toBe(0);
+  expect(readsOf(all.stdout)).toEqual({ "0": SHA, "1": SHA, "2": SHA, "3": SHA });
+});
+
 test("a rank that stops reading ends the step as it would alone: ebb run stops reading an endless input", async () => {
   const run = c.ebbSpawn(["run", "-n", "1", "head", "-c", "5"], { stdin: "pipe" });
   // Written until the run ends: far more than a pipe and the window hold.

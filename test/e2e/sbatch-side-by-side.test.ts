@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the eleven batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the fourteen batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -113,7 +113,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("eleven Slurm scripts, under Slurm and under ebb", () => {
+describe("fourteen Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -166,6 +166,46 @@ describe("eleven Slurm scripts, under Slurm and under ebb", () => {
     expect(rest(r.slurm)).toContain("job ends on n1 as rank 0");
     expect(rest(r.slurm)).toContain("rank 1 of 2 on n2, step 1, node 1, local 0");
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+  }, 120_000);
+
+  test("a task count alone: the nodes and tasks per node Slurm gives, where srun's ranks run, and the SLURM_DISTRIBUTION srun chose", async () => {
+    const r = await sideBySide("ntasks-only.sh");
+    const file = `ntasks-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    // Slurm fills a node's CPUs before it takes the next: 4 + 2 tasks on 2 of the 4 nodes.
+    expect(lines(r.slurm.files[file])).toContain("job: 6 tasks (4,2) on 2 nodes n[1-2] (4,2 CPUs)");
+    expect(lines(r.slurm.files[file])).toContain("task 4 on n2, node 1, local 0, 4,2, block");
+    // Without -m, srun's ranks see the distribution srun chose: cyclic for a task or fewer per node, else block.
+    expect(lines(r.slurm.files[file])).toContain("two: task 1 on n2, distribution cyclic");
+    expect(lines(r.slurm.files[file])).toContain("one: cyclic");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a task count and cores per task, no node count: as many nodes as hold the tasks' cores, srun's ranks alike, -m cyclic too", async () => {
+    const r = await sideBySide("ntasks-cpus.sh");
+    const file = `ntasks-cpus-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toContain("job: 3 tasks (2,1) on 2 nodes n[1-2] (4,2 CPUs), 2 threads");
+    expect(lines(r.slurm.files[file])).toContain("cyclic: task 2 on n1, local 1");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--distribution=cyclic:cyclic with a task count alone: srun's ranks cyclic by default, in blocks with -m block, two at a time with plane=2", async () => {
+    const r = await sideBySide("cyclic-tasks.sh");
+    const file = `cyclic-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    // Cyclic over 4 + 2 tasks: node 1 full after tasks 1 and 3, tasks 4 and 5 go to node 0.
+    expect(lines(r.slurm.files[file])).toContain("default: task 4 on n1, node 0, local 2, here 0,2,4,5, 4,2, cyclic:cyclic");
+    expect(lines(r.slurm.files[file])).toContain("plane: task 2 on n2, node 1, local 0, here 2,3, 2(x2), plane 2");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    // Said once, at submission; the job's steps take it quietly.
+    expect(r.ebb.stderr).toBe("ebb submit: warning: --distribution=cyclic:cyclic: the :cyclic level is ignored: ebb binds each rank of a node to its own consecutive cores (--cpu-bind=cores), without sockets\n");
+    expect(diagnostics(dirs.ebb, file)).toEqual([]);
   }, 120_000);
 
   test("srun --jobid $SLURM_JOBID on 4 nodes whose tasks fail: the script sees srun fail and goes on", async () => {

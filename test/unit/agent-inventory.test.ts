@@ -101,6 +101,9 @@ describe("placement", () => {
     // Fenced off the others, a job sees its own GPUs only, and the vendors number them from 0.
     expect(gpuVars([1, 3], { gpus: [null, null, null, null], gpuVendor: "nvidia" }, true)).toEqual({ EBB_GPUS: "1,3", CUDA_VISIBLE_DEVICES: "0,1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
     expect(gpuVars([], { gpus: [null, null], gpuVendor: "amd" }, true)).toEqual({ EBB_GPUS: "", ROCR_VISIBLE_DEVICES: "-1" });
+    // One rank's GPU of its job's 1 and 3 (--ntasks-per-gpu): GPU 3, which CUDA numbers 1 behind the fence.
+    expect(gpuVars([3], { gpus: [null, null, null, null], gpuVendor: "nvidia" }, true, [1, 3])).toEqual({ EBB_GPUS: "3", CUDA_VISIBLE_DEVICES: "1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
+    expect(gpuVars([3], { gpus: [null, null, null, null], gpuVendor: "nvidia" }, false, [1, 3])).toEqual({ EBB_GPUS: "3", CUDA_VISIBLE_DEVICES: "3", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
     expect(gpuVars([], { gpus: ["a100"], gpuVendor: "nvidia" })).toEqual({ EBB_GPUS: "", CUDA_VISIBLE_DEVICES: "-1", CUDA_DEVICE_ORDER: "PCI_BUS_ID" });
     expect(gpuVars([], { gpus: [] })).toEqual({ EBB_GPUS: "" });
   });

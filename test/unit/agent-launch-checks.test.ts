@@ -6,7 +6,7 @@
 import { expect, test } from "bun:test";
 import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
 import type { StepSpec } from "../../src/proto/step.ts";
-import { decodeStepDown, launchRefusal, nodeIndexIn, signatureRefusal, stepFirstRanks } from "../../src/roles/agent/launch-checks.ts";
+import { decodeStepDown, launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "../../src/roles/agent/launch-checks.ts";
 
 const key = "k".repeat(64);
 const env = { PATH: "/usr/bin:/bin" };
@@ -50,7 +50,10 @@ test("refusals: another key, another step or node list, a spec the credential do
 test("each node's index and first rank, once per spec", () => {
   const s = spec();
   expect(["n1", "n2", "n3", "n4"].map((n) => nodeIndexIn(s, n))).toEqual([0, 1, 2, -1]);
-  expect(stepFirstRanks(s)).toEqual([0, 2, 3]);
+  expect(stepRanks(s)).toEqual([[0, 1], [2], [3, 4, 5]]);
+  expect(stepRanks({ ...s, distribution: { kind: "cyclic" } })).toEqual([[0, 3], [1], [2, 4, 5]]);
+  expect([0, 1, 2].map((i) => stepRanksOf(s, i))).toEqual([[0, 1], [2], [3, 4, 5]]);
+  expect(stepRanksOf({ ...s, distribution: { kind: "cyclic" } }, 2)).toEqual([2, 4, 5]);
 });
 
 test("a launch text decoded again (the same launch to another agent of the thread) gets the same objects, so its checks are made once; another text is decoded anew", () => {

@@ -4,7 +4,7 @@ import { closest, defineArgs, parse, renderUsage, wrap } from "../../src/cli/com
 import { directives, scriptFlags, shellWords } from "../../src/cli/directives.ts";
 import { SBATCH_LONG_FLAGS, SBATCH_ONLY } from "../../src/cli/slurm-flags.ts";
 import { jobArgs, jobSubmit } from "../../src/cli/submit.ts";
-import { allMemoryWarning, resourceFields } from "../../src/cli/resources.ts";
+import { allMemoryWarning, resourceFields, tasksPerGpuFlag } from "../../src/cli/resources.ts";
 import { requestFrom } from "../../src/domain/request.ts";
 
 const args = defineArgs({
@@ -136,11 +136,8 @@ describe("batch script directives", () => {
       }
     };
     expect(refused("--deadline=now+1hour")).toBe("s.sh line 2: #SBATCH --deadline=now+1hour: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time");
-    expect(refused("-m cyclic")).toBe("s.sh line 2: #SBATCH -m cyclic: -m cyclic: ebb places ranks in blocks (the first node's ranks first); only block is possible");
-    expect(refused("--distribution=block")).toBe("accepted");
-    expect(refused("--distribution=block:block")).toBe("accepted");
-    expect(refused("-m block:cyclic,Pack")).toBe("accepted");
-    expect(refused("--distribution=cyclic:block")).toContain("only block is possible");
+    // -m is a flag of ebb submit's: its steps' default (SLURM_DISTRIBUTION); see distribution.test.ts.
+    expect(scriptFlags("#SBATCH -m cyclic\n#SBATCH --distribution=plane=4\n", jobArgs, "s").flags).toMatchObject({ distribution: "plane=4" });
     // --no-kill changes only what a node failure does: accepted, and listed with why.
     expect(refused("--no-kill")).toBe("accepted");
     expect(scriptFlags("#SBATCH --no-kill\n", jobArgs, "s").ignored).toEqual(["--no-kill (line 1: a job whose node fails ends NODE_FAIL (or is requeued with --requeue))"]);
@@ -223,6 +220,28 @@ describe("batch script directives", () => {
     expect(allMemoryWarning({ mem: "0", exclusive: true })).toBeUndefined();
     expect(allMemoryWarning({ mem: "100" })).toBeUndefined();
     expect(() => parse("submit", jobArgs, ["--gres=gpu:2", "-c", "4", "--exclusive"])).not.toThrow();
+  });
+
+  test("--ntasks-per-gpu: GPUs for a task count, or tasks for a GPU count; each task shown one GPU; not with --gpus-per-task or --ntasks-per-node", () => {
+    // -n 8 --ntasks-per-gpu 2: 4 GPUs for the job; --gpus 3 (or 2 a node on 2 nodes) and no -n: 6 (8) tasks.
+    expect(tasksPerGpuFlag({ "ntasks-per-gpu": "2" }, { tasks: 8 })).toEqual({ tasksPerGpu: 2, gpus: 4 });
+    expect(tasksPerGpuFlag({ "ntasks-per-gpu": "4" }, { tasks: 6 })).toEqual({ tasksPerGpu: 4, gpus: 2 });
+    expect(tasksPerGpuFlag({ "ntasks-per-gpu": "2", gpus: "a100:3" })).toEqual({ tasksPerGpu: 2, tasks: 6 });
+    expect(tasksPerGpuFlag({ "ntasks-per-gpu": "2", gres: "gpu:2" }, { nodes: 2 })).toEqual({ tasksPerGpu: 2, tasks: 8 });
+    expect(tasksPerGpuFlag({ "ntasks-per-gpu": "2", gpus: "4" }, { tasks: 6 })).toEqual({ tasksPerGpu: 2 });
+    expect(tasksPerGpuFlag({})).toEqual({});
+    expect(resourceFields({ "ntasks-per-gpu": "2" }, { tasks: 8 })).toMatchObject({ gpus: 4 });
+    expect(resourceFields({ "ntasks-per-gpu": "2", gpus: "2" })).toMatchObject({ gpus: 2 });
+    expect(() => tasksPerGpuFlag({ "ntasks-per-gpu": "1", gpus: "2" }, { tasks: 3 })).toThrow("--ntasks-per-gpu=1: 3 tasks need 3 GPUs, not the 2 asked for");
+    expect(() => tasksPerGpuFlag({ "ntasks-per-gpu": "1", "gpus-per-task": "1" })).toThrow("give --ntasks-per-gpu or --gpus-per-task, not both");
+    expect(() => tasksPerGpuFlag({ "ntasks-per-gpu": "1" }, { tasksPerNode: 2 })).toThrow("give --ntasks-per-gpu or --ntasks-per-node, not both");
+    // An sbatch script's: the tasks and GPUs it implies, and SLURM_NTASKS_PER_GPU for its steps.
+    const s = scriptFlags("#!/bin/bash\n#SBATCH --gpus=2\n#SBATCH --ntasks-per-gpu=2\n", jobArgs, "g");
+    expect(s.ignored).toEqual([]);
+    const sub = jobSubmit(s.flags, "", "g");
+    expect(sub).toMatchObject({ tasks: 4, gpus: 2 });
+    expect(sub.env?.SLURM_NTASKS_PER_GPU).toBe("2");
+    expect(() => jobSubmit({ "ntasks-per-gpu": "2", gpus: "2", nodes: "1-2" }, "", "g")).toThrow("--ntasks-per-gpu takes a node count, not a range");
   });
 
   test("directives and shell words", () => {

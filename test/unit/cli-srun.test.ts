@@ -81,7 +81,7 @@ describe("srun as ebb run", () => {
   });
 
   test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
-    expect(run(["--exclusive", "--exact", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
+    expect(run(["--exclusive", "--exact", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--export=ALL,SLURM_DISTRIBUTION=block", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
     expect(run(["-u", "x"]).run).toContain("--unbuffered");
     expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
       "-p debug is ignored: a step runs in its job's partition",
@@ -158,9 +158,22 @@ describe("srun as ebb run", () => {
     expect(refusal(["--send-libs=yes", "x"])).toBe("--send-libs=yes: ebb does not copy programs to the nodes");
   });
 
+  test("-m: the node level to ebb run, srun's SLURM_DISTRIBUTION to the ranks; the job's (sbatch -m) by default", () => {
+    expect(run(["-m", "cyclic", "x"]).run).toEqual(["--distribution=cyclic", "--export=ALL,SLURM_DISTRIBUTION=cyclic", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(run(["--distribution=block:cyclic", "x"])).toEqual({ run: ["--export=ALL,SLURM_DISTRIBUTION=block:cyclic", "--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: ["--distribution=block:cyclic: the :cyclic level is ignored: ebb binds each rank of a node to its own consecutive cores (--cpu-bind=cores), without sockets"] });
+    const fromJob = { ...job, SLURM_DISTRIBUTION: "plane", SLURM_DIST_PLANESIZE: "2" };
+    expect(run(["x"], fromJob).run).toEqual(["--distribution=plane=2", "--export=ALL,SLURM_DISTRIBUTION=plane,SLURM_DIST_PLANESIZE=2", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(run(["-m", "block", "x"], fromJob).run).toEqual(["--export=ALL,SLURM_DISTRIBUTION=block", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+  });
+
+  test("--ntasks-per-gpu: the ranks' binding, through SLURM_NTASKS_PER_GPU", () => {
+    expect(run(["--ntasks-per-gpu=2", "x"]).run).toEqual(["--export=ALL,SLURM_NTASKS_PER_GPU=2", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
+    expect(refusal(["--ntasks-per-gpu=0", "x"])).toBe("--ntasks-per-gpu=0: expected a whole number of tasks");
+  });
+
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
-    expect(refusal(["-m", "cyclic", "x"])).toContain("only block is possible");
+    expect(refusal(["-m", "arbitrary", "x"])).toContain("ebb does not read SLURM_HOSTFILE");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
     expect(refusal(["-w", "n[2-3]", "x"])).toBe("--nodelist=n[2-3]: n3 is not among the job's nodes (n1,n2)");
     expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");

@@ -76,6 +76,7 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_PROCID: "3",
       SLURM_LOCALID: "1",
       SLURM_NODEID: "1",
+      SLURM_DISTRIBUTION: "block",
       SLURM_GTIDS: "2,3",
       SLURMD_NODENAME: "n2",
       SLURM_CPUS_ON_NODE: "2",
@@ -90,7 +91,11 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_NTASKS: "1",
       SLURM_TASKS_PER_NODE: "1",
       SLURM_GTIDS: "0",
+      // srun's own choice without -m: cyclic for a task or fewer per node.
+      SLURM_DISTRIBUTION: "cyclic",
     });
+    // srun -m cyclic: rank 3 of 4 on 2 nodes is node 1's second, beside rank 1.
+    expect(slurmRankVars({ stepId: 0, nodes: ["n1", "n2"], tasks: [2, 2], ranksHere: [1, 3], nodeIndex: 1, localId: 1, rank: 3, size: 4, cpusOnNode: 2, owner: root })).toMatchObject({ SLURM_PROCID: "3", SLURM_LOCALID: "1", SLURM_NODEID: "1", SLURM_GTIDS: "1,3", SLURM_TASKS_PER_NODE: "2(x2)" });
     // A rank of a GPU job sees the step's GPUs there, as srun's ranks do; none without.
     expect(slurmRankVars({ stepId: 1, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, gpus: [1, 3], owner: root }).SLURM_STEP_GPUS).toBe("1,3");
     expect(slurmRankVars({ stepId: 1, nodes: ["n1"], tasks: [1], nodeIndex: 0, localId: 0, rank: 0, size: 1, cpusOnNode: 2, gpus: [], owner: root })).not.toHaveProperty("SLURM_STEP_GPUS");

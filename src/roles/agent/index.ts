@@ -171,7 +171,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const placement = (jobId: number): JobPlacement => {
     const share = allocation.of(jobId)?.share ?? null;
     const p = placementOf(share, offer);
-    return { cpus: p.cpus, ownCpus: p.ownCpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) } };
+    return { cpus: p.cpus, ownCpus: p.ownCpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) }, gpuVarsOf: (some) => gpuVars(some, offer, fenced, p.gpus) };
   };
   procs.reapLeftovers();
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.

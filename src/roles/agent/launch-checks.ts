@@ -15,7 +15,7 @@ import { decode, type Decoded } from "../../proto/channel.ts";
 import { credentialMismatch, verifyCredential } from "../../proto/credential.ts";
 import type { Credential, StepCredential } from "../../proto/common.ts";
 import { StepDown, type StepSpec } from "../../proto/step.ts";
-import { firstRanks } from "../../sched/layout.ts";
+import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
 
 interface Verdict {
@@ -29,10 +29,10 @@ interface Verdict {
 
 const verdicts = new WeakMap<StepCredential, Verdict>();
 
-const partsOf = (spec: StepSpec): readonly unknown[] => [spec.jobId, spec.stepId, spec.cwd, spec.nodes, spec.tasks, spec.argv, spec.apps, spec.env, spec.jobEnv, spec.outputFile];
+const partsOf = (spec: StepSpec): readonly unknown[] => [spec.jobId, spec.stepId, spec.cwd, spec.nodes, spec.tasks, spec.distribution, spec.argv, spec.apps, spec.env, spec.jobEnv, spec.outputFile];
 
 function freeze(spec: StepSpec, cred: StepCredential): void {
-  for (const o of [cred, cred.nodes, spec.nodes, spec.tasks, spec.argv, spec.apps, spec.env, spec.jobEnv, spec.outputFile]) if (o) Object.freeze(o);
+  for (const o of [cred, cred.nodes, spec.nodes, spec.tasks, spec.distribution, spec.argv, spec.apps, spec.env, spec.jobEnv, spec.outputFile]) if (o) Object.freeze(o);
   for (const n of spec.nodes) Object.freeze(n);
 }
 
@@ -78,6 +78,7 @@ function judge(key: string, cred: StepCredential, spec: StepSpec): string | unde
   const names = stepNodeNames(spec);
   if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.length !== names.length || cred.nodes.some((n, i) => n !== names[i])) return "the credential does not match the step";
   if (spec.tasks.length !== spec.nodes.length) return "tasks and nodes differ in length";
+  if (spec.distribution && spec.elastic) return "an elastic step's ranks are numbered in blocks; it takes no distribution";
   return credentialMismatch(cred, spec);
 }
 
@@ -95,11 +96,28 @@ export function nodeIndexIn(spec: StepSpec, name: string): number {
   return m.get(name) ?? -1;
 }
 
-/** The first rank of each node of the step, once per spec (the tasks do not change once given). */
+/** The first rank of each node of a block step, once per spec (the tasks do not change once given). */
 const firsts = new WeakMap<StepSpec, readonly number[]>();
-export function stepFirstRanks(spec: StepSpec): readonly number[] {
+/** Every node's ranks of a step numbered otherwise (StepSpec.distribution), once per spec. */
+const rankLists = new WeakMap<StepSpec, ReadonlyArray<readonly number[]>>();
+
+/**
+ * The step ranks of node `index`. In blocks (the default), from the node's first rank: O(nodes)
+ * once per spec, as each of a 1,024-node step's agents works it out; numbered otherwise, every
+ * node's, once per spec.
+ */
+export function stepRanksOf(spec: StepSpec, index: number): readonly number[] {
+  if (spec.distribution) return stepRanks(spec)[index] ?? [];
   let f = firsts.get(spec);
   if (!f) firsts.set(spec, (f = Object.freeze(firstRanks(spec.tasks))));
+  const first = f[index]!;
+  return Array.from({ length: spec.tasks[index] ?? 0 }, (_, k) => first + k);
+}
+
+/** Every node's step ranks, once per spec. */
+export function stepRanks(spec: StepSpec): ReadonlyArray<readonly number[]> {
+  let f = rankLists.get(spec);
+  if (!f) rankLists.set(spec, (f = Object.freeze(ranksByNode(spec.tasks, spec.distribution))));
   return f;
 }
 
@@ -112,7 +130,7 @@ let lastLaunch: { text: string; value: StepDown } | undefined;
  * the same launch text over a socket of their own (a 1,024-node step: ~69 KB, 1.5-3 ms to parse and
  * validate; ~40 sockets a launch over 2 threads). The text that was the last launch decoded here
  * gets that decoding's objects again, as agents of one thread share a launch passed in-process:
- * the checks made once per launch objects (launchRefusal, nodeIndexIn, stepFirstRanks) then serve
+ * the checks made once per launch objects (launchRefusal, nodeIndexIn, stepRanks) then serve
  * them all. A pure function of the text; one launch is kept, until the next.
  */
 export function decodeStepDown(text: string | Buffer): Decoded<StepDown> {

@@ -26,6 +26,8 @@ export interface JobPlacement {
   /** The job's GPU indices here. */
   gpus: number[];
   vars: Record<string, string>;
+  /** The variables that show a process only `some` of the job's GPUs here (one rank's, --ntasks-per-gpu). */
+  gpuVarsOf(some: readonly number[]): Record<string, string>;
 }
 
 export interface Placement {
@@ -72,10 +74,11 @@ export function placementOf(share: Share | null, node: NodeOffer): Placement {
  * `fenced`: the job cannot open the other GPUs (device-fence.ts), so CUDA and ROCm number the ones it
  * sees from 0 and the vendor's list is 0..n-1, as Slurm's under ConstrainDevices; EBB_GPUS keeps the node's indices.
  */
-export function gpuVars(gpus: readonly number[], node: Pick<NodeOffer, "gpus" | "gpuVendor">, fenced = false): Record<string, string> {
+export function gpuVars(gpus: readonly number[], node: Pick<NodeOffer, "gpus" | "gpuVendor">, fenced = false, ofJob: readonly number[] = gpus): Record<string, string> {
   const list = gpus.join(",");
   if (node.gpus.length === 0) return { EBB_GPUS: list };
-  const value = (fenced ? gpus.map((_, i) => i).join(",") : list) || "-1";
+  // Fenced, a rank shown some of its job's GPUs (`ofJob`) numbers them by their place among the job's.
+  const value = (fenced ? gpus.map((g) => ofJob.indexOf(g)).join(",") : list) || "-1";
   if (node.gpuVendor === "nvidia") return { EBB_GPUS: list, CUDA_VISIBLE_DEVICES: value, CUDA_DEVICE_ORDER: "PCI_BUS_ID" };
   if (node.gpuVendor === "amd") return { EBB_GPUS: list, ROCR_VISIBLE_DEVICES: value };
   return { EBB_GPUS: list, CUDA_VISIBLE_DEVICES: value, ROCR_VISIBLE_DEVICES: value, HIP_VISIBLE_DEVICES: value };

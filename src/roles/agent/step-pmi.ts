@@ -9,6 +9,7 @@ import {
   listenPmiPort,
   NodeStepPmi,
   processMapping,
+  processMappingOfRanks,
   type PmiConnection,
   type PmiPortServer,
   type PmiRankInfo,
@@ -16,6 +17,7 @@ import {
 } from "../../pmi/index.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { logger } from "../../util/log.ts";
+import { nodeOfRanks } from "../../sched/layout.ts";
 
 const log = logger("agent");
 
@@ -91,7 +93,7 @@ export class StepPmi {
       c.ranks.map(info),
       {
         exchange: (puts, epoch) => this.exchange(puts, epoch),
-        jobAttr: (key) => (key === "PMI_process_mapping" ? processMapping(spec.tasks) : key === "universeSize" && spec.universeSize !== undefined ? String(spec.universeSize) : undefined),
+        jobAttr: (key) => (key === "PMI_process_mapping" ? processMappingOf(spec) : key === "universeSize" && spec.universeSize !== undefined ? String(spec.universeSize) : undefined),
         publish: async (service, port) => {
           const r = await c.names("publish", service, port);
           if (r.error) throw new Error(r.error);
@@ -246,6 +248,26 @@ export class StepPmi {
     f.sent = true;
     this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs: f.kvs });
   }
+}
+
+/**
+ * PMI_process_mapping of the step's ranks, once per spec (`ebb up`'s agents share it): blocks per
+ * node; for cyclic or plane=N over equal counts that N divides, one round, `(vector,(0,nodes,N))`;
+ * else the node of every rank, folded (~9 ms of CPU at 65,536 ranks).
+ */
+const mappings = new WeakMap<StepSpec, string>();
+export function processMappingOf(spec: Pick<StepSpec, "tasks" | "distribution">): string {
+  let m = mappings.get(spec as StepSpec);
+  if (m === undefined) mappings.set(spec as StepSpec, (m = mappingOf(spec)));
+  return m;
+}
+
+function mappingOf({ tasks, distribution: dist }: Pick<StepSpec, "tasks" | "distribution">): string {
+  if (!dist || tasks.length < 2) return processMapping(tasks);
+  const chunk = dist.kind === "cyclic" ? 1 : dist.size;
+  const each = tasks[0]!;
+  if (each > 0 && each % chunk === 0 && tasks.every((t) => t === each)) return `(vector,(0,${tasks.length},${chunk}))`;
+  return processMappingOfRanks(nodeOfRanks(tasks, dist));
 }
 
 /** Ranks in the step's world: the elastic world's size, else the step's own. */

@@ -12,7 +12,7 @@ import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
-import { launchRefusal, nodeIndexIn, signatureRefusal, stepFirstRanks } from "./launch-checks.ts";
+import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -242,8 +242,7 @@ export class StepNode {
   start(cred: StepCredential): void {
     const k = this.spec.fanout;
     const spec = this.spec;
-    const first = this.rankBase + stepFirstRanks(spec)[this.index]!;
-    const worldRanks = Array.from({ length: spec.tasks[this.index]! }, (_, i) => first + i);
+    const worldRanks = stepRanksOf(spec, this.index).map((r) => this.rankBase + r);
     const children = childrenOf(this.index, spec.nodes.length, k);
     if (spec.elastic) {
       this.adapt = new StepAdapt({
@@ -290,7 +289,7 @@ export class StepNode {
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
       });
     }
-    const readers = readerNodes(spec.tasks, spec.stdin);
+    const readers = readerNodes(spec.tasks, spec.stdin, spec.distribution ? stepRanks(spec) : undefined);
     if (readers.includes(this.index)) {
       const only = spec.stdin;
       const pipes = new StepStdin(
@@ -351,11 +350,11 @@ export class StepNode {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `${this.ctx.name}: cannot open a PMI port: ${(e as Error).message}` });
     }
     mark("a.pmi-listening");
-    const count = spec.tasks[this.index]!;
-    const first = stepFirstRanks(spec)[this.index]!;
+    const here = stepRanksOf(spec, this.index);
+    const count = here.length;
     if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
-      for (let i = 0; i < count; i++) this.up({ t: "exit", step: this.key, rank: first + i, node: this.ctx.name, code: 1 });
+      for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
       this.localLaunched = true;
       this.maybeLaunched();
       return;
@@ -364,7 +363,7 @@ export class StepNode {
     // unmonitored with the reason reported.
     let preload: Record<string, string> = {};
     if (this.cfg) {
-      const exe = argvOf(spec, this.rankBase + first)[0] ?? "";
+      const exe = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
       // Looked at with the user's rights: the program is theirs to name, not a way to probe root's files.
       if (linksMpiOnce(spec, exe, () => asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))))) {
         const lib = await this.ctx.cfgLibrary();
@@ -377,7 +376,7 @@ export class StepNode {
     const worldSize = worldSizeOf(spec);
     const job = this.ctx.placement(spec.jobId);
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
-    const worldRanks = Array.from({ length: count }, (_, i) => this.rankBase + first + i);
+    const worldRanks = here.map((r) => this.rankBase + r);
     const bound = (spec.cpuBind ?? "cores") === "cores";
     const slices = !bound ? undefined : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
     const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
@@ -386,10 +385,11 @@ export class StepNode {
     const output = this.openOutputFiles();
     try {
       for (let i = 0; i < count; i++) {
-        const rank = first + i;
+        const rank = here[i]!;
         const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
-        const env = { ...base, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload, ...crowded };
+        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), distribution: spec.env.SLURM_DISTRIBUTION, nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
+        const oneGpu = spec.tasksPerGpu !== undefined && job.gpus.length > 0 ? job.gpuVarsOf([job.gpus[Math.floor(i / spec.tasksPerGpu) % job.gpus.length]!]) : undefined;
+        const env = { ...base, ...oneGpu, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload, ...crowded };
         mark("a.env-built");
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }

@@ -13,7 +13,7 @@ import { mayBecome, NOBODY, ownerOf, type FinalState } from "../../domain/job.ts
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, outputDigest, signCredential, type StepCovers } from "../../proto/credential.ts";
-import { blockLayout, taskCount } from "../../sched/layout.ts";
+import { blockLayout, planeLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { jobCountLimit } from "../../sched/quota.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -674,9 +674,15 @@ export class Jobs {
     const strangers = [...named].filter((name) => !held.has(name));
     if (strangers.length > 0) throw badRequest(`${strangers.join(", ")} ${strangers.length === 1 ? "is" : "are"} not among job ${jobId}'s nodes (${compressHostlist(job.nodes)})`, "nodelist");
     if (wholeJob && named.size > 0 && named.size < have) throw badRequest(`the elastic step of job ${jobId} runs on all of its nodes; it cannot be limited to ${compressHostlist([...named])}`, "nodelist");
-    const n = wholeJob ? have : req.nodes ?? Math.max(named.size, req.tasks ? Math.min(have, req.tasks) : named.size > 0 ? named.size : have);
+    let n = wholeJob ? have : req.nodes ?? Math.max(named.size, req.tasks ? Math.min(have, req.tasks) : named.size > 0 ? named.size : have);
     if (n > have) throw badRequest(`the step asks for ${n} nodes but job ${jobId} has ${have}`, "nodes");
     const tasks = taskCount(n, req.tasks, req.tasksPerNode);
+    // plane=N: the nodes its blocks of N reach, as Slurm's step layout; a node count that leaves some without a block is refused.
+    const plane = req.plane && !req.tasksPerNode && !wholeJob ? req.plane : undefined;
+    if (plane && Math.ceil(tasks / plane) < n) {
+      if (req.nodes !== undefined || named.size > Math.ceil(tasks / plane)) throw badRequest(`plane=${plane} puts ${tasks} tasks on ${Math.ceil(tasks / plane)} nodes, not the ${n} asked for`, "plane");
+      n = Math.ceil(tasks / plane);
+    }
     if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
     if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
     // The nodes it names, then the job's first others, in the job's order (as srun -w takes them).
@@ -686,7 +692,7 @@ export class Jobs {
     const nodes = picked.map((i) => job.nodes[i]!);
     // A step has only the job's share of each node: its tasks fit the job's cores there (unless overcommitted).
     const shares = picked.map((i) => job.shares[i]!);
-    const layout = req.tasksPerNode ? blockLayout(n, tasks) : this.layoutOn(job.row, shares, tasks);
+    const layout = req.tasksPerNode ? blockLayout(n, tasks) : plane ? planeLayout(n, tasks, plane) : this.layoutOn(job.row, shares, tasks);
     const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout);
     if (over) throw badRequest(`${tasks} tasks on ${n} nodes put ${over}; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
     const stepId = job.row.nextStep;

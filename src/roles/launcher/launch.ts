@@ -37,6 +37,10 @@ export interface LaunchOptions {
   reportPrimary: boolean;
   /** A failed rank leaves the others running (srun's default; StepRootOptions.keepGoing). */
   keepGoing?: boolean;
+  /** Each rank is shown one GPU of its node's, this many to a GPU (StepSpec.tasksPerGpu). */
+  tasksPerGpu?: number;
+  /** How the first step's ranks are numbered over its nodes (srun -m; StepSpec.distribution); absent: block. */
+  distribution?: StepSpec["distribution"];
   /** The step's name, if it has one of its own (SLURM_JOB_NAME of its ranks, as srun -J sets it). */
   name?: string;
   /** This process's standard input, for the first step's ranks `ranks` (StepSpec.stdin); those a spawn or a grow adds read nothing. */
@@ -94,7 +98,7 @@ export class Launch {
     // Checkpoint-restart ranks (libebb) find where their checkpoints go in their KVS.
     const dir = checkpointDir(this.o.env, this.o.cwd, g.jobId);
     const stdin = this.o.stdin;
-    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}), ...(stdin ? { stdin: stdin.ranks } : {}) });
+    const spec = this.spec(g, { argv: this.o.argv, elastic, universeSize: g.elastic ? g.elastic.maxNodes * Math.max(...g.tasks) : undefined, ...(elastic ? { preput: { [CR.dir]: dir } } : {}), ...(stdin ? { stdin: stdin.ranks } : {}), ...(this.o.distribution && !elastic ? { distribution: this.o.distribution } : {}) });
     const primary = this.start(spec, g.cred, this.o.reportPrimary, stdin?.source);
     if (elastic) {
       this.adapter = new Adapter(
@@ -147,6 +151,7 @@ export class Launch {
       pmiPort: this.o.pmiPort,
       ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
       ...(this.o.cpuBind === "none" ? { cpuBind: "none" as const } : {}),
+      ...(this.o.tasksPerGpu !== undefined ? { tasksPerGpu: this.o.tasksPerGpu } : {}),
       jobEnv: g.jobEnv,
       ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,

@@ -7,7 +7,8 @@ import { envDigest } from "../../proto/credential.ts";
 import { basename } from "node:path";
 import { ApiClient, ApiClientError } from "../../api/client.ts";
 import type { JobResources } from "../../api/schemas.ts";
-import type { PmiMode } from "../../proto/step.ts";
+import type { PmiMode, StepSpec } from "../../proto/step.ts";
+import { nodeOfRanks } from "../../sched/layout.ts";
 import { PeerPool } from "../../tbon/pool.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
 import { ControllerLink } from "./controller-link.ts";
@@ -32,6 +33,10 @@ export interface RunOptions {
   sampleInterval?: number;
   tasks?: number;
   tasksPerNode?: number;
+  /** Each rank is shown one GPU of its node's, this many ranks to a GPU (--ntasks-per-gpu). */
+  tasksPerGpu?: number;
+  /** How the step's ranks are numbered over its nodes (-m cyclic, plane=N); absent: block. */
+  distribution?: StepSpec["distribution"];
   /** Cores, memory, GPUs, features, whole nodes: of the allocation it asks for (not of a step inside a job). */
   resources?: JobResources;
   /** More ranks than the nodes have CPUs. */
@@ -158,8 +163,16 @@ export async function run(o: RunOptions): Promise<number> {
     mark("l.allocated");
     // Inside a job, -w names the job's nodes the step runs on; outside, the allocation asked for them.
     const nodelist = owned ? undefined : o.nodelist;
-    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, nodelist, cwd: o.cwd, envDigest: envDigest(o.env) });
+    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, nodelist, cwd: o.cwd, envDigest: envDigest(o.env), ...(o.distribution?.kind === "plane" ? { plane: o.distribution.size } : {}) });
     mark("l.granted");
+    // An elastic world's resizes keep, add and remove ranks in blocks (adapter.ts): its ranks are numbered so.
+    if (grant.elastic && o.distribution) {
+      const why = `--distribution=${o.distribution.kind}: an elastic step's ranks are numbered in blocks over its nodes; run it without --distribution`;
+      link.stepEnded(grant.stepId, 1, why);
+      o.say(why);
+      await cancelOwned();
+      return 1;
+    }
     let file: ReturnType<typeof stepFileSink> | undefined;
     try {
       file = o.output ? stepFileSink(o.output, o, grant, o.cwd) : undefined;
@@ -200,6 +213,8 @@ export async function run(o: RunOptions): Promise<number> {
       keepGoing: o.keepGoing,
       // Inside a job, -J names the step (its ranks' SLURM_JOB_NAME); outside, it named the job.
       name: owned ? undefined : o.name,
+      distribution: o.distribution,
+      tasksPerGpu: o.tasksPerGpu,
       // Nothing to forward from /dev/null: the ranks get their own, and can be warm ones.
       stdin: o.stdin === undefined || stdinIsEmpty() ? undefined : { source: Bun.stdin.stream(), ranks: o.stdin },
     });
@@ -244,10 +259,10 @@ export async function run(o: RunOptions): Promise<number> {
  * The file sink of a step whose output goes to files (ebb run -o/-e), the patterns expanded for it;
  * srun's per-rank ones too: %t the rank, %n its node's index in the step, %N that node's name.
  */
-function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean }, g: StepGrant, cwd: string): ReturnType<typeof rankFileSink> {
+function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean; distribution?: StepSpec["distribution"] }, g: StepGrant, cwd: string): ReturnType<typeof rankFileSink> {
   const e = g.jobEnv;
   const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: currentUser(), A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: e.EBB_ARRAY_TASK_ID ?? "0" };
-  const nodeOf = g.tasks.flatMap((k, i) => Array<number>(k).fill(i));
+  const nodeOf = nodeOfRanks(g.tasks, how.distribution);
   const ofRank = (pattern: string) => {
     if (!/%[tnN]/.test(pattern)) {
       const path = expandPattern(pattern, vars, cwd);

@@ -7,7 +7,7 @@ import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { CountedKvs, kvsCapExceeded } from "../../pmi/index.ts";
-import { firstRanks } from "../../sched/layout.ts";
+import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
 import { ROOT, childrenOf } from "../../tbon/tree.ts";
@@ -140,10 +140,12 @@ export class StepRoot {
     this.result = new Promise((r) => (this.resolve = r));
     this.adaptReduce = new AdaptReductions(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), (r) => this.o.onAdapt?.(r));
     this.cfgTree = new SubtreeCfg(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), false);
-    const readers = (this.readers = o.stdin ? readerNodes(o.spec.tasks, o.spec.stdin) : []);
+    const ranks = o.spec.distribution ? ranksByNode(o.spec.tasks, o.spec.distribution) : undefined;
+    const readers = (this.readers = o.stdin ? readerNodes(o.spec.tasks, o.spec.stdin, ranks) : []);
     if (readers.length > 0) {
-      const first = firstRanks(o.spec.tasks);
-      const ranksOf = (n: number) => (o.spec.stdin === "all" ? Array.from({ length: o.spec.tasks[n]! }, (_, i) => first[n]! + i) : [o.spec.stdin as number]);
+      const first = ranks ? undefined : firstRanks(o.spec.tasks);
+      const all = (n: number) => ranks?.[n] ?? Array.from({ length: o.spec.tasks[n]! }, (_, i) => first![n]! + i);
+      const ranksOf = (n: number) => (o.spec.stdin === "all" ? all(n) : [o.spec.stdin as number]);
       this.feed = new StdinFeed(this.key, new Map(readers.map((n) => [n, ranksOf(n)])), (m) => {
         for (const c of this.feedConns) c.send(m);
       });
@@ -470,9 +472,9 @@ export class StepRoot {
     if (index < 0) return;
     const lost = [index];
     for (let i = 0; subtree && i < lost.length; i++) lost.push(...childrenOf(lost[i]!, spec.nodes.length, spec.fanout));
-    const first = firstRanks(spec.tasks);
+    const ranks = ranksByNode(spec.tasks, spec.distribution);
     for (const n of lost) {
-      for (let r = first[n]!; r < first[n]! + spec.tasks[n]!; r++) {
+      for (const r of ranks[n]!) {
         if (this.exits.has(r)) continue;
         const exit = { rank: r, node: spec.nodes[n]!.name, code: 137, signal: "SIGKILL" };
         this.exits.set(r, exit);
