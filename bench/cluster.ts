@@ -47,7 +47,8 @@ export async function startBenchCluster(nodes: number, opts: { cpusPerNode?: num
   const procs: Subprocess[] = [];
   if (opts.layout === "processes") {
     procs.push(spawn(["controller", "--listen", `127.0.0.1:${port}`, "--state-dir", stateDir]));
-    for (let i = 0; i < 200 && !(await Bun.file(join(stateDir, "cluster.key")).exists()); i++) await Bun.sleep(25);
+    // Up to a minute: a controller's start (under a profiler, at load 40) took more than 5 s.
+    for (let i = 0; i < 2400 && !(await Bun.file(join(stateDir, "cluster.key")).exists()); i++) await Bun.sleep(25);
     for (let i = 1; i <= nodes; i++) {
       const name = `node${String(i).padStart(2, "0")}`;
       procs.push(spawn(["agent", "--controller", url, "--name", name, "--cpus", cpus, "--key-file", join(stateDir, "cluster.key"), "--state-dir", join(dir, "agents", name), ...(opts.agentConfig ? ["--config", opts.agentConfig] : [])]));
