@@ -294,6 +294,31 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     expect(far.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 6, to: 4, rule: "reserve" })]);
   });
 
+  test("a job waiting alone that the loans cover gets them back when that ends it sooner than starting below its size", () => {
+    // Job 1 holds 12 nodes, 8 lent beyond its first 4, for 10 h more; 1 node idle. Job 5 asks for 8
+    // (malleable down to 1, 600 s): on the 1 idle node it would take 8 x 600 s; after one give-back
+    // (10 s) it runs 600 s at its size. 7 come back, and its reservation is the give-back's commit.
+    const mall = (id: number, min: number, want: number, timeLimit: number): PendingJob => ({ id, minNodes: min, maxNodes: want, preferredNodes: want, timeLimit, submitTime: NOW - 1000, elastic: true });
+    const plan = planEbb(input(13, 1, [onTime(1, 12, NOW - 3_600_000)], [mall(5, 1, 8, 600)]));
+    expect(plan.starts).toEqual([]);
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 5, rule: "admit" })]);
+    expect(plan.reservations).toEqual([expect.objectContaining({ jobId: 5, start: NOW + config.defaultAdaptCost * 1000 })]);
+    // A rigid job the loans cover waits one give-back, not for job 1's end.
+    const rigid = planEbb(input(13, 1, [onTime(1, 12, NOW - 3_600_000)], [pend(5, 4)]));
+    expect(rigid.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 9, rule: "admit" })]);
+    // One node short of its 8 at 1,000 s (at most 8/7 slower: 143 s later, more than a give-back): the loan comes back.
+    // One node short at 40 s (6 s later at most, 10 s a give-back): it starts on the 7 idle nodes at once.
+    expect(planEbb(input(19, 7, [onTime(1, 12, NOW - 3_600_000)], [mall(5, 1, 8, 1000)])).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 11, rule: "admit" })]);
+    const short = planEbb(input(19, 7, [onTime(1, 12, NOW - 3_600_000)], [mall(5, 1, 8, 40)]));
+    expect(short.resizes.filter((r) => r.rule === "admit")).toEqual([]);
+    expect(short.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 7 })]);
+    // Not with another job waiting behind it (an earlier reservation would shut out its backfill), nor while the queue was real.
+    const admits = (p: ReturnType<typeof planEbb>) => p.resizes.filter((r) => r.rule === "admit" && r.reason.includes("lent beyond its first size"));
+    expect(admits(planEbb(input(13, 1, [onTime(1, 12, NOW - 3_600_000)], [pend(5, 4), pend(6, 4)])))).toEqual([]);
+    const waited = job(2, 1, undefined, 36_000, { elastic: false, minNodes: 1, maxNodes: 1, submitTime: NOW - 600_000, startTime: NOW - 55_000 });
+    expect(admits(planEbb(input(14, 1, [onTime(1, 12, NOW - 3_600_000), waited], [pend(5, 4)])))).toEqual([]);
+  });
+
   test("no reserve while a running job waited longer than an adaptation to start: the queue was real", () => {
     const running = [onTime(1, 4, NOW - 3_600_000), rigidOnTime(2, 3, NOW - 60_000), job(3, 2, undefined, 36_000, { elastic: false, minNodes: 2, maxNodes: 2, submitTime: NOW - 600_000, startTime: NOW - 55_000 })];
     expect(planEbb(input(17, 8, running)).resizes).toEqual([expect.objectContaining({ jobId: 1, from: 4, to: 12, rule: "grow" })]);

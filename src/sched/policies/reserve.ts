@@ -54,7 +54,7 @@
  */
 import { preferredSize } from "../batch.ts";
 import { remainingTime } from "../elastic.ts";
-import type { JobState, PassInput, PendingJob, Resize } from "../types.ts";
+import type { JobState, PassInput, PendingJob, Resize, ResizeRule } from "../types.ts";
 import { adaptationCost, type Speed } from "../worth.ts";
 import { incomingNodes, sortPairs } from "./common.ts";
 
@@ -129,7 +129,7 @@ export function arrivalReserve(input: PassInput, starting: readonly PendingJob[]
  * adaptation); none below the size it first ran at, none adapting, between resize points or
  * bound to valid sizes, none in `skip`.
  */
-export function reclaim(input: PassInput, need: number, reserve: number, speed: (job: JobState) => Speed | undefined, skip: ReadonlySet<number>): Resize[] {
+export function reclaim(input: PassInput, need: number, speed: (job: JobState) => Speed | undefined, skip: ReadonlySet<number>, rule: ResizeRule, why: (give: number, lent: number) => string): Resize[] {
   const lent = input.running.filter((j) => !skip.has(j.id) && j.elastic && !j.adapting && j.atResizePoint !== false && !(j.sizes && j.sizes.length > 0) && loanOf(j) > 0);
   const perNode = (j: JobState): number => {
     const g = Math.min(need, loanOf(j));
@@ -144,7 +144,7 @@ export function reclaim(input: PassInput, need: number, reserve: number, speed: 
     if (left <= 0) break;
     const give = Math.min(left, loanOf(j));
     left -= give;
-    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule: "reserve", reason: `nobody waits, ${reserve} idle node(s) are kept for arrivals (the most the jobs in view asked for within ${input.config.defaultAdaptCost} s, the time a loan takes to come back): ${give} of the ${loanOf(j)} node(s) lent beyond its first size back` });
+    out.push({ jobId: j.id, from: j.nodes, to: j.nodes - give, rule, reason: why(give, loanOf(j)) });
   }
   return out;
 }
