@@ -90,7 +90,8 @@ describe("ebb live: nodes sized by what they are worth now", () => {
     const back = e.adaptations.filter((a: any) => a.state === "COMMITTED" && a.toNodes < a.fromNodes);
     expect(back).toHaveLength(1);
     expect(back[0]).toMatchObject({ fromNodes: 6, toNodes: 4 });
-    expect(back[0].reason).toMatch(new RegExp(`^scheduler, admit: job ${rigid} waits until its reservation in \\d+ s: give 2 node\\(s\\) so it starts in about \\d+ s; predicted gain \\d+ s > stretch \\d+ s of all shrunk jobs \\(this one: \\+\\d+ s work, \\d+ s adaptation; (MTCT 0\\.\\d+ at 6 nodes \\(\\d+ samples\\)|iteration times at \\d and 6 nodes)\\)$`));
+    // It waits alone on a cluster with no real queue: the loans come back for it (ebb.ts loansForHead).
+    expect(back[0].reason).toMatch(new RegExp(`^scheduler, admit: waiting job ${rigid} lacks 2 node\\(s\\) and it starts at its 4 nodes after one give-back \\(\\d+ s\\), not at its reservation in \\d+ s: 2 of the 2 node\\(s\\) lent beyond its first size back$`));
     // The nodes given back are lent ones, and the rigid job runs on them and the two kept idle.
     expect(back[0].removed.every((n: string) => lent.includes(n))).toBe(true);
     expect(back[0].removed.every((n: string) => started.allocation.includes(n))).toBe(true);

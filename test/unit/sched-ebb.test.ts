@@ -312,6 +312,10 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     const short = planEbb(input(19, 7, [onTime(1, 12, NOW - 3_600_000)], [mall(5, 1, 8, 40)]));
     expect(short.resizes.filter((r) => r.rule === "admit")).toEqual([]);
     expect(short.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 7 })]);
+    // Not when its reservation comes before a give-back would (rigid job 9's 2 nodes end in 5 s).
+    const rigidEnd = job(9, 2, undefined, 5, { elastic: false, minNodes: 2, maxNodes: 2, submitTime: NOW - 3_600_000, startTime: NOW - 3_600_000 });
+    const soon = planEbb(input(15, 1, [onTime(1, 12, NOW - 3_600_000), rigidEnd], [pend(5, 3)]));
+    expect(soon.resizes.filter((r) => r.rule === "admit")).toEqual([]);
     // Not with another job waiting behind it (an earlier reservation would shut out its backfill), nor while the queue was real.
     const admits = (p: ReturnType<typeof planEbb>) => p.resizes.filter((r) => r.rule === "admit" && r.reason.includes("lent beyond its first size"));
     expect(admits(planEbb(input(13, 1, [onTime(1, 12, NOW - 3_600_000)], [pend(5, 4), pend(6, 4)])))).toEqual([]);

@@ -251,7 +251,7 @@ export function planEbb(input: PassInput): PassPlan {
   // Loans come back for the head when that starts it at its size sooner than any start below it,
   // if nobody waits behind it (whose backfill an earlier reservation would shut out) and the queue was not real.
   if (head && reservation && waiting === 1 && !queueWasReal(input)) {
-    const back = loansForHead(input, head, idle + incoming(), idsOf(starts), priorOf());
+    const back = loansForHead(input, head, reservation, idle + incoming(), idsOf(starts), priorOf());
     if (back) return { starts, resizes: back.resizes, reservations: [{ ...reservation, start: back.at, fromJobs: back.resizes.map((r) => r.jobId), reason: back.reason }], notes, again: true };
   }
   // Malleable jobs start below their size on the nodes left when the queue gains more than they lose, the head first.
@@ -585,26 +585,31 @@ function moldable(input: PassInput, job: PendingJob, idle: number, res: Reservat
  * sooner than the best start on the nodes free now (`moldable`'s ends: its time at k by its speed,
  * else at most linearly slower). A loan was granted only if it paid for the give-back too.
  */
-function loansForHead(input: PassInput, head: PendingJob, free: number, starting: ReadonlySet<number>, prior: number | undefined): { resizes: Resize[]; at: number; reason: string } | undefined {
+function loansForHead(input: PassInput, head: PendingJob, res: Reservation, free: number, starting: ReadonlySet<number>, prior: number | undefined): { resizes: Resize[]; at: number; reason: string } | undefined {
   const want = preferredSize(head);
   const need = want - free;
   if (need <= 0) return undefined;
+  const giveBack = input.config.defaultAdaptCost;
+  const at = input.now + giveBack * 1000;
+  // Its reservation comes first: nothing to take back.
+  if (res.start <= at) return undefined;
   let lent = 0;
   for (const j of input.running) if (j.elastic && !j.adapting) lent += loanOf(j);
   if (lent < need) return undefined;
-  const giveBack = input.config.defaultAdaptCost;
   const k = Math.min(free, want);
+  let than = `not at its reservation in ${sec((res.start - input.now) / 1000)}`;
   if (head.elastic && k >= head.minNodes && k > 0) {
     const ratio = startRatio(head, prior)(k);
     const bound = head.model ? ratio : want / k;
     if (Number.isFinite(ratio) && ratio > 0 && head.timeLimit * Math.max(1, Math.min(ratio, bound)) <= head.timeLimit + giveBack) return undefined;
+    than = `sooner than on the ${k} node(s) free now`;
   }
-  const sooner = `it starts at its ${want} nodes after one give-back (${giveBack} s) sooner than on the ${free} free now`;
+  const sooner = `it starts at its ${want} nodes after one give-back (${giveBack} s), ${than}`;
   const resizes = reclaim(input, need, (j) => candidate(j, input)?.speed, starting, "admit", (give, lent) => `waiting job ${head.id} lacks ${need} node(s) and ${sooner}: ${give} of the ${lent} node(s) lent beyond its first size back`);
   let got = 0;
   for (const r of resizes) got += r.from - r.to;
   if (got < need) return undefined;
-  return { resizes, at: input.now + giveBack * 1000, reason: `ebb: ${need} lent node(s) back for it: ${sooner}` };
+  return { resizes, at, reason: `ebb: ${need} lent node(s) back for it: ${sooner}` };
 }
 
 /** The most jobs behind the head a pass tries to admit by shrinking for a backfill. */
