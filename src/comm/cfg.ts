@@ -146,10 +146,6 @@ export function enableEpopMode(): void {
   epopMode = true;
 }
 
-export function isEpopMode(): boolean {
-  return epopMode;
-}
-
 /** The site of an EPOP phase: apart from derived (32-bit) and named (2^32 + id) sites. */
 export function epopSite(pc: number): number {
   return 2 ** 33 + pc;

@@ -50,6 +50,7 @@ export type AdoptCredential = z.infer<typeof AdoptCredential>;
 
 export type Credential = StepCredential | AdoptCredential;
 
+/** A step's name in messages and maps: "JOB.STEP", as Slurm writes it. */
 export function stepKey(jobId: number, stepId: number): string {
   return `${jobId}.${stepId}`;
 }

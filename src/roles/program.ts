@@ -20,9 +20,6 @@ const EMBEDDED: Record<string, () => Promise<object>> = {
   "ebb/epop": () => import("../epop/index.ts"),
 };
 
-/** The module names a program gets from this ebb. */
-export const EMBEDDED_MODULES = Object.keys(EMBEDDED);
-
 export const isFile = (path: string): boolean => {
   try {
     return statSync(path).isFile();

@@ -14,7 +14,7 @@ import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
 import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
-import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
+import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import type { DownstreamHandle, PeerConn, PeerPool, StepEndpoint, Upstream } from "../../tbon/pool.ts";
 import { childrenOf, parentOf, ROOT } from "../../tbon/tree.ts";
@@ -150,7 +150,7 @@ export class StepService implements StepEndpoint {
    * step, nodes, single use, covers and allocation are checked here every time as before.
    */
   private async launch(up: Upstream, cred: StepCredential, spec: StepSpec, inProcess: boolean): Promise<StepNode | undefined> {
-    const key = `${spec.jobId}.${spec.stepId}`;
+    const key = stepKey(spec.jobId, spec.stepId);
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
       up.send({ t: "error", step: key, node: this.ctx.name, kind: "launch", message });
@@ -182,7 +182,7 @@ function adoptionRefusal(svc: StepService, step: string, cred: AdoptCredential):
   const name = svc.ctx.name;
   const bad = signatureRefusal(svc.ctx.clusterKey, cred) ?? expiryRefusal(cred);
   if (bad) return bad;
-  if (`${cred.jobId}.${cred.stepId}` !== step) return "the credential does not match the step";
+  if (stepKey(cred.jobId, cred.stepId) !== step) return "the credential does not match the step";
   if (!cred.nodes.includes(name)) return `node ${name} is not in the credential`;
   if (!svc.steps.has(step)) return `step ${step} is not running on ${name}`;
   if (!svc.ctx.allocation.holds(cred.jobId)) return `node ${name} is not allocated to job ${cred.jobId}`;

@@ -4,7 +4,7 @@
  * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
  */
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
-import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
+import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
 import { CountedKvs, kvsCapExceeded } from "../../pmi/index.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
@@ -134,7 +134,7 @@ export class StepRoot {
   readonly result: Promise<StepResult>;
 
   constructor(private readonly o: StepRootOptions) {
-    this.key = `${o.spec.jobId}.${o.spec.stepId}`;
+    this.key = stepKey(o.spec.jobId, o.spec.stepId);
     this.size = o.spec.tasks.reduce((a, b) => a + b, 0);
     this.rankBase = o.spec.elastic?.rankBase ?? 0;
     this.result = new Promise((r) => (this.resolve = r));
