@@ -20,8 +20,11 @@ export interface Identity {
 }
 
 /** Read once: the real uid of a process of ebb never changes (asUser switches the effective ids only); one getuid less per call, a dozen per job. */
-const isRoot = process.getuid?.() === 0;
+const agentUid = process.getuid?.();
+const isRoot = agentUid === 0;
 export const agentIsRoot = (): boolean => isRoot;
+/** The agent's own (real) uid, read once: whom a job runs as when identityFor gives none. */
+export const ownUid = (): number => agentUid!;
 
 const cache = new Map<string, { id: Identity; at: number }>();
 

@@ -17,6 +17,7 @@
 import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { formatIndexList } from "../../domain/index-list.ts";
+import { readKernelRecord } from "../../util/kernel-file.ts";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -45,6 +46,14 @@ export const SELF_LEAF = "ebb-agent-self";
 const read = (path: string): string | undefined => {
   try {
     return readFileSync(path, "utf8");
+  } catch {
+    return undefined;
+  }
+};
+/** A cgroup file of one record (a value, or key-value lines: not cgroup.procs or tasks), in one read (util/kernel-file.ts). */
+const readRecord = (path: string): string | undefined => {
+  try {
+    return readKernelRecord(path);
   } catch {
     return undefined;
   }
@@ -319,7 +328,7 @@ export class CgroupLimits {
   /** Notes the job's memory now (kernels without memory.peak). */
   sample(jobId: number, v2Dir: string | undefined): void {
     if (!v2Dir || !this.v2.includes("memory") || existsSync(join(v2Dir, "memory.peak"))) return;
-    const now = number(read(join(v2Dir, "memory.current")));
+    const now = number(readRecord(join(v2Dir, "memory.current")));
     if (now !== undefined) this.peaks.set(jobId, Math.max(now, this.peaks.get(jobId) ?? 0));
   }
 
@@ -327,19 +336,19 @@ export class CgroupLimits {
   usage(jobId: number, v2Dir: string | undefined): JobUsage | undefined {
     const memory = this.v1.has("memory") ? join(this.v1.get("memory")!, `job-${jobId}`) : undefined;
     // Each file read once, and a cgroup that is not there is a file that cannot be read.
-    const cpuStat = v2Dir === undefined ? undefined : read(join(v2Dir, "cpu.stat"));
+    const cpuStat = v2Dir === undefined ? undefined : readRecord(join(v2Dir, "cpu.stat"));
     const v2 = cpuStat !== undefined;
-    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? read(join(memory, "memory.max_usage_in_bytes")) : undefined;
+    const v1Peak = memory && !(v2 && this.v2.includes("memory")) ? readRecord(join(memory, "memory.max_usage_in_bytes")) : undefined;
     if (!v2 && v1Peak === undefined) return undefined;
     const cpuUsec = field(cpuStat, "usage_usec") ?? 0;
     let peak = 0;
     let oomKills = 0;
     if (v2 && this.v2.includes("memory")) {
-      peak = number(read(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(read(join(v2Dir!, "memory.current"))) ?? 0);
-      oomKills = field(read(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
+      peak = number(readRecord(join(v2Dir!, "memory.peak"))) ?? Math.max(this.peaks.get(jobId) ?? 0, number(readRecord(join(v2Dir!, "memory.current"))) ?? 0);
+      oomKills = field(readRecord(join(v2Dir!, "memory.events")), "oom_kill") ?? 0;
     } else if (v1Peak !== undefined) {
       peak = number(v1Peak) ?? 0;
-      oomKills = field(read(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
+      oomKills = field(readRecord(join(memory!, "memory.oom_control")), "oom_kill") ?? 0;
     }
     return { cpuSec: cpuUsec / 1e6, peakMemMiB: Math.ceil(peak / MiB), oomKills };
   }
@@ -364,7 +373,8 @@ export class CgroupLimits {
 
   /** Renames the job cpuset `dir` to a spare if no task is in it (a task could only be the job's); true if it did. */
   private keepAsSpare(base: string, dir: string, cpus: string): boolean {
-    if (read(join(dir, "tasks")) !== "") return false;
+    // A file of many records, but only whether it is empty matters here (kernel-file.ts).
+    if (readRecord(join(dir, "tasks")) !== "") return false;
     const spare = join(base, `spare-${this.nextSpare++}`);
     try {
       renameSync(dir, spare);

@@ -14,7 +14,8 @@ import { bindThreads, withAffinity } from "./affinity.ts";
 import { startsWarm, warmProgram, type WarmPool } from "./warm-pool.ts";
 import { tierUp } from "./tier-up.ts";
 import type { WarmClaim } from "../warm-rank.ts";
-import { closeSync, readFileSync } from "node:fs";
+import { closeSync } from "node:fs";
+import { readKernelRecord } from "../../util/kernel-file.ts";
 
 const log = logger("agent");
 
@@ -33,7 +34,7 @@ export const joinArgv = (files: readonly string[], argv: string[]): string[] => 
 /** Leader start time (clock ticks since boot, /proc/PID/stat field 22): guards against pid reuse. */
 function startTimeOf(pid: number): string | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const stat = readKernelRecord(`/proc/${pid}/stat`);
     return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
   } catch {
     return undefined;

@@ -7,7 +7,7 @@
  *   parent <--launched(sum)/io/exit/error-- StepNode <--same-- children
  */
 import { mark } from "../../util/trace.ts";
-import { asUser, identityFor, type Identity } from "../identity.ts";
+import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
 import { isAbsolute, join } from "node:path";
@@ -282,7 +282,7 @@ export class StepNode {
         key: this.key,
         spec,
         ranks: worldRanks,
-        rankUid: this.runAs()?.uid ?? process.getuid!(),
+        rankUid: this.runAs()?.uid ?? ownUid(),
         children,
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
