@@ -2,13 +2,13 @@
  * Task farming in one allocation: `srun -n1 --exact CMD &` in a loop. Each exact step holds its
  * CPU of the job's while it runs; the others wait (srun says so in Slurm's words) and start as
  * steps end. A launcher killed while its step waits leaves the queue; over HTTP an exact step that
- * cannot start now is refused (409 step_busy). The steps wait on files the script writes, never on
- * a clock.
+ * cannot start now is refused (409 step_busy); a job's end fails its waiting steps. The steps
+ * wait on files the script writes, never on a clock.
  */
 import { describe, expect, test } from "bun:test";
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { clusterForFile, waitFor } from "../support/cluster.ts";
+import { clusterForFile, ROOT, waitFor } from "../support/cluster.ts";
 
 const c = clusterForFile({ agents: 1, cpus: 4 });
 
@@ -105,5 +105,24 @@ describe("srun --exact: steps farmed in one allocation", () => {
     // Step 4 ran while step 2 held the other CPU; the killed launcher's step never did.
     expect(readdirSync(dir)).toContain("ran.4");
     expect(readdirSync(dir)).not.toContain("ran.3");
+  }, 180_000);
+
+  test("ebb run --exact inside a job: a step that waits says so in ebb's words, and the job's end fails it, naming why", async () => {
+    const dir = join(c.dir, "ended");
+    mkdirSync(dir);
+    const id = await submit("ended.sh", ["#!/bin/bash", "#SBATCH -n 1", "#SBATCH -o ended.out", "sleep 600"]);
+    await c.waitJob(id, ["RUNNING"], 60_000);
+    const env = { ...c.env, EBB_JOB_ID: String(id) };
+    const ebbRun = (argv: string[], err: string) => Bun.spawn([process.execPath, join(ROOT, "src/main.ts"), "run", "--exact", "-n", "1", "--", ...argv], { cwd: dir, env, stdout: "ignore", stderr: Bun.file(join(dir, err)) });
+    const holder = ebbRun(["bash", "-c", "touch held; sleep 600"], "holder.err");
+    await waitFor("the first step to hold the job's CPU", () => existsSync(join(dir, "held")), 60_000);
+    const waiter = ebbRun(["touch", "ran"], "waiter.err");
+    await waitFor("the second step to wait", () => readFileSync(join(dir, "waiter.err"), "utf8").includes("waits for CPUs"), 60_000);
+    expect(readFileSync(join(dir, "waiter.err"), "utf8")).toBe(`ebb: the step waits for CPUs (--exact): job ${id}'s exact steps hold 1 of its 1 CPUs (1 running); this step needs 1 CPU; it starts when one of them ends\n`);
+    expect((await c.ebb(["cancel", String(id)])).code).toBe(0);
+    expect(await waiter.exited).not.toBe(0);
+    await holder.exited;
+    expect(readFileSync(join(dir, "waiter.err"), "utf8")).toContain(`job ${id} cancelled: cancelled by user while the step waited for CPUs`);
+    expect(existsSync(join(dir, "ran"))).toBe(false);
   }, 180_000);
 });

@@ -750,7 +750,7 @@ export class Jobs {
     if (now) return now;
     const held = job.shares.reduce((a, s) => a + this.stepCpus.held(jobId, s.node), 0);
     const { running, waiting } = this.stepCpus.counts(jobId);
-    const busy = `job ${jobId}'s exact steps hold ${held} of its ${cpus.reduce((a, b) => a + b, 0)} CPUs (${running} running, ${waiting} waiting); this step needs ${ask.tasks}${perTask ? ` tasks${perTask}` : ` CPU${ask.tasks === 1 ? "" : "s"}`}`;
+    const busy = `job ${jobId}'s exact steps hold ${held} of its ${cpus.reduce((a, b) => a + b, 0)} CPUs (${running} running${waiting > 0 ? `, ${waiting} waiting before this one` : ""}); this step needs ${ask.tasks}${perTask ? ` tasks${perTask}` : ` CPU${ask.tasks === 1 ? "" : "s"}`}`;
     if (!caller) throw conflict("step_busy", `${busy}; retry when one of them ends`);
     return new Promise<StepGrant>((resolve, reject) => {
       if (!this.stepCpus.wait(jobId, { owner: caller.owner, tryGrant: attempt, resolve, reject }))
