@@ -148,6 +148,8 @@ export async function run(o: RunOptions): Promise<number> {
     let announced = false;
     const progress = setInterval(() => {
       if (link.latest !== undefined && link.latest.state !== "PENDING") return;
+      // Inside a job, only a job known to be pending waits (on a loaded host its state may take seconds to come).
+      if (!owned && link.latest === undefined) return;
       const reason = link.latest?.reason;
       o.say(`job ${jobId} queued and waiting for resources (${Math.round((Date.now() - waitStart) / 1000)} s${reason ? `; ${reason}` : ""})`, { transient: true });
       announced = true;
