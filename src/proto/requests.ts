@@ -307,6 +307,8 @@ export const StepGrant = z.lazy(() =>
     elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number(), downAfterMs: z.int().positive().optional() }).optional(),
     /** Seconds between the ranks' monitoring samples (the job's --sample-interval, else the controller's). */
     sampleInterval: z.number().positive().optional(),
+    /** An exact step's cores (indices of the node's), per node of `nodes`: those it holds among the job's. */
+    cores: z.array(z.array(z.int().nonnegative())).optional(),
   }),
 );
 export type StepGrant = z.infer<typeof StepGrant>;

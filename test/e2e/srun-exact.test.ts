@@ -45,7 +45,7 @@ describe("srun --exact: steps farmed in one allocation", () => {
       "#SBATCH -o farm.out",
       "cd farm",
       "for i in 1 2 3 4 5 6; do",
-      `  srun -n1 --exact bash -c "date +%s%N > start.$i; until [ -e go ]; do sleep 0.1; done; sleep 0.3; date +%s%N > end.$i" &`,
+      `  srun -n1 --exact bash -c "date +%s%N > start.$i; grep Cpus_allowed_list /proc/self/status | cut -f2 > cpus.$i; until [ -e go ]; do sleep 0.1; done; sleep 0.3; date +%s%N > end.$i" &`,
       "done",
       `until [ "$(grep -c 'step creation temporarily disabled' ../farm.out)" -ge 4 ]; do sleep 0.1; done`,
       "touch go",
@@ -55,6 +55,9 @@ describe("srun --exact: steps farmed in one allocation", () => {
     await c.waitJob(id, ["COMPLETED"], 120_000);
     const spans = [1, 2, 3, 4, 5, 6].map((i) => ({ start: BigInt(c.read(`farm/start.${i}`).trim()), end: BigInt(c.read(`farm/end.${i}`).trim()) }));
     expect(maxOverlap(spans)).toBe(2);
+    // Steps that ran at once ran on CPUs of their own (each its own core of the job's).
+    const cpus = [1, 2, 3, 4, 5, 6].map((i) => c.read(`farm/cpus.${i}`).trim());
+    for (const [i, a] of spans.entries()) for (const [j, b] of spans.entries()) if (i < j && a.start < b.end && b.start < a.end) expect(cpus[i]).not.toBe(cpus[j]!);
     const out = c.read("farm.out");
     expect(out.split("\n").filter((l) => l === `srun: Job ${id} ${WAITING}`).length).toBe(4);
     expect(out.split("\n").filter((l) => l === `srun: Step created for job ${id}`).length).toBe(4);

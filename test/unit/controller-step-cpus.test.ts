@@ -16,7 +16,8 @@ function farm(cpus: number) {
     tryGrant: () => {
       if (cpus - s.held(1, "n1") < need) return undefined;
       const stepId = nextStep++;
-      s.hold(1, stepId, owner, ["n1"], [need]);
+      const taken = s.heldCores(1, "n1");
+      s.hold(1, stepId, owner, ["n1"], [[...Array(cpus).keys()].filter((c) => !taken.has(c)).slice(0, need)]);
       return { stepId } as StepGrant;
     },
     resolve: (g) => log.push(`${name} granted step ${g.stepId}`),
@@ -29,7 +30,7 @@ describe("StepCpus: exact steps' holds and waiting steps", () => {
   test("a release grants the waiting steps that fit now, in the order they came; the step id is given at grant", () => {
     const { s, log, ask } = farm(2);
     const a = conn("a");
-    s.hold(1, 0, a, ["n1"], [2]);
+    s.hold(1, 0, a, ["n1"], [[0, 1]]);
     expect(s.wait(1, ask(conn("b"), "b", 2))).toBe(true);
     expect(s.wait(1, ask(conn("c"), "c", 1))).toBe(true);
     expect(s.wait(1, ask(conn("d"), "d", 1))).toBe(true);
@@ -40,14 +41,16 @@ describe("StepCpus: exact steps' holds and waiting steps", () => {
     s.release(1, 1);
     expect(log).toEqual(["b granted step 1", "c granted step 2", "d granted step 3"]);
     expect(s.held(1, "n1")).toBe(2);
+    // c and d hold a core each, not the same one.
+    expect([...s.heldCores(1, "n1")].sort()).toEqual([0, 1]);
   });
 
   test("a smaller step behind a larger one that does not fit goes first", () => {
     const { s, log, ask } = farm(2);
-    s.hold(1, 0, conn("a"), ["n1"], [1]);
+    s.hold(1, 0, conn("a"), ["n1"], [[0]]);
     s.wait(1, ask(conn("b"), "b", 2));
     s.wait(1, ask(conn("c"), "c", 1));
-    s.hold(1, 9, undefined, ["n1"], [0]);
+    s.hold(1, 9, undefined, ["n1"], [[]]);
     s.release(1, 9);
     expect(log).toEqual(["c granted step 1"]);
   });
@@ -55,7 +58,7 @@ describe("StepCpus: exact steps' holds and waiting steps", () => {
   test("a closed connection takes its holds and its waiting steps with it", () => {
     const { s, log, ask } = farm(1);
     const a = conn("a");
-    s.hold(1, 0, a, ["n1"], [1]);
+    s.hold(1, 0, a, ["n1"], [[0]]);
     const b = conn("b");
     s.wait(1, ask(b, "b", 1));
     s.wait(1, ask(conn("c"), "c", 1));
@@ -67,7 +70,7 @@ describe("StepCpus: exact steps' holds and waiting steps", () => {
 
   test("one waiting step per connection", () => {
     const { s, ask } = farm(1);
-    s.hold(1, 0, undefined, ["n1"], [1]);
+    s.hold(1, 0, undefined, ["n1"], [[0]]);
     const b = conn("b");
     expect(s.wait(1, ask(b, "b", 1))).toBe(true);
     expect(s.wait(1, ask(b, "b2", 1))).toBe(false);
@@ -75,7 +78,7 @@ describe("StepCpus: exact steps' holds and waiting steps", () => {
 
   test("the job's end fails its waiting steps with the reason, and forgets its holds", () => {
     const { s, log, ask } = farm(1);
-    s.hold(1, 0, undefined, ["n1"], [1]);
+    s.hold(1, 0, undefined, ["n1"], [[0]]);
     s.wait(1, ask(conn("b"), "b", 1));
     s.jobEnded(1, "job 1 cancelled");
     expect(log).toEqual(["b failed: job 1 cancelled"]);

@@ -742,9 +742,14 @@ export class Jobs {
       const place = placeExact(free, ask);
       if (!place) return undefined;
       const nodes = place.picked.map((i) => job.nodes[i]!);
+      // Its own cores: the first of the job's there that no other exact step holds.
+      const cores = place.picked.map((i, k) => {
+        const taken = this.stepCpus.heldCores(jobId, job.nodes[i]!);
+        return job.shares[i]!.cores.filter((c) => !taken.has(c)).slice(0, place.cpus[k]);
+      });
       const grant = this.recordStep(job, req, nodes, place.layout, false, Date.now());
-      this.stepCpus.hold(jobId, grant.stepId, caller?.owner, nodes, place.cpus);
-      return grant;
+      this.stepCpus.hold(jobId, grant.stepId, caller?.owner, nodes, cores);
+      return { ...grant, cores };
     };
     const now = attempt();
     if (now) return now;

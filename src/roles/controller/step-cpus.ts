@@ -12,8 +12,8 @@ interface Hold {
   stepId: number;
   /** The connection that created the step; none over HTTP. */
   owner?: LauncherSession;
-  /** CPUs held on each node. */
-  cpus: Map<string, number>;
+  /** Cores (the node's indices) held on each node. */
+  cores: Map<string, readonly number[]>;
 }
 
 /** A step waiting for CPUs: `tryGrant` grants it if it fits now (undefined if not), and may throw (the store takes no writes). */
@@ -41,11 +41,16 @@ export class StepCpus {
     return j;
   }
 
-  /** CPUs job `jobId`'s exact steps hold on `node`. */
+  /** The cores (the node's indices) job `jobId`'s exact steps hold on `node`. */
+  heldCores(jobId: number, node: string): Set<number> {
+    const out = new Set<number>();
+    for (const h of this.jobs.get(jobId)?.holds.values() ?? []) for (const c of h.cores.get(node) ?? []) out.add(c);
+    return out;
+  }
+
+  /** How many CPUs job `jobId`'s exact steps hold on `node`. */
   held(jobId: number, node: string): number {
-    let n = 0;
-    for (const h of this.jobs.get(jobId)?.holds.values() ?? []) n += h.cpus.get(node) ?? 0;
-    return n;
+    return this.heldCores(jobId, node).size;
   }
 
   /** Exact steps of the job running (holding CPUs) and waiting. */
@@ -54,8 +59,8 @@ export class StepCpus {
     return { running: j?.holds.size ?? 0, waiting: j?.waiting.length ?? 0 };
   }
 
-  hold(jobId: number, stepId: number, owner: LauncherSession | undefined, nodes: readonly string[], cpus: readonly number[]): void {
-    this.of(jobId).holds.set(stepId, { stepId, owner, cpus: new Map(nodes.map((n, i) => [n, cpus[i]!])) });
+  hold(jobId: number, stepId: number, owner: LauncherSession | undefined, nodes: readonly string[], cores: readonly (readonly number[])[]): void {
+    this.of(jobId).holds.set(stepId, { stepId, owner, cores: new Map(nodes.map((n, i) => [n, cores[i]!])) });
   }
 
   /** Queue a step behind the job's other waiting ones; false when its connection has its share waiting already. */
