@@ -156,7 +156,7 @@ const OPERATIONS: Record<string, Operation> = {
     body: () => StepCreate,
     ok: { status: 201, description: "nodes and credential", json: () => StepGrant },
     errors: [...ON_JOB, 409, 413],
-    notes: { 409: "the job is not running, or ended while the step waited for nodes" },
+    notes: { 409: "the job is not running, or ended while the step waited for nodes; `step_busy`: an exact step whose CPUs the job's other exact steps hold now (retry when one of them ends)" },
   },
   "GET /v1/plans": {
     operationId: "listPlans",

@@ -35,6 +35,8 @@ const args = defineArgs({
   exclude: { type: "string", alias: "x", description: "Outside a job: nodes the allocation must not use, e.g. node[01-02]", valueHint: "NODES" },
   nodelist: { type: "string", alias: "w", description: "Outside a job: nodes the allocation must use; inside one, nodes of the job the step must run on (with -N, the job's first others too)", valueHint: "NODES" },
   partition: { type: "string", alias: "p", description: "Outside a job: the partition of the allocation (default: the default one; ebb partitions lists them)", valueHint: "NAME" },
+  exact: { type: "boolean", description: "Inside a job: the step holds a CPU per rank (times -c) of the job's while it runs, and waits while the job's other --exact steps hold them (srun --exact); without it steps share the job's CPUs" },
+  "say-waits": { type: "string", description: "How an --exact step's wait for CPUs is said: ebb (the default), srun (in srun's words, as ebb srun does), none", valueHint: "ebb|srun|none" },
   ...elasticArgs,
   ...controllerArgs,
 });
@@ -60,6 +62,10 @@ export default defineCommand({
       if (dist?.dist && a.elastic) throw new UsageError(`--distribution=${a.distribution}: an elastic step's ranks are numbered in blocks over its nodes (its resizes add and remove ranks at the end)`);
       for (const w of dist?.warnings ?? []) err(`ebb run: warning: ${w}\n`);
       const insideJob = process.env.EBB_JOB_ID ? intFlag(process.env.EBB_JOB_ID, "EBB_JOB_ID") : undefined;
+      if (a.exact && insideJob === undefined) throw new UsageError("--exact: a step holds CPUs of the job it runs in; outside a job ebb run makes an allocation for its step alone (run it inside one: ebb submit, or ebb run -N ... sh)");
+      const sayWaits = a["say-waits"] ?? "ebb";
+      if (sayWaits !== "ebb" && sayWaits !== "srun" && sayWaits !== "none") throw new UsageError(`--say-waits ${sayWaits}: expected ebb, srun or none`);
+      if (a.exact && a.overcommit) throw new UsageError("--exact holds a CPU per rank; --overcommit asks for more ranks than CPUs: give one of them");
       const shape = { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") };
       const resources = resourceFields(a, shape);
       const perGpu = tasksPerGpuFlag(a, shape);
@@ -68,7 +74,8 @@ export default defineCommand({
       if (perGpu.tasksPerGpu !== undefined) env.SLURM_NTASKS_PER_GPU = String(perGpu.tasksPerGpu);
       const tasksPerGpu = intFlag(env.SLURM_NTASKS_PER_GPU, "SLURM_NTASKS_PER_GPU", { max: 65536 });
       // --ntasks-per-gpu also shows each rank of a step its one GPU.
-      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined && k !== "ntasks-per-gpu");
+      // -c of an --exact step is its own: the CPUs each rank holds.
+      const given = Object.keys(resourceArgs).filter((k) => a[k as keyof typeof resourceArgs] !== undefined && k !== "ntasks-per-gpu" && !(a.exact && k === "cpus-per-task"));
       const memAll = insideJob === undefined ? allMemoryWarning(a) : undefined;
       if (memAll) err(`ebb run: warning: ${memAll}\n`);
       if (insideJob !== undefined && given.length > 0) err(`ebb run: warning: ${given.map((k) => `--${k}`).join(", ")} shape a new allocation; this step runs in job ${insideJob}'s, and they are left out\n`);
@@ -107,6 +114,9 @@ export default defineCommand({
         cpuBind: a["cpu-bind"] === "none" ? "none" : undefined,
         spawnWait: intFlag(a["spawn-wait"], "--spawn-wait", { min: 0, max: 3600 }) ?? 30,
         stepTimeout: insideJob !== undefined && a.time !== undefined ? stepLimit(a.time) : mpiexecTimeout(),
+        exact: a.exact === true,
+        cpusPerTask: a.exact ? intFlag(a["cpus-per-task"], "--cpus-per-task", { max: 4096 }) : undefined,
+        stepWaits: sayWaits === "none" ? undefined : sayWaits === "srun" ? SRUN_WAITS : EBB_WAITS,
         say: (text, opts) => {
           if (opts?.transient) {
             if (interactive) err(`\r\x1b[Kebb: ${text}`);
@@ -121,6 +131,17 @@ export default defineCommand({
       });
     }),
 });
+
+/** An --exact step's wait for CPUs, said as srun says it (Slurm 22.05's words; the step's id is not in them). */
+const SRUN_WAITS = {
+  waiting: (jobId: number) => err(`srun: Job ${jobId} step creation temporarily disabled, retrying (Requested nodes are busy)\n`),
+  granted: (jobId: number) => err(`srun: Step created for job ${jobId}\n`),
+};
+
+const EBB_WAITS = {
+  waiting: (_jobId: number, message: string) => err(`ebb: the step waits for CPUs (--exact): ${message}\n`),
+  granted: (jobId: number, stepId: number) => err(`ebb: step ${jobId}.${stepId} has its CPUs and starts\n`),
+};
 
 /**
  * `--time` of a step inside a job: its own limit, in whole minutes as Slurm keeps them (`-t 0:30`

@@ -44,6 +44,10 @@ const args = defineArgs({
   nodelist: { type: "string", alias: "w", description: "Nodes of the job the step must run on (with -N, the job's first others too)", valueHint: "NODES" },
   relative: { type: "string", alias: "r", description: "Run on the job's nodes from its N-th (0 the first): -N of them, else all from there", valueHint: "N" },
   exclude: { type: "string", alias: "x", description: "Run on the job's nodes but these: -N of them, else all the others", valueHint: "NODES" },
+  exact: { type: "boolean", description: "The step holds a CPU per task (times -c) of the job's while it runs, and waits while the job's other --exact steps hold them (ebb run --exact)" },
+  exclusive: { type: "boolean", description: "Inside a job, as --exact" },
+  overlap: { type: "boolean", description: "The step shares the job's CPUs with its other steps (the default here); with --exact, it holds none" },
+  quiet: { type: "boolean", alias: "Q", description: "Say nothing of an --exact step's wait for CPUs" },
 });
 
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
@@ -143,6 +147,14 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     flag("cpu-bind", kind);
   }
   flag(a["kill-on-bad-exit"] ? "kill-on-bad-exit" : "no-kill-on-bad-exit");
+  // A step's --exclusive is --exact (Slurm 21.08+): it holds its CPUs, and waits for them, in srun's words.
+  // As Slurm 22.05's srun: --overlap refuses --exclusive and wins over --exact.
+  if (a.exclusive && a.overlap) throw new UsageError("--exclusive and --overlap are mutually exclusive");
+  if ((a.exact || a.exclusive) && !a.overlap) {
+    flag("exact");
+    if (a["cpus-per-task"] !== undefined) flag("cpus-per-task", a["cpus-per-task"]);
+    flag("say-waits", a.quiet ? "none" : "srun");
+  }
   if (placed) flag("nodelist", placed.join(","));
   if (a["multi-prog"]) {
     if (command.length > 1) throw new UsageError(`--multi-prog takes its configuration file alone, not ${command.slice(1).join(" ")}`);

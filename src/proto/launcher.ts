@@ -80,6 +80,11 @@ export const ControllerToLauncher = tagged({
   "submitted": () => ({ jobId: JobId }),
   "job.state": () => ({ jobId: JobId, state: JobState, reason: z.string().optional(), nodes: z.array(z.string()) }),
   "step.grant": () => ({ req: RequestId, grant: StepGrant }),
+  /**
+   * The step.create `req` (an exact step) waits for CPUs the job's other exact steps hold; its
+   * step.grant (or an error, when the job ends) follows once they are free. `message` says what it waits for.
+   */
+  "step.waiting": () => ({ req: RequestId, message: z.string() }),
   "adopt.grant": () => ({ req: RequestId, cred: AdoptCredential }),
   /** The step a checkpoint-restart adaptation restarts its world in: its nodes in rank order, ranks per node, credential. */
   "restart.grant": () => ({ req: RequestId, stepId: z.int().nonnegative(), nodes: z.array(NodeRef), tasks: z.array(z.int().positive()), cred: StepCredential }),

@@ -268,10 +268,21 @@ export const StepCreate = z.lazy(() =>
       newNodes: z.boolean().optional(),
       /** With newNodes: seconds to wait for idle nodes before giving up (default 30). */
       wait: z.number().min(0).max(3600).optional(),
+      /**
+       * srun --exact / --exclusive: while it runs, the step holds tasks x cpusPerTask of the job's
+       * CPUs on each of its nodes, and waits for them when the job's other exact steps hold them
+       * (over /v1/launcher: step.waiting, then step.grant; over HTTP: 409 step_busy). Without it a
+       * step shares the job's CPUs with its other steps (srun --overlap).
+       */
+      exact: z.boolean().optional(),
+      /** CPUs each task of an exact step holds (srun -c; default: the job's cpusPerTask, else 1). */
+      cpusPerTask: z.int().min(1).max(4096).optional(),
     })
     .superRefine((b, ctx) => {
       if (b.newNodes && b.tasks === undefined) ctx.addIssue({ code: "custom", path: ["tasks"], message: "a step on new nodes needs a task count" });
       if (b.newNodes && b.nodelist) ctx.addIssue({ code: "custom", path: ["nodelist"], message: "a step on new nodes cannot name the job's nodes" });
+      if (b.exact && b.newNodes) ctx.addIssue({ code: "custom", path: ["exact"], message: "a step on new nodes has them to itself; exact holds CPUs of the job's nodes" });
+      if (b.exact && b.overcommit) ctx.addIssue({ code: "custom", path: ["overcommit"], message: "an exact step holds a CPU per task (times cpusPerTask); overcommit asks for more tasks than CPUs" });
       if (b.nodelist && b.nodes !== undefined && b.nodes < new Set(b.nodelist).size) ctx.addIssue({ code: "custom", path: ["nodes"], message: `${b.nodes} node(s) cannot hold the ${new Set(b.nodelist).size} nodelist names` });
     }),
 );
@@ -296,6 +307,8 @@ export const StepGrant = z.lazy(() =>
     elastic: z.object({ minNodes: z.int(), maxNodes: z.int(), sampleInterval: z.number(), downAfterMs: z.int().positive().optional() }).optional(),
     /** Seconds between the ranks' monitoring samples (the job's --sample-interval, else the controller's). */
     sampleInterval: z.number().positive().optional(),
+    /** An exact step's cores (indices of the node's), per node of `nodes`: those it holds among the job's. */
+    cores: z.array(z.array(z.int().nonnegative())).optional(),
   }),
 );
 export type StepGrant = z.infer<typeof StepGrant>;

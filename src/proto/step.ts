@@ -71,6 +71,11 @@ export const StepSpec = z.lazy(() =>
      * node, the node's local ranks N to a GPU in turn. Absent: every rank sees all of them.
      */
     tasksPerGpu: z.int().positive().optional(),
+    /**
+     * An exact step's own cores (srun --exact; StepGrant.cores), per node of `nodes`: the node's
+     * core indices its ranks are bound to, among the job's there. Absent: the job's cores.
+     */
+    cores: z.array(z.array(z.int().nonnegative()).max(4096)).optional(),
     /** The step's own name (`ebb run -J` inside a job, srun's -J): its ranks' SLURM_JOB_NAME. */
     name: z.string().min(1).max(200).optional(),
     /**

@@ -76,3 +76,23 @@ export function planeLayout(nodes: number, tasks: number, size: number): number[
   }
   return out;
 }
+
+/**
+ * A block layout of `tasks` over nodes that hold `caps` tasks each, what a node cannot hold moved
+ * on to the next nodes with room; the plain block layout when they cannot hold them all.
+ */
+export function blockWithin(caps: readonly number[], tasks: number): number[] {
+  const out = blockLayout(caps.length, tasks);
+  let spill = 0;
+  for (const [i, cap] of caps.entries())
+    if (out[i]! > cap) {
+      spill += out[i]! - cap;
+      out[i] = cap;
+    }
+  for (const [i, cap] of caps.entries()) {
+    const k = Math.min(cap - out[i]!, spill);
+    out[i]! += k;
+    spill -= k;
+  }
+  return spill > 0 ? blockLayout(caps.length, tasks) : out;
+}

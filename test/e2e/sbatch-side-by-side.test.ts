@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the fourteen batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the fifteen batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -113,7 +113,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("fourteen Slurm scripts, under Slurm and under ebb", () => {
+describe("fifteen Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -311,4 +311,16 @@ describe("fourteen Slurm scripts, under Slurm and under ebb", () => {
     expect([r.slurm.code, r.slurm.state]).toEqual([138, "FAILED"]);
     expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=... (line 3: ebb keeps no accounts)\n");
   }, 300_000);
+
+  test("a farm of srun -Q --exclusive -n 1 steps started with & in a job of 2 tasks: all 6 run, never more than 2 at once (how many wait when is the machine's, and not compared)", async () => {
+    const r = await sideBySide("farm-exclusive.sh");
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    const id = r.slurm.id;
+    expect(r.slurm.files).toEqual({
+      [`farm_${id}.out`]: "steps that ran: 6\nat most 2 at once: yes\n",
+      ...Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`worker_${id}_${i}`, `task ${i} ran\n`])),
+    });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 180_000);
 });

@@ -10,7 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { formatIndexList, parseIndexList } from "../../src/domain/index-list.ts";
 import { allowedCpus, declaredGpus, detectGpus, gpuType, gpuVendor, parseNvidiaSmi, usableMemoryMb } from "../../src/roles/agent/inventory.ts";
-import { gpuVars, ownsCpus, placementOf } from "../../src/roles/agent/placement.ts";
+import { gpuVars, ownsCpus, placementOf, coreCpus } from "../../src/roles/agent/placement.ts";
 import { rankSlices, sharedRankCpus } from "../../src/roles/agent/affinity.ts";
 import { NodeAllocation } from "../../src/roles/agent/allocation.ts";
 import { UsageReports } from "../../src/roles/agent/usage-reports.ts";
@@ -92,6 +92,13 @@ describe("placement", () => {
     expect(placementOf(one, { ...node, sharedCpus: true })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
     expect(placementOf(one, { ...node, cpus: 1, sharedCpus: true })).toEqual({ cpus: [2, 3, 6, 7], ownCpus: false, memMiB: 1000, gpus: [] });
     expect(ownsCpus(node)).toBe(true);
+  });
+
+  test("an exact step's cores are the CPUs of those among the job's, cycling as the job's do", () => {
+    const share = { cores: [1, 2], memMiB: 1000, gpus: [] };
+    expect(coreCpus([2, 1, 3], share, node)).toEqual([3, 6]);
+    expect(coreCpus([0], share, node)).toEqual([]);
+    expect(coreCpus([1, 5], null, { ...node, cpus: 6 })).toEqual([3]);
   });
 
   test("GPU variables: the vendor's, all three where undetected, -1 for none on a GPU node, EBB_GPUS always", () => {

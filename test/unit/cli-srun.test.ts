@@ -80,8 +80,19 @@ describe("srun as ebb run", () => {
     expect(run(["--kill-on-bad-exit=0", "x"]).run).toContain("--no-kill-on-bad-exit");
   });
 
+  test("--exact and --exclusive hold the step's CPUs (ebb run --exact, -c its CPUs per task), said in srun's words", () => {
+    for (const f of ["--exact", "--exclusive"]) expect(run(["-n1", f, "x"]).run).toEqual(["--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--exact", "--say-waits=srun", "--", "x"]);
+    expect(run(["--exact", "-c", "2", "x"]).run).toContain("--cpus-per-task=2");
+    expect(run(["-c", "2", "x"]).run).not.toContain("--cpus-per-task=2");
+    // As Slurm 22.05's srun: --overlap wins over --exact, and refuses --exclusive.
+    expect(run(["--exact", "--overlap", "x"]).run).not.toContain("--exact");
+    expect(() => run(["--exclusive", "--overlap", "x"])).toThrow("--exclusive and --overlap are mutually exclusive");
+    // -Q: srun says no wait (Slurm's info lines).
+    expect(run(["-Q", "--exclusive", "x"]).run).toContain("--say-waits=none");
+  });
+
   test("flags that change nothing here pass, some with a warning; --cpu-bind goes to ebb run where it has it", () => {
-    expect(run(["--exclusive", "--exact", "--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--export=ALL,SLURM_DISTRIBUTION=block", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
+    expect(run(["--overlap", "-Q", "-m", "block", "--jobid=7", "-w", "n[1-2]", "x"])).toEqual({ run: ["--export=ALL,SLURM_DISTRIBUTION=block", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n1,n2", "--", "x"], warnings: [] });
     expect(run(["-u", "x"]).run).toContain("--unbuffered");
     expect(run(["-p", "debug", "--mem=0", "--gres=gpu:1", "--cpu-bind=cores", "x"]).warnings).toEqual([
       "-p debug is ignored: a step runs in its job's partition",

@@ -24,7 +24,7 @@ import type { Sentinel } from "./sentinel.ts";
 import { NodeAllocation, UsedCredentials } from "./allocation.ts";
 import { allowedCpus, type GpuVendor } from "./inventory.ts";
 import type { Device } from "./device-fence.ts";
-import { gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
+import { coreCpus, gpuVars, placementOf, type JobPlacement, type NodeOffer } from "./placement.ts";
 import { slurmGpuVars } from "../slurm-env.ts";
 import { UsageReports } from "./usage-reports.ts";
 import type { JobUsage } from "./cgroup-limits.ts";
@@ -171,7 +171,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   const placement = (jobId: number): JobPlacement => {
     const share = allocation.of(jobId)?.share ?? null;
     const p = placementOf(share, offer);
-    return { cpus: p.cpus, ownCpus: p.ownCpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) }, gpuVarsOf: (some) => gpuVars(some, offer, fenced, p.gpus) };
+    return { cpus: p.cpus, ownCpus: p.ownCpus, cores: share ? share.cores.length : offer.cpus, gpus: p.gpus, vars: { ...gpuVars(p.gpus, offer, fenced), ...slurmGpuVars(p.gpus) }, gpuVarsOf: (some) => gpuVars(some, offer, fenced, p.gpus), cpusOf: (cores) => coreCpus(cores, share, offer) };
   };
   procs.reapLeftovers();
   // Next to the ebb command that job processes run (so readable where it is), for `ebb run` inside jobs.

@@ -28,6 +28,8 @@ export interface JobPlacement {
   vars: Record<string, string>;
   /** The variables that show a process only `some` of the job's GPUs here (one rank's, --ntasks-per-gpu). */
   gpuVarsOf(some: readonly number[]): Record<string, string>;
+  /** The CPUs (the machine's ids) of the node's cores `cores` that are the job's: an exact step's own. */
+  cpusOf?(cores: readonly number[]): number[];
 }
 
 export interface Placement {
@@ -62,6 +64,16 @@ export function placementOf(share: Share | null, node: NodeOffer): Placement {
     memMiB: share && share.memMiB > 0 ? share.memMiB : node.memoryMb,
     gpus: share ? share.gpus.filter((g) => g < node.gpus.length) : upTo(node.gpus.length),
   };
+}
+
+/**
+ * The CPUs (the machine's ids) of `cores`, the node's core indices, that are among a job's share
+ * (a null share: the whole node), mapped as placementOf maps them (cycling over the CPUs).
+ */
+export function coreCpus(cores: readonly number[], share: Share | null, node: NodeOffer): number[] {
+  const held = new Set(share ? share.cores : upTo(node.cpus));
+  const ids = node.cpuIds.length > 0 ? node.cpuIds : [0];
+  return [...new Set(cores.filter((c) => held.has(c)).map((i) => ids[i % ids.length]!))].sort((a, b) => a - b);
 }
 
 /**

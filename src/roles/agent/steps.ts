@@ -378,7 +378,9 @@ export class StepNode {
     const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
     const worldRanks = here.map((r) => this.rankBase + r);
     const bound = (spec.cpuBind ?? "cores") === "cores";
-    const slices = !bound ? undefined : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
+    // An exact step's ranks: slices of its own cores (their CPUs), not of all of the job's.
+    const own = bound && spec.cores?.[nodeIndex] ? job.cpusOf?.(spec.cores[nodeIndex]) : undefined;
+    const slices = !bound ? undefined : own?.length ? rankSlices(own, count) : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
     const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
     // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
     const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};

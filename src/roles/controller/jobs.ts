@@ -13,7 +13,7 @@ import { mayBecome, NOBODY, ownerOf, type FinalState } from "../../domain/job.ts
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
 import type { ControllerToLauncher } from "../../proto/launcher.ts";
 import { argvDigest, CRED_LIFETIME_MS, envDigest, jobToken, outputDigest, signCredential, type StepCovers } from "../../proto/credential.ts";
-import { blockLayout, planeLayout, taskCount } from "../../sched/layout.ts";
+import { blockLayout, blockWithin, planeLayout, taskCount } from "../../sched/layout.ts";
 import { limitRatio, rescaleLimit } from "../../sched/limits.ts";
 import { jobCountLimit } from "../../sched/quota.ts";
 import { formatDuration } from "../../util/time.ts";
@@ -29,6 +29,8 @@ import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
 import type { Ledger, LedgerTx, NodeUsageReport } from "./ledger.ts";
 import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
+import { StepCpus } from "./step-cpus.ts";
+import { placeExact, type ExactAsk } from "../../sched/step-place.ts";
 import type { ClusterState, JobRuntime, LauncherSession, NodeRuntime } from "./state.ts";
 import type { QueuePolicy } from "./queue.ts";
 import { defaultTimeOf, inPartition, type Partition } from "../../sched/partitions.ts";
@@ -115,8 +117,16 @@ export interface PreparedJob {
   step?: number;
 }
 
+/** Who asks for a step over /v1/launcher: an exact step that must wait is answered later, after `waiting`. */
+export interface StepCaller {
+  owner: LauncherSession;
+  waiting(message: string): void;
+}
+
 export class Jobs {
   private readonly waiters = new Map<number, Set<() => void>>();
+  /** CPUs held by exact steps (srun --exact), and the exact steps waiting for them. */
+  readonly stepCpus = new StepCpus();
 
   constructor(
     private readonly store: JobStore,
@@ -663,7 +673,7 @@ export class Jobs {
     return { minNodes: job.row.minNodes, maxNodes: job.row.maxNodes, sampleInterval: job.row.sampleInterval ?? this.config.sampleInterval, downAfterMs: this.config.nodeDownMs };
   }
 
-  createStep(jobId: number, req: StepCreate, now = Date.now()): StepGrant | Promise<StepGrant> {
+  createStep(jobId: number, req: StepCreate, now = Date.now(), caller?: StepCaller): StepGrant | Promise<StepGrant> {
     const job = this.runningJob(jobId);
     if (req.newNodes) return this.createStepOnNewNodes(job, req);
     const have = job.nodes.length;
@@ -685,6 +695,10 @@ export class Jobs {
     }
     if (tasks < n) throw badRequest(`${tasks} tasks cannot use ${n} nodes`, "tasks");
     if (req.tasksPerNode && tasks > n * req.tasksPerNode) throw badRequest(`${tasks} tasks do not fit on ${n} nodes at ${req.tasksPerNode} per node`, "tasks");
+    if (req.exact && !wholeJob) {
+      const ask = { nodes: n, tasks, tasksPerNode: req.tasksPerNode, plane, cpusPerTask: req.cpusPerTask ?? job.row.resources?.cpusPerTask ?? 1, named: job.nodes.flatMap((name, i) => (named.has(name) ? [i] : [])) };
+      return this.createExactStep(job, req, ask, caller);
+    }
     // The nodes it names, then the job's first others, in the job's order (as srun -w takes them).
     const picked = job.nodes.flatMap((name, i) => (named.has(name) ? [i] : []));
     for (let i = 0; picked.length < n; i++) if (!named.has(job.nodes[i]!)) picked.push(i);
@@ -695,14 +709,59 @@ export class Jobs {
     const layout = req.tasksPerNode ? blockLayout(n, tasks) : plane ? planeLayout(n, tasks, plane) : this.layoutOn(job.row, shares, tasks);
     const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout);
     if (over) throw badRequest(`${tasks} tasks on ${n} nodes put ${over}; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
+    return this.recordStep(job, req, nodes, layout, wholeJob, now);
+  }
+
+  /** A step of `job` on `nodes` with `layout` tasks per node: its row, its id, its grant. */
+  private recordStep(job: JobRuntime, req: StepCreate, nodes: string[], layout: number[], wholeJob: boolean, now: number): StepGrant {
     const stepId = job.row.nextStep;
+    const tasks = layout.reduce((a, b) => a + b, 0);
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
-      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
+      this.store.insertStep(job.row.id, stepId, req.argv, tasks, nodes, now);
     });
     const grant = this.grant(job, stepId, nodes, layout, now, { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd });
     if (wholeJob) this.elasticOf(job).covers = grant.covers;
     return { ...grant.grant, elastic: wholeJob ? this.elasticGrant(job, stepId, layout) : undefined };
+  }
+
+  /**
+   * An exact step (srun --exact): it holds its tasks' CPUs on the job's nodes with that many free
+   * (sched/step-place.ts), or waits for them (a launcher: `caller` hears why, the grant comes when
+   * a hold is released); over HTTP it is refused, 409 step_busy. One that could never fit the
+   * job's CPUs is refused at once.
+   */
+  private createExactStep(job: JobRuntime, req: StepCreate, ask: ExactAsk, caller?: StepCaller): StepGrant | Promise<StepGrant> {
+    const jobId = job.row.id;
+    const cpus = job.shares.map((s) => s.cores.length);
+    const perTask = ask.cpusPerTask > 1 ? ` of ${ask.cpusPerTask} CPUs` : "";
+    if (!placeExact(cpus, ask))
+      throw badRequest(`${ask.tasks} tasks${perTask} on ${ask.nodes} node${ask.nodes === 1 ? "" : "s"} never fit job ${jobId}'s CPUs (${job.shares.map((s) => `${s.cores.length} on ${s.node}`).join(", ")}), even with no other step running`, "tasks");
+    const attempt = (): StepGrant | undefined => {
+      const free = job.shares.map((s) => s.cores.length - this.stepCpus.held(jobId, s.node));
+      const place = placeExact(free, ask);
+      if (!place) return undefined;
+      const nodes = place.picked.map((i) => job.nodes[i]!);
+      // Its own cores: the first of the job's there that no other exact step holds.
+      const cores = place.picked.map((i, k) => {
+        const taken = this.stepCpus.heldCores(jobId, job.nodes[i]!);
+        return job.shares[i]!.cores.filter((c) => !taken.has(c)).slice(0, place.cpus[k]);
+      });
+      const grant = this.recordStep(job, req, nodes, place.layout, false, Date.now());
+      this.stepCpus.hold(jobId, grant.stepId, caller?.owner, nodes, cores);
+      return { ...grant, cores };
+    };
+    const now = attempt();
+    if (now) return now;
+    const held = job.shares.reduce((a, s) => a + this.stepCpus.held(jobId, s.node), 0);
+    const { running, waiting } = this.stepCpus.counts(jobId);
+    const busy = `job ${jobId}'s exact steps hold ${held} of its ${cpus.reduce((a, b) => a + b, 0)} CPUs (${running} running${waiting > 0 ? `, ${waiting} waiting before this one` : ""}); this step needs ${ask.tasks}${perTask ? ` tasks${perTask}` : ` CPU${ask.tasks === 1 ? "" : "s"}`}`;
+    if (!caller) throw conflict("step_busy", `${busy}; retry when one of them ends`);
+    return new Promise<StepGrant>((resolve, reject) => {
+      if (!this.stepCpus.wait(jobId, { owner: caller.owner, tryGrant: attempt, resolve, reject }))
+        return reject(new Refusal("too_many", "too_many_steps_waiting", `this connection has a step of job ${jobId} waiting for CPUs already; one at a time`));
+      caller.waiting(`${busy}; it starts when one of them ends`);
+    });
   }
 
   /** A step's grant, whose credential covers `partial` and the job environment the grant carries; and what it covers. */
@@ -748,6 +807,7 @@ export class Jobs {
 
   stepEnded(jobId: number, stepId: number, exitCode: number, interrupted = false, now = Date.now()): void {
     this.store.finishStep(jobId, stepId, interrupted ? "CANCELLED" : exitCode === 0 ? "COMPLETED" : "FAILED", now, exitCode);
+    this.stepCpus.release(jobId, stepId);
     const job = this.state.jobs.get(jobId);
     const spawned = job?.spawnedSteps.get(stepId);
     if (job && spawned) {
@@ -946,6 +1006,7 @@ export class Jobs {
     // The end is on disk: an `ebb run` waiting for it may go now, before the nodes are cleaned up.
     this.notifyLaunchers(job);
     this.effects.ended(job);
+    this.stepCpus.jobEnded(row.id, conflict("job_finished", `job ${row.id} ${message} while the step waited for CPUs`));
     const waiting = this.waiters.get(row.id);
     this.waiters.delete(row.id);
     for (const w of waiting ?? []) w();
@@ -996,6 +1057,7 @@ export class Jobs {
     });
     this.notifyLaunchers(job);
     this.effects.ended(job);
+    this.stepCpus.jobEnded(job.row.id, conflict("job_finished", `job ${job.row.id} ${message}; the step that waited for CPUs does not run`));
     const killed = this.killRun(job.row.id, nodes, message, true, now);
     log.info(`job ${job.row.id} ${message}`, { job: job.row.id });
     this.effects.watch([job], now);
@@ -1106,6 +1168,11 @@ export class Jobs {
     return true;
   }
 
+  /** A launcher connection closed: its exact steps' CPUs and its waiting steps go. */
+  launcherClosed(session: LauncherSession): void {
+    this.stepCpus.closed(session);
+  }
+
   removeLauncher(jobId: number, session: LauncherSession): void {
     const job = this.state.jobs.get(jobId);
     if (!job) return;
@@ -1113,26 +1180,6 @@ export class Jobs {
     if (job.elastic?.launcher === session) job.elastic.launcher = undefined;
     this.watchOrphan(job);
   }
-}
-
-/**
- * A block layout of `tasks` over nodes that hold `caps` tasks each, what a node cannot hold moved
- * on to the next nodes with room; the plain block layout when they cannot hold them all.
- */
-export function blockWithin(caps: readonly number[], tasks: number): number[] {
-  const out = blockLayout(caps.length, tasks);
-  let spill = 0;
-  for (const [i, cap] of caps.entries())
-    if (out[i]! > cap) {
-      spill += out[i]! - cap;
-      out[i] = cap;
-    }
-  for (const [i, cap] of caps.entries()) {
-    const k = Math.min(cap - out[i]!, spill);
-    out[i]! += k;
-    spill -= k;
-  }
-  return spill > 0 ? blockLayout(caps.length, tasks) : out;
 }
 
 function describeSize(min: number, max: number): string {

@@ -118,6 +118,7 @@ export class LauncherHub {
   }
 
   onClose(conn: LauncherSession): void {
+    this.jobs.launcherClosed(conn);
     const jobId = this.attached.get(conn);
     this.attached.delete(conn);
     if (jobId !== undefined) this.jobs.removeLauncher(jobId, conn);
@@ -138,9 +139,10 @@ export class LauncherHub {
     return true;
   }
 
-  /** Answered now, or once new nodes are found (a step on new nodes, for PMI spawn). */
+  /** Answered now, or once new nodes are found (a step on new nodes, for PMI spawn), or once CPUs are free (an exact step: step.waiting first). */
   private createStep(conn: LauncherSession, jobId: number, req: number, step: StepCreate): void {
-    new Promise<StepGrant>((resolve) => resolve(this.jobs.createStep(jobId, step))).then(
+    const caller = { owner: conn, waiting: (message: string) => conn.send({ t: "step.waiting", req, message }) };
+    new Promise<StepGrant>((resolve) => resolve(this.jobs.createStep(jobId, step, Date.now(), caller))).then(
       (grant) => conn.send({ t: "step.grant", req, grant }),
       (e: unknown) => conn.send(errorOf(e, req)),
     );

@@ -21,6 +21,8 @@ type ErrorMsg = Extract<ControllerToLauncher, { t: "error" }>;
 interface Pending<T> {
   resolve(value: T): void;
   reject(e: Error): void;
+  /** A step.create whose step waits for CPUs (step.waiting). */
+  onWaiting?(message: string): void;
 }
 
 const failure = (m: ErrorMsg) => new ApiClientError(m.message, 400, m.code ?? "error", m.field);
@@ -143,12 +145,15 @@ export class ControllerLink {
     this.send({ t: "fault", jobId: this.jobId, node, reason });
   }
 
-  /** A new step of the job (POST /v1/jobs/{id}/steps), asked on this connection. */
-  createStep(step: StepCreate): Promise<StepGrant> {
+  /**
+   * A new step of the job (POST /v1/jobs/{id}/steps), asked on this connection. An exact step may
+   * wait for CPUs: `onWaiting` hears the controller's step.waiting before the grant comes.
+   */
+  createStep(step: StepCreate, onWaiting?: (message: string) => void): Promise<StepGrant> {
     if (this.refusal) return Promise.reject(this.refusal);
     const req = this.nextRequest++;
     return new Promise((resolve, reject) => {
-      this.requests.set(req, { resolve, reject });
+      this.requests.set(req, { resolve, reject, onWaiting });
       this.send({ t: "step.create", jobId: this.jobId, req, step });
     });
   }
@@ -253,6 +258,9 @@ export class ControllerLink {
         this.id = m.jobId;
         this.submission.resolve();
         this.submission = undefined;
+        return;
+      case "step.waiting":
+        this.requests.get(m.req)?.onWaiting?.(m.message);
         return;
       case "step.grant":
         (this.requests.get(m.req) as Pending<StepGrant> | undefined)?.resolve(m.grant);

@@ -152,6 +152,7 @@ export class Launch {
       ...(this.o.cfg === "off" ? { cfg: "off" as const } : {}),
       ...(this.o.cpuBind === "none" ? { cpuBind: "none" as const } : {}),
       ...(this.o.tasksPerGpu !== undefined ? { tasksPerGpu: this.o.tasksPerGpu } : {}),
+      ...(g.cores !== undefined ? { cores: g.cores } : {}),
       jobEnv: g.jobEnv,
       ...(g.sampleInterval !== undefined ? { sampleInterval: g.sampleInterval } : {}),
       outputFile: this.o.outputFile,

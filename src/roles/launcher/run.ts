@@ -78,6 +78,15 @@ export interface RunOptions {
   unbuffered?: boolean;
   /** The ranks that read this process's standard input (`--input`): every one, or this step rank; absent: none. */
   stdin?: "all" | number;
+  /**
+   * Inside a job: the step holds tasks x cpusPerTask of the job's CPUs while it runs, and waits
+   * for them when the job's other exact steps hold them (srun --exact).
+   */
+  exact?: boolean;
+  /** CPUs each task of an exact step holds (default: the job's). */
+  cpusPerTask?: number;
+  /** An exact step waits for CPUs (said once), and got them after waiting. */
+  stepWaits?: { waiting(jobId: number, message: string): void; granted(jobId: number, stepId: number): void };
   /** Progress and errors for the user. */
   say(text: string, opts?: { transient?: boolean }): void;
 }
@@ -139,6 +148,8 @@ export async function run(o: RunOptions): Promise<number> {
     let announced = false;
     const progress = setInterval(() => {
       if (link.latest !== undefined && link.latest.state !== "PENDING") return;
+      // Inside a job, only a job known to be pending waits (on a loaded host its state may take seconds to come).
+      if (!owned && link.latest === undefined) return;
       const reason = link.latest?.reason;
       o.say(`job ${jobId} queued and waiting for resources (${Math.round((Date.now() - waitStart) / 1000)} s${reason ? `; ${reason}` : ""})`, { transient: true });
       announced = true;
@@ -163,7 +174,37 @@ export async function run(o: RunOptions): Promise<number> {
     mark("l.allocated");
     // Inside a job, -w names the job's nodes the step runs on; outside, the allocation asked for them.
     const nodelist = owned ? undefined : o.nodelist;
-    const grant = await link.createStep({ argv: o.argv, nodes: o.nodes, tasks: o.tasks, tasksPerNode: o.tasksPerNode, overcommit: o.overcommit, nodelist, cwd: o.cwd, envDigest: envDigest(o.env), ...(o.distribution?.kind === "plane" ? { plane: o.distribution.size } : {}) });
+    let waited = false;
+    const created = link.createStep(
+      {
+        argv: o.argv,
+        nodes: o.nodes,
+        tasks: o.tasks,
+        tasksPerNode: o.tasksPerNode,
+        overcommit: o.overcommit,
+        nodelist,
+        cwd: o.cwd,
+        envDigest: envDigest(o.env),
+        ...(o.distribution?.kind === "plane" ? { plane: o.distribution.size } : {}),
+        ...(o.exact ? { exact: true, ...(o.cpusPerTask !== undefined ? { cpusPerTask: o.cpusPerTask } : {}) } : {}),
+      },
+      (message) => {
+        if (!waited) o.stepWaits?.waiting(jobId, message);
+        waited = true;
+      },
+    );
+    // An exact step may wait for CPUs: a signal meanwhile ends the wait (the closed connection takes it off the controller's list).
+    const signalled = signals.next.then((signal) => ({ signal }));
+    const granted = await Promise.race([created, signalled]);
+    void created.catch(() => {});
+    if ("signal" in granted) {
+      link.close();
+      await cancelOwned();
+      o.say(`${granted.signal}: the step of job ${jobId} no longer waits for CPUs`);
+      return granted.signal === "SIGINT" ? 130 : 143;
+    }
+    const grant = granted;
+    if (waited) o.stepWaits?.granted(jobId, grant.stepId);
     mark("l.granted");
     // An elastic world's resizes keep, add and remove ranks in blocks (adapter.ts): its ranks are numbered so.
     if (grant.elastic && o.distribution) {
