@@ -123,8 +123,8 @@ function takeEnvironment(env: Record<string, string>, lib: Libc): void {
 export async function serveWarmRank(): Promise<void> {
   // What every rank loads, before anything is known about the rank: the point of the pool.
   await import("../comm/index.ts");
-  // ... and what its wire-up runs that needs no socket, so that the rank finds it compiled.
-  await prewarm();
+  // ... and its PMI wire-up, run once against a stand-in, so that the rank finds that code compiled.
+  await prewarm().catch((e: Error) => fail(`ebb warm rank: the warm-up failed: ${e.message}`, 126));
   const lib = await libc();
   let claim: WarmClaim | undefined;
   try {
