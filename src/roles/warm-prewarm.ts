@@ -1,8 +1,8 @@
 /**
  * Runs a rank's PMI wire-up once, in this process, against a stand-in PMI server on the other end of
  * a socketpair: the PMI client's connection over an inherited descriptor (as `PMI_FD`), its
- * handshake, put, fence, gets and ebb's extension commands, and the business-card parser. A warm
- * rank (roles/warm-rank.ts) calls it while it waits for a claim, so that the rank it becomes finds
+ * handshake, put, fence, gets and ebb's extension commands, and the business-card parser; and it
+ * makes (and drops) a CFG loop detector, as every rank's initAdapt does. A warm rank (roles/warm-rank.ts) calls it while it waits for a claim, so that the rank it becomes finds
  * that code compiled: JavaScriptCore compiles a function at its first call, and cold, a joining
  * rank's PMI handshake alone took ~4.7 ms of CPU (0.1-0.3 ms warm), on the cores a grow's other
  * ranks wait for. Nothing leaves the process: the socketpair is anonymous and closed after, no
@@ -13,6 +13,7 @@ import { dlopen, FFIType } from "bun:ffi";
 import { PmiClient } from "../pmi/client.ts";
 import { formatV1 } from "../pmi/v1.ts";
 import { parseCard } from "../comm/world.ts";
+import { Detector } from "../cfg/detector.ts";
 
 const CARD = JSON.stringify({ id: "prewarm", node: "prewarm", unix: "/nonexistent/ebbc-prewarm.sock", tcp: "127.0.0.1:1" });
 
@@ -93,6 +94,7 @@ export async function prewarm(): Promise<void> {
     await pmi.command(CMD.begin);
     await pmi.command(CMD.commit);
     await pmi.command(CMD.perf, { iterations: "1", loop_ns: "1", comm_ns: "1" });
+    new Detector({ interval: 60e9, start: 0 });
     pmi.close();
     agent.end();
   };
