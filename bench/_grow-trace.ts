@@ -72,7 +72,14 @@ console.log(`${kind}, ${trials} trials; decision to commit (controller's times) 
 if (Object.keys(cpu).length > 0) console.log(`CPU ms per grow (request to the commit seen, 10 ms ticks): ${Object.entries(cpu).map(([k, v]) => `${k} ${((v * 1000) / trials).toFixed(0)}`).join(", ")}`);
 for (const [k, v] of rows) console.log(`${v.toFixed(1).padStart(8)} ms  ${k}`);
 if (segments.size > 0) {
-  console.log("\nthread CPU between consecutive marks of one thread, per grow (summed over threads): cpu ms, wall ms, marks");
+  // By the marking process's role: ctl. controller, l. launcher, a. agents, w./p./r. ranks (warm rank, program, ebb/comm).
+  const roles: Record<string, number> = {};
+  for (const [k, v] of segments) {
+    const role = ({ ctl: "controller", l: "launcher", a: "agents" } as Record<string, string>)[k.split(".")[0]!] ?? "ranks";
+    roles[role] = (roles[role] ?? 0) + v.cpu / trials;
+  }
+  console.log(`\nthread CPU per grow between marks, by role: ${Object.entries(roles).map(([k, v]) => `${k} ${v.toFixed(1)}`).join(", ")} ms`);
+  console.log("thread CPU between consecutive marks of one thread, per grow (summed over threads): cpu ms, wall ms, marks");
   for (const [k, v] of [...segments].sort((a, b) => b[1].cpu - a[1].cpu).slice(0, 30)) console.log(`${(v.cpu / trials).toFixed(2).padStart(8)} ${(v.wall / trials).toFixed(1).padStart(8)}  ${k}`);
 }
 
