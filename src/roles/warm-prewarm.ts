@@ -11,6 +11,7 @@
 import { CMD, cardKey } from "../proto/adapt.ts";
 import { dlopen, FFIType } from "bun:ffi";
 import { PmiClient } from "../pmi/client.ts";
+import { bunConnect } from "../pmi/bun-socket.ts";
 import { formatV1 } from "../pmi/v1.ts";
 import { parseCard } from "../comm/world.ts";
 import { Detector } from "../cfg/detector.ts";
@@ -59,19 +60,17 @@ function socketPair(): [number, number] {
 }
 
 /** The server's end: answers each request line as ebb's agent would (PMI-1, in order). */
-async function standIn(fd: number): Promise<Bun.Socket<undefined>> {
+function standIn(fd: number): Promise<Bun.Socket<undefined>> {
   let pending = "";
-  return Bun.connect({
-    fd,
-    socket: {
-      data(sock, chunk) {
-        pending += new TextDecoder().decode(chunk);
-        const lines = pending.split("\n");
-        pending = lines.pop()!;
-        if (lines.length > 0) sock.write(lines.map(reply).join(""));
-      },
+  const socket: Bun.SocketHandler<undefined> = {
+    data(sock, chunk) {
+      pending += new TextDecoder().decode(chunk);
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      if (lines.length > 0) sock.write(lines.map(reply).join(""));
     },
-  } as unknown as Bun.TCPSocketConnectOptions<undefined>);
+  };
+  return bunConnect({ fd }, socket);
 }
 
 /** A warm-up that takes longer than this fails: the warm rank then ends (its pool starts another, or ranks start cold). */
