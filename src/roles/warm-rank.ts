@@ -14,6 +14,7 @@ import { readFileSync, readdirSync } from "node:fs";
 import { UMASK_VAR, umaskOf } from "./job-umask.ts";
 import { RLIMIT_NPROC, USER_PROCS } from "./user-procs.ts";
 import { isFile, runProgram } from "./program.ts";
+import { prewarm } from "./warm-prewarm.ts";
 
 /** What the agent writes on a warm rank's stdin (the only message of the protocol). */
 export interface WarmClaim {
@@ -122,6 +123,8 @@ function takeEnvironment(env: Record<string, string>, lib: Libc): void {
 export async function serveWarmRank(): Promise<void> {
   // What every rank loads, before anything is known about the rank: the point of the pool.
   await import("../comm/index.ts");
+  // ... and its PMI wire-up, run once against a stand-in, so that the rank finds that code compiled.
+  await prewarm().catch((e: Error) => fail(`ebb warm rank: the warm-up failed: ${e.message}`, 126));
   const lib = await libc();
   let claim: WarmClaim | undefined;
   try {

@@ -10,6 +10,7 @@ import type { StepCredential } from "../../proto/common.ts";
 import type { JobStart } from "../../proto/agent.ts";
 import { envDigest } from "../../proto/credential.ts";
 import { Adapter } from "./adapter.ts";
+import { warmResizeDecodingSoon } from "./warm-decode.ts";
 import { checkpointDir, rankFailureGrace } from "./restart.ts";
 import { CR } from "../../proto/adapt.ts";
 import type { ControllerLink } from "./controller-link.ts";
@@ -117,6 +118,7 @@ export class Launch {
         { spec, root: primary.root },
       );
       this.o.link.takeResizes(g.stepId, g.cred, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
+      warmResizeDecodingSoon();
     }
     let result = await primary.done;
     // A checkpoint-restart world ended its step on purpose: it goes on in the step it restarted in.
