@@ -108,6 +108,11 @@ export function nodeOfRanks(p: Placement): number[] {
 /** The first of `added` that `nodes` holds already (a grow of a large job onto many nodes: a Set, not a search of every pair). */
 function firstHeld(added: readonly string[], nodes: readonly string[]): string | undefined {
   if (added.length * nodes.length <= 64) return added.find((a) => nodes.includes(a));
+  // Usually a few nodes join a large allocation and none is in it: a Set of the few settles that.
+  if (added.length < nodes.length) {
+    const few = new Set(added);
+    if (!nodes.some((n) => few.has(n))) return undefined;
+  }
   const held = new Set(nodes);
   return added.find((a) => held.has(a));
 }
