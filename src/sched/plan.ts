@@ -157,7 +157,7 @@ export interface DeclinedMove {
  */
 function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | "remap" | "limit">, free: string[]): PlanResize | string {
   // remap copies what it keeps of these: neither the job's names nor its tasks need a copy here.
-  const tasks = job.tasks ?? new Array<number>(job.nodeNames.length).fill(1);
+  const tasks = job.tasks ?? job.nodeNames.map(() => 1);
   let added: string[] = [];
   if (r.to > job.nodeNames.length) {
     const want = r.to - job.nodeNames.length;
