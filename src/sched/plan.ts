@@ -156,17 +156,18 @@ export interface DeclinedMove {
  * time limit's ratio; or why it cannot be.
  */
 function nameResize(job: SnapshotJob, r: Omit<PlanResize, "added" | "removed" | "remap" | "limit">, free: string[]): PlanResize | string {
-  const tasks = job.tasks ? [...job.tasks] : job.nodeNames.map(() => 1);
+  // remap copies what it keeps of these: neither the job's names nor its tasks need a copy here.
+  const tasks = job.tasks ?? job.nodeNames.map(() => 1);
   let added: string[] = [];
   if (r.to > job.nodeNames.length) {
     const want = r.to - job.nodeNames.length;
-    const excluded = new Set(job.exclude ?? []);
-    added = excluded.size === 0 ? free.slice(0, want) : free.filter((n) => !excluded.has(n)).slice(0, want);
-    if (added.length < want) return `growing job ${r.jobId} needs ${want} idle node${want === 1 ? "" : "s"}; ${added.length} ${added.length === 1 ? "is" : "are"} idle${excluded.size > 0 ? " and not excluded by it" : ""}`;
-    if (excluded.size === 0) free.splice(0, want);
+    const excluded = job.exclude && job.exclude.length > 0 ? new Set(job.exclude) : undefined;
+    added = !excluded ? free.slice(0, want) : free.filter((n) => !excluded.has(n)).slice(0, want);
+    if (added.length < want) return `growing job ${r.jobId} needs ${want} idle node${want === 1 ? "" : "s"}; ${added.length} ${added.length === 1 ? "is" : "are"} idle${excluded ? " and not excluded by it" : ""}`;
+    if (!excluded) free.splice(0, want);
     else for (const n of added) free.splice(free.indexOf(n), 1);
   }
-  const m = remap({ nodes: [...job.nodeNames], tasks }, r.to, added, tasks[0]);
+  const m = remap({ nodes: job.nodeNames, tasks }, r.to, added, tasks[0]);
   return { ...r, added, removed: m.removed, remap: { staying: m.staying, leaving: m.leaving, joining: m.joining, tasks: m.after.tasks }, limit: limitRatio(job, r.to) };
 }
 

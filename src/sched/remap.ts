@@ -13,8 +13,11 @@ export interface Placement {
   tasks: number[];
 }
 
+/** A placement as given: read, never changed (the result's arrays are new). */
+export type GivenPlacement = { readonly nodes: readonly string[]; readonly tasks: readonly number[] };
+
 export interface Remap {
-  before: Placement;
+  before: GivenPlacement;
   after: Placement;
   /** Nodes that leave (a shrink) and nodes that are added (a grow). */
   removed: string[];
@@ -28,7 +31,7 @@ export interface Remap {
  * Resize `before` to `count` nodes. Growing appends `added` (with `tasksPerNode` ranks each, by
  * default what the first node had); shrinking drops the last nodes, so leaving ranks are the highest.
  */
-export function remap(before: Placement, count: number, added: readonly string[] = [], tasksPerNode?: number): Remap {
+export function remap(before: GivenPlacement, count: number, added: readonly string[] = [], tasksPerNode?: number): Remap {
   const n = before.nodes.length;
   if (count < 1) throw new RangeError("a job keeps at least one node");
   const perNode = tasksPerNode ?? before.tasks[0] ?? 1;
@@ -68,7 +71,7 @@ export function remap(before: Placement, count: number, added: readonly string[]
  * highest), and `added` join at the end with `tasksPerNode` ranks each (default the first node's),
  * in one window: staying ranks keep their rank, joining ranks take the ranks after them.
  */
-export function swap(before: Placement, keep: number, added: readonly string[], tasksPerNode?: number): Remap {
+export function swap(before: GivenPlacement, keep: number, added: readonly string[], tasksPerNode?: number): Remap {
   const n = before.nodes.length;
   if (keep < 1 || keep >= n) throw new RangeError(`a swap keeps 1 to ${n - 1} of ${n} nodes, not ${keep}`);
   if (added.length === 0) throw new RangeError("a swap adds nodes");
@@ -105,6 +108,11 @@ export function nodeOfRanks(p: Placement): number[] {
 /** The first of `added` that `nodes` holds already (a grow of a large job onto many nodes: a Set, not a search of every pair). */
 function firstHeld(added: readonly string[], nodes: readonly string[]): string | undefined {
   if (added.length * nodes.length <= 64) return added.find((a) => nodes.includes(a));
+  // Usually a few nodes join a large allocation and none is in it: a Set of the few settles that.
+  if (added.length < nodes.length) {
+    const few = new Set(added);
+    if (!nodes.some((n) => few.has(n))) return undefined;
+  }
   const held = new Set(nodes);
   return added.find((a) => held.has(a));
 }

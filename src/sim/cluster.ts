@@ -51,6 +51,8 @@ export class SimCluster implements PlanState {
   private readonly listed: Uint8Array;
   /** Indexes of the nodes taken or released since `idleNodes` was last brought up to date. */
   private readonly touched: number[] = [];
+  /** Each node's index by its name: a plan names nodes, and the re-check and the application look every one up. */
+  private readonly indexOf = new Map<string, number>();
   /** Some node's pace was set (availability): `pace` reads the nodes. */
   private paced = false;
   readonly running = new Set<JobRun>();
@@ -75,6 +77,7 @@ export class SimCluster implements PlanState {
     this.nodes = Array.from({ length: size }, (_, i) => (resources ? { name: `n${i + 1}`, up: true, resources, shares: new Map() } : { name: `n${i + 1}`, up: true }));
     this.free = size;
     this.listed = new Uint8Array(size);
+    for (let i = 0; i < size; i++) this.indexOf.set(this.nodes[i]!.name, i);
   }
 
   /** Nodes that take new work (the pass's up nodes). */
@@ -93,7 +96,7 @@ export class SimCluster implements PlanState {
   pace(names: readonly string[]): number {
     let p = 1;
     if (!this.paced) return p;
-    for (const name of names) p = Math.min(p, this.nodes[Number(name.slice(1)) - 1]?.speed ?? 1);
+    for (const name of names) p = Math.min(p, this.nodes[this.indexOf.get(name)!]?.speed ?? 1);
     return p;
   }
 
@@ -112,7 +115,8 @@ export class SimCluster implements PlanState {
   }
 
   node(name: string): SimNode | undefined {
-    return name.startsWith("n") ? this.nodes[Number(name.slice(1)) - 1] : undefined;
+    const i = this.indexOf.get(name);
+    return i === undefined ? undefined : this.nodes[i];
   }
 
   job(id: number): PlanJobState | undefined {
@@ -213,7 +217,7 @@ export class SimCluster implements PlanState {
   /** `jobId` takes `names` whole, or its `shares` of them on shared nodes. */
   take(names: readonly string[], jobId: number, shares?: readonly NodeShare[]): void {
     for (let i = 0; i < names.length; i++) {
-      const index = Number(names[i]!.slice(1)) - 1;
+      const index = this.indexOf.get(names[i]!)!;
       const node = this.nodes[index]!;
       if (node.takesWork === false) this.takenNotFree++;
       if (!node.shares) {
@@ -235,7 +239,7 @@ export class SimCluster implements PlanState {
   release(names: readonly string[], jobId: number): boolean {
     let lost = false;
     for (const name of names) {
-      const index = Number(name.slice(1)) - 1;
+      const index = this.indexOf.get(name)!;
       const node = this.nodes[index]!;
       if (node.takesWork === false) lost = true;
       if (!node.shares) {

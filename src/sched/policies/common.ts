@@ -199,7 +199,10 @@ const NO_IDS: ReadonlySet<number> = new Set();
 
 /** The job ids of a plan's items: most passes start and resize nothing, and share one empty set. */
 export function idsOf(items: readonly { jobId: number }[]): ReadonlySet<number> {
-  return items.length === 0 ? NO_IDS : new Set(items.map((s) => s.jobId));
+  if (items.length === 0) return NO_IDS;
+  const ids = new Set<number>();
+  for (const s of items) ids.add(s.jobId);
+  return ids;
 }
 
 /** The first `k` jobs of the queue this pass does not start (that could ever fit). */

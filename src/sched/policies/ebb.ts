@@ -647,7 +647,7 @@ function admitBackfill(input: PassInput, q: readonly PendingJob[], starts: reado
     underway ??= shrinksCommit(input);
     // At the size it asked for, else at its minimum (its loss there priced in: `atMinimum`).
     const want = preferredSize(w.job);
-    const got = backfillAt(input, { ...w, nodes: want }, want, res, order, underway) ?? backfillAt(input, lowered(w, input.now, cheapest * 1000, res, extra, prior), want, res, order, underway);
+    const got = backfillAt(input, { job: w.job, need: w.need, otherwise: w.otherwise, fromExtra: w.fromExtra, nodes: want }, want, res, order, underway) ?? backfillAt(input, lowered(w, input.now, cheapest * 1000, res, extra, prior), want, res, order, underway);
     if (got) return got;
   }
   return undefined;
@@ -664,7 +664,8 @@ function lowered(w: BackfillWant, now: number, delay: number, res: Reservation, 
 /** The backfill admit of a want at `x.nodes`, priced by `planAdmit` against its start otherwise. */
 function backfillAt(input: PassInput, x: (BackfillWant & { nodes: number }) | undefined, want: number, res: Reservation, order: GiveOrder<Cand>, underway: number): { resizes: Resize[]; fromIdle: number; fromExtra: number } | undefined {
   if (!x) return undefined;
-  const admit = planAdmit(input, [x.job], x.need, { ...res, start: x.otherwise }, order, underway, false);
+  // planAdmit reads only the reservation's start: no copy of the rest.
+  const admit = planAdmit(input, [x.job], x.need, { jobId: res.jobId, start: x.otherwise, nodes: res.nodes }, order, underway, false);
   if (admit.resizes.length === 0) return undefined;
   const at = x.nodes < want ? ` (on ${x.nodes} of its ${want} nodes, its minimum)` : "";
   const resizes = admit.resizes.map((r) => ({ ...r, reason: `backfill${at}: ${r.reason}; the head's reservation holds (every shrunk job ends before it, or runs past it anyway)` }));
