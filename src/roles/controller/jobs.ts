@@ -738,15 +738,12 @@ export class Jobs {
     if (!placeExact(cpus, ask))
       throw badRequest(`${ask.tasks} tasks${perTask} on ${ask.nodes} node${ask.nodes === 1 ? "" : "s"} never fit job ${jobId}'s CPUs (${job.shares.map((s) => `${s.cores.length} on ${s.node}`).join(", ")}), even with no other step running`, "tasks");
     const attempt = (): StepGrant | undefined => {
-      const free = job.shares.map((s) => s.cores.length - this.stepCpus.held(jobId, s.node));
-      const place = placeExact(free, ask);
+      const taken = job.shares.map((s) => this.stepCpus.heldCores(jobId, s.node));
+      const place = placeExact(job.shares.map((s, i) => s.cores.length - taken[i]!.size), ask);
       if (!place) return undefined;
       const nodes = place.picked.map((i) => job.nodes[i]!);
       // Its own cores: the first of the job's there that no other exact step holds.
-      const cores = place.picked.map((i, k) => {
-        const taken = this.stepCpus.heldCores(jobId, job.nodes[i]!);
-        return job.shares[i]!.cores.filter((c) => !taken.has(c)).slice(0, place.cpus[k]);
-      });
+      const cores = place.picked.map((i, k) => job.shares[i]!.cores.filter((c) => !taken[i]!.has(c)).slice(0, place.cpus[k]));
       const grant = this.recordStep(job, req, nodes, place.layout, false, Date.now());
       this.stepCpus.hold(jobId, grant.stepId, caller?.owner, nodes, cores);
       return { ...grant, cores };
