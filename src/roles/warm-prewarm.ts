@@ -9,7 +9,8 @@
  * listener, no file, no environment, nothing of any job's.
  */
 import { CMD, cardKey } from "../proto/adapt.ts";
-import { dlopen, FFIType } from "bun:ffi";
+import { FFIType } from "bun:ffi";
+import { libcSymbols } from "../util/libc.ts";
 import { PmiClient } from "../pmi/client.ts";
 import { bunConnect } from "../pmi/bun-socket.ts";
 import { formatV1 } from "../pmi/v1.ts";
@@ -49,14 +50,11 @@ const SOCK_CLOEXEC = 0o2000000;
 
 /** Two connected anonymous sockets (socketpair(2)), close-on-exec. */
 function socketPair(): [number, number] {
-  const lib = dlopen("libc.so.6", { socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
-  try {
-    const fds = new Int32Array(2);
-    if (lib.symbols.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) !== 0) throw new Error("socketpair failed");
-    return [fds[0]!, fds[1]!];
-  } finally {
-    lib.close();
-  }
+  const lib = libcSymbols<{ socketpair(domain: number, type: number, protocol: number, fds: Int32Array): number }>({ socketpair: { args: [FFIType.i32, FFIType.i32, FFIType.i32, FFIType.ptr], returns: FFIType.i32 } });
+  if (!lib) throw new Error("no socketpair in the C library");
+  const fds = new Int32Array(2);
+  if (lib.socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds) !== 0) throw new Error("socketpair failed");
+  return [fds[0]!, fds[1]!];
 }
 
 /** The server's end: answers each request line as ebb's agent would (PMI-1, in order). */

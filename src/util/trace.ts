@@ -28,8 +28,11 @@ const ts = new BigInt64Array(2);
 /** Loaded at the first such mark only: bun:ffi is not for every process that imports this. */
 function threadCpuMs(): number {
   if (!clock) {
-    const { dlopen, FFIType } = require("bun:ffi") as typeof import("bun:ffi");
-    clock = dlopen("libc.so.6", { clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } }).symbols.clock_gettime as never;
+    const { FFIType } = require("bun:ffi") as typeof import("bun:ffi");
+    const { libcSymbols } = require("./libc.ts") as typeof import("./libc.ts");
+    clock = libcSymbols<{ clock_gettime: typeof clock }>({ clock_gettime: { args: [FFIType.i32, FFIType.ptr], returns: FFIType.i32 } })?.clock_gettime;
+    // As a failed dlopen did: the mark's catch drops the line.
+    if (!clock) throw new Error("no clock_gettime in the C library");
   }
   clock!(CLOCK_THREAD_CPUTIME_ID, ts);
   return Number(ts[0]) * 1000 + Number(ts[1]) / 1e6;
