@@ -1,9 +1,10 @@
 /**
  * Whom a job's processes run as. An agent running as root runs them as the job's user (uid, gid,
- * supplementary groups; through setpriv with a clean environment, after the cgroup is joined; the
- * job's environment and directory are taken after the drop) and opens their files with that
- * user's rights (the thread's effective ids switched around the open). An agent not running as root runs
- * everything as itself. What a root agent does for a job, item by item: README.md.
+ * supplementary groups; dropped to by the spawn itself or through setpriv, with a clean
+ * environment, after the cgroup is joined; the job's environment and directory are taken after
+ * the drop) and opens their files with that user's rights (the thread's effective ids switched
+ * around the open). An agent not running as root runs everything as itself. What a root agent
+ * does for a job, item by item: README.md.
  */
 import { chownSync } from "node:fs";
 import { APPLY_UMASK_SH } from "./job-umask.ts";
@@ -88,20 +89,32 @@ export function runAsArgv(id: Identity, cwd: string, argv: readonly string[]): s
 
 export interface RunAs {
   argv: string[];
-  /** setpriv's own environment: nothing of the job's reaches a process that runs as root. */
+  /** The environment of the first process (setpriv's, or the shell's): nothing of the job's reaches a process that runs as root. */
   env: Record<string, string>;
   /** The job's environment as sh `export` lines, read after the drop (the process's stdin). */
   stdin: Uint8Array;
+  /** Ids the spawn itself takes before it executes anything (Bun.spawn's uid and gid): then argv starts at the shell, without setpriv. */
+  ids?: { uid: number; gid: number };
 }
+
+/**
+ * Whether the spawn may drop to `id` by itself (Bun.spawn's uid and gid: setgid, setuid, and no
+ * supplementary groups, before the exec), one exec fewer than setpriv and half a user's process
+ * start: only for a user with no group but their own (spawn sets none), and only when nothing runs
+ * as root before the user's first process (`spawnDrops`: no shell joining cgroups first).
+ */
+const dropsBySpawn = (id: Identity, spawnDrops: boolean): boolean => spawnDrops && id.groups.every((g) => g === id.gid);
 
 /**
  * How a root agent starts `argv` as `id` in `cwd` with the job's environment `env`: setpriv, run
  * with a fixed environment, becomes the user (uid, gid, all their groups) and executes /bin/sh,
  * which takes the job's environment, enters `cwd` with the user's rights, and executes the
  * program. The dynamic loader of setpriv never sees LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT,
- * GCONV_PATH or GLIBC_TUNABLES of the job's; the program's loader sees them, as the user.
+ * GCONV_PATH or GLIBC_TUNABLES of the job's; the program's loader sees them, as the user. Where
+ * the spawn drops to the user itself (`dropsBySpawn`), the shell is the first program, already
+ * the user's, with the same fixed environment.
  */
-export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>, stdinFrom?: 3 | 4): RunAs {
+export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>, stdinFrom?: 3 | 4, spawnDrops = false): RunAs {
   const exports: string[] = [];
   const others: string[] = [];
   for (const [k, v] of Object.entries(env)) {
@@ -109,7 +122,10 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
     else others.push(`${k}=${v}`);
   }
   const program = others.length > 0 ? [systemTool("env"), ...others, ...argv] : argv;
-  return { argv: setpriv(id, takeEnvAndEnter(stdinFrom), cwd, program), env: { PATH: SYSTEM_PATH }, stdin: new TextEncoder().encode(exports.join("")) };
+  const stdin = new TextEncoder().encode(exports.join(""));
+  const script = takeEnvAndEnter(stdinFrom);
+  if (dropsBySpawn(id, spawnDrops)) return { argv: ["/bin/sh", "-c", script, cwd, ...program], env: { PATH: SYSTEM_PATH }, stdin, ids: { uid: id.uid, gid: id.gid } };
+  return { argv: setpriv(id, script, cwd, program), env: { PATH: SYSTEM_PATH }, stdin };
 }
 
 /**

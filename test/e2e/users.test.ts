@@ -103,6 +103,22 @@ test("ebb run's standard input reaches ranks that run as the user, with or witho
   }
 });
 
+test("a job has its user's groups, all and only them: with only the user's own group (the spawn drops to it itself) and with a supplementary one (setpriv)", async () => {
+  ensureUser("ebbt_carol", ["ebbt_lab"]);
+  const carol = (await c.ebb(["token", "create", "--user", "ebbt_carol"])).stdout.trim();
+  const groupsOf = (user: string) => Bun.spawnSync(["id", "-G", user]).stdout.toString().trim().split(" ").sort();
+  expect(groupsOf("ebbt_carol").length).toBe(2);
+  for (const [user, token] of [["ebbt_alice", tokens.ebbt_alice!], ["ebbt_carol", carol]] as const) {
+    const r = await c.ebb(["run", "-n", "1", "sh", "-c", "id -u; id -g; id -G; sed -n 's/^Groups:\\s*//p' /proc/self/status"], { env: { EBB_TOKEN: token }, cwd: base });
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    const [u, g, all, kernel] = r.stdout.split("\n");
+    const id = (flag: string) => Bun.spawnSync(["id", flag, user]).stdout.toString().trim();
+    expect([u, g, all!.split(" ").sort()]).toEqual([id("-u"), id("-g"), groupsOf(user)]);
+    // The kernel's list holds none of root's (the spawn clears it; setpriv sets the user's).
+    expect(kernel!.trim().split(/\s+/).filter(Boolean).every((x) => groupsOf(user).includes(x))).toBe(true);
+  }
+});
+
 test("a user's processes may not take the node's process ids: RLIMIT_NPROC, soft and hard, is half of what the kernel numbers", async () => {
   const r = await c.ebb(["run", "-n", "1", "sh", "-c", "grep 'Max processes' /proc/self/limits; ulimit -u 100000 2>&1 || ulimit -p 100000 2>&1 || echo refused"], { env: { EBB_TOKEN: tokens.ebbt_bob! }, cwd: join(base, "ebbt_bob") });
   expect(r.code).toBe(0);

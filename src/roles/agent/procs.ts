@@ -116,21 +116,23 @@ export class ProcessTable {
     };
   }
 
-  /** A process started as the job's user (setpriv and the shell, runAs), in the job's cgroups, bound to its CPUs. */
+  /** A process started as the job's user (the spawn's own drop or setpriv, then the shell: runAs), in the job's cgroups, bound to its CPUs. */
   private startCold(jobId: number, argv: readonly string[], opts: SpawnOptions): Subprocess {
     const [out, err, fd3] = opts.stdio;
     try {
       // As root, descriptor 0 carries the environment to the dropped shell: the rank's stdin comes after fd 3's PMI link, and the shell moves it to 0.
       const stdinAt = opts.stdin === undefined ? undefined : fd3 === undefined ? 3 : 4;
-      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }, stdinAt) : undefined;
-      const own = user ? undefined : withOwnUmask(argv, opts.env);
       const place = this.containment?.prepare(jobId);
-      // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first.
+      // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first, as root.
       const byThread = this.containment?.joinsByThread(jobId) === true;
-      const command = joinArgv(byThread ? [] : (place?.join ?? []), user?.argv ?? [...own!.argv]);
+      const join = byThread ? [] : (place?.join ?? []);
+      const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }, stdinAt, join.length === 0) : undefined;
+      const own = user ? undefined : withOwnUmask(argv, opts.env);
+      const command = joinArgv(join, user?.argv ?? [...own!.argv]);
       const options: Bun.SpawnOptions.OptionsObject<"ignore" | Uint8Array | number, Stdio, Stdio> = {
         cwd: user ? "/" : opts.cwd,
         env: user?.env ?? own!.env,
+        ...user?.ids,
         stdio: user
           ? [user.stdin, out, err, ...(fd3 === undefined ? [] : [fd3]), ...(opts.stdin === undefined ? [] : [opts.stdin])]
           : [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
