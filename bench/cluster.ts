@@ -186,6 +186,14 @@ export interface TrueJobsRun extends TrueJobsBatch {
   warm?: TrueJobsBatch;
 }
 
+/** A token of `user` (a Unix user of this host), issued with the cluster's admin token. */
+async function userToken(c: BenchCluster, user: string): Promise<string> {
+  const res = await fetch(`${c.url}/v1/tokens`, { method: "POST", headers: { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ user }) });
+  const body = (await res.json()) as { token?: string };
+  if (!body.token) throw new Error(`cannot issue a token for ${user}: ${res.status} ${JSON.stringify(body)}`);
+  return body.token;
+}
+
 /** `jobs` one-rank `true` jobs (`runTrueJobs`, with `fields`) on a running cluster, measured; every one of them must have completed. */
 async function measureBatch(cluster: BenchCluster, jobs: number, fields?: Record<string, unknown>): Promise<TrueJobsBatch> {
   const latencies: number[] = [];
@@ -210,7 +218,7 @@ async function measureBatch(cluster: BenchCluster, jobs: number, fields?: Record
  * of a cluster whose processes' JIT has warmed up on the first 1,000). `during` runs beside them
  * (a watcher), stopped before the cluster.
  */
-export async function measureTrueJobs(nodes: number, jobs: number, opts: Parameters<typeof startBenchCluster>[1] & { fields?: Record<string, unknown>; warm?: boolean; during?: (c: BenchCluster) => Promise<() => Promise<void>> } = {}): Promise<TrueJobsRun> {
+export async function measureTrueJobs(nodes: number, jobs: number, opts: Parameters<typeof startBenchCluster>[1] & { fields?: Record<string, unknown>; warm?: boolean; user?: string; during?: (c: BenchCluster) => Promise<() => Promise<void>> } = {}): Promise<TrueJobsRun> {
   const cluster = await startBenchCluster(nodes, opts);
   let stopWatching: (() => Promise<void>) | undefined;
   let run: TrueJobsBatch | undefined;
@@ -218,8 +226,10 @@ export async function measureTrueJobs(nodes: number, jobs: number, opts: Paramet
   let dbBytes = 0;
   try {
     stopWatching = await opts.during?.(cluster);
-    run = await measureBatch(cluster, jobs, opts.fields);
-    if (opts.warm) warm = await measureBatch(cluster, jobs, opts.fields);
+    // An ordinary user's jobs (the agents drop each to the user), in a directory every user may enter.
+    const submitter = opts.user ? { ...cluster, token: await userToken(cluster, opts.user), dir: "/tmp" } : cluster;
+    run = await measureBatch(submitter, jobs, opts.fields);
+    if (opts.warm) warm = await measureBatch(submitter, jobs, opts.fields);
   } finally {
     await stopWatching?.();
     dbBytes = (await cluster.stop()).dbBytes;

@@ -13,7 +13,9 @@
  * unwatched take turns for the first place of a round (ABBA). ebb's own cost per null job (issue
  * 36), from the unwatched controller-and-agents trials: the CPU time of the controller and of the
  * agents (/proc stat, the agents' with the jobs' `true`), against the bare spawn's own (parent and
- * child); and the bytes the controller wrote to storage (/proc io write_bytes), against the size
+ * child), also for jobs of an ordinary user (run as root, each round adds a trial whose jobs the
+ * root agents drop to that user, as they do every job of a lab's users; the other trials' jobs are
+ * root's, which skip the drop); and the bytes the controller wrote to storage (/proc io write_bytes), against the size
  * of its database once closed. The rate and the CPU figures twice: over a fresh cluster's first
  * 1,000 jobs (cold: the controller's JIT still warming up, ~0.6-1.5 ms a job more) and over the
  * next 1,000 on the same cluster (warm), each against the same bare-spawn baseline. Where the time goes:
@@ -23,13 +25,15 @@ import { loadavg } from "node:os";
 import { bareSpawn, measureTrueJobs, type TrueJobsRun } from "./cluster.ts";
 import { median, percentile, type Bench, type Figure } from "./lib.ts";
 import { launchBrowser, openDashboard, scrapeMetrics } from "./observers.ts";
+import { ensureUser } from "../test/support/users.ts";
 
 type Browser = Awaited<ReturnType<typeof launchBrowser>>;
 
-function measure(jobs: number, layout: "up" | "processes", watch?: Browser, warm = false): Promise<TrueJobsRun> {
+function measure(jobs: number, layout: "up" | "processes", watch?: Browser, warm = false, user?: string): Promise<TrueJobsRun> {
   return measureTrueJobs(4, jobs, {
     layout,
     warm,
+    user,
     during: watch
       ? async ({ url, token }) => {
           const dashboard = await openDashboard(watch, url, token);
@@ -56,6 +60,14 @@ function quartiles(xs: number[]): [number, number] {
 
 const load = () => loadavg()[0]!;
 
+/**
+ * Whose jobs the user trials run: an ordinary Unix user's (made if need be), whom a root agent drops
+ * each job to, as it does for every job of a lab's users. The other trials submit with the
+ * cluster's own token, whose jobs run as root and skip the drop. Not root: no user trials (every job
+ * runs as the agents' own user).
+ */
+const BENCH_USER = "ebbt_bench";
+
 export default {
   name: "throughput",
   description: "1,000 one-rank `true` jobs through the HTTP API on a local 4-node cluster",
@@ -81,6 +93,11 @@ export default {
     // The same per second of trial: what a watcher costs goes with time more than with jobs.
     const perSecond: Record<string, number>[] = [];
     const loads: number[] = [load()];
+    // The controller + agents layout again, each job an ordinary user's (`BENCH_USER`).
+    const asUser = process.getuid?.() === 0;
+    if (asUser) ensureUser(BENCH_USER);
+    const userRates: number[] = [];
+    const cpuUser: Record<string, number>[] = [];
     const browser = await launchBrowser();
     try {
       // A warm-up, not counted: the first cluster, page and browser tab of a run start cold.
@@ -112,6 +129,11 @@ export default {
           perSecond.push(Object.fromEntries(Object.entries(m.cpu).map(([k, v]) => [k, v / m.seconds])));
         };
         for (const f of t % 2 === 0 ? [watch, plain] : [plain, watch]) await f();
+        if (asUser) {
+          const m = await measure(jobs, "processes", undefined, false, BENCH_USER);
+          userRates.push(m.rate);
+          cpuUser.push(m.cpu);
+        }
         loads.push(load());
         const w = watched.at(-1)!, p = runs.get("processes")!.rates.at(-1)!;
         process.stderr.write(`  round ${t + 1}/${trials} (${t % 2 === 0 ? "watched first" : "unwatched first"}): bare ${bares.at(-1)!.toFixed(0)}/s, up ${up.rate.toFixed(1)}, unwatched ${p.toFixed(1)}, watched ${w.toFixed(1)} jobs/s = ${(w / p).toFixed(2)}x; load average ${loads.at(-1)!.toFixed(1)}\n`);
@@ -165,6 +187,14 @@ export default {
         const ms = (cpuMed(runsCpu, k) * 1000) / jobs;
         figures.push({ name: `CPU per null job, ${k === "controller" ? "controller" : "4 agents"}, ${when}${trials > 1 ? `, median of ${trials}` : ""}`, value: ms, unit: "ms", baseline: bareCpuPerJob, better: "lower", goal: "<= 1 ms", met: ms <= 1 });
       }
+    if (asUser) {
+      figures.push(rateFigure(`${jobs} jobs of an ordinary user (${BENCH_USER}), controller + 4 agent processes`, median(userRates)));
+      for (const k of ["controller", "agents"]) {
+        const ms = (cpuMed(cpuUser, k) * 1000) / jobs;
+        figures.push({ name: `CPU per null job of an ordinary user, ${k === "controller" ? "controller" : "4 agents"}, jobs 1-${jobs} of a fresh cluster${trials > 1 ? `, median of ${trials}` : ""}`, value: ms, unit: "ms", baseline: bareCpuPerJob, better: "lower", goal: "<= 1 ms", met: ms <= 1 });
+      }
+      process.stderr.write(`  controller + 4 agent processes, jobs of ${BENCH_USER}: ${userRates.map((r) => r.toFixed(1)).join(", ")} jobs/s; CPU per trial (median): ${cpuText(cpuUser)}\n`);
+    } else process.stderr.write("  no trials of an ordinary user's jobs: the bench does not run as root, so every job runs as the agents' own user\n");
     process.stderr.write(`  controller + 4 agent processes, jobs ${jobs + 1}-${2 * jobs} of each unwatched cluster: ${warmRates.map((r) => r.toFixed(1)).join(", ")} jobs/s; CPU per trial (median): ${cpuText(cpuWarm)}\n`);
     const kib = median(written) / 1024;
     figures.push({ name: `disk written per job by the controller (/proc io write_bytes)${trials > 1 ? `, median of ${trials}` : ""}`, value: kib, unit: "KiB", baseline: { name: "its database's size per job, closed", value: median(dbSize) / 1024 }, better: "lower", goal: "<= 16 KiB", met: kib <= 16 });
