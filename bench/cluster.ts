@@ -186,6 +186,22 @@ export interface TrueJobsRun extends TrueJobsBatch {
   warm?: TrueJobsBatch;
 }
 
+/**
+ * Waits until this process's descendants (a cluster just started) use at most 2 clock ticks (20 ms)
+ * of CPU in half a second, for at most `maxMs`: the agents' warm ranks (one each by default) start after
+ * the nodes register and take ~0.1-0.35 CPU seconds each, work of the cluster's start that a null
+ * job's figures would otherwise carry.
+ */
+export async function quiesce(maxMs = 20_000): Promise<void> {
+  const WINDOW_MS = 500;
+  for (const t0 = performance.now(); performance.now() - t0 < maxMs; ) {
+    const before = cpuSnapshot();
+    await Bun.sleep(WINDOW_MS);
+    const used = Object.entries(cpuSince(before)).reduce((a, [k, v]) => (k.endsWith(" own") ? a : a + v), 0);
+    if (used < 0.025) return;
+  }
+}
+
 /** A token of `user` (a Unix user of this host), issued with the cluster's admin token. */
 async function userToken(c: BenchCluster, user: string): Promise<string> {
   const res = await fetch(`${c.url}/v1/tokens`, { method: "POST", headers: { Authorization: `Bearer ${c.token}`, "Content-Type": "application/json" }, body: JSON.stringify({ user }) });
@@ -225,6 +241,7 @@ export async function measureTrueJobs(nodes: number, jobs: number, opts: Paramet
   let warm: TrueJobsBatch | undefined;
   let dbBytes = 0;
   try {
+    await quiesce();
     stopWatching = await opts.during?.(cluster);
     // An ordinary user's jobs (the agents drop each to the user), in a directory every user may enter.
     const submitter = opts.user ? { ...cluster, token: await userToken(cluster, opts.user), dir: "/tmp" } : cluster;
@@ -264,17 +281,19 @@ export async function resizeAndWait(api: Api, job: number, nodes: number, pollMs
   }
 }
 
-/** CPU seconds of this process and the children it has waited for (/proc/self/stat). */
-function ownCpu(): number {
+/** CPU seconds of this process (`own`) and with the children it has waited for (`all`), from /proc/self/stat. */
+function ownCpu(): { own: number; all: number } {
   const stat = readFileSync("/proc/self/stat", "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / 100;
+  const own = (Number(f[11]) + Number(f[12])) / 100;
+  return { own, all: own + (Number(f[13]) + Number(f[14])) / 100 };
 }
 
-/** `true` spawned `n` times in a row: spawns per second, and CPU seconds per spawn (parent and child). */
-export async function bareSpawn(n: number): Promise<{ rate: number; cpu: number }> {
+/** `true` spawned `n` times in a row: spawns per second, and CPU seconds per spawn (parent and child; `parent`, the spawner's alone). */
+export async function bareSpawn(n: number): Promise<{ rate: number; cpu: number; parent: number }> {
   const cpu0 = ownCpu();
   const t0 = performance.now();
   for (let i = 0; i < n; i++) await Bun.spawn(["true"], { stdio: ["ignore", "ignore", "ignore"] }).exited;
-  return { rate: n / ((performance.now() - t0) / 1000), cpu: (ownCpu() - cpu0) / n };
+  const cpu1 = ownCpu();
+  return { rate: n / ((performance.now() - t0) / 1000), cpu: (cpu1.all - cpu0.all) / n, parent: (cpu1.own - cpu0.own) / n };
 }
