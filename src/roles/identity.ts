@@ -103,7 +103,7 @@ export interface RunAs {
  * start: only for a user with no group but their own (spawn sets none), and only when nothing runs
  * as root before the user's first process (`spawnDrops`: no shell joining cgroups first).
  */
-const dropsBySpawn = (id: Identity, spawnDrops: boolean): boolean => spawnDrops && id.groups.every((g) => g === id.gid);
+export const dropsBySpawn = (id: Identity, spawnDrops: boolean): boolean => spawnDrops && id.groups.every((g) => g === id.gid);
 
 /**
  * How a root agent starts `argv` as `id` in `cwd` with the job's environment `env`: setpriv, run

@@ -4,8 +4,9 @@
  * that was killed can, when restarted, kill what its previous life left behind.
  */
 import { mark } from "../../util/trace.ts";
-import { runAs, type Identity } from "../identity.ts";
-import { withOwnUmask } from "../job-umask.ts";
+import { dropsBySpawn, runAs, type Identity } from "../identity.ts";
+import { directDrop } from "../direct-drop.ts";
+import { UMASK_VAR, umaskOf, withOwnUmask } from "../job-umask.ts";
 import type { Subprocess } from "bun";
 import { logger } from "../../util/log.ts";
 import type { Containment } from "./containment.ts";
@@ -126,6 +127,9 @@ export class ProcessTable {
       // Born in the job's v1 cgroups where the agent's thread may step into them; else a shell joins them first, as root.
       const byThread = this.containment?.joinsByThread(jobId) === true;
       const join = byThread ? [] : (place?.join ?? []);
+      const fenced = this.containment?.fenced(jobId);
+      const direct = opts.runAs && join.length === 0 ? this.startDirect(opts.runAs, argv, opts, place?.cgroup, fenced) : undefined;
+      if (direct) return byThread ? this.containment!.fromInside(jobId, opts.cpus, direct) : withAffinity(opts.cpus, direct);
       const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }, stdinAt, join.length === 0) : undefined;
       const own = user ? undefined : withOwnUmask(argv, opts.env);
       const command = joinArgv(join, user?.argv ?? [...own!.argv]);
@@ -138,12 +142,33 @@ export class ProcessTable {
           : [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
         detached: true,
       };
-      const start = () => this.start(command, options, place?.cgroup, this.containment?.fenced(jobId));
+      const start = () => this.start(command, options, place?.cgroup, fenced);
       return byThread ? this.containment!.fromInside(jobId, opts.cpus, start) : withAffinity(opts.cpus, start);
     } catch (e) {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw new SpawnError(code, spawnMessage(code, e as Error));
     }
+  }
+
+  /**
+   * The spawn that drops to `id` and starts the program itself, in the job's directory and umask
+   * (direct-drop.ts); undefined where it cannot be as strong as the shell's start (the user has
+   * groups the spawn would drop, or the thread has no fs of its own).
+   */
+  private startDirect(id: Identity, argv: readonly string[], opts: SpawnOptions, cgroup: string | undefined, fenced: boolean | undefined): (() => Subprocess) | undefined {
+    if (!dropsBySpawn(id, true)) return undefined;
+    const { [UMASK_VAR]: _, ...env } = opts.env;
+    const drop = directDrop(id, opts.cwd, argv, env, umaskOf(opts.env));
+    if (!drop) return undefined;
+    const [out, err, fd3] = opts.stdio;
+    const options: Bun.SpawnOptions.OptionsObject<"ignore" | number, Stdio, Stdio> = {
+      env: { ...env, USER: id.user, LOGNAME: id.user },
+      uid: id.uid,
+      gid: id.gid,
+      stdio: [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
+      detached: true,
+    };
+    return () => drop.start((cmd, argv0) => this.start(cmd, { ...options, argv0 }, cgroup, fenced));
   }
 
   /**

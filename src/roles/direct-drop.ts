@@ -1,0 +1,158 @@
+/**
+ * A job's process started as its user with no program of ebb's in between: the spawn itself drops
+ * to the user (Bun.spawn's uid and gid: setgid, setuid, no supplementary groups, between fork and
+ * exec), and everything the post-drop shell did for it (identity.ts runAs) is done here first:
+ *
+ * - the working directory is entered by the agent's thread with the user's effective ids
+ *   (thread-ids.ts), in a working directory of the thread's own (unshare(CLONE_FS)), which the
+ *   child inherits: the directory the user could enter, held, not a path root follows later;
+ * - the job's umask is the thread's for the spawn (the same fs_struct holds it);
+ * - the program is looked up in the job's PATH with the user's rights (stat as the user), never
+ *   root's, and started by its path (argv[0] stays as the job wrote it);
+ * - the user's process limit (user-procs.ts) is the agent process's own RLIMIT_NPROC, which root
+ *   is exempt from and every child inherits.
+ *
+ * Between fork and exec the child runs only the spawn's own code; the job's environment reaches
+ * its program alone, already the user's. Undefined (`directDrop`) where any piece is missing: the
+ * caller then starts the shell (setpriv or the spawn's drop, identity.ts).
+ */
+import { FFIType, read } from "bun:ffi";
+import { statSync, type Stats } from "node:fs";
+import { join } from "node:path";
+import { libcSymbols } from "../util/libc.ts";
+import { asUser, type Identity } from "./identity.ts";
+import { RLIMIT_NPROC, USER_PROCS } from "./user-procs.ts";
+
+type Libc = {
+  unshare(flags: number): number;
+  chdir(path: Uint8Array): number;
+  fchdir(fd: number): number;
+  open(path: Uint8Array, flags: number): number;
+  umask(mask: number): number;
+  getrlimit(resource: number, limit: BigUint64Array): number;
+  setrlimit(resource: number, limit: BigUint64Array): number;
+  __errno_location(): number;
+};
+
+const CLONE_FS = 0x200;
+const O_PATH_DIRECTORY = 0o10000000 | 0o200000 | 0o2000000; // O_PATH | O_DIRECTORY | O_CLOEXEC
+
+let libc: Libc | null | undefined;
+/** This thread's own fs (module state is per thread: each worker loads its own): the directory to come back to. */
+let home: number | undefined;
+
+function lib(): Libc | null {
+  if (libc !== undefined) return libc;
+  const { i32, u32, ptr: p } = FFIType;
+  libc =
+    libcSymbols<Libc>({
+      unshare: { args: [i32], returns: i32 },
+      chdir: { args: [p], returns: i32 },
+      fchdir: { args: [i32], returns: i32 },
+      open: { args: [p, i32], returns: i32 },
+      umask: { args: [u32], returns: u32 },
+      getrlimit: { args: [i32, p], returns: i32 },
+      setrlimit: { args: [i32, p], returns: i32 },
+      __errno_location: { args: [], returns: p },
+    }) ?? null;
+  return libc;
+}
+
+const cString = (s: string) => new TextEncoder().encode(`${s}\0`);
+const errnoName: Record<number, string> = { 1: "EPERM", 2: "ENOENT", 13: "EACCES", 20: "ENOTDIR", 40: "ELOOP", 36: "ENAMETOOLONG" };
+
+function errnoError(errno: number, what: string, path: string): NodeJS.ErrnoException {
+  const code = errnoName[errno] ?? `errno ${errno}`;
+  return Object.assign(new Error(`${code}: ${what} '${path}'`), { code, errno, syscall: what, path });
+}
+
+/** The user's process limit as the agent process's own (root is exempt from it; children inherit it), once. */
+let limited = false;
+function limitUserProcs(c: Libc): boolean {
+  if (limited) return true;
+  const cur = new BigUint64Array(2);
+  if (c.getrlimit(RLIMIT_NPROC, cur) !== 0) return false;
+  const want = BigInt(USER_PROCS) < cur[1]! ? BigInt(USER_PROCS) : cur[1]!;
+  if (c.setrlimit(RLIMIT_NPROC, new BigUint64Array([want, want])) !== 0) return false;
+  return (limited = true);
+}
+
+/** This thread with an fs of its own (cwd, umask), once; false where the kernel or libc refuse. */
+function ownFs(c: Libc): boolean {
+  if (home !== undefined) return true;
+  if (c.unshare(CLONE_FS) !== 0) return false;
+  const fd = c.open(cString("."), O_PATH_DIRECTORY);
+  if (fd < 0) return false;
+  home = fd;
+  return true;
+}
+
+/** Whether `mode` (of a file owned by uid/gid) lets `id` execute it. */
+function executableBy(id: Identity, st: { mode: number; uid: number; gid: number }): boolean {
+  if ((st.mode & 0o170000) !== 0o100000) return false;
+  if (st.uid === id.uid) return (st.mode & 0o100) !== 0;
+  if (st.gid === id.gid || id.groups.includes(st.gid)) return (st.mode & 0o010) !== 0;
+  return (st.mode & 0o001) !== 0;
+}
+
+/**
+ * Where `name` is for `id`, as execvp finds it: a name with a slash as it is (relative to the
+ * directory the thread is in), else the first file of that name in PATH that `id` may execute,
+ * looked at with `id`'s rights. Throws ENOENT naming it when there is none, EACCES when the only
+ * ones are files she may not execute.
+ */
+function programFor(id: Identity, name: string, path: string | undefined): string {
+  let denied = false;
+  // A file she may not see (a directory on the way she may not search) is not there for her, as for the shell's `command -v`.
+  const look = (file: string): boolean => {
+    let st: Stats | undefined;
+    try {
+      st = asUser(id, () => statSync(file));
+    } catch {
+      return false;
+    }
+    if (executableBy(id, st)) return true;
+    denied = true;
+    return false;
+  };
+  // The child's own descriptor (a batch script as fd 3): nothing of the agent's to look at.
+  if (name.startsWith("/dev/fd/")) return name;
+  if (name.includes("/")) {
+    if (look(name)) return name;
+  } else if (name !== "") for (const dir of (path ?? "/usr/local/bin:/usr/bin:/bin").split(":")) if (look(join(dir || ".", name))) return join(dir || ".", name);
+  const code = denied ? "EACCES" : "ENOENT";
+  throw Object.assign(new Error(`${code}: ${denied ? "permission denied" : "no such file or directory"}, posix_spawn '${name}'`), { code, path: name });
+}
+
+export interface DirectDrop {
+  /** Runs `spawn(cmd, argv0)` (Bun.spawn with the ids, the job's environment, no cwd) with the thread in the job's directory and umask; the thread's own back after. */
+  start<T>(spawn: (cmd: string[], argv0: string) => T): T;
+}
+
+/**
+ * How to start `argv` as `id` in `cwd` with the job's umask `mask` (undefined: the agent's) and no
+ * shell; undefined where this thread cannot (no own fs, no libc). Throws, as a spawn would
+ * (ENOENT, EACCES), when the user cannot enter `cwd` or has no such program.
+ */
+export function directDrop(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>, mask: number | undefined): DirectDrop | undefined {
+  const c = lib();
+  if (!c || !ownFs(c) || !limitUserProcs(c)) return undefined;
+  return {
+    start(spawn) {
+      const dir = cString(cwd);
+      const errno = asUser(id, () => (c.chdir(dir) === 0 ? 0 : read.i32(c.__errno_location() as never, 0)));
+      if (errno !== 0) {
+        c.fchdir(home!);
+        throw errnoError(errno, "chdir", cwd);
+      }
+      const old = mask === undefined ? undefined : c.umask(mask);
+      try {
+        return spawn([programFor(id, argv[0]!, env.PATH), ...argv.slice(1)], argv[0]!);
+      } finally {
+        if (old !== undefined) c.umask(old);
+        c.fchdir(home!);
+      }
+    },
+  };
+}
+
