@@ -102,24 +102,25 @@ function executableBy(id: Identity, st: { mode: number; uid: number; gid: number
  * ones are files she may not execute.
  */
 function programFor(id: Identity, name: string, path: string | undefined): string {
-  let denied = false;
-  // A file she may not see (a directory on the way she may not search) is not there for her, as for the shell's `command -v`.
-  const look = (file: string): boolean => {
-    let st: Stats | undefined;
-    try {
-      st = asUser(id, () => statSync(file));
-    } catch {
-      return false;
-    }
-    if (executableBy(id, st)) return true;
-    denied = true;
-    return false;
-  };
   // The child's own descriptor (a batch script as fd 3): nothing of the agent's to look at.
   if (name.startsWith("/dev/fd/")) return name;
-  if (name.includes("/")) {
-    if (look(name)) return name;
-  } else if (name !== "") for (const dir of (path ?? "/usr/local/bin:/usr/bin:/bin").split(":")) if (look(join(dir || ".", name))) return join(dir || ".", name);
+  const candidates = name.includes("/") ? [name] : name === "" ? [] : (path ?? "/usr/local/bin:/usr/bin:/bin").split(":").map((dir) => join(dir || ".", name));
+  let denied = false;
+  // With her ids for the whole walk: a file she may not see (a directory on the way she may not search) is not there for her, as for the shell's `command -v`.
+  const found = asUser(id, () =>
+    candidates.find((file) => {
+      let st: Stats;
+      try {
+        st = statSync(file);
+      } catch {
+        return false;
+      }
+      if (executableBy(id, st)) return true;
+      denied = true;
+      return false;
+    }),
+  );
+  if (found !== undefined) return found;
   const code = denied ? "EACCES" : "ENOENT";
   throw Object.assign(new Error(`${code}: ${denied ? "permission denied" : "no such file or directory"}, posix_spawn '${name}'`), { code, path: name });
 }
