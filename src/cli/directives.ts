@@ -71,6 +71,12 @@ export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: 
   return { flags: flags as Partial<Parsed<A>>, ignored, kind };
 }
 
+/** Whether a Slurm script's own lines ask sbatch to print the job id alone (`#SBATCH --parsable`), as sbatch honours them. */
+export const sbatchParsable = (script: string): boolean => {
+  const { ebb, sbatch } = directives(script);
+  return ebb.length === 0 && sbatch.some((d) => d.words.includes("--parsable"));
+};
+
 /**
  * sbatch's --exclusive=user (nodes shared with the user's own jobs only): left out, and listed with
  * why; --exclusive=mcs refused. Plain --exclusive (whole nodes) is ebb's own.

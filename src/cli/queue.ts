@@ -28,11 +28,11 @@ export function nodesColumn(j: JobView): string {
  * One row per job, but an array's pending tasks that wait for the same reason share one,
  * `12_[3-10%2]`, as squeue shows them.
  */
-export function queueRows(jobs: readonly JobView[]): { label: string; job: JobView }[] {
+export function queueRows(jobs: readonly JobView[], eachTask = false): { label: string; job: JobView }[] {
   const rows: { label: string; job: JobView; tasks?: number[] }[] = [];
   const groups = new Map<string, { label: string; job: JobView; tasks?: number[] }>();
   for (const j of jobs) {
-    if (j.state === "PENDING" && j.arrayJobId !== null) {
+    if (!eachTask && j.state === "PENDING" && j.arrayJobId !== null) {
       const key = `${j.arrayJobId}\0${j.reason}`;
       const g = groups.get(key);
       if (g) {
@@ -70,6 +70,7 @@ export default defineCommand({
     start: { type: "boolean", description: "Pending jobs with when and where each is expected to start (START_TIME, SCHEDNODES; N/A: no estimate), every running job taken to run to its limit" },
     format: { type: "string", alias: "o", description: `Columns as squeue -o, "%.10i %.8u %T %M" (%[.][WIDTH]CODE; codes: ${FORMAT_HELP}), or fields as squeue -O, JobID,User,State:10`, valueHint: "FORMAT" },
     noheader: { type: "boolean", description: "Leave out the header line" },
+    "array-tasks": { type: "boolean", alias: "r", description: "A line for each of an array's pending tasks (squeue -r), not one for those that wait alike" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON (one entry per array task; with --start, the estimates too)" },
     ...controllerArgs,
@@ -90,9 +91,9 @@ export default defineCommand({
       }
       if (args.json) return printJson({ jobs });
       const now = Date.now();
-      if (format) return out(renderFormat(format, queueRows(jobs).map(({ label, job }) => ({ job, ctx: { label, now } })), !args.noheader));
+      if (format) return out(renderFormat(format, queueRows(jobs, args["array-tasks"]).map(({ label, job }) => ({ job, ctx: { label, now } })), !args.noheader));
       const showExit = state === undefined || FINAL_STATES.some((s) => state.toUpperCase().includes(s));
-      const rows = queueRows(jobs).map(({ label, job: j }) => [
+      const rows = queueRows(jobs, args["array-tasks"]).map(({ label, job: j }) => [
         label,
         j.name.slice(0, 16),
         j.user ?? "",

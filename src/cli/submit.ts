@@ -6,7 +6,7 @@ import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand } from "./command.ts";
 import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
-import { scriptFlags } from "./directives.ts";
+import { sbatchParsable, scriptFlags } from "./directives.ts";
 import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
@@ -190,7 +190,7 @@ export default defineCommand({
       }
       const { id } = await c.submit(req);
       if (cli.json) printJson({ id });
-      else if (cli.parsable) out(`${id}\n`);
+      else if (cli.parsable || (cli.wrap === undefined && sbatchParsable(script))) out(`${id}\n`);
       else out(`Submitted batch job ${id}\n`);
       if (!cli.wait) return;
       const ended = await waitForJobs(c, array !== undefined ? await jobIds(c, String(id)) : [id]);
