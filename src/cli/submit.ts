@@ -154,7 +154,11 @@ function yesNoFlag(value: string | undefined, flag: string): true | undefined {
   throw new UsageError(`${flag}=${value}: expected yes or no`);
 }
 
-export default defineCommand({
+/**
+ * `ebb submit`, or `asSbatch`: the same as `ebb sbatch` (and `sbatch` in a job), which gives a job
+ * without #EBB lines sbatch's defaults, as a #SBATCH script has them (slurm-%j.out, also for --wrap).
+ */
+export const submitCommand = (asSbatch: boolean) => defineCommand({
   meta: {
     name: "submit",
     description:
@@ -178,7 +182,8 @@ export default defineCommand({
         err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
       const memAll = allMemoryWarning(a as ResourceFlags);
       if (memAll) err(`ebb submit: warning: ${memAll}\n`);
-      const req = { ...jobSubmit(a, script, name, fromScript.kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
+      const kind = fromScript.kind ?? (asSbatch ? "SBATCH" : undefined);
+      const req = { ...jobSubmit(a, script, name, kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
       const array = req.array;
       const c = client(cli);
       req.partition = await partitionChoice(c, req.partition, (text) => err(`ebb submit: warning: ${text}\n`));
@@ -197,3 +202,5 @@ export default defineCommand({
       return Math.max(0, ...ended.map(exitStatus));
     }),
 });
+
+export default submitCommand(false);

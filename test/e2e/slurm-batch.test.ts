@@ -143,6 +143,17 @@ describe("srun and exit statuses", () => {
     expect((await c.job(id + 1)).state).toBe("CANCELLED");
   });
 
+  test("ebb sbatch is sbatch: --wrap writes slurm-%j.out, #SBATCH --parsable prints the id alone; in the job sacct's NCPUS and ReqTRES, squeue -r a line per pending array task", async () => {
+    const held = await c.ebb(["sbatch", "--parsable", "-H", "--array=1-3", "--wrap", "true"]);
+    const array = Number(held.stdout);
+    writeFileSync(join(c.dir, "parsable.sh"), "#!/bin/sh\n#SBATCH --parsable\ntrue\n");
+    expect((await c.ebb(["sbatch", "parsable.sh"])).stdout).toBe(`${array + 3}\n`);
+    const r = await c.ebb(["sbatch", "--wait", "-c", "2", "--mem=100M", "--wrap", `sacct -X -n -P -j $SLURM_JOB_ID --format=JobID,NCPUS,ReqTRES; squeue -h -r -j ${array} -o %i; squeue -h -j ${array} -o %i`]);
+    const id = Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]);
+    expect(c.read(`slurm-${id}.out`)).toBe(`${id}|2|billing=2,cpu=2,mem=100M,node=1\n${array}_1\n${array}_2\n${array}_3\n${array}_[1-3]\n`);
+    await c.ebb(["cancel", String(array)]);
+  });
+
   test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
     const { id } = await submit("pack.sh", [
       "#!/bin/bash",

@@ -30,7 +30,7 @@ function sweep(): void {
 }
 
 /** The Slurm commands a job finds on its PATH, and the ebb command each runs. */
-const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "submit", scancel: "cancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat", seff: "seff" };
+const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "sbatch", scancel: "scancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat", seff: "seff" };
 
 /** The file a job's bash reads after a login shell's start-up files (BASH_ENV): see bashEnv. */
 export const BASH_ENV_FILE = "bash-env";
@@ -76,7 +76,7 @@ export function installEbbCommand(stateDir: string, node: string): { dir: string
   } else script(path, `#!/bin/sh\nexec ${quoted(ebbCommand())} "$@"\n`);
   // Slurm scripts' commands act on this cluster, not on a Slurm the host may also run (whose job of
   // the same id `scancel $SLURM_JOB_ID` would cancel): srun a step of the job (cli/srun.ts), scontrol
-  // its host lists (cli/scontrol.ts), sbatch and scancel ebb's submit and cancel, squeue ebb queue (cli/squeue.ts),
+  // its host lists (cli/scontrol.ts), sbatch and scancel ebb's submit (with sbatch's defaults) and cancel, squeue ebb queue (cli/squeue.ts),
   // sacct ebb history (cli/sacct.ts), sinfo its nodes (cli/sinfo.ts); sstat is refused (cli/sstat.ts).
   for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
     script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
