@@ -4,7 +4,8 @@ import { FINAL_STATES } from "../domain/job.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag } from "./common.ts";
+import { MAX_NAME } from "../api/schemas.ts";
 import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "./listing.ts";
 import { FORMAT_HELP, parseFormat, renderFormat, type Format } from "./job-format.ts";
 import type { StartsView } from "../api/schemas.ts";
@@ -66,6 +67,7 @@ export default defineCommand({
     user: { type: "string", alias: "u", description: "Only these users' jobs, comma-separated", valueHint: "USER,..." },
     me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
     partition: { type: "string", alias: "p", description: "Only jobs in these partitions, comma-separated (ebb partitions lists them)", valueHint: "NAME,..." },
+    name: { type: "string", description: "Only jobs of this name (squeue -n)", valueHint: "NAME" },
     jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks), in any state unless --state", valueHint: "ID,..." },
     start: { type: "boolean", description: "Pending jobs with when and where each is expected to start (START_TIME, SCHEDNODES; N/A: no estimate), every running job taken to run to its limit" },
     format: { type: "string", alias: "o", description: `Columns as squeue -o, "%.10i %.8u %T %M" (%[.][WIDTH]CODE; codes: ${FORMAT_HELP}), or fields as squeue -O, JobID,User,State:10`, valueHint: "FORMAT" },
@@ -81,7 +83,7 @@ export default defineCommand({
       const state = statesFlag(args.state) ?? (args.start ? "PENDING" : args.all || ids ? undefined : "PENDING,RUNNING,ADAPTING");
       const format = args.format === undefined ? undefined : formatFlag(args.format, "--format");
       const api = client(args);
-      const jobs = await jobsOf(api, { state, id: ids, partition: partitionsFlag(args.partition, "--partition") }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
+      const jobs = await jobsOf(api, { state, id: ids, partition: partitionsFlag(args.partition, "--partition"), name: textFlag(args.name, "--name", MAX_NAME, "job names") }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
       if (args.start) {
         const starts = await api.starts();
         if (args.json) return printJson({ jobs, starts });

@@ -11,7 +11,7 @@ const DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
 /** squeue -l's columns (without the date line squeue prints above them). */
 const LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 /** squeue's flags that take a value, as ebb queue's. */
-const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format" };
+const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format", "-n": "--name", "--name": "--name" };
 
 /** squeue's command line as ebb queue's. */
 export function squeueToQueue(argv: readonly string[]): string[] {
@@ -26,7 +26,7 @@ export function squeueToQueue(argv: readonly string[]): string[] {
     else {
       const { flag, inline } = splitFlag(w);
       const to = VALUED[flag];
-      if (to === undefined) throw new UsageError(`${w}: ebb's squeue takes -u, --me, -j, -p, -t, -o, -O, -h, -r and -l (ebb queue --help has the rest)`);
+      if (to === undefined) throw new UsageError(`${w}: ebb's squeue takes -u, --me, -j, -n, -p, -t, -o, -O, -h, -r and -l (ebb queue --help has the rest)`);
       const value = inline ?? argv[++i];
       if (value === undefined) throw new UsageError(`${flag} needs a value`);
       out.push(`${to}=${to === "--state" ? longStates(value) : value}`);

@@ -56,3 +56,7 @@ test("a count of 0 of any resource asks for none (--gres=mic:0, gpu:a800:0, --gp
   }
   expect(() => resourceFields({ gres: "mic:2" } as ResourceFlags, {})).toThrow("mic");
 });
+
+test("squeue -n NAME, as wait-for-my-jobs loops filter the queue", () => {
+  expect(squeueToQueue(["-h", "-n", "train", "-u", "bob"])).toEqual(["--noheader", "--name=train", "--user=bob", "--format=%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"]);
+});
