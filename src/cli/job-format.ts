@@ -149,11 +149,12 @@ function fit(value: string, c: Column): string {
 
 /**
  * The rows in `format`, a header line first unless `header` is false. `parsable`: a field list's
- * values unpadded, each followed by "|" but the last (sacct's --parsable2), or every one (--parsable).
+ * values unpadded, each followed by the separator but the last (sacct's --parsable2), or every one
+ * (--parsable, `end`); the separator is "|" unless `delimiter` (sacct's --delimiter).
  */
-export function renderFormat(format: Format, rows: readonly { job: JobView; ctx: RowContext }[], header = true, parsable?: "|" | "|end"): string {
+export function renderFormat(format: Format, rows: readonly { job: JobView; ctx: RowContext }[], header = true, parsable?: "|" | "|end", delimiter = "|"): string {
   if (format.kind === "list" && parsable) {
-    const line = (cells: (c: Column) => string) => format.columns.map((c) => cells(c)).join("|") + (parsable === "|end" ? "|" : "");
+    const line = (cells: (c: Column) => string) => format.columns.map((c) => cells(c)).join(delimiter) + (parsable === "|end" ? delimiter : "");
     const lines = rows.map(({ job, ctx }) => line((c) => c.field.value(job, ctx)));
     return [...(header ? [line((c) => c.header ?? c.field.header)] : []), ...lines].map((l) => `${l}\n`).join("");
   }

@@ -10,6 +10,7 @@ import { sbatchParsable } from "../../src/cli/directives.ts";
 import { scontrolOptions } from "../../src/cli/scontrol.ts";
 import { squeueToQueue } from "../../src/cli/squeue.ts";
 import { signalName } from "../../src/cli/cancel.ts";
+import { sacctToHistory } from "../../src/cli/sacct.ts";
 import { resourceFields, type ResourceFlags } from "../../src/cli/resources.ts";
 
 const row = (o: Partial<JobListRow>) => ({ id: 12, name: "myname", arrayJobId: null, arrayTaskId: null, user: "root", ...o }) as JobListRow;
@@ -59,4 +60,8 @@ test("a count of 0 of any resource asks for none (--gres=mic:0, gpu:a800:0, --gp
 
 test("squeue -n NAME, as wait-for-my-jobs loops filter the queue", () => {
   expect(squeueToQueue(["-h", "-n", "train", "-u", "bob"])).toEqual(["--noheader", "--name=train", "--user=bob", "--format=%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"]);
+});
+
+test("sacct --delimiter with -P: the fields joined by it (a job-stats reader's --delimiter=' ' --parsable2 --noheader)", () => {
+  expect(sacctToHistory(["--jobs=12.batch", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"])).toEqual(["--jobs=12", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"]);
 });
