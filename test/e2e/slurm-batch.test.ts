@@ -143,8 +143,11 @@ describe("srun and exit statuses", () => {
     expect((await c.job(id + 1)).state).toBe("CANCELLED");
   });
 
-  test("ebb sbatch is sbatch: --wrap writes slurm-%j.out, #SBATCH --parsable prints the id alone; in the job sacct's NCPUS and ReqTRES, squeue -r a line per pending array task", async () => {
-    const held = await c.ebb(["sbatch", "--parsable", "-H", "--array=1-3", "--wrap", "true"]);
+  test("ebb sbatch is sbatch: -A and --qos left out with a warning, --deadline refused; --wrap writes slurm-%j.out, #SBATCH --parsable prints the id alone; in the job sacct's NCPUS and ReqTRES, squeue -r a line per pending array task", async () => {
+    // sbatch's flags ebb does not have take the fates of #SBATCH lines' on its command line too.
+    const held = await c.ebb(["sbatch", "-A", "acct", "--qos=normal", "--parsable", "-H", "--array=1-3", "--wrap", "true"]);
+    expect(held.stderr).toBe("ebb submit: warning: ignoring sbatch flags ebb does not have: -A acct (command line: ebb keeps no accounts), --qos=normal (command line: ebb has no QOS)\n");
+    expect((await c.ebb(["sbatch", "--deadline=now+1hour", "--wrap", "true"])).stderr).toBe("ebb submit: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time\n");
     const array = Number(held.stdout);
     writeFileSync(join(c.dir, "parsable.sh"), "#!/bin/sh\n#SBATCH --parsable\ntrue\n");
     expect((await c.ebb(["sbatch", "parsable.sh"])).stdout).toBe(`${array + 3}\n`);
