@@ -148,7 +148,7 @@ const OPERATIONS: Record<string, Operation> = {
     summary: "Send a signal to a running job (an array's id: its running tasks), as scancel --signal: to its steps' processes (default), its batch shell (`batch`), or both (`full`)",
     body: () => SignalRequest,
     ok: { status: 200, description: "the jobs signalled", json: () => HoldResult },
-    errors: [...ON_JOB, 409],
+    errors: [...ON_JOB, 409, 413],
     notes: { 409: "not running" },
   },
   "POST /v1/jobs/:id/resize": {
