@@ -13,7 +13,7 @@ import { maskSecrets } from "./secrets.ts";
 import { publicDetail } from "./private.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
-import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages } from "./json-stream.ts";
 
@@ -198,6 +198,13 @@ export function createApi(backend: ApiBackend): Hono<Env> {
       return c.json({ id, jobs: backend[action](id, task) });
     });
   }
+
+  app.post("/v1/jobs/:id/signal", async (c) => {
+    const { id, task } = jobRef(c, backend);
+    requireJob(c, id);
+    const req = await body(c, SignalRequest);
+    return c.json({ id, jobs: backend.signal(id, req, task) });
+  });
 
   app.post("/v1/jobs/:id/resize", async (c) => {
     const id = jobIdParam(c, backend);

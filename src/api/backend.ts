@@ -1,6 +1,6 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
 import type { z } from "zod";
-import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, SignalRequest, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 import type { PrivateData, Scope } from "../domain/scope.ts";
 
@@ -35,6 +35,8 @@ export interface ApiBackend {
   arrayTask(arrayJobId: number, task: number): number | undefined;
   /** Cancel a job, or every active task of an array (unless `task`: the path named that one task). */
   cancel(id: number, task?: boolean): number[];
+  /** Send a signal to a running job, or every running task of an array (scancel --signal); the ids signalled. */
+  signal(id: number, req: SignalRequest, task?: boolean): number[];
   hold(id: number, task?: boolean): number[];
   release(id: number, task?: boolean): number[];
   /** Start resizing a running elastic job to `nodes` nodes, as `scope` asked (a user's own resize does not raise its limit). */

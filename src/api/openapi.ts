@@ -26,6 +26,7 @@ import {
   PrioritySettings,
   PriorityView,
   ResizeRequest,
+  SignalRequest,
   StartsView,
   ShareRowView,
   StepCreate,
@@ -142,6 +143,14 @@ const OPERATIONS: Record<string, Operation> = {
   },
   "POST /v1/jobs/:id/hold": { operationId: "holdJob", summary: "Hold a pending job (an array's id: its pending tasks): JobHeldUser until released", ok: { status: 200, description: "the jobs held", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/release": { operationId: "releaseJob", summary: "Release a held job (an array's id: its pending tasks)", ok: { status: 200, description: "the jobs released", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
+  "POST /v1/jobs/:id/signal": {
+    operationId: "signalJob",
+    summary: "Send a signal to a running job (an array's id: its running tasks), as scancel --signal: to its steps' processes (default), its batch shell (`batch`), or both (`full`)",
+    body: () => SignalRequest,
+    ok: { status: 200, description: "the jobs signalled", json: () => HoldResult },
+    errors: [...ON_JOB, 409, 413],
+    notes: { 409: "not running" },
+  },
   "POST /v1/jobs/:id/resize": {
     operationId: "resizeJob",
     summary: "Resize a running elastic job (the adaptation protocol of docs/adaptation.md; the job is ADAPTING until it commits)",

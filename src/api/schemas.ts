@@ -1,4 +1,5 @@
 /** Request and response bodies of the HTTP API. The OpenAPI document is generated from these. */
+import { JOB_SIGNALS } from "../domain/job-options.ts";
 import { HOST_STATES } from "../domain/host-state.ts";
 import { z } from "zod";
 import { JobKind, JobState, MAX_NAME, MAX_USER, PartitionName, Plain } from "../proto/requests.ts";
@@ -127,6 +128,10 @@ export const DrainResult = z.lazy(() => z.object({ node: z.string(), drain: z.st
 const UserName = z.string().regex(/^[a-z_][a-z0-9_-]{0,31}\$?$/, "a user name: lowercase letters, digits, _ and -, at most 32 characters, not starting with a digit or -");
 export const TokenCreate = z.lazy(() => z.strictObject({ user: UserName, admin: z.boolean().optional() }));
 export const TokenCreated = z.lazy(() => z.object({ user: z.string(), admin: z.boolean(), token: z.string() }));
+
+/** POST /v1/jobs/:id/signal (scancel --signal): a signal to the job's steps, its batch shell (`batch`), or both (`full`). */
+export const SignalRequest = z.lazy(() => z.strictObject({ signal: z.enum(JOB_SIGNALS), to: z.enum(["steps", "batch", "full"]).default("steps") }));
+export type SignalRequest = z.infer<typeof SignalRequest>;
 
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 

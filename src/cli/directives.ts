@@ -47,20 +47,8 @@ export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: 
     const refuse = (message: string) => new UsageError(`${source} line ${d.line}: #${kind} ${d.words.join(" ")}: ${message}`);
     let parsed: Parsed<A> & { help?: true };
     try {
-      const words = kind === "SBATCH" ? d.words.map((w) => getoptName(w, ebbNames)).filter((w) => !sharedByUser(w, d.line, ignored)) : d.words;
-      parsed = parse("submit", args, words, {
-        onUnknown:
-          kind === "SBATCH"
-            ? (flag, rest) => {
-                const f = slurmFlag(flag, rest, SBATCH_ONLY);
-                if (!f.entry) throw new UsageError(`unknown flag ${flag.replace(/=.*$/, "")}: neither sbatch nor ebb has it`);
-                if (f.entry.same !== undefined || (f.value !== undefined && f.entry.when?.(f.value))) return f.took;
-                if (f.entry.refuse) throw new UsageError(`${f.shown}: ${f.entry.refuse}`);
-                ignored.push(`${f.shown} (line ${d.line}: ${f.entry.ignore})`);
-                return f.took;
-              }
-            : undefined,
-      });
+      const words = kind === "SBATCH" ? d.words.map((w) => getoptName(w, ebbNames)).filter((w) => !sharedByUser(w, `line ${d.line}`, ignored)) : d.words;
+      parsed = parse("submit", args, words, { onUnknown: kind === "SBATCH" ? sbatchOnlyFlag(ignored, `line ${d.line}`) : undefined });
     } catch (e) {
       if (e instanceof UsageError) throw refuse(e.message.replace(/ \(ebb submit --help (lists the flags|says what it takes)\)$/, ""));
       throw e;
@@ -71,15 +59,38 @@ export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: 
   return { flags: flags as Partial<Parsed<A>>, ignored, kind };
 }
 
+/** Whether a Slurm script's own lines ask sbatch to print the job id alone (`#SBATCH --parsable`), as sbatch honours them. */
+export const sbatchParsable = (script: string): boolean => {
+  const { ebb, sbatch } = directives(script);
+  return ebb.length === 0 && sbatch.some((d) => d.words.includes("--parsable"));
+};
+
+/**
+ * A flag sbatch has and ebb does not (met by parse's onUnknown, in #SBATCH lines and on `ebb
+ * sbatch`'s command line): passed quietly when ebb does it anyway, listed in `ignored` (with
+ * `where`) when it changes nothing here, refused with the reason when it would; a flag sbatch does
+ * not have either is refused.
+ */
+export function sbatchOnlyFlag(ignored: string[], where: string): (flag: string, rest: readonly string[]) => number {
+  return (flag, rest) => {
+    const f = slurmFlag(flag, rest, SBATCH_ONLY);
+    if (!f.entry) throw new UsageError(`unknown flag ${flag.replace(/=.*$/, "")}: neither sbatch nor ebb has it`);
+    if (f.entry.same !== undefined || (f.value !== undefined && f.entry.when?.(f.value))) return f.took;
+    if (f.entry.refuse) throw new UsageError(`${f.shown}: ${f.entry.refuse}`);
+    ignored.push(`${f.shown} (${where}: ${f.entry.ignore})`);
+    return f.took;
+  };
+}
+
 /**
  * sbatch's --exclusive=user (nodes shared with the user's own jobs only): left out, and listed with
  * why; --exclusive=mcs refused. Plain --exclusive (whole nodes) is ebb's own.
  */
-function sharedByUser(word: string, line: number, ignored: string[]): boolean {
+export function sharedByUser(word: string, where: string, ignored: string[]): boolean {
   const m = /^--exclusive=(.*)$/.exec(word);
   if (!m) return false;
   if (m[1] === "user") {
-    ignored.push(`${word} (line ${line}: ebb does not keep other users' jobs off a job's nodes, it confines each job to its own cores, memory and GPUs; --exclusive gives whole nodes)`);
+    ignored.push(`${word} (${where}: ebb does not keep other users' jobs off a job's nodes, it confines each job to its own cores, memory and GPUs; --exclusive gives whole nodes)`);
     return true;
   }
   throw new UsageError(`${word}: ebb has no MCS labels; --exclusive gives whole nodes`);

@@ -1,6 +1,6 @@
 import { MAX_NAME } from "../api/schemas.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag, UsageError } from "./common.ts";
 import { windowArgs, windowFlags } from "./window.ts";
 import { jobLabel, localTime } from "./jobid.ts";
 import { elapsed, nodesColumn } from "./queue.ts";
@@ -31,6 +31,7 @@ export default defineCommand({
     noheader: { type: "boolean", alias: "n", description: "Leave out the header line" },
     parsable2: { type: "boolean", description: "Fields separated by |, unpadded, as sacct -P (with --format; without it, sacct's default fields)" },
     parsable: { type: "boolean", description: "As --parsable2, with a | after the last field too (sacct -p)" },
+    delimiter: { type: "string", description: "With --parsable2 or --parsable: this between fields, not | (sacct --delimiter)", valueHint: "TEXT" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
@@ -52,7 +53,7 @@ export default defineCommand({
         intFlag(args.limit, "--limit"),
       );
       const now = Date.now();
-      if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader, parsable));
+      if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader, parsable, delimiterFlag(args.delimiter)));
       if (args.json) return printJson({ jobs });
       const rows = jobs.map((j) => [
         jobLabel(j),
@@ -73,3 +74,10 @@ export default defineCommand({
       out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "GPUTIME", "SUBMIT", "START", "END"], rows), !args.noheader));
     }),
 });
+
+/** sacct --delimiter: any text but a line break, at most 16 characters. */
+function delimiterFlag(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (value === "" || value.length > 16 || /[\r\n]/.test(value)) throw new UsageError(`--delimiter: ${JSON.stringify(value.slice(0, 20))}: one to 16 characters, no line break`);
+  return value;
+}

@@ -34,6 +34,14 @@ export const COMPACT: Record<string, string> = { PENDING: "PD", RUNNING: "R", AD
 
 const used = (j: JobView, now: number) => (j.startTime ? ((j.endTime ? Date.parse(j.endTime) : now) - Date.parse(j.startTime)) / 1000 : 0);
 const nodeList = (j: JobView) => (j.allocation.length > 0 ? compressHostlist(j.allocation) : "");
+const cpusOf = (j: JobView) => j.shares.reduce((k, s) => k + s.cpus, 0);
+/** sacct's ReqTRES of a job that has its resources: billing=4,cpu=4,mem=2000M,node=1 (gres/gpu=N with GPUs). */
+function tres(j: JobView): string {
+  if (j.shares.length === 0) return "";
+  const gpus = j.shares.reduce((k, s) => k + s.gpus.length, 0);
+  const cpus = cpusOf(j);
+  return `billing=${cpus},cpu=${cpus},${gpus > 0 ? `gres/gpu=${gpus},` : ""}mem=${j.shares.reduce((k, s) => k + s.memMiB, 0)}M,node=${j.shares.length}`;
+}
 const reason = (j: JobView) => (j.state === "PENDING" ? (j.reason ?? "None") : (j.reason ?? ""));
 
 export const FIELDS: readonly Field[] = [
@@ -68,6 +76,16 @@ export const FIELDS: readonly Field[] = [
   { code: "", name: "", sacct: "TotalCPU", header: "TOTAL_CPU", value: (j) => (j.usage ? formatDuration(j.usage.cpuSec) : "") },
   { code: "", name: "", sacct: "MaxRSS", header: "MAX_RSS", value: (j) => (j.usage ? mib(j.usage.peakMemMiB) : "") },
   { code: "", name: "", sacct: "GPUTime", header: "GPU_TIME", value: gpuTime },
+  // sacct's other common fields: NCPUS and ReqCPUS are the job's CPUs, ReqTRES its resources as sacct writes them; what ebb has no notion of (accounts, a job line's task count, virtual memory) is empty, as sacct leaves it for a job without it.
+  { code: "", name: "", sacct: "NCPUS", header: "NCPUS", value: (j) => String(cpusOf(j) || "") },
+  { code: "", name: "", sacct: "ReqCPUS", header: "REQCPUS", value: (j) => String(cpusOf(j) || "") },
+  { code: "", name: "", sacct: "ReqTRES", header: "REQTRES", value: tres },
+  { code: "", name: "", sacct: "CPUTime", header: "CPUTIME", value: (j, r) => formatDuration(Math.round(used(j, r.now)) * cpusOf(j)) },
+  { code: "", name: "", sacct: "CPUTimeRAW", header: "CPUTIMERAW", value: (j, r) => String(Math.round(used(j, r.now)) * cpusOf(j)) },
+  { code: "", name: "", sacct: "ElapsedRaw", header: "ELAPSEDRAW", value: (j, r) => String(Math.round(used(j, r.now))) },
+  { code: "", name: "", sacct: "Account", header: "ACCOUNT", value: () => "" },
+  { code: "", name: "", sacct: "NTasks", header: "NTASKS", value: () => "" },
+  { code: "", name: "", sacct: "MaxVMSize", header: "MAXVMSIZE", value: () => "" },
 ];
 
 const byCode = new Map(FIELDS.filter((f) => f.code).map((f) => [f.code, f]));
@@ -131,11 +149,12 @@ function fit(value: string, c: Column): string {
 
 /**
  * The rows in `format`, a header line first unless `header` is false. `parsable`: a field list's
- * values unpadded, each followed by "|" but the last (sacct's --parsable2), or every one (--parsable).
+ * values unpadded, each followed by the separator but the last (sacct's --parsable2), or every one
+ * (--parsable, `end`); the separator is "|" unless `delimiter` (sacct's --delimiter).
  */
-export function renderFormat(format: Format, rows: readonly { job: JobView; ctx: RowContext }[], header = true, parsable?: "|" | "|end"): string {
+export function renderFormat(format: Format, rows: readonly { job: JobView; ctx: RowContext }[], header = true, parsable?: "|" | "|end", delimiter = "|"): string {
   if (format.kind === "list" && parsable) {
-    const line = (cells: (c: Column) => string) => format.columns.map((c) => cells(c)).join("|") + (parsable === "|end" ? "|" : "");
+    const line = (cells: (c: Column) => string) => format.columns.map((c) => cells(c)).join(delimiter) + (parsable === "|end" ? delimiter : "");
     const lines = rows.map(({ job, ctx }) => line((c) => c.field.value(job, ctx)));
     return [...(header ? [line((c) => c.header ?? c.field.header)] : []), ...lines].map((l) => `${l}\n`).join("");
   }

@@ -4,7 +4,8 @@ import { FINAL_STATES } from "../domain/job.ts";
 import { compressHostlist } from "../util/hostlist.ts";
 import { formatDuration } from "../util/time.ts";
 import { defineCommand } from "./command.ts";
-import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table } from "./common.ts";
+import { client, controllerArgs, guard, intFlag, printJson, statesFlag, table, textFlag } from "./common.ts";
+import { MAX_NAME } from "../api/schemas.ts";
 import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "./listing.ts";
 import { FORMAT_HELP, parseFormat, renderFormat, type Format } from "./job-format.ts";
 import type { StartsView } from "../api/schemas.ts";
@@ -28,11 +29,11 @@ export function nodesColumn(j: JobView): string {
  * One row per job, but an array's pending tasks that wait for the same reason share one,
  * `12_[3-10%2]`, as squeue shows them.
  */
-export function queueRows(jobs: readonly JobView[]): { label: string; job: JobView }[] {
+export function queueRows(jobs: readonly JobView[], eachTask = false): { label: string; job: JobView }[] {
   const rows: { label: string; job: JobView; tasks?: number[] }[] = [];
   const groups = new Map<string, { label: string; job: JobView; tasks?: number[] }>();
   for (const j of jobs) {
-    if (j.state === "PENDING" && j.arrayJobId !== null) {
+    if (!eachTask && j.state === "PENDING" && j.arrayJobId !== null) {
       const key = `${j.arrayJobId}\0${j.reason}`;
       const g = groups.get(key);
       if (g) {
@@ -66,10 +67,12 @@ export default defineCommand({
     user: { type: "string", alias: "u", description: "Only these users' jobs, comma-separated", valueHint: "USER,..." },
     me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
     partition: { type: "string", alias: "p", description: "Only jobs in these partitions, comma-separated (ebb partitions lists them)", valueHint: "NAME,..." },
+    name: { type: "string", description: "Only jobs of this name (squeue -n)", valueHint: "NAME" },
     jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks), in any state unless --state", valueHint: "ID,..." },
     start: { type: "boolean", description: "Pending jobs with when and where each is expected to start (START_TIME, SCHEDNODES; N/A: no estimate), every running job taken to run to its limit" },
     format: { type: "string", alias: "o", description: `Columns as squeue -o, "%.10i %.8u %T %M" (%[.][WIDTH]CODE; codes: ${FORMAT_HELP}), or fields as squeue -O, JobID,User,State:10`, valueHint: "FORMAT" },
     noheader: { type: "boolean", description: "Leave out the header line" },
+    "array-tasks": { type: "boolean", alias: "r", description: "A line for each of an array's pending tasks (squeue -r), not one for those that wait alike" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON (one entry per array task; with --start, the estimates too)" },
     ...controllerArgs,
@@ -80,7 +83,7 @@ export default defineCommand({
       const state = statesFlag(args.state) ?? (args.start ? "PENDING" : args.all || ids ? undefined : "PENDING,RUNNING,ADAPTING");
       const format = args.format === undefined ? undefined : formatFlag(args.format, "--format");
       const api = client(args);
-      const jobs = await jobsOf(api, { state, id: ids, partition: partitionsFlag(args.partition, "--partition") }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
+      const jobs = await jobsOf(api, { state, id: ids, partition: partitionsFlag(args.partition, "--partition"), name: textFlag(args.name, "--name", MAX_NAME, "job names") }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
       if (args.start) {
         const starts = await api.starts();
         if (args.json) return printJson({ jobs, starts });
@@ -90,9 +93,9 @@ export default defineCommand({
       }
       if (args.json) return printJson({ jobs });
       const now = Date.now();
-      if (format) return out(renderFormat(format, queueRows(jobs).map(({ label, job }) => ({ job, ctx: { label, now } })), !args.noheader));
+      if (format) return out(renderFormat(format, queueRows(jobs, args["array-tasks"]).map(({ label, job }) => ({ job, ctx: { label, now } })), !args.noheader));
       const showExit = state === undefined || FINAL_STATES.some((s) => state.toUpperCase().includes(s));
-      const rows = queueRows(jobs).map(({ label, job: j }) => [
+      const rows = queueRows(jobs, args["array-tasks"]).map(({ label, job: j }) => [
         label,
         j.name.slice(0, 16),
         j.user ?? "",

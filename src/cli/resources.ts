@@ -34,26 +34,27 @@ function memoryFlag(value: string | undefined, flag: string): number | undefined
   return r.data;
 }
 
-/** `N` or `TYPE:N`, as --gpus and its per-node and per-task forms take it. */
+/** `N` or `TYPE:N`, as --gpus and its per-node and per-task forms take it; a count of 0 asks for none, as Slurm's (a CPU run of a GPU script). */
 function gpuFlag(value: string | undefined, flag: string): { count: number; type?: string } | undefined {
   if (value === undefined) return undefined;
   const m = /^(?:([^:]*):)?([^:]*)$/.exec(value);
   if (!m) throw new UsageError(`${flag} ${value}: expected a count, or TYPE:COUNT such as a100:2`);
-  const count = intFlag(m[2], flag, { max: flag === "--gpus" ? 1_000_000 : 1024 });
-  if (count === undefined) throw new UsageError(`${flag} ${value}: expected a count, or TYPE:COUNT such as a100:2`);
   if (m[1] !== undefined && !/^[A-Za-z0-9_.-]{1,32}$/.test(m[1])) throw new UsageError(`${flag} ${value}: "${m[1]}" is not a GPU type; letters, digits, '.', '_', '-'`);
+  const count = intFlag(m[2], flag, { min: 0, max: flag === "--gpus" ? 1_000_000 : 1024 });
+  if (count === undefined) throw new UsageError(`${flag} ${value}: expected a count, or TYPE:COUNT such as a100:2`);
+  if (count === 0) return undefined;
   return m[1] === undefined ? { count } : { count, type: m[1] };
 }
 
 /**
  * --gres gpu:a100:2 (a comma list as Slurm allows, of which one may be GPUs): GPUs per node. As
- * Slurm's, `none` and a count of 0 (gpu:0, a CPU run of a GPU script) ask for none.
+ * Slurm's, `none` and a count of 0 of any resource (gpu:0, a CPU run of a GPU script; mic:0) ask for none.
  */
 function gresFlag(value: string | undefined): { count: number; type?: string } | undefined {
   if (value === undefined) return undefined;
   let gpu: { count: number; type?: string } | undefined;
   for (const item of value.split(",")) {
-    if (/^\s*none\s*$/i.test(item) || /^\s*gpu(:[^:]+)?:0+\s*$/.test(item)) continue;
+    if (/^\s*none\s*$/i.test(item) || /^\s*[A-Za-z][\w.-]*(:[^:]+)?:0+\s*$/.test(item)) continue;
     const g = parseGres(item);
     if ("error" in g) throw new UsageError(`--gres: ${g.error}`);
     if (gpu) throw new UsageError(`--gres ${value}: name gpu once`);

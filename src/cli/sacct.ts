@@ -19,10 +19,11 @@ const VALUED: Record<string, string> = {
   "-s": "--state", "--state": "--state",
   "-r": "--partition", "--partition": "--partition",
   "--name": "--name",
+  "--delimiter": "--delimiter",
 };
 /** sacct's flags that change nothing here (one line a job already; units and widths are ebb's). */
 const SAME = new Set(["-X", "--allocations", "-a", "--allusers", "-L", "--allclusters", "-D", "--duplicates", "-T", "--truncate", "-x", "--array"]);
-const VALUED_SAME = new Set(["--units", "-M", "--clusters", "--delimiter"]);
+const VALUED_SAME = new Set(["--units", "-M", "--clusters"]);
 
 /** sacct's command line as ebb history's (whose default window, since midnight, is sacct's). */
 export function sacctToHistory(argv: readonly string[]): string[] {

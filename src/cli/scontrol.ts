@@ -53,6 +53,20 @@ function inOrder(names: readonly string[]): string {
     .join(",");
 }
 
+/**
+ * scontrol's options, anywhere among its words (getopt permutes them): `-o`/`--oneliner` prints a
+ * job on one line; `-d`/`--details` (`-dd`), `-Q`/`--quiet`, `-a`/`--all` change nothing ebb shows.
+ */
+export function scontrolOptions(argv: readonly string[]): { words: string[]; oneLiner: boolean } {
+  let oneLiner = false;
+  const words: string[] = [];
+  for (const w of argv) {
+    if (w === "--oneliner" || (/^-[odQa]+$/.test(w) && w.includes("o"))) oneLiner = true;
+    else if (!/^(-[dQa]+|--details|--quiet|--all)$/.test(w)) words.push(w);
+  }
+  return { words, oneLiner };
+}
+
 /** `show job [ID]` (default SLURM_JOB_ID): the job from the controller, as scontrol prints it. */
 async function showJob(ids: readonly string[], env: Record<string, string | undefined>): Promise<string> {
   if (ids.length > 1) throw new UsageError(`show job: one job id, not ${ids.length}`);
@@ -79,9 +93,12 @@ export default defineCommand({
   ownParser: true,
   run: async ({ raw }) => {
     try {
-      const [verb, entity, ...ids] = raw;
-      if (verb !== undefined && entity !== undefined && abbrev(verb, "show", 3) && abbrev(entity, "jobs", 3)) out(await showJob(ids, process.env));
-      else out(scontrolShow(raw, process.env));
+      const { words, oneLiner } = scontrolOptions(raw);
+      const [verb, entity, ...ids] = words;
+      if (verb !== undefined && entity !== undefined && abbrev(verb, "show", 3) && (abbrev(entity, "jobs", 3) || entity.toLowerCase() === "jobid")) {
+        const text = await showJob(ids, process.env);
+        out(oneLiner ? `${text.split("\n").map((l) => l.trim()).filter(Boolean).join(" ")}\n` : text);
+      } else out(scontrolShow(words, process.env));
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
       err(`scontrol: error: ${e.message}\n`);

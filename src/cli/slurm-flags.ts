@@ -102,7 +102,8 @@ export const SBATCH_ONLY: Record<string, SlurmOnly> = {
   bb: refuse("ebb has no burst buffers"),
   bbf: refuse("ebb has no burst buffers"),
   batch: ignore("ebb's nodes have no features; use --nodelist or --exclude"),
-  parsable: ignore("it changes only what ebb submit prints; give it on the command line", false),
+  // Read by ebb submit itself (sbatchParsable): it prints the job id alone, as sbatch does.
+  parsable: same("ebb submit prints the job id alone", false),
   "test-only": refuse("give it on the command line (ebb submit --test-only)", false),
   wait: refuse("give it on the command line (ebb submit --wait)", false),
   W: refuse("give it on the command line (ebb submit --wait)", false),

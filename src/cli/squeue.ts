@@ -8,26 +8,31 @@ import { longStates, slurmShim, splitFlag } from "./slurm-shim.ts";
 
 /** squeue's own default columns. */
 const DEFAULT_FORMAT = "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R";
+/** squeue -l's columns (without the date line squeue prints above them). */
+const LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 /** squeue's flags that take a value, as ebb queue's. */
-const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format" };
+const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format", "-n": "--name", "--name": "--name" };
 
 /** squeue's command line as ebb queue's. */
 export function squeueToQueue(argv: readonly string[]): string[] {
   const out: string[] = [];
+  let long = false;
   for (let i = 0; i < argv.length; i++) {
     const w = argv[i]!;
     if (w === "-h" || w === "--noheader") out.push("--noheader");
     else if (w === "--me") out.push("--me");
+    else if (w === "-r" || w === "--array") out.push("--array-tasks");
+    else if (w === "-l" || w === "--long") long = true;
     else {
       const { flag, inline } = splitFlag(w);
       const to = VALUED[flag];
-      if (to === undefined) throw new UsageError(`${w}: ebb's squeue takes -u, --me, -j, -p, -t, -o, -O and -h (ebb queue --help has the rest)`);
+      if (to === undefined) throw new UsageError(`${w}: ebb's squeue takes -u, --me, -j, -n, -p, -t, -o, -O, -h, -r and -l (ebb queue --help has the rest)`);
       const value = inline ?? argv[++i];
       if (value === undefined) throw new UsageError(`${flag} needs a value`);
       out.push(`${to}=${to === "--state" ? longStates(value) : value}`);
     }
   }
-  return out.some((w) => w.startsWith("--format=")) ? out : [...out, `--format=${DEFAULT_FORMAT}`];
+  return out.some((w) => w.startsWith("--format=")) ? out : [...out, `--format=${long ? LONG_FORMAT : DEFAULT_FORMAT}`];
 }
 
 export default slurmShim({

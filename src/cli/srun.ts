@@ -13,6 +13,7 @@ import { loadCommand } from "./commands.ts";
 import { UsageError } from "./errors.ts";
 import { multiProgScript } from "./multi-prog.ts";
 import { distributionFlag, distributionVars } from "./distribution.ts";
+import { arbitraryLayout, arbitraryNames } from "./arbitrary.ts";
 import { slurmFlag, SRUN_ONLY } from "./slurm-flags.ts";
 import { expandHostlist } from "../util/hostlist.ts";
 import { err } from "../util/stdio.ts";
@@ -77,6 +78,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     },
   });
   if (refusals.length > 0) throw new UsageError(refusals.join("; "));
+  if (a.distribution !== undefined && /^arbitrary$/i.test(a.distribution.split(/[:,]/)[0]!)) {
+    // A task on each name of the list, as the step's nodes and tasks per node (arbitrary.ts).
+    const jobNodesList = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
+    const names = arbitraryNames(env.SLURM_HOSTFILE, a.nodelist, read);
+    const layout = arbitraryLayout(names, jobNodesList, a.ntasks === undefined ? undefined : Number(a.ntasks));
+    Object.assign(a, { distribution: "block", nodelist: layout.nodelist, nodes: String(layout.nodes), ntasks: String(layout.nodes * layout.tasksPerNode), "ntasks-per-node": String(layout.tasksPerNode) });
+  }
   const command = a._;
   if (command.length === 0) throw new UsageError("no program given; usage: srun [flags] PROGRAM ARGS...");
   const run: string[] = [];

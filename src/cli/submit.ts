@@ -3,10 +3,10 @@ import { basename, resolve } from "node:path";
 import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
-import { defineArgs, defineCommand } from "./command.ts";
+import { defineArgs, defineCommand, parse, type Parsed } from "./command.ts";
 import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
-import { scriptFlags } from "./directives.ts";
+import { sbatchOnlyFlag, sbatchParsable, scriptFlags } from "./directives.ts";
 import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
@@ -154,46 +154,64 @@ function yesNoFlag(value: string | undefined, flag: string): true | undefined {
   throw new UsageError(`${flag}=${value}: expected yes or no`);
 }
 
-export default defineCommand({
-  meta: {
-    name: "submit",
-    description:
-      "Submit a batch script: ebb submit [-N ..] [-n ..] [-t ..] [-o FILE] script.sh. '#EBB <flags>' lines at the top of the script set flags too (or, in a script without them, '#SBATCH' lines); the command line wins.",
-  },
-  args,
-  // As sbatch: what follows the script is not ebb's but the script's arguments.
-  stopAtPositional: true,
-  run: ({ args: cli }) =>
-    guard("submit", async () => {
-      // As sbatch: what follows the script is the script's, its $1 $2 ...
-      const [path, ...scriptArgs] = cli._;
-      if (path !== undefined && cli.wrap !== undefined) throw new UsageError(`--wrap takes no script nor arguments after it (${cli._.join(" ")}); put them in its command`);
-      const { script, name, fromFile } = readScript(path, cli.wrap);
-      const source = fromFile ? path! : name;
-      const fromScript = cli.wrap === undefined ? scriptFlags(script, jobArgs, source) : { flags: {}, ignored: [] };
-      if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
-      const a = { ...fromScript.flags } as Record<string, unknown>;
-      for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
-      if (a["mail-type"] !== undefined || a["mail-user"] !== undefined)
-        err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
-      const memAll = allMemoryWarning(a as ResourceFlags);
-      if (memAll) err(`ebb submit: warning: ${memAll}\n`);
-      const req = { ...jobSubmit(a, script, name, fromScript.kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
-      const array = req.array;
-      const c = client(cli);
-      req.partition = await partitionChoice(c, req.partition, (text) => err(`ebb submit: warning: ${text}\n`));
-      if (cli["test-only"]) {
-        const t = await c.testOnly(req);
-        if (cli.json) return printJson(t);
-        out(`ebb submit: ${t.message} (test only, nothing submitted)\n`);
-        return t.start === null ? 1 : 0;
-      }
-      const { id } = await c.submit(req);
-      if (cli.json) printJson({ id });
-      else if (cli.parsable) out(`${id}\n`);
-      else out(`Submitted batch job ${id}\n`);
-      if (!cli.wait) return;
-      const ended = await waitForJobs(c, array !== undefined ? await jobIds(c, String(id)) : [id]);
-      return Math.max(0, ...ended.map(exitStatus));
-    }),
-});
+/**
+ * `ebb submit`, or `asSbatch`: the same as `ebb sbatch` (and `sbatch` in a job), which gives a job
+ * without #EBB lines sbatch's defaults, as a #SBATCH script has them (slurm-%j.out, also for --wrap).
+ */
+export const submitCommand = (asSbatch: boolean) =>
+  defineCommand({
+    meta: {
+      name: "submit",
+      description:
+        "Submit a batch script: ebb submit [-N ..] [-n ..] [-t ..] [-o FILE] script.sh. '#EBB <flags>' lines at the top of the script set flags too (or, in a script without them, '#SBATCH' lines); the command line wins.",
+    },
+    args,
+    // As sbatch: what follows the script is not ebb's but the script's arguments.
+    stopAtPositional: true,
+    // ebb sbatch reads its command line as sbatch's: sbatch's flags that ebb does not have have the fates of #SBATCH lines' (sbatch -A ACCOUNT job.sh).
+    ownParser: asSbatch,
+    run: ({ args: parsed, raw }) =>
+      guard("submit", async () => {
+        const fromCommandLine: string[] = [];
+        const cli = asSbatch ? parse("submit", args, raw, { stopAtPositional: true, onUnknown: sbatchOnlyFlag(fromCommandLine, "command line") }) : parsed;
+        if (fromCommandLine.length > 0) err(`ebb submit: warning: ignoring sbatch flags ebb does not have: ${fromCommandLine.join(", ")}\n`);
+        return submit(cli, asSbatch);
+      }),
+  });
+
+/** What ebb submit and ebb sbatch do once their flags are read. */
+async function submit(cli: Parsed<typeof args>, asSbatch: boolean): Promise<number | void> {
+  // As sbatch: what follows the script is the script's, its $1 $2 ...
+  const [path, ...scriptArgs] = cli._;
+  if (path !== undefined && cli.wrap !== undefined) throw new UsageError(`--wrap takes no script nor arguments after it (${cli._.join(" ")}); put them in its command`);
+  const { script, name, fromFile } = readScript(path, cli.wrap);
+  const source = fromFile ? path! : name;
+  const fromScript = cli.wrap === undefined ? scriptFlags(script, jobArgs, source) : { flags: {}, ignored: [] };
+  if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
+  const a = { ...fromScript.flags } as Record<string, unknown>;
+  for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
+  if (a["mail-type"] !== undefined || a["mail-user"] !== undefined)
+    err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
+  const memAll = allMemoryWarning(a as ResourceFlags);
+  if (memAll) err(`ebb submit: warning: ${memAll}\n`);
+  const kind = fromScript.kind ?? (asSbatch ? "SBATCH" : undefined);
+  const req = { ...jobSubmit(a, script, name, kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
+  const array = req.array;
+  const c = client(cli);
+  req.partition = await partitionChoice(c, req.partition, (text) => err(`ebb submit: warning: ${text}\n`));
+  if (cli["test-only"]) {
+    const t = await c.testOnly(req);
+    if (cli.json) return printJson(t);
+    out(`ebb submit: ${t.message} (test only, nothing submitted)\n`);
+    return t.start === null ? 1 : 0;
+  }
+  const { id } = await c.submit(req);
+  if (cli.json) printJson({ id });
+  else if (cli.parsable || (cli.wrap === undefined && sbatchParsable(script))) out(`${id}\n`);
+  else out(`Submitted batch job ${id}\n`);
+  if (!cli.wait) return;
+  const ended = await waitForJobs(c, array !== undefined ? await jobIds(c, String(id)) : [id]);
+  return Math.max(0, ...ended.map(exitStatus));
+}
+
+export default submitCommand(false);

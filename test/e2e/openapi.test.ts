@@ -156,8 +156,8 @@ describe("the OpenAPI document", () => {
     await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 200 });
     await call("GET", "/v1/plans?job=999999", { token: other, expect: 403 });
     await call("GET", "/v1/plans?job=999999", { expect: 404 });
-    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"]] as const) {
-      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : undefined;
+    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"]] as const) {
+      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : suffix === "/signal" ? { signal: "SIGUSR1" } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
       await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
       await call(method, `/v1/jobs/${done}${suffix}`, { body, token: null, expect: 401 });
@@ -189,6 +189,12 @@ describe("the OpenAPI document", () => {
     await call("POST", `/v1/jobs/${sleeper}/steps`, { body: { argv: [] }, expect: 400 });
     await call("POST", `/v1/jobs/${sleeper}/steps`, { raw: big, expect: 413 });
     await call("POST", `/v1/jobs/${held}/steps`, { body: step, expect: 409 });
+
+    // Signalling (scancel --signal): a running job's steps, not an ended job; a signal ebb does not send, a too big body.
+    await call("POST", `/v1/jobs/${sleeper}/signal`, { body: { signal: "SIGCONT", to: "full" }, expect: 200 });
+    await call("POST", `/v1/jobs/${done}/signal`, { body: { signal: "SIGUSR1" }, expect: 409 });
+    await call("POST", `/v1/jobs/${sleeper}/signal`, { body: { signal: "SIGFOO" }, expect: 400 });
+    await call("POST", `/v1/jobs/${sleeper}/signal`, { raw: big, expect: 413 });
 
     // Resizing: not elastic (409), a bad or too big body, then a real elastic job grown.
     await call("POST", `/v1/jobs/${sleeper}/resize`, { body: { nodes: 2 }, expect: 409 });

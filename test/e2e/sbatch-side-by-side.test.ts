@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the fifteen batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the sixteen batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -87,7 +87,8 @@ async function submit(side: "slurm" | "ebb", script: string, flags: string[], ar
     side === "slurm"
       ? await runProcess(["sbatch", "--wait", ...flags, script, ...args], { env: slurm.env, cwd: dir })
       : await c.ebb(["submit", "--wait", ...flags, script, ...args], { cwd: dir });
-  const id = Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]);
+  // sbatch --parsable (#SBATCH --parsable too) prints the id alone.
+  const id = Number(/^(?:Submitted batch job )?(\d+)$/m.exec(r.stdout)?.[1]);
   if (!(id > 0)) throw new Error(`${side}: ${script} was not submitted: ${r.stdout} ${r.stderr}${side === "slurm" ? slurm.logs() : c.daemonLogs()}`);
   const state = side === "slurm" ? await slurmState(id) : (await c.job(id)).state;
   const out: Record<string, string> = {};
@@ -113,7 +114,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("fifteen Slurm scripts, under Slurm and under ebb", () => {
+describe("sixteen Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -311,6 +312,20 @@ describe("fifteen Slurm scripts, under Slurm and under ebb", () => {
     expect([r.slurm.code, r.slurm.state]).toEqual([138, "FAILED"]);
     expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=... (line 3: ebb keeps no accounts)\n");
   }, 300_000);
+
+  test("a login shell (#!/bin/bash -l) whose /etc/profile sets PATH anew: srun, scontrol and scancel still ebb's; #SBATCH --parsable; --gres=mic:0; zero-padded %3j %5a %2t; scancel --signal to a step", async () => {
+    const r = await sideBySide("login-shell.sh");
+    const id = r.slurm.id;
+    const job = `pad-${String(id).padStart(3, "0")}-4294967294-00-batch.out`;
+    const steps = [0, 1].map((t) => `step-0${t}-000-${String(id).padStart(4, "0")}.out`);
+    expect(Object.keys(r.ebb.files).sort()).toEqual([job, ...steps].sort());
+    // The step's line and scancel's may come in either order.
+    for (const f of Object.keys(r.slurm.files)) expect([f, lines(r.ebb.files[f])]).toEqual([f, lines(r.slurm.files[f])]);
+    expect(lines(r.slurm.files[job])).toEqual(["job lines: 1 1", "scancel 0", "step 0", "step got USR1"]);
+    expect(r.slurm.files[steps[1]!]).toBe("rank 1\n");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
 
   test("a farm of srun -Q --exclusive -n 1 steps started with & in a job of 2 tasks: all 6 run, never more than 2 at once (how many wait when is the machine's, and not compared)", async () => {
     const r = await sideBySide("farm-exclusive.sh");

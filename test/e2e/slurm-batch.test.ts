@@ -143,6 +143,20 @@ describe("srun and exit statuses", () => {
     expect((await c.job(id + 1)).state).toBe("CANCELLED");
   });
 
+  test("ebb sbatch is sbatch: -A and --qos left out with a warning, --deadline refused; --wrap writes slurm-%j.out, #SBATCH --parsable prints the id alone; in the job sacct's NCPUS and ReqTRES, squeue -r a line per pending array task", async () => {
+    // sbatch's flags ebb does not have take the fates of #SBATCH lines' on its command line too.
+    const held = await c.ebb(["sbatch", "-A", "acct", "--qos=normal", "--parsable", "-H", "--array=1-3", "--wrap", "true"]);
+    expect(held.stderr).toBe("ebb submit: warning: ignoring sbatch flags ebb does not have: -A acct (command line: ebb keeps no accounts), --qos=normal (command line: ebb has no QOS)\n");
+    expect((await c.ebb(["sbatch", "--deadline=now+1hour", "--wrap", "true"])).stderr).toBe("ebb submit: --deadline=now+1hour: ebb has no deadlines; a job ends at its --time\n");
+    const array = Number(held.stdout);
+    writeFileSync(join(c.dir, "parsable.sh"), "#!/bin/sh\n#SBATCH --parsable\ntrue\n");
+    expect((await c.ebb(["sbatch", "parsable.sh"])).stdout).toBe(`${array + 3}\n`);
+    const r = await c.ebb(["sbatch", "--wait", "-c", "2", "--mem=100M", "--wrap", `sacct -X -n -P -j $SLURM_JOB_ID --format=JobID,NCPUS,ReqTRES; squeue -h -r -j ${array} -o %i; squeue -h -j ${array} -o %i`]);
+    const id = Number(/Submitted batch job (\d+)/.exec(r.stdout)?.[1]);
+    expect(c.read(`slurm-${id}.out`)).toBe(`${id}|2|billing=2,cpu=2,mem=100M,node=1\n${array}_1\n${array}_2\n${array}_3\n${array}_[1-3]\n`);
+    await c.ebb(["cancel", String(array)]);
+  });
+
   test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
     const { id } = await submit("pack.sh", [
       "#!/bin/bash",

@@ -20,7 +20,7 @@ test("a script's closing sacct: its job, its fields, no header, parsable; a step
 
 test("sacct's defaults: its own fields (but Account); short states are long ones; flags that change nothing here pass", () => {
   expect(sacctToHistory([])).toEqual(["--format=JobID,JobName,Partition,AllocCPUS,State,ExitCode"]);
-  expect(sacctToHistory(["-s", "CD,F", "-u", "alice", "-S", "now-2h", "--units=G", "-a", "--delimiter=,"])).toEqual(["--state=COMPLETED,FAILED", "--user=alice", "--since=now-2h", "--format=JobID,JobName,Partition,AllocCPUS,State,ExitCode"]);
+  expect(sacctToHistory(["-s", "CD,F", "-u", "alice", "-S", "now-2h", "--units=G", "-a", "--delimiter=,"])).toEqual(["--state=COMPLETED,FAILED", "--user=alice", "--since=now-2h", "--delimiter=,", "--format=JobID,JobName,Partition,AllocCPUS,State,ExitCode"]);
 });
 
 test("what ebb's sacct does not take is refused, naming what it takes", () => {

@@ -24,7 +24,7 @@ describe("squeue as ebb queue", () => {
   });
 
   test("a flag it does not map is refused, naming those it takes", () => {
-    expect(() => squeueToQueue(["--start"])).toThrow("--start: ebb's squeue takes -u, --me, -j, -p, -t, -o, -O and -h");
+    expect(() => squeueToQueue(["--start"])).toThrow("--start: ebb's squeue takes -u, --me, -j, -n, -p, -t, -o, -O, -h, -r and -l");
     expect(() => squeueToQueue(["-u"])).toThrow("-u needs a value");
   });
 });

@@ -182,9 +182,23 @@ describe("srun as ebb run", () => {
     expect(refusal(["--ntasks-per-gpu=0", "x"])).toBe("--ntasks-per-gpu=0: expected a whole number of tasks");
   });
 
+  test("-m arbitrary: a task on each name of -w's list (or SLURM_HOSTFILE's), as hyperqueue's srun -m arbitrary -w \"$SLURM_JOB_NODELIST\" runs a task per node", () => {
+    const hostfile = join(mkdtempSync(join(tmpdir(), "ebb-hostfile-")), "hosts");
+    writeFileSync(hostfile, "n1\nn1\nn2\nn2\n");
+    try {
+      const perNode = run(["-m", "arbitrary", "-w", "n[1-2]", "hostname"]).run;
+      expect(perNode.slice(0, 3)).toEqual(["--nodes=2", "--ntasks=2", "--tasks-per-node=1"]);
+      expect(perNode).toContain("--nodelist=n1,n2");
+      expect(run(["-m", "arbitrary", "-n", "4", "hostname"], { ...job, SLURM_HOSTFILE: hostfile }).run.slice(0, 3)).toEqual(["--nodes=2", "--ntasks=4", "--tasks-per-node=2"]);
+    } finally {
+      rmSync(hostfile, { force: true });
+    }
+  });
+
   test("what would change the step and ebb cannot do is refused, with the reason", () => {
     expect(refusal(["--mpi=pmix", "x"])).toBe("--mpi=pmix: ebb serves PMI-1 and PMI-2, not PMIx; MPICH and Intel MPI use PMI-2 (--mpi=pmi2)");
-    expect(refusal(["-m", "arbitrary", "x"])).toContain("ebb does not read SLURM_HOSTFILE");
+    expect(refusal(["-m", "arbitrary", "x"])).toBe("--distribution=arbitrary: give the nodes, in SLURM_HOSTFILE or with -w, one name a task");
+    expect(refusal(["-m", "arbitrary", "-w", "n2,n1", "x"])).toBe("--distribution=arbitrary: ebb numbers a step's ranks in blocks of one size over its nodes in the job's order (n1,n2); the list n2,n1 is another layout");
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
     expect(refusal(["-w", "n[2-3]", "x"])).toBe("--nodelist=n[2-3]: n3 is not among the job's nodes (n1,n2)");
     expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");

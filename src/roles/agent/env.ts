@@ -1,5 +1,6 @@
 /** Environments of the processes an agent starts. */
-import { delimiter } from "node:path";
+import { basename, delimiter, join } from "node:path";
+import { BASH_ENV_FILE } from "./ebb-command.ts";
 import { commaList, slurmRankVars, type SlurmOwner, type SlurmRank } from "../slurm-env.ts";
 import { userInfo } from "node:os";
 import { currentUser } from "../../util/user.ts";
@@ -38,7 +39,11 @@ export const jobPath = (env: Record<string, string>): string => env.PATH ?? "/us
  */
 export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; fallback: string }): Record<string, string> {
   const parts = jobPath(env).split(delimiter).filter((p) => p !== dirs.dir && p !== dirs.fallback);
-  return { ...env, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
+  // BASH_ENV puts them back after a login shell's /etc/profile (ebb-command.ts); the job's own BASH_ENV is read after it.
+  const bashEnv = join(dirs.dir, BASH_ENV_FILE);
+  // A job submitted from a job has an agent's BASH_ENV already: that one is ebb's, not the job's own.
+  const own: Record<string, string> = env.BASH_ENV !== undefined && basename(env.BASH_ENV) !== BASH_ENV_FILE ? { EBB_BASH_ENV: env.BASH_ENV } : {};
+  return { ...env, ...own, BASH_ENV: bashEnv, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
 }
 
 /** Where a rank runs in its step: the same facts Slurm's variables are made of (`nodes` and `tasks` unchanged once given: their texts are made once). */

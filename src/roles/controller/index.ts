@@ -306,6 +306,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     arrayTask: (arrayJobId, task) => store.arrayTaskId(arrayJobId, task),
     resize: (id, nodes, scope) => applier.resizeNow(id, nodes, { by: requester(scope), keepLimit: !isAdmin(scope) && opts.userResizeScalesLimit !== true }),
     cancel: (id, task) => jobs.cancel(id, { task }),
+    signal: (id, req, task) => jobs.signal(id, req.signal, req.to, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),
     createStep: (id, req) => jobs.createStep(id, req),

@@ -849,6 +849,21 @@ export class Jobs {
     return active.map((j) => j.row.id);
   }
 
+  /** scancel --signal: `signal` to the steps of a running job (or every running task of an array), its batch shell, or both; the ids signalled. */
+  signal(id: number, signal: string, to: "steps" | "batch" | "full", opts: { task?: boolean } = {}, now = Date.now()): number[] {
+    const running = this.targets(id, opts.task).flatMap((r) => {
+      const job = this.state.jobs.get(r.id);
+      return job && job.row.state !== "PENDING" && job.nodes.length > 0 ? [job] : [];
+    });
+    if (running.length === 0) throw conflict("job_not_running", `job ${id} is ${this.targets(id, opts.task).at(-1)!.state}; only a running job can be signalled`);
+    for (const job of running) {
+      if (to !== "steps" && job.row.kind === "batch") this.effects.toAgent(job.nodes[0]!, { t: "job.signal", jobId: job.row.id, signal, batchOnly: true });
+      if (to !== "batch") for (const node of job.nodes) this.effects.toAgent(node, { t: "job.signal", jobId: job.row.id, signal, batchOnly: false });
+      this.store.addEvent(job.row.id, now, "signal", `${signal} sent to ${to === "steps" ? "its steps" : to === "batch" ? "the batch shell" : "the batch shell and its steps"} (scancel --signal)`);
+    }
+    return running.map((j) => j.row.id);
+  }
+
   /** Hold (or release) a pending job, or every pending task of an array; the ids changed. */
   setHeld(id: number, held: boolean, opts: { task?: boolean } = {}, now = Date.now()): number[] {
     const pending = this.targets(id, opts.task).flatMap((r) => {

@@ -16,7 +16,7 @@ import { isFinal } from "../../domain/job.ts";
 import { mark } from "../../util/trace.ts";
 import { Launch } from "./launch.ts";
 import { rankFileSink, terminalSink } from "./output.ts";
-import { expandPattern } from "../output-patterns.ts";
+import { arrayTaskVar, expandPattern, perRankPattern } from "../output-patterns.ts";
 import { currentUser } from "../../util/user.ts";
 import { stdinIsEmpty } from "../../util/stdio.ts";
 import type { StepGrant } from "../../proto/requests.ts";
@@ -302,10 +302,10 @@ export async function run(o: RunOptions): Promise<number> {
  */
 function stepFileSink(o: NonNullable<RunOptions["output"]>, how: { label: boolean; unbuffered?: boolean; distribution?: StepSpec["distribution"] }, g: StepGrant, cwd: string): ReturnType<typeof rankFileSink> {
   const e = g.jobEnv;
-  const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: currentUser(), A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: e.EBB_ARRAY_TASK_ID ?? "0" };
+  const vars = { j: String(g.jobId), s: String(g.stepId), J: `${g.jobId}.${g.stepId}`, x: e.EBB_JOB_NAME ?? "", u: currentUser(), A: e.EBB_ARRAY_JOB_ID ?? String(g.jobId), a: arrayTaskVar(e.EBB_ARRAY_TASK_ID) };
   const nodeOf = nodeOfRanks(g.tasks, how.distribution);
   const ofRank = (pattern: string) => {
-    if (!/%[tnN]/.test(pattern)) {
+    if (!perRankPattern(pattern)) {
       const path = expandPattern(pattern, vars, cwd);
       return () => path;
     }
