@@ -16,6 +16,7 @@ import { parseJobRef } from "../domain/dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages } from "./json-stream.ts";
+import { JsonTooDeep, parseJson } from "../util/json.ts";
 
 type Env = { Variables: { scope: Scope } };
 
@@ -58,8 +59,9 @@ async function body<S extends z.ZodType>(c: Context, schema: S, optional = false
   if (optional && text.trim() === "") return validate(schema, {});
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
-  } catch {
+    raw = parseJson(text);
+  } catch (e) {
+    if (e instanceof JsonTooDeep) throw badRequest(`the body is ${e.message}`);
     throw badRequest("the body is not valid JSON; send Content-Type: application/json with a JSON object");
   }
   return validate(schema, raw);

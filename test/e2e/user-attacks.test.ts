@@ -3,7 +3,9 @@
  * and to the node with nothing but a token of his own and a shell there. Each test is one attack:
  * a FIFO at his own job's output path (the agent's thread waited in open(2), the node went DOWN),
  * Alice's step's PMI_PORT (bind as her rank 0 and abort), her ebb/comm ranks' TCP listener (one
- * DEAD frame failed her allreduce), her umask 077 (her files were made 644); and, holding as they
+ * DEAD frame failed her allreduce), her umask 077 (her files were made 644), JSON nested a million
+ * deep (his CFG file took the node DOWN; his body, launcher message and a peer's frame held a
+ * daemon's thread); and, holding as they
  * are, her GPU (the device fence: from his shell, a move into her cgroup, a warm rank), her job on
  * the launcher socket (attach with known, fault, release), her files through srun's per-task
  * -o/-e/-i. What is covered elsewhere (loader variables, symlinks at output paths, cgroup files,
@@ -266,6 +268,36 @@ cat mine-0.out mine-1.err
     "",
   ]);
 }, 60_000);
+
+test("JSON nested past 512 levels is refused unparsed: his rank's CFG file, his request body, his launcher's message, a peer's first frame on the step port; the node stays UP and her job runs on", async () => {
+  // Unfixed: Bun's JSON.parse takes seconds on MBs of "[[[[": the CFG file held the agent's thread
+  // when his rank ended, the node went DOWN and his step (and any job on the node) NODE_FAIL; the
+  // others held the controller's or the agent's thread as long, and were "not JSON" after it.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "120"], output: "/dev/null" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const deep = "[".repeat(1 << 20);
+  const tooDeep = "JSON nested deeper than 512 levels of arrays and objects";
+  const post = await c.api("POST", "/v1/jobs", deep, tokens.ebbt_bob);
+  expect([post.status, post.json.error.message]).toEqual([400, `the body is ${tooDeep}`]);
+  const launcher = new WebSocket(`${c.url.replace("http", "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${tokens.ebbt_bob}` } } as unknown as string[]);
+  const said = new Promise<string>((resolve) => (launcher.onmessage = (ev) => resolve(String(ev.data))));
+  await new Promise((resolve) => (launcher.onopen = resolve));
+  launcher.send(deep);
+  expect(JSON.parse(await said)).toEqual({ t: "error", code: "invalid_request", message: `invalid message: message is ${tooDeep}` });
+  launcher.close();
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  const peer = new WebSocket(`ws://${node.addr}/v1/step`);
+  const closed = new Promise<string>((resolve) => (peer.onclose = (ev) => resolve(ev.reason)));
+  await new Promise((resolve) => (peer.onopen = resolve));
+  peer.send(deep);
+  expect(await closed).toBe(`invalid message: message is ${tooDeep}`);
+  const cli = `EBB_TOKEN=${tokens.ebbt_bob} EBB_CONTROLLER=${c.url} ${process.execPath} ${join(ROOT, "src/main.ts")}`;
+  const run = asUserSh("ebbt_bob", `${cli} run -n 1 sh -c 'head -c 8388608 /dev/zero | tr "\\0" "[" >"$EBB_CFG_FILE"'`);
+  expect({ code: run.exitCode, err: run.stderr.toString() }).toEqual({ code: 0, err: "" });
+  expect(c.daemonLogs()).toMatch(new RegExp(`cfg: rank-0\\.json of step \\d+\\.0: ${tooDeep}; not read`));
+  expect({ node: (await c.api("GET", "/v1/nodes")).json.nodes[0].state, alice: (await c.job(alices)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING" });
+  await c.api("DELETE", `/v1/jobs/${alices}`);
+}, 120_000);
 
 /** The file's text once it ends a line. */
 async function waitForFile(path: string): Promise<string> {
