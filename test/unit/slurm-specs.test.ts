@@ -1,7 +1,7 @@
 /** Array specs, dependencies, times and host lists as Slurm users write them. */
 import { describe, expect, test } from "bun:test";
 import { compressIndices, parseArraySpec } from "../../src/domain/array.ts";
-import { parseDependency, parseJobRef } from "../../src/domain/dependency.ts";
+import { dependencyJobs, parseDependency, parseJobRef, type DependencySpec } from "../../src/domain/dependency.ts";
 import { compressHostlist, expandHostlist } from "../../src/util/hostlist.ts";
 import { parseWhen } from "../../src/util/when.ts";
 
@@ -31,6 +31,16 @@ describe("array specs", () => {
 });
 
 describe("dependencies", () => {
+  test("the jobs named are counted as each is looked up: an array of 1,001 tasks named 800 times is looked up 10 times, not 800", () => {
+    const array = Array.from({ length: 1001 }, (_, i) => 100 + i);
+    let lookups = 0;
+    const idsOf = (ref: { job: number }) => (lookups++, ref.job === 1 ? array : [ref.job]);
+    const spec = parseDependency(`afterok:${Array(800).fill(1).join(":")}`) as DependencySpec;
+    expect(dependencyJobs(spec, idsOf, 10_000)).toBeUndefined();
+    expect(lookups).toBe(10);
+    expect(dependencyJobs(parseDependency("afterok:1:7?singleton?afterany:8") as DependencySpec, idsOf, 1003)).toEqual([{ type: "afterok", jobs: [...array, 7] }, { type: "singleton" }, { type: "afterany", jobs: [8] }]);
+    expect(dependencyJobs(parseDependency("afterok:1:7,afterany:8") as DependencySpec, idsOf, 1002)).toBeUndefined();
+  });
   test("types, several jobs, array tasks, all and any", () => {
     expect(parseDependency("afterok:12:13_2")).toEqual({ any: false, terms: [{ type: "afterok", jobs: [{ job: 12 }, { job: 13, task: 2 }] }] });
     expect(parseDependency("afternotok:1,singleton")).toEqual({ any: false, terms: [{ type: "afternotok", jobs: [{ job: 1 }] }, { type: "singleton" }] });
