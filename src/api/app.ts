@@ -15,7 +15,7 @@ import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
-import { jsonPages } from "./json-stream.ts";
+import { jsonPages, listingSlots } from "./json-stream.ts";
 import { JsonTooDeep, parseJson } from "../util/json.ts";
 
 type Env = { Variables: { scope: Scope } };
@@ -128,6 +128,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   const streams = streamSlots();
+  const listings = listingSlots();
   const requireAll = (c: Context<Env>) => {
     if (!isAdmin(c.get("scope"))) throw new Refusal("forbidden", "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
   };
@@ -154,8 +155,14 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const q = validate(JobListQuery, c.req.query());
     const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, partitions: q.partition, arrayJobId: q.array, ids: q.id, before: q.before };
     // The newest `limit` jobs, in id order, streamed; `next` when older ones remain (pass it as `before`).
-    const { pages, next } = backend.listJobs(filter, c.get("scope"));
-    return jsonPages(c, "jobs", pages, next === undefined ? {} : { next });
+    const release = listings.take(backend.userOf(c.get("scope")));
+    try {
+      const { pages, next } = backend.listJobs(filter, c.get("scope"));
+      return jsonPages(c, "jobs", pages, next === undefined ? {} : { next }, release);
+    } catch (e) {
+      release();
+      throw e;
+    }
   });
 
   app.get("/v1/starts", async (c) => c.json(await backend.starts(c.get("scope"))));
