@@ -10,16 +10,50 @@ import { UserSlots } from "../domain/user-slots.ts";
 const CHUNK = 64 << 10;
 
 /**
- * Listings one user may have open at once (every token acting for that user counts). A listing
- * its client does not read stays open with what it holds (a page of views and what the socket
- * buffers: ~2-4 MiB for a long one); measured: 100 such of one token grew the controller by
- * 175 MB, and nothing but the descriptor limit bounded their number. A listing that is read ends
- * in milliseconds to a second, so this many at once is far more than `ebb queue`s in parallel need.
+ * Answers one user may have open that are not yet read to their end (every token acting for that
+ * user counts): job listings, and other answers longer than CHUNK (a job, the timeline, the
+ * priorities of a long queue: 2.9 MB for 20,000 jobs). An answer its client does not read stays
+ * with the controller: measured, 100 unread listings of one token grew it by 175 MB, 200 unread
+ * priorities by 340 MB, and nothing but the descriptor limit bounded their number. One that is
+ * read ends in milliseconds to a second, so this many at once is far more than clients need.
  */
-export const LISTINGS_PER_USER = 64;
+export const UNREAD_PER_USER = 64;
 
-export const listingSlots = (perUser = LISTINGS_PER_USER) =>
-  new UserSlots(perUser, (user, n) => new Refusal("too_many", "too_many_listings", `${user} has ${n} job listings open that are not yet read to their end, the most one user may; read or close them and try again`));
+export const unreadSlots = (perUser = UNREAD_PER_USER) =>
+  new UserSlots(perUser, (user, n) => new Refusal("too_many", "too_many_unread", `${user} has ${n} answers open that are not yet read to their end (job listings, jobs, timelines, priorities), the most one user may; read or close them and try again`));
+
+const JSON_TYPE = { "content-type": "application/json" };
+
+/**
+ * `value` as a JSON answer; one longer than CHUNK is sent as the client reads it and holds a slot
+ * (`take`) until it is read to its end or the client is gone.
+ */
+export function slottedJson(c: Context, value: unknown, take: () => () => void, status: 200 | 201 | 202 = 200): Response {
+  const text = JSON.stringify(value);
+  if (text.length <= CHUNK) return c.body(text, status, JSON_TYPE);
+  const release = take();
+  const encoder = new TextEncoder();
+  let at = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(ctrl) {
+      if (at >= text.length) {
+        release();
+        ctrl.close();
+        return;
+      }
+      let end = Math.min(at + CHUNK, text.length);
+      // Never between the two halves of a surrogate pair: each half alone would encode as U+FFFD.
+      const last = text.charCodeAt(end - 1);
+      if (end < text.length && last >= 0xd800 && last <= 0xdbff) end++;
+      ctrl.enqueue(encoder.encode(text.slice(at, end)));
+      at = end;
+    },
+    cancel() {
+      release();
+    },
+  });
+  return c.body(body, status, JSON_TYPE);
+}
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
