@@ -128,7 +128,7 @@ test("a user whose umask is 077 gets files no other user can read: batch output,
   expect(readFileSync(join(dir("ebbt_alice"), `umask-${id}.out`), "utf8")).toBe("0077\ngone\n");
 }, 120_000);
 
-test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO; the ranks run on", async () => {
+test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO, a HELLO claiming 1 GiB; the ranks run on", async () => {
   // Unfixed: the listener (0.0.0.0) took Bob's DEAD frame for the truth, and Alice's allreduce failed naming Bob's reason.
   const me = dir("ebbt_alice");
   const victim = `import { existsSync, writeFileSync } from "node:fs";
@@ -142,7 +142,8 @@ await finalizeAdapt();
 `;
   await Bun.write(join(me, "comm-victim.ts"), victim);
   const attacker = join(base, "comm-attack.ts");
-  await Bun.write(attacker, `import { controlFrame, FrameType } from "${ROOT}/src/comm/codec.ts";
+  await Bun.write(attacker, `import { connect } from "node:net";
+import { controlFrame, FrameType, writeHeader } from "${ROOT}/src/comm/codec.ts";
 const [host, port, peer] = process.argv.slice(2);
 const send = async (frames: Uint8Array[]) => {
   let closed = false;
@@ -154,15 +155,30 @@ const send = async (frames: Uint8Array[]) => {
 };
 const dead = await send([controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
 const hello = await send([controlFrame(FrameType.HELLO, { id: peer, node: "node01" }), controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
-console.log(JSON.stringify({ dead, hello }));
+const claim = new Uint8Array(24);
+writeHeader(claim, { type: FrameType.HELLO, flags: 0, ctx: 0, src: 0, tag: 0, seq: 0 }, 1 << 30, 0);
+// The claim, then its bytes as fast as the rank takes them, for 2 s.
+const huge = await new Promise<boolean>((resolve) => {
+  const s = connect({ host: host!, port: Number(port) }, () => {
+    s.write(claim);
+    const pump = () => { while (s.write(new Uint8Array(1 << 20))); };
+    s.on("drain", pump);
+    pump();
+  });
+  s.on("error", () => {});
+  s.on("close", () => resolve(true));
+  setTimeout(() => (s.destroy(), resolve(false)), 2000);
+});
+console.log(JSON.stringify({ dead, hello, huge }));
 `);
   const script = `#!/bin/sh\nebb run -n 2 ${process.execPath} comm-victim.ts\necho step=$?\n`;
   const alices = await submitAs("ebbt_alice", { script, output: "comm.out", tasks: 2 });
   const [rank0, rank1] = [JSON.parse(await waitForFile(join(me, "card.0"))), JSON.parse(await waitForFile(join(me, "card.1")))];
   const [host, port] = [rank0.tcp.slice(0, rank0.tcp.lastIndexOf(":")), rank0.tcp.slice(rank0.tcp.lastIndexOf(":") + 1)];
   const attack = asUserSh("ebbt_bob", `${process.execPath} ${attacker} ${host} ${port} ${rank1.id}`);
-  // Both of Bob's connections were closed by the rank, not by Bob.
-  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true}\n', err: "" });
+  // Each of Bob's connections was closed by the rank, not by Bob; unfixed, a header claiming a
+  // 1 GiB HELLO had the rank allocate it and take its bytes (measured: 400 MB sent, held).
+  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true,"huge":true}\n', err: "" });
   asUserSh("ebbt_alice", `touch ${join(me, "comm-go")}`);
   expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
   const out = readFileSync(join(me, "comm.out"), "utf8");
