@@ -15,7 +15,8 @@ import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
 import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
-import { jsonPages } from "./json-stream.ts";
+import { jsonPages, slottedJson, unreadSlots } from "./json-stream.ts";
+import { JsonTooDeep, parseJson } from "../util/json.ts";
 
 type Env = { Variables: { scope: Scope } };
 
@@ -58,8 +59,9 @@ async function body<S extends z.ZodType>(c: Context, schema: S, optional = false
   if (optional && text.trim() === "") return validate(schema, {});
   let raw: unknown;
   try {
-    raw = JSON.parse(text);
-  } catch {
+    raw = parseJson(text);
+  } catch (e) {
+    if (e instanceof JsonTooDeep) throw badRequest(`the body is ${e.message}`);
     throw badRequest("the body is not valid JSON; send Content-Type: application/json with a JSON object");
   }
   return validate(schema, raw);
@@ -126,6 +128,10 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   const streams = streamSlots();
+  const unread = unreadSlots();
+  const takeUnread = (c: Context<Env>) => () => unread.take(backend.userOf(c.get("scope")));
+  /** An answer that may be long: see slottedJson. */
+  const answer = (c: Context<Env>, value: unknown) => slottedJson(c, value, takeUnread(c));
   const requireAll = (c: Context<Env>) => {
     if (!isAdmin(c.get("scope"))) throw new Refusal("forbidden", "forbidden", "only the cluster's API token or an admin's token may do this; a job token acts on its own job and the jobs it submitted, a user token on that user's jobs");
   };
@@ -152,11 +158,17 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const q = validate(JobListQuery, c.req.query());
     const filter = { states: q.state, limit: q.limit, since: iso(q.since), until: iso(q.until), name: q.name, user: q.user, partitions: q.partition, arrayJobId: q.array, ids: q.id, before: q.before };
     // The newest `limit` jobs, in id order, streamed; `next` when older ones remain (pass it as `before`).
-    const { pages, next } = backend.listJobs(filter, c.get("scope"));
-    return jsonPages(c, "jobs", pages, next === undefined ? {} : { next });
+    const release = takeUnread(c)();
+    try {
+      const { pages, next } = backend.listJobs(filter, c.get("scope"));
+      return jsonPages(c, "jobs", pages, next === undefined ? {} : { next }, release);
+    } catch (e) {
+      release();
+      throw e;
+    }
   });
 
-  app.get("/v1/starts", async (c) => c.json(await backend.starts(c.get("scope"))));
+  app.get("/v1/starts", async (c) => answer(c, await backend.starts(c.get("scope"))));
 
   app.get("/v1/usage", async (c) => {
     const q = validate(UsageQuery, c.req.query());
@@ -167,7 +179,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
       if (q.user !== undefined && q.user !== self) throw new Refusal("forbidden", "forbidden", `the controller keeps usage private (privateData: usage): this token reads ${self}'s alone`);
       q.user = self;
     }
-    return c.json(await backend.usage({ since: Date.parse(q.since), until: q.until === undefined ? Date.now() : Date.parse(q.until), user: q.user }));
+    return answer(c, await backend.usage({ since: Date.parse(q.since), until: q.until === undefined ? Date.now() : Date.parse(q.until), user: q.user }));
   });
 
   app.get("/v1/jobs/:id", async (c) => {
@@ -179,10 +191,10 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const q = validate(JobGetQuery, c.req.query());
     const job = await backend.getJob(id, q.wait === undefined ? undefined : q.wait * 1000);
     if (!job) throw notFound(`job ${id}`);
-    if (sight === "public") return c.json(publicDetail(job));
+    if (sight === "public") return answer(c, publicDetail(job));
     // A job's token never sees the environment it was submitted with; the cluster's token sees it
     // with the values of names that look secret masked.
-    return c.json({ ...job, env: typeof scope === "number" ? {} : maskSecrets(job.env) });
+    return answer(c, { ...job, env: typeof scope === "number" ? {} : maskSecrets(job.env) });
   });
 
   app.delete("/v1/jobs/:id", (c) => {
@@ -225,7 +237,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     if (q.job !== undefined && backend.sight(c.get("scope"), q.job) === "none") requireJob(c, q.job);
     const plans = backend.listPlans({ jobId: q.job, limit: q.limit }, c.get("scope"));
     if (!plans) throw notFound(`job ${q.job}`);
-    return c.json({ plans });
+    return answer(c, { plans });
   });
 
   app.post("/v1/tokens", async (c) => {
@@ -235,13 +247,13 @@ export function createApi(backend: ApiBackend): Hono<Env> {
   });
 
   // Like Slurm's sinfo, sprio and sshare: every token may read them.
-  app.get("/v1/partitions", (c) => c.json({ partitions: backend.listPartitions() }));
-  app.get("/v1/priority", (c) => c.json(backend.priorities()));
-  app.get("/v1/shares", (c) => c.json(backend.shares()));
+  app.get("/v1/partitions", (c) => answer(c, { partitions: backend.listPartitions() }));
+  app.get("/v1/priority", (c) => answer(c, backend.priorities()));
+  app.get("/v1/shares", (c) => answer(c, backend.shares()));
 
   app.get("/v1/nodes", (c) => {
     if (backend.privateData.has("nodes")) requireAll(c);
-    return c.json({ nodes: backend.listNodes() });
+    return answer(c, { nodes: backend.listNodes() });
   });
 
   app.post("/v1/nodes/:name/drain", async (c) => {
@@ -264,7 +276,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   app.get("/v1/timeline", (c) => {
     requireTimeline(c);
-    return c.json(backend.timeline(validate(TimelineQuery, c.req.query()).window));
+    return answer(c, backend.timeline(validate(TimelineQuery, c.req.query()).window));
   });
 
   app.get("/v1/stream", (c) => {

@@ -331,6 +331,12 @@ export class FrameParser {
   private body: Uint8Array = EMPTY;
   private bodyFill = 0;
   private readonly scratch: Header = { bodyLen: 0, type: 0, kind: 0, flags: 0, ctx: 0, src: 0, tag: 0, seq: 0 };
+  /**
+   * The longest body taken: a frame that says more throws before any of it is held. An accepted
+   * connection has a small one until its HELLO is accepted (transport.ts): a header claiming 1 GiB
+   * had a rank allocate it for any process that could connect, and wait for its bytes.
+   */
+  maxBody = Number.POSITIVE_INFINITY;
 
   constructor(
     private readonly onFrame: (h: Header, body: Uint8Array) => void,
@@ -379,6 +385,7 @@ export class FrameParser {
         if (this.hdrFill === 0 && n - off >= HEADER_BYTES) {
           const s = readHeaderInto(this.scratch, chunk, off);
           const len = s.bodyLen;
+          if (len > this.maxBody) throw tooLong(len, this.maxBody);
           if (len < CLAIM_BYTES && n - off - HEADER_BYTES >= len) {
             // Whole in this chunk: taken directly, or its body copied out under the scratch header.
             const at = off + HEADER_BYTES;
@@ -395,6 +402,7 @@ export class FrameParser {
           this.hdrFill = 0;
           h = readHeader(this.hdr, 0);
         }
+        if (h.bodyLen > this.maxBody) throw tooLong(h.bodyLen, this.maxBody);
         if (h.bodyLen === 0) {
           this.onFrame(h, EMPTY);
           continue;
@@ -417,6 +425,8 @@ export class FrameParser {
     }
   }
 }
+
+const tooLong = (len: number, max: number) => new Error(`a frame of ${len} bytes, over the ${max} this connection takes yet`);
 
 /** A buffer for a received body of `kind` (owned by the receiver). */
 function newBody(kind: number, len: number): Uint8Array {

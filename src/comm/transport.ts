@@ -20,6 +20,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import type { Socket, SocketHandler, SocketListener } from "bun";
 import { firstExternalIPv4, formatHostPort, parseHostPort } from "../util/addr.ts";
+import { parseJson } from "../util/json.ts";
 import { type Encoded, type FrameHead, FrameParser, FrameType, type Header, concat, controlFrame, frameChunks } from "./codec.ts";
 import { DIRECT_BYTES, DIRECT_LOWAT, DIRECT_WAIT_MS, type DirectReads, directReads, fdOf } from "./direct.ts";
 import { CommError, PeerDown, TransportClosedError } from "./errors.ts";
@@ -123,6 +124,8 @@ const IDENTIFY_WAIT_MS = 500;
 const BYE_GRACE_MS = 2000;
 /** How long a dial that found a peer's socket gone lets the listener accept connections already made. */
 const ACCEPT_SETTLE_MS = 20;
+/** The longest frame an accepted connection may send before its HELLO (a card is a few hundred bytes). */
+const MAX_BODY_BEFORE_HELLO = 64 << 10;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
@@ -639,6 +642,7 @@ export class Transport implements KeepAlive {
         s.unref();
         if (tcp) s.setNoDelay(true);
         const c = new Conn(tcp, this.frameHandler, this.claimHandler);
+        c.parser.maxBody = MAX_BODY_BEFORE_HELLO;
         c.socket = s as Socket<Conn>;
         s.data = c;
         this.conns.add(c);
@@ -712,9 +716,10 @@ export class Transport implements KeepAlive {
         if (c.peer.state !== "failed") this.route(h, body, c.peer.id);
         return;
       case FrameType.HELLO: {
-        const { auth, ...card } = JSON.parse(fromUtf8.decode(body)) as Card & { auth?: unknown };
+        const { auth, ...card } = parseJson(fromUtf8.decode(body)) as Card & { auth?: unknown };
         if (c.peer) throw new Error("second hello");
         if (this.auth !== undefined && !sameAuth(auth, this.auth)) throw new Error("hello without this job's credential");
+        c.parser.maxBody = Number.POSITIVE_INFINITY;
         const p = this.peerOf(card.id, card);
         this.attach(c, p);
         if (p.state !== "up") {

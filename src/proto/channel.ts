@@ -3,16 +3,23 @@
  * backoff and queue what is sent while disconnected; every received frame is validated by a schema.
  */
 import { describeIssues } from "../util/zod.ts";
+import { JsonTooDeep, parseJson } from "../util/json.ts";
 import type { MessageSchema } from "./tagged.ts";
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
-export function decode<T>(schema: MessageSchema<T>, text: string | Buffer): Decoded<T> {
+/**
+ * A message validated by `schema`. `maxDepth` for a sender that is not trusted (a user's launcher,
+ * a peer not yet authenticated; util/json.ts): deeper nesting is refused before it is parsed.
+ * Agents and the controller are trusted and their messages are not scanned.
+ */
+export function decode<T>(schema: MessageSchema<T>, text: string | Buffer, maxDepth?: number): Decoded<T> {
   let raw: unknown;
   try {
-    raw = JSON.parse(typeof text === "string" ? text : text.toString("utf8"));
-  } catch {
-    return { ok: false, error: "message is not JSON" };
+    const s = typeof text === "string" ? text : text.toString("utf8");
+    raw = maxDepth === undefined ? JSON.parse(s) : parseJson(s, maxDepth);
+  } catch (e) {
+    return { ok: false, error: e instanceof JsonTooDeep ? `message is ${e.message}` : "message is not JSON" };
   }
   const parsed = schema.safeParse(raw);
   return parsed.success ? { ok: true, value: parsed.data } : { ok: false, error: describeIssues(parsed.error) };

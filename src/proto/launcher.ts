@@ -115,3 +115,9 @@ export type ControllerToLauncher = MessageOf<typeof ControllerToLauncher>;
 export const PROTOCOL_REFUSED = 4426;
 /** The close code of a launcher over its user's share of connections (as HTTP's 429); the `error` before it says why. */
 export const LAUNCHERS_REFUSED = 4429;
+/**
+ * Bytes sent to a launcher it has not read: past this the controller cuts its connection. A launcher reads
+ * what it gets (job states, grants, reallocs: a few KiB); one that does not while it sends made the
+ * controller hold ~15 MB per connection (Bun's own cap), and a user may hold hundreds of them.
+ */
+export const LAUNCHER_UNREAD_MAX = 1 << 20;

@@ -3,7 +3,9 @@
  * and to the node with nothing but a token of his own and a shell there. Each test is one attack:
  * a FIFO at his own job's output path (the agent's thread waited in open(2), the node went DOWN),
  * Alice's step's PMI_PORT (bind as her rank 0 and abort), her ebb/comm ranks' TCP listener (one
- * DEAD frame failed her allreduce), her umask 077 (her files were made 644); and, holding as they
+ * DEAD frame failed her allreduce), her umask 077 (her files were made 644), JSON nested a million
+ * deep (his CFG file took the node DOWN; his body, launcher message and a peer's frame held a
+ * daemon's thread), a launcher socket that never reads its answers (~15 MB each held); and, holding as they
  * are, her GPU (the device fence: from his shell, a move into her cgroup, a warm rank), her job on
  * the launcher socket (attach with known, fault, release), her files through srun's per-task
  * -o/-e/-i. What is covered elsewhere (loader variables, symlinks at output paths, cgroup files,
@@ -11,6 +13,7 @@
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
@@ -126,7 +129,7 @@ test("a user whose umask is 077 gets files no other user can read: batch output,
   expect(readFileSync(join(dir("ebbt_alice"), `umask-${id}.out`), "utf8")).toBe("0077\ngone\n");
 }, 120_000);
 
-test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO; the ranks run on", async () => {
+test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO, a HELLO claiming 1 GiB; the ranks run on", async () => {
   // Unfixed: the listener (0.0.0.0) took Bob's DEAD frame for the truth, and Alice's allreduce failed naming Bob's reason.
   const me = dir("ebbt_alice");
   const victim = `import { existsSync, writeFileSync } from "node:fs";
@@ -140,7 +143,8 @@ await finalizeAdapt();
 `;
   await Bun.write(join(me, "comm-victim.ts"), victim);
   const attacker = join(base, "comm-attack.ts");
-  await Bun.write(attacker, `import { controlFrame, FrameType } from "${ROOT}/src/comm/codec.ts";
+  await Bun.write(attacker, `import { connect } from "node:net";
+import { controlFrame, FrameType, writeHeader } from "${ROOT}/src/comm/codec.ts";
 const [host, port, peer] = process.argv.slice(2);
 const send = async (frames: Uint8Array[]) => {
   let closed = false;
@@ -152,15 +156,30 @@ const send = async (frames: Uint8Array[]) => {
 };
 const dead = await send([controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
 const hello = await send([controlFrame(FrameType.HELLO, { id: peer, node: "node01" }), controlFrame(FrameType.DEAD, { id: peer, reason: "bob says so" })]);
-console.log(JSON.stringify({ dead, hello }));
+const claim = new Uint8Array(24);
+writeHeader(claim, { type: FrameType.HELLO, flags: 0, ctx: 0, src: 0, tag: 0, seq: 0 }, 1 << 30, 0);
+// The claim, then its bytes as fast as the rank takes them, for 2 s.
+const huge = await new Promise<boolean>((resolve) => {
+  const s = connect({ host: host!, port: Number(port) }, () => {
+    s.write(claim);
+    const pump = () => { while (s.write(new Uint8Array(1 << 20))); };
+    s.on("drain", pump);
+    pump();
+  });
+  s.on("error", () => {});
+  s.on("close", () => resolve(true));
+  setTimeout(() => (s.destroy(), resolve(false)), 2000);
+});
+console.log(JSON.stringify({ dead, hello, huge }));
 `);
   const script = `#!/bin/sh\nebb run -n 2 ${process.execPath} comm-victim.ts\necho step=$?\n`;
   const alices = await submitAs("ebbt_alice", { script, output: "comm.out", tasks: 2 });
   const [rank0, rank1] = [JSON.parse(await waitForFile(join(me, "card.0"))), JSON.parse(await waitForFile(join(me, "card.1")))];
   const [host, port] = [rank0.tcp.slice(0, rank0.tcp.lastIndexOf(":")), rank0.tcp.slice(rank0.tcp.lastIndexOf(":") + 1)];
   const attack = asUserSh("ebbt_bob", `${process.execPath} ${attacker} ${host} ${port} ${rank1.id}`);
-  // Both of Bob's connections were closed by the rank, not by Bob.
-  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true}\n', err: "" });
+  // Each of Bob's connections was closed by the rank, not by Bob; unfixed, a header claiming a
+  // 1 GiB HELLO had the rank allocate it and take its bytes (measured: 400 MB sent, held).
+  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true,"huge":true}\n', err: "" });
   asUserSh("ebbt_alice", `touch ${join(me, "comm-go")}`);
   expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
   const out = readFileSync(join(me, "comm.out"), "utf8");
@@ -265,6 +284,63 @@ cat mine-0.out mine-1.err
     "ebbt_bob",
     "",
   ]);
+}, 60_000);
+
+test("JSON nested past 512 levels is refused unparsed: his rank's CFG file, his request body, his launcher's message, a peer's first frame on the step port; the node stays UP and her job runs on", async () => {
+  // Unfixed: Bun's JSON.parse takes seconds on MBs of "[[[[": the CFG file held the agent's thread
+  // when his rank ended, the node went DOWN and his step (and any job on the node) NODE_FAIL; the
+  // others held the controller's or the agent's thread as long, and were "not JSON" after it.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "120"], output: "/dev/null" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const deep = "[".repeat(1 << 20);
+  const tooDeep = "JSON nested deeper than 512 levels of arrays and objects";
+  const post = await c.api("POST", "/v1/jobs", deep, tokens.ebbt_bob);
+  expect([post.status, post.json.error.message]).toEqual([400, `the body is ${tooDeep}`]);
+  const launcher = new WebSocket(`${c.url.replace("http", "ws")}/v1/launcher`, { headers: { Authorization: `Bearer ${tokens.ebbt_bob}` } } as unknown as string[]);
+  const said = new Promise<string>((resolve) => (launcher.onmessage = (ev) => resolve(String(ev.data))));
+  await new Promise((resolve) => (launcher.onopen = resolve));
+  launcher.send(deep);
+  expect(JSON.parse(await said)).toEqual({ t: "error", code: "invalid_request", message: `invalid message: message is ${tooDeep}` });
+  launcher.close();
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  const peer = new WebSocket(`ws://${node.addr}/v1/step`);
+  const closed = new Promise<string>((resolve) => (peer.onclose = (ev) => resolve(ev.reason)));
+  await new Promise((resolve) => (peer.onopen = resolve));
+  peer.send(deep);
+  expect(await closed).toBe(`invalid message: message is ${tooDeep}`);
+  const cli = `EBB_TOKEN=${tokens.ebbt_bob} EBB_CONTROLLER=${c.url} ${process.execPath} ${join(ROOT, "src/main.ts")}`;
+  const run = asUserSh("ebbt_bob", `${cli} run -n 1 sh -c 'head -c 8388608 /dev/zero | tr "\\0" "[" >"$EBB_CFG_FILE"'`);
+  expect({ code: run.exitCode, err: run.stderr.toString() }).toEqual({ code: 0, err: "" });
+  expect(c.daemonLogs()).toMatch(new RegExp(`cfg: rank-0\\.json of step \\d+\\.0: ${tooDeep}; not read`));
+  expect({ node: (await c.api("GET", "/v1/nodes")).json.nodes[0].state, alice: (await c.job(alices)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING" });
+  await c.api("DELETE", `/v1/jobs/${alices}`);
+}, 120_000);
+
+test("a launcher socket that reads nothing of its answers is cut off past 1 MiB unread: a flood of bad messages does not pile up in the controller", async () => {
+  // Unfixed: the controller kept what it could not send, ~15 MB per connection (Bun's own cap; 20
+  // such grew it by 305 MB), and a user may hold a sixteenth of its descriptors as launchers.
+  const payload = Buffer.from('{"t":"zz"}');
+  const frame = Buffer.concat([Buffer.from([0x81, 0x80 | payload.length, 0, 0, 0, 0]), payload]);
+  const burst = Buffer.concat(Array(10_000).fill(frame));
+  const cut = await new Promise<boolean>((resolve) => {
+    const s = connect({ host: "127.0.0.1", port: c.port }, () =>
+      s.write(`GET /v1/launcher HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${tokens.ebbt_bob}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${btoa("0123456789abcdef")}\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+    );
+    s.once("data", () => {
+      s.pause();
+      let bursts = 0;
+      const pump = () => {
+        while (bursts++ < 100 && s.write(burst));
+      };
+      s.on("drain", pump);
+      pump();
+    });
+    s.on("error", () => {});
+    s.on("close", () => resolve(true));
+    setTimeout(() => (s.destroy(), resolve(false)), 30_000);
+  });
+  expect(cut).toBe(true);
+  expect(c.daemonLogs()).toContain(`over the ${1 << 20} a launcher may leave unread`);
 }, 60_000);
 
 /** The file's text once it ends a line. */

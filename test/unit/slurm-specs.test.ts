@@ -1,7 +1,7 @@
 /** Array specs, dependencies, times and host lists as Slurm users write them. */
 import { describe, expect, test } from "bun:test";
 import { compressIndices, parseArraySpec } from "../../src/domain/array.ts";
-import { parseDependency, parseJobRef } from "../../src/domain/dependency.ts";
+import { dependencyJobs, parseDependency, parseJobRef, type DependencySpec } from "../../src/domain/dependency.ts";
 import { compressHostlist, expandHostlist } from "../../src/util/hostlist.ts";
 import { parseWhen } from "../../src/util/when.ts";
 
@@ -12,6 +12,13 @@ describe("array specs", () => {
     expect(parseArraySpec("1-9:2")).toEqual({ indices: [1, 3, 5, 7, 9], limit: undefined, step: 2 });
     expect(parseArraySpec("7,0-2,2")).toEqual({ indices: [0, 1, 2, 7], limit: undefined, step: 1 });
     for (const bad of ["", "a", "1-", "3-1", "1-9:0", "1%0", "1-20000", "1--2"]) expect(parseArraySpec(bad)).toHaveProperty("error");
+  });
+  test("ids named again count again: the same ranges repeated cannot make the parser walk more than the cap of ids", () => {
+    // Unfixed: 585 × "0-9999" (4,096 characters, what a request may send) walked 5.85 million ids, ~0.3 s of the controller's thread.
+    expect(parseArraySpec(Array(585).fill("0-9999").join(","))).toEqual({ error: expect.stringMatching(/makes more than 10000 tasks \(an id named twice counts twice\)$/) });
+    expect(parseArraySpec("0-999,0-999", 1001)).toEqual({ error: '"0-999,0-999" makes more than 1001 tasks (an id named twice counts twice)' });
+    expect(parseArraySpec("0-1001", 1001)).toEqual({ error: '"0-1001" makes more than 1001 tasks' });
+    expect((parseArraySpec("0-500,0-499", 1001) as { indices: number[] }).indices).toHaveLength(501);
   });
   test("the step is the first range's, as Slurm's SLURM_ARRAY_TASK_STEP (checked against sbatch 22.05)", () => {
     const steps = Object.fromEntries(["1,5,9", "2,4,8", "1-9:4", "1-3,5-9:2", "20,1-7:3", "0-9:3%2", "3"].map((s) => [s, (parseArraySpec(s) as { step: number }).step]));
@@ -24,6 +31,16 @@ describe("array specs", () => {
 });
 
 describe("dependencies", () => {
+  test("the jobs named are counted as each is looked up: an array of 1,001 tasks named 800 times is looked up 10 times, not 800", () => {
+    const array = Array.from({ length: 1001 }, (_, i) => 100 + i);
+    let lookups = 0;
+    const idsOf = (ref: { job: number }) => (lookups++, ref.job === 1 ? array : [ref.job]);
+    const spec = parseDependency(`afterok:${Array(800).fill(1).join(":")}`) as DependencySpec;
+    expect(dependencyJobs(spec, idsOf, 10_000)).toBeUndefined();
+    expect(lookups).toBe(10);
+    expect(dependencyJobs(parseDependency("afterok:1:7?singleton?afterany:8") as DependencySpec, idsOf, 1003)).toEqual([{ type: "afterok", jobs: [...array, 7] }, { type: "singleton" }, { type: "afterany", jobs: [8] }]);
+    expect(dependencyJobs(parseDependency("afterok:1:7,afterany:8") as DependencySpec, idsOf, 1002)).toBeUndefined();
+  });
   test("types, several jobs, array tasks, all and any", () => {
     expect(parseDependency("afterok:12:13_2")).toEqual({ any: false, terms: [{ type: "afterok", jobs: [{ job: 12 }, { job: 13, task: 2 }] }] });
     expect(parseDependency("afternotok:1,singleton")).toEqual({ any: false, terms: [{ type: "afternotok", jobs: [{ job: 1 }] }, { type: "singleton" }] });

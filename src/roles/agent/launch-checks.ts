@@ -17,6 +17,7 @@ import type { Credential, StepCredential } from "../../proto/common.ts";
 import { StepDown, type StepSpec } from "../../proto/step.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
+import { MAX_JSON_DEPTH } from "../../util/json.ts";
 
 interface Verdict {
   key: string;
@@ -135,7 +136,8 @@ let lastLaunch: { text: string; value: StepDown } | undefined;
  */
 export function decodeStepDown(text: string | Buffer): Decoded<StepDown> {
   if (typeof text === "string" && lastLaunch?.text === text) return { ok: true, value: lastLaunch.value };
-  const d = decode(StepDown, text);
+  // Launchers run as their users, and a peer is not authenticated before its first message.
+  const d = decode(StepDown, text, MAX_JSON_DEPTH);
   if (d.ok && d.value.t === "launch" && typeof text === "string") lastLaunch = { text, value: d.value };
   return d;
 }

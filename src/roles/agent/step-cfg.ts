@@ -13,6 +13,7 @@ import { reduceNode, type RankCfg } from "../../cfg/node.ts";
 import { RankCfgFile } from "../../proto/cfg.ts";
 import type { StepSpec } from "../../proto/step.ts";
 import { logger } from "../../util/log.ts";
+import { JsonTooDeep, parseJson } from "../../util/json.ts";
 import { randomTag } from "./shm-sweep.ts";
 
 const log = logger("cfg");
@@ -76,11 +77,15 @@ export class StepCfg {
       const text = this.readTable(rank, join(this.dir, f));
       if (text === undefined) continue;
       try {
-        const parsed = RankCfgFile.safeParse(JSON.parse(text));
+        const parsed = RankCfgFile.safeParse(parseJson(text));
         if (parsed.success) out.push(parsed.data as RankCfg);
         else log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${parsed.error.issues[0]?.path.join(".")}: ${parsed.error.issues[0]?.message}`);
-      } catch {
-        // Being replaced right now, or not JSON: the next read gets it.
+      } catch (e) {
+        // Being replaced right now, or not JSON: the next read gets it. Too deep is said once per rank.
+        if (e instanceof JsonTooDeep && !this.skipped.has(rank)) {
+          this.skipped.add(rank);
+          log.warn(`cfg: ${f} of step ${this.c.spec.jobId}.${this.c.spec.stepId}: ${e.message}; not read`);
+        }
       }
     }
     return out;

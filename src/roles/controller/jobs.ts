@@ -20,7 +20,7 @@ import { formatDuration } from "../../util/time.ts";
 import type { JobRow, JobStore } from "../../store/jobs.ts";
 import { StoreUnavailable } from "../../store/db.ts";
 import { compressIndices, parseArraySpec } from "../../domain/array.ts";
-import { parseDependency, type DependencySpec } from "../../domain/dependency.ts";
+import { dependencyJobs, parseDependency, type DependencySpec } from "../../domain/dependency.ts";
 import { parseSignalSpec, type JobSignal } from "../../domain/job-options.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
@@ -324,10 +324,9 @@ export class Jobs {
 
   /** Every job a dependency names, by id: an array's id stands for all of its tasks. */
   private resolveDependency(spec: DependencySpec): Dependency {
-    let count = 0;
-    const terms = spec.terms.map((t) => {
-      if (t.type === "singleton") return t;
-      const jobs = t.jobs.flatMap((ref) => {
+    const terms = dependencyJobs(
+      spec,
+      (ref) => {
         const arrayJobId = this.state.jobs.get(ref.job)?.row.arrayJobId ?? this.store.arrayIdOf(ref.job);
         if (ref.task !== undefined) {
           const task = arrayJobId === undefined ? undefined : this.store.arrayTaskId(ref.job, ref.task);
@@ -336,11 +335,10 @@ export class Jobs {
         }
         if (arrayJobId === undefined) throw badRequest(`dependency: job ${ref.job} does not exist`, "dependency");
         return arrayJobId === ref.job ? this.store.arrayTaskIds(ref.job) : [ref.job];
-      });
-      count += jobs.length;
-      if (count > MAX_DEPENDENCY_JOBS) throw badRequest(`dependency: names more than ${MAX_DEPENDENCY_JOBS} jobs (an array counts each of its tasks); depend on fewer jobs, or on a job that waits for the others`, "dependency");
-      return { type: t.type, jobs };
-    });
+      },
+      MAX_DEPENDENCY_JOBS,
+    );
+    if (!terms) throw badRequest(`dependency: names more than ${MAX_DEPENDENCY_JOBS} jobs (an array counts each of its tasks); depend on fewer jobs, or on a job that waits for the others`, "dependency");
     return { any: spec.any, terms };
   }
 

@@ -10,6 +10,7 @@ import type { Elastic } from "./elastic.ts";
 import type { Jobs, Submitter } from "./jobs.ts";
 import type { ClusterState, LauncherSession } from "./state.ts";
 import type { StoreHealth } from "./storage.ts";
+import { MAX_JSON_DEPTH } from "../../util/json.ts";
 
 const log = logger("controller");
 
@@ -36,7 +37,7 @@ export class LauncherHub {
   ) {}
 
   onMessage(conn: LauncherSession, scope: Scope, text: string | Buffer): void {
-    const d = decode(LauncherToController, text);
+    const d = decode(LauncherToController, text, MAX_JSON_DEPTH);
     if (!d.ok) {
       conn.send({ t: "error", code: "invalid_request", message: `invalid message: ${d.error}` });
       return;

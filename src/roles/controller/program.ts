@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import type { JobRuntime } from "./state.ts";
+import { parseJson } from "../../util/json.ts";
 
 export const ProgramStructure = z.object({
   name: z.string().max(256),
@@ -55,7 +56,7 @@ export function programReport(job: JobRuntime, msg: ProgramMessage, now = Date.n
   const p = (job.program ??= {});
   if (msg.structure !== undefined) {
     try {
-      const s = ProgramStructure.safeParse(JSON.parse(msg.structure));
+      const s = ProgramStructure.safeParse(parseJson(msg.structure));
       if (s.success) p.structure = s.data;
     } catch {
       // not JSON: ignored, like any malformed report from a rank

@@ -8,7 +8,7 @@ import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
 import { REFUSED } from "../../proto/agent.ts";
-import { LAUNCHERS_REFUSED } from "../../proto/launcher.ts";
+import { LAUNCHER_UNREAD_MAX, LAUNCHERS_REFUSED } from "../../proto/launcher.ts";
 import { Refusal } from "../../domain/refusal.ts";
 import { UserSlots } from "../../domain/user-slots.ts";
 import { readFileSync } from "node:fs";
@@ -73,9 +73,15 @@ function upgradeRequired(): Response {
  */
 function session(ws: ServerWebSocket<Conn>): Session<unknown> {
   const remote = ws.remoteAddress;
+  const launcher = ws.data.kind === "launcher";
   const out = new MicrotaskBatch<string>((texts) => {
     if (texts.length === 1) ws.send(texts[0]!);
     else ws.cork(() => texts.forEach((text) => ws.send(text)));
+    if (launcher && ws.getBufferedAmount() > LAUNCHER_UNREAD_MAX) {
+      // Cut, not closed: a close frame would wait behind what it does not read.
+      log.warn(`cut off a launcher from ${remote}: it has not read the last ${ws.getBufferedAmount()} bytes sent to it, over the ${LAUNCHER_UNREAD_MAX} a launcher may leave unread`);
+      ws.terminate();
+    }
   });
   return {
     remote,
