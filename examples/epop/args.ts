@@ -1,3 +1,14 @@
+import { existsSync } from "node:fs";
+
+/**
+ * --sleep's pause after an iteration. With EBB_TEST_PACE=FILE the pauses end once FILE exists: a
+ * test paces a run while it resizes it, then lets it finish at full speed (the answer is the same).
+ */
+export async function pause(ms: number): Promise<void> {
+  const gate = process.env.EBB_TEST_PACE;
+  if (ms > 0 && !(gate && existsSync(gate))) await Bun.sleep(ms);
+}
+
 /** Flag parsing shared by the EPOP examples: `--name value`, numbers only; unknown flags are errors. */
 export function numberFlags<K extends string>(prog: string, args: string[], defaults: Record<K, number>): Record<K, number> {
   const out = { ...defaults };

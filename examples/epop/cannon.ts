@@ -14,7 +14,7 @@
  */
 import { blockCyclic2dLayout, localShape, numroc, type Comm, type Grid2d } from "ebb/comm";
 import { defineProgram, runEpop } from "ebb/epop";
-import { fingerprint, numberFlags } from "./args.ts";
+import { fingerprint, numberFlags, pause } from "./args.ts";
 
 interface Data {
   n: number;
@@ -117,7 +117,7 @@ const program = defineProgram<Data>({
         if (iteration === 0 && world.rank === 0) console.log(`cannon: started n=${d.n} on ${world.size} ranks`);
         await cannon(d, world);
         d.a = d.c.map((x) => x % 10);
-        if (d.sleep > 0) await Bun.sleep(d.sleep);
+        await pause(d.sleep);
       },
       adapt: async (d, w) => {
         const q = side(w.newSize);

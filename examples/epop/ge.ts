@@ -14,7 +14,7 @@
  */
 import { blockCyclicLayout, blockLayout, type Layout } from "ebb/comm";
 import { defineProgram, runEpop } from "ebb/epop";
-import { fingerprint, numberFlags } from "./args.ts";
+import { fingerprint, numberFlags, pause } from "./args.ts";
 
 interface Data {
   n: number;
@@ -96,7 +96,7 @@ const program = defineProgram<Data>({
         d.mine.forEach((i, l) => {
           if (i > k) eliminate(d.rows, l * W, pivot, k, d.n);
         });
-        if (d.sleep > 0) await Bun.sleep(d.sleep);
+        await pause(d.sleep);
       },
       adapt: async (d, w) => {
         d.rows = await w.move(layout(d, w.oldSize), layout(d, w.newSize), d.rows);

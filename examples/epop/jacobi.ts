@@ -10,7 +10,7 @@
  */
 import { blockLayout, blockRange, type Comm } from "ebb/comm";
 import { defineProgram, runEpop } from "ebb/epop";
-import { fingerprint, numberFlags } from "./args.ts";
+import { fingerprint, numberFlags, pause } from "./args.ts";
 
 const HOT = 100;
 
@@ -80,7 +80,7 @@ const program = defineProgram<Data>({
         await exchange(d, world);
         relax(d);
         if (d.every > 0 && (iteration + 1) % d.every === 0 && world.rank === 0) console.log(`jacobi: iteration ${iteration + 1} on ${world.size} ranks`);
-        if (d.sleep > 0) await Bun.sleep(d.sleep);
+        await pause(d.sleep);
       },
       adapt: async (d, w) => {
         const W = width(d);

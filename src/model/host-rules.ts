@@ -61,6 +61,8 @@ const settingsSchema = z.strictObject({
   hysteresis: z.number().min(0).max(0.9).optional(),
   /** Seconds the rules must say a new state before the node takes it. */
   dwell: seconds(86_400).optional(),
+  /** Seconds between resends of an unchanged state whose inputs moved (listings show fresh inputs). */
+  refresh: z.number().min(0.1).max(86_400).optional(),
   /** The rules by input name; false removes a default rule (or, per node, the cluster's). */
   rules: z
     .record(z.string(), z.union([ruleSchema, z.literal(false)]))
@@ -87,6 +89,7 @@ export const WORKSTATION = {
   smoothing: 10,
   hysteresis: 0.2,
   dwell: 10,
+  refresh: 15,
   rules: {
     "cpu.other": { busy: 0.25, overloaded: 0.6 },
     "psi.mem": { busy: 20, overloaded: 50 },
@@ -107,6 +110,7 @@ export interface HostRules {
   interval: number;
   hysteresis: number;
   dwell: number;
+  refresh: number;
   rules: Rule[];
   expression: Expr;
   expressionText: string;
@@ -130,6 +134,7 @@ export function resolveHostRules(file: AgentConfig, name: string): HostRules | {
   let smoothing: number = WORKSTATION.smoothing;
   let hysteresis: number = WORKSTATION.hysteresis;
   let dwell: number = WORKSTATION.dwell;
+  let refresh: number = WORKSTATION.refresh;
   // Each rule with where it was set, for errors.
   let configs: Record<string, { r: RuleConfig; at: string }> = Object.fromEntries(Object.entries(WORKSTATION.rules).map(([k, r]) => [k, { r, at: "defaults" }]));
   let expression: { text: string; at: string } | undefined;
@@ -138,6 +143,7 @@ export function resolveHostRules(file: AgentConfig, name: string): HostRules | {
     smoothing = s.smoothing ?? smoothing;
     hysteresis = s.hysteresis ?? hysteresis;
     dwell = s.dwell ?? dwell;
+    refresh = s.refresh ?? refresh;
     // The cluster-wide list replaces the defaults; a node's entries replace or remove the cluster's one by one.
     if (s.rules && at === "hostStates") configs = {};
     for (const [k, r] of Object.entries(s.rules ?? {})) {
@@ -167,7 +173,7 @@ export function resolveHostRules(file: AgentConfig, name: string): HostRules | {
   if ("error" in parsed) return { error: `${expression?.at ?? "expression"}: ${parsed.error}` };
   for (const used of rulesOf(parsed))
     if (!rules.some((r) => r.name === used)) return { error: `${expression?.at ?? "expression"}: "${used}" is not one of this node's rules (${rules.map((r) => r.name).join(", ")})` };
-  return { interval, hysteresis, dwell, rules, expression: parsed, expressionText: text };
+  return { interval, hysteresis, dwell, refresh, rules, expression: parsed, expressionText: text };
 }
 
 /** Parses the config file's JSON text; the error names every bad field. */

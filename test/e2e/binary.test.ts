@@ -159,9 +159,12 @@ test("the README's elastic Jacobi with `bun jacobi.ts`, 2 -> 4 -> 2: the fixed-s
 }, 240_000);
 
 test("EPOP Cannon with `bun epop/cannon.ts`, 1 -> 4 -> 1: equal to the serial product", async () => {
-  const job = await background(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--sizes", "square", "bun", "epop/cannon.ts", "--n", "30", "--iters", "1000", "--sleep", "20"], /cannon: started/);
+  // Paced (1000 x 20 ms) until both resizes have landed (EBB_TEST_PACE, epop/args.ts), then at full speed.
+  const gate = join(node, "cannon-pace");
+  const job = await background(["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--sizes", "square", "--export", `ALL,EBB_TEST_PACE=${gate}`, "bun", "epop/cannon.ts", "--n", "30", "--iters", "1000", "--sleep", "20"], /cannon: started/);
   await resize(job.id, 4);
   await resize(job.id, 1);
+  writeFileSync(gate, "");
   const { code, out, err } = await job.finished();
   expect({ code, err }).toEqual({ code: 0, err: "" });
   expect(out).toContain("now 4 ranks (2x2, was 1)");

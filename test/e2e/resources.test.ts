@@ -173,7 +173,9 @@ test("an elastic job with a per-node shape grows onto a node that already runs a
   const small = await c.submit({ script: barrier(dir), nodelist: ["node02"], output: "small.out" });
   await c.waitJob(small, ["RUNNING"]);
   // One rank of one core per node; it starts on node01 (its nodelist), node02 holds the small job.
-  const job = await elasticRun(c, ["-N", "1", "-w", "node01", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--ntasks-per-node", "1", "-c", "1", "--", process.execPath, COUNTER, "400", "50"], /rank=0 status=new/);
+  // It counts for up to 20 s, and ends once the test has seen the grow (its --end file).
+  const end = join(dir, "end");
+  const job = await elasticRun(c, ["-N", "1", "-w", "node01", "--elastic", "--min-nodes", "1", "--max-nodes", "2", "--ntasks-per-node", "1", "-c", "1", "--", process.execPath, COUNTER, "400", "50", "--end", end], /rank=0 status=new/);
   const a = await c.resize(job.id, 2);
   expect({ state: a.state, message: a.message, added: a.added }).toEqual({ state: "COMMITTED", message: null, added: ["node02"] });
   const [grown, neighbour] = [await c.job(job.id), await c.job(small)];
@@ -183,6 +185,7 @@ test("an elastic job with a per-node shape grows onto a node that already runs a
   ]);
   expect(neighbour.state).toBe("RUNNING");
   expect(new Set([...coresOf(grown), ...coresOf(neighbour)]).size).toBe(3);
+  await Bun.write(end, "");
   const { out, code } = await job.finished;
   expect(code).toBe(0);
   expect(out).toContain("world size=2");

@@ -112,7 +112,9 @@ describe("a node that goes DOWN while a fault adaptation is open", () => {
   });
 
   test("joins it, as the launcher's own report would: 3 -> 1, the job completes", async () => {
-    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "500", "20"], /pid=\d+ rank=2/);
+    // It counts for up to 10 s, and ends once the fault adaptation has committed (its --end file).
+    const end = join(c.dir, "down-end");
+    const job = await elasticRun(c, ["-N", "3", "--elastic", "--min-nodes", "1", "--max-nodes", "3", "--", BUN, COUNTER, "500", "20", "--end", end], /pid=\d+ rank=2/);
     const nodes: string[] = (await c.job(job.id)).allocation;
     // The agent of allocation[1] stops (its links stay open: the launcher sees nothing, the
     // controller misses its heartbeats); the one of allocation[2] dies (the launcher reports it).
@@ -122,6 +124,7 @@ describe("a node that goes DOWN while a fault adaptation is open", () => {
     const dead = c.agents.get(nodes[2]!)!;
     dead.kill("SIGKILL");
     await dead.exited;
+    await waitFor("the fault adaptation to commit", async () => (await c.job(job.id)).adaptations[0]?.state === "COMMITTED", 60_000).finally(() => Bun.write(end, ""));
     const { out, err, code } = await job.finished;
     if (code !== 0) console.log(out, err, c.daemonLogs().slice(-5000));
     expect(code).toBe(0);

@@ -14,6 +14,14 @@ const EX = (name: string) => join(ROOT, "examples/epop", `${name}.ts`);
 
 const c = clusterForFile({ agents: 4 });
 
+/**
+ * `ebb run` flags that pace an example (its --sleep) until `name`'s gate exists (EBB_TEST_PACE,
+ * examples/epop/args.ts): slow while the test resizes it, at full speed once the test has.
+ */
+const gate = (name: string) => join(c.dir, `pace-${name}`);
+const paced = (name: string) => ["--export", `ALL,EBB_TEST_PACE=${gate(name)}`];
+const unpace = (name: string) => Bun.write(gate(name), "");
+
 describe("jacobi on EPOP", () => {
   test("the same checksum as the hand-written example, on 3 ranks and resized 2 -> 4 -> 1", async () => {
     const iters = ["--rows", "96", "--cols", "64", "--iters", "2000"];
@@ -24,8 +32,9 @@ describe("jacobi on EPOP", () => {
     expect(three.stderr).toBe("");
     expect(three.stdout).toContain(`ranks=3 ${want}`);
 
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("jacobi"), ...iters, "--sleep", "5", "--every", "20"], /iteration 20 on 2 ranks/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", ...paced("jacobi"), "--", BUN, EX("jacobi"), ...iters, "--sleep", "5", "--every", "20"], /iteration 20 on 2 ranks/);
     for (const n of [4, 1]) expect((await c.resize(job.id, n)).state).toBe("COMMITTED");
+    await unpace("jacobi");
     const { out, err, code } = await job.finished;
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -43,8 +52,9 @@ describe("cannon", () => {
       expect(r.stderr).toBe("");
       expect(r.stdout).toContain("cannon: check ok");
     }
-    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("cannon"), "--n", "30", "--iters", "1000", "--sleep", "20"], /cannon: started/);
+    const job = await elasticRun(c, ["-N", "1", "--elastic", "--min-nodes", "1", "--max-nodes", "4", ...paced("cannon"), "--", BUN, EX("cannon"), "--n", "30", "--iters", "1000", "--sleep", "20"], /cannon: started/);
     for (const n of [4, 1]) expect((await c.resize(job.id, n)).state).toBe("COMMITTED");
+    await unpace("cannon");
     const { out, err, code } = await job.finished;
     expect(err).toBe("");
     expect(code).toBe(0);
@@ -67,8 +77,9 @@ describe("gaussian elimination", () => {
       expect(r.stderr).toBe("");
       expect(r.stdout).toContain("ge: check ok");
     }
-    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", "--", BUN, EX("ge"), "--n", "300", "--block", "2", "--sleep", "40"], /ge: started/);
+    const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", ...paced("ge"), "--", BUN, EX("ge"), "--n", "300", "--block", "2", "--sleep", "40"], /ge: started/);
     for (const n of [3, 1]) expect((await c.resize(job.id, n)).state).toBe("COMMITTED");
+    await unpace("ge");
     const { out, err, code } = await job.finished;
     expect(err).toBe("");
     expect(code).toBe(0);

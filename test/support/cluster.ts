@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach } from "bun:test";
 import type { Subprocess } from "bun";
-import { mkdtempSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdirSync, mkdtempSync, existsSync, readdirSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
@@ -152,8 +152,10 @@ export class TestCluster {
 
   /** An agent as its own process; `flags` come after (and so override) the defaults. */
   startAgent(name: string, flags: string[] = []): Subprocess {
+    const stateDir = join(this.dir, "agents", name);
+    shareCfgCache(stateDir);
     const agent = this.spawn(
-      ["agent", "--controller", this.url, "--name", name, "--cpus", String(this.opts.cpus ?? 2), "--key-file", join(this.stateDir, "cluster.key"), "--state-dir", join(this.dir, "agents", name), ...flags],
+      ["agent", "--controller", this.url, "--name", name, "--cpus", String(this.opts.cpus ?? 2), "--key-file", join(this.stateDir, "cluster.key"), "--state-dir", stateDir, ...flags],
       `agent-${name}-${Date.now()}`,
       this.opts.agentEnv,
     );
@@ -246,6 +248,19 @@ export class TestCluster {
     await this.controller?.exited;
     if (!process.env.EBB_KEEP_TEST_DIRS) rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * An agent builds the CFG library (roles/agent/cfg-lib.ts) with mpicc at its node's first MPI step
+ * and caches it in STATE_DIR/cfg, by a hash of the source and of mpicc: the test agents' cfg is
+ * one directory for every cluster of this user, so the library is built once per run (not once per
+ * agent of every cluster, each build one more mpicc at a step's start on two shared cores).
+ */
+function shareCfgCache(stateDir: string): void {
+  const shared = join(tmpdir(), `ebb-cfg-cache-${process.getuid?.() ?? "user"}`);
+  mkdirSync(shared, { recursive: true });
+  mkdirSync(stateDir, { recursive: true });
+  if (!existsSync(join(stateDir, "cfg"))) symlinkSync(shared, join(stateDir, "cfg"));
 }
 
 export async function startCluster(opts: ClusterOptions): Promise<TestCluster> {

@@ -27,8 +27,8 @@ export const CPU_OVERLOADED = 0.005;
 export interface HostRulesOptions {
   nodes: string[];
   controllerArgs?: string[];
-  /** The agents' sampling: seconds between samples, smoothing and dwell. */
-  hostStates: { interval: number; smoothing: number; dwell: number };
+  /** The agents' sampling: seconds between samples, smoothing, dwell, and between resends of moved inputs (refresh). */
+  hostStates: { interval: number; smoothing: number; dwell: number; refresh?: number };
   /** The command rules each node has besides cpu.other. */
   flags?: (node: string) => FlagLevel[];
 }

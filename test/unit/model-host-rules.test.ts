@@ -135,17 +135,17 @@ describe("the config file", () => {
   test("hostStates {} is a shared workstation's defaults", () => {
     const r = rulesOf({ hostStates: {} });
     expect(r.rules.map((x) => x.name)).toEqual(["cpu.other", "psi.mem", "users"]);
-    expect(r).toMatchObject({ interval: 1, hysteresis: 0.2, dwell: 10, expressionText: "max(cpu.other, psi.mem, users)" });
+    expect(r).toMatchObject({ interval: 1, hysteresis: 0.2, dwell: 10, refresh: 15, expressionText: "max(cpu.other, psi.mem, users)" });
     expect(r.rules.find((x) => x.name === "users")!.smoothing).toBe(0);
     expect(r.rules.find((x) => x.name === "cpu.other")!.smoothing).toBe(10);
   });
   test("per node: a hostlist's entries replace or remove the cluster's rules one by one", () => {
     const file: AgentConfig = {
       hostStates: { rules: { "cpu.other": { busy: 0.3 }, users: { busy: 1 } }, dwell: 20 },
-      nodes: { "ws[01-02]": { hostStates: { dwell: 5, rules: { users: false, "cmd.owner": { run: ["/usr/local/bin/owner-here"], owner: 1 } } } } },
+      nodes: { "ws[01-02]": { hostStates: { dwell: 5, refresh: 1, rules: { users: false, "cmd.owner": { run: ["/usr/local/bin/owner-here"], owner: 1 } } } } },
     };
     const ws = rulesOf(file, "ws02");
-    expect(ws.dwell).toBe(5);
+    expect([ws.dwell, ws.refresh]).toEqual([5, 1]);
     expect(ws.rules.map((x) => x.name)).toEqual(["cpu.other", "cmd.owner"]);
     expect(ws.rules[1]!.command).toEqual({ run: ["/usr/local/bin/owner-here"], timeout: 5, every: 10, user: "nobody" });
     expect(rulesOf(file, "ws03").rules.map((x) => x.name)).toEqual(["cpu.other", "users"]);
@@ -155,6 +155,7 @@ describe("the config file", () => {
     expect(err({ hostStates: { rules: { "cpu.other": {} } } })).toContain("hostStates.rules.cpu.other: give at least one threshold");
     expect(err({ hostStates: { rules: { "disk.full": { busy: 1 } } } })).toContain("hostStates.rules.disk.full: not an input; inputs are cpu.other, load1");
     expect(err({ hostStates: { interval: 0 } })).toContain("hostStates.interval:");
+    expect(err({ hostStates: { refresh: 0 } })).toContain("hostStates.refresh:");
     expect(err({ hostStates: { colour: 1 } })).toContain('Unrecognized key: "colour"');
     expect(err({ hostStates: { rules: { "cmd.x": { busy: 1 } } } })).toBe('hostStates.rules.cmd.x.run: a command rule needs the command to run, e.g. "run": ["/usr/local/bin/check"]');
     expect(err({ hostStates: { rules: { users: { busy: 1, cgroup: "user.slice" } } } })).toBe("hostStates.rules.users.cgroup: only cpu.other reads a cgroup");

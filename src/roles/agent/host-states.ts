@@ -1,8 +1,8 @@
 /**
  * The node's host state (domain/host-state.ts): every `interval` the agent samples what its rules
  * read (host-sample.ts, host-command.ts) and judges it (model/host-judge.ts). The controller hears
- * the state when it changes, once after each hello, and every 15 s while its inputs move (so
- * listings show fresh inputs). Without rules the node is free, and says so once per hello.
+ * the state when it changes, once after each hello, and every `refresh` s (15) while its inputs
+ * move (so listings show fresh inputs). Without rules the node is free, and says so once per hello.
  */
 import { existsSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +14,6 @@ import { HostCommand } from "./host-command.ts";
 import { HostSampler, type SampleSources } from "./host-sample.ts";
 
 const log = logger("agent");
-const REFRESH_MS = 15_000;
 
 export class HostStates {
   private judgement: Judgement;
@@ -68,7 +67,7 @@ export class HostStates {
     if (h.state !== before) {
       log.info(`host state ${before} -> ${h.state}${h.rule ? `: ${h.rule}` : ""}`, { inputs: h.inputs });
       this.push();
-    } else if (this.lastSent && nowMs - this.lastSent.at >= REFRESH_MS && JSON.stringify(h.inputs) !== this.lastSent.inputs) this.push();
+    } else if (this.lastSent && nowMs - this.lastSent.at >= this.rules!.refresh * 1000 && JSON.stringify(h.inputs) !== this.lastSent.inputs) this.push();
   }
 
   private push(): void {

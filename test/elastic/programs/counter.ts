@@ -1,10 +1,14 @@
 // An elastic loop: every iteration probes, then allreduces. Prints each world it joins and ends in.
 // argv: iterations, sleep ms per iteration, and "fail-joining" to have ranks a grow starts exit 3
-// at once (a joining step that fails). A member's failure: the fault window, then on with the survivors.
+// at once (a joining step that fails); "--end FILE": the ranks end together, before the
+// iterations are done, once FILE exists (a test done with the run ends it rather than wait for it).
+// A member's failure: the fault window, then on with the survivors.
+import { existsSync } from "node:fs";
 import { adaptBegin, adaptCommit, CommError, finalizeAdapt, initAdapt, probeAdapt } from "../../../src/comm/index.ts";
 
 const iterations = Number(process.argv[2] ?? 100);
 const pause = Number(process.argv[3] ?? 5);
+const endFile = process.argv.includes("--end") ? process.argv[process.argv.indexOf("--end") + 1] : undefined;
 let { world, status } = await initAdapt();
 let i = 0;
 console.log(`pid=${process.pid} rank=${world.rank} status=${status}`);
@@ -32,6 +36,7 @@ while (i < iterations) {
     if ((await probeAdapt()).pending) await adapt();
     const sum = await world.allreduce(1, "sum");
     if (sum !== world.size) throw new Error(`allreduce gave ${sum} on a world of ${world.size}`);
+    if (endFile !== undefined && (await world.allreduce(existsSync(endFile) ? 1 : 0, "max")) === 1) break;
   } catch (e) {
     if (!isFault(e) || !(await probeAdapt()).fault) throw e;
     // The fault window; one that a further failure supersedes is followed by another.
