@@ -202,7 +202,7 @@ export class Transport implements KeepAlive {
   private identifyWaiters: (() => void)[] = [];
   private readonly counters = { connects: 0, accepts: 0, direct: 0 };
   private readonly rings: RingLinks;
-  private constructor(opts: TransportOptions) {
+  private constructor(opts: TransportOptions, listen = true) {
     this.id = newId();
     this.node = opts.node;
     const dir = opts.runDir ?? process.env.EBB_COMM_DIR ?? process.env.XDG_RUNTIME_DIR ?? tmpDir();
@@ -210,18 +210,22 @@ export class Transport implements KeepAlive {
     if (Buffer.byteLength(this.unixPath) > 107) {
       throw new CommError("COMM_SETUP", `ebb/comm: Unix socket path too long (${this.unixPath}); set EBB_COMM_DIR to a short directory`);
     }
-    const unix = listenUnix(this.unixPath, dir, this.acceptHandlers(false));
-    const tcp = Bun.listen<Conn | undefined>({
-      hostname: opts.bindHost ?? "0.0.0.0",
-      port: 0,
-      socket: this.acceptHandlers(true),
-      data: undefined,
-    });
-    unix.unref();
-    tcp.unref();
-    this.listeners.push(unix, tcp);
+    let port = 0;
+    if (listen) {
+      const unix = listenUnix(this.unixPath, dir, this.acceptHandlers(false));
+      const tcp = Bun.listen<Conn | undefined>({
+        hostname: opts.bindHost ?? "0.0.0.0",
+        port: 0,
+        socket: this.acceptHandlers(true),
+        data: undefined,
+      });
+      unix.unref();
+      tcp.unref();
+      this.listeners.push(unix, tcp);
+      port = tcp.port;
+    }
     const host = opts.host ?? process.env.EBB_COMM_HOST ?? process.env.EBB_NODE_HOST ?? firstExternalIPv4();
-    this.card = { id: this.id, node: opts.node, unix: this.unixPath, tcp: formatHostPort({ host, port: tcp.port }) };
+    this.card = { id: this.id, node: opts.node, unix: this.unixPath, tcp: formatHostPort({ host, port }) };
     this.cardText = JSON.stringify(this.card);
     this.loop = new FrameParser((h, body) => this.route(h, body, this.id));
     this.rings = new RingLinks(
@@ -261,6 +265,15 @@ export class Transport implements KeepAlive {
   /** Opens the listeners. The card is ready to publish as soon as this returns. */
   static open(opts: TransportOptions): Transport {
     return new Transport(opts);
+  }
+
+  /**
+   * All that open() does but listen: no socket, no port, no file; nobody can reach it, and its card
+   * (port 0) leads nowhere. For a warm rank's warm-up only (roles/warm-prewarm.ts), which runs a
+   * rank's start-up code before any rank is known so that the rank finds it compiled.
+   */
+  static unlistened(opts: TransportOptions): Transport {
+    return new Transport(opts, false);
   }
 
   // ---- keep the process alive while something waits on the network ----

@@ -1,8 +1,9 @@
 /**
  * Runs a rank's PMI wire-up once, in this process, against a stand-in PMI server on the other end of
  * a socketpair: the PMI client's connection over an inherited descriptor (as `PMI_FD`), its
- * handshake, put, fence, gets and ebb's extension commands, and the business-card parser; and it
- * makes (and drops) a CFG loop detector, as every rank's initAdapt does. A warm rank (roles/warm-rank.ts) calls it while it waits for a claim, so that the rank it becomes finds
+ * handshake, put, fence, gets and ebb's extension commands, and the business-card parser; it
+ * makes (and drops) a CFG loop detector, as every rank's initAdapt does, and a transport that does
+ * not listen, worlds and an intercommunicator over it (`worlds`). A warm rank (roles/warm-rank.ts) calls it while it waits for a claim, so that the rank it becomes finds
  * that code compiled: JavaScriptCore compiles a function at its first call, and cold, a joining
  * rank's PMI handshake alone took ~4.7 ms of CPU (0.1-0.3 ms warm), on the cores a grow's other
  * ranks wait for. Nothing leaves the process: the socketpair is anonymous and closed after, no
@@ -14,8 +15,11 @@ import { libcSymbols } from "../util/libc.ts";
 import { PmiClient } from "../pmi/client.ts";
 import { bunConnect } from "../pmi/bun-socket.ts";
 import { formatV1 } from "../pmi/v1.ts";
-import { parseCard } from "../comm/world.ts";
+import { createWorld, parseCard } from "../comm/world.ts";
+import { Transport } from "../comm/transport.ts";
+import { contextOf, Intercomm } from "../comm/comm.ts";
 import { Detector } from "../cfg/detector.ts";
+import { createHash } from "node:crypto";
 
 const CARD = JSON.stringify({ id: "prewarm", node: "prewarm", unix: "/nonexistent/ebbc-prewarm.sock", tcp: "127.0.0.1:1" });
 
@@ -71,6 +75,22 @@ function standIn(fd: number): Promise<Bun.Socket<undefined>> {
   return bunConnect({ fd }, socket);
 }
 
+/**
+ * A rank's transport (without its listeners: nothing can reach this process), a world of 8 over it
+ * and a window's intercommunicator, as initAdapt and adaptBegin build them; and the job token's
+ * digest each HELLO carries. Cold, these cost a joining rank ~2 ms of CPU on the cores its grow waits for.
+ */
+async function worlds(): Promise<void> {
+  createHash("sha256").update("ebb/comm hello\0prewarm").digest("hex");
+  const t = Transport.unlistened({ node: "prewarm", host: "127.0.0.1", runDir: "/nonexistent" });
+  const cards = [t.card, ...Array.from({ length: 7 }, (_, i) => parseCard(JSON.stringify({ id: `prewarm.${i}`, node: `prewarm${i % 2}`, unix: `/nonexistent/ebbc-${i}.sock`, tcp: "127.0.0.1:1" })))];
+  const world = createWorld(t, cards, { generation: 1 });
+  const next = createWorld(t, cards, { generation: 2 });
+  const intercomm = new Intercomm(t, { ctx: contextOf(2, 1), rank: 0, local: cards.slice(0, 4), remote: cards.slice(4), name: "adapt-intercomm", parent: world });
+  for (const c of [intercomm, world, next]) c.invalidate("warm-up");
+  await t.close();
+}
+
 /** A warm-up that takes longer than this fails: the warm rank then ends (its pool starts another, or ranks start cold). */
 const LIMIT_MS = 5_000;
 
@@ -94,6 +114,7 @@ export async function prewarm(): Promise<void> {
     new Detector({ interval: 60e9, start: 0 });
     pmi.close();
     agent.end();
+    await worlds();
   };
   try {
     await Promise.race([run(), new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`it took longer than ${LIMIT_MS} ms`)), LIMIT_MS)))]);
