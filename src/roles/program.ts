@@ -30,7 +30,8 @@ export const isFile = (path: string): boolean => {
 
 let registered = false;
 
-function registerEmbedded(): void {
+/** Maps `ebb/comm` and `ebb/epop` to this ebb's copies (once); a warm rank does it before any claim: nothing in it is a job's. */
+export function registerEmbedded(): void {
   if (registered) return;
   registered = true;
   Bun.plugin({
