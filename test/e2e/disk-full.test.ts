@@ -82,7 +82,7 @@ test("on a full disk writes answer 503 with the reason, reads work, running jobs
 
   // Every route the OpenAPI document says may answer 503 does, with the reason; nothing of it is done.
   const doc = (await c.api("GET", "/v1/openapi.json")).json;
-  const bodies: Record<string, unknown> = { "POST /v1/jobs": { argv: ["true"], cwd: c.dir }, "POST /v1/jobs/{id}/steps": { argv: ["true"], cwd: c.dir, envDigest: "0".repeat(64) }, "POST /v1/tokens": { user: "disk" }, "POST /v1/nodes/{name}/drain": { reason: "disk" } };
+  const bodies: Record<string, unknown> = { "POST /v1/jobs": { argv: ["true"], cwd: c.dir }, "POST /v1/jobs/{id}/steps": { argv: ["true"], cwd: c.dir, envDigest: "0".repeat(64) }, "POST /v1/tokens": { user: "disk" }, "POST /v1/nodes/{name}/drain": { reason: "disk" }, "POST /v1/jobs/{id}/signal": { signal: "SIGUSR1" } };
   // A resize needs a running elastic job with its elastic step: not this test's (its write is guarded like the others).
   const skip = ["POST /v1/jobs/{id}/resize"];
   let tried = 0;

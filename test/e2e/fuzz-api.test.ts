@@ -335,6 +335,7 @@ const ROUTES: Record<string, RouteFuzz> = {
   "delete /v1/jobs/{id}": jobRoute("", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/hold": jobRoute("/hold", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/release": jobRoute("/release", true, (j) => [j.id, ...j.jobs]),
+  "post /v1/jobs/{id}/signal": jobRoute("/signal", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/resize": jobRoute("/resize", false, (j) => [j.id]),
   "post /v1/jobs/{id}/steps": jobRoute("/steps", false, (j) => [j.jobId]),
   "get /v1/plans": { admin: 0, path: fixed("/v1/plans") },
@@ -554,7 +555,7 @@ test("neither user, nor a job of theirs, reads the other's environment, command,
           const filled = path.includes("{id}") ? theirs.map((id) => path.replace("{id}", String(id))) : path.includes("{name}") ? NODES.map((n) => path.replace("{name}", n)) : [path];
           for (const p of filled) {
             const query = p === "/v1/usage" ? "?since=2000-01-01T00:00:00Z" : p === "/v1/plans" ? `?job=${them.running}` : p === "/v1/jobs" ? `?id=${theirs.slice(0, 6).join(",")}` : "";
-            const body = method === "get" ? undefined : p.endsWith("/steps") ? JSON.stringify({ argv: ["true"], cwd: "/", envDigest: "0".repeat(64) }) : p.endsWith("/resize") ? '{"nodes":1}' : p === "/v1/tokens" ? `{"user":"${user}"}` : p.startsWith("/v1/jobs") && !p.includes("/", 9) ? '{"argv":["true"],"hold":true,"output":"/dev/null"}' : undefined;
+            const body = method === "get" ? undefined : p.endsWith("/steps") ? JSON.stringify({ argv: ["true"], cwd: "/", envDigest: "0".repeat(64) }) : p.endsWith("/resize") ? '{"nodes":1}' : p.endsWith("/signal") ? '{"signal":"SIGKILL"}' : p === "/v1/tokens" ? `{"user":"${user}"}` : p.startsWith("/v1/jobs") && !p.includes("/", 9) ? '{"argv":["true"],"hold":true,"output":"/dev/null"}' : undefined;
             const a = await send({ actor: { kind: "invalid", token }, method: method.toUpperCase(), path: p + query, body });
             read.push({ what: `${method} ${p}${query} -> ${a.status}`, text: a.text });
           }

@@ -854,10 +854,14 @@ export class Jobs {
       return job && job.row.state !== "PENDING" && job.nodes.length > 0 ? [job] : [];
     });
     if (running.length === 0) throw conflict("job_not_running", `job ${id} is ${this.targets(id, opts.task).at(-1)!.state}; only a running job can be signalled`);
+    // Recorded first, all in one write: a store that takes no writes (a full disk) refuses the request before any signal is sent.
+    const what = `${signal} sent to ${to === "steps" ? "its steps" : to === "batch" ? "the batch shell" : "the batch shell and its steps"} (scancel --signal)`;
+    this.ledger.commit(() => {
+      for (const job of running) this.store.addEvent(job.row.id, now, "signal", what);
+    });
     for (const job of running) {
       if (to !== "steps" && job.row.kind === "batch") this.effects.toAgent(job.nodes[0]!, { t: "job.signal", jobId: job.row.id, signal, batchOnly: true });
       if (to !== "batch") for (const node of job.nodes) this.effects.toAgent(node, { t: "job.signal", jobId: job.row.id, signal, batchOnly: false });
-      this.store.addEvent(job.row.id, now, "signal", `${signal} sent to ${to === "steps" ? "its steps" : to === "batch" ? "the batch shell" : "the batch shell and its steps"} (scancel --signal)`);
     }
     return running.map((j) => j.row.id);
   }
