@@ -19,6 +19,7 @@
 import { FFIType, read } from "bun:ffi";
 import { statSync, type Stats } from "node:fs";
 import { join } from "node:path";
+import { getSystemErrorName } from "node:util";
 import { libcSymbols } from "../util/libc.ts";
 import { asUser, type Identity } from "./identity.ts";
 import { RLIMIT_NPROC, USER_PROCS } from "./user-procs.ts";
@@ -59,10 +60,8 @@ function lib(): Libc | null {
 }
 
 const cString = (s: string) => new TextEncoder().encode(`${s}\0`);
-const errnoName: Record<number, string> = { 1: "EPERM", 2: "ENOENT", 13: "EACCES", 20: "ENOTDIR", 40: "ELOOP", 36: "ENAMETOOLONG" };
-
 function errnoError(errno: number, what: string, path: string): NodeJS.ErrnoException {
-  const code = errnoName[errno] ?? `errno ${errno}`;
+  const code = getSystemErrorName(-errno);
   return Object.assign(new Error(`${code}: ${what} '${path}'`), { code, errno, syscall: what, path });
 }
 

@@ -100,10 +100,11 @@ export interface RunAs {
 /**
  * Whether the spawn may drop to `id` by itself (Bun.spawn's uid and gid: setgid, setuid, and no
  * supplementary groups, before the exec), one exec fewer than setpriv and half a user's process
- * start: only for a user with no group but their own (spawn sets none), and only when nothing runs
- * as root before the user's first process (`spawnDrops`: no shell joining cgroups first).
+ * start: only for a user with no group but their own (spawn sets none). The caller says too whether
+ * nothing runs as root before the user's first process (runAs's `spawnDrops`: no shell joining
+ * cgroups first).
  */
-export const dropsBySpawn = (id: Identity, spawnDrops: boolean): boolean => spawnDrops && id.groups.every((g) => g === id.gid);
+export const dropsBySpawn = (id: Identity): boolean => id.groups.every((g) => g === id.gid);
 
 /**
  * How a root agent starts `argv` as `id` in `cwd` with the job's environment `env`: setpriv, run
@@ -124,7 +125,7 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
   const program = others.length > 0 ? [systemTool("env"), ...others, ...argv] : argv;
   const stdin = new TextEncoder().encode(exports.join(""));
   const script = takeEnvAndEnter(stdinFrom);
-  if (dropsBySpawn(id, spawnDrops)) return { argv: ["/bin/sh", "-c", script, cwd, ...program], env: { PATH: SYSTEM_PATH }, stdin, ids: { uid: id.uid, gid: id.gid } };
+  if (spawnDrops && dropsBySpawn(id)) return { argv: ["/bin/sh", "-c", script, cwd, ...program], env: { PATH: SYSTEM_PATH }, stdin, ids: { uid: id.uid, gid: id.gid } };
   return { argv: setpriv(id, script, cwd, program), env: { PATH: SYSTEM_PATH }, stdin };
 }
 

@@ -156,7 +156,7 @@ export class ProcessTable {
    * groups the spawn would drop, or the thread has no fs of its own).
    */
   private startDirect(id: Identity, argv: readonly string[], opts: SpawnOptions, cgroup: string | undefined, fenced: boolean | undefined): (() => Subprocess) | undefined {
-    if (!dropsBySpawn(id, true)) return undefined;
+    if (!dropsBySpawn(id)) return undefined;
     const { [UMASK_VAR]: _, ...env } = opts.env;
     const drop = directDrop(id, opts.cwd, argv, env, umaskOf(opts.env));
     if (!drop) return undefined;
