@@ -71,9 +71,6 @@ export class LocalSlurm {
         "SchedulerType=sched/builtin",
         "MpiDefault=none",
         "ReturnToService=2",
-        // Ended jobs are never purged, so `sbatch --wait` polls every 2 s (it backs off to 8 s and
-        // then 32 s only while its sleep is under half of MinJobAge, lest the job be purged unseen).
-        "MinJobAge=0",
         "JobAcctGatherType=jobacct_gather/none",
         "AccountingStorageType=accounting_storage/none",
         "JobCompType=jobcomp/none",
