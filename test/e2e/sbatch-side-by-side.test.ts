@@ -71,14 +71,9 @@ interface Run {
  * task): sbatch --wait may return while the job is still COMPLETING, which is no end state.
  */
 async function slurmState(id: number): Promise<string> {
-  // A job id slurmctld denies knowing is asked again for up to 10 s (seen once in CI, under load, right after sbatch --wait returned).
-  for (let unknown = 0; ; ) {
+  for (;;) {
     const r = Bun.spawnSync(["scontrol", "show", "job", String(id)], { env: slurm.env });
     const state = /JobState=(\S+)/.exec(r.stdout.toString())?.[1];
-    if (state === undefined && ++unknown < 50) {
-      await Bun.sleep(200);
-      continue;
-    }
     if (state !== "COMPLETING") return state ?? `unknown (${r.stderr.toString().trim()})`;
     await Bun.sleep(200);
   }
