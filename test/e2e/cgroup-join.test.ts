@@ -9,7 +9,7 @@
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { JoinReport } from "../support/cgroup-join-thread.ts";
+import type { HelperReport, JoinReport } from "../support/cgroup-join-thread.ts";
 
 const v1 = /^\d+:\S*cpuset\S*:/m.test(readFileSync("/proc/self/cgroup", "utf8")) && /^\d+:\S*memory\S*:/m.test(readFileSync("/proc/self/cgroup", "utf8"));
 
@@ -31,4 +31,17 @@ test.skipIf(!v1 || process.getuid!() !== 0)("from a worker thread, a job's proce
   expect(report.threadAfter).not.toContain("job-");
   expect(report.inside.tasks).toContain(report.inside.tid);
   expect(report.inside.jobGrewMiB).toBeLessThan(4);
+});
+
+test.skipIf(!v1 || process.getuid!() !== 0)("a thread started while the agent's thread stands in a job's v1 cgroups (as the runtime starts its JIT and GC helpers) is taken back when the job leaves, and the job's cgroups are removed", async () => {
+  const worker = new Worker(new URL("../support/cgroup-join-thread.ts", import.meta.url).href);
+  const report = await new Promise<HelperReport>((resolve, reject) => {
+    worker.onmessage = ({ data }) => resolve(data as HelperReport);
+    worker.onerror = (e) => reject(new Error(e.message));
+    worker.postMessage({ name: "join-helper", helper: true });
+  });
+  worker.terminate();
+  expect(report.helperInside).toContain(`/ebb-agent-join-helper-${process.pid}/job-3`);
+  expect(report.helperAfter).not.toContain("job-");
+  expect(report.jobDirsLeft).toBe(false);
 });
