@@ -4,7 +4,8 @@
  * first, and the agent's thread is back in its own cgroups and on its own CPUs afterwards. While the
  * thread is inside, the memory the agent touches is not charged to the job: the kernel charges a
  * process's page faults to its main thread's memory cgroup. (A main thread inside was charged, and
- * with the job at its limit the OOM killer picked the agent.) Needs root and cgroup v1 cpuset and memory hierarchies (the agent uses
+ * with the job at its limit the OOM killer picked the agent.) A thread started meanwhile (the
+ * runtime's JIT and GC helpers start on demand) is taken back when the job leaves. Needs root and cgroup v1 cpuset and memory hierarchies (the agent uses
  * v1 only where v2 lacks those controllers).
  */
 import { expect, test } from "bun:test";

@@ -2,7 +2,8 @@
  * For test/e2e/cgroup-join.test.ts: an agent's Containment and ProcessTable on a thread that is
  * not the process's main thread, as `ebb agent` runs them (agent-thread.ts). It starts processes
  * of a job and answers what the test asks: their cgroups, this thread's own before and after, and
- * what the job's memory cgroup lists while the thread is inside it.
+ * what the job's memory cgroup lists while the thread is inside it; and where a thread started
+ * while it stands in a job's cgroups is, then and once the job left (`helperScenario`).
  */
 import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
