@@ -4,12 +4,13 @@
  * first, and the agent's thread is back in its own cgroups and on its own CPUs afterwards. While the
  * thread is inside, the memory the agent touches is not charged to the job: the kernel charges a
  * process's page faults to its main thread's memory cgroup. (A main thread inside was charged, and
- * with the job at its limit the OOM killer picked the agent.) Needs root and cgroup v1 cpuset and memory hierarchies (the agent uses
+ * with the job at its limit the OOM killer picked the agent.) A thread started meanwhile (the
+ * runtime's JIT and GC helpers start on demand) is taken back when the job leaves. Needs root and cgroup v1 cpuset and memory hierarchies (the agent uses
  * v1 only where v2 lacks those controllers).
  */
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
-import type { JoinReport } from "../support/cgroup-join-thread.ts";
+import type { HelperReport, JoinReport } from "../support/cgroup-join-thread.ts";
 
 const v1 = /^\d+:\S*cpuset\S*:/m.test(readFileSync("/proc/self/cgroup", "utf8")) && /^\d+:\S*memory\S*:/m.test(readFileSync("/proc/self/cgroup", "utf8"));
 
@@ -31,4 +32,17 @@ test.skipIf(!v1 || process.getuid!() !== 0)("from a worker thread, a job's proce
   expect(report.threadAfter).not.toContain("job-");
   expect(report.inside.tasks).toContain(report.inside.tid);
   expect(report.inside.jobGrewMiB).toBeLessThan(4);
+});
+
+test.skipIf(!v1 || process.getuid!() !== 0)("a thread started while the agent's thread stands in a job's v1 cgroups (as the runtime starts its JIT and GC helpers) is taken back when the job leaves, and the job's cgroups are removed", async () => {
+  const worker = new Worker(new URL("../support/cgroup-join-thread.ts", import.meta.url).href);
+  const report = await new Promise<HelperReport>((resolve, reject) => {
+    worker.onmessage = ({ data }) => resolve(data as HelperReport);
+    worker.onerror = (e) => reject(new Error(e.message));
+    worker.postMessage({ name: "join-helper", helper: true });
+  });
+  worker.terminate();
+  expect(report.helperInside).toContain(`/ebb-agent-join-helper-${process.pid}/job-3`);
+  expect(report.helperAfter).not.toContain("job-");
+  expect(report.jobDirsLeft).toBe(false);
 });

@@ -2,9 +2,10 @@
  * For test/e2e/cgroup-join.test.ts: an agent's Containment and ProcessTable on a thread that is
  * not the process's main thread, as `ebb agent` runs them (agent-thread.ts). It starts processes
  * of a job and answers what the test asks: their cgroups, this thread's own before and after, and
- * what the job's memory cgroup lists while the thread is inside it.
+ * what the job's memory cgroup lists while the thread is inside it; and where a thread started
+ * while it stands in a job's cgroups is, then and once the job left (`helperScenario`).
  */
-import { mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Containment } from "../../src/roles/agent/containment.ts";
@@ -22,6 +23,14 @@ export interface JoinReport {
   rankCpus: { whole: string; slice: string };
   /** With this thread inside job 1's cgroups: its id, the job's memory cgroup's tasks, and by how much the job's memory use grew while this thread touched 16 MiB of its own. */
   inside: { tid: number; tasks: number[]; jobGrewMiB: number };
+}
+
+export interface HelperReport {
+  /** A thread started while this one stood in job 3's cgroups (as the runtime starts its JIT and GC helpers): its v1 cgroups then, and once the job left. */
+  helperInside: string;
+  helperAfter: string;
+  /** Whether job 3's v1 cgroups are still there once the job left. */
+  jobDirsLeft: boolean;
 }
 
 /** Where the v1 hierarchy of `controller` is mounted. */
@@ -72,5 +81,44 @@ export async function scenario(name: string): Promise<JoinReport> {
   }
 }
 
+/** A thread that says its id, then waits until it is ended. */
+function startIdleThread(): { worker: Worker; tid: Promise<number> } {
+  const worker = new Worker(import.meta.url);
+  const tid = new Promise<number>((resolve) => (worker.onmessage = ({ data }) => resolve(data as number)));
+  worker.postMessage({ tid: true });
+  return { worker, tid };
+}
+
+const threadCgroups = (tid: number) => v1Lines(readFileSync(`/proc/self/task/${tid}/cgroup`, "utf8")).join(" ");
+
+/** A thread started while this one is inside a job's cgroups stays there; the job's removal takes it back. */
+export async function helperScenario(name: string): Promise<HelperReport> {
+  const dir = mkdtempSync(join(tmpdir(), "ebb-cgroup-join-"));
+  const record = join(dir, "groups");
+  const containment = new Containment(name, record);
+  const procs = new ProcessTable(new GroupLog(record), () => {}, containment);
+  let helper: ReturnType<typeof startIdleThread> | undefined;
+  try {
+    containment.setLimits(3, { cpus: [0], memMiB: 64 });
+    const p = procs.spawn(3, ["true"], { cwd: dir, env: { PATH: process.env.PATH! }, stdio: ["ignore", "ignore"], cpus: [0] });
+    helper = containment.fromInside(3, undefined, startIdleThread);
+    const tid = await helper.tid;
+    const helperInside = threadCgroups(tid);
+    await p.exited;
+    containment.forgetJob(3);
+    const jobDirs = v1Lines(helperInside).map((l) => join(v1Mount(l.split(":")[1]!), l.split(":")[2]!));
+    return { helperInside, helperAfter: threadCgroups(tid), jobDirsLeft: jobDirs.some((d) => existsSync(d)) };
+  } finally {
+    helper?.worker.terminate();
+    procs.killAll();
+    await containment.ended;
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 declare const self: Worker;
-if (!Bun.isMainThread) self.onmessage = async ({ data }: MessageEvent<{ name: string }>) => self.postMessage(await scenario(data.name));
+if (!Bun.isMainThread)
+  self.onmessage = async ({ data }: MessageEvent<{ name?: string; helper?: boolean; tid?: boolean }>) => {
+    if (data.tid) return self.postMessage(Number(/\/task\/(\d+)$/.exec(readlinkSync("/proc/thread-self"))![1]));
+    self.postMessage(data.helper ? await helperScenario(data.name!) : await scenario(data.name!));
+  };

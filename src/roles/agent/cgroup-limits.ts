@@ -181,6 +181,31 @@ function v1Base(controller: Controller, leaf: string, unbalanced: boolean): stri
   }
 }
 
+/** rmdir; the errno code when it fails (EBUSY: a task is still in it). */
+function removeDir(dir: string): string | undefined {
+  try {
+    rmdirSync(dir);
+    return undefined;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code ?? "EIO";
+  }
+}
+
+/**
+ * Moves every thread of this process found in the v1 cgroup `dir` back into `back` (the
+ * process's own `tasks`); true if there was one. A thread inherits the cgroups of the thread that
+ * starts it, and the runtime starts its helpers (JIT compilers, GC helpers) on demand from
+ * whichever thread needs one, so one may start while the agent's thread stands in a job's
+ * cgroups (containment.ts `fromInside`): seen with JSC's JITWorker, about once in 10,000 spawns
+ * from a worker thread. Left there, it kept the job's cgroups from being removed (and ran on the
+ * job's CPUs) until the agent stopped.
+ */
+function takeBackOwnThreads(dir: string, back: string): boolean {
+  const ours = (read(join(dir, "tasks")) ?? "").split("\n").filter((tid) => tid && existsSync(`/proc/self/task/${tid}`));
+  for (const tid of ours) put(back, tid);
+  return ours.length > 0;
+}
+
 export class CgroupLimits {
   /** Controllers the job cgroups under the v2 base have. */
   private readonly v2: Controller[];
@@ -363,11 +388,7 @@ export class CgroupLimits {
     for (const [controller, base] of this.v1) {
       const dir = join(base, `job-${jobId}`);
       if (controller === "cpuset" && cpus !== undefined && this.spareCpusets.length < MAX_SPARE_CPUSETS && this.keepAsSpare(base, dir, cpus)) continue;
-      try {
-        rmdirSync(dir);
-      } catch {
-        /* not empty yet, or gone */
-      }
+      if (removeDir(dir) === "EBUSY" && takeBackOwnThreads(dir, join(base, "..", "tasks"))) removeDir(dir);
     }
   }
 
