@@ -27,7 +27,8 @@ import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { formatIndexList } from "../../domain/index-list.ts";
 import { Sentinel } from "./sentinel.ts";
-import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
+import { sweepStaleCgroups } from "./cgroup-sweep.ts";
+import { CgroupLimits, CONTROLLERS, SELF_LEAF, v1Own, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
 import { DeviceFence, type Device } from "./device-fence.ts";
 
@@ -117,7 +118,9 @@ export class Containment {
 
   /** `sentinel`: one shared with the other agents of this process (`ebb up`'s); default: its own. */
   constructor(name: string, recordPath: string, sentinel?: Sentinel) {
-    const leaf = Containment.leafName(name);
+    const safeName = name.replace(/[^A-Za-z0-9._-]/g, "_");
+    const leaf = `ebb-agent-${safeName}-${process.pid}`;
+    sweepStaleCgroups(Containment.parents(), safeName);
     this.base = Containment.makeBase(leaf);
     this.limits = new CgroupLimits(this.base, leaf);
     const guard = sentinel ?? new Sentinel(recordPath);
@@ -126,8 +129,10 @@ export class Containment {
     log.info(this.limits.describe());
   }
 
-  private static leafName(name: string): string {
-    return `ebb-agent-${name.replace(/[^A-Za-z0-9._-]/g, "_")}-${process.pid}`;
+  /** Where the agent makes its cgroups: its own cgroup in v2 and, for root, in the v1 hierarchies it may use. */
+  private static parents(): string[] {
+    const v1 = process.getuid?.() === 0 ? CONTROLLERS.map(v1Own) : [];
+    return [...new Set([cgroup2Root(), ...v1].filter((p): p is string => p !== undefined))];
   }
 
   private static makeBase(leaf: string): string | undefined {

@@ -1,0 +1,168 @@
+/**
+ * Agent cgroups that outlived their agent: an agent's sentinel removes them when it dies, but not
+ * when the sentinel dies with it (a whole service or session killed at once, the OOM killer, a
+ * kill of every process of a cgroup) or gives up on processes slow to die. A starting agent
+ * sweeps, in each hierarchy where it makes its own (`ebb-agent-NAME-PID`, beside it):
+ *
+ * - its own earlier lives (its name, a PID that is not a live ebb agent, or its own PID from before
+ *   this process made any): what still runs in them is killed, then they are removed;
+ * - other agents' that are gone (a PID that is not a live ebb agent): removed if empty, else left;
+ *
+ * bottom-up, directories only, never through a link, only entries owned by the agent's own uid
+ * (root's, where jobs can create nothing: root-attacks.test.ts). What cannot be removed is left and
+ * logged once. A PID is a live ebb agent when /proc/PID/cmdline runs ebb's `agent` or `up` (or
+ * `bun test`, whose files start agents in-process): PIDs are reused, so existence is not enough.
+ */
+import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { basename, join } from "node:path";
+import { logger } from "../../util/log.ts";
+import { pidAlive } from "../../util/pid.ts";
+import { writeCgroupFile } from "./cgroup-limits.ts";
+
+const log = logger("agent");
+
+const LEAF = /^ebb-agent-(.+)-(\d+)$/;
+/** Our cgroups are `ebb-agent-NAME-PID/job-N`: anything deeper is not ours to walk. */
+const MAX_DEPTH = 3;
+/** How long a sweep waits for what it killed to leave its cgroups. */
+const KILL_WAIT_MS = 5_000;
+
+export type Stale = "own-life" | "gone" | "keep";
+
+/** Whether a command line (NUL-separated argv) may host ebb agents: `ebb agent`, `ebb up`, or `bun test`. */
+export function hostsAgents(argv: readonly string[]): boolean {
+  if (argv.includes("agent") || argv.includes("up")) return true;
+  return /^bun(\.exe)?$/.test(basename(argv[0] ?? "")) && argv[1] === "test";
+}
+
+/**
+ * What to do with the entry `entry` of an agent's parent cgroup, for agent `self` (its leaf
+ * name's NAME part and this process's pid). `live(pid)`: whether pid is a live ebb agent. An
+ * entry of this very pid counts as an earlier life only if it was there before this process made
+ * any (the caller lists the parent once, first).
+ */
+export function classify(entry: string, self: { name: string; pid: number }, live: (pid: number) => boolean): Stale {
+  const m = LEAF.exec(entry);
+  if (!m) return "keep";
+  const [name, pid] = [m[1]!, Number(m[2])];
+  if (!Number.isSafeInteger(pid) || pid <= 0) return "keep";
+  if (pid === self.pid) return name === self.name ? "own-life" : "keep";
+  if (live(pid)) return "keep";
+  return name === self.name ? "own-life" : "gone";
+}
+
+function liveAgent(pid: number): boolean {
+  if (pid === process.pid) return true;
+  try {
+    return pidAlive(pid) && hostsAgents(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"));
+  } catch {
+    return false;
+  }
+}
+
+/** Each parent's agent entries as this process first saw them (before any agent of it made its own). */
+const firstListing = new Map<string, string[]>();
+/** Parents whose other agents' leftovers this process has already swept (once: `ebb up` starts many agents). */
+const sweptGone = new Set<string>();
+
+function listing(parent: string): string[] {
+  let names = firstListing.get(parent);
+  if (!names) {
+    try {
+      names = readdirSync(parent, { withFileTypes: true }).filter((e) => e.isDirectory() && LEAF.test(e.name)).map((e) => e.name);
+    } catch {
+      names = [];
+    }
+    firstListing.set(parent, names);
+  }
+  return names;
+}
+
+/** `dir` and the cgroups below it, deepest first; directories only (a link is not followed). */
+function treeOf(dir: string, depth = 0): string[] {
+  if (depth >= MAX_DEPTH) return [dir];
+  let subs: string[] = [];
+  try {
+    subs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
+  } catch {
+    /* gone */
+  }
+  return [...subs.flatMap((s) => treeOf(s, depth + 1)), dir];
+}
+
+const pidsIn = (dir: string): number[] => {
+  try {
+    return readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
+  } catch {
+    return [];
+  }
+};
+
+/** Kills every process in the cgroup `dir` and below (cgroup.kill on v2; each pid on v1); how many there were. */
+function killTree(dir: string): number {
+  const tree = treeOf(dir);
+  const count = tree.reduce((n, d) => n + pidsIn(d).length, 0);
+  if (count === 0) return 0;
+  try {
+    writeCgroupFile(join(dir, "cgroup.kill"), "1");
+  } catch {
+    for (const d of tree)
+      for (const pid of pidsIn(d))
+        try {
+          process.kill(pid, "SIGKILL");
+        } catch {
+          /* gone */
+        }
+  }
+  return count;
+}
+
+/** Removes `dir` bottom-up; true if it is gone. */
+function removeTree(dir: string): boolean {
+  for (const d of treeOf(dir))
+    try {
+      rmdirSync(d);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") return false;
+    }
+  return true;
+}
+
+/** Whether `path` is a directory of ours (made by this uid), not a link. */
+function ours(path: string): boolean {
+  try {
+    const st = lstatSync(path);
+    return st.isDirectory() && st.uid === process.geteuid!();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Sweeps the agent cgroups under each of `parents` (the agent's own cgroup in each hierarchy it
+ * uses) for agent `name` (its leaf's NAME part) before it makes its own; logs what it did and, once,
+ * what it left.
+ */
+export function sweepStaleCgroups(parents: readonly string[], name: string): void {
+  const self = { name, pid: process.pid };
+  const todo: { path: string; kind: Stale }[] = [];
+  for (const parent of parents) {
+    const others = !sweptGone.has(parent);
+    sweptGone.add(parent);
+    for (const entry of listing(parent)) {
+      const kind = classify(entry, self, liveAgent);
+      if (kind === "own-life" || (kind === "gone" && others)) todo.push({ path: join(parent, entry), kind });
+    }
+  }
+  const mine = todo.filter((t) => t.kind === "own-life" && ours(t.path));
+  const killed = mine.reduce((n, t) => n + killTree(t.path), 0);
+  if (killed > 0) {
+    const deadline = Date.now() + KILL_WAIT_MS;
+    while (Date.now() < deadline && mine.some((t) => treeOf(t.path).some((d) => pidsIn(d).length > 0))) Bun.sleepSync(20);
+  }
+  const left = todo.filter((t) => existsSync(t.path) && (!ours(t.path) || !removeTree(t.path))).map((t) => t.path);
+  const removed = todo.length - left.length;
+  if (killed > 0) log.warn(`killed ${killed} process(es) left in the cgroups of this agent's earlier life`);
+  if (removed > 0) log.info(`removed the cgroups of ${removed} agent director(ies) whose agent is gone`);
+  if (left.length > 0) log.warn(`left ${left.length} cgroup director(ies) of agents that are gone: they still hold processes not this agent's to kill, or are not its own (${left.join(", ")})`);
+}
