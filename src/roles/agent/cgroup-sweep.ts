@@ -13,17 +13,15 @@
  * logged once. A PID is a live ebb agent when /proc/PID/cmdline runs ebb's `agent` or `up` (or
  * `bun test`, whose files start agents in-process): PIDs are reused, so existence is not enough.
  */
-import { existsSync, lstatSync, readdirSync, readFileSync, rmdirSync } from "node:fs";
+import { existsSync, lstatSync, readdirSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { pidAlive } from "../../util/pid.ts";
-import { writeCgroupFile } from "./cgroup-limits.ts";
+import { killTree, populated, removeTree } from "./cgroup-tree.ts";
 
 const log = logger("agent");
 
 const LEAF = /^ebb-agent-(.+)-(\d+)$/;
-/** Our cgroups are `ebb-agent-NAME-PID/job-N`: anything deeper is not ours to walk. */
-const MAX_DEPTH = 3;
 /** How long a sweep waits for what it killed to leave its cgroups. */
 const KILL_WAIT_MS = 5_000;
 
@@ -78,56 +76,6 @@ function listing(parent: string): string[] {
   return names;
 }
 
-/** `dir` and the cgroups below it, deepest first; directories only (a link is not followed). */
-function treeOf(dir: string, depth = 0): string[] {
-  if (depth >= MAX_DEPTH) return [dir];
-  let subs: string[] = [];
-  try {
-    subs = readdirSync(dir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(dir, e.name));
-  } catch {
-    /* gone */
-  }
-  return [...subs.flatMap((s) => treeOf(s, depth + 1)), dir];
-}
-
-const pidsIn = (dir: string): number[] => {
-  try {
-    return readFileSync(join(dir, "cgroup.procs"), "utf8").split("\n").filter(Boolean).map(Number);
-  } catch {
-    return [];
-  }
-};
-
-/** Kills every process in the cgroup `dir` and below (cgroup.kill on v2; each pid on v1); how many there were. */
-function killTree(dir: string): number {
-  const tree = treeOf(dir);
-  const count = tree.reduce((n, d) => n + pidsIn(d).length, 0);
-  if (count === 0) return 0;
-  try {
-    writeCgroupFile(join(dir, "cgroup.kill"), "1");
-  } catch {
-    for (const d of tree)
-      for (const pid of pidsIn(d))
-        try {
-          process.kill(pid, "SIGKILL");
-        } catch {
-          /* gone */
-        }
-  }
-  return count;
-}
-
-/** Removes `dir` bottom-up; true if it is gone. */
-function removeTree(dir: string): boolean {
-  for (const d of treeOf(dir))
-    try {
-      rmdirSync(d);
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") return false;
-    }
-  return true;
-}
-
 /** Whether `path` is a directory of ours (made by this uid), not a link. */
 function ours(path: string): boolean {
   try {
@@ -158,7 +106,7 @@ export function sweepStaleCgroups(parents: readonly string[], name: string): voi
   const killed = mine.reduce((n, t) => n + killTree(t.path), 0);
   if (killed > 0) {
     const deadline = Date.now() + KILL_WAIT_MS;
-    while (Date.now() < deadline && mine.some((t) => treeOf(t.path).some((d) => pidsIn(d).length > 0))) Bun.sleepSync(20);
+    while (Date.now() < deadline && mine.some((t) => populated(t.path))) Bun.sleepSync(20);
   }
   const left = todo.filter((t) => existsSync(t.path) && (!ours(t.path) || !removeTree(t.path))).map((t) => t.path);
   const removed = todo.length - left.length;

@@ -28,11 +28,14 @@ import { logger } from "../../util/log.ts";
 import { formatIndexList } from "../../domain/index-list.ts";
 import { Sentinel } from "./sentinel.ts";
 import { sweepStaleCgroups } from "./cgroup-sweep.ts";
+import { removeCgroups } from "./cgroup-tree.ts";
 import { CgroupLimits, CONTROLLERS, SELF_LEAF, v1Own, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
 import { DeviceFence, type Device } from "./device-fence.ts";
 
 const log = logger("agent");
+/** How long a clean stop waits for what it killed to leave the agent's cgroups (the sentinel's own wait). */
+const STOP_WAIT_MS = 30_000;
 
 /** The mount point of the cgroup v2 hierarchy, if there is one. */
 export function cgroup2Mount(): string | undefined {
@@ -398,6 +401,17 @@ export class Containment {
    */
   stop(): void {
     this.sentinel?.release();
+  }
+
+  /**
+   * The end of a clean stop: kills what is still in the agent's cgroups (a warm rank or a job's
+   * process still dying) and removes them bottom-up, waiting for the last to leave, itself rather
+   * than leaving it all to the sentinel, which a kill of the service's whole cgroup can end with it.
+   */
+  async removeAll(): Promise<void> {
+    const dirs = [this.base, ...this.limits.v1Bases].filter((d): d is string => d !== undefined);
+    const left = await removeCgroups(dirs, STOP_WAIT_MS);
+    if (left.length > 0) log.warn(`could not remove ${left.join(", ")}: processes in them did not end within ${STOP_WAIT_MS / 1000} s (the agent's next start removes them)`);
   }
 }
 
