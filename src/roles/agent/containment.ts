@@ -8,6 +8,8 @@
  * - Everywhere, a sentinel (sentinel.ts): when the agent's process dies (SIGKILL included), it kills
  *   the agent's cgroup and every process group of the agent's record whose leader is still the one
  *   recorded, and removes the agent's cgroups.
+ * - Where the sentinel died with the agent or gave up, the next agent to start sweeps what is left
+ *   (cgroup-sweep.ts); a clean stop removes the agent's cgroups itself (removeAll).
  * - Each job's cgroup holds it to its cores and memory where the host allows (cgroup-limits.ts).
  * - A process joins the job's cgroup v1 hierarchies (cgroup-limits.ts) by being born in them: the
  *   agent's thread steps into them around the spawn (`fromInside`; a child starts in its forking
