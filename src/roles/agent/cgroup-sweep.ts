@@ -49,13 +49,21 @@ export function classify(entry: string, self: { name: string; pid: number }, liv
   return name === self.name ? "own-life" : "gone";
 }
 
+/** Each pid's answer, read once: `ebb up`'s agents each sweep the same listing (1,024 of them, as many leftovers after a kill). */
+const liveAnswers = new Map<number, boolean>();
+
 function liveAgent(pid: number): boolean {
   if (pid === process.pid) return true;
-  try {
-    return pidAlive(pid) && hostsAgents(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"));
-  } catch {
-    return false;
+  let live = liveAnswers.get(pid);
+  if (live === undefined) {
+    try {
+      live = pidAlive(pid) && hostsAgents(readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0"));
+    } catch {
+      live = false;
+    }
+    liveAnswers.set(pid, live);
   }
+  return live;
 }
 
 /** Each parent's agent entries as this process first saw them (before any agent of it made its own). */
