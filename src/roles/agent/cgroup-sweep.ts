@@ -111,7 +111,8 @@ export function sweepStaleCgroups(parents: readonly string[], name: string): voi
     }
   }
   const mine = todo.filter((t) => t.kind === "own-life" && ours(t.path));
-  const killed = mine.reduce((n, t) => n + killTree(t.path), 0);
+  // The same processes are in each hierarchy's cgroups: counted once.
+  const killed = new Set(mine.flatMap((t) => killTree(t.path))).size;
   if (killed > 0) {
     const deadline = Date.now() + KILL_WAIT_MS;
     while (Date.now() < deadline && mine.some((t) => populated(t.path))) Bun.sleepSync(20);
@@ -119,6 +120,6 @@ export function sweepStaleCgroups(parents: readonly string[], name: string): voi
   const left = todo.filter((t) => existsSync(t.path) && (!ours(t.path) || !removeTree(t.path))).map((t) => t.path);
   const removed = todo.length - left.length;
   if (killed > 0) log.warn(`killed ${killed} process(es) left in the cgroups of this agent's earlier life`);
-  if (removed > 0) log.info(`removed the cgroups of ${removed} agent director(ies) whose agent is gone`);
+  if (removed > 0) log.info(`removed ${removed} cgroup director(ies) of agents that are gone`);
   if (left.length > 0) log.warn(`left ${left.length} cgroup director(ies) of agents that are gone: they still hold processes not this agent's to kill, or are not its own (${left.join(", ")})`);
 }

@@ -30,11 +30,11 @@ export const pidsIn = (dir: string): number[] => {
   }
 };
 
-/** Kills every process in the cgroup `dir` and below (cgroup.kill on v2; each pid on v1); how many there were. */
-export function killTree(dir: string): number {
+/** Kills every process in the cgroup `dir` and below (cgroup.kill on v2; each pid on v1); their pids. */
+export function killTree(dir: string): number[] {
   const tree = treeOf(dir);
-  const count = tree.reduce((n, d) => n + pidsIn(d).length, 0);
-  if (count === 0) return 0;
+  const pids = tree.flatMap(pidsIn);
+  if (pids.length === 0) return [];
   try {
     writeCgroupFile(join(dir, "cgroup.kill"), "1");
   } catch {
@@ -46,7 +46,7 @@ export function killTree(dir: string): number {
           /* gone */
         }
   }
-  return count;
+  return pids;
 }
 
 /** Removes `dir` bottom-up; true if it is gone. */
