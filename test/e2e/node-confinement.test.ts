@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startCluster, type TestCluster } from "../support/cluster.ts";
+import { commandLines, pidAlive, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 let c: TestCluster;
 const cpus = (await Bun.file("/proc/self/status").text()).match(/^Cpus_allowed_list:\s*(\S+)/m)?.[1];
@@ -118,3 +118,42 @@ test("a rank the kernel kills for the job's memory: ebb run says so, not only SI
 });
 
 // A job over its --mem beside a neighbour on the same node: test/e2e/resources.test.ts.
+
+/** The directories named `leaf` beside the cgroups of process `pid`, in every hierarchy the host mounts. */
+function cgroupDirsOf(pid: number, leaf: string): string[] {
+  const mounts = readFileSync("/proc/self/mountinfo", "utf8").split("\n").map((l) => l.split(" ")).filter((f) => ["cgroup", "cgroup2"].includes(f[f.indexOf("-") + 1]!));
+  const dirs: string[] = [];
+  for (const line of readFileSync(`/proc/${pid}/cgroup`, "utf8").trim().split("\n")) {
+    const [, controllers, path] = /^\d+:([^:]*):(.*)$/.exec(line)!;
+    const mount = mounts.find((f) => (controllers === "" ? f[f.indexOf("-") + 1] === "cgroup2" : f[f.indexOf("-") + 3]!.split(",").includes(controllers!.split(",")[0]!)));
+    if (mount) dirs.push(join(mount[4]!, path!, leaf));
+  }
+  return dirs.filter((d) => existsSync(d));
+}
+
+test("an agent killed with its sentinel while a job runs: started again under its name, it kills what its earlier life left and removes its cgroups in every hierarchy", async () => {
+  const agent = c.agents.get("node02")!;
+  const job = await c.submit({ script: "#!/bin/sh\nsetsid sleep 300 &\nsleep 300\n", nodelist: ["node02"], output: "/dev/null" });
+  await c.waitJob(job, ["RUNNING"]);
+  const leaf = `ebb-agent-node02-${agent.pid}`;
+  // The job's processes, from its cgroup: its shell and both sleeps.
+  const procs = await waitFor("the job's three processes", () => {
+    for (const d of cgroupDirsOf(agent.pid, leaf)) {
+      const pids = existsSync(join(d, `job-${job}`, "cgroup.procs")) ? readFileSync(join(d, `job-${job}`, "cgroup.procs"), "utf8").trim().split("\n").filter(Boolean).map(Number) : [];
+      if (pids.length === 3) return pids;
+    }
+  });
+  const dirs = cgroupDirsOf(agent.pid, leaf);
+  expect(dirs.length).toBeGreaterThan(0);
+  // The agent and its sentinel at once, as a kill of a service's whole cgroup (or the OOM killer) takes them: nothing cleans up after the agent.
+  const sentinel = commandLines().find((l) => l.ppid === agent.pid && l.cmd.includes("ebb-sentinel"))!.pid;
+  agent.kill("SIGKILL");
+  process.kill(sentinel, "SIGKILL");
+  await agent.exited;
+  await waitFor("the sentinel to die", () => !pidAlive(sentinel));
+  expect(procs.filter(pidAlive).length).toBe(3);
+  c.startAgent("node02", ["--cpus", "1"]);
+  await c.waitNodes(2, "IDLE", 90_000);
+  expect(procs.filter(pidAlive)).toEqual([]);
+  expect(dirs.filter((d) => existsSync(d))).toEqual([]);
+});

@@ -36,7 +36,7 @@ export interface JobUsage {
 }
 
 type Controller = "cpuset" | "memory";
-const CONTROLLERS: readonly Controller[] = ["cpuset", "memory"];
+export const CONTROLLERS: readonly Controller[] = ["cpuset", "memory"];
 const MiB = 2 ** 20;
 /** At most this many empty v1 cpusets are kept for the next jobs (CgroupLimits.spareCpusets). */
 const MAX_SPARE_CPUSETS = 16;
@@ -128,7 +128,7 @@ function v1Mount(controller: Controller): { dir: string; root: string } | undefi
 }
 
 /** The directory of this process's cgroup in the v1 hierarchy of `controller`, if the host mounts one. */
-function v1Own(controller: Controller): string | undefined {
+export function v1Own(controller: Controller): string | undefined {
   const mount = v1Mount(controller);
   const own = (read("/proc/self/cgroup") ?? "")
     .split("\n")

@@ -8,6 +8,8 @@
  * - Everywhere, a sentinel (sentinel.ts): when the agent's process dies (SIGKILL included), it kills
  *   the agent's cgroup and every process group of the agent's record whose leader is still the one
  *   recorded, and removes the agent's cgroups.
+ * - Where the sentinel died with the agent or gave up, the next agent to start sweeps what is left
+ *   (cgroup-sweep.ts); a clean stop removes the agent's cgroups itself (removeAll).
  * - Each job's cgroup holds it to its cores and memory where the host allows (cgroup-limits.ts).
  * - A process joins the job's cgroup v1 hierarchies (cgroup-limits.ts) by being born in them: the
  *   agent's thread steps into them around the spawn (`fromInside`; a child starts in its forking
@@ -27,11 +29,15 @@ import { join } from "node:path";
 import { logger } from "../../util/log.ts";
 import { formatIndexList } from "../../domain/index-list.ts";
 import { Sentinel } from "./sentinel.ts";
-import { CgroupLimits, SELF_LEAF, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
+import { sweepStaleCgroups } from "./cgroup-sweep.ts";
+import { removeCgroups } from "./cgroup-tree.ts";
+import { CgroupLimits, CONTROLLERS, SELF_LEAF, v1Own, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
 import { DeviceFence, type Device } from "./device-fence.ts";
 
 const log = logger("agent");
+/** How long a clean stop waits for what it killed to leave the agent's cgroups (the sentinel's own wait). */
+const STOP_WAIT_MS = 30_000;
 
 /** The mount point of the cgroup v2 hierarchy, if there is one. */
 export function cgroup2Mount(): string | undefined {
@@ -117,7 +123,9 @@ export class Containment {
 
   /** `sentinel`: one shared with the other agents of this process (`ebb up`'s); default: its own. */
   constructor(name: string, recordPath: string, sentinel?: Sentinel) {
-    const leaf = Containment.leafName(name);
+    const safeName = name.replace(/[^A-Za-z0-9._-]/g, "_");
+    const leaf = `ebb-agent-${safeName}-${process.pid}`;
+    sweepStaleCgroups(Containment.parents(), safeName);
     this.base = Containment.makeBase(leaf);
     this.limits = new CgroupLimits(this.base, leaf);
     const guard = sentinel ?? new Sentinel(recordPath);
@@ -126,8 +134,10 @@ export class Containment {
     log.info(this.limits.describe());
   }
 
-  private static leafName(name: string): string {
-    return `ebb-agent-${name.replace(/[^A-Za-z0-9._-]/g, "_")}-${process.pid}`;
+  /** Where the agent makes its cgroups: its own cgroup in v2 and, for root, in the v1 hierarchies it may use. */
+  private static parents(): string[] {
+    const v1 = process.getuid?.() === 0 ? CONTROLLERS.map(v1Own) : [];
+    return [...new Set([cgroup2Root(), ...v1].filter((p): p is string => p !== undefined))];
   }
 
   private static makeBase(leaf: string): string | undefined {
@@ -393,6 +403,17 @@ export class Containment {
    */
   stop(): void {
     this.sentinel?.release();
+  }
+
+  /**
+   * The end of a clean stop: kills what is still in the agent's cgroups (a warm rank or a job's
+   * process still dying) and removes them bottom-up, waiting for the last to leave, itself rather
+   * than leaving it all to the sentinel, which a kill of the service's whole cgroup can end with it.
+   */
+  async removeAll(): Promise<void> {
+    const dirs = [this.base, ...this.limits.v1Bases].filter((d): d is string => d !== undefined);
+    const left = await removeCgroups(dirs, STOP_WAIT_MS);
+    if (left.length > 0) log.warn(`could not remove ${left.join(", ")}: processes in them did not end within ${STOP_WAIT_MS / 1000} s (the agent's next start removes them)`);
   }
 }
 

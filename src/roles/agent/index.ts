@@ -358,6 +358,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       else pool.close();
       server.stop(true);
       binDir.remove();
+      await containment.removeAll();
     },
   };
 }

@@ -16,6 +16,12 @@
  * start time with shell builtins (no process per record line): the record holds up to ~256 groups
  * that ended, and a `sed | cut` per line cost 3 forks each — about 6 CPU seconds and 37 s per
  * agent at load 28, after every stop.
+ *
+ * It tries to remove the cgroups for 30 s (every 0.1 s for 2 s, then every second): a process it
+ * killed may take longer than 2 s to leave (a warm rank's runtime under load; one blocked in the
+ * kernel), and a sentinel that gave up after 2 s left the agent's directories in every hierarchy
+ * (reproduced with a job process held in the v1 freezer for 5 s). What it still leaves, the
+ * agent's next start sweeps (cgroup-sweep.ts).
  */
 import type { Subprocess } from "bun";
 import { logger } from "../../util/log.ts";
@@ -50,7 +56,8 @@ while IFS= read -r base && IFS= read -r v1a && IFS= read -r v1b && IFS= read -r 
 done <<EOF
 $duties
 EOF
-for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+i=0
+while [ $i -lt 48 ]; do
   left=
   while IFS= read -r base && IFS= read -r v1a && IFS= read -r v1b && IFS= read -r record; do
     for b in "$base" "$v1a" "$v1b"; do
@@ -63,7 +70,8 @@ for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
 $duties
 EOF
   [ -z "$left" ] && break
-  sleep 0.1
+  i=$((i + 1))
+  if [ $i -le 20 ]; then sleep 0.1; else sleep 1; fi
 done
 `;
 
