@@ -589,13 +589,24 @@ function loansForHead(input: PassInput, head: PendingJob, res: Reservation, free
   const want = preferredSize(head);
   const need = want - free;
   if (need <= 0) return undefined;
-  const giveBack = input.config.defaultAdaptCost;
-  const at = input.now + giveBack * 1000;
-  // Its reservation comes first: nothing to take back.
-  if (res.start <= at) return undefined;
+  // Its reservation comes before any give-back could: nothing to take back.
+  if (res.start <= input.now + input.config.defaultAdaptCost * 1000) return undefined;
   let lent = 0;
   for (const j of input.running) if (j.elastic && !j.adapting) lent += loanOf(j);
   if (lent < need) return undefined;
+  const resizes = reclaim(input, need, (j) => candidate(j, input)?.speed, starting, "admit", (give, lent) => `waiting job ${head.id} lacks ${need} node(s): ${give} of the ${lent} node(s) lent beyond its first size back`);
+  let got = 0;
+  // It is promised the last give-back's commit: each costs its own adaptation (fixed + per node moved).
+  let giveBack = 0;
+  const byId = new Map(input.running.map((j) => [j.id, j]));
+  for (const r of resizes) {
+    got += r.from - r.to;
+    giveBack = Math.max(giveBack, adaptationCost(byId.get(r.jobId)!, input.config, r.from - r.to));
+  }
+  if (got < need) return undefined;
+  // `free` counts the nodes of shrinks under way too: it starts once they have come back as well.
+  const at = Math.max(input.now + giveBack * 1000, shrinksCommit(input));
+  if (res.start <= at) return undefined;
   const k = Math.min(free, want);
   let than = `not at its reservation in ${sec((res.start - input.now) / 1000)}`;
   if (head.elastic && k >= head.minNodes && k > 0) {
@@ -604,11 +615,8 @@ function loansForHead(input: PassInput, head: PendingJob, res: Reservation, free
     if (Number.isFinite(ratio) && ratio > 0 && head.timeLimit * Math.max(1, Math.min(ratio, bound)) <= head.timeLimit + giveBack) return undefined;
     than = `sooner than on the ${k} node(s) free now`;
   }
-  const sooner = `it starts at its ${want} nodes after one give-back (${giveBack} s), ${than}`;
-  const resizes = reclaim(input, need, (j) => candidate(j, input)?.speed, starting, "admit", (give, lent) => `waiting job ${head.id} lacks ${need} node(s) and ${sooner}: ${give} of the ${lent} node(s) lent beyond its first size back`);
-  let got = 0;
-  for (const r of resizes) got += r.from - r.to;
-  if (got < need) return undefined;
+  const sooner = `it starts at its ${want} nodes after the give-back (${sec(giveBack)}), ${than}`;
+  for (const r of resizes) r.reason = `${r.reason}; ${sooner}`;
   return { resizes, at, reason: `ebb: ${need} lent node(s) back for it: ${sooner}` };
 }
 
