@@ -303,6 +303,13 @@ describe("the arrival reserve: growth into idle nodes does not make arrivals wai
     expect(plan.starts).toEqual([]);
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 5, rule: "admit" })]);
     expect(plan.reservations).toEqual([expect.objectContaining({ jobId: 5, start: NOW + config.defaultAdaptCost * 1000 })]);
+    // Its promise is the give-back's own commit: 5 s + 0.2 s a node for 7 nodes, not the default 10 s.
+    const costed = planEbb(input(13, 1, [onTime(1, 12, NOW - 3_600_000, { adaptCostModel: { fixed: 5, perNode: 0.2 } })], [mall(5, 1, 8, 600)]));
+    expect(costed.reservations).toEqual([expect.objectContaining({ jobId: 5, start: NOW + 6_400 })]);
+    // And no sooner than a shrink under way whose node it counts (job 2, 2 -> 1, commits in 30 s).
+    const shrinking = job(2, 2, undefined, 36_000, { elastic: false, minNodes: 1, maxNodes: 2, submitTime: NOW - 3_600_000, startTime: NOW - 3_600_000, adapting: true, resizingTo: 1, adaptEnd: NOW + 30_000 });
+    const underway = planEbb(input(15, 0, [onTime(1, 12, NOW - 3_600_000), shrinking], [mall(5, 1, 8, 600)]));
+    expect(underway.reservations).toEqual([expect.objectContaining({ jobId: 5, start: NOW + 30_000 })]);
     // A rigid job the loans cover waits one give-back, not for job 1's end.
     const rigid = planEbb(input(13, 1, [onTime(1, 12, NOW - 3_600_000)], [pend(5, 4)]));
     expect(rigid.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 12, to: 9, rule: "admit" })]);
