@@ -36,7 +36,7 @@ import { PromiseCheck } from "./check.ts";
 import type { HostChange } from "./availability.ts";
 import { SimCluster } from "./cluster.ts";
 import { SimHosts } from "./hosts.ts";
-import { handleEvent, sampleOnTick } from "./events.ts";
+import { growCommit, handleEvent, sampleOnTick } from "./events.ts";
 import type { SimJob } from "./job.ts";
 import { atResizePoint, mtctNoise } from "./job-run.ts";
 import { SimPriority } from "./priority.ts";
@@ -88,6 +88,7 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const { config } = opts;
   let nextReport = 0;
   let planned = Number.NEGATIVE_INFINITY;
+  const measured = policy.ticks === "measured";
   // A pass the policy proves plans nothing is skipped (`Policy.quiet`); what it reads is known here on whole nodes, in submit order, every node taking work.
   const quiet = !hosts && !cluster.priority && !cluster.resources ? policy.quiet : undefined;
   for (let t = timeline.next(); t !== undefined; t = timeline.next()) {
@@ -97,7 +98,9 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     let moved = false;
     for (let ev = timeline.popAt(t); ev; ev = timeline.popAt(t)) {
       x.tally.events++;
-      moved = handleEvent(ev, t, x) || moved;
+      // A grow's commit frees nothing: a policy that plans at measured instants plans at the next one.
+      const grown = measured && growCommit(ev, x);
+      moved = (handleEvent(ev, t, x) && !grown) || moved;
     }
     const tick = timeline.ticksAt(t);
     if (tick) x.tally.events++;

@@ -17,10 +17,11 @@ export interface Policy {
   periodic: boolean;
   /**
    * Which instants of a replay it plans at: `every` one (each event, stale or not, and each tick);
-   * `measured`: those at which something changed — a job arrived, ended, committed a resize or
+   * `measured`: those at which something changed — a job arrived, ended, committed a shrink or
    * reached a resize point, or what its measurements tell changed class (its first sample at a
    * new size, its `minSamples`-th, its settle time ran out): between them it only sees the clock
-   * and new samples of speeds it knows already (sim/README.md, "Engine details").
+   * and new samples of speeds it knows already; a grow's commit frees nothing and waits for the
+   * next such instant (sim/README.md, "Engine details").
    */
   ticks: "every" | "measured";
   /**
