@@ -29,15 +29,16 @@
 import type { ErsConfig } from "../sched/config.ts";
 import type { PriorityConfig } from "../sched/priority.ts";
 import { POLICY_TABLE, type Policy } from "../sched/policies/index.ts";
+import { loanOf } from "../sched/policies/reserve.ts";
 import { checkPlan, makePlan, type Plan } from "../sched/plan.ts";
 import { applyPlan } from "./apply.ts";
 import { PromiseCheck } from "./check.ts";
 import type { HostChange } from "./availability.ts";
 import { SimCluster } from "./cluster.ts";
 import { SimHosts } from "./hosts.ts";
-import { handleEvent, sampleOnTick } from "./events.ts";
+import { growCommit, handleEvent, sampleOnTick } from "./events.ts";
 import type { SimJob } from "./job.ts";
-import { mtctNoise } from "./job-run.ts";
+import { atResizePoint, mtctNoise } from "./job-run.ts";
 import { SimPriority } from "./priority.ts";
 import type { Replay } from "./replay.ts";
 import { jobRecord, Tally, type SimRun } from "./tally.ts";
@@ -87,6 +88,9 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
   const { config } = opts;
   let nextReport = 0;
   let planned = Number.NEGATIVE_INFINITY;
+  const measured = policy.ticks === "measured";
+  // A pass the policy proves plans nothing is skipped (`Policy.quiet`); what it reads is known here on whole nodes, in submit order, every node taking work.
+  const quiet = !hosts && !cluster.priority && !cluster.resources ? policy.quiet : undefined;
   for (let t = timeline.next(); t !== undefined; t = timeline.next()) {
     x.tally.busyArea += cluster.held * (t - x.now);
     x.now = t;
@@ -94,7 +98,9 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     let moved = false;
     for (let ev = timeline.popAt(t); ev; ev = timeline.popAt(t)) {
       x.tally.events++;
-      moved = handleEvent(ev, t, x) || moved;
+      // A grow's commit frees nothing: a policy that plans at measured instants plans at the next one.
+      const grown = measured && growCommit(ev, x);
+      moved = (handleEvent(ev, t, x) && !grown) || moved;
     }
     const tick = timeline.ticksAt(t);
     if (tick) x.tally.events++;
@@ -102,7 +108,9 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
     // An instant at which only the clock and the samples moved plans only for policies that act on them.
     if (moved || policy.ticks === "every") {
       planned = t;
-      for (let k = 0; k < PASSES_PER_INSTANT && pass(x, policy, config); k++);
+      const skip = quiet?.({ waiting: cluster.pending.length, idle: cluster.free, lent: () => lent(cluster), growable: () => growable(cluster, t, config) }) === true;
+      if (skip) x.tally.quiet++;
+      else for (let k = 0; k < PASSES_PER_INSTANT && pass(x, policy, config); k++);
     }
     cluster.leaveResizePoints();
     if (policy.periodic && (cluster.running.size > 0 || cluster.pending.length > 0)) timeline.armTick(x.now + config.interval);
@@ -121,7 +129,24 @@ export function simulate(jobs: readonly SimJob[], opts: SimOptions): SimRun {
 
   const { busyArea, passes, events, resizes, killed } = x.tally;
   const records = [...cluster.jobs.values()].map(jobRecord);
-  return { policy: policy.name, nodes: opts.nodes, capacity: cluster.capacity, jobs: records, busyArea, passes, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0, overAllocated: cluster.overAllocated, ...(hosts ? { hosts: hosts.finish(x.now, x) } : {}) };
+  return { policy: policy.name, nodes: opts.nodes, capacity: cluster.capacity, jobs: records, busyArea, passes, quietPasses: x.tally.quiet, events, resizes, killed, violations: x.check?.violations ?? [], heads: x.check?.heads ?? 0, overAllocated: cluster.overAllocated, ...(hosts ? { hosts: hosts.finish(x.now, x) } : {}) };
+}
+
+/** Some running job holds nodes beyond the size it first ran at (a loan: reserve.ts). */
+function lent(cluster: SimCluster): boolean {
+  for (const r of cluster.malleable) if (loanOf({ profile: r.profile, nodes: r.n, resizingTo: r.adapting ? r.adaptTo : undefined, preferredNodes: r.job.nodes }) > 0) return true;
+  return false;
+}
+
+/** Some running job might be lent a node (`QuietState.growable`; ebb.ts `candidate` and `movable`, conservatively). */
+function growable(cluster: SimCluster, now: number, config: ErsConfig): boolean {
+  for (const r of cluster.malleable) {
+    if (r.adapting || r.n >= r.job.maxNodes || r.job.minNodes >= r.job.maxNodes || !atResizePoint(r)) continue;
+    // (A margin: the policy compares in ms.)
+    if (r.lastAdaptEnd !== undefined && now < r.lastAdaptEnd + config.settle - 1e-6) continue;
+    if (r.samples.length >= config.minSamples || r.profile.length >= 2 || r.job.model) return true;
+  }
+  return false;
 }
 
 /**

@@ -36,6 +36,13 @@ export function handleEvent(ev: Event, t: number, x: Replay): boolean {
   return true;
 }
 
+/** A current commit of a grow: it gives no node back and no move's grow back follows it. */
+export function growCommit(ev: Event, x: Replay): boolean {
+  if (ev.kind !== "commit") return false;
+  const r = x.cluster.jobs.get(ev.job);
+  return r !== undefined && ev.version === r.version && r.adaptTo > r.adaptFrom && r.removing.length === 0 && r.moveBack === undefined;
+}
+
 /**
  * A tick at t: every running malleable job without resize points takes a sample. Whether what a
  * policy can know of a job changed class since `since` (s): a job took its first sample at a new

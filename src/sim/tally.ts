@@ -46,6 +46,8 @@ export interface SimRun {
   /** Node-seconds held by jobs (core-seconds on shared nodes). */
   busyArea: number;
   passes: number;
+  /** Passes skipped because the policy proved they plan nothing (`Policy.quiet`). */
+  quietPasses: number;
   events: number;
   resizes: number;
   /** Jobs killed at their time limit. */
@@ -62,6 +64,7 @@ export interface SimRun {
 export class Tally {
   busyArea = 0;
   passes = 0;
+  quiet = 0;
   events = 0;
   resizes = 0;
   killed = 0;

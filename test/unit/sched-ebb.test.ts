@@ -1,7 +1,7 @@
 /** The default policy `ebb` on plain data: shrink only to start waiting jobs when it pays, lend idle nodes, keep EASY's reservation. */
 import { describe, expect, test } from "bun:test";
 import { resolveConfig } from "../../src/sched/config.ts";
-import { planEbb, priorityWeight } from "../../src/sched/policies/ebb.ts";
+import { ebbQuiet, planEbb, priorityWeight } from "../../src/sched/policies/ebb.ts";
 import { planEasy } from "../../src/sched/policies/static.ts";
 import type { JobState, PassInput, PendingJob } from "../../src/sched/types.ts";
 import { profileModel, speedOf } from "../../src/sched/worth.ts";
@@ -30,6 +30,24 @@ describe("nothing waits", () => {
     const admit = planEbb(input(16, 0, [job(1, 16, 0.005, 36_000, { minNodes: 4 })], [pend(5, 4)]));
     expect(admit.resizes).toEqual([expect.objectContaining({ rule: "admit" })]);
     expect(admit.again).toBe(true);
+  });
+
+  test("nobody waiting, no loan out and no idle node: the pass plans nothing, as ebbQuiet says (a replay skips it)", () => {
+    const plan = planEbb(input(16, 0, [job(1, 8, 0.3, 3600), job(2, 8, 0.005, 3600)]));
+    expect(plan.starts).toEqual([]);
+    expect(plan.resizes).toEqual([]);
+    expect(ebbQuiet({ waiting: 0, idle: 0, lent: () => false, growable: () => true })).toBe(true);
+    // Idle nodes with a job that may grow, a loan out, or a job waiting: not provably quiet.
+    expect(ebbQuiet({ waiting: 0, idle: 8, lent: () => false, growable: () => true })).toBe(false);
+    expect(ebbQuiet({ waiting: 0, idle: 8, lent: () => false, growable: () => false })).toBe(true);
+    expect(ebbQuiet({ waiting: 0, idle: 0, lent: () => true, growable: () => false })).toBe(false);
+    expect(ebbQuiet({ waiting: 1, idle: 0, lent: () => false, growable: () => false })).toBe(false);
+  });
+
+  test("starts alone ask for no other pass at this instant (the next instant's plans what it would)", () => {
+    const plan = planEbb(input(16, 8, [job(1, 8, undefined, 3600)], [pend(5, 4)]));
+    expect(plan.starts).toEqual([expect.objectContaining({ jobId: 5, nodes: 4 })]);
+    expect(plan.again).toBe(false);
   });
 
   test("a grow that does not pay for its adaptation and the one giving the nodes back is not made", () => {

@@ -59,7 +59,7 @@ import { adaptationCost, type Speed } from "../worth.ts";
 import { incomingNodes, sortPairs } from "./common.ts";
 
 /** Nodes a running job holds (or will hold, after the adaptation under way) beyond the size it first ran at, or the size it asked for if that is less (it may start above it). */
-export function loanOf(job: JobState): number {
+export function loanOf(job: Pick<JobState, "profile" | "nodes" | "resizingTo" | "preferredNodes">): number {
   const first = job.profile?.[0]?.nodes;
   if (first === undefined) return 0;
   return Math.max(0, (job.resizingTo ?? job.nodes) - Math.min(first, job.preferredNodes ?? first));
