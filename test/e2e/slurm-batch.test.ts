@@ -157,6 +157,28 @@ describe("srun and exit statuses", () => {
     await c.ebb(["cancel", String(array)]);
   });
 
+  test("salloc -N2 -n3 CMD: CMD here with the allocation's SLURM_* values, srun's steps in it, salloc's status CMD's; sacct lists the steps (not an ID.batch; none with -X); unknown flags and sbatch's -o refused", async () => {
+    const cmd = [
+      'echo "$SLURM_JOB_NAME $SLURM_NNODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE $SLURM_JOB_CPUS_PER_NODE ${SLURMD_NODENAME-none}"',
+      "srun -l sh -c 'echo $SLURMD_NODENAME' | sort",
+      "srun -n1 false",
+      "sacct -n -P -j $SLURM_JOB_ID --format=JobID,JobName,State,ExitCode",
+      "sacct -X -n -P -j $SLURM_JOB_ID --format=JobID,State",
+      "exit 3",
+    ].join("; ");
+    const r = await c.ebb(["salloc", "-N2", "-n3", "sh", "-c", cmd]);
+    const id = Number(/salloc: Granted job allocation (\d+)/.exec(r.stderr)?.[1]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`salloc: Relinquishing job allocation ${id}\n`);
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    const [a, b] = job.allocation as string[];
+    // 2-CPU nodes: the first takes 2 tasks, leaving one for the second, as cons_tres lays them out.
+    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|\n${id}.0|sh|COMPLETED|0\n${id}.1|false|FAILED|1\n${id}|RUNNING\n`);
+    expect([job.state, job.exitCode]).toEqual(["FAILED", 1]);
+    expect(await c.ebb(["salloc", "--bogus", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: unknown flag --bogus: neither sbatch nor ebb has it\n" });
+    expect(await c.ebb(["salloc", "-o", "x.out", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: -o: salloc has no such flag (sbatch's, for a batch script's files, arrays and requeues)\n" });
+  });
+
   test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
     const { id } = await submit("pack.sh", [
       "#!/bin/bash",

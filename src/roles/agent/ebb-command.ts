@@ -32,6 +32,12 @@ function sweep(): void {
 /** The Slurm commands a job finds on its PATH, and the ebb command each runs. */
 const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "sbatch", scancel: "scancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat", seff: "seff" };
 
+/** Slurm's commands in `dir`, each running ebb's (also salloc's, for the command it runs). */
+export function writeSlurmCommands(dir: string): void {
+  for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
+    script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
+}
+
 /** The file a job's bash reads after a login shell's start-up files (BASH_ENV): see bashEnv. */
 export const BASH_ENV_FILE = "bash-env";
 
@@ -78,8 +84,7 @@ export function installEbbCommand(stateDir: string, node: string): { dir: string
   // the same id `scancel $SLURM_JOB_ID` would cancel): srun a step of the job (cli/srun.ts), scontrol
   // its host lists (cli/scontrol.ts), sbatch and scancel ebb's submit (with sbatch's defaults) and cancel, squeue ebb queue (cli/squeue.ts),
   // sacct ebb history (cli/sacct.ts), sinfo its nodes (cli/sinfo.ts); sstat is refused (cli/sstat.ts).
-  for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
-    script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
+  writeSlurmCommands(dir);
   script(join(dir, BASH_ENV_FILE), bashEnv(dir, join(dir, "fallback")));
   const fallback = join(dir, "fallback");
   mkdirSync(fallback, { recursive: true, mode: 0o755 });
