@@ -179,6 +179,28 @@ describe("srun and exit statuses", () => {
     expect(await c.ebb(["salloc", "-o", "x.out", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: -o: salloc has no such flag (sbatch's, for a batch script's files, arrays and requeues)\n" });
   });
 
+  test("a traced job that requeues itself (#!/bin/bash -x; scontrol requeue $SLURM_JOB_ID after srun exits 9; --open-mode=append): its two runs' lines as Slurm 22.05 wrote them, and no line of ebb's own", async () => {
+    const { id } = await submit("requeue.sh", [
+      "#!/bin/bash -x",
+      "#SBATCH --open-mode=append",
+      "#SBATCH -o requeue-%j.out",
+      'if [ -n "$SLURM_RESTART_COUNT" ]; then',
+      '    echo "restart count $SLURM_RESTART_COUNT"',
+      "    exit 0",
+      "fi",
+      "srun bash -c 'exit 9'",
+      'if [ "$?" == "9" ]; then',
+      '    echo "requeueing"',
+      "    scontrol requeue $SLURM_JOB_ID",
+      "fi",
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    // Slurm 22.05's file for the same script, but for srun's own line ("srun: error: n1: task 0: Exited with exit code 9").
+    const text = c.read(`requeue-${id}.out`).split("\n").filter((l) => !l.startsWith("ebb: "));
+    expect(text).toEqual(["+ '[' -n '' ']'", "+ srun bash -c 'exit 9'", "+ '[' 9 == 9 ']'", "+ echo requeueing", "requeueing", `+ scontrol requeue ${id}`, "+ '[' -n 1 ']'", "+ echo 'restart count 1'", "restart count 1", "+ exit 0", ""]);
+    expect((await c.ebb(["scontrol", "requeue", String(id)])).stderr).toBe(`scontrol: error: requeue ${id}: job ${id} is COMPLETED; only a running batch job can be requeued\n`);
+  });
+
   test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
     const { id } = await submit("pack.sh", [
       "#!/bin/bash",
