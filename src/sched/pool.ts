@@ -7,10 +7,11 @@
  * Shapes, as Slurm spreads tasks:
  * - a node count with tasks per node (`-N 2 --ntasks-per-node 4`, an elastic job's per-node
  *   shape): that many tasks on each of that many nodes;
- * - a node count and tasks (`-N 3 -n 6`): nodes that hold an even spread (2 + 2 + 2), then, as
- *   cons_tres lays them out, each node in name order filled with as many tasks as it holds while
- *   leaving one for each node after it (4 + 1 + 1 on idle 4-core nodes; `fillKeepingOne`);
- *   exclusive jobs keep the even spread, as Slurm's do;
+ * - a node count and tasks (`-N 3 -n 6`): nodes that hold an even spread (2 + 2 + 2), the tasks
+ *   spread so, or (`ResourceRequest.fill`: sbatch's block distribution) as cons_tres lays them out,
+ *   each node in name order filled with as many tasks as it holds while leaving one for each node
+ *   after it (4 + 1 + 1 on idle 4-core nodes; `fillKeepingOne`); exclusive jobs spread evenly, as
+ *   Slurm's do;
  * - tasks only (`-n 12`): on as few nodes as hold them, the largest free first and the rest on
  *   the node it fits best;
  * - exclusive (`--exclusive`, a job without a request): idle nodes, taken whole.
@@ -352,7 +353,7 @@ export class Pool {
       const hi = per ?? Math.ceil(tasks / count);
       const lo = per ?? Math.floor(tasks / count);
       const many = per !== undefined ? count : tasks % count === 0 ? count : tasks % count;
-      return this.placeFixed(req, candidates, count, hi, many, lo, opts, per === undefined && !req.exclusive);
+      return this.placeFixed(req, candidates, count, hi, many, lo, opts, per === undefined && !req.exclusive && req.fill === true);
     }
     return this.placePacked(req, candidates, Math.max(1, req.tasks ?? 1), opts);
   }
@@ -565,8 +566,8 @@ export class Pool {
    */
   private placePreferring(req: ResourceRequest, opts: PlaceOptions, among: readonly PoolNode[], prefer: (n: PoolNode) => Spare): Placement | undefined {
     const count = opts.nodes ?? req.nodes;
-    // A node count with more tasks than nodes is laid out by `place` (fillKeepingOne).
-    if (req.gpus !== undefined || opts.nodelist || (count !== undefined && req.tasksPerNode === undefined && req.tasks !== undefined && req.tasks > count)) return undefined;
+    // An uneven spread, and a node count whose tasks fill the nodes (fillKeepingOne), are laid out by `place`.
+    if (req.gpus !== undefined || opts.nodelist || (count !== undefined && req.tasksPerNode === undefined && req.tasks !== undefined && (req.fill ? req.tasks > count : req.tasks % count !== 0))) return undefined;
     const caps = this.profile(req, count ?? 1, false).caps;
     const per = count !== undefined ? (req.tasksPerNode ?? Math.max(1, (req.tasks ?? count) / count)) : 1;
     const parts: { n: PoolNode; spare: Spare; tasks: number }[] = [];

@@ -219,6 +219,8 @@ export class Jobs {
     if (sizes && "error" in sizes) throw badRequest(`sizes: ${sizes.error}`, "sizes");
     if (sizes && !sizes.includes(nodes)) throw badRequest(`sizes: the job asks for ${nodes} nodes, which is not one of its sizes (${sizes.join(",")})`, "sizes");
     const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
+    // sbatch's (and salloc's) layout, whatever the job's -m (Slurm 22.05 side by side); ebb run's own allocations keep an even spread.
+    if (kind === "batch" && resources.nodes !== undefined && resources.tasksPerNode === undefined && !resources.exclusive) resources.fill = true;
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
     const array = req.array === undefined ? undefined : parseArraySpec(req.array, this.config.maxArrayTasks);
