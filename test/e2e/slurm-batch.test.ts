@@ -173,7 +173,7 @@ describe("srun and exit statuses", () => {
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
     const [a, b] = job.allocation as string[];
     // 2-CPU nodes: the first takes 2 tasks, leaving one for the second, as cons_tres lays them out.
-    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|\n${id}.0|sh|COMPLETED|0\n${id}.1|false|FAILED|1\n${id}|RUNNING\n`);
+    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|0:0\n${id}.0|sh|COMPLETED|0:0\n${id}.1|false|FAILED|1:0\n${id}|RUNNING\n`);
     expect([job.state, job.exitCode]).toEqual(["FAILED", 1]);
     expect(await c.ebb(["salloc", "--bogus", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: unknown flag --bogus: neither sbatch nor ebb has it\n" });
     expect(await c.ebb(["salloc", "-o", "x.out", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: -o: salloc has no such flag (sbatch's, for a batch script's files, arrays and requeues)\n" });

@@ -43,7 +43,7 @@ test("steps: a batch job's line, then ID.batch and ID.0, ID.1... with their name
   const format = parseFormat("JobID,JobName,Partition,AllocCPUS,State,ExitCode,Elapsed,NodeList");
   if ("error" in format) throw new Error(format.error);
   expect(renderFormat(format, withSteps(job, { steps }, "7", 0), false, "|")).toBe(
-    ["7|train|all|6|FAILED|3|0:10|n[1-2]", "7.batch|batch||4|FAILED|3|0:10|n1", "7.0|hostname||6|COMPLETED|0|0:01|n[1-2]", "7.1|false||2|FAILED|1|0:02|n2", ""].join("\n"),
+    ["7|train|all|6|FAILED|3:0|00:00:10|n[1-2]", "7.batch|batch||4|FAILED|3:0|00:00:10|n1", "7.0|hostname||6|COMPLETED|0:0|00:00:01|n[1-2]", "7.1|false||2|FAILED|1:0|00:00:02|n2", ""].join("\n"),
   );
   expect(withSteps({ ...job, startTime: null }, { steps: [] }, "7", 0)).toHaveLength(1);
 });
