@@ -203,7 +203,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.json({ id, cancelled: true, jobs: backend.cancel(id, task) });
   });
 
-  for (const action of ["hold", "release"] as const) {
+  for (const action of ["hold", "release", "requeue"] as const) {
     app.post(`/v1/jobs/:id/${action}`, (c) => {
       const { id, task } = jobRef(c, backend);
       requireJob(c, id);

@@ -39,6 +39,8 @@ export interface ApiBackend {
   signal(id: number, req: SignalRequest, task?: boolean): number[];
   hold(id: number, task?: boolean): number[];
   release(id: number, task?: boolean): number[];
+  /** Put a running batch job (an array's id: its running tasks) back in the queue, to start again (scontrol requeue); the ids requeued. */
+  requeue(id: number, task?: boolean): number[];
   /** Start resizing a running elastic job to `nodes` nodes, as `scope` asked (a user's own resize does not raise its limit). */
   resize(jobId: number, nodes: number, scope: Scope): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;

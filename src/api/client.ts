@@ -156,6 +156,10 @@ export class ApiClient {
   cancel(id: number | string): Promise<{ id: number; cancelled: boolean; jobs: number[] }> {
     return this.request("DELETE", `/v1/jobs/${id}`);
   }
+  /** Put a running batch job back in the queue (scontrol requeue). */
+  requeue(id: number | string): Promise<{ id: number; jobs: number[] }> {
+    return this.request("POST", `/v1/jobs/${id}/requeue`);
+  }
   /** Send a signal to a running job (scancel --signal). */
   signal(id: number | string, req: { signal: string; to?: "steps" | "batch" | "full" }): Promise<{ id: number; jobs: number[] }> {
     return this.request("POST", `/v1/jobs/${id}/signal`, req);

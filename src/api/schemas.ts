@@ -176,6 +176,8 @@ export const RequestView = z.lazy(() =>
     gpuType: z.string().optional(),
     constraint: z.array(z.string()).optional(),
     exclusive: z.boolean(),
+    /** Tasks over a node count laid out as Slurm's cons_tres lays out sbatch's block distribution: each node in turn filled, a task left for each node after it (batch jobs); absent: evenly. */
+    fill: z.boolean().optional(),
   }),
 );
 /** What a job holds on one node: its cores (the node's core indices, "0-3,8") and how many, its memory, its GPU indices. */

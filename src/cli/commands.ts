@@ -32,6 +32,7 @@ export const COMMANDS: Record<string, { summary: string; load: Loader; hidden?: 
   exec: { summary: "Run a TypeScript or JavaScript program with ebb/comm and ebb/epop from this ebb (no bun needed)", load: () => import("./exec.ts") },
   sim: { summary: "Replay a workload trace through the scheduling policies on a simulated cluster", load: () => import("./sim.ts") },
   sbatch: { summary: "sbatch: ebb submit, which takes sbatch's flags and #SBATCH lines (on every job process's PATH too)", load: async () => ({ default: (await import("./submit.ts")).submitCommand(true) }), hidden: true },
+  salloc: { summary: "salloc: an allocation with sbatch's flags, and a command in it (default: your shell) whose srun runs steps there; it ends with the command", load: () => import("./salloc.ts"), hidden: true },
   scancel: { summary: "scancel: ebb cancel, which takes scancel's flags (on every job process's PATH too)", load: () => import("./cancel.ts"), hidden: true },
   srun: { summary: "srun inside an ebb job: a step of it, with srun's flags (on every job process's PATH)", load: () => import("./srun.ts"), hidden: true },
   sacct: { summary: "sacct inside an ebb job: ebb history with sacct's flags (on every job process's PATH)", load: () => import("./sacct.ts"), hidden: true },

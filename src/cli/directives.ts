@@ -45,6 +45,8 @@ export function scriptFlags<A extends ArgsDef>(script: string, args: A, source: 
   const ebbNames = Object.entries(args).flatMap(([n, d]) => (d.type === "positional" ? [] : [n, ...(d.alias === undefined ? [] : typeof d.alias === "string" ? [d.alias] : d.alias)]));
   for (const d of kind === "EBB" ? ebb : sbatch) {
     const refuse = (message: string) => new UsageError(`${source} line ${d.line}: #${kind} ${d.words.join(" ")}: ${message}`);
+    // A heterogeneous job's separator (packjob before Slurm 20.02).
+    if (kind === "SBATCH" && /^(hetjob|packjob)$/.test(d.words[0] ?? "")) throw refuse("ebb has no heterogeneous jobs; submit each component as a job of its own (--dependency=after:ID starts one once the other has started)");
     let parsed: Parsed<A> & { help?: true };
     try {
       const words = kind === "SBATCH" ? d.words.map((w) => getoptName(w, ebbNames)).filter((w) => !sharedByUser(w, `line ${d.line}`, ignored)) : d.words;

@@ -40,7 +40,8 @@ export function distributionFlag(value: string, flag = "--distribution", planeSi
   } else if (/^cyclic$/i.test(first)) dist = { kind: "cyclic" };
   else if (/^arbitrary$/i.test(first)) throw bad("ebb does not read SLURM_HOSTFILE; give the nodes with --nodelist and the ranks are numbered block or cyclic over them");
   else if (!/^(block|\*)$/i.test(first)) throw bad("the node level is block, cyclic, plane=N, arbitrary or *");
-  const text = [plane ? "plane" : first === "*" ? "block" : first.toLowerCase(), ...lower.map((l) => (l === "*" ? "block" : l.toLowerCase()))].join(":");
+  // Slurm 22.05 keeps a Pack or NoPack in the value, lower case: block:block:block,pack.
+  const text = [plane ? "plane" : first === "*" ? "block" : first.toLowerCase(), ...lower.map((l) => (l === "*" ? "block" : l.toLowerCase()))].join(":") + (pack !== undefined ? `,${pack.toLowerCase()}` : "");
   return { dist, text, warnings };
 }
 

@@ -9,6 +9,9 @@ import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "
 import { FIELD_NAMES, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
 import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
+import { withSteps } from "./step-rows.ts";
+import type { ApiClient } from "../api/client.ts";
+import type { JobDetail, JobView } from "../api/schemas.ts";
 
 /** sacct's default fields, but Account (ebb keeps no accounts). */
 export const SACCT_DEFAULT = "JobID,JobName,Partition,AllocCPUS,State,ExitCode";
@@ -32,6 +35,7 @@ export default defineCommand({
     parsable2: { type: "boolean", description: "Fields separated by |, unpadded, as sacct -P (with --format; without it, sacct's default fields)" },
     parsable: { type: "boolean", description: "As --parsable2, with a | after the last field too (sacct -p)" },
     delimiter: { type: "string", description: "With --parsable2 or --parsable: this between fields, not | (sacct --delimiter)", valueHint: "TEXT" },
+    steps: { type: "boolean", description: "With --format: a line for each job's batch shell (ID.batch) and each of its steps (ID.0, ID.1...) after the job's, as sacct without -X" },
     limit: { type: "string", description: "At most this many jobs, the newest (default: all, fetched 1,000 at a time)", valueHint: "N" },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
@@ -53,7 +57,12 @@ export default defineCommand({
         intFlag(args.limit, "--limit"),
       );
       const now = Date.now();
-      if (format && !args.json) return out(renderFormat(format, jobs.map((job) => ({ job, ctx: { label: jobLabel(job), now } })), !args.noheader, parsable, delimiterFlag(args.delimiter)));
+      if (format && !args.json) {
+        const api = client(args);
+        const details = args.steps ? await stepsOf(api, jobs) : new Map<number, JobDetail>();
+        const rows = jobs.flatMap((job) => withSteps(job, details.get(job.id), jobLabel(job), now));
+        return out(renderFormat(format, rows, !args.noheader, parsable, delimiterFlag(args.delimiter)));
+      }
       if (args.json) return printJson({ jobs });
       const rows = jobs.map((j) => [
         jobLabel(j),
@@ -74,6 +83,15 @@ export default defineCommand({
       out(headed(table(["JOBID", "NAME", "USER", "STATE", "EXIT", "ELAPSED", "NODES", "CPUS/MEM/GPUS", "CPUTIME", "MAXMEM", "GPUTIME", "SUBMIT", "START", "END"], rows), !args.noheader));
     }),
 });
+
+/** Each started job's detail (its steps), eight requests at a time; a job gone meanwhile has none. */
+async function stepsOf(api: ApiClient, jobs: readonly JobView[]): Promise<Map<number, JobDetail>> {
+  const out = new Map<number, JobDetail>();
+  const started = jobs.filter((j) => j.startTime !== null);
+  for (let i = 0; i < started.length; i += 8)
+    await Promise.all(started.slice(i, i + 8).map(async (j) => void (await api.job(j.id).then((d) => out.set(j.id, d), () => undefined))));
+  return out;
+}
 
 /** sacct --delimiter: any text but a line break, at most 16 characters. */
 function delimiterFlag(value: string | undefined): string | undefined {

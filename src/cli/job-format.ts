@@ -42,6 +42,13 @@ function tres(j: JobView): string {
   const cpus = cpusOf(j);
   return `billing=${cpus},cpu=${cpus},${gpus > 0 ? `gres/gpu=${gpus},` : ""}mem=${j.shares.reduce((k, s) => k + s.memMiB, 0)}M,node=${j.shares.length}`;
 }
+/** A duration as sacct writes it: HH:MM:SS, D-HH:MM:SS from a day on (squeue's %M drops the leading zeros). */
+function sacctDuration(seconds: number): string {
+  const t = Math.max(0, Math.round(seconds));
+  const pad = (n: number) => String(n).padStart(2, "0");
+  const hms = `${pad(Math.floor((t % 86400) / 3600))}:${pad(Math.floor((t % 3600) / 60))}:${pad(t % 60)}`;
+  return t >= 86400 ? `${Math.floor(t / 86400)}-${hms}` : hms;
+}
 const reason = (j: JobView) => (j.state === "PENDING" ? (j.reason ?? "None") : (j.reason ?? ""));
 
 export const FIELDS: readonly Field[] = [
@@ -53,7 +60,8 @@ export const FIELDS: readonly Field[] = [
   { code: "P", name: "Partition", sacct: "Partition", header: "PARTITION", value: (j) => j.partition ?? "" },
   { code: "T", name: "State", sacct: "State", header: "STATE", value: (j) => j.state },
   { code: "t", name: "StateCompact", header: "ST", value: (j) => COMPACT[j.state] ?? j.state },
-  { code: "M", name: "TimeUsed", sacct: "Elapsed", header: "TIME", value: (j, r) => formatDuration(used(j, r.now)) },
+  { code: "M", name: "TimeUsed", header: "TIME", value: (j, r) => formatDuration(used(j, r.now)) },
+  { code: "", name: "", sacct: "Elapsed", header: "ELAPSED", value: (j, r) => sacctDuration(used(j, r.now)) },
   { code: "l", name: "TimeLimit", sacct: "Timelimit", header: "TIME_LIMIT", value: (j) => formatDuration(j.timeLimit) },
   { code: "L", name: "TimeLeft", header: "TIME_LEFT", value: (j, r) => (j.endTime ? "0:00" : formatDuration(j.timeLimit - used(j, r.now))) },
   { code: "D", name: "NumNodes", sacct: "NNodes", header: "NODES", value: (j) => String(j.allocation.length || j.nodes) },
@@ -64,7 +72,8 @@ export const FIELDS: readonly Field[] = [
   { code: "Y", name: "SchedNodes", header: "SCHEDNODES", value: (j, r) => (j.state === "PENDING" && r.expected ? compressHostlist(r.expected.nodes) : "(null)") },
   { code: "V", name: "SubmitTime", sacct: "Submit", header: "SUBMIT_TIME", value: (j) => localTime(j.submitTime) },
   { code: "e", name: "EndTime", sacct: "End", header: "END_TIME", value: (j) => (j.endTime ? localTime(j.endTime) : "N/A") },
-  { code: "", name: "", sacct: "ExitCode", header: "EXIT_CODE", value: (j) => (j.exitCode === null ? "" : String(j.exitCode)) },
+  // sacct's CODE:SIGNAL, 0:0 until the job has ended (ebb keeps a signal's death as its code, 128 + N).
+  { code: "", name: "", sacct: "ExitCode", header: "EXIT_CODE", value: (j) => `${j.exitCode ?? 0}:0` },
   { code: "E", name: "Dependency", header: "DEPENDENCY", value: (j) => j.dependency ?? "(null)" },
   { code: "n", name: "ReqNodes", header: "REQ_NODES", value: (j) => compressHostlist(j.nodelist) },
   { code: "x", name: "ExcNodes", header: "EXC_NODES", value: (j) => compressHostlist(j.exclude) },
@@ -80,7 +89,7 @@ export const FIELDS: readonly Field[] = [
   { code: "", name: "", sacct: "NCPUS", header: "NCPUS", value: (j) => String(cpusOf(j) || "") },
   { code: "", name: "", sacct: "ReqCPUS", header: "REQCPUS", value: (j) => String(cpusOf(j) || "") },
   { code: "", name: "", sacct: "ReqTRES", header: "REQTRES", value: tres },
-  { code: "", name: "", sacct: "CPUTime", header: "CPUTIME", value: (j, r) => formatDuration(Math.round(used(j, r.now)) * cpusOf(j)) },
+  { code: "", name: "", sacct: "CPUTime", header: "CPUTIME", value: (j, r) => sacctDuration(Math.round(used(j, r.now)) * cpusOf(j)) },
   { code: "", name: "", sacct: "CPUTimeRAW", header: "CPUTIMERAW", value: (j, r) => String(Math.round(used(j, r.now)) * cpusOf(j)) },
   { code: "", name: "", sacct: "ElapsedRaw", header: "ELAPSEDRAW", value: (j, r) => String(Math.round(used(j, r.now))) },
   { code: "", name: "", sacct: "Account", header: "ACCOUNT", value: () => "" },

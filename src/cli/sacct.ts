@@ -2,8 +2,9 @@
  * `sacct` in an ebb job (beside srun on every job process's PATH): ebb history with sacct's flags,
  * so that a script's closing `sacct -j $SLURM_JOB_ID --format=JobID,Elapsed,MaxRSS` reports this
  * cluster's job, not fails (no Slurm) or asks a Slurm the host may also run about another job.
- * `sacctToHistory` (pure) maps the flags. ebb keeps no steps in its history: a job is one line
- * (as `sacct -X` prints it), and `123.batch`-style step ids name their job.
+ * `sacctToHistory` (pure) maps the flags. A job's line is followed by its batch shell's
+ * (`123.batch`) and its steps' (`123.0`...) unless `-X`, as sacct prints them; `123.batch`-style ids
+ * name their job.
  */
 import { UsageError } from "./errors.ts";
 import { longStates, slurmShim, splitFlag } from "./slurm-shim.ts";
@@ -22,13 +23,14 @@ const VALUED: Record<string, string> = {
   "--delimiter": "--delimiter",
 };
 /** sacct's flags that change nothing here (one line a job already; units and widths are ebb's). */
-const SAME = new Set(["-X", "--allocations", "-a", "--allusers", "-L", "--allclusters", "-D", "--duplicates", "-T", "--truncate", "-x", "--array"]);
+const SAME = new Set(["-a", "--allusers", "-L", "--allclusters", "-D", "--duplicates", "-T", "--truncate", "-x", "--array"]);
 const VALUED_SAME = new Set(["--units", "-M", "--clusters"]);
 
 /** sacct's command line as ebb history's (whose default window, since midnight, is sacct's). */
 export function sacctToHistory(argv: readonly string[]): string[] {
   const out: string[] = [];
   let format: string | undefined;
+  let steps = true;
   for (let i = 0; i < argv.length; i++) {
     const w = argv[i]!;
     if (w === "-n" || w === "--noheader") out.push("--noheader");
@@ -36,6 +38,7 @@ export function sacctToHistory(argv: readonly string[]): string[] {
     else if (w === "-p" || w === "--parsable") out.push("--parsable");
     else if (w === "-b" || w === "--brief") format = "JobID,State,ExitCode";
     else if (w === "-l" || w === "--long") format = "JobID,JobName,Partition,AllocCPUS,State,ExitCode,Submit,Start,End,Elapsed,TotalCPU,MaxRSS,NNodes,NodeList";
+    else if (w === "-X" || w === "--allocations") steps = false;
     else if (SAME.has(w)) continue;
     else {
       const { flag, inline } = splitFlag(w);
@@ -52,12 +55,12 @@ export function sacctToHistory(argv: readonly string[]): string[] {
       else out.push(`${to}=${value}`);
     }
   }
-  return [...out, `--format=${format ?? SACCT_DEFAULT}`];
+  return [...out, ...(steps ? ["--steps"] : []), `--format=${format ?? SACCT_DEFAULT}`];
 }
 
 export default slurmShim({
   name: "sacct",
-  description: "sacct inside an ebb job (on every job process's PATH): ebb history with sacct's flags, one line a job.",
+  description: "sacct inside an ebb job (on every job process's PATH): ebb history with sacct's flags, a line a job and one for each of its steps (none with -X).",
   target: "history",
   map: sacctToHistory,
 });

@@ -3,7 +3,8 @@
  * host-list idiom of Slurm scripts (`scontrol show hostnames $SLURM_JOB_NODELIST | head -n 1`,
  * the first node as MASTER_ADDR). `scontrolShow` (pure) does what scontrol 22.05 does with those
  * words, which need no controller; `show job [ID]` asks the controller (scontrol-job.ts prints
- * it); anything else is refused naming ebb's command for it (a Slurm installed on the host would
+ * it); `requeue ID[,ID...]` puts running batch jobs back in the queue (a time-limit handler's
+ * `scontrol requeue $SLURM_JOB_ID`); anything else is refused naming ebb's command for it (a Slurm installed on the host would
  * ask another cluster about another job).
  */
 import { defineCommand } from "./command.ts";
@@ -21,7 +22,7 @@ export function scontrolShow(argv: readonly string[], env: Record<string, string
   const [verb, entity, ...lists] = argv;
   const what = entity === undefined ? undefined : abbrev(entity, "hostnames", 5) ? "hostnames" : abbrev(entity, "hostlistsorted", 9) ? "sorted" : abbrev(entity, "hostlist", 5) ? "hostlist" : undefined;
   if (verb === undefined || !abbrev(verb, "show", 3) || what === undefined)
-    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES" and "show job [ID]"; ebb show JOBID shows a job in full, ebb nodes the nodes`);
+    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES", "show job [ID]" and "requeue ID"; ebb show JOBID shows a job in full, ebb nodes the nodes`);
   if (lists.length > 1) throw new UsageError(`show ${entity}: one list, not ${lists.length} (join them with commas)`);
   const list = lists[0] ?? (what === "hostnames" ? env.SLURM_JOB_NODELIST : undefined);
   if (list === undefined) throw new UsageError(what === "hostnames" ? "show hostnames: no list given and SLURM_JOB_NODELIST is not set" : `show ${entity}: give the names`);
@@ -82,10 +83,21 @@ async function showJob(ids: readonly string[], env: Record<string, string | unde
   return scontrolJobText(j, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
 }
 
+/** `requeue ID[,ID...]`: each running batch job (an array's id: its running tasks) back in the queue, to start again. */
+async function requeue(ids: readonly string[]): Promise<void> {
+  const list = ids.flatMap((w) => w.split(",")).filter(Boolean);
+  if (list.length === 0) throw new UsageError("requeue: give the job ids (scontrol requeue $SLURM_JOB_ID)");
+  const api = client({});
+  for (const id of list)
+    await api.requeue(jobRefArg(id)).catch((e: Error) => {
+      throw new UsageError(`requeue ${id}: ${e.message}`);
+    });
+}
+
 export default defineCommand({
   meta: {
     name: "scontrol",
-    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it.",
+    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it; requeue ID, a running batch job back to the queue.",
     hidden: true,
   },
   args: { words: { type: "positional", variadic: true, description: "show hostnames [LIST] | show hostlist NAMES | show job [ID]" } },
@@ -98,7 +110,8 @@ export default defineCommand({
       if (verb !== undefined && entity !== undefined && abbrev(verb, "show", 3) && (abbrev(entity, "jobs", 3) || entity.toLowerCase() === "jobid")) {
         const text = await showJob(ids, process.env);
         out(oneLiner ? `${text.split("\n").map((l) => l.trim()).filter(Boolean).join(" ")}\n` : text);
-      } else out(scontrolShow(words, process.env));
+      } else if (verb?.toLowerCase() === "requeue") await requeue(words.slice(1));
+      else out(scontrolShow(words, process.env));
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
       err(`scontrol: error: ${e.message}\n`);

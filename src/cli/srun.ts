@@ -55,6 +55,8 @@ const args = defineArgs({
 export interface SrunPlan {
   run: string[];
   warnings: string[];
+  /** Variables to set in srun's environment that its --export names without a value: theirs has a comma (SLURM_DISTRIBUTION=block,pack), which --export's list cannot carry. */
+  env?: Record<string, string>;
 }
 
 /**
@@ -120,7 +122,9 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   // The job's was said at submission (ebb submit): its steps take it quietly.
   if (dist && a.distribution !== undefined) warnings.push(...dist.warnings);
   if (dist?.dist) flag("distribution", dist.dist.kind === "plane" ? `plane=${dist.dist.size}` : dist.dist.kind);
-  const distExports = dist ? Object.entries(distributionVars(dist)).map(([k, v]) => `${k}=${v}`) : [];
+  const distVars = dist ? Object.entries(distributionVars(dist)) : [];
+  const distExports = distVars.map(([k, v]) => (v.includes(",") ? k : `${k}=${v}`));
+  const byName = Object.fromEntries(distVars.filter(([, v]) => v.includes(",")));
   if (a["ntasks-per-gpu"] !== undefined && !/^[1-9]\d{0,4}$/.test(a["ntasks-per-gpu"])) throw new UsageError(`--ntasks-per-gpu=${a["ntasks-per-gpu"]}: expected a whole number of tasks`);
   // The ranks' binding reads it (ebb run: StepSpec.tasksPerGpu); the job's, from sbatch, is in the environment already.
   const perGpu = a["ntasks-per-gpu"] !== undefined ? [`SLURM_NTASKS_PER_GPU=${a["ntasks-per-gpu"]}`] : [];
@@ -174,9 +178,9 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     }
     if (text.includes("\0")) throw new UsageError(`--multi-prog ${command[0]}: a program, not a configuration file (lines of ranks, program, arguments)`);
     const script = multiProgScript(text, command[0]!, ntasks === undefined ? undefined : Number(ntasks));
-    return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings };
+    return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
   }
-  return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings };
+  return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
 }
 
 /** srun's --cpu-bind ways that ebb's binding to each rank's own cores stands for (socket and locality-domain levels name what ebb's nodes do not have). */
@@ -260,6 +264,7 @@ export default defineCommand({
       process.exit(2);
     }
     for (const w of plan.warnings) err(`srun: warning: ${w}\n`);
+    Object.assign(process.env, plan.env);
     await runCommand(runCmd, plan.run, VERSION);
   },
 });

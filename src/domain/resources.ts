@@ -45,6 +45,13 @@ export interface ResourceRequest {
   constraint?: readonly string[];
   /** Whole nodes only (`--exclusive`). */
   exclusive: boolean;
+  /**
+   * A node count and a task count laid out as Slurm's cons_tres lays out a block distribution:
+   * each node in turn takes what it holds, leaving a task for each node after it (sched/pool.ts
+   * fillKeepingOne); else evenly. Batch jobs (sbatch's and salloc's, whatever their -m, as Slurm
+   * 22.05's); `ebb run`'s allocations spread evenly.
+   */
+  fill?: boolean;
 }
 
 /** What a job holds on one node: which cores, how much memory, which GPU indices. */

@@ -7,7 +7,11 @@
  * Shapes, as Slurm spreads tasks:
  * - a node count with tasks per node (`-N 2 --ntasks-per-node 4`, an elastic job's per-node
  *   shape): that many tasks on each of that many nodes;
- * - a node count and tasks (`-N 2 -n 3`): the tasks spread as evenly as they go (2 + 1);
+ * - a node count and tasks (`-N 3 -n 6`): nodes that hold an even spread (2 + 2 + 2), the tasks
+ *   spread so, or (`ResourceRequest.fill`: sbatch's block distribution) as cons_tres lays them out,
+ *   each node in name order filled with as many tasks as it holds while leaving one for each node
+ *   after it (4 + 1 + 1 on idle 4-core nodes; `fillKeepingOne`); exclusive jobs spread evenly, as
+ *   Slurm's do;
  * - tasks only (`-n 12`): on as few nodes as hold them, the largest free first and the rest on
  *   the node it fits best;
  * - exclusive (`--exclusive`, a job without a request): idle nodes, taken whole.
@@ -349,7 +353,7 @@ export class Pool {
       const hi = per ?? Math.ceil(tasks / count);
       const lo = per ?? Math.floor(tasks / count);
       const many = per !== undefined ? count : tasks % count === 0 ? count : tasks % count;
-      return this.placeFixed(req, candidates, count, hi, many, lo, opts);
+      return this.placeFixed(req, candidates, count, hi, many, lo, opts, per === undefined && !req.exclusive && req.fill === true);
     }
     return this.placePacked(req, candidates, Math.max(1, req.tasks ?? 1), opts);
   }
@@ -366,7 +370,7 @@ export class Pool {
   }
 
   /** `many` nodes with `hi` tasks and `count - many` with `lo`; the nodelist's nodes first. */
-  private placeFixed(req: ResourceRequest, candidates: readonly PoolNode[], count: number, hi: number, many: number, lo: number, opts: PlaceOptions): Placement | undefined {
+  private placeFixed(req: ResourceRequest, candidates: readonly PoolNode[], count: number, hi: number, many: number, lo: number, opts: PlaceOptions, fill = false): Placement | undefined {
     const past = opts.past ?? false;
     const prof = this.profile(req, count, past);
     const caps = prof.caps;
@@ -400,6 +404,10 @@ export class Pool {
     };
     if (!pick(hi, needHi) || !pick(lo, needLo)) return undefined;
     chosen.sort((x, y) => x.n.index - y.n.index);
+    if (fill) {
+      const tasks = fillKeepingOne(chosen.map((c) => caps[c.n.index]!), hi * many + lo * (count - many));
+      chosen.forEach((c, i) => (c.tasks = tasks[i]!));
+    }
     return this.shares(req, chosen, count, past);
   }
 
@@ -558,7 +566,8 @@ export class Pool {
    */
   private placePreferring(req: ResourceRequest, opts: PlaceOptions, among: readonly PoolNode[], prefer: (n: PoolNode) => Spare): Placement | undefined {
     const count = opts.nodes ?? req.nodes;
-    if (req.gpus !== undefined || opts.nodelist || (count !== undefined && req.tasksPerNode === undefined && req.tasks !== undefined && req.tasks % count !== 0)) return undefined;
+    // An uneven spread, and a node count whose tasks fill the nodes (fillKeepingOne), are laid out by `place`.
+    if (req.gpus !== undefined || opts.nodelist || (count !== undefined && req.tasksPerNode === undefined && req.tasks !== undefined && (req.fill ? req.tasks > count : req.tasks % count !== 0))) return undefined;
     const caps = this.profile(req, count ?? 1, false).caps;
     const per = count !== undefined ? (req.tasksPerNode ?? Math.max(1, (req.tasks ?? count) / count)) : 1;
     const parts: { n: PoolNode; spare: Spare; tasks: number }[] = [];
@@ -664,6 +673,20 @@ export class Pool {
     for (let i = 0; i < n.gpus.length; i++) if (n.gpus[i] === 1 && (!b || b.gpus[i] === 1) && ok(i)) out.push(i);
     return out;
   }
+}
+
+/**
+ * Slurm's cons_tres layout of `tasks` over nodes that hold `caps` tasks each (their sum at least
+ * `tasks`, each at least 1): each node in turn takes as many as it holds, leaving one for each node
+ * after it. Slurm 22.05 on idle 4-core nodes: -N 3 -n 6 gives 4,1,1; -N 3 -n 7 4,2,1; -N 2 -n 4 3,1.
+ */
+export function fillKeepingOne(caps: readonly number[], tasks: number): number[] {
+  let left = tasks;
+  return caps.map((cap, i) => {
+    const t = Math.max(1, Math.min(cap, left - (caps.length - i - 1)));
+    left -= t;
+    return t;
+  });
 }
 
 function wholeShare(n: PoolNode): NodeShare {

@@ -336,6 +336,7 @@ const ROUTES: Record<string, RouteFuzz> = {
   "post /v1/jobs/{id}/hold": jobRoute("/hold", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/release": jobRoute("/release", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/signal": jobRoute("/signal", true, (j) => [j.id, ...j.jobs]),
+  "post /v1/jobs/{id}/requeue": jobRoute("/requeue", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/resize": jobRoute("/resize", false, (j) => [j.id]),
   "post /v1/jobs/{id}/steps": jobRoute("/steps", false, (j) => [j.jobId]),
   "get /v1/plans": { admin: 0, path: fixed("/v1/plans") },

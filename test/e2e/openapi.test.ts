@@ -156,7 +156,7 @@ describe("the OpenAPI document", () => {
     await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 200 });
     await call("GET", "/v1/plans?job=999999", { token: other, expect: 403 });
     await call("GET", "/v1/plans?job=999999", { expect: 404 });
-    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"]] as const) {
+    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"], ["POST", "/requeue"]] as const) {
       const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : suffix === "/signal" ? { signal: "SIGUSR1" } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
       await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
@@ -195,6 +195,14 @@ describe("the OpenAPI document", () => {
     await call("POST", `/v1/jobs/${done}/signal`, { body: { signal: "SIGUSR1" }, expect: 409 });
     await call("POST", `/v1/jobs/${sleeper}/signal`, { body: { signal: "SIGFOO" }, expect: 400 });
     await call("POST", `/v1/jobs/${sleeper}/signal`, { raw: big, expect: 413 });
+
+    // Requeueing (scontrol requeue): a running batch job starts again; a command job or an ended one is refused.
+    const batch = await c.submit({ script: "#!/bin/sh\nsleep 600\n", cwd: c.dir, output: "/dev/null" });
+    await c.waitJob(batch, ["RUNNING"]);
+    await call("POST", `/v1/jobs/${batch}/requeue`, { expect: 200 });
+    await call("POST", `/v1/jobs/${sleeper}/requeue`, { expect: 409 });
+    await call("POST", `/v1/jobs/${done}/requeue`, { expect: 409 });
+    await call("DELETE", `/v1/jobs/${batch}`, { expect: 200 });
 
     // Resizing: not elastic (409), a bad or too big body, then a real elastic job grown.
     await call("POST", `/v1/jobs/${sleeper}/resize`, { body: { nodes: 2 }, expect: 409 });

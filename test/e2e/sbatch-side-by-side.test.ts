@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the sixteen batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the eighteen batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -114,7 +114,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("sixteen Slurm scripts, under Slurm and under ebb", () => {
+describe("eighteen Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -338,4 +338,26 @@ describe("sixteen Slurm scripts, under Slurm and under ebb", () => {
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 180_000);
+  test("-N 3 -n 6: the tasks per node Slurm's cons_tres gives (4,1,1 on idle 4-core nodes), where srun's tasks run, and a packed step's SLURM_DISTRIBUTION", async () => {
+    const r = await sideBySide("tasks-layout.sh");
+    const file = `logs/hello-layout_${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toContain("job: 6 tasks (4,1(x2)) on 3 nodes (4,1(x2) CPUs), 4 here");
+    expect(lines(r.slurm.files[file])).toContain("task 5 on n3, local 0 of 4,1(x2)");
+    expect(lines(r.slurm.files[file])).toContain("packed: task 1 on n1, block:block:block,pack");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("two srun -n 1 ... & steps in a job of one CPU: both run and print the same (Slurm 22.05 one after the other, ebb side by side; when is not compared)", async () => {
+    const r = await sideBySide("two-steps.sh");
+    const file = `two-steps-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toEqual(["both ended", "step 0", "step 1", "task 1", "task 2"]);
+    expect(diagnostics(dirs.ebb, file)).toEqual([]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
 });

@@ -157,6 +157,50 @@ describe("srun and exit statuses", () => {
     await c.ebb(["cancel", String(array)]);
   });
 
+  test("salloc -N2 -n3 CMD: CMD here with the allocation's SLURM_* values, srun's steps in it, salloc's status CMD's; sacct lists the steps (not an ID.batch; none with -X); unknown flags and sbatch's -o refused", async () => {
+    const cmd = [
+      'echo "$SLURM_JOB_NAME $SLURM_NNODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE $SLURM_JOB_CPUS_PER_NODE ${SLURMD_NODENAME-none}"',
+      "srun -l sh -c 'echo $SLURMD_NODENAME' | sort",
+      "srun -n1 false",
+      "sacct -n -P -j $SLURM_JOB_ID --format=JobID,JobName,State,ExitCode",
+      "sacct -X -n -P -j $SLURM_JOB_ID --format=JobID,State",
+      "exit 3",
+    ].join("; ");
+    const r = await c.ebb(["salloc", "-N2", "-n3", "sh", "-c", cmd]);
+    const id = Number(/salloc: Granted job allocation (\d+)/.exec(r.stderr)?.[1]);
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain(`salloc: Relinquishing job allocation ${id}\n`);
+    const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
+    const [a, b] = job.allocation as string[];
+    // 2-CPU nodes: the first takes 2 tasks, leaving one for the second, as cons_tres lays them out.
+    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|0:0\n${id}.0|sh|COMPLETED|0:0\n${id}.1|false|FAILED|1:0\n${id}|RUNNING\n`);
+    expect([job.state, job.exitCode]).toEqual(["FAILED", 1]);
+    expect(await c.ebb(["salloc", "--bogus", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: unknown flag --bogus: neither sbatch nor ebb has it\n" });
+    expect(await c.ebb(["salloc", "-o", "x.out", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: -o: salloc has no such flag (sbatch's, for a batch script's files, arrays and requeues)\n" });
+  });
+
+  test("a traced job that requeues itself (#!/bin/bash -x; scontrol requeue $SLURM_JOB_ID after srun exits 9; --open-mode=append): its two runs' lines as Slurm 22.05 wrote them, and no line of ebb's own", async () => {
+    const { id } = await submit("requeue.sh", [
+      "#!/bin/bash -x",
+      "#SBATCH --open-mode=append",
+      "#SBATCH -o requeue-%j.out",
+      'if [ -n "$SLURM_RESTART_COUNT" ]; then',
+      '    echo "restart count $SLURM_RESTART_COUNT"',
+      "    exit 0",
+      "fi",
+      "srun bash -c 'exit 9'",
+      'if [ "$?" == "9" ]; then',
+      '    echo "requeueing"',
+      "    scontrol requeue $SLURM_JOB_ID",
+      "fi",
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    // Slurm 22.05's file for the same script, but for srun's own line ("srun: error: n1: task 0: Exited with exit code 9").
+    const text = c.read(`requeue-${id}.out`).split("\n").filter((l) => !l.startsWith("ebb: "));
+    expect(text).toEqual(["+ '[' -n '' ']'", "+ srun bash -c 'exit 9'", "+ '[' 9 == 9 ']'", "+ echo requeueing", "requeueing", `+ scontrol requeue ${id}`, "+ '[' -n 1 ']'", "+ echo 'restart count 1'", "restart count 1", "+ exit 0", ""]);
+    expect((await c.ebb(["scontrol", "requeue", String(id)])).stderr).toBe(`scontrol: error: requeue ${id}: job ${id} is COMPLETED; only a running batch job can be requeued\n`);
+  });
+
   test("the packing idiom: one-task steps started with srun --exact ... & run side by side, and wait collects them", async () => {
     const { id } = await submit("pack.sh", [
       "#!/bin/bash",

@@ -32,7 +32,7 @@ describe("--format", () => {
 
   test("field lists as squeue -O and sacct --format take them, a width after % or :, names without case", () => {
     const f = parsed("JobID,user,State%4,Elapsed:.8,ExitCode");
-    expect(renderFormat(f, rows([job(7, { state: "COMPLETED", endTime: iso(0), exitCode: 0 })]))).toBe(["JOBID  USER   STAT   ELAPSED  EXITCODE", "7      alice  COMP      5:00  0", ""].join("\n"));
+    expect(renderFormat(f, rows([job(7, { state: "COMPLETED", endTime: iso(0), exitCode: 0 })]))).toBe(["JOBID  USER   STAT   ELAPSED  EXITCODE", "7      alice  COMP  00:05:00  0:0", ""].join("\n"));
   });
 
   test("another user's private parts print as (private); a batch job's command as (batch script)", () => {
@@ -83,5 +83,5 @@ test("ebb usage: a line per user with node- and core-hours and each one's share 
 
 test("GPU time: GPUs held times the time held, as a duration (GPUTime in sacct's field lists, GPUTIME in ebb history); empty for a job that held none", () => {
   const jobs = [job(7, { state: "COMPLETED", endTime: iso(0), gpuSeconds: 2 * 3600 + 30 }), job(8, { state: "COMPLETED", endTime: iso(0) })];
-  expect(renderFormat(parsed("JobID,GPUTime,Elapsed"), rows(jobs))).toBe(["JOBID  GPUTIME  ELAPSED", "7      2:00:30  5:00", "8               5:00", ""].join("\n"));
+  expect(renderFormat(parsed("JobID,GPUTime,Elapsed"), rows(jobs))).toBe(["JOBID  GPUTIME  ELAPSED", "7      2:00:30  00:05:00", "8               00:05:00", ""].join("\n"));
 });

@@ -172,6 +172,8 @@ describe("srun as ebb run", () => {
   test("-m: the node level to ebb run, srun's SLURM_DISTRIBUTION to the ranks; the job's (sbatch -m) by default", () => {
     expect(run(["-m", "cyclic", "x"]).run).toEqual(["--distribution=cyclic", "--export=ALL,SLURM_DISTRIBUTION=cyclic", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
     expect(run(["--distribution=block:cyclic", "x"])).toEqual({ run: ["--export=ALL,SLURM_DISTRIBUTION=block:cyclic", "--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: ["--distribution=block:cyclic: the :cyclic level is ignored: ebb binds each rank of a node to its own consecutive cores (--cpu-bind=cores), without sockets"] });
+    // A value with a comma goes by name, from srun's environment: --export's list cannot carry it.
+    expect(run(["-m", "block:block:block,Pack", "x"])).toMatchObject({ run: ["--export=ALL,SLURM_DISTRIBUTION", "--input=all", "--no-kill-on-bad-exit", "--", "x"], env: { SLURM_DISTRIBUTION: "block:block:block,pack" } });
     const fromJob = { ...job, SLURM_DISTRIBUTION: "plane", SLURM_DIST_PLANESIZE: "2" };
     expect(run(["x"], fromJob).run).toEqual(["--distribution=plane=2", "--export=ALL,SLURM_DISTRIBUTION=plane,SLURM_DIST_PLANESIZE=2", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);
     expect(run(["-m", "block", "x"], fromJob).run).toEqual(["--export=ALL,SLURM_DISTRIBUTION=block", "--input=all", "--no-kill-on-bad-exit", "--", "x"]);

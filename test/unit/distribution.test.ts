@@ -84,6 +84,8 @@ describe("distributionFlag", () => {
     expect(distributionFlag("block:block").warnings).toEqual([]);
     expect(distributionFlag("cyclic,Pack").warnings).toEqual(["--distribution=cyclic,Pack: ,Pack is ignored: ebb spreads a step's tasks evenly over its nodes"]);
     expect(distributionFlag("cyclic,NoPack").warnings).toEqual([]);
+    // SLURM_DISTRIBUTION keeps them in lower case, as Slurm 22.05's srun sets it (block,nopack; cyclic:cyclic,pack).
+    expect([distributionFlag("block,NoPack").text, distributionFlag("cyclic:cyclic,Pack").text, distributionFlag("block:block:block,Pack").text]).toEqual(["block,nopack", "cyclic:cyclic,pack", "block:block:block,pack"]);
   });
 
   test("what ebb cannot do, or is no distribution, is refused with the reason", () => {

@@ -59,7 +59,7 @@ describe("pool: best-fit placement", () => {
     expect(pool.place(req({ tasks: 20 }))!.tasks).toEqual([8, 8, 4]);
   });
 
-  test("a node count with tasks per node takes that shape on each node; tasks over nodes spread evenly", () => {
+  test("a node count with tasks per node takes that shape on each node; tasks over nodes spread evenly, or with fill each node filled leaving one for each after it, as cons_tres", () => {
     const pool = Pool.of(nodes(cpu(8), cpu(8), cpu(8)), [{ nodeNames: ["n2"], shares: [share("n2", range(0, 4), 5000)] }]);
     // n2 has 3 free: the best fit for 3 tasks, then n1 (name order among equals).
     const p = pool.place(req({ nodes: 2, tasksPerNode: 3 }))!;
@@ -68,7 +68,17 @@ describe("pool: best-fit placement", () => {
     expect(pool.place(req({ nodes: 3, tasksPerNode: 4 }))).toBeUndefined();
     const even = pool.place(req({ nodes: 2, tasks: 3 }))!;
     expect(even.tasks).toEqual([1, 2]);
+    // With fill (sbatch's block distribution): n2 (3 free) holds the 1 of an even spread, n1 the 2; then n1 fills first.
+    const filled = pool.place(req({ nodes: 2, tasks: 3, fill: true }))!;
+    expect([filled.nodes, filled.tasks]).toEqual([["n1", "n2"], [2, 1]]);
     expect(pool.place(req({ tasks: 2 }), { nodes: 2 })!.tasks).toEqual([1, 1]);
+    // Slurm 22.05 (cons_tres) on idle 4-core nodes, side by side; --exclusive and -c 2 spread evenly there too.
+    const idle = Pool.of(nodes(cpu(4), cpu(4), cpu(4)), []);
+    const layout = (over: Partial<ResourceRequest>) => idle.place(req({ fill: true, ...over }))!.tasks;
+    expect([layout({ nodes: 3, tasks: 6 }), layout({ nodes: 3, tasks: 7 }), layout({ nodes: 2, tasks: 4 }), layout({ nodes: 3, tasks: 4 }), layout({ nodes: 2, tasks: 7 })]).toEqual([[4, 1, 1], [4, 2, 1], [3, 1], [2, 1, 1], [4, 3]]);
+    expect([layout({ nodes: 3, tasks: 6, cpusPerTask: 2 }), layout({ nodes: 2, tasks: 4, exclusive: true }), layout({ nodes: 2, tasks: 3, cpusPerTask: 2 })]).toEqual([[2, 2, 2], [2, 2], [2, 1]]);
+    expect(idle.place(req({ nodes: 3, tasks: 6, fill: true }))!.shares.map((s) => s.cores.length)).toEqual([4, 1, 1]);
+    expect(idle.place(req({ nodes: 3, tasks: 6 }))!.tasks).toEqual([2, 2, 2]);
   });
 
   test("memory per node and per core, GPU type, features", () => {

@@ -6,7 +6,8 @@
 import { expect, test } from "bun:test";
 import { expandPattern, patternVars, perRankPattern } from "../../src/roles/output-patterns.ts";
 import type { JobListRow } from "../../src/store/jobs.ts";
-import { sbatchParsable } from "../../src/cli/directives.ts";
+import { sbatchParsable, scriptFlags } from "../../src/cli/directives.ts";
+import { jobArgs } from "../../src/cli/submit.ts";
 import { scontrolOptions } from "../../src/cli/scontrol.ts";
 import { squeueToQueue } from "../../src/cli/squeue.ts";
 import { signalName } from "../../src/cli/cancel.ts";
@@ -63,5 +64,11 @@ test("squeue -n NAME, as wait-for-my-jobs loops filter the queue", () => {
 });
 
 test("sacct --delimiter with -P: the fields joined by it (a job-stats reader's --delimiter=' ' --parsable2 --noheader)", () => {
-  expect(sacctToHistory(["--jobs=12.batch", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"])).toEqual(["--jobs=12", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"]);
+  expect(sacctToHistory(["--jobs=12.batch", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"])).toEqual(["--jobs=12", "--delimiter= ", "--parsable2", "--noheader", "--steps", "--format=MaxRSS,Elapsed"]);
+});
+
+test("#SBATCH hetjob (a heterogeneous job's components) is refused naming what to do instead, not as an unexpected argument", () => {
+  expect(() => scriptFlags("#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2\nsrun --het-group=0 x\n", jobArgs, "het.sh")).toThrow(
+    "het.sh line 3: #SBATCH hetjob: ebb has no heterogeneous jobs; submit each component as a job of its own (--dependency=after:ID starts one once the other has started)",
+  );
 });

@@ -32,6 +32,12 @@ function sweep(): void {
 /** The Slurm commands a job finds on its PATH, and the ebb command each runs. */
 const SLURM_COMMANDS: Record<string, string> = { srun: "srun", scontrol: "scontrol", sbatch: "sbatch", scancel: "scancel", squeue: "squeue", sacct: "sacct", sinfo: "sinfo", sstat: "sstat", seff: "seff" };
 
+/** Slurm's commands in `dir`, each running ebb's (also salloc's, for the command it runs). */
+export function writeSlurmCommands(dir: string): void {
+  for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
+    script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
+}
+
 /** The file a job's bash reads after a login shell's start-up files (BASH_ENV): see bashEnv. */
 export const BASH_ENV_FILE = "bash-env";
 
@@ -39,12 +45,14 @@ export const BASH_ENV_FILE = "bash-env";
  * A login shell (`#!/bin/bash -l`, `--login`: common in Slurm scripts) reads /etc/profile, which
  * sets PATH anew, dropping ebb's commands: srun would be Slurm's, or none. Bash reads BASH_ENV
  * after those files in every non-interactive shell, so this puts them back first (and bun's
- * fallback last) when they are missing, then reads the job's own BASH_ENV, if it had one.
+ * fallback last) when they are missing, then reads the job's own BASH_ENV, if it had one; untraced
+ * under `bash -x`, whose tracing it turns on again after.
  */
 function bashEnv(dir: string, fallback: string): string {
   const q = quoted([dir]);
   const f = quoted([fallback]);
-  return `# ebb: its Slurm commands first on PATH again after a login shell's /etc/profile.\ncase ":$PATH:" in *:${q}:*) ;; *) PATH=${q}:"$PATH"; export PATH ;; esac\ncase ":$PATH:" in *:${f}:*) ;; *) PATH="$PATH":${f}; export PATH ;; esac\nif [ -n "\${EBB_BASH_ENV-}" ]; then . "$EBB_BASH_ENV"; fi\n`;
+  // A traced script (#!/bin/bash -x) would print these lines, which Slurm's does not: tracing is off while they run (the group's own trace line goes to /dev/null).
+  return `# ebb: its Slurm commands first on PATH again after a login shell's /etc/profile.\n{ case $- in *x*) __ebb_x=1; set +x ;; *) __ebb_x= ;; esac; } 2>/dev/null\ncase ":$PATH:" in *:${q}:*) ;; *) PATH=${q}:"$PATH"; export PATH ;; esac\ncase ":$PATH:" in *:${f}:*) ;; *) PATH="$PATH":${f}; export PATH ;; esac\nif [ -n "\${EBB_BASH_ENV-}" ]; then . "$EBB_BASH_ENV"; fi\ncase $__ebb_x in 1) unset __ebb_x; set -x ;; *) unset __ebb_x ;; esac\n`;
 }
 
 const quoted = (argv: string[]) => argv.map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
@@ -78,8 +86,7 @@ export function installEbbCommand(stateDir: string, node: string): { dir: string
   // the same id `scancel $SLURM_JOB_ID` would cancel): srun a step of the job (cli/srun.ts), scontrol
   // its host lists (cli/scontrol.ts), sbatch and scancel ebb's submit (with sbatch's defaults) and cancel, squeue ebb queue (cli/squeue.ts),
   // sacct ebb history (cli/sacct.ts), sinfo its nodes (cli/sinfo.ts); sstat is refused (cli/sstat.ts).
-  for (const [slurm, ebb] of Object.entries(SLURM_COMMANDS))
-    script(join(dir, slurm), `#!/bin/sh\n# ${slurm} in an ebb job: ebb ${ebb}.\nexec ${quoted([...ebbCommand(), ebb])} "$@"\n`);
+  writeSlurmCommands(dir);
   script(join(dir, BASH_ENV_FILE), bashEnv(dir, join(dir, "fallback")));
   const fallback = join(dir, "fallback");
   mkdirSync(fallback, { recursive: true, mode: 0o755 });

@@ -309,6 +309,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     signal: (id, req, task) => jobs.signal(id, req.signal, req.to, { task }),
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),
+    requeue: (id, task) => jobs.requeueByUser(id, { task }),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason, owner) => agents!.setDrain(name, reason, owner),

@@ -219,6 +219,8 @@ export class Jobs {
     if (sizes && "error" in sizes) throw badRequest(`sizes: ${sizes.error}`, "sizes");
     if (sizes && !sizes.includes(nodes)) throw badRequest(`sizes: the job asks for ${nodes} nodes, which is not one of its sizes (${sizes.join(",")})`, "sizes");
     const kind: JobRow["kind"] = req.script !== undefined ? "batch" : req.argv !== undefined ? "command" : "alloc";
+    // sbatch's (and salloc's) layout, whatever the job's -m (Slurm 22.05 side by side); ebb run's own allocations keep an even spread.
+    if (kind === "batch" && resources.nodes !== undefined && resources.tasksPerNode === undefined && !resources.exclusive) resources.fill = true;
     const name = req.name ?? (req.argv ? basename(req.argv[0]!) : kind === "batch" ? "batch" : "interactive");
     const cwd = req.cwd ?? homedir();
     const array = req.array === undefined ? undefined : parseArraySpec(req.array, this.config.maxArrayTasks);
@@ -866,6 +868,25 @@ export class Jobs {
     return running.map((j) => j.row.id);
   }
 
+  /**
+   * scontrol requeue: a running batch job (or every running batch task of an array) goes back to the
+   * queue, what is left of its run killed, and starts again from its beginning
+   * (SLURM_RESTART_COUNT one more), as a node failure does with --requeue; the ids requeued.
+   */
+  requeueByUser(id: number, opts: { task?: boolean } = {}, now = Date.now()): number[] {
+    const targets = this.targets(id, opts.task);
+    const running = targets.flatMap((r) => {
+      const job = this.state.jobs.get(r.id);
+      return job && job.row.kind === "batch" && job.row.state !== "PENDING" && job.nodes.length > 0 ? [job] : [];
+    });
+    if (running.length === 0) {
+      const last = targets.at(-1)!;
+      throw conflict("job_not_running", last.kind !== "batch" ? `job ${id} is not a batch job; only a batch job starts again from its script` : `job ${id} is ${last.state}; only a running batch job can be requeued`);
+    }
+    for (const job of running) this.requeue(job, "scontrol requeue", now);
+    return running.map((j) => j.row.id);
+  }
+
   /** Hold (or release) a pending job, or every pending task of an array; the ids changed. */
   setHeld(id: number, held: boolean, opts: { task?: boolean } = {}, now = Date.now()): number[] {
     const pending = this.targets(id, opts.task).flatMap((r) => {
@@ -1064,7 +1085,7 @@ export class Jobs {
    */
   private requeue(job: JobRuntime, reason: string, now: number): string[] {
     const nodes = [...job.nodes];
-    const message = `requeued: ${reason}; it starts again from its beginning (--requeue)`;
+    const message = `requeued: ${reason}; it starts again from its beginning${reason === "scontrol requeue" ? "" : " (--requeue)"}`;
     this.ledger.commit((tx) => {
       tx.requeued(job, now);
       this.store.addEvent(job.row.id, now, "requeued", message);
