@@ -3,11 +3,21 @@
  * A connection authenticates with its first message, a launch carrying a step credential the
  * cluster key signed; one that has not within AUTH_WINDOW_MS is closed, and a peer address may
  * hold at most MAX_UNAUTHENTICATED_PER_PEER connections that have not (the oldest goes first),
- * so idle or silent connections cannot pile up and stall launches.
+ * so idle or silent connections cannot pile up and stall launches; nor may all addresses together
+ * hold more than MAX_UNAUTHENTICATED (a node's 127.0.0.x are many addresses).
+ *
+ * No frame may exceed FRAME_MAX (64 KiB): uWS holds a frame whole before we see it, and the cap is
+ * one for every connection, so it is the cap before authentication too. An authenticated parent
+ * sends longer messages in pieces (proto/frames.ts), held up to STEP_MESSAGE_MAX per connection; a
+ * first message longer than a frame is preceded by its credential alone (`auth`, StepAuth).
  */
 import type { Server, ServerWebSocket } from "bun";
 import type { DownstreamHandle, StepEndpoint } from "../../tbon/pool.ts";
 import { decodeStepDown, signatureRefusal } from "./launch-checks.ts";
+import { decode } from "../../proto/channel.ts";
+import { Assembler, ByteBudget, FRAME_MAX } from "../../proto/frames.ts";
+import { StepAuth } from "../../proto/step.ts";
+import { MAX_JSON_DEPTH } from "../../util/json.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import type { ServerTls } from "../../util/tls.ts";
@@ -16,19 +26,37 @@ const log = logger("agent");
 
 export const AUTH_WINDOW_MS = 3000;
 export const MAX_UNAUTHENTICATED_PER_PEER = 16;
+export const MAX_UNAUTHENTICATED = 256;
+/** The longest message an authenticated parent may send (in pieces). */
+export const STEP_MESSAGE_MAX = 64 << 20;
+/** Close codes: a frame longer than FRAME_MAX (uWS's own, 1009), pieces before a credential or past STEP_MESSAGE_MAX. */
+const TOO_BIG = 4413;
 
-type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string };
+type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler };
 
 /** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
 export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls): Server<Conn> {
   /** Connections not yet authenticated, by peer address, oldest first. */
   const pending = new Map<string, Set<ServerWebSocket<Conn>>>();
+  /** All of them, oldest first. */
+  const allPending = new Set<ServerWebSocket<Conn>>();
   let lastWarned = 0;
+  const warnAtMostEvery10s = (text: string) => {
+    if (Date.now() - lastWarned < 10_000) return;
+    lastWarned = Date.now();
+    log.warn(text);
+  };
   const forget = (ws: ServerWebSocket<Conn>) => {
     clearTimeout(ws.data.timer);
+    allPending.delete(ws);
     const set = pending.get(ws.data.peer);
     set?.delete(ws);
     if (set?.size === 0) pending.delete(ws.data.peer);
+  };
+  const authenticate = (ws: ServerWebSocket<Conn>) => {
+    ws.data.authed = true;
+    ws.data.pieces = new Assembler(new ByteBudget(STEP_MESSAGE_MAX), "a step connection's");
+    forget(ws);
   };
   return Bun.serve<Conn>({
     hostname: listen.host,
@@ -42,20 +70,23 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
       return Response.json({ error: { code: "not_found", message: "agents serve only /v1/step (WebSocket)" } }, { status: 404 });
     },
     websocket: {
-      maxPayloadLength: 64 << 20,
+      maxPayloadLength: FRAME_MAX,
       idleTimeout: 0,
       open(ws) {
         let set = pending.get(ws.data.peer);
         if (!set) pending.set(ws.data.peer, (set = new Set()));
         set.add(ws);
+        allPending.add(ws);
         if (set.size > MAX_UNAUTHENTICATED_PER_PEER) {
           const oldest = set.values().next().value!;
           forget(oldest);
-          if (Date.now() - lastWarned > 10_000) {
-            lastWarned = Date.now();
-            log.warn(`closing unauthenticated step connections from ${ws.data.peer}: more than ${MAX_UNAUTHENTICATED_PER_PEER} from one address`);
-          }
+          warnAtMostEvery10s(`closing unauthenticated step connections from ${ws.data.peer}: more than ${MAX_UNAUTHENTICATED_PER_PEER} from one address`);
           oldest.close(4429, `more than ${MAX_UNAUTHENTICATED_PER_PEER} unauthenticated connections from ${ws.data.peer}`);
+        } else if (allPending.size > MAX_UNAUTHENTICATED) {
+          const oldest = allPending.values().next().value!;
+          forget(oldest);
+          warnAtMostEvery10s(`closing unauthenticated step connections: more than ${MAX_UNAUTHENTICATED} from all addresses`);
+          oldest.close(4429, `more than ${MAX_UNAUTHENTICATED} unauthenticated step connections`);
         }
         ws.data.timer = setTimeout(() => {
           if (ws.data.authed) return;
@@ -64,7 +95,37 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
         }, AUTH_WINDOW_MS);
         ws.data.handle = endpoint.attach({ send: (m) => void ws.send(JSON.stringify(m)) });
       },
-      message(ws, text) {
+      message(ws, data) {
+        if (!ws.data.authed) {
+          if (typeof data !== "string") {
+            forget(ws);
+            log.warn(`closing a step connection from ${ws.data.peer}: a message in pieces before a step credential`);
+            ws.close(TOO_BIG, `a message over ${FRAME_MAX} bytes before a step credential`);
+            return;
+          }
+          // JSON.stringify puts `t` first: the one message that is not a StepDown is told by its start.
+          if (data.startsWith('{"t":"auth"')) {
+            const a = decode(StepAuth, data, MAX_JSON_DEPTH);
+            const why = a.ok ? signatureRefusal(clusterKey, a.value.cred) : `invalid message: ${a.error}`;
+            if (why) {
+              forget(ws);
+              log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);
+              ws.close(4401, why.slice(0, 120));
+            } else authenticate(ws);
+            return;
+          }
+        }
+        let text = data as string;
+        if (ws.data.authed) {
+          const whole = ws.data.pieces!.frame(data);
+          if (whole === undefined) return;
+          if ("error" in whole) {
+            log.warn(`closing a step connection from ${ws.data.peer}: ${whole.error}`);
+            ws.close(TOO_BIG, whole.error.slice(0, 120));
+            return;
+          }
+          text = whole.text;
+        }
         const d = decodeStepDown(text);
         if (!d.ok) {
           log.warn("invalid step message", { remote: ws.remoteAddress, error: d.error });
@@ -81,12 +142,14 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
             ws.close(4401, why.slice(0, 120));
             return;
           }
-          ws.data.authed = true;
-          forget(ws);
+          authenticate(ws);
         }
         ws.data.handle!.deliver(d.value);
       },
-      close(ws) {
+      close(ws, _code, reason) {
+        // uWS closes a frame over maxPayloadLength (1009 to the peer) before any handler of ours sees it.
+        if (reason === "Received too big message") log.warn(`closed a step connection from ${ws.data.peer}: a frame over ${FRAME_MAX} bytes (FRAME_MAX)`);
+        ws.data.pieces?.drop();
         forget(ws);
         ws.data.handle?.closed();
       },
