@@ -33,6 +33,10 @@ type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknow
  */
 export const LAUNCHER_PIECES_PER_USER = 16 << 20;
 export const AGENT_PIECES_MAX = 64 << 20;
+/** Seconds a connection may be silent (see serve); a long-poll's or a stream's. */
+export const IDLE_S = 10;
+const LONG_IDLE_S = 60;
+
 /** Close code: a message past its budget of pieces. */
 const TOO_BIG = 4413;
 
@@ -115,7 +119,11 @@ export function serve(o: ServeOptions): Server<Conn> {
     hostname: o.listen.host,
     port: o.listen.port,
     tls: o.tls,
-    idleTimeout: 60,
+    // A connection that sends nothing (no request, or none after its last answer) is closed after
+    // IDLE_S: a flood of idle connections holds descriptors seconds, not a minute. The requests
+    // that may be silent longer (a job's ?wait=, up to 50 s; the timeline stream, a keep-alive
+    // within 30 s) are given LONG_IDLE_S each.
+    idleTimeout: IDLE_S,
     // Bun's own ceiling; the API counts every body against its smaller limit while reading it.
     maxRequestBodySize: 2 * MAX_BODY,
     fetch(req, server) {
@@ -142,6 +150,7 @@ export function serve(o: ServeOptions): Server<Conn> {
         release?.();
         return upgradeRequired();
       }
+      if (path === "/v1/stream" || (path.startsWith("/v1/jobs/") && new URL(req.url).searchParams.has("wait"))) server.timeout(req, LONG_IDLE_S);
       return o.api.fetch(req);
     },
     websocket: {
