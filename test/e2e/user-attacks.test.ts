@@ -16,7 +16,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, 
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { ROOT, startCluster, type TestCluster } from "../support/cluster.ts";
+import { ROOT, startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
 import { ensureUser } from "../support/users.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
 import { VERSION } from "../../src/util/version.ts";
@@ -114,6 +114,21 @@ head -6 <&3`;
   const out = readFileSync(join(dir("ebbt_alice"), "pmi-port.out"), "utf8");
   expect({ state: end.state, out }).toEqual({ state: "COMPLETED", out: expect.stringContaining("cmd=set rank=0\n") });
   expect(out).toEndWith("cmd=finalize_ack\nstep=0\n");
+}, 120_000);
+
+test("a step's PMI_PORT takes one connection per rank and 16 more at once: a rank that opens 300 holds 17 of the agent's descriptors, not 300", async () => {
+  // Unfixed: every connection of the ranks' user was taken and held, each a descriptor of the
+  // (root) agent that serves every user: his ranks could take all 20,000.
+  const go = join(dir("ebbt_bob"), "pmi-flood-go");
+  const flood = `use IO::Socket::INET; my ($h, $p) = split /:/, $ENV{PMI_PORT}; my @s;
+for (1..300) { my $s = IO::Socket::INET->new(PeerAddr => $h, PeerPort => $p) or last; push @s, $s }
+print "opened ", scalar(@s), "\n"; select(undef, undef, undef, 0.1) until -e "${go}";`;
+  await Bun.write(join(dir("ebbt_bob"), "pmi-flood.pl"), flood);
+  const bobs = await submitAs("ebbt_bob", { script: "#!/bin/sh\nebb run --pmi-port -n 1 perl pmi-flood.pl\necho step=$?\n", output: "pmi-flood.out" });
+  await waitFor("the agent to refuse past the cap", () => c.daemonLogs().includes("PMI_PORT: refused connections past 17 open at once"));
+  asUserSh("ebbt_bob", `touch ${go}`);
+  expect((await c.waitJob(bobs, ENDED, 60_000)).state).toBe("COMPLETED");
+  expect(readFileSync(join(dir("ebbt_bob"), "pmi-flood.out"), "utf8")).toBe("opened 300\nstep=0\n");
 }, 120_000);
 
 test("a user whose umask is 077 gets files no other user can read: batch output, files of the script, a step's and an ebb run's ranks", async () => {
