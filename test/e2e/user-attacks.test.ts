@@ -12,7 +12,7 @@
  * credentials, the API under fuzzing) is in root-attacks, users, credentials and fuzz-api.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -129,6 +129,41 @@ print "opened ", scalar(@s), "\n"; select(undef, undef, undef, 0.1) until -e "${
   asUserSh("ebbt_bob", `touch ${go}`);
   expect((await c.waitJob(bobs, ENDED, 60_000)).state).toBe("COMPLETED");
   expect(readFileSync(join(dir("ebbt_bob"), "pmi-flood.out"), "utf8")).toBe("opened 300\nstep=0\n");
+}, 120_000);
+
+test("a signal to his job does not reach the process group that took the id of his ended rank: the root agent signals a group only while its leader is his, else its members in his cgroup", async () => {
+  // Unfixed: the agent kept every group of the job and sent kill(-pgid) as root, the leader gone or
+  // not: with pid_max 32,768 Bob can cycle pids until his ended rank's id is someone's new group
+  // (hers here; root's as well) and signal it with scancel --signal.
+  const d = dir("ebbt_bob");
+  const script = `#!/bin/sh
+ebb run -n 1 sh -c 'echo $$ > rank.pid'
+ebb run -n 1 sh -c 'trap "echo got > term.out; exit 0" TERM; echo > trap.ready; while :; do sleep 0.1; done' &
+ebb run -n 1 sh -c '(trap "echo got > orphan.out; exit 0" TERM; echo > orphan.ready; while :; do sleep 0.1; done) >/dev/null 2>&1 & exit 0' &
+sleep 300
+`;
+  const bobs = await submitAs("ebbt_bob", { script, output: "/dev/null" });
+  await waitForFile(join(d, "trap.ready"));
+  await waitForFile(join(d, "orphan.ready"));
+  const pid = Number((await waitForFile(join(d, "rank.pid"))).trim());
+  // Her process gets that pid and leads a group of its own: the kernel gives the pid after ns_last_pid.
+  let hers: ReturnType<typeof Bun.spawn> | undefined;
+  for (let i = 0; i < 200 && !hers; i++) {
+    writeFileSync("/proc/sys/kernel/ns_last_pid", String(pid - 1));
+    const p = Bun.spawn(["setpriv", `--reuid=${uid.ebbt_alice}`, `--regid=${uid.ebbt_alice}`, "--clear-groups", "--", "sleep", "300"], { detached: true });
+    if (p.pid === pid) hers = p;
+    else p.kill("SIGKILL");
+  }
+  expect(hers?.pid).toBe(pid);
+  expect((await c.api("POST", `/v1/jobs/${bobs}/signal`, { signal: "SIGTERM" }, tokens.ebbt_bob)).status).toBe(200);
+  // His live rank got it: the agent has sent the signal to every group of the job.
+  expect((await waitForFile(join(d, "term.out"))).trim()).toBe("got");
+  // And a rank's child left in its group after the rank ended, found in his cgroup.
+  expect((await waitForFile(join(d, "orphan.out"))).trim()).toBe("got");
+  hers!.kill("SIGKILL");
+  await hers!.exited;
+  expect(hers!.signalCode).toBe("SIGKILL");
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
 }, 120_000);
 
 test("a user whose umask is 077 gets files no other user can read: batch output, files of the script, a step's and an ebb run's ranks", async () => {
