@@ -180,7 +180,7 @@ test("a user whose umask is 077 gets files no other user can read: batch output,
   expect(readFileSync(join(dir("ebbt_alice"), `umask-${id}.out`), "utf8")).toBe("0077\ngone\n");
 }, 120_000);
 
-test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO, a HELLO claiming 1 GiB; the ranks run on", async () => {
+test("another user's process cannot talk to a job's ebb/comm ranks over their TCP port: a DEAD naming a peer, a forged HELLO, a HELLO claiming 1 GiB, 300 connections that say nothing (64 held at most, 10 s each); the ranks run on", async () => {
   // Unfixed: the listener (0.0.0.0) took Bob's DEAD frame for the truth, and Alice's allreduce failed naming Bob's reason.
   const me = dir("ebbt_alice");
   const victim = `import { existsSync, writeFileSync } from "node:fs";
@@ -221,7 +221,19 @@ const huge = await new Promise<boolean>((resolve) => {
   s.on("close", () => resolve(true));
   setTimeout(() => (s.destroy(), resolve(false)), 2000);
 });
-console.log(JSON.stringify({ dead, hello, huge }));
+// 300 connections that say nothing, held: each was one of the rank's descriptors, for good. The
+// rank keeps the newest 64 (for 10 s, not waited for here) and closes the others at once.
+let shut = 0;
+const idle = await new Promise<boolean>((resolve) => {
+  for (let i = 0; i < 300; i++) {
+    const s = connect({ host: host!, port: Number(port) });
+    s.on("error", () => {});
+    s.on("close", () => ++shut === 300 - 64 && resolve(true));
+  }
+  setTimeout(() => resolve(false), 30_000);
+});
+console.log(JSON.stringify({ dead, hello, huge, idle }));
+process.exit(0);
 `);
   const script = `#!/bin/sh\nebb run -n 2 ${process.execPath} comm-victim.ts\necho step=$?\n`;
   const alices = await submitAs("ebbt_alice", { script, output: "comm.out", tasks: 2 });
@@ -230,7 +242,7 @@ console.log(JSON.stringify({ dead, hello, huge }));
   const attack = asUserSh("ebbt_bob", `${process.execPath} ${attacker} ${host} ${port} ${rank1.id}`);
   // Each of Bob's connections was closed by the rank, not by Bob; unfixed, a header claiming a
   // 1 GiB HELLO had the rank allocate it and take its bytes (measured: 400 MB sent, held).
-  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true,"huge":true}\n', err: "" });
+  expect({ out: attack.stdout.toString(), err: attack.stderr.toString() }).toEqual({ out: '{"dead":true,"hello":true,"huge":true,"idle":true}\n', err: "" });
   asUserSh("ebbt_alice", `touch ${join(me, "comm-go")}`);
   expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
   const out = readFileSync(join(me, "comm.out"), "utf8");
