@@ -21,6 +21,8 @@ import { ensureUser } from "../support/users.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
 import { VERSION } from "../../src/util/version.ts";
 import { framesOf } from "../../src/proto/frames.ts";
+import { signCredential } from "../../src/proto/credential.ts";
+import { MAX_CONNECTIONS_PER_JOB } from "../../src/roles/agent/server.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
@@ -399,6 +401,30 @@ test("the step port takes no frame over 64 KiB, nor a message in pieces, before 
   const cli = `EBB_TOKEN=${tokens.ebbt_bob} EBB_CONTROLLER=${c.url} ${process.execPath} ${join(ROOT, "src/main.ts")}`;
   const run = asUserSh("ebbt_bob", `export BIG1=$(head -c 130000 /dev/zero | tr "\\0" x) BIG2=$(head -c 130000 /dev/zero | tr "\\0" y); ${cli} run -n 1 sh -c 'echo \${#BIG1} \${#BIG2}'`);
   expect({ code: run.exitCode, out: run.stdout.toString(), err: run.stderr.toString() }).toEqual({ code: 0, out: "130000 130000\n", err: "" });
+}, 60_000);
+
+test("the step port takes a credential only while it is valid, and 256 connections per job: his expired one is refused, a fresh one opens 256 and no more", async () => {
+  // Unfixed: any credential the cluster key ever signed authenticated a connection, so one of his
+  // old ones opened as many as he liked (each one of the agent's descriptors, and 64 MiB of pieces).
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "120"], output: "/dev/null" });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  const auth = (expires: number) => JSON.stringify({ t: "auth", cred: signCredential(key, { jobId: bobs, stepId: 0, nodes: [node.name], expires, use: "adopt" }) });
+  const openWith = async (text: string) => {
+    const ws = new WebSocket(`ws://${node.addr}/v1/step`);
+    const closed = new Promise<[number, string]>((resolve) => (ws.onclose = (ev) => resolve([ev.code, ev.reason])));
+    await new Promise((resolve) => (ws.onopen = resolve));
+    ws.send(text);
+    return { ws, closed };
+  };
+  expect(await (await openWith(auth(Date.now() - 1))).closed).toEqual([4401, "step credential expired"]);
+  const fresh = auth(Date.now() + 60_000);
+  const held = [];
+  for (let i = 0; i < MAX_CONNECTIONS_PER_JOB; i++) held.push(await openWith(fresh));
+  expect(await (await openWith(fresh)).closed).toEqual([4429, `more than ${MAX_CONNECTIONS_PER_JOB} step connections for job ${bobs}`]);
+  for (const h of held) h.ws.close();
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
 }, 60_000);
 
 test("the controller's sockets take no frame over 64 KiB; one user's launcher messages in pieces hold at most 16 MiB together: his connection past it is closed naming it, hers is served", async () => {

@@ -17,6 +17,8 @@ import { decodeStepDown, signatureRefusal } from "./launch-checks.ts";
 import { decode } from "../../proto/channel.ts";
 import { Assembler, ByteBudget, FRAME_MAX } from "../../proto/frames.ts";
 import { StepAuth } from "../../proto/step.ts";
+import type { Credential } from "../../proto/common.ts";
+import { expiryRefusal } from "../../proto/credential.ts";
 import { MAX_JSON_DEPTH } from "../../util/json.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
@@ -27,12 +29,18 @@ const log = logger("agent");
 export const AUTH_WINDOW_MS = 3000;
 export const MAX_UNAUTHENTICATED_PER_PEER = 16;
 export const MAX_UNAUTHENTICATED = 256;
-/** The longest message an authenticated parent may send (in pieces). */
+/** The most a job's authenticated connections hold of messages in pieces, together. */
 export const STEP_MESSAGE_MAX = 64 << 20;
+/**
+ * Authenticated connections per job (the job of the credential that authenticated each): a
+ * credential is the job user's, and before this cap and the expiry check, one old credential let
+ * its user open connections without end, each one of the agent's descriptors.
+ */
+export const MAX_CONNECTIONS_PER_JOB = 256;
 /** Close codes: a frame longer than FRAME_MAX (uWS's own, 1009), pieces before a credential or past STEP_MESSAGE_MAX. */
 const TOO_BIG = 4413;
 
-type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler };
+type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number };
 
 /** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
 export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls): Server<Conn> {
@@ -53,11 +61,26 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     set?.delete(ws);
     if (set?.size === 0) pending.delete(ws.data.peer);
   };
-  const authenticate = (ws: ServerWebSocket<Conn>) => {
-    ws.data.authed = true;
-    ws.data.pieces = new Assembler(new ByteBudget(STEP_MESSAGE_MAX), "a step connection's");
+  const byJob = new Map<number, { conns: number; budget: ByteBudget }>();
+  /** Why `ws` may not be authenticated by a valid credential of `jobId` (undefined: it is, now). */
+  const authenticate = (ws: ServerWebSocket<Conn>, jobId: number): string | undefined => {
     forget(ws);
+    let job = byJob.get(jobId);
+    if (!job) byJob.set(jobId, (job = { conns: 0, budget: new ByteBudget(STEP_MESSAGE_MAX) }));
+    if (job.conns >= MAX_CONNECTIONS_PER_JOB) return `more than ${MAX_CONNECTIONS_PER_JOB} step connections for job ${jobId}`;
+    job.conns++;
+    ws.data.authed = true;
+    ws.data.jobId = jobId;
+    ws.data.pieces = new Assembler(job.budget, `job ${jobId}'s step connections'`);
+    return undefined;
   };
+  const unauthenticate = (ws: ServerWebSocket<Conn>) => {
+    ws.data.pieces?.drop();
+    const job = ws.data.jobId === undefined ? undefined : byJob.get(ws.data.jobId);
+    if (job && --job.conns === 0) byJob.delete(ws.data.jobId!);
+  };
+  /** A credential that authenticates a connection: signed by the cluster key and not expired. */
+  const credentialRefusal = (cred: Credential) => signatureRefusal(clusterKey, cred) ?? expiryRefusal(cred);
   return Bun.serve<Conn>({
     hostname: listen.host,
     port: listen.port,
@@ -106,12 +129,12 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
           // JSON.stringify puts `t` first: the one message that is not a StepDown is told by its start.
           if (data.startsWith('{"t":"auth"')) {
             const a = decode(StepAuth, data, MAX_JSON_DEPTH);
-            const why = a.ok ? signatureRefusal(clusterKey, a.value.cred) : `invalid message: ${a.error}`;
+            const why = a.ok ? (credentialRefusal(a.value.cred) ?? authenticate(ws, a.value.cred.jobId)) : `invalid message: ${a.error}`;
             if (why) {
               forget(ws);
               log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);
-              ws.close(4401, why.slice(0, 120));
-            } else authenticate(ws);
+              ws.close(why.startsWith("more than") ? 4429 : 4401, why.slice(0, 120));
+            }
             return;
           }
         }
@@ -133,23 +156,24 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
           return;
         }
         if (!ws.data.authed) {
-          const why = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : signatureRefusal(clusterKey, d.value.cred);
+          const bad = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : credentialRefusal(d.value.cred);
+          const full = bad === undefined ? authenticate(ws, (d.value as { cred: Credential }).cred.jobId) : undefined;
+          const why = bad ?? full;
           if (why) {
             forget(ws);
             log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);
-            // The launch still reaches the step service, which answers it with the reason.
-            if (d.value.t === "launch" || d.value.t === "adopt") ws.data.handle!.deliver(d.value);
-            ws.close(4401, why.slice(0, 120));
+            // A refused launch still reaches the step service, which answers it with the reason.
+            if (bad && (d.value.t === "launch" || d.value.t === "adopt")) ws.data.handle!.deliver(d.value);
+            ws.close(full ? 4429 : 4401, why.slice(0, 120));
             return;
           }
-          authenticate(ws);
         }
         ws.data.handle!.deliver(d.value);
       },
       close(ws, _code, reason) {
         // uWS closes a frame over maxPayloadLength (1009 to the peer) before any handler of ours sees it.
         if (reason === "Received too big message") log.warn(`closed a step connection from ${ws.data.peer}: a frame over ${FRAME_MAX} bytes (FRAME_MAX)`);
-        ws.data.pieces?.drop();
+        unauthenticate(ws);
         forget(ws);
         ws.data.handle?.closed();
       },
