@@ -119,8 +119,9 @@ export function serve(o: ServeOptions): Server<Conn> {
     hostname: o.listen.host,
     port: o.listen.port,
     tls: o.tls,
-    // A connection that sends nothing (no request, or none after its last answer) is closed after
-    // IDLE_S: a flood of idle connections holds descriptors seconds, not a minute. The requests
+    // A kept-alive connection that sends nothing after its last answer is closed after IDLE_S (was
+    // 60 s): a flood of idle connections holds descriptors seconds, not a minute. (One that never
+    // completes a request Bun closes after ~10 s of its own, whatever this says.) The requests
     // that may be silent longer (a job's ?wait=, up to 50 s; the timeline stream, a keep-alive
     // within 30 s) are given LONG_IDLE_S each.
     idleTimeout: IDLE_S,
