@@ -17,45 +17,84 @@ import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanLi
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages, slottedJson, unreadSlots } from "./json-stream.ts";
 import { JsonTooDeep, parseJson } from "../util/json.ts";
+import { UserBytes } from "../domain/user-bytes.ts";
+import { UserSlots } from "../domain/user-slots.ts";
 
-type Env = { Variables: { scope: Scope } };
+type Env = { Variables: { scope: Scope; bodies: { budget: UserBytes; user: string } } };
 
 export const MAX_BODY = 2 << 20;
 
 const tooLarge = () => new Refusal("too_large", "too_large", `request body is over ${MAX_BODY} bytes`);
 
 /**
+ * Bytes of request bodies one user's requests may hold at once while they are read (every token
+ * acting for the user counts). Each body is at most MAX_BODY, but nothing bounded how many one user
+ * sends at once: each held connection could hold 2 MiB, up to the controller's descriptors.
+ */
+export const BODY_BYTES_PER_USER = 16 << 20;
+
+export const bodyBytes = (perUser = BODY_BYTES_PER_USER) =>
+  new UserBytes(perUser, (user, held, asked) => new Refusal("too_many", "too_many_bytes", `${user}'s requests hold ${held} bytes of bodies being read; ${asked} more would pass the ${perUser} one user's may hold at once: let some finish and try again`));
+
+/**
+ * `GET /v1/jobs/{id}?wait=S` requests one user may hold waiting at once: each holds a connection
+ * (a descriptor) up to 50 s, and nothing bounded how many, up to the controller's descriptors.
+ */
+export const WAITS_PER_USER = 64;
+
+const waitSlots = () =>
+  new UserSlots(WAITS_PER_USER, (user, n) => new Refusal("too_many", "too_many_waits", `${user} has ${n} requests waiting for a job to end (?wait=), the most one user may (${WAITS_PER_USER}); let some end and try again`));
+
+/**
  * The body's text, counted while it is read: a body over MAX_BODY is refused as soon as it passes
  * the limit, whether it says its length or comes chunked, so no request can make the controller
- * hold more than MAX_BODY of it.
+ * hold more than MAX_BODY of it; and what `user`'s requests hold together is counted in `budget`.
  */
-async function readCapped(req: Request): Promise<string> {
+async function readCapped(req: Request, budget: UserBytes, user: string): Promise<string> {
   const header = req.headers.get("content-length");
   const length = Number(header ?? 0);
   if (length > MAX_BODY) throw tooLarge();
   if (!req.body) return "";
   // A body that says its length is that many bytes, no more: read whole (a stream reader's turns
   // were ~3% of the controller's CPU per null job's submission).
-  if (header !== null && !req.headers.has("transfer-encoding")) return await req.text();
+  if (header !== null && !req.headers.has("transfer-encoding")) {
+    budget.take(user, length);
+    try {
+      return await req.text();
+    } finally {
+      budget.give(user, length);
+    }
+  }
   const reader = req.body.getReader();
   const parts: Uint8Array[] = [];
   let total = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    total += value.byteLength;
-    if (total > MAX_BODY) {
-      await reader.cancel().catch(() => {});
-      throw tooLarge();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) break;
+      if (total + value.byteLength > MAX_BODY) {
+        await reader.cancel().catch(() => {});
+        throw tooLarge();
+      }
+      try {
+        budget.take(user, value.byteLength);
+      } catch (e) {
+        await reader.cancel().catch(() => {});
+        throw e;
+      }
+      total += value.byteLength;
+      parts.push(value);
     }
-    parts.push(value);
+  } finally {
+    budget.give(user, total);
   }
   return Buffer.concat(parts, total).toString("utf8");
 }
 
 /** The request's JSON body, validated; with `optional`, no body at all reads as `{}`. */
 async function body<S extends z.ZodType>(c: Context, schema: S, optional = false): Promise<z.infer<S>> {
-  const text = await readCapped(c.req.raw);
+  const { budget, user } = c.get("bodies") as { budget: UserBytes; user: string };
+  const text = await readCapped(c.req.raw, budget, user);
   if (optional && text.trim() === "") return validate(schema, {});
   let raw: unknown;
   try {
@@ -93,6 +132,8 @@ const iso = (t: string | undefined) => (t === undefined ? undefined : Date.parse
 
 export function createApi(backend: ApiBackend): Hono<Env> {
   const app = new Hono<Env>();
+  const bodies = bodyBytes();
+  const waits = waitSlots();
 
   app.onError((err, c) => {
     if (err instanceof Refusal) {
@@ -124,6 +165,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const scope = backend.authorize(m[1]!);
     if (scope === undefined) throw new Refusal("unauthorized", "unauthorized", "the bearer token is not valid for this controller");
     c.set("scope", scope);
+    c.set("bodies", { budget: bodies, user: backend.userOf(scope) });
     await next();
   });
 
@@ -189,7 +231,18 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const sight = backend.sight(scope, id);
     if (sight === "none") requireJob(c, id);
     const q = validate(JobGetQuery, c.req.query());
-    const job = await backend.getJob(id, q.wait === undefined ? undefined : q.wait * 1000);
+    let job;
+    if (q.wait === undefined || q.wait === 0) job = await backend.getJob(id, q.wait);
+    else {
+      // The slot goes back when the wait ends or its client goes.
+      const release = waits.take(backend.userOf(scope));
+      c.req.raw.signal.addEventListener("abort", release);
+      try {
+        job = await backend.getJob(id, q.wait * 1000);
+      } finally {
+        release();
+      }
+    }
     if (!job) throw notFound(`job ${id}`);
     if (sight === "public") return answer(c, publicDetail(job));
     // A job's token never sees the environment it was submitted with; the cluster's token sees it

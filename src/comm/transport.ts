@@ -126,6 +126,14 @@ const BYE_GRACE_MS = 2000;
 const ACCEPT_SETTLE_MS = 20;
 /** The longest frame an accepted connection may send before its HELLO (a card is a few hundred bytes). */
 const MAX_BODY_BEFORE_HELLO = 64 << 10;
+/**
+ * Accepted connections that have not said HELLO yet, at most (the oldest is closed past it), and how
+ * long one may take to say it. The TCP listener is on 0.0.0.0: any user's process may connect, and
+ * each connection held is one of this rank's descriptors (a flood took them all: the rank then could
+ * not dial its own peers). A peer's HELLO follows its connect at once.
+ */
+const MAX_UNIDENTIFIED = 64;
+const HELLO_WITHIN_MS = 10_000;
 const RETRYABLE = new Set(["EAGAIN", "EWOULDBLOCK", "EINTR", "ENOBUFS"]);
 const fromUtf8 = new TextDecoder();
 
@@ -177,6 +185,9 @@ export class Transport implements KeepAlive {
   private lastCard: Card | undefined;
   private lastPeer: Peer | undefined;
   private readonly conns = new Set<Conn>();
+  /** Accepted connections before their HELLO, oldest first, with when each must have said it. */
+  private readonly unidentified = new Map<Conn, number>();
+  private unidentifiedTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly receivers = new Map<number, Receiver>();
   /** receiverOf's last answer (lastCtx -1: none). */
   private lastCtx = -1;
@@ -661,6 +672,7 @@ export class Transport implements KeepAlive {
         this.conns.add(c);
         this.counters.accepts++;
         if (this.closing) s.terminate();
+        else this.awaitHello(c);
       },
       data: (s, d) => s.data && this.read(s.data, d),
       drain: (s) => s.data && this.flush(s.data),
@@ -733,6 +745,7 @@ export class Transport implements KeepAlive {
         if (c.peer) throw new Error("second hello");
         if (this.auth !== undefined && !sameAuth(auth, this.auth)) throw new Error("hello without this job's credential");
         c.parser.maxBody = Number.POSITIVE_INFINITY;
+        this.unidentified.delete(c);
         const p = this.peerOf(card.id, card);
         this.attach(c, p);
         if (p.state !== "up") {
@@ -788,10 +801,34 @@ export class Transport implements KeepAlive {
     this.idle(c);
   }
 
+  /** An accepted connection counts as unidentified until its HELLO (MAX_UNIDENTIFIED, HELLO_WITHIN_MS). */
+  private awaitHello(c: Conn): void {
+    this.unidentified.set(c, Date.now() + HELLO_WITHIN_MS);
+    if (this.unidentified.size > MAX_UNIDENTIFIED) {
+      const oldest = this.unidentified.keys().next().value!;
+      this.unidentified.delete(oldest);
+      oldest.socket?.terminate();
+    }
+    if (!this.unidentifiedTimer) this.sweepUnidentified();
+  }
+
+  private sweepUnidentified(): void {
+    const now = Date.now();
+    for (const [c, by] of this.unidentified) {
+      if (by > now) break;
+      this.unidentified.delete(c);
+      c.socket?.terminate();
+    }
+    const next = this.unidentified.values().next().value;
+    this.unidentifiedTimer = next === undefined ? undefined : setTimeout(() => this.sweepUnidentified(), next - now);
+    this.unidentifiedTimer?.unref();
+  }
+
   private onClose(c: Conn, err?: Error): void {
     if (c.closed) return;
     c.closed = true;
     this.conns.delete(c);
+    this.unidentified.delete(c);
     const p = c.peer;
     const why = this.closing ? new TransportClosedError() : p ? (p.state === "up" ? undefined : p.down()) : undefined;
     if (p) {

@@ -60,9 +60,15 @@ export async function listenPmiPort(opts: {
   onError?: (message: string) => void;
   /** Serve only connections opened by this user (the ranks'); others are closed unanswered. */
   uid?: number;
+  /**
+   * Connections open at once, past which new ones are closed unanswered: each is a descriptor of
+   * the agent's (root's, serving every user), and the ranks' user may open as many as he likes.
+   */
+  maxOpen?: number;
 }): Promise<PmiPortServer> {
   const host = opts.host ?? "127.0.0.1";
   const sockets = new Set<Socket>();
+  let warnedFull = false;
   const server: Server = createServer((sock) => {
     if (opts.uid !== undefined) {
       const owner = loopbackPeerUid(sock.remotePort ?? -1, sock.localPort ?? -1);
@@ -72,6 +78,13 @@ export async function listenPmiPort(opts: {
         return;
       }
     }
+    if (opts.maxOpen !== undefined && sockets.size >= opts.maxOpen) {
+      sock.destroy();
+      if (!warnedFull) opts.onError?.(`PMI_PORT: refused connections past ${opts.maxOpen} open at once, the most this step's port takes (its ranks here and PMI_PORT_SLACK)`);
+      warnedFull = true;
+      return;
+    }
+    warnedFull = false;
     sockets.add(sock);
     sock.on("close", () => sockets.delete(sock));
     sock.setNoDelay(true);

@@ -5,6 +5,7 @@
 import { describeIssues } from "../util/zod.ts";
 import { JsonTooDeep, parseJson } from "../util/json.ts";
 import type { MessageSchema } from "./tagged.ts";
+import { framesOf } from "./frames.ts";
 
 export type Decoded<T> = { ok: true; value: T } | { ok: false; error: string };
 
@@ -54,11 +55,13 @@ export interface ChannelOptions<In> extends ClientLinkOptions<In> {
   token: string;
   /** For a wss:// URL: Bun's TLS options (the CA to trust, the identity check). */
   tls?: object;
+  /** Longer messages go in pieces (frames.ts), for a server that takes no larger frame. */
+  frameMax?: number;
 }
 
 export class Channel<Out, In> implements ClientLink<Out> {
   private ws: WebSocket | undefined;
-  private queue: string[] = [];
+  private queue: (string | Uint8Array<ArrayBuffer>)[] = [];
   private open = false;
   private stopped = false;
   private delay = 100;
@@ -74,9 +77,16 @@ export class Channel<Out, In> implements ClientLink<Out> {
   }
 
   send(msg: Out): void {
-    const text = JSON.stringify(msg);
-    if (this.open && this.ws) this.ws.send(text);
-    else this.queue.push(text);
+    this.sendText(JSON.stringify(msg));
+  }
+
+  /** A message already turned to JSON (the caller needed its text). */
+  sendText(text: string): void {
+    const frames = this.opts.frameMax === undefined ? [text] : framesOf(text, this.opts.frameMax);
+    for (const f of frames) {
+      if (this.open && this.ws) this.ws.send(f);
+      else this.queue.push(f);
+    }
   }
 
   close(): void {
@@ -93,7 +103,7 @@ export class Channel<Out, In> implements ClientLink<Out> {
       this.opts.onOpen?.();
       const pending = this.queue;
       this.queue = [];
-      for (const text of pending) ws.send(text);
+      for (const frame of pending) ws.send(frame);
     };
     ws.onmessage = (ev) => {
       const d = decode(this.opts.schema, ev.data as string);

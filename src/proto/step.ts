@@ -166,6 +166,14 @@ export const StepDown = tagged({
 });
 export type StepDown = MessageOf<typeof StepDown>;
 
+/**
+ * Sent first on a step connection whose first message (a launch or an adopt) is longer than a frame
+ * (frames.ts FRAME_MAX): that message's credential alone, which authenticates the connection, so
+ * that the message may follow in pieces (protocol 10). Never delivered to a step.
+ */
+export const StepAuth = tagged({ auth: () => ({ cred: z.union([StepCredential, AdoptCredential]) }) });
+export type StepAuth = MessageOf<typeof StepAuth>;
+
 export const StepUp = tagged({
   /** `count` nodes of the sender's subtree have started their ranks. */
   "launched": () => ({ step: StepKey, count: z.int().nonnegative() }),

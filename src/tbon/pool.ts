@@ -4,7 +4,8 @@
  * each step that used it hears `onLost` (the child and its subtree are gone for that step).
  */
 import { Channel } from "../proto/channel.ts";
-import { StepUp, type StepDown } from "../proto/step.ts";
+import { StepUp, type StepAuth, type StepDown } from "../proto/step.ts";
+import { FRAME_MAX } from "../proto/frames.ts";
 import { clientTls } from "../util/tls.ts";
 
 export interface StepSubscriber {
@@ -64,12 +65,14 @@ class Subscriptions {
 
 class WsPeer implements PeerConn {
   private readonly subs = new Subscriptions();
-  private readonly channel: Channel<StepDown, StepUp>;
+  private readonly channel: Channel<StepDown | StepAuth, StepUp>;
+  private sentFirst = false;
 
   constructor(addr: string, onGone: () => void, ca: string | undefined) {
-    this.channel = new Channel<StepDown, StepUp>({
+    this.channel = new Channel<StepDown | StepAuth, StepUp>({
       url: `${ca === undefined ? "ws" : "wss"}://${addr}/v1/step`,
       token: "-",
+      frameMax: FRAME_MAX,
       tls: ca === undefined ? undefined : clientTls(ca, "agent"),
       schema: StepUp,
       onMessage: (m) => this.subs.route(m),
@@ -81,7 +84,14 @@ class WsPeer implements PeerConn {
   }
 
   send(msg: StepDown): void {
-    this.channel.send(msg);
+    const text = JSON.stringify(msg);
+    // The agent takes no frame over FRAME_MAX before a credential: a longer first message (a
+    // launch of ~1,000 nodes, a large environment) is preceded by its credential alone.
+    if (!this.sentFirst && (msg.t === "launch" || msg.t === "adopt") && text.length * 3 > FRAME_MAX && Buffer.byteLength(text) > FRAME_MAX) {
+      this.channel.send({ t: "auth", cred: msg.cred });
+    }
+    this.sentFirst = true;
+    this.channel.sendText(text);
   }
 
   subscribe(step: string, sub: StepSubscriber): () => void {

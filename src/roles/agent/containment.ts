@@ -355,6 +355,12 @@ export class Containment {
     return undefined;
   }
 
+  /** The processes in the job's cgroup now. */
+  pids(jobId: number): number[] {
+    const dir = this.dirOf(jobId);
+    return dir ? readPids(join(dir, "cgroup.procs")) : [];
+  }
+
   /** Kill every process of the job's cgroup (those that left their process group included). */
   killJob(jobId: number): void {
     const dir = this.dirOf(jobId);

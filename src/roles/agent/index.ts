@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { tmpdir } from "node:os";
 import { AGENT_RECONNECT_MAX_MS, AgentToController, ControllerToAgent, isRefusal } from "../../proto/agent.ts";
 import { Channel, type ClientLink, type ClientLinkOptions } from "../../proto/channel.ts";
+import { FRAME_MAX } from "../../proto/frames.ts";
 import { LocalPeer, PeerPool } from "../../tbon/pool.ts";
 import { firstExternalIPv4, formatHostPort, parseHostPort, type HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
@@ -341,6 +342,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         url: `${controllerUrl.replace(/^http/, "ws")}/v1/agent`,
         token: o.clusterKey,
         tls: o.ca === undefined ? undefined : clientTls(o.ca, "controller"),
+        frameMax: FRAME_MAX,
       });
 
   log.info(`node ${o.name} serving steps on ${addr}`, { node: o.name, controller: controllerUrl, cpus: o.cpus, memoryMb: o.memoryMb, gpus: offer.gpus.length, features: o.features });

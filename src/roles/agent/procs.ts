@@ -42,6 +42,16 @@ function startTimeOf(pid: number): string | undefined {
   }
 }
 
+/** A process's process group (/proc/PID/stat field 5). */
+function pgidOf(pid: number): number | undefined {
+  try {
+    const stat = readKernelRecord(`/proc/${pid}/stat`);
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+  } catch {
+    return undefined;
+  }
+}
+
 export type Stdio = "pipe" | "ignore" | number;
 
 export interface SpawnOptions {
@@ -251,12 +261,25 @@ export class ProcessTable {
    * start time no longer matching. `except`: a group left alone (a batch shell's, for --signal).
    */
   signal(jobId: number, signal: NodeJS.Signals, except?: number): void {
+    let orphaned: Set<number> | undefined;
     for (const [pgid, rec] of this.groups) {
       if (rec.jobId !== jobId || pgid === except) continue;
-      this.signalGroup(pgid, signal);
+      // A group whose leader has exited may be gone too, and its id then anyone's new group's
+      // (pid_max is 32,768 here): the agent is root, so kill(-pgid) would reach another user's
+      // processes or root's. Its members, if any, are reached through the job's cgroup.
+      if (!this.containment || (rec.start !== "" && startTimeOf(pgid) === rec.start)) this.signalGroup(pgid, signal);
+      else (orphaned ??= new Set()).add(pgid);
       if (signal === "SIGKILL") this.groups.delete(pgid);
     }
     if (signal === "SIGKILL") this.containment?.killJob(jobId);
+    else if (orphaned)
+      for (const pid of this.containment!.pids(jobId))
+        if (orphaned.has(pgidOf(pid) ?? -1))
+          try {
+            process.kill(pid, signal);
+          } catch {
+            /* gone */
+          }
   }
 
   /** Signal one process group (a rank and whatever it forked). */

@@ -3,11 +3,23 @@
  * A connection authenticates with its first message, a launch carrying a step credential the
  * cluster key signed; one that has not within AUTH_WINDOW_MS is closed, and a peer address may
  * hold at most MAX_UNAUTHENTICATED_PER_PEER connections that have not (the oldest goes first),
- * so idle or silent connections cannot pile up and stall launches.
+ * so idle or silent connections cannot pile up and stall launches; nor may all addresses together
+ * hold more than MAX_UNAUTHENTICATED (a node's 127.0.0.x are many addresses).
+ *
+ * No frame may exceed FRAME_MAX (64 KiB): uWS holds a frame whole before we see it, and the cap is
+ * one for every connection, so it is the cap before authentication too. An authenticated parent
+ * sends longer messages in pieces (proto/frames.ts), held up to STEP_MESSAGE_MAX per connection; a
+ * first message longer than a frame is preceded by its credential alone (`auth`, StepAuth).
  */
 import type { Server, ServerWebSocket } from "bun";
 import type { DownstreamHandle, StepEndpoint } from "../../tbon/pool.ts";
 import { decodeStepDown, signatureRefusal } from "./launch-checks.ts";
+import { decode } from "../../proto/channel.ts";
+import { Assembler, ByteBudget, FRAME_MAX } from "../../proto/frames.ts";
+import { StepAuth } from "../../proto/step.ts";
+import type { Credential } from "../../proto/common.ts";
+import { expiryRefusal } from "../../proto/credential.ts";
+import { MAX_JSON_DEPTH } from "../../util/json.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import type { ServerTls } from "../../util/tls.ts";
@@ -16,20 +28,59 @@ const log = logger("agent");
 
 export const AUTH_WINDOW_MS = 3000;
 export const MAX_UNAUTHENTICATED_PER_PEER = 16;
+export const MAX_UNAUTHENTICATED = 256;
+/** The most a job's authenticated connections hold of messages in pieces, together. */
+export const STEP_MESSAGE_MAX = 64 << 20;
+/**
+ * Authenticated connections per job (the job of the credential that authenticated each): a
+ * credential is the job user's, and before this cap and the expiry check, one old credential let
+ * its user open connections without end, each one of the agent's descriptors.
+ */
+export const MAX_CONNECTIONS_PER_JOB = 256;
+/** Close codes: a frame longer than FRAME_MAX (uWS's own, 1009), pieces before a credential or past STEP_MESSAGE_MAX. */
+const TOO_BIG = 4413;
 
-type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string };
+type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number };
 
 /** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
 export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls): Server<Conn> {
   /** Connections not yet authenticated, by peer address, oldest first. */
   const pending = new Map<string, Set<ServerWebSocket<Conn>>>();
+  /** All of them, oldest first. */
+  const allPending = new Set<ServerWebSocket<Conn>>();
   let lastWarned = 0;
+  const warnAtMostEvery10s = (text: string) => {
+    if (Date.now() - lastWarned < 10_000) return;
+    lastWarned = Date.now();
+    log.warn(text);
+  };
   const forget = (ws: ServerWebSocket<Conn>) => {
     clearTimeout(ws.data.timer);
+    allPending.delete(ws);
     const set = pending.get(ws.data.peer);
     set?.delete(ws);
     if (set?.size === 0) pending.delete(ws.data.peer);
   };
+  const byJob = new Map<number, { conns: number; budget: ByteBudget }>();
+  /** Why `ws` may not be authenticated by a valid credential of `jobId` (undefined: it is, now). */
+  const authenticate = (ws: ServerWebSocket<Conn>, jobId: number): string | undefined => {
+    forget(ws);
+    let job = byJob.get(jobId);
+    if (!job) byJob.set(jobId, (job = { conns: 0, budget: new ByteBudget(STEP_MESSAGE_MAX) }));
+    if (job.conns >= MAX_CONNECTIONS_PER_JOB) return `more than ${MAX_CONNECTIONS_PER_JOB} step connections for job ${jobId}`;
+    job.conns++;
+    ws.data.authed = true;
+    ws.data.jobId = jobId;
+    ws.data.pieces = new Assembler(job.budget, `job ${jobId}'s step connections'`);
+    return undefined;
+  };
+  const unauthenticate = (ws: ServerWebSocket<Conn>) => {
+    ws.data.pieces?.drop();
+    const job = ws.data.jobId === undefined ? undefined : byJob.get(ws.data.jobId);
+    if (job && --job.conns === 0) byJob.delete(ws.data.jobId!);
+  };
+  /** A credential that authenticates a connection: signed by the cluster key and not expired. */
+  const credentialRefusal = (cred: Credential) => signatureRefusal(clusterKey, cred) ?? expiryRefusal(cred);
   return Bun.serve<Conn>({
     hostname: listen.host,
     port: listen.port,
@@ -42,20 +93,23 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
       return Response.json({ error: { code: "not_found", message: "agents serve only /v1/step (WebSocket)" } }, { status: 404 });
     },
     websocket: {
-      maxPayloadLength: 64 << 20,
+      maxPayloadLength: FRAME_MAX,
       idleTimeout: 0,
       open(ws) {
         let set = pending.get(ws.data.peer);
         if (!set) pending.set(ws.data.peer, (set = new Set()));
         set.add(ws);
+        allPending.add(ws);
         if (set.size > MAX_UNAUTHENTICATED_PER_PEER) {
           const oldest = set.values().next().value!;
           forget(oldest);
-          if (Date.now() - lastWarned > 10_000) {
-            lastWarned = Date.now();
-            log.warn(`closing unauthenticated step connections from ${ws.data.peer}: more than ${MAX_UNAUTHENTICATED_PER_PEER} from one address`);
-          }
+          warnAtMostEvery10s(`closing unauthenticated step connections from ${ws.data.peer}: more than ${MAX_UNAUTHENTICATED_PER_PEER} from one address`);
           oldest.close(4429, `more than ${MAX_UNAUTHENTICATED_PER_PEER} unauthenticated connections from ${ws.data.peer}`);
+        } else if (allPending.size > MAX_UNAUTHENTICATED) {
+          const oldest = allPending.values().next().value!;
+          forget(oldest);
+          warnAtMostEvery10s(`closing unauthenticated step connections: more than ${MAX_UNAUTHENTICATED} from all addresses`);
+          oldest.close(4429, `more than ${MAX_UNAUTHENTICATED} unauthenticated step connections`);
         }
         ws.data.timer = setTimeout(() => {
           if (ws.data.authed) return;
@@ -64,7 +118,37 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
         }, AUTH_WINDOW_MS);
         ws.data.handle = endpoint.attach({ send: (m) => void ws.send(JSON.stringify(m)) });
       },
-      message(ws, text) {
+      message(ws, data) {
+        if (!ws.data.authed) {
+          if (typeof data !== "string") {
+            forget(ws);
+            log.warn(`closing a step connection from ${ws.data.peer}: a message in pieces before a step credential`);
+            ws.close(TOO_BIG, `a message over ${FRAME_MAX} bytes before a step credential`);
+            return;
+          }
+          // JSON.stringify puts `t` first: the one message that is not a StepDown is told by its start.
+          if (data.startsWith('{"t":"auth"')) {
+            const a = decode(StepAuth, data, MAX_JSON_DEPTH);
+            const why = a.ok ? (credentialRefusal(a.value.cred) ?? authenticate(ws, a.value.cred.jobId)) : `invalid message: ${a.error}`;
+            if (why) {
+              forget(ws);
+              log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);
+              ws.close(why.startsWith("more than") ? 4429 : 4401, why.slice(0, 120));
+            }
+            return;
+          }
+        }
+        let text = data as string;
+        if (ws.data.authed) {
+          const whole = ws.data.pieces!.frame(data);
+          if (whole === undefined) return;
+          if ("error" in whole) {
+            log.warn(`closing a step connection from ${ws.data.peer}: ${whole.error}`);
+            ws.close(TOO_BIG, whole.error.slice(0, 120));
+            return;
+          }
+          text = whole.text;
+        }
         const d = decodeStepDown(text);
         if (!d.ok) {
           log.warn("invalid step message", { remote: ws.remoteAddress, error: d.error });
@@ -72,21 +156,24 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
           return;
         }
         if (!ws.data.authed) {
-          const why = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : signatureRefusal(clusterKey, d.value.cred);
+          const bad = d.value.t !== "launch" && d.value.t !== "adopt" ? `a ${d.value.t} message before any launch` : credentialRefusal(d.value.cred);
+          const full = bad === undefined ? authenticate(ws, (d.value as { cred: Credential }).cred.jobId) : undefined;
+          const why = bad ?? full;
           if (why) {
             forget(ws);
             log.warn(`closing a step connection from ${ws.data.peer}: ${why}`);
-            // The launch still reaches the step service, which answers it with the reason.
-            if (d.value.t === "launch" || d.value.t === "adopt") ws.data.handle!.deliver(d.value);
-            ws.close(4401, why.slice(0, 120));
+            // A refused launch still reaches the step service, which answers it with the reason.
+            if (bad && (d.value.t === "launch" || d.value.t === "adopt")) ws.data.handle!.deliver(d.value);
+            ws.close(full ? 4429 : 4401, why.slice(0, 120));
             return;
           }
-          ws.data.authed = true;
-          forget(ws);
         }
         ws.data.handle!.deliver(d.value);
       },
-      close(ws) {
+      close(ws, _code, reason) {
+        // uWS closes a frame over maxPayloadLength (1009 to the peer) before any handler of ours sees it.
+        if (reason === "Received too big message") log.warn(`closed a step connection from ${ws.data.peer}: a frame over ${FRAME_MAX} bytes (FRAME_MAX)`);
+        unauthenticate(ws);
         forget(ws);
         ws.data.handle?.closed();
       },

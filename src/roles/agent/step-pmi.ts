@@ -27,6 +27,8 @@ const log = logger("agent");
  * (bench pmi-memory: RSS right after 20 such steps 1.5x a fresh agent's instead of 2.4x).
  */
 const GC_AFTER_KVS_BYTES = 4 << 20;
+/** PMI_PORT connections a step's port takes at once beyond one per rank on the node (a rank's reconnect, a tool's probe). */
+export const PMI_PORT_SLACK = 16;
 
 type Kvs = Record<string, string>;
 type NameOp = "publish" | "lookup" | "unpublish";
@@ -124,13 +126,14 @@ export class StepPmi {
     );
   }
 
-  /** Opens the PMI_PORT listener when the step uses one; ranks start after this. */
+  /** Opens the PMI_PORT listener when the step uses one, taking at most one connection per rank here and PMI_PORT_SLACK more at once; ranks start after this. */
   async listen(): Promise<void> {
     const { ranks, spec } = this.c;
     if (spec.pmiPort) this.port = await listenPmiPort({
         byId: (id) => (ranks.includes(id) ? this.node.backend(id) : undefined),
         mode: spec.pmi === "none" ? "both" : spec.pmi,
         uid: this.c.rankUid,
+        maxOpen: ranks.length + PMI_PORT_SLACK,
         onError: (message) => log.warn(`step ${this.c.key}: ${message}`),
       });
   }

@@ -8,6 +8,7 @@ import type { AgentHub } from "./agents.ts";
 import type { LauncherHub } from "./launchers.ts";
 import type { Session } from "./state.ts";
 import { REFUSED } from "../../proto/agent.ts";
+import { Assembler, ByteBudget, FRAME_MAX } from "../../proto/frames.ts";
 import { LAUNCHER_UNREAD_MAX, LAUNCHERS_REFUSED } from "../../proto/launcher.ts";
 import { Refusal } from "../../domain/refusal.ts";
 import { UserSlots } from "../../domain/user-slots.ts";
@@ -23,7 +24,21 @@ const log = logger("controller");
  * so over the socket (an HTTP error reaches a WebSocket client without its body). `release`: the
  * launcher's slot (launcherSlots), given back when it closes.
  */
-type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknown>; refuse?: string; release?: () => void };
+type Conn = { kind: "agent" | "launcher"; scope: Scope; session?: Session<unknown>; refuse?: string; release?: () => void; user?: string; pieces?: Assembler };
+
+/**
+ * What a message longer than a frame (FRAME_MAX, proto/frames.ts) may hold while it arrives in
+ * pieces: one user's launcher connections together, and one agent's connection. Before, each
+ * launcher connection could hold a 16 MiB frame, and a user may open thousands of them.
+ */
+export const LAUNCHER_PIECES_PER_USER = 16 << 20;
+export const AGENT_PIECES_MAX = 64 << 20;
+/** Seconds a connection may be silent (see serve); a long-poll's or a stream's. */
+export const IDLE_S = 10;
+const LONG_IDLE_S = 60;
+
+/** Close code: a message past its budget of pieces. */
+const TOO_BIG = 4413;
 
 /**
  * Launcher connections (`ebb run`s and steps' `srun`s, each one descriptor) one user may hold: a
@@ -94,11 +109,22 @@ function session(ws: ServerWebSocket<Conn>): Session<unknown> {
 }
 
 export function serve(o: ServeOptions): Server<Conn> {
+  const userBudgets = new Map<string, ByteBudget>();
+  const budgetOf = (user: string) => {
+    let b = userBudgets.get(user);
+    if (!b) userBudgets.set(user, (b = new ByteBudget(LAUNCHER_PIECES_PER_USER)));
+    return b;
+  };
   return Bun.serve<Conn>({
     hostname: o.listen.host,
     port: o.listen.port,
     tls: o.tls,
-    idleTimeout: 60,
+    // A kept-alive connection that sends nothing after its last answer is closed after IDLE_S (was
+    // 60 s): a flood of idle connections holds descriptors seconds, not a minute. (One that never
+    // completes a request Bun closes after ~10 s of its own, whatever this says.) The requests
+    // that may be silent longer (a job's ?wait=, up to 50 s; the timeline stream, a keep-alive
+    // within 30 s) are given LONG_IDLE_S each.
+    idleTimeout: IDLE_S,
     // Bun's own ceiling; the API counts every body against its smaller limit while reading it.
     maxRequestBodySize: 2 * MAX_BODY,
     fetch(req, server) {
@@ -114,24 +140,29 @@ export function serve(o: ServeOptions): Server<Conn> {
         if (scope === undefined) return unauthorized("launchers authenticate with the API token or their job's token");
         let release: (() => void) | undefined;
         let refuse: string | undefined;
+        const user = o.userOf(scope);
         try {
-          release = o.launcherSlots.take(o.userOf(scope));
+          release = o.launcherSlots.take(user);
         } catch (e) {
           if (!(e instanceof Refusal)) throw e;
           refuse = e.message;
         }
-        if (server.upgrade(req, { data: { kind: "launcher", scope, refuse, release } })) return undefined;
+        if (server.upgrade(req, { data: { kind: "launcher", scope, refuse, release, user } })) return undefined;
         release?.();
         return upgradeRequired();
       }
+      if (path === "/v1/stream" || (path.startsWith("/v1/jobs/") && new URL(req.url).searchParams.has("wait"))) server.timeout(req, LONG_IDLE_S);
       return o.api.fetch(req);
     },
     websocket: {
-      maxPayloadLength: 16 << 20,
+      // uWS holds a frame whole before a handler sees it: longer messages come in pieces (frames.ts).
+      maxPayloadLength: FRAME_MAX,
       idleTimeout: 120,
       sendPings: true,
       open(ws) {
         ws.data.session = session(ws);
+        ws.data.pieces =
+          ws.data.kind === "agent" ? new Assembler(new ByteBudget(AGENT_PIECES_MAX), "an agent's connection's") : new Assembler(budgetOf(ws.data.user!), `${ws.data.user}'s launcher connections'`);
         if (ws.data.refuse && ws.data.kind === "launcher") {
           log.warn(`refused a launcher from ${ws.remoteAddress}: ${ws.data.refuse}`);
           ws.send(JSON.stringify({ t: "error", code: "too_many_launchers", message: ws.data.refuse }));
@@ -141,14 +172,25 @@ export function serve(o: ServeOptions): Server<Conn> {
           ws.close(REFUSED.badKey, ws.data.refuse);
         }
       },
-      message(ws, text) {
+      message(ws, data) {
         if (ws.data.refuse) return;
+        const whole = ws.data.pieces!.frame(data);
+        if (whole === undefined) return;
+        if ("error" in whole) {
+          log.warn(`closed a${ws.data.kind === "agent" ? "n agent" : " launcher"} connection from ${ws.remoteAddress}: ${whole.error}`);
+          ws.close(TOO_BIG, whole.error.slice(0, 120));
+          return;
+        }
+        const text = whole.text;
         const s = ws.data.session!;
         if (ws.data.kind === "agent") o.agents.onMessage(s as never, text);
         else o.launchers.onMessage(s as never, ws.data.scope, text);
       },
-      close(ws) {
+      close(ws, _code, reason) {
         ws.data.release?.();
+        ws.data.pieces?.drop();
+        // uWS closes a frame over maxPayloadLength (1009 to the peer) before a handler of ours sees it.
+        if (reason === "Received too big message") log.warn(`closed a${ws.data.kind === "agent" ? "n agent" : " launcher"} connection from ${ws.remoteAddress}: a frame over ${FRAME_MAX} bytes (FRAME_MAX)`);
         if (ws.data.refuse) return;
         const s = ws.data.session!;
         if (ws.data.kind === "agent") o.agents.onClose(s as never);

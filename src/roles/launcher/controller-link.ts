@@ -7,6 +7,7 @@ import { ApiClientError, connectionFailure, type ApiClient } from "../../api/cli
 import { ControllerToLauncher, type LauncherToController } from "../../proto/launcher.ts";
 import type { JobSubmit, StepCreate, StepGrant } from "../../proto/requests.ts";
 import { Channel } from "../../proto/channel.ts";
+import { FRAME_MAX } from "../../proto/frames.ts";
 import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
 import { PROTOCOL_VERSION } from "../../proto/version.ts";
 import { VERSION } from "../../util/version.ts";
@@ -206,6 +207,7 @@ export class ControllerLink {
       url: this.client.wsUrl("/v1/launcher"),
       token: this.client.token,
       tls: this.client.tls,
+      frameMax: FRAME_MAX,
       schema: ControllerToLauncher,
       reconnect: { maxDelayMs: 1000 },
       onOpen: () => this.opened(),
