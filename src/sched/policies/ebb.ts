@@ -606,7 +606,8 @@ function loansForHead(input: PassInput, head: PendingJob, res: Reservation, free
   let lent = 0;
   for (const j of input.running) if (j.elastic && !j.adapting) lent += loanOf(j);
   if (lent < need) return undefined;
-  const resizes = reclaim(input, need, (j) => candidate(j, input)?.speed, starting, "admit", (give, lent) => `waiting job ${head.id} lacks ${need} node(s): ${give} of the ${lent} node(s) lent beyond its first size back`);
+  // Each reason is finished below, once the give-backs' commit is known.
+  const resizes = reclaim(input, need, (j) => candidate(j, input)?.speed, starting, "admit", (give, lent) => `${give} of the ${lent} node(s) lent beyond its first size back`);
   let got = 0;
   // It is promised the last give-back's commit: each costs its own adaptation (fixed + per node moved).
   let giveBack = 0;
@@ -627,8 +628,8 @@ function loansForHead(input: PassInput, head: PendingJob, res: Reservation, free
     if (Number.isFinite(ratio) && ratio > 0 && head.timeLimit * Math.max(1, Math.min(ratio, bound)) <= head.timeLimit + giveBack) return undefined;
     than = `sooner than on the ${k} node(s) free now`;
   }
-  const sooner = `it starts at its ${want} nodes after the give-back (${sec(giveBack)}), ${than}`;
-  for (const r of resizes) r.reason = `${r.reason}; ${sooner}`;
+  const sooner = `it starts at its ${want} nodes after one give-back (${sec(giveBack)}), ${than}`;
+  for (const r of resizes) r.reason = `waiting job ${head.id} lacks ${need} node(s) and ${sooner}: ${r.reason}`;
   return { resizes, at, reason: `ebb: ${need} lent node(s) back for it: ${sooner}` };
 }
 
