@@ -21,14 +21,24 @@ export function socketOwner(table: string, localPort: number, remotePort: number
   return owners.size === 1 ? [...owners][0] : undefined;
 }
 
+/** The socket tables as read in this turn of the event loop: a burst of connections accepted together reads them once. */
+let thisTurn: string | undefined;
+
 /** The uid of the process that connected from `peerPort` to our `port` on this host, or undefined. */
 export function loopbackPeerUid(peerPort: number, port: number): number | undefined {
-  const tables = ["/proc/net/tcp", "/proc/net/tcp6"].map((p) => {
-    try {
-      return readFileSync(p, "utf8");
-    } catch {
-      return "";
-    }
-  });
-  return socketOwner(tables.join("\n"), peerPort, port);
+  if (thisTurn !== undefined) {
+    const owner = socketOwner(thisTurn, peerPort, port);
+    if (owner !== undefined) return owner;
+  }
+  thisTurn = ["/proc/net/tcp", "/proc/net/tcp6"]
+    .map((p) => {
+      try {
+        return readFileSync(p, "utf8");
+      } catch {
+        return "";
+      }
+    })
+    .join("\n");
+  setImmediate(() => (thisTurn = undefined));
+  return socketOwner(thisTurn, peerPort, port);
 }

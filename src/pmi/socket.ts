@@ -69,20 +69,25 @@ export async function listenPmiPort(opts: {
   const host = opts.host ?? "127.0.0.1";
   const sockets = new Set<Socket>();
   let warnedFull = false;
+  let refusedOthers = 0;
   const server: Server = createServer((sock) => {
-    if (opts.uid !== undefined) {
-      const owner = loopbackPeerUid(sock.remotePort ?? -1, sock.localPort ?? -1);
-      if (owner !== opts.uid) {
-        sock.destroy();
-        opts.onError?.(`PMI_PORT: refused a connection from port ${sock.remotePort} opened by ${owner === undefined ? "an unknown user" : `uid ${owner}`}, not the ranks' user (uid ${opts.uid})`);
-        return;
-      }
-    }
+    // The cap first: past it a connection costs nothing, whoever opened it (a look-up of its owner
+    // reads the kernel's socket table, which a flood of connections would make the agent read
+    // once each, stalling every step it serves).
     if (opts.maxOpen !== undefined && sockets.size >= opts.maxOpen) {
       sock.destroy();
       if (!warnedFull) opts.onError?.(`PMI_PORT: refused connections past ${opts.maxOpen} open at once, the most this step's port takes (its ranks here and PMI_PORT_SLACK)`);
       warnedFull = true;
       return;
+    }
+    if (opts.uid !== undefined) {
+      const owner = loopbackPeerUid(sock.remotePort ?? -1, sock.localPort ?? -1);
+      if (owner !== opts.uid) {
+        sock.destroy();
+        // Said once, then every 1,000th: another user's flood must not fill the agent's log.
+        if (refusedOthers++ % 1000 === 0) opts.onError?.(`PMI_PORT: refused a connection from port ${sock.remotePort} opened by ${owner === undefined ? "an unknown user" : `uid ${owner}`}, not the ranks' user (uid ${opts.uid})${refusedOthers > 1 ? ` (${refusedOthers} refused so far)` : ""}`);
+        return;
+      }
     }
     warnedFull = false;
     sockets.add(sock);

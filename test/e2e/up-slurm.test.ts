@@ -24,10 +24,13 @@ function agentCgroups(): string[] {
 }
 let earlier = new Set<string>();
 
-/** Nothing of ebb outlives the allocation: no process, and no cgroup of its agents (their sentinels, signalled by Slurm with them, remove those). */
+/** Nothing of ebb outlives the allocation: no process, and no cgroup of its agents (their sentinels, signalled by Slurm with them, remove those, within their 30 s of retries). */
 async function nothingLeft(state: string): Promise<void> {
   await waitFor("nothing of ebb left", () => !commandLines().some((p) => p.cmd.includes(state) || p.cmd.includes("--tied-to-stdin")), 60_000);
-  expect(agentCgroups().filter((n) => !earlier.has(n))).toEqual([]);
+  // The sentinels remove them once the agents' processes are gone, retrying for up to 30 s while a killed process is slow to leave.
+  const left = () => agentCgroups().filter((n) => !earlier.has(n));
+  await waitFor("the agents' cgroups removed", () => left().length === 0, 40_000).catch(() => {});
+  expect(left()).toEqual([]);
 }
 
 beforeAll(async () => {
