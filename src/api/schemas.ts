@@ -390,6 +390,9 @@ export const JobDetail = z.lazy(() =>
     script: z.string().nullable(),
     /** The batch script's arguments ($1 $2 ...); null: none. */
     args: z.array(z.string()).nullable(),
+    /** Submitted with --requeue (a node failure puts it back in the queue); how often it was requeued (SLURM_RESTART_COUNT). */
+    requeue: z.boolean(),
+    restarts: z.int(),
     env: z.record(z.string(), z.string()),
     events: z.array(JobEventView),
     allocationHistory: z.array(AllocationView),

@@ -230,11 +230,12 @@ describe("srun and exit statuses", () => {
       "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n",
       "   JobState=RUNNING Reason=None Dependency=(null)\n",
       "TimeLimit=00:05:00 TimeMin=N/A\n",
-      "   Partition=all\n",
+      "   Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n",
+      "   Partition=all AllocNode:Sid=",
       `   NodeList=${node}\n   BatchHost=${node}\n   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n`,
       "   Command='two words'\n",
       `   WorkDir=${c.dir}\n`,
-      `StdOut=${c.dir}/showjob-${id}.out\n\n`,
+      `StdOut=${c.dir}/showjob-${id}.out\n   Power=\n   \n\n`,
     ])
       expect(text).toContain(line);
     expect(text).toEndWith(`\nStdOut=${c.dir}/showjob-${id}.out\n`);
