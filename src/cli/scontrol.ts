@@ -80,7 +80,9 @@ async function showJob(ids: readonly string[], env: Record<string, string | unde
     });
   const user = j.user ?? "";
   const idOf = (flag: string, arg: string) => Bun.spawnSync(["id", flag, arg], { stderr: "ignore" }).stdout.toString().trim() || "(null)";
-  return scontrolJobText(j, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
+  // A job's own token does not see its environment: its submit host is the one in ours.
+  const own: Record<string, string> = String(j.id) === env.SLURM_JOB_ID && env.SLURM_SUBMIT_HOST !== undefined ? { SLURM_SUBMIT_HOST: env.SLURM_SUBMIT_HOST } : {};
+  return scontrolJobText({ ...j, env: { ...own, ...j.env } }, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
 }
 
 /** `requeue ID[,ID...]`: each running batch job (an array's id: its running tasks) back in the queue, to start again. */

@@ -241,6 +241,16 @@ describe("srun and exit statuses", () => {
     expect(text).toEndWith(`\nStdOut=${c.dir}/showjob-${id}.out\n`);
   });
 
+  test("sbatch reads SBATCH_* as its flags, over #SBATCH lines and under the command line; SLURM_NTASKS is not one (Slurm 22.05 side by side)", async () => {
+    writeFileSync(join(c.dir, "envs.sh"), "#!/bin/sh\n#SBATCH -t 11\n#SBATCH -o /dev/null\ntrue\n");
+    const env = { SBATCH_TIMELIMIT: "7", SBATCH_JOB_NAME: "fromenv", SLURM_NTASKS: "3", SBATCH_ACCOUNT: "proj" };
+    const fromEnv = await c.ebb(["sbatch", "--parsable", "envs.sh"], { env });
+    const fromLine = await c.ebb(["sbatch", "--parsable", "-t", "9", "envs.sh"], { env });
+    expect(fromEnv.stderr).toContain("--account=proj (SBATCH_ACCOUNT: ");
+    const shown = async (r: { stdout: string }) => JSON.parse((await c.ebb(["show", r.stdout.trim(), "--json"])).stdout);
+    expect([await shown(fromEnv), await shown(fromLine)].map((j) => [j.name, j.timeLimit, j.tasks])).toEqual([["fromenv", 420, null], ["fromenv", 540, null]]);
+  });
+
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
     const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
     await c.waitJob(id, ["COMPLETED"]);

@@ -10,6 +10,7 @@ import { sbatchParsable, scriptFlags } from "../../src/cli/directives.ts";
 import { jobArgs } from "../../src/cli/submit.ts";
 import { scontrolOptions } from "../../src/cli/scontrol.ts";
 import { scontrolJobText } from "../../src/cli/scontrol-job.ts";
+import { sbatchEnvWords } from "../../src/cli/sbatch-env.ts";
 import type { JobDetail } from "../../src/api/schemas.ts";
 import { squeueToQueue } from "../../src/cli/squeue.ts";
 import { signalName } from "../../src/cli/cancel.ts";
@@ -123,4 +124,16 @@ test("scontrol show job: Slurm 22.05's keys in its order (but Priority) for a ru
   expect(salloc).toContain("BatchFlag=0");
   expect(salloc).toContain("TimeLimit=UNLIMITED");
   expect(keys(salloc).filter((k) => k.startsWith("Std"))).toEqual([]);
+});
+
+test("sbatch's input variables are its flags (SBATCH_TIMELIMIT is --time); SLURM_NTASKS is none of them, SLURM_HINT is --hint without SBATCH_HINT", () => {
+  expect(sbatchEnvWords({ SBATCH_TIMELIMIT: "7", SBATCH_JOB_NAME: "envname", SBATCH_MEM_PER_NODE: "2G", SBATCH_REQUEUE: "1", SBATCH_EXCLUSIVE: "user", SLURM_NTASKS: "3", SLURM_HINT: "nomultithread", SBATCH_ACCOUNT: "" })).toEqual([
+    { name: "SLURM_HINT", word: "--hint=nomultithread" },
+    { name: "SBATCH_JOB_NAME", word: "--job-name=envname" },
+    { name: "SBATCH_MEM_PER_NODE", word: "--mem=2G" },
+    { name: "SBATCH_TIMELIMIT", word: "--time=7" },
+    { name: "SBATCH_REQUEUE", word: "--requeue" },
+    { name: "SBATCH_EXCLUSIVE", word: "--exclusive=user" },
+  ]);
+  expect(sbatchEnvWords({ SBATCH_HINT: "compute_bound", SLURM_HINT: "nomultithread", SBATCH_EXCLUSIVE: "" })).toEqual([{ name: "SBATCH_HINT", word: "--hint=compute_bound" }, { name: "SBATCH_EXCLUSIVE", word: "--exclusive" }]);
 });
