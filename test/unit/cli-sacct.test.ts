@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { sacctToHistory } from "../../src/cli/sacct.ts";
 import { UsageError } from "../../src/cli/errors.ts";
 import { parseFormat, renderFormat } from "../../src/cli/job-format.ts";
-import { withSteps } from "../../src/cli/step-rows.ts";
+import { selectedRows, stepSelection, withSteps } from "../../src/cli/step-rows.ts";
 import type { JobView } from "../../src/api/schemas.ts";
 
 const refusal = (argv: string[]) => {
@@ -17,7 +17,7 @@ const refusal = (argv: string[]) => {
 
 test("a script's closing sacct: its job, its fields, no header, parsable; a step's id names its job", () => {
   expect(sacctToHistory(["-j", "42", "--format=JobID,JobName,Elapsed,MaxRSS", "-n", "-P", "-X"])).toEqual(["--jobs=42", "--noheader", "--parsable2", "--format=JobID,JobName,Elapsed,MaxRSS"]);
-  expect(sacctToHistory(["--jobs=42.batch,43.0", "-o", "State", "-p"])).toEqual(["--jobs=42,43", "--parsable", "--steps", "--format=State"]);
+  expect(sacctToHistory(["--jobs=42.batch,43.0", "-o", "State", "-p"])).toEqual(["--jobs=42.batch,43.0", "--parsable", "--steps", "--format=State"]);
   expect(sacctToHistory(["-j42", "-b"])).toEqual(["--jobs=42", "--steps", "--format=JobID,State,ExitCode"]);
 });
 
@@ -46,4 +46,12 @@ test("steps: a batch job's line, then ID.batch and ID.0, ID.1... with their name
     ["7|train|all|6|FAILED|3:0|00:00:10|n[1-2]", "7.batch|batch||4|FAILED|3:0|00:00:10|n1", "7.0|hostname||6|COMPLETED|0:0|00:00:01|n[1-2]", "7.1|false||2|FAILED|1:0|00:00:02|n2", ""].join("\n"),
   );
   expect(withSteps({ ...job, startTime: null }, { steps: [] }, "7", 0)).toHaveLength(1);
+  // sacct -j 7.batch, -j 7.1: that line alone; -j 7,7.1: the job's every line.
+  const labels = (value: string) => {
+    const { ids, steps: asked } = stepSelection(value);
+    return [ids, selectedRows(withSteps(job, { steps }, "7", 0), asked).map((r) => r.ctx.label)];
+  };
+  expect(labels("7.batch")).toEqual(["7", ["7.batch"]]);
+  expect(labels("7.1,7.0")).toEqual(["7", ["7.0", "7.1"]]);
+  expect(labels("7,7.1")).toEqual(["7", ["7", "7.batch", "7.0", "7.1"]]);
 });
