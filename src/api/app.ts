@@ -13,7 +13,7 @@ import { maskSecrets } from "./secrets.ts";
 import { publicDetail } from "./private.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
-import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, JobUpdate, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages, slottedJson, unreadSlots } from "./json-stream.ts";
 import { JsonTooDeep, parseJson } from "../util/json.ts";
@@ -263,6 +263,13 @@ export function createApi(backend: ApiBackend): Hono<Env> {
       return c.json({ id, jobs: backend[action](id, task) });
     });
   }
+
+  app.patch("/v1/jobs/:id", async (c) => {
+    const id = jobIdParam(c, backend);
+    requireJob(c, id);
+    const req = await body(c, JobUpdate);
+    return c.json({ id, changed: backend.update(id, req, c.get("scope")) });
+  });
 
   app.post("/v1/jobs/:id/signal", async (c) => {
     const { id, task } = jobRef(c, backend);

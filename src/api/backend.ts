@@ -1,6 +1,6 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
 import type { z } from "zod";
-import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, SignalRequest, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, SignalRequest, JobUpdate, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 import type { PrivateData, Scope } from "../domain/scope.ts";
 
@@ -41,6 +41,8 @@ export interface ApiBackend {
   release(id: number, task?: boolean): number[];
   /** Put a running batch job (an array's id: its running tasks) back in the queue, to start again (scontrol requeue); the ids requeued. */
   requeue(id: number, task?: boolean): number[];
+  /** scontrol update: a pending job's name, time limit, dependency; a running one's name and time limit (only an admin raises it); the fields changed. */
+  update(id: number, req: JobUpdate, scope: Scope): string[];
   /** Start resizing a running elastic job to `nodes` nodes, as `scope` asked (a user's own resize does not raise its limit). */
   resize(jobId: number, nodes: number, scope: Scope): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;

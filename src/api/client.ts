@@ -156,6 +156,10 @@ export class ApiClient {
   cancel(id: number | string): Promise<{ id: number; cancelled: boolean; jobs: number[] }> {
     return this.request("DELETE", `/v1/jobs/${id}`);
   }
+  /** Change a job's name, time limit or dependency (scontrol update); the fields changed. */
+  update(id: number | string, req: { name?: string; timeLimit?: number | string; dependency?: string }): Promise<{ id: number; changed: string[] }> {
+    return this.request("PATCH", `/v1/jobs/${id}`, req);
+  }
   /** Put a running batch job back in the queue (scontrol requeue). */
   requeue(id: number | string): Promise<{ id: number; jobs: number[] }> {
     return this.request("POST", `/v1/jobs/${id}/requeue`);

@@ -27,6 +27,7 @@ import {
   PriorityView,
   ResizeRequest,
   SignalRequest,
+  JobUpdate,
   StartsView,
   ShareRowView,
   StepCreate,
@@ -144,6 +145,14 @@ const OPERATIONS: Record<string, Operation> = {
   "POST /v1/jobs/:id/hold": { operationId: "holdJob", summary: "Hold a pending job (an array's id: its pending tasks): JobHeldUser until released", ok: { status: 200, description: "the jobs held", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/release": { operationId: "releaseJob", summary: "Release a held job (an array's id: its pending tasks)", ok: { status: 200, description: "the jobs released", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/requeue": { operationId: "requeueJob", summary: "Put a running batch job (an array's id: its running tasks) back in the queue, as scontrol requeue: what is left of its run is killed, and it starts again from its beginning (SLURM_RESTART_COUNT one more)", ok: { status: 200, description: "the jobs requeued", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not a running batch job" } },
+  "PATCH /v1/jobs/:id": {
+    operationId: "updateJob",
+    summary: "Change a job, as scontrol update: a pending job's name, time limit and dependency (\"\": none), a running job's name and time limit; only an admin raises a time limit (a user may lower it); an array's task is refused",
+    body: () => JobUpdate,
+    ok: { status: 200, description: "the fields changed", json: () => z.object({ id: z.int(), changed: z.array(z.string()) }) },
+    errors: [...ON_JOB, 409, 413],
+    notes: { 403: "raising a time limit without being an admin", 409: "ended, an array's task, or a dependency of a job not pending" },
+  },
   "POST /v1/jobs/:id/signal": {
     operationId: "signalJob",
     summary: "Send a signal to a running job (an array's id: its running tasks), as scancel --signal: to its steps' processes (default), its batch shell (`batch`), or both (`full`)",

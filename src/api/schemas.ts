@@ -6,7 +6,7 @@ import { JobKind, JobState, MAX_NAME, MAX_USER, PartitionName, Plain } from "../
 import { ElasticSettings } from "../proto/elastic-settings.ts";
 
 /** The bodies the launcher's WebSocket carries too are defined once, in proto/. */
-export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, PartitionName, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
+export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, PartitionName, StepCreate, StepGrant, TimeLimit, JobUpdate } from "../proto/requests.ts";
 
 export const JobListQuery = z.lazy(() =>
   z.strictObject({

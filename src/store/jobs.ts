@@ -462,6 +462,11 @@ export class JobStore {
     this.q.setState.run({ id, state });
   }
 
+  /** The job's name or dependency (scontrol update). */
+  setFields(id: number, fields: Partial<Pick<JobRow, "name" | "dependency">>): void {
+    this.db.update(jobs).set(fields).where(eq(jobs.id, id)).run();
+  }
+
   /** The job's time limit (seconds from its start). */
   setTimeLimit(id: number, timeLimit: number): void {
     this.db.update(jobs).set({ timeLimit }).where(eq(jobs.id, id)).run();

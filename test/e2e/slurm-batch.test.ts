@@ -251,6 +251,27 @@ describe("srun and exit statuses", () => {
     expect([await shown(fromEnv), await shown(fromLine)].map((j) => [j.name, j.timeLimit, j.tasks])).toEqual([["fromenv", 420, null], ["fromenv", 540, null]]);
   });
 
+  test("scontrol update: a pending job's TimeLimit, JobName, Dependency; a running job lowers its own limit, never raises it; other keys refused", async () => {
+    const held = (await c.ebb(["sbatch", "--parsable", "-H", "-t", "10", "-o", "/dev/null", "--wrap", "true"])).stdout.trim();
+    const r = await c.ebb(["scontrol", "update", `jobid=${held}`, "TimeLimit=5", "Name=renamed", "Dependency=singleton"]);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
+    const j = JSON.parse((await c.ebb(["show", held, "--json"])).stdout);
+    expect([j.name, j.timeLimit, j.dependency]).toEqual(["renamed", 300, "singleton"]);
+    expect((await c.ebb(["scontrol", "update", `JobId=${held}`, "NumNodes=2"])).stderr).toStartWith("scontrol: error: Update of this parameter is not supported: NumNodes=2 (");
+    await c.ebb(["cancel", held]);
+    const { id } = await submit("update.sh", [
+      "#!/bin/bash",
+      "#SBATCH -t 10 -o update-%j.out",
+      "scontrol update JobId=$SLURM_JOB_ID TimeLimit=+10 || echo raise refused",
+      "scontrol update JobId=$SLURM_JOB_ID TimeLimit=-3 JobName=lowered",
+      "scontrol show job | grep -o -e 'TimeLimit=[^ ]*' -e 'JobName=[^ ]*'",
+    ]);
+    await c.waitJob(id, ["COMPLETED"]);
+    const out = c.read(`update-${id}.out`);
+    expect(out).toContain("only an admin raises a job's time limit");
+    expect(out).toEndWith("raise refused\nJobName=lowered\nTimeLimit=00:07:00\n");
+  });
+
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {
     const { id } = await submit("refused.sh", ["#!/bin/bash", "#SBATCH -o refused-%j.out", "srun --mpi=pmix hostname", 'echo "srun: $?"']);
     await c.waitJob(id, ["COMPLETED"]);

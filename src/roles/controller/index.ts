@@ -310,6 +310,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),
     requeue: (id, task) => jobs.requeueByUser(id, { task }),
+    update: (id, req, scope) => jobs.update(id, req, isAdmin(scope)),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason, owner) => agents!.setDrain(name, reason, owner),
