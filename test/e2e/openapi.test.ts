@@ -156,8 +156,8 @@ describe("the OpenAPI document", () => {
     await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 200 });
     await call("GET", "/v1/plans?job=999999", { token: other, expect: 403 });
     await call("GET", "/v1/plans?job=999999", { expect: 404 });
-    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"], ["POST", "/requeue"]] as const) {
-      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : suffix === "/signal" ? { signal: "SIGUSR1" } : undefined;
+    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"], ["POST", "/requeue"], ["PATCH", ""]] as const) {
+      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : suffix === "/signal" ? { signal: "SIGUSR1" } : method === "PATCH" ? { name: "x" } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
       await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
       await call(method, `/v1/jobs/${done}${suffix}`, { body, token: null, expect: 401 });
@@ -195,6 +195,12 @@ describe("the OpenAPI document", () => {
     await call("POST", `/v1/jobs/${done}/signal`, { body: { signal: "SIGUSR1" }, expect: 409 });
     await call("POST", `/v1/jobs/${sleeper}/signal`, { body: { signal: "SIGFOO" }, expect: 400 });
     await call("POST", `/v1/jobs/${sleeper}/signal`, { raw: big, expect: 413 });
+
+    // Updating (scontrol update): a pending job's name; an ended job refused; nothing to change, a too big body.
+    await call("PATCH", `/v1/jobs/${held}`, { body: { name: "renamed", timeLimit: "5:00" }, expect: 200 });
+    await call("PATCH", `/v1/jobs/${done}`, { body: { name: "x" }, expect: 409 });
+    await call("PATCH", `/v1/jobs/${held}`, { body: {}, expect: 400 });
+    await call("PATCH", `/v1/jobs/${held}`, { raw: big, expect: 413 });
 
     // Requeueing (scontrol requeue): a running batch job starts again; a command job or an ended one is refused.
     const batch = await c.submit({ script: "#!/bin/sh\nsleep 600\n", cwd: c.dir, output: "/dev/null" });

@@ -913,6 +913,7 @@ export class Jobs {
    * tasks share their name and dependency, so they are refused here. The fields changed.
    */
   update(id: number, req: JobUpdate, admin: boolean, now = Date.now()): string[] {
+    if (!this.row(id)) throw notFound(`job ${id}`);
     const job = this.state.jobs.get(id);
     if (!job) throw conflict("job_finished", `job ${id} has ended; only a pending or running job can be updated`);
     const row = job.row;
