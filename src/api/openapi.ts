@@ -28,6 +28,7 @@ import {
   ResizeRequest,
   SignalRequest,
   JobUpdate,
+  CompleteRequest,
   StartsView,
   ShareRowView,
   StepCreate,
@@ -145,6 +146,14 @@ const OPERATIONS: Record<string, Operation> = {
   "POST /v1/jobs/:id/hold": { operationId: "holdJob", summary: "Hold a pending job (an array's id: its pending tasks): JobHeldUser until released", ok: { status: 200, description: "the jobs held", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/release": { operationId: "releaseJob", summary: "Release a held job (an array's id: its pending tasks)", ok: { status: 200, description: "the jobs released", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not pending" } },
   "POST /v1/jobs/:id/requeue": { operationId: "requeueJob", summary: "Put a running batch job (an array's id: its running tasks) back in the queue, as scontrol requeue: what is left of its run is killed, and it starts again from its beginning (SLURM_RESTART_COUNT one more)", ok: { status: 200, description: "the jobs requeued", json: () => HoldResult }, errors: [...ON_JOB, 409], notes: { 409: "not a running batch job" } },
+  "POST /v1/jobs/:id/complete": {
+    operationId: "completeJob",
+    summary: "End a running batch job now with this exit code (COMPLETED for 0, else FAILED), what is left of it killed: salloc's end once its command has exited, as Slurm's salloc completes its job with the command's status",
+    body: () => CompleteRequest,
+    ok: { status: 200, description: "the jobs ended", json: () => HoldResult },
+    errors: [...ON_JOB, 409, 413],
+    notes: { 409: "not a running batch job" },
+  },
   "PATCH /v1/jobs/:id": {
     operationId: "updateJob",
     summary: "Change a job, as scontrol update: a pending job's name, time limit and dependency (\"\": none), a running job's name and time limit; only an admin raises a time limit (a user may lower it); an array's task is refused",

@@ -133,6 +133,9 @@ export const TokenCreated = z.lazy(() => z.object({ user: z.string(), admin: z.b
 export const SignalRequest = z.lazy(() => z.strictObject({ signal: z.enum(JOB_SIGNALS), to: z.enum(["steps", "batch", "full"]).default("steps") }));
 export type SignalRequest = z.infer<typeof SignalRequest>;
 
+/** POST /v1/jobs/:id/complete (salloc's end, as Slurm's salloc completes its job with its command's status). */
+export const CompleteRequest = z.lazy(() => z.strictObject({ exitCode: z.int().min(0).max(255) }));
+
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 
 export const AdaptationView = z.lazy(() =>
@@ -561,7 +564,7 @@ export const StoreStatus = z.lazy(() =>
 );
 export type StoreStatus = z.infer<typeof StoreStatus>;
 
-export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int(), store: StoreStatus }));
+export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), clusterName: z.string(), nodes: z.int(), jobs: z.int(), store: StoreStatus }));
 export const SubmitResult = z.lazy(() => z.object({ id: z.int() }));
 export const ErrorResponse = z.lazy(() => z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) }));
 

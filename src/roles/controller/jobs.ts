@@ -907,6 +907,16 @@ export class Jobs {
     return changed.map((j) => j.row.id);
   }
 
+  /** salloc's end (POST /v1/jobs/:id/complete): a running batch job ends now with `exitCode`, as its command did; the ids ended. */
+  complete(id: number, exitCode: number, now = Date.now()): number[] {
+    if (!this.row(id)) throw notFound(`job ${id}`);
+    const job = this.state.jobs.get(id);
+    if (!job || job.row.kind !== "batch" || job.row.state === "PENDING" || job.nodes.length === 0)
+      throw conflict("job_not_running", `job ${id} is ${job?.row.state ?? this.row(id)!.state}${job && job.row.kind !== "batch" ? ` (a ${job.row.kind} job)` : ""}; only a running batch job is completed`);
+    this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, reason: exitCode === 0 ? undefined : `exit code ${exitCode}`, cleanup: "now" }, now);
+    return [id];
+  }
+
   /**
    * scontrol update (PATCH /v1/jobs/:id): a pending job's name, time limit and dependency, a running
    * one's name and time limit. Only an admin raises a limit, as only Slurm's operators do; an array's
