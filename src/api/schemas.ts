@@ -275,6 +275,8 @@ export const StepView = z.lazy(() =>
     startTime: z.string(),
     endTime: z.string().nullable(),
     exitCode: z.int().nullable(),
+    /** srun -J's name of the step; null: none given (sacct names it by its program). */
+    name: z.string().nullable(),
   }),
 );
 

@@ -31,7 +31,7 @@ export function withSteps(job: JobView, detail: Pick<JobDetail, "steps"> & Parti
   }
   for (const s of detail.steps)
     rows.push({
-      job: step({ name: basename(s.argv[0] ?? "") || "step", state: s.state as JobView["state"], exitCode: s.exitCode, startTime: s.startTime, endTime: s.endTime }, s.nodes),
+      job: step({ name: s.name ?? (basename(s.argv[0] ?? "") || "step"), state: s.state as JobView["state"], exitCode: s.exitCode, startTime: s.startTime, endTime: s.endTime }, s.nodes),
       ctx: { label: `${label}.${s.stepId}`, now },
     });
   return rows;

@@ -263,6 +263,8 @@ export const StepCreate = z.lazy(() =>
   z
     .strictObject({
       argv: Argv,
+      /** srun -J: the step's name, sacct's JobName of its line (default: its program's). */
+      name: Plain(MAX_NAME).min(1).optional(),
       nodes: z.int().min(1).max(100_000).optional(),
       tasks: z.int().min(1).max(1_000_000).optional(),
       tasksPerNode: z.int().min(1).max(4096).optional(),

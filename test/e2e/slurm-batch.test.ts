@@ -157,11 +157,11 @@ describe("srun and exit statuses", () => {
     await c.ebb(["cancel", String(array)]);
   });
 
-  test("salloc -N2 -n3 CMD: CMD here with the allocation's SLURM_* values, srun's steps in it, salloc's status and the job's exit code CMD's; sacct lists the steps (not an ID.batch; none with -X); unknown flags and sbatch's -o refused", async () => {
+  test("salloc -N2 -n3 CMD: CMD here with the allocation's SLURM_* values, srun's steps in it, salloc's status and the job's exit code CMD's; sacct lists the steps (srun -J's name; not an ID.batch; none with -X); unknown flags and sbatch's -o refused", async () => {
     const cmd = [
       'echo "$SLURM_JOB_NAME $SLURM_NNODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE $SLURM_JOB_CPUS_PER_NODE ${SLURMD_NODENAME-none} $SLURM_CLUSTER_NAME"',
       "srun -l sh -c 'echo $SLURMD_NODENAME' | sort",
-      "srun -n1 false",
+      "srun -n1 -J check false",
       "sacct -n -P -j $SLURM_JOB_ID --format=JobID,JobName,State,ExitCode",
       "sacct -X -n -P -j $SLURM_JOB_ID --format=JobID,State",
       "exit 3",
@@ -173,7 +173,7 @@ describe("srun and exit statuses", () => {
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
     const [a, b] = job.allocation as string[];
     // 2-CPU nodes: the first takes 2 tasks, leaving one for the second, as cons_tres lays them out.
-    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none ebb\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|0:0\n${id}.0|sh|COMPLETED|0:0\n${id}.1|false|FAILED|1:0\n${id}|RUNNING\n`);
+    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none ebb\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|0:0\n${id}.0|sh|COMPLETED|0:0\n${id}.1|check|FAILED|1:0\n${id}|RUNNING\n`);
     // The job keeps the command's code, as Slurm 22.05's salloc job does (ExitCode=3:0).
     expect([job.state, job.exitCode]).toEqual(["FAILED", 3]);
     expect(await c.ebb(["salloc", "--bogus", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: unknown flag --bogus: neither sbatch nor ebb has it\n" });

@@ -718,7 +718,7 @@ export class Jobs {
     const tasks = layout.reduce((a, b) => a + b, 0);
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
-      this.store.insertStep(job.row.id, stepId, req.argv, tasks, nodes, now);
+      this.store.insertStep(job.row.id, stepId, req.argv, tasks, nodes, now, req.name);
     });
     const grant = this.grant(job, stepId, nodes, layout, now, { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd });
     if (wholeJob) this.elasticOf(job).covers = grant.covers;
@@ -792,7 +792,7 @@ export class Jobs {
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
       tx.allocated(job, nodes.map((n) => this.state.wholeShare(n)), now);
-      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
+      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now, req.name);
       this.store.addEvent(jobId, now, "grown", `grew by ${compressHostlist(nodes)} for step ${stepId} (spawn of ${tasks} processes)`, { nodes, stepId });
     });
     this.effects.allocated?.(nodes);

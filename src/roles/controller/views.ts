@@ -156,6 +156,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
       startTime: iso(s.startTime)!,
       endTime: iso(s.endTime),
       exitCode: s.exitCode,
+      name: s.name,
     })),
     adaptations: row.elastic
       ? ctx.elastic.adaptations(row.id).map((a) => ({
