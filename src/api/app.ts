@@ -13,7 +13,7 @@ import { maskSecrets } from "./secrets.ts";
 import { publicDetail } from "./private.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
-import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, JobUpdate, CompleteRequest, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages, slottedJson, unreadSlots } from "./json-stream.ts";
 import { JsonTooDeep, parseJson } from "../util/json.ts";
@@ -154,7 +154,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.body(backend.metrics(), 200, { "content-type": METRICS_TYPE });
   });
 
-  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, ...backend.counts(), store: backend.storage() }));
+  app.get("/v1/health", (c) => c.json({ ok: true as const, version: backend.version, clusterName: backend.clusterName, ...backend.counts(), store: backend.storage() }));
   // Public, like the health route: Swagger UI and client generators fetch it by its URL alone.
   app.get("/v1/openapi.json", (c) => c.json(openApiDocument(backend.version, app.routes, new URL(c.req.url).origin)));
 
@@ -263,6 +263,20 @@ export function createApi(backend: ApiBackend): Hono<Env> {
       return c.json({ id, jobs: backend[action](id, task) });
     });
   }
+
+  app.post("/v1/jobs/:id/complete", async (c) => {
+    const id = jobIdParam(c, backend);
+    requireJob(c, id);
+    const req = await body(c, CompleteRequest);
+    return c.json({ id, jobs: backend.complete(id, req.exitCode) });
+  });
+
+  app.patch("/v1/jobs/:id", async (c) => {
+    const id = jobIdParam(c, backend);
+    requireJob(c, id);
+    const req = await body(c, JobUpdate);
+    return c.json({ id, changed: backend.update(id, req, c.get("scope")) });
+  });
 
   app.post("/v1/jobs/:id/signal", async (c) => {
     const { id, task } = jobRef(c, backend);

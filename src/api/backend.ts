@@ -1,11 +1,13 @@
 /** What the HTTP API needs from the controller; roles/controller implements it. */
 import type { z } from "zod";
-import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, SignalRequest, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
+import type { JobDetail, JobSubmit, JobView, NodeView, PartitionView, PlanView, PrioritySettings, PriorityView, ShareRowView, SignalRequest, JobUpdate, StartsView, StepCreate, StepGrant, StoreStatus, TimelineView, UsageView } from "./schemas.ts";
 import type { JobFilter } from "../store/jobs.ts";
 import type { PrivateData, Scope } from "../domain/scope.ts";
 
 export interface ApiBackend {
   version: string;
+  /** The cluster's name (SLURM_CLUSTER_NAME of its jobs; the config file's clusterName). */
+  clusterName: string;
   /** A submission, answered once it is committed; a job token's is recorded as submitted by that job. */
   submit(req: JobSubmit, scope: Scope): Promise<{ id: number }>;
   /** When and where the job would start now (sbatch --test-only), without submitting it. */
@@ -41,6 +43,10 @@ export interface ApiBackend {
   release(id: number, task?: boolean): number[];
   /** Put a running batch job (an array's id: its running tasks) back in the queue, to start again (scontrol requeue); the ids requeued. */
   requeue(id: number, task?: boolean): number[];
+  /** End a running batch job now with `exitCode` (COMPLETED for 0, else FAILED), what is left of it killed: salloc's end once its command has exited. */
+  complete(id: number, exitCode: number): number[];
+  /** scontrol update: a pending job's name, time limit, dependency; a running one's name and time limit (only an admin raises it); the fields changed. */
+  update(id: number, req: JobUpdate, scope: Scope): string[];
   /** Start resizing a running elastic job to `nodes` nodes, as `scope` asked (a user's own resize does not raise its limit). */
   resize(jobId: number, nodes: number, scope: Scope): { adaptationId: number };
   createStep(jobId: number, req: StepCreate): StepGrant | Promise<StepGrant>;

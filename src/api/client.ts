@@ -156,6 +156,18 @@ export class ApiClient {
   cancel(id: number | string): Promise<{ id: number; cancelled: boolean; jobs: number[] }> {
     return this.request("DELETE", `/v1/jobs/${id}`);
   }
+  /** The controller's liveness, version and cluster name (no token needed). */
+  health(): Promise<{ ok: true; version: string; clusterName: string }> {
+    return this.request("GET", "/v1/health");
+  }
+  /** End a running batch job with an exit code (salloc's end). */
+  complete(id: number | string, exitCode: number): Promise<{ id: number; jobs: number[] }> {
+    return this.request("POST", `/v1/jobs/${id}/complete`, { exitCode });
+  }
+  /** Change a job's name, time limit or dependency (scontrol update); the fields changed. */
+  update(id: number | string, req: { name?: string; timeLimit?: number | string; dependency?: string }): Promise<{ id: number; changed: string[] }> {
+    return this.request("PATCH", `/v1/jobs/${id}`, req);
+  }
   /** Put a running batch job back in the queue (scontrol requeue). */
   requeue(id: number | string): Promise<{ id: number; jobs: number[] }> {
     return this.request("POST", `/v1/jobs/${id}/requeue`);

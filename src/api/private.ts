@@ -17,7 +17,7 @@ export function publicDetail(j: JobDetail): JobDetail {
     args: null,
     env: {},
     events: [],
-    steps: j.steps.map((s) => ({ ...s, argv: [] })),
+    steps: j.steps.map((s) => ({ ...s, argv: [], name: null })),
     adaptations: j.adaptations.map((a) => ({ ...a, message: null })),
     cfg: null,
     program: null,

@@ -6,7 +6,7 @@ import { JobKind, JobState, MAX_NAME, MAX_USER, PartitionName, Plain } from "../
 import { ElasticSettings } from "../proto/elastic-settings.ts";
 
 /** The bodies the launcher's WebSocket carries too are defined once, in proto/. */
-export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, PartitionName, StepCreate, StepGrant, TimeLimit } from "../proto/requests.ts";
+export { Feature, JobKind, JobState, JobSubmit, MAX_MEM_MIB, Memory, type JobResources, MAX_ARGS, MAX_ARGV_BYTES, MAX_ENV_BYTES, MAX_ENV_VARS, MAX_NAME, MAX_USER, PartitionName, StepCreate, StepGrant, TimeLimit, JobUpdate } from "../proto/requests.ts";
 
 export const JobListQuery = z.lazy(() =>
   z.strictObject({
@@ -132,6 +132,9 @@ export const TokenCreated = z.lazy(() => z.object({ user: z.string(), admin: z.b
 /** POST /v1/jobs/:id/signal (scancel --signal): a signal to the job's steps, its batch shell (`batch`), or both (`full`). */
 export const SignalRequest = z.lazy(() => z.strictObject({ signal: z.enum(JOB_SIGNALS), to: z.enum(["steps", "batch", "full"]).default("steps") }));
 export type SignalRequest = z.infer<typeof SignalRequest>;
+
+/** POST /v1/jobs/:id/complete (salloc's end, as Slurm's salloc completes its job with its command's status). */
+export const CompleteRequest = z.lazy(() => z.strictObject({ exitCode: z.int().min(0).max(255) }));
 
 export const ResizeRequest = z.lazy(() => z.strictObject({ nodes: z.int().min(1).max(100_000) }));
 
@@ -272,6 +275,8 @@ export const StepView = z.lazy(() =>
     startTime: z.string(),
     endTime: z.string().nullable(),
     exitCode: z.int().nullable(),
+    /** srun -J's name of the step; null: none given (sacct names it by its program). */
+    name: z.string().nullable(),
   }),
 );
 
@@ -390,6 +395,9 @@ export const JobDetail = z.lazy(() =>
     script: z.string().nullable(),
     /** The batch script's arguments ($1 $2 ...); null: none. */
     args: z.array(z.string()).nullable(),
+    /** Submitted with --requeue (a node failure puts it back in the queue); how often it was requeued (SLURM_RESTART_COUNT). */
+    requeue: z.boolean(),
+    restarts: z.int(),
     env: z.record(z.string(), z.string()),
     events: z.array(JobEventView),
     allocationHistory: z.array(AllocationView),
@@ -558,7 +566,7 @@ export const StoreStatus = z.lazy(() =>
 );
 export type StoreStatus = z.infer<typeof StoreStatus>;
 
-export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), nodes: z.int(), jobs: z.int(), store: StoreStatus }));
+export const Health = z.lazy(() => z.object({ ok: z.literal(true), version: z.string(), clusterName: z.string(), nodes: z.int(), jobs: z.int(), store: StoreStatus }));
 export const SubmitResult = z.lazy(() => z.object({ id: z.int() }));
 export const ErrorResponse = z.lazy(() => z.object({ error: z.object({ code: z.string(), message: z.string(), field: z.string().optional() }) }));
 

@@ -9,7 +9,7 @@ import { formatFlag, headed, idsFlag, jobsOf, partitionsFlag, usersFlag } from "
 import { FIELD_NAMES, renderFormat } from "./job-format.ts";
 import { formatDuration } from "../util/time.ts";
 import { gpuTime, mib, resourcesColumn } from "./resource-text.ts";
-import { withSteps } from "./step-rows.ts";
+import { selectedRows, stepSelection, withSteps } from "./step-rows.ts";
 import type { ApiClient } from "../api/client.ts";
 import type { JobDetail, JobView } from "../api/schemas.ts";
 
@@ -29,7 +29,7 @@ export default defineCommand({
     user: { type: "string", alias: "u", description: "Only jobs these users submitted, comma-separated", valueHint: "USER,..." },
     me: { type: "boolean", description: "Only your own jobs (--user with your user name)" },
     partition: { type: "string", alias: ["p", "r"], description: "Only jobs in these partitions, comma-separated (sacct's -r; ebb partitions lists them)", valueHint: "NAME,..." },
-    jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks)", valueHint: "ID,..." },
+    jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks); with --steps, ID.batch or ID.0 only that line", valueHint: "ID,..." },
     format: { type: "string", alias: "o", description: `Columns as sacct --format, JobID,User,State%12,Elapsed,ExitCode (fields: ${FIELD_NAMES.join(", ")}), or squeue's %-codes`, valueHint: "FORMAT" },
     noheader: { type: "boolean", alias: "n", description: "Leave out the header line" },
     parsable2: { type: "boolean", description: "Fields separated by |, unpadded, as sacct -P (with --format; without it, sacct's default fields)" },
@@ -44,13 +44,15 @@ export default defineCommand({
     guard("history", async () => {
       const parsable = args.parsable ? "|end" : args.parsable2 ? "|" : undefined;
       const format = args.format !== undefined ? formatFlag(args.format, "--format") : parsable ? formatFlag(SACCT_DEFAULT, "--format") : undefined;
+      // sacct's 42.batch, 42.0: that step's line alone.
+      const selection = args.jobs === undefined ? undefined : stepSelection(args.jobs);
       const jobs = await jobsOf(
         client(args),
         {
           ...windowFlags(args),
           state: statesFlag(args.state),
           name: textFlag(args.name, "--name", MAX_NAME, "job names"),
-          id: idsFlag(args.jobs, "--jobs"),
+          id: idsFlag(selection?.ids, "--jobs"),
           partition: partitionsFlag(args.partition, "--partition"),
         },
         usersFlag(args.user, args.me, "--user"),
@@ -60,7 +62,8 @@ export default defineCommand({
       if (format && !args.json) {
         const api = client(args);
         const details = args.steps ? await stepsOf(api, jobs) : new Map<number, JobDetail>();
-        const rows = jobs.flatMap((job) => withSteps(job, details.get(job.id), jobLabel(job), now));
+        const all = jobs.flatMap((job) => withSteps(job, details.get(job.id), jobLabel(job), now));
+        const rows = args.steps && selection ? selectedRows(all, selection.steps) : all;
         return out(renderFormat(format, rows, !args.noheader, parsable, delimiterFlag(args.delimiter)));
       }
       if (args.json) return printJson({ jobs });

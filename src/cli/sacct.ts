@@ -3,8 +3,8 @@
  * so that a script's closing `sacct -j $SLURM_JOB_ID --format=JobID,Elapsed,MaxRSS` reports this
  * cluster's job, not fails (no Slurm) or asks a Slurm the host may also run about another job.
  * `sacctToHistory` (pure) maps the flags. A job's line is followed by its batch shell's
- * (`123.batch`) and its steps' (`123.0`...) unless `-X`, as sacct prints them; `123.batch`-style ids
- * name their job.
+ * (`123.batch`) and its steps' (`123.0`...) unless `-X`, as sacct prints them; a step's id (`123.batch`, `123.0`)
+ * lists that step's line alone (`step-rows.ts` stepSelection).
  */
 import { UsageError } from "./errors.ts";
 import { longStates, slurmShim, splitFlag } from "./slurm-shim.ts";
@@ -49,8 +49,7 @@ export function sacctToHistory(argv: readonly string[]): string[] {
       if (value === undefined) throw new UsageError(`${flag} needs a value`);
       if (to === undefined) continue;
       if (to === "--format") format = value;
-      // A step's id (123.batch, 123.0) names its job; sacct's states may be short (CD, F, PD).
-      else if (to === "--jobs") out.push(`--jobs=${value.split(",").map((id) => id.replace(/\.[^,]*$/, "")).join(",")}`);
+      // sacct's states may be short (CD, F, PD); a step's id (123.batch, 123.0) history reads itself.
       else if (to === "--state") out.push(`--state=${longStates(value)}`);
       else out.push(`${to}=${value}`);
     }

@@ -2,9 +2,9 @@
  * `ebb salloc`, Slurm's salloc: an allocation, then a command in it (default: the user's shell),
  * run here with the job's SLURM_* variables (`salloc-env.ts`) and ebb's Slurm commands first on
  * PATH, so that its srun runs steps in the allocation, as Slurm's does. The allocation is a batch
- * job whose shell only holds it; when the command ends salloc relinquishes it (the shell exits 0,
- * or 1 after a failed command: Slurm's job keeps the command's own code) and exits with the
- * command's status. Flags are sbatch's (as
+ * job whose shell only holds it; when the command ends salloc relinquishes it, the job ending with
+ * the command's status (POST /v1/jobs/:id/complete, as Slurm's salloc completes its job), and exits
+ * with that status. Flags are sbatch's (as
  * `ebb sbatch` reads them: the ones ebb lacks take their fates, unknown ones are refused), but
  * those of a batch script's files and arrays, which salloc does not have either.
  */
@@ -37,8 +37,8 @@ const args = defineArgs({
   command: { type: "positional", description: "The command to run in the allocation, and its arguments (default: $SHELL)" },
 } as typeof jobArgs & typeof controllerArgs & { command: { type: "positional"; description: string } });
 
-/** The allocation's batch shell: it holds the job until salloc signals how the command ended. */
-const HOLD = "#!/bin/sh\ntrap 'kill $! 2>/dev/null; exit 0' USR1\ntrap 'kill $! 2>/dev/null; exit 1' USR2\nwhile :; do sleep 3600 & wait $!; done\n";
+/** The allocation's batch shell: it holds the job until salloc completes it. */
+const HOLD = "#!/bin/sh\nwhile :; do sleep 3600 & wait $!; done\n";
 
 export default defineCommand({
   meta: { name: "salloc", description: "salloc: an allocation, and a command in it (default: your shell) with the job's SLURM_* variables; srun in it runs steps there. It ends with the command.", hidden: true },
@@ -97,7 +97,8 @@ async function runIn(api: ApiClient, job: JobView, command: string[]): Promise<n
   const bin = mkdtempSync(join(tmpdir(), "ebb-salloc-"));
   writeSlurmCommands(bin);
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && !SLURM_JOB_VARS.test(k))) as Record<string, string>;
-  const env = { ...inherited, ...sallocEnv(job, hostname()), PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` };
+  const cluster = (await api.health().catch(() => undefined))?.clusterName;
+  const env = { ...inherited, ...sallocEnv(job, hostname(), cluster), PATH: `${bin}:${process.env.PATH ?? "/usr/bin:/bin"}` };
   let proc: ReturnType<typeof Bun.spawn>;
   try {
     proc = Bun.spawn(command, { env, stdio: ["inherit", "inherit", "inherit"] });
@@ -126,13 +127,14 @@ async function runIn(api: ApiClient, job: JobView, command: string[]): Promise<n
   })();
   const code = await proc.exited;
   rmSync(bin, { recursive: true, force: true });
+  const status = proc.signalCode ? 128 + (SIGNAL_NUMBERS[proc.signalCode] ?? 1) : code;
   if (!revoked) {
     err(`salloc: Relinquishing job allocation ${job.id}\n`);
-    await api.signal(job.id, { signal: code === 0 ? "SIGUSR1" : "SIGUSR2", to: "batch" }).catch(() => api.cancel(job.id));
-    await api.job(job.id, undefined, 30).catch(() => undefined);
+    // The job keeps the command's status (sacct ExitCode), as Slurm's salloc job does.
+    await api.complete(job.id, Math.min(255, status)).catch(() => api.cancel(job.id).catch(() => undefined));
   }
   void watch;
-  return proc.signalCode ? 128 + (SIGNAL_NUMBERS[proc.signalCode] ?? 1) : code;
+  return status;
 }
 
 const SIGNAL_NUMBERS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGQUIT: 3, SIGKILL: 9, SIGTERM: 15 };

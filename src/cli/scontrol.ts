@@ -13,6 +13,7 @@ import { compressHostlist, expandHostlist } from "../util/hostlist.ts";
 import { err, out } from "../util/stdio.ts";
 import { client, jobRefArg } from "./common.ts";
 import { scontrolJobText } from "./scontrol-job.ts";
+import { relativeLimit, scontrolUpdate } from "./scontrol-update.ts";
 
 /** scontrol's abbreviations: a word matches `full` when it begins it and is at least `min` letters long, in any case. */
 const abbrev = (word: string, full: string, min: number) => word.length >= min && full.startsWith(word.toLowerCase());
@@ -22,7 +23,7 @@ export function scontrolShow(argv: readonly string[], env: Record<string, string
   const [verb, entity, ...lists] = argv;
   const what = entity === undefined ? undefined : abbrev(entity, "hostnames", 5) ? "hostnames" : abbrev(entity, "hostlistsorted", 9) ? "sorted" : abbrev(entity, "hostlist", 5) ? "hostlist" : undefined;
   if (verb === undefined || !abbrev(verb, "show", 3) || what === undefined)
-    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES", "show job [ID]" and "requeue ID"; ebb show JOBID shows a job in full, ebb nodes the nodes`);
+    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES", "show job [ID]", "requeue ID" and "update JobId=ID ..."; ebb show JOBID shows a job in full, ebb nodes the nodes`);
   if (lists.length > 1) throw new UsageError(`show ${entity}: one list, not ${lists.length} (join them with commas)`);
   const list = lists[0] ?? (what === "hostnames" ? env.SLURM_JOB_NODELIST : undefined);
   if (list === undefined) throw new UsageError(what === "hostnames" ? "show hostnames: no list given and SLURM_JOB_NODELIST is not set" : `show ${entity}: give the names`);
@@ -80,7 +81,9 @@ async function showJob(ids: readonly string[], env: Record<string, string | unde
     });
   const user = j.user ?? "";
   const idOf = (flag: string, arg: string) => Bun.spawnSync(["id", flag, arg], { stderr: "ignore" }).stdout.toString().trim() || "(null)";
-  return scontrolJobText(j, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
+  // A job's own token does not see its environment: its submit host is the one in ours.
+  const own: Record<string, string> = String(j.id) === env.SLURM_JOB_ID && env.SLURM_SUBMIT_HOST !== undefined ? { SLURM_SUBMIT_HOST: env.SLURM_SUBMIT_HOST } : {};
+  return scontrolJobText({ ...j, env: { ...own, ...j.env } }, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
 }
 
 /** `requeue ID[,ID...]`: each running batch job (an array's id: its running tasks) back in the queue, to start again. */
@@ -94,10 +97,22 @@ async function requeue(ids: readonly string[]): Promise<void> {
     });
 }
 
+/** `update JobId=ID TimeLimit=... JobName=... Dependency=...` (PATCH /v1/jobs/:id); silent, as scontrol is. */
+async function update(words: readonly string[]): Promise<void> {
+  const u = scontrolUpdate(words);
+  const api = client({});
+  const ref = jobRefArg(u.id);
+  const failed = (e: Error) => {
+    throw new UsageError(`update JobId=${u.id}: ${e.message}`);
+  };
+  const timeLimit = u.timeLimit === undefined ? undefined : /^[+-]\d+$/.test(u.timeLimit) ? relativeLimit(u.timeLimit, (await api.job(ref).catch(failed)).timeLimit) : u.timeLimit;
+  await api.update(ref, { name: u.name, timeLimit, dependency: u.dependency }).catch(failed);
+}
+
 export default defineCommand({
   meta: {
     name: "scontrol",
-    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it; requeue ID, a running batch job back to the queue.",
+    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it; requeue ID, a running batch job back to the queue; update JobId=ID TimeLimit=/JobName=/Dependency=.",
     hidden: true,
   },
   args: { words: { type: "positional", variadic: true, description: "show hostnames [LIST] | show hostlist NAMES | show job [ID]" } },
@@ -111,6 +126,7 @@ export default defineCommand({
         const text = await showJob(ids, process.env);
         out(oneLiner ? `${text.split("\n").map((l) => l.trim()).filter(Boolean).join(" ")}\n` : text);
       } else if (verb?.toLowerCase() === "requeue") await requeue(words.slice(1));
+      else if (verb !== undefined && abbrev(verb, "update", 2)) await update(words.slice(1));
       else out(scontrolShow(words, process.env));
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;

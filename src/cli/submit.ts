@@ -6,7 +6,8 @@ import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand, parse, type Parsed } from "./command.ts";
 import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
-import { sbatchOnlyFlag, sbatchParsable, scriptFlags } from "./directives.ts";
+import { sbatchOnlyFlag, sbatchParsable, scriptFlags, sharedByUser } from "./directives.ts";
+import { sbatchEnvWords } from "./sbatch-env.ts";
 import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
@@ -175,12 +176,29 @@ export const submitCommand = (asSbatch: boolean) =>
         const fromCommandLine: string[] = [];
         const cli = asSbatch ? parse("submit", args, raw, { stopAtPositional: true, onUnknown: sbatchOnlyFlag(fromCommandLine, "command line") }) : parsed;
         if (fromCommandLine.length > 0) err(`ebb submit: warning: ignoring sbatch flags ebb does not have: ${fromCommandLine.join(", ")}\n`);
-        return submit(cli, asSbatch);
+        return submit(cli, asSbatch, asSbatch ? envFlags() : {});
       }),
   });
 
-/** What ebb submit and ebb sbatch do once their flags are read. */
-async function submit(cli: Parsed<typeof args>, asSbatch: boolean): Promise<number | void> {
+/** sbatch's input variables set here (SBATCH_TIMELIMIT...), read as its command line's flags. */
+function envFlags(): Record<string, unknown> {
+  const flags: Record<string, unknown> = {};
+  const ignored: string[] = [];
+  for (const { name, word } of sbatchEnvWords(process.env)) {
+    try {
+      if (sharedByUser(word, name, ignored)) continue;
+      Object.assign(flags, parse("submit", args, [word], { stopAtPositional: true, onUnknown: sbatchOnlyFlag(ignored, name) }));
+    } catch (e) {
+      if (e instanceof UsageError) throw new UsageError(`${name}: ${e.message}`);
+      throw e;
+    }
+  }
+  if (ignored.length > 0) err(`ebb submit: warning: ignoring sbatch flags ebb does not have: ${ignored.join(", ")}\n`);
+  return flags;
+}
+
+/** What ebb submit and ebb sbatch do once their flags are read; `fromEnv`: sbatch's input variables' (they win over the script's). */
+async function submit(cli: Parsed<typeof args>, asSbatch: boolean, fromEnv: Record<string, unknown>): Promise<number | void> {
   // As sbatch: what follows the script is the script's, its $1 $2 ...
   const [path, ...scriptArgs] = cli._;
   if (path !== undefined && cli.wrap !== undefined) throw new UsageError(`--wrap takes no script nor arguments after it (${cli._.join(" ")}); put them in its command`);
@@ -189,7 +207,7 @@ async function submit(cli: Parsed<typeof args>, asSbatch: boolean): Promise<numb
   const fromScript = cli.wrap === undefined ? scriptFlags(script, jobArgs, source) : { flags: {}, ignored: [] };
   if (fromScript.ignored.length > 0) err(`ebb submit: warning: ignoring #SBATCH flags ebb does not have: ${fromScript.ignored.join(", ")}\n`);
   const a = { ...fromScript.flags } as Record<string, unknown>;
-  for (const [k, v] of Object.entries(cli)) if (v !== undefined && k in jobArgs) a[k] = v;
+  for (const [k, v] of [...Object.entries(fromEnv), ...Object.entries(cli)]) if (v !== undefined && k in jobArgs) a[k] = v;
   if (a["mail-type"] !== undefined || a["mail-user"] !== undefined)
     err(`ebb submit: warning: ebb sends no mail; ${(["mail-type", "mail-user"] as const).flatMap((k) => (a[k] !== undefined ? [`--${k}=${String(a[k])}`] : [])).join(" and ")} ignored (ebb wait ID, or ebb submit --wait, tells when a job ends)\n`);
   const memAll = allMemoryWarning(a as ResourceFlags);
@@ -209,7 +227,7 @@ async function submit(cli: Parsed<typeof args>, asSbatch: boolean): Promise<numb
   if (cli.json) printJson({ id });
   else if (cli.parsable || (cli.wrap === undefined && sbatchParsable(script))) out(`${id}\n`);
   else out(`Submitted batch job ${id}\n`);
-  if (!cli.wait) return;
+  if (!(cli.wait || fromEnv.wait)) return;
   const ended = await waitForJobs(c, array !== undefined ? await jobIds(c, String(id)) : [id]);
   return Math.max(0, ...ended.map(exitStatus));
 }

@@ -248,10 +248,23 @@ export type JobSubmit = z.infer<typeof JobSubmit>;
 /** What a job asks of each node beyond its size and tasks (domain/request.ts makes its request of them). */
 export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "cpusPerGpu" | "memPerGpu" | "minCpus" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
 
+/**
+ * PATCH /v1/jobs/:id (scontrol update): a pending job's name, time limit and dependency ("" none);
+ * a running job's name and time limit. Only an admin raises a time limit, as Slurm's operators.
+ */
+export const JobUpdate = z.lazy(() =>
+  z
+    .strictObject({ name: Plain(MAX_NAME).min(1).optional(), timeLimit: TimeLimit.optional(), dependency: z.string().max(4096).optional() })
+    .refine((u) => u.name !== undefined || u.timeLimit !== undefined || u.dependency !== undefined, { message: "give name, timeLimit or dependency" }),
+);
+export type JobUpdate = z.infer<typeof JobUpdate>;
+
 export const StepCreate = z.lazy(() =>
   z
     .strictObject({
       argv: Argv,
+      /** srun -J: the step's name, sacct's JobName of its line (default: its program's). */
+      name: Plain(MAX_NAME).min(1).optional(),
       nodes: z.int().min(1).max(100_000).optional(),
       tasks: z.int().min(1).max(1_000_000).optional(),
       tasksPerNode: z.int().min(1).max(4096).optional(),

@@ -197,7 +197,7 @@ function prepareHot(db: Db) {
       `UPDATE jobs SET state = 'RUNNING', start_time = ?2, reason = NULL, nodes = ?3, next_step = ?4, output = ?5, error = ?6 WHERE id = ?1`,
     ),
     insertAllocation: s.prepare<unknown, [number, string, number, number, string, number, string]>(`INSERT INTO job_nodes (job_id, node, position, since, cores, mem_mib, gpus) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`),
-    insertStep: s.prepare<unknown, [number, number, string, number, string, number]>(`INSERT INTO steps (job_id, step_id, argv, tasks, nodes, state, start_time) VALUES (?1, ?2, ?3, ?4, ?5, 'RUNNING', ?6)`),
+    insertStep: s.prepare<unknown, [number, number, string, number, string, number, string | null]>(`INSERT INTO steps (job_id, step_id, argv, tasks, nodes, state, start_time, name) VALUES (?1, ?2, ?3, ?4, ?5, 'RUNNING', ?6, ?7)`),
     insertEvent: s.prepare<unknown, [number, number, string, string, string]>(`INSERT INTO job_events (job_id, time, kind, message, data) VALUES (?1, ?2, ?3, ?4, ?5)`),
     markEnded: s.prepare<unknown, [number, string, number, number | null, string | null]>(`UPDATE jobs SET state = ?2, end_time = ?3, exit_code = ?4, reason = ?5 WHERE id = ?1`),
     setUsage: s.prepare<unknown, [number, string]>(`UPDATE jobs SET usage = ?2 WHERE id = ?1`),
@@ -462,6 +462,11 @@ export class JobStore {
     this.q.setState.run({ id, state });
   }
 
+  /** The job's name or dependency (scontrol update). */
+  setFields(id: number, fields: Partial<Pick<JobRow, "name" | "dependency">>): void {
+    this.db.update(jobs).set(fields).where(eq(jobs.id, id)).run();
+  }
+
   /** The job's time limit (seconds from its start). */
   setTimeLimit(id: number, timeLimit: number): void {
     this.db.update(jobs).set({ timeLimit }).where(eq(jobs.id, id)).run();
@@ -577,8 +582,8 @@ export class JobStore {
       .run();
   }
 
-  insertStep(jobId: number, stepId: number, argv: string[], tasks: number, nodes: string[], time: number): void {
-    this.q.insertStep.run(jobId, stepId, JSON.stringify(argv), tasks, JSON.stringify(nodes), time);
+  insertStep(jobId: number, stepId: number, argv: string[], tasks: number, nodes: string[], time: number, name?: string): void {
+    this.q.insertStep.run(jobId, stepId, JSON.stringify(argv), tasks, JSON.stringify(nodes), time, name ?? null);
   }
 
   finishStep(jobId: number, stepId: number, state: string, time: number, exitCode: number | null): void {

@@ -30,6 +30,7 @@ import m0020 from "../../migrations/0020_adaptation_restart_step.sql" with { typ
 import m0021 from "../../migrations/0021_node_owner_since.sql" with { type: "text" };
 import m0022 from "../../migrations/0022_job_texts_packed.sql" with { type: "text" };
 import m0023 from "../../migrations/0023_job_script_args.sql" with { type: "text" };
+import m0024 from "../../migrations/0024_step_name.sql" with { type: "text" };
 
 export const MIGRATION_SQL: Record<string, string> = {
   "0000_init": m0000,
@@ -56,6 +57,7 @@ export const MIGRATION_SQL: Record<string, string> = {
   "0021_node_owner_since": m0021,
   "0022_job_texts_packed": m0022,
   "0023_job_script_args": m0023,
+  "0024_step_name": m0024,
 };
 
 export function loadMigrations(): MigrationMeta[] {

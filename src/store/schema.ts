@@ -206,6 +206,8 @@ export const steps = sqliteTable(
     startTime: integer("start_time").notNull(),
     endTime: integer("end_time"),
     exitCode: integer("exit_code"),
+    /** srun -J: the step's name (sacct's JobName of its line); null: its program's. */
+    name: text("name"),
   },
   (t) => [primaryKey({ columns: [t.jobId, t.stepId] })],
 );

@@ -156,8 +156,8 @@ describe("the OpenAPI document", () => {
     await call("GET", `/v1/plans?job=${done}`, { token: other, expect: 200 });
     await call("GET", "/v1/plans?job=999999", { token: other, expect: 403 });
     await call("GET", "/v1/plans?job=999999", { expect: 404 });
-    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"], ["POST", "/requeue"]] as const) {
-      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : suffix === "/signal" ? { signal: "SIGUSR1" } : undefined;
+    for (const [method, suffix] of [["GET", ""], ["DELETE", ""], ["POST", "/hold"], ["POST", "/release"], ["POST", "/resize"], ["POST", "/steps"], ["POST", "/signal"], ["POST", "/requeue"], ["POST", "/complete"], ["PATCH", ""]] as const) {
+      const body = suffix === "/resize" ? { nodes: 1 } : suffix === "/steps" ? { argv: ["true"], cwd: "/", envDigest: "0".repeat(64) } : suffix === "/signal" ? { signal: "SIGUSR1" } : suffix === "/complete" ? { exitCode: 0 } : method === "PATCH" ? { name: "x" } : undefined;
       await call(method, `/v1/jobs/abc${suffix}`, { body, expect: 400 });
       await call(method, `/v1/jobs/999999${suffix}`, { body, expect: 404 });
       await call(method, `/v1/jobs/${done}${suffix}`, { body, token: null, expect: 401 });
@@ -196,6 +196,12 @@ describe("the OpenAPI document", () => {
     await call("POST", `/v1/jobs/${sleeper}/signal`, { body: { signal: "SIGFOO" }, expect: 400 });
     await call("POST", `/v1/jobs/${sleeper}/signal`, { raw: big, expect: 413 });
 
+    // Updating (scontrol update): a pending job's name; an ended job refused; nothing to change, a too big body.
+    await call("PATCH", `/v1/jobs/${held}`, { body: { name: "renamed", timeLimit: "5:00" }, expect: 200 });
+    await call("PATCH", `/v1/jobs/${done}`, { body: { name: "x" }, expect: 409 });
+    await call("PATCH", `/v1/jobs/${held}`, { body: {}, expect: 400 });
+    await call("PATCH", `/v1/jobs/${held}`, { raw: big, expect: 413 });
+
     // Requeueing (scontrol requeue): a running batch job starts again; a command job or an ended one is refused.
     const batch = await c.submit({ script: "#!/bin/sh\nsleep 600\n", cwd: c.dir, output: "/dev/null" });
     await c.waitJob(batch, ["RUNNING"]);
@@ -203,6 +209,15 @@ describe("the OpenAPI document", () => {
     await call("POST", `/v1/jobs/${sleeper}/requeue`, { expect: 409 });
     await call("POST", `/v1/jobs/${done}/requeue`, { expect: 409 });
     await call("DELETE", `/v1/jobs/${batch}`, { expect: 200 });
+
+    // Completing (salloc's end): a running batch job ends with the exit code; an ended one refused; a code beyond 255, a too big body.
+    const holder = await c.submit({ script: "#!/bin/sh\nsleep 600\n", cwd: c.dir, output: "/dev/null" });
+    await c.waitJob(holder, ["RUNNING"]);
+    await call("POST", `/v1/jobs/${holder}/complete`, { body: { exitCode: 300 }, expect: 400 });
+    await call("POST", `/v1/jobs/${holder}/complete`, { raw: big, expect: 413 });
+    await call("POST", `/v1/jobs/${holder}/complete`, { body: { exitCode: 3 }, expect: 200 });
+    expect(await c.waitJob(holder, ["FAILED"])).toMatchObject({ state: "FAILED", exitCode: 3 });
+    await call("POST", `/v1/jobs/${done}/complete`, { body: { exitCode: 0 }, expect: 409 });
 
     // Resizing: not elastic (409), a bad or too big body, then a real elastic job grown.
     await call("POST", `/v1/jobs/${sleeper}/resize`, { body: { nodes: 2 }, expect: 409 });

@@ -157,11 +157,11 @@ describe("srun and exit statuses", () => {
     await c.ebb(["cancel", String(array)]);
   });
 
-  test("salloc -N2 -n3 CMD: CMD here with the allocation's SLURM_* values, srun's steps in it, salloc's status CMD's; sacct lists the steps (not an ID.batch; none with -X); unknown flags and sbatch's -o refused", async () => {
+  test("salloc -N2 -n3 CMD: CMD here with the allocation's SLURM_* values, srun's steps in it, salloc's status and the job's exit code CMD's; sacct lists the steps (srun -J's name; not an ID.batch; none with -X); unknown flags and sbatch's -o refused", async () => {
     const cmd = [
-      'echo "$SLURM_JOB_NAME $SLURM_NNODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE $SLURM_JOB_CPUS_PER_NODE ${SLURMD_NODENAME-none}"',
+      'echo "$SLURM_JOB_NAME $SLURM_NNODES $SLURM_NTASKS $SLURM_TASKS_PER_NODE $SLURM_JOB_CPUS_PER_NODE ${SLURMD_NODENAME-none} $SLURM_CLUSTER_NAME"',
       "srun -l sh -c 'echo $SLURMD_NODENAME' | sort",
-      "srun -n1 false",
+      "srun -n1 -J check false",
       "sacct -n -P -j $SLURM_JOB_ID --format=JobID,JobName,State,ExitCode",
       "sacct -X -n -P -j $SLURM_JOB_ID --format=JobID,State",
       "exit 3",
@@ -173,8 +173,9 @@ describe("srun and exit statuses", () => {
     const job = await c.waitJob(id, ["COMPLETED", "FAILED"]);
     const [a, b] = job.allocation as string[];
     // 2-CPU nodes: the first takes 2 tasks, leaving one for the second, as cons_tres lays them out.
-    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|0:0\n${id}.0|sh|COMPLETED|0:0\n${id}.1|false|FAILED|1:0\n${id}|RUNNING\n`);
-    expect([job.state, job.exitCode]).toEqual(["FAILED", 1]);
+    expect(r.stdout).toBe(`interactive 2 3 2,1 2,1 none ebb\n0: ${a}\n1: ${a}\n2: ${b}\n${id}|interactive|RUNNING|0:0\n${id}.0|sh|COMPLETED|0:0\n${id}.1|check|FAILED|1:0\n${id}|RUNNING\n`);
+    // The job keeps the command's code, as Slurm 22.05's salloc job does (ExitCode=3:0).
+    expect([job.state, job.exitCode]).toEqual(["FAILED", 3]);
     expect(await c.ebb(["salloc", "--bogus", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: unknown flag --bogus: neither sbatch nor ebb has it\n" });
     expect(await c.ebb(["salloc", "-o", "x.out", "true"])).toMatchObject({ code: 2, stderr: "ebb salloc: -o: salloc has no such flag (sbatch's, for a batch script's files, arrays and requeues)\n" });
   });
@@ -230,14 +231,46 @@ describe("srun and exit statuses", () => {
       "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n",
       "   JobState=RUNNING Reason=None Dependency=(null)\n",
       "TimeLimit=00:05:00 TimeMin=N/A\n",
-      "   Partition=all\n",
+      "   Requeue=0 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n",
+      "   Partition=all AllocNode:Sid=",
       `   NodeList=${node}\n   BatchHost=${node}\n   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n`,
       "   Command='two words'\n",
       `   WorkDir=${c.dir}\n`,
-      `StdOut=${c.dir}/showjob-${id}.out\n\n`,
+      `StdOut=${c.dir}/showjob-${id}.out\n   Power=\n   \n\n`,
     ])
       expect(text).toContain(line);
     expect(text).toEndWith(`\nStdOut=${c.dir}/showjob-${id}.out\n`);
+  });
+
+  test("sbatch reads SBATCH_* as its flags, over #SBATCH lines and under the command line; SLURM_NTASKS is not one (Slurm 22.05 side by side)", async () => {
+    writeFileSync(join(c.dir, "envs.sh"), "#!/bin/sh\n#SBATCH -t 11\n#SBATCH -o /dev/null\ntrue\n");
+    const env = { SBATCH_TIMELIMIT: "7", SBATCH_JOB_NAME: "fromenv", SLURM_NTASKS: "3", SBATCH_ACCOUNT: "proj" };
+    const fromEnv = await c.ebb(["sbatch", "--parsable", "envs.sh"], { env });
+    const fromLine = await c.ebb(["sbatch", "--parsable", "-t", "9", "envs.sh"], { env });
+    expect(fromEnv.stderr).toContain("--account=proj (SBATCH_ACCOUNT: ");
+    const shown = async (r: { stdout: string }) => JSON.parse((await c.ebb(["show", r.stdout.trim(), "--json"])).stdout);
+    expect([await shown(fromEnv), await shown(fromLine)].map((j) => [j.name, j.timeLimit, j.tasks])).toEqual([["fromenv", 420, null], ["fromenv", 540, null]]);
+  });
+
+  test("scontrol update: a pending job's TimeLimit, JobName, Dependency; a running job lowers its own limit, never raises it; other keys refused", async () => {
+    const held = (await c.ebb(["sbatch", "--parsable", "-H", "-t", "10", "-o", "/dev/null", "--wrap", "true"])).stdout.trim();
+    const r = await c.ebb(["scontrol", "update", `jobid=${held}`, "TimeLimit=5", "Name=renamed", "Dependency=singleton"]);
+    expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
+    const j = JSON.parse((await c.ebb(["show", held, "--json"])).stdout);
+    expect([j.name, j.timeLimit, j.dependency]).toEqual(["renamed", 300, "singleton"]);
+    expect((await c.ebb(["scontrol", "update", `JobId=${held}`, "NumNodes=2"])).stderr).toStartWith("scontrol: error: Update of this parameter is not supported: NumNodes=2 (");
+    await c.ebb(["cancel", held]);
+    const { id } = await submit("update.sh", [
+      "#!/bin/bash",
+      "#SBATCH -t 10 -o update-%j.out",
+      "scontrol update JobId=$SLURM_JOB_ID TimeLimit=+10 || echo raise refused",
+      "scontrol update JobId=$SLURM_JOB_ID TimeLimit=-3 JobName=lowered",
+      "scontrol show job | grep -o -e 'TimeLimit=[^ ]*' -e 'JobName=[^ ]*'",
+    ]);
+    await c.waitJob(id, ["COMPLETED"]);
+    const out = c.read(`update-${id}.out`);
+    expect(out).toContain("only an admin raises a job's time limit");
+    expect(out).toEndWith("raise refused\nJobName=lowered\nTimeLimit=00:07:00\n");
   });
 
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {

@@ -4,6 +4,7 @@
  */
 import { describe, expect, test } from "bun:test";
 import { scontrolShow } from "../../src/cli/scontrol.ts";
+import { relativeLimit, scontrolUpdate } from "../../src/cli/scontrol-update.ts";
 
 const job = { SLURM_JOB_NODELIST: "n[1-2]" };
 const show = (line: string, env: Record<string, string> = job) => scontrolShow(line.split(" "), env);
@@ -36,4 +37,21 @@ describe("scontrol in an ebb job", () => {
     expect(refusal("show hostnames a b")).toBe("show hostnames: one list, not 2 (join them with commas)");
     expect(refusal("show hostnames n[2-1]")).toContain("n[2-1]: ");
   });
+});
+
+test("scontrol update: JobId= and TimeLimit=, JobName= (Name=), Dependency= in any case; +N/-N minutes; other keys refused naming them", () => {
+  expect(scontrolUpdate(["jobid=12", "TimeLimit=1:00:00", "Name=next", "dependency="])).toEqual({ id: "12", timeLimit: "1:00:00", name: "next", dependency: "" });
+  expect(relativeLimit("-10", 3600)).toBe(3000);
+  expect(relativeLimit("+5", 60)).toBe(360);
+  expect(relativeLimit("UNLIMITED", 60)).toBe("UNLIMITED");
+  const refusal = (words: string[]) => {
+    try {
+      scontrolUpdate(words);
+    } catch (e) {
+      return (e as Error).message;
+    }
+  };
+  expect(refusal(["JobId=12", "NumNodes=4"])).toBe("Update of this parameter is not supported: NumNodes=4 (ebb does not change a job's node count once submitted (ebb resize changes a running elastic job's))");
+  expect(refusal(["JobId=12", "Reboot=yes"])).toBe("Update of this parameter is not supported: Reboot=yes (ebb's scontrol updates a job's TimeLimit, JobName and Dependency)");
+  expect(refusal(["TimeLimit=5"])).toBe("update: give JobId=ID (scontrol update JobId=$SLURM_JOB_ID TimeLimit=...)");
 });

@@ -9,6 +9,9 @@ import type { JobListRow } from "../../src/store/jobs.ts";
 import { sbatchParsable, scriptFlags } from "../../src/cli/directives.ts";
 import { jobArgs } from "../../src/cli/submit.ts";
 import { scontrolOptions } from "../../src/cli/scontrol.ts";
+import { scontrolJobText } from "../../src/cli/scontrol-job.ts";
+import { sbatchEnvWords } from "../../src/cli/sbatch-env.ts";
+import type { JobDetail } from "../../src/api/schemas.ts";
 import { squeueToQueue } from "../../src/cli/squeue.ts";
 import { signalName } from "../../src/cli/cancel.ts";
 import { sacctToHistory } from "../../src/cli/sacct.ts";
@@ -71,4 +74,66 @@ test("#SBATCH hetjob (a heterogeneous job's components) is refused naming what t
   expect(() => scriptFlags("#!/bin/bash\n#SBATCH -N 1\n#SBATCH hetjob\n#SBATCH -N 2\nsrun --het-group=0 x\n", jobArgs, "het.sh")).toThrow(
     "het.sh line 3: #SBATCH hetjob: ebb has no heterogeneous jobs; submit each component as a job of its own (--dependency=after:ID starts one once the other has started)",
   );
+});
+
+test("scontrol show job: Slurm 22.05's keys in its order (but Priority) for a running batch job, salloc's without the files; values ebb knows", () => {
+  // `scontrol show job` of `sbatch -N1 -n2 -t 10 -J run1 -o o-%j.out --wrap 'sleep 30'` under Slurm 22.05 here.
+  const slurm = `JobId=1 JobName=run1
+   UserId=root(0) GroupId=root(0) MCS_label=N/A
+   Priority=4294901759 Nice=0 Account=(null) QOS=(null)
+   JobState=RUNNING Reason=None Dependency=(null)
+   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0
+   RunTime=00:00:02 TimeLimit=00:10:00 TimeMin=N/A
+   SubmitTime=2026-12-01T20:30:43 EligibleTime=2026-12-01T20:30:43
+   AccrueTime=2026-12-01T20:30:43
+   StartTime=2026-12-01T20:30:43 EndTime=2026-12-01T20:40:43 Deadline=N/A
+   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-12-01T20:30:43 Scheduler=Main
+   Partition=debug AllocNode:Sid=localhost:12601
+   ReqNodeList=(null) ExcNodeList=(null)
+   NodeList=n1
+   BatchHost=n1
+   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*
+   TRES=cpu=2,mem=2000M,node=1,billing=2
+   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*
+   MinCPUsNode=1 MinMemoryCPU=1000M MinTmpDiskNode=0
+   Features=(null) DelayBoot=00:00:00
+   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)
+   Command=(null)
+   WorkDir=/tmp/s21b
+   StdErr=/tmp/s21b/o-1.out
+   StdIn=/dev/null
+   StdOut=/tmp/s21b/o-1.out
+   Power=
+   
+
+`;
+  const keys = (text: string) => text.split(/\s+/).flatMap((w) => (/^([^=]+)=/.exec(w)?.[1] ?? []));
+  const job = {
+    id: 1, name: "run1", kind: "batch", state: "RUNNING", reason: null, dependency: null, requeue: true, restarts: 2, exitCode: null, timeLimit: 600, held: false,
+    submitTime: "2026-12-01T20:30:43Z", beginTime: null, startTime: "2026-12-01T20:30:43Z", endTime: null, partition: "debug", nodelist: [], exclude: [],
+    allocation: ["n1"], shares: [{ node: "n1", cpus: 2, memMiB: 2000, gpus: [] }], nodes: 1, tasks: 2, tasksPerNode: null, resources: { cpusPerTask: 1, memPerCpuMiB: 1000, exclusive: false },
+    args: null, cwd: "/tmp/s21b", output: "/tmp/s21b/o-1.out", error: null, user: "root", arrayJobId: null, env: { SLURM_SUBMIT_HOST: "localhost" },
+  } as unknown as JobDetail;
+  const text = scontrolJobText(job, { uid: "0", group: "root", gid: "0" }, Date.parse("2026-12-01T20:30:45Z"));
+  expect(keys(text)).toEqual(keys(slurm).filter((k) => k !== "Priority"));
+  expect(text).toEndWith("   StdOut=/tmp/s21b/o-1.out\n   Power=\n   \n\n");
+  for (const field of ["Requeue=1 Restarts=2 BatchFlag=1 Reboot=0 ExitCode=0:0", "RunTime=00:00:02 TimeLimit=00:10:00", "TRES=cpu=2,mem=2000M,node=1,billing=2", "MinCPUsNode=1 MinMemoryCPU=1000M", "OverSubscribe=OK", "AllocNode:Sid=localhost:0"])
+    expect(text).toContain(field);
+  // salloc's job: BatchFlag=0, no StdErr/StdIn/StdOut; no limit of its own is UNLIMITED.
+  const salloc = scontrolJobText({ ...job, env: { EBB_SALLOC: "1" }, timeLimit: 365 * 86400 }, { uid: "0", group: "root", gid: "0" }, 0);
+  expect(salloc).toContain("BatchFlag=0");
+  expect(salloc).toContain("TimeLimit=UNLIMITED");
+  expect(keys(salloc).filter((k) => k.startsWith("Std"))).toEqual([]);
+});
+
+test("sbatch's input variables are its flags (SBATCH_TIMELIMIT is --time); SLURM_NTASKS is none of them, SLURM_HINT is --hint without SBATCH_HINT", () => {
+  expect(sbatchEnvWords({ SBATCH_TIMELIMIT: "7", SBATCH_JOB_NAME: "envname", SBATCH_MEM_PER_NODE: "2G", SBATCH_REQUEUE: "1", SBATCH_EXCLUSIVE: "user", SLURM_NTASKS: "3", SLURM_HINT: "nomultithread", SBATCH_ACCOUNT: "" })).toEqual([
+    { name: "SLURM_HINT", word: "--hint=nomultithread" },
+    { name: "SBATCH_JOB_NAME", word: "--job-name=envname" },
+    { name: "SBATCH_MEM_PER_NODE", word: "--mem=2G" },
+    { name: "SBATCH_TIMELIMIT", word: "--time=7" },
+    { name: "SBATCH_REQUEUE", word: "--requeue" },
+    { name: "SBATCH_EXCLUSIVE", word: "--exclusive=user" },
+  ]);
+  expect(sbatchEnvWords({ SBATCH_HINT: "compute_bound", SLURM_HINT: "nomultithread", SBATCH_EXCLUSIVE: "" })).toEqual([{ name: "SBATCH_HINT", word: "--hint=compute_bound" }, { name: "SBATCH_EXCLUSIVE", word: "--exclusive" }]);
 });

@@ -269,6 +269,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     privateData.has("jobs") ? { visibleTo: typeof scope === "number" ? scope : undefined, owner: typeof scope === "object" && !isAdmin(scope) ? scope.user : undefined } : {};
   const backend: ApiBackend = {
     version: VERSION,
+    clusterName: opts.clusterName ?? DEFAULT_CLUSTER_NAME,
     privateData,
     submit: (req, scope) => jobs.submitSoon(req, submitter(scope)),
     testOnly: (req, scope) => testOnly(jobs, scheduler!, req, submitter(scope), queue),
@@ -310,6 +311,8 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     hold: (id, task) => jobs.setHeld(id, true, { task }),
     release: (id, task) => jobs.setHeld(id, false, { task }),
     requeue: (id, task) => jobs.requeueByUser(id, { task }),
+    update: (id, req, scope) => jobs.update(id, req, isAdmin(scope)),
+    complete: (id, exitCode) => jobs.complete(id, exitCode),
     createStep: (id, req) => jobs.createStep(id, req),
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason, owner) => agents!.setDrain(name, reason, owner),

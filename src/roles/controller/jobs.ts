@@ -7,7 +7,7 @@ import { restoreProgram } from "./program.ts";
 import { basename } from "node:path";
 import { homedir } from "node:os";
 import { badRequest, conflict, notFound, Refusal } from "../../domain/refusal.ts";
-import { MAX_TIME_LIMIT, type JobSubmit, type StepCreate, type StepGrant } from "../../proto/requests.ts";
+import { MAX_TIME_LIMIT, type JobSubmit, type JobUpdate, type StepCreate, type StepGrant } from "../../proto/requests.ts";
 import { mayBecome, NOBODY, ownerOf, type FinalState } from "../../domain/job.ts";
 
 import type { ControllerToAgent, JobStart } from "../../proto/agent.ts";
@@ -718,7 +718,7 @@ export class Jobs {
     const tasks = layout.reduce((a, b) => a + b, 0);
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
-      this.store.insertStep(job.row.id, stepId, req.argv, tasks, nodes, now);
+      this.store.insertStep(job.row.id, stepId, req.argv, tasks, nodes, now, req.name);
     });
     const grant = this.grant(job, stepId, nodes, layout, now, { argv: argvDigest(req.argv), env: req.envDigest, cwd: req.cwd });
     if (wholeJob) this.elasticOf(job).covers = grant.covers;
@@ -792,7 +792,7 @@ export class Jobs {
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
       tx.allocated(job, nodes.map((n) => this.state.wholeShare(n)), now);
-      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now);
+      this.store.insertStep(jobId, stepId, req.argv, tasks, nodes, now, req.name);
       this.store.addEvent(jobId, now, "grown", `grew by ${compressHostlist(nodes)} for step ${stepId} (spawn of ${tasks} processes)`, { nodes, stepId });
     });
     this.effects.allocated?.(nodes);
@@ -905,6 +905,53 @@ export class Jobs {
     this.effects.watch(changed, now);
     this.effects.schedule();
     return changed.map((j) => j.row.id);
+  }
+
+  /** salloc's end (POST /v1/jobs/:id/complete): a running batch job ends now with `exitCode`, as its command did; the ids ended. */
+  complete(id: number, exitCode: number, now = Date.now()): number[] {
+    if (!this.row(id)) throw notFound(`job ${id}`);
+    const job = this.state.jobs.get(id);
+    if (!job || job.row.kind !== "batch" || job.row.state === "PENDING" || job.nodes.length === 0)
+      throw conflict("job_not_running", `job ${id} is ${job?.row.state ?? this.row(id)!.state}${job && job.row.kind !== "batch" ? ` (a ${job.row.kind} job)` : ""}; only a running batch job is completed`);
+    this.finish(job, exitCode === 0 ? "COMPLETED" : "FAILED", { exitCode, reason: exitCode === 0 ? undefined : `exit code ${exitCode}`, cleanup: "now" }, now);
+    return [id];
+  }
+
+  /**
+   * scontrol update (PATCH /v1/jobs/:id): a pending job's name, time limit and dependency, a running
+   * one's name and time limit. Only an admin raises a limit, as only Slurm's operators do; an array's
+   * tasks share their name and dependency, so they are refused here. The fields changed.
+   */
+  update(id: number, req: JobUpdate, admin: boolean, now = Date.now()): string[] {
+    if (!this.row(id)) throw notFound(`job ${id}`);
+    const job = this.state.jobs.get(id);
+    if (!job) throw conflict("job_finished", `job ${id} has ended; only a pending or running job can be updated`);
+    const row = job.row;
+    if (row.arrayJobId !== null) throw conflict("array_task", `job ${id} is a task of array ${row.arrayJobId}, whose tasks share their name, limit and dependency: ebb does not update one task`);
+    const pending = row.state === "PENDING";
+    if (req.dependency !== undefined && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's dependency can be changed`);
+    const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
+    if (limit !== undefined && limit > row.timeLimit && !admin)
+      throw new Refusal("forbidden", "time_limit_raise", `only an admin raises a job's time limit (${formatDuration(row.timeLimit)} to ${formatDuration(limit)}); a user may lower it, as under Slurm`, "timeLimit");
+    let dependency: JobRow["dependency"] | undefined;
+    if (req.dependency !== undefined) {
+      const spec = req.dependency === "" ? undefined : parseDependency(req.dependency);
+      if (spec && "error" in spec) throw badRequest(`dependency: ${spec.error}`, "dependency");
+      dependency = spec ? { ...this.resolveDependency(spec as DependencySpec), text: req.dependency, ...(row.dependency?.kill ? { kill: true as const } : {}) } : null;
+    }
+    const fields = { ...(req.name !== undefined ? { name: req.name } : {}), ...(dependency !== undefined ? { dependency } : {}) };
+    const changed = [...Object.keys(fields), ...(limit !== undefined && limit !== row.timeLimit ? ["timeLimit"] : [])];
+    this.ledger.commit((tx) => {
+      if (Object.keys(fields).length > 0) tx.updated(job, fields);
+      if (limit !== undefined && limit !== row.timeLimit) {
+        this.store.recordLimitChange(id, now, row.timeLimit, limit, "scontrol update");
+        tx.limit(job, limit);
+      }
+      this.store.addEvent(id, now, "updated", `updated: ${[req.name !== undefined ? `name ${req.name}` : "", limit !== undefined ? `time limit ${formatDuration(limit)}` : "", req.dependency !== undefined ? `dependency ${req.dependency || "none"}` : ""].filter(Boolean).join(", ")}`);
+    });
+    this.effects.watch([job], now);
+    this.effects.schedule();
+    return changed;
   }
 
   /** Resolves once job `id` is no longer active, or after `ms`. */

@@ -26,12 +26,16 @@ export type LedgerEvent =
   | { t: "released"; jobId: number; nodes: readonly string[] }
   | { t: "state"; jobId: number; state: "RUNNING" | "ADAPTING" }
   | { t: "limit"; jobId: number; timeLimit: number }
+  | { t: "updated"; jobId: number; fields: JobFields }
   | { t: "steps"; jobId: number; nextStep: number }
   | { t: "program"; jobId: number; program: Record<string, unknown> | null }
   | { t: "ended"; jobId: number; state: FinalState; at: number; exitCode: number | null; reason: string | null }
   | { t: "usage"; jobId: number; usage: JobUsage }
   | { t: "outOfMemory"; jobId: number; reason: string }
   | { t: "requeued"; jobId: number };
+
+/** What scontrol update changes of a job beside its time limit (PATCH /v1/jobs/:id). */
+export type JobFields = Partial<Pick<JobRow, "name" | "dependency">>;
 
 /** What a job used on one node so far, as its agent reported it (job.usage). */
 export interface NodeUsageReport {
@@ -56,6 +60,8 @@ export interface LedgerTx {
   state(job: JobRuntime, state: "RUNNING" | "ADAPTING"): void;
   /** The job's time limit from now on (the store's record of the change, with its reason, is the caller's). */
   limit(job: JobRuntime, timeLimit: number): void;
+  /** The job's name or dependency from now on (scontrol update). */
+  updated(job: JobRuntime, fields: JobFields): void;
   steps(job: JobRuntime, nextStep: number): void;
   /** An EPOP program's last report (null: none), kept so a restarted controller knows where it was. */
   program(job: JobRuntime, program: Record<string, unknown> | null): void;
@@ -146,6 +152,9 @@ export function reduce(state: ClusterState, e: LedgerEvent): void {
       return;
     case "limit":
       row.timeLimit = e.timeLimit;
+      return;
+    case "updated":
+      Object.assign(row, e.fields);
       return;
     case "steps":
       row.nextStep = e.nextStep;
@@ -266,6 +275,10 @@ export class Ledger {
       limit: (job, timeLimit) => {
         s.setTimeLimit(job.row.id, timeLimit);
         events.push({ t: "limit", jobId: job.row.id, timeLimit });
+      },
+      updated: (job, fields) => {
+        s.setFields(job.row.id, fields);
+        events.push({ t: "updated", jobId: job.row.id, fields });
       },
       steps: (job, nextStep) => {
         s.setNextStep(job.row.id, nextStep);

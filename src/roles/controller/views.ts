@@ -139,6 +139,8 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
     ...base,
     script: row.script,
     args: row.args,
+    requeue: row.requeue,
+    restarts: row.restarts,
     env: row.env,
     events: store.eventsOf(row.id).map((e) => ({ time: iso(e.time)!, kind: e.kind, message: e.message, data: e.data ?? null })),
     allocationHistory: history.map((a) => {
@@ -154,6 +156,7 @@ export function jobDetail(ctx: ViewContext, row: JobRow): JobDetail {
       startTime: iso(s.startTime)!,
       endTime: iso(s.endTime),
       exitCode: s.exitCode,
+      name: s.name,
     })),
     adaptations: row.elastic
       ? ctx.elastic.adaptations(row.id).map((a) => ({

@@ -178,6 +178,8 @@ export async function run(o: RunOptions): Promise<number> {
     const created = link.createStep(
       {
         argv: o.argv,
+        // -J names the step too, as srun's (sacct's JobName of its line).
+        ...(o.name !== undefined ? { name: o.name } : {}),
         nodes: o.nodes,
         tasks: o.tasks,
         tasksPerNode: o.tasksPerNode,
