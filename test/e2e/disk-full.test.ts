@@ -72,6 +72,11 @@ test("on a full disk writes answer 503 with the reason, reads work, running jobs
   for (const id of running) await c.waitJob(id, ["RUNNING"]);
   const held = await c.submit({ argv: ["true"], hold: true });
   acknowledged.push(held);
+  // Requeue and complete act on a running batch job only (409 for another): one, for their 503,
+  // that runs on past the test (its end would count among the writes kept for later below).
+  const batch = await c.submit({ script: `#!/bin/sh\nsleep 600\n`, cwd: c.dir, timeLimit: 600 });
+  acknowledged.push(batch);
+  await c.waitJob(batch, ["RUNNING"]);
 
   // Submissions go on while the disk fills up: each answered 201 must be in the database at the end.
   const [refused] = await Promise.all([submitUntilRefused(), fill()]);
@@ -82,7 +87,7 @@ test("on a full disk writes answer 503 with the reason, reads work, running jobs
 
   // Every route the OpenAPI document says may answer 503 does, with the reason; nothing of it is done.
   const doc = (await c.api("GET", "/v1/openapi.json")).json;
-  const bodies: Record<string, unknown> = { "POST /v1/jobs": { argv: ["true"], cwd: c.dir }, "POST /v1/jobs/{id}/steps": { argv: ["true"], cwd: c.dir, envDigest: "0".repeat(64) }, "POST /v1/tokens": { user: "disk" }, "POST /v1/nodes/{name}/drain": { reason: "disk" }, "POST /v1/jobs/{id}/signal": { signal: "SIGUSR1" } };
+  const bodies: Record<string, unknown> = { "POST /v1/jobs": { argv: ["true"], cwd: c.dir }, "POST /v1/jobs/{id}/steps": { argv: ["true"], cwd: c.dir, envDigest: "0".repeat(64) }, "POST /v1/tokens": { user: "disk" }, "POST /v1/nodes/{name}/drain": { reason: "disk" }, "POST /v1/jobs/{id}/signal": { signal: "SIGUSR1" }, "POST /v1/jobs/{id}/complete": { exitCode: 0 }, "PATCH /v1/jobs/{id}": { name: "renamed" } };
   // A resize needs a running elastic job with its elastic step: not this test's (its write is guarded like the others).
   const skip = ["POST /v1/jobs/{id}/resize"];
   let tried = 0;
@@ -90,7 +95,7 @@ test("on a full disk writes answer 503 with the reason, reads work, running jobs
     for (const [method, op] of Object.entries<any>(item)) {
       const route = `${method.toUpperCase()} ${path}`;
       if (!op.responses["503"] || skip.includes(route)) continue;
-      const id = path.includes("/hold") || path.includes("/release") ? held : running[0];
+      const id = path.includes("/hold") || path.includes("/release") ? held : path.includes("/requeue") || path.includes("/complete") ? batch : running[0];
       const r = await c.api(method.toUpperCase(), path.replace("{id}", String(id)).replace("{name}", "node01"), bodies[route]);
       expect(`${route} ${r.status} ${r.json?.error?.code}`).toBe(`${route} 503 unavailable`);
       expect(r.json.error.message).toContain("is full");
