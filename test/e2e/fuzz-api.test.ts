@@ -337,6 +337,9 @@ const ROUTES: Record<string, RouteFuzz> = {
   "post /v1/jobs/{id}/release": jobRoute("/release", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/signal": jobRoute("/signal", true, (j) => [j.id, ...j.jobs]),
   "post /v1/jobs/{id}/requeue": jobRoute("/requeue", true, (j) => [j.id, ...j.jobs]),
+  "post /v1/jobs/{id}/complete": jobRoute("/complete", true, (j) => [j.id, ...j.jobs]),
+  // A lower time limit may end the job it names.
+  "patch /v1/jobs/{id}": jobRoute("", true, (j) => [j.id]),
   "post /v1/jobs/{id}/resize": jobRoute("/resize", false, (j) => [j.id]),
   "post /v1/jobs/{id}/steps": jobRoute("/steps", false, (j) => [j.jobId]),
   "get /v1/plans": { admin: 0, path: fixed("/v1/plans") },
