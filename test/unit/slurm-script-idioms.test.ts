@@ -67,7 +67,7 @@ test("squeue -n NAME, as wait-for-my-jobs loops filter the queue", () => {
 });
 
 test("sacct --delimiter with -P: the fields joined by it (a job-stats reader's --delimiter=' ' --parsable2 --noheader)", () => {
-  expect(sacctToHistory(["--jobs=12.batch", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"])).toEqual(["--jobs=12", "--delimiter= ", "--parsable2", "--noheader", "--steps", "--format=MaxRSS,Elapsed"]);
+  expect(sacctToHistory(["--jobs=12.batch", "--delimiter= ", "--parsable2", "--noheader", "--format=MaxRSS,Elapsed"])).toEqual(["--jobs=12.batch", "--delimiter= ", "--parsable2", "--noheader", "--steps", "--format=MaxRSS,Elapsed"]);
 });
 
 test("#SBATCH hetjob (a heterogeneous job's components) is refused naming what to do instead, not as an unexpected argument", () => {
