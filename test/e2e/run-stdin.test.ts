@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clusterForFile } from "../support/cluster.ts";
 
@@ -94,4 +94,36 @@ test("a rank --input names that the step does not have is refused before anythin
   const bad = await c.ebb(["run", "--input", "first", "true"]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("--input first: expected a rank number, all or none");
+});
+
+/** Resident memory of the agent `name` (its own process), in bytes. */
+function agentRss(name: string): number {
+  return Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${c.agents.get(name)!.pid}/status`, "utf8"))![1]) * 1024;
+}
+
+test("output: a launcher that stops reading holds its ranks back, through a tree node too; every line arrives, in order, and the agents' memory stays bounded", async () => {
+  // Each rank writes ~15 MB, both through node01's connection: more than a socket's queue of 16 MiB. Rank 1 is on node02, under node01 (--fanout 1).
+  const LINES = 2_000_000;
+  const before = { node01: agentRss("node01"), node02: agentRss("node02") };
+  const run = c.ebbSpawn(["run", "-N", "2", "-n", "2", "--fanout", "1", "-l", "seq", "1", String(LINES)]);
+  // Nobody reads the launcher's output for a while: its writes block, and the ranks must wait.
+  let peak = { node01: 0, node02: 0 };
+  for (let i = 0; i < 25; i++) {
+    await Bun.sleep(200);
+    peak = { node01: Math.max(peak.node01, agentRss("node01")), node02: Math.max(peak.node02, agentRss("node02")) };
+  }
+  const [out, err, code] = await Promise.all([new Response(run.stdout).text(), new Response(run.stderr).text(), run.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  const next = [1, 1];
+  let bad = 0;
+  for (const line of out.split("\n")) {
+    if (!line) continue;
+    const [rank, n] = line.split(": ").map(Number) as [number, number];
+    if (n !== next[rank]) bad++;
+    next[rank] = n + 1;
+  }
+  expect({ bad, last: next }).toEqual({ bad: 0, last: [LINES + 1, LINES + 1] });
+  const growth = { node01: peak.node01 - before.node01, node02: peak.node02 - before.node02 };
+  expect(Math.max(growth.node01, growth.node02), JSON.stringify(growth)).toBeLessThan(64 << 20);
 });

@@ -10,6 +10,7 @@ import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
+import { OutputWindow } from "./output-window.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
 import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
@@ -223,6 +224,10 @@ export class StepNode {
   /** This node's ranks that read the launcher's standard input, and the children whose subtrees hold such ranks. */
   private stdin: { pipes: StepStdin; reads(rank: number): boolean } | undefined;
   private stdinChildren: Child[] = [];
+  /** This node's ranks' output on its way to the launcher (docs/output.md). */
+  private readonly output = new OutputWindow();
+  /** The child each node of the subtree sent its output through: where its `io.ack`s go. */
+  private readonly outputVia = new Map<number, Child>();
 
   constructor(
     private readonly svc: StepService,
@@ -449,8 +454,8 @@ export class StepNode {
     if (proc.fd3 !== undefined) this.pmi?.attach(world, proc.fd3);
     if (this.killedWith) this.ctx.procs.signalGroup(proc.pid, this.killedWith);
     const output = Promise.all([
-      pump(proc.stdout, (data) => this.up({ t: "io", step: this.key, rank, fd: 1, data })),
-      pump(proc.stderr, (data) => this.up({ t: "io", step: this.key, rank, fd: 2, data })),
+      pump(proc.stdout, (data) => this.sendOutput(rank, 1, data), () => this.output.room()),
+      pump(proc.stderr, (data) => this.sendOutput(rank, 2, data), () => this.output.room()),
     ]);
     // The exit is reported after the rank's last output has been forwarded.
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
@@ -474,7 +479,13 @@ export class StepNode {
     this.up({ t: "launched", step: this.key, count: 1 + this.children.reduce((a, c) => a + (c.launched ?? 0), 0) });
   }
 
+  private sendOutput(rank: number, fd: 1 | 2, data: string): void {
+    this.output.sent(data.length);
+    this.up({ t: "io", step: this.key, rank, fd, data, node: this.index });
+  }
+
   private fromChild(child: Child, msg: StepUp): void {
+    if (msg.t === "io") this.outputVia.set(msg.node, child);
     if (msg.t === "launched") {
       child.launched = msg.count;
       this.maybeLaunched();
@@ -505,6 +516,11 @@ export class StepNode {
   }
 
   down(msg: StepDown): void {
+    if (msg.t === "io.ack") {
+      if (msg.node === this.index) this.output.acked(msg.chars);
+      else this.outputVia.get(msg.node)?.conn.send(msg);
+      return;
+    }
     if (msg.t === "stdin") {
       for (const c of this.stdinChildren) c.conn.send(msg);
       this.stdin?.pipes.piece(msg.seq, Buffer.from(msg.data, "base64"), msg.eof === true);
@@ -578,6 +594,8 @@ export class StepNode {
     this.adopted = true;
     log.info(`step ${this.key}: adopted by the launcher; ${held.length} held messages forwarded`);
     up.send({ t: "adopted", step: this.key, node: this.ctx.name });
+    // What went to the lost parent is never acknowledged: only what is resent now is outstanding.
+    this.output.restart(held.reduce((n, m) => n + (m.t === "io" && m.node === this.index ? m.data.length : 0), 0));
     for (const m of held) up.send(m);
   }
 
@@ -599,6 +617,7 @@ export class StepNode {
   private finish(): void {
     if (this.done) return;
     this.done = true;
+    this.output.open();
     if (this.orphan) clearTimeout(this.orphan.timer);
     this.orphan = undefined;
     for (const c of this.children) c.unsubscribe();
