@@ -4,7 +4,7 @@
  * flood: 2 ranks (rank 1 under node01 by --fanout 1) print `seq 1 3000000` (-l) while nobody reads
  * ebb run's output for 8 s; prints the lines received per rank, how many were out of order or
  * missing, whether the run ended (60 s after reading starts), and the agents' peak RSS growth.
- * throughput: one rank writes 1 GiB (head -c) through ebb run to /dev/null; prints wall time and
+ * throughput: one rank writes $MIB MiB (default 1024, head -c) through ebb run to /dev/null; prints wall time and
  * the CPU time of ebb run and of the agent.
  */
 import { readFileSync } from "node:fs";
@@ -69,7 +69,7 @@ try {
       const agent = agentPid("node01");
       const a0 = cpu(agent);
       const t0 = performance.now();
-      const run = Bun.spawn([process.execPath, join(tree, "src/main.ts"), "run", "-n", "1", "-u", "head", "-c", String(1 << 30), "/dev/zero"], { cwd: c.dir, env: c.env, stdout: Bun.file("/dev/null"), stderr: "pipe" });
+      const run = Bun.spawn([process.execPath, join(tree, "src/main.ts"), "run", "-n", "1", "-u", "head", "-c", String(Number(process.env.MIB ?? 1024) << 20), "/dev/zero"], { cwd: c.dir, env: c.env, stdout: Bun.file("/dev/null"), stderr: "pipe" });
       const code = await run.exited;
       const wall = (performance.now() - t0) / 1000;
       const usage = run.resourceUsage();
