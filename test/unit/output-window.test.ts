@@ -3,7 +3,8 @@ import { expect, test } from "bun:test";
 import { OutputWindow } from "../../src/roles/agent/output-window.ts";
 import { OutputAcks } from "../../src/roles/launcher/output-acks.ts";
 import { OUTPUT_ACK_EVERY } from "../../src/proto/step.ts";
-import type { StepDown } from "../../src/proto/step.ts";
+import type { StepDown, StepUp } from "../../src/proto/step.ts";
+import { OutputRelay } from "../../src/roles/agent/output-relay.ts";
 import type { PeerConn } from "../../src/tbon/pool.ts";
 
 test("a window has room until its limit is outstanding, and again once acknowledgements bring it under", async () => {
@@ -39,26 +40,46 @@ function conn(sent: StepDown[]): PeerConn {
   return { send: (m) => void sent.push(m), subscribe: () => () => {} };
 }
 
-test("the launcher acknowledges each node's output OUTPUT_ACK_EVERY at a time, on the edge it came up", () => {
+test("the launcher acknowledges each edge's output OUTPUT_ACK_EVERY at a time, on that edge", () => {
   const a: StepDown[] = [];
   const b: StepDown[] = [];
+  const [ca, cb] = [conn(a), conn(b)];
   const acks = new OutputAcks("1.0");
-  acks.written(3, OUTPUT_ACK_EVERY - 1, conn(a));
-  acks.written(4, 10, conn(b));
+  acks.written(OUTPUT_ACK_EVERY - 1, ca);
+  acks.written(10, cb);
   expect(a).toEqual([]);
-  acks.written(3, 1, conn(a));
-  expect(a).toEqual([{ t: "io.ack", step: "1.0", node: 3, chars: OUTPUT_ACK_EVERY }]);
-  acks.written(4, OUTPUT_ACK_EVERY, conn(b));
-  expect(b).toEqual([{ t: "io.ack", step: "1.0", node: 4, chars: OUTPUT_ACK_EVERY + 10 }]);
+  acks.written(1, ca);
+  expect(a).toEqual([{ t: "io.ack", step: "1.0", chars: OUTPUT_ACK_EVERY }]);
+  acks.written(OUTPUT_ACK_EVERY, cb);
+  expect(b).toEqual([{ t: "io.ack", step: "1.0", chars: OUTPUT_ACK_EVERY + 10 }]);
 });
 
 test("output the sink still holds is acknowledged only once it has drained", async () => {
   const sent: StepDown[] = [];
   let drain: (() => void) | undefined;
   const acks = new OutputAcks("1.0", () => (drain ? undefined : new Promise<void>((r) => (drain = r))));
-  acks.written(0, OUTPUT_ACK_EVERY, conn(sent));
+  acks.written(OUTPUT_ACK_EVERY, conn(sent));
   expect(sent).toEqual([]);
   drain!();
   await Bun.sleep(0);
-  expect(sent).toEqual([{ t: "io.ack", step: "1.0", node: 0, chars: OUTPUT_ACK_EVERY }]);
+  expect(sent).toEqual([{ t: "io.ack", step: "1.0", chars: OUTPUT_ACK_EVERY }]);
+});
+
+const io = (data: string): StepUp => ({ t: "io", step: "1.0", rank: 0, fd: 1, data });
+
+test("a relay passes a child's output on as its node's window allows, its later messages behind it, and acknowledges what went up", async () => {
+  const w = new OutputWindow(OUTPUT_ACK_EVERY);
+  const up: StepUp[] = [];
+  const acked: number[] = [];
+  const relay = new OutputRelay(w, (m) => up.push(m), (n) => acked.push(n));
+  const big = "x".repeat(OUTPUT_ACK_EVERY);
+  relay.take(io(big));
+  relay.take(io("y"));
+  const exit: StepUp = { t: "exit", step: "1.0", rank: 0, node: "n", code: 0 };
+  relay.take(exit);
+  expect(up).toEqual([io(big)]);
+  expect(acked).toEqual([OUTPUT_ACK_EVERY]);
+  w.acked(OUTPUT_ACK_EVERY);
+  await Bun.sleep(0);
+  expect(up).toEqual([io(big), io("y"), exit]);
 });

@@ -1,9 +1,10 @@
 /**
- * How much of a node's rank output may be on its way to the launcher and not yet written by it
- * (docs/output.md). Each pump sends a piece, then waits here until the launcher's `io.ack`s bring
- * what is outstanding under the window: meanwhile it does not read the rank's pipe, so a rank whose
- * launcher's output is slow blocks in write() as under a slow terminal, and no socket queue along
- * the tree grows past the window, nor drops what is over Bun's limit.
+ * How much output (its ranks' and its children's) a node may have sent up its edge and its parent
+ * not yet acknowledged (docs/output.md). Each pump sends a piece, then waits here until the
+ * parent's `io.ack`s bring what is outstanding under the window: meanwhile it does not read the
+ * rank's pipe, so a rank whose launcher's output is slow blocks in write() as under a slow
+ * terminal, and no socket queue along the tree grows past the window, nor drops what is over Bun's
+ * limit.
  */
 import { OUTPUT_WINDOW } from "../../proto/step.ts";
 

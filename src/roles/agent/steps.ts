@@ -11,6 +11,7 @@ import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
 import { OutputWindow } from "./output-window.ts";
+import { OutputRelay } from "./output-relay.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
 import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
@@ -197,6 +198,8 @@ interface Child {
   conn: PeerConn;
   unsubscribe: () => void;
   launched?: number;
+  /** Its messages, in order, its output as this node's window allows. */
+  relay?: OutputRelay;
 }
 
 export class StepNode {
@@ -224,10 +227,8 @@ export class StepNode {
   /** This node's ranks that read the launcher's standard input, and the children whose subtrees hold such ranks. */
   private stdin: { pipes: StepStdin; reads(rank: number): boolean } | undefined;
   private stdinChildren: Child[] = [];
-  /** This node's ranks' output on its way to the launcher (docs/output.md). */
+  /** Output (its ranks' and its children's) sent up and not yet acknowledged (docs/output.md). */
   private readonly output = new OutputWindow();
-  /** The child each node of the subtree sent its output through: where its `io.ack`s go. */
-  private readonly outputVia = new Map<number, Child>();
 
   constructor(
     private readonly svc: StepService,
@@ -307,8 +308,9 @@ export class StepNode {
       const ref = this.spec.nodes[c]!;
       const conn = this.ctx.pool.get(ref.addr);
       const child: Child = { index: c, name: ref.name, conn, unsubscribe: () => {} };
+      const relay = (child.relay = new OutputRelay(this.output, (m) => this.fromChild(child, m), (chars) => conn.send({ t: "io.ack", step: this.key, chars })));
       child.unsubscribe = conn.subscribe(this.key, {
-        onUp: (m) => this.fromChild(child, m),
+        onUp: (m) => relay.take(m),
         onLost: (reason) => this.childLost(child, reason),
       });
       this.children.push(child);
@@ -481,11 +483,10 @@ export class StepNode {
 
   private sendOutput(rank: number, fd: 1 | 2, data: string): void {
     this.output.sent(data.length);
-    this.up({ t: "io", step: this.key, rank, fd, data, node: this.index });
+    this.up({ t: "io", step: this.key, rank, fd, data });
   }
 
   private fromChild(child: Child, msg: StepUp): void {
-    if (msg.t === "io") this.outputVia.set(msg.node, child);
     if (msg.t === "launched") {
       child.launched = msg.count;
       this.maybeLaunched();
@@ -516,11 +517,7 @@ export class StepNode {
   }
 
   down(msg: StepDown): void {
-    if (msg.t === "io.ack") {
-      if (msg.node === this.index) this.output.acked(msg.chars);
-      else this.outputVia.get(msg.node)?.conn.send(msg);
-      return;
-    }
+    if (msg.t === "io.ack") return this.output.acked(msg.chars);
     if (msg.t === "stdin") {
       for (const c of this.stdinChildren) c.conn.send(msg);
       this.stdin?.pipes.piece(msg.seq, Buffer.from(msg.data, "base64"), msg.eof === true);
@@ -595,7 +592,7 @@ export class StepNode {
     log.info(`step ${this.key}: adopted by the launcher; ${held.length} held messages forwarded`);
     up.send({ t: "adopted", step: this.key, node: this.ctx.name });
     // What went to the lost parent is never acknowledged: only what is resent now is outstanding.
-    this.output.restart(held.reduce((n, m) => n + (m.t === "io" && m.node === this.index ? m.data.length : 0), 0));
+    this.output.restart(held.reduce((n, m) => n + (m.t === "io" ? m.data.length : 0), 0));
     for (const m of held) up.send(m);
   }
 

@@ -235,7 +235,7 @@ export class StepRoot {
         return;
       case "io":
         this.o.sink.io(this.rankBase + msg.rank, msg.fd, msg.data);
-        this.outputAcks.written(msg.node, msg.data.length, via);
+        this.outputAcks.written(msg.data.length, via);
         return;
       case "stdin.ack":
         this.feed?.acked(this.indexOf(msg.node), msg.seq);
