@@ -10,6 +10,12 @@ import { NodeCfg } from "./cfg.ts";
 
 /** The most standard input one `stdin` message carries, and so what a node holds per reading rank per piece in flight. */
 export const STDIN_CHUNK = 64 << 10;
+/**
+ * The most output (characters of `io.data`) a node may have sent up its edge and its parent not
+ * yet acknowledged (`io.ack`); a parent acknowledges OUTPUT_ACK_EVERY at a time. docs/output.md.
+ */
+export const OUTPUT_WINDOW = 1 << 20;
+export const OUTPUT_ACK_EVERY = OUTPUT_WINDOW / 4;
 /** The most `stdin` pieces a launcher may have unacknowledged by a node: 4 × 64 KiB per reading rank is what an agent may hold for it. */
 export const STDIN_WINDOW = 4;
 const STDIN_CHUNK_BASE64 = Math.ceil(STDIN_CHUNK / 3) * 4;
@@ -130,6 +136,11 @@ export const StepDown = tagged({
    * acknowledged by every node that holds such a rank (`stdin.ack`). See docs/stdin.md.
    */
   "stdin": () => ({ step: StepKey, seq: z.int().nonnegative(), data: z.base64().max(STDIN_CHUNK_BASE64), eof: z.boolean().optional() }),
+  /**
+   * The parent has passed on `chars` more characters (UTF-16 units of `io.data`) of this edge's
+   * output (the launcher: written them): the child may send as many more (its window, docs/output.md).
+   */
+  "io.ack": () => ({ step: StepKey, chars: z.int().positive() }),
   /** Every rank has been accounted for: nodes forget the step. */
   "end": () => ({ step: StepKey }),
   /** Adaptation, step 4 (docs/adaptation.md §7.3): report the highest probe count of your ranks. */
@@ -179,6 +190,7 @@ export const StepUp = tagged({
   "launched": () => ({ step: StepKey, count: z.int().nonnegative() }),
   /** The answer to `adopt`: `node` took this connection as its upstream; what it held while orphaned follows. */
   "adopted": () => ({ step: StepKey, node: z.string() }),
+  /** A rank's output; it counts against the sender's window until its parent's `io.ack` (docs/output.md). */
   "io": () => ({ step: StepKey, rank: z.int().nonnegative(), fd: z.union([z.literal(1), z.literal(2)]), data: z.string() }),
   /** `oom`: the kernel killed the rank for its job's memory limit (its cgroup counted an OOM kill). */
   "exit": () => ({ step: StepKey, rank: z.int().nonnegative(), node: z.string(), code: z.int(), signal: z.string().optional(), oom: z.boolean().optional() }),

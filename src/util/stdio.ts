@@ -28,6 +28,13 @@ export function write(fd: Fd, text: string): void {
   }
 }
 
+/** Undefined when everything written to `fd` is out; else resolves once the stream has it out. */
+export function drained(fd: Fd): Promise<void> | undefined {
+  // 'drain' comes only after a write the stream refused (over its high-water mark).
+  if (mode[fd] !== "stream" || !stream(fd).writableNeedDrain) return undefined;
+  return new Promise((resolve) => stream(fd).once("drain", () => resolve()));
+}
+
 export const out = (text: string): void => write(1, text);
 export const err = (text: string): void => write(2, text);
 

@@ -5,7 +5,7 @@
  */
 import { expect, test } from "bun:test";
 import { createHash } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clusterForFile } from "../support/cluster.ts";
 
@@ -94,4 +94,48 @@ test("a rank --input names that the step does not have is refused before anythin
   const bad = await c.ebb(["run", "--input", "first", "true"]);
   expect(bad.code).toBe(2);
   expect(bad.stderr).toContain("--input first: expected a rank number, all or none");
+});
+
+/** Resident memory of the agent `name` (its own process), in bytes. */
+function agentRss(name: string): number {
+  const kb = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${c.agents.get(name)!.pid}/status`, "utf8"))?.[1];
+  if (kb === undefined) throw new Error(`agent ${name} has exited`);
+  return Number(kb) * 1024;
+}
+
+test("output: a launcher read slowly holds its ranks back, through a tree node too; every line arrives, in order, and the agents' memory stays bounded", async () => {
+  // Each rank writes ~17 MB (rank 1 numbers from 100,000,001), both through node01's connection
+  // (rank 1 is on node02, under node01 by --fanout 1): more than a socket's queue of 16 MiB.
+  const LINES = 2_000_000;
+  const rss = () => ({ node01: agentRss("node01"), node02: agentRss("node02") });
+  const before = rss();
+  const peak = { ...before };
+  const run = c.ebbSpawn(["run", "-N", "2", "-n", "2", "--fanout", "1", "sh", "-c", `seq $((EBB_PROCID * 100000000 + 1)) $((EBB_PROCID * 100000000 + ${LINES}))`]);
+  // The launcher's output is read at 4 MB/s: its writes block, and the ranks must wait.
+  const chunks: Uint8Array[] = [];
+  let sampled = 0;
+  for await (const chunk of run.stdout) {
+    chunks.push(chunk);
+    await Bun.sleep(chunk.length / 4000);
+    if (Date.now() - sampled < 200) continue;
+    sampled = Date.now();
+    const now = rss();
+    peak.node01 = Math.max(peak.node01, now.node01);
+    peak.node02 = Math.max(peak.node02, now.node02);
+  }
+  const [err, code] = await Promise.all([new Response(run.stderr).text(), run.exited]);
+  expect(err).toBe("");
+  expect(code).toBe(0);
+  const next = [1, 100_000_001];
+  let bad = 0;
+  for (const line of Buffer.concat(chunks).toString().split("\n")) {
+    if (!line) continue;
+    const n = Number(line);
+    const rank = n > 100_000_000 ? 1 : 0;
+    if (n !== next[rank]) bad++;
+    next[rank] = n + 1;
+  }
+  expect({ bad, next }).toEqual({ bad: 0, next: [LINES + 1, 100_000_001 + LINES] });
+  const growth = { node01: peak.node01 - before.node01, node02: peak.node02 - before.node02 };
+  expect(Math.max(growth.node01, growth.node02), JSON.stringify(growth)).toBeLessThan(64 << 20);
 });

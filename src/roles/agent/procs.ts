@@ -335,13 +335,18 @@ export class ProcessTable {
   }
 }
 
-/** Reads a process's output stream to its end, as text, in order. */
-export async function pump(stream: ReadableStream<Uint8Array> | null, onText: (text: string) => void): Promise<void> {
+/**
+ * Reads a process's output stream to its end, as text, in order. After each piece, waits for
+ * `room` (if it returns a promise) before reading on: the pipe fills and the writer blocks.
+ */
+export async function pump(stream: ReadableStream<Uint8Array> | null, onText: (text: string) => void, room?: () => Promise<void> | undefined): Promise<void> {
   if (!stream) return;
   const decoder = new TextDecoder();
   for await (const chunk of stream) {
     const text = decoder.decode(chunk, { stream: true });
     if (text) onText(text);
+    const wait = room?.();
+    if (wait) await wait;
   }
   const rest = decoder.decode();
   if (rest) onText(rest);

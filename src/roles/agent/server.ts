@@ -42,6 +42,17 @@ const TOO_BIG = 4413;
 
 type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number };
 
+/**
+ * Sends `text`, or, where Bun drops it (the connection's queue is over its limit: output windows
+ * over too wide a subtree, docs/output.md), closes the connection: its parent counts the subtree
+ * lost and says so, where a silent gap would lose output and exits unseen.
+ */
+function sendOrClose(ws: ServerWebSocket<Conn>, text: string): void {
+  if (ws.send(text) !== 0 || ws.readyState !== 1) return;
+  log.error(`closing the step connection from ${ws.data.peer}: a message was dropped, ${ws.getBufferedAmount()} bytes queued`);
+  ws.close(1011, "step messages queued past the connection's limit");
+}
+
 /** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
 export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls): Server<Conn> {
   /** Connections not yet authenticated, by peer address, oldest first. */
@@ -116,7 +127,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
           forget(ws);
           ws.close(4401, `no step credential within ${AUTH_WINDOW_MS / 1000} s`);
         }, AUTH_WINDOW_MS);
-        ws.data.handle = endpoint.attach({ send: (m) => void ws.send(JSON.stringify(m)) });
+        ws.data.handle = endpoint.attach({ send: (m) => sendOrClose(ws, JSON.stringify(m)) });
       },
       message(ws, data) {
         if (!ws.data.authed) {

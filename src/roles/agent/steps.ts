@@ -10,6 +10,8 @@ import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
 import { closeSync, constants, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
+import { OutputWindow } from "./output-window.ts";
+import { OutputRelay } from "./output-relay.ts";
 import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
 import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
@@ -196,6 +198,8 @@ interface Child {
   conn: PeerConn;
   unsubscribe: () => void;
   launched?: number;
+  /** Its messages, in order, its output as this node's window allows. */
+  relay?: OutputRelay;
 }
 
 export class StepNode {
@@ -223,6 +227,8 @@ export class StepNode {
   /** This node's ranks that read the launcher's standard input, and the children whose subtrees hold such ranks. */
   private stdin: { pipes: StepStdin; reads(rank: number): boolean } | undefined;
   private stdinChildren: Child[] = [];
+  /** Output (its ranks' and its children's) sent up and not yet acknowledged (docs/output.md). */
+  private readonly output = new OutputWindow();
 
   constructor(
     private readonly svc: StepService,
@@ -302,8 +308,9 @@ export class StepNode {
       const ref = this.spec.nodes[c]!;
       const conn = this.ctx.pool.get(ref.addr);
       const child: Child = { index: c, name: ref.name, conn, unsubscribe: () => {} };
+      const relay = (child.relay = new OutputRelay(this.output, (m) => this.fromChild(child, m), (chars) => conn.send({ t: "io.ack", step: this.key, chars })));
       child.unsubscribe = conn.subscribe(this.key, {
-        onUp: (m) => this.fromChild(child, m),
+        onUp: (m) => relay.take(m),
         onLost: (reason) => this.childLost(child, reason),
       });
       this.children.push(child);
@@ -449,8 +456,8 @@ export class StepNode {
     if (proc.fd3 !== undefined) this.pmi?.attach(world, proc.fd3);
     if (this.killedWith) this.ctx.procs.signalGroup(proc.pid, this.killedWith);
     const output = Promise.all([
-      pump(proc.stdout, (data) => this.up({ t: "io", step: this.key, rank, fd: 1, data })),
-      pump(proc.stderr, (data) => this.up({ t: "io", step: this.key, rank, fd: 2, data })),
+      pump(proc.stdout, (data) => this.sendOutput(rank, 1, data), () => this.output.room()),
+      pump(proc.stderr, (data) => this.sendOutput(rank, 2, data), () => this.output.room()),
     ]);
     // The exit is reported after the rank's last output has been forwarded.
     void Promise.all([proc.exited, output.catch(() => {})]).then(([{ code, signal }]) => {
@@ -472,6 +479,11 @@ export class StepNode {
     if (this.sentLaunched || !this.localLaunched || this.children.some((c) => c.launched === undefined)) return;
     this.sentLaunched = true;
     this.up({ t: "launched", step: this.key, count: 1 + this.children.reduce((a, c) => a + (c.launched ?? 0), 0) });
+  }
+
+  private sendOutput(rank: number, fd: 1 | 2, data: string): void {
+    this.output.sent(data.length);
+    this.up({ t: "io", step: this.key, rank, fd, data });
   }
 
   private fromChild(child: Child, msg: StepUp): void {
@@ -505,6 +517,7 @@ export class StepNode {
   }
 
   down(msg: StepDown): void {
+    if (msg.t === "io.ack") return this.output.acked(msg.chars);
     if (msg.t === "stdin") {
       for (const c of this.stdinChildren) c.conn.send(msg);
       this.stdin?.pipes.piece(msg.seq, Buffer.from(msg.data, "base64"), msg.eof === true);
@@ -578,6 +591,8 @@ export class StepNode {
     this.adopted = true;
     log.info(`step ${this.key}: adopted by the launcher; ${held.length} held messages forwarded`);
     up.send({ t: "adopted", step: this.key, node: this.ctx.name });
+    // What went to the lost parent is never acknowledged: only what is resent now is outstanding.
+    this.output.restart(held.reduce((n, m) => n + (m.t === "io" ? m.data.length : 0), 0));
     for (const m of held) up.send(m);
   }
 
@@ -599,6 +614,7 @@ export class StepNode {
   private finish(): void {
     if (this.done) return;
     this.done = true;
+    this.output.open();
     if (this.orphan) clearTimeout(this.orphan.timer);
     this.orphan = undefined;
     for (const c of this.children) c.unsubscribe();

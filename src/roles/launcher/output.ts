@@ -4,7 +4,7 @@
  */
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import type { StepSink } from "./step-root.ts";
-import { err, write } from "../../util/stdio.ts";
+import { drained, err, write } from "../../util/stdio.ts";
 import { openOutputFile } from "../output-open.ts";
 
 type Write = (fd: 1 | 2, text: string, rank: number) => void;
@@ -52,6 +52,7 @@ export function terminalSink(opts: { label: boolean; unbuffered?: boolean; prog:
   const lines = lineWriter((fd, text) => write(fd, text), opts);
   return {
     io: (rank, fd, data) => (lines ? lines.io(rank, fd, data) : write(fd, data)),
+    drained: () => drained(1) ?? drained(2),
     notice: (text) => err(`${opts.prog}: error: ${text}\n`),
     flush: () => lines?.flush(),
   };

@@ -14,12 +14,15 @@ import { ROOT, childrenOf } from "../../tbon/tree.ts";
 import { mark } from "../../util/trace.ts";
 import { below, readerNodes } from "../../tbon/stdin-route.ts";
 import { StdinFeed } from "./stdin-feed.ts";
+import { OutputAcks } from "./output-acks.ts";
 
 /** How long the root waits for an orphan's answer to `adopt` (the orphan waits 10 s for it). */
 const ADOPT_ANSWER_MS = 5000;
 
 export interface StepSink {
   io(rank: number, fd: 1 | 2, data: string): void;
+  /** Undefined when all output given to `io` is written; else resolves once it is (docs/output.md). */
+  drained?(): Promise<void> | undefined;
   /** A line about the step itself (failures), for the user. */
   notice(text: string): void;
 }
@@ -131,6 +134,7 @@ export class StepRoot {
   /** The node indices holding a rank that reads the standard input (none without a feed). */
   private readonly readers: number[];
   private nodeIndex: Map<string, number> | undefined;
+  private readonly outputAcks: OutputAcks;
   readonly result: Promise<StepResult>;
 
   constructor(private readonly o: StepRootOptions) {
@@ -138,6 +142,7 @@ export class StepRoot {
     this.size = o.spec.tasks.reduce((a, b) => a + b, 0);
     this.rankBase = o.spec.elastic?.rankBase ?? 0;
     this.result = new Promise((r) => (this.resolve = r));
+    this.outputAcks = new OutputAcks(this.key, () => o.sink.drained?.());
     this.adaptReduce = new AdaptReductions(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), (r) => this.o.onAdapt?.(r));
     this.cfgTree = new SubtreeCfg(childrenOf(ROOT, o.spec.nodes.length, o.spec.fanout), false);
     const ranks = o.spec.distribution ? ranksByNode(o.spec.tasks, o.spec.distribution) : undefined;
@@ -173,7 +178,7 @@ export class StepRoot {
       if (this.feed && this.leadsToReaders(c)) this.feedConns.push(conn);
       this.unsubscribe.push(
         conn.subscribe(this.key, {
-          onUp: (m) => this.onUp(m, c),
+          onUp: (m) => this.onUp(m, c, conn),
           onLost: (reason) => {
             this.cfgTree.childLost(c);
             this.forwardCfg();
@@ -212,7 +217,7 @@ export class StepRoot {
     this.adaptReduce.child(child, r);
   }
 
-  private onUp(msg: StepUp, child: number): void {
+  private onUp(msg: StepUp, child: number, via: PeerConn): void {
     const report = adaptReportOf(msg);
     if (report) return this.adapt(child, report);
     switch (msg.t) {
@@ -230,6 +235,7 @@ export class StepRoot {
         return;
       case "io":
         this.o.sink.io(this.rankBase + msg.rank, msg.fd, msg.data);
+        this.outputAcks.written(msg.data.length, via);
         return;
       case "stdin.ack":
         this.feed?.acked(this.indexOf(msg.node), msg.seq);
@@ -391,7 +397,7 @@ export class StepRoot {
       const timer = setTimeout(() => reject(new Error(`no answer within ${ADOPT_ANSWER_MS / 1000} s`)), ADOPT_ANSWER_MS);
       const unsubscribe = conn.subscribe(this.key, {
         onUp: (m) => {
-          if (adopted) return this.onUp(m, index);
+          if (adopted) return this.onUp(m, index, conn);
           if (m.t === "adopted") {
             adopted = true;
             clearTimeout(timer);
