@@ -11,7 +11,6 @@ export class OutputRelay {
   private readonly queue: StepUp[] = [];
   private owed = 0;
   private waiting = false;
-  private closed = false;
 
   constructor(
     private readonly window: OutputWindow,
@@ -22,19 +21,12 @@ export class OutputRelay {
   ) {}
 
   take(msg: StepUp): void {
-    if (this.closed) return;
     this.queue.push(msg);
     if (this.queue.length === 1) this.drain();
   }
 
-  /** The child is gone: what it sent and waits here is dropped. */
-  close(): void {
-    this.closed = true;
-    this.queue.length = 0;
-  }
-
   private drain(): void {
-    while (this.queue.length > 0 && !this.closed) {
+    while (this.queue.length > 0) {
       const msg = this.queue[0]!;
       if (msg.t === "io") {
         const wait = this.window.room();
