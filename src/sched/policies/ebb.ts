@@ -64,7 +64,7 @@
  *   promise). The gap there is a tail: per seed the top 3 of ~3,145 jobs carry 52-140 % of it (top 10: 94-225 %), short
  *   jobs (2-22 s run, 1,200-86,400 s limits, so no backfill) waiting 2.7-8.5 h behind a malleable head
  *   of 12-128 nodes asked that waits hours for its size while the running jobs hold 17-88 nodes
- *   above their minimums (bench/_bsld-tail.ts); the donors' stretch, priced by their long limits,
+ *   above their minimums (bench/_bsld-tail.ts); the donors' stretch, priced by their limits,
  *   matched the head's gain (91,724 s against 89,328 s for a head of [32, 128]);
  *   the donors' stretch weighed in bounded slowdown (the head's limit over the donor's
  *   whole run, so a long job gives to a short one): bsld 11.10, but TA 17,448 s (/ drms-rs's
