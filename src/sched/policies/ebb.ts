@@ -57,7 +57,16 @@
  *   their minimum than it lacks), the head alone admitted below its size, its own loss there priced
  *   in by moving its reservation earlier by it (as `atMinimum`) and its promise kept at EASY's
  *   reservation: at its priced start size bsld 11.70 (per seed -0.5 to +2.1), at its minimum 11.80,
- *   TA +0.8 %; the donors' stretch weighed in bounded slowdown (the head's limit over the donor's
+ *   TA +0.8 %; its size and the shrinks chosen together (the k below its size where T(k) (1 + λ k)
+ *   plus the donors' stretch for k − idle nodes is least, if below its wait plus T(want) (1 + λ want)):
+ *   bsld 11.56, TA 17,427 s and 114 late starts, as the size priced moves from pass to pass (other
+ *   shrinks bring its whole size within seconds, and it waits for that past the smaller size's
+ *   promise). The gap there is a tail: per seed the top 3 of ~3,145 jobs carry 52-140 % of it (top 10: 94-225 %), short
+ *   jobs (2-22 s run, 1,200-86,400 s limits, so no backfill) waiting 2.7-8.5 h behind a malleable head
+ *   of 12-128 nodes asked that waits hours for its size while the running jobs hold 17-88 nodes
+ *   above their minimums (bench/_bsld-tail.ts); the donors' stretch, priced by their limits,
+ *   matched the head's gain (91,724 s against 89,328 s for a head of [32, 128]);
+ *   the donors' stretch weighed in bounded slowdown (the head's limit over the donor's
  *   whole run, so a long job gives to a short one): bsld 11.10, but TA 17,448 s (/ drms-rs's
  *   1.0028 -> 1.0104). drms-rs's lead there and at lublin x3 50 % rests on breaking EASY's promise
  *   (1,949 of 2,439 and 1,439 of 2,014 first-in-line jobs late, seeds 2 and 4); at lublin x3 ebb's
