@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { callsSince, pacedMargin } from "../../src/roles/launcher/adapter.ts";
+import { pacedMargin } from "../../src/roles/launcher/adapter.ts";
 
 test("the margin covers twice the round trip at the ranks' pace", () => {
   // 1 probe call per ms, a 3 ms round trip: 6 calls go by while the target travels, plus one.
@@ -16,22 +16,4 @@ test("slow ranks, no progress or no time between the counts: the first margin (2
 
 test("a margin from the pace is capped", () => {
   expect(pacedMargin({ max: 0, at: 0 }, { max: 2 ** 40, at: 1 }, 1000)).toBe(1 << 20);
-});
-
-test("a count taken earlier is behind by the calls made since, at the ranks' pace", () => {
-  // 1 call per ms between the counts; the later count is 12 ms old: 12 calls.
-  expect(callsSince({ max: 100, at: 0 }, { max: 200, at: 100 }, 112)).toBe(12);
-  // A fraction of a call counts as one.
-  expect(callsSince({ max: 0, at: 0 }, { max: 3, at: 10 }, 11)).toBe(1);
-});
-
-test("no progress, no time between the counts or none since: nothing to add", () => {
-  expect(callsSince({ max: 5, at: 0 }, { max: 5, at: 100 }, 200)).toBe(0);
-  expect(callsSince({ max: 5, at: 10 }, { max: 9, at: 10 }, 200)).toBe(0);
-  expect(callsSince({ max: 0, at: 0 }, { max: 100, at: 100 }, 100)).toBe(0);
-  expect(callsSince({ max: 0, at: 0 }, { max: -Infinity, at: 100 }, 150)).toBe(0);
-});
-
-test("the calls since are capped as the margin is", () => {
-  expect(callsSince({ max: 0, at: 0 }, { max: 2 ** 40, at: 1 }, 1000)).toBe(1 << 20);
 });

@@ -109,31 +109,6 @@ export function pacedMargin(earlier: Count, later: Count, roundTripMs: number): 
 }
 
 /**
- * The probe calls the fastest rank made since `later` was counted, at its pace between the two
- * counts: a count taken before the joining ranks were ready is that much behind when the target
- * is set from it (at most MAX_PACED_MARGIN; 0 without progress or time between the counts).
- */
-export function callsSince(earlier: Count, later: Count, at: number): number {
-  const ms = later.at - earlier.at;
-  if (!(ms > 0) || later.max <= earlier.max || !(at > later.at)) return 0;
-  return Math.min(MAX_PACED_MARGIN, Math.ceil(((later.max - earlier.max) / ms) * (at - later.at)));
-}
-
-/** A count taken while the joining ranks finished starting: its round, and its round trip (ms). */
-interface Recount extends Count {
-  round: number;
-  rtt: number;
-}
-
-/** The counts `Adapter.recount` keeps taking until stopped. */
-interface Recounts {
-  /** The highest round it sent. */
-  lastRound(): number;
-  stop(): void;
-  freshest(): Promise<Recount | undefined>;
-}
-
-/**
  * `p`, or a rejection at `deadline` (ms since the epoch, the realloc's): every wait of an
  * adaptation is bounded by it (docs/adaptation.md §9).
  */
@@ -464,7 +439,6 @@ export class Adapter {
     // Steps 2-3: joining ranks on the added nodes, waiting in adaptBegin.
     let joinStep: WorldStep | undefined;
     let early: Promise<Count | undefined> | undefined;
-    let recounts: Recounts | undefined;
     const joiningCards: Record<string, string> = {};
     if (m.joining > 0) {
       if (!msg.join) throw new Error("a grow needs a grant for the joining ranks");
@@ -497,18 +471,13 @@ export class Adapter {
       // While the joining ranks start, a first count of the preexisting ranks' probe calls: with
       // the agreement's own count it gives their pace, which sets the target's margin (§7.3).
       early = this.count(msg, pre, 1).catch(() => undefined);
-      // Once the joining ranks passed their fence (wired up among themselves; what is left is
-      // reading cards and entering adaptBegin), the preexisting ranks are counted again, round
-      // after round, so that a fresh count is in when the joining ranks are ready: the agreement
-      // then starts with its target, a count's round trip sooner.
-      recounts = this.recount(msg, pre, resize, root.fenced, 2);
       resize.joining = root;
       joinStep = { spec, root };
       await within(Promise.race([launched, aborted]), msg.deadline, `the ${m.joining} joining ranks did not all start`);
       check();
       times.spawned = Date.now();
       mark("l.launched");
-      const [arrived] = await within(ready, msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`).finally(() => recounts!.stop());
+      const [arrived] = await within(ready, msg.deadline, `the ${m.joining} joining ranks did not all reach adaptBegin`);
       check();
       if (arrived !== m.joining) throw new Error(this.failure ?? `only ${arrived ?? 0} of ${m.joining} joining ranks reached adaptBegin`);
       times.ready = Date.now();
@@ -522,7 +491,7 @@ export class Adapter {
     // Step 4: bring every preexisting rank to the same probe call.
     times.notified = Date.now();
     mark("l.joining-ready");
-    await this.agree(msg, pre, resize, check, oldSize, early, recounts);
+    await this.agree(msg, pre, resize, check, oldSize, early);
     times.agreed = Date.now();
     mark("l.agreed");
 
@@ -575,66 +544,23 @@ export class Adapter {
   }
 
   /**
-   * Count rounds `first`, `first` + 1, … over the preexisting steps, one after the other from
-   * `from` until `stop()` or the end of `resize`; `freshest()` gives the freshest count worth setting
-   * a target from: the last one in, unless it is older than twice its round trip (then the one
-   * under way, if any).
-   */
-  private recount(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, from: Promise<void>, first: number): Recounts {
-    let stopped = false;
-    let latest: Recount | undefined;
-    let current: Promise<Recount> | undefined;
-    let last = first - 1;
-    void (async () => {
-      await from;
-      while (!stopped && this.resize === resize && !this.failure) {
-        const round = ++last;
-        const sent = performance.now();
-        current = this.count(msg, pre, round).then((c) => ({ ...c, round, rtt: c.at - sent }));
-        latest = await current;
-        current = undefined;
-        if (!Number.isFinite(latest.max)) return;
-      }
-    })().catch(() => undefined);
-    return {
-      lastRound: () => last,
-      stop: () => {
-        stopped = true;
-      },
-      freshest: async () => {
-        if (latest && Number.isFinite(latest.max) && performance.now() - latest.at <= 2 * latest.rtt) return latest;
-        const c = await current?.catch(() => undefined);
-        return c && Number.isFinite(c.max) ? c : undefined;
-      },
-    };
-  }
-
-  /**
    * Step 4: rounds of count / target / (release | arrived) over the preexisting steps until every
    * rank waits at the same probe call (docs/adaptation.md §7.3); throws when a round fails.
    * `early`: a count made as round 1 while the joining ranks started; the rounds then start at 2,
-   * and the first margin follows the ranks' pace between the two counts. `recounts`: counts made
-   * since the joining ranks' fence; the first round then sets its target from the freshest, ahead
-   * by the calls made since at that pace, instead of counting again.
+   * and the first margin follows the ranks' pace between the two counts.
    */
-  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number, early?: Promise<Count | undefined>, recounts?: Recounts): Promise<void> {
+  private async agree(msg: ReallocMsg, pre: readonly WorldStep[], resize: Resize, check: () => void, oldSize: number, early?: Promise<Count | undefined>): Promise<void> {
     let margin = FIRST_MARGIN;
-    let given = await recounts?.freshest();
-    // Past every round sent so far: a count still under way keeps its round.
-    let next = recounts ? recounts.lastRound() + 1 : early ? 2 : 1;
-    for (;;) {
-      const round = given ? given.round : next++;
+    for (let round = early ? 2 : 1; ; round++) {
       const sent = performance.now();
-      const now = given ?? (await this.count(msg, pre, round));
-      const rtt = given ? given.rtt : now.at - sent;
-      given = undefined;
+      const now = await this.count(msg, pre, round);
       mark("l.counted", round);
       check();
       if (early) {
         // Sent before this round's on the same links, so it is in (or failed) by now.
         const before = await early;
         early = undefined;
-        if (before && Number.isFinite(before.max)) margin = pacedMargin(before, now, rtt) + callsSince(before, now, performance.now());
+        if (before && Number.isFinite(before.max)) margin = pacedMargin(before, now, now.at - sent);
       }
       const target = now.max + margin;
       log.debug(`adaptation ${msg.adaptId} round ${round}: target probe call ${target}`);

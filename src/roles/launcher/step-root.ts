@@ -109,9 +109,6 @@ export class StepRoot {
   /** A report went to onCfg: later ones go too, even empty (they replace it). */
   private cfgReported = false;
   private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
-  private fencedNow!: () => void;
-  /** Resolves when every rank of the step passed its first fence (a grow's joining ranks: wired up among themselves). */
-  readonly fenced = new Promise<void>((r) => (this.fencedNow = r));
   /** Everything put in the step's KVS, over all fences; a fence that would take it past a cap fails instead (every agent holds it). */
   readonly kvs = new CountedKvs();
   private failure: string | undefined;
@@ -282,7 +279,6 @@ export class StepRoot {
           if (error) return this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: {}, error });
           for (const [k, v] of Object.entries(f.kvs)) this.kvs.set(k, v);
           this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: f.kvs });
-          this.fencedNow();
         }
         return;
       }
