@@ -40,7 +40,6 @@ export class PlanStore {
       insertItem: db.$client.prepare<unknown, [number, number, string, string, string, string | null, string]>(
         `INSERT INTO plan_items (plan_id, job_id, kind, status, reason, outcome, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)`,
       ),
-      hasItem: db.$client.prepare<unknown, [number]>(`SELECT 1 FROM plan_items WHERE id = ?1`),
       settle: db.update(planItems).set({ status: hole("status"), outcome: hole("outcome") }).where(eq(planItems.id, p("id"))).prepare(),
     };
   }
@@ -50,11 +49,6 @@ export class PlanStore {
     const planId = Number(this.q.insertPlan.run(row.time, row.policy, JSON.stringify(row.reservations)).lastInsertRowid);
     const itemIds = items.map((i) => Number(this.q.insertItem.run(planId, i.jobId, i.kind, i.status, i.reason, i.outcome ?? null, JSON.stringify(i.detail)).lastInsertRowid));
     return { planId, itemIds };
-  }
-
-  /** Whether item `itemId` is recorded. */
-  hasItem(itemId: number): boolean {
-    return this.q.hasItem.get(itemId) !== null;
   }
 
   /** What became of an item (`done` inside the transaction of the item's own state change). */

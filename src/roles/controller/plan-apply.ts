@@ -62,15 +62,12 @@ export class PlanApplier {
     const refused = checkPlan(plan, this.current(now)).rejected[0];
     if (refused) throw conflict("no_idle_nodes", refused.reason);
     mark("ctl.checked");
-    // The plan goes in with the adaptation's record, one commit (one less before the order goes
-    // out); a resize refused on the way records it on its own, failed, as before.
-    const record = () => (id = this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds[0]!);
-    let id: number | undefined;
+    const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
+    mark("ctl.plan-recorded");
     try {
-      return this.elastic().resize(planned, planned.reason, now, () => this.plans.settle(record(), "done"));
+      return this.elastic().resize(planned, planned.reason, now, () => this.plans.settle(id!, "done"));
     } catch (e) {
-      // Refused before its transaction or undone with it: no item; failed after it committed: its item.
-      this.store.tx(() => this.plans.settle(id !== undefined && this.plans.hasItem(id) ? id : record(), "failed", (e as Error).message));
+      this.store.tx(() => this.plans.settle(id!, "failed", (e as Error).message));
       throw e;
     }
   }
