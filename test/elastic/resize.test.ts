@@ -116,6 +116,10 @@ describe("refused resizes", () => {
     const cli = await c.ebb(["resize", String(job.id), "--nodes", "1", "--wait"]);
     expect(cli.code).toBe(0);
     expect(cli.stdout).toMatch(/resized from 2 to 1 nodes in \d+ ms/);
+    // Each user resize is a plan of one item, recorded with its adaptation and carried out (done).
+    const plans = (await c.api("GET", `/v1/plans?job=${job.id}&limit=100`)).json.plans as any[];
+    const resizes = plans.filter((p) => p.items.some((i: any) => i.kind === "resize")).reverse();
+    expect(resizes.map((p) => p.items.map((i: any) => [i.kind, i.status, i.from, i.to]))).toEqual([[["resize", "done", 1, 2]], [["resize", "done", 2, 1]]]);
     const filler = await c.submit({ argv: ["sleep", "30"], nodes: 2, exclusive: true });
     await c.waitJob(filler, ["RUNNING"]);
     r = await c.api("POST", `/v1/jobs/${job.id}/resize`, { nodes: 2 });

@@ -6,7 +6,7 @@
  */
 import { FFIType, ptr } from "bun:ffi";
 import { libcSymbols } from "../../util/libc.ts";
-import { readdirSync } from "node:fs";
+import { existsSync, readdirSync } from "node:fs";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -47,7 +47,11 @@ export function bindThreads(pid: number, cpus: readonly number[] | undefined): v
   const lib = cpus && cpus.length > 0 ? open() : null;
   if (!lib || !cpus) return;
   const mask = maskOf(cpus);
-  for (const task of readdirSync(`/proc/${pid}/task`)) if (lib.sched_setaffinity(Number(task), MASK_BYTES, ptr(mask)) !== 0) throw new Error(`cannot bind thread ${task} of process ${pid} to CPUs ${cpus.join(",")}`);
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    // A thread that ended since the listing has nothing left to bind (the runtime's helper
+    // threads come and go); one refused while it lives is an error.
+    if (lib.sched_setaffinity(Number(task), MASK_BYTES, ptr(mask)) !== 0 && existsSync(`/proc/${pid}/task/${task}`)) throw new Error(`cannot bind thread ${task} of process ${pid} to CPUs ${cpus.join(",")}`);
+  }
 }
 
 /** Runs `spawn` with the calling thread bound to `cpus` (CPU ids), so that what it starts is; as is without them. */
