@@ -5,6 +5,7 @@
  * goes up with their puts; the merged KVS comes back down as `fence.out`.
  */
 import {
+  type KvsShare,
   attachPmiFd,
   listenPmiPort,
   NodeStepPmi,
@@ -43,6 +44,8 @@ export interface StepPmiContext {
   rankUid: number;
   /** Tree children's indices (their fence contributions are awaited). */
   children: number[];
+  /** The ranks' user's share of what his steps on this node may hold in their KVS together. */
+  kvsShare?: KvsShare;
   up(msg: StepUp): void;
   /** `error`: the controller refused the request (a cap); the rank gets it as its error reply. */
   names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
@@ -123,6 +126,7 @@ export class StepPmi {
         },
       },
       { ...spec.spawn?.preput, ...spec.preput },
+      c.kvsShare,
     );
   }
 
