@@ -24,6 +24,7 @@ import { framesOf } from "../../src/proto/frames.ts";
 import { signCredential } from "../../src/proto/credential.ts";
 import { MAX_CONNECTIONS_PER_JOB } from "../../src/roles/agent/server.ts";
 import { KVS_KEY_COST, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
+import { BODIES_PER_USER } from "../../src/api/app.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
 const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
@@ -546,3 +547,36 @@ async function waitForFile(path: string): Promise<string> {
   }
   throw new Error(`${path} never written`);
 }
+
+test("one user's requests whose bodies come slowly hold at most BODIES_PER_USER connections at once: his 300 one-byte trickles past it are answered 429 naming the cap; hers is served", async () => {
+  // Unfixed: a body counted only its bytes against his 16 MiB, so 300 bodies of one byte each held
+  // 300 of the controller's descriptors (and as many as he could open), none answered.
+  const { hostname, port } = new URL(c.url);
+  const answers: string[] = [];
+  const socks = await Promise.all(
+    Array.from({ length: 300 }, () =>
+      new Promise<import("node:net").Socket>((resolve) => {
+        const s = connect(Number(port), hostname, () => {
+          s.write(`POST /v1/jobs HTTP/1.1\r\nHost: ebb\r\nAuthorization: Bearer ${tokens.ebbt_bob}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+          resolve(s);
+        });
+        let text = "";
+        s.on("data", (d) => {
+          text += d.toString();
+          if (text.includes("\r\n\r\n{")) answers.push(text);
+        });
+        s.on("error", () => {});
+      }),
+    ),
+  );
+  try {
+    await waitFor(`${300 - BODIES_PER_USER} of his requests to be refused`, () => answers.length >= 300 - BODIES_PER_USER, 60_000);
+    expect(answers.length).toBe(300 - BODIES_PER_USER);
+    expect(answers[0]).toStartWith("HTTP/1.1 429");
+    expect(answers[0]).toContain(`the most one user's may (${BODIES_PER_USER})`);
+    const hers = await submitAs("ebbt_alice", { argv: ["true"] });
+    expect((await c.waitJob(hers, ENDED, 30_000)).state).toBe("COMPLETED");
+  } finally {
+    for (const s of socks) s.destroy();
+  }
+}, 120_000);
