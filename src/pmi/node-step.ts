@@ -100,6 +100,8 @@ export class NodeStepPmi {
 
   /** Keys that appear in the local KVS without a fence (an adaptation's new business cards); past a cap, the step's PMI fails instead. */
   merge(entries: Readonly<Record<string, string>>): void {
+    // A failed or ended step keeps nothing more (nor takes more of its user's share).
+    if (this.failure) return;
     const why = this.capExceeded(this.kvs.sizeWithAll(entries, this.size()));
     if (why) {
       this.hooks.refused?.(undefined, why);
