@@ -14,9 +14,11 @@ export class FenceMerge {
   private keys = 0;
   private units = 0;
 
-  add(puts: Readonly<Record<string, string>>, error?: string): void {
+  /** `puts` is the merge's own from then on (a message's, a fresh record): the first is kept as it is, not copied (65,535 keys: ~300 ms). */
+  add(puts: Record<string, string>, error?: string): void {
     if (error) this.refuse(error);
     if (this.error) return;
+    if (this.keys === 0) return this.adopt(puts);
     for (const [k, v] of Object.entries(puts)) {
       const old = Object.hasOwn(this.kvs, k) ? this.kvs[k] : undefined;
       if (old === undefined) {
@@ -25,6 +27,19 @@ export class FenceMerge {
       } else this.units += v.length - old.length;
       this.kvs[k] = v;
     }
+    this.check();
+  }
+
+  private adopt(puts: Record<string, string>): void {
+    this.kvs = puts;
+    for (const k in puts) {
+      this.keys++;
+      this.units += k.length + puts[k]!.length;
+    }
+    this.check();
+  }
+
+  private check(): void {
     const why = kvsCapExceeded({ keys: this.keys, bytes: this.units });
     if (why) this.refuse(why);
   }
