@@ -20,7 +20,8 @@ import { JsonTooDeep, parseJson } from "../util/json.ts";
 import { UserBytes } from "../domain/user-bytes.ts";
 import { UserSlots } from "../domain/user-slots.ts";
 
-type Env = { Variables: { scope: Scope; bodies: { budget: UserBytes; user: string } } };
+type Bodies = { budget: UserBytes; slots: UserSlots; user: string };
+type Env = { Variables: { scope: Scope; bodies: Bodies } };
 
 export const MAX_BODY = 2 << 20;
 
@@ -37,6 +38,16 @@ export const bodyBytes = (perUser = BODY_BYTES_PER_USER) =>
   new UserBytes(perUser, (user, held, asked) => new Refusal("too_many", "too_many_bytes", `${user}'s requests hold ${held} bytes of bodies being read; ${asked} more would pass the ${perUser} one user's may hold at once: let some finish and try again`));
 
 /**
+ * Requests of one user whose bodies are being read at once. The byte budget alone did not bound
+ * them: a body of one byte, or one sent a byte at a time, held a connection (a descriptor) for a
+ * byte of the budget, and 300 of them were 300 descriptors held, none answered.
+ */
+export const BODIES_PER_USER = 64;
+
+const bodySlots = () =>
+  new UserSlots(BODIES_PER_USER, (user, n) => new Refusal("too_many", "too_many_bodies", `${user} has ${n} requests whose bodies are being read, the most one user's may (${BODIES_PER_USER}); let some finish and try again`));
+
+/**
  * `GET /v1/jobs/{id}?wait=S` requests one user may hold waiting at once: each holds a connection
  * (a descriptor) up to 50 s, and nothing bounded how many, up to the controller's descriptors.
  */
@@ -50,7 +61,16 @@ const waitSlots = () =>
  * the limit, whether it says its length or comes chunked, so no request can make the controller
  * hold more than MAX_BODY of it; and what `user`'s requests hold together is counted in `budget`.
  */
-async function readCapped(req: Request, budget: UserBytes, user: string): Promise<string> {
+async function readCapped(req: Request, { budget, slots, user }: Bodies): Promise<string> {
+  const release = slots.take(user);
+  try {
+    return await readCounted(req, budget, user);
+  } finally {
+    release();
+  }
+}
+
+async function readCounted(req: Request, budget: UserBytes, user: string): Promise<string> {
   const header = req.headers.get("content-length");
   const length = Number(header ?? 0);
   if (length > MAX_BODY) throw tooLarge();
@@ -93,8 +113,7 @@ async function readCapped(req: Request, budget: UserBytes, user: string): Promis
 
 /** The request's JSON body, validated; with `optional`, no body at all reads as `{}`. */
 async function body<S extends z.ZodType>(c: Context, schema: S, optional = false): Promise<z.infer<S>> {
-  const { budget, user } = c.get("bodies") as { budget: UserBytes; user: string };
-  const text = await readCapped(c.req.raw, budget, user);
+  const text = await readCapped(c.req.raw, c.get("bodies") as Bodies);
   if (optional && text.trim() === "") return validate(schema, {});
   let raw: unknown;
   try {
@@ -133,6 +152,7 @@ const iso = (t: string | undefined) => (t === undefined ? undefined : Date.parse
 export function createApi(backend: ApiBackend): Hono<Env> {
   const app = new Hono<Env>();
   const bodies = bodyBytes();
+  const bodiesRead = bodySlots();
   const waits = waitSlots();
 
   app.onError((err, c) => {
@@ -165,7 +185,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     const scope = backend.authorize(m[1]!);
     if (scope === undefined) throw new Refusal("unauthorized", "unauthorized", "the bearer token is not valid for this controller");
     c.set("scope", scope);
-    c.set("bodies", { budget: bodies, user: backend.userOf(scope) });
+    c.set("bodies", { budget: bodies, slots: bodiesRead, user: backend.userOf(scope) });
     await next();
   });
 

@@ -1,4 +1,4 @@
-import { KVS_MAX_BYTES, KVS_MAX_KEYS } from "./limits.ts";
+import { KVS_KEY_COST, KVS_MAX_BYTES, KVS_MAX_KEYS, USER_KVS_MAX_BYTES } from "./limits.ts";
 
 const encoder = new TextEncoder();
 const scratch = new Uint8Array(4096);
@@ -24,6 +24,13 @@ export function kvsCapExceeded(size: KvsSize): string | undefined {
   if (size.bytes > KVS_MAX_BYTES) return `PMI KVS full: a step holds at most ${KVS_MAX_BYTES} bytes of keys and values (ebb's per-step cap KVS_MAX_BYTES)`;
   return undefined;
 }
+
+/** What a KVS of this size counts against its user's share on the node (USER_KVS_MAX_BYTES). */
+export const userKvsCost = (size: KvsSize): number => size.bytes + size.keys * KVS_KEY_COST;
+
+/** The refusal past a user's share (its `max`, USER_KVS_MAX_BYTES in the agent). */
+export const userKvsFull = (max = USER_KVS_MAX_BYTES): string =>
+  `PMI KVS full: one user's steps on a node hold at most ${max} bytes of keys and values together, each key counting ${KVS_KEY_COST} more (ebb's per-user cap USER_KVS_MAX_BYTES)`;
 
 /** A map of PMI keys to values that counts its keys and bytes, so that they can be capped. */
 export class CountedKvs implements KvsSize {

@@ -52,5 +52,14 @@ export const MAX_REPLY_BACKLOG = 1 << 20;
 export const KVS_MAX_KEYS = 65_536;
 export const KVS_MAX_BYTES = 16 << 20;
 
+/**
+ * What one user's steps on a node may hold together in their key-value spaces, counted as each
+ * step's caps count (keys, pending puts, node attributes, preput keys), a key counting
+ * KVS_KEY_COST bytes more for what holding it costs the agent. Without it, the per-step caps were
+ * no cap on one user: each of his steps on the node could hold KVS_MAX_BYTES.
+ */
+export const USER_KVS_MAX_BYTES = 64 << 20;
+export const KVS_KEY_COST = 64;
+
 /** Services a job may have published at once (PMI `publish_name` / `name-publish`); the controller holds them until the job ends. */
 export const NAMES_MAX = 1024;

@@ -1,5 +1,12 @@
 import type { PmiBackend, PmiRankInfo, SpawnRequest, SpawnResult } from "./backend.ts";
-import { CountedKvs, type KvsSize, kvsCapExceeded } from "./kvs.ts";
+import { CountedKvs, type KvsSize, kvsCapExceeded, userKvsCost, userKvsFull } from "./kvs.ts";
+
+/** The step's user's share of what all his steps on the node may hold (`UserBytes.of`, domain/user-bytes.ts, in the agent). */
+export interface KvsShare {
+  readonly max: number;
+  take(n: number): boolean;
+  give(n: number): void;
+}
 
 /** What the agent supplies for one step on one node; everything node-local is handled by NodeStepPmi. */
 export interface NodeStepHooks {
@@ -53,16 +60,20 @@ export class NodeStepPmi {
   private readonly attrWaiters = new Map<string, Array<{ resolve: (v: string) => void; reject: (e: Error) => void }>>();
   private failure: Error | undefined;
   private fences = 0;
+  /** What this step has taken of its user's share (userKvsCost of its size). */
+  private charged = 0;
 
   constructor(
     ranks: readonly PmiRankInfo[],
     private readonly hooks: NodeStepHooks,
     /** Spawned steps: keys readable before the first fence. */
     preput: Readonly<Record<string, string>> = {},
+    /** The user's share across his steps on the node; without it, only the per-step caps count. */
+    private readonly share?: KvsShare,
   ) {
     for (const r of ranks) this.ranks.set(r.rank, r);
     for (const [k, v] of Object.entries(preput)) this.preput.set(k, v);
-    const why = kvsCapExceeded(this.size());
+    const why = this.capExceeded(this.size());
     if (why) this.failure = new Error(`the preput keys: ${why}`);
   }
 
@@ -89,7 +100,9 @@ export class NodeStepPmi {
 
   /** Keys that appear in the local KVS without a fence (an adaptation's new business cards); past a cap, the step's PMI fails instead. */
   merge(entries: Readonly<Record<string, string>>): void {
-    const why = kvsCapExceeded(this.kvs.sizeWithAll(entries, this.size()));
+    // A failed or ended step keeps nothing more (nor takes more of its user's share).
+    if (this.failure) return;
+    const why = this.capExceeded(this.kvs.sizeWithAll(entries, this.size()));
     if (why) {
       this.hooks.refused?.(undefined, why);
       return this.fail(why);
@@ -110,6 +123,25 @@ export class NodeStepPmi {
     this.puts.clear();
     this.nodeAttrs.clear();
     this.preput.clear();
+    this.charge({ keys: 0, bytes: 0 });
+  }
+
+  /**
+   * Why the step may not grow to `size` (a per-step cap, or its user's share on the node), or
+   * undefined: then its share is charged for `size` already, as the caller is about to hold it.
+   */
+  private capExceeded(size: KvsSize): string | undefined {
+    return kvsCapExceeded(size) ?? (this.charge(size) ? undefined : userKvsFull(this.share!.max));
+  }
+
+  /** Takes from (or gives back to) the user's share what holding `size` costs; false, nothing taken, past the share. */
+  private charge(size: KvsSize): boolean {
+    if (!this.share) return true;
+    const need = userKvsCost(size) - this.charged;
+    if (need > 0 && !this.share.take(need)) return false;
+    if (need < 0) this.share.give(-need);
+    this.charged += need;
+    return true;
   }
 
   /** Update what a rank is told (size, universeSize after a resize). */
@@ -157,7 +189,7 @@ export class NodeStepPmi {
   /** Throws, with the cap in its message, a put that would take the step past a cap. */
   private admit(rank: number, store: CountedKvs, key: string, value: string): void {
     if (this.failure) throw this.failure;
-    const why = kvsCapExceeded(store.sizeWith(key, value, this.size()));
+    const why = this.capExceeded(store.sizeWith(key, value, this.size()));
     if (!why) return;
     this.hooks.refused?.(rank, why);
     throw new Error(why);
@@ -183,6 +215,7 @@ export class NodeStepPmi {
     const waiters = this.waiting.splice(0);
     const puts = this.puts.toRecord();
     this.puts.clear();
+    this.charge(this.size());
     this.arrived = new Set();
     const epoch = ++this.fences;
     let exchanged: Promise<Record<string, string>>;
@@ -193,7 +226,7 @@ export class NodeStepPmi {
     }
     exchanged.then(
       (all) => {
-        const why = this.failure?.message ?? kvsCapExceeded(this.kvs.sizeWithAll(all, this.size()));
+        const why = this.failure?.message ?? this.capExceeded(this.kvs.sizeWithAll(all, this.size()));
         if (why) {
           if (!this.failure) this.hooks.refused?.(undefined, why);
           for (const w of waiters) w.reject(new Error(why));

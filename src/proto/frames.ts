@@ -23,8 +23,15 @@ export function framesOf(text: string, max = FRAME_MAX): (string | Uint8Array<Ar
   return frames;
 }
 
-/** Bytes held of unfinished messages, shared by the connections it is given to (a user's, say). */
-export class ByteBudget {
+/** What an Assembler counts its pieces against (a user's share is `UserBytes.of`, domain/user-bytes.ts). */
+export interface Budget {
+  readonly max: number;
+  take(n: number): boolean;
+  give(n: number): void;
+}
+
+/** Bytes held of unfinished messages by one holder (a job's connections, one agent's), shared by the connections it is given to; per user, `UserBytes`. */
+export class ByteBudget implements Budget {
   private held = 0;
   constructor(readonly max: number) {}
 
@@ -50,7 +57,7 @@ export class Assembler {
   private size = 0;
 
   constructor(
-    private readonly budget: ByteBudget,
+    private readonly budget: Budget,
     /** What the refusal says the budget is: "a user's", "a connection's". */
     private readonly whose: string,
   ) {}

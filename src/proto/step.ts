@@ -210,7 +210,8 @@ export const StepUp = tagged({
    */
   "cfg": () => ({ step: StepKey, cfg: NodeCfg, final: z.boolean(), monitor: z.string().max(1000).optional(), reports: z.int().nonnegative() }),
   /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
-  "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs }),
+  // error: the subtree's merged puts passed a per-step cap (kvs is then empty); the fence fails everywhere.
+  "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
   /**
    * Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort;
    * `ranks-lost`: a rank of an elastic step was killed while its agent lives, the node's ranks are lost;

@@ -5,6 +5,7 @@
  * capped too.
  */
 import { afterEach, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { KVS_MAX_BYTES, KVS_MAX_KEYS, NAMES_MAX } from "../../src/pmi/limits.ts";
 import { startCluster, type TestCluster } from "../support/cluster.ts";
@@ -82,3 +83,20 @@ test("two nodes each within the cap but over it together: the fence fails on bot
     expect({ fence: r.fence, fenceMsg: r.fenceMsg, own: r.own, last: r.last }).toEqual({ fence: -1, fenceMsg: bytesRefusal, own: false, last: false });
   }
 }, 120_000);
+
+test("a tree node drops its subtree's puts as soon as they pass the cap: node01, above two nodes (--fanout 1) each filling 16 MiB, does not hold their 48 MiB; the fence fails on all three, naming the cap", async () => {
+  c = await startCluster({ agents: 3, cpus: 1 });
+  const agent = c.agents.get("node01")!.pid;
+  const kib = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${agent}/status`, "utf8"))![1]);
+  const before = kib("VmRSS");
+  const id = await c.submit({ script: `#!/bin/sh\nKVS_FILLER_BATCH=32 ebb run -N 3 -n 3 --fanout 1 ${process.execPath} ${FILLER} v1 m%r none 900 > three.out 2> three.err; echo "three $?" >> results\n`, nodes: 3, timeLimit: 200 });
+  const done = await c.waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"], 180_000);
+  const grewMiB = (kib("VmHWM") - before) / 1024;
+  console.log(`node01's agent grew ${grewMiB.toFixed(0)} MiB at its peak`);
+  if (done.state !== "COMPLETED") console.log(c.read("three.err"), c.read(`ebb-${id}.out`), c.daemonLogs().slice(-3000));
+  expect({ state: done.state, results: c.read("results") }).toEqual({ state: "COMPLETED", results: "three 0\n" });
+  const ranks = c.read("three.out").trim().split("\n").map((l) => JSON.parse(l));
+  expect(ranks.map((r) => [r.fence, r.fenceMsg])).toEqual([0, 1, 2].map(() => [-1, bytesRefusal]));
+  // Before: node01 held and re-encoded its children's 32 MiB too, grew 180 MiB and stalled past its heartbeat (NODE_FAIL); now ~42 MiB.
+  expect(grewMiB).toBeLessThan(96);
+}, 240_000);

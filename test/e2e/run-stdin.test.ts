@@ -8,6 +8,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { clusterForFile } from "../support/cluster.ts";
+import { LINE_HELD_MAX } from "../../src/roles/launcher/output.ts";
 
 const c = clusterForFile({ agents: 2, cpus: 2 });
 
@@ -138,4 +139,29 @@ test("output: a launcher read slowly holds its ranks back, through a tree node t
   expect({ bad, next }).toEqual({ bad: 0, next: [LINES + 1, 100_000_001 + LINES] });
   const growth = { node01: peak.node01 - before.node01, node02: peak.node02 - before.node02 };
   expect(Math.max(growth.node01, growth.node02), JSON.stringify(growth)).toBeLessThan(64 << 20);
+});
+
+test("a rank writing 4 MiB without a newline: ebb run writes it in pieces while the rank still runs (it holds at most LINE_HELD_MAX of a line), every byte in order", async () => {
+  const dir = c.dir;
+  const go = join(dir, "long-line.go");
+  const script = `head -c ${4 << 20} /dev/zero | tr '\\0' x; while [ ! -e ${go} ]; do sleep 0.1; done; echo end`;
+  const run = c.ebbSpawn(["run", "-n", "1", "sh", "-c", script]);
+  const reader = run.stdout.getReader();
+  let got = "";
+  // Before the cap the launcher held the whole unfinished line until the rank ended, so this never returned.
+  while (got.length < (4 << 20) - LINE_HELD_MAX) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += new TextDecoder().decode(value);
+  }
+  expect(got.length).toBeGreaterThanOrEqual((4 << 20) - LINE_HELD_MAX);
+  writeFileSync(go, "");
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    got += new TextDecoder().decode(value);
+  }
+  expect(await run.exited).toBe(0);
+  expect(got.length).toBe((4 << 20) + 4);
+  expect(got).toBe(`${"x".repeat(4 << 20)}end\n`);
 });

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { fileSink, rankFileSink } from "../../src/roles/launcher/output.ts";
+import { fileSink, LINE_HELD_MAX, rankFileSink } from "../../src/roles/launcher/output.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "ebb-output-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -38,5 +38,25 @@ describe("file sinks", () => {
     one.notice("rank 6 exited with code 1");
     one.close();
     expect([read("one.out"), read("one.err")]).toEqual(["out\n", "err\nebb: error: rank 6 exited with code 1\n"]);
+  });
+});
+
+describe("a line longer than LINE_HELD_MAX", () => {
+  test("is written in pieces as it comes, not held whole: unlabelled byte for byte, labelled a labelled line a piece", () => {
+    for (const label of [false, true]) {
+      const name = `long-${label}.out`;
+      const sink = fileSink(join(dir, name), { label });
+      const chunk = "y".repeat(LINE_HELD_MAX / 4 + 3);
+      for (let i = 0; i < 9; i++) sink.io(0, 1, chunk);
+      const before = readFileSync(join(dir, name), "utf8");
+      expect(before.replaceAll(/0: |\n/g, "").length).toBe(2 * LINE_HELD_MAX);
+      sink.io(0, 1, "z\nshort");
+      sink.flush();
+      sink.close();
+      const total = 9 * chunk.length;
+      const rest = total - 2 * LINE_HELD_MAX;
+      const expected = label ? `0: ${"y".repeat(LINE_HELD_MAX)}\n0: ${"y".repeat(LINE_HELD_MAX)}\n0: ${"y".repeat(rest)}z\n0: short\n` : `${"y".repeat(total)}z\nshort`;
+      expect(read(name)).toBe(expected);
+    }
   });
 });

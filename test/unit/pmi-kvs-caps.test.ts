@@ -7,8 +7,9 @@
 import { describe, expect, test } from "bun:test";
 import { heapStats } from "bun:jsc";
 import type { PmiRankInfo } from "../../src/pmi/backend.ts";
-import { CountedKvs, kvsCapExceeded } from "../../src/pmi/kvs.ts";
-import { KVS_MAX_BYTES, KVS_MAX_KEYS } from "../../src/pmi/limits.ts";
+import { UserBytes } from "../../src/domain/user-bytes.ts";
+import { CountedKvs, kvsCapExceeded, userKvsFull } from "../../src/pmi/kvs.ts";
+import { KVS_KEY_COST, KVS_MAX_BYTES, KVS_MAX_KEYS, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
 import { NodeStepPmi } from "../../src/pmi/node-step.ts";
 import { parseV1 } from "../../src/pmi/v1.ts";
 import { parseV2 } from "../../src/pmi/v2.ts";
@@ -151,4 +152,27 @@ describe("a parsed value is one string", () => {
       expect(added).toBeLessThan(2000 * 4);
     });
   }
+});
+
+describe("a user's share across his steps on a node (USER_KVS_MAX_BYTES)", () => {
+  test("his steps together hold at most the share, each key counting KVS_KEY_COST more; a put past it names the per-user cap; a fence moves puts without charging twice; a closed step gives its part back", async () => {
+    const bytes = new UserBytes(10_000);
+    const first = new NodeStepPmi([info(0, 1)], { exchange: async (p) => p }, {}, bytes.of("bob"));
+    const second = new NodeStepPmi([info(0, 1)], { exchange: async (p) => p }, {}, bytes.of("bob"));
+    const hers = new NodeStepPmi([info(0, 1)], { exchange: async (p) => p }, {}, bytes.of("alice"));
+    const value = "v".repeat(1000 - KVS_KEY_COST - 2);
+    for (let i = 0; i < 6; i++) first.backend(0).put(`a${i}`, value);
+    for (let i = 0; i < 4; i++) second.backend(0).put(`b${i}`, value);
+    expect(bytes.heldBy("bob")).toBe(10_000);
+    expect(() => second.backend(0).put("b4", value)).toThrow(userKvsFull(10_000));
+    expect(userKvsFull()).toContain(`at most ${USER_KVS_MAX_BYTES} bytes`);
+    // Her steps have their own share.
+    for (let i = 0; i < 10; i++) hers.backend(0).put(`c${i}`, value);
+    await first.backend(0).fence();
+    expect([first.size().keys, bytes.heldBy("bob")]).toEqual([6, 10_000]);
+    first.close();
+    expect(bytes.heldBy("bob")).toBe(4000);
+    second.backend(0).put("b4", value);
+    expect(bytes.heldBy("bob")).toBe(5000);
+  });
 });

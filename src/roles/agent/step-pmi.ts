@@ -5,6 +5,8 @@
  * goes up with their puts; the merged KVS comes back down as `fence.out`.
  */
 import {
+  FenceMerge,
+  type KvsShare,
   attachPmiFd,
   listenPmiPort,
   NodeStepPmi,
@@ -43,6 +45,8 @@ export interface StepPmiContext {
   rankUid: number;
   /** Tree children's indices (their fence contributions are awaited). */
   children: number[];
+  /** The ranks' user's share of what his steps on this node may hold in their KVS together. */
+  kvsShare?: KvsShare;
   up(msg: StepUp): void;
   /** `error`: the controller refused the request (a cap); the rank gets it as its error reply. */
   names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
@@ -52,7 +56,7 @@ export interface StepPmiContext {
 
 interface Fence {
   count: number;
-  kvs: Kvs;
+  merged: FenceMerge;
   local: boolean;
   from: Set<number>;
   sent: boolean;
@@ -123,6 +127,7 @@ export class StepPmi {
         },
       },
       { ...spec.spawn?.preput, ...spec.preput },
+      c.kvsShare,
     );
   }
 
@@ -177,7 +182,7 @@ export class StepPmi {
     if (f.from.has(index)) return;
     f.from.add(index);
     f.count += msg.count;
-    Object.assign(f.kvs, msg.kvs);
+    f.merged.add(msg.kvs, msg.error);
     this.maybeUp(msg.seq);
   }
 
@@ -223,7 +228,7 @@ export class StepPmi {
     const f = this.fence(epoch);
     f.local = true;
     f.count += this.c.ranks.length;
-    Object.assign(f.kvs, puts);
+    f.merged.add(puts);
     const done = new Promise<Kvs>((resolve, reject) => {
       f.resolve = resolve;
       f.reject = reject;
@@ -234,7 +239,7 @@ export class StepPmi {
 
   private fence(seq: number): Fence {
     let f = this.fences.get(seq);
-    if (!f) this.fences.set(seq, (f = { count: 0, kvs: {}, local: this.c.ranks.length === 0, from: new Set(), sent: false }));
+    if (!f) this.fences.set(seq, (f = { count: 0, merged: new FenceMerge(), local: this.c.ranks.length === 0, from: new Set(), sent: false }));
     return f;
   }
 
@@ -245,11 +250,13 @@ export class StepPmi {
     if (this.alone) {
       // Every rank of the step is here: the fence is over without the round trip to the launcher.
       this.fences.delete(seq);
-      f.resolve?.(f.kvs);
+      if (f.merged.error) f.reject?.(new Error(f.merged.error));
+      else f.resolve?.(f.merged.kvs);
       return;
     }
     f.sent = true;
-    this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs: f.kvs });
+    const { kvs, error } = f.merged;
+    this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs, ...(error ? { error } : {}) });
   }
 }
 

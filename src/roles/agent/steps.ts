@@ -34,6 +34,8 @@ import { SubtreeCfg } from "../../cfg/subtree.ts";
 import { below, readerNodes } from "../../tbon/stdin-route.ts";
 import { pipe } from "../../util/pipe.ts";
 import { StepStdin } from "./step-stdin.ts";
+import { UserBytes } from "../../domain/user-bytes.ts";
+import { USER_KVS_MAX_BYTES } from "../../pmi/index.ts";
 
 import type { TrustedCa } from "../../api/client.ts";
 
@@ -93,6 +95,8 @@ const ADOPT_WAIT_MS = 10_000;
 
 export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
+  /** What each user's steps here hold in their PMI key-value spaces together (USER_KVS_MAX_BYTES). */
+  readonly kvsBytes = new UserBytes(USER_KVS_MAX_BYTES);
 
   constructor(readonly ctx: StepContext) {}
 
@@ -290,6 +294,8 @@ export class StepNode {
         ranks: worldRanks,
         rankUid: this.runAs()?.uid ?? ownUid(),
         children,
+        // An agent that is not root runs every step as its own user: one share for all.
+        kvsShare: this.svc.kvsBytes.of(this.ctx.allocation.userOf(spec.jobId) ?? ""),
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,

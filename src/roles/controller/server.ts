@@ -11,6 +11,7 @@ import { REFUSED } from "../../proto/agent.ts";
 import { Assembler, ByteBudget, FRAME_MAX } from "../../proto/frames.ts";
 import { LAUNCHER_UNREAD_MAX, LAUNCHERS_REFUSED } from "../../proto/launcher.ts";
 import { Refusal } from "../../domain/refusal.ts";
+import { UserBytes } from "../../domain/user-bytes.ts";
 import { UserSlots } from "../../domain/user-slots.ts";
 import { readFileSync } from "node:fs";
 import { logger } from "../../util/log.ts";
@@ -109,12 +110,7 @@ function session(ws: ServerWebSocket<Conn>): Session<unknown> {
 }
 
 export function serve(o: ServeOptions): Server<Conn> {
-  const userBudgets = new Map<string, ByteBudget>();
-  const budgetOf = (user: string) => {
-    let b = userBudgets.get(user);
-    if (!b) userBudgets.set(user, (b = new ByteBudget(LAUNCHER_PIECES_PER_USER)));
-    return b;
-  };
+  const pieces = new UserBytes(LAUNCHER_PIECES_PER_USER);
   return Bun.serve<Conn>({
     hostname: o.listen.host,
     port: o.listen.port,
@@ -162,7 +158,7 @@ export function serve(o: ServeOptions): Server<Conn> {
       open(ws) {
         ws.data.session = session(ws);
         ws.data.pieces =
-          ws.data.kind === "agent" ? new Assembler(new ByteBudget(AGENT_PIECES_MAX), "an agent's connection's") : new Assembler(budgetOf(ws.data.user!), `${ws.data.user}'s launcher connections'`);
+          ws.data.kind === "agent" ? new Assembler(new ByteBudget(AGENT_PIECES_MAX), "an agent's connection's") : new Assembler(pieces.of(ws.data.user!), `${ws.data.user}'s launcher connections'`);
         if (ws.data.refuse && ws.data.kind === "launcher") {
           log.warn(`refused a launcher from ${ws.remoteAddress}: ${ws.data.refuse}`);
           ws.send(JSON.stringify({ t: "error", code: "too_many_launchers", message: ws.data.refuse }));

@@ -9,7 +9,15 @@ import { openOutputFile } from "../output-open.ts";
 
 type Write = (fd: 1 | 2, text: string, rank: number) => void;
 
-/** Writes each rank's output a whole line at a time, holding back partial lines until they end; with `label`, prefixed "RANK: ". */
+/**
+ * The most of one unfinished line a rank's stream holds (UTF-16 units). A rank that writes more
+ * without a newline has it written in pieces of this size, as Slurm's stepd splits a line longer
+ * than its buffer: memory stays bounded whatever the rank writes, and nothing is lost. Unlabelled,
+ * a piece is written as it is (the bytes are the rank's); labelled, each piece is a labelled line.
+ */
+export const LINE_HELD_MAX = 64 << 10;
+
+/** Writes each rank's output a whole line at a time, holding back partial lines (up to LINE_HELD_MAX) until they end; with `label`, prefixed "RANK: ". */
 class Lines {
   private readonly partial = new Map<string, string>();
 
@@ -20,22 +28,31 @@ class Lines {
 
   io(rank: number, fd: 1 | 2, data: string): void {
     const key = `${rank}:${fd}`;
-    const text = (this.partial.get(key) ?? "") + data;
-    const cut = text.lastIndexOf("\n");
-    if (cut < 0) {
-      this.partial.set(key, text);
-      return;
+    const held = this.partial.get(key) ?? "";
+    // Only the new data is searched: a long unfinished line is not scanned again on every chunk.
+    const cut = data.lastIndexOf("\n");
+    if (cut >= 0) {
+      const text = held + data.slice(0, cut + 1);
+      this.write(fd, this.label ? `${text.slice(0, -1).split("\n").map((l) => `${rank}: ${l}\n`).join("")}` : text, rank);
     }
-    this.partial.set(key, text.slice(cut + 1));
-    this.write(fd, this.label ? `${text.slice(0, cut).split("\n").map((l) => `${rank}: ${l}\n`).join("")}` : text.slice(0, cut + 1), rank);
+    let rest = cut >= 0 ? data.slice(cut + 1) : held + data;
+    while (rest.length >= LINE_HELD_MAX) {
+      this.piece(rank, fd, rest.slice(0, LINE_HELD_MAX));
+      rest = rest.slice(LINE_HELD_MAX);
+    }
+    if (rest) this.partial.set(key, rest);
+    else this.partial.delete(key);
   }
 
-  /** What is left of unfinished lines (the step has ended). */
+  private piece(rank: number, fd: 1 | 2, text: string): void {
+    this.write(fd, this.label ? `${rank}: ${text}\n` : text, rank);
+  }
+
+/** What is left of unfinished lines (the step has ended). */
   flush(): void {
     for (const [key, rest] of this.partial) {
-      if (!rest) continue;
       const [rank, fd] = key.split(":");
-      this.write(Number(fd) as 1 | 2, this.label ? `${rank}: ${rest}\n` : rest, Number(rank));
+      this.piece(Number(rank), Number(fd) as 1 | 2, rest);
     }
     this.partial.clear();
   }

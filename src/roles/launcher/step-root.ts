@@ -6,7 +6,7 @@
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
-import { CountedKvs, kvsCapExceeded } from "../../pmi/index.ts";
+import { CountedKvs, FenceMerge, kvsCapExceeded } from "../../pmi/index.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
@@ -108,7 +108,7 @@ export class StepRoot {
   private cfgFinalSent = false;
   /** A report went to onCfg: later ones go too, even empty (they replace it). */
   private cfgReported = false;
-  private readonly fences = new Map<number, { count: number; kvs: Record<string, string> }>();
+  private readonly fences = new Map<number, { count: number; merged: FenceMerge }>();
   /** Everything put in the step's KVS, over all fences; a fence that would take it past a cap fails instead (every agent holds it). */
   readonly kvs = new CountedKvs();
   private failure: string | undefined;
@@ -270,15 +270,16 @@ export class StepRoot {
         return;
       case "fence.in": {
         let f = this.fences.get(msg.seq);
-        if (!f) this.fences.set(msg.seq, (f = { count: 0, kvs: {} }));
+        if (!f) this.fences.set(msg.seq, (f = { count: 0, merged: new FenceMerge() }));
         f.count += msg.count;
-        Object.assign(f.kvs, msg.kvs);
+        f.merged.add(msg.kvs, msg.error);
         if (f.count >= this.size) {
           this.fences.delete(msg.seq);
-          const error = kvsCapExceeded(this.kvs.sizeWithAll(f.kvs));
+          const { kvs } = f.merged;
+          const error = f.merged.error ?? kvsCapExceeded(this.kvs.sizeWithAll(kvs));
           if (error) return this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: {}, error });
-          for (const [k, v] of Object.entries(f.kvs)) this.kvs.set(k, v);
-          this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: f.kvs });
+          for (const [k, v] of Object.entries(kvs)) this.kvs.set(k, v);
+          this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs });
         }
         return;
       }
