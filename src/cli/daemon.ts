@@ -9,7 +9,7 @@ import { ZodError } from "zod";
 import { SAMPLE_INTERVAL } from "../proto/elastic-settings.ts";
 import { DEFAULT_ARRAY_TASKS, MAX_ARRAY_TASKS } from "../domain/array.ts";
 import { DEFAULT_MAX_JOB_COUNT, MAX_JOB_COUNT } from "../sched/quota.ts";
-import { ADAPT_TIMEOUT, HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
+import { ADAPT_REPORT_GRACE, ADAPT_TIMEOUT, HEARTBEAT, readControllerConfig, type ControllerConfig } from "../roles/controller/config.ts";
 import { resolvePriority } from "../sched/priority.ts";
 import { isPolicy, POLICIES, resolveConfig, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { describeIssues } from "../util/zod.ts";
@@ -57,7 +57,7 @@ export function listenFlag(value: string, flag = "--listen"): HostPort {
 }
 
 export const controllerTuning = defineArgs({
-  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout, privateData: [jobs, nodes, usage], userResizeScalesLimit}; flags override it", valueHint: "FILE" },
+  config: { type: "string", description: "JSON configuration file: {scheduler: {policy, interval, upper, lower, window, minSamples, settle, payoff, ...}, limits: {...}, heartbeat, defaultTime, killWait, sampleInterval, adaptTimeout, adaptReportGrace, privateData: [jobs, nodes, usage], userResizeScalesLimit}; flags override it", valueHint: "FILE" },
   heartbeat: { type: "string", description: "Agent heartbeat interval in seconds; 3 missed make a node DOWN (default 2)", valueHint: "SECONDS" },
   "default-time": { type: "string", description: "Time limit of jobs that give none (default 1:00:00)", valueHint: "TIME" },
   "kill-wait": { type: "string", description: "Seconds between SIGTERM and SIGKILL when a job is cancelled or times out (default 5)", valueHint: "SECONDS" },
@@ -69,7 +69,8 @@ export const controllerTuning = defineArgs({
   "min-samples": { type: "string", description: "Timing samples a job needs since its last adaptation before the scheduler acts on it (default 3)", valueHint: "N" },
   payoff: { type: "boolean", description: "Grow a job only if the predicted gain exceeds its adaptation cost (default on)", negativeDescription: "Grow jobs without the payoff rule" },
   "sample-interval": { type: "string", description: "Seconds between jobs' timing and CFG samples, unless a job sets its own (default 60)", valueHint: "SECONDS" },
-  "adapt-timeout": { type: "string", description: "Seconds an adaptation (resize or fault) may take: the launcher fails one that has not committed by then, each of its rounds included; the controller fails it 10 s later if the launcher did not report (default 600)", valueHint: "SECONDS" },
+  "adapt-timeout": { type: "string", description: "Seconds an adaptation (resize or fault) may take: the launcher fails one that has not committed by then, each of its rounds included; the controller fails it --adapt-report-grace later if the launcher did not report (default 600)", valueHint: "SECONDS" },
+  "adapt-report-grace": { type: "string", description: "Seconds past an adaptation's deadline the controller waits for its launcher's report before it fails the adaptation itself (default 10)", valueHint: "SECONDS" },
   "max-job-count": { type: "string", description: `The most jobs pending or running, an array's tasks each (default ${DEFAULT_MAX_JOB_COUNT}, Slurm's MaxJobCount; one user at most half of them; at most ${MAX_JOB_COUNT})`, valueHint: "N" },
   "max-array-tasks": { type: "string", description: `The most tasks one job array may have (default ${DEFAULT_ARRAY_TASKS}, Slurm's MaxArraySize; at most ${MAX_ARRAY_TASKS})`, valueHint: "N" },
   "keep-history": { type: "string", description: "How long finished jobs are kept for ebb history, e.g. 30d, 12h, 90m, 3600s, or forever (default 30d)", valueHint: "AGE" },
@@ -159,6 +160,7 @@ export function tuning(a: TuningArgs) {
     throw new UsageError(`scheduler settings: ${e instanceof ZodError ? describeIssues(e) : (e as Error).message}`);
   }
   const adaptTimeout = numberFlag(a["adapt-timeout"], "--adapt-timeout", ADAPT_TIMEOUT) ?? file.adaptTimeout;
+  const adaptReportGrace = numberFlag(a["adapt-report-grace"], "--adapt-report-grace", ADAPT_REPORT_GRACE) ?? file.adaptReportGrace;
   const killWait = a["kill-wait"] === undefined ? file.killWait : intFlag(a["kill-wait"], "--kill-wait", { min: 0 });
   return {
     heartbeatMs: hb === undefined ? undefined : Math.round(hb * 1000),
@@ -166,6 +168,7 @@ export function tuning(a: TuningArgs) {
     killWaitMs: killWait === undefined ? undefined : killWait * 1000,
     sampleInterval: numberFlag(a["sample-interval"], "--sample-interval", SAMPLE_INTERVAL) ?? file.sampleInterval,
     adaptTimeoutMs: adaptTimeout === undefined ? undefined : adaptTimeout * 1000,
+    adaptReportGraceMs: adaptReportGrace === undefined ? undefined : adaptReportGrace * 1000,
     scheduler,
     limits: file.limits,
     maxArrayTasks: intFlag(a["max-array-tasks"], "--max-array-tasks", { max: MAX_ARRAY_TASKS }) ?? file.maxArrayTasks,

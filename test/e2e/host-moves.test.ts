@@ -23,7 +23,13 @@ const BUN = process.execPath;
 const JACOBI = join(ROOT, "examples/jacobi.ts");
 const NODES = ["node01", "node02", "node03", "node04"];
 /** Seconds the rules must say a state before the node takes it. */
-const DWELL = 5;
+const DWELL = 3;
+/**
+ * The on-off load's cycles: on 0.5 s, off 1.5 s. Together the on-phases last more than the dwell
+ * (4 s), so a dwell that added up time over the threshold instead of waiting for it unbroken
+ * would change the state.
+ */
+const CYCLES = 8;
 
 let h: HostRulesCluster;
 let c: TestCluster;
@@ -80,7 +86,7 @@ test("a load switched on and off faster than the dwell changes no state and move
     }
   })();
   try {
-    for (let i = 0; i < 12; i++) {
+    for (let i = 0; i < CYCLES; i++) {
       const [u0, t0] = [usage(), performance.now()];
       hog.kill("SIGCONT");
       await Bun.sleep(500);
@@ -105,7 +111,7 @@ test("a load switched on and off faster than the dwell changes no state and move
 }, 240_000);
 
 test("a CPU hog outside ebb makes a node overloaded within the dwell; an elastic Jacobi there moves to the free node and finishes with the fixed-size answer", async () => {
-  // Paced (1000 x 10 ms) for the move to land mid-run on a quiet machine: the dwell alone is 5 s.
+  // Paced (1000 x 10 ms) for the move to land mid-run on a quiet machine: the dwell alone is 3 s.
   const iters = ["--iters", "1000"];
   const fixed = await c.ebb(["run", "-N", "1", "--", BUN, JACOBI, ...iters]);
   expect(fixed.code).toBe(0);

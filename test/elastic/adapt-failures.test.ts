@@ -15,6 +15,11 @@ const BUN = process.execPath;
 const STALL = join(import.meta.dir, "programs/stall.ts");
 /** The adaptation time limit of the first cluster (ebb controller --adapt-timeout). */
 const ADAPT_TIMEOUT = 4;
+/**
+ * How long past the deadline its controller waits for a launcher's report (ebb controller
+ * --adapt-report-grace; default 10 s, which the launcher that never reports would wait out).
+ */
+const REPORT_GRACE = 3;
 
 /** The last iteration rank `rank` printed ("rank=R i=I"), or -1. */
 function lastIteration(out: string, rank: number): number {
@@ -25,7 +30,7 @@ function lastIteration(out: string, rank: number): number {
 describe(`adaptations bounded by --adapt-timeout ${ADAPT_TIMEOUT}`, () => {
   let c: TestCluster;
   beforeAll(async () => {
-    c = await startCluster({ agents: 2, controllerArgs: ["--adapt-timeout", String(ADAPT_TIMEOUT)] });
+    c = await startCluster({ agents: 2, controllerArgs: ["--adapt-timeout", String(ADAPT_TIMEOUT), "--adapt-report-grace", String(REPORT_GRACE)] });
   });
   afterAll(async () => {
     await c?.stop();
@@ -65,7 +70,7 @@ describe(`adaptations bounded by --adapt-timeout ${ADAPT_TIMEOUT}`, () => {
         return x.state !== "ADAPTING" ? x : undefined;
       }, 60_000);
       expect(a.state).toBe("FAILED");
-      expect(a.message).toBe(`its launcher did not report its end within ${ADAPT_TIMEOUT + 10} s (ebb controller --adapt-timeout ${ADAPT_TIMEOUT}, and 10 s for the report)`);
+      expect(a.message).toBe(`its launcher did not report its end within ${ADAPT_TIMEOUT + REPORT_GRACE} s (ebb controller --adapt-timeout ${ADAPT_TIMEOUT}, and ${REPORT_GRACE} s for the report)`);
       const detail = await c.job(job.id);
       expect([detail.state, detail.allocation.length]).toEqual(["RUNNING", 2]);
     } finally {

@@ -69,6 +69,11 @@ export class LocalSlurm {
           ? ["SelectType=select/cons_tres", "SelectTypeParameters=CR_Core_Memory", ...(this.o.memoryMb !== undefined ? [`DefMemPerCPU=${Math.floor(this.o.memoryMb / (this.o.cpus ?? 2))}`] : [])]
           : ["SelectType=select/linear"]),
         "SchedulerType=sched/builtin",
+        // sbatch --wait sleeps 2 s between polls while 2 >= MinJobAge / 2 (integer division), else 4
+        // times longer each time (2, 8, 32 s: a 3 s job took 10 s at the default 300). 5 is the most
+        // that keeps 2 s; an ended job stays readable (scontrol) at least that long. (0, "never
+        // purged" in the man page, let the next purge pass take ended jobs here: scontrol found none.)
+        "MinJobAge=5",
         "MpiDefault=none",
         "ReturnToService=2",
         "JobAcctGatherType=jobacct_gather/none",

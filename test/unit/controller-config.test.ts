@@ -74,5 +74,10 @@ describe("controller config file", () => {
     expect(() => tuning({ heartbeat: "0.01" })).toThrow("--heartbeat 0.01: must be at least 0.05");
     expect(() => tuning({ "sample-interval": "100000" })).toThrow("--sample-interval 100000: must be at most 86400");
     expect(tuning({ "sample-interval": "86400" }).sampleInterval).toBe(86400);
+    expect(() => tuning({ "adapt-report-grace": "0.5" })).toThrow("--adapt-report-grace 0.5: must be at least 1");
+    expect(() => tuning({ "adapt-report-grace": "3601" })).toThrow("--adapt-report-grace 3601: must be at most 3600");
+    expect(tuning({ "adapt-report-grace": "3" }).adaptReportGraceMs).toBe(3000);
+    expect(tuning({ config: file("grace.json", `{"adaptReportGrace": 20}`) }).adaptReportGraceMs).toBe(20_000);
+    expect(tuning({}).adaptReportGraceMs).toBeUndefined();
   });
 });

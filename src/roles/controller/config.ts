@@ -19,6 +19,9 @@ const range = z.tuple([z.number().nonnegative(), z.number().nonnegative()]).refi
 /** Seconds an adaptation may take: the bounds of the config file and the --adapt-timeout flag. */
 export const ADAPT_TIMEOUT = { min: 1, max: 7 * 86_400 } as const;
 
+/** Seconds the controller waits past an adaptation's deadline for its launcher's report: the bounds of the config file and the --adapt-report-grace flag. */
+export const ADAPT_REPORT_GRACE = { min: 1, max: 3600 } as const;
+
 /** Seconds between an agent's heartbeats: the bounds of the config file and the --heartbeat flag. */
 export const HEARTBEAT = { min: 0.05, max: 3600 } as const;
 
@@ -35,6 +38,8 @@ export const ControllerConfig = z.strictObject({
   sampleInterval: z.number().min(SAMPLE_INTERVAL.min).max(SAMPLE_INTERVAL.max).optional(),
   /** Seconds an adaptation may take before it fails (default 600). */
   adaptTimeout: z.number().min(ADAPT_TIMEOUT.min).max(ADAPT_TIMEOUT.max).optional(),
+  /** Seconds past an adaptation's deadline the controller waits for its launcher's report before it fails it itself (default 10). */
+  adaptReportGrace: z.number().min(ADAPT_REPORT_GRACE.min).max(ADAPT_REPORT_GRACE.max).optional(),
   /** The most tasks one job array may have (default 1001). */
   maxArrayTasks: z.int().min(1).max(MAX_ARRAY_TASKS).optional(),
   /** The most jobs pending or running, an array's tasks each (default 50,000); one user at most half. */

@@ -34,7 +34,8 @@ const log = logger("controller");
 export const DEFAULT_ADAPT_TIMEOUT_MS = 600_000;
 /**
  * How long after an adaptation's deadline the controller waits for its launcher's report before it
- * fails it itself: the launcher fails it at the deadline and says so (docs/adaptation.md §9).
+ * fails it itself, unless told otherwise (--adapt-report-grace): the launcher fails it at the
+ * deadline and says so (docs/adaptation.md §9).
  */
 export const ADAPT_REPORT_GRACE_MS = 10_000;
 
@@ -78,6 +79,7 @@ export class Elastic {
     private readonly adaptTimeoutMs: number,
     private readonly effects: ElasticEffects,
     cfgStore?: CfgPersistence,
+    private readonly reportGraceMs = ADAPT_REPORT_GRACE_MS,
   ) {
     this.cfgs = new JobCfgs(cfgStore);
   }
@@ -497,8 +499,8 @@ export class Elastic {
   enforceAdaptTimeouts(now = Date.now()): void {
     for (const job of [...this.state.jobs.values()]) {
       const a = job.elastic?.adapting;
-      if (!a || now <= a.requestedAt + this.adaptTimeoutMs + ADAPT_REPORT_GRACE_MS) continue;
-      const message = `its launcher did not report its end within ${(this.adaptTimeoutMs + ADAPT_REPORT_GRACE_MS) / 1000} s (ebb controller --adapt-timeout ${this.adaptTimeoutMs / 1000}, and ${ADAPT_REPORT_GRACE_MS / 1000} s for the report)`;
+      if (!a || now <= a.requestedAt + this.adaptTimeoutMs + this.reportGraceMs) continue;
+      const message = `its launcher did not report its end within ${(this.adaptTimeoutMs + this.reportGraceMs) / 1000} s (ebb controller --adapt-timeout ${this.adaptTimeoutMs / 1000}, and ${this.reportGraceMs / 1000} s for the report)`;
       log.warn(`job ${job.row.id}: adaptation ${a.id} failed: ${message}`, { job: job.row.id });
       this.done(job.row.id, a.id, false, {}, message, now);
     }

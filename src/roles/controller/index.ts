@@ -85,6 +85,8 @@ export interface ControllerOptions {
   limits?: AdminLimits;
   /** How long an adaptation may take before it fails (default 600 s): docs/adaptation.md §9. */
   adaptTimeoutMs?: number;
+  /** How long past an adaptation's deadline its launcher's report is waited for before the controller fails it (default 10 s). */
+  adaptReportGraceMs?: number;
   /** The most tasks one job array may have (default 1001, Slurm's MaxArraySize; at most 10,000). */
   maxArrayTasks?: number;
   /** The most jobs pending or running, an array's tasks each (default 50,000, Slurm's MaxJobCount); one user at most half. */
@@ -246,7 +248,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     beforePass: (t) => eligibility.refresh(t),
     passTook: (ms) => metrics.pass.observe(ms / 1000),
   });
-  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, opts.adaptTimeoutMs ?? DEFAULT_ADAPT_TIMEOUT_MS, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows);
+  elastic = new Elastic(store, estore, state, jobs, ledger, clusterKey, opts.adaptTimeoutMs ?? DEFAULT_ADAPT_TIMEOUT_MS, { schedule: () => scheduler!.request(), adapted: (a) => metrics.adapted(a), allocated }, cfgRows, opts.adaptReportGraceMs);
   agents = new AgentHub(db, state, jobs, heartbeatMs, () => scheduler!.request(), elastic, health, opts.tls?.ca, opts.onNodeUp);
   const launchers = new LauncherHub(state, jobs, elastic, (scope) => submitter(scope), health);
   health.orLater("plans", () => applier.reconcile());
