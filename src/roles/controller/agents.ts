@@ -201,10 +201,6 @@ export class AgentHub {
    * kill take their own paths, one at a time.
    */
   private queueReport(node: string, msg: ExitReport | UsageReport, at: number): void {
-    // An end asks for a pass anyway: asked now, the scheduler's turn records the reports first
-    // (its gather) and plans on the cores they free in the same turn, so that a node's job.kill
-    // and its next job.start go out in one write (this turn's own recording finds nothing left).
-    if (msg.t === "job.exit") this.schedule();
     if (this.reports.length === 0) setImmediate(() => this.recordReports());
     this.reports.push({ node, msg, at });
   }

@@ -365,9 +365,6 @@ export class Jobs {
    */
   submitSoon(req: JobSubmit, by: Submitter): Promise<{ id: number }> {
     return new Promise((resolve, reject) => {
-      // A submission asks for a pass anyway: asked now, the scheduler's turn records the
-      // submissions first (its gather) and plans them in the same turn, not the next one.
-      this.effects.schedule();
       if (this.submissions.length === 0) setImmediate(() => this.acceptQueued());
       this.submissions.push({ req, by, t0: performance.now(), resolve, reject });
     });
