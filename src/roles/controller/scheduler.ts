@@ -1,7 +1,6 @@
 /**
  * The controller's one scheduling loop: coalesces requests into one pass per event-loop turn,
- * which first records the turn's queued reports and submissions (`gather`; a job.exit and a
- * submission ask for that pass as they are queued, so it plans on them in their own turn); each pass takes a
+ * which first records the turn's queued reports and submissions (`gather`); each pass takes a
  * snapshot of the cluster, makes one plan with the pure scheduler (sched/plan.ts `makePlan`: spawn
  * grants, starts and resizes of the configured policy, with node names) and hands it to the plan
  * applier, which re-checks every item and carries out what still fits (plan-apply.ts). The
