@@ -4,6 +4,7 @@
  * preparing them anew on each call was a third of the controller's CPU time at 200 jobs/s.
  */
 import { and, asc, desc, eq, getTableColumns, gt, gte, inArray, isNull, lt, lte, notExists, or, sql } from "drizzle-orm";
+import type { SQLQueryBindings } from "bun:sqlite";
 import { guarded, type Db } from "./db.ts";
 import type { JobState } from "../domain/job.ts";
 import { compressIndices } from "../domain/array.ts";
@@ -101,46 +102,6 @@ const hole = (name: string) => sql.placeholder(name) as unknown as never;
 
 function prepare(db: Db) {
   return {
-    insertJob: db
-      .insert(jobs)
-      .values({
-        name: p("name"),
-        kind: p("kind"),
-        state: p("state"),
-        argv: p("argv"),
-        script: p("script"),
-        args: p("args"),
-        nodes: p("nodes"),
-        minNodes: p("minNodes"),
-        maxNodes: p("maxNodes"),
-        elastic: p("elastic"),
-        tasks: p("tasks"),
-        tasksPerNode: p("tasksPerNode"),
-        overcommit: p("overcommit"),
-        timeLimit: p("timeLimit"),
-        env: p("env"),
-        cwd: p("cwd"),
-        output: p("output"),
-        submitTime: p("submitTime"),
-        sampleInterval: p("sampleInterval"),
-        elasticSettings: p("elasticSettings"),
-        arrayJobId: p("arrayJobId"),
-        arrayTaskId: p("arrayTaskId"),
-        arrayLimit: p("arrayLimit"),
-        held: p("held"),
-        dependency: p("dependency"),
-        beginTime: p("beginTime"),
-        exclude: p("exclude"),
-        nodelist: p("nodelist"),
-        sizes: p("sizes"),
-        error: p("error"),
-        user: p("user"),
-        submittedBy: p("submittedBy"),
-        resources: p("resources"),
-        partition: p("partition"),
-      })
-      .returning({ id: jobs.id })
-      .prepare(),
     exists: db.select({ id: jobs.id }).from(jobs).where(eq(jobs.id, p("id"))).prepare(),
     insertTexts: db.insert(jobTexts).values({ jobId: p("jobId"), script: p("script"), env: p("env"), packed: p("packed") }).prepare(),
     /** The job_texts rows of a JSON array of job ids. */
@@ -185,6 +146,22 @@ function prepareTaskCopies(db: Db) {
 }
 
 /**
+ * A new job's row, every column but its id, each value encoded by its column as drizzle encodes it
+ * (JSON columns JSON.stringify, null as "null"; booleans 1/0); a column not given gets its default.
+ * All of them: the drizzle insert it replaces named its columns one by one and had left out
+ * `signal`, `requeue`, `append_output` and `program` (a restarted controller lost a job's --requeue).
+ */
+const INSERTED = Object.entries(getTableColumns(jobs)).filter(([key]) => key !== "id");
+
+function insertedValues(row: Record<string, unknown>): SQLQueryBindings[] {
+  return INSERTED.map(([key, c]) => {
+    const v = row[key];
+    if (v === undefined) return c.hasDefault ? (c.mapToDriverValue(c.default) as SQLQueryBindings) : null;
+    return c.mapToDriverValue(v) as SQLQueryBindings;
+  });
+}
+
+/**
  * The statements every job runs at its start and its end (and its events), in SQL: drizzle's placeholders and
  * row mapping cost more than these statements. JSON columns are written as drizzle writes them
  * (JSON.stringify, null as "null"). A job's allocation rows are read whole to find its latest on a
@@ -193,6 +170,7 @@ function prepareTaskCopies(db: Db) {
 function prepareHot(db: Db) {
   const s = db.$client;
   return {
+    insertJob: s.prepare<{ id: number }, SQLQueryBindings[]>(`INSERT INTO jobs (${INSERTED.map(([, c]) => `"${c.name}"`).join(", ")}) VALUES (${INSERTED.map((_, i) => `?${i + 1}`).join(", ")}) RETURNING id`),
     markRunning: s.prepare<unknown, [number, number, number, number, string | null, string | null]>(
       `UPDATE jobs SET state = 'RUNNING', start_time = ?2, reason = NULL, nodes = ?3, next_step = ?4, output = ?5, error = ?6 WHERE id = ?1`,
     ),
@@ -260,7 +238,7 @@ export class JobStore {
   insertJob(values: Omit<NewJob, "id" | "state" | "output"> & { output?: string | null }): number {
     const script = values.script ?? null;
     const texts = script !== null || Object.keys(values.env).length > 0;
-    const row = this.q.insertJob.get({
+    const row = this.q.insertJob.get(...insertedValues({
       sampleInterval: null,
       elasticSettings: null,
       arrayJobId: null,
@@ -288,7 +266,7 @@ export class JobStore {
       tasksPerNode: values.tasksPerNode ?? null,
       overcommit: values.overcommit ?? false,
       output: values.output ?? null,
-    });
+    }));
     if (texts) this.q.insertTexts.run({ jobId: row!.id, ...packTexts(script, values.env) });
     return row!.id;
   }

@@ -80,7 +80,7 @@ describe("StepCpus: exact steps' holds and waiting steps", () => {
     const { s, log, ask } = farm(1);
     s.hold(1, 0, undefined, ["n1"], [[0]]);
     s.wait(1, ask(conn("b"), "b", 1));
-    s.jobEnded(1, "job 1 cancelled");
+    s.jobEnded(1, () => "job 1 cancelled");
     expect(log).toEqual(["b failed: job 1 cancelled"]);
     expect(s.held(1, "n1")).toBe(0);
     expect(s.counts(1)).toEqual({ running: 0, waiting: 0 });

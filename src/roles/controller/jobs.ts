@@ -1088,7 +1088,7 @@ export class Jobs {
     // The end is on disk: an `ebb run` waiting for it may go now, before the nodes are cleaned up.
     this.notifyLaunchers(job);
     this.effects.ended(job);
-    this.stepCpus.jobEnded(row.id, conflict("job_finished", `job ${row.id} ${message} while the step waited for CPUs`));
+    this.stepCpus.jobEnded(row.id, () => conflict("job_finished", `job ${row.id} ${message} while the step waited for CPUs`));
     const waiting = this.waiters.get(row.id);
     this.waiters.delete(row.id);
     for (const w of waiting ?? []) w();
@@ -1139,7 +1139,7 @@ export class Jobs {
     });
     this.notifyLaunchers(job);
     this.effects.ended(job);
-    this.stepCpus.jobEnded(job.row.id, conflict("job_finished", `job ${job.row.id} ${message}; the step that waited for CPUs does not run`));
+    this.stepCpus.jobEnded(job.row.id, () => conflict("job_finished", `job ${job.row.id} ${message}; the step that waited for CPUs does not run`));
     const killed = this.killRun(job.row.id, nodes, message, true, now);
     log.info(`job ${job.row.id} ${message}`, { job: job.row.id });
     this.effects.watch([job], now);
