@@ -132,6 +132,15 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
 /** The identity asUser has switched this thread to now (module state is per thread: each Worker loads its own). */
 let switchedTo: Identity | undefined;
 
+/** How many asUser calls are running on this thread now (each restores what it changed). */
+let depth = 0;
+/**
+ * The thread's own supplementary groups, read at the first switch with no other running (~4 µs,
+ * two getgroups, for each switch): only asUser changes them (thread-ids.ts), and every switch
+ * puts them back, so with no switch running they are still these.
+ */
+let ownGroups: number[] | undefined;
+
 const sameIds = (a: Identity, b: Identity): boolean => a.uid === b.uid && a.gid === b.gid && a.groups.join() === b.groups.join();
 
 /**
@@ -150,7 +159,7 @@ const sameIds = (a: Identity, b: Identity): boolean => a.uid === b.uid && a.gid 
  */
 export function asUser<T>(id: Identity | undefined, fn: () => T): T {
   if (!id || (switchedTo !== undefined && sameIds(switchedTo, id))) return fn();
-  const groups = process.getgroups?.() ?? [];
+  const groups = depth === 0 ? (ownGroups ??= process.getgroups?.() ?? []) : (process.getgroups?.() ?? []);
   const setsGroups = !(groups.length === 0 && dropsBySpawn(id));
   if (setsGroups) setThreadGroups(id.groups.length > 0 ? id.groups : [id.gid]);
   try {
@@ -159,10 +168,12 @@ export function asUser<T>(id: Identity | undefined, fn: () => T): T {
       setThreadEuid(id.uid);
       try {
         switchedTo = id;
+        depth++;
         return fn();
       } finally {
         // Back to root's ids, also inside another user's switch (as before): known as no one's.
         switchedTo = undefined;
+        depth--;
         setThreadEuid(0);
       }
     } finally {
