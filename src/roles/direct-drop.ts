@@ -140,14 +140,20 @@ export function directDrop(id: Identity, cwd: string, argv: readonly string[], e
   return {
     start(spawn) {
       const dir = cString(cwd);
-      const errno = asUser(id, () => (c.chdir(dir) === 0 ? 0 : read.i32(c.__errno_location() as never, 0)));
-      if (errno !== 0) {
+      let program: string;
+      try {
+        // The directory entered and the program found in one switch to her ids (programFor's own is then no switch).
+        program = asUser(id, () => {
+          if (c.chdir(dir) !== 0) throw errnoError(read.i32(c.__errno_location() as never, 0), "chdir", cwd);
+          return programFor(id, argv[0]!, env.PATH);
+        });
+      } catch (e) {
         c.fchdir(home!);
-        throw errnoError(errno, "chdir", cwd);
+        throw e;
       }
       const old = mask === undefined ? undefined : c.umask(mask);
       try {
-        return spawn([programFor(id, argv[0]!, env.PATH), ...argv.slice(1)], argv[0]!);
+        return spawn([program, ...argv.slice(1)], argv[0]!);
       } finally {
         if (old !== undefined) c.umask(old);
         c.fchdir(home!);

@@ -129,29 +129,58 @@ export function runAs(id: Identity, cwd: string, argv: readonly string[], env: R
   return { argv: setpriv(id, script, cwd, program), env: { PATH: SYSTEM_PATH }, stdin };
 }
 
+/** The identity asUser has switched this thread to now (module state is per thread: each Worker loads its own). */
+let switchedTo: Identity | undefined;
+
+/** How many asUser calls are running on this thread now (each restores what it changed). */
+let depth = 0;
+/**
+ * The thread's own supplementary groups, read at the first switch with no other running (~4 µs,
+ * two getgroups, for each switch): only asUser changes them (thread-ids.ts), and every switch
+ * puts them back, so with no switch running they are still these.
+ */
+let ownGroups: number[] | undefined;
+
+const sameIds = (a: Identity, b: Identity): boolean => a.uid === b.uid && a.gid === b.gid && a.groups.join() === b.groups.join();
+
 /**
  * Runs `fn` (opening files) with the user's effective ids and groups, then back to root's: on this
  * thread only (thread-ids.ts), so that agents on other threads of the process keep their own.
  * `fn` must be synchronous: the ids are the thread's until it returns.
+ *
+ * Two switches are skipped, each giving the thread exactly the rights it had with them (a user's
+ * job made ~10 switches of 8 system calls each, ~80 of the ~190 system calls it cost the agent
+ * beyond a root's job):
+ * - inside a switch to the same user (a caller that does several things as her in one go), `fn`
+ *   just runs;
+ * - the supplementary groups, where the user has none but her own gid and the thread has none:
+ *   the kernel's group checks (in_group_p) count the effective gid and the supplementary list, so
+ *   an empty list with her gid as the effective one allows what `[gid]` does.
  */
 export function asUser<T>(id: Identity | undefined, fn: () => T): T {
-  if (!id) return fn();
-  const groups = process.getgroups?.() ?? [];
-  setThreadGroups(id.groups.length > 0 ? id.groups : [id.gid]);
+  if (!id || (switchedTo !== undefined && sameIds(switchedTo, id))) return fn();
+  const groups = depth === 0 ? (ownGroups ??= process.getgroups?.() ?? []) : (process.getgroups?.() ?? []);
+  const setsGroups = !(groups.length === 0 && dropsBySpawn(id));
+  if (setsGroups) setThreadGroups(id.groups.length > 0 ? id.groups : [id.gid]);
   try {
     setThreadEgid(id.gid);
     try {
       setThreadEuid(id.uid);
       try {
+        switchedTo = id;
+        depth++;
         return fn();
       } finally {
+        // Back to root's ids, also inside another user's switch (as before): known as no one's.
+        switchedTo = undefined;
+        depth--;
         setThreadEuid(0);
       }
     } finally {
       setThreadEgid(0);
     }
   } finally {
-    setThreadGroups(groups);
+    if (setsGroups) setThreadGroups(groups);
   }
 }
 

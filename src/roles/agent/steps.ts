@@ -365,24 +365,23 @@ export class StepNode {
     mark("a.pmi-listening");
     const here = stepRanksOf(spec, this.index);
     const count = here.length;
-    if (!asUser(this.runAs(), () => existsSync(spec.cwd))) {
+    // MPI executables get the CFG interposition library (compiled at first need), or run
+    // unmonitored with the reason reported. The program is looked at with the user's rights (it is
+    // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
+    const exe = this.cfg ? (argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "") : "";
+    const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) });
+    if (!found) {
       this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
       for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
       this.localLaunched = true;
       this.maybeLaunched();
       return;
     }
-    // MPI executables get the CFG interposition library (compiled at first need), or run
-    // unmonitored with the reason reported.
     let preload: Record<string, string> = {};
-    if (this.cfg) {
-      const exe = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
-      // Looked at with the user's rights: the program is theirs to name, not a way to probe root's files.
-      if (linksMpiOnce(spec, exe, () => asUser(this.runAs(), () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))))) {
-        const lib = await this.ctx.cfgLibrary();
-        if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
-        else this.cfg.unmonitored(lib.reason);
-      }
+    if (this.cfg && found.mpi) {
+      const lib = await this.ctx.cfgLibrary();
+      if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
+      else this.cfg.unmonitored(lib.reason);
     }
     const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
     const nodeIndex = spec.elastic?.worldNodes ? names.indexOf(this.ctx.name) : nodeIndexIn(spec, this.ctx.name);
