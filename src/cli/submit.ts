@@ -4,7 +4,7 @@ import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand, parse, type Parsed } from "./command.ts";
-import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, exportsAll, guard, hostlistFlag, intFlag, openModeFlag, parentSlurmVars, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
+import { client, CommandError, controllerArgs, elasticArgs, elasticFields, exportEnv, exportsAll, guard, hostlistFlag, intFlag, openModeFlag, parentSlurmVars, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { sbatchOnlyFlag, sbatchParsable, scriptFlags, sharedByUser } from "./directives.ts";
 import { sbatchEnvWords } from "./sbatch-env.ts";
@@ -67,7 +67,8 @@ function readScript(path: string | undefined, wrap: string | undefined): { scrip
   try {
     return { script: readFileSync(path, "utf8"), name: basename(path), fromFile: true };
   } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+    // Not a usage error: sbatch says "Unable to open file" and exits 1, as any failed submission.
+    throw new CommandError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
   }
 }
 

@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the eighteen batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the twenty-eight batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -114,7 +114,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("eighteen Slurm scripts, under Slurm and under ebb", () => {
+describe("twenty-eight Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -358,6 +358,86 @@ describe("eighteen Slurm scripts, under Slurm and under ebb", () => {
     expect(lines(r.slurm.files[file])).toEqual(["both ended", "step 0", "step 1", "task 1", "task 2"]);
     expect(diagnostics(dirs.ebb, file)).toEqual([]);
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+  /** Every file either side wrote, its lines sorted (tasks print in whatever order they run), and the same end. */
+  async function sameRun(script: string, flags: string[] = [], args: string[] = []): Promise<{ slurm: Run; ebb: Run }> {
+    const r = await sideBySide(script, flags, args);
+    expect(Object.keys(r.ebb.files).sort()).toEqual(Object.keys(r.slurm.files).sort());
+    for (const f of Object.keys(r.slurm.files)) expect([f, lines(r.ebb.files[f])]).toEqual([f, lines(r.slurm.files[f])]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    return r;
+  }
+
+  test("a workflow submitted from a job: sbatch --parsable, then jobs -d afterok/afterany on it with arguments, the last with --wait; SLURM_JOB_DEPENDENCY", async () => {
+    const r = await sameRun("job-chain.sh");
+    const id = r.slurm.id;
+    expect(r.slurm.files[`mult-job_mult_5.out`]).toBe(`job_mult_5: 30, dependency afterok:${id + 1}\n`);
+    expect(r.slurm.files[`mult-job_mult_10.out`]).toBe(`job_mult_10: 60, dependency afterany:${id + 2}\n`);
+    expect(r.slurm.files[`chain-${id}.out`]).toBe("first is 1 after me\nlast ended: 0\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("sbatch in an array task: the new job and its step see the task's SLURM_* (SLURM_ARRAY_TASK_ID, SLURM_NTASKS...) under their own, as Slurm passes them on", async () => {
+    const r = await sameRun("sbatch-in-array.sh");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_ARRAY_TASK_ID=2");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_NTASKS=4");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_CPUS_PER_TASK=1");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_JOB_CPUS_PER_NODE=1");
+    expect(lines(r.slurm.files["nest-step.txt"])).toContain("SLURM_NTASKS_PER_NODE=2");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("#SBATCH --open-mode=append to a fixed file, the script's arguments eval'ed; srun -o onto a file with --open-mode=append and =truncate", async () => {
+    const r = await sameRun("open-append.sh", [], ["echo", "hi there"]);
+    expect(r.slurm.files["logs/output.log"]).toBe("echo hi there\nhi there\n\n");
+    expect(r.slurm.files[`output-ps3.1/slurm-${r.slurm.id}-A.out`]).toBe("1\n2\n");
+    expect(r.slurm.files[`output-ps3.1/slurm-${r.slurm.id}-B.out`]).toBe("2\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("an OpenMP job: -c 2 --mem-per-cpu, OMP_NUM_THREADS from SLURM_CPUS_PER_TASK, srun -c, -o and -e of fixed names", async () => {
+    const r = await sameRun("omp-mem.sh");
+    expect(lines(r.slurm.files["omp_mem_test.out"])).toContain("SLURM_MEM_PER_CPU: 512");
+    expect(lines(r.slurm.files["omp_mem_test.err"])).toEqual(["oops"]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--export=NONE: srun's tasks get none of what the batch shell exported (SLURM_EXPORT_ENV), as Slurm's; -o with %x", async () => {
+    const r = await sameRun("export-none.sh");
+    expect(lines(r.slurm.files[`myjob.${r.slurm.id}.ex1.out`])).toContain("task 3 on n2, MKL_NUM_THREADS unset, PATH set");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a script that srun runs again as its tasks, each running the argument its SLURM_PROCID picks", async () => {
+    const r = await sameRun("procid-args.sh", [], ["echo one", "echo two", "echo three"]);
+    expect(lines(r.slurm.files[`procid-${r.slurm.id}.out`])).toContain("three");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a template's variables (SLURMTMPDIR unset), NPROCS from srun --nodes=$SLURM_NNODES hostname | wc -l", async () => {
+    const r = await sameRun("template-nprocs.sh");
+    expect(lines(r.slurm.files[`logs/NAME-${r.slurm.id}.out`])).toContain("NPROCS=2");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--array=1-7:3%2 with -o/-e per task (%A-%a): SLURM_ARRAY_TASK_COUNT, MIN, MAX, STEP", async () => {
+    const r = await sameRun("array-throttle.sh");
+    expect(r.slurm.files[`slurm_array_${r.slurm.id}-4.out`]).toBe("SLURM_ARRAY_TASK_ID is 4\nThere are 3 tasks in this array, 1-7:3\nMultiplying 4 by 10: 40\n");
+    expect(r.slurm.files[`slurm_array_${r.slurm.id}-7.err`]).toBe("to err\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("scontrol show job's fields picked with grep -o and awk (JobState, NumNodes, Partition, BatchFlag, Priority, StdOut), case on SLURM_NODEID", async () => {
+    const r = await sameRun("show-job.sh");
+    expect(lines(r.slurm.files[`showjob-${r.slurm.id}.out`])).toContain("Priority=N");
+    expect(lines(r.slurm.files[`showjob-${r.slurm.id}.out`])).toContain(`StdOut={cwd}/showjob-${r.slurm.id}.out`);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("sbatch --array -o one file --open-mode=append -W from a job: every task's line in the one file, and -W's status", async () => {
+    const r = await sameRun("array-wait-append.sh");
+    expect(r.slurm.files["imi_output.log"]).toBe("member 1 of 3\nmember 2 of 3\nmember 3 of 3\n");
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
 });
