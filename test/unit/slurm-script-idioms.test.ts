@@ -63,6 +63,10 @@ test("a count of 0 of any resource asks for none (--gres=mic:0, gpu:a800:0, --gp
   expect(() => resourceFields({ gres: "mic:2" } as ResourceFlags, {})).toThrow("mic");
 });
 
+test("squeue -t PD,R,CG: the states ebb has (a job is never COMPLETING or CONFIGURING under ebb)", () => {
+  expect(squeueToQueue(["-h", "-j", "12", "-t", "PD,R,CG"])).toContain("--state=PENDING,RUNNING");
+});
+
 test("squeue -n NAME, as wait-for-my-jobs loops filter the queue", () => {
   expect(squeueToQueue(["-h", "-n", "train", "-u", "bob"])).toEqual(["--noheader", "--name=train", "--user=bob", "--format=%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"]);
 });
