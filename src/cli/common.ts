@@ -187,6 +187,25 @@ export function currentEnv(): Record<string, string> {
 }
 
 /**
+ * What Slurm's sbatch in a job passes on to the job it submits of its own job's variables (Slurm
+ * 22.05 side by side): all of them, the new job's own values set over them, so that a job submitted
+ * by an array task still sees SLURM_ARRAY_TASK_ID, and one by a job of 3 tasks SLURM_NTASKS=3 when
+ * it asks for no count. But the memory amounts, which Slurm's new job sets anew (its DefMemPerCPU;
+ * ebb's when it asks), a step's variables, and SLURM_CPUS_PER_TASK, which reads 1 in a new job that
+ * asks for no -c. Empty outside a job.
+ */
+export function parentSlurmVars(): Record<string, string> {
+  if (process.env.SLURM_JOB_ID === undefined) return {};
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (v !== undefined && SLURM_JOB_VARS.test(k) && !/^SLURM_(STEP_\w+|STEPID|MEM_PER_\w+)$/.test(k)) env[k] = v;
+  if (process.env.SLURM_CPUS_PER_TASK !== undefined) env.SLURM_CPUS_PER_TASK = "1";
+  return env;
+}
+
+/** Whether an --export spec passes the environment on (ALL, alone or with variables). */
+export const exportsAll = (spec: string | undefined) => spec === undefined || spec.split(",").some((s) => s.trim() === "ALL");
+
+/**
  * sbatch --export: ALL (the default), NONE, or VAR and VAR=value items, with ALL among them to add
  * to everything. As sbatch, SLURM_SUBMIT_HOST (this host's name) is added whatever the spec.
  */

@@ -15,7 +15,8 @@ import type { ApiClient } from "../api/client.ts";
 import type { JobView } from "../api/schemas.ts";
 import { defineArgs, defineCommand, parse } from "./command.ts";
 import { client, controllerArgs, guard, UsageError } from "./common.ts";
-import { sbatchOnlyFlag } from "./directives.ts";
+import { sbatchOnlyFlag, sharedByUser } from "./directives.ts";
+import { sallocEnvWords } from "./sbatch-env.ts";
 import { partitionChoice } from "./partition-choice.ts";
 import { SALLOC_MARK, sallocEnv } from "./salloc-env.ts";
 import { jobArgs, jobSubmit } from "./submit.ts";
@@ -54,7 +55,10 @@ export default defineCommand({
         if (name && BATCH_ONLY.has(name[1] ? `--${name[2]}` : name[2]![0]!)) throw new UsageError(`${flag.replace(/=.*$/, "")}: salloc has no such flag (sbatch's, for a batch script's files, arrays and requeues)`);
         return sbatchOnly(flag, rest);
       };
-      const cli = parse("salloc", args, raw, { stopAtPositional: true, onUnknown });
+      const fromEnv = sallocEnvFlags(ignored);
+      const given = parse("salloc", args, raw, { stopAtPositional: true, onUnknown });
+      // SALLOC_* lose to the command line, as salloc's input variables do.
+      const cli = { ...fromEnv, ...Object.fromEntries(Object.entries(given).filter(([, v]) => v !== undefined)) } as typeof given;
       if (ignored.length > 0) err(`salloc: warning: ignoring flags ebb does not have: ${ignored.join(", ")}\n`);
       const command = cli._.length > 0 ? cli._ : [process.env.SHELL || "/bin/sh"];
       // Named "interactive" unless -J, as Slurm 22.05's salloc names it whatever the command.
@@ -68,6 +72,22 @@ export default defineCommand({
       return runIn(api, job, command);
     }),
 });
+
+/** salloc's input variables set here (SALLOC_TIMELIMIT, SALLOC_PARTITION...), read as command-line flags; errors name the variable. */
+function sallocEnvFlags(ignored: string[]): Record<string, unknown> {
+  const flags: Record<string, unknown> = {};
+  for (const { name, word } of sallocEnvWords(process.env)) {
+    try {
+      if (sharedByUser(word, name, ignored)) continue;
+      const parsed = parse("salloc", args, [word], { stopAtPositional: true, onUnknown: sbatchOnlyFlag(ignored, name) });
+      for (const [k, v] of Object.entries(parsed)) if (v !== undefined && k !== "_") flags[k] = v;
+    } catch (e) {
+      if (e instanceof UsageError) throw new UsageError(`${name}: ${e.message}`);
+      throw e;
+    }
+  }
+  return flags;
+}
 
 /** The job once it runs (saying so as salloc does), or undefined if it ended first. */
 async function granted(api: ApiClient, id: number): Promise<JobView | undefined> {

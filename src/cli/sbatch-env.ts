@@ -5,6 +5,8 @@
  * flags ebb lacks too); they win over #SBATCH lines and lose to the command line, as sbatch's do.
  * sbatch reads no SLURM_* variable as its input but SLURM_CLUSTERS and SLURM_HINT: a job's own
  * SLURM_NTASKS does not make a job it submits one of that many tasks (Slurm 22.05 side by side).
+ * salloc reads its own SALLOC_* (`sallocEnvWords`): the same names but those of a batch script's
+ * files, arrays, name and export, which salloc has no flag for either (man salloc 22.05).
  */
 
 /** Variables that stand for a flag with a value, without their SBATCH_ prefix. */
@@ -26,17 +28,30 @@ const SWITCHES: Record<string, string> = {
 /** SLURM_ names sbatch reads when the SBATCH_ one is not set. */
 const SLURM_ALIASES: Record<string, string> = { CLUSTERS: "SLURM_CLUSTERS", HINT: "SLURM_HINT" };
 
-/** Each set variable and the flag it stands for (`--time=7`), in a fixed order. */
+/** sbatch's names salloc does not read: its batch script's files, arrays, name, export and its own --wait's. */
+const NOT_SALLOC = new Set(["ARRAY_INX", "BATCH", "DISTRIBUTION", "ERROR", "EXPORT", "INPUT", "JOB_NAME", "OPEN_MODE", "OUTPUT", "GET_USER_ENV", "IGNORE_PBS", "NO_REQUEUE", "REQUEUE", "WAIT"]);
+
+/** Each set SBATCH_ variable and the flag it stands for (`--time=7`), in a fixed order. */
 export function sbatchEnvWords(env: Record<string, string | undefined>): { name: string; word: string }[] {
+  return envWords(env, "SBATCH_", () => true);
+}
+
+/** Each set SALLOC_ variable (salloc's input variables) and the flag it stands for. */
+export function sallocEnvWords(env: Record<string, string | undefined>): { name: string; word: string }[] {
+  return envWords(env, "SALLOC_", (suffix) => !NOT_SALLOC.has(suffix));
+}
+
+function envWords(env: Record<string, string | undefined>, prefix: string, reads: (suffix: string) => boolean): { name: string; word: string }[] {
   const words: { name: string; word: string }[] = [];
   for (const [suffix, flag] of Object.entries(VALUED)) {
-    const name = env[`SBATCH_${suffix}`] !== undefined ? `SBATCH_${suffix}` : SLURM_ALIASES[suffix];
+    if (!reads(suffix)) continue;
+    const name = env[`${prefix}${suffix}`] !== undefined ? `${prefix}${suffix}` : SLURM_ALIASES[suffix];
     const value = name === undefined ? undefined : env[name];
     if (name !== undefined && value !== undefined && value !== "") words.push({ name, word: `--${flag}=${value}` });
   }
-  for (const [suffix, flag] of Object.entries(SWITCHES)) if (env[`SBATCH_${suffix}`] !== undefined) words.push({ name: `SBATCH_${suffix}`, word: `--${flag}` });
+  for (const [suffix, flag] of Object.entries(SWITCHES)) if (reads(suffix) && env[`${prefix}${suffix}`] !== undefined) words.push({ name: `${prefix}${suffix}`, word: `--${flag}` });
   // --exclusive takes an optional value (user, mcs); any other value is plain --exclusive.
-  const exclusive = env.SBATCH_EXCLUSIVE;
-  if (exclusive !== undefined) words.push({ name: "SBATCH_EXCLUSIVE", word: /^(user|mcs|oversubscribe)$/.test(exclusive) ? `--exclusive=${exclusive}` : "--exclusive" });
+  const exclusive = env[`${prefix}EXCLUSIVE`];
+  if (exclusive !== undefined) words.push({ name: `${prefix}EXCLUSIVE`, word: /^(user|mcs|oversubscribe)$/.test(exclusive) ? `--exclusive=${exclusive}` : "--exclusive" });
   return words;
 }

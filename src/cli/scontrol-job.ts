@@ -2,8 +2,10 @@
  * `scontrol show job [ID]` in an ebb job: the job as scontrol 22.05 prints it, for the scripts
  * that log it at their start or pick a field of it (`grep -o 'StdOut=[^ ]*'`). What ebb has no
  * notion of (accounts, QOS, MCS labels, suspension, licenses) reads as a Slurm without them prints
- * it; what it does not know (priority, a batch script's path: Command is its arguments, the submitting
- * session's id: Sid 0) is left out or read so.
+ * it; what it does not know (a batch script's path: Command is its arguments, the submitting
+ * session's id: Sid 0) is read so. Priority is a waiting job's (ebb's multifactor priority, rounded),
+ * 0 for a held one (as Slurm's), and 1 for a job ebb has no priority for (started, or waiting on a
+ * dependency or begin time): ebb keeps none once a job leaves the queue.
  */
 import type { JobDetail } from "../api/schemas.ts";
 import { compressHostlist } from "../util/hostlist.ts";
@@ -39,7 +41,7 @@ function when(ms: number): string {
 const mem = (mib: number) => (mib % 1024 === 0 ? `${mib / 1024}G` : `${mib}M`);
 
 /** The text of `scontrol show job` for job `j`, at time `now` (epoch ms): scontrol 22.05's keys, in its order. */
-export function scontrolJobText(j: JobDetail, owner: JobOwner, now: number): string {
+export function scontrolJobText(j: JobDetail, owner: JobOwner, now: number, priority?: number): string {
   const submit = Date.parse(j.submitTime);
   const start = j.startTime === null ? undefined : Date.parse(j.startTime);
   const end = j.endTime === null ? (start === undefined ? undefined : start + j.timeLimit * 1000) : Date.parse(j.endTime);
@@ -61,7 +63,7 @@ export function scontrolJobText(j: JobDetail, owner: JobOwner, now: number): str
   const lines = [
     `JobId=${j.id}${array} JobName=${j.name}`,
     `UserId=${j.user ?? "(null)"}(${owner.uid}) GroupId=${owner.group}(${owner.gid}) MCS_label=N/A`,
-    `Nice=0 Account=(null) QOS=(null)`,
+    `Priority=${j.held ? 0 : priority === undefined ? 1 : Math.max(1, Math.round(priority))} Nice=0 Account=(null) QOS=(null)`,
     `JobState=${j.state} Reason=${j.reason ?? "None"} Dependency=${j.dependency ?? "(null)"}`,
     `Requeue=${j.requeue ? 1 : 0} Restarts=${j.restarts} BatchFlag=${batch ? 1 : 0} Reboot=0 ExitCode=${j.exitCode ?? 0}:0`,
     `RunTime=${hms(start === undefined ? 0 : ((j.endTime === null ? now : end!) - start) / 1000)} TimeLimit=${j.timeLimit >= MAX_TIME_LIMIT ? "UNLIMITED" : hms(j.timeLimit)} TimeMin=N/A`,

@@ -74,7 +74,8 @@ async function showJob(ids: readonly string[], env: Record<string, string | unde
   if (ids.length > 1) throw new UsageError(`show job: one job id, not ${ids.length}`);
   const id = ids[0] ?? env.SLURM_JOB_ID;
   if (id === undefined) throw new UsageError("show job: no job id given and SLURM_JOB_ID is not set");
-  const j = await client({})
+  const api = client({});
+  const j = await api
     .job(jobRefArg(id))
     .catch((e: Error) => {
       throw new UsageError(`show job ${id}: ${e.message}`);
@@ -83,7 +84,8 @@ async function showJob(ids: readonly string[], env: Record<string, string | unde
   const idOf = (flag: string, arg: string) => Bun.spawnSync(["id", flag, arg], { stderr: "ignore" }).stdout.toString().trim() || "(null)";
   // A job's own token does not see its environment: its submit host is the one in ours.
   const own: Record<string, string> = String(j.id) === env.SLURM_JOB_ID && env.SLURM_SUBMIT_HOST !== undefined ? { SLURM_SUBMIT_HOST: env.SLURM_SUBMIT_HOST } : {};
-  return scontrolJobText({ ...j, env: { ...own, ...j.env } }, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now());
+  const priority = j.state === "PENDING" ? (await api.priorities().catch(() => undefined))?.jobs.find((p) => p.jobId === j.id)?.priority : undefined;
+  return scontrolJobText({ ...j, env: { ...own, ...j.env } }, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now(), priority);
 }
 
 /** `requeue ID[,ID...]`: each running batch job (an array's id: its running tasks) back in the queue, to start again. */

@@ -19,8 +19,14 @@ export function splitFlag(word: string): { flag: string; inline: string | undefi
 }
 
 const FULL: Record<string, string> = Object.fromEntries(Object.entries(COMPACT).map(([full, short]) => [short, full]));
-/** Slurm's states, short (R, PD, CD) or long, as ebb's long ones. */
-export const longStates = (value: string): string => value.split(",").map((s) => FULL[s.toUpperCase()] ?? s).join(",");
+/** Slurm's states a job never is in under ebb, which ends a job at once and starts it when placed (squeue -t PD,R,CG). */
+const NEVER = new Set(["CG", "COMPLETING", "CF", "CONFIGURING"]);
+/** Slurm's states, short (R, PD, CD) or long, as ebb's long ones; those ebb never has left out beside others. */
+export const longStates = (value: string): string => {
+  const states = value.split(",");
+  const kept = states.filter((s) => !NEVER.has(s.toUpperCase()));
+  return (kept.length > 0 ? kept : states).map((s) => FULL[s.toUpperCase()] ?? s).join(",");
+};
 
 export function slurmShim(o: { name: string; description: string; target: string; map(argv: readonly string[]): string[] }) {
   return defineCommand({

@@ -128,8 +128,10 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   if (a["ntasks-per-gpu"] !== undefined && !/^[1-9]\d{0,4}$/.test(a["ntasks-per-gpu"])) throw new UsageError(`--ntasks-per-gpu=${a["ntasks-per-gpu"]}: expected a whole number of tasks`);
   // The ranks' binding reads it (ebb run: StepSpec.tasksPerGpu); the job's, from sbatch, is in the environment already.
   const perGpu = a["ntasks-per-gpu"] !== undefined ? [`SLURM_NTASKS_PER_GPU=${a["ntasks-per-gpu"]}`] : [];
-  const exports = [a.export ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : []), ...perGpu, ...distExports];
-  if (exports.length > 1 || a.export !== undefined) flag("export", exports.join(","));
+  // sbatch --export=NONE's job tells its steps so (SLURM_EXPORT_ENV): srun's ranks get none of the batch shell's variables either.
+  const exportSpec = a.export ?? env.SLURM_EXPORT_ENV;
+  const exports = [exportSpec ?? "ALL", ...(a["cpus-per-task"] !== undefined ? [`SLURM_CPUS_PER_TASK=${a["cpus-per-task"]}`] : []), ...perGpu, ...distExports];
+  if (exports.length > 1 || exportSpec !== undefined) flag("export", exports.join(","));
   if (a.label) flag("label");
   if (a.unbuffered) flag("unbuffered");
   if (a.overcommit) flag("overcommit");

@@ -4,7 +4,7 @@ import { parseArraySpec } from "../domain/array.ts";
 import { parseDependency } from "../domain/dependency.ts";
 import type { JobSubmit } from "../api/schemas.ts";
 import { defineArgs, defineCommand, parse, type Parsed } from "./command.ts";
-import { client, controllerArgs, elasticArgs, elasticFields, exportEnv, guard, hostlistFlag, intFlag, openModeFlag, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
+import { client, CommandError, controllerArgs, elasticArgs, elasticFields, exportEnv, exportsAll, guard, hostlistFlag, intFlag, openModeFlag, parentSlurmVars, printJson, timeLimitFlag, UsageError, whenFlag } from "./common.ts";
 import { parseSignalSpec } from "../domain/job-options.ts";
 import { sbatchOnlyFlag, sbatchParsable, scriptFlags, sharedByUser } from "./directives.ts";
 import { sbatchEnvWords } from "./sbatch-env.ts";
@@ -67,7 +67,8 @@ function readScript(path: string | undefined, wrap: string | undefined): { scrip
   try {
     return { script: readFileSync(path, "utf8"), name: basename(path), fromFile: true };
   } catch (e) {
-    throw new UsageError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
+    // Not a usage error: sbatch says "Unable to open file" and exits 1, as any failed submission.
+    throw new CommandError(`cannot read ${path}: ${(e as NodeJS.ErrnoException).code === "ENOENT" ? "no such file" : (e as Error).message}`);
   }
 }
 
@@ -133,7 +134,8 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
     // What the job's srun steps take as their defaults, as under Slurm.
-    env: { ...exportEnv(pick("export")), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}) },
+    // sbatch --export's value is its steps' default too (srun reads SLURM_EXPORT_ENV), as Slurm's sbatch sets it.
+    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}) },
     array,
     dependency,
     killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),

@@ -21,6 +21,16 @@ export const DEFAULT_CLUSTER_NAME = "ebb";
 export const SLURM_JOB_VARS =
   /^SLURM_(JOB_\w+|JOBID|ARRAY_\w+|NODELIST|NNODES|NTASKS|NPROCS|NTASKS_PER_NODE|TASKS_PER_NODE|SUBMIT_DIR|CLUSTER_NAME|STEP_\w+|STEPID|PROCID|LOCALID|NODEID|GTIDS|CPUS_ON_NODE|MEM_PER_NODE|MEM_PER_CPU|GPUS|GPUS_PER_NODE|GPUS_PER_TASK|GPUS_ON_NODE|RESTART_COUNT|DISTRIBUTION|DIST_PLANESIZE)$|^SLURMD_NODENAME$/;
 
+/**
+ * The job variables a job was submitted with (sbatch in a job passes its own on: cli/common.ts
+ * parentSlurmVars): every process of the new job sees them under its own job's, as under Slurm.
+ */
+export function inheritedJobVars(submitted: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(submitted)) if (SLURM_JOB_VARS.test(k)) out[k] = v;
+  return out;
+}
+
 /** 2,2,2,1 -> "2(x3),1": a count per node as Slurm writes it. */
 export function perNode(counts: readonly number[]): string {
   const out: string[] = [];
@@ -50,6 +60,8 @@ export interface SlurmJob {
   submitDir: string;
   cluster: string;
   partition: string;
+  /** The job's dependency as given (sbatch -d): SLURM_JOB_DEPENDENCY. */
+  dependency?: string;
   /** Times the job was requeued (SLURM_RESTART_COUNT, set once it has been). */
   restarts?: number;
   array?: { jobId: number; taskId: number; count: number; min: number; max: number; step: number };
@@ -88,6 +100,7 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
     SLURM_SUBMIT_DIR: j.submitDir,
     SLURM_JOB_PARTITION: j.partition,
     SLURM_CLUSTER_NAME: j.cluster,
+    ...set("SLURM_JOB_DEPENDENCY", j.dependency || undefined),
     ...(j.restarts ? { SLURM_RESTART_COUNT: String(j.restarts) } : {}),
     ...(j.array
       ? {

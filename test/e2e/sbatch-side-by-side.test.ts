@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the eighteen batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the thirty-two batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -7,7 +7,9 @@
  * same values of every SLURM_* variable both set. Both clusters have the same names (nodes n1..n4
  * of 4 CPUs shared by jobs core by core, cluster "ebb", default partition "all") and get the same submissions in the same
  * order, so they number the jobs alike; the directories differ, and are compared as {dir}. The
- * launchers' own diagnostics (srun's, slurmstepd's, ebb's) are worded by each and left out. Uses
+ * launchers' own diagnostics (srun's, slurmstepd's, ebb's) are worded by each and left out. The
+ * scripts whose files name no node and that submit no job run at once (submitAtOnce), the others
+ * one at a time (a job's nodes, and the ids of the jobs it submits, depend on what else runs). Uses
  * Slurm: run it alone (`bun test test/e2e/sbatch-side-by-side.test.ts`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -107,6 +109,48 @@ async function sideBySide(script: string, flags: string[] = [], args: string[] =
   return { slurm: s, ebb: e };
 }
 
+interface Entry {
+  script: string;
+  flags?: string[];
+  args?: string[];
+}
+
+/**
+ * Scripts whose output names no node, run at once: each submitted with --wait once the one before
+ * has its id (so both sides number them alike), all waited for together; then the files they all
+ * wrote. Saves the side by side's wall time a job at a time would take.
+ */
+async function submitAtOnce(side: "slurm" | "ebb", entries: readonly Entry[]): Promise<{ runs: Run[]; files: Record<string, string> }> {
+  const dir = dirs[side];
+  const before = new Set(files(dir));
+  const started: { id: number; done: Promise<{ code: number; stderr: string }> }[] = [];
+  for (const e of entries) {
+    const argv = ["--wait", ...(e.flags ?? []), e.script, ...(e.args ?? [])];
+    const p = side === "slurm" ? Bun.spawn(["sbatch", ...argv], { env: slurm.env, cwd: dir, stdout: "pipe", stderr: "pipe" }) : c.ebbSpawn(["submit", ...argv], { cwd: dir });
+    const reader = p.stdout.getReader();
+    let text = "";
+    let id: number | undefined;
+    while (id === undefined) {
+      const { value, done } = await reader.read();
+      if (value) text += new TextDecoder().decode(value);
+      id = Number(/^(?:Submitted batch job )?(\d+)$/m.exec(text)?.[1]) || undefined;
+      if (done && id === undefined) throw new Error(`${side}: ${e.script} was not submitted: ${text} ${await new Response(p.stderr).text()}`);
+    }
+    reader.releaseLock();
+    const stderr = new Response(p.stderr).text();
+    started.push({ id, done: (async () => ({ code: await p.exited, stderr: (await stderr).replaceAll(dir, "{dir}") }))() });
+  }
+  const runs: Run[] = [];
+  for (const s of started) {
+    const { code, stderr } = await s.done;
+    const state = side === "slurm" ? await slurmState(s.id) : (await c.job(s.id)).state;
+    runs.push({ code, id: s.id, stderr, state, files: {} });
+  }
+  const out: Record<string, string> = {};
+  for (const f of files(dir)) if (!before.has(f)) out[f] = clean(readFileSync(join(dir, f), "utf8").replaceAll(dir, "{dir}"));
+  return { runs, files: out };
+}
+
 /** The launchers' own lines, worded by each ("srun: error: n1: task 0: Exited with exit code 1", "ebb: error: rank 0 on n1 exited with code 1", "slurmstepd-n1: error: ..."). */
 const DIAGNOSTIC = /^(srun|ebb|slurmstepd(-\w+)?): /;
 const clean = (text: string) => text.split("\n").filter((l) => !DIAGNOSTIC.test(l)).join("\n");
@@ -114,7 +158,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("eighteen Slurm scripts, under Slurm and under ebb", () => {
+describe("thirty-two Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -360,4 +404,130 @@ describe("eighteen Slurm scripts, under Slurm and under ebb", () => {
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
+  /** Every file either side wrote, its lines sorted (tasks print in whatever order they run), and the same end. */
+  async function sameRun(script: string, flags: string[] = [], args: string[] = []): Promise<{ slurm: Run; ebb: Run }> {
+    const r = await sideBySide(script, flags, args);
+    expect(Object.keys(r.ebb.files).sort()).toEqual(Object.keys(r.slurm.files).sort());
+    for (const f of Object.keys(r.slurm.files)) expect([f, lines(r.ebb.files[f])]).toEqual([f, lines(r.slurm.files[f])]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    return r;
+  }
+
+  test("a workflow submitted from a job: sbatch --parsable, then jobs -d afterok/afterany on it with arguments, squeue -j polled for the last; SLURM_JOB_DEPENDENCY", async () => {
+    const r = await sameRun("job-chain.sh");
+    const id = r.slurm.id;
+    expect(r.slurm.files[`mult-job_mult_5.out`]).toBe(`job_mult_5: 30, dependency afterok:${id + 1}\n`);
+    expect(r.slurm.files[`mult-job_mult_10.out`]).toBe(`job_mult_10: 60, dependency afterany:${id + 2}\n`);
+    expect(r.slurm.files[`chain-${id}.out`]).toBe("first is 1 after me\nlast ended\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("sbatch in an array task: the new job and its step see the task's SLURM_* (SLURM_ARRAY_TASK_ID, SLURM_NTASKS...) under their own, as Slurm passes them on", async () => {
+    const r = await sameRun("sbatch-in-array.sh");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_ARRAY_TASK_ID=2");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_NTASKS=4");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_CPUS_PER_TASK=1");
+    expect(lines(r.slurm.files["nest-child.out"])).toContain("SLURM_JOB_CPUS_PER_NODE=1");
+    expect(lines(r.slurm.files["nest-step.txt"])).toContain("SLURM_NTASKS_PER_NODE=2");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--export=NONE: srun's tasks get none of what the batch shell exported (SLURM_EXPORT_ENV), as Slurm's; -o with %x", async () => {
+    const r = await sameRun("export-none.sh");
+    expect(lines(r.slurm.files[`myjob.${r.slurm.id}.ex1.out`])).toContain("task 3 on n2, MKL_NUM_THREADS unset, PATH set");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a template's variables (SLURMTMPDIR unset), NPROCS from srun --nodes=$SLURM_NNODES hostname | wc -l", async () => {
+    const r = await sameRun("template-nprocs.sh");
+    expect(lines(r.slurm.files[`logs/NAME-${r.slurm.id}.out`])).toContain("NPROCS=2");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("sbatch --array -o one file --open-mode=append -W from a job: every task's line in the one file, and -W's status", async () => {
+    const r = await sameRun("array-wait-append.sh");
+    expect(r.slurm.files["imi_output.log"]).toBe("member 1 of 3\nmember 2 of 3\nmember 3 of 3\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+  /** Scripts whose files name no node: run at once (submitAtOnce), each test below checks its own. */
+  const AT_ONCE: Entry[] = [
+    { script: "open-append.sh", args: ["echo", "hi there"] },
+    { script: "omp-mem.sh" },
+    { script: "procid-args.sh", args: ["echo one", "echo two", "echo three"] },
+    { script: "show-job.sh" },
+    { script: "machinefile.sh" },
+    // Last, and the only array: Slurm numbers an array's tasks as they start, ebb at submission.
+    { script: "array-throttle.sh" },
+  ];
+  let atOnce: Promise<{ slurm: { runs: Run[]; files: Record<string, string> }; ebb: { runs: Run[]; files: Record<string, string> } }> | undefined;
+  const group = () => (atOnce ??= Promise.all([submitAtOnce("slurm", AT_ONCE), submitAtOnce("ebb", AT_ONCE)]).then(([slurm, ebb]) => ({ slurm, ebb })));
+  /** The group's run of `script` on each side, and the files all of them wrote. */
+  const inGroup = async (script: string) => {
+    const g = await group();
+    const i = AT_ONCE.findIndex((e) => e.script === script);
+    return { slurm: g.slurm.runs[i]!, ebb: g.ebb.runs[i]!, files: g.slurm.files };
+  };
+
+  test("six scripts at once: the same ids, exit codes and end states, the same files with the same lines", async () => {
+    const g = await group();
+    expect(g.ebb.runs.map((r) => [r.id, r.code, r.state])).toEqual(g.slurm.runs.map((r) => [r.id, r.code, r.state]));
+    expect(g.slurm.runs.map((r) => r.code)).toEqual(AT_ONCE.map(() => 0));
+    expect(Object.keys(g.ebb.files).sort()).toEqual(Object.keys(g.slurm.files).sort());
+    for (const f of Object.keys(g.slurm.files)) expect([f, lines(g.ebb.files[f])]).toEqual([f, lines(g.slurm.files[f])]);
+    expect(g.ebb.runs.map((r) => r.stderr)).toEqual(AT_ONCE.map(() => ""));
+  }, 300_000);
+
+  test("#SBATCH --open-mode=append to a fixed file, the script's arguments eval'ed; srun -o onto a file with --open-mode=append and =truncate", async () => {
+    const { slurm: s, files } = await inGroup("open-append.sh");
+    expect(files["logs/output.log"]).toBe("echo hi there\nhi there\n\n");
+    expect(files[`output-ps3.1/slurm-${s.id}-A.out`]).toBe("1\n2\n");
+    expect(files[`output-ps3.1/slurm-${s.id}-B.out`]).toBe("2\n");
+  }, 300_000);
+
+  test("an OpenMP job: -c 2 --mem-per-cpu, OMP_NUM_THREADS from SLURM_CPUS_PER_TASK, srun -c, -o and -e of fixed names", async () => {
+    const { files } = await inGroup("omp-mem.sh");
+    expect(lines(files["omp_mem_test.out"])).toContain("SLURM_MEM_PER_CPU: 512");
+    expect(lines(files["omp_mem_test.err"])).toEqual(["oops"]);
+  }, 300_000);
+
+  test("a script that srun runs again as its tasks, each running the argument its SLURM_PROCID picks", async () => {
+    const { slurm: s, files } = await inGroup("procid-args.sh");
+    expect(lines(files[`procid-${s.id}.out`])).toEqual([`batch: ${s.id}.0 3`, ...[0, 1, 2].map((t) => `JOB.${t} echo one echo two echo three`), "one", "three", "two"].sort());
+  }, 300_000);
+
+  test("--array=1-7:3%2 with -o/-e per task (%A-%a): SLURM_ARRAY_TASK_COUNT, MIN, MAX, STEP", async () => {
+    const { slurm: s, files } = await inGroup("array-throttle.sh");
+    expect(files[`slurm_array_${s.id}-4.out`]).toBe("SLURM_ARRAY_TASK_ID is 4\nThere are 3 tasks in this array, 1-7:3\nMultiplying 4 by 10: 40\n");
+    expect(files[`slurm_array_${s.id}-7.err`]).toBe("to err\n");
+  }, 300_000);
+
+  test("scontrol show job's fields picked with grep -o and awk (JobState, NumNodes, Partition, BatchFlag, Priority, StdOut), case on SLURM_NODEID", async () => {
+    const { slurm: s, files } = await inGroup("show-job.sh");
+    expect(lines(files[`showjob-${s.id}.out`])).toContain("Priority=N");
+    expect(lines(files[`showjob-${s.id}.out`])).toContain(`StdOut={cwd}/showjob-${s.id}.out`);
+  }, 300_000);
+
+  test("srun hostname | sort > machinefile.$SLURM_JOB_ID, NP from its lines; SLURM_NPROCS made from SLURM_NTASKS_PER_NODE only when unset", async () => {
+    const { files } = await inGroup("machinefile.sh");
+    expect(files["hw1.out"]).toBe("NP=8\nwould run: mpirun -machinefile machinefile -np 8\n");
+    expect(files["hw1.err"]).toBe("");
+  }, 300_000);
+
+  test("#SBATCH --array=0-2 with #SBATCH --parsable, cd $SLURM_SUBMIT_DIR, srun in each task: slurm-%A_%a.out", async () => {
+    const r = await sameRun("array-parsable.sh");
+    expect(lines(r.slurm.files[`slurm-${r.slurm.id}_2.out`])).toEqual(["array task 2 rank 0 of 2, slurm_test", "array task 2 rank 1 of 2, slurm_test"]);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("scontrol show hostname $SLURM_JOB_NODELIST into hosts.txt, one name a line, SLURM_JOB_CPUS_PER_NODE and SLURM_TASKS_PER_NODE after them", async () => {
+    const r = await sameRun("hosts-txt.sh");
+    expect(r.slurm.files["hosts.txt"]).toBe("n1\nn2\nn3\n2(x3)\n2(x3)\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a driver job that submits workers and waits until squeue (-h -n NAME; -r -u with --format, grep, awk) shows none of them", async () => {
+    const r = await sameRun("wait-children.sh");
+    expect(r.slurm.files[`driver-${r.slurm.id}.out`]).toBe("slurm done\nworker 1 done\nworker 2 done\ndriver RUNNING 1 1\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 180_000);
 });

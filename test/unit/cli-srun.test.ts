@@ -76,6 +76,9 @@ describe("srun as ebb run", () => {
   test("-c gives the ranks SLURM_CPUS_PER_TASK; --kill-on-bad-exit / -K kill the others, as ebb run does by default", () => {
     expect(run(["-c", "2", "env"]).run).toContain("--export=ALL,SLURM_CPUS_PER_TASK=2");
     expect(run(["--export=NONE", "-c2", "env"]).run).toContain("--export=NONE,SLURM_CPUS_PER_TASK=2");
+    // A job submitted with sbatch --export=NONE says so to its steps (SLURM_EXPORT_ENV); srun's own flag wins.
+    expect(run(["env"], { ...job, SLURM_EXPORT_ENV: "NONE" }).run).toContain("--export=NONE");
+    expect(run(["--export=ALL", "env"], { ...job, SLURM_EXPORT_ENV: "NONE" }).run).toContain("--export=ALL");
     expect(run(["-K", "x"]).run).toContain("--kill-on-bad-exit");
     expect(run(["--kill-on-bad-exit=0", "x"]).run).toContain("--no-kill-on-bad-exit");
   });

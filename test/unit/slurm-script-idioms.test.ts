@@ -10,7 +10,8 @@ import { sbatchParsable, scriptFlags } from "../../src/cli/directives.ts";
 import { jobArgs } from "../../src/cli/submit.ts";
 import { scontrolOptions } from "../../src/cli/scontrol.ts";
 import { scontrolJobText } from "../../src/cli/scontrol-job.ts";
-import { sbatchEnvWords } from "../../src/cli/sbatch-env.ts";
+import { sallocEnvWords, sbatchEnvWords } from "../../src/cli/sbatch-env.ts";
+import { inheritedJobVars, slurmJobVars } from "../../src/roles/slurm-env.ts";
 import type { JobDetail } from "../../src/api/schemas.ts";
 import { squeueToQueue } from "../../src/cli/squeue.ts";
 import { signalName } from "../../src/cli/cancel.ts";
@@ -62,6 +63,10 @@ test("a count of 0 of any resource asks for none (--gres=mic:0, gpu:a800:0, --gp
   expect(() => resourceFields({ gres: "mic:2" } as ResourceFlags, {})).toThrow("mic");
 });
 
+test("squeue -t PD,R,CG: the states ebb has (a job is never COMPLETING or CONFIGURING under ebb)", () => {
+  expect(squeueToQueue(["-h", "-j", "12", "-t", "PD,R,CG"])).toContain("--state=PENDING,RUNNING");
+});
+
 test("squeue -n NAME, as wait-for-my-jobs loops filter the queue", () => {
   expect(squeueToQueue(["-h", "-n", "train", "-u", "bob"])).toEqual(["--noheader", "--name=train", "--user=bob", "--format=%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"]);
 });
@@ -76,7 +81,7 @@ test("#SBATCH hetjob (a heterogeneous job's components) is refused naming what t
   );
 });
 
-test("scontrol show job: Slurm 22.05's keys in its order (but Priority) for a running batch job, salloc's without the files; values ebb knows", () => {
+test("scontrol show job: Slurm 22.05's keys in its order for a running batch job, salloc's without the files; values ebb knows", () => {
   // `scontrol show job` of `sbatch -N1 -n2 -t 10 -J run1 -o o-%j.out --wrap 'sleep 30'` under Slurm 22.05 here.
   const slurm = `JobId=1 JobName=run1
    UserId=root(0) GroupId=root(0) MCS_label=N/A
@@ -115,7 +120,11 @@ test("scontrol show job: Slurm 22.05's keys in its order (but Priority) for a ru
     args: null, cwd: "/tmp/s21b", output: "/tmp/s21b/o-1.out", error: null, user: "root", arrayJobId: null, env: { SLURM_SUBMIT_HOST: "localhost" },
   } as unknown as JobDetail;
   const text = scontrolJobText(job, { uid: "0", group: "root", gid: "0" }, Date.parse("2026-12-01T20:30:45Z"));
-  expect(keys(text)).toEqual(keys(slurm).filter((k) => k !== "Priority"));
+  expect(keys(text)).toEqual(keys(slurm));
+  // A running job's priority ebb no longer keeps (1), a waiting one's rounded, a held one's 0 (as Slurm's).
+  expect(text).toContain("\n   Priority=1 Nice=0 Account=(null) QOS=(null)\n");
+  expect(scontrolJobText({ ...job, state: "PENDING" }, { uid: "0", group: "root", gid: "0" }, 0, 10234.6)).toContain("Priority=10235 ");
+  expect(scontrolJobText({ ...job, state: "PENDING", held: true }, { uid: "0", group: "root", gid: "0" }, 0, 10234.6)).toContain("Priority=0 ");
   expect(text).toEndWith("   StdOut=/tmp/s21b/o-1.out\n   Power=\n   \n\n");
   for (const field of ["Requeue=1 Restarts=2 BatchFlag=1 Reboot=0 ExitCode=0:0", "RunTime=00:00:02 TimeLimit=00:10:00", "TRES=cpu=2,mem=2000M,node=1,billing=2", "MinCPUsNode=1 MinMemoryCPU=1000M", "OverSubscribe=OK", "AllocNode:Sid=localhost:0"])
     expect(text).toContain(field);
@@ -136,4 +145,20 @@ test("sbatch's input variables are its flags (SBATCH_TIMELIMIT is --time); SLURM
     { name: "SBATCH_EXCLUSIVE", word: "--exclusive=user" },
   ]);
   expect(sbatchEnvWords({ SBATCH_HINT: "compute_bound", SLURM_HINT: "nomultithread", SBATCH_EXCLUSIVE: "" })).toEqual([{ name: "SBATCH_HINT", word: "--hint=compute_bound" }, { name: "SBATCH_EXCLUSIVE", word: "--exclusive" }]);
+});
+
+test("salloc's input variables (SALLOC_TIMELIMIT is --time), without those of a batch script's name, files and arrays, and never sbatch's", () => {
+  expect(sallocEnvWords({ SALLOC_TIMELIMIT: "7", SALLOC_PARTITION: "debug", SALLOC_JOB_NAME: "x", SALLOC_OUTPUT: "o", SALLOC_ARRAY_INX: "1-2", SALLOC_NO_KILL: "", SALLOC_EXCLUSIVE: "", SBATCH_TIMELIMIT: "9" })).toEqual([
+    { name: "SALLOC_PARTITION", word: "--partition=debug" },
+    { name: "SALLOC_TIMELIMIT", word: "--time=7" },
+    { name: "SALLOC_NO_KILL", word: "--no-kill" },
+    { name: "SALLOC_EXCLUSIVE", word: "--exclusive" },
+  ]);
+});
+
+test("a job's variables submitted with a job (sbatch in a job) are under every process's own, as Slurm passes them on", () => {
+  expect(inheritedJobVars({ SLURM_ARRAY_TASK_ID: "2", SLURM_NTASKS: "3", SLURM_CPUS_PER_TASK: "1", HOME: "/root", SLURM_SUBMIT_HOST: "vm" })).toEqual({ SLURM_ARRAY_TASK_ID: "2", SLURM_NTASKS: "3" });
+  const vars = slurmJobVars({ id: 7, name: "x", nodes: ["n1"], tasks: [1], tasksGiven: false, cpus: [1], submitDir: "/d", cluster: "c", partition: "p", dependency: "afterok:6" });
+  expect(vars.SLURM_JOB_DEPENDENCY).toBe("afterok:6");
+  expect(slurmJobVars({ id: 7, name: "x", nodes: ["n1"], tasks: [1], tasksGiven: false, cpus: [1], submitDir: "/d", cluster: "c", partition: "p" }).SLURM_JOB_DEPENDENCY).toBeUndefined();
 });

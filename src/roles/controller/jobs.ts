@@ -25,7 +25,7 @@ import { parseSignalSpec, type JobSignal } from "../../domain/job-options.ts";
 import type { Dependency } from "../../sched/eligibility.ts";
 import { logger } from "../../util/log.ts";
 import { compressHostlist } from "../../util/hostlist.ts";
-import { DEFAULT_PARTITION, slurmJobVars } from "../slurm-env.ts";
+import { DEFAULT_PARTITION, inheritedJobVars, slurmJobVars } from "../slurm-env.ts";
 import type { Ledger, LedgerTx, NodeUsageReport } from "./ledger.ts";
 import { expandPattern, patternVars } from "../output-patterns.ts";
 import { fillLayout } from "./spawns.ts";
@@ -609,6 +609,7 @@ export class Jobs {
     const r = job.row;
     const array = r.arrayJobId !== null ? { jobId: r.arrayJobId, taskId: r.arrayTaskId!, ...this.store.arrayShape(r.arrayJobId) } : undefined;
     return {
+      ...inheritedJobVars(r.env),
       ...(array
         ? {
             EBB_ARRAY_JOB_ID: String(array.jobId),
@@ -639,6 +640,7 @@ export class Jobs {
         partition: r.partition ?? DEFAULT_PARTITION,
         restarts: r.restarts,
         array,
+        dependency: r.dependency?.text,
       }),
     };
   }
