@@ -6,46 +6,14 @@
  * 10 minutes while a rigid job of at least BIG nodes ran (a whole-machine job every arrival waits
  * for under EASY's promise). Run: bun bench/_bsld-gap.ts FILE.csv [A=ebb] [B=drms-rs] [BIG=200].
  */
-import { readFileSync } from "node:fs";
+import { bsld, jobRows, TAU, type JobRow as Row } from "./_jobs-csv.ts";
 
-interface Row {
-  job: number;
-  submit: number;
-  start: number;
-  end: number;
-  wait: number;
-  turnaround: number;
-  reference: number;
-  nodes: number;
-  minNodes: number;
-  startNodes: number;
-}
-
-const TAU = 10;
 const [file, a = "ebb", b = "drms-rs", bigArg = "200"] = process.argv.slice(2);
 if (!file) throw new Error("usage: bun bench/_bsld-gap.ts FILE.csv [A] [B] [BIG]");
 const big = Number(bigArg);
 
-const lines = readFileSync(file, "utf8").trim().split("\n");
-const head = lines[0]!.split(",");
-const col = (name: string) => head.indexOf(name);
-const by = new Map<string, Map<number, Row>>();
-for (const line of lines.slice(1)) {
-  const f = line.split(",");
-  const num = (name: string) => Number(f[col(name)]);
-  const policy = f[col("policy")]!;
-  if (!by.has(policy)) by.set(policy, new Map());
-  by.get(policy)!.set(num("job"), { job: num("job"), submit: num("submit"), start: num("start"), end: num("end"), wait: num("wait"), turnaround: num("turnaround"), reference: num("reference"), nodes: num("nodes"), minNodes: num("min_nodes"), startNodes: num("start_nodes") });
-}
-const rowsOf = (p: string): Map<number, Row> => {
-  const m = by.get(p);
-  if (!m) throw new Error(`${file}: no rows of ${p} (has ${[...by.keys()].join(", ")})`);
-  return m;
-};
-const A = rowsOf(a);
-const B = rowsOf(b);
+const [A, B] = jobRows(file, a, b);
 
-const bsld = (r: Row) => Math.max(1, r.turnaround / Math.max(r.reference, TAU));
 const waitPart = (r: Row) => r.wait / Math.max(r.reference, TAU);
 const runPart = (r: Row) => (r.turnaround - r.wait) / Math.max(r.reference, TAU);
 const ids = [...A.keys()].filter((id) => B.has(id));

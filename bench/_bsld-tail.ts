@@ -7,42 +7,13 @@
  * of short jobs with waits of hours is a tail, not a shift of every job (bench/_bsld-gap.ts sums
  * by bands). Run: bun bench/_bsld-tail.ts FILE.csv [A=ebb] [B=drms-rs] [TOP=20].
  */
-import { readFileSync } from "node:fs";
+import { bsld, jobRows, type JobRow as Row } from "./_jobs-csv.ts";
 
-interface Row {
-  job: number;
-  wait: number;
-  turnaround: number;
-  reference: number;
-  nodes: number;
-  minNodes: number;
-  startNodes: number;
-}
-
-const TAU = 10;
 const [file, a = "ebb", b = "drms-rs", topArg = "20"] = process.argv.slice(2);
 if (!file) throw new Error("usage: bun bench/_bsld-tail.ts FILE.csv [A] [B] [TOP]");
 const top = Number(topArg);
 
-const lines = readFileSync(file, "utf8").trim().split("\n");
-const head = lines[0]!.split(",");
-const col = (name: string) => head.indexOf(name);
-const by = new Map<string, Map<number, Row>>();
-for (const line of lines.slice(1)) {
-  const f = line.split(",");
-  const num = (name: string) => Number(f[col(name)]);
-  const policy = f[col("policy")]!;
-  if (!by.has(policy)) by.set(policy, new Map());
-  by.get(policy)!.set(num("job"), { job: num("job"), wait: num("wait"), turnaround: num("turnaround"), reference: num("reference"), nodes: num("nodes"), minNodes: num("min_nodes"), startNodes: num("start_nodes") });
-}
-const rowsOf = (p: string): Map<number, Row> => {
-  const m = by.get(p);
-  if (!m) throw new Error(`${file}: no rows of ${p} (has ${[...by.keys()].join(", ")})`);
-  return m;
-};
-const A = rowsOf(a);
-const B = rowsOf(b);
-const bsld = (r: Row) => Math.max(1, r.turnaround / Math.max(r.reference, TAU));
+const [A, B] = jobRows(file, a, b);
 const ids = [...A.keys()].filter((id) => B.has(id));
 const diff = (id: number) => bsld(A.get(id)!) - bsld(B.get(id)!);
 const gap = ids.reduce((s, id) => s + diff(id), 0);
