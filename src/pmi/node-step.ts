@@ -1,12 +1,6 @@
 import type { PmiBackend, PmiRankInfo, SpawnRequest, SpawnResult } from "./backend.ts";
 import { CountedKvs, type KvsSize, kvsCapExceeded, userKvsCost, userKvsFull } from "./kvs.ts";
-
-/** The step's user's share of what all his steps on the node may hold (`UserBytes.of`, domain/user-bytes.ts, in the agent). */
-export interface KvsShare {
-  readonly max: number;
-  take(n: number): boolean;
-  give(n: number): void;
-}
+import type { BytesShare } from "../domain/user-bytes.ts";
 
 /** What the agent supplies for one step on one node; everything node-local is handled by NodeStepPmi. */
 export interface NodeStepHooks {
@@ -68,8 +62,8 @@ export class NodeStepPmi {
     private readonly hooks: NodeStepHooks,
     /** Spawned steps: keys readable before the first fence. */
     preput: Readonly<Record<string, string>> = {},
-    /** The user's share across his steps on the node; without it, only the per-step caps count. */
-    private readonly share?: KvsShare,
+    /** The user's share across his steps on the node (`UserBytes.of` in the agent); without it, only the per-step caps count. */
+    private readonly share?: BytesShare,
   ) {
     for (const r of ranks) this.ranks.set(r.rank, r);
     for (const [k, v] of Object.entries(preput)) this.preput.set(k, v);

@@ -7,6 +7,7 @@
  * text frame, as before. The receiver takes pieces only from an authenticated peer, and counts what
  * it holds of unfinished messages against a budget (per user where the peer is a user).
  */
+import type { BytesShare } from "../domain/user-bytes.ts";
 
 /** The largest frame a peer may send (and the most anyone may send before authenticating). */
 export const FRAME_MAX = 64 << 10;
@@ -23,15 +24,8 @@ export function framesOf(text: string, max = FRAME_MAX): (string | Uint8Array<Ar
   return frames;
 }
 
-/** What an Assembler counts its pieces against (a user's share is `UserBytes.of`, domain/user-bytes.ts). */
-export interface Budget {
-  readonly max: number;
-  take(n: number): boolean;
-  give(n: number): void;
-}
-
 /** Bytes held of unfinished messages by one holder (a job's connections, one agent's), shared by the connections it is given to; per user, `UserBytes`. */
-export class ByteBudget implements Budget {
+export class ByteBudget implements BytesShare {
   private held = 0;
   constructor(readonly max: number) {}
 
@@ -57,7 +51,8 @@ export class Assembler {
   private size = 0;
 
   constructor(
-    private readonly budget: Budget,
+    /** What it counts its pieces against: a `ByteBudget`, or a user's share (`UserBytes.of`). */
+    private readonly budget: BytesShare,
     /** What the refusal says the budget is: "a user's", "a connection's". */
     private readonly whose: string,
   ) {}
