@@ -59,4 +59,14 @@ describe("a line longer than LINE_HELD_MAX", () => {
       expect(read(name)).toBe(expected);
     }
   });
+
+  test("a piece never ends between the two halves of a character outside the BMP: the file holds the rank's text exactly", () => {
+    const sink = fileSink(join(dir, "astral.out"), { label: false });
+    // The 😀 (two UTF-16 units) straddles the cut at LINE_HELD_MAX.
+    const text = `${"x".repeat(LINE_HELD_MAX - 1)}😀${"x".repeat(10)}`;
+    sink.io(0, 1, text);
+    sink.flush();
+    sink.close();
+    expect(read("astral.out")).toBe(text);
+  });
 });

@@ -9,6 +9,8 @@ import { openOutputFile } from "../output-open.ts";
 
 type Write = (fd: 1 | 2, text: string, rank: number) => void;
 
+const isHighSurrogate = (code: number) => code >= 0xd800 && code <= 0xdbff;
+
 /**
  * The most of one unfinished line a rank's stream holds (UTF-16 units). A rank that writes more
  * without a newline has it written in pieces of this size, as Slurm's stepd splits a line longer
@@ -37,8 +39,10 @@ class Lines {
     }
     let rest = cut >= 0 ? data.slice(cut + 1) : held + data;
     while (rest.length >= LINE_HELD_MAX) {
-      this.piece(rank, fd, rest.slice(0, LINE_HELD_MAX));
-      rest = rest.slice(LINE_HELD_MAX);
+      // Never between the two halves of a surrogate pair: each half alone would be written as U+FFFD.
+      const at = isHighSurrogate(rest.charCodeAt(LINE_HELD_MAX - 1)) ? LINE_HELD_MAX - 1 : LINE_HELD_MAX;
+      this.piece(rank, fd, rest.slice(0, at));
+      rest = rest.slice(at);
     }
     if (rest) this.partial.set(key, rest);
     else this.partial.delete(key);
@@ -48,7 +52,7 @@ class Lines {
     this.write(fd, this.label ? `${rank}: ${text}\n` : text, rank);
   }
 
-/** What is left of unfinished lines (the step has ended). */
+  /** What is left of unfinished lines (the step has ended). */
   flush(): void {
     for (const [key, rest] of this.partial) {
       const [rank, fd] = key.split(":");
