@@ -7,7 +7,7 @@
  */
 import type { Refusal } from "./refusal.ts";
 
-/** One holder's share of a byte budget: what `Assembler` (proto/frames.ts) and `NodeStepPmi` (pmi/node-step.ts) take from; `ByteBudget` is one too. */
+/** One holder's share of a byte budget: what `Assembler` (proto/frames.ts) and `NodeStepPmi` take from (pmi/ declares it again as `KvsShare`: it imports only util/); `ByteBudget` is one too. */
 export interface BytesShare {
   readonly max: number;
   /** Takes `n` bytes, or false (nothing taken) when that would pass `max`. */

@@ -8,7 +8,7 @@ export { KEYLEN_MAX, KVS_KEY_COST, KVS_MAX_BYTES, KVS_MAX_KEYS, NAMES_MAX, USER_
 export { expandProcessMapping, processMapping, processMappingOfRanks } from "./mapping.ts";
 export { formatMcmdSpawn, parseMcmdSpawn } from "./mcmd.ts";
 export { PmiMessage } from "./message.ts";
-export { type NodeStepHooks, NodeStepPmi } from "./node-step.ts";
+export { type KvsShare, type NodeStepHooks, NodeStepPmi } from "./node-step.ts";
 export { type PmiPortServer, attachPmiFd, attachPmiSocket, listenPmiPort } from "./socket.ts";
 export { formatV1, parseV1 } from "./v1.ts";
 export { decodeV2Length, formatV2, parseV2, parseV2Spawn } from "./v2.ts";

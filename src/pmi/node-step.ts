@@ -1,6 +1,12 @@
 import type { PmiBackend, PmiRankInfo, SpawnRequest, SpawnResult } from "./backend.ts";
 import { CountedKvs, type KvsSize, kvsCapExceeded, userKvsCost, userKvsFull } from "./kvs.ts";
-import type { BytesShare } from "../domain/user-bytes.ts";
+
+/** The step's user's share of what all his steps on the node may hold: `BytesShare` (domain/user-bytes.ts, `UserBytes.of` in the agent), declared here because pmi/ imports only util/. */
+export interface KvsShare {
+  readonly max: number;
+  take(n: number): boolean;
+  give(n: number): void;
+}
 
 /** What the agent supplies for one step on one node; everything node-local is handled by NodeStepPmi. */
 export interface NodeStepHooks {
@@ -62,8 +68,8 @@ export class NodeStepPmi {
     private readonly hooks: NodeStepHooks,
     /** Spawned steps: keys readable before the first fence. */
     preput: Readonly<Record<string, string>> = {},
-    /** The user's share across his steps on the node (`UserBytes.of` in the agent); without it, only the per-step caps count. */
-    private readonly share?: BytesShare,
+    /** The user's share across his steps on the node; without it, only the per-step caps count. */
+    private readonly share?: KvsShare,
   ) {
     for (const r of ranks) this.ranks.set(r.rank, r);
     for (const [k, v] of Object.entries(preput)) this.preput.set(k, v);

@@ -6,6 +6,7 @@
  */
 import {
   FenceMerge,
+  type KvsShare,
   attachPmiFd,
   listenPmiPort,
   NodeStepPmi,
@@ -17,7 +18,6 @@ import {
   type SpawnResult,
 } from "../../pmi/index.ts";
 import type { StepDown, StepSpec, StepUp } from "../../proto/step.ts";
-import type { BytesShare } from "../../domain/user-bytes.ts";
 import { logger } from "../../util/log.ts";
 import { nodeOfRanks } from "../../sched/layout.ts";
 
@@ -46,7 +46,7 @@ export interface StepPmiContext {
   /** Tree children's indices (their fence contributions are awaited). */
   children: number[];
   /** The ranks' user's share of what his steps on this node may hold in their KVS together. */
-  kvsShare?: BytesShare;
+  kvsShare?: KvsShare;
   up(msg: StepUp): void;
   /** `error`: the controller refused the request (a cap); the rank gets it as its error reply. */
   names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
