@@ -22,8 +22,16 @@ export function defaultStateDir(): string {
   return process.env.EBB_STATE_DIR || join(homedir(), ".ebb");
 }
 
-function readIfExists(path: string): string | undefined {
-  return existsSync(path) ? readFileSync(path, "utf8").trim() || undefined : undefined;
+/** The trimmed file, or undefined when it is missing or empty; one the user may not read is a usage error that says `instead`. */
+function readIfExists(path: string, instead: string): string | undefined {
+  if (!existsSync(path)) return undefined;
+  try {
+    return readFileSync(path, "utf8").trim() || undefined;
+  } catch (e) {
+    // A user other than the cluster's owner, with its state dir named (EBB_STATE_DIR): the files there are 0600.
+    if ((e as NodeJS.ErrnoException).code === "EACCES") throw new UsageError(`cannot read ${path} (permission denied): ${instead}`);
+    throw e;
+  }
 }
 
 export const controllerArgs = defineArgs({
@@ -52,9 +60,9 @@ export function trustedCa(url: string, args: { ca?: string; "state-dir"?: string
 export function client(args: { controller?: string; "state-dir"?: string; ca?: string }): ApiClient {
   const stateDir = args["state-dir"] ?? defaultStateDir();
   // An empty variable counts as unset, as EBB_STATE_DIR's does.
-  const url = (args.controller ?? (process.env.EBB_CONTROLLER || readIfExists(join(stateDir, "controller.url"))) ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
+  const url = (args.controller ?? (process.env.EBB_CONTROLLER || readIfExists(join(stateDir, "controller.url"), "give the controller with --controller URL or EBB_CONTROLLER")) ?? "http://127.0.0.1:7700").replace(/\/+$/, "");
   if (!/^https?:\/\//.test(url)) throw new UsageError(`--controller ${url}: expected a URL such as http://host:7700`);
-  const token = process.env.EBB_TOKEN || readIfExists(join(stateDir, "token"));
+  const token = process.env.EBB_TOKEN || readIfExists(join(stateDir, "token"), "set EBB_TOKEN to your own token (an admin issues it: ebb token create --user NAME)");
   if (!token) throw new UsageError(`no API token: set EBB_TOKEN, or run where the controller's state dir (${stateDir}) is readable (--state-dir)`);
   return new ApiClient(url, token, trustedCa(url, args));
 }
