@@ -14,10 +14,10 @@
  * - Else the job is not confined (said once in the log). CPU time comes from v2's cpu.stat, which
  *   every v2 cgroup has.
  */
-import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { formatIndexList } from "../../domain/index-list.ts";
-import { holdCgroupDir, makeCgroup, readCgroupRecord, removeCgroup, renameCgroup, writeCgroupFile } from "./cgroup-at.ts";
+import { readKernelRecord } from "../../util/kernel-file.ts";
 import { logger } from "../../util/log.ts";
 
 const log = logger("agent");
@@ -53,7 +53,7 @@ const read = (path: string): string | undefined => {
 /** A cgroup file of one record (a value, or key-value lines: not cgroup.procs or tasks), in one read (util/kernel-file.ts). */
 const readRecord = (path: string): string | undefined => {
   try {
-    return readCgroupRecord(path);
+    return readKernelRecord(path);
   } catch {
     return undefined;
   }
@@ -66,7 +66,19 @@ const field = (text: string | undefined, key: string): number | undefined => {
 };
 const number = (text: string | undefined): number | undefined => (text !== undefined && /^\d+\s*$/.test(text) ? Number(text) : undefined);
 
-export { writeCgroupFile };
+/**
+ * Writes `value` to a cgroup file (which exists: the kernel makes them): open, one write, close.
+ * writeFileSync also asks to create it and truncates it after the write, two more calls into
+ * kernfs for each of the ~10 writes a job's cgroups take.
+ */
+export function writeCgroupFile(path: string, value: string): void {
+  const fd = openSync(path, constants.O_WRONLY);
+  try {
+    writeSync(fd, value);
+  } finally {
+    closeSync(fd);
+  }
+}
 
 /** Writes a cgroup file; the errno code when the kernel refuses. */
 function put(path: string, value: string): string | undefined {
@@ -172,7 +184,7 @@ function v1Base(controller: Controller, leaf: string, unbalanced: boolean): stri
 /** rmdir; the errno code when it fails (EBUSY: a task is still in it). */
 function removeDir(dir: string): string | undefined {
   try {
-    removeCgroup(dir);
+    rmdirSync(dir);
     return undefined;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code ?? "EIO";
@@ -238,7 +250,6 @@ export class CgroupLimits {
       if (this.v2.includes(c)) continue;
       const base = v1Base(c, leaf, this.unbalanced);
       if (base) this.v1.set(c, base);
-      if (base) holdCgroupDir(base);
     }
   }
 
@@ -311,7 +322,7 @@ export class CgroupLimits {
     if (spare !== undefined) this.cpusetCpus.set(jobId, spare);
     else
       try {
-        makeCgroup(dir);
+        mkdirSync(dir);
         if (controller === "memory") this.memoryLimit.set(jobId, "-1");
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
@@ -387,7 +398,7 @@ export class CgroupLimits {
     if (readRecord(join(dir, "tasks")) !== "") return false;
     const spare = join(base, `spare-${this.nextSpare++}`);
     try {
-      renameCgroup(dir, spare);
+      renameSync(dir, spare);
     } catch {
       return false;
     }
@@ -400,11 +411,11 @@ export class CgroupLimits {
     const spare = this.spareCpusets.pop();
     if (!spare) return undefined;
     try {
-      renameCgroup(spare.dir, dir);
+      renameSync(spare.dir, dir);
       return spare.cpus;
     } catch {
       try {
-        removeCgroup(spare.dir);
+        rmdirSync(spare.dir);
       } catch {
         /* gone */
       }

@@ -31,8 +31,7 @@ import { formatIndexList } from "../../domain/index-list.ts";
 import { Sentinel } from "./sentinel.ts";
 import { sweepStaleCgroups } from "./cgroup-sweep.ts";
 import { removeCgroups } from "./cgroup-tree.ts";
-import { CgroupLimits, CONTROLLERS, SELF_LEAF, v1Own, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
-import { holdCgroupDir, makeCgroup, releaseCgroupDir, removeCgroup, writeCgroupFile } from "./cgroup-at.ts";
+import { CgroupLimits, CONTROLLERS, SELF_LEAF, v1Own, writeCgroupFile, type JobLimits, type JobUsage } from "./cgroup-limits.ts";
 import { bindOwnThread, keepingAffinity, withAffinity } from "./affinity.ts";
 import { DeviceFence, type Device } from "./device-fence.ts";
 
@@ -150,7 +149,6 @@ export class Containment {
       if (!existsSync(join(base, "cgroup.procs"))) return undefined;
       // Moving a process in needs write access to the cgroup.procs files: try with ourselves' parent's rules.
       accessSync(join(base, "cgroup.procs"), constants.W_OK);
-      holdCgroupDir(base);
       return base;
     } catch {
       return undefined;
@@ -341,14 +339,14 @@ export class Containment {
     for (let n = 0; n < 8; n++) {
       const dir = join(this.base, n === 0 ? `job-${jobId}` : `job-${jobId}.${n}`);
       try {
-        makeCgroup(dir);
+        mkdirSync(dir);
         return dir;
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== "EEXIST") return undefined;
       }
       try {
-        removeCgroup(dir);
-        makeCgroup(dir);
+        rmdirSync(dir);
+        mkdirSync(dir);
         return dir;
       } catch {
         /* its processes are still ending: the next name */
@@ -380,14 +378,14 @@ export class Containment {
     this.limits.remove(jobId);
     if (!dir) return;
     try {
-      removeCgroup(dir);
+      rmdirSync(dir);
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code !== "EBUSY") return;
       // Processes that left the job's process groups: they go now, the cgroup a moment later.
       killCgroup(dir);
       setTimeout(() => {
         try {
-          removeCgroup(dir);
+          rmdirSync(dir);
         } catch {
           /* still busy, or gone: the agent's stop removes what is left */
         }
@@ -420,7 +418,6 @@ export class Containment {
    */
   async removeAll(): Promise<void> {
     const dirs = [this.base, ...this.limits.v1Bases].filter((d): d is string => d !== undefined);
-    for (const dir of dirs) releaseCgroupDir(dir);
     const left = await removeCgroups(dirs, STOP_WAIT_MS);
     if (left.length > 0) log.warn(`could not remove ${left.join(", ")}: processes in them did not end within ${STOP_WAIT_MS / 1000} s (the agent's next start removes them)`);
   }
