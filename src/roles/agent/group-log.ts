@@ -12,6 +12,8 @@ import { closeSync, existsSync, openSync, readFileSync, renameSync, rmSync, writ
 export interface GroupRecord {
   jobId: number;
   start: string;
+  /** The agent has reaped the leader (not recorded: a restarted agent checks START). */
+  leaderReaped?: boolean;
 }
 
 const LINE = /^(\d+) (\d+) (\d+)$/;

@@ -107,8 +107,10 @@ export class ProcessTable {
     let set = this.live.get(jobId);
     if (!set) this.live.set(jobId, (set = new Set()));
     set.add(proc);
-    this.remember(proc.pid, { jobId, start: startTimeOf(proc.pid) ?? "" });
+    const rec: GroupRecord = { jobId, start: startTimeOf(proc.pid) ?? "" };
+    this.remember(proc.pid, rec);
     const exited = proc.exited.then(() => {
+      rec.leaderReaped = true;
       set!.delete(proc);
       if (set!.size === 0 && this.live.get(jobId) === set) {
         this.live.delete(jobId);
@@ -267,7 +269,8 @@ export class ProcessTable {
       // A group whose leader has exited may be gone too, and its id then anyone's new group's
       // (pid_max is 32,768 here): the agent is root, so kill(-pgid) would reach another user's
       // processes or root's. Its members, if any, are reached through the job's cgroup.
-      if (!this.containment || (rec.start !== "" && startTimeOf(pgid) === rec.start)) this.signalGroup(pgid, signal);
+      // A leader this agent reaped is gone for sure: its id is not looked up (/proc/PID/stat, a throw).
+      if (!this.containment || (rec.start !== "" && !rec.leaderReaped && startTimeOf(pgid) === rec.start)) this.signalGroup(pgid, signal);
       else (orphaned ??= new Set()).add(pgid);
       if (signal === "SIGKILL") this.groups.delete(pgid);
     }
