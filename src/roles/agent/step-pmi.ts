@@ -6,6 +6,8 @@
  */
 import {
   FenceMerge,
+  kvsPieces,
+  sendPieces,
   type KvsShare,
   attachPmiFd,
   listenPmiPort,
@@ -60,6 +62,8 @@ interface Fence {
   local: boolean;
   from: Set<number>;
   sent: boolean;
+  /** fence.out's pieces so far. */
+  out?: Kvs;
   resolve?: (kvs: Kvs) => void;
   reject?: (e: Error) => void;
 }
@@ -180,9 +184,10 @@ export class StepPmi {
   fromChild(index: number, msg: Extract<StepUp, { t: "fence.in" }>): void {
     const f = this.fence(msg.seq);
     if (f.from.has(index)) return;
+    f.merged.add(msg.kvs, msg.error);
+    if (msg.more) return;
     f.from.add(index);
     f.count += msg.count;
-    f.merged.add(msg.kvs, msg.error);
     this.maybeUp(msg.seq);
   }
 
@@ -194,9 +199,14 @@ export class StepPmi {
   down(msg: StepDown): void {
     if (msg.t === "fence.out") {
       const f = this.fence(msg.seq);
+      if (msg.more || f.out) {
+        f.out ??= Object.create(null) as Kvs;
+        Object.assign(f.out, msg.kvs);
+        if (msg.more) return;
+      }
       this.fences.delete(msg.seq);
       if (msg.error) f.reject?.(new Error(msg.error));
-      else f.resolve?.(msg.kvs);
+      else f.resolve?.(f.out ?? msg.kvs);
     } else if (msg.t === "spawn.result" && msg.node === this.c.node) {
       const done = this.spawns.get(msg.reqId);
       this.spawns.delete(msg.reqId);
@@ -256,7 +266,12 @@ export class StepPmi {
     }
     f.sent = true;
     const { kvs, error } = f.merged;
-    this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs, ...(error ? { error } : {}) });
+    f.merged = new FenceMerge();
+    sendPieces(
+      kvsPieces(kvs),
+      (piece, last) => this.c.up({ t: "fence.in", step: this.c.key, seq, count: last ? f.count : 0, kvs: piece, ...(error ? { error } : {}), ...(last ? {} : { more: true as const }) }),
+      () => this.fences.get(seq) === f,
+    );
   }
 }
 
