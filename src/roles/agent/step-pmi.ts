@@ -63,7 +63,7 @@ interface Fence {
   from: Set<number>;
   sent: boolean;
   /** fence.out's pieces so far. */
-  out?: Kvs;
+  out?: FenceMerge;
   resolve?: (kvs: Kvs) => void;
   reject?: (e: Error) => void;
 }
@@ -198,15 +198,20 @@ export class StepPmi {
 
   down(msg: StepDown): void {
     if (msg.t === "fence.out") {
-      const f = this.fence(msg.seq);
+      // Only a fence this node entered; its pieces are counted against the step's caps as they
+      // come, and past one the fence fails at once (later pieces find no fence): the launcher is
+      // the user's, and could send pieces without end.
+      const f = this.fences.get(msg.seq);
+      if (!f) return;
       if (msg.more || f.out) {
-        f.out ??= Object.create(null) as Kvs;
-        Object.assign(f.out, msg.kvs);
-        if (msg.more) return;
+        f.out ??= new FenceMerge();
+        f.out.add(msg.kvs, msg.error);
+        if (msg.more && !f.out.error) return;
       }
       this.fences.delete(msg.seq);
-      if (msg.error) f.reject?.(new Error(msg.error));
-      else f.resolve?.(f.out ?? msg.kvs);
+      const error = msg.error ?? f.out?.error;
+      if (error) f.reject?.(new Error(error));
+      else f.resolve?.(f.out?.kvs ?? msg.kvs);
     } else if (msg.t === "spawn.result" && msg.node === this.c.node) {
       const done = this.spawns.get(msg.reqId);
       this.spawns.delete(msg.reqId);
