@@ -12,3 +12,4 @@ export { type KvsShare, type NodeStepHooks, NodeStepPmi } from "./node-step.ts";
 export { type PmiPortServer, attachPmiFd, attachPmiSocket, listenPmiPort } from "./socket.ts";
 export { formatV1, parseV1 } from "./v1.ts";
 export { decodeV2Length, formatV2, parseV2, parseV2Spawn } from "./v2.ts";
+export { FENCE_PIECE_MAX, kvsPieces, sendPieces } from "./kvs-pieces.ts";

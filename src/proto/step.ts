@@ -129,7 +129,8 @@ export const StepDown = tagged({
   /** Re-attach: this connection becomes the step's upstream on the receiving node (its parent was lost); `cred` has use "adopt". */
   "adopt": () => ({ step: StepKey, cred: AdoptCredential }),
   /** The merged KVS of fence `seq`, sent to every node once all ranks have entered it. */
-  "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
+  // more: a piece of the fence's puts, the rest follow (protocol 13, pmi/kvs-pieces.ts).
+  "fence.out": () => ({ step: StepKey, seq: z.int().nonnegative(), kvs: Kvs, error: z.string().optional(), more: z.literal(true).optional() }),
   /**
    * The next piece of the launcher's standard input (base64, at most STDIN_CHUNK bytes), or its end
    * (`eof`), for the ranks StepSpec.stdin names; sent only once the whole step has launched, each
@@ -211,7 +212,8 @@ export const StepUp = tagged({
   "cfg": () => ({ step: StepKey, cfg: NodeCfg, final: z.boolean(), monitor: z.string().max(1000).optional(), reports: z.int().nonnegative() }),
   /** `count` ranks of the subtree entered fence `seq`, with the puts they made since the last fence. */
   // error: the subtree's merged puts passed a per-step cap (kvs is then empty); the fence fails everywhere.
-  "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs, error: z.string().optional() }),
+  // more: a piece of the subtree's puts (count 0), the rest follow; the last piece has the count (protocol 13, pmi/kvs-pieces.ts).
+  "fence.in": () => ({ step: StepKey, seq: z.int().nonnegative(), count: z.int().nonnegative(), kvs: Kvs, error: z.string().optional(), more: z.literal(true).optional() }),
   /**
    * Something went wrong on `node` (a failed launch, a lost child, a PMI protocol error, an abort;
    * `ranks-lost`: a rank of an elastic step was killed while its agent lives, the node's ranks are lost;

@@ -7,7 +7,7 @@
  */
 import { VERSION } from "../util/version.ts";
 
-export const PROTOCOL_VERSION = 12;
+export const PROTOCOL_VERSION = 13;
 
 /**
  * Why the controller refuses a peer (`who`: "agent", "ebb run") whose hello says `protocol`

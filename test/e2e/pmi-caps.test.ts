@@ -100,3 +100,17 @@ test("a tree node drops its subtree's puts as soon as they pass the cap: node01,
   // Before: node01 held and re-encoded its children's 32 MiB too, grew 180 MiB and stalled past its heartbeat (NODE_FAIL); now ~42 MiB.
   expect(grewMiB).toBeLessThan(96);
 }, 240_000);
+
+test("a fence of 3.3 MiB across a chain of three nodes (--fanout 1), each node's puts over FENCE_PIECE_MAX, goes up and down in pieces: every rank reads the farthest rank's last key", async () => {
+  // Whole, each hop's 16 MiB fence.in or fence.out cost an agent ~300 ms of CPU to encode and ~150 ms
+  // to parse in one turn: at load ~40 that was seconds without a heartbeat (NODE_FAIL).
+  c = await startCluster({ agents: 3, cpus: 1 });
+  const id = await c.submit({ script: `#!/bin/sh\nKVS_FILLER_BATCH=32 KVS_FILLER_KEYS=1280 ebb run -N 3 -n 3 --fanout 1 ${process.execPath} ${FILLER} v1 m%r m2 900 > chain.out 2> chain.err; echo "chain $?" >> results\n`, nodes: 3, timeLimit: 200 });
+  const done = await c.waitJob(id, ["COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL"], 180_000);
+  if (done.state !== "COMPLETED") console.log(c.read("chain.err"), c.read(`ebb-${id}.out`), c.daemonLogs().slice(-3000));
+  expect({ state: done.state, results: c.read("results") }).toEqual({ state: "COMPLETED", results: "chain 0\n" });
+  const ranks = c.read("chain.out").trim().split("\n").map((l) => JSON.parse(l));
+  expect(ranks.map((r) => ({ accepted: r.accepted, fence: r.fence, own: r.own, other: r.other, last: r.last, otherLast: r.otherLast }))).toEqual(
+    [0, 1, 2].map(() => ({ accepted: 1280, fence: 0, own: true, other: true, last: true, otherLast: true })),
+  );
+}, 240_000);

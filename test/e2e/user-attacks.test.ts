@@ -8,7 +8,8 @@
  * daemon's thread), a launcher socket that never reads its answers (~15 MB each held); and, holding as they
  * are, her GPU (the device fence: from his shell, a move into her cgroup, a warm rank), her job on
  * the launcher socket (attach with known, fault, release), her files through srun's per-task
- * -o/-e/-i. What is covered elsewhere (loader variables, symlinks at output paths, cgroup files,
+ * -o/-e/-i; and from his own launcher on the step port: a 13 MiB PATH (the agent's thread searched
+ * it), 1,025 ranks on one node, fence.out pieces without end. What is covered elsewhere (loader variables, symlinks at output paths, cgroup files,
  * credentials, the API under fuzzing) is in root-attacks, users, credentials and fuzz-api.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -21,9 +22,10 @@ import { ensureUser } from "../support/users.ts";
 import { PROTOCOL_VERSION } from "../../src/proto/version.ts";
 import { VERSION } from "../../src/util/version.ts";
 import { framesOf } from "../../src/proto/frames.ts";
-import { signCredential } from "../../src/proto/credential.ts";
+import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
+import { MAX_RANKS_PER_NODE, MAX_VARIABLE_BYTES } from "../../src/roles/agent/launch-checks.ts";
 import { MAX_CONNECTIONS_PER_JOB } from "../../src/roles/agent/server.ts";
-import { KVS_KEY_COST, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
+import { KVS_KEY_COST, KVS_MAX_BYTES, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
 import { BODIES_PER_USER } from "../../src/api/app.ts";
 
 const USERS = ["ebbt_alice", "ebbt_bob"] as const;
@@ -478,6 +480,107 @@ test("the step port takes a credential only while it is valid, and 256 connectio
   for (const h of held) h.ws.close();
   await c.api("DELETE", `/v1/jobs/${bobs}`);
 }, 60_000);
+
+test("a launch whose environment has a variable no process can start with is refused naming MAX_ARG_STRLEN: his 13 MiB PATH of a million directories does not hold the agent's thread", async () => {
+  // Unfixed: the agent looked his program up on that PATH on its thread before starting the rank
+  // (to see whether it links MPI): 1.8 s of CPU per launch per node, 16 s of wall time at load 30,
+  // so a node shared with her jobs missed its heartbeats. The controller sees only the env's digest.
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "120"], output: "/dev/null" });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  const env = { PATH: Array.from({ length: 1_000_000 }, (_, i) => `/nonexistent${i % 10}`).join(":") };
+  const spec = { jobId: bobs, stepId: 9, argv: ["no-such-program"], env, cwd: dir("ebbt_bob"), nodes: [{ name: node.name, addr: node.addr }], tasks: [1], jobNodes: [node.name], fanout: 8, pmi: "both", jobEnv: {} };
+  const cred = signCredential(key, { jobId: bobs, stepId: 9, nodes: [node.name], expires: Date.now() + 60_000, argv: argvDigest(spec.argv), env: envDigest(env), jobEnv: envDigest({}), cwd: spec.cwd });
+  const agent = c.agents.get(node.name)!.pid;
+  const cpuMs = () => readFileSync(`/proc/${agent}/stat`, "utf8").split(") ")[1]!.split(" ").slice(11, 13).reduce((a, t) => a + Number(t), 0) * 10;
+  const ws = new WebSocket(`ws://${node.addr}/v1/step`);
+  const said: string[] = [];
+  const answered = new Promise<void>((resolve) => (ws.onmessage = (ev) => (said.push(String(ev.data)), resolve())));
+  await new Promise((resolve) => (ws.onopen = resolve));
+  const before = cpuMs();
+  ws.send(JSON.stringify({ t: "auth", cred }));
+  for (const f of framesOf(JSON.stringify({ t: "launch", step: `${bobs}.9`, cred, spec }))) ws.send(f);
+  await answered;
+  const used = cpuMs() - before;
+  console.log(`the agent's CPU for the launch: ${used} ms`);
+  ws.close();
+  expect(JSON.parse(said[0]!)).toMatchObject({ t: "error", kind: "launch", message: `environment variable PATH is ${env.PATH.length + 6} bytes: Linux starts no process with a variable over ${MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN)` });
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
+}, 120_000);
+
+test("a launch of more than MAX_RANKS_PER_NODE ranks on a node is refused naming the cap: the agent does not spawn 1,025 of his processes in one turn of its thread", async () => {
+  // Unfixed: the credential does not cover the counts, and the agent started every rank a launch
+  // named on its node in one synchronous loop (--overcommit alone allowed a million tasks).
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "120"], output: "/dev/null" });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  const env = { PATH: "/usr/bin:/bin" };
+  const spec = { jobId: bobs, stepId: 11, argv: ["true"], env, cwd: dir("ebbt_bob"), nodes: [{ name: node.name, addr: node.addr }], tasks: [MAX_RANKS_PER_NODE + 1], jobNodes: [node.name], fanout: 8, pmi: "none", jobEnv: {} };
+  const cred = signCredential(key, { jobId: bobs, stepId: 11, nodes: [node.name], expires: Date.now() + 60_000, argv: argvDigest(spec.argv), env: envDigest(env), jobEnv: envDigest({}), cwd: spec.cwd });
+  const ws = new WebSocket(`ws://${node.addr}/v1/step`);
+  const first = new Promise<string>((resolve) => (ws.onmessage = (ev) => resolve(String(ev.data))));
+  await new Promise((resolve) => (ws.onopen = resolve));
+  ws.send(JSON.stringify({ t: "launch", step: `${bobs}.11`, cred, spec }));
+  expect(JSON.parse(await first)).toMatchObject({ t: "error", kind: "launch", message: `${MAX_RANKS_PER_NODE + 1} ranks on one node: an agent starts at most ${MAX_RANKS_PER_NODE} of a step's ranks on a node (MAX_RANKS_PER_NODE; Slurm's MaxTasksPerNode is 512)` });
+  ws.close();
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
+}, 60_000);
+
+test("his launcher's fence.out pieces are counted against the step's KVS caps as they come: past 16 MiB his rank's fence fails at once, naming the byte cap, and the agent holds no more of them", async () => {
+  // Unfixed (fence.out in pieces, protocol 13, before this): the agent kept every piece of a fence
+  // his launcher sent, without end, until a last one (80 MiB of them: its RSS +137 MiB). The step
+  // has a second node that does not answer (alone, a node finishes its fences without the launcher).
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "600"], output: "/dev/null" });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  const env = { PATH: "/usr/bin:/bin", HOME: dir("ebbt_bob"), KVS_FILLER_KEYS: "0" };
+  const spec = { jobId: bobs, stepId: 10, argv: [process.execPath, join(ROOT, "test/pmi/fixtures/kvs-filler.ts"), "v1", "m%r", "none", "10"], env, cwd: dir("ebbt_bob"), nodes: [{ name: node.name, addr: node.addr }, { name: "nowhere", addr: "127.0.0.1:1" }], tasks: [1, 0], jobNodes: [node.name], fanout: 8, pmi: "both", jobEnv: {} };
+  const cred = signCredential(key, { jobId: bobs, stepId: 10, nodes: [node.name, "nowhere"], expires: Date.now() + 60_000, argv: argvDigest(spec.argv), env: envDigest(env), jobEnv: envDigest({}), cwd: spec.cwd });
+  const agent = c.agents.get(node.name)!.pid;
+  const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${agent}/status`, "utf8"))![1]) / 1024;
+  const ws = new WebSocket(`ws://${node.addr}/v1/step`);
+  const step = `${bobs}.10`;
+  let out = "";
+  const said: string[] = [];
+  let fenceIn: () => void = () => {};
+  let seq = -1;
+  const fenced = new Promise<void>((resolve) => (fenceIn = resolve));
+  let exited = false;
+  ws.onmessage = (ev) => {
+    const m = JSON.parse(String(ev.data));
+    if (m.t === "fence.in") (seq = m.seq), fenceIn();
+    if (m.t === "io" && m.fd === 1) out += m.data;
+    else said.push(m.t === "io" ? m.data : JSON.stringify(m).slice(0, 300));
+    if (m.t === "exit") exited = true;
+  };
+  await new Promise((resolve) => (ws.onopen = resolve));
+  ws.send(JSON.stringify({ t: "auth", cred }));
+  ws.send(JSON.stringify({ t: "launch", step, cred, spec }));
+  await fenced;
+  const before = rssMiB();
+  let peak = before;
+  const value = "v".repeat(900);
+  for (let p = 0; p < 20; p++) {
+    const kvs: Record<string, string> = {};
+    for (let k = 0; k < 1150; k++) kvs[`p${p}-${k}`] = value;
+    for (const f of framesOf(JSON.stringify({ t: "fence.out", step, seq, kvs, more: true }))) ws.send(f);
+    if (p % 4 === 3) {
+      await Bun.sleep(200);
+      peak = Math.max(peak, rssMiB());
+    }
+  }
+  // No last piece: the fence fails as the pieces pass the cap, and his rank prints what it saw.
+  await waitFor("his rank's output and exit", () => exited && out.includes("\n"), 120_000).catch(() => console.log(said.join("\n")));
+  peak = Math.max(peak, rssMiB());
+  console.log(`the agent's RSS: ${before.toFixed(0)} MiB before the pieces, at most ${peak.toFixed(0)} MiB while they came`);
+  ws.close();
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
+  const rank = JSON.parse(out.trim() || "{}");
+  expect({ fence: rank.fence, fenceMsg: rank.fenceMsg }).toEqual({ fence: -1, fenceMsg: `PMI_KVS_full:_a_step_holds_at_most_${KVS_MAX_BYTES}_bytes_of_keys_and_values_(ebb's_per-step_cap_KVS_MAX_BYTES)` });
+}, 240_000);
 
 test("the controller's sockets take no frame over 64 KiB; one user's launcher messages in pieces hold at most 16 MiB together: his connection past it is closed naming it, hers is served", async () => {
   // Unfixed: every launcher connection could hold a 16 MiB frame (a user may open a sixteenth of

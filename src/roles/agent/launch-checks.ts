@@ -80,7 +80,36 @@ function judge(key: string, cred: StepCredential, spec: StepSpec): string | unde
   if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.length !== names.length || cred.nodes.some((n, i) => n !== names[i])) return "the credential does not match the step";
   if (spec.tasks.length !== spec.nodes.length) return "tasks and nodes differ in length";
   if (spec.distribution && spec.elastic) return "an elastic step's ranks are numbered in blocks; it takes no distribution";
-  return credentialMismatch(cred, spec);
+  const most = spec.tasks.reduce((a, n) => Math.max(a, n), 0);
+  if (most > MAX_RANKS_PER_NODE) return `${most} ranks on one node: an agent starts at most ${MAX_RANKS_PER_NODE} of a step's ranks on a node (MAX_RANKS_PER_NODE; Slurm's MaxTasksPerNode is 512)`;
+  return credentialMismatch(cred, spec) ?? oversizedVariable(spec.env);
+}
+
+/**
+ * The most ranks of one step an agent starts on its node. It starts a node's ranks in one turn of
+ * its thread, one spawn each, and the credential does not cover the counts: a user's own launcher
+ * (or --overcommit, up to the API's million tasks) had it spawn as many as he named.
+ */
+export const MAX_RANKS_PER_NODE = 1024;
+
+/** Linux's MAX_ARG_STRLEN: the longest `NAME=value` string (its NUL counted) a process may be started with. */
+export const MAX_VARIABLE_BYTES = 128 << 10;
+
+/**
+ * Why no rank could start with this environment: a variable over MAX_VARIABLE_BYTES (execve says
+ * E2BIG). Refused before the agent looks anything up in it: the program on a 13 MiB PATH of a
+ * million directories took the agent's thread 1.8 s of CPU per launch (16 s at load 30).
+ * The controller never sees a step's environment, only its digest.
+ */
+export function oversizedVariable(env: Record<string, string>): string | undefined {
+  for (const k in env) {
+    const v = env[k]!;
+    // A UTF-16 unit is 1 to 3 UTF-8 bytes: most are known to fit without encoding them.
+    if ((k.length + v.length) * 3 + 2 <= MAX_VARIABLE_BYTES) continue;
+    const bytes = Buffer.byteLength(k) + Buffer.byteLength(v) + 2;
+    if (bytes > MAX_VARIABLE_BYTES) return `environment variable ${k.slice(0, 64)} is ${bytes} bytes: Linux starts no process with a variable over ${MAX_VARIABLE_BYTES} (MAX_ARG_STRLEN)`;
+  }
+  return undefined;
 }
 
 /** Each node's index in the step by name, once per spec. */

@@ -37,6 +37,8 @@ export const STEP_MESSAGE_MAX = 64 << 20;
  * its user open connections without end, each one of the agent's descriptors.
  */
 export const MAX_CONNECTIONS_PER_JOB = 256;
+/** The most a connection holds unsent before a message is dropped and the connection closed (sendOrClose). */
+export const UNSENT_MAX = 64 << 20;
 /** Close codes: a frame longer than FRAME_MAX (uWS's own, 1009), pieces before a credential or past STEP_MESSAGE_MAX. */
 const TOO_BIG = 4413;
 
@@ -105,6 +107,11 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     },
     websocket: {
       maxPayloadLength: FRAME_MAX,
+      // What may wait unsent before a message is dropped (Bun's default is 16 MiB). A fence's puts
+      // go up in pieces (pmi/kvs-pieces.ts): up to KVS_MAX_BYTES, more as JSON, over a 1 MiB
+      // output window. Whole, one message was taken into an empty queue however large; 17 pieces
+      // to a slow reader can pass 16 MiB, and the last would be dropped.
+      backpressureLimit: UNSENT_MAX,
       idleTimeout: 0,
       open(ws) {
         let set = pending.get(ws.data.peer);

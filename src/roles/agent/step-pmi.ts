@@ -6,6 +6,8 @@
  */
 import {
   FenceMerge,
+  kvsPieces,
+  sendPieces,
   type KvsShare,
   attachPmiFd,
   listenPmiPort,
@@ -60,6 +62,8 @@ interface Fence {
   local: boolean;
   from: Set<number>;
   sent: boolean;
+  /** fence.out's pieces so far. */
+  out?: FenceMerge;
   resolve?: (kvs: Kvs) => void;
   reject?: (e: Error) => void;
 }
@@ -180,9 +184,10 @@ export class StepPmi {
   fromChild(index: number, msg: Extract<StepUp, { t: "fence.in" }>): void {
     const f = this.fence(msg.seq);
     if (f.from.has(index)) return;
+    f.merged.add(msg.kvs, msg.error);
+    if (msg.more) return;
     f.from.add(index);
     f.count += msg.count;
-    f.merged.add(msg.kvs, msg.error);
     this.maybeUp(msg.seq);
   }
 
@@ -193,10 +198,20 @@ export class StepPmi {
 
   down(msg: StepDown): void {
     if (msg.t === "fence.out") {
-      const f = this.fence(msg.seq);
+      // Only a fence this node entered; its pieces are counted against the step's caps as they
+      // come, and past one the fence fails at once (later pieces find no fence): the launcher is
+      // the user's, and could send pieces without end.
+      const f = this.fences.get(msg.seq);
+      if (!f) return;
+      if (msg.more || f.out) {
+        f.out ??= new FenceMerge();
+        f.out.add(msg.kvs, msg.error);
+        if (msg.more && !f.out.error) return;
+      }
       this.fences.delete(msg.seq);
-      if (msg.error) f.reject?.(new Error(msg.error));
-      else f.resolve?.(msg.kvs);
+      const error = msg.error ?? f.out?.error;
+      if (error) f.reject?.(new Error(error));
+      else f.resolve?.(f.out?.kvs ?? msg.kvs);
     } else if (msg.t === "spawn.result" && msg.node === this.c.node) {
       const done = this.spawns.get(msg.reqId);
       this.spawns.delete(msg.reqId);
@@ -256,7 +271,12 @@ export class StepPmi {
     }
     f.sent = true;
     const { kvs, error } = f.merged;
-    this.c.up({ t: "fence.in", step: this.c.key, seq, count: f.count, kvs, ...(error ? { error } : {}) });
+    f.merged = new FenceMerge();
+    sendPieces(
+      kvsPieces(kvs),
+      (piece, last) => this.c.up({ t: "fence.in", step: this.c.key, seq, count: last ? f.count : 0, kvs: piece, ...(error ? { error } : {}), ...(last ? {} : { more: true as const }) }),
+      () => this.fences.get(seq) === f,
+    );
   }
 }
 

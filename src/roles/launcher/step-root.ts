@@ -6,7 +6,7 @@
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
-import { CountedKvs, FenceMerge, kvsCapExceeded } from "../../pmi/index.ts";
+import { CountedKvs, FenceMerge, kvsCapExceeded, kvsPieces, sendPieces } from "../../pmi/index.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
@@ -279,7 +279,12 @@ export class StepRoot {
           const error = f.merged.error ?? kvsCapExceeded(this.kvs.sizeWithAll(kvs));
           if (error) return this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs: {}, error });
           for (const [k, v] of Object.entries(kvs)) this.kvs.set(k, v);
-          this.broadcast({ t: "fence.out", step: this.key, seq: msg.seq, kvs });
+          const seq = msg.seq;
+          sendPieces(
+            kvsPieces(kvs),
+            (piece, last) => this.broadcast({ t: "fence.out", step: this.key, seq, kvs: piece, ...(last ? {} : { more: true as const }) }),
+            () => !this.over,
+          );
         }
         return;
       }
