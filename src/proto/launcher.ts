@@ -95,6 +95,12 @@ export const ControllerToLauncher = tagged({
    * added (with a grant for the joining ranks' step) and the nodes that leave. `fault`: the nodes
    * in `removed` failed; their ranks are gone, the survivors open a fault window (no probe rounds).
    */
+  /**
+   * Informative: a resize about to be ordered adds `nodes` to the job, so that the launcher may open
+   * its connections to their agents while the order (realloc) is on its way. No credential: the
+   * launch on them waits for the realloc's. A launcher may ignore it (an older one drops it unparsed).
+   */
+  "links": () => ({ jobId: JobId, nodes: z.array(NodeRef) }),
   "realloc": () => ({
     jobId: JobId,
     adaptId: z.int(),
