@@ -7,6 +7,7 @@ import { Channel } from "../proto/channel.ts";
 import { StepUp, type StepAuth, type StepDown } from "../proto/step.ts";
 import { FRAME_MAX } from "../proto/frames.ts";
 import { clientTls } from "../util/tls.ts";
+import { mark } from "../util/trace.ts";
 
 export interface StepSubscriber {
   onUp(msg: StepUp): void;
@@ -80,6 +81,7 @@ class WsPeer implements PeerConn {
       frameMax: FRAME_MAX,
       tls: ca === undefined ? undefined : clientTls(ca, "agent"),
       schema: StepUp,
+      onOpen: () => mark("edge.open"),
       onMessage: (m) => this.subs.route(m),
       onClose: (reason) => {
         onGone();
