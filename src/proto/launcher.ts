@@ -91,6 +91,12 @@ export const ControllerToLauncher = tagged({
   /** What the HTTP API would answer with a 4xx: `req` names the request it answers, if any. */
   "error": () => ({ message: z.string(), code: z.string().optional(), field: z.string().optional(), req: RequestId.optional() }),
   /**
+   * Informative: a resize about to be ordered adds `nodes` to the job, so that the launcher may open
+   * its connections to their agents while the order (realloc) is on its way. No credential: the
+   * launch on them waits for the realloc's. A launcher may ignore it (an older one drops it unparsed).
+   */
+  "links": () => ({ jobId: JobId, nodes: z.array(NodeRef) }),
+  /**
    * Resize the elastic step (step 1 of docs/adaptation.md §7.1): the new node list in rank order, the nodes
    * added (with a grant for the joining ranks' step) and the nodes that leave. `fault`: the nodes
    * in `removed` failed; their ranks are gone, the survivors open a fault window (no probe rounds).

@@ -7,6 +7,7 @@ import { Channel } from "../proto/channel.ts";
 import { StepUp, type StepAuth, type StepDown } from "../proto/step.ts";
 import { FRAME_MAX } from "../proto/frames.ts";
 import { clientTls } from "../util/tls.ts";
+import { mark } from "../util/trace.ts";
 
 export interface StepSubscriber {
   onUp(msg: StepUp): void;
@@ -68,6 +69,11 @@ class WsPeer implements PeerConn {
   private readonly channel: Channel<StepDown | StepAuth, StepUp>;
   private sentFirst = false;
 
+  /** Whether anything was sent on it: a link opened ahead (PeerPool.prepare) is not, until its launch. */
+  get used(): boolean {
+    return this.sentFirst;
+  }
+
   constructor(addr: string, onGone: () => void, ca: string | undefined) {
     this.channel = new Channel<StepDown | StepAuth, StepUp>({
       url: `${ca === undefined ? "ws" : "wss"}://${addr}/v1/step`,
@@ -75,6 +81,7 @@ class WsPeer implements PeerConn {
       frameMax: FRAME_MAX,
       tls: ca === undefined ? undefined : clientTls(ca, "agent"),
       schema: StepUp,
+      onOpen: () => mark("edge.open"),
       onMessage: (m) => this.subs.route(m),
       onClose: (reason) => {
         onGone();
@@ -102,6 +109,9 @@ class WsPeer implements PeerConn {
     this.channel.close();
   }
 }
+
+/** How long a link opened ahead (PeerPool.prepare) waits for its first message: well inside the agent's 3 s for a credential. */
+export const PREPARED_UNUSED_MS = 2000;
 
 /** In-process deliveries not yet made, in the order they were sent, and the next one's index. */
 const turns: (() => void)[] = [];
@@ -169,6 +179,27 @@ export class PeerPool {
   /** `addr`'s endpoint is gone (its agent stopped): it is reached by socket again. */
   removeLocal(addr: string): void {
     this.local.delete(addr);
+  }
+
+  /**
+   * Opens the edge to `addr` now, ahead of its first message (a grow's coming launch to nodes this
+   * process has no edge to: docs/adaptation.md §7.1), so that the connection is made while the
+   * order is on its way. An agent closes a connection that brings no credential within its
+   * AUTH_WINDOW_MS (3 s); one still unused after `unusedMs` is closed here first, so that no
+   * launch is ever sent on a connection the agent is closing. True if it opened one (false: the
+   * edge is in-process, or has its connection already). Bun writes a new connection's upgrade
+   * request only when the event loop next polls: work that follows in the same turn delays it.
+   */
+  prepare(addr: string, unusedMs = PREPARED_UNUSED_MS): boolean {
+    if (this.local.has(addr) || this.peers.has(addr)) return false;
+    const peer = this.get(addr) as WsPeer;
+    const timer = setTimeout(() => {
+      if (peer.used || this.peers.get(addr) !== peer) return;
+      this.peers.delete(addr);
+      peer.close();
+    }, unusedMs);
+    timer.unref?.();
+    return true;
   }
 
   get(addr: string): PeerConn {

@@ -50,6 +50,9 @@ test("a grow holds the added nodes while it adapts and keeps them when it commit
   const { adaptationId } = h.applier.resizeNow(id, 4);
   const realloc = launcher.got.find((m): m is Realloc => m.t === "realloc")!;
   expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes, added: realloc.added.map((n) => n.name) }).toEqual({ state: "ADAPTING", nodes: ["n1", "n2", "n3", "n4"], added: ["n3", "n4"] });
+  // Before the order, the added nodes' addresses, so that the launcher's connections open meanwhile (docs/adaptation.md §7.1).
+  expect(launcher.got.map((m) => m.t).slice(0, 2)).toEqual(["links", "realloc"]);
+  expect(launcher.got[0]).toEqual({ t: "links", jobId: id, nodes: realloc.added });
   expect(Object.values(h.owners())).toEqual([id, id, id, id]);
   h.elastic.done(id, adaptationId, true, { committed: Date.now() }, undefined);
   expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes.length }).toEqual({ state: "RUNNING", nodes: 4 });
@@ -57,6 +60,7 @@ test("a grow holds the added nodes while it adapts and keeps them when it commit
   launcher.got.length = 0;
   const shrink = h.applier.resizeNow(id, 1).adaptationId;
   expect(launcher.got.find((m): m is Realloc => m.t === "realloc")!.removed).toEqual(["n2", "n3", "n4"]);
+  expect(launcher.got.some((m) => m.t === "links")).toBe(false);
   // Until the ranks commit, the leaving nodes are still the job's.
   expect(Object.values(h.owners())).toEqual([id, id, id, id]);
   h.elastic.done(id, shrink, true, { committed: Date.now() }, undefined);

@@ -22,6 +22,7 @@ import { expiryRefusal } from "../../proto/credential.ts";
 import { MAX_JSON_DEPTH } from "../../util/json.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
+import { mark } from "../../util/trace.ts";
 import type { ServerTls } from "../../util/tls.ts";
 
 const log = logger("agent");
@@ -114,6 +115,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
       backpressureLimit: UNSENT_MAX,
       idleTimeout: 0,
       open(ws) {
+        mark("a.edge-accepted");
         let set = pending.get(ws.data.peer);
         if (!set) pending.set(ws.data.peer, (set = new Set()));
         set.add(ws);

@@ -180,6 +180,18 @@ export class Elastic {
   }
 
   /**
+   * Before a planned resize that adds nodes is recorded: its launcher hears their addresses
+   * (`links`, docs/adaptation.md §7.1), so that its connections to their agents open while the
+   * records are written and the order travels. It carries no credential and changes nothing: a
+   * resize refused after it leaves only connections the launcher closes unused.
+   */
+  announceAdded(p: PlanResize): void {
+    if (p.added.length === 0) return;
+    const launcher = this.state.jobs.get(p.jobId)?.elastic?.launcher;
+    launcher?.send({ t: "links", jobId: p.jobId, nodes: p.added.map(this.ref) });
+  }
+
+  /**
    * Step 1: a planned resize (sched/plan.ts: a pass's, or a user's through `requestedResize`) is
    * recorded and ordered. Its nodes are checked against the cluster as it is; its rank remap, made
    * by the plan, goes to the launcher as it is and comes back with the commit. `within` runs inside

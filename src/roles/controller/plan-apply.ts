@@ -62,6 +62,7 @@ export class PlanApplier {
     const refused = checkPlan(plan, this.current(now)).rejected[0];
     if (refused) throw conflict("no_idle_nodes", refused.reason);
     mark("ctl.checked");
+    this.elastic().announceAdded(planned);
     const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: this.snapshots.config.policy, reservations: [] }, [resizeItem(planned, "accepted")]).itemIds);
     mark("ctl.plan-recorded");
     try {
@@ -94,6 +95,7 @@ export class PlanApplier {
 
   apply(plan: Plan, now = Date.now()): void {
     const { accepted: p, rejected } = checkPlan(plan, this.current(now));
+    for (const r of p.resizes) this.elastic().announceAdded(r);
     const items: NewPlanItem[] = [
       ...p.spawns.map((g) => spawnItem(g, "accepted")),
       ...p.starts.map((st) => startItem(st, "accepted")),
@@ -190,6 +192,7 @@ export class PlanApplier {
     }
     const plan: Plan = { now, policy: this.snapshots.config.policy, spawns: [], starts: [], resizes: [then], reservations: [], notes: [], waiting: [] };
     const refused = checkPlan(plan, this.current(now)).rejected[0];
+    if (!refused) this.elastic().announceAdded(then);
     const [id] = this.store.tx(() => this.plans.insert({ time: now, policy: plan.policy, reservations: [] }, [refused ? { ...resizeItem(then, "rejected"), outcome: refused.reason } : resizeItem(then, "accepted")]).itemIds);
     if (refused) {
       this.note(then.jobId, `move: the grow back was refused (${refused.reason}); the job stays at ${then.from} nodes until the scheduler grows it`, now);

@@ -32,7 +32,7 @@ export async function runCommandRoot(s: StepRootStart & { job: CommandStart }): 
   try {
     const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, mode: outputMode(job.env) });
     const pool = new PeerPool(s.ca);
-    const launch = commandLaunch(job, { link, fanout: s.fanout, connect: (addr) => pool.get(addr), sink });
+    const launch = commandLaunch(job, { link, fanout: s.fanout, connect: (addr) => pool.get(addr), openAhead: (addr) => pool.prepare(addr), sink });
     // Cancelled, timed out or failed by the controller: the ranks are being killed; stop waiting for them.
     const offState = link.onState((st) => {
       if (isFinal(st.state)) launch.cancel(`job ${job.id} ${st.state.toLowerCase()}${st.reason ? `: ${st.reason}` : ""}`, 143);

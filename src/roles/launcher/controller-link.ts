@@ -8,7 +8,7 @@ import { ControllerToLauncher, type LauncherToController } from "../../proto/lau
 import type { JobSubmit, StepCreate, StepGrant } from "../../proto/requests.ts";
 import { Channel } from "../../proto/channel.ts";
 import { FRAME_MAX } from "../../proto/frames.ts";
-import type { AdoptCredential, StepCredential } from "../../proto/common.ts";
+import type { AdoptCredential, NodeRef, StepCredential } from "../../proto/common.ts";
 import { PROTOCOL_VERSION } from "../../proto/version.ts";
 import { VERSION } from "../../util/version.ts";
 
@@ -32,6 +32,8 @@ export class ControllerLink {
   private channel: Channel<LauncherToController, ControllerToLauncher> | undefined;
   private readonly listeners = new Set<(s: JobStateMsg) => void>();
   private realloc: ((m: ReallocMsg) => void) | undefined;
+  /** Nodes a coming resize adds: their step-tree connections may open now. */
+  private links: ((nodes: NodeRef[]) => void) | undefined;
   /** The job's elastic step this launcher runs and its world's ranks per node, announced at every (re)attach. */
   private elasticStep: { stepId: number; cred: StepCredential; tasks: () => number[] } | undefined;
   /** A submit sent and not yet answered. */
@@ -106,9 +108,10 @@ export class ControllerLink {
    * Take the job's resize orders for `stepId` (its elastic step), whose world `tasks` describes;
    * `cred` is the step's credential, which tells a restarted controller what joining ranks' credentials cover.
    */
-  takeResizes(stepId: number, cred: StepCredential, tasks: () => number[], onRealloc: (m: ReallocMsg) => void): void {
+  takeResizes(stepId: number, cred: StepCredential, tasks: () => number[], onRealloc: (m: ReallocMsg) => void, onLinks?: (nodes: NodeRef[]) => void): void {
     this.elasticStep = { stepId, cred, tasks };
     this.realloc = onRealloc;
+    this.links = onLinks;
     if (this.channel) this.channel.send(this.attachMessage());
     else this.open();
   }
@@ -287,6 +290,9 @@ export class ControllerLink {
         else this.submission = undefined;
         return pending.reject(failure(m));
       }
+      case "links":
+        if (m.jobId === this.id) this.links?.(m.nodes);
+        return;
       case "realloc":
         if (m.jobId !== this.id) return;
         this.knownOrder = Math.max(this.knownOrder, m.adaptId);

@@ -13,6 +13,7 @@ import { Adapter } from "./adapter.ts";
 import { warmResizeDecodingSoon } from "./warm-decode.ts";
 import { checkpointDir, rankFailureGrace } from "./restart.ts";
 import { CR } from "../../proto/adapt.ts";
+import { OpenAhead } from "./open-ahead.ts";
 import type { ControllerLink } from "./controller-link.ts";
 import { StepRoot, type SpawnOutcome, type StepResult, type StepSink } from "./step-root.ts";
 
@@ -29,6 +30,8 @@ export interface LaunchOptions {
   /** How ranks are bound to their job's cores on each node (StepSpec.cpuBind; default cores). */
   cpuBind?: "none" | "cores";
   connect(addr: string): PeerConn;
+  /** Opens the connection `connect(addr)` will give, ahead of its first message (PeerPool.prepare): true if it opened one. */
+  openAhead?(addr: string): boolean;
   sink: StepSink;
   /** Where the sink writes, when it is a file on one of the step's nodes (see StepSpec.outputFile). */
   outputFile?: { node: string; path: string; error?: string };
@@ -58,7 +61,7 @@ export const isCommandStart = (job: JobStart): job is CommandStart => job.kind =
  * The launch of a command job's step 0 from its start (the controller's JobStart), wherever its
  * root runs: in its first node's agent, or on the controller's host.
  */
-export function commandLaunch(job: CommandStart, o: Pick<LaunchOptions, "link" | "fanout" | "connect" | "sink" | "outputFile">): Launch {
+export function commandLaunch(job: CommandStart, o: Pick<LaunchOptions, "link" | "fanout" | "connect" | "openAhead" | "sink" | "outputFile">): Launch {
   return new Launch({
     ...o,
     grant: { jobId: job.id, stepId: 0, nodes: job.nodes, tasks: job.tasks, jobNodes: job.nodes.map((n) => n.name), cred: job.cred, jobEnv: job.jobEnv, elastic: job.elastic, sampleInterval: job.sampleInterval },
@@ -117,7 +120,15 @@ export class Launch {
         },
         { spec, root: primary.root },
       );
-      this.o.link.takeResizes(g.stepId, g.cred, () => this.adapter!.placement().tasks, (m) => this.adapter!.realloc(m));
+      const adapter = this.adapter;
+      const ahead = new OpenAhead(this.o.openAhead ?? (() => false), (m) => adapter.realloc(m));
+      this.o.link.takeResizes(
+        g.stepId,
+        g.cred,
+        () => adapter.placement().tasks,
+        (m) => ahead.realloc(m),
+        (nodes) => ahead.links(nodes),
+      );
       warmResizeDecodingSoon();
     }
     let result = await primary.done;

@@ -250,6 +250,7 @@ export async function run(o: RunOptions): Promise<number> {
       cfg: o.cfg,
       cpuBind: o.cpuBind,
       connect: (addr) => pool.get(addr),
+      openAhead: (addr) => pool.prepare(addr),
       sink,
       spawnWait: o.spawnWait,
       reportPrimary: true,

@@ -16,6 +16,7 @@ const DELAY_MS = 1_000;
 const sha = "0".repeat(64);
 
 const toLauncher = [
+  { t: "links", jobId: 1, nodes: [{ name: "b", addr: "127.0.0.1:2" }] },
   { t: "realloc", jobId: 1, adaptId: 1, nodes: [{ name: "a", addr: "127.0.0.1:1" }, { name: "b", addr: "127.0.0.1:2" }], added: [{ name: "b", addr: "127.0.0.1:2" }], removed: [], remap: { staying: 1, leaving: 0, joining: 1, tasks: [1, 1] }, deadline: 1, join: { stepId: 1, tasks: [1], cred: { jobId: 1, stepId: 1, nodes: ["b"], expires: 1, sig: sha, argv: sha, env: sha, jobEnv: sha, cwd: "/" } } },
   { t: "job.state", jobId: 1, state: "ADAPTING", nodes: ["a", "b"] },
 ];
