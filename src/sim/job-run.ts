@@ -69,7 +69,7 @@ export interface JobRun {
   /** Shared nodes: its share of each of `names`. */
   shares?: NodeShare[];
   /** The pass's view of it while it runs (view.ts), and the state it was built for. */
-  view?: SnapshotJob & { expectedEnd: number };
+  view?: SnapshotJob & { expectedEnd: number; remaining: number };
   viewKey: number;
   viewLimitKey: number;
   /** The instant (s) its clock-dependent part (`expectedEnd`, `remaining`, `mtct`) was worked out for; NaN: none. */

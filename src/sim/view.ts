@@ -9,23 +9,19 @@ import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "
 /**
  * A running job at `now` (s). The view is kept on the job and rebuilt only when the job changed
  * (its step, resize or limit was rescheduled, or it reached or left a resize point); between
- * those, only a resized job's predicted end and remaining time follow the clock, worked out once
- * per instant (a job never resized is expected at start + its limit, and its remaining time is
- * the pass's to work out from that: `remainingTime`), and its MTCT mean once per new sample.
+ * those, only its predicted end and remaining time follow the clock, worked out once per instant.
  * A pass must not keep a view past itself (none does: the controller builds new ones for every
  * pass).
  */
 export function runningView(r: JobRun, now: number): SnapshotJob {
   const key = r.version * 2 + (r.atPoint ? 1 : 0);
   let v = r.view;
-  const never = r.resizes === 0;
-  if (!v || r.viewKey !== key || r.viewLimitKey !== r.limitVersion || never !== (v.remaining === undefined)) {
+  if (!v || r.viewKey !== key || r.viewLimitKey !== r.limitVersion) {
     v = r.view = freshView(r);
     r.viewKey = key;
     r.viewLimitKey = r.limitVersion;
-  } else if (r.mtctKey === r.sampled && (never || r.viewAt === now)) {
-    // A pass again at this instant (the last one changed something) on a job it did not change, or
-    // a job never resized with no new sample: the view reads the same.
+  } else if (r.viewAt === now && r.mtctKey === r.sampled) {
+    // A pass again at this instant (the last one changed something) on a job it did not change: the view reads the same.
     return v;
   }
   r.viewAt = now;
@@ -37,8 +33,12 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     r.mtctKey = r.sampled;
   }
   v.mtct = r.mtct;
-  // (A job never resized has a view that does not follow the clock: freshView.)
-  if (!never) {
+  if (r.resizes === 0) {
+    // Never resized: what a rigid scheduler knows, start + its limit (the requested time, scaled
+    // when it started below the size it asked for), whatever the true run time.
+    v.expectedEnd = (r.start + r.limit) * 1000;
+    v.remaining = Math.max(0, v.expectedEnd - nowMs) / 1000;
+  } else {
     // Resized: its progress at the trace's estimate ratio (at least 1, an estimate is an upper
     // bound), and never past its limit, where it is killed.
     const size = r.adapting ? r.adaptTo : r.n;
@@ -56,7 +56,7 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
 }
 
 /** What of a running job's view does not follow the clock. */
-function freshView(r: JobRun): SnapshotJob & { expectedEnd: number } {
+function freshView(r: JobRun): SnapshotJob & { expectedEnd: number; remaining: number } {
   return {
     id: r.job.id,
     nodes: r.n,
@@ -68,12 +68,8 @@ function freshView(r: JobRun): SnapshotJob & { expectedEnd: number } {
     submitTime: r.pend.submitTime,
     startTime: r.start * 1000,
     timeLimit: r.limit,
-    // Never resized: what a rigid scheduler knows, start + its limit (the requested time, scaled
-    // when it started below the size it asked for), whatever the true run time; its remaining time
-    // is left to the pass (`remainingTime`: the same figure from expectedEnd), so that the view
-    // stays as it is from one instant to the next. Resized: both follow its progress (runningView).
-    expectedEnd: r.resizes === 0 ? (r.start + r.limit) * 1000 : 0,
-    remaining: r.resizes === 0 ? undefined : 0,
+    expectedEnd: 0,
+    remaining: 0,
     samples: r.samples,
     adapting: r.adapting,
     resizingTo: r.adapting ? r.adaptTo : undefined,
