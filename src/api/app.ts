@@ -13,7 +13,7 @@ import { maskSecrets } from "./secrets.ts";
 import { publicDetail } from "./private.ts";
 import { CONTENT_TYPE as METRICS_TYPE } from "../util/prometheus.ts";
 import { parseJobRef } from "../domain/dependency.ts";
-import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, JobUpdate, CompleteRequest, PlanListQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
+import { DrainRequest, TokenCreate, JobGetQuery, JobListQuery, JobSubmit, JobUpdate, CompleteRequest, PlanListQuery, PriorityQuery, ResizeRequest, SignalRequest, StepCreate, TimelineQuery, UsageQuery } from "./schemas.ts";
 import { dashboardPage, streamSlots, STREAM_BACKLOG_MAX, timelineStream } from "./dashboard.ts";
 import { jsonPages, slottedJson, unreadSlots } from "./json-stream.ts";
 import { JsonTooDeep, parseJson } from "../util/json.ts";
@@ -335,7 +335,7 @@ export function createApi(backend: ApiBackend): Hono<Env> {
 
   // Like Slurm's sinfo, sprio and sshare: every token may read them.
   app.get("/v1/partitions", (c) => answer(c, { partitions: backend.listPartitions() }));
-  app.get("/v1/priority", (c) => answer(c, backend.priorities()));
+  app.get("/v1/priority", (c) => answer(c, backend.priorities(validate(PriorityQuery, c.req.query()).job)));
   app.get("/v1/shares", (c) => answer(c, backend.shares()));
 
   app.get("/v1/nodes", (c) => {

@@ -53,8 +53,8 @@ export interface ApiBackend {
   listNodes(): NodeView[];
   /** The partitions (none: the controller has none), with their nodes' states and jobs. */
   listPartitions(): PartitionView[];
-  /** Every eligible waiting job's priority and factors, in queue order, and how priorities are made. */
-  priorities(): { settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] };
+  /** Every eligible waiting job's priority and factors, in queue order (`jobId`: that job's alone, if it is one), and how priorities are made. */
+  priorities(jobId?: number): { settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] };
   /** Every user's shares, usage and fair-share factor. */
   shares(): { settings: z.infer<typeof PrioritySettings>; users: ShareRowView[] };
   /** Drain a node (reason set; `owner`: its owner wants it back, its jobs move off) or resume it (null); false when there is no such node. */

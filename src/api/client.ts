@@ -164,8 +164,8 @@ export class ApiClient {
   complete(id: number | string, exitCode: number): Promise<{ id: number; jobs: number[] }> {
     return this.request("POST", `/v1/jobs/${id}/complete`, { exitCode });
   }
-  /** Change a job's name, time limit or dependency (scontrol update); the fields changed. */
-  update(id: number | string, req: { name?: string; timeLimit?: number | string; dependency?: string }): Promise<{ id: number; changed: string[] }> {
+  /** Change a job's name, time limit, dependency, node count or partition (scontrol update); the fields changed. */
+  update(id: number | string, req: { name?: string; timeLimit?: number | string; dependency?: string; minNodes?: number; maxNodes?: number; partition?: string }): Promise<{ id: number; changed: string[] }> {
     return this.request("PATCH", `/v1/jobs/${id}`, req);
   }
   /** Put a running batch job back in the queue (scontrol requeue). */
@@ -196,8 +196,8 @@ export class ApiClient {
     return this.request("GET", "/v1/partitions");
   }
   /** Every eligible waiting job's priority and factors, in queue order. */
-  priorities(): Promise<{ settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] }> {
-    return this.request("GET", "/v1/priority");
+  priorities(jobId?: number): Promise<{ settings: z.infer<typeof PrioritySettings>; jobs: PriorityView[] }> {
+    return this.request("GET", jobId === undefined ? "/v1/priority" : `/v1/priority?job=${jobId}`);
   }
   /** Every user's shares, usage and fair-share factor. */
   shares(): Promise<{ settings: z.infer<typeof PrioritySettings>; users: ShareRowView[] }> {

@@ -25,6 +25,7 @@ import {
   PlanView,
   PrioritySettings,
   PriorityView,
+  PriorityQuery,
   ResizeRequest,
   SignalRequest,
   JobUpdate,
@@ -156,11 +157,11 @@ const OPERATIONS: Record<string, Operation> = {
   },
   "PATCH /v1/jobs/:id": {
     operationId: "updateJob",
-    summary: "Change a job, as scontrol update: a pending job's name, time limit and dependency (\"\": none), a running job's name and time limit; only an admin raises a time limit (a user may lower it); an array's task is refused",
+    summary: "Change a job, as scontrol update: a pending job's name, time limit, dependency (\"\": none), node range (minNodes, maxNodes: NumNodes=MIN[-MAX]) and partition, a running job's name and time limit; only an admin raises a time limit (a user may lower it); an array's task is refused",
     body: () => JobUpdate,
     ok: { status: 200, description: "the fields changed", json: () => z.object({ id: z.int(), changed: z.array(z.string()) }) },
     errors: [...ON_JOB, 409, 413],
-    notes: { 403: "raising a time limit without being an admin", 409: "ended, an array's task, or a dependency of a job not pending" },
+    notes: { 403: "raising a time limit without being an admin, or a partition the job's owner may not use", 409: "ended, an array's task, an elastic job's nodes, or a dependency, node count or partition of a job not pending" },
   },
   "POST /v1/jobs/:id/signal": {
     operationId: "signalJob",
@@ -211,7 +212,8 @@ const OPERATIONS: Record<string, Operation> = {
   },
   "GET /v1/priority": {
     operationId: "listPriorities",
-    summary: "Every eligible waiting job's priority and each of its weighted factors (age, fair share, job size) and tier, in queue order (any token, like sprio)",
+    summary: "Every eligible waiting job's priority and each of its weighted factors (age, fair share, job size) and tier, in queue order (any token, like sprio); `job`: that job's alone",
+    query: () => PriorityQuery,
     ok: { status: 200, description: "the factors' settings, and the jobs in the order the scheduler takes them", json: () => z.object({ settings: PrioritySettings, jobs: z.array(PriorityView) }) },
     errors: [401],
   },

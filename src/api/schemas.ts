@@ -383,6 +383,10 @@ export const PlanView = z.lazy(() =>
 );
 export type PlanView = z.infer<typeof PlanView>;
 
+export const PriorityQuery = z.lazy(() =>
+  z.strictObject({ job: z.coerce.number().int().min(1).optional().describe("only this job's priority (none if it is not an eligible waiting job), as scontrol show job and sprio -j ask") }),
+);
+
 export const PlanListQuery = z.lazy(() =>
   z.strictObject({
     job: z.coerce.number().int().min(1).optional().describe("only plans with an item of this job, and only those items"),

@@ -2,6 +2,7 @@
 import { out } from "../util/stdio.ts";
 import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, printJson, table } from "./common.ts";
+import { UsageError } from "./errors.ts";
 
 const num = (x: number) => (Number.isInteger(x) ? String(x) : x.toFixed(x >= 100 ? 0 : 2));
 
@@ -13,12 +14,15 @@ export default defineCommand({
   },
   args: {
     user: { type: "string", alias: "u", description: "Only this user's jobs", valueHint: "USER" },
+    jobs: { type: "string", alias: "j", description: "Only this job (sprio -j): asks the controller for its priority alone", valueHint: "JOBID" },
     json: { type: "boolean", description: "Print the API's JSON" },
     ...controllerArgs,
   },
   run: ({ args }) =>
     guard("priority", async () => {
-      const r = await client(args).priorities();
+      const one = args.jobs === undefined ? undefined : Number(args.jobs);
+      if (one !== undefined && !(Number.isInteger(one) && one > 0)) throw new UsageError(`--jobs=${args.jobs}: expected a job id`);
+      const r = await client(args).priorities(one);
       const jobs = args.user === undefined ? r.jobs : r.jobs.filter((j) => j.user === args.user);
       if (args.json) return printJson({ settings: r.settings, jobs });
       const s = r.settings;

@@ -1,8 +1,9 @@
 /**
  * `scontrol update JobId=ID KEY=VALUE...` (pure): the job and what PATCH /v1/jobs/:id changes of it,
  * from the keys scripts use (any case, as scontrol takes them): TimeLimit= (a duration, UNLIMITED,
- * or +N/-N minutes from the job's limit), JobName= (Name=), Dependency= (empty: none). Every other
- * key is refused naming it, with the reason when scripts commonly set it.
+ * or +N/-N minutes from the job's limit), JobName= (Name=), Dependency= (empty: none), and a
+ * pending job's NumNodes=MIN[-MAX] (ReqNodes=) and Partition=. Every other key is refused naming
+ * it, with the reason when scripts commonly set it.
  */
 import { UsageError } from "./errors.ts";
 
@@ -12,14 +13,15 @@ export interface JobUpdateWords {
   /** As given: the API reads durations as Slurm writes them; `+N`/`-N` minutes are the caller's to add. */
   timeLimit?: string;
   dependency?: string;
+  minNodes?: number;
+  maxNodes?: number;
+  partition?: string;
 }
 
 /** Keys scripts set that ebb cannot change, and why. */
 const REFUSED: Record<string, string> = {
-  numnodes: "ebb does not change a job's node count once submitted (ebb resize changes a running elastic job's)",
   numcpus: "ebb does not change a job's CPUs once submitted",
   numtasks: "ebb does not change a job's task count once submitted",
-  partition: "ebb does not move a job to another partition once submitted",
   qos: "ebb has no QOS",
   account: "ebb keeps no accounts",
   priority: "ebb orders the queue by its own priorities (ebb priority)",
@@ -40,11 +42,20 @@ export function scontrolUpdate(words: readonly string[]): JobUpdateWords {
     else if (key === "jobname" || key === "name") u.name = value;
     else if (key === "timelimit") u.timeLimit = value;
     else if (key === "dependency") u.dependency = value;
-    else throw new UsageError(`Update of this parameter is not supported: ${w}${REFUSED[key] ? ` (${REFUSED[key]})` : " (ebb's scontrol updates a job's TimeLimit, JobName and Dependency)"}`);
+    else if (key === "numnodes" || key === "reqnodes") Object.assign(u, nodeCount(value));
+    else if (key === "partition") u.partition = value;
+    else throw new UsageError(`Update of this parameter is not supported: ${w}${REFUSED[key] ? ` (${REFUSED[key]})` : " (ebb's scontrol updates a job's TimeLimit, JobName, Dependency, NumNodes and Partition)"}`);
   }
   if (id === undefined) throw new UsageError("update: give JobId=ID (scontrol update JobId=$SLURM_JOB_ID TimeLimit=...)");
-  if (u.name === undefined && u.timeLimit === undefined && u.dependency === undefined) throw new UsageError("update: nothing to change; give TimeLimit=, JobName= or Dependency=");
+  if (Object.values(u).every((v) => v === undefined)) throw new UsageError("update: nothing to change; give TimeLimit=, JobName=, Dependency=, NumNodes= or Partition=");
   return { id, ...u };
+}
+
+/** NumNodes=MIN[-MAX], as scontrol reads it. */
+function nodeCount(value: string): { minNodes: number; maxNodes?: number } {
+  const m = /^(\d+)(?:-(\d+))?$/.exec(value);
+  if (!m || Number(m[1]) < 1 || (m[2] !== undefined && Number(m[2]) < Number(m[1]))) throw new UsageError(`NumNodes=${value}: expected a node count or MIN-MAX (Node count specification invalid)`);
+  return m[2] === undefined ? { minNodes: Number(m[1]) } : { minNodes: Number(m[1]), maxNodes: Number(m[2]) };
 }
 
 /** TimeLimit=+N / -N: N minutes more or less than `current` seconds; else the value as given. */

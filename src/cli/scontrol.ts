@@ -23,7 +23,7 @@ export function scontrolShow(argv: readonly string[], env: Record<string, string
   const [verb, entity, ...lists] = argv;
   const what = entity === undefined ? undefined : abbrev(entity, "hostnames", 5) ? "hostnames" : abbrev(entity, "hostlistsorted", 9) ? "sorted" : abbrev(entity, "hostlist", 5) ? "hostlist" : undefined;
   if (verb === undefined || !abbrev(verb, "show", 3) || what === undefined)
-    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES", "show job [ID]", "requeue ID" and "update JobId=ID ..."; ebb show JOBID shows a job in full, ebb nodes the nodes`);
+    throw new UsageError(`${argv.join(" ") || "(no command)"}: in an ebb job scontrol does only "show hostnames [LIST]", "show hostlist[sorted] NAMES", "show job [ID]", "requeue ID", "hold ID", "release ID" and "update JobId=ID ..."; ebb show JOBID shows a job in full, ebb nodes the nodes`);
   if (lists.length > 1) throw new UsageError(`show ${entity}: one list, not ${lists.length} (join them with commas)`);
   const list = lists[0] ?? (what === "hostnames" ? env.SLURM_JOB_NODELIST : undefined);
   if (list === undefined) throw new UsageError(what === "hostnames" ? "show hostnames: no list given and SLURM_JOB_NODELIST is not set" : `show ${entity}: give the names`);
@@ -84,22 +84,25 @@ async function showJob(ids: readonly string[], env: Record<string, string | unde
   const idOf = (flag: string, arg: string) => Bun.spawnSync(["id", flag, arg], { stderr: "ignore" }).stdout.toString().trim() || "(null)";
   // A job's own token does not see its environment: its submit host is the one in ours.
   const own: Record<string, string> = String(j.id) === env.SLURM_JOB_ID && env.SLURM_SUBMIT_HOST !== undefined ? { SLURM_SUBMIT_HOST: env.SLURM_SUBMIT_HOST } : {};
-  const priority = j.state === "PENDING" ? (await api.priorities().catch(() => undefined))?.jobs.find((p) => p.jobId === j.id)?.priority : undefined;
+  const priority = j.state === "PENDING" ? (await api.priorities(j.id).catch(() => undefined))?.jobs.find((p) => p.jobId === j.id)?.priority : undefined;
   return scontrolJobText({ ...j, env: { ...own, ...j.env } }, { uid: idOf("-u", user), group: idOf("-gn", user), gid: idOf("-g", user) }, Date.now(), priority);
 }
 
-/** `requeue ID[,ID...]`: each running batch job (an array's id: its running tasks) back in the queue, to start again. */
-async function requeue(ids: readonly string[]): Promise<void> {
+/**
+ * `requeue ID[,ID...]`: each running batch job (an array's id: its running tasks) back in the queue,
+ * to start again; `hold`/`release ID[,ID...]`: each pending job held or let go (POST /v1/jobs/:id/hold, /release).
+ */
+async function eachJob(verb: "requeue" | "hold" | "release", ids: readonly string[]): Promise<void> {
   const list = ids.flatMap((w) => w.split(",")).filter(Boolean);
-  if (list.length === 0) throw new UsageError("requeue: give the job ids (scontrol requeue $SLURM_JOB_ID)");
+  if (list.length === 0) throw new UsageError(`${verb}: give the job ids (scontrol ${verb} $SLURM_JOB_ID)`);
   const api = client({});
   for (const id of list)
-    await api.requeue(jobRefArg(id)).catch((e: Error) => {
-      throw new UsageError(`requeue ${id}: ${e.message}`);
+    await (verb === "requeue" ? api.requeue(jobRefArg(id)) : api.hold(jobRefArg(id), verb === "release")).catch((e: Error) => {
+      throw new UsageError(`${verb} ${id}: ${e.message}`);
     });
 }
 
-/** `update JobId=ID TimeLimit=... JobName=... Dependency=...` (PATCH /v1/jobs/:id); silent, as scontrol is. */
+/** `update JobId=ID TimeLimit=... JobName=... Dependency=... NumNodes=... Partition=...` (PATCH /v1/jobs/:id); silent, as scontrol is. */
 async function update(words: readonly string[]): Promise<void> {
   const u = scontrolUpdate(words);
   const api = client({});
@@ -108,13 +111,13 @@ async function update(words: readonly string[]): Promise<void> {
     throw new UsageError(`update JobId=${u.id}: ${e.message}`);
   };
   const timeLimit = u.timeLimit === undefined ? undefined : /^[+-]\d+$/.test(u.timeLimit) ? relativeLimit(u.timeLimit, (await api.job(ref).catch(failed)).timeLimit) : u.timeLimit;
-  await api.update(ref, { name: u.name, timeLimit, dependency: u.dependency }).catch(failed);
+  await api.update(ref, { name: u.name, timeLimit, dependency: u.dependency, minNodes: u.minNodes, maxNodes: u.maxNodes, partition: u.partition }).catch(failed);
 }
 
 export default defineCommand({
   meta: {
     name: "scontrol",
-    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it; requeue ID, a running batch job back to the queue; update JobId=ID TimeLimit=/JobName=/Dependency=.",
+    description: "scontrol inside an ebb job (on every job process's PATH): show hostnames [LIST] (default SLURM_JOB_NODELIST), one name a line; show hostlist NAMES, the compressed list; show job [ID] (default SLURM_JOB_ID), as scontrol prints it; requeue ID, a running batch job back to the queue; hold ID and release ID, a pending job's; update JobId=ID TimeLimit=/JobName=/Dependency=/NumNodes=/Partition=.",
     hidden: true,
   },
   args: { words: { type: "positional", variadic: true, description: "show hostnames [LIST] | show hostlist NAMES | show job [ID]" } },
@@ -127,7 +130,7 @@ export default defineCommand({
       if (verb !== undefined && entity !== undefined && abbrev(verb, "show", 3) && (abbrev(entity, "jobs", 3) || entity.toLowerCase() === "jobid")) {
         const text = await showJob(ids, process.env);
         out(oneLiner ? `${text.split("\n").map((l) => l.trim()).filter(Boolean).join(" ")}\n` : text);
-      } else if (verb?.toLowerCase() === "requeue") await requeue(words.slice(1));
+      } else if (verb !== undefined && ["requeue", "hold", "release"].includes(verb.toLowerCase())) await eachJob(verb.toLowerCase() as "requeue" | "hold" | "release", words.slice(1));
       else if (verb !== undefined && abbrev(verb, "update", 2)) await update(words.slice(1));
       else out(scontrolShow(words, process.env));
     } catch (e) {

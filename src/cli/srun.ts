@@ -108,10 +108,11 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   const ntasks = a.ntasks ?? (nodeCount === undefined ? env.SLURM_NTASKS : undefined);
   if (ntasks !== undefined) flag("ntasks", ntasks);
   let perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
-  // As srun: a task count (the job's too) beyond --ntasks-per-node on the step's nodes wins, with a warning.
+  // As srun: a task count (the job's too) that --ntasks-per-node does not divide into on the step's
+  // nodes wins, with a warning when it is more than one node's count (-n 3 on 2 nodes at 2 a node).
   const nodes = nodeCount ?? env.SLURM_NNODES;
-  if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(ntasks) > Number(perNode) * Number(nodes)) {
-    warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
+  if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(perNode) !== Math.floor(Number(ntasks) / Number(nodes))) {
+    if (Number(ntasks) > Number(perNode)) warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
     perNode = undefined;
   }
   if (perNode !== undefined) flag("tasks-per-node", perNode);

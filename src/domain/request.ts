@@ -38,7 +38,9 @@ export function hasNodeShape(s: RequestFields): boolean {
 export function requestFrom(s: RequestFields): ResourceRequest {
   const exclusive = s.exclusive === true || (s.elastic === true && !hasNodeShape(s));
   // The least nodes, as the controller counts them: a range's lower bound, and at least the nodes listed.
-  const least = s.minNodes ?? s.nodes ?? s.maxNodes;
+  // -n with --ntasks-per-node and no node count: Slurm's ceil(n / per node) nodes, each holding the count per node.
+  const byTasks = s.tasks !== undefined && s.tasksPerNode !== undefined && !s.elastic && !s.overcommit ? Math.ceil(s.tasks / s.tasksPerNode) : undefined;
+  const least = s.minNodes ?? s.nodes ?? s.maxNodes ?? byTasks;
   const nodes = least === undefined && !s.nodelist?.length ? undefined : Math.max(least ?? 0, s.nodelist?.length ?? 0);
   let tasks: number;
   let tasksPerNode = s.tasksPerNode;

@@ -249,13 +249,21 @@ export type JobSubmit = z.infer<typeof JobSubmit>;
 export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" | "cpusPerGpu" | "memPerGpu" | "minCpus" | "gpus" | "gpusPerNode" | "gpusPerTask" | "gpuType" | "constraint" | "exclusive">;
 
 /**
- * PATCH /v1/jobs/:id (scontrol update): a pending job's name, time limit and dependency ("" none);
- * a running job's name and time limit. Only an admin raises a time limit, as Slurm's operators.
+ * PATCH /v1/jobs/:id (scontrol update): a pending job's name, time limit, dependency ("" none),
+ * node count (minNodes, maxNodes: scontrol's NumNodes=MIN[-MAX]) and partition; a running job's
+ * name and time limit. Only an admin raises a time limit, as Slurm's operators.
  */
 export const JobUpdate = z.lazy(() =>
   z
-    .strictObject({ name: Plain(MAX_NAME).min(1).optional(), timeLimit: TimeLimit.optional(), dependency: z.string().max(4096).optional() })
-    .refine((u) => u.name !== undefined || u.timeLimit !== undefined || u.dependency !== undefined, { message: "give name, timeLimit or dependency" }),
+    .strictObject({
+      name: Plain(MAX_NAME).min(1).optional(),
+      timeLimit: TimeLimit.optional(),
+      dependency: z.string().max(4096).optional(),
+      minNodes: z.int().min(1).max(100_000).optional(),
+      maxNodes: z.int().min(1).max(100_000).optional(),
+      partition: PartitionName.optional(),
+    })
+    .refine((u) => Object.values(u).some((v) => v !== undefined), { message: "give name, timeLimit, dependency, minNodes, maxNodes or partition" }),
 );
 export type JobUpdate = z.infer<typeof JobUpdate>;
 

@@ -86,7 +86,8 @@ export function slurmJobVars(j: SlurmJob): Record<string, string> {
     SLURM_NNODES: String(j.nodes.length),
     SLURM_JOB_CPUS_PER_NODE: perNode(j.cpus),
     // Without a task count, Slurm counts a task per CPU (per --cpus-per-task CPUs) here: the batch shell's, not its steps'.
-    SLURM_TASKS_PER_NODE: perNode(j.tasksGiven ? j.tasks : j.cpus.map((c) => Math.max(1, Math.floor(c / perTask)))),
+    // With --ntasks-per-node, that count on every node, as Slurm's, even where -n leaves a node fewer (-n 3 --ntasks-per-node=2: 2(x2)).
+    SLURM_TASKS_PER_NODE: perNode(j.tasksPerNode ? j.nodes.map(() => j.tasksPerNode!) : j.tasksGiven ? j.tasks : j.cpus.map((c) => Math.max(1, Math.floor(c / perTask)))),
     // Only when asked for, as sbatch: -c's (even -c 1; a job stored before ebb told them apart: above 1), --mem's, --gpus's.
     // Per-GPU asks (and --mincpus) set their own, as sbatch, and not the per-task or per-node amounts worked out from them.
     ...set("SLURM_CPUS_PER_TASK", r?.cpusPerTaskSet || (perTask > 1 && r?.cpusPerGpu === undefined && r?.minCpus === undefined) ? perTask : undefined),

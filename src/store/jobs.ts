@@ -441,7 +441,7 @@ export class JobStore {
   }
 
   /** The job's name or dependency (scontrol update). */
-  setFields(id: number, fields: Partial<Pick<JobRow, "name" | "dependency">>): void {
+  setFields(id: number, fields: Partial<Pick<JobRow, "name" | "dependency" | "nodes" | "minNodes" | "maxNodes" | "resources" | "partition">>): void {
     this.db.update(jobs).set(fields).where(eq(jobs.id, id)).run();
   }
 

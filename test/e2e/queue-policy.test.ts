@@ -80,6 +80,12 @@ test("fair share: bob's job starts when a core frees, before alice's array drain
   expect(prio[0]!.jobId).toBe(bob);
   const aliceRow = prio.find((j) => j.user === "ebbt_alice")!;
   expect(prio[0]!.fairshare).toBeGreaterThan(aliceRow.fairshare);
+  // One job's alone (sprio -j, scontrol show job's Priority=): the same factors, nothing else listed.
+  // (bob's may have started by now: then none.)
+  const one = JSON.parse((await c.ebb(["priority", "-j", String(bob), "--json"])).stdout).jobs as { jobId: number }[];
+  expect(one.length <= 1 && one.every((j) => j.jobId === bob)).toBe(true);
+  const alices = (await c.api("GET", `/v1/priority?job=${array + 7}`)).json.jobs as { jobId: number; user: string }[];
+  expect(alices.map((j) => [j.jobId, j.user])).toEqual([[array + 7, "ebbt_alice"]]);
   const text = await c.ebb(["priority"]);
   expect(text.stdout).toMatch(/JOBID +USER +PARTITION +TIER +PRIORITY +AGE +FAIRSHARE +JOBSIZE/);
   const share = JSON.parse((await c.ebb(["share", "--json"])).stdout).users as { user: string; fairShare: number; rawUsage: number }[];

@@ -252,14 +252,21 @@ describe("srun and exit statuses", () => {
     expect([await shown(fromEnv), await shown(fromLine)].map((j) => [j.name, j.timeLimit, j.tasks])).toEqual([["fromenv", 420, null], ["fromenv", 540, null]]);
   });
 
-  test("scontrol update: a pending job's TimeLimit, JobName, Dependency; a running job lowers its own limit, never raises it; other keys refused", async () => {
+  test("scontrol update: a pending job's TimeLimit, JobName, Dependency, NumNodes; a running job lowers its own limit, never raises it; other keys refused", async () => {
     const held = (await c.ebb(["sbatch", "--parsable", "-H", "-t", "10", "-o", "/dev/null", "--wrap", "true"])).stdout.trim();
     const r = await c.ebb(["scontrol", "update", `jobid=${held}`, "TimeLimit=5", "Name=renamed", "Dependency=singleton"]);
     expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
     const j = JSON.parse((await c.ebb(["show", held, "--json"])).stdout);
     expect([j.name, j.timeLimit, j.dependency]).toEqual(["renamed", 300, "singleton"]);
-    expect((await c.ebb(["scontrol", "update", `JobId=${held}`, "NumNodes=2"])).stderr).toStartWith("scontrol: error: Update of this parameter is not supported: NumNodes=2 (");
     await c.ebb(["cancel", held]);
+    // NumNodes=: above the job's maximum refused, as Slurm's ("Node count specification invalid"); MIN-MAX sets both; Partition= without partitions refused.
+    const small = (await c.ebb(["sbatch", "--parsable", "-H", "-o", "nodes-%j.out", "--wrap", "echo $SLURM_JOB_NUM_NODES $SLURM_TASKS_PER_NODE"])).stdout.trim();
+    expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "NumNodes=2"])).stderr).toContain("node count 2 is above the job's maximum 1");
+    expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "Partition=other"])).stderr).toContain("partition other does not exist");
+    expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "NumNodes=2-2"])).code).toBe(0);
+    expect((await c.ebb(["release", small])).code).toBe(0);
+    await c.waitJob(Number(small), ["COMPLETED"]);
+    expect(c.read(`nodes-${small}.out`)).toBe("2 1(x2)\n");
     const { id } = await submit("update.sh", [
       "#!/bin/bash",
       "#SBATCH -t 10 -o update-%j.out",

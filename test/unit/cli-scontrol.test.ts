@@ -39,7 +39,7 @@ describe("scontrol in an ebb job", () => {
   });
 });
 
-test("scontrol update: JobId= and TimeLimit=, JobName= (Name=), Dependency= in any case; +N/-N minutes; other keys refused naming them", () => {
+test("scontrol update: JobId= and TimeLimit=, JobName= (Name=), Dependency=, NumNodes=MIN[-MAX], Partition= in any case; +N/-N minutes; other keys refused naming them", () => {
   expect(scontrolUpdate(["jobid=12", "TimeLimit=1:00:00", "Name=next", "dependency="])).toEqual({ id: "12", timeLimit: "1:00:00", name: "next", dependency: "" });
   expect(relativeLimit("-10", 3600)).toBe(3000);
   expect(relativeLimit("+5", 60)).toBe(360);
@@ -51,7 +51,11 @@ test("scontrol update: JobId= and TimeLimit=, JobName= (Name=), Dependency= in a
       return (e as Error).message;
     }
   };
-  expect(refusal(["JobId=12", "NumNodes=4"])).toBe("Update of this parameter is not supported: NumNodes=4 (ebb does not change a job's node count once submitted (ebb resize changes a running elastic job's))");
-  expect(refusal(["JobId=12", "Reboot=yes"])).toBe("Update of this parameter is not supported: Reboot=yes (ebb's scontrol updates a job's TimeLimit, JobName and Dependency)");
+  expect(scontrolUpdate(["JobId=12", "NumNodes=4"])).toEqual({ id: "12", minNodes: 4 });
+  expect(scontrolUpdate(["JobId=12", "numnodes=2-3", "Partition=development"])).toEqual({ id: "12", minNodes: 2, maxNodes: 3, partition: "development" });
+  expect(refusal(["JobId=12", "NumNodes=3-2"])).toBe("NumNodes=3-2: expected a node count or MIN-MAX (Node count specification invalid)");
+  expect(refusal(["JobId=12", "NumNodes=0"])).toBe("NumNodes=0: expected a node count or MIN-MAX (Node count specification invalid)");
+  expect(refusal(["JobId=12", "NumCPUs=4"])).toBe("Update of this parameter is not supported: NumCPUs=4 (ebb does not change a job's CPUs once submitted)");
+  expect(refusal(["JobId=12", "Reboot=yes"])).toBe("Update of this parameter is not supported: Reboot=yes (ebb's scontrol updates a job's TimeLimit, JobName, Dependency, NumNodes and Partition)");
   expect(refusal(["TimeLimit=5"])).toBe("update: give JobId=ID (scontrol update JobId=$SLURM_JOB_ID TimeLimit=...)");
 });

@@ -71,6 +71,12 @@ describe("srun as ebb run", () => {
     expect(run(["--ntasks-per-node=1", "x"], env)).toEqual({ run: ["--ntasks=4", "--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [ignored] });
     expect(run(["-n", "4", "--ntasks-per-node=1", "x"], env).warnings).toEqual([ignored]);
     expect(run(["-n", "2", "--ntasks-per-node=1", "x"], env)).toEqual({ run: ["--ntasks=2", "--tasks-per-node=1", "--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
+    // Fewer tasks than the count per node on every node (sbatch -n 3 --ntasks-per-node=2, 2 nodes): ignored too, with the warning (Slurm 22.05 side by side).
+    const fewer = { ...job, SLURM_NTASKS: "3", SLURM_NTASKS_PER_NODE: "2", SLURM_NNODES: "2" };
+    expect(run(["x"], fewer)).toEqual({
+      run: ["--ntasks=3", "--input=all", "--no-kill-on-bad-exit", "--", "x"],
+      warnings: ["can't honor --ntasks-per-node set to 2 which doesn't match the requested tasks 3 with the number of requested nodes 2. Ignoring --ntasks-per-node."],
+    });
   });
 
   test("-c gives the ranks SLURM_CPUS_PER_TASK; --kill-on-bad-exit / -K kill the others, as ebb run does by default", () => {

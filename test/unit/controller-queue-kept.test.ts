@@ -2,7 +2,7 @@
  * The queue kept from pass to pass (roles/controller/queue-kept.ts) against the queue arranged
  * afresh (`QueuePolicy.arrange` over every eligible waiting job): a seeded random run of
  * submissions by three users into partitions of two tiers (some at the same instant), starts,
- * ends, requeues, holds and releases, with usage charged as time passes; after every change both
+ * ends, requeues, holds and releases, partition moves (scontrol update), with usage charged as time passes; after every change both
  * give the same jobs in the same order, with the same priorities (to the last bit) and tiers, and
  * the running jobs the same priorities.
  */
@@ -97,6 +97,12 @@ function randomRun(priority: PriorityConfig): void {
       const job = pick(pending);
       ledger.commit((tx) => tx.ended(job, "CANCELLED", now, null, "cancelled"));
       kinds.add("cancel");
+    } else if (r < 0.93 && pending.length > 0) {
+      // scontrol update Partition= of a waiting job: another tier, its view made again.
+      const job = pick(pending);
+      ledger.commit((tx) => tx.updated(job, { partition: job.row.partition === "high" ? "low" : "high" }));
+      state.asksAgain(job);
+      kinds.add("move");
     }
     const ranKept = running(state, now);
     const ranFresh = running(state, now);
@@ -109,5 +115,5 @@ function randomRun(priority: PriorityConfig): void {
   }
   expect(changes).toBeGreaterThan(1400);
   expect(deepest).toBeGreaterThan(30);
-  expect([...kinds].sort()).toEqual(["block", "cancel", "end", "release", "requeue", "start", "submit"]);
+  expect([...kinds].sort()).toEqual(["block", "cancel", "end", "move", "release", "requeue", "start", "submit"]);
 }

@@ -10,7 +10,9 @@ describe("requestFrom", () => {
   test("nodes alone: one task per node; with tasks per node, that many on each", () => {
     expect(requestFrom({ nodes: 3 })).toEqual({ nodes: 3, tasks: 3, cpusPerTask: 1, exclusive: false });
     expect(requestFrom({ nodes: 2, tasksPerNode: 4 })).toEqual({ nodes: 2, tasks: 8, tasksPerNode: 4, cpusPerTask: 1, exclusive: false });
-    expect(requestFrom({ tasks: 6, tasksPerNode: 4 })).toEqual({ tasks: 6, tasksPerNode: 4, cpusPerTask: 1, exclusive: false });
+    // -n with --ntasks-per-node: Slurm's ceil(n / per node) nodes, each holding the count per node (-n 3 --ntasks-per-node=2: 2(x2)).
+    expect(requestFrom({ tasks: 6, tasksPerNode: 4 })).toEqual({ nodes: 2, tasks: 6, tasksPerNode: 4, cpusPerTask: 1, exclusive: false });
+    expect(requestFrom({ tasks: 3, tasksPerNode: 2 })).toEqual({ nodes: 2, tasks: 3, tasksPerNode: 2, cpusPerTask: 1, exclusive: false });
   });
 
   test("a range's lower bound and the listed nodes set the least nodes", () => {

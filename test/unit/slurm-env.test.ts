@@ -35,6 +35,8 @@ describe("the variables of a job, a batch shell and a rank", () => {
       SLURM_JOB_PARTITION: "debug",
       SLURM_CLUSTER_NAME: "ebbtest",
     });
+    // -n 3 --ntasks-per-node=2: the count per node on each node, the job's 3 tasks (Slurm 22.05 side by side).
+    expect(slurmJobVars({ ...job, tasks: [2, 1] })).toMatchObject({ SLURM_TASKS_PER_NODE: "2(x2)", SLURM_NTASKS: "3", SLURM_NTASKS_PER_NODE: "2" });
     expect(slurmBatchVars("n1", 2, root)).toEqual({ SLURMD_NODENAME: "n1", SLURM_CPUS_ON_NODE: "2", SLURM_PROCID: "0", SLURM_LOCALID: "0", SLURM_NODEID: "0", SLURM_GTIDS: "0", SLURM_JOB_USER: "root", SLURM_JOB_UID: "0", SLURM_JOB_GID: "0" });
   });
 

@@ -6,7 +6,7 @@ import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
 import { outputMode } from "../job-umask.ts";
-import { join } from "node:path";
+import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
@@ -109,7 +109,8 @@ export class JobRunner {
     });
     let proc: Proc;
     try {
-      if (job.error !== undefined) errFd = asUser(runAs, () => openOutputFile(job.error!, flags, mode));
+      // -e naming -o's file (#SBATCH -o x.msg -e x.msg): one open file, as Slurm's, so neither stream writes over the other.
+      if (job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output)) errFd = asUser(runAs, () => openOutputFile(job.error!, flags, mode));
       if (runAs) scriptFd = openSync(script, "r");
       proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
     } finally {

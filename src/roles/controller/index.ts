@@ -319,7 +319,7 @@ async function startLocked(opts: ControllerOptions, token: string, clusterKey: s
     listNodes: () => [...state.nodes.values()].map((n) => nodeView(n)).sort((a, b) => byNodeName(a.name, b.name)),
     drain: (name, reason, owner) => agents!.setDrain(name, reason, owner),
     listPartitions: () => partitionViews(queue.partitions.list, state),
-    priorities: () => ({ settings: prioritySettings(priority), jobs: queue.priorities(Date.now()) }),
+    priorities: (jobId) => ({ settings: prioritySettings(priority), jobs: queue.priorities(Date.now(), jobId) }),
     shares: () => ({ settings: prioritySettings(priority), users: queue.shares(Date.now()).map(({ factor, ...r }) => ({ ...r, fairShare: factor })) }),
     counts: () => ({ nodes: state.nodes.size, jobs: state.jobs.size }),
     storage: () => {

@@ -920,9 +920,10 @@ export class Jobs {
   }
 
   /**
-   * scontrol update (PATCH /v1/jobs/:id): a pending job's name, time limit and dependency, a running
-   * one's name and time limit. Only an admin raises a limit, as only Slurm's operators do; an array's
-   * tasks share their name and dependency, so they are refused here. The fields changed.
+   * scontrol update (PATCH /v1/jobs/:id): a pending job's name, time limit, dependency, node count
+   * and partition, a running one's name and time limit. Only an admin raises a limit, as only
+   * Slurm's operators do; an array's tasks share their name and dependency, so they are refused
+   * here. The fields changed.
    */
   update(id: number, req: JobUpdate, admin: boolean, now = Date.now()): string[] {
     if (!this.row(id)) throw notFound(`job ${id}`);
@@ -931,7 +932,9 @@ export class Jobs {
     const row = job.row;
     if (row.arrayJobId !== null) throw conflict("array_task", `job ${id} is a task of array ${row.arrayJobId}, whose tasks share their name, limit and dependency: ebb does not update one task`);
     const pending = row.state === "PENDING";
-    if (req.dependency !== undefined && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's dependency can be changed`);
+    const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
+    if (pendingOnly && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${pendingOnly === "dependency" || pendingOnly === "partition" ? pendingOnly : "node count"} can be changed`);
+    const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
     const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
     if (limit !== undefined && limit > row.timeLimit && !admin)
       throw new Refusal("forbidden", "time_limit_raise", `only an admin raises a job's time limit (${formatDuration(row.timeLimit)} to ${formatDuration(limit)}); a user may lower it, as under Slurm`, "timeLimit");
@@ -941,7 +944,7 @@ export class Jobs {
       if (spec && "error" in spec) throw badRequest(`dependency: ${spec.error}`, "dependency");
       dependency = spec ? { ...this.resolveDependency(spec as DependencySpec), text: req.dependency, ...(row.dependency?.kill ? { kill: true as const } : {}) } : null;
     }
-    const fields = { ...(req.name !== undefined ? { name: req.name } : {}), ...(dependency !== undefined ? { dependency } : {}) };
+    const fields = { ...(req.name !== undefined ? { name: req.name } : {}), ...(dependency !== undefined ? { dependency } : {}), ...asks };
     const changed = [...Object.keys(fields), ...(limit !== undefined && limit !== row.timeLimit ? ["timeLimit"] : [])];
     this.ledger.commit((tx) => {
       if (Object.keys(fields).length > 0) tx.updated(job, fields);
@@ -949,11 +952,40 @@ export class Jobs {
         this.store.recordLimitChange(id, now, row.timeLimit, limit, "scontrol update");
         tx.limit(job, limit);
       }
-      this.store.addEvent(id, now, "updated", `updated: ${[req.name !== undefined ? `name ${req.name}` : "", limit !== undefined ? `time limit ${formatDuration(limit)}` : "", req.dependency !== undefined ? `dependency ${req.dependency || "none"}` : ""].filter(Boolean).join(", ")}`);
+      const size = asks.minNodes === undefined ? "" : `nodes ${asks.minNodes}${asks.maxNodes! > asks.minNodes ? `-${asks.maxNodes}` : ""}`;
+      this.store.addEvent(id, now, "updated", `updated: ${[req.name !== undefined ? `name ${req.name}` : "", limit !== undefined ? `time limit ${formatDuration(limit)}` : "", req.dependency !== undefined ? `dependency ${req.dependency || "none"}` : "", size, req.partition !== undefined ? `partition ${req.partition}` : ""].filter(Boolean).join(", ")}`);
     });
+    if (Object.keys(asks).length > 0) this.state.asksAgain(job);
     this.effects.watch([job], now);
     this.effects.schedule();
     return changed;
+  }
+
+  /** scontrol update Partition=: the partition, which its owner must be allowed and which must hold the job's nodes. */
+  private partitionUpdate(row: JobRow, name: string | undefined): Pick<JobRow, "partition"> | undefined {
+    if (name === undefined) return undefined;
+    const partition = this.partitionFor({ partition: name } as JobSubmit, { user: row.user });
+    const held = [...this.state.nodes.values()].filter((n) => !partition || inPartition(partition, n.row.name)).length;
+    if (held < row.minNodes) throw badRequest(`partition ${name} has ${held} nodes, and job ${row.id} needs ${row.minNodes}`, "partition");
+    return { partition: partition?.name ?? null };
+  }
+
+  /**
+   * scontrol update NumNodes=MIN[-MAX]: the job's node range, as Slurm's: MIN alone keeps the
+   * maximum (and is refused above it, "Node count specification invalid"), and the job asks for MIN.
+   */
+  private sizeUpdate(row: JobRow, req: JobUpdate): Pick<JobRow, "nodes" | "minNodes" | "maxNodes" | "resources"> | undefined {
+    if (req.minNodes === undefined && req.maxNodes === undefined) return undefined;
+    if (row.elastic) throw conflict("elastic_job", `job ${row.id} is elastic: ebb resize changes its nodes once it runs`);
+    const minNodes = req.minNodes ?? row.minNodes;
+    const maxNodes = req.maxNodes ?? row.maxNodes;
+    if (minNodes > maxNodes) throw badRequest(`node count ${minNodes} is above the job's maximum ${maxNodes} (give NumNodes=${minNodes}-${minNodes})`, "minNodes");
+    if (row.tasks !== null && row.tasks < minNodes) throw badRequest(`${row.tasks} tasks cannot use ${minNodes} nodes`, "minNodes");
+    if (row.nodelist && row.nodelist.length > maxNodes) throw badRequest(`the job's ${row.nodelist.length} listed nodes are more than ${maxNodes}`, "maxNodes");
+    const r = row.resources;
+    // The request placed on the new count: a job without -n runs a task (or --ntasks-per-node's count) on each node.
+    const resources = r && { ...r, nodes: minNodes, tasks: row.tasks ?? minNodes * (r.tasksPerNode ?? 1), ...(row.kind === "batch" && r.tasksPerNode === undefined && !r.exclusive ? { fill: true } : {}) };
+    return { nodes: minNodes, minNodes, maxNodes, resources };
   }
 
   /** Resolves once job `id` is no longer active, or after `ms`. */

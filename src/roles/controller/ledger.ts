@@ -35,7 +35,7 @@ export type LedgerEvent =
   | { t: "requeued"; jobId: number };
 
 /** What scontrol update changes of a job beside its time limit (PATCH /v1/jobs/:id). */
-export type JobFields = Partial<Pick<JobRow, "name" | "dependency">>;
+export type JobFields = Partial<Pick<JobRow, "name" | "dependency" | "nodes" | "minNodes" | "maxNodes" | "resources" | "partition">>;
 
 /** What a job used on one node so far, as its agent reported it (job.usage). */
 export interface NodeUsageReport {

@@ -80,7 +80,8 @@ export class KeptQueue {
     const had = this.entries.get(id);
     const job = this.state.jobs.get(id);
     const waits = job !== undefined && job.row.state === "PENDING" && !job.blocked;
-    if (had && waits && had.job === job) return;
+    // The same job with the view it had (scontrol update clears job.request: its view is made again).
+    if (had && waits && had.job === job && job.request !== undefined) return;
     if (had) this.remove(had);
     if (waits) this.add(job, true);
   }

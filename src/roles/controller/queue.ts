@@ -45,7 +45,7 @@ export class QueuePolicy {
   private outside = new Map<string, readonly string[]>();
   private nodeCount = -1;
   /** A pending job's view with its partition's excluded nodes, as long as the nodes do not change. */
-  private readonly views = new WeakMap<JobRuntime, { outside: readonly string[]; view: PendingJob }>();
+  private readonly views = new WeakMap<JobRuntime, { outside: readonly string[]; base: PendingJob; view: PendingJob }>();
   /** Whether some partition has only some of the nodes (else no job's partition excludes a node). */
   private readonly someNodesOnly: boolean;
   /** Whether a limit may hold a waiting job back (the config's: it does not change). */
@@ -188,9 +188,9 @@ export class QueuePolicy {
     const out = this.outsideOf(this.partitionOf(job.row));
     if (!out || out.length === 0) return base;
     const hit = this.views.get(job);
-    if (hit && hit.outside === out) return hit.view;
+    if (hit && hit.outside === out && hit.base === base) return hit.view;
     const view: PendingJob = { ...base, exclude: job.row.exclude ? [...new Set([...job.row.exclude, ...out])] : out };
-    this.views.set(job, { outside: out, view });
+    this.views.set(job, { outside: out, base, view });
     return view;
   }
 
@@ -358,8 +358,12 @@ export class QueuePolicy {
     return this.outsideOf(partition === null ? undefined : this.cfg.partitions.byName.get(partition));
   }
 
-  /** Every eligible waiting job's factors, in queue order (sprio). */
-  priorities(now: number): JobPriority[] {
+  /**
+   * Every eligible waiting job's factors, in queue order (sprio); with `jobId`, that job's alone
+   * (scontrol show job's Priority=, sprio -j), none if it is not one of them: every job still counts
+   * for fair share, but the queue is not ordered.
+   */
+  priorities(now: number, jobId?: number): JobPriority[] {
     this.charge(now);
     const pending: PendingJob[] = [];
     const running: { id: number; submitTime: number }[] = [];
@@ -371,6 +375,11 @@ export class QueuePolicy {
     // The users counted as the pass counts them (its waiting and running jobs'): the same priorities.
     const { factors } = this.factorsOf([...pending, ...running], now);
     const byId = new Map(factors.map((f) => [f.jobId, f]));
+    if (jobId !== undefined) {
+      const job = this.state.jobs.get(jobId);
+      const f = byId.get(jobId);
+      return job && f && job.row.state === "PENDING" && !job.blocked ? [{ ...f, partition: job.row.partition ?? null }] : [];
+    }
     const ordered = applyPriorities(pending, byId, this.cfg.priority);
     return ordered.map((v) => ({ ...byId.get(v.id)!, partition: this.state.jobs.get(v.id)?.row.partition ?? null }));
   }

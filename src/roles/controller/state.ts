@@ -65,7 +65,7 @@ export interface JobRuntime {
   spawnedSteps: Map<number, string[]>;
   /** What an EPOP program reported: structure, current phase, iteration (program.ts). */
   program?: ProgramRuntime;
-  /** How the scheduler sees the job while it waits: what it asked for, which does not change (sched/pending.ts). */
+  /** How the scheduler sees the job while it waits: what it asked for (sched/pending.ts), made again only by `asksAgain`. */
   request?: PendingJob;
   /** Its --signal has been sent (once per start, by this controller). */
   signalled?: boolean;
@@ -177,6 +177,12 @@ export class ClusterState {
   block(job: JobRuntime, why: Ineligible | undefined): void {
     if (job.blocked === why) return;
     job.blocked = why;
+    this.queueChanged(job);
+  }
+
+  /** What a waiting `job` asks for changed (scontrol update NumNodes=, Partition=): its view is made again. */
+  asksAgain(job: JobRuntime): void {
+    job.request = undefined;
     this.queueChanged(job);
   }
 
