@@ -69,6 +69,7 @@ export default defineCommand({
     partition: { type: "string", alias: "p", description: "Only jobs in these partitions, comma-separated (ebb partitions lists them)", valueHint: "NAME,..." },
     name: { type: "string", description: "Only jobs of this name (squeue -n)", valueHint: "NAME" },
     jobs: { type: "string", alias: "j", description: "Only these jobs, comma-separated (an array's id: its tasks), in any state unless --state", valueHint: "ID,..." },
+    "ended-within": { type: "string", description: "A finished job only if it ended at most SECONDS ago (squeue -j shows ended jobs as long as Slurm keeps them: MinJobAge, 300 s by default)", valueHint: "SECONDS" },
     start: { type: "boolean", description: "Pending jobs with when and where each is expected to start (START_TIME, SCHEDNODES; N/A: no estimate), every running job taken to run to its limit" },
     format: { type: "string", alias: "o", description: `Columns as squeue -o, "%.10i %.8u %T %M" (%[.][WIDTH]CODE; codes: ${FORMAT_HELP}), or fields as squeue -O, JobID,User,State:10`, valueHint: "FORMAT" },
     noheader: { type: "boolean", description: "Leave out the header line" },
@@ -83,7 +84,9 @@ export default defineCommand({
       const state = statesFlag(args.state) ?? (args.start ? "PENDING" : args.all || ids ? undefined : "PENDING,RUNNING,ADAPTING");
       const format = args.format === undefined ? undefined : formatFlag(args.format, "--format");
       const api = client(args);
-      const jobs = await jobsOf(api, { state, id: ids, partition: partitionsFlag(args.partition, "--partition"), name: textFlag(args.name, "--name", MAX_NAME, "job names") }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
+      const endedWithin = intFlag(args["ended-within"], "--ended-within", { min: 0 });
+      const listed = await jobsOf(api, { state, id: ids, partition: partitionsFlag(args.partition, "--partition"), name: textFlag(args.name, "--name", MAX_NAME, "job names") }, usersFlag(args.user, args.me, "--user"), intFlag(args.limit, "--limit"));
+      const jobs = endedWithin === undefined ? listed : listed.filter((j) => !j.endTime || Date.parse(j.endTime) >= Date.now() - endedWithin * 1000);
       if (args.start) {
         const starts = await api.starts();
         if (args.json) return printJson({ jobs, starts });

@@ -13,7 +13,10 @@ const LONG_FORMAT = "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R";
 /** squeue's flags that take a value, as ebb queue's. */
 const VALUED: Record<string, string> = { "-u": "--user", "--user": "--user", "-j": "--jobs", "--jobs": "--jobs", "-p": "--partition", "--partition": "--partition", "-t": "--state", "--states": "--state", "-o": "--format", "--format": "--format", "-O": "--format", "--Format": "--format", "-n": "--name", "--name": "--name" };
 
-/** squeue's command line as ebb queue's. */
+/** How long Slurm's squeue -j still lists an ended job: MinJobAge's default (slurm.conf), after which the controller forgets it. */
+const MIN_JOB_AGE_S = 300;
+
+/** squeue's command line as ebb queue's. -j without -t lists an ended job only as long as Slurm's would (a `while squeue -h -j $id` loop ends). */
 export function squeueToQueue(argv: readonly string[]): string[] {
   const out: string[] = [];
   let long = false;
@@ -32,6 +35,7 @@ export function squeueToQueue(argv: readonly string[]): string[] {
       out.push(`${to}=${to === "--state" ? longStates(value) : value}`);
     }
   }
+  if (out.some((w) => w.startsWith("--jobs=")) && !out.some((w) => w.startsWith("--state="))) out.push(`--ended-within=${MIN_JOB_AGE_S}`);
   return out.some((w) => w.startsWith("--format=")) ? out : [...out, `--format=${long ? LONG_FORMAT : DEFAULT_FORMAT}`];
 }
 

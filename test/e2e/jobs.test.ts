@@ -364,7 +364,12 @@ describe("listing commands", () => {
     const qj = JSON.parse((await c.ebb(["queue", "--json"])).stdout);
     expect(qj.jobs.map((j: any) => j.id)).toContain(id);
     const all = JSON.parse((await c.ebb(["queue", "--all", "--json"])).stdout);
-    expect(all.jobs.some((j: any) => j.state === "COMPLETED")).toBe(true);
+    const done = all.jobs.find((j: any) => j.state === "COMPLETED" && j.arrayJobId === null);
+    expect(done).toBeDefined();
+    // squeue -j's view: an ended job only within --ended-within (Slurm's MinJobAge); the running one always.
+    const within = async (s: number) => JSON.parse((await c.ebb(["queue", "-j", `${done.id},${id}`, "--ended-within", String(s), "--json"])).stdout).jobs.map((j: any) => j.id).sort();
+    expect(await within(3600)).toEqual([done.id, id].sort());
+    expect(await within(0)).toEqual([id]);
     const show = await c.ebb(["show", String(id)]);
     expect(show.stdout).toContain("State        RUNNING");
     // What it holds on its node: which cores, how much memory.

@@ -23,6 +23,12 @@ describe("squeue as ebb queue", () => {
     ]);
   });
 
+  test("-j without -t lists an ended job only within Slurm's MinJobAge, so that a `while squeue -h -j $id` loop ends", () => {
+    expect(squeueToQueue(["-h", "-j", "12"])).toEqual(["--noheader", "--jobs=12", "--ended-within=300", DEFAULT]);
+    expect(squeueToQueue(["-h", "-j", "12", "-t", "all"])).not.toContain("--ended-within=300");
+    expect(squeueToQueue(["-u", "alice"])).not.toContain("--ended-within=300");
+  });
+
   test("a flag it does not map is refused, naming those it takes", () => {
     expect(() => squeueToQueue(["--start"])).toThrow("--start: ebb's squeue takes -u, --me, -j, -n, -p, -t, -o, -O, -h, -r and -l");
     expect(() => squeueToQueue(["-u"])).toThrow("-u needs a value");
