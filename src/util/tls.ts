@@ -7,7 +7,7 @@
  * the host it connected to (the usual check) or carries the role it expects.
  */
 import { readFileSync } from "node:fs";
-import { checkServerIdentity, type PeerCertificate } from "node:tls";
+import type { PeerCertificate } from "node:tls";
 
 /** What a TLS server presents. */
 export interface ServerTls {
@@ -25,6 +25,9 @@ export function clientTls(ca: string, role: TlsRole): { ca: string; checkServerI
   return {
     ca,
     checkServerIdentity: (host, cert) => {
+      // Loaded at the first TLS handshake: node:tls (and node:crypto with it) costs every client
+      // command ~20 ms of CPU to load, and most clusters speak plain HTTP on loopback.
+      const { checkServerIdentity } = require("node:tls") as typeof import("node:tls");
       const usual = checkServerIdentity(host, cert);
       if (!usual) return undefined;
       const names = (cert.subjectaltname ?? "").split(/,\s*/);
