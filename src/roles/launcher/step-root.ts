@@ -6,7 +6,10 @@
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
-import { CountedKvs, FenceMerge, kvsCapExceeded, kvsPieces, sendPieces } from "../../pmi/index.ts";
+// Not pmi/index.ts: it brings pmi/socket.ts and node:net into every `ebb run` (~10 ms of CPU).
+import { FenceMerge } from "../../pmi/fence-merge.ts";
+import { CountedKvs, kvsCapExceeded } from "../../pmi/kvs.ts";
+import { kvsPieces, sendPieces } from "../../pmi/kvs-pieces.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { adaptReportOf, AdaptReductions, type AdaptReport } from "../../tbon/adapt-reduce.ts";
