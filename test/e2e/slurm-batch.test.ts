@@ -263,6 +263,7 @@ describe("srun and exit statuses", () => {
     const small = (await c.ebb(["sbatch", "--parsable", "-H", "-o", "nodes-%j.out", "--wrap", "echo $SLURM_JOB_NUM_NODES $SLURM_TASKS_PER_NODE"])).stdout.trim();
     expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "NumNodes=2"])).stderr).toContain("node count 2 is above the job's maximum 1");
     expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "Partition=other"])).stderr).toContain("partition other does not exist");
+    expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "NumNodes=9-9"])).stderr).toContain("9 nodes requested but the cluster has 3");
     expect((await c.ebb(["scontrol", "update", `JobId=${small}`, "NumNodes=2-2"])).code).toBe(0);
     expect((await c.ebb(["release", small])).code).toBe(0);
     await c.waitJob(Number(small), ["COMPLETED"]);

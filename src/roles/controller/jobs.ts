@@ -935,6 +935,7 @@ export class Jobs {
     const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
     if (pendingOnly && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${pendingOnly === "dependency" || pendingOnly === "partition" ? pendingOnly : "node count"} can be changed`);
     const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
+    if (asks.minNodes !== undefined) this.checkNodesExist(row, asks.minNodes, asks.partition ?? row.partition);
     const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
     if (limit !== undefined && limit > row.timeLimit && !admin)
       throw new Refusal("forbidden", "time_limit_raise", `only an admin raises a job's time limit (${formatDuration(row.timeLimit)} to ${formatDuration(limit)}); a user may lower it, as under Slurm`, "timeLimit");
@@ -968,6 +969,13 @@ export class Jobs {
     const held = [...this.state.nodes.values()].filter((n) => !partition || inPartition(partition, n.row.name)).length;
     if (held < row.minNodes) throw badRequest(`partition ${name} has ${held} nodes, and job ${row.id} needs ${row.minNodes}`, "partition");
     return { partition: partition?.name ?? null };
+  }
+
+  /** An updated node count the job's partition (or the cluster) cannot hold is refused, as at submission: it would wait forever. */
+  private checkNodesExist(row: JobRow, minNodes: number, partitionName: string | null): void {
+    const partition = partitionName === null ? undefined : this.partitionFor({ partition: partitionName } as JobSubmit, { user: row.user });
+    const known = [...this.state.nodes.values()].filter((n) => !partition || inPartition(partition, n.row.name)).length;
+    if (known > 0 && minNodes > known) throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, "minNodes");
   }
 
   /**
