@@ -966,15 +966,20 @@ export class Jobs {
   private partitionUpdate(row: JobRow, name: string | undefined): Pick<JobRow, "partition"> | undefined {
     if (name === undefined) return undefined;
     const partition = this.partitionFor({ partition: name } as JobSubmit, { user: row.user });
-    const held = [...this.state.nodes.values()].filter((n) => !partition || inPartition(partition, n.row.name)).length;
+    const held = this.nodesIn(partition);
     if (held < row.minNodes) throw badRequest(`partition ${name} has ${held} nodes, and job ${row.id} needs ${row.minNodes}`, "partition");
     return { partition: partition?.name ?? null };
+  }
+
+  /** How many nodes `partition` (none: the cluster) has, registered so far. */
+  private nodesIn(partition: Partition | undefined): number {
+    return [...this.state.nodes.values()].filter((n) => !partition || inPartition(partition, n.row.name)).length;
   }
 
   /** An updated node count the job's partition (or the cluster) cannot hold is refused, as at submission: it would wait forever. */
   private checkNodesExist(row: JobRow, minNodes: number, partitionName: string | null): void {
     const partition = partitionName === null ? undefined : this.partitionFor({ partition: partitionName } as JobSubmit, { user: row.user });
-    const known = [...this.state.nodes.values()].filter((n) => !partition || inPartition(partition, n.row.name)).length;
+    const known = this.nodesIn(partition);
     if (known > 0 && minNodes > known) throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, "minNodes");
   }
 
