@@ -184,7 +184,7 @@ describe.skipIf(!jacobi)("resized by the user (ebb resize), nodes lost (the sche
     const job = await elasticRun(c, ["-N", "2", "--elastic", "--min-nodes", "1", "--max-nodes", "4", summa!, ...SUMMA, "--sleep-ms", "250"], /panel 1 on 2 ranks/);
     for (const n of [3, 4, 1]) {
       const a = await c.resize(job.id, n);
-      if (a.state !== "COMMITTED") console.log(`resize to ${n}:`, JSON.stringify(a), job.output(), c.daemonLogs().slice(-8000));
+      if (a.state !== "COMMITTED") console.log(`resize to ${n}:`, JSON.stringify(a), JSON.stringify((await c.job(job.id)).events), job.output(), job.errors(), c.daemonLogs().slice(-8000));
       expect(a.state).toBe("COMMITTED");
     }
     const { out, err, code } = await job.finished;

@@ -5,17 +5,26 @@ import { ROOT, waitFor, type TestCluster } from "./cluster.ts";
 /** test/elastic/programs/counter.ts: an elastic loop that prints each world it joins. */
 export const COUNTER = join(ROOT, "test/elastic/programs/counter.ts");
 
-/** Start `ebb run ARGS`; resolves once its output matches `ready`, with the job's id. */
+/**
+ * Start `ebb run ARGS`; resolves once its output matches `ready`, with the job's id. Its standard
+ * error is read as it comes (`errors()`), so that a test can say what the launcher and the program
+ * said so far when a resize fails, without waiting for the run's end.
+ */
 export async function elasticRun(c: TestCluster, args: string[], ready: RegExp, timeoutMs = 60_000) {
   const run = c.ebbSpawn(["run", ...args]);
   const reader = run.stdout.getReader();
   let out = "";
+  let err = "";
+  const errRead = (async () => {
+    const decoder = new TextDecoder();
+    for await (const chunk of run.stderr) err += decoder.decode(chunk, { stream: true });
+  })();
   // Said once: the next attempt would find stderr read already.
   let early: Error | undefined;
   await waitFor(`the program to print ${ready}`, async () => {
     if (early) throw early;
     const { value, done } = await reader.read();
-    if (done) throw (early = new Error(`ebb run ended early: ${out} ${await new Response(run.stderr).text()}`));
+    if (done) throw (early = new Error(`ebb run ended early: ${out} ${(await errRead, err)}`));
     out += new TextDecoder().decode(value);
     return ready.test(out);
   }, timeoutMs);
@@ -27,7 +36,8 @@ export async function elasticRun(c: TestCluster, args: string[], ready: RegExp, 
       if (done) break;
       out += new TextDecoder().decode(value);
     }
-    return { out, err: await new Response(run.stderr).text(), code: await run.exited };
+    await errRead;
+    return { out, err, code: await run.exited };
   })();
-  return { id, run, output: () => out, finished };
+  return { id, run, output: () => out, errors: () => err, finished };
 }
