@@ -150,6 +150,17 @@ describe("the node's jobs", () => {
     a.setAll([{ jobId: 7, user: null, share: { cores: [0], memMiB: 1, gpus: [] } }]);
     expect(await waiting).toBe(true);
   });
+
+  test("a wait cancelled (its launch's connection closed) ends false at once, and shares that come later do not wake it", async () => {
+    const a = new NodeAllocation();
+    const cancel = new AbortController();
+    const waiting = a.waitFor(7, 60_000, cancel.signal);
+    cancel.abort();
+    expect(await waiting).toBe(false);
+    a.setAll([{ jobId: 7, user: null, share: { cores: [0], memMiB: 1, gpus: [] } }]);
+    expect(await waiting).toBe(false);
+    expect(await a.waitFor(8, 60_000, cancel.signal)).toBe(false);
+  });
 });
 
 describe("job.usage reports", () => {

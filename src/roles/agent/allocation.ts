@@ -50,20 +50,24 @@ export class NodeAllocation {
     return this.current.has(jobId);
   }
 
-  /** Whether the node belongs to `jobId`, waiting up to `ms` for the controller to say so. */
-  waitFor(jobId: number, ms: number): Promise<boolean> {
+  /** Whether the node belongs to `jobId`, waiting up to `ms` for the controller to say so; false at once when `cancel` aborts. */
+  waitFor(jobId: number, ms: number, cancel?: AbortSignal): Promise<boolean> {
     if (this.holds(jobId)) return Promise.resolve(true);
+    if (cancel?.aborted) return Promise.resolve(false);
     return new Promise((resolve) => {
       const done = (ok: boolean) => {
         clearTimeout(timer);
         this.waiters.delete(check);
+        cancel?.removeEventListener("abort", aborted);
         resolve(ok);
       };
       const check = () => {
         if (this.holds(jobId)) done(true);
       };
+      const aborted = () => done(false);
       const timer = setTimeout(() => done(false), ms);
       this.waiters.add(check);
+      cancel?.addEventListener("abort", aborted);
     });
   }
 }

@@ -107,11 +107,13 @@ export class StepService implements StepEndpoint {
 
   attach(up: Upstream, inProcess = false): DownstreamHandle {
     const launchedHere = new Set<string>();
+    // Launches still waiting for the allocation hear of the close through this: they never start.
+    const upstreamGone = new AbortController();
     return {
       deliver: (msg) => {
         if (msg.t === "launch") {
           mark("a.launch", msg.spec.stepId);
-          void this.launch(up, msg.cred, msg.spec, inProcess).then((node) => {
+          void this.launch(up, msg.cred, msg.spec, inProcess, upstreamGone.signal).then((node) => {
             if (node) launchedHere.add(node.key);
           });
           return;
@@ -124,6 +126,7 @@ export class StepService implements StepEndpoint {
         if (node && node.upstream === up) node.down(msg);
       },
       closed: () => {
+        upstreamGone.abort();
         for (const key of launchedHere) this.steps.get(key)?.upstreamLost(up);
         launchedHere.clear();
       },
@@ -154,8 +157,11 @@ export class StepService implements StepEndpoint {
    * not leave them. So a loaded fan-out across `ebb up`'s agents (one thread, seconds per hundred
    * nodes) is not refused half-way for outlasting the lifetime, which stays what it was. Signature,
    * step, nodes, single use, covers and allocation are checked here every time as before.
+   *
+   * A launch whose connection closes (`upstreamGone`) while it waits for the allocation is dropped:
+   * nobody would collect its ranks' exits or stop them. Its credential stays used.
    */
-  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec, inProcess: boolean): Promise<StepNode | undefined> {
+  private async launch(up: Upstream, cred: StepCredential, spec: StepSpec, inProcess: boolean, upstreamGone: AbortSignal): Promise<StepNode | undefined> {
     const key = stepKey(spec.jobId, spec.stepId);
     const fail = (message: string) => {
       log.warn(`refused launch of step ${key}: ${message}`);
@@ -168,7 +174,8 @@ export class StepService implements StepEndpoint {
     if (this.steps.has(key) || this.starting.has(key)) return fail(`step ${key} is already running here`), undefined;
     if (!this.ctx.usedCredentials.use(cred.sig, cred.expires)) return fail(`the credential of step ${key} was used here already`), undefined;
     this.starting.add(key);
-    const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS).finally(() => this.starting.delete(key));
+    const allocated = await this.ctx.allocation.waitFor(spec.jobId, ALLOCATION_WAIT_MS, upstreamGone).finally(() => this.starting.delete(key));
+    if (upstreamGone.aborted) return log.warn(`dropped launch of step ${key}: its step connection closed before it started`), undefined;
     if (!allocated) return fail(`node ${this.ctx.name} is not allocated to job ${spec.jobId}`), undefined;
     mark("a.allocated", spec.stepId);
     const node = new StepNode(this, key, spec, index, up);
