@@ -683,3 +683,21 @@ test("one user's requests whose bodies come slowly hold at most BODIES_PER_USER 
     for (const s of socks) s.destroy();
   }
 }, 120_000);
+
+test("a job or step asking for more than MAX_RANKS_PER_NODE ranks on a node is refused at submission, naming the cap, not left to fail at its launch", async () => {
+  // Unfixed: accepted (201), then each launch was refused by the agent; a pending job waited for nodes first.
+  const cap = `${MAX_RANKS_PER_NODE + 1} ranks on one node: an agent starts at most ${MAX_RANKS_PER_NODE} of a step's ranks on a node (MAX_RANKS_PER_NODE`;
+  for (const body of [
+    { argv: ["true"], tasks: MAX_RANKS_PER_NODE + 1, overcommit: true },
+    { argv: ["true"], nodes: 1, tasksPerNode: MAX_RANKS_PER_NODE + 1, overcommit: true },
+    { script: "#!/bin/sh\ntrue\n", tasks: MAX_RANKS_PER_NODE + 1, overcommit: true },
+  ]) {
+    const r = await c.api("POST", "/v1/jobs", { cwd: dir("ebbt_bob"), ...body }, tokens.ebbt_bob);
+    expect({ body, status: r.status, message: r.json.error?.message }).toEqual({ body, status: 400, message: expect.stringContaining(cap) });
+  }
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "60"], output: "/dev/null" });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const step = await c.api("POST", `/v1/jobs/${bobs}/steps`, { argv: ["true"], tasks: MAX_RANKS_PER_NODE + 1, overcommit: true, cwd: dir("ebbt_bob"), envDigest: "0".repeat(64) }, tokens.ebbt_bob);
+  expect({ status: step.status, message: step.json.error?.message }).toEqual({ status: 400, message: expect.stringContaining(cap) });
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
+}, 60_000);
