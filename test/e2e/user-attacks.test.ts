@@ -701,3 +701,21 @@ test("a job or step asking for more than MAX_RANKS_PER_NODE ranks on a node is r
   expect({ status: step.status, message: step.json.error?.message }).toEqual({ status: 400, message: expect.stringContaining(cap) });
   await c.api("DELETE", `/v1/jobs/${bobs}`);
 }, 60_000);
+
+test("the API counts a variable, an argument, a path and a script in UTF-8 bytes: 128 Ki characters of 'é' (256 KiB) are refused at submission naming MAX_ARG_STRLEN, not at the job's start", async () => {
+  // Unfixed: the caps counted UTF-16 characters, so a value of 131,072 "é" (262,144 bytes) was
+  // accepted and its job failed at start (E2BIG); a 4-byte character passed a cap at 4x its bytes.
+  const refused = async (body: Record<string, unknown>) => {
+    const r = await c.api("POST", "/v1/jobs", { cwd: dir("ebbt_bob"), ...body }, tokens.ebbt_bob);
+    return { status: r.status, message: String(r.json.error?.message) };
+  };
+  expect(await refused({ argv: ["true"], env: { X: "é".repeat(65_535) } })).toEqual({ status: 400, message: expect.stringContaining(`NAME=value is ${MAX_VARIABLE_BYTES + 1} bytes, over the ${MAX_VARIABLE_BYTES} (Linux's MAX_ARG_STRLEN`) });
+  expect(await refused({ argv: ["true"], env: { X: "é".repeat(131_072) } })).toEqual({ status: 400, message: expect.stringContaining(`is 262144 bytes in UTF-8, over the ${MAX_VARIABLE_BYTES}`) });
+  expect(await refused({ argv: ["true", "😀".repeat(20_000)] })).toEqual({ status: 400, message: expect.stringContaining("is 80000 bytes in UTF-8, over the 65536") });
+  expect(await refused({ argv: ["true"], output: "é".repeat(3000) })).toEqual({ status: 400, message: expect.stringContaining("is 6000 bytes in UTF-8, over the 4096") });
+  expect(await refused({ script: `#!/bin/sh\n#${"é".repeat(600_000)}\n` })).toEqual({ status: 400, message: expect.stringContaining("is 1200012 bytes in UTF-8, over the 1048576") });
+  // At the cap in bytes a job still starts and sees its value whole.
+  const ok = await submitAs("ebbt_bob", { script: '#!/bin/sh\nprintf %s "$X" | wc -c\n', output: "bytes.out", env: { PATH: "/usr/bin:/bin", X: "é".repeat(65_534) } });
+  expect((await c.waitJob(ok, ENDED, 30_000)).state).toBe("COMPLETED");
+  expect(readFileSync(join(dir("ebbt_bob"), "bytes.out"), "utf8").trim()).toBe("131068");
+}, 60_000);

@@ -19,6 +19,7 @@ import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
 import { MAX_JSON_DEPTH } from "../../util/json.ts";
 import { MAX_RANKS_PER_NODE, ranksPerNodeRefusal } from "../../domain/ranks-per-node.ts";
+import { MAX_VARIABLE_BYTES } from "../../proto/requests.ts";
 
 interface Verdict {
   key: string;
@@ -88,8 +89,7 @@ function judge(key: string, cred: StepCredential, spec: StepSpec): string | unde
 
 export { MAX_RANKS_PER_NODE };
 
-/** Linux's MAX_ARG_STRLEN: the longest `NAME=value` string (its NUL counted) a process may be started with. */
-export const MAX_VARIABLE_BYTES = 128 << 10;
+export { MAX_VARIABLE_BYTES };
 
 /**
  * Why no rank could start with this environment: a variable over MAX_VARIABLE_BYTES (execve says
