@@ -25,6 +25,7 @@ import { framesOf } from "../../src/proto/frames.ts";
 import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
 import { MAX_RANKS_PER_NODE, MAX_VARIABLE_BYTES } from "../../src/roles/agent/launch-checks.ts";
 import { MAX_CONNECTIONS_PER_JOB } from "../../src/roles/agent/server.ts";
+import { PATH_DIRS_SEARCHED } from "../../src/roles/direct-drop.ts";
 import { KVS_KEY_COST, KVS_MAX_BYTES, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
 import { BODIES_PER_USER } from "../../src/api/app.ts";
 
@@ -719,3 +720,32 @@ test("the API counts a variable, an argument, a path and a script in UTF-8 bytes
   expect((await c.waitJob(ok, ENDED, 30_000)).state).toBe("COMPLETED");
   expect(readFileSync(join(dir("ebbt_bob"), "bytes.out"), "utf8").trim()).toBe("131068");
 }, 60_000);
+
+test("the agent searches no more than PATH_DIRS_SEARCHED directories of his PATH for his program, and once per launch, not once per rank: a PATH of 2,000 is searched by the shell after the drop", async () => {
+  // Unfixed: each rank's direct start stat'ed every directory of the job's PATH on the agent's
+  // thread: 16 ranks x 2,000 directories (13,158 stats seen under strace before the node went DOWN;
+  // 21,134 for 1,000 directories); a 128 KiB PATH holds 65,536, ~120 ms a rank, and a node may
+  // start 1,024 ranks. strace counts the agent's own stats; its children are not followed.
+  const agent = c.agents.get((await c.api("GET", "/v1/nodes")).json.nodes[0].name)!.pid;
+  const statsOf = async (dirs: number) => {
+    const PATH = [...Array.from({ length: dirs }, (_, i) => `/nonexistent${i}`), "/usr/bin", "/bin"].join(":");
+    const log = join(base, `strace-${dirs}.log`);
+    const threads = readdirSync(`/proc/${agent}/task`).flatMap((t) => ["-p", t]);
+    const strace = Bun.spawn(["strace", "-qq", "-e", "trace=%%stat", "-e", "signal=none", "-o", log, ...threads], { stdio: ["ignore", "ignore", "pipe"] });
+    await waitFor("strace attached", () => existsSync(log), 30_000);
+    await Bun.sleep(500);
+    const job = await submitAs("ebbt_bob", { argv: ["true"], tasks: 16, overcommit: true, output: "/dev/null", env: { PATH } });
+    const end = await c.waitJob(job, ENDED, 60_000);
+    strace.kill("SIGINT");
+    await strace.exited;
+    const stats = readFileSync(log, "utf8").split("\n").filter((l) => l.includes('"/nonexistent')).length;
+    return { state: end.state, stats };
+  };
+  const long = await statsOf(2000);
+  const short = await statsOf(1000);
+  console.log(`the agent's stats of PATH directories for 16 ranks: ${long.stats} with 2,000 of them (${long.state}), ${short.stats} with 1,000 (${short.state})`);
+  // Past the cap only the MPI check's first PATH_DIRS_SEARCHED (cfg-lib.ts); under it, that and one lookup for all 16 ranks.
+  // (The ranks' state is not asserted: the agent traced may miss a heartbeat at high load.)
+  expect(long.stats).toBeLessThanOrEqual(PATH_DIRS_SEARCHED);
+  expect(short.stats).toBeLessThan(5 * 1000);
+}, 180_000);
