@@ -24,7 +24,7 @@ import { VERSION } from "../../src/util/version.ts";
 import { framesOf } from "../../src/proto/frames.ts";
 import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
 import { MAX_RANKS_PER_NODE, MAX_VARIABLE_BYTES } from "../../src/roles/agent/launch-checks.ts";
-import { MAX_CONNECTIONS_PER_JOB } from "../../src/roles/agent/server.ts";
+import { MAX_CONNECTIONS_PER_JOB, STEP_MESSAGE_COST } from "../../src/roles/agent/server.ts";
 import { PATH_DIRS_SEARCHED } from "../../src/roles/direct-drop.ts";
 import { KVS_KEY_COST, KVS_MAX_BYTES, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
 import { BODIES_PER_USER } from "../../src/api/app.ts";
@@ -748,4 +748,60 @@ test("the agent searches no more than PATH_DIRS_SEARCHED directories of his PATH
   // (The ranks' state is not asserted: the agent traced may miss a heartbeat at high load.)
   expect(long.stats).toBeLessThanOrEqual(PATH_DIRS_SEARCHED);
   expect(short.stats).toBeLessThan(5 * 1000);
+}, 180_000);
+
+test("his launcher's valid messages to his step's agent are paced at the agent's --step-rate: past it the agent pauses reading his connection, loses nothing, and says so naming the limit", async () => {
+  // Unfixed: the agent read and parsed all he sent as fast as he sent it, on the thread that serves
+  // every job on the node (80 MiB of valid fence pieces at load 40: the node missed its heartbeats).
+  // A node of its own at 1 MiB a second (the default, STEP_MIB_PER_SECOND, is more than this
+  // loaded machine's agent reads), and a raw socket: Bun's WebSocket client sends slower still.
+  c.startAgent("paced", ["--step-rate", "1"]);
+  await waitFor("node paced up", async () => (await c.api("GET", "/v1/nodes")).json.nodes.some((n: { name: string; state: string }) => n.name === "paced" && n.state === "IDLE"), 90_000);
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const hers = await submitAs("ebbt_alice", { argv: ["sleep", "20"], output: "/dev/null", nodelist: ["paced"] });
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "600"], output: "/dev/null", nodelist: ["paced"] });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes.find((n: { name: string }) => n.name === "paced");
+  const env = { PATH: "/usr/bin:/bin" };
+  const spec = { jobId: bobs, stepId: 12, argv: ["sleep", "60"], env, cwd: dir("ebbt_bob"), nodes: [{ name: node.name, addr: node.addr }], tasks: [1], jobNodes: [node.name], fanout: 8, pmi: "none", jobEnv: {} };
+  const cred = signCredential(key, { jobId: bobs, stepId: 12, nodes: [node.name], expires: Date.now() + 60_000, argv: argvDigest(spec.argv), env: envDigest(env), jobEnv: envDigest({}), cwd: spec.cwd });
+  const step = `${bobs}.12`;
+  /** A masked text frame (mask 0: the payload as it is). */
+  const frame = (text: string) => {
+    const p = Buffer.from(text);
+    const head = p.length < 126 ? Buffer.from([0x81, 0x80 | p.length]) : Buffer.from([0x81, 0x80 | 126, p.length >> 8, p.length & 255]);
+    return Buffer.concat([head, Buffer.alloc(4), p]);
+  };
+  // 128 acks of 60 KB (a message's unknown fields are dropped after the parse), 7.5 MiB, then a
+  // message the agent refuses: its close (4400) says the agent has read all before it.
+  const ack = frame(JSON.stringify({ t: "io.ack", step, chars: 1, pad: "x".repeat(60_000) }));
+  const messages = 128;
+  const [host, port] = node.addr.split(":");
+  const t0 = performance.now();
+  const closeCode = await new Promise<number | string>((resolve) => {
+    const s = connect({ host, port: Number(port) }, () =>
+      s.write(`GET /v1/step HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${btoa("0123456789abcdef")}\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+    );
+    let seen = Buffer.alloc(0);
+    let upgraded = false;
+    s.on("data", (d: Buffer) => {
+      seen = Buffer.concat([seen, d]);
+      const body = seen.indexOf("\r\n\r\n");
+      if (!upgraded && body >= 0) {
+        upgraded = true;
+        s.write(frame(JSON.stringify({ t: "launch", step, cred, spec })));
+        for (let i = 0; i < messages; i++) s.write(ack);
+        s.write(frame(JSON.stringify({ t: "no-such-message" })));
+      }
+      // The agent's close frame (0x88, then its length) carries its code.
+      for (let at = seen.indexOf(0x88, body + 4); at >= 0 && upgraded; at = seen.indexOf(0x88, at + 1)) if (seen.length >= at + 4 && seen[at + 1]! < 126) return resolve(seen.readUInt16BE(at + 2));
+    });
+    s.on("error", () => {});
+    s.on("close", () => resolve("closed"));
+  });
+  console.log(`${messages} acks of 60 KB at --step-rate 1 read in ${(performance.now() - t0).toFixed(0)} ms`);
+  expect(closeCode).toBe(4400);
+  expect(c.daemonLogs()).toContain(`its connections sent more than 1 MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
+  expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
 }, 180_000);
