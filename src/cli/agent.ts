@@ -36,7 +36,7 @@ export default defineCommand({
     ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ca.pem in $EBB_STATE_DIR or ~/.ebb)", valueHint: "FILE" },
     config: { type: "string", description: "JSON configuration file: {hostStates: {interval, smoothing, hysteresis, dwell, refresh, rules: {INPUT: {busy, overloaded, owner, ...}}, expression}, nodes: {HOSTLIST: {hostStates: {...}}}}: the rules that make this node busy, overloaded or its owner's (default: none, the node is always free; see README)", valueHint: "FILE" },
     "warm-ranks": { type: "string", description: `Pre-started ranks to keep, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); 0: none (default 1, at most ${MAX_WARM_RANKS})`, valueHint: "N" },
-    "step-rate": { type: "string", description: `MiB a second that one job's step connections (its launcher, its parents in the step tree) may send this agent together, and at once; past it the agent pauses reading them (default ${STEP_MIB_PER_SECOND})`, valueHint: "MIB" },
+    "step-rate": { type: "string", description: `MiB a second that one user's step connections (their launchers, their steps' parents in the step tree) may send this agent together, and at once; past it the agent pauses reading them (default ${STEP_MIB_PER_SECOND})`, valueHint: "MIB" },
     "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },

@@ -801,7 +801,8 @@ test("his launcher's valid messages to his step's agent are paced at the agent's
   });
   console.log(`${messages} acks of 60 KB at --step-rate 1 read in ${(performance.now() - t0).toFixed(0)} ms`);
   expect(closeCode).toBe(4400);
-  expect(c.daemonLogs()).toContain(`its connections sent more than 1 MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
+  expect(c.daemonLogs()).toContain(`(user ebbt_bob) from 127.0.0.1`);
+  expect(c.daemonLogs()).toContain(`user ebbt_bob's step connections sent more than 1 MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
   expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
   await c.api("DELETE", `/v1/jobs/${bobs}`);
 }, 180_000);

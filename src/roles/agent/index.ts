@@ -219,7 +219,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
     shmDir,
   });
-  const server = serveSteps(o.listen, steps, o.clusterKey, o.tls, o.stepMiBPerSecond);
+  const server = serveSteps(o.listen, steps, o.clusterKey, o.tls, o.stepMiBPerSecond, (jobId) => allocation.userOf(jobId));
   const addr = o.advertise ?? formatHostPort({ host: nodeHost, port: server.port! });
   pool.addLocal(addr, steps);
 

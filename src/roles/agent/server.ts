@@ -40,7 +40,7 @@ export const STEP_MESSAGE_MAX = 64 << 20;
  */
 export const MAX_CONNECTIONS_PER_JOB = 256;
 /**
- * What a job's authenticated connections may send the agent together, a second, and at once: past
+ * What one user's authenticated connections (all their jobs' here) may send the agent together, a second, and at once: past
  * it their reading pauses until the rate pays it back. A user's launcher holds valid credentials
  * for its step, and every message it sends is parsed and validated on the agent's thread, which
  * serves every job on the node: 80 MiB of valid fence pieces at load 40 made the node miss its
@@ -56,7 +56,7 @@ export const UNSENT_MAX = 64 << 20;
 /** Close codes: a frame longer than FRAME_MAX (uWS's own, 1009), pieces before a credential or past STEP_MESSAGE_MAX. */
 const TOO_BIG = 4413;
 
-type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number };
+type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number; rateKey?: string };
 
 /**
  * Sends `text`, or, where Bun drops it (the connection's queue is over its limit: output windows
@@ -80,7 +80,7 @@ function warner(): (text: string) => void {
 }
 
 /** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
-export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls, mibPerSecond = STEP_MIB_PER_SECOND): Server<Conn> {
+export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls, mibPerSecond = STEP_MIB_PER_SECOND, userOf: (jobId: number) => string | null = () => null): Server<Conn> {
   const bytesPerSecond = mibPerSecond * 2 ** 20;
   /** Connections not yet authenticated, by peer address, oldest first. */
   const pending = new Map<string, Set<ServerWebSocket<Conn>>>();
@@ -96,21 +96,31 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     if (set?.size === 0) pending.delete(ws.data.peer);
   };
   const byJob = new Map<number, { conns: number; budget: ByteBudget }>();
-  /** Each job's rate; kept after its last connection until it would be full again, so reconnecting buys no new burst. */
-  const rates = new Map<number, { rate: ByteRate; forget?: ReturnType<typeof setTimeout> }>();
-  const rateOf = (jobId: number) => {
-    let r = rates.get(jobId);
-    if (!r) rates.set(jobId, (r = { rate: new ByteRate(bytesPerSecond, bytesPerSecond, performance.now()) }));
+  /**
+   * One rate per user (the job's, as the controller's shares name it; the job's own until they do):
+   * a user's jobs on the node share it. Kept after its last connection until it would be full
+   * again, so reconnecting buys no new burst.
+   */
+  const rates = new Map<string, { rate: ByteRate; conns: number; forget?: ReturnType<typeof setTimeout> }>();
+  const joinRate = (key: string) => {
+    let r = rates.get(key);
+    if (!r) rates.set(key, (r = { rate: new ByteRate(bytesPerSecond, bytesPerSecond, performance.now()), conns: 0 }));
     clearTimeout(r.forget);
     r.forget = undefined;
-    return r.rate;
+    r.conns++;
+    return key;
   };
-  /** Counts what `ws` sent; past its job's rate, reads no more of it until the rate has paid it back. */
+  const leaveRate = (key: string) => {
+    const r = rates.get(key);
+    if (!r || --r.conns > 0) return;
+    r.forget = setTimeout(() => rates.delete(key), r.rate.take(0, performance.now()) + 1000);
+  };
+  /** Counts what `ws` sent; past its user's rate, reads no more of it until the rate has paid it back. */
   const pace = (ws: ServerWebSocket<Conn>, bytes: number) => {
-    const wait = rateOf(ws.data.jobId!).take(bytes, performance.now());
+    const wait = rates.get(ws.data.rateKey!)!.rate.take(bytes, performance.now());
     if (wait === 0 || ws.isPaused) return;
     ws.pause();
-    warnPausedAtMostEvery10s(`pausing job ${ws.data.jobId}'s step connection from ${ws.data.peer} for ${wait} ms: its connections sent more than ${mibPerSecond} MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
+    warnPausedAtMostEvery10s(`pausing a step connection of job ${ws.data.jobId} (${ws.data.rateKey}) from ${ws.data.peer} for ${wait} ms: ${ws.data.rateKey}'s step connections sent more than ${mibPerSecond} MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
     setTimeout(() => ws.readyState === 1 && ws.resume(), wait);
   };
   /** Why `ws` may not be authenticated by a valid credential of `jobId` (undefined: it is, now). */
@@ -122,18 +132,16 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     job.conns++;
     ws.data.authed = true;
     ws.data.jobId = jobId;
+    const user = userOf(jobId);
+    ws.data.rateKey = joinRate(user === null ? `job ${jobId}` : `user ${user}`);
     ws.data.pieces = new Assembler(job.budget, `job ${jobId}'s step connections'`);
     return undefined;
   };
   const unauthenticate = (ws: ServerWebSocket<Conn>) => {
     ws.data.pieces?.drop();
     const job = ws.data.jobId === undefined ? undefined : byJob.get(ws.data.jobId);
-    if (job && --job.conns === 0) {
-      const jobId = ws.data.jobId!;
-      byJob.delete(jobId);
-      const r = rates.get(jobId);
-      if (r) r.forget = setTimeout(() => rates.delete(jobId), r.rate.take(0, performance.now()) + 1000);
-    }
+    if (job && --job.conns === 0) byJob.delete(ws.data.jobId!);
+    if (ws.data.rateKey !== undefined) leaveRate(ws.data.rateKey);
   };
   /** A credential that authenticates a connection: signed by the cluster key and not expired. */
   const credentialRefusal = (cred: Credential) => signatureRefusal(clusterKey, cred) ?? expiryRefusal(cred);
