@@ -333,10 +333,22 @@ export function createApi(backend: ApiBackend): Hono<Env> {
     return c.json({ user: req.user, admin: req.admin ?? false, token: backend.createToken(req.user, req.admin ?? false) }, 201);
   });
 
-  // Like Slurm's sinfo, sprio and sshare: every token may read them.
+  // Like Slurm's sinfo, sprio and sshare: every token may read them; as Slurm's PrivateData, sprio
+  // leaves out other users' jobs when jobs are private, and sshare other users when usage is.
   app.get("/v1/partitions", (c) => answer(c, { partitions: backend.listPartitions() }));
-  app.get("/v1/priority", (c) => answer(c, backend.priorities(validate(PriorityQuery, c.req.query()).job)));
-  app.get("/v1/shares", (c) => answer(c, backend.shares()));
+  app.get("/v1/priority", (c) => {
+    const all = backend.priorities(validate(PriorityQuery, c.req.query()).job);
+    if (!backend.privateData.has("jobs")) return answer(c, all);
+    const scope = c.get("scope");
+    return answer(c, { ...all, jobs: all.jobs.filter((j) => backend.sight(scope, j.jobId) !== "none") });
+  });
+  app.get("/v1/shares", (c) => {
+    const all = backend.shares();
+    const scope = c.get("scope");
+    if (!backend.privateData.has("usage") || isAdmin(scope)) return answer(c, all);
+    const self = backend.userOf(scope);
+    return answer(c, { ...all, users: all.users.filter((u) => u.user === self) });
+  });
 
   app.get("/v1/nodes", (c) => {
     if (backend.privateData.has("nodes")) requireAll(c);

@@ -6,6 +6,7 @@ import { hostRulesFor, readAgentConfig } from "../roles/agent/config.ts";
 import type { HostRules } from "../model/host-rules.ts";
 import { defaultStateDir, guard, intFlag, UsageError } from "./common.ts";
 import { MAX_WARM_RANKS } from "../roles/agent/warm-pool.ts";
+import { STEP_MIB_PER_SECOND } from "../roles/agent/server.ts";
 import { declaredFlags, gpuDevicesFlag, gresArgs, MEMORY_HINT } from "./inventory-flags.ts";
 import { cgroup2Root } from "../roles/agent/containment.ts";
 import { inventory } from "../roles/agent/inventory.ts";
@@ -35,6 +36,7 @@ export default defineCommand({
     ca: { type: "string", description: "With an https:// controller: the cluster CA that signed the controller's and the other agents' certificates (default $EBB_CA, else ca.pem in $EBB_STATE_DIR or ~/.ebb)", valueHint: "FILE" },
     config: { type: "string", description: "JSON configuration file: {hostStates: {interval, smoothing, hysteresis, dwell, refresh, rules: {INPUT: {busy, overloaded, owner, ...}}, expression}, nodes: {HOSTLIST: {hostStates: {...}}}}: the rules that make this node busy, overloaded or its owner's (default: none, the node is always free; see README)", valueHint: "FILE" },
     "warm-ranks": { type: "string", description: `Pre-started ranks to keep, with the runtime and ebb/comm loaded, for ranks run as \`ebb exec\` (a grow's above all); 0: none (default 1, at most ${MAX_WARM_RANKS})`, valueHint: "N" },
+    "step-rate": { type: "string", description: `MiB a second that one user's step connections (their launchers, their steps' parents in the step tree) may send this agent together, and at once; past it the agent pauses reading them (default ${STEP_MIB_PER_SECOND})`, valueHint: "MIB" },
     "tied-to-stdin": { type: "boolean", description: "Stop, killing this node's job processes, when stdin closes (how ebb up --hosts starts agents over ssh: a dead link stops them)" },
     ...logArgs(),
   },
@@ -78,6 +80,7 @@ export default defineCommand({
         }
       }
       const warmRanks = intFlag(args["warm-ranks"], "--warm-ranks", { min: 0, max: MAX_WARM_RANKS }) ?? 1;
+      const stepRate = intFlag(args["step-rate"], "--step-rate", { min: 1, max: 1 << 20 });
       const offer = inventory(declaredFlags(args), cgroup2Root());
       const gpuDevices = gpuDevicesFlag(args["gpu-devices"], offer, (m) => log.warn(m));
       const fatal = (message: string) => {
@@ -100,6 +103,7 @@ export default defineCommand({
         ca,
         hostRules,
         warmRanks,
+        ...(stepRate === undefined ? {} : { stepMiBPerSecond: stepRate }),
       }], currentLogFormat(), fatal));
       await (args["tied-to-stdin"] ? Promise.race([untilSignal(), stdinClosed().then(() => log.warn("stdin closed (ebb up ended, or its ssh link is gone); stopping"))]) : untilSignal());
       await agent.stop();

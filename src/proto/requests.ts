@@ -22,14 +22,28 @@ const controlMessage = (s: string, re: RegExp) => {
   const m = re.exec(s);
   return m ? `contains control byte 0x${m[0].charCodeAt(0).toString(16).padStart(2, "0")} at offset ${m.index}` : undefined;
 };
+/**
+ * A string of at most `max` UTF-8 bytes, as a program and the kernel count it: a char cap let 4 bytes
+ * a char through (a 128 Ki-char value of "é" passed the submission and failed at its start). A
+ * UTF-16 unit is at least one byte, so the char cap goes first and refuses the longest unencoded.
+ */
+export const Bytes = (max: number) =>
+  z
+    .string()
+    .max(max, { error: (i) => `is over ${max} bytes (${(i.input as string).length} characters)` })
+    .refine((s) => s.length * 3 <= max || Buffer.byteLength(s) <= max, { error: (i) => `is ${Buffer.byteLength(i.input as string)} bytes in UTF-8, over the ${max} it may be` });
 /** A string that may hold tabs and newlines but no NUL or other control byte (argv, environment values, scripts). */
-const Text = (max: number) => z.string().max(max).refine((s) => !CONTROL.test(s), { error: (i) => controlMessage(i.input as string, CONTROL) ?? "contains a control byte" });
+const Text = (max: number) => Bytes(max).refine((s) => !CONTROL.test(s), { error: (i) => controlMessage(i.input as string, CONTROL) ?? "contains a control byte" });
 /** A name or path: no control byte at all. */
-export const Plain = (max: number) => z.string().max(max).refine((s) => !ANY_CONTROL.test(s), { error: (i) => controlMessage(i.input as string, ANY_CONTROL) ?? "contains a control byte" });
+export const Plain = (max: number) => Bytes(max).refine((s) => !ANY_CONTROL.test(s), { error: (i) => controlMessage(i.input as string, ANY_CONTROL) ?? "contains a control byte" });
 
 /** What one job's environment and argv may hold in all (Linux lets a program start with about 2 MiB of both). */
 export const MAX_ENV_BYTES = 1 << 20;
 export const MAX_ENV_VARS = 4096;
+/** Linux's MAX_ARG_STRLEN: the longest `NAME=value` (its NUL counted), or argument, a process may be started with. */
+export const MAX_VARIABLE_BYTES = 128 << 10;
+/** A batch script's text, in UTF-8 bytes. */
+export const MAX_SCRIPT_BYTES = 1 << 20;
 export const MAX_ARGV_BYTES = 1 << 20;
 export const MAX_ARGS = 4096;
 /** What a batch script's arguments may hold: they are stored in the job's row, which each update of the job rewrites. */
@@ -68,10 +82,15 @@ export const JobState = z.lazy(() => z.enum(JOB_STATES));
 export const JobKind = z.lazy(() => z.enum(JOB_KINDS));
 
 const Env = z.lazy(() =>
-  z.record(z.string().max(4096), Text(131072)).superRefine((env, ctx) => {
+  z.record(z.string().max(4096), Text(MAX_VARIABLE_BYTES)).superRefine((env, ctx) => {
     const keys = Object.keys(env);
-    for (const key of keys)
+    for (const key of keys) {
       if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) ctx.addIssue({ code: "custom", path: [key], message: "environment variable names are letters, digits and _, not starting with a digit" });
+      // NAME=value and its NUL, as execve counts it: over MAX_ARG_STRLEN no process of the job could start.
+      const value = Buffer.byteLength(env[key]!);
+      const bytes = key.length + value + 2;
+      if (bytes > MAX_VARIABLE_BYTES && value <= MAX_VARIABLE_BYTES) ctx.addIssue({ code: "custom", path: [key], message: `NAME=value is ${bytes} bytes, over the ${MAX_VARIABLE_BYTES} (Linux's MAX_ARG_STRLEN, MAX_VARIABLE_BYTES) a process may be started with` });
+    }
     if (keys.length > MAX_ENV_VARS) ctx.addIssue({ code: "custom", message: `has ${keys.length} variables, over the ${MAX_ENV_VARS} a job may have` });
     const bytes = bytesOf(keys) + bytesOf(Object.values(env));
     if (bytes > MAX_ENV_BYTES) ctx.addIssue({ code: "custom", message: `is ${bytes} bytes in all, over the ${MAX_ENV_BYTES} a job may have; pass fewer variables (--export)` });
@@ -129,10 +148,8 @@ export const JobSubmit = z.lazy(() =>
     .strictObject({
       name: Plain(MAX_NAME).min(1).optional(),
       argv: Argv.optional(),
-      script: z
-        .string()
+      script: Bytes(MAX_SCRIPT_BYTES)
         .min(1)
-        .max(1 << 20)
         .refine((s) => !s.includes("\0"), "contains a NUL byte")
         .optional(),
       /** The batch script's arguments, its $1 $2 ... (`sbatch script.sh ARG...`). */

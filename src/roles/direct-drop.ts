@@ -103,7 +103,12 @@ function executableBy(id: Identity, st: { mode: number; uid: number; gid: number
 function programFor(id: Identity, name: string, path: string | undefined): string {
   // The child's own descriptor (a batch script as fd 3): nothing of the agent's to look at.
   if (name.startsWith("/dev/fd/")) return name;
-  const candidates = name.includes("/") ? [name] : name === "" ? [] : (path ?? "/usr/local/bin:/usr/bin:/bin").split(":").map((dir) => join(dir || ".", name));
+  // Always a path with a slash: a bare name (PATH's "" or ".") would have the spawn search PATH again, as root.
+  const inDir = (dir: string) => {
+    const file = join(dir || ".", name);
+    return file.includes("/") ? file : `./${file}`;
+  };
+  const candidates = name.includes("/") ? [name] : name === "" ? [] : (path ?? "/usr/local/bin:/usr/bin:/bin").split(":").map(inDir);
   let denied = false;
   // With her ids for the whole walk: a file she may not see (a directory on the way she may not search) is not there for her, as for the shell's `command -v`.
   const found = asUser(id, () =>
@@ -124,6 +129,48 @@ function programFor(id: Identity, name: string, path: string | undefined): strin
   throw Object.assign(new Error(`${code}: ${denied ? "permission denied" : "no such file or directory"}, posix_spawn '${name}'`), { code, path: name });
 }
 
+/**
+ * The most directories of a job's PATH the agent's thread searches for a program (here, and for the
+ * MPI check, agent/cfg-lib.ts). A 128 KiB PATH (the most a process starts with) holds 65,536: ~120 ms
+ * of the agent's CPU a rank. A program on a longer PATH is started by the shell (identity.ts), which
+ * searches it after the drop, in the child, as the user.
+ */
+export const PATH_DIRS_SEARCHED = 1024;
+
+/** Whether `path` has more than PATH_DIRS_SEARCHED directories. */
+function longPath(path: string | undefined): boolean {
+  if (path === undefined || path.length <= PATH_DIRS_SEARCHED) return false;
+  let colons = 0;
+  for (let i = path.indexOf(":"); i >= 0; i = path.indexOf(":", i + 1)) if (++colons >= PATH_DIRS_SEARCHED) return true;
+  return false;
+}
+
+/**
+ * programFor, once per turn of the thread for the same user, directory, name and PATH: a step's
+ * ranks on a node start in one turn and look up the same program (1,024 ranks x 1,024 directories
+ * was a million stats in one turn). The answer (or the error) is forgotten at the turn's end.
+ */
+let turn: Map<string, { program: string } | { error: unknown }> | undefined;
+function lookedUp(id: Identity, cwd: string, name: string, path: string | undefined): string {
+  if (name.includes("/")) return programFor(id, name, path);
+  if (!turn) {
+    turn = new Map();
+    setImmediate(() => (turn = undefined));
+  }
+  const key = `${id.uid}:${id.gid}\0${cwd}\0${name}\0${path}`;
+  let known = turn.get(key);
+  if (!known) {
+    try {
+      known = { program: programFor(id, name, path) };
+    } catch (error) {
+      known = { error };
+    }
+    turn.set(key, known);
+  }
+  if ("error" in known) throw known.error;
+  return known.program;
+}
+
 export interface DirectDrop {
   /** Runs `spawn(cmd, argv0)` (Bun.spawn with the ids, the job's environment, no cwd) with the thread in the job's directory and umask; the thread's own back after. */
   start<T>(spawn: (cmd: string[], argv0: string) => T): T;
@@ -135,6 +182,7 @@ export interface DirectDrop {
  * (ENOENT, EACCES), when the user cannot enter `cwd` or has no such program.
  */
 export function directDrop(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>, mask: number | undefined): DirectDrop | undefined {
+  if (!argv[0]!.includes("/") && longPath(env.PATH)) return undefined;
   const c = lib();
   if (!c || !ownFs(c) || !limitUserProcs(c)) return undefined;
   return {
@@ -145,7 +193,7 @@ export function directDrop(id: Identity, cwd: string, argv: readonly string[], e
         // The directory entered and the program found in one switch to her ids (programFor's own is then no switch).
         program = asUser(id, () => {
           if (c.chdir(dir) !== 0) throw errnoError(read.i32(c.__errno_location() as never, 0), "chdir", cwd);
-          return programFor(id, argv[0]!, env.PATH);
+          return lookedUp(id, cwd, argv[0]!, env.PATH);
         });
       } catch (e) {
         c.fchdir(home!);

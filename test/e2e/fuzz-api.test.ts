@@ -204,7 +204,7 @@ function hints(side: Side): Record<string, Hint> {
     timeLimit: (r, tame) => (tame ? r.pick(["1-00:00:00", "5:00", "365-00:00:00", 1, 365 * 86400, "0:01"]) : r.pick(["0", "-1", "99999999:00:00", "1:2:3:4", "", 365 * 86400 + 1, 0.5, "1e3", 1e308, "1-", ":"])),
     env: (r, tame) =>
       tame
-        ? r.pick([{ LD_PRELOAD: "/nonexistent/ebb-fuzz.so" }, { EBB_TOKEN: jobToken(clusterKey, other.running) }, Object.fromEntries(Array.from({ length: 4096 }, (_, i) => [`V${i}`, "x"])), { A: "x".repeat(131072) }])
+        ? r.pick([{ LD_PRELOAD: "/nonexistent/ebb-fuzz.so" }, { EBB_TOKEN: jobToken(clusterKey, other.running) }, Object.fromEntries(Array.from({ length: 4096 }, (_, i) => [`V${i}`, "x"])), { A: "x".repeat(131069) }])
         : r.pick([Object.fromEntries(Array.from({ length: 4097 }, (_, i) => [`V${i}`, "x"])), { A: "x".repeat(131073) }, { "": "x" }, { A: "\u0000" }]),
     "env{key}": (r, tame) => (tame ? r.pick(["LD_PRELOAD", "LD_LIBRARY_PATH", "PATH", "EBB_TOKEN", "EBB_JOB_ID", "HOME", "USER", "BASH_ENV", "_", "a".repeat(4096)]) : r.pick(["1BAD", "A=B", "", "__proto__", "a".repeat(4097), "ÄÖ", "A B"])),
     "env{}": (r, tame) => (tame ? r.pick([...PRINTABLE, "a\tb\nc"]) : r.pick(NASTY)),

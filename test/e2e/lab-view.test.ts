@@ -215,6 +215,16 @@ describe("a controller that keeps jobs, nodes and usage private (privateData)", 
     expect((await c.api("GET", "/v1/nodes")).status).toBe(200);
     const queue = await c.ebb(["queue"], { env: { EBB_TOKEN: tokens.ebbt_bob } });
     expect(queue.stdout.trimEnd().split("\n").slice(1).map((l) => Number(l.split(" ")[0]))).toEqual([bobs]);
+    // sprio and sshare as Slurm's under PrivateData=jobs,usage (unfixed: every waiting job of hers, with
+    // its user, and her usage, to any token; ?job= hers one by one); scontrol update of hers is refused.
+    const released = await submitAs(c, tokens.ebbt_bob, "ebbt_bob", { argv: ["true"], nodes: 1, exclusive: true });
+    expect((await c.api("GET", "/v1/priority")).json.jobs.map((j: any) => j.jobId).sort()).toEqual([waits, released].sort());
+    expect((await bob("GET", "/v1/priority")).json.jobs.map((j: any) => j.jobId)).toEqual([released]);
+    expect((await bob("GET", `/v1/priority?job=${waits}`)).json.jobs).toEqual([]);
+    expect((await bob("GET", "/v1/shares")).json.users.map((u: any) => u.user)).toEqual(["ebbt_bob"]);
+    expect((await c.api("GET", "/v1/shares")).json.users.map((u: any) => u.user).sort()).toEqual(["ebbt_alice", "ebbt_bob"]);
+    for (const edit of [{ minNodes: 1, maxNodes: 1 }, { partition: "default" }]) expect((await c.api("PATCH", `/v1/jobs/${waits}`, edit, tokens.ebbt_bob)).status).toBe(403);
+    for (const verb of ["hold", "release"]) expect((await c.api("POST", `/v1/jobs/${waits}/${verb}`, undefined, tokens.ebbt_bob)).status).toBe(403);
   });
 });
 

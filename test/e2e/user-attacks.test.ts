@@ -24,7 +24,8 @@ import { VERSION } from "../../src/util/version.ts";
 import { framesOf } from "../../src/proto/frames.ts";
 import { argvDigest, envDigest, signCredential } from "../../src/proto/credential.ts";
 import { MAX_RANKS_PER_NODE, MAX_VARIABLE_BYTES } from "../../src/roles/agent/launch-checks.ts";
-import { MAX_CONNECTIONS_PER_JOB } from "../../src/roles/agent/server.ts";
+import { MAX_CONNECTIONS_PER_JOB, STEP_MESSAGE_COST } from "../../src/roles/agent/server.ts";
+import { PATH_DIRS_SEARCHED } from "../../src/roles/direct-drop.ts";
 import { KVS_KEY_COST, KVS_MAX_BYTES, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
 import { BODIES_PER_USER } from "../../src/api/app.ts";
 
@@ -683,3 +684,125 @@ test("one user's requests whose bodies come slowly hold at most BODIES_PER_USER 
     for (const s of socks) s.destroy();
   }
 }, 120_000);
+
+test("a job or step asking for more than MAX_RANKS_PER_NODE ranks on a node is refused at submission, naming the cap, not left to fail at its launch", async () => {
+  // Unfixed: accepted (201), then each launch was refused by the agent; a pending job waited for nodes first.
+  const cap = `${MAX_RANKS_PER_NODE + 1} ranks on one node: an agent starts at most ${MAX_RANKS_PER_NODE} of a step's ranks on a node (MAX_RANKS_PER_NODE`;
+  for (const body of [
+    { argv: ["true"], tasks: MAX_RANKS_PER_NODE + 1, overcommit: true },
+    { argv: ["true"], nodes: 1, tasksPerNode: MAX_RANKS_PER_NODE + 1, overcommit: true },
+    { script: "#!/bin/sh\ntrue\n", tasks: MAX_RANKS_PER_NODE + 1, overcommit: true },
+  ]) {
+    const r = await c.api("POST", "/v1/jobs", { cwd: dir("ebbt_bob"), ...body }, tokens.ebbt_bob);
+    expect({ body, status: r.status, message: r.json.error?.message }).toEqual({ body, status: 400, message: expect.stringContaining(cap) });
+  }
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "60"], output: "/dev/null" });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const step = await c.api("POST", `/v1/jobs/${bobs}/steps`, { argv: ["true"], tasks: MAX_RANKS_PER_NODE + 1, overcommit: true, cwd: dir("ebbt_bob"), envDigest: "0".repeat(64) }, tokens.ebbt_bob);
+  expect({ status: step.status, message: step.json.error?.message }).toEqual({ status: 400, message: expect.stringContaining(cap) });
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
+}, 60_000);
+
+test("the API counts a variable, an argument, a path and a script in UTF-8 bytes: 128 Ki characters of 'é' (256 KiB) are refused at submission naming MAX_ARG_STRLEN, not at the job's start", async () => {
+  // Unfixed: the caps counted UTF-16 characters, so a value of 131,072 "é" (262,144 bytes) was
+  // accepted and its job failed at start (E2BIG); a 4-byte character passed a cap at 4x its bytes.
+  const refused = async (body: Record<string, unknown>) => {
+    const r = await c.api("POST", "/v1/jobs", { cwd: dir("ebbt_bob"), ...body }, tokens.ebbt_bob);
+    return { status: r.status, message: String(r.json.error?.message) };
+  };
+  expect(await refused({ argv: ["true"], env: { X: "é".repeat(65_535) } })).toEqual({ status: 400, message: expect.stringContaining(`NAME=value is ${MAX_VARIABLE_BYTES + 1} bytes, over the ${MAX_VARIABLE_BYTES} (Linux's MAX_ARG_STRLEN`) });
+  expect(await refused({ argv: ["true"], env: { X: "é".repeat(131_072) } })).toEqual({ status: 400, message: expect.stringContaining(`is 262144 bytes in UTF-8, over the ${MAX_VARIABLE_BYTES}`) });
+  expect(await refused({ argv: ["true", "😀".repeat(20_000)] })).toEqual({ status: 400, message: expect.stringContaining("is 80000 bytes in UTF-8, over the 65536") });
+  expect(await refused({ argv: ["true"], output: "é".repeat(3000) })).toEqual({ status: 400, message: expect.stringContaining("is 6000 bytes in UTF-8, over the 4096") });
+  expect(await refused({ script: `#!/bin/sh\n#${"é".repeat(600_000)}\n` })).toEqual({ status: 400, message: expect.stringContaining("is 1200012 bytes in UTF-8, over the 1048576") });
+  // At the cap in bytes a job still starts and sees its value whole.
+  const ok = await submitAs("ebbt_bob", { script: '#!/bin/sh\nprintf %s "$X" | wc -c\n', output: "bytes.out", env: { PATH: "/usr/bin:/bin", X: "é".repeat(65_534) } });
+  expect((await c.waitJob(ok, ENDED, 30_000)).state).toBe("COMPLETED");
+  expect(readFileSync(join(dir("ebbt_bob"), "bytes.out"), "utf8").trim()).toBe("131068");
+}, 60_000);
+
+test("the agent searches no more than PATH_DIRS_SEARCHED directories of his PATH for his program, and once per launch, not once per rank: a PATH of 2,000 is searched by the shell after the drop", async () => {
+  // Unfixed: each rank's direct start stat'ed every directory of the job's PATH on the agent's
+  // thread: 16 ranks x 2,000 directories (13,158 stats seen under strace before the node went DOWN;
+  // 21,134 for 1,000 directories); a 128 KiB PATH holds 65,536, ~120 ms a rank, and a node may
+  // start 1,024 ranks. strace counts the agent's own stats; its children are not followed.
+  const agent = c.agents.get((await c.api("GET", "/v1/nodes")).json.nodes[0].name)!.pid;
+  const statsOf = async (dirs: number) => {
+    const PATH = [...Array.from({ length: dirs }, (_, i) => `/nonexistent${i}`), "/usr/bin", "/bin"].join(":");
+    const log = join(base, `strace-${dirs}.log`);
+    const threads = readdirSync(`/proc/${agent}/task`).flatMap((t) => ["-p", t]);
+    const strace = Bun.spawn(["strace", "-qq", "-e", "trace=%%stat", "-e", "signal=none", "-o", log, ...threads], { stdio: ["ignore", "ignore", "pipe"] });
+    await waitFor("strace attached", () => existsSync(log), 30_000);
+    await Bun.sleep(500);
+    const job = await submitAs("ebbt_bob", { argv: ["true"], tasks: 16, overcommit: true, output: "/dev/null", env: { PATH } });
+    const end = await c.waitJob(job, ENDED, 60_000);
+    strace.kill("SIGINT");
+    await strace.exited;
+    const stats = readFileSync(log, "utf8").split("\n").filter((l) => l.includes('"/nonexistent')).length;
+    return { state: end.state, stats };
+  };
+  const long = await statsOf(2000);
+  const short = await statsOf(1000);
+  console.log(`the agent's stats of PATH directories for 16 ranks: ${long.stats} with 2,000 of them (${long.state}), ${short.stats} with 1,000 (${short.state})`);
+  // Past the cap only the MPI check's first PATH_DIRS_SEARCHED (cfg-lib.ts); under it, that and one lookup for all 16 ranks.
+  // (The ranks' state is not asserted: the agent traced may miss a heartbeat at high load.)
+  expect(long.stats).toBeLessThanOrEqual(PATH_DIRS_SEARCHED);
+  expect(short.stats).toBeLessThan(5 * 1000);
+}, 180_000);
+
+test("his launcher's valid messages to his step's agent are paced at the agent's --step-rate: past it the agent pauses reading his connection, loses nothing, and says so naming the limit", async () => {
+  // Unfixed: the agent read and parsed all he sent as fast as he sent it, on the thread that serves
+  // every job on the node (80 MiB of valid fence pieces at load 40: the node missed its heartbeats).
+  // A node of its own at 1 MiB a second (the default, STEP_MIB_PER_SECOND, is more than this
+  // loaded machine's agent reads), and a raw socket: Bun's WebSocket client sends slower still.
+  c.startAgent("paced", ["--step-rate", "1"]);
+  await waitFor("node paced up", async () => (await c.api("GET", "/v1/nodes")).json.nodes.some((n: { name: string; state: string }) => n.name === "paced" && n.state === "IDLE"), 90_000);
+  const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
+  const hers = await submitAs("ebbt_alice", { argv: ["sleep", "20"], output: "/dev/null", nodelist: ["paced"] });
+  const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "600"], output: "/dev/null", nodelist: ["paced"] });
+  await c.waitJob(bobs, ["RUNNING"]);
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes.find((n: { name: string }) => n.name === "paced");
+  const env = { PATH: "/usr/bin:/bin" };
+  const spec = { jobId: bobs, stepId: 12, argv: ["sleep", "60"], env, cwd: dir("ebbt_bob"), nodes: [{ name: node.name, addr: node.addr }], tasks: [1], jobNodes: [node.name], fanout: 8, pmi: "none", jobEnv: {} };
+  const cred = signCredential(key, { jobId: bobs, stepId: 12, nodes: [node.name], expires: Date.now() + 60_000, argv: argvDigest(spec.argv), env: envDigest(env), jobEnv: envDigest({}), cwd: spec.cwd });
+  const step = `${bobs}.12`;
+  /** A masked text frame (mask 0: the payload as it is). */
+  const frame = (text: string) => {
+    const p = Buffer.from(text);
+    const head = p.length < 126 ? Buffer.from([0x81, 0x80 | p.length]) : Buffer.from([0x81, 0x80 | 126, p.length >> 8, p.length & 255]);
+    return Buffer.concat([head, Buffer.alloc(4), p]);
+  };
+  // 128 acks of 60 KB (a message's unknown fields are dropped after the parse), 7.5 MiB, then a
+  // message the agent refuses: its close (4400) says the agent has read all before it.
+  const ack = frame(JSON.stringify({ t: "io.ack", step, chars: 1, pad: "x".repeat(60_000) }));
+  const messages = 128;
+  const [host, port] = node.addr.split(":");
+  const t0 = performance.now();
+  const closeCode = await new Promise<number | string>((resolve) => {
+    const s = connect({ host, port: Number(port) }, () =>
+      s.write(`GET /v1/step HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${btoa("0123456789abcdef")}\r\nSec-WebSocket-Version: 13\r\n\r\n`),
+    );
+    let seen = Buffer.alloc(0);
+    let upgraded = false;
+    s.on("data", (d: Buffer) => {
+      seen = Buffer.concat([seen, d]);
+      const body = seen.indexOf("\r\n\r\n");
+      if (!upgraded && body >= 0) {
+        upgraded = true;
+        s.write(frame(JSON.stringify({ t: "launch", step, cred, spec })));
+        for (let i = 0; i < messages; i++) s.write(ack);
+        s.write(frame(JSON.stringify({ t: "no-such-message" })));
+      }
+      // The agent's close frame (0x88, then its length) carries its code.
+      for (let at = seen.indexOf(0x88, body + 4); at >= 0 && upgraded; at = seen.indexOf(0x88, at + 1)) if (seen.length >= at + 4 && seen[at + 1]! < 126) return resolve(seen.readUInt16BE(at + 2));
+    });
+    s.on("error", () => {});
+    s.on("close", () => resolve("closed"));
+  });
+  console.log(`${messages} acks of 60 KB at --step-rate 1 read in ${(performance.now() - t0).toFixed(0)} ms`);
+  expect(closeCode).toBe(4400);
+  expect(c.daemonLogs()).toContain(`(user ebbt_bob) from 127.0.0.1`);
+  expect(c.daemonLogs()).toContain(`user ebbt_bob's step connections sent more than 1 MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
+  expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+  await c.api("DELETE", `/v1/jobs/${bobs}`);
+}, 180_000);

@@ -8,6 +8,7 @@ import { closeSync, constants, fstatSync, openSync, readSync, statSync, writeFil
 import { join } from "node:path";
 import source from "../../cfg/c/ebbcfg.c" with { type: "text" };
 import { cachedDir, compile, compilerIdentity } from "../c-build.ts";
+import { PATH_DIRS_SEARCHED } from "../direct-drop.ts";
 
 export type CfgLib = { path: string } | { reason: string };
 
@@ -37,17 +38,11 @@ export function cfgLibrary(stateDir: string, node: string): Promise<CfgLib> {
 /** What `linksMpi` found per path, valid while the file's identity, size and time stay. */
 const scanned = new Map<string, { stamp: string; mpi: boolean }>();
 const SCAN_BYTES = 4 << 20;
-/**
- * The most directories of the job's PATH searched for the program, on the agent's thread: a
- * 128 KiB PATH (the most a rank starts with) holds 65,536 (~120 ms of CPU). A program further down
- * runs unmonitored.
- */
-const PATH_DIRS_SEARCHED = 1024;
 const CHUNK = 256 << 10;
 
 /**
  * Whether `executable` is an ELF file naming libmpi in its first 4 MiB (its dynamic section lies
- * there). A bare name is looked up on `PATH`, the job's first PATH_DIRS_SEARCHED directories (the rank's exec searches that one, not the
+ * there). A bare name is looked up on `PATH`, the job's first PATH_DIRS_SEARCHED directories (a program further down runs unmonitored; the rank's exec searches that one, not the
  * agent's). Remembered per file: reading 4 MiB took ~25 ms per launch on a node, and a step's
  * every agent asks about the same program.
  */

@@ -72,6 +72,8 @@ export interface AgentOptions {
   hostRules?: HostRules;
   /** Warm ranks kept ready for `ebb exec` ranks (warm-pool.ts); 0 or absent: none. */
   warmRanks?: number;
+  /** What one job's step connections may send a second, and at once, in MiB (server.ts STEP_MIB_PER_SECOND). */
+  stepMiBPerSecond?: number;
   /**
    * Step-tree edges shared by the agents of one process (`ebb up`'s thread): each agent adds its
    * own step service to it, so a launch passes from agent to agent in-process instead of through a
@@ -217,7 +219,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     },
     shmDir,
   });
-  const server = serveSteps(o.listen, steps, o.clusterKey, o.tls);
+  const server = serveSteps(o.listen, steps, o.clusterKey, o.tls, o.stepMiBPerSecond, (jobId) => allocation.userOf(jobId));
   const addr = o.advertise ?? formatHostPort({ host: nodeHost, port: server.port! });
   pool.addLocal(addr, steps);
 

@@ -18,6 +18,8 @@ import { StepDown, type StepSpec } from "../../proto/step.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
 import { MAX_JSON_DEPTH } from "../../util/json.ts";
+import { MAX_RANKS_PER_NODE, ranksPerNodeRefusal } from "../../domain/ranks-per-node.ts";
+import { MAX_VARIABLE_BYTES } from "../../proto/requests.ts";
 
 interface Verdict {
   key: string;
@@ -80,20 +82,14 @@ function judge(key: string, cred: StepCredential, spec: StepSpec): string | unde
   if (cred.jobId !== spec.jobId || cred.stepId !== spec.stepId || cred.nodes.length !== names.length || cred.nodes.some((n, i) => n !== names[i])) return "the credential does not match the step";
   if (spec.tasks.length !== spec.nodes.length) return "tasks and nodes differ in length";
   if (spec.distribution && spec.elastic) return "an elastic step's ranks are numbered in blocks; it takes no distribution";
-  const most = spec.tasks.reduce((a, n) => Math.max(a, n), 0);
-  if (most > MAX_RANKS_PER_NODE) return `${most} ranks on one node: an agent starts at most ${MAX_RANKS_PER_NODE} of a step's ranks on a node (MAX_RANKS_PER_NODE; Slurm's MaxTasksPerNode is 512)`;
+  const crowded = ranksPerNodeRefusal(spec.tasks.reduce((a, n) => Math.max(a, n), 0));
+  if (crowded) return crowded;
   return credentialMismatch(cred, spec) ?? oversizedVariable(spec.env);
 }
 
-/**
- * The most ranks of one step an agent starts on its node. It starts a node's ranks in one turn of
- * its thread, one spawn each, and the credential does not cover the counts: a user's own launcher
- * (or --overcommit, up to the API's million tasks) had it spawn as many as he named.
- */
-export const MAX_RANKS_PER_NODE = 1024;
+export { MAX_RANKS_PER_NODE };
 
-/** Linux's MAX_ARG_STRLEN: the longest `NAME=value` string (its NUL counted) a process may be started with. */
-export const MAX_VARIABLE_BYTES = 128 << 10;
+export { MAX_VARIABLE_BYTES };
 
 /**
  * Why no rank could start with this environment: a variable over MAX_VARIABLE_BYTES (execve says

@@ -23,6 +23,7 @@ import { MAX_JSON_DEPTH } from "../../util/json.ts";
 import type { HostPort } from "../../util/addr.ts";
 import { logger } from "../../util/log.ts";
 import { mark } from "../../util/trace.ts";
+import { ByteRate } from "../../util/byte-rate.ts";
 import type { ServerTls } from "../../util/tls.ts";
 
 const log = logger("agent");
@@ -38,12 +39,24 @@ export const STEP_MESSAGE_MAX = 64 << 20;
  * its user open connections without end, each one of the agent's descriptors.
  */
 export const MAX_CONNECTIONS_PER_JOB = 256;
+/**
+ * What one user's authenticated connections (all their jobs' here) may send the agent together, a second, and at once: past
+ * it their reading pauses until the rate pays it back. A user's launcher holds valid credentials
+ * for its step, and every message it sends is parsed and validated on the agent's thread, which
+ * serves every job on the node: 80 MiB of valid fence pieces at load 40 made the node miss its
+ * heartbeats. A fence of KVS_MAX_BYTES (16 MiB, more as JSON) still passes in about a second.
+ * In MiB; an agent's `--step-rate` sets it. (117 MiB of 60 KB messages cost an agent 1.1 s of CPU
+ * at load 40: at this rate a job takes at most about a third of a core of the agent's thread.)
+ */
+export const STEP_MIB_PER_SECOND = 32;
+/** What a message counts against the rate beyond its bytes: its parse and dispatch cost more than its bytes' worth, and small ones would come a million a second. */
+export const STEP_MESSAGE_COST = 1024;
 /** The most a connection holds unsent before a message is dropped and the connection closed (sendOrClose). */
 export const UNSENT_MAX = 64 << 20;
 /** Close codes: a frame longer than FRAME_MAX (uWS's own, 1009), pieces before a credential or past STEP_MESSAGE_MAX. */
 const TOO_BIG = 4413;
 
-type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number };
+type Conn = { handle?: DownstreamHandle; authed: boolean; timer?: ReturnType<typeof setTimeout>; peer: string; pieces?: Assembler; jobId?: number; rateKey?: string };
 
 /**
  * Sends `text`, or, where Bun drops it (the connection's queue is over its limit: output windows
@@ -56,18 +69,25 @@ function sendOrClose(ws: ServerWebSocket<Conn>, text: string): void {
   ws.close(1011, "step messages queued past the connection's limit");
 }
 
+/** A log.warn that says at most one thing every 10 s. */
+function warner(): (text: string) => void {
+  let last = 0;
+  return (text) => {
+    if (Date.now() - last < 10_000) return;
+    last = Date.now();
+    log.warn(text);
+  };
+}
+
 /** With `tls`, the port speaks only TLS (wss://): launch credentials and step I/O never cross in the clear. */
-export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls): Server<Conn> {
+export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey: string, tls?: ServerTls, mibPerSecond = STEP_MIB_PER_SECOND, userOf: (jobId: number) => string | null = () => null): Server<Conn> {
+  const bytesPerSecond = mibPerSecond * 2 ** 20;
   /** Connections not yet authenticated, by peer address, oldest first. */
   const pending = new Map<string, Set<ServerWebSocket<Conn>>>();
   /** All of them, oldest first. */
   const allPending = new Set<ServerWebSocket<Conn>>();
-  let lastWarned = 0;
-  const warnAtMostEvery10s = (text: string) => {
-    if (Date.now() - lastWarned < 10_000) return;
-    lastWarned = Date.now();
-    log.warn(text);
-  };
+  const warnAtMostEvery10s = warner();
+  const warnPausedAtMostEvery10s = warner();
   const forget = (ws: ServerWebSocket<Conn>) => {
     clearTimeout(ws.data.timer);
     allPending.delete(ws);
@@ -76,6 +96,33 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     if (set?.size === 0) pending.delete(ws.data.peer);
   };
   const byJob = new Map<number, { conns: number; budget: ByteBudget }>();
+  /**
+   * One rate per user (the job's, as the controller's shares name it; the job's own until they do):
+   * a user's jobs on the node share it. Kept after its last connection until it would be full
+   * again, so reconnecting buys no new burst.
+   */
+  const rates = new Map<string, { rate: ByteRate; conns: number; forget?: ReturnType<typeof setTimeout> }>();
+  const joinRate = (key: string) => {
+    let r = rates.get(key);
+    if (!r) rates.set(key, (r = { rate: new ByteRate(bytesPerSecond, bytesPerSecond, performance.now()), conns: 0 }));
+    clearTimeout(r.forget);
+    r.forget = undefined;
+    r.conns++;
+    return key;
+  };
+  const leaveRate = (key: string) => {
+    const r = rates.get(key);
+    if (!r || --r.conns > 0) return;
+    r.forget = setTimeout(() => rates.delete(key), r.rate.take(0, performance.now()) + 1000);
+  };
+  /** Counts what `ws` sent; past its user's rate, reads no more of it until the rate has paid it back. */
+  const pace = (ws: ServerWebSocket<Conn>, bytes: number) => {
+    const wait = rates.get(ws.data.rateKey!)!.rate.take(bytes, performance.now());
+    if (wait === 0 || ws.isPaused) return;
+    ws.pause();
+    warnPausedAtMostEvery10s(`pausing a step connection of job ${ws.data.jobId} (${ws.data.rateKey}) from ${ws.data.peer} for ${wait} ms: ${ws.data.rateKey}'s step connections sent more than ${mibPerSecond} MiB a second (--step-rate, STEP_MIB_PER_SECOND; a message counts ${STEP_MESSAGE_COST} bytes more)`);
+    setTimeout(() => ws.readyState === 1 && ws.resume(), wait);
+  };
   /** Why `ws` may not be authenticated by a valid credential of `jobId` (undefined: it is, now). */
   const authenticate = (ws: ServerWebSocket<Conn>, jobId: number): string | undefined => {
     forget(ws);
@@ -85,6 +132,8 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     job.conns++;
     ws.data.authed = true;
     ws.data.jobId = jobId;
+    const user = userOf(jobId);
+    ws.data.rateKey = joinRate(user === null ? `job ${jobId}` : `user ${user}`);
     ws.data.pieces = new Assembler(job.budget, `job ${jobId}'s step connections'`);
     return undefined;
   };
@@ -92,6 +141,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
     ws.data.pieces?.drop();
     const job = ws.data.jobId === undefined ? undefined : byJob.get(ws.data.jobId);
     if (job && --job.conns === 0) byJob.delete(ws.data.jobId!);
+    if (ws.data.rateKey !== undefined) leaveRate(ws.data.rateKey);
   };
   /** A credential that authenticates a connection: signed by the cluster key and not expired. */
   const credentialRefusal = (cred: Credential) => signatureRefusal(clusterKey, cred) ?? expiryRefusal(cred);
@@ -160,6 +210,7 @@ export function serveSteps(listen: HostPort, endpoint: StepEndpoint, clusterKey:
         }
         let text = data as string;
         if (ws.data.authed) {
+          pace(ws, data.length + STEP_MESSAGE_COST);
           const whole = ws.data.pieces!.frame(data);
           if (whole === undefined) return;
           if ("error" in whole) {

@@ -37,6 +37,7 @@ import { defaultTimeOf, inPartition, type Partition } from "../../sched/partitio
 import { groupsOf } from "../../util/user.ts";
 import { neverFits, type NodeShare, type ResourceRequest } from "../../domain/resources.ts";
 import { requestFrom } from "../../domain/request.ts";
+import { MAX_RANKS_PER_NODE, ranksPerNodeRefusal } from "../../domain/ranks-per-node.ts";
 
 const log = logger("controller");
 
@@ -204,6 +205,9 @@ export class Jobs {
     if (known > 0 && minNodes > known)
       throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
+    // Checked again on each node at launch; here the job is refused before it waits for nodes.
+    const crowded = ranksPerNodeRefusal(Math.max(req.tasksPerNode ?? 0, req.tasks === undefined ? 0 : Math.ceil(req.tasks / maxNodes)));
+    if (crowded) throw badRequest(`${crowded}; ask for more nodes or fewer tasks`, (req.tasksPerNode ?? 0) > MAX_RANKS_PER_NODE ? "tasksPerNode" : "tasks");
     if (known > 0 && !req.overcommit) this.checkCpus(req, maxNodes);
     if (known > 0 && (req.nodelist || req.exclude)) {
       const missing = req.nodelist?.find((n) => !this.state.nodes.has(n));
@@ -718,6 +722,8 @@ export class Jobs {
   private recordStep(job: JobRuntime, req: StepCreate, nodes: string[], layout: number[], wholeJob: boolean, now: number): StepGrant {
     const stepId = job.row.nextStep;
     const tasks = layout.reduce((a, b) => a + b, 0);
+    const crowded = ranksPerNodeRefusal(layout.reduce((a, b) => Math.max(a, b), 0));
+    if (crowded) throw badRequest(`${crowded}; ask for more nodes or fewer tasks`, "tasks");
     this.ledger.commit((tx) => {
       tx.steps(job, stepId + 1);
       this.store.insertStep(job.row.id, stepId, req.argv, tasks, nodes, now, req.name);
