@@ -354,7 +354,7 @@ describe("forty-two Slurm scripts, under Slurm and under ebb", () => {
     expect(readFileSync(join(dirs.ebb, `ebb-${id}.out`), "utf8")).toBe(`sstat: error: ${SSTAT_REFUSAL}\nsstat exited 1\n`);
   }, 120_000);
 
-  test("--signal=B:USR1@110 with a 2-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {
+  test("--signal=B:USR1@90 with a 2-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {
     const r = await sideBySide("signal-cleanup.sh");
     expect(r.ebb.files).toEqual(r.slurm.files);
     expect(r.slurm.files).toEqual({ [`slurm-${r.slurm.id}.out`]: "calculating\ncleanup: USR1 with 1 task(s) per node 1 in job example\n" });
