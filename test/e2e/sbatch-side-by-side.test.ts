@@ -9,8 +9,9 @@
  * order, so they number the jobs alike; the directories differ, and are compared as {dir}. The
  * launchers' own diagnostics (srun's, slurmstepd's, ebb's) are worded by each and left out. The
  * scripts whose files name no node and that submit no job run at once (submitAtOnce), the others
- * one at a time (a job's nodes, and the ids of the jobs it submits, depend on what else runs). Uses
- * Slurm: run it alone (`bun test test/e2e/sbatch-side-by-side.test.ts`).
+ * one at a time (a job's nodes, and the ids of the jobs it submits, depend on what else runs). The
+ * tests' own sbatch --wait polls every 0.2 s instead of 2 (LocalSlurm.waitEnv). Uses Slurm: run it
+ * alone (`bun test test/e2e/sbatch-side-by-side.test.ts`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -87,7 +88,7 @@ async function submit(side: "slurm" | "ebb", script: string, flags: string[], ar
   const before = new Set(files(dir));
   const r =
     side === "slurm"
-      ? await runProcess(["sbatch", "--wait", ...flags, script, ...args], { env: slurm.env, cwd: dir })
+      ? await runProcess(["sbatch", "--wait", ...flags, script, ...args], { env: slurm.waitEnv, cwd: dir })
       : await c.ebb(["submit", "--wait", ...flags, script, ...args], { cwd: dir });
   // sbatch --parsable (#SBATCH --parsable too) prints the id alone.
   const id = Number(/^(?:Submitted batch job )?(\d+)$/m.exec(r.stdout)?.[1]);
@@ -126,7 +127,7 @@ async function submitAtOnce(side: "slurm" | "ebb", entries: readonly Entry[]): P
   const started: { id: number; done: Promise<{ code: number; state: string; stderr: string }> }[] = [];
   for (const e of entries) {
     const argv = ["--wait", ...(e.flags ?? []), e.script, ...(e.args ?? [])];
-    const p = side === "slurm" ? Bun.spawn(["sbatch", ...argv], { env: slurm.env, cwd: dir, stdout: "pipe", stderr: "pipe" }) : c.ebbSpawn(["submit", ...argv], { cwd: dir });
+    const p = side === "slurm" ? Bun.spawn(["sbatch", ...argv], { env: slurm.waitEnv, cwd: dir, stdout: "pipe", stderr: "pipe" }) : c.ebbSpawn(["submit", ...argv], { cwd: dir });
     const reader = p.stdout.getReader();
     let text = "";
     let id: number | undefined;

@@ -58,7 +58,7 @@ describe.skipIf(!hello)("a failing rank takes its step down on every node", () =
 
 describe.skipIf(!hello)("MPIEXEC_TIMEOUT (Hydra's; MPICH's runtests sets it for every test)", () => {
   test("the step is killed on every node once it has run that long, and ebb run exits 255 as mpiexec does", async () => {
-    await stepDown(["-N", "2", "-n", "4", sleeper!], 255, ["MPIEXEC_TIMEOUT: the step ran out of its 15 s"], { MPIEXEC_TIMEOUT: "15" });
+    await stepDown(["-N", "2", "-n", "4", sleeper!], 255, ["MPIEXEC_TIMEOUT: the step ran out of its 10 s"], { MPIEXEC_TIMEOUT: "10" });
   });
 
   test("0 is no limit; a value that is not a number, or longer than a timer holds, is refused naming it", async () => {
