@@ -178,7 +178,8 @@ export class NeverFits {
  * as it is then. Undefined if it never fits.
  */
 export function shadowOf(pool: Pool, endings: readonly Ending[], job: PendingJob, d: Demand, now: number): { time: number; placement: Placement; then: Pool } | undefined {
-  const then = pool.clone();
+  // Without the pool's profiles: the walk below asks for one or two of them.
+  const then = pool.clone(false);
   const min = { ...job, maxNodes: job.minNodes, preferredNodes: job.minNodes };
   const byEnd = [...endings].sort((a, b) => a.end - b.end);
   const cores = d.counted ? job.minNodes * d.perNode * d.req.cpusPerTask : (d.req.tasks ?? 1) * d.req.cpusPerTask;
@@ -187,9 +188,10 @@ export function shadowOf(pool: Pool, endings: readonly Ending[], job: PendingJob
     for (; i < byEnd.length && byEnd[i]!.end === t; i++) then.give(byEnd[i]!.shares);
     // Cheap first: enough free cores in all, and the capacities say it fits, before a placement is tried.
     if (then.freeCores < cores || fits(then, job, d, false) === false) continue;
-    if (!placeJob(then, min, d, false)) continue;
+    const fitted = placeJob(then, min, d, false);
+    if (!fitted) continue;
     // It fits: on what the running jobs release by then first, leaving what is free now to backfill.
-    const placement = (d.exact ? then.placeAhead(d.req, pool, d.counted ? { nodes: job.minNodes } : {}) : undefined) ?? placeJob(then, min, d, false)!;
+    const placement = (d.exact ? then.placeAhead(d.req, pool, d.counted ? { nodes: job.minNodes } : {}) : undefined) ?? fitted;
     return { time: Math.max(now, t), placement, then };
   }
   return undefined;
