@@ -50,7 +50,7 @@ for (let r = 0; r < rounds; r++) {
       g.controller.push(perJob(b.cpu.controller));
       g.kib.push(b.controllerWritten / jobs / 1024);
       g.rate.push(b.rate);
-      console.log(`round ${r} ${side} ${phase}: ${b.rate.toFixed(0)} jobs/s (bare spawn ${bare.at(-1)!.toFixed(0)}/s), controller ${g.controller.at(-1)!.toFixed(2)} ms/job, agents ${g.agents.at(-1)!.toFixed(2)} ms/job, wrote ${g.kib.at(-1)!.toFixed(1)} KiB/job, load ${loadavg()[0]!.toFixed(1)}`);
+      console.log(`round ${r} ${side} ${phase}: ${b.rate.toFixed(0)} jobs/s (bare spawn ${bare.at(-1)!.toFixed(0)}/s), controller ${g.controller.at(-1)!.toFixed(2)} ms/job, agents ${g.agents.at(-1)!.toFixed(2)} ms/job, wrote ${g.kib.at(-1)!.toFixed(1)} KiB/job, ${(b.passes / jobs).toFixed(2)} passes/job, load ${loadavg()[0]!.toFixed(1)}`);
     }
   }
 }

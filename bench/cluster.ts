@@ -177,6 +177,8 @@ export interface TrueJobsBatch {
   cpu: Record<string, number>;
   /** Bytes the controller's process wrote to storage over the batch. */
   controllerWritten: number;
+  /** Scheduling passes the controller ran over the batch (/metrics): a count load does not blur. */
+  passes: number;
 }
 
 export interface TrueJobsRun extends TrueJobsBatch {
@@ -210,22 +212,30 @@ async function userToken(c: BenchCluster, user: string): Promise<string> {
   return body.token;
 }
 
+/** The scheduling passes a cluster's controller has run (its /metrics; the cluster's own token, whoever submits). */
+export async function passesRun(c: Pick<BenchCluster, "url" | "token">): Promise<number> {
+  const text = await (await fetch(`${c.url}/metrics`, { headers: { Authorization: `Bearer ${c.token}` } })).text();
+  return Number(/^ebb_scheduling_pass_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? NaN);
+}
+
 /** `jobs` one-rank `true` jobs (`runTrueJobs`, with `fields`) on a running cluster, measured; every one of them must have completed. */
-async function measureBatch(cluster: BenchCluster, jobs: number, fields?: Record<string, unknown>): Promise<TrueJobsBatch> {
+async function measureBatch(cluster: BenchCluster, jobs: number, fields?: Record<string, unknown>, admin: Pick<BenchCluster, "url" | "token"> = cluster): Promise<TrueJobsBatch> {
   const latencies: number[] = [];
+  const passes0 = await passesRun(admin);
   const written0 = bytesWritten(cluster.controllerPid);
   const cpu0 = cpuSnapshot();
   const first = Date.now();
   await runTrueJobs(cluster, jobs, latencies, fields);
   const cpu = cpuSince(cpu0);
   const controllerWritten = bytesWritten(cluster.controllerPid) - written0;
+  const passes = (await passesRun(admin)) - passes0;
   // The end times, read once the last job has ended: the newest `jobs` jobs are this batch's.
   const headers = { Authorization: `Bearer ${cluster.token}` };
   const res = (await (await fetch(`${cluster.url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
   const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
   if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
   const seconds = (Math.max(...res.jobs.map((j) => Date.parse(j.endTime!))) - first) / 1000;
-  return { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten };
+  return { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten, passes };
 }
 
 /**
@@ -245,8 +255,8 @@ export async function measureTrueJobs(nodes: number, jobs: number, opts: Paramet
     stopWatching = await opts.during?.(cluster);
     // An ordinary user's jobs (the agents drop each to the user), in a directory every user may enter.
     const submitter = opts.user ? { ...cluster, token: await userToken(cluster, opts.user), dir: "/tmp" } : cluster;
-    run = await measureBatch(submitter, jobs, opts.fields);
-    if (opts.warm) warm = await measureBatch(submitter, jobs, opts.fields);
+    run = await measureBatch(submitter, jobs, opts.fields, cluster);
+    if (opts.warm) warm = await measureBatch(submitter, jobs, opts.fields, cluster);
   } finally {
     await stopWatching?.();
     dbBytes = (await cluster.stop()).dbBytes;

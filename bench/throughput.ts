@@ -13,8 +13,8 @@
  * unwatched take turns for the first place of a round (ABBA). ebb's own cost per null job (issue
  * 36), from the unwatched controller-and-agents trials: the CPU time of the controller and of the
  * agents (/proc stat, the agents' with the jobs' `true`), against the bare spawn's own (parent and
- * child), also for jobs of an ordinary user (run as root, each round adds a trial whose jobs the
- * root agents drop to that user, as they do every job of a lab's users; the other trials' jobs are
+ * child), and the scheduling passes per job (/metrics: a count that load does not blur), also for
+ * jobs of an ordinary user (run as root, each round adds a trial whose jobs the root agents drop to that user, as they do every job of a lab's users; the other trials' jobs are
  * root's, which skip the drop); and the bytes the controller wrote to storage (/proc io write_bytes), against the size
  * of its database once closed. The rate and the CPU figures twice: over a fresh cluster's first
  * 1,000 jobs (cold: the controller's JIT still warming up, ~0.6-1.5 ms a job more) and over the
@@ -90,6 +90,9 @@ export default {
     // The same over the next `jobs` jobs of each unwatched cluster (warm).
     const cpuWarm: Record<string, number>[] = [];
     const warmRates: number[] = [];
+    // Scheduling passes per job, fresh and warm: a count that says whether a change saved passes.
+    const passesPlain: number[] = [];
+    const passesWarm: number[] = [];
     const cpuWatched: Record<string, number>[] = [];
     // The same per second of trial: what a watcher costs goes with time more than with jobs.
     const perSecond: Record<string, number>[] = [];
@@ -120,6 +123,8 @@ export default {
           cpuPlain.push(m.cpu);
           cpuWarm.push(m.warm!.cpu);
           warmRates.push(m.warm!.rate);
+          passesPlain.push(m.passes / jobs);
+          passesWarm.push(m.warm!.passes / jobs);
           written.push(m.controllerWritten / jobs);
           // Its database holds both batches.
           dbSize.push(m.dbBytes / (2 * jobs));
@@ -206,6 +211,7 @@ export default {
       const ms = (cpuMed(runsCpu, "agents own") * 1000) / jobs;
       figures.push({ name: `CPU per null job of ${who}, 4 agents' own (without the processes they waited for), jobs 1-${jobs} of a fresh cluster${trials > 1 ? `, median of ${trials}` : ""}`, value: ms, unit: "ms", baseline: bareParent, better: "lower", goal: "<= 1 ms", met: ms <= 1 });
     }
+    process.stderr.write(`  scheduling passes per job, unwatched: fresh ${passesPlain.map((x) => x.toFixed(2)).join(", ")} (median ${median(passesPlain).toFixed(2)}); warm ${passesWarm.map((x) => x.toFixed(2)).join(", ")} (median ${median(passesWarm).toFixed(2)})\n`);
     process.stderr.write(`  controller + 4 agent processes, jobs ${jobs + 1}-${2 * jobs} of each unwatched cluster: ${warmRates.map((r) => r.toFixed(1)).join(", ")} jobs/s; CPU per trial (median): ${cpuText(cpuWarm)}\n`);
     const kib = median(written) / 1024;
     figures.push({ name: `disk written per job by the controller (/proc io write_bytes)${trials > 1 ? `, median of ${trials}` : ""}`, value: kib, unit: "KiB", baseline: { name: "its database's size per job, closed", value: median(dbSize) / 1024 }, better: "lower", goal: "<= 16 KiB", met: kib <= 16 });

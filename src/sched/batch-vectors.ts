@@ -30,6 +30,8 @@ export interface VectorBatchInput {
   /** Whether a job could never start on the up nodes, even all empty (`NeverFits`). */
   never: (job: PendingJob, d: Demand) => boolean;
   endings: readonly Ending[];
+  /** `endings` is already in order of end (a pass that runs the batch several times sorts them once). */
+  endingsSorted?: boolean;
   /** In queue order. */
   pending: readonly PendingJob[];
   /** EASY backfilling behind the reservation (default); false: FCFS. */
@@ -172,24 +174,40 @@ export class NeverFits {
   }
 }
 
+export const byEndTime = (a: Ending, b: Ending): number => a.end - b.end;
+
+/** `a` and `b`, each in order of end, in order of end: the same list as a stable sort of `[...a, ...b]`. */
+function mergeByEnd(a: readonly Ending[], b: readonly Ending[]): Ending[] {
+  const out: Ending[] = [];
+  let j = 0;
+  for (const e of a) {
+    while (j < b.length && b[j]!.end < e.end) out.push(b[j++]!);
+    out.push(e);
+  }
+  while (j < b.length) out.push(b[j++]!);
+  return out;
+}
+
 /**
  * When and where `job` would start if nothing else started: the earliest end (of `endings`,
  * released in order, same-time ends together) after which it fits, at its smallest size; the pool
- * as it is then. Undefined if it never fits.
+ * as it is then. Undefined if it never fits. `sorted`: `endings` is already in order of end.
  */
-export function shadowOf(pool: Pool, endings: readonly Ending[], job: PendingJob, d: Demand, now: number): { time: number; placement: Placement; then: Pool } | undefined {
-  const then = pool.clone();
+export function shadowOf(pool: Pool, endings: readonly Ending[], job: PendingJob, d: Demand, now: number, sorted = false): { time: number; placement: Placement; then: Pool } | undefined {
+  // Without the pool's profiles: the walk below asks for one or two of them.
+  const then = pool.clone(false);
   const min = { ...job, maxNodes: job.minNodes, preferredNodes: job.minNodes };
-  const byEnd = [...endings].sort((a, b) => a.end - b.end);
+  const byEnd = sorted ? endings : [...endings].sort(byEndTime);
   const cores = d.counted ? job.minNodes * d.perNode * d.req.cpusPerTask : (d.req.tasks ?? 1) * d.req.cpusPerTask;
   for (let i = 0; i < byEnd.length; ) {
     const t = byEnd[i]!.end;
     for (; i < byEnd.length && byEnd[i]!.end === t; i++) then.give(byEnd[i]!.shares);
     // Cheap first: enough free cores in all, and the capacities say it fits, before a placement is tried.
     if (then.freeCores < cores || fits(then, job, d, false) === false) continue;
-    if (!placeJob(then, min, d, false)) continue;
+    const fitted = placeJob(then, min, d, false);
+    if (!fitted) continue;
     // It fits: on what the running jobs release by then first, leaving what is free now to backfill.
-    const placement = (d.exact ? then.placeAhead(d.req, pool, d.counted ? { nodes: job.minNodes } : {}) : undefined) ?? placeJob(then, min, d, false)!;
+    const placement = (d.exact ? then.placeAhead(d.req, pool, d.counted ? { nodes: job.minNodes } : {}) : undefined) ?? fitted;
     return { time: Math.max(now, t), placement, then };
   }
   return undefined;
@@ -222,7 +240,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
       if (reasons) waiting.set(job.id, "resources: no up node set can ever hold it");
       continue;
     }
-    const shadow = shadowOf(pool, [...input.endings, ...started], job, d, now);
+    const shadow = input.endingsSorted ? shadowOf(pool, mergeByEnd(input.endings, [...started].sort(byEndTime)), job, d, now, true) : shadowOf(pool, [...input.endings, ...started], job, d, now);
     if (!shadow) {
       if (reasons) waiting.set(job.id, "resources: first in line, waits for nodes to come up");
       continue;

@@ -167,9 +167,14 @@ export class Pool {
     return pool;
   }
 
-  clone(): Pool {
+  /**
+   * A copy to change apart. `profiles` false: without the profiles asked of this pool so far, which
+   * are caches (each is made again, the same, when asked): a copy that asks for few of them, and
+   * whose changes then keep fewer up to date, costs less.
+   */
+  clone(profiles = true): Pool {
     const nodes = this.nodes.map((n) => ({ ...n, cores: n.cores.slice(), gpus: n.gpus.slice(), budget: n.budget && { ...n.budget, cores: n.budget.cores.slice(), gpus: n.budget.gpus.slice() } }));
-    const pool = new Pool(nodes, this.defMemPerCpu, this.profiles);
+    const pool = new Pool(nodes, this.defMemPerCpu, profiles ? this.profiles : undefined);
     for (const n of this.budgeted) pool.budgeted.push(pool.nodes[n.index]!);
     return pool;
   }

@@ -17,7 +17,7 @@
  */
 import { type NodeShare, type ResourceRequest } from "../domain/resources.ts";
 import { compareNames, type BatchCountsPlan } from "./batch.ts";
-import { demandOf, NeverFits, placeJob, planBatchVectors, type Demand, type Ending, type VectorBatchPlan } from "./batch-vectors.ts";
+import { byEndTime, demandOf, NeverFits, placeJob, planBatchVectors, type Demand, type Ending, type VectorBatchPlan } from "./batch-vectors.ts";
 import { expectedEnd } from "./elastic.ts";
 import { limitRatio } from "./limits.ts";
 import { planPass } from "./policies/index.ts";
@@ -55,18 +55,22 @@ export function endingsOf(s: Pick<Snapshot, "now" | "running" | "config">, pool:
 /** The batch pass on resources for the policies (`PassInput.vectors`); it keeps the last run for naming. */
 export class ResourcePass implements VectorBatch {
   last?: { plan: VectorBatchPlan; pool: Pool };
+  /** In order of end, sorted once for every run of the pass (each finds a shadow time on them). */
+  private readonly endings: readonly Ending[];
 
   constructor(
     readonly base: Pool,
     readonly never: NeverFits,
-    private readonly endings: readonly Ending[],
+    endings: readonly Ending[],
     private readonly reasons: boolean,
     private readonly running: ReadonlyMap<number, SnapshotJob>,
-  ) {}
+  ) {
+    this.endings = [...endings].sort(byEndTime);
+  }
 
   run(now: number, pending: readonly PendingJob[], opts: BatchOptions, reasons: boolean): { plan: VectorBatchPlan; pool: Pool } {
     const pool = this.base.clone();
-    const plan = planBatchVectors({ now, pool, never: (job, d) => this.never.never(job, d), endings: this.endings, pending, backfill: opts.backfill, shortestFirst: opts.shortestFirst, startSize: opts.startSize, scaleLimits: opts.scaleLimits, reasons });
+    const plan = planBatchVectors({ now, pool, never: (job, d) => this.never.never(job, d), endings: this.endings, endingsSorted: true, pending, backfill: opts.backfill, shortestFirst: opts.shortestFirst, startSize: opts.startSize, scaleLimits: opts.scaleLimits, reasons });
     return { plan, pool };
   }
 
