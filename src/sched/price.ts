@@ -25,15 +25,6 @@ export interface Priced {
   cost(d: number): number;
   /** Its time never drops as nodes do (`Speed.slowerWhenSmaller`): R(m) >= R(n − 1) at every m < n. */
   slowerWhenSmaller?: boolean;
-  /** When known: ratio(m) = a + c/m and cost(d) = fixed + perNode × d (`Speed.form`, `adaptationCost`), which bounds every shrink's gain in closed form (`shrinkCannotPay`). */
-  shape?(): Shape | undefined;
-}
-
-export interface Shape {
-  a: number;
-  c: number;
-  fixed: number;
-  perNode: number;
 }
 
 /** λ: seconds of summed turnaround one node-second is worth with `waiting` jobs queued on `upNodes` nodes. */
@@ -102,10 +93,6 @@ export function bestShrink(j: Priced, lo: number, lambda: number): Shrink | unde
   // A time that never drops with nodes is at least R(n − 1) at every size tried: a bound one
   // ratio more, which settles a third of the jobs on a long queue (the margin keeps rounding safe).
   if (j.slowerWhenSmaller && here - remAt(j, hi) - atLo - one * (1 + lambda * j.n) + 1e-9 * (Math.abs(here) + 1) <= one) return undefined;
-  // Most jobs that pass both bounds still gain nothing (issue 35: 169k of 176k searches on bench
-  // sim-speed's 4,096-node trace); with the job's shape known, one closed form settles them.
-  const shape = j.shape?.();
-  if (shape && shrinkCannotPay(j, shape, lo, hi, lambda, here)) return undefined;
   const gainAt = (i: number): number => here - price(j, sizeAt(lo, hi, i), lambda);
   let a = 0;
   let b = sizeCount(lo, hi) - 1;
@@ -118,28 +105,6 @@ export function bestShrink(j: Priced, lo: number, lambda: number): Shrink | unde
   const gain = gainAt(a);
   const cost = j.cost(j.n - m);
   return gain > cost ? { to: m, gain, stretch: remAt(j, m) - j.rem + cost, cost, saved: j.n * j.rem - m * remAt(j, m) } : undefined;
-}
-
-/**
- * Whether no size m in [lo, hi] (hi < n) gains more than its adaptation: F(n) − F(m) − c(m) <= 0,
- * with a margin for rounding. With R(m) = rem (a + c/m) and c(m) = fixed + perNode (n − m),
- *   F(m) + c(m) = R(m) (1 + λ m) + c(m) (2 + λ n) = K + rem c / m + B m,
- *   B = λ rem a − perNode (2 + λ n),
- * least at m = sqrt(rem c / B) when B > 0 (else at hi), clamped to [lo, hi]: every size the search
- * would try (`sizesBetween`) costs at least that.
- */
-export function shrinkCannotPay(j: Priced, s: Shape, lo: number, hi: number, lambda: number, here: number): boolean {
-  if (!(lo >= 1) || hi < lo || !(s.a >= 0) || !(s.c >= 0) || !(s.fixed >= 0) || !(s.perNode >= 0) || !(lambda > 0)) return false;
-  const A = j.rem * s.a;
-  const C = j.rem * s.c;
-  const w = 2 + lambda * j.n;
-  const K = A + lambda * C + w * (s.fixed + s.perNode * j.n);
-  const B = lambda * A - s.perNode * w;
-  let m = B > 0 ? (C > 0 ? Math.sqrt(C / B) : lo) : hi;
-  m = Math.min(hi, Math.max(lo, m));
-  const least = K + C / m + B * m;
-  if (!Number.isFinite(least) || !Number.isFinite(here)) return false;
-  return least - here >= 1e-9 * (Math.abs(here) + Math.abs(K) + Math.abs(C) + 1);
 }
 
 export interface MoldableWorth {

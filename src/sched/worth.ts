@@ -23,8 +23,6 @@ export interface Speed {
   source: string;
   /** Its time never drops as nodes do (T(m) >= T(m') for m < m'): Amdahl by MTCT, a profile's fit. */
   slowerWhenSmaller?: boolean;
-  /** ratio(m) = a + c/m (a, c >= 0, up to rounding): Amdahl by MTCT, a profile's fit; what a closed-form bound reads (price.ts `bestShrink`). */
-  readonly form?: { readonly a: number; readonly c: number };
 }
 
 export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | undefined {
@@ -37,7 +35,7 @@ export function speedOf(job: JobState, now: number, config: ErsConfig): Speed | 
   if (fit) {
     const at = runtime(fit, n);
     // a >= 0, c > 0, no b: T(p) = a + c/p falls as p grows.
-    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}`, slowerWhenSmaller: true, form: { a: fit.a / at, c: fit.c / at } };
+    if (at > 0) return { ratio: (m) => runtime(fit, m) / at, source: `iteration times at ${fit.sizes}`, slowerWhenSmaller: true };
   }
   if (job.model) {
     const model = job.model;
@@ -62,12 +60,6 @@ class MtctSpeed implements Speed {
 
   ratio(m: number): number {
     return timeRatio(this.n, m, this.k);
-  }
-
-  /** timeRatio(n, m, k) = (n/m + k) / (1 + k), k >= 0. */
-  get form(): { a: number; c: number } {
-    const k = Math.max(0, this.k);
-    return { a: k / (1 + k), c: this.n / (1 + k) };
   }
 
   get source(): string {

@@ -1,6 +1,6 @@
 /** The node price (sched/price.ts) on plain data, hand-computed. */
 import { describe, expect, test } from "bun:test";
-import { bestShrink, moldableWorth, nodePrice, price, queueReach, shrinkCannotPay, sizesBetween, type Priced, type Shape } from "../../src/sched/price.ts";
+import { bestShrink, moldableWorth, nodePrice, price, queueReach, sizesBetween, type Priced } from "../../src/sched/price.ts";
 
 const cost = (d: number) => (d === 0 ? 0 : 10);
 /** No speedup at all: its work takes as long at any size (serial fraction 1). */
@@ -55,53 +55,6 @@ describe("shrinks by price", () => {
     expect(many.length).toBe(65);
     expect(many[0]).toBe(1);
     expect(many[64]).toBe(1001);
-  });
-});
-
-describe("the closed-form bound on a shrink (shrinkCannotPay)", () => {
-  /** Amdahl by MTCT k at n nodes, its adaptation fixed + perNode × the nodes moved; with or without its shape told. */
-  const amdahl = (n: number, rem: number, k: number, fixed: number, perNode: number, told: boolean): Priced => ({
-    n,
-    rem,
-    ratio: (m) => (n / m + k) / (1 + k),
-    cost: (d) => fixed + perNode * d,
-    slowerWhenSmaller: true,
-    ...(told ? { shape: (): Shape => ({ a: k / (1 + k), c: n / (1 + k), fixed, perNode }) } : {}),
-  });
-
-  test("an efficient job under a short queue: settled without pricing a size; an inefficient one under a long queue is not", () => {
-    // MTCT 0.05 (efficiency ~0.95), 64 nodes, λ 0.01: shrinking saves few node-seconds and stretches it.
-    const efficient = amdahl(64, 3600, 0.05, 5, 0.2, true);
-    expect(shrinkCannotPay(efficient, efficient.shape!()!, 16, 63, 0.01, price(efficient, 64, 0.01))).toBe(true);
-    // MTCT 3 (efficiency 0.25), λ 0.5: its minimum gains far more than the adaptation.
-    const wasteful = amdahl(64, 3600, 3, 5, 0.2, true);
-    expect(shrinkCannotPay(wasteful, wasteful.shape!()!, 16, 63, 0.5, price(wasteful, 64, 0.5))).toBe(false);
-    expect(bestShrink(wasteful, 16, 0.5)).toBeDefined();
-  });
-
-  test("it never settles a job some size would pay for, and bestShrink decides as without it (seeded sweep)", () => {
-    let seed = 12345;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
-    let settled = 0;
-    for (let i = 0; i < 4000; i++) {
-      const n = 2 + Math.floor(rnd() * 300);
-      const lo = 1 + Math.floor(rnd() * (n - 1));
-      const rem = rnd() < 0.05 ? 0 : rnd() * 50_000;
-      const k = rnd() < 0.1 ? 0 : rnd() * rnd() * 5;
-      const fixed = rnd() * 20;
-      const perNode = rnd() < 0.3 ? 0 : rnd() * 0.5;
-      const lambda = rnd() * rnd() * 2;
-      const told = amdahl(n, rem, k, fixed, perNode, true);
-      const plain = amdahl(n, rem, k, fixed, perNode, false);
-      expect(bestShrink(told, lo, lambda)).toEqual(bestShrink(plain, lo, lambda));
-      if (lambda > 0 && shrinkCannotPay(told, told.shape!()!, lo, n - 1, lambda, price(told, n, lambda))) {
-        settled++;
-        const here = price(plain, n, lambda);
-        for (let m = lo; m < n; m++) expect(here - price(plain, m, lambda)).toBeLessThanOrEqual(plain.cost(n - m));
-      }
-    }
-    // Most random jobs gain nothing by shrinking: the bound settles them.
-    expect(settled).toBeGreaterThan(1000);
   });
 });
 

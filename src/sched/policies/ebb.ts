@@ -96,7 +96,7 @@ import { preferredSize, shortestFirstOrder, type BatchCountsPlan } from "../batc
 import type { ErsConfig } from "../config.ts";
 import type { CountStart, JobState, Note, PassInput, PassPlan, PendingJob, Reservation, Resize } from "../types.ts";
 import { adaptationCost, remainingAt, speedOf, type Speed } from "../worth.ts";
-import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced, type Shape } from "../price.ts";
+import { bestShrink, type Shrink, moldableWorth, nodePrice, price, queueReach, remAt, type Priced } from "../price.ts";
 import { efficiencyPrior, growStarts, sizedView, startRatio, startSizeWhileWaiting } from "./start-size.ts";
 import { remainingTime } from "../elastic.ts";
 import { batch, countStarts, firstWaiting, idsOf, incomingNodes, movable, queue, sortedEndings } from "./common.ts";
@@ -137,14 +137,6 @@ class Cand implements Priced {
   /** Seconds an adaptation by d nodes costs it. */
   cost(d: number): number {
     return adaptationCost(this.job, this.config, d);
-  }
-
-  /** Its speed's form and its adaptation's line (`adaptationCost`), when its speed has one. */
-  shape(): Shape | undefined {
-    const form = this.speed.form;
-    if (!form) return undefined;
-    const model = this.job.adaptCostModel;
-    return model ? { a: form.a, c: form.c, fixed: model.fixed, perNode: model.perNode } : { a: form.a, c: form.c, fixed: this.job.adaptCost ?? this.config.defaultAdaptCost, perNode: 0 };
   }
 
   // Lend: the last two sizes priced and its remaining time at each (a grant prices m and m + 1, then m + 1 and m + 2).
