@@ -124,8 +124,6 @@ class Cand implements Priced {
     readonly speed: Speed,
     /** Seconds its remaining work takes at its current size. */
     readonly rem: number,
-    /** Past its settle time: may grow. */
-    readonly settled: boolean,
     private readonly config: ErsConfig,
   ) {
     this.n = job.nodes;
@@ -389,7 +387,7 @@ function candidate(job: JobState, input: PassInput): Cand | undefined {
   // The settle time guards growing on fresh measurements; giving nodes back to a waiting job does not wait for it.
   if (job.adapting || !job.elastic || job.atResizePoint === false || job.minNodes >= job.maxNodes || (job.sizes && job.sizes.length > 0)) return undefined;
   const speed = speedOf(job, input.now, input.config);
-  return speed && new Cand(job, speed, remainingTime(job, input.now), movable(job, input), input.config);
+  return speed && new Cand(job, speed, remainingTime(job, input.now), input.config);
 }
 
 /**
