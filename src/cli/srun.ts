@@ -51,6 +51,16 @@ const args = defineArgs({
   quiet: { type: "boolean", alias: "Q", description: "Say nothing of an --exact step's wait for CPUs" },
 });
 
+/** A refusal in srun's own words and with its exit status (getopt's, 255; a step it cannot create, 1): `message` follows "srun: ". */
+export class SrunRefusal extends UsageError {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
 export interface SrunPlan {
   run: string[];
@@ -72,7 +82,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     stopAtPositional: true,
     onUnknown: (flag, rest) => {
       const f = slurmFlag(flag, rest, SRUN_ONLY);
-      if (!f.entry) throw new UsageError(`unknown flag ${flag.replace(/=.*$/, "")} (ebb srun --help lists the flags srun has here)`);
+      if (!f.entry) throw new SrunRefusal(`${flag.startsWith("--") ? `unrecognized option '${flag}'` : `invalid option -- '${flag.slice(1, 2)}'`}\nTry "srun --help" for more information`, 255);
       if (f.entry.same !== undefined || (f.value !== undefined && f.entry.when?.(f.value))) return f.took;
       if (f.entry.refuse) refusals.push(`${f.shown}: ${f.entry.refuse}`);
       else warnings.push(`${f.shown} is ignored: ${f.entry.ignore}`);
@@ -100,6 +110,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     nodeCount = m[1];
   }
   const jobNodes = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
+  if (nodeCount !== undefined && jobNodes.length > 0 && Number(nodeCount) > jobNodes.length) throw new SrunRefusal(`error: Only allocated ${jobNodes.length} nodes asked for ${nodeCount}`, 1);
+  // As srun: fewer tasks than nodes (-N's, else the job's) take as many nodes as tasks, whichever nodes -w, -r or -x name.
+  const wanted = nodeCount ?? env.SLURM_NNODES;
+  if (a.ntasks !== undefined && wanted !== undefined && Number(a.ntasks) < Number(wanted)) {
+    warnings.push(`can't run ${a.ntasks} processes on ${wanted} nodes, setting nnodes to ${a.ntasks}`);
+    nodeCount = a.ntasks;
+  }
   const placed = stepNodes(a, jobNodes, nodeCount === undefined ? undefined : Number(nodeCount));
   // -r and -x give the step its nodes; -w only nodes it must have, its count as without it.
   if (a.nodelist === undefined) nodeCount ??= placed?.length.toString();
@@ -263,10 +280,10 @@ export default defineCommand({
       plan = srunToRun(raw, process.env);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      err(`srun: error: ${e.message}\n`);
-      process.exit(2);
+      err(e instanceof SrunRefusal ? `srun: ${e.message}\n` : `srun: error: ${e.message}\n`);
+      process.exit(e instanceof SrunRefusal ? e.code : 2);
     }
-    for (const w of plan.warnings) err(`srun: warning: ${w}\n`);
+    for (const w of plan.warnings) err(`srun: Warning: ${w}\n`);
     Object.assign(process.env, plan.env);
     await runCommand(runCmd, plan.run, VERSION);
   },

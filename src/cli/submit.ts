@@ -216,6 +216,11 @@ async function submit(cli: Parsed<typeof args>, asSbatch: boolean, fromEnv: Reco
   if (memAll) err(`ebb submit: warning: ${memAll}\n`);
   const kind = fromScript.kind ?? (asSbatch ? "SBATCH" : undefined);
   const req = { ...jobSubmit(a, script, name, kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
+  // As sbatch: fewer tasks than nodes (#SBATCH -N 2 -n 1) take as many nodes as tasks, said; ebb's own flags are refused.
+  if (kind === "SBATCH" && req.tasks !== undefined && req.nodes !== undefined && req.minNodes === undefined && req.tasks < req.nodes) {
+    err(`ebb submit: warning: can't run ${req.tasks} processes on ${req.nodes} nodes, setting nnodes to ${req.tasks} (as sbatch)\n`);
+    req.nodes = req.tasks;
+  }
   const array = req.array;
   const c = client(cli);
   req.partition = await partitionChoice(c, req.partition, (text) => err(`ebb submit: warning: ${text}\n`));
