@@ -12,6 +12,7 @@ import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
+import { NODE_COUNT_MARK } from "./scontrol-job.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
 /** What describes the job: the command line's flags, and those of #EBB / #SBATCH lines. */
@@ -135,7 +136,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
     // What the job's srun steps take as their defaults, as under Slurm.
     // sbatch --export's value is its steps' default too (srun reads SLURM_EXPORT_ENV), as Slurm's sbatch sets it.
-    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}) },
+    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}), ...(pick("nodes") !== undefined ? { [NODE_COUNT_MARK]: "1" } : {}) },
     array,
     dependency,
     killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),
