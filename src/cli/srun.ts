@@ -98,7 +98,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     Object.assign(a, { distribution: "block", nodelist: layout.nodelist, nodes: String(layout.nodes), ntasks: String(layout.nodes * layout.tasksPerNode), "ntasks-per-node": String(layout.tasksPerNode) });
   }
   const command = a._;
-  if (command.length === 0) throw new UsageError("no program given; usage: srun [flags] PROGRAM ARGS...");
+  if (command.length === 0) throw new SrunRefusal("fatal: No command given to execute.", 1);
   const run: string[] = [];
   const flag = (name: string, value?: string) => run.push(value === undefined ? `--${name}` : `--${name}=${value}`);
   const job = env.EBB_JOB_ID;
@@ -131,6 +131,15 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(perNode) !== Math.floor(Number(ntasks) / Number(nodes))) {
     if (Number(ntasks) > Number(perNode)) warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
     perNode = undefined;
+  }
+  // As Slurm 22.05's srun: a count per node given to srun that the job's CPUs on one of the step's
+  // nodes cannot hold is dropped without a word, the step laid out by the job's CPUs (-N 4 -n 8
+  // --ntasks-per-node=2 in a job holding 3,3,1,1 CPUs runs 3,3,1,1).
+  if (perNode !== undefined && a["ntasks-per-node"] !== undefined && !a.overcommit && env.SLURM_JOB_CPUS_PER_NODE !== undefined) {
+    const cpus = perNodeCounts(env.SLURM_JOB_CPUS_PER_NODE);
+    const perTask = Number(a["cpus-per-task"] ?? env.SLURM_CPUS_PER_TASK ?? 1);
+    const held = placed ? placed.map((n) => cpus[jobNodes.indexOf(n)]) : cpus.slice(0, Number(nodeCount ?? cpus.length));
+    if (cpus.length === jobNodes.length && held.some((c) => c !== undefined && Math.floor(c / perTask) < Number(perNode))) perNode = undefined;
   }
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
@@ -201,6 +210,14 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
   }
   return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
+}
+
+/** Slurm's counts per node ("3(x2),1"), one a node. */
+function perNodeCounts(text: string): number[] {
+  return text.split(",").flatMap((w) => {
+    const m = /^(\d+)(?:\(x(\d+)\))?$/.exec(w);
+    return m ? Array<number>(Number(m[2] ?? 1)).fill(Number(m[1])) : [];
+  });
 }
 
 /** srun's --cpu-bind ways that ebb's binding to each rank's own cores stands for (socket and locality-domain levels name what ebb's nodes do not have). */

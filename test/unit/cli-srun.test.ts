@@ -217,7 +217,7 @@ describe("srun as ebb run", () => {
     expect(refusal(["--bogus=3", "x"])).toBe(`unrecognized option '--bogus=3'\nTry "srun --help" for more information`);
     expect(refusal(["-y", "x"])).toBe(`invalid option -- 'y'\nTry "srun --help" for more information`);
     expect(refusal(["-N", "3", "x"])).toBe("error: Only allocated 2 nodes asked for 3");
-    expect(refusal(["-n", "2"])).toBe("no program given; usage: srun [flags] PROGRAM ARGS...");
+    expect(refusal(["-n", "2"])).toBe("fatal: No command given to execute.");
   });
 
   test("fewer tasks than nodes (-N's, else the job's) take as many nodes as tasks, with srun's warning (Slurm 22.05 side by side), on the nodes -r, -w or -x name", () => {
