@@ -233,6 +233,14 @@ describe("srun as ebb run", () => {
     expect(nodes(["-N", "1"]).warnings).toEqual([]);
   });
 
+  test("a count per node given to srun that the job's CPUs on a step node cannot hold is dropped, as Slurm 22.05 drops it; one they hold is kept", () => {
+    const env = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2,n3,n4", SLURM_NNODES: "4", SLURM_NTASKS: "8", SLURM_JOB_CPUS_PER_NODE: "4,2,1(x2)" };
+    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "x"], env).run).not.toContain("--tasks-per-node=2");
+    expect(run(["-N", "2", "-n", "4", "--ntasks-per-node=2", "x"], env).run).toContain("--tasks-per-node=2");
+    expect(run(["-w", "n3,n4", "-n", "4", "--ntasks-per-node=2", "x"], env).run).not.toContain("--tasks-per-node=2");
+    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "--overcommit", "x"], env).run).toContain("--tasks-per-node=2");
+  });
+
   test("--mail-type and --mail-user pass without a word, as srun's inside a job", () => {
     expect(run(["--mail-type=END", "--mail-user", "me@x", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
   });
