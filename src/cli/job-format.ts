@@ -53,8 +53,12 @@ const reason = (j: JobView) => (j.state === "PENDING" ? (j.reason ?? "None") : (
 
 export const FIELDS: readonly Field[] = [
   { code: "i", name: "JobID", sacct: "JobID", header: "JOBID", value: (_, r) => r.label },
-  { code: "A", name: "ArrayJobID", header: "ARRAY_JOB_ID", value: (j) => String(j.arrayJobId ?? j.id) },
-  { code: "a", name: "ArrayTaskID", header: "ARRAY_TASK_ID", value: (j) => (j.arrayTaskId === null ? "N/A" : String(j.arrayTaskId)) },
+  // squeue's letters (22.05, side by side): %A the job's own id (an array task's too), %a the account, %F and %K the array's id and the task's, %q the QOS.
+  { code: "A", name: "", header: "JOBID", value: (j) => String(j.id) },
+  { code: "a", name: "", header: "ACCOUNT", value: () => "(null)" },
+  { code: "q", name: "", header: "QOS", value: () => "(null)" },
+  { code: "F", name: "ArrayJobID", header: "ARRAY_JOB_ID", value: (j) => String(j.arrayJobId ?? j.id) },
+  { code: "K", name: "ArrayTaskID", header: "ARRAY_TASK_ID", value: (j) => (j.arrayTaskId === null ? "N/A" : String(j.arrayTaskId)) },
   { code: "j", name: "Name", sacct: "JobName", header: "NAME", value: (j) => j.name },
   { code: "u", name: "UserName", sacct: "User", header: "USER", value: (j) => j.user ?? "" },
   { code: "P", name: "Partition", sacct: "Partition", header: "PARTITION", value: (j) => j.partition ?? "" },
@@ -107,7 +111,7 @@ const byName = new Map(
 );
 
 /** The codes for --help and errors (with their squeue -O names). */
-export const FORMAT_HELP = FIELDS.filter((f) => f.code).map((f) => `%${f.code} ${f.name}`).join(", ");
+export const FORMAT_HELP = FIELDS.filter((f) => f.code).map((f) => `%${f.code} ${f.name || f.header}`).join(", ");
 /** The names of field lists: squeue's, sacct's. */
 export const FIELD_NAMES = FIELDS.map((f) => [f.name, f.sacct].filter((n) => n && n !== "").filter((n, i, a) => a.indexOf(n) === i).join("/"));
 

@@ -40,6 +40,9 @@ function when(ms: number): string {
 /** Memory as Slurm's TRES writes it: 3G, 1536M. */
 const mem = (mib: number) => (mib % 1024 === 0 ? `${mib / 1024}G` : `${mib}M`);
 
+/** In the environment of a job whose submission gave a node count (-N): Slurm's max_nodes is set, and scontrol shows a pending job's NumNodes as MIN-MAX. */
+export const NODE_COUNT_MARK = "EBB_NODES_GIVEN";
+
 /** The text of `scontrol show job` for job `j`, at time `now` (epoch ms): scontrol 22.05's keys, in its order. */
 export function scontrolJobText(j: JobDetail, owner: JobOwner, now: number, priority?: number): string {
   const submit = Date.parse(j.submitTime);
@@ -75,7 +78,7 @@ export function scontrolJobText(j: JobDetail, owner: JobOwner, now: number, prio
     `ReqNodeList=${list(j.nodelist)} ExcNodeList=${list(j.exclude)}`,
     `NodeList=${j.allocation.length > 0 ? compressHostlist(j.allocation) : ""}`,
     ...(j.kind === "batch" && j.allocation.length > 0 ? [`BatchHost=${j.allocation[0]}`] : []),
-    `NumNodes=${nodes} NumCPUs=${allCpus} NumTasks=${tasks} CPUs/Task=${perTask} ReqB:S:C:T=0:0:*:*`,
+    `NumNodes=${j.state === "PENDING" && (j.env[NODE_COUNT_MARK] !== undefined || j.minNodes !== j.maxNodes) ? `${j.minNodes}-${j.maxNodes}` : nodes} NumCPUs=${allCpus} NumTasks=${tasks} CPUs/Task=${perTask} ReqB:S:C:T=0:0:*:*`,
     `TRES=cpu=${allCpus}${memMiB > 0 ? `,mem=${mem(memMiB)}` : ""},node=${nodes},billing=${allCpus}${gpus > 0 ? `,gres/gpu=${gpus}` : ""}`,
     `Socks/Node=* NtasksPerN:B:S:C=${j.tasksPerNode ?? 0}:0:*:* CoreSpec=*`,
     `MinCPUsNode=${(j.tasksPerNode ?? 1) * perTask} ${minMemory} MinTmpDiskNode=0`,

@@ -180,6 +180,9 @@ export const SRUN_ONLY: Record<string, SlurmOnly> = {
   "no-allocate": refuse("a step runs in its job's allocation", false),
   Z: refuse("a step runs in its job's allocation", false),
   "test-only": refuse("ebb run starts its step; ebb submit --test-only tells when a job would start", false),
+  // srun takes them (for a job it allocates) and says nothing inside a job.
+  "mail-type": same("ebb sends no mail", true),
+  "mail-user": same("ebb sends no mail", true),
 };
 
 /** What an unknown flag of a Slurm command line is (met by command.ts parse's onUnknown): its name, its entry in `table`, its value, and how many of the next words it took. */

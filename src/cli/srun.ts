@@ -51,6 +51,16 @@ const args = defineArgs({
   quiet: { type: "boolean", alias: "Q", description: "Say nothing of an --exact step's wait for CPUs" },
 });
 
+/** A refusal in srun's own words and with its exit status (getopt's, 255; a step it cannot create, 1): `message` follows "srun: ". */
+export class SrunRefusal extends UsageError {
+  constructor(
+    message: string,
+    readonly code: number,
+  ) {
+    super(message);
+  }
+}
+
 /** What srun's flags ask ebb run for: its arguments, and warnings for the flags that change nothing here. */
 export interface SrunPlan {
   run: string[];
@@ -72,7 +82,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     stopAtPositional: true,
     onUnknown: (flag, rest) => {
       const f = slurmFlag(flag, rest, SRUN_ONLY);
-      if (!f.entry) throw new UsageError(`unknown flag ${flag.replace(/=.*$/, "")} (ebb srun --help lists the flags srun has here)`);
+      if (!f.entry) throw new SrunRefusal(`${flag.startsWith("--") ? `unrecognized option '${flag}'` : `invalid option -- '${flag.slice(1, 2)}'`}\nTry "srun --help" for more information`, 255);
       if (f.entry.same !== undefined || (f.value !== undefined && f.entry.when?.(f.value))) return f.took;
       if (f.entry.refuse) refusals.push(`${f.shown}: ${f.entry.refuse}`);
       else warnings.push(`${f.shown} is ignored: ${f.entry.ignore}`);
@@ -88,7 +98,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     Object.assign(a, { distribution: "block", nodelist: layout.nodelist, nodes: String(layout.nodes), ntasks: String(layout.nodes * layout.tasksPerNode), "ntasks-per-node": String(layout.tasksPerNode) });
   }
   const command = a._;
-  if (command.length === 0) throw new UsageError("no program given; usage: srun [flags] PROGRAM ARGS...");
+  if (command.length === 0) throw new SrunRefusal("fatal: No command given to execute.", 1);
   const run: string[] = [];
   const flag = (name: string, value?: string) => run.push(value === undefined ? `--${name}` : `--${name}=${value}`);
   const job = env.EBB_JOB_ID;
@@ -100,6 +110,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     nodeCount = m[1];
   }
   const jobNodes = (env.EBB_JOB_NODELIST ?? "").split(",").filter(Boolean);
+  if (nodeCount !== undefined && jobNodes.length > 0 && Number(nodeCount) > jobNodes.length) throw new SrunRefusal(`error: Only allocated ${jobNodes.length} nodes asked for ${nodeCount}`, 1);
+  // As srun: fewer tasks than nodes (-N's, else the job's) take as many nodes as tasks, whichever nodes -w, -r or -x name.
+  const wanted = nodeCount ?? env.SLURM_NNODES;
+  if (a.ntasks !== undefined && wanted !== undefined && Number(a.ntasks) < Number(wanted)) {
+    warnings.push(`can't run ${a.ntasks} processes on ${wanted} nodes, setting nnodes to ${a.ntasks}`);
+    nodeCount = a.ntasks;
+  }
   const placed = stepNodes(a, jobNodes, nodeCount === undefined ? undefined : Number(nodeCount));
   // -r and -x give the step its nodes; -w only nodes it must have, its count as without it.
   if (a.nodelist === undefined) nodeCount ??= placed?.length.toString();
@@ -114,6 +131,15 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   if (perNode !== undefined && ntasks !== undefined && nodes !== undefined && Number(perNode) !== Math.floor(Number(ntasks) / Number(nodes))) {
     if (Number(ntasks) > Number(perNode)) warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
     perNode = undefined;
+  }
+  // As Slurm 22.05's srun: a count per node given to srun that the job's CPUs on one of the step's
+  // nodes cannot hold is dropped without a word, the step laid out by the job's CPUs (-N 4 -n 8
+  // --ntasks-per-node=2 in a job holding 3,3,1,1 CPUs runs 3,3,1,1).
+  if (perNode !== undefined && a["ntasks-per-node"] !== undefined && !a.overcommit && env.SLURM_JOB_CPUS_PER_NODE !== undefined) {
+    const cpus = perNodeCounts(env.SLURM_JOB_CPUS_PER_NODE);
+    const perTask = Number(a["cpus-per-task"] ?? env.SLURM_CPUS_PER_TASK ?? 1);
+    const held = placed ? placed.map((n) => cpus[jobNodes.indexOf(n)]) : cpus.slice(0, Number(nodeCount ?? cpus.length));
+    if (cpus.length === jobNodes.length && held.some((c) => c !== undefined && Math.floor(c / perTask) < Number(perNode))) perNode = undefined;
   }
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
@@ -184,6 +210,14 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
   }
   return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
+}
+
+/** Slurm's counts per node ("3(x2),1"), one a node. */
+function perNodeCounts(text: string): number[] {
+  return text.split(",").flatMap((w) => {
+    const m = /^(\d+)(?:\(x(\d+)\))?$/.exec(w);
+    return m ? Array<number>(Number(m[2] ?? 1)).fill(Number(m[1])) : [];
+  });
 }
 
 /** srun's --cpu-bind ways that ebb's binding to each rank's own cores stands for (socket and locality-domain levels name what ebb's nodes do not have). */
@@ -263,10 +297,10 @@ export default defineCommand({
       plan = srunToRun(raw, process.env);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
-      err(`srun: error: ${e.message}\n`);
-      process.exit(2);
+      err(e instanceof SrunRefusal ? `srun: ${e.message}\n` : `srun: error: ${e.message}\n`);
+      process.exit(e instanceof SrunRefusal ? e.code : 2);
     }
-    for (const w of plan.warnings) err(`srun: warning: ${w}\n`);
+    for (const w of plan.warnings) err(`srun: Warning: ${w}\n`);
     Object.assign(process.env, plan.env);
     await runCommand(runCmd, plan.run, VERSION);
   },

@@ -12,6 +12,7 @@ import { distributionFlag, distributionVars } from "./distribution.ts";
 import { partitionChoice } from "./partition-choice.ts";
 import { allMemoryWarning, resourceArgs, resourceFields, tasksPerGpuFlag, type ResourceFlags } from "./resources.ts";
 import { exitStatus, jobIds, waitForJobs } from "./waiting.ts";
+import { NODE_COUNT_MARK } from "./scontrol-job.ts";
 import { err, isTerminal, out } from "../util/stdio.ts";
 
 /** What describes the job: the command line's flags, and those of #EBB / #SBATCH lines. */
@@ -135,7 +136,7 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
     // What the job's srun steps take as their defaults, as under Slurm.
     // sbatch --export's value is its steps' default too (srun reads SLURM_EXPORT_ENV), as Slurm's sbatch sets it.
-    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}) },
+    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}), ...(pick("nodes") !== undefined ? { [NODE_COUNT_MARK]: "1" } : {}) },
     array,
     dependency,
     killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),
@@ -216,6 +217,11 @@ async function submit(cli: Parsed<typeof args>, asSbatch: boolean, fromEnv: Reco
   if (memAll) err(`ebb submit: warning: ${memAll}\n`);
   const kind = fromScript.kind ?? (asSbatch ? "SBATCH" : undefined);
   const req = { ...jobSubmit(a, script, name, kind), ...(scriptArgs.length > 0 ? { args: scriptArgs } : {}) };
+  // As sbatch: fewer tasks than nodes (#SBATCH -N 2 -n 1) take as many nodes as tasks, said; ebb's own flags are refused.
+  if (kind === "SBATCH" && req.tasks !== undefined && req.nodes !== undefined && req.minNodes === undefined && req.tasks < req.nodes) {
+    err(`ebb submit: warning: can't run ${req.tasks} processes on ${req.nodes} nodes, setting nnodes to ${req.tasks} (as sbatch)\n`);
+    req.nodes = req.tasks;
+  }
   const array = req.array;
   const c = client(cli);
   req.partition = await partitionChoice(c, req.partition, (text) => err(`ebb submit: warning: ${text}\n`));

@@ -1,5 +1,5 @@
 /**
- * Slurm scripts run as they are: the forty-two batch scripts of test/fixtures/sbatch/ (each with the
+ * Slurm scripts run as they are: the fifty batch scripts of test/fixtures/sbatch/ (each with the
  * flags and idiom of a public repository's script, named in its header) submitted to a real Slurm
  * (munged, slurmctld and four slurmd on loopback: test/support/slurm.ts) with `sbatch --wait` and
  * to ebb (a controller and four agents) with `ebb submit --wait`, side by side, unchanged: the
@@ -15,7 +15,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { hostname, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, runProcess, TestCluster } from "../support/cluster.ts";
 import { compileMpi } from "../support/mpi.ts";
@@ -164,7 +164,7 @@ const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file),
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
-describe("forty-two Slurm scripts, under Slurm and under ebb", () => {
+describe("fifty Slurm scripts, under Slurm and under ebb", () => {
   test("an array whose tasks read their line of a list: sed -n \"${SLURM_ARRAY_TASK_ID}p\" (sbatch --array=1-3)", async () => {
     const r = await sideBySide("array-sed.sh", ["--array=1-3"]);
     expect(r.ebb.files).toEqual(r.slurm.files);
@@ -604,4 +604,64 @@ describe("forty-two Slurm scripts, under Slurm and under ebb", () => {
     expect(r.slurm.files[`driver-${r.slurm.id}.out`]).toBe("slurm done\nworker 1 done\nworker 2 done\ndriver RUNNING 1 1\n");
     expect(r.ebb.stderr).toBe("");
   }, 180_000);
+
+  test("an array whose files name the task alone (-o arrayjob-%a.out -e arrayjob-%a.err)", async () => {
+    const r = await sameRun("array-task-files.sh");
+    expect(r.slurm.files).toEqual({ "arrayjob-1.out": "Running job array number: 1\n", "arrayjob-1.err": "", "arrayjob-2.out": "Running job array number: 2\n", "arrayjob-2.err": "" });
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--output=%x.o%A_%a, the #SBATCH --array overridden on the command line (--array=1-4), SLURM_ARRAY_TASK_COUNT", async () => {
+    const r = await sameRun("hello-array.sh", ["--array=1-4"]);
+    expect(r.slurm.files[`hello_array.o${r.slurm.id}_4`]).toBe(`Hello from array n°4 of 4\n${hostname()}\n`);
+    expect(Object.keys(r.slurm.files)).toHaveLength(4);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("the job's name from scontrol show job -o (python) and from its first line (awk, sed); srun -N 4 -n 8 --ntasks-per-node=2 steps into -o/-e files of %4s", async () => {
+    const r = await sameRun("step-format.sh");
+    const id = r.slurm.id;
+    expect(r.slurm.files[`step-format-${id}.out`]).toBe("name fmt_s, first line's second word Jobfmt_s\n");
+    expect(lines(r.slurm.files[`output-fmt_s/slurm-${id}-0002.out`])).toEqual(["2: rank 0 of 8 on n1", "2: rank 1 of 8 on n1", "2: rank 2 of 8 on n2", "2: rank 3 of 8 on n2", "2: rank 4 of 8 on n3", "2: rank 5 of 8 on n3", "2: rank 6 of 8 on n4", "2: rank 7 of 8 on n4"]);
+    expect(lines(r.slurm.files[`output-fmt_s/slurm-${id}-0000.err`])).toContain("0: err 7");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("the nodes from scontrol show hostnames into a bash array, srun --nodes=1 --ntasks=1 -w $node \"$@\" & on all but the first, \"$@\" on it; SLURM_CPUS_ON_NODE", async () => {
+    const r = await sameRun("node-runner.sh", ["-N", "3"], ["printenv", "SLURMD_NODENAME"]);
+    expect(lines(r.slurm.files[`node-runner-${r.slurm.id}.out`])).toEqual(
+      ["n1", "n2", "n3", "nodes:  n1 n2 n3", "nodes_array:  n1", "num_nodes = 3", "printenv SLURMD_NODENAME", "srun --nodes=1 --ntasks=1 -w n2 printenv SLURMD_NODENAME &", "srun --nodes=1 --ntasks=1 -w n3 printenv SLURMD_NODENAME &", "total_cpus = 3"].sort(),
+    );
+    // Where Slurm is silent, ebb says which flags change nothing here.
+    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --cpu-freq=high-high:Performance (line 6: ebb does not set CPU frequencies)\n");
+  }, 120_000);
+
+  test("#!/bin/sh: a step per name of scontrol show hostnames $SLURM_NODELIST, srun -N 1-1 -n 1 -w $node ... &, then wait", async () => {
+    const r = await sameRun("hostnames-copy.sh", ["-N", "3"]);
+    expect(r.slurm.files[`hostnames-copy-${r.slurm.id}.out`]).toBe("n1: 3 lines\nn2: 3 lines\nn3: 3 lines\n");
+    expect(r.slurm.files["copied.n3"]).toBe("alpha\nbeta\ngamma\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("a chain of sbatch ... | awk '{ print $NF }' with afterany, then squeue -o \"%10i %10u %10a %30j %10P %10q %5D %10l %10M %2t %S\" (account and QOS (null), as Slurm's)", async () => {
+    const r = await sameRun("pynamic-chain.sh");
+    const out = lines(r.slurm.files[`pynamic-chain-${r.slurm.id}.out`]);
+    expect(out).toContain("JOBID      USER       ACCOUNT    NAME                           PARTITION  QOS        NODES TIME_LIMIT TIME       ST START_TIME");
+    expect(out.find((l) => l.includes(" project "))).toMatch(/ project +all +\(null\) +2 +5:00 +0:00 +PD N\/A$/);
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("--dependency=singleton: the second job of a name waits (PD Dependency) until the first has ended; one of another name does not", async () => {
+    const r = await sameRun("singleton.sh");
+    expect(r.slurm.files[`singleton-${r.slurm.id}.out`]).toBe("PD Dependency\nfirst ends\nsecond starts\nother runs\n");
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
+
+  test("set -e -x, ids grep -oP'ed from sbatch's line, afterok and afternotok on a job that fails: the afternotok one runs, the afterok one dangles (DependencyNeverSatisfied) until cancelled", async () => {
+    const r = await sameRun("dangling.sh");
+    expect(lines(r.slurm.files[`dangling-${r.slurm.id}.out`])).toContain("PD DependencyNeverSatisfied");
+    expect(r.slurm.files["dangling-job3.out"]).toBe("job3 ran after job1 failed\n");
+    expect(r.slurm.files["dangling-job2.out"]).toBeUndefined();
+    expect(r.ebb.stderr).toBe("");
+  }, 120_000);
 });

@@ -99,6 +99,8 @@ describe("what a script and its steps read", () => {
       `1: 0 1 1 0 2 4 2(x2) ${first} envprobe`,
       `2: 0 2 0 1 2 4 2(x2) ${second} envprobe`,
       `3: 0 3 1 1 2 4 2(x2) ${second} envprobe`,
+      // srun -n 1 in a job of 2 nodes: one node, said as Slurm 22.05's srun says it.
+      "srun: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1",
       `one: 1 1 1 ${first} ${list} one`,
       "",
     ]);
@@ -252,7 +254,7 @@ describe("srun and exit statuses", () => {
     expect([await shown(fromEnv), await shown(fromLine)].map((j) => [j.name, j.timeLimit, j.tasks])).toEqual([["fromenv", 420, null], ["fromenv", 540, null]]);
   });
 
-  test("scontrol update: a pending job's TimeLimit, JobName, Dependency, NumNodes; a running job lowers its own limit, never raises it; other keys refused", async () => {
+  test("scontrol update: a pending job's TimeLimit, JobName, Dependency, NumNodes; a running job lowers its own limit, never raises it, its NumNodes refused with why; other keys refused", async () => {
     const held = (await c.ebb(["sbatch", "--parsable", "-H", "-t", "10", "-o", "/dev/null", "--wrap", "true"])).stdout.trim();
     const r = await c.ebb(["scontrol", "update", `jobid=${held}`, "TimeLimit=5", "Name=renamed", "Dependency=singleton"]);
     expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
@@ -272,13 +274,17 @@ describe("srun and exit statuses", () => {
       "#!/bin/bash",
       "#SBATCH -t 10 -o update-%j.out",
       "scontrol update JobId=$SLURM_JOB_ID TimeLimit=+10 || echo raise refused",
+      "scontrol update JobId=$SLURM_JOB_ID NumNodes=1 2>&1 | sed 's/^/shrink: /'",
       "scontrol update JobId=$SLURM_JOB_ID TimeLimit=-3 JobName=lowered",
       "scontrol show job | grep -o -e 'TimeLimit=[^ ]*' -e 'JobName=[^ ]*'",
     ]);
     await c.waitJob(id, ["COMPLETED"]);
     const out = c.read(`update-${id}.out`);
     expect(out).toContain("only an admin raises a job's time limit");
-    expect(out).toEndWith("raise refused\nJobName=lowered\nTimeLimit=00:07:00\n");
+    // Slurm shrinks a running job (and writes slurm_job_ID_resize.sh); ebb refuses, naming why.
+    expect(out).toContain(`shrink: scontrol: error: update JobId=${id}: job ${id} is RUNNING; only a pending job's node count can be changed: ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)\n`);
+    expect(out).toContain("\nraise refused\nshrink: ");
+    expect(out).toEndWith("\nJobName=lowered\nTimeLimit=00:07:00\n");
   });
 
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {

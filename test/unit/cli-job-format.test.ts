@@ -28,6 +28,8 @@ describe("--format", () => {
     expect(renderFormat(parsed("%i %T"), rows([job(7)]), false)).toBe("7 RUNNING\n");
     expect(renderFormat(parsed("%i %P|"), rows([job(7, { partition: "gpu" }), job(8)]))).toBe("JOBID PARTITION|\n7 gpu|\n8 |\n");
     expect(renderFormat(parsed("JobID,Partition"), rows([job(7, { partition: "gpu" })]), false)).toBe("7  gpu\n");
+    // Slurm 22.05's letters (side by side): %A the job's own id, %a the account, %F/%K the array's id and the task's, %q the QOS.
+    expect(renderFormat(parsed("%A|%a|%F|%K|%q"), rows([job(9, { arrayJobId: 8, arrayTaskId: 1 }), job(7)]))).toBe("JOBID|ACCOUNT|ARRAY_JOB_ID|ARRAY_TASK_ID|QOS\n9|(null)|8|1|(null)\n7|(null)|7|N/A|(null)\n");
   });
 
   test("field lists as squeue -O and sacct --format take them, a width after % or :, names without case", () => {
@@ -41,7 +43,7 @@ describe("--format", () => {
   });
 
   test("errors name what is wrong and what there is", () => {
-    expect(parseFormat("%q")).toEqual({ error: expect.stringMatching(/^%q is not a field code; codes: %i JobID, /) });
+    expect(parseFormat("%z")).toEqual({ error: expect.stringMatching(/^%z is not a field code; codes: %i JobID, /) });
     expect(parseFormat("%.8")).toEqual({ error: expect.stringContaining('"%.8": a % needs a field code') });
     expect(parseFormat("JobID,Bogus")).toEqual({ error: expect.stringMatching(/^"Bogus" is not a field; fields: JobID, /) });
     expect(parseFormat(" ")).toHaveProperty("error");

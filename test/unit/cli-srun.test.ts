@@ -213,7 +213,35 @@ describe("srun as ebb run", () => {
     expect(refusal(["--jobid=8", "x"])).toBe("--jobid=8: srun here runs steps of job 7 only");
     expect(refusal(["-w", "n[2-3]", "x"])).toBe("--nodelist=n[2-3]: n3 is not among the job's nodes (n1,n2)");
     expect(refusal(["-N", "1-2", "x"])).toBe("--nodes=1-2: a step takes a node count, not a range");
-    expect(refusal(["--bogus", "x"])).toBe("unknown flag --bogus (ebb srun --help lists the flags srun has here)");
-    expect(refusal(["-n", "2"])).toBe("no program given; usage: srun [flags] PROGRAM ARGS...");
+    // getopt's words, as srun prints them (after "srun: ", exit 255).
+    expect(refusal(["--bogus=3", "x"])).toBe(`unrecognized option '--bogus=3'\nTry "srun --help" for more information`);
+    expect(refusal(["-y", "x"])).toBe(`invalid option -- 'y'\nTry "srun --help" for more information`);
+    expect(refusal(["-N", "3", "x"])).toBe("error: Only allocated 2 nodes asked for 3");
+    expect(refusal(["-n", "2"])).toBe("fatal: No command given to execute.");
+  });
+
+  test("fewer tasks than nodes (-N's, else the job's) take as many nodes as tasks, with srun's warning (Slurm 22.05 side by side), on the nodes -r, -w or -x name", () => {
+    const env = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2,n3", SLURM_NNODES: "3", SLURM_NTASKS: "3" };
+    const nodes = (argv: string[]) => run([...argv, "hostname"], env);
+    expect(nodes(["-n", "1"])).toEqual({ run: ["--nodes=1", "--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--", "hostname"], warnings: ["can't run 1 processes on 3 nodes, setting nnodes to 1"] });
+    expect(nodes(["-N", "2", "-n", "1"]).warnings).toEqual(["can't run 1 processes on 2 nodes, setting nnodes to 1"]);
+    expect(nodes(["-N", "2", "-n", "1"]).run).toContain("--nodes=1");
+    expect(nodes(["-r", "1", "-n", "1"]).run).toContain("--nodelist=n2");
+    expect(nodes(["-x", "n1", "-n", "2"]).run).toContain("--nodelist=n2,n3");
+    expect(nodes(["-w", "n3", "-n", "1"]).warnings).toEqual(["can't run 1 processes on 3 nodes, setting nnodes to 1"]);
+    expect(nodes(["-n", "3"]).warnings).toEqual([]);
+    expect(nodes(["-N", "1"]).warnings).toEqual([]);
+  });
+
+  test("a count per node given to srun that the job's CPUs on a step node cannot hold is dropped, as Slurm 22.05 drops it; one they hold is kept", () => {
+    const env = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2,n3,n4", SLURM_NNODES: "4", SLURM_NTASKS: "8", SLURM_JOB_CPUS_PER_NODE: "4,2,1(x2)" };
+    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "x"], env).run).not.toContain("--tasks-per-node=2");
+    expect(run(["-N", "2", "-n", "4", "--ntasks-per-node=2", "x"], env).run).toContain("--tasks-per-node=2");
+    expect(run(["-w", "n3,n4", "-n", "4", "--ntasks-per-node=2", "x"], env).run).not.toContain("--tasks-per-node=2");
+    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "--overcommit", "x"], env).run).toContain("--tasks-per-node=2");
+  });
+
+  test("--mail-type and --mail-user pass without a word, as srun's inside a job", () => {
+    expect(run(["--mail-type=END", "--mail-user", "me@x", "x"])).toEqual({ run: ["--input=all", "--no-kill-on-bad-exit", "--", "x"], warnings: [] });
   });
 });

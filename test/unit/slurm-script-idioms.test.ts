@@ -133,6 +133,13 @@ test("scontrol show job: Slurm 22.05's keys in its order for a running batch job
   expect(salloc).toContain("BatchFlag=0");
   expect(salloc).toContain("TimeLimit=UNLIMITED");
   expect(keys(salloc).filter((k) => k.startsWith("Std"))).toEqual([]);
+  // A pending job's NumNodes: MIN-MAX when its submission gave -N (Slurm's max_nodes set: -N 2 is 2-2) or a range, its count when the tasks sized it (slurm-wlm 22.05 side by side).
+  const pending = { ...job, state: "PENDING", allocation: [], shares: [], nodes: 2, minNodes: 2, maxNodes: 2 } as unknown as JobDetail;
+  const numNodes = (j: JobDetail) => /NumNodes=(\S+)/.exec(scontrolJobText(j, { uid: "0", group: "root", gid: "0" }, 0))?.[1];
+  expect(numNodes({ ...pending, env: { EBB_NODES_GIVEN: "1" } })).toBe("2-2");
+  expect(numNodes(pending)).toBe("2");
+  expect(numNodes({ ...pending, nodes: 1, minNodes: 1, maxNodes: 3 })).toBe("1-3");
+  expect(numNodes({ ...pending, state: "RUNNING", allocation: ["n1", "n2"], env: { EBB_NODES_GIVEN: "1" } })).toBe("2");
 });
 
 test("sbatch's input variables are its flags (SBATCH_TIMELIMIT is --time); SLURM_NTASKS is none of them, SLURM_HINT is --hint without SBATCH_HINT", () => {

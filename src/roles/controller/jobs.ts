@@ -939,7 +939,7 @@ export class Jobs {
     if (row.arrayJobId !== null) throw conflict("array_task", `job ${id} is a task of array ${row.arrayJobId}, whose tasks share their name, limit and dependency: ebb does not update one task`);
     const pending = row.state === "PENDING";
     const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
-    if (pendingOnly && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${pendingOnly === "dependency" || pendingOnly === "partition" ? pendingOnly : "node count"} can be changed`);
+    if (pendingOnly && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${pendingOnly === "dependency" || pendingOnly === "partition" ? pendingOnly : "node count"} can be changed${pendingOnly === "minNodes" || pendingOnly === "maxNodes" ? (row.state === "RUNNING" ? ": ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)" : "") : ""}`);
     const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
     if (asks.minNodes !== undefined) this.checkNodesExist(row, asks.minNodes, asks.partition ?? row.partition);
     const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
