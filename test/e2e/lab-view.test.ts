@@ -127,8 +127,8 @@ describe("everyone sees the queue and the nodes", () => {
     expect(me.stdout).toBe(`${rootJob}  root-held\n`);
     const picked = await as("ebbt_bob", ["queue", "-j", `${jobs.bobRun},${jobs.aliceHeld}`, "-o", "%i %T", "--noheader"]);
     expect(picked.stdout).toBe(`${jobs.bobRun} RUNNING\n${jobs.aliceHeld} PENDING\n`);
-    const bad = await as("ebbt_bob", ["queue", "--format", "%i %q"]);
-    expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/^ebb queue: --format: %q is not a field code; codes: %i JobID, /) });
+    const bad = await as("ebbt_bob", ["queue", "--format", "%i %w"]);
+    expect({ code: bad.code, stderr: bad.stderr }).toEqual({ code: 2, stderr: expect.stringMatching(/^ebb queue: --format: %w is not a field code; codes: %i JobID, /) });
     expect((await c.api("DELETE", `/v1/jobs/${rootJob}`)).status).toBe(200);
   });
 
