@@ -758,7 +758,7 @@ test("his launcher's valid messages to his step's agent are paced at the agent's
   c.startAgent("paced", ["--step-rate", "1"]);
   await waitFor("node paced up", async () => (await c.api("GET", "/v1/nodes")).json.nodes.some((n: { name: string; state: string }) => n.name === "paced" && n.state === "IDLE"), 90_000);
   const key = readFileSync(join(c.stateDir, "cluster.key"), "utf8").trim();
-  const hers = await submitAs("ebbt_alice", { argv: ["sleep", "20"], output: "/dev/null", nodelist: ["paced"] });
+  const hers = await submitAs("ebbt_alice", { argv: ["sleep", "8"], output: "/dev/null", nodelist: ["paced"] });
   const bobs = await submitAs("ebbt_bob", { argv: ["sleep", "600"], output: "/dev/null", nodelist: ["paced"] });
   await c.waitJob(bobs, ["RUNNING"]);
   const node = (await c.api("GET", "/v1/nodes")).json.nodes.find((n: { name: string }) => n.name === "paced");
