@@ -18,7 +18,7 @@ import { StepDown, type StepSpec } from "../../proto/step.ts";
 import { firstRanks, ranksByNode } from "../../sched/layout.ts";
 import { stepNodeNames } from "./env.ts";
 import { MAX_JSON_DEPTH } from "../../util/json.ts";
-import { MAX_RANKS_PER_NODE, ranksPerNodeRefusal } from "../../domain/ranks-per-node.ts";
+import { ranksPerNodeRefusal } from "../../domain/ranks-per-node.ts";
 import { MAX_VARIABLE_BYTES } from "../../proto/requests.ts";
 
 interface Verdict {
@@ -86,10 +86,6 @@ function judge(key: string, cred: StepCredential, spec: StepSpec): string | unde
   if (crowded) return crowded;
   return credentialMismatch(cred, spec) ?? oversizedVariable(spec.env);
 }
-
-export { MAX_RANKS_PER_NODE };
-
-export { MAX_VARIABLE_BYTES };
 
 /**
  * Why no rank could start with this environment: a variable over MAX_VARIABLE_BYTES (execve says

@@ -41,6 +41,12 @@ import { MAX_RANKS_PER_NODE, ranksPerNodeRefusal } from "../../domain/ranks-per-
 
 const log = logger("controller");
 
+/** Why `minNodes` cannot be had where `known` nodes are registered in `partition` (none: the cluster): the job would wait forever. */
+function tooFewNodes(minNodes: number, known: number, partition: Partition | undefined): string | undefined {
+  if (known === 0 || minNodes <= known) return undefined;
+  return `${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`;
+}
+
 export interface JobsConfig {
   clusterKey: string;
   defaultTimeLimit: number;
@@ -202,8 +208,8 @@ export class Jobs {
     const byTasks = req.nodes === undefined && req.minNodes === undefined && req.maxNodes === undefined && !req.nodelist?.length;
     if (known > 0 && minNodes > known && byTasks)
       throw badRequest(`${req.tasks} tasks at ${req.tasksPerNode ? `${req.tasksPerNode} a node need ${minNodes} nodes` : `a CPU each need ${minNodes} nodes of ${cpus} CPUs`}, more than ${partition ? `partition ${partition.name}` : "the cluster"} has (${known}); ask for fewer tasks, or --overcommit (API overcommit) to run more tasks than CPUs`, "tasks");
-    if (known > 0 && minNodes > known)
-      throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, req.minNodes ? "minNodes" : "nodes");
+    const short = tooFewNodes(minNodes, known, partition);
+    if (short) throw badRequest(short, req.minNodes ? "minNodes" : "nodes");
     if (req.tasks !== undefined && req.tasks < minNodes) throw badRequest(`${req.tasks} tasks cannot use ${minNodes} nodes`, "tasks");
     // Checked again on each node at launch; here the job is refused before it waits for nodes.
     const crowded = ranksPerNodeRefusal(Math.max(req.tasksPerNode ?? 0, req.tasks === undefined ? 0 : Math.ceil(req.tasks / maxNodes)));
@@ -939,7 +945,11 @@ export class Jobs {
     if (row.arrayJobId !== null) throw conflict("array_task", `job ${id} is a task of array ${row.arrayJobId}, whose tasks share their name, limit and dependency: ebb does not update one task`);
     const pending = row.state === "PENDING";
     const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
-    if (pendingOnly && !pending) throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${pendingOnly === "dependency" || pendingOnly === "partition" ? pendingOnly : "node count"} can be changed${pendingOnly === "minNodes" || pendingOnly === "maxNodes" ? (row.state === "RUNNING" ? ": ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)" : "") : ""}`);
+    if (pendingOnly && !pending) {
+      const nodeCount = pendingOnly === "minNodes" || pendingOnly === "maxNodes";
+      const why = nodeCount && row.state === "RUNNING" ? ": ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)" : "";
+      throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${nodeCount ? "node count" : pendingOnly} can be changed${why}`);
+    }
     const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
     if (asks.minNodes !== undefined) this.checkNodesExist(row, asks.minNodes, asks.partition ?? row.partition);
     const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
@@ -985,8 +995,8 @@ export class Jobs {
   /** An updated node count the job's partition (or the cluster) cannot hold is refused, as at submission: it would wait forever. */
   private checkNodesExist(row: JobRow, minNodes: number, partitionName: string | null): void {
     const partition = partitionName === null ? undefined : this.partitionFor({ partition: partitionName } as JobSubmit, { user: row.user });
-    const known = this.nodesIn(partition);
-    if (known > 0 && minNodes > known) throw badRequest(`${minNodes} nodes requested but ${partition ? `partition ${partition.name}` : "the cluster"} has ${known}; see GET /v1/nodes`, "minNodes");
+    const short = tooFewNodes(minNodes, this.nodesIn(partition), partition);
+    if (short) throw badRequest(short, "minNodes");
   }
 
   /**
