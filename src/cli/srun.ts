@@ -16,6 +16,7 @@ import { distributionFlag, distributionVars } from "./distribution.ts";
 import { arbitraryLayout, arbitraryNames } from "./arbitrary.ts";
 import { slurmFlag, SRUN_ONLY } from "./slurm-flags.ts";
 import { expandHostlist } from "../util/hostlist.ts";
+import { perNodeCounts } from "../roles/slurm-env.ts";
 import { err } from "../util/stdio.ts";
 import { VERSION } from "../util/version.ts";
 
@@ -210,14 +211,6 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
   }
   return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
-}
-
-/** Slurm's counts per node ("3(x2),1"), one a node. */
-function perNodeCounts(text: string): number[] {
-  return text.split(",").flatMap((w) => {
-    const m = /^(\d+)(?:\(x(\d+)\))?$/.exec(w);
-    return m ? Array<number>(Number(m[2] ?? 1)).fill(Number(m[1])) : [];
-  });
 }
 
 /** srun's --cpu-bind ways that ebb's binding to each rank's own cores stands for (socket and locality-domain levels name what ebb's nodes do not have). */

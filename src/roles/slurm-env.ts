@@ -43,6 +43,14 @@ export function perNode(counts: readonly number[]): string {
   return out.join(",");
 }
 
+/** "3(x2),1" -> 3,3,1: perNode's text read back, one count a node (a word it cannot read gives none). */
+export function perNodeCounts(text: string): number[] {
+  return text.split(",").flatMap((w) => {
+    const m = /^(\d+)(?:\(x(\d+)\))?$/.exec(w);
+    return m ? Array<number>(Number(m[2] ?? 1)).fill(Number(m[1])) : [];
+  });
+}
+
 export interface SlurmJob {
   id: number;
   name: string;
