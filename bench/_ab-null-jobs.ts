@@ -7,7 +7,7 @@
  * spawn baseline). Each trial's cluster runs JOBS jobs cold (its first), then JOBS more warm (its
  * processes' JIT warmed up by the first), each measured apart. Prints, cold and warm, each trial's
  * jobs/s, CPU per job of the controller and of the agents (with the jobs' `true`), the bytes the
- * controller wrote per job and the load; then the medians and the median of the rounds' new/base
+ * controller wrote and the transactions it committed (/metrics) per job and the load; then the medians and the median of the rounds' new/base
  * ratios. BASE_MAIN and NEW_MAIN are the src/main.ts of each
  * checkout (NEW_MAIN, or "": this one's); e.g. a base made with `git archive BASE | tar -x -C
  * /tmp/base` and its node_modules linked. Not a benchmark of `npm run bench` (run.ts skips files
@@ -29,7 +29,7 @@ const rounds = Number(roundsArg ?? 4);
 const fields = envArg === "env" ? { env: shellLikeEnv() } : {};
 const sides = { base: [process.execPath, baseMain], new: [process.execPath, newMain] } as const;
 type Side = keyof typeof sides;
-const figures = () => ({ agents: [] as number[], controller: [] as number[], kib: [] as number[], rate: [] as number[] });
+const figures = () => ({ agents: [] as number[], controller: [] as number[], kib: [] as number[], rate: [] as number[], commits: [] as number[] });
 const phases = ["cold", "warm"] as const;
 type Phase = (typeof phases)[number];
 const got = { base: { cold: figures(), warm: figures() }, new: { cold: figures(), warm: figures() } };
@@ -50,16 +50,17 @@ for (let r = 0; r < rounds; r++) {
       g.controller.push(perJob(b.cpu.controller));
       g.kib.push(b.controllerWritten / jobs / 1024);
       g.rate.push(b.rate);
-      console.log(`round ${r} ${side} ${phase}: ${b.rate.toFixed(0)} jobs/s (bare spawn ${bare.at(-1)!.toFixed(0)}/s), controller ${g.controller.at(-1)!.toFixed(2)} ms/job, agents ${g.agents.at(-1)!.toFixed(2)} ms/job, wrote ${g.kib.at(-1)!.toFixed(1)} KiB/job, ${(b.passes / jobs).toFixed(2)} passes/job, load ${loadavg()[0]!.toFixed(1)}`);
+      g.commits.push(b.commits / jobs);
+      console.log(`round ${r} ${side} ${phase}: ${b.rate.toFixed(0)} jobs/s (bare spawn ${bare.at(-1)!.toFixed(0)}/s), controller ${g.controller.at(-1)!.toFixed(2)} ms/job, agents ${g.agents.at(-1)!.toFixed(2)} ms/job, wrote ${g.kib.at(-1)!.toFixed(1)} KiB/job, ${(b.passes / jobs).toFixed(2)} passes/job, ${(b.commits / jobs).toFixed(2)} commits/job, load ${loadavg()[0]!.toFixed(1)}`);
     }
   }
 }
 for (const phase of phases)
   for (const side of ["base", "new"] as const) {
     const g = got[side][phase];
-    console.log(`${side} ${phase}: ${median(g.rate).toFixed(0)} jobs/s = ${(median(g.rate) / median(bare)).toFixed(3)}x bare spawn, controller ${median(g.controller).toFixed(2)} ms/job [${g.controller.map((x) => x.toFixed(2)).join(" ")}], agents ${median(g.agents).toFixed(2)} ms/job [${g.agents.map((x) => x.toFixed(2)).join(" ")}], wrote ${median(g.kib).toFixed(1)} KiB/job (medians)`);
+    console.log(`${side} ${phase}: ${median(g.rate).toFixed(0)} jobs/s = ${(median(g.rate) / median(bare)).toFixed(3)}x bare spawn, controller ${median(g.controller).toFixed(2)} ms/job [${g.controller.map((x) => x.toFixed(2)).join(" ")}], agents ${median(g.agents).toFixed(2)} ms/job [${g.agents.map((x) => x.toFixed(2)).join(" ")}], wrote ${median(g.kib).toFixed(1)} KiB/job, ${median(g.commits).toFixed(2)} commits/job [${g.commits.map((x) => x.toFixed(2)).join(" ")}] (medians)`);
   }
-const ratio = (phase: Phase, k: "agents" | "controller" | "kib" | "rate") => median(got.new[phase][k].map((x, i) => x / got.base[phase][k][i]!)).toFixed(2);
-for (const phase of phases) console.log(`new/base ${phase}, median of the rounds: jobs/s ${ratio(phase, "rate")}, agents' CPU ${ratio(phase, "agents")}, controller's CPU ${ratio(phase, "controller")}, written ${ratio(phase, "kib")}`);
+const ratio = (phase: Phase, k: "agents" | "controller" | "kib" | "rate" | "commits") => median(got.new[phase][k].map((x, i) => x / got.base[phase][k][i]!)).toFixed(2);
+for (const phase of phases) console.log(`new/base ${phase}, median of the rounds: jobs/s ${ratio(phase, "rate")}, agents' CPU ${ratio(phase, "agents")}, controller's CPU ${ratio(phase, "controller")}, written ${ratio(phase, "kib")}, commits ${ratio(phase, "commits")}`);
 console.log(`load ${Math.min(...loads).toFixed(1)}-${Math.max(...loads).toFixed(1)}`);
 process.exit(0);

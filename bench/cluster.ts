@@ -179,6 +179,8 @@ export interface TrueJobsBatch {
   controllerWritten: number;
   /** Scheduling passes the controller ran over the batch (/metrics): a count load does not blur. */
   passes: number;
+  /** SQLite transactions the controller committed over the batch (/metrics), single statements included. */
+  commits: number;
 }
 
 export interface TrueJobsRun extends TrueJobsBatch {
@@ -212,30 +214,36 @@ async function userToken(c: BenchCluster, user: string): Promise<string> {
   return body.token;
 }
 
-/** The scheduling passes a cluster's controller has run (its /metrics; the cluster's own token, whoever submits). */
-export async function passesRun(c: Pick<BenchCluster, "url" | "token">): Promise<number> {
+/**
+ * The scheduling passes a cluster's controller has run and the SQLite transactions it committed
+ * (its /metrics; the cluster's own token, whoever submits).
+ */
+export async function passesRun(c: Pick<BenchCluster, "url" | "token">): Promise<{ passes: number; commits: number }> {
   const text = await (await fetch(`${c.url}/metrics`, { headers: { Authorization: `Bearer ${c.token}` } })).text();
-  return Number(/^ebb_scheduling_pass_duration_seconds_count (\d+)/m.exec(text)?.[1] ?? NaN);
+  const count = (name: string) => Number(new RegExp(`^${name}_count (\\d+)`, "m").exec(text)?.[1] ?? NaN);
+  return { passes: count("ebb_scheduling_pass_duration_seconds"), commits: count("ebb_sqlite_commit_duration_seconds") };
 }
 
 /** `jobs` one-rank `true` jobs (`runTrueJobs`, with `fields`) on a running cluster, measured; every one of them must have completed. */
 async function measureBatch(cluster: BenchCluster, jobs: number, fields?: Record<string, unknown>, admin: Pick<BenchCluster, "url" | "token"> = cluster): Promise<TrueJobsBatch> {
   const latencies: number[] = [];
-  const passes0 = await passesRun(admin);
+  const counts0 = await passesRun(admin);
   const written0 = bytesWritten(cluster.controllerPid);
   const cpu0 = cpuSnapshot();
   const first = Date.now();
   await runTrueJobs(cluster, jobs, latencies, fields);
   const cpu = cpuSince(cpu0);
   const controllerWritten = bytesWritten(cluster.controllerPid) - written0;
-  const passes = (await passesRun(admin)) - passes0;
+  const counts = await passesRun(admin);
+  const passes = counts.passes - counts0.passes;
+  const commits = counts.commits - counts0.commits;
   // The end times, read once the last job has ended: the newest `jobs` jobs are this batch's.
   const headers = { Authorization: `Bearer ${cluster.token}` };
   const res = (await (await fetch(`${cluster.url}/v1/jobs?limit=${jobs}`, { headers })).json()) as { jobs: { state: string; endTime: string | null }[] };
   const bad = res.jobs.filter((j) => j.state !== "COMPLETED").length;
   if (bad > 0 || res.jobs.length !== jobs) throw new Error(`${bad} of ${res.jobs.length} jobs did not complete`);
   const seconds = (Math.max(...res.jobs.map((j) => Date.parse(j.endTime!))) - first) / 1000;
-  return { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten, passes };
+  return { rate: jobs / seconds, seconds, latencies, cpu, controllerWritten, passes, commits };
 }
 
 /**
