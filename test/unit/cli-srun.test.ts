@@ -42,12 +42,27 @@ describe("srun as ebb run", () => {
     ]);
   });
 
-  test("inside a job of -N 2 --ntasks-per-node=2: srun runs 4 tasks, -N 1 two, -n 3 three (srun's defaults)", () => {
-    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2" };
-    const flags = (argv: string[]) => run([...argv, "hostname"], env).run.filter((w) => /^--(nodes|ntasks|tasks-per-node)=/.test(w));
+  test("inside a job of -N 2 --ntasks-per-node=2: srun runs 4 tasks, -n 3 three, -N 1 the job's 4 on one node, which its 2 CPUs there refuse (srun's defaults, Slurm 22.05 side by side)", () => {
+    const env = { ...job, SLURM_NTASKS: "4", SLURM_NTASKS_PER_NODE: "2", SLURM_NNODES: "2" };
+    const flags = (argv: string[], e: Record<string, string> = env) => run([...argv, "hostname"], e).run.filter((w) => /^--(nodes|ntasks|tasks-per-node)=/.test(w));
     expect(flags([])).toEqual(["--ntasks=4", "--tasks-per-node=2"]);
-    expect(flags(["-N", "1"])).toEqual(["--nodes=1", "--tasks-per-node=2"]);
     expect(flags(["-n", "3"])).toEqual(["--ntasks=3"]);
+    expect(flags(["-N", "1"])).toEqual(["--nodes=1", "--ntasks=4"]);
+    expect(run(["-N", "1", "x"], env).warnings).toEqual(["can't honor --ntasks-per-node set to 2 which doesn't match the requested tasks 4 with the number of requested nodes 1. Ignoring --ntasks-per-node."]);
+    const cpus = { ...env, SLURM_JOB_CPUS_PER_NODE: "2(x2)" };
+    const refused = "error: Unable to create step for job 7: More processors requested than permitted";
+    expect(() => run(["-N", "1", "x"], cpus)).toThrow(refused);
+    expect(flags(["-N", "1", "-n", "2"], cpus)).toEqual(["--nodes=1", "--ntasks=2"]);
+    // sbatch -N 3 -n 3 (a CPU on each node): srun -N 1 and -N 2 refused, -N 3 and -N 1 -n 1 run.
+    const three = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2,n3", SLURM_NTASKS: "3", SLURM_NNODES: "3", SLURM_JOB_CPUS_PER_NODE: "1(x3)" };
+    expect(() => run(["-N", "1", "x"], three)).toThrow(refused);
+    expect(() => run(["-N", "2", "x"], three)).toThrow(refused);
+    expect(() => run(["-w", "n2", "-N", "1", "x"], three)).toThrow(refused);
+    expect(flags(["-N", "3"], three)).toEqual(["--nodes=3", "--ntasks=3"]);
+    expect(flags(["-N", "1", "-n", "1"], three)).toEqual(["--nodes=1", "--ntasks=1"]);
+    expect(flags(["-N", "1", "-O"], three)).toEqual(["--nodes=1", "--ntasks=3"]);
+    // -c counts: 2 tasks of 2 CPUs on one node of 2 are refused.
+    expect(() => run(["-N", "1", "-n", "2", "-c", "2", "x"], cpus)).toThrow(refused);
   });
 
   test("--mpi=pmi2 and --mpi=none leave ebb serving PMI-1 and PMI-2: Slurm's pmi2 serves MPICH's PMI-1 as well", () => {
@@ -153,7 +168,7 @@ describe("srun as ebb run", () => {
   test("-r N and -x NODES (steps spread over the job's nodes, as task farms do): the step runs on those nodes, -N of them else all", () => {
     const four = { ...job, EBB_JOB_NODELIST: "n1,n2,n3,n4", SLURM_NTASKS: "4", SLURM_NNODES: "4" };
     expect(run(["-N1", "-n1", "-r", "2", "x"], four).run).toEqual(["--nodes=1", "--ntasks=1", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n3", "--", "x"]);
-    expect(run(["--relative=1", "x"], four).run).toEqual(["--nodes=3", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n2,n3,n4", "--", "x"]);
+    expect(run(["--relative=1", "x"], four).run).toEqual(["--nodes=3", "--ntasks=4", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n2,n3,n4", "--", "x"]);
     expect(run(["-x", "n[1-2]", "-n", "2", "x"], four).run).toEqual(["--nodes=2", "--ntasks=2", "--input=all", "--no-kill-on-bad-exit", "--nodelist=n3,n4", "--", "x"]);
     expect(run(["--exclude=n4", "-N", "1", "x"], four).run).toContain("--nodelist=n1");
     const refused = (argv: string[]) => {
@@ -233,12 +248,12 @@ describe("srun as ebb run", () => {
     expect(nodes(["-N", "1"]).warnings).toEqual([]);
   });
 
-  test("a count per node given to srun that the job's CPUs on a step node cannot hold is dropped, as Slurm 22.05 drops it; one they hold is kept", () => {
+  test("a count per node given to srun that the job's CPUs on a step node cannot hold is kept (the controller caps it there, as Slurm 22.05); more tasks than those CPUs are refused", () => {
     const env = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2,n3,n4", SLURM_NNODES: "4", SLURM_NTASKS: "8", SLURM_JOB_CPUS_PER_NODE: "4,2,1(x2)" };
-    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "x"], env).run).not.toContain("--tasks-per-node=2");
+    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "x"], env).run).toContain("--tasks-per-node=2");
     expect(run(["-N", "2", "-n", "4", "--ntasks-per-node=2", "x"], env).run).toContain("--tasks-per-node=2");
-    expect(run(["-w", "n3,n4", "-n", "4", "--ntasks-per-node=2", "x"], env).run).not.toContain("--tasks-per-node=2");
-    expect(run(["-N", "4", "-n", "8", "--ntasks-per-node=2", "--overcommit", "x"], env).run).toContain("--tasks-per-node=2");
+    expect(() => run(["-w", "n3,n4", "-n", "4", "--ntasks-per-node=2", "x"], env)).toThrow("error: Unable to create step for job 7: More processors requested than permitted");
+    expect(run(["-N", "2", "-w", "n3,n4", "-n", "4", "--ntasks-per-node=2", "--overcommit", "x"], env).run).toContain("--tasks-per-node=2");
   });
 
   test("--mail-type and --mail-user pass without a word, as srun's inside a job", () => {

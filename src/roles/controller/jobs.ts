@@ -461,13 +461,19 @@ export class Jobs {
    * share holds (a block layout, the excess moved on to the nodes with room); a job without one
    * has its nodes whole and a block layout, as before resources.
    */
-  private layoutOn(row: JobRow, shares: readonly NodeShare[], tasks: number): number[] {
-    return row.resources ? blockWithin(this.capacities(row, shares), tasks) : blockLayout(shares.length, tasks);
+  private layoutOn(row: JobRow, shares: readonly NodeShare[], tasks: number, perNode?: number): number[] {
+    if (!row.resources) return blockLayout(shares.length, tasks);
+    // As Slurm's: a count per node caps what each share holds (slurm_step_layout.c's plane_size).
+    return blockWithin(this.capacities(row, shares).map((c) => (perNode ? Math.min(c, perNode) : c)), tasks);
   }
 
   /** "N on NODE, which has C CPUs" for the first node `layout` puts more tasks on than the job's share there holds; undefined if none. */
-  private overfilled(row: JobRow, shares: readonly NodeShare[], layout: readonly number[]): string | undefined {
+  private overfilled(row: JobRow, shares: readonly NodeShare[], layout: readonly number[], perNode?: number): string | undefined {
     const caps = this.capacities(row, shares);
+    // A count per node the shares cannot all hold over-subscribes some, as Slurm's step does
+    // (-N 4 -n 8 --ntasks-per-node=2 on 4,2,1,1 CPUs runs 3,3,1,1): allowed while the step's tasks
+    // are not more than its nodes' CPUs hold in all.
+    if (perNode && row.resources && layout.reduce((a, b) => a + b, 0) <= caps.reduce((a, b) => a + b, 0)) return undefined;
     for (const [i, s] of shares.entries()) {
       if (layout[i]! <= caps[i]!) continue;
       const perTask = row.resources?.cpusPerTask ?? 1;
@@ -718,8 +724,8 @@ export class Jobs {
     const nodes = picked.map((i) => job.nodes[i]!);
     // A step has only the job's share of each node: its tasks fit the job's cores there (unless overcommitted).
     const shares = picked.map((i) => job.shares[i]!);
-    const layout = req.tasksPerNode ? blockLayout(n, tasks) : plane ? planeLayout(n, tasks, plane) : this.layoutOn(job.row, shares, tasks);
-    const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout);
+    const layout = plane && !req.tasksPerNode ? planeLayout(n, tasks, plane) : this.layoutOn(job.row, shares, tasks, req.tasksPerNode);
+    const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout, req.tasksPerNode);
     if (over) throw badRequest(`${tasks} tasks on ${n} nodes put ${over}; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
     return this.recordStep(job, req, nodes, layout, wholeJob, now);
   }
