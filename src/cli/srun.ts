@@ -57,6 +57,8 @@ export class SrunRefusal extends UsageError {
   constructor(
     message: string,
     readonly code: number,
+    /** srun's warnings said before it refused (as srun says them while it reads its flags). */
+    readonly warnings: readonly string[] = [],
   ) {
     super(message);
   }
@@ -140,7 +142,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   const perTask = Number(a["cpus-per-task"] ?? env.SLURM_CPUS_PER_TASK ?? 1);
   const cpus = stepCpus(env.SLURM_JOB_CPUS_PER_NODE, jobNodes, placed, nodeCount === undefined ? undefined : Number(nodeCount));
   if (!a.overcommit && ntasks !== undefined && cpus !== undefined && Number(ntasks) * perTask > cpus)
-    throw new SrunRefusal(`error: Unable to create step for job ${job}: More processors requested than permitted`, 1);
+    throw new SrunRefusal(`error: Unable to create step for job ${job}: More processors requested than permitted`, 1, warnings);
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
   // srun's default: the job's (sbatch -m sets SLURM_DISTRIBUTION); its ranks see what it used.
@@ -188,6 +190,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     flag("cpu-bind", kind);
   }
   flag(a["kill-on-bad-exit"] ? "kill-on-bad-exit" : "no-kill-on-bad-exit");
+  flag("say-ends", "srun");
   // A step's --exclusive is --exact (Slurm 21.08+): it holds its CPUs, and waits for them, in srun's words.
   // As Slurm 22.05's srun: --overlap refuses --exclusive and wins over --exact.
   if (a.exclusive && a.overlap) throw new UsageError("--exclusive and --overlap are mutually exclusive");
@@ -304,6 +307,7 @@ export default defineCommand({
       plan = srunToRun(raw, process.env);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
+      if (e instanceof SrunRefusal) for (const w of e.warnings) err(`srun: Warning: ${w}\n`);
       err(e instanceof SrunRefusal ? `srun: ${e.message}\n` : `srun: error: ${e.message}\n`);
       process.exit(e instanceof SrunRefusal ? e.code : 2);
     }

@@ -281,8 +281,8 @@ describe("srun and exit statuses", () => {
     await c.waitJob(id, ["COMPLETED"]);
     const out = c.read(`update-${id}.out`);
     expect(out).toContain("only an admin raises a job's time limit");
-    // Slurm shrinks a running job (and writes slurm_job_ID_resize.sh); ebb refuses, naming why.
-    expect(out).toContain(`shrink: scontrol: error: update JobId=${id}: job ${id} is RUNNING; only a pending job's node count can be changed: ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)\n`);
+    // Slurm shrinks a running job (and writes slurm_job_ID_resize.sh); ebb refuses a rigid one, naming why.
+    expect(out).toContain(`shrink: scontrol: error: update JobId=${id}: job ${id} is RUNNING; only a pending job's node count can be changed: ebb does not take nodes from a running job that is not elastic (Slurm's scontrol shrinks it); a running elastic job (--elastic) is resized within its --min-nodes/--max-nodes (ebb resize, or scontrol update NumNodes=N)\n`);
     expect(out).toContain("\nraise refused\nshrink: ");
     expect(out).toEndWith("\nJobName=lowered\nTimeLimit=00:07:00\n");
   });

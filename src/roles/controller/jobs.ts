@@ -953,7 +953,7 @@ export class Jobs {
     const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
     if (pendingOnly && !pending) {
       const nodeCount = pendingOnly === "minNodes" || pendingOnly === "maxNodes";
-      const why = nodeCount && row.state === "RUNNING" ? ": ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)" : "";
+      const why = nodeCount && row.state === "RUNNING" ? ": ebb does not take nodes from a running job that is not elastic (Slurm's scontrol shrinks it); a running elastic job (--elastic) is resized within its --min-nodes/--max-nodes (ebb resize, or scontrol update NumNodes=N)" : "";
       throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${nodeCount ? "node count" : pendingOnly} can be changed${why}`);
     }
     const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
