@@ -265,10 +265,12 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     expect(Object.keys(r.ebb.files)).toEqual([file]);
     expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
     for (const l of ["srun exited 1", "srun -N 1 exited 1", "a missing program's srun exited 2", "srun -n 2 exited 4"]) expect(lines(r.slurm.files[file])).toContain(l);
-    // srun's own lines, the same on both sides: a line per failed task, the refused step's, the warnings.
-    const srun = (dir: string) => diagnostics(dir, file).filter((l) => /^srun: (error: (\S+: task \d|Unable)|Warning)/.test(l)).sort();
+    // srun's own lines, the same on both sides: a line per failed task, the refused step's, the
+    // warnings; and slurmstepd's for the program not there.
+    const srun = (dir: string) => diagnostics(dir, file).filter((l) => /^(srun: (error: (\S+: tasks? \d|Unable)|Warning)|slurmstepd-\w+: error: execve)/.test(l)).sort();
     expect(srun(dirs.ebb)).toEqual(srun(dirs.slurm));
     expect(srun(dirs.slurm)).toContain("srun: error: n1: task 0: Exited with exit code 2");
+    expect(srun(dirs.slurm)).toContain("slurmstepd-n1: error: execve(): no-such-program: No such file or directory");
     expect(srun(dirs.slurm)).toContain("srun: error: n2: task 1: Exited with exit code 4");
     expect(srun(dirs.slurm)).toContain(`srun: error: Unable to create step for job ${r.slurm.id}: More processors requested than permitted`);
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);

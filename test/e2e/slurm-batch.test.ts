@@ -198,9 +198,9 @@ describe("srun and exit statuses", () => {
       "fi",
     ]);
     expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
-    // Slurm 22.05's file for the same script, but for srun's own line ("srun: error: n1: task 0: Exited with exit code 9").
-    const text = c.read(`requeue-${id}.out`).split("\n").filter((l) => !l.startsWith("ebb: "));
-    expect(text).toEqual(["+ '[' -n '' ']'", "+ srun bash -c 'exit 9'", "+ '[' 9 == 9 ']'", "+ echo requeueing", "requeueing", `+ scontrol requeue ${id}`, "+ '[' -n 1 ']'", "+ echo 'restart count 1'", "restart count 1", "+ exit 0", ""]);
+    // Slurm 22.05's file for the same script, srun's own line too.
+    const text = c.read(`requeue-${id}.out`).split("\n");
+    expect(text).toEqual(["+ '[' -n '' ']'", "+ srun bash -c 'exit 9'", "srun: error: n1: task 0: Exited with exit code 9", "+ '[' 9 == 9 ']'", "+ echo requeueing", "requeueing", `+ scontrol requeue ${id}`, "+ '[' -n 1 ']'", "+ echo 'restart count 1'", "restart count 1", "+ exit 0", ""]);
     expect((await c.ebb(["scontrol", "requeue", String(id)])).stderr).toBe(`scontrol: error: requeue ${id}: job ${id} is COMPLETED; only a running batch job can be requeued\n`);
   });
 

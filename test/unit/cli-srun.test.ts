@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stepLimit } from "../../src/cli/run.ts";
 import { srunToRun } from "../../src/cli/srun.ts";
-import { srunExecCode, srunTaskEnd } from "../../src/roles/launcher/srun-words.ts";
+import { slurmstepdExecLine, srunExecCode, SrunEnds, srunTaskEnd } from "../../src/roles/launcher/srun-words.ts";
 
 const job = { EBB_JOB_ID: "7", EBB_JOB_NODELIST: "n1,n2" };
 const run = (argv: string[], env: Record<string, string> = job) => srunToRun(argv, env);
@@ -265,6 +265,23 @@ describe("srun as ebb run", () => {
     expect(srunTaskEnd({ node: "n1", rank: 0, code: 143, signal: "SIGTERM" })).toBe("n1: task 0: Terminated");
     expect(srunTaskEnd({ node: "n1", rank: 3, code: 137, signal: "SIGKILL", oom: true })).toBe("n1: task 3: Out Of Memory");
     expect([srunExecCode(127), srunExecCode(126)]).toEqual([2, 13]);
+    expect(slurmstepdExecLine("n1", "nosuchprog: No such file or directory")).toBe("slurmstepd-n1: error: execve(): nosuchprog: No such file or directory\n");
+  });
+
+  test("a node's tasks that end alike and are reported together are one line, as srun's (n1: tasks 0-3: ...); Out Of Memory once", () => {
+    const ends = new SrunEnds();
+    for (const rank of [0, 1, 2, 3]) ends.add({ node: "n1", rank, code: 2 });
+    for (const rank of [5, 4]) ends.add({ node: "n2", rank, code: 2 });
+    ends.add({ node: "n2", rank: 6, code: 3 });
+    ends.add({ node: "n3", rank: 7, code: 137, signal: "SIGKILL" });
+    ends.add({ node: "n3", rank: 9, code: 137, signal: "SIGKILL" });
+    expect(ends.flush()).toEqual(["n1: tasks 0-3: Exited with exit code 2", "n2: tasks 4-5: Exited with exit code 2", "n2: task 6: Exited with exit code 3", "n3: tasks 7,9: Killed"]);
+    expect(ends.flush()).toEqual([]);
+    ends.add({ node: "n1", rank: 0, code: 137, signal: "SIGKILL", oom: true });
+    ends.add({ node: "n2", rank: 1, code: 137, signal: "SIGKILL", oom: true });
+    expect(ends.flush()).toEqual(["n1: task 0: Out Of Memory"]);
+    ends.add({ node: "n1", rank: 2, code: 137, signal: "SIGKILL", oom: true });
+    expect(ends.flush()).toEqual([]);
   });
 
   test("--mail-type and --mail-user pass without a word, as srun's inside a job", () => {

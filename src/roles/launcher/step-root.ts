@@ -3,7 +3,7 @@
  * exits and errors, and decides when the step is over and with which exit code. A rank that fails
  * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
  */
-import { srunExecCode, srunTaskEnd } from "./srun-words.ts";
+import { slurmstepdExecLine, srunExecCode, SrunEnds, srunTaskEnd, type TaskEnd } from "./srun-words.ts";
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -108,6 +108,9 @@ export class StepRoot {
   private readonly exits = new Map<number, RankExit>();
   /** With srun: the exit code of each rank its node could not start (execve's errno). */
   private readonly execFailed = new Map<number, number>();
+  /** With srun and keepGoing: ranks' bad ends not said yet, said together at the end of the turn they came in (as srun joins a node's). */
+  private readonly srunEnds = new SrunEnds();
+  private srunEndsDue = false;
   private readonly conns: PeerConn[] = [];
   private readonly unsubscribe: Array<() => void> = [];
   private launched = 0;
@@ -260,8 +263,9 @@ export class StepRoot {
         this.feed?.rankGone(this.indexOf(msg.node), msg.rank);
         const rank = this.rankBase + msg.rank;
         if (code !== 0 && !(code === this.cleanExit && !msg.signal)) {
+          const end = { node: msg.node, rank, code, signal: msg.signal, oom: msg.oom };
           const what = this.o.srun
-            ? srunTaskEnd({ node: msg.node, rank, code, signal: msg.signal, oom: msg.oom })
+            ? srunTaskEnd(end)
             : msg.oom
               ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}: out of memory, past the job's memory limit (ask for more with --mem or --mem-per-cpu)`
               : msg.signal
@@ -269,7 +273,8 @@ export class StepRoot {
                 : `rank ${rank} on ${msg.node} exited with code ${code}`;
           if (!this.o.keepGoing) this.rankFailed(what, code);
           else if (!this.over) {
-            this.o.sink.notice(what);
+            if (this.o.srun) this.sayEndLater(end);
+            else this.o.sink.notice(what);
             this.highest = Math.max(this.highest, code);
           }
         }
@@ -281,8 +286,9 @@ export class StepRoot {
         if (msg.kind === "ranks-lost") return this.ranksLost(msg.node, msg.message, msg.code);
         if (msg.kind === "abort") return this.rankFailed(msg.message, msg.code ?? 1);
         if (msg.kind === "launch" && msg.rank !== undefined && this.o.srun) {
-          // As slurmstepd's execve() error: said, and the rank's exit (which follows) carries the errno.
-          this.o.sink.notice(msg.message);
+          // As slurmstepd's execve() error, on the task's standard error; the rank's exit (which follows) carries the errno.
+          const prefix = `${msg.node}: rank ${msg.rank}: `;
+          this.o.sink.io(this.rankBase + msg.rank, 2, slurmstepdExecLine(msg.node, msg.message.startsWith(prefix) ? msg.message.slice(prefix.length) : msg.message));
           this.execFailed.set(msg.rank, srunExecCode(msg.code ?? 127));
           return;
         }
@@ -517,8 +523,22 @@ export class StepRoot {
     if (this.exits.size === this.size) this.end();
   }
 
+  /** A rank's bad end in srun's words, said with the others that come in the same turn. */
+  private sayEndLater(end: TaskEnd): void {
+    this.srunEnds.add(end);
+    if (this.srunEndsDue) return;
+    this.srunEndsDue = true;
+    setImmediate(() => this.sayEnds());
+  }
+
+  private sayEnds(): void {
+    this.srunEndsDue = false;
+    for (const line of this.srunEnds.flush()) this.o.sink.notice(line);
+  }
+
   private end(): void {
     if (this.over || this.held) return;
+    this.sayEnds();
     this.over = true;
     this.feed?.stop();
     if (this.giveUp) clearTimeout(this.giveUp);
