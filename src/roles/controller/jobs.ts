@@ -458,12 +458,12 @@ export class Jobs {
 
   /**
    * Tasks per node of a job's step over its first shares: a job with a request fills what each
-   * share holds (a block layout, the excess moved on to the nodes with room); a job without one
+   * share holds, `perNode` at most (Slurm's layout: sched/layout.ts blockWithin); a job without one
    * has its nodes whole and a block layout, as before resources.
    */
   private layoutOn(row: JobRow, shares: readonly NodeShare[], tasks: number, perNode?: number): number[] {
     if (!row.resources) return blockLayout(shares.length, tasks);
-    // As Slurm's: a count per node caps what each share holds (slurm_step_layout.c's plane_size).
+    // As Slurm's: a count per node caps what each share holds (slurm_step_layout.c, its plane_size).
     return blockWithin(this.capacities(row, shares).map((c) => (perNode ? Math.min(c, perNode) : c)), tasks);
   }
 

@@ -237,7 +237,7 @@ export async function run(o: RunOptions): Promise<number> {
       await cancelOwned();
       return 1;
     }
-    const output = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: o.srun ? "srun" : "ebb" });
+    const output = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: "ebb" });
     // srun says its errors on its own standard error, whatever file the ranks write to.
     const sink = o.srun ? { ...output, notice: (text: string) => err(`srun: error: ${text}\n`) } : output;
     // A TLS cluster's step ports are TLS too, their certificates signed by the same CA.
