@@ -108,10 +108,10 @@ async function eachJob(verb: "requeue" | "hold" | "release", ids: readonly strin
 
 /**
  * `update JobId=ID TimeLimit=... JobName=... Dependency=... NumNodes=... Partition=...` (PATCH
- * /v1/jobs/:id); silent, as scontrol is. A running elastic job's NumNodes=N is a resize instead
- * (ebb resize, within its --min-nodes/--max-nodes), waited for as Slurm's scontrol waits for its
- * shrink, with Slurm's slurm_job_ID_resize.sh and .csh for the batch shell's SLURM_* after it. A
- * running rigid job's is refused by the controller: ebb does not take nodes from it.
+ * /v1/jobs/:id); silent, as scontrol is. A running job's NumNodes=N changes its nodes, as Slurm's
+ * scontrol shrinks a job, with Slurm's words and its slurm_job_ID_resize.sh and .csh for the batch
+ * shell's SLURM_* after it: a rigid job gives back its last nodes (the controller); an elastic
+ * one's is its resize (ebb resize, within its --min-nodes/--max-nodes, grown too), waited for.
  */
 async function update(words: readonly string[]): Promise<void> {
   const u = scontrolUpdate(words);
@@ -121,19 +121,25 @@ async function update(words: readonly string[]): Promise<void> {
     throw new UsageError(`update JobId=${u.id}: ${e.message}`);
   };
   const job = u.minNodes !== undefined || (u.timeLimit !== undefined && /^[+-]\d+$/.test(u.timeLimit)) ? await api.job(ref).catch(failed) : undefined;
-  const resize = u.minNodes !== undefined && job?.elastic === true && (job.state === "RUNNING" || job.state === "ADAPTING");
+  const running = u.minNodes !== undefined && (job?.state === "RUNNING" || job?.state === "ADAPTING");
+  const resize = running && job.elastic;
   if (resize && u.maxNodes !== undefined && u.maxNodes !== u.minNodes) throw new UsageError(`NumNodes=${u.minNodes}-${u.maxNodes}: job ${job.id} is running; give the number of nodes it is to have`);
   const timeLimit = u.timeLimit === undefined ? undefined : /^[+-]\d+$/.test(u.timeLimit) ? relativeLimit(u.timeLimit, job!.timeLimit) : u.timeLimit;
   const rest = { name: u.name, timeLimit, dependency: u.dependency, partition: u.partition, ...(resize ? {} : { minNodes: u.minNodes, maxNodes: u.maxNodes }) };
   if (Object.values(rest).some((v) => v !== undefined)) await api.update(ref, rest).catch(failed);
-  if (resize) await resizeRunning(api, job.id, u.minNodes!).catch(failed);
+  if (resize) await resized(api, job.id, u.minNodes!).catch(failed);
+  if (running) await resizeScripts(api, job.id);
 }
 
-/** A running elastic job to `nodes` nodes, waited for; then Slurm's resize scripts in this directory, and its words. */
-async function resizeRunning(api: ApiClient, id: number, nodes: number): Promise<void> {
+/** A running elastic job resized to `nodes` nodes, waited for. */
+async function resized(api: ApiClient, id: number, nodes: number): Promise<void> {
   const r = await api.request<{ adaptationId: number }>("POST", `/v1/jobs/${id}/resize`, { nodes });
   const a = await adapted(api, id, r.adaptationId);
   if (a.state !== "COMMITTED") throw new Error(`the resize to ${nodes} nodes failed: ${a.message}`);
+}
+
+/** After a running job's NumNodes=: Slurm's resize scripts in this directory, for the job's nodes now, and its words. */
+async function resizeScripts(api: ApiClient, id: number): Promise<void> {
   const job = await api.job(id);
   const list = compressHostlist(job.allocation);
   const cpus = perNode(job.shares.map((s) => s.cpus));

@@ -939,7 +939,7 @@ export class Jobs {
 
   /**
    * scontrol update (PATCH /v1/jobs/:id): a pending job's name, time limit, dependency, node count
-   * and partition, a running one's name and time limit. Only an admin raises a limit, as only
+   * and partition, a running one's name and time limit, and a running batch job's smaller node count. Only an admin raises a limit, as only
    * Slurm's operators do; an array's tasks share their name and dependency, so they are refused
    * here. The fields changed.
    */
@@ -950,13 +950,14 @@ export class Jobs {
     const row = job.row;
     if (row.arrayJobId !== null) throw conflict("array_task", `job ${id} is a task of array ${row.arrayJobId}, whose tasks share their name, limit and dependency: ebb does not update one task`);
     const pending = row.state === "PENDING";
-    const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
+    const shrink = this.shrinkOf(job, req);
+    const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined && !(shrink && (k === "minNodes" || k === "maxNodes")));
     if (pendingOnly && !pending) {
       const nodeCount = pendingOnly === "minNodes" || pendingOnly === "maxNodes";
-      const why = nodeCount && row.state === "RUNNING" ? ": ebb does not take nodes from a running job that is not elastic (Slurm's scontrol shrinks it); a running elastic job (--elastic) is resized within its --min-nodes/--max-nodes (ebb resize, or scontrol update NumNodes=N)" : "";
+      const why = nodeCount && row.elastic ? ": a running elastic job is resized within its --min-nodes/--max-nodes (POST /v1/jobs/ID/resize: ebb resize, or scontrol update NumNodes=N)" : "";
       throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${nodeCount ? "node count" : pendingOnly} can be changed${why}`);
     }
-    const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
+    const asks = { ...this.partitionUpdate(row, req.partition), ...(shrink ? shrink.fields : this.sizeUpdate(row, req)) };
     if (asks.minNodes !== undefined) this.checkNodesExist(row, asks.minNodes, asks.partition ?? row.partition);
     const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
     if (limit !== undefined && limit > row.timeLimit && !admin)
@@ -969,8 +970,13 @@ export class Jobs {
     }
     const fields = { ...(req.name !== undefined ? { name: req.name } : {}), ...(dependency !== undefined ? { dependency } : {}), ...asks };
     const changed = [...Object.keys(fields), ...(limit !== undefined && limit !== row.timeLimit ? ["timeLimit"] : [])];
+    const why = shrink && `scontrol update NumNodes=${shrink.fields.minNodes}`;
     this.ledger.commit((tx) => {
       if (Object.keys(fields).length > 0) tx.updated(job, fields);
+      if (shrink) {
+        tx.released(job, shrink.nodes, now);
+        this.store.addEvent(id, now, "shrunk", `released ${compressHostlist(shrink.nodes)}: ${why}`, { nodes: shrink.nodes });
+      }
       if (limit !== undefined && limit !== row.timeLimit) {
         this.store.recordLimitChange(id, now, row.timeLimit, limit, "scontrol update");
         tx.limit(job, limit);
@@ -978,7 +984,8 @@ export class Jobs {
       const size = asks.minNodes === undefined ? "" : `nodes ${asks.minNodes}${asks.maxNodes! > asks.minNodes ? `-${asks.maxNodes}` : ""}`;
       this.store.addEvent(id, now, "updated", `updated: ${[req.name !== undefined ? `name ${req.name}` : "", limit !== undefined ? `time limit ${formatDuration(limit)}` : "", req.dependency !== undefined ? `dependency ${req.dependency || "none"}` : "", size, req.partition !== undefined ? `partition ${req.partition}` : ""].filter(Boolean).join(", ")}`);
     });
-    if (Object.keys(asks).length > 0) this.state.asksAgain(job);
+    if (shrink) this.killOn(job, shrink.nodes, why!);
+    else if (Object.keys(asks).length > 0) this.state.asksAgain(job);
     this.effects.watch([job], now);
     this.effects.schedule();
     return changed;
@@ -1003,6 +1010,24 @@ export class Jobs {
     const partition = partitionName === null ? undefined : this.partitionFor({ partition: partitionName } as JobSubmit, { user: row.user });
     const short = tooFewNodes(minNodes, this.nodesIn(partition), partition);
     if (short) throw badRequest(short, "minNodes");
+  }
+
+  /**
+   * scontrol update NumNodes=N of a running batch job that is not elastic, N below its node count:
+   * as Slurm's, it gives back its last nodes (what it runs there is killed), keeping its first,
+   * where its script runs; its time limit and task count stay. Slurm's never grows a running job,
+   * nor does ebb. Undefined when `req` changes no running rigid job's nodes.
+   */
+  private shrinkOf(job: JobRuntime, req: JobUpdate): { nodes: string[]; fields: Pick<JobRow, "minNodes" | "maxNodes" | "resources"> } | undefined {
+    const row = job.row;
+    if (row.state !== "RUNNING" || row.elastic || (req.minNodes === undefined && req.maxNodes === undefined)) return undefined;
+    const to = req.minNodes ?? req.maxNodes!;
+    const have = job.nodes.length;
+    if ((req.maxNodes ?? to) !== to || to >= have)
+      throw conflict("job_not_pending", `job ${row.id} is RUNNING on ${have} node${have === 1 ? "" : "s"}; a running job's NumNodes= only shrinks it (to fewer than ${have}), as Slurm's`);
+    if (row.kind !== "batch") throw conflict("job_not_pending", `job ${row.id} runs one program on all of its nodes (${row.kind === "alloc" ? "an ebb run allocation" : "a command job"}); only a batch job gives nodes back while it runs`);
+    const r = row.resources;
+    return { nodes: job.nodes.slice(to), fields: { minNodes: to, maxNodes: to, resources: r && { ...r, nodes: to } } };
   }
 
   /**
