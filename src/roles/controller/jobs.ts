@@ -1026,6 +1026,8 @@ export class Jobs {
     if ((req.maxNodes ?? to) !== to || to >= have)
       throw conflict("job_not_pending", `job ${row.id} is RUNNING on ${have} node${have === 1 ? "" : "s"}; a running job's NumNodes= only shrinks it (to fewer than ${have}), as Slurm's`);
     if (row.kind !== "batch") throw conflict("job_not_pending", `job ${row.id} runs one program on all of its nodes (${row.kind === "alloc" ? "an ebb run allocation" : "a command job"}); only a batch job gives nodes back while it runs`);
+    // Nodes an MPI spawn added come after the job's own and go back when its step ends.
+    if (job.spawnedSteps.size > 0) throw conflict("job_not_pending", `job ${row.id} holds nodes for the processes its steps spawned (steps ${[...job.spawnedSteps.keys()].join(", ")}); shrink it once they have ended`);
     const r = row.resources;
     return { nodes: job.nodes.slice(to), fields: { minNodes: to, maxNodes: to, resources: r && { ...r, nodes: to } } };
   }
