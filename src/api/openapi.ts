@@ -157,7 +157,7 @@ const OPERATIONS: Record<string, Operation> = {
   },
   "PATCH /v1/jobs/:id": {
     operationId: "updateJob",
-    summary: "Change a job, as scontrol update: a pending job's name, time limit, dependency (\"\": none), node range (minNodes, maxNodes: NumNodes=MIN[-MAX]) and partition, a running job's name and time limit; only an admin raises a time limit (a user may lower it); an array's task is refused",
+    summary: "Change a job, as scontrol update: a pending job's name, time limit, dependency (\"\": none), node range (minNodes, maxNodes: NumNodes=MIN[-MAX]) and partition, a running job's name and time limit, a running batch job's smaller node count (minNodes: it gives back its last nodes, as Slurm's shrink); only an admin raises a time limit (a user may lower it); an array's task is refused",
     body: () => JobUpdate,
     ok: { status: 200, description: "the fields changed", json: () => z.object({ id: z.int(), changed: z.array(z.string()) }) },
     errors: [...ON_JOB, 409, 413],

@@ -1,6 +1,8 @@
 import { defineCommand } from "./command.ts";
 import { client, controllerArgs, guard, intFlag, jobIdArg, printJson, UsageError } from "./common.ts";
 import { out } from "../util/stdio.ts";
+import type { ApiClient } from "../api/client.ts";
+import type { JobDetail } from "../api/schemas.ts";
 
 export default defineCommand({
   meta: {
@@ -26,17 +28,21 @@ export default defineCommand({
         out(`job ${id}: adapting to ${nodes} nodes (adaptation ${r.adaptationId})\n`);
         return;
       }
-      for (;;) {
-        const job = await c.job(id);
-        const a = job.adaptations.find((x) => x.id === r.adaptationId);
-        if (a && a.state !== "ADAPTING") {
-          if (args.json) return printJson(a);
-          const took = a.times.committed !== undefined && a.times.realloc !== undefined ? ` in ${a.times.committed - a.times.realloc} ms` : "";
-          out(a.state === "COMMITTED" ? `job ${id}: resized from ${a.fromNodes} to ${a.toNodes} nodes${took}\n` : `job ${id}: resize failed: ${a.message}\n`);
-          return a.state === "COMMITTED" ? 0 : 1;
-        }
-        if (!["RUNNING", "ADAPTING"].includes(job.state)) throw new UsageError(`job ${id} ended (${job.state}) while adapting`);
-        await Bun.sleep(100);
-      }
+      const a = await adapted(c, id, r.adaptationId);
+      if (args.json) return printJson(a);
+      const took = a.times.committed !== undefined && a.times.realloc !== undefined ? ` in ${a.times.committed - a.times.realloc} ms` : "";
+      out(a.state === "COMMITTED" ? `job ${id}: resized from ${a.fromNodes} to ${a.toNodes} nodes${took}\n` : `job ${id}: resize failed: ${a.message}\n`);
+      return a.state === "COMMITTED" ? 0 : 1;
     }),
 });
+
+/** Adaptation `adaptationId` of job `id` once it has ended (committed or failed), polled. */
+export async function adapted(c: ApiClient, id: number, adaptationId: number): Promise<JobDetail["adaptations"][number]> {
+  for (;;) {
+    const job = await c.job(id);
+    const a = job.adaptations.find((x) => x.id === adaptationId);
+    if (a && a.state !== "ADAPTING") return a;
+    if (!["RUNNING", "ADAPTING"].includes(job.state)) throw new UsageError(`job ${id} ended (${job.state}) while adapting`);
+    await Bun.sleep(100);
+  }
+}

@@ -37,6 +37,7 @@ const args = defineArgs({
   partition: { type: "string", alias: "p", description: "Outside a job: the partition of the allocation (default: the default one; ebb partitions lists them)", valueHint: "NAME" },
   exact: { type: "boolean", description: "Inside a job: the step holds a CPU per rank (times -c) of the job's while it runs, and waits while the job's other --exact steps hold them (srun --exact); without it steps share the job's CPUs" },
   "say-waits": { type: "string", description: "How an --exact step's wait for CPUs is said: ebb (the default), srun (in srun's words, as ebb srun does), none", valueHint: "ebb|srun|none" },
+  "say-ends": { type: "string", description: "How ranks that end badly are said: ebb (the default), or srun (srun's lines on this standard error, a program not started ending its task with execve's errno, 2 or 13, as ebb srun does)", valueHint: "ebb|srun" },
   ...elasticArgs,
   ...controllerArgs,
 });
@@ -65,6 +66,7 @@ export default defineCommand({
       if (a.exact && insideJob === undefined) throw new UsageError("--exact: a step holds CPUs of the job it runs in; outside a job ebb run makes an allocation for its step alone (run it inside one: ebb submit, or ebb run -N ... sh)");
       const sayWaits = a["say-waits"] ?? "ebb";
       if (sayWaits !== "ebb" && sayWaits !== "srun" && sayWaits !== "none") throw new UsageError(`--say-waits ${sayWaits}: expected ebb, srun or none`);
+      if (a["say-ends"] !== undefined && a["say-ends"] !== "ebb" && a["say-ends"] !== "srun") throw new UsageError(`--say-ends ${a["say-ends"]}: expected ebb or srun`);
       if (a.exact && a.overcommit) throw new UsageError("--exact holds a CPU per rank; --overcommit asks for more ranks than CPUs: give one of them");
       const shape = { nodes: intFlag(a.nodes, "--nodes"), tasks: intFlag(a.ntasks, "--ntasks"), tasksPerNode: intFlag(a["tasks-per-node"], "--tasks-per-node") };
       const resources = resourceFields(a, shape);
@@ -102,6 +104,7 @@ export default defineCommand({
         cwd: a.chdir === undefined ? process.cwd() : resolve(a.chdir),
         output: a.output === undefined ? undefined : { path: a.output, error: a.error, append: openMode === "append" },
         keepGoing: a["kill-on-bad-exit"] === false,
+        srun: a["say-ends"] === "srun",
         unbuffered: a.unbuffered === true,
         stdin: inputFlag(a.input ?? "0"),
         // A step inherits SLURM_SUBMIT_HOST from its job; an allocation is submitted from here.

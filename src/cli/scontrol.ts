@@ -14,6 +14,10 @@ import { err, out } from "../util/stdio.ts";
 import { client, jobRefArg } from "./common.ts";
 import { scontrolJobText } from "./scontrol-job.ts";
 import { relativeLimit, scontrolUpdate } from "./scontrol-update.ts";
+import { adapted } from "./resize.ts";
+import { perNode } from "../roles/slurm-env.ts";
+import type { ApiClient } from "../api/client.ts";
+import { writeFileSync } from "node:fs";
 
 /** scontrol's abbreviations: a word matches `full` when it begins it and is at least `min` letters long, in any case. */
 const abbrev = (word: string, full: string, min: number) => word.length >= min && full.startsWith(word.toLowerCase());
@@ -102,7 +106,13 @@ async function eachJob(verb: "requeue" | "hold" | "release", ids: readonly strin
     });
 }
 
-/** `update JobId=ID TimeLimit=... JobName=... Dependency=... NumNodes=... Partition=...` (PATCH /v1/jobs/:id); silent, as scontrol is. */
+/**
+ * `update JobId=ID TimeLimit=... JobName=... Dependency=... NumNodes=... Partition=...` (PATCH
+ * /v1/jobs/:id); silent, as scontrol is. A running job's NumNodes=N changes its nodes, as Slurm's
+ * scontrol shrinks a job, with Slurm's words and its slurm_job_ID_resize.sh and .csh for the batch
+ * shell's SLURM_* after it: a rigid job gives back its last nodes (the controller); an elastic
+ * one's is its resize (ebb resize, within its --min-nodes/--max-nodes, grown too), waited for.
+ */
 async function update(words: readonly string[]): Promise<void> {
   const u = scontrolUpdate(words);
   const api = client({});
@@ -110,8 +120,35 @@ async function update(words: readonly string[]): Promise<void> {
   const failed = (e: Error) => {
     throw new UsageError(`update JobId=${u.id}: ${e.message}`);
   };
-  const timeLimit = u.timeLimit === undefined ? undefined : /^[+-]\d+$/.test(u.timeLimit) ? relativeLimit(u.timeLimit, (await api.job(ref).catch(failed)).timeLimit) : u.timeLimit;
-  await api.update(ref, { name: u.name, timeLimit, dependency: u.dependency, minNodes: u.minNodes, maxNodes: u.maxNodes, partition: u.partition }).catch(failed);
+  const job = u.minNodes !== undefined || (u.timeLimit !== undefined && /^[+-]\d+$/.test(u.timeLimit)) ? await api.job(ref).catch(failed) : undefined;
+  const running = u.minNodes !== undefined && (job?.state === "RUNNING" || job?.state === "ADAPTING");
+  const resize = running && job.elastic;
+  if (resize && u.maxNodes !== undefined && u.maxNodes !== u.minNodes) throw new UsageError(`NumNodes=${u.minNodes}-${u.maxNodes}: job ${job.id} is running; give the number of nodes it is to have`);
+  const timeLimit = u.timeLimit === undefined ? undefined : /^[+-]\d+$/.test(u.timeLimit) ? relativeLimit(u.timeLimit, job!.timeLimit) : u.timeLimit;
+  const rest = { name: u.name, timeLimit, dependency: u.dependency, partition: u.partition, ...(resize ? {} : { minNodes: u.minNodes, maxNodes: u.maxNodes }) };
+  if (Object.values(rest).some((v) => v !== undefined)) await api.update(ref, rest).catch(failed);
+  if (resize) await resized(api, job.id, u.minNodes!).catch(failed);
+  if (running) await resizeScripts(api, job.id);
+}
+
+/** A running elastic job resized to `nodes` nodes, waited for. */
+async function resized(api: ApiClient, id: number, nodes: number): Promise<void> {
+  const r = await api.request<{ adaptationId: number }>("POST", `/v1/jobs/${id}/resize`, { nodes });
+  const a = await adapted(api, id, r.adaptationId);
+  if (a.state !== "COMMITTED") throw new Error(`the resize to ${nodes} nodes failed: ${a.message}`);
+}
+
+/** After a running job's NumNodes=: Slurm's resize scripts in this directory, for the job's nodes now, and its words. */
+async function resizeScripts(api: ApiClient, id: number): Promise<void> {
+  const job = await api.job(id);
+  const list = compressHostlist(job.allocation);
+  const cpus = perNode(job.shares.map((s) => s.cpus));
+  const file = `slurm_job_${id}_resize`;
+  const vars = [["SLURM_NODELIST", `"${list}"`], ["SLURM_JOB_NODELIST", `"${list}"`], ["SLURM_NNODES", String(job.allocation.length)], ["SLURM_JOB_NUM_NODES", String(job.allocation.length)], ["SLURM_JOB_CPUS_PER_NODE", `"${cpus}"`]];
+  const unset = ["SLURM_NPROCS", "SLURM_NTASKS", "SLURM_TASKS_PER_NODE"];
+  writeFileSync(`${file}.sh`, [...vars.map(([k, v]) => `export ${k}=${v}`), ...unset.map((k) => `unset ${k}`)].join("\n") + "\n");
+  writeFileSync(`${file}.csh`, [...vars.map(([k, v]) => `setenv ${k} ${v}`), ...unset.map((k) => `unsetenv ${k}`)].join("\n") + "\n");
+  out(`To reset Slurm environment variables, execute\n  For bash or sh shells:  . ./${file}.sh\n  For csh shells:         source ./${file}.csh\n`);
 }
 
 export default defineCommand({

@@ -57,6 +57,8 @@ export class SrunRefusal extends UsageError {
   constructor(
     message: string,
     readonly code: number,
+    /** srun's warnings said before it refused (as srun says them while it reads its flags). */
+    readonly warnings: readonly string[] = [],
   ) {
     super(message);
   }
@@ -122,8 +124,9 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   // -r and -x give the step its nodes; -w only nodes it must have, its count as without it.
   if (a.nodelist === undefined) nodeCount ??= placed?.length.toString();
   if (nodeCount !== undefined) flag("nodes", nodeCount);
-  // srun's defaults inside a job: the job's task counts, from its environment.
-  const ntasks = a.ntasks ?? (nodeCount === undefined ? env.SLURM_NTASKS : undefined);
+  // srun's defaults inside a job: the job's task counts, from its environment (with -N too: srun
+  // -N 1 in a job of -N 3 -n 3 asks for 3 tasks on one node, which its one CPU there refuses).
+  const ntasks = a.ntasks ?? env.SLURM_NTASKS;
   if (ntasks !== undefined) flag("ntasks", ntasks);
   let perNode = a["ntasks-per-node"] ?? (a.ntasks === undefined ? env.SLURM_NTASKS_PER_NODE : undefined);
   // As srun: a task count (the job's too) that --ntasks-per-node does not divide into on the step's
@@ -133,15 +136,13 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     if (Number(ntasks) > Number(perNode)) warnings.push(`can't honor --ntasks-per-node set to ${perNode} which doesn't match the requested tasks ${ntasks} with the number of requested nodes ${nodes}. Ignoring --ntasks-per-node.`);
     perNode = undefined;
   }
-  // As Slurm 22.05's srun: a count per node given to srun that the job's CPUs on one of the step's
-  // nodes cannot hold is dropped without a word, the step laid out by the job's CPUs (-N 4 -n 8
-  // --ntasks-per-node=2 in a job holding 3,3,1,1 CPUs runs 3,3,1,1).
-  if (perNode !== undefined && a["ntasks-per-node"] !== undefined && !a.overcommit && env.SLURM_JOB_CPUS_PER_NODE !== undefined) {
-    const cpus = perNodeCounts(env.SLURM_JOB_CPUS_PER_NODE);
-    const perTask = Number(a["cpus-per-task"] ?? env.SLURM_CPUS_PER_TASK ?? 1);
-    const held = placed ? placed.map((n) => cpus[jobNodes.indexOf(n)]) : cpus.slice(0, Number(nodeCount ?? cpus.length));
-    if (cpus.length === jobNodes.length && held.some((c) => c !== undefined && Math.floor(c / perTask) < Number(perNode))) perNode = undefined;
-  }
+  // As Slurm 22.05's srun: more tasks (times -c) than the job's CPUs on the step's nodes hold are
+  // refused; a count per node some of them cannot hold is capped there, the rest going round the
+  // nodes (the controller's layout: -N 4 -n 8 --ntasks-per-node=2 on 4,2,1,1 CPUs runs 3,3,1,1).
+  const perTask = Number(a["cpus-per-task"] ?? env.SLURM_CPUS_PER_TASK ?? 1);
+  const cpus = stepCpus(env.SLURM_JOB_CPUS_PER_NODE, jobNodes, placed, nodeCount === undefined ? undefined : Number(nodeCount));
+  if (!a.overcommit && ntasks !== undefined && cpus !== undefined && Number(ntasks) * perTask > cpus)
+    throw new SrunRefusal(`error: Unable to create step for job ${job}: More processors requested than permitted`, 1, warnings);
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
   // srun's default: the job's (sbatch -m sets SLURM_DISTRIBUTION); its ranks see what it used.
@@ -189,6 +190,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     flag("cpu-bind", kind);
   }
   flag(a["kill-on-bad-exit"] ? "kill-on-bad-exit" : "no-kill-on-bad-exit");
+  flag("say-ends", "srun");
   // A step's --exclusive is --exact (Slurm 21.08+): it holds its CPUs, and waits for them, in srun's words.
   // As Slurm 22.05's srun: --overlap refuses --exclusive and wins over --exact.
   if (a.exclusive && a.overlap) throw new UsageError("--exclusive and --overlap are mutually exclusive");
@@ -211,6 +213,21 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
     return { run: [...run, "--", ...readingFrom(inputFile, ["sh", "-c", script, "srun-multi-prog"])], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
   }
   return { run: [...run, "--", ...readingFrom(inputFile, command)], warnings, ...(Object.keys(byName).length > 0 ? { env: byName } : {}) };
+}
+
+/**
+ * The job's CPUs on the nodes a step runs on (SLURM_JOB_CPUS_PER_NODE's, in the job's order): those
+ * `placed` names and the job's first others up to `count`, else the job's first `count`, else all.
+ * Undefined when the job's counts are not known for each of its nodes.
+ */
+function stepCpus(perNode: string | undefined, jobNodes: readonly string[], placed: readonly string[] | undefined, count: number | undefined): number | undefined {
+  if (perNode === undefined) return undefined;
+  const cpus = perNodeCounts(perNode);
+  if (cpus.length !== jobNodes.length) return undefined;
+  const want = count ?? placed?.length ?? jobNodes.length;
+  const picked = new Set(placed);
+  for (const n of jobNodes) if (picked.size < want) picked.add(n);
+  return jobNodes.reduce((sum, n, i) => sum + (picked.has(n) ? cpus[i]! : 0), 0);
 }
 
 /** srun's --cpu-bind ways that ebb's binding to each rank's own cores stands for (socket and locality-domain levels name what ebb's nodes do not have). */
@@ -290,6 +307,7 @@ export default defineCommand({
       plan = srunToRun(raw, process.env);
     } catch (e) {
       if (!(e instanceof UsageError)) throw e;
+      if (e instanceof SrunRefusal) for (const w of e.warnings) err(`srun: Warning: ${w}\n`);
       err(e instanceof SrunRefusal ? `srun: ${e.message}\n` : `srun: error: ${e.message}\n`);
       process.exit(e instanceof SrunRefusal ? e.code : 2);
     }

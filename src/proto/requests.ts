@@ -268,7 +268,8 @@ export type JobResources = Pick<JobSubmit, "cpusPerTask" | "mem" | "memPerCpu" |
 /**
  * PATCH /v1/jobs/:id (scontrol update): a pending job's name, time limit, dependency ("" none),
  * node count (minNodes, maxNodes: scontrol's NumNodes=MIN[-MAX]) and partition; a running job's
- * name and time limit. Only an admin raises a time limit, as Slurm's operators.
+ * name and time limit, and a running batch job's smaller node count (minNodes: it gives back its
+ * last nodes). Only an admin raises a time limit, as Slurm's operators.
  */
 export const JobUpdate = z.lazy(() =>
   z

@@ -78,21 +78,28 @@ export function planeLayout(nodes: number, tasks: number, size: number): number[
 }
 
 /**
- * A block layout of `tasks` over nodes that hold `caps` tasks each, what a node cannot hold moved
- * on to the next nodes with room; the plain block layout when they cannot hold them all.
+ * A block layout of `tasks` over nodes that hold `caps` tasks each, as Slurm 22.05 lays out a job's
+ * or step's tasks over CPUs that differ by node (slurm_step_layout.c, _task_layout_block without
+ * Pack): a task to each node with room in turn, round after round, then the ranks numbered in
+ * blocks. So caps 4,1,4 take 7 tasks as 3,1,3. Tasks that `caps` cannot hold all go on round
+ * after round over every node, as Slurm's over-subscription; the caller refuses what overfills.
+ * Closed form (a level every node is filled to, the round it stops in), not round by round.
  */
 export function blockWithin(caps: readonly number[], tasks: number): number[] {
-  const out = blockLayout(caps.length, tasks);
-  let spill = 0;
-  for (const [i, cap] of caps.entries())
-    if (out[i]! > cap) {
-      spill += out[i]! - cap;
-      out[i] = cap;
-    }
-  for (const [i, cap] of caps.entries()) {
-    const k = Math.min(cap - out[i]!, spill);
-    out[i]! += k;
-    spill -= k;
+  const held = (level: number) => caps.reduce((sum, c) => sum + Math.min(c, level), 0);
+  const total = held(Infinity);
+  if (tasks >= total) {
+    const over = blockLayout(caps.length, tasks - total);
+    return caps.map((c, i) => c + over[i]!);
   }
-  return spill > 0 ? blockLayout(caps.length, tasks) : out;
+  // The last full round: the highest level whose tasks are not more than `tasks`.
+  let lo = 0;
+  let hi = caps.reduce((a, b) => Math.max(a, b), 0);
+  while (lo < hi) {
+    const mid = Math.ceil((lo + hi) / 2);
+    if (held(mid) <= tasks) lo = mid;
+    else hi = mid - 1;
+  }
+  let rest = tasks - held(lo);
+  return caps.map((c) => Math.min(c, lo) + (c > lo && rest > 0 ? (rest--, 1) : 0));
 }

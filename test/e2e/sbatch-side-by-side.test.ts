@@ -264,9 +264,15 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     const file = `test-nodes-${r.ebb.id}.out`;
     expect(Object.keys(r.ebb.files)).toEqual([file]);
     expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
-    expect(lines(r.slurm.files[file])).toContain("srun exited 1");
-    // Each launcher reports the four failed tasks, in its own words.
-    expect([diagnostics(dirs.slurm, file).length, diagnostics(dirs.ebb, file).length]).toEqual([4, 4]);
+    for (const l of ["srun exited 1", "srun -N 1 exited 1", "a missing program's srun exited 2", "srun -n 2 exited 4"]) expect(lines(r.slurm.files[file])).toContain(l);
+    // srun's own lines, the same on both sides: a line per failed task, the refused step's, the
+    // warnings; and slurmstepd's for the program not there.
+    const srun = (dir: string) => diagnostics(dir, file).filter((l) => /^(srun: (error: (\S+: tasks? \d|Unable)|Warning)|slurmstepd-\w+: error: execve)/.test(l)).sort();
+    expect(srun(dirs.ebb)).toEqual(srun(dirs.slurm));
+    expect(srun(dirs.slurm)).toContain("srun: error: n1: task 0: Exited with exit code 2");
+    expect(srun(dirs.slurm)).toContain("slurmstepd-n1: error: execve(): no-such-program: No such file or directory");
+    expect(srun(dirs.slurm)).toContain("srun: error: n2: task 1: Exited with exit code 4");
+    expect(srun(dirs.slurm)).toContain(`srun: error: Unable to create step for job ${r.slurm.id}: More processors requested than permitted`);
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
@@ -388,7 +394,7 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 180_000);
-  test("-N 3 -n 6: the tasks per node Slurm's cons_tres gives (4,1,1 on idle 4-core nodes), where srun's tasks run, and a packed step's SLURM_DISTRIBUTION", async () => {
+  test("-N 3 -n 6: the tasks per node Slurm's cons_tres gives (4,1,1 on idle 4-core nodes), where srun's tasks run, a packed step's SLURM_DISTRIBUTION, and srun --ntasks-per-node=2 laid out 3,2,1 over them", async () => {
     const r = await sideBySide("tasks-layout.sh");
     const file = `logs/hello-layout_${r.ebb.id}.out`;
     expect(Object.keys(r.ebb.files)).toEqual([file]);
@@ -396,6 +402,7 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     expect(lines(r.slurm.files[file])).toContain("job: 6 tasks (4,1(x2)) on 3 nodes (4,1(x2) CPUs), 4 here");
     expect(lines(r.slurm.files[file])).toContain("task 5 on n3, local 0 of 4,1(x2)");
     expect(lines(r.slurm.files[file])).toContain("packed: task 1 on n1, block:block:block,pack");
+    expect(lines(r.slurm.files[file]).filter((l) => l.startsWith("per node 2: "))).toEqual([0, 1, 2, 3, 4, 5].map((t) => `per node 2: task ${t} on n${t < 3 ? 1 : t < 5 ? 2 : 3}, 3,2,1`));
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);

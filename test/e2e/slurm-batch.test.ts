@@ -198,9 +198,9 @@ describe("srun and exit statuses", () => {
       "fi",
     ]);
     expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
-    // Slurm 22.05's file for the same script, but for srun's own line ("srun: error: n1: task 0: Exited with exit code 9").
-    const text = c.read(`requeue-${id}.out`).split("\n").filter((l) => !l.startsWith("ebb: "));
-    expect(text).toEqual(["+ '[' -n '' ']'", "+ srun bash -c 'exit 9'", "+ '[' 9 == 9 ']'", "+ echo requeueing", "requeueing", `+ scontrol requeue ${id}`, "+ '[' -n 1 ']'", "+ echo 'restart count 1'", "restart count 1", "+ exit 0", ""]);
+    // Slurm 22.05's file for the same script, srun's own line too.
+    const text = c.read(`requeue-${id}.out`).split("\n");
+    expect(text).toEqual(["+ '[' -n '' ']'", "+ srun bash -c 'exit 9'", "srun: error: n1: task 0: Exited with exit code 9", "+ '[' 9 == 9 ']'", "+ echo requeueing", "requeueing", `+ scontrol requeue ${id}`, "+ '[' -n 1 ']'", "+ echo 'restart count 1'", "restart count 1", "+ exit 0", ""]);
     expect((await c.ebb(["scontrol", "requeue", String(id)])).stderr).toBe(`scontrol: error: requeue ${id}: job ${id} is COMPLETED; only a running batch job can be requeued\n`);
   });
 
@@ -254,7 +254,7 @@ describe("srun and exit statuses", () => {
     expect([await shown(fromEnv), await shown(fromLine)].map((j) => [j.name, j.timeLimit, j.tasks])).toEqual([["fromenv", 420, null], ["fromenv", 540, null]]);
   });
 
-  test("scontrol update: a pending job's TimeLimit, JobName, Dependency, NumNodes; a running job lowers its own limit, never raises it, its NumNodes refused with why; other keys refused", async () => {
+  test("scontrol update: a pending job's TimeLimit, JobName, Dependency, NumNodes; a running job lowers its own limit, never raises it, its NumNodes shrinks it (never grows it); other keys refused", async () => {
     const held = (await c.ebb(["sbatch", "--parsable", "-H", "-t", "10", "-o", "/dev/null", "--wrap", "true"])).stdout.trim();
     const r = await c.ebb(["scontrol", "update", `jobid=${held}`, "TimeLimit=5", "Name=renamed", "Dependency=singleton"]);
     expect({ code: r.code, stdout: r.stdout, stderr: r.stderr }).toEqual({ code: 0, stdout: "", stderr: "" });
@@ -272,19 +272,24 @@ describe("srun and exit statuses", () => {
     expect(c.read(`nodes-${small}.out`)).toBe("2 1(x2)\n");
     const { id } = await submit("update.sh", [
       "#!/bin/bash",
-      "#SBATCH -t 10 -o update-%j.out",
+      "#SBATCH -t 10 -N 2 -o update-%j.out",
       "scontrol update JobId=$SLURM_JOB_ID TimeLimit=+10 || echo raise refused",
-      "scontrol update JobId=$SLURM_JOB_ID NumNodes=1 2>&1 | sed 's/^/shrink: /'",
+      "scontrol update JobId=$SLURM_JOB_ID NumNodes=3 2>&1 | sed 's/^/grow: /'",
+      "scontrol update JobId=$SLURM_JOB_ID NumNodes=1",
+      ". ./slurm_job_${SLURM_JOB_ID}_resize.sh",
+      'echo "shrunk: $SLURM_JOB_NUM_NODES node ($SLURM_JOB_NODELIST, $SLURM_JOB_CPUS_PER_NODE CPUs), ${SLURM_NTASKS-no} task count, srun runs $(srun hostname | wc -l)"',
       "scontrol update JobId=$SLURM_JOB_ID TimeLimit=-3 JobName=lowered",
-      "scontrol show job | grep -o -e 'TimeLimit=[^ ]*' -e 'JobName=[^ ]*'",
+      "scontrol show job | grep -o -e 'TimeLimit=[^ ]*' -e 'JobName=[^ ]*' -e 'NumNodes=[^ ]*'",
     ]);
     await c.waitJob(id, ["COMPLETED"]);
     const out = c.read(`update-${id}.out`);
+    const first = (await c.job(id)).allocation[0];
     expect(out).toContain("only an admin raises a job's time limit");
-    // Slurm shrinks a running job (and writes slurm_job_ID_resize.sh); ebb refuses, naming why.
-    expect(out).toContain(`shrink: scontrol: error: update JobId=${id}: job ${id} is RUNNING; only a pending job's node count can be changed: ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)\n`);
-    expect(out).toContain("\nraise refused\nshrink: ");
-    expect(out).toEndWith("\nJobName=lowered\nTimeLimit=00:07:00\n");
+    // As Slurm's: a running job shrinks (its last nodes go), with slurm_job_ID_resize.sh for its variables; it never grows.
+    expect(out).toContain(`\nraise refused\ngrow: scontrol: error: update JobId=${id}: job ${id} is RUNNING on 2 nodes; a running job's NumNodes= only shrinks it (to fewer than 2), as Slurm's\n`);
+    expect(out).toContain(`\nTo reset Slurm environment variables, execute\n  For bash or sh shells:  . ./slurm_job_${id}_resize.sh\n  For csh shells:         source ./slurm_job_${id}_resize.csh\n`);
+    expect(out).toContain(`\nshrunk: 1 node (${first}, 1 CPUs), no task count, srun runs 1\n`);
+    expect(out).toEndWith("\nJobName=lowered\nTimeLimit=00:07:00\nNumNodes=1\n");
   });
 
   test("srun refuses what it cannot do, with the reason, and the script sees the failure", async () => {

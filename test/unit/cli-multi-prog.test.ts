@@ -44,7 +44,7 @@ describe("srun --multi-prog", () => {
   test("srun --multi-prog FILE runs the file's script in every rank; a missing file or a program in its place is refused", () => {
     const env = { EBB_JOB_ID: "7", SLURM_NTASKS: "6" };
     const plan = srunToRun(["-l", "--multi-prog", "mp.conf"], env, () => CONF);
-    expect(plan.run).toEqual(["--ntasks=6", "--label", "--input=all", "--no-kill-on-bad-exit", "--", "sh", "-c", multiProgScript(CONF, "mp.conf", 6), "srun-multi-prog"]);
+    expect(plan.run).toEqual(["--ntasks=6", "--label", "--input=all", "--no-kill-on-bad-exit", "--say-ends=srun", "--", "sh", "-c", multiProgScript(CONF, "mp.conf", 6), "srun-multi-prog"]);
     const refusal = (read: (f: string) => string) => {
       try {
         return srunToRun(["--multi-prog", "x.conf"], env, read);

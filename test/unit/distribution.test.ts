@@ -1,7 +1,7 @@
 /** -m/--distribution: the flag's forms (cli/distribution.ts) and the rank numbering they give (sched/layout.ts). */
 import { describe, expect, test } from "bun:test";
 import { distributionFlag, distributionVars } from "../../src/cli/distribution.ts";
-import { nodeOfRanks, planeLayout, ranksByNode } from "../../src/sched/layout.ts";
+import { blockWithin, nodeOfRanks, planeLayout, ranksByNode } from "../../src/sched/layout.ts";
 import { expandProcessMapping, processMappingOfRanks } from "../../src/pmi/mapping.ts";
 import { processMappingOf } from "../../src/roles/agent/step-pmi.ts";
 
@@ -39,6 +39,32 @@ describe("ranksByNode", () => {
         expect(byNode.flat().sort((a, b) => a - b)).toEqual(Array.from({ length: total }, (_, i) => i));
       }
     }
+  });
+
+  test("block over nodes of unequal room is Slurm 22.05's: a task to each node with room, round after round; then round after round over all (over-subscribed)", () => {
+    // slurm_step_layout.c's _task_layout_block (no Pack), as Slurm runs it, checked against blockWithin's closed form.
+    const slurm = (caps: number[], tasks: number) => {
+      const out = caps.map(() => 0);
+      let over = false;
+      for (let j = 0, placed = 0; placed < tasks; j++) {
+        let room = false;
+        for (let i = 0; i < caps.length && placed < tasks; i++)
+          if (j < caps[i]! || over) {
+            out[i]!++;
+            placed++;
+            if (j + 1 < caps[i]!) room = true;
+          }
+        if (!room) over = true;
+      }
+      return out;
+    };
+    for (let code = 0; code < 5 ** 4; code++) {
+      const caps = [0, 1, 2, 3].map((i) => Math.floor(code / 5 ** i) % 5);
+      for (let tasks = 1; tasks <= 20; tasks++) expect(blockWithin(caps, tasks)).toEqual(slurm(caps, tasks));
+    }
+    // -N 4 -n 8 --ntasks-per-node=2 in a job of 4,2,1,1 CPUs: caps 2,2,1,1, run 3,3,1,1 (side by side).
+    expect(blockWithin([2, 2, 1, 1], 8)).toEqual([3, 3, 1, 1]);
+    expect(blockWithin([4, 1, 4], 7)).toEqual([3, 1, 3]);
   });
 
   test("PMI_process_mapping of a cyclic step is MPICH's one-period vector, and expands back to the layout", () => {

@@ -458,16 +458,22 @@ export class Jobs {
 
   /**
    * Tasks per node of a job's step over its first shares: a job with a request fills what each
-   * share holds (a block layout, the excess moved on to the nodes with room); a job without one
+   * share holds, `perNode` at most (Slurm's layout: sched/layout.ts blockWithin); a job without one
    * has its nodes whole and a block layout, as before resources.
    */
-  private layoutOn(row: JobRow, shares: readonly NodeShare[], tasks: number): number[] {
-    return row.resources ? blockWithin(this.capacities(row, shares), tasks) : blockLayout(shares.length, tasks);
+  private layoutOn(row: JobRow, shares: readonly NodeShare[], tasks: number, perNode?: number): number[] {
+    if (!row.resources) return blockLayout(shares.length, tasks);
+    // As Slurm's: a count per node caps what each share holds (slurm_step_layout.c, its plane_size).
+    return blockWithin(this.capacities(row, shares).map((c) => (perNode ? Math.min(c, perNode) : c)), tasks);
   }
 
   /** "N on NODE, which has C CPUs" for the first node `layout` puts more tasks on than the job's share there holds; undefined if none. */
-  private overfilled(row: JobRow, shares: readonly NodeShare[], layout: readonly number[]): string | undefined {
+  private overfilled(row: JobRow, shares: readonly NodeShare[], layout: readonly number[], perNode?: number): string | undefined {
     const caps = this.capacities(row, shares);
+    // A count per node the shares cannot all hold over-subscribes some, as Slurm's step does
+    // (-N 4 -n 8 --ntasks-per-node=2 on 4,2,1,1 CPUs runs 3,3,1,1): allowed while the step's tasks
+    // are not more than its nodes' CPUs hold in all.
+    if (perNode && row.resources && layout.reduce((a, b) => a + b, 0) <= caps.reduce((a, b) => a + b, 0)) return undefined;
     for (const [i, s] of shares.entries()) {
       if (layout[i]! <= caps[i]!) continue;
       const perTask = row.resources?.cpusPerTask ?? 1;
@@ -718,8 +724,8 @@ export class Jobs {
     const nodes = picked.map((i) => job.nodes[i]!);
     // A step has only the job's share of each node: its tasks fit the job's cores there (unless overcommitted).
     const shares = picked.map((i) => job.shares[i]!);
-    const layout = req.tasksPerNode ? blockLayout(n, tasks) : plane ? planeLayout(n, tasks, plane) : this.layoutOn(job.row, shares, tasks);
-    const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout);
+    const layout = plane && !req.tasksPerNode ? planeLayout(n, tasks, plane) : this.layoutOn(job.row, shares, tasks, req.tasksPerNode);
+    const over = req.overcommit ? undefined : this.overfilled(job.row, shares, layout, req.tasksPerNode);
     if (over) throw badRequest(`${tasks} tasks on ${n} nodes put ${over}; ask for fewer tasks, or allow it with --overcommit (overcommit: true)`, "tasks");
     return this.recordStep(job, req, nodes, layout, wholeJob, now);
   }
@@ -933,7 +939,7 @@ export class Jobs {
 
   /**
    * scontrol update (PATCH /v1/jobs/:id): a pending job's name, time limit, dependency, node count
-   * and partition, a running one's name and time limit. Only an admin raises a limit, as only
+   * and partition, a running one's name and time limit, and a running batch job's smaller node count. Only an admin raises a limit, as only
    * Slurm's operators do; an array's tasks share their name and dependency, so they are refused
    * here. The fields changed.
    */
@@ -944,13 +950,14 @@ export class Jobs {
     const row = job.row;
     if (row.arrayJobId !== null) throw conflict("array_task", `job ${id} is a task of array ${row.arrayJobId}, whose tasks share their name, limit and dependency: ebb does not update one task`);
     const pending = row.state === "PENDING";
-    const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined);
+    const shrink = this.shrinkOf(job, req);
+    const pendingOnly = (["dependency", "minNodes", "maxNodes", "partition"] as const).find((k) => req[k] !== undefined && !(shrink && (k === "minNodes" || k === "maxNodes")));
     if (pendingOnly && !pending) {
       const nodeCount = pendingOnly === "minNodes" || pendingOnly === "maxNodes";
-      const why = nodeCount && row.state === "RUNNING" ? ": ebb does not release a running job's nodes (Slurm's scontrol shrinks it; an elastic job, --elastic, changes size by its adaptations)" : "";
+      const why = nodeCount && row.elastic ? ": a running elastic job is resized within its --min-nodes/--max-nodes (POST /v1/jobs/ID/resize: ebb resize, or scontrol update NumNodes=N)" : "";
       throw conflict("job_not_pending", `job ${id} is ${row.state}; only a pending job's ${nodeCount ? "node count" : pendingOnly} can be changed${why}`);
     }
-    const asks = { ...this.partitionUpdate(row, req.partition), ...this.sizeUpdate(row, req) };
+    const asks = { ...this.partitionUpdate(row, req.partition), ...(shrink ? shrink.fields : this.sizeUpdate(row, req)) };
     if (asks.minNodes !== undefined) this.checkNodesExist(row, asks.minNodes, asks.partition ?? row.partition);
     const limit = req.timeLimit === "UNLIMITED" ? MAX_TIME_LIMIT : req.timeLimit;
     if (limit !== undefined && limit > row.timeLimit && !admin)
@@ -963,8 +970,13 @@ export class Jobs {
     }
     const fields = { ...(req.name !== undefined ? { name: req.name } : {}), ...(dependency !== undefined ? { dependency } : {}), ...asks };
     const changed = [...Object.keys(fields), ...(limit !== undefined && limit !== row.timeLimit ? ["timeLimit"] : [])];
+    const why = shrink && `scontrol update NumNodes=${shrink.fields.minNodes}`;
     this.ledger.commit((tx) => {
       if (Object.keys(fields).length > 0) tx.updated(job, fields);
+      if (shrink) {
+        tx.released(job, shrink.nodes, now);
+        this.store.addEvent(id, now, "shrunk", `released ${compressHostlist(shrink.nodes)}: ${why}`, { nodes: shrink.nodes });
+      }
       if (limit !== undefined && limit !== row.timeLimit) {
         this.store.recordLimitChange(id, now, row.timeLimit, limit, "scontrol update");
         tx.limit(job, limit);
@@ -972,7 +984,8 @@ export class Jobs {
       const size = asks.minNodes === undefined ? "" : `nodes ${asks.minNodes}${asks.maxNodes! > asks.minNodes ? `-${asks.maxNodes}` : ""}`;
       this.store.addEvent(id, now, "updated", `updated: ${[req.name !== undefined ? `name ${req.name}` : "", limit !== undefined ? `time limit ${formatDuration(limit)}` : "", req.dependency !== undefined ? `dependency ${req.dependency || "none"}` : "", size, req.partition !== undefined ? `partition ${req.partition}` : ""].filter(Boolean).join(", ")}`);
     });
-    if (Object.keys(asks).length > 0) this.state.asksAgain(job);
+    if (shrink) this.killOn(job, shrink.nodes, why!);
+    else if (Object.keys(asks).length > 0) this.state.asksAgain(job);
     this.effects.watch([job], now);
     this.effects.schedule();
     return changed;
@@ -997,6 +1010,26 @@ export class Jobs {
     const partition = partitionName === null ? undefined : this.partitionFor({ partition: partitionName } as JobSubmit, { user: row.user });
     const short = tooFewNodes(minNodes, this.nodesIn(partition), partition);
     if (short) throw badRequest(short, "minNodes");
+  }
+
+  /**
+   * scontrol update NumNodes=N of a running batch job that is not elastic, N below its node count:
+   * as Slurm's, it gives back its last nodes (what it runs there is killed), keeping its first,
+   * where its script runs; its time limit and task count stay. Slurm's never grows a running job,
+   * nor does ebb. Undefined when `req` changes no running rigid job's nodes.
+   */
+  private shrinkOf(job: JobRuntime, req: JobUpdate): { nodes: string[]; fields: Pick<JobRow, "minNodes" | "maxNodes" | "resources"> } | undefined {
+    const row = job.row;
+    if (row.state !== "RUNNING" || row.elastic || (req.minNodes === undefined && req.maxNodes === undefined)) return undefined;
+    const to = req.minNodes ?? req.maxNodes!;
+    const have = job.nodes.length;
+    if ((req.maxNodes ?? to) !== to || to >= have)
+      throw conflict("job_not_pending", `job ${row.id} is RUNNING on ${have} node${have === 1 ? "" : "s"}; a running job's NumNodes= only shrinks it (to fewer than ${have}), as Slurm's`);
+    if (row.kind !== "batch") throw conflict("job_not_pending", `job ${row.id} runs one program on all of its nodes (${row.kind === "alloc" ? "an ebb run allocation" : "a command job"}); only a batch job gives nodes back while it runs`);
+    // Nodes an MPI spawn added come after the job's own and go back when its step ends.
+    if (job.spawnedSteps.size > 0) throw conflict("job_not_pending", `job ${row.id} holds nodes for the processes its steps spawned (steps ${[...job.spawnedSteps.keys()].join(", ")}); shrink it once they have ended`);
+    const r = row.resources;
+    return { nodes: job.nodes.slice(to), fields: { minNodes: to, maxNodes: to, resources: r && { ...r, nodes: to } } };
   }
 
   /**

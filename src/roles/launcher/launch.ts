@@ -41,6 +41,8 @@ export interface LaunchOptions {
   reportPrimary: boolean;
   /** A failed rank leaves the others running (srun's default; StepRootOptions.keepGoing). */
   keepGoing?: boolean;
+  /** Ranks' ends said in srun's words, a rank not started ending with execve's errno (StepRootOptions.srun). */
+  srun?: boolean;
   /** Each rank is shown one GPU of its node's, this many to a GPU (StepSpec.tasksPerGpu). */
   tasksPerGpu?: number;
   /** How the first step's ranks are numbered over its nodes (srun -m; StepSpec.distribution); absent: block. */
@@ -184,6 +186,7 @@ export class Launch {
       sink: this.o.sink,
       onLaunched: () => launchedNow(),
       keepGoing: this.o.keepGoing,
+      srun: this.o.srun,
       stdin,
       onSpawn: (req) => this.spawn(spec, req),
       onAdapt: (r) => this.adapter?.report(r),

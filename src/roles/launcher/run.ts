@@ -18,7 +18,7 @@ import { Launch } from "./launch.ts";
 import { rankFileSink, terminalSink } from "./output.ts";
 import { arrayTaskVar, expandPattern, perRankPattern } from "../output-patterns.ts";
 import { currentUser } from "../../util/user.ts";
-import { stdinIsEmpty } from "../../util/stdio.ts";
+import { err, stdinIsEmpty } from "../../util/stdio.ts";
 import type { StepGrant } from "../../proto/requests.ts";
 
 export interface RunOptions {
@@ -74,6 +74,8 @@ export interface RunOptions {
   output?: { path: string; error?: string; append?: boolean };
   /** A failed rank leaves the others running; the exit code is the highest (srun's default). */
   keepGoing?: boolean;
+  /** Speak as Slurm's srun: ranks' ends in its words, on this process's standard error even with `output` (StepRootOptions.srun). */
+  srun?: boolean;
   /** Each rank's output as it comes, not a whole line at a time. */
   unbuffered?: boolean;
   /** The ranks that read this process's standard input (`--input`): every one, or this step rank; absent: none. */
@@ -235,7 +237,9 @@ export async function run(o: RunOptions): Promise<number> {
       await cancelOwned();
       return 1;
     }
-    const sink = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: "ebb" });
+    const output = file ?? terminalSink({ label: o.label, unbuffered: o.unbuffered, prog: "ebb" });
+    // srun says its errors on its own standard error, whatever file the ranks write to.
+    const sink = o.srun ? { ...output, notice: (text: string) => err(`srun: error: ${text}\n`) } : output;
     // A TLS cluster's step ports are TLS too, their certificates signed by the same CA.
     const pool = new PeerPool(o.client.ca?.pem);
     const launch = new Launch({
@@ -255,6 +259,7 @@ export async function run(o: RunOptions): Promise<number> {
       spawnWait: o.spawnWait,
       reportPrimary: true,
       keepGoing: o.keepGoing,
+      srun: o.srun,
       // Inside a job, -J names the step (its ranks' SLURM_JOB_NAME); outside, it named the job.
       name: owned ? undefined : o.name,
       distribution: o.distribution,

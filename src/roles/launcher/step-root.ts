@@ -3,6 +3,7 @@
  * exits and errors, and decides when the step is over and with which exit code. A rank that fails
  * (non-zero exit, signal, abort, lost node, failed launch) takes the whole step down, as mpiexec does.
  */
+import { slurmstepdExecLine, srunExecCode, SrunEnds, srunTaskEnd, type TaskEnd } from "./srun-words.ts";
 import { SubtreeCfg, type SubtreeReport } from "../../cfg/subtree.ts";
 import { stepKey, type AdoptCredential, type StepCredential } from "../../proto/common.ts";
 import type { SpawnRequest, StepDown, StepSpec, StepUp } from "../../proto/step.ts";
@@ -90,6 +91,11 @@ export interface StepRootOptions {
    * code is then the highest of its ranks'. Without it, the first failure kills every rank (mpiexec's).
    */
   keepGoing?: boolean;
+  /**
+   * Say the ranks' ends in Slurm's srun's words (srun-words.ts), and end a rank its node could not
+   * start as srun's task ends, with execve's errno as its exit code, the step going on.
+   */
+  srun?: boolean;
   /** The step's CFG merged over the whole tree: at most once per sampling interval, and when final. */
   onCfg?(report: SubtreeReport): void;
   /** What the ranks StepSpec.stdin names read, sent once every rank runs. */
@@ -100,6 +106,11 @@ export class StepRoot {
   readonly key: string;
   private readonly size: number;
   private readonly exits = new Map<number, RankExit>();
+  /** With srun: the exit code of each rank its node could not start (execve's errno). */
+  private readonly execFailed = new Map<number, number>();
+  /** With srun and keepGoing: ranks' bad ends not said yet, said together at the end of the turn they came in (as srun joins a node's). */
+  private readonly srunEnds = new SrunEnds();
+  private srunEndsDue = false;
   private readonly conns: PeerConn[] = [];
   private readonly unsubscribe: Array<() => void> = [];
   private launched = 0;
@@ -245,21 +256,26 @@ export class StepRoot {
         return;
       case "exit": {
         if (this.exits.has(msg.rank)) return;
-        const exit = { rank: msg.rank, node: msg.node, code: msg.code, signal: msg.signal };
+        const code = this.execFailed.get(msg.rank) ?? msg.code;
+        const exit = { rank: msg.rank, node: msg.node, code, signal: msg.signal };
         this.exits.set(msg.rank, exit);
         this.o.onExit?.(exit);
         this.feed?.rankGone(this.indexOf(msg.node), msg.rank);
         const rank = this.rankBase + msg.rank;
-        if (msg.code !== 0 && !(msg.code === this.cleanExit && !msg.signal)) {
-          const what = msg.oom
-            ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}: out of memory, past the job's memory limit (ask for more with --mem or --mem-per-cpu)`
-            : msg.signal
-              ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}`
-              : `rank ${rank} on ${msg.node} exited with code ${msg.code}`;
-          if (!this.o.keepGoing) this.rankFailed(what, msg.code);
+        if (code !== 0 && !(code === this.cleanExit && !msg.signal)) {
+          const end = { node: msg.node, rank, code, signal: msg.signal, oom: msg.oom };
+          const what = this.o.srun
+            ? srunTaskEnd(end)
+            : msg.oom
+              ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}: out of memory, past the job's memory limit (ask for more with --mem or --mem-per-cpu)`
+              : msg.signal
+                ? `rank ${rank} on ${msg.node} was killed by ${msg.signal}`
+                : `rank ${rank} on ${msg.node} exited with code ${code}`;
+          if (!this.o.keepGoing) this.rankFailed(what, code);
           else if (!this.over) {
-            this.o.sink.notice(what);
-            this.highest = Math.max(this.highest, msg.code);
+            if (this.o.srun) this.sayEndLater(end);
+            else this.o.sink.notice(what);
+            this.highest = Math.max(this.highest, code);
           }
         }
         if (this.exits.size === this.size) this.end();
@@ -269,6 +285,13 @@ export class StepRoot {
         if (msg.kind === "lost-node") return this.nodeLost(msg.node, msg.message, msg.code);
         if (msg.kind === "ranks-lost") return this.ranksLost(msg.node, msg.message, msg.code);
         if (msg.kind === "abort") return this.rankFailed(msg.message, msg.code ?? 1);
+        if (msg.kind === "launch" && msg.rank !== undefined && this.o.srun) {
+          // As slurmstepd's execve() error, on the task's standard error; the rank's exit (which follows) carries the errno.
+          const prefix = `${msg.node}: rank ${msg.rank}: `;
+          this.o.sink.io(this.rankBase + msg.rank, 2, slurmstepdExecLine(msg.node, msg.message.startsWith(prefix) ? msg.message.slice(prefix.length) : msg.message));
+          this.execFailed.set(msg.rank, srunExecCode(msg.code ?? 127));
+          return;
+        }
         this.fail(msg.message, msg.code ?? 1);
         return;
       case "fence.in": {
@@ -500,8 +523,22 @@ export class StepRoot {
     if (this.exits.size === this.size) this.end();
   }
 
+  /** A rank's bad end in srun's words, said with the others that come in the same turn. */
+  private sayEndLater(end: TaskEnd): void {
+    this.srunEnds.add(end);
+    if (this.srunEndsDue) return;
+    this.srunEndsDue = true;
+    setImmediate(() => this.sayEnds());
+  }
+
+  private sayEnds(): void {
+    this.srunEndsDue = false;
+    for (const line of this.srunEnds.flush()) this.o.sink.notice(line);
+  }
+
   private end(): void {
     if (this.over || this.held) return;
+    this.sayEnds();
     this.over = true;
     this.feed?.stop();
     if (this.giveUp) clearTimeout(this.giveUp);
