@@ -93,9 +93,10 @@ export class ControllerHarness {
     return Object.fromEntries([...this.state.nodes.values()].map((n) => [n.row.name, n.shares.keys().next().value ?? null]));
   }
 
-  /** A launcher session for a job's elastic step, recording the controller's orders. */
-  launcher(): LauncherSession & { got: ControllerToLauncher[] } {
+  /** A launcher session for a job's elastic step, recording the controller's orders and, at each flush, how many it had sent. */
+  launcher(): LauncherSession & { got: ControllerToLauncher[]; flushes: number[] } {
     const got: ControllerToLauncher[] = [];
-    return { got, send: (m) => void got.push(m), close: () => {}, remote: "harness" };
+    const flushes: number[] = [];
+    return { got, flushes, send: (m) => void got.push(m), flush: () => void flushes.push(got.length), close: () => {}, remote: "harness" };
   }
 }

@@ -53,6 +53,8 @@ test("a grow holds the added nodes while it adapts and keeps them when it commit
   // Before the order, the added nodes' addresses, so that the launcher's connections open meanwhile (docs/adaptation.md §7.1).
   expect(launcher.got.map((m) => m.t).slice(0, 2)).toEqual(["links", "realloc"]);
   expect(launcher.got[0]).toEqual({ t: "links", jobId: id, nodes: realloc.added });
+  // Written at once, before the records: not held with the order until they are.
+  expect(launcher.flushes).toEqual([1]);
   expect(Object.values(h.owners())).toEqual([id, id, id, id]);
   h.elastic.done(id, adaptationId, true, { committed: Date.now() }, undefined);
   expect({ state: h.job(id)!.row.state, nodes: h.job(id)!.nodes.length }).toEqual({ state: "RUNNING", nodes: 4 });

@@ -183,12 +183,15 @@ export class Elastic {
    * Before a planned resize that adds nodes is recorded: its launcher hears their addresses
    * (`links`, docs/adaptation.md §7.1), so that its connections to their agents open while the
    * records are written and the order travels. It carries no credential and changes nothing: a
-   * resize refused after it leaves only connections the launcher closes unused.
+   * resize refused after it leaves only connections the launcher closes unused. It is written at
+   * once: batched with the run's other sends it went out with the order, after the records were
+   * written (5-40 ms at load 20), and the launcher opened the connections no earlier than without it.
    */
   announceAdded(p: PlanResize): void {
     if (p.added.length === 0) return;
     const launcher = this.state.jobs.get(p.jobId)?.elastic?.launcher;
     launcher?.send({ t: "links", jobId: p.jobId, nodes: p.added.map(this.ref) });
+    launcher?.flush?.();
   }
 
   /**

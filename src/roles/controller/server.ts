@@ -102,6 +102,7 @@ function session(ws: ServerWebSocket<Conn>): Session<unknown> {
   return {
     remote,
     send: (msg) => out.push(JSON.stringify(msg)),
+    flush: () => out.flush(),
     close: (code, reason) => {
       out.flush();
       ws.close(code, reason);

@@ -14,6 +14,8 @@ import type { HostState } from "../../domain/host-state.ts";
 
 export interface Session<Out> {
   send(msg: Out): void;
+  /** Writes what was sent so far now, not once the code that sent it is done (server.ts batches a run's sends). */
+  flush?(): void;
   close(code: number, reason: string): void;
   readonly remote: string;
   /** An agent of this process (`ebb up`'s) on the in-process link, not a socket. */
