@@ -8,9 +8,10 @@
  * of 4 CPUs shared by jobs core by core, cluster "ebb", default partition "all") and get the same submissions in the same
  * order, so they number the jobs alike; the directories differ, and are compared as {dir}. The
  * launchers' own diagnostics (srun's, slurmstepd's, ebb's) are worded by each and left out. The
- * scripts whose files name no node and that submit no job run at once (submitAtOnce), the others
- * one at a time (a job's nodes, and the ids of the jobs it submits, depend on what else runs). The
- * tests' own sbatch --wait polls every 0.2 s instead of 2 (LocalSlurm.waitEnv). Uses Slurm: run it
+ * scripts whose files name no node and that submit no job run at once (submitAtOnce), each from a
+ * directory of its own, the others one at a time (a job's nodes, and the ids of the jobs it
+ * submits, depend on what else runs). The tests' own sbatch --wait polls every 0.2 s instead of 2
+ * (LocalSlurm.waitEnv). Uses Slurm: run it
  * alone (`bun test test/e2e/sbatch-side-by-side.test.ts`).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
@@ -26,12 +27,26 @@ const NODES = ["n1", "n2", "n3", "n4"];
 const FIXTURES = join(ROOT, "test/fixtures/sbatch");
 let slurm: LocalSlurm;
 let c: TestCluster;
-/** The directory each side submits from: the scripts and their payload's data. */
+/** mpirun-allreduce.sh's program, built as its users build it before they submit. */
+let allreduce: string | undefined;
+/** The directory each side submits from one job at a time. */
 const dirs = { slurm: "", ebb: "" };
+/** Every directory made to submit from, removed at the end. */
+const made: string[] = [];
+
+/** A directory to submit from on `side`: the scripts, their payload's data and an empty logs/. */
+function submitDir(side: "slurm" | "ebb"): string {
+  const dir = mkdtempSync(join(tmpdir(), `ebb-side-${side}-`));
+  made.push(dir);
+  cpSync(FIXTURES, dir, { recursive: true });
+  writeFileSync(join(dir, "inputs.txt"), "alpha\nbeta\ngamma\n");
+  if (allreduce) cpSync(allreduce, join(dir, "allreduce"));
+  mkdirSync(join(dir, "logs"));
+  return dir;
+}
 
 beforeAll(async () => {
-  // mpirun-allreduce.sh's program, built as its users build it before they submit.
-  const allreduce = await compileMpi("sbatch-allreduce", readFileSync(join(FIXTURES, "allreduce.c"), "utf8"));
+  allreduce = await compileMpi("sbatch-allreduce", readFileSync(join(FIXTURES, "allreduce.c"), "utf8"));
   slurm = new LocalSlurm(NODES, { cpus: 4, memoryMb: 4096, partitions: ["all", "development"], clusterName: "ebb", shared: true });
   // The same partitions on both sides: "all" (the default) and "development", every node in each.
   const config = join(mkdtempSync(join(tmpdir(), "ebb-side-config-")), "controller.json");
@@ -45,18 +60,12 @@ beforeAll(async () => {
       await c.waitNodes(NODES.length, "IDLE", 120_000);
     })(),
   ]);
-  for (const side of ["slurm", "ebb"] as const) {
-    const dir = (dirs[side] = mkdtempSync(join(tmpdir(), `ebb-side-${side}-`)));
-    cpSync(FIXTURES, dir, { recursive: true });
-    writeFileSync(join(dir, "inputs.txt"), "alpha\nbeta\ngamma\n");
-    if (allreduce) cpSync(allreduce, join(dir, "allreduce"));
-    mkdirSync(join(dir, "logs"));
-  }
+  for (const side of ["slurm", "ebb"] as const) dirs[side] = submitDir(side);
 }, 240_000);
 
 afterAll(async () => {
   await Promise.all([slurm?.stop(), c?.stop()]);
-  for (const d of Object.values(dirs)) if (d) rmSync(d, { recursive: true, force: true });
+  for (const d of made) rmSync(d, { recursive: true, force: true });
 });
 
 interface Run {
@@ -65,6 +74,8 @@ interface Run {
   id: number;
   stderr: string;
   state: string;
+  /** The directory it was submitted from. */
+  dir: string;
   /** The files the job wrote, by name, their text with the directory as {dir} and without the launchers' diagnostics. */
   files: Record<string, string>;
 }
@@ -94,9 +105,14 @@ async function submit(side: "slurm" | "ebb", script: string, flags: string[], ar
   const id = Number(/^(?:Submitted batch job )?(\d+)$/m.exec(r.stdout)?.[1]);
   if (!(id > 0)) throw new Error(`${side}: ${script} was not submitted: ${r.stdout} ${r.stderr}${side === "slurm" ? slurm.logs() : c.daemonLogs()}`);
   const state = side === "slurm" ? await slurmState(id) : (await c.job(id)).state;
+  return { code: r.code, id, stderr: r.stderr.replaceAll(dir, "{dir}"), state, dir, files: newFiles(dir, before) };
+}
+
+/** The files under `dir` not in `before`, by relative path: their text, the directory as {dir}, without the launchers' diagnostics. */
+function newFiles(dir: string, before: Set<string>): Record<string, string> {
   const out: Record<string, string> = {};
   for (const f of files(dir)) if (!before.has(f)) out[f] = clean(readFileSync(join(dir, f), "utf8").replaceAll(dir, "{dir}"));
-  return { code: r.code, id, stderr: r.stderr.replaceAll(dir, "{dir}"), state, files: out };
+  return out;
 }
 
 /** Files under `dir` (one level of subdirectories), by relative path. */
@@ -117,15 +133,16 @@ interface Entry {
 }
 
 /**
- * Scripts whose output names no node, run at once: each submitted with --wait once the one before
- * has its id (so both sides number them alike), all waited for together; then the files they all
- * wrote. Saves the side by side's wall time a job at a time would take.
+ * Scripts whose output names no node, run at once, each from a directory of its own: each
+ * submitted with --wait once the one before has its id (so both sides number them alike), all
+ * waited for together, each with the files it wrote. Saves the side by side's wall time a job at a
+ * time would take.
  */
-async function submitAtOnce(side: "slurm" | "ebb", entries: readonly Entry[]): Promise<{ runs: Run[]; files: Record<string, string> }> {
-  const dir = dirs[side];
-  const before = new Set(files(dir));
-  const started: { id: number; done: Promise<{ code: number; state: string; stderr: string }> }[] = [];
+async function submitAtOnce(side: "slurm" | "ebb", entries: readonly Entry[]): Promise<Run[]> {
+  const started: Promise<Run>[] = [];
   for (const e of entries) {
+    const dir = submitDir(side);
+    const before = new Set(files(dir));
     const argv = ["--wait", ...(e.flags ?? []), e.script, ...(e.args ?? [])];
     const p = side === "slurm" ? Bun.spawn(["sbatch", ...argv], { env: slurm.waitEnv, cwd: dir, stdout: "pipe", stderr: "pipe" }) : c.ebbSpawn(["submit", ...argv], { cwd: dir });
     const reader = p.stdout.getReader();
@@ -140,27 +157,23 @@ async function submitAtOnce(side: "slurm" | "ebb", entries: readonly Entry[]): P
     reader.releaseLock();
     const stderr = new Response(p.stderr).text();
     // The state asked as soon as sbatch --wait returns: Slurm forgets an ended job MinJobAge (5 s) later.
-    const done = (async () => {
-      const code = await p.exited;
-      const state = side === "slurm" ? await slurmState(id!) : (await c.job(id!)).state;
-      return { code, state, stderr: (await stderr).replaceAll(dir, "{dir}") };
-    })();
-    started.push({ id, done });
+    started.push(
+      (async () => {
+        const code = await p.exited;
+        const state = side === "slurm" ? await slurmState(id!) : (await c.job(id!)).state;
+        return { code, id: id!, stderr: (await stderr).replaceAll(dir, "{dir}"), state, dir, files: newFiles(dir, before) };
+      })(),
+    );
   }
-  const runs: Run[] = [];
-  for (const s of started) {
-    const { code, state, stderr } = await s.done;
-    runs.push({ code, id: s.id, stderr, state, files: {} });
-  }
-  const out: Record<string, string> = {};
-  for (const f of files(dir)) if (!before.has(f)) out[f] = clean(readFileSync(join(dir, f), "utf8").replaceAll(dir, "{dir}"));
-  return { runs, files: out };
+  return Promise.all(started);
 }
 
 /** The launchers' own lines, worded by each ("srun: error: n1: task 0: Exited with exit code 1", "ebb: error: rank 0 on n1 exited with code 1", "slurmstepd-n1: error: ..."). */
 const DIAGNOSTIC = /^(srun|ebb|slurmstepd(-\w+)?): /;
 const clean = (text: string) => text.split("\n").filter((l) => !DIAGNOSTIC.test(l)).join("\n");
 const diagnostics = (dir: string, file: string) => readFileSync(join(dir, file), "utf8").split("\n").filter((l) => DIAGNOSTIC.test(l));
+/** script-args.sh's arguments: spaces, quotes, $, ` and an empty one. */
+const SCRIPT_ARGS = ["configs/base.yaml", "two words", `it's "quoted"`, "$HOME and `pwd`", "", "--lr=0.1"];
 /** A file's lines, sorted: the ranks of a step print in whatever order they run. */
 const lines = (text: string | undefined) => (text ?? "").split("\n").filter(Boolean).sort();
 
@@ -173,15 +186,6 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
       "slurm-1_2.out": "task 2 of 3 (1-3:1)\nbeta\n",
       "slurm-1_3.out": "task 3 of 3 (1-3:1)\ngamma\n",
     });
-    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
-    expect(r.ebb.stderr).toBe("");
-  }, 120_000);
-
-  test("sbatch script.sh ARG...: the script's $1 $2 ... with spaces, quotes, $ and an empty one, handed on with \"$@\"", async () => {
-    const args = ["configs/base.yaml", "two words", `it's "quoted"`, "$HOME and `pwd`", "", "--lr=0.1"];
-    const r = await sideBySide("script-args.sh", [], args);
-    expect(r.ebb.files).toEqual(r.slurm.files);
-    expect(r.slurm.files).toEqual({ [`logs/args-${r.slurm.id}.out`]: `6 arguments, the first configs/base.yaml\n${args.map((a) => `[${a}]\n`).join("")}` });
     expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
@@ -360,40 +364,6 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     expect(readFileSync(join(dirs.ebb, `ebb-${id}.out`), "utf8")).toBe(`sstat: error: ${SSTAT_REFUSAL}\nsstat exited 1\n`);
   }, 120_000);
 
-  test("--signal=B:USR1@90 with a 2-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {
-    const r = await sideBySide("signal-cleanup.sh");
-    expect(r.ebb.files).toEqual(r.slurm.files);
-    expect(r.slurm.files).toEqual({ [`slurm-${r.slurm.id}.out`]: "calculating\ncleanup: USR1 with 1 task(s) per node 1 in job example\n" });
-    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
-    expect([r.slurm.code, r.slurm.state]).toEqual([138, "FAILED"]);
-    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=... (line 3: ebb keeps no accounts)\n");
-  }, 300_000);
-
-  test("a login shell (#!/bin/bash -l) whose /etc/profile sets PATH anew: srun, scontrol and scancel still ebb's; #SBATCH --parsable; --gres=mic:0; zero-padded %3j %5a %2t; scancel --signal to a step", async () => {
-    const r = await sideBySide("login-shell.sh");
-    const id = r.slurm.id;
-    const job = `pad-${String(id).padStart(3, "0")}-4294967294-00-batch.out`;
-    const steps = [0, 1].map((t) => `step-0${t}-000-${String(id).padStart(4, "0")}.out`);
-    expect(Object.keys(r.ebb.files).sort()).toEqual([job, ...steps].sort());
-    // The step's line and scancel's may come in either order.
-    for (const f of Object.keys(r.slurm.files)) expect([f, lines(r.ebb.files[f])]).toEqual([f, lines(r.slurm.files[f])]);
-    expect(lines(r.slurm.files[job])).toEqual(["job lines: 1 1", "scancel 0", "step 0", "step got USR1"]);
-    expect(r.slurm.files[steps[1]!]).toBe("rank 1\n");
-    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
-    expect(r.ebb.stderr).toBe("");
-  }, 120_000);
-
-  test("a farm of srun -Q --exclusive -n 1 steps started with & in a job of 2 tasks: all 6 run, never more than 2 at once (how many wait when is the machine's, and not compared)", async () => {
-    const r = await sideBySide("farm-exclusive.sh");
-    expect(r.ebb.files).toEqual(r.slurm.files);
-    const id = r.slurm.id;
-    expect(r.slurm.files).toEqual({
-      [`farm_${id}.out`]: "steps that ran: 6\nat most 2 at once: yes\n",
-      ...Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`worker_${id}_${i}`, `task ${i} ran\n`])),
-    });
-    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
-    expect(r.ebb.stderr).toBe("");
-  }, 180_000);
   test("-N 3 -n 6: the tasks per node Slurm's cons_tres gives (4,1,1 on idle 4-core nodes), where srun's tasks run, a packed step's SLURM_DISTRIBUTION, and srun --ntasks-per-node=2 laid out 3,2,1 over them", async () => {
     const r = await sideBySide("tasks-layout.sh");
     const file = `logs/hello-layout_${r.ebb.id}.out`;
@@ -407,16 +377,6 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
 
-  test("two srun -n 1 ... & steps in a job of one CPU: both run and print the same (Slurm 22.05 one after the other, ebb side by side; when is not compared)", async () => {
-    const r = await sideBySide("two-steps.sh");
-    const file = `two-steps-${r.ebb.id}.out`;
-    expect(Object.keys(r.ebb.files)).toEqual([file]);
-    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
-    expect(lines(r.slurm.files[file])).toEqual(["both ended", "step 0", "step 1", "task 1", "task 2"]);
-    expect(diagnostics(dirs.ebb, file)).toEqual([]);
-    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
-    expect(r.ebb.stderr).toBe("");
-  }, 120_000);
   /** Every file either side wrote, its lines sorted (tasks print in whatever order they run), and the same end. */
   async function sameRun(script: string, flags: string[] = [], args: string[] = []): Promise<{ slurm: Run; ebb: Run }> {
     const r = await sideBySide(script, flags, args);
@@ -462,8 +422,12 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     expect(r.slurm.files["imi_output.log"]).toBe("member 1 of 3\nmember 2 of 3\nmember 3 of 3\n");
     expect(r.ebb.stderr).toBe("");
   }, 120_000);
-  /** Scripts whose files name no node: run at once (submitAtOnce), each test below checks its own. */
+  /**
+   * Scripts whose files name no node and that submit no job: run at once (submitAtOnce), each test
+   * below checks its own. The first, whose signal comes 40 s in, is what the group waits for.
+   */
   const AT_ONCE: Entry[] = [
+    { script: "signal-cleanup.sh" },
     { script: "open-append.sh", args: ["echo", "hi there"] },
     { script: "omp-mem.sh" },
     { script: "procid-args.sh", args: ["echo one", "echo two", "echo three"] },
@@ -473,27 +437,94 @@ describe("fifty Slurm scripts, under Slurm and under ebb", () => {
     { script: "srun-args.sh", args: ["two words", "three"] },
     { script: "same-log.sh" },
     { script: "tasks-exclusive.sh" },
+    { script: "login-shell.sh" },
+    { script: "farm-exclusive.sh" },
+    { script: "two-steps.sh" },
+    { script: "script-args.sh", args: SCRIPT_ARGS },
     // Last, and the only array: Slurm numbers an array's tasks as they start, ebb at submission.
     { script: "array-throttle.sh" },
   ];
-  let atOnce: Promise<{ slurm: { runs: Run[]; files: Record<string, string> }; ebb: { runs: Run[]; files: Record<string, string> } }> | undefined;
+  let atOnce: Promise<{ slurm: Run[]; ebb: Run[] }> | undefined;
   const group = () => (atOnce ??= Promise.all([submitAtOnce("slurm", AT_ONCE), submitAtOnce("ebb", AT_ONCE)]).then(([slurm, ebb]) => ({ slurm, ebb })));
-  /** The group's run of `script` on each side, and the files all of them wrote. */
+  /** The group's run of `script` on each side (the same job id), and the files that run wrote on Slurm. */
   const inGroup = async (script: string) => {
     const g = await group();
     const i = AT_ONCE.findIndex((e) => e.script === script);
-    return { slurm: g.slurm.runs[i]!, ebb: g.ebb.runs[i]!, files: g.slurm.files };
+    const [s, e] = [g.slurm[i]!, g.ebb[i]!];
+    expect(e.id).toBe(s.id);
+    return { slurm: s, ebb: e, files: s.files };
   };
 
-  test("ten scripts at once: the same ids, exit codes and end states, the same files with the same lines", async () => {
+  test("fifteen scripts at once: the same ids, exit codes and end states, the same files with the same lines", async () => {
     const g = await group();
-    expect(g.ebb.runs.map((r) => [r.id, r.code, r.state])).toEqual(g.slurm.runs.map((r) => [r.id, r.code, r.state]));
-    expect(g.slurm.runs.map((r) => r.code)).toEqual(AT_ONCE.map(() => 0));
-    expect(Object.keys(g.ebb.files).sort()).toEqual(Object.keys(g.slurm.files).sort());
-    for (const f of Object.keys(g.slurm.files)) expect([f, lines(g.ebb.files[f])]).toEqual([f, lines(g.slurm.files[f])]);
+    expect(g.ebb.map((r) => [r.id, r.code, r.state])).toEqual(g.slurm.map((r) => [r.id, r.code, r.state]));
+    // All exit 0 but signal-cleanup.sh, which ends with wait's status (128 + USR1).
+    expect(g.slurm.map((r) => r.code)).toEqual(AT_ONCE.map((e) => (e.script === "signal-cleanup.sh" ? 138 : 0)));
+    AT_ONCE.forEach(({ script }, i) => {
+      const [s, e] = [g.slurm[i]!, g.ebb[i]!];
+      expect([script, Object.keys(e.files).sort()]).toEqual([script, Object.keys(s.files).sort()]);
+      for (const f of Object.keys(s.files)) expect([script, f, lines(e.files[f])]).toEqual([script, f, lines(s.files[f])]);
+    });
     // Where Slurm is silent, ebb says which flags change nothing here.
-    const ignored = "ebb submit: warning: ignoring #SBATCH flags ebb does not have: --ntasks-per-core=1 (line 4: ebb places a job's cores without sockets or threads), --hint=nomultithread (line 7: ebb binds each rank to cores of its own (ebb run --cpu-bind))\n";
-    expect(g.ebb.runs.map((r) => r.stderr)).toEqual(AT_ONCE.map((e) => (e.script === "hint-omp.sh" ? ignored : "")));
+    const ignored: Record<string, string> = {
+      "signal-cleanup.sh": "ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=... (line 3: ebb keeps no accounts)\n",
+      "hint-omp.sh": "ebb submit: warning: ignoring #SBATCH flags ebb does not have: --ntasks-per-core=1 (line 4: ebb places a job's cores without sockets or threads), --hint=nomultithread (line 7: ebb binds each rank to cores of its own (ebb run --cpu-bind))\n",
+    };
+    expect(g.ebb.map((r) => r.stderr)).toEqual(AT_ONCE.map((e) => ignored[e.script] ?? ""));
+  }, 300_000);
+
+  test("--signal=B:USR1@80 with a 2-minute limit: the batch shell's trap runs while it waits, and the job ends with wait's status", async () => {
+    const r = await inGroup("signal-cleanup.sh");
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    expect(r.slurm.files).toEqual({ [`slurm-${r.slurm.id}.out`]: "calculating\ncleanup: USR1 with 1 task(s) per node 1 in job example\n" });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect([r.slurm.code, r.slurm.state]).toEqual([138, "FAILED"]);
+    expect(r.ebb.stderr).toBe("ebb submit: warning: ignoring #SBATCH flags ebb does not have: --account=... (line 3: ebb keeps no accounts)\n");
+  }, 300_000);
+
+  test("a login shell (#!/bin/bash -l) whose /etc/profile sets PATH anew: srun, scontrol and scancel still ebb's; #SBATCH --parsable; --gres=mic:0; zero-padded %3j %5a %2t; scancel --signal to a step", async () => {
+    const r = await inGroup("login-shell.sh");
+    const id = r.slurm.id;
+    const job = `pad-${String(id).padStart(3, "0")}-4294967294-00-batch.out`;
+    const steps = [0, 1].map((t) => `step-0${t}-000-${String(id).padStart(4, "0")}.out`);
+    expect(Object.keys(r.ebb.files).sort()).toEqual([job, ...steps].sort());
+    // The step's line and scancel's may come in either order.
+    for (const f of Object.keys(r.slurm.files)) expect([f, lines(r.ebb.files[f])]).toEqual([f, lines(r.slurm.files[f])]);
+    expect(lines(r.slurm.files[job])).toEqual(["job lines: 1 1", "scancel 0", "step 0", "step got USR1"]);
+    expect(r.slurm.files[steps[1]!]).toBe("rank 1\n");
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 300_000);
+
+  test("a farm of srun -Q --exclusive -n 1 steps started with & in a job of 2 tasks: all 6 run, never more than 2 at once (how many wait when is the machine's, and not compared)", async () => {
+    const r = await inGroup("farm-exclusive.sh");
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    const id = r.slurm.id;
+    expect(r.slurm.files).toEqual({
+      [`farm_${id}.out`]: "steps that ran: 6\nat most 2 at once: yes\n",
+      ...Object.fromEntries([0, 1, 2, 3, 4, 5].map((i) => [`worker_${id}_${i}`, `task ${i} ran\n`])),
+    });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 300_000);
+
+  test("two srun -n 1 ... & steps in a job of one CPU: both run and print the same (Slurm 22.05 one after the other, ebb side by side; when is not compared)", async () => {
+    const r = await inGroup("two-steps.sh");
+    const file = `two-steps-${r.ebb.id}.out`;
+    expect(Object.keys(r.ebb.files)).toEqual([file]);
+    expect(lines(r.ebb.files[file])).toEqual(lines(r.slurm.files[file]));
+    expect(lines(r.slurm.files[file])).toEqual(["both ended", "step 0", "step 1", "task 1", "task 2"]);
+    expect(diagnostics(r.ebb.dir, file)).toEqual([]);
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
+  }, 300_000);
+
+  test("sbatch script.sh ARG...: the script's $1 $2 ... with spaces, quotes, $ and an empty one, handed on with \"$@\"", async () => {
+    const r = await inGroup("script-args.sh");
+    expect(r.ebb.files).toEqual(r.slurm.files);
+    expect(r.slurm.files).toEqual({ [`logs/args-${r.slurm.id}.out`]: `6 arguments, the first configs/base.yaml\n${SCRIPT_ARGS.map((a) => `[${a}]\n`).join("")}` });
+    expect([r.ebb.code, r.ebb.state]).toEqual([r.slurm.code, r.slurm.state]);
+    expect(r.ebb.stderr).toBe("");
   }, 300_000);
 
   test("#SBATCH --open-mode=append to a fixed file, the script's arguments eval'ed; srun -o onto a file with --open-mode=append and =truncate", async () => {
