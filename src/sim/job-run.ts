@@ -72,6 +72,14 @@ export interface JobRun {
   view?: SnapshotJob & { expectedEnd: number; remaining: number };
   viewKey: number;
   viewLimitKey: number;
+  /**
+   * What of a resized job's view follows neither the clock nor its pace, worked out with the view
+   * (view.ts): its limit's end (ms; rescaled as the adaptation under way commits) and its whole
+   * work's time at its current size and at the size it is adapting to (s).
+   */
+  viewLimitEnd: number;
+  viewWorkNow: number;
+  viewWorkAt: number;
   /** The instant (s) its clock-dependent part (`expectedEnd`, `remaining`, `mtct`) was worked out for; NaN: none. */
   viewAt: number;
 }
@@ -114,6 +122,9 @@ export function newJobRun(job: SimJob): JobRun {
     removing: [],
     viewKey: -1,
     viewLimitKey: -1,
+    viewLimitEnd: Number.NaN,
+    viewWorkNow: Number.NaN,
+    viewWorkAt: Number.NaN,
     viewAt: Number.NaN,
   };
 }
@@ -127,11 +138,6 @@ export function workTime(r: JobRun, p: number): number {
 export function advance(r: JobRun, t: number): void {
   if (r.state === "running" && !r.adapting) r.done = Math.min(1, r.done + ((t - r.since) * r.speed) / workTime(r, r.n));
   r.since = t;
-}
-
-/** Its progress as of `now`, without storing it (`done` is brought up to date at its own events only). */
-export function doneAt(r: JobRun, now: number): number {
-  return r.adapting ? r.done : Math.min(1, r.done + ((now - r.since) * r.speed) / workTime(r, r.n));
 }
 
 /** Whether a resize may happen now: jobs with outer iterations only at a resize point. */

@@ -4,7 +4,7 @@
  */
 import { spmdPhase } from "../model/spmd.ts";
 import type { PlanJobState, SnapshotJob } from "../sched/plan.ts";
-import { atResizePoint, doneAt, limitAfterResize, workTime, type JobRun } from "./job-run.ts";
+import { atResizePoint, limitAfterResize, workTime, type JobRun } from "./job-run.ts";
 
 /**
  * A running job at `now` (s). The view is kept on the job and rebuilt only when the job changed
@@ -20,6 +20,12 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
     v = r.view = freshView(r);
     r.viewKey = key;
     r.viewLimitKey = r.limitVersion;
+    if (r.resizes > 0) {
+      // (An adaptation under way rescales the limit when it commits.)
+      r.viewLimitEnd = (r.start + (r.adapting ? limitAfterResize(r, r.adaptEnd) : r.limit)) * 1000;
+      r.viewWorkNow = workTime(r, r.n);
+      r.viewWorkAt = r.adapting ? workTime(r, r.adaptTo) : r.viewWorkNow;
+    }
   } else if (r.viewAt === now && r.mtctKey === r.sampled) {
     // A pass again at this instant (the last one changed something) on a job it did not change: the view reads the same.
     return v;
@@ -41,16 +47,15 @@ export function runningView(r: JobRun, now: number): SnapshotJob {
   } else {
     // Resized: its progress at the trace's estimate ratio (at least 1, an estimate is an upper
     // bound), and never past its limit, where it is killed.
-    const size = r.adapting ? r.adaptTo : r.n;
+    // (Its limit's end and work times are the view's, above: they change only with the job.)
     const adaptLeft = r.adapting ? Math.max(0, r.adaptEnd - now) : 0;
-    const done = doneAt(r, now);
+    // Its progress as of now, not stored (`done` is brought up to date at its own events only).
+    const done = r.adapting ? r.done : Math.min(1, r.done + ((now - r.since) * r.speed) / r.viewWorkNow);
     // Slowed by its nodes' availability (hosts.ts), as the pass reads their states.
     const f = Math.max(1, r.estFactor) / Math.max(r.speed, 1e-9);
-    // (An adaptation under way rescales the limit when it commits.)
-    const limit = r.adapting ? limitAfterResize(r, r.adaptEnd) : r.limit;
-    const limitEnd = (r.start + limit) * 1000;
-    v.remaining = Math.min((1 - done) * workTime(r, r.n) * f, Math.max(0, limitEnd - nowMs) / 1000);
-    v.expectedEnd = Math.min(limitEnd, nowMs + (adaptLeft + (1 - done) * workTime(r, size) * f) * 1000);
+    const limitEnd = r.viewLimitEnd;
+    v.remaining = Math.min((1 - done) * r.viewWorkNow * f, Math.max(0, limitEnd - nowMs) / 1000);
+    v.expectedEnd = Math.min(limitEnd, nowMs + (adaptLeft + (1 - done) * r.viewWorkAt * f) * 1000);
   }
   return v;
 }

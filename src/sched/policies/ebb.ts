@@ -397,26 +397,23 @@ function candidate(job: JobState, input: PassInput): Cand | undefined {
  * in the order tried.
  */
 function easyPass(input: PassInput, q0: readonly PendingJob[]): { q: readonly PendingJob[]; b: BatchCountsPlan } {
-  let q = q0;
   // Resource mode: the pass on the nodes' resources tries them shortest first itself.
-  let b = batch(input, q, { rigid: true, shortestFirst: true });
-  if (!input.vectors && b.reservation && (b.free > 0 || b.starts.some((s) => s.reason === "backfill"))) {
-    // Behind the first waiting job, the shortest (by requested time) are tried first (shortest
-    // job backfilled first): its reservation is the same, and the shorter a job the more a wait
-    // weighs on its slowdown. A higher priority still goes first (`shortestFirstOrder`): a heavy
-    // user's short job does not pass a light user's longer one.
-    // Only jobs that fit in the nodes free before backfilling can be reordered by it; the others keep their place after them.
-    const h = q.findIndex((j) => j.id === b.reservation!.jobId);
-    let room = b.free;
-    for (const s of b.starts) if (s.reason === "backfill") room += s.nodes;
-    const order = shortestBehind(q, h, room);
-    if (order) {
-      // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
-      b = batch(input, order.ahead, { rigid: true });
-      q = order.q;
-    }
-  }
-  return { q, b };
+  if (input.vectors) return { q: q0, b: batch(input, q0, { rigid: true, shortestFirst: true }) };
+  // Behind the first waiting job, the shortest (by requested time) are tried first (shortest job
+  // backfilled first): its reservation is the same, and the shorter a job the more a wait weighs
+  // on its slowdown. A higher priority still goes first (`shortestFirstOrder`): a heavy user's
+  // short job does not pass a light user's longer one. Only jobs that fit in the nodes free at the
+  // reservation (before backfilling) can be reordered by it; the others keep their place after them.
+  // So the queue's order is needed only up to the reservation: no backfill in queue order is
+  // planned that the shortest-first order then replaces. (Without a reservation, or with no node
+  // free at it, the pass ends there anyway.)
+  const upTo = batch(input, q0, { rigid: true, backfill: false });
+  if (!upTo.reservation || upTo.free <= 0) return { q: q0, b: upTo };
+  const h = q0.findIndex((j) => j.id === upTo.reservation!.jobId);
+  const order = shortestBehind(q0, h, upTo.free);
+  // The others cannot start in this pass: the batch needs only the jobs up to the head and those that fit.
+  if (order) return { q: order.q, b: batch(input, order.ahead, { rigid: true }) };
+  return { q: q0, b: batch(input, q0, { rigid: true }) };
 }
 
 interface Reordered {
