@@ -30,6 +30,7 @@ import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
+import { programPaths, unanswered, type NamedPath } from "./path-probe.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
 import { below, readerNodes } from "../../tbon/stdin-route.ts";
 import { pipe } from "../../util/pipe.ts";
@@ -375,15 +376,14 @@ export class StepNode {
     // MPI executables get the CFG interposition library (compiled at first need), or run
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
     // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
-    const exe = this.cfg ? (argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "") : "";
+    const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
+    // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts).
+    const hung = count === 0 ? undefined : await unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programPaths(program, spec.cwd, jobPath(spec.env)), ...this.outputPaths()]);
+    if (this.done) return;
+    if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
+    const exe = this.cfg ? program : "";
     const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) });
-    if (!found) {
-      this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
-      for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
-      this.localLaunched = true;
-      this.maybeLaunched();
-      return;
-    }
+    if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
     let preload: Record<string, string> = {};
     if (this.cfg && found.mpi) {
       const lib = await this.ctx.cfgLibrary();
@@ -419,6 +419,21 @@ export class StepNode {
     }
     this.localLaunched = true;
     this.maybeLaunched();
+  }
+
+  /** This node's ranks do not start: each exits 1, after `message`. */
+  private failLaunch(here: readonly number[], message: string): void {
+    this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message });
+    for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
+    this.localLaunched = true;
+    this.maybeLaunched();
+  }
+
+  /** The step's output (and error) files, to look up first, when this node writes them. */
+  private outputPaths(): NamedPath[] {
+    const target = this.spec.outputFile;
+    if (target?.node !== this.ctx.name) return [];
+    return [{ what: "output file", path: target.path }, ...(target.error === undefined ? [] : [{ what: "error file", path: target.error }])];
   }
 
   /** The step's output (and error) files when this node writes them (ranks get them as stdout and stderr), else undefined: forward. */
