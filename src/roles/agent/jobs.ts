@@ -5,7 +5,7 @@
 import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
-import { unanswered } from "./path-probe.ts";
+import type { PathProbes } from "./path-probe.ts";
 import { outputMode } from "../job-umask.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
@@ -34,6 +34,8 @@ export interface JobRunnerContext {
   controllerUrl: string;
   /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
   controllerCa?: TrustedCa;
+  /** Looks a job's paths up off the agent's thread first (path-probe.ts). */
+  paths: PathProbes;
   /** Report the job's end (the end of its run `run`) to the controller. */
   exited(jobId: number, exitCode: number, message?: string, lostNode?: string, run?: number): void;
 }
@@ -63,7 +65,7 @@ export class JobRunner {
   private async probe(job: JobStart): Promise<string | undefined> {
     const paths = [job.cwd, job.output, ...(job.error === undefined ? [] : [job.error])].map((p, i) => ({ what: ["working directory", "output file", "error file"][i]!, path: resolve(job.cwd, p) }));
     try {
-      return await unanswered(identityFor(job.user), paths);
+      return await this.ctx.paths.unanswered(identityFor(job.user), paths);
     } catch {
       return undefined;
     }

@@ -30,7 +30,7 @@ import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
-import { programPaths, unanswered, type NamedPath } from "./path-probe.ts";
+import { programPaths, type NamedPath, type PathProbes } from "./path-probe.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
 import { below, readerNodes } from "../../tbon/stdin-route.ts";
 import { pipe } from "../../util/pipe.ts";
@@ -73,6 +73,8 @@ export interface StepContext {
   allocation: NodeAllocation;
   /** Credentials already used for a launch here. */
   usedCredentials: UsedCredentials;
+  /** Looks a step's paths up off the agent's thread first (path-probe.ts). */
+  paths: PathProbes;
 }
 
 /**
@@ -378,7 +380,7 @@ export class StepNode {
     // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
     // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts).
-    const hung = count === 0 ? undefined : await unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programPaths(program, spec.cwd, jobPath(spec.env)), ...this.outputPaths()]);
+    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programPaths(program, spec.cwd, jobPath(spec.env)), ...this.outputPaths()]);
     if (this.done) return;
     if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
     const exe = this.cfg ? program : "";
