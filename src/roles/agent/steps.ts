@@ -30,6 +30,7 @@ import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
+import { PmiPaces } from "./pmi-pace.ts";
 import { programPaths, type NamedPath, type PathProbes } from "./path-probe.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
 import { below, readerNodes } from "../../tbon/stdin-route.ts";
@@ -100,6 +101,8 @@ export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
   /** What each user's steps here hold in their PMI key-value spaces together (USER_KVS_MAX_BYTES). */
   readonly kvsBytes = new UserBytes(USER_KVS_MAX_BYTES);
+  /** How fast each user's ranks here may send PMI (pmi-pace.ts). */
+  readonly pmiPaces = new PmiPaces();
 
   constructor(readonly ctx: StepContext) {}
 
@@ -306,6 +309,7 @@ export class StepNode {
         children,
         // An agent that is not root runs every step as its own user: one share for all.
         kvsShare: this.svc.kvsBytes.of(this.ctx.allocation.userOf(spec.jobId) ?? ""),
+        pace: this.svc.pmiPaces.of(this.ctx.allocation.userOf(spec.jobId) ?? "", this.key),
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
