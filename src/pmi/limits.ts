@@ -65,15 +65,17 @@ export const KVS_KEY_COST = 64;
 export const NAMES_MAX = 1024;
 
 /**
- * What one user's ranks on a node may send their PMI servers (the node's agent), all their steps'
- * together: PMI_BYTES_PER_SECOND on average, PMI_BURST_BYTES at once; each read counts
- * PMI_READ_COST bytes more (a flood of one-byte writes costs the agent a read each). Past it the
- * agent reads no more of them until the rate has paid it back: nothing is dropped, a flooding rank
- * just waits, and the agent's thread serves every other user's ranks meanwhile. Measured: a
- * 64-rank MPICH wire-up (hello: init, allreduce, finalize) sent ~50-65 KB in 765 reads, ~1 KB a
- * rank with their cost; so the burst holds a 1,024-rank one (MAX_RANKS_PER_NODE) about 4 times,
- * and the rate ~16 64-rank ones a second.
+ * What one user's ranks on a node may cost their PMI servers (the node's agent), all their steps'
+ * together: PMI_BYTES_PER_SECOND on average, PMI_BURST_BYTES at once, a read counting its bytes,
+ * PMI_READ_COST more, and PMI_REQUEST_COST more for each request in it (socket.ts `readCost`). Past
+ * it the agent reads no more of them until the rate has paid it back: nothing is dropped, a
+ * flooding rank just waits, and the agent's thread serves every other user's ranks meanwhile.
+ * Measured (the agent's CPU, load 14-30): a 64-rank MPICH wire-up (hello: init, allreduce,
+ * finalize) sent ~50-65 KB in 765 reads; tiny requests (`cmd=get_maxes`, 14 bytes) cost the agent
+ * ~6 us each, so counted by their bytes alone 1 MiB/s of them took 44% of its thread, counted
+ * with PMI_REQUEST_COST a few percent. The burst holds a 1,024-rank wire-up (MAX_RANKS_PER_NODE).
  */
 export const PMI_BYTES_PER_SECOND = 1 << 20;
-export const PMI_BURST_BYTES = 4 << 20;
+export const PMI_BURST_BYTES = 8 << 20;
 export const PMI_READ_COST = 64;
+export const PMI_REQUEST_COST = 256;

@@ -4,16 +4,29 @@ import type { PmiBackend } from "./backend.ts";
 import { SocketWriter, bunConnect } from "./bun-socket.ts";
 import { PmiConnection, type PmiConnectionOptions, type PmiMode } from "./connection.ts";
 import { loopbackPeerUid } from "./peer-uid.ts";
+import { PMI_READ_COST, PMI_REQUEST_COST } from "./limits.ts";
 
 /**
- * Counts `bytes` read from a rank's connection; the milliseconds to read no more of it (0: none).
+ * Counts what a read from a rank's connection cost (`readCost`); the milliseconds to read no more of it (0: none).
  * The agent paces each user's ranks together (a rank flooding requests, valid or not, would
  * otherwise take the thread that serves every job's PMI on the node).
  */
 export type PmiPace = (bytes: number) => number;
 
-/** Reads no more of a connection for `wait` ms. */
-function paused(wait: number, pause: () => void, resume: () => void): void {
+const CMD = Buffer.from("cmd=");
+
+/** What a read costs the server: its bytes, PMI_READ_COST, and PMI_REQUEST_COST for each request in it (`cmd=`, PMI-1 and PMI-2). */
+export function readCost(chunk: Uint8Array | string): number {
+  const bytes = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  let requests = 0;
+  for (let at = bytes.indexOf(CMD); at >= 0; at = bytes.indexOf(CMD, at + CMD.length)) requests++;
+  return bytes.length + PMI_READ_COST + requests * PMI_REQUEST_COST;
+}
+
+/** Reads no more of a connection for `pace`'s wait for `chunk`. */
+function paused(pace: PmiPace | undefined, chunk: Uint8Array | string, pause: () => void, resume: () => void): void {
+  if (!pace) return;
+  const wait = pace(readCost(chunk));
   if (wait <= 0) return;
   pause();
   setTimeout(resume, wait);
@@ -34,7 +47,7 @@ export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions, pace
   );
   socket.on("data", (chunk: Uint8Array | string) => {
     conn.feed(chunk);
-    if (pace) paused(pace(chunk.length), () => socket.pause(), () => socket.resume());
+    paused(pace, chunk, () => socket.pause(), () => socket.resume());
   });
   socket.on("drain", () => conn.drained());
   socket.on("close", () => conn.closed());
@@ -56,7 +69,7 @@ export function attachPmiFd(fd: number, opts: PmiConnectionOptions, pace?: PmiPa
   const closed = () => conn.closed();
   const data = (s: Bun.Socket<undefined>, chunk: Uint8Array) => {
     conn.feed(chunk);
-    if (pace) paused(pace(chunk.length), () => s.pause(), () => s.resume());
+    paused(pace, chunk, () => s.pause(), () => s.resume());
   };
   bunConnect({ fd }, { data, drain: () => out.flush(), end: closed, close: closed, error: closed }).then(
     (s) => out.attach(s),
