@@ -11,7 +11,7 @@ import { PMI_READ_COST, PMI_REQUEST_COST } from "./limits.ts";
  * The agent paces each user's ranks together (a rank flooding requests, valid or not, would
  * otherwise take the thread that serves every job's PMI on the node).
  */
-export type PmiPace = (bytes: number) => number;
+export type PmiPace = (cost: number) => number;
 
 const CMD = Buffer.from("cmd=");
 

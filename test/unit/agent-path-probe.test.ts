@@ -6,9 +6,9 @@ test("a program's paths to look up are execvp's: itself with a slash (from the d
   expect(programPaths("./a.out", "/home/al", "/bin")).toEqual([{ what: "program", path: "/home/al/a.out" }]);
   expect(programPaths("/opt/x", "/home/al", "/bin")).toEqual([{ what: "program", path: "/opt/x" }]);
   expect(programPaths("prog", "/home/al", "/usr/bin::bin").map((p) => [p.path, p.onPath])).toEqual([
-    ["/usr/bin/prog", true],
-    ["/home/al/prog", true],
-    ["/home/al/bin/prog", true],
+    ["/usr/bin/prog", "first"],
+    ["/home/al/prog", "later"],
+    ["/home/al/bin/prog", "later"],
   ]);
   expect(programPaths("prog", "/", undefined).map((p) => p.path)).toEqual(["/usr/local/bin/prog", "/usr/bin/prog", "/bin/prog"]);
   // A batch script read from its descriptor, and no program: nothing of the user's to look up.

@@ -24,26 +24,26 @@ export const PATH_ANSWER_SECONDS = 10;
 export interface NamedPath {
   what: string;
   path: string;
-  /** One of a program's places on PATH: looked up until the first executable file, as execvp. */
-  onPath?: boolean;
+  /** One of a program's places on PATH (its first, or a later one): looked up until the first executable file, as execvp. */
+  onPath?: "first" | "later";
 }
 
 /**
- * The look-up of `$p`, then a line out: `?path` is a PATH candidate, passed over once one was found
- * (`found`). An answer (there or not, allowed or not) is all that is asked.
+ * The look-up of `$p`, then a line out: `?path` is a program's place on PATH, passed over once one
+ * was found (`found`), `!path` its first. An answer (there or not, allowed or not) is all that is asked.
  */
-const LOOK_ONE = `case $p in '?'*) [ -n "$found" ] || { [ -f "\${p#?}" ] && [ -x "\${p#?}" ] && found=1; } ;; *) [ -e "$p" ] ;; esac; echo`;
+const LOOK_ONE = `case $p in '!'*) found=; p="?\${p#?}" ;; esac; case $p in '?'*) [ -n "$found" ] || { [ -f "\${p#?}" ] && [ -x "\${p#?}" ] && found=1; } ;; *) [ -e "$p" ] ;; esac; echo`;
 /** The paths as arguments, once. */
-const LOOK = `found=; for p do ${LOOK_ONE}; done`;
-/** The paths on stdin, a line each, kept between jobs: an empty line ends a look-up. */
-const LOOK_ON = `found=; while IFS= read -r p; do if [ -z "$p" ]; then found=; else ${LOOK_ONE}; fi; done`;
+const LOOK = `for p do ${LOOK_ONE}; done`;
+/** The paths on stdin, a line each, kept between jobs (an empty line ends a look-up). */
+const LOOK_ON = `while IFS= read -r p; do [ -z "$p" ] || { ${LOOK_ONE}; }; done`;
 
 /** The places of `name` in `PATH` (from `cwd`), as execvp tries them; itself when it has a slash. */
 export function programPaths(name: string, cwd: string, PATH: string | undefined): NamedPath[] {
   if (name === "" || name.startsWith("/dev/fd/")) return [];
   if (name.includes("/")) return [{ what: "program", path: resolve(cwd, name) }];
   const dirs = (PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":", PATH_DIRS_SEARCHED);
-  return dirs.map((dir) => ({ what: `program ${name}: PATH directory`, path: resolve(cwd, join(dir || ".", name)), onPath: true }));
+  return dirs.map((dir, i) => ({ what: `program ${name}: PATH directory`, path: resolve(cwd, join(dir || ".", name)), onPath: i === 0 ? "first" : "later" }));
 }
 
 /** How long a user's look-up process waits, idle, for the next job's paths. */
@@ -150,7 +150,7 @@ export class PathProbes {
    */
   async unanswered(id: Identity | undefined, paths: readonly NamedPath[], seconds = PATH_ANSWER_SECONDS): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
-    const lines = paths.map((p) => (p.onPath ? `?${p.path}` : p.path));
+    const lines = paths.map((p) => (p.onPath === "first" ? `!${p.path}` : p.onPath ? `?${p.path}` : p.path));
     let r: { got: number; late: boolean };
     try {
       r = (await this.askKept(id, lines, seconds)) ?? (await answers(spawnAs(id, LOOK, lines, "ignore"), seconds, lines.length));

@@ -383,8 +383,9 @@ export class StepNode {
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
     // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
-    // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts).
-    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programPaths(program, spec.cwd, jobPath(spec.env)), ...this.outputPaths()]);
+    // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
+    const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
+    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()]);
     if (this.done) return;
     if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
     const exe = this.cfg ? program : "";
