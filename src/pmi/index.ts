@@ -4,12 +4,12 @@ export { PmiConnection, type PmiConnectionOptions, type PmiIo, type PmiMode } fr
 export { PmiCodecError, PmiError } from "./errors.ts";
 export { FenceMerge } from "./fence-merge.ts";
 export { CountedKvs, type KvsSize, kvsCapExceeded } from "./kvs.ts";
-export { KEYLEN_MAX, KVS_KEY_COST, KVS_MAX_BYTES, KVS_MAX_KEYS, NAMES_MAX, USER_KVS_MAX_BYTES, KVSNAME_MAX, V1_MAX_LINE, V1_MAX_VALUE, V2_MAX_FRAME, V2_MAX_VALUE, VALLEN_MAX } from "./limits.ts";
+export { KEYLEN_MAX, KVS_KEY_COST, KVS_MAX_BYTES, KVS_MAX_KEYS, NAMES_MAX, PMI_BURST_BYTES, PMI_BYTES_PER_SECOND, PMI_READ_COST, PMI_REQUEST_COST, USER_KVS_MAX_BYTES, KVSNAME_MAX, V1_MAX_LINE, V1_MAX_VALUE, V2_MAX_FRAME, V2_MAX_VALUE, VALLEN_MAX } from "./limits.ts";
 export { expandProcessMapping, processMapping, processMappingOfRanks } from "./mapping.ts";
 export { formatMcmdSpawn, parseMcmdSpawn } from "./mcmd.ts";
 export { PmiMessage } from "./message.ts";
 export { type KvsShare, type NodeStepHooks, NodeStepPmi } from "./node-step.ts";
-export { type PmiPortServer, attachPmiFd, attachPmiSocket, listenPmiPort } from "./socket.ts";
+export { type PmiPace, type PmiPortServer, attachPmiFd, attachPmiSocket, listenPmiPort, readCost } from "./socket.ts";
 export { formatV1, parseV1 } from "./v1.ts";
 export { decodeV2Length, formatV2, parseV2, parseV2Spawn } from "./v2.ts";
 export { FENCE_PIECE_MAX, kvsPieces, sendPieces } from "./kvs-pieces.ts";

@@ -63,3 +63,21 @@ export const KVS_KEY_COST = 64;
 
 /** Services a job may have published at once (PMI `publish_name` / `name-publish`); the controller holds them until the job ends. */
 export const NAMES_MAX = 1024;
+
+/**
+ * What one user's ranks on a node may cost their PMI servers (the node's agent), all their steps'
+ * together: PMI_BYTES_PER_SECOND on average, PMI_BURST_BYTES at once, a read counting its bytes,
+ * PMI_READ_COST more, and PMI_REQUEST_COST more for each request in it (socket.ts `readCost`). Past
+ * it the agent reads no more of them until the rate has paid it back: nothing is dropped, a
+ * flooding rank just waits, and the agent's thread serves every other user's ranks meanwhile.
+ * Measured (the agent's CPU, load 10-30): a request costs it ~6 us and ~30 ns a byte (14-byte
+ * `cmd=get_maxes`: 6 us; a 600-byte put: 24 us), so a cost unit is about a byte's worth of its
+ * CPU and the rate ~20% of its thread at most; counted by bytes alone, 1 MiB/s of get_maxes took
+ * 44% of it. A 64-rank MPICH wire-up (hello: init, allreduce, finalize) sent ~50-65 KB in 765
+ * reads, ~0.3 MB of cost: the burst holds a 1,024-rank one (MAX_RANKS_PER_NODE) about 3 times.
+ * A user filling his 64 MiB of KVS (USER_KVS_MAX_BYTES) with 900-byte values takes ~10 s.
+ */
+export const PMI_BYTES_PER_SECOND = 8 << 20;
+export const PMI_BURST_BYTES = 16 << 20;
+export const PMI_READ_COST = 64;
+export const PMI_REQUEST_COST = 256;

@@ -4,12 +4,39 @@ import type { PmiBackend } from "./backend.ts";
 import { SocketWriter, bunConnect } from "./bun-socket.ts";
 import { PmiConnection, type PmiConnectionOptions, type PmiMode } from "./connection.ts";
 import { loopbackPeerUid } from "./peer-uid.ts";
+import { PMI_READ_COST, PMI_REQUEST_COST } from "./limits.ts";
+
+/**
+ * Counts what a read from a rank's connection cost (`readCost`); the milliseconds to read no more of it (0: none).
+ * The agent paces each user's ranks together (a rank flooding requests, valid or not, would
+ * otherwise take the thread that serves every job's PMI on the node).
+ */
+export type PmiPace = (cost: number) => number;
+
+const CMD = Buffer.from("cmd=");
+
+/** What a read costs the server: its bytes, PMI_READ_COST, and PMI_REQUEST_COST for each request in it (`cmd=`, PMI-1 and PMI-2). */
+export function readCost(chunk: Uint8Array | string): number {
+  const bytes = typeof chunk === "string" ? Buffer.from(chunk) : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
+  let requests = 0;
+  for (let at = bytes.indexOf(CMD); at >= 0; at = bytes.indexOf(CMD, at + CMD.length)) requests++;
+  return bytes.length + PMI_READ_COST + requests * PMI_REQUEST_COST;
+}
+
+/** Reads no more of a connection for `pace`'s wait for `chunk`. */
+function paused(pace: PmiPace | undefined, chunk: Uint8Array | string, pause: () => void, resume: () => void): void {
+  if (!pace) return;
+  const wait = pace(readCost(chunk));
+  if (wait <= 0) return;
+  pause();
+  setTimeout(resume, wait);
+}
 
 /**
  * Wire a connected stream to a PmiConnection: the parent's end of a rank's socketpair
  * (`child.stdio[3]` when spawned with `stdio: [..., "pipe"]`) or a socket accepted on PMI_PORT.
  */
-export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): PmiConnection {
+export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions, pace?: PmiPace): PmiConnection {
   const conn = new PmiConnection(
     {
       write: (data) => void socket.write(data),
@@ -18,7 +45,10 @@ export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): Pmi
     },
     opts,
   );
-  socket.on("data", (chunk: Uint8Array | string) => conn.feed(chunk));
+  socket.on("data", (chunk: Uint8Array | string) => {
+    conn.feed(chunk);
+    paused(pace, chunk, () => socket.pause(), () => socket.resume());
+  });
   socket.on("drain", () => conn.drained());
   socket.on("close", () => conn.closed());
   socket.on("end", () => conn.closed());
@@ -30,14 +60,18 @@ export function attachPmiSocket(socket: Duplex, opts: PmiConnectionOptions): Pmi
  * Serve PMI on the parent's end of a rank's socketpair, given as a descriptor (`child.stdio[3]`),
  * through Bun's own socket. Replies written before it is adopted wait for it.
  */
-export function attachPmiFd(fd: number, opts: PmiConnectionOptions): PmiConnection {
+export function attachPmiFd(fd: number, opts: PmiConnectionOptions, pace?: PmiPace): PmiConnection {
   const out = new SocketWriter(() => conn.drained());
   const conn: PmiConnection = new PmiConnection(
     { write: (data) => out.write(data), close: (discard) => (discard ? out.abort() : out.end()), backlog: () => out.backlog },
     opts,
   );
   const closed = () => conn.closed();
-  bunConnect({ fd }, { data: (_s, chunk) => conn.feed(chunk), drain: () => out.flush(), end: closed, close: closed, error: closed }).then(
+  const data = (s: Bun.Socket<undefined>, chunk: Uint8Array) => {
+    conn.feed(chunk);
+    paused(pace, chunk, () => s.pause(), () => s.resume());
+  };
+  bunConnect({ fd }, { data, drain: () => out.flush(), end: closed, close: closed, error: closed }).then(
     (s) => out.attach(s),
     closed,
   );
@@ -65,6 +99,7 @@ export async function listenPmiPort(opts: {
    * the agent's (root's, serving every user), and the ranks' user may open as many as he likes.
    */
   maxOpen?: number;
+  pace?: PmiPace;
 }): Promise<PmiPortServer> {
   const host = opts.host ?? "127.0.0.1";
   const sockets = new Set<Socket>();
@@ -93,7 +128,7 @@ export async function listenPmiPort(opts: {
     sockets.add(sock);
     sock.on("close", () => sockets.delete(sock));
     sock.setNoDelay(true);
-    attachPmiSocket(sock, { mode: opts.mode, byId: opts.byId, onError: opts.onError });
+    attachPmiSocket(sock, { mode: opts.mode, byId: opts.byId, onError: opts.onError }, opts.pace);
   });
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);

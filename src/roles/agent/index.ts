@@ -19,6 +19,7 @@ import { VERSION } from "../../util/version.ts";
 import { PROTOCOL_VERSION } from "../../proto/version.ts";
 import { baseEnv, withEbbOnPath } from "./env.ts";
 import { JobRunner } from "./jobs.ts";
+import { PathProbes } from "./path-probe.ts";
 import { GroupLog } from "./group-log.ts";
 import { Containment } from "./containment.ts";
 import type { Sentinel } from "./sentinel.ts";
@@ -197,6 +198,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     if (swept.length > 0) log.info(`removed ${swept.length} file(s) of dead processes or of this agent's earlier life from ${dir}`);
   }
   const nodeHost = o.advertise ? hostOf(o.advertise) : advertisedHost(o.listen, controllerUrl);
+  const paths = new PathProbes();
   const steps = new StepService({
     allocation,
     usedCredentials: new UsedCredentials(),
@@ -218,6 +220,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       send({ t: "program", jobId, structure: info.structure?.slice(0, 65536), pc: num("pc"), iteration: num("iteration"), bound: num("bound") });
     },
     shmDir,
+    paths,
   });
   const server = serveSteps(o.listen, steps, o.clusterKey, o.tls, o.stepMiBPerSecond, (jobId) => allocation.userOf(jobId));
   const addr = o.advertise ?? formatHostPort({ host: nodeHost, port: server.port! });
@@ -243,6 +246,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     placement,
     controllerUrl,
     controllerCa,
+    paths,
     exited: (jobId, exitCode, message, lostNode, run) => {
       const used = usage.takeAtExit(jobId);
       const exit = { exitCode, message, lostNode, run, ...(used ? { usage: used } : {}) };
@@ -358,6 +362,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       steps.closeAll();
       channel?.close();
       procs.killAll();
+      paths.close();
       if (o.peers) pool.removeLocal(addr);
       else pool.close();
       server.stop(true);

@@ -5,6 +5,7 @@
 import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
+import type { PathProbes } from "./path-probe.ts";
 import { outputMode } from "../job-umask.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
@@ -33,6 +34,8 @@ export interface JobRunnerContext {
   controllerUrl: string;
   /** In a TLS cluster: the cluster CA, as a file job processes can read (EBB_CA). */
   controllerCa?: TrustedCa;
+  /** Looks a job's paths up off the agent's thread first (path-probe.ts). */
+  paths: PathProbes;
   /** Report the job's end (the end of its run `run`) to the controller. */
   exited(jobId: number, exitCode: number, message?: string, lostNode?: string, run?: number): void;
 }
@@ -42,9 +45,33 @@ export class JobRunner {
   /** Batch shells running here, by job. */
   private readonly shells = new Map<number, Proc>();
 
+  /** Jobs whose paths are being looked up (path-probe.ts), each with its start; a kill meanwhile takes it out. */
+  private readonly probing = new Map<number, JobStart>();
+
   constructor(private readonly ctx: JobRunnerContext) {}
 
+  /** Starts the job once its directory and output files have answered, off this thread (path-probe.ts). */
   start(job: JobStart): void {
+    this.probing.set(job.id, job);
+    void this.probe(job).then((hung) => {
+      if (this.probing.get(job.id) !== job) return;
+      this.probing.delete(job.id);
+      if (hung) this.ctx.exited(job.id, 1, `could not start on ${this.ctx.name}: ${hung}`, undefined, job.run);
+      else this.startNow(job);
+    });
+  }
+
+  /** Why the job's paths cannot be used, if one did not answer; an unknown user is startNow's to report. */
+  private async probe(job: JobStart): Promise<string | undefined> {
+    const paths = [job.cwd, job.output, ...(job.error === undefined ? [] : [job.error])].map((p, i) => ({ what: ["working directory", "output file", "error file"][i]!, path: resolve(job.cwd, p) }));
+    try {
+      return await this.ctx.paths.unanswered(identityFor(job.user), paths);
+    } catch {
+      return undefined;
+    }
+  }
+
+  private startNow(job: JobStart): void {
     try {
       // Looked at with the user's rights: whether a path exists in a directory closed to them is not theirs to learn.
       if (!asUser(identityFor(job.user), () => existsSync(job.cwd))) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`, undefined, job.run);
@@ -74,8 +101,9 @@ export class JobRunner {
     return this.commandLaunches.has(jobId);
   }
 
-    /** A job is being killed: a command step rooted here stops too. */
+  /** A job is being killed: one whose paths are being looked up does not start, a command step rooted here stops. */
   kill(jobId: number, reason: string): void {
+    this.probing.delete(jobId);
     this.commandLaunches.get(jobId)?.cancel(reason, 143);
   }
 

@@ -9,6 +9,7 @@ import {
   kvsPieces,
   sendPieces,
   type KvsShare,
+  type PmiPace,
   attachPmiFd,
   listenPmiPort,
   NodeStepPmi,
@@ -49,6 +50,8 @@ export interface StepPmiContext {
   children: number[];
   /** The ranks' user's share of what his steps on this node may hold in their KVS together. */
   kvsShare?: KvsShare;
+  /** Paces what the ranks' user's ranks on this node send (PMI_BYTES_PER_SECOND). */
+  pace?: PmiPace;
   up(msg: StepUp): void;
   /** `error`: the controller refused the request (a cap); the rank gets it as its error reply. */
   names(op: NameOp, service: string, port?: string): Promise<{ ok: boolean; port?: string; error?: string }>;
@@ -144,6 +147,7 @@ export class StepPmi {
         uid: this.c.rankUid,
         maxOpen: ranks.length + PMI_PORT_SLACK,
         onError: (message) => log.warn(`step ${this.c.key}: ${message}`),
+        pace: this.c.pace,
       });
   }
 
@@ -163,7 +167,7 @@ export class StepPmi {
   /** Serve PMI on the agent's end of a rank's socketpair. */
   attach(rank: number, fd: number): void {
     const mode = this.c.spec.pmi === "none" ? "both" : this.c.spec.pmi;
-    this.conns.set(rank, attachPmiFd(fd, { mode, backend: this.node.backend(rank) }));
+    this.conns.set(rank, attachPmiFd(fd, { mode, backend: this.node.backend(rank) }, this.c.pace));
   }
 
   /** KVS entries every local rank can read at once (no fence). */

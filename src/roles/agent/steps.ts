@@ -30,6 +30,8 @@ import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
 import { linksMpi, type CfgLib } from "./cfg-lib.ts";
+import { PmiPaces } from "./pmi-pace.ts";
+import { programPaths, type NamedPath, type PathProbes } from "./path-probe.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
 import { below, readerNodes } from "../../tbon/stdin-route.ts";
 import { pipe } from "../../util/pipe.ts";
@@ -72,6 +74,8 @@ export interface StepContext {
   allocation: NodeAllocation;
   /** Credentials already used for a launch here. */
   usedCredentials: UsedCredentials;
+  /** Looks a step's paths up off the agent's thread first (path-probe.ts). */
+  paths: PathProbes;
 }
 
 /**
@@ -97,6 +101,8 @@ export class StepService implements StepEndpoint {
   readonly steps = new Map<string, StepNode>();
   /** What each user's steps here hold in their PMI key-value spaces together (USER_KVS_MAX_BYTES). */
   readonly kvsBytes = new UserBytes(USER_KVS_MAX_BYTES);
+  /** How fast each user's ranks here may send PMI (pmi-pace.ts). */
+  readonly pmiPaces = new PmiPaces();
 
   constructor(readonly ctx: StepContext) {}
 
@@ -303,6 +309,7 @@ export class StepNode {
         children,
         // An agent that is not root runs every step as its own user: one share for all.
         kvsShare: this.svc.kvsBytes.of(this.ctx.allocation.userOf(spec.jobId) ?? ""),
+        pace: this.svc.pmiPaces.of(this.ctx.allocation.userOf(spec.jobId) ?? "", this.key),
         up: (m) => this.up(m),
         names: (op, service, port) => this.ctx.names(spec.jobId, op, service, port),
         extension: this.adapt ? (rank, cmd, args) => this.adapt!.extension(rank, cmd, args) : undefined,
@@ -375,15 +382,15 @@ export class StepNode {
     // MPI executables get the CFG interposition library (compiled at first need), or run
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
     // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
-    const exe = this.cfg ? (argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "") : "";
+    const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
+    // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
+    const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
+    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()]);
+    if (this.done) return;
+    if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
+    const exe = this.cfg ? program : "";
     const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) });
-    if (!found) {
-      this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message: `working directory ${spec.cwd} does not exist on ${this.ctx.name}` });
-      for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
-      this.localLaunched = true;
-      this.maybeLaunched();
-      return;
-    }
+    if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
     let preload: Record<string, string> = {};
     if (this.cfg && found.mpi) {
       const lib = await this.ctx.cfgLibrary();
@@ -419,6 +426,21 @@ export class StepNode {
     }
     this.localLaunched = true;
     this.maybeLaunched();
+  }
+
+  /** This node's ranks do not start: each exits 1, after `message`. */
+  private failLaunch(here: readonly number[], message: string): void {
+    this.up({ t: "error", step: this.key, node: this.ctx.name, kind: "launch", message });
+    for (const rank of here) this.up({ t: "exit", step: this.key, rank, node: this.ctx.name, code: 1 });
+    this.localLaunched = true;
+    this.maybeLaunched();
+  }
+
+  /** The step's output (and error) files, to look up first, when this node writes them. */
+  private outputPaths(): NamedPath[] {
+    const target = this.spec.outputFile;
+    if (target?.node !== this.ctx.name) return [];
+    return [{ what: "output file", path: target.path }, ...(target.error === undefined ? [] : [{ what: "error file", path: target.error }])];
   }
 
   /** The step's output (and error) files when this node writes them (ranks get them as stdout and stderr), else undefined: forward. */

@@ -1,0 +1,104 @@
+/**
+ * Two real users on one node, the agent root: what one user's job can do to the agent's thread,
+ * which serves every job on the node.
+ *
+ * - A file system that never answers (a FUSE mount whose daemon reads nothing: the kernel's every
+ *   request on it waits), named by his jobs. Unfixed: the agent's thread waited in open(2) of the
+ *   job's output file (or stat of its directory, or of its program on PATH), its heartbeats
+ *   stopped, the node went DOWN and her job NODE_FAIL. Now each of his fails alone, naming the
+ *   path; the node stays up and her jobs run, the one already running and one submitted meanwhile.
+ * - His rank flooding its PMI server with valid requests: paced at PMI_BYTES_PER_SECOND (all his
+ *   ranks on the node together, each request counting PMI_REQUEST_COST bytes more), the agent pausing its reads and saying so; nothing of his is
+ *   lost, and her step's PMI is served meanwhile.
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Subprocess } from "bun";
+import { startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
+import { ensureUser } from "../support/users.ts";
+import { PATH_ANSWER_SECONDS } from "../../src/roles/agent/path-probe.ts";
+
+const USERS = ["ebbt_alice", "ebbt_bob"] as const;
+const ENDED = ["COMPLETED", "FAILED", "NODE_FAIL", "CANCELLED", "TIMEOUT"];
+let c: TestCluster;
+let base: string;
+let hung: string;
+/** Holds /dev/fuse open (fd 3) and never reads it: the mount at `hung` answers nothing while it lives. */
+let daemon: Subprocess | undefined;
+const tokens: Record<string, string> = {};
+
+beforeAll(async () => {
+  expect(process.getuid!()).toBe(0);
+  base = mkdtempSync(join(tmpdir(), "ebb-hung-fs-"));
+  chmodSync(base, 0o755);
+  for (const u of USERS) {
+    const uid = ensureUser(u);
+    mkdirSync(join(base, u), { mode: 0o700 });
+    chownSync(join(base, u), uid, uid);
+  }
+  hung = join(base, "ebbt_bob", "hung");
+  mkdirSync(hung);
+  daemon = Bun.spawn(["/bin/sh", "-c", `exec 3<>/dev/fuse && mount -t fuse -o fd=3,rootmode=40000,user_id=0,group_id=0,allow_other ebb-hung "$0" && exec sleep 100000`, hung], { stdout: "ignore", stderr: "inherit" });
+  await waitFor("the FUSE mount", () => readFileSync("/proc/self/mountinfo", "utf8").includes(` ${hung} `), 10_000);
+  c = await startCluster({ agents: 0, cpus: 8, heartbeat: 1 });
+  c.startAgent("node01");
+  await c.waitNodes(1, "IDLE", 90_000);
+  for (const u of USERS) tokens[u] = (await c.api("POST", "/v1/tokens", { user: u })).json.token;
+});
+afterAll(async () => {
+  // The mount first: nothing below may walk into it.
+  if (hung) Bun.spawnSync(["umount", "-l", hung]);
+  daemon?.kill("SIGKILL");
+  await c?.stop();
+  if (base) rmSync(base, { recursive: true, force: true });
+});
+
+const submitAs = (user: string, body: Record<string, unknown>) => c.submit({ cwd: join(base, user), ...body }, tokens[user]!);
+
+test("a path on a file system that never answers fails only the job naming it (output file, error file, directory, program): the node stays UP, her running job runs on and her new one completes", async () => {
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const within = `did not answer within ${PATH_ANSWER_SECONDS} s`;
+  const attacks = [
+    [{ script: "#!/bin/sh\necho x\n", output: join(hung, "out") }, `output file ${join(hung, "out")} ${within}`],
+    [{ script: "#!/bin/sh\necho x\n", output: "ok-%j.out", error: join(hung, "err") }, `error file ${join(hung, "err")} ${within}`],
+    [{ argv: ["echo", "x"], cwd: hung }, `working directory ${hung} ${within}`],
+    [{ argv: [join(hung, "prog")], output: "ok-%j.out" }, `program ${join(hung, "prog")} ${within}`],
+    [{ argv: ["prog"], output: "ok-%j.out", env: { PATH: `/usr/bin:${hung}:/bin` } }, `program prog: PATH directory ${join(hung, "prog")} ${within}`],
+  ] as const;
+  const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
+  // While his paths hang: her job submitted now starts, runs and completes.
+  const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo.out" });
+  expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+  expect(readFileSync(join(base, "ebbt_alice", "alice-echo.out"), "utf8")).toBe("hers\n");
+  for (const [i, id] of bobs.entries()) {
+    const end = await c.waitJob(id, ENDED, 60_000);
+    expect({ body: attacks[i]![0], state: end.state, reason: end.reason }).toEqual({ body: attacks[i]![0], state: "FAILED", reason: expect.stringContaining(attacks[i]![1]) });
+  }
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  expect({ node: node.state, alice: (await c.job(alices)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING" });
+  await c.api("DELETE", `/v1/jobs/${alices}`);
+}, 120_000);
+
+test("his rank flooding its PMI server is paced: the agent pauses reading him, says so naming the limit, loses nothing of his; her step's PMI is served meanwhile and completes", async () => {
+  // Unfixed: the agent read and answered his rank as fast as it wrote, on the thread that serves every job's PMI on the node.
+  const flooder = join(import.meta.dir, "../pmi/fixtures/pmi-flooder.ts");
+  const run = (until: number | string, out: string, line = "") => `#!/bin/sh\nebb run -n 1 ${process.execPath} ${flooder} ${until} ${line} > ${out}\n`;
+  // Valid 14-byte gets as fast as he is read, until told to stop: past his burst he is read at PMI_BYTES_PER_SECOND.
+  const stop = join(base, "ebbt_bob", "flood-stop");
+  const bobs = await submitAs("ebbt_bob", { script: run(stop, "flood.out", "cmd=get_maxes"), output: "flood-job.out" });
+  const paused = "pausing PMI reads of ebbt_bob's ranks";
+  await waitFor("the agent to pause his reads", () => c.daemonLogs().includes(paused), 60_000);
+  const alices = await submitAs("ebbt_alice", { script: run(100, "pmi.out"), output: "pmi-job.out" });
+  expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
+  writeFileSync(stop, "");
+  expect((await c.waitJob(bobs, ENDED, 60_000)).state).toBe("COMPLETED");
+  const said = (user: string, file: string) => JSON.parse(readFileSync(join(base, user, file), "utf8"));
+  const [his, hers] = [said("ebbt_bob", "flood.out"), said("ebbt_alice", "pmi.out")];
+  expect({ his: his.replies === his.sent && his.sent > 0, hers: hers.replies === hers.sent && hers.sent > 0 }).toEqual({ his: true, hers: true });
+  const line = c.daemonLogs().split("\n").find((l) => l.includes(paused))!;
+  expect(line).toContain("(PMI_BYTES_PER_SECOND, PMI_BURST_BYTES;");
+  expect(c.daemonLogs()).not.toContain("pausing PMI reads of ebbt_alice's");
+}, 120_000);
