@@ -35,15 +35,19 @@ export const jobPath = (env: Record<string, string>): string => env.PATH ?? "/us
 
 /**
  * Put the directory holding the `ebb` command first on PATH, so jobs can call `ebb run`, and the
- * one holding the fallback `bun` last, so that only a node without bun runs it.
+ * one holding the fallback `bun` last, so that only a node without bun runs it. `env` is the
+ * caller's own new object: it is changed and returned, not copied once more (a job's whole
+ * environment, per process started).
  */
 export function withEbbOnPath(env: Record<string, string>, dirs: { dir: string; fallback: string }): Record<string, string> {
   const parts = jobPath(env).split(delimiter).filter((p) => p !== dirs.dir && p !== dirs.fallback);
   // BASH_ENV puts them back after a login shell's /etc/profile (ebb-command.ts); the job's own BASH_ENV is read after it.
   const bashEnv = join(dirs.dir, BASH_ENV_FILE);
   // A job submitted from a job has an agent's BASH_ENV already: that one is ebb's, not the job's own.
-  const own: Record<string, string> = env.BASH_ENV !== undefined && basename(env.BASH_ENV) !== BASH_ENV_FILE ? { EBB_BASH_ENV: env.BASH_ENV } : {};
-  return { ...env, ...own, BASH_ENV: bashEnv, PATH: [dirs.dir, ...parts, dirs.fallback].join(delimiter) };
+  if (env.BASH_ENV !== undefined && basename(env.BASH_ENV) !== BASH_ENV_FILE) env.EBB_BASH_ENV = env.BASH_ENV;
+  env.BASH_ENV = bashEnv;
+  env.PATH = [dirs.dir, ...parts, dirs.fallback].join(delimiter);
+  return env;
 }
 
 /** Where a rank runs in its step: the same facts Slurm's variables are made of (`nodes` and `tasks` unchanged once given: their texts are made once). */

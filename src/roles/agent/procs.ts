@@ -169,12 +169,14 @@ export class ProcessTable {
    */
   private startDirect(id: Identity, argv: readonly string[], opts: SpawnOptions, cgroup: string | undefined, fenced: boolean | undefined): (() => Subprocess) | undefined {
     if (!dropsBySpawn(id)) return undefined;
-    const { [UMASK_VAR]: _, ...env } = opts.env;
+    // One copy of the job's environment, with its user and without the umask variable (the thread's umask is the job's).
+    const env: Record<string, string> = Object.assign({}, opts.env, { USER: id.user, LOGNAME: id.user });
+    if (UMASK_VAR in env) delete env[UMASK_VAR];
     const drop = directDrop(id, opts.cwd, argv, env, umaskOf(opts.env));
     if (!drop) return undefined;
     const [out, err, fd3] = opts.stdio;
     const options: Bun.SpawnOptions.OptionsObject<"ignore" | number, Stdio, Stdio> = {
-      env: { ...env, USER: id.user, LOGNAME: id.user },
+      env,
       uid: id.uid,
       gid: id.gid,
       stdio: [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],

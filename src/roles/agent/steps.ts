@@ -53,7 +53,7 @@ export interface StepContext {
   controllerCa?: TrustedCa;
   procs: ProcessTable;
   pool: PeerPool;
-  /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH. */
+  /** A job process's environment: the agent's, then the overlays, with `ebb` first on PATH; a new object each call, the caller's to change. */
   processEnv(...overlays: Record<string, string>[]): Record<string, string>;
   /** The job's CPUs on this node (the machine's ids), its cores here (SLURM_CPUS_ON_NODE) and the variables that show it its GPUs. */
   placement(jobId: number): JobPlacement;
@@ -417,7 +417,8 @@ export class StepNode {
         const world = this.rankBase + rank;
         const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), distribution: spec.env.SLURM_DISTRIBUTION, nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
         const oneGpu = spec.tasksPerGpu !== undefined && job.gpus.length > 0 ? job.gpuVarsOf([job.gpus[Math.floor(i / spec.tasksPerGpu) % job.gpus.length]!]) : undefined;
-        const env = { ...base, ...oneGpu, ...rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), ...stepCpusPerTask, ...this.pmi?.env(world), ...this.adapt?.env(world), ...this.cfg?.env(world), ...preload, ...crowded };
+        // The node's only rank takes `base` itself (a new object, this launch's): no copy of the job's whole environment.
+        const env = Object.assign(count === 1 ? base : { ...base }, oneGpu, rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), stepCpusPerTask, this.pmi?.env(world), this.adapt?.env(world), this.cfg?.env(world), preload, crowded);
         mark("a.env-built");
         this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
       }
