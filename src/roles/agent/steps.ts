@@ -381,7 +381,8 @@ export class StepNode {
     const count = here.length;
     // MPI executables get the CFG interposition library (compiled at first need), or run
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
-    // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
+    // theirs to name, not a way to probe root's files), in the same switch to them as the directory
+    // and the step's output files (openOutputFiles: one switch of the thread's ids, not two).
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
     // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
     const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
@@ -389,29 +390,29 @@ export class StepNode {
     if (this.done) return;
     if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
     const exe = this.cfg ? program : "";
-    const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) });
+    const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))), output: this.openOutputFiles() });
     if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
-    let preload: Record<string, string> = {};
-    if (this.cfg && found.mpi) {
-      const lib = await this.ctx.cfgLibrary();
-      if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
-      else this.cfg.unmonitored(lib.reason);
-    }
-    const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
-    const nodeIndex = spec.elastic?.worldNodes ? names.indexOf(this.ctx.name) : nodeIndexIn(spec, this.ctx.name);
-    const worldSize = worldSizeOf(spec);
-    const job = this.ctx.placement(spec.jobId);
-    const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
-    const worldRanks = here.map((r) => this.rankBase + r);
-    const bound = (spec.cpuBind ?? "cores") === "cores";
-    // An exact step's ranks: slices of its own cores (their CPUs), not of all of the job's.
-    const own = bound && spec.cores?.[nodeIndex] ? job.cpusOf?.(spec.cores[nodeIndex]) : undefined;
-    const slices = !bound ? undefined : own?.length ? rankSlices(own, count) : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
-    const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
-    // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
-    const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
-    const output = this.openOutputFiles();
+    const output = found.output;
     try {
+      let preload: Record<string, string> = {};
+      if (this.cfg && found.mpi) {
+        const lib = await this.ctx.cfgLibrary();
+        if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
+        else this.cfg.unmonitored(lib.reason);
+      }
+      const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
+      const nodeIndex = spec.elastic?.worldNodes ? names.indexOf(this.ctx.name) : nodeIndexIn(spec, this.ctx.name);
+      const worldSize = worldSizeOf(spec);
+      const job = this.ctx.placement(spec.jobId);
+      const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
+      const worldRanks = here.map((r) => this.rankBase + r);
+      const bound = (spec.cpuBind ?? "cores") === "cores";
+      // An exact step's ranks: slices of its own cores (their CPUs), not of all of the job's.
+      const own = bound && spec.cores?.[nodeIndex] ? job.cpusOf?.(spec.cores[nodeIndex]) : undefined;
+      const slices = !bound ? undefined : own?.length ? rankSlices(own, count) : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
+      const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
+      // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
+      const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
       for (let i = 0; i < count; i++) {
         const rank = here[i]!;
         const world = this.rankBase + rank;
