@@ -7,6 +7,7 @@
  * where ebb run's ranks end 127 and 126 as a shell's commands do, slurmstepd saying why on the
  * task's standard error. Pure.
  */
+import { formatIndexList } from "../../domain/index-list.ts";
 
 /** glibc's strsignal() for the signals a task ends by. */
 const STRSIGNAL: Record<string, string> = {
@@ -43,19 +44,6 @@ const endWords = (e: TaskEnd) => (e.oom ? "Out Of Memory" : e.signal ? (STRSIGNA
 /** srun's line (after "srun: error: ") for one task that ended badly. */
 export const srunTaskEnd = (e: TaskEnd): string => `${e.node}: task ${e.rank}: ${endWords(e)}`;
 
-/** Task ids as Slurm's bit_fmt lists them: ascending runs, `0-3,5`. */
-function idList(ids: readonly number[]): string {
-  const sorted = [...ids].sort((a, b) => a - b);
-  const runs: string[] = [];
-  for (let i = 0; i < sorted.length; ) {
-    let j = i;
-    while (j + 1 < sorted.length && sorted[j + 1] === sorted[j]! + 1) j++;
-    runs.push(j === i ? String(sorted[i]) : `${sorted[i]}-${sorted[j]}`);
-    i = j + 1;
-  }
-  return runs.join(",");
-}
-
 /** Tasks' bad ends as they come, said a batch at a time: one line per node and way of ending; Out Of Memory once. */
 export class SrunEnds {
   private pending: TaskEnd[] = [];
@@ -79,7 +67,7 @@ export class SrunEnds {
     for (const g of groups.values()) {
       if (g.words === "Out Of Memory" && this.oomSaid) continue;
       if (g.words === "Out Of Memory") this.oomSaid = true;
-      lines.push(`${g.node}: ${g.ranks.length > 1 ? "tasks" : "task"} ${idList(g.ranks)}: ${g.words}`);
+      lines.push(`${g.node}: ${g.ranks.length > 1 ? "tasks" : "task"} ${formatIndexList(g.ranks)}: ${g.words}`);
     }
     return lines;
   }
