@@ -82,6 +82,17 @@ test("a path on a file system that never answers fails only the job naming it (o
   await c.api("DELETE", `/v1/jobs/${alices}`);
 }, 120_000);
 
+test("his killing his own look-up processes while a path of his hangs fails his job, not the node: the agent's thread never touches the path nobody vouched for", async () => {
+  const id = await submitAs("ebbt_bob", { script: "#!/bin/sh\necho x\n", output: join(hung, "killed") });
+  // He may kill every process of his, the kept look-up and the one spawned after it among them.
+  const killer = Bun.spawn(["/bin/sh", "-c", "end=$(($(date +%s) + 6)); while [ $(date +%s) -lt $end ]; do pkill -9 -u ebbt_bob -x sh; sleep 0.05; done"]);
+  const end = await c.waitJob(id, ENDED, 60_000);
+  killer.kill("SIGKILL");
+  expect({ state: end.state, reason: end.reason }).toEqual({ state: "FAILED", reason: expect.stringMatching(new RegExp(`output file ${join(hung, "killed")} (could not be looked up|did not answer)`)) });
+  const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+  expect(node.state).toMatch(/^(IDLE|MIXED|ALLOCATED)$/);
+}, 120_000);
+
 test("his rank flooding its PMI server is paced: the agent pauses reading him, says so naming the limit, loses nothing of his; her step's PMI is served meanwhile and completes", async () => {
   // Unfixed: the agent read and answered his rank as fast as it wrote, on the thread that serves every job's PMI on the node.
   const flooder = join(import.meta.dir, "../pmi/fixtures/pmi-flooder.ts");

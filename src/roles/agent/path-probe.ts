@@ -145,8 +145,9 @@ export class PathProbes {
   private readonly kept = new Map<string, Kept[]>();
 
   /**
-   * Undefined when every path answered within `seconds` (or the look-up could not run: the touch
-   * after it then fails as it would have); else why not, `output file X did not answer within 10 s`.
+   * Undefined when every path answered within `seconds` (or the look-up could not be spawned: the
+   * touch after it then fails as it would have); else why not, `output file X did not answer within
+   * 10 s`, or that the look-up ended before it answered (killed by the user it runs as).
    */
   async unanswered(id: Identity | undefined, paths: readonly NamedPath[], seconds = PATH_ANSWER_SECONDS): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
@@ -157,9 +158,12 @@ export class PathProbes {
     } catch {
       return undefined;
     }
-    if (!r.late || r.got >= paths.length) return undefined;
+    if (r.got >= paths.length) return undefined;
     const hung = paths[r.got]!;
-    return `${hung.what} ${hung.path} did not answer within ${seconds} s`;
+    if (r.late) return `${hung.what} ${hung.path} did not answer within ${seconds} s`;
+    // Not late but not answered: the user's look-up ended (she may kill her own processes). Going on
+    // would let the agent's thread touch a path nobody vouched for.
+    return `${hung.what} ${hung.path} could not be looked up: the look-up process, as the job's user, ended before it answered`;
   }
 
   /** The answer of an idle kept process of the user's; undefined when all are busy, a path cannot go on a line, or it ended before it answered (not late). */
