@@ -29,9 +29,8 @@ export interface VectorBatchInput {
   pool: Pool;
   /** Whether a job could never start on the up nodes, even all empty (`NeverFits`). */
   never: (job: PendingJob, d: Demand) => boolean;
+  /** In order of end (a pass that runs the batch several times sorts them once: byEndTime). */
   endings: readonly Ending[];
-  /** `endings` is already in order of end (a pass that runs the batch several times sorts them once). */
-  endingsSorted?: boolean;
   /** In queue order. */
   pending: readonly PendingJob[];
   /** EASY backfilling behind the reservation (default); false: FCFS. */
@@ -240,7 +239,7 @@ export function planBatchVectors(input: VectorBatchInput): VectorBatchPlan {
       if (reasons) waiting.set(job.id, "resources: no up node set can ever hold it");
       continue;
     }
-    const shadow = input.endingsSorted ? shadowOf(pool, mergeByEnd(input.endings, [...started].sort(byEndTime)), job, d, now, true) : shadowOf(pool, [...input.endings, ...started], job, d, now);
+    const shadow = shadowOf(pool, mergeByEnd(input.endings, [...started].sort(byEndTime)), job, d, now, true);
     if (!shadow) {
       if (reasons) waiting.set(job.id, "resources: first in line, waits for nodes to come up");
       continue;

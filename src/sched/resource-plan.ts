@@ -70,7 +70,7 @@ export class ResourcePass implements VectorBatch {
 
   run(now: number, pending: readonly PendingJob[], opts: BatchOptions, reasons: boolean): { plan: VectorBatchPlan; pool: Pool } {
     const pool = this.base.clone();
-    const plan = planBatchVectors({ now, pool, never: (job, d) => this.never.never(job, d), endings: this.endings, endingsSorted: true, pending, backfill: opts.backfill, shortestFirst: opts.shortestFirst, startSize: opts.startSize, scaleLimits: opts.scaleLimits, reasons });
+    const plan = planBatchVectors({ now, pool, never: (job, d) => this.never.never(job, d), endings: this.endings, pending, backfill: opts.backfill, shortestFirst: opts.shortestFirst, startSize: opts.startSize, scaleLimits: opts.scaleLimits, reasons });
     return { plan, pool };
   }
 

@@ -37,16 +37,22 @@ function scene(seed: number) {
 }
 
 describe("shadow time: endings sorted once, pool copied without its profiles", () => {
-  test("a batch pass given its endings in order of end plans exactly as one given them unsorted", () => {
+  test("a batch pass's reservation, found on its endings in order merged with its own starts, is the shadow of all of them unsorted", () => {
     let reserved = 0;
     for (let seed = 1; seed <= 300; seed++) {
       const { nodes, running, pending, endings } = scene(seed);
       const never = NeverFits.of(nodes, undefined);
-      const run = (sorted: boolean) =>
-        planBatchVectors({ now: NOW, pool: Pool.of(nodes, running), never: (j, d) => never.never(j, d), endings: sorted ? [...endings].sort((a, b) => a.end - b.end) : endings, endingsSorted: sorted, pending });
-      const plan = run(true);
-      expect(plan).toEqual(run(false));
-      if (plan.reservation && plan.starts.length > 0) reserved++;
+      const plan = planBatchVectors({ now: NOW, pool: Pool.of(nodes, running), never: (j, d) => never.never(j, d), endings: [...endings].sort((a, b) => a.end - b.end), pending });
+      if (!plan.reservation) continue;
+      // The reservation's job is the first that did not start; what started before it ends at its limit.
+      const job = pending.find((j) => j.id === plan.reservation!.jobId)!;
+      const startedBefore = plan.starts.filter((s) => s.reason === "fcfs");
+      const after = Pool.of(nodes, running);
+      for (const s of startedBefore) after.take(s.shares);
+      const own = startedBefore.map((s) => ({ shares: s.shares, end: NOW + pending.find((j) => j.id === s.jobId)!.timeLimit * 1000 }));
+      const shadow = shadowOf(after, [...own, ...endings], job, demandOf(job), NOW);
+      expect({ start: plan.reservation.start, shares: plan.reservation.shares }).toEqual({ start: shadow!.time, shares: shadow!.placement.shares });
+      if (own.length > 0) reserved++;
     }
     // Reservations found on the running jobs' ends and on this pass's starts.
     expect(reserved).toBeGreaterThan(30);
