@@ -75,7 +75,8 @@ export const NAMES_MAX = 1024;
  * CPU and the rate ~20% of its thread at most; counted by bytes alone, 1 MiB/s of get_maxes took
  * 44% of it. A 64-rank MPICH wire-up (hello: init, allreduce, finalize) sent ~50-65 KB in 765
  * reads, ~0.3 MB of cost: the burst holds a 1,024-rank one (MAX_RANKS_PER_NODE) about 3 times.
- * A user filling his 64 MiB of KVS (USER_KVS_MAX_BYTES) with 900-byte values takes ~10 s.
+ * A user filling his 64 MiB of KVS (USER_KVS_MAX_BYTES) with 900-byte values takes ~10 s while paced.
+ * The agent paces a user only while another user has a job on the node (roles/agent/pmi-pace.ts).
  */
 export const PMI_BYTES_PER_SECOND = 8 << 20;
 export const PMI_BURST_BYTES = 16 << 20;

@@ -23,4 +23,9 @@ export class ByteRate {
     this.tokens -= n;
     return this.tokens >= 0 ? 0 : Math.ceil((-this.tokens * 1000) / this.rate);
   }
+
+  /** What was taken beyond the bucket is let go: the reader read on (nobody else wanted its time). */
+  forgive(): void {
+    if (this.tokens < 0) this.tokens = 0;
+  }
 }

@@ -19,3 +19,10 @@ test("a steady sender at the rate never waits", () => {
   const r = new ByteRate(1000, 1000, 0);
   for (let t = 0; t < 100_000; t += 100) expect(r.take(100, t)).toBe(0);
 });
+
+test("a debt forgiven is gone: the next bytes wait only for themselves", () => {
+  const r = new ByteRate(1000, 5000, 0);
+  expect(r.take(6000, 0)).toBe(1000);
+  r.forgive();
+  expect(r.take(500, 0)).toBe(500);
+});

@@ -41,6 +41,12 @@ export class NodeAllocation {
     return this.current.get(jobId)?.user ?? null;
   }
 
+  /** Whether a job of another user than `user` (null: the agent's own) is on the node. */
+  sharedWith(user: string | null): boolean {
+    for (const j of this.current.values()) if (j.user !== user) return true;
+    return false;
+  }
+
   /** The job's part of this node, undefined when it has none. */
   of(jobId: number): JobOnNode | undefined {
     return this.current.get(jobId);

@@ -102,7 +102,7 @@ export class StepService implements StepEndpoint {
   /** What each user's steps here hold in their PMI key-value spaces together (USER_KVS_MAX_BYTES). */
   readonly kvsBytes = new UserBytes(USER_KVS_MAX_BYTES);
   /** How fast each user's ranks here may send PMI (pmi-pace.ts). */
-  readonly pmiPaces = new PmiPaces();
+  readonly pmiPaces = new PmiPaces((user) => this.ctx.allocation.sharedWith(user || null));
 
   constructor(readonly ctx: StepContext) {}
 
