@@ -109,8 +109,8 @@ export class Containment {
   private readonly jobLimits = new Map<number, JobLimits>();
   /**
    * Jobs whose cgroups are made (limits written), with their v2 cgroup if they have one. A v2
-   * cgroup is made for each job and removed after it, not kept for the next as v1 cpusets are
-   * (cgroup-limits.ts): the kernel refuses to rename a v2 cgroup (EPERM), so a kept one could not
+   * cgroup is made for each job and removed after it, not kept for the next as v1 ones are
+   * (cgroup-spares.ts): the kernel refuses to rename a v2 cgroup (EPERM), so a kept one could not
    * carry the job's id in its name (`/proc/PID/cgroup` shows `job-N`), and with a memory
    * controller it would start charged with what the last job left.
    */
