@@ -39,8 +39,8 @@ export interface JobUsage {
 type Controller = "cpuset" | "memory";
 export const CONTROLLERS: readonly Controller[] = ["cpuset", "memory"];
 const MiB = 2 ** 20;
-/** A page (x86-64's, arm64's smallest): at most this much kernel memory may be left charged to a spare v1 memory cgroup a job takes (memoryIsFresh). */
-const KERNEL_REMAINDER = 4096;
+/** A page (x86-64's, arm64's smallest): at most this much may be left charged to a spare v1 memory cgroup a job takes (memoryIsFresh). */
+const ONE_PAGE = 4096;
 /** The leaf a lone agent moves itself into, so that its own cgroup may enable controllers for its children. */
 export const SELF_LEAF = "ebb-agent-self";
 
@@ -229,12 +229,12 @@ export class CgroupLimits {
   /**
    * Empty v1 cgroups of jobs that left, for the next jobs (cgroup-spares.ts). A cpuset (its CPUs,
    * its memory nodes and balancing flag written) charges nothing to anyone. A memory cgroup is
-   * taken only once nothing of the last job's is charged to it (`memoryIsFresh`): what a job
-   * leaves charged (page cache, kernel memory freed after a grace period, the per-CPU charge
-   * stock: 12-250 KiB after `true`, `ls` or `python3 -c pass`, measured) would count against the
-   * next job's limit and peak. Such a one is removed, as without spares; memory.force_empty is not used to empty
-   * it: it would write back a job's dirty pages on the agent's thread, and drop the page cache of
-   * the files the job wrote, which the next job of a workflow reads.
+   * taken only once at most a page is charged to it (`memoryIsFresh`): what a job leaves charged
+   * (page cache, kernel memory freed after a grace period, the per-CPU charge stock: 12-250 KiB
+   * after `true`, `ls` or `python3 -c pass`, measured) would count against the next job's limit
+   * and peak. Until then jobs get new ones; memory.force_empty is not used to empty one: it would
+   * write back a job's dirty pages on the agent's thread, and drop the page cache of the files the
+   * job wrote, which the next job of a workflow reads.
    */
   private readonly spares = new Map<Controller, SpareCgroups>();
   /** The limit each job's v1 memory cgroup has ("-1": none, what the kernel gives a new one): a job without a limit of its own writes nothing. */
@@ -387,17 +387,16 @@ export class CgroupLimits {
   }
 
   /**
-   * Whether the spare v1 memory cgroup `dir` may be the next job's: no page of memory or swap
-   * charged to it, at most a page of kernel memory (what is left charged of a page the kernel's
-   * objects were charged by once they are freed: 4 KiB after most null jobs, measured; the kernel
-   * charges in batches of up to 64 pages a CPU, so a count is never closer than that), and no OOM
-   * kill counted (memory.oom_control's count cannot be reset); then its peak is reset to what is
-   * charged, so the job's usage is its own.
+   * Whether the spare v1 memory cgroup `dir` may be the next job's: at most a page of memory and
+   * swap charged to it (what is left charged of a page the kernel's objects were charged by once
+   * they are freed: 4 KiB after most null jobs, measured; the kernel charges in batches of up to 64
+   * pages a CPU, so no count is closer than that), and no OOM kill counted (memory.oom_control's
+   * count cannot be reset); then its peak is reset to what is charged, so the job's usage is its own.
    */
   private memoryIsFresh(dir: string): boolean {
     this.memsw ??= existsSync(join(dir, "memory.memsw.usage_in_bytes"));
     const charged = number(readRecord(join(dir, this.memsw ? "memory.memsw.usage_in_bytes" : "memory.usage_in_bytes")));
-    if (charged === undefined || charged > KERNEL_REMAINDER || (charged > 0 && number(readRecord(join(dir, "memory.kmem.usage_in_bytes"))) !== charged)) return false;
+    if (charged === undefined || charged > ONE_PAGE) return false;
     if (field(readRecord(join(dir, "memory.oom_control")), "oom_kill") !== 0) return false;
     return put(join(dir, "memory.max_usage_in_bytes"), "0") === undefined;
   }
