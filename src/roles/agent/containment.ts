@@ -361,10 +361,15 @@ export class Containment {
     return dir ? readPids(join(dir, "cgroup.procs")) : [];
   }
 
-  /** Kill every process of the job's cgroup (those that left their process group included). */
+  /**
+   * Kill every process of the job's cgroup (those that left their process group included). Only
+   * one made for the job's processes: a job's is not there before, and after forgetJob it was
+   * removed empty or killed then (the controller's SIGKILL at every job's end came after it, and
+   * looked for the directory in vain: a system call a job).
+   */
   killJob(jobId: number): void {
-    const dir = this.dirOf(jobId);
-    if (dir && existsSync(dir)) killCgroup(dir);
+    const dir = this.made.get(jobId);
+    if (dir !== undefined) killCgroup(dir);
   }
 
   /** The job's cgroups (and limits) once it is empty: the job has left this node. */
