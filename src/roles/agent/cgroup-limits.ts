@@ -401,7 +401,7 @@ export class CgroupLimits {
     return put(join(dir, "memory.max_usage_in_bytes"), "0") === undefined;
   }
 
-  /** The job's v1 cgroups, once empty: each kept as a spare if no task is in it and there is room (cgroup-spares.ts), else removed. */
+  /** The job's v1 cgroups, once empty: each kept as a spare if no task is in it (cgroup-spares.ts), else removed. */
   remove(jobId: number): void {
     this.peaks.delete(jobId);
     this.v1Made.delete(jobId);
