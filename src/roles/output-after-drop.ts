@@ -7,8 +7,10 @@
  * a cancel or the time limit kills (a FUSE or NFS wait ends on SIGKILL); every other job on the node
  * is served meanwhile.
  *
- * The shell opens stdout, then stderr (the same file when there is no error file), truncating
- * unless `append`, with the umask the start gave it (the job's), then executes argv. A FIFO is
+ * The shell truncates the files first unless `append`, then opens them for appending (another
+ * process's appends to the same file, the step's other ranks or its root's writer, never write
+ * over one another): stdout, then stderr (the same file when there is no error file), with the
+ * umask the start gave it (the job's), then executes argv. A FIFO is
  * refused by name first, as before (it would hold her job until its time limit); an open that
  * fails says why on the process's stderr as it was started (the caller's pipe), exit 126.
  */
@@ -27,8 +29,9 @@ export const FILES_NOT_OPENED = 126;
 
 const OPEN = `o=$1 e=$2 a=$3; shift 3
 for f in "$o" "$e"; do [ -z "$f" ] || [ ! -p "$f" ] || { echo "output file $f is a FIFO: job output goes to regular files, or /dev/null, /dev/zero or /dev/full" >&2; exit ${FILES_NOT_OPENED}; }; done
-if [ "$a" = append ]; then command exec >>"$o"; else command exec >"$o"; fi || exit ${FILES_NOT_OPENED}
-if [ -z "$e" ]; then exec 2>&1; elif [ "$a" = append ]; then command exec 2>>"$e"; else command exec 2>"$e"; fi || exit ${FILES_NOT_OPENED}
+[ "$a" = append ] || { command : >"$o" && { [ -z "$e" ] || command : >"$e"; }; } || exit ${FILES_NOT_OPENED}
+command exec >>"$o" || exit ${FILES_NOT_OPENED}
+if [ -z "$e" ]; then exec 2>&1; else command exec 2>>"$e"; fi || exit ${FILES_NOT_OPENED}
 exec "$@"`;
 
 /**
