@@ -24,6 +24,9 @@ export interface OutputFiles {
   append: boolean;
 }
 
+/** Output nobody keeps: nothing of the user's to open (the kernel's device, in root's /dev), so no process opens it for her. */
+export const DISCARDED = "/dev/null";
+
 /** Exit status of a start that could not open its files (as a program that cannot be executed). */
 export const FILES_NOT_OPENED = 126;
 

@@ -9,7 +9,7 @@
 import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
 import { closeSync, existsSync } from "node:fs";
-import { openingFiles, type OutputFiles } from "../output-after-drop.ts";
+import { DISCARDED, openingFiles, type OutputFiles } from "../output-after-drop.ts";
 import { OutputWindow } from "./output-window.ts";
 import { OutputRelay } from "./output-relay.ts";
 import { isAbsolute, join } from "node:path";
@@ -420,8 +420,8 @@ export class StepNode {
       const env = Object.assign(count === 1 ? base : { ...base }, oneGpu, rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), stepCpusPerTask, this.pmi?.env(world), this.adapt?.env(world), this.cfg?.env(world), preload, crowded);
       mark("a.env-built");
       // Its files opened by the rank's own first process, after the drop; what it says before that (why it could not) is forwarded.
-      const start = files ? openingFiles(files, argvOf(spec, world), env) : { argv: argvOf(spec, world), env };
-      this.startRank(rank, start.argv, start.env, slices?.[i] ?? job.cpus);
+      const start = files && files !== "discard" ? openingFiles(files, argvOf(spec, world), env) : { argv: argvOf(spec, world), env };
+      this.startRank(rank, start.argv, start.env, files === "discard" ? "ignore" : "pipe", slices?.[i] ?? job.cpus);
     }
     this.localLaunched = true;
     this.maybeLaunched();
@@ -442,10 +442,11 @@ export class StepNode {
     return [{ what: "output file", path: target.path }, ...(target.error === undefined ? [] : [{ what: "error file", path: target.error }])];
   }
 
-  /** The step's output (and error) files when this node writes them (each rank's first process appends to them, output-after-drop.ts), else undefined: forward. */
-  private outputFiles(): OutputFiles | undefined {
+  /** The step's output (and error) files when this node writes them (each rank's first process appends to them, output-after-drop.ts), "discard" when both are DISCARDED, else undefined: forward. */
+  private outputFiles(): OutputFiles | "discard" | undefined {
     const target = this.spec.outputFile;
-    return target?.node === this.ctx.name ? { out: target.path, err: target.error, append: true } : undefined;
+    if (target?.node !== this.ctx.name) return undefined;
+    return target.path === DISCARDED && (target.error ?? DISCARDED) === DISCARDED ? "discard" : { out: target.path, err: target.error, append: true };
   }
 
   /** Whom the step's ranks run as: the job's user when the agent is root, else undefined (the agent's user). */
@@ -454,13 +455,13 @@ export class StepNode {
   }
 
   /** Starts one rank, bound to `cpus`. */
-  private startRank(rank: number, argv: string[], env: Record<string, string>, cpus: number[]): void {
+  private startRank(rank: number, argv: string[], env: Record<string, string>, out: "pipe" | "ignore", cpus: number[]): void {
     const node = this.ctx.name;
     let proc: Proc;
     let stdin: [number, number] | undefined;
     try {
       if (this.stdin?.reads(rank)) stdin = pipe();
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: ["pipe", "pipe", this.pmi?.fd3], runAs: this.runAs(), cpus, stdin: stdin?.[0] });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [out, out, this.pmi?.fd3], runAs: this.runAs(), cpus, stdin: stdin?.[0] });
     } catch (e) {
       if (stdin) closeSync(stdin[1]);
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;

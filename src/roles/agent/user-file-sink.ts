@@ -7,10 +7,11 @@
  * output acknowledgements (`drained`), so her ranks wait and the agent holds at most their output
  * window. The writer is the agent's, not the job's: the job's signals do not reach it; it ends
  * with its input, or is killed WRITER_END_SECONDS after (a FUSE or NFS wait ends on SIGKILL).
+ * Output to DISCARDED has no writer: it is dropped here.
  */
 import type { FileSink, Subprocess } from "bun";
 import { lineSink, type FlushableSink } from "../launcher/index.ts";
-import { firstWords, openingFiles, type OutputFiles } from "../output-after-drop.ts";
+import { DISCARDED, firstWords, openingFiles, type OutputFiles } from "../output-after-drop.ts";
 import { runAsArgv, type Identity } from "../identity.ts";
 import { umaskOf } from "../job-umask.ts";
 import { SYSTEM_PATH } from "../system-path.ts";
@@ -32,22 +33,26 @@ export interface UserFileSink extends FlushableSink {
   close(): Promise<void>;
 }
 
-/** `cat` to `path` from `cwd`, as `runAs` (the agent's own user when undefined), with the job's umask from `env`. */
-function startWriter(path: string, append: boolean, cwd: string, env: Record<string, string>, runAs: Identity | undefined): Writer {
+/** `cat` to `path` from `cwd`, as `runAs` (the agent's own user when undefined), with the job's umask from `env`; undefined for DISCARDED. */
+function startWriter(path: string, append: boolean, cwd: string, env: Record<string, string>, runAs: Identity | undefined): Writer | undefined {
+  if (path === DISCARDED) return undefined;
   const mask = umaskOf(env);
-  const cat = openingFiles({ out: path, append }, ["cat"], { PATH: SYSTEM_PATH }).argv;
-  const masked = mask === undefined ? cat : ["/bin/sh", "-c", 'umask "$0" && exec "$@"', `0${mask.toString(8)}`, ...cat];
-  const argv = runAs ? runAsArgv(runAs, cwd, masked) : ["/bin/sh", "-c", 'cd -- "$0" || exit 126; exec "$@"', cwd, ...masked];
-  const proc = Bun.spawn(argv, { cwd: "/", env: { PATH: SYSTEM_PATH }, stdio: ["pipe", "ignore", "pipe"] });
+  // One shell (after setpriv's, as root) enters the directory, takes the umask, opens the file and becomes cat.
+  const [sh, c, open, ...args] = openingFiles({ out: path, append }, ["cat"], { PATH: SYSTEM_PATH }).argv;
+  const script = `${mask === undefined ? "" : `umask 0${mask.toString(8)} || exit 126; `}${open}`;
+  const argv = runAs ? runAsArgv(runAs, cwd, [sh!, c!, script, ...args]) : [sh!, c!, `cd -- "$WRITER_DIR" || exit 126; ${script}`, ...args];
+  const proc = Bun.spawn(argv, { cwd: "/", env: runAs ? { PATH: SYSTEM_PATH } : { PATH: SYSTEM_PATH, WRITER_DIR: cwd }, stdio: ["pipe", "ignore", "pipe"] });
   return { proc, sink: proc.stdin };
 }
 
 /** The job's output (and error) file, written by processes of its user (the sink a command job's step root writes to). */
 export function userFileSink(files: OutputFiles, job: { cwd: string; env: Record<string, string>; runAs?: Identity }): UserFileSink {
-  const writers = [startWriter(files.out, files.append, job.cwd, job.env, job.runAs)];
-  if (files.err !== undefined) writers.push(startWriter(files.err, files.append, job.cwd, job.env, job.runAs));
+  const out = startWriter(files.out, files.append, job.cwd, job.env, job.runAs);
+  const err = files.err === undefined ? out : startWriter(files.err, files.append, job.cwd, job.env, job.runAs);
+  const writers = [...new Set([out, err])].filter((w) => w !== undefined);
   const write = (fd: 1 | 2, text: string) => {
-    const w = fd === 2 ? writers.at(-1)! : writers[0]!;
+    const w = fd === 2 ? err : out;
+    if (!w) return;
     try {
       w.sink.write(text);
       const flushed = w.sink.flush();
