@@ -4,7 +4,7 @@
  */
 import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
-import { FILES_NOT_OPENED, firstWords, openingFiles } from "../output-after-drop.ts";
+import { FILES_NOT_OPENED, firstWords, openingFiles } from "./output-after-drop.ts";
 import type { PathProbes } from "./path-probe.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";

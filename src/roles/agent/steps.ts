@@ -9,7 +9,7 @@
 import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
 import { closeSync, existsSync } from "node:fs";
-import { DISCARDED, openingFiles, type OutputFiles } from "../output-after-drop.ts";
+import { DISCARDED, openingFiles, type OutputFiles } from "./output-after-drop.ts";
 import { OutputWindow } from "./output-window.ts";
 import { OutputRelay } from "./output-relay.ts";
 import { isAbsolute, join } from "node:path";

@@ -11,7 +11,7 @@
  */
 import type { FileSink, Subprocess } from "bun";
 import { lineSink, type FlushableSink } from "../launcher/index.ts";
-import { DISCARDED, firstWords, openingFiles, type OutputFiles } from "../output-after-drop.ts";
+import { DISCARDED, firstWords, openingFiles, type OutputFiles } from "./output-after-drop.ts";
 import { runAsArgv, type Identity } from "../identity.ts";
 import { umaskOf } from "../job-umask.ts";
 import { SYSTEM_PATH } from "../system-path.ts";

@@ -15,7 +15,7 @@
  * fails says why on the process's stderr as it was started (the caller's pipe), exit 126.
  */
 
-import { throughShell } from "./identity.ts";
+import { throughShell } from "../identity.ts";
 
 export interface OutputFiles {
   out: string;
