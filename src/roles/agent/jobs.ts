@@ -148,7 +148,8 @@ export class JobRunner {
     } finally {
       if (scriptFd !== undefined) closeSync(scriptFd);
     }
-    const said = firstWords(proc.stderr);
+    // Read until it closes its stderr (its files open), or a second after it exited: what it said before it exits is in the pipe by then.
+    const said = firstWords(proc.stderr, proc.exited.then(() => Bun.sleep(1000)));
     this.shells.set(job.id, proc);
     void proc.exited.then(async ({ code, signal }) => {
       this.shells.delete(job.id);

@@ -48,16 +48,23 @@ export function openingFiles(files: OutputFiles, argv: readonly string[], env: R
 }
 
 /**
- * What a process wrote on `stream` before it closed it, at most `max` bytes (the rest is not
- * read: the process's own pipe, so a flood costs nothing), as text.
+ * What a process wrote on `stream` before it closed it, at most `max` bytes (the rest is not read:
+ * the process's own pipe, so a flood costs nothing), as text; or what it had written when `stop`
+ * resolves (the pipe is then closed here: a copy of its write end that the user keeps open, taken
+ * from her own process, holds neither the caller nor the agent's descriptor).
  */
-export async function firstWords(stream: ReadableStream<Uint8Array> | null, max = 4096): Promise<string> {
+export async function firstWords(stream: ReadableStream<Uint8Array> | null, stop?: Promise<unknown>, max = 4096): Promise<string> {
   if (!stream) return "";
   const reader = stream.getReader();
   const parts: Uint8Array[] = [];
   let got = 0;
+  let stopped = false;
+  void stop?.then(() => {
+    stopped = true;
+    void reader.cancel().catch(() => {});
+  });
   try {
-    while (got < max) {
+    while (got < max && !stopped) {
       const { value, done } = await reader.read();
       if (done) break;
       parts.push(value);

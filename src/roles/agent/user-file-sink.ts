@@ -71,7 +71,7 @@ export function userFileSink(files: OutputFiles, job: { cwd: string; env: Record
   return {
     ...lines,
     // Its stderr is the pipe until it has opened the file: EOF with nothing said is the file open.
-    opened: Promise.all(writers.map((w) => firstWords(w.proc.stderr))).then((said) => said.map((s) => s.trim()).find((s) => s !== "") || undefined),
+    opened: Promise.all(writers.map((w) => firstWords(w.proc.stderr, w.proc.exited.then(() => Bun.sleep(1000))))).then((said) => said.map((s) => s.trim()).find((s) => s !== "") || undefined),
     drained: () => {
       const pending = writers.flatMap((w) => (w.pending ? [w.pending] : []));
       return pending.length > 0 ? Promise.all(pending).then(() => {}) : undefined;
