@@ -130,6 +130,9 @@ test("his answering his own look-ups (empty lines into his look-up processes' st
     // His look-up processes his forged lines left waiting on the hung paths would take his next look-ups (and fail them): his own doing, undone here for the tests after this one.
     Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
     await c.api("DELETE", `/v1/jobs/${alices}`);
+    // The next test's user must be alone on the node: nothing of this one's jobs left on it.
+    await c.waitJob(alices, ENDED, 60_000);
+    await c.waitNodes(1, "IDLE", 60_000);
   }
 }, 180_000);
 
