@@ -97,6 +97,40 @@ test("his killing his own look-up processes while a path of his hangs fails his 
   expect(node.state).toMatch(/^(IDLE|MIXED|ALLOCATED)$/);
 }, 120_000);
 
+test("his rank flooding its PMI server is paced while she has a job on the node: the agent pauses reading him, says so naming the limit, loses nothing of his; her step's PMI is served meanwhile. Alone on the node he is not paced", async () => {
+  const flooder = join(import.meta.dir, "../pmi/fixtures/pmi-flooder.ts");
+  const run = (until: number | string, out: string, line = "") => `#!/bin/sh\nebb run -n 1 ${process.execPath} ${flooder} ${until} ${line} > ${out}\n`;
+  const paused = "pausing PMI reads of ebbt_bob's ranks";
+  // Alone: past his pace (the agent says so) and read on, never paused.
+  const readOn = "ebbt_bob's ranks send this node's PMI servers more than";
+  const stopAlone = join(base, "ebbt_bob", "alone-stop");
+  const alone = await submitAs("ebbt_bob", { script: run(stopAlone, "alone.out", "cmd=get_maxes"), output: "alone-job.out" });
+  await waitFor("the agent to say he is past his pace, alone", () => c.daemonLogs().includes(readOn), 60_000);
+  writeFileSync(stopAlone, "");
+  expect((await c.waitJob(alone, ENDED, 60_000)).state).toBe("COMPLETED");
+  const aloneSaid = JSON.parse(readFileSync(join(base, "ebbt_bob", "alone.out"), "utf8"));
+  expect(aloneSaid.replies === aloneSaid.sent && aloneSaid.sent > 0).toBe(true);
+  expect(c.daemonLogs()).not.toContain(paused);
+  // Unfixed: the agent read and answered his rank as fast as it wrote, on the thread that serves every job's PMI on the node.
+  const hersFirst = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep2.out" });
+  await c.waitJob(hersFirst, ["RUNNING"]);
+  // Valid 14-byte gets as fast as he is read, until told to stop: past his burst he is read at PMI_BYTES_PER_SECOND.
+  const stop = join(base, "ebbt_bob", "flood-stop");
+  const bobs = await submitAs("ebbt_bob", { script: run(stop, "flood.out", "cmd=get_maxes"), output: "flood-job.out" });
+  await waitFor("the agent to pause his reads", () => c.daemonLogs().includes(paused), 60_000);
+  const alices = await submitAs("ebbt_alice", { script: run(100, "pmi.out"), output: "pmi-job.out" });
+  expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
+  writeFileSync(stop, "");
+  expect((await c.waitJob(bobs, ENDED, 60_000)).state).toBe("COMPLETED");
+  await c.api("DELETE", `/v1/jobs/${hersFirst}`);
+  const said = (user: string, file: string) => JSON.parse(readFileSync(join(base, user, file), "utf8"));
+  const [his, hers] = [said("ebbt_bob", "flood.out"), said("ebbt_alice", "pmi.out")];
+  expect({ his: his.replies === his.sent && his.sent > 0, hers: hers.replies === hers.sent && hers.sent > 0 }).toEqual({ his: true, hers: true });
+  const line = c.daemonLogs().split("\n").find((l) => l.includes(paused))!;
+  expect(line).toContain("(PMI_BYTES_PER_SECOND, PMI_BURST_BYTES;");
+  expect(c.daemonLogs()).not.toContain("pausing PMI reads of ebbt_alice's");
+}, 180_000);
+
 test("his answering his own look-ups (empty lines into his look-up processes' stdout, taken with pidfd_getfd) while his output and error paths hang: only his job waits, in his own process (a batch script's first, a command job's writer); the node stays UP and her jobs run", async () => {
   // Unfixed: the look-up took his forged lines for answers, the agent's thread opened the path that
   // hangs, its heartbeats stopped, the node went DOWN and her running job NODE_FAIL. Now the files
@@ -134,38 +168,4 @@ test("his answering his own look-ups (empty lines into his look-up processes' st
     await c.waitJob(alices, ENDED, 60_000);
     await c.waitNodes(1, "IDLE", 60_000);
   }
-}, 180_000);
-
-test("his rank flooding its PMI server is paced while she has a job on the node: the agent pauses reading him, says so naming the limit, loses nothing of his; her step's PMI is served meanwhile. Alone on the node he is not paced", async () => {
-  const flooder = join(import.meta.dir, "../pmi/fixtures/pmi-flooder.ts");
-  const run = (until: number | string, out: string, line = "") => `#!/bin/sh\nebb run -n 1 ${process.execPath} ${flooder} ${until} ${line} > ${out}\n`;
-  const paused = "pausing PMI reads of ebbt_bob's ranks";
-  // Alone: past his pace (the agent says so) and read on, never paused.
-  const readOn = "ebbt_bob's ranks send this node's PMI servers more than";
-  const stopAlone = join(base, "ebbt_bob", "alone-stop");
-  const alone = await submitAs("ebbt_bob", { script: run(stopAlone, "alone.out", "cmd=get_maxes"), output: "alone-job.out" });
-  await waitFor("the agent to say he is past his pace, alone", () => c.daemonLogs().includes(readOn), 60_000);
-  writeFileSync(stopAlone, "");
-  expect((await c.waitJob(alone, ENDED, 60_000)).state).toBe("COMPLETED");
-  const aloneSaid = JSON.parse(readFileSync(join(base, "ebbt_bob", "alone.out"), "utf8"));
-  expect(aloneSaid.replies === aloneSaid.sent && aloneSaid.sent > 0).toBe(true);
-  expect(c.daemonLogs()).not.toContain(paused);
-  // Unfixed: the agent read and answered his rank as fast as it wrote, on the thread that serves every job's PMI on the node.
-  const hersFirst = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep2.out" });
-  await c.waitJob(hersFirst, ["RUNNING"]);
-  // Valid 14-byte gets as fast as he is read, until told to stop: past his burst he is read at PMI_BYTES_PER_SECOND.
-  const stop = join(base, "ebbt_bob", "flood-stop");
-  const bobs = await submitAs("ebbt_bob", { script: run(stop, "flood.out", "cmd=get_maxes"), output: "flood-job.out" });
-  await waitFor("the agent to pause his reads", () => c.daemonLogs().includes(paused), 60_000);
-  const alices = await submitAs("ebbt_alice", { script: run(100, "pmi.out"), output: "pmi-job.out" });
-  expect((await c.waitJob(alices, ENDED, 60_000)).state).toBe("COMPLETED");
-  writeFileSync(stop, "");
-  expect((await c.waitJob(bobs, ENDED, 60_000)).state).toBe("COMPLETED");
-  await c.api("DELETE", `/v1/jobs/${hersFirst}`);
-  const said = (user: string, file: string) => JSON.parse(readFileSync(join(base, user, file), "utf8"));
-  const [his, hers] = [said("ebbt_bob", "flood.out"), said("ebbt_alice", "pmi.out")];
-  expect({ his: his.replies === his.sent && his.sent > 0, hers: hers.replies === hers.sent && hers.sent > 0 }).toEqual({ his: true, hers: true });
-  const line = c.daemonLogs().split("\n").find((l) => l.includes(paused))!;
-  expect(line).toContain("(PMI_BYTES_PER_SECOND, PMI_BURST_BYTES;");
-  expect(c.daemonLogs()).not.toContain("pausing PMI reads of ebbt_alice's");
 }, 180_000);
