@@ -87,6 +87,20 @@ describe("a job waits", () => {
     expect(plan.notes[0]!.text).toMatch(/^not admitted by shrinking: 4 node\(s\) would start it at most 590 s before its reservation, the shrunk jobs would lose more than 1\d\d\d s$/);
   });
 
+  test("the jobs behind it that no backfill starts before it count in its gain: they wait for its start too", () => {
+    // As above (reserved at +600 s, a shrink costs job 1 ~1,194 s), with jobs of 14 nodes behind it
+    // that run past the reservation and do not fit in the 12 nodes it leaves over: two of them make
+    // the gain 3 x 590 s > the stretch. Jobs that fit in those 12 nodes could backfill: they do not count.
+    const run = () => [job(1, 16, 0.005, 3600, { minNodes: 4, expectedEnd: NOW + 600_000 })];
+    const plan = planEbb(input(16, 0, run(), [pend(5, 4), pend(6, 14, 3600), pend(7, 14, 3600)]));
+    expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 1, from: 16, to: 12, rule: "admit" })]);
+    expect(plan.resizes[0]!.reason).toMatch(/^job 5, with 2 job\(s\) behind that no backfill starts before it, waits until its reservation in 600 s: give 4 node\(s\) so it starts in about 10 s; predicted gain 1770 s > stretch 1\d\d\d s/);
+    expect(plan.reservations[0]).toMatchObject({ jobId: 5, start: NOW + 10_000, fromJobs: [1] });
+    // One such job: 2 x 590 s does not pay for the stretch; nor do jobs that fit in the 12 nodes left over.
+    expect(planEbb(input(16, 0, run(), [pend(5, 4), pend(6, 14, 3600)])).resizes).toEqual([]);
+    expect(planEbb(input(16, 0, run(), [pend(5, 4), pend(6, 12, 3600), pend(7, 12, 3600)])).resizes).toEqual([]);
+  });
+
   test("the nodes taken come from where they cost least (the inefficient job gives them)", () => {
     const plan = planEbb(input(16, 0, [job(1, 8, 0.005, 36_000), job(2, 8, 2, 36_000)], [pend(5, 2)]));
     expect(plan.resizes).toEqual([expect.objectContaining({ jobId: 2, from: 8, to: 6, rule: "admit" })]);
@@ -207,8 +221,10 @@ describe("many jobs wait: a node-second has a price", () => {
   test("with priorities, a job's own seconds weigh its priority against the first waiting job's: a low one gives nodes a high one keeps", () => {
     // As above; job 2 at MTCT 0.05 saves too few node-seconds to shrink at the head's priority, but
     // at a hundredth of it (a heavy user's job, under fair share) its own time weighs that much less.
+    // The jobs behind the head end before its reservation (60 s limits): none waits for its start
+    // (`blockedBehind`), so its admit is not worth the stretch and the shrinks are by price.
     const run = (p2: number) => [rigidRun(9, 4, 100), job(1, 6, 2, 36_000, { minNodes: 2, priority: 1000 }), job(2, 6, 0.05, 36_000, { minNodes: 2, priority: p2 })];
-    const queue = queueOf(20, 4).map((j) => ({ ...j, priority: 1000 }));
+    const queue = queueOf(20, 4).map((j) => ({ ...j, timeLimit: 60, priority: 1000 }));
     expect(planEbb(input(16, 0, run(1000), queue)).resizes.map((r) => r.jobId)).toEqual([1]);
     const low = planEbb(input(16, 0, run(10), queue));
     expect(low.resizes.map((r) => [r.jobId, r.to])).toEqual([
