@@ -5,7 +5,7 @@
 import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { openOutputFile } from "../output-open.ts";
-import type { PathProbes } from "./path-probe.ts";
+import { programPaths, PATH_ANSWER_SECONDS, type PathProbes } from "./path-probe.ts";
 import { outputMode } from "../job-umask.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
@@ -16,7 +16,7 @@ import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } 
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 import { slurmBatchVars } from "../slurm-env.ts";
-import { ownerOf } from "./env.ts";
+import { jobPath, ownerOf } from "./env.ts";
 import type { JobPlacement } from "./placement.ts";
 
 const log = logger("agent");
@@ -61,11 +61,17 @@ export class JobRunner {
     });
   }
 
-  /** Why the job's paths cannot be used, if one did not answer; an unknown user is startNow's to report. */
+  /**
+   * Why the job's paths cannot be used, if one did not answer; an unknown user is startNow's to
+   * report. A command job's program is looked up with them: its step 0, which starts here at once,
+   * then asks nothing again (PathProbes' vouch).
+   */
   private async probe(job: JobStart): Promise<string | undefined> {
     const paths = [job.cwd, job.output, ...(job.error === undefined ? [] : [job.error])].map((p, i) => ({ what: ["working directory", "output file", "error file"][i]!, path: resolve(job.cwd, p) }));
+    const command = job.kind === "command" && job.argv?.[0] !== undefined;
+    if (command) paths.push(...programPaths(job.argv![0]!, job.cwd, jobPath(job.env)));
     try {
-      return await this.ctx.paths.unanswered(identityFor(job.user), paths);
+      return await this.ctx.paths.unanswered(identityFor(job.user), paths, PATH_ANSWER_SECONDS, command ? { vouch: job.id } : undefined);
     } catch {
       return undefined;
     }
@@ -104,6 +110,7 @@ export class JobRunner {
   /** A job is being killed: one whose paths are being looked up does not start, a command step rooted here stops. */
   kill(jobId: number, reason: string): void {
     this.probing.delete(jobId);
+    this.ctx.paths.forget(jobId);
     this.commandLaunches.get(jobId)?.cancel(reason, 143);
   }
 
@@ -170,6 +177,7 @@ export class JobRunner {
     this.commandLaunches.set(job.id, launch);
     void launch.run().then((r) => {
       this.commandLaunches.delete(job.id);
+      this.ctx.paths.forget(job.id);
       sink.flush();
       sink.close();
       link.close();

@@ -386,7 +386,8 @@ export class StepNode {
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
     // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
     const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
-    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()]);
+    // Step 0 of a command job started here: its start looked these up already (jobs.ts).
+    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()], undefined, spec.stepId === 0 ? { vouched: spec.jobId } : undefined);
     if (this.done) return;
     if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
     const exe = this.cfg ? program : "";
