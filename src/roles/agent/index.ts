@@ -166,7 +166,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       if (used && runner.runsLaunch(jobId) && !killed.has(jobId)) usage.reportAtExit(jobId, used);
       else if (used) usage.report(jobId, used);
       if (!allocation.holds(jobId)) containment.forgetJob(jobId);
-      if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
+      if (killed.delete(jobId)) {
+        procs.forget(jobId);
+        send({ t: "job.cleaned", jobId });
+      }
     },
     containment,
     warm,
@@ -281,6 +284,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         if (!msg.confirm) return;
         if (procs.has(msg.jobId)) killed.add(msg.jobId);
         else {
+          procs.forget(msg.jobId);
           usage.flush(msg.jobId);
           send({ t: "job.cleaned", jobId: msg.jobId });
         }
