@@ -381,8 +381,8 @@ export class StepNode {
     const count = here.length;
     // MPI executables get the CFG interposition library (compiled at first need), or run
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
-    // theirs to name, not a way to probe root's files), in the same switch to them as the directory
-    // and the step's output files (openOutputFiles: one switch of the thread's ids, not two).
+    // theirs to name, not a way to probe root's files), in the same switch to them as the directory,
+    // the step's output files and its CFG directory (one switch of the thread's ids, not three).
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
     // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
     const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
@@ -391,7 +391,12 @@ export class StepNode {
     if (this.done) return;
     if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
     const exe = this.cfg ? program : "";
-    const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))), output: this.openOutputFiles() });
+    const found = asUser(this.runAs(), () => {
+      if (!existsSync(spec.cwd)) return undefined;
+      // The ranks' CFG directory, in the same switch.
+      if (count > 0) this.cfg?.make();
+      return { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))), output: this.openOutputFiles() };
+    });
     if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
     const output = found.output;
     try {
