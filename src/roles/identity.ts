@@ -61,6 +61,21 @@ export function identityFor(user: string | null | undefined): Identity | undefin
 const SHELL_IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const SHELL_OWNED = new Set(["UID", "EUID", "PPID", "GROUPS", "SHELLOPTS", "BASHOPTS", "BASH_VERSINFO", "BASHPID", "BASH_SUBSHELL", "OPTIND", "LINENO"]);
 
+/** Whether a shell started with `name` in its environment passes it on unchanged: else it goes on `env`'s command line. */
+const shellCarries = (name: string): boolean => SHELL_IDENTIFIER.test(name) && !SHELL_OWNED.has(name);
+
+/**
+ * `env` and `argv` for a shell that executes `argv` in the end: what the shell cannot carry
+ * (shellCarries) is taken out of `env` and given to the program through `env NAME=value`.
+ */
+export function throughShell(env: Record<string, string>, argv: readonly string[]): { env: Record<string, string>; argv: readonly string[] } {
+  const names = Object.keys(env).filter((k) => !shellCarries(k));
+  if (names.length === 0) return { env, argv };
+  const carried = { ...env };
+  for (const k of names) delete carried[k];
+  return { env: carried, argv: [systemTool("env"), ...names.map((k) => `${k}=${env[k]}`), ...argv] };
+}
+
 /** `'text'` for sh: nothing inside single quotes is special but the quote itself. */
 const shQuote = (text: string): string => `'${text.replaceAll("'", "'\\''")}'`;
 
@@ -116,14 +131,9 @@ export const dropsBySpawn = (id: Identity): boolean => id.groups.every((g) => g 
  * the user's, with the same fixed environment.
  */
 export function runAs(id: Identity, cwd: string, argv: readonly string[], env: Record<string, string>, stdinFrom?: 3 | 4, spawnDrops = false): RunAs {
-  const exports: string[] = [];
-  const others: string[] = [];
-  for (const [k, v] of Object.entries(env)) {
-    if (SHELL_IDENTIFIER.test(k) && !SHELL_OWNED.has(k)) exports.push(`export ${k}=${shQuote(v)}\n`);
-    else others.push(`${k}=${v}`);
-  }
-  const program = others.length > 0 ? [systemTool("env"), ...others, ...argv] : argv;
-  const stdin = new TextEncoder().encode(exports.join(""));
+  const shell = throughShell(env, argv);
+  const program = shell.argv;
+  const stdin = new TextEncoder().encode(Object.entries(shell.env).map(([k, v]) => `export ${k}=${shQuote(v)}\n`).join(""));
   const script = takeEnvAndEnter(stdinFrom);
   if (spawnDrops && dropsBySpawn(id)) return { argv: ["/bin/sh", "-c", script, cwd, ...program], env: { PATH: SYSTEM_PATH }, stdin, ids: { uid: id.uid, gid: id.gid } };
   return { argv: setpriv(id, script, cwd, program), env: { PATH: SYSTEM_PATH }, stdin };

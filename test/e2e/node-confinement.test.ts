@@ -6,8 +6,8 @@
  * while a job on another node goes on.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { commandLines, pidAlive, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
 
 let c: TestCluster;
@@ -78,21 +78,25 @@ test("a job cannot leave its cores: its cgroup's cpuset refuses another CPU", as
   expect(out).toEqual(["0", "confined"]);
 });
 
-test.skipIf(!existsSync("/sys/fs/cgroup/cpuset/tasks") || !existsSync("/sys/fs/cgroup/memory/tasks"))("a job's v1 cpuset is the last job's, renamed, with the CPUs of the new job; its memory cgroup is its own, new", async () => {
-  // The rank's cpuset and memory cgroups (inode, CPUs, name), from inside.
-  const probe = 'cs=$(sed -n "s/^[0-9]*:cpuset:\\(.*\\)/\\1/p" /proc/self/cgroup); mem=$(sed -n "s/^[0-9]*:memory:\\(.*\\)/\\1/p" /proc/self/cgroup); echo "$(stat -c %i /sys/fs/cgroup/cpuset$cs) $(stat -c %i /sys/fs/cgroup/memory$mem) $(cat /sys/fs/cgroup/cpuset$cs/cpuset.cpus) ${cs##*/} ${mem##*/}"';
-  const [a, b] = [(await run(["-w", "node02", "sh", "-c", probe]))[0]!.split(" "), (await run(["-w", "node02", "sh", "-c", probe]))[0]!.split(" ")];
-  const [cpusetA, memoryA, , nameA] = a;
-  const [cpusetB, memoryB, cpusB, nameB, memoryNameB] = b;
-  expect(nameA).toMatch(/^job-\d+$/);
-  expect(nameB).not.toBe(nameA);
-  // The same directory (inode) under the new job's name, with its one CPU; the memory cgroup another, of the same name.
-  expect({ cpuset: cpusetB, cpus: cpusB, memoryName: memoryNameB }).toEqual({ cpuset: cpusetA, cpus: "0", memoryName: nameB });
-  expect(memoryB).not.toBe(memoryA);
-  // Another job's CPUs: the reused cpuset holds the new ones (node01: two cores, then one).
+test.skipIf(!existsSync("/sys/fs/cgroup/cpuset/tasks") || !existsSync("/sys/fs/cgroup/memory/tasks"))("a job's v1 cpuset is an earlier job's, renamed, with the CPUs of the new job (one that has them, if one does)", async () => {
+  // The rank's cpuset (inode, CPUs, path) and memory cgroup's name, from inside.
+  const probe = 'cs=$(sed -n "s/^[0-9]*:cpuset:\\(.*\\)/\\1/p" /proc/self/cgroup); mem=$(sed -n "s/^[0-9]*:memory:\\(.*\\)/\\1/p" /proc/self/cgroup); echo "$(stat -c %i /sys/fs/cgroup/cpuset$cs) $(cat /sys/fs/cgroup/cpuset$cs/cpuset.cpus) $cs ${mem##*/}"';
+  /** The inodes of the agent's cpusets now, the jobs' and the spares kept for later jobs. */
+  const cpusetsBeside = (path: string) => readdirSync(dirname(join("/sys/fs/cgroup/cpuset", path)), { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => String(statSync(join(e.parentPath, e.name)).ino));
+  const [cpusetA, , pathA] = (await run(["-w", "node02", "sh", "-c", probe]))[0]!.split(" ");
+  const before = cpusetsBeside(pathA!);
+  const [cpusetB, cpusB, pathB, memoryNameB] = (await run(["-w", "node02", "sh", "-c", probe]))[0]!.split(" ");
+  expect(pathA).toMatch(/\/job-\d+$/);
+  expect(pathB).not.toBe(pathA);
+  // A directory that was there before, under the new job's name, with its one CPU; the memory cgroup of the same name.
+  expect({ kept: before.includes(cpusetB!), cpus: cpusB, memoryName: memoryNameB }).toEqual({ kept: true, cpus: "0", memoryName: pathB!.split("/").at(-1) });
+  expect(before).toContain(cpusetA!);
+  // Another job's CPUs (node01: two cores, then one): a kept cpuset holds the new ones.
   const cpusOf = async (n: string) => (await run(["-w", "node01", "-N", "1", "-n", n, "sh", "-c", `[ "$EBB_LOCALID" = 0 ] || exit 0; ${probe}`]))[0]!.split(" ");
-  const [c2, c1] = [await cpusOf("2"), await cpusOf("1")];
-  expect([c2[2], c1[2], c1[0] === c2[0]]).toEqual(["0-1", "0", true]);
+  const c2 = await cpusOf("2");
+  const kept = cpusetsBeside(c2[2]!);
+  const c1 = await cpusOf("1");
+  expect([c2[1], c1[1], kept.includes(c1[0]!)]).toEqual(["0-1", "0", true]);
 });
 
 test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a job on another node finishes", async () => {

@@ -17,7 +17,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wri
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
-import { startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
+import { commandLines, startCluster, type TestCluster, waitFor } from "../support/cluster.ts";
 import { ensureUser } from "../support/users.ts";
 import { PATH_ANSWER_SECONDS } from "../../src/roles/agent/path-probe.ts";
 
@@ -29,6 +29,7 @@ let hung: string;
 /** Holds /dev/fuse open (fd 3) and never reads it: the mount at `hung` answers nothing while it lives. */
 let daemon: Subprocess | undefined;
 const tokens: Record<string, string> = {};
+let bobUid = 0;
 
 beforeAll(async () => {
   expect(process.getuid!()).toBe(0);
@@ -36,6 +37,7 @@ beforeAll(async () => {
   chmodSync(base, 0o755);
   for (const u of USERS) {
     const uid = ensureUser(u);
+    if (u === "ebbt_bob") bobUid = uid;
     mkdirSync(join(base, u), { mode: 0o700 });
     chownSync(join(base, u), uid, uid);
   }
@@ -127,4 +129,43 @@ test("his rank flooding its PMI server is paced while she has a job on the node:
   const line = c.daemonLogs().split("\n").find((l) => l.includes(paused))!;
   expect(line).toContain("(PMI_BYTES_PER_SECOND, PMI_BURST_BYTES;");
   expect(c.daemonLogs()).not.toContain("pausing PMI reads of ebbt_alice's");
+}, 180_000);
+
+test("his answering his own look-ups (empty lines into his look-up processes' stdout, taken with pidfd_getfd) while his output and error paths hang: only his job waits, in his own process (a batch script's first, a command job's writer); the node stays UP and her jobs run", async () => {
+  // Unfixed: the look-up took his forged lines for answers, the agent's thread opened the path that
+  // hangs, its heartbeats stopped, the node went DOWN and her running job NODE_FAIL. Now the files
+  // are opened by his job's own process after the drop (output-after-drop.ts): it waits, nothing else.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep3.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts")], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    const attacks = [
+      [{ script: "#!/bin/sh\necho x\n", output: join(hung, "forged-out") }, "forged-out"],
+      [{ script: "#!/bin/sh\necho x\n", output: "forged-%j.out", error: join(hung, "forged-err") }, "forged-err"],
+      [{ argv: ["echo", "x"], output: join(hung, "forged-cmd-out") }, "forged-cmd-out"],
+      [{ argv: ["echo", "x"], output: "forged-%j.out", error: join(hung, "forged-cmd-err") }, "forged-cmd-err"],
+    ] as const;
+    const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
+    // Each of his jobs gets as far as its own process (his, waiting in its open of the path), or ends.
+    const waiting = (name: string) => commandLines().some((p) => p.cmd.includes(join(hung, name)) && p.cmd.startsWith("/bin/sh -c"));
+    const got = await Promise.all(
+      bobs.map((id, i) => waitFor(`his job ${id} to start its process or end`, async () => (waiting(attacks[i]![1]) ? "waiting" : ENDED.includes((await c.job(id)).state) && (await c.job(id)).state), 60_000)),
+    );
+    // His forged answers were taken (else the look-up failed his job, as before): the files are his process's to open.
+    expect({ got, why: await Promise.all(bobs.map(async (id) => (await c.job(id)).reason)) }).toEqual({ got: bobs.map(() => "waiting"), why: bobs.map(() => null) });
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo3.out" });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: (await c.job(alices)).state, bob: await Promise.all(bobs.map(async (id) => (await c.job(id)).state)) }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING", bob: bobs.map(() => "RUNNING") });
+    for (const id of bobs) await c.api("DELETE", `/v1/jobs/${id}`);
+    for (const id of bobs) expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("CANCELLED");
+  } finally {
+    forger.kill("SIGKILL");
+    // His look-up processes his forged lines left waiting on the hung paths would take his next look-ups (and fail them): his own doing, undone here for the tests after this one.
+    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    // The next test's user must be alone on the node: nothing of this one's jobs left on it.
+    await c.waitJob(alices, ENDED, 60_000);
+    await c.waitNodes(1, "IDLE", 60_000);
+  }
 }, 180_000);

@@ -76,6 +76,18 @@ describe("GiveOrder", () => {
     expect(new GiveOrder([job(1, 8, 100), convex(2, 900)], unweighed).surelyExceeds(3, 1)).toBe(false);
   });
 
+  test("the bound fills the need from each job's own step, as far as the job can give", () => {
+    const convex = (id: number, rem: number): Giver => ({ ...job(id, 8, rem), slowerWhenSmaller: true });
+    // A may give one node (floor 7; at least 14.3 s), B the rest (at least 900 x (8/7 - 1) = 128.6 s a node):
+    // three nodes stretch at least 14.3 + 2 x 128.6 = 271.4 s (in truth A's 19.3 s, B's 305 s), not 3 x 14.3.
+    const o = new GiveOrder([convex(1, 100), convex(2, 900)], unweighed, [7, 1]);
+    expect(o.surelyExceeds(3, 270)).toBe(true);
+    expect(o.exceeds(3, 270)).toBeCloseTo(19.29 + 305, 1);
+    expect(o.surelyExceeds(3, 272)).toBe(false);
+    // Without the floor A gives all three: 65 s, and the bound is 3 x 14.3 s.
+    expect(new GiveOrder([convex(1, 100), convex(2, 900)], unweighed).surelyExceeds(3, 50)).toBe(false);
+  });
+
   test("whenever the bound says so, the order exceeds the limit; the order is the same with or without it", () => {
     let seed = 7;
     const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
@@ -88,8 +100,11 @@ describe("GiveOrder", () => {
         return { job: { id: i + 1, nodes, minNodes: 1, priority: Math.floor(rand() * 3) }, rem: rand() * 1000, ratio: (m: number) => (nodes / m + k) / (1 + k), cost: (d: number) => fixed + perNode * d, slowerWhenSmaller: true };
       });
       const weight = (p: number | undefined) => 0.5 + (p ?? 0);
-      const bounded = new GiveOrder(jobs, weight);
-      const plain = new GiveOrder(jobs, weight);
+      // Half the rounds with donor floors: each job gives only down to its own.
+      const floors = round % 2 ? jobs.map((j) => 1 + Math.floor(rand() * j.job.nodes)) : undefined;
+      const bounded = new GiveOrder(jobs, weight, floors);
+      const plain = new GiveOrder(jobs, weight, floors);
+      if (bounded.surplus === 0) continue;
       for (let t = 0; t < 5; t++) {
         const need = 1 + Math.floor(rand() * bounded.surplus);
         const limit = rand() * 2000;

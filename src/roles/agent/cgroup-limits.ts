@@ -14,11 +14,12 @@
  * - Else the job is not confined (said once in the log). CPU time comes from v2's cpu.stat, which
  *   every v2 cgroup has.
  */
-import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { formatIndexList } from "../../domain/index-list.ts";
 import { readKernelRecord } from "../../util/kernel-file.ts";
 import { logger } from "../../util/log.ts";
+import { SpareCgroups } from "./cgroup-spares.ts";
 
 const log = logger("agent");
 
@@ -38,8 +39,8 @@ export interface JobUsage {
 type Controller = "cpuset" | "memory";
 export const CONTROLLERS: readonly Controller[] = ["cpuset", "memory"];
 const MiB = 2 ** 20;
-/** At most this many empty v1 cpusets are kept for the next jobs (CgroupLimits.spareCpusets). */
-const MAX_SPARE_CPUSETS = 16;
+/** A page (x86-64's, arm64's smallest): at most this much may be left charged to a spare v1 memory cgroup a job takes (memoryIsFresh). */
+const ONE_PAGE = 4096;
 /** The leaf a lone agent moves itself into, so that its own cgroup may enable controllers for its children. */
 export const SELF_LEAF = "ebb-agent-self";
 
@@ -226,20 +227,18 @@ export class CgroupLimits {
   /** The CPUs each job's v1 cpuset has (absent: not written yet, its memory nodes neither). */
   private readonly cpusetCpus = new Map<number, string>();
   /**
-   * Empty v1 cpusets of jobs that left, renamed `spare-N`, with their CPUs: the next job's cpuset
-   * is one of them renamed back (a rename, where a cgroup's mkdir and rmdir cost ~4x that in
-   * system time, and its memory nodes and balancing flag already written). A cpuset charges
-   * nothing to anyone, so nothing of one job's passes to the next. Memory cgroups are never
-   * reused: the page cache and kernel memory a job leaves (60-170 KiB after `true` or `ls`,
-   * measured) stay charged to its cgroup and would count against the next job's limit and peak.
-   * memory.force_empty does not make one new either: it reclaims the page cache, but the kernel
-   * memory stays charged (60 KiB after `true` and `ls`, kernel 6.18, measured), and a reset of
-   * memory.max_usage_in_bytes starts from there.
+   * Empty v1 cgroups of jobs that left, for the next jobs (cgroup-spares.ts). A cpuset (its CPUs,
+   * its memory nodes and balancing flag written) charges nothing to anyone. A memory cgroup is
+   * taken only once at most a page is charged to it (`memoryIsFresh`): what a job leaves charged
+   * (page cache, kernel memory freed after a grace period, the per-CPU charge stock: 12-250 KiB
+   * after `true`, `ls` or `python3 -c pass`, measured) would count against the next job's limit
+   * and peak. Until then jobs get new ones; memory.force_empty is not used to empty one: it would
+   * write back a job's dirty pages on the agent's thread, and drop the page cache of the files the
+   * job wrote, which the next job of a workflow reads.
    */
-  private readonly spareCpusets: { dir: string; cpus: string }[] = [];
+  private readonly spares = new Map<Controller, SpareCgroups>();
   /** The limit each job's v1 memory cgroup has ("-1": none, what the kernel gives a new one): a job without a limit of its own writes nothing. */
   private readonly memoryLimit = new Map<number, string>();
-  private nextSpare = 0;
 
   /** `v2Base`: the agent's v2 cgroup (its jobs' parent), if it has one; `leaf`: the agent's directory name. */
   constructor(v2Base: string | undefined, leaf: string) {
@@ -249,7 +248,9 @@ export class CgroupLimits {
     for (const c of CONTROLLERS) {
       if (this.v2.includes(c)) continue;
       const base = v1Base(c, leaf, this.unbalanced);
-      if (base) this.v1.set(c, base);
+      if (!base) continue;
+      this.v1.set(c, base);
+      this.spares.set(c, new SpareCgroups(base, c === "memory" ? (dir) => this.memoryIsFresh(dir) : undefined));
     }
   }
 
@@ -286,19 +287,21 @@ export class CgroupLimits {
       check("memory.oom.group", put(join(v2Dir, "memory.oom.group"), "1"));
     }
     // Without CPUs no cpuset is made (a process cannot join an empty one; a spare would have another job's).
-    const cpuset = cpus ? this.v1Dir("cpuset", jobId) : undefined;
+    const cpuset = cpus ? this.v1Dir("cpuset", jobId, cpus) : undefined;
     if (cpuset && this.cpusetCpus.get(jobId) !== cpus) {
+      let mems: string | undefined;
       if (!this.cpusetCpus.has(jobId)) {
         if (this.unbalanced) leaveBalancingToRoot(cpuset);
         this.baseMems ??= (read(join(this.v1.get("cpuset")!, "cpuset.mems")) ?? "").trim();
-        check("cpuset.mems", put(join(cpuset, "cpuset.mems"), this.baseMems));
+        check("cpuset.mems", (mems = put(join(cpuset, "cpuset.mems"), this.baseMems)));
       }
       const error = put(join(cpuset, "cpuset.cpus"), cpus);
       check("cpuset.cpus", error);
-      if (!error) this.cpusetCpus.set(jobId, cpus);
+      // Recorded only once all is written: a spare is taken as having what is recorded.
+      if (!error && !mems) this.cpusetCpus.set(jobId, cpus);
     }
-    const memory = this.v1Dir("memory", jobId);
     const v1Bytes = limits.memMiB > 0 ? bytes : "-1";
+    const memory = this.v1Dir("memory", jobId, v1Bytes);
     if (memory && this.memoryLimit.get(jobId) !== v1Bytes) {
       this.memsw ??= existsSync(join(memory, "memory.memsw.limit_in_bytes"));
       // memsw (memory + swap) may never be below the memory limit: lowered after it, raised before it.
@@ -306,20 +309,25 @@ export class CgroupLimits {
       const before = failed.length;
       if (files.some((f) => put(join(memory, f), v1Bytes))) for (const f of [...files].reverse()) check(f, put(join(memory, f), v1Bytes));
       if (failed.length === before) this.memoryLimit.set(jobId, v1Bytes);
+      else this.memoryLimit.delete(jobId); // not known: written again by the next apply, and not kept as a spare
     }
     if (failed.length > 0) log.warn(`job ${jobId}: could not set all of its cgroup limits (${failed.join("; ")}); it runs less confined`);
   }
 
-  /** The v1 job cgroup of `controller`, made on first use; undefined where v1 is not used for it. */
-  private v1Dir(controller: Controller, jobId: number): string | undefined {
+  /**
+   * The v1 job cgroup of `controller`, made on first use (a spare, one with `want` written if there
+   * is); undefined where v1 is not used for it.
+   */
+  private v1Dir(controller: Controller, jobId: number, want: string): string | undefined {
     const base = this.v1.get(controller);
     if (!base) return undefined;
     let made = this.v1Made.get(jobId);
     const known = made?.get(controller);
     if (known) return known;
     const dir = join(base, `job-${jobId}`);
-    const spare = controller === "cpuset" ? this.takeSpareCpuset(dir) : undefined;
-    if (spare !== undefined) this.cpusetCpus.set(jobId, spare);
+    const written = controller === "cpuset" ? this.cpusetCpus : this.memoryLimit;
+    const spare = this.spares.get(controller)!.take(dir, want);
+    if (spare !== undefined) written.set(jobId, spare);
     else
       try {
         mkdirSync(dir);
@@ -378,48 +386,33 @@ export class CgroupLimits {
     return { cpuSec: cpuUsec / 1e6, peakMemMiB: Math.ceil(peak / MiB), oomKills };
   }
 
-  /** The job's v1 cgroups, once empty: its cpuset kept as a spare if it is empty and there is room, the rest removed. */
+  /**
+   * Whether the spare v1 memory cgroup `dir` may be the next job's: at most a page of memory and
+   * swap charged to it (what is left charged of a page the kernel's objects were charged by once
+   * they are freed: 4 KiB after most null jobs, measured; the kernel charges in batches of up to 64
+   * pages a CPU, so no count is closer than that), and no OOM kill counted (memory.oom_control's
+   * count cannot be reset); then its peak is reset to what is charged, so the job's usage is its own.
+   */
+  private memoryIsFresh(dir: string): boolean {
+    this.memsw ??= existsSync(join(dir, "memory.memsw.usage_in_bytes"));
+    const charged = number(readRecord(join(dir, this.memsw ? "memory.memsw.usage_in_bytes" : "memory.usage_in_bytes")));
+    if (charged === undefined || charged > ONE_PAGE) return false;
+    if (field(readRecord(join(dir, "memory.oom_control")), "oom_kill") !== 0) return false;
+    return put(join(dir, "memory.max_usage_in_bytes"), "0") === undefined;
+  }
+
+  /** The job's v1 cgroups, once empty: each kept as a spare if no task is in it (cgroup-spares.ts), else removed. */
   remove(jobId: number): void {
     this.peaks.delete(jobId);
     this.v1Made.delete(jobId);
-    const cpus = this.cpusetCpus.get(jobId);
+    const written = { cpuset: this.cpusetCpus.get(jobId), memory: this.memoryLimit.get(jobId) };
     this.cpusetCpus.delete(jobId);
     this.memoryLimit.delete(jobId);
     for (const [controller, base] of this.v1) {
       const dir = join(base, `job-${jobId}`);
-      if (controller === "cpuset" && cpus !== undefined && this.spareCpusets.length < MAX_SPARE_CPUSETS && this.keepAsSpare(base, dir, cpus)) continue;
+      const value = written[controller];
+      if (value !== undefined && this.spares.get(controller)!.keep(dir, value)) continue;
       if (removeDir(dir) === "EBUSY" && takeBackOwnThreads(dir, join(base, "..", "tasks"))) removeDir(dir);
-    }
-  }
-
-  /** Renames the job cpuset `dir` to a spare if no task is in it (a task could only be the job's); true if it did. */
-  private keepAsSpare(base: string, dir: string, cpus: string): boolean {
-    // A file of many records, but only whether it is empty matters here (kernel-file.ts).
-    if (readRecord(join(dir, "tasks")) !== "") return false;
-    const spare = join(base, `spare-${this.nextSpare++}`);
-    try {
-      renameSync(dir, spare);
-    } catch {
-      return false;
-    }
-    this.spareCpusets.push({ dir: spare, cpus });
-    return true;
-  }
-
-  /** A spare cpuset renamed to `dir`: the CPUs it has; undefined if there is none (or it could not be renamed: then it is removed). */
-  private takeSpareCpuset(dir: string): string | undefined {
-    const spare = this.spareCpusets.pop();
-    if (!spare) return undefined;
-    try {
-      renameSync(spare.dir, dir);
-      return spare.cpus;
-    } catch {
-      try {
-        rmdirSync(spare.dir);
-      } catch {
-        /* gone */
-      }
-      return undefined;
     }
   }
 }

@@ -109,8 +109,8 @@ export class Containment {
   private readonly jobLimits = new Map<number, JobLimits>();
   /**
    * Jobs whose cgroups are made (limits written), with their v2 cgroup if they have one. A v2
-   * cgroup is made for each job and removed after it, not kept for the next as v1 cpusets are
-   * (cgroup-limits.ts): the kernel refuses to rename a v2 cgroup (EPERM), so a kept one could not
+   * cgroup is made for each job and removed after it, not kept for the next as v1 ones are
+   * (cgroup-spares.ts): the kernel refuses to rename a v2 cgroup (EPERM), so a kept one could not
    * carry the job's id in its name (`/proc/PID/cgroup` shows `job-N`), and with a memory
    * controller it would start charged with what the last job left.
    */
@@ -361,10 +361,15 @@ export class Containment {
     return dir ? readPids(join(dir, "cgroup.procs")) : [];
   }
 
-  /** Kill every process of the job's cgroup (those that left their process group included). */
+  /**
+   * Kill every process of the job's cgroup (those that left their process group included). Only
+   * one made for the job's processes: a job's is not there before, and after forgetJob it was
+   * removed empty or killed then (the controller's SIGKILL at every job's end came after it, and
+   * looked for the directory in vain: a system call a job).
+   */
   killJob(jobId: number): void {
-    const dir = this.dirOf(jobId);
-    if (dir && existsSync(dir)) killCgroup(dir);
+    const dir = this.made.get(jobId);
+    if (dir !== undefined) killCgroup(dir);
   }
 
   /** The job's cgroups (and limits) once it is empty: the job has left this node. */

@@ -3,16 +3,16 @@
  * command launched as step 0 from here (this agent is that step's root, with no extra process).
  */
 import { asUser, giveTo, identityFor } from "../identity.ts";
-import { chmodSync, closeSync, constants, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
-import { openOutputFile } from "../output-open.ts";
+import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { FILES_NOT_OPENED, firstWords, openingFiles } from "./output-after-drop.ts";
 import { programPaths, PATH_ANSWER_SECONDS, type PathProbes } from "./path-probe.ts";
-import { outputMode } from "../job-umask.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
 import { logger } from "../../util/log.ts";
 import { ApiClient, type TrustedCa } from "../../api/client.ts";
-import { commandLaunch, ControllerLink, fileSink, isCommandStart, type Launch } from "../launcher/index.ts";
+import { commandLaunch, ControllerLink, isCommandStart, type Launch } from "../launcher/index.ts";
+import { userFileSink, type UserFileSink } from "./user-file-sink.ts";
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 import { slurmBatchVars } from "../slurm-env.ts";
@@ -42,6 +42,8 @@ export interface JobRunnerContext {
 
 export class JobRunner {
   private readonly commandLaunches = new Map<number, Launch>();
+  /** Command jobs whose output files are being opened (user-file-sink.ts), by job: launched once they are. */
+  private readonly opening = new Map<number, UserFileSink>();
   /** Batch shells running here, by job. */
   private readonly shells = new Map<number, Proc>();
 
@@ -107,10 +109,13 @@ export class JobRunner {
     return this.commandLaunches.has(jobId);
   }
 
-  /** A job is being killed: one whose paths are being looked up does not start, a command step rooted here stops. */
+  /** A job is being killed: one whose paths are being looked up or files opened does not start, a command step rooted here stops. */
   kill(jobId: number, reason: string): void {
     this.probing.delete(jobId);
     this.ctx.paths.forget(jobId);
+    // One whose files are still being opened does not launch: its writers end (killed, if they hang).
+    void this.opening.get(jobId)?.close();
+    this.opening.delete(jobId);
     this.commandLaunches.get(jobId)?.cancel(reason, 143);
   }
 
@@ -124,11 +129,10 @@ export class JobRunner {
     // Run as the job's user, the script is the user's and is reached through an inherited fd
     // (fd 3, /dev/fd/3): the agent's state dir stays closed to it.
     if (runAs) giveTo(runAs, script);
-    // Opened with the user's rights: `../` in the path reaches only what the user may write.
-    const flags = constants.O_WRONLY | constants.O_CREAT | (job.append ? constants.O_APPEND : constants.O_TRUNC);
-    const mode = outputMode(job.env);
-    const out = asUser(runAs, () => openOutputFile(job.output, flags, mode));
-    let errFd = out;
+    // Opened by the script's own process, after the drop (output-after-drop.ts): `../`, a symlink or
+    // what hangs at the path reach only what the user may write, and stall only her process.
+    // -e naming -o's file (#SBATCH -o x.msg -e x.msg): one open file, as Slurm's, so neither stream writes over the other.
+    const files = { out: job.output, err: job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output) ? job.error : undefined, append: job.append === true };
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
     // The script's arguments are argv words, never shell text: as root they reach it after setpriv's drop (identity.ts runAs).
@@ -144,44 +148,56 @@ export class JobRunner {
     });
     let proc: Proc;
     try {
-      // -e naming -o's file (#SBATCH -o x.msg -e x.msg): one open file, as Slurm's, so neither stream writes over the other.
-      if (job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output)) errFd = asUser(runAs, () => openOutputFile(job.error!, flags, mode));
       if (runAs) scriptFd = openSync(script, "r");
-      proc = this.ctx.procs.spawn(job.id, argv, { cwd: job.cwd, env, stdio: scriptFd === undefined ? [out, errFd] : [out, errFd, scriptFd], runAs, cpus: place.cpus });
+      // Its stderr is a pipe until it has opened its files: what it says there is why it could not.
+      const start = openingFiles(files, argv, env);
+      proc = this.ctx.procs.spawn(job.id, start.argv, { cwd: job.cwd, env: start.env, stdio: scriptFd === undefined ? ["ignore", "pipe"] : ["ignore", "pipe", scriptFd], runAs, cpus: place.cpus });
     } finally {
       if (scriptFd !== undefined) closeSync(scriptFd);
-      closeSync(out);
-      if (errFd !== out) closeSync(errFd);
     }
+    // Read until it closes its stderr (its files open), or a second after it exited: what it said before it exits is in the pipe by then.
+    const said = firstWords(proc.stderr, proc.exited.then(() => Bun.sleep(1000)));
     this.shells.set(job.id, proc);
-    void proc.exited.then(({ code, signal }) => {
+    void proc.exited.then(async ({ code, signal }) => {
       this.shells.delete(job.id);
       // As under Slurm, the script's end is the job's: what it left running here (a backgrounded
       // srun, say) dies first, so nothing of it writes to the output after the job has ended.
       this.ctx.procs.signal(job.id, "SIGKILL");
       const exitCode = code ?? 128 + signalNumber(signal);
       log.debug(`job ${job.id} batch script exited`, { exitCode });
-      this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : undefined, undefined, job.run);
+      const why = (await said).trim();
+      this.ctx.exited(job.id, exitCode, signal ? `batch script killed by ${signal}` : why ? `could not start on ${this.ctx.name}: ${why}` : undefined, undefined, job.run);
     });
   }
 
   private command(job: JobStart): void {
     if (!isCommandStart(job)) throw new Error("a command job needs argv and a step credential");
-    // Created with the user's rights, as the batch script's: the file is theirs, and a path
-    // (or a symlink planted on it) reaches only what they may write.
+    // Written by processes of the user's (user-file-sink.ts), which open the files after the drop:
+    // a path (or a symlink planted on it) reaches only what they may write, and what hangs there
+    // stalls only them. Her ranks on this node append to the same files themselves (StepSpec.outputFile).
     const runAs = identityFor(job.user);
-    const sink = fileSink(job.output, { label: false, error: job.error, append: job.append, mode: outputMode(job.env), openAs: (open) => asUser(runAs, open) });
-    // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
-    const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
-    const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.connect(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
-    this.commandLaunches.set(job.id, launch);
-    void launch.run().then((r) => {
-      this.commandLaunches.delete(job.id);
-      this.ctx.paths.forget(job.id);
-      sink.flush();
-      sink.close();
-      link.close();
-      this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode, job.run);
+    const sink = userFileSink({ out: job.output, err: job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output) ? job.error : undefined, append: job.append === true }, { cwd: job.cwd, env: job.env, runAs });
+    // Launched once the files are open (truncated first, unless appending), so no rank's output goes before it.
+    this.opening.set(job.id, sink);
+    void sink.opened.then((why) => {
+      if (this.opening.get(job.id) !== sink) return;
+      this.opening.delete(job.id);
+      if (why) {
+        this.ctx.paths.forget(job.id);
+        void sink.close();
+        return this.ctx.exited(job.id, FILES_NOT_OPENED, `could not start on ${this.ctx.name}: ${why}`, undefined, job.run);
+      }
+      // The job's own token lets this step root ask for spawn steps, as `ebb run` would.
+      const link = new ControllerLink(new ApiClient(this.ctx.controllerUrl, job.jobEnv.EBB_TOKEN ?? "", this.ctx.controllerCa), job.id);
+      const launch = commandLaunch(job, { link, fanout: this.ctx.fanout, connect: (addr) => this.ctx.connect(addr), sink, outputFile: { node: this.ctx.name, path: job.output, error: job.error } });
+      this.commandLaunches.set(job.id, launch);
+      void launch.run().then(async (r) => {
+        this.commandLaunches.delete(job.id);
+        this.ctx.paths.forget(job.id);
+        link.close();
+        await sink.close();
+        this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode, job.run);
+      });
     });
   }
 }

@@ -9,8 +9,10 @@
  * FUSE or NFS wait ends on SIGKILL) and the job or step fails naming the path; the node serves
  * its other jobs meanwhile.
  *
- * What it does not cover: a path that answers the look-up and hangs just after (a file system
- * that stops answering in between, or a FUSE daemon that answers only some requests).
+ * An answer is the user's word (she may answer for her own look-up process), and a path may hang
+ * just after it answered: output and error files are therefore opened by processes of hers, never
+ * by the agent (output-after-drop.ts, user-file-sink.ts); the look-up only fails their job sooner,
+ * naming the path. The directory and the program are still touched by the agent after it (README.md).
  */
 import { join, resolve } from "node:path";
 import { dropsBySpawn, runAsArgv, type Identity } from "../identity.ts";

@@ -8,8 +8,8 @@
  */
 import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
-import { closeSync, constants, existsSync } from "node:fs";
-import { openOutputFile } from "../output-open.ts";
+import { closeSync, existsSync } from "node:fs";
+import { DISCARDED, openingFiles, type OutputFiles } from "./output-after-drop.ts";
 import { OutputWindow } from "./output-window.ts";
 import { OutputRelay } from "./output-relay.ts";
 import { isAbsolute, join } from "node:path";
@@ -381,8 +381,8 @@ export class StepNode {
     const count = here.length;
     // MPI executables get the CFG interposition library (compiled at first need), or run
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
-    // theirs to name, not a way to probe root's files), in the same switch to them as the directory,
-    // the step's output files and its CFG directory (one switch of the thread's ids, not three).
+    // theirs to name, not a way to probe root's files), in the same switch to them as the directory
+    // and its CFG directory (one switch of the thread's ids, not two).
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
     // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
     const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
@@ -395,42 +395,40 @@ export class StepNode {
       if (!existsSync(spec.cwd)) return undefined;
       // The ranks' CFG directory, in the same switch.
       if (count > 0) this.cfg?.make();
-      return { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))), output: this.openOutputFiles() };
+      return { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) };
     });
     if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
-    const output = found.output;
-    try {
-      let preload: Record<string, string> = {};
-      if (this.cfg && found.mpi) {
-        const lib = await this.ctx.cfgLibrary();
-        if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
-        else this.cfg.unmonitored(lib.reason);
-      }
-      const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
-      const nodeIndex = spec.elastic?.worldNodes ? names.indexOf(this.ctx.name) : nodeIndexIn(spec, this.ctx.name);
-      const worldSize = worldSizeOf(spec);
-      const job = this.ctx.placement(spec.jobId);
-      const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
-      const worldRanks = here.map((r) => this.rankBase + r);
-      const bound = (spec.cpuBind ?? "cores") === "cores";
-      // An exact step's ranks: slices of its own cores (their CPUs), not of all of the job's.
-      const own = bound && spec.cores?.[nodeIndex] ? job.cpusOf?.(spec.cores[nodeIndex]) : undefined;
-      const slices = !bound ? undefined : own?.length ? rankSlices(own, count) : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
-      const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
-      // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
-      const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
-      for (let i = 0; i < count; i++) {
-        const rank = here[i]!;
-        const world = this.rankBase + rank;
-        const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), distribution: spec.env.SLURM_DISTRIBUTION, nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
-        const oneGpu = spec.tasksPerGpu !== undefined && job.gpus.length > 0 ? job.gpuVarsOf([job.gpus[Math.floor(i / spec.tasksPerGpu) % job.gpus.length]!]) : undefined;
-        // The node's only rank takes `base` itself (a new object, this launch's): no copy of the job's whole environment.
-        const env = Object.assign(count === 1 ? base : { ...base }, oneGpu, rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), stepCpusPerTask, this.pmi?.env(world), this.adapt?.env(world), this.cfg?.env(world), preload, crowded);
-        mark("a.env-built");
-        this.startRank(rank, argvOf(spec, world), env, output ?? { out: "pipe", err: "pipe" }, slices?.[i] ?? job.cpus);
-      }
-    } finally {
-      if (output !== undefined) for (const fd of new Set([output.out, output.err])) closeSync(fd);
+    const files = this.outputFiles();
+    let preload: Record<string, string> = {};
+    if (this.cfg && found.mpi) {
+      const lib = await this.ctx.cfgLibrary();
+      if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
+      else this.cfg.unmonitored(lib.reason);
+    }
+    const names = spec.elastic?.worldNodes ?? stepNodeNames(spec);
+    const nodeIndex = spec.elastic?.worldNodes ? names.indexOf(this.ctx.name) : nodeIndexIn(spec, this.ctx.name);
+    const worldSize = worldSizeOf(spec);
+    const job = this.ctx.placement(spec.jobId);
+    const base = this.ctx.processEnv(spec.env, spec.jobEnv, job.vars);
+    const worldRanks = here.map((r) => this.rankBase + r);
+    const bound = (spec.cpuBind ?? "cores") === "cores";
+    // An exact step's ranks: slices of its own cores (their CPUs), not of all of the job's.
+    const own = bound && spec.cores?.[nodeIndex] ? job.cpusOf?.(spec.cores[nodeIndex]) : undefined;
+    const slices = !bound ? undefined : own?.length ? rankSlices(own, count) : job.ownCpus ? rankSlices(job.cpus, count) : sharedRankCpus(job.cpus, worldRanks, worldSize);
+    const crowded = crowdedRankVars(base, bound && ranksOutnumberCpus(job.cpus.length, count, worldSize, job.ownCpus));
+    // srun -c N gives the step's ranks their own SLURM_CPUS_PER_TASK, over the job's.
+    const stepCpusPerTask: Record<string, string> = spec.env.SLURM_CPUS_PER_TASK !== undefined ? { SLURM_CPUS_PER_TASK: spec.env.SLURM_CPUS_PER_TASK } : {};
+    for (let i = 0; i < count; i++) {
+      const rank = here[i]!;
+      const world = this.rankBase + rank;
+      const place = { stepId: spec.stepId, nodes: names, tasks: names.length === spec.tasks.length ? spec.tasks : [], ...(spec.distribution ? { ranksHere: here } : {}), distribution: spec.env.SLURM_DISTRIBUTION, nodeIndex, localId: i, rank: world, size: worldSize, cpusOnNode: job.cores, gpus: job.gpus, stepName: spec.name, owner: ownerOf(this.runAs()) };
+      const oneGpu = spec.tasksPerGpu !== undefined && job.gpus.length > 0 ? job.gpuVarsOf([job.gpus[Math.floor(i / spec.tasksPerGpu) % job.gpus.length]!]) : undefined;
+      // The node's only rank takes `base` itself (a new object, this launch's): no copy of the job's whole environment.
+      const env = Object.assign(count === 1 ? base : { ...base }, oneGpu, rankVars(place, this.ctx.controllerUrl, this.ctx.nodeHost, this.ctx.controllerCa?.path), stepCpusPerTask, this.pmi?.env(world), this.adapt?.env(world), this.cfg?.env(world), preload, crowded);
+      mark("a.env-built");
+      // Its files opened by the rank's own first process, after the drop; what it says before that (why it could not) is forwarded.
+      const start = files && files !== "discard" ? openingFiles(files, argvOf(spec, world), env) : { argv: argvOf(spec, world), env };
+      this.startRank(rank, start.argv, start.env, files === "discard" ? "ignore" : "pipe", slices?.[i] ?? job.cpus);
     }
     this.localLaunched = true;
     this.maybeLaunched();
@@ -451,22 +449,11 @@ export class StepNode {
     return [{ what: "output file", path: target.path }, ...(target.error === undefined ? [] : [{ what: "error file", path: target.error }])];
   }
 
-  /** The step's output (and error) files when this node writes them (ranks get them as stdout and stderr), else undefined: forward. */
-  private openOutputFiles(): { out: number; err: number } | undefined {
+  /** The step's output (and error) files when this node writes them (each rank's first process appends to them, output-after-drop.ts), "discard" when both are DISCARDED, else undefined: forward. */
+  private outputFiles(): OutputFiles | "discard" | undefined {
     const target = this.spec.outputFile;
     if (target?.node !== this.ctx.name) return undefined;
-    let out: number | undefined;
-    try {
-      // With the job's user's rights: its output reaches only what that user may write.
-      return asUser(this.runAs(), () => {
-        out = openOutputFile(target.path, constants.O_WRONLY | constants.O_APPEND);
-        return { out, err: target.error === undefined ? out : openOutputFile(target.error, constants.O_WRONLY | constants.O_APPEND) };
-      });
-    } catch (e) {
-      if (out !== undefined) closeSync(out);
-      log.warn(`step ${this.key}: cannot append to ${target.path}, forwarding output instead`, { error: e });
-      return undefined;
-    }
+    return target.path === DISCARDED && (target.error ?? DISCARDED) === DISCARDED ? "discard" : { out: target.path, err: target.error, append: true };
   }
 
   /** Whom the step's ranks run as: the job's user when the agent is root, else undefined (the agent's user). */
@@ -475,13 +462,13 @@ export class StepNode {
   }
 
   /** Starts one rank, bound to `cpus`. */
-  private startRank(rank: number, argv: string[], env: Record<string, string>, files: { out: "pipe" | number; err: "pipe" | number }, cpus: number[]): void {
+  private startRank(rank: number, argv: string[], env: Record<string, string>, out: "pipe" | "ignore", cpus: number[]): void {
     const node = this.ctx.name;
     let proc: Proc;
     let stdin: [number, number] | undefined;
     try {
       if (this.stdin?.reads(rank)) stdin = pipe();
-      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [files.out, files.err, this.pmi?.fd3], runAs: this.runAs(), cpus, stdin: stdin?.[0] });
+      proc = this.ctx.procs.spawn(this.spec.jobId, argv, { cwd: this.spec.cwd, env, stdio: [out, out, this.pmi?.fd3], runAs: this.runAs(), cpus, stdin: stdin?.[0] });
     } catch (e) {
       if (stdin) closeSync(stdin[1]);
       const code = e instanceof SpawnError && e.code === "ENOENT" ? 127 : 126;

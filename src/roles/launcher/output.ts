@@ -5,7 +5,6 @@
 import { closeSync, constants, openSync, writeSync } from "node:fs";
 import type { StepSink } from "./step-root.ts";
 import { drained, err, write } from "../../util/stdio.ts";
-import { openOutputFile } from "../output-open.ts";
 
 type Write = (fd: 1 | 2, text: string, rank: number) => void;
 
@@ -79,14 +78,24 @@ export function terminalSink(opts: { label: boolean; unbuffered?: boolean; prog:
   };
 }
 
+/** Each rank's output handed to `write` a whole line at a time (labelled or not), or as it comes (`unbuffered`); `notice`s to its stderr. */
+export function lineSink(write: (fd: 1 | 2, text: string) => void, opts: { label: boolean; unbuffered?: boolean } = { label: false }): Omit<FlushableSink, "drained"> {
+  const lines = lineWriter((fd, text) => write(fd, text), opts);
+  return {
+    io: (rank, fd, data) => (lines ? lines.io(rank, fd, data) : write(fd, data)),
+    notice: (text) => write(2, `ebb: error: ${text}\n`),
+    flush: () => lines?.flush(),
+  };
+}
+
 /**
  * Writes everything to a file, truncated first unless `append` (a command job's output, or a
  * step's of `ebb run -o`). Appending: the ranks on the sink's
- * node write to the same file themselves (StepSpec.outputFile). `openAs` opens the files with the
- * job's user's rights when an agent that runs as root hosts the sink; `mode`, a created file's
- * permissions (default 0644), the job's umask applied.
+ * node write to the same file themselves (StepSpec.outputFile). `mode`, a created file's
+ * permissions (default 0644), the job's umask applied. (An agent's sink is a process of the
+ * job's user: agent/user-file-sink.ts.)
  */
-export function fileSink(path: string, opts: { label: boolean; unbuffered?: boolean; error?: string; append?: boolean; mode?: number; openAs?: <T>(open: () => T) => T }): FlushableSink & { close(): void } {
+export function fileSink(path: string, opts: { label: boolean; unbuffered?: boolean; error?: string; append?: boolean; mode?: number }): FlushableSink & { close(): void } {
   const error = opts.error;
   return rankFileSink(() => path, error === undefined ? undefined : () => error, 1, opts);
 }
@@ -101,14 +110,13 @@ export function rankFileSink(
   out: (rank: number) => string,
   err: ((rank: number) => string) | undefined,
   ranks: number,
-  opts: { label: boolean; unbuffered?: boolean; append?: boolean; mode?: number; openAs?: <T>(open: () => T) => T },
+  opts: { label: boolean; unbuffered?: boolean; append?: boolean; mode?: number },
 ): FlushableSink & { close(): void } {
   const flags = constants.O_WRONLY | constants.O_CREAT | (opts.append ? 0 : constants.O_TRUNC) | constants.O_APPEND;
   const fds = new Map<string, number>();
   const open = (p: string): number => {
     let fd = fds.get(p);
-    // An agent hosting the sink must not wait on what the user put at the path; `ebb run`'s own may.
-    if (fd === undefined) fds.set(p, (fd = opts.openAs ? opts.openAs(() => openOutputFile(p, flags, opts.mode)) : openSync(p, flags, opts.mode ?? 0o644)));
+    if (fd === undefined) fds.set(p, (fd = openSync(p, flags, opts.mode ?? 0o644)));
     return fd;
   };
   const fdOf = (f: 1 | 2, rank: number) => open(f === 2 && err ? err(rank) : out(rank));

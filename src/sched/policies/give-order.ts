@@ -9,6 +9,7 @@
  * written; an order lives for one pass.
  */
 import { Heap } from "../../util/heap.ts";
+import { sortPairs } from "./common.ts";
 
 /** A running job that may give nodes, as an admit prices it. */
 export interface Giver {
@@ -43,6 +44,9 @@ export class GiveOrder<G extends Giver> {
   /** The least any node of the order can add to the stretch (`surelyExceeds`), and each job's first node's stretch; worked out when first read. */
   private step: number | undefined;
   private first: Float64Array | undefined;
+  /** Each job's step (the least a node of it adds), and the steps in rising order with the nodes each job can give (`leastStretch`). */
+  private steps: Float64Array | undefined;
+  private stepOrder: { keys: Float64Array; caps: Float64Array } | undefined;
   /** The stretch summed over the first i nodes given, in the order given (`taken[0]` = 0). */
   private readonly taken: number[] = [0];
   /** The pool index of the job that gives each node. */
@@ -108,18 +112,23 @@ export class GiveOrder<G extends Giver> {
    * undefined), by a bound that prices each job's first node only: a node adds its job's time at
    * one node fewer, which grows node by node for a convex time (`slowerWhenSmaller`), so its first
    * node's is the least, plus a step of the adaptation (its fixed part with the first node, then a
-   * linear one); so every node adds at least the least of those, and `need` nodes `need` times it.
-   * No bound unless every job's time is convex. A margin far above rounding keeps it on the safe side.
+   * linear one); so every node of a job adds at least its step, and `need` nodes at least the
+   * cheapest steps filled up to what each job can give (`leastStretch`). No bound unless every
+   * job's time is convex. A margin far above rounding keeps it on the safe side.
    */
   surelyExceeds(need: number, limit: number): boolean {
     const step = this.step ?? this.priceSteps();
-    return step > 0 && need * step * (1 - 1e-6) > limit;
+    if (!(step > 0)) return false;
+    // The least step for every node settles most; the steps job by job settle more (issue 35: a
+    // sixth of the admits priced on the 4,096-node replay worked the order out to fail after all).
+    return need * step * (1 - 1e-6) > limit || this.leastStretch(need) * (1 - 1e-6) > limit;
   }
 
-  /** Prices every job's first node (kept for `priceFirst`) and the least step of the order. */
+  /** Prices every job's first node (kept for `priceFirst`), each job's step, and the least step of the order. */
   private priceSteps(): number {
     const { pool } = this;
     const first = (this.first = new Float64Array(pool.length));
+    const steps = (this.steps = new Float64Array(pool.length));
     let step = Number.POSITIVE_INFINITY;
     for (let i = 0; i < pool.length; i++) {
       const c = pool[i]!;
@@ -128,11 +137,35 @@ export class GiveOrder<G extends Giver> {
       const one = c.cost(1);
       // As `rekey` works it out for the first node.
       first[i] = w * (time + one);
+      steps[i] = w * (time + Math.min(0, one, c.cost(2) - one));
       if (!c.slowerWhenSmaller) step = Number.NEGATIVE_INFINITY;
-      else step = Math.min(step, w * (time + Math.min(0, one, c.cost(2) - one)));
+      else step = Math.min(step, steps[i]!);
     }
     this.step = step;
     return step;
+  }
+
+  /**
+   * The least stretch of `need` nodes if every node of a job added only its step (`priceSteps`;
+   * every step > 0): the cheapest steps first, each job's as many times as it can give nodes.
+   */
+  private leastStretch(need: number): number {
+    if (!this.stepOrder) {
+      const n = this.pool.length;
+      const keys = Float64Array.from(this.steps!);
+      const caps = new Float64Array(n);
+      for (let i = 0; i < n; i++) caps[i] = this.pool[i]!.job.nodes - this.floor[i]!;
+      sortPairs(keys, caps, 0, n);
+      this.stepOrder = { keys, caps };
+    }
+    const { keys, caps } = this.stepOrder;
+    let sum = 0;
+    for (let i = 0, left = need; i < keys.length && left > 0; i++) {
+      const g = Math.min(left, caps[i]!);
+      sum += g * keys[i]!;
+      left -= g;
+    }
+    return sum;
   }
 
   /** The jobs that give the first `need` nodes and how many each, in pool order. */
