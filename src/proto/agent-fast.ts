@@ -134,7 +134,7 @@ function usage(v: unknown): Usage | undefined {
   return { cpuSec: v.cpuSec, peakMemMiB: v.peakMemMiB, oomKills: v.oomKills };
 }
 
-type Exit = { t: "job.exit"; jobId: number; exitCode: number; message?: string; lostNode?: string; run?: number; usage?: Usage };
+type Exit = { t: "job.exit"; jobId: number; exitCode: number; message?: string; lostNode?: string; run?: number; usage?: Usage; gone?: boolean };
 
 /** Per kind: the message as its schema parses it, or undefined (the schema decides). */
 export const fastAgentToController = {
@@ -147,7 +147,7 @@ export const fastAgentToController = {
       if (!u) return undefined;
       out.usage = u;
     } else if ("usage" in v) return undefined;
-    return out as Exit;
+    return optional(v, out, { gone: (x) => typeof x === "boolean" }) ? (out as Exit) : undefined;
   },
   "job.cleaned": (v: Raw): { t: "job.cleaned"; jobId: number } | undefined => (isJobId(v.jobId) ? { t: "job.cleaned", jobId: v.jobId } : undefined),
   "job.usage": (v: Raw): ({ t: "job.usage"; jobId: number } & Usage) | undefined => {

@@ -91,8 +91,12 @@ export const agentToControllerShapes = {
    * The job's batch script or command step ended on this (its first) node. Resent (on reconnect)
    * until a job.ack, or a job.kill of the job, says the controller has it. `usage`: a command
    * job's job.usage from this node (without OOM kills), carried by its exit rather than sent alone.
+   * `gone`: the job has no process left on this node. The controller then sends this node no
+   * job.kill for the end this exit makes: the node's next `shares`, without the job, says the
+   * controller has the exit (else a job.ack does), and the agent kills what of the job started
+   * here since, as that kill would have.
    */
-  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), run: z.int().nonnegative().optional(), usage: z.object(usageFields()).optional() }),
+  "job.exit": () => ({ jobId: JobId, exitCode: z.int(), message: z.string().optional(), lostNode: z.string().optional(), run: z.int().nonnegative().optional(), usage: z.object(usageFields()).optional(), gone: z.boolean().optional() }),
   /** After a job.kill with `confirm`: the job has no processes left on this node. */
   "job.cleaned": () => ({ jobId: JobId }),
   /** Timing samples of an elastic job's local ranks since the last report (node-local sums). */

@@ -35,6 +35,15 @@ test("a pass starts what fits: RUNNING, the nodes owned, the job's start sent to
   expect(h.job(b)!.nodes).toHaveLength(2);
 });
 
+test("an exit whose node said the job has nothing left there (job.exit's gone) sends that node no job.kill, the others theirs", () => {
+  const h = new ControllerHarness(2);
+  const a = h.submit({ nodes: 2, exclusive: true });
+  h.pass();
+  expect(h.jobs.exited(a, 0, undefined, undefined, Date.now(), undefined, "n1")).toEqual(["n2"]);
+  expect(h.toAgents.filter((m) => m.msg.t === "job.kill").map((m) => m.node)).toEqual(["n2"]);
+  expect(h.owners()).toEqual({ n1: null, n2: null });
+});
+
 /** An elastic command job started on 2 of 4 nodes, its launcher attached with one rank per node. */
 function elasticJob(h: ControllerHarness) {
   const id = h.submit({ nodes: 2, elastic: true, minNodes: 1, maxNodes: 4 });

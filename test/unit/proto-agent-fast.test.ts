@@ -129,7 +129,7 @@ describe("the agent's hand-checked messages (agent-fast.ts)", () => {
 describe("the controller's hand-checked messages from agents (agent-fast.ts)", () => {
   const upZod = tagged(agentToControllerShapes);
   const ups = [
-    { t: "job.exit", jobId: 1, exitCode: 0, usage: { cpuSec: 0.002, peakMemMiB: 1.5, oomKills: 0 } },
+    { t: "job.exit", jobId: 1, exitCode: 0, usage: { cpuSec: 0.002, peakMemMiB: 1.5, oomKills: 0 }, gone: true },
     { t: "job.exit", jobId: 7, exitCode: -9, message: "killed by SIGKILL", lostNode: "node02", run: 2 },
     { t: "job.cleaned", jobId: 3 },
     { t: "job.usage", jobId: 4, cpuSec: 1.25, peakMemMiB: 300, oomKills: 1 },

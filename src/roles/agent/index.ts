@@ -130,7 +130,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
   mkdirSync(o.stateDir, { recursive: true });
   const controllerUrl = o.controller.replace(/\/+$/, "");
   checkTls(o, controllerUrl);
-  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number; usage?: JobUsage }>();
+  const pendingExits = new Map<number, { exitCode: number; message?: string; lostNode?: string; run?: number; usage?: JobUsage; gone?: true }>();
   const killed = new Set<number>();
   let channel: ClientLink<AgentToController> | undefined;
   const send = (msg: AgentToController): boolean => {
@@ -166,7 +166,10 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
       if (used && runner.runsLaunch(jobId) && !killed.has(jobId)) usage.reportAtExit(jobId, used);
       else if (used) usage.report(jobId, used);
       if (!allocation.holds(jobId)) containment.forgetJob(jobId);
-      if (killed.delete(jobId)) send({ t: "job.cleaned", jobId });
+      if (killed.delete(jobId)) {
+        procs.forget(jobId);
+        send({ t: "job.cleaned", jobId });
+      }
     },
     containment,
     warm,
@@ -249,7 +252,8 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
     paths,
     exited: (jobId, exitCode, message, lostNode, run) => {
       const used = usage.takeAtExit(jobId);
-      const exit = { exitCode, message, lostNode, run, ...(used ? { usage: used } : {}) };
+      // Nothing of the job left here: the controller sends no job.kill for it (its `shares` without the job answers).
+      const exit = { exitCode, message, lostNode, run, ...(used ? { usage: used } : {}), ...(procs.has(jobId) ? {} : { gone: true as const }) };
       pendingExits.set(jobId, exit);
       send({ t: "job.exit", jobId, ...exit });
     },
@@ -280,6 +284,7 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         if (!msg.confirm) return;
         if (procs.has(msg.jobId)) killed.add(msg.jobId);
         else {
+          procs.forget(msg.jobId);
           usage.flush(msg.jobId);
           send({ t: "job.cleaned", jobId: msg.jobId });
         }
@@ -292,6 +297,14 @@ export async function startAgent(o: AgentOptions): Promise<AgentHandle> {
         return;
       case "shares":
         allocation.setAll(msg.jobs);
+        // A job whose exit said it had nothing left here, and that has left the node: the controller
+        // has the exit and sends no job.kill, so what of it started here since dies as by that kill.
+        for (const [jobId, e] of pendingExits)
+          if (e.gone && !allocation.holds(jobId)) {
+            pendingExits.delete(jobId);
+            runner.kill(jobId, "job ended");
+            procs.signal(jobId, "SIGKILL");
+          }
         return;
       case "alloc":
         allocation.setOnly(msg.jobId, msg.user ?? null);

@@ -5,7 +5,7 @@
 import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
 import { FILES_NOT_OPENED, firstWords, openingFiles } from "./output-after-drop.ts";
-import type { PathProbes } from "./path-probe.ts";
+import { programPaths, PATH_ANSWER_SECONDS, type PathProbes } from "./path-probe.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
 import type { PeerConn } from "../../tbon/pool.ts";
@@ -16,7 +16,7 @@ import { userFileSink, type UserFileSink } from "./user-file-sink.ts";
 import type { Proc, ProcessTable } from "./procs.ts";
 import { signalNumber } from "./steps.ts";
 import { slurmBatchVars } from "../slurm-env.ts";
-import { ownerOf } from "./env.ts";
+import { jobPath, ownerOf } from "./env.ts";
 import type { JobPlacement } from "./placement.ts";
 
 const log = logger("agent");
@@ -63,11 +63,17 @@ export class JobRunner {
     });
   }
 
-  /** Why the job's paths cannot be used, if one did not answer; an unknown user is startNow's to report. */
+  /**
+   * Why the job's paths cannot be used, if one did not answer; an unknown user is startNow's to
+   * report. A command job's program is looked up with them: its step 0, which starts here at once,
+   * then asks nothing again (PathProbes' vouch).
+   */
   private async probe(job: JobStart): Promise<string | undefined> {
     const paths = [job.cwd, job.output, ...(job.error === undefined ? [] : [job.error])].map((p, i) => ({ what: ["working directory", "output file", "error file"][i]!, path: resolve(job.cwd, p) }));
+    const command = job.kind === "command" && job.argv?.[0] !== undefined;
+    if (command) paths.push(...programPaths(job.argv![0]!, job.cwd, jobPath(job.env)));
     try {
-      return await this.ctx.paths.unanswered(identityFor(job.user), paths);
+      return await this.ctx.paths.unanswered(identityFor(job.user), paths, PATH_ANSWER_SECONDS, command ? { vouch: job.id } : undefined);
     } catch {
       return undefined;
     }
@@ -106,6 +112,7 @@ export class JobRunner {
   /** A job is being killed: one whose paths are being looked up or files opened does not start, a command step rooted here stops. */
   kill(jobId: number, reason: string): void {
     this.probing.delete(jobId);
+    this.ctx.paths.forget(jobId);
     // One whose files are still being opened does not launch: its writers end (killed, if they hang).
     void this.opening.get(jobId)?.close();
     this.opening.delete(jobId);
@@ -176,6 +183,7 @@ export class JobRunner {
       if (this.opening.get(job.id) !== sink) return;
       this.opening.delete(job.id);
       if (why) {
+        this.ctx.paths.forget(job.id);
         void sink.close();
         return this.ctx.exited(job.id, FILES_NOT_OPENED, `could not start on ${this.ctx.name}: ${why}`, undefined, job.run);
       }
@@ -185,6 +193,7 @@ export class JobRunner {
       this.commandLaunches.set(job.id, launch);
       void launch.run().then(async (r) => {
         this.commandLaunches.delete(job.id);
+        this.ctx.paths.forget(job.id);
         link.close();
         await sink.close();
         this.ctx.exited(job.id, r.exitCode, r.failure, r.lostNode, job.run);

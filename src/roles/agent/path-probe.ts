@@ -48,6 +48,9 @@ export function programPaths(name: string, cwd: string, PATH: string | undefined
   return dirs.map((dir, i) => ({ what: `program ${name}: PATH directory`, path: resolve(cwd, join(dir || ".", name)), onPath: i === 0 ? "first" : "later" }));
 }
 
+/** Whose look-ups share processes (and vouch for each other): a user with her groups; "" the agent's own. */
+const keyOf = (id: Identity | undefined): string => (id ? `${id.uid}:${id.gid}:${id.groups.join(",")}` : "");
+
 /** How long a user's look-up process waits, idle, for the next job's paths. */
 const KEPT_IDLE_MS = 30_000;
 
@@ -145,22 +148,37 @@ const KEPT_PER_USER = 16;
  */
 export class PathProbes {
   private readonly kept = new Map<string, Kept[]>();
+  /**
+   * What a command job's start looked up with its own paths for its step 0 here (its directory,
+   * program and output), by job: that step's look-up a moment later is answered from it, once, if
+   * it asks no other path (one look-up per null job, not two). Dropped when used or the job ends here.
+   */
+  private readonly vouched = new Map<number, { key: string; lines: Set<string> }>();
 
   /**
    * Undefined when every path answered within `seconds` (or the look-up could not be spawned: the
    * touch after it then fails as it would have); else why not, `output file X did not answer within
    * 10 s`, or that the look-up ended before it answered (killed by the user it runs as).
    */
-  async unanswered(id: Identity | undefined, paths: readonly NamedPath[], seconds = PATH_ANSWER_SECONDS): Promise<string | undefined> {
+  async unanswered(id: Identity | undefined, paths: readonly NamedPath[], seconds = PATH_ANSWER_SECONDS, job?: { vouch?: number; vouched?: number }): Promise<string | undefined> {
     if (paths.length === 0) return undefined;
     const lines = paths.map((p) => (p.onPath === "first" ? `!${p.path}` : p.onPath ? `?${p.path}` : p.path));
+    const key = keyOf(id);
+    const v = job?.vouched === undefined ? undefined : this.vouched.get(job.vouched);
+    if (v) {
+      this.vouched.delete(job!.vouched!);
+      if (v.key === key && lines.every((l) => v.lines.has(l))) return undefined;
+    }
     let r: { got: number; late: boolean };
     try {
       r = (await this.askKept(id, lines, seconds)) ?? (await answers(spawnAs(id, LOOK, lines, "ignore"), seconds, lines.length));
     } catch {
       return undefined;
     }
-    if (r.got >= paths.length) return undefined;
+    if (r.got >= paths.length) {
+      if (job?.vouch !== undefined) this.vouched.set(job.vouch, { key, lines: new Set(lines) });
+      return undefined;
+    }
     const hung = paths[r.got]!;
     if (r.late) return `${hung.what} ${hung.path} did not answer within ${seconds} s`;
     // Not late but not answered: the user's look-up ended (she may kill her own processes). Going on
@@ -171,7 +189,7 @@ export class PathProbes {
   /** The answer of an idle kept process of the user's; undefined when all are busy, a path cannot go on a line, or it ended before it answered (not late). */
   private async askKept(id: Identity | undefined, lines: string[], seconds: number): Promise<{ got: number; late: boolean } | undefined> {
     if (lines.some((l) => l.includes("\n"))) return undefined;
-    const key = id ? `${id.uid}:${id.gid}:${id.groups.join(",")}` : "";
+    const key = keyOf(id);
     let all = this.kept.get(key);
     if (!all) this.kept.set(key, (all = []));
     let kept = all.find((k) => !k.busy);
@@ -188,6 +206,11 @@ export class PathProbes {
     }
     const r = await kept.ask(lines, seconds).catch(() => undefined);
     return r && (r.late || r.got >= lines.length) ? r : undefined;
+  }
+
+  /** The job has ended here: what its start vouched for goes. */
+  forget(jobId: number): void {
+    this.vouched.delete(jobId);
   }
 
   /** The agent stops: the kept processes end. */

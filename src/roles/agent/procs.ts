@@ -287,6 +287,16 @@ export class ProcessTable {
           }
   }
 
+  /**
+   * A graceful kill's TERM has ended the job's processes here and the node says so (job.cleaned),
+   * so no KILL comes for it: its groups are forgotten, as a SIGKILL forgets them. Before, such a
+   * job's groups stayed in the table for the agent's life, every job.kill walking them all, and
+   * the group record's compaction kept them too.
+   */
+  forget(jobId: number): void {
+    for (const [pgid, rec] of this.groups) if (rec.jobId === jobId) this.groups.delete(pgid);
+  }
+
   /** Signal one process group (a rank and whatever it forked). */
   signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
     if (pid === undefined) return;

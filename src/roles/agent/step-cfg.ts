@@ -37,7 +37,9 @@ export interface StepCfgContext {
 
 export class StepCfg {
   private readonly dir: string;
-  private readonly timer: ReturnType<typeof setInterval>;
+  private timer: ReturnType<typeof setInterval> | undefined;
+  /** The directory is there: made (`make`) and not yet removed (at the final report). */
+  private made = false;
   private readonly ended = new Set<number>();
   private sentFinal = false;
   private reason: string | undefined;
@@ -47,11 +49,24 @@ export class StepCfg {
   private readonly written = new Set<number>();
 
   constructor(private readonly c: StepCfgContext) {
-    // The ranks write here as the job's user. Not recursive and with a random part: a name planted
-    // in the shared directory fails the mkdir instead of being used, and cannot be guessed ahead.
     this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`);
-    c.openAs(() => mkdirSync(this.dir, { mode: 0o700 }));
-    this.timer = setInterval(() => this.report(false), Math.max(100, c.interval * 1000));
+  }
+
+  /**
+   * Makes the ranks' directory, just before they start, with the job's user's rights already in
+   * force: the caller's one switch to them for the step's directory check, program look and output
+   * files (steps.ts; a switch of its own before, and none for a node without ranks). Not recursive
+   * and with a random part: a name planted in the shared directory fails the mkdir instead of being
+   * used, and cannot be guessed ahead. One that fails leaves the ranks unmonitored, saying why.
+   */
+  make(): void {
+    try {
+      mkdirSync(this.dir, { mode: 0o700 });
+    } catch (e) {
+      return this.unmonitored(`cannot make the CFG directory ${this.dir}: ${(e as Error).message}`);
+    }
+    this.made = true;
+    this.timer = setInterval(() => this.report(false), Math.max(100, this.c.interval * 1000));
     this.timer.unref?.();
   }
 
@@ -113,24 +128,37 @@ export class StepCfg {
     }
   }
 
+  /**
+   * Reads and reduces the tables; the final report (the local ranks have all ended, or the step)
+   * also removes the directory, which nothing reads after it: one switch to the job's user for both.
+   */
   private report(final: boolean): void {
     if (this.sentFinal) return;
-    const tables = this.read();
     if (final) this.sentFinal = true;
+    const tables = !this.made
+      ? []
+      : this.c.openAs(() => {
+          const read = this.read();
+          if (final) this.remove();
+          return read;
+        });
     if (tables.length === 0 && !final) return;
     this.c.send(reduceNode(tables), final, this.reason);
+  }
+
+  /** Most steps' ranks wrote nothing here (neither MPI nor ebb/comm): one rmdir, else the whole tree. */
+  private remove(): void {
+    this.made = false;
+    clearInterval(this.timer);
+    try {
+      rmdirSync(this.dir);
+    } catch {
+      rmSync(this.dir, { recursive: true, force: true });
+    }
   }
 
   close(): void {
     clearInterval(this.timer);
     this.report(true);
-    // Most steps' ranks wrote nothing here (neither MPI nor ebb/comm): one rmdir, else the whole tree.
-    this.c.openAs(() => {
-      try {
-        rmdirSync(this.dir);
-      } catch {
-        rmSync(this.dir, { recursive: true, force: true });
-      }
-    });
   }
 }

@@ -381,15 +381,22 @@ export class StepNode {
     const count = here.length;
     // MPI executables get the CFG interposition library (compiled at first need), or run
     // unmonitored with the reason reported. The program is looked at with the user's rights (it is
-    // theirs to name, not a way to probe root's files), in the same switch to them as the directory.
+    // theirs to name, not a way to probe root's files), in the same switch to them as the directory
+    // and its CFG directory (one switch of the thread's ids, not two).
     const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
     // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
     const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
-    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()]);
+    // Step 0 of a command job started here: its start looked these up already (jobs.ts).
+    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()], undefined, spec.stepId === 0 ? { vouched: spec.jobId } : undefined);
     if (this.done) return;
     if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
     const exe = this.cfg ? program : "";
-    const found = asUser(this.runAs(), () => existsSync(spec.cwd) && { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) });
+    const found = asUser(this.runAs(), () => {
+      if (!existsSync(spec.cwd)) return undefined;
+      // The ranks' CFG directory, in the same switch.
+      if (count > 0) this.cfg?.make();
+      return { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) };
+    });
     if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
     const files = this.outputFiles();
     let preload: Record<string, string> = {};

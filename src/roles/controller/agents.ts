@@ -68,18 +68,19 @@ export class AgentHub {
   /**
    * Tell the node's agent every job it holds now, each with its user and its share of the node
    * (`shares`), if that set changed since it was last told. A job's share of a node does not
-   * change while it holds it, so the set of job ids says when to tell.
+   * change while it holds it, so the set of job ids says when to tell. True if it told it now.
    */
-  syncAllocation(node: string): void {
+  syncAllocation(node: string): boolean {
     const n = this.state.nodes.get(node);
     const session = n?.session;
-    if (!n || !session) return;
+    if (!n || !session) return false;
     let key = "";
     for (const id of n.shares.keys()) key += `${id},`;
-    if (this.told.get(session) === key) return;
+    if (this.told.get(session) === key) return false;
     this.told.set(session, key);
     const jobs = [...n.shares].map(([jobId, s]) => ({ jobId, user: this.state.jobs.get(jobId)?.row.user ?? null, share: { cores: [...s.cores], memMiB: s.memMiB, gpus: [...s.gpus] } }));
     session.send({ t: "shares", jobs });
+    return true;
   }
 
   /** Every node's agent (or those of `nodes`) told its node's job, where that changed. */
@@ -171,8 +172,19 @@ export class AgentHub {
     // A job.kill just sent to this node acknowledges the exit too (one message fewer per job).
     // Kept for later while the store takes no writes, and not acknowledged: the agent re-sends it if we restart.
     this.health.orLater(`exit:${msg.jobId}`, () => {
-      if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now, msg.run).includes(node)) this.ack(node, msg.jobId);
+      if (!this.jobs.exited(msg.jobId, msg.exitCode, msg.message, msg.lostNode, now, msg.run, msg.gone ? node : undefined).includes(node)) this.answer(node, msg);
     });
+  }
+
+  /**
+   * The answer to an exit report the node was sent no job.kill for: the node's shares without the
+   * job when the report said the job has nothing left there (`gone`) and it has left the node (one
+   * message for the job's end: no job.kill, no job.ack), sent now or, for a turn's reports
+   * (`told`), once for all of them; else a job.ack.
+   */
+  private answer(node: string, msg: ExitReport, told?: Set<string>): void {
+    if (msg.gone && !this.state.nodes.get(node)?.shares.has(msg.jobId) && (told?.has(node) || this.syncAllocation(node))) return void told?.add(node);
+    this.ack(node, msg.jobId);
   }
 
   /** A usage report: with the turn's reports, or, with an OOM kill (it may end the job), on its own after them. */
@@ -220,7 +232,7 @@ export class AgentHub {
     try {
       // The turn's reports share its time (the latest of them).
       killed = this.jobs.recordReports(
-        reports.map((r) => (r.msg.t === "job.exit" ? { exit: r.msg } : { usage: { ...r.msg, node: r.node } })),
+        reports.map((r) => (r.msg.t === "job.exit" ? { exit: r.msg, ...(r.msg.gone ? { spared: r.node } : {}) } : { usage: { ...r.msg, node: r.node } })),
         reports.at(-1)!.at,
       );
     } catch (e) {
@@ -229,8 +241,10 @@ export class AgentHub {
       return reports.forEach(one);
     }
     const exits = reports.filter((r) => r.msg.t === "job.exit");
+    // Nodes told their shares after these reports came: that answers each of their gone exits.
+    const told = new Set<string>();
     exits.forEach((r, i) => {
-      if (!killed[i]!.includes(r.node)) this.ack(r.node, r.msg.jobId);
+      if (!killed[i]!.includes(r.node)) this.answer(r.node, r.msg as ExitReport, told);
     });
   }
 

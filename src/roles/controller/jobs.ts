@@ -106,6 +106,8 @@ export interface EndOptions {
   reason?: string;
   cleanup?: "now" | "graceful";
   step0?: number;
+  /** The node whose exit report said the job has nothing left on it (job.exit's `gone`): it is sent no job.kill. */
+  spared?: string;
 }
 
 /** How an active job ends. */
@@ -1069,22 +1071,23 @@ export class Jobs {
   /**
    * The batch script or command of a job ended on its first node, or an `ebb run` released it.
    * A step that lost a node whose agent the controller has lost too ended because the node failed.
-   * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit).
+   * Returns the nodes sent a job.kill for it (for them the kill also acknowledges the exit);
+   * `spared` (the reporting node, when its report said the job has nothing left there) gets none.
    */
-  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now(), run?: number): string[] {
-    const e = this.exitEnd(id, exitCode, message, lostNode, run);
+  exited(id: number, exitCode: number, message?: string, lostNode?: string, now = Date.now(), run?: number, spared?: string): string[] {
+    const e = this.exitEnd(id, exitCode, message, lostNode, run, spared);
     return e ? this.finish(e.job, e.state, e.opts, now) : [];
   }
 
   /** The end a job's exit makes (undefined: none, as for a run --requeue ended, its job started again since). */
-  private exitEnd(id: number, exitCode: number, message?: string, lostNode?: string, run?: number): JobEnd | undefined {
+  private exitEnd(id: number, exitCode: number, message?: string, lostNode?: string, run?: number, spared?: string): JobEnd | undefined {
     const job = this.state.jobs.get(id);
     if (!job || job.row.state === "PENDING" || (run !== undefined && run !== job.row.restarts)) return undefined;
     // A command job's step 0 is the job: its end is recorded in the job's final transaction.
     const step0 = job.row.kind === "command" ? exitCode : undefined;
     const node = lostNode ? this.state.nodes.get(lostNode) : undefined;
     if (node && (!node.session || node.row.status === "DOWN")) return { job, state: "NODE_FAIL", opts: { exitCode, step0, reason: `node ${lostNode} failed: ${message ?? "lost contact"}` } };
-    return { job, state: exitCode === 0 ? "COMPLETED" : "FAILED", opts: { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now" } };
+    return { job, state: exitCode === 0 ? "COMPLETED" : "FAILED", opts: { exitCode, step0, reason: exitCode === 0 ? undefined : message ?? `exit code ${exitCode}`, cleanup: "now", spared } };
   }
 
   /**
@@ -1093,9 +1096,10 @@ export class Jobs {
    * the same few pages. Each report is what `exited` or `usage` would make of it alone, in the
    * order given, and each ended job is cleaned up once all are committed. Reports that take a
    * path of their own (a job.exit naming a lost node, an OOM kill) are not for this: the caller
-   * sends them one at a time. Returns, for each exit, the nodes sent a job.kill for it.
+   * sends them one at a time. Returns, for each exit, the nodes sent a job.kill for it (`spared`:
+   * the reporting node, whose report said the job has nothing left there, is sent none).
    */
-  recordReports(reports: readonly ({ exit: { jobId: number; exitCode: number; message?: string; run?: number } } | { usage: { node: string; jobId: number; cpuSec: number; peakMemMiB: number } })[], now = Date.now()): string[][] {
+  recordReports(reports: readonly ({ exit: { jobId: number; exitCode: number; message?: string; run?: number }; spared?: string } | { usage: { node: string; jobId: number; cpuSec: number; peakMemMiB: number } })[], now = Date.now()): string[][] {
     const ending: (JobEnd & { wasRunning: boolean; nodes: string[] })[] = [];
     const endings = new Map<number, (typeof ending)[number]>();
     const ends: (number | undefined)[] = [];
@@ -1118,7 +1122,7 @@ export class Jobs {
         const used = withExit.get(x.jobId);
         withExit.delete(x.jobId);
         // A job ends once (an exit sent again in the same turn ends nothing more).
-        const e = endings.has(x.jobId) ? undefined : this.exitEnd(x.jobId, x.exitCode, x.message, undefined, x.run);
+        const e = endings.has(x.jobId) ? undefined : this.exitEnd(x.jobId, x.exitCode, x.message, undefined, x.run, r.spared);
         if (!e || !mayBecome(e.job.row.state, e.state)) {
           if (used) this.recordUsage(tx, used.node, used);
           ends.push(undefined);
@@ -1189,7 +1193,7 @@ export class Jobs {
     this.waiters.delete(row.id);
     for (const w of waiting ?? []) w();
     if (job.orphanTimer) clearTimeout(job.orphanTimer);
-    const killed = wasRunning ? this.killRun(job.row.id, nodes, message, (opts.cleanup ?? "graceful") === "graceful", now) : [];
+    const killed = wasRunning ? this.killRun(job.row.id, opts.spared === undefined ? nodes : nodes.filter((n) => n !== opts.spared), message, (opts.cleanup ?? "graceful") === "graceful", now) : [];
     log.info(`job ${row.id} ${message}`, { job: row.id, exitCode: opts.exitCode });
     this.effects.schedule();
     return killed;
