@@ -4,7 +4,7 @@
  */
 import { asUser, giveTo, identityFor } from "../identity.ts";
 import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
-import { FILES_NOT_OPENED, firstWords, openingFiles } from "./output-after-drop.ts";
+import { FILES_NOT_OPENED, firstWords, openingFiles, type OutputFiles } from "./output-after-drop.ts";
 import { programPaths, PATH_ANSWER_SECONDS, type PathProbes } from "./path-probe.ts";
 import { join, resolve } from "node:path";
 import type { JobStart } from "../../proto/agent.ts";
@@ -131,8 +131,7 @@ export class JobRunner {
     if (runAs) giveTo(runAs, script);
     // Opened by the script's own process, after the drop (output-after-drop.ts): `../`, a symlink or
     // what hangs at the path reach only what the user may write, and stall only her process.
-    // -e naming -o's file (#SBATCH -o x.msg -e x.msg): one open file, as Slurm's, so neither stream writes over the other.
-    const files = { out: job.output, err: job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output) ? job.error : undefined, append: job.append === true };
+    const files = outputFilesOf(job);
     let scriptFd: number | undefined;
     const path = runAs ? "/dev/fd/3" : script;
     // The script's arguments are argv words, never shell text: as root they reach it after setpriv's drop (identity.ts runAs).
@@ -176,7 +175,7 @@ export class JobRunner {
     // a path (or a symlink planted on it) reaches only what they may write, and what hangs there
     // stalls only them. Her ranks on this node append to the same files themselves (StepSpec.outputFile).
     const runAs = identityFor(job.user);
-    const sink = userFileSink({ out: job.output, err: job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output) ? job.error : undefined, append: job.append === true }, { cwd: job.cwd, env: job.env, runAs });
+    const sink = userFileSink(outputFilesOf(job), { cwd: job.cwd, env: job.env, runAs });
     // Launched once the files are open (truncated first, unless appending), so no rank's output goes before it.
     this.opening.set(job.id, sink);
     void sink.opened.then((why) => {
@@ -200,4 +199,10 @@ export class JobRunner {
       });
     });
   }
+}
+
+/** A job's output and error files; -e naming -o's file (#SBATCH -o x.msg -e x.msg) is one open file, as Slurm's, so neither stream writes over the other. */
+function outputFilesOf(job: JobStart): OutputFiles {
+  const err = job.error !== undefined && resolve(job.cwd, job.error) !== resolve(job.cwd, job.output) ? job.error : undefined;
+  return { out: job.output, err, append: job.append === true };
 }
