@@ -69,12 +69,10 @@ export interface FlushableSink extends StepSink {
 }
 
 export function terminalSink(opts: { label: boolean; unbuffered?: boolean; prog: string }): FlushableSink {
-  const lines = lineWriter((fd, text) => write(fd, text), opts);
   return {
-    io: (rank, fd, data) => (lines ? lines.io(rank, fd, data) : write(fd, data)),
+    ...lineSink((fd, text) => write(fd, text), opts),
     drained: () => drained(1) ?? drained(2),
     notice: (text) => err(`${opts.prog}: error: ${text}\n`),
-    flush: () => lines?.flush(),
   };
 }
 
