@@ -764,7 +764,7 @@ function planAdmit(input: PassInput, group: readonly PendingJob[], need: number,
   let waiters = 0;
   for (const g of group) waiters += priorityWeight(head.priority, g.priority);
   // The jobs behind it that no backfill starts before it wait as long (`blockedBehind`).
-  const inGroup = idsOf(group.map((g) => ({ jobId: g.id })));
+  const inGroup = new Set(group.map((g) => g.id));
   let behind = 0;
   for (const g of blocked) {
     if (inGroup.has(g.id)) continue;
