@@ -5,7 +5,7 @@
  * runs real scripts under Slurm and ebb and compares.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestCluster, waitFor } from "../support/cluster.ts";
 import { compressHostlist } from "../../src/util/hostlist.ts";
@@ -104,6 +104,22 @@ describe("what a script and its steps read", () => {
       `one: 1 1 1 ${first} ${list} one`,
       "",
     ]);
+  });
+
+  test("#SBATCH --chdir DIR: the script and its steps run there, and SLURM_SUBMIT_DIR is still where sbatch ran, as Slurm's", async () => {
+    // The idiom of a public array script (`#SBATCH --chdir /path` and `-o /path/slurms/output.%a.out`);
+    // Slurm 22.05 side by side: pwd is the --chdir directory, SLURM_SUBMIT_DIR sbatch's own.
+    mkdirSync(join(c.dir, "chdir-work"), { recursive: true });
+    const { id } = await submit("chdir.sh", [
+      "#!/bin/bash",
+      "#SBATCH --chdir chdir-work",
+      "#SBATCH -o chdir-%j.out",
+      'echo "batch: $(pwd) $SLURM_SUBMIT_DIR $EBB_SUBMIT_DIR"',
+      "srun bash -c 'echo \"step: $(pwd) $SLURM_SUBMIT_DIR\"'",
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    const work = join(c.dir, "chdir-work");
+    expect(c.read(`chdir-work/chdir-${id}.out`)).toBe(`batch: ${work} ${c.dir} ${c.dir}\nstep: ${work} ${c.dir}\n`);
   });
 });
 
