@@ -121,6 +121,21 @@ describe("what a script and its steps read", () => {
     const work = join(c.dir, "chdir-work");
     expect(c.read(`chdir-work/chdir-${id}.out`)).toBe(`batch: ${work} ${c.dir} ${c.dir}\nstep: ${work} ${c.dir}\n`);
   });
+
+  test("sbatch --overcommit -n 8 on one node: one CPU, SLURM_OVERCOMMIT=1, and srun's steps of 2 and 8 tasks run there, as Slurm's", async () => {
+    // Slurm 22.05 side by side: "cpus 1 tasks 8 overcommit 1" and every srun exits 0 (srun reads SLURM_OVERCOMMIT as -O).
+    const { id } = await submit("overcommit.sh", [
+      "#!/bin/bash",
+      "#SBATCH -N 1",
+      "#SBATCH -n 8",
+      "#SBATCH --overcommit",
+      "#SBATCH -o overcommit-%j.out",
+      'echo "cpus $SLURM_JOB_CPUS_PER_NODE tasks $SLURM_NTASKS overcommit ${SLURM_OVERCOMMIT:-unset}"',
+      'for n in 2 8; do echo "srun -n $n: $(srun -n $n echo x | wc -l) tasks"; done',
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    expect(c.read(`overcommit-${id}.out`)).toBe("cpus 1 tasks 8 overcommit 1\nsrun -n 2: 2 tasks\nsrun -n 8: 8 tasks\n");
+  });
 });
 
 describe("srun and exit statuses", () => {
