@@ -22,7 +22,8 @@
 import { readFileSync } from "node:fs";
 import { table } from "../src/util/table.ts";
 import type { PolicyName } from "../src/sched/config.ts";
-import { runSeeds } from "../src/sim/run.ts";
+import { availableParallelism } from "node:os";
+import { runSeedsOnThreads } from "../src/sim/threads.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
 import { fairShareFigures, fairShareRuns } from "./fairshare.ts";
 import type { Bench, Figure } from "./lib.ts";
@@ -68,7 +69,7 @@ const bench: Bench = {
       for (const scale of quick ? [g.scales[0]!] : g.scales) {
         for (const fraction of fractions) {
           process.stderr.write(`  ${name} x${scale} ${fraction * 100}% malleable, seeds ${seeds.join(",")}\n`);
-          const r = runSeeds({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: fraction, arrivalScale: scale }, seeds, policies: POLICIES, check: true });
+          const r = await runSeedsOnThreads({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: fraction, arrivalScale: scale }, seeds, policies: POLICIES, check: true }, availableParallelism());
           const by = new Map(r.results.map((x) => [x.policy, x]));
           const easy = by.get("easy")!.metrics;
           const ebb = by.get("ebb")!;
