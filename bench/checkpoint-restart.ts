@@ -11,9 +11,8 @@
  * Quick mode: one load per trace, its first 1,500 jobs, seed 1.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { availableParallelism } from "node:os";
 import { runSeedsOnThreads } from "../src/sim/threads.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
 import { clusterApi, resizeAndWait, startBenchCluster } from "./cluster.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { meanMetrics, runPolicies, runSeeds, type SeedsReport } from "../../src/sim/run.ts";
-import { runSeedsOnThreads } from "../../src/sim/threads.ts";
+import { ReplayThreads, runSeedsOnThreads } from "../../src/sim/threads.ts";
 import { buildWorkload } from "../../src/sim/workload.ts";
 import { seedList } from "../../src/cli/sim.ts";
 
@@ -53,7 +53,15 @@ describe("replays on threads", () => {
     expect(seen.every((d, i) => i === 0 || d >= seen[i - 1]!)).toBe(true);
     expect(seen.at(-1)).toBe(1);
   });
-  test("a replay that fails names its policy and seed", async () => {
-    await expect(runSeedsOnThreads({ ...req, workload: { ...req.workload, arrivalScale: 0 } }, 2)).rejects.toThrow(/^replay of (easy|ebb|drms-rs), seed [12]: RangeError: .*arrivalScale 0/);
+  test("a pool's threads serve request after request, and a failed request names its policy and seed and leaves the pool working", async () => {
+    const pool = new ReplayThreads(2);
+    try {
+      const other = { ...req, workload: { ...req.workload, malleable: 1 }, seeds: [3] };
+      expect(plain(await pool.runSeeds(other))).toEqual(plain(runSeeds(other)));
+      await expect(pool.runSeeds({ ...req, workload: { ...req.workload, arrivalScale: 0 } })).rejects.toThrow(/^replay of (easy|ebb|drms-rs), seed [12]: RangeError: .*arrivalScale 0/);
+      expect(plain(await pool.runSeeds(req))).toEqual(plain(runSeeds(req)));
+    } finally {
+      pool.close();
+    }
   });
 });
