@@ -169,3 +169,40 @@ test("his answering his own look-ups (empty lines into his look-up processes' st
     await c.waitNodes(1, "IDLE", 60_000);
   }
 }, 180_000);
+
+test("his forged answers for a directory or a program that hangs (a batch or command job's directory, a program by path or on PATH): only his job waits, in his own process; the agent's thread neither checks, enters, stats, reads nor executes them, the node stays UP and her jobs run", async () => {
+  // Unfixed: the agent's thread looked at the directory (existsSync), the MPI check stat'ed and
+  // read the program, the direct drop chdir'd into the directory and stat'ed the program, and its
+  // spawn (a vfork: the parent waits until the child has executed) executed the program itself:
+  // each waited on his hung path, the heartbeats stopped, the node went DOWN and her job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep4.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts")], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
+  const out = join(base, "ebbt_bob", "forged-dir-%j.out");
+  try {
+    const attacks = [
+      [{ script: "#!/bin/sh\necho x\n", cwd: hung, output: out }, hung],
+      [{ argv: ["echo", "x"], cwd: hung, output: out }, hung],
+      [{ argv: [join(hung, "forged-prog")], output: out }, join(hung, "forged-prog")],
+      [{ argv: ["forged-on-path"], output: out, env: { PATH: `${hung}:/usr/bin:/bin` } }, "forged-on-path"],
+    ] as const;
+    const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
+    // Each waits in a shell of his (his batch shell or rank entering the directory or executing the program, his output writer entering it).
+    const waiting = (name: string) => commandLines().some((p) => p.cmd.includes(name) && p.cmd.startsWith("/bin/sh -c"));
+    const got = await Promise.all(
+      bobs.map((id, i) => waitFor(`his job ${id} to start its process or end`, async () => (waiting(attacks[i]![1]) ? "waiting" : ENDED.includes((await c.job(id)).state) && (await c.job(id)).state), 60_000)),
+    );
+    expect(got).toEqual(bobs.map(() => "waiting"));
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo4.out" });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: (await c.job(alices)).state, bob: await Promise.all(bobs.map(async (id) => (await c.job(id)).state)) }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING", bob: bobs.map(() => "RUNNING") });
+    for (const id of bobs) await c.api("DELETE", `/v1/jobs/${id}`);
+    for (const id of bobs) expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("CANCELLED");
+  } finally {
+    forger.kill("SIGKILL");
+    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    await c.waitJob(alices, ENDED, 60_000);
+  }
+}, 180_000);
