@@ -67,13 +67,13 @@ export class JobRunner {
    * Why the job cannot start, if one of its paths did not answer or its user says its directory is
    * not there for her (the agent's thread looks at none of them: her processes enter the directory
    * after the drop, and fail the job if the answer was false); an unknown user is startNow's to
-   * report. A command job's program is looked up with them, and whether it links MPI: its step 0,
-   * which starts here at once, then asks nothing again (PathProbes' vouch).
+   * report. A command job's program is looked up with them: its step 0, which starts here at once,
+   * then asks nothing again (PathProbes' vouch).
    */
   private async probe(job: JobStart): Promise<string | undefined> {
     const paths = [job.cwd, job.output, ...(job.error === undefined ? [] : [job.error])].map((p, i) => ({ what: ["working directory", "output file", "error file"][i]!, path: resolve(job.cwd, p) }));
     const command = job.kind === "command" && job.argv?.[0] !== undefined;
-    if (command) paths.push(...programPaths(job.argv![0]!, job.cwd, jobPath(job.env), true));
+    if (command) paths.push(...programPaths(job.argv![0]!, job.cwd, jobPath(job.env)));
     try {
       const r = await this.ctx.paths.lookUp(identityFor(job.user), paths, PATH_ANSWER_SECONDS, command ? { vouch: job.id } : undefined);
       if (r.missing.includes(paths[0]!)) return `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`;

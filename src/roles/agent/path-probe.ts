@@ -37,18 +37,16 @@ export interface NamedPath {
   path: string;
   /** One of a program's places on PATH (its first, or a later one): looked up until the first executable file, as execvp. */
   onPath?: "first" | "later";
-  /** On a program's first place: whether the program found links MPI is asked too. */
-  mpi?: true;
 }
 
-/** What a look-up found: why a path could not be looked up (then nothing else), the plain paths she said are not there, whether her program links MPI. */
+/** What a look-up found: why a path could not be looked up (then nothing else), the plain paths she said are not there, the program places she found (each program's first that she may execute). */
 export interface LookUp {
   why?: string;
-  missing: NamedPath[];
-  mpi: boolean;
+  missing: readonly NamedPath[];
+  found: readonly string[];
 }
 
-const ANSWERED: LookUp = Object.freeze({ missing: [], mpi: false }) as LookUp;
+const ANSWERED: LookUp = Object.freeze({ missing: [], found: [] });
 
 /**
  * Whether file `$1` links MPI, as the user: an ELF file (its first line starts with the magic)
@@ -59,25 +57,24 @@ const LINKS_MPI = `links() { head -c ${4 << 20} -- "$1" 2>/dev/null | { IFS= rea
 
 /**
  * The look-up of `$p`, then a line out: `?path` is a program's place on PATH, passed over once one
- * was found (`found`), `!path` its first, `+path` its first with the MPI question (`m` on the line
- * of the place found, when it links MPI). A plain path not there says `n`.
+ * was found (`found`: the line says `f`), `!path` its first; `%path` asks whether the program there
+ * links MPI (`m`). A plain path not there says `n`.
  */
-const LOOK_ONE = `case $p in '!'*|'+'*) found=; mpi=; case $p in '+'*) mpi=1 ;; esac; p="?\${p#?}" ;; esac; case $p in '?'*) [ -n "$found" ] || { [ -f "\${p#?}" ] && [ -x "\${p#?}" ] && found=1 && [ -n "$mpi" ] && links "\${p#?}" && printf m; } ;; *) [ -e "$p" ] || printf n ;; esac; echo`;
+const LOOK_ONE = `case $p in '!'*) found=; p="?\${p#?}" ;; esac; case $p in '?'*) [ -n "$found" ] || { [ -f "\${p#?}" ] && [ -x "\${p#?}" ] && found=1 && printf f; } ;; '%'*) links "\${p#?}" && printf m ;; *) [ -e "$p" ] || printf n ;; esac; echo`;
 /** The paths as arguments, once. */
 const LOOK = `${LINKS_MPI}; for p do ${LOOK_ONE}; done`;
 /** The paths on stdin, a line each, kept between jobs (an empty line ends a look-up). */
 const LOOK_ON = `${LINKS_MPI}; while IFS= read -r p; do [ -z "$p" ] || { ${LOOK_ONE}; }; done`;
 
 /** How a path goes to the look-up, on a line or as an argument. */
-const lineOf = (p: NamedPath): string => (p.onPath === "first" ? `${p.mpi ? "+" : "!"}${p.path}` : p.onPath ? `?${p.path}` : p.path);
+const lineOf = (p: NamedPath): string => (p.onPath === "first" ? `!${p.path}` : p.onPath ? `?${p.path}` : p.path);
 
-/** The places of `name` in `PATH` (from `cwd`), as execvp tries them; itself when it has a slash. `mpi`: whether it links MPI is asked too. */
-export function programPaths(name: string, cwd: string, PATH: string | undefined, mpi = false): NamedPath[] {
+/** The places of `name` in `PATH` (from `cwd`), as execvp tries them; itself when it has a slash. */
+export function programPaths(name: string, cwd: string, PATH: string | undefined): NamedPath[] {
   if (name === "" || name.startsWith("/dev/fd/")) return [];
-  const asked = mpi ? { mpi: true as const } : {};
-  if (name.includes("/")) return [{ what: "program", path: resolve(cwd, name), ...(mpi ? { onPath: "first" as const, ...asked } : {}) }];
+  if (name.includes("/")) return [{ what: "program", path: resolve(cwd, name), onPath: "first" }];
   const dirs = (PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":", PATH_DIRS_SEARCHED);
-  return dirs.map((dir, i) => ({ what: `program ${name}: PATH directory`, path: resolve(cwd, join(dir || ".", name)), ...(i === 0 ? { onPath: "first" as const, ...asked } : { onPath: "later" as const }) }));
+  return dirs.map((dir, i) => ({ what: `program ${name}: PATH directory`, path: resolve(cwd, join(dir || ".", name)), onPath: i === 0 ? "first" : "later" }));
 }
 
 /** Whose look-ups share processes (and vouch for each other): a user with her groups; "" the agent's own. */
@@ -190,6 +187,15 @@ class Kept {
   }
 }
 
+/**
+ * How long a user's answer whether a program links MPI is taken again for the same path: a program
+ * rebuilt there is asked about anew after it (until then its ranks get the CFG library, or not, as
+ * the earlier build's answer said).
+ */
+const MPI_KEPT_MS = 30_000;
+/** The most of those answers kept, all users' together (then forgotten at once, and asked again). */
+const MPI_SAID_MAX = 256;
+
 /** The most look-up processes kept for one user, for as many of her jobs starting at once on the node (null jobs' agent CPU against main: 4 of them x1.17-1.20, 16 x1.05-1.11). */
 const KEPT_PER_USER = 16;
 
@@ -205,7 +211,9 @@ export class PathProbes {
    * program and output), by job: that step's look-up a moment later is answered from it, once, if
    * it asks no other path (one look-up per null job, not two). Dropped when used or the job ends here.
    */
-  private readonly vouched = new Map<number, { key: string; lines: Set<string>; mpi: boolean }>();
+  private readonly vouched = new Map<number, { key: string; lines: Set<string>; found: readonly string[] }>();
+  /** What each user said of a program's MPI linkage, by user and path, and when (MPI_KEPT_MS). */
+  private readonly mpiSaid = new Map<string, { mpi: boolean; at: number }>();
 
   /**
    * What `id`'s look-up of `paths` found (LookUp): `why` when one did not answer within `seconds`
@@ -220,7 +228,7 @@ export class PathProbes {
     const v = job?.vouched === undefined ? undefined : this.vouched.get(job.vouched);
     if (v) {
       this.vouched.delete(job!.vouched!);
-      if (v.key === key && lines.every((l) => v.lines.has(l))) return { missing: [], mpi: v.mpi };
+      if (v.key === key && lines.every((l) => v.lines.has(l))) return { missing: [], found: v.found };
     }
     let r: { lines: string[]; late: boolean };
     try {
@@ -229,16 +237,40 @@ export class PathProbes {
       return ANSWERED;
     }
     if (r.lines.length >= paths.length) {
-      const found: LookUp = { missing: paths.filter((p, i) => !p.onPath && r.lines[i]!.includes("n")), mpi: paths.some((p, i) => p.onPath && r.lines[i]!.includes("m")) };
-      if (job?.vouch !== undefined) this.vouched.set(job.vouch, { key, lines: new Set(lines), mpi: found.mpi });
+      const found: LookUp = { missing: paths.filter((p, i) => !p.onPath && r.lines[i]!.includes("n")), found: paths.filter((p, i) => p.onPath && r.lines[i]!.includes("f")).map((p) => p.path) };
+      if (job?.vouch !== undefined) this.vouched.set(job.vouch, { key, lines: new Set(lines), found: found.found });
       return found;
     }
     const hung = paths[r.lines.length]!;
-    if (r.late) return { why: `${hung.what} ${hung.path} did not answer within ${seconds} s`, missing: [], mpi: false };
+    if (r.late) return { why: `${hung.what} ${hung.path} did not answer within ${seconds} s`, missing: [], found: [] };
     // Not late but not answered: the user's look-up ended (she may kill her own processes). Going on
     // would start her job on a path nobody vouched for (only her processes would touch it, but the
     // look-up is there to fail it sooner, naming the path).
-    return { why: `${hung.what} ${hung.path} could not be looked up: the look-up process, as the job's user, ended before it answered`, missing: [], mpi: false };
+    return { why: `${hung.what} ${hung.path} could not be looked up: the look-up process, as the job's user, ended before it answered`, missing: [], found: [] };
+  }
+
+  /**
+   * Whether the program at `path` links MPI, as `id` says (her look-up reads it: LINKS_MPI); false
+   * when she does not answer within `seconds`. Her answer is kept MPI_KEPT_MS: a null job's look
+   * cost a `head` and a `grep` of hers on the way to its start (4 agents, null jobs at load ~20:
+   * 107 -> 29 a second).
+   */
+  async linksMpi(id: Identity | undefined, path: string, seconds = PATH_ANSWER_SECONDS): Promise<boolean> {
+    const at = `${keyOf(id)}\0${path}`;
+    const said = this.mpiSaid.get(at);
+    if (said && performance.now() - said.at < MPI_KEPT_MS) return said.mpi;
+    const line = `%${path}`;
+    let r: { lines: string[]; late: boolean };
+    try {
+      r = (await this.askKept(id, [line], seconds)) ?? (await answers(spawnAs(id, LOOK, [line], "ignore"), seconds, 1));
+    } catch {
+      return false;
+    }
+    const mpi = r.lines[0]?.includes("m") === true;
+    if (r.lines.length === 0) return mpi;
+    if (this.mpiSaid.size >= MPI_SAID_MAX) this.mpiSaid.clear();
+    this.mpiSaid.set(at, { mpi, at: performance.now() });
+    return mpi;
   }
 
   /** The answers of an idle kept process of the user's; undefined when all are busy, a path cannot go on a line, or it ended before it answered (not late). */

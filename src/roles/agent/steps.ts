@@ -367,21 +367,23 @@ export class StepNode {
     // Every path of the user's the ranks use answered first, off this thread, as she sees them
     // (path-probe.ts): the directory, each rank's program (MPMD: several), the output files. The
     // agent's thread touches none of them: her ranks' shells enter the directory and execute the
-    // program after the drop. Whether the first program links MPI is her look-up's answer too:
-    // MPI executables get the CFG interposition library (compiled at first need), or run
-    // unmonitored with the reason reported.
-    const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p, i) => programPaths(p, spec.cwd, jobPath(spec.env), i === 0 && this.cfg !== undefined));
+    // program after the drop.
+    const [first, ...others] = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].map((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
     const cwd = { what: "working directory", path: spec.cwd };
     // Step 0 of a command job started here: its start looked these up already (jobs.ts).
-    const found = count === 0 ? undefined : await this.ctx.paths.lookUp(this.runAs(), [cwd, ...programs, ...this.outputPaths()], undefined, spec.stepId === 0 ? { vouched: spec.jobId } : undefined);
+    const found = count === 0 ? undefined : await this.ctx.paths.lookUp(this.runAs(), [cwd, ...(first ?? []), ...others.flat(), ...this.outputPaths()], undefined, spec.stepId === 0 ? { vouched: spec.jobId } : undefined);
     if (this.done) return;
     if (found?.why) return this.failLaunch(here, `${this.ctx.name}: ${found.why}`);
     if (found?.missing.includes(cwd)) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
-    // The ranks' CFG directory, as the user (in the node's shared memory, a directory of the agent's choosing).
+    // The ranks' CFG directory, as the user (in the node's shared memory, a name of the agent's).
     if (count > 0 && this.cfg) asUser(this.runAs(), () => this.cfg!.make());
     const files = this.outputFiles();
     let preload: Record<string, string> = {};
-    if (this.cfg && found?.mpi) {
+    // MPI executables get the CFG interposition library (compiled at first need), or run
+    // unmonitored with the reason reported: whether the first program links MPI is her look-up's answer too.
+    const exe = this.cfg && found?.found.find((p) => first!.some((f) => f.path === p));
+    if (this.cfg && exe && (await this.ctx.paths.linksMpi(this.runAs(), exe))) {
+      if (this.done) return;
       const lib = await this.ctx.cfgLibrary();
       if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
       else this.cfg.unmonitored(lib.reason);
