@@ -13,7 +13,7 @@
  *   lost, and her step's PMI is served meanwhile. Alone on the node, he is not paced.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -202,6 +202,58 @@ test("his forged answers for a directory or a program that hangs (a batch or com
   } finally {
     forger.kill("SIGKILL");
     Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    await c.waitJob(alices, ENDED, 60_000);
+  }
+}, 180_000);
+
+test("his hung mounts on his step's node-shared files (its CFG directory, its adaptation segment) fail nothing but his monitoring: the agent reads and removes them without leaving /dev/shm's file system; the node stays UP and her jobs run", async () => {
+  // Unfixed: the agent's thread, reading his ranks' CFG tables (every sampling interval, and at the
+  // step's end) or removing the directory and his adaptation segment, walked into his mount (the
+  // directory and the file are his: he may mount on them, an allow_other mount as this file's): its
+  // heartbeats stopped, the node went DOWN and her job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep5.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const mounts: { path: string; daemon: Subprocess }[] = [];
+  /** A FUSE mount of his on `path` (a directory or a file) whose daemon answers nothing. */
+  const hang = async (path: string, dir: boolean) => {
+    const daemon = Bun.spawn(["/bin/sh", "-c", `exec 3<>/dev/fuse && mount -t fuse -o fd=3,rootmode=${dir ? 40000 : 100000},user_id=${bobUid},group_id=${bobUid},allow_other ebb-hung "$0" && exec sleep 100000`, path], { stdout: "ignore", stderr: "inherit" });
+    mounts.push({ path, daemon });
+    await waitFor(`the FUSE mount on ${path}`, () => readFileSync("/proc/self/mountinfo", "utf8").includes(` ${path} `), 10_000);
+  };
+  const shm = () => readdirSync("/dev/shm");
+  const upAndServing = async (running: number | undefined, out: string) => {
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: out });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: running === undefined ? "none" : (await c.job(running)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: running === undefined ? "none" : "RUNNING" });
+  };
+  try {
+    // His step's tables are read every 0.2 s while his mount hangs, and once more at its end, when the directory is removed.
+    const plain = await submitAs("ebbt_bob", { argv: ["sleep", "300"], output: "cfg-mount.out", sampleInterval: 0.2 });
+    await c.waitJob(plain, ["RUNNING"]);
+    const cfgDir = await waitFor("his CFG directory", () => shm().find((n) => n.startsWith(`ebb-cfg-node01-${plain}.0.`)), 30_000);
+    await hang(join("/dev/shm", cfgDir), true);
+    await upAndServing(alices, "alice-echo5.out");
+    await c.api("DELETE", `/v1/jobs/${plain}`);
+    expect((await c.waitJob(plain, ENDED, 60_000)).state).toBe("CANCELLED");
+    await upAndServing(alices, "alice-echo6.out");
+    // An elastic job holds the node whole: hers waits for its end, when his segment is removed.
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    await c.waitJob(alices, ENDED, 60_000);
+    const elastic = await submitAs("ebbt_bob", { argv: ["sleep", "300"], output: "adapt-mount.out", elastic: true, minNodes: 1, maxNodes: 1 });
+    await c.waitJob(elastic, ["RUNNING"]);
+    const segment = await waitFor("his adaptation segment", () => shm().find((n) => n.startsWith(`ebb-adapt-node01-${elastic}.0.`)), 30_000);
+    await hang(join("/dev/shm", segment), false);
+    await c.api("DELETE", `/v1/jobs/${elastic}`);
+    expect((await c.waitJob(elastic, ENDED, 60_000)).state).toBe("CANCELLED");
+    await upAndServing(undefined, "alice-echo7.out");
+  } finally {
+    for (const m of mounts) {
+      Bun.spawnSync(["umount", "-l", m.path]);
+      m.daemon.kill("SIGKILL");
+      rmSync(m.path, { recursive: true, force: true });
+    }
     await c.api("DELETE", `/v1/jobs/${alices}`);
     await c.waitJob(alices, ENDED, 60_000);
   }

@@ -49,11 +49,11 @@ export interface LookUp {
 const ANSWERED: LookUp = Object.freeze({ missing: [], found: [] });
 
 /**
- * Whether file `$1` links MPI, as the user: an ELF file (its first line starts with the magic)
- * naming libmpi in its first 4 MiB (its dynamic section lies there). The file's first line is
- * not searched for the name (in an ELF file, its header's first bytes).
+ * Whether file `$1` links MPI, as the user: an ELF file (its first 4 bytes the magic) naming
+ * libmpi in its first 4 MiB (its dynamic section lies there). (Not dash's `read` for the magic: it
+ * reads a byte a system call, up to the first newline, 8 KiB into /usr/bin/true.)
  */
-const LINKS_MPI = `links() { head -c ${4 << 20} -- "$1" 2>/dev/null | { IFS= read -r l; case $l in '\x7fELF'*) grep -qa libmpi ;; *) false ;; esac; }; }`;
+const LINKS_MPI = `links() { case $(head -c 4 -- "$1" 2>/dev/null) in '\x7fELF') head -c ${4 << 20} -- "$1" 2>/dev/null | grep -qa libmpi ;; *) false ;; esac; }`;
 
 /**
  * The look-up of `$p`, then a line out: `?path` is a program's place on PATH, passed over once one
