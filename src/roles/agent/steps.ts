@@ -375,15 +375,16 @@ export class StepNode {
     if (this.done) return;
     if (found?.why) return this.failLaunch(here, `${this.ctx.name}: ${found.why}`);
     if (found?.missing.includes(cwd)) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
+    // MPI executables get the CFG interposition library (compiled at first need), or run
+    // unmonitored with the reason reported: whether the first program links MPI is her look-up's answer too.
+    const exe = this.cfg && found?.found.find((p) => first!.some((f) => f.path === p));
+    const mpi = exe !== undefined && (await this.ctx.paths.linksMpi(this.runAs(), exe));
+    if (this.done) return;
     // The ranks' CFG directory, as the user (in the node's shared memory, a name of the agent's).
     if (count > 0 && this.cfg) asUser(this.runAs(), () => this.cfg!.make());
     const files = this.outputFiles();
     let preload: Record<string, string> = {};
-    // MPI executables get the CFG interposition library (compiled at first need), or run
-    // unmonitored with the reason reported: whether the first program links MPI is her look-up's answer too.
-    const exe = this.cfg && found?.found.find((p) => first!.some((f) => f.path === p));
-    if (this.cfg && exe && (await this.ctx.paths.linksMpi(this.runAs(), exe))) {
-      if (this.done) return;
+    if (this.cfg && mpi) {
       const lib = await this.ctx.cfgLibrary();
       if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
       else this.cfg.unmonitored(lib.reason);
