@@ -258,3 +258,20 @@ test("his hung mounts on his step's node-shared files (its CFG directory, its ad
     await c.waitJob(alices, ENDED, 60_000);
   }
 }, 180_000);
+
+test("his writing bytes that are no answer into his look-up processes' output (pidfd_getfd) fails his job as soon as they are more than its answers can be: the agent's thread stops reading them", async () => {
+  // Unfixed: the agent read every byte he wrote, on the thread that serves every job on the node,
+  // until the look-up's 10 s were up (then his job failed as not answering): as many look-ups at
+  // once as he starts jobs, each as fast as a pipe carries.
+  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts"), "junk"], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    const id = await submitAs("ebbt_bob", { script: "#!/bin/sh\necho x\n", output: join(hung, "junk") });
+    const end = await c.waitJob(id, ENDED, 60_000);
+    expect({ state: end.state, reason: end.reason }).toEqual({ state: "FAILED", reason: expect.stringMatching(/could not be looked up: the look-up process, as the job's user, wrote more than the \d+ bytes its answers take/) });
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo8.out" });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+  } finally {
+    forger.kill("SIGKILL");
+    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+  }
+}, 120_000);

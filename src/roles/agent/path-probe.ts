@@ -95,16 +95,27 @@ function spawnAs<In extends "pipe" | "ignore">(id: Identity | undefined, script:
   });
 }
 
-/** The answers read so far: a line's first letters each (what it says: `m`, `n`), up to `need` lines. */
+/** The answers read so far: a line's first letters each (what it says: `f`, `m`, `n`), up to `need` lines. */
 class Answers {
   readonly lines: string[] = [];
   private line = "";
+  private bytes = 0;
   constructor(private readonly need: number) {}
   get done(): boolean {
     return this.lines.length >= this.need;
   }
-  /** Takes `chunk`; whatever follows the last line needed is dropped. */
+  /**
+   * More than the answers can be (a few bytes a line): what she wrote into her look-up's output
+   * herself. Not read on: each byte costs the agent's thread, and she could write for the whole
+   * look-up's 10 s, with as many look-ups at once as she starts jobs.
+   */
+  get flooded(): boolean {
+    return this.bytes > ANSWER_BYTES_MAX(this.need);
+  }
+  /** Takes `chunk`; whatever follows the last line needed, or the cap, is dropped. */
   take(chunk: Uint8Array): void {
+    this.bytes += chunk.length;
+    if (this.flooded) return;
     for (const byte of chunk) {
       if (this.done) return;
       if (byte === 10) {
@@ -115,8 +126,11 @@ class Answers {
   }
 }
 
+/** The most bytes a look-up of `lines` paths is read for: its answers are a line of at most 3 bytes each. */
+const ANSWER_BYTES_MAX = (lines: number) => 4 * lines + 4096;
+
 /** The answers to `need` lines `proc` wrote before it ended, or was killed after `seconds` (late). */
-async function answers(proc: { stdout: ReadableStream<Uint8Array>; kill(signal: number): void }, seconds: number, need: number): Promise<{ lines: string[]; late: boolean }> {
+async function answers(proc: { stdout: ReadableStream<Uint8Array>; kill(signal: number): void }, seconds: number, need: number): Promise<Answered> {
   let late = false;
   const timer = setTimeout(() => {
     late = true;
@@ -126,13 +140,20 @@ async function answers(proc: { stdout: ReadableStream<Uint8Array>; kill(signal: 
   try {
     for await (const chunk of proc.stdout) {
       got.take(chunk);
-      if (got.done) break;
+      if (got.done || got.flooded) break;
     }
   } finally {
     clearTimeout(timer);
     proc.kill(9);
   }
-  return { lines: got.lines, late };
+  return { lines: got.lines, late, flooded: got.flooded };
+}
+
+/** What a look-up process answered: a line's first letters each, whether it was killed for being late, whether it wrote too much (Answers). */
+interface Answered {
+  lines: string[];
+  late: boolean;
+  flooded: boolean;
 }
 
 /**
@@ -154,7 +175,7 @@ class Kept {
   }
 
   /** The answers to `lines`, and whether it was late; one that is not all answered ends it. */
-  async ask(lines: string[], seconds: number): Promise<{ lines: string[]; late: boolean }> {
+  async ask(lines: string[], seconds: number): Promise<Answered> {
     this.busy = true;
     clearTimeout(this.idle);
     let late = false;
@@ -166,7 +187,7 @@ class Kept {
     try {
       this.proc.stdin.write(`${lines.join("\n")}\n\n`);
       this.proc.stdin.flush();
-      while (!got.done) {
+      while (!got.done && !got.flooded) {
         const { value, done } = await this.stdout.read();
         if (done) break;
         got.take(value);
@@ -177,7 +198,7 @@ class Kept {
       if (!got.done) this.end();
       else this.idle = setTimeout(() => this.end(), KEPT_IDLE_MS).unref();
     }
-    return { lines: got.lines, late };
+    return { lines: got.lines, late, flooded: got.flooded };
   }
 
   end(): void {
@@ -230,7 +251,7 @@ export class PathProbes {
       this.vouched.delete(job!.vouched!);
       if (v.key === key && lines.every((l) => v.lines.has(l))) return { missing: [], found: v.found };
     }
-    let r: { lines: string[]; late: boolean };
+    let r: Answered;
     try {
       r = (await this.askKept(id, lines, seconds)) ?? (await answers(spawnAs(id, LOOK, lines, "ignore"), seconds, lines.length));
     } catch {
@@ -243,6 +264,7 @@ export class PathProbes {
     }
     const hung = paths[r.lines.length]!;
     if (r.late) return { why: `${hung.what} ${hung.path} did not answer within ${seconds} s`, missing: [], found: [] };
+    if (r.flooded) return { why: `${hung.what} ${hung.path} could not be looked up: the look-up process, as the job's user, wrote more than the ${ANSWER_BYTES_MAX(lines.length)} bytes its answers take`, missing: [], found: [] };
     // Not late but not answered: the user's look-up ended (she may kill her own processes). Going on
     // would start her job on a path nobody vouched for (only her processes would touch it, but the
     // look-up is there to fail it sooner, naming the path).
@@ -260,7 +282,7 @@ export class PathProbes {
     const said = this.mpiSaid.get(at);
     if (said && performance.now() - said.at < MPI_KEPT_MS) return said.mpi;
     const line = `%${path}`;
-    let r: { lines: string[]; late: boolean };
+    let r: Answered;
     try {
       r = (await this.askKept(id, [line], seconds)) ?? (await answers(spawnAs(id, LOOK, [line], "ignore"), seconds, 1));
     } catch {
@@ -274,7 +296,7 @@ export class PathProbes {
   }
 
   /** The answers of an idle kept process of the user's; undefined when all are busy, a path cannot go on a line, or it ended before it answered (not late). */
-  private async askKept(id: Identity | undefined, lines: string[], seconds: number): Promise<{ lines: string[]; late: boolean } | undefined> {
+  private async askKept(id: Identity | undefined, lines: string[], seconds: number): Promise<Answered | undefined> {
     if (lines.some((l) => l.includes("\n"))) return undefined;
     const key = keyOf(id);
     let all = this.kept.get(key);
@@ -292,7 +314,7 @@ export class PathProbes {
       );
     }
     const r = await kept.ask(lines, seconds).catch(() => undefined);
-    return r && (r.late || r.lines.length >= lines.length) ? r : undefined;
+    return r && (r.late || r.flooded || r.lines.length >= lines.length) ? r : undefined;
   }
 
   /** The job has ended here: what its start vouched for goes. */
