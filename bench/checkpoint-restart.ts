@@ -11,9 +11,9 @@
  * Quick mode: one load per trace, its first 1,500 jobs, seed 1.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
-import { runSeeds } from "../src/sim/run.ts";
+import { runSeedsOnThreads } from "../src/sim/threads.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
 import { clusterApi, resizeAndWait, startBenchCluster } from "./cluster.ts";
 import { median, type Bench, type Figure } from "./lib.ts";
@@ -137,7 +137,7 @@ const bench: Bench = {
           const all = traceJobs(parseSwf(readFileSync(new URL(`../../shared/workloads/${g.file}`, import.meta.url), "utf8"))).jobs;
           const trace = quick ? all.slice(0, 1500) : all;
           for (const scale of quick ? [g.scales[0]!] : g.scales) {
-            const r = runSeeds({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: 0.5, arrivalScale: scale, cost }, seeds: quick ? [1] : [1, 2, 3], policies: ["easy", "ebb"], check: false });
+            const r = await runSeedsOnThreads({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: 0.5, arrivalScale: scale, cost }, seeds: quick ? [1] : [1, 2, 3], policies: ["easy", "ebb"], check: false }, availableParallelism());
             const by = new Map(r.results.map((x) => [x.policy, x.metrics]));
             const ratio = by.get("ebb")!.meanTurnaround / by.get("easy")!.meanTurnaround;
             process.stderr.write(`  ${g.file} x${scale}, resizes ${cost.fixed.toFixed(1)} s: ebb/easy ${ratio.toFixed(3)}\n`);

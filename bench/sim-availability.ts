@@ -8,7 +8,8 @@
  * violations (goal 0). EBB_SIM_JOBS=N takes the first N jobs.
  */
 import { readFileSync } from "node:fs";
-import { runSeeds } from "../src/sim/run.ts";
+import { availableParallelism } from "node:os";
+import { runSeedsOnThreads } from "../src/sim/threads.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
 import { table } from "../src/util/table.ts";
 import type { Bench, Figure } from "./lib.ts";
@@ -32,7 +33,7 @@ const bench: Bench = {
       for (const workstations of WORKSTATIONS) {
         process.stderr.write(`  ${t.file} ${workstations * 100}% workstations, seeds ${seeds.join(",")}\n`);
         const gen = { workstations, ownerEvery: 8 * 3600, ownerStay: 3600, ownerSpeed: 0.1 };
-        const r = runSeeds({ trace, workload: { nodes: t.nodes, coresPerNode: 1, malleable: 0.5 }, seeds, policies: ["easy", "ebb"], check: true, availability: { gen } });
+        const r = await runSeedsOnThreads({ trace, workload: { nodes: t.nodes, coresPerNode: 1, malleable: 0.5 }, seeds, policies: ["easy", "ebb"], check: true, availability: { gen } }, availableParallelism());
         const [easy, ebb] = r.results as [(typeof r.results)[number], (typeof r.results)[number]];
         const violations = r.results.reduce((n, x) => n + x.perSeed.reduce((k, s) => k + s.run.violations.length, 0), 0);
         const ratio = ebb.metrics.meanTurnaround / easy.metrics.meanTurnaround;

@@ -22,7 +22,8 @@
 import { readFileSync } from "node:fs";
 import { table } from "../src/util/table.ts";
 import type { PolicyName } from "../src/sched/config.ts";
-import { runSeeds } from "../src/sim/run.ts";
+import { availableParallelism } from "node:os";
+import { ReplayThreads } from "../src/sim/threads.ts";
 import { parseSwf, traceJobs } from "../src/sim/swf.ts";
 import { fairShareFigures, fairShareRuns } from "./fairshare.ts";
 import type { Bench, Figure } from "./lib.ts";
@@ -60,6 +61,8 @@ const bench: Bench = {
     const fractions = quick ? [0.5] : [0.25, 0.5, 1];
     const points: Point[] = [];
     const rows: string[][] = [];
+    // One set of threads for the whole grid: each keeps its compiled code from point to point.
+    const pool = new ReplayThreads(availableParallelism());
     for (const g of GRID) {
       const parsed = traceJobs(parseSwf(readFileSync(new URL(`../../shared/workloads/${g.file}`, import.meta.url), "utf8"))).jobs;
       const all = g.maxProcs === undefined ? parsed : parsed.filter((j) => j.procs <= g.maxProcs!);
@@ -68,7 +71,7 @@ const bench: Bench = {
       for (const scale of quick ? [g.scales[0]!] : g.scales) {
         for (const fraction of fractions) {
           process.stderr.write(`  ${name} x${scale} ${fraction * 100}% malleable, seeds ${seeds.join(",")}\n`);
-          const r = runSeeds({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: fraction, arrivalScale: scale }, seeds, policies: POLICIES, check: true });
+          const r = await pool.runSeeds({ trace, workload: { nodes: g.nodes, coresPerNode: 1, malleable: fraction, arrivalScale: scale }, seeds, policies: POLICIES, check: true });
           const by = new Map(r.results.map((x) => [x.policy, x]));
           const easy = by.get("easy")!.metrics;
           const ebb = by.get("ebb")!;
@@ -91,6 +94,7 @@ const bench: Bench = {
         }
       }
     }
+    pool.close();
     process.stdout.write(`mean turnaround / easy (means over seeds ${seeds.join(",")}${prefix ? `, first ${prefix} jobs` : ""})\n`);
     process.stdout.write(table(["trace", "scale", "malleable", ...POLICIES.map((q) => `${q} TA`), "ebb TA/best seed", "ebb bsld/easy", "ebb bsld/best seed", "util easy/ebb %", "ebb check"], rows) + "\n");
     const worst = (f: (p: Point) => number) => points.reduce((a, b) => (f(b) > f(a) ? b : a));

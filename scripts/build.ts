@@ -19,8 +19,9 @@ export async function buildEbb(outfile: string, target?: Bun.Build.CompileTarget
   const work = mkdtempSync(join(dirname(out), ".build-"));
   try {
     const result = await Bun.build({
-      // agent-thread.ts: the agents' worker thread (`ebb agent`, `ebb up`), which the executable finds at ./cli/agent-thread.ts.
-      entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/cli/agent-thread.ts")],
+      // The worker threads, which the executable finds by their path under src/: agent-thread.ts, the
+      // agents' (`ebb agent`, `ebb up`); replay-thread.ts, `ebb sim`'s replays.
+      entrypoints: [join(ROOT, "src/main.ts"), join(ROOT, "src/cli/agent-thread.ts"), join(ROOT, "src/sim/replay-thread.ts")],
       root: join(ROOT, "src"),
       compile: {
         outfile: join(work, "ebb"),

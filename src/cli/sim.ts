@@ -1,10 +1,12 @@
 import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism } from "node:os";
 import { defineCommand } from "./command.ts";
 import { POLICY_TABLE } from "../sched/policies/index.ts";
 import { DEFAULT_CONFIG, isPolicy, POLICIES, type ErsConfig, type PolicyName } from "../sched/config.ts";
 import { DEFAULT_PRIORITY, resolvePriority, type PriorityConfig } from "../sched/priority.ts";
 import { GEN_DEFAULTS, parseAvailability } from "../sim/availability.ts";
-import { runPolicies, runSeeds, type SimRequest } from "../sim/run.ts";
+import type { SeedsRequest, SimReport, SimRequest } from "../sim/run.ts";
+import { runSeedsOnThreads } from "../sim/threads.ts";
 import { parseSwf, traceJobs, traceMachine } from "../sim/swf.ts";
 import { WORKLOAD_DEFAULTS } from "../sim/workload.ts";
 import { jitPolicy, NORMAL } from "../util/jit.ts";
@@ -42,6 +44,7 @@ const args = defineArgs({
   "owner-speed": { type: "string", description: `With --availability-gen: the pace a job keeps on a node while its owner is there, 0 to 1 (default ${GEN_DEFAULTS.ownerSpeed})`, valueHint: "X" },
   check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
+  threads: { type: "string", description: "Replays run at once, each policy and seed on a thread of its own; the results do not depend on it (default: the CPUs this process may use)", valueHint: "N" },
   progress: { type: "boolean", description: "Print a progress line (jobs done, events/s) to stderr now and then even when it is not a terminal (on a terminal it is always shown)" },
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
 });
@@ -146,10 +149,13 @@ export default defineCommand({
       if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
       const availability = availabilityFlags(a, nodes);
       if (availability && workload.shared) throw new UsageError("--availability and --availability-gen replay whole nodes only: with --cores-per-node K add --whole-nodes");
+      const threads = intFlag(a.threads, "--threads", { max: 1024 }) ?? availableParallelism();
       const progress = new Progress(isTerminal(2), a.progress === true);
       jitPolicy(NORMAL);
-      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority, availability });
-      const report = runPolicies({ trace: trace2, workload, policies: pols, config, check: a.check === true, priority, availability, onProgress: progress.update });
+      if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority, availability, threads });
+      const { seed, ...drawn } = workload;
+      const one = await runSeedsOnThreads({ trace: trace2, workload: drawn, seeds: [seed], policies: pols, config, check: a.check === true, priority, availability, onProgress: progress.update }, threads);
+      const report: SimReport = { results: one.results.map((r) => r.perSeed[0]!), skipped: one.skipped, malleableJobs: one.malleableJobs };
       progress.clear();
       if (report.skipped.length > 0) err(`ebb sim: left out ${report.skipped.length} job(s) larger than the cluster (first: line ${report.skipped[0]!.line}, ${report.skipped[0]!.message})\n`);
       if (a["jobs-csv"]) {
@@ -268,8 +274,8 @@ function r3(x: number): string {
 }
 
 interface SeedsArgs {
-  trace: Parameters<typeof runSeeds>[0]["trace"];
-  workload: Parameters<typeof runSeeds>[0]["workload"];
+  trace: SeedsRequest["trace"];
+  workload: SeedsRequest["workload"];
   pols: PolicyName[];
   config: Partial<ErsConfig>;
   seeds: number[];
@@ -277,11 +283,12 @@ interface SeedsArgs {
   progress: Progress;
   priority?: PriorityConfig;
   availability?: SimRequest["availability"];
+  threads: number;
 }
 
 /** --seeds: one run per seed, the mean of each metric per policy; --check sums over the seeds. */
-function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s: SeedsArgs): number {
-  const report = runSeeds({
+async function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s: SeedsArgs): Promise<number> {
+  const report = await runSeedsOnThreads({
     trace: s.trace,
     workload: s.workload,
     seeds: s.seeds,
@@ -291,7 +298,7 @@ function runSeedsCommand(a: { swf?: string; json?: boolean; check?: boolean }, s
     priority: s.priority,
     availability: s.availability,
     onProgress: s.progress.update,
-  });
+  }, s.threads);
   s.progress.clear();
   const violations = (r: (typeof report.results)[number]) => r.perSeed.flatMap((x, i) => x.run.violations.map((v) => ({ seed: r.seeds[i]!, ...v })));
   const heads = (r: (typeof report.results)[number]) => r.perSeed.reduce((n, x) => n + x.run.heads, 0);

@@ -22,8 +22,8 @@ export interface SimRequest {
   priority?: PriorityConfig;
   /** Node availability: the changes of a file, or a generator's settings (drawn with the workload's seed, owners back until the last submit). */
   availability?: { changes: readonly HostChange[] } | { gen: Omit<AvailabilityGen, "nodes" | "seed" | "until"> };
-  /** Now and then: the fraction of the jobs done and the events handled so far in this policy's run. */
-  onProgress?: (policy: PolicyName, done: number, events: number) => void;
+  /** Now and then: the fraction of the jobs done and the events handled so far in this policy's run (`label`: the policy). */
+  onProgress?: (label: string, done: number, events: number) => void;
 }
 
 export interface PolicyResult {
@@ -52,10 +52,24 @@ export interface SeedsResult {
   wallMs: number;
 }
 
+/** Several seeds of one request: the workload is drawn anew for each seed. */
+export type SeedsRequest = Omit<SimRequest, "workload"> & { workload: Omit<WorkloadOptions, "seed">; seeds: readonly number[] };
+
+export interface SeedsReport {
+  results: SeedsResult[];
+  skipped: SimReport["skipped"];
+  /** Malleable jobs, the mean over the seeds. */
+  malleableJobs: number;
+}
+
 /** `runPolicies` once per seed (the workload drawn anew for each), then the mean of every metric. */
-export function runSeeds(req: Omit<SimRequest, "workload"> & { workload: Omit<WorkloadOptions, "seed">; seeds: readonly number[] }): { results: SeedsResult[]; skipped: SimReport["skipped"]; malleableJobs: number } {
+export function runSeeds(req: SeedsRequest): SeedsReport {
   if (req.seeds.length === 0) throw new RangeError("seeds: at least one");
-  const per = req.seeds.map((seed) => runPolicies({ ...req, workload: { ...req.workload, seed } }));
+  return gatherSeeds(req, req.seeds.map((seed) => runPolicies({ ...req, workload: { ...req.workload, seed } })));
+}
+
+/** Each seed's report (in `req.seeds` order, results in `req.policies` order) folded into the means per policy. */
+export function gatherSeeds(req: Pick<SeedsRequest, "seeds" | "policies">, per: readonly SimReport[]): SeedsReport {
   const results = req.policies.map((policy, i) => {
     const runs = per.map((r) => r.results[i]!);
     return { policy, seeds: [...req.seeds], metrics: meanMetrics(runs.map((r) => r.metrics)), perSeed: runs, wallMs: runs.reduce((a, r) => a + r.wallMs, 0) };

@@ -5,7 +5,10 @@
  * (README, "How it is built"; issue 36); a finite delay (1, 3, 10, 30 s) kept little of that.
  * `ebb up` runs the controller, so it starts the same way (its agents share the setting); `ebb
  * agent` does not: its resident memory must fall back after steps that filled its PMI KVS (bench
- * pmi-memory), which with the setting it did not.
+ * pmi-memory), which with the setting it did not. Nor did its own CPU a null job gain from it
+ * (bench/_ab-agent-own.ts, 400 jobs, median of 4 ABBA rounds' ratios against the default): -1,
+ * 1.02x root's jobs and 1.15x a user's (load 11-25); a 1 s delay, 1.11x and 0.85x (load 26-33,
+ * rounds one way and the other: noise).
  *
  * mimalloc reads MIMALLOC_PURGE_DELAY once, when the process starts; so the process executes
  * itself again with it added, before any other module of ebb runs: execve keeps the pid, argv,

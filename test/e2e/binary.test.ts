@@ -171,3 +171,14 @@ test("EPOP Cannon with `bun epop/cannon.ts`, 1 -> 4 -> 1: equal to the serial pr
   expect(out).toContain("now 1 ranks (1x1, was 4)");
   expect(out).toContain("cannon: check ok");
 }, 240_000);
+
+test("ebb sim --threads 2, the binary: its replays run on the replay threads it carries, and agree with one thread", async () => {
+  const swf = join(app, "tiny.swf");
+  writeFileSync(swf, Array.from({ length: 40 }, (_, i) => `${i + 1} ${i * 30} 0 ${200 + ((i * 37) % 400)} ${1 + (i % 6)} -1 -1 ${1 + (i % 6)} 900 -1 1 1 1 -1 1 -1 -1 -1\n`).join(""));
+  const sim = async (threads: string) => {
+    const r = await ebb(["sim", "--swf", swf, "--nodes", "8", "--policy", "easy,ebb", "--seeds", "1-2", "--json", "--threads", threads]);
+    expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+    return (JSON.parse(r.stdout) as { results: { policy: string; mean: unknown }[] }).results.map((x) => [x.policy, x.mean]);
+  };
+  expect(await sim("2")).toEqual(await sim("1"));
+}, 120_000);

@@ -13,7 +13,7 @@
  *   lost, and her step's PMI is served meanwhile. Alone on the node, he is not paced.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Subprocess } from "bun";
@@ -169,3 +169,109 @@ test("his answering his own look-ups (empty lines into his look-up processes' st
     await c.waitNodes(1, "IDLE", 60_000);
   }
 }, 180_000);
+
+test("his forged answers for a directory or a program that hangs (a batch or command job's directory, a program by path or on PATH): only his job waits, in his own process; the agent's thread neither checks, enters, stats, reads nor executes them, the node stays UP and her jobs run", async () => {
+  // Unfixed: the agent's thread looked at the directory (existsSync), the MPI check stat'ed and
+  // read the program, the direct drop chdir'd into the directory and stat'ed the program, and its
+  // spawn (a vfork: the parent waits until the child has executed) executed the program itself:
+  // each waited on his hung path, the heartbeats stopped, the node went DOWN and her job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep4.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts")], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
+  const out = join(base, "ebbt_bob", "forged-dir-%j.out");
+  try {
+    const attacks = [
+      [{ script: "#!/bin/sh\necho x\n", cwd: hung, output: out }, hung],
+      [{ argv: ["echo", "x"], cwd: hung, output: out }, hung],
+      [{ argv: [join(hung, "forged-prog")], output: out }, join(hung, "forged-prog")],
+      [{ argv: ["forged-on-path"], output: out, env: { PATH: `${hung}:/usr/bin:/bin` } }, "forged-on-path"],
+    ] as const;
+    const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
+    // Each waits in a shell of his (his batch shell or rank entering the directory or executing the program, his output writer entering it).
+    const waiting = (name: string) => commandLines().some((p) => p.cmd.includes(name) && p.cmd.startsWith("/bin/sh -c"));
+    const got = await Promise.all(
+      bobs.map((id, i) => waitFor(`his job ${id} to start its process or end`, async () => (waiting(attacks[i]![1]) ? "waiting" : ENDED.includes((await c.job(id)).state) && (await c.job(id)).state), 60_000)),
+    );
+    expect(got).toEqual(bobs.map(() => "waiting"));
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo4.out" });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: (await c.job(alices)).state, bob: await Promise.all(bobs.map(async (id) => (await c.job(id)).state)) }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING", bob: bobs.map(() => "RUNNING") });
+    for (const id of bobs) await c.api("DELETE", `/v1/jobs/${id}`);
+    for (const id of bobs) expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("CANCELLED");
+  } finally {
+    forger.kill("SIGKILL");
+    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    await c.waitJob(alices, ENDED, 60_000);
+  }
+}, 180_000);
+
+test("his hung mounts on his step's node-shared files (its CFG directory, its adaptation segment) fail nothing but his monitoring: the agent reads and removes them without leaving /dev/shm's file system; the node stays UP and her jobs run", async () => {
+  // Unfixed: the agent's thread, reading his ranks' CFG tables (every sampling interval, and at the
+  // step's end) or removing the directory and his adaptation segment, walked into his mount (the
+  // directory and the file are his: he may mount on them, an allow_other mount as this file's): its
+  // heartbeats stopped, the node went DOWN and her job NODE_FAIL.
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep5.out" });
+  await c.waitJob(alices, ["RUNNING"]);
+  const mounts: { path: string; daemon: Subprocess }[] = [];
+  /** A FUSE mount of his on `path` (a directory or a file) whose daemon answers nothing. */
+  const hang = async (path: string, dir: boolean) => {
+    const daemon = Bun.spawn(["/bin/sh", "-c", `exec 3<>/dev/fuse && mount -t fuse -o fd=3,rootmode=${dir ? 40000 : 100000},user_id=${bobUid},group_id=${bobUid},allow_other ebb-hung "$0" && exec sleep 100000`, path], { stdout: "ignore", stderr: "inherit" });
+    mounts.push({ path, daemon });
+    await waitFor(`the FUSE mount on ${path}`, () => readFileSync("/proc/self/mountinfo", "utf8").includes(` ${path} `), 10_000);
+  };
+  const shm = () => readdirSync("/dev/shm");
+  const upAndServing = async (running: number | undefined, out: string) => {
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: out });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: running === undefined ? "none" : (await c.job(running)).state }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: running === undefined ? "none" : "RUNNING" });
+  };
+  try {
+    // His step's tables are read every 0.2 s while his mount hangs, and once more at its end, when the directory is removed.
+    const plain = await submitAs("ebbt_bob", { argv: ["sleep", "300"], output: "cfg-mount.out", sampleInterval: 0.2 });
+    await c.waitJob(plain, ["RUNNING"]);
+    const cfgDir = await waitFor("his CFG directory", () => shm().find((n) => n.startsWith(`ebb-cfg-node01-${plain}.0.`)), 30_000);
+    await hang(join("/dev/shm", cfgDir), true);
+    await upAndServing(alices, "alice-echo5.out");
+    await c.api("DELETE", `/v1/jobs/${plain}`);
+    expect((await c.waitJob(plain, ENDED, 60_000)).state).toBe("CANCELLED");
+    await upAndServing(alices, "alice-echo6.out");
+    // An elastic job holds the node whole: hers waits for its end, when his segment is removed.
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    await c.waitJob(alices, ENDED, 60_000);
+    const elastic = await submitAs("ebbt_bob", { argv: ["sleep", "300"], output: "adapt-mount.out", elastic: true, minNodes: 1, maxNodes: 1 });
+    await c.waitJob(elastic, ["RUNNING"]);
+    const segment = await waitFor("his adaptation segment", () => shm().find((n) => n.startsWith(`ebb-adapt-node01-${elastic}.0.`)), 30_000);
+    await hang(join("/dev/shm", segment), false);
+    await c.api("DELETE", `/v1/jobs/${elastic}`);
+    expect((await c.waitJob(elastic, ENDED, 60_000)).state).toBe("CANCELLED");
+    await upAndServing(undefined, "alice-echo7.out");
+  } finally {
+    for (const m of mounts) {
+      Bun.spawnSync(["umount", "-l", m.path]);
+      m.daemon.kill("SIGKILL");
+      rmSync(m.path, { recursive: true, force: true });
+    }
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    await c.waitJob(alices, ENDED, 60_000);
+  }
+}, 180_000);
+
+test("his writing bytes that are no answer into his look-up processes' output (pidfd_getfd) fails his job as soon as they are more than its answers can be: the agent's thread stops reading them", async () => {
+  // Unfixed: the agent read every byte he wrote, on the thread that serves every job on the node,
+  // until the look-up's 10 s were up (then his job failed as not answering): as many look-ups at
+  // once as he starts jobs, each as fast as a pipe carries.
+  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts"), "junk"], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    const id = await submitAs("ebbt_bob", { script: "#!/bin/sh\necho x\n", output: join(hung, "junk") });
+    const end = await c.waitJob(id, ENDED, 60_000);
+    expect({ state: end.state, reason: end.reason }).toEqual({ state: "FAILED", reason: expect.stringMatching(/could not be looked up: the look-up process, as the job's user, wrote more than the \d+ bytes its answers take/) });
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo8.out" });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+  } finally {
+    forger.kill("SIGKILL");
+    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+  }
+}, 120_000);

@@ -26,7 +26,6 @@ import { argvDigest, envDigest, signCredential } from "../../src/proto/credentia
 import { MAX_RANKS_PER_NODE } from "../../src/domain/ranks-per-node.ts";
 import { MAX_VARIABLE_BYTES } from "../../src/proto/requests.ts";
 import { MAX_CONNECTIONS_PER_JOB, STEP_MESSAGE_COST } from "../../src/roles/agent/server.ts";
-import { PATH_DIRS_SEARCHED } from "../../src/roles/direct-drop.ts";
 import { KVS_KEY_COST, KVS_MAX_BYTES, USER_KVS_MAX_BYTES } from "../../src/pmi/limits.ts";
 import { BODIES_PER_USER } from "../../src/api/app.ts";
 
@@ -730,11 +729,13 @@ test("the API counts a variable, an argument, a path and a script in UTF-8 bytes
   expect(readFileSync(join(dir("ebbt_bob"), "bytes.out"), "utf8").trim()).toBe("131068");
 }, 60_000);
 
-test("the agent searches no more than PATH_DIRS_SEARCHED directories of his PATH for his program, and once per launch, not once per rank: a PATH of 2,000 is searched by the shell after the drop", async () => {
+test("the agent's thread searches no directory of his PATH for his program: his look-up process searches the first PATH_DIRS_SEARCHED, and each rank's shell all of them after the drop", async () => {
   // Unfixed: each rank's direct start stat'ed every directory of the job's PATH on the agent's
   // thread: 16 ranks x 2,000 directories (13,158 stats seen under strace before the node went DOWN;
   // 21,134 for 1,000 directories); a 128 KiB PATH holds 65,536, ~120 ms a rank, and a node may
-  // start 1,024 ranks. strace counts the agent's own stats; its children are not followed.
+  // start 1,024 ranks. Then once per launch, the first PATH_DIRS_SEARCHED (the direct start's
+  // lookup and the MPI check's): a path there that hangs held the thread all the same. strace counts
+  // the agent's own stats; its children (his look-up, his ranks' shells) are not followed.
   const agent = c.agents.get((await c.api("GET", "/v1/nodes")).json.nodes[0].name)!.pid;
   const statsOf = async (dirs: number) => {
     const PATH = [...Array.from({ length: dirs }, (_, i) => `/nonexistent${i}`), "/usr/bin", "/bin"].join(":");
@@ -753,10 +754,8 @@ test("the agent searches no more than PATH_DIRS_SEARCHED directories of his PATH
   const long = await statsOf(2000);
   const short = await statsOf(1000);
   console.log(`the agent's stats of PATH directories for 16 ranks: ${long.stats} with 2,000 of them (${long.state}), ${short.stats} with 1,000 (${short.state})`);
-  // Past the cap only the MPI check's first PATH_DIRS_SEARCHED (cfg-lib.ts); under it, that and one lookup for all 16 ranks.
   // (The ranks' state is not asserted: the agent traced may miss a heartbeat at high load.)
-  expect(long.stats).toBeLessThanOrEqual(PATH_DIRS_SEARCHED);
-  expect(short.stats).toBeLessThan(5 * 1000);
+  expect({ long: long.stats, short: short.stats }).toEqual({ long: 0, short: 0 });
 }, 180_000);
 
 test("his launcher's valid messages to his step's agent are paced at the agent's --step-rate: past it the agent pauses reading his connection, loses nothing, and says so naming the limit", async () => {

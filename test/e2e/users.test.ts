@@ -130,26 +130,27 @@ test("a job has its user's groups, all and only them: with only the user's own g
   }
 });
 
-test("a user's program is looked up with the user's rights: one not there, or where only root may look, is not there (127); one she may not execute is refused (126); hers by a relative path runs", async () => {
+test("a user's program is looked up and executed with the user's rights, by her shell after the drop: one not there is not there (127); one where only root or another user may look, or one she may not execute, is refused (126); hers by a relative path runs", async () => {
   const dir = join(base, "ebbt_alice");
-  const run = async (argv: string[]) => {
-    const r = await c.ebb(["run", "-n", "1", ...argv], { env: { EBB_TOKEN: tokens.ebbt_alice! }, cwd: dir });
-    return { code: r.code, out: r.stdout.trim(), said: /No such file or directory|Permission denied/.exec(r.stderr)?.[0] };
+  const run = async (argv: string[], env: Record<string, string> = {}) => {
+    const r = await c.ebb(["run", "-n", "1", ...argv], { env: { EBB_TOKEN: tokens.ebbt_alice!, ...env }, cwd: dir });
+    return { code: r.code, out: r.stdout.trim(), said: /No such file or directory|Permission denied|not found/.exec(r.stderr)?.[0] };
   };
-  const notThere = { code: 127, out: "", said: "No such file or directory" };
-  expect(await run(["ebbt-no-such-program"])).toEqual(notThere);
-  // /root is root's alone (0700), Bob's directory his alone: what is in them is not there for her.
-  expect(await run(["/root/ebbt-hidden-program"])).toEqual(notThere);
+  // A PATH she may search throughout (this runner's has root's 0700 directories: her shell says Permission denied there, as execvp).
+  expect(await run(["ebbt-no-such-program"], { PATH: "/usr/bin:/bin" })).toEqual({ code: 127, out: "", said: "not found" });
+  const refused = { code: 126, out: "", said: "Permission denied" };
+  // /root is root's alone (0700), Bob's directory his alone: she may not look in them.
+  expect(await run(["/root/ebbt-hidden-program"])).toEqual(refused);
   const bobs = join(base, "ebbt_bob", "bobs-program.sh");
   writeFileSync(bobs, "#!/bin/sh\necho bob\n", { mode: 0o755 });
-  expect(await run([bobs])).toEqual(notThere);
+  expect(await run([bobs])).toEqual(refused);
   const own = join(dir, "own-program.sh");
   writeFileSync(own, "#!/bin/sh\necho own $(id -un) $(pwd)\n", { mode: 0o700 });
   chownSync(own, uid.ebbt_alice!, uid.ebbt_alice!);
   expect(await run(["./own-program.sh"])).toEqual({ code: 0, out: `own ebbt_alice ${dir}`, said: undefined });
   // Executable by root, not by her.
   chownSync(own, 0, 0);
-  expect(await run(["./own-program.sh"])).toEqual({ code: 126, out: "", said: "Permission denied" });
+  expect(await run(["./own-program.sh"])).toEqual(refused);
 });
 
 test("a user's processes may not take the node's process ids: RLIMIT_NPROC, soft and hard, is half of what the kernel numbers", async () => {

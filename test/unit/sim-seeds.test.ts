@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { meanMetrics, runPolicies, runSeeds } from "../../src/sim/run.ts";
+import { meanMetrics, runPolicies, runSeeds, type SeedsReport } from "../../src/sim/run.ts";
+import { ReplayThreads, runSeedsOnThreads } from "../../src/sim/threads.ts";
 import { buildWorkload } from "../../src/sim/workload.ts";
 import { seedList } from "../../src/cli/sim.ts";
 
@@ -37,5 +38,30 @@ describe("seeds", () => {
     expect(() => seedList("5-1")).toThrow(/ends before it starts/);
     expect(() => seedList("1,x")).toThrow(/"x" is not a seed/);
     expect(() => seedList("2,2")).toThrow(/appears twice/);
+  });
+});
+
+describe("replays on threads", () => {
+  const req = { trace, workload: { nodes: 16, coresPerNode: 1, malleable: 0.5 }, seeds: [1, 2], policies: ["easy", "ebb", "drms-rs"] as const, check: true };
+  const plain = (r: SeedsReport) => r.results.map(({ wallMs: _, perSeed, ...x }) => ({ ...x, perSeed: perSeed.map(({ wallMs: _w, ...p }) => p) }));
+  test("every (seed, policy) replay on a thread of its own gives runSeeds' report, field for field", async () => {
+    const seen: number[] = [];
+    const threaded = await runSeedsOnThreads({ ...req, onProgress: (label, done) => (expect(label).toBe("6 replays on 3 threads"), seen.push(done)) }, 3);
+    expect(plain(threaded)).toEqual(plain(runSeeds(req)));
+    expect(threaded.results.map((r) => r.perSeed.map((p) => p.run.policy))).toEqual([["easy", "easy"], ["ebb", "ebb"], ["drms-rs", "drms-rs"]]);
+    // The set's progress only grows, and ends whole.
+    expect(seen.every((d, i) => i === 0 || d >= seen[i - 1]!)).toBe(true);
+    expect(seen.at(-1)).toBe(1);
+  });
+  test("a pool's threads serve request after request, and a failed request names its policy and seed and leaves the pool working", async () => {
+    const pool = new ReplayThreads(2);
+    try {
+      const other = { ...req, workload: { ...req.workload, malleable: 1 }, seeds: [3] };
+      expect(plain(await pool.runSeeds(other))).toEqual(plain(runSeeds(other)));
+      await expect(pool.runSeeds({ ...req, workload: { ...req.workload, arrivalScale: 0 } })).rejects.toThrow(/^replay of (easy|ebb|drms-rs), seed [12]: RangeError: .*arrivalScale 0/);
+      expect(plain(await pool.runSeeds(req))).toEqual(plain(runSeeds(req)));
+    } finally {
+      pool.close();
+    }
   });
 });

@@ -2,8 +2,8 @@
  * Jobs whose first node is this one: a batch script run here with its output in a file, or a
  * command launched as step 0 from here (this agent is that step's root, with no extra process).
  */
-import { asUser, giveTo, identityFor } from "../identity.ts";
-import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync, existsSync } from "node:fs";
+import { giveTo, identityFor } from "../identity.ts";
+import { chmodSync, closeSync, mkdirSync, openSync, writeFileSync } from "node:fs";
 import { FILES_NOT_OPENED, firstWords, openingFiles, type OutputFiles } from "./output-after-drop.ts";
 import { programPaths, PATH_ANSWER_SECONDS, type PathProbes } from "./path-probe.ts";
 import { join, resolve } from "node:path";
@@ -55,16 +55,18 @@ export class JobRunner {
   /** Starts the job once its directory and output files have answered, off this thread (path-probe.ts). */
   start(job: JobStart): void {
     this.probing.set(job.id, job);
-    void this.probe(job).then((hung) => {
+    void this.probe(job).then((why) => {
       if (this.probing.get(job.id) !== job) return;
       this.probing.delete(job.id);
-      if (hung) this.ctx.exited(job.id, 1, `could not start on ${this.ctx.name}: ${hung}`, undefined, job.run);
+      if (why) this.ctx.exited(job.id, 1, `could not start on ${this.ctx.name}: ${why}`, undefined, job.run);
       else this.startNow(job);
     });
   }
 
   /**
-   * Why the job's paths cannot be used, if one did not answer; an unknown user is startNow's to
+   * Why the job cannot start, if one of its paths did not answer or its user says its directory is
+   * not there for her (the agent's thread looks at none of them: her processes enter the directory
+   * after the drop, and fail the job if the answer was false); an unknown user is startNow's to
    * report. A command job's program is looked up with them: its step 0, which starts here at once,
    * then asks nothing again (PathProbes' vouch).
    */
@@ -73,7 +75,9 @@ export class JobRunner {
     const command = job.kind === "command" && job.argv?.[0] !== undefined;
     if (command) paths.push(...programPaths(job.argv![0]!, job.cwd, jobPath(job.env)));
     try {
-      return await this.ctx.paths.unanswered(identityFor(job.user), paths, PATH_ANSWER_SECONDS, command ? { vouch: job.id } : undefined);
+      const r = await this.ctx.paths.lookUp(identityFor(job.user), paths, PATH_ANSWER_SECONDS, command ? { vouch: job.id } : undefined);
+      if (r.missing.includes(paths[0]!)) return `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`;
+      return r.why;
     } catch {
       return undefined;
     }
@@ -81,8 +85,6 @@ export class JobRunner {
 
   private startNow(job: JobStart): void {
     try {
-      // Looked at with the user's rights: whether a path exists in a directory closed to them is not theirs to learn.
-      if (!asUser(identityFor(job.user), () => existsSync(job.cwd))) return this.ctx.exited(job.id, 1, `working directory ${job.cwd} does not exist on ${this.ctx.name}, or ${job.user ?? "the job's user"} cannot reach it`, undefined, job.run);
       if (job.kind === "batch") this.batch(job);
       else this.command(job);
     } catch (e) {

@@ -4,9 +4,8 @@
  * that was killed can, when restarted, kill what its previous life left behind.
  */
 import { mark } from "../../util/trace.ts";
-import { dropsBySpawn, runAs, type Identity } from "../identity.ts";
-import { directDrop } from "../direct-drop.ts";
-import { UMASK_VAR, umaskOf, withOwnUmask } from "../job-umask.ts";
+import { runAs, type Identity } from "../identity.ts";
+import { withOwnUmask } from "../job-umask.ts";
 import type { Subprocess } from "bun";
 import { logger } from "../../util/log.ts";
 import type { Containment } from "./containment.ts";
@@ -140,8 +139,6 @@ export class ProcessTable {
       const byThread = this.containment?.joinsByThread(jobId) === true;
       const join = byThread ? [] : (place?.join ?? []);
       const fenced = this.containment?.fenced(jobId);
-      const direct = opts.runAs && join.length === 0 ? this.startDirect(opts.runAs, argv, opts, place?.cgroup, fenced) : undefined;
-      if (direct) return byThread ? this.containment!.fromInside(jobId, opts.cpus, direct) : withAffinity(opts.cpus, direct);
       const user = opts.runAs ? runAs(opts.runAs, opts.cwd, argv, { ...opts.env, USER: opts.runAs.user, LOGNAME: opts.runAs.user }, stdinAt, join.length === 0) : undefined;
       const own = user ? undefined : withOwnUmask(argv, opts.env);
       const command = joinArgv(join, user?.argv ?? [...own!.argv]);
@@ -160,29 +157,6 @@ export class ProcessTable {
       const code = (e as NodeJS.ErrnoException).code ?? "EIO";
       throw new SpawnError(code, spawnMessage(code, e as Error));
     }
-  }
-
-  /**
-   * The spawn that drops to `id` and starts the program itself, in the job's directory and umask
-   * (direct-drop.ts); undefined where it cannot be as strong as the shell's start (the user has
-   * groups the spawn would drop, or the thread has no fs of its own).
-   */
-  private startDirect(id: Identity, argv: readonly string[], opts: SpawnOptions, cgroup: string | undefined, fenced: boolean | undefined): (() => Subprocess) | undefined {
-    if (!dropsBySpawn(id)) return undefined;
-    // One copy of the job's environment, with its user and without the umask variable (the thread's umask is the job's).
-    const env: Record<string, string> = Object.assign({}, opts.env, { USER: id.user, LOGNAME: id.user });
-    if (UMASK_VAR in env) delete env[UMASK_VAR];
-    const drop = directDrop(id, opts.cwd, argv, env, umaskOf(opts.env));
-    if (!drop) return undefined;
-    const [out, err, fd3] = opts.stdio;
-    const options: Bun.SpawnOptions.OptionsObject<"ignore" | number, Stdio, Stdio> = {
-      env,
-      uid: id.uid,
-      gid: id.gid,
-      stdio: [opts.stdin ?? "ignore", out, err, ...(fd3 === undefined ? [] : [fd3])],
-      detached: true,
-    };
-    return () => drop.start((cmd, argv0) => this.start(cmd, { ...options, argv0 }, cgroup, fenced));
   }
 
   /**

@@ -6,9 +6,9 @@
  * that carry its own pid: an earlier life's, whose pid a restart may get again (a container's
  * agent is often pid 1), since a starting agent has no step yet.
  */
-import { lstatSync, readdirSync, rmSync } from "node:fs";
+import { readdirSync } from "node:fs";
+import { ownerBeneath, removeBeneath } from "./user-files.ts";
 import { agentIsRoot, asUser } from "../identity.ts";
-import { join } from "node:path";
 import { pidAlive } from "../../util/pid.ts";
 
 /** A part of a step's shm names that nobody can guess ahead of the agent. */
@@ -49,10 +49,10 @@ export function sweepStaleShm(dir: string, self?: { node: string; pid: number })
     if (!owners) continue;
     if (!(self && stepFileOf(name, self)) && owners.some((pid) => !Number.isSafeInteger(pid) || pid <= 0 || pidAlive(pid))) continue;
     try {
-      // With its owner's rights: a user's directory cannot lead a root rm anywhere else.
-      const path = join(dir, name);
-      const st = lstatSync(path);
-      asUser(!agentIsRoot() || st.uid === 0 ? undefined : { user: String(st.uid), uid: st.uid, gid: st.gid, groups: [], home: "/" }, () => rmSync(path, { recursive: true, force: true }));
+      // With its owner's rights: a user's directory cannot lead a root rm anywhere else. Never
+      // entering a mount of hers on the name (user-files.ts): such a name is left.
+      const st = ownerBeneath(dir, name);
+      asUser(!agentIsRoot() || st.uid === 0 ? undefined : { user: String(st.uid), uid: st.uid, gid: st.gid, groups: [], home: "/" }, () => removeBeneath(dir, name));
       removed.push(name);
     } catch {}
   }

@@ -22,7 +22,8 @@
  * in the current world.
  */
 import { mark } from "../../util/trace.ts";
-import { closeSync, mkdirSync, openSync, ftruncateSync, rmSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, ftruncateSync } from "node:fs";
+import { removeBeneath } from "./user-files.ts";
 import { join } from "node:path";
 import { randomTag } from "./shm-sweep.ts";
 import { ADAPT_SHM_BYTES, cardKey, CMD, ENV, MAX_LOCAL_RANKS, PROTOCOL_VERSION, SLOT, TARGET, WINDOW, WINDOW_ID, WINDOW_LENGTH, type AdaptWindow } from "../../proto/adapt.ts";
@@ -67,6 +68,7 @@ export interface StepAdaptContext {
 type Window = Omit<AdaptWindow, "cards">;
 
 export class StepAdapt {
+  private readonly shmName: string;
   private readonly shmPath: string;
   private readonly shm: Int32Array;
   private readonly shmBytes: Uint8Array;
@@ -106,13 +108,18 @@ export class StepAdapt {
     });
     mkdirSync(c.shmDir, { recursive: true });
     // Made and mapped as the job's user, who maps it too: "wx" and a random part refuse a planted
-    // name, and whatever the path leads to is only what the user could map themselves.
-    this.shmPath = join(c.shmDir, `ebb-adapt-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`);
+    // name. Mapped through the descriptor made, not the name: the user may replace the name at
+    // once (a link, a mount of hers whose pages never come), never the file the agent maps.
+    this.shmName = `ebb-adapt-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`;
+    this.shmPath = join(c.shmDir, this.shmName);
     const mem = c.openAs(() => {
-      const fd = openSync(this.shmPath, "wx", 0o600);
-      ftruncateSync(fd, ADAPT_SHM_BYTES);
-      closeSync(fd);
-      return Bun.mmap(this.shmPath, { shared: true } as unknown as undefined);
+      const fd = openSync(this.shmPath, "wx+", 0o600);
+      try {
+        ftruncateSync(fd, ADAPT_SHM_BYTES);
+        return Bun.mmap(`/proc/self/fd/${fd}`, { shared: true } as unknown as undefined);
+      } finally {
+        closeSync(fd);
+      }
     });
     this.shm = new Int32Array(mem.buffer, mem.byteOffset, ADAPT_SHM_BYTES / 4);
     this.shmBytes = mem;
@@ -200,7 +207,12 @@ export class StepAdapt {
 
   close(): void {
     if (this.perfTimer) clearTimeout(this.perfTimer);
-    this.c.openAs(() => rmSync(this.shmPath, { force: true }));
+    // By its name, without entering what the user may have mounted on it (user-files.ts); such a mount is left.
+    try {
+      this.c.openAs(() => removeBeneath(this.c.shmDir, this.shmName));
+    } catch {
+      /* her mount: hers to undo */
+    }
   }
 
   // ---- rank requests ----

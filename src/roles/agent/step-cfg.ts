@@ -5,8 +5,8 @@
  * local ranks have all ended, reduces them (src/cfg/node.ts) and sends the node's CFG to the
  * controller.
  */
-import { lstatSync, mkdirSync, rmdirSync, rmSync } from "node:fs";
-import { readRegularFile } from "./user-files.ts";
+import { mkdirSync } from "node:fs";
+import { readRegularFile, removeBeneath } from "./user-files.ts";
 import { join } from "node:path";
 import type { NodeCfg } from "../../cfg/node.ts";
 import { reduceNode, type RankCfg } from "../../cfg/node.ts";
@@ -36,6 +36,8 @@ export interface StepCfgContext {
 }
 
 export class StepCfg {
+  /** The directory's name in the shared memory directory, and its path. */
+  private readonly name: string;
   private readonly dir: string;
   private timer: ReturnType<typeof setInterval> | undefined;
   /** The directory is there: made (`make`) and not yet removed (at the final report). */
@@ -45,11 +47,10 @@ export class StepCfg {
   private reason: string | undefined;
   /** Ranks whose table was skipped and said so (once each). */
   private readonly skipped = new Set<number>();
-  /** Ranks whose table has been read once: from then on it is opened at once (one that went is still undefined). */
-  private readonly written = new Set<number>();
 
   constructor(private readonly c: StepCfgContext) {
-    this.dir = join(c.shmDir, `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`);
+    this.name = `ebb-cfg-${c.node}-${c.spec.jobId}.${c.spec.stepId}.${randomTag()}-${process.pid}`;
+    this.dir = join(c.shmDir, this.name);
   }
 
   /**
@@ -91,7 +92,7 @@ export class StepCfg {
     const out: RankCfg[] = [];
     for (const rank of this.c.ranks) {
       const f = `rank-${rank}.json`;
-      const text = this.readTable(rank, join(this.dir, f));
+      const text = this.readTable(rank, f);
       if (text === undefined) continue;
       try {
         const parsed = RankCfgFile.safeParse(parseJson(text));
@@ -109,16 +110,13 @@ export class StepCfg {
   }
 
   /**
-   * A rank's table, read as the job's user (the directory is theirs) if it is a regular file of at
-   * most CFG_FILE_MAX_BYTES: not a link, a FIFO or a device a rank put there (said once per rank).
+   * A rank's table (`file` in the directory), read as the job's user (the directory is theirs) if it
+   * is a regular file of at most CFG_FILE_MAX_BYTES: not a link, a FIFO, or a mount a rank put there
+   * (said once per rank; user-files.ts).
    */
-  private readTable(rank: number, path: string): string | undefined {
+  private readTable(rank: number, file: string): string | undefined {
     try {
-      // Until a rank's table is there, a check that throws nothing: most ranks never write one, and
-      // the open's thrown ENOENT cost 5-15 µs more than the check (each step's final read).
-      const text = this.c.openAs(() => (this.written.has(rank) || lstatSync(path, { throwIfNoEntry: false }) !== undefined ? readRegularFile(path, CFG_FILE_MAX_BYTES, "CFG_FILE_MAX_BYTES") : undefined));
-      if (text !== undefined) this.written.add(rank);
-      return text;
+      return this.c.openAs(() => readRegularFile(this.c.shmDir, `${this.name}/${file}`, CFG_FILE_MAX_BYTES, "CFG_FILE_MAX_BYTES"));
     } catch (e) {
       if (!this.skipped.has(rank)) {
         this.skipped.add(rank);
@@ -146,14 +144,14 @@ export class StepCfg {
     this.c.send(reduceNode(tables), final, this.reason);
   }
 
-  /** Most steps' ranks wrote nothing here (neither MPI nor ebb/comm): one rmdir, else the whole tree. */
+  /** Most steps' ranks wrote nothing here (neither MPI nor ebb/comm): one rmdir, else its files first. What cannot go (a mount of the user's) is left, and said. */
   private remove(): void {
     this.made = false;
     clearInterval(this.timer);
     try {
-      rmdirSync(this.dir);
-    } catch {
-      rmSync(this.dir, { recursive: true, force: true });
+      removeBeneath(this.c.shmDir, this.name);
+    } catch (e) {
+      log.warn(`cfg: the CFG directory of step ${this.c.spec.jobId}.${this.c.spec.stepId} is left: ${(e as Error).message}`);
     }
   }
 

@@ -8,11 +8,10 @@
  */
 import { mark } from "../../util/trace.ts";
 import { asUser, identityFor, ownUid, type Identity } from "../identity.ts";
-import { closeSync, existsSync } from "node:fs";
+import { closeSync } from "node:fs";
 import { DISCARDED, openingFiles, type OutputFiles } from "./output-after-drop.ts";
 import { OutputWindow } from "./output-window.ts";
 import { OutputRelay } from "./output-relay.ts";
-import { isAbsolute, join } from "node:path";
 import { expiryRefusal } from "../../proto/credential.ts";
 import { launchRefusal, nodeIndexIn, signatureRefusal, stepRanks, stepRanksOf } from "./launch-checks.ts";
 import type { NodeAllocation, UsedCredentials } from "./allocation.ts";
@@ -29,7 +28,7 @@ import { pump, SpawnError, type Proc, type ProcessTable } from "./procs.ts";
 import { argvOf, StepPmi, worldSizeOf } from "./step-pmi.ts";
 import { StepAdapt, type PerfSample } from "./step-adapt.ts";
 import { StepCfg } from "./step-cfg.ts";
-import { linksMpi, type CfgLib } from "./cfg-lib.ts";
+import type { CfgLib } from "./cfg-lib.ts";
 import { PmiPaces } from "./pmi-pace.ts";
 import { programPaths, type NamedPath, type PathProbes } from "./path-probe.ts";
 import { SubtreeCfg } from "../../cfg/subtree.ts";
@@ -76,20 +75,6 @@ export interface StepContext {
   usedCredentials: UsedCredentials;
   /** Looks a step's paths up off the agent's thread first (path-probe.ts). */
   paths: PathProbes;
-}
-
-/**
- * Whether a step's program links MPI, looked at once per launch in this process: the nodes of one
- * `ebb up` share its file system, and the launch's spec object (passed along the in-process tree)
- * with its user, cwd and programs; a PATH search and a stat a node (11 system calls) before.
- */
-const mpiPrograms = new WeakMap<StepSpec, Map<string, boolean>>();
-function linksMpiOnce(spec: StepSpec, exe: string, look: () => boolean): boolean {
-  let known = mpiPrograms.get(spec);
-  if (!known) mpiPrograms.set(spec, (known = new Map()));
-  let mpi = known.get(exe);
-  if (mpi === undefined) known.set(exe, (mpi = look()));
-  return mpi;
 }
 
 /** How long a launch waits for the controller's word that the node belongs to its job (the controller may be restarting). */
@@ -379,28 +364,27 @@ export class StepNode {
     mark("a.pmi-listening");
     const here = stepRanksOf(spec, this.index);
     const count = here.length;
-    // MPI executables get the CFG interposition library (compiled at first need), or run
-    // unmonitored with the reason reported. The program is looked at with the user's rights (it is
-    // theirs to name, not a way to probe root's files), in the same switch to them as the directory
-    // and its CFG directory (one switch of the thread's ids, not two).
-    const program = argvOf(spec, this.rankBase + (here[0] ?? 0))[0] ?? "";
-    // Every path of the user's the agent touches below answered first, off this thread (path-probe.ts): each rank's program (MPMD: several).
-    const programs = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].flatMap((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
+    // Every path of the user's the ranks use answered first, off this thread, as she sees them
+    // (path-probe.ts): the directory, each rank's program (MPMD: several), the output files. The
+    // agent's thread touches none of them: her ranks' shells enter the directory and execute the
+    // program after the drop.
+    const [first, ...others] = [...new Set(here.map((r) => argvOf(spec, this.rankBase + r)[0] ?? ""))].map((p) => programPaths(p, spec.cwd, jobPath(spec.env)));
+    const cwd = { what: "working directory", path: spec.cwd };
     // Step 0 of a command job started here: its start looked these up already (jobs.ts).
-    const hung = count === 0 ? undefined : await this.ctx.paths.unanswered(this.runAs(), [{ what: "working directory", path: spec.cwd }, ...programs, ...this.outputPaths()], undefined, spec.stepId === 0 ? { vouched: spec.jobId } : undefined);
+    const found = count === 0 ? undefined : await this.ctx.paths.lookUp(this.runAs(), [cwd, ...(first ?? []), ...others.flat(), ...this.outputPaths()], undefined, spec.stepId === 0 ? { vouched: spec.jobId } : undefined);
     if (this.done) return;
-    if (hung) return this.failLaunch(here, `${this.ctx.name}: ${hung}`);
-    const exe = this.cfg ? program : "";
-    const found = asUser(this.runAs(), () => {
-      if (!existsSync(spec.cwd)) return undefined;
-      // The ranks' CFG directory, in the same switch.
-      if (count > 0) this.cfg?.make();
-      return { mpi: this.cfg !== undefined && linksMpiOnce(spec, exe, () => linksMpi(exe.includes("/") && !isAbsolute(exe) ? join(spec.cwd, exe) : exe, jobPath(spec.env))) };
-    });
-    if (!found) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
+    if (found?.why) return this.failLaunch(here, `${this.ctx.name}: ${found.why}`);
+    if (found?.missing.includes(cwd)) return this.failLaunch(here, `working directory ${spec.cwd} does not exist on ${this.ctx.name}`);
+    // MPI executables get the CFG interposition library (compiled at first need), or run
+    // unmonitored with the reason reported: whether the first program links MPI is her look-up's answer too.
+    const exe = this.cfg && found?.found.find((p) => first!.some((f) => f.path === p));
+    const mpi = exe !== undefined && (await this.ctx.paths.linksMpi(this.runAs(), exe));
+    if (this.done) return;
+    // The ranks' CFG directory, as the user (in the node's shared memory, a name of the agent's).
+    if (count > 0 && this.cfg) asUser(this.runAs(), () => this.cfg!.make());
     const files = this.outputFiles();
     let preload: Record<string, string> = {};
-    if (this.cfg && found.mpi) {
+    if (this.cfg && mpi) {
       const lib = await this.ctx.cfgLibrary();
       if ("path" in lib) preload = { LD_PRELOAD: [lib.path, ...(spec.env.LD_PRELOAD ? [spec.env.LD_PRELOAD] : [])].join(":") };
       else this.cfg.unmonitored(lib.reason);

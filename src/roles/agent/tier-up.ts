@@ -14,6 +14,16 @@
  * and spends 0.40 ms a job more on JIT threads (~0.1 s of compiling in all), so it repays itself
  * near 300 processes. A turn by the thread's own CPU time rather than a count would be the same
  * turn for null jobs (~2 ms of the thread's CPU a process): no better at 250 or at 1,000.
+ *
+ * What the thread runs a null job is mostly not JavaScript: of its samples inside JavaScript
+ * (bench/_agent-thread-profile.ts, 1,000 jobs), ~80% are in Bun's native functions (the spawn,
+ * the cgroup files' system calls) and ~20% run code (LLInt 14-16%, Baseline 4-5%), spread over
+ * some hundred functions, none above 0.6%. Other JIT settings for the agents, measured against
+ * this one (bench/_ab-agent-own.ts, medians of ABBA rounds' ratios, root's jobs / a user's), all
+ * cost more or nothing: Baseline sooner (BUN_JSC_thresholdForJITAfterWarmUp=31,
+ * thresholdForJITSoon=6) 1.36x / 1.18x (400 jobs, 4 rounds, load 8-20); normal from the first
+ * process without FTL 1.3-1.9x in each of 6 pairs (400 jobs, 3 rounds, load 22-35); FTL off
+ * alone 1.00x / 1.02x (2,000 jobs, 500 an agent, 4 rounds, load 28-48).
  */
 import { jitPolicy, NORMAL } from "../../util/jit.ts";
 
