@@ -140,8 +140,10 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   // refused; a count per node some of them cannot hold is capped there, the rest going round the
   // nodes (the controller's layout: -N 4 -n 8 --ntasks-per-node=2 on 4,2,1,1 CPUs runs 3,3,1,1).
   const perTask = Number(a["cpus-per-task"] ?? env.SLURM_CPUS_PER_TASK ?? 1);
+  // SLURM_OVERCOMMIT (sbatch -O's job sets it) is -O, whatever its value, as srun reads it.
+  const overcommit = a.overcommit === true || env.SLURM_OVERCOMMIT !== undefined;
   const cpus = stepCpus(env.SLURM_JOB_CPUS_PER_NODE, jobNodes, placed, nodeCount === undefined ? undefined : Number(nodeCount));
-  if (!a.overcommit && ntasks !== undefined && cpus !== undefined && Number(ntasks) * perTask > cpus)
+  if (!overcommit && ntasks !== undefined && cpus !== undefined && Number(ntasks) * perTask > cpus)
     throw new SrunRefusal(`error: Unable to create step for job ${job}: More processors requested than permitted`, 1, warnings);
   if (perNode !== undefined) flag("tasks-per-node", perNode);
   if (a["cpus-per-task"] !== undefined && !/^[1-9]\d{0,5}$/.test(a["cpus-per-task"])) throw new UsageError(`--cpus-per-task=${a["cpus-per-task"]}: expected a whole number of CPUs`);
@@ -163,7 +165,7 @@ export function srunToRun(argv: readonly string[], env: Record<string, string | 
   if (exports.length > 1 || exportSpec !== undefined) flag("export", exports.join(","));
   if (a.label) flag("label");
   if (a.unbuffered) flag("unbuffered");
-  if (a.overcommit) flag("overcommit");
+  if (overcommit) flag("overcommit");
   if (a["job-name"] !== undefined) flag("job-name", a["job-name"]);
   if (a.output !== undefined) flag("output", a.output);
   if (a.error !== undefined) {

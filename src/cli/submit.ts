@@ -134,9 +134,11 @@ export function jobSubmit(a: Record<string, unknown>, script: string, name: stri
     output: pick("output") ?? (kind === "SBATCH" ? (array !== undefined ? "slurm-%A_%a.out" : "slurm-%j.out") : undefined),
     error: pick("error"),
     cwd: pick("chdir") !== undefined ? resolve(pick("chdir")!) : process.cwd(),
-    // What the job's srun steps take as their defaults, as under Slurm.
+    // What the job's srun steps take as their defaults, as under Slurm. SLURM_SUBMIT_DIR is where
+    // sbatch ran (its own, not a parent job's), which --chdir does not change, as Slurm's sbatch sets it;
+    // SLURM_OVERCOMMIT, which srun reads as its -O: the steps of a job of more tasks than CPUs are too.
     // sbatch --export's value is its steps' default too (srun reads SLURM_EXPORT_ENV), as Slurm's sbatch sets it.
-    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}), ...(pick("nodes") !== undefined ? { [NODE_COUNT_MARK]: "1" } : {}) },
+    env: { ...exportEnv(pick("export")), ...(pick("export") !== undefined ? { SLURM_EXPORT_ENV: pick("export")! } : {}), ...(kind === "SBATCH" && exportsAll(pick("export")) ? parentSlurmVars() : {}), ...distributionEnv(pick("distribution")), ...(perGpu.tasksPerGpu !== undefined ? { SLURM_NTASKS_PER_GPU: String(perGpu.tasksPerGpu) } : {}), ...(pick("nodes") !== undefined ? { [NODE_COUNT_MARK]: "1" } : {}), SLURM_SUBMIT_DIR: process.cwd(), ...(a.overcommit === true ? { SLURM_OVERCOMMIT: "1" } : {}) },
     array,
     dependency,
     killOnInvalidDep: yesNoFlag(pick("kill-on-invalid-dep"), "--kill-on-invalid-dep"),

@@ -5,6 +5,7 @@
  * another MPI builds a new one); it is made under a temporary name and renamed into place, so a
  * build that fails or races another leaves nothing half-made.
  */
+import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, renameSync, rmSync } from "node:fs";
 import { join } from "node:path";
 
@@ -28,8 +29,9 @@ export async function cachedDir(cacheDir: string, name: string, key: string, mak
   const dir = join(cacheDir, `${name}-${Bun.hash(key).toString(16)}`);
   if (existsSync(dir)) return dir;
   mkdirSync(cacheDir, { recursive: true });
-  const tmp = `${dir}.${process.pid}.tmp`;
-  rmSync(tmp, { recursive: true, force: true });
+  // A name of its own per build: the agents of one `ebb up` are threads of one process, and a root
+  // agent's cache (/run/ebb/cfg) is the host's; a name planted there fails the mkdir.
+  const tmp = `${dir}.${process.pid}-${randomBytes(6).toString("hex")}.tmp`;
   mkdirSync(tmp);
   try {
     await make(tmp);

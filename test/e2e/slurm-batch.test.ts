@@ -5,7 +5,7 @@
  * runs real scripts under Slurm and ebb and compares.)
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { TestCluster, waitFor } from "../support/cluster.ts";
 import { compressHostlist } from "../../src/util/hostlist.ts";
@@ -104,6 +104,37 @@ describe("what a script and its steps read", () => {
       `one: 1 1 1 ${first} ${list} one`,
       "",
     ]);
+  });
+
+  test("#SBATCH --chdir DIR: the script and its steps run there, and SLURM_SUBMIT_DIR is still where sbatch ran, as Slurm's", async () => {
+    // The idiom of a public array script (`#SBATCH --chdir /path` and `-o /path/slurms/output.%a.out`);
+    // Slurm 22.05 side by side: pwd is the --chdir directory, SLURM_SUBMIT_DIR sbatch's own.
+    mkdirSync(join(c.dir, "chdir-work"), { recursive: true });
+    const { id } = await submit("chdir.sh", [
+      "#!/bin/bash",
+      "#SBATCH --chdir chdir-work",
+      "#SBATCH -o chdir-%j.out",
+      'echo "batch: $(pwd) $SLURM_SUBMIT_DIR $EBB_SUBMIT_DIR"',
+      "srun bash -c 'echo \"step: $(pwd) $SLURM_SUBMIT_DIR\"'",
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    const work = join(c.dir, "chdir-work");
+    expect(c.read(`chdir-work/chdir-${id}.out`)).toBe(`batch: ${work} ${c.dir} ${c.dir}\nstep: ${work} ${c.dir}\n`);
+  });
+
+  test("sbatch --overcommit -n 8 on one node: one CPU, SLURM_OVERCOMMIT=1, and srun's steps of 2 and 8 tasks run there, as Slurm's", async () => {
+    // Slurm 22.05 side by side: "cpus 1 tasks 8 overcommit 1" and every srun exits 0 (srun reads SLURM_OVERCOMMIT as -O).
+    const { id } = await submit("overcommit.sh", [
+      "#!/bin/bash",
+      "#SBATCH -N 1",
+      "#SBATCH -n 8",
+      "#SBATCH --overcommit",
+      "#SBATCH -o overcommit-%j.out",
+      'echo "cpus $SLURM_JOB_CPUS_PER_NODE tasks $SLURM_NTASKS overcommit ${SLURM_OVERCOMMIT:-unset}"',
+      'for n in 2 8; do echo "srun -n $n: $(srun -n $n echo x | wc -l) tasks"; done',
+    ]);
+    expect((await c.waitJob(id, ["COMPLETED", "FAILED"])).state).toBe("COMPLETED");
+    expect(c.read(`overcommit-${id}.out`)).toBe("cpus 1 tasks 8 overcommit 1\nsrun -n 2: 2 tasks\nsrun -n 8: 8 tasks\n");
   });
 });
 

@@ -5,11 +5,12 @@
  * user; an output path with `../` reaches only what the user may write.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { jobToken } from "../../src/proto/credential.ts";
 import { ROOT, startCluster, waitFor, type TestCluster } from "../support/cluster.ts";
+import { compileMpi } from "../support/mpi.ts";
 import { ensureUser } from "../support/users.ts";
 import { USER_PROCS } from "../../src/roles/user-procs.ts";
 
@@ -101,6 +102,16 @@ test("ebb run's standard input reaches ranks that run as the user, with or witho
     const fds = mpi === "none" ? 4 : 5;
     expect(lines).toEqual([0, 1].map((k) => `rank=${k} user=ebbt_alice read=18 pmi=${mpi === "none" ? "none" : "3"} fds=${fds}`));
   }
+});
+
+test("a user's MPI ranks load the agent's CFG library: a root agent keeps it where they may read it, not in its root-only state dir (the loader said 'cannot be preloaded' on every rank's stderr)", async () => {
+  const hello = await compileMpi("users-hello", readFileSync(join(ROOT, "test/mpi/programs/hello.c"), "utf8"));
+  const dir = join(base, "ebbt_alice");
+  cpSync(hello!, join(dir, "hello"));
+  chownSync(join(dir, "hello"), uid.ebbt_alice!, uid.ebbt_alice!);
+  const r = await c.ebb(["run", "-n", "2", "./hello"], { env: { EBB_TOKEN: tokens.ebbt_alice! }, cwd: dir });
+  expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
+  expect(r.stdout.trim().split("\n").sort()).toEqual([0, 1].map((k) => `hello rank=${k} size=2 sum=1 node=node01`));
 });
 
 test("a job has its user's groups, all and only them: with only the user's own group (the spawn drops to it itself) and with a supplementary one (setpriv)", async () => {

@@ -12,7 +12,8 @@ import { ebbCommand, isCompiled } from "../../util/self.ts";
 import { agentIsRoot } from "../identity.ts";
 import { pidAlive } from "../../util/pid.ts";
 
-const RUN_DIR = "/run/ebb";
+/** Where a root agent keeps what its jobs' users must reach (0755 directories): its state dir is root's alone. */
+export const RUN_DIR = "/run/ebb";
 
 
 /** Directories of agents that are gone (their names end with the agent's pid). */

@@ -626,6 +626,8 @@ export class Jobs {
   jobEnv(job: JobRuntime): Record<string, string> {
     const r = job.row;
     const array = r.arrayJobId !== null ? { jobId: r.arrayJobId, taskId: r.arrayTaskId!, ...this.store.arrayShape(r.arrayJobId) } : undefined;
+    // Where it was submitted from, as sbatch said (a job submitted with --chdir runs elsewhere); else its directory.
+    const submitDir = r.env.SLURM_SUBMIT_DIR ?? r.cwd;
     return {
       ...inheritedJobVars(r.env),
       ...(array
@@ -641,7 +643,7 @@ export class Jobs {
       EBB_JOB_NAME: r.name,
       EBB_JOB_NODELIST: job.nodes.join(","),
       EBB_JOB_NUM_NODES: String(job.nodes.length),
-      EBB_SUBMIT_DIR: r.cwd,
+      EBB_SUBMIT_DIR: submitDir,
       EBB_TOKEN: jobToken(this.config.clusterKey, r.id),
       ...(r.tasks ? { EBB_NTASKS: String(r.tasks) } : {}),
       ...slurmJobVars({
@@ -653,7 +655,7 @@ export class Jobs {
         tasksPerNode: r.tasksPerNode,
         cpus: job.shares.map((s) => s.cores.length),
         request: r.resources,
-        submitDir: r.cwd,
+        submitDir,
         cluster: this.config.clusterName,
         partition: r.partition ?? DEFAULT_PARTITION,
         restarts: r.restarts,
