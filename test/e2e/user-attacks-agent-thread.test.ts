@@ -135,39 +135,15 @@ test("his answering his own look-ups (empty lines into his look-up processes' st
   // Unfixed: the look-up took his forged lines for answers, the agent's thread opened the path that
   // hangs, its heartbeats stopped, the node went DOWN and her running job NODE_FAIL. Now the files
   // are opened by his job's own process after the drop (output-after-drop.ts): it waits, nothing else.
-  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep3.out" });
-  await c.waitJob(alices, ["RUNNING"]);
-  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts")], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
-  try {
-    const attacks = [
-      [{ script: "#!/bin/sh\necho x\n", output: join(hung, "forged-out") }, "forged-out"],
-      [{ script: "#!/bin/sh\necho x\n", output: "forged-%j.out", error: join(hung, "forged-err") }, "forged-err"],
-      [{ argv: ["echo", "x"], output: join(hung, "forged-cmd-out") }, "forged-cmd-out"],
-      [{ argv: ["echo", "x"], output: "forged-%j.out", error: join(hung, "forged-cmd-err") }, "forged-cmd-err"],
-    ] as const;
-    const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
-    // Each of his jobs gets as far as its own process (his, waiting in its open of the path), or ends.
-    const waiting = (name: string) => commandLines().some((p) => p.cmd.includes(join(hung, name)) && p.cmd.startsWith("/bin/sh -c"));
-    const got = await Promise.all(
-      bobs.map((id, i) => waitFor(`his job ${id} to start its process or end`, async () => (waiting(attacks[i]![1]) ? "waiting" : ENDED.includes((await c.job(id)).state) && (await c.job(id)).state), 60_000)),
-    );
-    // His forged answers were taken (else the look-up failed his job, as before): the files are his process's to open.
-    expect({ got, why: await Promise.all(bobs.map(async (id) => (await c.job(id)).reason)) }).toEqual({ got: bobs.map(() => "waiting"), why: bobs.map(() => null) });
-    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo3.out" });
-    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
-    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
-    expect({ node: node.state, alice: (await c.job(alices)).state, bob: await Promise.all(bobs.map(async (id) => (await c.job(id)).state)) }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING", bob: bobs.map(() => "RUNNING") });
-    for (const id of bobs) await c.api("DELETE", `/v1/jobs/${id}`);
-    for (const id of bobs) expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("CANCELLED");
-  } finally {
-    forger.kill("SIGKILL");
-    // His look-up processes his forged lines left waiting on the hung paths would take his next look-ups (and fail them): his own doing, undone here for the tests after this one.
-    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
-    await c.api("DELETE", `/v1/jobs/${alices}`);
-    // The next test's user must be alone on the node: nothing of this one's jobs left on it.
-    await c.waitJob(alices, ENDED, 60_000);
-    await c.waitNodes(1, "IDLE", 60_000);
-  }
+  await forgedAnswersWaitAlone(
+    [
+      [{ script: "#!/bin/sh\necho x\n", output: join(hung, "forged-out") }, join(hung, "forged-out")],
+      [{ script: "#!/bin/sh\necho x\n", output: "forged-%j.out", error: join(hung, "forged-err") }, join(hung, "forged-err")],
+      [{ argv: ["echo", "x"], output: join(hung, "forged-cmd-out") }, join(hung, "forged-cmd-out")],
+      [{ argv: ["echo", "x"], output: "forged-%j.out", error: join(hung, "forged-cmd-err") }, join(hung, "forged-cmd-err")],
+    ],
+    3,
+  );
 }, 180_000);
 
 test("his forged answers for a directory or a program that hangs (a batch or command job's directory, a program by path or on PATH): only his job waits, in his own process; the agent's thread neither checks, enters, stats, reads nor executes them, the node stays UP and her jobs run", async () => {
@@ -175,36 +151,16 @@ test("his forged answers for a directory or a program that hangs (a batch or com
   // read the program, the direct drop chdir'd into the directory and stat'ed the program, and its
   // spawn (a vfork: the parent waits until the child has executed) executed the program itself:
   // each waited on his hung path, the heartbeats stopped, the node went DOWN and her job NODE_FAIL.
-  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: "alice-sleep4.out" });
-  await c.waitJob(alices, ["RUNNING"]);
-  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts")], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
   const out = join(base, "ebbt_bob", "forged-dir-%j.out");
-  try {
-    const attacks = [
+  await forgedAnswersWaitAlone(
+    [
       [{ script: "#!/bin/sh\necho x\n", cwd: hung, output: out }, hung],
       [{ argv: ["echo", "x"], cwd: hung, output: out }, hung],
       [{ argv: [join(hung, "forged-prog")], output: out }, join(hung, "forged-prog")],
       [{ argv: ["forged-on-path"], output: out, env: { PATH: `${hung}:/usr/bin:/bin` } }, "forged-on-path"],
-    ] as const;
-    const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
-    // Each waits in a shell of his (his batch shell or rank entering the directory or executing the program, his output writer entering it).
-    const waiting = (name: string) => commandLines().some((p) => p.cmd.includes(name) && p.cmd.startsWith("/bin/sh -c"));
-    const got = await Promise.all(
-      bobs.map((id, i) => waitFor(`his job ${id} to start its process or end`, async () => (waiting(attacks[i]![1]) ? "waiting" : ENDED.includes((await c.job(id)).state) && (await c.job(id)).state), 60_000)),
-    );
-    expect(got).toEqual(bobs.map(() => "waiting"));
-    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: "alice-echo4.out" });
-    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
-    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
-    expect({ node: node.state, alice: (await c.job(alices)).state, bob: await Promise.all(bobs.map(async (id) => (await c.job(id)).state)) }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING", bob: bobs.map(() => "RUNNING") });
-    for (const id of bobs) await c.api("DELETE", `/v1/jobs/${id}`);
-    for (const id of bobs) expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("CANCELLED");
-  } finally {
-    forger.kill("SIGKILL");
-    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
-    await c.api("DELETE", `/v1/jobs/${alices}`);
-    await c.waitJob(alices, ENDED, 60_000);
-  }
+    ],
+    4,
+  );
 }, 180_000);
 
 test("his hung mounts on his step's node-shared files (its CFG directory, its adaptation segment) fail nothing but his monitoring: the agent reads and removes them without leaving /dev/shm's file system; the node stays UP and her jobs run", async () => {
@@ -275,3 +231,38 @@ test("his writing bytes that are no answer into his look-up processes' output (p
     Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
   }
 }, 120_000);
+
+/**
+ * With his forger answering his look-ups, his jobs (each a body and the path it hangs on) get as far
+ * as a shell of his that waits on the hung path, or end; hers run beside them, the node stays UP.
+ * `n` numbers her job's output files.
+ */
+async function forgedAnswersWaitAlone(attacks: readonly (readonly [Record<string, unknown>, string])[], n: number): Promise<void> {
+  const alices = await submitAs("ebbt_alice", { argv: ["sleep", "300"], output: `alice-sleep${n}.out` });
+  await c.waitJob(alices, ["RUNNING"]);
+  const forger = Bun.spawn(["setpriv", `--reuid=${bobUid}`, `--regid=${bobUid}`, "--clear-groups", "--", process.execPath, join(import.meta.dir, "fixtures/look-up-forger.ts")], { cwd: "/", stdio: ["ignore", "ignore", "inherit"] });
+  try {
+    const bobs = await Promise.all(attacks.map(([body]) => submitAs("ebbt_bob", body)));
+    const waiting = (path: string) => commandLines().some((p) => p.cmd.includes(path) && p.cmd.startsWith("/bin/sh -c"));
+    const got = await Promise.all(
+      bobs.map((id, i) => waitFor(`his job ${id} to start its process or end`, async () => (waiting(attacks[i]![1]) ? "waiting" : ENDED.includes((await c.job(id)).state) && (await c.job(id)).state), 60_000)),
+    );
+    // His forged answers were taken (else the look-up failed his job, as before).
+    expect({ got, why: await Promise.all(bobs.map(async (id) => (await c.job(id)).reason)) }).toEqual({ got: bobs.map(() => "waiting"), why: bobs.map(() => null) });
+    const hers = await submitAs("ebbt_alice", { argv: ["echo", "hers"], output: `alice-echo${n}.out` });
+    expect((await c.waitJob(hers, ENDED, 60_000)).state).toBe("COMPLETED");
+    const node = (await c.api("GET", "/v1/nodes")).json.nodes[0];
+    expect({ node: node.state, alice: (await c.job(alices)).state, bob: await Promise.all(bobs.map(async (id) => (await c.job(id)).state)) }).toEqual({ node: expect.stringMatching(/^(IDLE|MIXED|ALLOCATED)$/), alice: "RUNNING", bob: bobs.map(() => "RUNNING") });
+    for (const id of bobs) await c.api("DELETE", `/v1/jobs/${id}`);
+    for (const id of bobs) expect((await c.waitJob(id, ENDED, 60_000)).state).toBe("CANCELLED");
+  } finally {
+    forger.kill("SIGKILL");
+    // His look-up processes his forged lines left waiting on the hung paths would take his next look-ups (and fail them): his own doing, undone here for the tests after this one.
+    Bun.spawnSync(["pkill", "-9", "-u", "ebbt_bob", "-x", "sh"]);
+    await c.api("DELETE", `/v1/jobs/${alices}`);
+    // The next test's user must be alone on the node: nothing of this one's jobs left on it.
+    await c.waitJob(alices, ENDED, 60_000);
+    await c.waitNodes(1, "IDLE", 60_000);
+  }
+}
+
