@@ -44,7 +44,7 @@ const args = defineArgs({
   "owner-speed": { type: "string", description: `With --availability-gen: the pace a job keeps on a node while its owner is there, 0 to 1 (default ${GEN_DEFAULTS.ownerSpeed})`, valueHint: "X" },
   check: { type: "boolean", description: "Hold every policy to EASY's promise (the first waiting job starts no later than the reservation it got when it became first); print each violation; exit 1 if a policy that claims the promise broke it" },
   json: { type: "boolean", description: "Print the metrics as JSON" },
-  threads: { type: "string", description: "Replays run at once, each policy and seed on a thread of its own; the results do not depend on it (default: the CPUs this process may use)", valueHint: "N" },
+  threads: { type: "string", description: "Replays run at once, each policy and seed on a thread of its own; the results do not depend on it (default: half the CPUs this process may use)", valueHint: "N" },
   progress: { type: "boolean", description: "Print a progress line (jobs done, events/s) to stderr now and then even when it is not a terminal (on a terminal it is always shown)" },
   "jobs-csv": { type: "string", description: "Write one row per job and policy (times, sizes, resizes) to this CSV file", valueHint: "FILE" },
 });
@@ -149,7 +149,8 @@ export default defineCommand({
       if (seeds && a["jobs-csv"]) throw new UsageError("--jobs-csv writes one seed's jobs: use it with --seed, not --seeds");
       const availability = availabilityFlags(a, nodes);
       if (availability && workload.shared) throw new UsageError("--availability and --availability-gen replay whole nodes only: with --cores-per-node K add --whole-nodes");
-      const threads = intFlag(a.threads, "--threads", { max: 1024 }) ?? availableParallelism();
+      // A replay thread keeps a CPU of JIT compiling busy beside it in its first seconds: half the CPUs.
+      const threads = intFlag(a.threads, "--threads", { max: 1024 }) ?? Math.max(1, Math.floor(availableParallelism() / 2));
       const progress = new Progress(isTerminal(2), a.progress === true);
       jitPolicy(NORMAL);
       if (seeds) return runSeedsCommand(a, { trace: trace2, workload, pols, config, seeds, nodes, progress, priority, availability, threads });
