@@ -111,9 +111,14 @@ test("a job over its memory is killed and ends OUT_OF_MEMORY with the reason; a 
 
 test("a rank the kernel kills for the job's memory: ebb run says so, not only SIGKILL", async () => {
   // 400 MiB in one process on a node of 200 MiB; bounded, should confinement fail.
-  const r = await c.ebb(["run", "-w", "node01", "--exclusive", process.execPath, "-e", "const a = []; for (let i = 0; i < 40; i++) a.push(Buffer.alloc(10 << 20, 1));"]);
+  const hog = "const a = []; for (let i = 0; i < 40; i++) a.push(Buffer.alloc(10 << 20, 1));";
+  const r = await c.ebb(["run", "-w", "node01", "--exclusive", process.execPath, "-e", hog]);
   expect(r.code).toBe(137);
   expect(r.stderr).toContain("rank 0 on node01 was killed by SIGKILL: out of memory, past the job's memory limit (ask for more with --mem or --mem-per-cpu)");
+  // The same when the job's OUT_OF_MEMORY reaches ebb run before the rank's exit does: here a
+  // child holds the rank's output open, so its exit waits for the job's end to kill that child.
+  const held = await c.ebb(["run", "-w", "node01", "--exclusive", "sh", "-c", `sleep 30 & exec ${process.execPath} -e "${hog}"`]);
+  expect({ code: held.code, oom: held.stderr.includes("rank 0 on node01 was killed by SIGKILL: out of memory") }).toEqual({ code: 137, oom: true });
   // A SIGKILL that is not the kernel's memory limit says only that.
   const killed = await c.ebb(["run", "-w", "node02", "sh", "-c", "kill -9 $$"]);
   expect(killed.code).toBe(137);

@@ -21,6 +21,9 @@ import { currentUser } from "../../util/user.ts";
 import { err, stdinIsEmpty } from "../../util/stdio.ts";
 import type { StepGrant } from "../../proto/requests.ts";
 
+/** How long a job's OUT_OF_MEMORY waits for the exit of the rank the kernel killed before the step is cut. */
+const OOM_EXIT_WAIT_MS = 5_000;
+
 export interface RunOptions {
   client: ApiClient;
   argv: string[];
@@ -267,14 +270,22 @@ export async function run(o: RunOptions): Promise<number> {
       // Nothing to forward from /dev/null: the ranks get their own, and can be warm ones.
       stdin: o.stdin === undefined || stdinIsEmpty() ? undefined : { source: Bun.stdin.stream(), ranks: o.stdin },
     });
+    let oomWait: ReturnType<typeof setTimeout> | undefined;
     const offState = link.onState((s) => {
-      if (isFinal(s.state)) launch.cancel(`job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`, 143);
+      if (!isFinal(s.state) || oomWait) return;
+      const why = `job ${jobId} ${s.state.toLowerCase()}${s.reason ? `: ${s.reason}` : ""}`;
+      // OUT_OF_MEMORY is the end of a rank the kernel killed, whose exit is on its way from its
+      // node by another path than this news: that exit says how the step ended (137, in the
+      // rank's words), as it does when it comes first. Only if it does not come is the step cut.
+      if (s.state === "OUT_OF_MEMORY") oomWait = setTimeout(() => launch.cancel(why, 137), OOM_EXIT_WAIT_MS);
+      else launch.cancel(why, 143);
     });
     void signals.next.then((signal) => launch.interrupt(signal));
     const limit = o.stepTimeout;
     const timeout = limit === undefined ? undefined : setTimeout(() => launch.cancel(limit.why, limit.code), limit.seconds * 1000);
     const result = await launch.run();
     clearTimeout(timeout);
+    clearTimeout(oomWait);
     mark("l.ended");
     offState();
     sink.flush();
