@@ -107,8 +107,7 @@ export async function listenPmiPort(opts: {
   let refusedOthers = 0;
   const server: Server = createServer((sock) => {
     // The cap first: past it a connection costs nothing, whoever opened it (a look-up of its owner
-    // reads the kernel's socket table, which a flood of connections would make the agent read
-    // once each, stalling every step it serves).
+    // may read the kernel's whole socket table, where netlink does not answer: peer-uid.ts).
     if (opts.maxOpen !== undefined && sockets.size >= opts.maxOpen) {
       sock.destroy();
       if (!warnedFull) opts.onError?.(`PMI_PORT: refused connections past ${opts.maxOpen} open at once, the most this step's port takes (its ranks here and PMI_PORT_SLACK)`);
@@ -116,7 +115,7 @@ export async function listenPmiPort(opts: {
       return;
     }
     if (opts.uid !== undefined) {
-      const owner = loopbackPeerUid(sock.remotePort ?? -1, sock.localPort ?? -1);
+      const owner = loopbackPeerUid({ address: sock.remoteAddress ?? "", port: sock.remotePort ?? -1 }, { address: sock.localAddress ?? host, port: sock.localPort ?? -1 });
       if (owner !== opts.uid) {
         sock.destroy();
         // Said once, then every 1,000th: another user's flood must not fill the agent's log.
